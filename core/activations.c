@@ -1,0 +1,219 @@
+/* Saved and transient activation bytes of one layer, one micro-batch, one rank.
+ *
+ * Accounting rules of Korthikanti et al. (arXiv:2205.05198 §4.1, Table 2)
+ * applied tensor by tensor to the layer as frameworks build it
+ * (memory-model.md §7.8 [DERIVED]): every tensor autograd keeps for the
+ * backward is counted once at its dtype. With g = a, F = 4h, plain GeLU MLP,
+ * dropout and eager attention this reproduces Eq.1 sbh(34 + 5as/h) (tested).
+ */
+#include "internal.h"
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+typedef struct {
+  double tokens;     /* s/cp * b on this rank */
+  double seq_keys;   /* keys each query attends to (full sequence) */
+  double outside;    /* divisor of tensors outside the TP region: tp with SP, else 1 */
+  double ab;         /* activation bytes */
+  double lin;        /* bytes of a saved linear input (1 with fp8 linears) */
+  double norm_saved; /* bytes per element a norm keeps */
+  int fused_mlp;
+} shape;
+
+static shape layer_shape(const plan *pl) {
+  shape sh;
+  sh.tokens = pl->seq_len / pl->cp * pl->micro_batch;
+  sh.seq_keys = pl->seq_len;
+  sh.outside = pl->sp ? pl->tp : 1;
+  sh.ab = pl->act_bytes;
+  sh.lin = pl->fp8_linear ? 1 : pl->act_bytes;
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  /* Eager RMSNorm/LayerNorm (HF, torchtitan) keeps the fp32 upcast of its input
+   * (x.float() feeds pow and mul); fused kernels (TE/apex, torch.compile) keep
+   * the input at its dtype plus per-token statistics. */
+  sh.norm_saved = (megatron || pl->torch_compile) ? pl->act_bytes : 4;
+  /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
+   * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
+  sh.fused_mlp = megatron || pl->torch_compile;
+  return sh;
+}
+
+/* MLP of intermediate f on `tokens` tokens: saved bytes excluding its input. */
+static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens, double f, int save_product) {
+  double n = tokens * f;
+  double product = save_product ? n * sh->lin : 0;
+  if (!pl->gated) return n * sh->ab + n * sh->lin;      /* activation input + fc2 input */
+  if (sh->fused_mlp) return 2 * n * sh->ab + product;  /* gate, up, product */
+  return 3 * n * sh->ab + product;                     /* gate, up, silu(gate), product */
+}
+
+static int lora_target(const plan *pl, int target) {
+  return pl->ft_method != LLMEM_FT_FULL && (pl->lora_targets & (1 << target));
+}
+
+/* LoRA adapter extras (PEFT tuners/lora/layer.py forward): lora_A output (r),
+ * and with lora_dropout > 0 a dropout output + mask of the adapter input. */
+double lora_saved_bytes(const plan *pl, int layer) {
+  if (pl->ft_method == LLMEM_FT_FULL) return 0;
+  shape sh = layer_shape(pl);
+  double T = sh.tokens, h = pl->hidden, r = pl->lora_rank, ab = sh.ab;
+  double q_out = pl->heads * pl->head_dim / pl->tp;
+  double f = layer_is_moe(pl, layer) ? pl->shared_ffn * pl->shared_experts / pl->tp : pl->ffn / pl->tp;
+  int has_mlp = !layer_is_moe(pl, layer) || pl->shared_experts > 0;
+  double in_dims[7] = {h, h, h, q_out, h, h, f};
+  double bytes = 0;
+  for (int t = LLMEM_LT_Q; t <= LLMEM_LT_DOWN; t++) {
+    if (!lora_target(pl, t)) continue;
+    if (t >= LLMEM_LT_GATE && !has_mlp) continue;
+    if (t == LLMEM_LT_GATE && !pl->gated) continue;
+    bytes += T * r * ab;
+    if (pl->lora_dropout > 0) bytes += T * in_dims[t] * (ab + 1);
+  }
+  return bytes;
+}
+
+layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed) {
+  layer_activations la = {0};
+  shape sh = layer_shape(pl);
+  double T = sh.tokens, h = pl->hidden, ab = sh.ab, t = pl->tp;
+  double out_h = T * h / sh.outside; /* elements of a hidden-size tensor outside the TP region */
+  int frozen = pl->ft_method != LLMEM_FT_FULL;
+  int qlora = pl->ft_method == LLMEM_FT_QLORA;
+  int moe = layer_is_moe(pl, layer);
+
+  /* ---- attention block ---- */
+  double a_t = pl->heads / t;
+  double q_dim, k_dim, v_dim, o_dim;
+  if (pl->mla) {
+    q_dim = a_t * (pl->qk_nope + pl->qk_rope);
+    k_dim = q_dim;
+    v_dim = a_t * pl->v_head_dim;
+    o_dim = v_dim;
+  } else {
+    double g_t = max2(pl->kv_heads / t, 1);
+    int expand = pl->attention != LLMEM_ATTN_FLASH; /* eager/math attention repeats KV heads */
+    q_dim = a_t * pl->head_dim;
+    k_dim = (expand ? a_t : g_t) * pl->head_dim;
+    v_dim = k_dim;
+    o_dim = q_dim;
+  }
+  /* A frozen linear keeps its input only when something else needs it:
+   * an adapter on it (LoRA), or bitsandbytes' MatMul4Bit (QLoRA keeps A). */
+  int keep_qkv_in = !frozen || qlora || lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) ||
+                    lora_target(pl, LLMEM_LT_V);
+  int keep_mlp_in = !frozen || qlora || lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP) || moe;
+  int keep_down_in = !frozen || qlora || lora_target(pl, LLMEM_LT_DOWN);
+
+  double norm1_in = out_h * sh.norm_saved + T * 4;        /* input (fp32 if eager) + rstd */
+  double qkv_in = keep_qkv_in ? out_h * sh.lin : 0;        /* norm output; SP keeps it sharded */
+  double mla_latent = 0;
+  if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
+    mla_latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
+  double qkv = T * (q_dim + k_dim + v_dim) * ab;           /* attention-kernel inputs after RoPE */
+  double attn_out = T * o_dim * sh.lin;                    /* kernel output = o_proj input */
+  double lse = T * a_t * 4;                                /* flash softmax LSE, fp32 */
+  double scores = 0, scores_temp = 0;
+  if (pl->attention != LLMEM_ATTN_FLASH) {
+    double n = T * a_t * sh.seq_keys;
+    /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); SDPA math: 2 bytes */
+    scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
+    if (pl->dropout > 0) scores += n * (1 + ab);          /* dropout mask + dropout output */
+    scores_temp = 2 * n * ab;                              /* pre-softmax scores + masked copy */
+    lse = 0;
+  }
+  double attn_drop = pl->dropout > 0 ? out_h : 0;          /* 1-byte mask after o_proj */
+
+  /* ---- MLP or MoE block ---- */
+  double norm2_in = out_h * sh.norm_saved + T * 4;
+  double mlp_in = keep_mlp_in ? out_h * sh.lin : 0;
+  double mlp = 0, mlp_temp = 0;
+  double f_t = pl->ffn / t;
+  if (!moe) {
+    mlp = mlp_internal_bytes(pl, &sh, T, f_t, keep_down_in);
+    mlp_temp = (pl->gated ? 3 : 2) * T * f_t * ab;
+  } else {
+    /* Router and dispatch (memory-model.md §7.10 [DERIVED]): fp32 logits and
+     * probabilities, top-k indices; each rank receives tokens*top_k routed
+     * copies in expectation, times the load imbalance (or the capacity). */
+    double E = pl->experts, k = pl->top_k;
+    double rho = pl->capacity_factor > 0 ? pl->capacity_factor : pl->load_imbalance;
+    double routed = rho * T * k;
+    double f_e = pl->expert_ffn / pl->etp;
+    double router = T * E * 4 * 2 + T * k * 8;
+    double dispatched = routed * h * sh.lin;               /* permuted tokens = expert fc1 input */
+    double experts = mlp_internal_bytes(pl, &sh, routed, f_e, 1);
+    double combine = routed * h * ab;                      /* expert outputs kept for the prob gradient */
+    double shared = 0;
+    if (pl->shared_experts > 0)
+      shared = pl->shared_experts * mlp_internal_bytes(pl, &sh, T, pl->shared_ffn / t, keep_down_in);
+    mlp = router + dispatched + experts + combine + shared;
+    /* all-to-all send and receive buffers, and the expert working set */
+    mlp_temp = 2 * routed * h * ab + (pl->gated ? 3 : 2) * routed * f_e * ab;
+  }
+  double mlp_drop = pl->dropout > 0 ? out_h : 0;
+  double lora = lora_saved_bytes(pl, layer);
+
+  double full = norm1_in + qkv_in + mla_latent + qkv + attn_out + lse + scores + attn_drop + norm2_in + mlp_in +
+                mlp + mlp_drop + lora;
+
+  /* ---- what the recompute policy keeps ---- */
+  double layer_input = T * h * ab / sh.outside;          /* checkpoint input (Megatron keeps it SP-sharded) */
+  double saved = full;
+  switch (pl->recompute) {
+    case LLMEM_RECOMPUTE_SELECTIVE: {
+      int m = pl->recompute_modules;
+      if (m & (1 << LLMEM_RM_CORE_ATTN)) saved -= scores + lse;
+      if (m & (1 << LLMEM_RM_LAYERNORM)) saved -= qkv_in + mlp_in; /* norm outputs rebuilt */
+      if ((m & (1 << LLMEM_RM_MLP)) && !moe) saved -= mlp;
+      if ((m & (1 << LLMEM_RM_MOE)) && moe) saved -= mlp;
+      if ((m & (1 << LLMEM_RM_MOE_ACT)) && moe) {
+        double f_e = pl->expert_ffn / pl->etp;
+        double routed = (pl->capacity_factor > 0 ? pl->capacity_factor : pl->load_imbalance) * T * pl->top_k;
+        saved -= mlp_internal_bytes(pl, &sh, routed, f_e, 1) - routed * f_e * sh.lin;
+      }
+      if ((m & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) saved -= qkv;
+      break;
+    }
+    case LLMEM_RECOMPUTE_PER_OP: {
+      /* torchtitan op-level SAC: keep the output of every other matmul (wq, wv,
+       * w1, w2 of the 7) and the attention kernel's output and LSE, plus the
+       * layer input; everything else is recomputed
+       * (torchtitan parallelize_llama.py _save_list / mm count). */
+      double g_dim = pl->mla ? v_dim : max2(pl->kv_heads / t, 1) * pl->head_dim;
+      double kept = layer_input + T * (q_dim + g_dim) * ab + attn_out + lse;
+      if (!moe) kept += T * f_t * ab + T * h * ab / sh.outside;
+      else kept += mlp;  /* MoE experts run outside the mm policy: treat as saved */
+      saved = kept < full ? kept : full;
+      break;
+    }
+    default: break;
+  }
+  la.saved_full_bytes = full;
+  la.checkpoint_bytes = layer_input;
+  if (recomputed) {
+    la.saved_bytes = layer_input;
+    la.recompute_bytes = full;
+  } else {
+    la.saved_bytes = saved;
+    la.recompute_bytes = full - saved;
+  }
+
+  /* ---- working sets freed inside the layer ---- */
+  double gathered = pl->sp ? T * h * ab : 0;                     /* SP all-gather output */
+  double cp_ring = pl->cp > 1 ? 2 * 2 * T * k_dim * ab : 0;      /* KV chunks, double-buffered */
+  double rope_temp = T * (q_dim + k_dim) * (pl->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
+  la.forward_temp_bytes = max2(rope_temp + scores_temp + gathered + cp_ring, mlp_temp + gathered);
+  /* backward: incoming and outgoing residual gradients, plus the larger of the
+   * MLP gradient chain (3 intermediates) and the attention backward (dq, dk,
+   * dv, fp32 dq accumulator of FlashAttention-2, score gradients if eager). */
+  double attn_bwd = T * (q_dim + k_dim + v_dim + o_dim) * ab + T * q_dim * 4 + 2 * scores_temp + cp_ring;
+  la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(mlp_temp, attn_bwd);
+  return la;
+}
+
+/* Token ids (int64) and the embedding-dropout mask (KOR §4.3; MLM L317-379). */
+double embedding_activation_bytes(const plan *pl) {
+  double T = pl->seq_len / pl->cp * pl->micro_batch;
+  double mask = pl->dropout > 0 ? T * pl->hidden / (pl->sp ? pl->tp : 1) : 0;
+  return 8 * T + mask;
+}

@@ -1,0 +1,474 @@
+/* Published estimators, reproduced operation by operation (memory-model.md
+ * §2.1, §2.2, §3.1, §3.2, §4.1, §4.2, §5.1, §5.2, §7.2, §7.5, §7.6), and the
+ * mapping from a config to their arguments. */
+#include <math.h>
+
+#include "compat.h"
+#include "internal.h"
+
+static double min2(double a, double b) { return a < b ? a : b; }
+static double max2(double a, double b) { return a > b ? a : b; }
+
+static int pattern_at(const megatron_args *a, int layer) {
+  if (a->num_experts <= 0) return 0;
+  return a->is_moe_layer ? a->is_moe_layer(a->pattern_ctx, layer) : 1;
+}
+
+/* MLM theoretical_memory_usage.py L12-303 @d98e8a64 */
+megatron_weights megatron_weight_optimizer(const megatron_args *a) {
+  megatron_weights w = {0};
+  double h = a->hidden_size, heads = a->num_attention_heads;
+  double qps = a->kv_channels * heads;
+  double ratio = qps / h;
+  double g = a->group_query_attention ? a->num_query_groups : heads;
+  int moe = a->num_experts > 0;
+  double E = moe ? a->num_experts : 1;
+  double glu = a->swiglu ? 1.5 : 1.0;
+  double shared = a->moe_shared_expert_intermediate_size;
+  int L = (int)a->num_layers;
+  double n_moe = 0, Fm = 0;
+  int last_is_moe = 0;
+  if (moe) {
+    for (int i = 0; i < L; i++) n_moe += pattern_at(a, i);
+    Fm = a->moe_ffn_hidden_size;
+    last_is_moe = pattern_at(a, L - 1);
+  }
+  double n_dense = L - n_moe;
+  double mtp_moe = last_is_moe * a->mtp_num_layers, mtp_dense = (1 - last_is_moe) * a->mtp_num_layers;
+  double norm = a->rmsnorm ? 1 : 2;
+  double attn;
+  if (a->multi_latent_attention) {
+    double q = a->q_lora_rank <= 0 ? h * heads * (a->qk_head_dim + a->qk_pos_emb_head_dim)
+                                   : a->q_lora_rank * (h + heads * (a->qk_head_dim + a->qk_pos_emb_head_dim) + norm);
+    attn = q + a->kv_lora_rank * (h + heads * (a->qk_head_dim + a->v_head_dim) + norm) + h * a->qk_pos_emb_head_dim +
+           heads * a->v_head_dim * h;
+  } else {
+    attn = 2 * h * h * ((1 + g / heads) * ratio);
+  }
+  double emb = h * a->padded_vocab_size;
+  double final_ln = norm * h;
+  double emb_layers = a->untie_embeddings_and_output_weights ? 2 * emb : emb;
+  double dense_mlp = 2 * h * a->ffn_hidden_size * glu;
+  double shared_p = 2 * h * shared * glu;
+  double lat = a->moe_latent_size > 0 ? a->moe_latent_size : h;
+  double routed = 2 * lat * Fm * E * glu;
+  double active_routed = moe ? 2 * lat * Fm * a->moe_router_topk * glu : 0;
+  double latproj = (moe && a->moe_latent_size > 0) ? 2 * h * a->moe_latent_size : 0;
+  double ln = 2 * h * norm;
+  double router = moe ? h * E + (a->add_bias_linear ? E : 0) : 0;
+  double sgate = (shared > 0 && a->moe_shared_expert_gate) ? h : 0;
+  double L_dense = attn + dense_mlp + ln;
+  double L_moe = attn + shared_p + routed + latproj + ln + router + sgate;
+  double L_moe_act = attn + shared_p + active_routed + latproj + ln + router + sgate;
+  double block = L_dense * n_dense + L_moe * n_moe + final_ln;
+  double block_act = L_dense * n_dense + L_moe_act * n_moe + final_ln;
+  double mtp = L_dense * mtp_dense + L_moe * mtp_moe;
+  w.total = block + mtp + emb_layers;
+  w.active = block_act + mtp + emb_layers;
+  double etp = a->expert_tensor_parallel_size, ep = a->expert_model_parallel_size;
+  double pp = a->pipeline_model_parallel_size, tp = a->tensor_model_parallel_size;
+  w.edp = floor(a->world_size / (etp * ep * pp));
+  double tp_sh = (attn + dense_mlp) * n_dense + (attn + shared_p) * n_moe;
+  double rep = ln * n_dense + (ln + latproj + router + sgate) * n_moe + final_ln;
+  double exp_sh = routed * n_moe;
+  double tp_sh_mtp = (attn + dense_mlp) * mtp_dense + (attn + shared_p) * mtp_moe;
+  double rep_mtp = ln * mtp_dense + (ln + latproj + router + sgate) * mtp_moe;
+  double exp_mtp = routed * mtp_moe;
+  double tp_most = (tp_sh / pp + tp_sh_mtp + emb) / tp;
+  double rep_most = rep / pp + rep_mtp;
+  double exp_most = (exp_sh / pp + exp_mtp) / (etp * ep);
+  double n_most = tp_most + rep_most + exp_most;
+  if (a->untie_embeddings_and_output_weights && pp == 1) {
+    tp_most += emb / tp;
+    n_most += emb / tp;
+  }
+  double bpp_d = a->use_distributed_optimizer ? 6 + 12 / a->data_parallel_size : 18;
+  double bpp_e = a->use_distributed_optimizer ? 6 + 12 / w.edp : 18;
+  w.tp_most = tp_most;
+  w.rep_most = rep_most;
+  w.exp_most = exp_most;
+  w.most_loaded = n_most;
+  w.bytes = (tp_most + rep_most) * bpp_d + exp_most * bpp_e;
+  return w;
+}
+
+/* In-flight scaling shared by the MLM and Bridge activation formulas. */
+static double pipeline_scale(double act, double p, double vp, double m) {
+  if (vp > 0) act *= 1 + (p - 1) / (p * vp);
+  if (vp <= 0 && p > 1 && m > 0) act *= min2(1, m / p);
+  return act;
+}
+
+/* MLM compute_activation_memory L317-379 (SP + selective recompute) */
+double megatron_activation_sp(const megatron_args *a) {
+  double s = a->seq_length, b = a->micro_batch_size, h = a->hidden_size, L = a->num_layers;
+  double p = a->pipeline_model_parallel_size, t = a->tensor_model_parallel_size, V = a->padded_vocab_size;
+  double act = s * b * h * (18 + 4 * (a->ffn_hidden_size / h)) * L;
+  act += 8 * s * b * p;
+  act += s * b * h * p;
+  act = pipeline_scale(act, p, a->virtual_pipeline_model_parallel_size, a->num_microbatches);
+  if (p == 1) act += s * b * h * 4 * (1 + V / h);
+  return act / t;
+}
+
+/* MLM compute_activation_memory_without_sp L382-453 (every other setting) */
+double megatron_activation_without_sp(const megatron_args *a) {
+  double s = a->seq_length, b = a->micro_batch_size, h = a->hidden_size, L = a->num_layers;
+  double p = a->pipeline_model_parallel_size, t = a->tensor_model_parallel_size, V = a->padded_vocab_size;
+  double act = s * b * h * (10 + 24 / t) * L;
+  act += 8 * s * b * p + s * b * h * p;
+  act = pipeline_scale(act, p, a->virtual_pipeline_model_parallel_size, a->num_microbatches);
+  if (p == 1) act += (s * b * V / t + s * b * h) * 2;
+  return act * 1.05;
+}
+
+/* Bridge layer pattern: the decoder's, then MTP layers of the last layer's kind (L523-543). */
+static int bridge_is_moe(const megatron_args *a, int i) {
+  int L = (int)a->num_layers;
+  return pattern_at(a, i < L ? i : L - 1);
+}
+
+/* Megatron-Bridge theoretical_memory_utils.py @067f987d */
+bridge_estimate bridge_estimate_memory(const megatron_args *a) {
+  bridge_estimate e = {0};
+  double h = a->hidden_size, heads = a->num_attention_heads;
+  int L = (int)a->num_layers, tot = L + (int)a->mtp_num_layers;
+  double f = a->swiglu ? 3.0 : 2.0;
+  double qr = a->kv_channels * heads / h;
+  double g = a->group_query_attention ? a->num_query_groups : heads;
+  double attn = 2 * h * h * ((1 + g / heads) * qr);
+  double ln = 4 * h, fln = 2 * h, dense = f * h * a->ffn_hidden_size;
+  double shared = f * h * a->moe_shared_expert_intermediate_size;
+  int any_moe = 0;
+  for (int i = 0; i < tot; i++) any_moe |= bridge_is_moe(a, i);
+  double routed = 0, latp = 0;
+  double Fm = a->moe_ffn_hidden_size > 0 ? a->moe_ffn_hidden_size : a->ffn_hidden_size;
+  if (a->num_experts > 0 && any_moe) {
+    if (a->moe_latent_size <= 0) routed = f * h * Fm * a->num_experts;
+    else {
+      routed = f * a->moe_latent_size * Fm * a->num_experts;
+      latp = 2 * h * a->moe_latent_size;
+    }
+  }
+  double dense_sum = 0, routed_sum = 0;
+  for (int i = 0; i < tot; i++) {
+    int m = bridge_is_moe(a, i);
+    dense_sum += attn + ln + (m ? shared + latp : dense);
+    routed_sum += m ? routed : 0.0;
+  }
+  int untied = a->untie_embeddings_and_output_weights;
+  double embsz = h * a->padded_vocab_size;
+  e.dense_total = dense_sum + fln;
+  e.routed_total = routed_sum;
+  e.embedding = embsz * (untied ? 2 : 1);
+  double tp = a->tensor_model_parallel_size, pp = a->pipeline_model_parallel_size, cp = a->context_parallel_size;
+  double ep = a->expert_model_parallel_size, etp = a->expert_tensor_parallel_size;
+  double fs = a->num_layers_in_first_pipeline_stage, ls = a->num_layers_in_last_pipeline_stage;
+  if (fs <= 0 && ls <= 0) {
+    e.dense_gpu = e.dense_total / (pp * tp) + embsz / tp + ((untied && pp == 1) ? embsz / tp : 0);
+    e.routed_gpu = e.routed_total / (pp * ep * etp);
+  } else {
+    /* uneven stages (L615-659), interleaved chunks (L662-690) */
+    int P = (int)pp;
+    double rem = L, left = pp;
+    if (fs > 0) { rem -= fs; left -= 1; }
+    if (ls > 0) { rem -= ls; left -= 1; }
+    double mid = left == 0 ? 0 : floor(rem / left);
+    double ds_max = 0, rs_max = 0;
+    int vp = a->virtual_pipeline_model_parallel_size > 0 ? (int)a->virtual_pipeline_model_parallel_size : 1;
+    for (int r = 0; r < P; r++) {
+      double ds = 0, rs = 0;
+      int offset = 0;
+      for (int c = 0; c < vp; c++)
+        for (int q = 0; q < P; q++) {
+          double count = q == 0 && fs > 0 ? fs : q == P - 1 && ls > 0 ? ls : mid;
+          int ch = (int)(count / vp);
+          if (q == r)
+            for (int i = offset; i < offset + ch; i++) {
+              int m = bridge_is_moe(a, i);
+              ds += attn + ln + (m ? shared + latp : dense);
+              rs += m ? routed : 0.0;
+            }
+          offset += ch;
+        }
+      if (r == P - 1) {
+        for (int i = L; i < tot; i++) {
+          int m = bridge_is_moe(a, i);
+          ds += attn + ln + (m ? shared + latp : dense);
+          rs += m ? routed : 0.0;
+        }
+        ds += fln;
+      }
+      if (r == 0) ds += embsz;
+      if (r == P - 1) ds += embsz;
+      ds_max = max2(ds_max, ds);
+      rs_max = max2(rs_max, rs);
+    }
+    e.dense_gpu = ds_max / tp;
+    e.routed_gpu = rs_max / (ep * etp);
+  }
+  double dshard = a->data_parallel_size * cp;
+  double eshard = max2(1, floor((a->data_parallel_size * tp * cp) / max2(1, ep * etp)));
+  e.dense_bpp = a->use_distributed_optimizer ? 6.0 + 12.0 / max2(1, dshard) : 18.0;
+  e.routed_bpp = a->use_distributed_optimizer ? 6.0 + 12.0 / max2(1, eshard) : 18.0;
+  e.dense_bytes = e.dense_gpu * e.dense_bpp;
+  e.routed_bytes = e.routed_total > 0 ? e.routed_gpu * e.routed_bpp : 0.0;
+  e.weights_optimizer_bytes = e.dense_bytes + e.routed_bytes;
+  /* activations (L356-432, L769-791) */
+  double nm = 0;
+  for (int i = 0; i < tot; i++) nm += bridge_is_moe(a, i);
+  double nd = tot - nm, moe_ffn = 0;
+  if (a->num_experts > 0 && nm > 0) moe_ffn = nm * (Fm * a->moe_router_topk + a->moe_shared_expert_intermediate_size);
+  double r = (nd * a->ffn_hidden_size + moe_ffn) / (tot * h);
+  double s = a->seq_length, b = a->micro_batch_size;
+  double act = s * b * h * (18 + 4 * r) * tot + 8 * s * b * pp + s * b * h * pp;
+  act = pipeline_scale(act, pp, a->virtual_pipeline_model_parallel_size, a->num_microbatches);
+  if (pp == 1) act += s * b * h * 4 * (1 + a->padded_vocab_size / h);
+  e.activation_bytes = act / (tp * cp);
+  return e;
+}
+
+/* DeepSpeed stage_1_and_2.py L3081-3098; legacy = docs memory.rst L137 */
+void deepspeed_zero2(double params, double gpus_per_node, double nodes, int cpu_offload, int legacy,
+                     double *gpu_bytes, double *cpu_bytes) {
+  double G = nodes * gpus_per_node, abf = 1.5;
+  double gpu, cpu;
+  if (cpu_offload) {
+    gpu = 2 * params;
+    cpu = params * max2(4 * G, 16) * abf;
+  } else {
+    gpu = legacy ? 4 * params + trunc(16 * params / G) : 2 * params + trunc(18 * params / G);
+    cpu = params * 4 * gpus_per_node * abf;
+  }
+  *gpu_bytes = trunc(gpu);
+  *cpu_bytes = trunc(cpu);
+}
+
+/* DeepSpeed stage3.py L3744-3780 */
+void deepspeed_zero3(double params, double largest_layer_params, double gpus_per_node, double nodes,
+                     int cpu_offload, int cpu_offload_params, int zero_init, double *gpu_bytes, double *cpu_bytes) {
+  double G = nodes * gpus_per_node, gf = 1 / nodes, abf = 1.5, llm = 4 * largest_layer_params;
+  double gpu, cpu;
+  if (cpu_offload) {
+    if (cpu_offload_params) {
+      gpu = llm;
+      cpu = zero_init ? params * 18 * gf * abf : params * max2(4 * gpus_per_node, 18 * gf) * abf;
+    } else {
+      gpu = llm + trunc(2 * params / G);
+      cpu = zero_init ? params * 16 * gf * abf : params * max2(4 * gpus_per_node, 16 * gf) * abf;
+    }
+  } else {
+    gpu = llm + trunc(18 * params / G);
+    cpu = zero_init ? largest_layer_params * 4 * gpus_per_node * abf : params * 4 * gpus_per_node * abf;
+  }
+  *gpu_bytes = trunc(gpu);
+  *cpu_bytes = trunc(cpu);
+}
+
+/* ZeRO paper §5.1-5.3, Table 1 (K = 12 for mixed-precision Adam) */
+double zero_paper_model_states(double params, double dp, double k, int stage) {
+  switch (stage) {
+    case 0: return (2 + 2 + k) * params;
+    case 1: return 4 * params + k * params / dp;
+    case 2: return 2 * params + (2 + k) * params / dp;
+    default: return (2 + 2 + k) * params / dp;
+  }
+}
+
+/* Korthikanti et al. Table 2 */
+double korthikanti_layer_bytes(double s, double b, double h, double a, double t, korthikanti_row row) {
+  double sbh = s * b * h, as_h = a * s / h;
+  switch (row) {
+    case KOR_NONE: return sbh * (34 + 5 * as_h);
+    case KOR_TP: return sbh * (10 + 24 / t + 5 * as_h / t);
+    case KOR_TP_SP: return sbh * (34 / t + 5 * as_h / t);
+    case KOR_TP_SELECTIVE: return sbh * (10 + 24 / t);
+    case KOR_TP_SP_SELECTIVE: return sbh * (34 / t);
+    default: return sbh * 2;
+  }
+}
+
+/* ---------------- config -> source arguments ---------------- */
+
+static int plan_is_moe(const void *ctx, int layer) { return layer_is_moe((const plan *)ctx, layer); }
+
+static megatron_args megatron_args_from_plan(const plan *pl) {
+  megatron_args a = {0};
+  a.hidden_size = pl->hidden;
+  a.num_attention_heads = pl->heads;
+  a.kv_channels = pl->head_dim;
+  a.group_query_attention = pl->kv_heads != pl->heads;
+  a.num_query_groups = pl->kv_heads;
+  a.num_layers = pl->layers;
+  a.ffn_hidden_size = pl->ffn;
+  a.num_experts = pl->moe ? pl->experts : 0;
+  a.moe_ffn_hidden_size = pl->expert_ffn;
+  a.moe_shared_expert_intermediate_size = pl->shared_experts * pl->shared_ffn;
+  a.moe_router_topk = pl->top_k;
+  a.moe_shared_expert_gate = pl->shared_gate;
+  a.moe_latent_size = isnan(pl->in->moe_latent_size) ? 0 : pl->in->moe_latent_size;
+  a.mtp_num_layers = pl->in->mtp_layers;
+  a.is_moe_layer = plan_is_moe;
+  a.pattern_ctx = pl;
+  a.swiglu = pl->gated;
+  a.rmsnorm = pl->norm_width == 1;
+  a.add_bias_linear = pl->bias || pl->router_bias;
+  a.untie_embeddings_and_output_weights = !pl->tied;
+  a.multi_latent_attention = pl->mla;
+  a.q_lora_rank = pl->q_lora_rank;
+  a.kv_lora_rank = pl->kv_lora_rank;
+  a.qk_head_dim = pl->qk_nope;
+  a.qk_pos_emb_head_dim = pl->qk_rope;
+  a.v_head_dim = pl->v_head_dim;
+  a.padded_vocab_size = pl->vocab_padded;
+  a.tensor_model_parallel_size = pl->tp;
+  a.pipeline_model_parallel_size = pl->pp;
+  a.virtual_pipeline_model_parallel_size = pl->vpp > 1 ? pl->vpp : 0;
+  a.expert_model_parallel_size = pl->ep;
+  a.expert_tensor_parallel_size = pl->etp;
+  a.context_parallel_size = pl->cp;
+  a.world_size = pl->gpus;
+  a.data_parallel_size = pl->dp;
+  a.use_distributed_optimizer = pl->dist_opt;
+  a.seq_length = pl->seq_len;
+  a.micro_batch_size = pl->micro_batch;
+  a.num_microbatches = pl->grad_accum;
+  a.num_layers_in_first_pipeline_stage = pl->pp_first;
+  a.num_layers_in_last_pipeline_stage = pl->pp_last;
+  return a;
+}
+
+/* Largest leaf module (DeepSpeed stage3.py L3783-3793: model_to_params). */
+static double largest_layer_params(const plan *pl) {
+  double biggest = pl->vocab * pl->hidden;
+  for (int kind = 0; kind < 2; kind++) {
+    int layer = kind ? (int)pl->dense_layers : 0;
+    if (kind && !layer_is_moe(pl, layer)) continue;
+    plan whole = *pl;
+    whole.tp = whole.ep = whole.etp = 1;
+    layer_params lp = layer_params_on_rank(&whole, layer);
+    biggest = max2(biggest, lp.largest_linear_count);
+  }
+  return biggest;
+}
+
+static void set_single_rank(llmem_result *out, const double *cat) {
+  llmem_rank_result *r = &out->per_gpu;
+  double total = 0;
+  for (int i = 0; i < LLMEM_CAT_COUNT; i++) {
+    r->breakdown_bytes[i] = cat[i];
+    total += cat[i];
+  }
+  r->peak_allocated_bytes = total;
+  r->peak_reserved_bytes = total;
+  r->device_used_bytes = total;
+  r->peak_phase = LLMEM_PHASE_SETUP;
+  r->peak_micro_batch = -1;
+  r->peak_layer = -1;
+  out->ranks[0] = *r;
+  out->rank_count = 1;
+  result_add_warning(out, LLMEM_WARN_COMPAT_PARTIAL);
+}
+
+llmem_status compat_estimate(const plan *pl, llmem_result *out) {
+  double cat[LLMEM_CAT_COUNT] = {0};
+  int deepspeed = pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  if (pl->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
+  double P = out->params_total;
+  switch (pl->formula) {
+    case LLMEM_FORMULA_MEGATRON: {
+      if (!megatron) return LLMEM_ERR_COMPAT_ENGINE;
+      megatron_args a = megatron_args_from_plan(pl);
+      megatron_weights w = megatron_weight_optimizer(&a);
+      double dense = w.tp_most + w.rep_most, d = pl->dp;
+      cat[LLMEM_CAT_WEIGHTS] = 2 * w.most_loaded;
+      cat[LLMEM_CAT_GRADIENTS] = 4 * w.most_loaded;
+      cat[LLMEM_CAT_MASTER_WEIGHTS] = pl->dist_opt ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
+      cat[LLMEM_CAT_OPTIMIZER_STATES] =
+          w.bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
+      int sp_path = pl->sp && pl->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
+      cat[LLMEM_CAT_ACTIVATIONS] = sp_path ? megatron_activation_sp(&a) : megatron_activation_without_sp(&a);
+      out->params_total = w.total;
+      out->params_active = w.active;
+      out->params_per_gpu = w.most_loaded;
+      break;
+    }
+    case LLMEM_FORMULA_MEGATRON_BRIDGE: {
+      if (!megatron) return LLMEM_ERR_COMPAT_ENGINE;
+      megatron_args a = megatron_args_from_plan(pl);
+      bridge_estimate e = bridge_estimate_memory(&a);
+      double n = e.dense_gpu + e.routed_gpu;
+      cat[LLMEM_CAT_WEIGHTS] = 2 * n;
+      cat[LLMEM_CAT_GRADIENTS] = 4 * n;
+      cat[LLMEM_CAT_MASTER_WEIGHTS] = e.dense_gpu * (e.dense_bpp - 6) / 3 + e.routed_gpu * (e.routed_bpp - 6) / 3;
+      cat[LLMEM_CAT_OPTIMIZER_STATES] =
+          e.weights_optimizer_bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
+      cat[LLMEM_CAT_ACTIVATIONS] = e.activation_bytes;
+      out->params_total = e.dense_total + e.routed_total + e.embedding;
+      out->params_per_gpu = n;
+      break;
+    }
+    case LLMEM_FORMULA_DEEPSPEED:
+    case LLMEM_FORMULA_DEEPSPEED_LEGACY: {
+      if (!deepspeed || pl->zero_stage < 1) return LLMEM_ERR_COMPAT_ENGINE;
+      double gpn = min2(pl->gpus, pl->gpus_per_node), nodes = ceil(pl->gpus / gpn), G = nodes * gpn;
+      double gpu, cpu;
+      int off_opt = pl->offload_optimizer != LLMEM_OFFLOAD_NONE, off_par = pl->offload_params != LLMEM_OFFLOAD_NONE;
+      if (pl->zero_stage <= 2) {
+        deepspeed_zero2(P, gpn, nodes, off_opt, pl->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
+        cat[LLMEM_CAT_WEIGHTS] = 2 * P;
+        if (!off_opt) {
+          cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
+          cat[LLMEM_CAT_OPTIMIZER_STATES] = floor(8 * P / G);
+        }
+      } else {
+        double ll = largest_layer_params(pl);
+        deepspeed_zero3(P, ll, gpn, nodes, off_opt, off_par, pl->in->zero_init != 0, &gpu, &cpu);
+        cat[LLMEM_CAT_WEIGHTS] = 2 * ll;
+        if (!off_opt) {
+          cat[LLMEM_CAT_WEIGHTS] += floor(2 * P / G);
+          cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
+          cat[LLMEM_CAT_OPTIMIZER_STATES] = floor(8 * P / G);
+        } else if (!off_par) {
+          cat[LLMEM_CAT_WEIGHTS] += trunc(2 * P / G);
+        }
+      }
+      /* what is left of the estimator's GPU total is gradients (16- and 32-bit) */
+      cat[LLMEM_CAT_GRADIENTS] = gpu - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_MASTER_WEIGHTS] -
+                                 cat[LLMEM_CAT_OPTIMIZER_STATES];
+      out->host_cpu_bytes = cpu;
+      break;
+    }
+    case LLMEM_FORMULA_ZERO_PAPER: {
+      int stage = deepspeed ? pl->zero_stage : 0;
+      if (!(deepspeed || pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP))
+        return LLMEM_ERR_COMPAT_ENGINE;
+      double k = 12, N = pl->dp;
+      double w = 2 * P / (stage >= 3 ? N : 1), g = 2 * P / (stage >= 2 ? N : 1), kk = k * P / (stage >= 1 ? N : 1);
+      cat[LLMEM_CAT_WEIGHTS] = w;
+      cat[LLMEM_CAT_GRADIENTS] = g;
+      cat[LLMEM_CAT_MASTER_WEIGHTS] = kk / 3;
+      cat[LLMEM_CAT_OPTIMIZER_STATES] = zero_paper_model_states(P, N, k, stage) - w - g - kk / 3;
+      /* ZeRO §3.2: "the total activations is about 12 x hidden_dim x batch x seq_length x transformer_layers" 16-bit values */
+      cat[LLMEM_CAT_ACTIVATIONS] = 12 * pl->hidden * pl->micro_batch * pl->seq_len * pl->layers * 2;
+      break;
+    }
+    case LLMEM_FORMULA_KORTHIKANTI: {
+      korthikanti_row row;
+      if (pl->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
+      else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
+      else row = pl->sp ? KOR_TP_SP : KOR_TP;
+      double per_layer = korthikanti_layer_bytes(pl->seq_len, pl->micro_batch, pl->hidden, pl->heads, pl->tp, row);
+      /* first stage: p micro-batches x L/p layers = L (Eq.5), times the
+       * interleaving factor 1 + (p-1)/(p v) (§4.2.3); fewer if m < p */
+      double p = pl->pp, layers = pl->layers * min2(1, pl->grad_accum / p);
+      if (pl->vpp > 1) layers = pl->layers * (1 + (p - 1) / (p * pl->vpp));
+      cat[LLMEM_CAT_ACTIVATIONS] = per_layer * layers;
+      break;
+    }
+    default: return LLMEM_ERR_COMPAT_ENGINE;
+  }
+  set_single_rank(out, cat);
+  return LLMEM_OK;
+}

@@ -1,0 +1,178 @@
+/* The entry point: validate, plan, lay out the ranks, simulate each stage,
+ * and fill the result (or dispatch to a compat formula). */
+#include <string.h>
+
+#include "internal.h"
+
+static void copy_text(char *dst, size_t cap, const char *a, const char *b, const char *c) {
+  size_t n = 0;
+  const char *parts[3] = {a, b, c};
+  for (int i = 0; i < 3; i++)
+    for (const char *s = parts[i]; s && *s && n + 1 < cap; s++) dst[n++] = *s;
+  dst[n] = 0;
+}
+
+static size_t append(char *dst, size_t n, size_t cap, const char *s) {
+  while (s && *s && n + 1 < cap) dst[n++] = *s++;
+  dst[n] = 0;
+  return n;
+}
+
+static size_t append_int(char *dst, size_t n, size_t cap, double v) {
+  char digits[32];
+  int len = 0;
+  long long x = (long long)v;
+  int neg = x < 0;
+  if (neg) x = -x;
+  do {
+    digits[len++] = (char)('0' + x % 10);
+    x /= 10;
+  } while (x && len < 30);
+  if (neg) digits[len++] = '-';
+  char out[32];
+  for (int i = 0; i < len; i++) out[i] = digits[len - 1 - i];
+  out[len] = 0;
+  return append(dst, n, cap, out);
+}
+
+/* "path: message (allowed: a | b | c)" */
+static void fill_error(llmem_result *out, llmem_status st, int field) {
+  out->status = st;
+  out->error_field = field;
+  const llmem_field *f = llmem_field_at(field);
+  const char *path = f ? f->path : "";
+  copy_text(out->error_path, sizeof out->error_path, path, 0, 0);
+  size_t cap = sizeof out->error_message, n = 0;
+  out->error_message[0] = 0;
+  if (f) {
+    n = append(out->error_message, n, cap, path);
+    n = append(out->error_message, n, cap, ": ");
+  }
+  n = append(out->error_message, n, cap, llmem_status_message(st));
+  if (!f) return;
+  if (st == LLMEM_ERR_BAD_ENUM || st == LLMEM_ERR_BAD_SET) {
+    n = append(out->error_message, n, cap, " (allowed: ");
+    if (f->kind == LLMEM_KIND_BOOL) n = append(out->error_message, n, cap, "true | false");
+    for (int i = 0; f->kind != LLMEM_KIND_BOOL && i < f->value_count; i++) {
+      if (i) n = append(out->error_message, n, cap, " | ");
+      n = append(out->error_message, n, cap, f->values[i]);
+    }
+    n = append(out->error_message, n, cap, ")");
+  } else if (st == LLMEM_ERR_OUT_OF_RANGE || st == LLMEM_ERR_NOT_INTEGER || st == LLMEM_ERR_NOT_A_NUMBER) {
+    n = append(out->error_message, n, cap, " (allowed: ");
+    n = append(out->error_message, n, cap, f->kind == LLMEM_KIND_INT ? "whole number from " : "number from ");
+    if (f->min_value > 0 && f->min_value < 1) n = append(out->error_message, n, cap, "above 0");
+    else n = append_int(out->error_message, n, cap, f->min_value);
+    n = append(out->error_message, n, cap, " to ");
+    n = append_int(out->error_message, n, cap, f->max_value);
+    n = append(out->error_message, n, cap, ")");
+  } else if (st == LLMEM_ERR_NOT_NULLABLE) {
+    n = append(out->error_message, n, cap, " (give a value)");
+  }
+}
+
+void result_add_warning(llmem_result *out, llmem_warning w) {
+  for (int i = 0; i < out->warning_count; i++)
+    if (out->warnings[i] == (int)w) return;
+  if (out->warning_count < LLMEM_MAX_WARNINGS) out->warnings[out->warning_count++] = (int)w;
+}
+
+static void describe_peak(llmem_result *out) {
+  const llmem_rank_result *r = &out->per_gpu;
+  size_t cap = sizeof out->peak_at, n = 0;
+  out->peak_at[0] = 0;
+  n = append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
+  if (out->rank_count > 1) {
+    n = append(out->peak_at, n, cap, ", stage ");
+    n = append_int(out->peak_at, n, cap, r->stage);
+  }
+  if (r->peak_micro_batch >= 0) {
+    n = append(out->peak_at, n, cap, ", micro-batch ");
+    n = append_int(out->peak_at, n, cap, r->peak_micro_batch);
+  }
+  if (r->peak_layer >= 0) {
+    n = append(out->peak_at, n, cap, ", layer ");
+    n = append_int(out->peak_at, n, cap, r->peak_layer);
+  }
+}
+
+static void finish(const plan *pl, llmem_result *out) {
+  out->capacity_bytes = pl->memory_bytes;
+  out->utilization = out->per_gpu.device_used_bytes / pl->memory_bytes;
+  out->fits = out->per_gpu.device_used_bytes <= pl->memory_bytes;
+  if (!out->fits) result_add_warning(out, LLMEM_WARN_DOES_NOT_FIT);
+  else if (out->utilization > 0.9) result_add_warning(out, LLMEM_WARN_NEAR_CAPACITY);
+  describe_peak(out);
+}
+
+static void add_config_warnings(const plan *pl, llmem_result *out) {
+  if (pl->in->sequence_parallel != 0 && pl->tp == 1 && pl->engine == LLMEM_ENGINE_MEGATRON)
+    result_add_warning(out, LLMEM_WARN_SP_WITHOUT_TP);
+  if (pl->pp > 1 && pl->grad_accum < pl->pp) result_add_warning(out, LLMEM_WARN_PP_BUBBLE);
+  if (pl->fp8_linear) result_add_warning(out, LLMEM_WARN_FP8_APPROX);
+  if (pl->capacity_factor > 0) result_add_warning(out, LLMEM_WARN_CAPACITY_DROPS);
+  if (pl->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
+  if (pl->activation_offload) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);
+  if (pl->paged_optimizer) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
+}
+
+llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
+  if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
+  /* clear everything but the (large) timeline */
+  memset(out, 0, offsetof(llmem_result, events));
+  out->error_field = -1;
+  plan pl;
+  int field;
+  const char *detail;
+  llmem_status st = plan_build(in, &pl, &field, &detail);
+  if (st != LLMEM_OK) {
+    fill_error(out, st, field);
+    return st;
+  }
+  model_param_counts(&pl, &out->params_total, &out->params_active, &out->params_trainable);
+  if (pl.formula != LLMEM_FORMULA_LLMEM) {
+    st = compat_estimate(&pl, out);
+    if (st != LLMEM_OK) {
+      fill_error(out, st, llmem_field_index("formula"));
+      return st;
+    }
+    finish(&pl, out);
+    return LLMEM_OK;
+  }
+  add_config_warnings(&pl, out);
+
+  /* each stage once without a timeline; the most loaded again with one */
+  int p = (int)pl.pp;
+  int worst = 0;
+  for (int s = 0; s < p; s++) {
+    stage_layout layout;
+    rank_states rs;
+    layout_stage(&pl, s, &layout);
+    states_for_stage(&pl, &layout, &rs);
+    llmem_rank_result *r = &out->ranks[s];
+    r->stage = s;
+    r->params_count = layout.params_count;
+    r->layers_count = layout.layer_count;
+    simulate_stage(&pl, &layout, &rs, r, 0);
+    if (r->device_used_bytes > out->ranks[worst].device_used_bytes) worst = s;
+    double on_gpu = layout.params_count;
+    if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
+    if (rs.host_bytes > out->host_cpu_bytes) out->host_cpu_bytes = rs.host_bytes;
+    if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
+  }
+  out->rank_count = p;
+  stage_layout layout;
+  rank_states rs;
+  layout_stage(&pl, worst, &layout);
+  states_for_stage(&pl, &layout, &rs);
+  timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
+  out->per_gpu.stage = worst;
+  simulate_stage(&pl, &layout, &rs, &out->per_gpu, &sink);
+  out->per_gpu.params_count = layout.params_count;
+  out->per_gpu.layers_count = layout.layer_count;
+  out->event_count = sink.count;
+  out->event_stride = sink.stride;
+  if (sink.stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
+  finish(&pl, out);
+  return LLMEM_OK;
+}

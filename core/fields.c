@@ -1,0 +1,62 @@
+/* The field table (from fields.def), defaults, and the name lists. */
+#include <string.h>
+
+#include "llmem.h"
+
+#define STR_(c_name, json) json,
+#define DEFINE_LIST_(LIST) static const char *const list_##LIST[] = {LLMEM_##LIST##_VALUES(STR_)};
+LLMEM_ENUM_LISTS(DEFINE_LIST_)
+
+/* Keys that are not enums or sets point at this empty list. */
+static const char *const list_NONE[] = {""};
+#define LIST_LEN_(LIST) ((int)(sizeof(list_##LIST) / sizeof(list_##LIST[0])))
+
+#define NULLABLE LLMEM_FLAG_NULLABLE
+#define ROW_(path, member, kind, list, def, lo, hi, flags)                                   \
+  {path, LLMEM_KIND_##kind, flags, (double)(def), (double)(lo), (double)(hi), list_##list, \
+   LIST_LEN_(list), offsetof(llmem_input, member)},
+static const llmem_field field_table[] = {LLMEM_FIELDS(ROW_)};
+#undef ROW_
+
+static const char *const status_messages[] = {LLMEM_STATUSES(STR_)};
+static const char *const warning_messages[] = {LLMEM_WARNINGS(STR_)};
+static const char *const category_names[] = {LLMEM_CATEGORIES(STR_)};
+static const char *const phase_names[] = {LLMEM_PHASES(STR_)};
+
+void llmem_defaults(llmem_input *in) {
+  if (!in) return;
+  double *slot = (double *)in;
+  for (int i = 0; i < LLMEM_FIELD_COUNT; i++) slot[i] = field_table[i].default_value;
+}
+
+const llmem_field *llmem_field_at(int index) {
+  if (index < 0 || index >= LLMEM_FIELD_COUNT) return NULL;
+  return &field_table[index];
+}
+
+int llmem_field_index(const char *path) {
+  if (!path) return -1;
+  for (int i = 0; i < LLMEM_FIELD_COUNT; i++)
+    if (strcmp(field_table[i].path, path) == 0) return i;
+  return -1;
+}
+
+const char *llmem_status_message(llmem_status status) {
+  if ((int)status < 0 || status >= LLMEM_STATUS_COUNT) return "unknown status";
+  return status_messages[status];
+}
+
+const char *llmem_warning_message(llmem_warning warning) {
+  if ((int)warning < 0 || warning >= LLMEM_WARNING_COUNT) return "unknown warning";
+  return warning_messages[warning];
+}
+
+const char *llmem_category_name(int category) {
+  if (category < 0 || category >= LLMEM_CAT_COUNT) return "";
+  return category_names[category];
+}
+
+const char *llmem_phase_name(int phase) {
+  if (phase < 0 || phase >= LLMEM_PHASE_COUNT) return "";
+  return phase_names[phase];
+}

@@ -1,0 +1,174 @@
+/* Internal types shared by the core's modules. Not part of the public API. */
+#ifndef LLMEM_INTERNAL_H
+#define LLMEM_INTERNAL_H
+
+#include "llmem.h"
+
+#define GIB 1073741824.0
+#define MIB 1048576.0
+
+/* Parameters of one layer on one rank, by optimizer-relevant class. */
+typedef struct {
+  double matrix_count;        /* 2-D hidden weights (attention, dense MLP, shared experts) on this rank */
+  double matrix_dims_count;   /* sum over those matrices of rows + cols (Adafactor factored states) */
+  double vector_count;        /* norms, biases, router: 1-D or tiny, replicated over TP */
+  double expert_count;        /* routed expert weights on this rank (after EP/ETP) */
+  double expert_dims_count;
+  double lora_count;          /* LoRA adapter parameters on this rank (trainable) */
+  double quantizable_count;   /* weights a QLoRA base quantises (all linears of the layer) */
+  double largest_linear_count;/* largest single linear weight (dequantise / gather transients) */
+  double largest_module_count;/* largest module (DeepSpeed "largest layer" granularity) */
+} layer_params;
+
+/* Everything resolved once from the input: integers, nulls replaced. */
+typedef struct {
+  const llmem_input *in;
+  int formula;
+
+  /* model */
+  double layers, hidden, heads, kv_heads, head_dim, ffn, vocab, vocab_padded;
+  int gated, tied, head_kind, learned_pos, bias, qkv_bias, qk_norm, attn_sinks, lm_head_bias;
+  double type_vocab, embedding_norm, final_norm;
+  double norm_width;          /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */
+  double norms_per_layer, max_positions, num_labels;
+  int moe;
+  double experts, top_k, expert_ffn, shared_experts, shared_ffn, dense_layers, layer_freq;
+  double capacity_factor, load_imbalance;
+  int shared_gate, router_bias;
+  int mla;
+  double q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim;
+
+  /* training */
+  double micro_batch, seq_len, grad_accum;
+  int dtype, master_weights, grad_dtype, optimizer, optimizer_dtype, optimizer_impl;
+  int optimizer_in_backward, paged_optimizer, recompute, recompute_modules;
+  double recompute_layers;    /* 0 = every layer (with full) */
+  double dropout;
+  int attention, loss;
+  double loss_chunks;
+  int activation_offload, fp8_linear;
+  int ft_method, lora_targets, adapter_dtype, base_dtype, quant, double_quant;
+  double lora_rank, lora_dropout;
+
+  /* parallel */
+  double gpus, gpus_per_node, tp, pp, vpp, cp, ep, etp, dp;
+  int sp, schedule, engine, zero_stage, fsdp_strategy, reshard_after_forward, dist_opt;
+  int offload_optimizer, offload_params, fp8_all_gather, grad_as_bucket_view, overlap_comm;
+  int shard_with_cp;
+  double pp_first, pp_last;   /* 0 = even */
+  double shard_dense;         /* sharding degree of dense model states (ZeRO/FSDP/dist-opt) */
+  double shard_expert;        /* sharding degree of expert model states */
+  double reduce_bucket, allgather_bucket, prefetch_bucket, max_live, persistence_threshold;
+
+  /* hardware / runtime */
+  double memory_bytes;
+  double cuda_context_bytes, cublas_workspace_bytes, nccl_buffer_bytes, allocator_reserve;
+  int allocator_reserve_given, expandable_segments, torch_compile;
+
+  /* bytes per element */
+  double act_bytes;           /* activations (compute dtype; fp8 stores bf16 activations) */
+  double weight_bytes;        /* compute copy of trainable weights */
+  double master_bytes;        /* 0 when there is no separate master copy */
+  double grad_bytes;
+  double base_weight_bytes;   /* frozen base weights for LoRA; QLoRA handled apart */
+} plan;
+
+/* One stage (pipeline rank) of the layout. */
+typedef struct {
+  int first_layer;            /* of chunk 0 */
+  int layer_count;            /* over all virtual chunks */
+  int has_embedding, has_head;
+  double params_count;        /* everything on this rank (TP/EP-sharded, unsharded by DP) */
+  double trainable_count;
+  double frozen_count;
+  layer_params layers;        /* sum over the stage's layers */
+  double embedding_count;     /* word (+ position) embedding on this rank */
+  double head_count;          /* lm_head / classifier on this rank */
+  double final_norm_count;
+} stage_layout;
+
+/* Saved and transient bytes of one layer for one micro-batch on one rank. */
+typedef struct {
+  double saved_bytes;         /* kept from forward to backward under the policy */
+  double saved_full_bytes;    /* what no recompute would keep */
+  double checkpoint_bytes;    /* kept when the whole layer is recomputed */
+  double recompute_bytes;     /* rebuilt during this layer's backward */
+  double forward_temp_bytes;  /* working set freed inside the forward */
+  double backward_temp_bytes; /* gradient working set inside the backward */
+} layer_activations;
+
+/* Model states of one rank, by category. */
+typedef struct {
+  double weights, gradients, master, optimizer;  /* persistent on the GPU */
+  int gradients_lazy;         /* gradients appear during the first backward (torch .grad) */
+  double host_bytes, nvme_bytes;
+  double optimizer_step_temp; /* optimizer-step temporaries (foreach, 8-bit dequant) */
+  double comm_persistent;     /* persistent bucket / flat buffers */
+  /* per-layer gather / reduce transients (ZeRO-3, FSDP) */
+  int gathers;                /* parameters are all-gathered per layer */
+  int keep_gathered_until_backward; /* shard_grad_op / reshard_after_forward=false */
+  double gather_factor_fwd;   /* unsharded copies of one layer alive in forward (current + prefetch + copy-out) */
+  double gather_factor_bwd;
+  double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
+  double unsharded_grad_bytes;   /* bytes per parameter of an unsharded gradient before reduce */
+  double reduce_bytes;           /* bytes per parameter of the reduce-scatter input */
+  double root_gathered;       /* embedding/head kept gathered (bytes) */
+  double bucket_bytes;        /* DeepSpeed IPG/reduce buckets (transient in backward) */
+} rank_states;
+
+/* plan.c */
+llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char **detail);
+double dtype_bytes(int dtype);
+
+/* model.c */
+int layer_is_moe(const plan *pl, int layer);
+layer_params layer_params_on_rank(const plan *pl, int layer);
+double layer_params_total(const plan *pl, int layer, int active_only);
+void model_param_counts(const plan *pl, double *total, double *active, double *trainable);
+double embedding_params(const plan *pl);
+double head_params(const plan *pl);
+double lora_params_total(const plan *pl);
+
+/* layout.c */
+int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer);
+void layout_stage(const plan *pl, int stage, stage_layout *out);
+
+/* states.c */
+void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);
+
+/* activations.c */
+layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed);
+double embedding_activation_bytes(const plan *pl);
+double lora_saved_bytes(const plan *pl, int layer);
+
+/* loss.c */
+typedef struct {
+  double saved_bytes;         /* kept from the loss forward to its backward */
+  double forward_peak_bytes;  /* extra transient at the loss forward */
+  double backward_peak_bytes; /* extra transient at the loss backward */
+  double head_input_bytes;    /* final-norm output / head input kept */
+} loss_memory;
+loss_memory loss_bytes(const plan *pl);
+
+/* runtime.c */
+double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient);
+double runtime_device_overhead_bytes(const plan *pl);
+
+/* timeline.c */
+typedef struct {
+  llmem_event *events;        /* NULL: do not record */
+  int capacity;
+  int count;
+  int stride;
+  int pending;
+} timeline_sink;
+void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
+                    llmem_rank_result *out, timeline_sink *sink);
+
+/* compat.c */
+llmem_status compat_estimate(const plan *pl, llmem_result *out);
+
+/* util */
+void result_add_warning(llmem_result *out, llmem_warning w);
+
+#endif

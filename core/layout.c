@@ -1,0 +1,96 @@
+/* What each pipeline rank holds: its layers (even, uneven, virtual chunks),
+ * the embedding on the first stage, the head and final norm on the last
+ * (Megatron-Bridge theoretical_memory_utils.py L615-690; memory-model.md §3). */
+#include "internal.h"
+
+static int stage_layer_total(const plan *pl, int stage) {
+  int p = (int)pl->pp;
+  if (pl->pp_first > 0 || pl->pp_last > 0) {
+    if (stage == 0 && pl->pp_first > 0) return (int)pl->pp_first;
+    if (stage == p - 1 && pl->pp_last > 0) return (int)pl->pp_last;
+    int middle = p - (pl->pp_first > 0) - (pl->pp_last > 0);
+    return (int)((pl->layers - pl->pp_first - pl->pp_last) / middle);
+  }
+  return (int)(pl->layers / pl->pp);
+}
+
+/* Layers of `chunk` on `stage`; sets the global index of its first layer.
+ * Virtual chunk j of stage r is model chunk j*p + r (Megatron interleaving). */
+int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer) {
+  int p = (int)pl->pp, v = (int)pl->vpp;
+  int first = 0;
+  for (int j = 0; j <= chunk; j++) {
+    for (int r = 0; r < p; r++) {
+      int n = stage_layer_total(pl, r) / v;
+      if (j == chunk && r == stage) {
+        *first_layer = first;
+        return n;
+      }
+      first += n;
+    }
+  }
+  *first_layer = first;
+  return 0;
+}
+
+static void add_layer(layer_params *sum, const layer_params *lp) {
+  sum->matrix_count += lp->matrix_count;
+  sum->matrix_dims_count += lp->matrix_dims_count;
+  sum->vector_count += lp->vector_count;
+  sum->expert_count += lp->expert_count;
+  sum->expert_dims_count += lp->expert_dims_count;
+  sum->lora_count += lp->lora_count;
+  sum->quantizable_count += lp->quantizable_count;
+  if (lp->largest_linear_count > sum->largest_linear_count) sum->largest_linear_count = lp->largest_linear_count;
+  if (lp->largest_module_count > sum->largest_module_count) sum->largest_module_count = lp->largest_module_count;
+}
+
+void layout_stage(const plan *pl, int stage, stage_layout *out) {
+  stage_layout st = {0};
+  int last_stage = (int)pl->pp - 1;
+  st.has_embedding = stage == 0;
+  st.has_head = stage == last_stage;
+  int have[2] = {0, 0};
+  layer_params cached[2]; /* a stage has at most two kinds of layer: dense and MoE */
+  for (int c = 0; c < (int)pl->vpp; c++) {
+    int first = 0;
+    int n = layout_stage_layers(pl, stage, c, &first);
+    if (c == 0) st.first_layer = first;
+    for (int i = first; i < first + n; i++) {
+      int kind = layer_is_moe(pl, i);
+      if (!have[kind]) {
+        cached[kind] = layer_params_on_rank(pl, i);
+        have[kind] = 1;
+      }
+      add_layer(&st.layers, &cached[kind]);
+      st.layer_count++;
+    }
+  }
+  double t = pl->tp, h = pl->hidden;
+  /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
+  if (st.has_embedding) {
+    st.embedding_count = embedding_params(pl) - pl->vocab * h + pl->vocab_padded * h / t;
+  }
+  if (st.has_head) {
+    st.final_norm_count = pl->final_norm * pl->norm_width * h;
+    if (pl->head_kind == LLMEM_HEAD_LM) {
+      /* untied: own output layer; tied with p > 1: the last stage keeps a copy
+       * of the word embedding (Megatron; memory-model.md §11 #14) */
+      if (!pl->tied || last_stage > 0) st.head_count = pl->vocab_padded * h / t;
+      if (pl->lm_head_bias) st.head_count += pl->vocab_padded / t;
+    } else {
+      st.head_count = head_params(pl);
+    }
+  }
+  st.params_count = st.layers.matrix_count + st.layers.vector_count + st.layers.expert_count +
+                    st.embedding_count + st.head_count + st.final_norm_count;
+  if (pl->ft_method == LLMEM_FT_FULL) {
+    st.trainable_count = st.params_count;
+    st.frozen_count = 0;
+  } else {
+    st.trainable_count = st.layers.lora_count;
+    st.frozen_count = st.params_count;
+    st.params_count += st.layers.lora_count;
+  }
+  *out = st;
+}

@@ -1,0 +1,160 @@
+/* llmem: per-GPU training memory, simulated step by step.
+ *
+ * One input struct in, one result struct out, one status code:
+ *
+ *   llmem_input in;  llmem_defaults(&in);  in.parallel_tp = 2; ...
+ *   static llmem_result out;   // large (timeline): keep it off small stacks
+ *   if (llmem_estimate(&in, &out) != LLMEM_OK) puts(out.error_message);
+ *
+ * Pure C11: no I/O, no malloc, no globals that change; every function is
+ * re-entrant. All byte counts are doubles (exact to 2^53).
+ */
+#ifndef LLMEM_H
+#define LLMEM_H
+
+#include <math.h>
+#include <stddef.h>
+
+#define LLMEM_ABI_VERSION 1
+#define LLMEM_MAX_STAGES 512        /* pipeline stages reported one by one */
+#define LLMEM_MAX_VPP 64            /* virtual stages per pipeline rank */
+#define LLMEM_MAX_EVENTS 2048       /* timeline points kept for the chart */
+#define LLMEM_MAX_WARNINGS 16
+#define LLMEM_NULL NAN              /* JSON null: "automatic" */
+
+#include "enums.def"
+#include "fields.def"
+#include "status.def"
+
+#define LLMEM_ENUM_NAME_(c_name, json) c_name,
+#define LLMEM_DECLARE_ENUM_(LIST) enum { LLMEM_##LIST##_VALUES(LLMEM_ENUM_NAME_) LLMEM_##LIST##_COUNT_ };
+LLMEM_ENUM_LISTS(LLMEM_DECLARE_ENUM_)
+
+typedef enum { LLMEM_STATUSES(LLMEM_ENUM_NAME_) LLMEM_STATUS_COUNT } llmem_status;
+
+/* The input: one double per config key, in the order of fields.def.
+ * Enums hold the value's index, sets a bit mask, booleans 0/1, NaN = null. */
+typedef struct {
+#define LLMEM_MEMBER_(path, member, kind, list, def, lo, hi, flags) double member;
+  LLMEM_FIELDS(LLMEM_MEMBER_)
+#undef LLMEM_MEMBER_
+} llmem_input;
+
+#define LLMEM_FIELD_COUNT ((int)(sizeof(llmem_input) / sizeof(double)))
+
+/* Breakdown categories (config-v1 result `breakdown_bytes`). */
+#define LLMEM_CATEGORIES(C)                                                   \
+  C(LLMEM_CAT_WEIGHTS, "weights")                                             \
+  C(LLMEM_CAT_GRADIENTS, "gradients")                                         \
+  C(LLMEM_CAT_MASTER_WEIGHTS, "master_weights")                               \
+  C(LLMEM_CAT_OPTIMIZER_STATES, "optimizer_states")                           \
+  C(LLMEM_CAT_ACTIVATIONS, "activations")                                     \
+  C(LLMEM_CAT_LOGITS, "logits")                                               \
+  C(LLMEM_CAT_COMM_BUFFERS, "comm_buffers")                                   \
+  C(LLMEM_CAT_TEMPORARIES, "temporaries")
+typedef enum { LLMEM_CATEGORIES(LLMEM_ENUM_NAME_) LLMEM_CAT_COUNT } llmem_category;
+
+/* Phases of a training step, for the timeline and `peak_at`. */
+#define LLMEM_PHASES(P)                                                       \
+  P(LLMEM_PHASE_SETUP, "setup")                                               \
+  P(LLMEM_PHASE_FORWARD, "forward")                                           \
+  P(LLMEM_PHASE_LOSS, "loss")                                                 \
+  P(LLMEM_PHASE_BACKWARD, "backward")                                         \
+  P(LLMEM_PHASE_OPTIMIZER, "optimizer")
+typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
+
+#define LLMEM_WARNINGS(W)                                                                        \
+  W(LLMEM_WARN_DOES_NOT_FIT, "the estimate exceeds the GPU memory (hardware.memory_gib)")       \
+  W(LLMEM_WARN_NEAR_CAPACITY, "less than 10% of GPU memory stays free: allocator fragmentation may cause out-of-memory errors") \
+  W(LLMEM_WARN_FP8_APPROX, "fp8: linear inputs are counted at 1 byte and an fp8 weight cache is added; scaling-factor tensors are ignored") \
+  W(LLMEM_WARN_SP_WITHOUT_TP, "parallel.sequence_parallel has no effect with parallel.tp = 1")  \
+  W(LLMEM_WARN_PP_BUBBLE, "training.grad_accum is smaller than parallel.pp: most of the pipeline idles") \
+  W(LLMEM_WARN_CAPACITY_DROPS, "model.moe.capacity_factor drops tokens above the capacity; the estimate uses the capacity as the per-expert load bound") \
+  W(LLMEM_WARN_OPT_OFFLOAD_HOST, "optimizer offload needs the host memory reported under host.cpu_bytes per GPU process") \
+  W(LLMEM_WARN_COMPAT_PARTIAL, "compat formula: only the terms its source defines are reported (no runtime, no transients)") \
+  W(LLMEM_WARN_TIMELINE_DOWNSAMPLED, "the timeline was downsampled to fit; the peak is exact") \
+  W(LLMEM_WARN_ACT_OFFLOAD, "activation offload: saved activations live in host memory; one layer's worth stays on the GPU per stream") \
+  W(LLMEM_WARN_PAGED_OPTIMIZER, "paged optimizer: states are counted on the GPU; under memory pressure they page to host memory")
+typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warning;
+
+/* One pipeline stage's (rank's) numbers. */
+typedef struct {
+  double peak_allocated_bytes;
+  double peak_reserved_bytes;
+  double device_used_bytes;
+  double breakdown_bytes[LLMEM_CAT_COUNT]; /* at the peak; sums to peak_allocated_bytes */
+  double persistent_bytes;                 /* held for the whole step */
+  double params_count;                     /* parameters this rank holds (unsharded count) */
+  double layers_count;
+  int peak_phase;                          /* llmem_phase */
+  int peak_micro_batch;                    /* -1: not in a micro-batch */
+  int peak_layer;                          /* global layer index, -1: none */
+  int stage;
+} llmem_rank_result;
+
+/* One timeline point: the running totals right after an event. */
+typedef struct {
+  double total_bytes;
+  double category_bytes[LLMEM_CAT_COUNT];
+  int phase;
+  int micro_batch;
+  int layer;
+} llmem_event;
+
+typedef struct {
+  llmem_status status;
+  int error_field;          /* index into the field table, -1 if none */
+  char error_path[64];      /* e.g. "parallel.tp" */
+  char error_message[320];  /* "parallel.tp: ... (allowed: ...)" */
+
+  llmem_rank_result per_gpu;  /* the most-loaded rank */
+  char peak_at[96];           /* "backward, stage 0, micro-batch 1, layer 31" */
+  int rank_count;
+  llmem_rank_result ranks[LLMEM_MAX_STAGES];
+
+  double params_total;
+  double params_active;
+  double params_trainable;
+  double params_per_gpu;
+  double host_cpu_bytes;    /* per GPU process */
+  double host_nvme_bytes;   /* per GPU process */
+  int fits;
+  double utilization;       /* device_used_bytes / memory */
+  double capacity_bytes;
+
+  int warning_count;
+  int warnings[LLMEM_MAX_WARNINGS];
+
+  int event_count;          /* timeline of the most-loaded rank */
+  int event_stride;         /* >1 when downsampled */
+  llmem_event events[LLMEM_MAX_EVENTS];
+} llmem_result;
+
+/* Field table kinds and flags. */
+enum { LLMEM_KIND_INT, LLMEM_KIND_NUM, LLMEM_KIND_BOOL, LLMEM_KIND_ENUM, LLMEM_KIND_SET,
+       LLMEM_KIND_TEXT, LLMEM_KIND_GROUP };
+enum { LLMEM_FLAG_NULLABLE = 1 };
+
+typedef struct {
+  const char *path;
+  int kind;
+  int flags;
+  double default_value;
+  double min_value;
+  double max_value;
+  const char *const *values; /* enum/set value names, NULL otherwise */
+  int value_count;
+  size_t offset;             /* of the member in llmem_input */
+} llmem_field;
+
+void llmem_defaults(llmem_input *in);
+llmem_status llmem_estimate(const llmem_input *in, llmem_result *out);
+
+const llmem_field *llmem_field_at(int index);  /* NULL past the end */
+int llmem_field_index(const char *path);       /* -1 if unknown */
+const char *llmem_status_message(llmem_status status);
+const char *llmem_warning_message(llmem_warning warning);
+const char *llmem_category_name(int category);
+const char *llmem_phase_name(int phase);
+
+#endif

@@ -1,0 +1,62 @@
+/* Logits and cross-entropy on the last stage, one micro-batch
+ * (memory-model.md §7.11). T = tokens on the rank, V_t = vocabulary shard. */
+#include <math.h>
+
+#include "internal.h"
+
+loss_memory loss_bytes(const plan *pl) {
+  loss_memory lm = {0};
+  double T = pl->seq_len / pl->cp * pl->micro_batch;
+  double h = pl->hidden, ab = pl->act_bytes;
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  double norm_saved = (megatron || pl->torch_compile) ? ab : 4;
+  /* final norm keeps its input; the head keeps its input (the norm output) */
+  lm.head_input_bytes = pl->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + T * h * ab;
+  if (pl->head_kind == LLMEM_HEAD_NONE) return lm;
+  if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) {
+    lm.head_input_bytes = 2 * pl->micro_batch * h * ab; /* pooled token + pooler output */
+    return lm;
+  }
+  double V = pl->vocab_padded / pl->tp; /* vocab-parallel logits (Megatron, torchtitan loss_parallel) */
+  double TV = T * V;
+  switch (pl->loss) {
+    case LLMEM_LOSS_FUSED: {
+      /* Liger fused linear cross-entropy (fused_linear_cross_entropy.py L56-86):
+       * chunk logits of next_pow2(ceil(T / ceil(V/h))) tokens; grad_input and
+       * an fp32 grad_weight are produced in the forward and kept. */
+      double inc = ceil(V / h);
+      double chunk = pow(2, ceil(log2(ceil(T / inc))));
+      if (chunk > T) chunk = T;
+      lm.saved_bytes = T * h * ab + V * h * 4;
+      lm.forward_peak_bytes = chunk * V * (ab + 4 + 4);
+      lm.backward_peak_bytes = 0;
+      break;
+    }
+    case LLMEM_LOSS_CHUNKED: {
+      /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
+       * log-softmax outputs of all chunks stay saved until the backward. */
+      double c = pl->loss_chunks;
+      lm.saved_bytes = 4 * TV;
+      lm.forward_peak_bytes = ab * TV + 4 * TV / c;
+      lm.backward_peak_bytes = 8 * TV / c;
+      break;
+    }
+    default:
+      if (megatron) {
+        /* Megatron vocab_parallel_cross_entropy: fp32 copy, shifted logits,
+         * exp in place; the softmax is kept and turned into the gradient in place. */
+        lm.saved_bytes = 4 * TV;
+        lm.forward_peak_bytes = ab * TV + 4 * TV;
+        lm.backward_peak_bytes = ab * TV;
+      } else {
+        /* HF ForCausalLMLoss / torchtitan: bf16 logits, .float() copy, saved
+         * log-softmax (forward 10·T·V bytes); backward: dense nll gradient and
+         * log-softmax input gradient next to the saved output (12·T·V). */
+        lm.saved_bytes = 4 * TV;
+        lm.forward_peak_bytes = ab * TV + 4 * TV;
+        lm.backward_peak_bytes = 8 * TV;
+      }
+      break;
+  }
+  return lm;
+}

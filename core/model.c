@@ -1,0 +1,193 @@
+/* Parameter counts per module, exact for HF-style decoders (memory-model.md
+ * §2.4; Llama-2-7B = 6,738,415,616, Llama-3-8B = 8,030,261,248), with the
+ * TP / EP / ETP split of each module on one rank (Megatron column/row
+ * parallel linears; memory-model.md §3.1). */
+#include <math.h>
+
+#include "internal.h"
+
+int layer_is_moe(const plan *pl, int layer) {
+  if (!pl->moe || layer < (int)pl->dense_layers) return 0;
+  return ((layer - (int)pl->dense_layers) % (int)pl->layer_freq) == 0; /* first k dense, then every n-th */
+}
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+/* Attention on one rank. TP splits heads; KV heads below tp are replicated
+ * (config-v1: "kv_heads smaller than tp is valid ... replicated"). */
+static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
+  double h = pl->hidden, t = pl->tp, r = pl->lora_rank;
+  int targets = lora_on ? pl->lora_targets : 0;
+  if (pl->mla) {
+    /* DeepSeek-V3 modeling: q_a_proj / q_a_layernorm / q_b_proj (or q_proj),
+     * kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj. Down-projections
+     * are replicated over TP (Megatron MLA: linear_q_down_proj is not split). */
+    double a = pl->heads / t, qk = pl->qk_nope + pl->qk_rope;
+    double q_up = 0, q_up_in = 0;
+    if (pl->q_lora_rank > 0) {
+      double down = h * pl->q_lora_rank;
+      lp->matrix_count += down;
+      lp->matrix_dims_count += h + pl->q_lora_rank;
+      lp->vector_count += pl->q_lora_rank * pl->norm_width;
+      q_up = pl->q_lora_rank * a * qk;
+      q_up_in = pl->q_lora_rank;
+    } else {
+      q_up = h * a * qk;
+      q_up_in = h;
+    }
+    double kv_down = h * (pl->kv_lora_rank + pl->qk_rope);
+    double kv_up = pl->kv_lora_rank * a * (pl->qk_nope + pl->v_head_dim);
+    double o = a * pl->v_head_dim * h;
+    lp->matrix_count += q_up + kv_down + kv_up + o;
+    lp->matrix_dims_count += (q_up_in + a * qk) + (h + pl->kv_lora_rank + pl->qk_rope) +
+                             (pl->kv_lora_rank + a * (pl->qk_nope + pl->v_head_dim)) +
+                             (a * pl->v_head_dim + h);
+    lp->vector_count += pl->kv_lora_rank * pl->norm_width;
+    lp->quantizable_count += (pl->q_lora_rank > 0 ? h * pl->q_lora_rank : 0) + q_up + kv_down + kv_up + o;
+    lp->largest_linear_count = max2(lp->largest_linear_count, max2(max2(q_up, kv_up), max2(o, kv_down)));
+    if (targets & (1 << LLMEM_LT_Q)) lp->lora_count += r * (q_up_in + a * qk);
+    if (targets & ((1 << LLMEM_LT_K) | (1 << LLMEM_LT_V)))
+      lp->lora_count += r * (pl->kv_lora_rank + a * (pl->qk_nope + pl->v_head_dim));
+    if (targets & (1 << LLMEM_LT_O)) lp->lora_count += r * (a * pl->v_head_dim + h);
+    if (pl->bias) lp->vector_count += h;
+    return;
+  }
+  double d = pl->head_dim;
+  double q_out = pl->heads * d / t;
+  double kv_out = max2(pl->kv_heads / t, 1) * d;
+  double q = h * q_out, k = h * kv_out, v = h * kv_out, o = q_out * h;
+  lp->matrix_count += q + k + v + o;
+  lp->matrix_dims_count += (h + q_out) + 2 * (h + kv_out) + (q_out + h);
+  lp->quantizable_count += q + k + v + o;
+  lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
+  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;   /* column-parallel biases split with TP */
+  if (pl->bias) lp->vector_count += h;                        /* o_proj bias, replicated */
+  if (pl->attn_sinks) lp->vector_count += pl->heads / t;      /* GPT-OSS per-head sink logits */
+  if (pl->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
+  if (pl->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
+  /* PEFT LoraLayer: A (r x d_in) + B (d_out x r) per adapted linear (peft tuners/lora/layer.py) */
+  if (targets & (1 << LLMEM_LT_Q)) lp->lora_count += r * (h + q_out);
+  if (targets & (1 << LLMEM_LT_K)) lp->lora_count += r * (h + kv_out);
+  if (targets & (1 << LLMEM_LT_V)) lp->lora_count += r * (h + kv_out);
+  if (targets & (1 << LLMEM_LT_O)) lp->lora_count += r * (q_out + h);
+}
+
+/* One MLP of intermediate size f (per rank, already split). */
+static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, int expert) {
+  double h = pl->hidden, r = pl->lora_rank;
+  double mats = pl->gated ? 3 : 2;
+  double w = mats * h * f;
+  double dims = mats * (h + f);
+  if (expert) {
+    lp->expert_count += w;
+    lp->expert_dims_count += dims;
+    if (pl->bias) lp->expert_count += (mats - 1) * f + h;
+  } else {
+    lp->matrix_count += w;
+    lp->matrix_dims_count += dims;
+    if (pl->bias) {
+      lp->matrix_count += (mats - 1) * f; /* column-parallel biases */
+      lp->vector_count += h;              /* down_proj bias, replicated */
+    }
+  }
+  lp->quantizable_count += w;
+  lp->largest_linear_count = max2(lp->largest_linear_count, h * f);
+  if (lora_on && !expert) {
+    int t = pl->lora_targets;
+    if (pl->gated && (t & (1 << LLMEM_LT_GATE))) lp->lora_count += r * (h + f);
+    if (t & (1 << LLMEM_LT_UP)) lp->lora_count += r * (h + f);
+    if (t & (1 << LLMEM_LT_DOWN)) lp->lora_count += r * (f + h);
+  }
+}
+
+layer_params layer_params_on_rank(const plan *pl, int layer) {
+  layer_params lp = {0};
+  int lora_on = pl->ft_method != LLMEM_FT_FULL;
+  double h = pl->hidden;
+  attention_params(pl, &lp, lora_on);
+  double attn_total = lp.matrix_count + lp.vector_count;
+  lp.vector_count += pl->norms_per_layer * pl->norm_width * h;
+  if (!layer_is_moe(pl, layer)) {
+    mlp_params(pl, pl->ffn / pl->tp, &lp, lora_on, 0);
+    lp.largest_module_count = max2(attn_total, (pl->gated ? 3 : 2) * h * pl->ffn / pl->tp);
+  } else {
+    double experts_here = pl->experts / pl->ep;
+    double f = pl->expert_ffn / pl->etp;
+    layer_params one = {0};
+    mlp_params(pl, f, &one, 0, 1);
+    lp.expert_count += one.expert_count * experts_here;
+    lp.expert_dims_count += one.expert_dims_count * experts_here;
+    lp.quantizable_count += one.quantizable_count * experts_here;
+    lp.largest_linear_count = max2(lp.largest_linear_count, one.largest_linear_count);
+    /* router: Megatron counts h*E (+E bias), replicated (memory-model.md §2.1, §11 #6) */
+    lp.vector_count += h * pl->experts + (pl->router_bias ? pl->experts : 0);
+    if (pl->shared_experts > 0) {
+      for (int i = 0; i < (int)pl->shared_experts; i++) mlp_params(pl, pl->shared_ffn / pl->tp, &lp, lora_on, 0);
+      if (pl->shared_gate) lp.vector_count += h;
+    }
+    lp.largest_module_count = max2(attn_total, one.expert_count);
+  }
+  return lp;
+}
+
+/* Full-model count of one layer (no TP/EP split), for totals. */
+double layer_params_total(const plan *pl, int layer, int active_only) {
+  plan whole = *pl;
+  whole.tp = 1;
+  whole.ep = 1;
+  whole.etp = 1;
+  layer_params lp = layer_params_on_rank(&whole, layer);
+  double experts = lp.expert_count;
+  if (active_only && pl->moe && pl->experts > 0) experts *= pl->top_k / pl->experts;
+  return lp.matrix_count + lp.vector_count + experts;
+}
+
+/* Word embedding + learned positions + token types (BERT) + embedding norm. */
+double embedding_params(const plan *pl) {
+  double h = pl->hidden;
+  return pl->vocab * h + (pl->learned_pos ? pl->max_positions * h : 0) + pl->type_vocab * h +
+         pl->embedding_norm * pl->norm_width * h;
+}
+
+double head_params(const plan *pl) {
+  double h = pl->hidden;
+  /* HF *ForSequenceClassification on BERT: pooler (h x h + h) + classifier */
+  if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->num_labels + pl->num_labels;
+  if (pl->head_kind == LLMEM_HEAD_NONE) return 0;
+  return (pl->tied ? 0 : pl->vocab * h) + (pl->lm_head_bias ? pl->vocab : 0);
+}
+
+double lora_params_total(const plan *pl) {
+  if (pl->ft_method == LLMEM_FT_FULL) return 0;
+  plan whole = *pl;
+  whole.tp = 1;
+  whole.ep = 1;
+  whole.etp = 1;
+  double n = 0;
+  for (int i = 0; i < (int)pl->layers; i++) n += layer_params_on_rank(&whole, i).lora_count;
+  return n;
+}
+
+void model_param_counts(const plan *pl, double *total, double *active, double *trainable) {
+  double t = 0, a = 0;
+  int n = (int)pl->layers;
+  /* Layers come in at most three kinds (dense, MoE); count each kind once. */
+  double dense_total = 0, moe_total = 0, moe_active = 0;
+  int dense_n = 0, moe_n = 0;
+  for (int i = 0; i < n; i++) {
+    if (layer_is_moe(pl, i)) {
+      if (moe_n++ == 0) {
+        moe_total = layer_params_total(pl, i, 0);
+        moe_active = layer_params_total(pl, i, 1);
+      }
+    } else if (dense_n++ == 0) {
+      dense_total = layer_params_total(pl, i, 0);
+    }
+  }
+  double outer = embedding_params(pl) + head_params(pl) + pl->final_norm * pl->norm_width * pl->hidden;
+  t = dense_n * dense_total + moe_n * moe_total + outer;
+  a = dense_n * dense_total + moe_n * moe_active + outer;
+  *total = t;
+  *active = a;
+  *trainable = pl->ft_method == LLMEM_FT_FULL ? t : lora_params_total(pl);
+}

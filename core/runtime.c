@@ -1,0 +1,40 @@
+/* What sits beside the tensors: the caching allocator's reserve and the
+ * per-process CUDA overheads that nvidia-smi shows (memory-model.md §9). */
+#include "internal.h"
+
+/* PyTorch caching allocator (c10/cuda/CUDACachingAllocator.cpp): freed blocks
+ * stay reserved and a request larger than every cached block opens a new
+ * segment. Over a step the largest short-lived tensor leaves a hole of its
+ * size next to the peak; blocks >= 10 MiB round up to 2 MiB. Expandable
+ * segments map pages on demand and leave only the 2 MiB rounding. */
+double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient) {
+  if (pl->allocator_reserve_given) return peak_allocated * (1 + pl->allocator_reserve);
+  double rounding = 2 * MIB * 16; /* a few dozen live large blocks, each rounded */
+  if (pl->expandable_segments) return peak_allocated + rounding;
+  return peak_allocated + largest_transient + rounding;
+}
+
+/* Number of NCCL communicators with more than one rank. */
+static int communicators(const plan *pl) {
+  int n = 0;
+  if (pl->dp * pl->cp > 1) n++;
+  if (pl->tp > 1) n++;
+  if (pl->pp > 1) n++;
+  if (pl->cp > 1) n++;
+  if (pl->ep > 1) n++;
+  return n;
+}
+
+double runtime_device_overhead_bytes(const plan *pl) {
+  /* CUDA context with lazy module loading: 287,047,680 B measured on PyTorch
+   * 1.13 (pytorch PR #86509); current CUDA 12 / PyTorch 2 contexts with
+   * kernel images measure about 500 MiB (memory-model.md §11 #16: 0.5 GiB). */
+  double context = pl->cuda_context_bytes >= 0 ? pl->cuda_context_bytes * MIB : 512 * MIB;
+  /* cuBLAS (32 MiB on sm90, CublasHandlePool.cpp) and cuBLASLt (32 MiB on
+   * sm90+, pytorch PR #120925) workspaces of the compute stream. */
+  double workspace = pl->cublas_workspace_bytes >= 0 ? pl->cublas_workspace_bytes * MIB : 64 * MIB;
+  /* NCCL: NCCL_BUFFSIZE 4 MiB per channel and protocol buffer; about 16
+   * channel buffers per communicator on NVLink/IB systems [EMPIRICAL]. */
+  double nccl = pl->nccl_buffer_bytes >= 0 ? pl->nccl_buffer_bytes * MIB : communicators(pl) * 16 * 4 * MIB;
+  return context + workspace + nccl;
+}

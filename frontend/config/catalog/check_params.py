@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Recount every catalog model's parameters from its config-v1 "model" keys.
+
+Usage: python3 check_params.py [models.json]
+
+Counting is HF-exact (what sum(p.numel() for p in model.parameters()) gives,
+shared/tied tensors once).  Per decoder layer:
+
+  attention (standard)  q h*a*d, k and v h*g*d each, o a*d*h
+                        + biases when "bias": a*d + 2*g*d + h
+                        + "qkv_bias" (bias on q, k, v only): a*d + 2*g*d
+                        + "qk_norm": "none" (default) -> 0
+                                     "head" -> 2*d  (one d-wide weight for q, one for k)
+                                     "full" -> a*d + g*d (norm over the whole q / k projection)
+                        + "attn_sinks": a (one learned logit per head)
+  attention (MLA)       q_a h*qr + q_a_norm qr + q_b qr*a*(dn+dr)      (q_lora_rank > 0)
+                        or q h*a*(dn+dr)                                (q_lora_rank 0)
+                        kv_a h*(kvr+dr) + kv_a_norm kvr + kv_b kvr*a*(dn+dv) + o a*dv*h
+  dense MLP             gated 3*h*F, plain 2*h*F; biases: gated 2F+h, plain F+h
+  MoE MLP               experts E*(3*h*Fe) (+ E*(2Fe+h) biases when "bias"),
+                        router h*E (+ E when moe.router_bias),
+                        shared experts S*3*h*Fs (S = shared_experts, Fs = shared_expert_ffn_hidden)
+                        (+ h when moe.shared_expert_gate)
+  norms                 norms_per_layer (default 2) * n * h, n = 1 rmsnorm / 2 layernorm
+Model level:
+  embeddings V*h (+ max_positions*h learned, + type_vocab*h, + n*h "embedding_norm")
+  final norm n*h unless "final_norm" is false
+  head "lm": V*h unless tied_embeddings (+ V when "lm_head_bias")
+  head "classification": pooler h*h + h, classifier num_labels*h + num_labels
+  head "none": nothing
+A layer i (0-based) is MoE when moe is set, i >= dense_layers and
+(i - dense_layers) % layer_freq == 0  (Megatron's moe_layer_freq; 1: every layer).
+Active parameters: total minus (E - top_k) experts in every MoE layer.
+Exit status 1 if any model whose params_total_source is not "computed"
+differs from its published params_total.
+"""
+import json
+import os
+import sys
+
+
+def norm_width(m):
+    return 1 if m.get("norm", "rmsnorm") == "rmsnorm" else 2
+
+
+def attention_params(m):
+    h = m["hidden"]
+    a = m["heads"]
+    g = m.get("kv_heads") or a
+    d = m.get("head_dim") or h // a
+    bias = m.get("bias", False)
+    mla = m.get("mla")
+    if mla:
+        qr, kvr = mla["q_lora_rank"], mla["kv_lora_rank"]
+        dn, dr, dv = mla["qk_nope_head_dim"], mla["qk_rope_head_dim"], mla["v_head_dim"]
+        nw = norm_width(m)
+        if qr:
+            p = h * qr + nw * qr + qr * a * (dn + dr)
+        else:
+            p = h * a * (dn + dr)
+        p += h * (kvr + dr) + nw * kvr + kvr * a * (dn + dv) + a * dv * h
+        return p
+    p = h * a * d + 2 * h * g * d + a * d * h
+    if bias:
+        p += a * d + 2 * g * d + h
+    elif m.get("qkv_bias"):
+        p += a * d + 2 * g * d
+    qk = m.get("qk_norm", "none")
+    if qk == "head":
+        p += 2 * d
+    elif qk == "full":
+        p += a * d + g * d
+    elif qk != "none":
+        raise ValueError("qk_norm must be 'none', 'head' or 'full'")
+    if m.get("attn_sinks"):
+        p += a
+    return p
+
+
+def dense_mlp_params(m, f):
+    h = m["hidden"]
+    gated = m.get("mlp", "gated") == "gated"
+    p = (3 if gated else 2) * h * f
+    if m.get("bias"):
+        p += (2 * f + h) if gated else (f + h)
+    return p
+
+
+def expert_params(m, f):
+    return dense_mlp_params(m, f)
+
+
+def moe_layer_ids(m):
+    moe = m.get("moe")
+    L = m["layers"]
+    if not moe:
+        return set()
+    k = moe.get("dense_layers", 0) or 0
+    freq = moe.get("layer_freq", 1) or 1
+    return {i for i in range(k, L) if (i - k) % freq == 0}
+
+
+def count(m):
+    h = m["hidden"]
+    V = m["vocab"]
+    nw = norm_width(m)
+    L = m["layers"]
+    moe = m.get("moe")
+    moe_ids = moe_layer_ids(m)
+    attn = attention_params(m)
+    norms = m.get("norms_per_layer", 2) * nw * h
+    total = 0
+    inactive = 0
+    for i in range(L):
+        total += attn + norms
+        if i in moe_ids:
+            E, k = moe["experts"], moe["top_k"]
+            fe = moe["expert_ffn_hidden"]
+            one = expert_params(m, fe)
+            total += E * one + h * E
+            if moe.get("router_bias"):
+                total += E
+            s = moe.get("shared_experts", 0) or 0
+            if s:
+                total += s * dense_mlp_params(m, moe["shared_expert_ffn_hidden"])
+                if moe.get("shared_expert_gate"):
+                    total += h
+            inactive += (E - k) * one
+        else:
+            total += dense_mlp_params(m, m["ffn_hidden"])
+    # embeddings
+    total += V * h
+    if m.get("position", "rope") == "learned":
+        total += m["max_positions"] * h
+    total += m.get("type_vocab", 0) * h
+    if m.get("embedding_norm"):
+        total += nw * h
+    if m.get("final_norm", True):
+        total += nw * h
+    head = m.get("head", "lm")
+    if head == "lm":
+        if not m.get("tied_embeddings", False):
+            total += V * h
+        if m.get("lm_head_bias"):
+            total += V
+    elif head == "classification":
+        n = m.get("num_labels", 2)
+        total += h * h + h + n * h + n
+    elif head != "none":
+        raise ValueError("head must be lm, classification or none")
+    return total, total - inactive
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "models.json")
+    with open(path) as f:
+        models = json.load(f)
+    bad = 0
+    print("%-24s %18s %18s %14s %18s %18s" % ("id", "computed", "published", "diff",
+                                               "active(comp)", "active(pub)"))
+    for e in models:
+        tot, act = count(e["model"])
+        pub = e.get("params_total")
+        src = e.get("params_total_source", "published")
+        diff = None if pub is None else tot - pub
+        flag = ""
+        if diff:
+            if src == "computed":
+                flag = "  computed entry disagrees with check"
+            else:
+                flag = "  MISMATCH"
+            bad += 1
+        pa = e.get("params_active")
+        print("%-24s %18d %18s %14s %18s %18s%s" % (
+            e["id"], tot, "-" if pub is None else "%d" % pub,
+            "-" if diff is None else "%d" % diff,
+            "%d" % act if e["model"].get("moe") else "-",
+            "-" if pa is None else "%d" % pa, flag))
+    print("%d models, %d mismatches" % (len(models), bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

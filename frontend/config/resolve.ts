@@ -1,0 +1,47 @@
+// From what a person writes to what the core takes: the preset fills the
+// model before explicit keys override it, and a GPU id sets memory_gib
+// unless memory_gib is given (config-v1.md "Rules").
+import type { Config, ConfigError, Json } from '../../wasm/llmem.js';
+import { findGpu, findModel, GPUS, MODELS } from './catalog.js';
+
+const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Deep merge: keys of `over` win; a null in `over` wins too (it means "none"). */
+export function merge(base: Config, over: Config): Config {
+  const out: Config = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    out[k] = isObject(v) && isObject(base[k]) ? merge(base[k] as Config, v) : v;
+  }
+  return out;
+}
+
+export type Resolved = { ok: true; config: Config } | { ok: false; error: ConfigError };
+
+export function resolveConfig(input: unknown): Resolved {
+  if (!isObject(input)) return { ok: false, error: { path: '', message: 'the config must be a JSON object' } };
+  let config: Config = structuredClone(input);
+  const model = config.model;
+  if (isObject(model) && model.preset !== undefined && model.preset !== null) {
+    const id = model.preset;
+    const entry = typeof id === 'string' ? findModel(id) : undefined;
+    if (!entry)
+      return {
+        ok: false,
+        error: { path: 'model.preset', message: `model.preset: unknown model ${JSON.stringify(id)} (allowed: ${MODELS.map((m) => m.id).join(', ')})` },
+      };
+    config.model = merge({ ...entry.model, name: entry.name } as Config, model);
+  }
+  const hw = config.hardware;
+  if (isObject(hw) && hw.gpu !== undefined && hw.gpu !== null) {
+    const gpu = typeof hw.gpu === 'string' ? findGpu(hw.gpu) : undefined;
+    if (!gpu)
+      return {
+        ok: false,
+        error: { path: 'hardware.gpu', message: `hardware.gpu: unknown GPU ${JSON.stringify(hw.gpu)} (allowed: ${GPUS.map((g) => g.id).join(', ')})` },
+      };
+    // the capacity the driver reports when known (H100 80GB: 81559 MiB), else the nominal size
+    const gib = gpu.memory_bytes ? gpu.memory_bytes / 2 ** 30 : gpu.memory_gib;
+    if (hw.memory_gib === undefined) config = merge(config, { hardware: { memory_gib: gib as Json } });
+  }
+  return { ok: true, config };
+}

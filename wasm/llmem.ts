@@ -1,0 +1,387 @@
+// Typed wrapper around the wasm core, shared by the CLI, the page and the tests.
+// It flattens a config-v1 object into the core's input block by walking the
+// core's own field table (core/fields.def), so keys, kinds, enum values and
+// defaults have one source of truth, and reads the result block through the
+// offsets the core reports (no hard-coded struct layout).
+
+export const ABI_VERSION = 1;
+
+export type FieldKind = 'int' | 'num' | 'bool' | 'enum' | 'set' | 'text' | 'group';
+const KINDS: FieldKind[] = ['int', 'num', 'bool', 'enum', 'set', 'text', 'group'];
+
+export interface FieldInfo {
+  index: number;
+  path: string;
+  kind: FieldKind;
+  nullable: boolean;
+  default: number;
+  min: number;
+  max: number;
+  values: string[];
+}
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Config = { [key: string]: Json };
+
+export interface ConfigError {
+  path: string;
+  message: string;
+}
+
+export const CATEGORIES = [
+  'weights',
+  'gradients',
+  'master_weights',
+  'optimizer_states',
+  'activations',
+  'logits',
+  'comm_buffers',
+  'temporaries',
+] as const;
+export type Category = (typeof CATEGORIES)[number];
+export type Breakdown = Record<Category, number>;
+
+export interface RankResult {
+  stage: number;
+  peak_allocated_bytes: number;
+  peak_reserved_bytes: number;
+  device_used_bytes: number;
+  breakdown_bytes: Breakdown;
+  persistent_bytes: number;
+  params: number;
+  layers: number;
+  peak_phase: string;
+  peak_micro_batch: number | null;
+  peak_layer: number | null;
+}
+
+export interface Timeline {
+  stride: number;
+  total_bytes: number[];
+  category_bytes: Record<Category, number[]>;
+  phase: string[];
+  micro_batch: number[];
+  layer: number[];
+}
+
+export interface EstimateResult {
+  ok: true;
+  per_gpu: RankResult & { peak_at: string };
+  ranks: RankResult[];
+  params: { total: number; active: number; trainable: number; per_gpu: number };
+  host: { cpu_bytes: number; nvme_bytes: number };
+  fits: boolean;
+  utilization: number;
+  capacity_bytes: number;
+  warnings: string[];
+  timeline?: Timeline;
+}
+
+export interface EstimateFailure {
+  ok: false;
+  error: ConfigError;
+}
+
+export type EstimateOutcome = EstimateResult | EstimateFailure;
+
+interface CoreModule {
+  HEAPU8: Uint8Array;
+  HEAPF64: Float64Array;
+  HEAP32: Int32Array;
+  _llmem_abi_version(): number;
+  _llmem_input_ptr(): number;
+  _llmem_result_ptr(): number;
+  _llmem_field_count(): number;
+  _llmem_reset_input(): void;
+  _llmem_run(): number;
+  _llmem_field_path(i: number): number;
+  _llmem_field_kind(i: number): number;
+  _llmem_field_flags(i: number): number;
+  _llmem_field_default(i: number): number;
+  _llmem_field_min(i: number): number;
+  _llmem_field_max(i: number): number;
+  _llmem_field_value_count(i: number): number;
+  _llmem_field_value(i: number, j: number): number;
+  _llmem_status_text(s: number): number;
+  _llmem_warning_text(w: number): number;
+  _llmem_phase_text(p: number): number;
+  _llmem_layout(): number;
+}
+
+export type CoreFactory = (options?: { wasmBinary?: ArrayBuffer | Uint8Array }) => Promise<unknown>;
+
+interface Layout {
+  result: Record<string, number>;
+  rank: Record<string, number>;
+  event: Record<string, number>;
+}
+
+const isObject = (v: unknown): v is { [key: string]: Json } =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'string') return `"${v}"`;
+  return typeof v === 'object' ? 'an object' : String(v);
+}
+
+export class Core {
+  readonly fields: FieldInfo[];
+  private readonly byPath = new Map<string, FieldInfo>();
+  private readonly layout: Layout;
+  private readonly phases: string[] = [];
+
+  private constructor(private readonly m: CoreModule) {
+    if (m._llmem_abi_version() !== ABI_VERSION)
+      throw new Error(`llmem core ABI ${m._llmem_abi_version()} does not match the wrapper (${ABI_VERSION})`);
+    const n = m._llmem_field_count();
+    this.fields = [];
+    for (let i = 0; i < n; i++) {
+      const values: string[] = [];
+      for (let j = 0; j < m._llmem_field_value_count(i); j++) values.push(this.text(m._llmem_field_value(i, j)));
+      const f: FieldInfo = {
+        index: i,
+        path: this.text(m._llmem_field_path(i)),
+        kind: KINDS[m._llmem_field_kind(i)],
+        nullable: (m._llmem_field_flags(i) & 1) !== 0,
+        default: m._llmem_field_default(i),
+        min: m._llmem_field_min(i),
+        max: m._llmem_field_max(i),
+        values,
+      };
+      this.fields.push(f);
+      this.byPath.set(f.path, f);
+    }
+    this.layout = JSON.parse(this.text(m._llmem_layout())) as Layout;
+    for (let p = 0; p < 5; p++) this.phases.push(this.text(m._llmem_phase_text(p)));
+  }
+
+  static async load(factory: CoreFactory, wasmBinary?: Uint8Array): Promise<Core> {
+    const m = (await factory(wasmBinary ? { wasmBinary } : {})) as CoreModule;
+    return new Core(m);
+  }
+
+  field(path: string): FieldInfo | undefined {
+    return this.byPath.get(path);
+  }
+
+  private text(ptr: number): string {
+    if (!ptr) return '';
+    const heap = this.m.HEAPU8;
+    let end = ptr;
+    while (heap[end] !== 0) end++;
+    return new TextDecoder().decode(heap.subarray(ptr, end));
+  }
+
+  /** The config that every omitted key stands for (core defaults; null = automatic). */
+  defaults(): Config {
+    const root: Config = {};
+    for (const f of this.fields) {
+      const parts = f.path.split('.');
+      let node: Config = root;
+      for (const p of parts.slice(0, -1)) node = (node[p] ??= {}) as Config;
+      const key = parts[parts.length - 1];
+      if (f.kind === 'group') {
+        if (!(key in node)) node[key] = f.nullable && f.path !== 'model' ? null : {};
+        continue;
+      }
+      if (f.kind === 'text') continue;
+      node[key] = this.toJson(f, f.default);
+    }
+    return root;
+  }
+
+  /** A value of the input block as config JSON. */
+  toJson(f: FieldInfo, v: number): Json {
+    if (Number.isNaN(v)) return null;
+    switch (f.kind) {
+      case 'bool':
+        return v !== 0;
+      case 'enum':
+        return f.values[v] ?? null;
+      case 'set':
+        return f.values.filter((_, i) => (v & (1 << i)) !== 0);
+      default:
+        return v;
+    }
+  }
+
+  /** Config JSON to the flat input block; the first problem is returned as an error. */
+  flatten(config: unknown): Float64Array | ConfigError {
+    const slots = new Float64Array(this.fields.length);
+    for (const f of this.fields) slots[f.index] = f.default;
+    if (!isObject(config)) return { path: '', message: `the config must be a JSON object, not ${describe(config)}` };
+    const err = this.walk(config, '', slots);
+    return err ?? slots;
+  }
+
+  private children(prefix: string): string[] {
+    const depth = prefix ? prefix.split('.').length : 0;
+    return this.fields
+      .filter((f) => (prefix ? f.path.startsWith(prefix + '.') : true) && f.path.split('.').length === depth + 1)
+      .map((f) => f.path.split('.')[depth]);
+  }
+
+  private walk(obj: { [key: string]: Json }, prefix: string, slots: Float64Array): ConfigError | null {
+    for (const [key, value] of Object.entries(obj)) {
+      const path = prefix ? `${prefix}.${key}` : key;
+      const f = this.byPath.get(path);
+      if (!f)
+        return { path, message: `${path}: unknown key (allowed here: ${this.children(prefix).join(', ')})` };
+      const err = this.assign(f, value, slots);
+      if (err) return err;
+    }
+    return null;
+  }
+
+  private assign(f: FieldInfo, value: Json, slots: Float64Array): ConfigError | null {
+    const fail = (expected: string): ConfigError => ({
+      path: f.path,
+      message: `${f.path}: must be ${expected}${f.nullable ? ' or null' : ''}, not ${describe(value)}`,
+    });
+    if (value === null) {
+      if (!f.nullable) return fail(this.expected(f));
+      if (f.kind === 'group') {
+        for (const g of this.fields) if (g.path.startsWith(f.path + '.')) slots[g.index] = g.default;
+        return null;
+      }
+      slots[f.index] = NaN;
+      return null;
+    }
+    switch (f.kind) {
+      case 'group':
+        return isObject(value) ? this.walk(value, f.path, slots) : fail('an object');
+      case 'text':
+        return typeof value === 'string' ? null : fail('a string');
+      case 'int':
+      case 'num':
+        if (typeof value !== 'number' || !Number.isFinite(value)) return fail(this.expected(f));
+        slots[f.index] = value;
+        return null;
+      case 'bool':
+        if (typeof value !== 'boolean') return fail('true or false');
+        slots[f.index] = value ? 1 : 0;
+        return null;
+      case 'enum': {
+        const i = typeof value === 'string' ? f.values.indexOf(value) : -1;
+        if (i < 0) return { path: f.path, message: `${f.path}: ${describe(value)} is not allowed (allowed: ${f.values.join(' | ')})` };
+        slots[f.index] = i;
+        return null;
+      }
+      case 'set': {
+        if (!Array.isArray(value)) return fail(`a list of ${f.values.join(' | ')}`);
+        let mask = 0;
+        for (const item of value) {
+          const i = typeof item === 'string' ? f.values.indexOf(item) : -1;
+          if (i < 0)
+            return { path: f.path, message: `${f.path}: ${describe(item)} is not allowed (allowed: ${f.values.join(' | ')})` };
+          mask |= 1 << i;
+        }
+        slots[f.index] = mask;
+        return null;
+      }
+    }
+  }
+
+  private expected(f: FieldInfo): string {
+    if (f.kind === 'int') return `a whole number from ${f.min} to ${f.max}`;
+    if (f.kind === 'num') return `a number from ${f.min} to ${f.max}`;
+    if (f.kind === 'enum') return `one of ${f.values.join(' | ')}`;
+    if (f.kind === 'bool') return 'true or false';
+    if (f.kind === 'group') return 'an object';
+    return 'a string';
+  }
+
+  /** Run the core on a config (presets and GPU ids must already be resolved). */
+  estimate(config: unknown, options: { timeline?: boolean } = {}): EstimateOutcome {
+    const flat = this.flatten(config);
+    if (!(flat instanceof Float64Array)) return { ok: false, error: flat };
+    return this.estimateFlat(flat, options);
+  }
+
+  estimateFlat(flat: Float64Array, options: { timeline?: boolean } = {}): EstimateOutcome {
+    const m = this.m;
+    m.HEAPF64.set(flat, m._llmem_input_ptr() / 8);
+    const status = m._llmem_run();
+    const base = m._llmem_result_ptr();
+    const R = this.layout.result;
+    if (status !== 0) {
+      return {
+        ok: false,
+        error: { path: this.text(base + R.error_path), message: this.text(base + R.error_message) },
+      };
+    }
+    const f64 = (addr: number) => m.HEAPF64[addr / 8];
+    const i32 = (addr: number) => m.HEAP32[addr / 4];
+    const per = this.readRank(base + R.per_gpu);
+    const ranks: RankResult[] = [];
+    const rankCount = i32(base + R.rank_count);
+    for (let i = 0; i < rankCount; i++) ranks.push(this.readRank(base + R.ranks + i * this.layout.rank.size));
+    const warnings: string[] = [];
+    const wc = i32(base + R.warning_count);
+    for (let i = 0; i < wc; i++) warnings.push(this.text(m._llmem_warning_text(i32(base + R.warnings + 4 * i))));
+    const result: EstimateResult = {
+      ok: true,
+      per_gpu: { ...per, peak_at: this.text(base + R.peak_at) },
+      ranks,
+      params: {
+        total: f64(base + R.params_total),
+        active: f64(base + R.params_active),
+        trainable: f64(base + R.params_trainable),
+        per_gpu: f64(base + R.params_per_gpu),
+      },
+      host: { cpu_bytes: f64(base + R.host_cpu_bytes), nvme_bytes: f64(base + R.host_nvme_bytes) },
+      fits: i32(base + R.fits) !== 0,
+      utilization: f64(base + R.utilization),
+      capacity_bytes: f64(base + R.capacity_bytes),
+      warnings,
+    };
+    if (options.timeline) result.timeline = this.readTimeline(base);
+    return result;
+  }
+
+  private readRank(addr: number): RankResult {
+    const K = this.layout.rank;
+    const f64 = (a: number) => this.m.HEAPF64[a / 8];
+    const i32 = (a: number) => this.m.HEAP32[a / 4];
+    const breakdown = {} as Breakdown;
+    CATEGORIES.forEach((c, i) => (breakdown[c] = f64(addr + K.breakdown_bytes + 8 * i)));
+    const mb = i32(addr + K.peak_micro_batch), layer = i32(addr + K.peak_layer);
+    return {
+      stage: i32(addr + K.stage),
+      peak_allocated_bytes: f64(addr + K.peak_allocated_bytes),
+      peak_reserved_bytes: f64(addr + K.peak_reserved_bytes),
+      device_used_bytes: f64(addr + K.device_used_bytes),
+      breakdown_bytes: breakdown,
+      persistent_bytes: f64(addr + K.persistent_bytes),
+      params: f64(addr + K.params_count),
+      layers: f64(addr + K.layers_count),
+      peak_phase: this.phases[i32(addr + K.peak_phase)] ?? '',
+      peak_micro_batch: mb < 0 ? null : mb,
+      peak_layer: layer < 0 ? null : layer,
+    };
+  }
+
+  private readTimeline(base: number): Timeline {
+    const R = this.layout.result, E = this.layout.event;
+    const n = this.m.HEAP32[(base + R.event_count) / 4];
+    const t: Timeline = {
+      stride: this.m.HEAP32[(base + R.event_stride) / 4],
+      total_bytes: [],
+      category_bytes: Object.fromEntries(CATEGORIES.map((c) => [c, [] as number[]])) as Record<Category, number[]>,
+      phase: [],
+      micro_batch: [],
+      layer: [],
+    };
+    for (let i = 0; i < n; i++) {
+      const a = base + R.events + i * E.size;
+      t.total_bytes.push(this.m.HEAPF64[(a + E.total_bytes) / 8]);
+      CATEGORIES.forEach((c, j) => t.category_bytes[c].push(this.m.HEAPF64[(a + E.category_bytes + 8 * j) / 8]));
+      t.phase.push(this.phases[this.m.HEAP32[(a + E.phase) / 4]] ?? '');
+      t.micro_batch.push(this.m.HEAP32[(a + E.micro_batch) / 4]);
+      t.layer.push(this.m.HEAP32[(a + E.layer) / 4]);
+    }
+    return t;
+  }
+}

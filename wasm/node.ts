@@ -1,0 +1,28 @@
+// Loads the wasm core under Node (CLI, tests, benchmarks).
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Core, type CoreFactory } from './llmem.js';
+
+/** The repository root: the first folder upwards holding CMakeLists.txt and package.json. */
+export function repoRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'CMakeLists.txt')) && existsSync(join(dir, 'package.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) throw new Error('llmem: cannot find the repository root');
+    dir = up;
+  }
+}
+
+let cached: Promise<Core> | undefined;
+
+export function loadCore(): Promise<Core> {
+  cached ??= (async () => {
+    const file = join(repoRoot(), 'build/wasm/llmem_core.mjs');
+    if (!existsSync(file)) throw new Error(`llmem: ${file} is missing; run \`npm run build:core\``);
+    const mod = (await import(pathToFileURL(file).href)) as { default: CoreFactory };
+    return Core.load(mod.default);
+  })();
+  return cached;
+}

@@ -114,6 +114,9 @@ typedef struct {
   double reduce_bytes;           /* bytes per parameter of the reduce-scatter input */
   double root_gathered;       /* embedding/head kept gathered (bytes) */
   double bucket_bytes;        /* DeepSpeed IPG/reduce buckets (transient in backward) */
+  double paged_bytes;         /* optimizer states in CUDA managed memory (bitsandbytes paged) */
+  int accumulate_unsharded;   /* FSDP2 under PP: params stay gathered, unsharded grads accumulate */
+  double unsharded_accum_bytes; /* bytes per trainable parameter of the accumulated unsharded grad */
 } rank_states;
 
 /* plan.c */

@@ -33,14 +33,31 @@ loss_memory loss_bytes(const plan *pl) {
       break;
     }
     case LLMEM_LOSS_CHUNKED: {
-      /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
-       * log-softmax outputs of all chunks stay saved until the backward. */
       double c = pl->loss_chunks;
-      lm.saved_bytes = 4 * TV;
-      lm.forward_peak_bytes = ab * TV + 4 * TV / c;
-      lm.backward_peak_bytes = 8 * TV / c;
+      if (pl->torch_compile) {
+        /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
+         * keeps the bf16 chunk logits and one fp32 logsumexp per token */
+        lm.saved_bytes = ab * TV + 4 * T;
+        lm.forward_peak_bytes = 4 * TV / c;
+        lm.backward_peak_bytes = (ab + 4) * TV / c;
+      } else {
+        /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
+         * log-softmax outputs of all chunks stay saved until the backward. */
+        lm.saved_bytes = 4 * TV;
+        lm.forward_peak_bytes = ab * TV + 4 * TV / c;
+        lm.backward_peak_bytes = 8 * TV / c;
+      }
       break;
     }
+    case LLMEM_LOSS_COMPILED:
+      /* torch.compile'd F.cross_entropy(logits.float()) (torchtitan
+       * build_cross_entropy_loss with compile): the upcast fuses into the
+       * log-softmax; bf16 logits and a logsumexp per token are kept and the
+       * backward writes the bf16 gradient directly. */
+      lm.saved_bytes = ab * TV + 4 * T;
+      lm.forward_peak_bytes = 0;
+      lm.backward_peak_bytes = ab * TV;
+      break;
     default:
       if (megatron) {
         /* Megatron vocab_parallel_cross_entropy: fp32 copy, shifted logits,

@@ -193,7 +193,6 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   if (p.mla && (p.kv_lora_rank < 1 || p.qk_nope < 1 || p.qk_rope < 1 || p.v_head_dim < 1))
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
   if (!p.mla && !divides(p.heads, p.kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
-  if (p.tied && p.head_kind != LLMEM_HEAD_LM) FAIL(LLMEM_ERR_HEAD_TIED, tied_embeddings);
 
   if (p.engine == LLMEM_ENGINE_SINGLE && p.gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
   if ((p.tp > 1 || p.cp > 1) &&

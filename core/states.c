@@ -154,6 +154,13 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
     if (pl->offload_params == LLMEM_OFFLOAD_NVME) r.nvme_bytes += weights; else r.host_bytes += weights;
     weights = 0;
   }
+  /* bitsandbytes paged optimizers allocate their states with cudaMallocManaged
+   * (bitsandbytes/optim/optimizer.py GlobalPageManager): outside PyTorch's
+   * caching allocator, so neither allocated nor reserved sees them. */
+  if (pl->paged_optimizer) {
+    r.paged_bytes = opt;
+    opt = 0;
+  }
   r.weights = weights;
   r.master = master;
   r.gradients = grads;
@@ -186,6 +193,16 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
   }
   if (fsdp_sharded) {
     r.root_gathered = emb_head * r.unsharded_weight_bytes;
+  }
+  /* torch.distributed.pipelining runs every micro-batch but the last under
+   * FSDP2's no-sync with resharding after backward off
+   * (stage.backward_maybe_with_nosync): each stage keeps its parameters
+   * gathered and accumulates unsharded gradients in the reduce dtype
+   * (_fsdp_param.py to_accumulated_grad_if_needed). */
+  if (engine == LLMEM_ENGINE_FSDP2 && fsdp_sharded && pl->pp > 1 && pl->grad_accum > 1) {
+    r.accumulate_unsharded = 1;
+    r.keep_gathered_until_backward = 1;
+    r.unsharded_accum_bytes = lora ? dtype_bytes(pl->adapter_dtype) : pl->grad_bytes;
   }
 
   /* ---- DeepSpeed buckets ---- */

@@ -158,6 +158,7 @@ typedef struct {
   double prefetch;          /* the next layer's gather in flight */
   double casts;             /* autocast copies of the weights */
   double unsharded_grads;   /* FSDP/ZeRO-3: full gradients before the reduce-scatter */
+  double trainable;         /* trainable parameters of the layer on this rank */
   double reduce_input;
 } layer_cost;
 
@@ -171,6 +172,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
   double trainable = lora ? lp.lora_count : c.params;
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
   c.grad_share = rs->gradients * trainable / stage_trainable;
+  c.trainable = trainable;
   if (rs->gathers == 1) {
     c.gather = c.params * rs->unsharded_weight_bytes;
     c.prefetch = c.gather * rs->gather_factor_fwd;
@@ -245,7 +247,12 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
    * backward has run; they persist over the accumulation steps */
   int grads_made_head = 0, grads_made_embed = 0;
   unsigned char made[4096]; /* per local layer; deeper stages get theirs at the optimizer step */
+  unsigned char accumulated[4096];
+  unsigned char held[4096]; /* layers whose parameters stay gathered */
+  memset(held, 0, sizeof held);
   memset(made, 0, sizeof made);
+  memset(accumulated, 0, sizeof accumulated);
+  double accumulated_bytes = 0;
 
   int m = simulated_microbatches(pl, stage);
   op ops[MAX_OPS];
@@ -267,13 +274,11 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
       if (is_first_chunk) S.cat[LLMEM_CAT_ACTIVATIONS] += embedding_activation_bytes(pl);
       for (int i = first; i < first + n; i++) {
         const layer_cost *lc = &costs[layer_is_moe(pl, i)];
-        int rec = layer_recomputed(pl, local0 + (i - first));
+        int local = local0 + (i - first);
+        int rec = layer_recomputed(pl, local);
         const layer_activations *la = &lc->act[rec];
-        int gathered_now = 0;
-        if (rs->gathers && !(rs->keep_gathered_until_backward && kept_gathered > 0 && cur.mb > 0)) {
-          S.cat[LLMEM_CAT_WEIGHTS] += lc->gather;
-          gathered_now = 1;
-        }
+        int kept = local < (int)sizeof held && held[local];
+        if (rs->gathers && !kept) S.cat[LLMEM_CAT_WEIGHTS] += lc->gather;
         S.cat[LLMEM_CAT_WEIGHTS] += lc->casts;
         S.cat[LLMEM_CAT_ACTIVATIONS] += la->saved_bytes;
         transient(&S, LLMEM_CAT_TEMPORARIES, la->forward_temp_bytes);
@@ -285,9 +290,13 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
           const layer_cost *prev = &costs[layer_is_moe(pl, i - 2)];
           S.cat[LLMEM_CAT_ACTIVATIONS] -= prev->act[layer_recomputed(pl, local0 + (i - 2 - first))].saved_bytes;
         }
-        if (gathered_now) {
-          if (rs->keep_gathered_until_backward) kept_gathered += lc->gather;
-          else S.cat[LLMEM_CAT_WEIGHTS] -= lc->gather;
+        if (rs->gathers && !kept) {
+          if (rs->keep_gathered_until_backward && local < (int)sizeof held) {
+            held[local] = 1; /* stays gathered until the end of the step */
+            kept_gathered += lc->gather;
+          } else {
+            S.cat[LLMEM_CAT_WEIGHTS] -= lc->gather;
+          }
         }
       }
       if (is_last_chunk) {
@@ -314,7 +323,7 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
         int local = local0 + (i - first);
         int rec = layer_recomputed(pl, local);
         const layer_activations *la = &lc->act[rec];
-        int regathered = rs->gathers && !(rs->keep_gathered_until_backward);
+        int regathered = rs->gathers && !(local < (int)sizeof held && held[local]);
         if (regathered) S.cat[LLMEM_CAT_WEIGHTS] += lc->gather;
         if (offload) S.cat[LLMEM_CAT_ACTIVATIONS] += (i >= first + n - 2) ? 0 : la->saved_bytes;
         S.cat[LLMEM_CAT_ACTIVATIONS] += la->recompute_bytes;
@@ -323,6 +332,14 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
         } else if (lazy && local < (int)sizeof made && !made[local]) {
           S.cat[LLMEM_CAT_GRADIENTS] += lc->grad_share;
           made[local] = 1;
+        }
+        if (rs->accumulate_unsharded) {
+          if (local < (int)sizeof accumulated && !accumulated[local]) {
+            double g = lc->trainable * rs->unsharded_accum_bytes;
+            S.cat[LLMEM_CAT_GRADIENTS] += g;
+            accumulated_bytes += g;
+            accumulated[local] = 1;
+          }
         }
         transient(&S, LLMEM_CAT_GRADIENTS, lc->unsharded_grads);
         transient(&S, LLMEM_CAT_COMM_BUFFERS, lc->reduce_input + (i > first ? lc->prefetch : 0));
@@ -347,8 +364,10 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
       if (is_last_chunk && root_grads > 0) S.cat[LLMEM_CAT_GRADIENTS] -= root_grads;
     }
   }
-  /* parameters kept gathered through the backward are released at its end */
+  /* parameters kept gathered through the backward are released at its end,
+   * accumulated unsharded gradients after the last micro-batch's reduce-scatter */
   if (rs->keep_gathered_until_backward) S.cat[LLMEM_CAT_WEIGHTS] -= kept_gathered;
+  S.cat[LLMEM_CAT_GRADIENTS] -= accumulated_bytes;
 
   /* optimizer step; lazily created gradients are then set to None */
   if (pl->optimizer_in_backward) {
@@ -378,4 +397,9 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
   out->peak_layer = S.peak_layer;
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S.peak, S.largest_transient);
   out->device_used_bytes = out->peak_reserved_bytes + runtime_device_overhead_bytes(pl);
+  /* managed (paged) optimizer states occupy what the device has left, the rest pages to host */
+  if (rs->paged_bytes > 0) {
+    double room = pl->memory_bytes - out->device_used_bytes;
+    out->device_used_bytes += rs->paged_bytes < room ? rs->paged_bytes : (room > 0 ? room : 0);
+  }
 }

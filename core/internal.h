@@ -150,6 +150,7 @@ typedef struct {
   double forward_peak_bytes;  /* extra transient at the loss forward */
   double backward_peak_bytes; /* extra transient at the loss backward */
   double head_input_bytes;    /* final-norm output / head input kept */
+  double unreusable_bytes;    /* freed forward block the backward cannot reuse (allocator) */
 } loss_memory;
 loss_memory loss_bytes(const plan *pl);
 

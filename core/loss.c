@@ -39,6 +39,7 @@ loss_memory loss_bytes(const plan *pl) {
          * keeps the bf16 chunk logits and one fp32 logsumexp per token */
         lm.saved_bytes = ab * TV + 4 * T;
         lm.forward_peak_bytes = 4 * TV / c;
+        lm.unreusable_bytes = 4 * TV / c;
         lm.backward_peak_bytes = (ab + 4) * TV / c;
       } else {
         /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
@@ -72,6 +73,7 @@ loss_memory loss_bytes(const plan *pl) {
         lm.saved_bytes = 4 * TV;
         lm.forward_peak_bytes = ab * TV + 4 * TV;
         lm.backward_peak_bytes = 8 * TV;
+        lm.unreusable_bytes = ab * TV;
       }
       break;
   }

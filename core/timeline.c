@@ -19,6 +19,8 @@ typedef struct {
   double peak_cat[LLMEM_CAT_COUNT];
   int peak_phase, peak_mb, peak_layer;
   double largest_transient;
+  double hole;      /* cached blocks the next requests cannot reuse (caching allocator) */
+  double peak_hole;
   timeline_sink *sink;
   llmem_event group_best;
   int group_n;
@@ -51,6 +53,7 @@ static void record(sim *S, int phase, int mb, int layer) {
     S->peak_phase = phase;
     S->peak_mb = mb;
     S->peak_layer = layer;
+    S->peak_hole = S->hole;
   }
   timeline_sink *s = S->sink;
   if (!s || !s->events) return;
@@ -302,13 +305,16 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
       if (is_last_chunk) {
         S.cat[LLMEM_CAT_ACTIVATIONS] += loss.head_input_bytes;
         S.cat[LLMEM_CAT_LOGITS] += loss.saved_bytes;
-        transient(&S, LLMEM_CAT_LOGITS, loss.forward_peak_bytes);
+        S.cat[LLMEM_CAT_LOGITS] += loss.forward_peak_bytes;
         record(&S, LLMEM_PHASE_LOSS, cur.mb, -1);
         S.cat[LLMEM_CAT_LOGITS] -= loss.forward_peak_bytes;
+        /* the freed 16-bit logits block is too small for the backward's fp32
+         * requests and stays cached beside them */
+        S.hole = loss.unreusable_bytes;
       }
     } else {
       if (is_last_chunk) {
-        transient(&S, LLMEM_CAT_LOGITS, loss.backward_peak_bytes);
+        S.cat[LLMEM_CAT_LOGITS] += loss.backward_peak_bytes;
         if (lazy && !grads_made_head) {
           S.cat[LLMEM_CAT_GRADIENTS] += head_grads + norm_grads;
           grads_made_head = 1;
@@ -316,6 +322,7 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
         if (root_grads > 0) S.cat[LLMEM_CAT_GRADIENTS] += root_grads;
         record(&S, LLMEM_PHASE_BACKWARD, cur.mb, -1);
         S.cat[LLMEM_CAT_LOGITS] -= loss.backward_peak_bytes + loss.saved_bytes;
+        S.hole = 0;
         S.cat[LLMEM_CAT_ACTIVATIONS] -= loss.head_input_bytes;
       }
       for (int i = first + n - 1; i >= first; i--) {
@@ -395,7 +402,15 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
   out->peak_phase = S.peak_phase;
   out->peak_micro_batch = S.peak_mb;
   out->peak_layer = S.peak_layer;
-  out->peak_reserved_bytes = runtime_reserved_bytes(pl, S.peak, S.largest_transient);
+  /* blocks of the collectives' streams are freed late (recordStream; FSDP
+   * notes "FSDP buffers sizes": backward needs "at least 2x all-gather
+   * buffer size and potentially a bit more"): FSDP1 keeps two more gathered
+   * units cached (limit_all_gathers allows two in flight), FSDP2 one */
+  double late = 0;
+  for (int k = 0; k < 2; k++)
+    if (have[k] && costs[k].gather > late) late = costs[k].gather;
+  if (pl->engine == LLMEM_ENGINE_FSDP1) late *= 2;
+  out->peak_reserved_bytes = runtime_reserved_bytes(pl, S.peak, S.largest_transient + late + S.peak_hole);
   out->device_used_bytes = out->peak_reserved_bytes + runtime_device_overhead_bytes(pl);
   /* managed (paged) optimizer states occupy what the device has left, the rest pages to host */
   if (rs->paged_bytes > 0) {

@@ -104,7 +104,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   int keep_mlp_in = !frozen || qlora || lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP) || moe;
   int keep_down_in = !frozen || qlora || lora_target(pl, LLMEM_LT_DOWN);
 
-  double norm1_in = out_h * sh.norm_saved + T * 4;        /* input (fp32 if eager) + rstd */
+  double norm1_in = out_h * sh.norm_saved + T * 4 / sh.outside; /* input (fp32 if eager) + rstd */
   double qkv_in = keep_qkv_in ? out_h * sh.lin : 0;        /* norm output; SP keeps it sharded */
   double mla_latent = 0;
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
@@ -124,7 +124,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double attn_drop = pl->dropout > 0 ? out_h : 0;          /* 1-byte mask after o_proj */
 
   /* ---- MLP or MoE block ---- */
-  double norm2_in = out_h * sh.norm_saved + T * 4;
+  double norm2_in = out_h * sh.norm_saved + T * 4 / sh.outside;
   double mlp_in = keep_mlp_in ? out_h * sh.lin : 0;
   double mlp = 0, mlp_temp = 0;
   double f_t = pl->ffn / t;

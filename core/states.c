@@ -132,8 +132,10 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
     opt = optimizer_bytes(pl, trainable_dense, trainable_dense, 2) / opt_div_d;
   } else {
     double mats = lp->matrix_count, vecs = lp->vector_count + st->final_norm_count;
+    double table_dims = pl->vocab_padded / pl->tp + pl->hidden; /* rows + cols of a V x h table */
+    double emb_dims = (st->embedding_count > 0 ? table_dims : 0) + (st->head_count > 0 ? table_dims : 0);
     opt = (optimizer_bytes(pl, mats, lp->matrix_dims_count, 1) + optimizer_bytes(pl, vecs, vecs, 0) +
-           optimizer_bytes(pl, emb_head, pl->vocab_padded / pl->tp + pl->hidden, 2)) / opt_div_d +
+           optimizer_bytes(pl, emb_head, emb_dims, 2)) / opt_div_d +
           optimizer_bytes(pl, expert, lp->expert_dims_count, 1) / opt_div_e;
   }
 
@@ -179,7 +181,8 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
      * (_fsdp_collectives.py foreach_all_gather_copy_out): the prefetched next
      * group briefly exists twice. FSDP1 uses views into the flat buffer. */
     r.gather_factor_fwd = engine == LLMEM_ENGINE_FSDP2 ? 2 : 1;
-    r.gather_factor_bwd = r.gather_factor_fwd;
+    /* backward prefetch is explicit: the next group's unsharded copy (§6.2) */
+    r.gather_factor_bwd = 1;
   } else if (fsdp_sharded) {
     r.gathers = 1; /* CPU offload: parameters are copied in per unit */
     r.gather_factor_fwd = 1;
@@ -192,7 +195,7 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
     r.gather_factor_bwd = 0;
   }
   if (fsdp_sharded) {
-    r.root_gathered = emb_head * r.unsharded_weight_bytes;
+    r.root_gathered = (emb_head + st->final_norm_count) * r.unsharded_weight_bytes; /* root unit: embedding, head, final norm */
   }
   /* torch.distributed.pipelining runs every micro-batch but the last under
    * FSDP2's no-sync with resharding after backward off

@@ -158,7 +158,8 @@ typedef struct {
   double params;            /* on this rank, unsharded */
   double grad_share;        /* bytes of the rank's gradients that belong to this layer */
   double gather;            /* unsharded parameters while the layer runs */
-  double prefetch;          /* the next layer's gather in flight */
+  double prefetch;          /* the next layer's gather in flight (forward) */
+  double prefetch_bwd;      /* the next layer's gather in flight (backward) */
   double casts;             /* autocast copies of the weights */
   double unsharded_grads;   /* FSDP/ZeRO-3: full gradients before the reduce-scatter */
   double trainable;         /* trainable parameters of the layer on this rank */
@@ -179,6 +180,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
   if (rs->gathers == 1) {
     c.gather = c.params * rs->unsharded_weight_bytes;
     c.prefetch = c.gather * rs->gather_factor_fwd;
+    c.prefetch_bwd = c.gather * rs->gather_factor_bwd;
     c.unsharded_grads = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
     c.reduce_input = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->reduce_bytes);
   } else if (rs->gathers == 2) {
@@ -349,11 +351,11 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
           }
         }
         transient(&S, LLMEM_CAT_GRADIENTS, lc->unsharded_grads);
-        transient(&S, LLMEM_CAT_COMM_BUFFERS, lc->reduce_input + (i > first ? lc->prefetch : 0));
+        transient(&S, LLMEM_CAT_COMM_BUFFERS, lc->reduce_input + (i > first ? lc->prefetch_bwd : 0));
         transient(&S, LLMEM_CAT_TEMPORARIES, la->backward_temp_bytes);
         record(&S, LLMEM_PHASE_BACKWARD, cur.mb, i);
         S.cat[LLMEM_CAT_TEMPORARIES] -= la->backward_temp_bytes;
-        S.cat[LLMEM_CAT_COMM_BUFFERS] -= lc->reduce_input + (i > first ? lc->prefetch : 0);
+        S.cat[LLMEM_CAT_COMM_BUFFERS] -= lc->reduce_input + (i > first ? lc->prefetch_bwd : 0);
         S.cat[LLMEM_CAT_GRADIENTS] -= lc->unsharded_grads;
         if (pl->optimizer_in_backward) S.cat[LLMEM_CAT_GRADIENTS] -= lc->grad_share;
         S.cat[LLMEM_CAT_ACTIVATIONS] -= la->recompute_bytes + la->saved_bytes;

@@ -1,0 +1,125 @@
+// The URL-hash codec. A link holds the keys that differ from the page's
+// default view, readable and versioned:
+//
+//   #v1/model.preset=llama-3.1-70b&parallel.tp=8&training.recompute_modules=core_attn,mlp
+//
+// Format v1 (frozen: tests/js/fixtures/hash-v1.json must keep decoding):
+// - prefix "#v1/", then key=value pairs joined by "&", keys in field-table order;
+// - key: a config-v1 leaf path; value by the field's kind: numbers as JS
+//   writes them, true/false, enum values as is, sets as comma-joined values
+//   ("" = empty set), text percent-encoded; "null" is null (the text "null"
+//   is written %6Eull);
+// - the keys a hash-less URL stands for are PAGE_DEFAULT: model.preset and
+//   hardware.gpu appear only when they differ (null = custom);
+// - the page drops keys equal to the core defaults + preset, so the same
+//   view always gives the same link.
+// Pure: takes the core's field table, touches no DOM.
+import type { FieldInfo, Json } from '../../wasm/llmem.js';
+import { leafFields, PAGE_DEFAULT, type Doc } from './doc.js';
+
+export const HASH_VERSION = 1;
+const PREFIX = `v${HASH_VERSION}/`;
+
+function encodeValue(f: FieldInfo, v: Json): string {
+  if (v === null) return 'null';
+  switch (f.kind) {
+    case 'bool':
+      return v ? 'true' : 'false';
+    case 'set':
+      return (v as Json[]).map((x) => encodeURIComponent(String(x))).join(',');
+    case 'int':
+    case 'num':
+      return String(v);
+    default: {
+      const s = encodeURIComponent(String(v));
+      return s === 'null' ? '%6Eull' : s;
+    }
+  }
+}
+
+/** The hash for a doc ("" for the default view). */
+export function encodeHash(doc: Doc, fields: readonly FieldInfo[]): string {
+  const parts: string[] = [];
+  for (const f of leafFields(fields)) {
+    const inDefault = f.path in PAGE_DEFAULT;
+    const v = f.path in doc ? doc[f.path] : inDefault ? PAGE_DEFAULT[f.path] : undefined;
+    if (v === undefined) continue;
+    if (inDefault && JSON.stringify(v) === JSON.stringify(PAGE_DEFAULT[f.path])) continue;
+    parts.push(`${f.path}=${encodeValue(f, v)}`);
+  }
+  return parts.length ? `#${PREFIX}${parts.join('&')}` : '';
+}
+
+export type HashOutcome = { ok: true; doc: Doc } | { ok: false; message: string };
+
+function decodeText(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
+const NUMBER = /^-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+
+function decodeValue(f: FieldInfo, raw: string): { v: Json } | string {
+  if (raw === 'null') return f.nullable ? { v: null } : `${f.path} cannot be null`;
+  switch (f.kind) {
+    case 'int':
+    case 'num': {
+      if (!NUMBER.test(raw)) return `${f.path}: "${decodeText(raw) ?? raw}" is not a number`;
+      return { v: Number(raw) };
+    }
+    case 'bool':
+      if (raw === 'true' || raw === 'false') return { v: raw === 'true' };
+      return `${f.path}: "${decodeText(raw) ?? raw}" is not true or false`;
+    case 'enum': {
+      const s = decodeText(raw);
+      if (s === null || !f.values.includes(s)) return `${f.path}: "${s ?? raw}" is not one of ${f.values.join(' | ')}`;
+      return { v: s };
+    }
+    case 'set': {
+      if (raw === '') return { v: [] };
+      const items = raw.split(',').map(decodeText);
+      const bad = items.find((x) => x === null || !f.values.includes(x));
+      if (bad !== undefined) return `${f.path}: "${bad ?? raw}" is not one of ${f.values.join(' | ')}`;
+      return { v: items as string[] };
+    }
+    default: {
+      const s = decodeText(raw);
+      return s === null ? `${f.path}: badly encoded text` : { v: s };
+    }
+  }
+}
+
+/**
+ * A location.hash -> doc (not yet normalized against the preset). An empty
+ * hash is the default view; anything unreadable is an error with a message
+ * for the page, which then shows the default view.
+ */
+export function decodeHash(hash: string, fields: readonly FieldInfo[]): HashOutcome {
+  const h = hash.startsWith('#') ? hash.slice(1) : hash;
+  const doc: Doc = { ...PAGE_DEFAULT };
+  if (h === '' || h === `v${HASH_VERSION}` || h === PREFIX) return { ok: true, doc };
+  const version = /^v(\d+)[/:]/.exec(h);
+  if (!version) return { ok: false, message: 'The link is not an llmem link (it should start with #v1/).' };
+  if (Number(version[1]) !== HASH_VERSION)
+    return {
+      ok: false,
+      message: `The link uses format v${version[1]}, which this version of the page cannot read (it reads v${HASH_VERSION}).`,
+    };
+  if (!h.startsWith(PREFIX)) return { ok: false, message: `The link should start with #${PREFIX}.` };
+  const byPath = new Map(leafFields(fields).map((f) => [f.path, f]));
+  for (const pair of h.slice(PREFIX.length).split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    if (eq <= 0) return { ok: false, message: `The link is damaged near "${pair.slice(0, 40)}" (expected key=value).` };
+    const key = pair.slice(0, eq);
+    const f = byPath.get(key);
+    if (!f) return { ok: false, message: `The link names an unknown setting "${(decodeText(key) ?? key).slice(0, 60)}".` };
+    const r = decodeValue(f, pair.slice(eq + 1));
+    if (typeof r === 'string') return { ok: false, message: `The link has a bad value: ${r.slice(0, 200)}.` };
+    doc[key] = r.v;
+  }
+  return { ok: true, doc };
+}

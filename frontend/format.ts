@@ -1,0 +1,60 @@
+// Number formatting for the page: bytes in GiB with two decimals (the CLI's
+// unit), parameter counts in B/M/K, fractions as percent. Pure functions.
+
+export const GIB = 2 ** 30;
+export const MIB = 2 ** 20;
+
+/** Bytes as { value, unit } (unit styled apart from the number, like squoosh's pretty-bytes). */
+export function gibParts(bytes: number): { value: string; unit: string } {
+  if (!Number.isFinite(bytes)) return { value: '–', unit: 'GiB' };
+  return { value: (bytes / GIB).toFixed(2), unit: 'GiB' };
+}
+
+/** "43.86 GiB" (two decimals, always GiB: the same figure as `llmem estimate`). */
+export function formatGiB(bytes: number): string {
+  const p = gibParts(bytes);
+  return `${p.value} ${p.unit}`;
+}
+
+/** A parameter count: "8.03 B", "567.0 M", "12.3 K", "42". */
+export function formatCount(n: number): string {
+  if (!Number.isFinite(n)) return '–';
+  const a = Math.abs(n);
+  if (a >= 1e12) return `${(n / 1e12).toFixed(2)} T`;
+  if (a >= 1e9) return `${(n / 1e9).toFixed(2)} B`;
+  if (a >= 1e6) return `${(n / 1e6).toFixed(1)} M`;
+  if (a >= 1e3) return `${(n / 1e3).toFixed(1)} K`;
+  return String(Math.round(n));
+}
+
+/** 0.608 -> "60.8 %". */
+export function formatPercent(fraction: number, digits = 1): string {
+  if (!Number.isFinite(fraction)) return '–';
+  return `${(fraction * 100).toFixed(digits)} %`;
+}
+
+/** A config value as a person reads it: null -> "auto", lists joined, numbers grouped. */
+export function formatValue(v: unknown): string {
+  if (v === null || v === undefined) return 'auto';
+  if (Array.isArray(v)) return v.length ? v.join(', ') : 'none';
+  if (typeof v === 'number') return formatNumber(v);
+  return String(v);
+}
+
+/** 131072 -> "131,072"; 0.1 -> "0.1"; 5e8 -> "500,000,000". */
+export function formatNumber(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  if (Number.isInteger(n) && Math.abs(n) < 1e21) return n.toLocaleString('en-US');
+  return String(n);
+}
+
+/** Text typed into a number field -> number, or a message. Accepts "1,024", "1_024", "5e8". */
+export function parseNumber(text: string, integer: boolean): number | string {
+  const t = text.trim().replace(/[,_\s]/g, '');
+  if (t === '') return 'enter a value';
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(t)) return `"${text.trim()}" is not a number`;
+  const n = Number(t);
+  if (!Number.isFinite(n)) return `"${text.trim()}" is not a finite number`;
+  if (integer && !Number.isInteger(n)) return 'must be a whole number';
+  return n;
+}

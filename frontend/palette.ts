@@ -1,0 +1,38 @@
+// One colour per memory category, the same in every chart (breakdown bar,
+// per-stage bars, timeline, "why" table). Tableau-10 hues: distinct in light
+// and dark themes and for the common colour-vision deficiencies.
+import type { Category } from '../wasm/llmem.js';
+
+export const CATEGORY_COLOR: Record<Category, string> = {
+  weights: '#4e79a7',
+  gradients: '#f28e2b',
+  master_weights: '#76b7b2',
+  optimizer_states: '#e15759',
+  activations: '#59a14f',
+  logits: '#edc948',
+  comm_buffers: '#b07aa1',
+  temporaries: '#9c755f',
+};
+
+export const CATEGORY_LABEL: Record<Category, string> = {
+  weights: 'Weights',
+  gradients: 'Gradients',
+  master_weights: 'Master weights',
+  optimizer_states: 'Optimizer states',
+  activations: 'Activations',
+  logits: 'Logits & loss',
+  comm_buffers: 'Comm. buffers',
+  temporaries: 'Temporaries',
+};
+
+/** The memory above the allocated peak: allocator cache, then CUDA context / libraries. */
+export const OVERHEAD_COLOR = { reserved: '#bab0ac', runtime: '#79706e' } as const;
+export const OVERHEAD_LABEL = { reserved: 'Allocator cache', runtime: 'CUDA context, cuBLAS, NCCL' } as const;
+
+/** Phase tints of the timeline (behind the areas). */
+export const PHASE_TINT: Record<string, string> = {
+  setup: 'rgba(128,128,128,0.06)',
+  forward: 'rgba(78,121,167,0.10)',
+  backward: 'rgba(242,142,43,0.10)',
+  optimizer: 'rgba(176,122,161,0.14)',
+};

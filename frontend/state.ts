@@ -1,0 +1,219 @@
+// The page's state: one signal holds the config (a Doc); everything shown is
+// derived from it. The core runs synchronously on the main thread (an
+// estimate with its timeline takes well under a millisecond).
+import { batch, computed, signal } from '@preact/signals';
+import type { Core, ConfigError, EstimateOutcome, EstimateResult, FieldInfo, Json } from '../wasm/llmem.js';
+import { findGpu } from './config/catalog.js';
+import { baseValue, computeBase, docToConfig, leafFields, normalize, PAGE_DEFAULT, sameDoc, type Doc } from './config/doc.js';
+import { resolveConfig } from './config/resolve.js';
+import { cliCommand, exportJson, importJson } from './config/share.js';
+import { decodeHash, encodeHash } from './config/url.js';
+import { PLACED, visible } from './fields.js';
+
+export interface Draft {
+  text: string;
+  message: string | null;
+}
+
+export type AppState = ReturnType<typeof createAppState>;
+
+export function createAppState(core: Core, hash = '') {
+  const fields: FieldInfo[] = leafFields(core.fields);
+  const decoded = decodeHash(hash, core.fields);
+
+  /** The config being edited. */
+  const doc = signal<Doc>(normalize(core, decoded.ok ? decoded.doc : { ...PAGE_DEFAULT }));
+  /** Text typed into number fields, kept while it does not parse (or while focused). */
+  const drafts = signal<Record<string, Draft>>({});
+  /** A message about the link the page was opened with (shown once, dismissable). */
+  const linkMessage = signal<string | null>(decoded.ok ? null : decoded.message);
+  const importMessage = signal<string | null>(null);
+
+  const base = computed(() => computeBase(core, doc.value['model.preset'] ?? null, doc.value['hardware.gpu'] ?? null));
+
+  /** Every key's current value (doc entry, else preset / core default). */
+  const values = computed(() => {
+    const d = doc.value, b = base.value;
+    const out: Record<string, Json> = {};
+    for (const f of fields) out[f.path] = f.path in d ? d[f.path] : baseValue(core, b, f);
+    return out;
+  });
+  const get = (path: string): Json => values.value[path] ?? null;
+
+  const config = computed(() => docToConfig(doc.value, core.fields));
+  const outcome = computed<EstimateOutcome>(() => {
+    const r = resolveConfig(config.value);
+    if (!r.ok) return { ok: false, error: r.error };
+    return core.estimate(r.config, { timeline: true });
+  });
+
+  let lastGood: EstimateResult | null = null;
+  /** The latest result that worked: bad input leaves it on screen. */
+  const result = computed<EstimateResult | null>(() => {
+    const o = outcome.value;
+    if (o.ok) lastGood = o;
+    return lastGood;
+  });
+
+  /** The problem to show: a field's unparsable text first, else the core's error. */
+  const error = computed<ConfigError | null>(() => {
+    for (const [path, d] of Object.entries(drafts.value)) if (d.message) return { path, message: d.message };
+    const o = outcome.value;
+    return o.ok ? null : o.error;
+  });
+  /** The result on screen is not the current input's. */
+  const stale = computed(() => error.value !== null);
+
+  const hashText = computed(() => encodeHash(doc.value, core.fields));
+  const exportText = computed(() => exportJson(doc.value, core.fields));
+  const cli = computed(() => cliCommand(doc.value, core.fields));
+
+  function commit(next: Doc) {
+    batch(() => {
+      doc.value = normalize(core, next);
+      importMessage.value = null;
+    });
+  }
+
+  /** Drop overrides of fields that the new values hide (their controls are gone). */
+  function prune(next: Doc, keep: string): Doc {
+    const b = computeBase(core, next['model.preset'] ?? null, next['hardware.gpu'] ?? null);
+    const getNext = (p: string): Json => {
+      if (p in next) return next[p];
+      const f = core.field(p);
+      return f ? baseValue(core, b, f) : null;
+    };
+    const out: Doc = {};
+    for (const [k, v] of Object.entries(next)) if (k === keep || !PLACED.includes(k) || visible(k, getNext)) out[k] = v;
+    return out;
+  }
+
+  function setField(path: string, value: Json) {
+    batch(() => {
+      commit(prune({ ...doc.value, [path]: value }, path));
+      clearDraft(path);
+    });
+  }
+
+  function setDraft(path: string, text: string, message: string | null) {
+    drafts.value = { ...drafts.value, [path]: { text, message } };
+  }
+
+  function clearDraft(path: string) {
+    if (!(path in drafts.value)) return;
+    const next = { ...drafts.value };
+    delete next[path];
+    drafts.value = next;
+  }
+
+  /** Choose a model preset (its values replace every model key), or null for a custom model seeded from the current one. */
+  function setPreset(id: string | null) {
+    const next: Doc = {};
+    for (const [k, v] of Object.entries(doc.value)) if (!k.startsWith('model.')) next[k] = v;
+    if (id === null) {
+      const current = values.value;
+      for (const f of fields)
+        if (f.path.startsWith('model.') && f.kind !== 'text') next[f.path] = current[f.path];
+      next['model.name'] = null;
+    }
+    next['model.preset'] = id;
+    batch(() => {
+      drafts.value = {};
+      commit(next);
+    });
+  }
+
+  /** Choose a catalog GPU, or null for a custom memory size (seeded from the current GPU). */
+  function setGpu(id: string | null) {
+    const next: Doc = { ...doc.value, 'hardware.gpu': id };
+    delete next['hardware.memory_gib'];
+    if (id === null) {
+      const gpu = findGpu(String(doc.value['hardware.gpu']));
+      const gib = gpu ? gpu.memory_gib : (get('hardware.memory_gib') as number);
+      next['hardware.memory_gib'] = gib;
+    }
+    batch(() => {
+      clearDraft('hardware.memory_gib');
+      commit(next);
+    });
+  }
+
+  /** Reset the keys under a prefix to the core defaults (e.g. "model.moe": make the model dense). */
+  function clearGroup(prefix: string) {
+    const next: Doc = { ...doc.value };
+    for (const f of fields) if (f.path.startsWith(prefix + '.')) next[f.path] = core.toJson(f, f.default);
+    batch(() => {
+      for (const f of fields) if (f.path.startsWith(prefix + '.')) clearDraft(f.path);
+      commit(next);
+    });
+  }
+
+  /** Replace the whole config (a link, an import, reset). */
+  function load(next: Doc) {
+    batch(() => {
+      drafts.value = {};
+      doc.value = normalize(core, next);
+    });
+  }
+
+  /** A hash typed into the address bar or a pasted link. */
+  function openHash(h: string) {
+    const d = decodeHash(h, core.fields);
+    batch(() => {
+      linkMessage.value = d.ok ? null : d.message;
+      const next = normalize(core, d.ok ? d.doc : { ...PAGE_DEFAULT });
+      if (!sameDoc(next, doc.value)) load(next);
+    });
+  }
+
+  function importText(text: string): boolean {
+    const r = importJson(core, text);
+    if (!r.ok) {
+      importMessage.value = `Import failed${r.path ? ` at ${r.path}` : ''}: ${r.message}`;
+      return false;
+    }
+    batch(() => {
+      load(r.doc);
+      importMessage.value = null;
+      linkMessage.value = null;
+    });
+    return true;
+  }
+
+  function reset() {
+    batch(() => {
+      load({ ...PAGE_DEFAULT });
+      linkMessage.value = null;
+      importMessage.value = null;
+    });
+  }
+
+  return {
+    core,
+    fields,
+    doc,
+    drafts,
+    values,
+    get,
+    config,
+    outcome,
+    result,
+    error,
+    stale,
+    hashText,
+    exportText,
+    cli,
+    linkMessage,
+    importMessage,
+    setField,
+    setDraft,
+    clearDraft,
+    setPreset,
+    setGpu,
+    clearGroup,
+    load,
+    openHash,
+    importText,
+    reset,
+  };
+}

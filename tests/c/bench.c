@@ -1,0 +1,44 @@
+#define _POSIX_C_SOURCE 200809L
+/* Native benchmark: microseconds per estimate (timeline included). Prints figures; asserts nothing. */
+#include <stdio.h>
+#include <time.h>
+
+#include "llmem.h"
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static llmem_result out;
+
+static void bench(const char *name, llmem_input *in) {
+  int n = 0;
+  double start = now_us(), t = 0;
+  do {
+    for (int i = 0; i < 100; i++) llmem_estimate(in, &out);
+    n += 100;
+    t = now_us() - start;
+  } while (t < 300000);
+  printf("native  %-44s %8.2f us/estimate  (%d events, status %d)\n", name, t / n, out.event_count, out.status);
+}
+
+int main(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  bench("llama-3.1-8b fsdp2 8 gpus (default)", &in);
+  in.recompute = LLMEM_RECOMPUTE_FULL;
+  in.grad_accum = 8;
+  bench("  + full recompute, 8 micro-batches", &in);
+  llmem_defaults(&in);
+  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672;
+  in.engine = LLMEM_ENGINE_MEGATRON; in.gpus = 512; in.tp = 8; in.pp = 8; in.vpp = 5;
+  in.pp_schedule = LLMEM_PP_INTERLEAVED; in.grad_accum = 32; in.distributed_optimizer = 1;
+  bench("llama-70b-shape megatron tp8 pp8 vpp5, 32 mb", &in);
+  llmem_defaults(&in);
+  in.moe_experts = 64; in.moe_top_k = 8; in.moe_ffn_hidden = 1408; in.ep = 8; in.engine = LLMEM_ENGINE_MEGATRON;
+  in.gpus = 64; in.pp = 4; in.grad_accum = 16;
+  bench("moe 64 experts ep8 pp4, 16 mb", &in);
+  return 0;
+}

@@ -1,0 +1,95 @@
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int check_passed, check_failed;
+
+int near(double got, double want, double rel) {
+  if (rel == 0) return got == want;
+  return fabs(got - want) <= rel * fabs(want);
+}
+
+int set_key(llmem_input *in, const char *path, const char *value) {
+  int i = llmem_field_index(path);
+  if (i < 0) return 0;
+  const llmem_field *f = llmem_field_at(i);
+  double *slot = (double *)((char *)in + f->offset);
+  if (strcmp(value, "null") == 0) {
+    *slot = NAN;
+    return 1;
+  }
+  switch (f->kind) {
+    case LLMEM_KIND_BOOL:
+      *slot = strcmp(value, "true") == 0 ? 1 : 0;
+      return strcmp(value, "true") == 0 || strcmp(value, "false") == 0;
+    case LLMEM_KIND_ENUM:
+      for (int j = 0; j < f->value_count; j++)
+        if (strcmp(f->values[j], value) == 0) {
+          *slot = j;
+          return 1;
+        }
+      return 0;
+    case LLMEM_KIND_SET: {
+      double mask = 0;
+      char buf[256];
+      snprintf(buf, sizeof buf, "%s", value);
+      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int found = 0;
+        for (int j = 0; j < f->value_count; j++)
+          if (strcmp(f->values[j], tok) == 0) {
+            mask += (double)(1 << j);
+            found = 1;
+          }
+        if (!found) return 0;
+      }
+      *slot = mask;
+      return 1;
+    }
+    case LLMEM_KIND_TEXT:
+    case LLMEM_KIND_GROUP:
+      return 1;
+    default: {
+      char *end;
+      *slot = strtod(value, &end);
+      return *end == 0;
+    }
+  }
+}
+
+int set_keys(llmem_input *in, const char *spec) {
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", spec);
+  char *save = NULL;
+  for (char *tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+    char *eq = strchr(tok, '=');
+    if (!eq) return 0;
+    *eq = 0;
+    if (!set_key(in, tok, eq + 1)) {
+      fprintf(stderr, "unknown key or value: %s=%s\n", tok, eq + 1);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+double metric_of(const llmem_result *r, const char *metric) {
+  const double *b = r->per_gpu.breakdown_bytes;
+  if (strcmp(metric, "params.total") == 0) return r->params_total;
+  if (strcmp(metric, "params.active") == 0) return r->params_active;
+  if (strcmp(metric, "params.trainable") == 0) return r->params_trainable;
+  if (strcmp(metric, "peak_allocated") == 0) return r->per_gpu.peak_allocated_bytes;
+  if (strcmp(metric, "host_cpu") == 0) return r->host_cpu_bytes;
+  if (strcmp(metric, "model_states") == 0)
+    return b[LLMEM_CAT_WEIGHTS] + b[LLMEM_CAT_GRADIENTS] + b[LLMEM_CAT_MASTER_WEIGHTS] + b[LLMEM_CAT_OPTIMIZER_STATES];
+  for (int c = 0; c < LLMEM_CAT_COUNT; c++)
+    if (strcmp(metric, llmem_category_name(c)) == 0) return b[c];
+  return NAN;
+}
+
+int check_report(const char *name) {
+  printf("%s: %d passed, %d failed\n", name, check_passed, check_failed);
+  return check_failed ? 1 : 0;
+}

@@ -1,0 +1,59 @@
+/* Per-layer activations: the generalised accounting reduces to Korthikanti
+ * Eq.1 / Table 2 for a GPT layer (plus the 4 B per token LayerNorm statistics
+ * the paper leaves out), and to memory-model.md §7.8 for a Llama layer. */
+#include "check.h"
+#include "internal.h"
+
+static llmem_input keep;
+static plan plan_for(const char *keys) {
+  llmem_defaults(&keep);
+  CHECK(set_keys(&keep, keys), "keys %s", keys);
+  plan pl;
+  int field;
+  const char *detail;
+  llmem_status st = plan_build(&keep, &pl, &field, &detail);
+  CHECK(st == LLMEM_OK, "plan %s: %d (%d)", keys, st, field);
+  return pl;
+}
+
+#define GPT "model.layers=4 model.hidden=12288 model.heads=96 model.ffn_hidden=49152 model.mlp=plain model.norm=layernorm " \
+            "training.seq_len=2048 training.dropout=0.1 training.attention=sdpa_math parallel.engine=megatron "
+
+int main(void) {
+  double s = 2048, b = 1, h = 12288, a = 96, sbh = s * b * h;
+  plan pl = plan_for(GPT "parallel.gpus=1");
+  layer_activations la = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(la.saved_full_bytes - 2 * 4 * s * b, sbh * (34 + 5 * a * s / h), 0, "Eq.1");
+  pl = plan_for(GPT "parallel.gpus=8 parallel.tp=8 parallel.sequence_parallel=false");
+  la = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(la.saved_full_bytes - 2 * 4 * s * b, sbh * (10 + 24.0 / 8 + 5 * a * s / (h * 8)), 0, "Table 2 TP");
+  pl = plan_for(GPT "parallel.gpus=8 parallel.tp=8");
+  la = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(la.saved_full_bytes - 2 * 4 * s * b / 8, sbh * (34.0 / 8 + 5 * a * s / (h * 8)), 1e-15, "Table 2 TP+SP");
+  pl = plan_for(GPT "parallel.gpus=8 parallel.tp=8 training.recompute=selective");
+  la = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(la.saved_bytes - 2 * 4 * s * b / 8, sbh * (34.0 / 8), 1e-15, "Table 2 TP+SP+selective");
+  pl = plan_for(GPT "parallel.gpus=8 parallel.tp=8 parallel.sequence_parallel=false training.recompute=full");
+  la = layer_activation_bytes(&pl, 0, 1);
+  CHECK_NEAR(la.saved_bytes, sbh * 2, 0, "Table 2 full recompute");
+
+  /* Llama-3-8B, s=2048, fused norms (Megatron), FlashAttention, eager vs fused SwiGLU:
+   * §7.8 E10: 41*sbh + 4bas = 344,195,072 B (eager SwiGLU); fused 285,474,816 B */
+  pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 parallel.engine=fsdp2 parallel.gpus=1 runtime.torch_compile=false");
+  la = layer_activation_bytes(&pl, 0, 0);
+  /* eager norms keep fp32 inputs: +2 bytes x 2 norms x sbh over the fused accounting */
+  double sbh8 = 2048.0 * 4096;
+  CHECK_NEAR(la.saved_full_bytes - 2 * 4 * 2048 - 4 * sbh8, 344195072.0, 0, "Llama-3-8B eager layer");
+  pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 parallel.engine=megatron parallel.gpus=1 parallel.sequence_parallel=false");
+  la = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(la.saved_full_bytes - 2 * 4 * 2048, 285474816.0, 0, "Llama-3-8B fused layer");
+  /* recompute never keeps more than no recompute; per-op SAC sits in between */
+  pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.recompute=per_op parallel.gpus=1 parallel.engine=single");
+  la = layer_activation_bytes(&pl, 0, 0);
+  CHECK(la.saved_bytes < la.saved_full_bytes && la.saved_bytes > la.checkpoint_bytes, "per-op between full and none");
+  /* LoRA dropout > 0: 28.5 sbh more per layer for all-linear targets of Llama-3-8B (E10) */
+  plan with = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora training.finetune.lora_dropout=0.05 parallel.gpus=1 parallel.engine=single");
+  plan without = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single");
+  CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&without, 0), 239075328.0, 0, "LoRA dropout copies");
+  return check_report("activations");
+}

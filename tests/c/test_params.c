@@ -1,0 +1,80 @@
+/* Parameter counts (memory-model.md §2.4, §12) and their split over TP/EP ranks. */
+#include "check.h"
+#include "internal.h"
+
+static plan plan_for(const char *keys) {
+  llmem_input in;
+  llmem_defaults(&in);
+  set_keys(&in, keys);
+  plan pl;
+  int field;
+  const char *detail;
+  llmem_status st = plan_build(&in, &pl, &field, &detail);
+  CHECK(st == LLMEM_OK, "plan for %s: status %d field %d", keys, st, field);
+  static llmem_input keep[64];
+  static int used;
+  keep[used % 64] = in;
+  pl.in = &keep[used++ % 64];
+  return pl;
+}
+
+static double total_of(const char *keys) {
+  plan pl = plan_for(keys);
+  double t, a, tr;
+  model_param_counts(&pl, &t, &a, &tr);
+  return t;
+}
+
+int main(void) {
+  /* Llama-2-7B = 6,738,415,616; Llama-3-8B = 8,030,261,248 (§2.4) */
+  CHECK_NEAR(total_of("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000"),
+             6738415616.0, 0, "llama-2-7b");
+  CHECK_NEAR(total_of("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=128256"),
+             8030261248.0, 0, "llama-3-8b");
+  /* Mixtral-8x7B, Megatron count incl. router: 46,702,792,704 total, 12,879,925,248 active (E8) */
+  {
+    plan pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=32000 model.moe.experts=8 model.moe.top_k=2");
+    double t, a, tr;
+    model_param_counts(&pl, &t, &a, &tr);
+    CHECK_NEAR(t, 46702792704.0, 0, "mixtral total");
+    CHECK_NEAR(a, 12879925248.0, 0, "mixtral active");
+  }
+  /* GPT-2 XL (1,557,611,200 by the v1 count: learned positions, biases, LayerNorm, tied) */
+  CHECK_NEAR(total_of("model.layers=48 model.hidden=1600 model.heads=25 model.ffn_hidden=6400 model.mlp=plain model.vocab=50257 model.tied_embeddings=true model.norm=layernorm model.bias=true model.position=learned model.max_positions=1024"),
+             1557611200.0, 0, "gpt2-xl");
+  /* TP split: the TP-sharded part of a layer sums back over the ranks; norms replicate */
+  {
+    plan one = plan_for("model.layers=2 model.hidden=1024 model.heads=16 model.kv_heads=4 model.ffn_hidden=4096");
+    plan four = plan_for("model.layers=2 model.hidden=1024 model.heads=16 model.kv_heads=4 model.ffn_hidden=4096 parallel.tp=4 parallel.engine=megatron");
+    layer_params a = layer_params_on_rank(&one, 0), b = layer_params_on_rank(&four, 0);
+    CHECK_NEAR(b.matrix_count * 4, a.matrix_count, 0, "tp split of matrices");
+    CHECK_NEAR(b.vector_count, a.vector_count, 0, "norms replicated over tp");
+  }
+  /* KV heads below tp are replicated: each rank keeps one KV head */
+  {
+    plan p8 = plan_for("model.layers=2 model.hidden=1024 model.heads=16 model.kv_heads=2 model.ffn_hidden=4096 parallel.tp=8 parallel.engine=megatron");
+    layer_params lp = layer_params_on_rank(&p8, 0);
+    double h = 1024, d = 64, q_out = 16 * d / 8;
+    double want = h * q_out + 2 * h * d + q_out * h + 3 * h * 4096 / 8;
+    CHECK_NEAR(lp.matrix_count, want, 0, "kv replicated under tp");
+  }
+  /* MoE layer pattern: first k dense, then every n-th (DeepSeek first_k_dense_replace) */
+  {
+    plan pl = plan_for("model.layers=8 model.moe.experts=4 model.moe.dense_layers=1 model.moe.layer_freq=2");
+    int want[8] = {0, 1, 0, 1, 0, 1, 0, 1};
+    for (int i = 0; i < 8; i++) CHECK(layer_is_moe(&pl, i) == want[i], "layer %d moe", i);
+  }
+  /* LoRA r16 on all linears of Llama-3-8B: 41,943,040 trainable (E6) */
+  {
+    plan pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=128256 training.finetune.method=lora training.finetune.lora_rank=16");
+    CHECK_NEAR(lora_params_total(&pl), 41943040.0, 0, "lora r16");
+  }
+  /* MLA (DeepSeek-V3 attention) per-layer count */
+  {
+    plan pl = plan_for("model.layers=1 model.hidden=7168 model.heads=128 model.ffn_hidden=18432 model.mla.q_lora_rank=1536 model.mla.kv_lora_rank=512 model.mla.qk_nope_head_dim=128 model.mla.qk_rope_head_dim=64 model.mla.v_head_dim=128");
+    layer_params lp = layer_params_on_rank(&pl, 0);
+    double h = 7168, attn = h * 1536 + 1536 + 1536 * 128 * 192 + h * (512 + 64) + 512 + 512 * 128 * 256 + 128 * 128 * h;
+    CHECK_NEAR(lp.matrix_count + lp.vector_count - 2 * h - 3 * h * 18432, attn, 0, "mla attention");
+  }
+  return check_report("params");
+}

@@ -1,0 +1,92 @@
+/* The simulated step: FSDP2 transients of memory-model.md §6.2 / E3, the
+ * timeline's consistency, schedules and where the peak falls. */
+#include <string.h>
+
+#include "check.h"
+
+static llmem_result out;
+
+static int run(const char *keys) {
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  llmem_status st = llmem_estimate(&in, &out);
+  CHECK(st == LLMEM_OK, "estimate %s: %s", keys, out.error_message);
+  return st == LLMEM_OK;
+}
+
+#define L2_7B "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000 "
+
+int main(void) {
+  /* E3: Llama-2-7B, FSDP2 full shard over 8 GPUs, bf16 params, fp32 reduce:
+   * forward transient 2 P_R + 2 P_g + 4 P_g = 1,738,596,352 B;
+   * backward transient 4 P_R + 10 P_g = 3,072,425,984 B (E3b). */
+  if (run(L2_7B "parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=16")) {
+    double fwd = 0, bwd = 0;
+    for (int i = 0; i < out.event_count; i++) {
+      const llmem_event *e = &out.events[i];
+      double gathered = e->category_bytes[LLMEM_CAT_WEIGHTS] + e->category_bytes[LLMEM_CAT_COMM_BUFFERS];
+      if (e->phase == LLMEM_PHASE_FORWARD && e->layer > 0 && e->layer < 31 && gathered > fwd) fwd = gathered;
+      if (e->phase == LLMEM_PHASE_BACKWARD && e->layer > 0 && e->layer < 31) {
+        double unsharded = gathered + e->category_bytes[LLMEM_CAT_GRADIENTS];
+        /* remove the sharded fp32 gradients created so far: 4 B x params / 8 */
+        (void)unsharded;
+        if (gathered > bwd) bwd = gathered;
+      }
+    }
+    CHECK_NEAR(fwd, 1738596352.0, 0, "FSDP2 forward transient (E3)");
+    /* backward: root params + current + prefetched + fp32 reduce-scatter input (grads counted apart) */
+    CHECK_NEAR(bwd, 2.0 * 262148096 + 2 * 202383360.0 * 2 + 4 * 202383360.0, 0, "FSDP2 backward gathers (E3b)");
+    CHECK_NEAR(out.per_gpu.persistent_bytes, 12.0 * 6738415616 / 8, 1e-15, "FSDP2 persistent fp32 master + AdamW");
+  }
+
+  /* timeline: the largest point is the peak, and the peak's parts sum to it */
+  if (run("parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=8192 training.grad_accum=3")) {
+    double max = 0, sum = 0;
+    for (int i = 0; i < out.event_count; i++)
+      if (out.events[i].total_bytes > max) max = out.events[i].total_bytes;
+    for (int c = 0; c < LLMEM_CAT_COUNT; c++) sum += out.per_gpu.breakdown_bytes[c];
+    CHECK_NEAR(max, out.per_gpu.peak_allocated_bytes, 0, "timeline max = peak");
+    CHECK_NEAR(sum, out.per_gpu.peak_allocated_bytes, 1e-12, "breakdown sums to peak");
+    CHECK(out.per_gpu.peak_reserved_bytes >= out.per_gpu.peak_allocated_bytes, "reserved >= allocated");
+    CHECK(out.per_gpu.device_used_bytes > out.per_gpu.peak_reserved_bytes, "device >= reserved");
+    CHECK(out.event_count > 100, "timeline has per-layer points (%d)", out.event_count);
+  }
+
+  /* gradient accumulation: torch .grad persists, so micro-batch 1's forward
+   * sees the gradients of micro-batch 0 (a summed bound would miss the timing) */
+  if (run("parallel.engine=single parallel.gpus=1 model.layers=4 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=4096 model.vocab=32000 training.seq_len=1024 training.grad_accum=2")) {
+    double first = -1, second = -1;
+    for (int i = 0; i < out.event_count; i++) {
+      const llmem_event *e = &out.events[i];
+      if (e->phase == LLMEM_PHASE_FORWARD && e->layer == 0 && e->micro_batch == 0) first = e->category_bytes[LLMEM_CAT_GRADIENTS];
+      if (e->phase == LLMEM_PHASE_FORWARD && e->layer == 0 && e->micro_batch == 1) second = e->category_bytes[LLMEM_CAT_GRADIENTS];
+    }
+    CHECK(first == 0 && second > 0, "gradients appear after the first backward (%g, %g)", first, second);
+  }
+
+  /* 1F1B: stage 0 holds p micro-batches in flight, the last stage one */
+  if (run("model.layers=8 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 parallel.engine=megatron parallel.gpus=4 parallel.pp=4 training.grad_accum=8 training.seq_len=1024 model.head=none")) {
+    CHECK(out.rank_count == 4, "4 ranks");
+    double a0 = out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS];
+    double a3 = out.ranks[3].breakdown_bytes[LLMEM_CAT_ACTIVATIONS];
+    CHECK(a0 > 3 * a3, "stage 0 keeps more in flight (%g vs %g)", a0, a3);
+  }
+  /* GPipe keeps all micro-batches: more than 1F1B on stage 0 */
+  {
+    const char *base = "model.layers=8 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 parallel.engine=megatron parallel.gpus=4 parallel.pp=4 training.grad_accum=16 training.seq_len=1024 ";
+    char keys[512];
+    snprintf(keys, sizeof keys, "%sparallel.pp_schedule=1f1b", base);
+    double one = run(keys) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
+    snprintf(keys, sizeof keys, "%sparallel.pp_schedule=gpipe", base);
+    double all = run(keys) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
+    CHECK(all > 3 * one, "gpipe keeps m micro-batches (%g vs %g)", all, one);
+  }
+  /* the optimizer step is the peak when activations are tiny */
+  if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.optimizer_impl=foreach"))
+    CHECK(out.per_gpu.peak_phase == LLMEM_PHASE_OPTIMIZER, "peak at optimizer (%s)", out.peak_at);
+  /* paged optimizer states stay out of the allocator's numbers */
+  if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.paged_optimizer=true"))
+    CHECK(out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] == 0, "paged states outside allocated");
+  return check_report("simulate");
+}

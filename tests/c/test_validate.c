@@ -1,0 +1,87 @@
+/* Every invalid-input class gets a named error: status, key path, allowed values. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+
+static llmem_result out;
+
+static void expect_error(const char *keys, llmem_status want, const char *path) {
+  llmem_input in;
+  llmem_defaults(&in);
+  set_keys(&in, keys);
+  llmem_status st = llmem_estimate(&in, &out);
+  CHECK(st == want, "%s: status %d, want %d (%s)", keys, st, want, out.error_message);
+  CHECK(strcmp(out.error_path, path) == 0, "%s: path '%s', want '%s'", keys, out.error_path, path);
+  CHECK(strstr(out.error_message, path) == out.error_message, "%s: message names the key: %s", keys, out.error_message);
+}
+
+int main(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "defaults are valid: %s", out.error_message);
+  CHECK(llmem_estimate(NULL, &out) == LLMEM_ERR_NULL_ARGUMENT, "NULL input");
+
+  /* field classes: zero / negative / NaN / fraction / out-of-range enum / bad set */
+  expect_error("model.layers=0", LLMEM_ERR_OUT_OF_RANGE, "model.layers");
+  expect_error("training.micro_batch=-1", LLMEM_ERR_OUT_OF_RANGE, "training.micro_batch");
+  expect_error("model.hidden=nan", LLMEM_ERR_NOT_NULLABLE, "model.hidden");
+  expect_error("training.seq_len=inf", LLMEM_ERR_NOT_A_NUMBER, "training.seq_len");
+  expect_error("parallel.tp=1.5", LLMEM_ERR_NOT_INTEGER, "parallel.tp");
+  expect_error("training.dropout=1.5", LLMEM_ERR_OUT_OF_RANGE, "training.dropout");
+  {
+    llmem_defaults(&in);
+    in.engine = 99;
+    CHECK(llmem_estimate(&in, &out) == LLMEM_ERR_BAD_ENUM, "enum index out of range");
+    CHECK(strstr(out.error_message, "fsdp2") != NULL, "message lists the allowed values: %s", out.error_message);
+    llmem_defaults(&in);
+    in.recompute_modules = 1 << 12;
+    CHECK(llmem_estimate(&in, &out) == LLMEM_ERR_BAD_SET, "set bit out of range");
+    llmem_defaults(&in);
+    in.tied_embeddings = 2;
+    CHECK(llmem_estimate(&in, &out) == LLMEM_ERR_BAD_ENUM, "bool must be 0/1");
+  }
+  /* combinations */
+  expect_error("model.heads=32 parallel.engine=megatron parallel.tp=3 parallel.gpus=3", LLMEM_ERR_TP_HEADS, "parallel.tp");
+  expect_error("model.heads=32 model.kv_heads=5", LLMEM_ERR_HEADS_KV, "model.kv_heads");
+  expect_error("model.heads=48 model.kv_heads=12 model.ffn_hidden=14400 parallel.engine=megatron parallel.tp=8 parallel.gpus=8", LLMEM_ERR_TP_KV_HEADS, "parallel.tp");
+  expect_error("model.ffn_hidden=1001 parallel.engine=megatron parallel.tp=2 parallel.gpus=2", LLMEM_ERR_TP_FFN, "parallel.tp");
+  expect_error("parallel.gpus=6 parallel.engine=megatron parallel.tp=4", LLMEM_ERR_GPUS_LAYOUT, "parallel.gpus");
+  expect_error("model.layers=30 parallel.engine=megatron parallel.pp=4 parallel.gpus=4", LLMEM_ERR_PP_LAYERS, "parallel.pp");
+  expect_error("model.layers=2 parallel.engine=megatron parallel.pp=4 parallel.gpus=4", LLMEM_ERR_PP_LAYERS, "parallel.pp");
+  expect_error("model.layers=10 parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.pp_first_stage_layers=2", LLMEM_ERR_PP_UNEVEN, "parallel.pp_first_stage_layers");
+  expect_error("parallel.engine=megatron parallel.pp=2 parallel.gpus=2 parallel.vpp=2", LLMEM_ERR_VPP, "parallel.vpp");
+  expect_error("parallel.engine=megatron parallel.pp=2 parallel.gpus=2 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=3", LLMEM_ERR_INTERLEAVED_MICROBATCHES, "training.grad_accum");
+  expect_error("parallel.engine=fsdp2 parallel.cp=4 training.seq_len=4100", LLMEM_ERR_CP_SEQ, "parallel.cp");
+  expect_error("model.moe.top_k=2", LLMEM_ERR_MOE_REQUIRED, "model.moe.experts");
+  expect_error("model.moe.experts=4 model.moe.top_k=8", LLMEM_ERR_MOE_TOP_K, "model.moe.top_k");
+  expect_error("parallel.ep=2", LLMEM_ERR_EP_DENSE, "parallel.ep");
+  expect_error("model.moe.experts=6 parallel.ep=4", LLMEM_ERR_EP_EXPERTS, "parallel.ep");
+  expect_error("model.moe.experts=16 parallel.ep=16", LLMEM_ERR_EP_GROUP, "parallel.ep");
+  expect_error("model.mla.kv_lora_rank=512", LLMEM_ERR_MLA_DIMS, "model.mla.kv_lora_rank");
+  expect_error("parallel.engine=single parallel.gpus=8", LLMEM_ERR_ENGINE_SINGLE, "parallel.engine");
+  expect_error("parallel.engine=fsdp2 parallel.zero_stage=2", LLMEM_ERR_ZERO_ENGINE, "parallel.zero_stage");
+  expect_error("parallel.engine=deepspeed parallel.zero_stage=3 parallel.pp=2", LLMEM_ERR_ZERO_PP, "parallel.zero_stage");
+  expect_error("parallel.engine=fsdp2 parallel.distributed_optimizer=true", LLMEM_ERR_DIST_OPT_ENGINE, "parallel.distributed_optimizer");
+  expect_error("parallel.engine=ddp parallel.offload_optimizer=cpu", LLMEM_ERR_OFFLOAD_OPT_ENGINE, "parallel.offload_optimizer");
+  expect_error("parallel.engine=deepspeed parallel.zero_stage=2 parallel.offload_params=cpu", LLMEM_ERR_OFFLOAD_PARAMS_ENGINE, "parallel.offload_params");
+  expect_error("parallel.engine=fsdp2 parallel.offload_params=cpu", LLMEM_ERR_FSDP_OFFLOAD_SPLIT, "parallel.offload_params");
+  expect_error("parallel.engine=ddp parallel.tp=2", LLMEM_ERR_TP_ENGINE, "parallel.tp");
+  expect_error("training.finetune.method=lora training.finetune.lora_targets=", LLMEM_ERR_LORA_TARGETS, "training.finetune.lora_targets");
+  expect_error("training.recompute_layers=4", LLMEM_ERR_RECOMPUTE_LAYERS, "training.recompute_layers");
+  expect_error("training.dtype=fp8 training.master_weights=false", LLMEM_ERR_FP8_MASTER, "training.master_weights");
+  expect_error("model.mtp_layers=1", LLMEM_ERR_UNMODELLED, "model.mtp_layers");
+  expect_error("formula=deepspeed parallel.engine=fsdp2", LLMEM_ERR_COMPAT_ENGINE, "formula");
+  expect_error("parallel.engine=fsdp2 parallel.fsdp_strategy=hybrid_shard parallel.fsdp_shard_size=3", LLMEM_ERR_SHARD_SIZE, "parallel.fsdp_shard_size");
+
+  /* every status has its own message */
+  for (int s = 1; s < LLMEM_STATUS_COUNT; s++)
+    for (int t = s + 1; t < LLMEM_STATUS_COUNT; t++)
+      CHECK(strcmp(llmem_status_message((llmem_status)s), llmem_status_message((llmem_status)t)) != 0, "statuses %d, %d share a message", s, t);
+  /* the field table: unique paths, defaults within range */
+  for (int i = 0; i < LLMEM_FIELD_COUNT; i++) {
+    const llmem_field *f = llmem_field_at(i);
+    CHECK(llmem_field_index(f->path) == i, "duplicate path %s", f->path);
+  }
+  return check_report("validate");
+}

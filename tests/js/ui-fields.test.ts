@@ -1,0 +1,53 @@
+// The form metadata against the core's field table: every key placed once, labelled, with a unit for numbers.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../wasm/llmem.js';
+import { loadCore } from '../../wasm/node.js';
+import { leafFields } from '../../frontend/config/doc.js';
+import { PLACED, SECTIONS, UI, visible } from '../../frontend/fields.js';
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+describe('form metadata', () => {
+  it('names only keys the core has', () => {
+    for (const path of Object.keys(UI)) expect(core.field(path), path).toBeDefined();
+    for (const path of PLACED) expect(core.field(path), path).toBeDefined();
+  });
+  it('places every key once (model.preset and hardware.gpu have their own pickers)', () => {
+    const leaves = leafFields(core.fields).map((f) => f.path).filter((p) => p !== 'model.preset' && p !== 'hardware.gpu');
+    expect(new Set(PLACED).size).toBe(PLACED.length);
+    expect(leaves.filter((p) => !PLACED.includes(p))).toEqual([]);
+  });
+  it('labels every key and gives every number a unit', () => {
+    for (const path of PLACED) {
+      const f = core.field(path)!;
+      expect(UI[path]?.label, path).toBeTruthy();
+      if (f.kind === 'int' || f.kind === 'num') expect(UI[path]?.unit, path).toBeTruthy();
+      if (f.nullable && (f.kind === 'int' || f.kind === 'num')) expect(UI[path]?.auto, `${path}: what null means`).toBeTruthy();
+    }
+  });
+  it('hides dependent fields', () => {
+    const values: Record<string, unknown> = { 'parallel.engine': 'fsdp2', 'parallel.pp_schedule': '1f1b', 'training.finetune.method': 'full', 'parallel.tp': 1 };
+    const get = (p: string) => (values[p] ?? null) as never;
+    expect(visible('parallel.zero_stage', get)).toBe(false);
+    expect(visible('parallel.fsdp_strategy', get)).toBe(true);
+    expect(visible('parallel.vpp', get)).toBe(false);
+    expect(visible('training.finetune.lora_rank', get)).toBe(false);
+    expect(visible('parallel.sequence_parallel', get)).toBe(false);
+    values['parallel.engine'] = 'deepspeed';
+    values['parallel.pp_schedule'] = 'interleaved';
+    values['training.finetune.method'] = 'qlora';
+    values['parallel.tp'] = 2;
+    expect(visible('parallel.zero_stage', get)).toBe(true);
+    expect(visible('parallel.fsdp_strategy', get)).toBe(false);
+    expect(visible('parallel.vpp', get)).toBe(true);
+    expect(visible('training.finetune.lora_rank', get)).toBe(true);
+    expect(visible('training.finetune.quant', get)).toBe(true);
+    expect(visible('parallel.sequence_parallel', get)).toBe(true);
+  });
+  it('has the four panels in order', () => {
+    expect(SECTIONS.map((s) => s.title)).toEqual(['Model', 'Training', 'Parallelism', 'Hardware']);
+  });
+});

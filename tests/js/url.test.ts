@@ -1,0 +1,154 @@
+// The URL-hash codec: round trips, every field kind, frozen old formats, garbage.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Config, Core, Json } from '../../wasm/llmem.js';
+import { loadCore, repoRoot } from '../../wasm/node.js';
+import { configToDoc, docToConfig, normalize, PAGE_DEFAULT, type Doc } from '../../frontend/config/doc.js';
+import { decodeHash, encodeHash } from '../../frontend/config/url.js';
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+const decodeDoc = (hash: string): Doc => {
+  const d = decodeHash(hash, core.fields);
+  if (!d.ok) throw new Error(d.message);
+  return normalize(core, d.doc);
+};
+
+describe('hash codec', () => {
+  it('the default view has no hash, and no hash is the default view', () => {
+    expect(encodeHash(normalize(core, { ...PAGE_DEFAULT }), core.fields)).toBe('');
+    for (const h of ['', '#', '#v1', '#v1/']) expect(decodeDoc(h)).toEqual(normalize(core, { ...PAGE_DEFAULT }));
+  });
+
+  it('writes only what differs, readable, in field-table order', () => {
+    const doc = normalize(core, { ...PAGE_DEFAULT, 'parallel.tp': 2, 'model.layers': 32, 'training.seq_len': 8192 });
+    expect(encodeHash(doc, core.fields)).toBe('#v1/training.seq_len=8192&parallel.tp=2');
+  });
+
+  it('round-trips every kind of value', () => {
+    const doc = normalize(core, {
+      'model.preset': null,
+      'model.name': 'My model & co / "null"',
+      'model.layers': 48,
+      'model.kv_heads': 4,
+      'model.mlp': 'plain',
+      'model.tied_embeddings': true,
+      'training.dropout': 0.1,
+      'training.recompute': 'selective',
+      'training.recompute_modules': ['core_attn', 'mlp'],
+      'training.finetune.method': 'lora',
+      'training.finetune.lora_targets': [],
+      'parallel.reduce_bucket_size': 2e8,
+      'hardware.gpu': null,
+      'hardware.memory_gib': 23.5,
+      'runtime.allocator_reserve': 0.125,
+    });
+    const hash = encodeHash(doc, core.fields);
+    expect(hash.startsWith('#v1/model.preset=null&model.name=')).toBe(true);
+    expect(hash).toContain('training.recompute_modules=core_attn,mlp');
+    expect(hash).toContain('training.finetune.lora_targets=&');
+    expect(decodeDoc(hash)).toEqual(doc);
+    expect(encodeHash(decodeDoc(hash), core.fields)).toBe(hash);
+  });
+
+  it('keeps the text "null" apart from null', () => {
+    const doc = normalize(core, { ...PAGE_DEFAULT, 'model.preset': null, 'model.name': 'null' });
+    const hash = encodeHash(doc, core.fields);
+    expect(hash).toContain('model.name=%6Eull');
+    expect(decodeDoc(hash)['model.name']).toBe('null');
+  });
+
+  it('drops model keys equal to the chosen preset', () => {
+    const doc = decodeDoc('#v1/model.preset=llama-3.1-70b&model.layers=80&model.hidden=8192&parallel.tp=8');
+    expect(encodeHash(doc, core.fields)).toBe('#v1/model.preset=llama-3.1-70b&parallel.tp=8');
+  });
+
+  it('the same config written in another key order gives the same link', () => {
+    const a = decodeDoc('#v1/parallel.tp=2&training.seq_len=8192');
+    const b = decodeDoc('#v1/training.seq_len=8192&parallel.tp=2');
+    expect(encodeHash(a, core.fields)).toBe(encodeHash(b, core.fields));
+  });
+
+  it('round-trips random docs', () => {
+    let seed = 42;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const leaves = core.fields.filter((f) => f.kind !== 'group' && f.kind !== 'text' && f.path !== 'version');
+    for (let n = 0; n < 300; n++) {
+      const doc: Doc = { ...PAGE_DEFAULT };
+      for (let k = 0; k < 6; k++) {
+        const f = leaves[Math.floor(rand() * leaves.length)];
+        let v: Json;
+        if (f.nullable && rand() < 0.2) v = null;
+        else if (f.kind === 'bool') v = rand() < 0.5;
+        else if (f.kind === 'enum') v = f.values[Math.floor(rand() * f.values.length)];
+        else if (f.kind === 'set') v = f.values.filter(() => rand() < 0.5);
+        else if (f.kind === 'int') v = Math.floor(f.min + rand() * Math.min(f.max - f.min, 1000));
+        else v = f.min + rand() * Math.min(f.max - f.min, 10);
+        doc[f.path] = v;
+      }
+      const norm = normalize(core, doc);
+      const hash = encodeHash(norm, core.fields);
+      expect(decodeDoc(hash)).toEqual(norm);
+    }
+  });
+});
+
+describe('garbage hashes give a message, never a throw', () => {
+  const cases: [string, RegExp][] = [
+    ['#hello', /not an llmem link/],
+    ['#v2/parallel.tp=2', /format v2/],
+    ['#v1/parallel.tpp=2', /unknown setting "parallel.tpp"/],
+    ['#v1/parallel.tp=two', /not a number/],
+    ['#v1/parallel.tp=null', /cannot be null/],
+    ['#v1/parallel.engine=horovod', /not one of/],
+    ['#v1/parallel.sequence_parallel=yes', /not true or false/],
+    ['#v1/training.recompute_modules=core_attn,bogus', /not one of/],
+    ['#v1/model.name=%E0%A4%A', /badly encoded/],
+    ['#v1/parallel.tp', /expected key=value/],
+    ['#v1/=3', /expected key=value/],
+    ['#v1/version=1', /unknown setting/],
+    ['#v1/model=null', /unknown setting/],
+    ['#v1:eyJ2ZXJzaW9uIjoxfQ', /should start with #v1\//],
+    ['#%%%', /not an llmem link/],
+  ];
+  for (const [hash, message] of cases)
+    it(hash, () => {
+      const d = decodeHash(hash, core.fields);
+      expect(d.ok).toBe(false);
+      if (!d.ok) expect(d.message).toMatch(message);
+    });
+
+  it('random bytes never throw', () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const alphabet = 'v1/=&.,%#abcdefghijklmnopqrstuvwxyz_0123456789-+eE';
+    for (let n = 0; n < 2000; n++) {
+      let s = n % 2 ? '#v1/' : '#';
+      const len = Math.floor(rand() * 40);
+      for (let i = 0; i < len; i++) s += alphabet[Math.floor(rand() * alphabet.length)];
+      expect(() => decodeHash(s, core.fields)).not.toThrow();
+    }
+  });
+});
+
+describe('links written by every released format keep their meaning', () => {
+  const dir = join(repoRoot(), 'tests/js/fixtures');
+  const files = readdirSync(dir).filter((f) => /^hash-v\d+\.json$/.test(f));
+  it('has a fixture per format version', () => expect(files).toContain('hash-v1.json'));
+  for (const file of files) {
+    const cases = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { why: string; hash: string; config: Config }[];
+    for (const c of cases)
+      it(`${file}: ${c.why}`, () => {
+        const doc = decodeDoc(c.hash);
+        expect(docToConfig(doc, core.fields)).toEqual(c.config);
+        // the config decodes back to the same view, and the page writes the link unchanged
+        const back = configToDoc(core, c.config);
+        expect(back.ok && back.doc).toEqual(doc);
+        expect(encodeHash(doc, core.fields)).toBe(c.hash);
+      });
+  }
+});

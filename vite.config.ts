@@ -1,0 +1,61 @@
+// The page: Preact + the wasm core (build/wasm/llmem_core.mjs, one file with
+// the wasm inlined), a precaching service worker, relative asset URLs so that
+// dist/ works from any sub-path (GitHub Pages project sites, HF static Spaces).
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+import preact from '@preact/preset-vite';
+import { VitePWA } from 'vite-plugin-pwa';
+
+const core = fileURLToPath(new URL('./build/wasm/llmem_core.mjs', import.meta.url));
+
+export default defineConfig({
+  base: './',
+  resolve: {
+    // frontend imports '../wasm/llmem_core.mjs' (typed by wasm/llmem_core.d.mts); the file is built by `npm run build:core`
+    alias: [{ find: /^(\.\.\/)+wasm\/llmem_core\.mjs$/, replacement: core }],
+  },
+  plugins: [
+    preact(),
+    VitePWA({
+      registerType: 'prompt',
+      injectRegister: false,
+      manifestFilename: 'manifest.webmanifest',
+      includeAssets: ['favicon.svg', 'icon-192.png', 'icon-512.png', 'icon-maskable-512.png'],
+      manifest: {
+        name: 'llmem: LLM training memory per GPU',
+        short_name: 'llmem',
+        description: 'Per-GPU memory of LLM training, simulated step by step in your browser.',
+        start_url: './',
+        scope: './',
+        display: 'standalone',
+        background_color: '#ffffff',
+        theme_color: '#2f5d8a',
+        icons: [
+          { src: 'icon-192.png', sizes: '192x192', type: 'image/png' },
+          { src: 'icon-512.png', sizes: '512x512', type: 'image/png' },
+          { src: 'icon-maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
+          { src: 'favicon.svg', sizes: 'any', type: 'image/svg+xml' },
+        ],
+      },
+      workbox: {
+        // every asset, the wasm included (inlined in the core's .mjs, or a separate .wasm if the build changes)
+        globPatterns: ['**/*.{js,mjs,css,html,wasm,svg,png,webmanifest,json}'],
+        navigateFallback: 'index.html',
+        cleanupOutdatedCaches: true,
+        maximumFileSizeToCacheInBytes: 8 * 1024 * 1024,
+      },
+    }),
+  ],
+  build: {
+    target: 'es2022',
+    outDir: 'dist',
+    emptyOutDir: true,
+    assetsInlineLimit: 0,
+    chunkSizeWarningLimit: 400,
+  },
+  preview: { host: '127.0.0.1', port: 4173 },
+  test: {
+    include: ['tests/js/**/*.test.ts'],
+    environment: 'node',
+  },
+});

@@ -118,8 +118,9 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
 
 llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
-  /* clear everything but the (large) timeline */
-  memset(out, 0, offsetof(llmem_result, events));
+  /* clear the header and the tail; ranks and events are written as they are used */
+  memset(out, 0, offsetof(llmem_result, ranks));
+  memset(&out->params_total, 0, offsetof(llmem_result, events) - offsetof(llmem_result, params_total));
   out->error_field = -1;
   plan pl;
   int field;

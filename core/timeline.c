@@ -15,6 +15,7 @@ static double max2(double a, double b) { return a > b ? a : b; }
 
 typedef struct {
   double cat[LLMEM_CAT_COUNT];
+  double total;
   double peak;
   double peak_cat[LLMEM_CAT_COUNT];
   int peak_phase, peak_mb, peak_layer;
@@ -26,11 +27,12 @@ typedef struct {
   int group_n;
 } sim;
 
-static double total_of(const double *cat) {
-  double t = 0;
-  for (int i = 0; i < LLMEM_CAT_COUNT; i++) t += cat[i];
-  return t;
+/* Change one category; the running total follows. */
+static void add(sim *S, int cat, double bytes) {
+  S->cat[cat] += bytes;
+  S->total += bytes;
 }
+
 
 static void sink_push(timeline_sink *s, const llmem_event *ev) {
   if (s->count == s->capacity) {
@@ -46,7 +48,7 @@ static void sink_push(timeline_sink *s, const llmem_event *ev) {
 }
 
 static void record(sim *S, int phase, int mb, int layer) {
-  double total = total_of(S->cat);
+  double total = S->total;
   if (total > S->peak) {
     S->peak = total;
     memcpy(S->peak_cat, S->cat, sizeof S->cat);
@@ -72,7 +74,7 @@ static void record(sim *S, int phase, int mb, int layer) {
 
 /* A transient: present for one recorded instant, then gone. */
 static void transient(sim *S, int cat, double bytes) {
-  S->cat[cat] += bytes;
+  add(S, cat, bytes);
   S->largest_transient = max2(S->largest_transient, bytes);
 }
 
@@ -92,7 +94,11 @@ static int simulated_microbatches(const plan *pl, int stage) {
   int need;
   if (p == 1) need = 2;
   else if (pl->schedule == LLMEM_PP_GPIPE) need = m;
-  else if (pl->schedule == LLMEM_PP_INTERLEAVED) need = 3 * p;
+  else if (pl->schedule == LLMEM_PP_INTERLEAVED && pl->vpp > 1) {
+    /* warm-up virtual steps plus two steady rounds, in whole groups of p */
+    int v = (int)pl->vpp, warm = 2 * (p - stage - 1) + (v - 1) * p;
+    need = p * ((warm + 2 * p + p * v - 1) / (p * v));
+  }
   else need = p - stage + 2;
   if (need > m) need = m;
   int per_mb = 2 * (int)pl->vpp;
@@ -214,13 +220,13 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
   int stage = out->stage;
 
   /* persistent states */
-  S.cat[LLMEM_CAT_WEIGHTS] = rs->weights;
-  S.cat[LLMEM_CAT_MASTER_WEIGHTS] = rs->master;
-  S.cat[LLMEM_CAT_OPTIMIZER_STATES] = rs->optimizer;
-  S.cat[LLMEM_CAT_COMM_BUFFERS] = rs->comm_persistent;
+  add(&S, LLMEM_CAT_WEIGHTS, rs->weights);
+  add(&S, LLMEM_CAT_MASTER_WEIGHTS, rs->master);
+  add(&S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer);
+  add(&S, LLMEM_CAT_COMM_BUFFERS, rs->comm_persistent);
   int lazy = rs->gradients_lazy || pl->optimizer_in_backward;
-  if (!lazy) S.cat[LLMEM_CAT_GRADIENTS] = rs->gradients;
-  double persistent = total_of(S.cat);
+  if (!lazy) add(&S, LLMEM_CAT_GRADIENTS, rs->gradients);
+  double persistent = S.total;
   record(&S, LLMEM_PHASE_SETUP, -1, -1);
 
   /* layer costs by kind (dense / MoE) */
@@ -251,21 +257,21 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
   /* gradients created lazily (torch .grad) exist once their layer's first
    * backward has run; they persist over the accumulation steps */
   int grads_made_head = 0, grads_made_embed = 0;
-  unsigned char made[4096]; /* per local layer; deeper stages get theirs at the optimizer step */
-  unsigned char accumulated[4096];
-  unsigned char held[4096]; /* layers whose parameters stay gathered */
-  memset(held, 0, sizeof held);
-  memset(made, 0, sizeof made);
-  memset(accumulated, 0, sizeof accumulated);
+  /* per virtual chunk: forwards and backwards done so far. A layer's lazy
+   * gradients (and accumulated unsharded ones) exist once its chunk's first
+   * backward has passed it; parameters kept gathered stay after the chunk's
+   * first forward. */
+  int fwd_done[LLMEM_MAX_VPP], bwd_done[LLMEM_MAX_VPP];
+  memset(fwd_done, 0, sizeof fwd_done);
+  memset(bwd_done, 0, sizeof bwd_done);
   double accumulated_bytes = 0;
-
   int m = simulated_microbatches(pl, stage);
   op ops[MAX_OPS];
   int nops = build_schedule(pl, stage, m, ops);
   int offload = pl->activation_offload;
   double kept_gathered = 0; /* shard_grad_op / no reshard: parameters gathered once per step */
 
-  if (root > 0) S.cat[LLMEM_CAT_WEIGHTS] += root;
+  if (root > 0) add(&S, LLMEM_CAT_WEIGHTS, (root));
 
   for (int o = 0; o < nops; o++) {
     op cur = ops[o];
@@ -276,121 +282,119 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
     int is_first_chunk = st->has_embedding && c == 0;
     int is_last_chunk = st->has_head && c == v - 1;
     if (!cur.backward) {
-      if (is_first_chunk) S.cat[LLMEM_CAT_ACTIVATIONS] += embedding_activation_bytes(pl);
+      if (is_first_chunk) add(&S, LLMEM_CAT_ACTIVATIONS, (embedding_activation_bytes(pl)));
       for (int i = first; i < first + n; i++) {
         const layer_cost *lc = &costs[layer_is_moe(pl, i)];
         int local = local0 + (i - first);
         int rec = layer_recomputed(pl, local);
         const layer_activations *la = &lc->act[rec];
-        int kept = local < (int)sizeof held && held[local];
-        if (rs->gathers && !kept) S.cat[LLMEM_CAT_WEIGHTS] += lc->gather;
-        S.cat[LLMEM_CAT_WEIGHTS] += lc->casts;
-        S.cat[LLMEM_CAT_ACTIVATIONS] += la->saved_bytes;
+        int kept = fwd_done[c] > 0 && rs->keep_gathered_until_backward;
+        if (rs->gathers && !kept) add(&S, LLMEM_CAT_WEIGHTS, (lc->gather));
+        add(&S, LLMEM_CAT_WEIGHTS, (lc->casts));
+        add(&S, LLMEM_CAT_ACTIVATIONS, (la->saved_bytes));
         transient(&S, LLMEM_CAT_TEMPORARIES, la->forward_temp_bytes);
         if (i + 1 < first + n) transient(&S, LLMEM_CAT_COMM_BUFFERS, lc->prefetch);
         record(&S, LLMEM_PHASE_FORWARD, cur.mb, i);
-        S.cat[LLMEM_CAT_TEMPORARIES] -= la->forward_temp_bytes;
-        if (i + 1 < first + n) S.cat[LLMEM_CAT_COMM_BUFFERS] -= lc->prefetch;
+        add(&S, LLMEM_CAT_TEMPORARIES, -(la->forward_temp_bytes));
+        if (i + 1 < first + n) add(&S, LLMEM_CAT_COMM_BUFFERS, -(lc->prefetch));
         if (offload && i >= first + 2) { /* the layer two back has reached host memory */
           const layer_cost *prev = &costs[layer_is_moe(pl, i - 2)];
-          S.cat[LLMEM_CAT_ACTIVATIONS] -= prev->act[layer_recomputed(pl, local0 + (i - 2 - first))].saved_bytes;
+          add(&S, LLMEM_CAT_ACTIVATIONS, -(prev->act[layer_recomputed(pl, local0 + (i - 2 - first))].saved_bytes));
         }
         if (rs->gathers && !kept) {
-          if (rs->keep_gathered_until_backward && local < (int)sizeof held) {
-            held[local] = 1; /* stays gathered until the end of the step */
+          if (rs->keep_gathered_until_backward) { /* stays gathered until the end of the step */
             kept_gathered += lc->gather;
           } else {
-            S.cat[LLMEM_CAT_WEIGHTS] -= lc->gather;
+            add(&S, LLMEM_CAT_WEIGHTS, -(lc->gather));
           }
         }
       }
       if (is_last_chunk) {
-        S.cat[LLMEM_CAT_ACTIVATIONS] += loss.head_input_bytes;
-        S.cat[LLMEM_CAT_LOGITS] += loss.saved_bytes;
-        S.cat[LLMEM_CAT_LOGITS] += loss.forward_peak_bytes;
+        add(&S, LLMEM_CAT_ACTIVATIONS, (loss.head_input_bytes));
+        add(&S, LLMEM_CAT_LOGITS, (loss.saved_bytes));
+        add(&S, LLMEM_CAT_LOGITS, (loss.forward_peak_bytes));
         record(&S, LLMEM_PHASE_LOSS, cur.mb, -1);
-        S.cat[LLMEM_CAT_LOGITS] -= loss.forward_peak_bytes;
+        add(&S, LLMEM_CAT_LOGITS, -(loss.forward_peak_bytes));
         /* the freed 16-bit logits block is too small for the backward's fp32
          * requests and stays cached beside them */
         S.hole = loss.unreusable_bytes;
       }
     } else {
       if (is_last_chunk) {
-        S.cat[LLMEM_CAT_LOGITS] += loss.backward_peak_bytes;
+        add(&S, LLMEM_CAT_LOGITS, (loss.backward_peak_bytes));
         if (lazy && !grads_made_head) {
-          S.cat[LLMEM_CAT_GRADIENTS] += head_grads + norm_grads;
+          add(&S, LLMEM_CAT_GRADIENTS, (head_grads + norm_grads));
           grads_made_head = 1;
         }
-        if (root_grads > 0) S.cat[LLMEM_CAT_GRADIENTS] += root_grads;
+        if (root_grads > 0) add(&S, LLMEM_CAT_GRADIENTS, (root_grads));
         record(&S, LLMEM_PHASE_BACKWARD, cur.mb, -1);
-        S.cat[LLMEM_CAT_LOGITS] -= loss.backward_peak_bytes + loss.saved_bytes;
+        add(&S, LLMEM_CAT_LOGITS, -(loss.backward_peak_bytes + loss.saved_bytes));
         S.hole = 0;
-        S.cat[LLMEM_CAT_ACTIVATIONS] -= loss.head_input_bytes;
+        add(&S, LLMEM_CAT_ACTIVATIONS, -(loss.head_input_bytes));
       }
       for (int i = first + n - 1; i >= first; i--) {
         const layer_cost *lc = &costs[layer_is_moe(pl, i)];
         int local = local0 + (i - first);
         int rec = layer_recomputed(pl, local);
         const layer_activations *la = &lc->act[rec];
-        int regathered = rs->gathers && !(local < (int)sizeof held && held[local]);
-        if (regathered) S.cat[LLMEM_CAT_WEIGHTS] += lc->gather;
-        if (offload) S.cat[LLMEM_CAT_ACTIVATIONS] += (i >= first + n - 2) ? 0 : la->saved_bytes;
-        S.cat[LLMEM_CAT_ACTIVATIONS] += la->recompute_bytes;
+        int regathered = rs->gathers && !(rs->keep_gathered_until_backward && fwd_done[c] > 0);
+        int first_pass = bwd_done[c] == 0; /* this chunk's first backward of the step */
+        if (regathered) add(&S, LLMEM_CAT_WEIGHTS, (lc->gather));
+        if (offload) add(&S, LLMEM_CAT_ACTIVATIONS, ((i >= first + n - 2) ? 0 : la->saved_bytes));
+        add(&S, LLMEM_CAT_ACTIVATIONS, (la->recompute_bytes));
         if (pl->optimizer_in_backward) {
           transient(&S, LLMEM_CAT_GRADIENTS, lc->grad_share);
-        } else if (lazy && local < (int)sizeof made && !made[local]) {
-          S.cat[LLMEM_CAT_GRADIENTS] += lc->grad_share;
-          made[local] = 1;
+        } else if (lazy && first_pass) {
+          add(&S, LLMEM_CAT_GRADIENTS, lc->grad_share);
         }
-        if (rs->accumulate_unsharded) {
-          if (local < (int)sizeof accumulated && !accumulated[local]) {
-            double g = lc->trainable * rs->unsharded_accum_bytes;
-            S.cat[LLMEM_CAT_GRADIENTS] += g;
-            accumulated_bytes += g;
-            accumulated[local] = 1;
-          }
+        if (rs->accumulate_unsharded && first_pass) {
+          double g = lc->trainable * rs->unsharded_accum_bytes;
+          add(&S, LLMEM_CAT_GRADIENTS, g);
+          accumulated_bytes += g;
         }
         transient(&S, LLMEM_CAT_GRADIENTS, lc->unsharded_grads);
         transient(&S, LLMEM_CAT_COMM_BUFFERS, lc->reduce_input + (i > first ? lc->prefetch_bwd : 0));
         transient(&S, LLMEM_CAT_TEMPORARIES, la->backward_temp_bytes);
         record(&S, LLMEM_PHASE_BACKWARD, cur.mb, i);
-        S.cat[LLMEM_CAT_TEMPORARIES] -= la->backward_temp_bytes;
-        S.cat[LLMEM_CAT_COMM_BUFFERS] -= lc->reduce_input + (i > first ? lc->prefetch_bwd : 0);
-        S.cat[LLMEM_CAT_GRADIENTS] -= lc->unsharded_grads;
-        if (pl->optimizer_in_backward) S.cat[LLMEM_CAT_GRADIENTS] -= lc->grad_share;
-        S.cat[LLMEM_CAT_ACTIVATIONS] -= la->recompute_bytes + la->saved_bytes;
-        S.cat[LLMEM_CAT_WEIGHTS] -= lc->casts;
-        if (regathered) S.cat[LLMEM_CAT_WEIGHTS] -= lc->gather;
+        add(&S, LLMEM_CAT_TEMPORARIES, -(la->backward_temp_bytes));
+        add(&S, LLMEM_CAT_COMM_BUFFERS, -(lc->reduce_input + (i > first ? lc->prefetch_bwd : 0)));
+        add(&S, LLMEM_CAT_GRADIENTS, -(lc->unsharded_grads));
+        if (pl->optimizer_in_backward) add(&S, LLMEM_CAT_GRADIENTS, -(lc->grad_share));
+        add(&S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
+        add(&S, LLMEM_CAT_WEIGHTS, -(lc->casts));
+        if (regathered) add(&S, LLMEM_CAT_WEIGHTS, -(lc->gather));
       }
       if (is_first_chunk) {
-        S.cat[LLMEM_CAT_ACTIVATIONS] -= embedding_activation_bytes(pl);
+        add(&S, LLMEM_CAT_ACTIVATIONS, -(embedding_activation_bytes(pl)));
         if (lazy && !grads_made_embed) {
-          S.cat[LLMEM_CAT_GRADIENTS] += embed_grads;
+          add(&S, LLMEM_CAT_GRADIENTS, (embed_grads));
           grads_made_embed = 1;
           record(&S, LLMEM_PHASE_BACKWARD, cur.mb, -1);
         }
       }
-      if (is_last_chunk && root_grads > 0) S.cat[LLMEM_CAT_GRADIENTS] -= root_grads;
+      if (is_last_chunk && root_grads > 0) add(&S, LLMEM_CAT_GRADIENTS, -(root_grads));
     }
+    if (cur.backward) bwd_done[c]++;
+    else fwd_done[c]++;
   }
   /* parameters kept gathered through the backward are released at its end,
    * accumulated unsharded gradients after the last micro-batch's reduce-scatter */
-  if (rs->keep_gathered_until_backward) S.cat[LLMEM_CAT_WEIGHTS] -= kept_gathered;
-  S.cat[LLMEM_CAT_GRADIENTS] -= accumulated_bytes;
+  if (rs->keep_gathered_until_backward) add(&S, LLMEM_CAT_WEIGHTS, -(kept_gathered));
+  add(&S, LLMEM_CAT_GRADIENTS, -(accumulated_bytes));
 
   /* optimizer step; lazily created gradients are then set to None */
   if (pl->optimizer_in_backward) {
     record(&S, LLMEM_PHASE_OPTIMIZER, -1, -1);
   } else {
     if (lazy) { /* every gradient exists by now (also layers of skipped micro-batches) */
-      S.cat[LLMEM_CAT_GRADIENTS] = rs->gradients;
+      add(&S, LLMEM_CAT_GRADIENTS, rs->gradients - S.cat[LLMEM_CAT_GRADIENTS]);
     }
     transient(&S, LLMEM_CAT_TEMPORARIES, rs->optimizer_step_temp);
     record(&S, LLMEM_PHASE_OPTIMIZER, -1, -1);
-    S.cat[LLMEM_CAT_TEMPORARIES] -= rs->optimizer_step_temp;
+    add(&S, LLMEM_CAT_TEMPORARIES, -(rs->optimizer_step_temp));
   }
-  if (root > 0) S.cat[LLMEM_CAT_WEIGHTS] -= root;
-  if (lazy) S.cat[LLMEM_CAT_GRADIENTS] = 0;
+  if (root > 0) add(&S, LLMEM_CAT_WEIGHTS, -(root));
+  if (lazy) add(&S, LLMEM_CAT_GRADIENTS, -S.cat[LLMEM_CAT_GRADIENTS]);
   record(&S, LLMEM_PHASE_OPTIMIZER, -1, -1);
 
   if (sink && sink->events && S.group_n > 0) {

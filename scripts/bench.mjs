@@ -1,0 +1,48 @@
+// npm run bench: microseconds per estimate, native and wasm (timeline included).
+// Figures only; the budgets (< 5 us native, < 20 us wasm) are compared in the
+// printout, never asserted.
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+
+run('cmake', ['-S', '.', '-B', 'build/native', '-DCMAKE_BUILD_TYPE=Release']);
+run('cmake', ['--build', 'build/native', '--target', 'llmem_bench', '-j2']);
+process.stdout.write(execFileSync(join(root, 'build/native/llmem_bench'), { encoding: 'utf8' }));
+
+const { loadCore } = await import(join(root, 'build/js/wasm/node.js'));
+const core = await loadCore();
+const cases = [
+  ['llama-3.1-8b fsdp2 8 gpus (default)', {}],
+  ['  + full recompute, 8 micro-batches', { training: { recompute: 'full', grad_accum: 8 } }],
+  ['llama-70b-shape megatron tp8 pp8 vpp5, 32 mb', {
+    model: { layers: 80, hidden: 8192, heads: 64, kv_heads: 8, ffn_hidden: 28672 },
+    parallel: { engine: 'megatron', gpus: 512, tp: 8, pp: 8, vpp: 5, pp_schedule: 'interleaved', distributed_optimizer: true },
+    training: { grad_accum: 32 },
+  }],
+  ['moe 64 experts ep8 pp4, 16 mb', {
+    model: { moe: { experts: 64, top_k: 8, expert_ffn_hidden: 1408 } },
+    parallel: { engine: 'megatron', gpus: 64, ep: 8, pp: 4 },
+    training: { grad_accum: 16 },
+  }],
+];
+const time = (fn) => {
+  let n = 0;
+  const start = performance.now();
+  let t = 0;
+  do {
+    for (let i = 0; i < 100; i++) fn();
+    n += 100;
+    t = performance.now() - start;
+  } while (t < 300);
+  return (t * 1000) / n;
+};
+for (const [name, config] of cases) {
+  const flat = core.flatten(config);
+  const raw = time(() => core.estimateFlat(flat));
+  const full = time(() => core.estimate(config, { timeline: true }));
+  console.log(`wasm    ${name.padEnd(44)} ${raw.toFixed(2).padStart(8)} us/estimate (core + result)  ${full.toFixed(2).padStart(8)} us with config parsing and the timeline read out`);
+}
+console.log('budgets: native < 5 us, wasm < 20 us per estimate (ARCHITECTURE.md)');

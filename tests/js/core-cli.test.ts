@@ -1,0 +1,50 @@
+// The CLI: exit codes, messages that name the key, --json in the result format, stdin.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../wasm/node.js';
+
+const root = repoRoot();
+const cli = (args: string[], input?: string) =>
+  spawnSync('node', [join(root, 'bin/llmem.mjs'), ...args], { cwd: root, input, encoding: 'utf8' });
+
+describe('llmem CLI', () => {
+  it('estimates a config file as text', () => {
+    const r = cli(['estimate', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('Llama 3.1 8B');
+    expect(r.stdout).toMatch(/peak allocated \d+\.\d\d GiB/);
+  });
+  it('prints the result format with --json, reading stdin', () => {
+    const r = cli(['estimate', '-', '--json'], JSON.stringify({ model: { preset: 'llama-3.1-8b' }, parallel: { gpus: 8 } }));
+    expect(r.status).toBe(0);
+    const res = JSON.parse(r.stdout);
+    expect(res.ok).toBe(true);
+    expect(res.per_gpu.breakdown_bytes.weights).toBeGreaterThanOrEqual(0);
+    expect(res.params.total).toBe(8030261248);
+  });
+  it('applies --set overrides', () => {
+    const a = JSON.parse(cli(['estimate', '-', '--json'], '{}').stdout);
+    const b = JSON.parse(cli(['estimate', '-', '--json', '--set', 'training.seq_len=8192'], '{}').stdout);
+    expect(b.per_gpu.peak_allocated_bytes).toBeGreaterThan(a.per_gpu.peak_allocated_bytes);
+  });
+  it('fails with a message naming the key and exit 1 on bad input', () => {
+    const r = cli(['estimate', '-'], JSON.stringify({ parallel: { engine: 'megatron', tp: 3, gpus: 3 } }));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('parallel.tp');
+    const j = cli(['estimate', '-'], '{ not json');
+    expect(j.status).toBe(1);
+    expect(j.stderr).toContain('not valid JSON');
+    const k = cli(['estimate', '-', '--set', 'parallel.engine=fsdp9'], '{}');
+    expect(k.status).toBe(1);
+    expect(k.stderr).toContain('allowed: single | ddp');
+  });
+  it('exits 2 on usage errors', () => {
+    expect(cli(['estimate']).status).toBe(2);
+    expect(cli(['frobnicate']).status).toBe(2);
+  });
+  it('lists presets and GPUs', () => {
+    expect(cli(['models']).stdout).toContain('llama-3.1-70b');
+    expect(cli(['gpus']).stdout).toContain('h100-sxm-80gb');
+  });
+});

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Every test: the README's test command (`npm test`) runs this, and so does CI.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
+passed=0; failed=0; failures=()
+stage() { # stage NAME COMMAND...
+  local name="$1"; shift
+  echo; echo "=== $name"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+}
+
+bash scripts/setup.sh test || { echo "setup failed"; exit 1; }
+
+stage "build: wasm core, CLI, page" npm run -s build
+stage "C unit tests (ctest, address + undefined-behaviour sanitizers)" bash -c '
+  cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DLLMEM_SANITIZE=ON >/dev/null &&
+  cmake --build build/asan -j2 >/dev/null && ctest --test-dir build/asan --output-on-failure'
+stage "fuzz the core entry point (libFuzzer, 20 s)" bash -c '
+  CC=clang-14 cmake -S . -B build/fuzz -DLLMEM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+  cmake --build build/fuzz --target fuzz_estimate -j2 >/dev/null &&
+  ./build/fuzz/fuzz_estimate -max_total_time=20 -print_final_stats=1 2>&1 | tail -3'
+stage "typecheck (tsc)" npx tsc -p tsconfig.json --noEmit
+stage "Vitest (wrapper, vectors through wasm, CLI, page units)" npx vitest run
+if [ -f tests/e2e/run.mjs ]; then
+  stage "end-to-end in headless Chromium" node tests/e2e/run.mjs
+fi
+stage "accuracy report (figures, not assertions)" bash -c 'node build/js/tests/accuracy.js | tail -12'
+stage "benchmarks (figures, not assertions)" node scripts/bench.mjs
+
+echo
+[ ${#failures[@]} -eq 0 ] || echo "failed stages: ${failures[*]}"
+echo "run-all: ${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]

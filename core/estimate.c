@@ -121,6 +121,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   /* clear the header and the tail; ranks and events are written as they are used */
   memset(out, 0, offsetof(llmem_result, ranks));
   memset(&out->params_total, 0, offsetof(llmem_result, events) - offsetof(llmem_result, params_total));
+  out->term_count = 0;
   out->error_field = -1;
   plan pl;
   int field;
@@ -174,6 +175,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   out->event_count = sink.count;
   out->event_stride = sink.stride;
   if (sink.stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
+  explain_peak(&pl, &layout, &rs, out);
   finish(&pl, out);
   return LLMEM_OK;
 }

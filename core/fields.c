@@ -22,6 +22,10 @@ static const char *const status_messages[] = {LLMEM_STATUSES(STR_)};
 static const char *const warning_messages[] = {LLMEM_WARNINGS(STR_)};
 static const char *const category_names[] = {LLMEM_CATEGORIES(STR_)};
 static const char *const phase_names[] = {LLMEM_PHASES(STR_)};
+#define TERM_LABEL_(c_name, label, formula) label,
+#define TERM_FORMULA_(c_name, label, formula) formula,
+static const char *const term_labels[] = {LLMEM_TERMS(TERM_LABEL_)};
+static const char *const term_formulas[] = {LLMEM_TERMS(TERM_FORMULA_)};
 
 void llmem_defaults(llmem_input *in) {
   if (!in) return;
@@ -59,4 +63,14 @@ const char *llmem_category_name(int category) {
 const char *llmem_phase_name(int phase) {
   if (phase < 0 || phase >= LLMEM_PHASE_COUNT) return "";
   return phase_names[phase];
+}
+
+const char *llmem_term_label(int term) {
+  if (term < 0 || term >= LLMEM_TERM_COUNT) return "";
+  return term_labels[term];
+}
+
+const char *llmem_term_formula(int term) {
+  if (term < 0 || term >= LLMEM_TERM_COUNT) return "";
+  return term_formulas[term];
 }

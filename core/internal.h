@@ -157,6 +157,11 @@ loss_memory loss_bytes(const plan *pl);
 /* runtime.c */
 double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient);
 double runtime_device_overhead_bytes(const plan *pl);
+void runtime_overheads(const plan *pl, double *context_bytes, double *workspace_bytes, double *nccl_bytes,
+                       int *communicator_count);
+
+/* explain.c */
+void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_result *out);
 
 /* timeline.c */
 typedef struct {

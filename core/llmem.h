@@ -77,6 +77,36 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
   W(LLMEM_WARN_PAGED_OPTIMIZER, "paged optimizer: states are counted on the GPU; under memory pressure they page to host memory")
 typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warning;
 
+/* "Why this number": the terms of the most-loaded GPU, each with its
+ * category, a formula whose placeholders {c0} (a count), {b0} (bytes) or
+ * {x0} (a plain number) refer to inputs[0..3], and its value. The terms of a
+ * category sum to its value in breakdown_bytes; the runtime terms sum to
+ * device_used_bytes - peak_allocated_bytes. T(C_NAME, "label", "formula") */
+#define LLMEM_TERMS(T)                                                                                   \
+  T(LLMEM_TERM_WEIGHTS, "weights kept on the GPU", "{c0} parameters x {x1} B / {x2}-way sharding")        \
+  T(LLMEM_TERM_WEIGHTS_TRANSIENT, "gathered or cast weights at the peak", "unsharded layers, prefetch and autocast copies alive at the peak: {b0}") \
+  T(LLMEM_TERM_MASTER, "fp32 master weights", "{c0} parameters x 4 B / {x2}-way sharding")               \
+  T(LLMEM_TERM_GRADIENTS, "gradients", "{c0} trainable parameters x {x1} B / {x2}-way sharding; {b3} exist at the peak (incl. unsharded ones)") \
+  T(LLMEM_TERM_OPTIMIZER, "optimizer states", "{c0} trainable parameters x {x1} B / {x2}-way sharding")   \
+  T(LLMEM_TERM_ACTIVATIONS, "saved activations", "{b0} per layer and micro-batch ({b1} with full recompute); {x2} layer passes held at the peak, plus the layer being recomputed") \
+  T(LLMEM_TERM_LOGITS, "logits and cross-entropy", "{c0} tokens x {c1} vocabulary entries on this rank; {b2} kept for the backward") \
+  T(LLMEM_TERM_COMM, "communication buffers", "reduce-scatter inputs, prefetched all-gathers and buckets at the peak: {b0}") \
+  T(LLMEM_TERM_TEMPORARIES, "temporaries", "working set of the operation at the peak (layer forward/backward or optimizer step): {b0}") \
+  T(LLMEM_TERM_RESERVE, "allocator reserve", "cached blocks beside the peak (caching allocator): {b0}")   \
+  T(LLMEM_TERM_CONTEXT, "CUDA context", "context and kernel images: {b0}")                                \
+  T(LLMEM_TERM_WORKSPACE, "cuBLAS workspaces", "cuBLAS + cuBLASLt workspaces: {b0}")                      \
+  T(LLMEM_TERM_NCCL, "NCCL buffers", "{x1} communicators: {b0}")                                          \
+  T(LLMEM_TERM_PAGED, "paged optimizer states", "managed memory resident on the GPU: {b0}")
+#define LLMEM_TERM_NAME_(c_name, label, formula) c_name,
+typedef enum { LLMEM_TERMS(LLMEM_TERM_NAME_) LLMEM_TERM_COUNT } llmem_term_id;
+
+typedef struct {
+  int id;          /* llmem_term_id */
+  int category;    /* llmem_category, or -1 for runtime terms */
+  double value_bytes;
+  double inputs[4];
+} llmem_term;
+
 /* One pipeline stage's (rank's) numbers. */
 typedef struct {
   double peak_allocated_bytes;
@@ -125,6 +155,9 @@ typedef struct {
   int warning_count;
   int warnings[LLMEM_MAX_WARNINGS];
 
+  int term_count;
+  llmem_term terms[LLMEM_TERM_COUNT];
+
   int event_count;          /* timeline of the most-loaded rank */
   int event_stride;         /* >1 when downsampled */
   llmem_event events[LLMEM_MAX_EVENTS];
@@ -156,5 +189,7 @@ const char *llmem_status_message(llmem_status status);
 const char *llmem_warning_message(llmem_warning warning);
 const char *llmem_category_name(int category);
 const char *llmem_phase_name(int phase);
+const char *llmem_term_label(int term);
+const char *llmem_term_formula(int term);
 
 #endif

@@ -26,6 +26,14 @@ static int communicators(const plan *pl) {
 }
 
 double runtime_device_overhead_bytes(const plan *pl) {
+  double context, workspace, nccl;
+  int comms;
+  runtime_overheads(pl, &context, &workspace, &nccl, &comms);
+  return context + workspace + nccl;
+}
+
+void runtime_overheads(const plan *pl, double *context_bytes, double *workspace_bytes, double *nccl_bytes,
+                       int *communicator_count) {
   /* CUDA context with lazy module loading: 287,047,680 B measured on PyTorch
    * 1.13 (pytorch PR #86509); current CUDA 12 / PyTorch 2 contexts with
    * kernel images measure about 500 MiB (memory-model.md §11 #16: 0.5 GiB). */
@@ -36,5 +44,8 @@ double runtime_device_overhead_bytes(const plan *pl) {
   /* NCCL: NCCL_BUFFSIZE 4 MiB per channel and protocol buffer; about 16
    * channel buffers per communicator on NVLink/IB systems [EMPIRICAL]. */
   double nccl = pl->nccl_buffer_bytes >= 0 ? pl->nccl_buffer_bytes * MIB : communicators(pl) * 16 * 4 * MIB;
-  return context + workspace + nccl;
+  *context_bytes = context;
+  *workspace_bytes = workspace;
+  *nccl_bytes = nccl;
+  *communicator_count = communicators(pl);
 }

@@ -35,6 +35,8 @@ const char *llmem_status_text(int s) { return llmem_status_message((llmem_status
 const char *llmem_warning_text(int w) { return llmem_warning_message((llmem_warning)w); }
 const char *llmem_category_text(int c) { return llmem_category_name(c); }
 const char *llmem_phase_text(int p) { return llmem_phase_name(p); }
+const char *llmem_term_label_text(int t) { return llmem_term_label(t); }
+const char *llmem_term_formula_text(int t) { return llmem_term_formula(t); }
 int llmem_category_count(void) { return LLMEM_CAT_COUNT; }
 
 static size_t put(size_t n, const char *s) {
@@ -59,10 +61,12 @@ const char *llmem_layout(void) {
 #define R(m) n = put_num(n, #m, offsetof(llmem_result, m))
 #define K(m) n = put_num(n, #m, offsetof(llmem_rank_result, m))
 #define E(m) n = put_num(n, #m, offsetof(llmem_event, m))
+#define T(m) n = put_num(n, #m, offsetof(llmem_term, m))
   n = put(n, "{\"result\":{");
   R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_at); R(rank_count); R(ranks);
   R(params_total); R(params_active); R(params_trainable); R(params_per_gpu); R(host_cpu_bytes); R(host_nvme_bytes);
   R(fits); R(utilization); R(capacity_bytes); R(warning_count); R(warnings); R(event_count); R(event_stride); R(events);
+  R(term_count); R(terms);
   n = put_num(n, "size", sizeof(llmem_result));
   n = put(n, "\"end\":0},\"rank\":{");
   K(peak_allocated_bytes); K(peak_reserved_bytes); K(device_used_bytes); K(breakdown_bytes); K(persistent_bytes);
@@ -71,9 +75,13 @@ const char *llmem_layout(void) {
   n = put(n, "\"end\":0},\"event\":{");
   E(total_bytes); E(category_bytes); E(phase); E(micro_batch); E(layer);
   n = put_num(n, "size", sizeof(llmem_event));
+  n = put(n, "\"end\":0},\"term\":{");
+  T(id); T(category); T(value_bytes); T(inputs);
+  n = put_num(n, "size", sizeof(llmem_term));
   n = put(n, "\"end\":0}}");
 #undef R
 #undef K
 #undef E
+#undef T
   return layout_text;
 }

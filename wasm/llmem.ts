@@ -64,6 +64,25 @@ export interface Timeline {
   layer: number[];
 }
 
+/** One term of "why this number": its formula with the inputs filled in. */
+export interface Term {
+  category: Category | 'runtime';
+  label: string;
+  formula: string;
+  value_bytes: number;
+}
+
+const GIB = 2 ** 30;
+/** Fill a core formula: {cN} a count, {bN} bytes, {xN} a plain number. */
+export function fillFormula(template: string, inputs: number[]): string {
+  return template.replace(/\{([cbx])(\d)\}/g, (_, kind: string, i: string) => {
+    const v = inputs[Number(i)] ?? 0;
+    if (kind === 'b') return `${(v / GIB).toFixed(2)} GiB`;
+    if (kind === 'c') return Math.round(v).toLocaleString('en-US');
+    return Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/\.?0+$/, '');
+  });
+}
+
 export interface EstimateResult {
   ok: true;
   per_gpu: RankResult & { peak_at: string };
@@ -74,6 +93,7 @@ export interface EstimateResult {
   utilization: number;
   capacity_bytes: number;
   warnings: string[];
+  terms: Term[];
   timeline?: Timeline;
 }
 
@@ -106,6 +126,8 @@ interface CoreModule {
   _llmem_warning_text(w: number): number;
   _llmem_phase_text(p: number): number;
   _llmem_layout(): number;
+  _llmem_term_label_text(t: number): number;
+  _llmem_term_formula_text(t: number): number;
 }
 
 export type CoreFactory = (options?: { wasmBinary?: ArrayBuffer | Uint8Array }) => Promise<unknown>;
@@ -114,6 +136,7 @@ interface Layout {
   result: Record<string, number>;
   rank: Record<string, number>;
   event: Record<string, number>;
+  term: Record<string, number>;
 }
 
 const isObject = (v: unknown): v is { [key: string]: Json } =>
@@ -336,6 +359,7 @@ export class Core {
       utilization: f64(base + R.utilization),
       capacity_bytes: f64(base + R.capacity_bytes),
       warnings,
+      terms: this.readTerms(base),
     };
     if (options.timeline) result.timeline = this.readTimeline(base);
     return result;
@@ -361,6 +385,24 @@ export class Core {
       peak_micro_batch: mb < 0 ? null : mb,
       peak_layer: layer < 0 ? null : layer,
     };
+  }
+
+  private readTerms(base: number): Term[] {
+    const R = this.layout.result, T = this.layout.term;
+    const n = this.m.HEAP32[(base + R.term_count) / 4];
+    const terms: Term[] = [];
+    for (let i = 0; i < n; i++) {
+      const a = base + R.terms + i * T.size;
+      const id = this.m.HEAP32[(a + T.id) / 4], cat = this.m.HEAP32[(a + T.category) / 4];
+      const inputs = [0, 1, 2, 3].map((k) => this.m.HEAPF64[(a + T.inputs + 8 * k) / 8]);
+      terms.push({
+        category: cat < 0 ? 'runtime' : CATEGORIES[cat],
+        label: this.text(this.m._llmem_term_label_text(id)),
+        formula: fillFormula(this.text(this.m._llmem_term_formula_text(id)), inputs),
+        value_bytes: this.m.HEAPF64[(a + T.value_bytes) / 8],
+      });
+    }
+    return terms;
   }
 
   private readTimeline(base: number): Timeline {

@@ -88,5 +88,20 @@ int main(void) {
   /* paged optimizer states stay out of the allocator's numbers */
   if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.paged_optimizer=true"))
     CHECK(out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] == 0, "paged states outside allocated");
+  /* "why this number": each category's terms sum to its value, runtime terms to the rest */
+  const char *configs[3] = {"parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=8192",
+                            "parallel.engine=megatron parallel.gpus=16 parallel.tp=2 parallel.pp=2 training.grad_accum=4",
+                            "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8 training.finetune.method=qlora"};
+  for (int k = 0; k < 3; k++) {
+    if (!run(configs[k])) continue;
+    double cat[LLMEM_CAT_COUNT] = {0}, runtime = 0;
+    for (int i = 0; i < out.term_count; i++) {
+      if (out.terms[i].category >= 0) cat[out.terms[i].category] += out.terms[i].value_bytes;
+      else runtime += out.terms[i].value_bytes;
+    }
+    for (int c = 0; c < LLMEM_CAT_COUNT; c++)
+      CHECK_NEAR(cat[c], out.per_gpu.breakdown_bytes[c], 1e-12, llmem_category_name(c));
+    CHECK_NEAR(runtime, out.per_gpu.device_used_bytes - out.per_gpu.peak_allocated_bytes, 1e-12, "runtime terms");
+  }
   return check_report("simulate");
 }

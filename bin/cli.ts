@@ -5,11 +5,15 @@ import { CATEGORIES } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
+import { compare, readMeasurement } from '../frontend/config/compare.js';
 
 const USAGE = `llmem — per-GPU training memory, simulated step by step
 
 usage:
   llmem estimate <config.json | -> [--json] [--timeline] [--set key.path=value ...]
+  llmem compare <config.json> <measured.json> [--json]
+                                 estimate next to a measurement (probe output or an accuracy case);
+                                 the config may be left out when measured.json carries it
   llmem defaults                 print the config every omitted key stands for
   llmem models                   list the model presets (model.preset)
   llmem gpus                     list the GPU catalog (hardware.gpu)
@@ -23,6 +27,15 @@ export const GIB = 2 ** 30;
 const gib = (b: number) => `${(b / GIB).toFixed(2)} GiB`;
 
 class UsageError extends Error {}
+
+function readJson(arg: string, what: string): unknown {
+  const text = arg === '-' ? readFileSync(0, 'utf8') : readFileSync(arg, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InputError('', `${arg === '-' ? 'standard input' : arg}: ${what} is not valid JSON (${(e as Error).message})`);
+  }
+}
 
 function readConfig(arg: string | undefined): unknown {
   if (!arg) throw new UsageError('estimate needs a config file, or - for standard input');
@@ -129,6 +142,31 @@ export async function main(argv: string[]): Promise<number> {
           throw new InputError(res.error.path, res.error.message);
         }
         console.log(json ? JSON.stringify(res, null, 2) : formatText(resolved.config, res));
+        return 0;
+      }
+      case 'compare': {
+        const json = rest.includes('--json');
+        const files = rest.filter((a) => a !== '--json');
+        if (files.length < 1 || files.length > 2) throw new UsageError('compare needs [config.json] measured.json');
+        const measuredDoc = readJson(files[files.length - 1], 'the measurement');
+        const m = readMeasurement(measuredDoc);
+        if ('error' in m) throw new InputError('', `llmem compare: ${m.error}`);
+        const embedded = (measuredDoc as { config?: unknown }).config;
+        const rawConfig = files.length === 2 ? readJson(files[0], 'the config') : embedded;
+        if (rawConfig === undefined) throw new UsageError('compare needs the config: give config.json first');
+        const resolved = resolveConfig(rawConfig);
+        if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
+        const core = await loadCore();
+        const res = core.estimate(resolved.config, { timeline: true });
+        if (!res.ok) throw new InputError(res.error.path, res.error.message);
+        const rows = compare(res, m);
+        if (json) {
+          console.log(JSON.stringify({ ok: true, rows }, null, 2));
+          return 0;
+        }
+        console.log(`${'reading'.padEnd(34)} ${'estimated'.padStart(12)} ${'measured'.padStart(12)}   error`);
+        for (const r of rows)
+          console.log(`${r.name.padEnd(34)} ${gib(r.estimated).padStart(12)} ${(r.measured === null ? 'n/a' : gib(r.measured)).padStart(12)}   ${r.error === null ? '' : `${r.error >= 0 ? '+' : ''}${(r.error * 100).toFixed(1)} %`}`);
         return 0;
       }
       default:

@@ -93,6 +93,8 @@ static void describe_peak(llmem_result *out) {
   if (r->peak_layer >= 0) {
     n = append(out->peak_at, n, cap, ", layer ");
     n = append_int(out->peak_at, n, cap, r->peak_layer);
+  } else if (r->peak_phase == LLMEM_PHASE_BACKWARD) {
+    n = append(out->peak_at, n, cap, ", loss and output layer");
   }
 }
 

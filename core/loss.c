@@ -50,6 +50,15 @@ loss_memory loss_bytes(const plan *pl) {
       }
       break;
     }
+    case LLMEM_LOSS_HF_UPCAST:
+      /* transformers < 4.45 LlamaForCausalLM.forward: logits.float() is kept in
+       * the returned output, the shifted .contiguous() copy feeds
+       * CrossEntropyLoss; the slice's backward writes a full fp32 gradient. */
+      lm.saved_bytes = 8 * TV;
+      lm.forward_peak_bytes = 4 * TV;
+      lm.backward_peak_bytes = 8 * TV;
+      lm.unreusable_bytes = ab * TV;
+      break;
     case LLMEM_LOSS_COMPILED:
       /* torch.compile'd F.cross_entropy(logits.float()) (torchtitan
        * build_cross_entropy_loss with compile): the upcast fuses into the

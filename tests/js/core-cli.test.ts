@@ -43,6 +43,19 @@ describe('llmem CLI', () => {
     expect(cli(['estimate']).status).toBe(2);
     expect(cli(['frobnicate']).status).toBe(2);
   });
+  it('compares an estimate with a probe measurement', () => {
+    const r = cli(['compare', 'tests/fixtures/probe-output.json', '--json']);
+    expect(r.status).toBe(0);
+    const rows = JSON.parse(r.stdout).rows as { name: string; measured: number | null; error: number | null }[];
+    expect(rows.map((x) => x.name)).toContain('backward peak_allocated_bytes');
+    expect(rows.find((x) => x.name === 'peak_allocated_bytes')!.measured).toBe(21474836480);
+    expect(rows.every((x) => x.measured === null || Number.isFinite(x.error))).toBe(true);
+    const bad = cli(['compare', '-'], '{"measured": {"peak_allocated_bytes": 1}}');
+    expect(bad.status).toBe(2); // no config to estimate
+    const refused = cli(['compare', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '-'], '{"ok": false, "error": "needs 8 GPUs"}');
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toContain('refused');
+  });
   it('lists presets and GPUs', () => {
     expect(cli(['models']).stdout).toContain('llama-3.1-70b');
     expect(cli(['gpus']).stdout).toContain('h100-sxm-80gb');

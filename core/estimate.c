@@ -181,3 +181,41 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   finish(&pl, out);
   return LLMEM_OK;
 }
+
+llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out) {
+  llmem_readings r = {0};
+  plan pl;
+  int field;
+  const char *detail;
+  r.status = plan_build(in, &pl, &field, &detail);
+  if (r.status == LLMEM_OK && pl.formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
+  if (r.status != LLMEM_OK) {
+    *out = r;
+    return r.status;
+  }
+  int p = (int)pl.pp;
+  for (int s = 0; s < p; s++) {
+    if (!all_stages && s != 0 && s != p - 1) continue;
+    stage_layout layout;
+    rank_states rs;
+    llmem_rank_result rank;
+    layout_stage(&pl, s, &layout);
+    states_for_stage(&pl, &layout, &rs);
+    rank.stage = s;
+    simulate_stage(&pl, &layout, &rs, &rank, 0);
+    if (rank.device_used_bytes > r.device_used_bytes) {
+      r.peak_allocated_bytes = rank.peak_allocated_bytes;
+      r.peak_reserved_bytes = rank.peak_reserved_bytes;
+      r.device_used_bytes = rank.device_used_bytes;
+    }
+  }
+  r.capacity_bytes = pl.memory_bytes;
+  r.fits = r.device_used_bytes <= pl.memory_bytes;
+  *out = r;
+  return LLMEM_OK;
+}
+
+llmem_status llmem_estimate_readings(const llmem_input *in, llmem_readings *out) {
+  if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
+  return estimate_readings(in, 1, out);
+}

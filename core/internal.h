@@ -177,6 +177,13 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
 /* compat.c */
 llmem_status compat_estimate(const plan *pl, llmem_result *out);
 
+/* steptime.c */
+double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
+
+/* estimate.c: the readings of the most-loaded stage; all_stages 0 simulates
+ * the first and the last stage only (the search's fast path) */
+llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out);
+
 /* util */
 void result_add_warning(llmem_result *out, llmem_warning w);
 

@@ -183,6 +183,70 @@ typedef struct {
 void llmem_defaults(llmem_input *in);
 llmem_status llmem_estimate(const llmem_input *in, llmem_result *out);
 
+/* ---- planner (core/planner.c) ---- */
+#define LLMEM_MAX_SWEEP 4096
+#define LLMEM_MAX_LAYOUTS 256
+
+/* The three readings of the most-loaded GPU, without timeline or terms. */
+typedef struct {
+  llmem_status status;
+  double peak_allocated_bytes, peak_reserved_bytes, device_used_bytes;
+  double capacity_bytes;
+  int fits;
+} llmem_readings;
+
+llmem_status llmem_estimate_readings(const llmem_input *in, llmem_readings *out);
+
+/* One sweep point: `field` set to values[i]. Invalid points carry their status. */
+typedef struct {
+  double value;
+  llmem_readings readings;
+} llmem_sweep_point;
+
+/* field: index in the field table (llmem_field_index); count <= LLMEM_MAX_SWEEP */
+llmem_status llmem_sweep(const llmem_input *base, int field, const double *values, int count,
+                         llmem_sweep_point *points);
+
+/* The largest value of `field` in [lo, hi], on multiples of `step`, whose
+ * device_used_bytes leaves `free_fraction` of the GPU free (bisection; memory
+ * grows with micro_batch and seq_len). *best = 0 when even lo does not fit. */
+llmem_status llmem_largest_fit(const llmem_input *base, int field, double lo, double hi, double step,
+                               double free_fraction, double *best);
+
+typedef struct {
+  double gpus;           /* world size to lay out */
+  double global_batch;   /* samples per optimizer step (must be a multiple of dp x micro_batch) */
+  double free_fraction;  /* HBM left free by a fitting layout (0.10) */
+  double max_micro_batch;
+  int vary_sharding;     /* ZeRO stage / FSDP strategy / distributed optimizer */
+  int vary_recompute;
+} llmem_search_options;
+
+typedef struct {
+  double dp, tp, pp, vpp, cp, ep, micro_batch, grad_accum;
+  int recompute, zero_stage, fsdp_strategy, distributed_optimizer, sequence_parallel, pp_schedule;
+  double device_used_bytes;
+  double step_seconds;
+  double tokens_per_second_per_gpu;
+  int pareto;            /* on the memory / step-time Pareto front of the kept layouts */
+} llmem_layout;
+
+typedef struct {
+  llmem_status status;
+  int error_field;
+  double candidates;     /* layouts enumerated */
+  double valid;          /* passed every divisibility check */
+  double fitting;        /* fit with the free fraction */
+  int count;             /* kept: the fastest, sorted by step time */
+  llmem_layout layouts[LLMEM_MAX_LAYOUTS];
+} llmem_search_result;
+
+void llmem_search_defaults(llmem_search_options *opt);
+llmem_status llmem_search(const llmem_input *base, const llmem_search_options *opt, llmem_search_result *out);
+
+/* Step-time estimate of a config: a ranking aid (core/steptime.c). */
+llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double *tokens_per_second_per_gpu);
+
 const llmem_field *llmem_field_at(int index);  /* NULL past the end */
 int llmem_field_index(const char *path);       /* -1 if unknown */
 const char *llmem_status_message(llmem_status status);

@@ -40,5 +40,33 @@ int main(void) {
   in.moe_experts = 64; in.moe_top_k = 8; in.moe_ffn_hidden = 1408; in.ep = 8; in.engine = LLMEM_ENGINE_MEGATRON;
   in.gpus = 64; in.pp = 4; in.grad_accum = 16;
   bench("moe 64 experts ep8 pp4, 16 mb", &in);
+  /* layout search (Llama-3.1-70B shape, global batch 1024) over 64 and 1024 GPUs */
+  static llmem_search_result found;
+  llmem_search_options opt;
+  llmem_defaults(&in);
+  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672; in.seq_len = 8192;
+  for (int g = 0; g < 2; g++) {
+    llmem_search_defaults(&opt);
+    opt.gpus = g ? 1024 : 64;
+    opt.global_batch = 1024;
+    for (int e = 0; e < 2; e++) {
+      in.engine = e ? LLMEM_ENGINE_MEGATRON : LLMEM_ENGINE_FSDP2;
+      double start = now_us();
+      llmem_search(&in, &opt, &found);
+      double t = now_us() - start;
+      printf("native  search %4g gpus %-7s %8.1f ms  (%g candidates, %g valid, %g fit; best tp %g pp %g cp %g dp %g mb %g, %.0f tok/s/gpu)\n",
+             opt.gpus, e ? "megatron" : "fsdp2", t / 1000, found.candidates, found.valid, found.fitting,
+             found.layouts[0].tp, found.layouts[0].pp, found.layouts[0].cp, found.layouts[0].dp,
+             found.layouts[0].micro_batch, found.layouts[0].tokens_per_second_per_gpu);
+    }
+  }
+  /* a 1,000-point sweep */
+  llmem_defaults(&in);
+  static double values[1000];
+  static llmem_sweep_point points[1000];
+  for (int i = 0; i < 1000; i++) values[i] = 256.0 * (i + 1);
+  double start = now_us();
+  llmem_sweep(&in, llmem_field_index("training.seq_len"), values, 1000, points);
+  printf("native  1000-point sweep of training.seq_len   %8.2f ms\n", (now_us() - start) / 1000);
   return 0;
 }

@@ -1,0 +1,85 @@
+/* The planner: sweeps, the largest fit, and the layout search. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+
+static llmem_result full;
+static llmem_search_result found;
+
+int main(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  /* a sweep along the sequence never goes down */
+  int seq = llmem_field_index("training.seq_len");
+  double values[16];
+  llmem_sweep_point points[16];
+  for (int i = 0; i < 16; i++) values[i] = 1024.0 * (i + 1);
+  CHECK(llmem_sweep(&in, seq, values, 16, points) == LLMEM_OK, "sweep");
+  for (int i = 1; i < 16; i++)
+    CHECK(points[i].readings.device_used_bytes >= points[i - 1].readings.device_used_bytes, "sweep monotone at %d", i);
+  /* a sweep point equals the direct estimate */
+  in.seq_len = values[7];
+  llmem_estimate(&in, &full);
+  CHECK_NEAR(points[7].readings.device_used_bytes, full.per_gpu.device_used_bytes, 0, "sweep = estimate");
+  llmem_defaults(&in);
+
+  /* the largest micro-batch that fits agrees with direct estimates at the boundary */
+  int mb = llmem_field_index("training.micro_batch");
+  in.recompute = LLMEM_RECOMPUTE_FULL;
+  double best = 0;
+  CHECK(llmem_largest_fit(&in, mb, 1, 256, 1, 0.10, &best) == LLMEM_OK && best >= 1, "largest micro-batch %g", best);
+  llmem_readings r;
+  in.micro_batch = best;
+  llmem_estimate_readings(&in, &r);
+  CHECK(r.device_used_bytes <= 0.9 * r.capacity_bytes, "best fits");
+  in.micro_batch = best + 1;
+  llmem_estimate_readings(&in, &r);
+  CHECK(r.device_used_bytes > 0.9 * r.capacity_bytes, "best + 1 does not");
+  /* the longest sequence, on multiples of 1024 */
+  llmem_defaults(&in);
+  CHECK(llmem_largest_fit(&in, seq, 1024, 1048576, 1024, 0.10, &best) == LLMEM_OK && best >= 1024, "longest sequence %g", best);
+  in.seq_len = best + 1024;
+  llmem_estimate_readings(&in, &r);
+  CHECK(r.device_used_bytes > 0.9 * r.capacity_bytes, "longest + 1024 does not fit");
+
+  /* layout search: Llama-3.1-70B shape on 64 H100s, global batch 64 */
+  llmem_defaults(&in);
+  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672;
+  in.seq_len = 8192;
+  in.engine = LLMEM_ENGINE_FSDP2;
+  llmem_search_options opt;
+  llmem_search_defaults(&opt);
+  opt.gpus = 64;
+  opt.global_batch = 64;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK, "search status %d", found.status);
+  CHECK(found.count > 0 && found.fitting >= found.count, "fitting layouts: %d kept of %g fitting, %g valid, %g candidates",
+        found.count, found.fitting, found.valid, found.candidates);
+  int pareto = 0;
+  for (int i = 0; i < found.count; i++) {
+    const llmem_layout *l = &found.layouts[i];
+    llmem_input c = in;
+    c.gpus = 64; c.tp = l->tp; c.pp = l->pp; c.vpp = l->vpp; c.cp = l->cp; c.ep = l->ep;
+    c.micro_batch = l->micro_batch; c.grad_accum = l->grad_accum; c.recompute = l->recompute;
+    c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
+    c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
+    llmem_status st = llmem_estimate(&c, &full);
+    CHECK(st == LLMEM_OK, "layout %d valid: %s", i, full.error_message);
+    CHECK(full.per_gpu.device_used_bytes <= 0.9 * full.capacity_bytes, "layout %d fits (%.1f GiB)", i,
+          full.per_gpu.device_used_bytes / 1073741824.0);
+    CHECK(l->dp * l->tp * l->pp * l->cp == 64 && l->dp * l->micro_batch * l->grad_accum == 64, "layout %d sizes", i);
+    if (i > 0) CHECK(l->step_seconds >= found.layouts[i - 1].step_seconds, "sorted by step time");
+    pareto += l->pareto;
+  }
+  CHECK(pareto >= 1 && found.layouts[0].pareto, "the fastest is on the Pareto front");
+  CHECK(found.layouts[0].tp <= 8, "best layout keeps TP within a node (tp %g)", found.layouts[0].tp);
+
+  /* the step time grows with the global batch and falls with more GPUs */
+  double t1, t2, tps;
+  llmem_defaults(&in);
+  CHECK(llmem_step_time(&in, &t1, &tps) == LLMEM_OK && t1 > 0 && tps > 0, "step time");
+  in.grad_accum = 2;
+  llmem_step_time(&in, &t2, &tps);
+  CHECK(t2 > 1.9 * t1, "twice the tokens, about twice the time (%g vs %g)", t2, t1);
+  return check_report("planner");
+}

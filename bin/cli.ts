@@ -14,6 +14,12 @@ usage:
   llmem compare <config.json> <measured.json> [--json]
                                  estimate next to a measurement (probe output or an accuracy case);
                                  the config may be left out when measured.json carries it
+  llmem sweep <config.json | -> --axis key.path --from A --to B [--points N | --step S] [--json]
+                                 the three readings along one key (at most 4096 points)
+  llmem fit <config.json | -> [--axis training.micro_batch | training.seq_len] [--free 0.10] [--json]
+                                 the largest value that fits, leaving a fraction of the GPU free
+  llmem search <config.json | -> --gpus N [--global-batch B] [--top 20] [--free 0.10] [--json]
+                                 every layout of N GPUs that fits, ranked by the step-time model
   llmem defaults                 print the config every omitted key stands for
   llmem models                   list the model presets (model.preset)
   llmem gpus                     list the GPU catalog (hardware.gpu)
@@ -95,6 +101,129 @@ export function formatText(config: Config, res: EstimateResult): string {
   return lines.join('\n');
 }
 
+/** Options of the planner commands: --name value pairs and one positional config. */
+function parseOptions(args: string[], known: string[]): { file?: string; opts: Record<string, string>; json: boolean } {
+  const opts: Record<string, string> = {};
+  let file: string | undefined, json = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--json') json = true;
+    else if (a.startsWith('--')) {
+      const key = a.slice(2);
+      if (!known.includes(key)) throw new UsageError(`unknown option ${a} (allowed: ${known.map((k) => '--' + k).join(', ')}, --json)`);
+      const v = args[++i];
+      if (v === undefined) throw new UsageError(`${a} needs a value`);
+      opts[key] = v;
+    } else if (file === undefined) file = a;
+    else throw new UsageError(`unexpected argument ${a}`);
+  }
+  return { file, opts, json };
+}
+
+function numberOption(opts: Record<string, string>, key: string, fallback?: number): number {
+  const raw = opts[key];
+  if (raw === undefined) {
+    if (fallback === undefined) throw new UsageError(`--${key} is required`);
+    return fallback;
+  }
+  const v = Number(raw);
+  if (!Number.isFinite(v)) throw new InputError(key, `--${key}: must be a number, not "${raw}"`);
+  return v;
+}
+
+async function plannerCommand(command: string, args: string[]): Promise<number> {
+  const known = { sweep: ['axis', 'from', 'to', 'points', 'step'], fit: ['axis', 'free', 'max'], search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'] }[command]!;
+  const { file, opts, json } = parseOptions(args, known);
+  const raw = readConfig(file);
+  const resolved = resolveConfig(raw);
+  if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
+  const config = resolved.config;
+  const core = await loadCore();
+  const base = core.estimate(config);
+  if (!base.ok) throw new InputError(base.error.path, base.error.message);
+  const fail = (e: { path: string; message: string }) => {
+    throw new InputError(e.path, e.message);
+  };
+  if (command === 'sweep') {
+    const axis = opts.axis;
+    if (!axis) throw new UsageError('sweep needs --axis key.path');
+    const from = numberOption(opts, 'from'), to = numberOption(opts, 'to');
+    if (!(to >= from)) throw new InputError('to', `--to must be at least --from`);
+    const field = core.field(axis);
+    const integer = field?.kind === 'int';
+    let values: number[] = [];
+    if (opts.step !== undefined) {
+      const step = numberOption(opts, 'step');
+      if (!(step > 0)) throw new InputError('step', '--step must be positive');
+      for (let v = from; v <= to && values.length <= 4096; v += step) values.push(v);
+    } else {
+      const n = numberOption(opts, 'points', 16);
+      if (!(n >= 2 && n <= 4096)) throw new InputError('points', '--points must be from 2 to 4096');
+      const ratio = to / from;
+      for (let i = 0; i < n; i++) {
+        // geometric spacing for wide ranges (sequence lengths), linear otherwise
+        const v = from > 0 && ratio >= 8 ? from * ratio ** (i / (n - 1)) : from + ((to - from) * i) / (n - 1);
+        values.push(integer ? Math.round(v) : v);
+      }
+      values = [...new Set(values)];
+    }
+    const points = core.sweep(config, axis, values);
+    if (!Array.isArray(points)) return fail(points);
+    if (json) {
+      console.log(JSON.stringify({ ok: true, axis, points }, null, 2));
+      return 0;
+    }
+    console.log(`${axis.padEnd(26)} ${'allocated'.padStart(12)} ${'reserved'.padStart(12)} ${'nvidia-smi'.padStart(12)}  fits (of ${gib(base.capacity_bytes)})`);
+    for (const p of points)
+      console.log(p.ok
+        ? `${String(p.value).padEnd(26)} ${gib(p.peak_allocated_bytes).padStart(12)} ${gib(p.peak_reserved_bytes).padStart(12)} ${gib(p.device_used_bytes).padStart(12)}  ${p.fits ? 'yes' : 'no'}`
+        : `${String(p.value).padEnd(26)} invalid: ${p.error}`);
+    return 0;
+  }
+  if (command === 'fit') {
+    const free = numberOption(opts, 'free', 0.1);
+    const axes = opts.axis ? [opts.axis] : ['training.micro_batch', 'training.seq_len'];
+    const out: Record<string, number> = {};
+    for (const axis of axes) {
+      const isSeq = axis === 'training.seq_len';
+      const p = (config.parallel ?? {}) as Record<string, number>;
+      const step = isSeq ? 2 * (p.cp ?? 1) * (p.tp ?? 1) * 64 : 1;
+      const hi = numberOption(opts, 'max', isSeq ? 4194304 : 4096);
+      const best = core.largestFit(config, axis, { lo: step, hi, step, free_fraction: free });
+      if (typeof best !== 'number') return fail(best);
+      out[axis] = best;
+    }
+    if (json) console.log(JSON.stringify({ ok: true, free_fraction: free, largest: out }, null, 2));
+    else for (const [axis, v] of Object.entries(out))
+      console.log(`largest ${axis} that leaves ${(free * 100).toFixed(0)} % free: ${v === 0 ? 'none (even the smallest does not fit)' : v}`);
+    return 0;
+  }
+  const gpus = numberOption(opts, 'gpus');
+  const top = numberOption(opts, 'top', 20);
+  const res = core.search(config, {
+    gpus,
+    global_batch: numberOption(opts, 'global-batch', 0),
+    free_fraction: numberOption(opts, 'free', 0.1),
+    max_micro_batch: numberOption(opts, 'max-micro-batch', 16),
+  });
+  if (!('layouts' in res)) return fail(res);
+  const shown = res.layouts.slice(0, top);
+  if (json) {
+    console.log(JSON.stringify({ ok: true, ...res, layouts: shown }, null, 2));
+    return 0;
+  }
+  console.log(`${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit; the fastest by the step-time model (a ranking aid, not a promise):`);
+  console.log(`  ${'dp'.padStart(5)} ${'tp'.padStart(3)} ${'pp'.padStart(3)} ${'vpp'.padStart(3)} ${'cp'.padStart(3)} ${'ep'.padStart(3)} ${'mb'.padStart(3)} ${'ga'.padStart(4)}  ${'recompute'.padEnd(10)} ${'sharding'.padEnd(22)} ${'nvidia-smi'.padStart(11)} ${'step s'.padStart(8)} ${'tok/s/GPU'.padStart(10)}`);
+  for (const l of shown) {
+    const p = l.patch.parallel as Record<string, string | number | boolean>;
+    const t = l.patch.training as Record<string, string | number>;
+    const sharding = String(p.fsdp_strategy !== undefined && config.parallel && (config.parallel as Record<string, unknown>).engine?.toString().startsWith('fsdp') ? p.fsdp_strategy : p.zero_stage ? `zero-${p.zero_stage}` : p.distributed_optimizer ? 'distributed optimizer' : '');
+    console.log(`${l.pareto ? '*' : ' '} ${String(l.dp).padStart(5)} ${String(l.tp).padStart(3)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(3)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.micro_batch).padStart(3)} ${String(l.grad_accum).padStart(4)}  ${String(t.recompute).padEnd(10)} ${sharding.padEnd(22)} ${gib(l.device_used_bytes).padStart(11)} ${l.step_seconds.toFixed(2).padStart(8)} ${Math.round(l.tokens_per_second_per_gpu).toString().padStart(10)}`);
+  }
+  console.log('* on the Pareto front (no layout is both faster and smaller)');
+  return 0;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -144,6 +273,10 @@ export async function main(argv: string[]): Promise<number> {
         console.log(json ? JSON.stringify(res, null, 2) : formatText(resolved.config, res));
         return 0;
       }
+      case 'sweep':
+      case 'fit':
+      case 'search':
+        return await plannerCommand(command, rest);
       case 'compare': {
         const json = rest.includes('--json');
         const files = rest.filter((a) => a !== '--json');

@@ -13,6 +13,9 @@
  *     none for zero-bubble.
  *   - CP: ring exchange of K and V per layer, hidden behind attention.
  *   - EP: dispatch and combine all-to-alls per MoE layer, forward and backward.
+ * The efficiency (runtime.compute_efficiency, 0.4) is the model FLOPs
+ * utilisation large dense runs report: 41-52 % on A100 for GPT models
+ * (Narayanan et al. 2021, Table 1), 30-40 % on H100 in torchtitan's tables.
  * Ring collectives move (n - 1)/n of the buffer; groups that fit in a node
  * use hardware.intra_node_gb_per_s, others hardware.inter_node_gb_per_s. */
 #include <math.h>

@@ -109,6 +109,24 @@ export function summarize(rows: Row[]): Summary[] {
     .map(([group, xs]) => ({ group, count: xs.length, median: quantile(xs, 0.5), p90: quantile(xs, 0.9) }));
 }
 
+/** The step-time model next to published throughput (tests/vectors/throughput.txt). */
+export async function runThroughput(): Promise<{ id: string; published: number; estimate: number | null; error: number | null }[]> {
+  const core = await loadCore();
+  const cases = new Map(loadCases().map((c) => [c.id, c]));
+  const lines = readFileSync(join(repoRoot(), 'tests/vectors/throughput.txt'), 'utf8').split('\n');
+  const rows = [];
+  for (const line of lines.map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))) {
+    const [id, tps] = line.split(' | ');
+    const c = cases.get(id);
+    const published = Number(tps);
+    const resolved = c ? resolveConfig(c.config) : null;
+    const t = resolved && resolved.ok ? core.stepTime(resolved.config) : null;
+    const estimate = t && 'tokens_per_second_per_gpu' in t ? t.tokens_per_second_per_gpu : null;
+    rows.push({ id, published, estimate, error: estimate === null ? null : (estimate - published) / published });
+  }
+  return rows;
+}
+
 const GB = 2 ** 30;
 const pct = (x: number | null) => (x === null ? '   n/a' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`.padStart(7));
 
@@ -125,6 +143,12 @@ async function main() {
     console.log(`  ${s.group.padEnd(32)} n=${String(s.count).padStart(3)}  median ${(s.median * 100).toFixed(1).padStart(5)}%  p90 ${(s.p90 * 100).toFixed(1).padStart(5)}%`);
   const bounds = rows.filter((r) => r.relation !== 'eq');
   console.log(`  bounds: ${bounds.filter((r) => r.note === 'bound holds').length} of ${bounds.length} hold`);
+  const tp = await runThroughput();
+  console.log('\nstep-time model (a ranking aid) vs published throughput, tokens/s per GPU:');
+  for (const r of tp)
+    console.log(`  ${r.id.padEnd(40)} ${String(r.published).padStart(7)} ${r.estimate === null ? '    n/a' : Math.round(r.estimate).toString().padStart(7)} ${pct(r.error)}`);
+  const errs = tp.filter((r) => r.error !== null).map((r) => Math.abs(r.error!));
+  console.log(`  step time: n=${errs.length}  median ${(quantile(errs, 0.5) * 100).toFixed(1)}%  p90 ${(quantile(errs, 0.9) * 100).toFixed(1)}%`);
   const failed = rows.filter((r) => r.note.startsWith('error'));
   if (failed.length) console.log(`  ${failed.length} cases rejected by the core (see "error:" rows)`);
 }

@@ -8,7 +8,11 @@
 
 static llmem_input input_block;
 static llmem_result result_block;
-static char layout_text[4096];
+static char layout_text[8192];
+static double sweep_values[LLMEM_MAX_SWEEP];
+static llmem_sweep_point sweep_points[LLMEM_MAX_SWEEP];
+static llmem_search_result search_block;
+static double step_tokens;
 
 int llmem_abi_version(void) { return LLMEM_ABI_VERSION; }
 double *llmem_input_ptr(void) { return (double *)&input_block; }
@@ -16,6 +20,39 @@ llmem_result *llmem_result_ptr(void) { return &result_block; }
 int llmem_field_count(void) { return LLMEM_FIELD_COUNT; }
 void llmem_reset_input(void) { llmem_defaults(&input_block); }
 int llmem_run(void) { return (int)llmem_estimate(&input_block, &result_block); }
+
+/* planner */
+double *llmem_sweep_values_ptr(void) { return sweep_values; }
+llmem_sweep_point *llmem_sweep_points_ptr(void) { return sweep_points; }
+int llmem_sweep_run(int field, int count) {
+  return (int)llmem_sweep(&input_block, field, sweep_values, count, sweep_points);
+}
+/* the largest fitting value, or -(status) */
+double llmem_largest_fit_run(int field, double lo, double hi, double step, double free_fraction) {
+  double best = 0;
+  llmem_status st = llmem_largest_fit(&input_block, field, lo, hi, step, free_fraction, &best);
+  return st == LLMEM_OK ? best : -(double)st;
+}
+llmem_search_result *llmem_search_ptr(void) { return &search_block; }
+int llmem_search_run(double gpus, double global_batch, double free_fraction, double max_micro_batch,
+                     int vary_sharding, int vary_recompute) {
+  llmem_search_options opt;
+  llmem_search_defaults(&opt);
+  opt.gpus = gpus;
+  opt.global_batch = global_batch;
+  opt.free_fraction = free_fraction;
+  opt.max_micro_batch = max_micro_batch;
+  opt.vary_sharding = vary_sharding;
+  opt.vary_recompute = vary_recompute;
+  return (int)llmem_search(&input_block, &opt, &search_block);
+}
+/* step seconds, or -(status); tokens per second per GPU via llmem_step_tokens */
+double llmem_step_time_run(void) {
+  double seconds = 0;
+  llmem_status st = llmem_step_time(&input_block, &seconds, &step_tokens);
+  return st == LLMEM_OK ? seconds : -(double)st;
+}
+double llmem_step_tokens(void) { return step_tokens; }
 
 const char *llmem_field_path(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->path : 0; }
 int llmem_field_kind(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->kind : -1; }
@@ -56,12 +93,16 @@ static size_t put_num(size_t n, const char *key, size_t v) {
 }
 
 /* {"result":{...offsets...},"rank":{...},"event":{...}} */
-const char *llmem_layout(void) {
+const char *llmem_result_layout(void) {
   size_t n = 0;
 #define R(m) n = put_num(n, #m, offsetof(llmem_result, m))
 #define K(m) n = put_num(n, #m, offsetof(llmem_rank_result, m))
 #define E(m) n = put_num(n, #m, offsetof(llmem_event, m))
 #define T(m) n = put_num(n, #m, offsetof(llmem_term, m))
+#define D(m) n = put_num(n, #m, offsetof(llmem_readings, m))
+#define P(m) n = put_num(n, #m, offsetof(llmem_sweep_point, m))
+#define S(m) n = put_num(n, #m, offsetof(llmem_search_result, m))
+#define L(m) n = put_num(n, #m, offsetof(llmem_layout, m))
   n = put(n, "{\"result\":{");
   R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_at); R(rank_count); R(ranks);
   R(params_total); R(params_active); R(params_trainable); R(params_per_gpu); R(host_cpu_bytes); R(host_nvme_bytes);
@@ -78,10 +119,27 @@ const char *llmem_layout(void) {
   n = put(n, "\"end\":0},\"term\":{");
   T(id); T(category); T(value_bytes); T(inputs);
   n = put_num(n, "size", sizeof(llmem_term));
+  n = put(n, "\"end\":0},\"readings\":{");
+  D(status); D(peak_allocated_bytes); D(peak_reserved_bytes); D(device_used_bytes); D(capacity_bytes); D(fits);
+  n = put_num(n, "size", sizeof(llmem_readings));
+  n = put(n, "\"end\":0},\"sweep_point\":{");
+  P(value); P(readings);
+  n = put_num(n, "size", sizeof(llmem_sweep_point));
+  n = put(n, "\"end\":0},\"search\":{");
+  S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(layouts);
+  n = put(n, "\"end\":0},\"layout\":{");
+  L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(recompute); L(zero_stage);
+  L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(device_used_bytes);
+  L(step_seconds); L(tokens_per_second_per_gpu); L(pareto);
+  n = put_num(n, "size", sizeof(llmem_layout));
   n = put(n, "\"end\":0}}");
 #undef R
 #undef K
 #undef E
 #undef T
+#undef D
+#undef P
+#undef S
+#undef L
   return layout_text;
 }

@@ -104,6 +104,47 @@ export interface EstimateFailure {
 
 export type EstimateOutcome = EstimateResult | EstimateFailure;
 
+export interface Readings {
+  ok: boolean;
+  error?: string;
+  peak_allocated_bytes: number;
+  peak_reserved_bytes: number;
+  device_used_bytes: number;
+  capacity_bytes: number;
+  fits: boolean;
+}
+
+export interface SweepPoint extends Readings {
+  value: number;
+}
+
+export interface SearchOptions {
+  gpus: number;
+  global_batch?: number; // samples per step; 0 or absent: the config's micro_batch x grad_accum x dp
+  free_fraction?: number; // HBM a fitting layout leaves free (0.10)
+  max_micro_batch?: number;
+  vary_sharding?: boolean;
+  vary_recompute?: boolean;
+}
+
+export interface Layout {
+  dp: number; tp: number; pp: number; vpp: number; cp: number; ep: number;
+  micro_batch: number; grad_accum: number;
+  device_used_bytes: number;
+  step_seconds: number;
+  tokens_per_second_per_gpu: number;
+  pareto: boolean;
+  /** merge into the config to load this layout */
+  patch: Config;
+}
+
+export interface SearchResult {
+  candidates: number;
+  valid: number;
+  fitting: number;
+  layouts: Layout[];
+}
+
 interface CoreModule {
   HEAPU8: Uint8Array;
   HEAPF64: Float64Array;
@@ -125,18 +166,32 @@ interface CoreModule {
   _llmem_status_text(s: number): number;
   _llmem_warning_text(w: number): number;
   _llmem_phase_text(p: number): number;
-  _llmem_layout(): number;
+  _llmem_result_layout(): number;
   _llmem_term_label_text(t: number): number;
   _llmem_term_formula_text(t: number): number;
+  _llmem_sweep_values_ptr(): number;
+  _llmem_sweep_points_ptr(): number;
+  _llmem_sweep_run(field: number, count: number): number;
+  _llmem_largest_fit_run(field: number, lo: number, hi: number, step: number, free: number): number;
+  _llmem_search_ptr(): number;
+  _llmem_search_run(gpus: number, batch: number, free: number, maxMb: number, sharding: number, recompute: number): number;
+  _llmem_step_time_run(): number;
+  _llmem_step_tokens(): number;
 }
+
+const MAX_SWEEP = 4096;
 
 export type CoreFactory = (options?: { wasmBinary?: ArrayBuffer | Uint8Array }) => Promise<unknown>;
 
-interface Layout {
+interface StructLayout {
   result: Record<string, number>;
   rank: Record<string, number>;
   event: Record<string, number>;
   term: Record<string, number>;
+  readings: Record<string, number>;
+  sweep_point: Record<string, number>;
+  search: Record<string, number>;
+  layout: Record<string, number>;
 }
 
 const isObject = (v: unknown): v is { [key: string]: Json } =>
@@ -152,7 +207,7 @@ function describe(v: unknown): string {
 export class Core {
   readonly fields: FieldInfo[];
   private readonly byPath = new Map<string, FieldInfo>();
-  private readonly layout: Layout;
+  private readonly layout: StructLayout;
   private readonly phases: string[] = [];
 
   private constructor(private readonly m: CoreModule) {
@@ -176,7 +231,7 @@ export class Core {
       this.fields.push(f);
       this.byPath.set(f.path, f);
     }
-    this.layout = JSON.parse(this.text(m._llmem_layout())) as Layout;
+    this.layout = JSON.parse(this.text(m._llmem_result_layout())) as StructLayout;
     for (let p = 0; p < 5; p++) this.phases.push(this.text(m._llmem_phase_text(p)));
   }
 
@@ -385,6 +440,117 @@ export class Core {
       peak_micro_batch: mb < 0 ? null : mb,
       peak_layer: layer < 0 ? null : layer,
     };
+  }
+
+  private load(config: unknown): ConfigError | null {
+    const flat = this.flatten(config);
+    if (!(flat instanceof Float64Array)) return flat;
+    this.m.HEAPF64.set(flat, this.m._llmem_input_ptr() / 8);
+    return null;
+  }
+
+  private numericField(path: string): FieldInfo | ConfigError {
+    const f = this.field(path);
+    if (!f || (f.kind !== 'int' && f.kind !== 'num'))
+      return { path, message: `${path}: not a numeric key of the config` };
+    return f;
+  }
+
+  private readReadings(addr: number): Readings {
+    const D = this.layout.readings;
+    const status = this.m.HEAP32[(addr + D.status) / 4];
+    const f = (k: string) => this.m.HEAPF64[(addr + D[k]) / 8];
+    return {
+      ok: status === 0,
+      ...(status !== 0 ? { error: this.text(this.m._llmem_status_text(status)) } : {}),
+      peak_allocated_bytes: f('peak_allocated_bytes'),
+      peak_reserved_bytes: f('peak_reserved_bytes'),
+      device_used_bytes: f('device_used_bytes'),
+      capacity_bytes: f('capacity_bytes'),
+      fits: this.m.HEAP32[(addr + D.fits) / 4] !== 0,
+    };
+  }
+
+  /** The three readings along one numeric key (at most 4096 points). */
+  sweep(config: unknown, path: string, values: number[]): SweepPoint[] | ConfigError {
+    const f = this.numericField(path);
+    if (!('index' in f)) return f;
+    if (values.length > MAX_SWEEP) return { path, message: `a sweep has at most ${MAX_SWEEP} points` };
+    const err = this.load(config);
+    if (err) return err;
+    this.m.HEAPF64.set(values, this.m._llmem_sweep_values_ptr() / 8);
+    this.m._llmem_sweep_run(f.index, values.length);
+    const base = this.m._llmem_sweep_points_ptr(), P = this.layout.sweep_point;
+    return values.map((_, i) => {
+      const a = base + i * P.size;
+      return { value: this.m.HEAPF64[(a + P.value) / 8], ...this.readReadings(a + P.readings) };
+    });
+  }
+
+  /** The largest value of a key in [lo, hi] (multiples of step) that leaves free_fraction of the GPU free; 0 if none. */
+  largestFit(config: unknown, path: string, o: { lo: number; hi: number; step: number; free_fraction?: number }): number | ConfigError {
+    const f = this.numericField(path);
+    if (!('index' in f)) return f;
+    const err = this.load(config);
+    if (err) return err;
+    const best = this.m._llmem_largest_fit_run(f.index, o.lo, o.hi, o.step, o.free_fraction ?? 0.1);
+    if (best < 0) return { path, message: `${path}: ${this.text(this.m._llmem_status_text(-best))}` };
+    return best;
+  }
+
+  /** Step time and tokens/s per GPU of a config (a ranking aid). */
+  stepTime(config: unknown): { step_seconds: number; tokens_per_second_per_gpu: number } | ConfigError {
+    const err = this.load(config);
+    if (err) return err;
+    const s = this.m._llmem_step_time_run();
+    if (s < 0) {
+      const r = this.estimate(config);
+      return r.ok ? { path: '', message: 'step time failed' } : r.error;
+    }
+    return { step_seconds: s, tokens_per_second_per_gpu: this.m._llmem_step_tokens() };
+  }
+
+  /** Every valid layout of opts.gpus that fits, the fastest first (at most 256 kept). */
+  search(config: unknown, o: SearchOptions): SearchResult | ConfigError {
+    const err = this.load(config);
+    if (err) return err;
+    const st = this.m._llmem_search_run(o.gpus, o.global_batch ?? 0, o.free_fraction ?? 0.1, o.max_micro_batch ?? 16,
+      o.vary_sharding === false ? 0 : 1, o.vary_recompute === false ? 0 : 1);
+    const base = this.m._llmem_search_ptr(), S = this.layout.search, L = this.layout.layout;
+    if (st !== 0) {
+      const field = this.m.HEAP32[(base + S.error_field) / 4];
+      const path = field >= 0 ? this.fields[field].path : 'search';
+      return { path, message: `${path}: ${this.text(this.m._llmem_status_text(st))}` };
+    }
+    const f64 = (a: number) => this.m.HEAPF64[a / 8], i32 = (a: number) => this.m.HEAP32[a / 4];
+    const name = (path: string, i: number) => this.field(path)!.values[i];
+    const layouts: Layout[] = [];
+    for (let i = 0; i < i32(base + S.count); i++) {
+      const a = base + S.layouts + i * L.size;
+      const g = (k: string) => f64(a + L[k]);
+      const l = {
+        dp: g('dp'), tp: g('tp'), pp: g('pp'), vpp: g('vpp'), cp: g('cp'), ep: g('ep'),
+        micro_batch: g('micro_batch'), grad_accum: g('grad_accum'),
+        device_used_bytes: g('device_used_bytes'), step_seconds: g('step_seconds'),
+        tokens_per_second_per_gpu: g('tokens_per_second_per_gpu'), pareto: i32(a + L.pareto) !== 0,
+      };
+      const parallel: Config = {
+        gpus: o.gpus, tp: l.tp, pp: l.pp, vpp: l.vpp, cp: l.cp, ep: l.ep,
+        sequence_parallel: i32(a + L.sequence_parallel) !== 0,
+        pp_schedule: name('parallel.pp_schedule', i32(a + L.pp_schedule)),
+        zero_stage: i32(a + L.zero_stage),
+        fsdp_strategy: name('parallel.fsdp_strategy', i32(a + L.fsdp_strategy)),
+        distributed_optimizer: i32(a + L.distributed_optimizer) !== 0,
+      };
+      layouts.push({
+        ...l,
+        patch: {
+          parallel,
+          training: { micro_batch: l.micro_batch, grad_accum: l.grad_accum, recompute: name('training.recompute', i32(a + L.recompute)) },
+        },
+      });
+    }
+    return { candidates: f64(base + S.candidates), valid: f64(base + S.valid), fitting: f64(base + S.fitting), layouts };
   }
 
   private readTerms(base: number): Term[] {

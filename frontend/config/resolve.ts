@@ -41,7 +41,14 @@ export function resolveConfig(input: unknown): Resolved {
       };
     // the capacity the driver reports when known (H100 80GB: 81559 MiB), else the nominal size
     const gib = gpu.memory_bytes ? gpu.memory_bytes / 2 ** 30 : gpu.memory_gib;
-    if (hw.memory_gib === undefined) config = merge(config, { hardware: { memory_gib: gib as Json } });
+    // the step-time model's inputs from the catalog, unless given
+    const fill: Config = {};
+    if (hw.memory_gib === undefined) fill.memory_gib = gib;
+    if (hw.bf16_tflops === undefined && gpu.bf16_tflops) fill.bf16_tflops = gpu.bf16_tflops;
+    if (hw.fp8_tflops === undefined && gpu.fp8_tflops) fill.fp8_tflops = gpu.fp8_tflops;
+    if (hw.intra_node_gb_per_s === undefined && gpu.intra_node_gb_per_s) fill.intra_node_gb_per_s = gpu.intra_node_gb_per_s;
+    if (hw.inter_node_gb_per_s === undefined && gpu.inter_node_gb_per_s) fill.inter_node_gb_per_s = gpu.inter_node_gb_per_s;
+    config = merge(config, { hardware: fill });
   }
   return { ok: true, config };
 }

@@ -1,0 +1,69 @@
+// The planner through the wasm: sweeps, largest fit, layout search; the CLI gives the same ranking.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Core, Config } from '../../wasm/llmem.js';
+import { loadCore, repoRoot } from '../../wasm/node.js';
+import { resolveConfig, merge } from '../../frontend/config/resolve.js';
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+const l70 = (): Config => {
+  const r = resolveConfig({ model: { preset: 'llama-3.1-70b' }, training: { seq_len: 8192 }, parallel: { engine: 'fsdp2' }, hardware: { gpu: 'h100-sxm-80gb' } });
+  if (!r.ok) throw new Error(r.error.message);
+  return r.config;
+};
+
+describe('planner', () => {
+  it('sweeps agree with single estimates and never go down along the sequence', () => {
+    const values = [1024, 2048, 4096, 8192, 16384];
+    const points = core.sweep({}, 'training.seq_len', values);
+    if (!Array.isArray(points)) throw new Error(points.message);
+    for (let i = 1; i < points.length; i++) expect(points[i].device_used_bytes).toBeGreaterThanOrEqual(points[i - 1].device_used_bytes);
+    const direct = core.estimate({ training: { seq_len: 4096 } });
+    expect(direct.ok && points[2].device_used_bytes).toBe(direct.ok ? direct.per_gpu.device_used_bytes : -1);
+  });
+  it('marks invalid sweep points with their reason', () => {
+    const points = core.sweep({ parallel: { engine: 'megatron', tp: 2, gpus: 8 } }, 'training.seq_len', [4096, 4097]);
+    if (!Array.isArray(points)) throw new Error(points.message);
+    expect(points[0].ok).toBe(true);
+    expect(points[1].ok).toBe(false);
+    expect(points[1].error).toContain('divisible');
+  });
+  it('finds the largest micro-batch at the boundary', () => {
+    const best = core.largestFit({ training: { recompute: 'full' } }, 'training.micro_batch', { lo: 1, hi: 512, step: 1, free_fraction: 0.1 });
+    if (typeof best !== 'number') throw new Error(best.message);
+    const at = (mb: number) => {
+      const r = core.estimate({ training: { recompute: 'full', micro_batch: mb } });
+      if (!r.ok) throw new Error(r.error.message);
+      return r.per_gpu.device_used_bytes / r.capacity_bytes;
+    };
+    expect(at(best)).toBeLessThanOrEqual(0.9);
+    expect(at(best + 1)).toBeGreaterThan(0.9);
+  });
+  it('searches layouts that are all valid and all fit, TP within a node for Llama-3.1-70B on 64 H100s', () => {
+    const res = core.search(l70(), { gpus: 64, global_batch: 64 });
+    if (!('layouts' in res)) throw new Error(res.message);
+    expect(res.layouts.length).toBeGreaterThan(10);
+    for (const l of res.layouts.slice(0, 40)) {
+      const r = core.estimate(merge(l70(), l.patch));
+      if (!r.ok) throw new Error(r.error.message);
+      expect(r.per_gpu.device_used_bytes).toBeLessThanOrEqual(0.9 * r.capacity_bytes);
+      expect(r.per_gpu.device_used_bytes).toBe(l.device_used_bytes);
+    }
+    expect(res.layouts[0].tp).toBeLessThanOrEqual(8);
+    expect(res.layouts[0].pareto).toBe(true);
+  });
+  it('gives the CLI the same ranking', () => {
+    const root = repoRoot();
+    const r = spawnSync('node', [join(root, 'bin/llmem.mjs'), 'search', '-', '--gpus', '64', '--global-batch', '64', '--top', '10', '--json'],
+      { cwd: root, input: JSON.stringify({ model: { preset: 'llama-3.1-70b' }, training: { seq_len: 8192 }, parallel: { engine: 'fsdp2' }, hardware: { gpu: 'h100-sxm-80gb' } }), encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const cli = JSON.parse(r.stdout).layouts as { step_seconds: number; tp: number; dp: number }[];
+    const res = core.search(l70(), { gpus: 64, global_batch: 64 });
+    if (!('layouts' in res)) throw new Error(res.message);
+    expect(cli.map((l) => [l.dp, l.tp, l.step_seconds])).toEqual(res.layouts.slice(0, 10).map((l) => [l.dp, l.tp, l.step_seconds]));
+  });
+});

@@ -44,8 +44,12 @@ export function formatValue(v: unknown): string {
 /** 131072 -> "131,072"; 0.1 -> "0.1"; 5e8 -> "500,000,000". */
 export function formatNumber(n: number): string {
   if (!Number.isFinite(n)) return String(n);
-  if (Number.isInteger(n) && Math.abs(n) < 1e21) return n.toLocaleString('en-US');
-  return String(n);
+  if (!Number.isInteger(n) || Math.abs(n) >= 1e21) return String(n);
+  // grouping by hand: toLocaleString costs about a millisecond per call in Chromium
+  const digits = String(Math.abs(n));
+  let out = '';
+  for (let i = digits.length; i > 0; i -= 3) out = digits.slice(Math.max(0, i - 3), i) + (out ? ',' + out : '');
+  return n < 0 ? '-' + out : out;
 }
 
 /** Text typed into a number field -> number, or a message. Accepts "1,024", "1_024", "5e8". */

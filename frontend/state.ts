@@ -125,12 +125,15 @@ export function createAppState(core: Core, hash = '') {
 
   /** Choose a catalog GPU, or null for a custom memory size (seeded from the current GPU). */
   function setGpu(id: string | null) {
-    const next: Doc = { ...doc.value, 'hardware.gpu': id };
-    delete next['hardware.memory_gib'];
+    const next: Doc = {};
+    for (const [k, v] of Object.entries(doc.value)) if (!k.startsWith('hardware.')) next[k] = v;
+    next['hardware.gpu'] = id;
     if (id === null) {
+      // a custom GPU starts from the current one: its speeds, and its nominal memory size
+      const current = values.value;
+      for (const f of fields) if (f.path.startsWith('hardware.') && f.kind !== 'text') next[f.path] = current[f.path];
       const gpu = findGpu(String(doc.value['hardware.gpu']));
-      const gib = gpu ? gpu.memory_gib : (get('hardware.memory_gib') as number);
-      next['hardware.memory_gib'] = gib;
+      if (gpu) next['hardware.memory_gib'] = gpu.memory_gib;
     }
     batch(() => {
       clearDraft('hardware.memory_gib');

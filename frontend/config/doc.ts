@@ -17,9 +17,13 @@ export const PAGE_DEFAULT: Readonly<Doc> = Object.freeze({
 
 export const PINNED = ['model.preset', 'hardware.gpu'] as const;
 
+const leafCache = new WeakMap<readonly FieldInfo[], FieldInfo[]>();
+
 /** Fields a doc may hold: every key but groups and the format version. */
 export function leafFields(fields: readonly FieldInfo[]): FieldInfo[] {
-  return fields.filter((f) => f.kind !== 'group' && f.path !== 'version');
+  let out = leafCache.get(fields);
+  if (!out) leafCache.set(fields, (out = fields.filter((f) => f.kind !== 'group' && f.path !== 'version')));
+  return out;
 }
 
 const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,7 +72,22 @@ export interface Base {
   ok: boolean;
 }
 
+const baseCache = new WeakMap<Core, Map<string, Base>>();
+
+/** The base for a preset and GPU (memoised: it changes only when either does). */
 export function computeBase(core: Core, preset: Json, gpu: Json): Base {
+  let cache = baseCache.get(core);
+  if (!cache) baseCache.set(core, (cache = new Map()));
+  const key = JSON.stringify([preset ?? null, gpu ?? null]);
+  let base = cache.get(key);
+  if (!base) {
+    if (cache.size > 64) cache.clear();
+    cache.set(key, (base = buildBase(core, preset, gpu)));
+  }
+  return base;
+}
+
+function buildBase(core: Core, preset: Json, gpu: Json): Base {
   const seed: Config = {};
   if (preset !== null && preset !== undefined) seed.model = { preset };
   if (gpu !== null && gpu !== undefined) seed.hardware = { gpu };

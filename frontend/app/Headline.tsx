@@ -1,0 +1,45 @@
+// Peak per GPU against the GPU's memory, fits or not, and the three readings people compare with.
+import type { EstimateResult } from '../../wasm/llmem.js';
+import { formatGiB, formatPercent, gibParts } from '../format.js';
+
+export function Headline({ r }: { r: EstimateResult }) {
+  const p = r.per_gpu;
+  const big = gibParts(p.device_used_bytes);
+  const readings = [
+    { label: 'Allocated', value: p.peak_allocated_bytes, note: 'torch.cuda.max_memory_allocated()', id: 'allocated' },
+    { label: 'Reserved', value: p.peak_reserved_bytes, note: '+ caching-allocator reserve', id: 'reserved' },
+    { label: 'nvidia-smi', value: p.device_used_bytes, note: '+ CUDA context, cuBLAS, NCCL', id: 'device' },
+  ];
+  return (
+    <section class="card headline" aria-label="Peak memory per GPU" data-testid="headline">
+      <div class="headline-top">
+        <div>
+          <p class="eyebrow">Peak memory per GPU</p>
+          <p class="big" data-testid="peak">
+            <span class="num">{big.value}</span>
+            <span class="unit">{big.unit}</span>
+            <span class="of"> of {formatGiB(r.capacity_bytes)}</span>
+          </p>
+        </div>
+        <p class={`verdict ${r.fits ? 'ok' : 'bad'}`} data-testid="verdict">
+          <span class="verdict-main">{r.fits ? 'Fits' : 'Does not fit'}</span>
+          <span class="verdict-sub">{formatPercent(r.utilization)} of GPU memory</span>
+        </p>
+      </div>
+      <dl class="readings">
+        {readings.map((x) => (
+          <div key={x.id} class="reading" data-testid={`reading-${x.id}`}>
+            <dt>{x.label}</dt>
+            <dd>{formatGiB(x.value)}</dd>
+            <dd class="note">{x.note}</dd>
+          </div>
+        ))}
+      </dl>
+      <p class="peak-at">
+        Peak during <strong>{p.peak_at || '—'}</strong>
+        {r.host.cpu_bytes > 0 && <> · host RAM {formatGiB(r.host.cpu_bytes)} per GPU</>}
+        {r.host.nvme_bytes > 0 && <> · NVMe {formatGiB(r.host.nvme_bytes)} per GPU</>}
+      </p>
+    </section>
+  );
+}

@@ -1,0 +1,36 @@
+// The right-hand column: headline, charts, counts, warnings, explanations.
+// When the input has a problem the last good result stays, marked as such.
+import { BreakdownChart } from './BreakdownChart.js';
+import { useApp } from './context.js';
+import { Headline } from './Headline.js';
+import { ParamsTable } from './ParamsTable.js';
+import { RankChart } from './RankChart.js';
+import { StaleBanner } from './StaleBanner.js';
+import { TimelineChart } from './TimelineChart.js';
+import { Warnings } from './Warnings.js';
+import { WhyPanel } from './WhyPanel.js';
+
+export function Results() {
+  const s = useApp();
+  const r = s.result.value;
+  return (
+    <section class="results" id="results" aria-label="Results" data-testid="results">
+      <StaleBanner />
+      {r ? (
+        <div class={s.stale.value ? 'stale' : ''}>
+          <Headline r={r} />
+          <BreakdownChart r={r} />
+          <TimelineChart r={r} />
+          <RankChart r={r} />
+          <div class="two">
+            <ParamsTable r={r} />
+            <Warnings r={r} />
+          </div>
+          <WhyPanel r={r} />
+        </div>
+      ) : (
+        <p class="empty">No result yet: fix the highlighted input.</p>
+      )}
+    </section>
+  );
+}

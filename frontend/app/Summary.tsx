@@ -1,0 +1,24 @@
+// The result in one line, pinned to the top of a phone screen while the inputs scroll.
+import { formatGiB, formatPercent } from '../format.js';
+import { useApp } from './context.js';
+
+export function Summary() {
+  const s = useApp();
+  const r = s.result.value;
+  if (!r) return null;
+  return (
+    <div class={`summary ${s.stale.value ? 'is-stale' : ''}`} data-testid="summary">
+      <span>
+        <strong class="num">{formatGiB(r.per_gpu.device_used_bytes)}</strong>
+        <span class="muted"> of {formatGiB(r.capacity_bytes)}</span>
+      </span>
+      <span class={`badge ${r.fits ? 'ok' : 'bad'}`}>
+        {r.fits ? 'fits' : 'does not fit'} · {formatPercent(r.utilization, 0)}
+      </span>
+      {s.stale.value && <span class="badge bad">input error</span>}
+      <button type="button" class="link jump" onClick={() => document.getElementById('results')?.scrollIntoView()}>
+        Charts ↓
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,68 @@
+// Memory over one training step on the most-loaded GPU: the core's event
+// walk, stacked by category, phases shaded, the peak marked, the GPU's
+// memory as a dashed line. Hover for the event under the pointer.
+import { useMemo, useState } from 'preact/hooks';
+import { CATEGORIES, type EstimateResult } from '../../wasm/llmem.js';
+import { formatGiB, GIB } from '../format.js';
+import { CATEGORY_COLOR, CATEGORY_LABEL, PHASE_TINT } from '../palette.js';
+import { Chart, type ChartSpec } from './Chart.js';
+
+function describe(r: EstimateResult, i: number): string {
+  const t = r.timeline!;
+  const parts = [t.phase[i]];
+  if (t.micro_batch[i] >= 0) parts.push(`micro-batch ${t.micro_batch[i]}`);
+  if (t.layer[i] >= 0) parts.push(`layer ${t.layer[i]}`);
+  return `${parts.join(', ')}: ${formatGiB(t.total_bytes[i])} allocated`;
+}
+
+export function TimelineChart({ r }: { r: EstimateResult }) {
+  const [hover, setHover] = useState<number | null>(null);
+  const t = r.timeline;
+  const spec = useMemo<ChartSpec | null>(() => {
+    if (!t || t.total_bytes.length === 0) return null;
+    const cats = CATEGORIES.filter((c) => t.category_bytes[c].some((v) => v > 0));
+    const n = t.total_bytes.length;
+    let peak = 0;
+    for (let i = 1; i < n; i++) if (t.total_bytes[i] > t.total_bytes[peak]) peak = i;
+    const bands: NonNullable<ChartSpec['bands']> = [];
+    for (let i = 0; i < n; i++) {
+      const last = bands[bands.length - 1];
+      if (last && last.label === t.phase[i]) last.end = i;
+      else bands.push({ start: i, end: i, label: t.phase[i], fill: PHASE_TINT[t.phase[i]] ?? 'transparent' });
+    }
+    const peakGiB = t.total_bytes[peak] / GIB, capGiB = r.capacity_bytes / GIB;
+    const showCap = capGiB <= peakGiB * 1.6;
+    return {
+      series: cats.map((c) => ({ label: CATEGORY_LABEL[c], color: CATEGORY_COLOR[c], values: t.category_bytes[c].map((v) => v / GIB) })),
+      bands,
+      marker: { index: peak, label: `peak ${formatGiB(t.total_bytes[peak])}` },
+      hline: showCap ? { value: capGiB, label: `GPU memory ${formatGiB(r.capacity_bytes)}` } : undefined,
+      yMax: Math.max(peakGiB * 1.12, showCap ? capGiB * 1.06 : 0) || 1,
+      yUnit: 'GiB',
+      height: 230,
+      ariaLabel: `Allocated memory over one training step, ${n} events; peak ${formatGiB(t.total_bytes[peak])} during ${r.per_gpu.peak_at}`,
+    };
+  }, [r]);
+
+  if (!spec || !t) return null;
+  const stage = r.ranks.length > 1 ? ` (stage ${r.per_gpu.stage})` : '';
+  return (
+    <section class="card" aria-labelledby="timeline-title" data-testid="timeline">
+      <h3 id="timeline-title">
+        Memory over one training step <span class="muted">most-loaded GPU{stage}</span>
+      </h3>
+      <Chart spec={spec} onHover={setHover} />
+      <p class="readout num" aria-live="off">
+        {hover !== null && hover < t.total_bytes.length ? describe(r, hover) : `Peak: ${r.per_gpu.peak_at}, ${formatGiB(r.per_gpu.peak_allocated_bytes)} allocated`}
+      </p>
+      <ul class="keys" aria-label="Chart colours">
+        {spec.series.map((s) => (
+          <li key={s.label}>
+            <span class="swatch" style={{ background: s.color }} />
+            {s.label}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

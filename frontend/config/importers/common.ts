@@ -1,0 +1,201 @@
+// What every importer shares: the result shape, a draft config that records
+// what was assumed and what was left out, strict value readers, text parsers
+// and the catalog look-up of Hugging Face model ids.
+import { parse as parseToml } from 'smol-toml';
+import { parse as parseYaml } from 'yaml';
+import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
+import { MODELS } from '../catalog.js';
+
+export type ImportKind =
+  | 'hf'
+  | 'deepspeed'
+  | 'megatron'
+  | 'torchtitan'
+  | 'accelerate'
+  | 'training_args'
+  | 'llamafactory'
+  | 'axolotl';
+
+/** A config-v1 object, what the importer assumed, and every source key it did not apply. */
+export interface Imported {
+  config: Config;
+  notes: string[];
+  unsupported: string[];
+}
+export type ImportResult = Imported | { error: ConfigError };
+
+/** Malformed input: the importer stops and applies nothing. `path` names the source key. */
+export class ImportError extends Error {
+  constructor(readonly path: string, message: string) {
+    super(message);
+  }
+}
+
+export type Obj = { [key: string]: Json };
+export const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isAuto = (v: unknown): boolean => v === 'auto';
+
+/** Run an importer body; an ImportError becomes {error}, nothing half-applied escapes. */
+export function guard<T>(body: () => T): T | { error: ConfigError } {
+  try {
+    return body();
+  } catch (e) {
+    if (e instanceof ImportError) return { error: { path: e.path, message: e.message } };
+    throw e;
+  }
+}
+
+/** The config being built, with the notes and the keys left out. */
+export class Draft {
+  readonly config: Config = {};
+  readonly notes: string[] = [];
+  readonly unsupported: string[] = [];
+  private readonly ignored: string[] = [];
+
+  set(path: string, value: Json): void {
+    const parts = path.split('.');
+    let node = this.config;
+    for (const p of parts.slice(0, -1)) {
+      if (!isObject(node[p])) node[p] = {};
+      node = node[p] as Config;
+    }
+    node[parts[parts.length - 1]] = value;
+  }
+
+  get(path: string): Json | undefined {
+    let node: Json | undefined = this.config;
+    for (const p of path.split('.')) node = isObject(node) ? node[p] : undefined;
+    return node;
+  }
+
+  note(text: string): void {
+    this.notes.push(text);
+  }
+
+  /** A source key that may change memory but is not applied. */
+  skip(key: string, why: string): void {
+    this.unsupported.push(`${key}: ${why}`);
+  }
+
+  /** A source key read and judged to have no effect on per-GPU memory. */
+  ignore(key: string): void {
+    this.ignored.push(key);
+  }
+
+  /** `"auto"` (HF/DeepSpeed integration): the value is decided elsewhere; llmem's default stands. */
+  auto(key: string, path: string): void {
+    this.note(`${key} is "auto": ${path} left at llmem's default`);
+  }
+
+  result(): Imported {
+    const notes = [...this.notes];
+    if (this.ignored.length) notes.push(`read, no effect on per-GPU memory: ${this.ignored.join(', ')}`);
+    return { config: this.config, notes, unsupported: [...this.unsupported] };
+  }
+}
+
+const describe = (v: unknown) => (typeof v === 'string' ? `"${v}"` : JSON.stringify(v));
+
+/** A whole number >= min; numeric strings (YAML, command lines) are accepted. */
+export function int(v: unknown, key: string, min = 1): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min)
+    throw new ImportError(key, `${key}: must be a whole number >= ${min}, not ${describe(v)}`);
+  return n;
+}
+
+/** A finite number >= min. */
+export function num(v: unknown, key: string, min = 0): number {
+  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isFinite(n) || n < min)
+    throw new ImportError(key, `${key}: must be a number >= ${min}, not ${describe(v)}`);
+  return n;
+}
+
+export function bool(v: unknown, key: string): boolean {
+  if (typeof v === 'boolean') return v;
+  if (v === 'true' || v === 'True') return true;
+  if (v === 'false' || v === 'False') return false;
+  throw new ImportError(key, `${key}: must be true or false, not ${describe(v)}`);
+}
+
+export function str(v: unknown, key: string): string {
+  if (typeof v !== 'string') throw new ImportError(key, `${key}: must be a string, not ${describe(v)}`);
+  return v;
+}
+
+/** One of the listed values (case-insensitive); the error lists them. */
+export function oneOf<T extends string>(v: unknown, key: string, allowed: readonly T[]): T {
+  const s = typeof v === 'string' ? v.toLowerCase() : undefined;
+  const hit = allowed.find((a) => a.toLowerCase() === s);
+  if (!hit) throw new ImportError(key, `${key}: ${describe(v)} is not allowed (allowed: ${allowed.join(' | ')})`);
+  return hit;
+}
+
+function top(value: unknown, what: string): Obj {
+  if (value === null || value === undefined) throw new ImportError('', `${what}: the file is empty`);
+  if (!isObject(value)) throw new ImportError('', `${what}: must hold a mapping of keys, not ${Array.isArray(value) ? 'a list' : describe(value)}`);
+  return value;
+}
+
+export function parseJsonText(text: string, what: string): Obj {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    throw new ImportError('', `${what}: not valid JSON (${(e as Error).message})`);
+  }
+  return top(v, what);
+}
+
+export function parseYamlText(text: string, what: string): Obj {
+  let v: unknown;
+  try {
+    v = parseYaml(text);
+  } catch (e) {
+    throw new ImportError('', `${what}: not valid YAML (${(e as Error).message.split('\n')[0]})`);
+  }
+  return top(v, what);
+}
+
+export function parseTomlText(text: string, what: string): Obj {
+  let v: unknown;
+  try {
+    v = parseToml(text);
+  } catch (e) {
+    throw new ImportError('', `${what}: not valid TOML (${(e as Error).message.split('\n')[0]})`);
+  }
+  return top(v, what);
+}
+
+/** "Meta-Llama-3-8B-Instruct" and "meta-llama/Meta-Llama-3-8B" -> "llama-3-8b". */
+function modelKey(id: string): string {
+  return (id.split('/').pop() ?? id)
+    .toLowerCase()
+    .replace(/^meta-/, '')
+    .replace(/-(instruct|chat|it|hf|pt|base)(?=-|$)/g, '');
+}
+
+const HF_IDS: [string, string][] = MODELS.flatMap((m) => {
+  const hf = /\bHF ([\w.-]+\/[\w.-]+)/.exec(m.source)?.[1];
+  return hf ? [[modelKey(hf), m.id] as [string, string], [m.id, m.id] as [string, string]] : [[m.id, m.id] as [string, string]];
+});
+
+/** The catalog preset for a Hugging Face model id or local path, if its name matches one. */
+export function presetForModelId(id: string): string | undefined {
+  const key = modelKey(id.replace(/\/+$/, ''));
+  return HF_IDS.find(([k]) => k === key)?.[1];
+}
+
+/** Set model.preset from a model id, or say why not. */
+export function applyModelId(d: Draft, key: string, id: unknown): void {
+  if (id === null || id === undefined) return;
+  const name = str(id, key);
+  const preset = presetForModelId(name);
+  if (preset) {
+    d.set('model.preset', preset);
+    d.note(`${key} "${name}" -> model.preset ${preset}`);
+  } else {
+    d.skip(key, `"${name}" is not in the model catalog; import its config.json with \`llmem import hf\` (or llmem estimate --hf) to set the model`);
+  }
+}

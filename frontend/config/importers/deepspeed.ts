@@ -1,0 +1,192 @@
+// DeepSpeed JSON -> config v1. Keys and defaults: https://www.deepspeed.ai/docs/config-json/
+// (deepspeed/runtime/config.py, deepspeed/runtime/zero/config.py, offload_config.py).
+import type { Json } from '../../../wasm/llmem.js';
+import { bool, Draft, guard, int, isAuto, isObject, num, oneOf, parseJsonText, str, type ImportResult, type Obj } from './common.js';
+
+const OFFLOAD = ['none', 'cpu', 'nvme'] as const;
+const GRAD_DTYPES: Record<string, string> = { fp32: 'fp32', float32: 'fp32', fp16: 'fp16', float16: 'fp16', bf16: 'bf16', bfloat16: 'bf16' };
+
+// zero_optimization keys mapped one to one (DeepSpeedZeroConfig; the stage3_* keys also go without the prefix).
+const ZERO_KEYS: [string[], string][] = [
+  [['reduce_bucket_size'], 'parallel.reduce_bucket_size'],
+  [['allgather_bucket_size'], 'parallel.allgather_bucket_size'],
+  [['stage3_prefetch_bucket_size', 'prefetch_bucket_size'], 'parallel.stage3_prefetch_bucket_size'],
+  [['stage3_max_live_parameters', 'max_live_parameters'], 'parallel.stage3_max_live_parameters'],
+  [['stage3_param_persistence_threshold', 'param_persistence_threshold'], 'parallel.stage3_param_persistence_threshold'],
+];
+const ZERO_IGNORED = new Set(['contiguous_gradients', 'reduce_scatter', 'allgather_partitions', 'stage3_gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save', 'gather_16bit_weights_on_model_save', 'round_robin_gradients', 'elastic_checkpoint', 'load_from_fp32_weights', 'ignore_unused_parameters', 'legacy_stage1', 'use_multi_rank_bucket_allreduce', 'memory_efficient_linear', 'log_trace_cache_warnings', 'cpu_offload_use_pin_memory']);
+// Top-level keys with no effect on per-GPU memory (logging, schedules, clipping, I/O tuning).
+const IGNORED = new Set(['scheduler', 'gradient_clipping', 'steps_per_print', 'wall_clock_breakdown', 'prescale_gradients', 'gradient_predivide_factor', 'zero_allow_untested_optimizer', 'zero_force_ds_cpu_optimizer', 'flops_profiler', 'tensorboard', 'wandb', 'csv_monitor', 'comet', 'comms_logger', 'checkpoint', 'aio', 'elasticity', 'dump_state', 'memory_breakdown', 'seed', 'dataloader_drop_last', 'disable_allgather', 'timers', 'monitor_config', 'nebula']);
+// Top-level keys that change memory but have no config v1 key.
+const NOT_EXPRESSIBLE: Record<string, string> = {
+  activation_checkpointing: 'DeepSpeed activation checkpointing applies only to models that call deepspeed.checkpointing (Megatron-DeepSpeed); set training.recompute yourself',
+  communication_data_type: 'the reduction dtype of gradients is not modelled separately',
+  amp: 'apex AMP is not modelled; set training.dtype',
+  torch_autocast: 'DeepSpeed torch_autocast is not mapped; set training.dtype (and master_weights) yourself',
+  sparse_attention: 'sparse attention is not modelled',
+  pipeline: 'DeepSpeed pipeline-engine settings are not mapped; set parallel.pp',
+  compression_training: 'compression training is not modelled',
+  data_efficiency: 'curriculum / data routing is not modelled',
+  curriculum_learning: 'curriculum learning (shorter sequences early) is not modelled; training.seq_len is the longest',
+  sequence_parallel_size: 'DeepSpeed-Ulysses sequence parallelism is not modelled',
+  sparse_gradients: 'sparse embedding gradients are not modelled',
+  fp8: 'DeepSpeed fp8 settings are not mapped; set training.fp8_linear',
+};
+
+/** Import a DeepSpeed config file. */
+export function importDeepSpeed(text: string): ImportResult {
+  return guard(() => {
+    const d = new Draft();
+    applyDeepSpeed(d, parseJsonText(text, 'DeepSpeed config'), '');
+    return d.result();
+  });
+}
+
+/** Apply a DeepSpeed config object to a draft; `prefix` names where it sits in the source (e.g. "deepspeed."). */
+export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
+  const k = (key: string) => prefix + key;
+  d.set('parallel.engine', 'deepspeed');
+  let micro: number | undefined, accum: number | undefined, total: number | undefined;
+  let dtypeSeen = false;
+  for (const [key, v] of Object.entries(ds)) {
+    switch (key) {
+      case 'train_micro_batch_size_per_gpu':
+        if (isAuto(v)) d.auto(k(key), 'training.micro_batch');
+        else d.set('training.micro_batch', (micro = int(v, k(key))));
+        break;
+      case 'gradient_accumulation_steps':
+        if (isAuto(v)) d.auto(k(key), 'training.grad_accum');
+        else d.set('training.grad_accum', (accum = int(v, k(key))));
+        break;
+      case 'train_batch_size':
+        if (isAuto(v)) d.auto(k(key), 'parallel.gpus');
+        else total = int(v, k(key));
+        break;
+      case 'fp16':
+      case 'bf16':
+      case 'bfloat16':
+        dtypeSeen ||= precision(d, key === 'fp16' ? 'fp16' : 'bf16', v, k(key));
+        break;
+      case 'zero_optimization':
+        zero(d, v, k(key));
+        break;
+      case 'optimizer':
+        optimizer(d, v, k(key));
+        break;
+      case 'data_types': {
+        if (!isObject(v)) throw new ImportErrorAt(k(key), 'must be an object');
+        for (const [dk, dv] of Object.entries(v)) {
+          if (dk === 'grad_accum_dtype' && dv !== null) d.set('training.grad_dtype', GRAD_DTYPES[oneOf(dv, k(`${key}.${dk}`), Object.keys(GRAD_DTYPES))]);
+          else d.skip(k(`${key}.${dk}`), 'not mapped');
+        }
+        break;
+      }
+      case 'zero_optimization_stage': // legacy spelling
+        d.set('parallel.zero_stage', int(v, k(key), 0));
+        break;
+      default:
+        if (IGNORED.has(key)) d.ignore(k(key));
+        else d.skip(k(key), NOT_EXPRESSIBLE[key] ?? 'not a known DeepSpeed key; not applied');
+    }
+  }
+  if (!dtypeSeen && d.get('training.dtype') === undefined && !prefix) {
+    d.set('training.dtype', 'fp32');
+    d.note('no fp16/bf16 section enabled: DeepSpeed trains in fp32 (training.dtype fp32)');
+  }
+  if (d.get('parallel.zero_stage') === undefined) {
+    d.set('parallel.zero_stage', 0);
+    d.note('no zero_optimization.stage: ZeRO stage 0 (DeepSpeed default)');
+  }
+  // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity).
+  if (total !== undefined) {
+    if (micro !== undefined && accum !== undefined && total % (micro * accum) === 0) {
+      const gpus = total / (micro * accum);
+      d.set('parallel.gpus', gpus);
+      d.note(`parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)`);
+    } else if (micro !== undefined && accum === undefined) {
+      d.skip(k('train_batch_size'), `grad_accum = ${total} / (${micro} * world size) needs the world size; set training.grad_accum`);
+    } else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
+  } else if (micro !== undefined || accum !== undefined) d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
+}
+
+class ImportErrorAt extends Error {}
+
+function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): boolean {
+  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
+  let on = false;
+  for (const [pk, pv] of Object.entries(v)) {
+    if (pk === 'enabled') {
+      if (isAuto(pv)) {
+        d.auto(`${key}.enabled`, 'training.dtype');
+        continue;
+      }
+      on = bool(pv, `${key}.enabled`);
+      if (on) d.set('training.dtype', dtype);
+    } else if (pk === 'fp16_master_weights_and_grads' && pv === true) d.skip(`${key}.${pk}`, 'fp16 master weights and gradients are not modelled (master copy counted in fp32)');
+    else d.ignore(`${key}.${pk}`); // loss scaling, hysteresis, immediate_grad_update: no memory effect
+  }
+  return on || v.enabled === 'auto';
+}
+
+function offload(d: Draft, v: Json, key: string, path: string): void {
+  if (v === null) return;
+  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
+  for (const [ok, ov] of Object.entries(v)) {
+    if (ok === 'device') d.set(path, oneOf(ov ?? 'none', `${key}.device`, OFFLOAD));
+    else if (ok === 'ratio' && ov !== 1 && ov !== 1.0) d.skip(`${key}.ratio`, `partial offload (${String(ov)}) is not modelled; counted as full offload`);
+    else d.ignore(`${key}.${ok}`); // pin_memory, nvme_path, buffer_count, buffer_size, fast_init, max_in_cpu, pipeline_*
+  }
+}
+
+function zero(d: Draft, v: Json, key: string): void {
+  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
+  for (const [zk, zv] of Object.entries(v)) {
+    const at = `${key}.${zk}`;
+    const mapped = ZERO_KEYS.find(([names]) => names.includes(zk));
+    if (zk === 'stage') d.set('parallel.zero_stage', oneOf(String(zv), at, ['0', '1', '2', '3']) === '0' ? 0 : Number(zv));
+    else if (zk === 'offload_optimizer') offload(d, zv, at, 'parallel.offload_optimizer');
+    else if (zk === 'offload_param') offload(d, zv, at, 'parallel.offload_params');
+    else if (zk === 'cpu_offload') bool(zv, at) && d.set('parallel.offload_optimizer', 'cpu');
+    else if (zk === 'cpu_offload_params' || zk === 'cpu_offload_param') bool(zv, at) && d.set('parallel.offload_params', 'cpu');
+    else if (zk === 'overlap_comm') {
+      if (isAuto(zv)) d.auto(at, 'parallel.overlap_comm');
+      else d.set('parallel.overlap_comm', bool(zv, at));
+    } else if (mapped) {
+      if (isAuto(zv)) d.auto(at, mapped[1]);
+      else d.set(mapped[1], num(zv, at, zk.includes('persistence') || zk.includes('prefetch') || zk.includes('live') ? 0 : 1));
+    } else if (ZERO_IGNORED.has(zk)) {
+      if (zk === 'contiguous_gradients' && zv === false) d.skip(at, 'non-contiguous gradients are not modelled (the contiguous buffer is)');
+      else d.ignore(at);
+    } else d.skip(at, zk === 'sub_group_size' ? 'the optimizer-step sub-group buffers are not modelled' : zk.startsWith('zero_') || zk.startsWith('mics') ? 'ZeRO++ / MiCS partitioning is not modelled' : 'not mapped');
+  }
+  const stage = d.get('parallel.zero_stage');
+  if (d.get('parallel.offload_params') !== undefined && d.get('parallel.offload_params') !== 'none' && stage !== 3)
+    d.note(`offload_param needs ZeRO-3 (stage is ${String(stage)}); DeepSpeed ignores it otherwise`);
+}
+
+// DeepSpeed optimizer "type" names (deepspeed/runtime/config.py *_OPTIMIZER): Adam, AdamW,
+// Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Lion, Adagrad, MuAdam*, SGD via torch.
+function optimizer(d: Draft, v: Json, key: string): void {
+  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
+  for (const [okey, ov] of Object.entries(v)) {
+    if (okey === 'params') {
+      if (isObject(ov) && ov.adam_w_mode === false) d.set('training.optimizer', 'adam');
+      d.ignore(`${key}.params`);
+    } else if (okey === 'type') {
+      const type = str(ov, `${key}.type`).toLowerCase();
+      if (type === 'adamw' || type === 'adam' || type === 'fusedadam' || type === 'cpuadam') d.get('training.optimizer') ?? d.set('training.optimizer', 'adamw');
+      else if (type === 'lion') d.set('training.optimizer', 'lion');
+      else if (['lamb', 'onebitadam', 'zerooneadam', 'onebitlamb'].includes(type)) {
+        d.set('training.optimizer', 'adamw');
+        d.note(`${key}.type ${String(ov)}: counted as AdamW (two fp32 states per parameter)`);
+      } else if (type === 'adagrad') {
+        d.set('training.optimizer', 'sgd_momentum');
+        d.note(`${key}.type Adagrad: counted as one fp32 state per parameter (sgd_momentum)`);
+      } else if (type === 'sgd') d.set('training.optimizer', 'sgd_momentum');
+      else d.skip(`${key}.type`, `optimizer ${String(ov)} is not mapped; training.optimizer left at llmem default`);
+    } else d.skip(`${key}.${okey}`, 'not mapped');
+  }
+}
+
+// Errors inside nested helpers reuse the common error type so guard() reports them.
+export { ImportErrorAt };

@@ -1,0 +1,41 @@
+// Entry: load the wasm core, build the state from the URL hash, keep the hash in step, render.
+import { effect } from '@preact/signals';
+import { render } from 'preact';
+import createLlmemCore from '../wasm/llmem_core.mjs';
+import { Core } from '../wasm/llmem.js';
+import { App } from './app/App.js';
+import { registerServiceWorker } from './pwa.js';
+import { createAppState } from './state.js';
+import './styles.css';
+
+const root = document.getElementById('app')!;
+
+Core.load(createLlmemCore)
+  .then((core) => {
+    const state = createAppState(core, location.hash);
+    // the address bar follows the config, a moment after the last edit (replaceState costs ~1 ms)
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const writeHash = () => {
+      timer = undefined;
+      const hash = state.hashText.peek();
+      if (location.hash !== hash) history.replaceState(history.state, '', location.pathname + location.search + hash);
+    };
+    effect(() => {
+      void state.hashText.value;
+      clearTimeout(timer);
+      timer = setTimeout(writeHash, 120);
+    });
+    addEventListener('pagehide', () => timer && writeHash());
+    addEventListener('hashchange', () => state.openHash(location.hash));
+    root.textContent = '';
+    render(<App state={state} />, root);
+  })
+  .catch((e: unknown) => {
+    root.innerHTML = '';
+    const p = document.createElement('p');
+    p.className = 'fatal';
+    p.textContent = `The llmem core could not start: ${(e as Error).message ?? e}`;
+    root.append(p);
+  });
+
+void registerServiceWorker();

@@ -1,0 +1,398 @@
+#!/usr/bin/env node
+// End-to-end tests of the built page (dist/, from `npm run build`) in headless
+// Chromium: default view, edits, share link, CLI parity, bad input, offline
+// reload through the service worker, sub-path hosting, no foreign requests.
+// Saves screenshots to tests/out/screenshots/ and prints a size and latency
+// report. Builds nothing. Last line: "N passed, N failed"; exit 1 on failure.
+//
+//   npm run build && node tests/e2e/run.mjs
+//   CHROMIUM=/path/to/chrome node tests/e2e/run.mjs
+import { execSync, spawn } from 'node:child_process';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
+import { dirname, extname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const dist = join(root, 'dist');
+const shots = join(root, 'tests/out/screenshots');
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let passed = 0, failed = 0;
+const report = [];
+async function test(name, fn) {
+  const t0 = Date.now();
+  try {
+    await fn();
+    passed++;
+    console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${name}\n     ${String(e?.stack ?? e).split('\n').slice(0, 4).join('\n     ')}`);
+  }
+}
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createNetServer();
+    s.unref();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHttp(url, ms = 20000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    try {
+      const r = await fetch(url);
+      if (r.ok) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  throw new Error(`${url} did not answer within ${ms} ms`);
+}
+
+/** dist/ served under a sub-path by a plain static server (GitHub Pages project-site style). */
+let swSuffix = ''; // appended to sw.js to publish a "new version"
+function subPathServer(prefix) {
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.webmanifest': 'application/manifest+json', '.json': 'application/json', '.wasm': 'application/wasm' };
+  return createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (!path.startsWith(prefix)) return res.writeHead(404).end();
+    let file = join(dist, path.slice(prefix.length) || 'index.html');
+    if (!file.startsWith(dist) || !existsSync(file) || statSync(file).isDirectory()) file = join(dist, 'index.html');
+    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+    if (file.endsWith('sw.js') && swSuffix) return res.end(readFileSync(file, 'utf8') + swSuffix);
+    createReadStream(file).pipe(res);
+  });
+}
+
+// ---------------------------------------------------------------------------
+
+if (!existsSync(join(dist, 'index.html'))) {
+  console.log('dist/index.html is missing: run `npm run build` first');
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+if (!existsSync(executablePath)) {
+  console.log(`Chromium not found at ${executablePath} (apt-get install -y chromium, or set CHROMIUM)`);
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+mkdirSync(shots, { recursive: true });
+
+const port = await freePort();
+const vite = spawn(process.execPath, [join(root, 'node_modules/vite/bin/vite.js'), 'preview', '--host', '127.0.0.1', '--port', String(port), '--strictPort'], {
+  cwd: root,
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+let viteLog = '';
+vite.stdout.on('data', (d) => (viteLog += d));
+vite.stderr.on('data', (d) => (viteLog += d));
+const origin = `http://127.0.0.1:${port}`;
+const subPort = await freePort();
+const subPrefix = '/llmem/deep/sub-path/';
+const sub = subPathServer(subPrefix);
+await new Promise((r) => sub.listen(subPort, '127.0.0.1', r));
+const subOrigin = `http://127.0.0.1:${subPort}`;
+
+const browser = await chromium.launch({ executablePath, args: ARGS });
+const requests = [];
+const pageErrors = [];
+async function newContext(options = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  ctx.on('request', (r) => requests.push(r.url()));
+  ctx.on('page', (p) => p.on('pageerror', (e) => pageErrors.push(`${p.url()}: ${e.message}`)));
+  return ctx;
+}
+async function open(ctx, url) {
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(`${url}: ${e.message}`));
+  await page.goto(url);
+  await page.waitForSelector('[data-testid=peak]', { timeout: 15000 });
+  return page;
+}
+const text = (page, sel) => page.locator(sel).first().innerText();
+const readings = async (page) => ({
+  allocated: (await text(page, '[data-testid=reading-allocated] dd')).trim(),
+  reserved: (await text(page, '[data-testid=reading-reserved] dd')).trim(),
+  device: (await text(page, '[data-testid=reading-device] dd')).trim(),
+});
+async function waitChange(page, sel, before) {
+  await page.waitForFunction(([s, b]) => document.querySelector(s)?.textContent !== b, [sel, before], { timeout: 5000 });
+}
+async function setField(page, path, value) {
+  const sel = `#f-${path.replace(/\./g, '-')}`;
+  await page.fill(sel, String(value));
+}
+async function readCopied(page, testid) {
+  await page.click(`[data-testid=${testid}]`);
+  await page.waitForTimeout(100);
+  try {
+    const t = await page.evaluate(() => navigator.clipboard.readText());
+    if (t) return t;
+  } catch {}
+  return page.inputValue('.manual-copy input');
+}
+const cli = (command) =>
+  execSync(command.replace('npx llmem', `node ${JSON.stringify(join(root, 'bin/llmem.mjs'))}`), { cwd: root, encoding: 'utf8', shell: '/bin/bash' });
+
+try {
+  await waitForHttp(`${origin}/`);
+  const ctx = await newContext();
+  await ctx.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  let page;
+
+  await test('default view: Llama 3.1 8B on 8x H100 with FSDP2, numbers and charts', async () => {
+    page = await open(ctx, `${origin}/`);
+    assert(new URL(page.url()).hash === '', `hash-less URL expected, got ${page.url()}`);
+    assert((await page.inputValue('#f-model-preset')) === 'llama-3.1-8b', 'preset');
+    assert((await page.inputValue('#f-hardware-gpu')) === 'h100-sxm-80gb', 'gpu');
+    assert((await page.inputValue('#f-parallel-engine')) === 'fsdp2', 'engine');
+    assert((await page.inputValue('#f-parallel-gpus')) === '8', 'gpus');
+    const peak = await text(page, '[data-testid=peak]');
+    assert(/\d+\.\d\d\s*GiB\s+of\s+79\.65 GiB/.test(peak), `headline: ${peak}`);
+    assert(/Fits|Does not fit/.test(await text(page, '[data-testid=verdict]')), 'verdict');
+    await page.waitForSelector('[data-testid=timeline] canvas');
+    assert((await page.locator('[data-testid=breakdown] .stackbar .seg').count()) >= 4, 'breakdown segments');
+    assert((await page.locator('[data-testid=ranks] li').count()) === 1, 'one stage');
+    assert((await page.locator('[data-testid=why] .why-row').count()) >= 4, 'why rows');
+    const r = await readings(page);
+    const out = cli(`echo '{"model":{"preset":"llama-3.1-8b"},"hardware":{"gpu":"h100-sxm-80gb"}}' | npx llmem estimate -`);
+    assert(out.includes(`peak allocated ${r.allocated} | reserved ${r.reserved} | nvidia-smi ${r.device}`), `CLI differs:\n${out}\npage: ${JSON.stringify(r)}`);
+  });
+
+  await test('changing TP changes the numbers and the link; arrow keys step it', async () => {
+    const before = await text(page, '[data-testid=reading-allocated] dd');
+    await setField(page, 'parallel.tp', 2);
+    await waitChange(page, '[data-testid=reading-allocated] dd', before);
+    await page.waitForFunction(() => location.hash === '#v1/parallel.tp=2', null, { timeout: 3000 });
+    await page.focus('#f-parallel-tp');
+    await page.keyboard.press('ArrowUp');
+    await page.waitForFunction(() => location.hash === '#v1/parallel.tp=4');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.waitForFunction(() => location.hash === '');
+  });
+
+  await test('changing the preset changes the numbers and the model fields', async () => {
+    const before = await text(page, '[data-testid=reading-allocated] dd');
+    await page.selectOption('#f-model-preset', 'llama-3.1-70b');
+    await waitChange(page, '[data-testid=reading-allocated] dd', before);
+    assert((await page.inputValue('#f-model-layers')) === '80', 'layers of 70B');
+    await page.waitForFunction(() => location.hash === '#v1/model.preset=llama-3.1-70b', null, { timeout: 3000 });
+    await setField(page, 'parallel.gpus', 64);
+    await setField(page, 'parallel.tp', 8);
+    await setField(page, 'parallel.pp', 4);
+    await page.selectOption('#f-training-recompute', 'full');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=ranks] li').length === 4);
+  });
+
+  await test('a copied link reproduces the view in a fresh page', async () => {
+    const link = await readCopied(page, 'copy-link');
+    assert(link.startsWith(`${origin}/#v1/`), `link ${link}`);
+    const want = { r: await readings(page), peakAt: await text(page, '.peak-at'), tp: await page.inputValue('#f-parallel-tp') };
+    const fresh = await newContext();
+    const p2 = await open(fresh, link);
+    const got = { r: await readings(p2), peakAt: await text(p2, '.peak-at'), tp: await p2.inputValue('#f-parallel-tp') };
+    assert(JSON.stringify(got) === JSON.stringify(want), `fresh page ${JSON.stringify(got)} != ${JSON.stringify(want)}`);
+    await fresh.close();
+  });
+
+  await test('the copied CLI command prints the numbers the page shows', async () => {
+    const command = await readCopied(page, 'copy-cli');
+    assert(command.startsWith(`echo '{"version":1}' | npx llmem estimate -`), command);
+    const r = await readings(page);
+    const out = cli(command);
+    assert(out.includes(`peak allocated ${r.allocated} | reserved ${r.reserved} | nvidia-smi ${r.device}`), `CLI:\n${out}\npage: ${JSON.stringify(r)}`);
+  });
+
+  await page.screenshot({ path: join(shots, 'desktop-light-pipeline.png') });
+
+  await test('invalid input: message at the field, last good result stays', async () => {
+    await page.click('text=Reset');
+    await page.waitForFunction(() => location.hash === '');
+    const good = await readings(page);
+    await setField(page, 'parallel.tp', 3);
+    await page.waitForSelector('[data-testid=error-banner]');
+    const msg = await text(page, '.field.has-error .field-error');
+    assert(/divisible/.test(msg), `field message: ${msg}`);
+    assert((await page.getAttribute('#f-parallel-tp', 'aria-invalid')) === 'true', 'aria-invalid');
+    assert(JSON.stringify(await readings(page)) === JSON.stringify(good), 'last good result kept');
+    await page.screenshot({ path: join(shots, 'desktop-light-error.png') });
+    await setField(page, 'parallel.tp', 1);
+    await page.waitForSelector('[data-testid=error-banner]', { state: 'detached' });
+    await setField(page, 'training.seq_len', '');
+    assert(/enter a value/.test(await text(page, '.field.has-error .field-error')), 'empty field message');
+    await setField(page, 'training.seq_len', '4096');
+    await page.waitForSelector('[data-testid=error-banner]', { state: 'detached' });
+    // broken JSON import
+    await page.setInputFiles('[data-testid=import-file]', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"parallel": {"tp": 2}') });
+    assert(/not valid JSON/.test(await text(page, '[data-testid=import-message]')), 'import message');
+    assert(JSON.stringify(await readings(page)) === JSON.stringify(good), 'import kept the result');
+    // a good import replaces the config
+    await page.setInputFiles('[data-testid=import-file]', { name: 'ok.json', mimeType: 'application/json', buffer: Buffer.from('{"version":1,"model":{"preset":"qwen2.5-7b"},"parallel":{"tp":2},"hardware":{"gpu":"h100-sxm-80gb"}}') });
+    await page.waitForFunction(() => location.hash === '#v1/model.preset=qwen2.5-7b&parallel.tp=2');
+    // garbage hash
+    const p3 = await open(ctx, `${origin}/#v1/parallel.tp=banana`);
+    assert(/not a number/.test(await text(p3, '[data-testid=link-message]')), 'link message');
+    assert(JSON.stringify(await readings(p3)) === JSON.stringify(good), 'default view under a bad link');
+    await p3.close();
+  });
+
+  await test('keyboard: every input has a label, Tab reaches the form', async () => {
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input:not([type=hidden]):not([hidden]), select')].filter((el) => !el.labels?.length && !el.getAttribute('aria-label')).map((el) => el.id || el.outerHTML.slice(0, 60)),
+    );
+    assert(unlabelled.length === 0, `unlabelled: ${unlabelled.join(', ')}`);
+    await page.goto(`${origin}/`);
+    await page.waitForSelector('[data-testid=peak]');
+    let reached = false;
+    for (let i = 0; i < 12 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate(() => document.activeElement?.id === 'f-model-preset');
+    }
+    assert(reached, 'Tab did not reach the model preset');
+  });
+
+  await test('latency: input change to redrawn chart', async () => {
+    const times = await page.evaluate(async () => {
+      const el = document.getElementById('f-training-seq_len');
+      const out = [];
+      for (let i = 0; i < 30; i++) {
+        const drawn = new Promise((res) => document.addEventListener('llmem:drawn', res, { once: true }));
+        const t0 = performance.now();
+        el.value = String(i % 2 ? 4096 : 2048 + 64 * i);
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        await drawn;
+        out.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return out;
+    });
+    times.sort((a, b) => a - b);
+    const med = times[Math.floor(times.length / 2)], p90 = times[Math.floor(times.length * 0.9)];
+    report.push(`latency  input change -> redrawn chart: median ${med.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`);
+  });
+
+  await test('offline: after one visit the page reloads with the network off', async () => {
+    const c = await newContext();
+    const p = await open(c, `${origin}/#v1/parallel.tp=2`);
+    await p.evaluate(async () => {
+      await navigator.serviceWorker.ready;
+    });
+    const online = await readings(p);
+    await c.setOffline(true);
+    await p.reload();
+    await p.waitForSelector('[data-testid=peak]', { timeout: 15000 });
+    assert(await p.evaluate(() => !!navigator.serviceWorker.controller), 'page not controlled by the service worker');
+    assert(JSON.stringify(await readings(p)) === JSON.stringify(online), 'offline numbers differ');
+    const p2 = await c.newPage();
+    await p2.goto(`${origin}/#v1/parallel.tp=4`);
+    await p2.waitForSelector('[data-testid=peak]', { timeout: 15000 });
+    await c.close();
+  });
+
+  await test('works from a sub-path (static hosting)', async () => {
+    const c = await newContext();
+    const p = await open(c, `${subOrigin}${subPrefix}#v1/parallel.tp=2`);
+    assert((await p.inputValue('#f-parallel-tp')) === '2', 'tp from the hash');
+    const manifest = await p.evaluate(() => fetch(document.querySelector('link[rel=manifest]').href).then((r) => r.json()));
+    assert(manifest.icons.length >= 3, 'manifest icons');
+    await p.evaluate(async () => navigator.serviceWorker.ready);
+    const scope = await p.evaluate(async () => (await navigator.serviceWorker.getRegistration()).scope);
+    assert(scope === `${subOrigin}${subPrefix}`, `scope ${scope}`);
+    await c.close();
+  });
+
+  await test('a new version shows a notice; Reload switches to it', async () => {
+    const c = await newContext();
+    const p = await open(c, `${subOrigin}${subPrefix}`);
+    await p.evaluate(async () => navigator.serviceWorker.ready);
+    await p.reload();
+    await p.waitForSelector('[data-testid=peak]');
+    assert(await p.evaluate(() => !!navigator.serviceWorker.controller), 'not controlled');
+    swSuffix = `\n// new version ${Date.now()}\n`;
+    await p.evaluate(async () => (await navigator.serviceWorker.getRegistration()).update());
+    await p.waitForSelector('[data-testid=update-notice]', { timeout: 10000 });
+    await Promise.all([p.waitForEvent('load', { timeout: 10000 }), p.click('[data-testid=update-notice] button:has-text("Reload")')]);
+    await p.waitForSelector('[data-testid=peak]');
+    swSuffix = '';
+    await c.close();
+  });
+
+  await test('screenshots: desktop 1280x900 and phone 390x844, light and dark', async () => {
+    for (const [device, viewport] of [['desktop', { width: 1280, height: 900 }], ['phone', { width: 390, height: 844 }]])
+      for (const colorScheme of ['light', 'dark']) {
+        const c = await newContext({ viewport, colorScheme, deviceScaleFactor: device === 'phone' ? 2 : 1, isMobile: device === 'phone', hasTouch: device === 'phone' });
+        const p = await open(c, `${origin}/`);
+        await p.waitForSelector('[data-testid=timeline] canvas');
+        await p.addStyleTag({ content: '.toast{display:none!important}' }); // the transient "offline ready" toast
+        await p.waitForTimeout(150);
+        await p.screenshot({ path: join(shots, `${device}-${colorScheme}.png`) });
+        // full page: let the results column (its own scroll area on a desktop) run to its end
+        await p.addStyleTag({ content: '.results{position:static!important;max-height:none!important;overflow:visible!important}' });
+        await p.screenshot({ path: join(shots, `${device}-${colorScheme}-full.png`), fullPage: true });
+        if (device === 'phone') await p.locator('#results').screenshot({ path: join(shots, `${device}-${colorScheme}-results.png`) });
+        if (device === 'desktop') {
+          await p.goto(`${origin}/#v1/model.preset=mixtral-8x7b&parallel.gpus=32&parallel.tp=2&parallel.pp=4&parallel.ep=4&parallel.engine=megatron&training.grad_accum=8`);
+          await p.waitForSelector('[data-testid=timeline] canvas');
+          await p.addStyleTag({ content: '.results{position:static!important;max-height:none!important;overflow:visible!important}' });
+          await p.waitForTimeout(150);
+          await p.screenshot({ path: join(shots, `${device}-${colorScheme}-moe-full.png`), fullPage: true });
+        }
+        await c.close();
+      }
+  });
+
+  await test('no request leaves the origin, no page errors', async () => {
+    const foreign = requests.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith(`${subOrigin}/`) && !/^(data|blob):/.test(u));
+    assert(requests.length > 10, `only ${requests.length} requests recorded`);
+    assert(foreign.length === 0, `foreign requests: ${[...new Set(foreign)].join(', ')}`);
+    assert(pageErrors.length === 0, `page errors: ${pageErrors.join('; ')}`);
+  });
+} catch (e) {
+  failed++;
+  console.log(`FAIL setup: ${e?.stack ?? e}\n${viteLog}`);
+} finally {
+  await browser.close().catch(() => {});
+  vite.kill();
+  sub.close();
+}
+
+// size report: what a first visit transfers (gzip), wasm included (inlined in the core's JS)
+const files = [];
+const walk = (d) => {
+  for (const f of readdirSync(d)) {
+    const p = join(d, f);
+    if (statSync(p).isDirectory()) walk(p);
+    else if (/\.(js|mjs|css|wasm)$/.test(f)) files.push(p);
+  }
+};
+walk(dist);
+let app = 0, sw = 0;
+const rows = files.map((f) => {
+  const gz = gzipSync(readFileSync(f), { level: 9 }).length;
+  const rel = relative(dist, f);
+  if (/^(sw\.js|workbox-)/.test(rel)) sw += gz;
+  else app += gz;
+  return `  ${rel.padEnd(48)} ${String(statSync(f).size).padStart(8)} B  gzip ${String(gz).padStart(7)} B`;
+});
+console.log(`\nscreenshots in ${shots}`);
+console.log('size (dist/, gzip -9):');
+console.log(rows.join('\n'));
+console.log(`size     app JS + wasm + CSS: ${(app / 1024).toFixed(1)} KB gzip (budget <= 150 KB); service worker + workbox: ${(sw / 1024).toFixed(1)} KB`);
+for (const line of report) console.log(line);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

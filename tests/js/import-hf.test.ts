@@ -1,0 +1,101 @@
+// Hugging Face config.json import: every catalog model with a published
+// config.json (tests/fixtures/import/hf/<id>.json, values as published) gives the
+// catalog's model keys and, through the core, the catalog's parameter count.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Config, Core } from '../../wasm/llmem.js';
+import { loadCore, repoRoot } from '../../wasm/node.js';
+import { findModel } from '../../frontend/config/catalog.js';
+import { importHfConfig, type HfImport } from '../../frontend/config/importers/hf.js';
+
+const dir = join(repoRoot(), 'tests/fixtures/import/hf');
+const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort();
+const read = (id: string): unknown => JSON.parse(readFileSync(join(dir, `${id}.json`), 'utf8'));
+const ok = (r: ReturnType<typeof importHfConfig>): HfImport => {
+  if ('error' in r) throw new Error(r.error.message);
+  return r;
+};
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+/** The core's value of every model.* key (defaults filled), for an exact comparison. */
+function modelSlots(model: Config): Record<string, unknown> {
+  const flat = core.flatten({ model });
+  if (!(flat instanceof Float64Array)) throw new Error(flat.message);
+  const out: Record<string, unknown> = {};
+  for (const f of core.fields)
+    if (f.path.startsWith('model.') && f.kind !== 'text' && f.kind !== 'group') out[f.path] = core.toJson(f, flat[f.index]);
+  return out;
+}
+
+describe('HF config.json -> catalog model', () => {
+  it('has a fixture for at least 12 catalog models', () => expect(fixtures.length).toBeGreaterThanOrEqual(12));
+  for (const id of fixtures) {
+    it(`${id}: same model keys and parameter count as the catalog`, () => {
+      const entry = findModel(id);
+      expect(entry, `catalog entry ${id}`).toBeDefined();
+      const r = ok(importHfConfig(read(id)));
+      const model = r.config.model as Config;
+      expect(modelSlots(model)).toEqual(modelSlots(entry!.model));
+      const res = core.estimate({ model });
+      if (!res.ok) throw new Error(res.error.message);
+      expect(res.params.total).toBe(entry!.params_total);
+      expect(r.unknown).toEqual([]);
+    });
+  }
+});
+
+describe('HF import warnings', () => {
+  const warnings = (id: string) => ok(importHfConfig(read(id))).warnings.join('\n');
+  it('warns about sliding windows, layer types, soft-capping, vision towers, MTP and quantized weights', () => {
+    expect(warnings('mistral-7b-v0.1')).toMatch(/sliding_window 4096 on every layer/);
+    expect(warnings('gemma-2-9b')).toMatch(/sliding_window 4096 on every other layer/);
+    expect(warnings('gemma-2-9b')).toMatch(/attn_logit_softcapping 50/);
+    expect(warnings('gemma-2-9b')).toMatch(/final_logit_softcapping 30/);
+    expect(warnings('gemma-3-4b')).toMatch(/vision_config \(siglip_vision_model, 27 layers, hidden 1152\)/);
+    expect(warnings('gemma-3-4b')).toMatch(/sliding_window 1024 on 5 of every 6 layers/);
+    expect(warnings('gpt-oss-20b')).toMatch(/layer_types: 12 sliding_attention of 24 layers \(window 128\)/);
+    expect(warnings('gpt-oss-20b')).toMatch(/quantization_config \(mxfp4\)/);
+    expect(warnings('deepseek-v3')).toMatch(/num_nextn_predict_layers 1/);
+    expect(warnings('phi-3-mini')).toMatch(/sliding_window 2047/);
+    expect(warnings('bert-large')).toMatch(/architectures says BertForMaskedLM/);
+    expect(warnings('llama-3.1-8b')).toBe('');
+  });
+  it('notes the defaults it relied on and a disabled window', () => {
+    const g = ok(importHfConfig(read('gemma-3-4b')));
+    expect(g.notes.join('\n')).toMatch(/num_attention_heads: not in config.json; gemma3_text default 8/);
+    expect(ok(importHfConfig(read('qwen2.5-7b'))).notes.join('\n')).toMatch(/use_sliding_window false/);
+  });
+  it('carries config dropout into training.dropout', () => {
+    expect(ok(importHfConfig(read('gpt2'))).config.training).toEqual({ dropout: 0.1 });
+    expect(ok(importHfConfig(read('llama-3.1-8b'))).config.training).toBeUndefined();
+  });
+  it('maps gemma, gpt_neox and qwen2_moe, and reads unknown llama-like types generically', () => {
+    const gemma = ok(importHfConfig({ model_type: 'gemma', hidden_size: 3072, intermediate_size: 24576, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 16, head_dim: 256, vocab_size: 256000 }));
+    expect(gemma.config.model).toMatchObject({ mlp: 'gated', tied_embeddings: true, head_dim: 256, norm: 'rmsnorm' });
+    const neox = ok(importHfConfig({ model_type: 'gpt_neox', hidden_size: 2560, intermediate_size: 10240, num_hidden_layers: 32, num_attention_heads: 32, vocab_size: 50432, tie_word_embeddings: false }));
+    expect(neox.config.model).toMatchObject({ mlp: 'plain', norm: 'layernorm', bias: true, position: 'rope' });
+    const qmoe = ok(importHfConfig({ model_type: 'qwen2_moe', hidden_size: 2048, intermediate_size: 5632, num_hidden_layers: 24, num_attention_heads: 16, num_key_value_heads: 16, vocab_size: 151936, num_experts: 60, num_experts_per_tok: 4, moe_intermediate_size: 1408, shared_expert_intermediate_size: 5632 }));
+    expect(qmoe.config.model).toMatchObject({ qkv_bias: true, moe: { experts: 60, top_k: 4, expert_ffn_hidden: 1408, shared_experts: 1, shared_expert_ffn_hidden: 5632, shared_expert_gate: true } });
+    const generic = ok(importHfConfig({ model_type: 'granite', hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 40, num_attention_heads: 32, num_key_value_heads: 8, vocab_size: 49155, tie_word_embeddings: true, rms_norm_eps: 1e-5, hidden_act: 'silu', residual_multiplier: 0.22 }));
+    expect(generic.config.model).toMatchObject({ mlp: 'gated', kv_heads: 8, tied_embeddings: true });
+    expect(generic.unknown).toEqual(['residual_multiplier']);
+    expect(generic.notes.join('\n')).toMatch(/no dedicated mapping/);
+  });
+  it('rejects malformed configs with the key path', () => {
+    const e = (v: unknown) => {
+      const r = importHfConfig(v);
+      if (!('error' in r)) throw new Error('expected an error');
+      return r.error;
+    };
+    expect(e([1, 2]).message).toMatch(/JSON object/);
+    expect(e({ hidden_size: 1 }).path).toBe('model_type');
+    expect(e({ model_type: 'llama', hidden_size: '4096', num_hidden_layers: 2, num_attention_heads: 2, vocab_size: 10 }).path).toBe('hidden_size');
+    expect(e({ model_type: 'llama', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, vocab_size: 10, tie_word_embeddings: 'yes' }).path).toBe('tie_word_embeddings');
+    expect(e({ model_type: 'granite', hidden_size: 64, num_attention_heads: 2, vocab_size: 10 }).path).toBe('num_hidden_layers');
+  });
+});

@@ -157,6 +157,8 @@ loss_memory loss_bytes(const plan *pl);
 /* runtime.c */
 double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient);
 double runtime_device_overhead_bytes(const plan *pl);
+double allocator_block_bytes(double request);
+double allocator_segment_bytes(double request);
 void runtime_overheads(const plan *pl, double *context_bytes, double *workspace_bytes, double *nccl_bytes,
                        int *communicator_count);
 

@@ -1,5 +1,7 @@
 /* What sits beside the tensors: the caching allocator's reserve and the
  * per-process CUDA overheads that nvidia-smi shows (memory-model.md §9). */
+#include <math.h>
+
 #include "internal.h"
 
 /* PyTorch caching allocator (c10/cuda/CUDACachingAllocator.cpp): freed blocks
@@ -7,11 +9,25 @@
  * segment. Over a step the largest short-lived tensor leaves a hole of its
  * size next to the peak; blocks >= 10 MiB round up to 2 MiB. Expandable
  * segments map pages on demand and leave only the 2 MiB rounding. */
+/* c10/cuda/CUDACachingAllocator.cpp: kMinBlockSize 512, kSmallSize 1 MiB,
+ * kSmallBuffer 2 MiB, kLargeBuffer 20 MiB, kMinLargeAlloc 10 MiB, kRoundLarge 2 MiB. */
+double allocator_block_bytes(double request) {
+  if (request < 512) return 512;
+  return 512 * ceil(request / 512);
+}
+
+double allocator_segment_bytes(double request) {
+  double block = allocator_block_bytes(request);
+  if (block <= MIB) return 2 * MIB;
+  if (block < 10 * MIB) return 20 * MIB;
+  return 2 * MIB * ceil(block / (2 * MIB));
+}
+
 double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient) {
   if (pl->allocator_reserve_given) return peak_allocated * (1 + pl->allocator_reserve);
   double rounding = 2 * MIB * 16; /* a few dozen live large blocks, each rounded */
   if (pl->expandable_segments) return peak_allocated + rounding;
-  return peak_allocated + largest_transient + rounding;
+  return peak_allocated + (largest_transient > 0 ? allocator_segment_bytes(largest_transient) : 0) + rounding;
 }
 
 /* Number of NCCL communicators with more than one rank. */

@@ -73,12 +73,20 @@ export interface Term {
 }
 
 const GIB = 2 ** 30;
+/** 1234567 -> "1,234,567" (toLocaleString is slow in hot paths). */
+export function groupDigits(n: number): string {
+  const s = String(Math.abs(n));
+  let out = '';
+  for (let i = 0; i < s.length; i++) out += (i > 0 && (s.length - i) % 3 === 0 ? ',' : '') + s[i];
+  return n < 0 ? '-' + out : out;
+}
+
 /** Fill a core formula: {cN} a count, {bN} bytes, {xN} a plain number. */
 export function fillFormula(template: string, inputs: number[]): string {
   return template.replace(/\{([cbx])(\d)\}/g, (_, kind: string, i: string) => {
     const v = inputs[Number(i)] ?? 0;
     if (kind === 'b') return `${(v / GIB).toFixed(2)} GiB`;
-    if (kind === 'c') return Math.round(v).toLocaleString('en-US');
+    if (kind === 'c') return groupDigits(Math.round(v));
     return Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/\.?0+$/, '');
   });
 }
@@ -209,6 +217,15 @@ export class Core {
   private readonly byPath = new Map<string, FieldInfo>();
   private readonly layout: StructLayout;
   private readonly phases: string[] = [];
+  private readonly decoder = new TextDecoder();
+  private readonly texts = new Map<string, string>(); // warning / term strings by kind and id
+
+  private cachedText(kind: string, id: number, read: (id: number) => number): string {
+    const key = kind + id;
+    let s = this.texts.get(key);
+    if (s === undefined) this.texts.set(key, (s = this.text(read(id))));
+    return s;
+  }
 
   private constructor(private readonly m: CoreModule) {
     if (m._llmem_abi_version() !== ABI_VERSION)
@@ -249,7 +266,7 @@ export class Core {
     const heap = this.m.HEAPU8;
     let end = ptr;
     while (heap[end] !== 0) end++;
-    return new TextDecoder().decode(heap.subarray(ptr, end));
+    return this.decoder.decode(heap.subarray(ptr, end));
   }
 
   /** The config that every omitted key stands for (core defaults; null = automatic). */
@@ -378,6 +395,12 @@ export class Core {
     return this.estimateFlat(flat, options);
   }
 
+  /** Run the core on a flat input without reading the result (benchmarks). */
+  runOnly(flat: Float64Array): number {
+    this.m.HEAPF64.set(flat, this.m._llmem_input_ptr() / 8);
+    return this.m._llmem_run();
+  }
+
   estimateFlat(flat: Float64Array, options: { timeline?: boolean } = {}): EstimateOutcome {
     const m = this.m;
     m.HEAPF64.set(flat, m._llmem_input_ptr() / 8);
@@ -398,7 +421,8 @@ export class Core {
     for (let i = 0; i < rankCount; i++) ranks.push(this.readRank(base + R.ranks + i * this.layout.rank.size));
     const warnings: string[] = [];
     const wc = i32(base + R.warning_count);
-    for (let i = 0; i < wc; i++) warnings.push(this.text(m._llmem_warning_text(i32(base + R.warnings + 4 * i))));
+    for (let i = 0; i < wc; i++)
+      warnings.push(this.cachedText('w', i32(base + R.warnings + 4 * i), (id) => m._llmem_warning_text(id)));
     const result: EstimateResult = {
       ok: true,
       per_gpu: { ...per, peak_at: this.text(base + R.peak_at) },
@@ -563,8 +587,8 @@ export class Core {
       const inputs = [0, 1, 2, 3].map((k) => this.m.HEAPF64[(a + T.inputs + 8 * k) / 8]);
       terms.push({
         category: cat < 0 ? 'runtime' : CATEGORIES[cat],
-        label: this.text(this.m._llmem_term_label_text(id)),
-        formula: fillFormula(this.text(this.m._llmem_term_formula_text(id)), inputs),
+        label: this.cachedText('l', id, (t) => this.m._llmem_term_label_text(t)),
+        formula: fillFormula(this.cachedText('f', id, (t) => this.m._llmem_term_formula_text(t)), inputs),
         value_bytes: this.m.HEAPF64[(a + T.value_bytes) / 8],
       });
     }

@@ -3,6 +3,7 @@
 
 #include "check.h"
 #include "compat.h"
+#include "internal.h"
 
 static const int br_moe_uneven_pattern[8] = {0, 1, 0, 0, 1, 0, 1, 1};
 static int list_pattern(const void *ctx, int layer) { return ((const int *)ctx)[layer]; }
@@ -69,5 +70,13 @@ int main(void) {
   const double rows[6] = {2868903936.0, 578813952.0, 358612992.0, 327155712.0, 106954752.0, 50331648.0};
   for (int r = 0; r < 6; r++)
     CHECK_NEAR(korthikanti_layer_bytes(2048, 1, 12288, 96, 8, (korthikanti_row)r), rows[r], 0, "korthikanti row");
+  /* E14: caching-allocator rounding (c10 CUDACachingAllocator constants) */
+  const double req[4] = {1000, 1048577, 5000000, 100000001};
+  const double block[4] = {1024, 1049088, 5000192, 100000256};
+  const double segment[4] = {2097152, 20971520, 20971520, 100663296};
+  for (int i = 0; i < 4; i++) {
+    CHECK_NEAR(allocator_block_bytes(req[i]), block[i], 0, "allocator block");
+    CHECK_NEAR(allocator_segment_bytes(req[i]), segment[i], 0, "allocator segment");
+  }
   return check_report("compat");
 }

@@ -17,6 +17,8 @@ typedef struct {
   double ab;         /* activation bytes */
   double lin;        /* bytes of a saved linear input (1 with fp8 linears) */
   double norm_saved; /* bytes per element a norm keeps */
+  double residual;   /* bytes per element of the residual stream (fp32 under autocast) */
+  int autocast;      /* torch.autocast over fp32 parameters */
   int fused_mlp;
 } shape;
 
@@ -31,7 +33,14 @@ static shape layer_shape(const plan *pl) {
   /* Eager RMSNorm/LayerNorm (HF, torchtitan) keeps the fp32 upcast of its input
    * (x.float() feeds pow and mul); fused kernels (TE/apex, torch.compile) keep
    * the input at its dtype plus per-token statistics. */
-  sh.norm_saved = (megatron || pl->torch_compile) ? pl->act_bytes : 4;
+  /* torch.autocast with fp32 parameters (HF Trainer fp16/bf16 on an fp32
+   * model): embeddings, norms and residual adds produce fp32; matmuls run on
+   * 16-bit copies of their inputs. */
+  sh.autocast = pl->autocast;
+  sh.residual = sh.autocast ? 4 : pl->act_bytes;
+  if (megatron || pl->torch_compile) sh.norm_saved = pl->act_bytes;
+  else if (pl->norm_width == 1) sh.norm_saved = sh.autocast ? 8 : 4; /* x.float() input (+ fp32 normed for the weight) */
+  else sh.norm_saved = sh.residual;                                  /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
    * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
   sh.fused_mlp = megatron || pl->torch_compile;
@@ -117,7 +126,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     double n = T * a_t * sh.seq_keys;
     /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); SDPA math: 2 bytes */
     scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
-    if (pl->dropout > 0) scores += n * (1 + ab);          /* dropout mask + dropout output */
+    if (pl->dropout > 0) scores += n * (1 + (sh.autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
     scores_temp = 2 * n * ab;                              /* pre-softmax scores + masked copy */
     lse = 0;
   }
@@ -157,7 +166,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
                 mlp + mlp_drop + lora;
 
   /* ---- what the recompute policy keeps ---- */
-  double layer_input = T * h * ab / sh.outside;          /* checkpoint input (Megatron keeps it SP-sharded) */
+  double layer_input = T * h * sh.residual / sh.outside; /* checkpoint input (Megatron keeps it SP-sharded) */
   double saved = full;
   switch (pl->recompute) {
     case LLMEM_RECOMPUTE_SELECTIVE: {

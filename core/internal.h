@@ -47,6 +47,7 @@ typedef struct {
   int attention, loss;
   double loss_chunks;
   int activation_offload, fp8_linear;
+  int autocast;               /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
   int ft_method, lora_targets, adapter_dtype, base_dtype, quant, double_quant;
   double lora_rank, lora_dropout;
 

@@ -291,6 +291,11 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   p.vocab = in->vocab;
   p.vocab_padded = ceil(in->vocab / mult) * mult;
 
+  /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
+   * with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model) */
+  p.autocast = p.master_weights && p.ft_method == LLMEM_FT_FULL &&
+               (p.engine == LLMEM_ENGINE_SINGLE || p.engine == LLMEM_ENGINE_DDP || (fsdp && p.fsdp_strategy == LLMEM_FSDP_NO_SHARD));
+
   /* bytes per element */
   p.act_bytes = p.dtype == LLMEM_DTYPE_FP32 ? 4 : 2;
   p.weight_bytes = dtype_bytes(p.dtype);

@@ -85,7 +85,7 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
      * MixedPrecision policy the fp32 shard is the master copy (FSDP2 docs). */
     if (mb > 0) master += (dense / Nd + expert / Ne) * 4;
     else weights += (dense / Nd + expert / Ne) * wb;
-  } else if (torch_native && mb > 0) {
+  } else if (pl->autocast) {
     /* torch.autocast: fp32 parameters are the master copy; bf16 casts are made
      * per layer in the forward and kept for the backward (timeline.c). */
     master += (dense + expert) * 4;

@@ -198,10 +198,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
     c.gather = live * rs->unsharded_weight_bytes;
     c.unsharded_grads = lp.largest_module_count * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
   }
-  int torch_native = pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP ||
-                     (pl->engine == LLMEM_ENGINE_FSDP1 && pl->fsdp_strategy == LLMEM_FSDP_NO_SHARD) ||
-                     (pl->engine == LLMEM_ENGINE_FSDP2 && pl->fsdp_strategy == LLMEM_FSDP_NO_SHARD);
-  if (torch_native && pl->master_weights && !lora) c.casts = c.params * pl->weight_bytes;
+  if (pl->autocast) c.casts = c.params * pl->weight_bytes; /* autocast's 16-bit weight copies */
   return c;
 }
 

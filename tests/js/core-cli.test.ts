@@ -56,6 +56,24 @@ describe('llmem CLI', () => {
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('refused');
   });
+  it('sweeps, fits and searches', () => {
+    const sweep = cli(['sweep', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '--axis', 'training.seq_len', '--from', '1024', '--to', '65536', '--points', '7', '--json']);
+    expect(sweep.status).toBe(0);
+    const points = JSON.parse(sweep.stdout).points as { value: number; fits: boolean }[];
+    expect(points.map((p) => p.value)).toEqual([1024, 2048, 4096, 8192, 16384, 32768, 65536]);
+    expect(points[0].fits).toBe(true);
+    expect(points[6].fits).toBe(false);
+    const fit = cli(['fit', '-', '--json'], JSON.stringify({ model: { preset: 'llama-3.1-8b' }, training: { recompute: 'full' }, hardware: { gpu: 'h100-sxm-80gb' } }));
+    expect(fit.status).toBe(0);
+    const largest = JSON.parse(fit.stdout).largest;
+    expect(largest['training.micro_batch']).toBeGreaterThanOrEqual(1);
+    expect(largest['training.seq_len']).toBeGreaterThanOrEqual(4096);
+    const search = cli(['search', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '--gpus', '16', '--top', '5']);
+    expect(search.status).toBe(0);
+    expect(search.stdout).toContain('Pareto');
+    expect(cli(['search', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json']).status).toBe(2); // --gpus required
+    expect(cli(['sweep', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '--axis', 'model.mlp', '--from', '1', '--to', '2']).status).toBe(1);
+  });
   it('lists presets and GPUs', () => {
     expect(cli(['models']).stdout).toContain('llama-3.1-70b');
     expect(cli(['gpus']).stdout).toContain('h100-sxm-80gb');

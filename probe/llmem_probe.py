@@ -33,7 +33,6 @@ import copy
 import datetime
 import importlib.util
 import json
-import math
 import os
 import platform
 import sys
@@ -44,6 +43,7 @@ try:  # the plan and the refusals work without torch; building and measuring nee
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
+    import torch.utils.checkpoint
 
     _Module = nn.Module
     TORCH_IMPORT_ERROR = None
@@ -99,13 +99,21 @@ DEFAULTS = json.loads(r"""{
   "stage3_prefetch_bucket_size": 50000000, "stage3_max_live_parameters": 1000000000,
   "stage3_param_persistence_threshold": 100000
  },
- "hardware": {"memory_gib": 80},
+ "hardware": {"memory_gib": 80, "bf16_tflops": 989, "fp8_tflops": null, "intra_node_gb_per_s": 450,
+              "inter_node_gb_per_s": 50},
  "runtime": {"cuda_context_mib": null, "cublas_workspace_mib": null, "nccl_buffer_mib": null,
-             "allocator_reserve": null, "expandable_segments": false, "torch_compile": false}
+             "allocator_reserve": null, "expandable_segments": false, "torch_compile": false,
+             "compute_efficiency": 0.4}
 }""")
 
 # Keys a config may carry beyond the defaults table (catalog references, labels).
-EXTRA_KEYS = {"model.preset", "model.name", "hardware.gpu"}
+# Every hardware.* key describes the GPU for the estimator: the probe runs on the
+# GPU it finds, so new hardware keys are accepted; a new key anywhere else may
+# change what runs and is refused until the probe knows it.
+EXTRA_KEYS = {"model.preset", "model.name"}
+LENIENT_SECTIONS = {"hardware"}
+# Inputs of llmem's step-time model, not of the memory: never noted.
+TIME_ONLY_KEYS = {"runtime.compute_efficiency"}
 
 DTYPES = ["fp32", "fp16", "bf16", "fp8"]
 ENUMS = {
@@ -207,7 +215,7 @@ def _unknown_keys(obj, defaults, prefix):
     out = []
     for k, v in obj.items():
         path = prefix + k
-        if path in EXTRA_KEYS:
+        if path in EXTRA_KEYS or (not prefix and k in LENIENT_SECTIONS and isinstance(v, dict)):
             continue
         if k not in defaults:
             out.append(path)
@@ -277,11 +285,14 @@ def _pkg_version(name):
             return None
     except (ImportError, ValueError):
         return None
-    try:
-        from importlib import metadata
-        return metadata.version(name.replace("_", "-"))
-    except Exception:
-        return "unknown"
+    from importlib import metadata
+    dists = {"pynvml": ("nvidia-ml-py", "pynvml")}.get(name, (name.replace("_", "-"),))
+    for dist in dists:
+        try:
+            return metadata.version(dist)
+        except Exception:
+            continue
+    return "unknown"
 
 
 def _torch_at_least(major, minor):
@@ -319,6 +330,34 @@ def detect_capabilities():
         caps["meta_device"] = True
     for name in ("transformers", "peft", "bitsandbytes", "liger_kernel", "pynvml"):
         caps[name] = _pkg_version(name)
+    return caps
+
+
+# What a current CUDA build of torch (>= 2.5) offers: a dry run assumes it when
+# the local torch is missing or older, so the plan shows what the GPU machine runs.
+MODERN_TORCH_CAPS = {"torch": ">= 2.5 (assumed for the dry run)", "sdpa": True, "sdpa_kernel": True,
+                     "enable_gqa": True, "sac": True, "adafactor": True, "fused_adam": True,
+                     "fused_sgd": True, "compile": True, "post_accumulate_grad_hook": True}
+OPTIONAL_PACKAGES = ("transformers", "peft", "bitsandbytes", "liger_kernel")
+
+
+def dry_run_capabilities(caps, assume=(), local_only=False):
+    """Capabilities for --dry-run: local ones, plus a modern torch unless local_only, plus --assume."""
+    caps = dict(caps)
+    assumed = []
+    if not local_only:
+        for k, v in MODERN_TORCH_CAPS.items():
+            if k != "torch" and not caps.get(k):
+                caps[k] = v
+                assumed.append(k)
+        if assumed:
+            caps["torch"] = "%s locally; %s" % (caps.get("torch"), MODERN_TORCH_CAPS["torch"])
+    for name in assume:
+        for pkg in (OPTIONAL_PACKAGES if name == "all" else (name,)):
+            if not caps.get(pkg):
+                caps[pkg] = "assumed"
+                assumed.append(pkg)
+    caps["assumed"] = assumed
     return caps
 
 
@@ -1081,6 +1120,11 @@ class ReferenceDecoder(_Module):
         self.context_fn = None
         self.loss = loss
 
+    def tie(self):
+        """to_empty() unties shared parameters; tie the head to the embedding again."""
+        if self.lm_head is not None and self.m["tied_embeddings"]:
+            self.lm_head.weight = self.embed_tokens.weight
+
     def configure_recompute(self, rec):
         self.checkpoint_layers = set(rec["layers"]) if rec["mode"] in ("full", "per_op") else set()
         self.context_fn = _per_op_context_fn if rec["mode"] == "per_op" else None
@@ -1187,14 +1231,12 @@ def module_shapes(model):
 
 def _build_hf(hf, device, dtype):
     from transformers import AutoConfig, AutoModelForCausalLM
+    import transformers
     cfg = AutoConfig.for_model(hf["model_type"], **hf["config"])
-    kw = {"attn_implementation": hf["attn_implementation"]}
-    try:
-        with torch.device(device):
-            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype, **kw)
-    except TypeError:
-        with torch.device(device):
-            model = AutoModelForCausalLM.from_config(cfg, torch_dtype=dtype)
+    major = int(transformers.__version__.split(".")[0])
+    kw = {"attn_implementation": hf["attn_implementation"], ("dtype" if major >= 5 else "torch_dtype"): dtype}
+    with torch.device(device):  # from_config never loads weights; random init on the target device
+        model = AutoModelForCausalLM.from_config(cfg, **kw)
     return model
 
 
@@ -1202,14 +1244,30 @@ def _build_hf(hf, device, dtype):
 # Building the run
 # --------------------------------------------------------------------------
 
-@torch.no_grad() if torch is not None else (lambda f: f)
 def _init_weights(model, std=0.02):
-    for mod in model.modules():
-        if isinstance(mod, (nn.Linear, nn.Embedding)) and mod.weight.device.type != "meta":
-            if mod.weight.dtype.is_floating_point:
-                mod.weight.normal_(0.0, std)
-            if getattr(mod, "bias", None) is not None and mod.bias.dtype.is_floating_point:
-                mod.bias.zero_()
+    """Random weights: N(0, std) matrices and tables, unit norms, zero biases and sinks."""
+    with torch.no_grad():
+        for mod in model.modules():
+            w = getattr(mod, "weight", None)
+            if not isinstance(w, torch.Tensor) or w.device.type == "meta" or not w.dtype.is_floating_point:
+                continue
+            b = getattr(mod, "bias", None)
+            if isinstance(mod, (nn.Linear, nn.Embedding)):
+                w.normal_(0.0, std)
+            elif isinstance(mod, (RMSNorm, nn.LayerNorm)):
+                w.fill_(1.0)
+            if isinstance(b, torch.Tensor) and b.dtype.is_floating_point:
+                b.zero_()
+            if isinstance(mod, Attention) and mod.sinks is not None:
+                mod.sinks.zero_()
+
+
+def materialize(model, device):
+    """A meta-device module on `device`, tied again, with random weights (no double init)."""
+    model = model.to_empty(device=device)
+    model.tie()
+    _init_weights(model)
+    return model
 
 
 def _quantize_linears(model, fin, compute_dtype):
@@ -1283,14 +1341,13 @@ def build_run(plan, device="cuda", seed=0):
             hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         model = HFTrainModule(hf_model, loss)
     elif fin["method"] == "qlora":
-        model = build_reference(plan, "cpu", weight_dtype, loss)
-        _init_weights(model)
+        model = materialize(build_reference(plan, "meta", weight_dtype, loss), "cpu")
         _quantize_linears(model, fin, torch_dtype(prec["autocast_dtype"] or prec["base_dtype"]))
         model = model.to(dev)  # bitsandbytes quantises on the transfer
+        model.tie()
         model.configure_recompute(plan["recompute"])
     else:
-        model = build_reference(plan, dev, weight_dtype, loss)
-        _init_weights(model)
+        model = materialize(build_reference(plan, "meta", weight_dtype, loss), dev)
         model.configure_recompute(plan["recompute"])
     if lora:
         model = _apply_lora(model, fin)
@@ -1415,6 +1472,12 @@ class CudaMemory:
 
     def peak_reserved(self):
         return int(torch.cuda.max_memory_reserved(self.device))
+
+    def stats(self):
+        """Allocator counters that explain a reserved reading (retries mean fragmentation near capacity)."""
+        st = torch.cuda.memory_stats(self.device)
+        return {k: int(st.get(k, 0)) for k in ("num_alloc_retries", "num_ooms", "num_device_alloc",
+                                                "active_bytes.all.peak", "inactive_split_bytes.all.peak")}
 
     def device_used(self):
         if self._nvml is not None:
@@ -1544,6 +1607,8 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
         "loss": losses[-1] if losses else None,
         "params": {"total": int(run.params_total), "trainable": int(run.params_trainable)},
     }
+    if hasattr(reader, "stats"):
+        out["allocator_stats"] = reader.stats()
     if rt is not None:
         out["attention_path"] = {"kind": rt.kind, "gqa": rt.gqa_path or "none"}
         if getattr(rt, "gqa_fallback_reason", None):
@@ -1583,8 +1648,9 @@ def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, 
     plan = plan or translate(config, caps, catalog, catalog_path, impl)
     if torch is None:
         raise ProbeError("torch is not importable (%s)" % TORCH_IMPORT_ERROR)
-    if plan["expandable_segments"]:
+    if plan["expandable_segments"]:  # before the first CUDA allocation (both names: torch < / >= 2.9)
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+        os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"
     dev = torch.device(device)
     baseline = None
     if reader is None:
@@ -1639,8 +1705,8 @@ def format_plan(plan, shapes=None, meta_count=None, meta_error=None):
     p = plan["precision"]
     lines.append("batch     micro_batch %d x seq_len %d, grad_accum %d" % (
         plan["micro_batch"], plan["seq_len"], plan["grad_accum"]))
-    lines.append("dtypes    params %s, autocast %s, grads %s, optimizer states %s%s" % (
-        p["param_dtype"], p["autocast_dtype"] or "off", p["grad_dtype"], p["state_dtype"],
+    lines.append("dtypes    %s %s, autocast %s, grads %s, optimizer states %s%s" % (
+        "adapters" if p["base_dtype"] else "params", p["param_dtype"], p["autocast_dtype"] or "off", p["grad_dtype"], p["state_dtype"],
         ", frozen base %s" % p["base_dtype"] if p["base_dtype"] else ""))
     lines.append("applied:")
     lines.extend("  - " + a for a in plan["applied"])
@@ -1706,7 +1772,13 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda", help="torch device (default cuda)")
     ap.add_argument("--catalog", default=None, help="models.json for model.preset (default: the repo's)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--assume", action="append", default=[], choices=OPTIONAL_PACKAGES + ("all",),
+                    help="with --dry-run: plan as if this optional package were installed (repeatable)")
+    ap.add_argument("--local-capabilities", action="store_true",
+                    help="with --dry-run: use this machine's torch features instead of assuming torch >= 2.5")
     args = ap.parse_args(argv)
+    if not args.dry_run and (args.assume or args.local_capabilities or args.json):
+        ap.error("--assume, --local-capabilities and --json go with --dry-run")
 
     try:
         text = sys.stdin.read() if args.config == "-" else open(args.config).read()
@@ -1716,6 +1788,8 @@ def main(argv=None):
         return EXIT_ERROR
     try:
         caps = detect_capabilities()
+        if args.dry_run:
+            caps = dry_run_capabilities(caps, args.assume, args.local_capabilities)
         plan = translate(config, caps, catalog_path=args.catalog, impl=args.impl)
     except Refusal as r:
         print("llmem probe: refused: %s" % r, file=sys.stderr)
@@ -1724,6 +1798,9 @@ def main(argv=None):
         return EXIT_REFUSED
     if args.dry_run:
         obj, text = dry_run(plan)
+        if caps.get("assumed"):
+            obj["assumed_capabilities"] = caps["assumed"]
+            text += "\ncapabilities assumed for this dry run (not installed here): %s" % ", ".join(caps["assumed"])
         if args.json:
             print(json.dumps(obj, indent=1))
         else:

@@ -15,6 +15,8 @@ if [ "$mode" = test ]; then
   command -v clang-14 >/dev/null 2>&1 || need+=(clang-14)
   [ -e /usr/lib/llvm-14/lib/libFuzzer.a ] || ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libfuzzer-14-dev)
   [ -x /usr/bin/chromium ] || need+=(chromium)
+  # CPU PyTorch for the probe's tests (they skip with a reason without it)
+  /usr/bin/python3 -c "import torch" >/dev/null 2>&1 || need+=(python3-torch)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (Debian packages)"

@@ -25,6 +25,10 @@ stage "Vitest (wrapper, vectors through wasm, CLI, page units)" npx vitest run
 if [ -f tests/e2e/run.mjs ]; then
   stage "end-to-end in headless Chromium" node tests/e2e/run.mjs
 fi
+probe_python=python3
+/usr/bin/python3 -c "import torch" 2>/dev/null && probe_python=/usr/bin/python3
+stage "GPU probe: config translation and refusals on CPU (python unittest)" \
+  "$probe_python" -m unittest discover -s tests/probe
 stage "accuracy report (figures, not assertions)" bash -c 'node build/js/tests/accuracy.js | tail -12'
 stage "benchmarks (figures, not assertions)" node scripts/bench.mjs
 

@@ -27,7 +27,11 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /** The measurement inside a probe result ({measured: ...}), a measurements.json case ({expect: ...}) or a bare object. */
 export function readMeasurement(doc: unknown): Measurement | { error: string } {
   if (!isObject(doc)) return { error: 'the measurement must be a JSON object' };
-  if (doc.ok === false) return { error: `the probe refused this config: ${String(doc.error ?? 'no reason given')}` };
+  if (doc.ok === false) {
+    const e = doc.error;
+    const reason = isObject(e) && typeof e.message === 'string' ? e.message : typeof e === 'string' ? e : 'no reason given';
+    return { error: `the probe refused this config: ${reason}` };
+  }
   if (isObject(doc.measured)) return doc.measured as Measurement;
   if (isObject(doc.expect) && typeof doc.expect.metric === 'string' && typeof doc.expect.bytes === 'number')
     return { [doc.expect.metric]: doc.expect.bytes } as Measurement;

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""Run the llmem probe over probe/matrix.json and write measured cases.
+
+    python3 probe/run_matrix.py                      # every entry; tests/measured/<id>.json
+    python3 probe/run_matrix.py --skip-existing --budget-seconds 540 --bundle $OUT/measured.json
+    python3 probe/run_matrix.py --only probe-h200-llama-3.2-1b-mixed-adamw-s4096-b2
+    python3 probe/run_matrix.py --plan-only          # translate every entry; no GPU needed
+    python3 probe/run_matrix.py --unbundle measured.json   # split a bundle into tests/measured/
+
+Each entry runs in its own process (python3 probe/llmem_probe.py ... -o ...), so
+one run's caching allocator, CUDA context or crash cannot touch the next. A
+measured run becomes a case in the shape of ../shared/reference/measurements.json
+({id, category "measured", confidence "high", source, config, expect, assumptions,
+environment, seconds, ...}); an out-of-memory run becomes a lower bound
+(relation "ge" on what was allocated when it failed); refused and failed runs are
+only reported. tests/accuracy.ts reads tests/measured/*.json (one case or a list).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import llmem_probe as P  # noqa: E402
+
+DEFAULT_MATRIX = os.path.join(HERE, "matrix.json")
+DEFAULT_OUT = os.path.join(ROOT, "tests", "measured")
+GIB = 2 ** 30
+
+
+def load_matrix(path=DEFAULT_MATRIX):
+    with open(path) as f:
+        entries = json.load(f)
+    if not isinstance(entries, list):
+        raise ValueError("%s: the matrix is a JSON list of entries" % path)
+    seen = set()
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or not isinstance(e.get("id"), str) or not isinstance(e.get("config"), dict):
+            raise ValueError("%s: entry %d needs an id (string) and a config (object)" % (path, i))
+        if e["id"] in seen:
+            raise ValueError("%s: duplicate id %s" % (path, e["id"]))
+        if not all(c.isalnum() or c in "._-" for c in e["id"]):
+            raise ValueError("%s: id %s: use letters, digits, '.', '_' and '-'" % (path, e["id"]))
+        seen.add(e["id"])
+    return entries
+
+
+def missing_requirements(entry, caps):
+    return [r for r in entry.get("requires", []) if not caps.get(r)]
+
+
+def _gib(x):
+    return "n/a" if x is None else "%.2f GiB" % (x / GIB)
+
+
+def _run_date(result):
+    date = (result.get("probe") or {}).get("date")
+    return (date or datetime.datetime.now(datetime.timezone.utc).isoformat())[:10]
+
+
+def assumptions_for(entry, result):
+    env = result.get("environment") or {}
+    ms = result.get("measured") or {}
+    probe = result.get("probe") or {}
+    out = ["measured by probe/llmem_probe.py (probe v%s, impl %s) on %s (compute capability %s, %s), "
+           "driver %s, CUDA %s, torch %s, transformers %s, peft %s, bitsandbytes %s" % (
+               probe.get("version"), probe.get("impl"), env.get("gpu"), env.get("capability"),
+               _gib(env.get("total_memory_bytes")), env.get("driver"), env.get("cuda"), env.get("torch"),
+               env.get("transformers"), env.get("peft"), env.get("bitsandbytes"))]
+    if ms:
+        out.append("peak_allocated_bytes = torch.cuda.max_memory_allocated() over %s measured steps after %s "
+                   "warm-up steps (optimizer states already allocated); random weights, random token ids"
+                   % (ms.get("steps"), ms.get("warmup")))
+        out.append("peak_reserved_bytes = torch.cuda.max_memory_reserved() over the same steps; phases: "
+                   "reset_peak_memory_stats at forward (incl. loss) / backward / optimizer of the last step")
+        out.append("device_used_bytes from %s after the last step (CUDA context, cuBLAS workspace and anything "
+                   "else on the GPU; %s in use before the probe created its context)"
+                   % (ms.get("device_used_source"), _gib(ms.get("device_used_before_bytes"))))
+        ap = ms.get("attention_path")
+        if ap:
+            out.append("attention path seen: %s, GQA %s" % (ap.get("kind"), ap.get("gqa")))
+    out.extend(probe.get("applied") or [])
+    out.extend("note: " + n for n in probe.get("notes") or [])
+    if entry.get("note"):
+        out.append("matrix: " + entry["note"])
+    return out
+
+
+def make_case(entry, result, seconds):
+    """A measured case in the shape of ../shared/reference/measurements.json."""
+    ms = result["measured"]
+    env = result.get("environment") or {}
+    case = {
+        "id": entry["id"],
+        "category": "measured",
+        "confidence": "high",
+        "source": "llmem probe on %s %s" % (env.get("gpu") or "unknown GPU", _run_date(result)),
+        "config": result["config"],
+        "expect": {"metric": "peak_allocated_bytes", "bytes": ms["peak_allocated_bytes"], "relation": "eq"},
+        "expect_alt": [
+            {"metric": "peak_reserved_bytes", "bytes": ms["peak_reserved_bytes"], "relation": "eq",
+             "note": "same run: torch.cuda.max_memory_reserved()"},
+        ],
+        "assumptions": assumptions_for(entry, result),
+        "v1_gaps": [],
+        "record_measurement": {"value": ms["peak_allocated_bytes"], "unit": "bytes",
+                               "metric": "torch.cuda.max_memory_allocated() over the measured steps"},
+        "environment": env,
+        "seconds": round(seconds, 2),
+        "measured": ms,
+    }
+    if ms.get("device_used_bytes") is not None:
+        case["expect_alt"].append({"metric": "device_used_bytes", "bytes": ms["device_used_bytes"],
+                                   "relation": "eq", "note": "same run: %s" % ms.get("device_used_source")})
+    return case
+
+
+def make_oom_case(entry, result, seconds):
+    """Out of memory: the run needed at least what was allocated when it failed (a lower bound)."""
+    err = result.get("error") or {}
+    got = err.get("peak_allocated_bytes_until_oom")
+    if not got:
+        return None
+    env = result.get("environment") or {}
+    return {
+        "id": entry["id"],
+        "category": "measured",
+        "confidence": "high",
+        "source": "llmem probe on %s %s (out of memory)" % (env.get("gpu") or "unknown GPU", _run_date(result)),
+        "config": result["config"],
+        "expect": {"metric": "peak_allocated_bytes", "bytes": got, "relation": "ge"},
+        "assumptions": ["the run failed with CUDA out of memory; torch.cuda.max_memory_allocated() when it failed "
+                        "is a lower bound of the peak (device total %s)" % _gib(err.get("total_memory_bytes")),
+                        err.get("message", "")] + ([("matrix: " + entry["note"])] if entry.get("note") else []),
+        "v1_gaps": [],
+        "environment": env,
+        "seconds": round(seconds, 2),
+    }
+
+
+def run_entry(entry, python, steps, warmup, timeout, workdir):
+    """One probe process; (status, result-or-None, seconds, stderr tail)."""
+    cfg_path = os.path.join(workdir, entry["id"] + ".config.json")
+    out_path = os.path.join(workdir, entry["id"] + ".result.json")
+    with open(cfg_path, "w") as f:
+        json.dump(entry["config"], f)
+    cmd = [python, os.path.join(HERE, "llmem_probe.py"), cfg_path, "-o", out_path, "--steps", str(steps),
+           "--warmup", str(warmup), "--impl", entry.get("impl", "reference")]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
+        rc, tail = proc.returncode, (proc.stderr or "")[-2000:]
+    except subprocess.TimeoutExpired as e:
+        rc, tail = None, "timed out after %ss; %s" % (timeout, (e.stderr or b"")[-1000:])
+    seconds = time.monotonic() - t0
+    result = None
+    if os.path.exists(out_path):
+        try:
+            with open(out_path) as f:
+                result = json.load(f)
+        except ValueError:
+            result = None
+    status = {0: "ok", P.EXIT_REFUSED: "refused", P.EXIT_OOM: "oom", None: "timeout"}.get(rc, "error")
+    if status == "ok" and not (result and result.get("ok")):
+        status = "error"
+    return status, result, seconds, tail
+
+
+def write_case(case, out_dir):
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, case["id"] + ".json")
+    with open(path, "w") as f:
+        json.dump(case, f, indent=1)
+        f.write("\n")
+    return path
+
+
+def unbundle(bundle, out_dir):
+    with open(bundle) as f:
+        cases = json.load(f)
+    for c in cases if isinstance(cases, list) else [cases]:
+        print(write_case(c, out_dir))
+    return 0
+
+
+def plan_only(entries, caps):
+    rc = 0
+    for e in entries:
+        miss = missing_requirements(e, caps)
+        try:
+            plan = P.translate(e["config"], caps, impl=e.get("impl", "reference"))
+            status = "ok   %s params" % "{:,}".format(plan["params"]["total"])
+        except P.Refusal as r:
+            status, rc = "REFUSED %s" % r, 1
+        print("%-58s %s%s" % (e["id"], status, "  (needs %s here)" % ", ".join(miss) if miss else ""))
+    return rc
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--matrix", default=DEFAULT_MATRIX)
+    ap.add_argument("--out", default=DEFAULT_OUT, help="folder for <id>.json cases (default tests/measured)")
+    ap.add_argument("--only", default="", help="comma-separated ids")
+    ap.add_argument("--skip-existing", action="store_true", help="skip ids whose case file exists in --out")
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per entry")
+    ap.add_argument("--budget-seconds", type=float, default=0,
+                    help="start no new entry after this many seconds (0: no budget)")
+    ap.add_argument("--python", default=sys.executable, help="interpreter that runs the probe")
+    ap.add_argument("--bundle", help="also write every case of this run into one JSON list here")
+    ap.add_argument("--summary", help="write the per-entry status list (JSON) here")
+    ap.add_argument("--plan-only", action="store_true", help="translate every entry and stop (no GPU)")
+    ap.add_argument("--assume", action="append", default=[], choices=P.OPTIONAL_PACKAGES + ("all",),
+                    help="with --plan-only: plan as if this optional package were installed")
+    ap.add_argument("--unbundle", help="split a --bundle file into --out and stop")
+    args = ap.parse_args(argv)
+
+    if args.unbundle:
+        return unbundle(args.unbundle, args.out)
+    entries = load_matrix(args.matrix)
+    if args.only:
+        want = [x.strip() for x in args.only.split(",") if x.strip()]
+        unknown = [x for x in want if x not in {e["id"] for e in entries}]
+        if unknown:
+            ap.error("--only: unknown ids %s" % ", ".join(unknown))
+        entries = [e for e in entries if e["id"] in want]
+    caps = P.detect_capabilities()
+    if args.plan_only:
+        return plan_only(entries, P.dry_run_capabilities(caps, args.assume))
+
+    start = time.monotonic()
+    rows, cases = [], []
+    with tempfile.TemporaryDirectory(prefix="llmem-matrix-") as work:
+        for e in entries:
+            row = {"id": e["id"]}
+            if args.skip_existing and os.path.exists(os.path.join(args.out, e["id"] + ".json")):
+                row["status"] = "exists"
+            elif args.budget_seconds and time.monotonic() - start > args.budget_seconds:
+                row["status"] = "not run (budget)"
+            elif missing_requirements(e, caps):
+                row["status"] = "skipped: needs %s" % ", ".join(missing_requirements(e, caps))
+            else:
+                status, result, seconds, tail = run_entry(e, args.python, args.steps, args.warmup,
+                                                          args.timeout, work)
+                row.update(status=status, seconds=round(seconds, 1))
+                case = None
+                if status == "ok":
+                    case = make_case(e, result, seconds)
+                    ms = result["measured"]
+                    row.update(peak_allocated_bytes=ms["peak_allocated_bytes"],
+                               peak_reserved_bytes=ms["peak_reserved_bytes"],
+                               device_used_bytes=ms["device_used_bytes"], step_seconds=ms["step_seconds"])
+                elif status == "oom" and result:
+                    case = make_oom_case(e, result, seconds)
+                    row["message"] = (result.get("error") or {}).get("message")
+                else:
+                    row["message"] = ((result or {}).get("error") or {}).get("message") or tail.strip()[-600:]
+                if case:
+                    row["case"] = write_case(case, args.out)
+                    cases.append(case)
+            rows.append(row)
+            print("%-58s %-16s %s" % (row["id"], row["status"], "  ".join(
+                "%s %s" % (k.replace("_bytes", ""), _gib(row[k])) for k in
+                ("peak_allocated_bytes", "peak_reserved_bytes", "device_used_bytes") if k in row)
+                + ("  %.3f s/step, %.0f s" % (row["step_seconds"], row["seconds"]) if "step_seconds" in row
+                   else ("  " + str(row.get("message", ""))[:300] if row.get("message") else ""))), flush=True)
+    if args.bundle:
+        os.makedirs(os.path.dirname(os.path.abspath(args.bundle)), exist_ok=True)
+        with open(args.bundle, "w") as f:
+            json.dump(cases, f, indent=1)
+            f.write("\n")
+    if args.summary:
+        with open(args.summary, "w") as f:
+            json.dump(rows, f, indent=1)
+            f.write("\n")
+    done = sum(1 for r in rows if r["status"] == "ok")
+    print("%d of %d entries measured in %.0f s" % (done, len(rows), time.monotonic() - start))
+    return 0 if all(r["status"] in ("ok", "exists", "not run (budget)") or r["status"].startswith("skipped")
+                    for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -6,11 +6,13 @@ import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
+import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
 
 const USAGE = `llmem — per-GPU training memory, simulated step by step
 
 usage:
-  llmem estimate <config.json | -> [--json] [--timeline] [--set key.path=value ...]
+  llmem estimate <config.json | -> [--json] [--timeline] [--set key.path=value ...] [--hf config.json]
+                                 --hf: the model from a Hugging Face config.json
   llmem compare <config.json> <measured.json> [--json]
                                  estimate next to a measurement (probe output or an accuracy case);
                                  the config may be left out when measured.json carries it
@@ -27,7 +29,10 @@ usage:
 
 The config is config v1 (README: "Config format"). --set overrides one key,
 e.g. --set parallel.tp=2 --set training.recompute=full --set model.preset=llama-3.1-70b.
-Exit status: 0 ok, 1 bad input (the message names the key), 2 usage error.`;
+Exit status: 0 ok, 1 bad input (the message names the key), 2 usage error.
+
+Importing and exporting other tools' configs:
+${IMPORT_USAGE.replace(/^usage:\n/, '')}`;
 
 export const GIB = 2 ** 30;
 const gib = (b: number) => `${(b / GIB).toFixed(2)} GiB`;
@@ -249,19 +254,22 @@ export async function main(argv: string[]): Promise<number> {
         let file: string | undefined;
         let json = false, timeline = false;
         let overrides: Config = {};
+        let hf: string | undefined;
         for (let i = 0; i < rest.length; i++) {
           const a = rest[i];
           if (a === '--json') json = true;
           else if (a === '--timeline') timeline = true;
           else if (a === '--set') overrides = merge(overrides, setOption(rest[++i] ?? ''));
+          else if (a === '--hf') hf = rest[++i];
           else if (a.startsWith('--set=')) overrides = merge(overrides, setOption(a.slice(6)));
           else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
           else if (file === undefined) file = a;
           else throw new UsageError(`unexpected argument ${a}`);
         }
-        const raw = readConfig(file);
+        let raw = readConfig(file);
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
           throw new InputError('', 'the config must be a JSON object');
+        if (hf !== undefined) raw = hfOption(hf, raw as Config);
         const resolved = resolveConfig(merge(raw as Config, overrides));
         if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
         const core = await loadCore();
@@ -273,6 +281,10 @@ export async function main(argv: string[]): Promise<number> {
         console.log(json ? JSON.stringify(res, null, 2) : formatText(resolved.config, res));
         return 0;
       }
+      case 'import':
+        return await importCommand(rest);
+      case 'export':
+        return await exportCommand(rest);
       case 'sweep':
       case 'fit':
       case 'search':
@@ -310,7 +322,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`llmem: ${e.message}\n\n${USAGE}`);
       return 2;
     }
-    if (e instanceof InputError) {
+    if (e instanceof InputError || e instanceof ImportInputError) {
       console.error(`llmem: ${e.message}`);
       return 1;
     }

@@ -119,6 +119,11 @@ export function bool(v: unknown, key: string): boolean {
   throw new ImportError(key, `${key}: must be true or false, not ${describe(v)}`);
 }
 
+export function obj(v: unknown, key: string): Obj {
+  if (!isObject(v)) throw new ImportError(key, `${key}: must be a mapping of keys, not ${describe(v)}`);
+  return v;
+}
+
 export function str(v: unknown, key: string): string {
   if (typeof v !== 'string') throw new ImportError(key, `${key}: must be a string, not ${describe(v)}`);
   return v;
@@ -198,4 +203,30 @@ export function applyModelId(d: Draft, key: string, id: unknown): void {
   } else {
     d.skip(key, `"${name}" is not in the model catalog; import its config.json with \`llmem import hf\` (or llmem estimate --hf) to set the model`);
   }
+}
+
+// Module names of LoRA target lists (PEFT target_modules) -> config v1 lora_targets.
+const TARGETS: Record<string, string[]> = {
+  q_proj: ['q'], k_proj: ['k'], v_proj: ['v'], o_proj: ['o'], gate_proj: ['gate'], up_proj: ['up'], down_proj: ['down'],
+  wq: ['q'], wk: ['k'], wv: ['v'], wo: ['o'], w1: ['gate'], w3: ['up'], w2: ['down'],
+  qkv_proj: ['q', 'k', 'v'], query_key_value: ['q', 'k', 'v'], c_attn: ['q', 'k', 'v'], gate_up_proj: ['gate', 'up'],
+  query: ['q'], key: ['k'], value: ['v'], dense_h_to_4h: ['up'], dense_4h_to_h: ['down'], c_fc: ['up'], fc1: ['up'], fc2: ['down'],
+};
+export const ALL_TARGETS = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'];
+
+/** Set training.finetune.lora_targets from module names ("all", "all-linear", or a list / comma string). */
+export function applyLoraTargets(d: Draft, key: string, v: Json): void {
+  const names = (Array.isArray(v) ? v.map(String) : str(v, key).split(',')).map((s) => s.trim()).filter(Boolean);
+  if (names.some((n) => n === 'all' || n === 'all-linear' || n === 'all_linear')) {
+    d.set('training.finetune.lora_targets', ALL_TARGETS);
+    return;
+  }
+  const set = new Set<string>();
+  for (const n of names) {
+    const hit = TARGETS[n.split('.').pop()!];
+    if (hit) hit.forEach((t) => set.add(t));
+    else d.skip(`${key} ${n}`, 'not a linear of the attention or MLP blocks; no adapter counted for it');
+  }
+  if (!set.size) throw new ImportError(key, `${key}: no LoRA target llmem can count (${names.join(', ')})`);
+  d.set('training.finetune.lora_targets', ALL_TARGETS.filter((t) => set.has(t)));
 }

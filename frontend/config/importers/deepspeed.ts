@@ -1,7 +1,7 @@
 // DeepSpeed JSON -> config v1. Keys and defaults: https://www.deepspeed.ai/docs/config-json/
 // (deepspeed/runtime/config.py, deepspeed/runtime/zero/config.py, offload_config.py).
 import type { Json } from '../../../wasm/llmem.js';
-import { bool, Draft, guard, int, isAuto, isObject, num, oneOf, parseJsonText, str, type ImportResult, type Obj } from './common.js';
+import { bool, Draft, guard, ImportError, int, isAuto, isObject, num, obj, oneOf, parseJsonText, str, type ImportResult, type Obj } from './common.js';
 
 const OFFLOAD = ['none', 'cpu', 'nvme'] as const;
 const GRAD_DTYPES: Record<string, string> = { fp32: 'fp32', float32: 'fp32', fp16: 'fp16', float16: 'fp16', bf16: 'bf16', bfloat16: 'bf16' };
@@ -65,7 +65,7 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
       case 'fp16':
       case 'bf16':
       case 'bfloat16':
-        dtypeSeen ||= precision(d, key === 'fp16' ? 'fp16' : 'bf16', v, k(key));
+        if (precision(d, key === 'fp16' ? 'fp16' : 'bf16', v, k(key))) dtypeSeen = true;
         break;
       case 'zero_optimization':
         zero(d, v, k(key));
@@ -74,8 +74,7 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         optimizer(d, v, k(key));
         break;
       case 'data_types': {
-        if (!isObject(v)) throw new ImportErrorAt(k(key), 'must be an object');
-        for (const [dk, dv] of Object.entries(v)) {
+        for (const [dk, dv] of Object.entries(obj(v, k(key)))) {
           if (dk === 'grad_accum_dtype' && dv !== null) d.set('training.grad_dtype', GRAD_DTYPES[oneOf(dv, k(`${key}.${dk}`), Object.keys(GRAD_DTYPES))]);
           else d.skip(k(`${key}.${dk}`), 'not mapped');
         }
@@ -109,12 +108,9 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
   } else if (micro !== undefined || accum !== undefined) d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
 }
 
-class ImportErrorAt extends Error {}
-
 function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): boolean {
-  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
   let on = false;
-  for (const [pk, pv] of Object.entries(v)) {
+  for (const [pk, pv] of Object.entries(obj(v, key))) {
     if (pk === 'enabled') {
       if (isAuto(pv)) {
         d.auto(`${key}.enabled`, 'training.dtype');
@@ -125,13 +121,12 @@ function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): bool
     } else if (pk === 'fp16_master_weights_and_grads' && pv === true) d.skip(`${key}.${pk}`, 'fp16 master weights and gradients are not modelled (master copy counted in fp32)');
     else d.ignore(`${key}.${pk}`); // loss scaling, hysteresis, immediate_grad_update: no memory effect
   }
-  return on || v.enabled === 'auto';
+  return on || (isObject(v) && v.enabled === 'auto');
 }
 
 function offload(d: Draft, v: Json, key: string, path: string): void {
   if (v === null) return;
-  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
-  for (const [ok, ov] of Object.entries(v)) {
+  for (const [ok, ov] of Object.entries(obj(v, key))) {
     if (ok === 'device') d.set(path, oneOf(ov ?? 'none', `${key}.device`, OFFLOAD));
     else if (ok === 'ratio' && ov !== 1 && ov !== 1.0) d.skip(`${key}.ratio`, `partial offload (${String(ov)}) is not modelled; counted as full offload`);
     else d.ignore(`${key}.${ok}`); // pin_memory, nvme_path, buffer_count, buffer_size, fast_init, max_in_cpu, pipeline_*
@@ -139,15 +134,21 @@ function offload(d: Draft, v: Json, key: string, path: string): void {
 }
 
 function zero(d: Draft, v: Json, key: string): void {
-  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
-  for (const [zk, zv] of Object.entries(v)) {
+  for (const [zk, zv] of Object.entries(obj(v, key))) {
     const at = `${key}.${zk}`;
     const mapped = ZERO_KEYS.find(([names]) => names.includes(zk));
-    if (zk === 'stage') d.set('parallel.zero_stage', oneOf(String(zv), at, ['0', '1', '2', '3']) === '0' ? 0 : Number(zv));
+    if (zk === 'stage') {
+      const stage = int(zv, at, 0);
+      if (stage > 3) throw new ImportError(at, `${at}: must be 0, 1, 2 or 3, not ${stage}`);
+      d.set('parallel.zero_stage', stage);
+    }
     else if (zk === 'offload_optimizer') offload(d, zv, at, 'parallel.offload_optimizer');
     else if (zk === 'offload_param') offload(d, zv, at, 'parallel.offload_params');
-    else if (zk === 'cpu_offload') bool(zv, at) && d.set('parallel.offload_optimizer', 'cpu');
-    else if (zk === 'cpu_offload_params' || zk === 'cpu_offload_param') bool(zv, at) && d.set('parallel.offload_params', 'cpu');
+    else if (zk === 'cpu_offload') {
+      if (bool(zv, at)) d.set('parallel.offload_optimizer', 'cpu'); // legacy spelling of offload_optimizer.device cpu
+    } else if (zk === 'cpu_offload_params' || zk === 'cpu_offload_param') {
+      if (bool(zv, at)) d.set('parallel.offload_params', 'cpu');
+    }
     else if (zk === 'overlap_comm') {
       if (isAuto(zv)) d.auto(at, 'parallel.overlap_comm');
       else d.set('parallel.overlap_comm', bool(zv, at));
@@ -157,7 +158,7 @@ function zero(d: Draft, v: Json, key: string): void {
     } else if (ZERO_IGNORED.has(zk)) {
       if (zk === 'contiguous_gradients' && zv === false) d.skip(at, 'non-contiguous gradients are not modelled (the contiguous buffer is)');
       else d.ignore(at);
-    } else d.skip(at, zk === 'sub_group_size' ? 'the optimizer-step sub-group buffers are not modelled' : zk.startsWith('zero_') || zk.startsWith('mics') ? 'ZeRO++ / MiCS partitioning is not modelled' : 'not mapped');
+    } else d.skip(at, zk === 'sub_group_size' ? 'the optimizer-step sub-group buffers are not modelled' : zk === 'stage3_max_reuse_distance' ? 'keeping gathered parameters for re-use is not modelled' : zk.startsWith('zero_') || zk.startsWith('mics') ? 'ZeRO++ / MiCS partitioning is not modelled' : 'not mapped');
   }
   const stage = d.get('parallel.zero_stage');
   if (d.get('parallel.offload_params') !== undefined && d.get('parallel.offload_params') !== 'none' && stage !== 3)
@@ -167,8 +168,7 @@ function zero(d: Draft, v: Json, key: string): void {
 // DeepSpeed optimizer "type" names (deepspeed/runtime/config.py *_OPTIMIZER): Adam, AdamW,
 // Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Lion, Adagrad, MuAdam*, SGD via torch.
 function optimizer(d: Draft, v: Json, key: string): void {
-  if (!isObject(v)) throw new ImportErrorAt(key, 'must be an object');
-  for (const [okey, ov] of Object.entries(v)) {
+  for (const [okey, ov] of Object.entries(obj(v, key))) {
     if (okey === 'params') {
       if (isObject(ov) && ov.adam_w_mode === false) d.set('training.optimizer', 'adam');
       d.ignore(`${key}.params`);
@@ -187,6 +187,3 @@ function optimizer(d: Draft, v: Json, key: string): void {
     } else d.skip(`${key}.${okey}`, 'not mapped');
   }
 }
-
-// Errors inside nested helpers reuse the common error type so guard() reports them.
-export { ImportErrorAt };

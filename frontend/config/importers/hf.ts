@@ -41,6 +41,8 @@ const DEFAULTS: Record<string, Obj> = {
   gpt_oss: { vocab_size: 201088, hidden_size: 2880, intermediate_size: 2880, num_hidden_layers: 36, num_attention_heads: 64, num_key_value_heads: 8, head_dim: 64, max_position_embeddings: 131072, tie_word_embeddings: false, attention_bias: true, sliding_window: 128, num_local_experts: 128, num_experts_per_tok: 4 },
 };
 
+// Defaults applied without a note (flags whose default is the common case, activations).
+const QUIET_DEFAULTS = new Set(['tie_word_embeddings', 'attention_bias', 'mlp_bias', 'use_sliding_window', 'mlp_only_layers', 'alibi', 'bias', 'new_decoder_architecture', 'parallel_attn', 'multi_query', 'hidden_act', 'hidden_activation', 'activation_function']);
 const GATED = new Set(['llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_moe', 'qwen3', 'qwen3_moe', 'deepseek_v3', 'gemma', 'gemma2', 'gemma3_text', 'phi3', 'olmo2', 'gpt_oss']);
 const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert']);
 
@@ -110,7 +112,7 @@ function run(json: unknown): HfImport {
     }
     for (const k of keys) {
       if (defaults[k] !== undefined) {
-        if (!['tie_word_embeddings', 'attention_bias', 'mlp_bias', 'use_sliding_window', 'mlp_only_layers', 'alibi', 'bias', 'new_decoder_architecture', 'parallel_attn', 'multi_query'].includes(k))
+        if (!QUIET_DEFAULTS.has(k))
           notes.push(`${k}: not in config.json; ${type} default ${JSON.stringify(defaults[k])}`);
         return defaults[k];
       }
@@ -237,7 +239,7 @@ function run(json: unknown): HfImport {
   if (lmHeadBias) model.lm_head_bias = true;
 
   // Mixture of experts.
-  model.moe = moe(family, cfg, get, int, flag, model, warnings);
+  model.moe = moe(family, get, int, flag, model, warnings);
 
   // Multi-latent attention (modeling_deepseek_v3.py DeepseekV3Attention).
   if (mla) {
@@ -267,7 +269,8 @@ function run(json: unknown): HfImport {
     if (other.length)
       warnings.push(`layer_types: ${other.map(([t, n]) => `${n} ${t}`).join(', ')} of ${layerTypes.length} layers${window ? ` (window ${String(window)})` : ''}; llmem models every layer as full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`);
   } else if (typeof window === 'number' && useWindow !== false) {
-    const pattern = family === 'gemma2' ? 'on every other layer' : family === 'gemma3_text' ? `on ${Number(get('sliding_window_pattern') ?? 6) - 1} of every ${String(get('sliding_window_pattern') ?? 6)} layers` : 'on every layer';
+    const every = Number(get('sliding_window_pattern') ?? 6);
+    const pattern = family === 'gemma2' ? 'on every other layer' : family === 'gemma3_text' ? `on ${every - 1} of every ${every} layers` : 'on every layer';
     warnings.push(`sliding_window ${window} ${pattern}: not expressible; llmem models full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`);
   } else if (typeof window === 'number') notes.push(`sliding_window ${window} is disabled (use_sliding_window false): full attention`);
   used.add('sliding_window_pattern');
@@ -310,7 +313,7 @@ type Int = (keys: string[], required: boolean) => number | undefined;
 type Flag = (key: string) => boolean | undefined;
 
 /** config v1 model.moe from the MoE keys of each family, or null for a dense model. */
-function moe(family: string, cfg: Obj, get: Get, int: Int, flag: Flag, model: Config, warnings: string[]): Json {
+function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warnings: string[]): Json {
   const base = { experts: 0, top_k: 1, expert_ffn_hidden: model.ffn_hidden as number, shared_experts: 0, shared_expert_ffn_hidden: 0, dense_layers: 0, layer_freq: 1, capacity_factor: null } as Config;
   const sparseLayers = (): void => {
     const step = int(['decoder_sparse_step'], false) ?? 1;

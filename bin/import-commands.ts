@@ -1,0 +1,152 @@
+// `llmem import`, `llmem export` and `llmem estimate --hf`: other tools' configs in,
+// config v1 out, and back (frontend/config/importers, frontend/config/exporters).
+import { readFileSync } from 'node:fs';
+import type { Config } from '../wasm/llmem.js';
+import { loadCore } from '../wasm/node.js';
+import { resolveConfig } from '../frontend/config/resolve.js';
+import { detectKind, importConfig, importHfConfig, IMPORT_KINDS, type ImportKind } from '../frontend/config/importers/index.js';
+import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
+
+export const IMPORT_USAGE = `usage:
+  llmem import <kind|auto> <file | -> [--json] [--world-size N]
+      kind: ${IMPORT_KINDS.join(' | ')}
+      prints the config v1 JSON; what was assumed and what was not applied go to stderr
+      (--json: one object {config, notes, unsupported} on stdout)
+  llmem export <${EXPORT_KINDS.join(' | ')}> <config.json | -> [--json]
+      prints the DeepSpeed JSON, Megatron-LM launch line or torchtitan TOML; what the
+      format cannot express goes to stderr (--json: {text, unexpressed})`;
+
+/** Bad input (exit 1); `path` names the key, as the CLI's other errors do. */
+export class ImportInputError extends Error {
+  constructor(readonly path: string, message: string) {
+    super(message);
+  }
+}
+
+class Usage extends Error {}
+
+function readInput(file: string): string {
+  try {
+    return readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new ImportInputError('', `cannot read ${file === '-' ? 'standard input' : file}${err.code ? ` (${err.code})` : ''}`);
+  }
+}
+
+function parseArgs(args: string[], valued: string[]): { positional: string[]; flags: Map<string, string | true> } {
+  const positional: string[] = [];
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const m = /^--([\w-]+)(?:=(.*))?$/.exec(a);
+    if (!m) positional.push(a);
+    else if (valued.includes(m[1])) flags.set(m[1], m[2] ?? args[++i] ?? '');
+    else if (m[2] === undefined) flags.set(m[1], true);
+    else throw new Usage(`--${m[1]} takes no value`);
+  }
+  return { positional, flags };
+}
+
+async function run(body: () => Promise<number> | number): Promise<number> {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof Usage) {
+      console.error(`llmem: ${e.message}\n\n${IMPORT_USAGE}`);
+      return 2;
+    }
+    if (e instanceof ImportInputError) {
+      console.error(`llmem: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+}
+
+/** llmem import <kind|auto> <file|-> [--json] [--world-size N] */
+export function importCommand(args: string[]): Promise<number> {
+  return run(() => {
+    const { positional, flags } = parseArgs(args, ['world-size']);
+    for (const f of flags.keys()) if (f !== 'json' && f !== 'world-size') throw new Usage(`unknown option --${f}`);
+    const [kindArg, file, extra] = positional;
+    if (!kindArg || !file || extra) throw new Usage('import needs a kind (or auto) and a file (or - for standard input)');
+    const text = readInput(file);
+    let kind: ImportKind | undefined;
+    if (kindArg === 'auto') {
+      kind = detectKind(file === '-' ? '' : file, text);
+      if (!kind) throw new ImportInputError('', `${file}: cannot tell which format this is; name the kind (${IMPORT_KINDS.join(' | ')})`);
+    } else if ((IMPORT_KINDS as string[]).includes(kindArg)) kind = kindArg as ImportKind;
+    else throw new Usage(`unknown import kind "${kindArg}" (allowed: auto | ${IMPORT_KINDS.join(' | ')})`);
+    const ws = flags.get('world-size');
+    const worldSize = ws === undefined ? undefined : Number(ws);
+    if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1)) throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
+    const r = importConfig(kind, text, { worldSize });
+    const where = file === '-' ? 'standard input' : file;
+    if ('error' in r) throw new ImportInputError(r.error.path, `${where} (${kind}): ${r.error.message}`);
+    if (flags.has('json')) console.log(JSON.stringify({ kind, ...r }, null, 2));
+    else {
+      console.log(JSON.stringify(r.config, null, 2));
+      console.error(`llmem: imported ${where} as ${kind}`);
+      for (const n of r.notes) console.error(`  note: ${n}`);
+      for (const u of r.unsupported) console.error(`  not applied: ${u}`);
+    }
+    return 0;
+  });
+}
+
+/** llmem export <deepspeed|megatron|torchtitan> <config.json|-> [--json] */
+export function exportCommand(args: string[]): Promise<number> {
+  return run(async () => {
+    const { positional, flags } = parseArgs(args, []);
+    for (const f of flags.keys()) if (f !== 'json') throw new Usage(`unknown option --${f}`);
+    const [kind, file, extra] = positional;
+    if (!kind || !file || extra) throw new Usage('export needs a format and a config file (or - for standard input)');
+    if (!(EXPORT_KINDS as string[]).includes(kind)) throw new Usage(`unknown export format "${kind}" (allowed: ${EXPORT_KINDS.join(' | ')})`);
+    const where = file === '-' ? 'standard input' : file;
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readInput(file));
+    } catch (e) {
+      if (e instanceof ImportInputError) throw e;
+      throw new ImportInputError('', `${where}: not valid JSON (${(e as Error).message})`);
+    }
+    const resolved = resolveConfig(raw);
+    if (!resolved.ok) throw new ImportInputError(resolved.error.path, resolved.error.message);
+    const core = await loadCore();
+    const check = core.estimate(resolved.config);
+    if (!check.ok) throw new ImportInputError(check.error.path, check.error.message);
+    const out = exportConfig(kind as ExportKind, resolved.config, core.defaults());
+    if (flags.has('json')) console.log(JSON.stringify(out, null, 2));
+    else {
+      process.stdout.write(out.text);
+      for (const u of out.unexpressed) console.error(`  cannot express: ${u}`);
+    }
+    return 0;
+  });
+}
+
+/**
+ * `llmem estimate --hf config.json`: the model of a Hugging Face config.json put into
+ * `base` (it replaces base.model, so no key of an earlier model or preset survives;
+ * config.json dropout fills training.dropout unless base sets it). Warnings and
+ * notes go to stderr; a malformed file throws ImportInputError.
+ */
+export function hfOption(path: string, base: Config = {}): Config {
+  let json: unknown;
+  try {
+    json = JSON.parse(readInput(path));
+  } catch (e) {
+    if (e instanceof ImportInputError) throw e;
+    throw new ImportInputError('', `${path}: not valid JSON (${(e as Error).message})`);
+  }
+  const r = importHfConfig(json);
+  if ('error' in r) throw new ImportInputError(r.error.path, `${path}: ${r.error.message}`);
+  for (const w of r.warnings) console.error(`llmem: --hf ${path}: warning: ${w}`);
+  for (const u of r.unknown) console.error(`llmem: --hf ${path}: not applied: ${u}`);
+  const out: Config = { ...base, model: r.config.model };
+  const training = (base.training ?? {}) as Config;
+  const dropout = (r.config.training as Config | undefined)?.dropout;
+  if (dropout !== undefined && training.dropout === undefined) out.training = { ...training, dropout };
+  return out;
+}

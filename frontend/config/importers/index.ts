@@ -1,0 +1,68 @@
+// One entry point for every importer, and a guess of the kind from a file name and its text.
+import { importAccelerate } from './accelerate.js';
+import { importAxolotl } from './axolotl.js';
+import { guard, parseJsonText, type ImportKind, type ImportResult } from './common.js';
+import { importDeepSpeed } from './deepspeed.js';
+import { importHfConfig } from './hf.js';
+import { importLlamaFactory } from './llamafactory.js';
+import { importMegatron } from './megatron.js';
+import { importTorchtitan } from './torchtitan.js';
+import { importTrainingArgs } from './training-args.js';
+
+export type { ImportKind, ImportResult, Imported } from './common.js';
+export { presetForModelId } from './common.js';
+export { importHfConfig } from './hf.js';
+
+export const IMPORT_KINDS: ImportKind[] = ['hf', 'deepspeed', 'megatron', 'torchtitan', 'accelerate', 'training_args', 'llamafactory', 'axolotl'];
+
+export interface ImportOptions {
+  /** world size for formats that do not carry it (Megatron --global-batch-size, torchtitan shard degree -1) */
+  worldSize?: number;
+}
+
+/** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
+export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
+  switch (kind) {
+    case 'hf':
+      return guard(() => {
+        const r = importHfConfig(parseJsonText(text, 'config.json'));
+        if ('error' in r) return r;
+        return { config: r.config, notes: r.notes, unsupported: [...r.warnings, ...r.unknown.map((k) => `${k}: not a config.json key llmem knows; not applied`)] };
+      }) as ImportResult;
+    case 'deepspeed':
+      return importDeepSpeed(text);
+    case 'megatron':
+      return importMegatron(text, options);
+    case 'torchtitan':
+      return importTorchtitan(text, options);
+    case 'accelerate':
+      return importAccelerate(text);
+    case 'training_args':
+      return importTrainingArgs(text);
+    case 'llamafactory':
+      return importLlamaFactory(text);
+    case 'axolotl':
+      return importAxolotl(text);
+  }
+}
+
+/** The importer kind a file most likely is, from its name and content; undefined when unsure. */
+export function detectKind(filename: string, text: string): ImportKind | undefined {
+  const name = filename.toLowerCase().split(/[\\/]/).pop() ?? '';
+  const has = (re: RegExp) => re.test(text);
+  if (name.endsWith('.toml')) return 'torchtitan';
+  if (name.endsWith('.sh') || has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/)) return 'megatron';
+  if (name.endsWith('.json') || /^\s*\{/.test(text)) {
+    if (has(/"model_type"\s*:/) || has(/"architectures"\s*:/)) return 'hf';
+    if (has(/"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/)) return 'deepspeed';
+    if (has(/"per_device_train_batch_size"\s*:/)) return 'training_args';
+    return name === 'config.json' ? 'hf' : undefined;
+  }
+  if (name.endsWith('.yaml') || name.endsWith('.yml') || has(/^\w[\w.-]*:\s/m)) {
+    if (has(/^(distributed_type|compute_environment|fsdp_config|num_processes):/m) && !has(/^(base_model|model_name_or_path):/m)) return 'accelerate';
+    if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target):/m)) return 'llamafactory';
+    if (has(/^(base_model|micro_batch_size|sequence_len|adapter|lora_r):/m)) return 'axolotl';
+  }
+  if (has(/^\s*\[(model|training|parallelism|job)\]/m)) return 'torchtitan';
+  return undefined;
+}

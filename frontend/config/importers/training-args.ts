@@ -1,0 +1,175 @@
+// Hugging Face TrainingArguments JSON (trainer.args.to_json_string(), or the
+// `training_args.json` of a run) -> config v1. Keys and values:
+// https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
+// (optim: transformers.training_args.OptimizerNames; fsdp: FSDPOption). Also the
+// helpers LLaMA-Factory and axolotl share with it (they pass these keys to the Trainer).
+import type { Json } from '../../../wasm/llmem.js';
+import { applyFsdpConfig } from './accelerate.js';
+import { applyDeepSpeed } from './deepspeed.js';
+import { bool, Draft, guard, int, isObject, obj, parseJsonText, str, type ImportResult, type Obj } from './common.js';
+
+/** transformers OptimizerNames -> config v1 optimizer keys (PyTorch / bitsandbytes / torchao implementations). */
+const OPTIM: Record<string, Obj> = {
+  adamw_torch: { optimizer: 'adamw', optimizer_impl: 'foreach' },
+  adamw_torch_fused: { optimizer: 'adamw', optimizer_impl: 'fused' },
+  adamw_apex_fused: { optimizer: 'adamw', optimizer_impl: 'fused' },
+  adamw_hf: { optimizer: 'adamw', optimizer_impl: 'for_loop' },
+  adamw_torch_npu_fused: { optimizer: 'adamw', optimizer_impl: 'fused' },
+  adamw_bnb_8bit: { optimizer: 'adamw_8bit' },
+  adamw_8bit: { optimizer: 'adamw_8bit' },
+  adamw_torch_8bit: { optimizer: 'adamw_8bit' },
+  paged_adamw_8bit: { optimizer: 'adamw_8bit', paged_optimizer: true },
+  paged_adamw_32bit: { optimizer: 'adamw', paged_optimizer: true },
+  paged_adamw: { optimizer: 'adamw', paged_optimizer: true },
+  lion_32bit: { optimizer: 'lion' },
+  paged_lion_32bit: { optimizer: 'lion', paged_optimizer: true },
+  adafactor: { optimizer: 'adafactor' },
+  sgd: { optimizer: 'sgd' },
+  adagrad: { optimizer: 'sgd_momentum' },
+  rmsprop: { optimizer: 'sgd_momentum' },
+  rmsprop_bnb_32bit: { optimizer: 'sgd_momentum' },
+};
+const OPTIM_APPROX: Record<string, string> = {
+  adagrad: 'one fp32 state per parameter, counted as sgd_momentum',
+  rmsprop: 'one fp32 state per parameter, counted as sgd_momentum',
+  rmsprop_bnb_32bit: 'one fp32 state per parameter, counted as sgd_momentum',
+  adamw_torch_8bit: 'torchao 8-bit AdamW counted as bitsandbytes adamw_8bit',
+};
+
+/** Apply an HF `optim` name (also axolotl `optimizer`). */
+export function applyOptim(d: Draft, key: string, v: Json): void {
+  const name = str(v, key).toLowerCase();
+  const hit = OPTIM[name];
+  if (!hit) {
+    d.skip(key, `optimizer "${name}" has no config v1 equivalent (adamw, adam, sgd, adafactor, lion, adamw_8bit, paged variants); training.optimizer left at llmem default`);
+    return;
+  }
+  for (const [k, val] of Object.entries(hit)) d.set(`training.${k}`, val);
+  if (OPTIM_APPROX[name]) d.note(`${key} ${name}: ${OPTIM_APPROX[name]}`);
+}
+
+/** bf16 / fp16 flags of the Trainer: torch.autocast over the loaded parameters. */
+export function applyPrecisionFlags(d: Draft, bf16: Json | undefined, fp16: Json | undefined, prefix = ''): void {
+  const on = (v: Json | undefined, k: string) => v !== undefined && v !== null && v !== 'auto' && bool(v, prefix + k);
+  if (on(bf16, 'bf16')) d.set('training.dtype', 'bf16');
+  else if (on(fp16, 'fp16')) d.set('training.dtype', 'fp16');
+  else if (bf16 === 'auto' || fp16 === 'auto') {
+    d.set('training.dtype', 'bf16');
+    d.note(`${prefix}bf16 "auto": bf16 assumed (the GPU supports it)`);
+  } else d.set('training.dtype', 'fp32');
+}
+
+/** A `deepspeed` value: an inline config object, or a file path whose name hints at the ZeRO stage. */
+export function applyDeepSpeedRef(d: Draft, key: string, v: Json): void {
+  if (v === null || v === '' || v === false) return;
+  if (isObject(v)) return applyDeepSpeed(d, v, `${key}.`);
+  const path = str(v, key);
+  d.set('parallel.engine', 'deepspeed');
+  const name = path.split('/').pop()!.toLowerCase();
+  const stage = /(?:zero|z|stage)[_-]?([0-3])/.exec(name)?.[1];
+  if (stage !== undefined) {
+    d.set('parallel.zero_stage', Number(stage));
+    d.note(`${key} "${path}": ZeRO stage ${stage} read from the file name; import the file itself (llmem import deepspeed) for its buckets and offload`);
+  } else d.skip(key, `"${path}" is not read; import it with \`llmem import deepspeed\` for the ZeRO stage and offload`);
+  if (stage !== undefined && /offload/.test(name)) {
+    // ds_z3_offload_config (LLaMA-Factory), zero3_bf16_cpuoffload_all / _params (axolotl), zero2_offload
+    const params = stage === '3' && !/optim/.test(name);
+    const optim = !/param/.test(name) || /all/.test(name);
+    if (optim) d.set('parallel.offload_optimizer', 'cpu');
+    if (params) d.set('parallel.offload_params', 'cpu');
+    d.note(`${key}: ${[optim && 'optimizer', params && 'parameter'].filter(Boolean).join(' and ')} offload to the CPU read from the file name`);
+  }
+}
+
+/** TrainingArguments.fsdp ("full_shard auto_wrap offload" or a list) with fsdp_config. */
+export function applyFsdpOption(d: Draft, key: string, v: Json, fsdpConfig: Json | undefined, configKey: string): void {
+  const opts = (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(/[\s,]+/) : []).map((s) => s.toLowerCase()).filter(Boolean);
+  if (!opts.length && v !== true) return;
+  const strategy = opts.find((o) => ['full_shard', 'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2'].includes(o)) ?? 'full_shard';
+  applyFsdpConfig(d, fsdpConfig === undefined || fsdpConfig === null ? {} : obj(fsdpConfig, configKey), `${configKey}.`, strategy);
+  if (opts.includes('offload')) {
+    d.set('parallel.offload_params', 'cpu');
+    d.set('parallel.offload_optimizer', 'cpu');
+    d.note(`${key} offload: parameters, gradients and the optimizer step on the host`);
+  }
+}
+
+// Keys of a TrainingArguments dump with no effect on per-GPU memory.
+const IGNORED = /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|accelerator_config|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
+
+/** Import a TrainingArguments JSON. */
+export function importTrainingArgs(text: string): ImportResult {
+  return guard(() => {
+    const d = new Draft();
+    const a = parseJsonText(text, 'TrainingArguments JSON');
+    applyPrecisionFlags(d, a.bf16, a.fp16);
+    if (a.bf16 === true || a.fp16 === true)
+      d.note('mixed precision: torch.autocast over fp32-loaded weights (the fp32 weights are the master copy); if the model is loaded in bf16/fp16 set training.master_weights false');
+    for (const [key, v] of Object.entries(a)) {
+      switch (key) {
+        case 'bf16':
+        case 'fp16':
+          break;
+        case 'per_device_train_batch_size':
+          d.set('training.micro_batch', int(v, key));
+          break;
+        case 'gradient_accumulation_steps':
+          d.set('training.grad_accum', int(v, key));
+          break;
+        case 'gradient_checkpointing':
+          if (bool(v, key)) d.set('training.recompute', 'full');
+          break;
+        case 'optim':
+          applyOptim(d, key, v);
+          break;
+        case 'deepspeed':
+          applyDeepSpeedRef(d, key, v);
+          break;
+        case 'fsdp':
+          applyFsdpOption(d, key, v, a.fsdp_config, 'fsdp_config');
+          break;
+        case 'fsdp_config':
+          if (!a.fsdp || (Array.isArray(a.fsdp) && !a.fsdp.length)) d.ignore(key);
+          break;
+        case 'torch_compile':
+          d.set('runtime.torch_compile', bool(v, key));
+          break;
+        case 'use_liger_kernel':
+          if (bool(v, key)) d.set('training.loss', 'fused');
+          break;
+        case 'max_seq_length': // TRL SFTConfig
+        case 'max_length':
+          if (v !== null) d.set('training.seq_len', int(v, key));
+          break;
+        case 'packing':
+          if (v === true) d.note('packing: every sequence is filled to training.seq_len');
+          break;
+        case 'auto_find_batch_size':
+          if (v === true) d.skip(key, 'the batch size is searched at run time; training.micro_batch is the starting value');
+          break;
+        case 'adafactor': // deprecated spelling of optim="adafactor"
+          if (bool(v, key)) d.set('training.optimizer', 'adafactor');
+          else d.ignore(key);
+          break;
+        case 'activation_offloading': // TRL SFTConfig
+          if (bool(v, key)) d.set('training.activation_offload', true);
+          break;
+        case 'use_cpu':
+          if (bool(v, key)) d.skip(key, 'CPU training is not modelled');
+          break;
+        case 'optim_target_modules':
+          if (v !== null) d.skip(key, 'GaLore-style projected optimizers are not modelled');
+          break;
+        default:
+          if (IGNORED.test(key)) d.ignore(key);
+          else d.skip(key, 'not a known TrainingArguments key; not applied');
+      }
+    }
+    if (d.get('parallel.engine') === undefined) {
+      d.set('parallel.engine', 'ddp');
+      d.note('no deepspeed or fsdp: DistributedDataParallel (set parallel.gpus 1 and engine single for one GPU)');
+    }
+    d.note('the world size is not in TrainingArguments: parallel.gpus left at llmem default');
+    return d.result();
+  });
+}

@@ -1,0 +1,95 @@
+// bin/import-commands.ts: `llmem import`, `llmem export` and `--hf`, called directly
+// (exit status, stdout, stderr), before they are wired into bin/cli.ts.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { repoRoot } from '../../wasm/node.js';
+import { exportCommand, hfOption, importCommand, ImportInputError } from '../../bin/import-commands.js';
+
+const fx = (p: string) => join(repoRoot(), 'tests/fixtures/import', p);
+
+async function capture(run: () => Promise<number>) {
+  const out: string[] = [], err: string[] = [];
+  const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
+  const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => (out.push(String(s)), true));
+  try {
+    const status = await run();
+    return { status, stdout: out.join('\n'), stderr: err.join('\n') };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+    write.mockRestore();
+  }
+}
+afterEach(() => vi.restoreAllMocks());
+
+describe('llmem import', () => {
+  it('prints config v1 on stdout and the notes and keys not applied on stderr', async () => {
+    const r = await capture(() => importCommand(['deepspeed', fx('deepspeed/hf-zero3-offload.json')]));
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ parallel: { engine: 'deepspeed', zero_stage: 3 } });
+    expect(r.stderr).toContain('note: fp16.enabled is "auto"');
+    expect(r.stderr).toContain('not applied: zero_optimization.sub_group_size');
+  });
+  it('auto-detects the kind; --json gives one object; --world-size feeds Megatron', async () => {
+    const r = await capture(() => importCommand(['auto', fx('torchtitan/llama3_8b.toml'), '--json', '--world-size', '16']));
+    expect(r.status).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j.kind).toBe('torchtitan');
+    expect(j.config.parallel.gpus).toBe(16);
+    expect(Array.isArray(j.notes) && Array.isArray(j.unsupported)).toBe(true);
+  });
+  it('exit 1 with the message on malformed input, 2 on usage errors', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llmem-import-'));
+    const bad = join(dir, 'ds.json');
+    writeFileSync(bad, '{"zero_optimization": {"stage": 7}}');
+    const r = await capture(() => importCommand(['deepspeed', bad]));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('zero_optimization.stage: must be 0, 1, 2 or 3');
+    expect(r.stdout).toBe('');
+    expect((await capture(() => importCommand(['auto', join(dir, 'missing.json')]))).status).toBe(1);
+    expect((await capture(() => importCommand(['yaml', bad]))).status).toBe(2);
+    expect((await capture(() => importCommand(['deepspeed']))).status).toBe(2);
+    expect((await capture(() => importCommand(['megatron', bad, '--world-size', 'x']))).status).toBe(2);
+  });
+});
+
+describe('llmem export', () => {
+  it('writes the format on stdout and what it cannot express on stderr', async () => {
+    const r = await capture(() => exportCommand(['deepspeed', join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json')]));
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ train_micro_batch_size_per_gpu: 1, zero_optimization: { stage: 3 } });
+    expect(r.stderr).toContain('cannot express: model*');
+    expect(r.stderr).toContain('cannot express: parallel.engine = "fsdp2"');
+    const t = await capture(() => exportCommand(['torchtitan', join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json'), '--json']));
+    expect(JSON.parse(t.stdout).text).toContain('flavor = "8B"');
+  });
+  it('rejects an invalid config (exit 1, naming the key) and unknown formats (exit 2)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llmem-export-'));
+    const bad = join(dir, 'c.json');
+    writeFileSync(bad, JSON.stringify({ parallel: { tp: 3 } }));
+    const r = await capture(() => exportCommand(['megatron', bad]));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('parallel.tp');
+    expect((await capture(() => exportCommand(['nemo', bad]))).status).toBe(2);
+  });
+});
+
+describe('llmem estimate --hf', () => {
+  it('replaces the model of the config, keeps the rest, and warns on stderr', async () => {
+    const base = { model: { preset: 'qwen3-8b' }, training: { seq_len: 2048 } };
+    let merged: Record<string, unknown> = {};
+    const r = await capture(async () => {
+      merged = hfOption(fx('hf/mistral-7b-v0.1.json'), base);
+      return 0;
+    });
+    expect(merged.training).toEqual({ seq_len: 2048 });
+    expect(merged.model).toMatchObject({ layers: 32, kv_heads: 8, vocab: 32000 });
+    expect(merged.model).not.toHaveProperty('preset');
+    expect(r.stderr).toContain('warning: sliding_window 4096');
+    expect(hfOption(fx('hf/gpt2.json')).training).toEqual({ dropout: 0.1 });
+    expect(() => hfOption(fx('deepspeed/zero2-bf16.json'))).toThrow(ImportInputError);
+  });
+});

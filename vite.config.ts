@@ -45,7 +45,13 @@ export default defineConfig({
       },
     }),
   ],
+  // the planner Worker (frontend/worker.ts) is an ES module worker; it imports the core by the page's URL
+  worker: { format: 'es' },
   build: {
+    // the core module is an asset that the page and the Worker import by URL: published as .js (every host serves it as JavaScript)
+    rolldownOptions: {
+      output: { assetFileNames: (a) => (a.names?.[0] ?? a.name ?? '').endsWith('.mjs') ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]' },
+    },
     target: 'es2022',
     outDir: 'dist',
     emptyOutDir: true,

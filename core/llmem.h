@@ -224,7 +224,7 @@ typedef struct {
 
 typedef struct {
   double dp, tp, pp, vpp, cp, ep, micro_batch, grad_accum;
-  int recompute, zero_stage, fsdp_strategy, distributed_optimizer, sequence_parallel, pp_schedule;
+  int engine, recompute, zero_stage, fsdp_strategy, distributed_optimizer, sequence_parallel, pp_schedule;
   double device_used_bytes;
   double step_seconds;
   double tokens_per_second_per_gpu;

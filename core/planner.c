@@ -185,6 +185,7 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
                   memset(&l, 0, sizeof l);
                   l.dp = dp; l.tp = tp; l.pp = pp; l.vpp = vpp; l.cp = cp; l.ep = ep;
                   l.micro_batch = mb; l.grad_accum = ga;
+                  l.engine = (int)in.engine;
                   l.recompute = (int)in.recompute;
                   l.zero_stage = (int)in.zero_stage;
                   l.fsdp_strategy = (int)in.fsdp_strategy;

@@ -62,3 +62,27 @@ export function parseNumber(text: string, integer: boolean): number | string {
   if (integer && !Number.isInteger(n)) return 'must be a whole number';
   return n;
 }
+
+/** Step time: "1.23 s", "48.2 ms". */
+export function formatSeconds(s: number): string {
+  if (!Number.isFinite(s)) return '–';
+  return s >= 0.1 ? `${s.toFixed(2)} s` : `${(s * 1000).toFixed(1)} ms`;
+}
+
+/** A relative error: "+4.2 %", "−12.0 %". */
+export function formatSignedPercent(fraction: number, digits = 1): string {
+  if (!Number.isFinite(fraction)) return '–';
+  const v = (Math.abs(fraction) * 100).toFixed(digits);
+  return `${fraction > 0 && Number(v) !== 0 ? '+' : fraction < 0 && Number(v) !== 0 ? '−' : ''}${v} %`;
+}
+
+/** An axis tick: 131072 -> "128K", 1536 -> "1.5K", 4 -> "4". */
+export function formatTick(v: number): string {
+  if (!Number.isFinite(v)) return '';
+  const a = Math.abs(v);
+  if (a >= 1048576 && v % 1048576 === 0) return `${v / 1048576}M`;
+  if (a >= 1024 && v % 512 === 0) return `${v / 1024}K`;
+  if (a >= 1e6) return `${+(v / 1e6).toFixed(1)}M`;
+  if (a >= 1e4) return `${+(v / 1e3).toFixed(1)}k`;
+  return formatNumber(Math.round(v * 100) / 100);
+}

@@ -1,18 +1,22 @@
 // Entry: load the wasm core, build the state from the URL hash, keep the hash in step, render.
+// The core module (wasm inlined) is one file that this page and the planner
+// Worker both import by URL, so a first visit transfers it once.
 import { effect } from '@preact/signals';
 import { render } from 'preact';
-import createLlmemCore from '../wasm/llmem_core.mjs';
-import { Core } from '../wasm/llmem.js';
+import { Core, type CoreFactory } from '../wasm/llmem.js';
 import { App } from './app/App.js';
 import { registerServiceWorker } from './pwa.js';
 import { createAppState } from './state.js';
+import { workerBackend } from './worker-client.js';
 import './styles.css';
 
 const root = document.getElementById('app')!;
+const coreUrl = new URL('../build/wasm/llmem_core.mjs', import.meta.url).href;
 
-Core.load(createLlmemCore)
+import(/* @vite-ignore */ coreUrl)
+  .then((m: { default: CoreFactory }) => Core.load(m.default))
   .then((core) => {
-    const state = createAppState(core, location.hash);
+    const state = createAppState(core, location.hash, typeof Worker === 'function' ? workerBackend(coreUrl) : undefined);
     // the address bar follows the config, a moment after the last edit (replaceState costs ~1 ms)
     let timer: ReturnType<typeof setTimeout> | undefined;
     const writeHash = () => {

@@ -36,3 +36,13 @@ export const PHASE_TINT: Record<string, string> = {
   backward: 'rgba(242,142,43,0.10)',
   optimizer: 'rgba(176,122,161,0.14)',
 };
+
+/** The three readings as lines (planner sweep): hues outside the category set. */
+export const READING_COLOR = { allocated: '#4e79a7', reserved: '#499894', device: '#d37295' } as const;
+export const READING_LABEL = { allocated: 'Allocated', reserved: 'Reserved', device: 'nvidia-smi' } as const;
+
+/** Measured values (probe output) wherever they are drawn: a CSS custom property, light and dark. */
+export const MEASURED = '--measured';
+
+/** Layout scatter: every layout, and the Pareto front over it. */
+export const LAYOUT_COLOR = { all: '--scatter', pareto: '--accent' } as const;

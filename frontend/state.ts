@@ -2,13 +2,15 @@
 // derived from it. The core runs synchronously on the main thread (an
 // estimate with its timeline takes well under a millisecond).
 import { batch, computed, signal } from '@preact/signals';
-import type { Core, ConfigError, EstimateOutcome, EstimateResult, FieldInfo, Json } from '../wasm/llmem.js';
+import type { Config, Core, ConfigError, EstimateOutcome, EstimateResult, FieldInfo, Json } from '../wasm/llmem.js';
 import { findGpu } from './config/catalog.js';
 import { baseValue, computeBase, docToConfig, leafFields, normalize, PAGE_DEFAULT, sameDoc, type Doc } from './config/doc.js';
 import { resolveConfig } from './config/resolve.js';
 import { cliCommand, exportJson, importJson } from './config/share.js';
 import { decodeHash, encodeHash } from './config/url.js';
 import { PLACED, visible } from './fields.js';
+import { createPlanner } from './planner-state.js';
+import { localBackend, type PlannerBackend } from './worker-client.js';
 
 export interface Draft {
   text: string;
@@ -16,8 +18,15 @@ export interface Draft {
 }
 
 export type AppState = ReturnType<typeof createAppState>;
+export type BaseState = ReturnType<typeof createBaseState>;
 
-export function createAppState(core: Core, hash = '') {
+/** The app state and the planner beside it (sweeps and searches run by `backend`: the page passes its Worker). */
+export function createAppState(core: Core, hash = '', backend: PlannerBackend = localBackend(core)) {
+  const base = createBaseState(core, hash);
+  return { ...base, planner: createPlanner(base, backend) };
+}
+
+function createBaseState(core: Core, hash: string) {
   const fields: FieldInfo[] = leafFields(core.fields);
   const decoded = decodeHash(hash, core.fields);
 
@@ -41,8 +50,16 @@ export function createAppState(core: Core, hash = '') {
   const get = (path: string): Json => values.value[path] ?? null;
 
   const config = computed(() => docToConfig(doc.value, core.fields));
+  const resolvedOutcome = computed(() => resolveConfig(config.value));
+  /** The config the core runs (presets and GPU ids filled in); the last one that resolved. */
+  let lastResolved: Config = {};
+  const resolved = computed<Config>(() => {
+    const r = resolvedOutcome.value;
+    if (r.ok) lastResolved = r.config;
+    return lastResolved;
+  });
   const outcome = computed<EstimateOutcome>(() => {
-    const r = resolveConfig(config.value);
+    const r = resolvedOutcome.value;
     if (!r.ok) return { ok: false, error: r.error };
     return core.estimate(r.config, { timeline: true });
   });
@@ -199,6 +216,7 @@ export function createAppState(core: Core, hash = '') {
     values,
     get,
     config,
+    resolved,
     outcome,
     result,
     error,

@@ -128,7 +128,7 @@ const char *llmem_result_layout(void) {
   n = put(n, "\"end\":0},\"search\":{");
   S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(layouts);
   n = put(n, "\"end\":0},\"layout\":{");
-  L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(recompute); L(zero_stage);
+  L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(engine); L(recompute); L(zero_stage);
   L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(device_used_bytes);
   L(step_seconds); L(tokens_per_second_per_gpu); L(pareto);
   n = put_num(n, "size", sizeof(llmem_layout));

@@ -548,6 +548,8 @@ export class Core {
     }
     const f64 = (a: number) => this.m.HEAPF64[a / 8], i32 = (a: number) => this.m.HEAP32[a / 4];
     const name = (path: string, i: number) => this.field(path)!.values[i];
+    const engineField = this.field('parallel.engine')!;
+    const configEngine = this.m.HEAPF64[this.m._llmem_input_ptr() / 8 + engineField.index];
     const layouts: Layout[] = [];
     for (let i = 0; i < i32(base + S.count); i++) {
       const a = base + S.layouts + i * L.size;
@@ -558,19 +560,27 @@ export class Core {
         device_used_bytes: g('device_used_bytes'), step_seconds: g('step_seconds'),
         tokens_per_second_per_gpu: g('tokens_per_second_per_gpu'), pareto: i32(a + L.pareto) !== 0,
       };
+      // everything the search set, so that loading the patch reproduces the layout's memory:
+      // even stages, every layer recomputed, expert TP 1, no hybrid group unless chosen
+      const fsdpStrategy = name('parallel.fsdp_strategy', i32(a + L.fsdp_strategy));
       const parallel: Config = {
-        gpus: o.gpus, tp: l.tp, pp: l.pp, vpp: l.vpp, cp: l.cp, ep: l.ep,
+        gpus: o.gpus,
+        // the engine only when the search changed it (a single-GPU config laid out over many GPUs)
+        ...(i32(a + L.engine) !== configEngine ? { engine: name('parallel.engine', i32(a + L.engine)) } : {}),
+        tp: l.tp, pp: l.pp, vpp: l.vpp, cp: l.cp, ep: l.ep, etp: 1,
         sequence_parallel: i32(a + L.sequence_parallel) !== 0,
         pp_schedule: name('parallel.pp_schedule', i32(a + L.pp_schedule)),
+        pp_first_stage_layers: null, pp_last_stage_layers: null,
         zero_stage: i32(a + L.zero_stage),
-        fsdp_strategy: name('parallel.fsdp_strategy', i32(a + L.fsdp_strategy)),
+        fsdp_strategy: fsdpStrategy,
         distributed_optimizer: i32(a + L.distributed_optimizer) !== 0,
       };
+      if (fsdpStrategy !== 'hybrid_shard') parallel.fsdp_shard_size = null;
       layouts.push({
         ...l,
         patch: {
           parallel,
-          training: { micro_batch: l.micro_batch, grad_accum: l.grad_accum, recompute: name('training.recompute', i32(a + L.recompute)) },
+          training: { micro_batch: l.micro_batch, grad_accum: l.grad_accum, recompute: name('training.recompute', i32(a + L.recompute)), recompute_layers: null },
         },
       });
     }

@@ -1,24 +1,44 @@
 // What the peak is made of: one stacked bar to the GPU's capacity, and a legend with GiB and shares.
 import type { EstimateResult } from '../../wasm/llmem.js';
 import { formatGiB, formatPercent } from '../format.js';
-import { segmentsOf, StackBar } from './StackBar.js';
+import { useApp } from './context.js';
+import { segmentsOf, StackBar, type Mark } from './StackBar.js';
+
+const MEASURED_READINGS = [
+  ['peak_allocated_bytes', 'allocated'],
+  ['peak_reserved_bytes', 'reserved'],
+  ['device_used_bytes', 'nvidia-smi'],
+] as const;
 
 export function BreakdownChart({ r }: { r: EstimateResult }) {
+  const s = useApp();
+  const measured = s.planner.measurement.value;
+  const marks: Mark[] = [];
+  for (const [k, name] of MEASURED_READINGS) {
+    const v = measured?.m[k];
+    if (typeof v === 'number') marks.push({ value: v, label: `measured ${name}` });
+  }
   const p = r.per_gpu;
   const segments = segmentsOf(p);
-  const max = Math.max(r.capacity_bytes, p.device_used_bytes) * 1.02;
+  const max = Math.max(r.capacity_bytes, p.device_used_bytes, ...marks.map((m) => m.value)) * 1.02;
   return (
     <section class="card" aria-labelledby="breakdown-title" data-testid="breakdown">
       <h3 id="breakdown-title">
         Breakdown at the peak <span class="muted">share of nvidia-smi total</span>
       </h3>
-      <StackBar segments={segments} max={max} capacity={r.capacity_bytes} label="Memory at the peak" />
+      <StackBar segments={segments} max={max} capacity={r.capacity_bytes} label="Memory at the peak" marks={marks} />
       <div class="scale">
         <span>0</span>
         <span class="cap-label" style={{ right: `${100 - (100 * r.capacity_bytes) / max}%` }}>
           GPU memory {formatGiB(r.capacity_bytes)}
         </span>
       </div>
+      {marks.length > 0 && (
+        <p class="measured-key" data-testid="measured-key">
+          <span class="mark-swatch" aria-hidden="true" />
+          Measured ({measured!.name}): {marks.map((m) => `${m.label.replace('measured ', '')} ${formatGiB(m.value)}`).join(' · ')}
+        </p>
+      )}
       <ul class="legend">
         {segments.map((s) => (
           <li key={s.key} class={s.value > 0 ? '' : 'zero'}>

@@ -1,26 +1,62 @@
-// The only file that imports uPlot. A stacked step chart over an index axis,
-// with shaded bands behind it (phases), a marked point (the peak) and a
-// horizontal line (the GPU's memory). Created once per series layout and
-// theme; data changes go through setData; ResizeObserver keeps the width;
-// destroyed on unmount.
+// The only file that imports uPlot. Three kinds of chart:
+//  - stack: a stacked step chart over an index axis, with shaded bands behind
+//    it (phases), a marked point (the peak), horizontal lines (the GPU's
+//    memory; measured peaks over a range of the axis);
+//  - lines: lines over an x axis (linear, log or named categories) with gaps
+//    where a value is null, vertical marks (where it stops fitting) and
+//    horizontal lines;
+//  - points: a scatter (x sorted), hover and click find the nearest point
+//    in 2-D, a ring marks one point.
+// Created once per series layout and theme; data changes go through setData;
+// ResizeObserver keeps the width; destroyed on unmount.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
 export interface ChartSeries {
   label: string;
+  /** a colour, or a CSS custom property name ("--measured") */
   color: string;
-  values: ArrayLike<number>;
+  values: ArrayLike<number | null>;
+  /** lines and points: a dashed line, line width, point diameter (0: none), no line at all */
+  dash?: number[];
+  width?: number;
+  points?: number;
+  line?: boolean;
+}
+
+export interface HLine {
+  value: number;
+  label: string;
+  color?: string;
+  /** the part of the x axis it spans (data units; default all) */
+  from?: number;
+  to?: number;
 }
 
 export interface ChartSpec {
-  /** Series bottom to top; drawn stacked. */
+  kind?: 'stack' | 'lines' | 'points';
+  /** x values (sorted); default 0..n-1 */
+  x?: ArrayLike<number>;
+  xLog?: boolean;
+  xLabel?: string;
+  /** tick text of an x value */
+  xTick?: (v: number) => string;
+  /** names of the x positions 0..n-1 (categorical axis) */
+  xNames?: string[];
+  /** Stack: bottom to top, drawn stacked. Lines, points: drawn as they are. */
   series: ChartSeries[];
   bands?: { start: number; end: number; label: string; fill: string }[];
   marker?: { index: number; label: string };
   hline?: { value: number; label: string };
+  hlines?: HLine[];
+  vlines?: { x: number; label: string; color?: string }[];
+  /** points: a ring around this index */
+  ring?: number | null;
+  yMin?: number;
   yMax: number;
   yUnit: string;
+  yTick?: (v: number) => string;
   height: number;
   ariaLabel: string;
 }
@@ -31,6 +67,7 @@ function cssVar(name: string, fallback: string): string {
   const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   return v || fallback;
 }
+const colour = (c: string | undefined, fallback: string) => (!c ? fallback : c.startsWith('--') ? cssVar(c, fallback) : c);
 
 /** Cumulative sums, bottom to top: row k = series 0..k added. */
 function stack(series: ChartSeries[], n: number): Float64Array[] {
@@ -46,48 +83,110 @@ function stack(series: ChartSeries[], n: number): Float64Array[] {
 }
 
 function toData(spec: ChartSpec): uPlot.AlignedData {
-  const n = spec.series[0]?.values.length ?? 0;
-  const x = new Float64Array(n);
-  for (let i = 0; i < n; i++) x[i] = i;
+  const n = spec.x?.length ?? spec.series[0]?.values.length ?? 0;
+  const x = spec.x ? Float64Array.from(spec.x) : Float64Array.from({ length: n }, (_, i) => i);
+  if ((spec.kind ?? 'stack') !== 'stack') return [x, ...spec.series.map((s) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v)))] as unknown as uPlot.AlignedData;
   // uPlot paints series in order: the full stack first, the bottom layer last, each filled to zero
   return [x, ...stack(spec.series, n).reverse()] as unknown as uPlot.AlignedData;
 }
 
-function options(spec: () => ChartSpec, width: number, onHover: (i: number | null) => void): uPlot.Options {
+/** The index of the point nearest to the pointer (CSS px), over every series; null when none is within reach. */
+function nearest(u: uPlot, reach: number): number | null {
+  const { left, top } = u.cursor;
+  if (left === undefined || top === undefined || left < 0) return null;
+  let best: number | null = null, bestD = reach * reach;
+  const xs = u.data[0];
+  for (let s = 1; s < u.data.length; s++) {
+    const ys = u.data[s];
+    for (let i = 0; i < xs.length; i++) {
+      const y = ys[i];
+      if (y === null || y === undefined) continue;
+      const dx = u.valToPos(xs[i], 'x') - left, dy = u.valToPos(y, 'y') - top;
+      const d = dx * dx + dy * dy;
+      if (d < bestD) (bestD = d), (best = i);
+    }
+  }
+  return best;
+}
+
+function options(spec: () => ChartSpec, width: number, hover: { i: number | null }, onHover: (i: number | null) => void): uPlot.Options {
   const s0 = spec();
+  const kind = s0.kind ?? 'stack';
   const fg = cssVar('--muted', '#666');
   const grid = cssVar('--grid', 'rgba(128,128,128,0.2)');
   const text = cssVar('--fg', '#222');
+  const card = cssVar('--card', '#fff');
   const font = '11px system-ui, sans-serif';
   const stepped = uPlot.paths.stepped!({ align: 1 });
+  const yAxis: uPlot.Axis = {
+    stroke: fg,
+    font,
+    size: 48,
+    gap: 4,
+    grid: { stroke: grid, width: 1 },
+    ticks: { show: false },
+    values: (_u, splits) => splits.map((v) => spec().yTick?.(v) ?? `${+v.toFixed(1)}`),
+    label: s0.yUnit,
+    labelFont: font,
+    labelSize: 14,
+    labelGap: 0,
+  };
+  const xAxis: uPlot.Axis =
+    kind === 'stack'
+      ? // no x ticks (event index); the space below the plot holds the phase names
+        { stroke: fg, size: 16, gap: 0, grid: { show: false }, ticks: { show: false }, values: (_u, splits) => splits.map(() => '') }
+      : {
+          stroke: fg,
+          font,
+          size: s0.xLabel ? 34 : 22,
+          gap: 3,
+          grid: { stroke: grid, width: 1 },
+          ticks: { show: false },
+          ...(s0.xNames ? { splits: () => s0.xNames!.map((_, i) => i) } : {}),
+          values: (_u, splits) => splits.map((v) => (s0.xNames ? s0.xNames[v] ?? '' : spec().xTick?.(v) ?? String(+v.toFixed(2)))),
+          label: s0.xLabel,
+          labelFont: font,
+          labelSize: 14,
+          labelGap: 0,
+        };
+  const series: uPlot.Series[] =
+    kind === 'stack'
+      ? [...s0.series].reverse().map((s) => ({ label: s.label, stroke: colour(s.color, fg), fill: colour(s.color, fg), width: 1, paths: stepped, points: { show: false } }))
+      : s0.series.map((s) => {
+          const c = colour(s.color, text);
+          const line = s.line ?? kind === 'lines';
+          return {
+            label: s.label,
+            stroke: c,
+            width: s.width ?? 2,
+            dash: s.dash,
+            spanGaps: kind === 'points', // lines: a null is a gap (an invalid point)
+            ...(line ? {} : { paths: () => null }),
+            points: s.points ? { show: true, size: s.points, fill: c, stroke: c, width: 1 } : { show: false },
+          };
+        });
+  const xRange = kind === 'stack' || s0.xNames ? undefined : (_u: uPlot, min: number, max: number): uPlot.Range.MinMax => (min === max ? [min * 0.5 || -1, max * 1.5 || 1] : [min, max]);
   return {
     width,
     height: s0.height,
     legend: { show: false },
-    cursor: { drag: { x: false, y: false, setScale: false }, points: { show: false }, y: false },
+    cursor:
+      kind === 'points'
+        ? { drag: { x: false, y: false, setScale: false }, points: { show: false }, x: false, y: false }
+        : kind === 'lines'
+          ? { drag: { x: false, y: false, setScale: false }, points: { show: true, size: 7 }, y: false }
+          : { drag: { x: false, y: false, setScale: false }, points: { show: false }, y: false },
     select: { show: false, left: 0, top: 0, width: 0, height: 0 },
-    scales: { x: { time: false }, y: { range: () => [0, spec().yMax] } },
-    axes: [
-      // no x ticks (event index); the space below the plot holds the phase names
-      { stroke: fg, size: 16, gap: 0, grid: { show: false }, ticks: { show: false }, values: (_u, splits) => splits.map(() => '') },
-      {
-        stroke: fg,
-        font,
-        size: 44,
-        gap: 4,
-        grid: { stroke: grid, width: 1 },
-        ticks: { show: false },
-        values: (_u, splits) => splits.map((v) => `${+v.toFixed(1)}`),
-        label: spec().yUnit,
-        labelFont: font,
-        labelSize: 14,
-        labelGap: 0,
-      },
-    ],
-    series: [
-      {},
-      ...[...s0.series].reverse().map((s) => ({ label: s.label, stroke: s.color, fill: s.color, width: 1, paths: stepped, points: { show: false } })),
-    ],
+    scales: {
+      x: s0.xNames
+        ? { time: false, range: () => [-0.4, s0.xNames!.length - 0.6] }
+        : s0.xLog
+          ? { time: false, distr: 3, log: 2 }
+          : { time: false, ...(xRange ? { range: xRange } : {}) },
+      y: { range: () => [spec().yMin ?? 0, spec().yMax] },
+    },
+    axes: [xAxis, yAxis],
+    series: [{}, ...series],
     hooks: {
       drawClear: [
         (u) => {
@@ -117,21 +216,48 @@ function options(spec: () => ChartSpec, width: number, onHover: (i: number | nul
           const { left, top, width, height } = u.bbox;
           ctx.save();
           ctx.font = `${11 * pr}px system-ui, sans-serif`;
-          if (sp.hline && sp.hline.value <= sp.yMax) {
-            const y = Math.round(u.valToPos(sp.hline.value, 'y', true));
-            ctx.strokeStyle = text;
-            ctx.setLineDash([6 * pr, 4 * pr]);
-            ctx.lineWidth = pr;
+          const lines: HLine[] = [...(sp.hline ? [{ ...sp.hline }] : []), ...(sp.hlines ?? [])];
+          for (const h of lines) {
+            if (!(h.value <= sp.yMax)) continue;
+            const y = Math.round(u.valToPos(h.value, 'y', true));
+            const x0 = h.from === undefined ? left : Math.max(left, u.valToPos(h.from - (kind === 'stack' ? 0.5 : 0), 'x', true));
+            const x1 = h.to === undefined ? left + width : Math.min(left + width, u.valToPos(h.to + (kind === 'stack' ? 0.5 : 0), 'x', true));
+            const c = colour(h.color, text);
+            ctx.strokeStyle = c;
+            ctx.setLineDash(h.color ? [] : [6 * pr, 4 * pr]);
+            ctx.lineWidth = (h.color ? 2 : 1) * pr;
             ctx.beginPath();
-            ctx.moveTo(left, y);
-            ctx.lineTo(left + width, y);
+            ctx.moveTo(x0, y);
+            ctx.lineTo(x1, y);
             ctx.stroke();
             ctx.setLineDash([]);
-            ctx.fillStyle = text;
+            ctx.fillStyle = c;
             ctx.textAlign = 'right';
             ctx.textBaseline = 'bottom';
-            ctx.fillText(sp.hline.label, left + width - 4 * pr, y - 2 * pr);
+            // the label sits above its line, at its right end; a line too short for it goes without (the key says it)
+            const w = ctx.measureText(h.label).width;
+            if (h.from === undefined || x1 - x0 >= w + 8 * pr) ctx.fillText(h.label, x1 - 4 * pr, y - 2 * pr);
           }
+          (sp.vlines ?? []).forEach((v, k) => {
+            const x = Math.round(u.valToPos(v.x, 'x', true));
+            if (x < left || x > left + width) return;
+            const c = colour(v.color, text);
+            ctx.strokeStyle = c;
+            ctx.lineWidth = pr;
+            ctx.setLineDash([3 * pr, 3 * pr]);
+            ctx.beginPath();
+            ctx.moveTo(x, top);
+            ctx.lineTo(x, top + height);
+            ctx.stroke();
+            ctx.setLineDash([]);
+            const w = ctx.measureText(v.label).width;
+            const right = x + 6 * pr + w < left + width;
+            ctx.fillStyle = c;
+            ctx.textAlign = right ? 'left' : 'right';
+            ctx.textBaseline = 'top';
+            // one label per row, so that neighbouring marks do not write over each other
+            ctx.fillText(v.label, right ? x + 4 * pr : x - 4 * pr, top + (3 + 14 * k) * pr);
+          });
           if (sp.marker) {
             const data = u.data[1];
             const x = u.valToPos(sp.marker.index, 'x', true);
@@ -153,24 +279,59 @@ function options(spec: () => ChartSpec, width: number, onHover: (i: number | nul
             const ty = Math.max(top + 14 * pr, y - 4 * pr);
             ctx.fillText(sp.marker.label, right ? x + 6 * pr : x - 6 * pr, ty);
           }
+          // points: a ring around the chosen point, a filled ring around the hovered one
+          const ringAt = (i: number, filled: boolean) => {
+            let y: number | null = null;
+            for (let s = 1; s < u.data.length && y === null; s++) y = (u.data[s][i] as number | null) ?? null;
+            if (y === null) return;
+            const px = u.valToPos(u.data[0][i], 'x', true), py = u.valToPos(y, 'y', true);
+            ctx.strokeStyle = text;
+            ctx.lineWidth = 2 * pr;
+            ctx.beginPath();
+            ctx.arc(px, py, 7 * pr, 0, 2 * Math.PI);
+            if (filled) {
+              ctx.fillStyle = card;
+              ctx.globalAlpha = 0.35;
+              ctx.fill();
+              ctx.globalAlpha = 1;
+            }
+            ctx.stroke();
+          };
+          if (kind === 'points') {
+            if (sp.ring !== null && sp.ring !== undefined) ringAt(sp.ring, false);
+            if (hover.i !== null) ringAt(hover.i, true);
+          }
           ctx.restore();
           u.root.dispatchEvent(new CustomEvent('llmem:drawn', { bubbles: true }));
         },
       ],
-      setCursor: [(u) => onHover(u.cursor.idx ?? null)],
+      setCursor: [
+        (u) => {
+          if (kind !== 'points') return onHover(u.cursor.idx ?? null);
+          const i = nearest(u, 24);
+          if (i === hover.i) return;
+          hover.i = i;
+          u.over.style.cursor = i === null ? 'default' : 'pointer';
+          u.redraw(false, false);
+          onHover(i);
+        },
+      ],
     },
   };
 }
 
-export function Chart({ spec, onHover }: { spec: ChartSpec; onHover?: (i: number | null) => void }) {
+export function Chart({ spec, onHover, onPick }: { spec: ChartSpec; onHover?: (i: number | null) => void; onPick?: (i: number) => void }) {
   const wrap = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const specRef = useRef(spec);
   const hoverRef = useRef(onHover);
+  const pickRef = useRef(onPick);
   specRef.current = spec;
   hoverRef.current = onHover;
+  pickRef.current = onPick;
   const [dark, setDark] = useState(() => matchMedia(DARK).matches);
-  const layout = `${spec.series.map((s) => s.label).join('|')}|${spec.height}|${dark}`;
+  const kind = spec.kind ?? 'stack';
+  const layout = `${kind}|${spec.series.map((s) => s.label).join('|')}|${spec.height}|${dark}|${spec.xLog}|${spec.xNames?.join(',')}|${spec.xLabel}`;
 
   useEffect(() => {
     const mq = matchMedia(DARK);
@@ -182,15 +343,30 @@ export function Chart({ spec, onHover }: { spec: ChartSpec; onHover?: (i: number
   // create per series layout and theme; destroy on change and unmount
   useLayoutEffect(() => {
     const el = wrap.current!;
-    const u = new uPlot(options(() => specRef.current, el.clientWidth || 600, (i) => hoverRef.current?.(i)), toData(specRef.current), el);
+    const hover = { i: null as number | null };
+    const u = new uPlot(options(() => specRef.current, el.clientWidth || 600, hover, (i) => hoverRef.current?.(i)), toData(specRef.current), el);
     plot.current = u;
     const ro = new ResizeObserver(() => {
       const w = el.clientWidth;
       if (w > 0 && w !== u.width) u.setSize({ width: w, height: specRef.current.height });
     });
     ro.observe(el);
+    const click = () => {
+      const i = kind === 'points' ? hover.i : u.cursor.idx ?? null;
+      if (i !== null && i !== undefined) pickRef.current?.(i);
+    };
+    const leave = () => {
+      if (hover.i === null) return;
+      hover.i = null;
+      u.redraw(false, false);
+      hoverRef.current?.(null);
+    };
+    u.over.addEventListener('click', click);
+    u.over.addEventListener('mouseleave', leave);
     return () => {
       ro.disconnect();
+      u.over.removeEventListener('click', click);
+      u.over.removeEventListener('mouseleave', leave);
       u.destroy();
       plot.current = null;
     };
@@ -201,5 +377,5 @@ export function Chart({ spec, onHover }: { spec: ChartSpec; onHover?: (i: number
     plot.current?.setData(toData(spec));
   }, [spec]);
 
-  return <div class="chart" ref={wrap} role="img" aria-label={spec.ariaLabel} />;
+  return <div class={`chart chart-${kind}${onPick ? ' pickable' : ''}`} ref={wrap} role="img" aria-label={spec.ariaLabel} />;
 }

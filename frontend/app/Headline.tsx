@@ -1,8 +1,12 @@
 // Peak per GPU against the GPU's memory, fits or not, and the three readings people compare with.
 import type { EstimateResult } from '../../wasm/llmem.js';
 import { formatGiB, formatPercent, gibParts } from '../format.js';
+import { useApp } from './context.js';
+import { LargestFit } from './LargestFit.js';
+import { StepTime } from './StepTime.js';
 
 export function Headline({ r }: { r: EstimateResult }) {
+  const s = useApp();
   const p = r.per_gpu;
   const big = gibParts(p.device_used_bytes);
   const readings = [
@@ -36,10 +40,28 @@ export function Headline({ r }: { r: EstimateResult }) {
         ))}
       </dl>
       <p class="peak-at">
-        Peak during <strong>{p.peak_at || '—'}</strong>
-        {r.host.cpu_bytes > 0 && <> · host RAM {formatGiB(r.host.cpu_bytes)} per GPU</>}
-        {r.host.nvme_bytes > 0 && <> · NVMe {formatGiB(r.host.nvme_bytes)} per GPU</>}
+        <span>
+          Peak during <strong>{p.peak_at || '—'}</strong>
+          {r.host.cpu_bytes > 0 && <> · host RAM {formatGiB(r.host.cpu_bytes)} per GPU</>}
+          {r.host.nvme_bytes > 0 && <> · NVMe {formatGiB(r.host.nvme_bytes)} per GPU</>}
+        </span>
+        <button
+          type="button"
+          class="pin"
+          data-testid="pin-a"
+          title="Keep this result as A; every change after it is B, side by side"
+          onClick={() => {
+            s.planner.pin();
+            s.planner.tab.value = 'compare';
+          }}
+        >
+          {s.planner.pinned.value ? 'Re-pin as A' : 'Pin as A'}
+        </button>
       </p>
+      <div class="plan-line">
+        <LargestFit />
+        <StepTime />
+      </div>
     </section>
   );
 }

@@ -1,9 +1,10 @@
-// The right-hand column: headline, charts, counts, warnings, explanations.
+// The right-hand column: headline, planner, charts, counts, warnings, explanations.
 // When the input has a problem the last good result stays, marked as such.
 import { BreakdownChart } from './BreakdownChart.js';
 import { useApp } from './context.js';
 import { Headline } from './Headline.js';
 import { ParamsTable } from './ParamsTable.js';
+import { Planner } from './Planner.js';
 import { RankChart } from './RankChart.js';
 import { StaleBanner } from './StaleBanner.js';
 import { TimelineChart } from './TimelineChart.js';
@@ -19,6 +20,7 @@ export function Results() {
       {r ? (
         <div class={s.stale.value ? 'stale' : ''}>
           <Headline r={r} />
+          <Planner />
           <BreakdownChart r={r} />
           <TimelineChart r={r} />
           <RankChart r={r} />

@@ -21,16 +21,24 @@ export function segmentsOf(r: Pick<RankResult, 'breakdown_bytes' | 'peak_allocat
   return out;
 }
 
-export function StackBar({ segments, max, capacity, label, thin }: { segments: Segment[]; max: number; capacity?: number; label: string; thin?: boolean }) {
+export interface Mark {
+  value: number;
+  label: string;
+}
+
+export function StackBar({ segments, max, capacity, label, thin, marks }: { segments: Segment[]; max: number; capacity?: number; label: string; thin?: boolean; marks?: Mark[] }) {
   const pct = (v: number) => `${(100 * v) / max}%`;
   const shown = segments.filter((s) => s.value > 0);
-  const description = `${label}: ${shown.map((s) => `${s.label} ${formatGiB(s.value)}`).join(', ')}${capacity ? `; GPU memory ${formatGiB(capacity)}` : ''}`;
+  const description = `${label}: ${shown.map((s) => `${s.label} ${formatGiB(s.value)}`).join(', ')}${capacity ? `; GPU memory ${formatGiB(capacity)}` : ''}${marks?.length ? `; ${marks.map((m) => `${m.label} ${formatGiB(m.value)}`).join(', ')}` : ''}`;
   return (
     <div class={`stackbar ${thin ? 'thin' : ''}`} role="img" aria-label={description}>
       {shown.map((s) => (
         <span key={s.key} class={`seg ${s.pattern ? 'pattern' : ''}`} style={{ width: pct(s.value), background: s.color }} title={`${s.label}: ${formatGiB(s.value)}`} />
       ))}
       {capacity !== undefined && capacity <= max && <span class="capacity" style={{ left: pct(capacity) }} title={`GPU memory ${formatGiB(capacity)}`} />}
+      {marks?.filter((m) => m.value <= max).map((m) => (
+        <span key={m.label} class="mark" style={{ left: pct(m.value) }} title={`${m.label}: ${formatGiB(m.value)}`} data-testid="measured-mark" />
+      ))}
     </div>
   );
 }

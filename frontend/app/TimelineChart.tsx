@@ -4,8 +4,10 @@
 import { useMemo, useState } from 'preact/hooks';
 import { CATEGORIES, type EstimateResult } from '../../wasm/llmem.js';
 import { formatGiB, GIB } from '../format.js';
-import { CATEGORY_COLOR, CATEGORY_LABEL, PHASE_TINT } from '../palette.js';
+import { CATEGORY_COLOR, CATEGORY_LABEL, MEASURED, PHASE_TINT } from '../palette.js';
+import { measuredPhaseLines } from '../planner.js';
 import { Chart, type ChartSpec } from './Chart.js';
+import { useApp } from './context.js';
 
 function describe(r: EstimateResult, i: number): string {
   const t = r.timeline!;
@@ -17,6 +19,7 @@ function describe(r: EstimateResult, i: number): string {
 
 export function TimelineChart({ r }: { r: EstimateResult }) {
   const [hover, setHover] = useState<number | null>(null);
+  const measured = useApp().planner.measurement.value;
   const t = r.timeline;
   const spec = useMemo<ChartSpec | null>(() => {
     if (!t || t.total_bytes.length === 0) return null;
@@ -30,19 +33,22 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
       if (last && last.label === t.phase[i]) last.end = i;
       else bands.push({ start: i, end: i, label: t.phase[i], fill: PHASE_TINT[t.phase[i]] ?? 'transparent' });
     }
-    const peakGiB = t.total_bytes[peak] / GIB, capGiB = r.capacity_bytes / GIB;
+    const lines = measured ? measuredPhaseLines(r, measured.m) : [];
+    const topGiB = Math.max(t.total_bytes[peak], ...lines.map((l) => l.value)) / GIB;
+    const peakGiB = topGiB, capGiB = r.capacity_bytes / GIB;
     const showCap = capGiB <= peakGiB * 1.6;
     return {
       series: cats.map((c) => ({ label: CATEGORY_LABEL[c], color: CATEGORY_COLOR[c], values: t.category_bytes[c].map((v) => v / GIB) })),
       bands,
       marker: { index: peak, label: `peak ${formatGiB(t.total_bytes[peak])}` },
       hline: showCap ? { value: capGiB, label: `GPU memory ${formatGiB(r.capacity_bytes)}` } : undefined,
+      hlines: lines.map((l) => ({ value: l.value / GIB, from: l.from, to: l.to, color: MEASURED, label: `measured ${l.phase === 'step' ? 'peak' : l.phase}` })),
       yMax: Math.max(peakGiB * 1.12, showCap ? capGiB * 1.06 : 0) || 1,
       yUnit: 'GiB',
       height: 230,
       ariaLabel: `Allocated memory over one training step, ${n} events; peak ${formatGiB(t.total_bytes[peak])} during ${r.per_gpu.peak_at}`,
     };
-  }, [r]);
+  }, [r, measured]);
 
   if (!spec || !t) return null;
   const stage = r.ranks.length > 1 ? ` (stage ${r.per_gpu.stage})` : '';
@@ -62,6 +68,12 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
             {s.label}
           </li>
         ))}
+        {measured && spec.hlines?.length ? (
+          <li data-testid="timeline-measured-key">
+            <span class="mark-swatch" aria-hidden="true" />
+            measured ({measured.name}): {measuredPhaseLines(r, measured.m).map((l) => `${l.phase} ${formatGiB(l.value)}`).join(' · ')}
+          </li>
+        ) : null}
       </ul>
     </section>
   );

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // End-to-end tests of the built page (dist/, from `npm run build`) in headless
 // Chromium: default view, edits, share link, CLI parity, bad input, offline
-// reload through the service worker, sub-path hosting, no foreign requests.
-// Saves screenshots to tests/out/screenshots/ and prints a size and latency
-// report. Builds nothing. Last line: "N passed, N failed"; exit 1 on failure.
+// reload through the service worker, sub-path hosting, no foreign requests;
+// the planner (largest fit, step time, sweeps and layout searches in the Web
+// Worker, A/B, measured overlay). Saves screenshots to tests/out/screenshots/
+// and prints a size, latency and planner benchmark report. Builds nothing. Last line: "N passed, N failed"; exit 1 on failure.
 //
 //   npm run build && node tests/e2e/run.mjs
 //   CHROMIUM=/path/to/chrome node tests/e2e/run.mjs
@@ -147,6 +148,22 @@ async function readCopied(page, testid) {
 }
 const cli = (command) =>
   execSync(command.replace('npx llmem', `node ${JSON.stringify(join(root, 'bin/llmem.mjs'))}`), { cwd: root, encoding: 'utf8', shell: '/bin/bash' });
+/** `llmem <args> --json` on a config object. */
+const cliJson = (args, config) =>
+  JSON.parse(execSync(`node ${JSON.stringify(join(root, 'bin/llmem.mjs'))} ${args} --json`, { cwd: root, encoding: 'utf8', input: JSON.stringify(config) }));
+const PAGE_CONFIG = { version: 1, model: { preset: 'llama-3.1-8b' }, hardware: { gpu: 'h100-sxm-80gb' } };
+const GIB = 2 ** 30;
+const gib = (b) => `${(b / GIB).toFixed(2)} GiB`;
+const grouped = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+/** Open a planner tab (a second click would close it). */
+async function openTab(page, id) {
+  if ((await page.getAttribute(`[data-testid=tab-${id}]`, 'aria-selected')) !== 'true') await page.click(`[data-testid=tab-${id}]`);
+}
+/** Wait for a planner job (sweep | search) to finish; returns its status element's data. */
+async function jobDone(page, kind, timeout = 20000) {
+  await page.waitForSelector(`[data-testid=${kind}-status][data-status=done]`, { timeout });
+  return page.evaluate((k) => ({ ...document.querySelector(`[data-testid=${k}-status]`).dataset }), kind);
+}
 
 try {
   await waitForHttp(`${origin}/`);
@@ -286,6 +303,210 @@ try {
     report.push(`latency  input change -> redrawn chart: median ${med.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`);
   });
 
+
+  await test('headline: largest micro-batch and sequence that fit (as `llmem fit`), margin input, step time', async () => {
+    await page.click('text=Reset');
+    await page.waitForFunction(() => location.hash === '');
+    const want = cliJson('fit -', PAGE_CONFIG).largest;
+    const mb = (await text(page, '[data-testid=fit-mb] dd')).trim(), seq = (await text(page, '[data-testid=fit-seq] dd')).trim();
+    assert(mb.startsWith(grouped(want['training.micro_batch'])), `micro-batch ${mb}, CLI ${want['training.micro_batch']}`);
+    assert(seq.startsWith(grouped(want['training.seq_len'])), `sequence ${seq}, CLI ${want['training.seq_len']}`);
+    await page.fill('[data-testid=free-margin]', '25');
+    const want25 = cliJson('fit - --free 0.25', PAGE_CONFIG).largest;
+    await page.waitForFunction((v) => document.querySelector('[data-testid=fit-seq] dd').textContent.startsWith(v), grouped(want25['training.seq_len']), { timeout: 3000 });
+    await page.fill('[data-testid=free-margin]', '10');
+    await page.waitForFunction((v) => document.querySelector('[data-testid=fit-seq] dd').textContent.startsWith(v), grouped(want['training.seq_len']), { timeout: 3000 });
+    const step = await text(page, '[data-testid=step-time]');
+    assert(/estimate/i.test(step) && /\d+(\.\d+)?\s*(s|ms) per step/.test(step) && /tokens\/s per GPU/.test(step), `step time: ${step}`);
+    // clicking the sequence applies it
+    await page.click('[data-testid=fit-seq] button');
+    await page.waitForFunction((v) => location.hash === `#v1/training.seq_len=${v}`, want['training.seq_len'], { timeout: 3000 });
+    await page.click('text=Reset');
+  });
+
+  await test('planner: a sweep runs in the Worker and draws (numbers as `llmem sweep`)', async () => {
+    await page.waitForFunction(() => location.hash === '');
+    await openTab(page, 'sweep');
+    const st = await jobDone(page, 'sweep');
+    assert(st.where === 'worker', `sweep ran on ${st.where}`);
+    assert(page.workers().some((w) => /worker/.test(w.url())), `no planner worker among ${page.workers().map((w) => w.url())}`);
+    await page.waitForSelector('[data-testid=sweep-chart] canvas');
+    assert(Number(st.count) === 64, `points ${st.count}`);
+    // the readout names where it stops fitting; the CLI agrees
+    const cliPts = cliJson('sweep - --axis training.seq_len --from 1024 --to 131072 --points 64', PAGE_CONFIG).points;
+    const stop = cliPts.find((p) => p.ok && !p.fits);
+    const readout = await text(page, '[data-testid=sweep-readout]');
+    assert(readout.includes(`stops fitting at ${grouped(stop.value)}`), `readout "${readout}", CLI stops at ${stop.value}`);
+    // hover a point: its numbers are the CLI's
+    const box = await page.locator('[data-testid=sweep-chart] .u-over').boundingBox();
+    await page.mouse.move(box.x + 2, box.y + box.height / 2);
+    const first = await text(page, '[data-testid=sweep-readout]');
+    assert(first.includes(`allocated ${gib(cliPts[0].peak_allocated_bytes)}`) && first.includes(`nvidia-smi ${gib(cliPts[0].device_used_bytes)}`), `hover "${first}" vs CLI ${gib(cliPts[0].peak_allocated_bytes)}`);
+    await page.mouse.move(0, 0);
+    // categorical axis
+    await page.selectOption('#sweep-axis', 'training.recompute');
+    await page.waitForFunction(() => document.querySelector('[data-testid=sweep-status]').dataset.count === '4' && document.querySelector('[data-testid=sweep-status]').dataset.status === 'done');
+    // invalid points listed with their reason
+    await page.selectOption('#sweep-axis', 'parallel.tp');
+    await page.selectOption('#sweep-spacing', 'linear');
+    await page.fill('#sweep-to', '8');
+    await page.fill('#sweep-points', '8');
+    await page.waitForFunction(() => document.querySelector('[data-testid=sweep-status]').dataset.count === '8' && document.querySelector('[data-testid=sweep-status]').dataset.status === 'done');
+    await page.click('[data-testid=sweep-invalid] summary');
+    const inv = await text(page, '[data-testid=sweep-invalid]');
+    assert(/3, 5, 6, 7/.test(inv) && /divisible|divide/.test(inv), `invalid list: ${inv}`);
+    await page.selectOption('#sweep-axis', 'training.seq_len');
+  });
+
+  await test('planner: a search for 64 GPUs runs in the Worker, lists layouts (as `llmem search`), a click loads one', async () => {
+    await openTab(page, 'search');
+    await page.fill('#search-gpus', '64');
+    await page.waitForFunction(() => {
+      const d = document.querySelector('[data-testid=search-status]').dataset;
+      return d.status === 'done' && d.count !== '0' && /64 GPUs|\b64\b/.test(document.querySelector('#search-gpus').value);
+    }, null, { timeout: 20000 });
+    const st = await page.evaluate(() => ({ ...document.querySelector('[data-testid=search-status]').dataset }));
+    assert(st.where === 'worker', `search ran on ${st.where}`);
+    const want = cliJson('search - --gpus 64 --top 5', PAGE_CONFIG).layouts;
+    const rows = await page.$$eval('[data-testid=layout-row]', (trs) => trs.slice(0, 5).map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent.trim())));
+    const headers = await page.$$eval('.layout-table thead th', (ths) => ths.map((th) => th.textContent.replace(/[▲▼]/g, '').trim()));
+    const col = (name) => headers.indexOf(name);
+    for (let i = 0; i < 5; i++) {
+      const r = rows[i], w = want[i];
+      assert(r[col('DP')] === String(w.dp) && r[col('TP')] === String(w.tp) && r[col('PP')] === String(w.pp) && r[col('GiB')] === (w.device_used_bytes / GIB).toFixed(2) && r[col('Step s')] === w.step_seconds.toFixed(3),
+        `row ${i}: page ${r.join(' ')} vs CLI ${JSON.stringify([w.dp, w.tp, w.pp, w.device_used_bytes, w.step_seconds])}`);
+    }
+    assert((await page.locator('[data-testid=layout-scatter] canvas').count()) > 0, 'scatter drawn');
+    // sort by memory, then load the smallest
+    await page.click('[data-testid=sort-device_used_bytes]');
+    const before = await readings(page);
+    await page.locator('[data-testid=layout-row]').nth(0).click();
+    await page.waitForFunction(() => /parallel\.gpus=64/.test(location.hash), null, { timeout: 3000 });
+    const after = await readings(page);
+    assert(after.device !== before.device, 'loading a layout changed nothing');
+    const memCell = await page.locator('[data-testid=layout-row]').nth(0).locator('td').nth(col('GiB')).innerText();
+    assert(after.device === `${memCell.trim()} GiB`, `loaded ${after.device}, row says ${memCell}`);
+    await page.waitForSelector('[data-testid=layout-row][aria-current=true]');
+    // the list did not re-run (same search); a point of the scatter loads too
+    assert((await page.getAttribute('[data-testid=search-status]', 'data-status')) === 'done', 'search re-ran after loading a layout');
+  });
+
+  await test('planner: pin A, change, A/B shows both and the difference', async () => {
+    await page.click('text=Reset');
+    await page.waitForFunction(() => location.hash === '');
+    await page.click('[data-testid=pin-a]');
+    await page.waitForSelector('[data-testid=ab-table]');
+    await setField(page, 'training.seq_len', 8192);
+    await page.waitForFunction(() => /Sequence length/.test(document.querySelector('[data-testid=ab-changes]').textContent), null, { timeout: 3000 });
+    const dev = await page.locator('[data-testid=ab-row-device_used_bytes] td').allInnerTexts();
+    const a = cliJson('estimate -', PAGE_CONFIG).per_gpu.device_used_bytes, b = cliJson('estimate -', { ...PAGE_CONFIG, training: { seq_len: 8192 } }).per_gpu.device_used_bytes;
+    assert(dev[0] === (a / GIB).toFixed(2) && dev[1] === (b / GIB).toFixed(2), `A/B ${dev.join(' | ')} vs CLI ${gib(a)} ${gib(b)}`);
+    assert(dev[2].startsWith('+'), `difference ${dev[2]}`);
+    const act = await page.locator('[data-testid=ab-row-activations] td').allInnerTexts();
+    assert(act[2].startsWith('+'), `activations difference ${act[2]}`);
+    assert((await page.locator('[data-testid=ab-A] .stackbar .seg').count()) >= 4 && (await page.locator('[data-testid=ab-B] .stackbar .seg').count()) >= 4, 'two breakdown bars');
+    await page.click('text=Load A\'s config');
+    await page.waitForFunction(() => location.hash === '');
+    await page.click('text=Clear A');
+  });
+
+  await test('measured: loading the probe output shows the measured table (as `llmem compare`) and overlays', async () => {
+    await openTab(page, 'measured');
+    await page.setInputFiles('[data-testid=measure-file]', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"measured": {') });
+    await page.waitForFunction(() => /broken\.json: not valid JSON/.test(document.querySelector('[data-testid=measure-message]')?.textContent), null, { timeout: 3000 });
+    await page.setInputFiles('[data-testid=measure-file]', { name: 'nothing.json', mimeType: 'application/json', buffer: Buffer.from('{"hello": 1}') });
+    await page.waitForFunction(() => /nothing\.json: no measurement found/.test(document.querySelector('[data-testid=measure-message]')?.textContent), null, { timeout: 3000 });
+    await page.setInputFiles('[data-testid=measure-file]', join(root, 'tests/fixtures/probe-output.json'));
+    await page.waitForSelector('[data-testid=measured-table]');
+    assert((await page.locator('[data-testid=measure-message]').count()) === 0, 'message left after a good file');
+    const rows = await page.$$eval('[data-testid=measured-table] tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent.trim())));
+    const want = cliJson(`compare ${JSON.stringify(join(root, 'tests/fixtures/probe-output.json'))}`, {}).rows;
+    assert(rows.length === want.length, `rows ${rows.length} vs ${want.length}`);
+    rows.forEach((r, i) => {
+      const w = want[i];
+      const err = w.error === null ? '' : `${w.error > 0 ? '+' : '−'}${Math.abs(w.error * 100).toFixed(1)} %`;
+      assert(r[1] === (w.estimated / GIB).toFixed(2) && r[2] === (w.measured === null ? 'n/a' : (w.measured / GIB).toFixed(2)) && r[3] === err, `row ${w.name}: ${r.join(' | ')} vs ${gib(w.estimated)} ${w.measured} ${err}`);
+    });
+    assert(/model\.preset=llama-3\.2-1b/.test(await page.evaluate(() => location.hash)) || (await page.inputValue('#f-model-preset')) === 'llama-3.2-1b', 'the probe config was loaded');
+    assert((await page.locator('[data-testid=breakdown] [data-testid=measured-mark]').count()) === 3, 'three measured marks on the breakdown');
+    assert(/forward 16\.00 GiB · backward 20\.00 GiB · optimizer 19\.00 GiB/.test(await text(page, '[data-testid=timeline-measured-key]')), 'timeline measured key');
+    await page.locator('[data-testid=timeline]').screenshot({ path: join(shots, 'desktop-light-measured-timeline.png') });
+    // drop works too
+    await page.evaluate(async () => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['{"device_used_bytes": 26843545600}'], 'dropped.json', { type: 'application/json' }));
+      document.querySelector('[data-testid=measure-drop]').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    await page.waitForFunction(() => /dropped\.json/.test(document.querySelector('[data-testid=measured-panel]').textContent), null, { timeout: 3000 });
+    await page.click('[data-testid=measured-panel] .measured-head button');
+    await page.click('text=Reset');
+  });
+
+  await test('benchmarks: search over 1024 GPUs and a 1,000-point sweep in the Worker, input latency while a search runs', async () => {
+    const c = await newContext();
+    const p = await open(c, `${origin}/`);
+    // search over 1024 GPUs: the default model, then a heavier one
+    for (const [name, hash, batch] of [['Llama 3.1 8B, FSDP2', '', ''], ['Llama 3.1 70B, Megatron, seq 8192', '#v1/model.preset=llama-3.1-70b&parallel.engine=megatron&training.seq_len=8192', '1024'], ['Mixtral 8x7B, Megatron', '#v1/model.preset=mixtral-8x7b&parallel.engine=megatron', '1024']]) {
+      await p.evaluate((h) => (location.hash = h), hash);
+      await p.waitForTimeout(100);
+      await openTab(p, 'search');
+      await p.fill('#search-batch', batch);
+      await p.fill('#search-gpus', '1024');
+      await p.waitForFunction(() => {
+        const d = document.querySelector('[data-testid=search-status]').dataset;
+        return d.status === 'done' && d.inflight === 'false' && document.querySelector('#search-gpus').value.replace(/,/g, '') === '1024';
+      }, null, { timeout: 30000 });
+      await p.waitForTimeout(150);
+      const d = await p.evaluate(() => ({ ...document.querySelector('[data-testid=search-status]').dataset }));
+      report.push(`planner  search over 1024 GPUs (${name}) in the Worker: ${Number(d.ms).toFixed(1)} ms in the core, ${Number(d.roundMs).toFixed(1)} ms request to answer, ${d.count} layouts kept (budget < 1 s)`);
+    }
+    // input latency while the Mixtral search (the slowest above) runs: each edit cancels it and the next starts 100 ms later
+    const lat = await p.evaluate(async () => {
+      const el = document.getElementById('f-training-seq_len');
+      const status = document.querySelector('[data-testid=search-status]');
+      const out = [];
+      let during = 0, longTasks = 0;
+      const po = new PerformanceObserver((l) => (longTasks += l.getEntries().length));
+      try { po.observe({ type: 'longtask' }); } catch {}
+      for (let i = 0; i < 16; i++) {
+        // wait until a search is really under way in the Worker
+        for (let w = 0; w < 100 && status.dataset.inflight !== 'true'; w++) await new Promise((r) => setTimeout(r, 5));
+        if (status.dataset.inflight === 'true') during++;
+        const drawn = new Promise((res) => document.addEventListener('llmem:drawn', function on(e) {
+          if (!e.target.closest('[data-testid=timeline]')) return;
+          document.removeEventListener('llmem:drawn', on);
+          res();
+        }));
+        const t0 = performance.now();
+        el.value = String(4096 + 256 * (i + 1));
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        await drawn;
+        out.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, 60));
+      }
+      po.disconnect();
+      return { out, during, longTasks };
+    });
+    lat.out.sort((a, b) => a - b);
+    report.push(`planner  input -> redrawn chart while a search runs in the Worker: median ${lat.out[lat.out.length >> 1].toFixed(2)} ms, max ${lat.out.at(-1).toFixed(2)} ms over ${lat.out.length} edits (${lat.during} landed on a running search, ${lat.longTasks} long tasks > 50 ms)`);
+    // a 1,000-point sweep
+    await p.evaluate(() => (location.hash = ''));
+    await p.waitForTimeout(100);
+    await openTab(p, 'sweep');
+    await jobDone(p, 'sweep');
+    await p.selectOption('#sweep-spacing', 'linear');
+    await p.fill('#sweep-to', String(1024 + 999 * 128));
+    await p.fill('#sweep-points', '1000');
+    await p.waitForFunction(() => {
+      const d = document.querySelector('[data-testid=sweep-status]').dataset;
+      return d.status === 'done' && d.count === '1000';
+    }, null, { timeout: 20000 });
+    const sw = await p.evaluate(() => ({ ...document.querySelector('[data-testid=sweep-status]').dataset }));
+    report.push(`planner  1,000-point sweep (training.seq_len) in the Worker: ${Number(sw.ms).toFixed(1)} ms in the core, ${Number(sw.roundMs).toFixed(1)} ms request to answer (budget < 50 ms)`);
+    await p.waitForSelector('[data-testid=sweep-chart] canvas');
+    await c.close();
+  });
+
   await test('offline: after one visit the page reloads with the network off', async () => {
     const c = await newContext();
     const p = await open(c, `${origin}/#v1/parallel.tp=2`);
@@ -301,6 +522,18 @@ try {
     const p2 = await c.newPage();
     await p2.goto(`${origin}/#v1/parallel.tp=4`);
     await p2.waitForSelector('[data-testid=peak]', { timeout: 15000 });
+    // the planner's Worker and the core it imports come from the cache too
+    assert(/\d/.test(await text(p2, '[data-testid=fit-seq] dd')), 'largest fit offline');
+    await openTab(p2, 'search');
+    await p2.fill('#search-gpus', '16');
+    await p2.waitForSelector('[data-testid=layout-row]', { timeout: 15000 });
+    assert((await p2.getAttribute('[data-testid=search-status]', 'data-where')) === 'worker', 'offline search not in the worker');
+    await openTab(p2, 'sweep');
+    await jobDone(p2, 'sweep');
+    await p2.waitForSelector('[data-testid=sweep-chart] canvas');
+    await openTab(p2, 'measured');
+    await p2.setInputFiles('[data-testid=measure-file]', join(root, 'tests/fixtures/probe-output.json'));
+    await p2.waitForSelector('[data-testid=measured-table]');
     await c.close();
   });
 
@@ -345,6 +578,28 @@ try {
         await p.addStyleTag({ content: '.results{position:static!important;max-height:none!important;overflow:visible!important}' });
         await p.screenshot({ path: join(shots, `${device}-${colorScheme}-full.png`), fullPage: true });
         if (device === 'phone') await p.locator('#results').screenshot({ path: join(shots, `${device}-${colorScheme}-results.png`) });
+        // the planner's panels
+        await p.addStyleTag({ content: '.header,.summary{position:static!important}' });
+        const card = p.locator('[data-testid=planner]');
+        await openTab(p, 'sweep');
+        await jobDone(p, 'sweep');
+        await p.waitForTimeout(150);
+        await card.screenshot({ path: join(shots, `${device}-${colorScheme}-planner-sweep.png`) });
+        await openTab(p, 'search');
+        await p.fill('#search-gpus', '64');
+        await p.waitForSelector('[data-testid=layout-row]', { timeout: 15000 });
+        await p.waitForTimeout(150);
+        await card.screenshot({ path: join(shots, `${device}-${colorScheme}-planner-search.png`) });
+        await p.click('[data-testid=pin-a]');
+        await setField(p, 'parallel.tp', 2);
+        await setField(p, 'training.seq_len', 8192);
+        await p.waitForTimeout(150);
+        await card.screenshot({ path: join(shots, `${device}-${colorScheme}-planner-compare.png`) });
+        await openTab(p, 'measured');
+        await p.setInputFiles('[data-testid=measure-file]', join(root, 'tests/fixtures/probe-output.json'));
+        await p.waitForSelector('[data-testid=measured-table]');
+        await p.waitForTimeout(150);
+        await p.locator('#results').screenshot({ path: join(shots, `${device}-${colorScheme}-planner-measured.png`) });
         if (device === 'desktop') {
           await p.goto(`${origin}/#v1/model.preset=mixtral-8x7b&parallel.gpus=32&parallel.tp=2&parallel.pp=4&parallel.ep=4&parallel.engine=megatron&training.grad_accum=8`);
           await p.waitForSelector('[data-testid=timeline] canvas');
@@ -393,6 +648,15 @@ console.log(`\nscreenshots in ${shots}`);
 console.log('size (dist/, gzip -9):');
 console.log(rows.join('\n'));
 console.log(`size     app JS + wasm + CSS: ${(app / 1024).toFixed(1)} KB gzip (budget <= 150 KB); service worker + workbox: ${(sw / 1024).toFixed(1)} KB`);
+const coreFiles = files.filter((f) => /llmem_core/.test(f));
+if (coreFiles.length !== 1) {
+  failed++;
+  console.log(`FAIL the core module should be one file shared by the page and the Worker, found ${coreFiles.length}`);
+}
+if (app / 1024 > 150) {
+  failed++;
+  console.log(`FAIL size ${(app / 1024).toFixed(1)} KB gzip is over the 150 KB budget`);
+}
 for (const line of report) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -1,0 +1,56 @@
+// Headline: the largest micro-batch and the longest sequence that fit while
+// leaving the safety margin free (bisections in the core, on each change;
+// the same numbers as `llmem fit --free`). Each can be applied with a click.
+import { formatNumber } from '../format.js';
+import { useApp } from './context.js';
+import { NumberBox } from './NumberBox.js';
+
+export function LargestFit() {
+  const s = useApp();
+  const p = s.planner;
+  const f = p.fits.value;
+  const ok = f && 'seq_len' in f ? f : null;
+  const free = p.freeFraction.value;
+  const mb = s.get('training.micro_batch') as number, seq = s.get('training.seq_len') as number;
+  const item = (testid: string, label: string, path: string, v: number | undefined, unit: string, at: string) => (
+    <div class="fit-item" data-testid={testid}>
+      <dt>{label}</dt>
+      <dd class="num">
+        {v === undefined ? (
+          '—'
+        ) : v === 0 ? (
+          <span class="bad-text">none</span>
+        ) : (
+          <button type="button" class="link fit-value" title={`Set ${label.toLowerCase()} to ${formatNumber(v)}`} onClick={() => s.setField(path, v)}>
+            {formatNumber(v)}
+          </button>
+        )}{' '}
+        <small class="muted">{unit}</small>
+      </dd>
+      <dd class="note">{at}</dd>
+    </div>
+  );
+  return (
+    <section class="fit" aria-label="Largest that fits" data-testid="largest-fit">
+      <div class="fit-head">
+        <p class="eyebrow">Largest that fits</p>
+        <NumberBox
+          id="plan-free"
+          label="Keep free"
+          unit="% HBM"
+          value={Math.round(free * 1000) / 10}
+          min={0}
+          max={90}
+          compact
+          testid="free-margin"
+          onValue={(v) => (p.freeFraction.value = (v ?? 10) / 100)}
+        />
+      </div>
+      <dl class="fit-list">
+        {item('fit-mb', 'Micro-batch', 'training.micro_batch', ok?.micro_batch, 'samples', `at ${formatNumber(seq)} tokens`)}
+        {item('fit-seq', 'Sequence', 'training.seq_len', ok?.seq_len, 'tokens', `at micro-batch ${formatNumber(mb)}; multiples of ${formatNumber(ok?.seq_step ?? 128)}`)}
+      </dl>
+      {f && 'message' in f && <p class="field-error">{f.message}</p>}
+    </section>
+  );
+}

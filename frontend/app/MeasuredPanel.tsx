@@ -1,0 +1,107 @@
+// Measured truth: load the GPU probe's output (or an accuracy case) by file
+// picker or drop; its config is loaded with it. Measured next to estimated
+// per reading and per phase (as `llmem compare`); the measured peaks are
+// also drawn on the breakdown bar and the timeline.
+import { useRef, useState } from 'preact/hooks';
+import { formatSignedPercent, GIB } from '../format.js';
+import { useApp } from './context.js';
+
+const NAME: Record<string, string> = {
+  peak_allocated_bytes: 'Allocated',
+  peak_reserved_bytes: 'Reserved',
+  device_used_bytes: 'nvidia-smi',
+  'forward peak_allocated_bytes': 'Forward peak, allocated',
+  'backward peak_allocated_bytes': 'Backward peak, allocated',
+  'optimizer peak_allocated_bytes': 'Optimizer peak, allocated',
+};
+
+export function MeasuredPanel() {
+  const s = useApp();
+  const p = s.planner;
+  const file = useRef<HTMLInputElement>(null);
+  const [over, setOver] = useState(false);
+  const m = p.measurement.value;
+  const rows = p.measured.value;
+  const read = async (f: File | undefined) => {
+    if (!f) return;
+    p.loadMeasurement(f.name, await f.text());
+  };
+  return (
+    <div class="measured" data-testid="measured-panel">
+      <div
+        class={`dropzone${over ? ' over' : ''}`}
+        data-testid="measure-drop"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setOver(false);
+          void read(e.dataTransfer?.files?.[0]);
+        }}
+      >
+        <button type="button" onClick={() => file.current?.click()} data-testid="load-measurement">
+          Load measurement…
+        </button>
+        <span class="muted">or drop a JSON file here: the probe's output (probe/llmem_probe.py) or an accuracy case</span>
+        <input
+          ref={file}
+          type="file"
+          accept=".json,application/json"
+          hidden
+          aria-label="Load a measurement file"
+          data-testid="measure-file"
+          onChange={(e) => {
+            const input = e.currentTarget as HTMLInputElement;
+            const f = input.files?.[0];
+            input.value = '';
+            void read(f);
+          }}
+        />
+      </div>
+      {p.measureMessage.value && (
+        <p class="field-error" role="alert" data-testid="measure-message">
+          {p.measureMessage.value}
+        </p>
+      )}
+      {m && rows && (
+        <>
+          <div class="measured-head">
+            <p>
+              <strong>{m.name}</strong> <span class="muted">measured, against the estimate of the config on screen</span>
+            </p>
+            <button type="button" class="link" onClick={() => (p.measurement.value = null)}>
+              Clear
+            </button>
+          </div>
+          <table class="ab-table num" data-testid="measured-table">
+            <caption class="sr-only">Measured against estimated, GiB per GPU</caption>
+            <thead>
+              <tr>
+                <th scope="col">Per GPU, GiB</th>
+                <th scope="col" class="r">Estimated</th>
+                <th scope="col" class="r">Measured</th>
+                <th scope="col" class="r">Error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((r) => (
+                <tr key={r.name} class={r.name.includes(' ') ? 'ab-category' : 'ab-reading'}>
+                  <th scope="row" title={r.name}>
+                    {NAME[r.name] ?? r.name}
+                  </th>
+                  <td class="r">{(r.estimated / GIB).toFixed(2)}</td>
+                  <td class="r">{r.measured === null ? 'n/a' : (r.measured / GIB).toFixed(2)}</td>
+                  <td class={`r diff ${r.error === null ? 'same' : Math.abs(r.error) <= 0.05 ? 'same' : r.error > 0 ? 'up' : 'down'}`}>{r.error === null ? '' : formatSignedPercent(r.error)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p class="note">Error = (estimated − measured) / measured, as <code>llmem compare</code> prints it. The measured peaks are marked on the breakdown bar and, per phase, on the timeline.</p>
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,23 @@
+// Headline: step time and tokens/s per GPU from the core's step-time model:
+// an estimate for ranking layouts, labelled as such.
+import { formatNumber, formatSeconds } from '../format.js';
+import { useApp } from './context.js';
+
+export function StepTime() {
+  const s = useApp();
+  const t = s.planner.step.value;
+  return (
+    <section class="steptime" aria-label="Step time estimate" data-testid="step-time">
+      <p class="eyebrow">
+        Step time <span class="pill warn">estimate</span>
+      </p>
+      <p class="steptime-main num">
+        <strong data-testid="step-seconds">{t ? formatSeconds(t.step_seconds) : '—'}</strong>
+        <span class="muted"> per step · </span>
+        <strong data-testid="step-tokens">{t ? formatNumber(Math.round(t.tokens_per_second_per_gpu)) : '—'}</strong>
+        <span class="muted"> tokens/s per GPU</span>
+      </p>
+      <p class="note">From a ranking model (compute at the set efficiency, communication, pipeline bubble): for comparing layouts, not a benchmark.</p>
+    </section>
+  );
+}

@@ -1,0 +1,86 @@
+// The three readings along the swept setting: lines with gaps at invalid
+// points, the GPU's memory as a dashed line, where it stops fitting and the
+// current value marked. Hover for a point's numbers (or why it is invalid);
+// click a valid point to use that value.
+import { useMemo, useState } from 'preact/hooks';
+import { formatGiB, formatNumber, formatTick, GIB } from '../format.js';
+import { READING_COLOR, READING_LABEL } from '../palette.js';
+import { fitBoundary, type PlanPoint, type SweepAxis } from '../planner.js';
+import { Chart, type ChartSpec } from './Chart.js';
+
+export interface SweepChartProps {
+  axis: SweepAxis;
+  points: PlanPoint[];
+  log: boolean;
+  current: number | string | null;
+  onPick: (p: PlanPoint) => void;
+}
+
+export function SweepChart({ axis, points, log, current, onPick }: SweepChartProps) {
+  const name = (p: PlanPoint) => (axis.categorical ? p.label : formatNumber(p.value));
+  const [hover, setHover] = useState<number | null>(null);
+  const boundary = fitBoundary(points);
+  const cap = points.find((p) => p.ok)?.capacity_bytes ?? 0;
+  const spec = useMemo<ChartSpec>(() => {
+    const g = (k: 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes') => points.map((p) => (p.ok ? p[k] / GIB : null));
+    const top = Math.max(0, ...points.filter((p) => p.ok).map((p) => p.device_used_bytes));
+    const capGiB = cap / GIB;
+    // keep the fitting region readable: values far above the GPU's memory leave the top of the chart
+    const yMax = Math.max(Math.min(top / GIB, capGiB * 2) * 1.08, capGiB * 1.1, 1);
+    const vlines: NonNullable<ChartSpec['vlines']> = [];
+    if (boundary) vlines.push({ x: points[boundary.index].value, label: `stops fitting at ${name(points[boundary.index])}`, color: '--bad' });
+    const cur = axis.categorical ? points.findIndex((p) => p.label === current) : typeof current === 'number' ? current : -1;
+    if (cur >= 0 && (!boundary || points[boundary.index].value !== cur)) vlines.push({ x: cur, label: 'current', color: '--muted' });
+    return {
+      kind: 'lines',
+      x: points.map((p) => p.value),
+      xLog: log,
+      xNames: axis.categorical ? points.map((p) => p.label) : undefined,
+      xLabel: `${axis.label} (${axis.unit})`,
+      xTick: formatTick,
+      series: [
+        { label: READING_LABEL.allocated, color: READING_COLOR.allocated, values: g('peak_allocated_bytes'), points: points.length <= 40 ? 5 : 0 },
+        { label: READING_LABEL.reserved, color: READING_COLOR.reserved, values: g('peak_reserved_bytes'), dash: [5, 3], points: points.length <= 40 ? 4 : 0 },
+        { label: READING_LABEL.device, color: READING_COLOR.device, values: g('device_used_bytes'), points: points.length <= 40 ? 5 : 0 },
+      ],
+      hline: cap ? { value: capGiB, label: `GPU memory ${formatGiB(cap)}` } : undefined,
+      vlines,
+      yMax,
+      yUnit: 'GiB',
+      height: 240,
+      ariaLabel: `Peak memory per GPU along ${axis.label}, ${points.length} points${boundary ? `; stops fitting at ${name(points[boundary.index])}` : '; every valid point fits'}`,
+    };
+  }, [points, log, current]);
+
+  const h = hover !== null ? points[hover] : null;
+  return (
+    <div data-testid="sweep-chart">
+      <Chart spec={spec} onHover={setHover} onPick={(i) => points[i]?.ok && onPick(points[i])} />
+      <p class="readout num" aria-live="off" data-testid="sweep-readout">
+        {h
+          ? h.ok
+            ? `${axis.label} ${name(h)}: allocated ${formatGiB(h.peak_allocated_bytes)} · reserved ${formatGiB(h.peak_reserved_bytes)} · nvidia-smi ${formatGiB(h.device_used_bytes)} — ${h.fits ? 'fits' : 'does not fit'} (click to use)`
+            : `${axis.label} ${name(h)}: invalid — ${h.error}`
+          : boundary
+            ? boundary.lastFit !== null
+              ? `Fits up to ${axis.label.toLowerCase()} ${name(points[boundary.lastFit])}; stops fitting at ${name(points[boundary.index])}.`
+              : `Nothing in this range fits.`
+            : points.some((p) => p.ok)
+              ? 'Every valid point in this range fits.'
+              : 'No valid point in this range.'}
+      </p>
+      <ul class="keys" aria-label="Chart lines">
+        {(['allocated', 'reserved', 'device'] as const).map((k) => (
+          <li key={k}>
+            <span class={`line-swatch ${k === 'reserved' ? 'dashed' : ''}`} style={{ borderColor: READING_COLOR[k] }} />
+            {READING_LABEL[k]}
+          </li>
+        ))}
+        <li>
+          <span class="line-swatch dashed fg" />
+          GPU memory
+        </li>
+      </ul>
+    </div>
+  );
+}

@@ -1,0 +1,316 @@
+// The planner's state, in signals beside the app state: the safety margin and
+// what the headline derives from it (largest fit, step time), the Planner
+// panel's tab, the sweep and the layout search (run by a PlannerBackend,
+// the Worker on the page), the pinned A of an A/B comparison, and a loaded
+// measurement. Sweeps and searches re-run by themselves when the config
+// changes while their tab is open; a running search is cancelled at once.
+import { batch, computed, effect, signal, type Signal } from '@preact/signals';
+import type { Config, ConfigError, EstimateResult, Json, SearchOptions, SearchResult } from '../wasm/llmem.js';
+import { compare, readMeasurement, type Measurement } from './config/compare.js';
+import { configToDoc, type Doc } from './config/doc.js';
+import { merge } from './config/resolve.js';
+import { axisOf, diffResults, largestFits, layoutRows, searchKey, stableJson, sweepValues, type Fits, type LayoutRow, type PlanPoint, type SortKey, type Spacing } from './planner.js';
+import type { BaseState } from './state.js';
+import { Cancelled, type Done, type PlannerBackend } from './worker-client.js';
+
+export type Tab = 'sweep' | 'search' | 'compare' | 'measured';
+export const TABS: { id: Tab; label: string }[] = [
+  { id: 'sweep', label: 'Sweep' },
+  { id: 'search', label: 'Layout search' },
+  { id: 'compare', label: 'Compare A/B' },
+  { id: 'measured', label: 'Measured' },
+];
+
+export interface Range {
+  from: number;
+  to: number;
+  points: number;
+  spacing: Spacing;
+}
+
+export interface Job<T> {
+  status: 'idle' | 'running' | 'done' | 'error';
+  data: T | null;
+  /** the config the data is for (a changed config makes it stale until the re-run) */
+  key: string | null;
+  error: string | null;
+  /** time inside the core, and from request to answer */
+  ms: number;
+  roundMs: number;
+  where: string;
+  /** a request is with the backend now (status 'running' also covers the wait before a re-run starts) */
+  inflight: boolean;
+}
+const idle = <T>(): Job<T> => ({ status: 'idle', data: null, key: null, error: null, ms: 0, roundMs: 0, where: '', inflight: false });
+
+export interface SweepData {
+  path: string;
+  points: PlanPoint[];
+}
+
+export interface Pinned {
+  doc: Doc;
+  values: Record<string, Json>;
+  result: EstimateResult;
+  step: { step_seconds: number; tokens_per_second_per_gpu: number } | null;
+}
+
+export interface LoadedMeasurement {
+  name: string;
+  m: Measurement;
+}
+
+export type PlannerState = ReturnType<typeof createPlanner>;
+
+/** A config without one key (a sweep does not depend on the value it sweeps). */
+function withoutKey(c: Config, path: string): Config {
+  const [head, ...rest] = path.split('.');
+  if (!(head in c)) return c;
+  const out = { ...c };
+  if (!rest.length) delete out[head];
+  else if (out[head] && typeof out[head] === 'object' && !Array.isArray(out[head])) out[head] = withoutKey(out[head] as Config, rest.join('.'));
+  return out;
+}
+
+const SWEEP_DELAY_MS = 40;
+const SEARCH_DELAY_MS = 100;
+
+export function createPlanner(app: BaseState, backend: PlannerBackend) {
+  const core = app.core;
+  /** HBM a fitting setup must leave free (headline fit and layout search). */
+  const freeFraction = signal(0.1);
+  const tab = signal<Tab | null>(null);
+
+  const ready = computed(() => (app.outcome.value.ok ? app.resolved.value : null));
+
+  const fits = computed<Fits | ConfigError | null>(() => {
+    const c = ready.value;
+    return c ? largestFits(core, c, freeFraction.value) : null;
+  });
+  const step = computed(() => {
+    const c = ready.value;
+    if (!c) return null;
+    const s = core.stepTime(c);
+    return 'step_seconds' in s ? s : null;
+  });
+
+  // ------------------------------------------------------------ sweep
+  const sweepAxis = signal('training.seq_len');
+  const ranges = signal<Record<string, Range>>({});
+  const range = computed<Range>(() => {
+    const a = axisOf(sweepAxis.value);
+    return ranges.value[a.path] ?? { from: a.from, to: a.to, points: a.points, spacing: a.spacing };
+  });
+  const sweepPlan = computed<{ values: (number | string)[] } | { error: string }>(() => {
+    const a = axisOf(sweepAxis.value);
+    if (a.categorical) return { values: core.field(a.path)?.values ?? [] };
+    const r = range.value;
+    const v = sweepValues(r.from, r.to, r.points, r.spacing, core.field(a.path)?.kind !== 'num');
+    return typeof v === 'string' ? { error: v } : { values: v };
+  });
+  const sweep = signal<Job<SweepData>>(idle());
+
+  function setRange(patch: Partial<Range>) {
+    ranges.value = { ...ranges.value, [sweepAxis.value]: { ...range.value, ...patch } };
+  }
+
+  // ------------------------------------------------------------ search
+  const searchGpus = signal<number | null>(null); // null: the config's GPU count
+  const searchBatch = signal<number | null>(null); // null: the config's micro-batch x grad. accum. x dp
+  const varySharding = signal(true);
+  const varyRecompute = signal(true);
+  const search = signal<Job<SearchResult>>(idle());
+  const sort = signal<{ key: SortKey; dir: 'asc' | 'desc' }>({ key: 'step_seconds', dir: 'asc' });
+  const searchOptions = computed<SearchOptions>(() => ({
+    gpus: searchGpus.value ?? (app.get('parallel.gpus') as number),
+    global_batch: searchBatch.value ?? 0,
+    free_fraction: freeFraction.value,
+    max_micro_batch: 16,
+    vary_sharding: varySharding.value,
+    vary_recompute: varyRecompute.value,
+  }));
+  const rows = computed<LayoutRow[]>(() => {
+    const r = search.value.data;
+    return r ? layoutRows(r, (app.resolved.value.parallel as Config | undefined)?.engine as string ?? 'fsdp2') : [];
+  });
+
+  // one runner for both: a generation per kind drops answers that were overtaken
+  const gen = { sweep: 0, search: 0 };
+  function start<T>(kind: 'sweep' | 'search', target: Signal<Job<T>>, key: string, job: Parameters<PlannerBackend['run']>[0], pick: (d: Done) => T) {
+    const g = ++gen[kind];
+    target.value = { ...target.peek(), status: 'running', error: null, inflight: true };
+    backend.run(job).then(
+      (d) => {
+        if (g !== gen[kind]) return;
+        target.value = d.ok
+          ? { status: 'done', data: pick(d), key, error: null, ms: d.ms, roundMs: d.roundMs, where: d.where, inflight: false }
+          : { ...target.peek(), status: 'error', key, error: d.error.message, ms: d.ms, roundMs: d.roundMs, where: d.where, inflight: false };
+      },
+      (e: unknown) => {
+        if (g !== gen[kind] || e instanceof Cancelled) return;
+        target.value = { ...target.peek(), status: 'error', key, error: String((e as Error).message ?? e), inflight: false };
+      },
+    );
+  }
+
+  const sweepKey = computed(() => {
+    const c = ready.value, p = sweepPlan.value;
+    if (!c || 'error' in p) return null;
+    return stableJson([withoutKey(c, sweepAxis.value), sweepAxis.value, p.values]);
+  });
+  let sweepRunningKey: string | null = null;
+  function runSweepNow() {
+    const c = ready.value, p = sweepPlan.value, key = sweepKey.value;
+    if (!c || 'error' in p || !key) return;
+    const path = sweepAxis.value;
+    sweepRunningKey = key;
+    start<SweepData>('sweep', sweep, key, { kind: 'sweep', config: c, path, values: p.values }, (d) => ({ path, points: d.kind === 'sweep' && d.ok ? d.points : [] }));
+  }
+
+  const currentSearchKey = computed(() => {
+    const c = ready.value;
+    return c ? searchKey(c, searchOptions.value) : null;
+  });
+  let searchRunningKey: string | null = null;
+  function runSearchNow() {
+    const c = ready.value, key = currentSearchKey.value;
+    if (!c || !key) return;
+    searchRunningKey = key;
+    start<SearchResult>('search', search, key, { kind: 'search', config: c, options: searchOptions.value }, (d) => (d.kind === 'search' && d.ok ? d.result : { candidates: 0, valid: 0, fitting: 0, layouts: [] }));
+  }
+
+  function cancelSearch() {
+    gen.search++;
+    clearTimeout(searchTimer);
+    backend.cancel('search');
+    searchRunningKey = null;
+    if (search.peek().status === 'running') search.value = { ...search.peek(), status: 'idle', inflight: false };
+  }
+
+  let sweepTimer: ReturnType<typeof setTimeout> | undefined, searchTimer: ReturnType<typeof setTimeout> | undefined;
+  const disposers = [
+    effect(() => {
+      const key = sweepKey.value;
+      if (tab.value !== 'sweep' || !key || key === sweep.peek().key) return;
+      if (sweep.peek().status === 'running' && key === sweepRunningKey) return;
+      clearTimeout(sweepTimer);
+      sweepTimer = setTimeout(runSweepNow, SWEEP_DELAY_MS);
+    }),
+    effect(() => {
+      const key = currentSearchKey.value;
+      if (tab.value !== 'search' || !key) return;
+      const cur = search.peek();
+      if (cur.status === 'running' && key === searchRunningKey) return; // already on it
+      if (cur.status === 'running') {
+        // a new input: stop the search under way (terminates its worker); the next starts when typing pauses
+        gen.search++;
+        backend.cancel('search');
+        searchRunningKey = null;
+        search.value = { ...search.peek(), inflight: false };
+      }
+      clearTimeout(searchTimer);
+      if (key === cur.key && cur.status !== 'idle') {
+        if (cur.status === 'running') search.value = { ...search.peek(), status: cur.error ? 'error' : 'done' };
+        return;
+      }
+      if (cur.key !== null) search.value = { ...search.peek(), status: 'running', error: null };
+      searchTimer = setTimeout(runSearchNow, cur.key === null ? 0 : SEARCH_DELAY_MS);
+    }),
+  ];
+
+  /** Load a found layout into the config (merge() of its patch). */
+  function loadLayout(l: LayoutRow) {
+    const config = app.config.value;
+    const next = configToDoc(core, merge(config, l.patch));
+    if (next.ok) app.load(next.doc);
+  }
+
+  // ------------------------------------------------------------ A/B
+  const pinned = signal<Pinned | null>(null);
+  const diff = computed(() => {
+    const a = pinned.value, b = app.result.value;
+    return a && b ? diffResults(a.result, b) : null;
+  });
+  function pin() {
+    const r = app.result.value;
+    if (!r) return;
+    pinned.value = { doc: app.doc.value, values: app.values.value, result: r, step: step.value };
+  }
+
+  // ------------------------------------------------------------ measured
+  const measurement = signal<LoadedMeasurement | null>(null);
+  const measureMessage = signal<string | null>(null);
+  const measured = computed(() => {
+    const m = measurement.value, r = app.result.value;
+    return m && r ? compare(r, m.m) : null;
+  });
+
+  /** A probe result, an accuracy case or a bare measurement; a probe result's config is loaded too. */
+  function loadMeasurement(name: string, text: string): boolean {
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (e) {
+      measureMessage.value = `${name}: not valid JSON (${(e as Error).message})`;
+      return false;
+    }
+    const m = readMeasurement(doc);
+    if ('error' in m) {
+      measureMessage.value = `${name}: ${m.error}`;
+      return false;
+    }
+    const config = (doc as { config?: unknown }).config;
+    let note: string | null = null;
+    if (config !== undefined) {
+      const d = configToDoc(core, config);
+      if (d.ok) app.load(d.doc);
+      else note = `${name}: its config was not loaded (${d.message}); comparing with the config on screen.`;
+    }
+    batch(() => {
+      measurement.value = { name, m };
+      measureMessage.value = note;
+    });
+    return true;
+  }
+
+  return {
+    freeFraction,
+    tab,
+    fits,
+    step,
+    sweepAxis,
+    range,
+    setRange,
+    sweepPlan,
+    sweep,
+    runSweepNow,
+    searchGpus,
+    searchBatch,
+    varySharding,
+    varyRecompute,
+    searchOptions,
+    search,
+    rows,
+    sort,
+    runSearchNow,
+    cancelSearch,
+    loadLayout,
+    pinned,
+    pin,
+    diff,
+    measurement,
+    measureMessage,
+    measured,
+    loadMeasurement,
+    /** the key of the config now: a job whose key differs is stale */
+    sweepKey,
+    currentSearchKey,
+    dispose() {
+      disposers.forEach((d) => d());
+      clearTimeout(sweepTimer);
+      clearTimeout(searchTimer);
+      backend.cancel('sweep');
+      backend.cancel('search');
+    },
+  };
+}

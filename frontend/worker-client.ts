@@ -1,0 +1,126 @@
+// The page's side of the planner Worker: one worker per kind of job (sweeps,
+// searches), each with one job at a time. A new search preempts the running
+// one by terminating its worker (a search is a single call into the core,
+// so there is nothing to interrupt politely) and the next job starts a fresh
+// one; a new
+// sweep waits for the running one (they take milliseconds) and replaces any
+// sweep still waiting. Where there is no Worker (tests, old browsers) the
+// same jobs run in-thread.
+import type { Core } from '../wasm/llmem.js';
+import { handleRequest, type PlannerReply, type PlannerRequest } from './planner.js';
+
+export type Job = PlannerRequest extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+export type Done = PlannerReply & { roundMs: number; where: 'worker' | 'main thread' };
+
+export interface PlannerBackend {
+  run(job: Job): Promise<Done>;
+  /** Stop the running and waiting jobs of a kind (their promises reject with Cancelled). */
+  cancel(kind: Job['kind']): void;
+}
+
+export class Cancelled extends Error {
+  constructor() {
+    super('cancelled');
+  }
+}
+
+type Pending = { job: Job; resolve: (d: Done) => void; reject: (e: Error) => void };
+
+let nextId = 0;
+
+class Lane {
+  private w: Worker | null = null;
+  private busy: (Pending & { id: number; t0: number }) | null = null;
+  private waiting: Pending | null = null;
+
+  constructor(private readonly spawn: () => Worker, private readonly coreUrl: string, private readonly preempt: boolean) {}
+
+  run(job: Job): Promise<Done> {
+    return new Promise<Done>((resolve, reject) => {
+      const p = { job, resolve, reject };
+      if (this.busy && !this.preempt) {
+        this.waiting?.reject(new Cancelled());
+        this.waiting = p;
+        return;
+      }
+      if (this.busy) this.kill();
+      this.start(p);
+    });
+  }
+
+  cancel() {
+    this.waiting?.reject(new Cancelled());
+    this.waiting = null;
+    if (this.busy) this.kill();
+  }
+
+  private worker(): Worker {
+    if (this.w) return this.w;
+    const w = this.spawn();
+    w.onmessage = (e: MessageEvent) => this.onReply(e.data as PlannerReply | { type: 'failed'; message: string });
+    w.onerror = (e) => this.fail(new Error(e.message || 'the planner worker failed'));
+    w.postMessage({ type: 'init', coreUrl: this.coreUrl });
+    return (this.w = w);
+  }
+
+  private start(p: Pending) {
+    const id = ++nextId;
+    this.busy = { ...p, id, t0: performance.now() };
+    this.worker().postMessage({ ...p.job, id });
+  }
+
+  private onReply(r: PlannerReply | { type: 'failed'; message: string }) {
+    if ('type' in r) return this.fail(new Error(`the planner worker could not load the core: ${r.message}`));
+    const b = this.busy;
+    if (!b || r.id !== b.id) return;
+    this.busy = null;
+    b.resolve({ ...r, roundMs: performance.now() - b.t0, where: 'worker' });
+    this.next();
+  }
+
+  private fail(e: Error) {
+    const b = this.busy;
+    this.busy = null;
+    this.w?.terminate();
+    this.w = null;
+    b?.reject(e);
+    this.next();
+  }
+
+  private next() {
+    const w = this.waiting;
+    this.waiting = null;
+    if (w) this.start(w);
+  }
+
+  private kill() {
+    this.w?.terminate();
+    this.w = null;
+    const b = this.busy;
+    this.busy = null;
+    b?.reject(new Cancelled());
+    // the next worker starts with the next job (starting one now would compete with the typing that cancelled this one)
+  }
+}
+
+/** Sweeps and searches in Web Workers; coreUrl is the core module the page loaded. */
+export function workerBackend(coreUrl: string): PlannerBackend {
+  const spawn = () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'llmem-planner' });
+  const lanes = { sweep: new Lane(spawn, coreUrl, false), search: new Lane(spawn, coreUrl, true) };
+  return {
+    run: (job) => lanes[job.kind].run(job),
+    cancel: (kind) => lanes[kind].cancel(),
+  };
+}
+
+/** The same jobs on the calling thread (Vitest, or no Worker). */
+export function localBackend(core: Core): PlannerBackend {
+  return {
+    run: async (job) => {
+      const t0 = performance.now();
+      const r = handleRequest(core, { ...job, id: ++nextId } as PlannerRequest);
+      return { ...r, roundMs: performance.now() - t0, where: 'main thread' };
+    },
+    cancel: () => {},
+  };
+}

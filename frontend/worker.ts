@@ -1,0 +1,25 @@
+// The planner's Web Worker: its own Core instance, for sweeps and layout
+// searches, so the page stays responsive. The core module is the page's
+// own file (its URL comes in the first message), fetched once and cached by
+// the service worker, not a second copy bundled here. Cancelling a search
+// is terminating this worker (a search is one call into the core).
+import { Core, type CoreFactory } from '../wasm/llmem.js';
+import { handleRequest, type PlannerRequest } from './planner.js';
+
+type Message = { type: 'init'; coreUrl: string } | PlannerRequest;
+
+let core: Promise<Core> | null = null;
+// (typed by hand: the project's lib is the DOM one)
+const scope = self as unknown as { onmessage: ((e: MessageEvent<Message>) => void) | null; postMessage(m: unknown): void };
+
+scope.onmessage = async (e: MessageEvent<Message>) => {
+  const msg = e.data;
+  if ('type' in msg) {
+    core = import(/* @vite-ignore */ msg.coreUrl).then((m: { default: CoreFactory }) => Core.load(m.default));
+    core.catch((err: unknown) => scope.postMessage({ type: 'failed', message: String((err as Error)?.message ?? err) }));
+    return;
+  }
+  if (!core) return;
+  const c = await core;
+  scope.postMessage(handleRequest(c, msg));
+};

@@ -3,7 +3,7 @@
 // core.sweep, categorical ones by building configs), the largest fit and the
 // step time of the headline, layout rows (sort, sharding, the patch that loads
 // one), the Pareto front, and the A/B and measured comparisons. No DOM.
-import type { Config, Core, ConfigError, EstimateResult, Json, Layout, SearchOptions, SearchResult } from '../wasm/llmem.js';
+import type { Config, Core, ConfigError, EstimateResult, Json, Layout, Readings, SearchOptions, SearchResult } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { merge } from './config/resolve.js';
 import { estimatedPhasePeaks, PHASES, type Measurement, type Phase } from './config/compare.js';
@@ -66,16 +66,9 @@ export function sweepValues(from: number, to: number, points: number, spacing: S
 }
 
 /** One point of a sweep as the page draws it (a categorical value is its index, with its name). */
-export interface PlanPoint {
+export interface PlanPoint extends Readings {
   value: number;
   label: string;
-  ok: boolean;
-  error?: string;
-  peak_allocated_bytes: number;
-  peak_reserved_bytes: number;
-  device_used_bytes: number;
-  capacity_bytes: number;
-  fits: boolean;
 }
 
 const nested = (path: string, value: Json): Config => {

@@ -60,7 +60,6 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
   double emb_head = st->embedding_count + st->head_count;
   double wb = pl->weight_bytes, mb = pl->master_bytes;
   double param_div_d = shard_params ? Nd : 1, param_div_e = shard_params ? Ne : 1;
-  double grad_div_d = shard_grads ? Nd : 1, grad_div_e = shard_grads ? Ne : 1;
   double opt_div_d = shard_opt ? Nd : 1, opt_div_e = shard_opt ? Ne : 1;
 
   /* ---- weights ---- */
@@ -109,7 +108,7 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
     r.gradients_lazy = 1;
   } else if (deepspeed) {
     /* DeepSpeed (stage_1_and_2.py L3093): 16-bit grads and an fp32 partition */
-    double g16 = trainable_dense / (z >= 2 ? Nd : 1) * wb + trainable_expert / (z >= 2 ? Ne : 1) * wb;
+    double g16 = trainable_dense / (shard_grads ? Nd : 1) * wb + trainable_expert / (shard_grads ? Ne : 1) * wb;
     double g32 = pl->grad_bytes == 4 && mb > 0 ? (trainable_dense / opt_div_d + trainable_expert / opt_div_e) * 4 : 0;
     grads = g16 + g32;
     r.gradients_lazy = z < 2;
@@ -123,8 +122,6 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
     /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
     if (engine == LLMEM_ENGINE_DDP && !pl->grad_as_bucket_view) r.comm_persistent += grads;
   }
-  (void)grad_div_d;
-  (void)grad_div_e;
 
   /* ---- optimizer states ---- */
   double opt;

@@ -366,45 +366,17 @@ def dry_run_capabilities(caps, assume=(), local_only=False):
 # --------------------------------------------------------------------------
 
 def count_params_analytic(m):
-    """Dense-decoder parameter count by llmem's rules (HF-exact; tied tensors once)."""
-    h, V, L = m["hidden"], m["vocab"], m["layers"]
-    a = m["heads"]
-    g = m.get("kv_heads") or a
-    d = m.get("head_dim") or h // a
-    nw = 1 if m.get("norm", "rmsnorm") == "rmsnorm" else 2
-    attn = h * a * d + 2 * h * g * d + a * d * h
-    if m.get("bias"):
-        attn += a * d + 2 * g * d + h
-    elif m.get("qkv_bias"):
-        attn += a * d + 2 * g * d
-    qk = m.get("qk_norm", "none")
-    attn += {"none": 0, "head": 2 * d, "full": a * d + g * d}[qk]
-    if m.get("attn_sinks"):
-        attn += a
-    f = m["ffn_hidden"]
-    gated = m.get("mlp", "gated") == "gated"
-    mlp = (3 if gated else 2) * h * f
-    if m.get("bias"):
-        mlp += (2 * f + h) if gated else (f + h)
-    norms = m.get("norms_per_layer", 2) * nw * h
-    total = L * (attn + mlp + norms) + V * h
-    if m.get("position", "rope") == "learned":
-        total += m["max_positions"] * h
-    total += m.get("type_vocab", 0) * h
-    if m.get("embedding_norm"):
-        total += nw * h
-    if m.get("final_norm", True):
-        total += nw * h
-    head = m.get("head", "lm")
-    if head == "lm":
-        if not m.get("tied_embeddings"):
-            total += V * h
-        if m.get("lm_head_bias"):
-            total += V
-    elif head == "classification":
-        n = m.get("num_labels", 2)
-        total += h * h + h + n * h + n
-    return total
+    """Parameter count by llmem's rules (HF-exact; tied tensors once): the
+    catalog's own checker, frontend/config/catalog/check_params.py."""
+    return _catalog_checker().count(m)[0]
+
+
+def _catalog_checker():
+    path = os.path.join(REPO_ROOT, "frontend", "config", "catalog", "check_params.py")
+    spec = importlib.util.spec_from_file_location("llmem_check_params", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def lora_params_analytic(m, rank, targets):

@@ -368,6 +368,11 @@ def dry_run_capabilities(caps, assume=(), local_only=False):
 def count_params_analytic(m):
     """Parameter count by llmem's rules (HF-exact; tied tensors once): the
     catalog's own checker, frontend/config/catalog/check_params.py."""
+    m = dict(m)
+    if not (m.get("moe") or {}).get("experts"):
+        m["moe"] = None  # the defaults' MoE group with no experts: a dense model
+    if not (m.get("mla") or {}).get("kv_lora_rank"):
+        m["mla"] = None
     return _catalog_checker().count(m)[0]
 
 

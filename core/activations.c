@@ -137,17 +137,17 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double mlp_in = keep_mlp_in ? out_h * sh.lin : 0;
   double mlp = 0, mlp_temp = 0;
   double f_t = pl->ffn / t;
+  /* MoE: each rank receives tokens * top_k routed copies in expectation, times
+   * the load imbalance (or the capacity bound when tokens are dropped) */
+  double rho = pl->capacity_factor > 0 ? pl->capacity_factor : pl->load_imbalance;
+  double routed = moe ? rho * T * pl->top_k : 0, f_e = pl->expert_ffn / pl->etp;
   if (!moe) {
     mlp = mlp_internal_bytes(pl, &sh, T, f_t, keep_down_in);
     mlp_temp = (pl->gated ? 3 : 2) * T * f_t * ab;
   } else {
     /* Router and dispatch (memory-model.md §7.10 [DERIVED]): fp32 logits and
-     * probabilities, top-k indices; each rank receives tokens*top_k routed
-     * copies in expectation, times the load imbalance (or the capacity). */
+     * probabilities, top-k indices, permuted tokens, expert intermediates. */
     double E = pl->experts, k = pl->top_k;
-    double rho = pl->capacity_factor > 0 ? pl->capacity_factor : pl->load_imbalance;
-    double routed = rho * T * k;
-    double f_e = pl->expert_ffn / pl->etp;
     double router = T * E * 4 * 2 + T * k * 8;
     double dispatched = routed * h * sh.lin;               /* permuted tokens = expert fc1 input */
     double experts = mlp_internal_bytes(pl, &sh, routed, f_e, 1);
@@ -175,11 +175,8 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
       if (m & (1 << LLMEM_RM_LAYERNORM)) saved -= qkv_in + mlp_in; /* norm outputs rebuilt */
       if ((m & (1 << LLMEM_RM_MLP)) && !moe) saved -= mlp;
       if ((m & (1 << LLMEM_RM_MOE)) && moe) saved -= mlp;
-      if ((m & (1 << LLMEM_RM_MOE_ACT)) && moe) {
-        double f_e = pl->expert_ffn / pl->etp;
-        double routed = (pl->capacity_factor > 0 ? pl->capacity_factor : pl->load_imbalance) * T * pl->top_k;
+      if ((m & (1 << LLMEM_RM_MOE_ACT)) && moe) /* keep the fc2 input, rebuild the activation */
         saved -= mlp_internal_bytes(pl, &sh, routed, f_e, 1) - routed * f_e * sh.lin;
-      }
       if ((m & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) saved -= qkv;
       break;
     }

@@ -9,6 +9,7 @@ import { resolveConfig } from './config/resolve.js';
 import { cliCommand, exportJson, importJson } from './config/share.js';
 import { decodeHash, encodeHash } from './config/url.js';
 import { PLACED, visible } from './fields.js';
+import { createIo } from './io-state.js';
 import { createPlanner } from './planner-state.js';
 import { localBackend, type PlannerBackend } from './worker-client.js';
 
@@ -20,10 +21,13 @@ export interface Draft {
 export type AppState = ReturnType<typeof createAppState>;
 export type BaseState = ReturnType<typeof createBaseState>;
 
-/** The app state and the planner beside it (sweeps and searches run by `backend`: the page passes its Worker). */
+/**
+ * The app state, the planner beside it (sweeps and searches run by `backend`:
+ * the page passes its Worker) and the Import / Export dialogs.
+ */
 export function createAppState(core: Core, hash = '', backend: PlannerBackend = localBackend(core)) {
   const base = createBaseState(core, hash);
-  return { ...base, planner: createPlanner(base, backend) };
+  return { ...base, planner: createPlanner(base, backend), io: createIo(base) };
 }
 
 function createBaseState(core: Core, hash: string) {
@@ -186,17 +190,23 @@ function createBaseState(core: Core, hash: string) {
     });
   }
 
+  /** An imported config replaces the one on screen. */
+  function importDoc(next: Doc) {
+    batch(() => {
+      load(next);
+      importMessage.value = null;
+      linkMessage.value = null;
+    });
+  }
+
+  /** Config-v1 JSON text replaces the config, or sets importMessage and changes nothing. */
   function importText(text: string): boolean {
     const r = importJson(core, text);
     if (!r.ok) {
       importMessage.value = `Import failed${r.path ? ` at ${r.path}` : ''}: ${r.message}`;
       return false;
     }
-    batch(() => {
-      load(r.doc);
-      importMessage.value = null;
-      linkMessage.value = null;
-    });
+    importDoc(r.doc);
     return true;
   }
 
@@ -234,6 +244,7 @@ function createBaseState(core: Core, hash: string) {
     clearGroup,
     load,
     openHash,
+    importDoc,
     importText,
     reset,
   };

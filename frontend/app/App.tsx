@@ -1,9 +1,12 @@
-// Layout only: header, inputs (left), results (right); stacked on a phone.
+// Layout only: header, inputs (left), results (right); stacked on a phone; the Import / Export dialogs.
 import type { AppState } from '../state.js';
 import { PLACED, SECTIONS, type Section } from '../fields.js';
 import { StateContext } from './context.js';
+import { ExportDialog } from './ExportDialog.js';
 import { Header } from './Header.js';
+import { ImportDialog } from './ImportDialog.js';
 import { Notices } from './Notices.js';
+import { PageDrop } from './PageDrop.js';
 import { InputPanel } from './InputPanel.js';
 import { Results } from './Results.js';
 import { Summary } from './Summary.js';
@@ -11,6 +14,7 @@ import { Summary } from './Summary.js';
 export function App({ state }: { state: AppState }) {
   // keys the core gained after fields.ts was written still get an input
   const other = state.fields.map((f) => f.path).filter((p) => !PLACED.includes(p) && p !== 'model.preset' && p !== 'hardware.gpu');
+  const dialog = state.io.dialog.value;
   const sections: Section[] = other.length ? [...SECTIONS, { id: 'other', title: 'Other settings', groups: [{ paths: other }] }] : SECTIONS;
   return (
     <StateContext.Provider value={state}>
@@ -29,6 +33,9 @@ export function App({ state }: { state: AppState }) {
         Computed in your browser by the llmem core (C, WebAssembly): the same numbers as <code>npx llmem estimate</code>. Works offline
         after the first visit; nothing is sent anywhere.
       </footer>
+      {dialog === 'import' && <ImportDialog />}
+      {dialog === 'export' && <ExportDialog />}
+      <PageDrop />
     </StateContext.Provider>
   );
 }

@@ -1,5 +1,6 @@
-// Copy link, copy the CLI command, export / import config-v1 JSON, reset.
-import { useRef, useState } from 'preact/hooks';
+// Copy link, copy the CLI command, the Export and Import dialogs (config v1 JSON
+// and the training frameworks' formats), reset.
+import { useEffect, useState } from 'preact/hooks';
 import { useApp } from './context.js';
 
 async function copy(text: string): Promise<boolean> {
@@ -13,8 +14,14 @@ async function copy(text: string): Promise<boolean> {
 
 export function ShareBar() {
   const s = useApp();
-  const file = useRef<HTMLInputElement>(null);
   const [status, setStatus] = useState('');
+  const notice = s.io.notice.value;
+  // the last import's line, shown for a while
+  useEffect(() => {
+    if (!notice) return;
+    const t = setTimeout(() => (s.io.notice.value = ''), 4000);
+    return () => clearTimeout(t);
+  }, [notice]);
   // shown when the clipboard is not available, for copying by hand
   const [manual, setManual] = useState<string | null>(null);
 
@@ -26,23 +33,6 @@ export function ShareBar() {
     setTimeout(() => setStatus(''), 2500);
   };
 
-  const exportFile = () => {
-    const url = URL.createObjectURL(new Blob([s.exportText.value], { type: 'application/json' }));
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = 'llmem-config.json';
-    a.click();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
-  };
-
-  const importFile = async (e: Event) => {
-    const input = e.currentTarget as HTMLInputElement;
-    const f = input.files?.[0];
-    input.value = '';
-    if (!f) return;
-    if (s.importText(await f.text())) setStatus(`Loaded ${f.name}`);
-  };
-
   return (
     <div class="share">
       <div class="share-buttons" role="group" aria-label="Share and files">
@@ -52,18 +42,17 @@ export function ShareBar() {
         <button type="button" onClick={() => share('cli')} data-testid="copy-cli" title={s.cli.value}>
           Copy CLI
         </button>
-        <button type="button" onClick={exportFile} data-testid="export" title="Download the config (config v1 JSON)">
-          Export
+        <button type="button" onClick={() => s.io.openExport()} data-testid="export" aria-haspopup="dialog" title="config v1 JSON, DeepSpeed JSON, Megatron-LM arguments, torchtitan TOML">
+          Export…
         </button>
-        <button type="button" onClick={() => file.current?.click()} data-testid="import" title="Load a config v1 JSON file">
-          Import
+        <button type="button" onClick={() => s.io.openImport()} data-testid="import" aria-haspopup="dialog" title="A Hugging Face config.json, a training framework's config, or config v1 JSON (or drop the file on the page)">
+          Import…
         </button>
-        <input ref={file} type="file" accept=".json,application/json" hidden onChange={importFile} data-testid="import-file" aria-label="Import a config file" />
         <button type="button" class="link" onClick={() => s.reset()} title="Back to Llama 3.1 8B on 8x H100 with FSDP2">
           Reset
         </button>
-        <span class="share-status" role="status">
-          {status}
+        <span class="share-status" role="status" data-testid="share-status">
+          {status || notice}
         </span>
       </div>
       {s.importMessage.value && (

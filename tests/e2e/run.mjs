@@ -3,8 +3,11 @@
 // Chromium: default view, edits, share link, CLI parity, bad input, offline
 // reload through the service worker, sub-path hosting, no foreign requests;
 // the planner (largest fit, step time, sweeps and layout searches in the Web
-// Worker, A/B, measured overlay). Saves screenshots to tests/out/screenshots/
-// and prints a size, latency and planner benchmark report. Builds nothing. Last line: "N passed, N failed"; exit 1 on failure.
+// Worker, A/B, measured overlay); the Import dialog (HF config.json by picker
+// and by drop, malformed input, torchtitan) and the Export dialog (Megatron
+// arguments, config v1 download), lazily loaded and offline too. Saves
+// screenshots to tests/out/screenshots/ and prints a size (first load and the
+// lazy importer chunk), latency and planner benchmark report. Builds nothing. Last line: "N passed, N failed"; exit 1 on failure.
 //
 //   npm run build && node tests/e2e/run.mjs
 //   CHROMIUM=/path/to/chrome node tests/e2e/run.mjs
@@ -164,6 +167,25 @@ async function jobDone(page, kind, timeout = 20000) {
   await page.waitForSelector(`[data-testid=${kind}-status][data-status=done]`, { timeout });
   return page.evaluate((k) => ({ ...document.querySelector(`[data-testid=${k}-status]`).dataset }), kind);
 }
+const fixture = (p) => readFileSync(join(root, 'tests/fixtures/import', p), 'utf8');
+/** Open the Import dialog (its importers load on the first open). */
+async function openImport(page) {
+  await page.click('[data-testid=import]');
+  await page.waitForSelector('[data-testid=import-dialog][open]');
+  await page.waitForSelector('[data-testid=import-loading]', { state: 'detached', timeout: 10000 });
+}
+const selectedText = (page, sel) => page.$eval(sel, (el) => el.selectedOptions[0]?.textContent ?? '');
+const numberOf = async (page, sel) => Number((await page.inputValue(sel)).replace(/,/g, ''));
+/** Drop a file on the page (not on a drop zone of its own), as a person dragging it from the desktop. */
+async function dropOnPage(page, name, content, type = 'application/json') {
+  await page.evaluate(([n, c, t]) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([c], n, { type: t }));
+    const target = document.querySelector('.layout');
+    target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, [name, content, type]);
+}
 
 try {
   await waitForHttp(`${origin}/`);
@@ -254,12 +276,21 @@ try {
     assert(/enter a value/.test(await text(page, '.field.has-error .field-error')), 'empty field message');
     await setField(page, 'training.seq_len', '4096');
     await page.waitForSelector('[data-testid=error-banner]', { state: 'detached' });
-    // broken JSON import
+    // broken JSON import (config v1 through the Import dialog): a message, nothing applied
+    await openImport(page);
     await page.setInputFiles('[data-testid=import-file]', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"parallel": {"tp": 2}') });
-    assert(/not valid JSON/.test(await text(page, '[data-testid=import-message]')), 'import message');
+    await page.waitForSelector('[data-testid=import-error]');
+    assert(/not valid JSON/.test(await text(page, '[data-testid=import-error]')), 'import message');
+    assert(await page.isDisabled('[data-testid=import-apply]'), 'Apply enabled on broken input');
+    await page.click('[data-testid=import-dialog-close]');
+    await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
     assert(JSON.stringify(await readings(page)) === JSON.stringify(good), 'import kept the result');
-    // a good import replaces the config
+    // a good config v1 import replaces the config
+    await openImport(page);
     await page.setInputFiles('[data-testid=import-file]', { name: 'ok.json', mimeType: 'application/json', buffer: Buffer.from('{"version":1,"model":{"preset":"qwen2.5-7b"},"parallel":{"tp":2},"hardware":{"gpu":"h100-sxm-80gb"}}') });
+    await page.waitForSelector('[data-testid=import-preview]');
+    assert(/config v1/.test(await selectedText(page, '[data-testid=import-kind]')), 'config v1 detected');
+    await page.click('[data-testid=import-apply]');
     await page.waitForFunction(() => location.hash === '#v1/model.preset=qwen2.5-7b&parallel.tp=2');
     // garbage hash
     const p3 = await open(ctx, `${origin}/#v1/parallel.tp=banana`);
@@ -303,6 +334,87 @@ try {
     report.push(`latency  input change -> redrawn chart: median ${med.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`);
   });
 
+
+  await test('import: a Hugging Face config.json by file picker and by drop; malformed JSON changes nothing; torchtitan', async () => {
+    await page.goto(`${origin}/`);
+    await page.waitForSelector('[data-testid=peak]');
+    const hint0 = await text(page, '.picker .hint');
+    const peak0 = await text(page, '[data-testid=peak]');
+    // file picker
+    await openImport(page);
+    await page.setInputFiles('[data-testid=import-file]', join(root, 'tests/fixtures/import/hf/qwen2.5-7b.json'));
+    await page.waitForSelector('[data-testid=import-preview]');
+    assert(/Detected: Hugging Face config\.json/.test(await selectedText(page, '[data-testid=import-kind]')), 'kind not detected');
+    assert(/sliding_window/.test(await text(page, '[data-testid=import-notes]')), 'notes list');
+    assert((await page.locator('[data-testid=import-unsupported]').count()) === 1, 'unsupported list');
+    assert(/qwen2\.5-7b/.test(await text(page, '[data-testid=import-model]')), 'model name in the preview');
+    assert(/model\.layers/.test(await text(page, '[data-testid=import-changes]')), 'changes list');
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('dialog input:not([hidden]), dialog select, dialog textarea')].filter((el) => !el.labels?.length && !el.getAttribute('aria-label')).map((el) => el.id),
+    );
+    assert(unlabelled.length === 0, `unlabelled in the dialog: ${unlabelled}`);
+    assert(peak0 === (await text(page, '[data-testid=peak]')), 'the preview changed the page');
+    await page.click('[data-testid=import-apply]');
+    await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
+    await waitChange(page, '.picker .hint', hint0);
+    assert((await page.inputValue('#f-model-preset')) === '', 'custom model expected');
+    assert((await page.inputValue('#f-model-layers')) === '28' && (await numberOf(page, '#f-model-hidden')) === 3584, 'Qwen2.5 7B layers and width');
+    assert(/7\.6\d B parameters/.test(await text(page, '.picker .hint')), `parameter count: ${await text(page, '.picker .hint')}`);
+    assert(peak0 !== (await text(page, '[data-testid=peak]')), 'peak unchanged');
+    assert(/Imported qwen2\.5-7b\.json/.test(await text(page, '[data-testid=share-status]')), 'status line');
+    // drop on the page: the dialog opens with the file
+    await page.click('text=Reset');
+    await page.waitForFunction(() => location.hash === '');
+    await dropOnPage(page, 'qwen2.5-7b.json', fixture('hf/qwen2.5-7b.json'));
+    await page.waitForSelector('[data-testid=import-dialog][open] [data-testid=import-preview]');
+    await page.click('[data-testid=import-apply]');
+    await page.waitForFunction(() => document.querySelector('#f-model-layers')?.value === '28');
+    // malformed JSON pasted: an inline message, Apply off, nothing changes
+    await page.click('text=Reset');
+    await page.waitForFunction(() => location.hash === '');
+    const good = await readings(page);
+    await openImport(page);
+    await page.fill('[data-testid=import-text]', '{"model_type": "llama", "hidden_size": 4096,');
+    await page.waitForSelector('[data-testid=import-error]');
+    assert(/not valid JSON/.test(await text(page, '[data-testid=import-error]')), `message: ${await text(page, '[data-testid=import-error]')}`);
+    assert(await page.isDisabled('[data-testid=import-apply]'), 'Apply enabled');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
+    await page.waitForTimeout(200);
+    assert(JSON.stringify(await readings(page)) === JSON.stringify(good) && (await page.evaluate(() => location.hash)) === '', 'malformed input changed the page');
+    // torchtitan: world size asked, training and parallel keys replaced
+    await openImport(page);
+    await page.setInputFiles('[data-testid=import-file]', join(root, 'tests/fixtures/import/torchtitan/llama3_8b.toml'));
+    await page.waitForSelector('[data-testid=import-world]');
+    await page.fill('[data-testid=import-world]', '16');
+    await page.waitForFunction(() => /parallel\.gpus/.test(document.querySelector('[data-testid=import-changes]')?.textContent ?? ''));
+    await page.click('[data-testid=import-apply]');
+    await page.waitForFunction(() => /training\.seq_len=8192/.test(location.hash));
+    assert((await numberOf(page, '#f-training-seq_len')) === 8192, 'seq_len');
+    assert((await page.inputValue('#f-training-recompute')) === 'per_op', 'recompute');
+    assert((await page.inputValue('#f-parallel-gpus')) === '16', 'gpus');
+  });
+
+  await test('export: Megatron arguments with what they cannot express; DeepSpeed; config v1 download', async () => {
+    await page.click('[data-testid=export]');
+    await page.waitForSelector('[data-testid=export-dialog][open]');
+    await page.click('[data-testid=export-megatron]');
+    await page.waitForFunction(() => /--tensor-model-parallel-size/.test(document.querySelector('[data-testid=export-text]')?.value ?? ''), null, { timeout: 10000 });
+    const line = await page.inputValue('[data-testid=export-text]');
+    assert(/--seq-length 8192/.test(line), `megatron line: ${line}`);
+    const cannot = await page.$$eval('[data-testid=export-unexpressed] li', (li) => li.map((l) => l.textContent));
+    assert(cannot.some((c) => /training\.recompute/.test(c)), `cannot express: ${cannot}`);
+    await page.click('[data-testid=export-copy]');
+    assert((await page.evaluate(() => navigator.clipboard.readText())) === line, 'copied text');
+    await page.click('[data-testid=export-deepspeed]');
+    await page.waitForFunction(() => /zero_optimization/.test(document.querySelector('[data-testid=export-text]')?.value ?? ''));
+    await page.click('[data-testid=export-config]');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-download]')]);
+    const saved = JSON.parse(readFileSync(await download.path(), 'utf8'));
+    assert(download.suggestedFilename() === 'llmem-config.json' && saved.training?.seq_len === 8192, `download ${download.suggestedFilename()}: ${JSON.stringify(saved)}`);
+    await page.click('[data-testid=export-dialog-close]');
+    await page.click('text=Reset');
+  });
 
   await test('headline: largest micro-batch and sequence that fit (as `llmem fit`), margin input, step time', async () => {
     await page.click('text=Reset');
@@ -534,6 +646,15 @@ try {
     await openTab(p2, 'measured');
     await p2.setInputFiles('[data-testid=measure-file]', join(root, 'tests/fixtures/probe-output.json'));
     await p2.waitForSelector('[data-testid=measured-table]');
+    // the importers' lazy chunk comes from the cache too: import and export offline
+    await openImport(p2);
+    await p2.fill('[data-testid=import-text]', fixture('hf/qwen2.5-7b.json'));
+    await p2.waitForSelector('[data-testid=import-preview]');
+    await p2.click('[data-testid=import-apply]');
+    await p2.waitForFunction(() => document.querySelector('#f-model-layers')?.value === '28');
+    await p2.click('[data-testid=export]');
+    await p2.click('[data-testid=export-torchtitan]');
+    await p2.waitForFunction(() => /\[parallelism\]/.test(document.querySelector('[data-testid=export-text]')?.value ?? ''));
     await c.close();
   });
 
@@ -600,6 +721,37 @@ try {
         await p.waitForSelector('[data-testid=measured-table]');
         await p.waitForTimeout(150);
         await p.locator('#results').screenshot({ path: join(shots, `${device}-${colorScheme}-planner-measured.png`) });
+        // the Import dialog (a Hugging Face config.json, then malformed input) and the Export dialog
+        await openImport(p);
+        await p.setInputFiles('[data-testid=import-file]', join(root, 'tests/fixtures/import/hf/qwen2.5-7b.json'));
+        await p.waitForSelector('[data-testid=import-preview]');
+        await p.waitForTimeout(150);
+        await p.screenshot({ path: join(shots, `${device}-${colorScheme}-import.png`) });
+        await p.fill('[data-testid=import-text]', '{"model_type": "llama", "hidden_size": 4096,');
+        await p.waitForSelector('[data-testid=import-error]');
+        await p.screenshot({ path: join(shots, `${device}-${colorScheme}-import-error.png`) });
+        await p.setInputFiles('[data-testid=import-file]', join(root, 'tests/fixtures/import/torchtitan/llama3_8b.toml'));
+        await p.waitForSelector('[data-testid=import-world]');
+        await p.waitForTimeout(150);
+        await p.screenshot({ path: join(shots, `${device}-${colorScheme}-import-torchtitan.png`) });
+        await p.click('[data-testid=import-dialog-close]');
+        await p.click('[data-testid=export]');
+        await p.click('[data-testid=export-megatron]');
+        await p.waitForFunction(() => /--tensor-model-parallel-size/.test(document.querySelector('[data-testid=export-text]')?.value ?? ''));
+        await p.waitForTimeout(150);
+        await p.screenshot({ path: join(shots, `${device}-${colorScheme}-export.png`) });
+        await p.click('[data-testid=export-dialog-close]');
+        if (device === 'desktop' && colorScheme === 'light') {
+          await p.evaluate(() => {
+            const dt = new DataTransfer();
+            dt.items.add(new File(['{}'], 'config.json', { type: 'application/json' }));
+            document.querySelector('.layout').dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+          });
+          await p.waitForSelector('[data-testid=page-drop]');
+          await p.screenshot({ path: join(shots, `${device}-${colorScheme}-drop.png`) });
+          await p.evaluate(() => document.dispatchEvent(new DragEvent('dragleave', { bubbles: true })));
+          await p.waitForSelector('[data-testid=page-drop]', { state: 'detached' });
+        }
         if (device === 'desktop') {
           await p.goto(`${origin}/#v1/model.preset=mixtral-8x7b&parallel.gpus=32&parallel.tp=2&parallel.pp=4&parallel.ep=4&parallel.engine=megatron&training.grad_accum=8`);
           await p.waitForSelector('[data-testid=timeline] canvas');
@@ -626,7 +778,8 @@ try {
   sub.close();
 }
 
-// size report: what a first visit transfers (gzip), wasm included (inlined in the core's JS)
+// size report: what a first visit transfers (gzip), wasm included (inlined in the core's JS), and
+// the importers / exporters chunk that the page loads when the Import or Export dialog opens
 const files = [];
 const walk = (d) => {
   for (const f of readdirSync(d)) {
@@ -636,26 +789,43 @@ const walk = (d) => {
   }
 };
 walk(dist);
-let app = 0, sw = 0;
+const LAZY = /^assets\/formats-[\w-]+\.js$/;
+let first = 0, lazy = 0, sw = 0;
 const rows = files.map((f) => {
   const gz = gzipSync(readFileSync(f), { level: 9 }).length;
   const rel = relative(dist, f);
   if (/^(sw\.js|workbox-)/.test(rel)) sw += gz;
-  else app += gz;
-  return `  ${rel.padEnd(48)} ${String(statSync(f).size).padStart(8)} B  gzip ${String(gz).padStart(7)} B`;
+  else if (LAZY.test(rel)) lazy += gz;
+  else first += gz;
+  return `  ${rel.padEnd(48)} ${String(statSync(f).size).padStart(8)} B  gzip ${String(gz).padStart(7)} B${LAZY.test(rel) ? '  (lazy)' : ''}`;
 });
+const kb = (b) => `${(b / 1024).toFixed(1)} KB`;
 console.log(`\nscreenshots in ${shots}`);
 console.log('size (dist/, gzip -9):');
 console.log(rows.join('\n'));
-console.log(`size     app JS + wasm + CSS: ${(app / 1024).toFixed(1)} KB gzip (budget <= 150 KB); service worker + workbox: ${(sw / 1024).toFixed(1)} KB`);
+console.log(`size     first load (app JS + wasm + CSS): ${kb(first)} gzip (budget <= 150 KB); importers + exporters chunk (lazy, on opening Import / Export): ${kb(lazy)}; total ${kb(first + lazy)}; service worker + workbox: ${kb(sw)}`);
 const coreFiles = files.filter((f) => /llmem_core/.test(f));
 if (coreFiles.length !== 1) {
   failed++;
   console.log(`FAIL the core module should be one file shared by the page and the Worker, found ${coreFiles.length}`);
 }
-if (app / 1024 > 150) {
+const lazyFiles = files.map((f) => relative(dist, f)).filter((f) => LAZY.test(f));
+const swText = existsSync(join(dist, 'sw.js')) ? readFileSync(join(dist, 'sw.js'), 'utf8') : '';
+if (lazyFiles.length !== 1) {
   failed++;
-  console.log(`FAIL size ${(app / 1024).toFixed(1)} KB gzip is over the 150 KB budget`);
+  console.log(`FAIL the importers and exporters should be one lazy chunk (assets/formats-*.js), found ${lazyFiles.length}`);
+} else if (!swText.includes(lazyFiles[0])) {
+  failed++;
+  console.log(`FAIL the service worker does not precache ${lazyFiles[0]} (import would not work offline)`);
+}
+const eager = files.filter((f) => !LAZY.test(relative(dist, f)) && /\.js$/.test(f) && /unsupported YAML|not a known DeepSpeed key/.test(readFileSync(f, 'utf8')));
+if (eager.length) {
+  failed++;
+  console.log(`FAIL importer code in the first load: ${eager.map((f) => relative(dist, f)).join(', ')}`);
+}
+if (first / 1024 > 150) {
+  failed++;
+  console.log(`FAIL first load ${kb(first)} gzip is over the 150 KB budget`);
 }
 for (const line of report) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);

@@ -2,9 +2,9 @@
 // what was assumed and what was left out, strict value readers, text parsers
 // and the catalog look-up of Hugging Face model ids.
 import { parse as parseToml } from 'smol-toml';
-import { parse as parseYaml } from 'yaml';
 import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
 import { MODELS } from '../catalog.js';
+import { parseYaml, YamlError } from './yaml.js';
 
 export type ImportKind =
   | 'hf'
@@ -158,7 +158,8 @@ export function parseYamlText(text: string, what: string): Obj {
   try {
     v = parseYaml(text);
   } catch (e) {
-    throw new ImportError('', `${what}: not valid YAML (${(e as Error).message.split('\n')[0]})`);
+    if (!(e instanceof YamlError)) throw e;
+    throw new ImportError('', e.unsupported ? `${what}: unsupported YAML (${e.message})` : `${what}: not valid YAML (${e.message})`);
   }
   return top(v, what);
 }

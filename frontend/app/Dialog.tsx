@@ -1,0 +1,40 @@
+// A modal dialog (the native <dialog>: focus kept inside, Escape closes, the
+// page behind is inert). Closes on Escape, the close button and a click on
+// the backdrop; the owner unmounts it.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+
+export function Dialog({ id, title, onClose, children, footer }: { id: string; title: string; onClose: () => void; children: ComponentChildren; footer?: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current!;
+    if (!d.open) d.showModal?.();
+    return () => d.open && d.close();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      class="dialog"
+      aria-labelledby={`${id}-title`}
+      data-testid={id}
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+      onClick={(e) => {
+        if (e.target === e.currentTarget) onClose(); // the backdrop
+      }}
+    >
+      <div class="dialog-box">
+        <div class="dialog-head">
+          <h2 id={`${id}-title`}>{title}</h2>
+          <button type="button" class="link dialog-close" onClick={onClose} aria-label="Close" data-testid={`${id}-close`}>
+            Close
+          </button>
+        </div>
+        <div class="dialog-body">{children}</div>
+        {footer && <div class="dialog-foot">{footer}</div>}
+      </div>
+    </dialog>
+  );
+}

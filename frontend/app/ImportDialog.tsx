@@ -1,0 +1,142 @@
+// Import a config: paste it, pick the file, or drop it (here or anywhere on the
+// page). The kind is detected (or chosen); Megatron and torchtitan take a world
+// size when the file does not say. The preview shows what Apply changes, what
+// was assumed and what was left out; malformed input is an inline message and
+// Apply stays off.
+import { useRef, useState } from 'preact/hooks';
+import { SOURCES, sourceLabel } from '../io-state.js';
+import type { SourceKind } from '../config/formats.js';
+import { useApp } from './context.js';
+import { Dialog } from './Dialog.js';
+import { ImportPreview } from './ImportPreview.js';
+
+export function ImportDialog() {
+  const s = useApp();
+  const io = s.io;
+  const file = useRef<HTMLInputElement>(null);
+  const [over, setOver] = useState(false);
+  const src = io.source.value;
+  const detected = io.detected.value;
+  const p = io.preview.value;
+  const ws = io.worldSize.value;
+  const footer = (
+    <>
+      <span class="muted dialog-foot-note">{p?.ok ? 'Nothing changes until Apply.' : ''}</span>
+      <button type="button" onClick={io.close}>
+        Cancel
+      </button>
+      <button type="button" class="primary" disabled={!p?.ok} onClick={() => io.apply()} data-testid="import-apply">
+        Apply
+      </button>
+    </>
+  );
+  return (
+    <Dialog id="import-dialog" title="Import a config" onClose={io.close} footer={footer}>
+      <p class="hint">
+        A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate, TrainingArguments,
+        LLaMA-Factory or axolotl config (replaces the settings it gives), or llmem's config v1 JSON (replaces everything). Read in this
+        browser: nothing is uploaded.
+      </p>
+      <div
+        class={`dropzone${over ? ' over' : ''}`}
+        data-testid="import-drop"
+        onDragOver={(e) => {
+          e.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={(e) => {
+          e.preventDefault();
+          setOver(false);
+          const f = e.dataTransfer?.files?.[0];
+          if (f) void io.readFile(f);
+        }}
+      >
+        <button type="button" autofocus onClick={() => file.current?.click()} data-testid="import-pick">
+          Choose a file…
+        </button>
+        <span class="muted">or drop it here, or paste it below</span>
+        <input
+          ref={file}
+          type="file"
+          hidden
+          accept=".json,.yaml,.yml,.toml,.sh,.txt,application/json,text/*"
+          aria-label="Config file to import"
+          data-testid="import-file"
+          onChange={(e) => {
+            const input = e.currentTarget as HTMLInputElement;
+            const f = input.files?.[0];
+            input.value = '';
+            if (f) void io.readFile(f);
+          }}
+        />
+      </div>
+      {io.fileMessage.value && (
+        <p class="field-error" role="alert" data-testid="import-file-message">
+          {io.fileMessage.value}
+        </p>
+      )}
+      <div class="field">
+        <label for="import-text">
+          Config text {src.name ? <span class="muted">from {src.name}</span> : null}
+        </label>
+        <textarea
+          id="import-text"
+          class="code"
+          rows={8}
+          spellcheck={false}
+          autocomplete="off"
+          placeholder={'{"model_type": "qwen2", "hidden_size": 3584, …}\nor --tensor-model-parallel-size 8 …, [training] …, zero_optimization: …'}
+          value={src.text}
+          onInput={(e) => io.setText((e.currentTarget as HTMLTextAreaElement).value)}
+          data-testid="import-text"
+        />
+      </div>
+      <div class="import-options">
+        <div class="field">
+          <label for="import-kind">Format</label>
+          <select
+            id="import-kind"
+            data-testid="import-kind"
+            onChange={(e) => (io.kindChoice.value = (e.currentTarget as HTMLSelectElement).value as SourceKind | 'auto')}
+          >
+            <option value="auto" selected={io.kindChoice.value === 'auto'}>
+              {detected ? `Detected: ${sourceLabel(detected)}` : 'Detect from the file'}
+            </option>
+            {SOURCES.map((k) => (
+              <option key={k.id} value={k.id} selected={io.kindChoice.value === k.id}>
+                {k.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        {io.needsWorld.value && (
+          <div class={`field${ws.message ? ' has-error' : ''}`}>
+            <label for="import-world">World size (GPUs)</label>
+            <input
+              id="import-world"
+              type="text"
+              inputMode="numeric"
+              placeholder="from the file"
+              value={io.worldText.value}
+              aria-invalid={ws.message ? 'true' : undefined}
+              aria-describedby="import-world-hint"
+              onInput={(e) => (io.worldText.value = (e.currentTarget as HTMLInputElement).value)}
+              data-testid="import-world"
+            />
+            {ws.message ? (
+              <p class="field-error" id="import-world-hint" role="alert">
+                {ws.message}
+              </p>
+            ) : (
+              <small class="hint" id="import-world-hint">
+                When the file does not give it: sets the GPU count{io.kind.value === 'megatron' ? ' and grad_accum from --global-batch-size' : ' for data_parallel_shard_degree = -1'}.
+              </small>
+            )}
+          </div>
+        )}
+      </div>
+      <ImportPreview />
+    </Dialog>
+  );
+}

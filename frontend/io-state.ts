@@ -1,0 +1,213 @@
+// Import and Export dialogs' state, in signals beside the app state. The
+// importers and exporters are a chunk of their own (config/formats.ts),
+// loaded the first time a dialog opens; the service worker precaches it,
+// so import and export work offline too. Import: text pasted, picked or
+// dropped, its kind detected (or chosen), a preview of what Apply changes,
+// with what the importer assumed and what it left out; nothing is applied
+// until Apply, and malformed input applies nothing. Export: config v1 JSON or
+// a framework's format, with the list of what that format cannot express.
+import { batch, computed, signal } from '@preact/signals';
+import type { Config } from '../wasm/llmem.js';
+import type { ExportKind, Exported, Prepared, SourceKind } from './config/formats.js';
+import type { BaseState } from './state.js';
+
+export type Formats = typeof import('./config/formats.js');
+export type ExportChoice = 'config' | ExportKind;
+
+/** The Import dialog's format choices, in menu order. */
+export const SOURCES: { id: SourceKind; label: string }[] = [
+  { id: 'hf', label: 'Hugging Face config.json' },
+  { id: 'config', label: 'config v1 (llmem JSON)' },
+  { id: 'deepspeed', label: 'DeepSpeed JSON' },
+  { id: 'megatron', label: 'Megatron-LM arguments' },
+  { id: 'torchtitan', label: 'torchtitan TOML' },
+  { id: 'accelerate', label: 'accelerate YAML' },
+  { id: 'training_args', label: 'HF TrainingArguments JSON' },
+  { id: 'llamafactory', label: 'LLaMA-Factory YAML' },
+  { id: 'axolotl', label: 'axolotl YAML' },
+];
+export const sourceLabel = (k: SourceKind) => SOURCES.find((s) => s.id === k)?.label ?? k;
+/** Kinds that may need the world size (the file does not always say). */
+export const NEEDS_WORLD: readonly SourceKind[] = ['megatron', 'torchtitan'];
+
+/** The Export dialog's formats. */
+export const EXPORTS: { id: ExportChoice; label: string; file: string; type: string; about: string }[] = [
+  { id: 'config', label: 'config v1 JSON', file: 'llmem-config.json', type: 'application/json', about: "llmem's own format: what `npx llmem estimate` and the Import dialog read." },
+  { id: 'deepspeed', label: 'DeepSpeed JSON', file: 'ds_config.json', type: 'application/json', about: 'A DeepSpeed config (ds_config.json): batch sizes, precision, ZeRO stage and offload, optimizer.' },
+  { id: 'megatron', label: 'Megatron-LM arguments', file: 'megatron-args.sh', type: 'text/x-shellscript', about: 'A torchrun … pretrain_gpt.py command line: model, parallel layout, batch, precision, recompute.' },
+  { id: 'torchtitan', label: 'torchtitan TOML', file: 'torchtitan.toml', type: 'application/toml', about: 'A torchtitan job-config fragment: [model], [training], [parallelism], [activation_checkpoint], [optimizer].' },
+];
+
+/** A config is a few KB; a file this large is something else (weights, a dataset). */
+export const MAX_IMPORT_BYTES = 4 * 2 ** 20;
+
+export type IoState = ReturnType<typeof createIo>;
+
+export function createIo(app: BaseState, loader: () => Promise<Formats> = () => import('./config/formats.js')) {
+  const core = app.core;
+  /** The importers and exporters, once their chunk has loaded. */
+  const formats = signal<Formats | null>(null);
+  const loadError = signal<string | null>(null);
+  let pending: Promise<Formats | null> | null = null;
+
+  /** Load the formats chunk (once); a failure is shown in the dialog and may be retried. */
+  function load(): Promise<Formats | null> {
+    if (formats.peek()) return Promise.resolve(formats.peek());
+    pending ??= loader().then(
+      (m) => {
+        batch(() => {
+          formats.value = m;
+          loadError.value = null;
+        });
+        return m;
+      },
+      (e: unknown) => {
+        pending = null;
+        loadError.value = `The importers and exporters could not load (${(e as Error)?.message ?? e}). Reload the page once online.`;
+        return null;
+      },
+    );
+    return pending;
+  }
+
+  const dialog = signal<'import' | 'export' | null>(null);
+  /** A line about the last import, for the header. */
+  const notice = signal('');
+
+  // ---- import ---------------------------------------------------------------
+  /** The text to import and the name of the file it came from ('' when pasted or typed). */
+  const source = signal({ text: '', name: '' });
+  const kindChoice = signal<SourceKind | 'auto'>('auto');
+  const worldText = signal('');
+  /** A file that could not be read (too large, not text). */
+  const fileMessage = signal<string | null>(null);
+
+  const detected = computed<SourceKind | undefined>(() => {
+    const f = formats.value, src = source.value;
+    return f && src.text.trim() ? f.detectSource(core.fields, src.name, src.text) : undefined;
+  });
+  const kind = computed<SourceKind | undefined>(() => (kindChoice.value === 'auto' ? detected.value : kindChoice.value));
+  const needsWorld = computed(() => kind.value !== undefined && NEEDS_WORLD.includes(kind.value));
+  const worldSize = computed<{ value?: number; message: string | null }>(() => {
+    const t = worldText.value.trim().replace(/[,_\s]/g, '');
+    if (t === '' || !needsWorld.value) return { message: null };
+    const n = Number(t);
+    return Number.isInteger(n) && n >= 1 ? { value: n, message: null } : { message: 'World size: a whole number of GPUs, 1 or more (or leave it empty)' };
+  });
+
+  /** What Apply would do, or why it cannot; null while there is nothing to read yet. */
+  const preview = computed<Prepared | null>(() => {
+    const f = formats.value, src = source.value, k = kind.value, ws = worldSize.value;
+    if (!f || !src.text.trim() || !k || ws.message) return null;
+    return f.prepareImport(core, app.doc.value, k, src.text, { filename: src.name, worldSize: ws.value });
+  });
+
+  function openImport() {
+    batch(() => {
+      dialog.value = 'import';
+      fileMessage.value = null;
+    });
+    void load();
+  }
+
+  /** Text typed or pasted into the dialog (no file name: the kind is guessed from the text). */
+  function setText(text: string) {
+    batch(() => {
+      source.value = { text, name: '' };
+      fileMessage.value = null;
+    });
+  }
+
+  /** A picked or dropped file: opens the dialog with its text. */
+  async function readFile(file: File): Promise<void> {
+    openImport();
+    if (file.size > MAX_IMPORT_BYTES) {
+      fileMessage.value = `${file.name} is ${(file.size / 2 ** 20).toFixed(1)} MiB: that is not a config file (they are a few KB). Nothing was read.`;
+      return;
+    }
+    let text: string;
+    try {
+      text = await file.text();
+    } catch (e) {
+      fileMessage.value = `${file.name} could not be read (${(e as Error).message}).`;
+      return;
+    }
+    if (text.includes('\0')) {
+      fileMessage.value = `${file.name} is not a text file. Nothing was read.`;
+      return;
+    }
+    batch(() => {
+      source.value = { text, name: file.name };
+      kindChoice.value = 'auto';
+      fileMessage.value = null;
+    });
+  }
+
+  /** Load the previewed result into the page; false (and nothing changes) when there is none. */
+  function apply(): boolean {
+    const p = preview.value, k = kind.value;
+    if (!p || !p.ok || !k) return false;
+    const what = source.value.name || 'pasted text';
+    batch(() => {
+      app.importDoc(p.doc);
+      notice.value = `Imported ${what} (${sourceLabel(k)})`;
+      source.value = { text: '', name: '' };
+      kindChoice.value = 'auto';
+      worldText.value = '';
+      dialog.value = null;
+    });
+    return true;
+  }
+
+  function close() {
+    dialog.value = null;
+  }
+
+  // ---- export ---------------------------------------------------------------
+  const exportKind = signal<ExportChoice>('config');
+  let defaults: Config | null = null;
+  /** The page's config in the chosen format; null while the exporters load. */
+  const exported = computed<Exported | null>(() => {
+    const k = exportKind.value;
+    if (k === 'config') return { text: app.exportText.value, unexpressed: [] };
+    const f = formats.value;
+    if (!f) return null;
+    defaults ??= core.defaults();
+    const out = f.exportConfig(k, app.resolved.value, defaults);
+    // the command line as launch scripts write it: one argument per line (the same command in a shell)
+    return k === 'megatron' ? { ...out, text: out.text.trimEnd().replace(/ (?=--)/g, ' \\\n    ') + '\n' } : out;
+  });
+
+  function openExport(kind?: ExportChoice) {
+    batch(() => {
+      if (kind) exportKind.value = kind;
+      dialog.value = 'export';
+    });
+    void load();
+  }
+
+  return {
+    formats,
+    loadError,
+    load,
+    dialog,
+    notice,
+    source,
+    kindChoice,
+    worldText,
+    fileMessage,
+    detected,
+    kind,
+    needsWorld,
+    worldSize,
+    preview,
+    openImport,
+    setText,
+    readFile,
+    apply,
+    close,
+    exportKind,
+    exported,
+    openExport,
+  };
+}

@@ -1,0 +1,170 @@
+// The Import / Export dialogs' state (frontend/io-state.ts, with the lazily
+// loaded frontend/config/formats.ts): detection, the preview, how Apply merges
+// each kind into the page's config, malformed input, and the exports.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../wasm/llmem.js';
+import { loadCore, repoRoot } from '../../wasm/node.js';
+import { createAppState } from '../../frontend/state.js';
+import { createIo, MAX_IMPORT_BYTES } from '../../frontend/io-state.js';
+import { detectSource } from '../../frontend/config/formats.js';
+
+const fixture = (p: string) => readFileSync(join(repoRoot(), 'tests/fixtures/import', p), 'utf8');
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+/** A page state with its dialog open and the formats loaded. */
+async function opened(hash = '') {
+  const s = createAppState(core, hash);
+  s.io.openImport();
+  await s.io.load();
+  return s;
+}
+
+describe('detecting the kind', () => {
+  it('config v1 before the importers; config.json by name; unknown text', () => {
+    expect(detectSource(core.fields, 'x.json', '{"version": 1, "parallel": {"tp": 2}}')).toBe('config');
+    expect(detectSource(core.fields, 'config.json', '{"model": {"preset": "llama-3.1-8b"}}')).toBe('config');
+    expect(detectSource(core.fields, 'config.json', fixture('hf/qwen2.5-7b.json'))).toBe('hf');
+    expect(detectSource(core.fields, '', fixture('torchtitan/llama3_8b.toml'))).toBe('torchtitan');
+    expect(detectSource(core.fields, '', fixture('deepspeed/zero2-bf16.json'))).toBe('deepspeed');
+    expect(detectSource(core.fields, '', 'hello')).toBeUndefined();
+    expect(detectSource(core.fields, 'broken.json', '{"parallel": {"tp": 2}')).toBe('config'); // says where the JSON breaks
+    expect(detectSource(core.fields, 'x.json', '{"flux": 1}')).toBe('config'); // says which key is unknown
+  });
+});
+
+describe('import', () => {
+  it('a Hugging Face config.json replaces the model (custom, named after the file); notes shown before Apply', async () => {
+    const s = await opened('#v1/parallel.tp=2');
+    const before = s.result.value!.params.total;
+    await s.io.readFile(new File([fixture('hf/qwen2.5-7b.json')], 'qwen2.5-7b.json', { type: 'application/json' }));
+    expect(s.io.kind.value).toBe('hf');
+    const p = s.io.preview.value!;
+    if (!p.ok) throw new Error(p.message);
+    expect(p.notes.join('\n')).toMatch(/sliding_window/);
+    expect(p.changes.map((c) => c.path)).toEqual(expect.arrayContaining(['model.preset', 'model.layers', 'model.hidden', 'model.vocab']));
+    expect(p.changes.map((c) => c.path)).not.toContain('parallel.tp');
+    expect('error' in p.estimate).toBe(false);
+    expect(s.doc.value['model.preset']).toBe('llama-3.1-8b'); // nothing applied yet
+    expect(s.io.apply()).toBe(true);
+    expect(s.doc.value).toMatchObject({ 'model.preset': null, 'model.name': 'qwen2.5-7b', 'model.layers': 28, 'model.hidden': 3584, 'parallel.tp': 2 });
+    expect(s.result.value!.params.total).not.toBe(before);
+    expect(s.io.dialog.value).toBeNull();
+    expect(s.io.notice.value).toBe('Imported qwen2.5-7b.json (Hugging Face config.json)');
+    expect(s.io.source.value.text).toBe('');
+  });
+
+  it('malformed input: an inline message, Apply does nothing', async () => {
+    const s = await opened();
+    const doc = s.doc.value;
+    s.io.setText('{"model_type": "llama", "hidden_size": 4096');
+    expect(s.io.kind.value).toBe('hf');
+    const p = s.io.preview.value!;
+    expect(p.ok).toBe(false);
+    expect(!p.ok && p.message).toMatch(/not valid JSON/);
+    expect(s.io.apply()).toBe(false);
+    expect(s.doc.value).toBe(doc);
+    s.io.setText('{"version": 1, "parallel": {"tp": "two"}}');
+    expect(s.io.kind.value).toBe('config');
+    expect(s.io.preview.value!.ok).toBe(false);
+    s.io.setText('just words');
+    expect(s.io.kind.value).toBeUndefined();
+    expect(s.io.preview.value).toBeNull();
+  });
+
+  it('torchtitan: its model preset, training and parallel keys replace the page\'s; the world size sets the GPU count', async () => {
+    const s = await opened('#v1/model.preset=qwen2.5-7b&training.micro_batch=4&hardware.gpu=a100-sxm-80gb');
+    s.io.setText(fixture('torchtitan/llama3_8b.toml'));
+    expect(s.io.kind.value).toBe('torchtitan');
+    expect(s.io.needsWorld.value).toBe(true);
+    s.io.worldText.value = 'many';
+    expect(s.io.worldSize.value.message).toMatch(/whole number/);
+    expect(s.io.preview.value).toBeNull();
+    s.io.worldText.value = '64';
+    expect(s.io.apply()).toBe(true);
+    expect(s.doc.value).toMatchObject({ 'model.preset': 'llama-3.1-8b', 'hardware.gpu': 'a100-sxm-80gb', 'training.seq_len': 8192, 'training.recompute': 'per_op', 'parallel.gpus': 64 });
+    expect(s.doc.value['training.micro_batch']).toBeUndefined(); // 1 from the file = the default
+  });
+
+  it('Megatron architecture keys without a preset go on top of the current model, made custom', async () => {
+    const s = await opened('#v1/model.preset=qwen2.5-7b');
+    s.io.setText(fixture('megatron/llama2-70b-pretrain.sh'));
+    expect(s.io.kind.value).toBe('megatron');
+    expect(s.io.apply()).toBe(true);
+    expect(s.doc.value).toMatchObject({ 'model.preset': null, 'model.layers': 80, 'parallel.engine': 'megatron', 'parallel.tp': 8, 'parallel.gpus': 128 });
+    expect(s.get('model.vocab')).toBe(152064); // Qwen2.5 7B's, kept: the script has no --vocab-size
+  });
+
+  it('settings the result hides are dropped (ZeRO stage after an FSDP import)', async () => {
+    const s = await opened('#v1/parallel.engine=deepspeed&parallel.zero_stage=2');
+    s.io.setText(fixture('accelerate/fsdp-bert.yaml'));
+    expect(s.io.kind.value).toBe('accelerate');
+    expect(s.io.apply()).toBe(true);
+    expect(s.doc.value['parallel.engine']).toBe('fsdp1');
+    expect('parallel.zero_stage' in s.doc.value).toBe(false);
+  });
+
+  it('config v1 through the same dialog replaces everything; a kind chosen by hand wins', async () => {
+    const s = await opened('#v1/parallel.tp=2&training.seq_len=8192');
+    s.io.setText('{"version":1,"model":{"preset":"qwen2.5-7b"},"hardware":{"gpu":"h100-sxm-80gb"}}');
+    s.io.kindChoice.value = 'hf';
+    expect(s.io.preview.value!.ok).toBe(false);
+    s.io.kindChoice.value = 'auto';
+    expect(s.io.kind.value).toBe('config');
+    expect(s.io.apply()).toBe(true);
+    expect(s.hashText.value).toBe('#v1/model.preset=qwen2.5-7b');
+  });
+
+  it('LoRA from axolotl: unsupported keys listed, never dropped', async () => {
+    const s = await opened();
+    s.io.setText('base_model: meta-llama/Meta-Llama-3-8B\nadapter: lora\nlora_target_modules:\n  - q_proj\n  - embed_tokens\n');
+    const p = s.io.preview.value!;
+    if (!p.ok) throw new Error(p.message);
+    expect(p.unsupported.join('\n')).toMatch(/embed_tokens/);
+  });
+
+  it('files too large or not text are refused before reading', async () => {
+    const s = await opened();
+    const big = new File([new Uint8Array(MAX_IMPORT_BYTES + 1)], 'model.safetensors');
+    await s.io.readFile(big);
+    expect(s.io.fileMessage.value).toMatch(/not a config file/);
+    await s.io.readFile(new File([new Uint8Array([0, 1, 2])], 'blob.bin'));
+    expect(s.io.fileMessage.value).toMatch(/not a text file/);
+    expect(s.io.source.value.text).toBe('');
+  });
+
+  it('a chunk that cannot load is a message, and the next open retries', async () => {
+    const s = createAppState(core);
+    let fail = true;
+    const io = createIo(s, () => (fail ? Promise.reject(new Error('offline')) : import('../../frontend/config/formats.js')));
+    expect(await io.load()).toBeNull();
+    expect(io.loadError.value).toMatch(/could not load \(offline\)/);
+    fail = false;
+    expect(await io.load()).not.toBeNull();
+    expect(io.loadError.value).toBeNull();
+  });
+});
+
+describe('export', () => {
+  it('config v1 is the page\'s JSON; the framework formats list what they cannot express', async () => {
+    const s = createAppState(core, '#v1/training.recompute=per_op&parallel.tp=2');
+    s.io.openExport();
+    expect(s.io.exported.value!.text).toBe(s.exportText.value);
+    s.io.exportKind.value = 'megatron';
+    await s.io.load();
+    const m = s.io.exported.value!;
+    expect(m.text).toContain('--tensor-model-parallel-size 2');
+    expect(m.text.split('\n').slice(1, -1).every((l) => /^ {4}--\S+( \S+)* \\$|^ {4}--\S+( \S+)*$/.test(l))).toBe(true); // one argument per line
+    expect(m.unexpressed.join('\n')).toMatch(/training.recompute/);
+    const back = s.io.formats.value!.importConfig('megatron', m.text); // the page's form reads back
+    expect('error' in back ? back.error.message : back.config.parallel).toMatchObject({ tp: 2 });
+    s.io.exportKind.value = 'torchtitan';
+    expect(s.io.exported.value!.text).toContain('tensor_parallel_degree = 2');
+    s.io.exportKind.value = 'deepspeed';
+    expect(JSON.parse(s.io.exported.value!.text)).toHaveProperty('zero_optimization');
+  });
+});

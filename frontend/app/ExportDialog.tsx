@@ -5,24 +5,7 @@ import { useState } from 'preact/hooks';
 import { EXPORTS, type ExportChoice } from '../io-state.js';
 import { useApp } from './context.js';
 import { Dialog } from './Dialog.js';
-
-async function copy(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function download(text: string, file: string, type: string) {
-  const url = URL.createObjectURL(new Blob([text], { type }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = file;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
-}
+import { copyText as copy, downloadText as download } from '../clipboard.js';
 
 export function ExportDialog() {
   const s = useApp();

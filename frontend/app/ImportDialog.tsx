@@ -3,18 +3,16 @@
 // size when the file does not say. The preview shows what Apply changes, what
 // was assumed and what was left out; malformed input is an inline message and
 // Apply stays off.
-import { useRef, useState } from 'preact/hooks';
 import { SOURCES, sourceLabel } from '../io-state.js';
 import type { SourceKind } from '../config/formats.js';
 import { useApp } from './context.js';
 import { Dialog } from './Dialog.js';
 import { ImportPreview } from './ImportPreview.js';
+import { FileDrop } from './FileDrop.js';
 
 export function ImportDialog() {
   const s = useApp();
   const io = s.io;
-  const file = useRef<HTMLInputElement>(null);
-  const [over, setOver] = useState(false);
   const src = io.source.value;
   const detected = io.detected.value;
   const p = io.preview.value;
@@ -37,40 +35,15 @@ export function ImportDialog() {
         LLaMA-Factory or axolotl config (replaces the settings it gives), or llmem's config v1 JSON (replaces everything). Read in this
         browser: nothing is uploaded.
       </p>
-      <div
-        class={`dropzone${over ? ' over' : ''}`}
-        data-testid="import-drop"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setOver(true);
-        }}
-        onDragLeave={() => setOver(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setOver(false);
-          const f = e.dataTransfer?.files?.[0];
-          if (f) void io.readFile(f);
-        }}
-      >
-        <button type="button" autofocus onClick={() => file.current?.click()} data-testid="import-pick">
-          Choose a file…
-        </button>
-        <span class="muted">or drop it here, or paste it below</span>
-        <input
-          ref={file}
-          type="file"
-          hidden
-          accept=".json,.yaml,.yml,.toml,.sh,.txt,application/json,text/*"
-          aria-label="Config file to import"
-          data-testid="import-file"
-          onChange={(e) => {
-            const input = e.currentTarget as HTMLInputElement;
-            const f = input.files?.[0];
-            input.value = '';
-            if (f) void io.readFile(f);
-          }}
-        />
-      </div>
+      <FileDrop
+        label="Choose a file…"
+        hint="or drop it here, or paste it below"
+        accept=".json,.yaml,.yml,.toml,.sh,.txt,application/json,text/*"
+        inputLabel="Config file to import"
+        testid={{ zone: 'import-drop', button: 'import-pick', input: 'import-file' }}
+        autofocus
+        onFile={(f) => void io.readFile(f)}
+      />
       {io.fileMessage.value && (
         <p class="field-error" role="alert" data-testid="import-file-message">
           {io.fileMessage.value}

@@ -2,7 +2,7 @@
 // picker or drop; its config is loaded with it. Measured next to estimated
 // per reading and per phase (as `llmem compare`); the measured peaks are
 // also drawn on the breakdown bar and the timeline.
-import { useRef, useState } from 'preact/hooks';
+import { FileDrop } from './FileDrop.js';
 import { formatSignedPercent, GIB } from '../format.js';
 import { useApp } from './context.js';
 
@@ -18,49 +18,21 @@ const NAME: Record<string, string> = {
 export function MeasuredPanel() {
   const s = useApp();
   const p = s.planner;
-  const file = useRef<HTMLInputElement>(null);
-  const [over, setOver] = useState(false);
   const m = p.measurement.value;
   const rows = p.measured.value;
-  const read = async (f: File | undefined) => {
-    if (!f) return;
+  const read = async (f: File) => {
     p.loadMeasurement(f.name, await f.text());
   };
   return (
     <div class="measured" data-testid="measured-panel">
-      <div
-        class={`dropzone${over ? ' over' : ''}`}
-        data-testid="measure-drop"
-        onDragOver={(e) => {
-          e.preventDefault();
-          setOver(true);
-        }}
-        onDragLeave={() => setOver(false)}
-        onDrop={(e) => {
-          e.preventDefault();
-          setOver(false);
-          void read(e.dataTransfer?.files?.[0]);
-        }}
-      >
-        <button type="button" onClick={() => file.current?.click()} data-testid="load-measurement">
-          Load measurement…
-        </button>
-        <span class="muted">or drop a JSON file here: the probe's output (probe/llmem_probe.py) or an accuracy case</span>
-        <input
-          ref={file}
-          type="file"
-          accept=".json,application/json"
-          hidden
-          aria-label="Load a measurement file"
-          data-testid="measure-file"
-          onChange={(e) => {
-            const input = e.currentTarget as HTMLInputElement;
-            const f = input.files?.[0];
-            input.value = '';
-            void read(f);
-          }}
-        />
-      </div>
+      <FileDrop
+        label="Load measurement…"
+        hint="or drop a JSON file here: the probe's output (probe/llmem_probe.py) or an accuracy case"
+        accept=".json,application/json"
+        inputLabel="Load a measurement file"
+        testid={{ zone: 'measure-drop', button: 'load-measurement', input: 'measure-file' }}
+        onFile={(f) => void read(f)}
+      />
       {p.measureMessage.value && (
         <p class="field-error" role="alert" data-testid="measure-message">
           {p.measureMessage.value}

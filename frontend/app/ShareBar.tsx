@@ -2,15 +2,7 @@
 // and the training frameworks' formats), reset.
 import { useEffect, useState } from 'preact/hooks';
 import { useApp } from './context.js';
-
-async function copy(text: string): Promise<boolean> {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { copyText as copy } from '../clipboard.js';
 
 export function ShareBar() {
   const s = useApp();

@@ -1,7 +1,7 @@
 // axolotl YAML (examples/*/qlora.yml, lora.yml, fft*.yml) -> config v1. Keys:
 // https://docs.axolotl.ai/docs/config-reference.html (src/axolotl/utils/schemas/config.py);
 // optimizer names are the Trainer's `optim`, fsdp/fsdp_config are accelerate's.
-import { applyDeepSpeedRef, applyFsdpOption, applyOptim } from './training-args.js';
+import { applyDeepSpeedRef, applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
 import { ALL_TARGETS, applyLoraTargets, applyModelId, bool, Draft, guard, ImportError, int, num, oneOf, parseYamlText, type ImportResult } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 
@@ -157,10 +157,7 @@ export function importAxolotl(text: string): ImportResult {
       d.set('training.seq_len', 2048);
       d.note('sequence_len absent: 2048 (axolotl default)');
     }
-    if (d.get('parallel.engine') === undefined) {
-      d.set('parallel.engine', 'ddp');
-      d.note('no deepspeed or fsdp: DistributedDataParallel (set parallel.gpus 1 and engine single for one GPU)');
-    }
+    defaultToDdp(d, 'deepspeed or fsdp');
     return d.result();
   });
 }

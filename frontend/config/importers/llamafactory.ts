@@ -2,7 +2,7 @@
 // src/llamafactory/hparams/{model_args,finetuning_args,data_args,training_args}.py and
 // https://llamafactory.readthedocs.io/en/latest/advanced/arguments.html; the remaining
 // keys are Hugging Face TrainingArguments.
-import { applyDeepSpeedRef, applyOptim, applyPrecisionFlags } from './training-args.js';
+import { applyDeepSpeedRef, applyOptim, applyPrecisionFlags, defaultToDdp } from './training-args.js';
 import { applyLoraTargets, applyModelId, bool, Draft, guard, ImportError, int, num, oneOf, parseYamlText, type ImportResult } from './common.js';
 
 // No effect on per-GPU memory: data, templates, logging, schedules, evaluation, export.
@@ -125,10 +125,7 @@ export function importLlamaFactory(text: string): ImportResult {
           else d.skip(key, 'not a known LLaMA-Factory key; not applied');
       }
     }
-    if (d.get('parallel.engine') === undefined) {
-      d.set('parallel.engine', 'ddp');
-      d.note('no deepspeed: DistributedDataParallel (set parallel.gpus 1 and engine single for one GPU)');
-    }
+    defaultToDdp(d, 'deepspeed');
     if (y.flash_attn === undefined) d.set('training.attention', 'flash'); // "auto": SDPA / FlashAttention-2
     return d.result();
   });

@@ -60,6 +60,13 @@ export function applyPrecisionFlags(d: Draft, bf16: Json | undefined, fp16: Json
 }
 
 /** A `deepspeed` value: an inline config object, or a file path whose name hints at the ZeRO stage. */
+/** No DeepSpeed or FSDP in the file: the trainer runs DistributedDataParallel. */
+export function defaultToDdp(d: Draft, what: string): void {
+  if (d.get('parallel.engine') !== undefined) return;
+  d.set('parallel.engine', 'ddp');
+  d.note(`no ${what}: DistributedDataParallel (set parallel.gpus 1 and engine single for one GPU)`);
+}
+
 export function applyDeepSpeedRef(d: Draft, key: string, v: Json): void {
   if (v === null || v === '' || v === false) return;
   if (isObject(v)) return applyDeepSpeed(d, v, `${key}.`);
@@ -165,10 +172,7 @@ export function importTrainingArgs(text: string): ImportResult {
           else d.skip(key, 'not a known TrainingArguments key; not applied');
       }
     }
-    if (d.get('parallel.engine') === undefined) {
-      d.set('parallel.engine', 'ddp');
-      d.note('no deepspeed or fsdp: DistributedDataParallel (set parallel.gpus 1 and engine single for one GPU)');
-    }
+    defaultToDdp(d, 'deepspeed or fsdp');
     d.note('the world size is not in TrainingArguments: parallel.gpus left at llmem default');
     return d.result();
   });

@@ -1,0 +1,54 @@
+// A drop zone with a "choose a file" button: the one file picker of the page
+// (config import, measurement loading).
+import type { ComponentChildren } from 'preact';
+import { useRef, useState } from 'preact/hooks';
+
+export function FileDrop(props: {
+  label: string;
+  hint: string;
+  accept: string;
+  inputLabel: string;
+  testid: { zone: string; button: string; input: string };
+  autofocus?: boolean;
+  onFile: (f: File) => void;
+  children?: ComponentChildren;
+}) {
+  const file = useRef<HTMLInputElement>(null);
+  const [over, setOver] = useState(false);
+  return (
+    <div
+      class={`dropzone${over ? ' over' : ''}`}
+      data-testid={props.testid.zone}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setOver(true);
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setOver(false);
+        const f = e.dataTransfer?.files?.[0];
+        if (f) props.onFile(f);
+      }}
+    >
+      <button type="button" autofocus={props.autofocus} onClick={() => file.current?.click()} data-testid={props.testid.button}>
+        {props.label}
+      </button>
+      <span class="muted">{props.hint}</span>
+      <input
+        ref={file}
+        type="file"
+        hidden
+        accept={props.accept}
+        aria-label={props.inputLabel}
+        data-testid={props.testid.input}
+        onChange={(e) => {
+          const input = e.currentTarget as HTMLInputElement;
+          const f = input.files?.[0];
+          input.value = '';
+          if (f) props.onFile(f);
+        }}
+      />
+    </div>
+  );
+}

@@ -1,4 +1,4 @@
-// npm run accuracy: every case of ../shared/reference/measurements.json (and
+// npm run accuracy: every case of tests/accuracy/measurements.json (and
 // tests/measured/*.json where present), the estimate next to the measurement
 // in the measurement's own metric, the signed error, and the median / p90
 // absolute error per category and confidence.
@@ -47,8 +47,7 @@ export function metricValue(res: EstimateResult, metric: string): number {
 export function loadCases(): Case[] {
   const root = repoRoot();
   const cases: Case[] = [];
-  const shared = join(root, '..', 'shared', 'reference', 'measurements.json');
-  if (existsSync(shared)) cases.push(...(JSON.parse(readFileSync(shared, 'utf8')) as Case[]));
+  cases.push(...(JSON.parse(readFileSync(join(root, 'tests', 'accuracy', 'measurements.json'), 'utf8')) as Case[]));
   const local = join(root, 'tests', 'measured');
   if (existsSync(local))
     for (const f of readdirSync(local).filter((f) => f.endsWith('.json')).sort()) {

@@ -1,0 +1,30 @@
+// docs/config.md's key table is generated from the core's field table; it must match.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Core } from '../../wasm/llmem.js';
+import { loadCore, repoRoot } from '../../wasm/node.js';
+
+const root = repoRoot();
+const committed = () => readFileSync(join(root, 'docs/config.md'), 'utf8');
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+
+describe('docs/config.md', () => {
+  it('matches what the generator writes from core/fields.def', () => {
+    const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-config-doc.mjs'), '--print'], { encoding: 'utf8' });
+    expect(committed() === generated, 'docs/config.md is out of date: run `node scripts/gen-config-doc.mjs`').toBe(true);
+  });
+
+  it('has one table row per key of the core, in the core order', () => {
+    const rows = committed()
+      .split('\n')
+      .filter((l) => l.startsWith('| `'))
+      .map((l) => /^\| `([^`]+)`/.exec(l)![1]);
+    expect(rows).toEqual(core.fields.map((f) => f.path));
+  });
+});

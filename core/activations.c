@@ -2,7 +2,7 @@
  *
  * Accounting rules of Korthikanti et al. (arXiv:2205.05198 §4.1, Table 2)
  * applied tensor by tensor to the layer as frameworks build it
- * (memory-model.md §7.8 [DERIVED]): every tensor autograd keeps for the
+ * (docs/memory-model.md §7.8 [DERIVED]): every tensor autograd keeps for the
  * backward is counted once at its dtype. With g = a, F = 4h, plain GeLU MLP,
  * dropout and eager attention this reproduces Eq.1 sbh(34 + 5as/h) (tested).
  */
@@ -145,7 +145,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     mlp = mlp_internal_bytes(pl, &sh, T, f_t, keep_down_in);
     mlp_temp = (pl->gated ? 3 : 2) * T * f_t * ab;
   } else {
-    /* Router and dispatch (memory-model.md §7.10 [DERIVED]): fp32 logits and
+    /* Router and dispatch (docs/memory-model.md §7.10 [DERIVED]): fp32 logits and
      * probabilities, top-k indices, permuted tokens, expert intermediates. */
     double E = pl->experts, k = pl->top_k;
     double router = T * E * 4 * 2 + T * k * 8;

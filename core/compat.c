@@ -1,4 +1,4 @@
-/* Published estimators, reproduced operation by operation (memory-model.md
+/* Published estimators, reproduced operation by operation (docs/memory-model.md
  * §2.1, §2.2, §3.1, §3.2, §4.1, §4.2, §5.1, §5.2, §7.2, §7.5, §7.6), and the
  * mapping from a config to their arguments. */
 #include <math.h>

@@ -1,6 +1,6 @@
 /* What each pipeline rank holds: its layers (even, uneven, virtual chunks),
  * the embedding on the first stage, the head and final norm on the last
- * (Megatron-Bridge theoretical_memory_utils.py L615-690; memory-model.md §3). */
+ * (Megatron-Bridge theoretical_memory_utils.py L615-690; docs/memory-model.md §3). */
 #include "internal.h"
 
 static int stage_layer_total(const plan *pl, int stage) {
@@ -75,7 +75,7 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
     st.final_norm_count = pl->final_norm * pl->norm_width * h;
     if (pl->head_kind == LLMEM_HEAD_LM) {
       /* untied: own output layer; tied with p > 1: the last stage keeps a copy
-       * of the word embedding (Megatron; memory-model.md §11 #14) */
+       * of the word embedding (Megatron; docs/memory-model.md §11 #14) */
       if (!pl->tied || last_stage > 0) st.head_count = pl->vocab_padded * h / t;
       if (pl->lm_head_bias) st.head_count += pl->vocab_padded / t;
     } else {

@@ -42,7 +42,7 @@ typedef struct {
 
 #define LLMEM_FIELD_COUNT ((int)(sizeof(llmem_input) / sizeof(double)))
 
-/* Breakdown categories (config-v1 result `breakdown_bytes`). */
+/* Breakdown categories (docs/config.md, result `breakdown_bytes`). */
 #define LLMEM_CATEGORIES(C)                                                   \
   C(LLMEM_CAT_WEIGHTS, "weights")                                             \
   C(LLMEM_CAT_GRADIENTS, "gradients")                                         \

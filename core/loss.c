@@ -1,5 +1,5 @@
 /* Logits and cross-entropy on the last stage, one micro-batch
- * (memory-model.md §7.11). T = tokens on the rank, V_t = vocabulary shard. */
+ * (docs/memory-model.md §7.11). T = tokens on the rank, V_t = vocabulary shard. */
 #include <math.h>
 
 #include "internal.h"

@@ -1,7 +1,7 @@
-/* Parameter counts per module, exact for HF-style decoders (memory-model.md
+/* Parameter counts per module, exact for HF-style decoders (docs/memory-model.md
  * §2.4; Llama-2-7B = 6,738,415,616, Llama-3-8B = 8,030,261,248), with the
  * TP / EP / ETP split of each module on one rank (Megatron column/row
- * parallel linears; memory-model.md §3.1). */
+ * parallel linears; docs/memory-model.md §3.1). */
 #include <math.h>
 
 #include "internal.h"
@@ -14,7 +14,7 @@ int layer_is_moe(const plan *pl, int layer) {
 static double max2(double a, double b) { return a > b ? a : b; }
 
 /* Attention on one rank. TP splits heads; KV heads below tp are replicated
- * (config-v1: "kv_heads smaller than tp is valid ... replicated"). */
+ * (docs/config.md: "kv_heads smaller than tp is valid ... replicated"). */
 static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   double h = pl->hidden, t = pl->tp, r = pl->lora_rank;
   int targets = lora_on ? pl->lora_targets : 0;
@@ -119,7 +119,7 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
     lp.expert_dims_count += one.expert_dims_count * experts_here;
     lp.quantizable_count += one.quantizable_count * experts_here;
     lp.largest_linear_count = max2(lp.largest_linear_count, one.largest_linear_count);
-    /* router: Megatron counts h*E (+E bias), replicated (memory-model.md §2.1, §11 #6) */
+    /* router: Megatron counts h*E (+E bias), replicated (docs/memory-model.md §2.1, §11 #6) */
     lp.vector_count += h * pl->experts + (pl->router_bias ? pl->experts : 0);
     if (pl->shared_experts > 0) {
       for (int i = 0; i < (int)pl->shared_experts; i++) mlp_params(pl, pl->shared_ffn / pl->tp, &lp, lora_on, 0);

@@ -260,7 +260,7 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
     FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
 
   /* Sharding degrees. Megatron's distributed optimizer and FSDP/ZeRO shard over
-   * DP x CP (megatron/core/optimizer/__init__.py intra_dp_cp_group; memory-model.md §11 #4). */
+   * DP x CP (megatron/core/optimizer/__init__.py intra_dp_cp_group; docs/memory-model.md §11 #4). */
   double dp_cp = p.dp * (p.shard_with_cp ? p.cp : 1);
   p.shard_dense = dp_cp;
   if (fsdp && p.fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {

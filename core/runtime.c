@@ -1,5 +1,5 @@
 /* What sits beside the tensors: the caching allocator's reserve and the
- * per-process CUDA overheads that nvidia-smi shows (memory-model.md §9). */
+ * per-process CUDA overheads that nvidia-smi shows (docs/memory-model.md §9). */
 #include <math.h>
 
 #include "internal.h"
@@ -52,7 +52,7 @@ void runtime_overheads(const plan *pl, double *context_bytes, double *workspace_
                        int *communicator_count) {
   /* CUDA context with lazy module loading: 287,047,680 B measured on PyTorch
    * 1.13 (pytorch PR #86509); current CUDA 12 / PyTorch 2 contexts with
-   * kernel images measure about 500 MiB (memory-model.md §11 #16: 0.5 GiB). */
+   * kernel images measure about 500 MiB (docs/memory-model.md §11 #16: 0.5 GiB). */
   double context = pl->cuda_context_bytes >= 0 ? pl->cuda_context_bytes * MIB : 512 * MIB;
   /* cuBLAS (32 MiB on sm90, CublasHandlePool.cpp) and cuBLASLt (32 MiB on
    * sm90+, pytorch PR #120925) workspaces of the compute stream. */

@@ -1,13 +1,13 @@
 /* Model states per rank: weights, gradients, master weights, optimizer states
  * and their sharding per engine, with offload to host/NVMe
- * (memory-model.md §4, §5, §6, §8). */
+ * (docs/memory-model.md §4, §5, §6, §8). */
 #include <math.h>
 
 #include "internal.h"
 
 static double max2(double a, double b) { return a > b ? a : b; }
 
-/* Optimizer-state bytes for `count` parameters of one class (memory-model.md §4.4).
+/* Optimizer-state bytes for `count` parameters of one class (docs/memory-model.md §4.4).
  * dims: rows + cols summed over the class's matrices (Adafactor factors). */
 static double optimizer_bytes(const plan *pl, double count, double dims, int is_matrix) {
   double ob = dtype_bytes(pl->optimizer_dtype);
@@ -97,7 +97,7 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
   if (z == 3 && lp->vector_count > 0 && pl->hidden < pl->persistence_threshold)
     weights += lp->vector_count * wb * (1 - 1 / Nd);
   /* Transformer Engine keeps an fp8 copy of each linear weight unless the
-   * parameters themselves are fp8 (fp8_model_init; memory-model.md §4.5). */
+   * parameters themselves are fp8 (fp8_model_init; docs/memory-model.md §4.5). */
   if (pl->fp8_linear && pl->dtype != LLMEM_DTYPE_FP8 && (megatron || deepspeed))
     weights += (lp->matrix_count + expert) / param_div_d;
 

@@ -1,5 +1,5 @@
 /* The training step of one rank as allocation events; the peak is the
- * maximum of the running sum (ARCHITECTURE.md "The peak is simulated").
+ * maximum of the running sum (docs/ARCHITECTURE.md "The peak is simulated").
  *
  * Order of events: persistent states; for each micro-batch in the pipeline
  * schedule's order, the forward through the stage's layers (parameter

@@ -4,7 +4,7 @@
     python3 probe/llmem_probe.py config.json -o measured.json [--steps 3 --warmup 2]
     python3 probe/llmem_probe.py config.json --dry-run        # the plan; no GPU needed
 
-The config is config v1 (../shared/design/config-v1.md). A missing key takes
+The config is config v1 (docs/config.md). A missing key takes
 its documented default (the same table `npx llmem defaults` prints), and
 model.preset is read from frontend/config/catalog/models.json with explicit
 model keys merged over it. The probe builds the model from its architecture

@@ -9,7 +9,7 @@
 
 Each entry runs in its own process (python3 probe/llmem_probe.py ... -o ...), so
 one run's caching allocator, CUDA context or crash cannot touch the next. A
-measured run becomes a case in the shape of ../shared/reference/measurements.json
+measured run becomes a case in the shape of tests/accuracy/measurements.json
 ({id, category "measured", confidence "high", source, config, expect, assumptions,
 environment, seconds, ...}); an out-of-memory run becomes a lower bound
 (relation "ge" on what was allocated when it failed); refused and failed runs are
@@ -95,7 +95,7 @@ def assumptions_for(entry, result):
 
 
 def make_case(entry, result, seconds):
-    """A measured case in the shape of ../shared/reference/measurements.json."""
+    """A measured case in the shape of tests/accuracy/measurements.json."""
     ms = result["measured"]
     env = result.get("environment") or {}
     case = {

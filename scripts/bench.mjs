@@ -46,4 +46,4 @@ for (const [name, config] of cases) {
   const full = time(() => core.estimate(config, { timeline: true }));
   console.log(`wasm    ${name.padEnd(44)} ${run.toFixed(2).padStart(8)} us/estimate (core)  ${raw.toFixed(2).padStart(8)} us with the result read out  ${full.toFixed(2).padStart(8)} us with config parsing and the timeline`);
 }
-console.log('budgets: native < 5 us, wasm < 20 us per estimate (ARCHITECTURE.md)');
+console.log('budgets: native < 5 us, wasm < 20 us per estimate (docs/ARCHITECTURE.md)');

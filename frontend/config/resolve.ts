@@ -1,6 +1,6 @@
 // From what a person writes to what the core takes: the preset fills the
 // model before explicit keys override it, and a GPU id sets memory_gib
-// unless memory_gib is given (config-v1.md "Rules").
+// unless memory_gib is given (docs/config.md "Rules").
 import type { Config, ConfigError, Json } from '../../wasm/llmem.js';
 import { findGpu, findModel, GPUS, MODELS } from './catalog.js';
 

@@ -1,6 +1,6 @@
 /* Per-layer activations: the generalised accounting reduces to Korthikanti
  * Eq.1 / Table 2 for a GPT layer (plus the 4 B per token LayerNorm statistics
- * the paper leaves out), and to memory-model.md §7.8 for a Llama layer. */
+ * the paper leaves out), and to docs/memory-model.md §7.8 for a Llama layer. */
 #include "check.h"
 #include "internal.h"
 

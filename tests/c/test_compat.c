@@ -1,4 +1,4 @@
-/* Compat formulas fed directly with the upstream vectors (memory-model.md §12). */
+/* Compat formulas fed directly with the upstream vectors (docs/memory-model.md §12). */
 #include <math.h>
 
 #include "check.h"

@@ -1,4 +1,4 @@
-/* Parameter counts (memory-model.md §2.4, §12) and their split over TP/EP ranks. */
+/* Parameter counts (docs/memory-model.md §2.4, §12) and their split over TP/EP ranks. */
 #include "check.h"
 #include "internal.h"
 

@@ -1,4 +1,4 @@
-/* The simulated step: FSDP2 transients of memory-model.md §6.2 / E3, the
+/* The simulated step: FSDP2 transients of docs/memory-model.md §6.2 / E3, the
  * timeline's consistency, schedules and where the peak falls. */
 #include <string.h>
 

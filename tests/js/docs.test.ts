@@ -1,4 +1,5 @@
-// docs/config.md's key table is generated from the core's field table; it must match.
+// The documents that are generated or computed: docs/config.md's key table from the core's
+// field table, docs/worked-examples.txt from docs/formulas_check.py.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,5 +27,12 @@ describe('docs/config.md', () => {
       .filter((l) => l.startsWith('| `'))
       .map((l) => /^\| `([^`]+)`/.exec(l)![1]);
     expect(rows).toEqual(core.fields.map((f) => f.path));
+  });
+});
+
+describe('docs/worked-examples.txt', () => {
+  it('is what docs/formulas_check.py prints (the numbers memory-model.md §12 quotes)', () => {
+    const printed = execFileSync('python3', [join(root, 'docs/formulas_check.py')], { encoding: 'utf8' });
+    expect(printed).toBe(readFileSync(join(root, 'docs/worked-examples.txt'), 'utf8'));
   });
 });

@@ -118,6 +118,29 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
   if (pl->paged_optimizer) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
 
+/* One stage without a timeline; returns the device memory it asks for, the
+ * stage order of the result: paged optimizer states count in full (the
+ * reading clamps them at the capacity, where every paged rank would tie). */
+static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs,
+                                 llmem_rank_result *r) {
+  layout_stage(pl, s, layout);
+  states_for_stage(pl, layout, rs);
+  r->stage = s;
+  r->params_count = layout->params_count;
+  r->layers_count = layout->layer_count;
+  simulate_stage(pl, layout, rs, r, 0);
+  return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
+}
+
+/* A middle stage whose layers equal a lower stage's holds no more than it:
+ * the same events, with fewer micro-batches in flight (1F1B and interleaved
+ * warm-ups shrink with the stage, GPipe's does not change). */
+static int skip_stage(const plan *pl, int s) {
+  for (int t = 1; t < s; t++)
+    if (layout_same_layers(pl, s, t)) return 1;
+  return 0;
+}
+
 llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
   /* clear the header and the tail; ranks and events are written as they are used */
@@ -140,6 +163,8 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
       fill_error(out, st, llmem_field_index("formula"));
       return st;
     }
+    out->peak_allocated_bytes = out->per_gpu.peak_allocated_bytes;
+    out->peak_allocated_stage = out->per_gpu.stage;
     finish(&pl, out);
     return LLMEM_OK;
   }
@@ -147,23 +172,25 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
 
   /* each stage once without a timeline; the most loaded again with one */
   int p = (int)pl.pp;
-  int worst = 0;
+  int worst = 0, most_allocated = 0;
+  double worst_demand = -1;
   for (int s = 0; s < p; s++) {
     stage_layout layout;
     rank_states rs;
-    layout_stage(&pl, s, &layout);
-    states_for_stage(&pl, &layout, &rs);
     llmem_rank_result *r = &out->ranks[s];
-    r->stage = s;
-    r->params_count = layout.params_count;
-    r->layers_count = layout.layer_count;
-    simulate_stage(&pl, &layout, &rs, r, 0);
-    if (r->device_used_bytes > out->ranks[worst].device_used_bytes) worst = s;
+    double demand = simulate_one_stage(&pl, s, &layout, &rs, r);
+    if (demand > worst_demand) {
+      worst_demand = demand;
+      worst = s;
+    }
+    if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
     if (rs.host_bytes > out->host_cpu_bytes) out->host_cpu_bytes = rs.host_bytes;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
   }
+  out->peak_allocated_stage = most_allocated;
+  out->peak_allocated_bytes = out->ranks[most_allocated].peak_allocated_bytes;
   out->rank_count = p;
   stage_layout layout;
   rank_states rs;
@@ -194,20 +221,19 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
     return r.status;
   }
   int p = (int)pl.pp;
+  double worst_demand = -1;
   for (int s = 0; s < p; s++) {
-    if (!all_stages && s != 0 && s != p - 1) continue;
+    if (!all_stages && skip_stage(&pl, s)) continue;
     stage_layout layout;
     rank_states rs;
     llmem_rank_result rank;
-    layout_stage(&pl, s, &layout);
-    states_for_stage(&pl, &layout, &rs);
-    rank.stage = s;
-    simulate_stage(&pl, &layout, &rs, &rank, 0);
-    if (rank.device_used_bytes > r.device_used_bytes) {
-      r.peak_allocated_bytes = rank.peak_allocated_bytes;
+    double demand = simulate_one_stage(&pl, s, &layout, &rs, &rank);
+    if (demand > worst_demand) {
+      worst_demand = demand;
       r.peak_reserved_bytes = rank.peak_reserved_bytes;
       r.device_used_bytes = rank.device_used_bytes;
     }
+    if (rank.peak_allocated_bytes > r.peak_allocated_bytes) r.peak_allocated_bytes = rank.peak_allocated_bytes;
   }
   r.capacity_bytes = pl.memory_bytes;
   r.fits = r.device_used_bytes <= pl.memory_bytes;

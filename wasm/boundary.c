@@ -104,7 +104,7 @@ const char *llmem_result_layout(void) {
 #define S(m) n = put_num(n, #m, offsetof(llmem_search_result, m))
 #define L(m) n = put_num(n, #m, offsetof(llmem_layout, m))
   n = put(n, "{\"result\":{");
-  R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_at); R(rank_count); R(ranks);
+  R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_allocated_bytes); R(peak_allocated_stage); R(peak_at); R(rank_count); R(ranks);
   R(params_total); R(params_active); R(params_trainable); R(params_per_gpu); R(host_cpu_bytes); R(host_nvme_bytes);
   R(fits); R(utilization); R(capacity_bytes); R(warning_count); R(warnings); R(event_count); R(event_stride); R(events);
   R(term_count); R(terms);

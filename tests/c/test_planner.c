@@ -7,6 +7,31 @@
 static llmem_result full;
 static llmem_search_result found;
 
+/* The input a kept layout stands for. */
+static llmem_input layout_input(const llmem_input *base, double gpus, const llmem_layout *l) {
+  llmem_input c = *base;
+  c.gpus = gpus; c.engine = l->engine;
+  c.tp = l->tp; c.pp = l->pp; c.vpp = l->vpp; c.cp = l->cp; c.ep = l->ep; c.etp = 1;
+  c.micro_batch = l->micro_batch; c.grad_accum = l->grad_accum; c.recompute = l->recompute; c.recompute_layers = NAN;
+  c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
+  c.pp_first_stage_layers = NAN; c.pp_last_stage_layers = NAN;
+  c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
+  return c;
+}
+
+/* Every kept layout is what its own full estimate says: same device memory, fits. */
+static int kept_layouts_differ(const llmem_input *base, const llmem_search_options *opt) {
+  int differ = 0;
+  for (int i = 0; i < found.count; i++) {
+    llmem_input c = layout_input(base, opt->gpus, &found.layouts[i]);
+    if (llmem_estimate(&c, &full) != LLMEM_OK ||
+        full.per_gpu.device_used_bytes != found.layouts[i].device_used_bytes ||
+        full.per_gpu.device_used_bytes > (1 - opt->free_fraction) * full.capacity_bytes)
+      differ++;
+  }
+  return differ;
+}
+
 int main(void) {
   llmem_input in;
   llmem_defaults(&in);
@@ -73,6 +98,20 @@ int main(void) {
   }
   CHECK(pareto >= 1 && found.layouts[0].pareto, "the fastest is on the Pareto front");
   CHECK(found.layouts[0].tp <= 8, "best layout keeps TP within a node (tp %g)", found.layouts[0].tp);
+
+  /* DeepSeek-V3 shape (8 dense layers first): the first MoE stage, a middle
+   * stage, is the most loaded; every kept layout must equal its estimate */
+  llmem_defaults(&in);
+  in.layers = 64; in.hidden = 7168; in.heads = 128; in.kv_heads = 128; in.ffn_hidden = 18432; in.vocab = 129280;
+  in.moe_experts = 256; in.moe_top_k = 8; in.moe_ffn_hidden = 2048; in.moe_shared_experts = 1;
+  in.moe_dense_layers = 8; in.memory_gib = 141; in.engine = LLMEM_ENGINE_MEGATRON;
+  llmem_search_defaults(&opt);
+  opt.gpus = 256;
+  opt.global_batch = 512;
+  opt.vary_recompute = 0;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0, "deepseek search: %d kept", found.count);
+  int differ = kept_layouts_differ(&in, &opt);
+  CHECK(differ == 0, "deepseek search: %d of %d kept layouts differ from their estimate", differ, found.count);
 
   /* the step time grows with the global batch and falls with more GPUs */
   double t1, t2, tps;

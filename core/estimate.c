@@ -1,5 +1,6 @@
 /* The entry point: validate, plan, lay out the ranks, simulate each stage,
  * and fill the result (or dispatch to a compat formula). */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -35,6 +36,29 @@ static size_t append_int(char *dst, size_t n, size_t cap, double v) {
   return append(dst, n, cap, out);
 }
 
+/* A bound: whole numbers as integers, others with up to 6 decimals (0.999, 0.01). */
+static size_t append_number(char *dst, size_t n, size_t cap, double v) {
+  if (v == floor(v)) return append_int(dst, n, cap, v);
+  if (v < 0) {
+    n = append(dst, n, cap, "-");
+    v = -v;
+  }
+  double whole = floor(v);
+  long long frac = (long long)llround((v - whole) * 1e6);
+  if (frac >= 1000000) {
+    whole += 1;
+    frac -= 1000000;
+  }
+  n = append_int(dst, n, cap, whole);
+  if (frac == 0) return n;
+  char digits[8] = ".000000";
+  for (int i = 6; i >= 1; i--, frac /= 10) digits[i] = (char)('0' + frac % 10);
+  int len = 7;
+  while (digits[len - 1] == '0') len--;
+  digits[len] = 0;
+  return append(dst, n, cap, digits);
+}
+
 /* "path: message (allowed: a | b | c)" */
 static void fill_error(llmem_result *out, llmem_status st, int field) {
   out->status = st;
@@ -61,10 +85,9 @@ static void fill_error(llmem_result *out, llmem_status st, int field) {
   } else if (st == LLMEM_ERR_OUT_OF_RANGE || st == LLMEM_ERR_NOT_INTEGER || st == LLMEM_ERR_NOT_A_NUMBER) {
     n = append(out->error_message, n, cap, " (allowed: ");
     n = append(out->error_message, n, cap, f->kind == LLMEM_KIND_INT ? "whole number from " : "number from ");
-    if (f->min_value > 0 && f->min_value < 1) n = append(out->error_message, n, cap, "above 0");
-    else n = append_int(out->error_message, n, cap, f->min_value);
+    n = append_number(out->error_message, n, cap, f->min_value);
     n = append(out->error_message, n, cap, " to ");
-    n = append_int(out->error_message, n, cap, f->max_value);
+    n = append_number(out->error_message, n, cap, f->max_value);
     n = append(out->error_message, n, cap, ")");
   } else if (st == LLMEM_ERR_NOT_NULLABLE) {
     n = append(out->error_message, n, cap, " (give a value)");

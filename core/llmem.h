@@ -242,6 +242,9 @@ typedef struct {
   double valid;          /* passed every divisibility check */
   double fitting;        /* fit with the free fraction */
   int count;             /* kept: the fastest, sorted by step time */
+  llmem_status empty_reason; /* with count 0: why (LLMEM_ERR_SEARCH_NO_LAYOUT / _NO_BATCH / _NO_FIT,
+                                or the commonest config check the layouts failed); LLMEM_OK otherwise */
+  int empty_field;       /* the key that check names, -1 if none */
   llmem_layout layouts[LLMEM_MAX_LAYOUTS];
 } llmem_search_result;
 

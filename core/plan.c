@@ -265,7 +265,10 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   p.shard_dense = dp_cp;
   if (fsdp && p.fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {
     double size = or_default(in->fsdp_shard_size, p.gpus_per_node < dp_cp ? p.gpus_per_node : dp_cp);
-    if (!divides(dp_cp, size)) FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
+    if (!divides(dp_cp, size)) {
+      if (isnan(in->fsdp_shard_size)) FAIL(LLMEM_ERR_SHARD_NODE, gpus_per_node); /* the default: one node */
+      FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
+    }
     p.shard_dense = size;
   } else if (!isnan(in->fsdp_shard_size)) {
     if (!(fsdp && p.fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD)) FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);

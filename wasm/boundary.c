@@ -126,7 +126,7 @@ const char *llmem_result_layout(void) {
   P(value); P(readings);
   n = put_num(n, "size", sizeof(llmem_sweep_point));
   n = put(n, "\"end\":0},\"search\":{");
-  S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(layouts);
+  S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(empty_reason); S(empty_field); S(layouts);
   n = put(n, "\"end\":0},\"layout\":{");
   L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(engine); L(recompute); L(zero_stage);
   L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(device_used_bytes);

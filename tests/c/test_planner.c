@@ -113,6 +113,46 @@ int main(void) {
   int differ = kept_layouts_differ(&in, &opt);
   CHECK(differ == 0, "deepseek search: %d of %d kept layouts differ from their estimate", differ, found.count);
 
+  /* options out of range: a status naming the option, never a config key */
+  llmem_defaults(&in);
+  llmem_search_defaults(&opt);
+  opt.gpus = 0;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_GPUS && found.error_field == -1, "gpus 0: %d", found.status);
+  llmem_search_defaults(&opt);
+  opt.free_fraction = 1.5;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_FREE_FRACTION, "search free 1.5: %d", found.status);
+  llmem_search_defaults(&opt);
+  opt.global_batch = 2.5;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_GLOBAL_BATCH, "global batch 2.5: %d", found.status);
+  llmem_search_defaults(&opt);
+  opt.max_micro_batch = 0;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_MAX_MICRO_BATCH, "max mb 0: %d", found.status);
+  CHECK(llmem_largest_fit(&in, mb, 1, 64, 1, 1.5, &best) == LLMEM_ERR_OPTION_FREE_FRACTION, "largest fit free 1.5");
+  CHECK(llmem_largest_fit(&in, mb, 1, 64, 1, -0.1, &best) == LLMEM_ERR_OPTION_FREE_FRACTION, "largest fit free -0.1");
+  CHECK(llmem_largest_fit(&in, mb, 8, 4, 1, 0.1, &best) == LLMEM_ERR_OPTION_RANGE, "largest fit lo > hi");
+  CHECK(llmem_largest_fit(&in, -1, 1, 4, 1, 0.1, &best) == LLMEM_ERR_OPTION_FIELD, "largest fit field -1");
+  CHECK(llmem_sweep(&in, seq, values, LLMEM_MAX_SWEEP + 1, points) == LLMEM_ERR_OPTION_COUNT, "sweep count");
+  for (int s = LLMEM_ERR_OPTION_GPUS; s <= LLMEM_ERR_OPTION_COUNT; s++)
+    CHECK(strstr(llmem_status_message((llmem_status)s), "option") != NULL || strstr(llmem_status_message((llmem_status)s), "sweep"),
+          "status %d names its option: %s", s, llmem_status_message((llmem_status)s));
+
+  /* an empty search says why */
+  llmem_search_defaults(&opt);
+  opt.gpus = 1000000; /* the base global batch (8) splits over no data-parallel size of a million GPUs */
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_SEARCH_NO_BATCH,
+        "a million GPUs: reason %d", found.empty_reason);
+  llmem_search_defaults(&opt);
+  opt.gpus = 8;
+  in.memory_gib = 1;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_SEARCH_NO_FIT,
+        "1 GiB: reason %d", found.empty_reason);
+  llmem_defaults(&in);
+  in.formula = LLMEM_FORMULA_KORTHIKANTI; /* compat formulas give no readings: every layout fails that check */
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_COMPAT_ENGINE,
+        "compat formula: reason %d field %d", found.empty_reason, found.empty_field);
+  llmem_defaults(&in);
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0 && found.empty_reason == LLMEM_OK, "kept: no reason");
+
   /* the step time grows with the global batch and falls with more GPUs */
   double t1, t2, tps;
   llmem_defaults(&in);

@@ -141,9 +141,9 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
   if (pl->paged_optimizer) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
 
-/* One stage without a timeline; returns the device memory it asks for, the
- * stage order of the result: paged optimizer states count in full (the
- * reading clamps them at the capacity, where every paged rank would tie). */
+/* One stage without a timeline; returns the device memory it asks for with
+ * paged optimizer states in full (device_used_bytes clamps them at the
+ * capacity, where paged ranks tie: the demand breaks the tie). */
 static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs,
                                  llmem_rank_result *r) {
   layout_stage(pl, s, layout);
@@ -158,6 +158,11 @@ static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, ra
 /* A middle stage whose layers equal a lower stage's holds no more than it:
  * the same events, with fewer micro-batches in flight (1F1B and interleaved
  * warm-ups shrink with the stage, GPipe's does not change). */
+/* The rank that uses the most device memory; of equals, the one asking for more. */
+static int more_loaded(const llmem_rank_result *r, double demand, double worst_used, double worst_demand) {
+  return r->device_used_bytes > worst_used || (r->device_used_bytes == worst_used && demand > worst_demand);
+}
+
 static int skip_stage(const plan *pl, int s) {
   for (int t = 1; t < s; t++)
     if (layout_same_layers(pl, s, t)) return 1;
@@ -202,7 +207,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
     rank_states rs;
     llmem_rank_result *r = &out->ranks[s];
     double demand = simulate_one_stage(&pl, s, &layout, &rs, r);
-    if (demand > worst_demand) {
+    if (s == 0 || more_loaded(r, demand, out->ranks[worst].device_used_bytes, worst_demand)) {
       worst_demand = demand;
       worst = s;
     }
@@ -251,7 +256,7 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
     rank_states rs;
     llmem_rank_result rank;
     double demand = simulate_one_stage(&pl, s, &layout, &rs, &rank);
-    if (demand > worst_demand) {
+    if (s == 0 || more_loaded(&rank, demand, r.device_used_bytes, worst_demand)) {
       worst_demand = demand;
       r.peak_reserved_bytes = rank.peak_reserved_bytes;
       r.device_used_bytes = rank.device_used_bytes;

@@ -8,7 +8,6 @@
  */
 #include "internal.h"
 
-static double max2(double a, double b) { return a > b ? a : b; }
 
 typedef struct {
   double tokens;     /* s/cp * b on this rank */

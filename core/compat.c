@@ -6,8 +6,6 @@
 #include "compat.h"
 #include "internal.h"
 
-static double min2(double a, double b) { return a < b ? a : b; }
-static double max2(double a, double b) { return a > b ? a : b; }
 
 static int pattern_at(const megatron_args *a, int layer) {
   if (a->num_experts <= 0) return 0;

@@ -4,120 +4,26 @@
 #include <string.h>
 
 #include "internal.h"
-
-static void copy_text(char *dst, size_t cap, const char *a, const char *b, const char *c) {
-  size_t n = 0;
-  const char *parts[3] = {a, b, c};
-  for (int i = 0; i < 3; i++)
-    for (const char *s = parts[i]; s && *s && n + 1 < cap; s++) dst[n++] = *s;
-  dst[n] = 0;
-}
-
-static size_t append(char *dst, size_t n, size_t cap, const char *s) {
-  while (s && *s && n + 1 < cap) dst[n++] = *s++;
-  dst[n] = 0;
-  return n;
-}
-
-static size_t append_int(char *dst, size_t n, size_t cap, double v) {
-  char digits[32];
-  int len = 0;
-  long long x = (long long)v;
-  int neg = x < 0;
-  if (neg) x = -x;
-  do {
-    digits[len++] = (char)('0' + x % 10);
-    x /= 10;
-  } while (x && len < 30);
-  if (neg) digits[len++] = '-';
-  char out[32];
-  for (int i = 0; i < len; i++) out[i] = digits[len - 1 - i];
-  out[len] = 0;
-  return append(dst, n, cap, out);
-}
-
-/* A bound: whole numbers as integers, others with up to 6 decimals (0.999, 0.01). */
-static size_t append_number(char *dst, size_t n, size_t cap, double v) {
-  if (v == floor(v)) return append_int(dst, n, cap, v);
-  if (v < 0) {
-    n = append(dst, n, cap, "-");
-    v = -v;
-  }
-  double whole = floor(v);
-  long long frac = (long long)llround((v - whole) * 1e6);
-  if (frac >= 1000000) {
-    whole += 1;
-    frac -= 1000000;
-  }
-  n = append_int(dst, n, cap, whole);
-  if (frac == 0) return n;
-  char digits[8] = ".000000";
-  for (int i = 6; i >= 1; i--, frac /= 10) digits[i] = (char)('0' + frac % 10);
-  int len = 7;
-  while (digits[len - 1] == '0') len--;
-  digits[len] = 0;
-  return append(dst, n, cap, digits);
-}
-
-/* "path: message (allowed: a | b | c)" */
-static void fill_error(llmem_result *out, llmem_status st, int field) {
-  out->status = st;
-  out->error_field = field;
-  const llmem_field *f = llmem_field_at(field);
-  const char *path = f ? f->path : "";
-  copy_text(out->error_path, sizeof out->error_path, path, 0, 0);
-  size_t cap = sizeof out->error_message, n = 0;
-  out->error_message[0] = 0;
-  if (f) {
-    n = append(out->error_message, n, cap, path);
-    n = append(out->error_message, n, cap, ": ");
-  }
-  n = append(out->error_message, n, cap, llmem_status_message(st));
-  if (!f) return;
-  if (st == LLMEM_ERR_BAD_ENUM || st == LLMEM_ERR_BAD_SET) {
-    n = append(out->error_message, n, cap, " (allowed: ");
-    if (f->kind == LLMEM_KIND_BOOL) n = append(out->error_message, n, cap, "true | false");
-    for (int i = 0; f->kind != LLMEM_KIND_BOOL && i < f->value_count; i++) {
-      if (i) n = append(out->error_message, n, cap, " | ");
-      n = append(out->error_message, n, cap, f->values[i]);
-    }
-    n = append(out->error_message, n, cap, ")");
-  } else if (st == LLMEM_ERR_OUT_OF_RANGE || st == LLMEM_ERR_NOT_INTEGER || st == LLMEM_ERR_NOT_A_NUMBER) {
-    n = append(out->error_message, n, cap, " (allowed: ");
-    n = append(out->error_message, n, cap, f->kind == LLMEM_KIND_INT ? "whole number from " : "number from ");
-    n = append_number(out->error_message, n, cap, f->min_value);
-    n = append(out->error_message, n, cap, " to ");
-    n = append_number(out->error_message, n, cap, f->max_value);
-    n = append(out->error_message, n, cap, ")");
-  } else if (st == LLMEM_ERR_NOT_NULLABLE) {
-    n = append(out->error_message, n, cap, " (give a value)");
-  }
-}
-
-void result_add_warning(llmem_result *out, llmem_warning w) {
-  for (int i = 0; i < out->warning_count; i++)
-    if (out->warnings[i] == (int)w) return;
-  if (out->warning_count < LLMEM_MAX_WARNINGS) out->warnings[out->warning_count++] = (int)w;
-}
+#include "result_text.h"
 
 static void describe_peak(llmem_result *out) {
   const llmem_rank_result *r = &out->per_gpu;
   size_t cap = sizeof out->peak_at, n = 0;
   out->peak_at[0] = 0;
-  n = append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
+  n = text_append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
   if (out->rank_count > 1) {
-    n = append(out->peak_at, n, cap, ", stage ");
-    n = append_int(out->peak_at, n, cap, r->stage);
+    n = text_append(out->peak_at, n, cap, ", stage ");
+    n = text_append_int(out->peak_at, n, cap, r->stage);
   }
   if (r->peak_micro_batch >= 0) {
-    n = append(out->peak_at, n, cap, ", micro-batch ");
-    n = append_int(out->peak_at, n, cap, r->peak_micro_batch);
+    n = text_append(out->peak_at, n, cap, ", micro-batch ");
+    n = text_append_int(out->peak_at, n, cap, r->peak_micro_batch);
   }
   if (r->peak_layer >= 0) {
-    n = append(out->peak_at, n, cap, ", layer ");
-    n = append_int(out->peak_at, n, cap, r->peak_layer);
+    n = text_append(out->peak_at, n, cap, ", layer ");
+    n = text_append_int(out->peak_at, n, cap, r->peak_layer);
   } else if (r->peak_phase == LLMEM_PHASE_BACKWARD) {
-    n = append(out->peak_at, n, cap, ", loss and output layer");
+    n = text_append(out->peak_at, n, cap, ", loss and output layer");
   }
 }
 
@@ -181,14 +87,14 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   const char *detail;
   llmem_status st = plan_build(in, &pl, &field, &detail);
   if (st != LLMEM_OK) {
-    fill_error(out, st, field);
+    result_fill_error(out, st, field);
     return st;
   }
   model_param_counts(&pl, &out->params_total, &out->params_active, &out->params_trainable);
   if (pl.formula != LLMEM_FORMULA_LLMEM) {
     st = compat_estimate(&pl, out);
     if (st != LLMEM_OK) {
-      fill_error(out, st, llmem_field_index("formula"));
+      result_fill_error(out, st, llmem_field_index("formula"));
       return st;
     }
     out->peak_allocated_bytes = out->per_gpu.peak_allocated_bytes;

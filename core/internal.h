@@ -190,7 +190,11 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
  * stage whose layers equal a lower stage's (the search's fast path, same readings) */
 llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out);
 
-/* util */
+/* result.c */
 void result_add_warning(llmem_result *out, llmem_warning w);
+void result_fill_error(llmem_result *out, llmem_status st, int field); /* "path: message (allowed: ...)" */
+
+static inline double max2(double a, double b) { return a > b ? a : b; }
+static inline double min2(double a, double b) { return a < b ? a : b; }
 
 #endif

@@ -5,7 +5,6 @@
 
 #include "internal.h"
 
-static double max2(double a, double b) { return a > b ? a : b; }
 
 /* Optimizer-state bytes for `count` parameters of one class (memory-model.md §4.4).
  * dims: rows + cols summed over the class's matrices (Adafactor factors). */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llmem.h"
+#include "result_text.h"
 
 static llmem_input input_block;
 static llmem_result result_block;
@@ -76,19 +77,12 @@ const char *llmem_term_label_text(int t) { return llmem_term_label(t); }
 const char *llmem_term_formula_text(int t) { return llmem_term_formula(t); }
 int llmem_category_count(void) { return LLMEM_CAT_COUNT; }
 
-static size_t put(size_t n, const char *s) {
-  while (*s && n + 1 < sizeof layout_text) layout_text[n++] = *s++;
-  layout_text[n] = 0;
-  return n;
-}
+static size_t put(size_t n, const char *s) { return text_append(layout_text, n, sizeof layout_text, s); }
 static size_t put_num(size_t n, const char *key, size_t v) {
-  char digits[24];
-  int len = 0;
-  do { digits[len++] = (char)('0' + v % 10); v /= 10; } while (v);
   n = put(n, "\"");
   n = put(n, key);
   n = put(n, "\":");
-  while (len) { char c[2] = {digits[--len], 0}; n = put(n, c); }
+  n = text_append_int(layout_text, n, sizeof layout_text, (double)v);
   return put(n, ",");
 }
 

@@ -143,12 +143,16 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   return LLMEM_OK;
 }
 
-llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out) {
+llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out, plan *resolved,
+                               int *error_field) {
   llmem_readings r = {0};
-  plan pl;
+  plan local;
+  plan *pl_ = resolved ? resolved : &local;
   int field;
   const char *detail;
-  r.status = plan_build(in, &pl, &field, &detail);
+  r.status = plan_build(in, pl_, &field, &detail);
+  if (error_field) *error_field = field;
+  const plan pl = *pl_;
   if (r.status == LLMEM_OK && pl.formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
   if (r.status != LLMEM_OK) {
     *out = r;
@@ -177,5 +181,5 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
 
 llmem_status llmem_estimate_readings(const llmem_input *in, llmem_readings *out) {
   if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
-  return estimate_readings(in, 1, out);
+  return estimate_readings(in, 1, out, 0, 0);
 }

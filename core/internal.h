@@ -188,7 +188,8 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
 
 /* estimate.c: the readings of the most-loaded stage; all_stages 0 skips a
  * stage whose layers equal a lower stage's (the search's fast path, same readings) */
-llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out);
+llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out, plan *resolved,
+                               int *error_field); /* resolved, error_field: the plan / failing key, may be NULL */
 
 /* result.c */
 void result_add_warning(llmem_result *out, llmem_warning w);

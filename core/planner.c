@@ -18,14 +18,14 @@ llmem_status llmem_sweep(const llmem_input *base, int field, const double *value
   for (int i = 0; i < count; i++) {
     SLOT(&in, field) = values[i];
     points[i].value = values[i];
-    estimate_readings(&in, 1, &points[i].readings);
+    estimate_readings(&in, 1, &points[i].readings, 0, 0);
   }
   return LLMEM_OK;
 }
 
 static int fits_with(const llmem_input *in, double free_fraction, llmem_status *st) {
   llmem_readings r;
-  *st = estimate_readings(in, 1, &r);
+  *st = estimate_readings(in, 1, &r, 0, 0);
   return *st == LLMEM_OK && r.device_used_bytes <= r.capacity_bytes * (1 - free_fraction);
 }
 
@@ -205,20 +205,17 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
                   if (megatron && shard_n > 1) in.distributed_optimizer = shard_values[si];
                   if (!isnan(in.fsdp_shard_size) && in.fsdp_strategy != LLMEM_FSDP_HYBRID_SHARD) in.fsdp_shard_size = NAN;
                   llmem_readings r;
-                  llmem_status rs = estimate_readings(&in, 0, &r);
+                  plan pl;
+                  int failed_field;
+                  llmem_status rs = estimate_readings(&in, 0, &r, &pl, &failed_field);
                   if (rs != LLMEM_OK) {
-                    if (failures[rs]++ == 0) { /* the key of the first such failure */
-                      plan fp;
-                      plan_build(&in, &fp, &failure_field[rs], &detail);
-                    }
+                    if (failures[rs]++ == 0) failure_field[rs] = failed_field; /* the key of the first such failure */
                     continue;
                   }
                   out->valid++;
                   /* memory only grows with the micro-batch: stop at the first that does not fit */
                   if (r.device_used_bytes > r.capacity_bytes * (1 - opt->free_fraction)) break;
                   out->fitting++;
-                  plan pl;
-                  plan_build(&in, &pl, &field, &detail);
                   llmem_layout l;
                   memset(&l, 0, sizeof l);
                   l.dp = dp; l.tp = tp; l.pp = pp; l.vpp = vpp; l.cp = cp; l.ep = ep;

@@ -8,7 +8,6 @@
  */
 #include "internal.h"
 
-static double max2(double a, double b) { return a > b ? a : b; }
 
 typedef struct {
   double tokens;     /* s/cp * b on this rank */
@@ -174,9 +173,14 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
       if (m & (1 << LLMEM_RM_CORE_ATTN)) saved -= scores + lse;
       if (m & (1 << LLMEM_RM_LAYERNORM)) saved -= qkv_in + mlp_in; /* norm outputs rebuilt */
       if ((m & (1 << LLMEM_RM_MLP)) && !moe) saved -= mlp;
-      if ((m & (1 << LLMEM_RM_MOE)) && moe) saved -= mlp;
-      if ((m & (1 << LLMEM_RM_MOE_ACT)) && moe) /* keep the fc2 input, rebuild the activation */
-        saved -= mlp_internal_bytes(pl, &sh, routed, f_e, 1) - routed * f_e * sh.lin;
+      /* "moe_act" rebuilds the experts' activation (keeps the fc2 input);
+       * "moe" rebuilds the whole block, that activation included: each saved
+       * tensor is dropped once (Megatron transformer_config.py recompute_modules) */
+      double moe_act = moe ? mlp_internal_bytes(pl, &sh, routed, f_e, 1) - routed * f_e * sh.lin : 0;
+      int drop_moe = (m & (1 << LLMEM_RM_MOE)) && moe;
+      int drop_moe_act = drop_moe || ((m & (1 << LLMEM_RM_MOE_ACT)) && moe);
+      if (drop_moe) saved -= mlp - moe_act;
+      if (drop_moe_act) saved -= moe_act;
       if ((m & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) saved -= qkv;
       break;
     }

@@ -6,8 +6,6 @@
 #include "compat.h"
 #include "internal.h"
 
-static double min2(double a, double b) { return a < b ? a : b; }
-static double max2(double a, double b) { return a > b ? a : b; }
 
 static int pattern_at(const megatron_args *a, int layer) {
   if (a->num_experts <= 0) return 0;
@@ -375,6 +373,14 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out) {
   int deepspeed = pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   if (pl->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
+  /* offload: only DeepSpeed's estimators model it (CPU, not NVMe); MLA: the
+   * activation formulas of the ZeRO paper and Korthikanti et al. assume MHA */
+  int ds_formula = pl->formula == LLMEM_FORMULA_DEEPSPEED || pl->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
+  int offload = pl->offload_optimizer != LLMEM_OFFLOAD_NONE || pl->offload_params != LLMEM_OFFLOAD_NONE;
+  int nvme = pl->offload_optimizer == LLMEM_OFFLOAD_NVME || pl->offload_params == LLMEM_OFFLOAD_NVME;
+  if (offload && (!ds_formula || nvme)) return LLMEM_ERR_COMPAT_FEATURE;
+  if (pl->mla && (pl->formula == LLMEM_FORMULA_ZERO_PAPER || pl->formula == LLMEM_FORMULA_KORTHIKANTI))
+    return LLMEM_ERR_COMPAT_FEATURE;
   double P = out->params_total;
   switch (pl->formula) {
     case LLMEM_FORMULA_MEGATRON: {
@@ -390,6 +396,7 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out) {
       int sp_path = pl->sp && pl->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
       cat[LLMEM_CAT_ACTIVATIONS] = sp_path ? megatron_activation_sp(&a) : megatron_activation_without_sp(&a);
       out->params_total = w.total;
+      out->params_trainable = w.total; /* full training (LoRA is refused): the formula's own count */
       out->params_active = w.active;
       out->params_per_gpu = w.most_loaded;
       break;
@@ -406,6 +413,7 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out) {
           e.weights_optimizer_bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
       cat[LLMEM_CAT_ACTIVATIONS] = e.activation_bytes;
       out->params_total = e.dense_total + e.routed_total + e.embedding;
+      out->params_trainable = out->params_total; /* full training (LoRA is refused) */
       out->params_per_gpu = n;
       break;
     }

@@ -1,100 +1,29 @@
 /* The entry point: validate, plan, lay out the ranks, simulate each stage,
  * and fill the result (or dispatch to a compat formula). */
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
-
-static void copy_text(char *dst, size_t cap, const char *a, const char *b, const char *c) {
-  size_t n = 0;
-  const char *parts[3] = {a, b, c};
-  for (int i = 0; i < 3; i++)
-    for (const char *s = parts[i]; s && *s && n + 1 < cap; s++) dst[n++] = *s;
-  dst[n] = 0;
-}
-
-static size_t append(char *dst, size_t n, size_t cap, const char *s) {
-  while (s && *s && n + 1 < cap) dst[n++] = *s++;
-  dst[n] = 0;
-  return n;
-}
-
-static size_t append_int(char *dst, size_t n, size_t cap, double v) {
-  char digits[32];
-  int len = 0;
-  long long x = (long long)v;
-  int neg = x < 0;
-  if (neg) x = -x;
-  do {
-    digits[len++] = (char)('0' + x % 10);
-    x /= 10;
-  } while (x && len < 30);
-  if (neg) digits[len++] = '-';
-  char out[32];
-  for (int i = 0; i < len; i++) out[i] = digits[len - 1 - i];
-  out[len] = 0;
-  return append(dst, n, cap, out);
-}
-
-/* "path: message (allowed: a | b | c)" */
-static void fill_error(llmem_result *out, llmem_status st, int field) {
-  out->status = st;
-  out->error_field = field;
-  const llmem_field *f = llmem_field_at(field);
-  const char *path = f ? f->path : "";
-  copy_text(out->error_path, sizeof out->error_path, path, 0, 0);
-  size_t cap = sizeof out->error_message, n = 0;
-  out->error_message[0] = 0;
-  if (f) {
-    n = append(out->error_message, n, cap, path);
-    n = append(out->error_message, n, cap, ": ");
-  }
-  n = append(out->error_message, n, cap, llmem_status_message(st));
-  if (!f) return;
-  if (st == LLMEM_ERR_BAD_ENUM || st == LLMEM_ERR_BAD_SET) {
-    n = append(out->error_message, n, cap, " (allowed: ");
-    if (f->kind == LLMEM_KIND_BOOL) n = append(out->error_message, n, cap, "true | false");
-    for (int i = 0; f->kind != LLMEM_KIND_BOOL && i < f->value_count; i++) {
-      if (i) n = append(out->error_message, n, cap, " | ");
-      n = append(out->error_message, n, cap, f->values[i]);
-    }
-    n = append(out->error_message, n, cap, ")");
-  } else if (st == LLMEM_ERR_OUT_OF_RANGE || st == LLMEM_ERR_NOT_INTEGER || st == LLMEM_ERR_NOT_A_NUMBER) {
-    n = append(out->error_message, n, cap, " (allowed: ");
-    n = append(out->error_message, n, cap, f->kind == LLMEM_KIND_INT ? "whole number from " : "number from ");
-    if (f->min_value > 0 && f->min_value < 1) n = append(out->error_message, n, cap, "above 0");
-    else n = append_int(out->error_message, n, cap, f->min_value);
-    n = append(out->error_message, n, cap, " to ");
-    n = append_int(out->error_message, n, cap, f->max_value);
-    n = append(out->error_message, n, cap, ")");
-  } else if (st == LLMEM_ERR_NOT_NULLABLE) {
-    n = append(out->error_message, n, cap, " (give a value)");
-  }
-}
-
-void result_add_warning(llmem_result *out, llmem_warning w) {
-  for (int i = 0; i < out->warning_count; i++)
-    if (out->warnings[i] == (int)w) return;
-  if (out->warning_count < LLMEM_MAX_WARNINGS) out->warnings[out->warning_count++] = (int)w;
-}
+#include "result_text.h"
 
 static void describe_peak(llmem_result *out) {
   const llmem_rank_result *r = &out->per_gpu;
   size_t cap = sizeof out->peak_at, n = 0;
   out->peak_at[0] = 0;
-  n = append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
+  n = text_append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
   if (out->rank_count > 1) {
-    n = append(out->peak_at, n, cap, ", stage ");
-    n = append_int(out->peak_at, n, cap, r->stage);
+    n = text_append(out->peak_at, n, cap, ", stage ");
+    n = text_append_int(out->peak_at, n, cap, r->stage);
   }
   if (r->peak_micro_batch >= 0) {
-    n = append(out->peak_at, n, cap, ", micro-batch ");
-    n = append_int(out->peak_at, n, cap, r->peak_micro_batch);
+    n = text_append(out->peak_at, n, cap, ", micro-batch ");
+    n = text_append_int(out->peak_at, n, cap, r->peak_micro_batch);
   }
   if (r->peak_layer >= 0) {
-    n = append(out->peak_at, n, cap, ", layer ");
-    n = append_int(out->peak_at, n, cap, r->peak_layer);
+    n = text_append(out->peak_at, n, cap, ", layer ");
+    n = text_append_int(out->peak_at, n, cap, r->peak_layer);
   } else if (r->peak_phase == LLMEM_PHASE_BACKWARD) {
-    n = append(out->peak_at, n, cap, ", loss and output layer");
+    n = text_append(out->peak_at, n, cap, ", loss and output layer");
   }
 }
 
@@ -118,6 +47,34 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
   if (pl->paged_optimizer) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
 
+/* One stage without a timeline; returns the device memory it asks for with
+ * paged optimizer states in full (device_used_bytes clamps them at the
+ * capacity, where paged ranks tie: the demand breaks the tie). */
+static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs,
+                                 llmem_rank_result *r) {
+  layout_stage(pl, s, layout);
+  states_for_stage(pl, layout, rs);
+  r->stage = s;
+  r->params_count = layout->params_count;
+  r->layers_count = layout->layer_count;
+  simulate_stage(pl, layout, rs, r, 0);
+  return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
+}
+
+/* A middle stage whose layers equal a lower stage's holds no more than it:
+ * the same events, with fewer micro-batches in flight (1F1B and interleaved
+ * warm-ups shrink with the stage, GPipe's does not change). */
+/* The rank that uses the most device memory; of equals, the one asking for more. */
+static int more_loaded(const llmem_rank_result *r, double demand, double worst_used, double worst_demand) {
+  return r->device_used_bytes > worst_used || (r->device_used_bytes == worst_used && demand > worst_demand);
+}
+
+static int skip_stage(const plan *pl, int s) {
+  for (int t = 1; t < s; t++)
+    if (layout_same_layers(pl, s, t)) return 1;
+  return 0;
+}
+
 llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
   /* clear the header and the tail; ranks and events are written as they are used */
@@ -130,16 +87,18 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   const char *detail;
   llmem_status st = plan_build(in, &pl, &field, &detail);
   if (st != LLMEM_OK) {
-    fill_error(out, st, field);
+    result_fill_error(out, st, field);
     return st;
   }
   model_param_counts(&pl, &out->params_total, &out->params_active, &out->params_trainable);
   if (pl.formula != LLMEM_FORMULA_LLMEM) {
     st = compat_estimate(&pl, out);
     if (st != LLMEM_OK) {
-      fill_error(out, st, llmem_field_index("formula"));
+      result_fill_error(out, st, llmem_field_index("formula"));
       return st;
     }
+    out->peak_allocated_bytes = out->per_gpu.peak_allocated_bytes;
+    out->peak_allocated_stage = out->per_gpu.stage;
     finish(&pl, out);
     return LLMEM_OK;
   }
@@ -147,23 +106,25 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
 
   /* each stage once without a timeline; the most loaded again with one */
   int p = (int)pl.pp;
-  int worst = 0;
+  int worst = 0, most_allocated = 0;
+  double worst_demand = -1;
   for (int s = 0; s < p; s++) {
     stage_layout layout;
     rank_states rs;
-    layout_stage(&pl, s, &layout);
-    states_for_stage(&pl, &layout, &rs);
     llmem_rank_result *r = &out->ranks[s];
-    r->stage = s;
-    r->params_count = layout.params_count;
-    r->layers_count = layout.layer_count;
-    simulate_stage(&pl, &layout, &rs, r, 0);
-    if (r->device_used_bytes > out->ranks[worst].device_used_bytes) worst = s;
+    double demand = simulate_one_stage(&pl, s, &layout, &rs, r);
+    if (s == 0 || more_loaded(r, demand, out->ranks[worst].device_used_bytes, worst_demand)) {
+      worst_demand = demand;
+      worst = s;
+    }
+    if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
     if (rs.host_bytes > out->host_cpu_bytes) out->host_cpu_bytes = rs.host_bytes;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
   }
+  out->peak_allocated_stage = most_allocated;
+  out->peak_allocated_bytes = out->ranks[most_allocated].peak_allocated_bytes;
   out->rank_count = p;
   stage_layout layout;
   rank_states rs;
@@ -182,32 +143,35 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   return LLMEM_OK;
 }
 
-llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out) {
+llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out, plan *resolved,
+                               int *error_field) {
   llmem_readings r = {0};
-  plan pl;
+  plan local;
+  plan *pl_ = resolved ? resolved : &local;
   int field;
   const char *detail;
-  r.status = plan_build(in, &pl, &field, &detail);
+  r.status = plan_build(in, pl_, &field, &detail);
+  if (error_field) *error_field = field;
+  const plan pl = *pl_;
   if (r.status == LLMEM_OK && pl.formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
   if (r.status != LLMEM_OK) {
     *out = r;
     return r.status;
   }
   int p = (int)pl.pp;
+  double worst_demand = -1;
   for (int s = 0; s < p; s++) {
-    if (!all_stages && s != 0 && s != p - 1) continue;
+    if (!all_stages && skip_stage(&pl, s)) continue;
     stage_layout layout;
     rank_states rs;
     llmem_rank_result rank;
-    layout_stage(&pl, s, &layout);
-    states_for_stage(&pl, &layout, &rs);
-    rank.stage = s;
-    simulate_stage(&pl, &layout, &rs, &rank, 0);
-    if (rank.device_used_bytes > r.device_used_bytes) {
-      r.peak_allocated_bytes = rank.peak_allocated_bytes;
+    double demand = simulate_one_stage(&pl, s, &layout, &rs, &rank);
+    if (s == 0 || more_loaded(&rank, demand, r.device_used_bytes, worst_demand)) {
+      worst_demand = demand;
       r.peak_reserved_bytes = rank.peak_reserved_bytes;
       r.device_used_bytes = rank.device_used_bytes;
     }
+    if (rank.peak_allocated_bytes > r.peak_allocated_bytes) r.peak_allocated_bytes = rank.peak_allocated_bytes;
   }
   r.capacity_bytes = pl.memory_bytes;
   r.fits = r.device_used_bytes <= pl.memory_bytes;
@@ -217,5 +181,5 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
 
 llmem_status llmem_estimate_readings(const llmem_input *in, llmem_readings *out) {
   if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
-  return estimate_readings(in, 1, out);
+  return estimate_readings(in, 1, out, 0, 0);
 }

@@ -136,6 +136,9 @@ double lora_params_total(const plan *pl);
 /* layout.c */
 int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer);
 void layout_stage(const plan *pl, int stage, stage_layout *out);
+/* 1 when two stages hold the same kinds of layer in the same order in every
+ * chunk, and neither or both hold the embedding / the head */
+int layout_same_layers(const plan *pl, int stage_a, int stage_b);
 
 /* states.c */
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);
@@ -183,11 +186,16 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out);
 /* steptime.c */
 double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
 
-/* estimate.c: the readings of the most-loaded stage; all_stages 0 simulates
- * the first and the last stage only (the search's fast path) */
-llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out);
+/* estimate.c: the readings of the most-loaded stage; all_stages 0 skips a
+ * stage whose layers equal a lower stage's (the search's fast path, same readings) */
+llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out, plan *resolved,
+                               int *error_field); /* resolved, error_field: the plan / failing key, may be NULL */
 
-/* util */
+/* result.c */
 void result_add_warning(llmem_result *out, llmem_warning w);
+void result_fill_error(llmem_result *out, llmem_status st, int field); /* "path: message (allowed: ...)" */
+
+static inline double max2(double a, double b) { return a > b ? a : b; }
+static inline double min2(double a, double b) { return a < b ? a : b; }
 
 #endif

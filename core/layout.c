@@ -94,3 +94,37 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   }
   *out = st;
 }
+
+/* Global index of the first layer of `chunk` on `stage` (layout_stage_layers
+ * in closed form: stages 1..p-2 hold the same count). */
+static int chunk_first_layer(const plan *pl, int stage, int chunk) {
+  int p = (int)pl->pp, v = (int)pl->vpp;
+  int first_n = stage_layer_total(pl, 0) / v;
+  int middle_n = p > 2 ? stage_layer_total(pl, 1) / v : 0;
+  int last_n = p > 1 ? stage_layer_total(pl, p - 1) / v : 0;
+  int round = first_n + (p > 2 ? (p - 2) * middle_n : 0) + last_n; /* layers of one model chunk per stage */
+  int before = stage == 0 ? 0 : first_n + (stage - 1) * middle_n;
+  return chunk * round + before;
+}
+
+/* Layers [a, a + n) have the same kinds (dense / MoE, in order) as [b, b + n)
+ * when as many leading dense layers and the same MoE phase follow. */
+static int same_kinds(const plan *pl, int a, int b, int n) {
+  if (!pl->moe) return 1;
+  int d = (int)pl->dense_layers, f = (int)pl->layer_freq;
+  int dense_a = d - a < 0 ? 0 : (d - a > n ? n : d - a);
+  int dense_b = d - b < 0 ? 0 : (d - b > n ? n : d - b);
+  if (dense_a != dense_b) return 0;
+  if (dense_a == n) return 1;
+  return ((a > d ? a : d) - d) % f == ((b > d ? b : d) - d) % f;
+}
+
+int layout_same_layers(const plan *pl, int stage_a, int stage_b) {
+  int p = (int)pl->pp, v = (int)pl->vpp;
+  if ((stage_a == 0) != (stage_b == 0) || (stage_a == p - 1) != (stage_b == p - 1)) return 0;
+  if (stage_layer_total(pl, stage_a) != stage_layer_total(pl, stage_b)) return 0;
+  int n = stage_layer_total(pl, stage_a) / v;
+  for (int c = 0; c < v; c++)
+    if (!same_kinds(pl, chunk_first_layer(pl, stage_a, c), chunk_first_layer(pl, stage_b, c), n)) return 0;
+  return 1;
+}

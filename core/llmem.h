@@ -137,7 +137,9 @@ typedef struct {
   char error_path[64];      /* e.g. "parallel.tp" */
   char error_message[320];  /* "parallel.tp: ... (allowed: ...)" */
 
-  llmem_rank_result per_gpu;  /* the most-loaded rank */
+  llmem_rank_result per_gpu;  /* the rank that uses the most device memory */
+  double peak_allocated_bytes;/* the highest allocated peak over the ranks (the headline "allocated") */
+  int peak_allocated_stage;   /* its rank: ranks[peak_allocated_stage]; may differ from per_gpu.stage */
   char peak_at[96];           /* "backward, stage 0, micro-batch 1, layer 31" */
   int rank_count;
   llmem_rank_result ranks[LLMEM_MAX_STAGES];
@@ -187,7 +189,9 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out);
 #define LLMEM_MAX_SWEEP 4096
 #define LLMEM_MAX_LAYOUTS 256
 
-/* The three readings of the most-loaded GPU, without timeline or terms. */
+/* The readings of llmem_estimate without timeline or terms: peak_allocated_bytes
+ * is the highest over the ranks (result.peak_allocated_bytes), reserved and
+ * device-used are per_gpu's. */
 typedef struct {
   llmem_status status;
   double peak_allocated_bytes, peak_reserved_bytes, device_used_bytes;
@@ -238,6 +242,9 @@ typedef struct {
   double valid;          /* passed every divisibility check */
   double fitting;        /* fit with the free fraction */
   int count;             /* kept: the fastest, sorted by step time */
+  llmem_status empty_reason; /* with count 0: why (LLMEM_ERR_SEARCH_NO_LAYOUT / _NO_BATCH / _NO_FIT,
+                                or the commonest config check the layouts failed); LLMEM_OK otherwise */
+  int empty_field;       /* the key that check names, -1 if none */
   llmem_layout layouts[LLMEM_MAX_LAYOUTS];
 } llmem_search_result;
 

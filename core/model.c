@@ -11,7 +11,6 @@ int layer_is_moe(const plan *pl, int layer) {
   return ((layer - (int)pl->dense_layers) % (int)pl->layer_freq) == 0; /* first k dense, then every n-th */
 }
 
-static double max2(double a, double b) { return a > b ? a : b; }
 
 /* Attention on one rank. TP splits heads; KV heads below tp are replicated
  * (docs/config.md: "kv_heads smaller than tp is valid ... replicated"). */

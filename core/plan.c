@@ -48,9 +48,7 @@ static int divides(double a, double b) { return b > 0 && fmod(a, b) == 0; }
     return (status);         \
   } while (0)
 
-llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char **detail) {
-  *field = -1;
-  *detail = 0;
+static llmem_status check_fields(const llmem_input *in, int *field) {
   const double *slot = (const double *)in;
   for (int i = 0; i < LLMEM_FIELD_COUNT; i++) {
     llmem_status st = check_field(llmem_field_at(i), slot[i]);
@@ -59,249 +57,306 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
       return st;
     }
   }
-  plan p = {0};
-  p.in = in;
-  p.formula = (int)in->formula;
+  return LLMEM_OK;
+}
 
-  /* model */
-  p.layers = in->layers;
-  p.hidden = in->hidden;
-  p.heads = in->heads;
-  p.kv_heads = or_default(in->kv_heads, in->heads);
-  p.head_dim = or_default(in->head_dim, floor(in->hidden / in->heads));
-  p.ffn = in->ffn_hidden;
-  p.gated = in->mlp == LLMEM_MLP_GATED;
-  p.tied = in->tied_embeddings != 0;
-  p.head_kind = (int)in->head;
-  p.num_labels = in->num_labels;
-  p.norm_width = in->norm == LLMEM_NORM_LAYERNORM ? 2 : 1;
-  p.norms_per_layer = in->norms_per_layer;
-  p.bias = in->bias != 0;
-  p.qkv_bias = in->qkv_bias != 0 || p.bias;
-  p.qk_norm = (int)in->qk_norm;
-  p.learned_pos = in->position == LLMEM_POSITION_LEARNED;
-  p.attn_sinks = in->attn_sinks != 0;
-  p.lm_head_bias = in->lm_head_bias != 0;
-  p.type_vocab = in->type_vocab;
-  p.embedding_norm = in->embedding_norm;
-  p.final_norm = in->final_norm;
-  p.max_positions = in->max_positions;
-  p.moe = in->moe_experts >= 1;
-  p.experts = in->moe_experts;
-  p.top_k = in->moe_top_k;
-  p.expert_ffn = or_default(in->moe_ffn_hidden, in->ffn_hidden);
-  p.shared_experts = in->moe_shared_experts;
-  p.shared_ffn = or_default(in->moe_shared_ffn_hidden, p.expert_ffn);
-  p.shared_gate = in->moe_shared_gate != 0;
-  p.router_bias = in->moe_router_bias != 0;
-  p.dense_layers = in->moe_dense_layers;
-  p.layer_freq = in->moe_layer_freq;
-  p.capacity_factor = or_default(in->moe_capacity_factor, 0);
-  p.load_imbalance = in->moe_load_imbalance;
-  p.mla = in->mla_kv_lora_rank >= 1 || in->mla_qk_nope_head_dim >= 1 || in->mla_v_head_dim >= 1 ||
+/* ---- resolve: plain values, nulls replaced by their automatic values ---- */
+static void resolve_model(const llmem_input *in, plan *p) {
+  p->layers = in->layers;
+  p->hidden = in->hidden;
+  p->heads = in->heads;
+  p->kv_heads = or_default(in->kv_heads, in->heads);
+  p->head_dim = or_default(in->head_dim, floor(in->hidden / in->heads));
+  p->ffn = in->ffn_hidden;
+  p->gated = in->mlp == LLMEM_MLP_GATED;
+  p->tied = in->tied_embeddings != 0;
+  p->head_kind = (int)in->head;
+  p->num_labels = in->num_labels;
+  p->norm_width = in->norm == LLMEM_NORM_LAYERNORM ? 2 : 1;
+  p->norms_per_layer = in->norms_per_layer;
+  p->bias = in->bias != 0;
+  p->qkv_bias = in->qkv_bias != 0 || p->bias;
+  p->qk_norm = (int)in->qk_norm;
+  p->learned_pos = in->position == LLMEM_POSITION_LEARNED;
+  p->attn_sinks = in->attn_sinks != 0;
+  p->lm_head_bias = in->lm_head_bias != 0;
+  p->type_vocab = in->type_vocab;
+  p->embedding_norm = in->embedding_norm;
+  p->final_norm = in->final_norm;
+  p->max_positions = in->max_positions;
+  p->moe = in->moe_experts >= 1;
+  p->experts = in->moe_experts;
+  p->top_k = in->moe_top_k;
+  p->expert_ffn = or_default(in->moe_ffn_hidden, in->ffn_hidden);
+  p->shared_experts = in->moe_shared_experts;
+  p->shared_ffn = or_default(in->moe_shared_ffn_hidden, p->expert_ffn);
+  p->shared_gate = in->moe_shared_gate != 0;
+  p->router_bias = in->moe_router_bias != 0;
+  p->dense_layers = in->moe_dense_layers;
+  p->layer_freq = in->moe_layer_freq;
+  p->capacity_factor = or_default(in->moe_capacity_factor, 0);
+  p->load_imbalance = in->moe_load_imbalance;
+  p->mla = in->mla_kv_lora_rank >= 1 || in->mla_qk_nope_head_dim >= 1 || in->mla_v_head_dim >= 1 ||
           in->mla_qk_rope_head_dim >= 1 || or_default(in->mla_q_lora_rank, 0) >= 1;
-  p.q_lora_rank = or_default(in->mla_q_lora_rank, 0);
-  p.kv_lora_rank = in->mla_kv_lora_rank;
-  p.qk_nope = in->mla_qk_nope_head_dim;
-  p.qk_rope = in->mla_qk_rope_head_dim;
-  p.v_head_dim = in->mla_v_head_dim;
+  p->q_lora_rank = or_default(in->mla_q_lora_rank, 0);
+  p->kv_lora_rank = in->mla_kv_lora_rank;
+  p->qk_nope = in->mla_qk_nope_head_dim;
+  p->qk_rope = in->mla_qk_rope_head_dim;
+  p->v_head_dim = in->mla_v_head_dim;
 
-  /* training */
-  p.micro_batch = in->micro_batch;
-  p.seq_len = in->seq_len;
-  p.grad_accum = in->grad_accum;
-  p.dtype = (int)in->dtype;
-  p.fp8_linear = in->fp8_linear != 0 || p.dtype == LLMEM_DTYPE_FP8;
-  p.master_weights = in->master_weights != 0 && p.dtype != LLMEM_DTYPE_FP32;
-  p.grad_dtype = (int)in->grad_dtype;
-  p.optimizer = (int)in->optimizer;
-  p.optimizer_dtype = (int)in->optimizer_dtype;
-  p.optimizer_impl = (int)in->optimizer_impl;
-  p.optimizer_in_backward = in->optimizer_in_backward != 0;
-  p.paged_optimizer = in->paged_optimizer != 0;
-  p.recompute = (int)in->recompute;
-  p.recompute_modules = (int)in->recompute_modules;
-  p.recompute_layers = or_default(in->recompute_layers, 0);
-  p.dropout = in->dropout;
-  p.attention = (int)in->attention;
-  p.loss = (int)in->loss;
-  p.loss_chunks = in->loss_chunks;
-  p.activation_offload = in->activation_offload != 0;
-  p.ft_method = (int)in->ft_method;
-  p.lora_rank = in->lora_rank;
-  p.lora_targets = (int)in->lora_targets;
-  p.lora_dropout = in->lora_dropout;
-  p.adapter_dtype = (int)in->adapter_dtype;
-  p.base_dtype = (int)or_default(in->base_dtype, in->dtype);
-  p.quant = (int)in->quant;
-  p.double_quant = in->double_quant != 0;
+}
 
-  /* parallel */
-  p.gpus = in->gpus;
-  p.gpus_per_node = in->gpus_per_node;
-  p.tp = in->tp;
-  p.pp = in->pp;
-  p.vpp = in->vpp;
-  p.cp = in->cp;
-  p.ep = in->ep;
-  p.etp = in->etp;
-  p.sp = in->sequence_parallel != 0 && in->tp > 1;
-  p.schedule = (int)in->pp_schedule;
-  p.engine = (int)in->engine;
-  p.zero_stage = (int)in->zero_stage;
-  p.fsdp_strategy = (int)in->fsdp_strategy;
-  p.reshard_after_forward = in->reshard_after_forward != 0;
-  p.dist_opt = in->distributed_optimizer != 0;
-  p.offload_optimizer = (int)in->offload_optimizer;
-  p.offload_params = (int)in->offload_params;
-  p.fp8_all_gather = in->fp8_all_gather != 0;
-  p.grad_as_bucket_view = in->grad_as_bucket_view != 0;
+static void resolve_training(const llmem_input *in, plan *p) {
+  p->micro_batch = in->micro_batch;
+  p->seq_len = in->seq_len;
+  p->grad_accum = in->grad_accum;
+  p->dtype = (int)in->dtype;
+  p->fp8_linear = in->fp8_linear != 0 || p->dtype == LLMEM_DTYPE_FP8;
+  p->master_weights = in->master_weights != 0 && p->dtype != LLMEM_DTYPE_FP32;
+  p->grad_dtype = (int)in->grad_dtype;
+  p->optimizer = (int)in->optimizer;
+  p->optimizer_dtype = (int)in->optimizer_dtype;
+  p->optimizer_impl = (int)in->optimizer_impl;
+  p->optimizer_in_backward = in->optimizer_in_backward != 0;
+  p->paged_optimizer = in->paged_optimizer != 0;
+  p->recompute = (int)in->recompute;
+  p->recompute_modules = (int)in->recompute_modules;
+  p->recompute_layers = or_default(in->recompute_layers, 0);
+  p->dropout = in->dropout;
+  p->attention = (int)in->attention;
+  p->loss = (int)in->loss;
+  p->loss_chunks = in->loss_chunks;
+  p->activation_offload = in->activation_offload != 0;
+  p->ft_method = (int)in->ft_method;
+  p->lora_rank = in->lora_rank;
+  p->lora_targets = (int)in->lora_targets;
+  p->lora_dropout = in->lora_dropout;
+  p->adapter_dtype = (int)in->adapter_dtype;
+  p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
+  p->quant = (int)in->quant;
+  p->double_quant = in->double_quant != 0;
+
+}
+
+static void resolve_parallel(const llmem_input *in, plan *p) {
+  p->gpus = in->gpus;
+  p->gpus_per_node = in->gpus_per_node;
+  p->tp = in->tp;
+  p->pp = in->pp;
+  p->vpp = in->vpp;
+  p->cp = in->cp;
+  p->ep = in->ep;
+  p->etp = in->etp;
+  p->sp = in->sequence_parallel != 0 && in->tp > 1;
+  p->schedule = (int)in->pp_schedule;
+  p->engine = (int)in->engine;
+  p->zero_stage = (int)in->zero_stage;
+  p->fsdp_strategy = (int)in->fsdp_strategy;
+  p->reshard_after_forward = in->reshard_after_forward != 0;
+  p->dist_opt = in->distributed_optimizer != 0;
+  p->offload_optimizer = (int)in->offload_optimizer;
+  p->offload_params = (int)in->offload_params;
+  p->fp8_all_gather = in->fp8_all_gather != 0;
+  p->grad_as_bucket_view = in->grad_as_bucket_view != 0;
   /* DeepSpeed's default: overlap_comm is on for ZeRO-3, off for 1/2 (runtime/zero/config.py). */
-  p.overlap_comm = (int)or_default(in->overlap_comm, p.zero_stage == 3 ? 1 : 0);
-  p.shard_with_cp = in->shard_with_cp != 0;
-  p.pp_first = or_default(in->pp_first_stage_layers, 0);
-  p.pp_last = or_default(in->pp_last_stage_layers, 0);
-  p.reduce_bucket = in->reduce_bucket_size;
-  p.allgather_bucket = in->allgather_bucket_size;
-  p.prefetch_bucket = in->stage3_prefetch_bucket_size;
-  p.max_live = in->stage3_max_live_parameters;
-  p.persistence_threshold = in->stage3_param_persistence_threshold;
+  p->overlap_comm = (int)or_default(in->overlap_comm, p->zero_stage == 3 ? 1 : 0);
+  p->shard_with_cp = in->shard_with_cp != 0;
+  p->pp_first = or_default(in->pp_first_stage_layers, 0);
+  p->pp_last = or_default(in->pp_last_stage_layers, 0);
+  p->reduce_bucket = in->reduce_bucket_size;
+  p->allgather_bucket = in->allgather_bucket_size;
+  p->prefetch_bucket = in->stage3_prefetch_bucket_size;
+  p->max_live = in->stage3_max_live_parameters;
+  p->persistence_threshold = in->stage3_param_persistence_threshold;
+}
 
-  /* hardware / runtime */
-  p.memory_bytes = in->memory_gib * GIB;
-  p.cuda_context_bytes = or_default(in->cuda_context_mib, -1);
-  p.cublas_workspace_bytes = or_default(in->cublas_workspace_mib, -1);
-  p.nccl_buffer_bytes = or_default(in->nccl_buffer_mib, -1);
-  p.allocator_reserve_given = !isnan(in->allocator_reserve);
-  p.allocator_reserve = or_default(in->allocator_reserve, 0);
-  p.expandable_segments = in->expandable_segments != 0;
-  p.torch_compile = in->torch_compile != 0;
+static void resolve_hardware(const llmem_input *in, plan *p) {
+  p->memory_bytes = in->memory_gib * GIB;
+  p->cuda_context_bytes = or_default(in->cuda_context_mib, -1);
+  p->cublas_workspace_bytes = or_default(in->cublas_workspace_mib, -1);
+  p->nccl_buffer_bytes = or_default(in->nccl_buffer_mib, -1);
+  p->allocator_reserve_given = !isnan(in->allocator_reserve);
+  p->allocator_reserve = or_default(in->allocator_reserve, 0);
+  p->expandable_segments = in->expandable_segments != 0;
+  p->torch_compile = in->torch_compile != 0;
+}
 
-  /* ---- combination checks, each naming the key to change ---- */
-  if (p.formula == LLMEM_FORMULA_LLMEM && in->mtp_layers > 0) FAIL(LLMEM_ERR_UNMODELLED, mtp_layers);
-  if (p.formula == LLMEM_FORMULA_LLMEM && !isnan(in->moe_latent_size)) FAIL(LLMEM_ERR_UNMODELLED, moe_latent_size);
-  if (p.moe == 0) {
+/* ---- combination checks, each naming the key to change ---- */
+static llmem_status check_model(const llmem_input *in, const plan *p, int *field) {
+  if (p->formula == LLMEM_FORMULA_LLMEM && in->mtp_layers > 0) FAIL(LLMEM_ERR_UNMODELLED, mtp_layers);
+  if (p->formula == LLMEM_FORMULA_LLMEM && !isnan(in->moe_latent_size)) FAIL(LLMEM_ERR_UNMODELLED, moe_latent_size);
+  if (p->moe == 0) {
     if (!isnan(in->moe_ffn_hidden) || in->moe_shared_experts != 0 || in->moe_dense_layers != 0 ||
         in->moe_top_k != 1 || in->moe_layer_freq != 1 || !isnan(in->moe_capacity_factor) ||
         !isnan(in->moe_shared_ffn_hidden) || !isnan(in->moe_latent_size) || in->moe_shared_gate != 0 ||
         in->moe_router_bias != 0 || in->moe_load_imbalance != 1)
       FAIL(LLMEM_ERR_MOE_REQUIRED, moe_experts);
   } else {
-    if (p.top_k > p.experts) FAIL(LLMEM_ERR_MOE_TOP_K, moe_top_k);
-    if (p.dense_layers >= p.layers) FAIL(LLMEM_ERR_MOE_DENSE_LAYERS, moe_dense_layers);
+    if (p->top_k > p->experts) FAIL(LLMEM_ERR_MOE_TOP_K, moe_top_k);
+    if (p->dense_layers >= p->layers) FAIL(LLMEM_ERR_MOE_DENSE_LAYERS, moe_dense_layers);
   }
-  if (p.mla && (p.kv_lora_rank < 1 || p.qk_nope < 1 || p.qk_rope < 1 || p.v_head_dim < 1))
+  if (p->mla && (p->kv_lora_rank < 1 || p->qk_nope < 1 || p->qk_rope < 1 || p->v_head_dim < 1))
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
-  if (!p.mla && !divides(p.heads, p.kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
+  if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
+  return LLMEM_OK;
+}
 
-  if (p.engine == LLMEM_ENGINE_SINGLE && p.gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
-  if ((p.tp > 1 || p.cp > 1) &&
-      !(p.engine == LLMEM_ENGINE_FSDP2 || p.engine == LLMEM_ENGINE_MEGATRON ||
-        p.engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
+static llmem_status check_layout(const plan *p, int *field) {
+  if (p->engine == LLMEM_ENGINE_SINGLE && p->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
+  if ((p->tp > 1 || p->cp > 1) &&
+      !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
+        p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, tp);
-  if (p.pp > 1 && !(p.engine == LLMEM_ENGINE_FSDP2 || p.engine == LLMEM_ENGINE_MEGATRON ||
-                    p.engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p.engine == LLMEM_ENGINE_DEEPSPEED))
+  if (p->pp > 1 && !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
+                    p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p->engine == LLMEM_ENGINE_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, pp);
-  if (!divides(p.heads, p.tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
-  if (!p.mla && !divides(p.kv_heads, p.tp) && !divides(p.tp, p.kv_heads))
+  if (!divides(p->heads, p->tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
+  if (!p->mla && !divides(p->kv_heads, p->tp) && !divides(p->tp, p->kv_heads))
     FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
-  if (!divides(p.ffn, p.tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
-  if (!divides(p.gpus, p.tp * p.pp * p.cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
-  p.dp = p.gpus / (p.tp * p.pp * p.cp);
+  if (!divides(p->ffn, p->tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
+  if (!divides(p->gpus, p->tp * p->pp * p->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
 
-  if (p.pp > p.layers) FAIL(LLMEM_ERR_PP_LAYERS, pp);
-  if (p.pp_first > 0 || p.pp_last > 0) {
-    if (p.pp < 2) FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
-    double rest_stages = p.pp - (p.pp_first > 0) - (p.pp_last > 0);
-    double rest_layers = p.layers - p.pp_first - p.pp_last;
+  if (p->pp > p->layers) FAIL(LLMEM_ERR_PP_LAYERS, pp);
+  if (p->pp_first > 0 || p->pp_last > 0) {
+    if (p->pp < 2) FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
+    double rest_stages = p->pp - (p->pp_first > 0) - (p->pp_last > 0);
+    double rest_layers = p->layers - p->pp_first - p->pp_last;
     if (rest_layers < rest_stages || (rest_stages == 0 && rest_layers != 0) ||
         (rest_stages > 0 && !divides(rest_layers, rest_stages)))
       FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
-  } else if (!divides(p.layers, p.pp)) {
+  } else if (!divides(p->layers, p->pp)) {
     FAIL(LLMEM_ERR_PP_LAYERS, pp);
   }
-  if (p.vpp > 1) {
-    if (p.pp < 2 || p.schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
-    for (int s = 0; s < (int)p.pp; s++) {
-      double n = s == 0 && p.pp_first > 0 ? p.pp_first
-               : s == (int)p.pp - 1 && p.pp_last > 0 ? p.pp_last
-               : (p.pp_first > 0 || p.pp_last > 0)
-                   ? (p.layers - p.pp_first - p.pp_last) / (p.pp - (p.pp_first > 0) - (p.pp_last > 0))
-                   : p.layers / p.pp;
-      if (!divides(n, p.vpp)) FAIL(LLMEM_ERR_VPP, vpp);
+  if (p->vpp > 1) {
+    if (p->pp < 2 || p->schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
+    for (int s = 0; s < (int)p->pp; s++) {
+      double n = s == 0 && p->pp_first > 0 ? p->pp_first
+               : s == (int)p->pp - 1 && p->pp_last > 0 ? p->pp_last
+               : (p->pp_first > 0 || p->pp_last > 0)
+                   ? (p->layers - p->pp_first - p->pp_last) / (p->pp - (p->pp_first > 0) - (p->pp_last > 0))
+                   : p->layers / p->pp;
+      if (!divides(n, p->vpp)) FAIL(LLMEM_ERR_VPP, vpp);
     }
   }
-  if (p.schedule == LLMEM_PP_INTERLEAVED && p.pp > 1 && !divides(p.grad_accum, p.pp))
+  if (p->schedule == LLMEM_PP_INTERLEAVED && p->pp > 1 && !divides(p->grad_accum, p->pp))
     FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
-  if (p.cp > 1 && !divides(p.seq_len, 2 * p.cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
-  if (p.sp && !divides(p.seq_len / p.cp, p.tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
+  if (p->cp > 1 && !divides(p->seq_len, 2 * p->cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
+  if (p->sp && !divides(p->seq_len / p->cp, p->tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
 
-  if (!p.moe && (p.ep > 1 || p.etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
-  if (p.moe) {
-    if (!divides(p.experts, p.ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
-    if (!divides(p.gpus / p.pp, p.ep * p.etp)) FAIL(LLMEM_ERR_EP_GROUP, ep);
-    if (!divides(p.expert_ffn, p.etp)) FAIL(LLMEM_ERR_ETP_FFN, etp);
+  if (!p->moe && (p->ep > 1 || p->etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
+  if (p->moe) {
+    if (!divides(p->experts, p->ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
+    if (!divides(p->gpus / p->pp, p->ep * p->etp)) FAIL(LLMEM_ERR_EP_GROUP, ep);
+    if (!divides(p->expert_ffn, p->etp)) FAIL(LLMEM_ERR_ETP_FFN, etp);
   }
+  return LLMEM_OK;
+}
 
-  int deepspeed = p.engine == LLMEM_ENGINE_DEEPSPEED || p.engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  int fsdp = p.engine == LLMEM_ENGINE_FSDP1 || p.engine == LLMEM_ENGINE_FSDP2;
-  if (p.zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);
-  if (deepspeed && p.pp > 1 && p.zero_stage > 1) FAIL(LLMEM_ERR_ZERO_PP, zero_stage);
-  if (p.dist_opt && p.engine != LLMEM_ENGINE_MEGATRON) FAIL(LLMEM_ERR_DIST_OPT_ENGINE, distributed_optimizer);
-  if (p.offload_optimizer != LLMEM_OFFLOAD_NONE &&
-      !((deepspeed && p.zero_stage >= 1) || fsdp || (p.engine == LLMEM_ENGINE_MEGATRON && p.dist_opt)))
+static int is_deepspeed(const plan *p) {
+  return p->engine == LLMEM_ENGINE_DEEPSPEED || p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+}
+static int is_fsdp(const plan *p) { return p->engine == LLMEM_ENGINE_FSDP1 || p->engine == LLMEM_ENGINE_FSDP2; }
+
+static llmem_status check_engine(const plan *p, int *field) {
+  int deepspeed = is_deepspeed(p), fsdp = is_fsdp(p);
+  if (p->zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);
+  if (deepspeed && p->pp > 1 && p->zero_stage > 1) FAIL(LLMEM_ERR_ZERO_PP, zero_stage);
+  if (p->dist_opt && p->engine != LLMEM_ENGINE_MEGATRON) FAIL(LLMEM_ERR_DIST_OPT_ENGINE, distributed_optimizer);
+  if (p->offload_optimizer != LLMEM_OFFLOAD_NONE &&
+      !((deepspeed && p->zero_stage >= 1) || fsdp || (p->engine == LLMEM_ENGINE_MEGATRON && p->dist_opt)))
     FAIL(LLMEM_ERR_OFFLOAD_OPT_ENGINE, offload_optimizer);
-  if (p.offload_params != LLMEM_OFFLOAD_NONE && !((deepspeed && p.zero_stage == 3) || fsdp))
+  if (p->offload_params != LLMEM_OFFLOAD_NONE && !((deepspeed && p->zero_stage == 3) || fsdp))
     FAIL(LLMEM_ERR_OFFLOAD_PARAMS_ENGINE, offload_params);
-  int no_nvme = !(deepspeed && p.zero_stage == 3);
-  if (p.offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
-  if (p.offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
-  if (fsdp && p.offload_params != p.offload_optimizer)
+  int no_nvme = !(deepspeed && p->zero_stage == 3);
+  if (p->offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
+  if (p->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
+  if (fsdp && p->offload_params != p->offload_optimizer)
     FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
+  return LLMEM_OK;
+}
 
-  /* Sharding degrees. Megatron's distributed optimizer and FSDP/ZeRO shard over
-   * DP x CP (megatron/core/optimizer/__init__.py intra_dp_cp_group; docs/memory-model.md §11 #4). */
-  double dp_cp = p.dp * (p.shard_with_cp ? p.cp : 1);
-  p.shard_dense = dp_cp;
-  if (fsdp && p.fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {
-    double size = or_default(in->fsdp_shard_size, p.gpus_per_node < dp_cp ? p.gpus_per_node : dp_cp);
-    if (!divides(dp_cp, size)) FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
-    p.shard_dense = size;
-  } else if (!isnan(in->fsdp_shard_size)) {
-    if (!(fsdp && p.fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD)) FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
-  }
-  if (fsdp && p.fsdp_strategy == LLMEM_FSDP_NO_SHARD) p.shard_dense = 1;
-  /* Experts are replicated over gpus / (pp * ep * etp) ranks (Megatron expert-data-parallel). */
-  p.shard_expert = p.moe ? p.gpus / (p.pp * p.ep * p.etp) : 1;
-  if (p.shard_expert > p.shard_dense * p.tp * p.cp) p.shard_expert = p.shard_dense * p.tp * p.cp;
-  if (fsdp && p.fsdp_strategy == LLMEM_FSDP_NO_SHARD) p.shard_expert = 1;
-
-  int lora = p.ft_method != LLMEM_FT_FULL;
-  if (lora && p.lora_targets == 0) FAIL(LLMEM_ERR_LORA_TARGETS, lora_targets);
+static llmem_status check_training(const llmem_input *in, const plan *p, int *field) {
+  int lora = p->ft_method != LLMEM_FT_FULL;
+  if (lora && p->lora_targets == 0) FAIL(LLMEM_ERR_LORA_TARGETS, lora_targets);
   if (!isnan(in->recompute_layers)) {
-    double per_stage_max = p.pp_first > p.layers / p.pp ? p.pp_first : p.layers / p.pp;
-    if (p.pp_last > per_stage_max) per_stage_max = p.pp_last;
-    if (p.recompute != LLMEM_RECOMPUTE_FULL || p.recompute_layers > per_stage_max)
+    double per_stage_max = p->pp_first > p->layers / p->pp ? p->pp_first : p->layers / p->pp;
+    if (p->pp_last > per_stage_max) per_stage_max = p->pp_last;
+    if (p->recompute != LLMEM_RECOMPUTE_FULL || p->recompute_layers > per_stage_max)
       FAIL(LLMEM_ERR_RECOMPUTE_LAYERS, recompute_layers);
   }
-  if (p.dtype == LLMEM_DTYPE_FP8 && in->master_weights == 0) FAIL(LLMEM_ERR_FP8_MASTER, master_weights);
+  if (p->dtype == LLMEM_DTYPE_FP8 && in->master_weights == 0) FAIL(LLMEM_ERR_FP8_MASTER, master_weights);
+  return LLMEM_OK;
+}
 
+/* ---- derive: degrees and bytes the modules use ---- */
+static llmem_status derive_sharding(const llmem_input *in, plan *p, int *field) {
+  int fsdp = is_fsdp(p);
+  p->dp = p->gpus / (p->tp * p->pp * p->cp);
+  /* Sharding degrees. Megatron's distributed optimizer and FSDP/ZeRO shard over
+   * DP x CP (megatron/core/optimizer/__init__.py intra_dp_cp_group; docs/memory-model.md §11 #4). */
+  double dp_cp = p->dp * (p->shard_with_cp ? p->cp : 1);
+  p->shard_dense = dp_cp;
+  if (fsdp && p->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {
+    double size = or_default(in->fsdp_shard_size, p->gpus_per_node < dp_cp ? p->gpus_per_node : dp_cp);
+    if (!divides(dp_cp, size)) {
+      if (isnan(in->fsdp_shard_size)) FAIL(LLMEM_ERR_SHARD_NODE, gpus_per_node); /* the default: one node */
+      FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
+    }
+    p->shard_dense = size;
+  } else if (!isnan(in->fsdp_shard_size)) {
+    if (!(fsdp && p->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD)) FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
+  }
+  if (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_dense = 1;
+  /* Experts are replicated over gpus / (pp * ep * etp) ranks (Megatron expert-data-parallel). */
+  p->shard_expert = p->moe ? p->gpus / (p->pp * p->ep * p->etp) : 1;
+  if (p->shard_expert > p->shard_dense * p->tp * p->cp) p->shard_expert = p->shard_dense * p->tp * p->cp;
+  if (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_expert = 1;
+  return LLMEM_OK;
+}
+
+static void derive_bytes(const llmem_input *in, plan *p) {
+  int fsdp = is_fsdp(p);
   /* vocabulary padded as Megatron does: to a multiple of vocab_multiple * tp */
-  double mult = in->vocab_multiple * p.tp;
-  p.vocab = in->vocab;
-  p.vocab_padded = ceil(in->vocab / mult) * mult;
+  double mult = in->vocab_multiple * p->tp;
+  p->vocab = in->vocab;
+  p->vocab_padded = ceil(in->vocab / mult) * mult;
 
   /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
    * with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model) */
-  p.autocast = p.master_weights && p.ft_method == LLMEM_FT_FULL &&
-               (p.engine == LLMEM_ENGINE_SINGLE || p.engine == LLMEM_ENGINE_DDP || (fsdp && p.fsdp_strategy == LLMEM_FSDP_NO_SHARD));
+  p->autocast = p->master_weights && p->ft_method == LLMEM_FT_FULL &&
+               (p->engine == LLMEM_ENGINE_SINGLE || p->engine == LLMEM_ENGINE_DDP || (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
 
   /* bytes per element */
-  p.act_bytes = p.dtype == LLMEM_DTYPE_FP32 ? 4 : 2;
-  p.weight_bytes = dtype_bytes(p.dtype);
-  p.master_bytes = p.master_weights ? 4 : 0;
-  p.grad_bytes = dtype_bytes(p.grad_dtype);
-  p.base_weight_bytes = dtype_bytes(p.base_dtype);
+  p->act_bytes = p->dtype == LLMEM_DTYPE_FP32 ? 4 : 2;
+  p->weight_bytes = dtype_bytes(p->dtype);
+  p->master_bytes = p->master_weights ? 4 : 0;
+  p->grad_bytes = dtype_bytes(p->grad_dtype);
+  p->base_weight_bytes = dtype_bytes(p->base_dtype);
+}
+
+#define STEP(call)                       \
+  do {                                   \
+    llmem_status st_ = (call);           \
+    if (st_ != LLMEM_OK) return st_;     \
+  } while (0)
+
+llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char **detail) {
+  *field = -1;
+  *detail = 0;
+  STEP(check_fields(in, field));
+  plan p = {0};
+  p.in = in;
+  p.formula = (int)in->formula;
+  resolve_model(in, &p);
+  resolve_training(in, &p);
+  resolve_parallel(in, &p);
+  resolve_hardware(in, &p);
+  STEP(check_model(in, &p, field));
+  STEP(check_layout(&p, field));
+  STEP(check_engine(&p, field));
+  STEP(derive_sharding(in, &p, field));
+  STEP(check_training(in, &p, field));
+  derive_bytes(in, &p);
   *pl = p;
   return LLMEM_OK;
 }

@@ -12,28 +12,29 @@
 llmem_status llmem_sweep(const llmem_input *base, int field, const double *values, int count,
                          llmem_sweep_point *points) {
   if (!base || !values || !points) return LLMEM_ERR_NULL_ARGUMENT;
-  if (field < 0 || field >= LLMEM_FIELD_COUNT || count < 0 || count > LLMEM_MAX_SWEEP) return LLMEM_ERR_OUT_OF_RANGE;
+  if (field < 0 || field >= LLMEM_FIELD_COUNT) return LLMEM_ERR_OPTION_FIELD;
+  if (count < 0 || count > LLMEM_MAX_SWEEP) return LLMEM_ERR_OPTION_COUNT;
   llmem_input in = *base;
   for (int i = 0; i < count; i++) {
     SLOT(&in, field) = values[i];
     points[i].value = values[i];
-    estimate_readings(&in, 1, &points[i].readings);
+    estimate_readings(&in, 1, &points[i].readings, 0, 0);
   }
   return LLMEM_OK;
 }
 
 static int fits_with(const llmem_input *in, double free_fraction, llmem_status *st) {
   llmem_readings r;
-  *st = estimate_readings(in, 1, &r);
+  *st = estimate_readings(in, 1, &r, 0, 0);
   return *st == LLMEM_OK && r.device_used_bytes <= r.capacity_bytes * (1 - free_fraction);
 }
 
 llmem_status llmem_largest_fit(const llmem_input *base, int field, double lo, double hi, double step,
                                double free_fraction, double *best) {
   if (!base || !best) return LLMEM_ERR_NULL_ARGUMENT;
-  if (field < 0 || field >= LLMEM_FIELD_COUNT || !(step >= 1) || !(lo >= step) || !(hi >= lo) ||
-      !(free_fraction >= 0 && free_fraction < 1))
-    return LLMEM_ERR_OUT_OF_RANGE;
+  if (field < 0 || field >= LLMEM_FIELD_COUNT) return LLMEM_ERR_OPTION_FIELD;
+  if (!(step >= 1) || !(lo >= step) || !(hi >= lo) || !isfinite(hi)) return LLMEM_ERR_OPTION_RANGE;
+  if (!(free_fraction >= 0 && free_fraction < 1)) return LLMEM_ERR_OPTION_FREE_FRACTION;
   llmem_input in = *base;
   llmem_status st;
   /* bisection over k in [k_lo, k_hi], value = k * step */
@@ -94,10 +95,41 @@ static void keep(llmem_search_result *out, const llmem_layout *l) {
 
 static int divides(double a, double b) { return b > 0 && fmod(a, b) == 0; }
 
+static llmem_status search_options_status(const llmem_search_options *opt) {
+  if (!(opt->gpus >= 1 && opt->gpus <= 1e7) || opt->gpus != floor(opt->gpus)) return LLMEM_ERR_OPTION_GPUS;
+  if (!(opt->global_batch >= 0 && opt->global_batch <= 1e15) || opt->global_batch != floor(opt->global_batch))
+    return LLMEM_ERR_OPTION_GLOBAL_BATCH;
+  if (!(opt->free_fraction >= 0 && opt->free_fraction < 1)) return LLMEM_ERR_OPTION_FREE_FRACTION;
+  if (!(opt->max_micro_batch >= 1 && opt->max_micro_batch <= 1e6)) return LLMEM_ERR_OPTION_MAX_MICRO_BATCH;
+  return LLMEM_OK;
+}
+
+/* Why a search kept nothing: no layout, no batch split, the commonest failed
+ * config check (with its key), or nothing fits. */
+static void set_empty_reason(llmem_search_result *out, double batch_matches, const int *failures,
+                             const int *failure_field) {
+  if (out->candidates == 0) {
+    out->empty_reason = LLMEM_ERR_SEARCH_NO_LAYOUT;
+  } else if (batch_matches == 0) {
+    out->empty_reason = LLMEM_ERR_SEARCH_NO_BATCH;
+  } else if (out->valid == 0) {
+    int commonest = 1;
+    for (int s = 1; s < LLMEM_STATUS_COUNT; s++)
+      if (failures[s] > failures[commonest]) commonest = s;
+    out->empty_reason = (llmem_status)commonest;
+    out->empty_field = failure_field[commonest];
+  } else {
+    out->empty_reason = LLMEM_ERR_SEARCH_NO_FIT;
+  }
+}
+
 llmem_status llmem_search(const llmem_input *base, const llmem_search_options *opt, llmem_search_result *out) {
   if (!base || !opt || !out) return LLMEM_ERR_NULL_ARGUMENT;
   memset(out, 0, offsetof(llmem_search_result, layouts));
   out->error_field = -1;
+  out->empty_field = -1;
+  out->status = search_options_status(opt);
+  if (out->status != LLMEM_OK) return out->status;
   plan bp;
   int field;
   const char *detail;
@@ -107,11 +139,9 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
     out->error_field = field;
     return st;
   }
-  if (!(opt->gpus >= 1) || opt->gpus != floor(opt->gpus) || !(opt->free_fraction >= 0 && opt->free_fraction < 1) ||
-      !(opt->global_batch >= 0) || !(opt->max_micro_batch >= 1)) {
-    out->status = LLMEM_ERR_OUT_OF_RANGE;
-    return out->status;
-  }
+  int failures[LLMEM_STATUS_COUNT] = {0}, failure_field[LLMEM_STATUS_COUNT];
+  for (int i = 0; i < LLMEM_STATUS_COUNT; i++) failure_field[i] = -1;
+  double batch_matches = 0;
   double N = opt->gpus;
   double B = opt->global_batch > 0 ? opt->global_batch : bp.micro_batch * bp.grad_accum * bp.dp;
   int engine = bp.engine;
@@ -155,6 +185,7 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
                 for (double mb = 1; mb <= opt->max_micro_batch; mb *= 2) {
                   out->candidates++;
                   if (!divides(B, dp * mb)) continue;
+                  batch_matches++;
                   double ga = B / (dp * mb);
                   llmem_input in = *base;
                   in.gpus = N;
@@ -174,13 +205,17 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
                   if (megatron && shard_n > 1) in.distributed_optimizer = shard_values[si];
                   if (!isnan(in.fsdp_shard_size) && in.fsdp_strategy != LLMEM_FSDP_HYBRID_SHARD) in.fsdp_shard_size = NAN;
                   llmem_readings r;
-                  if (estimate_readings(&in, 0, &r) != LLMEM_OK) continue;
+                  plan pl;
+                  int failed_field;
+                  llmem_status rs = estimate_readings(&in, 0, &r, &pl, &failed_field);
+                  if (rs != LLMEM_OK) {
+                    if (failures[rs]++ == 0) failure_field[rs] = failed_field; /* the key of the first such failure */
+                    continue;
+                  }
                   out->valid++;
                   /* memory only grows with the micro-batch: stop at the first that does not fit */
                   if (r.device_used_bytes > r.capacity_bytes * (1 - opt->free_fraction)) break;
                   out->fitting++;
-                  plan pl;
-                  plan_build(&in, &pl, &field, &detail);
                   llmem_layout l;
                   memset(&l, 0, sizeof l);
                   l.dp = dp; l.tp = tp; l.pp = pp; l.vpp = vpp; l.cp = cp; l.ep = ep;
@@ -203,6 +238,7 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
       }
     }
   }
+  if (out->count == 0) set_empty_reason(out, batch_matches, failures, failure_field);
   /* Pareto front of the kept layouts: no other is both faster and smaller */
   for (int i = 0; i < out->count; i++) {
     int dominated = 0;

@@ -11,8 +11,6 @@
 
 #include "internal.h"
 
-static double max2(double a, double b) { return a > b ? a : b; }
-
 typedef struct {
   double cat[LLMEM_CAT_COUNT];
   double total;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "llmem.h"
+#include "result_text.h"
 
 static llmem_input input_block;
 static llmem_result result_block;
@@ -76,19 +77,12 @@ const char *llmem_term_label_text(int t) { return llmem_term_label(t); }
 const char *llmem_term_formula_text(int t) { return llmem_term_formula(t); }
 int llmem_category_count(void) { return LLMEM_CAT_COUNT; }
 
-static size_t put(size_t n, const char *s) {
-  while (*s && n + 1 < sizeof layout_text) layout_text[n++] = *s++;
-  layout_text[n] = 0;
-  return n;
-}
+static size_t put(size_t n, const char *s) { return text_append(layout_text, n, sizeof layout_text, s); }
 static size_t put_num(size_t n, const char *key, size_t v) {
-  char digits[24];
-  int len = 0;
-  do { digits[len++] = (char)('0' + v % 10); v /= 10; } while (v);
   n = put(n, "\"");
   n = put(n, key);
   n = put(n, "\":");
-  while (len) { char c[2] = {digits[--len], 0}; n = put(n, c); }
+  n = text_append_int(layout_text, n, sizeof layout_text, (double)v);
   return put(n, ",");
 }
 
@@ -104,7 +98,7 @@ const char *llmem_result_layout(void) {
 #define S(m) n = put_num(n, #m, offsetof(llmem_search_result, m))
 #define L(m) n = put_num(n, #m, offsetof(llmem_layout, m))
   n = put(n, "{\"result\":{");
-  R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_at); R(rank_count); R(ranks);
+  R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_allocated_bytes); R(peak_allocated_stage); R(peak_at); R(rank_count); R(ranks);
   R(params_total); R(params_active); R(params_trainable); R(params_per_gpu); R(host_cpu_bytes); R(host_nvme_bytes);
   R(fits); R(utilization); R(capacity_bytes); R(warning_count); R(warnings); R(event_count); R(event_stride); R(events);
   R(term_count); R(terms);
@@ -126,7 +120,7 @@ const char *llmem_result_layout(void) {
   P(value); P(readings);
   n = put_num(n, "size", sizeof(llmem_sweep_point));
   n = put(n, "\"end\":0},\"search\":{");
-  S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(layouts);
+  S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(empty_reason); S(empty_field); S(layouts);
   n = put(n, "\"end\":0},\"layout\":{");
   L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(engine); L(recompute); L(zero_stage);
   L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(device_used_bytes);

@@ -60,6 +60,20 @@ int main(void) {
              found.layouts[0].micro_batch, found.layouts[0].tokens_per_second_per_gpu);
     }
   }
+  /* DeepSeek-V3 shape (8 dense layers first) on 1024 H200, global batch 2048 */
+  llmem_defaults(&in);
+  in.layers = 64; in.hidden = 7168; in.heads = 128; in.kv_heads = 128; in.ffn_hidden = 18432; in.vocab = 129280;
+  in.moe_experts = 256; in.moe_top_k = 8; in.moe_ffn_hidden = 2048; in.moe_shared_experts = 1;
+  in.moe_dense_layers = 8; in.memory_gib = 141; in.engine = LLMEM_ENGINE_MEGATRON;
+  llmem_search_defaults(&opt);
+  opt.gpus = 1024;
+  opt.global_batch = 2048;
+  {
+    double start = now_us();
+    llmem_search(&in, &opt, &found);
+    printf("native  search 1024 gpus deepseek-v3 megatron %8.1f ms  (%g candidates, %g valid, %g fit)\n",
+           (now_us() - start) / 1000, found.candidates, found.valid, found.fitting);
+  }
   /* a 1,000-point sweep */
   llmem_defaults(&in);
   static double values[1000];

@@ -55,5 +55,32 @@ int main(void) {
   plan with = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora training.finetune.lora_dropout=0.05 parallel.gpus=1 parallel.engine=single");
   plan without = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single");
   CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&without, 0), 239075328.0, 0, "LoRA dropout copies");
+
+  /* Mixtral shape, Megatron selective recompute: "moe" rebuilds the whole MoE
+   * block, "moe_act" the experts' activation inside it; both together keep
+   * what "moe" alone keeps (each saved tensor is dropped once) */
+#define MIXTRAL "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
+                "model.moe.experts=8 model.moe.top_k=2 training.seq_len=4096 parallel.engine=megatron parallel.gpus=8 " \
+                "parallel.ep=8 training.recompute=selective "
+  plan moe = plan_for(MIXTRAL "training.recompute_modules=moe");
+  plan both = plan_for(MIXTRAL "training.recompute_modules=moe,moe_act");
+  plan act = plan_for(MIXTRAL "training.recompute_modules=moe_act");
+  plan none = plan_for(MIXTRAL "training.recompute_modules=core_attn");
+  layer_activations l_moe = layer_activation_bytes(&moe, 0, 0), l_both = layer_activation_bytes(&both, 0, 0);
+  layer_activations l_act = layer_activation_bytes(&act, 0, 0), l_none = layer_activation_bytes(&none, 0, 0);
+  CHECK_NEAR(l_both.saved_bytes, l_moe.saved_bytes, 0, "moe + moe_act = moe");
+  CHECK(l_both.saved_bytes > 0 && l_act.saved_bytes <= l_none.saved_bytes && l_moe.saved_bytes <= l_act.saved_bytes,
+        "saved: none %g >= moe_act %g >= moe %g > 0", l_none.saved_bytes, l_act.saved_bytes, l_moe.saved_bytes);
+  static llmem_result out;
+  CHECK(llmem_estimate(&keep, &out) == LLMEM_OK, "mixtral estimate: %s", out.error_message);
+  int negative = 0;
+  for (int i = 0; i < out.event_count; i++)
+    for (int c = 0; c < LLMEM_CAT_COUNT; c++) negative += out.events[i].category_bytes[c] < 0;
+  CHECK(negative == 0, "mixtral moe,core_attn timeline: %d negative category readings", negative);
+  CHECK(set_keys(&keep, "training.recompute_modules=moe,moe_act") && llmem_estimate(&keep, &out) == LLMEM_OK, "both");
+  negative = 0;
+  for (int i = 0; i < out.event_count; i++)
+    for (int c = 0; c < LLMEM_CAT_COUNT; c++) negative += out.events[i].category_bytes[c] < 0;
+  CHECK(negative == 0, "mixtral moe,moe_act timeline: %d negative category readings", negative);
   return check_report("activations");
 }

@@ -43,5 +43,46 @@ int main(void) {
   /* padded vocabulary: multiple of vocab_multiple * tp */
   pl = plan_for("model.vocab=50257 model.vocab_multiple=128 parallel.engine=megatron parallel.tp=2 parallel.gpus=2");
   CHECK(pl.vocab_padded == 50432, "padded vocab %g", pl.vocab_padded);
+
+  /* layout_same_layers agrees with a layer-by-layer comparison (dense first,
+   * MoE every 2nd layer, uneven first/last stages, virtual chunks) */
+  static const char *shapes[] = {
+      "model.layers=64 model.moe.experts=8 model.moe.dense_layers=8 parallel.engine=megatron parallel.gpus=32 parallel.pp=32",
+      "model.layers=48 model.moe.experts=8 model.moe.dense_layers=3 model.moe.layer_freq=2 parallel.engine=megatron "
+      "parallel.gpus=8 parallel.pp=8 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=8",
+      "model.layers=30 model.moe.experts=4 model.moe.dense_layers=5 model.moe.layer_freq=3 parallel.engine=megatron "
+      "parallel.gpus=8 parallel.pp=8 parallel.pp_first_stage_layers=2 parallel.pp_last_stage_layers=4",
+      "model.layers=32 parallel.engine=megatron parallel.gpus=4 parallel.pp=4"};
+  for (int k = 0; k < 4; k++) {
+    pl = plan_for(shapes[k]);
+    int p = (int)pl.pp, v = (int)pl.vpp, disagree = 0;
+    for (int a = 0; a < p; a++)
+      for (int b = 0; b < p; b++) {
+        int same = (a == 0) == (b == 0) && (a == p - 1) == (b == p - 1);
+        for (int c = 0; c < v && same; c++) {
+          int fa, fb, na = layout_stage_layers(&pl, a, c, &fa), nb = layout_stage_layers(&pl, b, c, &fb);
+          same = na == nb;
+          for (int i = 0; i < na && same; i++) same = layer_is_moe(&pl, fa + i) == layer_is_moe(&pl, fb + i);
+        }
+        disagree += same != layout_same_layers(&pl, a, b);
+      }
+    CHECK(disagree == 0, "shape %d: layout_same_layers disagrees on %d stage pairs", k, disagree);
+  }
+
+  /* a paged optimizer over the capacity: the reported rank is the one asking
+   * for the most (clamped at the capacity, every rank would tie at stage 0) */
+  static llmem_result out;
+  llmem_input in;
+  llmem_defaults(&in);
+  in.engine = LLMEM_ENGINE_MEGATRON; in.gpus = 4; in.pp = 4; in.grad_accum = 8; in.layers = 8;
+  in.paged_optimizer = 1;
+  in.memory_gib = 400;
+  CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "paged: %s", out.error_message);
+  int roomy = out.per_gpu.stage;
+  in.memory_gib = 20; /* between the reserved and the paged total of stages 0 and 3 */
+  CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "paged: %s", out.error_message);
+  CHECK(roomy == 3 && out.per_gpu.stage == roomy, "paged: reported stage %d at 20 GiB, %d with room", out.per_gpu.stage, roomy);
+  CHECK(out.peak_allocated_stage == 3 && out.peak_allocated_bytes == out.ranks[3].peak_allocated_bytes,
+        "paged: allocated from stage %d", out.peak_allocated_stage);
   return check_report("layout");
 }

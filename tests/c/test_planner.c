@@ -7,6 +7,31 @@
 static llmem_result full;
 static llmem_search_result found;
 
+/* The input a kept layout stands for. */
+static llmem_input layout_input(const llmem_input *base, double gpus, const llmem_layout *l) {
+  llmem_input c = *base;
+  c.gpus = gpus; c.engine = l->engine;
+  c.tp = l->tp; c.pp = l->pp; c.vpp = l->vpp; c.cp = l->cp; c.ep = l->ep; c.etp = 1;
+  c.micro_batch = l->micro_batch; c.grad_accum = l->grad_accum; c.recompute = l->recompute; c.recompute_layers = NAN;
+  c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
+  c.pp_first_stage_layers = NAN; c.pp_last_stage_layers = NAN;
+  c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
+  return c;
+}
+
+/* Every kept layout is what its own full estimate says: same device memory, fits. */
+static int kept_layouts_differ(const llmem_input *base, const llmem_search_options *opt) {
+  int differ = 0;
+  for (int i = 0; i < found.count; i++) {
+    llmem_input c = layout_input(base, opt->gpus, &found.layouts[i]);
+    if (llmem_estimate(&c, &full) != LLMEM_OK ||
+        full.per_gpu.device_used_bytes != found.layouts[i].device_used_bytes ||
+        full.per_gpu.device_used_bytes > (1 - opt->free_fraction) * full.capacity_bytes)
+      differ++;
+  }
+  return differ;
+}
+
 int main(void) {
   llmem_input in;
   llmem_defaults(&in);
@@ -73,6 +98,60 @@ int main(void) {
   }
   CHECK(pareto >= 1 && found.layouts[0].pareto, "the fastest is on the Pareto front");
   CHECK(found.layouts[0].tp <= 8, "best layout keeps TP within a node (tp %g)", found.layouts[0].tp);
+
+  /* DeepSeek-V3 shape (8 dense layers first): the first MoE stage, a middle
+   * stage, is the most loaded; every kept layout must equal its estimate */
+  llmem_defaults(&in);
+  in.layers = 64; in.hidden = 7168; in.heads = 128; in.kv_heads = 128; in.ffn_hidden = 18432; in.vocab = 129280;
+  in.moe_experts = 256; in.moe_top_k = 8; in.moe_ffn_hidden = 2048; in.moe_shared_experts = 1;
+  in.moe_dense_layers = 8; in.memory_gib = 141; in.engine = LLMEM_ENGINE_MEGATRON;
+  llmem_search_defaults(&opt);
+  opt.gpus = 256;
+  opt.global_batch = 512;
+  opt.vary_recompute = 0;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0, "deepseek search: %d kept", found.count);
+  int differ = kept_layouts_differ(&in, &opt);
+  CHECK(differ == 0, "deepseek search: %d of %d kept layouts differ from their estimate", differ, found.count);
+
+  /* options out of range: a status naming the option, never a config key */
+  llmem_defaults(&in);
+  llmem_search_defaults(&opt);
+  opt.gpus = 0;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_GPUS && found.error_field == -1, "gpus 0: %d", found.status);
+  llmem_search_defaults(&opt);
+  opt.free_fraction = 1.5;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_FREE_FRACTION, "search free 1.5: %d", found.status);
+  llmem_search_defaults(&opt);
+  opt.global_batch = 2.5;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_GLOBAL_BATCH, "global batch 2.5: %d", found.status);
+  llmem_search_defaults(&opt);
+  opt.max_micro_batch = 0;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_MAX_MICRO_BATCH, "max mb 0: %d", found.status);
+  CHECK(llmem_largest_fit(&in, mb, 1, 64, 1, 1.5, &best) == LLMEM_ERR_OPTION_FREE_FRACTION, "largest fit free 1.5");
+  CHECK(llmem_largest_fit(&in, mb, 1, 64, 1, -0.1, &best) == LLMEM_ERR_OPTION_FREE_FRACTION, "largest fit free -0.1");
+  CHECK(llmem_largest_fit(&in, mb, 8, 4, 1, 0.1, &best) == LLMEM_ERR_OPTION_RANGE, "largest fit lo > hi");
+  CHECK(llmem_largest_fit(&in, -1, 1, 4, 1, 0.1, &best) == LLMEM_ERR_OPTION_FIELD, "largest fit field -1");
+  CHECK(llmem_sweep(&in, seq, values, LLMEM_MAX_SWEEP + 1, points) == LLMEM_ERR_OPTION_COUNT, "sweep count");
+  for (int s = LLMEM_ERR_OPTION_GPUS; s <= LLMEM_ERR_OPTION_COUNT; s++)
+    CHECK(strstr(llmem_status_message((llmem_status)s), "option") != NULL || strstr(llmem_status_message((llmem_status)s), "sweep"),
+          "status %d names its option: %s", s, llmem_status_message((llmem_status)s));
+
+  /* an empty search says why */
+  llmem_search_defaults(&opt);
+  opt.gpus = 1000000; /* the base global batch (8) splits over no data-parallel size of a million GPUs */
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_SEARCH_NO_BATCH,
+        "a million GPUs: reason %d", found.empty_reason);
+  llmem_search_defaults(&opt);
+  opt.gpus = 8;
+  in.memory_gib = 1;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_SEARCH_NO_FIT,
+        "1 GiB: reason %d", found.empty_reason);
+  llmem_defaults(&in);
+  in.formula = LLMEM_FORMULA_KORTHIKANTI; /* compat formulas give no readings: every layout fails that check */
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_COMPAT_ENGINE,
+        "compat formula: reason %d field %d", found.empty_reason, found.empty_field);
+  llmem_defaults(&in);
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0 && found.empty_reason == LLMEM_OK, "kept: no reason");
 
   /* the step time grows with the global batch and falls with more GPUs */
   double t1, t2, tps;

@@ -73,6 +73,42 @@ int main(void) {
   expect_error("model.mtp_layers=1", LLMEM_ERR_UNMODELLED, "model.mtp_layers");
   expect_error("formula=deepspeed parallel.engine=fsdp2", LLMEM_ERR_COMPAT_ENGINE, "formula");
   expect_error("parallel.engine=fsdp2 parallel.fsdp_strategy=hybrid_shard parallel.fsdp_shard_size=3", LLMEM_ERR_SHARD_SIZE, "parallel.fsdp_shard_size");
+  /* hybrid_shard's default shard (one node) does not divide: name gpus_per_node, not the unset fsdp_shard_size */
+  expect_error("parallel.engine=fsdp2 parallel.fsdp_strategy=hybrid_shard parallel.gpus=12 parallel.gpus_per_node=8",
+               LLMEM_ERR_SHARD_NODE, "parallel.gpus_per_node");
+
+  /* range messages print the real bounds: 0.999, 0.01 (not "0 to 0", not "above 0") */
+  expect_error("training.dropout=1.5", LLMEM_ERR_OUT_OF_RANGE, "training.dropout");
+  CHECK(strstr(out.error_message, "from 0 to 0.999)") != NULL, "dropout bounds: %s", out.error_message);
+  expect_error("runtime.compute_efficiency=0", LLMEM_ERR_OUT_OF_RANGE, "runtime.compute_efficiency");
+  CHECK(strstr(out.error_message, "from 0.01 to 1)") != NULL, "efficiency bounds: %s", out.error_message);
+  expect_error("hardware.memory_gib=0", LLMEM_ERR_OUT_OF_RANGE, "hardware.memory_gib");
+  CHECK(strstr(out.error_message, "from 0.001 to 1000000)") != NULL, "memory bounds: %s", out.error_message);
+
+  /* compat formulas refuse what their sources do not model, as the status says */
+  expect_error("formula=megatron parallel.engine=megatron parallel.distributed_optimizer=true parallel.offload_optimizer=cpu",
+               LLMEM_ERR_COMPAT_FEATURE, "formula");
+  expect_error("formula=deepspeed parallel.engine=deepspeed parallel.zero_stage=3 parallel.offload_params=nvme "
+               "parallel.offload_optimizer=nvme", LLMEM_ERR_COMPAT_FEATURE, "formula");
+  expect_error("formula=korthikanti parallel.engine=megatron model.mla.kv_lora_rank=512 model.mla.qk_nope_head_dim=128 "
+               "model.mla.qk_rope_head_dim=64 model.mla.v_head_dim=128", LLMEM_ERR_COMPAT_FEATURE, "formula");
+  expect_error("formula=zero_paper parallel.engine=deepspeed parallel.zero_stage=1 model.mla.kv_lora_rank=512 "
+               "model.mla.qk_nope_head_dim=128 model.mla.qk_rope_head_dim=64 model.mla.v_head_dim=128",
+               LLMEM_ERR_COMPAT_FEATURE, "formula");
+  llmem_defaults(&in);
+  set_keys(&in, "formula=deepspeed parallel.engine=deepspeed parallel.zero_stage=2 parallel.offload_optimizer=cpu");
+  CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "deepspeed formula models CPU offload: %s", out.error_message);
+  /* megatron compat: its own parameter count, trainable never above total */
+  static const char *compat[] = {"formula=megatron parallel.engine=megatron",
+                                 "formula=megatron_bridge parallel.engine=megatron",
+                                 "formula=megatron parallel.engine=megatron model.moe.experts=8 model.moe.top_k=2"};
+  for (int i = 0; i < 3; i++) {
+    llmem_defaults(&in);
+    set_keys(&in, compat[i]);
+    CHECK(llmem_estimate(&in, &out) == LLMEM_OK && out.params_trainable <= out.params_total &&
+              out.params_active <= out.params_total,
+          "%s: trainable %g, active %g, total %g", compat[i], out.params_trainable, out.params_active, out.params_total);
+  }
 
   /* every status has its own message */
   for (int s = 1; s < LLMEM_STATUS_COUNT; s++)

@@ -35,8 +35,8 @@ export const test = base.extend<{ traffic: Traffic; newContext: (options?: Brows
       traffic.watch(context);
       await use(traffic);
       const foreign = traffic.requests.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith(`${subOrigin}/`) && !/^(data|blob):/.test(u));
-      expect([...new Set(foreign)], 'requests that left the origin').toEqual([]);
-      expect(traffic.pageErrors, 'page errors').toEqual([]);
+      expect.soft([...new Set(foreign)], 'requests that left the origin').toEqual([]);
+      expect.soft(traffic.pageErrors, 'page errors').toEqual([]);
     },
     { auto: true },
   ],

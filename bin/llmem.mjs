@@ -1,16 +1,27 @@
 #!/usr/bin/env node
-// npx llmem: builds the wasm core and the compiled CLI on first use, then runs it.
-import { existsSync } from 'node:fs';
+// The `llmem` command: runs the compiled CLI (build/js/bin/cli.js) on the wasm core
+// (build/wasm/llmem_core.mjs). The npm package ships both, built by `prepack`, and never
+// builds anything; in a source checkout (core/ present) the first run builds them.
+import { existsSync, readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'build/js/bin/cli.js');
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
+  console.log(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+  process.exit(0);
+}
 if (!existsSync(join(root, 'build/wasm/llmem_core.mjs')) || !existsSync(cli)) {
-  console.error('llmem: first run, building the core (npm run build:core && npm run build:js) ...');
+  if (!existsSync(join(root, 'core'))) {
+    console.error(`llmem: this install lacks ${existsSync(cli) ? 'build/wasm/llmem_core.mjs' : 'build/js/bin/cli.js'} (the package is incomplete: reinstall it)`);
+    process.exit(2);
+  }
+  console.error('llmem: first run in a source checkout, building the core (npm run build:core && npm run build:js) ...');
   execFileSync('npm', ['run', '--silent', 'build:core'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   execFileSync('npm', ['run', '--silent', 'build:js'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 const { main } = await import(pathToFileURL(cli).href);
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await main(args);

@@ -22,9 +22,9 @@ stage "fuzz the core entry point (libFuzzer, 20 s)" bash -c '
   ./build/fuzz/fuzz_estimate -max_total_time=20 -print_final_stats=1 2>&1 | tail -3'
 stage "typecheck (tsc)" npx tsc -p tsconfig.json --noEmit
 stage "Vitest (wrapper, vectors through wasm, CLI, page units)" npx vitest run
-if [ -f tests/e2e/run.mjs ]; then
-  stage "end-to-end in headless Chromium" node tests/e2e/run.mjs
-fi
+stage "end-to-end in headless Chromium (Playwright; screenshots in tests/out/screenshots)" npx playwright test
+stage "page figures: size, input latency, planner in the Worker (figures, not assertions)" node scripts/perf-report.mjs
+stage "package: npm pack, install into a temporary prefix, run llmem with Node only" bash tests/pack/run.sh
 probe_python=python3
 /usr/bin/python3 -c "import torch" 2>/dev/null && probe_python=/usr/bin/python3
 stage "GPU probe: config translation and refusals on CPU (python unittest)" \

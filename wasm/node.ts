@@ -4,11 +4,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Core, type CoreFactory } from './llmem.js';
 
-/** The repository root: the first folder upwards holding CMakeLists.txt and package.json. */
+/** The repository root, or the installed package's folder: the first folder upwards holding package.json. */
 export function repoRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
-    if (existsSync(join(dir, 'CMakeLists.txt')) && existsSync(join(dir, 'package.json'))) return dir;
+    if (existsSync(join(dir, 'package.json'))) return dir;
     const up = dirname(dir);
     if (up === dir) throw new Error('llmem: cannot find the repository root');
     dir = up;

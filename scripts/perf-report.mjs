@@ -1,0 +1,170 @@
+#!/usr/bin/env node
+// Figures of the built page (dist/, from `npm run build`), printed, never asserted:
+// what a first visit transfers (gzip -9), the lazily loaded importers chunk, and, in
+// Debian's headless Chromium, input-to-chart latency, layout searches over 1024 GPUs and
+// a 1,000-point sweep in the planner's Worker, and input latency while a search runs.
+//   npm run build && node scripts/perf-report.mjs
+//   CHROMIUM=/path/to/chrome node scripts/perf-report.mjs
+// The budgets in the lines are the design's; tests/e2e checks the size budget, nothing here fails on a figure.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { chromium } from 'playwright-core';
+import { serveDist } from '../tests/e2e/serve-dist.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const LAZY = /^assets\/formats-[\w-]+\.js$/;
+const kb = (b) => `${(b / 1024).toFixed(1)} KB`;
+
+/** Sizes of dist/'s scripts, styles and wasm: first load, lazy importers chunk, service worker. */
+function sizeReport() {
+  const files = [];
+  const walk = (d) => {
+    for (const f of readdirSync(d)) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(js|mjs|css|wasm)$/.test(f)) files.push(p);
+    }
+  };
+  walk(dist);
+  let first = 0, lazy = 0, sw = 0;
+  console.log('size (dist/, gzip -9):');
+  for (const f of files) {
+    const gz = gzipSync(readFileSync(f), { level: 9 }).length;
+    const rel = relative(dist, f);
+    if (/^(sw\.js|workbox-)/.test(rel)) sw += gz;
+    else if (LAZY.test(rel)) lazy += gz;
+    else first += gz;
+    console.log(`  ${rel.padEnd(48)} ${String(statSync(f).size).padStart(8)} B  gzip ${String(gz).padStart(7)} B${LAZY.test(rel) ? '  (lazy)' : ''}`);
+  }
+  console.log(`size     first load (app JS + wasm + CSS): ${kb(first)} gzip (budget <= 150 KB); importers + exporters chunk (lazy, on opening Import / Export): ${kb(lazy)}; total ${kb(first + lazy)}; service worker + workbox: ${kb(sw)}`);
+}
+
+/** Open a planner tab (a second click would close it). */
+async function openTab(page, id) {
+  if ((await page.getAttribute(`[data-testid=tab-${id}]`, 'aria-selected')) !== 'true') await page.click(`[data-testid=tab-${id}]`);
+}
+const statusOf = (page, kind) => page.evaluate((k) => ({ ...document.querySelector(`[data-testid=${k}-status]`).dataset }), kind);
+
+/** Input change to redrawn chart, 30 edits of the sequence length. */
+async function inputLatency(page) {
+  const times = await page.evaluate(async () => {
+    const el = document.getElementById('f-training-seq_len');
+    const out = [];
+    for (let i = 0; i < 30; i++) {
+      const drawn = new Promise((res) => document.addEventListener('llmem:drawn', res, { once: true }));
+      const t0 = performance.now();
+      el.value = String(i % 2 ? 4096 : 2048 + 64 * i);
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      await drawn;
+      out.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return out;
+  });
+  times.sort((a, b) => a - b);
+  const med = times[times.length >> 1], p90 = times[Math.floor(times.length * 0.9)];
+  console.log(`latency  input change -> redrawn chart: median ${med.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`);
+}
+
+/** Layout searches over 1024 GPUs in the Worker: the default model, then heavier ones. */
+async function searches(page) {
+  const cases = [
+    ['Llama 3.1 8B, FSDP2', '', ''],
+    ['Llama 3.1 70B, Megatron, seq 8192', '#v1/model.preset=llama-3.1-70b&parallel.engine=megatron&training.seq_len=8192', '1024'],
+    ['Mixtral 8x7B, Megatron', '#v1/model.preset=mixtral-8x7b&parallel.engine=megatron', '1024'],
+  ];
+  for (const [name, hash, batch] of cases) {
+    await page.evaluate((h) => (location.hash = h), hash);
+    await page.waitForTimeout(100);
+    await openTab(page, 'search');
+    await page.fill('#search-batch', batch);
+    await page.fill('#search-gpus', '1024');
+    await page.waitForFunction(() => {
+      const d = document.querySelector('[data-testid=search-status]').dataset;
+      return d.status === 'done' && d.inflight === 'false' && document.querySelector('#search-gpus').value.replace(/,/g, '') === '1024';
+    }, null, { timeout: 30000 });
+    await page.waitForTimeout(150);
+    const d = await statusOf(page, 'search');
+    console.log(`planner  search over 1024 GPUs (${name}) in the Worker: ${Number(d.ms).toFixed(1)} ms in the core, ${Number(d.roundMs).toFixed(1)} ms request to answer, ${d.count} layouts kept (budget < 1 s)`);
+  }
+}
+
+/** Input latency while the last search (Mixtral, the slowest) runs: each edit cancels it and the next starts 100 ms later. */
+async function latencyDuringSearch(page) {
+  const lat = await page.evaluate(async () => {
+    const el = document.getElementById('f-training-seq_len');
+    const status = document.querySelector('[data-testid=search-status]');
+    const out = [];
+    let during = 0, longTasks = 0;
+    const po = new PerformanceObserver((l) => (longTasks += l.getEntries().length));
+    try { po.observe({ type: 'longtask' }); } catch {}
+    for (let i = 0; i < 16; i++) {
+      // wait until a search is really under way in the Worker
+      for (let w = 0; w < 100 && status.dataset.inflight !== 'true'; w++) await new Promise((r) => setTimeout(r, 5));
+      if (status.dataset.inflight === 'true') during++;
+      const drawn = new Promise((res) => document.addEventListener('llmem:drawn', function on(e) {
+        if (!e.target.closest('[data-testid=timeline]')) return;
+        document.removeEventListener('llmem:drawn', on);
+        res();
+      }));
+      const t0 = performance.now();
+      el.value = String(4096 + 256 * (i + 1));
+      el.dispatchEvent(new Event('input', { bubbles: true }));
+      await drawn;
+      out.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 60));
+    }
+    po.disconnect();
+    return { out, during, longTasks };
+  });
+  lat.out.sort((a, b) => a - b);
+  console.log(`planner  input -> redrawn chart while a search runs in the Worker: median ${lat.out[lat.out.length >> 1].toFixed(2)} ms, max ${lat.out.at(-1).toFixed(2)} ms over ${lat.out.length} edits (${lat.during} landed on a running search, ${lat.longTasks} long tasks > 50 ms)`);
+}
+
+/** A 1,000-point sequence-length sweep in the Worker. */
+async function bigSweep(page) {
+  await page.evaluate(() => (location.hash = ''));
+  await page.waitForTimeout(100);
+  await openTab(page, 'sweep');
+  await page.waitForSelector('[data-testid=sweep-status][data-status=done]', { timeout: 20000 });
+  await page.selectOption('#sweep-spacing', 'linear');
+  await page.fill('#sweep-to', String(1024 + 999 * 128));
+  await page.fill('#sweep-points', '1000');
+  await page.waitForFunction(() => {
+    const d = document.querySelector('[data-testid=sweep-status]').dataset;
+    return d.status === 'done' && d.count === '1000';
+  }, null, { timeout: 20000 });
+  const sw = await statusOf(page, 'sweep');
+  console.log(`planner  1,000-point sweep (training.seq_len) in the Worker: ${Number(sw.ms).toFixed(1)} ms in the core, ${Number(sw.roundMs).toFixed(1)} ms request to answer (budget < 50 ms)`);
+}
+
+if (!existsSync(join(dist, 'index.html'))) {
+  console.error('dist/index.html is missing: run `npm run build` first');
+  process.exit(2);
+}
+if (!existsSync(executablePath)) {
+  console.error(`Chromium not found at ${executablePath} (apt-get install -y chromium, or set CHROMIUM)`);
+  process.exit(2);
+}
+sizeReport();
+const server = serveDist('/');
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({ executablePath, args: ARGS });
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.goto(`${origin}/`);
+  await page.waitForSelector('[data-testid=peak]', { timeout: 15000 });
+  await inputLatency(page);
+  await searches(page);
+  await latencyDuringSearch(page);
+  await bigSweep(page);
+} finally {
+  await browser.close();
+  server.close();
+}

@@ -1,0 +1,84 @@
+// Static hosting: dist/ from a sub-path, the service worker's update notice, no request
+// leaving the origin, and the shape of the build (one core module, one lazy importers
+// chunk precached by the service worker, the first load within its size budget).
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { expect, open, openImport, openTab, root, SUB_PREFIX, subOrigin, test } from './helpers.js';
+
+const dist = join(root, 'dist');
+/** Publish a "new version" of sw.js on the sub-path server ('' restores the built one). */
+const setSwSuffix = (suffix: string) => fetch(`${subOrigin}/__sw-suffix`, { method: 'POST', body: suffix });
+
+test('works from a sub-path (static hosting)', async ({ page }) => {
+  await open(page, `${subOrigin}${SUB_PREFIX}#v1/parallel.tp=2`);
+  expect(await page.inputValue('#f-parallel-tp'), 'tp from the hash').toBe('2');
+  const manifest = await page.evaluate(() => fetch((document.querySelector('link[rel=manifest]') as HTMLLinkElement).href).then((r) => r.json()));
+  expect(manifest.icons.length, 'manifest icons').toBeGreaterThanOrEqual(3);
+  await page.evaluate(async () => navigator.serviceWorker.ready);
+  const scope = await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())!.scope);
+  expect(scope, 'service worker scope').toBe(`${subOrigin}${SUB_PREFIX}`);
+});
+
+test('a new version shows a notice; Reload switches to it', async ({ page }) => {
+  await open(page, `${subOrigin}${SUB_PREFIX}`);
+  await page.evaluate(async () => navigator.serviceWorker.ready);
+  await page.reload();
+  await page.waitForSelector('[data-testid=peak]');
+  expect(await page.evaluate(() => !!navigator.serviceWorker.controller), 'controlled by the service worker').toBe(true);
+  await setSwSuffix(`\n// new version ${Date.now()}\n`);
+  try {
+    await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())!.update());
+    await page.waitForSelector('[data-testid=update-notice]', { timeout: 10000 });
+    await Promise.all([page.waitForEvent('load', { timeout: 10000 }), page.click('[data-testid=update-notice] button:has-text("Reload")')]);
+    await page.waitForSelector('[data-testid=peak]');
+  } finally {
+    await setSwSuffix('');
+  }
+});
+
+test('a visit (page, planner, import dialog) makes its requests to the origin only', async ({ page, traffic }) => {
+  await open(page, '/');
+  await openTab(page, 'search');
+  await page.fill('#search-gpus', '64');
+  await page.waitForSelector('[data-testid=layout-row]', { timeout: 15000 });
+  await openImport(page);
+  // the fixture checks, when the test ends, that none of them left the origin
+  expect(traffic.requests.length, `requests recorded: ${traffic.requests.join(', ')}`).toBeGreaterThan(10);
+});
+
+test.describe('the built dist/', () => {
+  const files: string[] = [];
+  const walk = (d: string) => {
+    for (const f of readdirSync(d)) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(js|mjs|css|wasm)$/.test(f)) files.push(relative(dist, p));
+    }
+  };
+  walk(dist);
+  const LAZY = /^assets\/formats-[\w-]+\.js$/;
+
+  test('the core module is one file, shared by the page and the Worker', () => {
+    expect(files.filter((f) => /llmem_core/.test(f)), 'core modules').toHaveLength(1);
+  });
+
+  test('the importers and exporters are one lazy chunk, precached by the service worker', () => {
+    const lazy = files.filter((f) => LAZY.test(f));
+    expect(lazy, 'lazy chunks (assets/formats-*.js)').toHaveLength(1);
+    const sw = existsSync(join(dist, 'sw.js')) ? readFileSync(join(dist, 'sw.js'), 'utf8') : '';
+    expect(sw.includes(lazy[0]), `the service worker precaches ${lazy[0]} (import would not work offline otherwise)`).toBe(true);
+  });
+
+  test('no importer code in the first load', () => {
+    const eager = files.filter((f) => !LAZY.test(f) && /\.js$/.test(f) && /unsupported YAML|not a known DeepSpeed key/.test(readFileSync(join(dist, f), 'utf8')));
+    expect(eager, 'first-load files with importer code').toEqual([]);
+  });
+
+  test('the first load (app JS + wasm + CSS, gzip -9) is within 150 KB', () => {
+    const first = files
+      .filter((f) => !LAZY.test(f) && !/^(sw\.js|workbox-)/.test(f))
+      .reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
+    expect(first / 1024, 'first load, KB gzip (scripts/perf-report.mjs prints the detail)').toBeLessThanOrEqual(150);
+  });
+});

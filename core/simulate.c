@@ -1,0 +1,225 @@
+/* The training step of one rank: persistent states, the passes in the
+ * pipeline schedule's order, then the optimizer step (ARCHITECTURE.md "The
+ * peak is simulated").
+ *
+ * Cost: O(layers of the stage) per distinct pass, independent of the
+ * micro-batch count. The schedule is a sequence of runs, each one pattern of
+ * passes repeated (schedule_run); every copy of a run starts from the state
+ * rebuilt from what is live (walk_state) plus its copy index times the
+ * pattern's net change, so copy k's points are the same additions onto a
+ * start total that moves one way with k. The walk runs the first two copies
+ * and the last; when the start total grows, a bisection over the copies
+ * finds where the largest point first appears (additions are monotone in
+ * floating point, so the reference walk of every copy gives the same peak,
+ * bit for bit: tests/c/test_simulate.c). */
+#include <string.h>
+
+#include "sim.h"
+
+static double max2(double a, double b) { return a > b ? a : b; } /* core-correct adds a shared one to internal.h */
+
+typedef struct {
+  const stage_walk *W;
+  const schedule *sc;
+  int full;
+  walk_check *check;
+} walker;
+
+/* One copy of a run's pattern from `start`: the passes, the live set advanced. */
+static void walk_copy(const walker *K, sim *S, const sim *start, int index, int length, walk_sig *g) {
+  if (K->check) { /* the running state must match the rebuilt one */
+    double gap = S->total - start->total, scale = start->total > 1 ? start->total : 1;
+    if (gap < 0) gap = -gap;
+    K->check->max_boundary_error = max2(K->check->max_boundary_error, gap / scale);
+  }
+  memcpy(S->cat, start->cat, sizeof S->cat);
+  S->total = start->total;
+  S->hole = start->hole;
+  for (int i = 0; i < length; i++) {
+    sched_op o = schedule_op(K->sc, index + i);
+    if (o.backward) backward_pass(K->W, S, o.mb, o.chunk, !g->bwd_started[o.chunk]);
+    else forward_pass(K->W, S, o.mb, o.chunk, g->fwd_started[o.chunk]);
+    walk_apply(K->W, g, o);
+  }
+}
+
+/* The start of copy k (k >= 1) of a run: copy 1's start plus k - 1 net changes. */
+static void copy_start(const sim *first, const double *delta, double delta_total, int k, sim *out) {
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) out->cat[x] = first->cat[x] + (k - 1) * delta[x];
+  out->total = first->total + (k - 1) * delta_total;
+  out->hole = first->hole;
+}
+
+/* The largest point of copy k, walked without events. */
+static sim probe_copy(const walker *K, const sim *first, const double *delta, double delta_total, int index,
+                      int length, int k, walk_sig g) {
+  sim P;
+  memset(&P, 0, sizeof P);
+  P.peak = -1;
+  sim start;
+  copy_start(first, delta, delta_total, k, &start);
+  walk_copy(&(walker){K->W, K->sc, 0, 0}, &P, &start, index + k * length, length, &g);
+  return P;
+}
+
+static void take_peak(sim *S, const sim *P) {
+  S->peak = P->peak;
+  memcpy(S->peak_cat, P->peak_cat, sizeof S->peak_cat);
+  S->peak_phase = P->peak_phase, S->peak_mb = P->peak_mb, S->peak_layer = P->peak_layer;
+  S->peak_hole = P->peak_hole;
+}
+
+/* A run: `reps` copies of `length` passes from `index`. */
+static void walk_run(const walker *K, sim *S, int index, int length, int reps, walk_sig *g) {
+  const stage_walk *W = K->W;
+  sim start;
+  walk_state(W, g, &start);
+  walk_copy(K, S, &start, index, length, g); /* copy 0: first forwards/backwards set the flags */
+  if (reps == 1) return;
+  walk_sig before = *g; /* flags hold from copy 1 on; counts move by the same net change */
+  sim first;
+  walk_state(W, g, &first);
+  walk_sig after = before;
+  for (int i = 0; i < length; i++) walk_apply(W, &after, schedule_op(K->sc, index + length + i));
+  double delta[LLMEM_CAT_COUNT], delta_total = 0;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) {
+    delta[x] = 0;
+    for (int c = 0; c < W->v; c++)
+      if (after.in_flight[c] != before.in_flight[c]) delta[x] += (after.in_flight[c] - before.in_flight[c]) * W->in_flight_cat[c][x];
+    delta_total += delta[x];
+  }
+  if (K->full) {
+    for (int k = 1; k < reps; k++) {
+      copy_start(&first, delta, delta_total, k, &start);
+      walk_copy(K, S, &start, index + k * length, length, g);
+    }
+    return;
+  }
+  copy_start(&first, delta, delta_total, 1, &start);
+  walk_copy(K, S, &start, index + length, length, g);
+  if (reps == 2) return;
+  int last = reps - 1;
+  if (delta_total > 0) { /* later copies are higher: where does the largest point first appear? */
+    sim top = probe_copy(K, &first, delta, delta_total, index, length, last, before);
+    if (top.peak > S->peak) {
+      int lo = 2, hi = last; /* copy hi holds top.peak */
+      while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (probe_copy(K, &first, delta, delta_total, index, length, mid, before).peak == top.peak) hi = mid;
+        else lo = mid + 1;
+      }
+      sim at = probe_copy(K, &first, delta, delta_total, index, length, hi, before);
+      take_peak(S, &at);
+    }
+  }
+  /* copies 2 .. last - 1 are accounted for; the last one is shown */
+  sim_skip(S, (last - 2) * length);
+  for (int c = 0; c < W->v; c++) g->in_flight[c] += (last - 2) * (after.in_flight[c] - before.in_flight[c]);
+  if (K->check) S->total = first.total + (last - 1) * delta_total; /* the running state skipped along */
+  copy_start(&first, delta, delta_total, last, &start);
+  walk_copy(K, S, &start, index + last * length, length, g);
+}
+
+/* The passes in schedule order; interleaved steady periods after the second
+ * repeat the second exactly (same live set, same runs) and are skipped. */
+static void walk_schedule(const walker *K, sim *S, walk_sig *g) {
+  const schedule *sc = K->sc;
+  int index = 0;
+  while (index < sc->op_count) {
+    if (!K->full && sc->period_count > 3 && index == sc->period_begin + 2 * sc->period_ops) {
+      int skipped = (sc->period_count - 3) * sc->period_ops;
+      sim_skip(S, skipped);
+      index += skipped;
+    }
+    int length, reps;
+    schedule_run(sc, index, &length, &reps);
+    walk_run(K, S, index, length, reps, g);
+    index += length * reps;
+  }
+}
+
+/* Parameters kept gathered are released at the backward's end, accumulated
+ * unsharded gradients after the last reduce-scatter; then the optimizer
+ * step, after which lazily created gradients are set to None. */
+static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g) {
+  const plan *pl = W->pl;
+  const rank_states *rs = W->rs;
+  walk_state(W, g, S);
+  for (int c = 0; c < W->v; c++) {
+    if (g->fwd_started[c] && rs->keep_gathered_until_backward) sim_add(S, LLMEM_CAT_WEIGHTS, -W->kept_gathered[c]);
+    if (g->bwd_started[c]) sim_add(S, LLMEM_CAT_GRADIENTS, -W->accumulated[c]);
+  }
+  if (pl->optimizer_in_backward) {
+    sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
+  } else {
+    if (W->lazy) /* every gradient exists by now */
+      sim_add(S, LLMEM_CAT_GRADIENTS, rs->gradients - S->cat[LLMEM_CAT_GRADIENTS]);
+    sim_transient(S, LLMEM_CAT_TEMPORARIES, rs->optimizer_step_temp);
+    sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
+    sim_add(S, LLMEM_CAT_TEMPORARIES, -rs->optimizer_step_temp);
+  }
+  if (W->root > 0) sim_add(S, LLMEM_CAT_WEIGHTS, -W->root);
+  if (W->lazy) sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);
+  sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
+}
+
+/* Reserved and device bytes from the peak. */
+static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *out) {
+  const plan *pl = W->pl;
+  out->peak_allocated_bytes = S->peak;
+  for (int i = 0; i < LLMEM_CAT_COUNT; i++) out->breakdown_bytes[i] = S->peak_cat[i];
+  out->peak_phase = S->peak_phase;
+  out->peak_micro_batch = S->peak_mb;
+  out->peak_layer = S->peak_layer;
+  /* blocks of the collectives' streams are freed late (recordStream; FSDP
+   * notes "FSDP buffers sizes": backward needs "at least 2x all-gather
+   * buffer size and potentially a bit more"): FSDP1 keeps two more gathered
+   * units cached (limit_all_gathers allows two in flight), FSDP2 one */
+  double late = 0;
+  for (int k = 0; k < 2; k++)
+    if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
+  if (pl->engine == LLMEM_ENGINE_FSDP1) late *= 2;
+  out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
+  out->device_used_bytes = out->peak_reserved_bytes + runtime_device_overhead_bytes(pl);
+  /* managed (paged) optimizer states occupy what the device has left, the rest pages to host */
+  const rank_states *rs = W->rs;
+  if (rs->paged_bytes > 0) {
+    double room = pl->memory_bytes - out->device_used_bytes;
+    out->device_used_bytes += rs->paged_bytes < room ? rs->paged_bytes : (room > 0 ? room : 0);
+  }
+}
+
+void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs,
+                         llmem_rank_result *out, timeline_sink *sink, int full, walk_check *check) {
+  static stage_walk W; /* large (per-chunk sums): off small stacks; the core is single-threaded */
+  walk_init(&W, pl, st, rs, out->stage);
+  schedule sc;
+  schedule_init(&sc, pl, out->stage);
+  sim S;
+  memset(&S, 0, sizeof S);
+  S.sink = sink;
+  S.peak = -1;
+
+  /* persistent states */
+  sim_add(&S, LLMEM_CAT_WEIGHTS, rs->weights);
+  sim_add(&S, LLMEM_CAT_MASTER_WEIGHTS, rs->master);
+  sim_add(&S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer);
+  sim_add(&S, LLMEM_CAT_COMM_BUFFERS, rs->comm_persistent);
+  if (!W.lazy) sim_add(&S, LLMEM_CAT_GRADIENTS, rs->gradients);
+  out->persistent_bytes = S.total;
+  sim_record(&S, LLMEM_PHASE_SETUP, -1, -1);
+  if (W.root > 0) sim_add(&S, LLMEM_CAT_WEIGHTS, W.root);
+
+  walk_sig g;
+  memset(&g, 0, sizeof g);
+  walker K = {&W, &sc, full, check};
+  walk_schedule(&K, &S, &g);
+  optimizer_step(&W, &S, &g);
+  sim_flush(&S);
+  finish_rank(&W, &S, out);
+}
+
+void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
+                    llmem_rank_result *out, timeline_sink *sink) {
+  simulate_stage_walk(pl, st, rs, out, sink, 0, 0);
+}

@@ -22,8 +22,16 @@ typedef struct {
   int skipped;          /* passes walked without events since the last recorded point */
 } sim;
 
-void sim_add(sim *S, int cat, double bytes);
-void sim_transient(sim *S, int cat, double bytes); /* present for one recorded instant */
+/* Change one category; the running total follows (inline: the walk's innermost step). */
+static inline void sim_add(sim *S, int cat, double bytes) {
+  S->cat[cat] += bytes;
+  S->total += bytes;
+}
+/* A transient: present for one recorded instant. */
+static inline void sim_transient(sim *S, int cat, double bytes) {
+  sim_add(S, cat, bytes);
+  if (bytes > S->largest_transient) S->largest_transient = bytes;
+}
 void sim_record(sim *S, int phase, int mb, int layer);
 void sim_skip(sim *S, int passes);                 /* passes accounted for without events */
 void sim_flush(sim *S);                            /* the last partial group into the sink */

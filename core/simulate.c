@@ -102,22 +102,30 @@ static void walk_run(const walker *K, sim *S, int index, int length, int reps, w
   if (delta_total > 0) { /* later copies are higher: where does the largest point first appear? */
     sim top = probe_copy(K, &first, delta, delta_total, index, length, last, before);
     if (top.peak > S->peak) {
-      int lo = 2, hi = last; /* copy hi holds top.peak */
-      while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (probe_copy(K, &first, delta, delta_total, index, length, mid, before).peak == top.peak) hi = mid;
-        else lo = mid + 1;
+      int hi = last; /* mostly the last copy; a bisection when the growth is below rounding */
+      if (last - 1 >= 2 && probe_copy(K, &first, delta, delta_total, index, length, last - 1, before).peak == top.peak) {
+        int lo = 2;
+        hi = last - 1;
+        while (lo < hi) {
+          int mid = lo + (hi - lo) / 2;
+          if (probe_copy(K, &first, delta, delta_total, index, length, mid, before).peak == top.peak) hi = mid;
+          else lo = mid + 1;
+        }
+        top = probe_copy(K, &first, delta, delta_total, index, length, hi, before);
       }
-      sim at = probe_copy(K, &first, delta, delta_total, index, length, hi, before);
-      take_peak(S, &at);
+      take_peak(S, &top);
     }
   }
-  /* copies 2 .. last - 1 are accounted for; the last one is shown */
+  /* copies 2 .. last - 1 are accounted for; the last one is shown on the timeline */
   sim_skip(S, (last - 2) * length);
   for (int c = 0; c < W->v; c++) g->in_flight[c] += (last - 2) * (after.in_flight[c] - before.in_flight[c]);
   if (K->check) S->total = first.total + (last - 1) * delta_total; /* the running state skipped along */
-  copy_start(&first, delta, delta_total, last, &start);
-  walk_copy(K, S, &start, index + last * length, length, g);
+  if (S->sink && S->sink->events) {
+    copy_start(&first, delta, delta_total, last, &start);
+    walk_copy(K, S, &start, index + last * length, length, g);
+  } else { /* no point of the last copy can be a new peak: its live set only */
+    for (int i = 0; i < length; i++) walk_apply(W, g, schedule_op(K->sc, index + last * length + i));
+  }
 }
 
 /* The passes in schedule order; interleaved steady periods after the second

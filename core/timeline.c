@@ -4,17 +4,6 @@
 
 #include "sim.h"
 
-/* Change one category; the running total follows. */
-void sim_add(sim *S, int cat, double bytes) {
-  S->cat[cat] += bytes;
-  S->total += bytes;
-}
-
-void sim_transient(sim *S, int cat, double bytes) {
-  sim_add(S, cat, bytes);
-  if (bytes > S->largest_transient) S->largest_transient = bytes;
-}
-
 static void sink_push(timeline_sink *s, const llmem_event *ev) {
   if (s->count == s->capacity) {
     /* keep the larger of each pair: the peak survives downsampling */

@@ -45,7 +45,9 @@ static int layer_recomputed(const plan *pl, int local_index) {
   return local_index < (int)pl->recompute_layers;
 }
 
-static const layer_cost *cost(const stage_walk *W, int layer) { return &W->costs[layer_is_moe(W->pl, layer)]; }
+static const layer_cost *cost(const stage_walk *W, int layer) {
+  return &W->costs[W->pl->moe ? layer_is_moe(W->pl, layer) : 0];
+}
 
 static const layer_activations *acts(const stage_walk *W, int chunk, int layer) {
   int local = W->local0[chunk] + (layer - W->first_global[chunk]);

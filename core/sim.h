@@ -32,7 +32,13 @@ static inline void sim_transient(sim *S, int cat, double bytes) {
   sim_add(S, cat, bytes);
   if (bytes > S->largest_transient) S->largest_transient = bytes;
 }
-void sim_record(sim *S, int phase, int mb, int layer);
+void sim_new_peak(sim *S, int phase, int mb, int layer);
+void sim_event(sim *S, int phase, int mb, int layer);
+/* A point of the running total: the peak so far, and the timeline. */
+static inline void sim_record(sim *S, int phase, int mb, int layer) {
+  if (S->total > S->peak) sim_new_peak(S, phase, mb, layer);
+  if (S->sink) sim_event(S, phase, mb, layer);
+}
 void sim_skip(sim *S, int passes);                 /* passes accounted for without events */
 void sim_flush(sim *S);                            /* the last partial group into the sink */
 

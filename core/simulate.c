@@ -43,22 +43,30 @@ static void walk_copy(const walker *K, sim *S, const sim *start, int index, int 
   }
 }
 
-/* The start of copy k (k >= 1) of a run: copy 1's start plus k - 1 net changes. */
-static void copy_start(const sim *first, const double *delta, double delta_total, int k, sim *out) {
-  for (int x = 0; x < LLMEM_CAT_COUNT; x++) out->cat[x] = first->cat[x] + (k - 1) * delta[x];
-  out->total = first->total + (k - 1) * delta_total;
-  out->hole = first->hole;
+/* The start of copy k of a run: the rebuilt start plus k net changes. */
+static void copy_start(const sim *base, const double *delta, double delta_total, int k, sim *out) {
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) out->cat[x] = base->cat[x] + k * delta[x];
+  out->total = base->total + k * delta_total;
+  out->hole = base->hole;
 }
 
+/* One run's copies after the flags have settled. */
+typedef struct {
+  sim base;                   /* the state rebuilt at copy 0 */
+  double delta[LLMEM_CAT_COUNT], delta_total;
+  int index, length, reps;
+  walk_sig sig;               /* live set at copy 0 */
+  int d[LLMEM_MAX_VPP];       /* in-flight change per copy */
+} run_copies;
+
 /* The largest point of copy k, walked without events. */
-static sim probe_copy(const walker *K, const sim *first, const double *delta, double delta_total, int index,
-                      int length, int k, walk_sig g) {
-  sim P;
+static sim probe_copy(const walker *K, const run_copies *R, int k) {
+  sim P, start;
   memset(&P, 0, sizeof P);
   P.peak = -1;
-  sim start;
-  copy_start(first, delta, delta_total, k, &start);
-  walk_copy(&(walker){K->W, K->sc, 0, 0}, &P, &start, index + k * length, length, &g);
+  copy_start(&R->base, R->delta, R->delta_total, k, &start);
+  walk_sig g = R->sig;
+  walk_copy(&(walker){K->W, K->sc, 0, 0}, &P, &start, R->index + k * R->length, R->length, &g);
   return P;
 }
 
@@ -69,63 +77,87 @@ static void take_peak(sim *S, const sim *P) {
   S->peak_hole = P->peak_hole;
 }
 
-/* A run: `reps` copies of `length` passes from `index`. */
-static void walk_run(const walker *K, sim *S, int index, int length, int reps, walk_sig *g) {
-  const stage_walk *W = K->W;
+static void live_copy(const walker *K, sim *S, const run_copies *R, int k, walk_sig *g) {
   sim start;
-  walk_state(W, g, &start);
-  walk_copy(K, S, &start, index, length, g); /* copy 0: first forwards/backwards set the flags */
-  if (reps == 1) return;
-  walk_sig before = *g; /* flags hold from copy 1 on; counts move by the same net change */
-  sim first;
-  walk_state(W, g, &first);
-  walk_sig after = before;
-  for (int i = 0; i < length; i++) walk_apply(W, &after, schedule_op(K->sc, index + length + i));
-  double delta[LLMEM_CAT_COUNT], delta_total = 0;
-  for (int x = 0; x < LLMEM_CAT_COUNT; x++) {
-    delta[x] = 0;
-    for (int c = 0; c < W->v; c++)
-      if (after.in_flight[c] != before.in_flight[c]) delta[x] += (after.in_flight[c] - before.in_flight[c]) * W->in_flight_cat[c][x];
-    delta_total += delta[x];
-  }
-  if (K->full) {
-    for (int k = 1; k < reps; k++) {
-      copy_start(&first, delta, delta_total, k, &start);
-      walk_copy(K, S, &start, index + k * length, length, g);
+  copy_start(&R->base, R->delta, R->delta_total, k, &start);
+  walk_copy(K, S, &start, R->index + k * R->length, R->length, g);
+}
+
+/* Copies [from, last] of a growing run: where does the largest point first appear? */
+static void growing_peak(const walker *K, sim *S, const run_copies *R, int from) {
+  int last = R->reps - 1;
+  sim top = probe_copy(K, R, last);
+  if (top.largest_transient > S->largest_transient) S->largest_transient = top.largest_transient;
+  if (top.peak <= S->peak) return;
+  /* mostly the last copy; a bisection when the growth is below rounding */
+  if (last - 1 >= from && probe_copy(K, R, last - 1).peak == top.peak) {
+    int lo = from, hi = last - 1;
+    while (lo < hi) {
+      int mid = lo + (hi - lo) / 2;
+      if (probe_copy(K, R, mid).peak == top.peak) hi = mid;
+      else lo = mid + 1;
     }
+    top = probe_copy(K, R, hi);
+  }
+  take_peak(S, &top);
+}
+
+/* Settled copies: walked all (reference), or copy 0 and the last shown and
+ * the rest accounted for. Copy k's points are copy 0's additions onto a start
+ * total that moves one way with k, so a falling or flat run peaks in copy 0
+ * and a growing one in its last copies. */
+static void walk_copies(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
+  int last = R->reps - 1, shown = S->sink && S->sink->events;
+  if (K->full) {
+    for (int k = 0; k <= last; k++) live_copy(K, S, R, k, g);
     return;
   }
-  copy_start(&first, delta, delta_total, 1, &start);
-  walk_copy(K, S, &start, index + length, length, g);
-  if (reps == 2) return;
-  int last = reps - 1;
-  if (delta_total > 0) { /* later copies are higher: where does the largest point first appear? */
-    sim top = probe_copy(K, &first, delta, delta_total, index, length, last, before);
-    if (top.peak > S->peak) {
-      int hi = last; /* mostly the last copy; a bisection when the growth is below rounding */
-      if (last - 1 >= 2 && probe_copy(K, &first, delta, delta_total, index, length, last - 1, before).peak == top.peak) {
-        int lo = 2;
-        hi = last - 1;
-        while (lo < hi) {
-          int mid = lo + (hi - lo) / 2;
-          if (probe_copy(K, &first, delta, delta_total, index, length, mid, before).peak == top.peak) hi = mid;
-          else lo = mid + 1;
-        }
-        top = probe_copy(K, &first, delta, delta_total, index, length, hi, before);
-      }
-      take_peak(S, &top);
-    }
+  int walked = 0;
+  if (shown || R->delta_total <= 0 || last == 0) live_copy(K, S, R, 0, g), walked = 1;
+  if (last == 0) return;
+  if (R->delta_total > 0) growing_peak(K, S, R, walked);
+  int skipped = last - walked; /* copies walked for nothing but their live set */
+  sim_skip(S, skipped * R->length);
+  for (int c = 0; c < K->W->v; c++) g->in_flight[c] += skipped * R->d[c];
+  if (K->check) S->total = R->base.total + last * R->delta_total; /* the running state skipped along */
+  if (shown) live_copy(K, S, R, last, g);
+  else
+    for (int c = 0; c < K->W->v; c++) g->in_flight[c] += R->d[c];
+}
+
+static int same_flags(const stage_walk *W, const walk_sig *a, const walk_sig *b) {
+  if (a->hole != b->hole) return 0;
+  for (int c = 0; c < W->v; c++)
+    if (a->fwd_started[c] != b->fwd_started[c] || a->bwd_started[c] != b->bwd_started[c]) return 0;
+  return 1;
+}
+
+/* A run: `reps` copies of `length` passes from `index`. A copy that starts
+ * a chunk's first forward or backward (flags change) is walked on its own. */
+static void walk_run(const walker *K, sim *S, int index, int length, int reps, walk_sig *g) {
+  const stage_walk *W = K->W;
+  run_copies R;
+  R.length = length;
+  walk_sig after = *g;
+  for (int i = 0; i < length; i++) walk_apply(W, &after, schedule_op(K->sc, index + i));
+  for (int c = 0; c < W->v; c++) R.d[c] = after.in_flight[c] - g->in_flight[c]; /* the same for every copy */
+  if (!same_flags(W, g, &after)) {
+    sim start;
+    walk_state(W, g, &start);
+    walk_copy(K, S, &start, index, length, g);
+    index += length, reps--;
+    if (reps == 0) return;
   }
-  /* copies 2 .. last - 1 are accounted for; the last one is shown on the timeline */
-  sim_skip(S, (last - 2) * length);
-  for (int c = 0; c < W->v; c++) g->in_flight[c] += (last - 2) * (after.in_flight[c] - before.in_flight[c]);
-  if (K->check) S->total = first.total + (last - 1) * delta_total; /* the running state skipped along */
-  if (S->sink && S->sink->events) {
-    copy_start(&first, delta, delta_total, last, &start);
-    walk_copy(K, S, &start, index + last * length, length, g);
-  } else { /* no point of the last copy can be a new peak: its live set only */
-    for (int i = 0; i < length; i++) walk_apply(W, g, schedule_op(K->sc, index + last * length + i));
+  R.index = index, R.reps = reps, R.sig = *g;
+  walk_state(W, g, &R.base);
+  R.delta_total = 0;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) {
+    R.delta[x] = 0;
+    for (int c = 0; c < W->v; c++)
+      if (R.d[c]) R.delta[x] += R.d[c] * W->in_flight_cat[c][x];
+    R.delta_total += R.delta[x];
   }
+  walk_copies(K, S, &R, g);
 }
 
 /* The passes in schedule order; interleaved steady periods after the second
@@ -134,8 +166,9 @@ static void walk_schedule(const walker *K, sim *S, walk_sig *g) {
   const schedule *sc = K->sc;
   int index = 0;
   while (index < sc->op_count) {
-    if (!K->full && sc->period_count > 3 && index == sc->period_begin + 2 * sc->period_ops) {
-      int skipped = (sc->period_count - 3) * sc->period_ops;
+    int shown = S->sink && S->sink->events, walked = shown ? 3 : 2; /* the last period shown on the timeline */
+    if (!K->full && sc->period_count > walked && index == sc->period_begin + 2 * sc->period_ops) {
+      int skipped = (sc->period_count - walked) * sc->period_ops;
       sim_skip(S, skipped);
       index += skipped;
     }

@@ -19,18 +19,19 @@ static void sink_push(timeline_sink *s, const llmem_event *ev) {
   s->events[s->count++] = *ev;
 }
 
-void sim_record(sim *S, int phase, int mb, int layer) {
+void sim_new_peak(sim *S, int phase, int mb, int layer) {
+  S->peak = S->total;
+  memcpy(S->peak_cat, S->cat, sizeof S->cat);
+  S->peak_phase = phase;
+  S->peak_mb = mb;
+  S->peak_layer = layer;
+  S->peak_hole = S->hole;
+}
+
+void sim_event(sim *S, int phase, int mb, int layer) {
   double total = S->total;
-  if (total > S->peak) {
-    S->peak = total;
-    memcpy(S->peak_cat, S->cat, sizeof S->cat);
-    S->peak_phase = phase;
-    S->peak_mb = mb;
-    S->peak_layer = layer;
-    S->peak_hole = S->hole;
-  }
   timeline_sink *s = S->sink;
-  if (!s || !s->events) return;
+  if (!s->events) return;
   llmem_event ev;
   ev.total_bytes = total;
   memcpy(ev.category_bytes, S->cat, sizeof S->cat);

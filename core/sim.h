@@ -22,8 +22,10 @@ typedef struct {
   int skipped;          /* passes walked without events since the last recorded point */
 } sim;
 
-/* Change one category; the running total follows (inline: the walk's innermost step). */
+/* Change one category; the running total follows (inline: the walk's innermost
+ * step; adding zero changes no bit, so most models skip most additions). */
 static inline void sim_add(sim *S, int cat, double bytes) {
+  if (bytes == 0) return;
   S->cat[cat] += bytes;
   S->total += bytes;
 }
@@ -32,7 +34,14 @@ static inline void sim_transient(sim *S, int cat, double bytes) {
   sim_add(S, cat, bytes);
   if (bytes > S->largest_transient) S->largest_transient = bytes;
 }
-void sim_new_peak(sim *S, int phase, int mb, int layer);
+static inline void sim_new_peak(sim *S, int phase, int mb, int layer) {
+  S->peak = S->total;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] = S->cat[x];
+  S->peak_phase = phase;
+  S->peak_mb = mb;
+  S->peak_layer = layer;
+  S->peak_hole = S->hole;
+}
 void sim_event(sim *S, int phase, int mb, int layer);
 /* A point of the running total: the peak so far, and the timeline. */
 static inline void sim_record(sim *S, int phase, int mb, int layer) {

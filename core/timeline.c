@@ -19,15 +19,6 @@ static void sink_push(timeline_sink *s, const llmem_event *ev) {
   s->events[s->count++] = *ev;
 }
 
-void sim_new_peak(sim *S, int phase, int mb, int layer) {
-  S->peak = S->total;
-  memcpy(S->peak_cat, S->cat, sizeof S->cat);
-  S->peak_phase = phase;
-  S->peak_mb = mb;
-  S->peak_layer = layer;
-  S->peak_hole = S->hole;
-}
-
 void sim_event(sim *S, int phase, int mb, int layer) {
   double total = S->total;
   timeline_sink *s = S->sink;

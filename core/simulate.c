@@ -56,7 +56,8 @@ typedef struct {
   double delta[LLMEM_CAT_COUNT], delta_total;
   int index, length, reps;
   walk_sig sig;               /* live set at copy 0 */
-  int d[LLMEM_MAX_VPP];       /* in-flight change per copy */
+  int d[LLMEM_MAX_VPP];       /* in-flight change per copy, for the pattern's chunks */
+  int chunks[2 * LLMEM_MAX_VPP], chunk_count;
 } run_copies;
 
 /* The largest point of copy k, walked without events. */
@@ -118,18 +119,22 @@ static void walk_copies(const walker *K, sim *S, const run_copies *R, walk_sig *
   if (R->delta_total > 0) growing_peak(K, S, R, walked);
   int skipped = last - walked; /* copies walked for nothing but their live set */
   sim_skip(S, skipped * R->length);
-  for (int c = 0; c < K->W->v; c++) g->in_flight[c] += skipped * R->d[c];
+  for (int j = 0; j < R->chunk_count; j++) g->in_flight[R->chunks[j]] += skipped * R->d[R->chunks[j]];
   if (K->check) S->total = R->base.total + last * R->delta_total; /* the running state skipped along */
   if (shown) live_copy(K, S, R, last, g);
   else
-    for (int c = 0; c < K->W->v; c++) g->in_flight[c] += R->d[c];
+    for (int j = 0; j < R->chunk_count; j++) g->in_flight[R->chunks[j]] += R->d[R->chunks[j]];
 }
 
-static int same_flags(const stage_walk *W, const walk_sig *a, const walk_sig *b) {
-  if (a->hole != b->hole) return 0;
-  for (int c = 0; c < W->v; c++)
-    if (a->fwd_started[c] != b->fwd_started[c] || a->bwd_started[c] != b->bwd_started[c]) return 0;
-  return 1;
+/* Whether a copy of the pattern changes any flag (first forward or backward of a chunk, the cached hole). */
+static int changes_flags(const walker *K, const walk_sig *g, int index, int length) {
+  walk_sig t = *g;
+  for (int i = 0; i < length; i++) {
+    sched_op o = schedule_op(K->sc, index + i);
+    if (o.backward ? !t.bwd_started[o.chunk] : !t.fwd_started[o.chunk]) return 1;
+    walk_apply(K->W, &t, o);
+  }
+  return t.hole != g->hole;
 }
 
 /* A run: `reps` copies of `length` passes from `index`. A copy that starts
@@ -138,10 +143,18 @@ static void walk_run(const walker *K, sim *S, int index, int length, int reps, w
   const stage_walk *W = K->W;
   run_copies R;
   R.length = length;
-  walk_sig after = *g;
-  for (int i = 0; i < length; i++) walk_apply(W, &after, schedule_op(K->sc, index + i));
-  for (int c = 0; c < W->v; c++) R.d[c] = after.in_flight[c] - g->in_flight[c]; /* the same for every copy */
-  if (!same_flags(W, g, &after)) {
+  R.delta_total = 0;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) R.delta[x] = 0;
+  /* the in-flight change per copy, over the pattern's chunks only (the walk stays O(pattern), not O(v)) */
+  int chunks[2 * LLMEM_MAX_VPP], n = 0;
+  for (int i = 0; i < length; i++) {
+    sched_op o = schedule_op(K->sc, index + i);
+    int seen = 0;
+    for (int j = 0; j < n; j++) seen |= chunks[j] == o.chunk;
+    if (!seen) chunks[n++] = o.chunk, R.d[o.chunk] = 0;
+    R.d[o.chunk] += o.backward ? -1 : 1;
+  }
+  if (changes_flags(K, g, index, length)) {
     sim start;
     walk_state(W, g, &start);
     walk_copy(K, S, &start, index, length, g);
@@ -150,13 +163,13 @@ static void walk_run(const walker *K, sim *S, int index, int length, int reps, w
   }
   R.index = index, R.reps = reps, R.sig = *g;
   walk_state(W, g, &R.base);
-  R.delta_total = 0;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) {
-    R.delta[x] = 0;
-    for (int c = 0; c < W->v; c++)
-      if (R.d[c]) R.delta[x] += R.d[c] * W->in_flight_cat[c][x];
+    for (int j = 0; j < n; j++)
+      if (R.d[chunks[j]]) R.delta[x] += R.d[chunks[j]] * W->in_flight_cat[chunks[j]][x];
     R.delta_total += R.delta[x];
   }
+  R.chunk_count = n;
+  memcpy(R.chunks, chunks, n * sizeof chunks[0]);
   walk_copies(K, S, &R, g);
 }
 

@@ -79,6 +79,8 @@ static void live_amounts(stage_walk *W, int c) {
   }
   W->grads_made[c] += W->accumulated[c];
   if (is_first_chunk(W, c) && W->lazy) W->grads_made[c] += W->embed_grads;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) /* zero terms change no bit: walk_state skips them */
+    if (u[x] != 0) W->in_flight_cats[c][W->in_flight_cat_count[c]++] = (unsigned char)x;
 }
 
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
@@ -129,7 +131,10 @@ void walk_state(const stage_walk *W, const walk_sig *g, sim *S) {
   memcpy(S->cat, W->persistent_cat, sizeof S->cat);
   for (int c = 0; c < W->v; c++) {
     if (g->in_flight[c])
-      for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->cat[x] += g->in_flight[c] * W->in_flight_cat[c][x];
+      for (int j = 0; j < W->in_flight_cat_count[c]; j++) {
+        int x = W->in_flight_cats[c][j];
+        S->cat[x] += g->in_flight[c] * W->in_flight_cat[c][x];
+      }
     if (g->fwd_started[c]) S->cat[LLMEM_CAT_WEIGHTS] += W->kept_gathered[c];
     if (g->bwd_started[c]) S->cat[LLMEM_CAT_GRADIENTS] += W->grads_made[c];
   }

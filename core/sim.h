@@ -107,6 +107,8 @@ typedef struct {
    * boundary is rebuilt from these (walk_state), not carried as a running sum */
   double persistent_cat[LLMEM_CAT_COUNT];
   double in_flight_cat[LLMEM_MAX_VPP][LLMEM_CAT_COUNT]; /* one micro-batch's forward of the chunk */
+  unsigned char in_flight_cats[LLMEM_MAX_VPP][LLMEM_CAT_COUNT]; /* its non-zero categories */
+  int in_flight_cat_count[LLMEM_MAX_VPP];
   double kept_gathered[LLMEM_MAX_VPP];   /* weights gathered by the chunk's first forward */
   double grads_made[LLMEM_MAX_VPP];      /* gradients created by the chunk's first backward */
   double accumulated[LLMEM_MAX_VPP];     /* of which accumulated unsharded gradients */

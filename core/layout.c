@@ -18,19 +18,14 @@ static int stage_layer_total(const plan *pl, int stage) {
  * Virtual chunk j of stage r is model chunk j*p + r (Megatron interleaving). */
 int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer) {
   int p = (int)pl->pp, v = (int)pl->vpp;
-  int first = 0;
-  for (int j = 0; j <= chunk; j++) {
-    for (int r = 0; r < p; r++) {
-      int n = stage_layer_total(pl, r) / v;
-      if (j == chunk && r == stage) {
-        *first_layer = first;
-        return n;
-      }
-      first += n;
-    }
-  }
-  *first_layer = first;
-  return 0;
+  /* stages 1 .. p - 2 hold the same count: the layers before (chunk, stage) in closed form */
+  int first_n = stage_layer_total(pl, 0) / v;
+  int middle_n = p > 2 ? stage_layer_total(pl, 1) / v : 0;
+  int last_n = p > 1 ? stage_layer_total(pl, p - 1) / v : 0;
+  int round = first_n + (p - 2 > 0 ? p - 2 : 0) * middle_n + last_n; /* one chunk over all stages */
+  int before = stage == 0 ? 0 : first_n + (stage - 1) * middle_n;
+  *first_layer = chunk * round + before;
+  return stage_layer_total(pl, stage) / v;
 }
 
 static void add_layer(layer_params *sum, const layer_params *lp) {

@@ -129,6 +129,9 @@ typedef struct {
   int phase;
   int micro_batch;
   int layer;
+  int skipped_ops;  /* forward/backward passes (one micro-batch through one chunk) walked right
+                       before this point without points of their own: copies of the steady state
+                       (or of a growing run, e.g. GPipe's forwards) the timeline shows once; 0 mostly */
 } llmem_event;
 
 typedef struct {

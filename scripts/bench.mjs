@@ -27,6 +27,13 @@ const cases = [
     parallel: { engine: 'megatron', gpus: 64, ep: 8, pp: 4 },
     training: { grad_accum: 16 },
   }],
+  // issue 12: the deepest valid pipelines (99,840 layers over 512 stages, about a million micro-batches)
+  ...[['gpipe', 1], ['1f1b', 1], ['interleaved', 5]].map(([schedule, vpp]) => [
+    `99840 layers pp512 ${vpp > 1 ? `vpp${vpp} ` : ''}${schedule}, 1e6 mb`, {
+      model: { layers: 99840 },
+      parallel: { engine: 'megatron', gpus: 512, pp: 512, vpp, pp_schedule: schedule },
+      training: { grad_accum: schedule === 'interleaved' ? 999936 : 1000000 },
+    }]),
 ];
 const time = (fn) => {
   let n = 0;

@@ -108,7 +108,7 @@ const char *llmem_result_layout(void) {
   K(params_count); K(layers_count); K(peak_phase); K(peak_micro_batch); K(peak_layer); K(stage);
   n = put_num(n, "size", sizeof(llmem_rank_result));
   n = put(n, "\"end\":0},\"event\":{");
-  E(total_bytes); E(category_bytes); E(phase); E(micro_batch); E(layer);
+  E(total_bytes); E(category_bytes); E(phase); E(micro_batch); E(layer); E(skipped_ops);
   n = put_num(n, "size", sizeof(llmem_event));
   n = put(n, "\"end\":0},\"term\":{");
   T(id); T(category); T(value_bytes); T(inputs);

@@ -24,6 +24,18 @@ static void bench(const char *name, llmem_input *in) {
   printf("native  %-44s %8.2f us/estimate  (%d events, status %d)\n", name, t / n, out.event_count, out.status);
 }
 
+/* 99,840 layers (195 a stage) over 512 pipeline stages, about a million micro-batches */
+static void deep_pipeline(llmem_input *in, int schedule, int vpp) {
+  llmem_defaults(in);
+  in->layers = 99840;
+  in->engine = LLMEM_ENGINE_MEGATRON;
+  in->gpus = 512;
+  in->pp = 512;
+  in->vpp = vpp;
+  in->pp_schedule = schedule;
+  in->grad_accum = schedule == LLMEM_PP_INTERLEAVED ? 999936 : 1000000; /* interleaved: a multiple of pp */
+}
+
 int main(void) {
   llmem_input in;
   llmem_defaults(&in);
@@ -40,6 +52,29 @@ int main(void) {
   in.moe_experts = 64; in.moe_top_k = 8; in.moe_ffn_hidden = 1408; in.ep = 8; in.engine = LLMEM_ENGINE_MEGATRON;
   in.gpus = 64; in.pp = 4; in.grad_accum = 16;
   bench("moe 64 experts ep8 pp4, 16 mb", &in);
+  /* issue 12: the worst valid pipelines (99,840 layers over 512 stages, a million micro-batches) */
+  static const struct { int schedule, vpp; const char *name; } deep[] = {
+      {LLMEM_PP_GPIPE, 1, "99840 layers pp512 gpipe, 1e6 mb"},
+      {LLMEM_PP_1F1B, 1, "99840 layers pp512 1f1b, 1e6 mb"},
+      {LLMEM_PP_ZERO_BUBBLE, 1, "99840 layers pp512 zero_bubble, 1e6 mb"},
+      {LLMEM_PP_INTERLEAVED, 5, "99840 layers pp512 vpp5 interleaved, 999936 mb"},
+      {LLMEM_PP_INTERLEAVED, 39, "99840 layers pp512 vpp39 interleaved, 999936 mb"}};
+  for (int k = 0; k < 5; k++) {
+    deep_pipeline(&in, deep[k].schedule, deep[k].vpp);
+    bench(deep[k].name, &in);
+  }
+  /* a 4096-point sweep of a 1F1B variant: the micro-batch count over the deep pipeline */
+  {
+    deep_pipeline(&in, LLMEM_PP_1F1B, 1);
+    static double accum[LLMEM_MAX_SWEEP];
+    static llmem_sweep_point swept[LLMEM_MAX_SWEEP];
+    for (int i = 0; i < LLMEM_MAX_SWEEP; i++) accum[i] = 244.0 * (i + 1);
+    double start = now_us();
+    llmem_sweep(&in, llmem_field_index("training.grad_accum"), accum, LLMEM_MAX_SWEEP, swept);
+    double t = now_us() - start;
+    printf("native  4096-point sweep of training.grad_accum, 99840 layers pp512 1f1b %8.1f ms (%.1f us/point)\n",
+           t / 1000, t / LLMEM_MAX_SWEEP);
+  }
   /* layout search (Llama-3.1-70B shape, global batch 1024) over 64 and 1024 GPUs */
   static llmem_search_result found;
   llmem_search_options opt;

@@ -1,0 +1,245 @@
+/* The passes of one rank: the forward and backward of one micro-batch
+ * through one virtual chunk of the stage's layers, as allocation events.
+ *
+ * Forward: parameter gathers and prefetch, autocast weight casts, saved
+ * activations, the layer's working set, the loss on the last stage.
+ * Backward, in reverse: the loss gradient, recompute, gradient working set,
+ * lazily created gradients, unsharded gradients and reduce-scatter input. */
+#include <string.h>
+
+#include "sim.h"
+
+static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_states *rs, int layer) {
+  layer_cost c = {0};
+  c.act[0] = layer_activation_bytes(pl, layer, 0);
+  c.act[1] = layer_activation_bytes(pl, layer, 1);
+  layer_params lp = layer_params_on_rank(pl, layer);
+  c.params = lp.matrix_count + lp.vector_count + lp.expert_count;
+  int lora = pl->ft_method != LLMEM_FT_FULL;
+  double trainable = lora ? lp.lora_count : c.params;
+  double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
+  c.grad_share = rs->gradients * trainable / stage_trainable;
+  c.trainable = trainable;
+  if (rs->gathers == 1) {
+    c.gather = c.params * rs->unsharded_weight_bytes;
+    c.prefetch = c.gather * rs->gather_factor_fwd;
+    c.prefetch_bwd = c.gather * rs->gather_factor_bwd;
+    c.unsharded_grads = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
+    c.reduce_input = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->reduce_bytes);
+  } else if (rs->gathers == 2) {
+    /* ZeRO-3: the running module plus the prefetch bucket, capped by
+     * stage3_max_live_parameters (runtime/zero/config.py) */
+    double live = lp.largest_module_count + pl->prefetch_bucket;
+    if (live > c.params) live = c.params;
+    if (live > pl->max_live) live = pl->max_live;
+    c.gather = live * rs->unsharded_weight_bytes;
+    c.unsharded_grads = lp.largest_module_count * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
+  }
+  if (pl->autocast) c.casts = c.params * pl->weight_bytes; /* autocast's 16-bit weight copies */
+  return c;
+}
+
+static int layer_recomputed(const plan *pl, int local_index) {
+  if (pl->recompute != LLMEM_RECOMPUTE_FULL) return 0;
+  if (pl->recompute_layers <= 0) return 1;
+  return local_index < (int)pl->recompute_layers;
+}
+
+static const layer_cost *cost(const stage_walk *W, int layer) {
+  return &W->costs[W->pl->moe ? layer_is_moe(W->pl, layer) : 0];
+}
+
+static const layer_activations *acts(const stage_walk *W, int chunk, int layer) {
+  int local = W->local0[chunk] + (layer - W->first_global[chunk]);
+  return &cost(W, layer)->act[layer_recomputed(W->pl, local)];
+}
+
+static int is_first_chunk(const stage_walk *W, int c) { return W->st->has_embedding && c == 0; }
+static int is_last_chunk(const stage_walk *W, int c) { return W->st->has_head && c == W->v - 1; }
+
+/* What one pass leaves live, per chunk: the sums the walk rebuilds its state from. */
+static void live_amounts(stage_walk *W, int c) {
+  const rank_states *rs = W->rs;
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  double *u = W->in_flight_cat[c];
+  if (is_first_chunk(W, c)) u[LLMEM_CAT_ACTIVATIONS] += W->embedding_act;
+  for (int i = first; i < first + n; i++) {
+    const layer_cost *lc = cost(W, i);
+    /* offloaded activations stay on the GPU for the last two layers only */
+    if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts(W, c, i)->saved_bytes;
+    u[LLMEM_CAT_WEIGHTS] += lc->casts;
+    if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
+    if (W->lazy && !W->pl->optimizer_in_backward) W->grads_made[c] += lc->grad_share;
+    if (rs->accumulate_unsharded) W->accumulated[c] += lc->trainable * rs->unsharded_accum_bytes;
+  }
+  if (is_last_chunk(W, c)) {
+    u[LLMEM_CAT_ACTIVATIONS] += W->loss.head_input_bytes;
+    u[LLMEM_CAT_LOGITS] += W->loss.saved_bytes;
+    if (W->lazy) W->grads_made[c] += W->head_grads + W->norm_grads;
+  }
+  W->grads_made[c] += W->accumulated[c];
+  if (is_first_chunk(W, c) && W->lazy) W->grads_made[c] += W->embed_grads;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) /* zero terms change no bit: walk_state skips them */
+    if (u[x] != 0) W->in_flight_cats[c][W->in_flight_cat_count[c]++] = (unsigned char)x;
+}
+
+void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
+  memset(W, 0, sizeof *W);
+  W->pl = pl, W->st = st, W->rs = rs;
+  W->v = (int)pl->vpp;
+  W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;
+  W->offload = pl->activation_offload;
+  int sum = 0;
+  for (int c = 0; c < W->v; c++) {
+    W->chunk_layers[c] = layout_stage_layers(pl, stage, c, &W->first_global[c]);
+    W->local0[c] = sum;
+    sum += W->chunk_layers[c];
+  }
+  /* layer costs by kind (dense / MoE) */
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+      int kind = layer_is_moe(pl, i);
+      if (!W->have[kind]) {
+        W->costs[kind] = cost_of(pl, st, rs, i);
+        W->have[kind] = 1;
+      }
+    }
+  W->loss = loss_bytes(pl);
+  W->embedding_act = embedding_activation_bytes(pl);
+  double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
+  int lora = pl->ft_method != LLMEM_FT_FULL;
+  W->head_grads = lora ? 0 : rs->gradients * st->head_count / stage_trainable;
+  W->embed_grads = lora ? 0 : rs->gradients * st->embedding_count / stage_trainable;
+  W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
+  W->root = rs->root_gathered;
+  W->root_grads = W->root > 0 && !lora ? (st->embedding_count + st->head_count) * rs->unsharded_grad_bytes : 0;
+  /* persistent states, in the order the setup adds them */
+  double *p = W->persistent_cat;
+  p[LLMEM_CAT_WEIGHTS] += rs->weights;
+  p[LLMEM_CAT_MASTER_WEIGHTS] += rs->master;
+  p[LLMEM_CAT_OPTIMIZER_STATES] += rs->optimizer;
+  p[LLMEM_CAT_COMM_BUFFERS] += rs->comm_persistent;
+  if (!W->lazy) p[LLMEM_CAT_GRADIENTS] += rs->gradients;
+  if (W->root > 0) p[LLMEM_CAT_WEIGHTS] += W->root;
+  for (int c = 0; c < W->v; c++) live_amounts(W, c);
+}
+
+/* The state at a pass boundary, rebuilt from what is live: running sums
+ * over a million micro-batches would otherwise carry rounding drift, and a
+ * rebuilt state lets repeated passes be accounted for without walking them. */
+void walk_state(const stage_walk *W, const walk_sig *g, sim *S) {
+  memcpy(S->cat, W->persistent_cat, sizeof S->cat);
+  for (int c = 0; c < W->v; c++) {
+    if (g->in_flight[c])
+      for (int j = 0; j < W->in_flight_cat_count[c]; j++) {
+        int x = W->in_flight_cats[c][j];
+        S->cat[x] += g->in_flight[c] * W->in_flight_cat[c][x];
+      }
+    if (g->fwd_started[c]) S->cat[LLMEM_CAT_WEIGHTS] += W->kept_gathered[c];
+    if (g->bwd_started[c]) S->cat[LLMEM_CAT_GRADIENTS] += W->grads_made[c];
+  }
+  S->total = 0;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->total += S->cat[x];
+  S->hole = g->hole ? W->loss.unreusable_bytes : 0;
+}
+
+void walk_apply(const stage_walk *W, walk_sig *g, sched_op o) {
+  if (o.backward) {
+    g->in_flight[o.chunk]--;
+    g->bwd_started[o.chunk] = 1;
+  } else {
+    g->in_flight[o.chunk]++;
+    g->fwd_started[o.chunk] = 1;
+  }
+  if (is_last_chunk(W, o.chunk)) g->hole = !o.backward;
+}
+
+/* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
+void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
+  const rank_states *rs = W->rs;
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  int kept = started && rs->keep_gathered_until_backward;
+  if (is_first_chunk(W, c)) sim_add(S, LLMEM_CAT_ACTIVATIONS, W->embedding_act);
+  for (int i = first; i < first + n; i++) {
+    const layer_cost *lc = cost(W, i);
+    const layer_activations *la = acts(W, c, i);
+    if (rs->gathers && !kept) sim_add(S, LLMEM_CAT_WEIGHTS, lc->gather);
+    sim_add(S, LLMEM_CAT_WEIGHTS, lc->casts);
+    sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
+    sim_transient(S, LLMEM_CAT_TEMPORARIES, la->forward_temp_bytes);
+    if (i + 1 < first + n) sim_transient(S, LLMEM_CAT_COMM_BUFFERS, lc->prefetch);
+    sim_record(S, LLMEM_PHASE_FORWARD, mb, i);
+    sim_add(S, LLMEM_CAT_TEMPORARIES, -la->forward_temp_bytes);
+    if (i + 1 < first + n) sim_add(S, LLMEM_CAT_COMM_BUFFERS, -lc->prefetch);
+    if (W->offload && i >= first + 2) /* the layer two back has reached host memory */
+      sim_add(S, LLMEM_CAT_ACTIVATIONS, -acts(W, c, i - 2)->saved_bytes);
+    /* kept gathered: stays until the end of the step */
+    if (rs->gathers && !kept && !rs->keep_gathered_until_backward) sim_add(S, LLMEM_CAT_WEIGHTS, -lc->gather);
+  }
+  if (is_last_chunk(W, c)) {
+    sim_add(S, LLMEM_CAT_ACTIVATIONS, W->loss.head_input_bytes);
+    sim_add(S, LLMEM_CAT_LOGITS, W->loss.saved_bytes);
+    sim_add(S, LLMEM_CAT_LOGITS, W->loss.forward_peak_bytes);
+    sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
+    sim_add(S, LLMEM_CAT_LOGITS, -W->loss.forward_peak_bytes);
+    /* the freed 16-bit logits block is too small for the backward's fp32
+     * requests and stays cached beside them */
+    S->hole = W->loss.unreusable_bytes;
+  }
+}
+
+/* The loss gradient at the head; lazily created head gradients on the first pass. */
+static void loss_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
+  sim_add(S, LLMEM_CAT_LOGITS, W->loss.backward_peak_bytes);
+  if (W->lazy && first_pass) sim_add(S, LLMEM_CAT_GRADIENTS, W->head_grads + W->norm_grads);
+  if (W->root_grads > 0) sim_add(S, LLMEM_CAT_GRADIENTS, W->root_grads);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+  sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
+  S->hole = 0;
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, -W->loss.head_input_bytes);
+}
+
+static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, int first_pass) {
+  const plan *pl = W->pl;
+  const rank_states *rs = W->rs;
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  const layer_cost *lc = cost(W, i);
+  const layer_activations *la = acts(W, c, i);
+  int regathered = rs->gathers && !rs->keep_gathered_until_backward;
+  if (regathered) sim_add(S, LLMEM_CAT_WEIGHTS, lc->gather);
+  if (W->offload) sim_add(S, LLMEM_CAT_ACTIVATIONS, (i >= first + n - 2) ? 0 : la->saved_bytes);
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, la->recompute_bytes);
+  if (pl->optimizer_in_backward) {
+    sim_transient(S, LLMEM_CAT_GRADIENTS, lc->grad_share);
+  } else if (W->lazy && first_pass) {
+    sim_add(S, LLMEM_CAT_GRADIENTS, lc->grad_share);
+  }
+  if (rs->accumulate_unsharded && first_pass) sim_add(S, LLMEM_CAT_GRADIENTS, lc->trainable * rs->unsharded_accum_bytes);
+  double comm = lc->reduce_input + (i > first ? lc->prefetch_bwd : 0);
+  sim_transient(S, LLMEM_CAT_GRADIENTS, lc->unsharded_grads);
+  sim_transient(S, LLMEM_CAT_COMM_BUFFERS, comm);
+  sim_transient(S, LLMEM_CAT_TEMPORARIES, la->backward_temp_bytes);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, i);
+  sim_add(S, LLMEM_CAT_TEMPORARIES, -la->backward_temp_bytes);
+  sim_add(S, LLMEM_CAT_COMM_BUFFERS, -comm);
+  sim_add(S, LLMEM_CAT_GRADIENTS, -lc->unsharded_grads);
+  if (pl->optimizer_in_backward) sim_add(S, LLMEM_CAT_GRADIENTS, -lc->grad_share);
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
+  sim_add(S, LLMEM_CAT_WEIGHTS, -lc->casts);
+  if (regathered) sim_add(S, LLMEM_CAT_WEIGHTS, -lc->gather);
+}
+
+/* first_pass: the chunk's first backward of the step (lazy gradients appear) */
+void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  if (is_last_chunk(W, c)) loss_backward(W, S, mb, first_pass);
+  for (int i = first + n - 1; i >= first; i--) layer_backward(W, S, mb, c, i, first_pass);
+  if (is_first_chunk(W, c)) {
+    sim_add(S, LLMEM_CAT_ACTIVATIONS, -W->embedding_act);
+    if (W->lazy && first_pass) {
+      sim_add(S, LLMEM_CAT_GRADIENTS, W->embed_grads);
+      sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+    }
+  }
+  if (is_last_chunk(W, c) && W->root_grads > 0) sim_add(S, LLMEM_CAT_GRADIENTS, -W->root_grads);
+}

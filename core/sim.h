@@ -1,0 +1,138 @@
+/* The stage simulation's private parts (timeline.c, schedule.c, passes.c,
+ * simulate.c): the running state, the schedule's order and the passes. */
+#ifndef LLMEM_SIM_H
+#define LLMEM_SIM_H
+
+#include "internal.h"
+
+/* ---- running state and the peak so far (timeline.c) ---- */
+typedef struct {
+  double cat[LLMEM_CAT_COUNT];
+  double total;
+  double hole;      /* cached blocks the next requests cannot reuse (caching allocator) */
+  double peak;
+  double peak_cat[LLMEM_CAT_COUNT];
+  int peak_phase, peak_mb, peak_layer;
+  double peak_hole;
+  double largest_transient;
+  timeline_sink *sink;  /* NULL: no events */
+  llmem_event group_best;
+  int group_n;
+  int group_skipped;    /* passes walked without events inside the current group */
+  int skipped;          /* passes walked without events since the last recorded point */
+} sim;
+
+/* Change one category; the running total follows (inline: the walk's innermost
+ * step; adding zero changes no bit, so most models skip most additions). */
+static inline void sim_add(sim *S, int cat, double bytes) {
+  if (bytes == 0) return;
+  S->cat[cat] += bytes;
+  S->total += bytes;
+}
+/* A transient: present for one recorded instant. */
+static inline void sim_transient(sim *S, int cat, double bytes) {
+  sim_add(S, cat, bytes);
+  if (bytes > S->largest_transient) S->largest_transient = bytes;
+}
+static inline void sim_new_peak(sim *S, int phase, int mb, int layer) {
+  S->peak = S->total;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] = S->cat[x];
+  S->peak_phase = phase;
+  S->peak_mb = mb;
+  S->peak_layer = layer;
+  S->peak_hole = S->hole;
+}
+void sim_event(sim *S, int phase, int mb, int layer);
+/* A point of the running total: the peak so far, and the timeline. */
+static inline void sim_record(sim *S, int phase, int mb, int layer) {
+  if (S->total > S->peak) sim_new_peak(S, phase, mb, layer);
+  if (S->sink) sim_event(S, phase, mb, layer);
+}
+void sim_skip(sim *S, int passes);                 /* passes accounted for without events */
+void sim_flush(sim *S);                            /* the last partial group into the sink */
+
+/* ---- the pipeline schedule's order (schedule.c) ---- */
+/* One pass: the forward or backward of one micro-batch through one virtual chunk. */
+typedef struct {
+  int backward;
+  int mb;
+  int chunk;
+} sched_op;
+
+typedef struct {
+  int kind;            /* SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED */
+  int p, v, m, stage;
+  int warm;            /* warm-up forwards (virtual ones when interleaved) */
+  int op_count;
+  /* interleaved: the steady state [period_begin, period_begin + period_count
+   * period_ops) is period_count copies of one period (0: none) */
+  int period_begin, period_ops, period_count;
+} schedule;
+
+enum { SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
+
+void schedule_init(schedule *s, const plan *pl, int stage);
+sched_op schedule_op(const schedule *s, int index);
+/* Ops [index, index + length * reps) repeat one pattern of `length` passes
+ * whose chunks are the same in every copy. */
+void schedule_run(const schedule *s, int index, int *length, int *reps);
+
+/* ---- the passes (passes.c) ---- */
+typedef struct {
+  layer_activations act[2]; /* [recomputed] */
+  double params;            /* on this rank, unsharded */
+  double grad_share;        /* bytes of the rank's gradients that belong to this layer */
+  double gather;            /* unsharded parameters while the layer runs */
+  double prefetch;          /* the next layer's gather in flight (forward) */
+  double prefetch_bwd;      /* the next layer's gather in flight (backward) */
+  double casts;             /* autocast copies of the weights */
+  double unsharded_grads;   /* FSDP/ZeRO-3: full gradients before the reduce-scatter */
+  double trainable;         /* trainable parameters of the layer on this rank */
+  double reduce_input;
+} layer_cost;
+
+/* Everything the passes of one stage need, resolved once. */
+typedef struct {
+  const plan *pl;
+  const stage_layout *st;
+  const rank_states *rs;
+  int v, lazy, offload;
+  int first_global[LLMEM_MAX_VPP], chunk_layers[LLMEM_MAX_VPP], local0[LLMEM_MAX_VPP];
+  layer_cost costs[2];      /* by kind: dense, MoE */
+  int have[2];
+  loss_memory loss;
+  double embedding_act;
+  double head_grads, embed_grads, norm_grads, root, root_grads;
+  /* what stays live between passes, by category: the state at any pass
+   * boundary is rebuilt from these (walk_state), not carried as a running sum */
+  double persistent_cat[LLMEM_CAT_COUNT];
+  double in_flight_cat[LLMEM_MAX_VPP][LLMEM_CAT_COUNT]; /* one micro-batch's forward of the chunk */
+  unsigned char in_flight_cats[LLMEM_MAX_VPP][LLMEM_CAT_COUNT]; /* its non-zero categories */
+  int in_flight_cat_count[LLMEM_MAX_VPP];
+  double kept_gathered[LLMEM_MAX_VPP];   /* weights gathered by the chunk's first forward */
+  double grads_made[LLMEM_MAX_VPP];      /* gradients created by the chunk's first backward */
+  double accumulated[LLMEM_MAX_VPP];     /* of which accumulated unsharded gradients */
+} stage_walk;
+
+/* What is live at a pass boundary. */
+typedef struct {
+  int in_flight[LLMEM_MAX_VPP];
+  unsigned char fwd_started[LLMEM_MAX_VPP], bwd_started[LLMEM_MAX_VPP];
+  int hole;                 /* the loss forward's unreusable block is cached */
+} walk_sig;
+
+void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
+void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
+void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
+void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
+void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
+
+/* ---- the walk (simulate.c) ---- */
+typedef struct {
+  double max_boundary_error; /* largest relative gap between the running and the rebuilt state */
+} walk_check;
+/* full != 0: every pass of every micro-batch (the reference for tests) */
+void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs,
+                         llmem_rank_result *out, timeline_sink *sink, int full, walk_check *check);
+
+#endif

@@ -1,0 +1,278 @@
+/* The training step of one rank: persistent states, the passes in the
+ * pipeline schedule's order, then the optimizer step (docs/ARCHITECTURE.md "The
+ * peak is simulated").
+ *
+ * Cost: O(layers of the stage) per distinct pass, independent of the
+ * micro-batch count. The schedule is a sequence of runs, each one pattern of
+ * passes repeated (schedule_run); every copy of a run starts from the state
+ * rebuilt from what is live (walk_state) plus its copy index times the
+ * pattern's net change, so copy k's points are the same additions onto a
+ * start total that moves one way with k. The walk runs the first two copies
+ * and the last; when the start total grows, a bisection over the copies
+ * finds where the largest point first appears (additions are monotone in
+ * floating point, so the reference walk of every copy gives the same peak,
+ * bit for bit: tests/c/test_simulate.c). */
+#include <string.h>
+
+#include "sim.h"
+
+
+typedef struct {
+  const stage_walk *W;
+  const schedule *sc;
+  int full;
+  walk_check *check;
+} walker;
+
+/* One copy of a run's pattern from `start`: the passes, the live set advanced. */
+static void walk_copy(const walker *K, sim *S, const sim *start, int index, int length, walk_sig *g) {
+  if (K->check) { /* the running state must match the rebuilt one */
+    double gap = S->total - start->total, scale = start->total > 1 ? start->total : 1;
+    if (gap < 0) gap = -gap;
+    K->check->max_boundary_error = max2(K->check->max_boundary_error, gap / scale);
+  }
+  memcpy(S->cat, start->cat, sizeof S->cat);
+  S->total = start->total;
+  S->hole = start->hole;
+  for (int i = 0; i < length; i++) {
+    sched_op o = schedule_op(K->sc, index + i);
+    if (o.backward) backward_pass(K->W, S, o.mb, o.chunk, !g->bwd_started[o.chunk]);
+    else forward_pass(K->W, S, o.mb, o.chunk, g->fwd_started[o.chunk]);
+    walk_apply(K->W, g, o);
+  }
+}
+
+/* The start of copy k of a run: the rebuilt start plus k net changes. */
+static void copy_start(const sim *base, const double *delta, double delta_total, int k, sim *out) {
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) out->cat[x] = base->cat[x] + k * delta[x];
+  out->total = base->total + k * delta_total;
+  out->hole = base->hole;
+}
+
+/* One run's copies after the flags have settled. */
+typedef struct {
+  sim base;                   /* the state rebuilt at copy 0 */
+  double delta[LLMEM_CAT_COUNT], delta_total;
+  int index, length, reps;
+  walk_sig sig;               /* live set at copy 0 */
+  int d[LLMEM_MAX_VPP];       /* in-flight change per copy, for the pattern's chunks */
+  int chunks[2 * LLMEM_MAX_VPP], chunk_count;
+} run_copies;
+
+/* The largest point of copy k, walked without events. */
+static sim probe_copy(const walker *K, const run_copies *R, int k) {
+  sim P, start;
+  memset(&P, 0, sizeof P);
+  P.peak = -1;
+  copy_start(&R->base, R->delta, R->delta_total, k, &start);
+  walk_sig g = R->sig;
+  walk_copy(&(walker){K->W, K->sc, 0, 0}, &P, &start, R->index + k * R->length, R->length, &g);
+  return P;
+}
+
+static void take_peak(sim *S, const sim *P) {
+  S->peak = P->peak;
+  memcpy(S->peak_cat, P->peak_cat, sizeof S->peak_cat);
+  S->peak_phase = P->peak_phase, S->peak_mb = P->peak_mb, S->peak_layer = P->peak_layer;
+  S->peak_hole = P->peak_hole;
+}
+
+static void live_copy(const walker *K, sim *S, const run_copies *R, int k, walk_sig *g) {
+  sim start;
+  copy_start(&R->base, R->delta, R->delta_total, k, &start);
+  walk_copy(K, S, &start, R->index + k * R->length, R->length, g);
+}
+
+/* Copies [from, last] of a growing run: where does the largest point first appear? */
+static void growing_peak(const walker *K, sim *S, const run_copies *R, int from) {
+  int last = R->reps - 1;
+  sim top = probe_copy(K, R, last);
+  if (top.largest_transient > S->largest_transient) S->largest_transient = top.largest_transient;
+  if (top.peak <= S->peak) return;
+  /* mostly the last copy; a bisection when the growth is below rounding */
+  if (last - 1 >= from && probe_copy(K, R, last - 1).peak == top.peak) {
+    int lo = from, hi = last - 1;
+    while (lo < hi) {
+      int mid = lo + (hi - lo) / 2;
+      if (probe_copy(K, R, mid).peak == top.peak) hi = mid;
+      else lo = mid + 1;
+    }
+    top = probe_copy(K, R, hi);
+  }
+  take_peak(S, &top);
+}
+
+/* Settled copies: walked all (reference), or copy 0 and the last shown and
+ * the rest accounted for. Copy k's points are copy 0's additions onto a start
+ * total that moves one way with k, so a falling or flat run peaks in copy 0
+ * and a growing one in its last copies. */
+static void walk_copies(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
+  int last = R->reps - 1, shown = S->sink && S->sink->events;
+  if (K->full) {
+    for (int k = 0; k <= last; k++) live_copy(K, S, R, k, g);
+    return;
+  }
+  int walked = 0;
+  if (shown || R->delta_total <= 0 || last == 0) live_copy(K, S, R, 0, g), walked = 1;
+  if (last == 0) return;
+  if (R->delta_total > 0) growing_peak(K, S, R, walked);
+  int skipped = last - walked; /* copies walked for nothing but their live set */
+  sim_skip(S, skipped * R->length);
+  for (int j = 0; j < R->chunk_count; j++) g->in_flight[R->chunks[j]] += skipped * R->d[R->chunks[j]];
+  if (K->check) S->total = R->base.total + last * R->delta_total; /* the running state skipped along */
+  if (shown) live_copy(K, S, R, last, g);
+  else
+    for (int j = 0; j < R->chunk_count; j++) g->in_flight[R->chunks[j]] += R->d[R->chunks[j]];
+}
+
+/* Whether a copy of the pattern changes any flag (first forward or backward of a chunk, the cached hole). */
+static int changes_flags(const walker *K, const walk_sig *g, int index, int length) {
+  walk_sig t = *g;
+  for (int i = 0; i < length; i++) {
+    sched_op o = schedule_op(K->sc, index + i);
+    if (o.backward ? !t.bwd_started[o.chunk] : !t.fwd_started[o.chunk]) return 1;
+    walk_apply(K->W, &t, o);
+  }
+  return t.hole != g->hole;
+}
+
+/* A run: `reps` copies of `length` passes from `index`. A copy that starts
+ * a chunk's first forward or backward (flags change) is walked on its own. */
+static void walk_run(const walker *K, sim *S, int index, int length, int reps, walk_sig *g) {
+  const stage_walk *W = K->W;
+  run_copies R;
+  R.length = length;
+  R.delta_total = 0;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) R.delta[x] = 0;
+  /* the in-flight change per copy, over the pattern's chunks only (the walk stays O(pattern), not O(v)) */
+  int chunks[2 * LLMEM_MAX_VPP], n = 0;
+  for (int i = 0; i < length; i++) {
+    sched_op o = schedule_op(K->sc, index + i);
+    int seen = 0;
+    for (int j = 0; j < n; j++) seen |= chunks[j] == o.chunk;
+    if (!seen) chunks[n++] = o.chunk, R.d[o.chunk] = 0;
+    R.d[o.chunk] += o.backward ? -1 : 1;
+  }
+  if (changes_flags(K, g, index, length)) {
+    sim start;
+    walk_state(W, g, &start);
+    walk_copy(K, S, &start, index, length, g);
+    index += length, reps--;
+    if (reps == 0) return;
+  }
+  R.index = index, R.reps = reps, R.sig = *g;
+  walk_state(W, g, &R.base);
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) {
+    for (int j = 0; j < n; j++)
+      if (R.d[chunks[j]]) R.delta[x] += R.d[chunks[j]] * W->in_flight_cat[chunks[j]][x];
+    R.delta_total += R.delta[x];
+  }
+  R.chunk_count = n;
+  memcpy(R.chunks, chunks, n * sizeof chunks[0]);
+  walk_copies(K, S, &R, g);
+}
+
+/* The passes in schedule order; interleaved steady periods after the second
+ * repeat the second exactly (same live set, same runs) and are skipped. */
+static void walk_schedule(const walker *K, sim *S, walk_sig *g) {
+  const schedule *sc = K->sc;
+  int index = 0;
+  while (index < sc->op_count) {
+    int shown = S->sink && S->sink->events, walked = shown ? 3 : 2; /* the last period shown on the timeline */
+    if (!K->full && sc->period_count > walked && index == sc->period_begin + 2 * sc->period_ops) {
+      int skipped = (sc->period_count - walked) * sc->period_ops;
+      sim_skip(S, skipped);
+      index += skipped;
+    }
+    int length, reps;
+    schedule_run(sc, index, &length, &reps);
+    walk_run(K, S, index, length, reps, g);
+    index += length * reps;
+  }
+}
+
+/* Parameters kept gathered are released at the backward's end, accumulated
+ * unsharded gradients after the last reduce-scatter; then the optimizer
+ * step, after which lazily created gradients are set to None. */
+static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g) {
+  const plan *pl = W->pl;
+  const rank_states *rs = W->rs;
+  walk_state(W, g, S);
+  for (int c = 0; c < W->v; c++) {
+    if (g->fwd_started[c] && rs->keep_gathered_until_backward) sim_add(S, LLMEM_CAT_WEIGHTS, -W->kept_gathered[c]);
+    if (g->bwd_started[c]) sim_add(S, LLMEM_CAT_GRADIENTS, -W->accumulated[c]);
+  }
+  if (pl->optimizer_in_backward) {
+    sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
+  } else {
+    if (W->lazy) /* every gradient exists by now */
+      sim_add(S, LLMEM_CAT_GRADIENTS, rs->gradients - S->cat[LLMEM_CAT_GRADIENTS]);
+    sim_transient(S, LLMEM_CAT_TEMPORARIES, rs->optimizer_step_temp);
+    sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
+    sim_add(S, LLMEM_CAT_TEMPORARIES, -rs->optimizer_step_temp);
+  }
+  if (W->root > 0) sim_add(S, LLMEM_CAT_WEIGHTS, -W->root);
+  if (W->lazy) sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);
+  sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
+}
+
+/* Reserved and device bytes from the peak. */
+static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *out) {
+  const plan *pl = W->pl;
+  out->peak_allocated_bytes = S->peak;
+  for (int i = 0; i < LLMEM_CAT_COUNT; i++) out->breakdown_bytes[i] = S->peak_cat[i];
+  out->peak_phase = S->peak_phase;
+  out->peak_micro_batch = S->peak_mb;
+  out->peak_layer = S->peak_layer;
+  /* blocks of the collectives' streams are freed late (recordStream; FSDP
+   * notes "FSDP buffers sizes": backward needs "at least 2x all-gather
+   * buffer size and potentially a bit more"): FSDP1 keeps two more gathered
+   * units cached (limit_all_gathers allows two in flight), FSDP2 one */
+  double late = 0;
+  for (int k = 0; k < 2; k++)
+    if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
+  if (pl->engine == LLMEM_ENGINE_FSDP1) late *= 2;
+  out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
+  out->device_used_bytes = out->peak_reserved_bytes + runtime_device_overhead_bytes(pl);
+  /* managed (paged) optimizer states occupy what the device has left, the rest pages to host */
+  const rank_states *rs = W->rs;
+  if (rs->paged_bytes > 0) {
+    double room = pl->memory_bytes - out->device_used_bytes;
+    out->device_used_bytes += rs->paged_bytes < room ? rs->paged_bytes : (room > 0 ? room : 0);
+  }
+}
+
+void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs,
+                         llmem_rank_result *out, timeline_sink *sink, int full, walk_check *check) {
+  static stage_walk W; /* large (per-chunk sums): off small stacks; the core is single-threaded */
+  walk_init(&W, pl, st, rs, out->stage);
+  schedule sc;
+  schedule_init(&sc, pl, out->stage);
+  sim S;
+  memset(&S, 0, sizeof S);
+  S.sink = sink;
+  S.peak = -1;
+
+  /* persistent states */
+  sim_add(&S, LLMEM_CAT_WEIGHTS, rs->weights);
+  sim_add(&S, LLMEM_CAT_MASTER_WEIGHTS, rs->master);
+  sim_add(&S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer);
+  sim_add(&S, LLMEM_CAT_COMM_BUFFERS, rs->comm_persistent);
+  if (!W.lazy) sim_add(&S, LLMEM_CAT_GRADIENTS, rs->gradients);
+  out->persistent_bytes = S.total;
+  sim_record(&S, LLMEM_PHASE_SETUP, -1, -1);
+  if (W.root > 0) sim_add(&S, LLMEM_CAT_WEIGHTS, W.root);
+
+  walk_sig g;
+  memset(&g, 0, sizeof g);
+  walker K = {&W, &sc, full, check};
+  walk_schedule(&K, &S, &g);
+  optimizer_step(&W, &S, &g);
+  sim_flush(&S);
+  finish_rank(&W, &S, out);
+}
+
+void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
+                    llmem_rank_result *out, timeline_sink *sink) {
+  simulate_stage_walk(pl, st, rs, out, sink, 0, 0);
+}

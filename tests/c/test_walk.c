@@ -1,0 +1,159 @@
+/* The stage walk that accounts for repeated passes without walking them
+ * gives what walking every pass of every micro-batch gives, bit for bit:
+ * the peak, its place and parts, reserved and device bytes, for every stage
+ * of random configs under every schedule. And the schedule's order is
+ * Megatron's (the reference lists below walk it pass by pass). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "sim.h"
+
+/* The pass order, listed one by one (schedules.py; gpipe: all forwards, then all backwards). */
+static int reference_order(const plan *pl, int stage, sched_op *ops) {
+  int p = (int)pl->pp, v = (int)pl->vpp, m = (int)pl->grad_accum, n = 0;
+  if (p == 1) {
+    for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0}, ops[n++] = (sched_op){1, i, 0};
+    return n;
+  }
+  if (pl->schedule == LLMEM_PP_GPIPE) {
+    for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0};
+    for (int i = 0; i < m; i++) ops[n++] = (sched_op){1, i, 0};
+    return n;
+  }
+  if (pl->schedule != LLMEM_PP_INTERLEAVED) v = 1;
+  int total = m * v, warm = v == 1 ? p - stage - 1 : 2 * (p - stage - 1) + (v - 1) * p, f = 0, b = 0;
+  if (warm > total) warm = total;
+#define FWD(k) (sched_op){0, ((k) / (p * v)) * p + (k) % p, ((k) / p) % v}
+#define BWD(k) (sched_op){1, ((k) / (p * v)) * p + (k) % p, v - 1 - ((k) / p) % v}
+  for (; f < warm; f++) ops[n++] = FWD(f);
+  while (f < total) ops[n++] = FWD(f), f++, ops[n++] = BWD(b), b++;
+  while (b < total) ops[n++] = BWD(b), b++;
+#undef FWD
+#undef BWD
+  return n;
+}
+
+static void check_order(int pp, int vpp, int m, int kind) {
+  static sched_op want[1 << 16];
+  plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.pp = pp, pl.vpp = vpp, pl.grad_accum = m, pl.schedule = kind;
+  for (int s = 0; s < pp; s++) {
+    int n = reference_order(&pl, s, want);
+    schedule sc;
+    schedule_init(&sc, &pl, s);
+    CHECK(sc.op_count == n, "pp %d vpp %d m %d stage %d: %d passes, want %d", pp, vpp, m, s, sc.op_count, n);
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+      sched_op o = schedule_op(&sc, i);
+      bad += o.backward != want[i].backward || o.mb != want[i].mb || o.chunk != want[i].chunk;
+    }
+    /* runs tile the order, each copy the same passes by kind and chunk */
+    int i = 0;
+    while (i < n && !bad) {
+      int length, reps;
+      schedule_run(&sc, i, &length, &reps);
+      if (length < 1 || reps < 1 || i + length * reps > n) { bad++; break; }
+      for (int k = 1; k < reps; k++)
+        for (int j = 0; j < length; j++) {
+          sched_op a = want[i + j], b = want[i + k * length + j];
+          bad += a.backward != b.backward || a.chunk != b.chunk;
+        }
+      i += length * reps;
+    }
+    CHECK(!bad && i == n, "schedule %d pp %d vpp %d m %d stage %d: order and runs", kind, pp, vpp, m, s);
+  }
+}
+
+static unsigned long long rng = 88172645463325252ull;
+static int pick(int n) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (int)(rng % (unsigned long long)n);
+}
+#define PICK(list) list[pick((int)(sizeof list / sizeof list[0]))]
+
+/* A random config: a small model so that every pass can be walked. */
+static void random_config(llmem_input *in, char *keys, size_t size) {
+  static const char *engines[] = {"megatron", "fsdp2", "fsdp1", "deepspeed", "ddp", "megatron_deepspeed"};
+  static const char *schedules[] = {"gpipe", "1f1b", "interleaved", "zero_bubble"};
+  static const char *recompute[] = {"none", "selective", "full", "per_op"};
+  static const char *ft[] = {"full", "full", "lora", "qlora"};
+  static const char *fsdp[] = {"full_shard", "shard_grad_op", "hybrid_shard", "no_shard"};
+  static const char *tf[] = {"true", "false"};
+  static const int pps[] = {1, 2, 3, 4, 8};
+  static const int layers[] = {4, 8, 12, 16, 24};
+  static const int accum[] = {1, 2, 3, 4, 8, 16, 24, 64};
+  int pp = PICK(pps), vpp = 1 + pick(3), dp = 1 + pick(2), m = PICK(accum);
+  const char *sched = PICK(schedules);
+  if (strcmp(sched, "interleaved") == 0) m = pp * (1 + pick(6));
+  else vpp = 1;
+  snprintf(keys, size,
+           "model.layers=%d model.hidden=512 model.heads=8 model.kv_heads=%d model.ffn_hidden=1536 model.vocab=32000 "
+           "model.moe=%s model.moe.experts=8 model.moe.top_k=2 model.moe.expert_ffn_hidden=512 model.moe.layer_freq=%d "
+           "training.seq_len=%d training.grad_accum=%d training.recompute=%s training.activation_offload=%s "
+           "training.optimizer_in_backward=%s training.finetune.method=%s parallel.engine=%s parallel.zero_stage=%d "
+           "parallel.fsdp_strategy=%s parallel.reshard_after_forward=%s parallel.pp=%d parallel.vpp=%d "
+           "parallel.pp_schedule=%s parallel.gpus=%d",
+           PICK(layers) * (vpp > 1 ? vpp : 1), 1 << pick(4), PICK(tf), 1 + pick(2), 256 << pick(4), m, PICK(recompute),
+           PICK(tf), pick(4) ? "false" : "true", PICK(ft), PICK(engines), pick(4), PICK(fsdp), PICK(tf), pp, vpp, sched,
+           pp * dp);
+  llmem_defaults(in);
+  set_keys(in, keys);
+}
+
+static int same_rank(const llmem_rank_result *a, const llmem_rank_result *b) {
+  if (a->peak_allocated_bytes != b->peak_allocated_bytes || a->peak_reserved_bytes != b->peak_reserved_bytes ||
+      a->device_used_bytes != b->device_used_bytes || a->persistent_bytes != b->persistent_bytes ||
+      a->peak_phase != b->peak_phase || a->peak_micro_batch != b->peak_micro_batch || a->peak_layer != b->peak_layer)
+    return 0;
+  for (int c = 0; c < LLMEM_CAT_COUNT; c++)
+    if (a->breakdown_bytes[c] != b->breakdown_bytes[c]) return 0;
+  return 1;
+}
+
+int main(void) {
+  int kinds[] = {LLMEM_PP_GPIPE, LLMEM_PP_1F1B, LLMEM_PP_ZERO_BUBBLE};
+  for (int k = 0; k < 3; k++)
+    for (int pp = 1; pp <= 6; pp++)
+      for (int m = 1; m <= 20; m++) check_order(pp, 1, m, kinds[k]);
+  for (int pp = 2; pp <= 6; pp++)
+    for (int vpp = 2; vpp <= 4; vpp++)
+      for (int m = pp; m <= 8 * pp; m += pp) check_order(pp, vpp, m, LLMEM_PP_INTERLEAVED);
+
+  int valid = 0, stages = 0, skipping = 0;
+  double worst_gap = 0;
+  char keys[1024];
+  for (int t = 0; t < 3000 && valid < 600; t++) {
+    llmem_input in;
+    random_config(&in, keys, sizeof keys);
+    plan pl;
+    int field;
+    const char *detail;
+    if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK || pl.formula != LLMEM_FORMULA_LLMEM) continue;
+    valid++;
+    for (int s = 0; s < (int)pl.pp; s++) {
+      stage_layout st;
+      rank_states rs;
+      layout_stage(&pl, s, &st);
+      states_for_stage(&pl, &st, &rs);
+      llmem_rank_result fast = {0}, full = {0};
+      fast.stage = full.stage = s;
+      walk_check check = {0};
+      simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
+      simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, &check);
+      stages++;
+      skipping += pl.grad_accum > 3;
+      if (check.max_boundary_error > worst_gap) worst_gap = check.max_boundary_error;
+      CHECK(check.max_boundary_error < 1e-12, "stage %d: rebuilt state off by %g (relative): %s", s,
+            check.max_boundary_error, keys);
+      CHECK(same_rank(&fast, &full), "stage %d: fast %.17g at %d/%d/%d, full walk %.17g at %d/%d/%d: %s", s,
+            fast.peak_allocated_bytes, fast.peak_phase, fast.peak_micro_batch, fast.peak_layer,
+            full.peak_allocated_bytes, full.peak_phase, full.peak_micro_batch, full.peak_layer, keys);
+    }
+  }
+  CHECK(valid >= 300, "random valid configs: %d", valid);
+  printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g\n", valid, stages,
+         skipping, worst_gap);
+  return check_report("walk");
+}

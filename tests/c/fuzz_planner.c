@@ -24,6 +24,13 @@ static llmem_status estimate_checked(const llmem_input *in) {
   return st;
 }
 
+/* the readings refuse every compat formula with LLMEM_ERR_COMPAT_ENGINE
+ * (planner.c); otherwise their status is the full estimate's */
+static int same_status(const llmem_input *in, llmem_status readings, llmem_status full) {
+  if (in->formula != LLMEM_FORMULA_LLMEM && readings == LLMEM_ERR_COMPAT_ENGINE) return 1;
+  return readings == full;
+}
+
 static int fits_in_full(const llmem_input *in, double free_fraction) {
   if (estimate_checked(in) != LLMEM_OK) return 0;
   for (int s = 0; s < out.rank_count; s++)
@@ -53,9 +60,9 @@ static void fuzz_sweep(fuzz_reader *r, llmem_input *base) {
     if (why) FAIL(why, &in);
     if (!(points[i].value == values[i] || (isnan(values[i]) && isnan(points[i].value)))) FAIL("sweep point value", &in);
     llmem_status full = estimate_checked(&in);
-    llmem_status want = full == LLMEM_OK && in.formula != LLMEM_FORMULA_LLMEM ? LLMEM_ERR_COMPAT_ENGINE : full;
-    if (points[i].readings.status != want) FAIL("sweep point status differs from the full estimate's", &in);
-    if (want == LLMEM_OK && points[i].readings.device_used_bytes != out.per_gpu.device_used_bytes)
+    if (!same_status(&in, points[i].readings.status, full)) FAIL("sweep point status differs from the full estimate's", &in);
+    if (full == LLMEM_OK && points[i].readings.status == LLMEM_OK &&
+        points[i].readings.device_used_bytes != out.per_gpu.device_used_bytes)
       FAIL("sweep point device_used differs from the full estimate's", &in);
   }
 }
@@ -74,7 +81,7 @@ static void fuzz_largest_fit(fuzz_reader *r, llmem_input *base) {
   if (st != LLMEM_OK) { /* only when the config at lo is invalid */
     ((double *)&in)[field] = ceil(lo / step) * step;
     llmem_status full = estimate_checked(&in);
-    if (full != st && !(full == LLMEM_OK && st == LLMEM_ERR_COMPAT_ENGINE && in.formula != LLMEM_FORMULA_LLMEM))
+    if (!same_status(&in, st, full))
       FAIL("largest_fit: error status differs from the estimate's at lo", &in);
     return;
   }

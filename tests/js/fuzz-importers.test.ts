@@ -170,6 +170,6 @@ describe('importer fuzz', () => {
       expect(counts.ok).toBeGreaterThan(0);
       expect(counts.error).toBeGreaterThan(0);
       reportExecs(`import-${kind}`, n);
-    });
+    }, 60_000 * fuzzScale());
   }
 });

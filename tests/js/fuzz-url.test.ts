@@ -55,7 +55,7 @@ function randomDoc(rand: () => number): Doc {
 }
 
 const JUNK = ['', '=', '&', '&&', '#', '%', '%E0%A4%A', '%ZZ', 'null', 'NaN', 'Infinity', '-0', '1e999', '0x10', ' 1',
-  '\u0000', '\ud800', 'v1/', 'v2/', 'v1:', ',', ',,', 'true', 'a'.repeat(300), '__proto__', 'constructor', 'toString'];
+  '\u0000', 'v1/', 'v2/', 'v1:', ',', ',,', 'true', 'a'.repeat(300), '__proto__', 'constructor', 'toString'];
 
 function mutate(hash: string, rand: () => number): string {
   const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
@@ -96,6 +96,15 @@ function expectOutcome(hash: string) {
 }
 
 describe('URL hash decoder fuzz', () => {
+  const timeout = 60_000 * fuzzScale();
+
+  // Finding (issue 12): decodeHash accepts a raw lone surrogate in a text
+  // value, and the page's encodeHash then throws URIError on that doc. When
+  // the decoder refuses it (or the encoder copes), this test fails: flip it to it().
+  it.fails('a link with a raw lone surrogate in a text value decodes to a doc that re-encodes', () => {
+    expectOutcome('#v1/model.name=a\ud800b');
+  });
+
   it('round-trips random valid docs', () => {
     const rand = rng(0x5eed0001);
     const n = 2000 * fuzzScale();
@@ -108,7 +117,7 @@ describe('URL hash decoder fuzz', () => {
       expect(encodeHash(normalize(core, d.doc), core.fields)).toBe(hash);
     }
     reportExecs('url-roundtrip', n);
-  });
+  }, timeout);
 
   it('mutated links give a doc or a short message, never a throw', () => {
     const rand = rng(0x5eed0002);
@@ -121,7 +130,7 @@ describe('URL hash decoder fuzz', () => {
     expect(ok).toBeGreaterThan(0); // the mutations leave some links readable
     expect(ok).toBeLessThan(n);
     reportExecs('url-mutated', n);
-  });
+  }, timeout);
 
   it('random and very long strings give a short message, never a throw', () => {
     const rand = rng(0x5eed0003);
@@ -134,5 +143,5 @@ describe('URL hash decoder fuzz', () => {
       expectOutcome(s);
     }
     reportExecs('url-random', n);
-  });
+  }, timeout);
 });

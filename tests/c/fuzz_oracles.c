@@ -80,12 +80,12 @@ static void decode_moe(fuzz_reader *r, llmem_input *in, double tp, double group)
   while (ep > 1 && (fmod(in->moe_experts, ep) != 0 || fmod(group, ep * in->etp) != 0)) ep /= 2;
   if (fmod(group, ep * in->etp) != 0) in->etp = 1;
   in->ep = ep;
-  in->moe_ffn_hidden = PICK(r, NAN, 64, 256) * in->etp;
+  in->moe_ffn_hidden = PICK(r, NAN, 64, 256, 2048) * in->etp;
   in->moe_shared_experts = PICK(r, 0, 0, 1, 2);
   in->moe_shared_ffn_hidden = PICK(r, NAN, 128);
   in->moe_shared_gate = coin(r);
   in->moe_router_bias = coin(r);
-  in->moe_dense_layers = in->layers > 1 ? PICK(r, 0, 0, 1) : 0;
+  in->moe_dense_layers = fmin(in->layers - 1, PICK(r, 0, 0, 1, 2));
   in->moe_layer_freq = PICK(r, 1, 1, 2);
   in->moe_capacity_factor = PICK(r, NAN, NAN, 1.0, 1.25);
   if (in->formula != LLMEM_FORMULA_LLMEM) in->moe_latent_size = PICK(r, NAN, 64);
@@ -180,10 +180,13 @@ void fuzz_decode_config(fuzz_reader *r, llmem_input *in) {
   decode_moe(r, in, tp, in->gpus / pp);
   decode_training(r, in, tp, pp, cp);
   decode_engine(r, in, dp);
-  in->memory_gib = PICK(r, 80, 80, 0.5, 16, 24, 40, 141, 192);
+  /* small GPUs and no runtime overheads put the small models near capacity,
+   * where the planner's fit decisions are made */
+  in->memory_gib = PICK(r, 80, 80, 0.25, 0.5, 1, 2, 4, 8, 16, 24, 40, 141, 192);
   in->allocator_reserve = PICK(r, NAN, NAN, 0, 5);
-  in->cuda_context_mib = PICK(r, NAN, NAN, 0, 500);
-  in->nccl_buffer_mib = PICK(r, NAN, NAN, 0);
+  in->cuda_context_mib = PICK(r, NAN, 0, 0, 500);
+  in->cublas_workspace_mib = PICK(r, NAN, 0, 0);
+  in->nccl_buffer_mib = PICK(r, NAN, 0, 0);
   in->expandable_segments = coin(r);
   in->torch_compile = coin(r);
   unsigned b = fuzz_byte(r);

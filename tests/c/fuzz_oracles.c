@@ -43,7 +43,7 @@ static void decode_model(fuzz_reader *r, llmem_input *in, double tp, double pp, 
   in->head_dim = PICK(r, NAN, 16, 64, 128);
   in->hidden = PICK(r, 64, 128, 256, 1024, 4096);
   in->ffn_hidden = tp * PICK(r, 32, 64, 256, 1024);
-  in->layers = pp * vpp * PICK(r, 1, 2, 3, 4);
+  in->layers = pp * vpp * PICK(r, 1, 2, 3, 4, 8, 16);
   if (pp > 2 && vpp == 1 && fuzz_pick(r, 4) == 0) { /* uneven first / last stages */
     in->pp_first_stage_layers = PICK(r, 0, 1, 2, 3);
     in->pp_last_stage_layers = PICK(r, 0, 1, 2, 3);

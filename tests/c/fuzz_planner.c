@@ -77,6 +77,11 @@ static void fuzz_largest_fit(fuzz_reader *r, llmem_input *base) {
   double best = -1;
   llmem_status st = llmem_largest_fit(base, field, lo, hi, step, free_fraction, &best);
   if ((int)st < 0 || st >= LLMEM_STATUS_COUNT) FAIL("largest_fit: status out of the list", base);
+  /* the step follows tp and cp, which the raw overrides may have made NaN or negative */
+  if (!(step >= 1 && lo >= step && hi >= lo && isfinite(hi))) {
+    if (st != LLMEM_ERR_OUT_OF_RANGE) FAIL("largest_fit: bad arguments not refused", base);
+    return;
+  }
   llmem_input in = *base;
   if (st != LLMEM_OK) { /* only when the config at lo is invalid */
     ((double *)&in)[field] = ceil(lo / step) * step;
@@ -119,6 +124,11 @@ static void layout_input(const llmem_input *base, const llmem_search_options *op
   if (!isnan(in->fsdp_shard_size) && in->fsdp_strategy != LLMEM_FSDP_HYBRID_SHARD) in->fsdp_shard_size = NAN;
 }
 
+static double near_scale(fuzz_reader *r) {
+  static const double scales[] = {0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0};
+  return fuzz_pick_value(r, scales, sizeof scales / sizeof *scales);
+}
+
 static void fuzz_search(fuzz_reader *r, llmem_input *base) {
   llmem_search_options opt;
   llmem_search_defaults(&opt);
@@ -128,6 +138,12 @@ static void fuzz_search(fuzz_reader *r, llmem_input *base) {
   opt.max_micro_batch = (double)(1u << fuzz_pick(r, 3));
   opt.vary_sharding = fuzz_byte(r) & 1;
   opt.vary_recompute = fuzz_byte(r) & 1;
+  /* put the GPU's capacity near the base config's need, where the search's
+   * fit decisions fall between its layouts */
+  if (fuzz_byte(r) & 1 && llmem_estimate(base, &out) == LLMEM_OK) {
+    double gib = out.per_gpu.device_used_bytes * near_scale(r) / 1073741824.0;
+    if (gib >= 0.001) base->memory_gib = gib;
+  }
   llmem_status st = llmem_search(base, &opt, &found);
   if ((int)st < 0 || st >= LLMEM_STATUS_COUNT || found.status != st) FAIL("search: status out of the list or inconsistent", base);
   if (st != LLMEM_OK) return;

@@ -72,7 +72,7 @@ static void fuzz_largest_fit(fuzz_reader *r, llmem_input *base) {
   int field = llmem_field_index(seq ? "training.seq_len" : "training.micro_batch");
   double step = seq ? 2 * base->cp * base->tp * (double)(1u << fuzz_pick(r, 8)) : (double)(1 + fuzz_pick(r, 4));
   double lo = step * (1 + fuzz_pick(r, 4));
-  double hi = lo + step * fuzz_pick(r, 200);
+  double hi = fuzz_pick(r, 64) == 0 ? INFINITY : lo + step * fuzz_pick(r, 200); /* inf must be refused */
   double free_fraction = fuzz_pick(r, 5) * 0.1;
   double best = -1;
   llmem_status st = llmem_largest_fit(base, field, lo, hi, step, free_fraction, &best);

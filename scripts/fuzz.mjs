@@ -15,12 +15,12 @@ const FINDINGS = join(BUILD, 'findings');
 
 function usage(message) {
   if (message) console.error(`fuzz: ${message}`);
-  console.error('usage: npm run fuzz -- [--minutes N | --seconds S] [--no-js] [--no-c]');
+  console.error('usage: npm run fuzz -- [--minutes N | --seconds S] [--no-js] [--no-c] [--no-coverage]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const opts = { seconds: 600, js: true, c: true };
+  const opts = { seconds: 600, js: true, c: true, coverage: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--minutes' || a === '--seconds') {
@@ -29,6 +29,7 @@ function parseArgs(argv) {
       opts.seconds = a === '--minutes' ? n * 60 : n;
     } else if (a === '--no-js') opts.js = false;
     else if (a === '--no-c') opts.c = false;
+    else if (a === '--no-coverage') opts.coverage = false;
     else usage(`unknown argument ${a}`);
   }
   return opts;
@@ -38,10 +39,11 @@ function run(cmd, args, extra = {}) {
   return spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28, ...extra });
 }
 
-function build() {
+function build(withCoverage) {
   const env = { ...process.env, CC: 'clang-14' };
   const conf = run('cmake', ['-S', '.', '-B', BUILD, '-DLLMEM_FUZZ=ON', '-DCMAKE_BUILD_TYPE=RelWithDebInfo'], { env });
-  const make = conf.status === 0 && run('cmake', ['--build', BUILD, '--target', ...TARGETS, '-j2'], { env });
+  const all = TARGETS.flatMap((t) => (withCoverage ? [t, `${t}_cov`] : [t]));
+  const make = conf.status === 0 && run('cmake', ['--build', BUILD, '--target', ...all, '-j2'], { env });
   if (!make || make.status !== 0) {
     console.error((make || conf).stdout + (make || conf).stderr);
     console.error('fuzz: building the libFuzzer targets failed (needs clang-14 with libFuzzer)');
@@ -84,17 +86,52 @@ function figures(log) {
   return { execs, cov, ft, corp, counters, crashes, timeouts, ooms };
 }
 
-// the oracle's message and reproducer config of one finding
+// the oracle's message and reproducer config of one finding (a timeout:
+// the input the target printed last under LLMEM_FUZZ_TRACE)
 function describeFinding(target, file) {
-  const r = run(join(BUILD, target), ['-timeout=20', file], { timeout: 60000 });
+  const r = run(join(BUILD, target), ['-timeout=20', file], { timeout: 60000, env: { ...process.env, LLMEM_FUZZ_TRACE: '1' } });
   const out = r.stdout + r.stderr;
   const oracle = /==llmem-oracle== \S+: (.*)\nreproducer config: (.*)/.exec(out);
   if (oracle) return { what: `oracle: ${oracle[1]}`, config: oracle[2] };
+  const traced = [...out.matchAll(/==llmem-input== \S+ (\S+): (.*)/g)].pop();
   const san = /(runtime error: .*|ERROR: AddressSanitizer: \S+|ERROR: libFuzzer: \S+)/.exec(out);
-  return { what: san ? san[1] : `exit ${r.status ?? r.signal}`, config: null };
+  const what = san ? san[1] : `exit ${r.status ?? r.signal}`;
+  return { what: traced ? `${what} in ${traced[1]}` : what, config: traced ? traced[2] : null };
 }
 
-function fuzzTarget(target, seconds) {
+// line coverage of core/*.c: replay the corpus through the coverage build, then llvm-cov
+function coverage(targets) {
+  const dir = join(BUILD, 'coverage');
+  mkdirSync(dir, { recursive: true });
+  const raws = [];
+  let edges = 0, counters = 0;
+  for (const t of targets) {
+    const raw = join(dir, `${t}.profraw`);
+    const r = run(join(BUILD, `${t}_cov`), ['-runs=0', '-timeout=10', join(BUILD, 'corpus', t)], {
+      env: { ...process.env, LLVM_PROFILE_FILE: raw },
+      timeout: 300000,
+    });
+    const log = r.stdout + r.stderr;
+    const inited = /INITED cov: (\d+)/.exec(log);
+    const loaded = /\((\d+) inline 8-bit counters\)/.exec(log);
+    if (inited) edges += Number(inited[1]);
+    if (loaded) counters += Number(loaded[1]);
+    if (existsSync(raw)) raws.push(raw);
+  }
+  const profdata = join(dir, 'merged.profdata');
+  const merged = raws.length && run('llvm-profdata-14', ['merge', '-sparse', ...raws, '-o', profdata]);
+  if (!merged || merged.status !== 0) return { edges, counters, lines: null };
+  const objects = targets.flatMap((t, i) => (i ? ['-object', join(BUILD, `${t}_cov`)] : [join(BUILD, `${t}_cov`)]));
+  const rep = run('llvm-cov-14', ['report', ...objects, `-instr-profile=${profdata}`, ...readdirSync('core').filter((f) => f.endsWith('.c')).map((f) => join('core', f))]);
+  const lines = {};
+  for (const line of rep.stdout.split('\n')) {
+    const p = line.trim().split(/\s+/);
+    if (p.length >= 10 && (p[0] === 'TOTAL' || p[0].startsWith('core/'))) lines[p[0]] = p[9];
+  }
+  return { edges, counters, lines };
+}
+
+function fuzzTarget(target, seconds, withCoverage) {
   const corpus = join(BUILD, 'corpus', target);
   seedCorpus(target, corpus);
   mkdirSync(FINDINGS, { recursive: true });
@@ -118,10 +155,12 @@ function fuzzTarget(target, seconds) {
     k.count++;
     kinds.set(d.what, k);
   }
-  const cov = f.counters ? `${f.cov} of ${f.counters} edges (${((100 * f.cov) / f.counters).toFixed(1)} %)` : `${f.cov} edges`;
+  const c = withCoverage ? coverage([target]) : { lines: null, counters: 0 };
+  const edges = c.counters ? `${c.edges} of ${c.counters} edges` : `${f.cov} edges`;
+  const cov = c.lines ? `core lines ${c.lines.TOTAL} (planner.c ${c.lines['core/planner.c'] ?? '-'}), ${edges}` : edges;
   console.log(
     `${target.padEnd(14)} ${String(f.execs).padStart(10)} execs  ${(f.execs / wall).toFixed(0).padStart(6)} execs/s` +
-      `  cov ${cov}, ft ${f.ft}, corpus ${f.corp}  findings ${found.length}` +
+      `  cov: ${cov}; corpus ${f.corp}  findings ${found.length}` +
       ` (crash ${f.crashes}, timeout ${f.timeouts}, oom ${f.ooms})`,
   );
   for (const [what, k] of kinds) {
@@ -159,9 +198,11 @@ const jsScale = Math.max(1, Math.floor((opts.seconds * 0.1) / 10));
 const cSeconds = opts.js ? opts.seconds * 0.9 : opts.seconds;
 if (opts.c) {
   if (!existsSync('core/llmem.h')) usage('run from the repository root');
-  build();
+  build(opts.coverage);
   console.log(`libFuzzer (ASan + UBSan), ${(cSeconds / TARGETS.length).toFixed(0)} s per target; findings in ${FINDINGS}/`);
-  for (const t of TARGETS) findings += fuzzTarget(t, cSeconds / TARGETS.length);
+  for (const t of TARGETS) findings += fuzzTarget(t, cSeconds / TARGETS.length, opts.coverage);
+  const both = opts.coverage ? coverage(TARGETS) : { lines: null };
+  if (both.lines) console.log(`core line coverage, both targets: ${both.lines.TOTAL} (llvm-cov over the corpora)`);
 }
 if (opts.js) findings += fuzzJs(jsScale);
 console.log(`fuzz: ${findings === 0 ? 'clean' : `${findings} finding(s)`}`);

@@ -17,7 +17,7 @@ stage "C unit tests (ctest, address + undefined-behaviour sanitizers)" bash -c '
   cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DLLMEM_SANITIZE=ON >/dev/null &&
   cmake --build build/asan -j2 >/dev/null && ctest --test-dir build/asan --output-on-failure'
 stage "fuzz the core and the planner (libFuzzer + ASan/UBSan, 10 s per target; long runs: npm run fuzz)" \
-  node scripts/fuzz.mjs --seconds 20 --no-js
+  node scripts/fuzz.mjs --seconds 20 --no-js --no-coverage
 stage "typecheck (tsc)" npx tsc -p tsconfig.json --noEmit
 stage "Vitest (wrapper, vectors through wasm, CLI, page units)" npx vitest run
 if [ -f tests/e2e/run.mjs ]; then

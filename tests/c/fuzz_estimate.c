@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzz_reader r = {data, size, 0};
   llmem_input in;
   fuzz_decode_config(&r, &in);
+  fuzz_trace("fuzz_estimate", "llmem_estimate", &in);
   llmem_status st = llmem_estimate(&in, &out);
   const char *why = fuzz_check_estimate(&in, st, &out);
   if (why) fuzz_fail("fuzz_estimate", why, &in);

@@ -303,8 +303,10 @@ const char *fuzz_check_estimate(const llmem_input *in, llmem_status st, const ll
   if (!finite_nonneg(out->params_total, 0) || !finite_nonneg(out->params_active, 0) ||
       !finite_nonneg(out->params_trainable, 0) || !finite_nonneg(out->params_per_gpu, 0))
     return "a parameter count is negative or not finite";
-  if (out->params_active > out->params_total * (1 + 1e-12) || out->params_trainable > out->params_total * (1 + 1e-12))
-    return "active or trainable parameters exceed the total";
+  if (out->params_active > out->params_total * (1 + 1e-12)) return "active parameters exceed the total";
+  /* LoRA adapters are trainable but not part of the model's total */
+  if (in->ft_method == LLMEM_FT_FULL && out->params_trainable > out->params_total * (1 + 1e-12))
+    return "trainable parameters exceed the total (full fine-tuning)";
   if (!finite_nonneg(out->host_cpu_bytes, 0) || !finite_nonneg(out->host_nvme_bytes, 0)) return "host bytes negative or not finite";
   if (!(out->capacity_bytes > 0) || !isfinite(out->capacity_bytes)) return "capacity_bytes not positive";
   if (!close_to(out->utilization * out->capacity_bytes, out->per_gpu.device_used_bytes)) return "utilization != device_used / capacity";
@@ -395,6 +397,13 @@ static int ignored(const char *what) {
     list += list[n] ? n + 1 : n;
   }
   return 0;
+}
+
+void fuzz_trace(const char *target, const char *entry, const llmem_input *in) {
+  if (!getenv("LLMEM_FUZZ_TRACE")) return;
+  fprintf(stderr, "==llmem-input== %s %s: ", target, entry);
+  fuzz_print_config(stderr, in);
+  fflush(stderr);
 }
 
 void fuzz_fail(const char *target, const char *what, const llmem_input *in) {

@@ -33,6 +33,9 @@ const char *fuzz_check_readings(const llmem_readings *r);
 
 /* The config as nested JSON, only the keys that differ from the defaults. */
 void fuzz_print_config(FILE *f, const llmem_input *in);
+/* With LLMEM_FUZZ_TRACE set, print the input before it runs (a timeout
+ * leaves no other trace of what hung). */
+void fuzz_trace(const char *target, const char *entry, const llmem_input *in);
 /* Print the failure and the reproducer to stderr, then abort (libFuzzer
  * writes the input to the findings folder); returns only for a failure that
  * LLMEM_FUZZ_IGNORE lets through. */

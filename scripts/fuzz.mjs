@@ -89,7 +89,10 @@ function figures(log) {
 // the oracle's message and reproducer config of one finding (a timeout:
 // the input the target printed last under LLMEM_FUZZ_TRACE)
 function describeFinding(target, file) {
-  const r = run(join(BUILD, target), ['-timeout=20', file], { timeout: 60000, env: { ...process.env, LLMEM_FUZZ_TRACE: '1' } });
+  const scratch = join(BUILD, 'replay');
+  mkdirSync(scratch, { recursive: true });
+  const args = ['-timeout=20', `-artifact_prefix=${scratch}/`, file];
+  const r = run(join(BUILD, target), args, { timeout: 60000, env: { ...process.env, LLMEM_FUZZ_TRACE: '1' } });
   const out = r.stdout + r.stderr;
   const oracle = /==llmem-oracle== \S+: (.*)\nreproducer config: (.*)/.exec(out);
   if (oracle) return { what: `oracle: ${oracle[1]}`, config: oracle[2] };

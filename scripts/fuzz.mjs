@@ -129,7 +129,8 @@ function coverage(targets) {
   const lines = {};
   for (const line of rep.stdout.split('\n')) {
     const p = line.trim().split(/\s+/);
-    if (p.length >= 10 && (p[0] === 'TOTAL' || p[0].startsWith('core/'))) lines[p[0]] = p[9];
+    // llvm-cov names the files relative to their common folder (core/)
+    if (p.length >= 10 && /%$/.test(p[9])) lines[p[0] === 'TOTAL' ? 'TOTAL' : `core/${p[0].split('/').pop()}`] = p[9];
   }
   return { edges, counters, lines };
 }
@@ -183,7 +184,7 @@ function fuzzJs(scale) {
     env: { ...process.env, LLMEM_FUZZ_SCALE: String(scale) },
     timeout: 3600 * 1000,
   });
-  const out = r.stdout + r.stderr;
+  const out = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '');
   const wall = (Date.now() - started) / 1000;
   const tests = /Tests\s+(.*)/.exec(out);
   const execs = [...out.matchAll(/fuzz-execs (\S+) (\d+)/g)];

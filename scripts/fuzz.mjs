@@ -160,7 +160,7 @@ function fuzzTarget(target, seconds, withCoverage) {
     kinds.set(d.what, k);
   }
   const c = withCoverage ? coverage([target]) : { lines: null, counters: 0 };
-  const edges = c.counters ? `${c.edges} of ${c.counters} edges` : `${f.cov} edges`;
+  const edges = c.counters ? `${c.edges} of ${c.counters} edges` : `libFuzzer cov ${f.cov}, ft ${f.ft}`;
   const cov = c.lines ? `core lines ${c.lines.TOTAL} (planner.c ${c.lines['core/planner.c'] ?? '-'}), ${edges}` : edges;
   console.log(
     `${target.padEnd(14)} ${String(f.execs).padStart(10)} execs  ${(f.execs / wall).toFixed(0).padStart(6)} execs/s` +

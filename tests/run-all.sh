@@ -16,10 +16,8 @@ stage "build: wasm core, CLI, page" npm run -s build
 stage "C unit tests (ctest, address + undefined-behaviour sanitizers)" bash -c '
   cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DLLMEM_SANITIZE=ON >/dev/null &&
   cmake --build build/asan -j2 >/dev/null && ctest --test-dir build/asan --output-on-failure'
-stage "fuzz the core entry point (libFuzzer, 20 s)" bash -c '
-  CC=clang-14 cmake -S . -B build/fuzz -DLLMEM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-  cmake --build build/fuzz --target fuzz_estimate -j2 >/dev/null &&
-  ./build/fuzz/fuzz_estimate -max_total_time=20 -print_final_stats=1 2>&1 | tail -3'
+stage "fuzz the core and the planner (libFuzzer + ASan/UBSan, 10 s per target; long runs: npm run fuzz)" \
+  node scripts/fuzz.mjs --seconds 20 --no-js --no-coverage
 stage "typecheck (tsc)" npx tsc -p tsconfig.json --noEmit
 stage "Vitest (wrapper, vectors through wasm, CLI, page units)" npx vitest run
 stage "end-to-end in headless Chromium (Playwright; screenshots in tests/out/screenshots)" npx playwright test

@@ -414,6 +414,9 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out) {
       cat[LLMEM_CAT_ACTIVATIONS] = e.activation_bytes;
       out->params_total = e.dense_total + e.routed_total + e.embedding;
       out->params_trainable = out->params_total; /* full training (LoRA is refused) */
+      /* active from the formula's own terms: a token sees top-k of the routed experts */
+      out->params_active = e.dense_total + e.embedding +
+                           (a.num_experts > 0 ? e.routed_total * a.moe_router_topk / a.num_experts : 0);
       out->params_per_gpu = n;
       break;
     }

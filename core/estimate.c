@@ -159,7 +159,7 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
     return r.status;
   }
   int p = (int)pl.pp;
-  double worst_demand = -1;
+  double worst_demand = -1, max_reserved = 0;
   for (int s = 0; s < p; s++) {
     if (!all_stages && skip_stage(&pl, s)) continue;
     stage_layout layout;
@@ -172,7 +172,11 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
       r.device_used_bytes = rank.device_used_bytes;
     }
     if (rank.peak_allocated_bytes > r.peak_allocated_bytes) r.peak_allocated_bytes = rank.peak_allocated_bytes;
+    if (rank.peak_reserved_bytes > max_reserved) max_reserved = rank.peak_reserved_bytes;
   }
+  /* reserved, like allocated, is the highest over the ranks: the most-loaded rank
+   * by device use may reserve less than another rank allocates */
+  r.peak_reserved_bytes = max_reserved;
   r.capacity_bytes = pl.memory_bytes;
   r.fits = r.device_used_bytes <= pl.memory_bytes;
   *out = r;

@@ -193,8 +193,8 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out);
 #define LLMEM_MAX_LAYOUTS 256
 
 /* The readings of llmem_estimate without timeline or terms: peak_allocated_bytes
- * is the highest over the ranks (result.peak_allocated_bytes), reserved and
- * device-used are per_gpu's. */
+ * is the highest over the ranks (result.peak_allocated_bytes), peak_reserved_bytes
+ * the highest over the ranks, device-used per_gpu's (the most-loaded rank). */
 typedef struct {
   llmem_status status;
   double peak_allocated_bytes, peak_reserved_bytes, device_used_bytes;

@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (in.formula == LLMEM_FORMULA_LLMEM) {
     if (rst != st) fuzz_fail("fuzz_estimate", "readings status differs from the estimate's", &in);
     if (st == LLMEM_OK && (rd.device_used_bytes != out.per_gpu.device_used_bytes ||
-                           rd.peak_allocated_bytes != out.per_gpu.peak_allocated_bytes))
+                           rd.peak_allocated_bytes != out.peak_allocated_bytes))
       fuzz_fail("fuzz_estimate", "readings differ from the estimate's most-loaded rank", &in);
   }
   return 0;

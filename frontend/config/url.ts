@@ -60,15 +60,54 @@ function decodeText(raw: string): string | null {
   }
 }
 
-const NUMBER = /^-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i;
+/** Longest hash the page reads: a full config is under 6,000 characters. */
+export const MAX_HASH_CHARS = 16384;
+
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/** -?(digits[.digits]|.digits)(e[-+]?digits)? in one pass (a regex for it backtracks quadratically). */
+export function isNumberText(s: string): boolean {
+  let i = 0;
+  const n = s.length;
+  if (s.charCodeAt(i) === 45) i++; // -
+  let mantissa = 0;
+  while (i < n && isDigit(s.charCodeAt(i))) i++, mantissa++;
+  if (s.charCodeAt(i) === 46) {
+    i++;
+    while (i < n && isDigit(s.charCodeAt(i))) i++, mantissa++;
+  }
+  if (mantissa === 0) return false;
+  if (i < n && (s[i] === 'e' || s[i] === 'E')) {
+    i++;
+    if (s[i] === '+' || s[i] === '-') i++;
+    let exponent = 0;
+    while (i < n && isDigit(s.charCodeAt(i))) i++, exponent++;
+    if (exponent === 0) return false;
+  }
+  return i === n;
+}
+
+/** Text the page can write back into a link (no lone surrogates). */
+function decodeWritableText(raw: string): string | null {
+  const s = decodeText(raw);
+  if (s === null) return null;
+  try {
+    encodeURIComponent(s);
+    return s;
+  } catch {
+    return null;
+  }
+}
 
 function decodeValue(f: FieldInfo, raw: string): { v: Json } | string {
   if (raw === 'null') return f.nullable ? { v: null } : `${f.path} cannot be null`;
   switch (f.kind) {
     case 'int':
     case 'num': {
-      if (!NUMBER.test(raw)) return `${f.path}: "${decodeText(raw) ?? raw}" is not a number`;
-      return { v: Number(raw) };
+      if (!isNumberText(raw)) return `${f.path}: "${(decodeText(raw) ?? raw).slice(0, 40)}" is not a number`;
+      const v = Number(raw);
+      if (!Number.isFinite(v)) return `${f.path}: ${raw.slice(0, 40)} is not a finite number`;
+      return { v };
     }
     case 'bool':
       if (raw === 'true' || raw === 'false') return { v: raw === 'true' };
@@ -86,7 +125,7 @@ function decodeValue(f: FieldInfo, raw: string): { v: Json } | string {
       return { v: items as string[] };
     }
     default: {
-      const s = decodeText(raw);
+      const s = decodeWritableText(raw);
       return s === null ? `${f.path}: badly encoded text` : { v: s };
     }
   }
@@ -101,6 +140,8 @@ export function decodeHash(hash: string, fields: readonly FieldInfo[]): HashOutc
   const h = hash.startsWith('#') ? hash.slice(1) : hash;
   const doc: Doc = { ...PAGE_DEFAULT };
   if (h === '' || h === `v${HASH_VERSION}` || h === PREFIX) return { ok: true, doc };
+  if (h.length > MAX_HASH_CHARS)
+    return { ok: false, message: `The link is too long (${h.length} characters; a link holds at most ${MAX_HASH_CHARS}).` };
   const version = /^v(\d+)[/:]/.exec(h);
   if (!version) return { ok: false, message: 'The link is not an llmem link (it should start with #v1/).' };
   if (Number(version[1]) !== HASH_VERSION)

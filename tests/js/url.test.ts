@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core, Json } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { configToDoc, docToConfig, normalize, PAGE_DEFAULT, type Doc } from '../../frontend/config/doc.js';
-import { decodeHash, encodeHash } from '../../frontend/config/url.js';
+import { decodeHash, encodeHash, isNumberText, MAX_HASH_CHARS } from '../../frontend/config/url.js';
 
 let core: Core;
 beforeAll(async () => {
@@ -151,4 +151,38 @@ describe('links written by every released format keep their meaning', () => {
         expect(encodeHash(doc, core.fields)).toBe(c.hash);
       });
   }
+});
+
+describe('hash codec limits (issue 12)', () => {
+  it('reads numbers in linear time: a 16k-digit bad number is refused at once', () => {
+    const t0 = performance.now();
+    const d = decodeHash(`#v1/training.seq_len=${'1'.repeat(16_000)}x`, core.fields);
+    const ms = performance.now() - t0;
+    expect(d.ok).toBe(false);
+    console.log(`decode of a 16k-digit bad value: ${ms.toFixed(1)} ms`);
+  });
+
+  it('caps the length of a link with a message', () => {
+    const d = decodeHash(`#v1/training.seq_len=${'1'.repeat(MAX_HASH_CHARS + 1)}`, core.fields);
+    expect(d.ok).toBe(false);
+    if (!d.ok) expect(d.message).toMatch(/too long/);
+  });
+
+  it('numbers: the same grammar as before, without the regex', () => {
+    for (const s of ['1', '-1', '1.', '1.5', '.5', '-.5', '1e3', '1E-3', '2.5e+10']) expect(isNumberText(s)).toBe(true);
+    for (const s of ['', '-', '.', 'e3', '1e', '1e+', '1..2', '--1', '1x', ' 1', '0x10', 'Infinity', 'NaN'])
+      expect(isNumberText(s)).toBe(false);
+  });
+
+  it('rejects a non-finite number with the key named, so a link never rewrites itself to Infinity', () => {
+    const d = decodeHash('#v1/hardware.bf16_tflops=1e400', core.fields);
+    expect(d.ok).toBe(false);
+    if (!d.ok) expect(d.message).toMatch(/hardware\.bf16_tflops: 1e400 is not a finite number/);
+  });
+
+  it('rejects a lone surrogate in text, which no link can hold', () => {
+    const d = decodeHash('#v1/model.name=a\ud800b', core.fields);
+    expect(d.ok).toBe(false);
+    if (!d.ok) expect(d.message).toMatch(/model\.name/);
+  });
 });

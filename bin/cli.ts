@@ -1,11 +1,11 @@
 // `npx llmem`: the wasm core from the command line.
-import { readFileSync } from 'node:fs';
-import type { Config, EstimateResult, Json, RankResult } from '../wasm/llmem.js';
+import type { Config, Core, EstimateResult, Json, RankResult } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
+import { jsonDepth, MAX_JSON_DEPTH, readText, UnreadableError } from './input.js';
 import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
 
 const USAGE = `llmem — per-GPU training memory, simulated step by step
@@ -38,9 +38,8 @@ export const GIB = 2 ** 30;
 const gib = (b: number) => `${(b / GIB).toFixed(2)} GiB`;
 
 class UsageError extends Error {}
-
-function readJson(arg: string, what: string): unknown {
-  const text = arg === '-' ? readFileSync(0, 'utf8') : readFileSync(arg, 'utf8');
+function parseJson(arg: string, what: string): unknown {
+  const text = readText(arg);
   try {
     return JSON.parse(text);
   } catch (e) {
@@ -48,14 +47,33 @@ function readJson(arg: string, what: string): unknown {
   }
 }
 
-function readConfig(arg: string | undefined): unknown {
-  if (!arg) throw new UsageError('estimate needs a config file, or - for standard input');
-  const text = arg === '-' ? readFileSync(0, 'utf8') : readFileSync(arg, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new InputError('', `${arg === '-' ? 'standard input' : arg}: not valid JSON (${(e as Error).message})`);
+function checkDepth(value: unknown, arg: string, what: string): unknown {
+  if (jsonDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
+    throw new InputError('', `${arg === '-' ? 'standard input' : arg}: ${what} nests deeper than ${MAX_JSON_DEPTH} levels (config v1 nests 3)`);
+  return value;
+}
+
+function readJson(arg: string, what: string): unknown {
+  return checkDepth(parseJson(arg, what), arg, what);
+}
+
+/** The first key that is not config v1, found before any other work (a huge file of unknown keys fails at once). */
+function checkKeys(core: Core, value: unknown, prefix = ''): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
+  for (const key in value) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    const f = core.field(path);
+    if (!f) throw new InputError(path, `${path}: unknown key (see llmem defaults)`);
+    if (f.kind === 'group') checkKeys(core, (value as Record<string, unknown>)[key], path);
   }
+}
+
+/** A config file: parsed, its keys checked against the core's table, its depth bounded. */
+function readConfig(arg: string | undefined, core: Core): unknown {
+  if (!arg) throw new UsageError('this command needs a config file, or - for standard input');
+  const value = parseJson(arg, 'the config');
+  checkKeys(core, value);
+  return checkDepth(value, arg, 'the config');
 }
 
 class InputError extends Error {
@@ -77,7 +95,8 @@ export function setOption(spec: string): Config {
     value = raw;
   }
   let node: Json = value;
-  for (let i = path.length - 1; i >= 0; i--) node = { [path[i]]: node };
+  // own properties only: "__proto__" must stay a (refused) key, not reach the prototype
+  for (let i = path.length - 1; i >= 0; i--) node = Object.defineProperty({}, path[i], { value: node, enumerable: true, writable: true, configurable: true }) as Config;
   return node as Config;
 }
 
@@ -90,7 +109,10 @@ export function formatText(config: Config, res: EstimateResult): string {
   const p = res.per_gpu;
   const lines = [
     `model        ${model}: ${(res.params.total / 1e9).toFixed(3)} B parameters (${(res.params.trainable / 1e9).toFixed(3)} B trainable, ${(res.params.per_gpu / 1e9).toFixed(3)} B on the most-loaded GPU)`,
-    `per GPU      peak allocated ${gib(p.peak_allocated_bytes)} | reserved ${gib(p.peak_reserved_bytes)} | nvidia-smi ${gib(p.device_used_bytes)} of ${gib(res.capacity_bytes)}`,
+    `per GPU      peak allocated ${gib(res.peak_allocated.bytes)} | reserved ${gib(p.peak_reserved_bytes)} | nvidia-smi ${gib(p.device_used_bytes)} of ${gib(res.capacity_bytes)}`,
+    ...(res.peak_allocated.stage !== p.stage
+      ? [`             allocated peaks on stage ${res.peak_allocated.stage}; stage ${p.stage} uses the most device memory (the figures below)`]
+      : []),
     `fits         ${res.fits ? 'yes' : 'NO'} (${(res.utilization * 100).toFixed(1)} % of GPU memory)`,
     `peak at      ${p.peak_at}`,
     `breakdown at the peak:`,
@@ -125,25 +147,34 @@ function parseOptions(args: string[], known: string[]): { file?: string; opts: R
   return { file, opts, json };
 }
 
-function numberOption(opts: Record<string, string>, key: string, fallback?: number): number {
+type Range = { min: number; max: number; whole?: boolean; below?: boolean };
+
+/** A numeric option, checked against its allowed range (a usage error names the option and the range). */
+function numberOption(opts: Record<string, string>, key: string, fallback?: number, range?: Range): number {
   const raw = opts[key];
   if (raw === undefined) {
     if (fallback === undefined) throw new UsageError(`--${key} is required`);
     return fallback;
   }
-  const v = Number(raw);
-  if (!Number.isFinite(v)) throw new InputError(key, `--${key}: must be a number, not "${raw}"`);
+  const v = raw.trim() === '' ? NaN : Number(raw);
+  const allowed = range
+    ? `${range.whole ? 'a whole number' : 'a number'} from ${range.min} to ${range.below ? `below ${range.max}` : range.max}`
+    : 'a finite number';
+  const ok = Number.isFinite(v) && (!range || (v >= range.min && (range.below ? v < range.max : v <= range.max) && (!range.whole || Number.isInteger(v))));
+  if (!ok) throw new UsageError(`--${key} must be ${allowed}, not "${raw}"`);
   return v;
 }
+
+const FREE: Range = { min: 0, max: 1, below: true };
 
 async function plannerCommand(command: string, args: string[]): Promise<number> {
   const known = { sweep: ['axis', 'from', 'to', 'points', 'step'], fit: ['axis', 'free', 'max'], search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'] }[command]!;
   const { file, opts, json } = parseOptions(args, known);
-  const raw = readConfig(file);
+  const core = await loadCore();
+  const raw = readConfig(file, core);
   const resolved = resolveConfig(raw);
   if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
   const config = resolved.config;
-  const core = await loadCore();
   const base = core.estimate(config);
   if (!base.ok) throw new InputError(base.error.path, base.error.message);
   const fail = (e: { path: string; message: string }) => {
@@ -153,17 +184,17 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     const axis = opts.axis;
     if (!axis) throw new UsageError('sweep needs --axis key.path');
     const from = numberOption(opts, 'from'), to = numberOption(opts, 'to');
-    if (!(to >= from)) throw new InputError('to', `--to must be at least --from`);
+    if (!(to >= from)) throw new UsageError(`--to must be at least --from`);
     const field = core.field(axis);
     const integer = field?.kind === 'int';
     let values: number[] = [];
     if (opts.step !== undefined) {
       const step = numberOption(opts, 'step');
-      if (!(step > 0)) throw new InputError('step', '--step must be positive');
-      for (let v = from; v <= to && values.length <= 4096; v += step) values.push(v);
+      if (!(step > 0)) throw new UsageError('--step must be positive');
+      if ((to - from) / step + 1 > 4096) throw new UsageError('--from, --to and --step give more than 4096 points (a sweep takes at most 4096)');
+      for (let v = from; v <= to; v += step) values.push(v);
     } else {
-      const n = numberOption(opts, 'points', 16);
-      if (!(n >= 2 && n <= 4096)) throw new InputError('points', '--points must be from 2 to 4096');
+      const n = numberOption(opts, 'points', 16, { min: 2, max: 4096, whole: true });
       const ratio = to / from;
       for (let i = 0; i < n; i++) {
         // geometric spacing for wide ranges (sequence lengths), linear otherwise
@@ -186,14 +217,14 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     return 0;
   }
   if (command === 'fit') {
-    const free = numberOption(opts, 'free', 0.1);
+    const free = numberOption(opts, 'free', 0.1, FREE);
     const axes = opts.axis ? [opts.axis] : ['training.micro_batch', 'training.seq_len'];
     const out: Record<string, number> = {};
     for (const axis of axes) {
       const isSeq = axis === 'training.seq_len';
       const p = (config.parallel ?? {}) as Record<string, number>;
       const step = isSeq ? 2 * (p.cp ?? 1) * (p.tp ?? 1) * 64 : 1;
-      const hi = numberOption(opts, 'max', isSeq ? 4194304 : 4096);
+      const hi = numberOption(opts, 'max', isSeq ? 4194304 : 4096, { min: step, max: 1e9, whole: true });
       const best = core.largestFit(config, axis, { lo: step, hi, step, free_fraction: free });
       if (typeof best !== 'number') return fail(best);
       out[axis] = best;
@@ -203,18 +234,22 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
       console.log(`largest ${axis} that leaves ${(free * 100).toFixed(0)} % free: ${v === 0 ? 'none (even the smallest does not fit)' : v}`);
     return 0;
   }
-  const gpus = numberOption(opts, 'gpus');
-  const top = numberOption(opts, 'top', 20);
+  const gpus = numberOption(opts, 'gpus', undefined, { min: 1, max: 10_000_000, whole: true });
+  const top = numberOption(opts, 'top', 20, { min: 1, max: 256, whole: true });
   const res = core.search(config, {
     gpus,
-    global_batch: numberOption(opts, 'global-batch', 0),
-    free_fraction: numberOption(opts, 'free', 0.1),
-    max_micro_batch: numberOption(opts, 'max-micro-batch', 16),
+    global_batch: numberOption(opts, 'global-batch', 0, { min: 0, max: 1e12, whole: true }),
+    free_fraction: numberOption(opts, 'free', 0.1, FREE),
+    max_micro_batch: numberOption(opts, 'max-micro-batch', 16, { min: 1, max: 1_000_000, whole: true }),
   });
   if (!('layouts' in res)) return fail(res);
   const shown = res.layouts.slice(0, top);
   if (json) {
     console.log(JSON.stringify({ ok: true, ...res, layouts: shown }, null, 2));
+    return 0;
+  }
+  if (res.layouts.length === 0) {
+    console.log(`${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit: ${res.empty_reason ?? 'no layout'}`);
     return 0;
   }
   console.log(`${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit; the fastest by the step-time model (a ranking aid, not a promise):`);
@@ -255,24 +290,30 @@ export async function main(argv: string[]): Promise<number> {
         let json = false, timeline = false;
         let overrides: Config = {};
         let hf: string | undefined;
+        const setPaths: string[] = [];
+        const set = (spec: string) => {
+          setPaths.push(spec.slice(0, Math.max(spec.indexOf('='), 0)));
+          overrides = merge(overrides, setOption(spec));
+        };
         for (let i = 0; i < rest.length; i++) {
           const a = rest[i];
           if (a === '--json') json = true;
           else if (a === '--timeline') timeline = true;
-          else if (a === '--set') overrides = merge(overrides, setOption(rest[++i] ?? ''));
+          else if (a === '--set') set(rest[++i] ?? '');
           else if (a === '--hf') hf = rest[++i];
-          else if (a.startsWith('--set=')) overrides = merge(overrides, setOption(a.slice(6)));
+          else if (a.startsWith('--set=')) set(a.slice(6));
           else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
           else if (file === undefined) file = a;
           else throw new UsageError(`unexpected argument ${a}`);
         }
-        let raw = readConfig(file);
+        const core = await loadCore();
+        let raw = readConfig(file, core);
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
           throw new InputError('', 'the config must be a JSON object');
         if (hf !== undefined) raw = hfOption(hf, raw as Config);
         const resolved = resolveConfig(merge(raw as Config, overrides));
         if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
-        const core = await loadCore();
+        for (const path of setPaths) if (!core.field(path)) throw new InputError(path, `--set ${path}: unknown key (see llmem defaults)`);
         const res = core.estimate(resolved.config, { timeline });
         if (!res.ok) {
           if (json) console.log(JSON.stringify(res, null, 2));
@@ -326,11 +367,17 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`llmem: ${e.message}`);
       return 1;
     }
-    const err = e as NodeJS.ErrnoException;
-    if (err.code === 'ENOENT') {
-      console.error(`llmem: cannot read ${err.path}`);
-      return 1;
+    if (e instanceof UnreadableError) {
+      console.error(`llmem: ${e.message}`);
+      return 2;
     }
-    throw e;
+    const err = e as NodeJS.ErrnoException;
+    if (err.code) {
+      console.error(`llmem: cannot read ${err.path ?? 'the input'}: ${err.message}`);
+      return 2;
+    }
+    // never a stack trace: a failure we did not foresee is still one line
+    console.error(`llmem: ${err instanceof RangeError ? 'the input is too large or too deeply nested' : 'internal error'}: ${err.message ?? String(e)}`);
+    return 2;
   }
 }

@@ -1,6 +1,6 @@
 // `llmem import`, `llmem export` and `llmem estimate --hf`: other tools' configs in,
 // config v1 out, and back (frontend/config/importers, frontend/config/exporters).
-import { readFileSync } from 'node:fs';
+import { readText } from './input.js';
 import type { Config } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { resolveConfig } from '../frontend/config/resolve.js';
@@ -26,12 +26,7 @@ export class ImportInputError extends Error {
 class Usage extends Error {}
 
 function readInput(file: string): string {
-  try {
-    return readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    throw new ImportInputError('', `cannot read ${file === '-' ? 'standard input' : file}${err.code ? ` (${err.code})` : ''}`);
-  }
+  return readText(file);
 }
 
 function parseArgs(args: string[], valued: string[]): { positional: string[]; flags: Map<string, string | true> } {

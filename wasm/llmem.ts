@@ -94,6 +94,8 @@ export function fillFormula(template: string, inputs: number[]): string {
 export interface EstimateResult {
   ok: true;
   per_gpu: RankResult & { peak_at: string };
+  /** the highest allocated peak over the ranks (the headline "allocated") and its rank: may differ from per_gpu.stage */
+  peak_allocated: { bytes: number; stage: number };
   ranks: RankResult[];
   params: { total: number; active: number; trainable: number; per_gpu: number };
   host: { cpu_bytes: number; nvme_bytes: number };
@@ -151,6 +153,8 @@ export interface SearchResult {
   valid: number;
   fitting: number;
   layouts: Layout[];
+  /** with no layout kept: why (the core's reason, with the key it names) */
+  empty_reason?: string;
 }
 
 interface CoreModule {
@@ -426,6 +430,7 @@ export class Core {
     const result: EstimateResult = {
       ok: true,
       per_gpu: { ...per, peak_at: this.text(base + R.peak_at) },
+      peak_allocated: { bytes: f64(base + R.peak_allocated_bytes), stage: i32(base + R.peak_allocated_stage) },
       ranks,
       params: {
         total: f64(base + R.params_total),
@@ -518,7 +523,7 @@ export class Core {
     const err = this.load(config);
     if (err) return err;
     const best = this.m._llmem_largest_fit_run(f.index, o.lo, o.hi, o.step, o.free_fraction ?? 0.1);
-    if (best < 0) return { path, message: `${path}: ${this.text(this.m._llmem_status_text(-best))}` };
+    if (best < 0) return this.statusError(path, -best);
     return best;
   }
 
@@ -584,7 +589,19 @@ export class Core {
         },
       });
     }
-    return { candidates: f64(base + S.candidates), valid: f64(base + S.valid), fitting: f64(base + S.fitting), layouts };
+    const out: SearchResult = { candidates: f64(base + S.candidates), valid: f64(base + S.valid), fitting: f64(base + S.fitting), layouts };
+    if (layouts.length === 0) {
+      const why = this.text(this.m._llmem_status_text(i32(base + S.empty_reason)));
+      const field = i32(base + S.empty_field);
+      out.empty_reason = field >= 0 ? `${this.fields[field].path}: ${why}` : why;
+    }
+    return out;
+  }
+
+  /** A planner status as an error: option statuses name the option, not a config key. */
+  private statusError(path: string, status: number): ConfigError {
+    const text = this.text(this.m._llmem_status_text(status));
+    return /^options? /.test(text) ? { path: '', message: text } : { path, message: `${path}: ${text}` };
   }
 
   private readTerms(base: number): Term[] {

@@ -19,7 +19,14 @@ export type Resolved = { ok: true; config: Config } | { ok: false; error: Config
 
 export function resolveConfig(input: unknown): Resolved {
   if (!isObject(input)) return { ok: false, error: { path: '', message: 'the config must be a JSON object' } };
-  let config: Config = structuredClone(input);
+  let config: Config;
+  try {
+    config = structuredClone(input);
+  } catch (e) {
+    // structuredClone recurses: a config nested thousands of levels deep is not a config
+    if (e instanceof RangeError) return { ok: false, error: { path: '', message: 'the config is nested too deeply (config v1 nests 3 levels)' } };
+    throw e;
+  }
   const model = config.model;
   if (isObject(model) && model.preset !== undefined && model.preset !== null) {
     const id = model.preset;

@@ -41,6 +41,8 @@ export function guard<T>(body: () => T): T | { error: ConfigError } {
     return body();
   } catch (e) {
     if (e instanceof ImportError) return { error: { path: e.path, message: e.message } };
+    // a nesting or expansion bomb (recursion or string limits): a named error, never a crash
+    if (e instanceof RangeError) return { error: { path: '', message: `the file is nested too deeply or expands too far to import (${e.message})` } };
     throw e;
   }
 }

@@ -15,6 +15,8 @@ const ZERO_KEYS: [string[], string][] = [
   [['stage3_param_persistence_threshold', 'param_persistence_threshold'], 'parallel.stage3_param_persistence_threshold'],
 ];
 const ZERO_IGNORED = new Set(['contiguous_gradients', 'reduce_scatter', 'allgather_partitions', 'stage3_gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save', 'gather_16bit_weights_on_model_save', 'round_robin_gradients', 'elastic_checkpoint', 'load_from_fp32_weights', 'ignore_unused_parameters', 'legacy_stage1', 'use_multi_rank_bucket_allreduce', 'memory_efficient_linear', 'log_trace_cache_warnings', 'cpu_offload_use_pin_memory']);
+// A file with more unknown keys than this is not a DeepSpeed config: stop at once rather than list them all.
+const MAX_UNKNOWN_KEYS = 1000;
 // Top-level keys with no effect on per-GPU memory (logging, schedules, clipping, I/O tuning).
 const IGNORED = new Set(['scheduler', 'gradient_clipping', 'steps_per_print', 'wall_clock_breakdown', 'prescale_gradients', 'gradient_predivide_factor', 'zero_allow_untested_optimizer', 'zero_force_ds_cpu_optimizer', 'flops_profiler', 'tensorboard', 'wandb', 'csv_monitor', 'comet', 'comms_logger', 'checkpoint', 'aio', 'elasticity', 'dump_state', 'memory_breakdown', 'seed', 'dataloader_drop_last', 'disable_allgather', 'timers', 'monitor_config', 'nebula']);
 // Top-level keys that change memory but have no config v1 key.
@@ -48,7 +50,10 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
   d.set('parallel.engine', 'deepspeed');
   let micro: number | undefined, accum: number | undefined, total: number | undefined;
   let dtypeSeen = false;
-  for (const [key, v] of Object.entries(ds)) {
+  let known = 0, unknown = 0;
+  let firstUnknown: string | undefined;
+  for (const key in ds) {
+    const v = ds[key];
     switch (key) {
       case 'train_micro_batch_size_per_gpu':
         if (isAuto(v)) d.auto(k(key), 'training.micro_batch');
@@ -85,9 +90,18 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         break;
       default:
         if (IGNORED.has(key)) d.ignore(k(key));
-        else d.skip(k(key), NOT_EXPRESSIBLE[key] ?? 'not a known DeepSpeed key; not applied');
+        else {
+          if (!(key in NOT_EXPRESSIBLE) && ++unknown > MAX_UNKNOWN_KEYS)
+            throw new ImportError(k(key), `DeepSpeed config: more than ${MAX_UNKNOWN_KEYS} keys that are not DeepSpeed settings (the first: "${firstUnknown}"); is this a DeepSpeed config?`);
+          if (!(key in NOT_EXPRESSIBLE)) firstUnknown ??= k(key);
+          d.skip(k(key), NOT_EXPRESSIBLE[key] ?? 'not a known DeepSpeed key; not applied');
+          continue;
+        }
     }
+    known++;
   }
+  if (!prefix && known === 0 && firstUnknown !== undefined)
+    throw new ImportError(firstUnknown, `DeepSpeed config: none of its keys is a DeepSpeed setting (the first: "${firstUnknown}")`);
   if (!dtypeSeen && d.get('training.dtype') === undefined && !prefix) {
     d.set('training.dtype', 'fp32');
     d.note('no fp16/bf16 section enabled: DeepSpeed trains in fp32 (training.dtype fp32)');

@@ -246,6 +246,8 @@ function parseArgs(tokens: string[]): Args {
  * comments, NAME=value (also `export`), bash arrays NAME=( ... ), ${NAME[@]},
  * ${NAME:-default} and $(( integer arithmetic )). Assignments are not words.
  */
+const MAX_VARIABLE_CHARS = 65536;
+
 export function shellTokens(text: string): { tokens: string[]; vars: Map<string, string> } {
   const vars = new Map<string, string>();
   const tokens: string[] = [];
@@ -257,6 +259,12 @@ export function shellTokens(text: string): { tokens: string[]; vars: Map<string,
         return v === undefined ? all : String(v);
       })
       .replace(/\$\{([A-Za-z_]\w*)(\[@\]|\[\*\])?(?::?-([^}]*))?\}|\$([A-Za-z_]\w*)/g, (all, a?: string, _arr?: string, def?: string, b?: string) => vars.get(a ?? b!) ?? def ?? all);
+  // a value that doubles on every line would grow without bound: no launch script needs 64 KiB in one variable
+  const setVar = (name: string, value: string) => {
+    if (value.length > MAX_VARIABLE_CHARS)
+      throw new ImportError(name, `Megatron arguments: variable ${name} expands to more than ${MAX_VARIABLE_CHARS} characters`);
+    vars.set(name, value);
+  };
   let words: string[] = [];
   let word = '', inWord = false;
   let array: string | undefined; // NAME=( ... ) being collected
@@ -274,7 +282,7 @@ export function shellTokens(text: string): { tokens: string[]; vars: Map<string,
     for (; i < words.length; i++) {
       const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(words[i]);
       if (!m) break;
-      vars.set(m[1], m[2]);
+      setVar(m[1], m[2]);
       assigned = true;
     }
     if (!assigned || i < words.length) for (const w of words.slice(i)) tokens.push(...w.split(/\s+/).filter(Boolean));
@@ -310,7 +318,7 @@ export function shellTokens(text: string): { tokens: string[]; vars: Map<string,
       words = [];
     } else if (c === ')' && array) {
       endWord();
-      vars.set(array, words.join(' '));
+      setVar(array, words.join(' '));
       array = undefined;
       words = [];
     } else if (c === '\n' || c === ';' || (c === '&' && text[i + 1] === '&') || (c === '|' && !inWord)) {

@@ -1,6 +1,6 @@
 // `llmem import`, `llmem export` and `llmem estimate --hf`: other tools' configs in,
 // config v1 out, and back (frontend/config/importers, frontend/config/exporters).
-import { readText } from './input.js';
+import { readText, UnreadableError } from './input.js';
 import type { Config } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { resolveConfig } from '../frontend/config/resolve.js';
@@ -54,6 +54,10 @@ async function run(body: () => Promise<number> | number): Promise<number> {
     if (e instanceof ImportInputError) {
       console.error(`llmem: ${e.message}`);
       return 1;
+    }
+    if (e instanceof UnreadableError) {
+      console.error(`llmem: ${e.message}`);
+      return 2;
     }
     throw e;
   }

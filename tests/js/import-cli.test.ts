@@ -41,7 +41,7 @@ describe('llmem import', () => {
     expect(j.config.parallel.gpus).toBe(16);
     expect(Array.isArray(j.notes) && Array.isArray(j.unsupported)).toBe(true);
   });
-  it('exit 1 with the message on malformed input, 2 on usage errors', async () => {
+  it('exit 1 with the message on malformed input, 2 on usage errors and unreadable input', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'llmem-import-'));
     const bad = join(dir, 'ds.json');
     writeFileSync(bad, '{"zero_optimization": {"stage": 7}}');
@@ -49,7 +49,7 @@ describe('llmem import', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('zero_optimization.stage: must be 0, 1, 2 or 3');
     expect(r.stdout).toBe('');
-    expect((await capture(() => importCommand(['auto', join(dir, 'missing.json')]))).status).toBe(1);
+    expect((await capture(() => importCommand(['auto', join(dir, 'missing.json')]))).status).toBe(2); // unreadable input
     expect((await capture(() => importCommand(['yaml', bad]))).status).toBe(2);
     expect((await capture(() => importCommand(['deepspeed']))).status).toBe(2);
     expect((await capture(() => importCommand(['megatron', bad, '--world-size', 'x']))).status).toBe(2);

@@ -1,5 +1,5 @@
 // The model preset (catalog), grouped by family; "Custom" keeps the current values editable on their own.
-import { MODELS } from '../config/catalog.js';
+import { findModel, MODELS, presetRef } from '../config/catalog.js';
 import { formatCount } from '../format.js';
 import { useApp } from './context.js';
 
@@ -8,7 +8,7 @@ const FAMILIES = [...new Set(MODELS.map((m) => m.family))];
 export function ModelPicker() {
   const s = useApp();
   const preset = s.get('model.preset') as string | null;
-  const entry = MODELS.find((m) => m.id === preset);
+  const entry = preset === null ? undefined : findModel(preset);
   const r = s.result.value;
   return (
     <div class="field wide picker">
@@ -23,15 +23,16 @@ export function ModelPicker() {
         {FAMILIES.map((fam) => (
           <optgroup key={fam} label={fam}>
             {MODELS.filter((m) => m.family === fam).map((m) => (
-              <option key={m.id} value={m.id} selected={m.id === preset}>
+              <option key={m.id} value={presetRef(m)} selected={m.id === entry?.id}>
                 {m.name}
+                {entry?.id === m.id && presetRef(m) !== preset ? ` (revision ${entry.revision ?? '1'})` : ''}
               </option>
             ))}
           </optgroup>
         ))}
       </select>
       <small class="hint">
-        {entry ? `${entry.id} · ` : 'your own architecture · '}
+        {entry ? `${preset} · ` : 'your own architecture · '}
         {r ? `${formatCount(r.params.total)} parameters` : ''}
         {r && r.params.active < r.params.total ? ` (${formatCount(r.params.active)} active)` : ''}
       </small>

@@ -13,6 +13,10 @@ export interface ModelEntry {
   params_active: number | null;
   notes: string[];
   model: Config;
+  /** the revision of `model` (absent: the first, "1"); see PRESET REVISIONS below */
+  revision?: string;
+  /** earlier revisions of this preset, so that old links keep their numbers */
+  previous?: { revision: string; model: Config; changed: string }[];
 }
 
 export interface GpuEntry {
@@ -34,5 +38,31 @@ export interface GpuEntry {
 export const MODELS = modelsJson as unknown as ModelEntry[];
 export const GPUS = gpusJson as unknown as GpuEntry[];
 
-export const findModel = (id: string) => MODELS.find((m) => m.id === id);
+// PRESET REVISIONS. A link names a preset as "id" or "id@revision". A bare id
+// means the preset's first revision ("1"), so a link keeps its answer when a
+// preset is corrected: the corrected entry gets a new `revision` (a date,
+// "2027-01-15"), its old model moves to `previous` with what changed, and the
+// page writes "id@revision" for every revision after the first. A changelog
+// entry lists each revision (CHANGELOG.md, docs/CONTRIBUTING.md "A preset").
+export const FIRST_REVISION = '1';
+
+/** The model of `id` or `id@revision`, or why not. */
+export function findModel(ref: string): ModelEntry | undefined {
+  return findModelRevision(ref, MODELS);
+}
+
+export function findModelRevision(ref: string, models: readonly ModelEntry[]): ModelEntry | undefined {
+  const at = ref.indexOf('@');
+  const id = at < 0 ? ref : ref.slice(0, at);
+  const revision = at < 0 ? FIRST_REVISION : ref.slice(at + 1);
+  const entry = models.find((m) => m.id === id);
+  if (!entry) return undefined;
+  if ((entry.revision ?? FIRST_REVISION) === revision) return entry;
+  const old = entry.previous?.find((p) => p.revision === revision);
+  return old ? { ...entry, model: old.model, revision: old.revision } : undefined;
+}
+
+/** How the page names a preset's current revision in a link. */
+export const presetRef = (entry: ModelEntry): string =>
+  (entry.revision ?? FIRST_REVISION) === FIRST_REVISION ? entry.id : `${entry.id}@${entry.revision}`;
 export const findGpu = (id: string) => GPUS.find((g) => g.id === id);

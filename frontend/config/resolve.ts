@@ -34,7 +34,7 @@ export function resolveConfig(input: unknown): Resolved {
     if (!entry)
       return {
         ok: false,
-        error: { path: 'model.preset', message: `model.preset: unknown model ${JSON.stringify(id)} (allowed: ${MODELS.map((m) => m.id).join(', ')})` },
+        error: { path: 'model.preset', message: `model.preset: unknown model or revision ${JSON.stringify(id)} (allowed: ${MODELS.map((m) => m.id).join(', ')}, each optionally @revision)` },
       };
     config.model = merge({ ...entry.model, name: entry.name } as Config, model);
   }

@@ -6,6 +6,8 @@ import type { Config, Core, Json } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { configToDoc, docToConfig, normalize, PAGE_DEFAULT, type Doc } from '../../frontend/config/doc.js';
 import { decodeHash, encodeHash, isNumberText, MAX_HASH_CHARS } from '../../frontend/config/url.js';
+import { resolveConfig } from '../../frontend/config/resolve.js';
+import { findModelRevision, type ModelEntry } from '../../frontend/config/catalog.js';
 
 let core: Core;
 beforeAll(async () => {
@@ -140,7 +142,8 @@ describe('links written by every released format keep their meaning', () => {
   const files = readdirSync(dir).filter((f) => /^hash-v\d+\.json$/.test(f));
   it('has a fixture per format version', () => expect(files).toContain('hash-v1.json'));
   for (const file of files) {
-    const cases = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { why: string; hash: string; config: Config }[];
+    type Pinned = { peak_allocated_bytes: number; peak_reserved_bytes: number; device_used_bytes: number };
+    const cases = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { why: string; hash: string; config: Config; estimate: Pinned }[];
     for (const c of cases)
       it(`${file}: ${c.why}`, () => {
         const doc = decodeDoc(c.hash);
@@ -149,6 +152,12 @@ describe('links written by every released format keep their meaning', () => {
         const back = configToDoc(core, c.config);
         expect(back.ok && back.doc).toEqual(doc);
         expect(encodeHash(doc, core.fields)).toBe(c.hash);
+        // ... and gives the same numbers: a change here is a formula fix, listed in CHANGELOG.md, then re-pinned
+        const resolved = resolveConfig(docToConfig(doc, core.fields));
+        if (!resolved.ok) throw new Error(resolved.error.message);
+        const e = core.estimate(resolved.config);
+        if (!e.ok) throw new Error(e.error.message);
+        expect({ peak_allocated_bytes: e.peak_allocated.bytes, peak_reserved_bytes: e.per_gpu.peak_reserved_bytes, device_used_bytes: e.per_gpu.device_used_bytes }).toEqual(c.estimate);
       });
   }
 });
@@ -184,5 +193,25 @@ describe('hash codec limits (issue 12)', () => {
     const d = decodeHash('#v1/model.name=a\ud800b', core.fields);
     expect(d.ok).toBe(false);
     if (!d.ok) expect(d.message).toMatch(/model\.name/);
+  });
+});
+
+describe('preset revisions (issue 12: old links keep their numbers)', () => {
+  const entry: ModelEntry = {
+    id: 'toy', name: 'Toy', family: 'Toy', source: '', params_total: null, params_active: null, notes: [],
+    model: { layers: 4 }, revision: '2027-01-15', previous: [{ revision: '1', model: { layers: 2 }, changed: 'layers 2 -> 4' }],
+  };
+  it('a bare id is the first revision; id@revision names any revision; unknown revisions are refused', () => {
+    expect(findModelRevision('toy', [entry])?.model).toEqual({ layers: 2 });
+    expect(findModelRevision('toy@1', [entry])?.model).toEqual({ layers: 2 });
+    expect(findModelRevision('toy@2027-01-15', [entry])?.model).toEqual({ layers: 4 });
+    expect(findModelRevision('toy@2026-01-01', [entry])).toBeUndefined();
+  });
+  it('every catalog preset resolves by its bare id to its current model today (all are revision 1)', () => {
+    const r = resolveConfig({ model: { preset: 'llama-3.1-8b@1' } });
+    expect(r.ok).toBe(true);
+    const bad = resolveConfig({ model: { preset: 'llama-3.1-8b@2099-01-01' } });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.error.path).toBe('model.preset');
   });
 });

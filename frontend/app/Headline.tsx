@@ -10,7 +10,13 @@ export function Headline({ r }: { r: EstimateResult }) {
   const p = r.per_gpu;
   const big = gibParts(p.device_used_bytes);
   const readings = [
-    { label: 'Allocated', value: p.peak_allocated_bytes, note: 'torch.cuda.max_memory_allocated()', id: 'allocated' },
+    {
+      label: 'Allocated',
+      value: r.peak_allocated.bytes,
+      // the highest allocated peak may sit on another pipeline stage than the most device memory
+      note: r.peak_allocated.stage === p.stage ? 'torch.cuda.max_memory_allocated()' : `max_memory_allocated(), on stage ${r.peak_allocated.stage} (the rest: stage ${p.stage})`,
+      id: 'allocated',
+    },
     { label: 'Reserved', value: p.peak_reserved_bytes, note: '+ caching-allocator reserve', id: 'reserved' },
     { label: 'nvidia-smi', value: p.device_used_bytes, note: '+ CUDA context, cuBLAS, NCCL', id: 'device' },
   ];

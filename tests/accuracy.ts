@@ -92,11 +92,15 @@ export interface Summary {
   count: number;
   median: number;
   p90: number;
+  /** median of the signed errors: below zero, llmem under-estimates (the user runs out of memory) */
+  signed_median: number;
+  under: number;
+  over: number;
 }
 
 export function summarize(rows: Row[]): Summary[] {
   const groups = new Map<string, number[]>();
-  const add = (g: string, e: number) => groups.set(g, [...(groups.get(g) ?? []), Math.abs(e)]);
+  const add = (g: string, e: number) => groups.set(g, [...(groups.get(g) ?? []), e]);
   for (const r of rows) {
     if (r.error === null || r.relation !== 'eq') continue;
     add(`${r.category} / ${r.confidence}`, r.error);
@@ -105,7 +109,13 @@ export function summarize(rows: Row[]): Summary[] {
   }
   return [...groups.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([group, xs]) => ({ group, count: xs.length, median: quantile(xs, 0.5), p90: quantile(xs, 0.9) }));
+    .map(([group, xs]) => {
+      const abs = xs.map(Math.abs);
+      return {
+        group, count: xs.length, median: quantile(abs, 0.5), p90: quantile(abs, 0.9),
+        signed_median: quantile(xs, 0.5), under: xs.filter((e) => e < 0).length, over: xs.filter((e) => e > 0).length,
+      };
+    });
 }
 
 /** The step-time model next to published throughput (tests/vectors/throughput.txt). */
@@ -137,9 +147,9 @@ async function main() {
     const est = r.estimate === null ? 'n/a' : `${(r.estimate / GB).toFixed(2)}`;
     console.log(`${r.id.slice(0, 44).padEnd(44)} ${metric.padEnd(22)} ${(r.expected / GB).toFixed(2).padStart(10)} ${est.padStart(10)} ${pct(r.error)} ${r.relation !== 'eq' ? `(${r.relation}) ` : ''}${r.note}`);
   }
-  console.log('\nabsolute error of point cases (GiB columns above):');
+  console.log('\nerror of point cases (GiB columns above; signed: estimate below the measurement is under):');
   for (const s of summarize(rows))
-    console.log(`  ${s.group.padEnd(32)} n=${String(s.count).padStart(3)}  median ${(s.median * 100).toFixed(1).padStart(5)}%  p90 ${(s.p90 * 100).toFixed(1).padStart(5)}%`);
+    console.log(`  ${s.group.padEnd(32)} n=${String(s.count).padStart(3)}  median ${(s.median * 100).toFixed(1).padStart(5)}%  p90 ${(s.p90 * 100).toFixed(1).padStart(5)}%  signed median ${pct(s.signed_median)}  under ${s.under} / over ${s.over}`);
   const bounds = rows.filter((r) => r.relation !== 'eq');
   console.log(`  bounds: ${bounds.filter((r) => r.note === 'bound holds').length} of ${bounds.length} hold`);
   const tp = await runThroughput();

@@ -223,12 +223,14 @@ export function currentLayout(rows: LayoutRow[], config: Config): LayoutRow | un
 
 export type PlannerRequest =
   | { id: number; kind: 'sweep'; config: Config; path: string; values: (number | string)[] }
-  | { id: number; kind: 'search'; config: Config; options: SearchOptions };
+  | { id: number; kind: 'search'; config: Config; options: SearchOptions }
+  | { id: number; kind: 'fit'; config: Config; free: number };
 
 export type PlannerReply =
   | { id: number; kind: 'sweep'; ok: true; points: PlanPoint[]; ms: number }
   | { id: number; kind: 'search'; ok: true; result: SearchResult; ms: number }
-  | { id: number; kind: 'sweep' | 'search'; ok: false; error: ConfigError; ms: number };
+  | { id: number; kind: 'fit'; ok: true; fits: Fits; ms: number }
+  | { id: number; kind: 'sweep' | 'search' | 'fit'; ok: false; error: ConfigError; ms: number };
 
 /** What the Worker does with one request (also run in-thread where there is no Worker). */
 export function handleRequest(core: Core, req: PlannerRequest, now: () => number = () => performance.now()): PlannerReply {
@@ -236,6 +238,10 @@ export function handleRequest(core: Core, req: PlannerRequest, now: () => number
   if (req.kind === 'sweep') {
     const r = runSweep(core, req.config, req.path, req.values);
     return Array.isArray(r) ? { id: req.id, kind: 'sweep', ok: true, points: r, ms: now() - t0 } : { id: req.id, kind: 'sweep', ok: false, error: r, ms: now() - t0 };
+  }
+  if (req.kind === 'fit') {
+    const f = largestFits(core, req.config, req.free);
+    return 'micro_batch' in f ? { id: req.id, kind: 'fit', ok: true, fits: f, ms: now() - t0 } : { id: req.id, kind: 'fit', ok: false, error: f, ms: now() - t0 };
   }
   const r = core.search(req.config, req.options);
   return 'layouts' in r ? { id: req.id, kind: 'search', ok: true, result: r, ms: now() - t0 } : { id: req.id, kind: 'search', ok: false, error: r, ms: now() - t0 };

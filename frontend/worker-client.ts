@@ -106,7 +106,8 @@ class Lane {
 /** Sweeps and searches in Web Workers; coreUrl is the core module the page loaded. */
 export function workerBackend(coreUrl: string): PlannerBackend {
   const spawn = () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'llmem-planner' });
-  const lanes = { sweep: new Lane(spawn, coreUrl, false), search: new Lane(spawn, coreUrl, true) };
+  // a largest-fit bisection of a heavy config is ~30 estimates: off the main thread, the newest preempting
+  const lanes = { sweep: new Lane(spawn, coreUrl, false), search: new Lane(spawn, coreUrl, true), fit: new Lane(spawn, coreUrl, true) };
   return {
     run: (job) => lanes[job.kind].run(job),
     cancel: (kind) => lanes[kind].cancel(),

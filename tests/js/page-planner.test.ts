@@ -270,3 +270,29 @@ describe('planner state (in-thread backend)', () => {
     s.planner.dispose();
   });
 });
+
+describe('deep models: the largest fit leaves the main thread (issue 12)', () => {
+  it('a 99,840-layer pipeline sends the bisection to the backend; the answer is the in-thread one', async () => {
+    const jobs: string[] = [];
+    const local = (await import('../../frontend/worker-client.js')).localBackend(core);
+    const backend = { run: (job: Parameters<typeof local.run>[0]) => (jobs.push(job.kind), local.run(job)), cancel: () => {} };
+    const hash = '#v1/model.preset=null&model.layers=99840&model.hidden=1024&model.heads=8&model.ffn_hidden=4096&model.vocab=32000&training.grad_accum=1024&parallel.gpus=512&parallel.pp=512&parallel.engine=megatron';
+    const s = createAppState(core, hash, backend);
+    expect(s.outcome.value.ok).toBe(true);
+    await new Promise((r) => setTimeout(r, 0));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(jobs).toContain('fit');
+    const f = s.planner.fits.value;
+    expect(f && 'micro_batch' in f).toBe(true);
+    expect(f).toEqual(largestFits(core, s.resolved.value, 0.1));
+    s.planner.dispose();
+  });
+  it('an ordinary model keeps the synchronous path', () => {
+    const jobs: string[] = [];
+    const backend = { run: () => (jobs.push('x'), Promise.reject(new Error('unused'))), cancel: () => {} };
+    const s = createAppState(core, '', backend as never);
+    expect(s.planner.fits.value && 'seq_len' in s.planner.fits.value!).toBe(true);
+    expect(jobs).toEqual([]);
+    s.planner.dispose();
+  });
+});

@@ -1,19 +1,36 @@
 // One bar per pipeline stage on a shared scale: where the first stage (embeddings,
 // most in-flight micro-batches) and the last (LM head, logits) differ.
+import { useState } from 'preact/hooks';
 import type { EstimateResult } from '../../wasm/llmem.js';
 import { formatCount, formatGiB } from '../format.js';
 import { segmentsOf, StackBar } from './StackBar.js';
 
+/** Stages drawn before "Show all": hundreds of bars would block the page for a deep pipeline (issue 12). */
+export const STAGES_SHOWN = 16;
+
+/** The stages worth a bar: first, last, the most loaded, the highest allocated, and evenly spaced others. */
+export function stagesToShow(r: EstimateResult, all: boolean): number[] {
+  const n = r.ranks.length;
+  if (all || n <= STAGES_SHOWN) return r.ranks.map((_, i) => i);
+  const keep = new Set([0, n - 1, r.per_gpu.stage, r.peak_allocated.stage]);
+  for (let k = 0; keep.size < STAGES_SHOWN && k < STAGES_SHOWN; k++) keep.add(Math.round((k * (n - 1)) / (STAGES_SHOWN - 1)));
+  return [...keep].filter((i) => i >= 0 && i < n).sort((a, b) => a - b);
+}
+
 export function RankChart({ r }: { r: EstimateResult }) {
-  const max = Math.max(r.capacity_bytes, ...r.ranks.map((x) => x.device_used_bytes)) * 1.02;
+  const [all, setAll] = useState(false);
+  let maxUsed = 0;
+  for (const x of r.ranks) maxUsed = Math.max(maxUsed, x.device_used_bytes);
+  const max = Math.max(r.capacity_bytes, maxUsed) * 1.02;
   const worst = r.ranks.reduce((a, b) => (b.device_used_bytes > a.device_used_bytes ? b : a), r.ranks[0]);
+  const shown = stagesToShow(r, all);
   return (
     <section class="card" aria-labelledby="ranks-title" data-testid="ranks">
       <h3 id="ranks-title">
         Per pipeline stage <span class="muted">({r.ranks.length} {r.ranks.length === 1 ? 'stage' : 'stages'})</span>
       </h3>
       <ol class="ranks">
-        {r.ranks.map((x) => (
+        {shown.map((i) => r.ranks[i]).map((x) => (
           <li key={x.stage} class={x === worst && r.ranks.length > 1 ? 'worst' : ''}>
             <span class="rank-label">
               Stage {x.stage}
@@ -26,6 +43,14 @@ export function RankChart({ r }: { r: EstimateResult }) {
           </li>
         ))}
       </ol>
+      {shown.length < r.ranks.length && (
+        <p class="hint">
+          {shown.length} of {r.ranks.length} stages: the first, the last, the most loaded and evenly spaced others.{' '}
+          <button type="button" class="link" data-testid="ranks-show-all" onClick={() => setAll(true)}>
+            Show all {r.ranks.length}
+          </button>
+        </p>
+      )}
       {r.ranks.length === 1 && <p class="hint">One stage: set Pipeline parallel (PP) above 1 to compare stages.</p>}
     </section>
   );

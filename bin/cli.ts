@@ -266,6 +266,12 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
+    // `llmem <command> --help`: the usage lines of that command, then the rest
+    const mine = USAGE.split('\n').filter((l) => l.startsWith(`  llmem ${command} `) || l.startsWith(`  llmem ${command}\n`));
+    console.log(mine.length ? `${mine.join('\n')}\n\n${USAGE}` : USAGE);
+    return 0;
+  }
   try {
     switch (command) {
       case undefined:

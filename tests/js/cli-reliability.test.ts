@@ -116,3 +116,11 @@ describe('CLI: planner options are named with their range (exit 2)', () => {
     expect(r.stdout).toMatch(/0 fit: no layout: /);
   });
 });
+
+describe('CLI help', () => {
+  it('llmem <command> --help prints that command first and exits 0', () => {
+    const r = cli(['search', '--help']);
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n')[0]).toMatch(/^ {2}llmem search /);
+  });
+});

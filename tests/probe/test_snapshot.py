@@ -1,0 +1,88 @@
+"""probe/snapshot_to_json.py on synthetic snapshots in torch's format (no GPU, no torch)."""
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROBE = os.path.join(HERE, "..", "..", "probe")
+sys.path.insert(0, PROBE)
+import snapshot_to_json as S  # noqa: E402
+
+MIB = 2 ** 20
+
+
+def snapshot():
+    """Before recording: one 20 MiB segment with a 4 MiB block live. Then: alloc 8 MiB, a new 2 MiB segment
+    with a 1 MiB block, free the 8 MiB block (requested, then completed), free the new segment's block and
+    release the segment."""
+    trace = [
+        {"action": "alloc", "addr": 100, "size": 8 * MIB, "stream": 0, "time_us": 10},
+        {"action": "segment_alloc", "addr": 500, "size": 2 * MIB, "stream": 0, "time_us": 11},
+        {"action": "alloc", "addr": 500, "size": 1 * MIB, "stream": 0, "time_us": 12},
+        {"action": "free_requested", "addr": 100, "size": 8 * MIB, "stream": 0, "time_us": 13},
+        {"action": "free_completed", "addr": 100, "size": 8 * MIB, "stream": 0, "time_us": 14},
+        {"action": "free_completed", "addr": 500, "size": 1 * MIB, "stream": 0, "time_us": 15},
+        {"action": "segment_free", "addr": 500, "size": 2 * MIB, "stream": 0, "time_us": 16},
+    ]
+    segments = [{"device": 0, "address": 0, "total_size": 20 * MIB, "stream": 0, "segment_type": "large",
+                 "blocks": [{"size": 4 * MIB, "state": "active_allocated"}, {"size": 16 * MIB, "state": "inactive"}]},
+                {"device": 1, "address": 0, "total_size": 2 * MIB, "blocks": []}]
+    return {"segments": segments, "device_traces": [trace, []]}
+
+
+class Snapshot(unittest.TestCase):
+    def test_series_follows_blocks_and_segments_from_the_recovered_baseline(self):
+        s = S.series(snapshot())
+        self.assertEqual(s["baseline"], {"allocated_bytes": 4 * MIB, "reserved_bytes": 20 * MIB})
+        self.assertEqual([x // MIB for x in s["allocated_bytes"]], [4, 12, 12, 13, 13, 5, 4, 4])
+        self.assertEqual([x // MIB for x in s["reserved_bytes"]], [20, 20, 22, 22, 22, 22, 22, 20])
+        self.assertEqual(s["t_us"], [10, 10, 11, 12, 13, 14, 15, 16])
+
+    def test_convert_reports_peaks_and_keeps_them_when_downsampling(self):
+        snap = snapshot()
+        base = snap["device_traces"][0]
+        big = []
+        for i in range(3000):  # a saw-tooth; one spike in the middle
+            size = (64 if i == 1501 else 1) * MIB
+            big.append({"action": "alloc", "addr": i, "size": size, "time_us": 100 + 2 * i})
+            big.append({"action": "free_completed", "addr": i, "size": size, "time_us": 101 + 2 * i})
+        snap["device_traces"][0] = base + big
+        out = S.convert(snap, points=300)
+        self.assertLessEqual(len(out["allocated_bytes"]), 300)
+        self.assertEqual(out["peak_allocated_bytes"], 4 * MIB + 64 * MIB)
+        self.assertIn(out["peak_allocated_bytes"], out["allocated_bytes"])
+        self.assertEqual(len(out["t_us"]), len(out["allocated_bytes"]))
+        self.assertEqual(out["events"], len(base) + 6000)
+
+    def test_without_time_stamps_the_series_has_no_t_us(self):
+        snap = snapshot()
+        for e in snap["device_traces"][0]:
+            del e["time_us"]
+        self.assertNotIn("t_us", S.convert(snap))
+
+    def test_cli_writes_json_and_refuses_what_is_not_a_snapshot(self):
+        with tempfile.TemporaryDirectory() as d:
+            good, bad, out = os.path.join(d, "s.pickle"), os.path.join(d, "x.pickle"), os.path.join(d, "o.json")
+            with open(good, "wb") as f:
+                pickle.dump(snapshot(), f)
+            with open(bad, "wb") as f:
+                pickle.dump([1, 2, 3], f)
+            script = os.path.join(PROBE, "snapshot_to_json.py")
+            r = subprocess.run([sys.executable, script, good, "-o", out], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                self.assertEqual(json.load(f)["peak_reserved_bytes"], 22 * MIB)
+            r = subprocess.run([sys.executable, script, bad], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("not a PyTorch memory snapshot", r.stderr)
+            r = subprocess.run([sys.executable, script, os.path.join(d, "missing.pickle")], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertNotIn("Traceback", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1456,6 +1456,24 @@ class CudaMemory:
         return {k: int(st.get(k, 0)) for k in ("num_alloc_retries", "num_ooms", "num_device_alloc",
                                                 "active_bytes.all.peak", "inactive_split_bytes.all.peak")}
 
+    def start_history(self):
+        """Record every allocator event (torch.cuda.memory._record_memory_history; no stack contexts, to keep it cheap)."""
+        rec = torch.cuda.memory._record_memory_history
+        try:
+            rec(enabled="all", context=None, max_entries=2000000)
+        except TypeError:  # older signature
+            rec(True)
+
+    def stop_history(self, phases):
+        """The recorded events as the compact series of probe/snapshot_to_json.py, with the phase marks."""
+        import snapshot_to_json
+        snap = torch.cuda.memory._snapshot()
+        try:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        except TypeError:
+            torch.cuda.memory._record_memory_history(False)
+        return snapshot_to_json.convert(snap, self.device.index or 0, phases=phases)
+
     def device_used(self):
         if self._nvml is not None:
             pynvml, handle = self._nvml
@@ -1540,6 +1558,7 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
     seconds = []
     peak_alloc = peak_res = 0
     resident = None
+    timeline = None
     phases = {p: {"peak_allocated_bytes": 0, "peak_reserved_bytes": 0} for p in PHASES}
     for step in range(steps):
         last = step == steps - 1
@@ -1548,10 +1567,22 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
             peak_alloc = max(peak_alloc, reader.peak_allocated())
             peak_res = max(peak_res, reader.peak_reserved())
             resident = reader.allocated()
-            state = {"phase": None}
+            state = {"phase": None, "forward": 0}
+            # the last step's allocator events, with phase marks placed by wall-clock time: trace
+            # entries carry time_us, unix time in microseconds (torch/csrc/cuda/memory_snapshot.cpp)
+            history = hasattr(reader, "start_history")
+            marks = []
+            if history:
+                reader.start_history()
 
             def mark(phase):
                 reader.synchronize()
+                if history and phase is not None:
+                    m = {"phase": phase, "t_us": time.time_ns() // 1000}
+                    if phase == "forward":
+                        m["micro_batch"] = state["forward"]
+                        state["forward"] += 1
+                    marks.append(m)
                 cur = state["phase"]
                 if cur is not None:
                     ph = phases[cur]
@@ -1565,6 +1596,8 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
         losses.append(float(train_step(run, mark)))
         reader.synchronize()
         seconds.append(timer() - t0)
+        if last and history:
+            timeline = reader.stop_history(marks)
     for ph in phases.values():
         peak_alloc = max(peak_alloc, ph["peak_allocated_bytes"])
         peak_res = max(peak_res, ph["peak_reserved_bytes"])
@@ -1586,6 +1619,8 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
     }
     if hasattr(reader, "stats"):
         out["allocator_stats"] = reader.stats()
+    if timeline is not None:
+        out["timeline"] = timeline
     if rt is not None:
         out["attention_path"] = {"kind": rt.kind, "gqa": rt.gqa_path or "none"}
         if getattr(rt, "gqa_fallback_reason", None):

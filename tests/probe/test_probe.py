@@ -554,6 +554,27 @@ class SmokeRun(unittest.TestCase):
         json.dumps(res)
         return res, reader
 
+    def test_history_of_the_last_step_carries_phase_marks(self):
+        class Recording(FakeMemory):
+            def __init__(self):
+                super().__init__()
+                self.started = self.stopped = 0
+
+            def start_history(self):
+                self.started += 1
+
+            def stop_history(self, phases):
+                self.stopped += 1
+                return {"phases": list(phases)}
+
+        config = tiny_cfg(grad_accum=2)
+        res, reader = self.run_tiny(config, steps=2, warmup=1, reader=Recording())
+        self.assertEqual((reader.started, reader.stopped), (1, 1))  # the last measured step only
+        phases = res["measured"]["timeline"]["phases"]
+        self.assertEqual([p["phase"] for p in phases], ["forward", "backward", "forward", "backward", "optimizer"])
+        self.assertEqual([p.get("micro_batch") for p in phases if p["phase"] == "forward"], [0, 1])
+        self.assertTrue(all(a["t_us"] <= b["t_us"] for a, b in zip(phases, phases[1:])))
+
     def test_result_shape(self):
         config = tiny_cfg()
         res, reader = self.run_tiny(config, steps=3, warmup=2)

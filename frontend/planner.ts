@@ -6,7 +6,7 @@
 import type { Config, Core, ConfigError, EstimateResult, Json, Layout, Readings, SearchOptions, SearchResult } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { merge } from './config/resolve.js';
-import { estimatedPhasePeaks, PHASES, type Measurement, type Phase } from './config/compare.js';
+import { estimatedPhasePeaks, PHASES, type Measurement, type MeasuredSeries, type Phase } from './config/compare.js';
 
 // ---------------------------------------------------------------- sweeps
 
@@ -287,6 +287,56 @@ export function changedKeys(a: Record<string, Json>, b: Record<string, Json>): {
   for (const path of new Set([...Object.keys(a), ...Object.keys(b)]))
     if (JSON.stringify(a[path] ?? null) !== JSON.stringify(b[path] ?? null)) out.push({ path, a: a[path] ?? null, b: b[path] ?? null });
   return out;
+}
+
+const phaseClass = (p: string): Phase | null => (p === 'forward' || p === 'loss' ? 'forward' : p === 'backward' ? 'backward' : p === 'optimizer' ? 'optimizer' : null);
+
+/**
+ * A measured series on the simulated timeline's axis (one value per event: the highest measured sample
+ * that falls there, else the last one before it). Aligned by phase when the measurement marks the same
+ * sequence of phases as the simulated step (forward of each micro-batch, backward, optimizer): each
+ * measured phase is stretched over the events of its simulated twin. Otherwise, or with no time stamps,
+ * the whole measured step is stretched over the whole timeline.
+ */
+export function measuredOnTimeline(res: EstimateResult, s: MeasuredSeries): { allocated: (number | null)[]; reserved: (number | null)[]; aligned: boolean } | null {
+  const t = res.timeline;
+  if (!t || !t.total_bytes.length) return null;
+  const n = t.total_bytes.length, k = s.allocated_bytes.length;
+  // simulated segments: runs of one phase class
+  const sim: { phase: Phase; from: number; to: number }[] = [];
+  t.phase.forEach((p, i) => {
+    const c = phaseClass(p);
+    if (!c) return;
+    const last = sim[sim.length - 1];
+    if (last && last.phase === c && last.to === i - 1) last.to = i;
+    else sim.push({ phase: c, from: i, to: i });
+  });
+  const marks = (s.phases ?? []).map((m) => ({ phase: phaseClass(m.phase), t: m.t_us })).filter((m): m is { phase: Phase; t: number } => m.phase !== null);
+  const times = s.t_us;
+  const aligned = !!times && marks.length === sim.length && marks.every((m, j) => m.phase === sim[j].phase);
+  const pos = (i: number): number => {
+    if (!times) return (i / Math.max(1, k - 1)) * (n - 1);
+    if (aligned) {
+      let j = 0;
+      while (j + 1 < marks.length && times[i] >= marks[j + 1].t) j++;
+      const start = marks[j].t, end = j + 1 < marks.length ? marks[j + 1].t : times[k - 1];
+      const f = end > start ? Math.min(1, Math.max(0, (times[i] - start) / (end - start))) : 0;
+      return sim[j].from + f * (sim[j].to + 1 - sim[j].from);
+    }
+    const t0 = times[0], t1 = times[k - 1];
+    return t1 > t0 ? ((times[i] - t0) / (t1 - t0)) * (n - 1) : 0;
+  };
+  const allocated: (number | null)[] = new Array(n).fill(null), reserved: (number | null)[] = new Array(n).fill(null);
+  for (let i = 0; i < k; i++) {
+    const e = Math.min(n - 1, Math.max(0, Math.floor(pos(i))));
+    allocated[e] = Math.max(allocated[e] ?? -Infinity, s.allocated_bytes[i]);
+    reserved[e] = Math.max(reserved[e] ?? -Infinity, s.reserved_bytes[i]);
+  }
+  for (let e = 1; e < n; e++) {
+    if (allocated[e] === null) allocated[e] = allocated[e - 1];
+    if (reserved[e] === null) reserved[e] = reserved[e - 1];
+  }
+  return { allocated, reserved, aligned };
 }
 
 /** Horizontal lines for the timeline: each measured phase peak over the events of that phase (forward includes the loss). */

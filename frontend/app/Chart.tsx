@@ -46,6 +46,8 @@ export interface ChartSpec {
   xNames?: string[];
   /** Stack: bottom to top, drawn stacked. Lines, points: drawn as they are. */
   series: ChartSeries[];
+  /** stack: lines drawn over the stack, not stacked (a measured curve); null is a gap */
+  overlays?: ChartSeries[];
   bands?: { start: number; end: number; label: string; fill: string }[];
   marker?: { index: number; label: string };
   hline?: { value: number; label: string };
@@ -86,8 +88,9 @@ function toData(spec: ChartSpec): uPlot.AlignedData {
   const n = spec.x?.length ?? spec.series[0]?.values.length ?? 0;
   const x = spec.x ? Float64Array.from(spec.x) : Float64Array.from({ length: n }, (_, i) => i);
   if ((spec.kind ?? 'stack') !== 'stack') return [x, ...spec.series.map((s) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v)))] as unknown as uPlot.AlignedData;
-  // uPlot paints series in order: the full stack first, the bottom layer last, each filled to zero
-  return [x, ...stack(spec.series, n).reverse()] as unknown as uPlot.AlignedData;
+  // uPlot paints series in order: the full stack first, the bottom layer last, each filled to zero; overlays on top
+  const over = (spec.overlays ?? []).map((s) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v)));
+  return [x, ...stack(spec.series, n).reverse(), ...over] as unknown as uPlot.AlignedData;
 }
 
 /** The index of the point nearest to the pointer (CSS px), over every series; null when none is within reach. */
@@ -151,7 +154,10 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
         };
   const series: uPlot.Series[] =
     kind === 'stack'
-      ? [...s0.series].reverse().map((s) => ({ label: s.label, stroke: colour(s.color, fg), fill: colour(s.color, fg), width: 1, paths: stepped, points: { show: false } }))
+      ? [
+          ...[...s0.series].reverse().map((s) => ({ label: s.label, stroke: colour(s.color, fg), fill: colour(s.color, fg), width: 1, paths: stepped, points: { show: false } })),
+          ...(s0.overlays ?? []).map((s) => ({ label: s.label, stroke: colour(s.color, text), width: s.width ?? 2, dash: s.dash, paths: stepped, points: { show: false } })),
+        ]
       : s0.series.map((s) => {
           const c = colour(s.color, text);
           const line = s.line ?? kind === 'lines';
@@ -331,7 +337,7 @@ export function Chart({ spec, onHover, onPick }: { spec: ChartSpec; onHover?: (i
   pickRef.current = onPick;
   const [dark, setDark] = useState(() => matchMedia(DARK).matches);
   const kind = spec.kind ?? 'stack';
-  const layout = `${kind}|${spec.series.map((s) => s.label).join('|')}|${spec.height}|${dark}|${spec.xLog}|${spec.xNames?.join(',')}|${spec.xLabel}`;
+  const layout = `${kind}|${[...spec.series, ...(spec.overlays ?? [])].map((s) => s.label).join('|')}|${spec.height}|${dark}|${spec.xLog}|${spec.xNames?.join(',')}|${spec.xLabel}`;
 
   useEffect(() => {
     const mq = matchMedia(DARK);

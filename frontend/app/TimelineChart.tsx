@@ -5,7 +5,7 @@ import { useMemo, useState } from 'preact/hooks';
 import { CATEGORIES, type EstimateResult } from '../../wasm/llmem.js';
 import { formatGiB, GIB } from '../format.js';
 import { CATEGORY_COLOR, CATEGORY_LABEL, MEASURED, PHASE_TINT } from '../palette.js';
-import { measuredPhaseLines } from '../planner.js';
+import { measuredOnTimeline, measuredPhaseLines } from '../planner.js';
 import { Chart, type ChartSpec } from './Chart.js';
 import { useApp } from './context.js';
 
@@ -33,12 +33,23 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
       if (last && last.label === t.phase[i]) last.end = i;
       else bands.push({ start: i, end: i, label: t.phase[i], fill: PHASE_TINT[t.phase[i]] ?? 'transparent' });
     }
-    const lines = measured ? measuredPhaseLines(r, measured.m) : [];
-    const topGiB = Math.max(t.total_bytes[peak], ...lines.map((l) => l.value)) / GIB;
+    const curve = measured?.m.timeline ? measuredOnTimeline(r, measured.m.timeline) : null;
+    // with a measured curve the phase peaks are drawn by the curve itself
+    const lines = measured && !curve ? measuredPhaseLines(r, measured.m) : [];
+    let top = t.total_bytes[peak];
+    for (const l of lines) top = Math.max(top, l.value);
+    for (const v of curve?.reserved ?? []) if (v !== null) top = Math.max(top, v);
+    const topGiB = top / GIB;
     const peakGiB = topGiB, capGiB = r.capacity_bytes / GIB;
     const showCap = capGiB <= peakGiB * 1.6;
     return {
       series: cats.map((c) => ({ label: CATEGORY_LABEL[c], color: CATEGORY_COLOR[c], values: t.category_bytes[c].map((v) => v / GIB) })),
+      overlays: curve
+        ? [
+            { label: 'measured allocated', color: MEASURED, width: 2, values: curve.allocated.map((v) => (v === null ? null : v / GIB)) },
+            { label: 'measured reserved', color: MEASURED, width: 1.5, dash: [5, 4], values: curve.reserved.map((v) => (v === null ? null : v / GIB)) },
+          ]
+        : undefined,
       bands,
       marker: { index: peak, label: `peak ${formatGiB(t.total_bytes[peak])}` },
       hline: showCap ? { value: capGiB, label: `GPU memory ${formatGiB(r.capacity_bytes)}` } : undefined,
@@ -68,6 +79,13 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
             {s.label}
           </li>
         ))}
+        {measured && spec.overlays?.length ? (
+          <li data-testid="timeline-measured-curve">
+            <span class="mark-swatch" aria-hidden="true" />
+            measured ({measured.name}): allocated (solid) and reserved (dashed) over the step,{' '}
+            {measuredOnTimeline(r, measured.m.timeline!)?.aligned ? 'aligned by phase' : 'stretched over the step (no phase marks to align by)'}
+          </li>
+        ) : null}
         {measured && spec.hlines?.length ? (
           <li data-testid="timeline-measured-key">
             <span class="mark-swatch" aria-hidden="true" />

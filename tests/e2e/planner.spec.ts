@@ -1,7 +1,7 @@
 // The planner: largest fit and step time, sweeps and layout searches in the Web Worker,
 // A/B comparison, and the measured overlay; every number as the CLI prints it.
 import { join } from 'node:path';
-import { cliJson, expect, GIB, gib, grouped, jobDone, open, openTab, PAGE_CONFIG, PROBE_OUTPUT, readings, setField, shots, test, text, waitHash } from './helpers.js';
+import { cliJson, expect, GIB, gib, grouped, jobDone, open, openTab, PAGE_CONFIG, PROBE_OUTPUT, readings, root, setField, shots, test, text, waitHash } from './helpers.js';
 
 test('headline: largest micro-batch and sequence that fit (as `llmem fit`), margin input, step time', async ({ page }) => {
   await open(page, '/');
@@ -141,4 +141,13 @@ test('measured: loading the probe output shows the measured table (as `llmem com
   });
   await page.waitForFunction(() => /dropped\.json/.test(document.querySelector('[data-testid=measured-panel]')!.textContent!), null, { timeout: 3000 });
   await page.click('[data-testid=measured-panel] .measured-head button');
+});
+
+test('measured: a memory series (probe/snapshot_to_json.py) is drawn over the simulated step, aligned by phase', async ({ page }) => {
+  await open(page, '/#v1/model.preset=llama-3.2-1b');
+  await openTab(page, 'measured');
+  await page.setInputFiles('[data-testid=measure-file]', join(root, 'tests/fixtures/snapshot-series.json'));
+  await page.waitForSelector('[data-testid=timeline-measured-curve]');
+  expect(await text(page, '[data-testid=timeline-measured-curve]')).toMatch(/aligned by phase/);
+  await page.locator('[data-testid=timeline]').screenshot({ path: join(shots, 'desktop-light-measured-series.png') });
 });

@@ -124,3 +124,14 @@ describe('CLI help', () => {
     expect(r.stdout.split('\n')[0]).toMatch(/^ {2}llmem search /);
   });
 });
+
+describe('llmem compare with a memory series', () => {
+  it('prints per-phase peaks from the series marks', () => {
+    const cfg = file('c1.json', '{"version":1,"model":{"preset":"llama-3.2-1b"}}');
+    const r = cli(['compare', cfg, 'tests/fixtures/snapshot-series.json', '--json']);
+    expect(r.status).toBe(0);
+    const rows = JSON.parse(r.stdout).rows as { name: string; measured: number | null }[];
+    expect(rows.find((x) => x.name === 'backward peak_allocated_bytes')!.measured).toBe(20 * 2 ** 30);
+    expect(rows.find((x) => x.name === 'optimizer peak_allocated_bytes')!.measured).toBe(19 * 2 ** 30);
+  });
+});

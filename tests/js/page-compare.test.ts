@@ -9,9 +9,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core, EstimateResult } from '../../wasm/llmem.js';
 import { CATEGORIES } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
-import { readMeasurement, type Measurement } from '../../frontend/config/compare.js';
+import { readMeasurement, seriesPhasePeaks, type Measurement } from '../../frontend/config/compare.js';
 import { resolveConfig } from '../../frontend/config/resolve.js';
-import { changedKeys, diffResults, measuredPhaseLines } from '../../frontend/planner.js';
+import { changedKeys, diffResults, measuredOnTimeline, measuredPhaseLines } from '../../frontend/planner.js';
 import { createAppState } from '../../frontend/state.js';
 
 let core: Core;
@@ -19,6 +19,7 @@ beforeAll(async () => {
   core = await loadCore();
 });
 const root = repoRoot();
+const GIB_ = 2 ** 30;
 const probeFile = join(root, 'tests/fixtures/probe-output.json');
 const probeText = readFileSync(probeFile, 'utf8');
 
@@ -125,5 +126,42 @@ describe('measured overlay', () => {
     expect(s.planner.measureMessage.value).toMatch(/config was not loaded/);
     expect(s.hashText.value).toBe(hash);
     s.planner.dispose();
+  });
+});
+
+describe('a measured memory series (probe/snapshot_to_json.py) on the timeline', () => {
+  const seriesDoc = JSON.parse(readFileSync(join(root, 'tests/fixtures/snapshot-series.json'), 'utf8'));
+  it('reads as a measurement whose phase peaks come from the marks', () => {
+    const m = readMeasurement(seriesDoc);
+    if ('error' in m) throw new Error(m.error);
+    expect(m.peak_allocated_bytes).toBe(20 * GIB_);
+    expect(seriesPhasePeaks(m.timeline!)).toEqual({
+      forward: { peak_allocated_bytes: 16 * GIB_, peak_reserved_bytes: 18 * GIB_ },
+      backward: { peak_allocated_bytes: 20 * GIB_, peak_reserved_bytes: 22 * GIB_ },
+      optimizer: { peak_allocated_bytes: 19 * GIB_, peak_reserved_bytes: 21 * GIB_ },
+    });
+  });
+  it('is aligned by phase on a one-micro-batch step and keeps its peak', () => {
+    const m = readMeasurement(seriesDoc);
+    if ('error' in m) throw new Error(m.error);
+    const res = core.estimate((resolveConfig({ version: 1, model: { preset: 'llama-3.2-1b' } }) as { config: object }).config, { timeline: true });
+    if (!res.ok) throw new Error(res.error.message);
+    const on = measuredOnTimeline(res, m.timeline!)!;
+    expect(on.aligned).toBe(true);
+    expect(on.allocated.length).toBe(res.timeline!.total_bytes.length);
+    expect(Math.max(...on.allocated.map((v) => v ?? 0))).toBe(20 * GIB_);
+    // the backward peak lands on a backward event of the simulated step
+    const at = on.allocated.indexOf(20 * GIB_);
+    expect(res.timeline!.phase[at]).toBe('backward');
+  });
+  it('a series without marks is stretched over the step; a broken one is refused', () => {
+    const { phases: _p, ...bare } = seriesDoc;
+    const m = readMeasurement(bare);
+    if ('error' in m) throw new Error(m.error);
+    const res = core.estimate((resolveConfig({ version: 1 }) as { config: object }).config, { timeline: true });
+    if (!res.ok) throw new Error(res.error.message);
+    expect(measuredOnTimeline(res, m.timeline!)!.aligned).toBe(false);
+    const bad = readMeasurement({ ...seriesDoc, reserved_bytes: [1] });
+    expect('error' in bad && bad.error).toMatch(/same, non-zero length/);
   });
 });

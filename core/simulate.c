@@ -168,7 +168,7 @@ static void walk_run(const walker *K, sim *S, int index, int length, int reps, w
     R.delta_total += R.delta[x];
   }
   R.chunk_count = n;
-  memcpy(R.chunks, chunks, n * sizeof chunks[0]);
+  memcpy(R.chunks, chunks, (size_t)n * sizeof chunks[0]);
   walk_copies(K, S, &R, g);
 }
 

@@ -14,7 +14,7 @@ bash scripts/setup.sh test || { echo "setup failed"; exit 1; }
 
 stage "build: wasm core, CLI, page" npm run -s build
 stage "C unit tests (ctest, address + undefined-behaviour sanitizers)" bash -c '
-  cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DLLMEM_SANITIZE=ON >/dev/null &&
+  cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DLLMEM_SANITIZE=ON -DLLMEM_WERROR=ON >/dev/null &&
   cmake --build build/asan -j2 >/dev/null && ctest --test-dir build/asan --output-on-failure'
 stage "fuzz the core and the planner (libFuzzer + ASan/UBSan, 10 s per target; long runs: npm run fuzz)" \
   node scripts/fuzz.mjs --seconds 20 --no-js --no-coverage

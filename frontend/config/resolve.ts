@@ -1,7 +1,7 @@
 // From what a person writes to what the core takes: the preset fills the
 // model before explicit keys override it, and a GPU id sets memory_gib
 // unless memory_gib is given (docs/config.md "Rules").
-import type { Config, ConfigError, Json } from '../../wasm/llmem.js';
+import type { Config, ConfigError } from '../../wasm/llmem.js';
 import { findGpu, findModel, GPUS, MODELS } from './catalog.js';
 
 const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);

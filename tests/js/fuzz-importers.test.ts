@@ -98,7 +98,7 @@ function mutateText(text: string, rand: Rand): string {
   return lines.join('\n');
 }
 
-function mutate(kind: ImportKind, text: string, rand: Rand): string {
+function mutate(text: string, rand: Rand): string {
   const isJson = /^\s*[{[]/.test(text);
   if (isJson && rand() < 0.6) {
     try {
@@ -163,7 +163,7 @@ describe('importer fuzz', () => {
       const n = 1500 * fuzzScale();
       const counts = { ok: 0, error: 0 };
       for (let i = 0; i < n; i++) {
-        const text = rand() < 0.05 ? randomText(rand) : mutate(kind, pick(rand, sources), rand);
+        const text = rand() < 0.05 ? randomText(rand) : mutate(pick(rand, sources), rand);
         counts[check(kind, text, pick(rand, [undefined, 1, 8, 64, 3]))]++;
       }
       // the mutations reach both outcomes

@@ -5,6 +5,7 @@ import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
+import { parseCommandArgs } from './args.js';
 import { jsonDepth, MAX_JSON_DEPTH, readText, UnreadableError } from './input.js';
 import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
 
@@ -128,23 +129,11 @@ export function formatText(config: Config, res: EstimateResult): string {
   return lines.join('\n');
 }
 
-/** Options of the planner commands: --name value pairs and one positional config. */
+/** Options of the planner commands: named values, --json, and one positional config. */
 function parseOptions(args: string[], known: string[]): { file?: string; opts: Record<string, string>; json: boolean } {
-  const opts: Record<string, string> = {};
-  let file: string | undefined, json = false;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--json') json = true;
-    else if (a.startsWith('--')) {
-      const key = a.slice(2);
-      if (!known.includes(key)) throw new UsageError(`unknown option ${a} (allowed: ${known.map((k) => '--' + k).join(', ')}, --json)`);
-      const v = args[++i];
-      if (v === undefined) throw new UsageError(`${a} needs a value`);
-      opts[key] = v;
-    } else if (file === undefined) file = a;
-    else throw new UsageError(`unexpected argument ${a}`);
-  }
-  return { file, opts, json };
+  const p = parseCommandArgs(args, { values: known, flags: ['json'] }, (m) => new UsageError(m));
+  if (p.positionals.length > 1) throw new UsageError(`unexpected argument ${p.positionals[1]}`);
+  return { file: p.positionals[0], opts: p.values, json: p.flags.has('json') };
 }
 
 type Range = { min: number; max: number; whole?: boolean; below?: boolean };
@@ -292,28 +281,20 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'estimate': {
-        let file: string | undefined;
-        let json = false, timeline = false;
+        const p = parseCommandArgs(rest, { values: ['hf'], repeated: ['set'], flags: ['json', 'timeline'] }, (m) => new UsageError(m));
+        if (p.positionals.length > 1) throw new UsageError(`unexpected argument ${p.positionals[1]}`);
+        const json = p.flags.has('json'), timeline = p.flags.has('timeline');
+        const hf = p.values.hf;
+        // with --hf alone the run is the defaults: the model comes from config.json
+        const file = p.positionals[0];
         let overrides: Config = {};
-        let hf: string | undefined;
         const setPaths: string[] = [];
-        const set = (spec: string) => {
+        for (const spec of p.repeated.set ?? []) {
           setPaths.push(spec.slice(0, Math.max(spec.indexOf('='), 0)));
           overrides = merge(overrides, setOption(spec));
-        };
-        for (let i = 0; i < rest.length; i++) {
-          const a = rest[i];
-          if (a === '--json') json = true;
-          else if (a === '--timeline') timeline = true;
-          else if (a === '--set') set(rest[++i] ?? '');
-          else if (a === '--hf') hf = rest[++i];
-          else if (a.startsWith('--set=')) set(a.slice(6));
-          else if (a.startsWith('--')) throw new UsageError(`unknown option ${a}`);
-          else if (file === undefined) file = a;
-          else throw new UsageError(`unexpected argument ${a}`);
         }
         const core = await loadCore();
-        let raw = readConfig(file, core);
+        let raw = file === undefined && hf !== undefined ? { version: 1 } : readConfig(file, core);
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
           throw new InputError('', 'the config must be a JSON object');
         if (hf !== undefined) raw = hfOption(hf, raw as Config);
@@ -337,8 +318,9 @@ export async function main(argv: string[]): Promise<number> {
       case 'search':
         return await plannerCommand(command, rest);
       case 'compare': {
-        const json = rest.includes('--json');
-        const files = rest.filter((a) => a !== '--json');
+        const p = parseCommandArgs(rest, { flags: ['json'] }, (m) => new UsageError(m));
+        const json = p.flags.has('json');
+        const files = p.positionals;
         if (files.length < 1 || files.length > 2) throw new UsageError('compare needs [config.json] measured.json');
         const measuredDoc = readJson(files[files.length - 1], 'the measurement');
         const m = readMeasurement(measuredDoc);

@@ -1,5 +1,6 @@
 // `llmem import`, `llmem export` and `llmem estimate --hf`: other tools' configs in,
 // config v1 out, and back (frontend/config/importers, frontend/config/exporters).
+import { parseCommandArgs } from './args.js';
 import { readText, UnreadableError } from './input.js';
 import type { Config } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
@@ -29,20 +30,6 @@ function readInput(file: string): string {
   return readText(file);
 }
 
-function parseArgs(args: string[], valued: string[]): { positional: string[]; flags: Map<string, string | true> } {
-  const positional: string[] = [];
-  const flags = new Map<string, string | true>();
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const m = /^--([\w-]+)(?:=(.*))?$/.exec(a);
-    if (!m) positional.push(a);
-    else if (valued.includes(m[1])) flags.set(m[1], m[2] ?? args[++i] ?? '');
-    else if (m[2] === undefined) flags.set(m[1], true);
-    else throw new Usage(`--${m[1]} takes no value`);
-  }
-  return { positional, flags };
-}
-
 async function run(body: () => Promise<number> | number): Promise<number> {
   try {
     return await body();
@@ -66,9 +53,8 @@ async function run(body: () => Promise<number> | number): Promise<number> {
 /** llmem import <kind|auto> <file|-> [--json] [--world-size N] */
 export function importCommand(args: string[]): Promise<number> {
   return run(() => {
-    const { positional, flags } = parseArgs(args, ['world-size']);
-    for (const f of flags.keys()) if (f !== 'json' && f !== 'world-size') throw new Usage(`unknown option --${f}`);
-    const [kindArg, file, extra] = positional;
+    const p = parseCommandArgs(args, { values: ['world-size'], flags: ['json'] }, (m) => new Usage(m));
+    const [kindArg, file, extra] = p.positionals;
     if (!kindArg || !file || extra) throw new Usage('import needs a kind (or auto) and a file (or - for standard input)');
     const text = readInput(file);
     let kind: ImportKind | undefined;
@@ -77,13 +63,13 @@ export function importCommand(args: string[]): Promise<number> {
       if (!kind) throw new ImportInputError('', `${file}: cannot tell which format this is; name the kind (${IMPORT_KINDS.join(' | ')})`);
     } else if ((IMPORT_KINDS as string[]).includes(kindArg)) kind = kindArg as ImportKind;
     else throw new Usage(`unknown import kind "${kindArg}" (allowed: auto | ${IMPORT_KINDS.join(' | ')})`);
-    const ws = flags.get('world-size');
+    const ws = p.values['world-size'];
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1)) throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
     const r = importConfig(kind, text, { worldSize });
     const where = file === '-' ? 'standard input' : file;
     if ('error' in r) throw new ImportInputError(r.error.path, `${where} (${kind}): ${r.error.message}`);
-    if (flags.has('json')) console.log(JSON.stringify({ kind, ...r }, null, 2));
+    if (p.flags.has('json')) console.log(JSON.stringify({ kind, ...r }, null, 2));
     else {
       console.log(JSON.stringify(r.config, null, 2));
       console.error(`llmem: imported ${where} as ${kind}`);
@@ -97,9 +83,8 @@ export function importCommand(args: string[]): Promise<number> {
 /** llmem export <deepspeed|megatron|torchtitan> <config.json|-> [--json] */
 export function exportCommand(args: string[]): Promise<number> {
   return run(async () => {
-    const { positional, flags } = parseArgs(args, []);
-    for (const f of flags.keys()) if (f !== 'json') throw new Usage(`unknown option --${f}`);
-    const [kind, file, extra] = positional;
+    const p = parseCommandArgs(args, { flags: ['json'] }, (m) => new Usage(m));
+    const [kind, file, extra] = p.positionals;
     if (!kind || !file || extra) throw new Usage('export needs a format and a config file (or - for standard input)');
     if (!(EXPORT_KINDS as string[]).includes(kind)) throw new Usage(`unknown export format "${kind}" (allowed: ${EXPORT_KINDS.join(' | ')})`);
     const where = file === '-' ? 'standard input' : file;
@@ -116,7 +101,7 @@ export function exportCommand(args: string[]): Promise<number> {
     const check = core.estimate(resolved.config);
     if (!check.ok) throw new ImportInputError(check.error.path, check.error.message);
     const out = exportConfig(kind as ExportKind, resolved.config, core.defaults());
-    if (flags.has('json')) console.log(JSON.stringify(out, null, 2));
+    if (p.flags.has('json')) console.log(JSON.stringify(out, null, 2));
     else {
       process.stdout.write(out.text);
       for (const u of out.unexpressed) console.error(`  cannot express: ${u}`);

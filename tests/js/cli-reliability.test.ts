@@ -100,7 +100,9 @@ describe('CLI: planner options are named with their range (exit 2)', () => {
   const cases: [string[], RegExp][] = [
     [['fit', cfg, '--free', '1.5'], /--free must be a number from 0 to below 1/],
     [['search', cfg, '--gpus', '0'], /--gpus must be a whole number from 1 to 10000000/],
-    [['search', cfg, '--gpus', '8', '--top', '-1'], /--top must be a whole number from 1 to 256/],
+    [['search', cfg, '--gpus', '8', '--top=-1'], /--top must be a whole number from 1 to 256/],
+    [['search', cfg, '--gpus', '8', '--top', '-1'], /--top needs a value \(one that starts with "-" is written --top=-1\)/],
+    [['search', cfg, '--gpus', '8', '--bogus', '1'], /unknown option --bogus \(allowed: --gpus, --global-batch, --top, --free, --max-micro-batch, --json\)/],
     [['sweep', cfg, '--axis', 'training.seq_len', '--from', '1', '--to', '100000', '--step', '1'], /more than 4096 points/],
   ];
   for (const [args, message] of cases)
@@ -133,5 +135,13 @@ describe('llmem compare with a memory series', () => {
     const rows = JSON.parse(r.stdout).rows as { name: string; measured: number | null }[];
     expect(rows.find((x) => x.name === 'backward peak_allocated_bytes')!.measured).toBe(20 * 2 ** 30);
     expect(rows.find((x) => x.name === 'optimizer peak_allocated_bytes')!.measured).toBe(19 * 2 ** 30);
+  });
+});
+
+describe('estimate --hf without a run config', () => {
+  it('takes the defaults and the model from config.json', () => {
+    const r = cli(['estimate', '--hf', 'tests/fixtures/import/hf/llama-3.1-8b.json', '--json']);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).params.total).toBe(8030261248);
   });
 });

@@ -6,6 +6,7 @@ import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
 import { parseCommandArgs } from './args.js';
+import { defaultSpacing, seqStepOf, sweepValues } from '../frontend/planner.js';
 import { jsonDepth, MAX_JSON_DEPTH, readText, UnreadableError } from './input.js';
 import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
 
@@ -184,13 +185,9 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
       for (let v = from; v <= to; v += step) values.push(v);
     } else {
       const n = numberOption(opts, 'points', 16, { min: 2, max: 4096, whole: true });
-      const ratio = to / from;
-      for (let i = 0; i < n; i++) {
-        // geometric spacing for wide ranges (sequence lengths), linear otherwise
-        const v = from > 0 && ratio >= 8 ? from * ratio ** (i / (n - 1)) : from + ((to - from) * i) / (n - 1);
-        values.push(integer ? Math.round(v) : v);
-      }
-      values = [...new Set(values)];
+      const v = sweepValues(from, to, n, defaultSpacing(from, to), integer);
+      if (typeof v === 'string') throw new UsageError(`sweep: ${v}`);
+      values = v;
     }
     const points = core.sweep(config, axis, values);
     if (!Array.isArray(points)) return fail(points);
@@ -211,8 +208,7 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     const out: Record<string, number> = {};
     for (const axis of axes) {
       const isSeq = axis === 'training.seq_len';
-      const p = (config.parallel ?? {}) as Record<string, number>;
-      const step = isSeq ? 2 * (p.cp ?? 1) * (p.tp ?? 1) * 64 : 1;
+      const step = isSeq ? seqStepOf(config) : 1;
       const hi = numberOption(opts, 'max', isSeq ? 4194304 : 4096, { min: step, max: 1e9, whole: true });
       const best = core.largestFit(config, axis, { lo: step, hi, step, free_fraction: free });
       if (typeof best !== 'number') return fail(best);

@@ -123,9 +123,17 @@ export interface Fits {
 }
 
 /** The largest micro-batch and the longest sequence that leave free_fraction of the GPU free (0: none); as `llmem fit`. */
-export function largestFits(core: Core, config: Config, free: number): Fits | ConfigError {
+/** Sequence lengths tried by the largest fit: multiples of 2 · cp · tp · 64 (CP splits in 2·cp chunks, SP in tp). */
+export function seqStepOf(config: Config): number {
   const p = (config.parallel ?? {}) as Record<string, number>;
-  const seqStep = 2 * (p.cp ?? 1) * (p.tp ?? 1) * 64;
+  return 2 * (p.cp ?? 1) * (p.tp ?? 1) * 64;
+}
+
+/** The spacing `llmem sweep` uses: geometric for wide positive ranges (sequence lengths), linear otherwise. */
+export const defaultSpacing = (from: number, to: number): Spacing => (from > 0 && to / from >= 8 ? 'log' : 'linear');
+
+export function largestFits(core: Core, config: Config, free: number): Fits | ConfigError {
+  const seqStep = seqStepOf(config);
   const mb = core.largestFit(config, 'training.micro_batch', { lo: 1, hi: 4096, step: 1, free_fraction: free });
   if (typeof mb !== 'number') return mb;
   const seq = core.largestFit(config, 'training.seq_len', { lo: seqStep, hi: 4194304, step: seqStep, free_fraction: free });

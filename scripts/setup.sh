@@ -17,6 +17,7 @@ if [ "$mode" = test ]; then
   [ -x /usr/bin/chromium ] || need+=(chromium)
   # CPU PyTorch for the probe's tests (they skip with a reason without it)
   /usr/bin/python3 -c "import torch" >/dev/null 2>&1 || need+=(python3-torch)
+  command -v pyflakes3 >/dev/null 2>&1 || need+=(pyflakes3)
 fi
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (Debian packages)"

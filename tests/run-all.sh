@@ -25,6 +25,8 @@ stage "page figures: size, input latency, planner in the Worker (figures, not as
 stage "package: npm pack, install into a temporary prefix, run llmem with Node only" bash tests/pack/run.sh
 probe_python=python3
 /usr/bin/python3 -c "import torch" 2>/dev/null && probe_python=/usr/bin/python3
+stage "Python lint (pyflakes: the probe, its tests, the catalog checker)" \
+  pyflakes3 probe tests/probe frontend/config/catalog/check_params.py docs/formulas_check.py
 stage "GPU probe: config translation and refusals on CPU (python unittest)" \
   "$probe_python" -m unittest discover -s tests/probe
 stage "accuracy report (figures, not assertions)" bash -c 'node build/js/tests/accuracy.js | tail -12'

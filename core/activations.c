@@ -46,6 +46,24 @@ static shape layer_shape(const plan *pl) {
   return sh;
 }
 
+static void push(tensor_list *l, double bytes) {
+  if (bytes <= 0) return;
+  if (l->count == LAYER_MAX_TENSORS) l->bytes[l->count - 1] += bytes;
+  else l->bytes[l->count++] = bytes;
+}
+
+/* The tensors of mlp_internal_bytes, one by one. */
+static void push_mlp(tensor_list *l, const plan *pl, const shape *sh, double tokens, double f, int save_product) {
+  double n = tokens * f;
+  if (!pl->gated) {
+    push(l, n * sh->ab);
+    push(l, n * sh->lin);
+    return;
+  }
+  for (int i = 0; i < (sh->fused_mlp ? 2 : 3); i++) push(l, n * sh->ab);
+  if (save_product) push(l, n * sh->lin);
+}
+
 /* MLP of intermediate f on `tokens` tokens: saved bytes excluding its input. */
 static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens, double f, int save_product) {
   double n = tokens * f;
@@ -198,6 +216,49 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     }
     default: break;
   }
+  /* the same sets tensor by tensor, for the allocator: each tensor is kept
+   * or rebuilt in the backward (all of them in a recomputed layer) */
+  tensor_list *sv = &la.saved_tensors, *rc = &la.recompute_tensors;
+  sv->count = rc->count = 0;
+  int m = pl->recompute == LLMEM_RECOMPUTE_SELECTIVE ? pl->recompute_modules : 0;
+  if (!recomputed && pl->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
+    double g_dim = pl->mla ? v_dim : max2(pl->kv_heads / t, 1) * pl->head_dim;
+    push(sv, layer_input), push(sv, T * q_dim * ab), push(sv, T * g_dim * ab), push(sv, attn_out), push(sv, lse);
+    if (!moe) push(sv, T * f_t * ab), push(sv, T * h * ab / sh.outside);
+    else push(sv, mlp);
+    push(rc, full - saved); /* the op-level policy rebuilds a mix: one request */
+  } else {
+    tensor_list *kept = recomputed ? rc : sv;
+    int drop_moe = (m & (1 << LLMEM_RM_MOE)) && moe;
+    int drop_moe_act = drop_moe || ((m & (1 << LLMEM_RM_MOE_ACT)) && moe);
+    tensor_list *norm = (m & (1 << LLMEM_RM_LAYERNORM)) ? rc : kept;
+    tensor_list *core = (m & (1 << LLMEM_RM_CORE_ATTN)) ? rc : kept;
+    tensor_list *qkv_l = ((m & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) ? rc : kept;
+    tensor_list *mlp_l = (!moe && (m & (1 << LLMEM_RM_MLP))) ? rc : kept;
+    double rstd = T * 4 / sh.outside;
+    if (recomputed) push(sv, layer_input);
+    push(kept, norm1_in - rstd), push(kept, rstd);
+    push(norm, qkv_in);
+    push(kept, mla_latent);
+    push(qkv_l, T * q_dim * ab), push(qkv_l, T * k_dim * ab), push(qkv_l, T * v_dim * ab);
+    push(kept, attn_out);
+    push(core, lse), push(core, scores);
+    push(kept, attn_drop);
+    push(kept, norm2_in - rstd), push(kept, rstd);
+    push(norm, mlp_in);
+    if (!moe) push_mlp(mlp_l, pl, &sh, T, f_t, keep_down_in);
+    if (moe) {
+      tensor_list *block = drop_moe ? rc : kept;
+      double router = T * pl->experts * 8 + T * pl->top_k * 8, experts = mlp_internal_bytes(pl, &sh, routed, f_e, 1);
+      push(block, T * pl->experts * 4), push(block, T * pl->experts * 4), push(block, T * pl->top_k * 8);
+      push(block, routed * h * sh.lin), push(block, routed * f_e * sh.lin), push(block, routed * h * ab);
+      if (pl->shared_experts > 0) push(block, mlp - (router + routed * h * sh.lin + experts + routed * h * ab));
+      push(drop_moe_act ? rc : kept, experts - routed * f_e * sh.lin);
+    }
+    push(kept, mlp_drop);
+    push(kept, lora);
+  }
+
   la.saved_full_bytes = full;
   la.checkpoint_bytes = layer_input;
   if (recomputed) {

@@ -6,6 +6,15 @@
 #include "internal.h"
 #include "result_text.h"
 
+/* The allocator replays every request of the step (steady repeats once):
+ * about 60 requests and frees per layer and pass, two steps. Past the budget
+ * (a few milliseconds native) reserved comes from its bound. */
+#define ALLOCATOR_OPS_BUDGET 5e5
+static void allocator_within_budget(plan *pl) {
+  double passes = pl->pp > 1 ? pl->grad_accum : (pl->grad_accum < 4 ? pl->grad_accum : 4);
+  if (2 * 60 * passes * pl->layers > ALLOCATOR_OPS_BUDGET) pl->simulate_allocator = 0;
+}
+
 static void describe_peak(llmem_result *out) {
   const llmem_rank_result *r = &out->per_gpu;
   size_t cap = sizeof out->peak_at, n = 0;
@@ -51,13 +60,13 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
  * paged optimizer states in full (device_used_bytes clamps them at the
  * capacity, where paged ranks tie: the demand breaks the tie). */
 static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs,
-                                 llmem_rank_result *r) {
+                                 llmem_rank_result *r, timeline_sink *sink) {
   layout_stage(pl, s, layout);
   states_for_stage(pl, layout, rs);
   r->stage = s;
   r->params_count = layout->params_count;
   r->layers_count = layout->layer_count;
-  simulate_stage(pl, layout, rs, r, 0);
+  simulate_stage(pl, layout, rs, r, sink);
   return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
 }
 
@@ -103,16 +112,20 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
     return LLMEM_OK;
   }
   add_config_warnings(&pl, out);
+  allocator_within_budget(&pl);
+  if (!pl.simulate_allocator && !pl.allocator_reserve_given) result_add_warning(out, LLMEM_WARN_RESERVE_BOUND);
 
   /* each stage once without a timeline; the most loaded again with one */
   int p = (int)pl.pp;
   int worst = 0, most_allocated = 0;
+  timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
   double worst_demand = -1;
   for (int s = 0; s < p; s++) {
     stage_layout layout;
     rank_states rs;
     llmem_rank_result *r = &out->ranks[s];
-    double demand = simulate_one_stage(&pl, s, &layout, &rs, r);
+    /* one stage: walked once, with its timeline */
+    double demand = simulate_one_stage(&pl, s, &layout, &rs, r, p == 1 ? &sink : 0);
     if (s == 0 || more_loaded(r, demand, out->ranks[worst].device_used_bytes, worst_demand)) {
       worst_demand = demand;
       worst = s;
@@ -130,9 +143,9 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   rank_states rs;
   layout_stage(&pl, worst, &layout);
   states_for_stage(&pl, &layout, &rs);
-  timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
   out->per_gpu.stage = worst;
-  simulate_stage(&pl, &layout, &rs, &out->per_gpu, &sink);
+  if (p == 1) out->per_gpu = out->ranks[0];
+  else simulate_stage(&pl, &layout, &rs, &out->per_gpu, &sink);
   out->per_gpu.params_count = layout.params_count;
   out->per_gpu.layers_count = layout.layer_count;
   out->event_count = sink.count;
@@ -143,7 +156,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   return LLMEM_OK;
 }
 
-llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out, plan *resolved,
+llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out, plan *resolved,
                                int *error_field) {
   llmem_readings r = {0};
   plan local;
@@ -152,6 +165,8 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
   const char *detail;
   r.status = plan_build(in, pl_, &field, &detail);
   if (error_field) *error_field = field;
+  pl_->simulate_allocator = allocator;
+  allocator_within_budget(pl_);
   const plan pl = *pl_;
   if (r.status == LLMEM_OK && pl.formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
   if (r.status != LLMEM_OK) {
@@ -165,7 +180,7 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
     stage_layout layout;
     rank_states rs;
     llmem_rank_result rank;
-    double demand = simulate_one_stage(&pl, s, &layout, &rs, &rank);
+    double demand = simulate_one_stage(&pl, s, &layout, &rs, &rank, 0);
     if (s == 0 || more_loaded(&rank, demand, r.device_used_bytes, worst_demand)) {
       worst_demand = demand;
       r.peak_reserved_bytes = rank.peak_reserved_bytes;
@@ -185,5 +200,5 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_read
 
 llmem_status llmem_estimate_readings(const llmem_input *in, llmem_readings *out) {
   if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
-  return estimate_readings(in, 1, out, 0, 0);
+  return estimate_readings(in, 1, 1, out, 0, 0);
 }

@@ -65,6 +65,9 @@ typedef struct {
   double memory_bytes;
   double cuda_context_bytes, cublas_workspace_bytes, nccl_buffer_bytes, allocator_reserve;
   int allocator_reserve_given, expandable_segments, torch_compile;
+  double max_split_bytes;     /* PYTORCH_CUDA_ALLOC_CONF max_split_size_mb; INFINITY when unset */
+  double gc_threshold;        /* garbage_collection_threshold; 0 = off */
+  int simulate_allocator;     /* reserved from the simulated caching allocator (else the bound) */
 
   /* bytes per element */
   double act_bytes;           /* activations (compute dtype; fp8 stores bf16 activations) */
@@ -88,8 +91,17 @@ typedef struct {
   double final_norm_count;
 } stage_layout;
 
+/* The tensors of a saved set, for the allocator's requests (sizes sum to the set's bytes). */
+#define LAYER_MAX_TENSORS 24
+typedef struct {
+  double bytes[LAYER_MAX_TENSORS];
+  int count;
+} tensor_list;
+
 /* Saved and transient bytes of one layer for one micro-batch on one rank. */
 typedef struct {
+  tensor_list saved_tensors;  /* what saved_bytes is made of, tensor by tensor */
+  tensor_list recompute_tensors; /* what recompute_bytes is made of */
   double saved_bytes;         /* kept from forward to backward under the policy */
   double saved_full_bytes;    /* what no recompute would keep */
   double checkpoint_bytes;    /* kept when the whole layer is recomputed */
@@ -188,7 +200,8 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
 
 /* estimate.c: the readings of the most-loaded stage; all_stages 0 skips a
  * stage whose layers equal a lower stage's (the search's fast path, same readings) */
-llmem_status estimate_readings(const llmem_input *in, int all_stages, llmem_readings *out, plan *resolved,
+/* allocator: 0 keeps the caching allocator's bound (the search's inner loop) */
+llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out, plan *resolved,
                                int *error_field); /* resolved, error_field: the plan / failing key, may be NULL */
 
 /* result.c */

@@ -74,7 +74,8 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
   W(LLMEM_WARN_COMPAT_PARTIAL, "compat formula: only the terms its source defines are reported (no runtime, no transients)") \
   W(LLMEM_WARN_TIMELINE_DOWNSAMPLED, "the timeline was downsampled to fit; the peak is exact") \
   W(LLMEM_WARN_ACT_OFFLOAD, "activation offload: saved activations live in host memory; one layer's worth stays on the GPU per stream") \
-  W(LLMEM_WARN_PAGED_OPTIMIZER, "paged optimizer: states are counted on the GPU; under memory pressure they page to host memory")
+  W(LLMEM_WARN_PAGED_OPTIMIZER, "paged optimizer: states are counted on the GPU; under memory pressure they page to host memory") \
+  W(LLMEM_WARN_RESERVE_BOUND, "reserved is the caching allocator's bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all")
 typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warning;
 
 /* "Why this number": the terms of the most-loaded GPU, each with its
@@ -114,6 +115,9 @@ typedef struct {
   double device_used_bytes;
   double breakdown_bytes[LLMEM_CAT_COUNT]; /* at the peak; sums to peak_allocated_bytes */
   double persistent_bytes;                 /* held for the whole step */
+  double fragmentation_bytes;              /* reserved - allocated when reserved peaks */
+  double largest_free_block_bytes;         /* the largest cached free block then */
+  int reserved_simulated;                  /* 1: reserved from the simulated caching allocator; 0: its bound */
   double params_count;                     /* parameters this rank holds (unsharded count) */
   double layers_count;
   int peak_phase;                          /* llmem_phase */
@@ -126,6 +130,7 @@ typedef struct {
 typedef struct {
   double total_bytes;
   double category_bytes[LLMEM_CAT_COUNT];
+  double reserved_bytes;   /* segments the simulated allocator holds; 0 when not simulated */
   int phase;
   int micro_batch;
   int layer;

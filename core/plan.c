@@ -178,6 +178,9 @@ static void resolve_hardware(const llmem_input *in, plan *p) {
   p->allocator_reserve_given = !isnan(in->allocator_reserve);
   p->allocator_reserve = or_default(in->allocator_reserve, 0);
   p->expandable_segments = in->expandable_segments != 0;
+  p->max_split_bytes = isnan(in->max_split_size_mib) ? INFINITY : in->max_split_size_mib * MIB;
+  p->gc_threshold = in->gc_threshold;
+  p->simulate_allocator = 1;
   p->torch_compile = in->torch_compile != 0;
 }
 

@@ -18,14 +18,14 @@ llmem_status llmem_sweep(const llmem_input *base, int field, const double *value
   for (int i = 0; i < count; i++) {
     SLOT(&in, field) = values[i];
     points[i].value = values[i];
-    estimate_readings(&in, 1, &points[i].readings, 0, 0);
+    estimate_readings(&in, 1, 1, &points[i].readings, 0, 0);
   }
   return LLMEM_OK;
 }
 
 static int fits_with(const llmem_input *in, double free_fraction, llmem_status *st) {
   llmem_readings r;
-  *st = estimate_readings(in, 1, &r, 0, 0);
+  *st = estimate_readings(in, 1, 1, &r, 0, 0);
   return *st == LLMEM_OK && r.device_used_bytes <= r.capacity_bytes * (1 - free_fraction);
 }
 
@@ -94,6 +94,43 @@ static void keep(llmem_search_result *out, const llmem_layout *l) {
 }
 
 static int divides(double a, double b) { return b > 0 && fmod(a, b) == 0; }
+
+/* The run config of a layout on N GPUs (what the search's patch loads). */
+static llmem_input layout_input(const llmem_input *base, double N, const llmem_layout *l) {
+  llmem_input in = *base;
+  in.gpus = N;
+  in.engine = l->engine;
+  in.tp = l->tp, in.pp = l->pp, in.cp = l->cp, in.ep = l->ep, in.etp = 1, in.vpp = l->vpp;
+  in.pp_schedule = l->pp_schedule;
+  in.pp_first_stage_layers = NAN;
+  in.pp_last_stage_layers = NAN;
+  in.sequence_parallel = l->sequence_parallel;
+  in.micro_batch = l->micro_batch;
+  in.grad_accum = l->grad_accum;
+  in.recompute = l->recompute;
+  in.recompute_layers = NAN;
+  in.zero_stage = l->zero_stage;
+  in.fsdp_strategy = l->fsdp_strategy;
+  in.distributed_optimizer = l->distributed_optimizer;
+  if (!isnan(in.fsdp_shard_size) && in.fsdp_strategy != LLMEM_FSDP_HYBRID_SHARD) in.fsdp_shard_size = NAN;
+  return in;
+}
+
+/* The kept layouts again with the simulated allocator (the inner loop used
+ * its bound): each keeps its own estimate's reading, or goes if it no longer fits. */
+static void recheck_kept(const llmem_input *base, double N, const llmem_search_options *opt, llmem_search_result *out) {
+  int n = 0;
+  for (int i = 0; i < out->count; i++) {
+    llmem_layout l = out->layouts[i];
+    llmem_input in = layout_input(base, N, &l);
+    llmem_readings r;
+    if (estimate_readings(&in, 1, 1, &r, 0, 0) != LLMEM_OK) continue;
+    if (r.device_used_bytes > r.capacity_bytes * (1 - opt->free_fraction)) continue;
+    l.device_used_bytes = r.device_used_bytes;
+    out->layouts[n++] = l;
+  }
+  out->count = n;
+}
 
 static llmem_status search_options_status(const llmem_search_options *opt) {
   if (!(opt->gpus >= 1 && opt->gpus <= 1e7) || opt->gpus != floor(opt->gpus)) return LLMEM_ERR_OPTION_GPUS;
@@ -187,27 +224,24 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
                   if (!divides(B, dp * mb)) continue;
                   batch_matches++;
                   double ga = B / (dp * mb);
-                  llmem_input in = *base;
-                  in.gpus = N;
-                  in.engine = engine;
-                  in.tp = tp; in.pp = pp; in.cp = cp; in.ep = ep; in.etp = 1; in.vpp = vpp;
-                  in.pp_schedule = vpp > 1 ? LLMEM_PP_INTERLEAVED
-                                 : (base->pp_schedule == LLMEM_PP_INTERLEAVED ? LLMEM_PP_1F1B : base->pp_schedule);
-                  in.pp_first_stage_layers = NAN;
-                  in.pp_last_stage_layers = NAN;
-                  in.sequence_parallel = tp > 1;
-                  in.micro_batch = mb;
-                  in.grad_accum = ga;
-                  in.recompute = rec_values[ri];
-                  in.recompute_layers = NAN;
-                  if (deepspeed && shard_n > 1) in.zero_stage = shard_values[si];
-                  if (fsdp && shard_n > 1) in.fsdp_strategy = shard_values[si];
-                  if (megatron && shard_n > 1) in.distributed_optimizer = shard_values[si];
-                  if (!isnan(in.fsdp_shard_size) && in.fsdp_strategy != LLMEM_FSDP_HYBRID_SHARD) in.fsdp_shard_size = NAN;
+                  llmem_layout l;
+                  memset(&l, 0, sizeof l);
+                  l.dp = dp; l.tp = tp; l.pp = pp; l.vpp = vpp; l.cp = cp; l.ep = ep;
+                  l.micro_batch = mb; l.grad_accum = ga;
+                  l.engine = engine;
+                  l.recompute = rec_values[ri];
+                  l.zero_stage = deepspeed && shard_n > 1 ? shard_values[si] : (int)base->zero_stage;
+                  l.fsdp_strategy = fsdp && shard_n > 1 ? shard_values[si] : (int)base->fsdp_strategy;
+                  l.distributed_optimizer = megatron && shard_n > 1 ? shard_values[si] : (int)base->distributed_optimizer;
+                  l.sequence_parallel = tp > 1;
+                  l.pp_schedule = vpp > 1 ? LLMEM_PP_INTERLEAVED
+                                : (base->pp_schedule == LLMEM_PP_INTERLEAVED ? LLMEM_PP_1F1B : (int)base->pp_schedule);
+                  llmem_input in = layout_input(base, N, &l);
                   llmem_readings r;
                   plan pl;
                   int failed_field;
-                  llmem_status rs = estimate_readings(&in, 0, &r, &pl, &failed_field);
+                  /* the allocator's bound here; the kept layouts are simulated at the end */
+                  llmem_status rs = estimate_readings(&in, 0, 0, &r, &pl, &failed_field);
                   if (rs != LLMEM_OK) {
                     if (failures[rs]++ == 0) failure_field[rs] = failed_field; /* the key of the first such failure */
                     continue;
@@ -216,17 +250,6 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
                   /* memory only grows with the micro-batch: stop at the first that does not fit */
                   if (r.device_used_bytes > r.capacity_bytes * (1 - opt->free_fraction)) break;
                   out->fitting++;
-                  llmem_layout l;
-                  memset(&l, 0, sizeof l);
-                  l.dp = dp; l.tp = tp; l.pp = pp; l.vpp = vpp; l.cp = cp; l.ep = ep;
-                  l.micro_batch = mb; l.grad_accum = ga;
-                  l.engine = (int)in.engine;
-                  l.recompute = (int)in.recompute;
-                  l.zero_stage = (int)in.zero_stage;
-                  l.fsdp_strategy = (int)in.fsdp_strategy;
-                  l.distributed_optimizer = (int)in.distributed_optimizer;
-                  l.sequence_parallel = (int)in.sequence_parallel;
-                  l.pp_schedule = (int)in.pp_schedule;
                   l.device_used_bytes = r.device_used_bytes;
                   l.step_seconds = step_time_seconds(&pl, &l.tokens_per_second_per_gpu);
                   keep(out, &l);
@@ -238,6 +261,7 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
       }
     }
   }
+  recheck_kept(base, N, opt, out);
   if (out->count == 0) set_empty_reason(out, batch_matches, failures, failure_field);
   /* Pareto front of the kept layouts: no other is both faster and smaller */
   for (int i = 0; i < out->count; i++) {

@@ -3,6 +3,7 @@
 #ifndef LLMEM_SIM_H
 #define LLMEM_SIM_H
 
+#include "allocator.h"
 #include "internal.h"
 
 /* ---- running state and the peak so far (timeline.c) ---- */
@@ -20,7 +21,30 @@ typedef struct {
   int group_n;
   int group_skipped;    /* passes walked without events inside the current group */
   int skipped;          /* passes walked without events since the last recorded point */
+  int blocks;           /* the walk also feeds the simulated caching allocator (allocator.h) */
 } sim;
+
+/* ---- the allocation stream: the requests behind the category sums ---- */
+/* Who owns a block; with the layer, micro-batch and part it is the block's tag. */
+enum {
+  TAG_STATE, TAG_GATHER, TAG_GATHER_KEPT, TAG_REGATHER, TAG_PREFETCH, TAG_CAST, TAG_ACT, TAG_RECOMPUTE,
+  TAG_TEMP, TAG_GRAD, TAG_ACCUM, TAG_UNSHARDED, TAG_COMM, TAG_LOSS
+};
+enum { LAYER_HEAD = -1, LAYER_EMBED = -2, LAYER_REST = -3 }; /* blocks outside the decoder layers */
+static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
+  return ((uint64_t)kind << 58) | ((uint64_t)(part & 63) << 52) | (((uint64_t)(layer + 3) & 0xFFFFF) << 32) |
+         (uint32_t)(mb + 1);
+}
+static inline void sim_block(const sim *S, uint64_t tag, double bytes, int stream) {
+  if (S->blocks && bytes > 0) alloc_malloc(tag, bytes, stream);
+}
+/* cross_stream: the block was used on another stream (record_stream) */
+static inline void sim_unblock(const sim *S, uint64_t tag, int cross_stream) {
+  if (S->blocks) alloc_free(tag, cross_stream);
+}
+static inline void sim_sync(const sim *S) {
+  if (S->blocks) alloc_sync();
+}
 
 /* Change one category; the running total follows (inline: the walk's innermost
  * step; adding zero changes no bit, so most models skip most additions). */
@@ -121,11 +145,20 @@ typedef struct {
   int hole;                 /* the loss forward's unreusable block is cached */
 } walk_sig;
 
+const layer_cost *walk_layer_cost(const stage_walk *W, int layer);
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
 void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
+
+/* ---- the step's model-state blocks (step_blocks.c) ---- */
+/* Persistent states at load; lazy_states: optimizer states wait for the first step. */
+void blocks_setup(const stage_walk *W, const sim *S, int lazy_states);
+void blocks_optimizer_states(const stage_walk *W, const sim *S);
+/* Gradients set to None after the step. */
+void blocks_free_gradients(const stage_walk *W, const sim *S);
+void blocks_free_kept(const stage_walk *W, const sim *S, int chunk);
 
 /* ---- the walk (simulate.c) ---- */
 typedef struct {

@@ -22,6 +22,7 @@ typedef struct {
   const schedule *sc;
   int full;
   walk_check *check;
+  int blocks;  /* feeding the allocator: every copy until the cache layout repeats */
 } walker;
 
 /* One copy of a run's pattern from `start`: the passes, the live set advanced. */
@@ -66,7 +67,7 @@ static sim probe_copy(const walker *K, const run_copies *R, int k) {
   P.peak = -1;
   copy_start(&R->base, R->delta, R->delta_total, k, &start);
   walk_sig g = R->sig;
-  walk_copy(&(walker){K->W, K->sc, 0, 0}, &P, &start, R->index + k * R->length, R->length, &g);
+  walk_copy(&(walker){K->W, K->sc, 0, 0, 0}, &P, &start, R->index + k * R->length, R->length, &g);
   return P;
 }
 
@@ -106,10 +107,34 @@ static void growing_peak(const walker *K, sim *S, const run_copies *R, int from)
  * the rest accounted for. Copy k's points are copy 0's additions onto a start
  * total that moves one way with k, so a falling or flat run peaks in copy 0
  * and a growing one in its last copies. */
+static int steady_run(const run_copies *R) {
+  for (int j = 0; j < R->chunk_count; j++)
+    if (R->d[R->chunks[j]]) return 0;
+  return 1;
+}
+
+/* Every copy, as the allocator must see them; a run that leaves the live set
+ * alone stops once a copy leaves the cache layout as it found it (the rest
+ * are the same requests on the same cache). */
+static void walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
+  int last = R->reps - 1, steady = !K->full && steady_run(R);
+  uint64_t before = steady ? alloc_layout_hash() : 0;
+  for (int k = 0; k <= last; k++) {
+    live_copy(K, S, R, k, g);
+    if (!steady) continue;
+    uint64_t after = alloc_layout_hash();
+    if (after == before && k < last) {
+      sim_skip(S, (last - k) * R->length);
+      return;
+    }
+    before = after;
+  }
+}
+
 static void walk_copies(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
   int last = R->reps - 1, shown = S->sink && S->sink->events;
-  if (K->full) {
-    for (int k = 0; k <= last; k++) live_copy(K, S, R, k, g);
+  if (K->full || K->blocks) {
+    walk_every_copy(K, S, R, g);
     return;
   }
   int walked = 0;
@@ -179,7 +204,7 @@ static void walk_schedule(const walker *K, sim *S, walk_sig *g) {
   int index = 0;
   while (index < sc->op_count) {
     int shown = S->sink && S->sink->events, walked = shown ? 3 : 2; /* the last period shown on the timeline */
-    if (!K->full && sc->period_count > walked && index == sc->period_begin + 2 * sc->period_ops) {
+    if (!K->full && !K->blocks && sc->period_count > walked && index == sc->period_begin + 2 * sc->period_ops) {
       int skipped = (sc->period_count - walked) * sc->period_ops;
       sim_skip(S, skipped);
       index += skipped;
@@ -194,25 +219,40 @@ static void walk_schedule(const walker *K, sim *S, walk_sig *g) {
 /* Parameters kept gathered are released at the backward's end, accumulated
  * unsharded gradients after the last reduce-scatter; then the optimizer
  * step, after which lazily created gradients are set to None. */
-static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g) {
+/* first_step: the allocator's first step, where torch.optim creates its states */
+static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int first_step) {
   const plan *pl = W->pl;
   const rank_states *rs = W->rs;
   walk_state(W, g, S);
+  sim_sync(S);
   for (int c = 0; c < W->v; c++) {
     if (g->fwd_started[c] && rs->keep_gathered_until_backward) sim_add(S, LLMEM_CAT_WEIGHTS, -W->kept_gathered[c]);
     if (g->bwd_started[c]) sim_add(S, LLMEM_CAT_GRADIENTS, -W->accumulated[c]);
+    blocks_free_kept(W, S, c);
   }
+  if (first_step) blocks_optimizer_states(W, S);
   if (pl->optimizer_in_backward) {
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
   } else {
-    if (W->lazy) /* every gradient exists by now */
-      sim_add(S, LLMEM_CAT_GRADIENTS, rs->gradients - S->cat[LLMEM_CAT_GRADIENTS]);
+    if (W->lazy) { /* every gradient exists by now */
+      double rest = rs->gradients - S->cat[LLMEM_CAT_GRADIENTS];
+      sim_add(S, LLMEM_CAT_GRADIENTS, rest);
+      sim_block(S, block_tag(TAG_GRAD, LAYER_REST, 0, 0), rest, ALLOC_STREAM_COMPUTE);
+    }
     sim_transient(S, LLMEM_CAT_TEMPORARIES, rs->optimizer_step_temp);
+    sim_block(S, block_tag(TAG_TEMP, LAYER_REST, 0, 0), rs->optimizer_step_temp, ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
     sim_add(S, LLMEM_CAT_TEMPORARIES, -rs->optimizer_step_temp);
+    sim_unblock(S, block_tag(TAG_TEMP, LAYER_REST, 0, 0), 0);
   }
-  if (W->root > 0) sim_add(S, LLMEM_CAT_WEIGHTS, -W->root);
-  if (W->lazy) sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);
+  if (W->root > 0) {
+    sim_add(S, LLMEM_CAT_WEIGHTS, -W->root);
+    sim_unblock(S, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), 1);
+  }
+  if (W->lazy) {
+    sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);
+    blocks_free_gradients(W, S);
+  }
   sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
 }
 
@@ -233,6 +273,17 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
     if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
   if (pl->engine == LLMEM_ENGINE_FSDP1) late *= 2;
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
+  out->reserved_simulated = 0;
+  out->fragmentation_bytes = out->peak_reserved_bytes - S->peak;
+  out->largest_free_block_bytes = 0;
+  if (S->blocks && !alloc_get_stats()->gave_up) {
+    const alloc_stats *a = alloc_get_stats();
+    /* the allocator's blocks round each request up: never below the exact live bytes */
+    out->peak_reserved_bytes = a->peak_reserved_bytes > S->peak ? a->peak_reserved_bytes : S->peak;
+    out->fragmentation_bytes = a->peak_reserved_bytes - a->allocated_at_peak_bytes;
+    out->largest_free_block_bytes = a->largest_free_at_peak_bytes;
+    out->reserved_simulated = 1;
+  }
   out->device_used_bytes = out->peak_reserved_bytes + runtime_device_overhead_bytes(pl);
   /* managed (paged) optimizer states occupy what the device has left, the rest pages to host */
   const rank_states *rs = W->rs;
@@ -242,32 +293,69 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
   }
 }
 
+/* Whether the engine creates optimizer states at its first step (torch.optim
+ * _init_group) rather than at set-up (DeepSpeed ZeRO initialize_optimizer_states:
+ * runtime/zero/stage_1_and_2.py, stage3.py). */
+static int states_at_first_step(const plan *pl) {
+  return pl->engine != LLMEM_ENGINE_DEEPSPEED && pl->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+}
+
+static void start_allocator(const plan *pl) {
+  /* what cudaMalloc can take: the device less the context, workspaces and NCCL */
+  alloc_settings a = {pl->max_split_bytes, pl->gc_threshold, pl->memory_bytes - runtime_device_overhead_bytes(pl),
+                      pl->expandable_segments, 4e5};
+  alloc_reset(&a);
+}
+
+/* One training step; blocks: with the allocator, whose state carries over from the previous step. */
+static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_check *check, int first_step) {
+  const rank_states *rs = W->rs;
+  sim_add(S, LLMEM_CAT_WEIGHTS, rs->weights);
+  sim_add(S, LLMEM_CAT_MASTER_WEIGHTS, rs->master);
+  sim_add(S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer);
+  sim_add(S, LLMEM_CAT_COMM_BUFFERS, rs->comm_persistent);
+  if (!W->lazy) sim_add(S, LLMEM_CAT_GRADIENTS, rs->gradients);
+  double persistent = S->total;
+  sim_record(S, LLMEM_PHASE_SETUP, -1, -1);
+  if (W->root > 0) { /* the root unit gathered for the whole step */
+    sim_add(S, LLMEM_CAT_WEIGHTS, W->root);
+    sim_block(S, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, ALLOC_STREAM_GATHER);
+  }
+  walk_sig g;
+  memset(&g, 0, sizeof g);
+  walker K = {W, sc, full, check, S->blocks};
+  walk_schedule(&K, S, &g);
+  optimizer_step(W, S, &g, first_step);
+  return persistent;
+}
+
+/* The allocator's first step: states created at load, the rest as the step creates them. */
+static void allocator_first_step(stage_walk *W, schedule *sc) {
+  const plan *pl = W->pl;
+  int lazy_states = states_at_first_step(pl);
+  sim S1;
+  memset(&S1, 0, sizeof S1);
+  S1.peak = -1;
+  S1.blocks = 1;
+  start_allocator(pl);
+  blocks_setup(W, &S1, lazy_states);
+  walk_step(W, sc, &S1, 0, 0, lazy_states);
+}
+
 void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs,
                          llmem_rank_result *out, timeline_sink *sink, int full, walk_check *check) {
   static stage_walk W; /* large (per-chunk sums): off small stacks; the core is single-threaded */
   walk_init(&W, pl, st, rs, out->stage);
   schedule sc;
   schedule_init(&sc, pl, out->stage);
+  int blocks = pl->simulate_allocator && !pl->allocator_reserve_given && !full && !check;
+  if (blocks) allocator_first_step(&W, &sc);
   sim S;
   memset(&S, 0, sizeof S);
   S.sink = sink;
   S.peak = -1;
-
-  /* persistent states */
-  sim_add(&S, LLMEM_CAT_WEIGHTS, rs->weights);
-  sim_add(&S, LLMEM_CAT_MASTER_WEIGHTS, rs->master);
-  sim_add(&S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer);
-  sim_add(&S, LLMEM_CAT_COMM_BUFFERS, rs->comm_persistent);
-  if (!W.lazy) sim_add(&S, LLMEM_CAT_GRADIENTS, rs->gradients);
-  out->persistent_bytes = S.total;
-  sim_record(&S, LLMEM_PHASE_SETUP, -1, -1);
-  if (W.root > 0) sim_add(&S, LLMEM_CAT_WEIGHTS, W.root);
-
-  walk_sig g;
-  memset(&g, 0, sizeof g);
-  walker K = {&W, &sc, full, check};
-  walk_schedule(&K, &S, &g);
-  optimizer_step(&W, &S, &g);
+  S.blocks = blocks;
+  out->persistent_bytes = walk_step(&W, &sc, &S, full, check, 0);
   sim_flush(&S);
   finish_rank(&W, &S, out);
 }

@@ -25,6 +25,7 @@ void sim_event(sim *S, int phase, int mb, int layer) {
   if (!s->events) return;
   llmem_event ev;
   ev.total_bytes = total;
+  ev.reserved_bytes = S->blocks ? alloc_get_stats()->reserved_bytes : 0;
   memcpy(ev.category_bytes, S->cat, sizeof S->cat);
   ev.phase = phase;
   ev.micro_batch = mb;

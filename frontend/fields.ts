@@ -148,6 +148,8 @@ export const UI: Record<string, FieldUi> = {
   'runtime.nccl_buffer_mib': { label: 'NCCL buffers', unit: 'MiB', auto: 'auto' },
   'runtime.allocator_reserve': { label: 'Allocator reserve', unit: '× alloc.', auto: 'modelled' },
   'runtime.expandable_segments': { label: 'Expandable segments' },
+  'runtime.max_split_size_mib': { label: 'Max split size', unit: 'MiB' },
+  'runtime.gc_threshold': { label: 'Allocator GC threshold' },
   'runtime.torch_compile': { label: 'torch.compile' },
 };
 
@@ -241,7 +243,7 @@ export const SECTIONS: Section[] = [
       },
       {
         title: 'Runtime and formula',
-        paths: ['runtime.cuda_context_mib', 'runtime.cublas_workspace_mib', 'runtime.nccl_buffer_mib', 'runtime.allocator_reserve', 'runtime.expandable_segments', 'runtime.torch_compile', 'formula'],
+        paths: ['runtime.cuda_context_mib', 'runtime.cublas_workspace_mib', 'runtime.nccl_buffer_mib', 'runtime.allocator_reserve', 'runtime.expandable_segments', 'runtime.max_split_size_mib', 'runtime.gc_threshold', 'runtime.torch_compile', 'formula'],
       },
     ],
   },

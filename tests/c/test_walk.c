@@ -140,8 +140,17 @@ int main(void) {
       llmem_rank_result fast = {0}, full = {0};
       fast.stage = full.stage = s;
       walk_check check = {0};
+      llmem_rank_result blocks = fast;
+      simulate_stage_walk(&pl, &st, &rs, &blocks, 0, 0, 0); /* with the simulated allocator */
+      pl.simulate_allocator = 0;
       simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
       simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, &check);
+      pl.simulate_allocator = 1;
+      CHECK(blocks.peak_allocated_bytes == fast.peak_allocated_bytes && blocks.peak_phase == fast.peak_phase &&
+                blocks.peak_layer == fast.peak_layer,
+            "stage %d: the allocator's walk peaks at %.17g, the walk at %.17g: %s", s, blocks.peak_allocated_bytes,
+            fast.peak_allocated_bytes, keys);
+      CHECK(blocks.peak_reserved_bytes >= blocks.peak_allocated_bytes, "stage %d: reserved below allocated: %s", s, keys);
       stages++;
       skipping += pl.grad_accum > 3;
       if (check.max_boundary_error > worst_gap) worst_gap = check.max_boundary_error;

@@ -1,0 +1,471 @@
+/* The CUDA caching allocator, simulated after c10/cuda/CUDACachingAllocator.cpp
+ * (pytorch/pytorch, the rules as of v2.5-v2.9; constants unchanged since v1.10):
+ * - requests round up to kMinBlockSize 512 B (round_size);
+ * - requests <= kSmallSize 1 MiB use the small pool, carved from kSmallBuffer
+ *   2 MiB segments; larger ones the large pool, whose segments are kLargeBuffer
+ *   20 MiB below kMinLargeAlloc 10 MiB, else the request rounded to kRoundLarge
+ *   2 MiB (get_allocation_size);
+ * - a request takes the smallest cached free block of its pool and stream
+ *   (get_free_block; BlockComparatorSize orders by stream, size, address);
+ *   with max_split_size set, blocks at or above it serve only requests at or
+ *   above it and within kLargeBuffer of their size;
+ * - the block splits when the rest is >= 512 B (small pool) or > 1 MiB and
+ *   the request is below max_split_size (large pool; should_split);
+ * - a freed block merges with free neighbours of its segment (free_block /
+ *   try_merge_blocks); one used on another stream (record_stream) waits for
+ *   that stream's event before it returns to the cache (insert_events /
+ *   process_events);
+ * - when cudaMalloc would exceed the device, one unsplit cached segment large
+ *   enough, then all of them, are released and the request retried
+ *   (release_available_cached_blocks, release_cached_blocks);
+ * - garbage_collection_threshold frees the oldest unsplit cached segments
+ *   once reserved passes the threshold (garbage_collect_cached_blocks; c10
+ *   applies it with a per-process memory fraction, whose limit is capacity);
+ * - expandable_segments:True maps one growing segment per stream in 2 MiB
+ *   pages (ExpandableSegment; kept here for the large pool). */
+#include "allocator.h"
+
+#include <math.h>
+#include <string.h>
+
+#define KIB_512 512.0
+#define SMALL_SIZE 1048576.0      /* kSmallSize */
+#define SMALL_BUFFER 2097152.0    /* kSmallBuffer */
+#define LARGE_BUFFER 20971520.0   /* kLargeBuffer */
+#define MIN_LARGE_ALLOC 10485760.0 /* kMinLargeAlloc */
+#define ROUND_LARGE 2097152.0     /* kRoundLarge; also the expandable page size */
+#define MAP_SLOTS (2 * ALLOC_MAX_BLOCKS)
+
+typedef struct {
+  double size, addr, freed_at;
+  uint64_t tag;
+  int segment, prev, next, stream;
+  unsigned char small, allocated, pending, used;
+} block;
+
+typedef struct {
+  double base, size;
+  int stream, small, expandable, alive, last; /* last: the block at its end (expandable) */
+} segment;
+
+static alloc_settings cfg;
+static alloc_stats st;
+static block blocks[ALLOC_MAX_BLOCKS];
+static int spare[ALLOC_MAX_BLOCKS], spare_count;       /* block slots freed for reuse */
+static int fresh;                                      /* slots [fresh, max) never used since the reset */
+static segment segs[ALLOC_MAX_SEGMENTS];
+static int seg_count;
+static int expandable_seg[ALLOC_STREAM_COUNT];          /* -1: none yet */
+static int cache[ALLOC_MAX_BLOCKS], cache_count;        /* free blocks, sorted (stream, small, size, addr) */
+static int pending[ALLOC_MAX_BLOCKS], pending_count;
+static uint64_t map_key[MAP_SLOTS];
+static int map_val[MAP_SLOTS];
+static uint32_t map_gen[MAP_SLOTS], gen;               /* a slot is empty unless its generation is the current one */
+static double next_base;
+
+static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : KIB_512 * ceil(bytes / KIB_512); }
+
+static double allocation_size(double rounded) {
+  if (rounded <= SMALL_SIZE) return SMALL_BUFFER;
+  if (rounded < MIN_LARGE_ALLOC) return LARGE_BUFFER;
+  return ROUND_LARGE * ceil(rounded / ROUND_LARGE);
+}
+
+static void give_up(void) { st.gave_up = 1; }
+
+/* ---- tag -> block (open addressing, backward-shift deletion) ---- */
+static uint32_t slot_of(uint64_t key) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdULL;
+  key ^= key >> 33;
+  return (uint32_t)(key & (MAP_SLOTS - 1));
+}
+
+static int map_empty(uint32_t i) { return map_gen[i] != gen; }
+
+static int map_find(uint64_t key) {
+  for (uint32_t i = slot_of(key);; i = (i + 1) & (MAP_SLOTS - 1)) {
+    if (map_empty(i)) return -1;
+    if (map_key[i] == key) return (int)i;
+  }
+}
+
+static void map_put(uint64_t key, int value) {
+  uint32_t i = slot_of(key);
+  while (!map_empty(i)) i = (i + 1) & (MAP_SLOTS - 1);
+  map_key[i] = key;
+  map_val[i] = value;
+  map_gen[i] = gen;
+}
+
+static void map_remove(int at) {
+  uint32_t hole = (uint32_t)at, i = hole;
+  map_gen[hole] = gen - 1;
+  for (;;) {
+    i = (i + 1) & (MAP_SLOTS - 1);
+    if (map_empty(i)) return;
+    uint32_t home = slot_of(map_key[i]);
+    /* the entry may move into the hole when its home is not in (hole, i] */
+    int movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
+    if (movable) {
+      map_key[hole] = map_key[i];
+      map_val[hole] = map_val[i];
+      map_gen[hole] = gen;
+      map_gen[i] = gen - 1;
+      hole = i;
+    }
+  }
+}
+
+/* ---- the cache of free blocks ---- */
+static int before(const block *a, int stream, int small, double size, double addr) {
+  if (a->stream != stream) return a->stream < stream;
+  if (a->small != small) return a->small < small;
+  if (a->size != size) return a->size < size;
+  return a->addr < addr;
+}
+
+static int lower_bound(int stream, int small, double size, double addr) {
+  int lo = 0, hi = cache_count;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2;
+    if (before(&blocks[cache[mid]], stream, small, size, addr)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void cache_insert(int b) {
+  const block *k = &blocks[b];
+  int at = lower_bound(k->stream, k->small, k->size, k->addr);
+  memmove(&cache[at + 1], &cache[at], (size_t)(cache_count - at) * sizeof cache[0]);
+  cache[at] = b;
+  cache_count++;
+}
+
+static void cache_remove(int b) {
+  const block *k = &blocks[b];
+  int at = lower_bound(k->stream, k->small, k->size, k->addr);
+  while (at < cache_count && cache[at] != b) at++; /* equal keys cannot occur (addresses differ) */
+  if (at == cache_count) return;
+  memmove(&cache[at], &cache[at + 1], (size_t)(cache_count - at - 1) * sizeof cache[0]);
+  cache_count--;
+}
+
+static int new_block(void) {
+  int b;
+  if (spare_count > 0) b = spare[--spare_count];
+  else if (fresh < ALLOC_MAX_BLOCKS) b = fresh++;
+  else {
+    give_up();
+    return -1;
+  }
+  memset(&blocks[b], 0, sizeof blocks[b]);
+  blocks[b].used = 1;
+  blocks[b].prev = blocks[b].next = -1;
+  return b;
+}
+
+static void drop_block(int b) {
+  blocks[b].used = 0;
+  spare[spare_count++] = b;
+}
+
+/* ---- segments ---- */
+static void note_reserved(void) {
+  if (st.reserved_bytes > st.peak_reserved_bytes) {
+    st.peak_reserved_bytes = st.reserved_bytes;
+    st.allocated_at_peak_bytes = st.allocated_bytes;
+    st.largest_free_at_peak_bytes = alloc_largest_free_bytes();
+  }
+  if (st.segment_count > st.peak_segment_count) st.peak_segment_count = st.segment_count;
+}
+
+static int unsplit_free(int b) {
+  const block *k = &blocks[b];
+  return !k->allocated && !k->pending && k->prev < 0 && k->next < 0 && !segs[k->segment].expandable;
+}
+
+static void release_segment(int b) {
+  segment *s = &segs[blocks[b].segment];
+  cache_remove(b);
+  st.reserved_bytes -= s->size;
+  st.segment_count--;
+  s->alive = 0;
+  drop_block(b);
+}
+
+/* An expandable segment's free tail is unmapped (its pages go back). */
+static void unmap_tail(int stream) {
+  int g = expandable_seg[stream];
+  if (g < 0) return;
+  segment *s = &segs[g];
+  int b = s->last;
+  if (b < 0 || blocks[b].allocated || blocks[b].pending) return;
+  cache_remove(b);
+  st.reserved_bytes -= blocks[b].size;
+  s->size -= blocks[b].size;
+  s->last = blocks[b].prev;
+  if (s->last >= 0) blocks[s->last].next = -1;
+  drop_block(b);
+}
+
+/* release_cached_blocks: every unsplit cached segment (and expandable free tails). */
+static void release_all_cached(void) {
+  for (int i = cache_count - 1; i >= 0; i--)
+    if (i < cache_count && unsplit_free(cache[i])) release_segment(cache[i]);
+  for (int s = 0; s < ALLOC_STREAM_COUNT; s++) unmap_tail(s);
+}
+
+/* release_available_cached_blocks: the smallest unsplit cached segment of the
+ * pool and stream that is at least `size`. */
+static int release_one(int stream, int small, double size) {
+  for (int i = lower_bound(stream, small, size, -1); i < cache_count; i++) {
+    const block *k = &blocks[cache[i]];
+    if (k->stream != stream || k->small != small) break;
+    if (unsplit_free(cache[i])) {
+      release_segment(cache[i]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* garbage_collect_cached_blocks: oldest unsplit cached segments first until
+ * reserved is back under the threshold. */
+static void collect_garbage(void) {
+  double limit = cfg.gc_threshold * cfg.capacity_bytes;
+  while (st.reserved_bytes > limit) {
+    int oldest = -1;
+    for (int i = 0; i < cache_count; i++)
+      if (unsplit_free(cache[i]) && (oldest < 0 || blocks[cache[i]].freed_at < blocks[oldest].freed_at))
+        oldest = cache[i];
+    if (oldest < 0) return;
+    release_segment(oldest);
+  }
+}
+
+static int fits_device(double more) { return st.reserved_bytes + more <= cfg.capacity_bytes; }
+
+/* cudaMalloc of `size`, with the cache released when the device is full. */
+static void make_room(int stream, int small, double size) {
+  if (cfg.gc_threshold > 0 && isfinite(cfg.capacity_bytes)) collect_garbage();
+  if (fits_device(size)) return;
+  if (release_one(stream, small, size) && fits_device(size)) return;
+  release_all_cached();
+  if (!fits_device(size)) st.oom = 1; /* the step fails here; the walk goes on to report the demand */
+}
+
+static int open_segment(int stream, int small, double size) {
+  if (seg_count == ALLOC_MAX_SEGMENTS) {
+    give_up();
+    return -1;
+  }
+  int b = new_block();
+  if (b < 0) return -1;
+  segment *s = &segs[seg_count];
+  s->base = next_base;
+  s->size = size;
+  s->stream = stream, s->small = small, s->expandable = 0, s->alive = 1, s->last = b;
+  next_base += size;
+  blocks[b].size = size, blocks[b].addr = s->base;
+  blocks[b].segment = seg_count++, blocks[b].stream = stream, blocks[b].small = (unsigned char)small;
+  st.reserved_bytes += size;
+  st.segment_count++;
+  return b;
+}
+
+/* Expandable: map pages at the segment's end so that a free tail holds `rounded`. */
+static int grow_expandable(int stream, double rounded) {
+  int g = expandable_seg[stream];
+  if (g < 0) {
+    if (seg_count == ALLOC_MAX_SEGMENTS) {
+      give_up();
+      return -1;
+    }
+    g = expandable_seg[stream] = seg_count++;
+    segs[g] = (segment){next_base, 0, stream, 0, 1, 1, -1};
+    next_base += 1e15; /* room to grow in the virtual address space */
+    st.segment_count++;
+  }
+  segment *s = &segs[g];
+  make_room(stream, 0, ROUND_LARGE * ceil(rounded / ROUND_LARGE)); /* may unmap the free tail */
+  int tail = s->last;
+  double have = (tail >= 0 && !blocks[tail].allocated && !blocks[tail].pending) ? blocks[tail].size : 0;
+  double grow = rounded > have ? ROUND_LARGE * ceil((rounded - have) / ROUND_LARGE) : 0;
+  if (have > 0) {
+    cache_remove(tail);
+  } else {
+    int b = new_block();
+    if (b < 0) return -1;
+    blocks[b].addr = s->base + s->size, blocks[b].segment = g, blocks[b].stream = stream;
+    blocks[b].prev = tail;
+    if (tail >= 0) blocks[tail].next = b;
+    s->last = tail = b;
+  }
+  blocks[tail].size += grow;
+  s->size += grow;
+  st.reserved_bytes += grow;
+  return tail;
+}
+
+/* ---- requests ---- */
+static int find_cached(int stream, int small, double rounded) {
+  int at = lower_bound(stream, small, rounded, -1);
+  if (at == cache_count) return -1;
+  int b = cache[at];
+  const block *k = &blocks[b];
+  if (k->stream != stream || k->small != small) return -1;
+  if (rounded < cfg.max_split_bytes && k->size >= cfg.max_split_bytes) return -1; /* oversize block, small request */
+  if (rounded >= cfg.max_split_bytes && k->size >= rounded + LARGE_BUFFER) return -1;
+  cache_remove(b);
+  return b;
+}
+
+static int should_split(const block *k, double rounded) {
+  double rest = k->size - rounded;
+  if (k->small) return rest >= KIB_512;
+  return rounded < cfg.max_split_bytes && rest > SMALL_SIZE;
+}
+
+static void split(int b, double rounded) {
+  int r = new_block();
+  if (r < 0) return;
+  block *k = &blocks[b], *rest = &blocks[r];
+  rest->size = k->size - rounded, rest->addr = k->addr + rounded;
+  rest->segment = k->segment, rest->stream = k->stream, rest->small = k->small;
+  rest->prev = b, rest->next = k->next;
+  if (k->next >= 0) blocks[k->next].prev = r;
+  else if (segs[k->segment].expandable) segs[k->segment].last = r;
+  k->next = r;
+  k->size = rounded;
+  rest->freed_at = st.ops;
+  cache_insert(r);
+}
+
+static int count_op(void) {
+  if (st.gave_up) return 0;
+  if (++st.ops > cfg.op_budget) give_up();
+  return !st.gave_up;
+}
+
+void alloc_malloc(uint64_t tag, double bytes, int stream) {
+  if (!count_op() || bytes <= 0) return;
+  double rounded = round_size(bytes);
+  int small = rounded <= SMALL_SIZE;
+  int b = find_cached(stream, small, rounded);
+  if (b < 0) {
+    if (cfg.expandable && !small) {
+      b = grow_expandable(stream, rounded);
+    } else {
+      double size = allocation_size(rounded);
+      make_room(stream, small, size);
+      b = open_segment(stream, small, size);
+    }
+    if (b < 0) return;
+  }
+  if (should_split(&blocks[b], rounded)) split(b, rounded);
+  if (st.gave_up) return;
+  block *k = &blocks[b];
+  k->allocated = 1;
+  k->tag = tag;
+  map_put(tag, b);
+  st.allocated_bytes += k->size;
+  if (st.allocated_bytes > st.peak_allocated_bytes) st.peak_allocated_bytes = st.allocated_bytes;
+  note_reserved();
+}
+
+/* free_block: merge with free neighbours, back into the cache. */
+static void to_cache(int b) {
+  block *k = &blocks[b];
+  k->freed_at = st.ops;
+  int p = k->prev, n = k->next;
+  if (p >= 0 && !blocks[p].allocated && !blocks[p].pending) {
+    cache_remove(p);
+    k->addr = blocks[p].addr;
+    k->size += blocks[p].size;
+    k->prev = blocks[p].prev;
+    if (k->prev >= 0) blocks[k->prev].next = b;
+    drop_block(p);
+  }
+  if (n >= 0 && !blocks[n].allocated && !blocks[n].pending) {
+    cache_remove(n);
+    k->size += blocks[n].size;
+    k->next = blocks[n].next;
+    if (k->next >= 0) blocks[k->next].prev = b;
+    else if (segs[k->segment].expandable) segs[k->segment].last = b;
+    drop_block(n);
+  }
+  cache_insert(b);
+}
+
+void alloc_free(uint64_t tag, int cross_stream) {
+  if (!count_op()) return;
+  int at = map_find(tag);
+  if (at < 0) return;
+  int b = map_val[at];
+  map_remove(at);
+  block *k = &blocks[b];
+  k->allocated = 0;
+  st.allocated_bytes -= k->size;
+  if (cross_stream) {
+    k->pending = 1;
+    pending[pending_count++] = b;
+    return;
+  }
+  to_cache(b);
+}
+
+void alloc_free_if_live(uint64_t tag) {
+  if (alloc_is_live(tag)) alloc_free(tag, 0);
+}
+
+int alloc_is_live(uint64_t tag) { return !st.gave_up && map_find(tag) >= 0; }
+
+void alloc_sync(void) {
+  if (st.gave_up) return;
+  for (int i = 0; i < pending_count; i++) {
+    blocks[pending[i]].pending = 0;
+    to_cache(pending[i]);
+  }
+  pending_count = 0;
+}
+
+void alloc_empty_cache(void) {
+  if (!st.gave_up) release_all_cached();
+}
+
+double alloc_largest_free_bytes(void) {
+  double best = 0;
+  for (int i = 0; i < cache_count; i++)
+    if (blocks[cache[i]].size > best) best = blocks[cache[i]].size;
+  return best;
+}
+
+uint64_t alloc_layout_hash(void) {
+  uint64_t h = 0;
+  for (int b = 0; b < fresh; b++) {
+    const block *k = &blocks[b];
+    if (!k->used) continue;
+    uint64_t x = (uint64_t)k->size * 31 + (uint64_t)k->addr * 7 + (uint64_t)k->stream * 3 +
+                 (uint64_t)(k->allocated * 2 + k->pending);
+    h += slot_of(x) * 0x9e3779b97f4a7c15ULL + x; /* order-free: slots are recycled in any order */
+  }
+  return h + (uint64_t)st.reserved_bytes;
+}
+
+const alloc_stats *alloc_get_stats(void) { return &st; }
+
+void alloc_reset(const alloc_settings *s) {
+  cfg = *s;
+  memset(&st, 0, sizeof st);
+  spare_count = fresh = 0;
+  seg_count = 0;
+  for (int i = 0; i < ALLOC_STREAM_COUNT; i++) expandable_seg[i] = -1;
+  cache_count = pending_count = 0;
+  if (++gen == 0) { /* wrapped: clear the generations once */
+    memset(map_gen, 0, sizeof map_gen);
+    gen = 1;
+  }
+  next_base = 0;
+}

@@ -1,0 +1,63 @@
+/* PyTorch's CUDA caching allocator, simulated over one rank's allocation
+ * stream (docs/memory-model.md §9): which segments the step reserves, not
+ * only which tensors it keeps. One allocator at a time (the core is
+ * single-threaded); blocks live in fixed arrays so the wasm heap stays fixed. */
+#ifndef LLMEM_ALLOCATOR_H
+#define LLMEM_ALLOCATOR_H
+
+#include <stdint.h>
+
+/* CUDA streams whose cached blocks are kept apart (a block freed on one
+ * stream is reused by that stream only). */
+enum {
+  ALLOC_STREAM_COMPUTE,
+  ALLOC_STREAM_GATHER,  /* FSDP / ZeRO-3 all-gather */
+  ALLOC_STREAM_REDUCE,  /* reduce-scatter */
+  ALLOC_STREAM_P2P,     /* pipeline send / recv */
+  ALLOC_STREAM_COUNT
+};
+
+#define ALLOC_MAX_BLOCKS 32768
+#define ALLOC_MAX_SEGMENTS 8192
+
+typedef struct {
+  double max_split_bytes;    /* max_split_size_mb; INFINITY when unset */
+  double gc_threshold;       /* garbage_collection_threshold (fraction of capacity); 0 = off */
+  double capacity_bytes;     /* what cudaMalloc may take before it fails; INFINITY = no limit */
+  int expandable;            /* expandable_segments:True */
+  double op_budget;          /* allocations + frees before the simulation gives up */
+} alloc_settings;
+
+typedef struct {
+  double allocated_bytes;    /* live blocks, rounded sizes (torch.cuda.memory_allocated) */
+  double reserved_bytes;     /* segments (torch.cuda.memory_reserved) */
+  double peak_reserved_bytes;
+  double allocated_at_peak_bytes;      /* allocated when reserved peaked */
+  double largest_free_at_peak_bytes;   /* largest cached free block then */
+  double peak_allocated_bytes;
+  double segment_count, peak_segment_count;
+  double ops;
+  int gave_up;               /* too many blocks or operations: the caller uses its bound */
+  int oom;                   /* a request needed more than capacity even after freeing the cache */
+} alloc_stats;
+
+void alloc_reset(const alloc_settings *s);
+/* A request of `bytes` on `stream`, known later by `tag` (unique among live blocks). */
+void alloc_malloc(uint64_t tag, double bytes, int stream);
+/* Freed; cross_stream: used on another stream too (record_stream), so the
+ * block returns to the cache only at the next alloc_sync. */
+void alloc_free(uint64_t tag, int cross_stream);
+void alloc_free_if_live(uint64_t tag);
+/* The other streams' work has completed: pending blocks return to the cache. */
+void alloc_sync(void);
+/* torch.cuda.empty_cache(): unsplit cached segments go back to the driver. */
+void alloc_empty_cache(void);
+int alloc_is_live(uint64_t tag);
+const alloc_stats *alloc_get_stats(void);
+/* The largest cached free block now. */
+double alloc_largest_free_bytes(void);
+/* A hash of the cache layout (sizes, streams, places; not tags): equal
+ * before and after a repeated pattern means the pattern leaves it unchanged. */
+uint64_t alloc_layout_hash(void);
+
+#endif

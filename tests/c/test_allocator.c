@@ -1,0 +1,154 @@
+/* The simulated caching allocator on hand-worked sequences: each expected
+ * reserved total follows from c10/cuda/CUDACachingAllocator.cpp's rules
+ * (core/allocator.c lists them). */
+#include <math.h>
+
+#include "allocator.h"
+#include "check.h"
+
+#define MB 1048576.0
+enum { C = ALLOC_STREAM_COMPUTE, G = ALLOC_STREAM_GATHER };
+
+static void reset(double max_split_mb, double capacity_mb, int expandable, double gc) {
+  alloc_settings s = {max_split_mb > 0 ? max_split_mb * MB : INFINITY, gc,
+                      capacity_mb > 0 ? capacity_mb * MB : INFINITY, expandable, 1e9};
+  alloc_reset(&s);
+}
+static double reserved(void) { return alloc_get_stats()->reserved_bytes; }
+static double allocated(void) { return alloc_get_stats()->allocated_bytes; }
+
+static void rounding(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 1, C); /* 512 B block in a 2 MiB small segment */
+  CHECK_NEAR(allocated(), 512, 0, "1 B rounds to 512");
+  CHECK_NEAR(reserved(), 2 * MB, 0, "small segment");
+  alloc_malloc(2, MB + 1, C); /* large pool: 1 MiB + 512 in a 20 MiB segment */
+  CHECK_NEAR(allocated(), 512 + MB + 512, 0, "1 MiB + 1 rounds to 512 B");
+  CHECK_NEAR(reserved(), 22 * MB, 0, "20 MiB segment below 10 MiB");
+  alloc_malloc(3, 11 * MB - 100, C); /* fits the 20 MiB segment's cached rest (~19 MiB) */
+  CHECK_NEAR(reserved(), 22 * MB, 0, "11 MiB - 100 B from the cached rest");
+  alloc_malloc(4, 11 * MB - 100, C); /* ~8 MiB left: >= 10 MiB opens its own segment rounded to 2 MiB */
+  CHECK_NEAR(reserved(), 34 * MB, 0, "11 MiB - 100 B takes a 12 MiB segment");
+}
+
+static void split_reuse(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 12 * MB, C);
+  alloc_free(1, 0);
+  alloc_malloc(2, 8 * MB, C); /* best fit 12 MiB, rest 4 MiB > 1 MiB: split */
+  CHECK_NEAR(reserved(), 12 * MB, 0, "8 MiB reuses the 12 MiB block");
+  CHECK_NEAR(alloc_largest_free_bytes(), 4 * MB, 0, "4 MiB rest cached");
+  alloc_malloc(3, 3 * MB, C); /* rest 1 MiB is not > 1 MiB: the whole 4 MiB block */
+  CHECK_NEAR(allocated(), 12 * MB, 0, "3 MiB takes the 4 MiB block unsplit");
+  CHECK_NEAR(reserved(), 12 * MB, 0, "no new segment");
+  alloc_free(2, 0);
+  alloc_free(3, 0); /* neighbours merge back into one 12 MiB block */
+  CHECK_NEAR(alloc_largest_free_bytes(), 12 * MB, 0, "merged");
+  alloc_malloc(4, 13 * MB, C);
+  CHECK_NEAR(reserved(), 26 * MB, 0, "13 MiB does not fit the 12 MiB cache");
+}
+
+static void merge_small_requests(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 5 * MB, C); /* 20 MiB segment split 5 + 15 */
+  alloc_malloc(2, 5 * MB, C); /* 15 split 5 + 10 */
+  CHECK_NEAR(reserved(), 20 * MB, 0, "two 5 MiB requests share a segment");
+  alloc_free(1, 0);
+  alloc_free(2, 0);
+  alloc_malloc(3, 18 * MB, C);
+  CHECK_NEAR(reserved(), 20 * MB, 0, "18 MiB fits the merged 20 MiB block");
+}
+
+static void max_split(void) {
+  reset(100, 0, 0, 0);
+  alloc_malloc(1, 200 * MB, C);
+  alloc_free(1, 0);
+  alloc_malloc(2, 50 * MB, C); /* oversize cached block does not serve a small request */
+  CHECK_NEAR(reserved(), 250 * MB, 0, "50 MiB opens a segment beside the cached 200 MiB");
+  alloc_malloc(3, 190 * MB, C); /* within 20 MiB of the oversize block: taken whole */
+  CHECK_NEAR(reserved(), 250 * MB, 0, "190 MiB takes the 200 MiB block");
+  CHECK_NEAR(allocated(), 250 * MB, 0, "not split");
+  alloc_free(3, 0);
+  alloc_malloc(4, 150 * MB, C); /* more than 20 MiB below it: a new segment */
+  CHECK_NEAR(reserved(), 400 * MB, 0, "150 MiB cannot use the 200 MiB block");
+}
+
+static void streams(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 100 * MB, C);
+  alloc_free(1, 0);
+  alloc_malloc(2, 100 * MB, G); /* cached on the compute stream: not for the gather stream */
+  CHECK_NEAR(reserved(), 200 * MB, 0, "streams keep their caches apart");
+  alloc_free(2, 1); /* used on the compute stream too: waits for its event */
+  alloc_malloc(3, 100 * MB, G);
+  CHECK_NEAR(reserved(), 300 * MB, 0, "a pending block is not reused");
+  alloc_sync();
+  alloc_free(3, 0);
+  alloc_malloc(4, 100 * MB, G);
+  alloc_malloc(5, 100 * MB, G);
+  CHECK_NEAR(reserved(), 300 * MB, 0, "after the event both gather blocks are reused");
+}
+
+static void expandable(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 100 * MB, C);
+  alloc_free(1, 0);
+  alloc_malloc(2, 150 * MB, C);
+  CHECK_NEAR(reserved(), 250 * MB, 0, "default: 150 MiB opens a new segment");
+  reset(0, 0, 1, 0);
+  alloc_malloc(1, 100 * MB, C);
+  alloc_free(1, 0);
+  alloc_malloc(2, 150 * MB, C); /* the free tail grows by 50 MiB of pages */
+  CHECK_NEAR(reserved(), 150 * MB, 0, "expandable: the segment grows in place");
+  alloc_malloc(3, 3 * MB, C);
+  CHECK_NEAR(reserved(), 154 * MB, 0, "3 MiB maps two 2 MiB pages");
+  alloc_free(3, 0);
+  alloc_empty_cache(); /* the free tail is unmapped */
+  CHECK_NEAR(reserved(), 150 * MB, 0, "empty_cache unmaps the free tail");
+}
+
+static void device_full(void) {
+  reset(0, 300, 0, 0);
+  alloc_malloc(1, 200 * MB, C);
+  alloc_free(1, 0);
+  alloc_malloc(2, 250 * MB, C); /* cudaMalloc would pass 300 MiB: the cached segment is released */
+  CHECK_NEAR(reserved(), 250 * MB, 0, "cache released when the device is full");
+  CHECK(!alloc_get_stats()->oom, "no out-of-memory");
+  alloc_malloc(3, 100 * MB, C);
+  CHECK(alloc_get_stats()->oom, "350 MiB live on a 300 MiB device is out of memory");
+}
+
+static void garbage_collection(void) {
+  reset(0, 1000, 0, 0.5);
+  alloc_malloc(1, 300 * MB, C);
+  alloc_malloc(2, 100 * MB, C);
+  alloc_free(1, 0);
+  alloc_free(2, 0);
+  alloc_malloc(3, 400 * MB, C); /* reserved 400 MiB <= 500: nothing collected */
+  CHECK_NEAR(reserved(), 800 * MB, 0, "below the threshold the cache stays");
+  alloc_malloc(4, 450 * MB, C); /* 800 > 500: the oldest unsplit cached segment goes, 500 is not above */
+  CHECK_NEAR(reserved(), 950 * MB, 0, "garbage collection frees the oldest (300 MiB) segment");
+}
+
+static void empty_cache(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 64 * MB, C);
+  alloc_malloc(2, 1000, C);
+  alloc_free(1, 0);
+  alloc_empty_cache();
+  CHECK_NEAR(reserved(), 2 * MB, 0, "empty_cache releases the unsplit cached segment only");
+  CHECK_NEAR(alloc_get_stats()->peak_reserved_bytes, 66 * MB, 0, "the peak stays");
+}
+
+int main(void) {
+  rounding();
+  split_reuse();
+  merge_small_requests();
+  max_split();
+  streams();
+  expandable();
+  device_full();
+  garbage_collection();
+  empty_cache();
+  return check_report("allocator");
+}

@@ -5,9 +5,9 @@
 // model; a framework config replaces the keys it sets; config v1 replaces
 // everything) and say what would change. Export: the framework formats.
 import type { Config, Core, EstimateResult, FieldInfo, Json } from '../../wasm/llmem.js';
-import { PLACED, visible } from '../fields.js';
 import { baseValue, computeBase, configToDoc, docToConfig, leafFields, normalize, sameValue, type Doc } from './doc.js';
 import { detectKind, importConfig, type ImportKind } from './importers/index.js';
+import { matters } from './relevance.js';
 import { merge, resolveConfig } from './resolve.js';
 import { importJson } from './share.js';
 
@@ -70,7 +70,7 @@ function effective(core: Core, doc: Doc): Record<string, Json> {
 function prune(core: Core, doc: Doc): Doc {
   const vals = effective(core, doc);
   const out: Doc = {};
-  for (const [k, v] of Object.entries(doc)) if (!PLACED.includes(k) || visible(k, (p) => vals[p] ?? null)) out[k] = v;
+  for (const [k, v] of Object.entries(doc)) if (matters(k, (p) => vals[p] ?? null)) out[k] = v;
   return normalize(core, out);
 }
 

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { leafFields } from '../../frontend/config/doc.js';
+import { MATTERS_WHEN } from '../../frontend/config/relevance.js';
 import { PLACED, SECTIONS, UI, visible } from '../../frontend/fields.js';
 
 let core: Core;
@@ -14,6 +15,7 @@ describe('form metadata', () => {
   it('names only keys the core has', () => {
     for (const path of Object.keys(UI)) expect(core.field(path), path).toBeDefined();
     for (const path of PLACED) expect(core.field(path), path).toBeDefined();
+    for (const path of Object.keys(MATTERS_WHEN)) expect(PLACED, `${path}: a dependent key the form places`).toContain(path);
   });
   it('places every key once (model.preset and hardware.gpu have their own pickers)', () => {
     const leaves = leafFields(core.fields).map((f) => f.path).filter((p) => p !== 'model.preset' && p !== 'hardware.gpu');

@@ -76,9 +76,11 @@ function prune(core: Core, doc: Doc): Doc {
 
 /** Keys whose value differs between two docs. */
 export function changes(core: Core, before: Doc, after: Doc): Change[] {
-  const a = effective(core, before), b = effective(core, after);
+  const a = effective(core, before),
+    b = effective(core, after);
   const out: Change[] = [];
-  for (const f of leafFields(core.fields)) if (!sameValue(f, a[f.path], b[f.path])) out.push({ path: f.path, from: a[f.path], to: b[f.path] });
+  for (const f of leafFields(core.fields))
+    if (!sameValue(f, a[f.path], b[f.path])) out.push({ path: f.path, from: a[f.path], to: b[f.path] });
   return out;
 }
 
@@ -109,19 +111,31 @@ export function mergeImported(core: Core, doc: Doc, kind: ImportKind, imported: 
     if (m.name === undefined && stem && stem.toLowerCase() !== 'config') m.name = stem;
     next.model = m;
   } else if (isObject(model)) {
-    next.model = model.preset !== undefined && model.preset !== null ? { ...model } : merge(currentModel(current), model);
+    next.model =
+      model.preset !== undefined && model.preset !== null ? { ...model } : merge(currentModel(current), model);
   }
   return next;
 }
 
 /** Read `text` as `kind` and work out what Apply would do to the page's config `doc`. */
-export function prepareImport(core: Core, doc: Doc, kind: SourceKind, text: string, options: { filename?: string; worldSize?: number } = {}): Prepared {
+export function prepareImport(
+  core: Core,
+  doc: Doc,
+  kind: SourceKind,
+  text: string,
+  options: { filename?: string; worldSize?: number } = {},
+): Prepared {
   let next: Doc;
   let notes: string[] = [];
   let unsupported: string[] = [];
   if (kind === 'config') {
     const r = importJson(core, text);
-    if (!r.ok) return { ok: false, path: r.path, message: r.path && !r.message.startsWith(r.path) ? `${r.path}: ${r.message}` : r.message };
+    if (!r.ok)
+      return {
+        ok: false,
+        path: r.path,
+        message: r.path && !r.message.startsWith(r.path) ? `${r.path}: ${r.message}` : r.message,
+      };
     next = r.doc;
     notes = ['config v1 replaces the whole setup'];
   } else {
@@ -142,4 +156,3 @@ export function prepareImport(core: Core, doc: Doc, kind: SourceKind, text: stri
   }
   return { ok: true, doc: next, notes, unsupported, changes: changes(core, doc, next), estimate };
 }
-

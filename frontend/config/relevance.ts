@@ -9,9 +9,18 @@ import type { Json } from '../../wasm/llmem.js';
 export type Get = (path: string) => Json;
 export type Condition = (get: Get) => boolean;
 
-const is = (path: string, ...values: string[]): Condition => (get) => values.includes(get(path) as string);
-const gt = (path: string, n: number): Condition => (get) => (get(path) as number) > n;
-const all = (...conds: Condition[]): Condition => (get) => conds.every((c) => c(get));
+const is =
+  (path: string, ...values: string[]): Condition =>
+  (get) =>
+    values.includes(get(path) as string);
+const gt =
+  (path: string, n: number): Condition =>
+  (get) =>
+    (get(path) as number) > n;
+const all =
+  (...conds: Condition[]): Condition =>
+  (get) =>
+    conds.every((c) => c(get));
 const DEEPSPEED = is('parallel.engine', 'deepspeed', 'megatron_deepspeed');
 const FSDP = is('parallel.engine', 'fsdp1', 'fsdp2');
 const ZERO3 = all(DEEPSPEED, (get) => get('parallel.zero_stage') === 3);

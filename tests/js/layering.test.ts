@@ -36,7 +36,9 @@ function importSpecifiers(text: string): string[] {
 function target(file: string, spec: string): string {
   const abs = resolve(root, dirname(file), spec);
   const candidates = [abs, abs.replace(/\.js$/, '.ts'), abs.replace(/\.js$/, '.tsx'), abs.replace(/\.mjs$/, '.mts')];
-  return relative(root, candidates.find((c) => existsSync(c)) ?? abs).split(sep).join('/');
+  return relative(root, candidates.find((c) => existsSync(c)) ?? abs)
+    .split(sep)
+    .join('/');
 }
 
 const inLayer = (path: string) => LAYER_FILES.includes(path) || LAYER_DIRS.some((d) => path.startsWith(`${d}/`));
@@ -71,7 +73,14 @@ describe('the DOM-free layer', () => {
       "/* import { no } from './block.js'; */",
       "const s = 'from nowhere';",
     ].join('\n');
-    expect(importSpecifiers(text).sort()).toEqual(['../app/App.js', '../fields.js', '../state.js', './d.js', './f.js', './side.js']);
+    expect(importSpecifiers(text).sort()).toEqual([
+      '../app/App.js',
+      '../fields.js',
+      '../state.js',
+      './d.js',
+      './f.js',
+      './side.js',
+    ]);
   });
 
   it('flags the page modules', () => {

@@ -26,7 +26,13 @@ const reasonOf = (e: YAMLError) => e.message.split('\n')[0].replace(/ at line \d
 /** Parse one YAML document; throws YamlError (with the line) for malformed or unsupported YAML. */
 export function parseYaml(text: string): Json {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, schema: 'core', merge: true, uniqueKeys: true, prettyErrors: false });
+  const doc = parseDocument(text, {
+    lineCounter: lines,
+    schema: 'core',
+    merge: true,
+    uniqueKeys: true,
+    prettyErrors: false,
+  });
   // an error at the end of the text (an unclosed "[") names the last line that has content
   const end = text.trimEnd().length;
   const lineAt = (offset: number) => lines.linePos(Math.min(offset, Math.max(end - 1, 0))).line;
@@ -42,10 +48,15 @@ export function parseYaml(text: string): Json {
   }
   visit(doc, {
     Alias(_, alias) {
-      if (!alias.resolve(doc)) throw new YamlError(lineAt(alias.range?.[0] ?? 0), `alias *${alias.source} has no anchor &${alias.source} above it`);
+      if (!alias.resolve(doc))
+        throw new YamlError(
+          lineAt(alias.range?.[0] ?? 0),
+          `alias *${alias.source} has no anchor &${alias.source} above it`,
+        );
     },
     Pair(_, pair) {
-      if (isCollection(pair.key)) throw new YamlError(lineAt(pair.key.range?.[0] ?? 0), 'collections as mapping keys are not supported', true);
+      if (isCollection(pair.key))
+        throw new YamlError(lineAt(pair.key.range?.[0] ?? 0), 'collections as mapping keys are not supported', true);
     },
   });
   try {

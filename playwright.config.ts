@@ -10,12 +10,14 @@ import { defineConfig } from '@playwright/test';
 
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync('dist/index.html')) throw new Error('dist/index.html is missing: run `npm run build` first');
-if (!existsSync(executablePath)) throw new Error(`Chromium not found at ${executablePath} (apt-get install -y chromium, or set CHROMIUM)`);
+if (!existsSync(executablePath))
+  throw new Error(`Chromium not found at ${executablePath} (apt-get install -y chromium, or set CHROMIUM)`);
 
 /** A free port, chosen once by the runner; its workers inherit it through the environment. */
 function freePort(name: string): number {
   if (!process.env[name]) {
-    const script = "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})";
+    const script =
+      "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})";
     process.env[name] = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' }).trim();
   }
   return Number(process.env[name]);
@@ -42,7 +44,15 @@ export default defineConfig({
     permissions: ['clipboard-read', 'clipboard-write'],
     launchOptions: {
       executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     },
   },
   webServer: [

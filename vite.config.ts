@@ -50,7 +50,10 @@ export default defineConfig({
   build: {
     // the core module is an asset that the page and the Worker import by URL: published as .js (every host serves it as JavaScript)
     rolldownOptions: {
-      output: { assetFileNames: (a) => (a.names?.[0] ?? a.name ?? '').endsWith('.mjs') ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]' },
+      output: {
+        assetFileNames: (a) =>
+          (a.names?.[0] ?? a.name ?? '').endsWith('.mjs') ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]',
+      },
     },
     target: 'es2022',
     outDir: 'dist',

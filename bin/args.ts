@@ -24,14 +24,18 @@ export function parseCommandArgs(args: string[], spec: ArgSpec, usage: (message:
   for (const v of spec.values ?? []) options[v] = { type: 'string' };
   for (const v of spec.repeated ?? []) options[v] = { type: 'string', multiple: true };
   for (const f of spec.flags ?? []) options[f] = { type: 'boolean' };
-  const allowed = Object.keys(options).map((k) => `--${k}`).join(', ') || 'none';
+  const allowed =
+    Object.keys(options)
+      .map((k) => `--${k}`)
+      .join(', ') || 'none';
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
     const err = e as Error & { code?: string };
     const m = /'(-{1,2}[^' ]+)/.exec(err.message);
-    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw usage(`unknown option ${m?.[1] ?? ''} (allowed: ${allowed})`);
+    if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+      throw usage(`unknown option ${m?.[1] ?? ''} (allowed: ${allowed})`);
     if (err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
       const opt = (m?.[1] ?? '--option').replace(/ .*/, '');
       throw usage(`${opt} needs a value (one that starts with "-" is written ${opt}=-1)`);

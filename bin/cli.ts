@@ -45,13 +45,19 @@ function parseJson(arg: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new InputError('', `${arg === '-' ? 'standard input' : arg}: ${what} is not valid JSON (${(e as Error).message})`);
+    throw new InputError(
+      '',
+      `${arg === '-' ? 'standard input' : arg}: ${what} is not valid JSON (${(e as Error).message})`,
+    );
   }
 }
 
 function checkDepth(value: unknown, arg: string, what: string): unknown {
   if (jsonDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH)
-    throw new InputError('', `${arg === '-' ? 'standard input' : arg}: ${what} nests deeper than ${MAX_JSON_DEPTH} levels (config v1 nests 3)`);
+    throw new InputError(
+      '',
+      `${arg === '-' ? 'standard input' : arg}: ${what} nests deeper than ${MAX_JSON_DEPTH} levels (config v1 nests 3)`,
+    );
   return value;
 }
 
@@ -79,7 +85,10 @@ function readConfig(arg: string | undefined, core: Core): unknown {
 }
 
 class InputError extends Error {
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -98,7 +107,13 @@ export function setOption(spec: string): Config {
   }
   let node: Json = value;
   // own properties only: "__proto__" must stay a (refused) key, not reach the prototype
-  for (let i = path.length - 1; i >= 0; i--) node = Object.defineProperty({}, path[i], { value: node, enumerable: true, writable: true, configurable: true }) as Config;
+  for (let i = path.length - 1; i >= 0; i--)
+    node = Object.defineProperty({}, path[i], {
+      value: node,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    }) as Config;
   return node as Config;
 }
 
@@ -107,13 +122,16 @@ function rankRow(r: RankResult): string {
 }
 
 export function formatText(config: Config, res: EstimateResult): string {
-  const model = (config.model as Config | undefined)?.name ?? (config.model as Config | undefined)?.preset ?? 'custom model';
+  const model =
+    (config.model as Config | undefined)?.name ?? (config.model as Config | undefined)?.preset ?? 'custom model';
   const p = res.per_gpu;
   const lines = [
     `model        ${model}: ${(res.params.total / 1e9).toFixed(3)} B parameters (${(res.params.trainable / 1e9).toFixed(3)} B trainable, ${(res.params.per_gpu / 1e9).toFixed(3)} B on the most-loaded GPU)`,
     `per GPU      peak allocated ${gib(res.peak_allocated.bytes)} | reserved ${gib(p.peak_reserved_bytes)} | nvidia-smi ${gib(p.device_used_bytes)} of ${gib(res.capacity_bytes)}`,
     ...(res.peak_allocated.stage !== p.stage
-      ? [`             allocated peaks on stage ${res.peak_allocated.stage}; stage ${p.stage} uses the most device memory (the figures below)`]
+      ? [
+          `             allocated peaks on stage ${res.peak_allocated.stage}; stage ${p.stage} uses the most device memory (the figures below)`,
+        ]
       : []),
     `fits         ${res.fits ? 'yes' : 'NO'} (${(res.utilization * 100).toFixed(1)} % of GPU memory)`,
     `peak at      ${p.peak_at}`,
@@ -150,7 +168,10 @@ function numberOption(opts: Record<string, string>, key: string, fallback?: numb
   const allowed = range
     ? `${range.whole ? 'a whole number' : 'a number'} from ${range.min} to ${range.below ? `below ${range.max}` : range.max}`
     : 'a finite number';
-  const ok = Number.isFinite(v) && (!range || (v >= range.min && (range.below ? v < range.max : v <= range.max) && (!range.whole || Number.isInteger(v))));
+  const ok =
+    Number.isFinite(v) &&
+    (!range ||
+      (v >= range.min && (range.below ? v < range.max : v <= range.max) && (!range.whole || Number.isInteger(v))));
   if (!ok) throw new UsageError(`--${key} must be ${allowed}, not "${raw}"`);
   return v;
 }
@@ -158,7 +179,11 @@ function numberOption(opts: Record<string, string>, key: string, fallback?: numb
 const FREE: Range = { min: 0, max: 1, below: true };
 
 async function plannerCommand(command: string, args: string[]): Promise<number> {
-  const known = { sweep: ['axis', 'from', 'to', 'points', 'step'], fit: ['axis', 'free', 'max'], search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'] }[command]!;
+  const known = {
+    sweep: ['axis', 'from', 'to', 'points', 'step'],
+    fit: ['axis', 'free', 'max'],
+    search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'],
+  }[command]!;
   const { file, opts, json } = parseOptions(args, known);
   const core = await loadCore();
   const raw = readConfig(file, core);
@@ -173,7 +198,8 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
   if (command === 'sweep') {
     const axis = opts.axis;
     if (!axis) throw new UsageError('sweep needs --axis key.path');
-    const from = numberOption(opts, 'from'), to = numberOption(opts, 'to');
+    const from = numberOption(opts, 'from'),
+      to = numberOption(opts, 'to');
     if (!(to >= from)) throw new UsageError(`--to must be at least --from`);
     const field = core.field(axis);
     const integer = field?.kind === 'int';
@@ -181,7 +207,8 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     if (opts.step !== undefined) {
       const step = numberOption(opts, 'step');
       if (!(step > 0)) throw new UsageError('--step must be positive');
-      if ((to - from) / step + 1 > 4096) throw new UsageError('--from, --to and --step give more than 4096 points (a sweep takes at most 4096)');
+      if ((to - from) / step + 1 > 4096)
+        throw new UsageError('--from, --to and --step give more than 4096 points (a sweep takes at most 4096)');
       for (let v = from; v <= to; v += step) values.push(v);
     } else {
       const n = numberOption(opts, 'points', 16, { min: 2, max: 4096, whole: true });
@@ -195,11 +222,15 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
       console.log(JSON.stringify({ ok: true, axis, points }, null, 2));
       return 0;
     }
-    console.log(`${axis.padEnd(26)} ${'allocated'.padStart(12)} ${'reserved'.padStart(12)} ${'nvidia-smi'.padStart(12)}  fits (of ${gib(base.capacity_bytes)})`);
+    console.log(
+      `${axis.padEnd(26)} ${'allocated'.padStart(12)} ${'reserved'.padStart(12)} ${'nvidia-smi'.padStart(12)}  fits (of ${gib(base.capacity_bytes)})`,
+    );
     for (const p of points)
-      console.log(p.ok
-        ? `${String(p.value).padEnd(26)} ${gib(p.peak_allocated_bytes).padStart(12)} ${gib(p.peak_reserved_bytes).padStart(12)} ${gib(p.device_used_bytes).padStart(12)}  ${p.fits ? 'yes' : 'no'}`
-        : `${String(p.value).padEnd(26)} invalid: ${p.error}`);
+      console.log(
+        p.ok
+          ? `${String(p.value).padEnd(26)} ${gib(p.peak_allocated_bytes).padStart(12)} ${gib(p.peak_reserved_bytes).padStart(12)} ${gib(p.device_used_bytes).padStart(12)}  ${p.fits ? 'yes' : 'no'}`
+          : `${String(p.value).padEnd(26)} invalid: ${p.error}`,
+      );
     return 0;
   }
   if (command === 'fit') {
@@ -215,8 +246,11 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
       out[axis] = best;
     }
     if (json) console.log(JSON.stringify({ ok: true, free_fraction: free, largest: out }, null, 2));
-    else for (const [axis, v] of Object.entries(out))
-      console.log(`largest ${axis} that leaves ${(free * 100).toFixed(0)} % free: ${v === 0 ? 'none (even the smallest does not fit)' : v}`);
+    else
+      for (const [axis, v] of Object.entries(out))
+        console.log(
+          `largest ${axis} that leaves ${(free * 100).toFixed(0)} % free: ${v === 0 ? 'none (even the smallest does not fit)' : v}`,
+        );
     return 0;
   }
   const gpus = numberOption(opts, 'gpus', undefined, { min: 1, max: 10_000_000, whole: true });
@@ -234,16 +268,34 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     return 0;
   }
   if (res.layouts.length === 0) {
-    console.log(`${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit: ${res.empty_reason ?? 'no layout'}`);
+    console.log(
+      `${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit: ${res.empty_reason ?? 'no layout'}`,
+    );
     return 0;
   }
-  console.log(`${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit; the fastest by the step-time model (a ranking aid, not a promise):`);
-  console.log(`  ${'dp'.padStart(5)} ${'tp'.padStart(3)} ${'pp'.padStart(3)} ${'vpp'.padStart(3)} ${'cp'.padStart(3)} ${'ep'.padStart(3)} ${'mb'.padStart(3)} ${'ga'.padStart(4)}  ${'recompute'.padEnd(10)} ${'sharding'.padEnd(22)} ${'nvidia-smi'.padStart(11)} ${'step s'.padStart(8)} ${'tok/s/GPU'.padStart(10)}`);
+  console.log(
+    `${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit; the fastest by the step-time model (a ranking aid, not a promise):`,
+  );
+  console.log(
+    `  ${'dp'.padStart(5)} ${'tp'.padStart(3)} ${'pp'.padStart(3)} ${'vpp'.padStart(3)} ${'cp'.padStart(3)} ${'ep'.padStart(3)} ${'mb'.padStart(3)} ${'ga'.padStart(4)}  ${'recompute'.padEnd(10)} ${'sharding'.padEnd(22)} ${'nvidia-smi'.padStart(11)} ${'step s'.padStart(8)} ${'tok/s/GPU'.padStart(10)}`,
+  );
   for (const l of shown) {
     const p = l.patch.parallel as Record<string, string | number | boolean>;
     const t = l.patch.training as Record<string, string | number>;
-    const sharding = String(p.fsdp_strategy !== undefined && config.parallel && (config.parallel as Record<string, unknown>).engine?.toString().startsWith('fsdp') ? p.fsdp_strategy : p.zero_stage ? `zero-${p.zero_stage}` : p.distributed_optimizer ? 'distributed optimizer' : '');
-    console.log(`${l.pareto ? '*' : ' '} ${String(l.dp).padStart(5)} ${String(l.tp).padStart(3)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(3)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.micro_batch).padStart(3)} ${String(l.grad_accum).padStart(4)}  ${String(t.recompute).padEnd(10)} ${sharding.padEnd(22)} ${gib(l.device_used_bytes).padStart(11)} ${l.step_seconds.toFixed(2).padStart(8)} ${Math.round(l.tokens_per_second_per_gpu).toString().padStart(10)}`);
+    const sharding = String(
+      p.fsdp_strategy !== undefined &&
+        config.parallel &&
+        (config.parallel as Record<string, unknown>).engine?.toString().startsWith('fsdp')
+        ? p.fsdp_strategy
+        : p.zero_stage
+          ? `zero-${p.zero_stage}`
+          : p.distributed_optimizer
+            ? 'distributed optimizer'
+            : '',
+    );
+    console.log(
+      `${l.pareto ? '*' : ' '} ${String(l.dp).padStart(5)} ${String(l.tp).padStart(3)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(3)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.micro_batch).padStart(3)} ${String(l.grad_accum).padStart(4)}  ${String(t.recompute).padEnd(10)} ${sharding.padEnd(22)} ${gib(l.device_used_bytes).padStart(11)} ${l.step_seconds.toFixed(2).padStart(8)} ${Math.round(l.tokens_per_second_per_gpu).toString().padStart(10)}`,
+    );
   }
   console.log('* on the Pareto front (no layout is both faster and smaller)');
   return 0;
@@ -253,7 +305,9 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
     // `llmem <command> --help`: the usage lines of that command, then the rest
-    const mine = USAGE.split('\n').filter((l) => l.startsWith(`  llmem ${command} `) || l.startsWith(`  llmem ${command}\n`));
+    const mine = USAGE.split('\n').filter(
+      (l) => l.startsWith(`  llmem ${command} `) || l.startsWith(`  llmem ${command}\n`),
+    );
     console.log(mine.length ? `${mine.join('\n')}\n\n${USAGE}` : USAGE);
     return 0;
   }
@@ -277,9 +331,14 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'estimate': {
-        const p = parseCommandArgs(rest, { values: ['hf'], repeated: ['set'], flags: ['json', 'timeline'] }, (m) => new UsageError(m));
+        const p = parseCommandArgs(
+          rest,
+          { values: ['hf'], repeated: ['set'], flags: ['json', 'timeline'] },
+          (m) => new UsageError(m),
+        );
         if (p.positionals.length > 1) throw new UsageError(`unexpected argument ${p.positionals[1]}`);
-        const json = p.flags.has('json'), timeline = p.flags.has('timeline');
+        const json = p.flags.has('json'),
+          timeline = p.flags.has('timeline');
         const hf = p.values.hf;
         // with --hf alone the run is the defaults: the model comes from config.json
         const file = p.positionals[0];
@@ -296,7 +355,8 @@ export async function main(argv: string[]): Promise<number> {
         if (hf !== undefined) raw = hfOption(hf, raw as Config);
         const resolved = resolveConfig(merge(raw as Config, overrides));
         if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
-        for (const path of setPaths) if (!core.field(path)) throw new InputError(path, `--set ${path}: unknown key (see llmem defaults)`);
+        for (const path of setPaths)
+          if (!core.field(path)) throw new InputError(path, `--set ${path}: unknown key (see llmem defaults)`);
         const res = core.estimate(resolved.config, { timeline });
         if (!res.ok) {
           if (json) console.log(JSON.stringify(res, null, 2));
@@ -336,7 +396,9 @@ export async function main(argv: string[]): Promise<number> {
         }
         console.log(`${'reading'.padEnd(34)} ${'estimated'.padStart(12)} ${'measured'.padStart(12)}   error`);
         for (const r of rows)
-          console.log(`${r.name.padEnd(34)} ${gib(r.estimated).padStart(12)} ${(r.measured === null ? 'n/a' : gib(r.measured)).padStart(12)}   ${r.error === null ? '' : `${r.error >= 0 ? '+' : ''}${(r.error * 100).toFixed(1)} %`}`);
+          console.log(
+            `${r.name.padEnd(34)} ${gib(r.estimated).padStart(12)} ${(r.measured === null ? 'n/a' : gib(r.measured)).padStart(12)}   ${r.error === null ? '' : `${r.error >= 0 ? '+' : ''}${(r.error * 100).toFixed(1)} %`}`,
+          );
         return 0;
       }
       default:
@@ -361,7 +423,9 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
     // never a stack trace: a failure we did not foresee is still one line
-    console.error(`llmem: ${err instanceof RangeError ? 'the input is too large or too deeply nested' : 'internal error'}: ${err.message ?? String(e)}`);
+    console.error(
+      `llmem: ${err instanceof RangeError ? 'the input is too large or too deeply nested' : 'internal error'}: ${err.message ?? String(e)}`,
+    );
     return 2;
   }
 }

@@ -5,7 +5,13 @@ import { readText, UnreadableError } from './input.js';
 import type { Config } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { resolveConfig } from '../frontend/config/resolve.js';
-import { detectKind, importConfig, importHfConfig, IMPORT_KINDS, type ImportKind } from '../frontend/config/importers/index.js';
+import {
+  detectKind,
+  importConfig,
+  importHfConfig,
+  IMPORT_KINDS,
+  type ImportKind,
+} from '../frontend/config/importers/index.js';
 import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
 
 export const IMPORT_USAGE = `usage:
@@ -19,7 +25,10 @@ export const IMPORT_USAGE = `usage:
 
 /** Bad input (exit 1); `path` names the key, as the CLI's other errors do. */
 export class ImportInputError extends Error {
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -55,17 +64,23 @@ export function importCommand(args: string[]): Promise<number> {
   return run(() => {
     const p = parseCommandArgs(args, { values: ['world-size'], flags: ['json'] }, (m) => new Usage(m));
     const [kindArg, file, extra] = p.positionals;
-    if (!kindArg || !file || extra) throw new Usage('import needs a kind (or auto) and a file (or - for standard input)');
+    if (!kindArg || !file || extra)
+      throw new Usage('import needs a kind (or auto) and a file (or - for standard input)');
     const text = readInput(file);
     let kind: ImportKind | undefined;
     if (kindArg === 'auto') {
       kind = detectKind(file === '-' ? '' : file, text);
-      if (!kind) throw new ImportInputError('', `${file}: cannot tell which format this is; name the kind (${IMPORT_KINDS.join(' | ')})`);
+      if (!kind)
+        throw new ImportInputError(
+          '',
+          `${file}: cannot tell which format this is; name the kind (${IMPORT_KINDS.join(' | ')})`,
+        );
     } else if ((IMPORT_KINDS as string[]).includes(kindArg)) kind = kindArg as ImportKind;
     else throw new Usage(`unknown import kind "${kindArg}" (allowed: auto | ${IMPORT_KINDS.join(' | ')})`);
     const ws = p.values['world-size'];
     const worldSize = ws === undefined ? undefined : Number(ws);
-    if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1)) throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
+    if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1))
+      throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
     const r = importConfig(kind, text, { worldSize });
     const where = file === '-' ? 'standard input' : file;
     if ('error' in r) throw new ImportInputError(r.error.path, `${where} (${kind}): ${r.error.message}`);
@@ -86,7 +101,8 @@ export function exportCommand(args: string[]): Promise<number> {
     const p = parseCommandArgs(args, { flags: ['json'] }, (m) => new Usage(m));
     const [kind, file, extra] = p.positionals;
     if (!kind || !file || extra) throw new Usage('export needs a format and a config file (or - for standard input)');
-    if (!(EXPORT_KINDS as string[]).includes(kind)) throw new Usage(`unknown export format "${kind}" (allowed: ${EXPORT_KINDS.join(' | ')})`);
+    if (!(EXPORT_KINDS as string[]).includes(kind))
+      throw new Usage(`unknown export format "${kind}" (allowed: ${EXPORT_KINDS.join(' | ')})`);
     const where = file === '-' ? 'standard input' : file;
     let raw: unknown;
     try {

@@ -28,7 +28,8 @@ export const MAX_INPUT_BYTES = 8 * 2 ** 20;
 export function readText(arg: string): string {
   const name = arg === '-' ? 'standard input' : arg;
   try {
-    if (arg !== '-' && statSync(arg).size > MAX_INPUT_BYTES) throw new UnreadableError(tooLarge(name, statSync(arg).size));
+    if (arg !== '-' && statSync(arg).size > MAX_INPUT_BYTES)
+      throw new UnreadableError(tooLarge(name, statSync(arg).size));
     const text = arg === '-' ? readFileSync(0, 'utf8') : readFileSync(arg, 'utf8');
     if (text.length > MAX_INPUT_BYTES) throw new UnreadableError(tooLarge(name, text.length));
     return text;
@@ -39,7 +40,6 @@ export function readText(arg: string): string {
     throw new UnreadableError(`cannot read ${arg === '-' ? 'standard input' : arg}: ${why}`);
   }
 }
-
 
 const tooLarge = (name: string, bytes: number) =>
   `cannot read ${name}: ${(bytes / 2 ** 20).toFixed(1)} MiB is larger than any config (llmem reads at most ${MAX_INPUT_BYTES / 2 ** 20} MiB)`;

@@ -16,10 +16,14 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
 }
 if (!existsSync(join(root, 'build/wasm/llmem_core.mjs')) || !existsSync(cli)) {
   if (!existsSync(join(root, 'core'))) {
-    console.error(`llmem: this install lacks ${existsSync(cli) ? 'build/wasm/llmem_core.mjs' : 'build/js/bin/cli.js'} (the package is incomplete: reinstall it)`);
+    console.error(
+      `llmem: this install lacks ${existsSync(cli) ? 'build/wasm/llmem_core.mjs' : 'build/js/bin/cli.js'} (the package is incomplete: reinstall it)`,
+    );
     process.exit(2);
   }
-  console.error('llmem: first run in a source checkout, building the core (npm run build:core && npm run build:js) ...');
+  console.error(
+    'llmem: first run in a source checkout, building the core (npm run build:core && npm run build:js) ...',
+  );
   execFileSync('npm', ['run', '--silent', 'build:core'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   execFileSync('npm', ['run', '--silent', 'build:js'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 }

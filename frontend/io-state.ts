@@ -32,10 +32,35 @@ export const NEEDS_WORLD: readonly SourceKind[] = ['megatron', 'torchtitan'];
 
 /** The Export dialog's formats. */
 export const EXPORTS: { id: ExportChoice; label: string; file: string; type: string; about: string }[] = [
-  { id: 'config', label: 'config v1 JSON', file: 'llmem-config.json', type: 'application/json', about: "llmem's own format: what `npx llmem estimate` and the Import dialog read." },
-  { id: 'deepspeed', label: 'DeepSpeed JSON', file: 'ds_config.json', type: 'application/json', about: 'A DeepSpeed config (ds_config.json): batch sizes, precision, ZeRO stage and offload, optimizer.' },
-  { id: 'megatron', label: 'Megatron-LM arguments', file: 'megatron-args.sh', type: 'text/x-shellscript', about: 'A torchrun … pretrain_gpt.py command line: model, parallel layout, batch, precision, recompute.' },
-  { id: 'torchtitan', label: 'torchtitan TOML', file: 'torchtitan.toml', type: 'application/toml', about: 'A torchtitan job-config fragment: [model], [training], [parallelism], [activation_checkpoint], [optimizer].' },
+  {
+    id: 'config',
+    label: 'config v1 JSON',
+    file: 'llmem-config.json',
+    type: 'application/json',
+    about: "llmem's own format: what `npx llmem estimate` and the Import dialog read.",
+  },
+  {
+    id: 'deepspeed',
+    label: 'DeepSpeed JSON',
+    file: 'ds_config.json',
+    type: 'application/json',
+    about: 'A DeepSpeed config (ds_config.json): batch sizes, precision, ZeRO stage and offload, optimizer.',
+  },
+  {
+    id: 'megatron',
+    label: 'Megatron-LM arguments',
+    file: 'megatron-args.sh',
+    type: 'text/x-shellscript',
+    about: 'A torchrun … pretrain_gpt.py command line: model, parallel layout, batch, precision, recompute.',
+  },
+  {
+    id: 'torchtitan',
+    label: 'torchtitan TOML',
+    file: 'torchtitan.toml',
+    type: 'application/toml',
+    about:
+      'A torchtitan job-config fragment: [model], [training], [parallelism], [activation_checkpoint], [optimizer].',
+  },
 ];
 
 /** A config is a few KB; a file this large is something else (weights, a dataset). */
@@ -83,21 +108,29 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
   const fileMessage = signal<string | null>(null);
 
   const detected = computed<SourceKind | undefined>(() => {
-    const f = formats.value, src = source.value;
+    const f = formats.value,
+      src = source.value;
     return f && src.text.trim() ? f.detectSource(core.fields, src.name, src.text) : undefined;
   });
-  const kind = computed<SourceKind | undefined>(() => (kindChoice.value === 'auto' ? detected.value : kindChoice.value));
+  const kind = computed<SourceKind | undefined>(() =>
+    kindChoice.value === 'auto' ? detected.value : kindChoice.value,
+  );
   const needsWorld = computed(() => kind.value !== undefined && NEEDS_WORLD.includes(kind.value));
   const worldSize = computed<{ value?: number; message: string | null }>(() => {
     const t = worldText.value.trim().replace(/[,_\s]/g, '');
     if (t === '' || !needsWorld.value) return { message: null };
     const n = Number(t);
-    return Number.isInteger(n) && n >= 1 ? { value: n, message: null } : { message: 'World size: a whole number of GPUs, 1 or more (or leave it empty)' };
+    return Number.isInteger(n) && n >= 1
+      ? { value: n, message: null }
+      : { message: 'World size: a whole number of GPUs, 1 or more (or leave it empty)' };
   });
 
   /** What Apply would do, or why it cannot; null while there is nothing to read yet. */
   const preview = computed<Prepared | null>(() => {
-    const f = formats.value, src = source.value, k = kind.value, ws = worldSize.value;
+    const f = formats.value,
+      src = source.value,
+      k = kind.value,
+      ws = worldSize.value;
     if (!f || !src.text.trim() || !k || ws.message) return null;
     return f.prepareImport(core, app.doc.value, k, src.text, { filename: src.name, worldSize: ws.value });
   });
@@ -145,8 +178,9 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
 
   /** Load the previewed result into the page; false (and nothing changes) when there is none. */
   function apply(): boolean {
-    const p = preview.value, k = kind.value;
-    if (!p || !p.ok || !k) return false;
+    const p = preview.value,
+      k = kind.value;
+    if (!p?.ok || !k) return false;
     const what = source.value.name || 'pasted text';
     batch(() => {
       app.importDoc(p.doc);
@@ -175,7 +209,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     defaults ??= core.defaults();
     const out = f.exportConfig(k, app.resolved.value, defaults);
     // the command line as launch scripts write it: one argument per line (the same command in a shell)
-    return k === 'megatron' ? { ...out, text: out.text.trimEnd().replace(/ (?=--)/g, ' \\\n    ') + '\n' } : out;
+    return k === 'megatron' ? { ...out, text: `${out.text.trimEnd().replace(/ (?=--)/g, ' \\\n    ')}\n` } : out;
   });
 
   function openExport(kind?: ExportChoice) {

@@ -16,7 +16,11 @@ const coreUrl = new URL('../build/wasm/llmem_core.mjs', import.meta.url).href;
 import(/* @vite-ignore */ coreUrl)
   .then((m: { default: CoreFactory }) => Core.load(m.default))
   .then((core) => {
-    const state = createAppState(core, location.hash, typeof Worker === 'function' ? workerBackend(coreUrl) : undefined);
+    const state = createAppState(
+      core,
+      location.hash,
+      typeof Worker === 'function' ? workerBackend(coreUrl) : undefined,
+    );
     // the address bar follows the config, a moment after the last edit (replaceState costs ~1 ms)
     let timer: ReturnType<typeof setTimeout> | undefined;
     const writeHash = () => {

@@ -9,7 +9,20 @@ import type { Config, ConfigError, EstimateResult, Json, SearchOptions, SearchRe
 import { compare, readMeasurement, type Measurement } from './config/compare.js';
 import { configToDoc, type Doc } from './config/doc.js';
 import { merge } from './config/resolve.js';
-import { axisOf, diffResults, largestFits, layoutRows, searchKey, stableJson, sweepValues, type Fits, type LayoutRow, type PlanPoint, type SortKey, type Spacing } from './planner.js';
+import {
+  axisOf,
+  diffResults,
+  largestFits,
+  layoutRows,
+  searchKey,
+  stableJson,
+  sweepValues,
+  type Fits,
+  type LayoutRow,
+  type PlanPoint,
+  type SortKey,
+  type Spacing,
+} from './planner.js';
 import type { BaseState } from './state.js';
 import { Cancelled, type Done, type PlannerBackend } from './worker-client.js';
 
@@ -41,7 +54,16 @@ export interface Job<T> {
   /** a request is with the backend now (status 'running' also covers the wait before a re-run starts) */
   inflight: boolean;
 }
-const idle = <T>(): Job<T> => ({ status: 'idle', data: null, key: null, error: null, ms: 0, roundMs: 0, where: '', inflight: false });
+const idle = <T>(): Job<T> => ({
+  status: 'idle',
+  data: null,
+  key: null,
+  error: null,
+  ms: 0,
+  roundMs: 0,
+  where: '',
+  inflight: false,
+});
 
 export interface SweepData {
   path: string;
@@ -68,7 +90,8 @@ function withoutKey(c: Config, path: string): Config {
   if (!(head in c)) return c;
   const out = { ...c };
   if (!rest.length) delete out[head];
-  else if (out[head] && typeof out[head] === 'object' && !Array.isArray(out[head])) out[head] = withoutKey(out[head] as Config, rest.join('.'));
+  else if (out[head] && typeof out[head] === 'object' && !Array.isArray(out[head]))
+    out[head] = withoutKey(out[head] as Config, rest.join('.'));
   return out;
 }
 
@@ -80,7 +103,8 @@ const SEARCH_DELAY_MS = 100;
  * keep a 30-estimate bisection near 10 ms on the main thread. */
 export const DEEP_LAYER_STAGES = 4096;
 const isDeep = (c: Config) => {
-  const m = (c.model ?? {}) as Record<string, unknown>, p = (c.parallel ?? {}) as Record<string, unknown>;
+  const m = (c.model ?? {}) as Record<string, unknown>,
+    p = (c.parallel ?? {}) as Record<string, unknown>;
   return Number(m.layers ?? 0) * Math.max(1, Number(p.vpp ?? 1)) >= DEEP_LAYER_STAGES;
 };
 
@@ -109,7 +133,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
         fits.value = d.kind === 'fit' ? (d.ok ? d.fits : d.error) : null;
       },
       (e: unknown) => {
-        if (!(e instanceof Cancelled) && g === fitGen) fits.value = { path: '', message: String((e as Error).message ?? e) };
+        if (!(e instanceof Cancelled) && g === fitGen)
+          fits.value = { path: '', message: String((e as Error).message ?? e) };
       },
     );
   });
@@ -157,40 +182,76 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   }));
   const rows = computed<LayoutRow[]>(() => {
     const r = search.value.data;
-    return r ? layoutRows(r, (app.resolved.value.parallel as Config | undefined)?.engine as string ?? 'fsdp2') : [];
+    return r ? layoutRows(r, ((app.resolved.value.parallel as Config | undefined)?.engine as string) ?? 'fsdp2') : [];
   });
 
   // one runner for both: a generation per kind drops answers that were overtaken
   const gen = { sweep: 0, search: 0 };
-  function start<T>(kind: 'sweep' | 'search', target: Signal<Job<T>>, key: string, job: Parameters<PlannerBackend['run']>[0], pick: (d: Done) => T) {
+  function start<T>(
+    kind: 'sweep' | 'search',
+    target: Signal<Job<T>>,
+    key: string,
+    job: Parameters<PlannerBackend['run']>[0],
+    pick: (d: Done) => T,
+  ) {
     const g = ++gen[kind];
     target.value = { ...target.peek(), status: 'running', error: null, inflight: true };
     backend.run(job).then(
       (d) => {
         if (g !== gen[kind]) return;
         target.value = d.ok
-          ? { status: 'done', data: pick(d), key, error: null, ms: d.ms, roundMs: d.roundMs, where: d.where, inflight: false }
-          : { ...target.peek(), status: 'error', key, error: d.error.message, ms: d.ms, roundMs: d.roundMs, where: d.where, inflight: false };
+          ? {
+              status: 'done',
+              data: pick(d),
+              key,
+              error: null,
+              ms: d.ms,
+              roundMs: d.roundMs,
+              where: d.where,
+              inflight: false,
+            }
+          : {
+              ...target.peek(),
+              status: 'error',
+              key,
+              error: d.error.message,
+              ms: d.ms,
+              roundMs: d.roundMs,
+              where: d.where,
+              inflight: false,
+            };
       },
       (e: unknown) => {
         if (g !== gen[kind] || e instanceof Cancelled) return;
-        target.value = { ...target.peek(), status: 'error', key, error: String((e as Error).message ?? e), inflight: false };
+        target.value = {
+          ...target.peek(),
+          status: 'error',
+          key,
+          error: String((e as Error).message ?? e),
+          inflight: false,
+        };
       },
     );
   }
 
   const sweepKey = computed(() => {
-    const c = ready.value, p = sweepPlan.value;
+    const c = ready.value,
+      p = sweepPlan.value;
     if (!c || 'error' in p) return null;
     return stableJson([withoutKey(c, sweepAxis.value), sweepAxis.value, p.values]);
   });
   let sweepRunningKey: string | null = null;
   function runSweepNow() {
-    const c = ready.value, p = sweepPlan.value, key = sweepKey.value;
+    const c = ready.value,
+      p = sweepPlan.value,
+      key = sweepKey.value;
     if (!c || 'error' in p || !key) return;
     const path = sweepAxis.value;
     sweepRunningKey = key;
-    start<SweepData>('sweep', sweep, key, { kind: 'sweep', config: c, path, values: p.values }, (d) => ({ path, points: d.kind === 'sweep' && d.ok ? d.points : [] }));
+    start<SweepData>('sweep', sweep, key, { kind: 'sweep', config: c, path, values: p.values }, (d) => ({
+      path,
+      points: d.kind === 'sweep' && d.ok ? d.points : [],
+    }));
   }
 
   const currentSearchKey = computed(() => {
@@ -199,10 +260,13 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   });
   let searchRunningKey: string | null = null;
   function runSearchNow() {
-    const c = ready.value, key = currentSearchKey.value;
+    const c = ready.value,
+      key = currentSearchKey.value;
     if (!c || !key) return;
     searchRunningKey = key;
-    start<SearchResult>('search', search, key, { kind: 'search', config: c, options: searchOptions.value }, (d) => (d.kind === 'search' && d.ok ? d.result : { candidates: 0, valid: 0, fitting: 0, layouts: [] }));
+    start<SearchResult>('search', search, key, { kind: 'search', config: c, options: searchOptions.value }, (d) =>
+      d.kind === 'search' && d.ok ? d.result : { candidates: 0, valid: 0, fitting: 0, layouts: [] },
+    );
   }
 
   function cancelSearch() {
@@ -255,7 +319,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   // ------------------------------------------------------------ A/B
   const pinned = signal<Pinned | null>(null);
   const diff = computed(() => {
-    const a = pinned.value, b = app.result.value;
+    const a = pinned.value,
+      b = app.result.value;
     return a && b ? diffResults(a.result, b) : null;
   });
   function pin() {
@@ -268,7 +333,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   const measurement = signal<LoadedMeasurement | null>(null);
   const measureMessage = signal<string | null>(null);
   const measured = computed(() => {
-    const m = measurement.value, r = app.result.value;
+    const m = measurement.value,
+      r = app.result.value;
     return m && r ? compare(r, m.m) : null;
   });
 
@@ -333,7 +399,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     sweepKey,
     currentSearchKey,
     dispose() {
-      disposers.forEach((d) => d());
+      for (const d of disposers) d();
       clearTimeout(sweepTimer);
       clearTimeout(searchTimer);
       backend.cancel('sweep');

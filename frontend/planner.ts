@@ -3,7 +3,17 @@
 // core.sweep, categorical ones by building configs), the largest fit and the
 // step time of the headline, layout rows (sort, sharding, the patch that loads
 // one), the Pareto front, and the A/B and measured comparisons. No DOM.
-import type { Config, Core, ConfigError, EstimateResult, Json, Layout, Readings, SearchOptions, SearchResult } from '../wasm/llmem.js';
+import type {
+  Config,
+  Core,
+  ConfigError,
+  EstimateResult,
+  Json,
+  Layout,
+  Readings,
+  SearchOptions,
+  SearchResult,
+} from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { merge } from './config/resolve.js';
 import { estimatedPhasePeaks, PHASES, type Measurement, type MeasuredSeries, type Phase } from './config/compare.js';
@@ -25,15 +35,48 @@ export interface SweepAxis {
 }
 
 export const SWEEP_AXES: SweepAxis[] = [
-  { path: 'training.seq_len', label: 'Sequence length', unit: 'tokens', from: 1024, to: 131072, points: 64, spacing: 'log' },
-  { path: 'training.micro_batch', label: 'Micro-batch', unit: 'samples', from: 1, to: 32, points: 32, spacing: 'linear' },
+  {
+    path: 'training.seq_len',
+    label: 'Sequence length',
+    unit: 'tokens',
+    from: 1024,
+    to: 131072,
+    points: 64,
+    spacing: 'log',
+  },
+  {
+    path: 'training.micro_batch',
+    label: 'Micro-batch',
+    unit: 'samples',
+    from: 1,
+    to: 32,
+    points: 32,
+    spacing: 'linear',
+  },
   { path: 'parallel.gpus', label: 'GPUs', unit: 'GPUs', from: 1, to: 4096, points: 13, spacing: 'pow2' },
   { path: 'parallel.tp', label: 'Tensor parallel', unit: 'TP', from: 1, to: 64, points: 7, spacing: 'pow2' },
   { path: 'parallel.pp', label: 'Pipeline parallel', unit: 'PP', from: 1, to: 64, points: 7, spacing: 'pow2' },
   { path: 'parallel.cp', label: 'Context parallel', unit: 'CP', from: 1, to: 64, points: 7, spacing: 'pow2' },
   { path: 'parallel.ep', label: 'Expert parallel', unit: 'EP', from: 1, to: 64, points: 7, spacing: 'pow2' },
-  { path: 'training.finetune.lora_rank', label: 'LoRA rank', unit: 'rank', from: 1, to: 1024, points: 11, spacing: 'pow2' },
-  { path: 'training.recompute', label: 'Recompute', unit: 'policy', categorical: true, from: 0, to: 0, points: 0, spacing: 'linear' },
+  {
+    path: 'training.finetune.lora_rank',
+    label: 'LoRA rank',
+    unit: 'rank',
+    from: 1,
+    to: 1024,
+    points: 11,
+    spacing: 'pow2',
+  },
+  {
+    path: 'training.recompute',
+    label: 'Recompute',
+    unit: 'policy',
+    categorical: true,
+    from: 0,
+    to: 0,
+    points: 0,
+    spacing: 'linear',
+  },
 ];
 
 export const MAX_SWEEP_POINTS = 4096;
@@ -45,16 +88,24 @@ export const axisOf = (path: string): SweepAxis => SWEEP_AXES.find((a) => a.path
  * CLI's (`llmem sweep --points N`: same expression, rounded for integer keys,
  * duplicates dropped); pow2 takes the powers of two in [from, to].
  */
-export function sweepValues(from: number, to: number, points: number, spacing: Spacing, integer = true): number[] | string {
+export function sweepValues(
+  from: number,
+  to: number,
+  points: number,
+  spacing: Spacing,
+  integer = true,
+): number[] | string {
   if (!Number.isFinite(from) || !Number.isFinite(to)) return 'the range needs two numbers';
   if (!(to >= from)) return '"to" must be at least "from"';
   if (spacing === 'pow2') {
     if (!(to >= 1)) return 'powers of two need "to" ≥ 1';
     const out: number[] = [];
-    for (let v = 2 ** Math.ceil(Math.log2(Math.max(from, 1))); v <= to && out.length < MAX_SWEEP_POINTS; v *= 2) out.push(v);
+    for (let v = 2 ** Math.ceil(Math.log2(Math.max(from, 1))); v <= to && out.length < MAX_SWEEP_POINTS; v *= 2)
+      out.push(v);
     return out.length ? out : 'no power of two in the range';
   }
-  if (!(points >= 2 && points <= MAX_SWEEP_POINTS && Number.isInteger(points))) return `points must be a whole number from 2 to ${MAX_SWEEP_POINTS}`;
+  if (!(points >= 2 && points <= MAX_SWEEP_POINTS && Number.isInteger(points)))
+    return `points must be a whole number from 2 to ${MAX_SWEEP_POINTS}`;
   if (spacing === 'log' && !(from > 0)) return 'geometric spacing needs "from" > 0';
   const ratio = to / from;
   const out: number[] = [];
@@ -78,15 +129,40 @@ const nested = (path: string, value: Json): Config => {
 };
 
 /** A sweep along a key; the config must be resolved (presets and GPU ids filled in). */
-export function runSweep(core: Core, config: Config, path: string, values: (number | string)[]): PlanPoint[] | ConfigError {
+export function runSweep(
+  core: Core,
+  config: Config,
+  path: string,
+  values: (number | string)[],
+): PlanPoint[] | ConfigError {
   const f = core.field(path);
   if (!f) return { path, message: `${path}: unknown key` };
   if (f.kind === 'enum') {
     return values.map((v, i) => {
       const r = core.estimate(merge(config, nested(path, v)));
-      if (!r.ok) return { value: i, label: String(v), ok: false, error: r.error.message, peak_allocated_bytes: NaN, peak_reserved_bytes: NaN, device_used_bytes: NaN, capacity_bytes: NaN, fits: false };
+      if (!r.ok)
+        return {
+          value: i,
+          label: String(v),
+          ok: false,
+          error: r.error.message,
+          peak_allocated_bytes: NaN,
+          peak_reserved_bytes: NaN,
+          device_used_bytes: NaN,
+          capacity_bytes: NaN,
+          fits: false,
+        };
       const p = r.per_gpu;
-      return { value: i, label: String(v), ok: true, peak_allocated_bytes: p.peak_allocated_bytes, peak_reserved_bytes: p.peak_reserved_bytes, device_used_bytes: p.device_used_bytes, capacity_bytes: r.capacity_bytes, fits: r.fits };
+      return {
+        value: i,
+        label: String(v),
+        ok: true,
+        peak_allocated_bytes: p.peak_allocated_bytes,
+        peak_reserved_bytes: p.peak_reserved_bytes,
+        device_used_bytes: p.device_used_bytes,
+        capacity_bytes: r.capacity_bytes,
+        fits: r.fits,
+      };
     });
   }
   const pts = core.sweep(config, path, values as number[]);
@@ -136,14 +212,32 @@ export function largestFits(core: Core, config: Config, free: number): Fits | Co
   const seqStep = seqStepOf(config);
   const mb = core.largestFit(config, 'training.micro_batch', { lo: 1, hi: 4096, step: 1, free_fraction: free });
   if (typeof mb !== 'number') return mb;
-  const seq = core.largestFit(config, 'training.seq_len', { lo: seqStep, hi: 4194304, step: seqStep, free_fraction: free });
+  const seq = core.largestFit(config, 'training.seq_len', {
+    lo: seqStep,
+    hi: 4194304,
+    step: seqStep,
+    free_fraction: free,
+  });
   if (typeof seq !== 'number') return seq;
   return { micro_batch: mb, seq_len: seq, seq_step: seqStep };
 }
 
 // ---------------------------------------------------------------- layouts
 
-export type SortKey = 'dp' | 'tp' | 'pp' | 'vpp' | 'cp' | 'ep' | 'micro_batch' | 'grad_accum' | 'recompute' | 'sharding' | 'device_used_bytes' | 'step_seconds' | 'tokens_per_second_per_gpu';
+export type SortKey =
+  | 'dp'
+  | 'tp'
+  | 'pp'
+  | 'vpp'
+  | 'cp'
+  | 'ep'
+  | 'micro_batch'
+  | 'grad_accum'
+  | 'recompute'
+  | 'sharding'
+  | 'device_used_bytes'
+  | 'step_seconds'
+  | 'tokens_per_second_per_gpu';
 
 export interface LayoutRow extends Layout {
   /** position in the core's ranking (fastest first) */
@@ -162,15 +256,24 @@ export function shardingOf(l: Layout, engine: string): string {
 }
 
 export function layoutRows(res: SearchResult, engine: string): LayoutRow[] {
-  return res.layouts.map((l, rank) => ({ ...l, rank, recompute: String((l.patch.training as Record<string, Json>).recompute), sharding: shardingOf(l, engine) }));
+  return res.layouts.map((l, rank) => ({
+    ...l,
+    rank,
+    recompute: String((l.patch.training as Record<string, Json>).recompute),
+    sharding: shardingOf(l, engine),
+  }));
 }
 
 /** Sorted copy; ties keep the core's ranking (fastest first). */
 export function sortLayouts<T extends LayoutRow>(rows: T[], key: SortKey, dir: 'asc' | 'desc'): T[] {
   const sign = dir === 'asc' ? 1 : -1;
   return [...rows].sort((a, b) => {
-    const x = a[key], y = b[key];
-    const c = typeof x === 'string' || typeof y === 'string' ? String(x).localeCompare(String(y)) : (x as number) - (y as number);
+    const x = a[key],
+      y = b[key];
+    const c =
+      typeof x === 'string' || typeof y === 'string'
+        ? String(x).localeCompare(String(y))
+        : (x as number) - (y as number);
     return c !== 0 ? sign * c : a.rank - b.rank;
   });
 }
@@ -179,14 +282,35 @@ export function sortLayouts<T extends LayoutRow>(rows: T[], key: SortKey, dir: '
 export function paretoFront(ls: { device_used_bytes: number; step_seconds: number }[]): number[] {
   const out: number[] = [];
   ls.forEach((a, i) => {
-    const dominated = ls.some((b, j) => j !== i && b.step_seconds <= a.step_seconds && b.device_used_bytes <= a.device_used_bytes && (b.step_seconds < a.step_seconds || b.device_used_bytes < a.device_used_bytes));
+    const dominated = ls.some(
+      (b, j) =>
+        j !== i &&
+        b.step_seconds <= a.step_seconds &&
+        b.device_used_bytes <= a.device_used_bytes &&
+        (b.step_seconds < a.step_seconds || b.device_used_bytes < a.device_used_bytes),
+    );
     if (!dominated) out.push(i);
   });
   return out;
 }
 
-
-const LAYOUT_KEYS = ['gpus', 'tp', 'pp', 'vpp', 'cp', 'ep', 'etp', 'sequence_parallel', 'pp_schedule', 'pp_first_stage_layers', 'pp_last_stage_layers', 'zero_stage', 'fsdp_strategy', 'fsdp_shard_size', 'distributed_optimizer'];
+const LAYOUT_KEYS = [
+  'gpus',
+  'tp',
+  'pp',
+  'vpp',
+  'cp',
+  'ep',
+  'etp',
+  'sequence_parallel',
+  'pp_schedule',
+  'pp_first_stage_layers',
+  'pp_last_stage_layers',
+  'zero_stage',
+  'fsdp_strategy',
+  'fsdp_shard_size',
+  'distributed_optimizer',
+];
 
 /**
  * What a search depends on: the config without the keys a layout sets, the
@@ -201,7 +325,10 @@ export function searchKey(config: Config, o: SearchOptions): string {
   const batch = o.global_batch || n(t.micro_batch, 1) * n(t.grad_accum, 1) * dp;
   for (const k of LAYOUT_KEYS) delete p[k];
   for (const k of ['micro_batch', 'grad_accum', 'recompute', 'recompute_layers']) delete t[k];
-  return stableJson([{ ...config, parallel: p, training: t }, { ...o, global_batch: batch }]);
+  return stableJson([
+    { ...config, parallel: p, training: t },
+    { ...o, global_batch: batch },
+  ]);
 }
 
 /** JSON with object keys sorted (the same config reads the same however it was built). */
@@ -217,13 +344,23 @@ export function stableJson(v: unknown): string {
 
 /** The layout a config is using, if it is in the list. */
 export function currentLayout(rows: LayoutRow[], config: Config): LayoutRow | undefined {
-  const p = (config.parallel ?? {}) as Record<string, Json>, t = (config.training ?? {}) as Record<string, Json>;
+  const p = (config.parallel ?? {}) as Record<string, Json>,
+    t = (config.training ?? {}) as Record<string, Json>;
   const v = (x: Json | undefined, d: number) => (typeof x === 'number' ? x : d);
   return rows.find(
-    (l) => l.tp === v(p.tp, 1) && l.pp === v(p.pp, 1) && l.cp === v(p.cp, 1) && l.ep === v(p.ep, 1) && l.vpp === v(p.vpp, 1) &&
-      l.micro_batch === v(t.micro_batch, 1) && l.grad_accum === v(t.grad_accum, 1) && l.recompute === (t.recompute ?? 'none') &&
+    (l) =>
+      l.tp === v(p.tp, 1) &&
+      l.pp === v(p.pp, 1) &&
+      l.cp === v(p.cp, 1) &&
+      l.ep === v(p.ep, 1) &&
+      l.vpp === v(p.vpp, 1) &&
+      l.micro_batch === v(t.micro_batch, 1) &&
+      l.grad_accum === v(t.grad_accum, 1) &&
+      l.recompute === (t.recompute ?? 'none') &&
       (l.patch.parallel as Config).gpus === v(p.gpus, 8) &&
-      ['zero_stage', 'fsdp_strategy', 'distributed_optimizer'].every((k) => p[k] === undefined || p[k] === (l.patch.parallel as Config)[k]),
+      ['zero_stage', 'fsdp_strategy', 'distributed_optimizer'].every(
+        (k) => p[k] === undefined || p[k] === (l.patch.parallel as Config)[k],
+      ),
   );
 }
 
@@ -241,18 +378,28 @@ export type PlannerReply =
   | { id: number; kind: 'sweep' | 'search' | 'fit'; ok: false; error: ConfigError; ms: number };
 
 /** What the Worker does with one request (also run in-thread where there is no Worker). */
-export function handleRequest(core: Core, req: PlannerRequest, now: () => number = () => performance.now()): PlannerReply {
+export function handleRequest(
+  core: Core,
+  req: PlannerRequest,
+  now: () => number = () => performance.now(),
+): PlannerReply {
   const t0 = now();
   if (req.kind === 'sweep') {
     const r = runSweep(core, req.config, req.path, req.values);
-    return Array.isArray(r) ? { id: req.id, kind: 'sweep', ok: true, points: r, ms: now() - t0 } : { id: req.id, kind: 'sweep', ok: false, error: r, ms: now() - t0 };
+    return Array.isArray(r)
+      ? { id: req.id, kind: 'sweep', ok: true, points: r, ms: now() - t0 }
+      : { id: req.id, kind: 'sweep', ok: false, error: r, ms: now() - t0 };
   }
   if (req.kind === 'fit') {
     const f = largestFits(core, req.config, req.free);
-    return 'micro_batch' in f ? { id: req.id, kind: 'fit', ok: true, fits: f, ms: now() - t0 } : { id: req.id, kind: 'fit', ok: false, error: f, ms: now() - t0 };
+    return 'micro_batch' in f
+      ? { id: req.id, kind: 'fit', ok: true, fits: f, ms: now() - t0 }
+      : { id: req.id, kind: 'fit', ok: false, error: f, ms: now() - t0 };
   }
   const r = core.search(req.config, req.options);
-  return 'layouts' in r ? { id: req.id, kind: 'search', ok: true, result: r, ms: now() - t0 } : { id: req.id, kind: 'search', ok: false, error: r, ms: now() - t0 };
+  return 'layouts' in r
+    ? { id: req.id, kind: 'search', ok: true, result: r, ms: now() - t0 }
+    : { id: req.id, kind: 'search', ok: false, error: r, ms: now() - t0 };
 }
 
 // ---------------------------------------------------------------- A/B and measured
@@ -268,24 +415,47 @@ export interface DiffRow {
 }
 
 const CATEGORY_NAME: Record<string, string> = {
-  weights: 'Weights', gradients: 'Gradients', master_weights: 'Master weights', optimizer_states: 'Optimizer states',
-  activations: 'Activations', logits: 'Logits & loss', comm_buffers: 'Comm. buffers', temporaries: 'Temporaries',
-  reserved: 'Allocator cache', runtime: 'CUDA context, cuBLAS, NCCL',
+  weights: 'Weights',
+  gradients: 'Gradients',
+  master_weights: 'Master weights',
+  optimizer_states: 'Optimizer states',
+  activations: 'Activations',
+  logits: 'Logits & loss',
+  comm_buffers: 'Comm. buffers',
+  temporaries: 'Temporaries',
+  reserved: 'Allocator cache',
+  runtime: 'CUDA context, cuBLAS, NCCL',
 };
 
 /** A (pinned) against B (current): the three readings, then each category of the peak and the two overheads. */
 export function diffResults(a: EstimateResult, b: EstimateResult): DiffRow[] {
-  const row = (key: string, label: string, x: number, y: number, kind: DiffRow['kind']): DiffRow => ({ key, label, a: x, b: y, diff: y - x, kind });
-  const pa = a.per_gpu, pb = b.per_gpu;
+  const row = (key: string, label: string, x: number, y: number, kind: DiffRow['kind']): DiffRow => ({
+    key,
+    label,
+    a: x,
+    b: y,
+    diff: y - x,
+    kind,
+  });
+  const pa = a.per_gpu,
+    pb = b.per_gpu;
   const rows = [
     row('peak_allocated_bytes', 'Allocated', pa.peak_allocated_bytes, pb.peak_allocated_bytes, 'reading'),
     row('peak_reserved_bytes', 'Reserved', pa.peak_reserved_bytes, pb.peak_reserved_bytes, 'reading'),
     row('device_used_bytes', 'nvidia-smi', pa.device_used_bytes, pb.device_used_bytes, 'reading'),
   ];
-  for (const c of CATEGORIES) rows.push(row(c, CATEGORY_NAME[c], pa.breakdown_bytes[c], pb.breakdown_bytes[c], 'category'));
-  const over = (p: typeof pa) => [Math.max(0, p.peak_reserved_bytes - p.peak_allocated_bytes), Math.max(0, p.device_used_bytes - p.peak_reserved_bytes)];
-  const [ra, rta] = over(pa), [rb, rtb] = over(pb);
-  rows.push(row('reserved', CATEGORY_NAME.reserved, ra, rb, 'category'), row('runtime', CATEGORY_NAME.runtime, rta, rtb, 'category'));
+  for (const c of CATEGORIES)
+    rows.push(row(c, CATEGORY_NAME[c], pa.breakdown_bytes[c], pb.breakdown_bytes[c], 'category'));
+  const over = (p: typeof pa) => [
+    Math.max(0, p.peak_reserved_bytes - p.peak_allocated_bytes),
+    Math.max(0, p.device_used_bytes - p.peak_reserved_bytes),
+  ];
+  const [ra, rta] = over(pa),
+    [rb, rtb] = over(pb);
+  rows.push(
+    row('reserved', CATEGORY_NAME.reserved, ra, rb, 'category'),
+    row('runtime', CATEGORY_NAME.runtime, rta, rtb, 'category'),
+  );
   return rows;
 }
 
@@ -293,11 +463,13 @@ export function diffResults(a: EstimateResult, b: EstimateResult): DiffRow[] {
 export function changedKeys(a: Record<string, Json>, b: Record<string, Json>): { path: string; a: Json; b: Json }[] {
   const out: { path: string; a: Json; b: Json }[] = [];
   for (const path of new Set([...Object.keys(a), ...Object.keys(b)]))
-    if (JSON.stringify(a[path] ?? null) !== JSON.stringify(b[path] ?? null)) out.push({ path, a: a[path] ?? null, b: b[path] ?? null });
+    if (JSON.stringify(a[path] ?? null) !== JSON.stringify(b[path] ?? null))
+      out.push({ path, a: a[path] ?? null, b: b[path] ?? null });
   return out;
 }
 
-const phaseClass = (p: string): Phase | null => (p === 'forward' || p === 'loss' ? 'forward' : p === 'backward' ? 'backward' : p === 'optimizer' ? 'optimizer' : null);
+const phaseClass = (p: string): Phase | null =>
+  p === 'forward' || p === 'loss' ? 'forward' : p === 'backward' ? 'backward' : p === 'optimizer' ? 'optimizer' : null;
 
 /**
  * A measured series on the simulated timeline's axis (one value per event: the highest measured sample
@@ -306,10 +478,14 @@ const phaseClass = (p: string): Phase | null => (p === 'forward' || p === 'loss'
  * measured phase is stretched over the events of its simulated twin. Otherwise, or with no time stamps,
  * the whole measured step is stretched over the whole timeline.
  */
-export function measuredOnTimeline(res: EstimateResult, s: MeasuredSeries): { allocated: (number | null)[]; reserved: (number | null)[]; aligned: boolean } | null {
+export function measuredOnTimeline(
+  res: EstimateResult,
+  s: MeasuredSeries,
+): { allocated: (number | null)[]; reserved: (number | null)[]; aligned: boolean } | null {
   const t = res.timeline;
-  if (!t || !t.total_bytes.length) return null;
-  const n = t.total_bytes.length, k = s.allocated_bytes.length;
+  if (!t?.total_bytes.length) return null;
+  const n = t.total_bytes.length,
+    k = s.allocated_bytes.length;
   // simulated segments: runs of one phase class
   const sim: { phase: Phase; from: number; to: number }[] = [];
   t.phase.forEach((p, i) => {
@@ -319,7 +495,9 @@ export function measuredOnTimeline(res: EstimateResult, s: MeasuredSeries): { al
     if (last && last.phase === c && last.to === i - 1) last.to = i;
     else sim.push({ phase: c, from: i, to: i });
   });
-  const marks = (s.phases ?? []).map((m) => ({ phase: phaseClass(m.phase), t: m.t_us })).filter((m): m is { phase: Phase; t: number } => m.phase !== null);
+  const marks = (s.phases ?? [])
+    .map((m) => ({ phase: phaseClass(m.phase), t: m.t_us }))
+    .filter((m): m is { phase: Phase; t: number } => m.phase !== null);
   const times = s.t_us;
   const aligned = !!times && marks.length === sim.length && marks.every((m, j) => m.phase === sim[j].phase);
   const pos = (i: number): number => {
@@ -327,14 +505,17 @@ export function measuredOnTimeline(res: EstimateResult, s: MeasuredSeries): { al
     if (aligned) {
       let j = 0;
       while (j + 1 < marks.length && times[i] >= marks[j + 1].t) j++;
-      const start = marks[j].t, end = j + 1 < marks.length ? marks[j + 1].t : times[k - 1];
+      const start = marks[j].t,
+        end = j + 1 < marks.length ? marks[j + 1].t : times[k - 1];
       const f = end > start ? Math.min(1, Math.max(0, (times[i] - start) / (end - start))) : 0;
       return sim[j].from + f * (sim[j].to + 1 - sim[j].from);
     }
-    const t0 = times[0], t1 = times[k - 1];
+    const t0 = times[0],
+      t1 = times[k - 1];
     return t1 > t0 ? ((times[i] - t0) / (t1 - t0)) * (n - 1) : 0;
   };
-  const allocated: (number | null)[] = new Array(n).fill(null), reserved: (number | null)[] = new Array(n).fill(null);
+  const allocated: (number | null)[] = new Array(n).fill(null),
+    reserved: (number | null)[] = new Array(n).fill(null);
   for (let i = 0; i < k; i++) {
     const e = Math.min(n - 1, Math.max(0, Math.floor(pos(i))));
     allocated[e] = Math.max(allocated[e] ?? -Infinity, s.allocated_bytes[i]);
@@ -348,15 +529,26 @@ export function measuredOnTimeline(res: EstimateResult, s: MeasuredSeries): { al
 }
 
 /** Horizontal lines for the timeline: each measured phase peak over the events of that phase (forward includes the loss). */
-export function measuredPhaseLines(res: EstimateResult, m: Measurement): { phase: Phase | 'step'; value: number; from: number; to: number }[] {
+export function measuredPhaseLines(
+  res: EstimateResult,
+  m: Measurement,
+): { phase: Phase | 'step'; value: number; from: number; to: number }[] {
   const t = res.timeline;
   if (!t) return [];
-  const of = (p: string): Phase | null => (p === 'forward' || p === 'loss' ? 'forward' : p === 'backward' ? 'backward' : p === 'optimizer' ? 'optimizer' : null);
+  const of = (p: string): Phase | null =>
+    p === 'forward' || p === 'loss'
+      ? 'forward'
+      : p === 'backward'
+        ? 'backward'
+        : p === 'optimizer'
+          ? 'optimizer'
+          : null;
   const out: { phase: Phase | 'step'; value: number; from: number; to: number }[] = [];
   for (const phase of PHASES) {
     const v = m.phases?.[phase]?.peak_allocated_bytes;
     if (typeof v !== 'number') continue;
-    let from = -1, to = -1;
+    let from = -1,
+      to = -1;
     t.phase.forEach((p, i) => {
       if (of(p) !== phase) return;
       if (from < 0) from = i;
@@ -364,7 +556,8 @@ export function measuredPhaseLines(res: EstimateResult, m: Measurement): { phase
     });
     if (from >= 0) out.push({ phase, value: v, from, to });
   }
-  if (!out.length && typeof m.peak_allocated_bytes === 'number' && t.total_bytes.length) out.push({ phase: 'step', value: m.peak_allocated_bytes, from: 0, to: t.total_bytes.length - 1 });
+  if (!out.length && typeof m.peak_allocated_bytes === 'number' && t.total_bytes.length)
+    out.push({ phase: 'step', value: m.peak_allocated_bytes, from: 0, to: t.total_bytes.length - 1 });
   return out;
 }
 

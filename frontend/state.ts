@@ -4,7 +4,16 @@
 import { batch, computed, signal } from '@preact/signals';
 import type { Config, Core, ConfigError, EstimateOutcome, EstimateResult, FieldInfo, Json } from '../wasm/llmem.js';
 import { findGpu } from './config/catalog.js';
-import { baseValue, computeBase, docToConfig, leafFields, normalize, PAGE_DEFAULT, sameDoc, type Doc } from './config/doc.js';
+import {
+  baseValue,
+  computeBase,
+  docToConfig,
+  leafFields,
+  normalize,
+  PAGE_DEFAULT,
+  sameDoc,
+  type Doc,
+} from './config/doc.js';
 import { resolveConfig } from './config/resolve.js';
 import { cliCommand, exportJson, importJson } from './config/share.js';
 import { decodeHash, encodeHash } from './config/url.js';
@@ -46,7 +55,8 @@ function createBaseState(core: Core, hash: string) {
 
   /** Every key's current value (doc entry, else preset / core default). */
   const values = computed(() => {
-    const d = doc.value, b = base.value;
+    const d = doc.value,
+      b = base.value;
     const out: Record<string, Json> = {};
     for (const f of fields) out[f.path] = f.path in d ? d[f.path] : baseValue(core, b, f);
     return out;
@@ -133,8 +143,7 @@ function createBaseState(core: Core, hash: string) {
     for (const [k, v] of Object.entries(doc.value)) if (!k.startsWith('model.')) next[k] = v;
     if (id === null) {
       const current = values.value;
-      for (const f of fields)
-        if (f.path.startsWith('model.') && f.kind !== 'text') next[f.path] = current[f.path];
+      for (const f of fields) if (f.path.startsWith('model.') && f.kind !== 'text') next[f.path] = current[f.path];
       next['model.name'] = null;
     }
     next['model.preset'] = id;
@@ -165,9 +174,9 @@ function createBaseState(core: Core, hash: string) {
   /** Reset the keys under a prefix to the core defaults (e.g. "model.moe": make the model dense). */
   function clearGroup(prefix: string) {
     const next: Doc = { ...doc.value };
-    for (const f of fields) if (f.path.startsWith(prefix + '.')) next[f.path] = core.toJson(f, f.default);
+    for (const f of fields) if (f.path.startsWith(`${prefix}.`)) next[f.path] = core.toJson(f, f.default);
     batch(() => {
-      for (const f of fields) if (f.path.startsWith(prefix + '.')) clearDraft(f.path);
+      for (const f of fields) if (f.path.startsWith(`${prefix}.`)) clearDraft(f.path);
       commit(next);
     });
   }

@@ -33,7 +33,11 @@ class Lane {
   private busy: (Pending & { id: number; t0: number }) | null = null;
   private waiting: Pending | null = null;
 
-  constructor(private readonly spawn: () => Worker, private readonly coreUrl: string, private readonly preempt: boolean) {}
+  constructor(
+    private readonly spawn: () => Worker,
+    private readonly coreUrl: string,
+    private readonly preempt: boolean,
+  ) {}
 
   run(job: Job): Promise<Done> {
     return new Promise<Done>((resolve, reject) => {
@@ -107,7 +111,11 @@ class Lane {
 export function workerBackend(coreUrl: string): PlannerBackend {
   const spawn = () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'llmem-planner' });
   // a largest-fit bisection of a heavy config is ~30 estimates: off the main thread, the newest preempting
-  const lanes = { sweep: new Lane(spawn, coreUrl, false), search: new Lane(spawn, coreUrl, true), fit: new Lane(spawn, coreUrl, true) };
+  const lanes = {
+    sweep: new Lane(spawn, coreUrl, false),
+    search: new Lane(spawn, coreUrl, true),
+    fit: new Lane(spawn, coreUrl, true),
+  };
   return {
     run: (job) => lanes[job.kind].run(job),
     cancel: (kind) => lanes[kind].cancel(),

@@ -10,13 +10,18 @@ type Message = { type: 'init'; coreUrl: string } | PlannerRequest;
 
 let core: Promise<Core> | null = null;
 // (typed by hand: the project's lib is the DOM one)
-const scope = self as unknown as { onmessage: ((e: MessageEvent<Message>) => void) | null; postMessage(m: unknown): void };
+const scope = self as unknown as {
+  onmessage: ((e: MessageEvent<Message>) => void) | null;
+  postMessage(m: unknown): void;
+};
 
 scope.onmessage = async (e: MessageEvent<Message>) => {
   const msg = e.data;
   if ('type' in msg) {
     core = import(/* @vite-ignore */ msg.coreUrl).then((m: { default: CoreFactory }) => Core.load(m.default));
-    core.catch((err: unknown) => scope.postMessage({ type: 'failed', message: String((err as Error)?.message ?? err) }));
+    core.catch((err: unknown) =>
+      scope.postMessage({ type: 'failed', message: String((err as Error)?.message ?? err) }),
+    );
     return;
   }
   if (!core) return;

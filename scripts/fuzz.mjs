@@ -44,7 +44,7 @@ function build(withCoverage) {
   const conf = run('cmake', ['-S', '.', '-B', BUILD, '-DLLMEM_FUZZ=ON', '-DCMAKE_BUILD_TYPE=RelWithDebInfo'], { env });
   const all = TARGETS.flatMap((t) => (withCoverage ? [t, `${t}_cov`] : [t]));
   const make = conf.status === 0 && run('cmake', ['--build', BUILD, '--target', ...all, '-j2'], { env });
-  if (!make || make.status !== 0) {
+  if (make?.status !== 0) {
     console.error((make || conf).stdout + (make || conf).stderr);
     console.error('fuzz: building the libFuzzer targets failed (needs clang-14 with libFuzzer)');
     process.exit(1);
@@ -76,7 +76,14 @@ function seedCorpus(target, dir) {
 // mode) and "INFO: Loaded 1 modules (M inline 8-bit counters)"
 function figures(log) {
   const lines = log.split('\n');
-  let execs = 0, cov = 0, ft = 0, corp = 0, counters = 0, crashes = 0, timeouts = 0, ooms = 0;
+  let execs = 0,
+    cov = 0,
+    ft = 0,
+    corp = 0,
+    counters = 0,
+    crashes = 0,
+    timeouts = 0,
+    ooms = 0;
   for (const line of lines) {
     const m = /^#(\d+):\s+cov: (\d+) ft: (\d+) corp: (\d+).*oom\/timeout\/crash: (\d+)\/(\d+)\/(\d+)/.exec(line);
     if (m) [execs, cov, ft, corp, ooms, timeouts, crashes] = m.slice(1).map(Number);
@@ -107,7 +114,8 @@ function coverage(targets) {
   const dir = join(BUILD, 'coverage');
   mkdirSync(dir, { recursive: true });
   const raws = [];
-  let edges = 0, counters = 0;
+  let edges = 0,
+    counters = 0;
   for (const t of targets) {
     const raw = join(dir, `${t}.profraw`);
     const r = run(join(BUILD, `${t}_cov`), ['-runs=0', '-timeout=10', join(BUILD, 'corpus', t)], {
@@ -123,9 +131,16 @@ function coverage(targets) {
   }
   const profdata = join(dir, 'merged.profdata');
   const merged = raws.length && run('llvm-profdata-14', ['merge', '-sparse', ...raws, '-o', profdata]);
-  if (!merged || merged.status !== 0) return { edges, counters, lines: null };
+  if (merged?.status !== 0) return { edges, counters, lines: null };
   const objects = targets.flatMap((t, i) => (i ? ['-object', join(BUILD, `${t}_cov`)] : [join(BUILD, `${t}_cov`)]));
-  const rep = run('llvm-cov-14', ['report', ...objects, `-instr-profile=${profdata}`, ...readdirSync('core').filter((f) => f.endsWith('.c')).map((f) => join('core', f))]);
+  const rep = run('llvm-cov-14', [
+    'report',
+    ...objects,
+    `-instr-profile=${profdata}`,
+    ...readdirSync('core')
+      .filter((f) => f.endsWith('.c'))
+      .map((f) => join('core', f)),
+  ]);
   const lines = {};
   for (const line of rep.stdout.split('\n')) {
     const p = line.trim().split(/\s+/);
@@ -141,20 +156,27 @@ function fuzzTarget(target, seconds, withCoverage) {
   mkdirSync(FINDINGS, { recursive: true });
   const before = new Set(readdirSync(FINDINGS));
   const args = [
-    '-fork=1', '-ignore_crashes=1', '-ignore_timeouts=1', '-ignore_ooms=1',
-    `-max_total_time=${Math.max(1, Math.round(seconds))}`, '-timeout=10', '-rss_limit_mb=2048',
-    '-print_final_stats=1', `-artifact_prefix=${FINDINGS}/${target}-`, corpus,
+    '-fork=1',
+    '-ignore_crashes=1',
+    '-ignore_timeouts=1',
+    '-ignore_ooms=1',
+    `-max_total_time=${Math.max(1, Math.round(seconds))}`,
+    '-timeout=10',
+    '-rss_limit_mb=2048',
+    '-print_final_stats=1',
+    `-artifact_prefix=${FINDINGS}/${target}-`,
+    corpus,
   ];
   const started = Date.now();
   const r = run(join(BUILD, target), args, { timeout: (seconds + 120) * 1000 });
   const wall = (Date.now() - started) / 1000;
   const log = r.stdout + r.stderr;
   const f = figures(log);
-  const found = readdirSync(FINDINGS).filter((n) => !before.has(n) && n.startsWith(target + '-'));
+  const found = readdirSync(FINDINGS).filter((n) => !before.has(n) && n.startsWith(`${target}-`));
   const kinds = new Map();
   for (const name of found) {
     const d = describeFinding(target, join(FINDINGS, name));
-    if (d.config) writeFileSync(join(FINDINGS, name + '.json'), d.config + '\n');
+    if (d.config) writeFileSync(join(FINDINGS, `${name}.json`), `${d.config}\n`);
     const k = kinds.get(d.what) ?? { count: 0, example: name, config: d.config };
     k.count++;
     kinds.set(d.what, k);
@@ -184,13 +206,16 @@ function fuzzJs(scale) {
     env: { ...process.env, LLMEM_FUZZ_SCALE: String(scale) },
     timeout: 3600 * 1000,
   });
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips the terminal's colour codes (ESC [ ... m)
   const out = (r.stdout + r.stderr).replace(/\x1b\[[0-9;]*m/g, '');
   const wall = (Date.now() - started) / 1000;
   const tests = /Tests\s+(.*)/.exec(out);
   const execs = [...out.matchAll(/fuzz-execs (\S+) (\d+)/g)];
   for (const [, name, n] of execs)
     console.log(`js ${name.padEnd(26)} ${String(n).padStart(8)} inputs (seeded, scale ${scale})`);
-  console.log(`js fuzzers: ${tests ? tests[1].trim() : 'no summary'} in ${wall.toFixed(0)} s  findings ${r.status === 0 ? 0 : 'see below'}`);
+  console.log(
+    `js fuzzers: ${tests ? tests[1].trim() : 'no summary'} in ${wall.toFixed(0)} s  findings ${r.status === 0 ? 0 : 'see below'}`,
+  );
   if (r.status !== 0) console.log(out.split('\n').slice(-60).join('\n'));
   return r.status === 0 ? 0 : 1;
 }
@@ -203,7 +228,9 @@ const cSeconds = opts.js ? opts.seconds * 0.9 : opts.seconds;
 if (opts.c) {
   if (!existsSync('core/llmem.h')) usage('run from the repository root');
   build(opts.coverage);
-  console.log(`libFuzzer (ASan + UBSan), ${(cSeconds / TARGETS.length).toFixed(0)} s per target; findings in ${FINDINGS}/`);
+  console.log(
+    `libFuzzer (ASan + UBSan), ${(cSeconds / TARGETS.length).toFixed(0)} s per target; findings in ${FINDINGS}/`,
+  );
   for (const t of TARGETS) findings += fuzzTarget(t, cSeconds / TARGETS.length, opts.coverage);
   const both = opts.coverage ? coverage(TARGETS) : { lines: null };
   if (both.lines) console.log(`core line coverage, both targets: ${both.lines.TOTAL} (llvm-cov over the corpora)`);

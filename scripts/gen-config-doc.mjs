@@ -28,7 +28,7 @@ const NOT_IN_FORM = {
   runtime: 'What sits beside the tensors, and the step-time model',
 };
 
-const code = (s) => '`' + s + '`';
+const code = (s) => `\`${s}\``;
 const cell = (s) => String(s).replace(/\|/g, '\\|');
 
 function defaultOf(f, toJson) {
@@ -50,7 +50,7 @@ function allowedOf(f) {
     case 'enum':
       return f.values.map(code).join(', ');
     case 'set':
-      return 'list of ' + f.values.map(code).join(', ');
+      return `list of ${f.values.map(code).join(', ')}`;
     case 'text':
       return 'string';
     default:
@@ -70,22 +70,20 @@ function describe(f, ui) {
 
 /** The Markdown key table: one row per field of the core, in the core's order. */
 export function renderTable(fields, ui, toJson) {
-  const rows = [
-    '| key | kind | default | allowed | null | description |',
-    '|---|---|---|---|---|---|',
-  ];
+  const rows = ['| key | kind | default | allowed | null | description |', '|---|---|---|---|---|---|'];
   for (const f of fields) {
     const cols = [code(f.path), f.kind, defaultOf(f, toJson), allowedOf(f), f.nullable ? 'yes' : '', describe(f, ui)];
-    rows.push('| ' + cols.map(cell).join(' | ') + ' |');
+    rows.push(`| ${cols.map(cell).join(' | ')} |`);
   }
   return rows.join('\n');
 }
 
 /** The document with the text between the markers replaced by the table. */
 export function withTable(doc, table) {
-  const a = doc.indexOf(BEGIN), b = doc.indexOf(END);
+  const a = doc.indexOf(BEGIN),
+    b = doc.indexOf(END);
   if (a < 0 || b < a) throw new Error(`docs/config.md: the markers are missing:\n${BEGIN}\n${END}`);
-  return doc.slice(0, a + BEGIN.length) + '\n' + table + '\n' + doc.slice(b);
+  return `${doc.slice(0, a + BEGIN.length)}\n${table}\n${doc.slice(b)}`;
 }
 
 /** docs/config.md as it should be, from the built core and the form labels. */
@@ -97,7 +95,10 @@ export async function generate() {
   const { module: form } = await runnerImport(`${root}frontend/fields.ts`, opts);
   const factory = (await import(pathToFileURL(coreFile).href)).default;
   const core = await wrapper.Core.load(factory);
-  return withTable(readFileSync(DOC, 'utf8'), renderTable(core.fields, form.UI, (f, v) => core.toJson(f, v)));
+  return withTable(
+    readFileSync(DOC, 'utf8'),
+    renderTable(core.fields, form.UI, (f, v) => core.toJson(f, v)),
+  );
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

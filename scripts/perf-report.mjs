@@ -16,7 +16,15 @@ import { serveDist } from '../tests/e2e/serve-dist.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const LAZY = /^assets\/formats-[\w-]+\.js$/;
 const kb = (b) => `${(b / 1024).toFixed(1)} KB`;
 
@@ -31,7 +39,9 @@ function sizeReport() {
     }
   };
   walk(dist);
-  let first = 0, lazy = 0, sw = 0;
+  let first = 0,
+    lazy = 0,
+    sw = 0;
   console.log('size (dist/, gzip -9):');
   for (const f of files) {
     const gz = gzipSync(readFileSync(f), { level: 9 }).length;
@@ -39,16 +49,22 @@ function sizeReport() {
     if (/^(sw\.js|workbox-)/.test(rel)) sw += gz;
     else if (LAZY.test(rel)) lazy += gz;
     else first += gz;
-    console.log(`  ${rel.padEnd(48)} ${String(statSync(f).size).padStart(8)} B  gzip ${String(gz).padStart(7)} B${LAZY.test(rel) ? '  (lazy)' : ''}`);
+    console.log(
+      `  ${rel.padEnd(48)} ${String(statSync(f).size).padStart(8)} B  gzip ${String(gz).padStart(7)} B${LAZY.test(rel) ? '  (lazy)' : ''}`,
+    );
   }
-  console.log(`size     first load (app JS + wasm + CSS): ${kb(first)} gzip (budget <= 150 KB); importers + exporters chunk (lazy, on opening Import / Export): ${kb(lazy)}; total ${kb(first + lazy)}; service worker + workbox: ${kb(sw)}`);
+  console.log(
+    `size     first load (app JS + wasm + CSS): ${kb(first)} gzip (budget <= 150 KB); importers + exporters chunk (lazy, on opening Import / Export): ${kb(lazy)}; total ${kb(first + lazy)}; service worker + workbox: ${kb(sw)}`,
+  );
 }
 
 /** Open a planner tab (a second click would close it). */
 async function openTab(page, id) {
-  if ((await page.getAttribute(`[data-testid=tab-${id}]`, 'aria-selected')) !== 'true') await page.click(`[data-testid=tab-${id}]`);
+  if ((await page.getAttribute(`[data-testid=tab-${id}]`, 'aria-selected')) !== 'true')
+    await page.click(`[data-testid=tab-${id}]`);
 }
-const statusOf = (page, kind) => page.evaluate((k) => ({ ...document.querySelector(`[data-testid=${k}-status]`).dataset }), kind);
+const statusOf = (page, kind) =>
+  page.evaluate((k) => ({ ...document.querySelector(`[data-testid=${k}-status]`).dataset }), kind);
 
 /** Input change to redrawn chart, 30 edits of the sequence length. */
 async function inputLatency(page) {
@@ -67,15 +83,22 @@ async function inputLatency(page) {
     return out;
   });
   times.sort((a, b) => a - b);
-  const med = times[times.length >> 1], p90 = times[Math.floor(times.length * 0.9)];
-  console.log(`latency  input change -> redrawn chart: median ${med.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`);
+  const med = times[times.length >> 1],
+    p90 = times[Math.floor(times.length * 0.9)];
+  console.log(
+    `latency  input change -> redrawn chart: median ${med.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`,
+  );
 }
 
 /** Layout searches over 1024 GPUs in the Worker: the default model, then heavier ones. */
 async function searches(page) {
   const cases = [
     ['Llama 3.1 8B, FSDP2', '', ''],
-    ['Llama 3.1 70B, Megatron, seq 8192', '#v1/model.preset=llama-3.1-70b&parallel.engine=megatron&training.seq_len=8192', '1024'],
+    [
+      'Llama 3.1 70B, Megatron, seq 8192',
+      '#v1/model.preset=llama-3.1-70b&parallel.engine=megatron&training.seq_len=8192',
+      '1024',
+    ],
     ['Mixtral 8x7B, Megatron', '#v1/model.preset=mixtral-8x7b&parallel.engine=megatron', '1024'],
   ];
   for (const [name, hash, batch] of cases) {
@@ -84,13 +107,23 @@ async function searches(page) {
     await openTab(page, 'search');
     await page.fill('#search-batch', batch);
     await page.fill('#search-gpus', '1024');
-    await page.waitForFunction(() => {
-      const d = document.querySelector('[data-testid=search-status]').dataset;
-      return d.status === 'done' && d.inflight === 'false' && document.querySelector('#search-gpus').value.replace(/,/g, '') === '1024';
-    }, null, { timeout: 30000 });
+    await page.waitForFunction(
+      () => {
+        const d = document.querySelector('[data-testid=search-status]').dataset;
+        return (
+          d.status === 'done' &&
+          d.inflight === 'false' &&
+          document.querySelector('#search-gpus').value.replace(/,/g, '') === '1024'
+        );
+      },
+      null,
+      { timeout: 30000 },
+    );
     await page.waitForTimeout(150);
     const d = await statusOf(page, 'search');
-    console.log(`planner  search over 1024 GPUs (${name}) in the Worker: ${Number(d.ms).toFixed(1)} ms in the core, ${Number(d.roundMs).toFixed(1)} ms request to answer, ${d.count} layouts kept (budget < 1 s)`);
+    console.log(
+      `planner  search over 1024 GPUs (${name}) in the Worker: ${Number(d.ms).toFixed(1)} ms in the core, ${Number(d.roundMs).toFixed(1)} ms request to answer, ${d.count} layouts kept (budget < 1 s)`,
+    );
   }
 }
 
@@ -100,18 +133,23 @@ async function latencyDuringSearch(page) {
     const el = document.getElementById('f-training-seq_len');
     const status = document.querySelector('[data-testid=search-status]');
     const out = [];
-    let during = 0, longTasks = 0;
+    let during = 0,
+      longTasks = 0;
     const po = new PerformanceObserver((l) => (longTasks += l.getEntries().length));
-    try { po.observe({ type: 'longtask' }); } catch {}
+    try {
+      po.observe({ type: 'longtask' });
+    } catch {}
     for (let i = 0; i < 16; i++) {
       // wait until a search is really under way in the Worker
       for (let w = 0; w < 100 && status.dataset.inflight !== 'true'; w++) await new Promise((r) => setTimeout(r, 5));
       if (status.dataset.inflight === 'true') during++;
-      const drawn = new Promise((res) => document.addEventListener('llmem:drawn', function on(e) {
-        if (!e.target.closest('[data-testid=timeline]')) return;
-        document.removeEventListener('llmem:drawn', on);
-        res();
-      }));
+      const drawn = new Promise((res) =>
+        document.addEventListener('llmem:drawn', function on(e) {
+          if (!e.target.closest('[data-testid=timeline]')) return;
+          document.removeEventListener('llmem:drawn', on);
+          res();
+        }),
+      );
       const t0 = performance.now();
       el.value = String(4096 + 256 * (i + 1));
       el.dispatchEvent(new Event('input', { bubbles: true }));
@@ -123,7 +161,9 @@ async function latencyDuringSearch(page) {
     return { out, during, longTasks };
   });
   lat.out.sort((a, b) => a - b);
-  console.log(`planner  input -> redrawn chart while a search runs in the Worker: median ${lat.out[lat.out.length >> 1].toFixed(2)} ms, max ${lat.out.at(-1).toFixed(2)} ms over ${lat.out.length} edits (${lat.during} landed on a running search, ${lat.longTasks} long tasks > 50 ms)`);
+  console.log(
+    `planner  input -> redrawn chart while a search runs in the Worker: median ${lat.out[lat.out.length >> 1].toFixed(2)} ms, max ${lat.out.at(-1).toFixed(2)} ms over ${lat.out.length} edits (${lat.during} landed on a running search, ${lat.longTasks} long tasks > 50 ms)`,
+  );
 }
 
 /** A 1,000-point sequence-length sweep in the Worker. */
@@ -135,12 +175,18 @@ async function bigSweep(page) {
   await page.selectOption('#sweep-spacing', 'linear');
   await page.fill('#sweep-to', String(1024 + 999 * 128));
   await page.fill('#sweep-points', '1000');
-  await page.waitForFunction(() => {
-    const d = document.querySelector('[data-testid=sweep-status]').dataset;
-    return d.status === 'done' && d.count === '1000';
-  }, null, { timeout: 20000 });
+  await page.waitForFunction(
+    () => {
+      const d = document.querySelector('[data-testid=sweep-status]').dataset;
+      return d.status === 'done' && d.count === '1000';
+    },
+    null,
+    { timeout: 20000 },
+  );
   const sw = await statusOf(page, 'sweep');
-  console.log(`planner  1,000-point sweep (training.seq_len) in the Worker: ${Number(sw.ms).toFixed(1)} ms in the core, ${Number(sw.roundMs).toFixed(1)} ms request to answer (budget < 50 ms)`);
+  console.log(
+    `planner  1,000-point sweep (training.seq_len) in the Worker: ${Number(sw.ms).toFixed(1)} ms in the core, ${Number(sw.roundMs).toFixed(1)} ms request to answer (budget < 50 ms)`,
+  );
 }
 
 if (!existsSync(join(dist, 'index.html'))) {

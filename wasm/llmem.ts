@@ -78,7 +78,7 @@ export function groupDigits(n: number): string {
   const s = String(Math.abs(n));
   let out = '';
   for (let i = 0; i < s.length; i++) out += (i > 0 && (s.length - i) % 3 === 0 ? ',' : '') + s[i];
-  return n < 0 ? '-' + out : out;
+  return n < 0 ? `-${out}` : out;
 }
 
 /** Fill a core formula: {cN} a count, {bN} bytes, {xN} a plain number. */
@@ -138,8 +138,14 @@ export interface SearchOptions {
 }
 
 export interface Layout {
-  dp: number; tp: number; pp: number; vpp: number; cp: number; ep: number;
-  micro_batch: number; grad_accum: number;
+  dp: number;
+  tp: number;
+  pp: number;
+  vpp: number;
+  cp: number;
+  ep: number;
+  micro_batch: number;
+  grad_accum: number;
   device_used_bytes: number;
   step_seconds: number;
   tokens_per_second_per_gpu: number;
@@ -186,7 +192,14 @@ interface CoreModule {
   _llmem_sweep_run(field: number, count: number): number;
   _llmem_largest_fit_run(field: number, lo: number, hi: number, step: number, free: number): number;
   _llmem_search_ptr(): number;
-  _llmem_search_run(gpus: number, batch: number, free: number, maxMb: number, sharding: number, recompute: number): number;
+  _llmem_search_run(
+    gpus: number,
+    batch: number,
+    free: number,
+    maxMb: number,
+    sharding: number,
+    recompute: number,
+  ): number;
   _llmem_step_time_run(): number;
   _llmem_step_tokens(): number;
 }
@@ -206,8 +219,7 @@ interface StructLayout {
   layout: Record<string, number>;
 }
 
-const isObject = (v: unknown): v is { [key: string]: Json } =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is { [key: string]: Json } => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function describe(v: unknown): string {
   if (v === null) return 'null';
@@ -318,7 +330,7 @@ export class Core {
   private children(prefix: string): string[] {
     const depth = prefix ? prefix.split('.').length : 0;
     return this.fields
-      .filter((f) => (prefix ? f.path.startsWith(prefix + '.') : true) && f.path.split('.').length === depth + 1)
+      .filter((f) => (prefix ? f.path.startsWith(`${prefix}.`) : true) && f.path.split('.').length === depth + 1)
       .map((f) => f.path.split('.')[depth]);
   }
 
@@ -326,8 +338,7 @@ export class Core {
     for (const [key, value] of Object.entries(obj)) {
       const path = prefix ? `${prefix}.${key}` : key;
       const f = this.byPath.get(path);
-      if (!f)
-        return { path, message: `${path}: unknown key (allowed here: ${this.children(prefix).join(', ')})` };
+      if (!f) return { path, message: `${path}: unknown key (allowed here: ${this.children(prefix).join(', ')})` };
       const err = this.assign(f, value, slots);
       if (err) return err;
     }
@@ -342,7 +353,7 @@ export class Core {
     if (value === null) {
       if (!f.nullable) return fail(this.expected(f));
       if (f.kind === 'group') {
-        for (const g of this.fields) if (g.path.startsWith(f.path + '.')) slots[g.index] = g.default;
+        for (const g of this.fields) if (g.path.startsWith(`${f.path}.`)) slots[g.index] = g.default;
         return null;
       }
       slots[f.index] = NaN;
@@ -364,7 +375,11 @@ export class Core {
         return null;
       case 'enum': {
         const i = typeof value === 'string' ? f.values.indexOf(value) : -1;
-        if (i < 0) return { path: f.path, message: `${f.path}: ${describe(value)} is not allowed (allowed: ${f.values.join(' | ')})` };
+        if (i < 0)
+          return {
+            path: f.path,
+            message: `${f.path}: ${describe(value)} is not allowed (allowed: ${f.values.join(' | ')})`,
+          };
         slots[f.index] = i;
         return null;
       }
@@ -374,7 +389,10 @@ export class Core {
         for (const item of value) {
           const i = typeof item === 'string' ? f.values.indexOf(item) : -1;
           if (i < 0)
-            return { path: f.path, message: `${f.path}: ${describe(item)} is not allowed (allowed: ${f.values.join(' | ')})` };
+            return {
+              path: f.path,
+              message: `${f.path}: ${describe(item)} is not allowed (allowed: ${f.values.join(' | ')})`,
+            };
           mask |= 1 << i;
         }
         slots[f.index] = mask;
@@ -454,8 +472,9 @@ export class Core {
     const f64 = (a: number) => this.m.HEAPF64[a / 8];
     const i32 = (a: number) => this.m.HEAP32[a / 4];
     const breakdown = {} as Breakdown;
-    CATEGORIES.forEach((c, i) => (breakdown[c] = f64(addr + K.breakdown_bytes + 8 * i)));
-    const mb = i32(addr + K.peak_micro_batch), layer = i32(addr + K.peak_layer);
+    for (const [i, c] of CATEGORIES.entries()) breakdown[c] = f64(addr + K.breakdown_bytes + 8 * i);
+    const mb = i32(addr + K.peak_micro_batch),
+      layer = i32(addr + K.peak_layer);
     return {
       stage: i32(addr + K.stage),
       peak_allocated_bytes: f64(addr + K.peak_allocated_bytes),
@@ -509,7 +528,8 @@ export class Core {
     if (err) return err;
     this.m.HEAPF64.set(values, this.m._llmem_sweep_values_ptr() / 8);
     this.m._llmem_sweep_run(f.index, values.length);
-    const base = this.m._llmem_sweep_points_ptr(), P = this.layout.sweep_point;
+    const base = this.m._llmem_sweep_points_ptr(),
+      P = this.layout.sweep_point;
     return values.map((_, i) => {
       const a = base + i * P.size;
       return { value: this.m.HEAPF64[(a + P.value) / 8], ...this.readReadings(a + P.readings) };
@@ -517,7 +537,11 @@ export class Core {
   }
 
   /** The largest value of a key in [lo, hi] (multiples of step) that leaves free_fraction of the GPU free; 0 if none. */
-  largestFit(config: unknown, path: string, o: { lo: number; hi: number; step: number; free_fraction?: number }): number | ConfigError {
+  largestFit(
+    config: unknown,
+    path: string,
+    o: { lo: number; hi: number; step: number; free_fraction?: number },
+  ): number | ConfigError {
     const f = this.numericField(path);
     if (!('index' in f)) return f;
     const err = this.load(config);
@@ -543,15 +567,24 @@ export class Core {
   search(config: unknown, o: SearchOptions): SearchResult | ConfigError {
     const err = this.load(config);
     if (err) return err;
-    const st = this.m._llmem_search_run(o.gpus, o.global_batch ?? 0, o.free_fraction ?? 0.1, o.max_micro_batch ?? 16,
-      o.vary_sharding === false ? 0 : 1, o.vary_recompute === false ? 0 : 1);
-    const base = this.m._llmem_search_ptr(), S = this.layout.search, L = this.layout.layout;
+    const st = this.m._llmem_search_run(
+      o.gpus,
+      o.global_batch ?? 0,
+      o.free_fraction ?? 0.1,
+      o.max_micro_batch ?? 16,
+      o.vary_sharding === false ? 0 : 1,
+      o.vary_recompute === false ? 0 : 1,
+    );
+    const base = this.m._llmem_search_ptr(),
+      S = this.layout.search,
+      L = this.layout.layout;
     if (st !== 0) {
       const field = this.m.HEAP32[(base + S.error_field) / 4];
       const path = field >= 0 ? this.fields[field].path : 'search';
       return { path, message: `${path}: ${this.text(this.m._llmem_status_text(st))}` };
     }
-    const f64 = (a: number) => this.m.HEAPF64[a / 8], i32 = (a: number) => this.m.HEAP32[a / 4];
+    const f64 = (a: number) => this.m.HEAPF64[a / 8],
+      i32 = (a: number) => this.m.HEAP32[a / 4];
     const name = (path: string, i: number) => this.field(path)!.values[i];
     const engineField = this.field('parallel.engine')!;
     const configEngine = this.m.HEAPF64[this.m._llmem_input_ptr() / 8 + engineField.index];
@@ -560,10 +593,18 @@ export class Core {
       const a = base + S.layouts + i * L.size;
       const g = (k: string) => f64(a + L[k]);
       const l = {
-        dp: g('dp'), tp: g('tp'), pp: g('pp'), vpp: g('vpp'), cp: g('cp'), ep: g('ep'),
-        micro_batch: g('micro_batch'), grad_accum: g('grad_accum'),
-        device_used_bytes: g('device_used_bytes'), step_seconds: g('step_seconds'),
-        tokens_per_second_per_gpu: g('tokens_per_second_per_gpu'), pareto: i32(a + L.pareto) !== 0,
+        dp: g('dp'),
+        tp: g('tp'),
+        pp: g('pp'),
+        vpp: g('vpp'),
+        cp: g('cp'),
+        ep: g('ep'),
+        micro_batch: g('micro_batch'),
+        grad_accum: g('grad_accum'),
+        device_used_bytes: g('device_used_bytes'),
+        step_seconds: g('step_seconds'),
+        tokens_per_second_per_gpu: g('tokens_per_second_per_gpu'),
+        pareto: i32(a + L.pareto) !== 0,
       };
       // everything the search set, so that loading the patch reproduces the layout's memory:
       // even stages, every layer recomputed, expert TP 1, no hybrid group unless chosen
@@ -572,10 +613,16 @@ export class Core {
         gpus: o.gpus,
         // the engine only when the search changed it (a single-GPU config laid out over many GPUs)
         ...(i32(a + L.engine) !== configEngine ? { engine: name('parallel.engine', i32(a + L.engine)) } : {}),
-        tp: l.tp, pp: l.pp, vpp: l.vpp, cp: l.cp, ep: l.ep, etp: 1,
+        tp: l.tp,
+        pp: l.pp,
+        vpp: l.vpp,
+        cp: l.cp,
+        ep: l.ep,
+        etp: 1,
         sequence_parallel: i32(a + L.sequence_parallel) !== 0,
         pp_schedule: name('parallel.pp_schedule', i32(a + L.pp_schedule)),
-        pp_first_stage_layers: null, pp_last_stage_layers: null,
+        pp_first_stage_layers: null,
+        pp_last_stage_layers: null,
         zero_stage: i32(a + L.zero_stage),
         fsdp_strategy: fsdpStrategy,
         distributed_optimizer: i32(a + L.distributed_optimizer) !== 0,
@@ -585,11 +632,21 @@ export class Core {
         ...l,
         patch: {
           parallel,
-          training: { micro_batch: l.micro_batch, grad_accum: l.grad_accum, recompute: name('training.recompute', i32(a + L.recompute)), recompute_layers: null },
+          training: {
+            micro_batch: l.micro_batch,
+            grad_accum: l.grad_accum,
+            recompute: name('training.recompute', i32(a + L.recompute)),
+            recompute_layers: null,
+          },
         },
       });
     }
-    const out: SearchResult = { candidates: f64(base + S.candidates), valid: f64(base + S.valid), fitting: f64(base + S.fitting), layouts };
+    const out: SearchResult = {
+      candidates: f64(base + S.candidates),
+      valid: f64(base + S.valid),
+      fitting: f64(base + S.fitting),
+      layouts,
+    };
     if (layouts.length === 0) {
       const why = this.text(this.m._llmem_status_text(i32(base + S.empty_reason)));
       const field = i32(base + S.empty_field);
@@ -605,17 +662,22 @@ export class Core {
   }
 
   private readTerms(base: number): Term[] {
-    const R = this.layout.result, T = this.layout.term;
+    const R = this.layout.result,
+      T = this.layout.term;
     const n = this.m.HEAP32[(base + R.term_count) / 4];
     const terms: Term[] = [];
     for (let i = 0; i < n; i++) {
       const a = base + R.terms + i * T.size;
-      const id = this.m.HEAP32[(a + T.id) / 4], cat = this.m.HEAP32[(a + T.category) / 4];
+      const id = this.m.HEAP32[(a + T.id) / 4],
+        cat = this.m.HEAP32[(a + T.category) / 4];
       const inputs = [0, 1, 2, 3].map((k) => this.m.HEAPF64[(a + T.inputs + 8 * k) / 8]);
       terms.push({
         category: cat < 0 ? 'runtime' : CATEGORIES[cat],
         label: this.cachedText('l', id, (t) => this.m._llmem_term_label_text(t)),
-        formula: fillFormula(this.cachedText('f', id, (t) => this.m._llmem_term_formula_text(t)), inputs),
+        formula: fillFormula(
+          this.cachedText('f', id, (t) => this.m._llmem_term_formula_text(t)),
+          inputs,
+        ),
         value_bytes: this.m.HEAPF64[(a + T.value_bytes) / 8],
       });
     }
@@ -623,7 +685,8 @@ export class Core {
   }
 
   private readTimeline(base: number): Timeline {
-    const R = this.layout.result, E = this.layout.event;
+    const R = this.layout.result,
+      E = this.layout.event;
     const n = this.m.HEAP32[(base + R.event_count) / 4];
     const t: Timeline = {
       stride: this.m.HEAP32[(base + R.event_stride) / 4],
@@ -636,7 +699,8 @@ export class Core {
     for (let i = 0; i < n; i++) {
       const a = base + R.events + i * E.size;
       t.total_bytes.push(this.m.HEAPF64[(a + E.total_bytes) / 8]);
-      CATEGORIES.forEach((c, j) => t.category_bytes[c].push(this.m.HEAPF64[(a + E.category_bytes + 8 * j) / 8]));
+      for (const [j, c] of CATEGORIES.entries())
+        t.category_bytes[c].push(this.m.HEAPF64[(a + E.category_bytes + 8 * j) / 8]);
       t.phase.push(this.phases[this.m.HEAP32[(a + E.phase) / 4]] ?? '');
       t.micro_batch.push(this.m.HEAP32[(a + E.micro_batch) / 4]);
       t.layer.push(this.m.HEAP32[(a + E.layer) / 4]);

@@ -13,9 +13,13 @@ import { Summary } from './Summary.js';
 
 export function App({ state }: { state: AppState }) {
   // keys the core gained after fields.ts was written still get an input
-  const other = state.fields.map((f) => f.path).filter((p) => !PLACED.includes(p) && p !== 'model.preset' && p !== 'hardware.gpu');
+  const other = state.fields
+    .map((f) => f.path)
+    .filter((p) => !PLACED.includes(p) && p !== 'model.preset' && p !== 'hardware.gpu');
   const dialog = state.io.dialog.value;
-  const sections: Section[] = other.length ? [...SECTIONS, { id: 'other', title: 'Other settings', groups: [{ paths: other }] }] : SECTIONS;
+  const sections: Section[] = other.length
+    ? [...SECTIONS, { id: 'other', title: 'Other settings', groups: [{ paths: other }] }]
+    : SECTIONS;
   return (
     <StateContext.Provider value={state}>
       <Header />
@@ -30,8 +34,8 @@ export function App({ state }: { state: AppState }) {
         <Results />
       </main>
       <footer class="footer">
-        Computed in your browser by the llmem core (C, WebAssembly): the same numbers as <code>npx llmem estimate</code>. Works offline
-        after the first visit; nothing is sent anywhere.
+        Computed in your browser by the llmem core (C, WebAssembly): the same numbers as <code>npx llmem estimate</code>
+        . Works offline after the first visit; nothing is sent anywhere.
       </footer>
       {dialog === 'import' && <ImportDialog />}
       {dialog === 'export' && <ExportDialog />}

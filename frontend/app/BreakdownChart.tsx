@@ -36,7 +36,8 @@ export function BreakdownChart({ r }: { r: EstimateResult }) {
       {marks.length > 0 && (
         <p class="measured-key" data-testid="measured-key">
           <span class="mark-swatch" aria-hidden="true" />
-          Measured ({measured!.name}): {marks.map((m) => `${m.label.replace('measured ', '')} ${formatGiB(m.value)}`).join(' · ')}
+          Measured ({measured!.name}):{' '}
+          {marks.map((m) => `${m.label.replace('measured ', '')} ${formatGiB(m.value)}`).join(' · ')}
         </p>
       )}
       <ul class="legend">

@@ -69,7 +69,8 @@ function cssVar(name: string, fallback: string): string {
   const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   return v || fallback;
 }
-const colour = (c: string | undefined, fallback: string) => (!c ? fallback : c.startsWith('--') ? cssVar(c, fallback) : c);
+const colour = (c: string | undefined, fallback: string) =>
+  !c ? fallback : c.startsWith('--') ? cssVar(c, fallback) : c;
 
 /** Cumulative sums, bottom to top: row k = series 0..k added. */
 function stack(series: ChartSeries[], n: number): Float64Array[] {
@@ -87,9 +88,15 @@ function stack(series: ChartSeries[], n: number): Float64Array[] {
 function toData(spec: ChartSpec): uPlot.AlignedData {
   const n = spec.x?.length ?? spec.series[0]?.values.length ?? 0;
   const x = spec.x ? Float64Array.from(spec.x) : Float64Array.from({ length: n }, (_, i) => i);
-  if ((spec.kind ?? 'stack') !== 'stack') return [x, ...spec.series.map((s) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v)))] as unknown as uPlot.AlignedData;
+  if ((spec.kind ?? 'stack') !== 'stack')
+    return [
+      x,
+      ...spec.series.map((s) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v))),
+    ] as unknown as uPlot.AlignedData;
   // uPlot paints series in order: the full stack first, the bottom layer last, each filled to zero; overlays on top
-  const over = (spec.overlays ?? []).map((s) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v)));
+  const over = (spec.overlays ?? []).map((s) =>
+    Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v)),
+  );
   return [x, ...stack(spec.series, n).reverse(), ...over] as unknown as uPlot.AlignedData;
 }
 
@@ -97,22 +104,32 @@ function toData(spec: ChartSpec): uPlot.AlignedData {
 function nearest(u: uPlot, reach: number): number | null {
   const { left, top } = u.cursor;
   if (left === undefined || top === undefined || left < 0) return null;
-  let best: number | null = null, bestD = reach * reach;
+  let best: number | null = null,
+    bestD = reach * reach;
   const xs = u.data[0];
   for (let s = 1; s < u.data.length; s++) {
     const ys = u.data[s];
     for (let i = 0; i < xs.length; i++) {
       const y = ys[i];
       if (y === null || y === undefined) continue;
-      const dx = u.valToPos(xs[i], 'x') - left, dy = u.valToPos(y, 'y') - top;
+      const dx = u.valToPos(xs[i], 'x') - left,
+        dy = u.valToPos(y, 'y') - top;
       const d = dx * dx + dy * dy;
-      if (d < bestD) (bestD = d), (best = i);
+      if (d < bestD) {
+        bestD = d;
+        best = i;
+      }
     }
   }
   return best;
 }
 
-function options(spec: () => ChartSpec, width: number, hover: { i: number | null }, onHover: (i: number | null) => void): uPlot.Options {
+function options(
+  spec: () => ChartSpec,
+  width: number,
+  hover: { i: number | null },
+  onHover: (i: number | null) => void,
+): uPlot.Options {
   const s0 = spec();
   const kind = s0.kind ?? 'stack';
   const fg = cssVar('--muted', '#666');
@@ -137,7 +154,14 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
   const xAxis: uPlot.Axis =
     kind === 'stack'
       ? // no x ticks (event index); the space below the plot holds the phase names
-        { stroke: fg, size: 16, gap: 0, grid: { show: false }, ticks: { show: false }, values: (_u, splits) => splits.map(() => '') }
+        {
+          stroke: fg,
+          size: 16,
+          gap: 0,
+          grid: { show: false },
+          ticks: { show: false },
+          values: (_u, splits) => splits.map(() => ''),
+        }
       : {
           stroke: fg,
           font,
@@ -146,7 +170,8 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
           grid: { stroke: grid, width: 1 },
           ticks: { show: false },
           ...(s0.xNames ? { splits: () => s0.xNames!.map((_, i) => i) } : {}),
-          values: (_u, splits) => splits.map((v) => (s0.xNames ? s0.xNames[v] ?? '' : spec().xTick?.(v) ?? String(+v.toFixed(2)))),
+          values: (_u, splits) =>
+            splits.map((v) => (s0.xNames ? (s0.xNames[v] ?? '') : (spec().xTick?.(v) ?? String(+v.toFixed(2))))),
           label: s0.xLabel,
           labelFont: font,
           labelSize: 14,
@@ -155,8 +180,22 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
   const series: uPlot.Series[] =
     kind === 'stack'
       ? [
-          ...[...s0.series].reverse().map((s) => ({ label: s.label, stroke: colour(s.color, fg), fill: colour(s.color, fg), width: 1, paths: stepped, points: { show: false } })),
-          ...(s0.overlays ?? []).map((s) => ({ label: s.label, stroke: colour(s.color, text), width: s.width ?? 2, dash: s.dash, paths: stepped, points: { show: false } })),
+          ...[...s0.series].reverse().map((s) => ({
+            label: s.label,
+            stroke: colour(s.color, fg),
+            fill: colour(s.color, fg),
+            width: 1,
+            paths: stepped,
+            points: { show: false },
+          })),
+          ...(s0.overlays ?? []).map((s) => ({
+            label: s.label,
+            stroke: colour(s.color, text),
+            width: s.width ?? 2,
+            dash: s.dash,
+            paths: stepped,
+            points: { show: false },
+          })),
         ]
       : s0.series.map((s) => {
           const c = colour(s.color, text);
@@ -171,7 +210,11 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
             points: s.points ? { show: true, size: s.points, fill: c, stroke: c, width: 1 } : { show: false },
           };
         });
-  const xRange = kind === 'stack' || s0.xNames ? undefined : (_u: uPlot, min: number, max: number): uPlot.Range.MinMax => (min === max ? [min * 0.5 || -1, max * 1.5 || 1] : [min, max]);
+  const xRange =
+    kind === 'stack' || s0.xNames
+      ? undefined
+      : (_u: uPlot, min: number, max: number): uPlot.Range.MinMax =>
+          min === max ? [min * 0.5 || -1, max * 1.5 || 1] : [min, max];
   return {
     width,
     height: s0.height,
@@ -203,13 +246,15 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
           ctx.font = `${11 * pr}px system-ui, sans-serif`;
           ctx.textBaseline = 'top';
           for (const b of spec().bands ?? []) {
-            const x0 = Math.max(left, u.valToPos(b.start - 0.5, 'x', true)), x1 = Math.min(left + width, u.valToPos(b.end + 0.5, 'x', true));
+            const x0 = Math.max(left, u.valToPos(b.start - 0.5, 'x', true)),
+              x1 = Math.min(left + width, u.valToPos(b.end + 0.5, 'x', true));
             if (x1 <= x0) continue;
             ctx.fillStyle = b.fill;
             ctx.fillRect(x0, top, x1 - x0, height);
             ctx.fillStyle = fg;
             ctx.fillRect(x0, top + height, pr, 5 * pr);
-            if (x1 - x0 > ctx.measureText(b.label).width + 8 * pr) ctx.fillText(b.label, x0 + 4 * pr, top + height + 3 * pr);
+            if (x1 - x0 > ctx.measureText(b.label).width + 8 * pr)
+              ctx.fillText(b.label, x0 + 4 * pr, top + height + 3 * pr);
           }
           ctx.restore();
         },
@@ -226,8 +271,14 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
           for (const h of lines) {
             if (!(h.value <= sp.yMax)) continue;
             const y = Math.round(u.valToPos(h.value, 'y', true));
-            const x0 = h.from === undefined ? left : Math.max(left, u.valToPos(h.from - (kind === 'stack' ? 0.5 : 0), 'x', true));
-            const x1 = h.to === undefined ? left + width : Math.min(left + width, u.valToPos(h.to + (kind === 'stack' ? 0.5 : 0), 'x', true));
+            const x0 =
+              h.from === undefined
+                ? left
+                : Math.max(left, u.valToPos(h.from - (kind === 'stack' ? 0.5 : 0), 'x', true));
+            const x1 =
+              h.to === undefined
+                ? left + width
+                : Math.min(left + width, u.valToPos(h.to + (kind === 'stack' ? 0.5 : 0), 'x', true));
             const c = colour(h.color, text);
             ctx.strokeStyle = c;
             ctx.setLineDash(h.color ? [] : [6 * pr, 4 * pr]);
@@ -290,7 +341,8 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
             let y: number | null = null;
             for (let s = 1; s < u.data.length && y === null; s++) y = (u.data[s][i] as number | null) ?? null;
             if (y === null) return;
-            const px = u.valToPos(u.data[0][i], 'x', true), py = u.valToPos(y, 'y', true);
+            const px = u.valToPos(u.data[0][i], 'x', true),
+              py = u.valToPos(y, 'y', true);
             ctx.strokeStyle = text;
             ctx.lineWidth = 2 * pr;
             ctx.beginPath();
@@ -326,7 +378,15 @@ function options(spec: () => ChartSpec, width: number, hover: { i: number | null
   };
 }
 
-export function Chart({ spec, onHover, onPick }: { spec: ChartSpec; onHover?: (i: number | null) => void; onPick?: (i: number) => void }) {
+export function Chart({
+  spec,
+  onHover,
+  onPick,
+}: {
+  spec: ChartSpec;
+  onHover?: (i: number | null) => void;
+  onPick?: (i: number) => void;
+}) {
   const wrap = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const specRef = useRef(spec);
@@ -350,7 +410,16 @@ export function Chart({ spec, onHover, onPick }: { spec: ChartSpec; onHover?: (i
   useLayoutEffect(() => {
     const el = wrap.current!;
     const hover = { i: null as number | null };
-    const u = new uPlot(options(() => specRef.current, el.clientWidth || 600, hover, (i) => hoverRef.current?.(i)), toData(specRef.current), el);
+    const u = new uPlot(
+      options(
+        () => specRef.current,
+        el.clientWidth || 600,
+        hover,
+        (i) => hoverRef.current?.(i),
+      ),
+      toData(specRef.current),
+      el,
+    );
     plot.current = u;
     const ro = new ResizeObserver(() => {
       const w = el.clientWidth;
@@ -358,7 +427,7 @@ export function Chart({ spec, onHover, onPick }: { spec: ChartSpec; onHover?: (i
     });
     ro.observe(el);
     const click = () => {
-      const i = kind === 'points' ? hover.i : u.cursor.idx ?? null;
+      const i = kind === 'points' ? hover.i : (u.cursor.idx ?? null);
       if (i !== null && i !== undefined) pickRef.current?.(i);
     };
     const leave = () => {
@@ -383,5 +452,7 @@ export function Chart({ spec, onHover, onPick }: { spec: ChartSpec; onHover?: (i
     plot.current?.setData(toData(spec));
   }, [spec]);
 
-  return <div class={`chart chart-${kind}${onPick ? ' pickable' : ''}`} ref={wrap} role="img" aria-label={spec.ariaLabel} />;
+  return (
+    <div class={`chart chart-${kind}${onPick ? ' pickable' : ''}`} ref={wrap} role="img" aria-label={spec.ariaLabel} />
+  );
 }

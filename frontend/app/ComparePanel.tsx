@@ -25,7 +25,8 @@ export function ComparePanel() {
     return (
       <div class="compare" data-testid="compare-panel">
         <p>
-          Pin the current result as <strong>A</strong>, then change anything: the live result is <strong>B</strong>, shown beside A with the difference per category.
+          Pin the current result as <strong>A</strong>, then change anything: the live result is <strong>B</strong>,
+          shown beside A with the difference per category.
         </p>
         <p>
           <button type="button" onClick={p.pin} data-testid="pin-a-panel">
@@ -37,7 +38,13 @@ export function ComparePanel() {
   }
   const rows = p.diff.value ?? [];
   const changes = changedKeys(a.values, s.values.value);
-  const max = Math.max(a.result.capacity_bytes, b.capacity_bytes, a.result.per_gpu.device_used_bytes, b.per_gpu.device_used_bytes) * 1.02;
+  const max =
+    Math.max(
+      a.result.capacity_bytes,
+      b.capacity_bytes,
+      a.result.per_gpu.device_used_bytes,
+      b.per_gpu.device_used_bytes,
+    ) * 1.02;
   const side = (name: 'A' | 'B', r: typeof b, step: typeof a.step) => (
     <div class="ab-side" data-testid={`ab-${name}`}>
       <p class="ab-title">
@@ -48,7 +55,13 @@ export function ComparePanel() {
           {r.fits ? 'fits' : 'does not fit'} · {formatPercent(r.utilization, 0)}
         </span>
       </p>
-      <StackBar segments={segmentsOf(r.per_gpu)} max={max} capacity={r.capacity_bytes} label={`${name}: memory at the peak`} thin />
+      <StackBar
+        segments={segmentsOf(r.per_gpu)}
+        max={max}
+        capacity={r.capacity_bytes}
+        label={`${name}: memory at the peak`}
+        thin
+      />
       <p class="muted ab-sub num">
         peak during {r.per_gpu.peak_at}
         {step ? ` · step ${formatSeconds(step.step_seconds)} (estimate)` : ''}
@@ -77,9 +90,15 @@ export function ComparePanel() {
         <thead>
           <tr>
             <th scope="col">Per GPU, GiB</th>
-            <th scope="col" class="r">A</th>
-            <th scope="col" class="r">B</th>
-            <th scope="col" class="r">B − A</th>
+            <th scope="col" class="r">
+              A
+            </th>
+            <th scope="col" class="r">
+              B
+            </th>
+            <th scope="col" class="r">
+              B − A
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -93,7 +112,9 @@ export function ComparePanel() {
                 </th>
                 <td class="r">{(r.a / GIB).toFixed(2)}</td>
                 <td class="r">{(r.b / GIB).toFixed(2)}</td>
-                <td class={`r diff ${Math.abs(r.diff) < 0.005 * GIB ? 'same' : r.diff > 0 ? 'up' : 'down'}`}>{signed(r.diff)}</td>
+                <td class={`r diff ${Math.abs(r.diff) < 0.005 * GIB ? 'same' : r.diff > 0 ? 'up' : 'down'}`}>
+                  {signed(r.diff)}
+                </td>
               </tr>
             ))}
         </tbody>

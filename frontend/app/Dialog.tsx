@@ -4,7 +4,19 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
-export function Dialog({ id, title, onClose, children, footer }: { id: string; title: string; onClose: () => void; children: ComponentChildren; footer?: ComponentChildren }) {
+export function Dialog({
+  id,
+  title,
+  onClose,
+  children,
+  footer,
+}: {
+  id: string;
+  title: string;
+  onClose: () => void;
+  children: ComponentChildren;
+  footer?: ComponentChildren;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current!;
@@ -12,6 +24,7 @@ export function Dialog({ id, title, onClose, children, footer }: { id: string; t
     return () => d.open && d.close();
   }, []);
   return (
+    // biome-ignore lint/a11y/useKeyWithClickEvents: the click is on the backdrop; the keyboard closes the dialog with Escape (onCancel)
     <dialog
       ref={ref}
       class="dialog"
@@ -28,7 +41,13 @@ export function Dialog({ id, title, onClose, children, footer }: { id: string; t
       <div class="dialog-box">
         <div class="dialog-head">
           <h2 id={`${id}-title`}>{title}</h2>
-          <button type="button" class="link dialog-close" onClick={onClose} aria-label="Close" data-testid={`${id}-close`}>
+          <button
+            type="button"
+            class="link dialog-close"
+            onClick={onClose}
+            aria-label="Close"
+            data-testid={`${id}-close`}
+          >
             Close
           </button>
         </div>

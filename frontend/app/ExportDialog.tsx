@@ -50,12 +50,22 @@ export function ExportDialog() {
           <>
             {s.stale.value && (
               <p class="field-error" role="alert">
-                The setup has an input error: {kind === 'config' ? 'the file holds the values as entered' : 'this is the last setup that was valid'}.
+                The setup has an input error:{' '}
+                {kind === 'config' ? 'the file holds the values as entered' : 'this is the last setup that was valid'}.
               </p>
             )}
             <div class="field">
               <label for="export-text">{fmt.label}</label>
-              <textarea id="export-text" class="code" readOnly rows={12} spellcheck={false} value={out.text} data-testid="export-text" onFocus={(e) => (e.currentTarget as HTMLTextAreaElement).select()} />
+              <textarea
+                id="export-text"
+                class="code"
+                readOnly
+                rows={12}
+                spellcheck={false}
+                value={out.text}
+                data-testid="export-text"
+                onFocus={(e) => (e.currentTarget as HTMLTextAreaElement).select()}
+              />
             </div>
             <div class="export-actions">
               <button
@@ -69,7 +79,11 @@ export function ExportDialog() {
               >
                 Copy
               </button>
-              <button type="button" data-testid="export-download" onClick={() => download(out.text, fmt.file, fmt.type)}>
+              <button
+                type="button"
+                data-testid="export-download"
+                onClick={() => download(out.text, fmt.file, fmt.type)}
+              >
                 Download {fmt.file}
               </button>
               <span class="share-status" role="status">
@@ -78,7 +92,8 @@ export function ExportDialog() {
             </div>
             <section class="import-list" data-testid="export-unexpressed">
               <h3>
-                What {fmt.label} cannot express {out.unexpressed.length > 0 && <span class="pill warn">{out.unexpressed.length}</span>}
+                What {fmt.label} cannot express{' '}
+                {out.unexpressed.length > 0 && <span class="pill warn">{out.unexpressed.length}</span>}
               </h3>
               {kind === 'config' ? (
                 <p class="muted">Nothing: config v1 is llmem's own format and holds every setting.</p>
@@ -89,7 +104,10 @@ export function ExportDialog() {
                   ))}
                 </ul>
               ) : (
-                <p class="muted">Nothing: every setting that differs from the defaults is in the text (the GPU type is not a training-framework setting).</p>
+                <p class="muted">
+                  Nothing: every setting that differs from the defaults is in the text (the GPU type is not a
+                  training-framework setting).
+                </p>
               )}
             </section>
           </>

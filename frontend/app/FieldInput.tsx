@@ -7,7 +7,8 @@ import { labelOf, UI } from '../fields.js';
 import { formatNumber, parseNumber } from '../format.js';
 import { fieldId, useApp } from './context.js';
 
-const inputText = (v: Json) => (v === null || v === undefined ? '' : typeof v === 'number' ? formatNumber(v) : String(v));
+const inputText = (v: Json) =>
+  v === null || v === undefined ? '' : typeof v === 'number' ? formatNumber(v) : String(v);
 
 function stepped(f: FieldInfo, v: number, up: boolean, pow2: boolean): number {
   const next = pow2 ? (up ? v * 2 : Math.floor(v / 2)) : up ? v + 1 : v - 1;
@@ -21,7 +22,11 @@ export function FieldInput({ path }: { path: string }) {
   const draft = useComputed(() => s.drafts.value[path]).value;
   const message = useComputed(() => {
     const err = s.error.value;
-    return err && err.path === path ? (err.message.startsWith(`${path}: `) ? err.message.slice(path.length + 2) : err.message) : null;
+    return err && err.path === path
+      ? err.message.startsWith(`${path}: `)
+        ? err.message.slice(path.length + 2)
+        : err.message
+      : null;
   }).value;
   const changed = useComputed(() => path in s.doc.value).value;
   const f = s.core.field(path);
@@ -54,10 +59,15 @@ export function FieldInput({ path }: { path: string }) {
         <label for={id} title={tip}>
           {ui.label}
         </label>
-        <select id={id} aria-invalid={!!message} aria-describedby={describedBy} onChange={(e) => {
-          const v = (e.currentTarget as HTMLSelectElement).value;
-          s.setField(path, v === '' ? null : v === 'true');
-        }}>
+        <select
+          id={id}
+          aria-invalid={!!message}
+          aria-describedby={describedBy}
+          onChange={(e) => {
+            const v = (e.currentTarget as HTMLSelectElement).value;
+            s.setField(path, v === '' ? null : v === 'true');
+          }}
+        >
           <option value="" selected={value === null}>
             {ui.auto ?? 'auto'}
           </option>
@@ -77,7 +87,14 @@ export function FieldInput({ path }: { path: string }) {
     return (
       <div class={cls}>
         <label class="check" title={tip}>
-          <input id={id} type="checkbox" checked={value === true} aria-invalid={!!message} aria-describedby={describedBy} onChange={(e) => s.setField(path, (e.currentTarget as HTMLInputElement).checked)} />
+          <input
+            id={id}
+            type="checkbox"
+            checked={value === true}
+            aria-invalid={!!message}
+            aria-describedby={describedBy}
+            onChange={(e) => s.setField(path, (e.currentTarget as HTMLInputElement).checked)}
+          />
           <span>{ui.label}</span>
         </label>
         {foot}
@@ -130,7 +147,10 @@ export function FieldInput({ path }: { path: string }) {
                 checked={chosen.includes(v)}
                 onChange={(e) => {
                   const on = (e.currentTarget as HTMLInputElement).checked;
-                  s.setField(path, f.values.filter((x) => (x === v ? on : chosen.includes(x))));
+                  s.setField(
+                    path,
+                    f.values.filter((x) => (x === v ? on : chosen.includes(x))),
+                  );
                 }}
               />
               <span>{v}</span>
@@ -148,10 +168,16 @@ export function FieldInput({ path }: { path: string }) {
         <label for={id} title={tip}>
           {ui.label}
         </label>
-        <input id={id} type="text" value={value === null ? '' : String(value)} placeholder="optional" onInput={(e) => {
-          const t = (e.currentTarget as HTMLInputElement).value;
-          s.setField(path, t === '' ? null : t);
-        }} />
+        <input
+          id={id}
+          type="text"
+          value={value === null ? '' : String(value)}
+          placeholder="optional"
+          onInput={(e) => {
+            const t = (e.currentTarget as HTMLInputElement).value;
+            s.setField(path, t === '' ? null : t);
+          }}
+        />
         {foot}
       </div>
     );
@@ -185,7 +211,7 @@ export function FieldInput({ path }: { path: string }) {
           autoComplete="off"
           spellcheck={false}
           value={draft ? draft.text : inputText(value)}
-          placeholder={f.nullable ? ui.auto ?? 'auto' : ''}
+          placeholder={f.nullable ? (ui.auto ?? 'auto') : ''}
           aria-invalid={!!message}
           aria-describedby={describedBy}
           onInput={(e) => onText((e.currentTarget as HTMLInputElement).value)}

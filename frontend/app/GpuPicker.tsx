@@ -13,10 +13,13 @@ export function GpuPicker() {
   return (
     <div class="field wide picker">
       <label for="f-hardware-gpu">GPU</label>
-      <select id="f-hardware-gpu" onChange={(e) => {
-        const v = (e.currentTarget as HTMLSelectElement).value;
-        s.setGpu(v === '' ? null : v);
-      }}>
+      <select
+        id="f-hardware-gpu"
+        onChange={(e) => {
+          const v = (e.currentTarget as HTMLSelectElement).value;
+          s.setGpu(v === '' ? null : v);
+        }}
+      >
         {VENDORS.map((v) => (
           <optgroup key={v} label={VENDOR_NAME[v] ?? v}>
             {GPUS.filter((g) => g.vendor === v).map((g) => (
@@ -32,7 +35,8 @@ export function GpuPicker() {
       </select>
       {gpu && (
         <small class="hint">
-          {formatGiB(gpu.memory_bytes ?? gpu.memory_gib * 2 ** 30)} usable{gpu.memory_bytes ? ' (as nvidia-smi reports it)' : ''}
+          {formatGiB(gpu.memory_bytes ?? gpu.memory_gib * 2 ** 30)} usable
+          {gpu.memory_bytes ? ' (as nvidia-smi reports it)' : ''}
         </small>
       )}
     </div>

@@ -14,7 +14,10 @@ export function Headline({ r }: { r: EstimateResult }) {
       label: 'Allocated',
       value: r.peak_allocated.bytes,
       // the highest allocated peak may sit on another pipeline stage than the most device memory
-      note: r.peak_allocated.stage === p.stage ? 'torch.cuda.max_memory_allocated()' : `max_memory_allocated(), on stage ${r.peak_allocated.stage} (the rest: stage ${p.stage})`,
+      note:
+        r.peak_allocated.stage === p.stage
+          ? 'torch.cuda.max_memory_allocated()'
+          : `max_memory_allocated(), on stage ${r.peak_allocated.stage} (the rest: stage ${p.stage})`,
       id: 'allocated',
     },
     { label: 'Reserved', value: p.peak_reserved_bytes, note: '+ caching-allocator reserve', id: 'reserved' },

@@ -31,9 +31,9 @@ export function ImportDialog() {
   return (
     <Dialog id="import-dialog" title="Import a config" onClose={io.close} footer={footer}>
       <p class="hint">
-        A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate, TrainingArguments,
-        LLaMA-Factory or axolotl config (replaces the settings it gives), or llmem's config v1 JSON (replaces everything). Read in this
-        browser: nothing is uploaded.
+        A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate,
+        TrainingArguments, LLaMA-Factory or axolotl config (replaces the settings it gives), or llmem's config v1 JSON
+        (replaces everything). Read in this browser: nothing is uploaded.
       </p>
       <FileDrop
         label="Choose a file…"
@@ -50,16 +50,16 @@ export function ImportDialog() {
         </p>
       )}
       <div class="field">
-        <label for="import-text">
-          Config text {src.name ? <span class="muted">from {src.name}</span> : null}
-        </label>
+        <label for="import-text">Config text {src.name ? <span class="muted">from {src.name}</span> : null}</label>
         <textarea
           id="import-text"
           class="code"
           rows={8}
           spellcheck={false}
           autocomplete="off"
-          placeholder={'{"model_type": "qwen2", "hidden_size": 3584, …}\nor --tensor-model-parallel-size 8 …, [training] …, zero_optimization: …'}
+          placeholder={
+            '{"model_type": "qwen2", "hidden_size": 3584, …}\nor --tensor-model-parallel-size 8 …, [training] …, zero_optimization: …'
+          }
           value={src.text}
           onInput={(e) => io.setText((e.currentTarget as HTMLTextAreaElement).value)}
           data-testid="import-text"
@@ -71,7 +71,9 @@ export function ImportDialog() {
           <select
             id="import-kind"
             data-testid="import-kind"
-            onChange={(e) => (io.kindChoice.value = (e.currentTarget as HTMLSelectElement).value as SourceKind | 'auto')}
+            onChange={(e) =>
+              (io.kindChoice.value = (e.currentTarget as HTMLSelectElement).value as SourceKind | 'auto')
+            }
           >
             <option value="auto" selected={io.kindChoice.value === 'auto'}>
               {detected ? `Detected: ${sourceLabel(detected)}` : 'Detect from the file'}
@@ -103,7 +105,11 @@ export function ImportDialog() {
               </p>
             ) : (
               <small class="hint" id="import-world-hint">
-                When the file does not give it: sets the GPU count{io.kind.value === 'megatron' ? ' and grad_accum from --global-batch-size' : ' for data_parallel_shard_degree = -1'}.
+                When the file does not give it: sets the GPU count
+                {io.kind.value === 'megatron'
+                  ? ' and grad_accum from --global-batch-size'
+                  : ' for data_parallel_shard_degree = -1'}
+                .
               </small>
             )}
           </div>

@@ -15,13 +15,24 @@ export function ImportPreview() {
         {io.loadError.value}
       </p>
     );
-  if (!io.formats.value) return <p class="muted" data-testid="import-loading">Loading the importers…</p>;
+  if (!io.formats.value)
+    return (
+      <p class="muted" data-testid="import-loading">
+        Loading the importers…
+      </p>
+    );
   const src = io.source.value;
-  if (!src.text.trim()) return <p class="muted import-empty">Paste a config, choose a file or drop one, and see what it changes before applying it.</p>;
+  if (!src.text.trim())
+    return (
+      <p class="muted import-empty">
+        Paste a config, choose a file or drop one, and see what it changes before applying it.
+      </p>
+    );
   if (!io.kind.value)
     return (
       <p class="field-error" role="alert" data-testid="import-error">
-        Which format is this? It does not look like any llmem reads{src.name ? ` (${src.name})` : ''}: choose the format above.
+        Which format is this? It does not look like any llmem reads{src.name ? ` (${src.name})` : ''}: choose the format
+        above.
       </p>
     );
   const p = io.preview.value;
@@ -34,7 +45,10 @@ export function ImportPreview() {
     );
   const e = p.estimate;
   const preset = p.doc['model.preset'];
-  const name = typeof preset === 'string' ? (findModel(preset)?.name ?? preset) : ((p.doc['model.name'] as string | null) ?? 'Custom model');
+  const name =
+    typeof preset === 'string'
+      ? (findModel(preset)?.name ?? preset)
+      : ((p.doc['model.name'] as string | null) ?? 'Custom model');
   return (
     <div class="import-preview" data-testid="import-preview" aria-live="polite">
       {'error' in e ? (
@@ -44,13 +58,17 @@ export function ImportPreview() {
         </p>
       ) : (
         <p class="import-result" data-testid="import-result">
-          After Apply: <strong data-testid="import-model">{name}</strong> · <strong>{formatCount(e.params.total)}</strong> parameters · peak <strong>{formatGiB(e.per_gpu.device_used_bytes)}</strong> of{' '}
-          {formatGiB(e.capacity_bytes)} per GPU <span class={`badge ${e.fits ? 'ok' : 'bad'}`}>{e.fits ? 'fits' : 'does not fit'}</span>
+          After Apply: <strong data-testid="import-model">{name}</strong> ·{' '}
+          <strong>{formatCount(e.params.total)}</strong> parameters · peak{' '}
+          <strong>{formatGiB(e.per_gpu.device_used_bytes)}</strong> of {formatGiB(e.capacity_bytes)} per GPU{' '}
+          <span class={`badge ${e.fits ? 'ok' : 'bad'}`}>{e.fits ? 'fits' : 'does not fit'}</span>
         </p>
       )}
       <details class="import-list" open={p.changes.length <= 12} data-testid="import-changes">
         <summary>
-          {p.changes.length ? `${p.changes.length} setting${p.changes.length === 1 ? '' : 's'} change` : 'No setting changes'}
+          {p.changes.length
+            ? `${p.changes.length} setting${p.changes.length === 1 ? '' : 's'} change`
+            : 'No setting changes'}
         </summary>
         {p.changes.length > 0 && (
           <ul class="changes">

@@ -50,7 +50,9 @@ function Collapsible({ group, paths, prefix }: { group: Group; paths: string[]; 
 export function InputPanel({ section }: { section: Section }) {
   const s = useApp();
   // re-render the panel only when the set of visible inputs changes
-  const shown = useComputed(() => section.groups.map((g) => g.paths.filter((p) => s.core.field(p) && visible(p, s.get)).join(' ')).join('|')).value.split('|');
+  const shown = useComputed(() =>
+    section.groups.map((g) => g.paths.filter((p) => s.core.field(p) && visible(p, s.get)).join(' ')).join('|'),
+  ).value.split('|');
   return (
     <section class="panel" aria-labelledby={`panel-${section.id}`}>
       <h2 id={`panel-${section.id}`}>{section.title}</h2>

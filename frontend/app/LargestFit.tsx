@@ -11,7 +11,8 @@ export function LargestFit() {
   const f = p.fits.value;
   const ok = f && 'seq_len' in f ? f : null;
   const free = p.freeFraction.value;
-  const mb = s.get('training.micro_batch') as number, seq = s.get('training.seq_len') as number;
+  const mb = s.get('training.micro_batch') as number,
+    seq = s.get('training.seq_len') as number;
   const item = (testid: string, label: string, path: string, v: number | undefined, unit: string, at: string) => (
     <div class="fit-item" data-testid={testid}>
       <dt>{label}</dt>
@@ -21,7 +22,12 @@ export function LargestFit() {
         ) : v === 0 ? (
           <span class="bad-text">none</span>
         ) : (
-          <button type="button" class="link fit-value" title={`Set ${label.toLowerCase()} to ${formatNumber(v)}`} onClick={() => s.setField(path, v)}>
+          <button
+            type="button"
+            class="link fit-value"
+            title={`Set ${label.toLowerCase()} to ${formatNumber(v)}`}
+            onClick={() => s.setField(path, v)}
+          >
             {formatNumber(v)}
           </button>
         )}{' '}
@@ -47,8 +53,22 @@ export function LargestFit() {
         />
       </div>
       <dl class="fit-list">
-        {item('fit-mb', 'Micro-batch', 'training.micro_batch', ok?.micro_batch, 'samples', `at ${formatNumber(seq)} tokens`)}
-        {item('fit-seq', 'Sequence', 'training.seq_len', ok?.seq_len, 'tokens', `at micro-batch ${formatNumber(mb)}; multiples of ${formatNumber(ok?.seq_step ?? 128)}`)}
+        {item(
+          'fit-mb',
+          'Micro-batch',
+          'training.micro_batch',
+          ok?.micro_batch,
+          'samples',
+          `at ${formatNumber(seq)} tokens`,
+        )}
+        {item(
+          'fit-seq',
+          'Sequence',
+          'training.seq_len',
+          ok?.seq_len,
+          'tokens',
+          `at micro-batch ${formatNumber(mb)}; multiples of ${formatNumber(ok?.seq_step ?? 128)}`,
+        )}
       </dl>
       {f && 'message' in f && <p class="field-error">{f.message}</p>}
     </section>

@@ -10,9 +10,20 @@ import { Chart, type ChartSpec } from './Chart.js';
 export const describeLayout = (l: LayoutRow) =>
   `dp ${l.dp} · tp ${l.tp} · pp ${l.pp}${l.vpp > 1 ? ` · vpp ${l.vpp}` : ''} · cp ${l.cp}${l.ep > 1 ? ` · ep ${l.ep}` : ''} · mb ${l.micro_batch} · ga ${l.grad_accum} · ${l.recompute} · ${l.sharding}`;
 
-export function LayoutScatter({ rows, current, onPick }: { rows: LayoutRow[]; current: LayoutRow | undefined; onPick: (l: LayoutRow) => void }) {
+export function LayoutScatter({
+  rows,
+  current,
+  onPick,
+}: {
+  rows: LayoutRow[];
+  current: LayoutRow | undefined;
+  onPick: (l: LayoutRow) => void;
+}) {
   const [hover, setHover] = useState<number | null>(null);
-  const sorted = useMemo(() => [...rows].sort((a, b) => a.device_used_bytes - b.device_used_bytes || a.step_seconds - b.step_seconds), [rows]);
+  const sorted = useMemo(
+    () => [...rows].sort((a, b) => a.device_used_bytes - b.device_used_bytes || a.step_seconds - b.step_seconds),
+    [rows],
+  );
   const spec = useMemo<ChartSpec>(() => {
     const top = Math.max(...sorted.map((l) => l.step_seconds), 0);
     const front = sorted.filter((l) => l.pareto).length;
@@ -23,7 +34,14 @@ export function LayoutScatter({ rows, current, onPick }: { rows: LayoutRow[]; cu
       xTick: (v) => `${+v.toFixed(1)}`,
       series: [
         { label: 'Layouts', color: LAYOUT_COLOR.all, values: sorted.map((l) => l.step_seconds), points: 5 },
-        { label: 'Pareto front', color: LAYOUT_COLOR.pareto, values: sorted.map((l) => (l.pareto ? l.step_seconds : null)), points: 8, line: true, width: 1.5 },
+        {
+          label: 'Pareto front',
+          color: LAYOUT_COLOR.pareto,
+          values: sorted.map((l) => (l.pareto ? l.step_seconds : null)),
+          points: 8,
+          line: true,
+          width: 1.5,
+        },
       ],
       ring: current ? sorted.indexOf(current) : null,
       yMax: top * 1.1 || 1,

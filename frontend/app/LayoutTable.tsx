@@ -44,7 +44,15 @@ function cell(l: LayoutRow, key: SortKey): string {
   return String(l[key]);
 }
 
-export function LayoutTable({ rows, current, onPick }: { rows: LayoutRow[]; current: LayoutRow | undefined; onPick: (l: LayoutRow) => void }) {
+export function LayoutTable({
+  rows,
+  current,
+  onPick,
+}: {
+  rows: LayoutRow[];
+  current: LayoutRow | undefined;
+  onPick: (l: LayoutRow) => void;
+}) {
   const p = useApp().planner;
   const sort = p.sort.value;
   const [all, setAll] = useState(false);
@@ -55,13 +63,19 @@ export function LayoutTable({ rows, current, onPick }: { rows: LayoutRow[]; curr
   const hidden = new Set<SortKey>((['vpp', 'ep'] as const).filter((k) => rows.every((l) => l[k] === 1)));
   const narrow = useNarrow();
   const shownCols = COLUMNS.filter((c) => !hidden.has(c.key));
-  const columns = narrow ? [...shownCols.filter((c) => METRICS.includes(c.key)), ...shownCols.filter((c) => !METRICS.includes(c.key))] : shownCols;
+  const columns = narrow
+    ? [...shownCols.filter((c) => METRICS.includes(c.key)), ...shownCols.filter((c) => !METRICS.includes(c.key))]
+    : shownCols;
   const by = (key: SortKey) => (p.sort.value = { key, dir: sort.key === key && sort.dir === 'asc' ? 'desc' : 'asc' });
   return (
     <div class="layouts" data-testid="layout-table">
       <div class="table-tools">
         <label class="check">
-          <input type="checkbox" checked={paretoOnly} onChange={(e) => setParetoOnly((e.currentTarget as HTMLInputElement).checked)} />
+          <input
+            type="checkbox"
+            checked={paretoOnly}
+            onChange={(e) => setParetoOnly((e.currentTarget as HTMLInputElement).checked)}
+          />
           <span>Pareto front only</span>
         </label>
         <span class="muted">
@@ -77,8 +91,19 @@ export function LayoutTable({ rows, current, onPick }: { rows: LayoutRow[]; curr
                 <span class="sr-only">Load</span>
               </th>
               {columns.map((c) => (
-                <th key={c.key} scope="col" class={c.num ? 'r' : ''} aria-sort={sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined}>
-                  <button type="button" class="sort" title={`${c.title}: sort`} onClick={() => by(c.key)} data-testid={`sort-${c.key}`}>
+                <th
+                  key={c.key}
+                  scope="col"
+                  class={c.num ? 'r' : ''}
+                  aria-sort={sort.key === c.key ? (sort.dir === 'asc' ? 'ascending' : 'descending') : undefined}
+                >
+                  <button
+                    type="button"
+                    class="sort"
+                    title={`${c.title}: sort`}
+                    onClick={() => by(c.key)}
+                    data-testid={`sort-${c.key}`}
+                  >
                     {c.label}
                     <span class="arrow" aria-hidden="true">
                       {sort.key === c.key ? (sort.dir === 'asc' ? '▲' : '▼') : ''}
@@ -90,9 +115,23 @@ export function LayoutTable({ rows, current, onPick }: { rows: LayoutRow[]; curr
           </thead>
           <tbody>
             {shown.map((l) => (
-              <tr key={l.rank} class={`${l.pareto ? 'pareto' : ''}${l === current ? ' current' : ''}`} aria-current={l === current ? 'true' : undefined} onClick={() => onPick(l)} data-testid="layout-row">
+              <tr
+                key={l.rank}
+                class={`${l.pareto ? 'pareto' : ''}${l === current ? ' current' : ''}`}
+                aria-current={l === current ? 'true' : undefined}
+                onClick={() => onPick(l)}
+                data-testid="layout-row"
+              >
                 <td class="load-cell">
-                  <button type="button" class="link load" title={`Load this layout${l.pareto ? ' (on the Pareto front)' : ''}`} onClick={(e) => (e.stopPropagation(), onPick(l))}>
+                  <button
+                    type="button"
+                    class="link load"
+                    title={`Load this layout${l.pareto ? ' (on the Pareto front)' : ''}`}
+                    onClick={(e) => {
+                      e.stopPropagation();
+                      onPick(l);
+                    }}
+                  >
                     {l === current ? 'in use' : 'Load'}
                   </button>
                   {l.pareto && <span class="pareto-dot" title="on the Pareto front" />}

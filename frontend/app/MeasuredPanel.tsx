@@ -42,7 +42,8 @@ export function MeasuredPanel() {
         <>
           <div class="measured-head">
             <p>
-              <strong>{m.name}</strong> <span class="muted">measured, against the estimate of the config on screen</span>
+              <strong>{m.name}</strong>{' '}
+              <span class="muted">measured, against the estimate of the config on screen</span>
             </p>
             <button type="button" class="link" onClick={() => (p.measurement.value = null)}>
               Clear
@@ -53,9 +54,15 @@ export function MeasuredPanel() {
             <thead>
               <tr>
                 <th scope="col">Per GPU, GiB</th>
-                <th scope="col" class="r">Estimated</th>
-                <th scope="col" class="r">Measured</th>
-                <th scope="col" class="r">Error</th>
+                <th scope="col" class="r">
+                  Estimated
+                </th>
+                <th scope="col" class="r">
+                  Measured
+                </th>
+                <th scope="col" class="r">
+                  Error
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -66,12 +73,19 @@ export function MeasuredPanel() {
                   </th>
                   <td class="r">{(r.estimated / GIB).toFixed(2)}</td>
                   <td class="r">{r.measured === null ? 'n/a' : (r.measured / GIB).toFixed(2)}</td>
-                  <td class={`r diff ${r.error === null ? 'same' : Math.abs(r.error) <= 0.05 ? 'same' : r.error > 0 ? 'up' : 'down'}`}>{r.error === null ? '' : formatSignedPercent(r.error)}</td>
+                  <td
+                    class={`r diff ${r.error === null ? 'same' : Math.abs(r.error) <= 0.05 ? 'same' : r.error > 0 ? 'up' : 'down'}`}
+                  >
+                    {r.error === null ? '' : formatSignedPercent(r.error)}
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
-          <p class="note">Error = (estimated − measured) / measured, as <code>llmem compare</code> prints it. The measured peaks are marked on the breakdown bar and, per phase, on the timeline.</p>
+          <p class="note">
+            Error = (estimated − measured) / measured, as <code>llmem compare</code> prints it. The measured peaks are
+            marked on the breakdown bar and, per phase, on the timeline.
+          </p>
         </>
       )}
     </div>

@@ -13,10 +13,13 @@ export function ModelPicker() {
   return (
     <div class="field wide picker">
       <label for="f-model-preset">Model preset</label>
-      <select id="f-model-preset" onChange={(e) => {
-        const v = (e.currentTarget as HTMLSelectElement).value;
-        s.setPreset(v === '' ? null : v);
-      }}>
+      <select
+        id="f-model-preset"
+        onChange={(e) => {
+          const v = (e.currentTarget as HTMLSelectElement).value;
+          s.setPreset(v === '' ? null : v);
+        }}
+      >
         <option value="" selected={preset === null}>
           Custom model
         </option>

@@ -42,7 +42,14 @@ export function NumberBox(p: NumberBoxProps) {
       return p.onValue(null);
     }
     const n = parseNumber(t, !!p.integer);
-    const bad = typeof n === 'string' ? n : p.min !== undefined && n < p.min ? `at least ${formatNumber(p.min)}` : p.max !== undefined && n > p.max ? `at most ${formatNumber(p.max)}` : null;
+    const bad =
+      typeof n === 'string'
+        ? n
+        : p.min !== undefined && n < p.min
+          ? `at least ${formatNumber(p.min)}`
+          : p.max !== undefined && n > p.max
+            ? `at most ${formatNumber(p.max)}`
+            : null;
     setMessage(bad);
     if (!bad) p.onValue(n as number);
   };

@@ -43,7 +43,10 @@ export function PageDrop() {
   return over ? (
     <div class="page-drop" aria-hidden="true" data-testid="page-drop">
       <p>Drop a config file to import it</p>
-      <small>Hugging Face config.json, DeepSpeed, Megatron-LM, torchtitan, accelerate, TrainingArguments, LLaMA-Factory, axolotl or llmem config v1</small>
+      <small>
+        Hugging Face config.json, DeepSpeed, Megatron-LM, torchtitan, accelerate, TrainingArguments, LLaMA-Factory,
+        axolotl or llmem config v1
+      </small>
     </div>
   ) : null;
 }

@@ -9,7 +9,12 @@ import { MeasuredPanel } from './MeasuredPanel.js';
 import { SearchPanel } from './SearchPanel.js';
 import { SweepPanel } from './SweepPanel.js';
 
-const PANELS: Record<Tab, () => JSX.Element> = { sweep: SweepPanel, search: SearchPanel, compare: ComparePanel, measured: MeasuredPanel };
+const PANELS: Record<Tab, () => JSX.Element> = {
+  sweep: SweepPanel,
+  search: SearchPanel,
+  compare: ComparePanel,
+  measured: MeasuredPanel,
+};
 
 export function Planner() {
   const s = useApp();
@@ -62,7 +67,10 @@ export function Planner() {
           <Panel />
         </div>
       ) : (
-        <p class="hint planner-hint">Sweep one setting, search every layout of a GPU count, pin a result to compare, or load a measurement from the GPU probe.</p>
+        <p class="hint planner-hint">
+          Sweep one setting, search every layout of a GPU count, pin a result to compare, or load a measurement from the
+          GPU probe.
+        </p>
       )}
     </section>
   );

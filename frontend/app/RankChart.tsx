@@ -13,7 +13,8 @@ export function stagesToShow(r: EstimateResult, all: boolean): number[] {
   const n = r.ranks.length;
   if (all || n <= STAGES_SHOWN) return r.ranks.map((_, i) => i);
   const keep = new Set([0, n - 1, r.per_gpu.stage, r.peak_allocated.stage]);
-  for (let k = 0; keep.size < STAGES_SHOWN && k < STAGES_SHOWN; k++) keep.add(Math.round((k * (n - 1)) / (STAGES_SHOWN - 1)));
+  for (let k = 0; keep.size < STAGES_SHOWN && k < STAGES_SHOWN; k++)
+    keep.add(Math.round((k * (n - 1)) / (STAGES_SHOWN - 1)));
   return [...keep].filter((i) => i >= 0 && i < n).sort((a, b) => a - b);
 }
 
@@ -27,21 +28,32 @@ export function RankChart({ r }: { r: EstimateResult }) {
   return (
     <section class="card" aria-labelledby="ranks-title" data-testid="ranks">
       <h3 id="ranks-title">
-        Per pipeline stage <span class="muted">({r.ranks.length} {r.ranks.length === 1 ? 'stage' : 'stages'})</span>
+        Per pipeline stage{' '}
+        <span class="muted">
+          ({r.ranks.length} {r.ranks.length === 1 ? 'stage' : 'stages'})
+        </span>
       </h3>
       <ol class="ranks">
-        {shown.map((i) => r.ranks[i]).map((x) => (
-          <li key={x.stage} class={x === worst && r.ranks.length > 1 ? 'worst' : ''}>
-            <span class="rank-label">
-              Stage {x.stage}
-              <small>
-                {x.layers} layers · {formatCount(x.params)} params
-              </small>
-            </span>
-            <StackBar segments={segmentsOf(x)} max={max} capacity={r.capacity_bytes} label={`Stage ${x.stage}`} thin />
-            <span class="rank-value num">{formatGiB(x.device_used_bytes)}</span>
-          </li>
-        ))}
+        {shown
+          .map((i) => r.ranks[i])
+          .map((x) => (
+            <li key={x.stage} class={x === worst && r.ranks.length > 1 ? 'worst' : ''}>
+              <span class="rank-label">
+                Stage {x.stage}
+                <small>
+                  {x.layers} layers · {formatCount(x.params)} params
+                </small>
+              </span>
+              <StackBar
+                segments={segmentsOf(x)}
+                max={max}
+                capacity={r.capacity_bytes}
+                label={`Stage ${x.stage}`}
+                thin
+              />
+              <span class="rank-value num">{formatGiB(x.device_used_bytes)}</span>
+            </li>
+          ))}
       </ol>
       {shown.length < r.ranks.length && (
         <p class="hint">

@@ -19,12 +19,25 @@ export function SearchPanel() {
   const stale = job.key !== p.currentSearchKey.value;
   const current = currentLayout(rows, s.resolved.value as Config);
   const gpus = s.get('parallel.gpus') as number;
-  const dp = gpus / ((s.get('parallel.tp') as number) * (s.get('parallel.pp') as number) * (s.get('parallel.cp') as number));
+  const dp =
+    gpus / ((s.get('parallel.tp') as number) * (s.get('parallel.pp') as number) * (s.get('parallel.cp') as number));
   const batch = (s.get('training.micro_batch') as number) * (s.get('training.grad_accum') as number) * dp;
   return (
     <div class="search" data-testid="search-panel">
       <div class="plan-controls">
-        <NumberBox id="search-gpus" label="GPUs" unit="GPUs" value={p.searchGpus.value} nullable placeholder={`${formatNumber(gpus)} (config)`} integer min={1} max={1048576} testid="search-gpus" onValue={(v) => (p.searchGpus.value = v)} />
+        <NumberBox
+          id="search-gpus"
+          label="GPUs"
+          unit="GPUs"
+          value={p.searchGpus.value}
+          nullable
+          placeholder={`${formatNumber(gpus)} (config)`}
+          integer
+          min={1}
+          max={1048576}
+          testid="search-gpus"
+          onValue={(v) => (p.searchGpus.value = v)}
+        />
         <NumberBox
           id="search-batch"
           label="Global batch"
@@ -41,16 +54,34 @@ export function SearchPanel() {
         />
         <div class="field checks">
           <label class="check">
-            <input type="checkbox" checked={p.varySharding.value} onChange={(e) => (p.varySharding.value = (e.currentTarget as HTMLInputElement).checked)} />
+            <input
+              type="checkbox"
+              checked={p.varySharding.value}
+              onChange={(e) => (p.varySharding.value = (e.currentTarget as HTMLInputElement).checked)}
+            />
             <span>Vary sharding</span>
           </label>
           <label class="check">
-            <input type="checkbox" checked={p.varyRecompute.value} onChange={(e) => (p.varyRecompute.value = (e.currentTarget as HTMLInputElement).checked)} />
+            <input
+              type="checkbox"
+              checked={p.varyRecompute.value}
+              onChange={(e) => (p.varyRecompute.value = (e.currentTarget as HTMLInputElement).checked)}
+            />
             <span>Vary recompute</span>
           </label>
         </div>
       </div>
-      <p class="plan-status muted num" data-testid="search-status" data-status={job.status} data-inflight={String(job.inflight)} data-where={job.where} data-ms={job.ms} data-round-ms={job.roundMs} data-count={res?.layouts.length ?? 0} aria-live="polite">
+      <p
+        class="plan-status muted num"
+        data-testid="search-status"
+        data-status={job.status}
+        data-inflight={String(job.inflight)}
+        data-where={job.where}
+        data-ms={job.ms}
+        data-round-ms={job.roundMs}
+        data-count={res?.layouts.length ?? 0}
+        aria-live="polite"
+      >
         {job.status === 'running' ? (
           <>
             Searching {formatNumber(p.searchOptions.value.gpus)} GPUs in a Web Worker…{' '}
@@ -64,8 +95,11 @@ export function SearchPanel() {
           'Search cancelled.'
         ) : res ? (
           <>
-            {formatNumber(res.candidates)} layouts enumerated, {formatNumber(res.valid)} valid, {formatNumber(res.fitting)} fit leaving {formatPercent(p.freeFraction.value, 0)} free
-            {res.layouts.length < res.fitting ? ` (the fastest ${res.layouts.length} kept)` : ''} · <span data-testid="search-ms">{job.ms.toFixed(1)}</span> ms in the core ({job.where}), {job.roundMs.toFixed(1)} ms round trip
+            {formatNumber(res.candidates)} layouts enumerated, {formatNumber(res.valid)} valid,{' '}
+            {formatNumber(res.fitting)} fit leaving {formatPercent(p.freeFraction.value, 0)} free
+            {res.layouts.length < res.fitting ? ` (the fastest ${res.layouts.length} kept)` : ''} ·{' '}
+            <span data-testid="search-ms">{job.ms.toFixed(1)}</span> ms in the core ({job.where}),{' '}
+            {job.roundMs.toFixed(1)} ms round trip
           </>
         ) : (
           'Waiting for a valid config.'
@@ -79,15 +113,22 @@ export function SearchPanel() {
           </>
         )}
       </p>
-      {res && res.layouts.length === 0 && job.status !== 'running' && <p class="empty-note">No layout of {formatNumber(p.searchOptions.value.gpus)} GPUs fits. Try more GPUs, a smaller global batch or a smaller margin.</p>}
+      {res && res.layouts.length === 0 && job.status !== 'running' && (
+        <p class="empty-note">
+          No layout of {formatNumber(p.searchOptions.value.gpus)} GPUs fits. Try more GPUs, a smaller global batch or a
+          smaller margin.
+        </p>
+      )}
       {res && res.layouts.length > 0 && (
         <div class={stale ? 'stale' : ''}>
           <LayoutScatter rows={rows} current={current} onPick={p.loadLayout} />
           <LayoutTable rows={rows} current={current} onPick={p.loadLayout} />
-          <p class="note">Step time and tokens/s are estimates from a ranking model: good for ordering layouts, not a measured throughput.</p>
+          <p class="note">
+            Step time and tokens/s are estimates from a ranking model: good for ordering layouts, not a measured
+            throughput.
+          </p>
         </div>
       )}
     </div>
   );
 }
-

@@ -27,17 +27,35 @@ export function ShareBar() {
 
   return (
     <div class="share">
+      {/* biome-ignore lint/a11y/useSemanticElements: a row of buttons, not form fields: a fieldset would bring a border and legend */}
       <div class="share-buttons" role="group" aria-label="Share and files">
-        <button type="button" onClick={() => share('link')} data-testid="copy-link" title="Copy a link to this exact setup">
+        <button
+          type="button"
+          onClick={() => share('link')}
+          data-testid="copy-link"
+          title="Copy a link to this exact setup"
+        >
           Copy link
         </button>
         <button type="button" onClick={() => share('cli')} data-testid="copy-cli" title={s.cli.value}>
           Copy CLI
         </button>
-        <button type="button" onClick={() => s.io.openExport()} data-testid="export" aria-haspopup="dialog" title="config v1 JSON, DeepSpeed JSON, Megatron-LM arguments, torchtitan TOML">
+        <button
+          type="button"
+          onClick={() => s.io.openExport()}
+          data-testid="export"
+          aria-haspopup="dialog"
+          title="config v1 JSON, DeepSpeed JSON, Megatron-LM arguments, torchtitan TOML"
+        >
           Export…
         </button>
-        <button type="button" onClick={() => s.io.openImport()} data-testid="import" aria-haspopup="dialog" title="A Hugging Face config.json, a training framework's config, or config v1 JSON (or drop the file on the page)">
+        <button
+          type="button"
+          onClick={() => s.io.openImport()}
+          data-testid="import"
+          aria-haspopup="dialog"
+          title="A Hugging Face config.json, a training framework's config, or config v1 JSON (or drop the file on the page)"
+        >
           Import…
         </button>
         <button type="button" class="link" onClick={() => s.reset()} title="Back to Llama 3.1 8B on 8x H100 with FSDP2">

@@ -9,7 +9,8 @@ export function StaleBanner() {
   return (
     <div class="banner bad" role="alert" data-testid="error-banner">
       <p>
-        <strong>{e.path ? labelOf(e.path) : 'Config'}:</strong> {e.path && e.message.startsWith(`${e.path}: `) ? e.message.slice(e.path.length + 2) : e.message}
+        <strong>{e.path ? labelOf(e.path) : 'Config'}:</strong>{' '}
+        {e.path && e.message.startsWith(`${e.path}: `) ? e.message.slice(e.path.length + 2) : e.message}
       </p>
       <p class="muted">
         {s.result.value ? 'The numbers below are from the last input that worked. ' : ''}

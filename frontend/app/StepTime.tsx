@@ -17,7 +17,10 @@ export function StepTime() {
         <strong data-testid="step-tokens">{t ? formatNumber(Math.round(t.tokens_per_second_per_gpu)) : '—'}</strong>
         <span class="muted"> tokens/s per GPU</span>
       </p>
-      <p class="note">From a ranking model (compute at the set efficiency, communication, pipeline bubble): for comparing layouts, not a benchmark.</p>
+      <p class="note">
+        From a ranking model (compute at the set efficiency, communication, pipeline bubble): for comparing layouts, not
+        a benchmark.
+      </p>
     </section>
   );
 }

@@ -22,15 +22,26 @@ export function SweepChart({ axis, points, log, current, onPick }: SweepChartPro
   const boundary = fitBoundary(points);
   const cap = points.find((p) => p.ok)?.capacity_bytes ?? 0;
   const spec = useMemo<ChartSpec>(() => {
-    const g = (k: 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes') => points.map((p) => (p.ok ? p[k] / GIB : null));
+    const g = (k: 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes') =>
+      points.map((p) => (p.ok ? p[k] / GIB : null));
     const top = Math.max(0, ...points.filter((p) => p.ok).map((p) => p.device_used_bytes));
     const capGiB = cap / GIB;
     // keep the fitting region readable: values far above the GPU's memory leave the top of the chart
     const yMax = Math.max(Math.min(top / GIB, capGiB * 2) * 1.08, capGiB * 1.1, 1);
     const vlines: NonNullable<ChartSpec['vlines']> = [];
-    if (boundary) vlines.push({ x: points[boundary.index].value, label: `stops fitting at ${name(points[boundary.index])}`, color: '--bad' });
-    const cur = axis.categorical ? points.findIndex((p) => p.label === current) : typeof current === 'number' ? current : -1;
-    if (cur >= 0 && (!boundary || points[boundary.index].value !== cur)) vlines.push({ x: cur, label: 'current', color: '--muted' });
+    if (boundary)
+      vlines.push({
+        x: points[boundary.index].value,
+        label: `stops fitting at ${name(points[boundary.index])}`,
+        color: '--bad',
+      });
+    const cur = axis.categorical
+      ? points.findIndex((p) => p.label === current)
+      : typeof current === 'number'
+        ? current
+        : -1;
+    if (cur >= 0 && (!boundary || points[boundary.index].value !== cur))
+      vlines.push({ x: cur, label: 'current', color: '--muted' });
     return {
       kind: 'lines',
       x: points.map((p) => p.value),
@@ -39,9 +50,25 @@ export function SweepChart({ axis, points, log, current, onPick }: SweepChartPro
       xLabel: `${axis.label} (${axis.unit})`,
       xTick: formatTick,
       series: [
-        { label: READING_LABEL.allocated, color: READING_COLOR.allocated, values: g('peak_allocated_bytes'), points: points.length <= 40 ? 5 : 0 },
-        { label: READING_LABEL.reserved, color: READING_COLOR.reserved, values: g('peak_reserved_bytes'), dash: [5, 3], points: points.length <= 40 ? 4 : 0 },
-        { label: READING_LABEL.device, color: READING_COLOR.device, values: g('device_used_bytes'), points: points.length <= 40 ? 5 : 0 },
+        {
+          label: READING_LABEL.allocated,
+          color: READING_COLOR.allocated,
+          values: g('peak_allocated_bytes'),
+          points: points.length <= 40 ? 5 : 0,
+        },
+        {
+          label: READING_LABEL.reserved,
+          color: READING_COLOR.reserved,
+          values: g('peak_reserved_bytes'),
+          dash: [5, 3],
+          points: points.length <= 40 ? 4 : 0,
+        },
+        {
+          label: READING_LABEL.device,
+          color: READING_COLOR.device,
+          values: g('device_used_bytes'),
+          points: points.length <= 40 ? 5 : 0,
+        },
       ],
       hline: cap ? { value: capGiB, label: `GPU memory ${formatGiB(cap)}` } : undefined,
       vlines,

@@ -30,22 +30,51 @@ export function SweepPanel() {
       <div class="plan-controls">
         <div class="field axis">
           <label for="sweep-axis">Setting</label>
-          <select id="sweep-axis" data-testid="sweep-axis" onChange={(e) => (p.sweepAxis.value = (e.currentTarget as HTMLSelectElement).value)}>
+          <select
+            id="sweep-axis"
+            data-testid="sweep-axis"
+            onChange={(e) => (p.sweepAxis.value = (e.currentTarget as HTMLSelectElement).value)}
+          >
             {SWEEP_AXES.filter((a) => s.core.field(a.path)).map((a) => (
               <option key={a.path} value={a.path} selected={a.path === axis.path}>
                 {a.label}
-                {a.path === 'parallel.ep' && !moe ? ' (MoE only)' : a.path === 'training.finetune.lora_rank' && !lora ? ' (LoRA only)' : ''}
+                {a.path === 'parallel.ep' && !moe
+                  ? ' (MoE only)'
+                  : a.path === 'training.finetune.lora_rank' && !lora
+                    ? ' (LoRA only)'
+                    : ''}
               </option>
             ))}
           </select>
         </div>
         {!axis.categorical && (
           <>
-            <NumberBox id="sweep-from" label="From" unit={axis.unit} value={r.from} integer min={1} testid="sweep-from" onValue={(v) => v !== null && p.setRange({ from: v })} />
-            <NumberBox id="sweep-to" label="To" unit={axis.unit} value={r.to} integer min={1} testid="sweep-to" onValue={(v) => v !== null && p.setRange({ to: v })} />
+            <NumberBox
+              id="sweep-from"
+              label="From"
+              unit={axis.unit}
+              value={r.from}
+              integer
+              min={1}
+              testid="sweep-from"
+              onValue={(v) => v !== null && p.setRange({ from: v })}
+            />
+            <NumberBox
+              id="sweep-to"
+              label="To"
+              unit={axis.unit}
+              value={r.to}
+              integer
+              min={1}
+              testid="sweep-to"
+              onValue={(v) => v !== null && p.setRange({ to: v })}
+            />
             <div class="field">
               <label for="sweep-spacing">Spacing</label>
-              <select id="sweep-spacing" onChange={(e) => p.setRange({ spacing: (e.currentTarget as HTMLSelectElement).value as Spacing })}>
+              <select
+                id="sweep-spacing"
+                onChange={(e) => p.setRange({ spacing: (e.currentTarget as HTMLSelectElement).value as Spacing })}
+              >
                 {SPACING.map((x) => (
                   <option key={x.id} value={x.id} selected={x.id === r.spacing}>
                     {x.label}
@@ -53,7 +82,18 @@ export function SweepPanel() {
                 ))}
               </select>
             </div>
-            <NumberBox id="sweep-points" label="Points" unit="points" value={r.spacing === 'pow2' ? ('values' in plan ? plan.values.length : r.points) : r.points} integer min={2} max={4096} disabled={r.spacing === 'pow2'} testid="sweep-points" onValue={(v) => v !== null && p.setRange({ points: v })} />
+            <NumberBox
+              id="sweep-points"
+              label="Points"
+              unit="points"
+              value={r.spacing === 'pow2' ? ('values' in plan ? plan.values.length : r.points) : r.points}
+              integer
+              min={2}
+              max={4096}
+              disabled={r.spacing === 'pow2'}
+              testid="sweep-points"
+              onValue={(v) => v !== null && p.setRange({ points: v })}
+            />
           </>
         )}
       </div>
@@ -62,14 +102,25 @@ export function SweepPanel() {
           {plan.error}
         </p>
       )}
-      <p class="plan-status muted num" data-testid="sweep-status" data-status={job.status} data-where={job.where} data-ms={job.ms} data-round-ms={job.roundMs} data-count={data?.points.length ?? 0} aria-live="polite">
-        {job.status === 'running'
-          ? 'Sweeping…'
-          : job.status === 'error'
-            ? <span class="bad-text">{job.error}</span>
-            : data
-              ? `${formatNumber(data.points.length)} points, ${formatNumber(valid)} valid · ${job.ms.toFixed(1)} ms in the core (${job.where}), ${job.roundMs.toFixed(1)} ms round trip`
-              : 'Waiting for a valid config.'}
+      <p
+        class="plan-status muted num"
+        data-testid="sweep-status"
+        data-status={job.status}
+        data-where={job.where}
+        data-ms={job.ms}
+        data-round-ms={job.roundMs}
+        data-count={data?.points.length ?? 0}
+        aria-live="polite"
+      >
+        {job.status === 'running' ? (
+          'Sweeping…'
+        ) : job.status === 'error' ? (
+          <span class="bad-text">{job.error}</span>
+        ) : data ? (
+          `${formatNumber(data.points.length)} points, ${formatNumber(valid)} valid · ${job.ms.toFixed(1)} ms in the core (${job.where}), ${job.roundMs.toFixed(1)} ms round trip`
+        ) : (
+          'Waiting for a valid config.'
+        )}
       </p>
       {data && (
         <div class={stale ? 'stale' : ''}>
@@ -83,7 +134,8 @@ export function SweepPanel() {
           {reasons.length > 0 && (
             <details class="invalid" data-testid="sweep-invalid">
               <summary>
-                {formatNumber(data.points.length - valid)} invalid {data.points.length - valid === 1 ? 'point' : 'points'} (gaps in the lines)
+                {formatNumber(data.points.length - valid)} invalid{' '}
+                {data.points.length - valid === 1 ? 'point' : 'points'} (gaps in the lines)
               </summary>
               <ul>
                 {reasons.map((x) => (

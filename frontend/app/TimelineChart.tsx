@@ -40,20 +40,42 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
     for (const l of lines) top = Math.max(top, l.value);
     for (const v of curve?.reserved ?? []) if (v !== null) top = Math.max(top, v);
     const topGiB = top / GIB;
-    const peakGiB = topGiB, capGiB = r.capacity_bytes / GIB;
+    const peakGiB = topGiB,
+      capGiB = r.capacity_bytes / GIB;
     const showCap = capGiB <= peakGiB * 1.6;
     return {
-      series: cats.map((c) => ({ label: CATEGORY_LABEL[c], color: CATEGORY_COLOR[c], values: t.category_bytes[c].map((v) => v / GIB) })),
+      series: cats.map((c) => ({
+        label: CATEGORY_LABEL[c],
+        color: CATEGORY_COLOR[c],
+        values: t.category_bytes[c].map((v) => v / GIB),
+      })),
       overlays: curve
         ? [
-            { label: 'measured allocated', color: MEASURED, width: 2, values: curve.allocated.map((v) => (v === null ? null : v / GIB)) },
-            { label: 'measured reserved', color: MEASURED, width: 1.5, dash: [5, 4], values: curve.reserved.map((v) => (v === null ? null : v / GIB)) },
+            {
+              label: 'measured allocated',
+              color: MEASURED,
+              width: 2,
+              values: curve.allocated.map((v) => (v === null ? null : v / GIB)),
+            },
+            {
+              label: 'measured reserved',
+              color: MEASURED,
+              width: 1.5,
+              dash: [5, 4],
+              values: curve.reserved.map((v) => (v === null ? null : v / GIB)),
+            },
           ]
         : undefined,
       bands,
       marker: { index: peak, label: `peak ${formatGiB(t.total_bytes[peak])}` },
       hline: showCap ? { value: capGiB, label: `GPU memory ${formatGiB(r.capacity_bytes)}` } : undefined,
-      hlines: lines.map((l) => ({ value: l.value / GIB, from: l.from, to: l.to, color: MEASURED, label: `measured ${l.phase === 'step' ? 'peak' : l.phase}` })),
+      hlines: lines.map((l) => ({
+        value: l.value / GIB,
+        from: l.from,
+        to: l.to,
+        color: MEASURED,
+        label: `measured ${l.phase === 'step' ? 'peak' : l.phase}`,
+      })),
       yMax: Math.max(peakGiB * 1.12, showCap ? capGiB * 1.06 : 0) || 1,
       yUnit: 'GiB',
       height: 230,
@@ -70,7 +92,9 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
       </h3>
       <Chart spec={spec} onHover={setHover} />
       <p class="readout num" aria-live="off">
-        {hover !== null && hover < t.total_bytes.length ? describe(r, hover) : `Peak: ${r.per_gpu.peak_at}, ${formatGiB(r.per_gpu.peak_allocated_bytes)} allocated`}
+        {hover !== null && hover < t.total_bytes.length
+          ? describe(r, hover)
+          : `Peak: ${r.per_gpu.peak_at}, ${formatGiB(r.per_gpu.peak_allocated_bytes)} allocated`}
       </p>
       <ul class="keys" aria-label="Chart colours">
         {spec.series.map((s) => (
@@ -83,13 +107,18 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
           <li data-testid="timeline-measured-curve">
             <span class="mark-swatch" aria-hidden="true" />
             measured ({measured.name}): allocated (solid) and reserved (dashed) over the step,{' '}
-            {measuredOnTimeline(r, measured.m.timeline!)?.aligned ? 'aligned by phase' : 'stretched over the step (no phase marks to align by)'}
+            {measuredOnTimeline(r, measured.m.timeline!)?.aligned
+              ? 'aligned by phase'
+              : 'stretched over the step (no phase marks to align by)'}
           </li>
         ) : null}
         {measured && spec.hlines?.length ? (
           <li data-testid="timeline-measured-key">
             <span class="mark-swatch" aria-hidden="true" />
-            measured ({measured.name}): {measuredPhaseLines(r, measured.m).map((l) => `${l.phase} ${formatGiB(l.value)}`).join(' · ')}
+            measured ({measured.name}):{' '}
+            {measuredPhaseLines(r, measured.m)
+              .map((l) => `${l.phase} ${formatGiB(l.value)}`)
+              .join(' · ')}
           </li>
         ) : null}
       </ul>

@@ -4,7 +4,9 @@ import type { EstimateResult } from '../../wasm/llmem.js';
 export function Warnings({ r }: { r: EstimateResult }) {
   return (
     <section class="card" aria-labelledby="warnings-title" data-testid="warnings">
-      <h3 id="warnings-title">Warnings {r.warnings.length > 0 && <span class="pill warn">{r.warnings.length}</span>}</h3>
+      <h3 id="warnings-title">
+        Warnings {r.warnings.length > 0 && <span class="pill warn">{r.warnings.length}</span>}
+      </h3>
       {r.warnings.length ? (
         <ul class="warnings">
           {r.warnings.map((w) => (

@@ -10,19 +10,84 @@ import { CATEGORY_COLOR, CATEGORY_LABEL, OVERHEAD_COLOR } from '../palette.js';
 import { useApp } from './context.js';
 
 const MODEL_SIZE = ['model.layers', 'model.hidden', 'model.ffn_hidden', 'model.vocab', 'model.moe.experts'];
-const SHARDING = ['parallel.tp', 'parallel.pp', 'parallel.ep', 'parallel.engine', 'parallel.zero_stage', 'parallel.fsdp_strategy', 'parallel.gpus'];
+const SHARDING = [
+  'parallel.tp',
+  'parallel.pp',
+  'parallel.ep',
+  'parallel.engine',
+  'parallel.zero_stage',
+  'parallel.fsdp_strategy',
+  'parallel.gpus',
+];
 
 /** Fallback: the inputs each category depends on most. */
 const DEPENDS: Record<Category | 'runtime', string[]> = {
-  weights: [...MODEL_SIZE, 'training.dtype', 'training.finetune.method', 'training.finetune.quant', ...SHARDING, 'parallel.offload_params'],
+  weights: [
+    ...MODEL_SIZE,
+    'training.dtype',
+    'training.finetune.method',
+    'training.finetune.quant',
+    ...SHARDING,
+    'parallel.offload_params',
+  ],
   gradients: ['training.grad_dtype', 'training.finetune.method', 'training.optimizer_in_backward', ...SHARDING],
-  master_weights: ['training.master_weights', 'training.dtype', 'training.finetune.method', ...SHARDING, 'parallel.offload_optimizer'],
-  optimizer_states: ['training.optimizer', 'training.optimizer_dtype', 'training.finetune.method', ...SHARDING, 'parallel.distributed_optimizer', 'parallel.offload_optimizer'],
-  activations: ['training.micro_batch', 'training.seq_len', 'model.hidden', 'model.layers', 'training.recompute', 'training.attention', 'parallel.tp', 'parallel.sequence_parallel', 'parallel.cp', 'parallel.pp', 'parallel.pp_schedule', 'training.grad_accum', 'training.dropout', 'training.activation_offload'],
-  logits: ['training.micro_batch', 'training.seq_len', 'model.vocab', 'training.loss', 'training.loss_chunks', 'parallel.tp'],
-  comm_buffers: ['parallel.engine', 'parallel.zero_stage', 'parallel.fsdp_strategy', 'parallel.reshard_after_forward', 'parallel.reduce_bucket_size', 'parallel.allgather_bucket_size', 'parallel.stage3_prefetch_bucket_size', 'parallel.ep'],
+  master_weights: [
+    'training.master_weights',
+    'training.dtype',
+    'training.finetune.method',
+    ...SHARDING,
+    'parallel.offload_optimizer',
+  ],
+  optimizer_states: [
+    'training.optimizer',
+    'training.optimizer_dtype',
+    'training.finetune.method',
+    ...SHARDING,
+    'parallel.distributed_optimizer',
+    'parallel.offload_optimizer',
+  ],
+  activations: [
+    'training.micro_batch',
+    'training.seq_len',
+    'model.hidden',
+    'model.layers',
+    'training.recompute',
+    'training.attention',
+    'parallel.tp',
+    'parallel.sequence_parallel',
+    'parallel.cp',
+    'parallel.pp',
+    'parallel.pp_schedule',
+    'training.grad_accum',
+    'training.dropout',
+    'training.activation_offload',
+  ],
+  logits: [
+    'training.micro_batch',
+    'training.seq_len',
+    'model.vocab',
+    'training.loss',
+    'training.loss_chunks',
+    'parallel.tp',
+  ],
+  comm_buffers: [
+    'parallel.engine',
+    'parallel.zero_stage',
+    'parallel.fsdp_strategy',
+    'parallel.reshard_after_forward',
+    'parallel.reduce_bucket_size',
+    'parallel.allgather_bucket_size',
+    'parallel.stage3_prefetch_bucket_size',
+    'parallel.ep',
+  ],
   temporaries: ['training.optimizer_impl', 'training.optimizer', 'training.attention', 'training.finetune.method'],
-  runtime: ['runtime.cuda_context_mib', 'runtime.cublas_workspace_mib', 'runtime.nccl_buffer_mib', 'runtime.allocator_reserve', 'runtime.expandable_segments'],
+  runtime: [
+    'runtime.cuda_context_mib',
+    'runtime.cublas_workspace_mib',
+    'runtime.nccl_buffer_mib',
+    'runtime.allocator_reserve',
+    'runtime.expandable_segments',
+  ],
 };
 
 type Row = { key: Category | 'runtime'; label: string; color: string; value: number; terms: Term[] };
@@ -32,8 +97,20 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
   const terms = r.terms ?? [];
   const b = r.per_gpu.breakdown_bytes;
   const total = r.per_gpu.device_used_bytes;
-  const rows: Row[] = CATEGORIES.map((c) => ({ key: c, label: CATEGORY_LABEL[c], color: CATEGORY_COLOR[c], value: b[c], terms: terms.filter((t) => t.category === c) }));
-  rows.push({ key: 'runtime', label: 'Beside the tensors', color: OVERHEAD_COLOR.runtime, value: total - r.per_gpu.peak_allocated_bytes, terms: terms.filter((t) => t.category === 'runtime') });
+  const rows: Row[] = CATEGORIES.map((c) => ({
+    key: c,
+    label: CATEGORY_LABEL[c],
+    color: CATEGORY_COLOR[c],
+    value: b[c],
+    terms: terms.filter((t) => t.category === c),
+  }));
+  rows.push({
+    key: 'runtime',
+    label: 'Beside the tensors',
+    color: OVERHEAD_COLOR.runtime,
+    value: total - r.per_gpu.peak_allocated_bytes,
+    terms: terms.filter((t) => t.category === 'runtime'),
+  });
   return (
     <section class="card" aria-labelledby="why-title" data-testid="why">
       <h3 id="why-title">
@@ -54,7 +131,9 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
                 <ul class="terms">
                   {row.terms.map((t, i) => (
                     <li key={i}>
-                      {(row.terms.length > 1 || t.label.toLowerCase() !== row.label.toLowerCase()) && <span class="term-label">{t.label}</span>}
+                      {(row.terms.length > 1 || t.label.toLowerCase() !== row.label.toLowerCase()) && (
+                        <span class="term-label">{t.label}</span>
+                      )}
                       {row.terms.length > 1 && <span class="num term-value">{formatGiB(t.value_bytes)}</span>}
                       <span class="term-formula">{t.formula}</span>
                     </li>

@@ -26,15 +26,29 @@ export interface Measurement {
   timeline?: MeasuredSeries;
 }
 
-const numbers = (v: unknown): v is number[] => Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x));
+const numbers = (v: unknown): v is number[] =>
+  Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x));
 
 /** A series as the converter writes it, or why not. */
 export function readSeries(v: unknown): MeasuredSeries | string {
-  if (!isObject(v) || !numbers(v.allocated_bytes) || !numbers(v.reserved_bytes)) return 'a memory series needs allocated_bytes and reserved_bytes (lists of numbers)';
-  if (v.allocated_bytes.length !== v.reserved_bytes.length || v.allocated_bytes.length === 0) return 'allocated_bytes and reserved_bytes must have the same, non-zero length';
-  if (v.t_us !== undefined && (!numbers(v.t_us) || v.t_us.length !== v.allocated_bytes.length)) return 't_us must be a list of numbers as long as allocated_bytes';
-  const phases = Array.isArray(v.phases) ? v.phases.filter((p): p is { phase: string; t_us: number } => isObject(p) && typeof p.phase === 'string' && typeof p.t_us === 'number') : [];
-  return { allocated_bytes: v.allocated_bytes, reserved_bytes: v.reserved_bytes, t_us: v.t_us as number[] | undefined, phases };
+  if (!isObject(v) || !numbers(v.allocated_bytes) || !numbers(v.reserved_bytes))
+    return 'a memory series needs allocated_bytes and reserved_bytes (lists of numbers)';
+  if (v.allocated_bytes.length !== v.reserved_bytes.length || v.allocated_bytes.length === 0)
+    return 'allocated_bytes and reserved_bytes must have the same, non-zero length';
+  if (v.t_us !== undefined && (!numbers(v.t_us) || v.t_us.length !== v.allocated_bytes.length))
+    return 't_us must be a list of numbers as long as allocated_bytes';
+  const phases = Array.isArray(v.phases)
+    ? v.phases.filter(
+        (p): p is { phase: string; t_us: number } =>
+          isObject(p) && typeof p.phase === 'string' && typeof p.t_us === 'number',
+      )
+    : [];
+  return {
+    allocated_bytes: v.allocated_bytes,
+    reserved_bytes: v.reserved_bytes,
+    t_us: v.t_us as number[] | undefined,
+    phases,
+  };
 }
 
 export interface ComparisonRow {
@@ -51,14 +65,19 @@ export function readMeasurement(doc: unknown): Measurement | { error: string } {
   if (!isObject(doc)) return { error: 'the measurement must be a JSON object' };
   if (doc.ok === false) {
     const e = doc.error;
-    const reason = isObject(e) && typeof e.message === 'string' ? e.message : typeof e === 'string' ? e : 'no reason given';
+    const reason =
+      isObject(e) && typeof e.message === 'string' ? e.message : typeof e === 'string' ? e : 'no reason given';
     return { error: `the probe refused this config: ${reason}` };
   }
   if (doc.source === 'torch.cuda.memory._snapshot') {
     // probe/snapshot_to_json.py's output for a user's own snapshot: the series and its peaks
     const series = readSeries(doc);
     if (typeof series === 'string') return { error: series };
-    return { peak_allocated_bytes: Math.max(...series.allocated_bytes), peak_reserved_bytes: Math.max(...series.reserved_bytes), timeline: series };
+    return {
+      peak_allocated_bytes: Math.max(...series.allocated_bytes),
+      peak_reserved_bytes: Math.max(...series.reserved_bytes),
+      timeline: series,
+    };
   }
   if (isObject(doc.measured)) {
     const m = { ...(doc.measured as Measurement) };
@@ -72,7 +91,9 @@ export function readMeasurement(doc: unknown): Measurement | { error: string } {
   if (isObject(doc.expect) && typeof doc.expect.metric === 'string' && typeof doc.expect.bytes === 'number')
     return { [doc.expect.metric]: doc.expect.bytes } as Measurement;
   if (READINGS.some((r) => typeof doc[r] === 'number')) return doc as Measurement;
-  return { error: 'no measurement found: expected "measured" (probe output), "expect" (accuracy case) or peak_*_bytes keys' };
+  return {
+    error: 'no measurement found: expected "measured" (probe output), "expect" (accuracy case) or peak_*_bytes keys',
+  };
 }
 
 /** Peak allocated bytes per phase of the simulated step (forward includes the loss). */
@@ -81,7 +102,14 @@ export function estimatedPhasePeaks(res: EstimateResult): Record<Phase, number> 
   if (!t) return null;
   const out: Record<Phase, number> = { forward: 0, backward: 0, optimizer: 0 };
   t.phase.forEach((p, i) => {
-    const phase: Phase | null = p === 'forward' || p === 'loss' ? 'forward' : p === 'backward' ? 'backward' : p === 'optimizer' ? 'optimizer' : null;
+    const phase: Phase | null =
+      p === 'forward' || p === 'loss'
+        ? 'forward'
+        : p === 'backward'
+          ? 'backward'
+          : p === 'optimizer'
+            ? 'optimizer'
+            : null;
     if (phase && t.total_bytes[i] > out[phase]) out[phase] = t.total_bytes[i];
   });
   return out;
@@ -98,7 +126,10 @@ export function seriesPhasePeaks(s: MeasuredSeries): Measurement['phases'] | und
     if (j < 0) return;
     const p = marks[j].phase as Phase;
     const cur = out[p] ?? { peak_allocated_bytes: 0, peak_reserved_bytes: 0 };
-    out[p] = { peak_allocated_bytes: Math.max(cur.peak_allocated_bytes!, s.allocated_bytes[i]), peak_reserved_bytes: Math.max(cur.peak_reserved_bytes!, s.reserved_bytes[i]) };
+    out[p] = {
+      peak_allocated_bytes: Math.max(cur.peak_allocated_bytes!, s.allocated_bytes[i]),
+      peak_reserved_bytes: Math.max(cur.peak_reserved_bytes!, s.reserved_bytes[i]),
+    };
   });
   return out;
 }

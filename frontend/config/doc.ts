@@ -45,7 +45,8 @@ export function slotOf(f: FieldInfo, v: Json): number {
 
 export function sameValue(f: FieldInfo, a: Json, b: Json): boolean {
   if (f.kind === 'text') return a === b;
-  const x = slotOf(f, a), y = slotOf(f, b);
+  const x = slotOf(f, a),
+    y = slotOf(f, b);
   return x === y || (Number.isNaN(x) && Number.isNaN(y));
 }
 
@@ -110,7 +111,8 @@ export function baseValue(core: Core, base: Base, f: FieldInfo): Json {
 /** Drops entries equal to the base; pins model.preset and hardware.gpu. */
 export function normalize(core: Core, doc: Doc): Doc {
   const out: Doc = {};
-  const preset = doc['model.preset'] ?? null, gpu = doc['hardware.gpu'] ?? null;
+  const preset = doc['model.preset'] ?? null,
+    gpu = doc['hardware.gpu'] ?? null;
   const base = computeBase(core, preset, gpu);
   out['model.preset'] = preset;
   out['hardware.gpu'] = gpu;
@@ -134,7 +136,11 @@ export type DocOutcome = { ok: true; doc: Doc } | { ok: false; path: string; mes
 export function configToDoc(core: Core, config: unknown): DocOutcome {
   if (!isObject(config)) return { ok: false, path: '', message: 'the config must be a JSON object' };
   if ('version' in config && config.version !== 1)
-    return { ok: false, path: 'version', message: `version: this page reads config version 1, not ${JSON.stringify(config.version)}` };
+    return {
+      ok: false,
+      path: 'version',
+      message: `version: this page reads config version 1, not ${JSON.stringify(config.version)}`,
+    };
   const flat = core.flatten(config);
   if (!(flat instanceof Float64Array)) return { ok: false, ...flat };
   const doc: Doc = { 'model.preset': null, 'hardware.gpu': null };
@@ -146,7 +152,7 @@ export function configToDoc(core: Core, config: unknown): DocOutcome {
       if (f.kind === 'group') {
         if (v === null) {
           for (const g of leafFields(core.fields))
-            if (g.path.startsWith(path + '.')) doc[g.path] = g.kind === 'text' ? null : core.toJson(g, g.default);
+            if (g.path.startsWith(`${path}.`)) doc[g.path] = g.kind === 'text' ? null : core.toJson(g, g.default);
         } else if (isObject(v)) walk(v, path);
         continue;
       }
@@ -160,7 +166,8 @@ export function configToDoc(core: Core, config: unknown): DocOutcome {
 }
 
 export function sameDoc(a: Doc, b: Doc): boolean {
-  const ka = Object.keys(a), kb = Object.keys(b);
+  const ka = Object.keys(a),
+    kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
   return ka.every((k) => k in b && JSON.stringify(a[k]) === JSON.stringify(b[k]));
 }

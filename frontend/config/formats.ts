@@ -5,9 +5,9 @@
 // model; a framework config replaces the keys it sets; config v1 replaces
 // everything) and say what would change. Export: the framework formats.
 import type { Config, Core, EstimateResult, FieldInfo, Json } from '../../wasm/llmem.js';
-import { PLACED, visible } from '../fields.js';
 import { baseValue, computeBase, configToDoc, docToConfig, leafFields, normalize, sameValue, type Doc } from './doc.js';
 import { detectKind, importConfig, type ImportKind } from './importers/index.js';
+import { matters } from './relevance.js';
 import { merge, resolveConfig } from './resolve.js';
 import { importJson } from './share.js';
 
@@ -70,15 +70,17 @@ function effective(core: Core, doc: Doc): Record<string, Json> {
 function prune(core: Core, doc: Doc): Doc {
   const vals = effective(core, doc);
   const out: Doc = {};
-  for (const [k, v] of Object.entries(doc)) if (!PLACED.includes(k) || visible(k, (p) => vals[p] ?? null)) out[k] = v;
+  for (const [k, v] of Object.entries(doc)) if (matters(k, (p) => vals[p] ?? null)) out[k] = v;
   return normalize(core, out);
 }
 
 /** Keys whose value differs between two docs. */
 export function changes(core: Core, before: Doc, after: Doc): Change[] {
-  const a = effective(core, before), b = effective(core, after);
+  const a = effective(core, before),
+    b = effective(core, after);
   const out: Change[] = [];
-  for (const f of leafFields(core.fields)) if (!sameValue(f, a[f.path], b[f.path])) out.push({ path: f.path, from: a[f.path], to: b[f.path] });
+  for (const f of leafFields(core.fields))
+    if (!sameValue(f, a[f.path], b[f.path])) out.push({ path: f.path, from: a[f.path], to: b[f.path] });
   return out;
 }
 
@@ -109,19 +111,31 @@ export function mergeImported(core: Core, doc: Doc, kind: ImportKind, imported: 
     if (m.name === undefined && stem && stem.toLowerCase() !== 'config') m.name = stem;
     next.model = m;
   } else if (isObject(model)) {
-    next.model = model.preset !== undefined && model.preset !== null ? { ...model } : merge(currentModel(current), model);
+    next.model =
+      model.preset !== undefined && model.preset !== null ? { ...model } : merge(currentModel(current), model);
   }
   return next;
 }
 
 /** Read `text` as `kind` and work out what Apply would do to the page's config `doc`. */
-export function prepareImport(core: Core, doc: Doc, kind: SourceKind, text: string, options: { filename?: string; worldSize?: number } = {}): Prepared {
+export function prepareImport(
+  core: Core,
+  doc: Doc,
+  kind: SourceKind,
+  text: string,
+  options: { filename?: string; worldSize?: number } = {},
+): Prepared {
   let next: Doc;
   let notes: string[] = [];
   let unsupported: string[] = [];
   if (kind === 'config') {
     const r = importJson(core, text);
-    if (!r.ok) return { ok: false, path: r.path, message: r.path && !r.message.startsWith(r.path) ? `${r.path}: ${r.message}` : r.message };
+    if (!r.ok)
+      return {
+        ok: false,
+        path: r.path,
+        message: r.path && !r.message.startsWith(r.path) ? `${r.path}: ${r.message}` : r.message,
+      };
     next = r.doc;
     notes = ['config v1 replaces the whole setup'];
   } else {
@@ -142,4 +156,3 @@ export function prepareImport(core: Core, doc: Doc, kind: SourceKind, text: stri
   }
   return { ok: true, doc: next, notes, unsupported, changes: changes(core, doc, next), estimate };
 }
-

@@ -24,7 +24,8 @@ export function resolveConfig(input: unknown): Resolved {
     config = structuredClone(input);
   } catch (e) {
     // structuredClone recurses: a config nested thousands of levels deep is not a config
-    if (e instanceof RangeError) return { ok: false, error: { path: '', message: 'the config is nested too deeply (config v1 nests 3 levels)' } };
+    if (e instanceof RangeError)
+      return { ok: false, error: { path: '', message: 'the config is nested too deeply (config v1 nests 3 levels)' } };
     throw e;
   }
   const model = config.model;
@@ -34,7 +35,10 @@ export function resolveConfig(input: unknown): Resolved {
     if (!entry)
       return {
         ok: false,
-        error: { path: 'model.preset', message: `model.preset: unknown model or revision ${JSON.stringify(id)} (allowed: ${MODELS.map((m) => m.id).join(', ')}, each optionally @revision)` },
+        error: {
+          path: 'model.preset',
+          message: `model.preset: unknown model or revision ${JSON.stringify(id)} (allowed: ${MODELS.map((m) => m.id).join(', ')}, each optionally @revision)`,
+        },
       };
     config.model = merge({ ...entry.model, name: entry.name } as Config, model);
   }
@@ -44,7 +48,10 @@ export function resolveConfig(input: unknown): Resolved {
     if (!gpu)
       return {
         ok: false,
-        error: { path: 'hardware.gpu', message: `hardware.gpu: unknown GPU ${JSON.stringify(hw.gpu)} (allowed: ${GPUS.map((g) => g.id).join(', ')})` },
+        error: {
+          path: 'hardware.gpu',
+          message: `hardware.gpu: unknown GPU ${JSON.stringify(hw.gpu)} (allowed: ${GPUS.map((g) => g.id).join(', ')})`,
+        },
       };
     // the capacity the driver reports when known (H100 80GB: 81559 MiB), else the nominal size
     const gib = gpu.memory_bytes ? gpu.memory_bytes / 2 ** 30 : gpu.memory_gib;
@@ -53,8 +60,10 @@ export function resolveConfig(input: unknown): Resolved {
     if (hw.memory_gib === undefined) fill.memory_gib = gib;
     if (hw.bf16_tflops === undefined && gpu.bf16_tflops) fill.bf16_tflops = gpu.bf16_tflops;
     if (hw.fp8_tflops === undefined && gpu.fp8_tflops) fill.fp8_tflops = gpu.fp8_tflops;
-    if (hw.intra_node_gb_per_s === undefined && gpu.intra_node_gb_per_s) fill.intra_node_gb_per_s = gpu.intra_node_gb_per_s;
-    if (hw.inter_node_gb_per_s === undefined && gpu.inter_node_gb_per_s) fill.inter_node_gb_per_s = gpu.inter_node_gb_per_s;
+    if (hw.intra_node_gb_per_s === undefined && gpu.intra_node_gb_per_s)
+      fill.intra_node_gb_per_s = gpu.intra_node_gb_per_s;
+    if (hw.inter_node_gb_per_s === undefined && gpu.inter_node_gb_per_s)
+      fill.inter_node_gb_per_s = gpu.inter_node_gb_per_s;
     config = merge(config, { hardware: fill });
     // cuBLAS + cuBLASLt workspaces by architecture (CublasHandlePool.cpp; pytorch PR #120925):
     // 32 + 32 MiB on sm90+, 8.125 + 4 MiB on sm80 with >= 24 GiB, else 8.125 + 1 MiB

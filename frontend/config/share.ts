@@ -4,7 +4,7 @@ import { configToDoc, docToConfig, leafFields, type Doc, type DocOutcome } from 
 
 /** The config-v1 JSON that Export downloads (2-space indent, trailing newline). */
 export function exportJson(doc: Doc, fields: readonly FieldInfo[]): string {
-  return JSON.stringify(docToConfig(doc, fields), null, 2) + '\n';
+  return `${JSON.stringify(docToConfig(doc, fields), null, 2)}\n`;
 }
 
 /** Imported text -> doc, or a message saying what is wrong and where. */

@@ -71,17 +71,17 @@ export function isNumberText(s: string): boolean {
   const n = s.length;
   if (s.charCodeAt(i) === 45) i++; // -
   let mantissa = 0;
-  while (i < n && isDigit(s.charCodeAt(i))) i++, mantissa++;
+  for (; i < n && isDigit(s.charCodeAt(i)); i++) mantissa++;
   if (s.charCodeAt(i) === 46) {
     i++;
-    while (i < n && isDigit(s.charCodeAt(i))) i++, mantissa++;
+    for (; i < n && isDigit(s.charCodeAt(i)); i++) mantissa++;
   }
   if (mantissa === 0) return false;
   if (i < n && (s[i] === 'e' || s[i] === 'E')) {
     i++;
     if (s[i] === '+' || s[i] === '-') i++;
     let exponent = 0;
-    while (i < n && isDigit(s.charCodeAt(i))) i++, exponent++;
+    for (; i < n && isDigit(s.charCodeAt(i)); i++) exponent++;
     if (exponent === 0) return false;
   }
   return i === n;
@@ -141,7 +141,10 @@ export function decodeHash(hash: string, fields: readonly FieldInfo[]): HashOutc
   const doc: Doc = { ...PAGE_DEFAULT };
   if (h === '' || h === `v${HASH_VERSION}` || h === PREFIX) return { ok: true, doc };
   if (h.length > MAX_HASH_CHARS)
-    return { ok: false, message: `The link is too long (${h.length} characters; a link holds at most ${MAX_HASH_CHARS}).` };
+    return {
+      ok: false,
+      message: `The link is too long (${h.length} characters; a link holds at most ${MAX_HASH_CHARS}).`,
+    };
   const version = /^v(\d+)[/:]/.exec(h);
   if (!version) return { ok: false, message: 'The link is not an llmem link (it should start with #v1/).' };
   if (Number(version[1]) !== HASH_VERSION)
@@ -157,7 +160,8 @@ export function decodeHash(hash: string, fields: readonly FieldInfo[]): HashOutc
     if (eq <= 0) return { ok: false, message: `The link is damaged near "${pair.slice(0, 40)}" (expected key=value).` };
     const key = pair.slice(0, eq);
     const f = byPath.get(key);
-    if (!f) return { ok: false, message: `The link names an unknown setting "${(decodeText(key) ?? key).slice(0, 60)}".` };
+    if (!f)
+      return { ok: false, message: `The link names an unknown setting "${(decodeText(key) ?? key).slice(0, 60)}".` };
     const r = decodeValue(f, pair.slice(eq + 1));
     if (typeof r === 'string') return { ok: false, message: `The link has a bad value: ${r.slice(0, 200)}.` };
     doc[key] = r.v;

@@ -18,7 +18,10 @@ export const subOrigin = `http://127.0.0.1:${process.env.LLMEM_E2E_SUB_PORT}`;
 /** What the browser did during one test: every request URL and every uncaught page error. */
 export type Traffic = { requests: string[]; pageErrors: string[]; watch(ctx: BrowserContext): BrowserContext };
 
-export const test = base.extend<{ traffic: Traffic; newContext: (options?: BrowserContextOptions) => Promise<BrowserContext> }>({
+export const test = base.extend<{
+  traffic: Traffic;
+  newContext: (options?: BrowserContextOptions) => Promise<BrowserContext>;
+}>({
   traffic: [
     async ({ context }, use) => {
       const traffic: Traffic = {
@@ -34,7 +37,9 @@ export const test = base.extend<{ traffic: Traffic; newContext: (options?: Brows
       };
       traffic.watch(context);
       await use(traffic);
-      const foreign = traffic.requests.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith(`${subOrigin}/`) && !/^(data|blob):/.test(u));
+      const foreign = traffic.requests.filter(
+        (u) => !u.startsWith(`${origin}/`) && !u.startsWith(`${subOrigin}/`) && !/^(data|blob):/.test(u),
+      );
       expect.soft([...new Set(foreign)], 'requests that left the origin').toEqual([]);
       expect.soft(traffic.pageErrors, 'page errors').toEqual([]);
     },
@@ -44,7 +49,9 @@ export const test = base.extend<{ traffic: Traffic; newContext: (options?: Brows
   newContext: async ({ browser, traffic }, use) => {
     const made: BrowserContext[] = [];
     await use(async (options = {}) => {
-      const ctx = traffic.watch(await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 900 }, ...options }));
+      const ctx = traffic.watch(
+        await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 900 }, ...options }),
+      );
       made.push(ctx);
       return ctx;
     });
@@ -62,6 +69,7 @@ export async function open(page: Page, url: string): Promise<Page> {
 export async function openIn(ctx: BrowserContext, url: string): Promise<Page> {
   return open(await ctx.newPage(), url);
 }
+// biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText() (the rendered text), not the DOM property
 export const text = (page: Page, sel: string) => page.locator(sel).first().innerText();
 export const readings = async (page: Page) => ({
   allocated: (await text(page, '[data-testid=reading-allocated] dd')).trim(),
@@ -69,7 +77,9 @@ export const readings = async (page: Page) => ({
   device: (await text(page, '[data-testid=reading-device] dd')).trim(),
 });
 export async function waitChange(page: Page, sel: string, before: string) {
-  await page.waitForFunction(([s, b]) => document.querySelector(s)?.textContent !== b, [sel, before] as const, { timeout: 5000 });
+  await page.waitForFunction(([s, b]) => document.querySelector(s)?.textContent !== b, [sel, before] as const, {
+    timeout: 5000,
+  });
 }
 export async function waitHash(page: Page, hash: string, timeout = 5000) {
   await page.waitForFunction((h) => location.hash === h, hash, { timeout });
@@ -94,12 +104,15 @@ export async function reset(page: Page) {
 
 const llmem = `node ${JSON.stringify(join(root, 'bin/llmem.mjs'))}`;
 /** Run a shell command line that calls `npx llmem`, with this checkout's CLI. */
-export const cli = (command: string): string => execSync(command.replace('npx llmem', llmem), { cwd: root, encoding: 'utf8', shell: '/bin/bash' });
+export const cli = (command: string): string =>
+  execSync(command.replace('npx llmem', llmem), { cwd: root, encoding: 'utf8', shell: '/bin/bash' });
 /** `llmem <args> --json` on a config object. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export const cliJson = (args: string, config: object): any => JSON.parse(execSync(`${llmem} ${args} --json`, { cwd: root, encoding: 'utf8', input: JSON.stringify(config) }));
+// biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON, each spec reads the fields it checks
+export const cliJson = (args: string, config: object): any =>
+  JSON.parse(execSync(`${llmem} ${args} --json`, { cwd: root, encoding: 'utf8', input: JSON.stringify(config) }));
 /** The CLI's summary line for the page's three readings. */
-export const cliLine = (r: { allocated: string; reserved: string; device: string }) => `peak allocated ${r.allocated} | reserved ${r.reserved} | nvidia-smi ${r.device}`;
+export const cliLine = (r: { allocated: string; reserved: string; device: string }) =>
+  `peak allocated ${r.allocated} | reserved ${r.reserved} | nvidia-smi ${r.device}`;
 export const PAGE_CONFIG = { version: 1, model: { preset: 'llama-3.1-8b' }, hardware: { gpu: 'h100-sxm-80gb' } };
 export const GIB = 2 ** 30;
 export const gib = (b: number) => `${(b / GIB).toFixed(2)} GiB`;
@@ -110,12 +123,16 @@ export const PROBE_OUTPUT = join(root, 'tests/fixtures/probe-output.json');
 
 /** Open a planner tab (a second click would close it). */
 export async function openTab(page: Page, id: string) {
-  if ((await page.getAttribute(`[data-testid=tab-${id}]`, 'aria-selected')) !== 'true') await page.click(`[data-testid=tab-${id}]`);
+  if ((await page.getAttribute(`[data-testid=tab-${id}]`, 'aria-selected')) !== 'true')
+    await page.click(`[data-testid=tab-${id}]`);
 }
 /** Wait for a planner job (sweep | search) to finish; returns its status element's data. */
 export async function jobDone(page: Page, kind: string, timeout = 20000): Promise<Record<string, string | undefined>> {
   await page.waitForSelector(`[data-testid=${kind}-status][data-status=done]`, { timeout });
-  return page.evaluate((k) => ({ ...(document.querySelector(`[data-testid=${k}-status]`) as HTMLElement).dataset }), kind);
+  return page.evaluate(
+    (k) => ({ ...(document.querySelector(`[data-testid=${k}-status]`) as HTMLElement).dataset }),
+    kind,
+  );
 }
 /** Open the Import dialog (its importers load on the first open). */
 export async function openImport(page: Page) {
@@ -129,7 +146,9 @@ export async function importTorchtitan(page: Page) {
   await page.setInputFiles('[data-testid=import-file]', join(root, 'tests/fixtures/import/torchtitan/llama3_8b.toml'));
   await page.waitForSelector('[data-testid=import-world]');
   await page.fill('[data-testid=import-world]', '16');
-  await page.waitForFunction(() => /parallel\.gpus/.test(document.querySelector('[data-testid=import-changes]')?.textContent ?? ''));
+  await page.waitForFunction(() =>
+    /parallel\.gpus/.test(document.querySelector('[data-testid=import-changes]')?.textContent ?? ''),
+  );
   await page.click('[data-testid=import-apply]');
   await page.waitForFunction(() => /training\.seq_len=8192/.test(location.hash));
 }
@@ -146,18 +165,28 @@ export async function editToPipeline(page: Page) {
   await page.selectOption('#f-training-recompute', 'full');
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=ranks] li').length === 4);
 }
-export const selectedText = (page: Page, sel: string) => page.$eval(sel, (el) => (el as HTMLSelectElement).selectedOptions[0]?.textContent ?? '');
+export const selectedText = (page: Page, sel: string) =>
+  page.$eval(sel, (el) => (el as HTMLSelectElement).selectedOptions[0]?.textContent ?? '');
 export const numberOf = async (page: Page, sel: string) => Number((await page.inputValue(sel)).replace(/,/g, ''));
 /** Drop a file on the page (not on a drop zone of its own), as a person dragging it from the desktop. */
 export async function dropOnPage(page: Page, name: string, content: string, type = 'application/json') {
-  await page.evaluate(([n, c, t]) => {
-    const dt = new DataTransfer();
-    dt.items.add(new File([c], n, { type: t }));
-    const target = document.querySelector('.layout')!;
-    target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
-    target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-  }, [name, content, type] as const);
+  await page.evaluate(
+    ([n, c, t]) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([c], n, { type: t }));
+      const target = document.querySelector('.layout')!;
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    },
+    [name, content, type] as const,
+  );
 }
 /** Labels missing among the inputs under `scope` (ids, or the element's opening HTML). */
 export const unlabelled = (page: Page, selector: string) =>
-  page.evaluate((s) => [...document.querySelectorAll(s)].filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label')).map((el) => el.id || el.outerHTML.slice(0, 60)), selector);
+  page.evaluate(
+    (s) =>
+      [...document.querySelectorAll(s)]
+        .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label'))
+        .map((el) => el.id || el.outerHTML.slice(0, 60)),
+    selector,
+  );

@@ -13,7 +13,9 @@ const setSwSuffix = (suffix: string) => fetch(`${subOrigin}/__sw-suffix`, { meth
 test('works from a sub-path (static hosting)', async ({ page }) => {
   await open(page, `${subOrigin}${SUB_PREFIX}#v1/parallel.tp=2`);
   expect(await page.inputValue('#f-parallel-tp'), 'tp from the hash').toBe('2');
-  const manifest = await page.evaluate(() => fetch((document.querySelector('link[rel=manifest]') as HTMLLinkElement).href).then((r) => r.json()));
+  const manifest = await page.evaluate(() =>
+    fetch((document.querySelector('link[rel=manifest]') as HTMLLinkElement).href).then((r) => r.json()),
+  );
   expect(manifest.icons.length, 'manifest icons').toBeGreaterThanOrEqual(3);
   await page.evaluate(async () => navigator.serviceWorker.ready);
   const scope = await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())!.scope);
@@ -25,12 +27,17 @@ test('a new version shows a notice; Reload switches to it', async ({ page }) => 
   await page.evaluate(async () => navigator.serviceWorker.ready);
   await page.reload();
   await page.waitForSelector('[data-testid=peak]');
-  expect(await page.evaluate(() => !!navigator.serviceWorker.controller), 'controlled by the service worker').toBe(true);
+  expect(await page.evaluate(() => !!navigator.serviceWorker.controller), 'controlled by the service worker').toBe(
+    true,
+  );
   await setSwSuffix(`\n// new version ${Date.now()}\n`);
   try {
     await page.evaluate(async () => (await navigator.serviceWorker.getRegistration())!.update());
     await page.waitForSelector('[data-testid=update-notice]', { timeout: 10000 });
-    await Promise.all([page.waitForEvent('load', { timeout: 10000 }), page.click('[data-testid=update-notice] button:has-text("Reload")')]);
+    await Promise.all([
+      page.waitForEvent('load', { timeout: 10000 }),
+      page.click('[data-testid=update-notice] button:has-text("Reload")'),
+    ]);
     await page.waitForSelector('[data-testid=peak]');
   } finally {
     await setSwSuffix('');
@@ -60,18 +67,29 @@ test.describe('the built dist/', () => {
   const LAZY = /^assets\/formats-[\w-]+\.js$/;
 
   test('the core module is one file, shared by the page and the Worker', () => {
-    expect(files.filter((f) => /llmem_core/.test(f)), 'core modules').toHaveLength(1);
+    expect(
+      files.filter((f) => /llmem_core/.test(f)),
+      'core modules',
+    ).toHaveLength(1);
   });
 
   test('the importers and exporters are one lazy chunk, precached by the service worker', () => {
     const lazy = files.filter((f) => LAZY.test(f));
     expect(lazy, 'lazy chunks (assets/formats-*.js)').toHaveLength(1);
     const sw = existsSync(join(dist, 'sw.js')) ? readFileSync(join(dist, 'sw.js'), 'utf8') : '';
-    expect(sw.includes(lazy[0]), `the service worker precaches ${lazy[0]} (import would not work offline otherwise)`).toBe(true);
+    expect(
+      sw.includes(lazy[0]),
+      `the service worker precaches ${lazy[0]} (import would not work offline otherwise)`,
+    ).toBe(true);
   });
 
   test('no importer code in the first load', () => {
-    const eager = files.filter((f) => !LAZY.test(f) && /\.js$/.test(f) && /unsupported YAML|not a known DeepSpeed key/.test(readFileSync(join(dist, f), 'utf8')));
+    const eager = files.filter(
+      (f) =>
+        !LAZY.test(f) &&
+        /\.js$/.test(f) &&
+        /unsupported YAML|not a known DeepSpeed key/.test(readFileSync(join(dist, f), 'utf8')),
+    );
     expect(eager, 'first-load files with importer code').toEqual([]);
   });
 

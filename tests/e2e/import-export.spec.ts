@@ -2,13 +2,34 @@
 // input, torchtitan) and the Export dialog (Megatron arguments, DeepSpeed, config v1 download).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dropOnPage, expect, fixture, importTorchtitan, numberOf, open, openImport, readings, reset, root, selectedText, test, text, unlabelled, waitChange, waitHash } from './helpers.js';
+import {
+  dropOnPage,
+  expect,
+  fixture,
+  importTorchtitan,
+  numberOf,
+  open,
+  openImport,
+  readings,
+  reset,
+  root,
+  selectedText,
+  test,
+  text,
+  unlabelled,
+  waitChange,
+  waitHash,
+} from './helpers.js';
 
 test('import config v1: a broken file changes nothing, a good one replaces the config', async ({ page }) => {
   await open(page, '/');
   const good = await readings(page);
   await openImport(page);
-  await page.setInputFiles('[data-testid=import-file]', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"parallel": {"tp": 2}') });
+  await page.setInputFiles('[data-testid=import-file]', {
+    name: 'broken.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from('{"parallel": {"tp": 2}'),
+  });
   await page.waitForSelector('[data-testid=import-error]');
   expect(await text(page, '[data-testid=import-error]'), 'import message').toMatch(/not valid JSON/);
   expect(await page.isDisabled('[data-testid=import-apply]'), 'Apply enabled on broken input').toBe(true);
@@ -16,14 +37,22 @@ test('import config v1: a broken file changes nothing, a good one replaces the c
   await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
   expect(await readings(page), 'import kept the result').toEqual(good);
   await openImport(page);
-  await page.setInputFiles('[data-testid=import-file]', { name: 'ok.json', mimeType: 'application/json', buffer: Buffer.from('{"version":1,"model":{"preset":"qwen2.5-7b"},"parallel":{"tp":2},"hardware":{"gpu":"h100-sxm-80gb"}}') });
+  await page.setInputFiles('[data-testid=import-file]', {
+    name: 'ok.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(
+      '{"version":1,"model":{"preset":"qwen2.5-7b"},"parallel":{"tp":2},"hardware":{"gpu":"h100-sxm-80gb"}}',
+    ),
+  });
   await page.waitForSelector('[data-testid=import-preview]');
   expect(await selectedText(page, '[data-testid=import-kind]'), 'config v1 detected').toMatch(/config v1/);
   await page.click('[data-testid=import-apply]');
   await waitHash(page, '#v1/model.preset=qwen2.5-7b&parallel.tp=2');
 });
 
-test('import: a Hugging Face config.json by file picker and by drop; malformed JSON changes nothing; torchtitan', async ({ page }) => {
+test('import: a Hugging Face config.json by file picker and by drop; malformed JSON changes nothing; torchtitan', async ({
+  page,
+}) => {
   await open(page, '/');
   const hint0 = await text(page, '.picker .hint');
   const peak0 = await text(page, '[data-testid=peak]');
@@ -31,12 +60,17 @@ test('import: a Hugging Face config.json by file picker and by drop; malformed J
   await openImport(page);
   await page.setInputFiles('[data-testid=import-file]', join(root, 'tests/fixtures/import/hf/qwen2.5-7b.json'));
   await page.waitForSelector('[data-testid=import-preview]');
-  expect(await selectedText(page, '[data-testid=import-kind]'), 'kind detected').toMatch(/Detected: Hugging Face config\.json/);
+  expect(await selectedText(page, '[data-testid=import-kind]'), 'kind detected').toMatch(
+    /Detected: Hugging Face config\.json/,
+  );
   expect(await text(page, '[data-testid=import-notes]'), 'notes list').toMatch(/sliding_window/);
   expect(await page.locator('[data-testid=import-unsupported]').count(), 'unsupported list').toBe(1);
   expect(await text(page, '[data-testid=import-model]'), 'model name in the preview').toMatch(/qwen2\.5-7b/);
   expect(await text(page, '[data-testid=import-changes]'), 'changes list').toMatch(/model\.layers/);
-  expect(await unlabelled(page, 'dialog input:not([hidden]), dialog select, dialog textarea'), 'unlabelled in the dialog').toEqual([]);
+  expect(
+    await unlabelled(page, 'dialog input:not([hidden]), dialog select, dialog textarea'),
+    'unlabelled in the dialog',
+  ).toEqual([]);
   expect(await text(page, '[data-testid=peak]'), 'the preview changed the page').toBe(peak0);
   await page.click('[data-testid=import-apply]');
   await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
@@ -52,7 +86,9 @@ test('import: a Hugging Face config.json by file picker and by drop; malformed J
   await dropOnPage(page, 'qwen2.5-7b.json', fixture('hf/qwen2.5-7b.json'));
   await page.waitForSelector('[data-testid=import-dialog][open] [data-testid=import-preview]');
   await page.click('[data-testid=import-apply]');
-  await page.waitForFunction(() => (document.querySelector('#f-model-layers') as HTMLInputElement | null)?.value === '28');
+  await page.waitForFunction(
+    () => (document.querySelector('#f-model-layers') as HTMLInputElement | null)?.value === '28',
+  );
   // malformed JSON pasted: an inline message, Apply off, nothing changes
   await reset(page);
   const good = await readings(page);
@@ -79,15 +115,29 @@ test('export: Megatron arguments with what they cannot express; DeepSpeed; confi
   await page.click('[data-testid=export]');
   await page.waitForSelector('[data-testid=export-dialog][open]');
   await page.click('[data-testid=export-megatron]');
-  await page.waitForFunction(() => /--tensor-model-parallel-size/.test((document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? ''), null, { timeout: 10000 });
+  await page.waitForFunction(
+    () =>
+      /--tensor-model-parallel-size/.test(
+        (document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? '',
+      ),
+    null,
+    { timeout: 10000 },
+  );
   const line = await page.inputValue('[data-testid=export-text]');
   expect(line, 'megatron line').toMatch(/--seq-length 8192/);
   const cannot = await page.$$eval('[data-testid=export-unexpressed] li', (li) => li.map((l) => l.textContent ?? ''));
-  expect(cannot.some((c) => /training\.recompute/.test(c)), `cannot express: ${cannot}`).toBe(true);
+  expect(
+    cannot.some((c) => /training\.recompute/.test(c)),
+    `cannot express: ${cannot}`,
+  ).toBe(true);
   await page.click('[data-testid=export-copy]');
   expect(await page.evaluate(() => navigator.clipboard.readText()), 'copied text').toBe(line);
   await page.click('[data-testid=export-deepspeed]');
-  await page.waitForFunction(() => /zero_optimization/.test((document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? ''));
+  await page.waitForFunction(() =>
+    /zero_optimization/.test(
+      (document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? '',
+    ),
+  );
   await page.click('[data-testid=export-config]');
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('[data-testid=export-download]')]);
   const saved = JSON.parse(readFileSync(await download.path(), 'utf8'));

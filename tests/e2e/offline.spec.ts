@@ -11,7 +11,9 @@ test('offline: after one visit the page reloads with the network off', async ({ 
   await context.setOffline(true);
   await page.reload();
   await page.waitForSelector('[data-testid=peak]', { timeout: 15000 });
-  expect(await page.evaluate(() => !!navigator.serviceWorker.controller), 'page controlled by the service worker').toBe(true);
+  expect(await page.evaluate(() => !!navigator.serviceWorker.controller), 'page controlled by the service worker').toBe(
+    true,
+  );
   expect(await readings(page), 'offline numbers').toEqual(online);
   const p2 = await open(await context.newPage(), '/#v1/parallel.tp=4');
   // the planner's Worker and the core it imports come from the cache too
@@ -19,7 +21,9 @@ test('offline: after one visit the page reloads with the network off', async ({ 
   await openTab(p2, 'search');
   await p2.fill('#search-gpus', '16');
   await p2.waitForSelector('[data-testid=layout-row]', { timeout: 15000 });
-  expect(await p2.getAttribute('[data-testid=search-status]', 'data-where'), 'offline search in the worker').toBe('worker');
+  expect(await p2.getAttribute('[data-testid=search-status]', 'data-where'), 'offline search in the worker').toBe(
+    'worker',
+  );
   await openTab(p2, 'sweep');
   await jobDone(p2, 'sweep');
   await p2.waitForSelector('[data-testid=sweep-chart] canvas');
@@ -31,8 +35,14 @@ test('offline: after one visit the page reloads with the network off', async ({ 
   await p2.fill('[data-testid=import-text]', fixture('hf/qwen2.5-7b.json'));
   await p2.waitForSelector('[data-testid=import-preview]');
   await p2.click('[data-testid=import-apply]');
-  await p2.waitForFunction(() => (document.querySelector('#f-model-layers') as HTMLInputElement | null)?.value === '28');
+  await p2.waitForFunction(
+    () => (document.querySelector('#f-model-layers') as HTMLInputElement | null)?.value === '28',
+  );
   await p2.click('[data-testid=export]');
   await p2.click('[data-testid=export-torchtitan]');
-  await p2.waitForFunction(() => /\[parallelism\]/.test((document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? ''));
+  await p2.waitForFunction(() =>
+    /\[parallelism\]/.test(
+      (document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? '',
+    ),
+  );
 });

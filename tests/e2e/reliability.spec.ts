@@ -12,7 +12,9 @@ test('a link with a 100,000-digit number shows a message at once and the default
   expect(await readings(page)).toEqual(good);
 });
 
-test('a non-finite number is refused with its key named, and the address is not rewritten to Infinity', async ({ page }) => {
+test('a non-finite number is refused with its key named, and the address is not rewritten to Infinity', async ({
+  page,
+}) => {
   await open(page, '/#v1/hardware.bf16_tflops=1e400');
   expect(await text(page, '[data-testid=link-message]')).toMatch(/hardware\.bf16_tflops: 1e400 is not a finite number/);
   expect(await page.evaluate(() => location.hash)).not.toContain('Infinity');
@@ -22,7 +24,12 @@ test('a 99,840-layer, 512-stage pipeline renders; long tasks are reported', asyn
   await page.addInitScript(() => {
     const w = window as unknown as { longTasks: number[] };
     w.longTasks = [];
-    new PerformanceObserver((list) => list.getEntries().forEach((e) => w.longTasks.push(e.duration))).observe({ type: 'longtask', buffered: true });
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) w.longTasks.push(e.duration);
+    }).observe({
+      type: 'longtask',
+      buffered: true,
+    });
   });
   const hash =
     '#v1/model.preset=null&model.layers=99840&model.hidden=1024&model.heads=8&model.ffn_hidden=4096&model.vocab=32000' +
@@ -34,14 +41,20 @@ test('a 99,840-layer, 512-stage pipeline renders; long tasks are reported', asyn
   // 512 stages: a bounded number of bars until the user asks for all of them
   expect(await page.locator('[data-testid=ranks] ol.ranks > li').count()).toBeLessThanOrEqual(16);
   const atLoad = await page.evaluate(() => (window as unknown as { longTasks: number[] }).longTasks.splice(0));
-  console.log(`heavy link, first load: ${atLoad.length} long tasks over 50 ms, longest ${Math.round(Math.max(0, ...atLoad))} ms`);
+  console.log(
+    `heavy link, first load: ${atLoad.length} long tasks over 50 ms, longest ${Math.round(Math.max(0, ...atLoad))} ms`,
+  );
   const before = await text(page, '[data-testid=peak]');
   await setField(page, 'training.seq_len', '8192');
-  await page.waitForFunction((b) => document.querySelector('[data-testid=peak]')?.textContent !== b, before, { timeout: 15000 });
+  await page.waitForFunction((b) => document.querySelector('[data-testid=peak]')?.textContent !== b, before, {
+    timeout: 15000,
+  });
   await page.waitForTimeout(500);
   const tasks = await page.evaluate(() => (window as unknown as { longTasks: number[] }).longTasks);
   // the first load includes compiling the page's code; the figure, not an assertion (timings are printed)
-  console.log(`heavy link, one edit: ${tasks.length} long tasks over 50 ms, longest ${Math.round(Math.max(0, ...tasks))} ms`);
+  console.log(
+    `heavy link, one edit: ${tasks.length} long tasks over 50 ms, longest ${Math.round(Math.max(0, ...tasks))} ms`,
+  );
   await page.click('[data-testid=ranks-show-all]');
   await expect(page.locator('[data-testid=ranks] ol.ranks > li')).toHaveCount(512);
 });

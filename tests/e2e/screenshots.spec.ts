@@ -3,14 +3,23 @@
 import { join } from 'node:path';
 import { jobDone, open, openImport, openTab, PROBE_OUTPUT, root, setField, shots, test } from './helpers.js';
 
-const DEVICES = [['desktop', { width: 1280, height: 900 }], ['phone', { width: 390, height: 844 }]] as const;
+const DEVICES = [
+  ['desktop', { width: 1280, height: 900 }],
+  ['phone', { width: 390, height: 844 }],
+] as const;
 
 for (const [device, viewport] of DEVICES)
   for (const colorScheme of ['light', 'dark'] as const)
     test(`screenshots: ${device} ${viewport.width}x${viewport.height}, ${colorScheme}`, async ({ newContext }) => {
       test.setTimeout(120_000);
       const phone = device === 'phone';
-      const c = await newContext({ viewport, colorScheme, deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone });
+      const c = await newContext({
+        viewport,
+        colorScheme,
+        deviceScaleFactor: phone ? 2 : 1,
+        isMobile: phone,
+        hasTouch: phone,
+      });
       const p = await open(await c.newPage(), '/');
       const shot = (name: string) => join(shots, `${device}-${colorScheme}${name}.png`);
       await p.waitForSelector('[data-testid=timeline] canvas');
@@ -18,7 +27,9 @@ for (const [device, viewport] of DEVICES)
       await p.waitForTimeout(150);
       await p.screenshot({ path: shot('') });
       // full page: let the results column (its own scroll area on a desktop) run to its end
-      await p.addStyleTag({ content: '.results{position:static!important;max-height:none!important;overflow:visible!important}' });
+      await p.addStyleTag({
+        content: '.results{position:static!important;max-height:none!important;overflow:visible!important}',
+      });
       await p.screenshot({ path: shot('-full'), fullPage: true });
       if (phone) await p.locator('#results').screenshot({ path: shot('-results') });
       // the planner's panels
@@ -59,7 +70,11 @@ for (const [device, viewport] of DEVICES)
       await p.click('[data-testid=import-dialog-close]');
       await p.click('[data-testid=export]');
       await p.click('[data-testid=export-megatron]');
-      await p.waitForFunction(() => /--tensor-model-parallel-size/.test((document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? ''));
+      await p.waitForFunction(() =>
+        /--tensor-model-parallel-size/.test(
+          (document.querySelector('[data-testid=export-text]') as HTMLTextAreaElement | null)?.value ?? '',
+        ),
+      );
       await p.waitForTimeout(150);
       await p.screenshot({ path: shot('-export') });
       await p.click('[data-testid=export-dialog-close]');
@@ -68,7 +83,9 @@ for (const [device, viewport] of DEVICES)
         await p.evaluate(() => {
           const dt = new DataTransfer();
           dt.items.add(new File(['{}'], 'config.json', { type: 'application/json' }));
-          document.querySelector('.layout')!.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+          document
+            .querySelector('.layout')!
+            .dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
         });
         await p.waitForSelector('[data-testid=page-drop]');
         await p.screenshot({ path: shot('-drop') });
@@ -76,9 +93,13 @@ for (const [device, viewport] of DEVICES)
         await p.waitForSelector('[data-testid=page-drop]', { state: 'detached' });
       }
       if (device === 'desktop') {
-        await p.goto('/#v1/model.preset=mixtral-8x7b&parallel.gpus=32&parallel.tp=2&parallel.pp=4&parallel.ep=4&parallel.engine=megatron&training.grad_accum=8');
+        await p.goto(
+          '/#v1/model.preset=mixtral-8x7b&parallel.gpus=32&parallel.tp=2&parallel.pp=4&parallel.ep=4&parallel.engine=megatron&training.grad_accum=8',
+        );
         await p.waitForSelector('[data-testid=timeline] canvas');
-        await p.addStyleTag({ content: '.results{position:static!important;max-height:none!important;overflow:visible!important}' });
+        await p.addStyleTag({
+          content: '.results{position:static!important;max-height:none!important;overflow:visible!important}',
+        });
         await p.waitForTimeout(150);
         await p.screenshot({ path: shot('-moe-full'), fullPage: true });
       }

@@ -10,7 +10,16 @@ import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const dist = join(dirname(fileURLToPath(import.meta.url)), '../../dist');
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.svg': 'image/svg+xml', '.png': 'image/png', '.webmanifest': 'application/manifest+json', '.json': 'application/json', '.wasm': 'application/wasm' };
+const TYPES = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.webmanifest': 'application/manifest+json',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+};
 
 /** An http.Server publishing dist/ under `prefix`; unknown paths under it get index.html. */
 export function serveDist(prefix) {
@@ -29,7 +38,10 @@ export function serveDist(prefix) {
     if (!path.startsWith(prefix)) return res.writeHead(404).end();
     let file = join(dist, path.slice(prefix.length) || 'index.html');
     if (!file.startsWith(dist) || !existsSync(file) || statSync(file).isDirectory()) file = join(dist, 'index.html');
-    res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'cache-control': 'no-cache',
+    });
     if (file.endsWith('sw.js') && swSuffix) return res.end(readFileSync(file, 'utf8') + swSuffix);
     createReadStream(file).pipe(res);
   });

@@ -1,6 +1,19 @@
 // The default view, edits through the form, and bad input (at the field, in the link).
 import { join } from 'node:path';
-import { cli, cliLine, editToPipeline, expect, open, readings, setField, shots, test, text, waitChange, waitHash } from './helpers.js';
+import {
+  cli,
+  cliLine,
+  editToPipeline,
+  expect,
+  open,
+  readings,
+  setField,
+  shots,
+  test,
+  text,
+  waitChange,
+  waitHash,
+} from './helpers.js';
 
 test('default view: Llama 3.1 8B on 8x H100 with FSDP2, numbers and charts', async ({ page }) => {
   await open(page, '/');
@@ -12,12 +25,17 @@ test('default view: Llama 3.1 8B on 8x H100 with FSDP2, numbers and charts', asy
   expect(await text(page, '[data-testid=peak]'), 'headline').toMatch(/\d+\.\d\d\s*GiB\s+of\s+79\.65 GiB/);
   expect(await text(page, '[data-testid=verdict]'), 'verdict').toMatch(/Fits|Does not fit/);
   await page.waitForSelector('[data-testid=timeline] canvas');
-  expect(await page.locator('[data-testid=breakdown] .stackbar .seg').count(), 'breakdown segments').toBeGreaterThanOrEqual(4);
+  expect(
+    await page.locator('[data-testid=breakdown] .stackbar .seg').count(),
+    'breakdown segments',
+  ).toBeGreaterThanOrEqual(4);
   expect(await page.locator('[data-testid=ranks] li').count(), 'one stage').toBe(1);
   expect(await page.locator('[data-testid=why] .why-row').count(), 'why rows').toBeGreaterThanOrEqual(4);
   const r = await readings(page);
-  const out = cli(`echo '{"model":{"preset":"llama-3.1-8b"},"hardware":{"gpu":"h100-sxm-80gb"}}' | npx llmem estimate -`);
-  expect(out, 'the CLI prints the page\'s numbers').toContain(cliLine(r));
+  const out = cli(
+    `echo '{"model":{"preset":"llama-3.1-8b"},"hardware":{"gpu":"h100-sxm-80gb"}}' | npx llmem estimate -`,
+  );
+  expect(out, "the CLI prints the page's numbers").toContain(cliLine(r));
 });
 
 test('changing TP changes the numbers and the link; arrow keys step it', async ({ page }) => {

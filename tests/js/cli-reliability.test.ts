@@ -81,12 +81,20 @@ describe('CLI: invalid configs (exit 1, the key named)', () => {
     oneLine(r);
   });
   it('Megatron $(( )) nested thousands of levels', () => {
-    const r = cli(['import', 'megatron', file('m.sh', `torchrun pretrain_gpt.py --num-layers $((${'('.repeat(4000)}1${')'.repeat(4000)}))\n`)]);
+    const r = cli([
+      'import',
+      'megatron',
+      file('m.sh', `torchrun pretrain_gpt.py --num-layers $((${'('.repeat(4000)}1${')'.repeat(4000)}))\n`),
+    ]);
     expect(r.status).toBe(1);
     oneLine(r);
   });
   it('Megatron variables doubling on every line stop at a bound, quickly', () => {
-    const lines = ['A=x', ...Array.from({ length: 40 }, () => 'A="$A$A"'), 'torchrun pretrain_gpt.py --num-layers 2 $A'];
+    const lines = [
+      'A=x',
+      ...Array.from({ length: 40 }, () => 'A="$A$A"'),
+      'torchrun pretrain_gpt.py --num-layers 2 $A',
+    ];
     const t0 = Date.now();
     const r = cli(['import', 'megatron', file('m2.sh', lines.join('\n'))]);
     expect(r.status).toBe(1);
@@ -101,9 +109,18 @@ describe('CLI: planner options are named with their range (exit 2)', () => {
     [['fit', cfg, '--free', '1.5'], /--free must be a number from 0 to below 1/],
     [['search', cfg, '--gpus', '0'], /--gpus must be a whole number from 1 to 10000000/],
     [['search', cfg, '--gpus', '8', '--top=-1'], /--top must be a whole number from 1 to 256/],
-    [['search', cfg, '--gpus', '8', '--top', '-1'], /--top needs a value \(one that starts with "-" is written --top=-1\)/],
-    [['search', cfg, '--gpus', '8', '--bogus', '1'], /unknown option --bogus \(allowed: --gpus, --global-batch, --top, --free, --max-micro-batch, --json\)/],
-    [['sweep', cfg, '--axis', 'training.seq_len', '--from', '1', '--to', '100000', '--step', '1'], /more than 4096 points/],
+    [
+      ['search', cfg, '--gpus', '8', '--top', '-1'],
+      /--top needs a value \(one that starts with "-" is written --top=-1\)/,
+    ],
+    [
+      ['search', cfg, '--gpus', '8', '--bogus', '1'],
+      /unknown option --bogus \(allowed: --gpus, --global-batch, --top, --free, --max-micro-batch, --json\)/,
+    ],
+    [
+      ['sweep', cfg, '--axis', 'training.seq_len', '--from', '1', '--to', '100000', '--step', '1'],
+      /more than 4096 points/,
+    ],
   ];
   for (const [args, message] of cases)
     it(args.slice(2).join(' '), () => {

@@ -16,7 +16,10 @@ describe('llmem CLI', () => {
     expect(r.stdout).toMatch(/peak allocated \d+\.\d\d GiB/);
   });
   it('prints the result format with --json, reading stdin', () => {
-    const r = cli(['estimate', '-', '--json'], JSON.stringify({ model: { preset: 'llama-3.1-8b' }, parallel: { gpus: 8 } }));
+    const r = cli(
+      ['estimate', '-', '--json'],
+      JSON.stringify({ model: { preset: 'llama-3.1-8b' }, parallel: { gpus: 8 } }),
+    );
     expect(r.status).toBe(0);
     const res = JSON.parse(r.stdout);
     expect(res.ok).toBe(true);
@@ -52,18 +55,40 @@ describe('llmem CLI', () => {
     expect(rows.every((x) => x.measured === null || Number.isFinite(x.error))).toBe(true);
     const bad = cli(['compare', '-'], '{"measured": {"peak_allocated_bytes": 1}}');
     expect(bad.status).toBe(2); // no config to estimate
-    const refused = cli(['compare', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '-'], '{"ok": false, "error": "needs 8 GPUs"}');
+    const refused = cli(
+      ['compare', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '-'],
+      '{"ok": false, "error": "needs 8 GPUs"}',
+    );
     expect(refused.status).toBe(1);
     expect(refused.stderr).toContain('refused');
   });
   it('sweeps, fits and searches', () => {
-    const sweep = cli(['sweep', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '--axis', 'training.seq_len', '--from', '1024', '--to', '65536', '--points', '7', '--json']);
+    const sweep = cli([
+      'sweep',
+      'tests/configs/llama-3.1-8b-fsdp-8xh100.json',
+      '--axis',
+      'training.seq_len',
+      '--from',
+      '1024',
+      '--to',
+      '65536',
+      '--points',
+      '7',
+      '--json',
+    ]);
     expect(sweep.status).toBe(0);
     const points = JSON.parse(sweep.stdout).points as { value: number; fits: boolean }[];
     expect(points.map((p) => p.value)).toEqual([1024, 2048, 4096, 8192, 16384, 32768, 65536]);
     expect(points[0].fits).toBe(true);
     expect(points[6].fits).toBe(false);
-    const fit = cli(['fit', '-', '--json'], JSON.stringify({ model: { preset: 'llama-3.1-8b' }, training: { recompute: 'full' }, hardware: { gpu: 'h100-sxm-80gb' } }));
+    const fit = cli(
+      ['fit', '-', '--json'],
+      JSON.stringify({
+        model: { preset: 'llama-3.1-8b' },
+        training: { recompute: 'full' },
+        hardware: { gpu: 'h100-sxm-80gb' },
+      }),
+    );
     expect(fit.status).toBe(0);
     const largest = JSON.parse(fit.stdout).largest;
     expect(largest['training.micro_batch']).toBeGreaterThanOrEqual(1);
@@ -72,7 +97,10 @@ describe('llmem CLI', () => {
     expect(search.status).toBe(0);
     expect(search.stdout).toContain('Pareto');
     expect(cli(['search', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json']).status).toBe(2); // --gpus required
-    expect(cli(['sweep', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '--axis', 'model.mlp', '--from', '1', '--to', '2']).status).toBe(1);
+    expect(
+      cli(['sweep', 'tests/configs/llama-3.1-8b-fsdp-8xh100.json', '--axis', 'model.mlp', '--from', '1', '--to', '2'])
+        .status,
+    ).toBe(1);
   });
   it('lists presets and GPUs', () => {
     expect(cli(['models']).stdout).toContain('llama-3.1-70b');

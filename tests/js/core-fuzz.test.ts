@@ -23,10 +23,27 @@ function rng(seed: number) {
 describe('config decoder fuzz', () => {
   it('survives 3,000 random configs', () => {
     const rand = rng(20261121);
-    const pick = <T,>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
+    const pick = <T>(xs: T[]): T => xs[Math.floor(rand() * xs.length)];
     const fields = core.fields.filter((f) => f.kind !== 'group');
-    const junk: Json[] = [null, true, false, 0, -1, 1.5, 1e300, -1e-9, 'x', '', [], ['q', 'nope'], {}, { a: 1 }, Number.MAX_SAFE_INTEGER];
-    let ok = 0, failed = 0;
+    const junk: Json[] = [
+      null,
+      true,
+      false,
+      0,
+      -1,
+      1.5,
+      1e300,
+      -1e-9,
+      'x',
+      '',
+      [],
+      ['q', 'nope'],
+      {},
+      { a: 1 },
+      Number.MAX_SAFE_INTEGER,
+    ];
+    let ok = 0,
+      failed = 0;
     for (let i = 0; i < 3000; i++) {
       const config: Config = {};
       const n = 1 + Math.floor(rand() * 6);

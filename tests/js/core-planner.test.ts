@@ -11,7 +11,12 @@ beforeAll(async () => {
   core = await loadCore();
 });
 const l70 = (): Config => {
-  const r = resolveConfig({ model: { preset: 'llama-3.1-70b' }, training: { seq_len: 8192 }, parallel: { engine: 'fsdp2' }, hardware: { gpu: 'h100-sxm-80gb' } });
+  const r = resolveConfig({
+    model: { preset: 'llama-3.1-70b' },
+    training: { seq_len: 8192 },
+    parallel: { engine: 'fsdp2' },
+    hardware: { gpu: 'h100-sxm-80gb' },
+  });
   if (!r.ok) throw new Error(r.error.message);
   return r.config;
 };
@@ -21,7 +26,8 @@ describe('planner', () => {
     const values = [1024, 2048, 4096, 8192, 16384];
     const points = core.sweep({}, 'training.seq_len', values);
     if (!Array.isArray(points)) throw new Error(points.message);
-    for (let i = 1; i < points.length; i++) expect(points[i].device_used_bytes).toBeGreaterThanOrEqual(points[i - 1].device_used_bytes);
+    for (let i = 1; i < points.length; i++)
+      expect(points[i].device_used_bytes).toBeGreaterThanOrEqual(points[i - 1].device_used_bytes);
     const direct = core.estimate({ training: { seq_len: 4096 } });
     expect(direct.ok && points[2].device_used_bytes).toBe(direct.ok ? direct.per_gpu.device_used_bytes : -1);
   });
@@ -33,7 +39,12 @@ describe('planner', () => {
     expect(points[1].error).toContain('divisible');
   });
   it('finds the largest micro-batch at the boundary', () => {
-    const best = core.largestFit({ training: { recompute: 'full' } }, 'training.micro_batch', { lo: 1, hi: 512, step: 1, free_fraction: 0.1 });
+    const best = core.largestFit({ training: { recompute: 'full' } }, 'training.micro_batch', {
+      lo: 1,
+      hi: 512,
+      step: 1,
+      free_fraction: 0.1,
+    });
     if (typeof best !== 'number') throw new Error(best.message);
     const at = (mb: number) => {
       const r = core.estimate({ training: { recompute: 'full', micro_batch: mb } });
@@ -58,12 +69,26 @@ describe('planner', () => {
   });
   it('gives the CLI the same ranking', () => {
     const root = repoRoot();
-    const r = spawnSync('node', [join(root, 'bin/llmem.mjs'), 'search', '-', '--gpus', '64', '--global-batch', '64', '--top', '10', '--json'],
-      { cwd: root, input: JSON.stringify({ model: { preset: 'llama-3.1-70b' }, training: { seq_len: 8192 }, parallel: { engine: 'fsdp2' }, hardware: { gpu: 'h100-sxm-80gb' } }), encoding: 'utf8' });
+    const r = spawnSync(
+      'node',
+      [join(root, 'bin/llmem.mjs'), 'search', '-', '--gpus', '64', '--global-batch', '64', '--top', '10', '--json'],
+      {
+        cwd: root,
+        input: JSON.stringify({
+          model: { preset: 'llama-3.1-70b' },
+          training: { seq_len: 8192 },
+          parallel: { engine: 'fsdp2' },
+          hardware: { gpu: 'h100-sxm-80gb' },
+        }),
+        encoding: 'utf8',
+      },
+    );
     expect(r.status).toBe(0);
     const cli = JSON.parse(r.stdout).layouts as { step_seconds: number; tp: number; dp: number }[];
     const res = core.search(l70(), { gpus: 64, global_batch: 64 });
     if (!('layouts' in res)) throw new Error(res.message);
-    expect(cli.map((l) => [l.dp, l.tp, l.step_seconds])).toEqual(res.layouts.slice(0, 10).map((l) => [l.dp, l.tp, l.step_seconds]));
+    expect(cli.map((l) => [l.dp, l.tp, l.step_seconds])).toEqual(
+      res.layouts.slice(0, 10).map((l) => [l.dp, l.tp, l.step_seconds]),
+    );
   });
 });

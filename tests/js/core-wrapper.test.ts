@@ -104,7 +104,11 @@ describe('results', () => {
 describe('catalog', () => {
   it('every preset resolves, runs, and matches its published parameter count', () => {
     for (const m of MODELS) {
-      const resolved = resolveConfig({ model: { preset: m.id }, parallel: { gpus: 1, engine: 'single' }, training: { seq_len: 256 } });
+      const resolved = resolveConfig({
+        model: { preset: m.id },
+        parallel: { gpus: 1, engine: 'single' },
+        training: { seq_len: 256 },
+      });
       expect(resolved.ok, m.id).toBe(true);
       if (!resolved.ok) continue;
       const r = core.estimate(resolved.config);

@@ -17,8 +17,12 @@ beforeAll(async () => {
 
 describe('docs/config.md', () => {
   it('matches what the generator writes from core/fields.def', () => {
-    const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-config-doc.mjs'), '--print'], { encoding: 'utf8' });
-    expect(committed() === generated, 'docs/config.md is out of date: run `node scripts/gen-config-doc.mjs`').toBe(true);
+    const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-config-doc.mjs'), '--print'], {
+      encoding: 'utf8',
+    });
+    expect(committed() === generated, 'docs/config.md is out of date: run `node scripts/gen-config-doc.mjs`').toBe(
+      true,
+    );
   });
 
   it('has one table row per key of the core, in the core order', () => {

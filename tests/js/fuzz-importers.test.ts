@@ -21,15 +21,77 @@ beforeAll(async () => {
 
 const FIXTURES = join(repoRoot(), 'tests/fixtures/import');
 const fixtures = (kind: ImportKind): string[] =>
-  readdirSync(join(FIXTURES, kind)).sort().map((name) => readFileSync(join(FIXTURES, kind, name), 'utf8'));
+  readdirSync(join(FIXTURES, kind))
+    .sort()
+    .map((name) => readFileSync(join(FIXTURES, kind, name), 'utf8'));
 
-const JUNK_VALUES: Json[] = [null, true, false, 0, -1, 1.5, 3, 1e308, -1e308, 2 ** 53 + 1, 'auto', '', 'x', 'none',
-  'bf16', 'cpu', '1e999', 'NaN', '-0', [], [1, 'a'], {}, { a: 1 }, { __proto__: 1 } as Json, 'a'.repeat(2000)];
-const JUNK_TOKENS = ['', 'null', '~', 'true', 'no', '0', '-1', '1.5', '1e999', '.inf', 'NaN', 'auto', '"', "'", '[', ']', '{', '}',
-  '[1, 2', '{a: 1}', ':', '- x', '&a', '*a', '!!str', '#', '\\', '$VAR', '${X}', '--', '\t', 'x'.repeat(500), '0x1f', '1_000'];
+const JUNK_VALUES: Json[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  3,
+  1e308,
+  -1e308,
+  2 ** 53 + 1,
+  'auto',
+  '',
+  'x',
+  'none',
+  'bf16',
+  'cpu',
+  '1e999',
+  'NaN',
+  '-0',
+  [],
+  [1, 'a'],
+  {},
+  { a: 1 },
+  { __proto__: 1 } as Json,
+  'a'.repeat(2000),
+];
+const JUNK_TOKENS = [
+  '',
+  'null',
+  '~',
+  'true',
+  'no',
+  '0',
+  '-1',
+  '1.5',
+  '1e999',
+  '.inf',
+  'NaN',
+  'auto',
+  '"',
+  "'",
+  '[',
+  ']',
+  '{',
+  '}',
+  '[1, 2',
+  '{a: 1}',
+  ':',
+  '- x',
+  '&a',
+  '*a',
+  '!!str',
+  '#',
+  '\\',
+  '$VAR',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable, as Megatron scripts write it
+  '${X}',
+  '--',
+  '\t',
+  'x'.repeat(500),
+  '0x1f',
+  '1_000',
+];
 
 type Rand = () => number;
-const pick = <T,>(rand: Rand, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+const pick = <T>(rand: Rand, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
 
 /** Replace, delete or add a value somewhere in a parsed JSON document. */
 function mutateJsonValue(v: Json, rand: Rand, depth = 0): Json {
@@ -51,7 +113,7 @@ function mutateJsonValue(v: Json, rand: Rand, depth = 0): Json {
       const k = pick(rand, keys);
       copy[k] = mutateJsonValue(copy[k], rand, depth + 1);
     } else if (keys.length && r < 0.8) delete copy[pick(rand, keys)];
-    else copy[keys.length && rand() < 0.5 ? pick(rand, keys) + '_x' : 'zero_optimization'] = pick(rand, JUNK_VALUES);
+    else copy[keys.length && rand() < 0.5 ? `${pick(rand, keys)}_x` : 'zero_optimization'] = pick(rand, JUNK_VALUES);
     return copy;
   }
   return pick(rand, JUNK_VALUES);
@@ -66,7 +128,10 @@ function mutateText(text: string, rand: Rand): string {
     const line = lines[i] ?? '';
     switch (Math.floor(rand() * 9)) {
       case 0: // a value replaced by a junk token
-        lines[i] = line.replace(/([:=]\s*|--[\w-]+\s+)(\S.*?)(\s*\\?)$/, (_, a, _b, c) => a + pick(rand, JUNK_TOKENS) + c);
+        lines[i] = line.replace(
+          /([:=]\s*|--[\w-]+\s+)(\S.*?)(\s*\\?)$/,
+          (_, a, _b, c) => a + pick(rand, JUNK_TOKENS) + c,
+        );
         break;
       case 1:
         lines.splice(i, 1);
@@ -75,21 +140,27 @@ function mutateText(text: string, rand: Rand): string {
         lines.splice(i, 0, line);
         break;
       case 3: // indentation changed
-        lines[i] = rand() < 0.5 ? '  ' + line : line.trimStart();
+        lines[i] = rand() < 0.5 ? `  ${line}` : line.trimStart();
         break;
       case 4:
         lines.splice(i, 0, pick(rand, JUNK_TOKENS) + pick(rand, [': ', ' = ', ' ', '']) + pick(rand, JUNK_TOKENS));
         break;
-      case 5: { // characters deleted or inserted
+      case 5: {
+        // characters deleted or inserted
         const at = Math.floor(rand() * (line.length + 1));
-        lines[i] = rand() < 0.5 ? line.slice(0, at) + line.slice(at + 1 + Math.floor(rand() * 6)) : line.slice(0, at) + pick(rand, JUNK_TOKENS) + line.slice(at);
+        lines[i] =
+          rand() < 0.5
+            ? line.slice(0, at) + line.slice(at + 1 + Math.floor(rand() * 6))
+            : line.slice(0, at) + pick(rand, JUNK_TOKENS) + line.slice(at);
         break;
       }
       case 6: // truncated
         lines = lines.slice(0, i);
         break;
       case 7:
-        lines[i] = String.fromCharCode(...Array.from({ length: Math.floor(rand() * 20) }, () => Math.floor(rand() * 0x800)));
+        lines[i] = String.fromCharCode(
+          ...Array.from({ length: Math.floor(rand() * 20) }, () => Math.floor(rand() * 0x800)),
+        );
         break;
       default: // lines swapped
         [lines[i], lines[(i * 7 + 3) % lines.length]] = [lines[(i * 7 + 3) % lines.length], lines[i]];
@@ -113,7 +184,11 @@ function mutate(text: string, rand: Rand): string {
 function randomText(rand: Rand): string {
   const n = Math.floor(rand() * 200);
   let s = '';
-  for (let i = 0; i < n; i++) s += rand() < 0.3 ? pick(rand, JUNK_TOKENS) + pick(rand, [':', '=', ' ', '\n', ',']) : String.fromCharCode(32 + Math.floor(rand() * 95));
+  for (let i = 0; i < n; i++)
+    s +=
+      rand() < 0.3
+        ? pick(rand, JUNK_TOKENS) + pick(rand, [':', '=', ' ', '\n', ','])
+        : String.fromCharCode(32 + Math.floor(rand() * 95));
   return s;
 }
 
@@ -123,7 +198,10 @@ function plainJson(v: unknown, path: string): void {
     if (!Number.isFinite(v)) throw new Error(`imported config ${path} is ${v}`);
     return;
   }
-  if (Array.isArray(v)) return v.forEach((x, i) => plainJson(x, `${path}[${i}]`));
+  if (Array.isArray(v)) {
+    for (const [i, x] of v.entries()) plainJson(x, `${path}[${i}]`);
+    return;
+  }
   if (typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
     for (const [k, x] of Object.entries(v as object)) plainJson(x, path ? `${path}.${k}` : k);
     return;
@@ -136,7 +214,9 @@ function check(kind: ImportKind, text: string, worldSize: number | undefined): '
   try {
     r = importConfig(kind, text, { worldSize });
   } catch (e) {
-    throw new Error(`importer ${kind} threw ${e instanceof Error ? e.name + ': ' + e.message : String(e)} on:\n${text.slice(0, 600)}`);
+    throw new Error(
+      `importer ${kind} threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} on:\n${text.slice(0, 600)}`,
+    );
   }
   if ('error' in r) {
     expect(typeof r.error.path).toBe('string');
@@ -157,19 +237,23 @@ function check(kind: ImportKind, text: string, worldSize: number | undefined): '
 
 describe('importer fuzz', () => {
   for (const [k, kind] of IMPORT_KINDS.entries()) {
-    it(`${kind}: mutated fixtures and random text give a result or a named error`, () => {
-      const rand = rng(0x1a9047 + k);
-      const sources = fixtures(kind);
-      const n = 1500 * fuzzScale();
-      const counts = { ok: 0, error: 0 };
-      for (let i = 0; i < n; i++) {
-        const text = rand() < 0.05 ? randomText(rand) : mutate(pick(rand, sources), rand);
-        counts[check(kind, text, pick(rand, [undefined, 1, 8, 64, 3]))]++;
-      }
-      // the mutations reach both outcomes
-      expect(counts.ok).toBeGreaterThan(0);
-      expect(counts.error).toBeGreaterThan(0);
-      reportExecs(`import-${kind}`, n);
-    }, 60_000 * fuzzScale());
+    it(
+      `${kind}: mutated fixtures and random text give a result or a named error`,
+      () => {
+        const rand = rng(0x1a9047 + k);
+        const sources = fixtures(kind);
+        const n = 1500 * fuzzScale();
+        const counts = { ok: 0, error: 0 };
+        for (let i = 0; i < n; i++) {
+          const text = rand() < 0.05 ? randomText(rand) : mutate(pick(rand, sources), rand);
+          counts[check(kind, text, pick(rand, [undefined, 1, 8, 64, 3]))]++;
+        }
+        // the mutations reach both outcomes
+        expect(counts.ok).toBeGreaterThan(0);
+        expect(counts.error).toBeGreaterThan(0);
+        reportExecs(`import-${kind}`, n);
+      },
+      60_000 * fuzzScale(),
+    );
   }
 });

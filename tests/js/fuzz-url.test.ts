@@ -54,22 +54,53 @@ function randomDoc(rand: () => number): Doc {
   return doc;
 }
 
-const JUNK = ['', '=', '&', '&&', '#', '%', '%E0%A4%A', '%ZZ', 'null', 'NaN', 'Infinity', '-0', '1e999', '0x10', ' 1',
-  '\u0000', 'v1/', 'v2/', 'v1:', ',', ',,', 'true', 'a'.repeat(300), '__proto__', 'constructor', 'toString'];
+const JUNK = [
+  '',
+  '=',
+  '&',
+  '&&',
+  '#',
+  '%',
+  '%E0%A4%A',
+  '%ZZ',
+  'null',
+  'NaN',
+  'Infinity',
+  '-0',
+  '1e999',
+  '0x10',
+  ' 1',
+  '\u0000',
+  'v1/',
+  'v2/',
+  'v1:',
+  ',',
+  ',,',
+  'true',
+  'a'.repeat(300),
+  '__proto__',
+  'constructor',
+  'toString',
+];
 
 function mutate(hash: string, rand: () => number): string {
-  const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)];
   let s = hash;
   const ops = 1 + Math.floor(rand() * 4);
   for (let i = 0; i < ops; i++) {
     const at = Math.floor(rand() * (s.length + 1));
     const op = Math.floor(rand() * 7);
-    if (op === 0) s = s.slice(0, at) + s.slice(at + 1 + Math.floor(rand() * 8)); // delete
-    else if (op === 1) s = s.slice(0, at) + pick(JUNK) + s.slice(at); // insert junk
+    if (op === 0)
+      s = s.slice(0, at) + s.slice(at + 1 + Math.floor(rand() * 8)); // delete
+    else if (op === 1)
+      s = s.slice(0, at) + pick(JUNK) + s.slice(at); // insert junk
     else if (op === 2) s = s.slice(0, at) + String.fromCharCode(Math.floor(rand() * 0x3000)) + s.slice(at + 1);
-    else if (op === 3) s = s.slice(0, at); // truncate
-    else if (op === 4) s = s + '&' + pick(leaves).path + '=' + pick(JUNK); // a key with a junk value
-    else if (op === 5) s = s.replace(/=[^&]*/, '=' + pick(JUNK)); // the first value replaced
+    else if (op === 3)
+      s = s.slice(0, at); // truncate
+    else if (op === 4)
+      s = `${s}&${pick(leaves).path}=${pick(JUNK)}`; // a key with a junk value
+    else if (op === 5)
+      s = s.replace(/=[^&]*/, `=${pick(JUNK)}`); // the first value replaced
     else s = s.slice(at) + s.slice(0, at); // rotate
   }
   return s;
@@ -104,43 +135,56 @@ describe('URL hash decoder fuzz', () => {
     expectOutcome('#v1/model.name=a\ud800b');
   });
 
-  it('round-trips random valid docs', () => {
-    const rand = rng(0x5eed0001);
-    const n = 2000 * fuzzScale();
-    for (let i = 0; i < n; i++) {
-      const norm = normalize(core, randomDoc(rand));
-      const hash = encodeHash(norm, core.fields);
-      const d = decodeHash(hash, core.fields);
-      if (!d.ok) throw new Error(`own link refused: ${hash}: ${d.message}`);
-      expect(normalize(core, d.doc)).toEqual(norm);
-      expect(encodeHash(normalize(core, d.doc), core.fields)).toBe(hash);
-    }
-    reportExecs('url-roundtrip', n);
-  }, timeout);
+  it(
+    'round-trips random valid docs',
+    () => {
+      const rand = rng(0x5eed0001);
+      const n = 2000 * fuzzScale();
+      for (let i = 0; i < n; i++) {
+        const norm = normalize(core, randomDoc(rand));
+        const hash = encodeHash(norm, core.fields);
+        const d = decodeHash(hash, core.fields);
+        if (!d.ok) throw new Error(`own link refused: ${hash}: ${d.message}`);
+        expect(normalize(core, d.doc)).toEqual(norm);
+        expect(encodeHash(normalize(core, d.doc), core.fields)).toBe(hash);
+      }
+      reportExecs('url-roundtrip', n);
+    },
+    timeout,
+  );
 
-  it('mutated links give a doc or a short message, never a throw', () => {
-    const rand = rng(0x5eed0002);
-    const n = 3000 * fuzzScale();
-    let ok = 0;
-    for (let i = 0; i < n; i++) {
-      const hash = encodeHash(normalize(core, randomDoc(rand)), core.fields) || '#v1/parallel.tp=2';
-      if (expectOutcome(mutate(hash, rand))) ok++;
-    }
-    expect(ok).toBeGreaterThan(0); // the mutations leave some links readable
-    expect(ok).toBeLessThan(n);
-    reportExecs('url-mutated', n);
-  }, timeout);
+  it(
+    'mutated links give a doc or a short message, never a throw',
+    () => {
+      const rand = rng(0x5eed0002);
+      const n = 3000 * fuzzScale();
+      let ok = 0;
+      for (let i = 0; i < n; i++) {
+        const hash = encodeHash(normalize(core, randomDoc(rand)), core.fields) || '#v1/parallel.tp=2';
+        if (expectOutcome(mutate(hash, rand))) ok++;
+      }
+      expect(ok).toBeGreaterThan(0); // the mutations leave some links readable
+      expect(ok).toBeLessThan(n);
+      reportExecs('url-mutated', n);
+    },
+    timeout,
+  );
 
-  it('random and very long strings give a short message, never a throw', () => {
-    const rand = rng(0x5eed0003);
-    const n = 1000 * fuzzScale();
-    for (let i = 0; i < n; i++) {
-      const len = rand() < 0.1 ? 100000 + Math.floor(rand() * 100000) : Math.floor(rand() * 80);
-      let s = rand() < 0.5 ? '#v1/' : '';
-      if (len > 1000) s += (leaves[i % leaves.length].path + '=' + 'x'.repeat(Math.floor(len / 2))) + '&' + 'k'.repeat(len / 2);
-      else for (let k = 0; k < len; k++) s += String.fromCharCode(Math.floor(rand() * 128));
-      expectOutcome(s);
-    }
-    reportExecs('url-random', n);
-  }, timeout);
+  it(
+    'random and very long strings give a short message, never a throw',
+    () => {
+      const rand = rng(0x5eed0003);
+      const n = 1000 * fuzzScale();
+      for (let i = 0; i < n; i++) {
+        const len = rand() < 0.1 ? 100000 + Math.floor(rand() * 100000) : Math.floor(rand() * 80);
+        let s = rand() < 0.5 ? '#v1/' : '';
+        if (len > 1000)
+          s += `${leaves[i % leaves.length].path}=${'x'.repeat(Math.floor(len / 2))}&${'k'.repeat(len / 2)}`;
+        else for (let k = 0; k < len; k++) s += String.fromCharCode(Math.floor(rand() * 128));
+        expectOutcome(s);
+      }
+      reportExecs('url-random', n);
+    },
+    timeout,
+  );
 });

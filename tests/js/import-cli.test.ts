@@ -10,10 +10,14 @@ import { exportCommand, hfOption, importCommand, ImportInputError } from '../../
 const fx = (p: string) => join(repoRoot(), 'tests/fixtures/import', p);
 
 async function capture(run: () => Promise<number>) {
-  const out: string[] = [], err: string[] = [];
+  const out: string[] = [],
+    err: string[] = [];
   const log = vi.spyOn(console, 'log').mockImplementation((...a: unknown[]) => void out.push(a.join(' ')));
   const error = vi.spyOn(console, 'error').mockImplementation((...a: unknown[]) => void err.push(a.join(' ')));
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => (out.push(String(s)), true));
+  const write = vi.spyOn(process.stdout, 'write').mockImplementation((s: string | Uint8Array) => {
+    out.push(String(s));
+    return true;
+  });
   try {
     const status = await run();
     return { status, stdout: out.join('\n'), stderr: err.join('\n') };
@@ -34,7 +38,9 @@ describe('llmem import', () => {
     expect(r.stderr).toContain('not applied: zero_optimization.sub_group_size');
   });
   it('auto-detects the kind; --json gives one object; --world-size feeds Megatron', async () => {
-    const r = await capture(() => importCommand(['auto', fx('torchtitan/llama3_8b.toml'), '--json', '--world-size', '16']));
+    const r = await capture(() =>
+      importCommand(['auto', fx('torchtitan/llama3_8b.toml'), '--json', '--world-size', '16']),
+    );
     expect(r.status).toBe(0);
     const j = JSON.parse(r.stdout);
     expect(j.kind).toBe('torchtitan');
@@ -58,12 +64,16 @@ describe('llmem import', () => {
 
 describe('llmem export', () => {
   it('writes the format on stdout and what it cannot express on stderr', async () => {
-    const r = await capture(() => exportCommand(['deepspeed', join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json')]));
+    const r = await capture(() =>
+      exportCommand(['deepspeed', join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json')]),
+    );
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ train_micro_batch_size_per_gpu: 1, zero_optimization: { stage: 3 } });
     expect(r.stderr).toContain('cannot express: model*');
     expect(r.stderr).toContain('cannot express: parallel.engine = "fsdp2"');
-    const t = await capture(() => exportCommand(['torchtitan', join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json'), '--json']));
+    const t = await capture(() =>
+      exportCommand(['torchtitan', join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json'), '--json']),
+    );
     expect(JSON.parse(t.stdout).text).toContain('flavor = "8B"');
   });
   it('rejects an invalid config (exit 1, naming the key) and unknown formats (exit 2)', async () => {

@@ -38,19 +38,42 @@ describe('DeepSpeed JSON', () => {
   it('HF docs ZeRO-3 offload example: stage, offload, overlap, explicit stage3 keys; "auto" keys noted', () => {
     const r = ok('deepspeed', fixture('deepspeed/hf-zero3-offload.json'));
     expect(r.config).toEqual({
-      parallel: { engine: 'deepspeed', zero_stage: 3, offload_optimizer: 'cpu', offload_params: 'cpu', overlap_comm: true, stage3_max_live_parameters: 1e9 },
+      parallel: {
+        engine: 'deepspeed',
+        zero_stage: 3,
+        offload_optimizer: 'cpu',
+        offload_params: 'cpu',
+        overlap_comm: true,
+        stage3_max_live_parameters: 1e9,
+      },
       training: { optimizer: 'adamw' },
     });
     const notes = r.notes.join('\n');
-    for (const k of ['fp16.enabled', 'bf16.enabled', 'zero_optimization.reduce_bucket_size', 'train_micro_batch_size_per_gpu', 'gradient_accumulation_steps'])
+    for (const k of [
+      'fp16.enabled',
+      'bf16.enabled',
+      'zero_optimization.reduce_bucket_size',
+      'train_micro_batch_size_per_gpu',
+      'gradient_accumulation_steps',
+    ])
       expect(notes).toContain(`${k} is "auto"`);
-    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual(['zero_optimization.sub_group_size', 'zero_optimization.stage3_max_reuse_distance']);
+    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual([
+      'zero_optimization.sub_group_size',
+      'zero_optimization.stage3_max_reuse_distance',
+    ]);
     runs({ ...r.config, model: { preset: 'llama-3.1-8b' } });
   });
   it('explicit ZeRO-2 config: batch sizes, buckets, bf16, and the data-parallel size from train_batch_size', () => {
     const r = ok('deepspeed', fixture('deepspeed/zero2-bf16.json'));
     expect(r.config).toEqual({
-      parallel: { engine: 'deepspeed', zero_stage: 2, allgather_bucket_size: 2e8, overlap_comm: true, reduce_bucket_size: 2e8, gpus: 8 },
+      parallel: {
+        engine: 'deepspeed',
+        zero_stage: 2,
+        allgather_bucket_size: 2e8,
+        overlap_comm: true,
+        reduce_bucket_size: 2e8,
+        gpus: 8,
+      },
       training: { micro_batch: 4, grad_accum: 8, dtype: 'bf16', optimizer: 'adamw' },
     });
     runs(r.config);
@@ -62,7 +85,9 @@ describe('DeepSpeed JSON', () => {
   });
   it('malformed files are errors that name the key', () => {
     expect(fail('deepspeed', '{"zero_optimization": {"stage": 4}}').path).toBe('zero_optimization.stage');
-    expect(fail('deepspeed', '{"zero_optimization": {"offload_optimizer": {"device": "gpu"}}}').message).toContain('allowed: none | cpu | nvme');
+    expect(fail('deepspeed', '{"zero_optimization": {"offload_optimizer": {"device": "gpu"}}}').message).toContain(
+      'allowed: none | cpu | nvme',
+    );
     expect(fail('deepspeed', '{"train_micro_batch_size_per_gpu": "two"}').path).toBe('train_micro_batch_size_per_gpu');
     expect(fail('deepspeed', '{"bf16": true}').path).toBe('bf16');
     expect(fail('deepspeed', '{"zero_optimization": ').message).toContain('not valid JSON');
@@ -73,34 +98,113 @@ describe('DeepSpeed JSON', () => {
 describe('Megatron-LM arguments', () => {
   it('Llama-2 70B pretrain script: variables, bash arrays, torchrun world size, derived grad_accum and vpp', () => {
     const r = ok('megatron', fixture('megatron/llama2-70b-pretrain.sh'));
-    expect(r.config.model).toEqual({ layers: 80, hidden: 8192, heads: 64, kv_heads: 8, head_dim: 128, mlp: 'gated', ffn_hidden: 28672, norm: 'rmsnorm', bias: false, tied_embeddings: false, position: 'rope', max_positions: 4096, vocab_multiple: 128, moe: null, mla: null });
-    expect(r.config.parallel).toEqual({ engine: 'megatron', tp: 8, pp: 4, cp: 1, sequence_parallel: true, vpp: 4, pp_schedule: 'interleaved', distributed_optimizer: true, gpus: 128, gpus_per_node: 8 });
-    expect(r.config.training).toEqual({ seq_len: 4096, micro_batch: 1, grad_accum: 256, dtype: 'bf16', grad_dtype: 'fp32', optimizer: 'adamw', dropout: 0, attention: 'flash', recompute: 'selective', recompute_modules: ['core_attn'] });
+    expect(r.config.model).toEqual({
+      layers: 80,
+      hidden: 8192,
+      heads: 64,
+      kv_heads: 8,
+      head_dim: 128,
+      mlp: 'gated',
+      ffn_hidden: 28672,
+      norm: 'rmsnorm',
+      bias: false,
+      tied_embeddings: false,
+      position: 'rope',
+      max_positions: 4096,
+      vocab_multiple: 128,
+      moe: null,
+      mla: null,
+    });
+    expect(r.config.parallel).toEqual({
+      engine: 'megatron',
+      tp: 8,
+      pp: 4,
+      cp: 1,
+      sequence_parallel: true,
+      vpp: 4,
+      pp_schedule: 'interleaved',
+      distributed_optimizer: true,
+      gpus: 128,
+      gpus_per_node: 8,
+    });
+    expect(r.config.training).toEqual({
+      seq_len: 4096,
+      micro_batch: 1,
+      grad_accum: 256,
+      dtype: 'bf16',
+      grad_dtype: 'fp32',
+      optimizer: 'adamw',
+      dropout: 0,
+      attention: 'flash',
+      recompute: 'selective',
+      recompute_modules: ['core_attn'],
+    });
     expect(r.notes.join('\n')).toMatch(/no --vocab-size/);
     expect(r.unsupported).toEqual([]);
     const res = runs({ ...r.config, model: { ...(r.config.model as Config), vocab: 32000 } });
     expect(res.params.total).toBe(68976648192); // the catalog's Llama-2 70B; Megatron's vocabulary padding is memory, not parameters
   });
   it('an argument line: MoE, MLA, recompute block, fp16 gradients, --world-size option', () => {
-    const line = '--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 --swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 129280 --make-vocab-size-divisible-by 1 --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) --moe-router-enable-expert-bias --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 --decoder-first-pipeline-num-layers 5 --expert-model-parallel-size 64 --seq-length 4096 --micro-batch-size 1 --global-batch-size 2048 --fp16 --recompute-granularity full --recompute-method block --recompute-num-layers 2 --frobnicate 3';
+    const line =
+      '--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 --swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 129280 --make-vocab-size-divisible-by 1 --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) --moe-router-enable-expert-bias --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 --decoder-first-pipeline-num-layers 5 --expert-model-parallel-size 64 --seq-length 4096 --micro-batch-size 1 --global-batch-size 2048 --fp16 --recompute-granularity full --recompute-method block --recompute-num-layers 2 --frobnicate 3';
     const r = ok('megatron', line, 1024);
-    expect(r.config.model).toMatchObject({ moe: { experts: 256, top_k: 8, expert_ffn_hidden: 2048, shared_experts: 1, shared_expert_ffn_hidden: 2048, dense_layers: 3, router_bias: true }, mla: { q_lora_rank: 1536, kv_lora_rank: 512 }, vocab_multiple: 1 });
-    expect(r.config.parallel).toMatchObject({ tp: 2, pp: 8, ep: 64, etp: 2, pp_first_stage_layers: 5, gpus: 1024, sequence_parallel: false });
-    expect(r.config.training).toMatchObject({ grad_accum: 32, dtype: 'fp16', grad_dtype: 'fp16', recompute: 'full', recompute_layers: 2, dropout: 0.1 });
+    expect(r.config.model).toMatchObject({
+      moe: {
+        experts: 256,
+        top_k: 8,
+        expert_ffn_hidden: 2048,
+        shared_experts: 1,
+        shared_expert_ffn_hidden: 2048,
+        dense_layers: 3,
+        router_bias: true,
+      },
+      mla: { q_lora_rank: 1536, kv_lora_rank: 512 },
+      vocab_multiple: 1,
+    });
+    expect(r.config.parallel).toMatchObject({
+      tp: 2,
+      pp: 8,
+      ep: 64,
+      etp: 2,
+      pp_first_stage_layers: 5,
+      gpus: 1024,
+      sequence_parallel: false,
+    });
+    expect(r.config.training).toMatchObject({
+      grad_accum: 32,
+      dtype: 'fp16',
+      grad_dtype: 'fp16',
+      recompute: 'full',
+      recompute_layers: 2,
+      dropout: 0.1,
+    });
     expect(r.unsupported).toEqual(['--frobnicate: not a Megatron-LM flag llmem maps; not applied']);
     expect(r.notes.join('\n')).toMatch(/dropout defaults to 0.1/);
   });
   it('without a world size the global batch is listed, not guessed', () => {
-    const r = ok('megatron', '--num-layers 2 --hidden-size 64 --num-attention-heads 4 --global-batch-size 64 --micro-batch-size 2');
+    const r = ok(
+      'megatron',
+      '--num-layers 2 --hidden-size 64 --num-attention-heads 4 --global-batch-size 64 --micro-batch-size 2',
+    );
     expect(r.config.training).not.toHaveProperty('grad_accum');
     expect(r.unsupported[0]).toMatch(/^--global-batch-size: .*--world-size/);
   });
   it('malformed arguments are errors that name the flag', () => {
     expect(fail('megatron', '--num-layers eighty --hidden-size 64').path).toBe('--num-layers');
     expect(fail('megatron', '--tensor-model-parallel-size $TP --num-layers 4').message).toContain('"$TP"');
-    expect(fail('megatron', '--normalization BatchNorm --num-layers 2').message).toContain('allowed: LayerNorm | RMSNorm');
-    expect(fail('megatron', '--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 3').path).toBe('--num-layers-per-virtual-pipeline-stage');
-    expect(fail('megatron', '--num-layers 2 --hidden-size 64 --num-attention-heads 4 --micro-batch-size 3 --global-batch-size 64 --world-size 8').path).toBe('--global-batch-size');
+    expect(fail('megatron', '--normalization BatchNorm --num-layers 2').message).toContain(
+      'allowed: LayerNorm | RMSNorm',
+    );
+    expect(
+      fail('megatron', '--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 3')
+        .path,
+    ).toBe('--num-layers-per-virtual-pipeline-stage');
+    expect(
+      fail(
+        'megatron',
+        '--num-layers 2 --hidden-size 64 --num-attention-heads 4 --micro-batch-size 3 --global-batch-size 64 --world-size 8',
+      ).path,
+    ).toBe('--global-batch-size');
     expect(fail('megatron', 'echo "hello').message).toContain('unterminated');
     expect(fail('megatron', 'python train.py --epochs 3').message).toContain('no Megatron-LM flag');
   });
@@ -120,16 +224,37 @@ describe('torchtitan TOML', () => {
     runs(ok('torchtitan', text, 64).config);
   });
   it('newer layout: local_batch_size, PP microbatches, every-2nd-layer AC, compile with loss, float8 converter', () => {
-    const r = ok('torchtitan', `[model]\nname = "llama3"\nflavor = "70B"\nconverters = ["float8"]\n[training]\nlocal_batch_size = 8\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 4\ntensor_parallel_degree = 8\npipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\npipeline_parallel_microbatch_size = 1\n[activation_checkpoint]\nmode = "selective"\nselective_ac_option = "2"\n[compile]\nenable = true\ncomponents = ["model", "loss"]\n[float8]\nenable_fsdp_float8_all_gather = true\n`);
-    expect(r.config.parallel).toMatchObject({ gpus: 128, tp: 8, pp: 4, vpp: 2, pp_schedule: 'interleaved', reshard_after_forward: false, sequence_parallel: true, fp8_all_gather: true });
-    expect(r.config.training).toMatchObject({ micro_batch: 1, grad_accum: 8, fp8_linear: true, recompute: 'full', recompute_layers: 10, loss: 'compiled' });
+    const r = ok(
+      'torchtitan',
+      `[model]\nname = "llama3"\nflavor = "70B"\nconverters = ["float8"]\n[training]\nlocal_batch_size = 8\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 4\ntensor_parallel_degree = 8\npipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\npipeline_parallel_microbatch_size = 1\n[activation_checkpoint]\nmode = "selective"\nselective_ac_option = "2"\n[compile]\nenable = true\ncomponents = ["model", "loss"]\n[float8]\nenable_fsdp_float8_all_gather = true\n`,
+    );
+    expect(r.config.parallel).toMatchObject({
+      gpus: 128,
+      tp: 8,
+      pp: 4,
+      vpp: 2,
+      pp_schedule: 'interleaved',
+      reshard_after_forward: false,
+      sequence_parallel: true,
+      fp8_all_gather: true,
+    });
+    expect(r.config.training).toMatchObject({
+      micro_batch: 1,
+      grad_accum: 8,
+      fp8_linear: true,
+      recompute: 'full',
+      recompute_layers: 10,
+      loss: 'compiled',
+    });
     expect(r.config.runtime).toEqual({ torch_compile: true });
     runs(r.config);
   });
   it('malformed TOML and values are errors', () => {
     expect(fail('torchtitan', '[training\nseq_len = 4').message).toContain('not valid TOML');
     expect(fail('torchtitan', '[training]\nseq_len = "long"').path).toBe('seq_len');
-    expect(fail('torchtitan', '[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "Zigzag"').path).toBe('pipeline_parallel_schedule');
+    expect(
+      fail('torchtitan', '[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "Zigzag"').path,
+    ).toBe('pipeline_parallel_schedule');
     expect(fail('torchtitan', '[activation_checkpoint]\nmode = "sometimes"').path).toBe('mode');
   });
 });
@@ -137,19 +262,43 @@ describe('torchtitan TOML', () => {
 describe('accelerate YAML', () => {
   it('FSDP example of the accelerate docs', () => {
     const r = ok('accelerate', fixture('accelerate/fsdp-bert.yaml'));
-    expect(r.config).toEqual({ parallel: { engine: 'fsdp1', fsdp_strategy: 'full_shard', gpus: 2, gpus_per_node: 2 }, training: { dtype: 'bf16' } });
+    expect(r.config).toEqual({
+      parallel: { engine: 'fsdp1', fsdp_strategy: 'full_shard', gpus: 2, gpus_per_node: 2 },
+      training: { dtype: 'bf16' },
+    });
     expect(r.unsupported).toEqual([]);
   });
   it('FSDP2 with reshard_after_forward and CPU offload; DeepSpeed plugin', () => {
-    const r = ok('accelerate', 'distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n  fsdp_reshard_after_forward: false\n  fsdp_offload_params: true\n  fsdp_activation_checkpointing: true\nmixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n');
-    expect(r.config).toEqual({ parallel: { engine: 'fsdp2', reshard_after_forward: false, offload_params: 'cpu', offload_optimizer: 'cpu', gpus: 16, gpus_per_node: 8 }, training: { recompute: 'full', dtype: 'bf16' } });
+    const r = ok(
+      'accelerate',
+      'distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n  fsdp_reshard_after_forward: false\n  fsdp_offload_params: true\n  fsdp_activation_checkpointing: true\nmixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n',
+    );
+    expect(r.config).toEqual({
+      parallel: {
+        engine: 'fsdp2',
+        reshard_after_forward: false,
+        offload_params: 'cpu',
+        offload_optimizer: 'cpu',
+        gpus: 16,
+        gpus_per_node: 8,
+      },
+      training: { recompute: 'full', dtype: 'bf16' },
+    });
     runs({ ...r.config, model: { preset: 'llama-3.1-8b' } });
-    const ds = ok('accelerate', 'distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: cpu\n  gradient_accumulation_steps: 4\nmixed_precision: fp16\nnum_processes: 8\n');
-    expect(ds.config).toEqual({ parallel: { engine: 'deepspeed', zero_stage: 2, offload_optimizer: 'cpu', gpus: 8 }, training: { grad_accum: 4, dtype: 'fp16' } });
+    const ds = ok(
+      'accelerate',
+      'distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: cpu\n  gradient_accumulation_steps: 4\nmixed_precision: fp16\nnum_processes: 8\n',
+    );
+    expect(ds.config).toEqual({
+      parallel: { engine: 'deepspeed', zero_stage: 2, offload_optimizer: 'cpu', gpus: 8 },
+      training: { grad_accum: 4, dtype: 'fp16' },
+    });
   });
   it('malformed YAML and values are errors', () => {
     expect(fail('accelerate', 'distributed_type: FSDP\nfsdp_config: [unclosed').message).toContain('not valid YAML');
-    expect(fail('accelerate', 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HALF_SHARD\n').path).toBe('fsdp_config.fsdp_sharding_strategy');
+    expect(
+      fail('accelerate', 'distributed_type: FSDP\nfsdp_config:\n  fsdp_sharding_strategy: HALF_SHARD\n').path,
+    ).toBe('fsdp_config.fsdp_sharding_strategy');
     expect(fail('accelerate', 'distributed_type: QUANTUM\n').path).toBe('distributed_type');
     expect(fail('accelerate', '').message).toContain('empty');
   });
@@ -159,7 +308,16 @@ describe('HF TrainingArguments JSON', () => {
   it('an SFT run with FSDP, fused AdamW, gradient checkpointing and Liger', () => {
     const r = ok('training_args', fixture('training_args/sft-fsdp.json'));
     expect(r.config).toEqual({
-      training: { dtype: 'bf16', micro_batch: 2, grad_accum: 8, optimizer: 'adamw', optimizer_impl: 'fused', recompute: 'full', loss: 'fused', seq_len: 4096 },
+      training: {
+        dtype: 'bf16',
+        micro_batch: 2,
+        grad_accum: 8,
+        optimizer: 'adamw',
+        optimizer_impl: 'fused',
+        recompute: 'full',
+        loss: 'fused',
+        seq_len: 4096,
+      },
       parallel: { engine: 'fsdp1', fsdp_strategy: 'full_shard' },
       runtime: { torch_compile: false },
     });
@@ -171,10 +329,24 @@ describe('HF TrainingArguments JSON', () => {
     expect(opt('paged_adamw_8bit')).toMatchObject({ optimizer: 'adamw_8bit', paged_optimizer: true });
     expect(opt('adafactor')).toMatchObject({ optimizer: 'adafactor' });
     expect(ok('training_args', '{"optim": "galore_adamw"}').unsupported[0]).toMatch(/^optim: optimizer "galore_adamw"/);
-    expect(ok('training_args', '{"deepspeed": "configs/ds_z3_offload_config.json"}').config.parallel).toEqual({ engine: 'deepspeed', zero_stage: 3, offload_optimizer: 'cpu', offload_params: 'cpu' });
-    expect(ok('training_args', '{"deepspeed": "deepspeed_configs/zero3_bf16_cpuoffload_params.json"}').config.parallel).toEqual({ engine: 'deepspeed', zero_stage: 3, offload_params: 'cpu' });
-    expect(ok('training_args', '{"deepspeed": "zero2_offload.json"}').config.parallel).toEqual({ engine: 'deepspeed', zero_stage: 2, offload_optimizer: 'cpu' });
-    expect(ok('training_args', '{"deepspeed": {"zero_optimization": {"stage": 1}}}').config.parallel).toMatchObject({ engine: 'deepspeed', zero_stage: 1 });
+    expect(ok('training_args', '{"deepspeed": "configs/ds_z3_offload_config.json"}').config.parallel).toEqual({
+      engine: 'deepspeed',
+      zero_stage: 3,
+      offload_optimizer: 'cpu',
+      offload_params: 'cpu',
+    });
+    expect(
+      ok('training_args', '{"deepspeed": "deepspeed_configs/zero3_bf16_cpuoffload_params.json"}').config.parallel,
+    ).toEqual({ engine: 'deepspeed', zero_stage: 3, offload_params: 'cpu' });
+    expect(ok('training_args', '{"deepspeed": "zero2_offload.json"}').config.parallel).toEqual({
+      engine: 'deepspeed',
+      zero_stage: 2,
+      offload_optimizer: 'cpu',
+    });
+    expect(ok('training_args', '{"deepspeed": {"zero_optimization": {"stage": 1}}}').config.parallel).toMatchObject({
+      engine: 'deepspeed',
+      zero_stage: 1,
+    });
   });
   it('malformed values are errors', () => {
     expect(fail('training_args', '{"per_device_train_batch_size": 0}').path).toBe('per_device_train_batch_size');
@@ -187,7 +359,15 @@ describe('LLaMA-Factory YAML', () => {
   it('examples/train_lora/llama3_lora_sft.yaml', () => {
     const r = ok('llamafactory', fixture('llamafactory/llama3_lora_sft.yaml'));
     expect(r.config).toEqual({
-      training: { dtype: 'bf16', finetune: { method: 'lora', lora_rank: 8, lora_targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] }, recompute: 'full', seq_len: 2048, micro_batch: 1, grad_accum: 8, attention: 'flash' },
+      training: {
+        dtype: 'bf16',
+        finetune: { method: 'lora', lora_rank: 8, lora_targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] },
+        recompute: 'full',
+        seq_len: 2048,
+        micro_batch: 1,
+        grad_accum: 8,
+        attention: 'flash',
+      },
       model: { preset: 'llama-3-8b' },
       parallel: { engine: 'ddp' },
     });
@@ -196,12 +376,24 @@ describe('LLaMA-Factory YAML', () => {
     runs(r.config);
   });
   it('QLoRA, DeepSpeed by file name, Liger, DPO with full fine-tuning listed', () => {
-    const r = ok('llamafactory', 'model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: dpo\nfinetuning_type: full\nquantization_bit: 4\ndeepspeed: examples/deepspeed/ds_z3_config.json\nenable_liger_kernel: true\ndisable_gradient_checkpointing: true\n');
-    expect(r.config).toMatchObject({ model: { preset: 'qwen2.5-7b' }, parallel: { engine: 'deepspeed', zero_stage: 3 }, training: { loss: 'fused', finetune: { method: 'full' } } });
+    const r = ok(
+      'llamafactory',
+      'model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: dpo\nfinetuning_type: full\nquantization_bit: 4\ndeepspeed: examples/deepspeed/ds_z3_config.json\nenable_liger_kernel: true\ndisable_gradient_checkpointing: true\n',
+    );
+    expect(r.config).toMatchObject({
+      model: { preset: 'qwen2.5-7b' },
+      parallel: { engine: 'deepspeed', zero_stage: 3 },
+      training: { loss: 'fused', finetune: { method: 'full' } },
+    });
     expect((r.config.training as Config).recompute).toBeUndefined();
     expect(r.unsupported.map((u) => u.split(':')[0])).toEqual(['quantization_bit', 'stage']);
-    const q = ok('llamafactory', 'model_name_or_path: /data/my-model\nquantization_bit: 4\nlora_target: q_proj,v_proj\n');
-    expect(q.config.training).toMatchObject({ finetune: { method: 'qlora', quant: 'nf4', double_quant: true, lora_targets: ['q', 'v'] } });
+    const q = ok(
+      'llamafactory',
+      'model_name_or_path: /data/my-model\nquantization_bit: 4\nlora_target: q_proj,v_proj\n',
+    );
+    expect(q.config.training).toMatchObject({
+      finetune: { method: 'qlora', quant: 'nf4', double_quant: true, lora_targets: ['q', 'v'] },
+    });
     expect(q.unsupported[0]).toMatch(/^model_name_or_path: "\/data\/my-model" is not in the model catalog/);
   });
   it('malformed values are errors', () => {
@@ -217,7 +409,24 @@ describe('axolotl YAML', () => {
   it('examples/llama-3/qlora.yml', () => {
     const r = ok('axolotl', fixture('axolotl/llama-3-qlora.yml'));
     expect(r.config).toEqual({
-      training: { dtype: 'bf16', finetune: { method: 'qlora', quant: 'nf4', double_quant: true, lora_rank: 32, lora_targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'], lora_dropout: 0.05 }, seq_len: 4096, grad_accum: 4, micro_batch: 2, optimizer: 'adamw', paged_optimizer: true, recompute: 'full', attention: 'flash' },
+      training: {
+        dtype: 'bf16',
+        finetune: {
+          method: 'qlora',
+          quant: 'nf4',
+          double_quant: true,
+          lora_rank: 32,
+          lora_targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'],
+          lora_dropout: 0.05,
+        },
+        seq_len: 4096,
+        grad_accum: 4,
+        micro_batch: 2,
+        optimizer: 'adamw',
+        paged_optimizer: true,
+        recompute: 'full',
+        attention: 'flash',
+      },
       model: { preset: 'llama-3-8b' },
       parallel: { engine: 'ddp' },
     });
@@ -225,9 +434,21 @@ describe('axolotl YAML', () => {
     runs(r.config);
   });
   it('full fine-tuning with FSDP2, offloaded checkpoints and cut cross-entropy', () => {
-    const r = ok('axolotl', 'base_model: Qwen/Qwen3-8B\nsequence_len: 8192\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\nbf16: true\ngradient_checkpointing: offload\ncut_cross_entropy: true\nfsdp_version: 2\nfsdp_config:\n  offload_params: false\n  reshard_after_forward: true\n  state_dict_type: FULL_STATE_DICT\n');
+    const r = ok(
+      'axolotl',
+      'base_model: Qwen/Qwen3-8B\nsequence_len: 8192\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\nbf16: true\ngradient_checkpointing: offload\ncut_cross_entropy: true\nfsdp_version: 2\nfsdp_config:\n  offload_params: false\n  reshard_after_forward: true\n  state_dict_type: FULL_STATE_DICT\n',
+    );
     expect(r.config).toEqual({
-      training: { dtype: 'bf16', finetune: { method: 'full' }, seq_len: 8192, micro_batch: 1, grad_accum: 2, recompute: 'full', activation_offload: true, loss: 'fused' },
+      training: {
+        dtype: 'bf16',
+        finetune: { method: 'full' },
+        seq_len: 8192,
+        micro_batch: 1,
+        grad_accum: 2,
+        recompute: 'full',
+        activation_offload: true,
+        loss: 'fused',
+      },
       model: { preset: 'qwen3-8b' },
       parallel: { engine: 'fsdp2', reshard_after_forward: true },
     });
@@ -260,6 +481,7 @@ describe('detectKind', () => {
     ['llamafactory/llama3_lora_sft.yaml', 'sft.yaml', 'llamafactory'],
     ['axolotl/llama-3-qlora.yml', 'qlora.yml', 'axolotl'],
   ];
-  for (const [path, name, kind] of cases) it(`${name} -> ${kind}`, () => expect(detectKind(name, fixture(path))).toBe(kind));
+  for (const [path, name, kind] of cases)
+    it(`${name} -> ${kind}`, () => expect(detectKind(name, fixture(path))).toBe(kind));
   it('unsure -> undefined', () => expect(detectKind('notes.txt', 'hello')).toBeUndefined());
 });

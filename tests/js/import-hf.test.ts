@@ -10,7 +10,10 @@ import { findModel } from '../../frontend/config/catalog.js';
 import { importHfConfig, type HfImport } from '../../frontend/config/importers/hf.js';
 
 const dir = join(repoRoot(), 'tests/fixtures/import/hf');
-const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5)).sort();
+const fixtures = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .map((f) => f.slice(0, -5))
+  .sort();
 const read = (id: string): unknown => JSON.parse(readFileSync(join(dir, `${id}.json`), 'utf8'));
 const ok = (r: ReturnType<typeof importHfConfig>): HfImport => {
   if ('error' in r) throw new Error(r.error.message);
@@ -28,7 +31,8 @@ function modelSlots(model: Config): Record<string, unknown> {
   if (!(flat instanceof Float64Array)) throw new Error(flat.message);
   const out: Record<string, unknown> = {};
   for (const f of core.fields)
-    if (f.path.startsWith('model.') && f.kind !== 'text' && f.kind !== 'group') out[f.path] = core.toJson(f, flat[f.index]);
+    if (f.path.startsWith('model.') && f.kind !== 'text' && f.kind !== 'group')
+      out[f.path] = core.toJson(f, flat[f.index]);
   return out;
 }
 
@@ -75,13 +79,72 @@ describe('HF import warnings', () => {
     expect(ok(importHfConfig(read('llama-3.1-8b'))).config.training).toBeUndefined();
   });
   it('maps gemma, gpt_neox and qwen2_moe, and reads unknown llama-like types generically', () => {
-    const gemma = ok(importHfConfig({ model_type: 'gemma', hidden_size: 3072, intermediate_size: 24576, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 16, head_dim: 256, vocab_size: 256000 }));
+    const gemma = ok(
+      importHfConfig({
+        model_type: 'gemma',
+        hidden_size: 3072,
+        intermediate_size: 24576,
+        num_hidden_layers: 28,
+        num_attention_heads: 16,
+        num_key_value_heads: 16,
+        head_dim: 256,
+        vocab_size: 256000,
+      }),
+    );
     expect(gemma.config.model).toMatchObject({ mlp: 'gated', tied_embeddings: true, head_dim: 256, norm: 'rmsnorm' });
-    const neox = ok(importHfConfig({ model_type: 'gpt_neox', hidden_size: 2560, intermediate_size: 10240, num_hidden_layers: 32, num_attention_heads: 32, vocab_size: 50432, tie_word_embeddings: false }));
+    const neox = ok(
+      importHfConfig({
+        model_type: 'gpt_neox',
+        hidden_size: 2560,
+        intermediate_size: 10240,
+        num_hidden_layers: 32,
+        num_attention_heads: 32,
+        vocab_size: 50432,
+        tie_word_embeddings: false,
+      }),
+    );
     expect(neox.config.model).toMatchObject({ mlp: 'plain', norm: 'layernorm', bias: true, position: 'rope' });
-    const qmoe = ok(importHfConfig({ model_type: 'qwen2_moe', hidden_size: 2048, intermediate_size: 5632, num_hidden_layers: 24, num_attention_heads: 16, num_key_value_heads: 16, vocab_size: 151936, num_experts: 60, num_experts_per_tok: 4, moe_intermediate_size: 1408, shared_expert_intermediate_size: 5632 }));
-    expect(qmoe.config.model).toMatchObject({ qkv_bias: true, moe: { experts: 60, top_k: 4, expert_ffn_hidden: 1408, shared_experts: 1, shared_expert_ffn_hidden: 5632, shared_expert_gate: true } });
-    const generic = ok(importHfConfig({ model_type: 'granite', hidden_size: 2048, intermediate_size: 8192, num_hidden_layers: 40, num_attention_heads: 32, num_key_value_heads: 8, vocab_size: 49155, tie_word_embeddings: true, rms_norm_eps: 1e-5, hidden_act: 'silu', residual_multiplier: 0.22 }));
+    const qmoe = ok(
+      importHfConfig({
+        model_type: 'qwen2_moe',
+        hidden_size: 2048,
+        intermediate_size: 5632,
+        num_hidden_layers: 24,
+        num_attention_heads: 16,
+        num_key_value_heads: 16,
+        vocab_size: 151936,
+        num_experts: 60,
+        num_experts_per_tok: 4,
+        moe_intermediate_size: 1408,
+        shared_expert_intermediate_size: 5632,
+      }),
+    );
+    expect(qmoe.config.model).toMatchObject({
+      qkv_bias: true,
+      moe: {
+        experts: 60,
+        top_k: 4,
+        expert_ffn_hidden: 1408,
+        shared_experts: 1,
+        shared_expert_ffn_hidden: 5632,
+        shared_expert_gate: true,
+      },
+    });
+    const generic = ok(
+      importHfConfig({
+        model_type: 'granite',
+        hidden_size: 2048,
+        intermediate_size: 8192,
+        num_hidden_layers: 40,
+        num_attention_heads: 32,
+        num_key_value_heads: 8,
+        vocab_size: 49155,
+        tie_word_embeddings: true,
+        rms_norm_eps: 1e-5,
+        hidden_act: 'silu',
+        residual_multiplier: 0.22,
+      }),
+    );
     expect(generic.config.model).toMatchObject({ mlp: 'gated', kv_heads: 8, tied_embeddings: true });
     expect(generic.unknown).toEqual(['residual_multiplier']);
     expect(generic.notes.join('\n')).toMatch(/no dedicated mapping/);
@@ -94,8 +157,22 @@ describe('HF import warnings', () => {
     };
     expect(e([1, 2]).message).toMatch(/JSON object/);
     expect(e({ hidden_size: 1 }).path).toBe('model_type');
-    expect(e({ model_type: 'llama', hidden_size: '4096', num_hidden_layers: 2, num_attention_heads: 2, vocab_size: 10 }).path).toBe('hidden_size');
-    expect(e({ model_type: 'llama', hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, vocab_size: 10, tie_word_embeddings: 'yes' }).path).toBe('tie_word_embeddings');
-    expect(e({ model_type: 'granite', hidden_size: 64, num_attention_heads: 2, vocab_size: 10 }).path).toBe('num_hidden_layers');
+    expect(
+      e({ model_type: 'llama', hidden_size: '4096', num_hidden_layers: 2, num_attention_heads: 2, vocab_size: 10 })
+        .path,
+    ).toBe('hidden_size');
+    expect(
+      e({
+        model_type: 'llama',
+        hidden_size: 64,
+        num_hidden_layers: 2,
+        num_attention_heads: 2,
+        vocab_size: 10,
+        tie_word_embeddings: 'yes',
+      }).path,
+    ).toBe('tie_word_embeddings');
+    expect(e({ model_type: 'granite', hidden_size: 64, num_attention_heads: 2, vocab_size: 10 }).path).toBe(
+      'num_hidden_layers',
+    );
   });
 });

@@ -39,71 +39,138 @@ const exported = (kind: ExportKind, c: Config) => exportConfig(kind, resolved(c)
 function roundTrip(kind: ExportKind & ImportKind, a: Config, paths: string[], worldSize?: number) {
   const out = exported(kind, a);
   const b = imported(kind, out.text, worldSize);
-  const pick = (s: Record<string, unknown>) => Object.fromEntries(Object.entries(s).filter(([k]) => paths.some((p) => k === p || k.startsWith(p))));
+  const pick = (s: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(s).filter(([k]) => paths.some((p) => k === p || k.startsWith(p))));
   expect(pick(slots(b)), out.text).toEqual(pick(slots(a)));
   const res = core.estimate(resolved(b));
   if (!res.ok) throw new Error(`${res.error.path}: ${res.error.message}\n${out.text}`);
   return { out, b };
 }
 
-const DS_KEYS = ['training.micro_batch', 'training.grad_accum', 'training.dtype', 'training.grad_dtype', 'training.optimizer', 'parallel.engine', 'parallel.zero_stage', 'parallel.gpus', 'parallel.offload_', 'parallel.reduce_bucket_size', 'parallel.overlap_comm', 'parallel.stage3_'];
+const DS_KEYS = [
+  'training.micro_batch',
+  'training.grad_accum',
+  'training.dtype',
+  'training.grad_dtype',
+  'training.optimizer',
+  'parallel.engine',
+  'parallel.zero_stage',
+  'parallel.gpus',
+  'parallel.offload_',
+  'parallel.reduce_bucket_size',
+  'parallel.overlap_comm',
+  'parallel.stage3_',
+];
 const MEGATRON_KEYS = ['model.', 'training.', 'parallel.'];
-const TITAN_KEYS = ['model.', 'training.micro_batch', 'training.grad_accum', 'training.seq_len', 'training.dtype', 'training.grad_dtype', 'training.recompute', 'training.optimizer', 'training.fp8_linear', 'training.loss', 'parallel.', 'runtime.torch_compile'];
+const TITAN_KEYS = [
+  'model.',
+  'training.micro_batch',
+  'training.grad_accum',
+  'training.seq_len',
+  'training.dtype',
+  'training.grad_dtype',
+  'training.recompute',
+  'training.optimizer',
+  'training.fp8_linear',
+  'training.loss',
+  'parallel.',
+  'runtime.torch_compile',
+];
 
 describe('DeepSpeed JSON round trip', () => {
   it('HF ZeRO-3 offload example ("auto" values at defaults)', () => {
     const { out } = roundTrip('deepspeed', imported('deepspeed', fixture('deepspeed/hf-zero3-offload.json')), DS_KEYS);
-    expect(JSON.parse(out.text)).toMatchObject({ zero_optimization: { stage: 3, offload_optimizer: { device: 'cpu' }, offload_param: { device: 'cpu' }, stage3_max_live_parameters: 1e9 } });
+    expect(JSON.parse(out.text)).toMatchObject({
+      zero_optimization: {
+        stage: 3,
+        offload_optimizer: { device: 'cpu' },
+        offload_param: { device: 'cpu' },
+        stage3_max_live_parameters: 1e9,
+      },
+    });
   });
   it('explicit ZeRO-2 config', () => {
     const { out } = roundTrip('deepspeed', imported('deepspeed', fixture('deepspeed/zero2-bf16.json')), DS_KEYS);
-    expect(JSON.parse(out.text)).toMatchObject({ train_batch_size: 256, train_micro_batch_size_per_gpu: 4, gradient_accumulation_steps: 8, bf16: { enabled: true }, zero_optimization: { stage: 2, reduce_bucket_size: 2e8, allgather_bucket_size: 2e8, overlap_comm: true } });
+    expect(JSON.parse(out.text)).toMatchObject({
+      train_batch_size: 256,
+      train_micro_batch_size_per_gpu: 4,
+      gradient_accumulation_steps: 8,
+      bf16: { enabled: true },
+      zero_optimization: { stage: 2, reduce_bucket_size: 2e8, allgather_bucket_size: 2e8, overlap_comm: true },
+    });
   });
   it('lists what a DeepSpeed JSON cannot carry', () => {
     const megatron = imported('megatron', fixture('megatron/llama2-70b-pretrain.sh'));
     const { unexpressed, text } = exported('deepspeed', megatron);
     const keys = unexpressed.map((u) => u.split(/[ :]/)[0]);
-    expect(keys).toEqual(expect.arrayContaining(['model*', 'training.seq_len', 'parallel.tp', 'parallel.pp', 'parallel.engine', 'training.recompute*']));
+    expect(keys).toEqual(
+      expect.arrayContaining([
+        'model*',
+        'training.seq_len',
+        'parallel.tp',
+        'parallel.pp',
+        'parallel.engine',
+        'training.recompute*',
+      ]),
+    );
     expect(JSON.parse(text).zero_optimization.stage).toBe(1); // distributed optimizer ~ ZeRO-1
   });
 });
 
 describe('Megatron-LM arguments round trip', () => {
   it('Llama-2 70B pretrain script', () => {
-    const { out } = roundTrip('megatron', imported('megatron', fixture('megatron/llama2-70b-pretrain.sh')), MEGATRON_KEYS);
+    const { out } = roundTrip(
+      'megatron',
+      imported('megatron', fixture('megatron/llama2-70b-pretrain.sh')),
+      MEGATRON_KEYS,
+    );
     expect(out.text).toMatch(/^torchrun --nnodes 16 --nproc-per-node 8 pretrain_gpt.py --num-layers 80 /);
     expect(out.text).toContain('--num-layers-per-virtual-pipeline-stage 5');
     expect(out.unexpressed).toEqual([]);
   });
   it('MoE + MLA argument line', () => {
-    const line = '--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 --swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 129280 --make-vocab-size-divisible-by 1 --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) --moe-router-enable-expert-bias --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 --decoder-first-pipeline-num-layers 5 --expert-model-parallel-size 64 --sequence-parallel --use-distributed-optimizer --seq-length 4096 --micro-batch-size 1 --global-batch-size 2048 --bf16 --recompute-granularity full --recompute-method block --recompute-num-layers 2 --attention-dropout 0 --hidden-dropout 0';
+    const line =
+      '--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 --swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 129280 --make-vocab-size-divisible-by 1 --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) --moe-router-enable-expert-bias --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 --decoder-first-pipeline-num-layers 5 --expert-model-parallel-size 64 --sequence-parallel --use-distributed-optimizer --seq-length 4096 --micro-batch-size 1 --global-batch-size 2048 --bf16 --recompute-granularity full --recompute-method block --recompute-num-layers 2 --attention-dropout 0 --hidden-dropout 0';
     roundTrip('megatron', imported('megatron', line, 1024), MEGATRON_KEYS);
   });
   it('lists what Megatron-LM arguments cannot carry', () => {
     const lora = imported('llamafactory', fixture('llamafactory/llama3_lora_sft.yaml'));
     const { unexpressed } = exported('megatron', lora);
-    expect(unexpressed.map((u) => u.split(/[ :]/)[0])).toEqual(expect.arrayContaining(['parallel.engine', 'training.finetune.*']));
+    expect(unexpressed.map((u) => u.split(/[ :]/)[0])).toEqual(
+      expect.arrayContaining(['parallel.engine', 'training.finetune.*']),
+    );
   });
 });
 
 describe('torchtitan TOML round trip', () => {
   it('llama3_8b.toml on 64 GPUs', () => {
-    const { out } = roundTrip('torchtitan', imported('torchtitan', fixture('torchtitan/llama3_8b.toml'), 64), TITAN_KEYS);
+    const { out } = roundTrip(
+      'torchtitan',
+      imported('torchtitan', fixture('torchtitan/llama3_8b.toml'), 64),
+      TITAN_KEYS,
+    );
     expect(out.text).toContain('[model]\nname = "llama3"\nflavor = "8B"');
     expect(out.text).toContain('selective_ac_option = "op"');
     expect(out.unexpressed).toEqual([]);
   });
   it('70B with TP, interleaved PP, every-2nd-layer AC, compile and float8', () => {
-    const a = imported('torchtitan', `[model]\nname = "llama3"\nflavor = "70B"\nconverters = ["float8"]\n[training]\nlocal_batch_size = 8\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 4\ntensor_parallel_degree = 8\npipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\n[activation_checkpoint]\nmode = "selective"\nselective_ac_option = "2"\n[compile]\nenable = true\n[float8]\nenable_fsdp_float8_all_gather = true\n`);
+    const a = imported(
+      'torchtitan',
+      `[model]\nname = "llama3"\nflavor = "70B"\nconverters = ["float8"]\n[training]\nlocal_batch_size = 8\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 4\ntensor_parallel_degree = 8\npipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\n[activation_checkpoint]\nmode = "selective"\nselective_ac_option = "2"\n[compile]\nenable = true\n[float8]\nenable_fsdp_float8_all_gather = true\n`,
+    );
     roundTrip('torchtitan', a, TITAN_KEYS);
   });
   it('an llmem config (tests/configs) exports and re-imports', () => {
-    const a = JSON.parse(readFileSync(join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json'), 'utf8')) as Config;
+    const a = JSON.parse(
+      readFileSync(join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json'), 'utf8'),
+    ) as Config;
     roundTrip('torchtitan', a, TITAN_KEYS);
   });
   it('lists what torchtitan cannot carry', () => {
     const ax = imported('axolotl', fixture('axolotl/llama-3-qlora.yml'));
     const keys = exported('torchtitan', ax).unexpressed.map((u) => u.split(/[ :]/)[0]);
-    expect(keys).toEqual(expect.arrayContaining(['parallel.engine', 'training.finetune.*', 'training.paged_optimizer']));
+    expect(keys).toEqual(
+      expect.arrayContaining(['parallel.engine', 'training.finetune.*', 'training.paged_optimizer']),
+    );
   });
 });

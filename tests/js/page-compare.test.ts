@@ -36,7 +36,11 @@ describe('A/B difference', () => {
     const a = estimate({ model: { preset: 'llama-3.1-8b' } });
     const b = estimate({ model: { preset: 'llama-3.1-8b' }, training: { seq_len: 8192 } });
     const rows = diffResults(a, b);
-    expect(rows.slice(0, 3).map((r) => r.key)).toEqual(['peak_allocated_bytes', 'peak_reserved_bytes', 'device_used_bytes']);
+    expect(rows.slice(0, 3).map((r) => r.key)).toEqual([
+      'peak_allocated_bytes',
+      'peak_reserved_bytes',
+      'device_used_bytes',
+    ]);
     expect(rows.filter((r) => r.kind === 'category').map((r) => r.key)).toEqual([...CATEGORIES, 'reserved', 'runtime']);
     for (const r of rows) expect(r.diff).toBe(r.b - r.a);
     const sum = rows.filter((r) => r.kind === 'category').reduce((s, r) => s + r.diff, 0);
@@ -73,7 +77,11 @@ describe('measured overlay', () => {
     const res = estimate(doc.config);
     const lines = measuredPhaseLines(res, m);
     expect(lines.map((l) => l.phase)).toEqual(['forward', 'backward', 'optimizer']);
-    expect(lines.map((l) => l.value)).toEqual([m.phases!.forward!.peak_allocated_bytes, m.phases!.backward!.peak_allocated_bytes, m.phases!.optimizer!.peak_allocated_bytes]);
+    expect(lines.map((l) => l.value)).toEqual([
+      m.phases!.forward!.peak_allocated_bytes,
+      m.phases!.backward!.peak_allocated_bytes,
+      m.phases!.optimizer!.peak_allocated_bytes,
+    ]);
     const t = res.timeline!;
     for (const l of lines) {
       expect(l.from).toBeLessThanOrEqual(l.to);
@@ -85,12 +93,15 @@ describe('measured overlay', () => {
     expect(whole).toEqual([{ phase: 'step', value: 5e9, from: 0, to: t.total_bytes.length - 1 }]);
   });
 
-  it('loading the probe output loads its config and shows `llmem compare`\'s rows', () => {
+  it("loading the probe output loads its config and shows `llmem compare`'s rows", () => {
     const s = createAppState(core, '');
     expect(s.planner.loadMeasurement('probe-output.json', probeText)).toBe(true);
     expect(s.get('model.preset')).toBe('llama-3.2-1b');
     expect(s.get('training.recompute')).toBe('full');
-    const r = spawnSync('node', [join(root, 'bin/llmem.mjs'), 'compare', probeFile, '--json'], { cwd: root, encoding: 'utf8' });
+    const r = spawnSync('node', [join(root, 'bin/llmem.mjs'), 'compare', probeFile, '--json'], {
+      cwd: root,
+      encoding: 'utf8',
+    });
     expect(r.status).toBe(0);
     expect(s.planner.measured.value).toEqual(JSON.parse(r.stdout).rows);
     expect(s.planner.measureMessage.value).toBeNull();
@@ -99,7 +110,11 @@ describe('measured overlay', () => {
 
   it('an accuracy case and a bare measurement are read too', () => {
     const s = createAppState(core, '');
-    const acc = { id: 'x', config: { version: 1, model: { preset: 'llama-3.1-8b' }, training: { micro_batch: 2 } }, expect: { metric: 'peak_reserved_bytes', bytes: 50 * 2 ** 30 } };
+    const acc = {
+      id: 'x',
+      config: { version: 1, model: { preset: 'llama-3.1-8b' }, training: { micro_batch: 2 } },
+      expect: { metric: 'peak_reserved_bytes', bytes: 50 * 2 ** 30 },
+    };
     expect(s.planner.loadMeasurement('case.json', JSON.stringify(acc))).toBe(true);
     expect(s.get('training.micro_batch')).toBe(2);
     const rows = s.planner.measured.value!;
@@ -122,7 +137,12 @@ describe('measured overlay', () => {
     expect(s.planner.measurement.value).toBeNull();
     expect(s.hashText.value).toBe(hash);
     // a measurement whose config does not load: kept, compared with the config on screen
-    expect(s.planner.loadMeasurement('d.json', JSON.stringify({ config: { parallel: { tp: 'two' } }, measured: { device_used_bytes: 1e10 } }))).toBe(true);
+    expect(
+      s.planner.loadMeasurement(
+        'd.json',
+        JSON.stringify({ config: { parallel: { tp: 'two' } }, measured: { device_used_bytes: 1e10 } }),
+      ),
+    ).toBe(true);
     expect(s.planner.measureMessage.value).toMatch(/config was not loaded/);
     expect(s.hashText.value).toBe(hash);
     s.planner.dispose();
@@ -144,7 +164,10 @@ describe('a measured memory series (probe/snapshot_to_json.py) on the timeline',
   it('is aligned by phase on a one-micro-batch step and keeps its peak', () => {
     const m = readMeasurement(seriesDoc);
     if ('error' in m) throw new Error(m.error);
-    const res = core.estimate((resolveConfig({ version: 1, model: { preset: 'llama-3.2-1b' } }) as { config: object }).config, { timeline: true });
+    const res = core.estimate(
+      (resolveConfig({ version: 1, model: { preset: 'llama-3.2-1b' } }) as { config: object }).config,
+      { timeline: true },
+    );
     if (!res.ok) throw new Error(res.error.message);
     const on = measuredOnTimeline(res, m.timeline!)!;
     expect(on.aligned).toBe(true);

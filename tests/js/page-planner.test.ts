@@ -33,7 +33,11 @@ beforeAll(async () => {
 
 const root = repoRoot();
 const cli = (args: string[], config: object) => {
-  const r = spawnSync('node', [join(root, 'bin/llmem.mjs'), ...args, '--json'], { cwd: root, input: JSON.stringify(config), encoding: 'utf8' });
+  const r = spawnSync('node', [join(root, 'bin/llmem.mjs'), ...args, '--json'], {
+    cwd: root,
+    input: JSON.stringify(config),
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout);
 };
@@ -46,11 +50,14 @@ const resolved = (c: object): Config => {
 const settle = (ms = 80) => new Promise((r) => setTimeout(r, ms));
 
 describe('sweep values', () => {
-  it('linear and geometric spacing are the CLI\'s (rounded, no duplicates)', () => {
+  it("linear and geometric spacing are the CLI's (rounded, no duplicates)", () => {
     expect(sweepValues(1, 8, 8, 'linear')).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(sweepValues(1, 4, 7, 'linear')).toEqual([1, 2, 3, 4]);
     expect(sweepValues(0, 1, 5, 'linear', false)).toEqual([0, 0.25, 0.5, 0.75, 1]);
-    const out = cli(['sweep', '-', '--axis', 'training.seq_len', '--from', '1024', '--to', '131072', '--points', '16'], PAGE);
+    const out = cli(
+      ['sweep', '-', '--axis', 'training.seq_len', '--from', '1024', '--to', '131072', '--points', '16'],
+      PAGE,
+    );
     expect(sweepValues(1024, 131072, 16, 'log')).toEqual(out.points.map((p: { value: number }) => p.value));
   });
   it('powers of two in the range', () => {
@@ -65,7 +72,7 @@ describe('sweep values', () => {
     expect(sweepValues(0, 10, 5, 'log')).toMatch(/> 0/);
     expect(sweepValues(NaN, 10, 5, 'linear')).toMatch(/two numbers/);
   });
-  it('1,000 points stay within the core\'s limit and are distinct', () => {
+  it("1,000 points stay within the core's limit and are distinct", () => {
     const v = sweepValues(1024, 1024 + 999 * 128, 1000, 'linear') as number[];
     expect(v.length).toBe(1000);
     expect(new Set(v).size).toBe(1000);
@@ -73,12 +80,23 @@ describe('sweep values', () => {
 });
 
 describe('sweeps', () => {
-  it('a numeric sweep gives the CLI\'s readings', () => {
+  it("a numeric sweep gives the CLI's readings", () => {
     const values = sweepValues(1024, 65536, 12, 'log') as number[];
     const pts = runSweep(core, resolved(PAGE), 'training.seq_len', values) as PlanPoint[];
-    const out = cli(['sweep', '-', '--axis', 'training.seq_len', '--from', '1024', '--to', '65536', '--points', '12'], PAGE);
-    expect(pts.map((p) => [p.value, p.peak_allocated_bytes, p.peak_reserved_bytes, p.device_used_bytes, p.fits])).toEqual(
-      out.points.map((p: PlanPoint) => [p.value, p.peak_allocated_bytes, p.peak_reserved_bytes, p.device_used_bytes, p.fits]),
+    const out = cli(
+      ['sweep', '-', '--axis', 'training.seq_len', '--from', '1024', '--to', '65536', '--points', '12'],
+      PAGE,
+    );
+    expect(
+      pts.map((p) => [p.value, p.peak_allocated_bytes, p.peak_reserved_bytes, p.device_used_bytes, p.fits]),
+    ).toEqual(
+      out.points.map((p: PlanPoint) => [
+        p.value,
+        p.peak_allocated_bytes,
+        p.peak_reserved_bytes,
+        p.device_used_bytes,
+        p.fits,
+      ]),
     );
   });
   it('recompute is swept by building one config per policy', () => {
@@ -92,11 +110,17 @@ describe('sweeps', () => {
       expect(r.ok).toBe(true);
       if (r.ok) expect(p.device_used_bytes).toBe(r.per_gpu.device_used_bytes);
     }
-    const none = pts.find((p) => p.label === 'none')!, full = pts.find((p) => p.label === 'full')!;
+    const none = pts.find((p) => p.label === 'none')!,
+      full = pts.find((p) => p.label === 'full')!;
     expect(full.peak_allocated_bytes).toBeLessThan(none.peak_allocated_bytes);
   });
   it('invalid points carry their reason; grouped for the list', () => {
-    const pts = runSweep(core, resolved({ ...PAGE, parallel: { engine: 'megatron', gpus: 8 } }), 'parallel.tp', [1, 2, 3, 4, 5, 8]) as PlanPoint[];
+    const pts = runSweep(
+      core,
+      resolved({ ...PAGE, parallel: { engine: 'megatron', gpus: 8 } }),
+      'parallel.tp',
+      [1, 2, 3, 4, 5, 8],
+    ) as PlanPoint[];
     expect(pts.filter((p) => !p.ok).map((p) => p.value)).toEqual([3, 5]);
     const reasons = invalidReasons(pts);
     expect(reasons.flatMap((r) => r.labels).sort()).toEqual(['3', '5']);
@@ -109,24 +133,37 @@ describe('sweeps', () => {
   });
   it('finds where a sweep stops fitting', () => {
     const pt = (value: number, ok: boolean, fits: boolean) => ({ value, label: String(value), ok, fits }) as PlanPoint;
-    expect(fitBoundary([pt(1, true, true), pt(2, false, false), pt(3, true, true), pt(4, true, false), pt(5, true, false)])).toEqual({ index: 3, lastFit: 2 });
+    expect(
+      fitBoundary([pt(1, true, true), pt(2, false, false), pt(3, true, true), pt(4, true, false), pt(5, true, false)]),
+    ).toEqual({ index: 3, lastFit: 2 });
     expect(fitBoundary([pt(1, true, false)])).toEqual({ index: 0, lastFit: null });
     expect(fitBoundary([pt(1, true, true), pt(2, false, false)])).toBeNull();
   });
 });
 
 describe('headline', () => {
-  it('largest micro-batch and sequence are `llmem fit`\'s', () => {
-    for (const cfg of [PAGE, { ...PAGE, parallel: { engine: 'megatron', tp: 2, cp: 2 }, training: { recompute: 'full' } }]) {
+  it("largest micro-batch and sequence are `llmem fit`'s", () => {
+    for (const cfg of [
+      PAGE,
+      { ...PAGE, parallel: { engine: 'megatron', tp: 2, cp: 2 }, training: { recompute: 'full' } },
+    ]) {
       for (const free of [0.1, 0.25]) {
         const f = largestFits(core, resolved(cfg), free);
         const out = cli(['fit', '-', '--free', String(free)], cfg);
-        expect(f).toEqual({ micro_batch: out.largest['training.micro_batch'], seq_len: out.largest['training.seq_len'], seq_step: 128 * ((cfg as { parallel?: { tp?: number; cp?: number } }).parallel?.tp ?? 1) * ((cfg as { parallel?: { cp?: number } }).parallel?.cp ?? 1) });
+        expect(f).toEqual({
+          micro_batch: out.largest['training.micro_batch'],
+          seq_len: out.largest['training.seq_len'],
+          seq_step:
+            128 *
+            ((cfg as { parallel?: { tp?: number; cp?: number } }).parallel?.tp ?? 1) *
+            ((cfg as { parallel?: { cp?: number } }).parallel?.cp ?? 1),
+        });
       }
     }
   });
   it('a larger margin never allows more', () => {
-    const a = largestFits(core, resolved(PAGE), 0.05), b = largestFits(core, resolved(PAGE), 0.3);
+    const a = largestFits(core, resolved(PAGE), 0.05),
+      b = largestFits(core, resolved(PAGE), 0.3);
     if (!('seq_len' in a) || !('seq_len' in b)) throw new Error('fit failed');
     expect(b.seq_len).toBeLessThanOrEqual(a.seq_len);
     expect(b.micro_batch).toBeLessThanOrEqual(a.micro_batch);
@@ -134,7 +171,12 @@ describe('headline', () => {
 });
 
 describe('layouts', () => {
-  const cfg70 = { version: 1, model: { preset: 'llama-3.1-70b' }, training: { seq_len: 8192 }, hardware: { gpu: 'h100-sxm-80gb' } };
+  const cfg70 = {
+    version: 1,
+    model: { preset: 'llama-3.1-70b' },
+    training: { seq_len: 8192 },
+    hardware: { gpu: 'h100-sxm-80gb' },
+  };
   let res: SearchResult;
   beforeAll(() => {
     const r = core.search(resolved(cfg70), { gpus: 64, global_batch: 64 });
@@ -142,12 +184,13 @@ describe('layouts', () => {
     res = r;
   });
 
-  it('sorts by any column, ties in the core\'s order', () => {
+  it("sorts by any column, ties in the core's order", () => {
     const rows = layoutRows(res, 'fsdp2');
     const byMem = sortLayouts(rows, 'device_used_bytes', 'asc');
     for (let i = 1; i < byMem.length; i++) {
       expect(byMem[i].device_used_bytes).toBeGreaterThanOrEqual(byMem[i - 1].device_used_bytes);
-      if (byMem[i].device_used_bytes === byMem[i - 1].device_used_bytes) expect(byMem[i].rank).toBeGreaterThan(byMem[i - 1].rank);
+      if (byMem[i].device_used_bytes === byMem[i - 1].device_used_bytes)
+        expect(byMem[i].rank).toBeGreaterThan(byMem[i - 1].rank);
     }
     const byTok = sortLayouts(rows, 'tokens_per_second_per_gpu', 'desc');
     expect(byTok[0].tokens_per_second_per_gpu).toBe(Math.max(...rows.map((r) => r.tokens_per_second_per_gpu)));
@@ -157,22 +200,42 @@ describe('layouts', () => {
     expect(rows).not.toBe(sortLayouts(rows, 'tp', 'asc'));
   });
 
-  it('the Pareto front is the core\'s', () => {
+  it("the Pareto front is the core's", () => {
     const front = paretoFront(res.layouts);
     expect(front.length).toBeGreaterThan(0);
     expect(res.layouts.map((l, i) => l.pareto === front.includes(i)).every(Boolean)).toBe(true);
-    expect(paretoFront([{ device_used_bytes: 1, step_seconds: 2 }, { device_used_bytes: 2, step_seconds: 1 }, { device_used_bytes: 2, step_seconds: 2 }])).toEqual([0, 1]);
+    expect(
+      paretoFront([
+        { device_used_bytes: 1, step_seconds: 2 },
+        { device_used_bytes: 2, step_seconds: 1 },
+        { device_used_bytes: 2, step_seconds: 2 },
+      ]),
+    ).toEqual([0, 1]);
   });
 
   it('names the sharding per engine', () => {
     const l = res.layouts[0];
     expect(shardingOf(l, 'fsdp2')).toMatch(/shard/);
-    expect(shardingOf({ ...l, patch: { ...l.patch, parallel: { ...(l.patch.parallel as Config), zero_stage: 3 } } }, 'deepspeed')).toBe('ZeRO-3');
-    expect(shardingOf({ ...l, patch: { ...l.patch, parallel: { ...(l.patch.parallel as Config), distributed_optimizer: true } } }, 'megatron')).toBe('distributed optimizer');
+    expect(
+      shardingOf(
+        { ...l, patch: { ...l.patch, parallel: { ...(l.patch.parallel as Config), zero_stage: 3 } } },
+        'deepspeed',
+      ),
+    ).toBe('ZeRO-3');
+    expect(
+      shardingOf(
+        { ...l, patch: { ...l.patch, parallel: { ...(l.patch.parallel as Config), distributed_optimizer: true } } },
+        'megatron',
+      ),
+    ).toBe('distributed optimizer');
   });
 
   it('loading a layout gives the memory the search reported, and leaves the search key alone', () => {
-    const base = resolved({ ...cfg70, parallel: { pp: 2, pp_first_stage_layers: 38 }, training: { seq_len: 8192, recompute: 'full', recompute_layers: 10 } });
+    const base = resolved({
+      ...cfg70,
+      parallel: { pp: 2, pp_first_stage_layers: 38 },
+      training: { seq_len: 8192, recompute: 'full', recompute_layers: 10 },
+    });
     const r = core.search(base, { gpus: 64, global_batch: 64 });
     if (!('layouts' in r)) throw new Error(r.message);
     const rows = layoutRows(r, 'fsdp2');
@@ -184,7 +247,9 @@ describe('layouts', () => {
       expect(searchKey(loaded, { gpus: 64, global_batch: 64 })).toBe(searchKey(base, { gpus: 64, global_batch: 64 }));
       expect(currentLayout(rows, loaded)).toBe(l);
     }
-    expect(searchKey(merge(base, { training: { seq_len: 4096 } }), { gpus: 64 })).not.toBe(searchKey(base, { gpus: 64 }));
+    expect(searchKey(merge(base, { training: { seq_len: 4096 } }), { gpus: 64 })).not.toBe(
+      searchKey(base, { gpus: 64 }),
+    );
   });
 
   it('a single-GPU config searched over many GPUs loads as FSDP2', () => {
@@ -197,15 +262,27 @@ describe('layouts', () => {
     expect(e.ok && e.per_gpu.device_used_bytes).toBe(r.layouts[0].device_used_bytes);
   });
 
-  it('the worker\'s handler answers sweeps and searches, errors named', () => {
-    const s = handleRequest(core, { id: 7, kind: 'sweep', config: resolved(PAGE), path: 'training.micro_batch', values: [1, 2] });
+  it("the worker's handler answers sweeps and searches, errors named", () => {
+    const s = handleRequest(core, {
+      id: 7,
+      kind: 'sweep',
+      config: resolved(PAGE),
+      path: 'training.micro_batch',
+      values: [1, 2],
+    });
     expect(s.id).toBe(7);
     expect(s.ok && s.kind === 'sweep' && s.points.length).toBe(2);
     const q = handleRequest(core, { id: 8, kind: 'search', config: resolved(PAGE), options: { gpus: 16 } });
     expect(q.ok && q.kind === 'search' && q.result.layouts.length).toBeGreaterThan(0);
     const bad = handleRequest(core, { id: 9, kind: 'search', config: resolved(PAGE), options: { gpus: 0 } });
     expect(bad.ok).toBe(false);
-    const badSweep = handleRequest(core, { id: 10, kind: 'sweep', config: { training: { seq_len: 'x' } } as unknown as Config, path: 'training.seq_len', values: [1] });
+    const badSweep = handleRequest(core, {
+      id: 10,
+      kind: 'sweep',
+      config: { training: { seq_len: 'x' } } as unknown as Config,
+      path: 'training.seq_len',
+      values: [1],
+    });
     expect(!badSweep.ok && badSweep.error.path).toBe('training.seq_len');
   });
 });
@@ -237,7 +314,9 @@ describe('planner state (in-thread backend)', () => {
     expect(s.planner.sweep.value.key).not.toBe(s.planner.sweepKey.value);
     await settle();
     expect(s.planner.sweep.value.key).toBe(s.planner.sweepKey.value);
-    expect(s.planner.sweep.value.data!.points[0].device_used_bytes).toBeGreaterThan(first.data!.points[0].device_used_bytes);
+    expect(s.planner.sweep.value.data!.points[0].device_used_bytes).toBeGreaterThan(
+      first.data!.points[0].device_used_bytes,
+    );
     s.planner.sweepAxis.value = 'training.recompute';
     await settle();
     expect(s.planner.sweep.value.data!.points.map((p) => p.label)).toEqual(core.field('training.recompute')!.values);
@@ -275,8 +354,15 @@ describe('deep models: the largest fit leaves the main thread (issue 12)', () =>
   it('a 99,840-layer pipeline sends the bisection to the backend; the answer is the in-thread one', async () => {
     const jobs: string[] = [];
     const local = (await import('../../frontend/worker-client.js')).localBackend(core);
-    const backend = { run: (job: Parameters<typeof local.run>[0]) => (jobs.push(job.kind), local.run(job)), cancel: () => {} };
-    const hash = '#v1/model.preset=null&model.layers=99840&model.hidden=1024&model.heads=8&model.ffn_hidden=4096&model.vocab=32000&training.grad_accum=1024&parallel.gpus=512&parallel.pp=512&parallel.engine=megatron';
+    const backend = {
+      run: (job: Parameters<typeof local.run>[0]) => {
+        jobs.push(job.kind);
+        return local.run(job);
+      },
+      cancel: () => {},
+    };
+    const hash =
+      '#v1/model.preset=null&model.layers=99840&model.hidden=1024&model.heads=8&model.ffn_hidden=4096&model.vocab=32000&training.grad_accum=1024&parallel.gpus=512&parallel.pp=512&parallel.engine=megatron';
     const s = createAppState(core, hash, backend);
     expect(s.outcome.value.ok).toBe(true);
     await new Promise((r) => setTimeout(r, 0));
@@ -289,7 +375,13 @@ describe('deep models: the largest fit leaves the main thread (issue 12)', () =>
   });
   it('an ordinary model keeps the synchronous path', () => {
     const jobs: string[] = [];
-    const backend = { run: () => (jobs.push('x'), Promise.reject(new Error('unused'))), cancel: () => {} };
+    const backend = {
+      run: () => {
+        jobs.push('x');
+        return Promise.reject(new Error('unused'));
+      },
+      cancel: () => {},
+    };
     const s = createAppState(core, '', backend as never);
     expect(s.planner.fits.value && 'seq_len' in s.planner.fits.value!).toBe(true);
     expect(jobs).toEqual([]);

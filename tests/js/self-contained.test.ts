@@ -13,10 +13,10 @@ const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'ut
 const up = '..' + '/';
 const sh = 'sha' + 'red';
 const FORBIDDEN: [RegExp, string][] = [
-  [new RegExp('\\bshared(/|[\'"], *[\'"])(design|reference)\\b'), 'the old shared design / reference folder'],
-  [new RegExp('\\.\\./shared\\b'), 'the shared folder beside the checkout'],
+  [/\bshared(\/|['"], *['"])(design|reference)\b/, 'the old shared design / reference folder'],
+  [/\.\.\/shared\b/, 'the shared folder beside the checkout'],
   [new RegExp('(^|[^\\w.])/' + 'work/'), 'an absolute path of the build machine'],
-  [new RegExp('(^|[^\\w.~])/(home|root|Users)/\\w'), 'an absolute home directory'],
+  [/(^|[^\w.~])\/(home|root|Users)\/\w/, 'an absolute home directory'],
 ];
 
 /** Each `../` path in a document, resolved from the file's folder, that lands outside the repository
@@ -25,7 +25,7 @@ function escapingPaths(file: string, text: string): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(new RegExp(`(?:${up.replace(/\./g, '\\.')})+[^\\s'"\`)\\]<>,;]*`, 'g'))) {
     const target = relative(root, resolve(root, dirname(file), m[0]));
-    if (target === '..' || target.startsWith('..' + sep)) out.push(m[0]);
+    if (target === '..' || target.startsWith(`..${sep}`)) out.push(m[0]);
   }
   return out;
 }
@@ -43,7 +43,8 @@ describe('the repository is self-contained', () => {
         const hit = FORBIDDEN.find(([re]) => re.test(line));
         if (hit) problems.push(`${where}: ${hit[1]}: ${raw.trim()}`);
         if (line.includes(root)) problems.push(`${where}: the repository's absolute path: ${raw.trim()}`);
-        if (file.endsWith('.md')) for (const p of escapingPaths(file, line)) problems.push(`${where}: ${p} leaves the repository`);
+        if (file.endsWith('.md'))
+          for (const p of escapingPaths(file, line)) problems.push(`${where}: ${p} leaves the repository`);
       });
     }
     expect(problems, 'point these at files in the repository (docs/, tests/accuracy/)').toEqual([]);
@@ -54,10 +55,10 @@ describe('the repository is self-contained', () => {
       FORBIDDEN.some(([re]) => re.test(line)) || (file.endsWith('.md') && escapingPaths(file, line).length > 0);
     expect(bad('core/model.c', ` * (${up}${sh}/reference/memory-model.md §3) */`)).toBe(true);
     expect(bad('tests/x.ts', `join(root, '..', '${sh}', 'reference', 'm.json')`)).toBe(true);
-    expect(bad('README.md', 'see [the spec](' + up + 'spec.md)')).toBe(true);
+    expect(bad('README.md', `see [the spec](${up}spec.md)`)).toBe(true);
     expect(bad('scripts/x.sh', 'cd /' + 'work/main')).toBe(true);
     expect(bad('probe/x.py', `# in the shape of ${up}${sh}/m.json`)).toBe(true);
-    expect(bad('docs/a.md', 'see [config](' + up + 'docs/config.md) and ' + up + 'README.md')).toBe(false);
-    expect(bad('tests/js/a.ts', "import { x } from '" + up + up + "wasm/llmem.js';")).toBe(false);
+    expect(bad('docs/a.md', `see [config](${up}docs/config.md) and ${up}README.md`)).toBe(false);
+    expect(bad('tests/js/a.ts', `import { x } from '${up}${up}wasm/llmem.js';`)).toBe(false);
   });
 });

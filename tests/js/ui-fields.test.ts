@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { leafFields } from '../../frontend/config/doc.js';
+import { MATTERS_WHEN } from '../../frontend/config/relevance.js';
 import { PLACED, SECTIONS, UI, visible } from '../../frontend/fields.js';
 
 let core: Core;
@@ -14,9 +15,13 @@ describe('form metadata', () => {
   it('names only keys the core has', () => {
     for (const path of Object.keys(UI)) expect(core.field(path), path).toBeDefined();
     for (const path of PLACED) expect(core.field(path), path).toBeDefined();
+    for (const path of Object.keys(MATTERS_WHEN))
+      expect(PLACED, `${path}: a dependent key the form places`).toContain(path);
   });
   it('places every key once (model.preset and hardware.gpu have their own pickers)', () => {
-    const leaves = leafFields(core.fields).map((f) => f.path).filter((p) => p !== 'model.preset' && p !== 'hardware.gpu');
+    const leaves = leafFields(core.fields)
+      .map((f) => f.path)
+      .filter((p) => p !== 'model.preset' && p !== 'hardware.gpu');
     expect(new Set(PLACED).size).toBe(PLACED.length);
     expect(leaves.filter((p) => !PLACED.includes(p))).toEqual([]);
   });
@@ -25,11 +30,17 @@ describe('form metadata', () => {
       const f = core.field(path)!;
       expect(UI[path]?.label, path).toBeTruthy();
       if (f.kind === 'int' || f.kind === 'num') expect(UI[path]?.unit, path).toBeTruthy();
-      if (f.nullable && (f.kind === 'int' || f.kind === 'num')) expect(UI[path]?.auto, `${path}: what null means`).toBeTruthy();
+      if (f.nullable && (f.kind === 'int' || f.kind === 'num'))
+        expect(UI[path]?.auto, `${path}: what null means`).toBeTruthy();
     }
   });
   it('hides dependent fields', () => {
-    const values: Record<string, unknown> = { 'parallel.engine': 'fsdp2', 'parallel.pp_schedule': '1f1b', 'training.finetune.method': 'full', 'parallel.tp': 1 };
+    const values: Record<string, unknown> = {
+      'parallel.engine': 'fsdp2',
+      'parallel.pp_schedule': '1f1b',
+      'training.finetune.method': 'full',
+      'parallel.tp': 1,
+    };
     const get = (p: string) => (values[p] ?? null) as never;
     expect(visible('parallel.zero_stage', get)).toBe(false);
     expect(visible('parallel.fsdp_strategy', get)).toBe(true);

@@ -1,6 +1,14 @@
 // Number formatting: GiB with two decimals everywhere, counts, percent, number parsing.
 import { describe, expect, it } from 'vitest';
-import { formatCount, formatGiB, formatNumber, formatPercent, formatValue, gibParts, parseNumber } from '../../frontend/format.js';
+import {
+  formatCount,
+  formatGiB,
+  formatNumber,
+  formatPercent,
+  formatValue,
+  gibParts,
+  parseNumber,
+} from '../../frontend/format.js';
 
 describe('format', () => {
   it('bytes are GiB with two decimals, like the CLI', () => {

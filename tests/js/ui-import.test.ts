@@ -46,12 +46,20 @@ describe('import', () => {
     const p = s.io.preview.value!;
     if (!p.ok) throw new Error(p.message);
     expect(p.notes.join('\n')).toMatch(/sliding_window/);
-    expect(p.changes.map((c) => c.path)).toEqual(expect.arrayContaining(['model.preset', 'model.layers', 'model.hidden', 'model.vocab']));
+    expect(p.changes.map((c) => c.path)).toEqual(
+      expect.arrayContaining(['model.preset', 'model.layers', 'model.hidden', 'model.vocab']),
+    );
     expect(p.changes.map((c) => c.path)).not.toContain('parallel.tp');
     expect('error' in p.estimate).toBe(false);
     expect(s.doc.value['model.preset']).toBe('llama-3.1-8b'); // nothing applied yet
     expect(s.io.apply()).toBe(true);
-    expect(s.doc.value).toMatchObject({ 'model.preset': null, 'model.name': 'qwen2.5-7b', 'model.layers': 28, 'model.hidden': 3584, 'parallel.tp': 2 });
+    expect(s.doc.value).toMatchObject({
+      'model.preset': null,
+      'model.name': 'qwen2.5-7b',
+      'model.layers': 28,
+      'model.hidden': 3584,
+      'parallel.tp': 2,
+    });
     expect(s.result.value!.params.total).not.toBe(before);
     expect(s.io.dialog.value).toBeNull();
     expect(s.io.notice.value).toBe('Imported qwen2.5-7b.json (Hugging Face config.json)');
@@ -76,7 +84,7 @@ describe('import', () => {
     expect(s.io.preview.value).toBeNull();
   });
 
-  it('torchtitan: its model preset, training and parallel keys replace the page\'s; the world size sets the GPU count', async () => {
+  it("torchtitan: its model preset, training and parallel keys replace the page's; the world size sets the GPU count", async () => {
     const s = await opened('#v1/model.preset=qwen2.5-7b&training.micro_batch=4&hardware.gpu=a100-sxm-80gb');
     s.io.setText(fixture('torchtitan/llama3_8b.toml'));
     expect(s.io.kind.value).toBe('torchtitan');
@@ -86,7 +94,13 @@ describe('import', () => {
     expect(s.io.preview.value).toBeNull();
     s.io.worldText.value = '64';
     expect(s.io.apply()).toBe(true);
-    expect(s.doc.value).toMatchObject({ 'model.preset': 'llama-3.1-8b', 'hardware.gpu': 'a100-sxm-80gb', 'training.seq_len': 8192, 'training.recompute': 'per_op', 'parallel.gpus': 64 });
+    expect(s.doc.value).toMatchObject({
+      'model.preset': 'llama-3.1-8b',
+      'hardware.gpu': 'a100-sxm-80gb',
+      'training.seq_len': 8192,
+      'training.recompute': 'per_op',
+      'parallel.gpus': 64,
+    });
     expect(s.doc.value['training.micro_batch']).toBeUndefined(); // 1 from the file = the default
   });
 
@@ -95,7 +109,13 @@ describe('import', () => {
     s.io.setText(fixture('megatron/llama2-70b-pretrain.sh'));
     expect(s.io.kind.value).toBe('megatron');
     expect(s.io.apply()).toBe(true);
-    expect(s.doc.value).toMatchObject({ 'model.preset': null, 'model.layers': 80, 'parallel.engine': 'megatron', 'parallel.tp': 8, 'parallel.gpus': 128 });
+    expect(s.doc.value).toMatchObject({
+      'model.preset': null,
+      'model.layers': 80,
+      'parallel.engine': 'megatron',
+      'parallel.tp': 8,
+      'parallel.gpus': 128,
+    });
     expect(s.get('model.vocab')).toBe(152064); // Qwen2.5 7B's, kept: the script has no --vocab-size
   });
 
@@ -121,7 +141,9 @@ describe('import', () => {
 
   it('LoRA from axolotl: unsupported keys listed, never dropped', async () => {
     const s = await opened();
-    s.io.setText('base_model: meta-llama/Meta-Llama-3-8B\nadapter: lora\nlora_target_modules:\n  - q_proj\n  - embed_tokens\n');
+    s.io.setText(
+      'base_model: meta-llama/Meta-Llama-3-8B\nadapter: lora\nlora_target_modules:\n  - q_proj\n  - embed_tokens\n',
+    );
     const p = s.io.preview.value!;
     if (!p.ok) throw new Error(p.message);
     expect(p.unsupported.join('\n')).toMatch(/embed_tokens/);
@@ -140,7 +162,9 @@ describe('import', () => {
   it('a chunk that cannot load is a message, and the next open retries', async () => {
     const s = createAppState(core);
     let fail = true;
-    const io = createIo(s, () => (fail ? Promise.reject(new Error('offline')) : import('../../frontend/config/formats.js')));
+    const io = createIo(s, () =>
+      fail ? Promise.reject(new Error('offline')) : import('../../frontend/config/formats.js'),
+    );
     expect(await io.load()).toBeNull();
     expect(io.loadError.value).toMatch(/could not load \(offline\)/);
     fail = false;
@@ -150,7 +174,7 @@ describe('import', () => {
 });
 
 describe('export', () => {
-  it('config v1 is the page\'s JSON; the framework formats list what they cannot express', async () => {
+  it("config v1 is the page's JSON; the framework formats list what they cannot express", async () => {
     const s = createAppState(core, '#v1/training.recompute=per_op&parallel.tp=2');
     s.io.openExport();
     expect(s.io.exported.value!.text).toBe(s.exportText.value);
@@ -158,7 +182,12 @@ describe('export', () => {
     await s.io.load();
     const m = s.io.exported.value!;
     expect(m.text).toContain('--tensor-model-parallel-size 2');
-    expect(m.text.split('\n').slice(1, -1).every((l) => /^ {4}--\S+( \S+)* \\$|^ {4}--\S+( \S+)*$/.test(l))).toBe(true); // one argument per line
+    expect(
+      m.text
+        .split('\n')
+        .slice(1, -1)
+        .every((l) => /^ {4}--\S+( \S+)* \\$|^ {4}--\S+( \S+)*$/.test(l)),
+    ).toBe(true); // one argument per line
     expect(m.unexpressed.join('\n')).toMatch(/training.recompute/);
     const back = s.io.formats.value!.importConfig('megatron', m.text); // the page's form reads back
     expect('error' in back ? back.error.message : back.config.parallel).toMatchObject({ tp: 2 });

@@ -32,7 +32,10 @@ describe('app state', () => {
   });
 
   it('shows the numbers the CLI computes for the exported config', () => {
-    const s = createAppState(core, '#v1/model.preset=llama-3.1-70b&parallel.gpus=64&parallel.tp=8&training.seq_len=8192');
+    const s = createAppState(
+      core,
+      '#v1/model.preset=llama-3.1-70b&parallel.gpus=64&parallel.tp=8&training.seq_len=8192',
+    );
     const cli = cliEstimate(JSON.parse(s.exportText.value));
     expect(cli.ok && cli.per_gpu).toEqual(s.result.value!.per_gpu);
   });
@@ -130,7 +133,11 @@ describe('app state', () => {
     expect(s.importText('{"model": {"preset": "gpt-5"}}')).toBe(false);
     expect(s.importMessage.value).toMatch(/unknown model/);
     expect(s.hashText.value).toBe('');
-    expect(s.importText('{"version": 1, "model": {"preset": "qwen2.5-7b"}, "parallel": {"tp": 2}, "hardware": {"gpu": "h100-sxm-80gb"}}')).toBe(true);
+    expect(
+      s.importText(
+        '{"version": 1, "model": {"preset": "qwen2.5-7b"}, "parallel": {"tp": 2}, "hardware": {"gpu": "h100-sxm-80gb"}}',
+      ),
+    ).toBe(true);
     expect(s.hashText.value).toBe('#v1/model.preset=qwen2.5-7b&parallel.tp=2');
     expect(s.importMessage.value).toBeNull();
   });

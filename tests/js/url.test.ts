@@ -77,7 +77,7 @@ describe('hash codec', () => {
 
   it('round-trips random docs', () => {
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const leaves = core.fields.filter((f) => f.kind !== 'group' && f.kind !== 'text' && f.path !== 'version');
     for (let n = 0; n < 300; n++) {
       const doc: Doc = { ...PAGE_DEFAULT };
@@ -126,7 +126,7 @@ describe('garbage hashes give a message, never a throw', () => {
 
   it('random bytes never throw', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const alphabet = 'v1/=&.,%#abcdefghijklmnopqrstuvwxyz_0123456789-+eE';
     for (let n = 0; n < 2000; n++) {
       let s = n % 2 ? '#v1/' : '#';
@@ -143,7 +143,12 @@ describe('links written by every released format keep their meaning', () => {
   it('has a fixture per format version', () => expect(files).toContain('hash-v1.json'));
   for (const file of files) {
     type Pinned = { peak_allocated_bytes: number; peak_reserved_bytes: number; device_used_bytes: number };
-    const cases = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { why: string; hash: string; config: Config; estimate: Pinned }[];
+    const cases = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      why: string;
+      hash: string;
+      config: Config;
+      estimate: Pinned;
+    }[];
     for (const c of cases)
       it(`${file}: ${c.why}`, () => {
         const doc = decodeDoc(c.hash);
@@ -157,7 +162,11 @@ describe('links written by every released format keep their meaning', () => {
         if (!resolved.ok) throw new Error(resolved.error.message);
         const e = core.estimate(resolved.config);
         if (!e.ok) throw new Error(e.error.message);
-        expect({ peak_allocated_bytes: e.peak_allocated.bytes, peak_reserved_bytes: e.per_gpu.peak_reserved_bytes, device_used_bytes: e.per_gpu.device_used_bytes }).toEqual(c.estimate);
+        expect({
+          peak_allocated_bytes: e.peak_allocated.bytes,
+          peak_reserved_bytes: e.per_gpu.peak_reserved_bytes,
+          device_used_bytes: e.per_gpu.device_used_bytes,
+        }).toEqual(c.estimate);
       });
   }
 });
@@ -198,8 +207,16 @@ describe('hash codec limits (issue 12)', () => {
 
 describe('preset revisions (issue 12: old links keep their numbers)', () => {
   const entry: ModelEntry = {
-    id: 'toy', name: 'Toy', family: 'Toy', source: '', params_total: null, params_active: null, notes: [],
-    model: { layers: 4 }, revision: '2027-01-15', previous: [{ revision: '1', model: { layers: 2 }, changed: 'layers 2 -> 4' }],
+    id: 'toy',
+    name: 'Toy',
+    family: 'Toy',
+    source: '',
+    params_total: null,
+    params_active: null,
+    notes: [],
+    model: { layers: 4 },
+    revision: '2027-01-15',
+    previous: [{ revision: '1', model: { layers: 2 }, changed: 'layers 2 -> 4' }],
   };
   it('a bare id is the first revision; id@revision names any revision; unknown revisions are refused', () => {
     expect(findModelRevision('toy', [entry])?.model).toEqual({ layers: 2 });

@@ -17,7 +17,8 @@ export function configFromKeys(spec: string, isSet: (path: string) => boolean): 
   const root: Config = {};
   for (const pair of spec.trim().split(/\s+/).filter(Boolean)) {
     const eq = pair.indexOf('=');
-    const path = pair.slice(0, eq), raw = pair.slice(eq + 1);
+    const path = pair.slice(0, eq),
+      raw = pair.slice(eq + 1);
     let value: Json;
     if (isSet(path)) value = raw === '' ? [] : raw.split(',');
     else if (raw === 'true' || raw === 'false') value = raw === 'true';
@@ -40,19 +41,31 @@ export function readVectors(root: string, isSet: (path: string) => boolean): Vec
     .filter((l) => l && !l.startsWith('#'))
     .map((l) => {
       const [name, metric, expected, tolerance, keys] = l.split(' | ');
-      return { name, metric, expected: Number(expected), tolerance: Number(tolerance), config: configFromKeys(keys, isSet) };
+      return {
+        name,
+        metric,
+        expected: Number(expected),
+        tolerance: Number(tolerance),
+        config: configFromKeys(keys, isSet),
+      };
     });
 }
 
 export function metricOf(r: EstimateResult, metric: string): number {
   const b = r.per_gpu.breakdown_bytes;
   switch (metric) {
-    case 'params.total': return r.params.total;
-    case 'params.active': return r.params.active;
-    case 'params.trainable': return r.params.trainable;
-    case 'peak_allocated': return r.per_gpu.peak_allocated_bytes;
-    case 'host_cpu': return r.host.cpu_bytes;
-    case 'model_states': return b.weights + b.gradients + b.master_weights + b.optimizer_states;
+    case 'params.total':
+      return r.params.total;
+    case 'params.active':
+      return r.params.active;
+    case 'params.trainable':
+      return r.params.trainable;
+    case 'peak_allocated':
+      return r.per_gpu.peak_allocated_bytes;
+    case 'host_cpu':
+      return r.host.cpu_bytes;
+    case 'model_states':
+      return b.weights + b.gradients + b.master_weights + b.optimizer_states;
   }
   if ((CATEGORIES as readonly string[]).includes(metric)) return b[metric as keyof typeof b];
   throw new Error(`unknown metric ${metric}`);

@@ -36,7 +36,10 @@ export class View {
   private readonly expressed = new Set<string>();
   private readonly reasons: string[] = [];
 
-  constructor(readonly config: Config, readonly defaults: Config) {}
+  constructor(
+    readonly config: Config,
+    readonly defaults: Config,
+  ) {}
 
   get<T extends Json>(path: string): T {
     const v = at(this.config, path);
@@ -76,7 +79,12 @@ export class View {
       if (this.expressed.has(path) || [...this.expressed].some((e) => e.endsWith('.') && path.startsWith(e))) continue;
       if (JSON.stringify(v) === JSON.stringify(at(this.defaults, path) ?? null)) continue;
       // not training-framework settings: the GPU, llmem's own formula choice and runtime calibration
-      if (['version', 'formula', 'model.name'].includes(path) || path.startsWith('hardware.') || (path.startsWith('runtime.') && path !== 'runtime.torch_compile')) continue;
+      if (
+        ['version', 'formula', 'model.name'].includes(path) ||
+        path.startsWith('hardware.') ||
+        (path.startsWith('runtime.') && path !== 'runtime.torch_compile')
+      )
+        continue;
       const group = Object.keys(groups).find((g) => path.startsWith(g));
       if (group) {
         if (!grouped.has(group)) out.push(`${group}*: ${groups[group]}`);
@@ -89,5 +97,8 @@ export class View {
 
 /** The data-parallel size: gpus / (tp * pp * cp). */
 export function dataParallel(v: View): number {
-  return v.get<number>('parallel.gpus') / (v.get<number>('parallel.tp') * v.get<number>('parallel.pp') * v.get<number>('parallel.cp'));
+  return (
+    v.get<number>('parallel.gpus') /
+    (v.get<number>('parallel.tp') * v.get<number>('parallel.pp') * v.get<number>('parallel.cp'))
+  );
 }

@@ -8,18 +8,28 @@ const OPTIMIZERS: Record<string, string> = { adamw: 'AdamW', adam: 'Adam', lion:
 
 export function exportDeepSpeed(config: Config, defaults: Config): Exported {
   const v = new View(config, defaults);
-  const micro = v.take<number>('training.micro_batch'), accum = v.take<number>('training.grad_accum');
+  const micro = v.take<number>('training.micro_batch'),
+    accum = v.take<number>('training.grad_accum');
   v.cover('parallel.gpus');
   const dp = dataParallel(v);
-  const ds: Config = { train_batch_size: micro * accum * dp, train_micro_batch_size_per_gpu: micro, gradient_accumulation_steps: accum };
+  const ds: Config = {
+    train_batch_size: micro * accum * dp,
+    train_micro_batch_size_per_gpu: micro,
+    gradient_accumulation_steps: accum,
+  };
   for (const k of ['tp', 'pp', 'cp'])
-    if (v.get<number>(`parallel.${k}`) > 1) v.skip(`parallel.${k}`, 'DeepSpeed JSON has no tensor / pipeline / context parallelism; train_batch_size uses the data-parallel size');
+    if (v.get<number>(`parallel.${k}`) > 1)
+      v.skip(
+        `parallel.${k}`,
+        'DeepSpeed JSON has no tensor / pipeline / context parallelism; train_batch_size uses the data-parallel size',
+      );
 
   const dtype = v.take<string>('training.dtype');
   if (dtype === 'bf16' || dtype === 'fp8') ds.bf16 = { enabled: true };
   if (dtype === 'fp16') ds.fp16 = { enabled: true };
   if (dtype === 'fp8') v.skip('training.dtype', 'fp8 written as bf16 (DeepSpeed JSON has no fp8 training switch)');
-  if (v.get('training.fp8_linear')) v.skip('training.fp8_linear', 'Transformer Engine fp8 is set in the model code, not in DeepSpeed JSON');
+  if (v.get('training.fp8_linear'))
+    v.skip('training.fp8_linear', 'Transformer Engine fp8 is set in the model code, not in DeepSpeed JSON');
   if (config.training && (config.training as Config).grad_dtype !== undefined)
     ds.data_types = { grad_accum_dtype: v.take<string>('training.grad_dtype') };
 
@@ -29,8 +39,19 @@ export function exportDeepSpeed(config: Config, defaults: Config): Exported {
   if (engine !== 'deepspeed' && engine !== 'megatron_deepspeed') {
     const strategy = v.take<string>('parallel.fsdp_strategy');
     const fsdp = engine === 'fsdp1' || engine === 'fsdp2';
-    stage = fsdp ? (strategy === 'no_shard' ? 0 : strategy === 'shard_grad_op' || (engine === 'fsdp2' && !v.take<boolean>('parallel.reshard_after_forward')) ? 2 : 3) : engine === 'megatron' && v.take<boolean>('parallel.distributed_optimizer') ? 1 : 0;
-    v.skip('parallel.engine', `${engine} written as ZeRO stage ${stage}, its closest DeepSpeed equivalent${strategy === 'hybrid_shard' && fsdp ? ' (hybrid sharding not expressed)' : ''}`);
+    stage = fsdp
+      ? strategy === 'no_shard'
+        ? 0
+        : strategy === 'shard_grad_op' || (engine === 'fsdp2' && !v.take<boolean>('parallel.reshard_after_forward'))
+          ? 2
+          : 3
+      : engine === 'megatron' && v.take<boolean>('parallel.distributed_optimizer')
+        ? 1
+        : 0;
+    v.skip(
+      'parallel.engine',
+      `${engine} written as ZeRO stage ${stage}, its closest DeepSpeed equivalent${strategy === 'hybrid_shard' && fsdp ? ' (hybrid sharding not expressed)' : ''}`,
+    );
   }
   const zero: Config = { stage };
   const off = (path: string, key: string) => {
@@ -53,14 +74,21 @@ export function exportDeepSpeed(config: Config, defaults: Config): Exported {
 
   const opt = v.take<string>('training.optimizer');
   if (OPTIMIZERS[opt]) ds.optimizer = { type: OPTIMIZERS[opt] };
-  else v.skip('training.optimizer', `${opt} has no DeepSpeed optimizer type; pass it from the training code (client optimizer)`);
+  else
+    v.skip(
+      'training.optimizer',
+      `${opt} has no DeepSpeed optimizer type; pass it from the training code (client optimizer)`,
+    );
   v.cover('model.', 'training.seq_len');
   return {
-    text: JSON.stringify(ds, null, 2) + '\n',
+    text: `${JSON.stringify(ds, null, 2)}\n`,
     unexpressed: [
       'model*: a DeepSpeed JSON carries no model (use the config or its HF config.json)',
       `training.seq_len = ${JSON.stringify(v.get('training.seq_len'))}: set by the data pipeline, not DeepSpeed JSON`,
-      ...v.unexpressed({ 'training.finetune.': 'LoRA / QLoRA is set up in the training code (PEFT), not in DeepSpeed JSON', 'training.recompute': 'activation checkpointing is enabled in the model code (gradient_checkpointing_enable)' }),
+      ...v.unexpressed({
+        'training.finetune.': 'LoRA / QLoRA is set up in the training code (PEFT), not in DeepSpeed JSON',
+        'training.recompute': 'activation checkpointing is enabled in the model code (gradient_checkpointing_enable)',
+      }),
     ],
   };
 }

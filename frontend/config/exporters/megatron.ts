@@ -10,10 +10,13 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   const flag = (name: string, ...values: (string | number)[]) => args.push(`--${name}`, ...values);
   const engine = v.take<string>('parallel.engine');
   if (engine === 'fsdp2') flag('use-torch-fsdp2');
-  else if (engine !== 'megatron') v.skip('parallel.engine', `${engine} has no Megatron-LM equivalent; written as Megatron's own data parallelism`);
+  else if (engine !== 'megatron')
+    v.skip('parallel.engine', `${engine} has no Megatron-LM equivalent; written as Megatron's own data parallelism`);
 
   // model (add_network_size_args)
-  const layers = v.take<number>('model.layers'), hidden = v.take<number>('model.hidden'), heads = v.take<number>('model.heads');
+  const layers = v.take<number>('model.layers'),
+    hidden = v.take<number>('model.hidden'),
+    heads = v.take<number>('model.heads');
   flag('num-layers', layers);
   flag('hidden-size', hidden);
   flag('ffn-hidden-size', v.take<number>('model.ffn_hidden'));
@@ -46,15 +49,22 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
     const shared = m('shared_experts') as number;
     if (shared > 0) {
       flag('moe-shared-expert-intermediate-size', shared * (m('shared_expert_ffn_hidden') as number));
-      if (shared > 1) v.skip('model.moe.shared_experts', `${shared} shared experts written as one of ${shared}x the width (same parameters)`);
+      if (shared > 1)
+        v.skip(
+          'model.moe.shared_experts',
+          `${shared} shared experts written as one of ${shared}x the width (same parameters)`,
+        );
     }
-    const dense = m('dense_layers') as number, freq = m('layer_freq') as number;
-    if (dense > 0 && freq > 1) v.skip('model.moe.layer_freq', 'a leading dense block and a layer frequency together are not written');
+    const dense = m('dense_layers') as number,
+      freq = m('layer_freq') as number;
+    if (dense > 0 && freq > 1)
+      v.skip('model.moe.layer_freq', 'a leading dense block and a layer frequency together are not written');
     if (dense > 0) flag('moe-layer-freq', `([0]*${dense}+[1]*${layers - dense})`);
     else if (freq > 1) flag('moe-layer-freq', freq);
     if (m('capacity_factor') !== null) flag('moe-expert-capacity-factor', m('capacity_factor') as number);
     if (m('router_bias')) flag('moe-router-enable-expert-bias');
-    for (const k of ['shared_expert_gate', 'latent_size', 'load_imbalance']) if (m(k) !== v.def(`model.moe.${k}`)) v.skip(`model.moe.${k}`, 'no Megatron-LM flag');
+    for (const k of ['shared_expert_gate', 'latent_size', 'load_imbalance'])
+      if (m(k) !== v.def(`model.moe.${k}`)) v.skip(`model.moe.${k}`, 'no Megatron-LM flag');
   }
   const mla = (v.own('model.mla') ?? null) as Config | null;
   v.cover('model.mla', 'model.mla.');
@@ -62,20 +72,33 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
     const a = (k: string) => v.get<number | null>(`model.mla.${k}`);
     flag('multi-latent-attention');
     if (a('q_lora_rank')) flag('q-lora-rank', a('q_lora_rank')!);
-    flag('kv-lora-rank', a('kv_lora_rank')!, '--qk-head-dim', a('qk_nope_head_dim')!, '--qk-pos-emb-head-dim', a('qk_rope_head_dim')!, '--v-head-dim', a('v_head_dim')!);
+    flag(
+      'kv-lora-rank',
+      a('kv_lora_rank')!,
+      '--qk-head-dim',
+      a('qk_nope_head_dim')!,
+      '--qk-pos-emb-head-dim',
+      a('qk_rope_head_dim')!,
+      '--v-head-dim',
+      a('v_head_dim')!,
+    );
   }
   const mtp = v.take<number>('model.mtp_layers');
   if (mtp > 0) flag('mtp-num-layers', mtp);
   v.cover('model.preset');
 
   // parallelism (add_distributed_args)
-  const tp = v.take<number>('parallel.tp'), pp = v.take<number>('parallel.pp'), vpp = v.take<number>('parallel.vpp');
+  const tp = v.take<number>('parallel.tp'),
+    pp = v.take<number>('parallel.pp'),
+    vpp = v.take<number>('parallel.vpp');
   flag('tensor-model-parallel-size', tp);
   flag('pipeline-model-parallel-size', pp);
   if (vpp > 1) flag('num-layers-per-virtual-pipeline-stage', layers / pp / vpp);
   const sched = v.take<string>('parallel.pp_schedule');
-  if (pp > 1 && (sched === 'gpipe' || sched === 'zero_bubble')) v.skip('parallel.pp_schedule', `Megatron-LM runs 1F1B (interleaved with virtual stages), not ${sched}`);
-  const first = v.take<number | null>('parallel.pp_first_stage_layers'), last = v.take<number | null>('parallel.pp_last_stage_layers');
+  if (pp > 1 && (sched === 'gpipe' || sched === 'zero_bubble'))
+    v.skip('parallel.pp_schedule', `Megatron-LM runs 1F1B (interleaved with virtual stages), not ${sched}`);
+  const first = v.take<number | null>('parallel.pp_first_stage_layers'),
+    last = v.take<number | null>('parallel.pp_last_stage_layers');
   if (first !== null) flag('decoder-first-pipeline-num-layers', first);
   if (last !== null) flag('decoder-last-pipeline-num-layers', last);
   flag('context-parallel-size', v.take<number>('parallel.cp'));
@@ -88,7 +111,8 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   if (v.take('parallel.offload_optimizer') === 'cpu') flag('optimizer-cpu-offload');
 
   // training (add_training_args, add_mixed_precision_args)
-  const micro = v.take<number>('training.micro_batch'), accum = v.take<number>('training.grad_accum');
+  const micro = v.take<number>('training.micro_batch'),
+    accum = v.take<number>('training.grad_accum');
   v.cover('parallel.gpus', 'parallel.gpus_per_node');
   flag('seq-length', v.take<number>('training.seq_len'));
   flag('micro-batch-size', micro);
@@ -100,7 +124,8 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   if (v.take<boolean>('training.fp8_linear') || dtype === 'fp8') flag('fp8-format', 'hybrid');
   const grad = v.take<string>('training.grad_dtype');
   if (dtype === 'fp16' && grad === 'fp32') flag('accumulate-allreduce-grads-in-fp32');
-  else if (grad !== 'fp32' && !(dtype === 'fp16' && grad === 'fp16')) v.skip('training.grad_dtype', 'Megatron accumulates gradients in fp32 (bf16) or in the fp16 parameter dtype');
+  else if (grad !== 'fp32' && !(dtype === 'fp16' && grad === 'fp16'))
+    v.skip('training.grad_dtype', 'Megatron accumulates gradients in fp32 (bf16) or in the fp16 parameter dtype');
   const drop = v.take<number>('training.dropout');
   flag('attention-dropout', drop, '--hidden-dropout', drop);
   const opt = v.take<string>('training.optimizer');
@@ -108,7 +133,11 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   else if (opt === 'sgd_momentum' || opt === 'sgd') flag('optimizer', 'sgd');
   else if (opt === 'muon') flag('optimizer', 'muon');
   else v.skip('training.optimizer', `${opt} is not a Megatron-LM optimizer`);
-  if (opt === 'adam' || opt === 'sgd') v.skip('training.optimizer', `written as --optimizer ${opt === 'adam' ? 'adam (decoupled weight decay, AdamW)' : 'sgd (with momentum)'}`);
+  if (opt === 'adam' || opt === 'sgd')
+    v.skip(
+      'training.optimizer',
+      `written as --optimizer ${opt === 'adam' ? 'adam (decoupled weight decay, AdamW)' : 'sgd (with momentum)'}`,
+    );
   const attn = v.take<string>('training.attention');
   if (attn !== 'flash') flag('attention-backend', 'unfused');
   if (v.take<boolean>('training.activation_offload')) flag('cpu-offloading');
@@ -117,15 +146,27 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
     const n = v.take<number | null>('training.recompute_layers');
     if (n === null) flag('recompute-granularity', 'full', '--recompute-method', 'uniform', '--recompute-num-layers', 1);
     else flag('recompute-granularity', 'full', '--recompute-method', 'block', '--recompute-num-layers', n);
-  } else if (recompute === 'selective') flag('recompute-granularity', 'selective', '--recompute-modules', ...v.take<string[]>('training.recompute_modules'));
-  else if (recompute === 'per_op') v.skip('training.recompute', 'op-level selective checkpointing (torchtitan) has no Megatron-LM flag');
+  } else if (recompute === 'selective')
+    flag(
+      'recompute-granularity',
+      'selective',
+      '--recompute-modules',
+      ...v.take<string[]>('training.recompute_modules'),
+    );
+  else if (recompute === 'per_op')
+    v.skip('training.recompute', 'op-level selective checkpointing (torchtitan) has no Megatron-LM flag');
   v.cover('training.recompute_modules', 'training.recompute_layers');
 
-  const gpus = v.get<number>('parallel.gpus'), perNode = v.get<number>('parallel.gpus_per_node');
+  const gpus = v.get<number>('parallel.gpus'),
+    perNode = v.get<number>('parallel.gpus_per_node');
   const nodes = gpus % perNode === 0 ? gpus / perNode : 1;
   const launch = `torchrun --nnodes ${nodes} --nproc-per-node ${nodes === 1 ? gpus : perNode} pretrain_gpt.py`;
   return {
     text: `${launch} ${args.map(String).join(' ')}\n`,
-    unexpressed: v.unexpressed({ 'training.finetune.': 'Megatron-LM pretrain_gpt.py has no LoRA / QLoRA', 'parallel.fsdp_': 'FSDP settings are not Megatron-LM arguments', 'parallel.zero': 'ZeRO is DeepSpeed (Megatron-DeepSpeed --zero-stage), not Megatron-LM' }),
+    unexpressed: v.unexpressed({
+      'training.finetune.': 'Megatron-LM pretrain_gpt.py has no LoRA / QLoRA',
+      'parallel.fsdp_': 'FSDP settings are not Megatron-LM arguments',
+      'parallel.zero': 'ZeRO is DeepSpeed (Megatron-DeepSpeed --zero-stage), not Megatron-LM',
+    }),
   };
 }

@@ -6,9 +6,19 @@ import { TORCHTITAN_FLAVORS } from '../importers/torchtitan.js';
 import { dataParallel, View, type Exported } from './common.js';
 
 type Value = string | number | boolean | string[];
-const toml = (v: Value): string => (Array.isArray(v) ? `[${v.map((s) => JSON.stringify(s)).join(', ')}]` : typeof v === 'string' ? JSON.stringify(v) : String(v));
+const toml = (v: Value): string =>
+  Array.isArray(v)
+    ? `[${v.map((s) => JSON.stringify(s)).join(', ')}]`
+    : typeof v === 'string'
+      ? JSON.stringify(v)
+      : String(v);
 const TORCH_DTYPE: Record<string, string> = { fp32: 'float32', bf16: 'bfloat16', fp16: 'float16', fp8: 'bfloat16' };
-const SCHEDULE: Record<string, string> = { '1f1b': '1F1B', gpipe: 'GPipe', interleaved: 'Interleaved1F1B', zero_bubble: 'ZBVZeroBubble' };
+const SCHEDULE: Record<string, string> = {
+  '1f1b': '1F1B',
+  gpipe: 'GPipe',
+  interleaved: 'Interleaved1F1B',
+  zero_bubble: 'ZBVZeroBubble',
+};
 
 export function exportTorchtitan(config: Config, defaults: Config): Exported {
   const v = new View(config, defaults);
@@ -21,7 +31,16 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
 
   const model = section('model');
   const preset = v.own('model.preset');
-  const flavor = typeof preset === 'string' ? Object.entries(TORCHTITAN_FLAVORS).flatMap(([name, fl]) => Object.entries(fl).filter(([, id]) => id === preset).map(([f]) => [name, f.toUpperCase()])).at(0) : undefined;
+  const flavor =
+    typeof preset === 'string'
+      ? Object.entries(TORCHTITAN_FLAVORS)
+          .flatMap(([name, fl]) =>
+            Object.entries(fl)
+              .filter(([, id]) => id === preset)
+              .map(([f]) => [name, f.toUpperCase()]),
+          )
+          .at(0)
+      : undefined;
   if (flavor) {
     model('name', flavor[0]);
     model('flavor', flavor[1]);
@@ -30,9 +49,13 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   if (v.take<boolean>('training.fp8_linear')) model('converters', ['float8']);
 
   const engine = v.take<string>('parallel.engine');
-  if (engine !== 'fsdp2') v.skip('parallel.engine', `torchtitan trains with FSDP2 (+ TP/PP/CP); ${engine} is written as FSDP2`);
-  const tp = v.take<number>('parallel.tp'), pp = v.take<number>('parallel.pp'), cp = v.take<number>('parallel.cp');
-  const micro = v.take<number>('training.micro_batch'), accum = v.take<number>('training.grad_accum');
+  if (engine !== 'fsdp2')
+    v.skip('parallel.engine', `torchtitan trains with FSDP2 (+ TP/PP/CP); ${engine} is written as FSDP2`);
+  const tp = v.take<number>('parallel.tp'),
+    pp = v.take<number>('parallel.pp'),
+    cp = v.take<number>('parallel.cp');
+  const micro = v.take<number>('training.micro_batch'),
+    accum = v.take<number>('training.grad_accum');
   const dp = dataParallel(v);
   v.cover('parallel.gpus');
 
@@ -42,28 +65,38 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   training('seq_len', v.take<number>('training.seq_len'));
   const dtype = v.take<string>('training.dtype');
   training('mixed_precision_param', TORCH_DTYPE[dtype]);
-  if (dtype === 'fp8') v.skip('training.dtype', 'written as bfloat16 (torchtitan enables fp8 through [model] converters)');
+  if (dtype === 'fp8')
+    v.skip('training.dtype', 'written as bfloat16 (torchtitan enables fp8 through [model] converters)');
   training('mixed_precision_reduce', TORCH_DTYPE[v.take<string>('training.grad_dtype')]);
-  if (!v.take<boolean>('training.master_weights')) v.skip('training.master_weights', 'FSDP2 keeps the fp32 sharded parameters as the master copy');
-  const offP = v.take<string>('parallel.offload_params'), offO = v.take<string>('parallel.offload_optimizer');
+  if (!v.take<boolean>('training.master_weights'))
+    v.skip('training.master_weights', 'FSDP2 keeps the fp32 sharded parameters as the master copy');
+  const offP = v.take<string>('parallel.offload_params'),
+    offO = v.take<string>('parallel.offload_optimizer');
   if (offP === 'cpu' && offO === 'cpu') training('enable_cpu_offload', true);
-  else if (offP !== 'none' || offO !== 'none') v.skip('parallel.offload_optimizer', 'torchtitan offloads parameters, gradients and optimizer together to the CPU only');
+  else if (offP !== 'none' || offO !== 'none')
+    v.skip(
+      'parallel.offload_optimizer',
+      'torchtitan offloads parameters, gradients and optimizer together to the CPU only',
+    );
 
   const par = section('parallelism');
   const strategy = v.take<string>('parallel.fsdp_strategy');
-  let shard = dp, replicate = 1;
+  let shard = dp,
+    replicate = 1;
   if (strategy === 'no_shard') [shard, replicate] = [1, dp];
   else if (strategy === 'hybrid_shard') {
     shard = v.take<number | null>('parallel.fsdp_shard_size') ?? Math.min(v.get<number>('parallel.gpus_per_node'), dp);
     replicate = dp / shard;
-  } else if (strategy === 'shard_grad_op') v.skip('parallel.fsdp_strategy', 'written as fsdp_reshard_after_forward "never"');
+  } else if (strategy === 'shard_grad_op')
+    v.skip('parallel.fsdp_strategy', 'written as fsdp_reshard_after_forward "never"');
   v.cover('parallel.fsdp_shard_size', 'parallel.gpus_per_node');
   par('data_parallel_replicate_degree', replicate);
   par('data_parallel_shard_degree', shard);
   const reshard = v.take<boolean>('parallel.reshard_after_forward') && strategy !== 'shard_grad_op';
   par('fsdp_reshard_after_forward', reshard ? 'always' : 'never');
   par('tensor_parallel_degree', tp);
-  if (tp > 1 && !v.take<boolean>('parallel.sequence_parallel')) v.skip('parallel.sequence_parallel', 'torchtitan always shards the sequence with tensor parallelism');
+  if (tp > 1 && !v.take<boolean>('parallel.sequence_parallel'))
+    v.skip('parallel.sequence_parallel', 'torchtitan always shards the sequence with tensor parallelism');
   v.cover('parallel.sequence_parallel');
   par('pipeline_parallel_degree', pp);
   if (pp > 1) {
@@ -84,23 +117,27 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   else if (recompute === 'per_op') {
     ac('mode', 'selective');
     ac('selective_ac_option', 'op');
-  }
-  else if (recompute === 'full') {
+  } else if (recompute === 'full') {
     const n = v.take<number | null>('training.recompute_layers');
     const perStage = v.get<number>('model.layers') / pp;
     if (n === null || n === perStage) ac('mode', 'full');
     else if (n > 0 && Number.isInteger(perStage / n)) {
       ac('mode', 'selective'); // checkpoint every k-th layer: n of the stage's layers
       ac('selective_ac_option', String(perStage / n));
-    }
-    else {
+    } else {
       ac('mode', 'full');
-      v.skip('training.recompute_layers', `torchtitan checkpoints every k-th layer; ${n} of ${perStage} layers per stage is not a whole k (written as full)`);
+      v.skip(
+        'training.recompute_layers',
+        `torchtitan checkpoints every k-th layer; ${n} of ${perStage} layers per stage is not a whole k (written as full)`,
+      );
     }
   } else {
     ac('mode', 'selective');
     ac('selective_ac_option', 'op');
-    v.skip('training.recompute', `module-selective recompute (${v.get<string[]>('training.recompute_modules').join(', ')}) written as torchtitan's op-level selective checkpointing`);
+    v.skip(
+      'training.recompute',
+      `module-selective recompute (${v.get<string[]>('training.recompute_modules').join(', ')}) written as torchtitan's op-level selective checkpointing`,
+    );
   }
   v.cover('training.recompute_modules', 'training.recompute_layers');
 
@@ -111,7 +148,11 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
     c('enable', true);
     c('components', loss === 'compiled' ? ['model', 'loss'] : ['model']);
   }
-  if (loss !== 'standard' && !(loss === 'compiled' && compile)) v.skip('training.loss', `torchtitan computes the loss in full (compiled with [compile] components "loss"), not ${loss}`);
+  if (loss !== 'standard' && !(loss === 'compiled' && compile))
+    v.skip(
+      'training.loss',
+      `torchtitan computes the loss in full (compiled with [compile] components "loss"), not ${loss}`,
+    );
   const fp8ag = v.take<boolean>('parallel.fp8_all_gather');
   if (fp8ag) section('float8')('enable_fsdp_float8_all_gather', true);
   const opt = section('optimizer');

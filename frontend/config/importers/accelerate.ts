@@ -2,20 +2,85 @@
 // Keys: https://huggingface.co/docs/accelerate/usage_guides/fsdp and
 // https://huggingface.co/docs/accelerate/package_reference/utilities (FullyShardedDataParallelPlugin,
 // DeepSpeedPlugin, MegatronLMPlugin); FSDP strategies: torch.distributed.fsdp.ShardingStrategy.
-import { bool, Draft, guard, int, isAuto, obj, oneOf, parseYamlText, str, type ImportResult, type Obj } from './common.js';
+import {
+  bool,
+  Draft,
+  guard,
+  int,
+  isAuto,
+  obj,
+  oneOf,
+  parseYamlText,
+  str,
+  type ImportResult,
+  type Obj,
+} from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 
 const STRATEGIES = ['full_shard', 'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2'] as const;
 // Read and judged to have no effect on per-GPU memory.
-const FSDP_IGNORED = new Set(['auto_wrap_policy', 'transformer_layer_cls_to_wrap', 'state_dict_type', 'sync_module_states', 'use_orig_params', 'cpu_ram_efficient_loading', 'limit_all_gathers', 'xla', 'xla_fsdp_grad_ckpt', 'xla_fsdp_v2', 'xla_fsdp_settings', 'activation_cpu_offload']);
-const TOP_IGNORED = new Set(['compute_environment', 'debug', 'machine_rank', 'main_training_function', 'rdzv_backend', 'same_network', 'tpu_env', 'tpu_use_cluster', 'tpu_use_sudo', 'tpu_name', 'tpu_zone', 'main_process_ip', 'main_process_port', 'gpu_ids', 'enable_cpu_affinity', 'downcast_bf16', 'num_cpu_threads_per_process', 'commands', 'command_file', 'ipex_config', 'mpirun_config']);
+const FSDP_IGNORED = new Set([
+  'auto_wrap_policy',
+  'transformer_layer_cls_to_wrap',
+  'state_dict_type',
+  'sync_module_states',
+  'use_orig_params',
+  'cpu_ram_efficient_loading',
+  'limit_all_gathers',
+  'xla',
+  'xla_fsdp_grad_ckpt',
+  'xla_fsdp_v2',
+  'xla_fsdp_settings',
+  'activation_cpu_offload',
+]);
+const TOP_IGNORED = new Set([
+  'compute_environment',
+  'debug',
+  'machine_rank',
+  'main_training_function',
+  'rdzv_backend',
+  'same_network',
+  'tpu_env',
+  'tpu_use_cluster',
+  'tpu_use_sudo',
+  'tpu_name',
+  'tpu_zone',
+  'main_process_ip',
+  'main_process_port',
+  'gpu_ids',
+  'enable_cpu_affinity',
+  'downcast_bf16',
+  'num_cpu_threads_per_process',
+  'commands',
+  'command_file',
+  'ipex_config',
+  'mpirun_config',
+]);
 
 /** Import an accelerate config file. */
 export function importAccelerate(text: string): ImportResult {
   return guard(() => {
     const d = new Draft();
     const y = parseYamlText(text, 'accelerate config');
-    const type = y.distributed_type === undefined ? 'NO' : oneOf(y.distributed_type, 'distributed_type', ['NO', 'MULTI_GPU', 'FSDP', 'DEEPSPEED', 'MEGATRON_LM', 'MULTI_CPU', 'XLA', 'MULTI_XPU', 'MULTI_NPU', 'MULTI_MLU', 'MULTI_MUSA', 'MULTI_HPU', 'MULTI_SDAA', 'TPU'] as const);
+    const type =
+      y.distributed_type === undefined
+        ? 'NO'
+        : oneOf(y.distributed_type, 'distributed_type', [
+            'NO',
+            'MULTI_GPU',
+            'FSDP',
+            'DEEPSPEED',
+            'MEGATRON_LM',
+            'MULTI_CPU',
+            'XLA',
+            'MULTI_XPU',
+            'MULTI_NPU',
+            'MULTI_MLU',
+            'MULTI_MUSA',
+            'MULTI_HPU',
+            'MULTI_SDAA',
+            'TPU',
+          ] as const);
     const engine = { NO: 'single', MULTI_GPU: 'ddp', DEEPSPEED: 'deepspeed', MEGATRON_LM: 'megatron' }[type as string];
     if (engine) d.set('parallel.engine', engine);
     else if (type !== 'FSDP') d.skip('distributed_type', `${type} is not a GPU training engine llmem models`);
@@ -115,10 +180,13 @@ export function applyFsdpConfig(d: Draft, cfg: Obj, prefix: string, strategyFrom
   }
   if (strategy) {
     if (v2 && strategy === 'shard_grad_op') d.set('parallel.reshard_after_forward', false);
-    else if (v2 && strategy !== 'full_shard') d.skip(`${prefix}sharding strategy`, `${strategy} with FSDP2 is not mapped; full sharding assumed`);
+    else if (v2 && strategy !== 'full_shard')
+      d.skip(`${prefix}sharding strategy`, `${strategy} with FSDP2 is not mapped; full sharding assumed`);
     else if (strategy === 'hybrid_shard_zero2') {
       d.set('parallel.fsdp_strategy', 'hybrid_shard');
-      d.note(`${prefix}sharding strategy hybrid_shard_zero2: counted as hybrid_shard (parameters kept gathered after forward not modelled)`);
+      d.note(
+        `${prefix}sharding strategy hybrid_shard_zero2: counted as hybrid_shard (parameters kept gathered after forward not modelled)`,
+      );
     } else if (!v2) d.set('parallel.fsdp_strategy', strategy);
   }
   for (const [k, v] of Object.entries(cfg)) {
@@ -134,7 +202,8 @@ export function applyFsdpConfig(d: Draft, cfg: Obj, prefix: string, strategyFrom
     } else if (name === 'activation_checkpointing') {
       if (bool(v, at)) d.set('training.recompute', 'full');
     } else if (name === 'backward_prefetch' || name === 'backward_prefetch_policy') {
-      if (v !== null && String(v).toUpperCase() !== 'BACKWARD_PRE') d.skip(at, `${String(v)}: llmem models the default BACKWARD_PRE prefetch`);
+      if (v !== null && String(v).toUpperCase() !== 'BACKWARD_PRE')
+        d.skip(at, `${String(v)}: llmem models the default BACKWARD_PRE prefetch`);
       else d.ignore(at);
     } else if (name === 'forward_prefetch') {
       if (v === true) d.skip(at, 'forward prefetch (one more layer gathered in the forward) is not modelled');
@@ -142,15 +211,15 @@ export function applyFsdpConfig(d: Draft, cfg: Obj, prefix: string, strategyFrom
     } else if (name === 'min_num_params') {
       if (Number(v) > 0) d.skip(at, 'size-based wrapping is not modelled (one FSDP unit per transformer layer)');
       else d.ignore(at);
-    }
-    else if (FSDP_IGNORED.has(name)) d.ignore(at);
+    } else if (FSDP_IGNORED.has(name)) d.ignore(at);
     else d.skip(at, 'not mapped');
   }
 }
 
 function strategyName(v: Json, key: string): string {
   // accelerate also accepts the ShardingStrategy numbers 1..5.
-  if (typeof v === 'number' || /^\d$/.test(String(v))) return STRATEGIES[int(v, key) - 1] ?? oneOf(String(v), key, STRATEGIES);
+  if (typeof v === 'number' || /^\d$/.test(String(v)))
+    return STRATEGIES[int(v, key) - 1] ?? oneOf(String(v), key, STRATEGIES);
   return oneOf(str(v, key).toLowerCase().replace(/ /g, '_'), key, STRATEGIES);
 }
 
@@ -158,14 +227,16 @@ function deepspeedPlugin(d: Draft, cfg: Obj, prefix: string): void {
   for (const [k, v] of Object.entries(cfg)) {
     const at = prefix + k;
     if (k === 'zero_stage') d.set('parallel.zero_stage', int(v, at, 0));
-    else if (k === 'offload_optimizer_device') d.set('parallel.offload_optimizer', oneOf(v, at, ['none', 'cpu', 'nvme'] as const));
-    else if (k === 'offload_param_device') d.set('parallel.offload_params', oneOf(v, at, ['none', 'cpu', 'nvme'] as const));
+    else if (k === 'offload_optimizer_device')
+      d.set('parallel.offload_optimizer', oneOf(v, at, ['none', 'cpu', 'nvme'] as const));
+    else if (k === 'offload_param_device')
+      d.set('parallel.offload_params', oneOf(v, at, ['none', 'cpu', 'nvme'] as const));
     else if (k === 'gradient_accumulation_steps') {
       if (isAuto(v)) d.auto(at, 'training.grad_accum');
       else d.set('training.grad_accum', int(v, at));
-    }
-    else if (k === 'zero3_init_flag') d.set('parallel.zero_init', bool(v, at));
-    else if (k === 'deepspeed_config_file') d.skip(at, `${String(v)} is not read; import it with \`llmem import deepspeed\``);
+    } else if (k === 'zero3_init_flag') d.set('parallel.zero_init', bool(v, at));
+    else if (k === 'deepspeed_config_file')
+      d.skip(at, `${String(v)} is not read; import it with \`llmem import deepspeed\``);
     else d.ignore(at); // gradient_clipping, zero3_save_16bit_model, deepspeed_multinode_launcher, ...
   }
 }
@@ -179,19 +250,22 @@ function megatronPlugin(d: Draft, cfg: Obj, prefix: string): void {
     else if (k === 'megatron_lm_sequence_parallelism') d.set('parallel.sequence_parallel', bool(v, at));
     else if (k === 'megatron_lm_recompute_activations') {
       if (bool(v, at)) d.set('training.recompute', 'selective');
-    }
-    else if (k === 'megatron_lm_use_distributed_optimizer') d.set('parallel.distributed_optimizer', bool(v, at));
+    } else if (k === 'megatron_lm_use_distributed_optimizer') d.set('parallel.distributed_optimizer', bool(v, at));
     else d.ignore(at);
   }
 }
 
 function parallelism(d: Draft, cfg: Obj, prefix: string): void {
-  const n = (k: string) => (cfg[`parallelism_config_${k}`] === undefined ? 1 : int(cfg[`parallelism_config_${k}`], `${prefix}parallelism_config_${k}`));
+  const n = (k: string) =>
+    cfg[`parallelism_config_${k}`] === undefined
+      ? 1
+      : int(cfg[`parallelism_config_${k}`], `${prefix}parallelism_config_${k}`);
   if (n('tp_size') > 1) d.set('parallel.tp', n('tp_size'));
   if (n('cp_size') > 1) d.set('parallel.cp', n('cp_size'));
   if (n('dp_replicate_size') > 1 && n('dp_shard_size') > 1) {
     d.set('parallel.fsdp_strategy', 'hybrid_shard');
     d.set('parallel.fsdp_shard_size', n('dp_shard_size'));
   }
-  for (const k of Object.keys(cfg)) if (!/^parallelism_config_(tp|cp|dp_replicate|dp_shard)_size$/.test(k)) d.skip(prefix + k, 'not mapped');
+  for (const k of Object.keys(cfg))
+    if (!/^parallelism_config_(tp|cp|dp_replicate|dp_shard)_size$/.test(k)) d.skip(prefix + k, 'not mapped');
 }

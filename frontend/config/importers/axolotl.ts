@@ -2,11 +2,25 @@
 // https://docs.axolotl.ai/docs/config-reference.html (src/axolotl/utils/schemas/config.py);
 // optimizer names are the Trainer's `optim`, fsdp/fsdp_config are accelerate's.
 import { applyDeepSpeedRef, applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
-import { ALL_TARGETS, applyLoraTargets, applyModelId, bool, Draft, guard, ImportError, int, num, oneOf, parseYamlText, type ImportResult } from './common.js';
+import {
+  ALL_TARGETS,
+  applyLoraTargets,
+  applyModelId,
+  bool,
+  Draft,
+  guard,
+  ImportError,
+  int,
+  num,
+  oneOf,
+  parseYamlText,
+  type ImportResult,
+} from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 
 // No effect on per-GPU memory: data, prompts, logging, evaluation, saving, hub, schedules.
-const IGNORED = /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|plugins|liger_rope|liger_rms_norm|liger_glu_activation|liger_layer_norm|liger_swiglu|liger_cross_entropy|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|fsdp_version)$/;
+const IGNORED =
+  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|plugins|liger_rope|liger_rms_norm|liger_glu_activation|liger_layer_norm|liger_swiglu|liger_cross_entropy|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|fsdp_version)$/;
 
 /** Import an axolotl YAML. */
 export function importAxolotl(text: string): ImportResult {
@@ -26,7 +40,10 @@ export function importAxolotl(text: string): ImportResult {
       d.note(`${set('bfloat16') ? 'bfloat16' : 'float16'}: weights loaded in half precision, no fp32 master copy`);
     }
     // Adapter: lora | qlora (load_in_4bit) | lora + load_in_8bit; none: full fine-tuning.
-    const adapter = y.adapter === undefined || y.adapter === null || y.adapter === '' ? undefined : oneOf(y.adapter, 'adapter', ['lora', 'qlora', 'llama-adapter'] as const);
+    const adapter =
+      y.adapter === undefined || y.adapter === null || y.adapter === ''
+        ? undefined
+        : oneOf(y.adapter, 'adapter', ['lora', 'qlora', 'llama-adapter'] as const);
     const four = set('load_in_4bit') && bool(y.load_in_4bit, 'load_in_4bit');
     const eight = set('load_in_8bit') && bool(y.load_in_8bit, 'load_in_8bit');
     if (adapter === 'llama-adapter') d.skip('adapter', 'llama-adapter is not modelled');
@@ -40,7 +57,8 @@ export function importAxolotl(text: string): ImportResult {
       if (adapter === 'qlora' && !four) d.note('adapter qlora without load_in_4bit: 4-bit NF4 base assumed');
       d.set('training.finetune.lora_rank', set('lora_r') ? int(y.lora_r, 'lora_r') : 8);
       if (!set('lora_r')) d.note('lora_r absent: 8 assumed');
-      if (set('lora_target_linear') && bool(y.lora_target_linear, 'lora_target_linear')) d.set('training.finetune.lora_targets', ALL_TARGETS);
+      if (set('lora_target_linear') && bool(y.lora_target_linear, 'lora_target_linear'))
+        d.set('training.finetune.lora_targets', ALL_TARGETS);
       else if (set('lora_target_modules')) applyLoraTargets(d, 'lora_target_modules', y.lora_target_modules);
       else {
         d.set('training.finetune.lora_targets', ['q', 'v']);
@@ -48,7 +66,8 @@ export function importAxolotl(text: string): ImportResult {
       }
     } else {
       d.set('training.finetune.method', 'full');
-      if (four || eight) d.skip(four ? 'load_in_4bit' : 'load_in_8bit', 'a quantized base without an adapter is not trainable; ignored');
+      if (four || eight)
+        d.skip(four ? 'load_in_4bit' : 'load_in_8bit', 'a quantized base without an adapter is not trainable; ignored');
     }
     let micro: number | undefined;
     for (const [key, v] of Object.entries(y)) {
@@ -134,7 +153,8 @@ export function importAxolotl(text: string): ImportResult {
           applyFsdpOption(d, key, v, fsdpConfig(y), 'fsdp_config');
           break;
         case 'fsdp_config':
-          if (!set('fsdp') && set('fsdp_version')) applyFsdpOption(d, 'fsdp_version', ['full_shard'], fsdpConfig(y), 'fsdp_config');
+          if (!set('fsdp') && set('fsdp_version'))
+            applyFsdpOption(d, 'fsdp_version', ['full_shard'], fsdpConfig(y), 'fsdp_config');
           else if (!set('fsdp')) d.ignore(key);
           break;
         case 'torch_compile':
@@ -150,8 +170,10 @@ export function importAxolotl(text: string): ImportResult {
     }
     if (set('batch_size')) {
       const total = int(y.batch_size, 'batch_size');
-      if (micro && !set('gradient_accumulation_steps') && total % micro === 0) d.set('training.grad_accum', total / micro);
-      else if (!set('gradient_accumulation_steps')) d.skip('batch_size', 'needs micro_batch_size to derive gradient accumulation');
+      if (micro && !set('gradient_accumulation_steps') && total % micro === 0)
+        d.set('training.grad_accum', total / micro);
+      else if (!set('gradient_accumulation_steps'))
+        d.skip('batch_size', 'needs micro_batch_size to derive gradient accumulation');
     }
     if (!set('sequence_len')) {
       d.set('training.seq_len', 2048);
@@ -166,7 +188,8 @@ export function importAxolotl(text: string): ImportResult {
 function fsdpConfig(y: Record<string, Json>): Json | undefined {
   const c = y.fsdp_config;
   if (y.fsdp_version === undefined || y.fsdp_version === null) return c;
-  if (c !== undefined && c !== null && (typeof c !== 'object' || Array.isArray(c))) throw new ImportError('fsdp_config', 'fsdp_config: must be a mapping of keys');
+  if (c !== undefined && c !== null && (typeof c !== 'object' || Array.isArray(c)))
+    throw new ImportError('fsdp_config', 'fsdp_config: must be a mapping of keys');
   return { ...((c as Record<string, Json> | null | undefined) ?? {}), fsdp_version: y.fsdp_version };
 }
 
@@ -176,5 +199,6 @@ function gradientCheckpointing(d: Draft, key: string, v: Json): void {
     d.set('training.recompute', 'full');
     d.set('training.activation_offload', true);
     d.note(`${key} ${v}: checkpointed layer inputs offloaded to the host`);
-  } else if (v !== false) throw new ImportError(key, `${key}: must be true, false, "unsloth" or "offload", not ${JSON.stringify(v)}`);
+  } else if (v !== false)
+    throw new ImportError(key, `${key}: must be true, false, "unsloth" or "offload", not ${JSON.stringify(v)}`);
 }

@@ -26,7 +26,10 @@ export type ImportResult = Imported | { error: ConfigError };
 
 /** Malformed input: the importer stops and applies nothing. `path` names the source key. */
 export class ImportError extends Error {
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -42,7 +45,10 @@ export function guard<T>(body: () => T): T | { error: ConfigError } {
   } catch (e) {
     if (e instanceof ImportError) return { error: { path: e.path, message: e.message } };
     // a nesting or expansion bomb (recursion or string limits): a named error, never a crash
-    if (e instanceof RangeError) return { error: { path: '', message: `the file is nested too deeply or expands too far to import (${e.message})` } };
+    if (e instanceof RangeError)
+      return {
+        error: { path: '', message: `the file is nested too deeply or expands too far to import (${e.message})` },
+      };
     throw e;
   }
 }
@@ -141,7 +147,11 @@ export function oneOf<T extends string>(v: unknown, key: string, allowed: readon
 
 function top(value: unknown, what: string): Obj {
   if (value === null || value === undefined) throw new ImportError('', `${what}: the file is empty`);
-  if (!isObject(value)) throw new ImportError('', `${what}: must hold a mapping of keys, not ${Array.isArray(value) ? 'a list' : describe(value)}`);
+  if (!isObject(value))
+    throw new ImportError(
+      '',
+      `${what}: must hold a mapping of keys, not ${Array.isArray(value) ? 'a list' : describe(value)}`,
+    );
   return value;
 }
 
@@ -161,7 +171,10 @@ export function parseYamlText(text: string, what: string): Obj {
     v = parseYaml(text);
   } catch (e) {
     if (!(e instanceof YamlError)) throw e;
-    throw new ImportError('', e.unsupported ? `${what}: unsupported YAML (${e.message})` : `${what}: not valid YAML (${e.message})`);
+    throw new ImportError(
+      '',
+      e.unsupported ? `${what}: unsupported YAML (${e.message})` : `${what}: not valid YAML (${e.message})`,
+    );
   }
   return top(v, what);
 }
@@ -186,7 +199,9 @@ function modelKey(id: string): string {
 
 const HF_IDS: [string, string][] = MODELS.flatMap((m) => {
   const hf = /\bHF ([\w.-]+\/[\w.-]+)/.exec(m.source)?.[1];
-  return hf ? [[modelKey(hf), m.id] as [string, string], [m.id, m.id] as [string, string]] : [[m.id, m.id] as [string, string]];
+  return hf
+    ? [[modelKey(hf), m.id] as [string, string], [m.id, m.id] as [string, string]]
+    : [[m.id, m.id] as [string, string]];
 });
 
 /** The catalog preset for a Hugging Face model id or local path, if its name matches one. */
@@ -204,16 +219,41 @@ export function applyModelId(d: Draft, key: string, id: unknown): void {
     d.set('model.preset', preset);
     d.note(`${key} "${name}" -> model.preset ${preset}`);
   } else {
-    d.skip(key, `"${name}" is not in the model catalog; import its config.json with \`llmem import hf\` (or llmem estimate --hf) to set the model`);
+    d.skip(
+      key,
+      `"${name}" is not in the model catalog; import its config.json with \`llmem import hf\` (or llmem estimate --hf) to set the model`,
+    );
   }
 }
 
 // Module names of LoRA target lists (PEFT target_modules) -> config v1 lora_targets.
 const TARGETS: Record<string, string[]> = {
-  q_proj: ['q'], k_proj: ['k'], v_proj: ['v'], o_proj: ['o'], gate_proj: ['gate'], up_proj: ['up'], down_proj: ['down'],
-  wq: ['q'], wk: ['k'], wv: ['v'], wo: ['o'], w1: ['gate'], w3: ['up'], w2: ['down'],
-  qkv_proj: ['q', 'k', 'v'], query_key_value: ['q', 'k', 'v'], c_attn: ['q', 'k', 'v'], gate_up_proj: ['gate', 'up'],
-  query: ['q'], key: ['k'], value: ['v'], dense_h_to_4h: ['up'], dense_4h_to_h: ['down'], c_fc: ['up'], fc1: ['up'], fc2: ['down'],
+  q_proj: ['q'],
+  k_proj: ['k'],
+  v_proj: ['v'],
+  o_proj: ['o'],
+  gate_proj: ['gate'],
+  up_proj: ['up'],
+  down_proj: ['down'],
+  wq: ['q'],
+  wk: ['k'],
+  wv: ['v'],
+  wo: ['o'],
+  w1: ['gate'],
+  w3: ['up'],
+  w2: ['down'],
+  qkv_proj: ['q', 'k', 'v'],
+  query_key_value: ['q', 'k', 'v'],
+  c_attn: ['q', 'k', 'v'],
+  gate_up_proj: ['gate', 'up'],
+  query: ['q'],
+  key: ['k'],
+  value: ['v'],
+  dense_h_to_4h: ['up'],
+  dense_4h_to_h: ['down'],
+  c_fc: ['up'],
+  fc1: ['up'],
+  fc2: ['down'],
 };
 export const ALL_TARGETS = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'];
 
@@ -227,9 +267,12 @@ export function applyLoraTargets(d: Draft, key: string, v: Json): void {
   const set = new Set<string>();
   for (const n of names) {
     const hit = TARGETS[n.split('.').pop()!];
-    if (hit) hit.forEach((t) => set.add(t));
+    if (hit) for (const t of hit) set.add(t);
     else d.skip(`${key} ${n}`, 'not a linear of the attention or MLP blocks; no adapter counted for it');
   }
   if (!set.size) throw new ImportError(key, `${key}: no LoRA target llmem can count (${names.join(', ')})`);
-  d.set('training.finetune.lora_targets', ALL_TARGETS.filter((t) => set.has(t)));
+  d.set(
+    'training.finetune.lora_targets',
+    ALL_TARGETS.filter((t) => set.has(t)),
+  );
 }

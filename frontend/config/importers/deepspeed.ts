@@ -1,10 +1,32 @@
 // DeepSpeed JSON -> config v1. Keys and defaults: https://www.deepspeed.ai/docs/config-json/
 // (deepspeed/runtime/config.py, deepspeed/runtime/zero/config.py, offload_config.py).
 import type { Json } from '../../../wasm/llmem.js';
-import { bool, Draft, guard, ImportError, int, isAuto, isObject, num, obj, oneOf, parseJsonText, str, type ImportResult, type Obj } from './common.js';
+import {
+  bool,
+  Draft,
+  guard,
+  ImportError,
+  int,
+  isAuto,
+  isObject,
+  num,
+  obj,
+  oneOf,
+  parseJsonText,
+  str,
+  type ImportResult,
+  type Obj,
+} from './common.js';
 
 const OFFLOAD = ['none', 'cpu', 'nvme'] as const;
-const GRAD_DTYPES: Record<string, string> = { fp32: 'fp32', float32: 'fp32', fp16: 'fp16', float16: 'fp16', bf16: 'bf16', bfloat16: 'bf16' };
+const GRAD_DTYPES: Record<string, string> = {
+  fp32: 'fp32',
+  float32: 'fp32',
+  fp16: 'fp16',
+  float16: 'fp16',
+  bf16: 'bf16',
+  bfloat16: 'bf16',
+};
 
 // zero_optimization keys mapped one to one (DeepSpeedZeroConfig; the stage3_* keys also go without the prefix).
 const ZERO_KEYS: [string[], string][] = [
@@ -12,16 +34,62 @@ const ZERO_KEYS: [string[], string][] = [
   [['allgather_bucket_size'], 'parallel.allgather_bucket_size'],
   [['stage3_prefetch_bucket_size', 'prefetch_bucket_size'], 'parallel.stage3_prefetch_bucket_size'],
   [['stage3_max_live_parameters', 'max_live_parameters'], 'parallel.stage3_max_live_parameters'],
-  [['stage3_param_persistence_threshold', 'param_persistence_threshold'], 'parallel.stage3_param_persistence_threshold'],
+  [
+    ['stage3_param_persistence_threshold', 'param_persistence_threshold'],
+    'parallel.stage3_param_persistence_threshold',
+  ],
 ];
-const ZERO_IGNORED = new Set(['contiguous_gradients', 'reduce_scatter', 'allgather_partitions', 'stage3_gather_16bit_weights_on_model_save', 'stage3_gather_fp16_weights_on_model_save', 'gather_16bit_weights_on_model_save', 'round_robin_gradients', 'elastic_checkpoint', 'load_from_fp32_weights', 'ignore_unused_parameters', 'legacy_stage1', 'use_multi_rank_bucket_allreduce', 'memory_efficient_linear', 'log_trace_cache_warnings', 'cpu_offload_use_pin_memory']);
+const ZERO_IGNORED = new Set([
+  'contiguous_gradients',
+  'reduce_scatter',
+  'allgather_partitions',
+  'stage3_gather_16bit_weights_on_model_save',
+  'stage3_gather_fp16_weights_on_model_save',
+  'gather_16bit_weights_on_model_save',
+  'round_robin_gradients',
+  'elastic_checkpoint',
+  'load_from_fp32_weights',
+  'ignore_unused_parameters',
+  'legacy_stage1',
+  'use_multi_rank_bucket_allreduce',
+  'memory_efficient_linear',
+  'log_trace_cache_warnings',
+  'cpu_offload_use_pin_memory',
+]);
 // A file with more unknown keys than this is not a DeepSpeed config: stop at once rather than list them all.
 const MAX_UNKNOWN_KEYS = 1000;
 // Top-level keys with no effect on per-GPU memory (logging, schedules, clipping, I/O tuning).
-const IGNORED = new Set(['scheduler', 'gradient_clipping', 'steps_per_print', 'wall_clock_breakdown', 'prescale_gradients', 'gradient_predivide_factor', 'zero_allow_untested_optimizer', 'zero_force_ds_cpu_optimizer', 'flops_profiler', 'tensorboard', 'wandb', 'csv_monitor', 'comet', 'comms_logger', 'checkpoint', 'aio', 'elasticity', 'dump_state', 'memory_breakdown', 'seed', 'dataloader_drop_last', 'disable_allgather', 'timers', 'monitor_config', 'nebula']);
+const IGNORED = new Set([
+  'scheduler',
+  'gradient_clipping',
+  'steps_per_print',
+  'wall_clock_breakdown',
+  'prescale_gradients',
+  'gradient_predivide_factor',
+  'zero_allow_untested_optimizer',
+  'zero_force_ds_cpu_optimizer',
+  'flops_profiler',
+  'tensorboard',
+  'wandb',
+  'csv_monitor',
+  'comet',
+  'comms_logger',
+  'checkpoint',
+  'aio',
+  'elasticity',
+  'dump_state',
+  'memory_breakdown',
+  'seed',
+  'dataloader_drop_last',
+  'disable_allgather',
+  'timers',
+  'monitor_config',
+  'nebula',
+]);
 // Top-level keys that change memory but have no config v1 key.
 const NOT_EXPRESSIBLE: Record<string, string> = {
-  activation_checkpointing: 'DeepSpeed activation checkpointing applies only to models that call deepspeed.checkpointing (Megatron-DeepSpeed); set training.recompute yourself',
+  activation_checkpointing:
+    'DeepSpeed activation checkpointing applies only to models that call deepspeed.checkpointing (Megatron-DeepSpeed); set training.recompute yourself',
   communication_data_type: 'the reduction dtype of gradients is not modelled separately',
   amp: 'apex AMP is not modelled; set training.dtype',
   torch_autocast: 'DeepSpeed torch_autocast is not mapped; set training.dtype (and master_weights) yourself',
@@ -50,7 +118,8 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
   d.set('parallel.engine', 'deepspeed');
   let micro: number | undefined, accum: number | undefined, total: number | undefined;
   let dtypeSeen = false;
-  let known = 0, unknown = 0;
+  let known = 0,
+    unknown = 0;
   let firstUnknown: string | undefined;
   for (const key in ds) {
     const v = ds[key];
@@ -80,7 +149,8 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         break;
       case 'data_types': {
         for (const [dk, dv] of Object.entries(obj(v, k(key)))) {
-          if (dk === 'grad_accum_dtype' && dv !== null) d.set('training.grad_dtype', GRAD_DTYPES[oneOf(dv, k(`${key}.${dk}`), Object.keys(GRAD_DTYPES))]);
+          if (dk === 'grad_accum_dtype' && dv !== null)
+            d.set('training.grad_dtype', GRAD_DTYPES[oneOf(dv, k(`${key}.${dk}`), Object.keys(GRAD_DTYPES))]);
           else d.skip(k(`${key}.${dk}`), 'not mapped');
         }
         break;
@@ -92,7 +162,10 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         if (IGNORED.has(key)) d.ignore(k(key));
         else {
           if (!(key in NOT_EXPRESSIBLE) && ++unknown > MAX_UNKNOWN_KEYS)
-            throw new ImportError(k(key), `DeepSpeed config: more than ${MAX_UNKNOWN_KEYS} keys that are not DeepSpeed settings (the first: "${firstUnknown}"); is this a DeepSpeed config?`);
+            throw new ImportError(
+              k(key),
+              `DeepSpeed config: more than ${MAX_UNKNOWN_KEYS} keys that are not DeepSpeed settings (the first: "${firstUnknown}"); is this a DeepSpeed config?`,
+            );
           if (!(key in NOT_EXPRESSIBLE)) firstUnknown ??= k(key);
           d.skip(k(key), NOT_EXPRESSIBLE[key] ?? 'not a known DeepSpeed key; not applied');
           continue;
@@ -101,7 +174,10 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
     known++;
   }
   if (!prefix && known === 0 && firstUnknown !== undefined)
-    throw new ImportError(firstUnknown, `DeepSpeed config: none of its keys is a DeepSpeed setting (the first: "${firstUnknown}")`);
+    throw new ImportError(
+      firstUnknown,
+      `DeepSpeed config: none of its keys is a DeepSpeed setting (the first: "${firstUnknown}")`,
+    );
   if (!dtypeSeen && d.get('training.dtype') === undefined && !prefix) {
     d.set('training.dtype', 'fp32');
     d.note('no fp16/bf16 section enabled: DeepSpeed trains in fp32 (training.dtype fp32)');
@@ -115,11 +191,17 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
     if (micro !== undefined && accum !== undefined && total % (micro * accum) === 0) {
       const gpus = total / (micro * accum);
       d.set('parallel.gpus', gpus);
-      d.note(`parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)`);
+      d.note(
+        `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)`,
+      );
     } else if (micro !== undefined && accum === undefined) {
-      d.skip(k('train_batch_size'), `grad_accum = ${total} / (${micro} * world size) needs the world size; set training.grad_accum`);
+      d.skip(
+        k('train_batch_size'),
+        `grad_accum = ${total} / (${micro} * world size) needs the world size; set training.grad_accum`,
+      );
     } else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
-  } else if (micro !== undefined || accum !== undefined) d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
+  } else if (micro !== undefined || accum !== undefined)
+    d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
 }
 
 function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): boolean {
@@ -132,7 +214,8 @@ function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): bool
       }
       on = bool(pv, `${key}.enabled`);
       if (on) d.set('training.dtype', dtype);
-    } else if (pk === 'fp16_master_weights_and_grads' && pv === true) d.skip(`${key}.${pk}`, 'fp16 master weights and gradients are not modelled (master copy counted in fp32)');
+    } else if (pk === 'fp16_master_weights_and_grads' && pv === true)
+      d.skip(`${key}.${pk}`, 'fp16 master weights and gradients are not modelled (master copy counted in fp32)');
     else d.ignore(`${key}.${pk}`); // loss scaling, hysteresis, immediate_grad_update: no memory effect
   }
   return on || (isObject(v) && v.enabled === 'auto');
@@ -142,7 +225,8 @@ function offload(d: Draft, v: Json, key: string, path: string): void {
   if (v === null) return;
   for (const [ok, ov] of Object.entries(obj(v, key))) {
     if (ok === 'device') d.set(path, oneOf(ov ?? 'none', `${key}.device`, OFFLOAD));
-    else if (ok === 'ratio' && ov !== 1 && ov !== 1.0) d.skip(`${key}.ratio`, `partial offload (${String(ov)}) is not modelled; counted as full offload`);
+    else if (ok === 'ratio' && ov !== 1 && ov !== 1.0)
+      d.skip(`${key}.ratio`, `partial offload (${String(ov)}) is not modelled; counted as full offload`);
     else d.ignore(`${key}.${ok}`); // pin_memory, nvme_path, buffer_count, buffer_size, fast_init, max_in_cpu, pipeline_*
   }
 }
@@ -155,24 +239,37 @@ function zero(d: Draft, v: Json, key: string): void {
       const stage = int(zv, at, 0);
       if (stage > 3) throw new ImportError(at, `${at}: must be 0, 1, 2 or 3, not ${stage}`);
       d.set('parallel.zero_stage', stage);
-    }
-    else if (zk === 'offload_optimizer') offload(d, zv, at, 'parallel.offload_optimizer');
+    } else if (zk === 'offload_optimizer') offload(d, zv, at, 'parallel.offload_optimizer');
     else if (zk === 'offload_param') offload(d, zv, at, 'parallel.offload_params');
     else if (zk === 'cpu_offload') {
       if (bool(zv, at)) d.set('parallel.offload_optimizer', 'cpu'); // legacy spelling of offload_optimizer.device cpu
     } else if (zk === 'cpu_offload_params' || zk === 'cpu_offload_param') {
       if (bool(zv, at)) d.set('parallel.offload_params', 'cpu');
-    }
-    else if (zk === 'overlap_comm') {
+    } else if (zk === 'overlap_comm') {
       if (isAuto(zv)) d.auto(at, 'parallel.overlap_comm');
       else d.set('parallel.overlap_comm', bool(zv, at));
     } else if (mapped) {
       if (isAuto(zv)) d.auto(at, mapped[1]);
-      else d.set(mapped[1], num(zv, at, zk.includes('persistence') || zk.includes('prefetch') || zk.includes('live') ? 0 : 1));
+      else
+        d.set(
+          mapped[1],
+          num(zv, at, zk.includes('persistence') || zk.includes('prefetch') || zk.includes('live') ? 0 : 1),
+        );
     } else if (ZERO_IGNORED.has(zk)) {
-      if (zk === 'contiguous_gradients' && zv === false) d.skip(at, 'non-contiguous gradients are not modelled (the contiguous buffer is)');
+      if (zk === 'contiguous_gradients' && zv === false)
+        d.skip(at, 'non-contiguous gradients are not modelled (the contiguous buffer is)');
       else d.ignore(at);
-    } else d.skip(at, zk === 'sub_group_size' ? 'the optimizer-step sub-group buffers are not modelled' : zk === 'stage3_max_reuse_distance' ? 'keeping gathered parameters for re-use is not modelled' : zk.startsWith('zero_') || zk.startsWith('mics') ? 'ZeRO++ / MiCS partitioning is not modelled' : 'not mapped');
+    } else
+      d.skip(
+        at,
+        zk === 'sub_group_size'
+          ? 'the optimizer-step sub-group buffers are not modelled'
+          : zk === 'stage3_max_reuse_distance'
+            ? 'keeping gathered parameters for re-use is not modelled'
+            : zk.startsWith('zero_') || zk.startsWith('mics')
+              ? 'ZeRO++ / MiCS partitioning is not modelled'
+              : 'not mapped',
+      );
   }
   const stage = d.get('parallel.zero_stage');
   if (d.get('parallel.offload_params') !== undefined && d.get('parallel.offload_params') !== 'none' && stage !== 3)
@@ -188,7 +285,8 @@ function optimizer(d: Draft, v: Json, key: string): void {
       d.ignore(`${key}.params`);
     } else if (okey === 'type') {
       const type = str(ov, `${key}.type`).toLowerCase();
-      if (type === 'adamw' || type === 'adam' || type === 'fusedadam' || type === 'cpuadam') d.get('training.optimizer') ?? d.set('training.optimizer', 'adamw');
+      if (type === 'adamw' || type === 'adam' || type === 'fusedadam' || type === 'cpuadam')
+        d.get('training.optimizer') ?? d.set('training.optimizer', 'adamw');
       else if (type === 'lion') d.set('training.optimizer', 'lion');
       else if (['lamb', 'onebitadam', 'zerooneadam', 'onebitlamb'].includes(type)) {
         d.set('training.optimizer', 'adamw');

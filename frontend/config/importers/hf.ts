@@ -21,56 +21,429 @@ export interface HfImport {
 // Per model_type: the transformers config-class defaults for the keys read here
 // (configuration_<type>.py __init__ signatures).
 const DEFAULTS: Record<string, Obj> = {
-  llama: { vocab_size: 32000, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, hidden_act: 'silu', max_position_embeddings: 2048, tie_word_embeddings: false, attention_bias: false, mlp_bias: false },
-  mistral: { vocab_size: 32000, hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 8, hidden_act: 'silu', max_position_embeddings: 131072, tie_word_embeddings: false, sliding_window: 4096 },
-  mixtral: { vocab_size: 32000, hidden_size: 4096, intermediate_size: 14336, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 8, hidden_act: 'silu', max_position_embeddings: 131072, tie_word_embeddings: false, num_local_experts: 8, num_experts_per_tok: 2 },
-  qwen2: { vocab_size: 151936, hidden_size: 4096, intermediate_size: 22016, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 32, hidden_act: 'silu', max_position_embeddings: 32768, tie_word_embeddings: false, use_sliding_window: false },
-  qwen2_moe: { vocab_size: 151936, hidden_size: 2048, intermediate_size: 5632, num_hidden_layers: 24, num_attention_heads: 16, num_key_value_heads: 16, hidden_act: 'silu', max_position_embeddings: 32768, tie_word_embeddings: false, use_sliding_window: false, decoder_sparse_step: 1, moe_intermediate_size: 1408, shared_expert_intermediate_size: 5632, num_experts_per_tok: 4, num_experts: 60, mlp_only_layers: [] },
-  qwen3: { vocab_size: 151936, hidden_size: 4096, intermediate_size: 22016, num_hidden_layers: 32, num_attention_heads: 32, num_key_value_heads: 32, head_dim: 128, hidden_act: 'silu', max_position_embeddings: 32768, tie_word_embeddings: false, attention_bias: false, use_sliding_window: false },
-  qwen3_moe: { vocab_size: 151936, hidden_size: 2048, intermediate_size: 6144, num_hidden_layers: 24, num_attention_heads: 32, num_key_value_heads: 4, hidden_act: 'silu', max_position_embeddings: 32768, tie_word_embeddings: false, attention_bias: false, use_sliding_window: false, decoder_sparse_step: 1, moe_intermediate_size: 768, num_experts_per_tok: 8, num_experts: 128, mlp_only_layers: [] },
-  deepseek_v3: { vocab_size: 129280, hidden_size: 7168, intermediate_size: 18432, moe_intermediate_size: 2048, num_hidden_layers: 61, num_attention_heads: 128, num_key_value_heads: 128, n_shared_experts: 1, n_routed_experts: 256, num_experts_per_tok: 8, first_k_dense_replace: 3, moe_layer_freq: 1, q_lora_rank: 1536, kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128, hidden_act: 'silu', max_position_embeddings: 4096, tie_word_embeddings: false, attention_bias: false },
-  gemma: { vocab_size: 256000, hidden_size: 3072, intermediate_size: 24576, num_hidden_layers: 28, num_attention_heads: 16, num_key_value_heads: 16, head_dim: 256, hidden_act: 'gelu_pytorch_tanh', max_position_embeddings: 8192, tie_word_embeddings: true, attention_bias: false },
-  gemma2: { vocab_size: 256000, hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', max_position_embeddings: 8192, tie_word_embeddings: true, attention_bias: false, sliding_window: 4096, attn_logit_softcapping: 50.0, final_logit_softcapping: 30.0 },
-  gemma3_text: { vocab_size: 262208, hidden_size: 2304, intermediate_size: 9216, num_hidden_layers: 26, num_attention_heads: 8, num_key_value_heads: 4, head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', max_position_embeddings: 131072, tie_word_embeddings: true, attention_bias: false, sliding_window: 4096, sliding_window_pattern: 6 },
-  phi3: { vocab_size: 32064, hidden_size: 3072, intermediate_size: 8192, num_hidden_layers: 32, num_attention_heads: 32, hidden_act: 'silu', max_position_embeddings: 4096, tie_word_embeddings: false },
-  gpt2: { vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, activation_function: 'gelu_new', tie_word_embeddings: true, resid_pdrop: 0.1, embd_pdrop: 0.1, attn_pdrop: 0.1 },
-  gpt_neox: { vocab_size: 50432, hidden_size: 6144, num_hidden_layers: 44, num_attention_heads: 64, intermediate_size: 24576, hidden_act: 'gelu', max_position_embeddings: 2048, tie_word_embeddings: false, attention_bias: true },
-  falcon: { vocab_size: 65024, hidden_size: 4544, num_hidden_layers: 32, num_attention_heads: 71, multi_query: true, parallel_attn: true, bias: false, alibi: false, new_decoder_architecture: false, max_position_embeddings: 2048, tie_word_embeddings: true },
-  olmo2: { vocab_size: 50304, hidden_size: 4096, intermediate_size: 11008, num_hidden_layers: 32, num_attention_heads: 32, hidden_act: 'silu', max_position_embeddings: 2048, tie_word_embeddings: false, attention_bias: false },
-  bert: { vocab_size: 30522, hidden_size: 768, num_hidden_layers: 12, num_attention_heads: 12, intermediate_size: 3072, hidden_act: 'gelu', max_position_embeddings: 512, type_vocab_size: 2, hidden_dropout_prob: 0.1, attention_probs_dropout_prob: 0.1, position_embedding_type: 'absolute' },
-  gpt_oss: { vocab_size: 201088, hidden_size: 2880, intermediate_size: 2880, num_hidden_layers: 36, num_attention_heads: 64, num_key_value_heads: 8, head_dim: 64, max_position_embeddings: 131072, tie_word_embeddings: false, attention_bias: true, sliding_window: 128, num_local_experts: 128, num_experts_per_tok: 4 },
+  llama: {
+    vocab_size: 32000,
+    hidden_size: 4096,
+    intermediate_size: 11008,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    hidden_act: 'silu',
+    max_position_embeddings: 2048,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    mlp_bias: false,
+  },
+  mistral: {
+    vocab_size: 32000,
+    hidden_size: 4096,
+    intermediate_size: 14336,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    num_key_value_heads: 8,
+    hidden_act: 'silu',
+    max_position_embeddings: 131072,
+    tie_word_embeddings: false,
+    sliding_window: 4096,
+  },
+  mixtral: {
+    vocab_size: 32000,
+    hidden_size: 4096,
+    intermediate_size: 14336,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    num_key_value_heads: 8,
+    hidden_act: 'silu',
+    max_position_embeddings: 131072,
+    tie_word_embeddings: false,
+    num_local_experts: 8,
+    num_experts_per_tok: 2,
+  },
+  qwen2: {
+    vocab_size: 151936,
+    hidden_size: 4096,
+    intermediate_size: 22016,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    num_key_value_heads: 32,
+    hidden_act: 'silu',
+    max_position_embeddings: 32768,
+    tie_word_embeddings: false,
+    use_sliding_window: false,
+  },
+  qwen2_moe: {
+    vocab_size: 151936,
+    hidden_size: 2048,
+    intermediate_size: 5632,
+    num_hidden_layers: 24,
+    num_attention_heads: 16,
+    num_key_value_heads: 16,
+    hidden_act: 'silu',
+    max_position_embeddings: 32768,
+    tie_word_embeddings: false,
+    use_sliding_window: false,
+    decoder_sparse_step: 1,
+    moe_intermediate_size: 1408,
+    shared_expert_intermediate_size: 5632,
+    num_experts_per_tok: 4,
+    num_experts: 60,
+    mlp_only_layers: [],
+  },
+  qwen3: {
+    vocab_size: 151936,
+    hidden_size: 4096,
+    intermediate_size: 22016,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    num_key_value_heads: 32,
+    head_dim: 128,
+    hidden_act: 'silu',
+    max_position_embeddings: 32768,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    use_sliding_window: false,
+  },
+  qwen3_moe: {
+    vocab_size: 151936,
+    hidden_size: 2048,
+    intermediate_size: 6144,
+    num_hidden_layers: 24,
+    num_attention_heads: 32,
+    num_key_value_heads: 4,
+    hidden_act: 'silu',
+    max_position_embeddings: 32768,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    use_sliding_window: false,
+    decoder_sparse_step: 1,
+    moe_intermediate_size: 768,
+    num_experts_per_tok: 8,
+    num_experts: 128,
+    mlp_only_layers: [],
+  },
+  deepseek_v3: {
+    vocab_size: 129280,
+    hidden_size: 7168,
+    intermediate_size: 18432,
+    moe_intermediate_size: 2048,
+    num_hidden_layers: 61,
+    num_attention_heads: 128,
+    num_key_value_heads: 128,
+    n_shared_experts: 1,
+    n_routed_experts: 256,
+    num_experts_per_tok: 8,
+    first_k_dense_replace: 3,
+    moe_layer_freq: 1,
+    q_lora_rank: 1536,
+    kv_lora_rank: 512,
+    qk_nope_head_dim: 128,
+    qk_rope_head_dim: 64,
+    v_head_dim: 128,
+    hidden_act: 'silu',
+    max_position_embeddings: 4096,
+    tie_word_embeddings: false,
+    attention_bias: false,
+  },
+  gemma: {
+    vocab_size: 256000,
+    hidden_size: 3072,
+    intermediate_size: 24576,
+    num_hidden_layers: 28,
+    num_attention_heads: 16,
+    num_key_value_heads: 16,
+    head_dim: 256,
+    hidden_act: 'gelu_pytorch_tanh',
+    max_position_embeddings: 8192,
+    tie_word_embeddings: true,
+    attention_bias: false,
+  },
+  gemma2: {
+    vocab_size: 256000,
+    hidden_size: 2304,
+    intermediate_size: 9216,
+    num_hidden_layers: 26,
+    num_attention_heads: 8,
+    num_key_value_heads: 4,
+    head_dim: 256,
+    hidden_activation: 'gelu_pytorch_tanh',
+    max_position_embeddings: 8192,
+    tie_word_embeddings: true,
+    attention_bias: false,
+    sliding_window: 4096,
+    attn_logit_softcapping: 50.0,
+    final_logit_softcapping: 30.0,
+  },
+  gemma3_text: {
+    vocab_size: 262208,
+    hidden_size: 2304,
+    intermediate_size: 9216,
+    num_hidden_layers: 26,
+    num_attention_heads: 8,
+    num_key_value_heads: 4,
+    head_dim: 256,
+    hidden_activation: 'gelu_pytorch_tanh',
+    max_position_embeddings: 131072,
+    tie_word_embeddings: true,
+    attention_bias: false,
+    sliding_window: 4096,
+    sliding_window_pattern: 6,
+  },
+  phi3: {
+    vocab_size: 32064,
+    hidden_size: 3072,
+    intermediate_size: 8192,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    hidden_act: 'silu',
+    max_position_embeddings: 4096,
+    tie_word_embeddings: false,
+  },
+  gpt2: {
+    vocab_size: 50257,
+    n_positions: 1024,
+    n_embd: 768,
+    n_layer: 12,
+    n_head: 12,
+    activation_function: 'gelu_new',
+    tie_word_embeddings: true,
+    resid_pdrop: 0.1,
+    embd_pdrop: 0.1,
+    attn_pdrop: 0.1,
+  },
+  gpt_neox: {
+    vocab_size: 50432,
+    hidden_size: 6144,
+    num_hidden_layers: 44,
+    num_attention_heads: 64,
+    intermediate_size: 24576,
+    hidden_act: 'gelu',
+    max_position_embeddings: 2048,
+    tie_word_embeddings: false,
+    attention_bias: true,
+  },
+  falcon: {
+    vocab_size: 65024,
+    hidden_size: 4544,
+    num_hidden_layers: 32,
+    num_attention_heads: 71,
+    multi_query: true,
+    parallel_attn: true,
+    bias: false,
+    alibi: false,
+    new_decoder_architecture: false,
+    max_position_embeddings: 2048,
+    tie_word_embeddings: true,
+  },
+  olmo2: {
+    vocab_size: 50304,
+    hidden_size: 4096,
+    intermediate_size: 11008,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    hidden_act: 'silu',
+    max_position_embeddings: 2048,
+    tie_word_embeddings: false,
+    attention_bias: false,
+  },
+  bert: {
+    vocab_size: 30522,
+    hidden_size: 768,
+    num_hidden_layers: 12,
+    num_attention_heads: 12,
+    intermediate_size: 3072,
+    hidden_act: 'gelu',
+    max_position_embeddings: 512,
+    type_vocab_size: 2,
+    hidden_dropout_prob: 0.1,
+    attention_probs_dropout_prob: 0.1,
+    position_embedding_type: 'absolute',
+  },
+  gpt_oss: {
+    vocab_size: 201088,
+    hidden_size: 2880,
+    intermediate_size: 2880,
+    num_hidden_layers: 36,
+    num_attention_heads: 64,
+    num_key_value_heads: 8,
+    head_dim: 64,
+    max_position_embeddings: 131072,
+    tie_word_embeddings: false,
+    attention_bias: true,
+    sliding_window: 128,
+    num_local_experts: 128,
+    num_experts_per_tok: 4,
+  },
 };
 
 // Defaults applied without a note (flags whose default is the common case, activations).
-const QUIET_DEFAULTS = new Set(['tie_word_embeddings', 'attention_bias', 'mlp_bias', 'use_sliding_window', 'mlp_only_layers', 'alibi', 'bias', 'new_decoder_architecture', 'parallel_attn', 'multi_query', 'hidden_act', 'hidden_activation', 'activation_function']);
-const GATED = new Set(['llama', 'mistral', 'mixtral', 'qwen2', 'qwen2_moe', 'qwen3', 'qwen3_moe', 'deepseek_v3', 'gemma', 'gemma2', 'gemma3_text', 'phi3', 'olmo2', 'gpt_oss']);
+const QUIET_DEFAULTS = new Set([
+  'tie_word_embeddings',
+  'attention_bias',
+  'mlp_bias',
+  'use_sliding_window',
+  'mlp_only_layers',
+  'alibi',
+  'bias',
+  'new_decoder_architecture',
+  'parallel_attn',
+  'multi_query',
+  'hidden_act',
+  'hidden_activation',
+  'activation_function',
+]);
+const GATED = new Set([
+  'llama',
+  'mistral',
+  'mixtral',
+  'qwen2',
+  'qwen2_moe',
+  'qwen3',
+  'qwen3_moe',
+  'deepseek_v3',
+  'gemma',
+  'gemma2',
+  'gemma3_text',
+  'phi3',
+  'olmo2',
+  'gpt_oss',
+]);
 const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert']);
 
 // Read and judged irrelevant to training memory (tokens ids, init, rope
 // frequencies and scaling, norm epsilons, routing math, bookkeeping).
 const IRRELEVANT = new Set([
-  'architectures', 'model_type', '_name_or_path', 'auto_map', 'bos_token_id', 'eos_token_id', 'pad_token_id', 'sep_token_id',
-  'decoder_start_token_id', 'initializer_range', 'initializer_factor', 'rms_norm_eps', 'layer_norm_eps', 'layer_norm_epsilon',
-  'norm_eps', 'rope_theta', 'rope_scaling', 'rope_parameters', 'rope_local_base_freq', 'rotary_emb_base', 'rotary_pct',
-  'partial_rotary_factor', 'rope_interleave', 'torch_dtype', 'dtype', 'transformers_version', 'use_cache', 'pretraining_tp',
-  'tokenizer_class', 'max_window_layers', 'router_aux_loss_coef', 'output_router_logits', 'router_jitter_noise',
-  'norm_topk_prob', 'scoring_func', 'topk_method', 'n_group', 'topk_group', 'routed_scaling_factor', 'aux_loss_alpha',
-  'seq_aux', 'ep_size', 'cache_implementation', 'query_pre_attn_scalar', 'initial_context_length', 'swiglu_limit',
-  'original_max_position_embeddings', 'n_ctx', 'summary_type', 'summary_use_proj', 'summary_activation',
-  'summary_proj_to_labels', 'summary_first_dropout', 'task_specific_params', 'scale_attn_weights',
-  'scale_attn_by_inverse_layer_idx', 'reorder_and_upcast_attn', 'use_parallel_residual', 'problem_type', 'label2id',
-  'gradient_checkpointing', 'use_mrope', 'is_decoder', 'add_cross_attention', 'output_attentions', 'output_hidden_states',
-  'return_dict', 'torchscript', 'apply_residual_connection_post_layernorm', 'experts_per_token', 'use_sliding_window',
-  'num_ln_in_parallel_attn', 'hidden_act', 'hidden_activation', 'activation_function', 'rms_norm_eps',
-  'embedding_multiplier', 'logits_scaling', 'classifier_dropout', 'layer_norm_type', 'n_special',
-  'predict_special_tokens', 'output_past',
+  'architectures',
+  'model_type',
+  '_name_or_path',
+  'auto_map',
+  'bos_token_id',
+  'eos_token_id',
+  'pad_token_id',
+  'sep_token_id',
+  'decoder_start_token_id',
+  'initializer_range',
+  'initializer_factor',
+  'rms_norm_eps',
+  'layer_norm_eps',
+  'layer_norm_epsilon',
+  'norm_eps',
+  'rope_theta',
+  'rope_scaling',
+  'rope_parameters',
+  'rope_local_base_freq',
+  'rotary_emb_base',
+  'rotary_pct',
+  'partial_rotary_factor',
+  'rope_interleave',
+  'torch_dtype',
+  'dtype',
+  'transformers_version',
+  'use_cache',
+  'pretraining_tp',
+  'tokenizer_class',
+  'max_window_layers',
+  'router_aux_loss_coef',
+  'output_router_logits',
+  'router_jitter_noise',
+  'norm_topk_prob',
+  'scoring_func',
+  'topk_method',
+  'n_group',
+  'topk_group',
+  'routed_scaling_factor',
+  'aux_loss_alpha',
+  'seq_aux',
+  'ep_size',
+  'cache_implementation',
+  'query_pre_attn_scalar',
+  'initial_context_length',
+  'swiglu_limit',
+  'original_max_position_embeddings',
+  'n_ctx',
+  'summary_type',
+  'summary_use_proj',
+  'summary_activation',
+  'summary_proj_to_labels',
+  'summary_first_dropout',
+  'task_specific_params',
+  'scale_attn_weights',
+  'scale_attn_by_inverse_layer_idx',
+  'reorder_and_upcast_attn',
+  'use_parallel_residual',
+  'problem_type',
+  'label2id',
+  'gradient_checkpointing',
+  'use_mrope',
+  'is_decoder',
+  'add_cross_attention',
+  'output_attentions',
+  'output_hidden_states',
+  'return_dict',
+  'torchscript',
+  'apply_residual_connection_post_layernorm',
+  'experts_per_token',
+  'use_sliding_window',
+  'num_ln_in_parallel_attn',
+  'hidden_act',
+  'hidden_activation',
+  'activation_function',
+  'rms_norm_eps',
+  'embedding_multiplier',
+  'logits_scaling',
+  'classifier_dropout',
+  'layer_norm_type',
+  'n_special',
+  'predict_special_tokens',
+  'output_past',
 ]);
 
-const DROPOUT_KEYS = ['attention_dropout', 'hidden_dropout', 'resid_pdrop', 'embd_pdrop', 'attn_pdrop', 'hidden_dropout_prob', 'attention_probs_dropout_prob', 'embd_dropout', 'dropout'];
-const MULTIMODAL_KEYS = ['vision_config', 'audio_config', 'vision_tower', 'mm_vision_tower', 'img_processor', 'embd_layer', 'speech_config'];
-const SSM_KEYS = ['ssm_cfg', 'mamba_d_state', 'mamba_expand', 'state_size', 'layers_block_type', 'hybrid_override_pattern', 'attn_layer_period', 'mamba_n_heads', 'linear_attn_config', 'ssm_state_size'];
+const DROPOUT_KEYS = [
+  'attention_dropout',
+  'hidden_dropout',
+  'resid_pdrop',
+  'embd_pdrop',
+  'attn_pdrop',
+  'hidden_dropout_prob',
+  'attention_probs_dropout_prob',
+  'embd_dropout',
+  'dropout',
+];
+const MULTIMODAL_KEYS = [
+  'vision_config',
+  'audio_config',
+  'vision_tower',
+  'mm_vision_tower',
+  'img_processor',
+  'embd_layer',
+  'speech_config',
+];
+const SSM_KEYS = [
+  'ssm_cfg',
+  'mamba_d_state',
+  'mamba_expand',
+  'state_size',
+  'layers_block_type',
+  'hybrid_override_pattern',
+  'attn_layer_period',
+  'mamba_n_heads',
+  'linear_attn_config',
+  'ssm_state_size',
+];
 // Keys of a multimodal wrapper around text_config that carry no text-model memory.
-const WRAPPER_KEYS = new Set(['boi_token_index', 'eoi_token_index', 'image_token_index', 'image_token_id', 'mm_tokens_per_image', 'projector_hidden_act', 'multimodal_projector_bias', 'spatial_merge_size', 'vision_feature_layer', 'vision_feature_select_strategy', 'text_config', 'initializer_range', 'ignore_index']);
+const WRAPPER_KEYS = new Set([
+  'boi_token_index',
+  'eoi_token_index',
+  'image_token_index',
+  'image_token_id',
+  'mm_tokens_per_image',
+  'projector_hidden_act',
+  'multimodal_projector_bias',
+  'spatial_merge_size',
+  'vision_feature_layer',
+  'vision_feature_select_strategy',
+  'text_config',
+  'initializer_range',
+  'ignore_index',
+]);
 
 /** Import a transformers config.json; {error} names the key when the file is malformed. */
 export function importHfConfig(json: unknown): HfImport | { error: ConfigError } {
@@ -79,25 +452,32 @@ export function importHfConfig(json: unknown): HfImport | { error: ConfigError }
 
 function run(json: unknown): HfImport {
   if (!isObject(json)) throw new ImportError('', 'config.json must be a JSON object');
-  const warnings: string[] = [], unknown: string[] = [], notes: string[] = [];
+  const warnings: string[] = [],
+    unknown: string[] = [],
+    notes: string[] = [];
   let cfg: Obj = json;
   let type = typeof json.model_type === 'string' ? json.model_type : undefined;
 
   // Multimodal wrappers (gemma3, llava, mistral3, ...): the text decoder is text_config.
   if (isObject(json.text_config)) {
     cfg = { ...json.text_config };
-    if (cfg.tie_word_embeddings === undefined && typeof json.tie_word_embeddings === 'boolean') cfg.tie_word_embeddings = json.tie_word_embeddings;
+    if (cfg.tie_word_embeddings === undefined && typeof json.tie_word_embeddings === 'boolean')
+      cfg.tie_word_embeddings = json.tie_word_embeddings;
     const inner = typeof cfg.model_type === 'string' ? cfg.model_type : undefined;
-    notes.push(`text_config (${inner ?? 'no model_type'}) imported as the model; the ${type ?? 'wrapper'} wrapper is multimodal`);
+    notes.push(
+      `text_config (${inner ?? 'no model_type'}) imported as the model; the ${type ?? 'wrapper'} wrapper is multimodal`,
+    );
     type = inner ?? (type === 'gemma3' ? 'gemma3_text' : type);
     for (const k of Object.keys(json)) {
       if (MULTIMODAL_KEYS.includes(k)) continue;
       if (!IRRELEVANT.has(k) && !WRAPPER_KEYS.has(k) && k !== 'tie_word_embeddings') unknown.push(k);
     }
-    for (const k of MULTIMODAL_KEYS) if (json[k] !== undefined && json[k] !== null) warnings.push(multimodalWarning(k, json[k]));
+    for (const k of MULTIMODAL_KEYS)
+      if (json[k] !== undefined && json[k] !== null) warnings.push(multimodalWarning(k, json[k]));
   }
   if (type === 'gemma3') type = 'gemma3_text';
-  if (type === undefined) throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
+  if (type === undefined)
+    throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
   const family = type in DEFAULTS ? type : 'generic';
   if (family === 'generic')
     notes.push(`model_type "${type}" has no dedicated mapping: read as a llama-like decoder (generic keys)`);
@@ -126,7 +506,10 @@ function run(json: unknown): HfImport {
       return undefined;
     }
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
-      throw new ImportError(keys.find((k) => cfg[k] !== undefined) ?? keys[0], `${keys[0]}: must be a whole number, not ${JSON.stringify(v)}`);
+      throw new ImportError(
+        keys.find((k) => cfg[k] !== undefined) ?? keys[0],
+        `${keys[0]}: must be a whole number, not ${JSON.stringify(v)}`,
+      );
     return v;
   };
   const flag = (key: string): boolean | undefined => {
@@ -150,14 +533,18 @@ function run(json: unknown): HfImport {
   let kv = int(['num_key_value_heads', 'num_kv_heads', 'n_head_kv'], false);
   if (family === 'falcon') {
     const newArch = flag('new_decoder_architecture') ?? false;
-    kv = newArch ? int(['num_kv_heads'], false) ?? heads : (flag('multi_query') ?? true) ? 1 : heads;
+    kv = newArch ? (int(['num_kv_heads'], false) ?? heads) : (flag('multi_query') ?? true) ? 1 : heads;
   }
   model.kv_heads = kv ?? heads;
   const mla = family === 'deepseek_v3' || (cfg.kv_lora_rank !== undefined && cfg.kv_lora_rank !== null);
   let headDim = int(['head_dim'], false);
   if (mla) headDim = int(['v_head_dim'], true);
   if (headDim === undefined) {
-    if (hidden % heads !== 0) throw new ImportError('num_attention_heads', `num_attention_heads: ${heads} does not divide hidden_size ${hidden} and there is no head_dim`);
+    if (hidden % heads !== 0)
+      throw new ImportError(
+        'num_attention_heads',
+        `num_attention_heads: ${heads} does not divide hidden_size ${hidden} and there is no head_dim`,
+      );
     headDim = hidden / heads;
   }
   model.head_dim = headDim;
@@ -181,23 +568,34 @@ function run(json: unknown): HfImport {
   model.tied_embeddings = tied ?? false;
   model.head = 'lm';
   const hasRms = cfg.rms_norm_eps !== undefined;
-  model.norm = LAYERNORM.has(family) || (family === 'generic' && !hasRms && (cfg.layer_norm_eps !== undefined || cfg.layer_norm_epsilon !== undefined)) ? 'layernorm' : 'rmsnorm';
+  model.norm =
+    LAYERNORM.has(family) ||
+    (family === 'generic' && !hasRms && (cfg.layer_norm_eps !== undefined || cfg.layer_norm_epsilon !== undefined))
+      ? 'layernorm'
+      : 'rmsnorm';
 
   // Biases. config v1: "bias" = every attention and MLP linear, "qkv_bias" = q/k/v only.
   const attnBias = flag('attention_bias');
   const mlpBias = flag('mlp_bias');
-  let bias = false, qkvBias = false;
+  let bias = false,
+    qkvBias = false;
   if (family === 'gpt2' || family === 'bert') bias = true;
   else if (family === 'falcon') bias = flag('bias') ?? false;
   else if (family === 'gpt_neox' || family === 'gpt_oss') bias = attnBias ?? true;
-  else if (family === 'qwen2' || family === 'qwen2_moe') qkvBias = true; // modeling_qwen2.py: q/k/v Linear(bias=True), o_proj bias=False
+  else if (family === 'qwen2' || family === 'qwen2_moe')
+    qkvBias = true; // modeling_qwen2.py: q/k/v Linear(bias=True), o_proj bias=False
   else if (attnBias) {
     if (mlpBias) bias = true;
     else {
       qkvBias = true;
-      warnings.push(`attention_bias true: the o_proj bias (${hidden} per layer) is not expressible; q/k/v biases counted (qkv_bias)`);
+      warnings.push(
+        `attention_bias true: the o_proj bias (${hidden} per layer) is not expressible; q/k/v biases counted (qkv_bias)`,
+      );
     }
-  } else if (mlpBias) warnings.push(`mlp_bias true without attention_bias: MLP biases (${2 * (model.ffn_hidden as number) + hidden} per layer) are not counted`);
+  } else if (mlpBias)
+    warnings.push(
+      `mlp_bias true without attention_bias: MLP biases (${2 * (model.ffn_hidden as number) + hidden} per layer) are not counted`,
+    );
   model.bias = bias;
   if (qkvBias) model.qkv_bias = true;
 
@@ -207,10 +605,14 @@ function run(json: unknown): HfImport {
   const maxPos = int(['max_position_embeddings', 'n_positions', 'max_seq_len', 'seq_length'], false);
   if (maxPos !== undefined) model.max_positions = maxPos;
   else notes.push('no max_position_embeddings: llmem default kept (rotary positions have no parameters)');
-  if (family === 'falcon' && flag('alibi')) warnings.push('alibi true: ALiBi positions are not modelled (no parameters; HF Falcon uses eager attention with ALiBi, keeping s*s scores; set training.attention "eager")');
+  if (family === 'falcon' && flag('alibi'))
+    warnings.push(
+      'alibi true: ALiBi positions are not modelled (no parameters; HF Falcon uses eager attention with ALiBi, keeping s*s scores; set training.attention "eager")',
+    );
   if (family === 'bert') {
     const pet = get('position_embedding_type');
-    if (pet !== undefined && pet !== 'absolute') warnings.push(`position_embedding_type "${String(pet)}": relative position embeddings are not modelled`);
+    if (pet !== undefined && pet !== 'absolute')
+      warnings.push(`position_embedding_type "${String(pet)}": relative position embeddings are not modelled`);
   }
 
   // Norms and special layers per family (modeling_<type>.py decoder layers).
@@ -226,14 +628,16 @@ function run(json: unknown): HfImport {
   if (family === 'gpt_oss') model.attn_sinks = true;
   if (family === 'bert') {
     model.head = 'classification';
-    const labels = isObject(cfg.id2label) ? Object.keys(cfg.id2label).length : int(['num_labels'], false) ?? 2;
+    const labels = isObject(cfg.id2label) ? Object.keys(cfg.id2label).length : (int(['num_labels'], false) ?? 2);
     used.add('id2label');
     model.num_labels = labels;
     model.type_vocab = int(['type_vocab_size'], false) ?? 2;
     model.embedding_norm = true;
     model.final_norm = false;
     const arch = Array.isArray(json.architectures) ? json.architectures[0] : undefined;
-    warnings.push(`BERT imported with a sequence-classification head (pooler + ${labels}-label classifier)${arch && arch !== 'BertForSequenceClassification' ? `; architectures says ${String(arch)}, whose head is not modelled` : ''}`);
+    warnings.push(
+      `BERT imported with a sequence-classification head (pooler + ${labels}-label classifier)${arch && arch !== 'BertForSequenceClassification' ? `; architectures says ${String(arch)}, whose head is not modelled` : ''}`,
+    );
   }
   const lmHeadBias = flag('lm_head_bias');
   if (lmHeadBias) model.lm_head_bias = true;
@@ -255,7 +659,10 @@ function run(json: unknown): HfImport {
     };
     notes.push('MLA: heads/kv_heads/head_dim are nominal (head_dim = v_head_dim); model.mla defines the attention');
     const mtp = int(['num_nextn_predict_layers'], false);
-    if (mtp) warnings.push(`num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not built by transformers and is not counted; set model.mtp_layers ${mtp} to train it`);
+    if (mtp)
+      warnings.push(
+        `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not built by transformers and is not counted; set model.mtp_layers ${mtp} to train it`,
+      );
   } else model.mla = null;
 
   // Attention windows, soft-capping and other memory-relevant fields config v1 cannot express.
@@ -267,44 +674,79 @@ function run(json: unknown): HfImport {
     for (const t of layerTypes) counts.set(String(t), (counts.get(String(t)) ?? 0) + 1);
     const other = [...counts].filter(([t]) => t !== 'full_attention');
     if (other.length)
-      warnings.push(`layer_types: ${other.map(([t, n]) => `${n} ${t}`).join(', ')} of ${layerTypes.length} layers${window ? ` (window ${String(window)})` : ''}; llmem models every layer as full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`);
+      warnings.push(
+        `layer_types: ${other.map(([t, n]) => `${n} ${t}`).join(', ')} of ${layerTypes.length} layers${window ? ` (window ${String(window)})` : ''}; llmem models every layer as full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`,
+      );
   } else if (typeof window === 'number' && useWindow !== false) {
     const every = Number(get('sliding_window_pattern') ?? 6);
-    const pattern = family === 'gemma2' ? 'on every other layer' : family === 'gemma3_text' ? `on ${every - 1} of every ${every} layers` : 'on every layer';
-    warnings.push(`sliding_window ${window} ${pattern}: not expressible; llmem models full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`);
-  } else if (typeof window === 'number') notes.push(`sliding_window ${window} is disabled (use_sliding_window false): full attention`);
+    const pattern =
+      family === 'gemma2'
+        ? 'on every other layer'
+        : family === 'gemma3_text'
+          ? `on ${every - 1} of every ${every} layers`
+          : 'on every layer';
+    warnings.push(
+      `sliding_window ${window} ${pattern}: not expressible; llmem models full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`,
+    );
+  } else if (typeof window === 'number')
+    notes.push(`sliding_window ${window} is disabled (use_sliding_window false): full attention`);
   used.add('sliding_window_pattern');
   const softcap = get('attn_logit_softcapping');
-  if (typeof softcap === 'number') warnings.push(`attn_logit_softcapping ${softcap}: kernels without soft-capping (SDPA) fall back to eager attention, which keeps s*s scores; set training.attention "eager" if so`);
+  if (typeof softcap === 'number')
+    warnings.push(
+      `attn_logit_softcapping ${softcap}: kernels without soft-capping (SDPA) fall back to eager attention, which keeps s*s scores; set training.attention "eager" if so`,
+    );
   const finalCap = get('final_logit_softcapping');
-  if (typeof finalCap === 'number') warnings.push(`final_logit_softcapping ${finalCap}: the tanh soft-capping of the logits adds logit-sized temporaries that are not modelled`);
+  if (typeof finalCap === 'number')
+    warnings.push(
+      `final_logit_softcapping ${finalCap}: the tanh soft-capping of the logits adds logit-sized temporaries that are not modelled`,
+    );
   for (const k of MULTIMODAL_KEYS) {
     used.add(k);
     if (cfg[k] !== undefined && cfg[k] !== null) warnings.push(multimodalWarning(k, cfg[k]));
   }
   for (const k of SSM_KEYS) {
     used.add(k);
-    if (cfg[k] !== undefined && cfg[k] !== null) warnings.push(`${k}: state-space / linear-attention layers are not modelled; every layer is counted as attention + MLP`);
+    if (cfg[k] !== undefined && cfg[k] !== null)
+      warnings.push(
+        `${k}: state-space / linear-attention layers are not modelled; every layer is counted as attention + MLP`,
+      );
   }
   const quant = get('quantization_config');
   if (isObject(quant))
-    warnings.push(`quantization_config (${String(quant.quant_method ?? quant.fmt ?? 'quantized')}): the released weights are quantized; llmem counts parameters in training.dtype (use training.finetune.method "qlora" for 4-bit bases)`);
+    warnings.push(
+      `quantization_config (${String(quant.quant_method ?? quant.fmt ?? 'quantized')}): the released weights are quantized; llmem counts parameters in training.dtype (use training.finetune.method "qlora" for 4-bit bases)`,
+    );
 
   // Dropout in the config is applied during training (saves masks).
-  const drops = DROPOUT_KEYS.map((k) => [k, get(k)] as const).filter(([, v]) => typeof v === 'number' && v > 0) as [string, number][];
+  const drops = DROPOUT_KEYS.map((k) => [k, get(k)] as const).filter(([, v]) => typeof v === 'number' && v > 0) as [
+    string,
+    number,
+  ][];
   const config: Config = { model };
   if (drops.length) {
     const p = Math.max(...drops.map(([, v]) => v));
     config.training = { dropout: p };
-    notes.push(`training.dropout ${p} from ${drops.map(([k, v]) => `${k} ${v}`).join(', ')} (transformers applies it in training)`);
+    notes.push(
+      `training.dropout ${p} from ${drops.map(([k, v]) => `${k} ${v}`).join(', ')} (transformers applies it in training)`,
+    );
   }
 
-  for (const k of Object.keys(cfg)) if (!used.has(k) && !IRRELEVANT.has(k) && !DROPOUT_KEYS.includes(k)) unknown.push(k);
+  for (const k of Object.keys(cfg))
+    if (!used.has(k) && !IRRELEVANT.has(k) && !DROPOUT_KEYS.includes(k)) unknown.push(k);
   return { config, warnings, unknown, notes };
 }
 
 function multimodalWarning(key: string, v: Json): string {
-  const shape = isObject(v) ? [v.model_type, v.num_hidden_layers !== undefined ? `${String(v.num_hidden_layers)} layers` : undefined, v.hidden_size !== undefined ? `hidden ${String(v.hidden_size)}` : undefined].filter(Boolean).join(', ') : String(v);
+  const shape = isObject(v)
+    ? [
+        v.model_type,
+        v.num_hidden_layers !== undefined ? `${String(v.num_hidden_layers)} layers` : undefined,
+        v.hidden_size !== undefined ? `hidden ${String(v.hidden_size)}` : undefined,
+      ]
+        .filter(Boolean)
+        .join(', ')
+    : String(v);
   return `${key}${shape ? ` (${shape})` : ''}: the vision/audio encoder and its projector are not modelled; llmem counts the text decoder only`;
 }
 
@@ -314,47 +756,108 @@ type Flag = (key: string) => boolean | undefined;
 
 /** config v1 model.moe from the MoE keys of each family, or null for a dense model. */
 function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warnings: string[]): Json {
-  const base = { experts: 0, top_k: 1, expert_ffn_hidden: model.ffn_hidden as number, shared_experts: 0, shared_expert_ffn_hidden: 0, dense_layers: 0, layer_freq: 1, capacity_factor: null } as Config;
+  const base = {
+    experts: 0,
+    top_k: 1,
+    expert_ffn_hidden: model.ffn_hidden as number,
+    shared_experts: 0,
+    shared_expert_ffn_hidden: 0,
+    dense_layers: 0,
+    layer_freq: 1,
+    capacity_factor: null,
+  } as Config;
   const sparseLayers = (): void => {
     const step = int(['decoder_sparse_step'], false) ?? 1;
     base.layer_freq = step;
-    if (step > 1) warnings.push(`decoder_sparse_step ${step}: transformers makes layers step-1, 2*step-1, ... sparse; llmem places them at 0, step, ... (same count, stage placement may differ)`);
+    if (step > 1)
+      warnings.push(
+        `decoder_sparse_step ${step}: transformers makes layers step-1, 2*step-1, ... sparse; llmem places them at 0, step, ... (same count, stage placement may differ)`,
+      );
     const only = get('mlp_only_layers');
     if (Array.isArray(only) && only.length) {
       const prefix = only.every((v, i) => v === i);
       if (prefix && step === 1) base.dense_layers = only.length;
-      else warnings.push(`mlp_only_layers ${JSON.stringify(only)}: dense layers that are not a leading block are not expressible; counted as MoE`);
+      else
+        warnings.push(
+          `mlp_only_layers ${JSON.stringify(only)}: dense layers that are not a leading block are not expressible; counted as MoE`,
+        );
     }
   };
   switch (family) {
     case 'mixtral':
-      return { ...base, experts: int(['num_local_experts'], true)!, top_k: int(['num_experts_per_tok'], true)!, expert_ffn_hidden: model.ffn_hidden as number };
+      return {
+        ...base,
+        experts: int(['num_local_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: model.ffn_hidden as number,
+      };
     case 'gpt_oss':
-      return { ...base, experts: int(['num_local_experts'], true)!, top_k: int(['num_experts_per_tok', 'experts_per_token'], true)!, expert_ffn_hidden: model.ffn_hidden as number, router_bias: true };
+      return {
+        ...base,
+        experts: int(['num_local_experts'], true)!,
+        top_k: int(['num_experts_per_tok', 'experts_per_token'], true)!,
+        expert_ffn_hidden: model.ffn_hidden as number,
+        router_bias: true,
+      };
     case 'qwen2_moe': {
       sparseLayers();
       const shared = int(['shared_expert_intermediate_size'], false) ?? 0;
-      return { ...base, experts: int(['num_experts'], true)!, top_k: int(['num_experts_per_tok'], true)!, expert_ffn_hidden: int(['moe_intermediate_size'], true)!, shared_experts: shared > 0 ? 1 : 0, shared_expert_ffn_hidden: shared, ...(shared > 0 ? { shared_expert_gate: true } : {}) };
+      return {
+        ...base,
+        experts: int(['num_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
+        shared_experts: shared > 0 ? 1 : 0,
+        shared_expert_ffn_hidden: shared,
+        ...(shared > 0 ? { shared_expert_gate: true } : {}),
+      };
     }
     case 'qwen3_moe':
       sparseLayers();
-      return { ...base, experts: int(['num_experts'], true)!, top_k: int(['num_experts_per_tok'], true)!, expert_ffn_hidden: int(['moe_intermediate_size'], true)! };
+      return {
+        ...base,
+        experts: int(['num_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
+      };
     case 'deepseek_v3': {
       const fe = int(['moe_intermediate_size'], true)!;
       const shared = int(['n_shared_experts'], false) ?? 0;
-      return { ...base, experts: int(['n_routed_experts'], true)!, top_k: int(['num_experts_per_tok'], true)!, expert_ffn_hidden: fe, shared_experts: shared, shared_expert_ffn_hidden: shared > 0 ? fe : 0, dense_layers: int(['first_k_dense_replace'], false) ?? 0, layer_freq: int(['moe_layer_freq'], false) ?? 1, router_bias: true };
+      return {
+        ...base,
+        experts: int(['n_routed_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: fe,
+        shared_experts: shared,
+        shared_expert_ffn_hidden: shared > 0 ? fe : 0,
+        dense_layers: int(['first_k_dense_replace'], false) ?? 0,
+        layer_freq: int(['moe_layer_freq'], false) ?? 1,
+        router_bias: true,
+      };
     }
     default: {
       // Generic: the common spellings of expert counts.
       const experts = int(['num_local_experts', 'num_experts', 'n_routed_experts'], false);
       if (!experts) return null;
-      const r: Config = { ...base, experts, top_k: int(['num_experts_per_tok', 'moe_top_k', 'top_k'], true)!, expert_ffn_hidden: int(['moe_intermediate_size', 'expert_intermediate_size'], false) ?? (model.ffn_hidden as number) };
+      const r: Config = {
+        ...base,
+        experts,
+        top_k: int(['num_experts_per_tok', 'moe_top_k', 'top_k'], true)!,
+        expert_ffn_hidden:
+          int(['moe_intermediate_size', 'expert_intermediate_size'], false) ?? (model.ffn_hidden as number),
+      };
       const shared = int(['n_shared_experts', 'num_shared_experts'], false);
-      if (shared) Object.assign(r, { shared_experts: shared, shared_expert_ffn_hidden: int(['shared_expert_intermediate_size'], false) ?? r.expert_ffn_hidden });
+      if (shared)
+        Object.assign(r, {
+          shared_experts: shared,
+          shared_expert_ffn_hidden: int(['shared_expert_intermediate_size'], false) ?? r.expert_ffn_hidden,
+        });
       const dense = int(['first_k_dense_replace'], false);
       if (dense) r.dense_layers = dense;
       if (flag('router_bias')) r.router_bias = true;
-      warnings.push('MoE keys read generically (expert count, top-k, expert width); check model.moe against the model card');
+      warnings.push(
+        'MoE keys read generically (expert count, top-k, expert width); check model.moe against the model card',
+      );
       return r;
     }
   }

@@ -13,7 +13,16 @@ export type { ImportKind, ImportResult, Imported } from './common.js';
 export { presetForModelId } from './common.js';
 export { importHfConfig } from './hf.js';
 
-export const IMPORT_KINDS: ImportKind[] = ['hf', 'deepspeed', 'megatron', 'torchtitan', 'accelerate', 'training_args', 'llamafactory', 'axolotl'];
+export const IMPORT_KINDS: ImportKind[] = [
+  'hf',
+  'deepspeed',
+  'megatron',
+  'torchtitan',
+  'accelerate',
+  'training_args',
+  'llamafactory',
+  'axolotl',
+];
 
 export interface ImportOptions {
   /** world size for formats that do not carry it (Megatron --global-batch-size, torchtitan shard degree -1) */
@@ -27,7 +36,11 @@ export function importConfig(kind: ImportKind, text: string, options: ImportOpti
       return guard(() => {
         const r = importHfConfig(parseJsonText(text, 'config.json'));
         if ('error' in r) return r;
-        return { config: r.config, notes: r.notes, unsupported: [...r.warnings, ...r.unknown.map((k) => `${k}: not a config.json key llmem knows; not applied`)] };
+        return {
+          config: r.config,
+          notes: r.notes,
+          unsupported: [...r.warnings, ...r.unknown.map((k) => `${k}: not a config.json key llmem knows; not applied`)],
+        };
       }) as ImportResult;
     case 'deepspeed':
       return importDeepSpeed(text);
@@ -51,7 +64,8 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   const name = filename.toLowerCase().split(/[\\/]/).pop() ?? '';
   const has = (re: RegExp) => re.test(text);
   if (name.endsWith('.toml')) return 'torchtitan';
-  if (name.endsWith('.sh') || has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/)) return 'megatron';
+  if (name.endsWith('.sh') || has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/))
+    return 'megatron';
   if (name.endsWith('.json') || /^\s*\{/.test(text)) {
     if (has(/"model_type"\s*:/) || has(/"architectures"\s*:/)) return 'hf';
     if (has(/"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/)) return 'deepspeed';
@@ -59,7 +73,11 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
     return name === 'config.json' ? 'hf' : undefined;
   }
   if (name.endsWith('.yaml') || name.endsWith('.yml') || has(/^\w[\w.-]*:\s/m)) {
-    if (has(/^(distributed_type|compute_environment|fsdp_config|num_processes):/m) && !has(/^(base_model|model_name_or_path):/m)) return 'accelerate';
+    if (
+      has(/^(distributed_type|compute_environment|fsdp_config|num_processes):/m) &&
+      !has(/^(base_model|model_name_or_path):/m)
+    )
+      return 'accelerate';
     if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target):/m)) return 'llamafactory';
     if (has(/^(base_model|micro_batch_size|sequence_len|adapter|lora_r):/m)) return 'axolotl';
   }

@@ -3,10 +3,23 @@
 // https://llamafactory.readthedocs.io/en/latest/advanced/arguments.html; the remaining
 // keys are Hugging Face TrainingArguments.
 import { applyDeepSpeedRef, applyOptim, applyPrecisionFlags, defaultToDdp } from './training-args.js';
-import { applyLoraTargets, applyModelId, bool, Draft, guard, ImportError, int, num, oneOf, parseYamlText, type ImportResult } from './common.js';
+import {
+  applyLoraTargets,
+  applyModelId,
+  bool,
+  Draft,
+  guard,
+  ImportError,
+  int,
+  num,
+  oneOf,
+  parseYamlText,
+  type ImportResult,
+} from './common.js';
 
 // No effect on per-GPU memory: data, templates, logging, schedules, evaluation, export.
-const IGNORED = /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_max_pixels|image_min_pixels|video_max_pixels|video_fps|video_maxlen|freeze_vision_tower|freeze_multi_modal_projector|freeze_language_model|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|ref_model|ref_model_adapters|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
+const IGNORED =
+  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_max_pixels|image_min_pixels|video_max_pixels|video_fps|video_maxlen|freeze_vision_tower|freeze_multi_modal_projector|freeze_language_model|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|ref_model|ref_model_adapters|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
 
 /** Import a LLaMA-Factory YAML. */
 export function importLlamaFactory(text: string): ImportResult {
@@ -14,30 +27,48 @@ export function importLlamaFactory(text: string): ImportResult {
     const y = parseYamlText(text, 'LLaMA-Factory YAML');
     const d = new Draft();
     applyPrecisionFlags(d, y.bf16 ?? null, y.fp16 ?? null);
-    const type = y.finetuning_type === undefined || y.finetuning_type === null ? 'lora' : oneOf(y.finetuning_type, 'finetuning_type', ['lora', 'full', 'freeze', 'oft'] as const);
+    const type =
+      y.finetuning_type === undefined || y.finetuning_type === null
+        ? 'lora'
+        : oneOf(y.finetuning_type, 'finetuning_type', ['lora', 'full', 'freeze', 'oft'] as const);
     if (y.finetuning_type === undefined) d.note('finetuning_type absent: lora (LLaMA-Factory default)');
-    const bits = y.quantization_bit === undefined || y.quantization_bit === null ? undefined : int(y.quantization_bit, 'quantization_bit');
-    if (bits !== undefined && bits !== 4 && bits !== 8) throw new ImportError('quantization_bit', `quantization_bit: must be 4 or 8, not ${bits}`);
+    const bits =
+      y.quantization_bit === undefined || y.quantization_bit === null
+        ? undefined
+        : int(y.quantization_bit, 'quantization_bit');
+    if (bits !== undefined && bits !== 4 && bits !== 8)
+      throw new ImportError('quantization_bit', `quantization_bit: must be 4 or 8, not ${bits}`);
     if (type === 'lora') {
       d.set('training.finetune.method', bits ? 'qlora' : 'lora');
       d.set('training.finetune.lora_rank', y.lora_rank === undefined ? 8 : int(y.lora_rank, 'lora_rank'));
       if (y.lora_rank === undefined) d.note('lora_rank absent: 8 (LLaMA-Factory default)');
       applyLoraTargets(d, 'lora_target', y.lora_target ?? 'all');
       if (bits) {
-        d.set('training.finetune.quant', bits === 8 ? 'int8' : oneOf(y.quantization_type ?? 'nf4', 'quantization_type', ['nf4', 'fp4'] as const));
-        d.set('training.finetune.double_quant', y.double_quantization === undefined ? true : bool(y.double_quantization, 'double_quantization'));
+        d.set(
+          'training.finetune.quant',
+          bits === 8 ? 'int8' : oneOf(y.quantization_type ?? 'nf4', 'quantization_type', ['nf4', 'fp4'] as const),
+        );
+        d.set(
+          'training.finetune.double_quant',
+          y.double_quantization === undefined ? true : bool(y.double_quantization, 'double_quantization'),
+        );
       }
     } else if (type === 'full') d.set('training.finetune.method', 'full');
     else d.skip('finetuning_type', `${type}: partial fine-tuning is not modelled; set training.finetune yourself`);
     if (bits && type !== 'lora') d.skip('quantization_bit', 'quantized bases are modelled with LoRA (qlora) only');
     // Gradient checkpointing is on unless disable_gradient_checkpointing (model_args.py).
-    if (y.disable_gradient_checkpointing === undefined || !bool(y.disable_gradient_checkpointing, 'disable_gradient_checkpointing')) {
+    if (
+      y.disable_gradient_checkpointing === undefined ||
+      !bool(y.disable_gradient_checkpointing, 'disable_gradient_checkpointing')
+    ) {
       d.set('training.recompute', 'full');
-      if (y.disable_gradient_checkpointing === undefined) d.note('gradient checkpointing on (LLaMA-Factory enables it unless disable_gradient_checkpointing)');
+      if (y.disable_gradient_checkpointing === undefined)
+        d.note('gradient checkpointing on (LLaMA-Factory enables it unless disable_gradient_checkpointing)');
     }
     if (y.cutoff_len === undefined) d.note('cutoff_len absent: 2048 (LLaMA-Factory default)');
     d.set('training.seq_len', y.cutoff_len === undefined ? 2048 : int(y.cutoff_len, 'cutoff_len'));
-    if (y.packing !== true && y.neat_packing !== true) d.note('no packing: batches are padded to their longest sample; training.seq_len (cutoff_len) is the worst case');
+    if (y.packing !== true && y.neat_packing !== true)
+      d.note('no packing: batches are padded to their longest sample; training.seq_len (cutoff_len) is the worst case');
     for (const [key, v] of Object.entries(y)) {
       if (v === null) continue;
       switch (key) {
@@ -58,13 +89,19 @@ export function importLlamaFactory(text: string): ImportResult {
         case 'stage': {
           const stage = oneOf(v, key, ['pt', 'sft', 'rm', 'ppo', 'dpo', 'kto'] as const);
           if (stage === 'rm') d.skip(key, 'rm: the value head (hidden x 1) is not counted');
-          else if (stage === 'ppo') d.skip(key, 'ppo: the reward and value models and the generation KV cache are not modelled');
-          else if ((stage === 'dpo' || stage === 'kto') && type !== 'lora') d.skip(key, `${stage}: the frozen reference model's weights and forward are not modelled`);
-          else if (stage === 'dpo' || stage === 'kto') d.note(`${stage} with LoRA: the reference model is the base with adapters disabled (no extra weights); chosen and rejected sequences double the batch (set training.micro_batch accordingly)`);
+          else if (stage === 'ppo')
+            d.skip(key, 'ppo: the reward and value models and the generation KV cache are not modelled');
+          else if ((stage === 'dpo' || stage === 'kto') && type !== 'lora')
+            d.skip(key, `${stage}: the frozen reference model's weights and forward are not modelled`);
+          else if (stage === 'dpo' || stage === 'kto')
+            d.note(
+              `${stage} with LoRA: the reference model is the base with adapters disabled (no extra weights); chosen and rejected sequences double the batch (set training.micro_batch accordingly)`,
+            );
           break;
         }
         case 'quantization_method':
-          if (!['bitsandbytes', 'bnb'].includes(String(v))) d.skip(key, `${String(v)} quantization is not modelled (bitsandbytes only)`);
+          if (!['bitsandbytes', 'bnb'].includes(String(v)))
+            d.skip(key, `${String(v)} quantization is not modelled (bitsandbytes only)`);
           break;
         case 'lora_dropout':
           d.set('training.finetune.lora_dropout', num(v, key));

@@ -3,7 +3,20 @@
 // parallelism under [training] and [experimental]); docs/float8.md, docs/composability.md.
 import type { Json } from '../../../wasm/llmem.js';
 import { findModel } from '../catalog.js';
-import { bool, Draft, guard, ImportError, int, isObject, obj, oneOf, parseTomlText, str, type ImportResult, type Obj } from './common.js';
+import {
+  bool,
+  Draft,
+  guard,
+  ImportError,
+  int,
+  isObject,
+  obj,
+  oneOf,
+  parseTomlText,
+  str,
+  type ImportResult,
+  type Obj,
+} from './common.js';
 
 /** torchtitan [model] name/flavor -> catalog preset (torchtitan/models/<name>/__init__.py flavors). */
 export const TORCHTITAN_FLAVORS: Record<string, Record<string, string>> = {
@@ -22,9 +35,47 @@ const SCHEDULES: Record<string, [string, number]> = {
   zbvzerobubble: ['zero_bubble', 2],
   dualpipev: ['zero_bubble', 2],
 };
-const IGNORED_SECTIONS = new Set(['job', 'profiling', 'metrics', 'lr_scheduler', 'checkpoint', 'comm', 'validation', 'memory_estimation', 'fault_tolerance', 'ft', 'quantize']);
-const PARALLEL_KEYS = ['data_parallel_replicate_degree', 'data_parallel_shard_degree', 'tensor_parallel_degree', 'pipeline_parallel_degree', 'context_parallel_degree', 'expert_parallel_degree', 'expert_tensor_parallel_degree', 'fsdp_reshard_after_forward', 'pipeline_parallel_schedule', 'pipeline_parallel_microbatch_size', 'pipeline_parallel_microbatches', 'pipeline_parallel_layers_per_stage'];
-const PARALLEL_IGNORED = new Set(['enable_async_tensor_parallel', 'disable_loss_parallel', 'enable_compiled_autograd', 'pipeline_parallel_split_points', 'module_fqns_per_model_part', 'pipeline_parallel_schedule_csv', 'context_parallel_rotate_method', 'pipeline_parallel_first_stage_less_layers', 'pipeline_parallel_last_stage_less_layers', 'custom_model_path', 'custom_import', 'expert_parallel_comm_backend']);
+const IGNORED_SECTIONS = new Set([
+  'job',
+  'profiling',
+  'metrics',
+  'lr_scheduler',
+  'checkpoint',
+  'comm',
+  'validation',
+  'memory_estimation',
+  'fault_tolerance',
+  'ft',
+  'quantize',
+]);
+const PARALLEL_KEYS = [
+  'data_parallel_replicate_degree',
+  'data_parallel_shard_degree',
+  'tensor_parallel_degree',
+  'pipeline_parallel_degree',
+  'context_parallel_degree',
+  'expert_parallel_degree',
+  'expert_tensor_parallel_degree',
+  'fsdp_reshard_after_forward',
+  'pipeline_parallel_schedule',
+  'pipeline_parallel_microbatch_size',
+  'pipeline_parallel_microbatches',
+  'pipeline_parallel_layers_per_stage',
+];
+const PARALLEL_IGNORED = new Set([
+  'enable_async_tensor_parallel',
+  'disable_loss_parallel',
+  'enable_compiled_autograd',
+  'pipeline_parallel_split_points',
+  'module_fqns_per_model_part',
+  'pipeline_parallel_schedule_csv',
+  'context_parallel_rotate_method',
+  'pipeline_parallel_first_stage_less_layers',
+  'pipeline_parallel_last_stage_less_layers',
+  'custom_model_path',
+  'custom_import',
+  'expert_parallel_comm_backend',
+]);
 
 export interface TorchtitanOptions {
   /** world size, needed when data_parallel_shard_degree is -1 */
@@ -38,18 +89,28 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     const d = new Draft();
     d.set('parallel.engine', 'fsdp2');
     const section = (name: string): Obj => (t[name] === undefined ? {} : obj(t[name], `[${name}]`));
-    const model = section('model'), training = section('training'), par = section('parallelism');
+    const model = section('model'),
+      training = section('training'),
+      par = section('parallelism');
     const experimental = section('experimental');
     // Parallelism lived in [training] and [experimental] before [parallelism] existed.
     const p: Obj = {};
-    for (const src of [training, experimental, par]) for (const k of PARALLEL_KEYS) if (src[k] !== undefined) p[k] = src[k];
+    for (const src of [training, experimental, par])
+      for (const k of PARALLEL_KEYS) if (src[k] !== undefined) p[k] = src[k];
 
     // [model]
     let layers: number | undefined;
     for (const [k, v] of Object.entries(model)) {
       if (k === 'name' || k === 'flavor') continue;
       if (k === 'converters') {
-        const list = Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [];
+        const list = Array.isArray(v)
+          ? v.map(String)
+          : typeof v === 'string'
+            ? v
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean)
+            : [];
         for (const c of list) {
           if (c === 'float8') d.set('training.fp8_linear', true);
           else d.skip('[model] converters', `${c} is not modelled`);
@@ -64,21 +125,41 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         d.set('model.preset', preset);
         d.note(`[model] ${name} ${flavor} -> model.preset ${preset}`);
         layers = findModel(preset)?.model.layers as number | undefined;
-      } else d.skip('[model] flavor', `${name} ${flavor ?? '(no flavor)'} is not in the model catalog; set the model yourself`);
+      } else
+        d.skip(
+          '[model] flavor',
+          `${name} ${flavor ?? '(no flavor)'} is not in the model catalog; set the model yourself`,
+        );
     }
 
     // [parallelism]
     const deg = (k: string, min = 1) => (p[k] === undefined ? 1 : int(p[k], k, min));
     const replicate = deg('data_parallel_replicate_degree');
-    const shardRaw = p.data_parallel_shard_degree === undefined ? -1 : int(p.data_parallel_shard_degree, 'data_parallel_shard_degree', -1);
-    const tp = deg('tensor_parallel_degree'), pp = deg('pipeline_parallel_degree'), cp = deg('context_parallel_degree');
-    if (shardRaw === 0) throw new ImportError('data_parallel_shard_degree', 'data_parallel_shard_degree: must be -1 or a whole number >= 1, not 0');
+    const shardRaw =
+      p.data_parallel_shard_degree === undefined
+        ? -1
+        : int(p.data_parallel_shard_degree, 'data_parallel_shard_degree', -1);
+    const tp = deg('tensor_parallel_degree'),
+      pp = deg('pipeline_parallel_degree'),
+      cp = deg('context_parallel_degree');
+    if (shardRaw === 0)
+      throw new ImportError(
+        'data_parallel_shard_degree',
+        'data_parallel_shard_degree: must be -1 or a whole number >= 1, not 0',
+      );
     let shard = shardRaw;
     if (shard === -1) {
       if (options.worldSize) {
         shard = options.worldSize / (replicate * tp * pp * cp);
-        if (!Number.isInteger(shard)) throw new ImportError('data_parallel_shard_degree', `world size ${options.worldSize} is not a multiple of replicate ${replicate} * tp ${tp} * pp ${pp} * cp ${cp}`);
-      } else d.note('data_parallel_shard_degree -1 (all remaining GPUs): parallel.gpus left at llmem default; pass --world-size N to set it');
+        if (!Number.isInteger(shard))
+          throw new ImportError(
+            'data_parallel_shard_degree',
+            `world size ${options.worldSize} is not a multiple of replicate ${replicate} * tp ${tp} * pp ${pp} * cp ${cp}`,
+          );
+      } else
+        d.note(
+          'data_parallel_shard_degree -1 (all remaining GPUs): parallel.gpus left at llmem default; pass --world-size N to set it',
+        );
     }
     if (shard > 0) d.set('parallel.gpus', replicate * shard * tp * pp * cp);
     d.set('parallel.tp', tp);
@@ -94,19 +175,35 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
       d.set('parallel.fsdp_strategy', 'hybrid_shard');
       if (shard > 0) d.set('parallel.fsdp_shard_size', shard);
     }
-    const reshard = p.fsdp_reshard_after_forward === undefined ? 'default' : oneOf(p.fsdp_reshard_after_forward, 'fsdp_reshard_after_forward', ['default', 'always', 'never'] as const);
+    const reshard =
+      p.fsdp_reshard_after_forward === undefined
+        ? 'default'
+        : oneOf(p.fsdp_reshard_after_forward, 'fsdp_reshard_after_forward', ['default', 'always', 'never'] as const);
     // "default": reshard after forward except when pipeline parallel (parallelize_fn in torchtitan/models/llama3/infra/parallelize.py)
     d.set('parallel.reshard_after_forward', reshard === 'always' || (reshard === 'default' && pp === 1));
     let micro: number | undefined, accum: number | undefined;
     const local = training.local_batch_size ?? training.batch_size;
-    const localBatch = local === undefined ? undefined : int(local, training.local_batch_size !== undefined ? 'local_batch_size' : 'batch_size');
+    const localBatch =
+      local === undefined
+        ? undefined
+        : int(local, training.local_batch_size !== undefined ? 'local_batch_size' : 'batch_size');
     if (pp > 1) {
-      const sched = p.pipeline_parallel_schedule === undefined ? '1F1B' : str(p.pipeline_parallel_schedule, 'pipeline_parallel_schedule');
+      const sched =
+        p.pipeline_parallel_schedule === undefined
+          ? '1F1B'
+          : str(p.pipeline_parallel_schedule, 'pipeline_parallel_schedule');
       const s = SCHEDULES[sched.toLowerCase()];
-      if (!s) throw new ImportError('pipeline_parallel_schedule', `pipeline_parallel_schedule: "${sched}" is not allowed (allowed: 1F1B | GPipe | Interleaved1F1B | LoopedBFS | InterleavedZeroBubble | ZBVZeroBubble | DualPipeV)`);
+      if (!s)
+        throw new ImportError(
+          'pipeline_parallel_schedule',
+          `pipeline_parallel_schedule: "${sched}" is not allowed (allowed: 1F1B | GPipe | Interleaved1F1B | LoopedBFS | InterleavedZeroBubble | ZBVZeroBubble | DualPipeV)`,
+        );
       d.set('parallel.pp_schedule', s[0]);
       if (s[1] > 1) {
-        const perStage = p.pipeline_parallel_layers_per_stage === undefined ? undefined : int(p.pipeline_parallel_layers_per_stage, 'pipeline_parallel_layers_per_stage');
+        const perStage =
+          p.pipeline_parallel_layers_per_stage === undefined
+            ? undefined
+            : int(p.pipeline_parallel_layers_per_stage, 'pipeline_parallel_layers_per_stage');
         const vpp = perStage && layers ? layers / pp / perStage : s[1];
         d.set('parallel.vpp', vpp);
         if (!perStage) d.note(`${sched}: ${s[1]} virtual stages per rank assumed`);
@@ -115,19 +212,42 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         accum = int(p.pipeline_parallel_microbatches, 'pipeline_parallel_microbatches');
         if (localBatch !== undefined) micro = localBatch / accum;
       } else {
-        micro = p.pipeline_parallel_microbatch_size === undefined ? 1 : int(p.pipeline_parallel_microbatch_size, 'pipeline_parallel_microbatch_size');
+        micro =
+          p.pipeline_parallel_microbatch_size === undefined
+            ? 1
+            : int(p.pipeline_parallel_microbatch_size, 'pipeline_parallel_microbatch_size');
         if (localBatch !== undefined) accum = localBatch / micro;
       }
-      if (micro !== undefined && !Number.isInteger(micro)) throw new ImportError('pipeline_parallel_microbatch_size', `the local batch ${localBatch} does not split into pipeline micro-batches of this size`);
-      if (accum !== undefined && !Number.isInteger(accum)) throw new ImportError('pipeline_parallel_microbatch_size', `the local batch ${localBatch} is not a multiple of the pipeline micro-batch size ${micro}`);
+      if (micro !== undefined && !Number.isInteger(micro))
+        throw new ImportError(
+          'pipeline_parallel_microbatch_size',
+          `the local batch ${localBatch} does not split into pipeline micro-batches of this size`,
+        );
+      if (accum !== undefined && !Number.isInteger(accum))
+        throw new ImportError(
+          'pipeline_parallel_microbatch_size',
+          `the local batch ${localBatch} is not a multiple of the pipeline micro-batch size ${micro}`,
+        );
     } else micro = localBatch;
-    if (training.global_batch_size !== undefined && int(training.global_batch_size, 'global_batch_size', -1) > 0 && localBatch !== undefined) {
+    if (
+      training.global_batch_size !== undefined &&
+      int(training.global_batch_size, 'global_batch_size', -1) > 0 &&
+      localBatch !== undefined
+    ) {
       const dp = replicate * shard;
       if (shard > 0) {
         const steps = int(training.global_batch_size, 'global_batch_size') / (localBatch * dp);
-        if (!Number.isInteger(steps)) throw new ImportError('global_batch_size', `global_batch_size is not a multiple of local_batch_size ${localBatch} x data-parallel ${dp}`);
+        if (!Number.isInteger(steps))
+          throw new ImportError(
+            'global_batch_size',
+            `global_batch_size is not a multiple of local_batch_size ${localBatch} x data-parallel ${dp}`,
+          );
         accum = (accum ?? 1) * steps;
-      } else d.skip('global_batch_size', 'gradient accumulation needs the data-parallel size (data_parallel_shard_degree -1); pass --world-size N');
+      } else
+        d.skip(
+          'global_batch_size',
+          'gradient accumulation needs the data-parallel size (data_parallel_shard_degree -1); pass --world-size N',
+        );
     }
     if (micro !== undefined) d.set('training.micro_batch', micro);
     if (accum !== undefined) d.set('training.grad_accum', accum);
@@ -139,7 +259,8 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
 
     // [training]
     for (const [k, v] of Object.entries(training)) {
-      if (PARALLEL_KEYS.includes(k) || k === 'local_batch_size' || k === 'batch_size' || k === 'global_batch_size') continue;
+      if (PARALLEL_KEYS.includes(k) || k === 'local_batch_size' || k === 'batch_size' || k === 'global_batch_size')
+        continue;
       if (k === 'seq_len') d.set('training.seq_len', int(v, k));
       else if (k === 'mixed_precision_param') d.set('training.dtype', dtypeOf(v, k));
       else if (k === 'mixed_precision_reduce') d.set('training.grad_dtype', dtypeOf(v, k));
@@ -152,15 +273,25 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         }
       } else if (k === 'enable_float8_linear') {
         if (bool(v, k)) d.set('training.fp8_linear', true);
-      } else if (PARALLEL_IGNORED.has(k) || /^(max_norm|steps|warmup_steps|lr|dataset|dataset_path|data_parallel_type|gc_freq|gc_debug|seed|deterministic|debug_moe_force_load_balance|enable_cpu_offload|mixed_precision_.*)$/.test(k)) d.ignore(`[training] ${k}`);
+      } else if (
+        PARALLEL_IGNORED.has(k) ||
+        /^(max_norm|steps|warmup_steps|lr|dataset|dataset_path|data_parallel_type|gc_freq|gc_debug|seed|deterministic|debug_moe_force_load_balance|enable_cpu_offload|mixed_precision_.*)$/.test(
+          k,
+        )
+      )
+        d.ignore(`[training] ${k}`);
       else d.skip(`[training] ${k}`, 'not mapped');
     }
     if (training.mixed_precision_param === undefined) d.set('training.dtype', 'bf16'); // job_config default "bfloat16"
 
     // [activation_checkpoint]
     const ac = section('activation_checkpoint');
-    if (t.activation_checkpoint === undefined) d.note('no [activation_checkpoint]: torchtitan default mode "selective", selective_ac_option "2"');
-    const mode = ac.mode === undefined ? 'selective' : oneOf(ac.mode, 'mode', ['none', 'full', 'selective', 'memory_budget'] as const);
+    if (t.activation_checkpoint === undefined)
+      d.note('no [activation_checkpoint]: torchtitan default mode "selective", selective_ac_option "2"');
+    const mode =
+      ac.mode === undefined
+        ? 'selective'
+        : oneOf(ac.mode, 'mode', ['none', 'full', 'selective', 'memory_budget'] as const);
     if (mode === 'selective') {
       const opt = ac.selective_ac_option === undefined ? '2' : String(ac.selective_ac_option);
       if (opt === 'op') d.set('training.recompute', 'per_op');
@@ -169,12 +300,20 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         d.set('training.recompute', 'full');
         if (every > 1 && layers) {
           d.set('training.recompute_layers', Math.floor(layers / pp / every));
-          d.note(`selective_ac_option ${every}: every ${every}th layer checkpointed = ${Math.floor(layers / pp / every)} of ${layers / pp} layers per stage recomputed`);
-        } else if (every > 1) d.skip('selective_ac_option', `every ${every}th layer: needs the model's layer count (set model.preset); counted as full recompute`);
+          d.note(
+            `selective_ac_option ${every}: every ${every}th layer checkpointed = ${Math.floor(layers / pp / every)} of ${layers / pp} layers per stage recomputed`,
+          );
+        } else if (every > 1)
+          d.skip(
+            'selective_ac_option',
+            `every ${every}th layer: needs the model's layer count (set model.preset); counted as full recompute`,
+          );
       }
-    } else if (mode === 'memory_budget') d.skip('[activation_checkpoint] mode', 'memory_budget (automatic) is not modelled; set training.recompute');
+    } else if (mode === 'memory_budget')
+      d.skip('[activation_checkpoint] mode', 'memory_budget (automatic) is not modelled; set training.recompute');
     else d.set('training.recompute', mode);
-    for (const k of Object.keys(ac)) if (k !== 'mode' && k !== 'selective_ac_option') d.ignore(`[activation_checkpoint] ${k}`);
+    for (const k of Object.keys(ac))
+      if (k !== 'mode' && k !== 'selective_ac_option') d.ignore(`[activation_checkpoint] ${k}`);
 
     // [compile], [float8], [optimizer]
     const compile = section('compile');
@@ -189,19 +328,26 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
       if (k === 'enable_fsdp_float8_all_gather') d.set('parallel.fp8_all_gather', bool(v, k));
       else if (k === 'enable_float8_linear') {
         if (bool(v, k)) d.set('training.fp8_linear', true);
-      }
-      else d.ignore(`[float8] ${k}`);
+      } else d.ignore(`[float8] ${k}`);
     }
     const opt = section('optimizer');
     for (const [k, v] of Object.entries(opt)) {
-      if (k === 'name') d.set('training.optimizer', oneOf(v, '[optimizer] name', ['AdamW', 'Adam'] as const).toLowerCase());
-      else if (k === 'implementation') d.set('training.optimizer_impl', oneOf(v, '[optimizer] implementation', ['fused', 'foreach', 'for-loop'] as const).replace('-', '_'));
+      if (k === 'name')
+        d.set('training.optimizer', oneOf(v, '[optimizer] name', ['AdamW', 'Adam'] as const).toLowerCase());
+      else if (k === 'implementation')
+        d.set(
+          'training.optimizer_impl',
+          oneOf(v, '[optimizer] implementation', ['fused', 'foreach', 'for-loop'] as const).replace('-', '_'),
+        );
       else if (k === 'early_step_in_backward') d.set('training.optimizer_in_backward', bool(v, k));
       else d.ignore(`[optimizer] ${k}`);
     }
 
     for (const [name, v] of Object.entries(t)) {
-      if (['model', 'training', 'parallelism', 'activation_checkpoint', 'compile', 'float8', 'optimizer'].includes(name)) continue;
+      if (
+        ['model', 'training', 'parallelism', 'activation_checkpoint', 'compile', 'float8', 'optimizer'].includes(name)
+      )
+        continue;
       if (name === 'experimental') {
         for (const k of Object.keys(experimental)) if (!PARALLEL_KEYS.includes(k)) d.ignore(`[experimental] ${k}`);
       } else if (IGNORED_SECTIONS.has(name)) d.ignore(`[${name}]`);
@@ -213,5 +359,7 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
 }
 
 function dtypeOf(v: Json, key: string): string {
-  return { float32: 'fp32', bfloat16: 'bf16', float16: 'fp16' }[oneOf(v, key, ['float32', 'bfloat16', 'float16'] as const)];
+  return { float32: 'fp32', bfloat16: 'bf16', float16: 'fp16' }[
+    oneOf(v, key, ['float32', 'bfloat16', 'float16'] as const)
+  ];
 }

@@ -41,7 +41,10 @@ export function applyOptim(d: Draft, key: string, v: Json): void {
   const name = str(v, key).toLowerCase();
   const hit = OPTIM[name];
   if (!hit) {
-    d.skip(key, `optimizer "${name}" has no config v1 equivalent (adamw, adam, sgd, adafactor, lion, adamw_8bit, paged variants); training.optimizer left at llmem default`);
+    d.skip(
+      key,
+      `optimizer "${name}" has no config v1 equivalent (adamw, adam, sgd, adafactor, lion, adamw_8bit, paged variants); training.optimizer left at llmem default`,
+    );
     return;
   }
   for (const [k, val] of Object.entries(hit)) d.set(`training.${k}`, val);
@@ -69,14 +72,19 @@ export function defaultToDdp(d: Draft, what: string): void {
 
 export function applyDeepSpeedRef(d: Draft, key: string, v: Json): void {
   if (v === null || v === '' || v === false) return;
-  if (isObject(v)) return applyDeepSpeed(d, v, `${key}.`);
+  if (isObject(v)) {
+    applyDeepSpeed(d, v, `${key}.`);
+    return;
+  }
   const path = str(v, key);
   d.set('parallel.engine', 'deepspeed');
   const name = path.split('/').pop()!.toLowerCase();
   const stage = /(?:zero|z|stage)[_-]?([0-3])/.exec(name)?.[1];
   if (stage !== undefined) {
     d.set('parallel.zero_stage', Number(stage));
-    d.note(`${key} "${path}": ZeRO stage ${stage} read from the file name; import the file itself (llmem import deepspeed) for its buckets and offload`);
+    d.note(
+      `${key} "${path}": ZeRO stage ${stage} read from the file name; import the file itself (llmem import deepspeed) for its buckets and offload`,
+    );
   } else d.skip(key, `"${path}" is not read; import it with \`llmem import deepspeed\` for the ZeRO stage and offload`);
   if (stage !== undefined && /offload/.test(name)) {
     // ds_z3_offload_config (LLaMA-Factory), zero3_bf16_cpuoffload_all / _params (axolotl), zero2_offload
@@ -84,16 +92,27 @@ export function applyDeepSpeedRef(d: Draft, key: string, v: Json): void {
     const optim = !/param/.test(name) || /all/.test(name);
     if (optim) d.set('parallel.offload_optimizer', 'cpu');
     if (params) d.set('parallel.offload_params', 'cpu');
-    d.note(`${key}: ${[optim && 'optimizer', params && 'parameter'].filter(Boolean).join(' and ')} offload to the CPU read from the file name`);
+    d.note(
+      `${key}: ${[optim && 'optimizer', params && 'parameter'].filter(Boolean).join(' and ')} offload to the CPU read from the file name`,
+    );
   }
 }
 
 /** TrainingArguments.fsdp ("full_shard auto_wrap offload" or a list) with fsdp_config. */
 export function applyFsdpOption(d: Draft, key: string, v: Json, fsdpConfig: Json | undefined, configKey: string): void {
-  const opts = (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(/[\s,]+/) : []).map((s) => s.toLowerCase()).filter(Boolean);
+  const opts = (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(/[\s,]+/) : [])
+    .map((s) => s.toLowerCase())
+    .filter(Boolean);
   if (!opts.length && v !== true) return;
-  const strategy = opts.find((o) => ['full_shard', 'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2'].includes(o)) ?? 'full_shard';
-  applyFsdpConfig(d, fsdpConfig === undefined || fsdpConfig === null ? {} : obj(fsdpConfig, configKey), `${configKey}.`, strategy);
+  const strategy =
+    opts.find((o) => ['full_shard', 'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2'].includes(o)) ??
+    'full_shard';
+  applyFsdpConfig(
+    d,
+    fsdpConfig === undefined || fsdpConfig === null ? {} : obj(fsdpConfig, configKey),
+    `${configKey}.`,
+    strategy,
+  );
   if (opts.includes('offload')) {
     d.set('parallel.offload_params', 'cpu');
     d.set('parallel.offload_optimizer', 'cpu');
@@ -102,7 +121,8 @@ export function applyFsdpOption(d: Draft, key: string, v: Json, fsdpConfig: Json
 }
 
 // Keys of a TrainingArguments dump with no effect on per-GPU memory.
-const IGNORED = /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|accelerator_config|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
+const IGNORED =
+  /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|accelerator_config|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
 
 /** Import a TrainingArguments JSON. */
 export function importTrainingArgs(text: string): ImportResult {
@@ -111,7 +131,9 @@ export function importTrainingArgs(text: string): ImportResult {
     const a = parseJsonText(text, 'TrainingArguments JSON');
     applyPrecisionFlags(d, a.bf16, a.fp16);
     if (a.bf16 === true || a.fp16 === true)
-      d.note('mixed precision: torch.autocast over fp32-loaded weights (the fp32 weights are the master copy); if the model is loaded in bf16/fp16 set training.master_weights false');
+      d.note(
+        'mixed precision: torch.autocast over fp32-loaded weights (the fp32 weights are the master copy); if the model is loaded in bf16/fp16 set training.master_weights false',
+      );
     for (const [key, v] of Object.entries(a)) {
       switch (key) {
         case 'bf16':
@@ -152,7 +174,8 @@ export function importTrainingArgs(text: string): ImportResult {
           if (v === true) d.note('packing: every sequence is filled to training.seq_len');
           break;
         case 'auto_find_batch_size':
-          if (v === true) d.skip(key, 'the batch size is searched at run time; training.micro_batch is the starting value');
+          if (v === true)
+            d.skip(key, 'the batch size is searched at run time; training.micro_batch is the starting value');
           break;
         case 'adafactor': // deprecated spelling of optim="adafactor"
           if (bool(v, key)) d.set('training.optimizer', 'adafactor');

@@ -133,6 +133,9 @@ export function formatText(config: Config, res: EstimateResult): string {
           `             allocated peaks on stage ${res.peak_allocated.stage}; stage ${p.stage} uses the most device memory (the figures below)`,
         ]
       : []),
+    p.reserved_simulated
+      ? `allocator    ${gib(p.fragmentation_bytes)} cached beside the live tensors when reserved peaks (largest free block ${gib(p.largest_free_block_bytes)}; simulated caching allocator)`
+      : `allocator    reserved from the caching allocator's bound (not simulated)`,
     `fits         ${res.fits ? 'yes' : 'NO'} (${(res.utilization * 100).toFixed(1)} % of GPU memory)`,
     `peak at      ${p.peak_at}`,
     `breakdown at the peak:`,

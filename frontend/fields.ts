@@ -137,7 +137,7 @@ export const UI: Record<string, FieldUi> = {
   'runtime.allocator_reserve': { label: 'Allocator reserve', unit: '× alloc.', auto: 'modelled' },
   'runtime.expandable_segments': { label: 'Expandable segments' },
   'runtime.max_split_size_mib': { label: 'Max split size', unit: 'MiB' },
-  'runtime.gc_threshold': { label: 'Allocator GC threshold' },
+  'runtime.gc_threshold': { label: 'Allocator GC threshold', unit: '× memory' },
   'runtime.torch_compile': { label: 'torch.compile' },
 };
 

@@ -41,6 +41,9 @@ export const PHASE_TINT: Record<string, string> = {
 export const READING_COLOR = { allocated: '#4e79a7', reserved: '#499894', device: '#d37295' } as const;
 export const READING_LABEL = { allocated: 'Allocated', reserved: 'Reserved', device: 'nvidia-smi' } as const;
 
+/** The simulated allocator's reserved line on the timeline: the sweep's reserved hue. */
+export const RESERVED = READING_COLOR.reserved;
+
 /** Measured values (probe output) wherever they are drawn: a CSS custom property, light and dark. */
 export const MEASURED = '--measured';
 

@@ -115,8 +115,11 @@ export function summarize(rows: Row[]): Summary[] {
   for (const r of rows) {
     if (r.error === null || r.relation !== 'eq') continue;
     add(`${r.category} / ${r.confidence}`, r.error);
-    if (r.category === 'measured' && (r.confidence === 'high' || r.confidence === 'medium'))
+    if (r.category === 'measured' && (r.confidence === 'high' || r.confidence === 'medium')) {
       add('measured high+medium', r.error);
+      // reserved apart: the simulated caching allocator decides it (core/allocator.c)
+      if (r.metric === 'peak_reserved_bytes') add('measured h+m, reserved only', r.error);
+    }
     add('all point cases', r.error);
   }
   return [...groups.entries()]

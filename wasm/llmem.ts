@@ -48,6 +48,11 @@ export interface RankResult {
   device_used_bytes: number;
   breakdown_bytes: Breakdown;
   persistent_bytes: number;
+  /** reserved - allocated when reserved peaks (simulated caching allocator) */
+  fragmentation_bytes: number;
+  largest_free_block_bytes: number;
+  /** true: reserved comes from the simulated allocator; false: from its bound */
+  reserved_simulated: boolean;
   params: number;
   layers: number;
   peak_phase: string;
@@ -58,6 +63,8 @@ export interface RankResult {
 export interface Timeline {
   stride: number;
   total_bytes: number[];
+  /** segments the simulated allocator holds at each event (empty when not simulated) */
+  reserved_bytes: number[];
   category_bytes: Record<Category, number[]>;
   phase: string[];
   micro_batch: number[];
@@ -463,7 +470,7 @@ export class Core {
       warnings,
       terms: this.readTerms(base),
     };
-    if (options.timeline) result.timeline = this.readTimeline(base);
+    if (options.timeline) result.timeline = this.readTimeline(base, result.per_gpu.reserved_simulated);
     return result;
   }
 
@@ -482,6 +489,9 @@ export class Core {
       device_used_bytes: f64(addr + K.device_used_bytes),
       breakdown_bytes: breakdown,
       persistent_bytes: f64(addr + K.persistent_bytes),
+      fragmentation_bytes: f64(addr + K.fragmentation_bytes),
+      largest_free_block_bytes: f64(addr + K.largest_free_block_bytes),
+      reserved_simulated: i32(addr + K.reserved_simulated) !== 0,
       params: f64(addr + K.params_count),
       layers: f64(addr + K.layers_count),
       peak_phase: this.phases[i32(addr + K.peak_phase)] ?? '',
@@ -684,13 +694,14 @@ export class Core {
     return terms;
   }
 
-  private readTimeline(base: number): Timeline {
+  private readTimeline(base: number, simulated: boolean): Timeline {
     const R = this.layout.result,
       E = this.layout.event;
     const n = this.m.HEAP32[(base + R.event_count) / 4];
     const t: Timeline = {
       stride: this.m.HEAP32[(base + R.event_stride) / 4],
       total_bytes: [],
+      reserved_bytes: [],
       category_bytes: Object.fromEntries(CATEGORIES.map((c) => [c, [] as number[]])) as Record<Category, number[]>,
       phase: [],
       micro_batch: [],
@@ -699,6 +710,7 @@ export class Core {
     for (let i = 0; i < n; i++) {
       const a = base + R.events + i * E.size;
       t.total_bytes.push(this.m.HEAPF64[(a + E.total_bytes) / 8]);
+      if (simulated) t.reserved_bytes.push(this.m.HEAPF64[(a + E.reserved_bytes) / 8]);
       for (const [j, c] of CATEGORIES.entries())
         t.category_bytes[c].push(this.m.HEAPF64[(a + E.category_bytes + 8 * j) / 8]);
       t.phase.push(this.phases[this.m.HEAP32[(a + E.phase) / 4]] ?? '');

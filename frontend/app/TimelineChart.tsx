@@ -4,7 +4,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { CATEGORIES, type EstimateResult } from '../../wasm/llmem.js';
 import { formatGiB, GIB } from '../format.js';
-import { CATEGORY_COLOR, CATEGORY_LABEL, MEASURED, PHASE_TINT } from '../palette.js';
+import { CATEGORY_COLOR, CATEGORY_LABEL, MEASURED, PHASE_TINT, RESERVED } from '../palette.js';
 import { measuredOnTimeline, measuredPhaseLines } from '../planner.js';
 import { Chart, type ChartSpec } from './Chart.js';
 import { useApp } from './context.js';
@@ -14,7 +14,13 @@ function describe(r: EstimateResult, i: number): string {
   const parts = [t.phase[i]];
   if (t.micro_batch[i] >= 0) parts.push(`micro-batch ${t.micro_batch[i]}`);
   if (t.layer[i] >= 0) parts.push(`layer ${t.layer[i]}`);
-  return `${parts.join(', ')}: ${formatGiB(t.total_bytes[i])} allocated`;
+  const reserved = t.reserved_bytes.length > i ? `, ${formatGiB(t.reserved_bytes[i])} reserved` : '';
+  return `${parts.join(', ')}: ${formatGiB(t.total_bytes[i])} allocated${reserved}`;
+}
+
+/** Whether the chart carries the measured curves (beside the simulated reserved line). */
+function curve_of(spec: ChartSpec): boolean {
+  return (spec.overlays ?? []).some((s) => s.label.startsWith('measured'));
 }
 
 export function TimelineChart({ r }: { r: EstimateResult }) {
@@ -39,6 +45,8 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
     let top = t.total_bytes[peak];
     for (const l of lines) top = Math.max(top, l.value);
     for (const v of curve?.reserved ?? []) if (v !== null) top = Math.max(top, v);
+    for (const v of t.reserved_bytes) top = Math.max(top, v);
+    const reserved = t.reserved_bytes.length === n ? t.reserved_bytes : null;
     const topGiB = top / GIB;
     const peakGiB = topGiB,
       capGiB = r.capacity_bytes / GIB;
@@ -49,23 +57,36 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
         color: CATEGORY_COLOR[c],
         values: t.category_bytes[c].map((v) => v / GIB),
       })),
-      overlays: curve
-        ? [
-            {
-              label: 'measured allocated',
-              color: MEASURED,
-              width: 2,
-              values: curve.allocated.map((v) => (v === null ? null : v / GIB)),
-            },
-            {
-              label: 'measured reserved',
-              color: MEASURED,
-              width: 1.5,
-              dash: [5, 4],
-              values: curve.reserved.map((v) => (v === null ? null : v / GIB)),
-            },
-          ]
-        : undefined,
+      overlays: [
+        ...(reserved
+          ? [
+              {
+                label: 'reserved (simulated)',
+                color: RESERVED,
+                width: 1.5,
+                dash: [2, 3],
+                values: reserved.map((v) => v / GIB),
+              },
+            ]
+          : []),
+        ...(curve
+          ? [
+              {
+                label: 'measured allocated',
+                color: MEASURED,
+                width: 2,
+                values: curve.allocated.map((v) => (v === null ? null : v / GIB)),
+              },
+              {
+                label: 'measured reserved',
+                color: MEASURED,
+                width: 1.5,
+                dash: [5, 4],
+                values: curve.reserved.map((v) => (v === null ? null : v / GIB)),
+              },
+            ]
+          : []),
+      ],
       bands,
       marker: { index: peak, label: `peak ${formatGiB(t.total_bytes[peak])}` },
       hline: showCap ? { value: capGiB, label: `GPU memory ${formatGiB(r.capacity_bytes)}` } : undefined,
@@ -103,7 +124,14 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
             {s.label}
           </li>
         ))}
-        {measured && spec.overlays?.length ? (
+        {t.reserved_bytes.length ? (
+          <li data-testid="timeline-reserved">
+            <span class="swatch" style={{ background: RESERVED }} />
+            reserved (simulated caching allocator; {formatGiB(r.per_gpu.fragmentation_bytes)} cached beside the tensors
+            at its peak)
+          </li>
+        ) : null}
+        {measured && curve_of(spec) ? (
           <li data-testid="timeline-measured-curve">
             <span class="mark-swatch" aria-hidden="true" />
             measured ({measured.name}): allocated (solid) and reserved (dashed) over the step,{' '}

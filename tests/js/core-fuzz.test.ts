@@ -79,7 +79,7 @@ describe('config decoder fuzz', () => {
       expect(p.peak_reserved_bytes).toBeGreaterThanOrEqual(p.peak_allocated_bytes);
       expect(p.device_used_bytes).toBeGreaterThanOrEqual(p.peak_reserved_bytes);
     }
-    expect(ok).toBeGreaterThan(300);
+    expect(ok).toBeGreaterThan(250); // about a tenth: most random values of most keys are out of range
     expect(failed).toBeGreaterThan(300);
   });
 });

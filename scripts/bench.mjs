@@ -1,5 +1,5 @@
 // npm run bench: microseconds per estimate, native and wasm (timeline included).
-// Figures only; the budgets (< 5 us native, < 20 us wasm) are compared in the
+// Figures only; the budgets (< 50 us native with the simulated allocator, < 20 us wasm) are compared in the
 // printout, never asserted.
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -75,4 +75,4 @@ for (const [name, config] of cases) {
     `wasm    ${name.padEnd(44)} ${run.toFixed(2).padStart(8)} us/estimate (core)  ${raw.toFixed(2).padStart(8)} us with the result read out  ${full.toFixed(2).padStart(8)} us with config parsing and the timeline`,
   );
 }
-console.log('budgets: native < 5 us, wasm < 20 us per estimate (docs/ARCHITECTURE.md)');
+console.log('budgets: native < 5 us without the allocator, < 50 us with it (issue: simulated allocator); wasm < 20 us (docs/ARCHITECTURE.md)');

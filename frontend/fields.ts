@@ -136,7 +136,7 @@ export const UI: Record<string, FieldUi> = {
   'runtime.nccl_buffer_mib': { label: 'NCCL buffers', unit: 'MiB', auto: 'auto' },
   'runtime.allocator_reserve': { label: 'Allocator reserve', unit: '× alloc.', auto: 'modelled' },
   'runtime.expandable_segments': { label: 'Expandable segments' },
-  'runtime.max_split_size_mib': { label: 'Max split size', unit: 'MiB' },
+  'runtime.max_split_size_mib': { label: 'Max split size', unit: 'MiB', auto: 'unset: any block splits' },
   'runtime.gc_threshold': { label: 'Allocator GC threshold', unit: '× memory' },
   'runtime.torch_compile': { label: 'torch.compile' },
 };

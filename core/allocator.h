@@ -11,9 +11,9 @@
  * stream is reused by that stream only). */
 enum {
   ALLOC_STREAM_COMPUTE,
-  ALLOC_STREAM_GATHER,  /* FSDP / ZeRO-3 all-gather */
-  ALLOC_STREAM_REDUCE,  /* reduce-scatter */
-  ALLOC_STREAM_P2P,     /* pipeline send / recv */
+  ALLOC_STREAM_GATHER, /* FSDP / ZeRO-3 all-gather */
+  ALLOC_STREAM_REDUCE, /* reduce-scatter */
+  ALLOC_STREAM_P2P,    /* pipeline send / recv */
   ALLOC_STREAM_COUNT
 };
 
@@ -21,24 +21,24 @@ enum {
 #define ALLOC_MAX_SEGMENTS 8192
 
 typedef struct {
-  double max_split_bytes;    /* max_split_size_mb; INFINITY when unset */
-  double gc_threshold;       /* garbage_collection_threshold (fraction of capacity); 0 = off */
-  double capacity_bytes;     /* what cudaMalloc may take before it fails; INFINITY = no limit */
-  int expandable;            /* expandable_segments:True */
-  double op_budget;          /* allocations + frees before the simulation gives up */
+  double max_split_bytes; /* max_split_size_mb; INFINITY when unset */
+  double gc_threshold;    /* garbage_collection_threshold (fraction of capacity); 0 = off */
+  double capacity_bytes;  /* what cudaMalloc may take before it fails; INFINITY = no limit */
+  int expandable;         /* expandable_segments:True */
+  double op_budget;       /* allocations + frees before the simulation gives up */
 } alloc_settings;
 
 typedef struct {
-  double allocated_bytes;    /* live blocks, rounded sizes (torch.cuda.memory_allocated) */
-  double reserved_bytes;     /* segments (torch.cuda.memory_reserved) */
+  double allocated_bytes; /* live blocks, rounded sizes (torch.cuda.memory_allocated) */
+  double reserved_bytes;  /* segments (torch.cuda.memory_reserved) */
   double peak_reserved_bytes;
-  double allocated_at_peak_bytes;      /* allocated when reserved peaked */
-  double largest_free_at_peak_bytes;   /* largest cached free block then */
+  double allocated_at_peak_bytes;    /* the most allocated while reserved is at its peak */
+  double largest_free_at_peak_bytes; /* largest cached free block then */
   double peak_allocated_bytes;
   double segment_count, peak_segment_count;
   double ops;
-  int gave_up;               /* too many blocks or operations: the caller uses its bound */
-  int oom;                   /* a request needed more than capacity even after freeing the cache */
+  int gave_up; /* too many blocks or operations: the caller uses its bound */
+  int oom;     /* a request needed more than capacity even after freeing the cache */
 } alloc_stats;
 
 void alloc_reset(const alloc_settings *s);

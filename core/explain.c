@@ -59,7 +59,10 @@ void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs,
   int comms;
   runtime_overheads(pl, &context, &workspace, &nccl, &comms);
   double reserve = r->peak_reserved_bytes - r->peak_allocated_bytes;
-  term(out, LLMEM_TERM_RESERVE, -1, reserve, reserve, 0, 0, 0);
+  if (r->reserved_simulated)
+    term(out, LLMEM_TERM_RESERVE_SIMULATED, -1, reserve, reserve, r->fragmentation_bytes, r->largest_free_block_bytes, 0);
+  else
+    term(out, LLMEM_TERM_RESERVE, -1, reserve, reserve, 0, 0, 0);
   term(out, LLMEM_TERM_CONTEXT, -1, context, context, 0, 0, 0);
   term(out, LLMEM_TERM_WORKSPACE, -1, workspace, workspace, 0, 0, 0);
   if (nccl > 0) term(out, LLMEM_TERM_NCCL, -1, nccl, nccl, comms, 0, 0);

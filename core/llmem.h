@@ -94,6 +94,9 @@ typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warn
   T(LLMEM_TERM_COMM, "communication buffers", "reduce-scatter inputs, prefetched all-gathers and buckets at the peak: {b0}") \
   T(LLMEM_TERM_TEMPORARIES, "temporaries", "working set of the operation at the peak (layer forward/backward or optimizer step): {b0}") \
   T(LLMEM_TERM_RESERVE, "allocator reserve", "cached blocks beside the peak (caching allocator): {b0}")   \
+  T(LLMEM_TERM_RESERVE_SIMULATED, "allocator reserve",                                                      \
+    "segments the simulated caching allocator holds beyond the tensors at the peak: {b0}; at the reserved " \
+    "peak, {b1} of cached blocks are free (largest {b2})")                                                   \
   T(LLMEM_TERM_CONTEXT, "CUDA context", "context and kernel images: {b0}")                                \
   T(LLMEM_TERM_WORKSPACE, "cuBLAS workspaces", "cuBLAS + cuBLASLt workspaces: {b0}")                      \
   T(LLMEM_TERM_NCCL, "NCCL buffers", "{x1} communicators: {b0}")                                          \
@@ -115,7 +118,7 @@ typedef struct {
   double device_used_bytes;
   double breakdown_bytes[LLMEM_CAT_COUNT]; /* at the peak; sums to peak_allocated_bytes */
   double persistent_bytes;                 /* held for the whole step */
-  double fragmentation_bytes;              /* reserved - allocated when reserved peaks */
+  double fragmentation_bytes;              /* reserved - allocated at the fullest moment of the reserved peak */
   double largest_free_block_bytes;         /* the largest cached free block then */
   int reserved_simulated;                  /* 1: reserved from the simulated caching allocator; 0: its bound */
   double params_count;                     /* parameters this rank holds (unsharded count) */

@@ -176,55 +176,41 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   int kept = started && rs->keep_gathered_until_backward;
   int gather_tag = rs->keep_gathered_until_backward ? TAG_GATHER_KEPT : TAG_GATHER;
-  if (is_first_chunk(W, c)) {
-    sim_add(S, LLMEM_CAT_ACTIVATIONS, W->embedding_act);
-    sim_block(S, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, ALLOC_STREAM_COMPUTE);
-  }
+  if (is_first_chunk(W, c))
+    sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, ALLOC_STREAM_COMPUTE);
   for (int i = first; i < first + n; i++) {
     const layer_cost *lc = cost(W, i);
     const layer_activations *la = acts(W, c, i);
     sim_sync(S); /* the previous layer's collectives have completed */
-    if (rs->gathers && !kept) {
-      sim_add(S, LLMEM_CAT_WEIGHTS, lc->gather);
-      sim_block(S, block_tag(gather_tag, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
-    }
-    sim_add(S, LLMEM_CAT_WEIGHTS, lc->casts);
-    sim_block(S, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
+    if (rs->gathers && !kept)
+      sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
+    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
     sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
     block_saved(S, la, i, mb, 1);
-    sim_transient(S, LLMEM_CAT_TEMPORARIES, la->forward_temp_bytes);
-    sim_block(S, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes, ALLOC_STREAM_COMPUTE);
-    if (i + 1 < first + n) {
-      sim_transient(S, LLMEM_CAT_COMM_BUFFERS, lc->prefetch);
-      sim_block(S, block_tag(TAG_PREFETCH, i, mb, 0), lc->prefetch, ALLOC_STREAM_GATHER);
-    }
+    sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes,
+                       ALLOC_STREAM_COMPUTE);
+    if (i + 1 < first + n)
+      sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), lc->prefetch,
+                         ALLOC_STREAM_GATHER);
     sim_record(S, LLMEM_PHASE_FORWARD, mb, i);
-    sim_add(S, LLMEM_CAT_TEMPORARIES, -la->forward_temp_bytes);
-    sim_unblock(S, block_tag(TAG_TEMP, i, mb, 0), 0);
-    if (i + 1 < first + n) {
-      sim_add(S, LLMEM_CAT_COMM_BUFFERS, -lc->prefetch);
-      sim_unblock(S, block_tag(TAG_PREFETCH, i, mb, 0), 1);
-    }
+    sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes, 0);
+    if (i + 1 < first + n) sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), lc->prefetch, 1);
     if (W->offload && i >= first + 2) { /* the layer two back has reached host memory */
       sim_add(S, LLMEM_CAT_ACTIVATIONS, -acts(W, c, i - 2)->saved_bytes);
       block_saved(S, acts(W, c, i - 2), i - 2, mb, 0);
     }
     /* kept gathered: stays until the end of the step */
-    if (rs->gathers && !kept && !rs->keep_gathered_until_backward) {
-      sim_add(S, LLMEM_CAT_WEIGHTS, -lc->gather);
-      sim_unblock(S, block_tag(TAG_GATHER, i, 0, 0), 1);
-    }
+    if (rs->gathers && !kept && !rs->keep_gathered_until_backward)
+      sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
   }
   if (is_last_chunk(W, c)) {
-    sim_add(S, LLMEM_CAT_ACTIVATIONS, W->loss.head_input_bytes);
-    sim_block(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, ALLOC_STREAM_COMPUTE);
-    sim_add(S, LLMEM_CAT_LOGITS, W->loss.saved_bytes);
-    sim_block(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
-    sim_add(S, LLMEM_CAT_LOGITS, W->loss.forward_peak_bytes);
-    sim_block(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes, ALLOC_STREAM_COMPUTE);
+    sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
+             ALLOC_STREAM_COMPUTE);
+    sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
+    sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes,
+             ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
-    sim_add(S, LLMEM_CAT_LOGITS, -W->loss.forward_peak_bytes);
-    sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), 0);
+    sim_give(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes, 0);
     /* the freed 16-bit logits block is too small for the backward's fp32
      * requests and stays cached beside them */
     S->hole = W->loss.unreusable_bytes;
@@ -233,23 +219,19 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
 
 /* The loss gradient at the head; lazily created head gradients on the first pass. */
 static void loss_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
-  sim_add(S, LLMEM_CAT_LOGITS, W->loss.backward_peak_bytes);
-  sim_block(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), W->loss.backward_peak_bytes, ALLOC_STREAM_COMPUTE);
-  if (W->lazy && first_pass) {
-    sim_add(S, LLMEM_CAT_GRADIENTS, W->head_grads + W->norm_grads);
-    sim_block(S, block_tag(TAG_GRAD, LAYER_HEAD, 0, 0), W->head_grads + W->norm_grads, ALLOC_STREAM_COMPUTE);
-  }
-  if (W->root_grads > 0) {
-    sim_add(S, LLMEM_CAT_GRADIENTS, W->root_grads);
-    sim_block(S, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
-  }
+  sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), W->loss.backward_peak_bytes,
+           ALLOC_STREAM_COMPUTE);
+  if (W->lazy && first_pass)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, 0, 0), W->head_grads + W->norm_grads,
+             ALLOC_STREAM_COMPUTE);
+  if (W->root_grads > 0)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), 0);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   S->hole = 0;
-  sim_add(S, LLMEM_CAT_ACTIVATIONS, -W->loss.head_input_bytes);
-  sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), 0);
+  sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
 }
 
 static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, int first_pass) {
@@ -260,54 +242,36 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   const layer_activations *la = acts(W, c, i);
   int regathered = rs->gathers && !rs->keep_gathered_until_backward;
   sim_sync(S);
-  if (regathered) {
-    sim_add(S, LLMEM_CAT_WEIGHTS, lc->gather);
-    sim_block(S, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
-  }
+  if (regathered) sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
   if (W->offload && i < first + n - 2) { /* brought back from host memory */
     sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
     block_saved(S, la, i, mb, 1);
   }
   sim_add(S, LLMEM_CAT_ACTIVATIONS, la->recompute_bytes);
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 1);
-  if (pl->optimizer_in_backward) {
-    sim_transient(S, LLMEM_CAT_GRADIENTS, lc->grad_share);
-    sim_block(S, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
-  } else if (W->lazy && first_pass) {
-    sim_add(S, LLMEM_CAT_GRADIENTS, lc->grad_share);
-    sim_block(S, block_tag(TAG_GRAD, i, 0, 0), lc->grad_share, ALLOC_STREAM_COMPUTE);
-  }
-  if (rs->accumulate_unsharded && first_pass) {
-    sim_add(S, LLMEM_CAT_GRADIENTS, lc->trainable * rs->unsharded_accum_bytes);
-    sim_block(S, block_tag(TAG_ACCUM, i, 0, 0), lc->trainable * rs->unsharded_accum_bytes, ALLOC_STREAM_COMPUTE);
-  }
+  if (pl->optimizer_in_backward)
+    sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
+  else if (W->lazy && first_pass)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, 0, 0), lc->grad_share, ALLOC_STREAM_COMPUTE);
+  if (rs->accumulate_unsharded && first_pass)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, i, 0, 0), lc->trainable * rs->unsharded_accum_bytes,
+             ALLOC_STREAM_COMPUTE);
   double comm = lc->reduce_input + (i > first ? lc->prefetch_bwd : 0);
-  sim_transient(S, LLMEM_CAT_GRADIENTS, lc->unsharded_grads);
-  sim_block(S, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads, ALLOC_STREAM_COMPUTE);
-  sim_transient(S, LLMEM_CAT_COMM_BUFFERS, comm);
-  sim_block(S, block_tag(TAG_COMM, i, mb, 0), comm, ALLOC_STREAM_REDUCE);
-  sim_transient(S, LLMEM_CAT_TEMPORARIES, la->backward_temp_bytes);
-  sim_block(S, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes, ALLOC_STREAM_COMPUTE);
+  sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads,
+                     ALLOC_STREAM_COMPUTE);
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), comm, ALLOC_STREAM_REDUCE);
+  sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes,
+                     ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, i);
-  sim_add(S, LLMEM_CAT_TEMPORARIES, -la->backward_temp_bytes);
-  sim_unblock(S, block_tag(TAG_TEMP, i, mb, 1), 0);
-  sim_add(S, LLMEM_CAT_COMM_BUFFERS, -comm);
-  sim_unblock(S, block_tag(TAG_COMM, i, mb, 0), 1);
-  sim_add(S, LLMEM_CAT_GRADIENTS, -lc->unsharded_grads);
-  sim_unblock(S, block_tag(TAG_UNSHARDED, i, mb, 0), 0);
-  if (pl->optimizer_in_backward) {
-    sim_add(S, LLMEM_CAT_GRADIENTS, -lc->grad_share);
-    sim_unblock(S, block_tag(TAG_GRAD, i, mb, 1), 0);
-  }
+  sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes, 0);
+  sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), comm, 1);
+  sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads, 0);
+  if (pl->optimizer_in_backward) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
   sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 0);
   block_saved(S, la, i, mb, 0);
-  sim_add(S, LLMEM_CAT_WEIGHTS, -lc->casts);
-  sim_unblock(S, block_tag(TAG_CAST, i, mb, 0), 0);
-  if (regathered) {
-    sim_add(S, LLMEM_CAT_WEIGHTS, -lc->gather);
-    sim_unblock(S, block_tag(TAG_REGATHER, i, 0, 0), 1);
-  }
+  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, 0);
+  if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, 1);
 }
 
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
@@ -316,16 +280,12 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   if (is_last_chunk(W, c)) loss_backward(W, S, mb, first_pass);
   for (int i = first + n - 1; i >= first; i--) layer_backward(W, S, mb, c, i, first_pass);
   if (is_first_chunk(W, c)) {
-    sim_add(S, LLMEM_CAT_ACTIVATIONS, -W->embedding_act);
-    sim_unblock(S, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), 0);
+    sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
     if (W->lazy && first_pass) {
-      sim_add(S, LLMEM_CAT_GRADIENTS, W->embed_grads);
-      sim_block(S, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, ALLOC_STREAM_COMPUTE);
+      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, ALLOC_STREAM_COMPUTE);
       sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
     }
   }
-  if (is_last_chunk(W, c) && W->root_grads > 0) {
-    sim_add(S, LLMEM_CAT_GRADIENTS, -W->root_grads);
-    sim_unblock(S, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), 0);
-  }
+  if (is_last_chunk(W, c) && W->root_grads > 0)
+    sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, 0);
 }

@@ -10,25 +10,37 @@
 typedef struct {
   double cat[LLMEM_CAT_COUNT];
   double total;
-  double hole;      /* cached blocks the next requests cannot reuse (caching allocator) */
+  double hole; /* cached blocks the next requests cannot reuse (caching allocator) */
   double peak;
   double peak_cat[LLMEM_CAT_COUNT];
   int peak_phase, peak_mb, peak_layer;
   double peak_hole;
   double largest_transient;
-  timeline_sink *sink;  /* NULL: no events */
+  timeline_sink *sink; /* NULL: no events */
   llmem_event group_best;
   int group_n;
-  int group_skipped;    /* passes walked without events inside the current group */
-  int skipped;          /* passes walked without events since the last recorded point */
-  int blocks;           /* the walk also feeds the simulated caching allocator (allocator.h) */
+  int group_skipped; /* passes walked without events inside the current group */
+  int skipped;       /* passes walked without events since the last recorded point */
+  int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
 } sim;
 
 /* ---- the allocation stream: the requests behind the category sums ---- */
 /* Who owns a block; with the layer, micro-batch and part it is the block's tag. */
 enum {
-  TAG_STATE, TAG_GATHER, TAG_GATHER_KEPT, TAG_REGATHER, TAG_PREFETCH, TAG_CAST, TAG_ACT, TAG_RECOMPUTE,
-  TAG_TEMP, TAG_GRAD, TAG_ACCUM, TAG_UNSHARDED, TAG_COMM, TAG_LOSS
+  TAG_STATE,
+  TAG_GATHER,
+  TAG_GATHER_KEPT,
+  TAG_REGATHER,
+  TAG_PREFETCH,
+  TAG_CAST,
+  TAG_ACT,
+  TAG_RECOMPUTE,
+  TAG_TEMP,
+  TAG_GRAD,
+  TAG_ACCUM,
+  TAG_UNSHARDED,
+  TAG_COMM,
+  TAG_LOSS
 };
 enum { LAYER_HEAD = -1, LAYER_EMBED = -2, LAYER_REST = -3 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
@@ -58,6 +70,19 @@ static inline void sim_transient(sim *S, int cat, double bytes) {
   sim_add(S, cat, bytes);
   if (bytes > S->largest_transient) S->largest_transient = bytes;
 }
+/* A tensor: the category's running sum and, when the allocator listens, its request. */
+static inline void sim_take(sim *S, int cat, uint64_t tag, double bytes, int stream) {
+  sim_add(S, cat, bytes);
+  sim_block(S, tag, bytes, stream);
+}
+static inline void sim_take_transient(sim *S, int cat, uint64_t tag, double bytes, int stream) {
+  sim_transient(S, cat, bytes);
+  sim_block(S, tag, bytes, stream);
+}
+static inline void sim_give(sim *S, int cat, uint64_t tag, double bytes, int cross_stream) {
+  sim_add(S, cat, -bytes);
+  sim_unblock(S, tag, cross_stream);
+}
 static inline void sim_new_peak(sim *S, int phase, int mb, int layer) {
   S->peak = S->total;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] = S->cat[x];
@@ -72,8 +97,8 @@ static inline void sim_record(sim *S, int phase, int mb, int layer) {
   if (S->total > S->peak) sim_new_peak(S, phase, mb, layer);
   if (S->sink) sim_event(S, phase, mb, layer);
 }
-void sim_skip(sim *S, int passes);                 /* passes accounted for without events */
-void sim_flush(sim *S);                            /* the last partial group into the sink */
+void sim_skip(sim *S, int passes); /* passes accounted for without events */
+void sim_flush(sim *S);            /* the last partial group into the sink */
 
 /* ---- the pipeline schedule's order (schedule.c) ---- */
 /* One pass: the forward or backward of one micro-batch through one virtual chunk. */
@@ -84,9 +109,9 @@ typedef struct {
 } sched_op;
 
 typedef struct {
-  int kind;            /* SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED */
+  int kind; /* SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED */
   int p, v, m, stage;
-  int warm;            /* warm-up forwards (virtual ones when interleaved) */
+  int warm; /* warm-up forwards (virtual ones when interleaved) */
   int op_count;
   /* interleaved: the steady state [period_begin, period_begin + period_count
    * period_ops) is period_count copies of one period (0: none) */
@@ -122,7 +147,7 @@ typedef struct {
   const rank_states *rs;
   int v, lazy, offload;
   int first_global[LLMEM_MAX_VPP], chunk_layers[LLMEM_MAX_VPP], local0[LLMEM_MAX_VPP];
-  layer_cost costs[2];      /* by kind: dense, MoE */
+  layer_cost costs[2]; /* by kind: dense, MoE */
   int have[2];
   loss_memory loss;
   double embedding_act;
@@ -130,19 +155,19 @@ typedef struct {
   /* what stays live between passes, by category: the state at any pass
    * boundary is rebuilt from these (walk_state), not carried as a running sum */
   double persistent_cat[LLMEM_CAT_COUNT];
-  double in_flight_cat[LLMEM_MAX_VPP][LLMEM_CAT_COUNT]; /* one micro-batch's forward of the chunk */
+  double in_flight_cat[LLMEM_MAX_VPP][LLMEM_CAT_COUNT];         /* one micro-batch's forward of the chunk */
   unsigned char in_flight_cats[LLMEM_MAX_VPP][LLMEM_CAT_COUNT]; /* its non-zero categories */
   int in_flight_cat_count[LLMEM_MAX_VPP];
-  double kept_gathered[LLMEM_MAX_VPP];   /* weights gathered by the chunk's first forward */
-  double grads_made[LLMEM_MAX_VPP];      /* gradients created by the chunk's first backward */
-  double accumulated[LLMEM_MAX_VPP];     /* of which accumulated unsharded gradients */
+  double kept_gathered[LLMEM_MAX_VPP]; /* weights gathered by the chunk's first forward */
+  double grads_made[LLMEM_MAX_VPP];    /* gradients created by the chunk's first backward */
+  double accumulated[LLMEM_MAX_VPP];   /* of which accumulated unsharded gradients */
 } stage_walk;
 
 /* What is live at a pass boundary. */
 typedef struct {
   int in_flight[LLMEM_MAX_VPP];
   unsigned char fwd_started[LLMEM_MAX_VPP], bwd_started[LLMEM_MAX_VPP];
-  int hole;                 /* the loss forward's unreusable block is cached */
+  int hole; /* the loss forward's unreusable block is cached */
 } walk_sig;
 
 const layer_cost *walk_layer_cost(const stage_walk *W, int layer);
@@ -165,7 +190,7 @@ typedef struct {
   double max_boundary_error; /* largest relative gap between the running and the rebuilt state */
 } walk_check;
 /* full != 0: every pass of every micro-batch (the reference for tests) */
-void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs,
-                         llmem_rank_result *out, timeline_sink *sink, int full, walk_check *check);
+void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                         timeline_sink *sink, int full, walk_check *check);
 
 #endif

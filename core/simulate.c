@@ -22,7 +22,7 @@ typedef struct {
   const schedule *sc;
   int full;
   walk_check *check;
-  int blocks;  /* feeding the allocator: every copy until the cache layout repeats */
+  int blocks; /* feeding the allocator: every copy until the cache layout repeats */
 } walker;
 
 /* One copy of a run's pattern from `start`: the passes, the live set advanced. */
@@ -52,11 +52,11 @@ static void copy_start(const sim *base, const double *delta, double delta_total,
 
 /* One run's copies after the flags have settled. */
 typedef struct {
-  sim base;                   /* the state rebuilt at copy 0 */
+  sim base; /* the state rebuilt at copy 0 */
   double delta[LLMEM_CAT_COUNT], delta_total;
   int index, length, reps;
-  walk_sig sig;               /* live set at copy 0 */
-  int d[LLMEM_MAX_VPP];       /* in-flight change per copy, for the pattern's chunks */
+  walk_sig sig;         /* live set at copy 0 */
+  int d[LLMEM_MAX_VPP]; /* in-flight change per copy, for the pattern's chunks */
   int chunks[2 * LLMEM_MAX_VPP], chunk_count;
 } run_copies;
 
@@ -236,19 +236,14 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
   } else {
     if (W->lazy) { /* every gradient exists by now */
       double rest = rs->gradients - S->cat[LLMEM_CAT_GRADIENTS];
-      sim_add(S, LLMEM_CAT_GRADIENTS, rest);
-      sim_block(S, block_tag(TAG_GRAD, LAYER_REST, 0, 0), rest, ALLOC_STREAM_COMPUTE);
+      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_REST, 0, 0), rest, ALLOC_STREAM_COMPUTE);
     }
-    sim_transient(S, LLMEM_CAT_TEMPORARIES, rs->optimizer_step_temp);
-    sim_block(S, block_tag(TAG_TEMP, LAYER_REST, 0, 0), rs->optimizer_step_temp, ALLOC_STREAM_COMPUTE);
+    sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, 0, 0), rs->optimizer_step_temp,
+                       ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
-    sim_add(S, LLMEM_CAT_TEMPORARIES, -rs->optimizer_step_temp);
-    sim_unblock(S, block_tag(TAG_TEMP, LAYER_REST, 0, 0), 0);
+    sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, 0, 0), rs->optimizer_step_temp, 0);
   }
-  if (W->root > 0) {
-    sim_add(S, LLMEM_CAT_WEIGHTS, -W->root);
-    sim_unblock(S, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), 1);
-  }
+  if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, 1);
   if (W->lazy) {
     sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);
     blocks_free_gradients(W, S);
@@ -318,8 +313,7 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
   double persistent = S->total;
   sim_record(S, LLMEM_PHASE_SETUP, -1, -1);
   if (W->root > 0) { /* the root unit gathered for the whole step */
-    sim_add(S, LLMEM_CAT_WEIGHTS, W->root);
-    sim_block(S, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, ALLOC_STREAM_GATHER);
+    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, ALLOC_STREAM_GATHER);
   }
   walk_sig g;
   memset(&g, 0, sizeof g);
@@ -342,8 +336,8 @@ static void allocator_first_step(stage_walk *W, schedule *sc) {
   walk_step(W, sc, &S1, 0, 0, lazy_states);
 }
 
-void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs,
-                         llmem_rank_result *out, timeline_sink *sink, int full, walk_check *check) {
+void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                         timeline_sink *sink, int full, walk_check *check) {
   static stage_walk W; /* large (per-chunk sums): off small stacks; the core is single-threaded */
   walk_init(&W, pl, st, rs, out->stage);
   schedule sc;
@@ -360,7 +354,7 @@ void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_stat
   finish_rank(&W, &S, out);
 }
 
-void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
-                    llmem_rank_result *out, timeline_sink *sink) {
+void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                    timeline_sink *sink) {
   simulate_stage_walk(pl, st, rs, out, sink, 0, 0);
 }

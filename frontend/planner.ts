@@ -16,7 +16,14 @@ import type {
 } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { merge } from './config/resolve.js';
-import { estimatedPhasePeaks, PHASES, type Measurement, type MeasuredSeries, type Phase } from './config/compare.js';
+import {
+  estimatedPhasePeaks,
+  PHASES,
+  phaseOfEvent,
+  type Measurement,
+  type MeasuredSeries,
+  type Phase,
+} from './config/compare.js';
 
 // ---------------------------------------------------------------- sweeps
 
@@ -468,9 +475,6 @@ export function changedKeys(a: Record<string, Json>, b: Record<string, Json>): {
   return out;
 }
 
-const phaseClass = (p: string): Phase | null =>
-  p === 'forward' || p === 'loss' ? 'forward' : p === 'backward' ? 'backward' : p === 'optimizer' ? 'optimizer' : null;
-
 /**
  * A measured series on the simulated timeline's axis (one value per event: the highest measured sample
  * that falls there, else the last one before it). Aligned by phase when the measurement marks the same
@@ -489,14 +493,14 @@ export function measuredOnTimeline(
   // simulated segments: runs of one phase class
   const sim: { phase: Phase; from: number; to: number }[] = [];
   t.phase.forEach((p, i) => {
-    const c = phaseClass(p);
+    const c = phaseOfEvent(p);
     if (!c) return;
     const last = sim[sim.length - 1];
     if (last && last.phase === c && last.to === i - 1) last.to = i;
     else sim.push({ phase: c, from: i, to: i });
   });
   const marks = (s.phases ?? [])
-    .map((m) => ({ phase: phaseClass(m.phase), t: m.t_us }))
+    .map((m) => ({ phase: phaseOfEvent(m.phase), t: m.t_us }))
     .filter((m): m is { phase: Phase; t: number } => m.phase !== null);
   const times = s.t_us;
   const aligned = !!times && marks.length === sim.length && marks.every((m, j) => m.phase === sim[j].phase);
@@ -535,14 +539,6 @@ export function measuredPhaseLines(
 ): { phase: Phase | 'step'; value: number; from: number; to: number }[] {
   const t = res.timeline;
   if (!t) return [];
-  const of = (p: string): Phase | null =>
-    p === 'forward' || p === 'loss'
-      ? 'forward'
-      : p === 'backward'
-        ? 'backward'
-        : p === 'optimizer'
-          ? 'optimizer'
-          : null;
   const out: { phase: Phase | 'step'; value: number; from: number; to: number }[] = [];
   for (const phase of PHASES) {
     const v = m.phases?.[phase]?.peak_allocated_bytes;
@@ -550,7 +546,7 @@ export function measuredPhaseLines(
     let from = -1,
       to = -1;
     t.phase.forEach((p, i) => {
-      if (of(p) !== phase) return;
+      if (phaseOfEvent(p) !== phase) return;
       if (from < 0) from = i;
       to = i;
     });

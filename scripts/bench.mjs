@@ -75,4 +75,6 @@ for (const [name, config] of cases) {
     `wasm    ${name.padEnd(44)} ${run.toFixed(2).padStart(8)} us/estimate (core)  ${raw.toFixed(2).padStart(8)} us with the result read out  ${full.toFixed(2).padStart(8)} us with config parsing and the timeline`,
   );
 }
-console.log('budgets: native < 5 us without the allocator, < 50 us with it (issue: simulated allocator); wasm < 20 us (docs/ARCHITECTURE.md)');
+console.log(
+  'budgets: native < 5 us without the allocator, < 50 us with it (issue: simulated allocator); wasm < 20 us (docs/ARCHITECTURE.md)',
+);

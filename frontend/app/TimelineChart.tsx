@@ -18,15 +18,14 @@ function describe(r: EstimateResult, i: number): string {
   return `${parts.join(', ')}: ${formatGiB(t.total_bytes[i])} allocated${reserved}`;
 }
 
-/** Whether the chart carries the measured curves (beside the simulated reserved line). */
-function curve_of(spec: ChartSpec): boolean {
-  return (spec.overlays ?? []).some((s) => s.label.startsWith('measured'));
-}
-
 export function TimelineChart({ r }: { r: EstimateResult }) {
   const [hover, setHover] = useState<number | null>(null);
   const measured = useApp().planner.measurement.value;
   const t = r.timeline;
+  const curve = useMemo(
+    () => (measured?.m.timeline ? measuredOnTimeline(r, measured.m.timeline) : null),
+    [r, measured],
+  );
   const spec = useMemo<ChartSpec | null>(() => {
     if (!t || t.total_bytes.length === 0) return null;
     const cats = CATEGORIES.filter((c) => t.category_bytes[c].some((v) => v > 0));
@@ -39,7 +38,6 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
       if (last && last.label === t.phase[i]) last.end = i;
       else bands.push({ start: i, end: i, label: t.phase[i], fill: PHASE_TINT[t.phase[i]] ?? 'transparent' });
     }
-    const curve = measured?.m.timeline ? measuredOnTimeline(r, measured.m.timeline) : null;
     // with a measured curve the phase peaks are drawn by the curve itself
     const lines = measured && !curve ? measuredPhaseLines(r, measured.m) : [];
     let top = t.total_bytes[peak];
@@ -102,7 +100,7 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
       height: 230,
       ariaLabel: `Allocated memory over one training step, ${n} events; peak ${formatGiB(t.total_bytes[peak])} during ${r.per_gpu.peak_at}`,
     };
-  }, [r, measured]);
+  }, [r, measured, curve]);
 
   if (!spec || !t) return null;
   const stage = r.ranks.length > 1 ? ` (stage ${r.per_gpu.stage})` : '';
@@ -126,18 +124,16 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
         ))}
         {t.reserved_bytes.length ? (
           <li data-testid="timeline-reserved">
-            <span class="swatch" style={{ background: RESERVED }} />
-            reserved (simulated caching allocator; {formatGiB(r.per_gpu.fragmentation_bytes)} cached beside the tensors
-            at its peak)
+            <span class="line-swatch" style={{ borderColor: RESERVED, borderTopStyle: 'dotted' }} />
+            reserved (simulated caching allocator; at its peak {formatGiB(r.per_gpu.fragmentation_bytes)} of it is
+            cached, not in tensors)
           </li>
         ) : null}
-        {measured && curve_of(spec) ? (
+        {measured && curve ? (
           <li data-testid="timeline-measured-curve">
             <span class="mark-swatch" aria-hidden="true" />
             measured ({measured.name}): allocated (solid) and reserved (dashed) over the step,{' '}
-            {measuredOnTimeline(r, measured.m.timeline!)?.aligned
-              ? 'aligned by phase'
-              : 'stretched over the step (no phase marks to align by)'}
+            {curve.aligned ? 'aligned by phase' : 'stretched over the step (no phase marks to align by)'}
           </li>
         ) : null}
         {measured && spec.hlines?.length ? (

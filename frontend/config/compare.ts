@@ -97,19 +97,18 @@ export function readMeasurement(doc: unknown): Measurement | { error: string } {
 }
 
 /** Peak allocated bytes per phase of the simulated step (forward includes the loss). */
+/** The measured phase a timeline event belongs to (the loss counts as forward). */
+export function phaseOfEvent(p: string): Phase | null {
+  if (p === 'forward' || p === 'loss') return 'forward';
+  return p === 'backward' || p === 'optimizer' ? p : null;
+}
+
 export function estimatedPhasePeaks(res: EstimateResult): Record<Phase, number> | null {
   const t = res.timeline;
   if (!t) return null;
   const out: Record<Phase, number> = { forward: 0, backward: 0, optimizer: 0 };
   t.phase.forEach((p, i) => {
-    const phase: Phase | null =
-      p === 'forward' || p === 'loss'
-        ? 'forward'
-        : p === 'backward'
-          ? 'backward'
-          : p === 'optimizer'
-            ? 'optimizer'
-            : null;
+    const phase = phaseOfEvent(p);
     if (phase && t.total_bytes[i] > out[phase]) out[phase] = t.total_bytes[i];
   });
   return out;

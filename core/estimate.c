@@ -7,12 +7,11 @@
 #include "result_text.h"
 
 /* The allocator replays every request of the step (steady repeats once):
- * about 60 requests and frees per layer and pass, two steps. Past the budget
- * (a few milliseconds native) reserved comes from its bound. */
-#define ALLOCATOR_OPS_BUDGET 5e5
+ * about 60 requests and frees per layer and pass, two steps. A step that
+ * would pass ALLOCATOR_MAX_OPS is not started (reserved comes from the bound). */
 static void allocator_within_budget(plan *pl) {
   double passes = pl->pp > 1 ? pl->grad_accum : (pl->grad_accum < 4 ? pl->grad_accum : 4);
-  if (2 * 60 * passes * pl->layers > ALLOCATOR_OPS_BUDGET) pl->simulate_allocator = 0;
+  if (2 * 60 * passes * pl->layers > ALLOCATOR_MAX_OPS) pl->simulate_allocator = 0;
 }
 
 static void describe_peak(llmem_result *out) {
@@ -59,8 +58,8 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
 /* One stage without a timeline; returns the device memory it asks for with
  * paged optimizer states in full (device_used_bytes clamps them at the
  * capacity, where paged ranks tie: the demand breaks the tie). */
-static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs,
-                                 llmem_rank_result *r, timeline_sink *sink) {
+static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs, llmem_rank_result *r,
+                                 timeline_sink *sink) {
   layout_stage(pl, s, layout);
   states_for_stage(pl, layout, rs);
   r->stage = s;
@@ -113,7 +112,6 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   }
   add_config_warnings(&pl, out);
   allocator_within_budget(&pl);
-  if (!pl.simulate_allocator && !pl.allocator_reserve_given) result_add_warning(out, LLMEM_WARN_RESERVE_BOUND);
 
   /* each stage once without a timeline; the most loaded again with one */
   int p = (int)pl.pp;
@@ -151,13 +149,16 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   out->event_count = sink.count;
   out->event_stride = sink.stride;
   if (sink.stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
+  /* not started, or past ALLOCATOR_MAX_OPS on the way */
+  if (!out->per_gpu.reserved_simulated && !pl.allocator_reserve_given)
+    result_add_warning(out, LLMEM_WARN_RESERVE_BOUND);
   explain_peak(&pl, &layout, &rs, out);
   finish(&pl, out);
   return LLMEM_OK;
 }
 
-llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out, plan *resolved,
-                               int *error_field) {
+llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out,
+                               plan *resolved, int *error_field) {
   llmem_readings r = {0};
   plan local;
   plan *pl_ = resolved ? resolved : &local;

@@ -200,6 +200,9 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
 
 /* estimate.c: the readings of the most-loaded stage; all_stages 0 skips a
  * stage whose layers equal a lower stage's (the search's fast path, same readings) */
+/* The simulated allocator's requests and frees per estimate, both steps (a few
+ * milliseconds native); past them reserved is the allocator's bound. */
+#define ALLOCATOR_MAX_OPS 5e5
 /* allocator: 0 keeps the caching allocator's bound (the search's inner loop) */
 llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out, plan *resolved,
                                int *error_field); /* resolved, error_field: the plan / failing key, may be NULL */

@@ -103,10 +103,6 @@ static void growing_peak(const walker *K, sim *S, const run_copies *R, int from)
   take_peak(S, &top);
 }
 
-/* Settled copies: walked all (reference), or copy 0 and the last shown and
- * the rest accounted for. Copy k's points are copy 0's additions onto a start
- * total that moves one way with k, so a falling or flat run peaks in copy 0
- * and a growing one in its last copies. */
 static int steady_run(const run_copies *R) {
   for (int j = 0; j < R->chunk_count; j++)
     if (R->d[R->chunks[j]]) return 0;
@@ -131,6 +127,10 @@ static void walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_s
   }
 }
 
+/* Settled copies: walked all (reference), or copy 0 and the last shown and
+ * the rest accounted for. Copy k's points are copy 0's additions onto a start
+ * total that moves one way with k, so a falling or flat run peaks in copy 0
+ * and a growing one in its last copies. */
 static void walk_copies(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
   int last = R->reps - 1, shown = S->sink && S->sink->events;
   if (K->full || K->blocks) {
@@ -298,7 +298,7 @@ static int states_at_first_step(const plan *pl) {
 static void start_allocator(const plan *pl) {
   /* what cudaMalloc can take: the device less the context, workspaces and NCCL */
   alloc_settings a = {pl->max_split_bytes, pl->gc_threshold, pl->memory_bytes - runtime_device_overhead_bytes(pl),
-                      pl->expandable_segments, 4e5};
+                      pl->expandable_segments, ALLOCATOR_MAX_OPS};
   alloc_reset(&a);
 }
 

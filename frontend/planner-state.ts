@@ -12,7 +12,6 @@ import { merge } from './config/resolve.js';
 import {
   axisOf,
   diffResults,
-  largestFits,
   layoutRows,
   searchKey,
   stableJson,
@@ -98,16 +97,6 @@ function withoutKey(c: Config, path: string): Config {
 const SWEEP_DELAY_MS = 40;
 const SEARCH_DELAY_MS = 100;
 
-/** Layer walks per estimate above which the largest-fit bisection runs in the Worker: one estimate walks
- * each layer a few times per virtual stage (core/schedule.c), ~60 ns each natively, so 4,096 layer-stages
- * keep a 30-estimate bisection near 10 ms on the main thread. */
-export const DEEP_LAYER_STAGES = 4096;
-const isDeep = (c: Config) => {
-  const m = (c.model ?? {}) as Record<string, unknown>,
-    p = (c.parallel ?? {}) as Record<string, unknown>;
-  return Number(m.layers ?? 0) * Math.max(1, Number(p.vpp ?? 1)) >= DEEP_LAYER_STAGES;
-};
-
 export function createPlanner(app: BaseState, backend: PlannerBackend) {
   const core = app.core;
   /** HBM a fitting setup must leave free (headline fit and layout search). */
@@ -116,8 +105,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
 
   const ready = computed(() => (app.outcome.value.ok ? app.resolved.value : null));
 
-  // Largest fits: ~30 estimates of bisection. Done here for ordinary models; for deep ones (where one
-  // estimate takes milliseconds) the bisection runs in the Worker so the page never blocks (issue 12).
+  // Largest fits: ~30 estimates of bisection, each with the simulated caching allocator (~0.5 ms in wasm
+  // for the default model, milliseconds for deep ones): always in the Worker, so an edit never waits for them.
   const fits = signal<Fits | ConfigError | null>(null);
   let fitGen = 0;
   const stopFits = effect(() => {
@@ -125,7 +114,6 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     const free = freeFraction.value;
     const g = ++fitGen;
     if (!c) return void (fits.value = null);
-    if (!isDeep(c)) return void (fits.value = largestFits(core, c, free));
     backend.cancel('fit');
     backend.run({ kind: 'fit', config: c, free }).then(
       (d) => {

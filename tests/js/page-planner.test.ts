@@ -288,12 +288,14 @@ describe('layouts', () => {
 });
 
 describe('planner state (in-thread backend)', () => {
-  it('headline numbers follow the config and the margin', () => {
+  it('headline numbers follow the config and the margin', async () => {
     const s = createAppState(core, '');
+    await settle();
     const f = s.planner.fits.value;
     expect(f && 'seq_len' in f && f.seq_len).toBeGreaterThan(0);
     const before = f && 'seq_len' in f ? f.seq_len : 0;
     s.planner.freeFraction.value = 0.3;
+    await settle();
     const g = s.planner.fits.value;
     expect(g && 'seq_len' in g && g.seq_len).toBeLessThan(before);
     expect(s.planner.step.value!.step_seconds).toBeGreaterThan(0);
@@ -373,18 +375,21 @@ describe('deep models: the largest fit leaves the main thread (issue 12)', () =>
     expect(f).toEqual(largestFits(core, s.resolved.value, 0.1));
     s.planner.dispose();
   });
-  it('an ordinary model keeps the synchronous path', () => {
+  it('an ordinary model gets its largest fits from the Worker too (each estimate simulates the allocator)', async () => {
     const jobs: string[] = [];
+    const local = (await import('../../frontend/worker-client.js')).localBackend(core);
     const backend = {
-      run: () => {
-        jobs.push('x');
-        return Promise.reject(new Error('unused'));
+      run: (job: Parameters<typeof local.run>[0]) => {
+        jobs.push(job.kind);
+        return local.run(job);
       },
       cancel: () => {},
     };
-    const s = createAppState(core, '', backend as never);
+    const s = createAppState(core, '', backend);
+    expect(jobs).toEqual(['fit']);
+    await settle();
     expect(s.planner.fits.value && 'seq_len' in s.planner.fits.value!).toBe(true);
-    expect(jobs).toEqual([]);
+    expect(s.planner.fits.value).toEqual(largestFits(core, s.resolved.value, 0.1));
     s.planner.dispose();
   });
 });

@@ -17,6 +17,7 @@ test('offline: after one visit the page reloads with the network off', async ({ 
   expect(await readings(page), 'offline numbers').toEqual(online);
   const p2 = await open(await context.newPage(), '/#v1/parallel.tp=4');
   // the planner's Worker and the core it imports come from the cache too
+  await p2.waitForSelector('[data-testid=fit-seq] dd button', { timeout: 15000 });
   expect(await text(p2, '[data-testid=fit-seq] dd'), 'largest fit offline').toMatch(/\d/);
   await openTab(p2, 'search');
   await p2.fill('#search-gpus', '16');

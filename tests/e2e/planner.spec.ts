@@ -26,6 +26,9 @@ test('headline: largest micro-batch and sequence that fit (as `llmem fit`), marg
 }) => {
   await open(page, '/');
   const want = cliJson('fit -', PAGE_CONFIG).largest;
+  // the bisections run in the Worker: the headline shows '—' until they answer
+  await page.waitForSelector('[data-testid=fit-mb] dd button', { timeout: 5000 });
+  await page.waitForSelector('[data-testid=fit-seq] dd button', { timeout: 5000 });
   const mb = (await text(page, '[data-testid=fit-mb] dd')).trim(),
     seq = (await text(page, '[data-testid=fit-seq] dd')).trim();
   expect(

@@ -116,7 +116,7 @@ export function exportCommand(args: string[]): Promise<number> {
     const core = await loadCore();
     const check = core.estimate(resolved.config);
     if (!check.ok) throw new ImportInputError(check.error.path, check.error.message);
-    const out = exportConfig(kind as ExportKind, resolved.config, core.defaults());
+    const out = exportConfig(kind as ExportKind, resolved.config, core.defaults(resolved.config));
     if (p.flags.has('json')) console.log(JSON.stringify(out, null, 2));
     else {
       process.stdout.write(out.text);

@@ -104,7 +104,9 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double T = sh.tokens, h = pl->hidden, ab = sh.ab, t = pl->tp;
   double out_h = T * h / sh.outside; /* elements of a hidden-size tensor outside the TP region */
   int frozen = pl->ft_method != LLMEM_FT_FULL;
-  int qlora = pl->ft_method == LLMEM_FT_QLORA;
+  /* bitsandbytes MatMul4Bit up to 0.43.1 keeps its input in ctx.tensors
+   * until the backward (autograd/_functions.py; fixed by #1270 in 0.43.2) */
+  int qlora = pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input;
   int moe = layer_is_moe(pl, layer);
 
   /* ---- attention block ---- */
@@ -117,14 +119,14 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     o_dim = v_dim;
   } else {
     double g_t = max2(pl->kv_heads / t, 1);
-    int expand = pl->attention != LLMEM_ATTN_FLASH; /* eager/math attention repeats KV heads */
+    int expand = pl->repeat_kv; /* K/V repeated to every query head before the kernel */
     q_dim = a_t * pl->head_dim;
     k_dim = (expand ? a_t : g_t) * pl->head_dim;
     v_dim = k_dim;
     o_dim = q_dim;
   }
   /* A frozen linear keeps its input only when something else needs it:
-   * an adapter on it (LoRA), or bitsandbytes' MatMul4Bit (QLoRA keeps A). */
+   * an adapter on it (LoRA), or an old bitsandbytes MatMul4Bit (see qlora). */
   int keep_qkv_in = !frozen || qlora || lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) ||
                     lora_target(pl, LLMEM_LT_V);
   int keep_mlp_in = !frozen || qlora || lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP) || moe;
@@ -150,8 +152,14 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double attn_drop = pl->dropout > 0 ? out_h : 0;          /* 1-byte mask after o_proj */
 
   /* ---- MLP or MoE block ---- */
-  double norm2_in = out_h * sh.norm_saved + T * 4 / sh.outside;
-  double mlp_in = keep_mlp_in ? out_h * sh.lin : 0;
+  /* A parallel block (GPT-J, Falcon, phi-2: x + attn(ln(x)) + mlp(ln(x)))
+   * feeds the MLP the attention's norm output; with two norms (GPT-NeoX
+   * use_parallel_residual) both read x, kept once when the norm keeps x itself. */
+  int one_norm = pl->parallel_block && pl->norms_per_layer <= 1;
+  int shared_x = one_norm || (pl->parallel_block && sh.norm_saved == sh.residual);
+  double norm2_x = shared_x ? 0 : out_h * sh.norm_saved, norm2_rstd = one_norm ? 0 : T * 4 / sh.outside;
+  double norm2_in = norm2_x + norm2_rstd;
+  double mlp_in = keep_mlp_in && !(one_norm && keep_qkv_in) ? out_h * sh.lin : 0;
   double mlp = 0, mlp_temp = 0;
   double f_t = pl->ffn / t;
   /* MoE: each rank receives tokens * top_k routed copies in expectation, times
@@ -244,7 +252,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     push(kept, attn_out);
     push(core, lse), push(core, scores);
     push(kept, attn_drop);
-    push(kept, norm2_in - rstd), push(kept, rstd);
+    push(kept, norm2_x), push(kept, norm2_rstd);
     push(norm, mlp_in);
     if (!moe) push_mlp(mlp_l, pl, &sh, T, f_t, keep_down_in);
     if (moe) {

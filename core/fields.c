@@ -12,6 +12,7 @@ static const char *const list_NONE[] = {""};
 #define LIST_LEN_(LIST) ((int)(sizeof(list_##LIST) / sizeof(list_##LIST[0])))
 
 #define NULLABLE LLMEM_FLAG_NULLABLE
+#define MONTHS LLMEM_FLAG_MONTHS
 #define ROW_(path, member, kind, list, def, lo, hi, flags)                                   \
   {path, LLMEM_KIND_##kind, flags, (double)(def), (double)(lo), (double)(hi), list_##list, \
    LIST_LEN_(list), offsetof(llmem_input, member)},

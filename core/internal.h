@@ -28,6 +28,7 @@ typedef struct {
   /* model */
   double layers, hidden, heads, kv_heads, head_dim, ffn, vocab, vocab_padded;
   int gated, tied, head_kind, learned_pos, bias, qkv_bias, qk_norm, attn_sinks, lm_head_bias;
+  int parallel_block;         /* attention and MLP read one norm output (GPT-J, Falcon, phi-2) */
   double type_vocab, embedding_norm, final_norm;
   double norm_width;          /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */
   double norms_per_layer, max_positions, num_labels;
@@ -44,11 +45,12 @@ typedef struct {
   int optimizer_in_backward, paged_optimizer, recompute, recompute_modules;
   double recompute_layers;    /* 0 = every layer (with full) */
   double dropout;
-  int attention, loss;
+  int attention, loss, repeat_kv;
   double loss_chunks;
   int activation_offload, fp8_linear;
   int autocast;               /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
   int ft_method, lora_targets, adapter_dtype, base_dtype, quant, double_quant;
+  int quant_keeps_input;      /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
   double lora_rank, lora_dropout;
 
   /* parallel */
@@ -134,6 +136,8 @@ typedef struct {
 
 /* plan.c */
 llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char **detail);
+/* A key's value, or its training-stack profile value when null (NaN if none). */
+double profiled(const llmem_input *in, int field);
 double dtype_bytes(int dtype);
 
 /* model.c */

@@ -179,7 +179,7 @@ typedef struct {
 /* Field table kinds and flags. */
 enum { LLMEM_KIND_INT, LLMEM_KIND_NUM, LLMEM_KIND_BOOL, LLMEM_KIND_ENUM, LLMEM_KIND_SET,
        LLMEM_KIND_TEXT, LLMEM_KIND_GROUP };
-enum { LLMEM_FLAG_NULLABLE = 1 };
+enum { LLMEM_FLAG_NULLABLE = 1, LLMEM_FLAG_MONTHS = 2 };
 
 typedef struct {
   const char *path;
@@ -267,6 +267,11 @@ llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double
 
 const llmem_field *llmem_field_at(int index);  /* NULL past the end */
 int llmem_field_index(const char *path);       /* -1 if unknown */
+/* Training-stack profiles (core/profiles.c): the automatic value a profiled
+ * key takes for this input's runtime.framework and framework_version; NaN
+ * when the key is set or no profile row covers it. *term: the "why this
+ * number" term it shapes (-1: none); *source: the framework file it follows. */
+double llmem_profile_value(const llmem_input *in, int field, int *term, const char **source);
 const char *llmem_status_message(llmem_status status);
 const char *llmem_warning_message(llmem_warning warning);
 const char *llmem_category_name(int category);

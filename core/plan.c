@@ -17,10 +17,11 @@ double dtype_bytes(int dtype) {
 }
 
 static llmem_status check_field(const llmem_field *f, double v) {
-  if (f->kind == LLMEM_KIND_TEXT || f->kind == LLMEM_KIND_GROUP) return LLMEM_OK;
+  int months = f->kind == LLMEM_KIND_TEXT && (f->flags & LLMEM_FLAG_MONTHS);
+  if ((f->kind == LLMEM_KIND_TEXT && !months) || f->kind == LLMEM_KIND_GROUP) return LLMEM_OK;
   if (isnan(v)) return (f->flags & LLMEM_FLAG_NULLABLE) ? LLMEM_OK : LLMEM_ERR_NOT_NULLABLE;
   if (!isfinite(v)) return LLMEM_ERR_NOT_A_NUMBER;
-  switch (f->kind) {
+  switch (months ? LLMEM_KIND_INT : f->kind) {
     case LLMEM_KIND_INT:
       if (v != floor(v)) return LLMEM_ERR_NOT_INTEGER;
       if (v < f->min_value || v > f->max_value) return LLMEM_ERR_OUT_OF_RANGE;
@@ -84,6 +85,7 @@ static void resolve_model(const llmem_input *in, plan *p) {
   p->embedding_norm = in->embedding_norm;
   p->final_norm = in->final_norm;
   p->max_positions = in->max_positions;
+  p->parallel_block = in->parallel_block != 0;
   p->moe = in->moe_experts >= 1;
   p->experts = in->moe_experts;
   p->top_k = in->moe_top_k;
@@ -116,7 +118,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->grad_dtype = (int)in->grad_dtype;
   p->optimizer = (int)in->optimizer;
   p->optimizer_dtype = (int)in->optimizer_dtype;
-  p->optimizer_impl = (int)in->optimizer_impl;
+  p->optimizer_impl = (int)profiled(in, FIELD(optimizer_impl));
   p->optimizer_in_backward = in->optimizer_in_backward != 0;
   p->paged_optimizer = in->paged_optimizer != 0;
   p->recompute = (int)in->recompute;
@@ -124,7 +126,10 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->recompute_layers = or_default(in->recompute_layers, 0);
   p->dropout = in->dropout;
   p->attention = (int)in->attention;
-  p->loss = (int)in->loss;
+  p->loss = (int)profiled(in, FIELD(loss));
+  /* K/V expanded to every query head before the kernel: eager and math
+   * attention always do (HF repeat_kv); some stacks do it before flash too */
+  p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), p->attention != LLMEM_ATTN_FLASH);
   p->loss_chunks = in->loss_chunks;
   p->activation_offload = in->activation_offload != 0;
   p->ft_method = (int)in->ft_method;
@@ -135,6 +140,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
   p->quant = (int)in->quant;
   p->double_quant = in->double_quant != 0;
+  p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);
 
 }
 

@@ -44,6 +44,7 @@ export const UI: Record<string, FieldUi> = {
   'model.embedding_norm': { label: 'Embedding norm' },
   'model.final_norm': { label: 'Final norm' },
   'model.lm_head_bias': { label: 'LM head bias' },
+  'model.parallel_block': { label: 'Parallel attention + MLP', hint: 'GPT-J, Falcon, phi-2: one norm feeds both' },
   'model.mtp_layers': { label: 'MTP layers', unit: 'layers', hint: 'multi-token prediction' },
 
   'model.moe.experts': { label: 'Experts', unit: 'experts', hint: '0 = dense' },
@@ -74,7 +75,7 @@ export const UI: Record<string, FieldUi> = {
   'training.grad_dtype': { label: 'Gradient dtype' },
   'training.optimizer': { label: 'Optimizer' },
   'training.optimizer_dtype': { label: 'Optimizer state dtype' },
-  'training.optimizer_impl': { label: 'Optimizer kernel' },
+  'training.optimizer_impl': { label: 'Optimizer kernel', auto: 'from the training stack' },
   'training.optimizer_in_backward': { label: 'Optimizer step in backward' },
   'training.paged_optimizer': { label: 'Paged optimizer' },
   'training.recompute': { label: 'Recompute' },
@@ -82,9 +83,19 @@ export const UI: Record<string, FieldUi> = {
   'training.recompute_layers': { label: 'Recompute layers', unit: 'layers/stage', auto: 'all' },
   'training.dropout': { label: 'Dropout', unit: 'prob.' },
   'training.attention': { label: 'Attention kernel' },
-  'training.loss': { label: 'Loss' },
+  'training.loss': { label: 'Loss', auto: 'from the training stack' },
+  'training.repeat_kv': {
+    label: 'K/V repeated to all heads',
+    auto: 'from the training stack',
+    hint: 'GQA keys/values expanded before the attention kernel',
+  },
   'training.loss_chunks': { label: 'Loss chunks', unit: 'chunks' },
   'training.activation_offload': { label: 'Offload activations to CPU' },
+  'training.finetune.quant_keeps_input': {
+    label: '4-bit linears keep their input',
+    auto: 'from the training stack',
+    hint: 'bitsandbytes ≤ 0.43.1 MatMul4Bit',
+  },
   'training.finetune.method': { label: 'Fine-tuning', hint: 'lora / qlora: adapters on a frozen base' },
   'training.finetune.lora_rank': { label: 'LoRA rank', unit: 'rank', pow2: true },
   'training.finetune.lora_targets': { label: 'LoRA targets' },
@@ -139,6 +150,12 @@ export const UI: Record<string, FieldUi> = {
   'runtime.max_split_size_mib': { label: 'Max split size', unit: 'MiB', auto: 'unset: any block splits' },
   'runtime.gc_threshold': { label: 'Allocator GC threshold', unit: '× memory' },
   'runtime.torch_compile': { label: 'torch.compile' },
+  'runtime.framework': { label: 'Training stack', hint: 'sets the mechanisms listed below unless given' },
+  'runtime.framework_version': {
+    label: 'Stack version',
+    unit: 'YYYY-MM or release',
+    auto: 'current',
+  },
 };
 
 export interface Group {
@@ -148,7 +165,7 @@ export interface Group {
   /** A button that resets the group's keys to the core defaults (e.g. "dense model"). */
   clear?: string;
   /** Extra widget rendered first: the model preset picker or the GPU picker. */
-  picker?: 'model' | 'gpu';
+  picker?: 'model' | 'gpu' | 'profile';
   paths: string[];
 }
 
@@ -227,6 +244,7 @@ export const SECTIONS: Section[] = [
           'model.vocab_multiple',
           'model.type_vocab',
           'model.embedding_norm',
+          'model.parallel_block',
           'model.mtp_layers',
         ],
       },
@@ -236,6 +254,10 @@ export const SECTIONS: Section[] = [
     id: 'training',
     title: 'Training',
     groups: [
+      {
+        picker: 'profile',
+        paths: ['runtime.framework', 'runtime.framework_version'],
+      },
       {
         paths: [
           'training.micro_batch',
@@ -266,6 +288,7 @@ export const SECTIONS: Section[] = [
           'training.finetune.base_dtype',
           'training.finetune.quant',
           'training.finetune.double_quant',
+          'training.finetune.quant_keeps_input',
         ],
       },
       {
@@ -277,6 +300,7 @@ export const SECTIONS: Section[] = [
           'training.paged_optimizer',
           'training.dropout',
           'training.activation_offload',
+          'training.repeat_kv',
         ],
       },
     ],

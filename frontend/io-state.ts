@@ -7,7 +7,6 @@
 // until Apply, and malformed input applies nothing. Export: config v1 JSON or
 // a framework's format, with the list of what that format cannot express.
 import { batch, computed, signal } from '@preact/signals';
-import type { Config } from '../wasm/llmem.js';
 import type { ExportKind, Exported, Prepared, SourceKind } from './config/formats.js';
 import type { BaseState } from './state.js';
 
@@ -199,15 +198,13 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
 
   // ---- export ---------------------------------------------------------------
   const exportKind = signal<ExportChoice>('config');
-  let defaults: Config | null = null;
   /** The page's config in the chosen format; null while the exporters load. */
   const exported = computed<Exported | null>(() => {
     const k = exportKind.value;
     if (k === 'config') return { text: app.exportText.value, unexpressed: [] };
     const f = formats.value;
     if (!f) return null;
-    defaults ??= core.defaults();
-    const out = f.exportConfig(k, app.resolved.value, defaults);
+    const out = f.exportConfig(k, app.resolved.value, core.defaults(app.resolved.value));
     // the command line as launch scripts write it: one argument per line (the same command in a shell)
     return k === 'megatron' ? { ...out, text: `${out.text.trimEnd().replace(/ (?=--)/g, ' \\\n    ')}\n` } : out;
   });

@@ -2,7 +2,16 @@
 // derived from it. The core runs synchronously on the main thread (an
 // estimate with its timeline takes well under a millisecond).
 import { batch, computed, signal } from '@preact/signals';
-import type { Config, Core, ConfigError, EstimateOutcome, EstimateResult, FieldInfo, Json } from '../wasm/llmem.js';
+import type {
+  Config,
+  Core,
+  ConfigError,
+  EstimateOutcome,
+  EstimateResult,
+  FieldInfo,
+  Json,
+  ProfileValue,
+} from '../wasm/llmem.js';
 import { findGpu } from './config/catalog.js';
 import {
   baseValue,
@@ -76,6 +85,12 @@ function createBaseState(core: Core, hash: string) {
     const r = resolvedOutcome.value;
     if (!r.ok) return { ok: false, error: r.error };
     return core.estimate(r.config, { timeline: true });
+  });
+
+  /** What the training-stack profile sets among the keys left automatic (core/profiles.def). */
+  const implied = computed<ProfileValue[]>(() => {
+    const r = core.profile(resolved.value);
+    return r.ok ? r.implied : [];
   });
 
   let lastGood: EstimateResult | null = null;
@@ -236,6 +251,7 @@ function createBaseState(core: Core, hash: string) {
     get,
     config,
     resolved,
+    implied,
     outcome,
     result,
     error,

@@ -26,6 +26,8 @@ export interface Row {
   id: string;
   category: string;
   confidence: string;
+  /** runtime.framework of the case's config (its training stack) */
+  framework: string;
   metric: string;
   relation: string;
   expected: number;
@@ -69,6 +71,11 @@ const quantile = (xs: number[], q: number) => {
   return s[lo] + (s[hi] - s[lo]) * (i - lo);
 };
 
+function frameworkOf(config: unknown): string {
+  const rt = (config as { runtime?: { framework?: string } }).runtime;
+  return rt?.framework ?? 'generic';
+}
+
 export async function runAccuracy(): Promise<Row[]> {
   const core = await loadCore();
   const rows: Row[] = [];
@@ -77,6 +84,7 @@ export async function runAccuracy(): Promise<Row[]> {
       id: c.id,
       category: c.category,
       confidence: c.confidence,
+      framework: frameworkOf(c.config),
       metric: c.expect.metric,
       relation: c.expect.relation,
       expected: c.expect.bytes,
@@ -107,6 +115,8 @@ export interface Summary {
   signed_median: number;
   under: number;
   over: number;
+  /** the most negative signed error (the worst under-estimate), or 0 */
+  worst_under: number;
 }
 
 export function summarize(rows: Row[]): Summary[] {
@@ -119,6 +129,7 @@ export function summarize(rows: Row[]): Summary[] {
       add('measured high+medium', r.error);
       // reserved apart: the simulated caching allocator decides it (core/allocator.c)
       if (r.metric === 'peak_reserved_bytes') add('measured h+m, reserved only', r.error);
+      add(`measured h+m, ${r.framework}`, r.error);
     }
     add('all point cases', r.error);
   }
@@ -134,6 +145,7 @@ export function summarize(rows: Row[]): Summary[] {
         signed_median: quantile(xs, 0.5),
         under: xs.filter((e) => e < 0).length,
         over: xs.filter((e) => e > 0).length,
+        worst_under: Math.min(0, ...xs),
       };
     });
 }
@@ -179,7 +191,7 @@ async function main() {
   console.log('\nerror of point cases (GiB columns above; signed: estimate below the measurement is under):');
   for (const s of summarize(rows))
     console.log(
-      `  ${s.group.padEnd(32)} n=${String(s.count).padStart(3)}  median ${(s.median * 100).toFixed(1).padStart(5)}%  p90 ${(s.p90 * 100).toFixed(1).padStart(5)}%  signed median ${pct(s.signed_median)}  under ${s.under} / over ${s.over}`,
+      `  ${s.group.padEnd(32)} n=${String(s.count).padStart(3)}  median ${(s.median * 100).toFixed(1).padStart(5)}%  p90 ${(s.p90 * 100).toFixed(1).padStart(5)}%  signed median ${pct(s.signed_median)}  under ${s.under} / over ${s.over}  worst ${pct(s.worst_under)}`,
     );
   const bounds = rows.filter((r) => r.relation !== 'eq');
   console.log(`  bounds: ${bounds.filter((r) => r.note === 'bound holds').length} of ${bounds.length} hold`);

@@ -58,6 +58,12 @@ double llmem_step_tokens(void) { return step_tokens; }
 const char *llmem_field_path(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->path : 0; }
 int llmem_field_kind(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->kind : -1; }
 int llmem_field_flags(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->flags : 0; }
+/* the input block's profile value of field i (NaN: none), its term and source */
+static int profile_term;
+static const char *profile_source;
+double llmem_profile_value_run(int i) { return llmem_profile_value(&input_block, i, &profile_term, &profile_source); }
+int llmem_profile_term(void) { return profile_term; }
+const char *llmem_profile_source_text(void) { return profile_source ? profile_source : ""; }
 double llmem_field_default(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->default_value : 0; }
 double llmem_field_min(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->min_value : 0; }
 double llmem_field_max(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->max_value : 0; }

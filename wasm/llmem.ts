@@ -14,6 +14,8 @@ export interface FieldInfo {
   path: string;
   kind: FieldKind;
   nullable: boolean;
+  /** a text key the core reads as a month: "YYYY-MM" stored as year * 12 + month - 1 */
+  months: boolean;
   default: number;
   min: number;
   max: number;
@@ -22,6 +24,25 @@ export interface FieldInfo {
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type Config = { [key: string]: Json };
+
+/** "YYYY-MM" as year * 12 + month - 1 (the core's months), or null. */
+export function monthIndex(text: string): number | null {
+  const m = /^(\d{4})-(\d{2})$/.exec(text);
+  if (!m) return null;
+  const month = Number(m[2]);
+  return month >= 1 && month <= 12 ? Number(m[1]) * 12 + month - 1 : null;
+}
+
+export function monthText(index: number): string {
+  return `${Math.floor(index / 12)}-${String((index % 12) + 1).padStart(2, '0')}`;
+}
+
+export interface ProfileValue {
+  path: string;
+  value: Json;
+  term: string | null;
+  source: string;
+}
 
 export interface ConfigError {
   path: string;
@@ -183,6 +204,9 @@ interface CoreModule {
   _llmem_field_path(i: number): number;
   _llmem_field_kind(i: number): number;
   _llmem_field_flags(i: number): number;
+  _llmem_profile_value_run(i: number): number;
+  _llmem_profile_term(): number;
+  _llmem_profile_source_text(): number;
   _llmem_field_default(i: number): number;
   _llmem_field_min(i: number): number;
   _llmem_field_max(i: number): number;
@@ -263,6 +287,7 @@ export class Core {
         path: this.text(m._llmem_field_path(i)),
         kind: KINDS[m._llmem_field_kind(i)],
         nullable: (m._llmem_field_flags(i) & 1) !== 0,
+        months: (m._llmem_field_flags(i) & 2) !== 0,
         default: m._llmem_field_default(i),
         min: m._llmem_field_min(i),
         max: m._llmem_field_max(i),
@@ -292,8 +317,9 @@ export class Core {
     return this.decoder.decode(heap.subarray(ptr, end));
   }
 
-  /** The config that every omitted key stands for (core defaults; null = automatic). */
-  defaults(): Config {
+  /** The config that every omitted key stands for (core defaults; null = automatic).
+   * Given a config, keys its training-stack profile sets take the profile's value. */
+  defaults(config?: unknown): Config {
     const root: Config = {};
     for (const f of this.fields) {
       const parts = f.path.split('.');
@@ -306,6 +332,13 @@ export class Core {
       }
       if (f.kind === 'text') continue;
       node[key] = this.toJson(f, f.default);
+    }
+    const profile = config === undefined ? null : this.profile(config);
+    for (const p of profile?.ok ? profile.implied : []) {
+      const parts = p.path.split('.');
+      let node: Config = root;
+      for (const q of parts.slice(0, -1)) node = (node[q] ??= {}) as Config;
+      node[parts[parts.length - 1]] = p.value;
     }
     return root;
   }
@@ -370,7 +403,17 @@ export class Core {
       case 'group':
         return isObject(value) ? this.walk(value, f.path, slots) : fail('an object');
       case 'text':
-        return typeof value === 'string' ? null : fail('a string');
+        if (typeof value !== 'string') return fail('a string');
+        if (f.months) {
+          const month = monthIndex(value);
+          if (month === null || month < f.min || month > f.max)
+            return {
+              path: f.path,
+              message: `${f.path}: ${describe(value)} is not a date from ${monthText(f.min)} to ${monthText(f.max)} (YYYY-MM) or a known release`,
+            };
+          slots[f.index] = month;
+        }
+        return null;
       case 'int':
       case 'num':
         if (typeof value !== 'number' || !Number.isFinite(value)) return fail(this.expected(f));
@@ -422,6 +465,29 @@ export class Core {
     const flat = this.flatten(config);
     if (!(flat instanceof Float64Array)) return { ok: false, error: flat };
     return this.estimateFlat(flat, options);
+  }
+
+  /** What the training-stack profile (runtime.framework, framework_version) sets
+   * among the keys this config leaves null: value, the "why this number" term
+   * it shapes (its label) and the framework file it follows (core/profiles.def). */
+  profile(config: unknown): { ok: true; implied: ProfileValue[] } | { ok: false; error: ConfigError } {
+    const flat = this.flatten(config);
+    if (!(flat instanceof Float64Array)) return { ok: false, error: flat };
+    const m = this.m;
+    m.HEAPF64.set(flat, m._llmem_input_ptr() / 8);
+    const implied: ProfileValue[] = [];
+    for (const f of this.fields) {
+      const v = m._llmem_profile_value_run(f.index);
+      if (Number.isNaN(v)) continue;
+      const term = m._llmem_profile_term();
+      implied.push({
+        path: f.path,
+        value: this.toJson(f, v),
+        term: term >= 0 ? this.cachedText('l', term, (t) => m._llmem_term_label_text(t)) : null,
+        source: this.text(m._llmem_profile_source_text()),
+      });
+    }
+    return { ok: true, implied };
   }
 
   /** Run the core on a flat input without reading the result (benchmarks). */

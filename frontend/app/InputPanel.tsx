@@ -8,6 +8,7 @@ import { useApp } from './context.js';
 import { FieldInput } from './FieldInput.js';
 import { GpuPicker } from './GpuPicker.js';
 import { ModelPicker } from './ModelPicker.js';
+import { ProfileImplied } from './ProfileImplied.js';
 
 function GroupBody({ group, paths }: { group: Group; paths: string[] }) {
   return (
@@ -17,6 +18,7 @@ function GroupBody({ group, paths }: { group: Group; paths: string[] }) {
       {paths.map((p) => (
         <FieldInput key={p} path={p} />
       ))}
+      {group.picker === 'profile' && <ProfileImplied />}
     </div>
   );
 }

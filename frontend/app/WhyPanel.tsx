@@ -95,6 +95,10 @@ type Row = { key: Category | 'runtime'; label: string; color: string; value: num
 export function WhyPanel({ r }: { r: EstimateResult }) {
   const s = useApp();
   const terms = r.terms ?? [];
+  // mechanisms the training-stack profile chose, named on the term they shape
+  const implied = s.implied.value;
+  const framework = String(s.get('runtime.framework') ?? 'generic');
+  const fromProfile = (t: Term) => implied.filter((p) => p.term === t.label);
   const b = r.per_gpu.breakdown_bytes;
   const total = r.per_gpu.device_used_bytes;
   const rows: Row[] = CATEGORIES.map((c) => ({
@@ -136,6 +140,12 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
                       )}
                       {row.terms.length > 1 && <span class="num term-value">{formatGiB(t.value_bytes)}</span>}
                       <span class="term-formula">{t.formula}</span>
+                      {fromProfile(t).map((p) => (
+                        <span key={p.path} class="term-profile muted" data-testid="term-profile">
+                          {' '}
+                          {labelOf(p.path)} = {String(p.value)} from the {framework} profile ({p.source})
+                        </span>
+                      ))}
                     </li>
                   ))}
                 </ul>

@@ -1,6 +1,7 @@
 // The model and GPU catalogs (one file each, shared by the page, the CLI and the tests).
 import modelsJson from './catalog/models.json' with { type: 'json' };
 import gpusJson from './catalog/gpus.json' with { type: 'json' };
+import releasesJson from './catalog/releases.json' with { type: 'json' };
 import type { Config } from '../../wasm/llmem.js';
 
 export interface ModelEntry {
@@ -35,7 +36,40 @@ export interface GpuEntry {
   source: string;
 }
 
+/** A release of a training stack and the month it came out ("YYYY-MM"), for
+ * runtime.framework_version given as a release; the core's profile rows are by month. */
+export interface ReleaseEntry {
+  release: string;
+  month: string;
+  source: string;
+}
+
 export const MODELS = modelsJson as unknown as ModelEntry[];
+export const RELEASES = releasesJson as unknown as Record<string, ReleaseEntry[]>;
+
+const versionParts = (v: string): number[] | null =>
+  /^v?\d+(\.\d+)*$/.test(v) ? v.replace(/^v/, '').split('.').map(Number) : null;
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const d = (a[i] ?? 0) - (b[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/** The month of a framework's release: that of the latest listed release at or before it. */
+export function releaseMonth(framework: string, release: string): string | undefined {
+  const want = versionParts(release);
+  if (!want) return undefined;
+  let best: { parts: number[]; month: string } | undefined;
+  for (const r of RELEASES[framework] ?? []) {
+    const parts = versionParts(r.release);
+    if (parts && compareVersions(parts, want) <= 0 && (!best || compareVersions(parts, best.parts) > 0))
+      best = { parts, month: r.month };
+  }
+  return best?.month;
+}
 export const GPUS = gpusJson as unknown as GpuEntry[];
 
 // PRESET REVISIONS. A link names a preset as "id" or "id@revision". A bare id

@@ -2,7 +2,7 @@
 // model before explicit keys override it, and a GPU id sets memory_gib
 // unless memory_gib is given (docs/config.md "Rules").
 import type { Config, ConfigError } from '../../wasm/llmem.js';
-import { findGpu, findModel, GPUS, MODELS } from './catalog.js';
+import { findGpu, findModel, GPUS, MODELS, RELEASES, releaseMonth } from './catalog.js';
 
 const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -75,5 +75,23 @@ export function resolveConfig(input: unknown): Resolved {
       config = merge(config, { runtime: { cublas_workspace_mib: mib } });
     }
   }
+  const version = resolveVersion(config);
+  if (version && 'message' in version) return { ok: false, error: version };
+  if (version) config = merge(config, { runtime: { framework_version: version.month } });
   return { ok: true, config };
+}
+
+/** runtime.framework_version given as a release ("4.44.2", "v0.3.1"): the month it came out. */
+function resolveVersion(config: Config): { month: string } | ConfigError | null {
+  const rt = isObject(config.runtime) ? config.runtime : {};
+  const v = rt.framework_version;
+  if (typeof v !== 'string' || /^\d{4}-\d{2}$/.test(v)) return null;
+  const framework = typeof rt.framework === 'string' ? rt.framework : 'generic';
+  const month = releaseMonth(framework, v);
+  if (month) return { month };
+  const known = (RELEASES[framework] ?? []).map((r) => r.release);
+  return {
+    path: 'runtime.framework_version',
+    message: `runtime.framework_version: ${JSON.stringify(v)} is not a YYYY-MM date${known.length ? ` or a ${framework} release from ${known[0]} on (listed: ${known.join(', ')})` : ` (${framework} has no release list: give the month of its code)`}`,
+  };
 }

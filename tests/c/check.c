@@ -48,7 +48,13 @@ int set_key(llmem_input *in, const char *path, const char *value) {
       *slot = mask;
       return 1;
     }
-    case LLMEM_KIND_TEXT:
+    case LLMEM_KIND_TEXT: {
+      int year, month;
+      if (!(f->flags & LLMEM_FLAG_MONTHS)) return 1;
+      if (sscanf(value, "%4d-%2d", &year, &month) != 2) return 0; /* "YYYY-MM" as the wrapper stores it */
+      *slot = year * 12 + month - 1;
+      return 1;
+    }
     case LLMEM_KIND_GROUP:
       return 1;
     default: {

@@ -38,6 +38,7 @@ describe('DeepSpeed JSON', () => {
   it('HF docs ZeRO-3 offload example: stage, offload, overlap, explicit stage3 keys; "auto" keys noted', () => {
     const r = ok('deepspeed', fixture('deepspeed/hf-zero3-offload.json'));
     expect(r.config).toEqual({
+      runtime: { framework: 'deepspeed' },
       parallel: {
         engine: 'deepspeed',
         zero_stage: 3,
@@ -66,6 +67,7 @@ describe('DeepSpeed JSON', () => {
   it('explicit ZeRO-2 config: batch sizes, buckets, bf16, and the data-parallel size from train_batch_size', () => {
     const r = ok('deepspeed', fixture('deepspeed/zero2-bf16.json'));
     expect(r.config).toEqual({
+      runtime: { framework: 'deepspeed' },
       parallel: {
         engine: 'deepspeed',
         zero_stage: 2,
@@ -215,6 +217,7 @@ describe('torchtitan TOML', () => {
     const text = fixture('torchtitan/llama3_8b.toml');
     const r = ok('torchtitan', text);
     expect(r.config).toEqual({
+      runtime: { framework: 'torchtitan' },
       parallel: { engine: 'fsdp2', tp: 1, pp: 1, cp: 1, reshard_after_forward: true, fp8_all_gather: false },
       model: { preset: 'llama-3.1-8b' },
       training: { micro_batch: 1, seq_len: 8192, dtype: 'bf16', recompute: 'per_op', optimizer: 'adamw' },
@@ -246,7 +249,7 @@ describe('torchtitan TOML', () => {
       recompute_layers: 10,
       loss: 'compiled',
     });
-    expect(r.config.runtime).toEqual({ torch_compile: true });
+    expect(r.config.runtime).toEqual({ framework: 'torchtitan', torch_compile: true });
     runs(r.config);
   });
   it('malformed TOML and values are errors', () => {
@@ -263,6 +266,7 @@ describe('accelerate YAML', () => {
   it('FSDP example of the accelerate docs', () => {
     const r = ok('accelerate', fixture('accelerate/fsdp-bert.yaml'));
     expect(r.config).toEqual({
+      runtime: { framework: 'accelerate' },
       parallel: { engine: 'fsdp1', fsdp_strategy: 'full_shard', gpus: 2, gpus_per_node: 2 },
       training: { dtype: 'bf16' },
     });
@@ -274,6 +278,7 @@ describe('accelerate YAML', () => {
       'distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n  fsdp_reshard_after_forward: false\n  fsdp_offload_params: true\n  fsdp_activation_checkpointing: true\nmixed_precision: bf16\nnum_machines: 2\nnum_processes: 16\n',
     );
     expect(r.config).toEqual({
+      runtime: { framework: 'accelerate' },
       parallel: {
         engine: 'fsdp2',
         reshard_after_forward: false,
@@ -290,6 +295,7 @@ describe('accelerate YAML', () => {
       'distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\n  offload_optimizer_device: cpu\n  gradient_accumulation_steps: 4\nmixed_precision: fp16\nnum_processes: 8\n',
     );
     expect(ds.config).toEqual({
+      runtime: { framework: 'accelerate' },
       parallel: { engine: 'deepspeed', zero_stage: 2, offload_optimizer: 'cpu', gpus: 8 },
       training: { grad_accum: 4, dtype: 'fp16' },
     });
@@ -319,7 +325,7 @@ describe('HF TrainingArguments JSON', () => {
         seq_len: 4096,
       },
       parallel: { engine: 'fsdp1', fsdp_strategy: 'full_shard' },
-      runtime: { torch_compile: false },
+      runtime: { framework: 'hf_trainer', torch_compile: false },
     });
     expect(r.unsupported).toEqual([]);
     runs({ ...r.config, model: { preset: 'llama-3.1-8b' } });
@@ -359,6 +365,7 @@ describe('LLaMA-Factory YAML', () => {
   it('examples/train_lora/llama3_lora_sft.yaml', () => {
     const r = ok('llamafactory', fixture('llamafactory/llama3_lora_sft.yaml'));
     expect(r.config).toEqual({
+      runtime: { framework: 'llamafactory' },
       training: {
         dtype: 'bf16',
         finetune: { method: 'lora', lora_rank: 8, lora_targets: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] },
@@ -409,6 +416,7 @@ describe('axolotl YAML', () => {
   it('examples/llama-3/qlora.yml', () => {
     const r = ok('axolotl', fixture('axolotl/llama-3-qlora.yml'));
     expect(r.config).toEqual({
+      runtime: { framework: 'axolotl' },
       training: {
         dtype: 'bf16',
         finetune: {
@@ -439,6 +447,7 @@ describe('axolotl YAML', () => {
       'base_model: Qwen/Qwen3-8B\nsequence_len: 8192\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\nbf16: true\ngradient_checkpointing: offload\ncut_cross_entropy: true\nfsdp_version: 2\nfsdp_config:\n  offload_params: false\n  reshard_after_forward: true\n  state_dict_type: FULL_STATE_DICT\n',
     );
     expect(r.config).toEqual({
+      runtime: { framework: 'axolotl' },
       training: {
         dtype: 'bf16',
         finetune: { method: 'full' },

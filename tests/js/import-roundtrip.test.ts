@@ -25,15 +25,18 @@ const resolved = (c: Config): Config => {
   if (!r.ok) throw new Error(r.error.message);
   return r.config;
 };
-/** The core's reading of a config: every key with its default filled in. */
+/** The core's reading of a config: every key with its default, or its training-stack profile value, filled in. */
 const slots = (c: Config): Record<string, unknown> => {
   const flat = core.flatten(resolved(c));
   if (!(flat instanceof Float64Array)) throw new Error(flat.message);
   const out: Record<string, unknown> = {};
   for (const f of core.fields) if (f.kind !== 'text' && f.kind !== 'group') out[f.path] = core.toJson(f, flat[f.index]);
+  const profile = core.profile(resolved(c));
+  for (const p of profile.ok ? profile.implied : []) out[p.path] = p.value;
+  delete out['runtime.framework']; // the stack is the file's kind, not a setting it carries
   return out;
 };
-const exported = (kind: ExportKind, c: Config) => exportConfig(kind, resolved(c), core.defaults());
+const exported = (kind: ExportKind, c: Config) => exportConfig(kind, resolved(c), core.defaults(resolved(c)));
 
 /** import(export(a)) reads the same as a on `paths` (prefixes allowed); the run is valid. */
 function roundTrip(kind: ExportKind & ImportKind, a: Config, paths: string[], worldSize?: number) {

@@ -43,7 +43,9 @@ export class View {
 
   get<T extends Json>(path: string): T {
     const v = at(this.config, path);
-    return (v === undefined ? at(this.defaults, path) : v) as T;
+    // null is "automatic": the default stands, or the training-stack profile's value (Core.defaults(config))
+    if (v === undefined) return at(this.defaults, path) as T;
+    return (v === null ? (at(this.defaults, path) ?? null) : v) as T;
   }
 
   /** The value given in the config itself (undefined when absent). */

@@ -61,6 +61,7 @@ const TOP_IGNORED = new Set([
 export function importAccelerate(text: string): ImportResult {
   return guard(() => {
     const d = new Draft();
+    d.stack('accelerate');
     const y = parseYamlText(text, 'accelerate config');
     const type =
       y.distributed_type === undefined

@@ -27,6 +27,7 @@ export function importAxolotl(text: string): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'axolotl YAML');
     const d = new Draft();
+    d.stack('axolotl');
     const set = (k: string) => y[k] !== undefined && y[k] !== null && y[k] !== false;
     // Precision: bf16/fp16 are autocast (AMP); bfloat16/float16 load the model in half precision without AMP.
     if (set('bf16')) {

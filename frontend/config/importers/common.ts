@@ -80,6 +80,14 @@ export class Draft {
     this.notes.push(text);
   }
 
+  /** The training stack the file belongs to: its profile decides the mechanisms no key sets (core/profiles.def). */
+  stack(framework: string): void {
+    this.set('runtime.framework', framework);
+    this.note(
+      `runtime.framework ${framework}: the ${framework} profile sets the loss, optimizer kernel and other mechanisms the file leaves open (version: current unless set)`,
+    );
+  }
+
   /** A source key that may change memory but is not applied. */
   skip(key: string, why: string): void {
     this.unsupported.push(`${key}: ${why}`);

@@ -107,6 +107,7 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
 export function importDeepSpeed(text: string): ImportResult {
   return guard(() => {
     const d = new Draft();
+    d.stack('deepspeed');
     applyDeepSpeed(d, parseJsonText(text, 'DeepSpeed config'), '');
     return d.result();
   });

@@ -26,6 +26,7 @@ export function importLlamaFactory(text: string): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'LLaMA-Factory YAML');
     const d = new Draft();
+    d.stack('llamafactory');
     applyPrecisionFlags(d, y.bf16 ?? null, y.fp16 ?? null);
     const type =
       y.finetuning_type === undefined || y.finetuning_type === null

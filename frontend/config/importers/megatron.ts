@@ -106,6 +106,7 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
         'Megatron arguments: no Megatron-LM flag found (expected e.g. --num-layers, --tensor-model-parallel-size)',
       );
     const d = new Draft();
+    d.stack('megatron');
     apply(d, args, vars, options);
     for (const [flag] of args)
       if (!HANDLED.has(flag) && !IGNORED.test(flag))

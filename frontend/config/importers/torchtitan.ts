@@ -87,6 +87,7 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
   return guard(() => {
     const t = parseTomlText(text, 'torchtitan TOML');
     const d = new Draft();
+    d.stack('torchtitan');
     d.set('parallel.engine', 'fsdp2');
     const section = (name: string): Obj => (t[name] === undefined ? {} : obj(t[name], `[${name}]`));
     const model = section('model'),

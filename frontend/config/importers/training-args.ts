@@ -128,6 +128,7 @@ const IGNORED =
 export function importTrainingArgs(text: string): ImportResult {
   return guard(() => {
     const d = new Draft();
+    d.stack('hf_trainer');
     const a = parseJsonText(text, 'TrainingArguments JSON');
     applyPrecisionFlags(d, a.bf16, a.fp16);
     if (a.bf16 === true || a.fp16 === true)

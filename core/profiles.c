@@ -1,0 +1,86 @@
+/* Training-stack profiles (docs/memory-model.md §12): which mechanisms a
+ * framework at a version uses, as the automatic values of nullable keys.
+ * One row per (framework, months, key): the first row that matches wins,
+ * then the generic row; an explicit key always wins over both. */
+#include <math.h>
+
+#include "internal.h"
+
+#define YM(year, month) ((year) * 12 + (month) - 1)
+#define KEY(member) (int)(offsetof(llmem_input, member) / sizeof(double))
+
+enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS };
+
+typedef struct {
+  int framework;   /* LLMEM_FW_* */
+  int from_month;  /* first month the row holds, 0: from the start */
+  int until_month; /* first month it no longer holds, 0: still holds */
+  int field;       /* index in the field table */
+  double value;
+  int when;        /* only with torch.compile, full fine-tuning, or adapters */
+  int term;        /* the "why this number" term the value shapes */
+  const char *source;
+} profile_row;
+
+#define T_OPT LLMEM_TERM_TEMPORARIES
+#define T_LOSS LLMEM_TERM_LOGITS
+#define T_ACT LLMEM_TERM_ACTIVATIONS
+
+static const profile_row rows[] = {
+#include "profiles.def"
+};
+#define ROW_COUNT (int)(sizeof(rows) / sizeof(rows[0]))
+
+/* Stacks that run another's code for what they do not set themselves:
+ * axolotl and LLaMA-Factory build on the HF Trainer, NeMo 2 on Megatron Core;
+ * accelerate and DeepSpeed users train transformers models. */
+static int parent_of(int framework) {
+  switch (framework) {
+    case LLMEM_FW_AXOLOTL:
+    case LLMEM_FW_LLAMAFACTORY:
+    case LLMEM_FW_ACCELERATE:
+    case LLMEM_FW_DEEPSPEED: return LLMEM_FW_HF_TRAINER;
+    case LLMEM_FW_NEMO: return LLMEM_FW_MEGATRON;
+    default: return LLMEM_FW_GENERIC;
+  }
+}
+
+static int condition_holds(int when, const llmem_input *in) {
+  switch (when) {
+    case WHEN_COMPILE: return in->torch_compile != 0;
+    case WHEN_FULL: return in->ft_method == LLMEM_FT_FULL;
+    case WHEN_ADAPTERS: return in->ft_method != LLMEM_FT_FULL;
+    default: return 1;
+  }
+}
+
+static int row_holds(const profile_row *r, int framework, const llmem_input *in, int field) {
+  if (r->field != field || r->framework != framework || !condition_holds(r->when, in)) return 0;
+  double month = in->framework_month;
+  if (isnan(month)) return r->until_month == 0; /* no version: the current code */
+  return (r->from_month == 0 || month >= r->from_month) && (r->until_month == 0 || month < r->until_month);
+}
+
+static const profile_row *profile_row_for(const llmem_input *in, int field) {
+  for (int fw = (int)in->framework;; fw = parent_of(fw)) {
+    for (int i = 0; i < ROW_COUNT; i++)
+      if (row_holds(&rows[i], fw, in, field)) return &rows[i];
+    if (fw == LLMEM_FW_GENERIC) return 0;
+  }
+}
+
+double llmem_profile_value(const llmem_input *in, int field, int *term, const char **source) {
+  if (term) *term = -1;
+  if (source) *source = 0;
+  if (!in || field < 0 || field >= LLMEM_FIELD_COUNT || !isnan(((const double *)in)[field])) return NAN;
+  const profile_row *r = profile_row_for(in, field);
+  if (!r) return NAN;
+  if (term) *term = r->term;
+  if (source) *source = r->source;
+  return r->value;
+}
+
+double profiled(const llmem_input *in, int field) {
+  double v = ((const double *)in)[field];
+  return isnan(v) ? llmem_profile_value(in, field, 0, 0) : v;
+}

@@ -1,0 +1,96 @@
+/* Training-stack profiles (core/profiles.def): which row a framework and
+ * version pick, that explicit keys win, and the mechanisms they switch,
+ * each against a hand-computed number. */
+#include <math.h>
+
+#include "check.h"
+#include "internal.h"
+
+static llmem_input in;
+static double value_of(const char *keys, const char *path) {
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  return llmem_profile_value(&in, llmem_field_index(path), 0, 0);
+}
+
+static plan plan_for(const char *keys) {
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan %s (field %d)", keys, field);
+  return pl;
+}
+
+static void rows(void) {
+  const char *impl = "training.optimizer_impl", *loss = "training.loss";
+  CHECK(value_of("", impl) == LLMEM_OPT_IMPL_FOREACH, "generic: torch AdamW picks foreach");
+  CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2024-12", impl) == LLMEM_OPT_IMPL_FOREACH,
+        "torchtitan before 6e4988550: foreach");
+  CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2025-06", impl) == LLMEM_OPT_IMPL_FUSED,
+        "torchtitan v0.1.0: fused");
+  CHECK(value_of("runtime.framework=torchtitan", impl) == LLMEM_OPT_IMPL_FUSED, "no version: the current code");
+  CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2025-06 runtime.torch_compile=true", loss) ==
+            LLMEM_LOSS_COMPILED,
+        "torchtitan compiles the loss with the model");
+  CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2025-06", loss) == LLMEM_LOSS_STANDARD,
+        "without compile: the generic loss");
+  CHECK(value_of("runtime.framework=torchtune runtime.framework_version=2024-05", impl) == LLMEM_OPT_IMPL_FOR_LOOP,
+        "torchtune full fine-tuning before cca50f02e: foreach False");
+  CHECK(value_of("runtime.framework=torchtune runtime.framework_version=2024-05 training.finetune.method=lora", impl) ==
+            LLMEM_OPT_IMPL_FOREACH,
+        "torchtune LoRA configs then set no kernel: foreach");
+  CHECK(value_of("runtime.framework=axolotl runtime.framework_version=2024-03", loss) == LLMEM_LOSS_HF_UPCAST,
+        "axolotl inherits the HF model code of its month");
+  CHECK(value_of("runtime.framework=axolotl runtime.framework_version=2024-03", impl) == LLMEM_OPT_IMPL_FOR_LOOP,
+        "axolotl adamw_hf");
+  CHECK(value_of("runtime.framework=deepspeed runtime.framework_version=2024-03", impl) == LLMEM_OPT_IMPL_FUSED,
+        "DeepSpeed FusedAdam, not the HF Trainer's");
+  CHECK(value_of("runtime.framework=nemo", impl) == LLMEM_OPT_IMPL_FUSED, "NeMo inherits Megatron Core");
+  CHECK(isnan(value_of("runtime.framework=torchtitan training.optimizer_impl=foreach", impl)), "an explicit key wins");
+  CHECK(value_of("runtime.framework_version=2024-03", "training.finetune.quant_keeps_input") == 1,
+        "bitsandbytes 0.43.1 keeps A");
+  CHECK(value_of("runtime.framework_version=2024-09", "training.finetune.quant_keeps_input") == 0, "0.43.2 does not");
+  CHECK(isnan(value_of("", "training.repeat_kv")), "generic: no row, the attention kernel decides");
+  plan pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06");
+  CHECK(pl.optimizer_impl == LLMEM_OPT_IMPL_FUSED && pl.repeat_kv == 1, "the plan takes the profile");
+  pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06 training.repeat_kv=false");
+  CHECK(pl.repeat_kv == 0, "explicit repeat_kv wins in the plan");
+}
+
+/* Llama-3-8B shape, one rank, s = 4096, b = 1, pure bf16 (no autocast), flash attention. */
+#define LLAMA "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
+              "training.master_weights=false " \
+              "training.seq_len=4096 parallel.gpus=1 parallel.engine=single "
+
+static void mechanisms(void) {
+  double T = 4096, ab = 2, d = 128;
+  /* repeat_kv: saved K and V at 32 heads instead of 8: + 2 * T * (32 - 8) * 128 * 2 B */
+  plan a = plan_for(LLAMA "training.repeat_kv=false"), b = plan_for(LLAMA "training.repeat_kv=true");
+  double grow = layer_activation_bytes(&b, 0, 0).saved_full_bytes - layer_activation_bytes(&a, 0, 0).saved_full_bytes;
+  CHECK_NEAR(grow, 2 * T * (32 - 8) * d * ab, 0, "repeat_kv keeps K/V per query head");
+  /* a parallel block with one norm: the second norm's fp32 input (eager
+   * RMSNorm keeps x.float(): 4 B) and rstd (4 B per token) and the MLP's copy
+   * of the norm output (2 B) are gone: T * h * (4 + 2) + 4 * T */
+  a = plan_for(LLAMA "model.norms_per_layer=1");
+  b = plan_for(LLAMA "model.norms_per_layer=1 model.parallel_block=true");
+  double drop = layer_activation_bytes(&a, 0, 0).saved_full_bytes - layer_activation_bytes(&b, 0, 0).saved_full_bytes;
+  CHECK_NEAR(drop, T * 4096 * (4 + 2) + 4 * T, 0, "parallel block: one norm, one saved norm output");
+  /* QLoRA on q,v: with bitsandbytes <= 0.43.1 every 4-bit linear keeps its
+   * input: the MLP input (T * h) and the down-projection input (T * ffn) */
+  const char *q = LLAMA "training.finetune.method=qlora training.finetune.lora_targets=q,v ";
+  char old_keys[1024], new_keys[1024];
+  snprintf(old_keys, sizeof old_keys, "%s runtime.framework_version=2024-03", q);
+  snprintf(new_keys, sizeof new_keys, "%s runtime.framework_version=2024-09", q);
+  a = plan_for(old_keys);
+  b = plan_for(new_keys);
+  drop = layer_activation_bytes(&a, 0, 0).saved_full_bytes - layer_activation_bytes(&b, 0, 0).saved_full_bytes;
+  CHECK_NEAR(drop, T * 4096 * ab + T * 14336 * ab, 0, "MatMul4Bit keeps A up to 0.43.1");
+}
+
+int main(void) {
+  rows();
+  mechanisms();
+  return check_report("profiles");
+}

@@ -125,6 +125,10 @@ typedef struct {
   double gather_factor_fwd;   /* unsharded copies of one layer alive in forward (current + prefetch + copy-out) */
   double gather_factor_bwd;
   double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
+  double quantized_gather_bytes; /* QLoRA: bytes per quantised parameter gathered (packed data); 0 otherwise */
+  double live_gathered;       /* ZeRO-3: parameters the coordinator keeps gathered (bytes) */
+  double loss_gathered;       /* ZeRO-3: gathered at the loss, the lm_head among them (bytes) */
+  double loss_unsharded_grads; /* ZeRO-3: the lm_head's full gradient before the reduce (bytes) */
   double unsharded_grad_bytes;   /* bytes per parameter of an unsharded gradient before reduce */
   double reduce_bytes;           /* bytes per parameter of the reduce-scatter input */
   double root_gathered;       /* embedding/head kept gathered (bytes) */
@@ -158,6 +162,7 @@ int layout_same_layers(const plan *pl, int stage_a, int stage_b);
 
 /* states.c */
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);
+double gathered_bytes(const rank_states *rs, double params, double quantized);
 
 /* activations.c */
 layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed);

@@ -21,18 +21,16 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
   c.grad_share = rs->gradients * trainable / stage_trainable;
   c.trainable = trainable;
   if (rs->gathers == 1) {
-    c.gather = c.params * rs->unsharded_weight_bytes;
+    c.gather = gathered_bytes(rs, c.params, lp.quantizable_count);
     c.prefetch = c.gather * rs->gather_factor_fwd;
     c.prefetch_bwd = c.gather * rs->gather_factor_bwd;
     c.unsharded_grads = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
     c.reduce_input = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->reduce_bytes);
   } else if (rs->gathers == 2) {
-    /* ZeRO-3: the running module plus the prefetch bucket, capped by
-     * stage3_max_live_parameters (runtime/zero/config.py) */
-    double live = lp.largest_module_count + pl->prefetch_bucket;
-    if (live > c.params) live = c.params;
-    if (live > pl->max_live) live = pl->max_live;
-    c.gather = live * rs->unsharded_weight_bytes;
+    /* ZeRO-3: the coordinator's live window (states.c), at least the running
+     * module: one linear, fetched alone (iter_params(recurse=False)) */
+    double running = gathered_bytes(rs, lp.largest_linear_count, lp.largest_linear_count);
+    c.gather = max2(rs->live_gathered, running);
     c.unsharded_grads = lp.largest_module_count * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
   }
   if (pl->autocast) c.casts = c.params * pl->weight_bytes; /* autocast's 16-bit weight copies */
@@ -129,6 +127,8 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
   W->root = rs->root_gathered;
   W->root_grads = W->root > 0 && !lora ? (st->embedding_count + st->head_count) * rs->unsharded_grad_bytes : 0;
+  if (st->has_head) W->loss_gather = rs->loss_gathered;
+  if (st->has_head) W->loss_grads = rs->loss_unsharded_grads;
   /* persistent states, in the order the setup adds them */
   double *p = W->persistent_cat;
   p[LLMEM_CAT_WEIGHTS] += rs->weights;
@@ -204,6 +204,8 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
       sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
   }
   if (is_last_chunk(W, c)) {
+    if (W->loss_gather > 0) sim_sync(S);
+    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, ALLOC_STREAM_GATHER);
     sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
              ALLOC_STREAM_COMPUTE);
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
@@ -211,6 +213,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
              ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
     sim_give(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes, 0);
+    sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
     /* the freed 16-bit logits block is too small for the backward's fp32
      * requests and stays cached beside them */
     S->hole = W->loss.unreusable_bytes;
@@ -219,6 +222,8 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
 
 /* The loss gradient at the head; lazily created head gradients on the first pass. */
 static void loss_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
+  if (W->loss_gather > 0) sim_sync(S);
+  sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, ALLOC_STREAM_GATHER);
   sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), W->loss.backward_peak_bytes,
            ALLOC_STREAM_COMPUTE);
   if (W->lazy && first_pass)
@@ -226,12 +231,15 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
              ALLOC_STREAM_COMPUTE);
   if (W->root_grads > 0)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
+  sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1), W->loss_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+  sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1), W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), 0);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   S->hole = 0;
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
+  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
 }
 
 static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, int first_pass) {

@@ -152,6 +152,7 @@ typedef struct {
   loss_memory loss;
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;
+  double loss_gather, loss_grads; /* ZeRO-3: gathered at the loss; the lm_head's full gradient */
   /* what stays live between passes, by category: the state at any pass
    * boundary is rebuilt from these (walk_state), not carried as a running sum */
   double persistent_cat[LLMEM_CAT_COUNT];

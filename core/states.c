@@ -27,13 +27,44 @@ static double optimizer_bytes(const plan *pl, double count, double dims, int is_
   }
 }
 
-/* QLoRA storage of a quantised weight (bitsandbytes functional.py quantize_4bit,
- * blocksize 64; double quant: uint8 absmax + fp32 per 256 blocks; int8: row scale). */
-static double quantized_bytes_per_param(const plan *pl) {
-  if (pl->quant == LLMEM_QUANT_INT8) return 1 + 4.0 / pl->hidden;
-  if (pl->double_quant) return 0.5 + 1.0 / 64 + 4.0 / (64 * 256);
-  return 0.5 + 4.0 / 64;
+/* QLoRA data of a quantised weight: 4-bit values two to a byte, whatever dtype
+ * bnb_4bit_quant_storage packs them in (bitsandbytes functional.py quantize_4bit); int8 one byte. */
+static double quantized_data_bytes(const plan *pl) { return pl->quant == LLMEM_QUANT_INT8 ? 1 : 0.5; }
+
+/* Its statistics (bitsandbytes 95f9af3 functional.py quantize_4bit L917-951: fp32
+ * absmax per 64-value block; double quant: uint8 absmax + fp32 absmax per 256
+ * of those, quantize_blockwise(blocksize=256)); int8: fp32 scale per row (SCB). */
+static double quantized_stats_bytes(const plan *pl) {
+  if (pl->quant == LLMEM_QUANT_INT8) return 4.0 / pl->hidden;
+  if (pl->double_quant) return 1.0 / 64 + 4.0 / (64 * 256);
+  return 4.0 / 64;
 }
+
+/* Whether the statistics are sharded, gathered and offloaded with the data:
+ * FSDP2 (torchtune) quantises with torchao's NF4Tensor, whose scalers are inner
+ * tensors split like the data (ao 38cb64c nf4tensor.py _INNER_TENSOR_NAMES_FOR_SHARDING).
+ * bitsandbytes (FSDP1, DeepSpeed) keeps them in Params4bit.quant_state, a plain
+ * attribute (nn/modules.py L213-238, QuantState): FSDP1 flattens the packed data
+ * only (fix_4bit_weight_quant_state_from_module L487-501 restores the state "lost
+ * when the parameter got converted ... for example for fsdp"), ZeRO-3 partitions
+ * parameters only, offload moves only those: each rank keeps them whole on the GPU.
+ * Both shard the packed data once bnb_4bit_quant_storage is the model dtype
+ * (peft 5d602fd docs/source/accelerate/fsdp.md L242-271, deepspeed.md L241-270). */
+static int quant_stats_travel(const plan *pl) { return pl->engine == LLMEM_ENGINE_FSDP2; }
+
+static double quant_stats_on_rank(const plan *pl, const stage_layout *st) {
+  if (pl->ft_method != LLMEM_FT_QLORA || quant_stats_travel(pl)) return 0;
+  return st->layers.quantizable_count * quantized_stats_bytes(pl);
+}
+
+/* Bytes per quantised parameter that are sharded and gathered. */
+static double quantized_shard_bytes(const plan *pl) {
+  return quantized_data_bytes(pl) + (quant_stats_travel(pl) ? quantized_stats_bytes(pl) : 0);
+}
+
+/* ZeRO-3 keeps parameters of at most stage3_param_persistence_threshold
+ * elements gathered (parameter_offload.py mark_persistent_parameters: ds_numel <= threshold): the norms. */
+static int zero3_norms_persist(const plan *pl) { return pl->hidden <= pl->persistence_threshold; }
 
 /* What a rank holds of its stage and how the engine shards it. */
 typedef struct {
@@ -87,9 +118,9 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
      * head and norms stay in the base dtype (HF skips lm_head) */
     double base_b = pl->base_weight_bytes;
     double base;
-    if (pl->ft_method == LLMEM_FT_QLORA) {
+    if (pl->ft_method == LLMEM_FT_QLORA) { /* the statistics: quant_stats_on_rank */
       double quantized = lp->quantizable_count;
-      base = quantized * quantized_bytes_per_param(pl) + (c->dense + c->expert - quantized) * base_b;
+      base = quantized * quantized_shard_bytes(pl) + (c->dense + c->expert - quantized) * base_b;
     } else {
       base = (c->dense + c->expert) * base_b;
     }
@@ -110,9 +141,9 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     *weights += c->dense / c->param_div_d * c->wb + c->expert / c->param_div_e * c->wb;
     if (c->mb > 0) *master += (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * c->mb;
   }
-  /* ZeRO-3 keeps parameters below stage3_param_persistence_threshold gathered
+  /* ZeRO-3 keeps parameters of at most stage3_param_persistence_threshold gathered
    * (norms, biases): stage3.py persistent parameters. */
-  if (c->z == 3 && lp->vector_count > 0 && pl->hidden < pl->persistence_threshold)
+  if (c->z == 3 && lp->vector_count > 0 && zero3_norms_persist(pl))
     *weights += lp->vector_count * c->wb * (1 - 1 / c->Nd);
   /* Transformer Engine keeps an fp8 copy of each linear weight unless the
    * parameters themselves are fp8 (fp8_model_init; docs/memory-model.md §4.5). */
@@ -187,10 +218,54 @@ static void offload(const plan *pl, const stage_counts *c, rank_states *r, doubl
   }
 }
 
+/* Bytes of `params` gathered parameters, `quantized` of them QLoRA weights:
+ * their packed data only; embedding, lm_head and norms stay in the base dtype. */
+double gathered_bytes(const rank_states *rs, double params, double quantized) {
+  if (rs->quantized_gather_bytes <= 0) return params * rs->unsharded_weight_bytes;
+  return quantized * rs->quantized_gather_bytes + (params - quantized) * rs->unsharded_weight_bytes;
+}
+
+/* ZeRO-3's live gathered parameters. Every submodule's pre-forward and
+ * pre-backward hook calls fetch_sub_module (parameter_offload.py
+ * _register_deepspeed_module), which gathers the module's own parameters and
+ * then prefetches the next ones of the recorded trace, another
+ * stage3_prefetch_bucket_size each call, while fewer than
+ * stage3_max_live_parameters are available (DeepSpeed edaa722
+ * partitioned_param_coordinator.py L451-485, __n_available_params);
+ * release_sub_module frees a module's own after it ran. A decoder layer runs
+ * more hooks (layer, attention, MLP, norms, activation) than it has weights,
+ * so the window fills to max live, or to all the stage's parameters (the
+ * trace holds the backward, which uses each again). Elements count in the
+ * storage dtype: QLoRA's 4-bit data in bnb_4bit_quant_storage = the model dtype. */
+static double zero3_live_bytes(const plan *pl, const stage_layout *st, const stage_counts *c, const rank_states *r) {
+  if (pl->prefetch_bucket <= 0) return 0; /* no prefetch: the running module only */
+  const layer_params *lp = &st->layers;
+  double persistent = zero3_norms_persist(pl) ? lp->vector_count + st->final_norm_count : 0;
+  double params = c->dense + c->expert - persistent;
+  double quantized = pl->ft_method == LLMEM_FT_QLORA ? lp->quantizable_count : 0;
+  double storage_b = pl->quant == LLMEM_QUANT_INT8 ? 1 : r->unsharded_weight_bytes;
+  double numel = params - quantized + (quantized > 0 ? quantized * r->quantized_gather_bytes / storage_b : 0);
+  double bytes = gathered_bytes(r, params, quantized);
+  return numel > pl->max_live ? bytes * pl->max_live / numel : bytes;
+}
+
+/* ZeRO-3 at the loss: the lm_head is fetched whole even past max live
+ * (fetch_sub_module gathers the running module unconditionally, L364-381); in
+ * the backward its full gradient exists until its hook copies it into the
+ * reduce bucket (stage3.py L1459 reduce_partition_and_remove_grads, L1543). */
+static void zero3_gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
+  r->gathers = 2;
+  r->gather_factor_fwd = 0;
+  r->gather_factor_bwd = 0;
+  r->live_gathered = zero3_live_bytes(pl, st, c, r);
+  r->loss_gathered = max2(r->live_gathered, st->head_count * r->unsharded_weight_bytes);
+  r->loss_unsharded_grads = st->head_count * r->unsharded_grad_bytes;
+}
+
 /* Per-layer gathers: FSDP units, ZeRO-3 modules, FSDP2 under pipelining. */
 static void gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
   r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->fp8_all_gather ? 1 : c->wb);
-  if (pl->ft_method == LLMEM_FT_QLORA) r->unsharded_weight_bytes = quantized_bytes_per_param(pl);
+  if (pl->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
   r->unsharded_grad_bytes = c->lora ? 0 : c->wb;
   r->reduce_bytes = c->lora ? 0 : pl->grad_bytes;
   if (c->fsdp_sharded && pl->offload_params == LLMEM_OFFLOAD_NONE) {
@@ -208,14 +283,9 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
     r->gather_factor_fwd = 1;
     r->gather_factor_bwd = 1;
   }
-  if (c->z == 3) {
-    /* ZeRO-3 gathers per module with a prefetch bucket, capped by max live */
-    r->gathers = 2;
-    r->gather_factor_fwd = 0;
-    r->gather_factor_bwd = 0;
-  }
-  if (c->fsdp_sharded) {
-    r->root_gathered = (c->emb_head + st->final_norm_count) * r->unsharded_weight_bytes; /* root unit: embedding, head, final norm */
+  if (c->z == 3) zero3_gathers(pl, st, c, r);
+  if (c->fsdp_sharded) { /* root unit: embedding, head, final norm, none quantised */
+    r->root_gathered = (c->emb_head + st->final_norm_count) * r->unsharded_weight_bytes;
   }
   /* torch.distributed.pipelining runs every micro-batch but the last under
    * FSDP2's no-sync with resharding after backward off
@@ -270,7 +340,7 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
   double grads = gradients_bytes(pl, &c, &r);
   double opt = optimizer_states_bytes(pl, st, &c);
   offload(pl, &c, &r, &weights, &master, &grads, &opt);
-  r.weights = weights;
+  r.weights = weights + quant_stats_on_rank(pl, st);
   r.master = master;
   r.gradients = grads;
   r.optimizer = opt;

@@ -1,0 +1,135 @@
+/* Sharded parameters: QLoRA under FSDP / ZeRO-3 (what is gathered, what stays
+ * whole on every rank) and ZeRO-3's live gathered parameters
+ * (docs/memory-model.md §5.3, §8.3). Expected values are worked by hand. */
+#include "check.h"
+#include "internal.h"
+
+static llmem_result out;
+
+static int run(const char *keys) {
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  llmem_status st = llmem_estimate(&in, &out);
+  CHECK(st == LLMEM_OK, "estimate %s: %s", keys, out.error_message);
+  return st == LLMEM_OK;
+}
+
+/* The model states of stage 0. */
+static rank_states states_of(const char *keys) {
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  plan pl;
+  int field;
+  const char *detail;
+  rank_states rs = {0};
+  if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK) {
+    CHECK(0, "plan for %s (field %d)", keys, field);
+    return rs;
+  }
+  pl.in = &in;
+  stage_layout st;
+  layout_stage(&pl, 0, &st);
+  states_for_stage(&pl, &st, &rs);
+  return rs;
+}
+
+/* The largest category reading over the events of one phase (layer: -9 any, else that layer). */
+static double max_at(int phase, int layer, int category) {
+  double m = -1;
+  for (int i = 0; i < out.event_count; i++) {
+    const llmem_event *e = &out.events[i];
+    if (e->phase == phase && (layer == -9 || e->layer == layer) && e->category_bytes[category] > m)
+      m = e->category_bytes[category];
+  }
+  return m;
+}
+
+#define L2_7B \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000 "
+#define QLORA_QV                                                                                     \
+  "training.finetune.method=qlora training.finetune.lora_targets=q,v training.finetune.lora_rank=8 " \
+  "training.finetune.adapter_dtype=bf16 training.finetune.quant=nf4 training.finetune.double_quant=true "
+
+/* Llama-2-7B, QLoRA NF4 with double quant, LoRA r=8 on q and v (bf16 adapters):
+ *   quantised linears  Q = 32 x (4 x 4096^2 + 3 x 4096 x 11008) = 6,476,005,376
+ *   left in bf16       B = 2 x 32000 x 4096 + 32 x 2 x 4096 + 4096 = 262,410,240
+ *                          (embedding, lm_head, norms)
+ *   adapters           A = 32 x 8 x (2 x 4096 + 2 x 4096) = 4,194,304
+ *   statistics         S = Q / 64 (uint8 absmax) + 4 Q / (64 x 256) (fp32 absmax) = 101,187,584 + 1,581,056
+ *                        = 102,768,640 B, whole on every rank
+ *   sharded over 8     (Q / 2 + 2 B + 2 A) / 8 = (3,238,002,688 + 524,820,480 + 8,388,608) / 8 = 471,401,472 B */
+static void qlora_sharded(void) {
+  const char *fsdp = L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=8 training.seq_len=16";
+  rank_states rs = states_of(fsdp);
+  CHECK_NEAR(rs.weights, 471401472.0 + 102768640.0, 1e-15, "FSDP1 QLoRA: packed data sharded, statistics whole");
+  /* the root unit (embedding, lm_head, final norm) is not quantised: bf16
+   * (2 x 32000 x 4096 + 4096) x 2 B = 524,296,192 B */
+  CHECK_NEAR(rs.root_gathered, 524296192.0, 0, "FSDP1 QLoRA root gathered in bf16");
+  /* a decoder layer gathers its packed 4-bit data and its bf16 norms, not the
+   * statistics: 202,375,168 / 2 + 2 x 4096 x 2 = 101,203,968 B; forward at a
+   * middle layer holds weights + root + that layer (FSDP1 prefetch is a comm buffer) */
+  if (run(fsdp))
+    CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS), 574170112.0 + 524296192.0 + 101203968.0, 1e-15,
+               "FSDP1 QLoRA layer gather");
+  /* CPU parameter offload moves the flat parameter, not Params4bit.quant_state */
+  rank_states off = states_of(L2_7B QLORA_QV
+                              "parallel.engine=fsdp1 parallel.gpus=8 parallel.offload_params=cpu "
+                              "parallel.offload_optimizer=cpu");
+  CHECK_NEAR(off.weights, 102768640.0, 1e-15, "FSDP1 QLoRA offload keeps the statistics on the GPU");
+  /* FSDP2 (torchtune, torchao NF4Tensor) shards the scalers with the data:
+   * (Q x (1/2 + 1/64 + 4/16384) + 2 B + 2 A) / 8 = (3,340,771,328 + 533,209,088) / 8
+   * = 484,247,552 B; its root is bf16 too */
+  rank_states f2 = states_of(L2_7B QLORA_QV "parallel.engine=fsdp2 parallel.gpus=8");
+  CHECK_NEAR(f2.weights, 484247552.0, 1e-15, "FSDP2 QLoRA: torchao scalers sharded with the data");
+  CHECK_NEAR(f2.root_gathered, 524296192.0, 0, "FSDP2 QLoRA root gathered in bf16");
+  /* ZeRO-3 partitions parameters only: the same split as FSDP1 */
+  rank_states z3 = states_of(L2_7B QLORA_QV "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8");
+  CHECK_NEAR(z3.weights - 32 * 2 * 4096 * 2.0 * 7 / 8, 471401472.0 + 102768640.0, 1e-15,
+             "ZeRO-3 QLoRA: packed data partitioned, statistics whole (less the persistent norms)");
+}
+
+/* Llama-2-7B full fine-tuning, ZeRO-3 over 8 GPUs, bf16 + fp32 master,
+ * stage3_max_live_parameters 1e9, prefetch bucket 5e7, persistence 1e5:
+ * the norms (4096 <= 1e5) stay gathered; the other 6,738,415,616 - 266,240
+ * = 6,738,149,376 parameters exceed max live, so the coordinator keeps 1e9
+ * of them gathered: 1e9 x 2 B = 2,000,000,000 B through the layers and the
+ * loss (the lm_head, 131,072,000 x 2 B, is among them). At the loss backward
+ * the lm_head's full bf16 gradient, 262,144,000 B, exists before the reduce. */
+static void zero3_live(void) {
+#define Z3_7B L2_7B "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8 training.seq_len=16 "
+  if (run(Z3_7B)) {
+    double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
+    CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS) - setup, 2e9, 1e-15, "ZeRO-3 window in a layer");
+    CHECK_NEAR(max_at(LLMEM_PHASE_LOSS, -9, LLMEM_CAT_WEIGHTS) - setup, 2e9, 1e-15, "ZeRO-3 window at the loss");
+    double grads = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_GRADIENTS);
+    CHECK_NEAR(max_at(LLMEM_PHASE_BACKWARD, -1, LLMEM_CAT_GRADIENTS) - grads, 262144000.0, 1e-15,
+               "ZeRO-3 lm_head gradient before the reduce");
+  }
+  /* max live 1e8: the window is 2e8 B in a layer; the lm_head (262,144,000 B)
+   * is fetched whole whatever the budget */
+  if (run(Z3_7B "parallel.stage3_max_live_parameters=1e8")) {
+    double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
+    CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS) - setup, 2e8, 1e-15, "ZeRO-3 window, max live 1e8");
+    CHECK_NEAR(max_at(LLMEM_PHASE_LOSS, -9, LLMEM_CAT_WEIGHTS) - setup, 262144000.0, 1e-15, "lm_head over max live");
+  }
+  /* no prefetch: the running module only, the largest linear 4096 x 11008 x 2 B = 90,177,536 B */
+  if (run(Z3_7B "parallel.stage3_prefetch_bucket_size=0")) {
+    double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
+    CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS) - setup, 90177536.0, 1e-15, "ZeRO-3 no prefetch");
+  }
+  /* QLoRA: 4-bit data packed in bf16 storage (bnb_4bit_quant_storage = the
+   * model dtype) counts Q / 4 elements: 1,619,001,344 + 262,144,000 bf16
+   * elements > 1e9, so the window is again 1e9 x 2 B = 2e9 B */
+  if (run(L2_7B QLORA_QV "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8 training.seq_len=16")) {
+    double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
+    CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS) - setup, 2e9, 1e-12, "ZeRO-3 QLoRA window");
+  }
+}
+
+int main(void) {
+  qlora_sharded();
+  zero3_live();
+  return check_report("sharding");
+}

@@ -1,4 +1,4 @@
-/* Training-stack profiles (docs/memory-model.md §12): which mechanisms a
+/* Training-stack profiles (docs/memory-model.md §14): which mechanisms a
  * framework at a version uses, as the automatic values of nullable keys.
  * One row per (framework, months, key): the first row that matches wins,
  * then the generic row; an explicit key always wins over both. */

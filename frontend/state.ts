@@ -90,7 +90,8 @@ function createBaseState(core: Core, hash: string) {
   /** What the training-stack profile sets among the keys left automatic (core/profiles.def). */
   const implied = computed<ProfileValue[]>(() => {
     const r = core.profile(resolved.value);
-    return r.ok ? r.implied : [];
+    // only what matters for this config (a QLoRA mechanism says nothing about full fine-tuning)
+    return r.ok ? r.implied.filter((p) => visible(p.path, get)) : [];
   });
 
   let lastGood: EstimateResult | null = null;

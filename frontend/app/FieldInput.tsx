@@ -172,7 +172,7 @@ export function FieldInput({ path }: { path: string }) {
           id={id}
           type="text"
           value={value === null ? '' : String(value)}
-          placeholder="optional"
+          placeholder={ui.auto ?? 'optional'}
           onInput={(e) => {
             const t = (e.currentTarget as HTMLInputElement).value;
             s.setField(path, t === '' ? null : t);

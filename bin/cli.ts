@@ -1,5 +1,6 @@
 // `npx llmem`: the wasm core from the command line.
-import type { Config, Core, EstimateResult, Json, RankResult } from '../wasm/llmem.js';
+import { impliedByStack } from '../frontend/config/profile.js';
+import type { Config, Core, EstimateResult, Json, ProfileValue, RankResult } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
@@ -121,7 +122,16 @@ function rankRow(r: RankResult): string {
   return `  stage ${String(r.stage).padStart(3)}  ${gib(r.peak_allocated_bytes).padStart(12)}  ${gib(r.peak_reserved_bytes).padStart(12)}  ${gib(r.device_used_bytes).padStart(12)}  ${String(r.layers).padStart(4)} layers  peak in ${r.peak_phase}`;
 }
 
-export function formatText(config: Config, res: EstimateResult): string {
+/** What the training-stack profile set (keys left automatic), one line each, with the framework file. */
+function stackLines(config: Config, implied: ProfileValue[]): string[] {
+  const rt = (config.runtime ?? {}) as Config;
+  const stack = `${String(rt.framework ?? 'generic')}${rt.framework_version ? ` ${String(rt.framework_version)}` : ''}`;
+  return implied.map(
+    (p, i) => `${i === 0 ? 'stack        ' : '             '}${stack}: ${p.path} = ${String(p.value)} (${p.source})`,
+  );
+}
+
+export function formatText(config: Config, res: EstimateResult, implied: ProfileValue[] = []): string {
   const model =
     (config.model as Config | undefined)?.name ?? (config.model as Config | undefined)?.preset ?? 'custom model';
   const p = res.per_gpu;
@@ -136,6 +146,7 @@ export function formatText(config: Config, res: EstimateResult): string {
     p.reserved_simulated
       ? `allocator    ${gib(p.fragmentation_bytes)} cached beside the live tensors when reserved peaks (largest free block ${gib(p.largest_free_block_bytes)}; simulated caching allocator)`
       : `allocator    reserved from the caching allocator's bound (not simulated)`,
+    ...stackLines(config, implied),
     `fits         ${res.fits ? 'yes' : 'NO'} (${(res.utilization * 100).toFixed(1)} % of GPU memory)`,
     `peak at      ${p.peak_at}`,
     `breakdown at the peak:`,
@@ -365,7 +376,8 @@ export async function main(argv: string[]): Promise<number> {
           if (json) console.log(JSON.stringify(res, null, 2));
           throw new InputError(res.error.path, res.error.message);
         }
-        console.log(json ? JSON.stringify(res, null, 2) : formatText(resolved.config, res));
+        const implied = impliedByStack(core, resolved.config);
+        console.log(json ? JSON.stringify(res, null, 2) : formatText(resolved.config, res, implied));
         return 0;
       }
       case 'import':

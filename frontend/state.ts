@@ -27,6 +27,7 @@ import { resolveConfig } from './config/resolve.js';
 import { cliCommand, exportJson, importJson } from './config/share.js';
 import { decodeHash, encodeHash } from './config/url.js';
 import { PLACED, visible } from './fields.js';
+import { impliedByStack } from './config/profile.js';
 import { createIo } from './io-state.js';
 import { createPlanner } from './planner-state.js';
 import { localBackend, type PlannerBackend } from './worker-client.js';
@@ -88,11 +89,8 @@ function createBaseState(core: Core, hash: string) {
   });
 
   /** What the training-stack profile sets among the keys left automatic (core/profiles.def). */
-  const implied = computed<ProfileValue[]>(() => {
-    const r = core.profile(resolved.value);
-    // only what matters for this config (a QLoRA mechanism says nothing about full fine-tuning)
-    return r.ok ? r.implied.filter((p) => visible(p.path, get)) : [];
-  });
+  // only what matters for this config (a QLoRA mechanism says nothing about full fine-tuning)
+  const implied = computed<ProfileValue[]>(() => impliedByStack(core, resolved.value));
 
   let lastGood: EstimateResult | null = null;
   /** The latest result that worked: bad input leaves it on screen. */

@@ -68,7 +68,7 @@ DEFAULTS = json.loads(r"""{
   "tied_embeddings": false, "head": "lm", "num_labels": 2, "norm": "rmsnorm",
   "bias": false, "qkv_bias": false, "qk_norm": "none", "norms_per_layer": 2,
   "attn_sinks": false, "type_vocab": 0, "embedding_norm": false, "final_norm": true,
-  "lm_head_bias": false, "mtp_layers": 0, "position": "rope", "max_positions": 131072,
+  "lm_head_bias": false, "parallel_block": false, "mtp_layers": 0, "position": "rope", "max_positions": 131072,
   "moe": {"experts": 0, "top_k": 1, "expert_ffn_hidden": null, "shared_experts": 0,
           "shared_expert_ffn_hidden": null, "shared_expert_gate": false, "router_bias": false,
           "dense_layers": 0, "layer_freq": 1, "capacity_factor": null, "latent_size": null,
@@ -79,14 +79,14 @@ DEFAULTS = json.loads(r"""{
  "training": {
   "micro_batch": 1, "seq_len": 4096, "grad_accum": 1, "dtype": "bf16", "fp8_linear": false,
   "master_weights": true, "grad_dtype": "fp32", "optimizer": "adamw", "optimizer_dtype": "fp32",
-  "optimizer_impl": "fused", "optimizer_in_backward": false, "paged_optimizer": false,
+  "optimizer_impl": null, "optimizer_in_backward": false, "paged_optimizer": false,
   "recompute": "none", "recompute_modules": ["core_attn"], "recompute_layers": null,
-  "dropout": 0, "attention": "flash", "loss": "standard", "loss_chunks": 8,
-  "activation_offload": false,
+  "dropout": 0, "attention": "flash", "loss": null, "loss_chunks": 8,
+  "repeat_kv": null, "activation_offload": false,
   "finetune": {"method": "full", "lora_rank": 16,
                "lora_targets": ["q", "k", "v", "o", "gate", "up", "down"],
                "lora_dropout": 0, "adapter_dtype": "fp32", "base_dtype": null,
-               "quant": "nf4", "double_quant": true}
+               "quant": "nf4", "double_quant": true, "quant_keeps_input": null}
  },
  "parallel": {
   "gpus": 8, "gpus_per_node": 8, "tp": 1, "pp": 1, "vpp": 1, "cp": 1, "ep": 1, "etp": 1,
@@ -104,14 +104,18 @@ DEFAULTS = json.loads(r"""{
  "runtime": {"cuda_context_mib": null, "cublas_workspace_mib": null, "nccl_buffer_mib": null,
              "allocator_reserve": null, "expandable_segments": false, "max_split_size_mib": null,
              "gc_threshold": 0, "torch_compile": false,
-             "compute_efficiency": 0.4}
+             "compute_efficiency": 0.4, "framework": "generic"}
 }""")
+
+# What llmem's generic training stack sets for keys left null (core/profiles.def,
+# LLMEM_FW_GENERIC rows; tests/probe checks they agree): the probe runs plain PyTorch.
+GENERIC_STACK = {"training.optimizer_impl": "foreach", "training.loss": "standard"}
 
 # Keys a config may carry beyond the defaults table (catalog references, labels).
 # Every hardware.* key describes the GPU for the estimator: the probe runs on the
 # GPU it finds, so new hardware keys are accepted; a new key anywhere else may
 # change what runs and is refused until the probe knows it.
-EXTRA_KEYS = {"model.preset", "model.name"}
+EXTRA_KEYS = {"model.preset", "model.name", "runtime.framework_version"}
 LENIENT_SECTIONS = {"hardware"}
 # Inputs of llmem's step-time model, not of the memory: never noted.
 TIME_ONLY_KEYS = {"runtime.compute_efficiency"}
@@ -133,6 +137,8 @@ ENUMS = {
     "training.optimizer_impl": ["foreach", "fused", "for_loop"],
     "training.recompute": ["none", "selective", "per_op", "full"],
     "training.attention": ["flash", "sdpa_math", "eager"],
+    "runtime.framework": ["generic", "torchtitan", "torchtune", "hf_trainer", "accelerate", "litgpt", "megatron",
+                          "deepspeed", "axolotl", "llamafactory", "nemo"],
     "training.loss": ["standard", "chunked", "fused", "compiled", "hf_upcast"],
     "training.finetune.method": ["full", "lora", "qlora"],
     "training.finetune.adapter_dtype": DTYPES,
@@ -234,7 +240,11 @@ def effective_config(config, catalog=None, catalog_path=None):
     if unknown:
         raise Refusal([(p, "%s: unknown key; the probe cannot tell whether it changes the run "
                            "(config v1 keys: `npx llmem defaults`)" % p) for p in unknown])
-    eff = deep_merge(DEFAULTS, resolved)
+    eff = copy.deepcopy(deep_merge(DEFAULTS, resolved))
+    for path, value in GENERIC_STACK.items():  # null: the training stack's value; the probe is plain PyTorch
+        section, key = path.split(".")
+        if eff[section][key] is None:
+            eff[section][key] = value
     m = eff["model"]
     if m.get("kv_heads") is None:
         m["kv_heads"] = m["heads"]
@@ -452,6 +462,17 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
 
     if impl not in ("reference", "hf"):
         no("impl", "--impl must be reference or hf")
+
+    # ---- plain PyTorch: llmem's generic stack ----
+    if rt["framework"] != "generic":
+        no("runtime.framework", "%s: the probe runs its own plain-PyTorch loop, not %s's code (measure with "
+           "generic and set the mechanisms you want explicitly)" % (rt["framework"], rt["framework"]))
+    if m["parallel_block"]:
+        no("model.parallel_block", "the probe's decoder runs attention then MLP, not in parallel")
+    kv_repeated = tr["attention"] != "flash" or not caps.get("enable_gqa")
+    if tr["repeat_kv"] is not None and bool(tr["repeat_kv"]) != kv_repeated and m["kv_heads"] < m["heads"]:
+        no("training.repeat_kv", "this torch and attention kernel %s the K/V heads" % (
+            "repeat" if kv_repeated else "do not repeat"))
 
     # ---- one GPU, plain PyTorch ----
     if par["gpus"] != 1:

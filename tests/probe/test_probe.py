@@ -153,6 +153,21 @@ class PresetResolution(unittest.TestCase):
         walk(cli, P.DEFAULTS, "")
         self.assertEqual(diffs, [])
 
+    def test_generic_stack_is_llmems(self):
+        # the probe fills null keys with llmem's generic training-stack rows (core/profiles.def)
+        rows = open(os.path.join(ROOT, "core", "profiles.def")).read()
+        for path, value in P.GENERIC_STACK.items():
+            key = path.split(".")[-1]
+            enum = {"optimizer_impl": "LLMEM_OPT_IMPL_", "loss": "LLMEM_LOSS_"}[key] + value.upper()
+            self.assertRegex(rows, r"\{LLMEM_FW_GENERIC, 0, 0, KEY\(%s\), %s," % (key, enum))
+
+    def test_a_framework_stack_is_refused(self):
+        c = cfg(preset("llama-3.2-1b"))
+        c["runtime"] = {"framework": "torchtitan", "framework_version": "2025-06"}
+        with self.assertRaises(P.Refusal) as r:
+            P.translate(c, FULL, catalog=CATALOG)
+        self.assertIn("runtime.framework", str(r.exception))
+
     def test_any_hardware_key_is_accepted(self):
         c = cfg(preset("llama-3.2-1b"))
         c["hardware"] = {"gpu": "h200-141gb", "memory_gib": 141, "hbm_gb_per_s": 4800}
@@ -170,7 +185,7 @@ class Translation(unittest.TestCase):
         self.assertEqual(p["precision"], {"param_dtype": "fp32", "autocast_dtype": "bf16", "grad_dtype": "fp32",
                                           "state_dtype": "fp32", "base_dtype": None, "grad_scaler": False})
         self.assertEqual(p["optimizer"]["class"], "torch.optim.AdamW")
-        self.assertEqual(p["optimizer"]["kwargs"], {"fused": True})
+        self.assertEqual(p["optimizer"]["kwargs"], {"foreach": True})  # the generic stack: torch's default
         self.assertEqual(p["engine"], "single")
         self.assertEqual(p["recompute"]["layers"], [])
         self.assertEqual(p["params"]["total"], 8030261248)
@@ -369,7 +384,7 @@ class Refusals(unittest.TestCase):
         self.assertRefused(cfg(optimizer="muon"), "training.optimizer", "muon")
         self.assertRefused(cfg(optimizer="adafactor", optimizer_impl="foreach"), "training.optimizer",
                            "torch >= 2.5", caps=OLD)
-        self.assertRefused(cfg(optimizer="adafactor"), "training.optimizer_impl", "no fused")
+        self.assertRefused(cfg(optimizer="adafactor", optimizer_impl="fused"), "training.optimizer_impl", "no fused")
         self.assertRefused(cfg(optimizer_impl="fused"), "training.optimizer_impl", "torch >= 2.0", caps=OLD)
         self.assertRefused(cfg(optimizer="sgd", optimizer_impl="fused"), "training.optimizer_impl", "fused SGD",
                            caps=dict(FULL, fused_sgd=False))

@@ -69,6 +69,30 @@ int main(void) {
   layer_activations drop = layer_activation_bytes(&pl, 0, 0);
   CHECK_NEAR(drop.saved_full_bytes - math.saved_full_bytes - 2 * 2048.0 * 1024, 167772160.0, 0,
              "math SDPA dropout (less the two 1-B hidden masks)");
+  /* Liger fused linear cross-entropy (fused_linear_cross_entropy.py): T = 2048, h = 1024,
+   * V = 32768: inc = 32, chunk = next_pow2(2048/32) = 64 tokens.
+   * FSDP2 bf16 full fine-tuning: grad_input T*h*2 = 4,194,304 + bf16 grad_weight
+   * V*h*2 = 67,108,864 => 71,303,168 B kept; forward: loss_1d 4T = 8,192 + chunk logits
+   * 64*V*2 = 4,194,304 + mm(...) bf16 and its .float() copy V*h*(2+4) = 201,326,592
+   * => 205,529,088 B. */
+#define LIGER "model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=2816 model.vocab=32768 " \
+              "training.seq_len=2048 training.loss=fused parallel.gpus=1 "
+  pl = plan_for(LIGER "parallel.engine=fsdp2");
+  loss_memory lm = loss_bytes(&pl);
+  CHECK_NEAR(lm.saved_bytes, 71303168.0, 0, "Liger bf16 grad_weight");
+  CHECK_NEAR(lm.forward_peak_bytes, 205529088.0, 0, "Liger grad_weight accumulation");
+  /* LoRA: the frozen head has no grad_weight and nothing to accumulate: 4,194,304 B kept;
+   * forward 8,192 + 4,194,304 + grad_input chunk 64*h*2 = 131,072 => 4,333,568 B */
+  pl = plan_for(LIGER "parallel.engine=fsdp2 training.finetune.method=lora");
+  lm = loss_bytes(&pl);
+  CHECK_NEAR(lm.saved_bytes, 4194304.0, 0, "Liger frozen head");
+  CHECK_NEAR(lm.forward_peak_bytes, 4333568.0, 0, "Liger frozen head forward");
+  /* autocast over fp32 parameters: fp32 grad_weight V*h*4 = 134,217,728 (+ 4,194,304),
+   * accumulated by addmm(out_dtype=fp32) in place: forward 4,333,568 B */
+  pl = plan_for(LIGER "parallel.engine=single");
+  lm = loss_bytes(&pl);
+  CHECK_NEAR(lm.saved_bytes, 138412032.0, 0, "Liger fp32 grad_weight under autocast");
+  CHECK_NEAR(lm.forward_peak_bytes, 4333568.0, 0, "Liger addmm accumulation");
   /* recompute never keeps more than no recompute; per-op SAC sits in between */
   pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.recompute=per_op parallel.gpus=1 parallel.engine=single");
   la = layer_activation_bytes(&pl, 0, 0);

@@ -170,6 +170,13 @@ void walk_apply(const stage_walk *W, walk_sig *g, sched_op o) {
   if (is_last_chunk(W, o.chunk)) g->hole = !o.backward;
 }
 
+double walk_offloaded_bytes(const stage_walk *W, int chunk) {
+  int first = W->first_global[chunk], n = W->chunk_layers[chunk];
+  double bytes = 0;
+  for (int i = first; i < first + n - 2; i++) bytes += acts(W, chunk, i)->saved_bytes;
+  return bytes;
+}
+
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;

@@ -176,6 +176,8 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
 void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
+/* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */
+double walk_offloaded_bytes(const stage_walk *W, int chunk);
 
 /* ---- the step's model-state blocks (step_blocks.c) ---- */
 /* Persistent states at load; lazy_states: optimizer states wait for the first step. */

@@ -82,6 +82,17 @@ int main(void) {
     double all = run(keys) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
     CHECK(all > 3 * one, "gpipe keeps m micro-batches (%g vs %g)", all, one);
   }
+  /* activation offload: each micro-batch in flight keeps every layer but the chunk's last two in
+   * pinned host memory. Llama-3-8B shape with MHA (a = g = 32), s = 2048, FSDP2 eager norms:
+   * per layer T*(20h + 8 + 4a + 8F) = 2048*(81,920 + 8 + 128 + 114,688) = 402,931,712 B.
+   * One stage of 32 layers, 4 micro-batches one at a time: 30 x 402,931,712 = 12,087,951,360 B;
+   * 1F1B over 2 stages of 16: stage 0 holds 2 micro-batches: 2 x 14 x 402,931,712 = 11,282,087,936 B. */
+#define L3_MHA "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=14336 " \
+               "training.seq_len=2048 training.grad_accum=4 training.activation_offload=true parallel.engine=fsdp2 " \
+               "runtime.torch_compile=false "
+  if (run(L3_MHA "parallel.gpus=1")) CHECK_NEAR(out.host_cpu_bytes, 12087951360.0, 0, "offloaded activations, one stage");
+  if (run(L3_MHA "parallel.gpus=2 parallel.pp=2"))
+    CHECK_NEAR(out.host_cpu_bytes, 11282087936.0, 0, "offloaded activations, 1F1B stage 0");
   /* the optimizer step is the peak when activations are tiny */
   if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.optimizer_impl=foreach"))
     CHECK(out.per_gpu.peak_phase == LLMEM_PHASE_OPTIMIZER, "peak at optimizer (%s)", out.peak_at);

@@ -111,6 +111,9 @@ typedef struct {
   double inputs[4];
 } llmem_term;
 
+/* The layer of an event or peak outside the decoder layers: the embedding (its backward). */
+#define LLMEM_LAYER_EMBEDDING (-2)
+
 /* One pipeline stage's (rank's) numbers. */
 typedef struct {
   double peak_allocated_bytes;
@@ -125,7 +128,8 @@ typedef struct {
   double layers_count;
   int peak_phase;                          /* llmem_phase */
   int peak_micro_batch;                    /* -1: not in a micro-batch */
-  int peak_layer;                          /* global layer index, -1: none */
+  int peak_layer;                          /* global layer index, -1: none (or the loss and output layer),
+                                              LLMEM_LAYER_EMBEDDING: the embedding's backward */
   int stage;
 } llmem_rank_result;
 
@@ -136,7 +140,7 @@ typedef struct {
   double reserved_bytes;   /* segments the simulated allocator holds; 0 when not simulated */
   int phase;
   int micro_batch;
-  int layer;
+  int layer;        /* as llmem_rank_result.peak_layer */
   int skipped_ops;  /* forward/backward passes (one micro-batch through one chunk) walked right
                        before this point without points of their own: copies of the steady state
                        (or of a growing run, e.g. GPipe's forwards) the timeline shows once; 0 mostly */

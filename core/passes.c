@@ -290,7 +290,7 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
     if (W->lazy && first_pass) {
       sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, ALLOC_STREAM_COMPUTE);
-      sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+      sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
     }
   }
   if (is_last_chunk(W, c) && W->root_grads > 0)

@@ -42,7 +42,7 @@ enum {
   TAG_COMM,
   TAG_LOSS
 };
-enum { LAYER_HEAD = -1, LAYER_EMBED = -2, LAYER_REST = -3 }; /* blocks outside the decoder layers */
+enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
   return ((uint64_t)kind << 58) | ((uint64_t)(part & 63) << 52) | (((uint64_t)(layer + 3) & 0xFFFFF) << 32) |
          (uint32_t)(mb + 1);

@@ -215,7 +215,8 @@ static const char *check_rank(const llmem_rank_result *r, int rank_count) {
   if (r->persistent_bytes > peak + 1e-9 * peak + 1e-3) return "rank: persistent_bytes exceed the peak";
   if (!finite_nonneg(r->params_count, 0) || !finite_nonneg(r->layers_count, 0)) return "rank: params or layers count negative";
   if (r->peak_phase < 0 || r->peak_phase >= LLMEM_PHASE_COUNT) return "rank: peak_phase out of range";
-  if (r->peak_micro_batch < -1 || r->peak_layer < -1) return "rank: peak_micro_batch or peak_layer below -1";
+  if (r->peak_micro_batch < -1 || r->peak_layer < LLMEM_LAYER_EMBEDDING)
+    return "rank: peak_micro_batch below -1 or peak_layer below LLMEM_LAYER_EMBEDDING";
   if (r->stage < 0 || r->stage >= (rank_count > 0 ? rank_count : 1)) return "rank: stage out of range";
   return NULL;
 }

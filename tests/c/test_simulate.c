@@ -93,6 +93,15 @@ int main(void) {
   if (run(L3_MHA "parallel.gpus=1")) CHECK_NEAR(out.host_cpu_bytes, 12087951360.0, 0, "offloaded activations, one stage");
   if (run(L3_MHA "parallel.gpus=2 parallel.pp=2"))
     CHECK_NEAR(out.host_cpu_bytes, 11282087936.0, 0, "offloaded activations, 1F1B stage 0");
+  /* FSDP2, 16 tokens, a 256,000-entry vocabulary: the last backward event holds the most (the
+   * root unit's unsharded embedding and head gradients beside every sharded gradient, the
+   * embedding's just created); it is the embedding's backward, not the loss's */
+  if (run("model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=2816 model.vocab=256000 "
+          "training.seq_len=16 parallel.engine=fsdp2 parallel.gpus=8")) {
+    CHECK(out.per_gpu.peak_layer == LLMEM_LAYER_EMBEDDING, "peak at the embedding (layer %d)", out.per_gpu.peak_layer);
+    CHECK(strcmp(out.peak_at, "backward, micro-batch 0, embedding (end of the backward)") == 0, "peak_at: %s",
+          out.peak_at);
+  }
   /* the optimizer step is the peak when activations are tiny */
   if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.optimizer_impl=foreach"))
     CHECK(out.per_gpu.peak_phase == LLMEM_PHASE_OPTIMIZER, "peak at optimizer (%s)", out.peak_at);

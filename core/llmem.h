@@ -100,7 +100,15 @@ typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warn
   T(LLMEM_TERM_CONTEXT, "CUDA context", "context and kernel images: {b0}")                                \
   T(LLMEM_TERM_WORKSPACE, "cuBLAS workspaces", "cuBLAS + cuBLASLt workspaces: {b0}")                      \
   T(LLMEM_TERM_NCCL, "NCCL buffers", "{x1} communicators: {b0}")                                          \
-  T(LLMEM_TERM_PAGED, "paged optimizer states", "managed memory resident on the GPU: {b0}")
+  T(LLMEM_TERM_PAGED, "paged optimizer states", "managed memory resident on the GPU: {b0}")               \
+  T(LLMEM_TERM_WEIGHTS_EXPERT, "routed-expert weights kept on the GPU",                                  \
+    "{c0} expert parameters x {x1} B / {x2}-way expert-data-parallel sharding")                           \
+  T(LLMEM_TERM_MASTER_EXPERT, "routed-expert fp32 master weights",                                        \
+    "{c0} expert parameters x 4 B / {x2}-way expert-data-parallel sharding")                              \
+  T(LLMEM_TERM_GRADIENTS_EXPERT, "routed-expert gradients",                                               \
+    "{c0} trainable expert parameters x {x1} B / {x2}-way expert-data-parallel sharding; {b3} exist at the peak") \
+  T(LLMEM_TERM_OPTIMIZER_EXPERT, "routed-expert optimizer states",                                        \
+    "{c0} trainable expert parameters x {x1} B / {x2}-way expert-data-parallel sharding")
 #define LLMEM_TERM_NAME_(c_name, label, formula) c_name,
 typedef enum { LLMEM_TERMS(LLMEM_TERM_NAME_) LLMEM_TERM_COUNT } llmem_term_id;
 

@@ -237,7 +237,8 @@ static const char *check_events(const llmem_result *out) {
     }
     if (!close_to(sum, ev->total_bytes)) return "timeline: categories do not sum to total_bytes";
     if (ev->phase < 0 || ev->phase >= LLMEM_PHASE_COUNT) return "timeline: phase out of range";
-    if (ev->micro_batch < -1 || ev->layer < -1) return "timeline: micro_batch or layer below -1";
+    if (ev->micro_batch < -1 || ev->layer < LLMEM_LAYER_EMBEDDING)
+      return "timeline: micro_batch below -1 or layer below LLMEM_LAYER_EMBEDDING";
     if (ev->total_bytes > top) top = ev->total_bytes;
   }
   if (!close_to(top, p->peak_allocated_bytes)) return "timeline: the peak is not the maximum of the timeline";

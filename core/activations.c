@@ -46,14 +46,14 @@ static shape layer_shape(const plan *pl) {
   return sh;
 }
 
-/* Bytes per element of the math attention's q, k, v, scores and probabilities.
- * PyTorch's math SDPA (aten/src/ATen/native/transformers/attention.cpp
+/* PyTorch's math SDPA (aten/src/ATen/native/transformers/attention.cpp
  * _scaled_dot_product_attention_math, pytorch#135964 = 0a35986c, v2.5) upcasts
  * fp16/bf16 q, k, v to fp32 unless allow_fp16_bf16_reduction_math_sdp (default
- * off); Megatron's unfused core attention keeps the activation dtype. */
-static double math_attention_bytes(const plan *pl) {
+ * off): q, k, v, scores and probabilities are fp32. Megatron's unfused core
+ * attention (the Megatron engines' sdpa_math) keeps the activation dtype. */
+static int torch_math_sdpa(const plan *pl) {
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  return megatron ? pl->act_bytes : 4;
+  return pl->attention == LLMEM_ATTN_SDPA_MATH && !megatron;
 }
 
 static void push(tensor_list *l, double bytes) {
@@ -145,7 +145,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double mla_latent = 0;
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
     mla_latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
-  int sdpa_fp32 = pl->attention == LLMEM_ATTN_SDPA_MATH && math_attention_bytes(pl) == 4;
+  int sdpa_fp32 = torch_math_sdpa(pl);
   double kb = sdpa_fp32 ? 4 : ab;                          /* math SDPA keeps its fp32 copies of q, k, v */
   double qkv = T * (q_dim + k_dim + v_dim) * kb;           /* attention-kernel inputs after RoPE */
   double attn_out = T * o_dim * sh.lin;                    /* kernel output = o_proj input */

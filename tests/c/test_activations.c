@@ -69,6 +69,10 @@ int main(void) {
   layer_activations drop = layer_activation_bytes(&pl, 0, 0);
   CHECK_NEAR(drop.saved_full_bytes - math.saved_full_bytes - 2 * 2048.0 * 1024, 167772160.0, 0,
              "math SDPA dropout (less the two 1-B hidden masks)");
+  /* Megatron's unfused core attention keeps its own softmax at any dtype: fp32 here,
+   * pre-RoPE q,k T*2h*4 = 16,777,216 + scores and masked copy 2*n*4 = 268,435,456 => 285,212,672 B */
+  pl = plan_for(SMALL "training.attention=sdpa_math parallel.engine=megatron training.dtype=fp32");
+  CHECK_NEAR(layer_activation_bytes(&pl, 0, 0).forward_temp_bytes, 285212672.0, 0, "Megatron unfused attention");
   /* Liger fused linear cross-entropy (fused_linear_cross_entropy.py): T = 2048, h = 1024,
    * V = 32768: inc = 32, chunk = next_pow2(2048/32) = 64 tokens.
    * FSDP2 bf16 full fine-tuning: grad_input T*h*2 = 4,194,304 + bf16 grad_weight

@@ -46,6 +46,16 @@ static shape layer_shape(const plan *pl) {
   return sh;
 }
 
+/* PyTorch's math SDPA (aten/src/ATen/native/transformers/attention.cpp
+ * _scaled_dot_product_attention_math, pytorch#135964 = 0a35986c, v2.5) upcasts
+ * fp16/bf16 q, k, v to fp32 unless allow_fp16_bf16_reduction_math_sdp (default
+ * off): q, k, v, scores and probabilities are fp32. Megatron's unfused core
+ * attention (the Megatron engines' sdpa_math) keeps the activation dtype. */
+static int torch_math_sdpa(const plan *pl) {
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return pl->attention == LLMEM_ATTN_SDPA_MATH && !megatron;
+}
+
 static void push(tensor_list *l, double bytes) {
   if (bytes <= 0) return;
   if (l->count == LAYER_MAX_TENSORS) l->bytes[l->count - 1] += bytes;
@@ -137,16 +147,28 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double mla_latent = 0;
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
     mla_latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
-  double qkv = T * (q_dim + k_dim + v_dim) * ab;           /* attention-kernel inputs after RoPE */
+  int sdpa_fp32 = torch_math_sdpa(pl);
+  double kb = sdpa_fp32 ? 4 : ab;                          /* math SDPA keeps its fp32 copies of q, k, v */
+  double qkv = T * (q_dim + k_dim + v_dim) * kb;           /* attention-kernel inputs after RoPE */
   double attn_out = T * o_dim * sh.lin;                    /* kernel output = o_proj input */
   double lse = T * a_t * 4;                                /* flash softmax LSE, fp32 */
-  double scores = 0, scores_temp = 0;
-  if (pl->attention != LLMEM_ATTN_FLASH) {
+  double scores = 0, scores_temp = 0, scores_bwd = 0;
+  if (sdpa_fp32) {
     double n = T * a_t * sh.seq_keys;
-    /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); SDPA math: 2 bytes */
+    /* fp32 probabilities (_safe_softmax's result, also the matmul's input);
+     * dropout: bool mask + fp32 output. Transient: the pre-softmax scores,
+     * softmax's output before _safe_softmax's where, and its -inf mask (1 B). */
+    scores = n * 4 + (pl->dropout > 0 ? n * (1 + 4) : 0);
+    scores_temp = n * (4 + 4 + 1);
+    scores_bwd = 2 * n * 4; /* _softmax_backward_data: incoming and outgoing fp32 score gradients */
+    lse = 0;
+  } else if (pl->attention != LLMEM_ATTN_FLASH) {
+    double n = T * a_t * sh.seq_keys;
+    /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
     scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
     if (pl->dropout > 0) scores += n * (1 + (sh.autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
     scores_temp = 2 * n * ab;                              /* pre-softmax scores + masked copy */
+    scores_bwd = 2 * scores_temp;
     lse = 0;
   }
   double attn_drop = pl->dropout > 0 ? out_h : 0;          /* 1-byte mask after o_proj */
@@ -248,7 +270,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     push(kept, norm1_in - rstd), push(kept, rstd);
     push(norm, qkv_in);
     push(kept, mla_latent);
-    push(qkv_l, T * q_dim * ab), push(qkv_l, T * k_dim * ab), push(qkv_l, T * v_dim * ab);
+    push(qkv_l, T * q_dim * kb), push(qkv_l, T * k_dim * kb), push(qkv_l, T * v_dim * kb);
     push(kept, attn_out);
     push(core, lse), push(core, scores);
     push(kept, attn_drop);
@@ -284,8 +306,8 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   la.forward_temp_bytes = max2(rope_temp + scores_temp + gathered + cp_ring, mlp_temp + gathered);
   /* backward: incoming and outgoing residual gradients, plus the larger of the
    * MLP gradient chain (3 intermediates) and the attention backward (dq, dk,
-   * dv, fp32 dq accumulator of FlashAttention-2, score gradients if eager). */
-  double attn_bwd = T * (q_dim + k_dim + v_dim + o_dim) * ab + T * q_dim * 4 + 2 * scores_temp + cp_ring;
+   * dv, fp32 dq accumulator of FlashAttention-2, score gradients of non-flash attention). */
+  double attn_bwd = T * (q_dim + k_dim + v_dim + o_dim) * ab + T * q_dim * 4 + scores_bwd + cp_ring;
   la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(mlp_temp, attn_bwd);
   return la;
 }

@@ -30,6 +30,8 @@ static void describe_peak(llmem_result *out) {
   if (r->peak_layer >= 0) {
     n = text_append(out->peak_at, n, cap, ", layer ");
     n = text_append_int(out->peak_at, n, cap, r->peak_layer);
+  } else if (r->peak_layer == LLMEM_LAYER_EMBEDDING) {
+    n = text_append(out->peak_at, n, cap, ", embedding (end of the backward)");
   } else if (r->peak_phase == LLMEM_PHASE_BACKWARD) {
     n = text_append(out->peak_at, n, cap, ", loss and output layer");
   }
@@ -131,7 +133,8 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
-    if (rs.host_bytes > out->host_cpu_bytes) out->host_cpu_bytes = rs.host_bytes;
+    double host = rs.host_bytes + simulate_offloaded_host_bytes(&pl, &layout, &rs, s);
+    if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
   }
   out->peak_allocated_stage = most_allocated;

@@ -1,6 +1,8 @@
 /* "Why this number": the terms behind the most-loaded GPU's peak. Each
  * category's terms sum to its value at the peak; the runtime terms sum to
  * device_used - peak_allocated. Formulas and labels: LLMEM_TERMS in llmem.h. */
+#include <math.h>
+
 #include "internal.h"
 
 static void term(llmem_result *out, int id, int category, double value, double a, double b, double c, double d) {
@@ -17,6 +19,50 @@ static void term(llmem_result *out, int id, int category, double value, double a
 
 static double per(double value, double count, double shard) { return count > 0 ? value * shard / count : 0; }
 
+/* One model state split into its non-expert and routed-expert parts, each
+ * sharded over its own degree (states.c counts_of: Nd dense, Ne expert-DP). */
+typedef struct {
+  int id, expert_id, category, show_peak;
+  double at_peak, total, expert_total; /* the category at the peak; the state in full, its expert part */
+  double count, experts;               /* parameters of the state, of which routed-expert ones */
+  double shard, expert_shard, bytes;   /* bytes: fixed bytes per parameter (master), else 0 */
+} state_split;
+
+static int differ(double a, double b) { return fabs(a - b) > 1e-9 * fabs(a + b); }
+
+/* Split when the expert part is sharded or sized otherwise (DeepSpeed's fp32
+ * gradient partition follows the optimizer's shards, not the gradients'). */
+static void state_terms(llmem_result *out, const state_split *s) {
+  double n_all = s->count - s->experts;
+  int split = s->experts > 0 && n_all > 0 && s->expert_total > 0 && s->expert_total < s->total &&
+              (s->expert_shard != s->shard ||
+               differ(s->expert_total / s->experts, (s->total - s->expert_total) / n_all));
+  /* the expert share of what exists at the peak (all of it once the state is complete) */
+  double e_peak = split && s->total > 0 ? s->expert_total * (s->at_peak < s->total ? s->at_peak / s->total : 1) : 0;
+  double n = s->count - (split ? s->experts : 0), d_total = s->total - (split ? s->expert_total : 0);
+  double d_peak = s->at_peak - e_peak;
+  double b = s->bytes > 0 ? s->bytes : per(d_total, n, s->shard);
+  term(out, s->id, s->category, d_peak, n, b, s->shard, s->show_peak ? d_peak : 0);
+  if (!split) return;
+  b = s->bytes > 0 ? s->bytes : per(s->expert_total, s->experts, s->expert_shard);
+  term(out, s->expert_id, s->category, e_peak, s->experts, b, s->expert_shard, s->show_peak ? e_peak : 0);
+}
+
+/* The routed experts' part of each state: what the stage holds less what it
+ * would hold without them (every state is a sum over the two classes). */
+static rank_states expert_part(const plan *pl, const stage_layout *st, const rank_states *rs) {
+  stage_layout dense = *st;
+  double e = st->layers.expert_count;
+  dense.layers.expert_count = dense.layers.expert_dims_count = 0;
+  dense.params_count -= e;
+  dense.trainable_count -= e;
+  rank_states d, x = {0};
+  states_for_stage(pl, &dense, &d);
+  x.weights = rs->weights - d.weights, x.master = rs->master - d.master;
+  x.gradients = rs->gradients - d.gradients, x.optimizer = rs->optimizer - d.optimizer;
+  return x;
+}
+
 void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_result *out) {
   const llmem_rank_result *r = &out->per_gpu;
   const double *b = r->breakdown_bytes;
@@ -24,23 +70,34 @@ void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs,
              pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
   int deepspeed = pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int z = deepspeed ? pl->zero_stage : 0;
-  double shard_w = (fsdp || z >= 3) ? pl->shard_dense : 1;
-  double shard_g = (fsdp || z >= 2) ? pl->shard_dense : 1;
-  double shard_o = (fsdp || z >= 1 || (pl->engine == LLMEM_ENGINE_MEGATRON && pl->dist_opt)) ? pl->shard_dense : 1;
+  int sharded_w = fsdp || z >= 3, sharded_g = fsdp || z >= 2;
+  int sharded_o = fsdp || z >= 1 || (pl->engine == LLMEM_ENGINE_MEGATRON && pl->dist_opt);
+  double shard_w = sharded_w ? pl->shard_dense : 1, ne_w = sharded_w ? pl->shard_expert : 1;
+  double shard_g = sharded_g ? pl->shard_dense : 1, ne_g = sharded_g ? pl->shard_expert : 1;
+  double shard_o = sharded_o ? pl->shard_dense : 1, ne_o = sharded_o ? pl->shard_expert : 1;
   double params = st->params_count, trainable = st->trainable_count;
   out->term_count = 0;
+  /* routed experts (full fine-tuning) are sharded over the expert-data-parallel degree */
+  double E = pl->ft_method == LLMEM_FT_FULL ? st->layers.expert_count : 0;
+  rank_states x = {0};
+  if (E > 0) x = expert_part(pl, st, rs);
 
   if (rs->weights > 0)
-    term(out, LLMEM_TERM_WEIGHTS, LLMEM_CAT_WEIGHTS, rs->weights, params, per(rs->weights, params, shard_w), shard_w, 0);
+    state_terms(out, &(state_split){LLMEM_TERM_WEIGHTS, LLMEM_TERM_WEIGHTS_EXPERT, LLMEM_CAT_WEIGHTS, 0, rs->weights,
+                                    rs->weights, x.weights, params, E, shard_w, ne_w, 0});
   if (b[LLMEM_CAT_WEIGHTS] - rs->weights > 0)
     term(out, LLMEM_TERM_WEIGHTS_TRANSIENT, LLMEM_CAT_WEIGHTS, b[LLMEM_CAT_WEIGHTS] - rs->weights,
          b[LLMEM_CAT_WEIGHTS] - rs->weights, 0, 0, 0);
   if (rs->master > 0)
-    term(out, LLMEM_TERM_MASTER, LLMEM_CAT_MASTER_WEIGHTS, b[LLMEM_CAT_MASTER_WEIGHTS], trainable, 4, shard_o, 0);
-  term(out, LLMEM_TERM_GRADIENTS, LLMEM_CAT_GRADIENTS, b[LLMEM_CAT_GRADIENTS], trainable,
-       per(rs->gradients, trainable, shard_g), shard_g, b[LLMEM_CAT_GRADIENTS]);
-  term(out, LLMEM_TERM_OPTIMIZER, LLMEM_CAT_OPTIMIZER_STATES, b[LLMEM_CAT_OPTIMIZER_STATES], trainable,
-       per(rs->optimizer, trainable, shard_o), shard_o, 0);
+    state_terms(out, &(state_split){LLMEM_TERM_MASTER, LLMEM_TERM_MASTER_EXPERT, LLMEM_CAT_MASTER_WEIGHTS, 0,
+                                    b[LLMEM_CAT_MASTER_WEIGHTS], rs->master, x.master, trainable, E, shard_o, ne_o,
+                                    4});
+  state_terms(out, &(state_split){LLMEM_TERM_GRADIENTS, LLMEM_TERM_GRADIENTS_EXPERT, LLMEM_CAT_GRADIENTS, 1,
+                                  b[LLMEM_CAT_GRADIENTS], rs->gradients, x.gradients, trainable, E, shard_g, ne_g,
+                                  0});
+  state_terms(out, &(state_split){LLMEM_TERM_OPTIMIZER, LLMEM_TERM_OPTIMIZER_EXPERT, LLMEM_CAT_OPTIMIZER_STATES, 0,
+                                  b[LLMEM_CAT_OPTIMIZER_STATES], rs->optimizer, x.optimizer, trainable, E, shard_o,
+                                  ne_o, 0});
   layer_activations la = layer_activation_bytes(pl, st->first_layer, pl->recompute == LLMEM_RECOMPUTE_FULL);
   double passes = la.saved_bytes > 0 ? (b[LLMEM_CAT_ACTIVATIONS] - la.recompute_bytes) / la.saved_bytes : 0;
   term(out, LLMEM_TERM_ACTIVATIONS, LLMEM_CAT_ACTIVATIONS, b[LLMEM_CAT_ACTIVATIONS], la.saved_bytes,

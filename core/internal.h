@@ -200,6 +200,8 @@ typedef struct {
 } timeline_sink;
 void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
                     llmem_rank_result *out, timeline_sink *sink);
+/* pinned host memory of offloaded activations at its most (training.activation_offload) */
+double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 
 /* compat.c */
 llmem_status compat_estimate(const plan *pl, llmem_result *out);

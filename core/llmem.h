@@ -100,7 +100,15 @@ typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warn
   T(LLMEM_TERM_CONTEXT, "CUDA context", "context and kernel images: {b0}")                                \
   T(LLMEM_TERM_WORKSPACE, "cuBLAS workspaces", "cuBLAS + cuBLASLt workspaces: {b0}")                      \
   T(LLMEM_TERM_NCCL, "NCCL buffers", "{x1} communicators: {b0}")                                          \
-  T(LLMEM_TERM_PAGED, "paged optimizer states", "managed memory resident on the GPU: {b0}")
+  T(LLMEM_TERM_PAGED, "paged optimizer states", "managed memory resident on the GPU: {b0}")               \
+  T(LLMEM_TERM_WEIGHTS_EXPERT, "routed-expert weights kept on the GPU",                                  \
+    "{c0} expert parameters x {x1} B / {x2}-way expert-data-parallel sharding")                           \
+  T(LLMEM_TERM_MASTER_EXPERT, "routed-expert fp32 master weights",                                        \
+    "{c0} expert parameters x 4 B / {x2}-way expert-data-parallel sharding")                              \
+  T(LLMEM_TERM_GRADIENTS_EXPERT, "routed-expert gradients",                                               \
+    "{c0} trainable expert parameters x {x1} B / {x2}-way expert-data-parallel sharding; {b3} exist at the peak") \
+  T(LLMEM_TERM_OPTIMIZER_EXPERT, "routed-expert optimizer states",                                        \
+    "{c0} trainable expert parameters x {x1} B / {x2}-way expert-data-parallel sharding")
 #define LLMEM_TERM_NAME_(c_name, label, formula) c_name,
 typedef enum { LLMEM_TERMS(LLMEM_TERM_NAME_) LLMEM_TERM_COUNT } llmem_term_id;
 
@@ -110,6 +118,9 @@ typedef struct {
   double value_bytes;
   double inputs[4];
 } llmem_term;
+
+/* The layer of an event or peak outside the decoder layers: the embedding (its backward). */
+#define LLMEM_LAYER_EMBEDDING (-2)
 
 /* One pipeline stage's (rank's) numbers. */
 typedef struct {
@@ -125,7 +136,8 @@ typedef struct {
   double layers_count;
   int peak_phase;                          /* llmem_phase */
   int peak_micro_batch;                    /* -1: not in a micro-batch */
-  int peak_layer;                          /* global layer index, -1: none */
+  int peak_layer;                          /* global layer index, -1: none (or the loss and output layer),
+                                              LLMEM_LAYER_EMBEDDING: the embedding's backward */
   int stage;
 } llmem_rank_result;
 
@@ -136,7 +148,7 @@ typedef struct {
   double reserved_bytes;   /* segments the simulated allocator holds; 0 when not simulated */
   int phase;
   int micro_batch;
-  int layer;
+  int layer;        /* as llmem_rank_result.peak_layer */
   int skipped_ops;  /* forward/backward passes (one micro-batch through one chunk) walked right
                        before this point without points of their own: copies of the steady state
                        (or of a growing run, e.g. GPipe's forwards) the timeline shows once; 0 mostly */

@@ -4,6 +4,31 @@
 
 #include "internal.h"
 
+/* Liger fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py
+ * at ead96b61, fused_linear_cross_entropy_forward): the forward computes the
+ * gradients and keeps them for the backward. */
+static void liger_fused(const plan *pl, double T, double V, loss_memory *lm) {
+  double h = pl->hidden, ab = pl->act_bytes;
+  double inc = ceil(V / h); /* chunk logits of next_pow2(ceil(T / ceil(V/h))) tokens */
+  double chunk = pow(2, ceil(log2(ceil(T / inc))));
+  if (chunk > T) chunk = T;
+  /* grad_weight = zeros_like(weight) (accum_dtype None) only when the head
+   * requires grad; the weight is fp32 under autocast, else the compute dtype */
+  int trained = pl->ft_method == LLMEM_FT_FULL;
+  double wb = pl->autocast ? 4 : pl->weight_bytes;
+  double grad_weight = trained ? V * h * wb : 0;
+  /* accumulation: addmm(out_dtype=fp32) into an fp32 grad_weight from 16-bit
+   * logits; otherwise grad_weight += mm(grad_logits.t(), x).float() makes a
+   * V x h product in the logits dtype and its fp32 copy */
+  double accumulate = 0;
+  if (trained && !(wb == 4 && ab < 4)) accumulate = V * h * ab + (ab < 4 ? V * h * 4 : 0);
+  lm->saved_bytes = T * h * ab + grad_weight; /* grad_input (input dtype) + grad_weight */
+  /* fp32 loss_1d, the chunk logits (the kernel writes their gradient in place),
+   * then the grad_input chunk product or the grad_weight accumulation */
+  lm->forward_peak_bytes = 4 * T + chunk * V * ab + max2(chunk * h * ab, accumulate);
+  lm->backward_peak_bytes = 0; /* the backward scales the kept gradients in place */
+}
+
 loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
   double T = pl->seq_len / pl->cp * pl->micro_batch;
@@ -20,18 +45,7 @@ loss_memory loss_bytes(const plan *pl) {
   double V = pl->vocab_padded / pl->tp; /* vocab-parallel logits (Megatron, torchtitan loss_parallel) */
   double TV = T * V;
   switch (pl->loss) {
-    case LLMEM_LOSS_FUSED: {
-      /* Liger fused linear cross-entropy (fused_linear_cross_entropy.py L56-86):
-       * chunk logits of next_pow2(ceil(T / ceil(V/h))) tokens; grad_input and
-       * an fp32 grad_weight are produced in the forward and kept. */
-      double inc = ceil(V / h);
-      double chunk = pow(2, ceil(log2(ceil(T / inc))));
-      if (chunk > T) chunk = T;
-      lm.saved_bytes = T * h * ab + V * h * 4;
-      lm.forward_peak_bytes = chunk * V * (ab + 4 + 4);
-      lm.backward_peak_bytes = 0;
-      break;
-    }
+    case LLMEM_LOSS_FUSED: liger_fused(pl, T, V, &lm); break;
     case LLMEM_LOSS_CHUNKED: {
       double c = pl->loss_chunks;
       if (pl->torch_compile) {

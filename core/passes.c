@@ -170,6 +170,13 @@ void walk_apply(const stage_walk *W, walk_sig *g, sched_op o) {
   if (is_last_chunk(W, o.chunk)) g->hole = !o.backward;
 }
 
+double walk_offloaded_bytes(const stage_walk *W, int chunk) {
+  int first = W->first_global[chunk], n = W->chunk_layers[chunk];
+  double bytes = 0;
+  for (int i = first; i < first + n - 2; i++) bytes += acts(W, chunk, i)->saved_bytes;
+  return bytes;
+}
+
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
@@ -291,7 +298,7 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
     if (W->lazy && first_pass) {
       sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, ALLOC_STREAM_COMPUTE);
-      sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+      sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
     }
   }
   if (is_last_chunk(W, c) && W->root_grads > 0)

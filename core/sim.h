@@ -42,7 +42,7 @@ enum {
   TAG_COMM,
   TAG_LOSS
 };
-enum { LAYER_HEAD = -1, LAYER_EMBED = -2, LAYER_REST = -3 }; /* blocks outside the decoder layers */
+enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
   return ((uint64_t)kind << 58) | ((uint64_t)(part & 63) << 52) | (((uint64_t)(layer + 3) & 0xFFFFF) << 32) |
          (uint32_t)(mb + 1);
@@ -177,6 +177,8 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
 void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
+/* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */
+double walk_offloaded_bytes(const stage_walk *W, int chunk);
 
 /* ---- the step's model-state blocks (step_blocks.c) ---- */
 /* Persistent states at load; lazy_states: optimizer states wait for the first step. */

@@ -358,3 +358,37 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
                     timeline_sink *sink) {
   simulate_stage_walk(pl, st, rs, out, sink, 0, 0);
 }
+
+/* Host memory of offloaded activations: each forward moves the saved tensors
+ * of all but the chunk's last two layers to pinned CPU memory and its backward
+ * brings them back (torchtune training/_activation_offloading.py pack_tensor:
+ * torch.empty_like(pin_memory=True); unpack frees it). The most the host holds
+ * is at a pass boundary; a run's copies shift its boundaries by the same step. */
+double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
+  if (!pl->activation_offload) return 0;
+  static stage_walk W;
+  walk_init(&W, pl, st, rs, stage);
+  schedule sc;
+  schedule_init(&sc, pl, stage);
+  double off[LLMEM_MAX_VPP], host = 0, peak = 0;
+  for (int c = 0; c < W.v; c++) off[c] = walk_offloaded_bytes(&W, c);
+  int index = 0;
+  while (index < sc.op_count) {
+    /* interleaved steady periods after the second repeat it (walk_schedule) */
+    if (sc.period_count > 2 && index == sc.period_begin + 2 * sc.period_ops)
+      index += (sc.period_count - 2) * sc.period_ops;
+    int length, reps;
+    schedule_run(&sc, index, &length, &reps);
+    double start = host, top = host;
+    for (int i = 0; i < length; i++) {
+      sched_op o = schedule_op(&sc, index + i);
+      host += o.backward ? -off[o.chunk] : off[o.chunk];
+      top = max2(top, host);
+    }
+    double step = host - start;
+    peak = max2(peak, top + (step > 0 ? (reps - 1) * step : 0));
+    host = start + reps * step;
+    index += length * reps;
+  }
+  return peak;
+}

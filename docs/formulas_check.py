@@ -419,7 +419,8 @@ if __name__ == "__main__":
     P("E10 Megatron 4sbh(1+v/h)", 4*bs_*H_*(1+V_/H_), (4*bs_*H_*(1+V_/H_))/GiB)
     inc = math.ceil(V_/H_); chunk = 2**math.ceil(math.log2(math.ceil(bs_/inc)))
     P("E10 Liger inc_factor", inc, "chunk", chunk, "num_chunks", math.ceil(bs_/chunk), "chunk logits bf16", 2*chunk*V_, (2*chunk*V_)/MiB,
-      "grad_input bf16", 2*bs_*H_, "grad_weight fp32", 4*V_*H_, (4*V_*H_)/MiB)
+      "grad_input bf16", 2*bs_*H_, "grad_weight bf16", 2*V_*H_, "fp32 (autocast)", 4*V_*H_, (4*V_*H_)/MiB,
+      "mm + .float()", 6*V_*H_)
     # ---- E11 attention scores: eager vs flash, Llama-3-8B a=32 s=8192 b=1
     a_, s_ = 32, 8192
     P("E11 eager 5as^2b", 5*a_*s_*s_, (5*a_*s_*s_)/GiB, "no-dropout 2as^2b", 2*a_*s_*s_, (2*a_*s_*s_)/GiB, "flash lse 4abs", 4*a_*s_, (4*a_*s_)/MiB)

@@ -215,7 +215,8 @@ static const char *check_rank(const llmem_rank_result *r, int rank_count) {
   if (r->persistent_bytes > peak + 1e-9 * peak + 1e-3) return "rank: persistent_bytes exceed the peak";
   if (!finite_nonneg(r->params_count, 0) || !finite_nonneg(r->layers_count, 0)) return "rank: params or layers count negative";
   if (r->peak_phase < 0 || r->peak_phase >= LLMEM_PHASE_COUNT) return "rank: peak_phase out of range";
-  if (r->peak_micro_batch < -1 || r->peak_layer < -1) return "rank: peak_micro_batch or peak_layer below -1";
+  if (r->peak_micro_batch < -1 || r->peak_layer < LLMEM_LAYER_EMBEDDING)
+    return "rank: peak_micro_batch below -1 or peak_layer below LLMEM_LAYER_EMBEDDING";
   if (r->stage < 0 || r->stage >= (rank_count > 0 ? rank_count : 1)) return "rank: stage out of range";
   return NULL;
 }
@@ -236,7 +237,8 @@ static const char *check_events(const llmem_result *out) {
     }
     if (!close_to(sum, ev->total_bytes)) return "timeline: categories do not sum to total_bytes";
     if (ev->phase < 0 || ev->phase >= LLMEM_PHASE_COUNT) return "timeline: phase out of range";
-    if (ev->micro_batch < -1 || ev->layer < -1) return "timeline: micro_batch or layer below -1";
+    if (ev->micro_batch < -1 || ev->layer < LLMEM_LAYER_EMBEDDING)
+      return "timeline: micro_batch below -1 or layer below LLMEM_LAYER_EMBEDDING";
     if (ev->total_bytes > top) top = ev->total_bytes;
   }
   if (!close_to(top, p->peak_allocated_bytes)) return "timeline: the peak is not the maximum of the timeline";

@@ -47,6 +47,56 @@ int main(void) {
   pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 parallel.engine=megatron parallel.gpus=1 parallel.sequence_parallel=false");
   la = layer_activation_bytes(&pl, 0, 0);
   CHECK_NEAR(la.saved_full_bytes - 2 * 4 * 2048, 285474816.0, 0, "Llama-3-8B fused layer");
+  /* PyTorch math SDPA upcasts bf16 q, k, v to fp32 (attention.cpp _scaled_dot_product_attention_math):
+   * T = 2048 tokens, a = 8 heads, h = 1024, n = T*a*s = 33,554,432 score elements.
+   * math - flash saved = fp32 probabilities 4n = 134,217,728 + q,k,v at 4 instead of 2 B:
+   * 2*T*3h = 12,582,912 - flash LSE 4*T*a = 65,536  => 146,735,104 B.
+   * Forward working set: pre-RoPE q,k 2*T*2h = 8,388,608 + pre-softmax scores, softmax
+   * output before the where and the -inf mask (4+4+1)n = 301,989,888 => 310,378,496 B. */
+#define SMALL "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=2816 " \
+              "training.seq_len=2048 parallel.engine=single parallel.gpus=1 "
+  pl = plan_for(SMALL "training.attention=sdpa_math");
+  layer_activations math = layer_activation_bytes(&pl, 0, 0);
+  pl = plan_for(SMALL "training.attention=flash");
+  layer_activations flash = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(math.saved_full_bytes - flash.saved_full_bytes, 146735104.0, 0, "math SDPA fp32 scores and q,k,v");
+  CHECK_NEAR(math.forward_temp_bytes, 310378496.0, 0, "math SDPA softmax working set");
+  /* backward: 2*T*h*2 residual grads 8,388,608 + dq,dk,dv,do 2*T*4h 16,777,216 + fp32 dq
+   * 4*T*h 8,388,608 + two fp32 score gradients 8n 268,435,456 => 301,989,888 B */
+  CHECK_NEAR(math.backward_temp_bytes, 301989888.0, 0, "math SDPA score gradients");
+  /* dropout 0.1 adds the bool mask and the fp32 dropout output: 5n = 167,772,160 B */
+  pl = plan_for(SMALL "training.attention=sdpa_math training.dropout=0.1");
+  layer_activations drop = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(drop.saved_full_bytes - math.saved_full_bytes - 2 * 2048.0 * 1024, 167772160.0, 0,
+             "math SDPA dropout (less the two 1-B hidden masks)");
+  /* Megatron's unfused core attention keeps its own softmax at any dtype: fp32 here,
+   * pre-RoPE q,k T*2h*4 = 16,777,216 + scores and masked copy 2*n*4 = 268,435,456 => 285,212,672 B */
+  pl = plan_for(SMALL "training.attention=sdpa_math parallel.engine=megatron training.dtype=fp32");
+  CHECK_NEAR(layer_activation_bytes(&pl, 0, 0).forward_temp_bytes, 285212672.0, 0, "Megatron unfused attention");
+  /* Liger fused linear cross-entropy (fused_linear_cross_entropy.py): T = 2048, h = 1024,
+   * V = 32768: inc = 32, chunk = next_pow2(2048/32) = 64 tokens.
+   * FSDP2 bf16 full fine-tuning: grad_input T*h*2 = 4,194,304 + bf16 grad_weight
+   * V*h*2 = 67,108,864 => 71,303,168 B kept; forward: loss_1d 4T = 8,192 + chunk logits
+   * 64*V*2 = 4,194,304 + mm(...) bf16 and its .float() copy V*h*(2+4) = 201,326,592
+   * => 205,529,088 B. */
+#define LIGER "model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=2816 model.vocab=32768 " \
+              "training.seq_len=2048 training.loss=fused parallel.gpus=1 "
+  pl = plan_for(LIGER "parallel.engine=fsdp2");
+  loss_memory lm = loss_bytes(&pl);
+  CHECK_NEAR(lm.saved_bytes, 71303168.0, 0, "Liger bf16 grad_weight");
+  CHECK_NEAR(lm.forward_peak_bytes, 205529088.0, 0, "Liger grad_weight accumulation");
+  /* LoRA: the frozen head has no grad_weight and nothing to accumulate: 4,194,304 B kept;
+   * forward 8,192 + 4,194,304 + grad_input chunk 64*h*2 = 131,072 => 4,333,568 B */
+  pl = plan_for(LIGER "parallel.engine=fsdp2 training.finetune.method=lora");
+  lm = loss_bytes(&pl);
+  CHECK_NEAR(lm.saved_bytes, 4194304.0, 0, "Liger frozen head");
+  CHECK_NEAR(lm.forward_peak_bytes, 4333568.0, 0, "Liger frozen head forward");
+  /* autocast over fp32 parameters: fp32 grad_weight V*h*4 = 134,217,728 (+ 4,194,304),
+   * accumulated by addmm(out_dtype=fp32) in place: forward 4,333,568 B */
+  pl = plan_for(LIGER "parallel.engine=single");
+  lm = loss_bytes(&pl);
+  CHECK_NEAR(lm.saved_bytes, 138412032.0, 0, "Liger fp32 grad_weight under autocast");
+  CHECK_NEAR(lm.forward_peak_bytes, 4333568.0, 0, "Liger addmm accumulation");
   /* recompute never keeps more than no recompute; per-op SAC sits in between */
   pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.recompute=per_op parallel.gpus=1 parallel.engine=single");
   la = layer_activation_bytes(&pl, 0, 0);

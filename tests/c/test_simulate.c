@@ -82,17 +82,67 @@ int main(void) {
     double all = run(keys) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
     CHECK(all > 3 * one, "gpipe keeps m micro-batches (%g vs %g)", all, one);
   }
+  /* activation offload: each micro-batch in flight keeps every layer but the chunk's last two in
+   * pinned host memory. Llama-3-8B shape with MHA (a = g = 32), s = 2048, FSDP2 eager norms:
+   * per layer T*(20h + 8 + 4a + 8F) = 2048*(81,920 + 8 + 128 + 114,688) = 402,931,712 B.
+   * One stage of 32 layers, 4 micro-batches one at a time: 30 x 402,931,712 = 12,087,951,360 B;
+   * 1F1B over 2 stages of 16: stage 0 holds 2 micro-batches: 2 x 14 x 402,931,712 = 11,282,087,936 B. */
+#define L3_MHA "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=14336 " \
+               "training.seq_len=2048 training.grad_accum=4 training.activation_offload=true parallel.engine=fsdp2 " \
+               "runtime.torch_compile=false "
+  if (run(L3_MHA "parallel.gpus=1")) CHECK_NEAR(out.host_cpu_bytes, 12087951360.0, 0, "offloaded activations, one stage");
+  if (run(L3_MHA "parallel.gpus=2 parallel.pp=2"))
+    CHECK_NEAR(out.host_cpu_bytes, 11282087936.0, 0, "offloaded activations, 1F1B stage 0");
+  /* FSDP2, 16 tokens, a 256,000-entry vocabulary: the last backward event holds the most (the
+   * root unit's unsharded embedding and head gradients beside every sharded gradient, the
+   * embedding's just created); it is the embedding's backward, not the loss's */
+  if (run("model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=2816 model.vocab=256000 "
+          "training.seq_len=16 parallel.engine=fsdp2 parallel.gpus=8")) {
+    CHECK(out.per_gpu.peak_layer == LLMEM_LAYER_EMBEDDING, "peak at the embedding (layer %d)", out.per_gpu.peak_layer);
+    CHECK(strcmp(out.peak_at, "backward, micro-batch 0, embedding (end of the backward)") == 0, "peak_at: %s",
+          out.peak_at);
+  }
   /* the optimizer step is the peak when activations are tiny */
   if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.optimizer_impl=foreach"))
     CHECK(out.per_gpu.peak_phase == LLMEM_PHASE_OPTIMIZER, "peak at optimizer (%s)", out.peak_at);
   /* paged optimizer states stay out of the allocator's numbers */
   if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.paged_optimizer=true"))
     CHECK(out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] == 0, "paged states outside allocated");
+  /* "why this number" with expert parallelism: Megatron distributed optimizer, 16 GPUs, ep 8 =>
+   * dense states over 16 data-parallel ranks, experts over 16 / 8 = 2 expert-data-parallel ranks.
+   * Routed experts here: 2 layers x 1 expert x 3 x 1024 x 512 = 3,145,728 parameters;
+   * fp32 Adam 8 B: 3,145,728 x 8 / 2 = 12,582,912 B; fp32 master 3,145,728 x 4 / 2 = 6,291,456 B.
+   * The non-expert states keep 8 B and 4 B per parameter over 16 ranks. */
+#define SMALL_MOE "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=2816 " \
+                  "model.vocab=32000 model.moe=true model.moe.experts=8 model.moe.top_k=2 "       \
+                  "model.moe.expert_ffn_hidden=512 training.seq_len=1024 "
+  if (run(SMALL_MOE "parallel.engine=megatron parallel.gpus=16 parallel.ep=8 parallel.distributed_optimizer=true")) {
+    int opt = 0, master = 0;
+    for (int i = 0; i < out.term_count; i++) {
+      const llmem_term *t = &out.terms[i];
+      if (t->category != LLMEM_CAT_OPTIMIZER_STATES && t->category != LLMEM_CAT_MASTER_WEIGHTS) continue;
+      int is_opt = t->category == LLMEM_CAT_OPTIMIZER_STATES;
+      opt += is_opt, master += !is_opt;
+      double bytes = is_opt ? 8 : 4;
+      if (t->inputs[0] == 3145728) { /* the expert part */
+        CHECK(t->inputs[1] == bytes && t->inputs[2] == 2, "expert %s: %g B / %g-way", is_opt ? "optimizer" : "master",
+              t->inputs[1], t->inputs[2]);
+        CHECK_NEAR(t->value_bytes, 3145728.0 * bytes / 2, 0, is_opt ? "expert optimizer bytes" : "expert master bytes");
+      } else {
+        CHECK(t->inputs[1] == bytes && t->inputs[2] == 16, "dense %s: %g B / %g-way", is_opt ? "optimizer" : "master",
+              t->inputs[1], t->inputs[2]);
+        CHECK_NEAR(t->value_bytes, t->inputs[0] * bytes / 16, 1e-12, "dense state bytes");
+      }
+    }
+    CHECK(opt == 2 && master == 2, "expert and non-expert terms: %d optimizer, %d master", opt, master);
+  }
   /* "why this number": each category's terms sum to its value, runtime terms to the rest */
-  const char *configs[3] = {"parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=8192",
+  const char *configs[5] = {"parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=8192",
                             "parallel.engine=megatron parallel.gpus=16 parallel.tp=2 parallel.pp=2 training.grad_accum=4",
-                            "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8 training.finetune.method=qlora"};
-  for (int k = 0; k < 3; k++) {
+                            "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8 training.finetune.method=qlora",
+                            SMALL_MOE "parallel.engine=fsdp2 parallel.gpus=16 parallel.ep=8",
+                            SMALL_MOE "parallel.engine=deepspeed parallel.zero_stage=1 parallel.gpus=16 parallel.ep=8"};
+  for (int k = 0; k < 5; k++) {
     if (!run(configs[k])) continue;
     double cat[LLMEM_CAT_COUNT] = {0}, runtime = 0;
     for (int i = 0; i < out.term_count; i++) {

@@ -102,6 +102,20 @@ static void random_config(llmem_input *in, char *keys, size_t size) {
   set_keys(in, keys);
 }
 
+/* Host bytes of offloaded activations, pass by pass: the most over the pass boundaries. */
+static double host_pass_by_pass(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
+  static sched_op ops[1 << 16];
+  static stage_walk W;
+  walk_init(&W, pl, st, rs, stage);
+  int n = reference_order(pl, stage, ops);
+  double host = 0, top = 0;
+  for (int i = 0; i < n; i++) {
+    host += (ops[i].backward ? -1 : 1) * walk_offloaded_bytes(&W, ops[i].chunk);
+    if (host > top) top = host;
+  }
+  return top;
+}
+
 static int same_rank(const llmem_rank_result *a, const llmem_rank_result *b) {
   if (a->peak_allocated_bytes != b->peak_allocated_bytes || a->peak_reserved_bytes != b->peak_reserved_bytes ||
       a->device_used_bytes != b->device_used_bytes || a->persistent_bytes != b->persistent_bytes ||
@@ -156,6 +170,9 @@ int main(void) {
       if (check.max_boundary_error > worst_gap) worst_gap = check.max_boundary_error;
       CHECK(check.max_boundary_error < 1e-12, "stage %d: rebuilt state off by %g (relative): %s", s,
             check.max_boundary_error, keys);
+      if (pl.activation_offload)
+        CHECK_NEAR(simulate_offloaded_host_bytes(&pl, &st, &rs, s), host_pass_by_pass(&pl, &st, &rs, s), 1e-12,
+                   keys);
       CHECK(same_rank(&fast, &full), "stage %d: fast %.17g at %d/%d/%d, full walk %.17g at %d/%d/%d: %s", s,
             fast.peak_allocated_bytes, fast.peak_phase, fast.peak_micro_batch, fast.peak_layer,
             full.peak_allocated_bytes, full.peak_phase, full.peak_micro_batch, full.peak_layer, keys);

@@ -29,6 +29,44 @@ static void liger_fused(const plan *pl, double T, double V, loss_memory *lm) {
   lm->backward_peak_bytes = 0; /* the backward scales the kept gradients in place */
 }
 
+/* The unchunked, uncompiled cross-entropy of the engine. */
+static void standard_bytes(loss_memory *lm, double TV, double ab, int megatron) {
+  if (megatron) {
+    /* Megatron vocab_parallel_cross_entropy: fp32 copy, shifted logits,
+     * exp in place; the softmax is kept and turned into the gradient in place. */
+    lm->saved_bytes = 4 * TV;
+    lm->forward_peak_bytes = ab * TV + 4 * TV;
+    lm->backward_peak_bytes = ab * TV;
+  } else {
+    /* HF ForCausalLMLoss / torchtitan: bf16 logits, .float() copy, saved
+     * log-softmax (forward 10·T·V bytes); backward: dense nll gradient and
+     * log-softmax input gradient next to the saved output (12·T·V). */
+    lm->saved_bytes = 4 * TV;
+    lm->forward_peak_bytes = ab * TV + 4 * TV;
+    lm->backward_peak_bytes = 8 * TV;
+    lm->unreusable_bytes = ab * TV;
+  }
+}
+
+/* PyTorch loss_parallel() over vocab-sharded fp32 DTensor logits (pytorch
+ * torch/distributed/tensor/parallel/loss.py @ 02eef6b8; same ops since its
+ * first version, torch 2.3). torchtitan enters it only under TP
+ * (train.py @ 0cb74355: tp_enabled and not disable_loss_parallel) and, from
+ * b3b60dab (2026-06), runs the same ops in _LossParallelCrossEntropy
+ * (components/loss.py). Tv = T·V/tp. */
+static void loss_parallel_bytes(loss_memory *lm, double Tv, double ab) {
+  double upcast = ab < 4 ? 4 : 0; /* pred.flatten(0, 1).float(): a copy unless already fp32 */
+  /* _log_softmax: x - amax (shifted), exp(shifted) summed, then shifted - logsumexp
+   * (result, saved for nll_loss and _log_softmax backward) */
+  lm->saved_bytes = 4 * Tv;
+  /* logits, fp32 copy and shifted beside exp(shifted), then beside result in exp's place */
+  lm->forward_peak_bytes = (ab + upcast + 4) * Tv;
+  /* _nll_loss_and_log_softmax_backward: zeros_like grad_input, exp(x), their sum,
+   * then sum * grad_output in exp's place; next to the saved result */
+  lm->backward_peak_bytes = 12 * Tv;
+  lm->unreusable_bytes = upcast > 0 ? ab * Tv : 0; /* del pred: the freed 16-bit logits */
+}
+
 loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
   double T = pl->seq_len / pl->cp * pl->micro_batch;
@@ -65,13 +103,21 @@ loss_memory loss_bytes(const plan *pl) {
       break;
     }
     case LLMEM_LOSS_HF_UPCAST:
-      /* transformers < 4.45 LlamaForCausalLM.forward: logits.float() is kept in
+      /* transformers < 4.46 (PR #34191) LlamaForCausalLM.forward: logits.float() is kept in
        * the returned output, the shifted .contiguous() copy feeds
        * CrossEntropyLoss; the slice's backward writes a full fp32 gradient. */
       lm.saved_bytes = 8 * TV;
       lm.forward_peak_bytes = 4 * TV;
       lm.backward_peak_bytes = 8 * TV;
       lm.unreusable_bytes = ab * TV;
+      break;
+    case LLMEM_LOSS_LOSS_PARALLEL:
+      /* without TP no DTensor reaches the handlers: the standard path below */
+      if (pl->tp > 1) {
+        loss_parallel_bytes(&lm, TV, ab);
+        break;
+      }
+      standard_bytes(&lm, TV, ab, megatron);
       break;
     case LLMEM_LOSS_COMPILED:
       /* torch.compile'd F.cross_entropy(logits.float()) (torchtitan
@@ -83,21 +129,7 @@ loss_memory loss_bytes(const plan *pl) {
       lm.backward_peak_bytes = ab * TV;
       break;
     default:
-      if (megatron) {
-        /* Megatron vocab_parallel_cross_entropy: fp32 copy, shifted logits,
-         * exp in place; the softmax is kept and turned into the gradient in place. */
-        lm.saved_bytes = 4 * TV;
-        lm.forward_peak_bytes = ab * TV + 4 * TV;
-        lm.backward_peak_bytes = ab * TV;
-      } else {
-        /* HF ForCausalLMLoss / torchtitan: bf16 logits, .float() copy, saved
-         * log-softmax (forward 10·T·V bytes); backward: dense nll gradient and
-         * log-softmax input gradient next to the saved output (12·T·V). */
-        lm.saved_bytes = 4 * TV;
-        lm.forward_peak_bytes = ab * TV + 4 * TV;
-        lm.backward_peak_bytes = 8 * TV;
-        lm.unreusable_bytes = ab * TV;
-      }
+      standard_bytes(&lm, TV, ab, megatron);
       break;
   }
   return lm;

@@ -9,7 +9,7 @@
 #define YM(year, month) ((year) * 12 + (month) - 1)
 #define KEY(member) (int)(offsetof(llmem_input, member) / sizeof(double))
 
-enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS };
+enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP };
 
 typedef struct {
   int framework;   /* LLMEM_FW_* */
@@ -17,7 +17,7 @@ typedef struct {
   int until_month; /* first month it no longer holds, 0: still holds */
   int field;       /* index in the field table */
   double value;
-  int when;        /* only with torch.compile, full fine-tuning, or adapters */
+  int when;        /* only with torch.compile, full fine-tuning, adapters, or TP */
   int term;        /* the "why this number" term the value shapes */
   const char *source;
 } profile_row;
@@ -50,6 +50,7 @@ static int condition_holds(int when, const llmem_input *in) {
     case WHEN_COMPILE: return in->torch_compile != 0;
     case WHEN_FULL: return in->ft_method == LLMEM_FT_FULL;
     case WHEN_ADAPTERS: return in->ft_method != LLMEM_FT_FULL;
+    case WHEN_TP: return in->tp > 1;
     default: return 1;
   }
 }

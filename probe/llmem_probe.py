@@ -139,7 +139,7 @@ ENUMS = {
     "training.attention": ["flash", "sdpa_math", "eager"],
     "runtime.framework": ["generic", "torchtitan", "torchtune", "hf_trainer", "accelerate", "litgpt", "megatron",
                           "deepspeed", "axolotl", "llamafactory", "nemo"],
-    "training.loss": ["standard", "chunked", "fused", "compiled", "hf_upcast"],
+    "training.loss": ["standard", "chunked", "fused", "compiled", "hf_upcast", "loss_parallel"],
     "training.finetune.method": ["full", "lora", "qlora"],
     "training.finetune.adapter_dtype": DTYPES,
     "training.finetune.quant": ["nf4", "fp4", "int8"],
@@ -720,6 +720,8 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
         "compiled": "torch.compile of F.cross_entropy(logits.float()) (torchtitan)",
         "fused": "Liger fused linear cross-entropy",
         "hf_upcast": "logits.float(), shifted .contiguous() copy, F.cross_entropy (transformers < 4.45)",
+        "loss_parallel": "without TP loss_parallel() is the standard F.cross_entropy(logits.float()) "
+                         "over the full logits",
     }.get(loss["kind"])
     if loss_desc:
         applied.append("loss %s: %s; logits dropped before backward" % (loss["kind"], loss_desc))

@@ -36,6 +36,11 @@ static void rows(void) {
         "torchtitan compiles the loss with the model");
   CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2025-06", loss) == LLMEM_LOSS_STANDARD,
         "without compile: the generic loss");
+  CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2025-06 parallel.tp=8", loss) ==
+            LLMEM_LOSS_LOSS_PARALLEL,
+        "torchtitan under TP: loss_parallel");
+  CHECK(value_of("runtime.framework=torchtitan parallel.tp=8 runtime.torch_compile=true", loss) == LLMEM_LOSS_COMPILED,
+        "compiled wins over loss_parallel (dynamo traces the DTensor handlers)");
   CHECK(value_of("runtime.framework=torchtune runtime.framework_version=2024-05", impl) == LLMEM_OPT_IMPL_FOR_LOOP,
         "torchtune full fine-tuning before cca50f02e: foreach False");
   CHECK(value_of("runtime.framework=torchtune runtime.framework_version=2024-05 training.finetune.method=lora", impl) ==

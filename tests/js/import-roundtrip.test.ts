@@ -163,6 +163,16 @@ describe('torchtitan TOML round trip', () => {
     );
     roundTrip('torchtitan', a, TITAN_KEYS);
   });
+  it('TP without a compiled loss: loss_parallel, written as nothing and not listed', () => {
+    const toml = `[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 2\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 2\ntensor_parallel_degree = 4\n`;
+    const a = imported('torchtitan', toml);
+    expect(a.training).toMatchObject({ loss: 'loss_parallel' });
+    const { out } = roundTrip('torchtitan', a, TITAN_KEYS);
+    expect(out.text).not.toContain('loss');
+    expect(out.unexpressed).toEqual([]);
+    const off = imported('torchtitan', `${toml}disable_loss_parallel = true\n`);
+    expect(off.training?.loss).toBeUndefined();
+  });
   it('an llmem config (tests/configs) exports and re-imports', () => {
     const a = JSON.parse(
       readFileSync(join(repoRoot(), 'tests/configs/llama-3.1-8b-fsdp-8xh100.json'), 'utf8'),

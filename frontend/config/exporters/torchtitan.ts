@@ -148,10 +148,11 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
     c('enable', true);
     c('components', loss === 'compiled' ? ['model', 'loss'] : ['model']);
   }
-  if (loss !== 'standard' && !(loss === 'compiled' && compile))
+  // loss_parallel: what torchtitan's train context does under TP (disable_loss_parallel unset); without TP, standard
+  if (loss !== 'standard' && loss !== 'loss_parallel' && !(loss === 'compiled' && compile))
     v.skip(
       'training.loss',
-      `torchtitan computes the loss in full (compiled with [compile] components "loss"), not ${loss}`,
+      `torchtitan computes the loss in full (compiled with [compile] components "loss", loss_parallel under TP), not ${loss}`,
     );
   const fp8ag = v.take<boolean>('parallel.fp8_all_gather');
   if (fp8ag) section('float8')('enable_fsdp_float8_all_gather', true);

@@ -61,10 +61,10 @@ const PARALLEL_KEYS = [
   'pipeline_parallel_microbatch_size',
   'pipeline_parallel_microbatches',
   'pipeline_parallel_layers_per_stage',
+  'disable_loss_parallel',
 ];
 const PARALLEL_IGNORED = new Set([
   'enable_async_tensor_parallel',
-  'disable_loss_parallel',
   'enable_compiled_autograd',
   'pipeline_parallel_split_points',
   'module_fqns_per_model_part',
@@ -323,6 +323,15 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
       const comps = compile.components === undefined ? ['model', 'loss'] : (compile.components as Json[]).map(String);
       if (comps.includes('loss')) d.set('training.loss', 'compiled');
     }
+    // under TP the train context enters PyTorch loss_parallel() unless disabled (train.py, torchtitan 0cb74355)
+    const lossParallel =
+      p.disable_loss_parallel === undefined || !bool(p.disable_loss_parallel, 'disable_loss_parallel');
+    if (tp > 1 && lossParallel && d.get('training.loss') !== 'compiled') d.set('training.loss', 'loss_parallel');
+    if (tp > 1 && !lossParallel)
+      d.skip(
+        'disable_loss_parallel',
+        'the full-vocabulary logits replicated on every TP rank are not modelled (counted over the vocabulary shard)',
+      );
     for (const k of Object.keys(compile)) if (k !== 'enable' && k !== 'components') d.ignore(`[compile] ${k}`);
     const f8 = section('float8');
     for (const [k, v] of Object.entries(f8)) {

@@ -1,0 +1,86 @@
+/* Logits and cross-entropy (docs/memory-model.md §7.11): PyTorch loss_parallel()
+ * over vocab-sharded logits, counted tensor by tensor by hand. */
+#include "check.h"
+#include "internal.h"
+
+static llmem_input keep;
+static plan plan_for(const char *keys) {
+  llmem_defaults(&keep);
+  CHECK(set_keys(&keep, keys), "keys %s", keys);
+  plan pl;
+  int field;
+  const char *detail;
+  llmem_status st = plan_build(&keep, &pl, &field, &detail);
+  CHECK(st == LLMEM_OK, "plan %s: %d (%d)", keys, st, field);
+  return pl;
+}
+
+static void check_same(loss_memory a, loss_memory b, const char *name) {
+  CHECK_NEAR(a.saved_bytes, b.saved_bytes, 0, name);
+  CHECK_NEAR(a.forward_peak_bytes, b.forward_peak_bytes, 0, name);
+  CHECK_NEAR(a.backward_peak_bytes, b.backward_peak_bytes, 0, name);
+  CHECK_NEAR(a.unreusable_bytes, b.unreusable_bytes, 0, name);
+  CHECK_NEAR(a.head_input_bytes, b.head_input_bytes, 0, name);
+}
+
+/* Llama-3-8B shape, 4096 tokens, vocab 128256 = 8 x 16032 */
+#define L3 "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
+           "model.vocab=128256 model.vocab_multiple=1 training.seq_len=4096 training.micro_batch=1 "
+
+int main(void) {
+  /* tp 8, bf16: Tv = T * V/tp = 4096 * 16032 = 65,667,072 elements.
+   * forward: bf16 logits 2 Tv + fp32 copy 4 Tv + shifted 4 Tv + exp(shifted) 4 Tv
+   *   (then the result in exp's place) = 14 Tv = 919,339,008 B;
+   *   saved: the result (log-softmax) 4 Tv = 262,668,288 B, so the transient is
+   *   10 Tv = 656,670,720 B.
+   * backward: saved 4 Tv + zeros_like 4 Tv + exp(x) 4 Tv + their sum 4 Tv
+   *   = 16 Tv = 1,050,673,152 B; transient 12 Tv = 788,004,864 B.
+   * del pred frees the 2 Tv = 131,334,144 B bf16 logits block, too small for the
+   *   backward's 4 Tv requests. */
+  plan pl = plan_for(L3 "parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=loss_parallel");
+  loss_memory lp = loss_bytes(&pl);
+  CHECK_NEAR(lp.saved_bytes, 262668288.0, 0, "loss_parallel saved");
+  CHECK_NEAR(lp.forward_peak_bytes, 656670720.0, 0, "loss_parallel forward transient");
+  CHECK_NEAR(lp.saved_bytes + lp.forward_peak_bytes, 919339008.0, 0, "loss_parallel forward 14 Tv");
+  CHECK_NEAR(lp.backward_peak_bytes, 788004864.0, 0, "loss_parallel backward transient");
+  CHECK_NEAR(lp.saved_bytes + lp.backward_peak_bytes, 1050673152.0, 0, "loss_parallel backward 16 Tv");
+  CHECK_NEAR(lp.unreusable_bytes, 131334144.0, 0, "loss_parallel freed bf16 logits");
+
+  /* against the standard F.cross_entropy on the same shard: 4 Tv more in each pass
+   * (forward 10 -> 14 Tv, backward 12 -> 16 Tv) */
+  plan st = plan_for(L3 "parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard");
+  loss_memory sd = loss_bytes(&st);
+  double Tv = 4096.0 * 16032;
+  CHECK_NEAR(lp.forward_peak_bytes - sd.forward_peak_bytes, 4 * Tv, 0, "forward +4 Tv over standard");
+  CHECK_NEAR(lp.backward_peak_bytes - sd.backward_peak_bytes, 4 * Tv, 0, "backward +4 Tv over standard");
+
+  /* fp32 logits: .float() returns the tensor itself, no copy and no 16-bit block:
+   * forward 4 + 4 + 4 = 12 Tv (transient 8 Tv = 525,336,576 B), backward 16 Tv */
+  pl = plan_for(L3 "parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.dtype=fp32 training.loss=loss_parallel");
+  lp = loss_bytes(&pl);
+  CHECK_NEAR(lp.forward_peak_bytes, 525336576.0, 0, "fp32 forward transient");
+  CHECK_NEAR(lp.backward_peak_bytes, 788004864.0, 0, "fp32 backward transient");
+  CHECK_NEAR(lp.unreusable_bytes, 0, 0, "fp32 nothing unreusable");
+
+  /* without TP torchtitan never enters loss_parallel() and a plain tensor never
+   * reaches the DTensor handlers: the standard path of the engine */
+  const char *engines[] = {"parallel.engine=fsdp2 parallel.gpus=1 ", "parallel.engine=megatron parallel.gpus=1 "};
+  for (int i = 0; i < 2; i++) {
+    char a[512], b[512];
+    snprintf(a, sizeof a, L3 "%s training.loss=loss_parallel", engines[i]);
+    snprintf(b, sizeof b, L3 "%s training.loss=standard", engines[i]);
+    plan pa = plan_for(a), pb = plan_for(b);
+    check_same(loss_bytes(&pa), loss_bytes(&pb), engines[i]);
+  }
+
+  /* a whole estimate (2 layers, so the loss sets the peak): nothing new refused,
+   * and the peak is 4 Tv = 262,668,288 B higher */
+  static llmem_result with, without;
+  llmem_defaults(&keep);
+  CHECK(set_keys(&keep, L3 "model.layers=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard"), "keys");
+  CHECK(llmem_estimate(&keep, &without) == LLMEM_OK, "standard estimate: %s", without.error_message);
+  CHECK(set_keys(&keep, "training.loss=loss_parallel"), "loss_parallel key");
+  CHECK(llmem_estimate(&keep, &with) == LLMEM_OK, "loss_parallel estimate: %s", with.error_message);
+  CHECK_NEAR(with.peak_allocated_bytes - without.peak_allocated_bytes, 4 * Tv, 0, "peak +4 Tv");
+  return check_report("loss");
+}

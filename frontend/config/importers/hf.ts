@@ -624,7 +624,11 @@ function run(json: unknown): HfImport {
     const parallel = flag('parallel_attn') ?? true;
     if (!newArch && parallel) model.norms_per_layer = 1;
     if (newArch && cfg.num_ln_in_parallel_attn === 1) model.norms_per_layer = 1;
+    // FalconDecoderLayer: attention and MLP both read the layer input (one or two norms of it)
+    if (newArch || parallel) model.parallel_block = true;
   }
+  // GPTNeoXLayer with use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x))
+  if (family === 'gpt_neox' && (flag('use_parallel_residual') ?? true)) model.parallel_block = true;
   if (family === 'gpt_oss') model.attn_sinks = true;
   if (family === 'bert') {
     model.head = 'classification';

@@ -30,6 +30,8 @@ static void describe_peak(llmem_result *out) {
   if (r->peak_layer >= 0) {
     n = text_append(out->peak_at, n, cap, ", layer ");
     n = text_append_int(out->peak_at, n, cap, r->peak_layer);
+  } else if (r->peak_phase == LLMEM_PHASE_FORWARD) {
+    n = text_append(out->peak_at, n, cap, ", embedding");
   } else if (r->peak_phase == LLMEM_PHASE_BACKWARD) {
     n = text_append(out->peak_at, n, cap, ", loss and output layer");
   }

@@ -155,7 +155,13 @@ static void own_root_units(void) {
   "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=128256 " \
   "parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=16 "
   double root_mode = -1;
-  if (run(L3_8B)) root_mode = max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS);
+  if (run(L3_8B)) {
+    root_mode = max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS);
+    /* the root's post-backward reshards it (reshard_after_backward): the
+     * optimizer step sees the sharded weights only */
+    CHECK_NEAR(max_at(LLMEM_PHASE_OPTIMIZER, -9, LLMEM_CAT_WEIGHTS), max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS),
+               0, "root resharded before the optimizer step");
+  }
   if (!run(L3_8B "parallel.shard_root_modules=true")) return;
   double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
   double own_mode = max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS);

@@ -247,11 +247,12 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   }
 }
 
-/* An own head unit's pre-backward prefetches the last layer's all-gather
- * (FSDP2 _backward_prefetch: reverse post-forward order). */
+/* The head's pre-backward (the root's, or an own head unit's) prefetches the
+ * last layer's all-gather (FSDP2 _backward_prefetch: reverse post-forward
+ * order, _fsdp_param_group.py 002a76fbf; FSDP1 BACKWARD_PRE). */
 static double loss_prefetch(const stage_walk *W, int c) {
   int n = W->chunk_layers[c];
-  return W->rs->own_root_units && n > 0 ? cost(W, W->first_global[c] + n - 1)->prefetch_bwd : 0;
+  return W->rs->gathers == 1 && n > 0 ? cost(W, W->first_global[c] + n - 1)->prefetch_bwd : 0;
 }
 
 /* A unit's post-backward: its gathered parameters are already freed

@@ -161,6 +161,9 @@ static void own_root_units(void) {
      * optimizer step sees the sharded weights only */
     CHECK_NEAR(max_at(LLMEM_PHASE_OPTIMIZER, -9, LLMEM_CAT_WEIGHTS), max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS),
                0, "root resharded before the optimizer step");
+    /* the root's pre-backward prefetches the last layer (reverse post-forward order) */
+    const llmem_event *loss = event_at(LLMEM_PHASE_BACKWARD, -1, 0);
+    CHECK(loss && loss->category_bytes[LLMEM_CAT_COMM_BUFFERS] == 436224000.0, "root: last layer prefetched at the loss");
   }
   if (!run(L3_8B "parallel.shard_root_modules=true")) return;
   double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);

@@ -93,6 +93,7 @@ DEFAULTS = json.loads(r"""{
   "sequence_parallel": true, "pp_schedule": "1f1b", "pp_first_stage_layers": null,
   "pp_last_stage_layers": null, "engine": "fsdp2", "shard_with_cp": true, "zero_stage": 0,
   "fsdp_strategy": "full_shard", "fsdp_shard_size": null, "reshard_after_forward": true,
+  "shard_root_modules": null,
   "distributed_optimizer": false, "offload_optimizer": "none", "offload_params": "none",
   "fp8_all_gather": false, "zero_init": true, "grad_as_bucket_view": false,
   "reduce_bucket_size": 500000000, "allgather_bucket_size": 500000000, "overlap_comm": null,

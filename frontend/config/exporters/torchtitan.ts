@@ -95,7 +95,7 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   const reshard = v.take<boolean>('parallel.reshard_after_forward') && strategy !== 'shard_grad_op';
   par('fsdp_reshard_after_forward', reshard ? 'always' : 'never');
   // torchtitan wraps the embedding and [norm, output] as units of their own (parallelize.py, 2025-07 on)
-  if (v.own('parallel.shard_root_modules') === false)
+  if (v.get('parallel.shard_root_modules') !== true)
     v.skip(
       'parallel.shard_root_modules',
       'torchtitan always wraps the embedding and the output as FSDP units of their own',

@@ -442,6 +442,14 @@ void alloc_empty_cache(void) {
   if (!st.gave_up) release_all_cached();
 }
 
+void alloc_reset_peak(void) {
+  st.peak_reserved_bytes = st.reserved_bytes;
+  st.peak_allocated_bytes = st.allocated_bytes;
+  st.allocated_at_peak_bytes = st.allocated_bytes;
+  st.largest_free_at_peak_bytes = alloc_largest_free_bytes();
+  st.peak_segment_count = st.segment_count;
+}
+
 double alloc_largest_free_bytes(void) {
   double best = 0;
   for (int p = 0; p < POOL_COUNT; p++) /* each pool's largest is its last */

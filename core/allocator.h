@@ -52,6 +52,8 @@ void alloc_free_if_live(uint64_t tag);
 void alloc_sync(void);
 /* torch.cuda.empty_cache(): unsplit cached segments go back to the driver. */
 void alloc_empty_cache(void);
+/* torch.cuda.reset_peak_memory_stats(): the peaks restart from what is held now. */
+void alloc_reset_peak(void);
 int alloc_is_live(uint64_t tag);
 const alloc_stats *alloc_get_stats(void);
 /* The largest cached free block now. */

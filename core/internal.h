@@ -70,6 +70,7 @@ typedef struct {
   int allocator_reserve_given, expandable_segments, torch_compile;
   double max_split_bytes;     /* PYTORCH_CUDA_ALLOC_CONF max_split_size_mb; INFINITY when unset */
   double gc_threshold;        /* garbage_collection_threshold; 0 = off */
+  int empty_cache_after_init; /* torch.cuda.empty_cache() between set-up and the first step */
   int simulate_allocator;     /* reserved from the simulated caching allocator (else the bound) */
 
   /* bytes per element */

@@ -187,6 +187,7 @@ static void resolve_hardware(const llmem_input *in, plan *p) {
   p->expandable_segments = in->expandable_segments != 0;
   p->max_split_bytes = isnan(in->max_split_size_mib) ? INFINITY : in->max_split_size_mib * MIB;
   p->gc_threshold = in->gc_threshold;
+  p->empty_cache_after_init = (int)or_default(profiled(in, FIELD(empty_cache_after_init)), 0);
   p->simulate_allocator = 1;
   p->torch_compile = in->torch_compile != 0;
 }

@@ -40,7 +40,8 @@ enum {
   TAG_ACCUM,
   TAG_UNSHARDED,
   TAG_COMM,
-  TAG_LOSS
+  TAG_LOSS,
+  TAG_INIT /* set-up buffers freed before the step (FSDP1 flattening) */
 };
 enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {

@@ -19,15 +19,59 @@ static void split_state(const stage_walk *W, const sim *S, int part, double tota
   sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, part), total - used, ALLOC_STREAM_COMPUTE);
 }
 
+/* FSDP1 wrapping, one unit at a time (layers first, the root last): the
+ * unit's parameters reach the GPU unsharded, torch.cat makes the flat
+ * parameter (the originals become views of it and are freed), shard() clones
+ * the rank's chunk and resizes the unsharded storage to 0
+ * (torch/distributed/fsdp/_flat_param.py FlatParamHandle
+ * flatten_tensors_into_flat_param, shard). Unless the script empties the
+ * cache, these blocks stay reserved for the step. */
+static void fsdp1_unit(const sim *S, int layer, double weights, double master, double shard) {
+  double unit = (weights + master) * shard;
+  uint64_t orig = block_tag(TAG_INIT, layer, 0, 0), flat = block_tag(TAG_INIT, layer, 0, 1);
+  sim_block(S, orig, unit, ALLOC_STREAM_COMPUTE);
+  sim_block(S, flat, unit, ALLOC_STREAM_COMPUTE);
+  if (unit > 0) sim_unblock(S, orig, 0);
+  sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_WEIGHTS), weights, ALLOC_STREAM_COMPUTE);
+  sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_MASTER_WEIGHTS), master, ALLOC_STREAM_COMPUTE);
+  if (unit > 0) sim_unblock(S, flat, 0);
+}
+
+static int fsdp1_flattens(const plan *pl) {
+  return pl->engine == LLMEM_ENGINE_FSDP1 && pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD &&
+         pl->offload_params == LLMEM_OFFLOAD_NONE;
+}
+
+static void fsdp1_setup(const stage_walk *W, const sim *S) {
+  const rank_states *rs = W->rs;
+  double denom = W->st->params_count, masters = W->st->trainable_count, used_w = 0, used_m = 0;
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+      const layer_cost *lc = walk_layer_cost(W, i);
+      double w = denom > 0 ? rs->weights * lc->params / denom : 0;
+      double m = masters > 0 ? rs->master * lc->trainable / masters : 0;
+      fsdp1_unit(S, i, w, m, W->pl->shard_dense);
+      used_w += w, used_m += m;
+    }
+  fsdp1_unit(S, LAYER_REST, rs->weights - used_w, rs->master - used_m, W->pl->shard_dense);
+}
+
 /* Loading and wrapping: weights, fp32 masters and persistent buffers; states
  * the engine creates eagerly (DeepSpeed's initialize_optimizer_states) too. */
 void blocks_setup(const stage_walk *W, const sim *S, int lazy_states) {
   const rank_states *rs = W->rs;
-  split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
-  split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
+  if (fsdp1_flattens(W->pl)) fsdp1_setup(W, S);
+  else {
+    split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
+    split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
+  }
   if (!lazy_states) split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer, 1);
   sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_COMM_BUFFERS), rs->comm_persistent, ALLOC_STREAM_COMPUTE);
   if (!W->lazy) split_state(W, S, LLMEM_CAT_GRADIENTS, rs->gradients, 1);
+  if (W->pl->empty_cache_after_init && S->blocks) {
+    alloc_empty_cache(); /* torch.cuda.empty_cache(), then torch.cuda.reset_peak_memory_stats() */
+    alloc_reset_peak();
+  }
 }
 
 /* torch.optim creates its states at the first step (_init_group:

@@ -154,6 +154,11 @@ export const UI: Record<string, FieldUi> = {
   'runtime.expandable_segments': { label: 'Expandable segments' },
   'runtime.max_split_size_mib': { label: 'Max split size', unit: 'MiB', auto: 'unset: any block splits' },
   'runtime.gc_threshold': { label: 'Allocator GC threshold', unit: '× memory' },
+  'runtime.empty_cache_after_init': {
+    label: 'Empty the cache after set-up',
+    auto: 'from the training stack',
+    hint: 'torch.cuda.empty_cache() before the first step',
+  },
   'runtime.torch_compile': { label: 'torch.compile' },
   'runtime.framework': { label: 'Training stack', hint: 'sets the mechanisms listed below unless given' },
   'runtime.framework_version': {
@@ -386,6 +391,7 @@ export const SECTIONS: Section[] = [
           'runtime.expandable_segments',
           'runtime.max_split_size_mib',
           'runtime.gc_threshold',
+          'runtime.empty_cache_after_init',
           'runtime.torch_compile',
           'formula',
         ],

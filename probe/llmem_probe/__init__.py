@@ -29,7 +29,9 @@ fields.json; presets, the effective config, value checks), capabilities (what
 this torch and its packages offer), translate (config -> plan or Refusal),
 model (the reference decoder, the transformers model, LoRA / QLoRA), run (the
 training setup and step), measure (memory readers, the measured steps,
-run_probe) and cli (the command line). Its public names are re-exported here.
+run_probe) and cli (the command line). Its public names are re-exported here;
+the functions translate and measure hide their modules as attributes of the
+package, so import from those with `from llmem_probe.translate import ...`.
 """
 from ._torch import F, TORCH_IMPORT_ERROR, nn, torch
 from .capabilities import MODERN_TORCH_CAPS, OPTIONAL_PACKAGES, detect_capabilities, dry_run_capabilities

@@ -32,6 +32,8 @@ static void describe_peak(llmem_result *out) {
     n = text_append_int(out->peak_at, n, cap, r->peak_layer);
   } else if (r->peak_layer == LLMEM_LAYER_EMBEDDING) {
     n = text_append(out->peak_at, n, cap, ", embedding (end of the backward)");
+  } else if (r->peak_phase == LLMEM_PHASE_FORWARD) {
+    n = text_append(out->peak_at, n, cap, ", embedding");
   } else if (r->peak_phase == LLMEM_PHASE_BACKWARD) {
     n = text_append(out->peak_at, n, cap, ", loss and output layer");
   }

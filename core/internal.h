@@ -56,6 +56,7 @@ typedef struct {
   /* parallel */
   double gpus, gpus_per_node, tp, pp, vpp, cp, ep, etp, dp;
   int sp, schedule, engine, zero_stage, fsdp_strategy, reshard_after_forward, dist_opt;
+  int shard_root_modules;     /* FSDP: embedding and output projection are their own units */
   int offload_optimizer, offload_params, fp8_all_gather, grad_as_bucket_view, overlap_comm;
   int shard_with_cp;
   double pp_first, pp_last;   /* 0 = even */
@@ -127,11 +128,17 @@ typedef struct {
   double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
   double quantized_gather_bytes; /* QLoRA: bytes per quantised parameter gathered (packed data); 0 otherwise */
   double live_gathered;       /* ZeRO-3: parameters the coordinator keeps gathered (bytes) */
-  double loss_gathered;       /* ZeRO-3: gathered at the loss, the lm_head among them (bytes) */
-  double loss_unsharded_grads; /* ZeRO-3: the lm_head's full gradient before the reduce (bytes) */
+  double loss_gathered;       /* ZeRO-3, FSDP own head unit: gathered at the loss, the lm_head among them (bytes) */
+  double loss_unsharded_grads; /* the lm_head's full gradient before the reduce (bytes) */
+  double loss_reduce_input;   /* FSDP own head unit: its reduce-scatter input (bytes) */
+  int own_root_units;         /* FSDP: embedding and head are units of their own (shard_root_modules) */
+  double embed_gathered;      /* FSDP own embedding unit: gathered around its forward and backward (bytes) */
+  double embed_unsharded_grads; /* its full gradient before the reduce-scatter (bytes) */
+  double embed_reduce_input;  /* its reduce-scatter input (bytes) */
   double unsharded_grad_bytes;   /* bytes per parameter of an unsharded gradient before reduce */
   double reduce_bytes;           /* bytes per parameter of the reduce-scatter input */
-  double root_gathered;       /* embedding/head kept gathered (bytes) */
+  double root_gathered;       /* FSDP root unit kept gathered: embedding, head, final norm (bytes) */
+  double root_unsharded_grads; /* its full gradients before the reduce-scatter (bytes) */
   double bucket_bytes;        /* DeepSpeed IPG/reduce buckets (transient in backward) */
   double paged_bytes;         /* optimizer states in CUDA managed memory (bitsandbytes paged) */
   int accumulate_unsharded;   /* FSDP2 under PP: params stay gathered, unsharded grads accumulate */

@@ -77,6 +77,7 @@ static void live_amounts(stage_walk *W, int c) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   double *u = W->in_flight_cat[c];
   if (is_first_chunk(W, c)) u[LLMEM_CAT_ACTIVATIONS] += W->embedding_act;
+  if (is_first_chunk(W, c) && rs->keep_gathered_until_backward) W->kept_gathered[c] += W->embed_gather;
   for (int i = first; i < first + n; i++) {
     const layer_cost *lc = cost(W, i);
     /* offloaded activations stay on the GPU for the last two layers only */
@@ -126,9 +127,11 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->embed_grads = lora ? 0 : rs->gradients * st->embedding_count / stage_trainable;
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
   W->root = rs->root_gathered;
-  W->root_grads = W->root > 0 && !lora ? (st->embedding_count + st->head_count) * rs->unsharded_grad_bytes : 0;
+  W->root_grads = rs->root_unsharded_grads;
   if (st->has_head) W->loss_gather = rs->loss_gathered;
   if (st->has_head) W->loss_grads = rs->loss_unsharded_grads;
+  if (st->has_head) W->loss_reduce = rs->loss_reduce_input;
+  if (st->has_embedding) W->embed_gather = rs->embed_gathered;
   /* persistent states, in the order the setup adds them */
   double *p = W->persistent_cat;
   p[LLMEM_CAT_WEIGHTS] += rs->weights;
@@ -177,14 +180,37 @@ double walk_offloaded_bytes(const stage_walk *W, int chunk) {
   return bytes;
 }
 
+/* The embedding as an FSDP unit of its own (shard_root_modules): gathered by
+ * its pre-forward, resharded by its post-forward unless kept (reshard_after_forward
+ * False); the first layer's all-gather is issued meanwhile. */
+static void embedding_forward(const stage_walk *W, sim *S, int mb, int c, int kept) {
+  int keep = W->rs->keep_gathered_until_backward;
+  uint64_t tag = block_tag(keep ? TAG_GATHER_KEPT : TAG_GATHER, LAYER_EMBED, 0, 0);
+  uint64_t next = block_tag(TAG_PREFETCH, LAYER_EMBED, mb, 0);
+  double gather = kept ? 0 : W->embed_gather;
+  if (gather > 0) sim_sync(S);
+  sim_take(S, LLMEM_CAT_WEIGHTS, tag, gather, ALLOC_STREAM_GATHER);
+  sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, ALLOC_STREAM_COMPUTE);
+  if (gather <= 0) return;
+  double prefetch = W->chunk_layers[c] > 0 ? cost(W, W->first_global[c])->prefetch : 0;
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, ALLOC_STREAM_GATHER);
+  sim_record(S, LLMEM_PHASE_FORWARD, mb, -1);
+  if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+  if (!keep) sim_give(S, LLMEM_CAT_WEIGHTS, tag, gather, 1);
+}
+
+/* The head as a unit of its own: its all-gather is issued during the last layer's forward. */
+static double head_prefetch(const stage_walk *W, int c) {
+  return is_last_chunk(W, c) && W->rs->own_root_units ? W->loss_gather * W->rs->gather_factor_fwd : 0;
+}
+
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
   int kept = started && rs->keep_gathered_until_backward;
   int gather_tag = rs->keep_gathered_until_backward ? TAG_GATHER_KEPT : TAG_GATHER;
-  if (is_first_chunk(W, c))
-    sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, ALLOC_STREAM_COMPUTE);
+  if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
   for (int i = first; i < first + n; i++) {
     const layer_cost *lc = cost(W, i);
     const layer_activations *la = acts(W, c, i);
@@ -196,12 +222,13 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     block_saved(S, la, i, mb, 1);
     sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes,
                        ALLOC_STREAM_COMPUTE);
-    if (i + 1 < first + n)
-      sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), lc->prefetch,
-                         ALLOC_STREAM_GATHER);
+    double prefetch = i + 1 < first + n ? lc->prefetch : head_prefetch(W, c);
+    int prefetches = i + 1 < first + n || prefetch > 0;
+    if (prefetches)
+      sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, ALLOC_STREAM_GATHER);
     sim_record(S, LLMEM_PHASE_FORWARD, mb, i);
     sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes, 0);
-    if (i + 1 < first + n) sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), lc->prefetch, 1);
+    if (prefetches) sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, 1);
     if (W->offload && i >= first + 2) { /* the layer two back has reached host memory */
       sim_add(S, LLMEM_CAT_ACTIVATIONS, -acts(W, c, i - 2)->saved_bytes);
       block_saved(S, acts(W, c, i - 2), i - 2, mb, 0);
@@ -227,8 +254,29 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   }
 }
 
+/* The head's pre-backward (the root's, or an own head unit's) prefetches the
+ * last layer's all-gather (FSDP2 _backward_prefetch: reverse post-forward
+ * order, _fsdp_param_group.py 002a76fbf; FSDP1 BACKWARD_PRE). */
+static double loss_prefetch(const stage_walk *W, int c) {
+  int n = W->chunk_layers[c];
+  return W->rs->gathers == 1 && n > 0 ? cost(W, W->first_global[c] + n - 1)->prefetch_bwd : 0;
+}
+
+/* A unit's post-backward: its gathered parameters are already freed
+ * (reshard), the reduce-scatter input is copied from the full gradient
+ * (foreach_reduce), then the gradient is dropped (_fsdp_param_group.py post_backward, 002a76fbf). */
+static void reduce_scatter(sim *S, int mb, uint64_t grads_tag, double grads, uint64_t input_tag, double input) {
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, ALLOC_STREAM_REDUCE);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+  if (input > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, 1);
+  sim_give(S, LLMEM_CAT_GRADIENTS, grads_tag, grads, 0);
+}
+
 /* The loss gradient at the head; lazily created head gradients on the first pass. */
-static void loss_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
+static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
+  int own = W->rs->own_root_units;
+  double prefetch = loss_prefetch(W, c);
+  uint64_t next = block_tag(TAG_PREFETCH, LAYER_HEAD, mb, 0), full = block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1);
   if (W->loss_gather > 0) sim_sync(S);
   sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, ALLOC_STREAM_GATHER);
   sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), W->loss.backward_peak_bytes,
@@ -238,15 +286,25 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
              ALLOC_STREAM_COMPUTE);
   if (W->root_grads > 0)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
-  sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1), W->loss_grads, ALLOC_STREAM_COMPUTE);
+  sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, ALLOC_STREAM_GATHER);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
-  sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1), W->loss_grads, 0);
+  if (!own) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), 0);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   S->hole = 0;
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
   sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
+  if (own) reduce_scatter(S, mb, full, W->loss_grads, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce);
+  if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+}
+
+/* The unit before layer i, all-gathered during its backward: the layer
+ * below, or for the first layer an embedding of its own that was resharded. */
+static double backward_prefetch(const stage_walk *W, int c, int i, const layer_cost *lc) {
+  if (i > W->first_global[c]) return lc->prefetch_bwd;
+  return is_first_chunk(W, c) && !W->rs->keep_gathered_until_backward ? W->embed_gather : 0;
 }
 
 static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, int first_pass) {
@@ -271,7 +329,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   if (rs->accumulate_unsharded && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, i, 0, 0), lc->trainable * rs->unsharded_accum_bytes,
              ALLOC_STREAM_COMPUTE);
-  double comm = lc->reduce_input + (i > first ? lc->prefetch_bwd : 0);
+  double comm = lc->reduce_input + backward_prefetch(W, c, i, lc);
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads,
                      ALLOC_STREAM_COMPUTE);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), comm, ALLOC_STREAM_REDUCE);
@@ -289,17 +347,34 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, 1);
 }
 
+/* The embedding's backward: its lazily created gradient on the first pass;
+ * an embedding unit of its own is gathered again (unless kept), then its
+ * post-backward (the root's final callback: token ids carry no gradient
+ * for a post-backward hook, _fsdp_state.py) reshards and reduce-scatters. */
+static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
+  const rank_states *rs = W->rs;
+  int lazy = W->lazy && first_pass, own = W->embed_gather > 0;
+  if (!lazy && !own) return;
+  double gather = own && !rs->keep_gathered_until_backward ? W->embed_gather : 0;
+  uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, 0, 0), full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
+  sim_take(S, LLMEM_CAT_WEIGHTS, again, gather, ALLOC_STREAM_GATHER);
+  if (lazy)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, ALLOC_STREAM_COMPUTE);
+  if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
+  if (!own) return;
+  if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);
+  reduce_scatter(S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0), rs->embed_reduce_input);
+}
+
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
 void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   int first = W->first_global[c], n = W->chunk_layers[c];
-  if (is_last_chunk(W, c)) loss_backward(W, S, mb, first_pass);
+  if (is_last_chunk(W, c)) loss_backward(W, S, mb, c, first_pass);
   for (int i = first + n - 1; i >= first; i--) layer_backward(W, S, mb, c, i, first_pass);
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
-    if (W->lazy && first_pass) {
-      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, ALLOC_STREAM_COMPUTE);
-      sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
-    }
+    embedding_backward(W, S, mb, first_pass);
   }
   if (is_last_chunk(W, c) && W->root_grads > 0)
     sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, 0);

@@ -159,6 +159,7 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->zero_stage = (int)in->zero_stage;
   p->fsdp_strategy = (int)in->fsdp_strategy;
   p->reshard_after_forward = in->reshard_after_forward != 0;
+  p->shard_root_modules = (int)or_default(profiled(in, FIELD(shard_root_modules)), 0);
   p->dist_opt = in->distributed_optimizer != 0;
   p->offload_optimizer = (int)in->offload_optimizer;
   p->offload_params = (int)in->offload_params;

@@ -25,6 +25,7 @@ typedef struct {
 #define T_OPT LLMEM_TERM_TEMPORARIES
 #define T_LOSS LLMEM_TERM_LOGITS
 #define T_ACT LLMEM_TERM_ACTIVATIONS
+#define T_WTRANS LLMEM_TERM_WEIGHTS_TRANSIENT
 
 static const profile_row rows[] = {
 #include "profiles.def"

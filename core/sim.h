@@ -152,7 +152,9 @@ typedef struct {
   loss_memory loss;
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;
-  double loss_gather, loss_grads; /* ZeRO-3: gathered at the loss; the lm_head's full gradient */
+  double loss_gather, loss_grads; /* ZeRO-3, own head unit: gathered at the loss; the lm_head's full gradient */
+  double loss_reduce;             /* own head unit: its reduce-scatter input */
+  double embed_gather;            /* own embedding unit: gathered around its forward and backward */
   /* what stays live between passes, by category: the state at any pass
    * boundary is rebuilt from these (walk_state), not carried as a running sum */
   double persistent_cat[LLMEM_CAT_COUNT];

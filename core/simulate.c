@@ -230,6 +230,7 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
     if (g->bwd_started[c]) sim_add(S, LLMEM_CAT_GRADIENTS, -W->accumulated[c]);
     blocks_free_kept(W, S, c);
   }
+  if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, 1);
   if (first_step) blocks_optimizer_states(W, S);
   if (pl->optimizer_in_backward) {
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
@@ -243,7 +244,6 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
     sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, 0, 0), rs->optimizer_step_temp, 0);
   }
-  if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, 1);
   if (W->lazy) {
     sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);
     blocks_free_gradients(W, S);

@@ -262,6 +262,33 @@ static void zero3_gathers(const plan *pl, const stage_layout *st, const stage_co
   r->loss_unsharded_grads = st->head_count * r->unsharded_grad_bytes;
 }
 
+/* The FSDP root unit: what no wrapped submodule holds, gathered at the root's
+ * pre-forward and kept through backward (FSDP2 sets the root's
+ * reshard_after_forward False: pytorch _fully_shard.py docstring, "None ...
+ * False for root modules"; torchtune shard_model sets it explicitly,
+ * training/_distributed.py bd2a0fc7c; FSDP1 notes "kept in GPU memory until
+ * the end of backward"). shard_root_modules: the embedding and the output
+ * projection are units of their own (torchtune custom_sharded_layers,
+ * afd23fd0b #1287): gathered around their forward and their backward only,
+ * their full gradient alive until their reduce-scatter (post_backward,
+ * _fsdp_param_group.py 002a76fbf); the root keeps the final norm. A tied
+ * output uses the embedding's weight outside the embedding's forward, and
+ * pipelining's no-sync keeps every unit gathered: both stay in the root. */
+static void root_units(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
+  int own = pl->shard_root_modules && !(pl->tied && pl->head_kind == LLMEM_HEAD_LM) && !r->accumulate_unsharded;
+  double root = own ? st->final_norm_count : c->emb_head + st->final_norm_count;
+  r->root_gathered = gathered_bytes(r, root, 0); /* none quantised */
+  r->root_unsharded_grads = (own ? st->final_norm_count : c->emb_head) * r->unsharded_grad_bytes;
+  if (!own) return;
+  r->own_root_units = 1;
+  r->embed_gathered = gathered_bytes(r, st->embedding_count, 0);
+  r->embed_unsharded_grads = st->embedding_count * r->unsharded_grad_bytes;
+  r->embed_reduce_input = st->embedding_count * r->reduce_bytes;
+  r->loss_gathered = gathered_bytes(r, st->head_count, 0);
+  r->loss_unsharded_grads = st->head_count * r->unsharded_grad_bytes;
+  r->loss_reduce_input = st->head_count * r->reduce_bytes;
+}
+
 /* Per-layer gathers: FSDP units, ZeRO-3 modules, FSDP2 under pipelining. */
 static void gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
   r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->fp8_all_gather ? 1 : c->wb);
@@ -284,9 +311,6 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
     r->gather_factor_bwd = 1;
   }
   if (c->z == 3) zero3_gathers(pl, st, c, r);
-  if (c->fsdp_sharded) { /* root unit: embedding, head, final norm, none quantised */
-    r->root_gathered = (c->emb_head + st->final_norm_count) * r->unsharded_weight_bytes;
-  }
   /* torch.distributed.pipelining runs every micro-batch but the last under
    * FSDP2's no-sync with resharding after backward off
    * (stage.backward_maybe_with_nosync): each stage keeps its parameters
@@ -297,6 +321,7 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
     r->keep_gathered_until_backward = 1;
     r->unsharded_accum_bytes = c->lora ? dtype_bytes(pl->adapter_dtype) : pl->grad_bytes;
   }
+  if (c->fsdp_sharded) root_units(pl, st, c, r);
 }
 
 static void deepspeed_buckets(const plan *pl, const stage_counts *c, rank_states *r) {

@@ -51,4 +51,5 @@ void blocks_free_kept(const stage_walk *W, const sim *S, int c) {
     if (alloc_is_live(block_tag(TAG_GATHER_KEPT, i, 0, 0))) alloc_free(block_tag(TAG_GATHER_KEPT, i, 0, 0), 1);
     alloc_free_if_live(block_tag(TAG_ACCUM, i, 0, 0));
   }
+  if (alloc_is_live(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, 0, 0))) alloc_free(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, 0, 0), 1);
 }

@@ -29,6 +29,7 @@ const DEPENDS: Record<Category | 'runtime', string[]> = {
     'training.finetune.quant',
     ...SHARDING,
     'parallel.offload_params',
+    'parallel.shard_root_modules',
   ],
   gradients: ['training.grad_dtype', 'training.finetune.method', 'training.optimizer_in_backward', ...SHARDING],
   master_weights: [
@@ -75,6 +76,7 @@ const DEPENDS: Record<Category | 'runtime', string[]> = {
     'parallel.zero_stage',
     'parallel.fsdp_strategy',
     'parallel.reshard_after_forward',
+    'parallel.shard_root_modules',
     'parallel.reduce_bucket_size',
     'parallel.allgather_bucket_size',
     'parallel.stage3_prefetch_bucket_size',

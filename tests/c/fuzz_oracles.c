@@ -143,6 +143,7 @@ static void decode_engine(fuzz_reader *r, llmem_input *in, double dp) {
     in->fsdp_strategy = fuzz_pick(r, LLMEM_FSDP_STRATEGY_COUNT_);
     if (in->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) in->fsdp_shard_size = PICK(r, NAN, 1, 2, dp);
     in->reshard_after_forward = coin(r);
+    in->shard_root_modules = PICK(r, NAN, 0, 1);
     if (fuzz_pick(r, 4) == 0) in->offload_optimizer = in->offload_params = LLMEM_OFFLOAD_CPU;
     in->shard_with_cp = coin(r);
     in->fp8_all_gather = fuzz_pick(r, 4) == 0;

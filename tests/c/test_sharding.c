@@ -128,8 +128,75 @@ static void zero3_live(void) {
   }
 }
 
+/* Event readings of one phase and layer (the first of them when layer -1 has several). */
+static const llmem_event *event_at(int phase, int layer, int nth) {
+  for (int i = 0; i < out.event_count; i++)
+    if (out.events[i].phase == phase && out.events[i].layer == layer && nth-- == 0) return &out.events[i];
+  return 0;
+}
+
+/* Llama-3-8B full fine-tuning, FSDP2 over 8 GPUs, bf16 parameters, fp32
+ * reduce (training.grad_dtype fp32):
+ *   embedding = output = 128,256 x 4,096 = 525,336,576 params
+ *     gathered in bf16: E = H = 1,050,673,152 B; final norm 4,096 x 2 = 8,192 B
+ *   a decoder layer: 2 x 4096^2 + 2 x 4096 x 1024 + 3 x 4096 x 14336 + 2 x 4096
+ *     = 218,112,000 params, gathered 436,224,000 B
+ * The root unit (default) keeps E + H + 8,192 gathered through the step; with
+ * shard_root_modules (torchtune custom_sharded_layers) the root keeps the
+ * norm only, so the weights at a middle layer's forward drop by E + H =
+ * 2,101,346,304 B. The embedding is gathered at its forward (E + 8,192 over
+ * the sharded weights, layer 0's FSDP2 prefetch 2 x 436,224,000 in flight),
+ * the output at the loss (H + 8,192). At the loss backward the output's full
+ * bf16 gradient H is alive and the last layer's all-gather (436,224,000 B) is
+ * prefetched; after its reshard, the reduce-scatter input is
+ * 525,336,576 x 4 = 2,101,346,304 B. */
+static void own_root_units(void) {
+#define L3_8B                                                                                                \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=128256 " \
+  "parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=16 "
+  double root_mode = -1;
+  if (run(L3_8B)) {
+    root_mode = max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS);
+    /* the root's post-backward reshards it (reshard_after_backward): the
+     * optimizer step sees the sharded weights only */
+    CHECK_NEAR(max_at(LLMEM_PHASE_OPTIMIZER, -9, LLMEM_CAT_WEIGHTS), max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS),
+               0, "root resharded before the optimizer step");
+    /* the root's pre-backward prefetches the last layer (reverse post-forward order) */
+    const llmem_event *loss = event_at(LLMEM_PHASE_BACKWARD, -1, 0);
+    CHECK(loss && loss->category_bytes[LLMEM_CAT_COMM_BUFFERS] == 436224000.0, "root: last layer prefetched at the loss");
+  }
+  if (!run(L3_8B "parallel.shard_root_modules=true")) return;
+  double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
+  double own_mode = max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS);
+  CHECK_NEAR(root_mode - own_mode, 2101346304.0, 1e-15, "own units: a middle layer's forward drops E + H");
+  CHECK_NEAR(own_mode - setup, 436224000.0 + 8192.0, 1e-15, "own units: the layer and the norm gathered");
+  const llmem_event *embed = event_at(LLMEM_PHASE_FORWARD, -1, 0);
+  CHECK(embed != 0, "own units: an embedding forward point");
+  if (embed) {
+    CHECK_NEAR(embed->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 1050673152.0 + 8192.0, 1e-15, "embedding gathered");
+    CHECK_NEAR(embed->category_bytes[LLMEM_CAT_COMM_BUFFERS], 872448000.0, 1e-15, "layer 0 prefetched");
+  }
+  CHECK_NEAR(max_at(LLMEM_PHASE_LOSS, -9, LLMEM_CAT_WEIGHTS) - setup, 1050673152.0 + 8192.0, 1e-15,
+             "output gathered at the loss");
+  const llmem_event *loss = event_at(LLMEM_PHASE_BACKWARD, -1, 0), *reduce = event_at(LLMEM_PHASE_BACKWARD, -1, 1);
+  CHECK(loss && reduce, "own units: loss backward and reduce-scatter points");
+  if (loss && reduce) {
+    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 1050673152.0 + 8192.0, 1e-15, "output regathered");
+    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_COMM_BUFFERS], 436224000.0, 1e-15, "last layer prefetched");
+    CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 8192.0, 1e-15, "output resharded");
+    CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_COMM_BUFFERS], 2101346304.0 + 436224000.0, 1e-15,
+               "reduce-scatter input beside the prefetch");
+    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_GRADIENTS] - reduce->category_bytes[LLMEM_CAT_GRADIENTS], 0, 0,
+               "output gradient alive until the reduce");
+  }
+  /* tied embeddings: the output uses the embedding's weight; all stays in the root */
+  rank_states tied = states_of(L3_8B "model.tied_embeddings=true parallel.shard_root_modules=true");
+  CHECK_NEAR(tied.root_gathered, 1050673152.0 + 8192.0, 0, "tied: embedding in the root");
+}
+
 int main(void) {
   qlora_sharded();
   zero3_live();
+  own_root_units();
   return check_report("sharding");
 }

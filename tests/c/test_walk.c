@@ -94,10 +94,10 @@ static void random_config(llmem_input *in, char *keys, size_t size) {
            "training.seq_len=%d training.grad_accum=%d training.recompute=%s training.activation_offload=%s "
            "training.optimizer_in_backward=%s training.finetune.method=%s parallel.engine=%s parallel.zero_stage=%d "
            "parallel.fsdp_strategy=%s parallel.reshard_after_forward=%s parallel.pp=%d parallel.vpp=%d "
-           "parallel.pp_schedule=%s parallel.gpus=%d",
+           "parallel.pp_schedule=%s parallel.gpus=%d parallel.shard_root_modules=%s",
            PICK(layers) * (vpp > 1 ? vpp : 1), 1 << pick(4), PICK(tf), 1 + pick(2), 256 << pick(4), m, PICK(recompute),
            PICK(tf), pick(4) ? "false" : "true", PICK(ft), PICK(engines), pick(4), PICK(fsdp), PICK(tf), pp, vpp, sched,
-           pp * dp);
+           pp * dp, PICK(tf));
   llmem_defaults(in);
   set_keys(in, keys);
 }

@@ -94,6 +94,13 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   par('data_parallel_shard_degree', shard);
   const reshard = v.take<boolean>('parallel.reshard_after_forward') && strategy !== 'shard_grad_op';
   par('fsdp_reshard_after_forward', reshard ? 'always' : 'never');
+  // torchtitan wraps the embedding and [norm, output] as units of their own (parallelize.py, 2025-07 on)
+  if (v.get('parallel.shard_root_modules') !== true)
+    v.skip(
+      'parallel.shard_root_modules',
+      'torchtitan always wraps the embedding and the output as FSDP units of their own',
+    );
+  v.cover('parallel.shard_root_modules');
   par('tensor_parallel_degree', tp);
   if (tp > 1 && !v.take<boolean>('parallel.sequence_parallel'))
     v.skip('parallel.sequence_parallel', 'torchtitan always shards the sequence with tensor parallelism');

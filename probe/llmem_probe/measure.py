@@ -1,0 +1,290 @@
+"""Measurement: memory readers (CUDA counters, NVML, the allocator's event history), the
+measured steps with their phase peaks, the environment, and run_probe (translate, build, measure)."""
+from __future__ import annotations
+
+import datetime
+import importlib.util
+import os
+import platform
+import sys
+import time
+
+from ._torch import require_torch, torch
+from .capabilities import detect_capabilities
+from .config import PROBE_DIR, PROBE_VERSION, ProbeError
+from .run import PHASES, _optimizer_has_state, build_run, train_step
+from .translate import translate
+
+
+def _snapshot_to_json():
+    """probe/snapshot_to_json.py, imported from the probe folder wherever the probe was started."""
+    mod = sys.modules.get("snapshot_to_json")
+    if mod is None:
+        path = os.path.join(PROBE_DIR, "snapshot_to_json.py")
+        spec = importlib.util.spec_from_file_location("snapshot_to_json", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules["snapshot_to_json"] = mod
+    return mod
+
+
+# --------------------------------------------------------------------------
+# Memory readers (injected so the step loop runs on CPU in the tests)
+# --------------------------------------------------------------------------
+
+class CudaMemory:
+    """torch.cuda counters, plus NVML (pynvml) or cudaMemGetInfo for the device-wide reading."""
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self._nvml = None
+        self.nvml_error = None
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self._nvml = (pynvml, self._nvml_handle(pynvml))
+        except Exception as e:
+            self.nvml_error = "%s: %s" % (type(e).__name__, e)
+            self._nvml = None
+
+    def _nvml_handle(self, pynvml):
+        idx = self.device.index or 0
+        try:
+            uuid = str(torch.cuda.get_device_properties(idx).uuid)
+            return pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else "GPU-" + uuid)
+        except Exception:
+            vis = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+            ids = [v.strip() for v in vis.split(",") if v.strip()]
+            if ids and ids[min(idx, len(ids) - 1)].isdigit():
+                idx = int(ids[min(idx, len(ids) - 1)])
+            return pynvml.nvmlDeviceGetHandleByIndex(idx)
+
+    def synchronize(self):
+        torch.cuda.synchronize(self.device)
+
+    def reset_peak(self):
+        torch.cuda.reset_peak_memory_stats(self.device)
+
+    def allocated(self):
+        return int(torch.cuda.memory_allocated(self.device))
+
+    def reserved(self):
+        return int(torch.cuda.memory_reserved(self.device))
+
+    def peak_allocated(self):
+        return int(torch.cuda.max_memory_allocated(self.device))
+
+    def peak_reserved(self):
+        return int(torch.cuda.max_memory_reserved(self.device))
+
+    def stats(self):
+        """Allocator counters that explain a reserved reading (retries mean fragmentation near capacity)."""
+        st = torch.cuda.memory_stats(self.device)
+        return {k: int(st.get(k, 0)) for k in ("num_alloc_retries", "num_ooms", "num_device_alloc",
+                                                "active_bytes.all.peak", "inactive_split_bytes.all.peak")}
+
+    def start_history(self):
+        """Record every allocator event (torch.cuda.memory._record_memory_history; no stack contexts, to keep it cheap)."""
+        rec = torch.cuda.memory._record_memory_history
+        try:
+            rec(enabled="all", context=None, max_entries=2000000)
+        except TypeError:  # older signature
+            rec(True)
+
+    def stop_history(self, phases):
+        """The recorded events as the compact series of probe/snapshot_to_json.py, with the phase marks."""
+        snap = torch.cuda.memory._snapshot()
+        try:
+            torch.cuda.memory._record_memory_history(enabled=None)
+        except TypeError:
+            torch.cuda.memory._record_memory_history(False)
+        return _snapshot_to_json().convert(snap, self.device.index or 0, phases=phases)
+
+    def device_used(self):
+        if self._nvml is not None:
+            pynvml, handle = self._nvml
+            return int(pynvml.nvmlDeviceGetMemoryInfo(handle).used), "nvml"
+        free, total = torch.cuda.mem_get_info(self.device)
+        return int(total - free), "torch.cuda.mem_get_info (total - free)"
+
+    def driver(self):
+        if self._nvml is not None:
+            v = self._nvml[0].nvmlSystemGetDriverVersion()
+            return v.decode() if isinstance(v, bytes) else v
+        try:
+            with open("/proc/driver/nvidia/version") as f:
+                for word in f.readline().split():
+                    if word[:1].isdigit() and "." in word:
+                        return word
+        except OSError:
+            pass
+        return None
+
+
+def nvml_used_before_cuda():
+    """Device memory in use before this process creates its CUDA context (NVML only)."""
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        vis = [v for v in os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",") if v.strip()]
+        idx = int(vis[0]) if vis and vis[0].strip().isdigit() else 0
+        return int(pynvml.nvmlDeviceGetMemoryInfo(pynvml.nvmlDeviceGetHandleByIndex(idx)).used)
+    except Exception:
+        return None
+
+
+
+# --------------------------------------------------------------------------
+# The measured steps
+# --------------------------------------------------------------------------
+
+def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
+    """Warm-up steps, then measured steps; phase peaks come from the last measured step."""
+    if steps < 1:
+        raise ProbeError("--steps must be >= 1")
+    null_mark = lambda phase: None  # noqa: E731
+    losses = []
+    for _ in range(warmup):
+        losses.append(float(train_step(run, null_mark)))
+    if warmup and run.plan["optimizer"]["name"] != "sgd" and not _optimizer_has_state(run):
+        raise ProbeError("the optimizer kept no state after %d warm-up steps (a skipped step?)" % warmup)
+    reader.synchronize()
+    reader.reset_peak()
+    seconds = []
+    peak_alloc = peak_res = 0
+    resident = None
+    timeline = None
+    phases = {p: {"peak_allocated_bytes": 0, "peak_reserved_bytes": 0} for p in PHASES}
+    for step in range(steps):
+        last = step == steps - 1
+        if last:
+            reader.synchronize()
+            peak_alloc = max(peak_alloc, reader.peak_allocated())
+            peak_res = max(peak_res, reader.peak_reserved())
+            resident = reader.allocated()
+            state = {"phase": None, "forward": 0}
+            # the last step's allocator events, with phase marks placed by wall-clock time: trace
+            # entries carry time_us, unix time in microseconds (torch/csrc/cuda/memory_snapshot.cpp)
+            history = hasattr(reader, "start_history")
+            marks = []
+            if history:
+                reader.start_history()
+
+            def mark(phase):
+                reader.synchronize()
+                if history and phase is not None:
+                    m = {"phase": phase, "t_us": time.time_ns() // 1000}
+                    if phase == "forward":
+                        m["micro_batch"] = state["forward"]
+                        state["forward"] += 1
+                    marks.append(m)
+                cur = state["phase"]
+                if cur is not None:
+                    ph = phases[cur]
+                    ph["peak_allocated_bytes"] = max(ph["peak_allocated_bytes"], reader.peak_allocated())
+                    ph["peak_reserved_bytes"] = max(ph["peak_reserved_bytes"], reader.peak_reserved())
+                reader.reset_peak()
+                state["phase"] = phase
+        else:
+            mark = lambda phase: None  # noqa: E731
+        t0 = timer()
+        losses.append(float(train_step(run, mark)))
+        reader.synchronize()
+        seconds.append(timer() - t0)
+        if last and history:
+            timeline = reader.stop_history(marks)
+    for ph in phases.values():
+        peak_alloc = max(peak_alloc, ph["peak_allocated_bytes"])
+        peak_res = max(peak_res, ph["peak_reserved_bytes"])
+    used, source = reader.device_used()
+    rt = getattr(run.inner, "rt", None)
+    out = {
+        "peak_allocated_bytes": int(peak_alloc),
+        "peak_reserved_bytes": int(peak_res),
+        "device_used_bytes": None if used is None else int(used),
+        "device_used_source": source,
+        "phases": phases,
+        "step_seconds": sum(seconds) / len(seconds),
+        "step_seconds_each": seconds,
+        "resident_bytes": None if resident is None else int(resident),
+        "steps": steps,
+        "warmup": warmup,
+        "loss": losses[-1] if losses else None,
+        "params": {"total": int(run.params_total), "trainable": int(run.params_trainable)},
+    }
+    if hasattr(reader, "stats"):
+        out["allocator_stats"] = reader.stats()
+    if timeline is not None:
+        out["timeline"] = timeline
+    if rt is not None:
+        out["attention_path"] = {"kind": rt.kind, "gqa": rt.gqa_path or "none"}
+        if getattr(rt, "gqa_fallback_reason", None):
+            out["attention_path"]["gqa_fallback_reason"] = rt.gqa_fallback_reason
+    return out
+
+
+def collect_environment(device, caps, reader=None):
+    env = {"device": str(device), "gpu": None, "capability": None, "total_memory_bytes": None,
+           "driver": None, "cuda": None, "cudnn": None, "torch": caps.get("torch"),
+           "transformers": caps.get("transformers"), "peft": caps.get("peft"),
+           "bitsandbytes": caps.get("bitsandbytes"), "liger_kernel": caps.get("liger_kernel"),
+           "pynvml": caps.get("pynvml"), "python": platform.python_version(),
+           "platform": platform.platform(),
+           "pytorch_cuda_alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF")}
+    if torch is not None:
+        env["cuda"] = torch.version.cuda
+        try:
+            env["cudnn"] = torch.backends.cudnn.version()
+        except Exception:
+            pass
+        dev = torch.device(device)
+        if dev.type == "cuda" and torch.cuda.is_available():
+            props = torch.cuda.get_device_properties(dev.index or 0)
+            env["gpu"] = props.name
+            env["capability"] = "%d.%d" % (props.major, props.minor)
+            env["total_memory_bytes"] = int(props.total_memory)
+    if reader is not None and hasattr(reader, "driver"):
+        env["driver"] = reader.driver()
+    return env
+
+
+def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, catalog=None,
+              catalog_path=None, impl="reference", seed=0, plan=None):
+    """Translate, build, measure; the result object (Refusal / ProbeError raised)."""
+    caps = detect_capabilities() if caps is None else caps
+    plan = plan or translate(config, caps, catalog, catalog_path, impl)
+    require_torch()
+    if plan["expandable_segments"]:  # before the first CUDA allocation (both names: torch < / >= 2.9)
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+        os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"
+    dev = torch.device(device)
+    baseline = None
+    if reader is None:
+        if dev.type != "cuda" or not torch.cuda.is_available():
+            raise ProbeError("measuring needs a CUDA device (none here); --dry-run prints the plan")
+        baseline = nvml_used_before_cuda()
+        if plan["expandable_segments"]:
+            try:
+                torch.cuda.memory._set_allocator_settings("expandable_segments:True")
+            except Exception:
+                pass
+        reader = CudaMemory(dev)
+    run = build_run(plan, device, seed)
+    try:
+        measured = measure(run, reader, steps, warmup)
+    finally:
+        if run.process_group:
+            import torch.distributed as dist
+            dist.destroy_process_group()
+    measured["device_used_before_bytes"] = baseline
+    if getattr(reader, "nvml_error", None) and measured["device_used_source"] != "nvml":
+        measured["device_used_note"] = "NVML unavailable: %s" % reader.nvml_error
+    return {
+        "ok": True,
+        "config": config,
+        "measured": measured,
+        "environment": collect_environment(dev, caps, reader),
+        "probe": {"version": PROBE_VERSION, "impl": plan["impl"], "applied": plan["applied"],
+                  "notes": plan["notes"], "params": plan["params"],
+                  "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
+    }

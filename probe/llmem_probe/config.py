@@ -95,7 +95,8 @@ REVIEWED_KEYS = frozenset(
         "stage3_prefetch_bucket_size stage3_max_live_parameters stage3_param_persistence_threshold").split()]
     + ["runtime." + k for k in (
         "cuda_context_mib cublas_workspace_mib nccl_buffer_mib allocator_reserve expandable_segments "
-        "max_split_size_mib gc_threshold torch_compile compute_efficiency framework").split()])
+        "max_split_size_mib gc_threshold empty_cache_after_init torch_compile compute_efficiency "
+        "framework").split()])
 
 
 class Refusal(Exception):

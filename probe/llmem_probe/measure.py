@@ -254,22 +254,25 @@ def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, 
     caps = detect_capabilities() if caps is None else caps
     plan = plan or translate(config, caps, catalog, catalog_path, impl)
     require_torch()
-    if plan["expandable_segments"]:  # before the first CUDA allocation (both names: torch < / >= 2.9)
-        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
-        os.environ["PYTORCH_ALLOC_CONF"] = "expandable_segments:True"
+    conf = plan.get("alloc_conf") or ("expandable_segments:True" if plan["expandable_segments"] else "")
+    if conf:  # before the first CUDA allocation (both names: torch < / >= 2.9)
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = conf
+        os.environ["PYTORCH_ALLOC_CONF"] = conf
     dev = torch.device(device)
     baseline = None
     if reader is None:
         if dev.type != "cuda" or not torch.cuda.is_available():
             raise ProbeError("measuring needs a CUDA device (none here); --dry-run prints the plan")
         baseline = nvml_used_before_cuda()
-        if plan["expandable_segments"]:
+        if conf:
             try:
-                torch.cuda.memory._set_allocator_settings("expandable_segments:True")
+                torch.cuda.memory._set_allocator_settings(conf)
             except Exception:
                 pass
         reader = CudaMemory(dev)
     run = build_run(plan, device, seed)
+    if plan.get("empty_cache_after_init") and dev.type == "cuda":
+        torch.cuda.empty_cache()  # what set-up left cached goes back to the driver
     try:
         measured = measure(run, reader, steps, warmup)
     finally:

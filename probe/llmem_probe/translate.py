@@ -88,6 +88,18 @@ def hf_model_mapping(m, dropout):
     return None, "no transformers model type (llama, qwen2, qwen3, gpt2) matches these model keys"
 
 
+def alloc_conf_of(rt):
+    """The caching allocator's settings as PYTORCH_CUDA_ALLOC_CONF (c10/cuda/CUDAAllocatorConfig.cpp keys)."""
+    parts = []
+    if rt["expandable_segments"]:
+        parts.append("expandable_segments:True")
+    if rt["max_split_size_mib"] is not None:
+        parts.append("max_split_size_mb:%d" % int(rt["max_split_size_mib"]))
+    if rt["gc_threshold"]:
+        parts.append("garbage_collection_threshold:%g" % rt["gc_threshold"])
+    return ",".join(parts)
+
+
 def translate(config, caps=None, catalog=None, catalog_path=None, impl="reference"):
     """The plan for `config`, or Refusal listing everything that cannot be reproduced."""
     caps = detect_capabilities() if caps is None else caps
@@ -396,8 +408,11 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
     # ---- runtime / hardware: estimator inputs ----
     if rt["torch_compile"]:
         no("runtime.torch_compile", "whole-model torch.compile is not applied by the probe")
-    if rt["expandable_segments"]:
-        applied.append("allocator: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    alloc_conf = alloc_conf_of(rt)
+    if alloc_conf:
+        applied.append("allocator: PYTORCH_CUDA_ALLOC_CONF=%s" % alloc_conf)
+    if rt["empty_cache_after_init"]:
+        applied.append("torch.cuda.empty_cache() after building the model, before the first step")
     for k in ("cuda_context_mib", "cublas_workspace_mib", "nccl_buffer_mib", "allocator_reserve"):
         if rt[k] is not None:
             notes.append("runtime.%s is an estimator input; the probe measures the real value" % k)
@@ -449,6 +464,8 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
         "dropout": tr["dropout"],
         "finetune": fin,
         "expandable_segments": bool(rt["expandable_segments"]),
+        "alloc_conf": alloc_conf,
+        "empty_cache_after_init": bool(rt["empty_cache_after_init"]),
         "params": {"total": total + (trainable if lora else 0), "base": total,
                    "trainable": trainable},
         "applied": applied,

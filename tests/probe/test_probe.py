@@ -252,6 +252,16 @@ class Translation(unittest.TestCase):
     def plan(self, config, caps=FULL, impl="reference"):
         return P.translate(config, caps, catalog=CATALOG, impl=impl)
 
+    def test_allocator_settings_reach_the_run(self):
+        c = cfg(dtype="bf16")
+        c["runtime"] = {"max_split_size_mib": 128, "gc_threshold": 0.6, "expandable_segments": True,
+                        "empty_cache_after_init": True}
+        p = self.plan(c)
+        self.assertEqual(p["alloc_conf"], "expandable_segments:True,max_split_size_mb:128,"
+                                          "garbage_collection_threshold:0.6")
+        self.assertTrue(p["empty_cache_after_init"])
+        self.assertEqual(self.plan(cfg(dtype="bf16"))["alloc_conf"], "")
+
     def test_mixed_precision(self):
         p = self.plan(cfg(dtype="bf16", master_weights=True))
         self.assertEqual(p["precision"], {"param_dtype": "fp32", "autocast_dtype": "bf16", "grad_dtype": "fp32",

@@ -1,8 +1,8 @@
 /* The wasm boundary: the only code that JS calls. One input block, one
  * result block, the field table, the name lists and the result layout
- * (offsets). scripts/gen-boundary.mjs reads the lists and the layout at build
- * time into wasm/generated.ts; llmem_boundary_hash lets the wrapper check at
- * load that the file matches this build (no hard-coded struct offset). */
+ * (offsets), so the TypeScript wrapper never hard-codes a struct offset.
+ * scripts/gen-boundary.mjs reads them at build time into wasm/generated.ts
+ * (the types: key paths, config v1, the members of the layout). */
 #include <stddef.h>
 #include <string.h>
 
@@ -84,10 +84,6 @@ const char *llmem_phase_text(int p) { return llmem_phase_name(p); }
 const char *llmem_term_label_text(int t) { return llmem_term_label(t); }
 const char *llmem_term_formula_text(int t) { return llmem_term_formula(t); }
 int llmem_category_count(void) { return LLMEM_CAT_COUNT; }
-int llmem_phase_count(void) { return LLMEM_PHASE_COUNT; }
-int llmem_warning_count(void) { return LLMEM_WARNING_COUNT; }
-int llmem_term_count(void) { return LLMEM_TERM_COUNT; }
-int llmem_status_count(void) { return LLMEM_STATUS_COUNT; }
 
 static size_t put(size_t n, const char *s) { return text_append(layout_text, n, sizeof layout_text, s); }
 static size_t put_num(size_t n, const char *key, size_t v) {
@@ -148,17 +144,4 @@ const char *llmem_result_layout(void) {
 #undef S
 #undef L
   return layout_text;
-}
-
-/* FNV-1a over what the wrapper takes from wasm/generated.ts instead of asking
- * at run time: the result layout and the category and phase names. */
-static unsigned hash_text(unsigned h, const char *s) {
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-  return (h ^ 0xffu) * 16777619u;
-}
-int llmem_boundary_hash(void) {
-  unsigned h = hash_text(2166136261u, llmem_result_layout());
-  for (int c = 0; c < LLMEM_CAT_COUNT; c++) h = hash_text(h, llmem_category_name(c));
-  for (int p = 0; p < LLMEM_PHASE_COUNT; p++) h = hash_text(h, llmem_phase_name(p));
-  return (int)(h & 0x7fffffffu);
 }

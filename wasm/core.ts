@@ -1,14 +1,6 @@
 // The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
 import { decodeValue, flatten, setPath } from './encode.js';
-import {
-  ABI_VERSION,
-  BOUNDARY_HASH,
-  type ConfigV1,
-  type CoreExport,
-  FIELD_KINDS,
-  type FieldPath,
-} from './generated.js';
-import { LAYOUT } from './generated.js';
+import { ABI_VERSION, type ConfigV1, type CoreExport, FIELD_KINDS, type FieldPath } from './generated.js';
 import type { Config, ConfigError, EstimateOutcome, FieldInfo, Json, ProfileValue } from './types.js';
 import type { SearchOptions, SearchResult, SweepPoint } from './types.js';
 import { f64, i32, type Memory, readReadings, readResult, readStruct } from './views.js';
@@ -17,7 +9,7 @@ type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => num
 export type CoreFactory = (options?: { wasmBinary?: ArrayBuffer | Uint8Array }) => Promise<unknown>;
 
 const MAX_SWEEP = 4096;
-// the members of a found layout (LAYOUT.layout): numbers as they are, then value indices and flags
+// the members of a found layout (StructLayout['layout']): numbers as they are, then value indices and flags
 const NUMBERS = ['dp', 'tp', 'pp', 'vpp', 'cp', 'ep', 'micro_batch', 'grad_accum'] as const;
 const READINGS = ['device_used_bytes', 'step_seconds', 'tokens_per_second_per_gpu'] as const;
 const INTS = ['engine', 'recompute', 'zero_stage', 'fsdp_strategy', 'pp_schedule', 'pareto'] as const;
@@ -33,8 +25,6 @@ export class Core {
   private constructor(private readonly m: CoreModule) {
     if (m._llmem_abi_version() !== ABI_VERSION)
       throw new Error(`llmem core ABI ${m._llmem_abi_version()} does not match the wrapper (${ABI_VERSION})`);
-    if (m._llmem_boundary_hash() !== BOUNDARY_HASH)
-      throw new Error('llmem: wasm/generated.ts does not match the core: run `npm run build:core`');
     const decoder = new TextDecoder();
     const text = (ptr: number) => {
       let end = ptr;
@@ -47,6 +37,7 @@ export class Core {
       return s;
     };
     this.mem = {
+      layout: JSON.parse(text(m._llmem_result_layout())),
       heap: m,
       text,
       warning: cached('w', m._llmem_warning_text),
@@ -152,7 +143,8 @@ export class Core {
       base = this.m._llmem_result_ptr();
     if (status === 0) return readResult(this.mem, base, !!options.timeline);
     const text = (offset: number) => this.mem.text(base + offset);
-    return { ok: false, error: { path: text(LAYOUT.result.error_path), message: text(LAYOUT.result.error_message) } };
+    const R = this.mem.layout.result;
+    return { ok: false, error: { path: text(R.error_path), message: text(R.error_message) } };
   }
 
   private numericField(path: string): FieldInfo | ConfigError {
@@ -170,7 +162,7 @@ export class Core {
     if (err) return err;
     this.m.HEAPF64.set(values, this.m._llmem_sweep_values_ptr() / 8);
     this.m._llmem_sweep_run(f.index, values.length);
-    const P = LAYOUT.sweep_point;
+    const P = this.mem.layout.sweep_point;
     return values.map((_, i) => {
       const a = this.m._llmem_sweep_points_ptr() + i * P.size;
       return { value: f64(this.mem, a + P.value), ...readReadings(this.mem, a + P.readings) };
@@ -209,7 +201,7 @@ export class Core {
     const err = this.load(config);
     if (err) return err;
     const m = this.m,
-      S = LAYOUT.search;
+      { search: S, layout: L } = this.mem.layout;
     const vary = (b?: boolean) => (b === false ? 0 : 1);
     const st = m._llmem_search_run(
       o.gpus,
@@ -228,9 +220,9 @@ export class Core {
     }
     const engine = f64(this.mem, m._llmem_input_ptr() + 8 * this.field('parallel.engine')!.index);
     const layouts = Array.from({ length: int(S.count) }, (_, i) => {
-      const a = base + S.layouts + i * LAYOUT.layout.size;
-      const l = readStruct(this.mem, a, LAYOUT.layout, [...NUMBERS, ...READINGS], []);
-      const n = readStruct(this.mem, a, LAYOUT.layout, [], [...INTS, ...BOOLS]);
+      const a = base + S.layouts + i * L.size;
+      const l = readStruct(this.mem, a, L, [...NUMBERS, ...READINGS], []);
+      const n = readStruct(this.mem, a, L, [], [...INTS, ...BOOLS]);
       return { ...l, pareto: n.pareto !== 0, patch: this.patchOf({ ...l, ...n }, o.gpus, n.engine !== engine) };
     });
     const out: SearchResult = { ...readStruct(this.mem, base, S, ['candidates', 'valid', 'fitting'], []), layouts };

@@ -1,10 +1,10 @@
-// Reads the core's result structs out of wasm memory, by the generated offsets (LAYOUT).
-import { CATEGORIES, LAYOUT, PHASES } from './generated.js';
-import type { Category } from './generated.js';
+// Reads the core's result structs out of wasm memory, at the offsets the core reports (m.layout).
+import { CATEGORIES, type Category, PHASES, type StructLayout } from './generated.js';
 import type { Breakdown, EstimateResult, RankResult, Readings, Term, Timeline } from './types.js';
 
 /** The core's heaps (the module: looked up on each read, as growing memory replaces them) and texts. */
 export interface Memory {
+  layout: StructLayout;
   heap: { HEAPU8: Uint8Array; HEAPF64: Float64Array; HEAP32: Int32Array };
   /** a NUL-terminated string at ptr */
   text(ptr: number): string;
@@ -42,7 +42,7 @@ export const plainArrays = (_key: string, v: unknown): unknown =>
   ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v;
 
 function readRank(m: Memory, a: number): RankResult {
-  const K = LAYOUT.rank;
+  const K = m.layout.rank;
   const breakdown = {} as Breakdown;
   for (const [i, c] of CATEGORIES.entries()) breakdown[c] = f64(m, a + K.breakdown_bytes + 8 * i);
   const mb = i32(m, a + K.peak_micro_batch),
@@ -66,8 +66,8 @@ function readRank(m: Memory, a: number): RankResult {
 }
 
 function readTerms(m: Memory, base: number): Term[] {
-  const R = LAYOUT.result,
-    T = LAYOUT.term;
+  const R = m.layout.result,
+    T = m.layout.term;
   return Array.from({ length: i32(m, base + R.term_count) }, (_, i) => {
     const a = base + R.terms + i * T.size;
     const id = i32(m, a + T.id),
@@ -84,8 +84,8 @@ function readTerms(m: Memory, base: number): Term[] {
 
 /** The timeline as columns: each read once, straight from the event structs. */
 function readTimeline(m: Memory, base: number, simulated: boolean): Timeline {
-  const R = LAYOUT.result,
-    E = LAYOUT.event;
+  const R = m.layout.result,
+    E = m.layout.event;
   const n = i32(m, base + R.event_count);
   const column = (offset: number, length = n) =>
     Float64Array.from({ length }, (_, i) => f64(m, base + R.events + i * E.size + offset));
@@ -107,14 +107,14 @@ function readTimeline(m: Memory, base: number, simulated: boolean): Timeline {
 
 /** The result block after a successful llmem_run. */
 export function readResult(m: Memory, base: number, timeline: boolean): EstimateResult {
-  const R = LAYOUT.result;
+  const R = m.layout.result;
   const per = readRank(m, base + R.per_gpu);
   const result: EstimateResult = {
     ok: true,
     per_gpu: { ...per, peak_at: m.text(base + R.peak_at) },
     peak_allocated: { bytes: f64(m, base + R.peak_allocated_bytes), stage: i32(m, base + R.peak_allocated_stage) },
     ranks: Array.from({ length: i32(m, base + R.rank_count) }, (_, i) =>
-      readRank(m, base + R.ranks + i * LAYOUT.rank.size),
+      readRank(m, base + R.ranks + i * m.layout.rank.size),
     ),
     params: {
       total: f64(m, base + R.params_total),
@@ -137,7 +137,7 @@ export function readResult(m: Memory, base: number, timeline: boolean): Estimate
 
 /** One llmem_readings struct (a sweep point's). */
 export function readReadings(m: Memory, a: number): Readings {
-  const D = LAYOUT.readings;
+  const D = m.layout.readings;
   const status = i32(m, a + D.status);
   return {
     ok: status === 0,

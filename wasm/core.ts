@@ -1,8 +1,8 @@
 // The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
-import { decodeValue, flatten, setPath } from './encode.js';
+import { decodeValue, defaultConfig, flatten, setPath } from './encode.js';
 import { ABI_VERSION, type ConfigV1, type CoreExport, FIELD_KINDS, type FieldPath } from './generated.js';
-import type { Config, ConfigError, EstimateOutcome, FieldInfo, Json, ProfileValue } from './types.js';
-import type { SearchOptions, SearchResult, SweepPoint } from './types.js';
+import type { Config, ConfigError, EstimateOutcome, FieldInfo, Json, ProfileValue, SearchOptions } from './types.js';
+import type { SearchResult, SweepPoint } from './types.js';
 import { f64, i32, type Memory, readReadings, readResult, readStruct } from './views.js';
 
 type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => number>;
@@ -73,13 +73,7 @@ export class Core {
   /** The config that every omitted key stands for (core defaults; null = automatic).
    * Given a config, keys its training-stack profile sets take the profile's value. */
   defaults(config?: unknown): Config {
-    const root: Config = {};
-    for (const f of this.fields) {
-      if (f.kind === 'group') {
-        if (!f.path.split('.').reduce<Json>((n, k) => (n as Config)?.[k], root))
-          setPath(root, f.path, f.nullable && f.path !== 'model' ? null : {});
-      } else if (f.kind !== 'text') setPath(root, f.path, decodeValue(f, f.default));
-    }
+    const root = defaultConfig(this.fields);
     const profile = config === undefined ? null : this.profile(config);
     for (const p of profile?.ok ? profile.implied : []) setPath(root, p.path, p.value);
     return root;
@@ -120,13 +114,12 @@ export class Core {
     for (const f of this.fields) {
       const v = m._llmem_profile_value_run(f.index);
       if (Number.isNaN(v)) continue;
-      const term = m._llmem_profile_term();
-      const source = this.mem.text(m._llmem_profile_source_text());
+      const term = m._llmem_profile_term() >= 0 ? this.mem.termLabel(m._llmem_profile_term()) : null;
       implied.push({
         path: f.path,
         value: decodeValue(f, v),
-        term: term >= 0 ? this.mem.termLabel(term) : null,
-        source,
+        term,
+        source: this.mem.text(m._llmem_profile_source_text()),
       });
     }
     return { ok: true, implied };

@@ -124,3 +124,14 @@ export function setPath(root: Config, path: string, value: Json): void {
   for (const p of parts.slice(0, -1)) node = (isObject(node[p]) ? node[p] : (node[p] = {})) as Config;
   node[parts[parts.length - 1]] = value;
 }
+
+/** The config every omitted key stands for: the core defaults (null = automatic), no text keys. */
+export function defaultConfig(fields: readonly FieldInfo[]): Config {
+  const root: Config = {};
+  const at = (path: string) => path.split('.').reduce<Json | undefined>((n, k) => (n as Config | undefined)?.[k], root);
+  for (const f of fields)
+    if (f.kind === 'group') {
+      if (at(f.path) === undefined) setPath(root, f.path, f.nullable && f.path !== 'model' ? null : {});
+    } else if (f.kind !== 'text') setPath(root, f.path, decodeValue(f, f.default));
+  return root;
+}

@@ -82,27 +82,33 @@ function readTerms(m: Memory, base: number): Term[] {
   });
 }
 
-/** The timeline as columns: each read once, straight from the event structs. */
+/** The timeline as columns, filled in one pass over the event structs. */
 function readTimeline(m: Memory, base: number, simulated: boolean): Timeline {
   const R = m.layout.result,
     E = m.layout.event;
   const n = i32(m, base + R.event_count);
-  const column = (offset: number, length = n) =>
-    Float64Array.from({ length }, (_, i) => f64(m, base + R.events + i * E.size + offset));
-  const ints = (offset: number) =>
-    Int32Array.from({ length: n }, (_, i) => i32(m, base + R.events + i * E.size + offset));
-  return {
+  const t: Timeline = {
     stride: i32(m, base + R.event_stride),
-    total_bytes: column(E.total_bytes),
-    reserved_bytes: column(E.reserved_bytes, simulated ? n : 0),
-    category_bytes: Object.fromEntries(CATEGORIES.map((c, j) => [c, column(E.category_bytes + 8 * j)])) as Record<
+    total_bytes: new Float64Array(n),
+    reserved_bytes: new Float64Array(simulated ? n : 0),
+    category_bytes: Object.fromEntries(CATEGORIES.map((c) => [c, new Float64Array(n)])) as Record<
       Category,
       Float64Array
     >,
-    phase: Array.from(ints(E.phase), (p) => PHASES[p] ?? ''),
-    micro_batch: ints(E.micro_batch),
-    layer: ints(E.layer),
+    phase: [],
+    micro_batch: new Int32Array(n),
+    layer: new Int32Array(n),
   };
+  const cats = CATEGORIES.map((c) => t.category_bytes[c]);
+  for (let i = 0, a = base + R.events; i < n; i++, a += E.size) {
+    t.total_bytes[i] = f64(m, a + E.total_bytes);
+    if (simulated) t.reserved_bytes[i] = f64(m, a + E.reserved_bytes);
+    for (let j = 0; j < cats.length; j++) cats[j][i] = f64(m, a + E.category_bytes + 8 * j);
+    t.phase.push(PHASES[i32(m, a + E.phase)] ?? '');
+    t.micro_batch[i] = i32(m, a + E.micro_batch);
+    t.layer[i] = i32(m, a + E.layer);
+  }
+  return t;
 }
 
 /** The result block after a successful llmem_run. */

@@ -1,7 +1,7 @@
 // `npx llmem`: the wasm core from the command line.
 import { impliedByStack } from '../frontend/config/profile.js';
 import type { Config, Core, EstimateResult, Json, ProfileValue, RankResult } from '../wasm/llmem.js';
-import { CATEGORIES } from '../wasm/llmem.js';
+import { CATEGORIES, plainArrays } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
@@ -377,7 +377,7 @@ export async function main(argv: string[]): Promise<number> {
           throw new InputError(res.error.path, res.error.message);
         }
         const implied = impliedByStack(core, resolved.config);
-        console.log(json ? JSON.stringify(res, null, 2) : formatText(resolved.config, res, implied));
+        console.log(json ? JSON.stringify(res, plainArrays, 2) : formatText(resolved.config, res, implied));
         return 0;
       }
       case 'import':

@@ -1,6 +1,8 @@
 /* The wasm boundary: the only code that JS calls. One input block, one
- * result block, the field table, and the result layout (offsets), so the
- * TypeScript wrapper never hard-codes a struct offset. */
+ * result block, the field table, the name lists and the result layout
+ * (offsets), so the TypeScript wrapper never hard-codes a struct offset.
+ * scripts/gen-boundary.mjs reads them at build time into wasm/generated.ts
+ * (the types: key paths, config v1, the members of the layout). */
 #include <stddef.h>
 #include <string.h>
 

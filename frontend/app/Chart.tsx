@@ -56,6 +56,8 @@ export interface ChartSpec {
   /** points: a ring around this index */
   ring?: number | null;
   yMin?: number;
+  /** the series' values per y unit (the timeline's bytes per GiB): the chart scales them as it lays them out */
+  yPer?: number;
   yMax: number;
   yUnit: string;
   yTick?: (v: number) => string;
@@ -72,13 +74,13 @@ function cssVar(name: string, fallback: string): string {
 const colour = (c: string | undefined, fallback: string) =>
   !c ? fallback : c.startsWith('--') ? cssVar(c, fallback) : c;
 
-/** Cumulative sums, bottom to top: row k = series 0..k added. */
-function stack(series: ChartSeries[], n: number): Float64Array[] {
+/** Cumulative sums, bottom to top: row k = series 0..k added (each value / per). */
+function stack(series: ChartSeries[], n: number, per: number): Float64Array[] {
   const out: Float64Array[] = [];
   let acc = new Float64Array(n);
   for (const s of series) {
     const row = new Float64Array(n);
-    for (let i = 0; i < n; i++) row[i] = acc[i] + (s.values[i] ?? 0);
+    for (let i = 0; i < n; i++) row[i] = acc[i] + (s.values[i] ?? 0) / per;
     out.push(row);
     acc = row;
   }
@@ -88,16 +90,15 @@ function stack(series: ChartSeries[], n: number): Float64Array[] {
 function toData(spec: ChartSpec): uPlot.AlignedData {
   const n = spec.x?.length ?? spec.series[0]?.values.length ?? 0;
   const x = spec.x ? Float64Array.from(spec.x) : Float64Array.from({ length: n }, (_, i) => i);
-  if ((spec.kind ?? 'stack') !== 'stack')
-    return [
-      x,
-      ...spec.series.map((s) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v))),
-    ] as unknown as uPlot.AlignedData;
+  const per = spec.yPer ?? 1;
+  const line = (s: ChartSeries) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v / per));
+  if ((spec.kind ?? 'stack') !== 'stack') return [x, ...spec.series.map(line)] as unknown as uPlot.AlignedData;
   // uPlot paints series in order: the full stack first, the bottom layer last, each filled to zero; overlays on top
-  const over = (spec.overlays ?? []).map((s) =>
-    Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v)),
-  );
-  return [x, ...stack(spec.series, n).reverse(), ...over] as unknown as uPlot.AlignedData;
+  return [
+    x,
+    ...stack(spec.series, n, per).reverse(),
+    ...(spec.overlays ?? []).map(line),
+  ] as unknown as uPlot.AlignedData;
 }
 
 /** The index of the point nearest to the pointer (CSS px), over every series; null when none is within reach. */

@@ -53,7 +53,7 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
       series: cats.map((c) => ({
         label: CATEGORY_LABEL[c],
         color: CATEGORY_COLOR[c],
-        values: t.category_bytes[c].map((v) => v / GIB),
+        values: t.category_bytes[c],
       })),
       overlays: [
         ...(reserved
@@ -63,7 +63,7 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
                 color: RESERVED,
                 width: 1.5,
                 dash: [2, 3],
-                values: reserved.map((v) => v / GIB),
+                values: reserved,
               },
             ]
           : []),
@@ -73,14 +73,14 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
                 label: 'measured allocated',
                 color: MEASURED,
                 width: 2,
-                values: curve.allocated.map((v) => (v === null ? null : v / GIB)),
+                values: curve.allocated,
               },
               {
                 label: 'measured reserved',
                 color: MEASURED,
                 width: 1.5,
                 dash: [5, 4],
-                values: curve.reserved.map((v) => (v === null ? null : v / GIB)),
+                values: curve.reserved,
               },
             ]
           : []),
@@ -95,6 +95,7 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
         color: MEASURED,
         label: `measured ${l.phase === 'step' ? 'peak' : l.phase}`,
       })),
+      yPer: GIB, // the columns go to the chart in bytes, as the core wrote them
       yMax: Math.max(peakGiB * 1.12, showCap ? capGiB * 1.06 : 0) || 1,
       yUnit: 'GiB',
       height: 230,

@@ -4,7 +4,7 @@
 // hardware.gpu are always present (null = custom). Groups are never keys:
 // a nullable group (model.moe, model.mla) is "absent" when its leaves sit at
 // the core defaults, which is how the core reads a null group too.
-import type { Config, Core, FieldInfo, Json } from '../../wasm/llmem.js';
+import { type Config, type Core, encodeValue, type FieldInfo, type Json } from '../../wasm/llmem.js';
 import { resolveConfig } from './resolve.js';
 
 export type Doc = Record<string, Json>;
@@ -28,25 +28,13 @@ export function leafFields(fields: readonly FieldInfo[]): FieldInfo[] {
 
 const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A leaf value as the core's input slot (NaN = null), for comparisons. Mirrors Core.flatten. */
-export function slotOf(f: FieldInfo, v: Json): number {
-  if (v === null) return NaN;
-  switch (f.kind) {
-    case 'bool':
-      return v === true ? 1 : 0;
-    case 'enum':
-      return typeof v === 'string' ? f.values.indexOf(v) : -1;
-    case 'set':
-      return Array.isArray(v) ? v.reduce<number>((m, x) => m | (1 << f.values.indexOf(String(x))), 0) : -1;
-    default:
-      return typeof v === 'number' ? v : NaN;
-  }
-}
-
+/** Whether two values of a key are the same to the core: the same input slot by the wrapper's
+ * encoding (encodeValue: null, enum names, sets in any order); values it refuses compare as JSON. */
 export function sameValue(f: FieldInfo, a: Json, b: Json): boolean {
   if (f.kind === 'text') return a === b;
-  const x = slotOf(f, a),
-    y = slotOf(f, b);
+  const x = encodeValue(f, a),
+    y = encodeValue(f, b);
+  if (typeof x !== 'number' || typeof y !== 'number') return JSON.stringify(a) === JSON.stringify(b);
   return x === y || (Number.isNaN(x) && Number.isNaN(y));
 }
 

@@ -1,0 +1,39 @@
+// wasm/generated.ts (the typed boundary: config-v1 type, field paths, the core's lists, the
+// members of the result structs) is what scripts/gen-boundary.mjs writes from the built core.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CATEGORIES, type ConfigV1, FIELDS, type FieldPath, type StructLayout } from '../../wasm/llmem.js';
+import { loadCore, repoRoot } from '../../wasm/node.js';
+
+const root = repoRoot();
+
+describe('wasm/generated.ts', () => {
+  it('matches what the generator writes from the built core', () => {
+    const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-boundary.mjs'), '--print'], {
+      encoding: 'utf8',
+    });
+    const committed = readFileSync(join(root, 'wasm/generated.ts'), 'utf8');
+    expect(committed === generated, 'wasm/generated.ts is out of date: run `npm run build:core`').toBe(true);
+  });
+
+  it('holds the field table the wrapper reads from the core', async () => {
+    const core = await loadCore();
+    expect(core.fields).toEqual(FIELDS);
+    const r = core.estimate({});
+    expect(r.ok && Object.keys(r.per_gpu.breakdown_bytes)).toEqual([...CATEGORIES]);
+  });
+
+  it('types keys and offsets at compile time', () => {
+    const path: FieldPath = 'training.micro_batch';
+    const config: ConfigV1 = { version: 1, training: { micro_batch: 2, recompute: 'full' }, model: { moe: null } };
+    // @ts-expect-error: a misspelt key is a compile error
+    const bad: ConfigV1 = { training: { micro_batchh: 2 } };
+    // @ts-expect-error: so is a value outside an enum
+    const worse: ConfigV1 = { training: { recompute: 'sometimes' } };
+    // @ts-expect-error: and a struct member the core does not report
+    const offset: StructLayout['result']['peak_bytes'] = 0;
+    expect([path, config, bad, worse, offset]).toHaveLength(5);
+  });
+});

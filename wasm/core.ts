@@ -1,0 +1,248 @@
+// The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
+import { decodeValue, defaultConfig, flatten, setPath } from './encode.js';
+import { ABI_VERSION, type ConfigV1, type CoreExport, FIELD_KINDS, type FieldPath } from './generated.js';
+import type { Config, ConfigError, EstimateOutcome, FieldInfo, Json, ProfileValue, SearchOptions } from './types.js';
+import type { SearchResult, SweepPoint } from './types.js';
+import { f64, i32, type Memory, readReadings, readResult, readStruct } from './views.js';
+
+type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => number>;
+export type CoreFactory = (options?: { wasmBinary?: ArrayBuffer | Uint8Array }) => Promise<unknown>;
+
+const MAX_SWEEP = 4096;
+// the members of a found layout (StructLayout['layout']): numbers as they are, then value indices and flags
+const NUMBERS = ['dp', 'tp', 'pp', 'vpp', 'cp', 'ep', 'micro_batch', 'grad_accum'] as const;
+const READINGS = ['device_used_bytes', 'step_seconds', 'tokens_per_second_per_gpu'] as const;
+const INTS = ['engine', 'recompute', 'zero_stage', 'fsdp_strategy', 'pp_schedule', 'pareto'] as const;
+const BOOLS = ['distributed_optimizer', 'sequence_parallel'] as const;
+type Found = Record<(typeof NUMBERS | typeof READINGS | typeof INTS | typeof BOOLS)[number], number>;
+
+export class Core {
+  readonly fields: FieldInfo[] = [];
+  private readonly byPath = new Map<string, FieldInfo>();
+  private readonly texts = new Map<string, string>();
+  private readonly mem: Memory;
+
+  private constructor(private readonly m: CoreModule) {
+    if (m._llmem_abi_version() !== ABI_VERSION)
+      throw new Error(`llmem core ABI ${m._llmem_abi_version()} does not match the wrapper (${ABI_VERSION})`);
+    const decoder = new TextDecoder();
+    const text = (ptr: number) => {
+      let end = ptr;
+      while (ptr && m.HEAPU8[end] !== 0) end++;
+      return decoder.decode(m.HEAPU8.subarray(ptr, end));
+    };
+    const cached = (kind: string, read: (id: number) => number) => (id: number) => {
+      let s = this.texts.get(kind + id);
+      if (s === undefined) this.texts.set(kind + id, (s = text(read(id))));
+      return s;
+    };
+    this.mem = {
+      layout: JSON.parse(text(m._llmem_result_layout())),
+      heap: m,
+      text,
+      warning: cached('w', m._llmem_warning_text),
+      termLabel: cached('l', m._llmem_term_label_text),
+      termFormula: cached('f', m._llmem_term_formula_text),
+      statusText: (s: number) => text(m._llmem_status_text(s)),
+    };
+    for (let i = 0; i < m._llmem_field_count(); i++) {
+      const f: FieldInfo = {
+        index: i,
+        path: text(m._llmem_field_path(i)),
+        kind: FIELD_KINDS[m._llmem_field_kind(i)],
+        nullable: (m._llmem_field_flags(i) & 1) !== 0,
+        months: (m._llmem_field_flags(i) & 2) !== 0,
+        default: m._llmem_field_default(i),
+        min: m._llmem_field_min(i),
+        max: m._llmem_field_max(i),
+        values: Array.from({ length: m._llmem_field_value_count(i) }, (_, j) => text(m._llmem_field_value(i, j))),
+      };
+      this.fields.push(f);
+      this.byPath.set(f.path, f);
+    }
+  }
+
+  static async load(factory: CoreFactory, wasmBinary?: Uint8Array): Promise<Core> {
+    return new Core((await factory(wasmBinary ? { wasmBinary } : {})) as CoreModule);
+  }
+
+  field(path: string): FieldInfo | undefined {
+    return this.byPath.get(path);
+  }
+
+  /** The config that every omitted key stands for (core defaults; null = automatic).
+   * Given a config, keys its training-stack profile sets take the profile's value. */
+  defaults(config?: unknown): Config {
+    const root = defaultConfig(this.fields);
+    const profile = config === undefined ? null : this.profile(config);
+    for (const p of profile?.ok ? profile.implied : []) setPath(root, p.path, p.value);
+    return root;
+  }
+
+  /** A value of the input block as config JSON. */
+  toJson(f: FieldInfo, v: number): Json {
+    return decodeValue(f, v);
+  }
+
+  /** Config JSON to the flat input block; the first problem is returned as an error. */
+  flatten(config: unknown): Float64Array | ConfigError {
+    return flatten(this.fields, this.byPath, config);
+  }
+
+  /** Flattens a config into the core's input block. */
+  private load(config: unknown): ConfigError | null {
+    const flat = this.flatten(config);
+    if (!(flat instanceof Float64Array)) return flat;
+    this.m.HEAPF64.set(flat, this.m._llmem_input_ptr() / 8);
+    return null;
+  }
+
+  /** Run the core on a config (presets and GPU ids must already be resolved). */
+  estimate(config: unknown, options: { timeline?: boolean } = {}): EstimateOutcome {
+    const flat = this.flatten(config);
+    return flat instanceof Float64Array ? this.estimateFlat(flat, options) : { ok: false, error: flat };
+  }
+
+  /** What the training-stack profile (runtime.framework, framework_version) sets
+   * among the keys this config leaves null: value, the "why this number" term
+   * it shapes (its label) and the framework file it follows (core/profiles.def). */
+  profile(config: unknown): { ok: true; implied: ProfileValue[] } | { ok: false; error: ConfigError } {
+    const err = this.load(config);
+    if (err) return { ok: false, error: err };
+    const m = this.m;
+    const implied: ProfileValue[] = [];
+    for (const f of this.fields) {
+      const v = m._llmem_profile_value_run(f.index);
+      if (Number.isNaN(v)) continue;
+      const term = m._llmem_profile_term() >= 0 ? this.mem.termLabel(m._llmem_profile_term()) : null;
+      implied.push({
+        path: f.path,
+        value: decodeValue(f, v),
+        term,
+        source: this.mem.text(m._llmem_profile_source_text()),
+      });
+    }
+    return { ok: true, implied };
+  }
+
+  /** Run the core on a flat input without reading the result (benchmarks). */
+  runOnly(flat: Float64Array): number {
+    this.m.HEAPF64.set(flat, this.m._llmem_input_ptr() / 8);
+    return this.m._llmem_run();
+  }
+
+  estimateFlat(flat: Float64Array, options: { timeline?: boolean } = {}): EstimateOutcome {
+    const status = this.runOnly(flat),
+      base = this.m._llmem_result_ptr();
+    if (status === 0) return readResult(this.mem, base, !!options.timeline);
+    const text = (offset: number) => this.mem.text(base + offset);
+    const R = this.mem.layout.result;
+    return { ok: false, error: { path: text(R.error_path), message: text(R.error_message) } };
+  }
+
+  private numericField(path: string): FieldInfo | ConfigError {
+    const f = this.field(path);
+    if (f && (f.kind === 'int' || f.kind === 'num')) return f;
+    return { path, message: `${path}: not a numeric key of the config` };
+  }
+
+  /** The three readings along one numeric key (at most 4096 points). */
+  sweep(config: unknown, path: string, values: number[]): SweepPoint[] | ConfigError {
+    const f = this.numericField(path);
+    if (!('index' in f)) return f;
+    if (values.length > MAX_SWEEP) return { path, message: `a sweep has at most ${MAX_SWEEP} points` };
+    const err = this.load(config);
+    if (err) return err;
+    this.m.HEAPF64.set(values, this.m._llmem_sweep_values_ptr() / 8);
+    this.m._llmem_sweep_run(f.index, values.length);
+    const P = this.mem.layout.sweep_point;
+    return values.map((_, i) => {
+      const a = this.m._llmem_sweep_points_ptr() + i * P.size;
+      return { value: f64(this.mem, a + P.value), ...readReadings(this.mem, a + P.readings) };
+    });
+  }
+
+  /** The largest value of a key in [lo, hi] (multiples of step) that leaves free_fraction of the GPU free; 0 if none. */
+  largestFit(
+    config: unknown,
+    path: string,
+    o: { lo: number; hi: number; step: number; free_fraction?: number },
+  ): number | ConfigError {
+    const f = this.numericField(path);
+    if (!('index' in f)) return f;
+    const err = this.load(config);
+    if (err) return err;
+    const best = this.m._llmem_largest_fit_run(f.index, o.lo, o.hi, o.step, o.free_fraction ?? 0.1);
+    if (best >= 0) return best;
+    // a planner status as an error: option statuses name the option, not a config key
+    const text = this.mem.statusText(-best);
+    return /^options? /.test(text) ? { path: '', message: text } : { path, message: `${path}: ${text}` };
+  }
+
+  /** Step time and tokens/s per GPU of a config (a ranking aid). */
+  stepTime(config: unknown): { step_seconds: number; tokens_per_second_per_gpu: number } | ConfigError {
+    const err = this.load(config);
+    if (err) return err;
+    const s = this.m._llmem_step_time_run();
+    if (s >= 0) return { step_seconds: s, tokens_per_second_per_gpu: this.m._llmem_step_tokens() };
+    const r = this.estimate(config);
+    return r.ok ? { path: '', message: 'step time failed' } : r.error;
+  }
+
+  /** Every valid layout of opts.gpus that fits, the fastest first (at most 256 kept). */
+  search(config: unknown, o: SearchOptions): SearchResult | ConfigError {
+    const err = this.load(config);
+    if (err) return err;
+    const m = this.m,
+      { search: S, layout: L } = this.mem.layout;
+    const vary = (b?: boolean) => (b === false ? 0 : 1);
+    const st = m._llmem_search_run(
+      o.gpus,
+      o.global_batch ?? 0,
+      o.free_fraction ?? 0.1,
+      o.max_micro_batch ?? 16,
+      vary(o.vary_sharding),
+      vary(o.vary_recompute),
+    );
+    const base = m._llmem_search_ptr();
+    const int = (offset: number) => i32(this.mem, base + offset);
+    const keyed = (field: number, why: string) => (field >= 0 ? `${this.fields[field].path}: ${why}` : why);
+    if (st !== 0) {
+      const path = int(S.error_field) >= 0 ? this.fields[int(S.error_field)].path : 'search';
+      return { path, message: `${path}: ${this.mem.statusText(st)}` };
+    }
+    const engine = f64(this.mem, m._llmem_input_ptr() + 8 * this.field('parallel.engine')!.index);
+    const layouts = Array.from({ length: int(S.count) }, (_, i) => {
+      const a = base + S.layouts + i * L.size;
+      const l = readStruct(this.mem, a, L, [...NUMBERS, ...READINGS], []);
+      const n = readStruct(this.mem, a, L, [], [...INTS, ...BOOLS]);
+      return { ...l, pareto: n.pareto !== 0, patch: this.patchOf({ ...l, ...n }, o.gpus, n.engine !== engine) };
+    });
+    const out: SearchResult = { ...readStruct(this.mem, base, S, ['candidates', 'valid', 'fitting'], []), layouts };
+    if (!layouts.length) out.empty_reason = keyed(int(S.empty_field), this.mem.statusText(int(S.empty_reason)));
+    return out;
+  }
+
+  /** The patch that loads a found layout: everything the search set, so that loading it reproduces the
+   * layout's memory (even stages, every layer recomputed, expert TP 1, no hybrid group unless chosen;
+   * the engine only when the search changed it: a 1-GPU config laid out over many). */
+  private patchOf(l: Found, gpus: number, newEngine: boolean): Config {
+    const name = (path: FieldPath, i: number) => this.field(path)!.values[i] as never;
+    const { tp, pp, vpp, cp, ep, zero_stage, micro_batch, grad_accum } = l;
+    const fsdp_strategy = name('parallel.fsdp_strategy', l.fsdp_strategy);
+    const patch: ConfigV1 = {
+      parallel: {
+        gpus,
+        ...(newEngine ? { engine: name('parallel.engine', l.engine) } : {}),
+        ...{ tp, pp, vpp, cp, ep, etp: 1 },
+        sequence_parallel: l.sequence_parallel !== 0,
+        pp_schedule: name('parallel.pp_schedule', l.pp_schedule),
+        ...{ pp_first_stage_layers: null, pp_last_stage_layers: null, zero_stage, fsdp_strategy },
+        distributed_optimizer: l.distributed_optimizer !== 0,
+        ...(fsdp_strategy !== 'hybrid_shard' ? { fsdp_shard_size: null } : {}),
+      },
+      training: { micro_batch, grad_accum, recompute: name('training.recompute', l.recompute), recompute_layers: null },
+    };
+    return patch as Config;
+  }
+}

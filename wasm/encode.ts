@@ -1,0 +1,137 @@
+// Config JSON <-> the core's input block (one double per key of core/fields.def): the
+// one value encoding, used by Core.flatten and by the page's documents (frontend/config/doc.ts).
+import type { Config, ConfigError, FieldInfo, Json } from './types.js';
+
+/** "YYYY-MM" as year * 12 + month - 1 (the core's months), or null. */
+export function monthIndex(text: string): number | null {
+  const m = /^(\d{4})-(\d{2})$/.exec(text);
+  if (!m) return null;
+  const month = Number(m[2]);
+  return month >= 1 && month <= 12 ? Number(m[1]) * 12 + month - 1 : null;
+}
+
+export function monthText(index: number): string {
+  return `${Math.floor(index / 12)}-${String((index % 12) + 1).padStart(2, '0')}`;
+}
+
+export const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'string') return `"${v}"`;
+  return typeof v === 'object' ? 'an object' : String(v);
+}
+
+function expected(f: FieldInfo): string {
+  if (f.kind === 'int') return `a whole number from ${f.min} to ${f.max}`;
+  if (f.kind === 'num') return `a number from ${f.min} to ${f.max}`;
+  if (f.kind === 'enum') return `one of ${f.values.join(' | ')}`;
+  if (f.kind === 'set') return `a list of ${f.values.join(' | ')}`;
+  if (f.kind === 'bool') return 'true or false';
+  return f.kind === 'group' ? 'an object' : 'a string';
+}
+
+/** A value as its input slot (NaN: null; a group or a plain text key: its default), or why it cannot be one. */
+export function encodeValue(f: FieldInfo, value: Json): number | ConfigError {
+  const fail = (message = `must be ${expected(f)}${f.nullable ? ' or null' : ''}, not ${describe(value)}`) => ({
+    path: f.path,
+    message: `${f.path}: ${message}`,
+  });
+  const item = (v: Json) => (typeof v === 'string' ? f.values.indexOf(v) : -1);
+  const notAllowed = (v: Json) => fail(`${describe(v)} is not allowed (allowed: ${f.values.join(' | ')})`);
+  if (value === null) return f.nullable ? NaN : fail();
+  switch (f.kind) {
+    case 'group':
+      return isObject(value) ? f.default : fail();
+    case 'text': {
+      if (typeof value !== 'string') return fail();
+      if (!f.months) return f.default;
+      const month = monthIndex(value);
+      if (month === null || month < f.min || month > f.max)
+        return fail(
+          `${describe(value)} is not a date from ${monthText(f.min)} to ${monthText(f.max)} (YYYY-MM) or a known release`,
+        );
+      return month;
+    }
+    case 'int':
+    case 'num':
+      return typeof value === 'number' && Number.isFinite(value) ? value : fail();
+    case 'bool':
+      return typeof value === 'boolean' ? Number(value) : fail();
+    case 'enum':
+      return item(value) >= 0 ? item(value) : notAllowed(value);
+    case 'set': {
+      if (!Array.isArray(value)) return fail();
+      let mask = 0;
+      for (const v of value) {
+        if (item(v) < 0) return notAllowed(v);
+        mask |= 1 << item(v);
+      }
+      return mask;
+    }
+  }
+}
+
+/** An input slot as config JSON (the inverse of encodeValue). */
+export function decodeValue(f: FieldInfo, v: number): Json {
+  if (Number.isNaN(v)) return null;
+  if (f.kind === 'bool') return v !== 0;
+  if (f.kind === 'enum') return f.values[v] ?? null;
+  if (f.kind === 'set') return f.values.filter((_, i) => (v & (1 << i)) !== 0);
+  return v;
+}
+
+/** Config JSON to the flat input block; the first problem is returned as an error. */
+export function flatten(
+  fields: readonly FieldInfo[],
+  byPath: ReadonlyMap<string, FieldInfo>,
+  config: unknown,
+): Float64Array | ConfigError {
+  const slots = Float64Array.from(fields, (f) => f.default);
+  const walk = (obj: Config, prefix: string): ConfigError | null => {
+    for (const [key, value] of Object.entries(obj)) {
+      const path = prefix ? `${prefix}.${key}` : key;
+      const f = byPath.get(path);
+      if (!f) {
+        const depth = prefix ? prefix.split('.').length : 0;
+        const here = fields.filter(
+          (g) => g.path.startsWith(prefix ? `${prefix}.` : '') && !g.path.split('.')[depth + 1],
+        );
+        return {
+          path,
+          message: `${path}: unknown key (allowed here: ${here.map((g) => g.path.split('.')[depth]).join(', ')})`,
+        };
+      }
+      const v = encodeValue(f, value);
+      if (typeof v !== 'number') return v;
+      if (f.kind !== 'group') slots[f.index] = v;
+      else if (isObject(value)) {
+        const err = walk(value, path);
+        if (err) return err;
+      } else for (const g of fields) if (g.path.startsWith(`${path}.`)) slots[g.index] = g.default; // a null group
+    }
+    return null;
+  };
+  if (!isObject(config)) return { path: '', message: `the config must be a JSON object, not ${describe(config)}` };
+  return walk(config, '') ?? slots;
+}
+
+/** Sets a dotted path in a config tree, making the groups on the way. */
+export function setPath(root: Config, path: string, value: Json): void {
+  const parts = path.split('.');
+  let node = root;
+  for (const p of parts.slice(0, -1)) node = (isObject(node[p]) ? node[p] : (node[p] = {})) as Config;
+  node[parts[parts.length - 1]] = value;
+}
+
+/** The config every omitted key stands for: the core defaults (null = automatic), no text keys. */
+export function defaultConfig(fields: readonly FieldInfo[]): Config {
+  const root: Config = {};
+  const at = (path: string) => path.split('.').reduce<Json | undefined>((n, k) => (n as Config | undefined)?.[k], root);
+  for (const f of fields)
+    if (f.kind === 'group') {
+      if (at(f.path) === undefined) setPath(root, f.path, f.nullable && f.path !== 'model' ? null : {});
+    } else if (f.kind !== 'text') setPath(root, f.path, decodeValue(f, f.default));
+  return root;
+}

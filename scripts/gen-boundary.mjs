@@ -5,8 +5,9 @@
 // Run by `npm run build:core`; tests/js/boundary.test.ts fails when the committed file is stale.
 //   node scripts/gen-boundary.mjs          rewrite wasm/generated.ts
 //   node scripts/gen-boundary.mjs --print  print it instead
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runGenerator } from './generated-file.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const OUT = `${root}wasm/generated.ts`;
@@ -159,11 +160,4 @@ export async function generate() {
   return render(await readCore());
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const out = await generate();
-  if (process.argv.includes('--print')) process.stdout.write(out);
-  else {
-    writeFileSync(OUT, out);
-    console.log('wrote wasm/generated.ts');
-  }
-}
+await runGenerator(import.meta.url, generate, OUT, 'wasm/generated.ts');

@@ -3,8 +3,9 @@
 // (frontend/fields.ts), between the markers; the prose around it is kept.
 //   node scripts/gen-config-doc.mjs          rewrite docs/config.md
 //   node scripts/gen-config-doc.mjs --print  print the document instead (tests/js/docs.test.ts)
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runGenerator } from './generated-file.mjs';
 import { runnerImport } from 'vite';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -101,11 +102,4 @@ export async function generate() {
   );
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const doc = await generate();
-  if (process.argv.includes('--print')) process.stdout.write(doc);
-  else {
-    writeFileSync(DOC, doc);
-    console.log('wrote docs/config.md');
-  }
-}
+await runGenerator(import.meta.url, generate, DOC, 'docs/config.md');

@@ -4,8 +4,9 @@
 // committed: the probe runs on a GPU machine with Python and no Node.
 //   node scripts/gen-probe-fields.mjs          rewrite probe/llmem_probe/fields.json
 //   node scripts/gen-probe-fields.mjs --print  print it instead (tests/js/probe-fields.test.ts)
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { runGenerator } from './generated-file.mjs';
 import { runnerImport } from 'vite';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -41,11 +42,4 @@ export async function generate() {
   return render(core.fields, (f, v) => core.toJson(f, v));
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const text = await generate();
-  if (process.argv.includes('--print')) process.stdout.write(text);
-  else {
-    writeFileSync(OUT, text);
-    console.log('wrote probe/llmem_probe/fields.json');
-  }
-}
+await runGenerator(import.meta.url, generate, OUT, 'probe/llmem_probe/fields.json');

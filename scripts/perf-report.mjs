@@ -54,7 +54,7 @@ function sizeReport() {
     );
   }
   console.log(
-    `size     first load (app JS + wasm + CSS): ${kb(first)} gzip (budget <= 160 KB); importers + exporters chunk (lazy, on opening Import / Export): ${kb(lazy)}; total ${kb(first + lazy)}; service worker + workbox: ${kb(sw)}`,
+    `size     first load (app JS + wasm + CSS): ${kb(first)} gzip (budget <= 165 KB); importers + exporters chunk (lazy, on opening Import / Export): ${kb(lazy)}; total ${kb(first + lazy)}; service worker + workbox: ${kb(sw)}`,
   );
 }
 

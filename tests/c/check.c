@@ -99,3 +99,34 @@ int check_report(const char *name) {
   printf("%s: %d passed, %d failed\n", name, check_passed, check_failed);
   return check_failed ? 1 : 0;
 }
+
+/* ---- shared by the tests: estimates and plans from "path=value ..." ---- */
+#include "check_plan.h"
+
+int run_keys(const char *keys, llmem_result *out) {
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  llmem_status st = llmem_estimate(&in, out);
+  CHECK(st == LLMEM_OK, "estimate %s: %s", keys, out->error_message);
+  return st == LLMEM_OK;
+}
+
+/* a ring of inputs: a plan points at its input, so recent plans stay valid */
+static llmem_input plan_inputs[64];
+static int plan_next;
+
+plan plan_for(const char *keys) {
+  llmem_input *in = &plan_inputs[plan_next];
+  plan_next = (plan_next + 1) % 64;
+  llmem_defaults(in);
+  CHECK(set_keys(in, keys), "keys %s", keys);
+  plan pl = {0};
+  int field;
+  const char *detail;
+  llmem_status st = plan_build(in, &pl, &field, &detail);
+  CHECK(st == LLMEM_OK, "plan %s: status %d (field %d)", keys, st, field);
+  return pl;
+}
+
+llmem_input *last_plan_input(void) { return &plan_inputs[(plan_next + 63) % 64]; }

@@ -32,6 +32,8 @@ int set_key(llmem_input *in, const char *path, const char *value);
 int set_keys(llmem_input *in, const char *spec);
 /* The value of a vector metric (tests/vectors/core.txt header). */
 double metric_of(const llmem_result *r, const char *metric);
+/* llmem_estimate of "path=value ..." over the defaults; 0 (and a failed check) when it fails. */
+int run_keys(const char *keys, llmem_result *out);
 /* Prints "N passed, N failed" and returns the exit status. */
 int check_report(const char *name);
 

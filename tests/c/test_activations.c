@@ -2,19 +2,7 @@
  * Eq.1 / Table 2 for a GPT layer (plus the 4 B per token LayerNorm statistics
  * the paper leaves out), and to docs/memory-model.md §7.8 for a Llama layer. */
 #include "check.h"
-#include "internal.h"
-
-static llmem_input keep;
-static plan plan_for(const char *keys) {
-  llmem_defaults(&keep);
-  CHECK(set_keys(&keep, keys), "keys %s", keys);
-  plan pl;
-  int field;
-  const char *detail;
-  llmem_status st = plan_build(&keep, &pl, &field, &detail);
-  CHECK(st == LLMEM_OK, "plan %s: %d (%d)", keys, st, field);
-  return pl;
-}
+#include "check_plan.h"
 
 #define GPT "model.layers=4 model.hidden=12288 model.heads=96 model.ffn_hidden=49152 model.mlp=plain model.norm=layernorm " \
             "training.seq_len=2048 training.dropout=0.1 training.attention=sdpa_math parallel.engine=megatron "
@@ -122,12 +110,12 @@ int main(void) {
   CHECK(l_both.saved_bytes > 0 && l_act.saved_bytes <= l_none.saved_bytes && l_moe.saved_bytes <= l_act.saved_bytes,
         "saved: none %g >= moe_act %g >= moe %g > 0", l_none.saved_bytes, l_act.saved_bytes, l_moe.saved_bytes);
   static llmem_result out;
-  CHECK(llmem_estimate(&keep, &out) == LLMEM_OK, "mixtral estimate: %s", out.error_message);
+  CHECK(llmem_estimate(last_plan_input(), &out) == LLMEM_OK, "mixtral estimate: %s", out.error_message);
   int negative = 0;
   for (int i = 0; i < out.event_count; i++)
     for (int c = 0; c < LLMEM_CAT_COUNT; c++) negative += out.events[i].category_bytes[c] < 0;
   CHECK(negative == 0, "mixtral moe,core_attn timeline: %d negative category readings", negative);
-  CHECK(set_keys(&keep, "training.recompute_modules=moe,moe_act") && llmem_estimate(&keep, &out) == LLMEM_OK, "both");
+  CHECK(set_keys(last_plan_input(), "training.recompute_modules=moe,moe_act") && llmem_estimate(last_plan_input(), &out) == LLMEM_OK, "both");
   negative = 0;
   for (int i = 0; i < out.event_count; i++)
     for (int c = 0; c < LLMEM_CAT_COUNT; c++) negative += out.events[i].category_bytes[c] < 0;

@@ -1,19 +1,7 @@
 /* Logits and cross-entropy (docs/memory-model.md §7.11): PyTorch loss_parallel()
  * over vocab-sharded logits, counted tensor by tensor by hand. */
 #include "check.h"
-#include "internal.h"
-
-static llmem_input keep;
-static plan plan_for(const char *keys) {
-  llmem_defaults(&keep);
-  CHECK(set_keys(&keep, keys), "keys %s", keys);
-  plan pl;
-  int field;
-  const char *detail;
-  llmem_status st = plan_build(&keep, &pl, &field, &detail);
-  CHECK(st == LLMEM_OK, "plan %s: %d (%d)", keys, st, field);
-  return pl;
-}
+#include "check_plan.h"
 
 static void check_same(loss_memory a, loss_memory b, const char *name) {
   CHECK_NEAR(a.saved_bytes, b.saved_bytes, 0, name);
@@ -76,6 +64,7 @@ int main(void) {
   /* a whole estimate (2 layers, so the loss sets the peak): nothing new refused,
    * and the peak is 4 Tv = 262,668,288 B higher */
   static llmem_result with, without;
+  llmem_input keep;
   llmem_defaults(&keep);
   CHECK(set_keys(&keep, L3 "model.layers=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard"), "keys");
   CHECK(llmem_estimate(&keep, &without) == LLMEM_OK, "standard estimate: %s", without.error_message);

@@ -4,23 +4,13 @@
 #include <math.h>
 
 #include "check.h"
-#include "internal.h"
+#include "check_plan.h"
 
 static llmem_input in;
 static double value_of(const char *keys, const char *path) {
   llmem_defaults(&in);
   CHECK(set_keys(&in, keys), "keys %s", keys);
   return llmem_profile_value(&in, llmem_field_index(path), 0, 0);
-}
-
-static plan plan_for(const char *keys) {
-  llmem_defaults(&in);
-  CHECK(set_keys(&in, keys), "keys %s", keys);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan %s (field %d)", keys, field);
-  return pl;
 }
 
 static void rows(void) {

@@ -5,15 +5,7 @@
 #include "internal.h"
 
 static llmem_result out;
-
-static int run(const char *keys) {
-  llmem_input in;
-  llmem_defaults(&in);
-  CHECK(set_keys(&in, keys), "keys %s", keys);
-  llmem_status st = llmem_estimate(&in, &out);
-  CHECK(st == LLMEM_OK, "estimate %s: %s", keys, out.error_message);
-  return st == LLMEM_OK;
-}
+static int run(const char *keys) { return run_keys(keys, &out); }
 
 /* The model states of stage 0. */
 static rank_states states_of(const char *keys) {

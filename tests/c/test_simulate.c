@@ -5,15 +5,7 @@
 #include "check.h"
 
 static llmem_result out;
-
-static int run(const char *keys) {
-  llmem_input in;
-  llmem_defaults(&in);
-  CHECK(set_keys(&in, keys), "keys %s", keys);
-  llmem_status st = llmem_estimate(&in, &out);
-  CHECK(st == LLMEM_OK, "estimate %s: %s", keys, out.error_message);
-  return st == LLMEM_OK;
-}
+static int run(const char *keys) { return run_keys(keys, &out); }
 
 #define L2_7B "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000 "
 

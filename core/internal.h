@@ -59,6 +59,7 @@ typedef struct {
   int shard_root_modules;     /* FSDP: embedding and output projection are their own units */
   int offload_optimizer, offload_params, fp8_all_gather, grad_as_bucket_view, overlap_comm;
   int shard_with_cp;
+  int reduce_on_compute;      /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
   double pp_first, pp_last;   /* 0 = even */
   double shard_dense;         /* sharding degree of dense model states (ZeRO/FSDP/dist-opt) */
   double shard_expert;        /* sharding degree of expert model states */
@@ -139,7 +140,9 @@ typedef struct {
   double unsharded_grad_bytes;   /* bytes per parameter of an unsharded gradient before reduce */
   double reduce_bytes;           /* bytes per parameter of the reduce-scatter input */
   double root_gathered;       /* FSDP root unit kept gathered: embedding, head, final norm (bytes) */
-  double root_unsharded_grads; /* its full gradients before the reduce-scatter (bytes) */
+  double root_unsharded_grads; /* its full gradients before the reduce-scatter (bytes); FSDP2: the head's */
+  double root_embed_grads;    /* FSDP2: the embedding's full gradient, made at its backward (bytes) */
+  double root_reduce_head, root_reduce_embed; /* FSDP2: the root's reduce-scatter input by part (bytes) */
   double bucket_bytes;        /* DeepSpeed IPG/reduce buckets (transient in backward) */
   double paged_bytes;         /* optimizer states in CUDA managed memory (bitsandbytes paged) */
   int accumulate_unsharded;   /* FSDP2 under PP: params stay gathered, unsharded grads accumulate */

@@ -128,6 +128,9 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
   W->root = rs->root_gathered;
   W->root_grads = rs->root_unsharded_grads;
+  W->root_embed_grads = rs->root_embed_grads;
+  W->root_reduce_head = rs->root_reduce_head;
+  W->root_reduce_embed = rs->root_reduce_embed;
   if (st->has_head) W->loss_gather = rs->loss_gathered;
   if (st->has_head) W->loss_grads = rs->loss_unsharded_grads;
   if (st->has_head) W->loss_reduce = rs->loss_reduce_input;
@@ -265,10 +268,17 @@ static double loss_prefetch(const stage_walk *W, int c) {
 /* A unit's post-backward: its gathered parameters are already freed
  * (reshard), the reduce-scatter input is copied from the full gradient
  * (foreach_reduce), then the gradient is dropped (_fsdp_param_group.py post_backward, 002a76fbf). */
-static void reduce_scatter(sim *S, int mb, uint64_t grads_tag, double grads, uint64_t input_tag, double input) {
-  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, ALLOC_STREAM_REDUCE);
+/* Where a reduce-scatter input is allocated: FSDP2 copies it in on the compute
+ * stream (PyTorch #129721), the others under their reduce-scatter stream. */
+static int reduce_stream(const stage_walk *W) {
+  return W->pl->reduce_on_compute ? ALLOC_STREAM_COMPUTE : ALLOC_STREAM_REDUCE;
+}
+
+static void reduce_scatter(const stage_walk *W, sim *S, int mb, uint64_t grads_tag, double grads, uint64_t input_tag,
+                           double input) {
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, reduce_stream(W));
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
-  if (input > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, 1);
+  if (input > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, !W->pl->reduce_on_compute);
   sim_give(S, LLMEM_CAT_GRADIENTS, grads_tag, grads, 0);
 }
 
@@ -296,7 +306,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   S->hole = 0;
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
   sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
-  if (own) reduce_scatter(S, mb, full, W->loss_grads, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce);
+  if (own) reduce_scatter(W, S, mb, full, W->loss_grads, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce);
   if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
 }
 
@@ -329,15 +339,17 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   if (rs->accumulate_unsharded && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, i, 0, 0), lc->trainable * rs->unsharded_accum_bytes,
              ALLOC_STREAM_COMPUTE);
-  double comm = lc->reduce_input + backward_prefetch(W, c, i, lc);
+  double prefetch = backward_prefetch(W, c, i, lc);
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads,
                      ALLOC_STREAM_COMPUTE);
-  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), comm, ALLOC_STREAM_REDUCE);
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), lc->reduce_input, reduce_stream(W));
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, ALLOC_STREAM_GATHER);
   sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes,
                      ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, i);
   sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes, 0);
-  sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), comm, 1);
+  sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), lc->reduce_input, !pl->reduce_on_compute);
+  sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, 1);
   sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads, 0);
   if (pl->optimizer_in_backward) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
   sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
@@ -354,7 +366,13 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
 static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
   const rank_states *rs = W->rs;
   int lazy = W->lazy && first_pass, own = W->embed_gather > 0;
-  if (!lazy && !own) return;
+  if (W->root_embed_grads > 0) /* FSDP2 root: the embedding's full gradient appears now */
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 1), W->root_embed_grads,
+             ALLOC_STREAM_COMPUTE);
+  if (!lazy && !own) {
+    if (W->root_embed_grads > 0) sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
+    return;
+  }
   double gather = own && !rs->keep_gathered_until_backward ? W->embed_gather : 0;
   uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, 0, 0), full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
   sim_take(S, LLMEM_CAT_WEIGHTS, again, gather, ALLOC_STREAM_GATHER);
@@ -364,7 +382,22 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
   if (!own) return;
   if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);
-  reduce_scatter(S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0), rs->embed_reduce_input);
+  reduce_scatter(W, S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0), rs->embed_reduce_input);
+}
+
+/* The root's post-backward, once its parameters in this chunk have their
+ * gradients: FSDP2's reduce-scatter input beside them, then all freed. */
+static void root_post_backward(const stage_walk *W, sim *S, int mb, int c) {
+  int head = is_last_chunk(W, c) && W->root_grads > 0, embed = is_first_chunk(W, c) && W->root_embed_grads > 0;
+  double input = (head ? W->root_reduce_head : 0) + (embed ? W->root_reduce_embed : 0);
+  uint64_t input_tag = block_tag(TAG_COMM, LAYER_REST, mb, 0);
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, reduce_stream(W));
+  if (input > 0) { /* at the end of the backward, after the embedding's */
+    sim_record(S, LLMEM_PHASE_BACKWARD, mb, embed ? LAYER_EMBED : -1);
+    sim_give(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, !W->pl->reduce_on_compute);
+  }
+  if (head) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, 0);
+  if (embed) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 1), W->root_embed_grads, 0);
 }
 
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
@@ -376,6 +409,5 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
     embedding_backward(W, S, mb, first_pass);
   }
-  if (is_last_chunk(W, c) && W->root_grads > 0)
-    sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, 0);
+  root_post_backward(W, S, mb, c);
 }

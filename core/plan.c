@@ -159,6 +159,10 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->zero_stage = (int)in->zero_stage;
   p->fsdp_strategy = (int)in->fsdp_strategy;
   p->reshard_after_forward = in->reshard_after_forward != 0;
+  /* FSDP2's reduce-scatter input: the compute stream's pool (PyTorch #129721)
+   * or the reduce-scatter stream's; FSDP1 and ZeRO keep their own streams */
+  p->reduce_on_compute = p->engine == LLMEM_ENGINE_FSDP2 &&
+                         (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
   p->shard_root_modules = (int)or_default(profiled(in, FIELD(shard_root_modules)), 0);
   p->dist_opt = in->distributed_optimizer != 0;
   p->offload_optimizer = (int)in->offload_optimizer;

@@ -153,6 +153,7 @@ typedef struct {
   loss_memory loss;
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;
+  double root_embed_grads, root_reduce_head, root_reduce_embed; /* FSDP2 root by part (states.c fsdp2_root_grads) */
   double loss_gather, loss_grads; /* ZeRO-3, own head unit: gathered at the loss; the lm_head's full gradient */
   double loss_reduce;             /* own head unit: its reduce-scatter input */
   double embed_gather;            /* own embedding unit: gathered around its forward and backward */

@@ -274,11 +274,28 @@ static void zero3_gathers(const plan *pl, const stage_layout *st, const stage_co
  * _fsdp_param_group.py 002a76fbf); the root keeps the final norm. A tied
  * output uses the embedding's weight outside the embedding's forward, and
  * pipelining's no-sync keeps every unit gathered: both stay in the root. */
+/* FSDP2 keeps a gradient per parameter (DTensor): the root's head gradient
+ * appears at the loss backward, its embedding gradient only at the
+ * embedding's backward; the root's post-backward then copies all of them
+ * into one reduce-scatter input in the reduce dtype (_fsdp_collectives.py
+ * foreach_reduce) before freeing them. A tied output shares one gradient,
+ * made at the loss backward. FSDP1's flat parameter gets its whole gradient
+ * at the first backward through any of its views. */
+static void fsdp2_root_grads(const stage_layout *st, const stage_counts *c, rank_states *r) {
+  double head = c->emb_head - st->embedding_count;
+  r->root_unsharded_grads = head * r->unsharded_grad_bytes;
+  r->root_embed_grads = st->embedding_count * r->unsharded_grad_bytes;
+  r->root_reduce_head = (head + st->final_norm_count) * r->reduce_bytes;
+  r->root_reduce_embed = st->embedding_count * r->reduce_bytes;
+}
+
 static void root_units(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
   int own = pl->shard_root_modules && !(pl->tied && pl->head_kind == LLMEM_HEAD_LM) && !r->accumulate_unsharded;
   double root = own ? st->final_norm_count : c->emb_head + st->final_norm_count;
   r->root_gathered = gathered_bytes(r, root, 0); /* none quantised */
   r->root_unsharded_grads = (own ? st->final_norm_count : c->emb_head) * r->unsharded_grad_bytes;
+  if (!own && pl->engine == LLMEM_ENGINE_FSDP2 && !(pl->tied && pl->head_kind == LLMEM_HEAD_LM))
+    fsdp2_root_grads(st, c, r);
   if (!own) return;
   r->own_root_units = 1;
   r->embed_gathered = gathered_bytes(r, st->embedding_count, 0);

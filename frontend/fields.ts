@@ -160,6 +160,11 @@ export const UI: Record<string, FieldUi> = {
     hint: 'torch.cuda.empty_cache() before the first step',
   },
   'runtime.torch_compile': { label: 'torch.compile' },
+  'parallel.reduce_input_on_compute_stream': {
+    label: 'Reduce-scatter input on the compute stream',
+    auto: 'from the training stack',
+    hint: 'FSDP2 in PyTorch 2.5 on',
+  },
   'runtime.framework': { label: 'Training stack', hint: 'sets the mechanisms listed below unless given' },
   'runtime.framework_version': {
     label: 'Stack version',
@@ -343,6 +348,7 @@ export const SECTIONS: Section[] = [
           'parallel.fsdp_strategy',
           'parallel.fsdp_shard_size',
           'parallel.reshard_after_forward',
+          'parallel.reduce_input_on_compute_stream',
           'parallel.shard_root_modules',
           'parallel.distributed_optimizer',
           'parallel.offload_optimizer',

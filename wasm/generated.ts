@@ -336,6 +336,7 @@ export type FieldPath =
   | 'parallel.fsdp_shard_size'
   | 'parallel.reshard_after_forward'
   | 'parallel.shard_root_modules'
+  | 'parallel.reduce_input_on_compute_stream'
   | 'parallel.distributed_optimizer'
   | 'parallel.offload_optimizer'
   | 'parallel.offload_params'
@@ -478,6 +479,7 @@ export type ConfigV1 = {
     fsdp_shard_size?: number | null;
     reshard_after_forward?: boolean;
     shard_root_modules?: boolean | null;
+    reduce_input_on_compute_stream?: boolean | null;
     distributed_optimizer?: boolean;
     offload_optimizer?: 'none' | 'cpu' | 'nvme';
     offload_params?: 'none' | 'cpu' | 'nvme';
@@ -619,36 +621,37 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 99, path: 'parallel.fsdp_shard_size', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
   { index: 100, path: 'parallel.reshard_after_forward', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
   { index: 101, path: 'parallel.shard_root_modules', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 102, path: 'parallel.distributed_optimizer', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 103, path: 'parallel.offload_optimizer', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
-  { index: 104, path: 'parallel.offload_params', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
-  { index: 105, path: 'parallel.fp8_all_gather', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 106, path: 'parallel.zero_init', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 107, path: 'parallel.grad_as_bucket_view', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 108, path: 'parallel.reduce_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
-  { index: 109, path: 'parallel.allgather_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
-  { index: 110, path: 'parallel.overlap_comm', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 111, path: 'parallel.stage3_prefetch_bucket_size', kind: 'num', nullable: false, months: false, default: 50000000, min: 0, max: 1000000000000000, values: [] },
-  { index: 112, path: 'parallel.stage3_max_live_parameters', kind: 'num', nullable: false, months: false, default: 1000000000, min: 0, max: 1000000000000000, values: [] },
-  { index: 113, path: 'parallel.stage3_param_persistence_threshold', kind: 'num', nullable: false, months: false, default: 100000, min: 0, max: 1000000000000000, values: [] },
-  { index: 114, path: 'hardware', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 115, path: 'hardware.gpu', kind: 'text', nullable: true, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 116, path: 'hardware.memory_gib', kind: 'num', nullable: false, months: false, default: 80, min: 0.001, max: 1000000, values: [] },
-  { index: 117, path: 'hardware.bf16_tflops', kind: 'num', nullable: false, months: false, default: 989, min: 0.001, max: 1000000, values: [] },
-  { index: 118, path: 'hardware.fp8_tflops', kind: 'num', nullable: true, months: false, default: NaN, min: 0.001, max: 1000000, values: [] },
-  { index: 119, path: 'hardware.intra_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 450, min: 0.001, max: 1000000, values: [] },
-  { index: 120, path: 'hardware.inter_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 50, min: 0.001, max: 1000000, values: [] },
-  { index: 121, path: 'runtime', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 122, path: 'runtime.cuda_context_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 123, path: 'runtime.cublas_workspace_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 124, path: 'runtime.nccl_buffer_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 125, path: 'runtime.allocator_reserve', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 100, values: [] },
-  { index: 126, path: 'runtime.expandable_segments', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 127, path: 'runtime.max_split_size_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 21, max: 1000000000, values: [] },
-  { index: 128, path: 'runtime.gc_threshold', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
-  { index: 129, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 130, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 131, path: 'runtime.compute_efficiency', kind: 'num', nullable: false, months: false, default: 0.4, min: 0.01, max: 1, values: [] },
-  { index: 132, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
-  { index: 133, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
+  { index: 102, path: 'parallel.reduce_input_on_compute_stream', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 103, path: 'parallel.distributed_optimizer', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 104, path: 'parallel.offload_optimizer', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
+  { index: 105, path: 'parallel.offload_params', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
+  { index: 106, path: 'parallel.fp8_all_gather', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 107, path: 'parallel.zero_init', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 108, path: 'parallel.grad_as_bucket_view', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 109, path: 'parallel.reduce_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
+  { index: 110, path: 'parallel.allgather_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
+  { index: 111, path: 'parallel.overlap_comm', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 112, path: 'parallel.stage3_prefetch_bucket_size', kind: 'num', nullable: false, months: false, default: 50000000, min: 0, max: 1000000000000000, values: [] },
+  { index: 113, path: 'parallel.stage3_max_live_parameters', kind: 'num', nullable: false, months: false, default: 1000000000, min: 0, max: 1000000000000000, values: [] },
+  { index: 114, path: 'parallel.stage3_param_persistence_threshold', kind: 'num', nullable: false, months: false, default: 100000, min: 0, max: 1000000000000000, values: [] },
+  { index: 115, path: 'hardware', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 116, path: 'hardware.gpu', kind: 'text', nullable: true, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 117, path: 'hardware.memory_gib', kind: 'num', nullable: false, months: false, default: 80, min: 0.001, max: 1000000, values: [] },
+  { index: 118, path: 'hardware.bf16_tflops', kind: 'num', nullable: false, months: false, default: 989, min: 0.001, max: 1000000, values: [] },
+  { index: 119, path: 'hardware.fp8_tflops', kind: 'num', nullable: true, months: false, default: NaN, min: 0.001, max: 1000000, values: [] },
+  { index: 120, path: 'hardware.intra_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 450, min: 0.001, max: 1000000, values: [] },
+  { index: 121, path: 'hardware.inter_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 50, min: 0.001, max: 1000000, values: [] },
+  { index: 122, path: 'runtime', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 123, path: 'runtime.cuda_context_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 124, path: 'runtime.cublas_workspace_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 125, path: 'runtime.nccl_buffer_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 126, path: 'runtime.allocator_reserve', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 100, values: [] },
+  { index: 127, path: 'runtime.expandable_segments', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 128, path: 'runtime.max_split_size_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 21, max: 1000000000, values: [] },
+  { index: 129, path: 'runtime.gc_threshold', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
+  { index: 130, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 131, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 132, path: 'runtime.compute_efficiency', kind: 'num', nullable: false, months: false, default: 0.4, min: 0.01, max: 1, values: [] },
+  { index: 133, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
+  { index: 134, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
 ];

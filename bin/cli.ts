@@ -8,7 +8,8 @@ import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
 import { parseCommandArgs } from './args.js';
 import { defaultSpacing, seqStepOf, sweepValues } from '../frontend/planner.js';
-import { describe, KIND_NOTE, suggestFor } from '../frontend/suggest.js';
+import { KIND_NOTE, suggestFor } from '../frontend/config/suggest.js';
+import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readText, UnreadableError } from './input.js';
 import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
 
@@ -333,7 +334,8 @@ function suggestCommand(
 ): number {
   const free = numberOption(opts, 'free', 0.1, FREE);
   const top = numberOption(opts, 'top', 12, { min: 1, max: 48, whole: true });
-  const res = suggestFor(core, config, free);
+  const base = core.estimate(config);
+  const res = suggestFor(core, config, free, base.ok ? gpuAlternatives(config, base.capacity_bytes) : []);
   if (!('suggestions' in res)) return fail(res);
   const others = res.suggestions.filter((s) => s.kind !== 'gpus').slice(0, top);
   if (json) {
@@ -352,13 +354,13 @@ function suggestCommand(
     );
     for (const s of others)
       console.log(
-        `  ${gib(s.device_used_bytes).padStart(11)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes) : '-').padStart(12)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes_per_node) : '-').padStart(12)} ${`x${s.time_ratio.toFixed(2)}`.padStart(6)}  ${MARK[s.kind] ? `${MARK[s.kind]} ` : ''}${describe(s)}`,
+        `  ${gib(s.device_used_bytes).padStart(11)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes) : '-').padStart(12)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes_per_node) : '-').padStart(12)} ${`x${s.time_ratio.toFixed(2)}`.padStart(6)}  ${MARK[s.kind] ? `${MARK[s.kind]} ` : ''}${s.words}`,
       );
   } else console.log('  none found');
   const f = res.fewest;
   console.log(
     f
-      ? `fewest GPUs at the same global batch: ${res.fewest_gpus} (${describe(f)}): ${gib(f.device_used_bytes)}, step time x${(f.step_seconds / res.base_step_seconds).toFixed(2)}`
+      ? `fewest GPUs at the same global batch: ${res.fewest_gpus} (${f.words}): ${gib(f.device_used_bytes)}, step time x${(f.step_seconds / res.base_step_seconds).toFixed(2)}`
       : `fewest GPUs at the same global batch: ${res.base_fits ? 'no fewer fit' : 'none found up to 4096'}`,
   );
   const g = res.next_gpu;

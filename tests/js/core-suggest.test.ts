@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core, SuggestResult } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { merge, resolveConfig } from '../../frontend/config/resolve.js';
-import { describe as words, suggestFor } from '../../frontend/suggest.js';
+import { gpuAlternatives } from '../../frontend/config/gpu-alternatives.js';
+import { describe as words, suggestFor } from '../../frontend/config/suggest.js';
 
 const root = repoRoot();
 let core: Core;
@@ -74,7 +75,7 @@ describe('suggest', () => {
     const c = config('llama-3.1-8b-fsdp-8xh100.json');
     const small = resolveConfig(merge(c, { hardware: { gpu: 'a100-sxm-40gb' } }));
     if (!small.ok) throw new Error(small.error.message);
-    const res = suggestFor(core, small.config, 0.1);
+    const res = suggestFor(core, small.config, 0.1, gpuAlternatives(small.config, 40 * 2 ** 30));
     if (!('suggestions' in res)) throw new Error(res.message);
     expect(res.base_fits).toBe(false);
     // the 80 GB models do not fit this one (no recompute at 8192 tokens): the next is the H100 NVL or larger
@@ -114,5 +115,15 @@ describe('llmem suggest', () => {
     const h = cli(['suggest', '--help']);
     expect(h.status).toBe(0);
     expect(h.stdout.split('\n')[0]).toContain('llmem suggest');
+  });
+});
+
+describe('the planner request', () => {
+  it('answers a suggest request once suggest.ts is plugged in (as the Worker does)', async () => {
+    const { handleRequest, registerSuggest } = await import('../../frontend/planner.js');
+    const c = config('llama-3.1-70b-qlora-1x48gb.json');
+    registerSuggest(suggestFor);
+    const r = handleRequest(core, { id: 1, kind: 'suggest', config: c, free: 0.1, gpus: [] });
+    expect(r.kind === 'suggest' && r.ok && r.report.suggestions.every((s) => s.words.length > 0)).toBe(true);
   });
 });

@@ -1,9 +1,8 @@
-// "Make it fit": the core's suggestions (core/suggest.c) and the next GPU
-// model of the catalog that fits, in words for the page and the CLI. Run in
-// the planner Worker on the page, in-process by `llmem suggest`.
-import type { Config, ConfigError, Core, Json, Suggestion, SuggestResult } from '../wasm/llmem.js';
-import { GPUS } from './config/catalog.js';
-import { resolveConfig } from './config/resolve.js';
+// "Make it fit": the core's suggestions (core/suggest.c) in words, and the
+// next GPU model that fits among resolved alternatives (gpu-alternatives.ts).
+// Run in the planner Worker on the page (kept out of the page's first load:
+// no catalog here), in-process by `llmem suggest`.
+import type { Config, ConfigError, Core, Json, Suggestion, SuggestResult } from '../../wasm/llmem.js';
 
 export interface NextGpu {
   id: string;
@@ -15,27 +14,22 @@ export interface NextGpu {
   time_ratio: number;
 }
 
-export type SuggestReport = SuggestResult & { next_gpu: NextGpu | null };
+/** A suggestion with its change in words and what it changes besides memory and time. */
+export type WordedSuggestion = Suggestion & { words: string; note: string };
+export type SuggestReport = Omit<SuggestResult, 'suggestions' | 'fewest'> & {
+  suggestions: WordedSuggestion[];
+  fewest: WordedSuggestion | null;
+  next_gpu: NextGpu | null;
+};
+/** Another GPU model: its id, name and the config resolved on it. */
+export type GpuAlternative = { id: string; name: string; config: Config };
 
-/** The config on another GPU of the catalog: its memory and speeds from the catalog entry. */
-function onGpu(config: Config, id: string): Config {
-  const { memory_gib, bf16_tflops, fp8_tflops, intra_node_gb_per_s, inter_node_gb_per_s, ...hw } = (config.hardware ??
-    {}) as Config;
-  const { cublas_workspace_mib, ...rt } = (config.runtime ?? {}) as Config;
-  return { ...config, hardware: { ...hw, gpu: id }, runtime: rt };
-}
-
-/** The catalog GPU with the least memory above this one's on which the config fits leaving `free` free. */
-export function nextGpu(core: Core, config: Config, free: number, baseStep: number, capacity: number): NextGpu | null {
-  const bigger = GPUS.filter((g) => (g.memory_bytes ?? g.memory_gib * 2 ** 30) > capacity).sort(
-    (a, b) => (a.memory_bytes ?? a.memory_gib * 2 ** 30) - (b.memory_bytes ?? b.memory_gib * 2 ** 30),
-  );
-  for (const g of bigger) {
-    const resolved = resolveConfig(onGpu(config, g.id));
-    if (!resolved.ok) continue;
-    const r = core.estimate(resolved.config);
+/** The first alternative (least memory first) on which the config fits leaving `free` free. */
+export function nextGpu(core: Core, alternatives: GpuAlternative[], free: number, baseStep: number): NextGpu | null {
+  for (const g of alternatives) {
+    const r = core.estimate(g.config);
     if (!r.ok || r.per_gpu.device_used_bytes > r.capacity_bytes * (1 - free)) continue;
-    const s = core.stepTime(resolved.config);
+    const s = core.stepTime(g.config);
     const step = 'step_seconds' in s ? s.step_seconds : Number.NaN;
     return {
       id: g.id,
@@ -49,12 +43,22 @@ export function nextGpu(core: Core, config: Config, free: number, baseStep: numb
   return null;
 }
 
-/** The suggestions for a resolved config, and the next GPU model when it does not fit. */
-export function suggestFor(core: Core, config: Config, free: number): SuggestReport | ConfigError {
+/** The suggestions for a resolved config, in words, and the next GPU model when it does not fit. */
+export function suggestFor(
+  core: Core,
+  config: Config,
+  free: number,
+  alternatives: GpuAlternative[] = [],
+): SuggestReport | ConfigError {
   const r = core.suggest(config, { free_fraction: free });
   if (!('suggestions' in r)) return r;
-  const next_gpu = r.base_fits ? null : nextGpu(core, config, free, r.base_step_seconds, r.capacity_bytes);
-  return { ...r, next_gpu };
+  const worded = (s: Suggestion): WordedSuggestion => ({ ...s, words: describe(s), note: KIND_NOTE[s.kind] });
+  return {
+    ...r,
+    suggestions: r.suggestions.map(worded),
+    fewest: r.fewest ? worded(r.fewest) : null,
+    next_gpu: r.base_fits ? null : nextGpu(core, alternatives, free, r.base_step_seconds),
+  };
 }
 
 const ON = (v: Json) => v === true;

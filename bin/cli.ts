@@ -1,6 +1,6 @@
 // `npx llmem`: the wasm core from the command line.
 import { impliedByStack } from '../frontend/config/profile.js';
-import type { Config, Core, EstimateResult, Json, ProfileValue, RankResult } from '../wasm/llmem.js';
+import type { Config, Core, EstimateResult, Json, ProfileValue, RankResult, Suggestion } from '../wasm/llmem.js';
 import { CATEGORIES, plainArrays } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
@@ -8,7 +8,7 @@ import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
 import { parseCommandArgs } from './args.js';
 import { defaultSpacing, seqStepOf, sweepValues } from '../frontend/planner.js';
-import { KIND_NOTE, suggestFor } from '../frontend/config/suggest.js';
+import { KIND_NOTE, kindsOf, suggestFor } from '../frontend/config/suggest.js';
 import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readText, UnreadableError } from './input.js';
 import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
@@ -343,6 +343,12 @@ function suggestCommand(
     return 0;
   }
   const pct = (free * 100).toFixed(0);
+  const mark = (s: Suggestion) => {
+    const m = kindsOf(s)
+      .map((k) => MARK[k])
+      .join('');
+    return m ? `${m} ` : '';
+  };
   console.log(
     `${res.base_fits ? 'fits' : 'does not fit'}: ${gib(res.base_device_used_bytes)} of ${gib(res.capacity_bytes)} (nvidia-smi); ` +
       `${res.base_fits ? 'other setups' : 'changes'} that leave ${pct} % free, each verified by its full estimate,\n` +
@@ -354,7 +360,7 @@ function suggestCommand(
     );
     for (const s of others)
       console.log(
-        `  ${gib(s.device_used_bytes).padStart(11)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes) : '-').padStart(12)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes_per_node) : '-').padStart(12)} ${`x${s.time_ratio.toFixed(2)}`.padStart(6)}  ${MARK[s.kind] ? `${MARK[s.kind]} ` : ''}${s.words}`,
+        `  ${gib(s.device_used_bytes).padStart(11)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes) : '-').padStart(12)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes_per_node) : '-').padStart(12)} ${`x${s.time_ratio.toFixed(2)}`.padStart(6)}  ${mark(s)}${s.words}${s.host_nvme_bytes ? ` (NVMe ${gib(s.host_nvme_bytes)}/GPU)` : ''}`,
       );
   } else console.log('  none found');
   const f = res.fewest;
@@ -369,7 +375,7 @@ function suggestCommand(
       `next GPU model that fits: ${g.id} (${g.name}): ${gib(g.device_used_bytes)} of ${gib(g.capacity_bytes)}, step time x${g.time_ratio.toFixed(2)}`,
     );
   else if (!res.base_fits) console.log('next GPU model that fits: none in the catalog');
-  const marks = new Set(others.map((s) => s.kind));
+  const marks = new Set(others.flatMap(kindsOf));
   const notes = (['numerics', 'method', 'workload'] as const).filter((k) => marks.has(k));
   if (notes.length) console.log(notes.map((k) => `${MARK[k]} ${KIND_NOTE[k]}`).join('; '));
   return 0;

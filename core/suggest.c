@@ -306,9 +306,11 @@ static void pairs(ctx *c, llmem_input *best, int *best_kind) {
     }
 }
 
-/* The longest sequence (on the multiples that CP and SP allow) that fits with `in`'s other keys. */
+/* The longest sequence (on the multiples that CP and SP allow) that fits with `in`'s other keys,
+ * when the base's does not. */
 static void shorter_sequence(ctx *c, const llmem_input *in, int kind) {
-  double step = 2 * in->cp * in->tp * 64, best = 0;
+  double step = 2 * in->cp * in->tp * 64, best = 0, used;
+  if (fits_readings(c, in, &used)) return; /* the full sequence fits already */
   double lo = step * ceil(min2(MIN_SEQ, c->base->seq_len / 2) / step);
   if (!(c->base->seq_len - step >= lo)) return;
   c->out->candidates++;

@@ -20,6 +20,7 @@ function Row({ s, apply, label }: { s: WordedSuggestion; apply: () => void; labe
       <td class="r">{formatGiB(s.device_used_bytes)}</td>
       <td class="r" title="per GPU process; per node in brackets">
         {s.host_cpu_bytes > 0 ? `${formatGiB(s.host_cpu_bytes)} (${formatGiB(s.host_cpu_bytes_per_node)})` : '—'}
+        {s.host_nvme_bytes > 0 && ` + NVMe ${formatGiB(s.host_nvme_bytes)}`}
       </td>
       <td class="r">×{s.time_ratio.toFixed(2)}</td>
       <td>

@@ -43,6 +43,19 @@ export function nextGpu(core: Core, alternatives: GpuAlternative[], free: number
   return null;
 }
 
+/** Which marks apply: its kind, and a change of method or optimizer numerics under another kind. */
+export function kindsOf(s: Suggestion): Suggestion['kind'][] {
+  const has = (path: string) => s.changes.some((c) => c.path === path);
+  const kinds = new Set<Suggestion['kind']>([s.kind]);
+  if (has('training.finetune.method')) kinds.add('method');
+  if (has('training.optimizer') || has('training.optimizer_dtype')) kinds.add('numerics');
+  return [...kinds].filter((k) => k !== 'same');
+}
+const noteOf = (s: Suggestion) =>
+  kindsOf(s)
+    .map((k) => KIND_NOTE[k])
+    .join('; ');
+
 /** The suggestions for a resolved config, in words, and the next GPU model when it does not fit. */
 export function suggestFor(
   core: Core,
@@ -52,7 +65,7 @@ export function suggestFor(
 ): SuggestReport | ConfigError {
   const r = core.suggest(config, { free_fraction: free });
   if (!('suggestions' in r)) return r;
-  const worded = (s: Suggestion): WordedSuggestion => ({ ...s, words: describe(s), note: KIND_NOTE[s.kind] });
+  const worded = (s: Suggestion): WordedSuggestion => ({ ...s, words: describe(s), note: noteOf(s) });
   return {
     ...r,
     suggestions: r.suggestions.map(worded),

@@ -1,6 +1,6 @@
 // `npx llmem`: the wasm core from the command line.
 import { impliedByStack } from '../frontend/config/profile.js';
-import type { Config, Core, EstimateResult, Json, ProfileValue, RankResult } from '../wasm/llmem.js';
+import type { Config, Core, EstimateResult, Json, ProfileValue, RankResult, Suggestion } from '../wasm/llmem.js';
 import { CATEGORIES, plainArrays } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
@@ -8,6 +8,8 @@ import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
 import { parseCommandArgs } from './args.js';
 import { defaultSpacing, seqStepOf, sweepValues } from '../frontend/planner.js';
+import { KIND_NOTE, kindsOf, suggestFor } from '../frontend/config/suggest.js';
+import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readText, UnreadableError } from './input.js';
 import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
 
@@ -25,6 +27,10 @@ usage:
                                  the largest value that fits, leaving a fraction of the GPU free
   llmem search <config.json | -> --gpus N [--global-batch B] [--top 20] [--free 0.10] [--json]
                                  every layout of N GPUs that fits, ranked by the step-time model
+  llmem suggest <config.json | -> [--free 0.10] [--top 12] [--json]
+                                 changes that make the run fit (recompute, micro-batch, sharding, TP/PP/CP/EP,
+                                 offload, optimizer precision, loss, LoRA/QLoRA, a shorter sequence), the fewest
+                                 GPUs and the next GPU model that fit; each verified by a full estimate
   llmem defaults                 print the config every omitted key stands for
   llmem models                   list the model presets (model.preset)
   llmem gpus                     list the GPU catalog (hardware.gpu)
@@ -197,6 +203,7 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     sweep: ['axis', 'from', 'to', 'points', 'step'],
     fit: ['axis', 'free', 'max'],
     search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'],
+    suggest: ['free', 'top'],
   }[command]!;
   const { file, opts, json } = parseOptions(args, known);
   const core = await loadCore();
@@ -247,6 +254,7 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
       );
     return 0;
   }
+  if (command === 'suggest') return suggestCommand(core, config, opts, json, fail);
   if (command === 'fit') {
     const free = numberOption(opts, 'free', 0.1, FREE);
     const axes = opts.axis ? [opts.axis] : ['training.micro_batch', 'training.seq_len'];
@@ -312,6 +320,64 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     );
   }
   console.log('* on the Pareto front (no layout is both faster and smaller)');
+  return 0;
+}
+
+const MARK: Record<string, string> = { numerics: '°', method: '*', workload: '†', gpus: '' };
+
+function suggestCommand(
+  core: Core,
+  config: Config,
+  opts: Record<string, string>,
+  json: boolean,
+  fail: (e: { path: string; message: string }) => never,
+): number {
+  const free = numberOption(opts, 'free', 0.1, FREE);
+  const top = numberOption(opts, 'top', 12, { min: 1, max: 48, whole: true });
+  const base = core.estimate(config);
+  const res = suggestFor(core, config, free, base.ok ? gpuAlternatives(config, base.capacity_bytes) : []);
+  if (!('suggestions' in res)) return fail(res);
+  const others = res.suggestions.filter((s) => s.kind !== 'gpus').slice(0, top);
+  if (json) {
+    console.log(JSON.stringify({ ok: true, free_fraction: free, ...res, suggestions: others }, null, 2));
+    return 0;
+  }
+  const pct = (free * 100).toFixed(0);
+  const mark = (s: Suggestion) => {
+    const m = kindsOf(s)
+      .map((k) => MARK[k])
+      .join('');
+    return m ? `${m} ` : '';
+  };
+  console.log(
+    `${res.base_fits ? 'fits' : 'does not fit'}: ${gib(res.base_device_used_bytes)} of ${gib(res.capacity_bytes)} (nvidia-smi); ` +
+      `${res.base_fits ? 'other setups' : 'changes'} that leave ${pct} % free, each verified by its full estimate,\n` +
+      `ranked by step time per token (the step-time model: a ranking aid, not a promise):`,
+  );
+  if (others.length) {
+    console.log(
+      `  ${'nvidia-smi'.padStart(11)} ${'host RAM/GPU'.padStart(12)} ${'/node'.padStart(12)} ${'time'.padStart(6)}  change`,
+    );
+    for (const s of others)
+      console.log(
+        `  ${gib(s.device_used_bytes).padStart(11)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes) : '-').padStart(12)} ${(s.host_cpu_bytes ? gib(s.host_cpu_bytes_per_node) : '-').padStart(12)} ${`x${s.time_ratio.toFixed(2)}`.padStart(6)}  ${mark(s)}${s.words}${s.host_nvme_bytes ? ` (NVMe ${gib(s.host_nvme_bytes)}/GPU)` : ''}`,
+      );
+  } else console.log('  none found');
+  const f = res.fewest;
+  console.log(
+    f
+      ? `fewest GPUs at the same global batch: ${res.fewest_gpus} (${f.words}): ${gib(f.device_used_bytes)}, step time x${(f.step_seconds / res.base_step_seconds).toFixed(2)}`
+      : `fewest GPUs at the same global batch: ${res.base_fits ? 'no fewer fit' : 'none found up to 4096'}`,
+  );
+  const g = res.next_gpu;
+  if (g)
+    console.log(
+      `next GPU model that fits: ${g.id} (${g.name}): ${gib(g.device_used_bytes)} of ${gib(g.capacity_bytes)}, step time x${g.time_ratio.toFixed(2)}`,
+    );
+  else if (!res.base_fits) console.log('next GPU model that fits: none in the catalog');
+  const marks = new Set(others.flatMap(kindsOf));
+  const notes = (['numerics', 'method', 'workload'] as const).filter((k) => marks.has(k));
+  if (notes.length) console.log(notes.map((k) => `${MARK[k]} ${KIND_NOTE[k]}`).join('; '));
   return 0;
 }
 
@@ -387,6 +453,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'sweep':
       case 'fit':
       case 'search':
+      case 'suggest':
         return await plannerCommand(command, rest);
       case 'compare': {
         const p = parseCommandArgs(rest, { flags: ['json'] }, (m) => new UsageError(m));

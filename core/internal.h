@@ -229,6 +229,9 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
 llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out, plan *resolved,
                                int *error_field); /* resolved, error_field: the plan / failing key, may be NULL */
 
+/* planner.c: the input a found layout stands for (what the search's patch loads) */
+llmem_input search_layout_input(const llmem_input *base, double N, const llmem_layout *l);
+
 /* result.c */
 void result_add_warning(llmem_result *out, llmem_warning w);
 void result_fill_error(llmem_result *out, llmem_status st, int field); /* "path: message (allowed: ...)" */

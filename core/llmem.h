@@ -274,6 +274,56 @@ typedef struct {
 void llmem_search_defaults(llmem_search_options *opt);
 llmem_status llmem_search(const llmem_input *base, const llmem_search_options *opt, llmem_search_result *out);
 
+/* ---- suggestions (core/suggest.c): changes that make a run fit ---- */
+#define LLMEM_MAX_SUGGESTIONS 48
+#define LLMEM_MAX_CHANGES 16
+
+/* What a suggestion changes besides memory and time (the page marks all but SAME). */
+#define LLMEM_SUGGEST_KINDS(K)                                                   \
+  K(LLMEM_SUGGEST_SAME, "same")          /* the same training: memory traded for time */ \
+  K(LLMEM_SUGGEST_NUMERICS, "numerics")  /* optimizer states in lower precision */   \
+  K(LLMEM_SUGGEST_METHOD, "method")      /* LoRA / QLoRA: a different training method */ \
+  K(LLMEM_SUGGEST_WORKLOAD, "workload")  /* shorter sequences: a different workload */ \
+  K(LLMEM_SUGGEST_GPUS, "gpus")          /* another GPU count at the same global batch */
+typedef enum { LLMEM_SUGGEST_KINDS(LLMEM_ENUM_NAME_) LLMEM_SUGGEST_KIND_COUNT } llmem_suggest_kind;
+
+typedef struct {
+  double free_fraction; /* HBM a suggestion must leave free (0.10) */
+  double max_gpus;      /* the fewest-GPUs search stops here (0: no such search) */
+} llmem_suggest_options;
+
+/* One suggestion: its changes to the input (field index, value; NaN = null),
+ * and the readings of its own full llmem_estimate. */
+typedef struct {
+  double values[LLMEM_MAX_CHANGES];
+  int fields[LLMEM_MAX_CHANGES];
+  int change_count;
+  int kind;              /* llmem_suggest_kind */
+  double peak_allocated_bytes, peak_reserved_bytes, device_used_bytes;
+  double host_cpu_bytes, host_nvme_bytes; /* per GPU process */
+  double step_seconds;   /* the step-time model (llmem_step_time) */
+  double time_ratio;     /* step time per token of the global batch, over the base's: the ranking */
+  double gpus;
+} llmem_suggestion;
+
+typedef struct {
+  llmem_status status;
+  int error_field;
+  int base_fits;         /* the base config leaves free_fraction free */
+  double base_device_used_bytes, capacity_bytes, base_step_seconds;
+  double candidates;     /* changed inputs estimated */
+  double fewest_gpus;    /* the fewest GPUs that fit at the same global batch (0: none found) */
+  int fewest_index;      /* its suggestion, -1: none */
+  int count;             /* kept: fitting, verified; by time_ratio, other GPU counts last */
+  llmem_suggestion suggestions[LLMEM_MAX_SUGGESTIONS];
+  llmem_search_result search; /* scratch: the layout searches */
+  llmem_result work;          /* scratch: the verifying estimates */
+} llmem_suggest_result;
+
+void llmem_suggest_defaults(llmem_suggest_options *opt);
+llmem_status llmem_suggest(const llmem_input *base, const llmem_suggest_options *opt, llmem_suggest_result *out);
+const char *llmem_suggest_kind_name(int kind);
+
 /* Step-time estimate of a config: a ranking aid (core/steptime.c). */
 llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double *tokens_per_second_per_gpu);
 

@@ -96,7 +96,7 @@ static void keep(llmem_search_result *out, const llmem_layout *l) {
 static int divides(double a, double b) { return b > 0 && fmod(a, b) == 0; }
 
 /* The run config of a layout on N GPUs (what the search's patch loads). */
-static llmem_input layout_input(const llmem_input *base, double N, const llmem_layout *l) {
+llmem_input search_layout_input(const llmem_input *base, double N, const llmem_layout *l) {
   llmem_input in = *base;
   in.gpus = N;
   in.engine = l->engine;
@@ -122,7 +122,7 @@ static void recheck_kept(const llmem_input *base, double N, const llmem_search_o
   int n = 0;
   for (int i = 0; i < out->count; i++) {
     llmem_layout l = out->layouts[i];
-    llmem_input in = layout_input(base, N, &l);
+    llmem_input in = search_layout_input(base, N, &l);
     llmem_readings r;
     if (estimate_readings(&in, 1, 1, &r, 0, 0) != LLMEM_OK) continue;
     if (r.device_used_bytes > r.capacity_bytes * (1 - opt->free_fraction)) continue;
@@ -236,7 +236,7 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
                   l.sequence_parallel = tp > 1;
                   l.pp_schedule = vpp > 1 ? LLMEM_PP_INTERLEAVED
                                 : (base->pp_schedule == LLMEM_PP_INTERLEAVED ? LLMEM_PP_1F1B : (int)base->pp_schedule);
-                  llmem_input in = layout_input(base, N, &l);
+                  llmem_input in = search_layout_input(base, N, &l);
                   llmem_readings r;
                   plan pl;
                   int failed_field;

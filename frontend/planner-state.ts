@@ -23,6 +23,8 @@ import {
   type Spacing,
 } from './planner.js';
 import type { BaseState } from './state.js';
+import { gpuAlternatives } from './config/gpu-alternatives.js';
+import type { SuggestReport } from './config/suggest.js';
 import { Cancelled, type Done, type PlannerBackend } from './worker-client.js';
 
 export type Tab = 'sweep' | 'search' | 'compare' | 'measured';
@@ -126,6 +128,51 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
       },
     );
   });
+  // "Make it fit": the suggestion search (core/suggest.c, a few hundred estimates) in the Worker, only
+  // while the config does not fit; a newer config preempts it.
+  const suggest = signal<Job<SuggestReport>>(idle());
+  let suggestGen = 0;
+  let suggestTimer: ReturnType<typeof setTimeout> | undefined;
+  const suggestKey = computed(() => {
+    const c = ready.value,
+      r = app.result.value;
+    return c && r && !r.fits ? stableJson([c, freeFraction.value]) : null;
+  });
+  const stopSuggest = effect(() => {
+    const key = suggestKey.value;
+    const c = ready.peek(),
+      free = freeFraction.peek(),
+      r = app.result.peek();
+    const g = ++suggestGen;
+    clearTimeout(suggestTimer);
+    backend.cancel('suggest');
+    if (!key || !c) return void (suggest.value = idle());
+    if (key === suggest.peek().key && suggest.peek().status === 'done') return;
+    suggest.value = { ...suggest.peek(), status: 'running', error: null, inflight: true };
+    suggestTimer = setTimeout(() => {
+      const gpus = r ? gpuAlternatives(c, r.capacity_bytes) : [];
+      backend.run({ kind: 'suggest', config: c, free, gpus }).then(
+        (d) => {
+          if (g !== suggestGen) return;
+          const base = { key, ms: d.ms, roundMs: d.roundMs, where: d.where, inflight: false };
+          suggest.value =
+            d.kind === 'suggest' && d.ok
+              ? { ...base, status: 'done', data: d.report, error: null }
+              : { ...base, status: 'error', data: null, error: d.ok ? 'no answer' : d.error.message };
+        },
+        (e: unknown) => {
+          if (g !== suggestGen || e instanceof Cancelled) return;
+          suggest.value = { ...idle(), status: 'error', key, error: String((e as Error).message ?? e) };
+        },
+      );
+    }, SEARCH_DELAY_MS);
+  });
+  /** Apply a suggestion (merge() of its patch), or move to another GPU model of the catalog. */
+  function applySuggestion(patch: Config) {
+    const next = configToDoc(core, merge(app.config.value, patch));
+    if (next.ok) app.load(next.doc);
+  }
+
   const step = computed(() => {
     const c = ready.value;
     if (!c) return null;
@@ -268,6 +315,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   let sweepTimer: ReturnType<typeof setTimeout> | undefined, searchTimer: ReturnType<typeof setTimeout> | undefined;
   const disposers = [
     stopFits,
+    stopSuggest,
     effect(() => {
       const key = sweepKey.value;
       if (tab.value !== 'sweep' || !key || key === sweep.peek().key) return;
@@ -358,6 +406,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     freeFraction,
     tab,
     fits,
+    suggest,
+    applySuggestion,
     step,
     sweepAxis,
     range,
@@ -390,6 +440,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
       for (const d of disposers) d();
       clearTimeout(sweepTimer);
       clearTimeout(searchTimer);
+      clearTimeout(suggestTimer);
+      backend.cancel('suggest');
       backend.cancel('sweep');
       backend.cancel('search');
     },

@@ -16,6 +16,7 @@ import type {
 } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { merge } from './config/resolve.js';
+import type { GpuAlternative, SuggestReport } from './config/suggest.js';
 import {
   estimatedPhasePeaks,
   PHASES,
@@ -376,13 +377,22 @@ export function currentLayout(rows: LayoutRow[], config: Config): LayoutRow | un
 export type PlannerRequest =
   | { id: number; kind: 'sweep'; config: Config; path: string; values: (number | string)[] }
   | { id: number; kind: 'search'; config: Config; options: SearchOptions }
-  | { id: number; kind: 'fit'; config: Config; free: number };
+  | { id: number; kind: 'fit'; config: Config; free: number }
+  | { id: number; kind: 'suggest'; config: Config; free: number; gpus: GpuAlternative[] };
 
 export type PlannerReply =
   | { id: number; kind: 'sweep'; ok: true; points: PlanPoint[]; ms: number }
   | { id: number; kind: 'search'; ok: true; result: SearchResult; ms: number }
   | { id: number; kind: 'fit'; ok: true; fits: Fits; ms: number }
-  | { id: number; kind: 'sweep' | 'search' | 'fit'; ok: false; error: ConfigError; ms: number };
+  | { id: number; kind: 'suggest'; ok: true; report: SuggestReport; ms: number }
+  | { id: number; kind: 'sweep' | 'search' | 'fit' | 'suggest'; ok: false; error: ConfigError; ms: number };
+
+type SuggestHandler = (core: Core, config: Config, free: number, gpus: GpuAlternative[]) => SuggestReport | ConfigError;
+let suggestHandler: SuggestHandler | null = null;
+/** The Worker (and tests) plug in suggest.ts's suggestFor: the page's own bundle stays without it. */
+export function registerSuggest(h: SuggestHandler) {
+  suggestHandler = h;
+}
 
 /** What the Worker does with one request (also run in-thread where there is no Worker). */
 export function handleRequest(
@@ -402,6 +412,14 @@ export function handleRequest(
     return 'micro_batch' in f
       ? { id: req.id, kind: 'fit', ok: true, fits: f, ms: now() - t0 }
       : { id: req.id, kind: 'fit', ok: false, error: f, ms: now() - t0 };
+  }
+  if (req.kind === 'suggest') {
+    const r = suggestHandler
+      ? suggestHandler(core, req.config, req.free, req.gpus)
+      : { path: '', message: 'the suggestions run in the planner Worker' };
+    return 'suggestions' in r
+      ? { id: req.id, kind: 'suggest', ok: true, report: r, ms: now() - t0 }
+      : { id: req.id, kind: 'suggest', ok: false, error: r, ms: now() - t0 };
   }
   const r = core.search(req.config, req.options);
   return 'layouts' in r

@@ -115,6 +115,7 @@ export function workerBackend(coreUrl: string): PlannerBackend {
     sweep: new Lane(spawn, coreUrl, false),
     search: new Lane(spawn, coreUrl, true),
     fit: new Lane(spawn, coreUrl, true),
+    suggest: new Lane(spawn, coreUrl, true),
   };
   return {
     run: (job) => lanes[job.kind].run(job),

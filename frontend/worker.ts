@@ -4,7 +4,7 @@
 // the service worker, not a second copy bundled here. Cancelling a search
 // is terminating this worker (a search is one call into the core).
 import { Core, type CoreFactory } from '../wasm/llmem.js';
-import { handleRequest, type PlannerRequest } from './planner.js';
+import { handleRequest, type PlannerRequest, registerSuggest } from './planner.js';
 
 type Message = { type: 'init'; coreUrl: string } | PlannerRequest;
 
@@ -25,6 +25,8 @@ scope.onmessage = async (e: MessageEvent<Message>) => {
     return;
   }
   if (!core) return;
+  // the suggestions (words, next GPU) load with the first suggestion request: a lazy chunk, not the first load
+  if (msg.kind === 'suggest') registerSuggest((await import('./config/suggest.js')).suggestFor);
   const c = await core;
   scope.postMessage(handleRequest(c, msg));
 };

@@ -15,6 +15,7 @@ static char layout_text[8192];
 static double sweep_values[LLMEM_MAX_SWEEP];
 static llmem_sweep_point sweep_points[LLMEM_MAX_SWEEP];
 static llmem_search_result search_block;
+static llmem_suggest_result suggest_block;
 static double step_tokens;
 
 int llmem_abi_version(void) { return LLMEM_ABI_VERSION; }
@@ -49,6 +50,15 @@ int llmem_search_run(double gpus, double global_batch, double free_fraction, dou
   opt.vary_recompute = vary_recompute;
   return (int)llmem_search(&input_block, &opt, &search_block);
 }
+llmem_suggest_result *llmem_suggest_ptr(void) { return &suggest_block; }
+int llmem_suggest_run(double free_fraction, double max_gpus) {
+  llmem_suggest_options opt;
+  llmem_suggest_defaults(&opt);
+  opt.free_fraction = free_fraction;
+  opt.max_gpus = max_gpus;
+  return (int)llmem_suggest(&input_block, &opt, &suggest_block);
+}
+const char *llmem_suggest_kind_text(int k) { return llmem_suggest_kind_name(k); }
 /* step seconds, or -(status); tokens per second per GPU via llmem_step_tokens */
 double llmem_step_time_run(void) {
   double seconds = 0;
@@ -105,6 +115,8 @@ const char *llmem_result_layout(void) {
 #define P(m) n = put_num(n, #m, offsetof(llmem_sweep_point, m))
 #define S(m) n = put_num(n, #m, offsetof(llmem_search_result, m))
 #define L(m) n = put_num(n, #m, offsetof(llmem_layout, m))
+#define G(m) n = put_num(n, #m, offsetof(llmem_suggest_result, m))
+#define H(m) n = put_num(n, #m, offsetof(llmem_suggestion, m))
   n = put(n, "{\"result\":{");
   R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_allocated_bytes); R(peak_allocated_stage); R(peak_at); R(rank_count); R(ranks);
   R(params_total); R(params_active); R(params_trainable); R(params_per_gpu); R(host_cpu_bytes); R(host_nvme_bytes);
@@ -134,6 +146,13 @@ const char *llmem_result_layout(void) {
   L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(device_used_bytes);
   L(step_seconds); L(tokens_per_second_per_gpu); L(pareto);
   n = put_num(n, "size", sizeof(llmem_layout));
+  n = put(n, "\"end\":0},\"suggest\":{");
+  G(status); G(error_field); G(base_fits); G(base_device_used_bytes); G(capacity_bytes); G(base_step_seconds);
+  G(candidates); G(fewest_gpus); G(fewest_index); G(count); G(suggestions);
+  n = put(n, "\"end\":0},\"suggestion\":{");
+  H(values); H(fields); H(change_count); H(kind); H(peak_allocated_bytes); H(peak_reserved_bytes); H(device_used_bytes);
+  H(host_cpu_bytes); H(host_nvme_bytes); H(step_seconds); H(time_ratio); H(gpus);
+  n = put_num(n, "size", sizeof(llmem_suggestion));
   n = put(n, "\"end\":0}}");
 #undef R
 #undef K
@@ -143,5 +162,7 @@ const char *llmem_result_layout(void) {
 #undef P
 #undef S
 #undef L
+#undef G
+#undef H
   return layout_text;
 }

@@ -2,7 +2,7 @@
 import { decodeValue, defaultConfig, flatten, setPath } from './encode.js';
 import { ABI_VERSION, type ConfigV1, type CoreExport, FIELD_KINDS, type FieldPath } from './generated.js';
 import type { Config, ConfigError, EstimateOutcome, FieldInfo, Json, ProfileValue, SearchOptions } from './types.js';
-import type { SearchResult, SweepPoint } from './types.js';
+import type { SearchResult, SuggestOptions, SuggestResult, Suggestion, SuggestionKind, SweepPoint } from './types.js';
 import { f64, i32, type Memory, readReadings, readResult, readStruct } from './views.js';
 
 type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => number>;
@@ -221,6 +221,70 @@ export class Core {
     const out: SearchResult = { ...readStruct(this.mem, base, S, ['candidates', 'valid', 'fitting'], []), layouts };
     if (!layouts.length) out.empty_reason = keyed(int(S.empty_field), this.mem.statusText(int(S.empty_reason)));
     return out;
+  }
+
+  /** Changes that make the config fit (or, when it fits, run faster or on fewer GPUs): single changes and
+   * small combinations, each verified by its own full estimate, ranked by step time per token (core/suggest.c). */
+  suggest(config: unknown, o: SuggestOptions = {}): SuggestResult | ConfigError {
+    const err = this.load(config);
+    if (err) return err;
+    const m = this.m,
+      { suggest: G, suggestion: H } = this.mem.layout;
+    const st = m._llmem_suggest_run(o.free_fraction ?? 0.1, o.max_gpus ?? 4096);
+    const base = m._llmem_suggest_ptr();
+    const int = (offset: number) => i32(this.mem, base + offset);
+    if (st !== 0) {
+      const path = int(G.error_field) >= 0 ? this.fields[int(G.error_field)].path : 'suggest';
+      return { path, message: `${path}: ${this.mem.statusText(st)}` };
+    }
+    const gpusPerNode = f64(this.mem, m._llmem_input_ptr() + 8 * this.field('parallel.gpus_per_node')!.index);
+    const suggestions: Suggestion[] = Array.from({ length: int(G.count) }, (_, i) => {
+      const a = base + G.suggestions + i * H.size;
+      const n = readStruct(this.mem, a, H, [], ['change_count', 'kind']);
+      const changes = Array.from({ length: n.change_count }, (_, j) => {
+        const f = this.fields[i32(this.mem, a + H.fields + 4 * j)];
+        return { path: f.path, value: decodeValue(f, f64(this.mem, a + H.values + 8 * j)) };
+      });
+      const patch: Config = {};
+      for (const c of changes) setPath(patch, c.path, c.value);
+      const r = readStruct(
+        this.mem,
+        a,
+        H,
+        [
+          'peak_allocated_bytes',
+          'peak_reserved_bytes',
+          'device_used_bytes',
+          'host_cpu_bytes',
+          'host_nvme_bytes',
+          'step_seconds',
+          'time_ratio',
+          'gpus',
+        ],
+        [],
+      );
+      return {
+        kind: this.mem.text(m._llmem_suggest_kind_text(n.kind)) as SuggestionKind,
+        changes,
+        patch,
+        ...r,
+        host_cpu_bytes_per_node: r.host_cpu_bytes * Math.min(r.gpus, gpusPerNode),
+      };
+    });
+    const fewestIndex = int(G.fewest_index);
+    return {
+      base_fits: int(G.base_fits) !== 0,
+      ...readStruct(
+        this.mem,
+        base,
+        G,
+        ['base_device_used_bytes', 'capacity_bytes', 'base_step_seconds', 'candidates'],
+        [],
+      ),
+      suggestions,
+      fewest_gpus: f64(this.mem, base + G.fewest_gpus) || null,
+      fewest: fewestIndex >= 0 ? suggestions[fewestIndex] : null,
+    };
   }
 
   /** The patch that loads a found layout: everything the search set, so that loading it reproduces the

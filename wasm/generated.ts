@@ -115,7 +115,10 @@ export type CoreExport =
   | '_llmem_search_ptr'
   | '_llmem_search_run'
   | '_llmem_step_time_run'
-  | '_llmem_step_tokens';
+  | '_llmem_step_tokens'
+  | '_llmem_suggest_ptr'
+  | '_llmem_suggest_run'
+  | '_llmem_suggest_kind_text';
 
 /** The byte offsets of the members of the core's result structs (and their sizes): the core reports
  * the numbers at load (llmem_result_layout), this type names them, so a misspelt member does not compile. */
@@ -228,6 +231,34 @@ export type StructLayout = {
     step_seconds: number;
     tokens_per_second_per_gpu: number;
     pareto: number;
+    size: number;
+  };
+  suggest: {
+    status: number;
+    error_field: number;
+    base_fits: number;
+    base_device_used_bytes: number;
+    capacity_bytes: number;
+    base_step_seconds: number;
+    candidates: number;
+    fewest_gpus: number;
+    fewest_index: number;
+    count: number;
+    suggestions: number;
+  };
+  suggestion: {
+    values: number;
+    fields: number;
+    change_count: number;
+    kind: number;
+    peak_allocated_bytes: number;
+    peak_reserved_bytes: number;
+    device_used_bytes: number;
+    host_cpu_bytes: number;
+    host_nvme_bytes: number;
+    step_seconds: number;
+    time_ratio: number;
+    gpus: number;
     size: number;
   };
 };

@@ -140,3 +140,45 @@ export interface SearchResult {
   /** with no layout kept: why (the core's reason, with the key it names) */
   empty_reason?: string;
 }
+
+/** What a suggestion changes besides memory and time (core/llmem.h LLMEM_SUGGEST_KINDS):
+ * same training, optimizer numerics, a different method (LoRA / QLoRA), a different workload
+ * (shorter sequences), another GPU count. */
+export type SuggestionKind = 'same' | 'numerics' | 'method' | 'workload' | 'gpus';
+
+export interface SuggestOptions {
+  free_fraction?: number; // HBM a suggestion leaves free (0.10)
+  max_gpus?: number; // the fewest-GPUs search stops here (4096; 0: no such search)
+}
+
+export interface Suggestion {
+  kind: SuggestionKind;
+  /** the keys it changes, in field order, with their new values */
+  changes: { path: string; value: Json }[];
+  /** merge into the config to apply it */
+  patch: Config;
+  peak_allocated_bytes: number;
+  peak_reserved_bytes: number;
+  device_used_bytes: number;
+  /** host memory per GPU process (offload), and per node (times the GPUs of a node) */
+  host_cpu_bytes: number;
+  host_cpu_bytes_per_node: number;
+  host_nvme_bytes: number;
+  step_seconds: number;
+  /** step time per token of the global batch over the config's now: the ranking */
+  time_ratio: number;
+  gpus: number;
+}
+
+export interface SuggestResult {
+  base_fits: boolean;
+  base_device_used_bytes: number;
+  capacity_bytes: number;
+  base_step_seconds: number;
+  candidates: number;
+  /** fitting, each verified by its own full estimate; by time_ratio, other GPU counts last */
+  suggestions: Suggestion[];
+  /** the fewest GPUs that fit at the same global batch (null: none found), and its suggestion */
+  fewest_gpus: number | null;
+  fewest: Suggestion | null;
+}

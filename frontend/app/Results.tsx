@@ -7,6 +7,7 @@ import { ParamsTable } from './ParamsTable.js';
 import { Planner } from './Planner.js';
 import { RankChart } from './RankChart.js';
 import { StaleBanner } from './StaleBanner.js';
+import { SuggestPanel } from './SuggestPanel.js';
 import { TimelineChart } from './TimelineChart.js';
 import { Warnings } from './Warnings.js';
 import { WhyPanel } from './WhyPanel.js';
@@ -20,6 +21,7 @@ export function Results() {
       {r ? (
         <div class={s.stale.value ? 'stale' : ''}>
           <Headline r={r} />
+          <SuggestPanel fits={r.fits} />
           <Planner />
           <BreakdownChart r={r} />
           <TimelineChart r={r} />

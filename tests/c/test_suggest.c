@@ -1,0 +1,123 @@
+/* Suggestions that make a run fit: each verified by its own full estimate. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+
+static llmem_suggest_result res;
+static llmem_result full;
+static int verbose;
+
+static void print_result(const char *name) {
+  if (!verbose) return;
+  printf("%s: base %.2f GiB of %.2f, %g candidates, fewest GPUs %g\n", name, res.base_device_used_bytes / 1073741824.0,
+         res.capacity_bytes / 1073741824.0, res.candidates, res.fewest_gpus);
+  for (int i = 0; i < res.count; i++) {
+    const llmem_suggestion *s = &res.suggestions[i];
+    printf("  %-9s %7.2f GiB  host %7.2f GiB  x%.2f ", llmem_suggest_kind_name(s->kind), s->device_used_bytes / 1073741824.0,
+           s->host_cpu_bytes / 1073741824.0, s->time_ratio);
+    for (int j = 0; j < s->change_count; j++) printf(" %s=%g", llmem_field_at(s->fields[j])->path, s->values[j]);
+    printf("\n");
+  }
+}
+
+/* The input a suggestion stands for. */
+static llmem_input applied(const llmem_input *base, const llmem_suggestion *s) {
+  llmem_input in = *base;
+  for (int j = 0; j < s->change_count; j++) ((double *)&in)[s->fields[j]] = s->values[j];
+  return in;
+}
+
+/* Every kept suggestion fits by its own full estimate, with the readings it reports. */
+static int unverified(const llmem_input *base, double free_fraction) {
+  int bad = 0;
+  for (int i = 0; i < res.count; i++) {
+    llmem_input in = applied(base, &res.suggestions[i]);
+    if (llmem_estimate(&in, &full) != LLMEM_OK ||
+        full.per_gpu.device_used_bytes > (1 - free_fraction) * full.capacity_bytes ||
+        full.per_gpu.device_used_bytes != res.suggestions[i].device_used_bytes ||
+        full.host_cpu_bytes != res.suggestions[i].host_cpu_bytes)
+      bad++;
+    if (i > 0 && res.suggestions[i].kind != LLMEM_SUGGEST_GPUS && res.suggestions[i].time_ratio < res.suggestions[i - 1].time_ratio) bad++;
+  }
+  return bad;
+}
+
+static const llmem_suggestion *with_change(int field, double value, int only) {
+  for (int i = 0; i < res.count; i++) {
+    const llmem_suggestion *s = &res.suggestions[i];
+    for (int j = 0; j < s->change_count; j++)
+      if (s->fields[j] == field && s->values[j] == value && (!only || s->change_count == 1)) return s;
+  }
+  return 0;
+}
+
+static void llama70b(llmem_input *in) {
+  llmem_defaults(in);
+  CHECK(set_keys(in, "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 "
+                     "model.vocab=128256 training.seq_len=8192"),
+        "70B keys");
+}
+
+int main(int argc, char **argv) {
+  verbose = argc > 2 && strcmp(argv[2], "-v") == 0;
+  llmem_suggest_options opt;
+  llmem_suggest_defaults(&opt);
+
+  /* Llama 3.1 70B, 8x H100, FSDP2, 8192 tokens: three or more fitting changes, and the fewest GPUs */
+  llmem_input in;
+  llama70b(&in);
+  CHECK(set_keys(&in, "parallel.gpus=8 parallel.engine=fsdp2 training.grad_accum=4 hardware.memory_gib=79.6"), "8x H100");
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK, "suggest 70B: status %d", res.status);
+  print_result("70B 8x H100 FSDP2");
+  CHECK(!res.base_fits, "the base does not fit");
+  CHECK(res.count >= 3, "at least three suggestions, got %d", res.count);
+  CHECK(unverified(&in, opt.free_fraction) == 0, "every suggestion fits by its full estimate, fastest first");
+  CHECK(res.fewest_gpus > 8 && res.fewest_index >= 0, "the fewest GPUs: %g", res.fewest_gpus);
+  if (res.fewest_index >= 0) {
+    const llmem_suggestion *g = &res.suggestions[res.fewest_index];
+    CHECK(g->kind == LLMEM_SUGGEST_GPUS && g->gpus == res.fewest_gpus, "the fewest-GPUs suggestion");
+    /* the same global batch: micro-batch x grad. accum. x dp */
+    llmem_input a = applied(&in, g);
+    CHECK(a.micro_batch * a.grad_accum * a.gpus / (a.tp * a.pp * a.cp) == 32, "same global batch");
+    /* half as many GPUs do not fit in any layout */
+    llmem_search_options so;
+    llmem_search_defaults(&so);
+    so.gpus = res.fewest_gpus / 2;
+    so.global_batch = 32;
+    static llmem_search_result found;
+    if (so.gpus > 8) CHECK(llmem_search(&in, &so, &found) == LLMEM_OK && found.count == 0, "half the GPUs do not fit");
+  }
+  int same = 0;
+  for (int i = 0; i < res.count; i++) same += res.suggestions[i].kind == LLMEM_SUGGEST_SAME;
+  CHECK(same >= 1, "a change that keeps the training the same");
+
+  /* QLoRA 70B on one 48 GB GPU: recompute, and the sequence that fits */
+  llama70b(&in);
+  CHECK(set_keys(&in, "parallel.gpus=1 parallel.engine=single training.finetune.method=qlora hardware.memory_gib=47.99"),
+        "QLoRA 48 GB");
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK, "suggest QLoRA: status %d", res.status);
+  print_result("QLoRA 70B 1x 48 GB");
+  CHECK(!res.base_fits && res.count >= 1, "QLoRA: suggestions %d", res.count);
+  CHECK(unverified(&in, opt.free_fraction) == 0, "QLoRA: every suggestion fits by its full estimate");
+  const llmem_suggestion *rec = with_change(llmem_field_index("training.recompute"), LLMEM_RECOMPUTE_FULL, 0);
+  CHECK(rec != 0, "QLoRA: full recompute is part of a suggestion");
+  int seq = llmem_field_index("training.seq_len");
+  int shorter = 0;
+  for (int i = 0; rec && i < rec->change_count; i++)
+    if (rec->fields[i] == seq && rec->values[i] < 8192 && rec->kind == LLMEM_SUGGEST_WORKLOAD) shorter = 1;
+  CHECK(shorter, "QLoRA: with the longest sequence that fits");
+
+  /* a run that fits: the fewest GPUs may be fewer; options are checked */
+  llmem_defaults(&in);
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && res.base_fits, "default config fits");
+  CHECK(unverified(&in, opt.free_fraction) == 0, "default: verified");
+  print_result("defaults");
+  opt.free_fraction = 1;
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_ERR_OPTION_FREE_FRACTION, "free fraction checked");
+  llmem_suggest_defaults(&opt);
+  in.tp = 3;
+  CHECK(llmem_suggest(&in, &opt, &res) != LLMEM_OK && res.count == 0, "an invalid base is refused");
+  return check_report("suggest");
+}

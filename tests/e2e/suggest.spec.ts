@@ -1,0 +1,28 @@
+// "Make it fit": a run that does not fit gets suggestions computed in the planner Worker (as
+// `llmem suggest`); Apply loads a suggestion's patch (the link changes) and the headline then fits.
+import { expect, open, test, text } from './helpers.js';
+
+const L70 =
+  '/#v1/model.preset=llama-3.1-70b&training.seq_len=8192&training.grad_accum=4&parallel.gpus=8&parallel.engine=fsdp2&hardware.gpu=h100-sxm-80gb';
+
+test('suggest: Llama 3.1 70B on 8x H100 does not fit; the Worker suggests changes; Apply makes it fit', async ({
+  page,
+}) => {
+  await open(page, L70);
+  expect(await text(page, '[data-testid=verdict]')).toContain('Does not fit');
+  await page.waitForSelector('[data-testid=suggest-summary]', { timeout: 30000 });
+  expect(await text(page, '[data-testid=suggest-summary]')).toContain('worker');
+  const rows = page.locator('[data-testid=suggestion]');
+  expect(await rows.count()).toBeGreaterThanOrEqual(3);
+  // the first change that keeps the training method
+  const same = page.locator('[data-testid=suggestion][data-kind=same]').first();
+  const before = await page.evaluate(() => location.hash);
+  await same.locator('[data-testid=apply-suggestion]').click();
+  await page.waitForFunction((h) => location.hash !== h, before, { timeout: 5000 });
+  await page.waitForFunction(() => /^Fits/.test(document.querySelector('[data-testid=verdict]')!.textContent!), null, {
+    timeout: 5000,
+  });
+  // once it fits, the panel shows how much larger it could go
+  await page.waitForSelector('.suggest-fits', { timeout: 15000 });
+  expect(await text(page, '[data-testid=suggest-panel]')).toContain('could go larger');
+});

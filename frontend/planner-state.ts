@@ -21,6 +21,8 @@ import {
   type PlanPoint,
   type SortKey,
   type Spacing,
+  type Verdict,
+  verdictOf,
 } from './planner.js';
 import type { BaseState } from './state.js';
 import { gpuAlternatives } from './config/gpu-alternatives.js';
@@ -103,6 +105,11 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   const core = app.core;
   /** HBM a fitting setup must leave free (headline fit and layout search). */
   const freeFraction = signal(0.1);
+  /** One notion of fitting: the headline, the phone bar and "Make it fit" keep the same headroom. */
+  const verdict = computed<Verdict | null>(() => {
+    const r = app.result.value;
+    return r ? verdictOf(r.fits, r.per_gpu.device_used_bytes, r.capacity_bytes, freeFraction.value) : null;
+  });
   const tab = signal<Tab | null>(null);
 
   const ready = computed(() => (app.outcome.value.ok ? app.resolved.value : null));
@@ -136,7 +143,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   const suggestKey = computed(() => {
     const c = ready.value,
       r = app.result.value;
-    return c && r && !r.fits ? stableJson([c, freeFraction.value]) : null;
+    return c && r && verdict.value !== 'fits' ? stableJson([c, freeFraction.value]) : null;
   });
   const stopSuggest = effect(() => {
     const key = suggestKey.value;
@@ -404,6 +411,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
 
   return {
     freeFraction,
+    verdict,
     tab,
     fits,
     suggest,

@@ -216,6 +216,14 @@ export function seqStepOf(config: Config): number {
 /** The spacing `llmem sweep` uses: geometric for wide positive ranges (sequence lengths), linear otherwise. */
 export const defaultSpacing = (from: number, to: number): Spacing => (from > 0 && to / from >= 8 ? 'log' : 'linear');
 
+/** One notion of fitting (the headroom kept free, as "Keep free" and `--free`):
+ * 'fits' leaves the headroom, 'tight' fits the card but not the headroom. */
+export type Verdict = 'fits' | 'tight' | 'no';
+export function verdictOf(fits: boolean, device_used_bytes: number, capacity_bytes: number, free: number): Verdict {
+  if (!fits) return 'no';
+  return device_used_bytes <= (1 - free) * capacity_bytes ? 'fits' : 'tight';
+}
+
 export function largestFits(core: Core, config: Config, free: number): Fits | ConfigError {
   const seqStep = seqStepOf(config);
   const mb = core.largestFit(config, 'training.micro_batch', { lo: 1, hi: 4096, step: 1, free_fraction: free });

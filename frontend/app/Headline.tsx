@@ -1,13 +1,20 @@
 // Peak per GPU against the GPU's memory, fits or not, and the three readings people compare with.
 import type { EstimateResult } from '../../wasm/llmem.js';
 import { formatGiB, formatPercent, gibParts } from '../format.js';
+import type { Verdict } from '../planner.js';
 import { useApp } from './context.js';
 import { LargestFit } from './LargestFit.js';
 import { StepTime } from './StepTime.js';
 
+const VERDICT_TEXT: Record<Verdict, string> = { fits: 'Fits', tight: 'Fits, but tight', no: 'Does not fit' };
+const VERDICT_CLASS: Record<Verdict, string> = { fits: 'ok', tight: 'warn', no: 'bad' };
+
 export function Headline({ r }: { r: EstimateResult }) {
   const s = useApp();
   const p = r.per_gpu;
+  // the same headroom as "Largest that fits", the suggestions and the layout search
+  const free = s.planner.freeFraction.value;
+  const verdict = s.planner.verdict.value ?? 'no';
   const big = gibParts(p.device_used_bytes);
   const readings = [
     {
@@ -34,9 +41,12 @@ export function Headline({ r }: { r: EstimateResult }) {
             <span class="of"> of {formatGiB(r.capacity_bytes)}</span>
           </p>
         </div>
-        <p class={`verdict ${r.fits ? 'ok' : 'bad'}`} data-testid="verdict">
-          <span class="verdict-main">{r.fits ? 'Fits' : 'Does not fit'}</span>
-          <span class="verdict-sub">{formatPercent(r.utilization)} of GPU memory</span>
+        <p class={`verdict ${VERDICT_CLASS[verdict]}`} data-testid="verdict" data-verdict={verdict}>
+          <span class="verdict-main">{VERDICT_TEXT[verdict]}</span>
+          <span class="verdict-sub">
+            {formatPercent(r.utilization)} of GPU memory
+            {verdict === 'tight' && <>, less than the {formatPercent(free, 0)} kept free</>}
+          </span>
         </p>
       </div>
       <dl class="readings">

@@ -21,7 +21,7 @@ export function Results() {
       {r ? (
         <div class={s.stale.value ? 'stale' : ''}>
           <Headline r={r} />
-          <SuggestPanel fits={r.fits} />
+          <SuggestPanel fits={s.planner.verdict.value === 'fits'} />
           <Planner />
           <BreakdownChart r={r} />
           <TimelineChart r={r} />

@@ -6,14 +6,15 @@ export function Summary() {
   const s = useApp();
   const r = s.result.value;
   if (!r) return null;
+  const v = s.planner.verdict.value;
   return (
     <div class={`summary ${s.stale.value ? 'is-stale' : ''}`} data-testid="summary">
       <span>
         <strong class="num">{formatGiB(r.per_gpu.device_used_bytes)}</strong>
         <span class="muted"> of {formatGiB(r.capacity_bytes)}</span>
       </span>
-      <span class={`badge ${r.fits ? 'ok' : 'bad'}`}>
-        {r.fits ? 'fits' : 'does not fit'} · {formatPercent(r.utilization, 0)}
+      <span class={`badge ${v === 'fits' ? 'ok' : v === 'tight' ? 'warn' : 'bad'}`}>
+        {v === 'fits' ? 'fits' : v === 'tight' ? 'fits, tight' : 'does not fit'} · {formatPercent(r.utilization, 0)}
       </span>
       {s.stale.value && <span class="badge bad">input error</span>}
       <button type="button" class="link jump" onClick={() => document.getElementById('results')?.scrollIntoView()}>

@@ -26,3 +26,22 @@ test('suggest: Llama 3.1 70B on 8x H100 does not fit; the Worker suggests change
   await page.waitForSelector('.suggest-fits', { timeout: 15000 });
   expect(await text(page, '[data-testid=suggest-panel]')).toContain('could go larger');
 });
+
+test('one notion of fitting: a run inside the card but not the headroom is "tight" and gets suggestions', async ({
+  page,
+}) => {
+  await open(page, '/');
+  expect(await page.getAttribute('[data-testid=verdict]', 'data-verdict')).toBe('fits');
+  await page.fill('[data-testid=free-margin]', '50');
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid=verdict]')!.getAttribute('data-verdict') === 'tight',
+    null,
+    {
+      timeout: 5000,
+    },
+  );
+  expect(await text(page, '[data-testid=verdict]')).toContain('less than the 50 % kept free');
+  expect(await text(page, '[data-testid=summary]')).toContain('fits, tight');
+  await page.waitForSelector('[data-testid=suggest-summary]', { timeout: 30000 });
+  expect(await text(page, '[data-testid=suggest-summary]')).toContain('leave 50 % free');
+});

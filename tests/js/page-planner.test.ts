@@ -22,6 +22,7 @@ import {
   shardingOf,
   sortLayouts,
   sweepValues,
+  verdictOf,
   type PlanPoint,
 } from '../../frontend/planner.js';
 import { createAppState } from '../../frontend/state.js';
@@ -391,5 +392,14 @@ describe('deep models: the largest fit leaves the main thread (issue 12)', () =>
     expect(s.planner.fits.value && 'seq_len' in s.planner.fits.value!).toBe(true);
     expect(s.planner.fits.value).toEqual(largestFits(core, s.resolved.value, 0.1));
     s.planner.dispose();
+  });
+});
+
+describe('one notion of fitting', () => {
+  it('fits with the headroom, fits the card only (tight), or does not fit', () => {
+    expect(verdictOf(true, 70, 80, 0.1)).toBe('fits'); // 70 <= 72
+    expect(verdictOf(true, 75, 80, 0.1)).toBe('tight');
+    expect(verdictOf(false, 85, 80, 0.1)).toBe('no');
+    expect(verdictOf(true, 80, 80, 0)).toBe('fits');
   });
 });

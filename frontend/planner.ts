@@ -178,13 +178,14 @@ export function runSweep(
   return pts.map((p) => ({ ...p, label: String(p.value) }));
 }
 
-/** Where the sweep stops fitting: the first valid point that does not fit, after the last one that does (null: all fit). */
-export function fitBoundary(points: PlanPoint[]): { index: number; lastFit: number | null } | null {
+/** Where the sweep stops fitting: the first valid point that does not fit, after the last one that does
+ * (null: all fit). With `free`, fitting means leaving that fraction of the GPU's memory free. */
+export function fitBoundary(points: PlanPoint[], free = 0): { index: number; lastFit: number | null } | null {
   let lastFit: number | null = null;
   for (let i = 0; i < points.length; i++) {
     const p = points[i];
     if (!p.ok) continue;
-    if (p.fits) lastFit = i;
+    if (p.fits && (free <= 0 || p.device_used_bytes <= (1 - free) * p.capacity_bytes)) lastFit = i;
     else return { index: i, lastFit };
   }
   return null;

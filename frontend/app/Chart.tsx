@@ -29,6 +29,8 @@ export interface HLine {
   value: number;
   label: string;
   color?: string;
+  /** dashed and thin even with a colour (a guide, not a limit), its label under the line */
+  dashed?: boolean;
   /** the part of the x axis it spans (data units; default all) */
   from?: number;
   to?: number;
@@ -282,8 +284,9 @@ function options(
                 : Math.min(left + width, u.valToPos(h.to + (kind === 'stack' ? 0.5 : 0), 'x', true));
             const c = colour(h.color, text);
             ctx.strokeStyle = c;
-            ctx.setLineDash(h.color ? [] : [6 * pr, 4 * pr]);
-            ctx.lineWidth = (h.color ? 2 : 1) * pr;
+            const solid = h.color && !h.dashed;
+            ctx.setLineDash(solid ? [] : [6 * pr, 4 * pr]);
+            ctx.lineWidth = (solid ? 2 : 1) * pr;
             ctx.beginPath();
             ctx.moveTo(x0, y);
             ctx.lineTo(x1, y);
@@ -291,10 +294,11 @@ function options(
             ctx.setLineDash([]);
             ctx.fillStyle = c;
             ctx.textAlign = 'right';
-            ctx.textBaseline = 'bottom';
+            ctx.textBaseline = h.dashed ? 'top' : 'bottom';
             // the label sits above its line, at its right end; a line too short for it goes without (the key says it)
             const w = ctx.measureText(h.label).width;
-            if (h.from === undefined || x1 - x0 >= w + 8 * pr) ctx.fillText(h.label, x1 - 4 * pr, y - 2 * pr);
+            if (h.from === undefined || x1 - x0 >= w + 8 * pr)
+              ctx.fillText(h.label, x1 - 4 * pr, h.dashed ? y + 2 * pr : y - 2 * pr);
           }
           (sp.vlines ?? []).forEach((v, k) => {
             const x = Math.round(u.valToPos(v.x, 'x', true));

@@ -14,12 +14,16 @@ export interface SweepChartProps {
   log: boolean;
   current: number | string | null;
   onPick: (p: PlanPoint) => void;
+  /** the headroom kept free ("Keep free"): a second line and where the sweep stops leaving it */
+  free: number;
 }
 
-export function SweepChart({ axis, points, log, current, onPick }: SweepChartProps) {
+export function SweepChart({ axis, points, log, current, onPick, free }: SweepChartProps) {
   const name = (p: PlanPoint) => (axis.categorical ? p.label : formatNumber(p.value));
   const [hover, setHover] = useState<number | null>(null);
   const boundary = fitBoundary(points);
+  const roomy = free > 0 ? fitBoundary(points, free) : null;
+  const tightFrom = roomy && (!boundary || roomy.index < boundary.index) ? roomy : null;
   const cap = points.find((p) => p.ok)?.capacity_bytes ?? 0;
   const spec = useMemo<ChartSpec>(() => {
     const g = (k: 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes') =>
@@ -71,13 +75,24 @@ export function SweepChart({ axis, points, log, current, onPick }: SweepChartPro
         },
       ],
       hline: cap ? { value: capGiB, label: `GPU memory ${formatGiB(cap)}` } : undefined,
+      hlines:
+        cap && free > 0
+          ? [
+              {
+                value: capGiB * (1 - free),
+                label: `keep ${Math.round(free * 100)} % free`,
+                color: '--warn',
+                dashed: true,
+              },
+            ]
+          : [],
       vlines,
       yMax,
       yUnit: 'GiB',
       height: 240,
       ariaLabel: `Peak memory per GPU along ${axis.label}, ${points.length} points${boundary ? `; stops fitting at ${name(points[boundary.index])}` : '; every valid point fits'}`,
     };
-  }, [points, log, current]);
+  }, [points, log, current, free]);
 
   const h = hover !== null ? points[hover] : null;
   return (
@@ -90,7 +105,7 @@ export function SweepChart({ axis, points, log, current, onPick }: SweepChartPro
             : `${axis.label} ${name(h)}: invalid — ${h.error}`
           : boundary
             ? boundary.lastFit !== null
-              ? `Fits up to ${axis.label.toLowerCase()} ${name(points[boundary.lastFit])}; stops fitting at ${name(points[boundary.index])}.`
+              ? `Fits up to ${axis.label.toLowerCase()} ${name(points[boundary.lastFit])}; stops fitting at ${name(points[boundary.index])}.${tightFrom ? ` Leaves ${Math.round(free * 100)} % free up to ${tightFrom.lastFit !== null ? name(points[tightFrom.lastFit]) : 'none of them'}.` : ''}`
               : `Nothing in this range fits.`
             : points.some((p) => p.ok)
               ? 'Every valid point in this range fits.'

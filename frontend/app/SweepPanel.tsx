@@ -129,6 +129,7 @@ export function SweepPanel() {
             points={data.points}
             log={!axis.categorical && r.spacing !== 'linear' && r.from > 0}
             current={s.get(axis.path) as number | string}
+            free={p.freeFraction.value}
             onPick={(pt) => s.setField(axis.path, axis.categorical ? pt.label : pt.value)}
           />
           {reasons.length > 0 && (

@@ -403,3 +403,13 @@ describe('one notion of fitting', () => {
     expect(verdictOf(true, 80, 80, 0)).toBe('fits');
   });
 });
+
+describe('sweep boundary with a headroom', () => {
+  const pt = (value: number, used: number, fits: boolean): PlanPoint =>
+    ({ value, label: String(value), ok: true, fits, device_used_bytes: used, capacity_bytes: 100 }) as PlanPoint;
+  it('stops leaving the headroom before it stops fitting the card', () => {
+    const pts = [pt(1, 50, true), pt(2, 85, true), pt(3, 95, true), pt(4, 120, false)];
+    expect(fitBoundary(pts)).toEqual({ index: 3, lastFit: 2 });
+    expect(fitBoundary(pts, 0.1)).toEqual({ index: 2, lastFit: 1 });
+  });
+});

@@ -352,7 +352,7 @@ function suggestCommand(
   console.log(
     `${res.base_fits ? 'fits' : 'does not fit'}: ${gib(res.base_device_used_bytes)} of ${gib(res.capacity_bytes)} (nvidia-smi); ` +
       `${res.base_fits ? 'other setups' : 'changes'} that leave ${pct} % free, each verified by its full estimate,\n` +
-      `ranked by step time per token (the step-time model: a ranking aid, not a promise):`,
+      `the training kept first, then ranked by step time per token (the step-time model: a ranking aid, not a promise):`,
   );
   if (others.length) {
     console.log(

@@ -73,8 +73,10 @@ static int same_changes(const llmem_suggestion *a, const llmem_suggestion *b) {
   return 1;
 }
 
-/* The ranking: the time per token relative to the base; other GPU counts last. */
-static double rank_of(const llmem_suggestion *s) { return s->time_ratio + (s->kind == LLMEM_SUGGEST_GPUS ? 1e6 : 0); }
+/* The ranking: changes that keep the training first, then lower-precision
+ * optimizer states, another method, another workload, other GPU counts
+ * (the kinds' order); within a kind, the time per token relative to the base. */
+static double rank_of(const llmem_suggestion *s) { return s->kind * 1e6 + s->time_ratio; }
 
 static double tokens_per_step(const llmem_input *in) {
   return in->micro_batch * in->grad_accum * in->gpus / (in->tp * in->pp * in->cp) * in->seq_len;

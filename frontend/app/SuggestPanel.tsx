@@ -58,8 +58,8 @@ export function SuggestPanel({ fits }: { fits: boolean }) {
         <>
           <p class="hint" data-testid="suggest-summary">
             {res.suggestions.length} changes that leave {Math.round(p.freeFraction.value * 100)} % free, each verified
-            by its own estimate; ranked by step time per token against now (the step-time model). {res.candidates}{' '}
-            setups estimated in {job.where} ({Math.round(job.ms)} ms).
+            by its own estimate; those that keep the training first, each group by step time per token against now (the
+            step-time model). {res.candidates} setups estimated in {job.where} ({Math.round(job.ms)} ms).
           </p>
           <div class="table-scroll">
             <table class="layout-table suggest-table">

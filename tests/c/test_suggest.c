@@ -39,7 +39,10 @@ static int unverified(const llmem_input *base, double free_fraction) {
         full.per_gpu.device_used_bytes != res.suggestions[i].device_used_bytes ||
         full.host_cpu_bytes != res.suggestions[i].host_cpu_bytes)
       bad++;
-    if (i > 0 && res.suggestions[i].kind != LLMEM_SUGGEST_GPUS && res.suggestions[i].time_ratio < res.suggestions[i - 1].time_ratio) bad++;
+    if (i > 0) { /* the training kept first (kinds in order), then the time per token */
+      const llmem_suggestion *a = &res.suggestions[i - 1], *b = &res.suggestions[i];
+      if (b->kind < a->kind || (b->kind == a->kind && b->time_ratio < a->time_ratio)) bad++;
+    }
   }
   return bad;
 }

@@ -52,10 +52,15 @@ describe('suggest', () => {
     expect(res.suggestions.some((s) => s.kind === 'same')).toBe(true);
     for (const s of res.suggestions)
       if (JSON.stringify(s.patch).includes('lora')) expect(s.kind === 'method' || s.kind === 'workload').toBe(true);
-    // ranked by the step time per token
-    const ranked = res.suggestions.filter((s) => s.kind !== 'gpus');
-    for (let i = 1; i < ranked.length; i++)
-      expect(ranked[i].time_ratio).toBeGreaterThanOrEqual(ranked[i - 1].time_ratio);
+    // the training kept first (kinds in order), then the step time per token
+    const order = ['same', 'numerics', 'method', 'workload', 'gpus'];
+    const ranked = res.suggestions;
+    for (let i = 1; i < ranked.length; i++) {
+      const a = order.indexOf(ranked[i - 1].kind),
+        b = order.indexOf(ranked[i].kind);
+      expect(b).toBeGreaterThanOrEqual(a);
+      if (a === b) expect(ranked[i].time_ratio).toBeGreaterThanOrEqual(ranked[i - 1].time_ratio);
+    }
   });
   it('QLoRA 70B on one 48 GB GPU: recompute and the sequence that fits', () => {
     const c = config('llama-3.1-70b-qlora-1x48gb.json');

@@ -4,14 +4,20 @@
  * them (docs/memory-model.md §9). */
 #include "sim.h"
 
+/* A layer's share of a state total, by its parameters (trainable ones for trainable states). */
+static double share_of(const stage_walk *W, int layer, double total, int trainable) {
+  const layer_cost *lc = walk_layer_cost(W, layer);
+  double denom = trainable ? W->st->trainable_count : W->st->params_count;
+  return denom > 0 ? total * (trainable ? lc->trainable : lc->params) / denom : 0;
+}
+
 /* A state total split over the stage's layers; what is left is the rest block. */
 static void split_state(const stage_walk *W, const sim *S, int part, double total, int trainable) {
   if (total <= 0) return;
-  double denom = trainable ? W->st->trainable_count : W->st->params_count, used = 0;
+  double used = 0;
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
-      const layer_cost *lc = walk_layer_cost(W, i);
-      double share = denom > 0 ? total * (trainable ? lc->trainable : lc->params) / denom : 0;
+      double share = share_of(W, i, total, trainable);
       if (used + share > total) share = total - used;
       sim_block(S, block_tag(TAG_STATE, i, 0, part), share, ALLOC_STREAM_COMPUTE);
       used += share;
@@ -44,12 +50,10 @@ static int fsdp1_flattens(const plan *pl) {
 
 static void fsdp1_setup(const stage_walk *W, const sim *S) {
   const rank_states *rs = W->rs;
-  double denom = W->st->params_count, masters = W->st->trainable_count, used_w = 0, used_m = 0;
+  double used_w = 0, used_m = 0;
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
-      const layer_cost *lc = walk_layer_cost(W, i);
-      double w = denom > 0 ? rs->weights * lc->params / denom : 0;
-      double m = masters > 0 ? rs->master * lc->trainable / masters : 0;
+      double w = share_of(W, i, rs->weights, 0), m = share_of(W, i, rs->master, 1);
       fsdp1_unit(S, i, w, m, W->pl->shard_dense);
       used_w += w, used_m += m;
     }

@@ -14,20 +14,10 @@ export const CATEGORY_COLOR: Record<Category, string> = {
   temporaries: '#9c755f',
 };
 
-export const CATEGORY_LABEL: Record<Category, string> = {
-  weights: 'Weights',
-  gradients: 'Gradients',
-  master_weights: 'Master weights',
-  optimizer_states: 'Optimizer states',
-  activations: 'Activations',
-  logits: 'Logits & loss',
-  comm_buffers: 'Comm. buffers',
-  temporaries: 'Temporaries',
-};
+export { CATEGORY_LABEL, OVERHEAD_LABEL } from './config/labels.js';
 
 /** The memory above the allocated peak: allocator cache, then CUDA context / libraries. */
 export const OVERHEAD_COLOR = { reserved: '#bab0ac', runtime: '#79706e' } as const;
-export const OVERHEAD_LABEL = { reserved: 'Allocator cache', runtime: 'CUDA context, cuBLAS, NCCL' } as const;
 
 /** Phase tints of the timeline (behind the areas). */
 export const PHASE_TINT: Record<string, string> = {

@@ -15,6 +15,7 @@ import type {
   SearchResult,
 } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
+import { CATEGORY_LABEL, OVERHEAD_LABEL } from './config/labels.js';
 import { merge } from './config/resolve.js';
 import type { GpuAlternative, SuggestReport } from './config/suggest.js';
 import {
@@ -448,19 +449,6 @@ export interface DiffRow {
   kind: 'reading' | 'category';
 }
 
-const CATEGORY_NAME: Record<string, string> = {
-  weights: 'Weights',
-  gradients: 'Gradients',
-  master_weights: 'Master weights',
-  optimizer_states: 'Optimizer states',
-  activations: 'Activations',
-  logits: 'Logits & loss',
-  comm_buffers: 'Comm. buffers',
-  temporaries: 'Temporaries',
-  reserved: 'Allocator cache',
-  runtime: 'CUDA context, cuBLAS, NCCL',
-};
-
 /** A (pinned) against B (current): the three readings, then each category of the peak and the two overheads. */
 export function diffResults(a: EstimateResult, b: EstimateResult): DiffRow[] {
   const row = (key: string, label: string, x: number, y: number, kind: DiffRow['kind']): DiffRow => ({
@@ -479,7 +467,7 @@ export function diffResults(a: EstimateResult, b: EstimateResult): DiffRow[] {
     row('device_used_bytes', 'nvidia-smi', pa.device_used_bytes, pb.device_used_bytes, 'reading'),
   ];
   for (const c of CATEGORIES)
-    rows.push(row(c, CATEGORY_NAME[c], pa.breakdown_bytes[c], pb.breakdown_bytes[c], 'category'));
+    rows.push(row(c, CATEGORY_LABEL[c], pa.breakdown_bytes[c], pb.breakdown_bytes[c], 'category'));
   const over = (p: typeof pa) => [
     Math.max(0, p.peak_reserved_bytes - p.peak_allocated_bytes),
     Math.max(0, p.device_used_bytes - p.peak_reserved_bytes),
@@ -487,8 +475,8 @@ export function diffResults(a: EstimateResult, b: EstimateResult): DiffRow[] {
   const [ra, rta] = over(pa),
     [rb, rtb] = over(pb);
   rows.push(
-    row('reserved', CATEGORY_NAME.reserved, ra, rb, 'category'),
-    row('runtime', CATEGORY_NAME.runtime, rta, rtb, 'category'),
+    row('reserved', OVERHEAD_LABEL.reserved, ra, rb, 'category'),
+    row('runtime', OVERHEAD_LABEL.runtime, rta, rtb, 'category'),
   );
   return rows;
 }

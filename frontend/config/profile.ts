@@ -11,10 +11,13 @@ function at(config: Config, path: string): Json | undefined {
   return node;
 }
 
+const DEFAULTS = new WeakMap<Core, Config>(); // the core's defaults, read once per core
+
 export function impliedByStack(core: Core, config: Config): ProfileValue[] {
   const profile = core.profile(config);
   if (!profile.ok) return [];
-  const defaults = core.defaults();
+  let defaults = DEFAULTS.get(core);
+  if (!defaults) DEFAULTS.set(core, (defaults = core.defaults()));
   const get = (path: string): Json => at(config, path) ?? at(defaults, path) ?? null;
   return profile.implied.filter((p) => matters(p.path, get));
 }

@@ -27,6 +27,8 @@ export const IMPORT_KINDS: ImportKind[] = [
 export interface ImportOptions {
   /** world size for formats that do not carry it (Megatron --global-batch-size, torchtitan shard degree -1) */
   worldSize?: number;
+  /** the text of a file the imported one references (accelerate / TrainingArguments -> DeepSpeed JSON) */
+  also?: string;
 }
 
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */

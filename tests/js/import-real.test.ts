@@ -22,9 +22,7 @@ interface Entry {
 }
 
 const root = join(repoRoot(), 'tests/fixtures/real');
-const kinds = existsSync(root)
-  ? readdirSync(root).filter((d) => existsSync(join(root, d, 'manifest.json')))
-  : [];
+const kinds = existsSync(root) ? readdirSync(root).filter((d) => existsSync(join(root, d, 'manifest.json'))) : [];
 
 /** A nested config as dotted leaf paths; arrays are leaves. */
 function flatten(value: Json, prefix = '', out: Record<string, Json> = {}): Record<string, Json> {

@@ -7,6 +7,7 @@ import { visible, type Group, type Section } from '../fields.js';
 import { useApp } from './context.js';
 import { FieldInput } from './FieldInput.js';
 import { GpuPicker } from './GpuPicker.js';
+import { HubFetch } from './HubFetch.js';
 import { ModelPicker } from './ModelPicker.js';
 import { ProfileImplied } from './ProfileImplied.js';
 
@@ -14,6 +15,7 @@ function GroupBody({ group, paths }: { group: Group; paths: string[] }) {
   return (
     <div class="fields">
       {group.picker === 'model' && <ModelPicker />}
+      {group.picker === 'model' && <HubFetch />}
       {group.picker === 'gpu' && <GpuPicker />}
       {paths.map((p) => (
         <FieldInput key={p} path={p} />

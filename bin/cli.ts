@@ -10,14 +10,19 @@ import { parseCommandArgs } from './args.js';
 import { defaultSpacing, seqStepOf, sweepValues } from '../frontend/planner.js';
 import { KIND_NOTE, kindsOf, suggestFor } from '../frontend/config/suggest.js';
 import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
-import { jsonDepth, MAX_JSON_DEPTH, readText, UnreadableError } from './input.js';
+import { jsonDepth, MAX_JSON_DEPTH, readHubConfig, readText, UnreadableError } from './input.js';
+import { existsSync } from 'node:fs';
+import { parseHubId, type HubRef } from '../frontend/config/hub.js';
+import { importHfConfig } from '../frontend/config/importers/index.js';
 import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
 
 const USAGE = `llmem — per-GPU training memory, simulated step by step
 
 usage:
-  llmem estimate <config.json | -> [--json] [--timeline] [--set key.path=value ...] [--hf config.json]
-                                 --hf: the model from a Hugging Face config.json
+  llmem estimate <config.json | -> [--json] [--timeline] [--set key.path=value ...] [--hf config.json | org/name]
+                                 --hf: the model from a Hugging Face config.json: a file, or a Hub id
+                                 org/name[@revision] (not an existing file) fetched from huggingface.co;
+                                 HF_TOKEN, when set, is the access token for gated and private models
   llmem compare <config.json> <measured.json> [--json]
                                  estimate next to a measurement (probe output or an accuracy case);
                                  the config may be left out when measured.json carries it
@@ -42,6 +47,34 @@ Exit status: 0 ok, 1 bad input (the message names the key), 2 usage error.
 
 Importing and exporting other tools' configs:
 ${IMPORT_USAGE.replace(/^usage:\n/, '')}`;
+
+/** --hf: a file that exists (or a *.json path) is read as config.json; else an org/name[@revision] is fetched from the Hub. */
+async function hfFileOrHub(hf: string, base: Config): Promise<Config> {
+  if (hf === '-' || existsSync(hf) || /\.json$/i.test(hf)) return hfOption(hf, base);
+  const ref = parseHubId(hf);
+  if ('error' in ref) throw new UnreadableError(`--hf ${hf}: no such file, and ${ref.error}`);
+  return hubOption(hf, ref, base);
+}
+
+/** hfOption's import and merge, on the text the Hub sent (a malformed config.json is exit 1, like a file's). */
+async function hubOption(id: string, ref: HubRef, base: Config): Promise<Config> {
+  const text = await readHubConfig(ref);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new InputError('', `--hf ${id}: the Hub's config.json is not valid JSON (${(e as Error).message})`);
+  }
+  const r = importHfConfig(checkDepth(json, id, "the Hub's config.json"));
+  if ('error' in r) throw new InputError(r.error.path, `--hf ${id}: ${r.error.message}`);
+  for (const w of r.warnings) console.error(`llmem: --hf ${id}: warning: ${w}`);
+  for (const u of r.unknown) console.error(`llmem: --hf ${id}: not applied: ${u}`);
+  const out: Config = { ...base, model: r.config.model };
+  const training = (base.training ?? {}) as Config;
+  const dropout = (r.config.training as Config | undefined)?.dropout;
+  if (dropout !== undefined && training.dropout === undefined) out.training = { ...training, dropout };
+  return out;
+}
 
 export const GIB = 2 ** 30;
 const gib = (b: number) => `${(b / GIB).toFixed(2)} GiB`;
@@ -432,7 +465,7 @@ export async function main(argv: string[]): Promise<number> {
         let raw = file === undefined && hf !== undefined ? { version: 1 } : readConfig(file, core);
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
           throw new InputError('', 'the config must be a JSON object');
-        if (hf !== undefined) raw = hfOption(hf, raw as Config);
+        if (hf !== undefined) raw = await hfFileOrHub(hf, raw as Config);
         const resolved = resolveConfig(merge(raw as Config, overrides));
         if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
         for (const path of setPaths)

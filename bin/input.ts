@@ -1,6 +1,7 @@
 // Reading the CLI's input: files or standard input, bounded in depth. A file
 // that cannot be read is exit status 2 (like a usage error), never a stack trace.
 import { readFileSync, statSync } from 'node:fs';
+import { fetchHubConfig, type HubRef } from '../frontend/config/hub.js';
 
 /** Input that cannot be read at all (missing file, a directory): exit 2, like a usage error. */
 export class UnreadableError extends Error {}
@@ -43,3 +44,20 @@ export function readText(arg: string): string {
 
 const tooLarge = (name: string, bytes: number) =>
   `cannot read ${name}: ${(bytes / 2 ** 20).toFixed(1)} MiB is larger than any config (llmem reads at most ${MAX_INPUT_BYTES / 2 ** 20} MiB)`;
+
+/**
+ * `--hf org/name[@revision]`: the model's config.json from the Hugging Face Hub.
+ * HF_TOKEN, when set, is sent for gated and private models; LLMEM_HUB_URL
+ * replaces https://huggingface.co (the tests' local server). Any failure
+ * (offline, 401/403, 404, another status) is unreadable input: exit 2.
+ */
+export async function readHubConfig(ref: HubRef): Promise<string> {
+  const r = await fetchHubConfig(ref, {
+    fetch: globalThis.fetch,
+    token: process.env.HF_TOKEN,
+    base: process.env.LLMEM_HUB_URL || undefined,
+    audience: 'cli',
+  });
+  if (!r.ok) throw new UnreadableError(`--hf ${ref.key.replace(/@main$/, '')}: ${r.message}`);
+  return r.text;
+}

@@ -67,6 +67,8 @@ test.describe('the built dist/', () => {
   const LAZY = /^assets\/formats-[\w-]+\.js$/;
   // the Worker's suggestion code (frontend/suggest.ts), loaded with its first suggestion request (a run that does not fit)
   const SUGGEST = /^assets\/suggest-[\w-]+\.js$/;
+  // the Hub request (frontend/hub-page.ts, config/hub.ts), loaded with the first "Fetch config from the Hub" click
+  const HUB = /^assets\/hub-page-[\w-]+\.js$/;
 
   test('the core module is one file, shared by the page and the Worker', () => {
     expect(
@@ -95,9 +97,21 @@ test.describe('the built dist/', () => {
     expect(eager, 'first-load files with importer code').toEqual([]);
   });
 
+  test('the Hub code is a lazy chunk, precached; the service worker neither caches nor answers Hub requests', () => {
+    const hub = files.filter((f) => HUB.test(f));
+    expect(hub, 'lazy chunks (assets/hub-page-*.js)').toHaveLength(1);
+    const sw = readFileSync(join(dist, 'sw.js'), 'utf8');
+    expect(sw.includes(hub[0]), `the service worker precaches ${hub[0]}`).toBe(true);
+    expect(sw, 'a runtime route for the Hub in sw.js').not.toMatch(/huggingface/);
+    const eager = files.filter(
+      (f) => !HUB.test(f) && /\.js$/.test(f) && readFileSync(join(dist, f), 'utf8').includes('https://huggingface.co'),
+    );
+    expect(eager, 'first-load files with the Hub request').toEqual([]);
+  });
+
   test('the first load (app JS + wasm + CSS, gzip -9) is within 165 KB', () => {
     const first = files
-      .filter((f) => !LAZY.test(f) && !SUGGEST.test(f) && !/^(sw\.js|workbox-)/.test(f))
+      .filter((f) => !LAZY.test(f) && !SUGGEST.test(f) && !HUB.test(f) && !/^(sw\.js|workbox-)/.test(f))
       .reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
     expect(first / 1024, 'first load, KB gzip (scripts/perf-report.mjs prints the detail)').toBeLessThanOrEqual(165); // 150 before the simulated allocator (+2 KB gzip of core), 160 before the training-stack table (its cited rows ship with the core, +2 KB)
   });

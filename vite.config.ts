@@ -65,5 +65,7 @@ export default defineConfig({
   test: {
     include: ['tests/js/**/*.test.ts'],
     environment: 'node',
+    // searches and CLI processes take seconds on a loaded 2-core machine; no test asserts a time
+    testTimeout: 60_000,
   },
 });

@@ -1,13 +1,22 @@
 // `npx llmem`: the wasm core from the command line.
 import { impliedByStack } from '../frontend/config/profile.js';
-import type { Config, Core, EstimateResult, Json, ProfileValue, RankResult, Suggestion } from '../wasm/llmem.js';
-import { CATEGORIES, plainArrays } from '../wasm/llmem.js';
+import type {
+  Config,
+  Core,
+  EstimateResult,
+  Json,
+  ProfileValue,
+  RankResult,
+  SearchSwitch,
+  Suggestion,
+} from '../wasm/llmem.js';
+import { CATEGORIES, plainArrays, SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
 import { parseCommandArgs } from './args.js';
-import { defaultSpacing, seqStepOf, sweepValues } from '../frontend/planner.js';
+import { defaultSpacing, SEARCH_SWITCH_LABELS, seqStepOf, sweepValues } from '../frontend/planner.js';
 import { KIND_NOTE, kindsOf, suggestFor } from '../frontend/config/suggest.js';
 import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readHubConfig, readText, UnreadableError } from './input.js';
@@ -31,7 +40,11 @@ usage:
   llmem fit <config.json | -> [--axis training.micro_batch | training.seq_len] [--free 0.10] [--json]
                                  the largest value that fits, leaving a fraction of the GPU free
   llmem search <config.json | -> --gpus N [--global-batch B] [--top 20] [--free 0.10] [--json]
-                                 every layout of N GPUs that fits, ranked by the step-time model
+                                 [--vary-offload] [--vary-optimizer-dtype] [--vary-engine] [--tp-across-nodes]
+                                 [--no-vary-sharding] [--no-vary-recompute]
+                                 every layout of N GPUs that fits at the global batch (training.global_batch,
+                                 else micro_batch x grad_accum x dp), ranked by the step-time model; TP within
+                                 a node unless --tp-across-nodes; with none, the candidates left out by reason
   llmem suggest <config.json | -> [--free 0.10] [--top 12] [--json]
                                  changes that make the run fit (recompute, micro-batch, sharding, TP/PP/CP/EP,
                                  offload, optimizer precision, loss, LoRA/QLoRA, a shorter sequence), the fewest
@@ -202,11 +215,21 @@ export function formatText(config: Config, res: EstimateResult, implied: Profile
 }
 
 /** Options of the planner commands: named values, --json, and one positional config. */
-function parseOptions(args: string[], known: string[]): { file?: string; opts: Record<string, string>; json: boolean } {
-  const p = parseCommandArgs(args, { values: known, flags: ['json'] }, (m) => new UsageError(m));
+function parseOptions(
+  args: string[],
+  known: string[],
+  flags: string[] = [],
+): { file?: string; opts: Record<string, string>; json: boolean; flags: Set<string> } {
+  const p = parseCommandArgs(args, { values: known, flags: ['json', ...flags] }, (m) => new UsageError(m));
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument ${p.positionals[1]}`);
-  return { file: p.positionals[0], opts: p.values, json: p.flags.has('json') };
+  return { file: p.positionals[0], opts: p.values, json: p.flags.has('json'), flags: p.flags };
 }
+
+/** The search's switches as flags: --<flag> turns on one that is off by default, --no-<flag> turns off one that is on. */
+const SWITCH_FLAGS = (Object.keys(SEARCH_SWITCHES) as SearchSwitch[]).map((k) => ({
+  key: k,
+  flag: SEARCH_SWITCHES[k] ? `no-${SEARCH_SWITCH_LABELS[k].flag}` : SEARCH_SWITCH_LABELS[k].flag,
+}));
 
 type Range = { min: number; max: number; whole?: boolean; below?: boolean };
 
@@ -238,7 +261,11 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'],
     suggest: ['free', 'top'],
   }[command]!;
-  const { file, opts, json } = parseOptions(args, known);
+  const { file, opts, json, flags } = parseOptions(
+    args,
+    known,
+    command === 'search' ? SWITCH_FLAGS.map((s) => s.flag) : [],
+  );
   const core = await loadCore();
   const raw = readConfig(file, core);
   const resolved = resolveConfig(raw);
@@ -315,8 +342,13 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     global_batch: numberOption(opts, 'global-batch', 0, { min: 0, max: 1e12, whole: true }),
     free_fraction: numberOption(opts, 'free', 0.1, FREE),
     max_micro_batch: numberOption(opts, 'max-micro-batch', 16, { min: 1, max: 1_000_000, whole: true }),
+    ...Object.fromEntries(SWITCH_FLAGS.map((s) => [s.key, flags.has(s.flag) !== SEARCH_SWITCHES[s.key]])),
   });
   if (!('layouts' in res)) return fail(res);
+  if (res.global_batch < gpus && !json)
+    console.log(
+      `note: a global batch of ${res.global_batch} samples allows data parallelism over at most ${res.global_batch} of ${gpus} GPUs: every layout needs tp x pp x cp >= ${Math.ceil(gpus / res.global_batch)} (set training.global_batch or --global-batch to the run's batch)`,
+    );
   const shown = res.layouts.slice(0, top);
   if (json) {
     console.log(JSON.stringify({ ok: true, ...res, layouts: shown }, null, 2));
@@ -326,30 +358,32 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     console.log(
       `${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit: ${res.empty_reason ?? 'no layout'}`,
     );
+    console.log('left out, by reason:');
+    for (const r of res.rejected) console.log(`  ${String(r.count).padStart(8)}  ${r.reason}`);
     return 0;
   }
   console.log(
     `${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit; the fastest by the step-time model (a ranking aid, not a promise):`,
   );
   console.log(
-    `  ${'dp'.padStart(5)} ${'tp'.padStart(3)} ${'pp'.padStart(3)} ${'vpp'.padStart(3)} ${'cp'.padStart(3)} ${'ep'.padStart(3)} ${'mb'.padStart(3)} ${'ga'.padStart(4)}  ${'recompute'.padEnd(10)} ${'sharding'.padEnd(22)} ${'nvidia-smi'.padStart(11)} ${'step s'.padStart(8)} ${'tok/s/GPU'.padStart(10)}`,
+    `  ${'dp'.padStart(5)} ${'tp'.padStart(3)} ${'pp'.padStart(3)} ${'vpp'.padStart(3)} ${'cp'.padStart(3)} ${'ep'.padStart(3)} ${'mb'.padStart(3)} ${'ga'.padStart(4)}  ${'recompute'.padEnd(10)} ${'sharding'.padEnd(30)} ${'nvidia-smi'.padStart(11)} ${'step s'.padStart(8)} ${'tok/s/GPU'.padStart(10)}`,
   );
   for (const l of shown) {
     const p = l.patch.parallel as Record<string, string | number | boolean>;
     const t = l.patch.training as Record<string, string | number>;
-    const sharding = String(
-      p.fsdp_strategy !== undefined &&
-        config.parallel &&
-        (config.parallel as Record<string, unknown>).engine?.toString().startsWith('fsdp')
-        ? p.fsdp_strategy
+    const engine = String(p.engine ?? (config.parallel as Record<string, unknown> | undefined)?.engine ?? '');
+    const sharding =
+      (p.engine ? `${engine} ` : '') +
+      (engine.startsWith('fsdp')
+        ? String(p.fsdp_strategy)
         : p.zero_stage
           ? `zero-${p.zero_stage}`
           : p.distributed_optimizer
             ? 'distributed optimizer'
-            : '',
-    );
+            : '') +
+      (p.offload_optimizer !== 'none' ? ' +offload' : '');
     console.log(
-      `${l.pareto ? '*' : ' '} ${String(l.dp).padStart(5)} ${String(l.tp).padStart(3)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(3)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.micro_batch).padStart(3)} ${String(l.grad_accum).padStart(4)}  ${String(t.recompute).padEnd(10)} ${sharding.padEnd(22)} ${gib(l.device_used_bytes).padStart(11)} ${l.step_seconds.toFixed(2).padStart(8)} ${Math.round(l.tokens_per_second_per_gpu).toString().padStart(10)}`,
+      `${l.pareto ? '*' : ' '} ${String(l.dp).padStart(5)} ${String(l.tp).padStart(3)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(3)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.micro_batch).padStart(3)} ${String(l.grad_accum).padStart(4)}  ${String(t.recompute).padEnd(10)} ${sharding.padEnd(30)} ${gib(l.device_used_bytes).padStart(11)} ${l.step_seconds.toFixed(2).padStart(8)} ${Math.round(l.tokens_per_second_per_gpu).toString().padStart(10)}`,
     );
   }
   console.log('* on the Pareto front (no layout is both faster and smaller)');

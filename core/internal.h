@@ -230,6 +230,8 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
                                int *error_field); /* resolved, error_field: the plan / failing key, may be NULL */
 
 /* planner.c: the input a found layout stands for (what the search's patch loads) */
+/* The field index of an input member (its slot in the double array). */
+#define FIELD(member) ((int)(offsetof(llmem_input, member) / sizeof(double)))
 llmem_input search_layout_input(const llmem_input *base, double N, const llmem_layout *l);
 
 /* result.c */

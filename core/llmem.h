@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#define LLMEM_ABI_VERSION 1
+#define LLMEM_ABI_VERSION 2
 #define LLMEM_MAX_STAGES 512        /* pipeline stages reported one by one */
 #define LLMEM_MAX_VPP 64            /* virtual stages per pipeline rank */
 #define LLMEM_MAX_EVENTS 2048       /* timeline points kept for the chart */
@@ -247,11 +247,16 @@ typedef struct {
   double max_micro_batch;
   int vary_sharding;     /* ZeRO stage / FSDP strategy / distributed optimizer */
   int vary_recompute;
+  int vary_offload;         /* optimizer offload to CPU (with FSDP: parameters too) where the engine allows */
+  int vary_optimizer_dtype; /* optimizer states in fp32 and bf16 */
+  int vary_engine;          /* fsdp2, megatron and deepspeed besides the config's engine */
+  int tp_across_nodes;      /* tensor parallelism above parallel.gpus_per_node (off: within a node) */
 } llmem_search_options;
 
 typedef struct {
   double dp, tp, pp, vpp, cp, ep, micro_batch, grad_accum;
   int engine, recompute, zero_stage, fsdp_strategy, distributed_optimizer, sequence_parallel, pp_schedule;
+  int offload_optimizer, offload_params, optimizer_dtype;
   double device_used_bytes;
   double step_seconds;
   double tokens_per_second_per_gpu;
@@ -268,6 +273,9 @@ typedef struct {
   llmem_status empty_reason; /* with count 0: why (LLMEM_ERR_SEARCH_NO_LAYOUT / _NO_BATCH / _NO_FIT,
                                 or the commonest config check the layouts failed); LLMEM_OK otherwise */
   int empty_field;       /* the key that check names, -1 if none */
+  double global_batch;   /* the samples per step every layout keeps */
+  double rejected[LLMEM_STATUS_COUNT]; /* candidates rejected, by the status that rejected them
+                                          (LLMEM_ERR_SEARCH_NO_BATCH, _NO_FIT, _TP_NODE, config checks) */
   llmem_layout layouts[LLMEM_MAX_LAYOUTS];
 } llmem_search_result;
 

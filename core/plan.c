@@ -4,7 +4,6 @@
 
 #include "internal.h"
 
-#define FIELD(name) (int)(offsetof(llmem_input, name) / sizeof(double))
 
 double dtype_bytes(int dtype) {
   switch (dtype) {
@@ -111,7 +110,7 @@ static void resolve_model(const llmem_input *in, plan *p) {
 static void resolve_training(const llmem_input *in, plan *p) {
   p->micro_batch = in->micro_batch;
   p->seq_len = in->seq_len;
-  p->grad_accum = in->grad_accum;
+  p->grad_accum = in->grad_accum; /* NaN until resolve_batch */
   p->dtype = (int)in->dtype;
   p->fp8_linear = in->fp8_linear != 0 || p->dtype == LLMEM_DTYPE_FP8;
   p->master_weights = in->master_weights != 0 && p->dtype != LLMEM_DTYPE_FP32;
@@ -267,6 +266,27 @@ static llmem_status check_layout(const plan *p, int *field) {
   return LLMEM_OK;
 }
 
+/* The micro-batches per step. training.global_batch fixes the samples per
+ * optimizer step and the accumulation follows, as Megatron-LM derives it
+ * (megatron/core/num_microbatches_calculator.py: global_batch_size //
+ * (micro_batch_size * data_parallel_size), which must divide evenly); given
+ * both, they must agree. Neither: one micro-batch per step. */
+static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
+  if (isnan(in->global_batch)) {
+    p->grad_accum = or_default(in->grad_accum, 1);
+    return LLMEM_OK;
+  }
+  p->grad_accum = or_default(in->grad_accum, 1);
+  if (!divides(p->gpus, p->tp * p->pp * p->cp)) return LLMEM_OK; /* check_layout names the layout */
+  double per_accum = p->micro_batch * p->gpus / (p->tp * p->pp * p->cp); /* x the data-parallel size */
+  if (!divides(in->global_batch, per_accum)) FAIL(LLMEM_ERR_GLOBAL_BATCH_SPLIT, global_batch);
+  double accum = in->global_batch / per_accum;
+  if (!isnan(in->grad_accum) && in->grad_accum != accum) FAIL(LLMEM_ERR_GLOBAL_BATCH_ACCUM, global_batch);
+  if (accum > 1000000) FAIL(LLMEM_ERR_GLOBAL_BATCH_STEPS, global_batch); /* training.grad_accum's range */
+  p->grad_accum = accum;
+  return LLMEM_OK;
+}
+
 static int is_deepspeed(const plan *p) {
   return p->engine == LLMEM_ENGINE_DEEPSPEED || p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
@@ -367,6 +387,7 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   resolve_parallel(in, &p);
   resolve_hardware(in, &p);
   STEP(check_model(in, &p, field));
+  STEP(resolve_batch(in, &p, field));
   STEP(check_layout(&p, field));
   STEP(check_engine(&p, field));
   STEP(derive_sharding(in, &p, field));

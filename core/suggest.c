@@ -10,7 +10,6 @@
 
 #include "internal.h"
 
-#define FIELD(member) ((int)(offsetof(llmem_input, member) / sizeof(double)))
 #define SLOT(in, field) (((double *)(in))[field])
 #define MAX_SINGLES 64
 #define MAX_GPU_STEPS 16
@@ -385,11 +384,17 @@ llmem_status llmem_suggest(const llmem_input *base, const llmem_suggest_options 
   out->status = suggest_options_status(opt);
   if (out->status != LLMEM_OK) return out->status;
   llmem_readings r;
-  llmem_status st = estimate_readings(base, 1, 1, &r, 0, &out->error_field);
+  plan pl;
+  llmem_status st = estimate_readings(base, 1, 1, &r, &pl, &out->error_field);
   double tokens;
   if (st == LLMEM_OK) st = llmem_step_time(base, &out->base_step_seconds, &tokens);
   if (st != LLMEM_OK) return out->status = st;
   out->error_field = -1;
+  /* the accumulation as the plan resolved it (training.global_batch may set it):
+   * every change below keeps or recomputes it explicitly */
+  llmem_input resolved = *base;
+  resolved.grad_accum = pl.grad_accum;
+  base = &resolved;
   ctx c;
   memset(&c, 0, sizeof c);
   c.base = base;

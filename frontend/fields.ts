@@ -68,7 +68,13 @@ export const UI: Record<string, FieldUi> = {
 
   'training.micro_batch': { label: 'Micro-batch', unit: 'samples', pow2: true },
   'training.seq_len': { label: 'Sequence length', unit: 'tokens', pow2: true },
-  'training.grad_accum': { label: 'Grad. accumulation', unit: 'micro-batches' },
+  'training.grad_accum': { label: 'Grad. accumulation', unit: 'micro-batches', auto: 'from global batch, else 1' },
+  'training.global_batch': {
+    label: 'Global batch',
+    unit: 'samples',
+    auto: 'micro-batch × accumulation × DP',
+    hint: 'per optimizer step; sets the accumulation',
+  },
   'training.dtype': { label: 'Compute dtype' },
   'training.fp8_linear': { label: 'FP8 linears' },
   'training.master_weights': { label: 'FP32 master weights' },
@@ -278,6 +284,7 @@ export const SECTIONS: Section[] = [
           'training.micro_batch',
           'training.seq_len',
           'training.grad_accum',
+          'training.global_batch',
           'training.dtype',
           'training.master_weights',
           'training.grad_dtype',

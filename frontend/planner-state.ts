@@ -5,7 +5,16 @@
 // measurement. Sweeps and searches re-run by themselves when the config
 // changes while their tab is open; a running search is cancelled at once.
 import { batch, computed, effect, signal, type Signal } from '@preact/signals';
-import type { Config, ConfigError, EstimateResult, Json, SearchOptions, SearchResult } from '../wasm/llmem.js';
+import type {
+  Config,
+  ConfigError,
+  EstimateResult,
+  Json,
+  SearchOptions,
+  SearchResult,
+  SearchSwitch,
+} from '../wasm/llmem.js';
+import { SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { compare, readMeasurement, type Measurement } from './config/compare.js';
 import { configToDoc, type Doc } from './config/doc.js';
 import { merge } from './config/resolve.js';
@@ -209,9 +218,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
 
   // ------------------------------------------------------------ search
   const searchGpus = signal<number | null>(null); // null: the config's GPU count
-  const searchBatch = signal<number | null>(null); // null: the config's micro-batch x grad. accum. x dp
-  const varySharding = signal(true);
-  const varyRecompute = signal(true);
+  const searchBatch = signal<number | null>(null); // null: the config's global batch (or mb x ga x dp)
+  const searchVary = signal<Record<SearchSwitch, boolean>>({ ...SEARCH_SWITCHES });
   const search = signal<Job<SearchResult>>(idle());
   const sort = signal<{ key: SortKey; dir: 'asc' | 'desc' }>({ key: 'step_seconds', dir: 'asc' });
   const searchOptions = computed<SearchOptions>(() => ({
@@ -219,8 +227,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     global_batch: searchBatch.value ?? 0,
     free_fraction: freeFraction.value,
     max_micro_batch: 16,
-    vary_sharding: varySharding.value,
-    vary_recompute: varyRecompute.value,
+    ...searchVary.value,
   }));
   const rows = computed<LayoutRow[]>(() => {
     const r = search.value.data;
@@ -307,7 +314,9 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     if (!c || !key) return;
     searchRunningKey = key;
     start<SearchResult>('search', search, key, { kind: 'search', config: c, options: searchOptions.value }, (d) =>
-      d.kind === 'search' && d.ok ? d.result : { candidates: 0, valid: 0, fitting: 0, layouts: [] },
+      d.kind === 'search' && d.ok
+        ? d.result
+        : { candidates: 0, valid: 0, fitting: 0, global_batch: 0, rejected: [], layouts: [] },
     );
   }
 
@@ -425,8 +434,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     runSweepNow,
     searchGpus,
     searchBatch,
-    varySharding,
-    varyRecompute,
+    searchVary,
     searchOptions,
     search,
     rows,

@@ -13,6 +13,7 @@ import type {
   Readings,
   SearchOptions,
   SearchResult,
+  SearchSwitch,
 } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { CATEGORY_LABEL, OVERHEAD_LABEL } from './config/labels.js';
@@ -242,6 +243,20 @@ export function largestFits(core: Core, config: Config, free: number): Fits | Co
 
 // ---------------------------------------------------------------- layouts
 
+/** The search's switches as the page and the CLI name them (defaults: wasm SEARCH_SWITCHES). */
+export const SEARCH_SWITCH_LABELS: Record<SearchSwitch, { label: string; flag: string; hint: string }> = {
+  vary_sharding: {
+    label: 'Vary sharding',
+    flag: 'vary-sharding',
+    hint: 'ZeRO stage, FSDP strategy, distributed optimizer',
+  },
+  vary_recompute: { label: 'Vary recompute', flag: 'vary-recompute', hint: 'none, selective, full' },
+  vary_offload: { label: 'Vary offload', flag: 'vary-offload', hint: 'optimizer (FSDP: and parameters) to CPU' },
+  vary_optimizer_dtype: { label: 'Vary optimizer dtype', flag: 'vary-optimizer-dtype', hint: 'states in fp32 or bf16' },
+  vary_engine: { label: 'Vary engine', flag: 'vary-engine', hint: 'fsdp2, megatron and deepspeed too' },
+  tp_across_nodes: { label: 'TP across nodes', flag: 'tp-across-nodes', hint: 'tensor parallel above a node' },
+};
+
 export type SortKey =
   | 'dp'
   | 'tp'
@@ -340,9 +355,13 @@ export function searchKey(config: Config, o: SearchOptions): string {
   const t = { ...((config.training ?? {}) as Config) };
   const n = (v: Json | undefined, d: number) => (typeof v === 'number' ? v : d);
   const dp = n(p.gpus, 8) / (n(p.tp, 1) * n(p.pp, 1) * n(p.cp, 1));
-  const batch = o.global_batch || n(t.micro_batch, 1) * n(t.grad_accum, 1) * dp;
+  const batch = o.global_batch || n(t.global_batch, 0) || n(t.micro_batch, 1) * n(t.grad_accum, 1) * dp;
   for (const k of LAYOUT_KEYS) delete p[k];
-  for (const k of ['micro_batch', 'grad_accum', 'recompute', 'recompute_layers']) delete t[k];
+  for (const k of ['micro_batch', 'grad_accum', 'global_batch', 'recompute', 'recompute_layers']) delete t[k];
+  // what a varied setting's layout sets is the search's to choose, not an input of it
+  if (o.vary_offload) for (const k of ['offload_optimizer', 'offload_params']) delete p[k];
+  if (o.vary_optimizer_dtype) delete t.optimizer_dtype;
+  if (o.vary_engine) delete p.engine;
   return stableJson([
     { ...config, parallel: p, training: t },
     { ...o, global_batch: batch },
@@ -365,6 +384,8 @@ export function currentLayout(rows: LayoutRow[], config: Config): LayoutRow | un
   const p = (config.parallel ?? {}) as Record<string, Json>,
     t = (config.training ?? {}) as Record<string, Json>;
   const v = (x: Json | undefined, d: number) => (typeof x === 'number' ? x : d);
+  // the accumulation as the core resolves it: stated, from training.global_batch, or 1
+  const accum = (l: LayoutRow) => v(t.grad_accum, v(t.global_batch, l.dp * l.micro_batch) / (l.dp * l.micro_batch));
   return rows.find(
     (l) =>
       l.tp === v(p.tp, 1) &&
@@ -373,7 +394,7 @@ export function currentLayout(rows: LayoutRow[], config: Config): LayoutRow | un
       l.ep === v(p.ep, 1) &&
       l.vpp === v(p.vpp, 1) &&
       l.micro_batch === v(t.micro_batch, 1) &&
-      l.grad_accum === v(t.grad_accum, 1) &&
+      l.grad_accum === accum(l) &&
       l.recompute === (t.recompute ?? 'none') &&
       (l.patch.parallel as Config).gpus === v(p.gpus, 8) &&
       ['zero_stage', 'fsdp_strategy', 'distributed_optimizer'].every(

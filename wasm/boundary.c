@@ -38,16 +38,20 @@ double llmem_largest_fit_run(int field, double lo, double hi, double step, doubl
   return st == LLMEM_OK ? best : -(double)st;
 }
 llmem_search_result *llmem_search_ptr(void) { return &search_block; }
-int llmem_search_run(double gpus, double global_batch, double free_fraction, double max_micro_batch,
-                     int vary_sharding, int vary_recompute) {
+/* vary: bit 0 sharding, 1 recompute, 2 offload, 3 optimizer dtype, 4 engine, 5 TP across nodes */
+int llmem_search_run(double gpus, double global_batch, double free_fraction, double max_micro_batch, int vary) {
   llmem_search_options opt;
   llmem_search_defaults(&opt);
   opt.gpus = gpus;
   opt.global_batch = global_batch;
   opt.free_fraction = free_fraction;
   opt.max_micro_batch = max_micro_batch;
-  opt.vary_sharding = vary_sharding;
-  opt.vary_recompute = vary_recompute;
+  opt.vary_sharding = vary & 1;
+  opt.vary_recompute = (vary >> 1) & 1;
+  opt.vary_offload = (vary >> 2) & 1;
+  opt.vary_optimizer_dtype = (vary >> 3) & 1;
+  opt.vary_engine = (vary >> 4) & 1;
+  opt.tp_across_nodes = (vary >> 5) & 1;
   return (int)llmem_search(&input_block, &opt, &search_block);
 }
 llmem_suggest_result *llmem_suggest_ptr(void) { return &suggest_block; }
@@ -140,10 +144,12 @@ const char *llmem_result_layout(void) {
   P(value); P(readings);
   n = put_num(n, "size", sizeof(llmem_sweep_point));
   n = put(n, "\"end\":0},\"search\":{");
-  S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(empty_reason); S(empty_field); S(layouts);
+  S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(empty_reason); S(empty_field); S(global_batch); S(rejected); S(layouts);
+  n = put_num(n, "status_count", LLMEM_STATUS_COUNT);
   n = put(n, "\"end\":0},\"layout\":{");
   L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(engine); L(recompute); L(zero_stage);
-  L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(device_used_bytes);
+  L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(offload_optimizer);
+  L(offload_params); L(optimizer_dtype); L(device_used_bytes);
   L(step_seconds); L(tokens_per_second_per_gpu); L(pareto);
   n = put_num(n, "size", sizeof(llmem_layout));
   n = put(n, "\"end\":0},\"suggest\":{");

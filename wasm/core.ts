@@ -2,6 +2,7 @@
 import { decodeValue, defaultConfig, flatten, setPath } from './encode.js';
 import { ABI_VERSION, type ConfigV1, type CoreExport, FIELD_KINDS, type FieldPath } from './generated.js';
 import type { Config, ConfigError, EstimateOutcome, FieldInfo, Json, ProfileValue, SearchOptions } from './types.js';
+import { SEARCH_SWITCHES, type SearchSwitch } from './types.js';
 import type { SearchResult, SuggestOptions, SuggestResult, Suggestion, SuggestionKind, SweepPoint } from './types.js';
 import { f64, i32, type Memory, readReadings, readResult, readStruct } from './views.js';
 
@@ -12,7 +13,18 @@ const MAX_SWEEP = 4096;
 // the members of a found layout (StructLayout['layout']): numbers as they are, then value indices and flags
 const NUMBERS = ['dp', 'tp', 'pp', 'vpp', 'cp', 'ep', 'micro_batch', 'grad_accum'] as const;
 const READINGS = ['device_used_bytes', 'step_seconds', 'tokens_per_second_per_gpu'] as const;
-const INTS = ['engine', 'recompute', 'zero_stage', 'fsdp_strategy', 'pp_schedule', 'pareto'] as const;
+const INTS = [
+  'engine',
+  'recompute',
+  'zero_stage',
+  'fsdp_strategy',
+  'pp_schedule',
+  'pareto',
+  'offload_optimizer',
+  'offload_params',
+  'optimizer_dtype',
+] as const;
+
 const BOOLS = ['distributed_optimizer', 'sequence_parallel'] as const;
 type Found = Record<(typeof NUMBERS | typeof READINGS | typeof INTS | typeof BOOLS)[number], number>;
 
@@ -195,15 +207,11 @@ export class Core {
     if (err) return err;
     const m = this.m,
       { search: S, layout: L } = this.mem.layout;
-    const vary = (b?: boolean) => (b === false ? 0 : 1);
-    const st = m._llmem_search_run(
-      o.gpus,
-      o.global_batch ?? 0,
-      o.free_fraction ?? 0.1,
-      o.max_micro_batch ?? 16,
-      vary(o.vary_sharding),
-      vary(o.vary_recompute),
+    const vary = Object.entries(SEARCH_SWITCHES).reduce(
+      (bits, [k, on], i) => bits | (Number(o[k as SearchSwitch] ?? on) << i),
+      0,
     );
+    const st = m._llmem_search_run(o.gpus, o.global_batch ?? 0, o.free_fraction ?? 0.1, o.max_micro_batch ?? 16, vary);
     const base = m._llmem_search_ptr();
     const int = (offset: number) => i32(this.mem, base + offset);
     const keyed = (field: number, why: string) => (field >= 0 ? `${this.fields[field].path}: ${why}` : why);
@@ -211,14 +219,24 @@ export class Core {
       const path = int(S.error_field) >= 0 ? this.fields[int(S.error_field)].path : 'search';
       return { path, message: `${path}: ${this.mem.statusText(st)}` };
     }
-    const engine = f64(this.mem, m._llmem_input_ptr() + 8 * this.field('parallel.engine')!.index);
+    const input = (path: FieldPath) => f64(this.mem, m._llmem_input_ptr() + 8 * this.field(path)!.index);
+    const engine = input('parallel.engine'),
+      byGlobalBatch = !Number.isNaN(input('training.global_batch'));
     const layouts = Array.from({ length: int(S.count) }, (_, i) => {
       const a = base + S.layouts + i * L.size;
       const l = readStruct(this.mem, a, L, [...NUMBERS, ...READINGS], []);
       const n = readStruct(this.mem, a, L, [], [...INTS, ...BOOLS]);
-      return { ...l, pareto: n.pareto !== 0, patch: this.patchOf({ ...l, ...n }, o.gpus, n.engine !== engine) };
+      const patch = this.patchOf({ ...l, ...n }, o, n.engine !== engine, byGlobalBatch);
+      return { ...l, pareto: n.pareto !== 0, patch };
     });
-    const out: SearchResult = { ...readStruct(this.mem, base, S, ['candidates', 'valid', 'fitting'], []), layouts };
+    const rejected = Array.from({ length: S.status_count }, (_, s) => ({
+      reason: this.mem.statusText(s),
+      count: f64(this.mem, base + S.rejected + 8 * s),
+    }))
+      .filter((r) => r.count > 0)
+      .sort((a, b) => b.count - a.count);
+    const counts = readStruct(this.mem, base, S, ['candidates', 'valid', 'fitting', 'global_batch'], []);
+    const out: SearchResult = { ...counts, rejected, layouts };
     if (!layouts.length) out.empty_reason = keyed(int(S.empty_field), this.mem.statusText(int(S.empty_reason)));
     return out;
   }
@@ -290,9 +308,13 @@ export class Core {
   /** The patch that loads a found layout: everything the search set, so that loading it reproduces the
    * layout's memory (even stages, every layer recomputed, expert TP 1, no hybrid group unless chosen;
    * the engine only when the search changed it: a 1-GPU config laid out over many). */
-  private patchOf(l: Found, gpus: number, newEngine: boolean): Config {
+  private patchOf(l: Found, o: SearchOptions, newEngine: boolean, byGlobalBatch: boolean): Config {
+    const gpus = o.gpus;
     const name = (path: FieldPath, i: number) => this.field(path)!.values[i] as never;
     const { tp, pp, vpp, cp, ep, zero_stage, micro_batch, grad_accum } = l;
+    // a config that states its global batch keeps stating it; the accumulation follows from it
+    const batch = byGlobalBatch ? { global_batch: l.dp * micro_batch * grad_accum, grad_accum: null } : { grad_accum };
+    const offload = name('parallel.offload_optimizer', l.offload_optimizer);
     const fsdp_strategy = name('parallel.fsdp_strategy', l.fsdp_strategy);
     const patch: ConfigV1 = {
       parallel: {
@@ -304,8 +326,17 @@ export class Core {
         ...{ pp_first_stage_layers: null, pp_last_stage_layers: null, zero_stage, fsdp_strategy },
         distributed_optimizer: l.distributed_optimizer !== 0,
         ...(fsdp_strategy !== 'hybrid_shard' ? { fsdp_shard_size: null } : {}),
+        ...(o.vary_offload
+          ? { offload_optimizer: offload, offload_params: name('parallel.offload_params', l.offload_params) }
+          : {}),
       },
-      training: { micro_batch, grad_accum, recompute: name('training.recompute', l.recompute), recompute_layers: null },
+      training: {
+        micro_batch,
+        ...batch,
+        recompute: name('training.recompute', l.recompute),
+        recompute_layers: null,
+        ...(o.vary_optimizer_dtype ? { optimizer_dtype: name('training.optimizer_dtype', l.optimizer_dtype) } : {}),
+      },
     };
     return patch as Config;
   }

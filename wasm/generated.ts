@@ -4,7 +4,7 @@
 // it is stale.
 import type { FieldInfo } from './types.js';
 
-export const ABI_VERSION = 1;
+export const ABI_VERSION = 2;
 
 export const FIELD_KINDS = [
   'int',
@@ -209,7 +209,10 @@ export type StructLayout = {
     count: number;
     empty_reason: number;
     empty_field: number;
+    global_batch: number;
+    rejected: number;
     layouts: number;
+    status_count: number;
   };
   layout: {
     dp: number;
@@ -227,6 +230,9 @@ export type StructLayout = {
     distributed_optimizer: number;
     sequence_parallel: number;
     pp_schedule: number;
+    offload_optimizer: number;
+    offload_params: number;
+    optimizer_dtype: number;
     device_used_bytes: number;
     step_seconds: number;
     tokens_per_second_per_gpu: number;
@@ -319,6 +325,7 @@ export type FieldPath =
   | 'training.micro_batch'
   | 'training.seq_len'
   | 'training.grad_accum'
+  | 'training.global_batch'
   | 'training.dtype'
   | 'training.fp8_linear'
   | 'training.master_weights'
@@ -459,7 +466,8 @@ export type ConfigV1 = {
   training?: {
     micro_batch?: number;
     seq_len?: number;
-    grad_accum?: number;
+    grad_accum?: number | null;
+    global_batch?: number | null;
     dtype?: 'fp32' | 'fp16' | 'bf16' | 'fp8';
     fp8_linear?: boolean;
     master_weights?: boolean;
@@ -603,86 +611,87 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 50, path: 'training', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
   { index: 51, path: 'training.micro_batch', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 1000000, values: [] },
   { index: 52, path: 'training.seq_len', kind: 'int', nullable: false, months: false, default: 4096, min: 1, max: 100000000, values: [] },
-  { index: 53, path: 'training.grad_accum', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 1000000, values: [] },
-  { index: 54, path: 'training.dtype', kind: 'enum', nullable: false, months: false, default: 2, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
-  { index: 55, path: 'training.fp8_linear', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 56, path: 'training.master_weights', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 57, path: 'training.grad_dtype', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
-  { index: 58, path: 'training.optimizer', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['adamw', 'adam', 'sgd', 'sgd_momentum', 'adafactor', 'lion', 'adamw_8bit', 'muon'] },
-  { index: 59, path: 'training.optimizer_dtype', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
-  { index: 60, path: 'training.optimizer_impl', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['foreach', 'fused', 'for_loop'] },
-  { index: 61, path: 'training.optimizer_in_backward', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 62, path: 'training.paged_optimizer', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 63, path: 'training.recompute', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'selective', 'per_op', 'full'] },
-  { index: 64, path: 'training.recompute_modules', kind: 'set', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'mla_up_proj'] },
-  { index: 65, path: 'training.recompute_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
-  { index: 66, path: 'training.dropout', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
-  { index: 67, path: 'training.attention', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['flash', 'sdpa_math', 'eager'] },
-  { index: 68, path: 'training.loss', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['standard', 'chunked', 'fused', 'compiled', 'hf_upcast', 'loss_parallel'] },
-  { index: 69, path: 'training.loss_chunks', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 100000, values: [] },
-  { index: 70, path: 'training.repeat_kv', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 71, path: 'training.activation_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 72, path: 'training.finetune', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 73, path: 'training.finetune.method', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['full', 'lora', 'qlora'] },
-  { index: 74, path: 'training.finetune.lora_rank', kind: 'int', nullable: false, months: false, default: 16, min: 1, max: 1000000, values: [] },
-  { index: 75, path: 'training.finetune.lora_targets', kind: 'set', nullable: false, months: false, default: 127, min: 0, max: 0, values: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] },
-  { index: 76, path: 'training.finetune.lora_dropout', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
-  { index: 77, path: 'training.finetune.adapter_dtype', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
-  { index: 78, path: 'training.finetune.base_dtype', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
-  { index: 79, path: 'training.finetune.quant', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['nf4', 'fp4', 'int8'] },
-  { index: 80, path: 'training.finetune.double_quant', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 81, path: 'training.finetune.quant_keeps_input', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 82, path: 'parallel', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 83, path: 'parallel.gpus', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 10000000, values: [] },
-  { index: 84, path: 'parallel.gpus_per_node', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 100000, values: [] },
-  { index: 85, path: 'parallel.tp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
-  { index: 86, path: 'parallel.pp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 512, values: [] },
-  { index: 87, path: 'parallel.vpp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 64, values: [] },
-  { index: 88, path: 'parallel.cp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
-  { index: 89, path: 'parallel.ep', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
-  { index: 90, path: 'parallel.etp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
-  { index: 91, path: 'parallel.sequence_parallel', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 92, path: 'parallel.pp_schedule', kind: 'enum', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['gpipe', '1f1b', 'interleaved', 'zero_bubble'] },
-  { index: 93, path: 'parallel.pp_first_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
-  { index: 94, path: 'parallel.pp_last_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
-  { index: 95, path: 'parallel.engine', kind: 'enum', nullable: false, months: false, default: 4, min: 0, max: 0, values: ['single', 'ddp', 'deepspeed', 'fsdp1', 'fsdp2', 'megatron', 'megatron_deepspeed'] },
-  { index: 96, path: 'parallel.shard_with_cp', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 97, path: 'parallel.zero_stage', kind: 'int', nullable: false, months: false, default: 0, min: 0, max: 3, values: [] },
-  { index: 98, path: 'parallel.fsdp_strategy', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['full_shard', 'shard_grad_op', 'hybrid_shard', 'no_shard'] },
-  { index: 99, path: 'parallel.fsdp_shard_size', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
-  { index: 100, path: 'parallel.reshard_after_forward', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 101, path: 'parallel.shard_root_modules', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 102, path: 'parallel.reduce_input_on_compute_stream', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 103, path: 'parallel.distributed_optimizer', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 104, path: 'parallel.offload_optimizer', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
-  { index: 105, path: 'parallel.offload_params', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
-  { index: 106, path: 'parallel.fp8_all_gather', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 107, path: 'parallel.zero_init', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 108, path: 'parallel.grad_as_bucket_view', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 109, path: 'parallel.reduce_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
-  { index: 110, path: 'parallel.allgather_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
-  { index: 111, path: 'parallel.overlap_comm', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 112, path: 'parallel.stage3_prefetch_bucket_size', kind: 'num', nullable: false, months: false, default: 50000000, min: 0, max: 1000000000000000, values: [] },
-  { index: 113, path: 'parallel.stage3_max_live_parameters', kind: 'num', nullable: false, months: false, default: 1000000000, min: 0, max: 1000000000000000, values: [] },
-  { index: 114, path: 'parallel.stage3_param_persistence_threshold', kind: 'num', nullable: false, months: false, default: 100000, min: 0, max: 1000000000000000, values: [] },
-  { index: 115, path: 'hardware', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 116, path: 'hardware.gpu', kind: 'text', nullable: true, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 117, path: 'hardware.memory_gib', kind: 'num', nullable: false, months: false, default: 80, min: 0.001, max: 1000000, values: [] },
-  { index: 118, path: 'hardware.bf16_tflops', kind: 'num', nullable: false, months: false, default: 989, min: 0.001, max: 1000000, values: [] },
-  { index: 119, path: 'hardware.fp8_tflops', kind: 'num', nullable: true, months: false, default: NaN, min: 0.001, max: 1000000, values: [] },
-  { index: 120, path: 'hardware.intra_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 450, min: 0.001, max: 1000000, values: [] },
-  { index: 121, path: 'hardware.inter_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 50, min: 0.001, max: 1000000, values: [] },
-  { index: 122, path: 'runtime', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 123, path: 'runtime.cuda_context_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 124, path: 'runtime.cublas_workspace_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 125, path: 'runtime.nccl_buffer_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 126, path: 'runtime.allocator_reserve', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 100, values: [] },
-  { index: 127, path: 'runtime.expandable_segments', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 128, path: 'runtime.max_split_size_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 21, max: 1000000000, values: [] },
-  { index: 129, path: 'runtime.gc_threshold', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
-  { index: 130, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 131, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 132, path: 'runtime.compute_efficiency', kind: 'num', nullable: false, months: false, default: 0.4, min: 0.01, max: 1, values: [] },
-  { index: 133, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
-  { index: 134, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
+  { index: 53, path: 'training.grad_accum', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000, values: [] },
+  { index: 54, path: 'training.global_batch', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000000000, values: [] },
+  { index: 55, path: 'training.dtype', kind: 'enum', nullable: false, months: false, default: 2, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 56, path: 'training.fp8_linear', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 57, path: 'training.master_weights', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 58, path: 'training.grad_dtype', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 59, path: 'training.optimizer', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['adamw', 'adam', 'sgd', 'sgd_momentum', 'adafactor', 'lion', 'adamw_8bit', 'muon'] },
+  { index: 60, path: 'training.optimizer_dtype', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 61, path: 'training.optimizer_impl', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['foreach', 'fused', 'for_loop'] },
+  { index: 62, path: 'training.optimizer_in_backward', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 63, path: 'training.paged_optimizer', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 64, path: 'training.recompute', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'selective', 'per_op', 'full'] },
+  { index: 65, path: 'training.recompute_modules', kind: 'set', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'mla_up_proj'] },
+  { index: 66, path: 'training.recompute_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
+  { index: 67, path: 'training.dropout', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
+  { index: 68, path: 'training.attention', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['flash', 'sdpa_math', 'eager'] },
+  { index: 69, path: 'training.loss', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['standard', 'chunked', 'fused', 'compiled', 'hf_upcast', 'loss_parallel'] },
+  { index: 70, path: 'training.loss_chunks', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 100000, values: [] },
+  { index: 71, path: 'training.repeat_kv', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 72, path: 'training.activation_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 73, path: 'training.finetune', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 74, path: 'training.finetune.method', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['full', 'lora', 'qlora'] },
+  { index: 75, path: 'training.finetune.lora_rank', kind: 'int', nullable: false, months: false, default: 16, min: 1, max: 1000000, values: [] },
+  { index: 76, path: 'training.finetune.lora_targets', kind: 'set', nullable: false, months: false, default: 127, min: 0, max: 0, values: ['q', 'k', 'v', 'o', 'gate', 'up', 'down'] },
+  { index: 77, path: 'training.finetune.lora_dropout', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
+  { index: 78, path: 'training.finetune.adapter_dtype', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 79, path: 'training.finetune.base_dtype', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 80, path: 'training.finetune.quant', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['nf4', 'fp4', 'int8'] },
+  { index: 81, path: 'training.finetune.double_quant', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 82, path: 'training.finetune.quant_keeps_input', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 83, path: 'parallel', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 84, path: 'parallel.gpus', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 10000000, values: [] },
+  { index: 85, path: 'parallel.gpus_per_node', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 100000, values: [] },
+  { index: 86, path: 'parallel.tp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
+  { index: 87, path: 'parallel.pp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 512, values: [] },
+  { index: 88, path: 'parallel.vpp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 64, values: [] },
+  { index: 89, path: 'parallel.cp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
+  { index: 90, path: 'parallel.ep', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
+  { index: 91, path: 'parallel.etp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
+  { index: 92, path: 'parallel.sequence_parallel', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 93, path: 'parallel.pp_schedule', kind: 'enum', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['gpipe', '1f1b', 'interleaved', 'zero_bubble'] },
+  { index: 94, path: 'parallel.pp_first_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
+  { index: 95, path: 'parallel.pp_last_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
+  { index: 96, path: 'parallel.engine', kind: 'enum', nullable: false, months: false, default: 4, min: 0, max: 0, values: ['single', 'ddp', 'deepspeed', 'fsdp1', 'fsdp2', 'megatron', 'megatron_deepspeed'] },
+  { index: 97, path: 'parallel.shard_with_cp', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 98, path: 'parallel.zero_stage', kind: 'int', nullable: false, months: false, default: 0, min: 0, max: 3, values: [] },
+  { index: 99, path: 'parallel.fsdp_strategy', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['full_shard', 'shard_grad_op', 'hybrid_shard', 'no_shard'] },
+  { index: 100, path: 'parallel.fsdp_shard_size', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
+  { index: 101, path: 'parallel.reshard_after_forward', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 102, path: 'parallel.shard_root_modules', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 103, path: 'parallel.reduce_input_on_compute_stream', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 104, path: 'parallel.distributed_optimizer', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 105, path: 'parallel.offload_optimizer', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
+  { index: 106, path: 'parallel.offload_params', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'cpu', 'nvme'] },
+  { index: 107, path: 'parallel.fp8_all_gather', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 108, path: 'parallel.zero_init', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 109, path: 'parallel.grad_as_bucket_view', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 110, path: 'parallel.reduce_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
+  { index: 111, path: 'parallel.allgather_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
+  { index: 112, path: 'parallel.overlap_comm', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 113, path: 'parallel.stage3_prefetch_bucket_size', kind: 'num', nullable: false, months: false, default: 50000000, min: 0, max: 1000000000000000, values: [] },
+  { index: 114, path: 'parallel.stage3_max_live_parameters', kind: 'num', nullable: false, months: false, default: 1000000000, min: 0, max: 1000000000000000, values: [] },
+  { index: 115, path: 'parallel.stage3_param_persistence_threshold', kind: 'num', nullable: false, months: false, default: 100000, min: 0, max: 1000000000000000, values: [] },
+  { index: 116, path: 'hardware', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 117, path: 'hardware.gpu', kind: 'text', nullable: true, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 118, path: 'hardware.memory_gib', kind: 'num', nullable: false, months: false, default: 80, min: 0.001, max: 1000000, values: [] },
+  { index: 119, path: 'hardware.bf16_tflops', kind: 'num', nullable: false, months: false, default: 989, min: 0.001, max: 1000000, values: [] },
+  { index: 120, path: 'hardware.fp8_tflops', kind: 'num', nullable: true, months: false, default: NaN, min: 0.001, max: 1000000, values: [] },
+  { index: 121, path: 'hardware.intra_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 450, min: 0.001, max: 1000000, values: [] },
+  { index: 122, path: 'hardware.inter_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 50, min: 0.001, max: 1000000, values: [] },
+  { index: 123, path: 'runtime', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 124, path: 'runtime.cuda_context_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 125, path: 'runtime.cublas_workspace_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 126, path: 'runtime.nccl_buffer_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 127, path: 'runtime.allocator_reserve', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 100, values: [] },
+  { index: 128, path: 'runtime.expandable_segments', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 129, path: 'runtime.max_split_size_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 21, max: 1000000000, values: [] },
+  { index: 130, path: 'runtime.gc_threshold', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
+  { index: 131, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 132, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 133, path: 'runtime.compute_efficiency', kind: 'num', nullable: false, months: false, default: 0.4, min: 0.01, max: 1, values: [] },
+  { index: 134, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
+  { index: 135, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
 ];

@@ -9,4 +9,5 @@ export { Core, type CoreFactory } from './core.js';
 export { decodeValue, encodeValue, monthIndex, monthText } from './encode.js';
 export * from './generated.js';
 export type * from './types.js';
+export { SEARCH_SWITCHES } from './types.js';
 export { fillFormula, groupDigits, plainArrays } from './views.js';

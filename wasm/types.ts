@@ -106,13 +106,28 @@ export interface SweepPoint extends Readings {
   value: number;
 }
 
+/** The search's switches in the order of llmem_search_run's bits (wasm/boundary.c), with their defaults. */
+export const SEARCH_SWITCHES = {
+  vary_sharding: true,
+  vary_recompute: true,
+  vary_offload: false,
+  vary_optimizer_dtype: false,
+  vary_engine: false,
+  tp_across_nodes: false,
+} as const;
+export type SearchSwitch = keyof typeof SEARCH_SWITCHES;
+
 export interface SearchOptions {
   gpus: number;
   global_batch?: number; // samples per step; 0 or absent: the config's micro_batch x grad_accum x dp
   free_fraction?: number; // HBM a fitting layout leaves free (0.10)
   max_micro_batch?: number;
-  vary_sharding?: boolean;
-  vary_recompute?: boolean;
+  vary_sharding?: boolean; // default on
+  vary_recompute?: boolean; // default on
+  vary_offload?: boolean; // optimizer offload to CPU where the engine allows (default off)
+  vary_optimizer_dtype?: boolean; // optimizer states in fp32 and bf16 (default off)
+  vary_engine?: boolean; // fsdp2, megatron and deepspeed besides the config's engine (default off)
+  tp_across_nodes?: boolean; // tensor parallelism above parallel.gpus_per_node (default off: within a node)
 }
 
 export interface Layout {
@@ -136,6 +151,10 @@ export interface SearchResult {
   candidates: number;
   valid: number;
   fitting: number;
+  /** the samples per step every layout keeps */
+  global_batch: number;
+  /** candidates rejected, by reason (the core's status text), the commonest first */
+  rejected: { reason: string; count: number }[];
   layouts: Layout[];
   /** with no layout kept: why (the core's reason, with the key it names) */
   empty_reason?: string;

@@ -4,7 +4,8 @@
 // input cancels a running search and starts the next.
 import type { Config } from '../../wasm/llmem.js';
 import { formatNumber, formatPercent } from '../format.js';
-import { currentLayout } from '../planner.js';
+import type { SearchSwitch } from '../../wasm/llmem.js';
+import { currentLayout, SEARCH_SWITCH_LABELS } from '../planner.js';
 import { useApp } from './context.js';
 import { LayoutScatter } from './LayoutScatter.js';
 import { LayoutTable } from './LayoutTable.js';
@@ -21,7 +22,10 @@ export function SearchPanel() {
   const gpus = s.get('parallel.gpus') as number;
   const dp =
     gpus / ((s.get('parallel.tp') as number) * (s.get('parallel.pp') as number) * (s.get('parallel.cp') as number));
-  const batch = (s.get('training.micro_batch') as number) * (s.get('training.grad_accum') as number) * dp;
+  const accum = s.get('training.grad_accum');
+  const batch =
+    (s.get('training.global_batch') as number | null) ??
+    (s.get('training.micro_batch') as number) * ((accum as number | null) ?? 1) * dp;
   return (
     <div class="search" data-testid="search-panel">
       <div class="plan-controls">
@@ -48,27 +52,24 @@ export function SearchPanel() {
           integer
           min={1}
           max={1e9}
-          hint="empty: mb × ga × dp of the config"
+          hint="empty: the config's global batch (or mb × ga × dp)"
           testid="search-batch"
           onValue={(v) => (p.searchBatch.value = v)}
         />
         <div class="field checks">
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={p.varySharding.value}
-              onChange={(e) => (p.varySharding.value = (e.currentTarget as HTMLInputElement).checked)}
-            />
-            <span>Vary sharding</span>
-          </label>
-          <label class="check">
-            <input
-              type="checkbox"
-              checked={p.varyRecompute.value}
-              onChange={(e) => (p.varyRecompute.value = (e.currentTarget as HTMLInputElement).checked)}
-            />
-            <span>Vary recompute</span>
-          </label>
+          {(Object.keys(SEARCH_SWITCH_LABELS) as SearchSwitch[]).map((k) => (
+            <label class="check" key={k} title={SEARCH_SWITCH_LABELS[k].hint}>
+              <input
+                type="checkbox"
+                checked={p.searchVary.value[k]}
+                data-testid={`search-${SEARCH_SWITCH_LABELS[k].flag}`}
+                onChange={(e) =>
+                  (p.searchVary.value = { ...p.searchVary.value, [k]: (e.currentTarget as HTMLInputElement).checked })
+                }
+              />
+              <span>{SEARCH_SWITCH_LABELS[k].label}</span>
+            </label>
+          ))}
         </div>
       </div>
       <p
@@ -113,11 +114,25 @@ export function SearchPanel() {
           </>
         )}
       </p>
-      {res && res.layouts.length === 0 && job.status !== 'running' && (
-        <p class="empty-note">
-          No layout of {formatNumber(p.searchOptions.value.gpus)} GPUs fits. Try more GPUs, a smaller global batch or a
-          smaller margin.
+      {res && res.global_batch > 0 && res.global_batch < p.searchOptions.value.gpus && job.status !== 'running' && (
+        <p class="note warn-text" data-testid="search-batch-cap">
+          A global batch of {formatNumber(res.global_batch)} samples allows data parallelism over at most{' '}
+          {formatNumber(res.global_batch)} of {formatNumber(p.searchOptions.value.gpus)} GPUs: every layout needs TP ×
+          PP × CP ≥ {formatNumber(Math.ceil(p.searchOptions.value.gpus / res.global_batch))}. Set the global batch of
+          the run you plan.
         </p>
+      )}
+      {res && res.layouts.length === 0 && job.status !== 'running' && (
+        <div class="empty-note" data-testid="search-empty">
+          <p>No layout of {formatNumber(p.searchOptions.value.gpus)} GPUs fits. Why each candidate was left out:</p>
+          <ul>
+            {res.rejected.map((r) => (
+              <li key={r.reason}>
+                <span class="num">{formatNumber(r.count)}</span> {r.reason}
+              </li>
+            ))}
+          </ul>
+        </div>
       )}
       {res && res.layouts.length > 0 && (
         <div class={stale ? 'stale' : ''}>

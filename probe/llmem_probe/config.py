@@ -81,7 +81,7 @@ REVIEWED_KEYS = frozenset(
         "router_bias dense_layers layer_freq capacity_factor latent_size load_imbalance").split()]
     + ["model.mla." + k for k in "q_lora_rank kv_lora_rank qk_nope_head_dim qk_rope_head_dim v_head_dim".split()]
     + ["training." + k for k in (
-        "micro_batch seq_len grad_accum dtype fp8_linear master_weights grad_dtype optimizer optimizer_dtype "
+        "micro_batch seq_len grad_accum global_batch dtype fp8_linear master_weights grad_dtype optimizer optimizer_dtype "
         "optimizer_impl optimizer_in_backward paged_optimizer recompute recompute_modules recompute_layers "
         "dropout attention loss loss_chunks repeat_kv activation_offload").split()]
     + ["training.finetune." + k for k in (

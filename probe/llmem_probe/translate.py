@@ -115,6 +115,16 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
     if impl not in ("reference", "hf"):
         no("impl", "--impl must be reference or hf")
 
+    # ---- the micro-batches per step, as the core resolves them (core/plan.c resolve_batch; one GPU: dp 1) ----
+    if tr["global_batch"] is not None:
+        derived = tr["global_batch"] // tr["micro_batch"]
+        if tr["global_batch"] % tr["micro_batch"] or (tr["grad_accum"] not in (None, derived)):
+            no("training.global_batch", "%d samples do not split into micro_batch %d x grad_accum %s on one GPU" % (
+                tr["global_batch"], tr["micro_batch"], tr["grad_accum"]))
+        tr["grad_accum"] = derived
+    elif tr["grad_accum"] is None:
+        tr["grad_accum"] = 1
+
     # ---- plain PyTorch: llmem's generic stack ----
     if rt["framework"] != "generic":
         no("runtime.framework", "%s: the probe runs its own plain-PyTorch loop, not %s's code (measure with "

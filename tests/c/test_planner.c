@@ -16,6 +16,8 @@ static llmem_input layout_input(const llmem_input *base, double gpus, const llme
   c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
   c.pp_first_stage_layers = NAN; c.pp_last_stage_layers = NAN;
   c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
+  c.offload_optimizer = l->offload_optimizer; c.offload_params = l->offload_params; c.optimizer_dtype = l->optimizer_dtype;
+  if (!isnan(c.global_batch)) c.global_batch = l->dp * l->micro_batch * l->grad_accum;
   return c;
 }
 
@@ -32,7 +34,85 @@ static int kept_layouts_differ(const llmem_input *base, const llmem_search_optio
   return differ;
 }
 
+/* training.global_batch: the accumulation derived (Megatron's rule) gives the
+ * estimate of the same config with that accumulation written out. */
+static void global_batch_key(void) {
+  llmem_input a, b;
+  llmem_defaults(&a);
+  a.micro_batch = 2;
+  a.global_batch = 64; /* 8 GPUs x 2 = 16 per accumulation step: 4 steps */
+  b = a;
+  b.global_batch = NAN;
+  b.grad_accum = 4;
+  static llmem_result ra, rb;
+  CHECK(llmem_estimate(&a, &ra) == LLMEM_OK && llmem_estimate(&b, &rb) == LLMEM_OK, "both valid");
+  CHECK(ra.per_gpu.device_used_bytes == rb.per_gpu.device_used_bytes && ra.event_count == rb.event_count,
+        "global batch 64 = accumulation 4 (%g vs %g)", ra.per_gpu.device_used_bytes, rb.per_gpu.device_used_bytes);
+  double ta, tb, tps;
+  llmem_step_time(&a, &ta, &tps);
+  llmem_step_time(&b, &tb, &tps);
+  CHECK(ta == tb, "the same step time");
+  a.grad_accum = 4; /* stated and agreeing */
+  CHECK(llmem_estimate(&a, &ra) == LLMEM_OK, "global batch and accumulation that agree");
+  /* neither: one micro-batch per step */
+  llmem_defaults(&a);
+  b = a;
+  b.grad_accum = 1;
+  llmem_estimate(&a, &ra);
+  llmem_estimate(&b, &rb);
+  CHECK(ra.per_gpu.device_used_bytes == rb.per_gpu.device_used_bytes, "null accumulation is 1");
+}
+
+/* The search keeps the config's global batch, TP within a node unless told,
+ * and counts every candidate it leaves out by its reason. */
+static void search_batch_and_reasons(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672; in.seq_len = 8192;
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.global_batch = 256;
+  llmem_search_options opt;
+  llmem_search_defaults(&opt);
+  opt.gpus = 256;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0, "70B on 256: %d kept", found.count);
+  CHECK(found.global_batch == 256, "the config's global batch (%g)", found.global_batch);
+  double counted = found.fitting;
+  for (int s = 0; s < LLMEM_STATUS_COUNT; s++) counted += found.rejected[s];
+  CHECK(counted == found.candidates, "every candidate counted once: %g of %g", counted, found.candidates);
+  CHECK(found.rejected[LLMEM_ERR_SEARCH_TP_NODE] > 0, "TP 16..64 left out by the node (%g)",
+        found.rejected[LLMEM_ERR_SEARCH_TP_NODE]);
+  int wide = 0, keeps_batch = 1;
+  for (int i = 0; i < found.count; i++) {
+    wide += found.layouts[i].tp > in.gpus_per_node;
+    keeps_batch &= found.layouts[i].dp * found.layouts[i].micro_batch * found.layouts[i].grad_accum == 256;
+  }
+  CHECK(wide == 0 && keeps_batch, "TP within a node (%d wider), the batch kept (%d)", wide, keeps_batch);
+  CHECK(kept_layouts_differ(&in, &opt) == 0, "kept layouts equal their estimates");
+  double valid_in_node = found.valid;
+  opt.tp_across_nodes = 1;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.rejected[LLMEM_ERR_SEARCH_TP_NODE] == 0 &&
+            found.valid > valid_in_node,
+        "across nodes: %g valid (within: %g)", found.valid, valid_in_node);
+  /* offload, optimizer dtype and engine varied on request */
+  llmem_search_defaults(&opt);
+  opt.gpus = 256;
+  opt.vary_offload = opt.vary_optimizer_dtype = opt.vary_engine = 1;
+  opt.free_fraction = 0;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0, "varied search");
+  int engines = 0, offloaded = 0, bf16_states = 0;
+  for (int i = 0; i < found.count; i++) {
+    engines |= 1 << found.layouts[i].engine;
+    offloaded += found.layouts[i].offload_optimizer == LLMEM_OFFLOAD_CPU;
+    bf16_states += found.layouts[i].optimizer_dtype == LLMEM_DTYPE_BF16;
+  }
+  CHECK(engines != (1 << LLMEM_ENGINE_MEGATRON), "other engines kept too (mask %d)", engines);
+  CHECK(offloaded > 0 && bf16_states > 0, "offloaded %d, bf16 states %d", offloaded, bf16_states);
+  CHECK(kept_layouts_differ(&in, &opt) == 0, "varied: kept layouts equal their estimates");
+}
+
 int main(void) {
+  global_batch_key();
+  search_batch_and_reasons();
   llmem_input in;
   llmem_defaults(&in);
   /* a sweep along the sequence never lowers allocated memory (reserved may

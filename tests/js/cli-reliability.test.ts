@@ -115,7 +115,7 @@ describe('CLI: planner options are named with their range (exit 2)', () => {
     ],
     [
       ['search', cfg, '--gpus', '8', '--bogus', '1'],
-      /unknown option --bogus \(allowed: --gpus, --global-batch, --top, --free, --max-micro-batch, --json\)/,
+      /unknown option --bogus \(allowed: --gpus, --global-batch, --top, --free, --max-micro-batch, --json, --no-vary-sharding, /,
     ],
     [
       ['sweep', cfg, '--axis', 'training.seq_len', '--from', '1', '--to', '100000', '--step', '1'],

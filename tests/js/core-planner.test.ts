@@ -66,6 +66,36 @@ describe('planner', () => {
     }
     expect(res.layouts[0].tp).toBeLessThanOrEqual(8);
     expect(res.layouts[0].pareto).toBe(true);
+  }, 60_000);
+  it('keeps a config\'s training.global_batch, and its patches keep stating it', () => {
+    const config = merge(l70(), { training: { global_batch: 128 } });
+    const res = core.search(config, { gpus: 64, vary_offload: true, vary_engine: true });
+    if (!('layouts' in res)) throw new Error(res.message);
+    expect(res.global_batch).toBe(128);
+    const counted = res.fitting + res.rejected.reduce((s, r) => s + r.count, 0);
+    expect(counted).toBe(res.candidates);
+    expect(res.rejected.map((r) => r.reason).join('\n')).toContain('within a node');
+    for (const l of res.layouts.slice(0, 20)) {
+      const t = l.patch.training as Config;
+      expect([t.global_batch, t.grad_accum]).toEqual([128, null]);
+      const r = core.estimate(merge(config, l.patch));
+      if (!r.ok) throw new Error(r.error.message);
+      expect(r.per_gpu.device_used_bytes).toBe(l.device_used_bytes);
+    }
+  }, 60_000);
+  it('an empty search lists why each candidate was left out', () => {
+    const res = core.search(l70(), { gpus: 1_000_000 });
+    if (!('layouts' in res)) throw new Error(res.message);
+    expect(res.layouts).toEqual([]);
+    expect(res.rejected[0].reason).toMatch(/global batch/);
+    expect(res.rejected.reduce((s, r) => s + r.count, 0)).toBe(res.candidates);
+  });
+  it('derives the accumulation from training.global_batch, or names the key', () => {
+    const a = core.estimate({ training: { micro_batch: 2, global_batch: 64 } });
+    const b = core.estimate({ training: { micro_batch: 2, grad_accum: 4 } });
+    expect(a.ok && b.ok && a.per_gpu.device_used_bytes === b.per_gpu.device_used_bytes).toBe(true);
+    const bad = core.estimate({ training: { micro_batch: 2, global_batch: 64, grad_accum: 2 } });
+    expect(bad.ok ? '' : bad.error.path).toBe('training.global_batch');
   });
   it('gives the CLI the same ranking', () => {
     const root = repoRoot();
@@ -90,5 +120,5 @@ describe('planner', () => {
     expect(cli.map((l) => [l.dp, l.tp, l.step_seconds])).toEqual(
       res.layouts.slice(0, 10).map((l) => [l.dp, l.tp, l.step_seconds]),
     );
-  });
+  }, 60_000); // a CLI process and a 64-GPU search: seconds on a loaded machine
 });

@@ -98,6 +98,13 @@ export class View {
 }
 
 /** The data-parallel size: gpus / (tp * pp * cp). */
+/** The micro-batches per step as the core resolves them: stated, from training.global_batch, or 1. */
+export function accumulation(v: View, micro: number): number {
+  const accum = v.take<number | null>('training.grad_accum'),
+    global = v.take<number | null>('training.global_batch');
+  return accum ?? (global !== null ? global / (micro * dataParallel(v)) : 1);
+}
+
 export function dataParallel(v: View): number {
   return (
     v.get<number>('parallel.gpus') /

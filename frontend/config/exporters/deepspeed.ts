@@ -2,14 +2,14 @@
 // precision, ZeRO stage, offload, buckets and the optimizer type. The model, tensor /
 // pipeline / context parallelism and activation recompute live outside this file.
 import type { Config, Json } from '../../../wasm/llmem.js';
-import { dataParallel, View, type Exported } from './common.js';
+import { accumulation, dataParallel, View, type Exported } from './common.js';
 
 const OPTIMIZERS: Record<string, string> = { adamw: 'AdamW', adam: 'Adam', lion: 'Lion' };
 
 export function exportDeepSpeed(config: Config, defaults: Config): Exported {
   const v = new View(config, defaults);
   const micro = v.take<number>('training.micro_batch'),
-    accum = v.take<number>('training.grad_accum');
+    accum = accumulation(v, micro);
   v.cover('parallel.gpus');
   const dp = dataParallel(v);
   const ds: Config = {

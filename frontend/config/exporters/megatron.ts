@@ -2,7 +2,7 @@
 // Flag names and semantics: megatron/training/arguments.py
 // (https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py).
 import type { Config } from '../../../wasm/llmem.js';
-import { dataParallel, View, type Exported } from './common.js';
+import { accumulation, dataParallel, View, type Exported } from './common.js';
 
 export function exportMegatron(config: Config, defaults: Config): Exported {
   const v = new View(config, defaults);
@@ -112,7 +112,7 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
 
   // training (add_training_args, add_mixed_precision_args)
   const micro = v.take<number>('training.micro_batch'),
-    accum = v.take<number>('training.grad_accum');
+    accum = accumulation(v, micro);
   v.cover('parallel.gpus', 'parallel.gpus_per_node');
   flag('seq-length', v.take<number>('training.seq_len'));
   flag('micro-batch-size', micro);

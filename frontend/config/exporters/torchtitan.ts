@@ -3,7 +3,7 @@
 // torchtitan/config/job_config.py. Sections it does not touch ([job], [metrics], ...) are left out.
 import type { Config } from '../../../wasm/llmem.js';
 import { TORCHTITAN_FLAVORS } from '../importers/torchtitan.js';
-import { dataParallel, View, type Exported } from './common.js';
+import { accumulation, dataParallel, View, type Exported } from './common.js';
 
 type Value = string | number | boolean | string[];
 const toml = (v: Value): string =>
@@ -55,7 +55,7 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
     pp = v.take<number>('parallel.pp'),
     cp = v.take<number>('parallel.cp');
   const micro = v.take<number>('training.micro_batch'),
-    accum = v.take<number>('training.grad_accum');
+    accum = accumulation(v, micro);
   const dp = dataParallel(v);
   v.cover('parallel.gpus');
 

@@ -22,6 +22,8 @@ describe('model id -> catalog preset', () => {
     ['allenai/OLMo-2-1124-7B-Instruct', 'olmo-2-7b'],
     ['/data/models/Qwen2.5-7B-Instruct/', 'qwen2.5-7b'],
     ['llama-3.1-70b', 'llama-3.1-70b'],
+    ['meta-llama/Llama-3.3-70B-Instruct', 'llama-3.3-70b'],
+    ['deepseek-ai/DeepSeek-R1-0528', 'deepseek-r1'],
   ];
   for (const [id, preset] of cases) it(`${id} -> ${preset}`, () => expect(presetForModelId(id)).toBe(preset));
 

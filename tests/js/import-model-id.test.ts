@@ -24,6 +24,11 @@ describe('model id -> catalog preset', () => {
     ['llama-3.1-70b', 'llama-3.1-70b'],
     ['meta-llama/Llama-3.3-70B-Instruct', 'llama-3.3-70b'],
     ['deepseek-ai/DeepSeek-R1-0528', 'deepseek-r1'],
+    ['Qwen/Qwen3-4B-Instruct-2507', 'qwen3-4b'],
+    ['Qwen/Qwen3-0.6B-Base', 'qwen3-0.6b'],
+    ['moonshotai/Kimi-K2-Instruct-0905', 'kimi-k2'],
+    ['deepseek-ai/DeepSeek-V2-Lite-Chat', 'deepseek-v2-lite'],
+    ['allenai/Olmo-3-7B-Instruct', 'olmo-3-7b'],
   ];
   for (const [id, preset] of cases) it(`${id} -> ${preset}`, () => expect(presetForModelId(id)).toBe(preset));
 

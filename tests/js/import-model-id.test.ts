@@ -29,6 +29,8 @@ describe('model id -> catalog preset', () => {
     ['moonshotai/Kimi-K2-Instruct-0905', 'kimi-k2'],
     ['deepseek-ai/DeepSeek-V2-Lite-Chat', 'deepseek-v2-lite'],
     ['allenai/Olmo-3-7B-Instruct', 'olmo-3-7b'],
+    ['mistralai/Mistral-Nemo-Instruct-2407', 'mistral-nemo-12b'],
+    ['HuggingFaceTB/SmolLM3-3B-Base', 'smollm3-3b'],
   ];
   for (const [id, preset] of cases) it(`${id} -> ${preset}`, () => expect(presetForModelId(id)).toBe(preset));
 

@@ -148,4 +148,13 @@ describe('ChatGLM and StarCoder2', () => {
     });
     expect(model).toMatchObject({ tied_embeddings: true, bias: true, norm: 'layernorm', mlp: 'plain' });
   });
+  it('says which class defaults it took', () => {
+    const notes = ok(importHfConfig({ model_type: 'starcoder2' })).notes.join('\n');
+    expect(notes).toContain('tie_word_embeddings: not in config.json; starcoder2 default true');
+    expect(notes).toContain('use_bias: not in config.json; starcoder2 default true');
+    const { multi_query_attention: _, ...mha } = chatglm3;
+    const r = ok(importHfConfig(mha));
+    expect(r.notes.join('\n')).not.toContain('multi_query_group_num');
+    expect(r.unknown).toEqual([]);
+  });
 });

@@ -21,7 +21,6 @@ export interface HfImport {
 
 // Defaults applied without a note (flags whose default is the common case, activations).
 const QUIET_DEFAULTS = new Set([
-  'tie_word_embeddings',
   'attention_bias',
   'mlp_bias',
   'use_sliding_window',
@@ -34,6 +33,12 @@ const QUIET_DEFAULTS = new Set([
   'hidden_act',
   'hidden_activation',
   'activation_function',
+  'rmsnorm',
+  'post_layer_norm',
+  'apply_residual_connection_post_layernorm',
+  'quantization_bit',
+  'pre_seq_len',
+  'prefix_projection',
 ]);
 const GATED = new Set([
   'llama',
@@ -147,6 +152,7 @@ const IRRELEVANT = new Set([
   'attention_softmax_in_fp32',
   'fp32_residual_connection',
   'rope_ratio',
+  'original_rope',
 ]);
 
 const DROPOUT_KEYS = [
@@ -292,8 +298,11 @@ function run(json: unknown): HfImport {
   }
   // ChatGLM (configuration_chatglm.py): multi_query_attention groups K/V into multi_query_group_num heads
   if (family === 'chatglm') {
-    const groups = int(['multi_query_group_num'], true)!;
-    kv = (flag('multi_query_attention') ?? false) ? groups : heads;
+    if (flag('multi_query_attention') ?? false) kv = int(['multi_query_group_num'], true)!;
+    else {
+      used.add('multi_query_group_num'); // read only with multi_query_attention
+      kv = heads;
+    }
   }
   model.kv_heads = kv ?? heads;
   const mla = family === 'deepseek_v3' || (cfg.kv_lora_rank !== undefined && cfg.kv_lora_rank !== null);

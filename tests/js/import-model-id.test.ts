@@ -16,6 +16,8 @@ describe('model id -> catalog preset', () => {
     ['Qwen/Qwen3-30B-A3B-Instruct-2507', 'qwen3-30b-a3b'],
     ['Qwen/Qwen3-235B-A22B-Instruct-2507-FP8', 'qwen3-235b-a22b'],
     ['Qwen/Qwen3-8B-FP8', 'qwen3-8b'],
+    ['RedHatAI/Qwen3-8B-FP8-dynamic', 'qwen3-8b'],
+    ['Qwen/Qwen3-14B-AWQ', 'qwen3-14b'],
     ['unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit', 'llama-3.1-8b'],
     ['google/gemma-3-1b-it', 'gemma-3-1b'],
     ['deepseek-ai/DeepSeek-V3-BF16', 'deepseek-v3'],

@@ -224,7 +224,11 @@ const SHAPE_NEUTRAL_SUFFIXES = [
   'mlx',
   'gguf',
 ];
-const NEUTRAL = new RegExp(`-(${SHAPE_NEUTRAL_SUFFIXES.join('|')})(?=-|$)`, 'g');
+// longest first, so that "-fp8-dynamic" is one part, not "-fp8" and a leftover "-dynamic"
+const NEUTRAL = new RegExp(
+  `-(${[...SHAPE_NEUTRAL_SUFFIXES].sort((a, b) => b.length - a.length).join('|')})(?=-|$)`,
+  'g',
+);
 // Release dates at the end of a name: Qwen3 "-2507", Mistral "-2501", DeepSeek "-0324".
 const DATE_SUFFIX = /-\d{4}$/;
 

@@ -33,6 +33,7 @@ describe('model id -> catalog preset', () => {
     ['allenai/Olmo-3-7B-Instruct', 'olmo-3-7b'],
     ['mistralai/Mistral-Nemo-Instruct-2407', 'mistral-nemo-12b'],
     ['HuggingFaceTB/SmolLM3-3B-Base', 'smollm3-3b'],
+    ['microsoft/Phi-4-mini-instruct', 'phi-4-mini'],
   ];
   for (const [id, preset] of cases) it(`${id} -> ${preset}`, () => expect(presetForModelId(id)).toBe(preset));
 

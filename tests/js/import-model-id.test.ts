@@ -34,6 +34,8 @@ describe('model id -> catalog preset', () => {
     ['mistralai/Mistral-Nemo-Instruct-2407', 'mistral-nemo-12b'],
     ['HuggingFaceTB/SmolLM3-3B-Base', 'smollm3-3b'],
     ['microsoft/Phi-4-mini-instruct', 'phi-4-mini'],
+    ['zai-org/GLM-4.5-Air-FP8', 'glm-4.5-air'],
+    ['zai-org/GLM-4.5-Base', 'glm-4.5'],
   ];
   for (const [id, preset] of cases) it(`${id} -> ${preset}`, () => expect(presetForModelId(id)).toBe(preset));
 

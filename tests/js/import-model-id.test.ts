@@ -36,6 +36,7 @@ describe('model id -> catalog preset', () => {
     ['microsoft/Phi-4-mini-instruct', 'phi-4-mini'],
     ['zai-org/GLM-4.5-Air-FP8', 'glm-4.5-air'],
     ['zai-org/GLM-4.5-Base', 'glm-4.5'],
+    ['mistralai/Mistral-Small-24B-Instruct-2501', 'mistral-small-24b'],
   ];
   for (const [id, preset] of cases) it(`${id} -> ${preset}`, () => expect(presetForModelId(id)).toBe(preset));
 

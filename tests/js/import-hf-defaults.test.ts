@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { importHfConfig, type HfImport } from '../../frontend/config/importers/hf.js';
+import { MODELS } from '../../frontend/config/catalog.js';
 
 const ok = (r: ReturnType<typeof importHfConfig>): HfImport => {
   if ('error' in r) throw new Error(r.error.message);
@@ -80,6 +81,7 @@ const ROWS: Row[] = [
   ['gpt_oss', 36, 2880, 64, 8, 64, 2880, 201088, false, 131072, { moe: { experts: 128, top_k: 4 } }],
   ['starcoder2', 30, 3072, 24, 2, 128, 12288, 49152, true, 4096, { mlp: 'plain', norm: 'layernorm', bias: true }],
   ['chatglm', 28, 4096, 32, 32, 128, 13696, 65024, false, 2048, { mlp: 'gated', norm: 'rmsnorm', bias: false }],
+  ['olmo3', 32, 4096, 32, 32, 128, 11008, 50304, false, 2048, { qk_norm: 'full' }],
 ];
 
 describe('an absent key takes the config class default', () => {
@@ -101,6 +103,88 @@ describe('an absent key takes the config class default', () => {
       const r = core.estimate({ model });
       if (!r.ok) throw new Error(`${type}: ${r.error.message}`);
     });
+});
+
+describe('GLM-4.5 (glm4_moe)', () => {
+  it('class defaults, with head_dim given (the class has none and 96 heads do not divide 4096)', () => {
+    const r = ok(importHfConfig({ model_type: 'glm4_moe', head_dim: 128 }));
+    expect(r.config.model).toMatchObject({
+      layers: 46,
+      hidden: 4096,
+      heads: 96,
+      kv_heads: 8,
+      head_dim: 128,
+      ffn_hidden: 10944,
+      vocab: 151552,
+      tied_embeddings: false,
+      moe: {
+        experts: 128,
+        top_k: 8,
+        expert_ffn_hidden: 1408,
+        shared_experts: 1,
+        shared_expert_ffn_hidden: 1408,
+        dense_layers: 1,
+        router_bias: true,
+      },
+    });
+    expect(r.warnings.join('\n')).toMatch(/num_nextn_predict_layers 1/);
+    expect(importHfConfig({ model_type: 'glm4_moe' })).toMatchObject({ error: { path: 'num_attention_heads' } });
+  });
+  it('the keys of a GLM-4.5 config give the glm-4.5 preset, q/k/v biases and per-head QK-norm included', () => {
+    // GLM-4.5's shape in config.json keys (the numbers of the glm-4.5 preset's source)
+    const r = ok(
+      importHfConfig({
+        model_type: 'glm4_moe',
+        hidden_size: 5120,
+        num_hidden_layers: 92,
+        num_attention_heads: 96,
+        num_key_value_heads: 8,
+        head_dim: 128,
+        intermediate_size: 12288,
+        moe_intermediate_size: 1536,
+        n_routed_experts: 160,
+        n_shared_experts: 1,
+        num_experts_per_tok: 8,
+        first_k_dense_replace: 3,
+        attention_bias: true,
+        use_qk_norm: true,
+        vocab_size: 151552,
+        max_position_embeddings: 131072,
+        tie_word_embeddings: false,
+        partial_rotary_factor: 0.5,
+        num_nextn_predict_layers: 1,
+      }),
+    );
+    expect(r.unknown).toEqual([]);
+    const model = r.config.model as Config;
+    expect(model).toMatchObject({ qkv_bias: true, bias: false, qk_norm: 'head' });
+    const est = core.estimate({ model });
+    if (!est.ok) throw new Error(est.error.message);
+    expect(est.params.total).toBe(MODELS.find((m) => m.id === 'glm-4.5')!.params_total);
+  });
+});
+
+describe('OLMo 3 (olmo3)', () => {
+  it('the keys of an OLMo 3 7B config give the olmo-3-7b preset; the window is on 3 of every 4 layers', () => {
+    const r = ok(
+      importHfConfig({
+        model_type: 'olmo3',
+        hidden_size: 4096,
+        num_hidden_layers: 32,
+        num_attention_heads: 32,
+        num_key_value_heads: 32,
+        intermediate_size: 11008,
+        vocab_size: 100278,
+        max_position_embeddings: 65536,
+        sliding_window: 4096,
+        tie_word_embeddings: false,
+      }),
+    );
+    expect(r.warnings.join('\n')).toMatch(/sliding_window 4096 on 3 of every 4 layers/);
+    const est = core.estimate({ model: r.config.model as Config });
+    if (!est.ok) throw new Error(est.error.message);
+    expect(est.params.total).toBe(MODELS.find((m) => m.id === 'olmo-3-7b')!.params_total);
+  });
 });
 
 describe('ChatGLM and StarCoder2', () => {

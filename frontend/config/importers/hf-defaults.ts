@@ -4,7 +4,7 @@
 //
 // transformers (github.com/huggingface/transformers), src/transformers/models/<type>/configuration_<type>.py:
 //   at 008e574391258935f3ecc3035c882e73bbcac419: llama, mistral, mixtral, qwen2, qwen2_moe,
-//     qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi3, gpt_neox, olmo2, starcoder2
+//     qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi3, gpt_neox, olmo2, olmo3, glm4_moe, starcoder2
 //   at 008f5c8c29be84d4721dc6d1e0fcd72300580be4: gemma3 (Gemma3TextConfig), bert
 //   at 01ae98ae2414210efd0d9ac1ffe78ff21588f1f7: gpt2 (tie_word_embeddings: PretrainedConfig's True)
 //   at 055855363e97555535aa9d133f53d99ef75bfd9c: falcon (tie_word_embeddings: PretrainedConfig's True)
@@ -267,6 +267,37 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     sliding_window: 128,
     num_local_experts: 128,
     num_experts_per_tok: 4,
+  },
+  olmo3: {
+    vocab_size: 50304,
+    hidden_size: 4096,
+    intermediate_size: 11008,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    hidden_act: 'silu',
+    max_position_embeddings: 2048,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    sliding_window: 4096,
+  },
+  glm4_moe: {
+    vocab_size: 151552,
+    hidden_size: 4096,
+    intermediate_size: 10944,
+    num_hidden_layers: 46,
+    num_attention_heads: 96,
+    num_key_value_heads: 8,
+    hidden_act: 'silu',
+    max_position_embeddings: 131072,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    moe_intermediate_size: 1408,
+    num_experts_per_tok: 8,
+    n_shared_experts: 1,
+    n_routed_experts: 128,
+    first_k_dense_replace: 1,
+    use_qk_norm: false,
+    num_nextn_predict_layers: 1,
   },
   starcoder2: {
     vocab_size: 49152,

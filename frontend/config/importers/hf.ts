@@ -54,8 +54,10 @@ const GATED = new Set([
   'gemma3_text',
   'phi3',
   'olmo2',
+  'olmo3',
   'gpt_oss',
   'chatglm',
+  'glm4_moe',
 ]);
 const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2']);
 
@@ -372,6 +374,8 @@ function run(json: unknown): HfImport {
     qkvBias = true; // modeling_qwen2.py: q/k/v Linear(bias=True), o_proj bias=False
   else if (family === 'qwen2_moe')
     qkvBias = flag('qkv_bias') ?? true; // Qwen2MoeConfig.qkv_bias
+  else if (family === 'glm4_moe')
+    qkvBias = attnBias ?? false; // modeling_glm4_moe.py: o_proj bias=False
   else if (attnBias) {
     if (mlpBias) bias = true;
     else {
@@ -405,7 +409,9 @@ function run(json: unknown): HfImport {
 
   // Norms and special layers per family (modeling_<type>.py decoder layers).
   if (family === 'qwen3' || family === 'qwen3_moe' || family === 'gemma3_text') model.qk_norm = 'head';
-  if (family === 'olmo2') model.qk_norm = 'full';
+  if (family === 'olmo2' || family === 'olmo3') model.qk_norm = 'full';
+  // Glm4MoeAttention: q_norm / k_norm over head_dim when use_qk_norm
+  if (family === 'glm4_moe' && flag('use_qk_norm')) model.qk_norm = 'head';
   if (family === 'gemma2' || family === 'gemma3_text') model.norms_per_layer = 4;
   if (family === 'falcon') {
     const newArch = flag('new_decoder_architecture') ?? false;
@@ -451,12 +457,12 @@ function run(json: unknown): HfImport {
       v_head_dim: int(['v_head_dim'], true)!,
     };
     notes.push('MLA: heads/kv_heads/head_dim are nominal (head_dim = v_head_dim); model.mla defines the attention');
-    const mtp = int(['num_nextn_predict_layers'], false);
-    if (mtp)
-      warnings.push(
-        `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not built by transformers and is not counted; set model.mtp_layers ${mtp} to train it`,
-      );
   } else model.mla = null;
+  const mtp = int(['num_nextn_predict_layers'], false);
+  if (mtp)
+    warnings.push(
+      `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not counted (llmem counts the main model); set model.mtp_layers ${mtp} to train it`,
+    );
 
   // Attention windows, soft-capping and other memory-relevant fields config v1 cannot express.
   const window = get('sliding_window');
@@ -477,7 +483,9 @@ function run(json: unknown): HfImport {
         ? 'on every other layer'
         : family === 'gemma3_text'
           ? `on ${every - 1} of every ${every} layers`
-          : 'on every layer';
+          : family === 'olmo3'
+            ? 'on 3 of every 4 layers'
+            : 'on every layer';
     warnings.push(
       `sliding_window ${window} ${pattern}: not expressible; llmem models full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`,
     );
@@ -631,6 +639,21 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
         top_k: int(['num_experts_per_tok'], true)!,
         expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
       };
+    case 'glm4_moe': {
+      // Glm4MoeMoE: one shared MLP of moe_intermediate_size * n_shared_experts; router with e_score_correction_bias
+      const fe = int(['moe_intermediate_size'], true)!;
+      const shared = int(['n_shared_experts'], false) ?? 0;
+      return {
+        ...base,
+        experts: int(['n_routed_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: fe,
+        shared_experts: shared,
+        shared_expert_ffn_hidden: shared > 0 ? fe : 0,
+        dense_layers: int(['first_k_dense_replace'], false) ?? 0,
+        router_bias: true,
+      };
+    }
     case 'deepseek_v3': {
       const fe = int(['moe_intermediate_size'], true)!;
       const shared = int(['n_shared_experts'], false) ?? 0;

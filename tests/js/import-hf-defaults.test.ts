@@ -187,6 +187,42 @@ describe('OLMo 3 (olmo3)', () => {
   });
 });
 
+describe('a remote-code model_type', () => {
+  it('is read with the mapping of the modeling class its architectures name (Kimi K2: DeepseekV3ForCausalLM)', () => {
+    const r = ok(
+      importHfConfig({
+        model_type: 'kimi_k2',
+        architectures: ['DeepseekV3ForCausalLM'],
+        hidden_size: 7168,
+        intermediate_size: 18432,
+        moe_intermediate_size: 2048,
+        num_hidden_layers: 61,
+        num_attention_heads: 64,
+        num_key_value_heads: 64,
+        n_shared_experts: 1,
+        n_routed_experts: 384,
+        num_experts_per_tok: 8,
+        first_k_dense_replace: 1,
+        moe_layer_freq: 1,
+        q_lora_rank: 1536,
+        kv_lora_rank: 512,
+        qk_nope_head_dim: 128,
+        qk_rope_head_dim: 64,
+        v_head_dim: 128,
+        vocab_size: 163840,
+        max_position_embeddings: 131072,
+        tie_word_embeddings: false,
+      }),
+    );
+    expect(r.notes.join('\n')).toContain(
+      'model_type "kimi_k2" read as deepseek_v3 (architectures: DeepseekV3ForCausalLM)',
+    );
+    const est = core.estimate({ model: r.config.model as Config });
+    if (!est.ok) throw new Error(est.error.message);
+    expect(est.params.total).toBe(MODELS.find((m) => m.id === 'kimi-k2')!.params_total);
+  });
+});
+
 describe('ChatGLM and StarCoder2', () => {
   // ChatGLM3-6B's shape: multi_query_group_num 2 and kv_channels 128 are read, not 32 KV heads
   const chatglm3 = {

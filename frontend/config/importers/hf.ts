@@ -241,9 +241,7 @@ function run(json: unknown): HfImport {
   if (type === 'gemma3') type = 'gemma3_text';
   if (type === undefined)
     throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
-  const family = type in DEFAULTS ? type : 'generic';
-  if (family === 'generic')
-    notes.push(`model_type "${type}" has no dedicated mapping: read as a llama-like decoder (generic keys)`);
+  const family = familyOf(type, json.architectures, notes);
   const defaults = DEFAULTS[family] ?? {};
 
   const used = new Set<string>();
@@ -536,6 +534,32 @@ function run(json: unknown): HfImport {
   for (const k of Object.keys(cfg))
     if (!used.has(k) && !IRRELEVANT.has(k) && !DROPOUT_KEYS.includes(k)) unknown.push(k);
   return { config, warnings, unknown, notes };
+}
+
+// Modeling classes of the mapped types, for a remote-code model_type (e.g. Kimi K2's "kimi_k2")
+// whose config.json names one of them in architectures.
+const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
+  LlamaForCausalLM: 'llama',
+  MistralForCausalLM: 'mistral',
+  MixtralForCausalLM: 'mixtral',
+  Qwen2ForCausalLM: 'qwen2',
+  Qwen3ForCausalLM: 'qwen3',
+  Qwen3MoeForCausalLM: 'qwen3_moe',
+  DeepseekV3ForCausalLM: 'deepseek_v3',
+  Glm4MoeForCausalLM: 'glm4_moe',
+};
+
+/** The mapping to read a model_type with: its own, that of its modeling class, or the generic one. */
+function familyOf(type: string, architectures: Json | undefined, notes: string[]): string {
+  if (type in DEFAULTS) return type;
+  const arch = Array.isArray(architectures) && typeof architectures[0] === 'string' ? architectures[0] : undefined;
+  const byArch = arch ? FAMILY_OF_ARCHITECTURE[arch] : undefined;
+  if (byArch) {
+    notes.push(`model_type "${type}" read as ${byArch} (architectures: ${arch})`);
+    return byArch;
+  }
+  notes.push(`model_type "${type}" has no dedicated mapping: read as a llama-like decoder (generic keys)`);
+  return 'generic';
 }
 
 function multimodalWarning(key: string, v: Json): string {

@@ -198,7 +198,7 @@ export function parseTomlText(text: string, what: string): Obj {
 }
 
 // Name parts that do not change a model's shape: release tags, precisions and
-// quantized-weight formats of the same architecture (the last is listed in the note).
+// quantized-weight formats of the same architecture (the note names those ignored).
 const SHAPE_NEUTRAL_SUFFIXES = [
   'instruct',
   'chat',
@@ -254,7 +254,8 @@ function modelKey(id: string): { key: string; dropped: string[] } {
 const BY_KEY = new Map<string, ModelEntry>();
 for (const m of MODELS) {
   const hf = /\bHF ([\w.-]+\/[\w.-]+)/.exec(m.source)?.[1];
-  if (hf && !BY_KEY.has(modelKey(hf).key)) BY_KEY.set(modelKey(hf).key, m);
+  const hfKey = hf ? modelKey(hf).key : undefined;
+  if (hfKey && !BY_KEY.has(hfKey)) BY_KEY.set(hfKey, m);
   if (!BY_KEY.has(m.id)) BY_KEY.set(m.id, m);
 }
 

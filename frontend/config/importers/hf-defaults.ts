@@ -7,7 +7,8 @@
 //     qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi3, gpt_neox, olmo2, olmo3, glm4_moe, starcoder2
 //   at 008f5c8c29be84d4721dc6d1e0fcd72300580be4: gemma3 (Gemma3TextConfig), bert
 //   at 01ae98ae2414210efd0d9ac1ffe78ff21588f1f7: gpt2 (tie_word_embeddings: PretrainedConfig's True)
-//   at 055855363e97555535aa9d133f53d99ef75bfd9c: falcon (tie_word_embeddings: PretrainedConfig's True)
+//   at 055855363e97555535aa9d133f53d99ef75bfd9c: falcon (tie_word_embeddings: PretrainedConfig's True;
+//     max_position_embeddings 2048 is a key of later FalconConfig versions, rotary: no parameters)
 //   at 02b8f42b4240dddea1b27c45d2dc95fb2682f841: gpt_oss
 // ChatGLM (model_type "chatglm", remote code; not in transformers):
 //   github.com/THUDM/ChatGLM3 model/configuration_chatglm.py at b0b4e8ac6e37899453fe496ea0846f7fb51c41e8

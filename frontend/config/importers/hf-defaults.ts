@@ -13,6 +13,8 @@
 // ChatGLM (model_type "chatglm", remote code; not in transformers):
 //   github.com/THUDM/ChatGLM3 model/configuration_chatglm.py at b0b4e8ac6e37899453fe496ea0846f7fb51c41e8
 //   (its modeling keeps output_layer apart from the embedding: never tied).
+// A class default of None is derived as the class derives it (hf.ts): num_key_value_heads = num_attention_heads,
+// head_dim = hidden_size / num_attention_heads.
 // deepseek_v3 moe_layer_freq is not a class key; 1 is what DeepseekV3Model builds (every layer after the dense ones).
 import type { Obj } from './common.js';
 

@@ -394,14 +394,13 @@ describe('LLaMA-Factory YAML', () => {
     });
     expect((r.config.training as Config).recompute).toBeUndefined();
     expect(r.unsupported.map((u) => u.split(':')[0])).toEqual(['quantization_bit', 'stage']);
-    const q = ok(
-      'llamafactory',
-      'model_name_or_path: /data/my-model\nquantization_bit: 4\nlora_target: q_proj,v_proj\n',
-    );
+    const q = ok('llamafactory', 'quantization_bit: 4\nlora_target: q_proj,v_proj\n');
     expect(q.config.training).toMatchObject({
       finetune: { method: 'qlora', quant: 'nf4', double_quant: true, lora_targets: ['q', 'v'] },
     });
-    expect(q.unsupported[0]).toMatch(/^model_name_or_path: "\/data\/my-model" is not in the model catalog/);
+    const unknown = fail('llamafactory', 'model_name_or_path: /data/my-model\nquantization_bit: 4\n');
+    expect(unknown.path).toBe('model_name_or_path');
+    expect(unknown.message).toMatch(/^model_name_or_path: "\/data\/my-model" is not in the model catalog/);
   });
   it('malformed values are errors', () => {
     expect(fail('llamafactory', 'finetuning_type: prefix\n').path).toBe('finetuning_type');

@@ -3,7 +3,7 @@
 // and the catalog look-up of Hugging Face model ids.
 import { parse as parseToml } from 'smol-toml';
 import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
-import { MODELS } from '../catalog.js';
+import { MODELS, type ModelEntry, presetRef } from '../catalog.js';
 import { parseYaml, YamlError } from './yaml.js';
 
 export type ImportKind =
@@ -197,41 +197,102 @@ export function parseTomlText(text: string, what: string): Obj {
   return top(v, what);
 }
 
-/** "Meta-Llama-3-8B-Instruct" and "meta-llama/Meta-Llama-3-8B" -> "llama-3-8b". */
-function modelKey(id: string): string {
-  return (id.split('/').pop() ?? id)
-    .toLowerCase()
-    .replace(/^meta-/, '')
-    .replace(/-(instruct|chat|it|hf|pt|base)(?=-|$)/g, '');
+// Name parts that do not change a model's shape: release tags, precisions and
+// quantized-weight formats of the same architecture (the note names those ignored).
+const SHAPE_NEUTRAL_SUFFIXES = [
+  'instruct',
+  'chat',
+  'it',
+  'hf',
+  'pt',
+  'base',
+  'bf16',
+  'fp16',
+  'fp8',
+  'fp8-dynamic',
+  'fp8-block',
+  'awq',
+  'gptq',
+  'gptq-int4',
+  'gptq-int8',
+  'int4',
+  'int8',
+  'bnb-4bit',
+  'unsloth-bnb-4bit',
+  '4bit',
+  '8bit',
+  'mlx',
+  'gguf',
+];
+// longest first, so that "-fp8-dynamic" is one part, not "-fp8" and a leftover "-dynamic"
+const NEUTRAL = new RegExp(
+  `-(${[...SHAPE_NEUTRAL_SUFFIXES].sort((a, b) => b.length - a.length).join('|')})(?=-|$)`,
+  'g',
+);
+// Release dates at the end of a name: Qwen3 "-2507", Mistral "-2501", DeepSeek "-0324".
+const DATE_SUFFIX = /-\d{4}$/;
+
+/** The name part of an id or path, without organisation, "Meta-" and the neutral parts. */
+function modelKey(id: string): { key: string; dropped: string[] } {
+  const dropped: string[] = [];
+  let key = (id.split('/').pop() ?? id).toLowerCase().replace(/^meta-(?=llama)/, '');
+  for (let previous = ''; previous !== key; ) {
+    previous = key;
+    key = key.replace(NEUTRAL, (m) => {
+      dropped.push(m);
+      return '';
+    });
+    key = key.replace(DATE_SUFFIX, (m) => {
+      dropped.push(m);
+      return '';
+    });
+  }
+  return { key, dropped };
 }
 
-const HF_IDS: [string, string][] = MODELS.flatMap((m) => {
+// name key -> catalog entry: the Hugging Face id in each entry's source, and the id itself.
+const BY_KEY = new Map<string, ModelEntry>();
+for (const m of MODELS) {
   const hf = /\bHF ([\w.-]+\/[\w.-]+)/.exec(m.source)?.[1];
-  return hf
-    ? [[modelKey(hf), m.id] as [string, string], [m.id, m.id] as [string, string]]
-    : [[m.id, m.id] as [string, string]];
-});
-
-/** The catalog preset for a Hugging Face model id or local path, if its name matches one. */
-export function presetForModelId(id: string): string | undefined {
-  const key = modelKey(id.replace(/\/+$/, ''));
-  return HF_IDS.find(([k]) => k === key)?.[1];
+  const hfKey = hf ? modelKey(hf).key : undefined;
+  if (hfKey && !BY_KEY.has(hfKey)) BY_KEY.set(hfKey, m);
+  if (!BY_KEY.has(m.id)) BY_KEY.set(m.id, m);
 }
 
-/** Set model.preset from a model id, or say why not. */
+/** How a model id was matched: the preset reference (current revision) and the name parts ignored. */
+export interface ModelMatch {
+  preset: string;
+  ignored: string[];
+}
+
+/** The catalog preset of a Hugging Face model id or local path, matched by name through the
+ * suffixes that leave the shape alone (-Instruct, -Chat, -Base, -hf, -2507, -BF16, -FP8, ...)
+ * and any organisation prefix; undefined when no preset matches. */
+export function matchModelId(id: string): ModelMatch | undefined {
+  const { key, dropped } = modelKey(id.trim().replace(/\/+$/, ''));
+  const entry = BY_KEY.get(key);
+  return entry ? { preset: presetRef(entry), ignored: dropped } : undefined;
+}
+
+/** The catalog preset (as model.preset names it) for a model id or local path, if its name matches one. */
+export function presetForModelId(id: string): string | undefined {
+  return matchModelId(id)?.preset;
+}
+
+/** Set model.preset from a model id; an id no preset matches is an error naming the key
+ * (estimating with a default model instead would be silently wrong). */
 export function applyModelId(d: Draft, key: string, id: unknown): void {
   if (id === null || id === undefined) return;
   const name = str(id, key);
-  const preset = presetForModelId(name);
-  if (preset) {
-    d.set('model.preset', preset);
-    d.note(`${key} "${name}" -> model.preset ${preset}`);
-  } else {
-    d.skip(
+  const match = matchModelId(name);
+  if (!match)
+    throw new ImportError(
       key,
-      `"${name}" is not in the model catalog; import its config.json with \`llmem import hf\` (or llmem estimate --hf) to set the model`,
+      `${key}: "${name}" is not in the model catalog; give its config.json (llmem import hf, or llmem estimate --hf) or choose model.preset`,
     );
-  }
+  d.set('model.preset', match.preset);
+  const ignored = match.ignored.length ? ` (name matched without ${match.ignored.join(', ')})` : '';
+  d.note(`${key} "${name}" -> model.preset ${match.preset}${ignored}`);
 }
 
 // Module names of LoRA target lists (PEFT target_modules) -> config v1 lora_targets.

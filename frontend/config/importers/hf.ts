@@ -7,6 +7,7 @@
 // are listed in `unknown`.
 import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
 import { guard, ImportError, isObject, type Obj } from './common.js';
+import { HF_DEFAULTS as DEFAULTS } from './hf-defaults.js';
 
 export interface HfImport {
   config: Config;
@@ -18,265 +19,8 @@ export interface HfImport {
   notes: string[];
 }
 
-// Per model_type: the transformers config-class defaults for the keys read here
-// (configuration_<type>.py __init__ signatures).
-const DEFAULTS: Record<string, Obj> = {
-  llama: {
-    vocab_size: 32000,
-    hidden_size: 4096,
-    intermediate_size: 11008,
-    num_hidden_layers: 32,
-    num_attention_heads: 32,
-    hidden_act: 'silu',
-    max_position_embeddings: 2048,
-    tie_word_embeddings: false,
-    attention_bias: false,
-    mlp_bias: false,
-  },
-  mistral: {
-    vocab_size: 32000,
-    hidden_size: 4096,
-    intermediate_size: 14336,
-    num_hidden_layers: 32,
-    num_attention_heads: 32,
-    num_key_value_heads: 8,
-    hidden_act: 'silu',
-    max_position_embeddings: 131072,
-    tie_word_embeddings: false,
-    sliding_window: 4096,
-  },
-  mixtral: {
-    vocab_size: 32000,
-    hidden_size: 4096,
-    intermediate_size: 14336,
-    num_hidden_layers: 32,
-    num_attention_heads: 32,
-    num_key_value_heads: 8,
-    hidden_act: 'silu',
-    max_position_embeddings: 131072,
-    tie_word_embeddings: false,
-    num_local_experts: 8,
-    num_experts_per_tok: 2,
-  },
-  qwen2: {
-    vocab_size: 151936,
-    hidden_size: 4096,
-    intermediate_size: 22016,
-    num_hidden_layers: 32,
-    num_attention_heads: 32,
-    num_key_value_heads: 32,
-    hidden_act: 'silu',
-    max_position_embeddings: 32768,
-    tie_word_embeddings: false,
-    use_sliding_window: false,
-  },
-  qwen2_moe: {
-    vocab_size: 151936,
-    hidden_size: 2048,
-    intermediate_size: 5632,
-    num_hidden_layers: 24,
-    num_attention_heads: 16,
-    num_key_value_heads: 16,
-    hidden_act: 'silu',
-    max_position_embeddings: 32768,
-    tie_word_embeddings: false,
-    use_sliding_window: false,
-    decoder_sparse_step: 1,
-    moe_intermediate_size: 1408,
-    shared_expert_intermediate_size: 5632,
-    num_experts_per_tok: 4,
-    num_experts: 60,
-    mlp_only_layers: [],
-  },
-  qwen3: {
-    vocab_size: 151936,
-    hidden_size: 4096,
-    intermediate_size: 22016,
-    num_hidden_layers: 32,
-    num_attention_heads: 32,
-    num_key_value_heads: 32,
-    head_dim: 128,
-    hidden_act: 'silu',
-    max_position_embeddings: 32768,
-    tie_word_embeddings: false,
-    attention_bias: false,
-    use_sliding_window: false,
-  },
-  qwen3_moe: {
-    vocab_size: 151936,
-    hidden_size: 2048,
-    intermediate_size: 6144,
-    num_hidden_layers: 24,
-    num_attention_heads: 32,
-    num_key_value_heads: 4,
-    hidden_act: 'silu',
-    max_position_embeddings: 32768,
-    tie_word_embeddings: false,
-    attention_bias: false,
-    use_sliding_window: false,
-    decoder_sparse_step: 1,
-    moe_intermediate_size: 768,
-    num_experts_per_tok: 8,
-    num_experts: 128,
-    mlp_only_layers: [],
-  },
-  deepseek_v3: {
-    vocab_size: 129280,
-    hidden_size: 7168,
-    intermediate_size: 18432,
-    moe_intermediate_size: 2048,
-    num_hidden_layers: 61,
-    num_attention_heads: 128,
-    num_key_value_heads: 128,
-    n_shared_experts: 1,
-    n_routed_experts: 256,
-    num_experts_per_tok: 8,
-    first_k_dense_replace: 3,
-    moe_layer_freq: 1,
-    q_lora_rank: 1536,
-    kv_lora_rank: 512,
-    qk_nope_head_dim: 128,
-    qk_rope_head_dim: 64,
-    v_head_dim: 128,
-    hidden_act: 'silu',
-    max_position_embeddings: 4096,
-    tie_word_embeddings: false,
-    attention_bias: false,
-  },
-  gemma: {
-    vocab_size: 256000,
-    hidden_size: 3072,
-    intermediate_size: 24576,
-    num_hidden_layers: 28,
-    num_attention_heads: 16,
-    num_key_value_heads: 16,
-    head_dim: 256,
-    hidden_act: 'gelu_pytorch_tanh',
-    max_position_embeddings: 8192,
-    tie_word_embeddings: true,
-    attention_bias: false,
-  },
-  gemma2: {
-    vocab_size: 256000,
-    hidden_size: 2304,
-    intermediate_size: 9216,
-    num_hidden_layers: 26,
-    num_attention_heads: 8,
-    num_key_value_heads: 4,
-    head_dim: 256,
-    hidden_activation: 'gelu_pytorch_tanh',
-    max_position_embeddings: 8192,
-    tie_word_embeddings: true,
-    attention_bias: false,
-    sliding_window: 4096,
-    attn_logit_softcapping: 50.0,
-    final_logit_softcapping: 30.0,
-  },
-  gemma3_text: {
-    vocab_size: 262208,
-    hidden_size: 2304,
-    intermediate_size: 9216,
-    num_hidden_layers: 26,
-    num_attention_heads: 8,
-    num_key_value_heads: 4,
-    head_dim: 256,
-    hidden_activation: 'gelu_pytorch_tanh',
-    max_position_embeddings: 131072,
-    tie_word_embeddings: true,
-    attention_bias: false,
-    sliding_window: 4096,
-    sliding_window_pattern: 6,
-  },
-  phi3: {
-    vocab_size: 32064,
-    hidden_size: 3072,
-    intermediate_size: 8192,
-    num_hidden_layers: 32,
-    num_attention_heads: 32,
-    hidden_act: 'silu',
-    max_position_embeddings: 4096,
-    tie_word_embeddings: false,
-  },
-  gpt2: {
-    vocab_size: 50257,
-    n_positions: 1024,
-    n_embd: 768,
-    n_layer: 12,
-    n_head: 12,
-    activation_function: 'gelu_new',
-    tie_word_embeddings: true,
-    resid_pdrop: 0.1,
-    embd_pdrop: 0.1,
-    attn_pdrop: 0.1,
-  },
-  gpt_neox: {
-    vocab_size: 50432,
-    hidden_size: 6144,
-    num_hidden_layers: 44,
-    num_attention_heads: 64,
-    intermediate_size: 24576,
-    hidden_act: 'gelu',
-    max_position_embeddings: 2048,
-    tie_word_embeddings: false,
-    attention_bias: true,
-  },
-  falcon: {
-    vocab_size: 65024,
-    hidden_size: 4544,
-    num_hidden_layers: 32,
-    num_attention_heads: 71,
-    multi_query: true,
-    parallel_attn: true,
-    bias: false,
-    alibi: false,
-    new_decoder_architecture: false,
-    max_position_embeddings: 2048,
-    tie_word_embeddings: true,
-  },
-  olmo2: {
-    vocab_size: 50304,
-    hidden_size: 4096,
-    intermediate_size: 11008,
-    num_hidden_layers: 32,
-    num_attention_heads: 32,
-    hidden_act: 'silu',
-    max_position_embeddings: 2048,
-    tie_word_embeddings: false,
-    attention_bias: false,
-  },
-  bert: {
-    vocab_size: 30522,
-    hidden_size: 768,
-    num_hidden_layers: 12,
-    num_attention_heads: 12,
-    intermediate_size: 3072,
-    hidden_act: 'gelu',
-    max_position_embeddings: 512,
-    type_vocab_size: 2,
-    hidden_dropout_prob: 0.1,
-    attention_probs_dropout_prob: 0.1,
-    position_embedding_type: 'absolute',
-  },
-  gpt_oss: {
-    vocab_size: 201088,
-    hidden_size: 2880,
-    intermediate_size: 2880,
-    num_hidden_layers: 36,
-    num_attention_heads: 64,
-    num_key_value_heads: 8,
-    head_dim: 64,
-    max_position_embeddings: 131072,
-    tie_word_embeddings: false,
-    attention_bias: true,
-    sliding_window: 128,
-    num_local_experts: 128,
-    num_experts_per_tok: 4,
-  },
-};
-
 // Defaults applied without a note (flags whose default is the common case, activations).
 const QUIET_DEFAULTS = new Set([
-  'tie_word_embeddings',
   'attention_bias',
   'mlp_bias',
   'use_sliding_window',
@@ -289,6 +33,12 @@ const QUIET_DEFAULTS = new Set([
   'hidden_act',
   'hidden_activation',
   'activation_function',
+  'rmsnorm',
+  'post_layer_norm',
+  'apply_residual_connection_post_layernorm',
+  'quantization_bit',
+  'pre_seq_len',
+  'prefix_projection',
 ]);
 const GATED = new Set([
   'llama',
@@ -304,9 +54,12 @@ const GATED = new Set([
   'gemma3_text',
   'phi3',
   'olmo2',
+  'olmo3',
   'gpt_oss',
+  'chatglm',
+  'glm4_moe',
 ]);
-const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert']);
+const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2']);
 
 // Read and judged irrelevant to training memory (tokens ids, init, rope
 // frequencies and scaling, norm epsilons, routing math, bookkeeping).
@@ -394,6 +147,14 @@ const IRRELEVANT = new Set([
   'n_special',
   'predict_special_tokens',
   'output_past',
+  'norm_epsilon',
+  'layernorm_epsilon',
+  'bias_dropout_fusion',
+  'apply_query_key_layer_scaling',
+  'attention_softmax_in_fp32',
+  'fp32_residual_connection',
+  'rope_ratio',
+  'original_rope',
 ]);
 
 const DROPOUT_KEYS = [
@@ -406,6 +167,8 @@ const DROPOUT_KEYS = [
   'attention_probs_dropout_prob',
   'embd_dropout',
   'dropout',
+  'residual_dropout',
+  'embedding_dropout',
 ];
 const MULTIMODAL_KEYS = [
   'vision_config',
@@ -478,9 +241,7 @@ function run(json: unknown): HfImport {
   if (type === 'gemma3') type = 'gemma3_text';
   if (type === undefined)
     throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
-  const family = type in DEFAULTS ? type : 'generic';
-  if (family === 'generic')
-    notes.push(`model_type "${type}" has no dedicated mapping: read as a llama-like decoder (generic keys)`);
+  const family = familyOf(type, json.architectures, notes);
   const defaults = DEFAULTS[family] ?? {};
 
   const used = new Set<string>();
@@ -535,9 +296,17 @@ function run(json: unknown): HfImport {
     const newArch = flag('new_decoder_architecture') ?? false;
     kv = newArch ? (int(['num_kv_heads'], false) ?? heads) : (flag('multi_query') ?? true) ? 1 : heads;
   }
+  // ChatGLM (configuration_chatglm.py): multi_query_attention groups K/V into multi_query_group_num heads
+  if (family === 'chatglm') {
+    if (flag('multi_query_attention') ?? false) kv = int(['multi_query_group_num'], true)!;
+    else {
+      used.add('multi_query_group_num'); // read only with multi_query_attention
+      kv = heads;
+    }
+  }
   model.kv_heads = kv ?? heads;
   const mla = family === 'deepseek_v3' || (cfg.kv_lora_rank !== undefined && cfg.kv_lora_rank !== null);
-  let headDim = int(['head_dim'], false);
+  let headDim = int(family === 'chatglm' ? ['kv_channels'] : ['head_dim'], false);
   if (mla) headDim = int(['v_head_dim'], true);
   if (headDim === undefined) {
     if (hidden % heads !== 0)
@@ -561,15 +330,26 @@ function run(json: unknown): HfImport {
     model.mlp = gated ? 'gated' : 'plain';
     notes.push(`mlp "${model.mlp}" inferred from hidden_act ${JSON.stringify(act ?? null)}`);
   }
-  model.vocab = int(['vocab_size', 'n_vocab', 'padded_vocab_size'], true)!;
+  // ChatGLMConfig sets vocab_size = padded_vocab_size
+  model.vocab = int(
+    family === 'chatglm' ? ['padded_vocab_size', 'vocab_size'] : ['vocab_size', 'n_vocab', 'padded_vocab_size'],
+    true,
+  )!;
   model.vocab_multiple = 1;
   const tied = flag('tie_word_embeddings');
-  if (tied === undefined) notes.push('tie_word_embeddings absent: untied input and output embeddings assumed');
-  model.tied_embeddings = tied ?? false;
+  if (family === 'chatglm') {
+    // modeling_chatglm.py: output_layer is its own Linear, never tied to the embedding
+    if (tied) notes.push('tie_word_embeddings true: ChatGLM keeps output_layer apart from the embedding (untied)');
+    model.tied_embeddings = false;
+  } else {
+    if (tied === undefined) notes.push('tie_word_embeddings absent: untied input and output embeddings assumed');
+    model.tied_embeddings = tied ?? false;
+  }
   model.head = 'lm';
   const hasRms = cfg.rms_norm_eps !== undefined;
   model.norm =
     LAYERNORM.has(family) ||
+    (family === 'chatglm' && flag('rmsnorm') === false) ||
     (family === 'generic' && !hasRms && (cfg.layer_norm_eps !== undefined || cfg.layer_norm_epsilon !== undefined))
       ? 'layernorm'
       : 'rmsnorm';
@@ -581,9 +361,19 @@ function run(json: unknown): HfImport {
     qkvBias = false;
   if (family === 'gpt2' || family === 'bert') bias = true;
   else if (family === 'falcon') bias = flag('bias') ?? false;
-  else if (family === 'gpt_neox' || family === 'gpt_oss') bias = attnBias ?? true;
-  else if (family === 'qwen2' || family === 'qwen2_moe')
+  else if (family === 'starcoder2') bias = flag('use_bias') ?? true;
+  else if (family === 'chatglm') {
+    // SelfAttention.query_key_value: bias=add_bias_linear or add_qkv_bias; dense and MLP: add_bias_linear
+    const qkv = flag('add_qkv_bias') ?? false;
+    bias = flag('add_bias_linear') ?? false;
+    qkvBias = !bias && qkv;
+  } else if (family === 'gpt_neox' || family === 'gpt_oss') bias = attnBias ?? true;
+  else if (family === 'qwen2')
     qkvBias = true; // modeling_qwen2.py: q/k/v Linear(bias=True), o_proj bias=False
+  else if (family === 'qwen2_moe')
+    qkvBias = flag('qkv_bias') ?? true; // Qwen2MoeConfig.qkv_bias
+  else if (family === 'glm4_moe')
+    qkvBias = attnBias ?? false; // modeling_glm4_moe.py: o_proj bias=False
   else if (attnBias) {
     if (mlpBias) bias = true;
     else {
@@ -617,7 +407,9 @@ function run(json: unknown): HfImport {
 
   // Norms and special layers per family (modeling_<type>.py decoder layers).
   if (family === 'qwen3' || family === 'qwen3_moe' || family === 'gemma3_text') model.qk_norm = 'head';
-  if (family === 'olmo2') model.qk_norm = 'full';
+  if (family === 'olmo2' || family === 'olmo3') model.qk_norm = 'full';
+  // Glm4MoeAttention: q_norm / k_norm over head_dim when use_qk_norm
+  if (family === 'glm4_moe' && flag('use_qk_norm')) model.qk_norm = 'head';
   if (family === 'gemma2' || family === 'gemma3_text') model.norms_per_layer = 4;
   if (family === 'falcon') {
     const newArch = flag('new_decoder_architecture') ?? false;
@@ -630,6 +422,7 @@ function run(json: unknown): HfImport {
   // GPTNeoXLayer with use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x))
   if (family === 'gpt_neox' && (flag('use_parallel_residual') ?? true)) model.parallel_block = true;
   if (family === 'gpt_oss') model.attn_sinks = true;
+  if (family === 'chatglm') chatglmExtras(get, int, flag, model, warnings);
   if (family === 'bert') {
     model.head = 'classification';
     const labels = isObject(cfg.id2label) ? Object.keys(cfg.id2label).length : (int(['num_labels'], false) ?? 2);
@@ -662,12 +455,12 @@ function run(json: unknown): HfImport {
       v_head_dim: int(['v_head_dim'], true)!,
     };
     notes.push('MLA: heads/kv_heads/head_dim are nominal (head_dim = v_head_dim); model.mla defines the attention');
-    const mtp = int(['num_nextn_predict_layers'], false);
-    if (mtp)
-      warnings.push(
-        `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not built by transformers and is not counted; set model.mtp_layers ${mtp} to train it`,
-      );
   } else model.mla = null;
+  const mtp = int(['num_nextn_predict_layers'], false);
+  if (mtp)
+    warnings.push(
+      `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not counted (llmem counts the main model); set model.mtp_layers ${mtp} to train it`,
+    );
 
   // Attention windows, soft-capping and other memory-relevant fields config v1 cannot express.
   const window = get('sliding_window');
@@ -688,7 +481,9 @@ function run(json: unknown): HfImport {
         ? 'on every other layer'
         : family === 'gemma3_text'
           ? `on ${every - 1} of every ${every} layers`
-          : 'on every layer';
+          : family === 'olmo3'
+            ? 'on 3 of every 4 layers'
+            : 'on every layer';
     warnings.push(
       `sliding_window ${window} ${pattern}: not expressible; llmem models full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`,
     );
@@ -741,6 +536,32 @@ function run(json: unknown): HfImport {
   return { config, warnings, unknown, notes };
 }
 
+// Modeling classes of the mapped types, for a remote-code model_type (e.g. Kimi K2's "kimi_k2")
+// whose config.json names one of them in architectures.
+const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
+  LlamaForCausalLM: 'llama',
+  MistralForCausalLM: 'mistral',
+  MixtralForCausalLM: 'mixtral',
+  Qwen2ForCausalLM: 'qwen2',
+  Qwen3ForCausalLM: 'qwen3',
+  Qwen3MoeForCausalLM: 'qwen3_moe',
+  DeepseekV3ForCausalLM: 'deepseek_v3',
+  Glm4MoeForCausalLM: 'glm4_moe',
+};
+
+/** The mapping to read a model_type with: its own, that of its modeling class, or the generic one. */
+function familyOf(type: string, architectures: Json | undefined, notes: string[]): string {
+  if (type in DEFAULTS) return type;
+  const arch = Array.isArray(architectures) && typeof architectures[0] === 'string' ? architectures[0] : undefined;
+  const byArch = arch ? FAMILY_OF_ARCHITECTURE[arch] : undefined;
+  if (byArch) {
+    notes.push(`model_type "${type}" read as ${byArch} (architectures: ${arch})`);
+    return byArch;
+  }
+  notes.push(`model_type "${type}" has no dedicated mapping: read as a llama-like decoder (generic keys)`);
+  return 'generic';
+}
+
 function multimodalWarning(key: string, v: Json): string {
   const shape = isObject(v)
     ? [
@@ -755,6 +576,24 @@ function multimodalWarning(key: string, v: Json): string {
 }
 
 type Get = (...keys: string[]) => Json | undefined;
+
+/** ChatGLM keys beyond the shape: the final norm, quantized weights, P-tuning prefixes. */
+function chatglmExtras(get: Get, int: Int, flag: Flag, model: Config, warnings: string[]): void {
+  if (flag('post_layer_norm') === false) model.final_norm = false;
+  get('apply_residual_connection_post_layernorm');
+  const bits = int(['quantization_bit'], false);
+  if (bits)
+    warnings.push(
+      `quantization_bit ${bits}: the released weights are quantized; llmem counts parameters in training.dtype (use training.finetune.method "qlora" for 4-bit bases)`,
+    );
+  const prefix = int(['pre_seq_len'], false);
+  get('prefix_projection');
+  if (prefix)
+    warnings.push(
+      `pre_seq_len ${prefix}: the P-tuning v2 prefix encoder is not modelled; its parameters are not counted`,
+    );
+}
+
 type Int = (keys: string[], required: boolean) => number | undefined;
 type Flag = (key: string) => boolean | undefined;
 
@@ -824,6 +663,21 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
         top_k: int(['num_experts_per_tok'], true)!,
         expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
       };
+    case 'glm4_moe': {
+      // Glm4MoeMoE: one shared MLP of moe_intermediate_size * n_shared_experts; router with e_score_correction_bias
+      const fe = int(['moe_intermediate_size'], true)!;
+      const shared = int(['n_shared_experts'], false) ?? 0;
+      return {
+        ...base,
+        experts: int(['n_routed_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: fe,
+        shared_experts: shared,
+        shared_expert_ffn_hidden: shared > 0 ? fe : 0,
+        dense_layers: int(['first_k_dense_replace'], false) ?? 0,
+        router_bias: true,
+      };
+    }
     case 'deepseek_v3': {
       const fe = int(['moe_intermediate_size'], true)!;
       const shared = int(['n_shared_experts'], false) ?? 0;

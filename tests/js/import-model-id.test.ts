@@ -1,0 +1,75 @@
+// Model ids in framework files (axolotl base_model, LLaMA-Factory model_name_or_path)
+// -> catalog presets: matched through the name parts that leave the shape alone, the
+// preset used is named in a note, and an id no preset matches is an error naming the key.
+import { describe, expect, it } from 'vitest';
+import { importConfig, presetForModelId } from '../../frontend/config/importers/index.js';
+import { matchModelId } from '../../frontend/config/importers/common.js';
+
+describe('model id -> catalog preset', () => {
+  const cases: [string, string][] = [
+    ['meta-llama/Llama-3.1-8B', 'llama-3.1-8b'],
+    ['meta-llama/Llama-3.1-8B-Instruct', 'llama-3.1-8b'],
+    ['meta-llama/Meta-Llama-3-8B-Instruct', 'llama-3-8b'],
+    ['NousResearch/Meta-Llama-3-8B', 'llama-3-8b'],
+    ['meta-llama/Llama-2-7b-chat-hf', 'llama-2-7b'],
+    ['Qwen/Qwen3-8B-Base', 'qwen3-8b'],
+    ['Qwen/Qwen3-30B-A3B-Instruct-2507', 'qwen3-30b-a3b'],
+    ['Qwen/Qwen3-235B-A22B-Instruct-2507-FP8', 'qwen3-235b-a22b'],
+    ['Qwen/Qwen3-8B-FP8', 'qwen3-8b'],
+    ['RedHatAI/Qwen3-8B-FP8-dynamic', 'qwen3-8b'],
+    ['Qwen/Qwen3-14B-AWQ', 'qwen3-14b'],
+    ['unsloth/Meta-Llama-3.1-8B-Instruct-bnb-4bit', 'llama-3.1-8b'],
+    ['google/gemma-3-1b-it', 'gemma-3-1b'],
+    ['deepseek-ai/DeepSeek-V3-BF16', 'deepseek-v3'],
+    ['allenai/OLMo-2-1124-7B-Instruct', 'olmo-2-7b'],
+    ['/data/models/Qwen2.5-7B-Instruct/', 'qwen2.5-7b'],
+    ['llama-3.1-70b', 'llama-3.1-70b'],
+    ['meta-llama/Llama-3.3-70B-Instruct', 'llama-3.3-70b'],
+    ['deepseek-ai/DeepSeek-R1-0528', 'deepseek-r1'],
+    ['Qwen/Qwen3-4B-Instruct-2507', 'qwen3-4b'],
+    ['Qwen/Qwen3-0.6B-Base', 'qwen3-0.6b'],
+    ['moonshotai/Kimi-K2-Instruct-0905', 'kimi-k2'],
+    ['deepseek-ai/DeepSeek-V2-Lite-Chat', 'deepseek-v2-lite'],
+    ['allenai/Olmo-3-7B-Instruct', 'olmo-3-7b'],
+    ['mistralai/Mistral-Nemo-Instruct-2407', 'mistral-nemo-12b'],
+    ['HuggingFaceTB/SmolLM3-3B-Base', 'smollm3-3b'],
+    ['microsoft/Phi-4-mini-instruct', 'phi-4-mini'],
+    ['zai-org/GLM-4.5-Air-FP8', 'glm-4.5-air'],
+    ['zai-org/GLM-4.5-Base', 'glm-4.5'],
+    ['mistralai/Mistral-Small-24B-Instruct-2501', 'mistral-small-24b'],
+  ];
+  for (const [id, preset] of cases) it(`${id} -> ${preset}`, () => expect(presetForModelId(id)).toBe(preset));
+
+  it('names the current revision of a revised preset', () =>
+    expect(presetForModelId('tiiuae/falcon-7b-instruct')).toMatch(/^falcon-7b@\d{4}-\d\d-\d\d$/));
+  it('lists the name parts it ignored', () =>
+    expect(matchModelId('Qwen/Qwen3-30B-A3B-Instruct-2507-FP8')?.ignored).toEqual(['-instruct', '-fp8', '-2507']));
+  it('does not match a different size or version', () => {
+    expect(presetForModelId('meta-llama/Llama-3.1-13B')).toBeUndefined();
+    expect(presetForModelId('mistralai/Mistral-7B-v0.3')).toBeUndefined();
+    expect(presetForModelId('org/Foo-13B')).toBeUndefined();
+  });
+});
+
+describe('framework files name their model', () => {
+  it('axolotl base_model: the preset used is named in a note', () => {
+    const r = importConfig('axolotl', 'base_model: Qwen/Qwen3-8B-FP8\nsequence_len: 4096\n');
+    if ('error' in r) throw new Error(r.error.message);
+    expect(r.config.model).toEqual({ preset: 'qwen3-8b' });
+    expect(r.notes.join('\n')).toContain('base_model "Qwen/Qwen3-8B-FP8" -> model.preset qwen3-8b');
+  });
+  it('an unknown model is an error naming the key, never a default model', () => {
+    for (const [kind, key] of [
+      ['axolotl', 'base_model'],
+      ['llamafactory', 'model_name_or_path'],
+    ] as const) {
+      const r = importConfig(kind, `${key}: org/Foo-13B\n`);
+      expect('error' in r, kind).toBe(true);
+      if (!('error' in r)) continue;
+      expect(r.error.path).toBe(key);
+      expect(r.error.message).toBe(
+        `${key}: "org/Foo-13B" is not in the model catalog; give its config.json (llmem import hf, or llmem estimate --hf) or choose model.preset`,
+      );
+    }
+  });
+});

@@ -15,7 +15,7 @@ type Args = Map<string, string[]>;
 
 // Flags with no effect on per-GPU memory (schedules, data, logging, checkpoints, kernels, launchers).
 const IGNORED =
-  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-.*|moe-grouped-gemm|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|decoder-seq-length|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
+  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-.*|moe-grouped-gemm|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|decoder-seq-length|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|decoupled-lr|decoupled-min-lr|fp8-amax-.*|tiktoken-pattern|tokenizer-.*|no-use-tokenizer-model-from-checkpoint-args|hysteresis|loss-scale|initial-loss-scale|min-loss-scale|loss-scale-window|override-opt_param-scheduler|train-tokens|rotary-scaling-factor|mscale|mscale-all-dim|rope-type|enable-gpt-oss|window-size|window-attn-skip-freq|activation-func-clamp-value|glu-linear-offset|disable-bf16-reduced-precision-matmul|export-.*|mtp-loss-scaling-factor|auto-detect-ckpt-format|enable-experimental|init-model-with-meta-device|moe-flex-dispatcher-backend|use-te|squared-relu|trust-remote-code|disable-gloo-process-groups|disable-straggler-on-startup|straggler-.*|check-weight-hash-across-dp-replicas-interval|rerun-mode|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
 // Router flags with no per-GPU memory effect beyond what docs/memory-model.md §7.10 counts for
 // every router (fp32 logits and probabilities, s·b·E values each; the top-k indices):
 // megatron/core/transformer/moe/router.py and moe_utils.py (NVIDIA/Megatron-LM d98e8a6).
@@ -45,7 +45,25 @@ const DEEPSPEED_IGNORED = new Set([
   'deepspeed_config', // read with --deepspeed
   'deepspeed-config',
   'deepspeed-activation-checkpointing', // DeepSpeed's implementation of --checkpoint-activations
+  'moe-loss-coeff', // a loss weight
+  'moe-eval-capacity-factor', // evaluation only
+  'create-moe-param-group', // optimizer parameter groups
+  'use-flash-attn-v1', // read with --deepspeed (the attention kernel)
+  'use-flash-attn-v2',
+  'use-flash-attn-triton',
+  'use-flash-attn-builder',
 ]);
+// Flags read and reported with a reason of their own.
+const NOT_MODELLED: Record<string, string> = {
+  'empty-unused-memory-level':
+    "torch.cuda.empty_cache() between steps is not modelled (the allocator's reserve is counted as if kept)",
+  'ds-sequence-parallel-size': 'DeepSpeed-Ulysses sequence parallelism is not modelled',
+  'cpu-optimizer':
+    "Megatron-DeepSpeed's optimizer on the CPU is not mapped (set parallel.offload_optimizer cpu with ZeRO)",
+  'mlp-type': 'the residual MoE of Megatron-DeepSpeed (a dense MLP beside the experts) is not modelled',
+  'moe-min-capacity': 'the minimum expert capacity is not modelled (the capacity factor is)',
+  'rampup-batch-size': 'batch-size ramp-up: the final global batch is counted',
+};
 // Commands whose words are not the training's arguments.
 const NOT_LAUNCH = new Set([
   'echo',
@@ -158,6 +176,16 @@ const HANDLED = new Set([
   'zero-stage',
   'num-key-value-heads',
   'checkpoint-activations',
+  'quick-geglu',
+  'softmax-type',
+  'num_gpus',
+  'num_nodes',
+  'topk',
+  'expert-interval',
+  'moe-expert-parallel-size',
+  'moe-train-capacity-factor',
+  'disable-moe-token-dropping',
+  'enable-expert-tensor-parallelism',
 ]);
 const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'mla_up_proj'];
 
@@ -165,7 +193,9 @@ const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'm
 export function importMegatron(text: string, options: MegatronOptions = {}): ImportResult {
   return guard(() => {
     const run = runShell(text);
-    const { args, launches } = launchArgs(run.commands);
+    let { args, launches } = launchArgs(run.commands);
+    let fromVariables: string[] = [];
+    if (!launches) ({ args, launches, names: fromVariables } = variableArgs(run.vars));
     if (!launches)
       throw new ImportError(
         '',
@@ -174,7 +204,11 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
     const d = new Draft();
     d.stack('megatron');
     for (const note of run.notes) d.note(note);
-    if (launches > 1) d.note(`Megatron flags found in ${launches} commands: read together, a later flag winning`);
+    if (fromVariables.length)
+      d.note(
+        `no command of the script runs with Megatron flags (they go to sbatch / srun, or to a script that sources this one): the flags in ${fromVariables.join(', ')} were read`,
+      );
+    else if (launches > 1) d.note(`Megatron flags found in ${launches} commands: read together, a later flag winning`);
     for (const file of run.sourced)
       d.skip(
         `source ${file}`,
@@ -188,6 +222,7 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
           `--${flag}`,
           `Mamba / hybrid layers${flag.includes('pattern') ? ` (pattern ${(args.get(flag) ?? []).join(' ')})` : ''} cannot be expressed until config v1 has layer types: every layer is counted as an attention + MLP transformer layer; not applied`,
         );
+      else if (flag in NOT_MODELLED) d.skip(`--${flag}`, `${NOT_MODELLED[flag]}; not applied`);
       else if (!HANDLED.has(flag) && !IGNORED.test(flag) && !ROUTER_IGNORED.has(flag) && !DEEPSPEED_IGNORED.has(flag))
         d.skip(`--${flag}`, 'not a Megatron-LM flag llmem maps; not applied');
     const ignored = [...args.keys()].filter(
@@ -212,12 +247,36 @@ function launchArgs(commands: string[][]): { args: Args; launches: number } {
   return { args, launches };
 }
 
+/** For a file that launches nothing (a model config to be sourced, an sbatch wrapper): the flags its variables hold. */
+function variableArgs(vars: Map<string, string>): { args: Args; launches: number; names: string[] } {
+  const args: Args = new Map();
+  const names: string[] = [];
+  for (const [name, value] of vars) {
+    const own = parseArgs(value.split(/\s+/).filter(Boolean));
+    if (![...own.keys()].some((k) => HANDLED.has(k))) continue;
+    names.push(name);
+    for (const [k, v] of own) args.set(k, v);
+  }
+  return { args, launches: names.length, names };
+}
+
 function apply(d: Draft, args: Args, vars: Map<string, string>, options: MegatronOptions): void {
   const has = (f: string) => args.has(f);
+  const unset = new Set<string>();
   const one = (f: string): string | undefined => {
     const v = args.get(f);
     if (!v) return undefined;
     if (!v.length) throw new ImportError(`--${f}`, `--${f}: needs a value`);
+    // a value the script leaves to its environment, its arguments or a sourced file: reported, not guessed
+    if (/\$/.test(v[0])) {
+      if (!unset.has(f))
+        d.skip(
+          `--${f}`,
+          `its value ${v[0]} is not set in the file (an environment variable, a script argument, a sourced file or a command's output); not applied`,
+        );
+      unset.add(f);
+      return undefined;
+    }
     return v[0];
   };
   const n = (f: string, min = 1): number | undefined => {
@@ -241,7 +300,8 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   if (kvc) d.set('model.head_dim', kvc);
   else if (hidden && heads) d.set('model.head_dim', hidden / heads);
   const swiglu = has('swiglu');
-  d.set('model.mlp', swiglu ? 'gated' : 'plain');
+  // --quick-geglu is gated too (megatron/training/argument_utils.py: gated_linear_unit), with the 4h default size
+  d.set('model.mlp', swiglu || has('quick-geglu') ? 'gated' : 'plain');
   let ffn = n('ffn-hidden-size');
   if (ffn === undefined && hidden) {
     // validate_args: 4h, or for SwiGLU int(4h * 2/3 / 64) * 64
@@ -259,6 +319,14 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   if (has('add-qkv-bias') && has('disable-bias-linear')) d.set('model.qkv_bias', true);
   d.set('model.tied_embeddings', !has('untie-embeddings-and-output-weights'));
   if (has('qk-layernorm')) d.set('model.qk_norm', 'head');
+  // --softmax-type learnable: one learned sink logit per head (transformer_config.py softmax_type)
+  const softmax = one('softmax-type');
+  if (
+    softmax !== undefined &&
+    oneOf(softmax, '--softmax-type', ['vanilla', 'off-by-one', 'learnable'] as const) === 'learnable'
+  )
+    d.set('model.attn_sinks', true);
+  else if (softmax !== undefined) d.ignore('--softmax-type'); // vanilla, or off-by-one: a constant in the softmax
   const pos =
     one('position-embedding-type') ??
     (has('use-rotary-position-embeddings') ? 'rope' : has('no-position-embedding') ? 'none' : 'learned_absolute');
@@ -284,8 +352,18 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   d.set('model.vocab_multiple', has('padded-vocab-size') ? 1 : (n('make-vocab-size-divisible-by') ?? 128));
 
   // MoE (add_moe_args)
-  const experts = n('num-experts');
-  if (experts) {
+  // Megatron-DeepSpeed (--deepspeed): DeepSpeed-MoE, one expert = dense, its own top-k, layer interval and
+  // token dropping (microsoft/Megatron-DeepSpeed megatron/arguments.py, model/transformer.py)
+  const ds = has('deepspeed');
+  const expertCounts = args.get('num-experts') ?? [];
+  const experts = ds && n('num-experts') === 1 ? undefined : n('num-experts');
+  if (ds && experts && expertCounts.length > 1)
+    d.skip(
+      '--num-experts',
+      `one expert count per MoE layer (${expertCounts.join(' ')}: a pyramid MoE) is not expressible; ${experts} counted for every MoE layer`,
+    );
+  if (experts && ds) d.set('model.moe', deepspeedMoe(args, experts, ffn, n, one));
+  else if (experts) {
     const moe: Record<string, number | boolean | null> = {
       experts,
       top_k: n('moe-router-topk') ?? 2,
@@ -333,8 +411,13 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
       v_head_dim: n('v-head-dim') ?? 128,
     });
   } else d.set('model.mla', null);
+  // model.mtp_layers feeds only the megatron / megatron_bridge formulas; the simulated step refuses it
   const mtp = n('mtp-num-layers', 0);
-  if (mtp) d.set('model.mtp_layers', mtp);
+  if (mtp)
+    d.skip(
+      '--mtp-num-layers',
+      `${mtp} multi-token prediction layer(s): counted only by the megatron and megatron_bridge formulas (set model.mtp_layers with formula megatron); not applied`,
+    );
 
   // ---- parallelism (add_distributed_args) ----
   const tp = n('tensor-model-parallel-size') ?? 1,
@@ -343,7 +426,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   d.set('parallel.tp', tp);
   d.set('parallel.pp', pp);
   d.set('parallel.cp', cp);
-  if (experts) {
+  if (experts && ds) {
+    d.set('parallel.ep', n('moe-expert-parallel-size') ?? 1);
+    d.set('parallel.etp', has('enable-expert-tensor-parallelism') ? tp : 1);
+  } else if (experts) {
     d.set('parallel.ep', n('expert-model-parallel-size') ?? 1);
     d.set('parallel.etp', n('expert-tensor-parallel-size') ?? tp); // default: the tensor-parallel size
   } else if (has('expert-model-parallel-size') || has('expert-tensor-parallel-size'))
@@ -351,6 +437,19 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   d.set('parallel.sequence_parallel', has('sequence-parallel'));
   const first = n('decoder-first-pipeline-num-layers', 0),
     last = n('decoder-last-pipeline-num-layers', 0);
+  // validate_args: an even split needs the layers divisible by the stages
+  if (
+    layers &&
+    pp > 1 &&
+    first === undefined &&
+    last === undefined &&
+    layers % pp !== 0 &&
+    ![...args.keys()].some((f) => f.startsWith('account-for-') || HYBRID.test(f))
+  )
+    throw new ImportError(
+      '--pipeline-model-parallel-size',
+      `--pipeline-model-parallel-size ${pp} does not divide --num-layers ${layers} (Megatron needs an even split unless --decoder-first/last-pipeline-num-layers are given)`,
+    );
   if (first !== undefined) d.set('parallel.pp_first_stage_layers', first);
   if (last !== undefined) d.set('parallel.pp_last_stage_layers', last);
   const perVirtual = n('num-layers-per-virtual-pipeline-stage');
@@ -388,8 +487,8 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   }
 
   // World size: --world-size, the option, torchrun's --nproc-per-node x --nnodes, or WORLD_SIZE= in the script.
-  const perNode = n('nproc_per_node') ?? n('nproc-per-node');
-  const nodes = one('nnodes');
+  const perNode = n('nproc_per_node') ?? n('nproc-per-node') ?? n('num_gpus'); // torchrun; the deepspeed launcher
+  const nodes = one('nnodes') ?? one('num_nodes');
   const launched = perNode ? perNode * (nodes && /^\d+$/.test(nodes) ? Number(nodes) : 1) : undefined;
   const fromVar = vars.get('WORLD_SIZE');
   const world =
@@ -465,7 +564,21 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
         ? 'eager'
         : 'flash',
     );
-  else d.set('training.attention', 'flash');
+  else if (ds) {
+    // Megatron-DeepSpeed runs its unfused softmax attention unless a FlashAttention flag is given
+    const flash = [
+      'use-flash-attn',
+      'use-flash-attn-v1',
+      'use-flash-attn-v2',
+      'use-flash-attn-triton',
+      'use-flash-attn-builder',
+    ].some(has);
+    d.set('training.attention', flash ? 'flash' : 'eager');
+    if (!flash)
+      d.note(
+        'Megatron-DeepSpeed without --use-flash-attn*: the unfused attention keeps its s×s scores (training.attention eager)',
+      );
+  } else d.set('training.attention', 'flash');
   if (has('cross-entropy-loss-fusion'))
     d.note("--cross-entropy-loss-fusion: fused vocab-parallel cross-entropy counted as Megatron's standard loss");
   if (has('cpu-offloading')) {
@@ -614,6 +727,30 @@ function pythonList(text: string): number[] {
   return v;
 }
 
+/** DeepSpeed-MoE of Megatron-DeepSpeed: every --expert-interval-th layer (layer numbers from 1) is MoE. */
+function deepspeedMoe(
+  args: Args,
+  experts: number,
+  ffn: number | undefined,
+  n: (f: string, min?: number) => number | undefined,
+  one: (f: string) => string | undefined,
+): Record<string, number | boolean | null> {
+  const interval = n('expert-interval') ?? 2;
+  const capacity = one('moe-train-capacity-factor');
+  return {
+    experts,
+    top_k: n('topk') ?? 1,
+    expert_ffn_hidden: ffn ?? null,
+    shared_experts: 0,
+    shared_expert_ffn_hidden: 0,
+    dense_layers: interval - 1,
+    layer_freq: interval,
+    capacity_factor: args.has('disable-moe-token-dropping')
+      ? null
+      : num(capacity ?? 1, '--moe-train-capacity-factor', 0.01),
+  };
+}
+
 /**
  * Megatron-DeepSpeed (--deepspeed): the megatron_deepspeed engine, its ZeRO stage and offload read from
  * the DeepSpeed JSON the script writes with a here-document (cat <<EOT > $DS_CONFIG), else --zero-stage.
@@ -630,7 +767,11 @@ function deepspeed(d: Draft, args: Args, written: Map<string, string>): void {
     const from = ds.config.parallel as Record<string, unknown>;
     for (const [k, v] of Object.entries(from))
       if (k !== 'engine' && k !== 'gpus' && v !== undefined) d.set(`parallel.${k}`, v as never);
-    for (const line of ds.unsupported) d.skip(`${path} ${line.split(':')[0]}`, `${line.slice(line.indexOf(':') + 2)}`);
+    // the batch keys restate the Megatron flags (which decide); the rest is reported as the DeepSpeed importer words it
+    for (const line of ds.unsupported.filter(
+      (l) => !/^(train_batch_size|train_micro_batch_size_per_gpu|gradient_accumulation_steps)\b/.test(l),
+    ))
+      d.skip(`${path} ${line.split(':')[0]}`, `${line.slice(line.indexOf(':') + 2)}`);
     d.note(
       `the DeepSpeed config the script writes (${path}) was read for ZeRO and offload (zero_stage ${String(from.zero_stage)}); batch sizes and precision come from the Megatron flags`,
     );

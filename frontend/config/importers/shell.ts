@@ -816,7 +816,7 @@ class Shell {
       if (s === undefined) {
         guessed = true;
         this.note(
-          `\`if ${node.src[k]}\`: depends on a value the script does not set (environment, argument, command output or file); took the ${k + 1 < node.arms.length ? 'next elif' : node.otherwise ? 'else' : 'no'} branch`,
+          `\`if ${node.src[k]}\`: depends on a value the script does not set (environment, argument, command output or file); ${k + 1 < node.arms.length ? 'went on to the next elif' : node.otherwise ? 'took the else branch' : 'no branch taken (there is no else)'}`,
         );
       }
     }
@@ -1078,13 +1078,14 @@ class Shell {
       const v = this.arithValue(p.expr);
       if (v === undefined) {
         this.unknown = true;
-        return [`$((${p.expr}))`];
+        return [`$((${p.expr.replace(/\s+/g, '')}))`];
       }
       return [String(v)];
     }
     if (p.t === 'cmd') {
+      // not run: a value with no blanks, so its words (e.g. nvidia-smi --query-gpu) are not taken for flags
       this.unknown = true;
-      return [`$(${p.text})`];
+      return [`$(${p.text.trim().split(/\s+/)[0]}…)`];
     }
     if (p.t === 'param') return this.param(p.body, quoted);
     return [text(p)];

@@ -291,6 +291,14 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   const hidden = n('hidden-size');
   const heads = n('num-attention-heads');
   if (layers) d.set('model.layers', layers);
+  // a hybrid model's layers are the symbols of its pattern (M Mamba, * attention, - MLP, E MoE; | splits stages,
+  // / starts the MTP part); --num-layers is then ignored by Megatron (validate_args)
+  const pattern = args.get('hybrid-layer-pattern')?.[0] ?? args.get('hybrid-override-pattern')?.[0];
+  if (pattern && !pattern.includes('$')) {
+    const count = pattern.split('/')[0].replace(/\|/g, '').length;
+    d.set('model.layers', count);
+    d.note(`hybrid layer pattern: model.layers ${count}, one per symbol, each counted as an attention + MLP layer`);
+  }
   if (hidden) d.set('model.hidden', hidden);
   if (heads) d.set('model.heads', heads);
   const gqa = has('group-query-attention');

@@ -926,14 +926,14 @@ class Shell {
       this.note(`\`${name}\`: the script stops here; what follows was not read`);
       throw new Exit();
     }
-    if (name === 'true' || name === ':') return true;
     if (name === 'false') return false;
     if (name === 'shift') {
       this.positional.at(-1)?.shift();
       return true;
     }
     const fn = name ? this.funcs.get(name) : undefined;
-    const argv = words.flatMap((w) => this.expand(w));
+    const argv = words.flatMap((w) => this.expand(w)); // expanded first: `: ${X:=default}` assigns
+    if (name === 'true' || name === ':') return true;
     if (fn) return this.call(fn, argv.slice(1));
     if (name === 'set' || name === 'cd' || name === 'pushd' || name === 'popd' || name === 'ulimit') return true;
     this.heredoc(node, argv);

@@ -113,9 +113,37 @@ describe('the bash subset', () => {
     expect(unset.config.model).toMatchObject({ layers: 4 });
     expect(unset.config.parallel).toMatchObject({ tp: 2 });
     const notes = unset.notes.join('\n');
-    expect(notes).toContain('`if [[ ${SIZE} == big ]]`: depends on a value the script does not set');
-    expect(notes).toContain('took the else branch');
-    expect(notes).toContain('`case ${MODE}`: the value is not set by the script; took the default branch *)');
+    expect(notes).toContain(
+      '`if [[ ${SIZE} == big ]]`: SIZE not set in the file, read as unset (empty); went on to the next elif',
+    );
+    expect(notes).toContain(
+      '`if [ ${SIZE} = small ]`: SIZE not set in the file, read as unset (empty); took the else branch',
+    );
+    expect(notes).toContain('`case ${MODE}`: MODE not set in the file, read as unset (empty); took *)');
+  });
+  it('[ -z "$X" ] && X=default: the default of a variable the file leaves unset', () => {
+    const r = ok(
+      [
+        'if [ -z "$TP" ]; then TP=4; fi',
+        '[[ -v PP ]] || PP=2',
+        `torchrun pretrain_gpt.py ${MODEL} --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP`,
+      ].join('\n'),
+    );
+    expect(r.config.parallel).toMatchObject({ tp: 4, pp: 2 });
+    expect(r.notes.join('\n')).toContain(
+      '`if [ -z ${TP} ]`: TP not set in the file, read as unset (empty); took its then branch',
+    );
+    expect(r.notes.join('\n')).toContain('`… || PP=2`: run, with PP read as unset');
+  });
+  it('a value the script cannot know ($(command), a file) leaves the branch undecided: the else branch', () => {
+    const r = ok(
+      [
+        'if [ "$(hostname)" = "big" ]; then TP=8; else TP=2; fi',
+        `torchrun pretrain_gpt.py ${MODEL} --tensor-model-parallel-size $TP`,
+      ].join('\n'),
+    );
+    expect(r.config.parallel).toMatchObject({ tp: 2 });
+    expect(r.notes.join('\n')).toContain('depends on a value the script does not set');
   });
   it('an exit in a branch taken by default is not followed; usage checks do not stop the reading', () => {
     const r = ok(

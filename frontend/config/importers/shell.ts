@@ -729,6 +729,10 @@ class Shell {
   readonly funcs = new Map<string, Node>();
   readonly run: ShellRun = { commands: [], vars: new Map(), notes: [], sourced: [], written: new Map() };
   private unknown = false; // set when an expansion met a value the script does not give
+  // in a test or a case word, a variable the file never sets reads as empty, as bash reads it when the
+  // environment leaves it unset; its names are collected for the note
+  private asEmpty = false;
+  private unsetNames = new Set<string>();
   private positional: string[][] = []; // function-call arguments; empty at the top: the script's own are not given
   private undecided = 0; // > 0 inside a branch taken for lack of a value
   private turns = 0;
@@ -780,6 +784,7 @@ class Shell {
 
   private list(node: Node & { n: 'list' }): Status {
     let s: Status = true;
+    let unset: string[] = [];
     for (const { node: item, op } of node.items) {
       if (op === '&&' || op === '||') {
         if (s === undefined) {
@@ -787,8 +792,15 @@ class Shell {
           continue;
         }
         if (op === '&&' ? !s : s) continue;
+        if (unset.length) {
+          this.note(`\`… ${op} ${describe(item)}\`: run, with ${unset.join(', ')} read as unset`);
+          s = this.inUndecided(() => this.exec(item));
+          continue;
+        }
       }
+      this.unsetNames = new Set();
       s = this.exec(item);
+      unset = [...this.unsetNames];
     }
     return s;
   }
@@ -805,10 +817,18 @@ class Shell {
   private ifNode(node: Node & { n: 'if' }): Status {
     let guessed = false;
     for (const [k, arm] of node.arms.entries()) {
+      this.unsetNames = new Set();
       const s = this.exec(arm.cond);
+      const unset = [...this.unsetNames];
+      if (s !== undefined && unset.length) {
+        this.note(
+          `\`if ${node.src[k]}\`: ${unset.join(', ')} not set in the file, read as unset (empty); ${s ? 'took its then branch' : k + 1 < node.arms.length ? 'went on to the next elif' : node.otherwise ? 'took the else branch' : 'no branch taken (there is no else)'}`,
+        );
+        guessed = true;
+      }
       if (s === true) {
         if (guessed) {
-          this.note(`\`if ${node.src[k]}\`: taken (an earlier condition was undecided)`);
+          if (!unset.length) this.note(`\`if ${node.src[k]}\`: taken (an earlier condition was undecided)`);
           return this.inUndecided(() => this.exec(arm.body));
         }
         return this.exec(arm.body);
@@ -826,10 +846,20 @@ class Shell {
 
   private caseNode(node: Node & { n: 'case' }): Status {
     this.unknown = false;
+    this.unsetNames = new Set();
+    this.asEmpty = true;
     const value = this.expand(node.word).join(' ');
+    this.asEmpty = false;
     const undecided = this.unknown;
+    const unset = [...this.unsetNames];
     for (const arm of node.arms) {
       const pats = arm.patterns.map((p) => this.expand(p).join(' '));
+      if (!undecided && unset.length && pats.some((p) => glob(p).test(value))) {
+        this.note(
+          `\`case ${node.src}\`: ${unset.join(', ')} not set in the file, read as unset (empty); took ${pats.join('|')})`,
+        );
+        return this.inUndecided(() => this.exec(arm.body));
+      }
       if (undecided) {
         if (pats.includes('*')) {
           this.note(`\`case ${node.src}\`: the value is not set by the script; took the default branch *)`);
@@ -839,6 +869,10 @@ class Shell {
     }
     if (undecided)
       this.note(`\`case ${node.src}\`: the value is not set by the script and there is no *) branch; none taken`);
+    else if (unset.length)
+      this.note(
+        `\`case ${node.src}\`: ${unset.join(', ')} not set in the file, read as unset (empty); no pattern matches`,
+      );
     return true;
   }
 
@@ -1013,15 +1047,26 @@ class Shell {
       const v = this.arithValue(node.words.join(' '));
       return v === undefined ? undefined : v !== 0;
     }
+    this.asEmpty = true;
     const words = node.words.map((w) =>
       w.startsWith('\u0000') ? this.expand(node.raw[Number(w.slice(1))], false).join(' ') : w,
     );
+    this.asEmpty = false;
     const quoted = node.words.map(
       (w) => w.startsWith('\u0000') && node.raw[Number(w.slice(1))].parts.some((p) => p.t !== 'lit'),
     );
     if (this.unknown) return undefined;
     try {
-      return evalTest(words, quoted, (s) => this.arithValue(s));
+      return evalTest(
+        words,
+        quoted,
+        (s) => this.arithValue(s),
+        (name) => {
+          if (this.vars.has(name)) return true;
+          this.unsetNames.add(name);
+          return false;
+        },
+      );
     } catch (e) {
       if (e instanceof Undecided) return undefined;
       throw e;
@@ -1129,6 +1174,10 @@ class Shell {
       this.unknown = true;
       return [raw];
     }
+    if (value === undefined && this.asEmpty && (isName(name) || /^[1-9]$/.test(name))) {
+      this.unsetNames.add(isName(name) ? name : `$${name}`);
+      return [''];
+    }
     if (value === undefined) {
       this.unknown = true;
       return [name.length === 1 && !isName(name) ? `$${name}` : /^\w+$/.test(body) ? `$${body}` : raw];
@@ -1220,7 +1269,12 @@ function glob(p: string): RegExp {
 class Undecided {}
 
 /** [ ] / [[ ]] / test: string and integer comparisons, -z / -n, !, &&, ||, -a, -o; file tests are undecided. */
-function evalTest(words: string[], quoted: boolean[], arith: (s: string) => number | undefined): boolean {
+function evalTest(
+  words: string[],
+  quoted: boolean[],
+  arith: (s: string) => number | undefined,
+  isSet: (name: string) => boolean,
+): boolean {
   let k = 0;
   const or = (): boolean => {
     let v = and();
@@ -1259,6 +1313,10 @@ function evalTest(words: string[], quoted: boolean[], arith: (s: string) => numb
       const v = or();
       if (words[k] === ')') k++;
       return v;
+    }
+    if (w === '-v' && isName(words[k + 1] ?? '')) {
+      k += 2;
+      return isSet(words[k - 1]);
     }
     if (w === '-z' || w === '-n') {
       const s = words[k + 1] ?? '';

@@ -264,6 +264,7 @@ describe('bounded evaluation: a bomb is a named error, never a hang', () => {
     ['a doubling array', `A=(x)\n${'A+=("${A[@]}")\n'.repeat(40)}`],
     ['nested $(( ))', `X=$((${'('.repeat(5000)}1${')'.repeat(5000)}))`],
     ['nested if', `${'if true; then '.repeat(5000)}X=1${'; fi'.repeat(5000)}`],
+    ['nested defaults', `X=${'${A:-'.repeat(5000)}${'x'.repeat(100000)}${'}'.repeat(5000)}`],
   ])('%s', (_, script) => {
     const t0 = Date.now();
     const e = fail(`${script}\ntorchrun pretrain_gpt.py ${MODEL}`);

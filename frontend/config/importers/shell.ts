@@ -26,6 +26,7 @@ export interface ShellRun {
 const MAX_VALUE_CHARS = 65536; // no launch script needs 64 KiB in one variable
 const MAX_ARRAY_ITEMS = 16384;
 const MAX_NESTING = 200; // compound commands and $(( )) inside each other
+const MAX_DEFAULT_NESTING = 32; // ${A:-${B:-...}}: each level re-reads the text inside it
 const MAX_LOOP_TURNS = 10000; // all loops together
 const MAX_COMMANDS = 200000; // simple commands evaluated, all calls and turns together
 const MAX_CALL_DEPTH = 64;
@@ -732,6 +733,7 @@ class Shell {
   // in a test or a case word, a variable the file never sets reads as empty, as bash reads it when the
   // environment leaves it unset; its names are collected for the note
   private asEmpty = false;
+  private textDepth = 0;
   private unsetNames = new Set<string>();
   private positional: string[][] = []; // function-call arguments; empty at the top: the script's own are not given
   private undecided = 0; // > 0 inside a branch taken for lack of a value
@@ -1114,8 +1116,15 @@ class Shell {
 
   /** A here-document body ($ expansions and \ escapes; quotes are text) or a ${NAME:-word} word. */
   private expandText(body: string, as: 'heredoc' | 'word' = 'heredoc'): string {
-    const parts = new Lexer(body).readQuoted(as);
-    return this.expand({ parts: [{ t: 'dq', parts }] }, false).join('');
+    // ${A:-${B:-...}} re-reads its inner text at every level: bounded, so the work stays linear
+    if (++this.textDepth > MAX_DEFAULT_NESTING)
+      throw new ImportError('', `shell script: \${…:-…} defaults nested more than ${MAX_DEFAULT_NESTING} levels deep`);
+    try {
+      const parts = new Lexer(body).readQuoted(as);
+      return this.expand({ parts: [{ t: 'dq', parts }] }, false).join('');
+    } finally {
+      this.textDepth--;
+    }
   }
 
   private part(p: Part, quoted: boolean): string[] {

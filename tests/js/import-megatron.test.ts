@@ -197,6 +197,12 @@ describe('Megatron-DeepSpeed here-document DeepSpeed configs', () => {
     expect(r.config.training).toMatchObject({ attention: 'flash' });
     expect(r.notes.join('\n')).toContain('the DeepSpeed config the script writes (ds.json) was read');
   });
+  it('Megatron-DeepSpeed flags without --deepspeed are listed, not read', () => {
+    expect(ok(`${MODEL} --topk 2 --zero-stage 3`).unsupported).toEqual([
+      '--topk: a Megatron-DeepSpeed flag, read only with --deepspeed; not applied',
+      '--zero-stage: a Megatron-DeepSpeed flag, read only with --deepspeed; not applied',
+    ]);
+  });
   it('says so when the JSON cannot be read', () => {
     const r = ok(script('{"zero_optimization": {"stage": $UNSET_STAGE}}'));
     expect(r.config.parallel).toMatchObject({ zero_stage: 2 });

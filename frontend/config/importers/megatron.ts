@@ -64,6 +64,16 @@ const NOT_MODELLED: Record<string, string> = {
   'moe-min-capacity': 'the minimum expert capacity is not modelled (the capacity factor is)',
   'rampup-batch-size': 'batch-size ramp-up: the final global batch is counted',
 };
+// Megatron-DeepSpeed flags read only with --deepspeed (Megatron-LM has no such flag).
+const DEEPSPEED_ONLY = new Set([
+  'zero-stage',
+  'topk',
+  'expert-interval',
+  'moe-expert-parallel-size',
+  'moe-train-capacity-factor',
+  'disable-moe-token-dropping',
+  'enable-expert-tensor-parallelism',
+]);
 // Commands whose words are not the training's arguments.
 const NOT_LAUNCH = new Set([
   'echo',
@@ -223,6 +233,8 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
           `Mamba / hybrid layers${flag.includes('pattern') ? ` (pattern ${(args.get(flag) ?? []).join(' ')})` : ''} cannot be expressed until config v1 has layer types: every layer is counted as an attention + MLP transformer layer; not applied`,
         );
       else if (flag in NOT_MODELLED) d.skip(`--${flag}`, `${NOT_MODELLED[flag]}; not applied`);
+      else if (DEEPSPEED_ONLY.has(flag) && !args.has('deepspeed'))
+        d.skip(`--${flag}`, 'a Megatron-DeepSpeed flag, read only with --deepspeed; not applied');
       else if (!HANDLED.has(flag) && !IGNORED.test(flag) && !ROUTER_IGNORED.has(flag) && !DEEPSPEED_IGNORED.has(flag))
         d.skip(`--${flag}`, 'not a Megatron-LM flag llmem maps; not applied');
     const ignored = [...args.keys()].filter(

@@ -20,10 +20,17 @@ beforeAll(async () => {
 });
 
 const FIXTURES = join(repoRoot(), 'tests/fixtures/import');
-const fixtures = (kind: ImportKind): string[] =>
-  readdirSync(join(FIXTURES, kind))
+const REAL = join(repoRoot(), 'tests/fixtures/real');
+const files = (dir: string, keep: (name: string) => boolean = () => true): string[] =>
+  readdirSync(dir)
+    .filter(keep)
     .sort()
-    .map((name) => readFileSync(join(FIXTURES, kind, name), 'utf8'));
+    .map((name) => readFileSync(join(dir, name), 'utf8'));
+// Megatron also mutates the real launch scripts: arrays, branches, here-documents for the shell evaluator.
+const fixtures = (kind: ImportKind): string[] => [
+  ...files(join(FIXTURES, kind)),
+  ...(kind === 'megatron' ? files(join(REAL, kind), (name) => name.endsWith('.sh')) : []),
+];
 
 const JUNK_VALUES: Json[] = [
   null,

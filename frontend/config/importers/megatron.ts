@@ -3,6 +3,8 @@
 // those of megatron/training/arguments.py (add_*_args and validate_args):
 // https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py
 import { Draft, guard, ImportError, int, num, oneOf, type ImportResult } from './common.js';
+import { importDeepSpeed } from './deepspeed.js';
+import { runShell } from './shell.js';
 
 export interface MegatronOptions {
   /** world size when the text does not give it (--world-size, torchrun --nproc-per-node x --nnodes, WORLD_SIZE=) */
@@ -13,7 +15,90 @@ type Args = Map<string, string[]>;
 
 // Flags with no effect on per-GPU memory (schedules, data, logging, checkpoints, kernels, launchers).
 const IGNORED =
-  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-.*|moe-grouped-gemm|moe-router-load-balancing-type|moe-aux-loss-coeff|moe-z-loss-coeff|moe-token-dispatcher-type|moe-router-score-function|moe-router-pre-softmax|moe-router-topk-scaling-factor|moe-router-num-groups|moe-router-group-topk|moe-router-dtype|moe-router-bias-update-rate|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|decoder-seq-length|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
+  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-.*|moe-grouped-gemm|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|decoder-seq-length|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|decoupled-lr|decoupled-min-lr|fp8-amax-.*|tiktoken-pattern|tokenizer-.*|no-use-tokenizer-model-from-checkpoint-args|hysteresis|loss-scale|initial-loss-scale|min-loss-scale|loss-scale-window|override-opt_param-scheduler|train-tokens|rotary-scaling-factor|mscale|mscale-all-dim|rope-type|enable-gpt-oss|window-size|window-attn-skip-freq|activation-func-clamp-value|glu-linear-offset|disable-bf16-reduced-precision-matmul|export-.*|mtp-loss-scaling-factor|auto-detect-ckpt-format|enable-experimental|init-model-with-meta-device|moe-flex-dispatcher-backend|use-te|squared-relu|trust-remote-code|disable-gloo-process-groups|disable-straggler-on-startup|straggler-.*|check-weight-hash-across-dp-replicas-interval|rerun-mode|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
+// Router flags with no per-GPU memory effect beyond what docs/memory-model.md §7.10 counts for
+// every router (fp32 logits and probabilities, s·b·E values each; the top-k indices):
+// megatron/core/transformer/moe/router.py and moe_utils.py (NVIDIA/Megatron-LM d98e8a6).
+const ROUTER_IGNORED = new Set([
+  'moe-router-load-balancing-type', // aux / seq / global aux losses and sinkhorn reduce the saved probabilities to a scalar
+  'moe-aux-loss-coeff', // a loss weight
+  'moe-z-loss-coeff', // a loss weight (the z-loss reads the saved logits)
+  'moe-router-score-function', // softmax, sigmoid or sqrtsoftplus: the same s·b·E scores
+  'moe-router-pre-softmax', // softmax before or after the top-k: the same tensors
+  'moe-router-topk-scaling-factor', // a scalar on the chosen probabilities
+  'moe-router-bias-update-rate', // the update step of the expert bias (the bias itself: --moe-router-enable-expert-bias)
+  'moe-router-num-groups', // group-limited routing changes which experts are chosen, not how many
+  'moe-router-group-topk',
+  'moe-router-topk-limited-devices',
+  'moe-router-fusion', // a fused kernel of the same routing
+  'moe-router-force-load-balancing', // benchmark routing with random logits: balanced, the load_imbalance default
+  'moe-router-padding-for-fp8', // pads each expert's tokens to a multiple of 16/32: under 32 tokens per local expert
+  'moe-router-padding-for-quantization',
+]);
+// Mamba / hybrid models (megatron/core/models/mamba, --hybrid-layer-pattern): config v1 has no Mamba
+// layers yet, so every such flag is read and reported, never dropped.
+const HYBRID = /^(is-hybrid-model|hybrid-.*|mtp-hybrid-override-pattern|mamba-.*|spec)$/;
+// Megatron-DeepSpeed flags (microsoft/Megatron-DeepSpeed megatron/arguments.py) with no memory effect.
+const DEEPSPEED_IGNORED = new Set([
+  'data-impl',
+  'no-pipeline-parallel',
+  'deepspeed_config', // read with --deepspeed
+  'deepspeed-config',
+  'deepspeed-activation-checkpointing', // DeepSpeed's implementation of --checkpoint-activations
+  'moe-loss-coeff', // a loss weight
+  'moe-eval-capacity-factor', // evaluation only
+  'create-moe-param-group', // optimizer parameter groups
+  'use-flash-attn-v1', // read with --deepspeed (the attention kernel)
+  'use-flash-attn-v2',
+  'use-flash-attn-triton',
+  'use-flash-attn-builder',
+]);
+// Flags read and reported with a reason of their own.
+const NOT_MODELLED: Record<string, string> = {
+  'empty-unused-memory-level':
+    "torch.cuda.empty_cache() between steps is not modelled (the allocator's reserve is counted as if kept)",
+  'ds-sequence-parallel-size': 'DeepSpeed-Ulysses sequence parallelism is not modelled',
+  'cpu-optimizer':
+    "Megatron-DeepSpeed's optimizer on the CPU is not mapped (set parallel.offload_optimizer cpu with ZeRO)",
+  'mlp-type': 'the residual MoE of Megatron-DeepSpeed (a dense MLP beside the experts) is not modelled',
+  'moe-min-capacity': 'the minimum expert capacity is not modelled (the capacity factor is)',
+  'rampup-batch-size': 'batch-size ramp-up: the final global batch is counted',
+};
+// Megatron-DeepSpeed flags read only with --deepspeed (Megatron-LM has no such flag).
+const DEEPSPEED_ONLY = new Set([
+  'zero-stage',
+  'topk',
+  'expert-interval',
+  'moe-expert-parallel-size',
+  'moe-train-capacity-factor',
+  'disable-moe-token-dropping',
+  'enable-expert-tensor-parallelism',
+]);
+// Commands whose words are not the training's arguments.
+const NOT_LAUNCH = new Set([
+  'echo',
+  'printf',
+  'mkdir',
+  'rm',
+  'cp',
+  'mv',
+  'ls',
+  'touch',
+  'cat',
+  'tee',
+  'sleep',
+  'wait',
+  'chmod',
+  'ln',
+  'date',
+  'hostname',
+  'nvidia-smi',
+  'git',
+  'pip',
+  'tar',
+  'wget',
+  'curl',
+]);
 // Flags that are handled below (read through the Args map).
 const HANDLED = new Set([
   'num-layers',
@@ -92,37 +177,118 @@ const HANDLED = new Set([
   'group-query-attention',
   'moe-layer-recompute',
   'distribute-saved-activations',
+  'grad-reduce-in-bf16',
+  'use-megatron-fsdp',
+  'data-parallel-sharding-strategy',
+  'moe-router-dtype',
+  'moe-token-dispatcher-type',
+  'deepspeed',
+  'zero-stage',
+  'num-key-value-heads',
+  'checkpoint-activations',
+  'quick-geglu',
+  'softmax-type',
+  'num_gpus',
+  'num_nodes',
+  'topk',
+  'expert-interval',
+  'moe-expert-parallel-size',
+  'moe-train-capacity-factor',
+  'disable-moe-token-dropping',
+  'enable-expert-tensor-parallelism',
 ]);
 const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'mla_up_proj'];
 
 /** Import Megatron-LM arguments. */
 export function importMegatron(text: string, options: MegatronOptions = {}): ImportResult {
   return guard(() => {
-    const { tokens, vars } = shellTokens(text);
-    const args = parseArgs(tokens);
-    if (![...args.keys()].some((k) => HANDLED.has(k)))
+    const run = runShell(text);
+    let { args, launches } = launchArgs(run.commands);
+    let fromVariables: string[] = [];
+    if (!launches) ({ args, launches, names: fromVariables } = variableArgs(run.vars));
+    if (!launches)
       throw new ImportError(
         '',
         'Megatron arguments: no Megatron-LM flag found (expected e.g. --num-layers, --tensor-model-parallel-size)',
       );
     const d = new Draft();
     d.stack('megatron');
-    apply(d, args, vars, options);
+    for (const note of run.notes) d.note(note);
+    if (fromVariables.length)
+      d.note(
+        `no command of the script runs with Megatron flags (they go to sbatch / srun, or to a script that sources this one): the flags in ${fromVariables.join(', ')} were read`,
+      );
+    else if (launches > 1) d.note(`Megatron flags found in ${launches} commands: read together, a later flag winning`);
+    for (const file of run.sourced)
+      d.skip(
+        `source ${file}`,
+        'the sourced file is not given: the variables and flags it sets are not read; not applied',
+      );
+    apply(d, args, run.vars, options);
+    if (args.has('deepspeed')) deepspeed(d, args, run.written);
     for (const [flag] of args)
-      if (!HANDLED.has(flag) && !IGNORED.test(flag))
+      if (HYBRID.test(flag))
+        d.skip(
+          `--${flag}`,
+          `Mamba / hybrid layers${flag.includes('pattern') ? ` (pattern ${(args.get(flag) ?? []).join(' ')})` : ''} cannot be expressed until config v1 has layer types: every layer is counted as an attention + MLP transformer layer; not applied`,
+        );
+      else if (flag in NOT_MODELLED) d.skip(`--${flag}`, `${NOT_MODELLED[flag]}; not applied`);
+      else if (DEEPSPEED_ONLY.has(flag) && !args.has('deepspeed'))
+        d.skip(`--${flag}`, 'a Megatron-DeepSpeed flag, read only with --deepspeed; not applied');
+      else if (!HANDLED.has(flag) && !IGNORED.test(flag) && !ROUTER_IGNORED.has(flag) && !DEEPSPEED_IGNORED.has(flag))
         d.skip(`--${flag}`, 'not a Megatron-LM flag llmem maps; not applied');
-    const ignored = [...args.keys()].filter((f) => IGNORED.test(f) && !HANDLED.has(f));
+    const ignored = [...args.keys()].filter(
+      (f) => (IGNORED.test(f) || ROUTER_IGNORED.has(f) || DEEPSPEED_IGNORED.has(f)) && !HANDLED.has(f),
+    );
     for (const f of ignored) d.ignore(`--${f}`);
     return d.result();
   });
 }
 
+/** The flags of the commands that launch training (each command parsed on its own, later ones winning). */
+function launchArgs(commands: string[][]): { args: Args; launches: number } {
+  const args: Args = new Map();
+  let launches = 0;
+  for (const argv of commands) {
+    if (!argv.length || NOT_LAUNCH.has(argv[0].split('/').pop() ?? '')) continue;
+    const own = parseArgs(argv.flatMap((w) => w.split(/\s+/)).filter(Boolean));
+    if (![...own.keys()].some((k) => HANDLED.has(k))) continue;
+    launches++;
+    for (const [k, v] of own) args.set(k, v);
+  }
+  return { args, launches };
+}
+
+/** For a file that launches nothing (a model config to be sourced, an sbatch wrapper): the flags its variables hold. */
+function variableArgs(vars: Map<string, string>): { args: Args; launches: number; names: string[] } {
+  const args: Args = new Map();
+  const names: string[] = [];
+  for (const [name, value] of vars) {
+    const own = parseArgs(value.split(/\s+/).filter(Boolean));
+    if (![...own.keys()].some((k) => HANDLED.has(k))) continue;
+    names.push(name);
+    for (const [k, v] of own) args.set(k, v);
+  }
+  return { args, launches: names.length, names };
+}
+
 function apply(d: Draft, args: Args, vars: Map<string, string>, options: MegatronOptions): void {
   const has = (f: string) => args.has(f);
+  const unset = new Set<string>();
   const one = (f: string): string | undefined => {
     const v = args.get(f);
     if (!v) return undefined;
     if (!v.length) throw new ImportError(`--${f}`, `--${f}: needs a value`);
+    // a value the script leaves to its environment, its arguments or a sourced file: reported, not guessed
+    if (/\$/.test(v[0])) {
+      if (!unset.has(f))
+        d.skip(
+          `--${f}`,
+          `its value ${v[0]} is not set in the file (an environment variable, a script argument, a sourced file or a command's output); not applied`,
+        );
+      unset.add(f);
+      return undefined;
+    }
     return v[0];
   };
   const n = (f: string, min = 1): number | undefined => {
@@ -137,15 +303,25 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   const hidden = n('hidden-size');
   const heads = n('num-attention-heads');
   if (layers) d.set('model.layers', layers);
+  // a hybrid model's layers are the symbols of its pattern (M Mamba, * attention, - MLP, E MoE; | splits stages,
+  // / starts the MTP part); --num-layers is then ignored by Megatron (validate_args)
+  const pattern = args.get('hybrid-layer-pattern')?.[0] ?? args.get('hybrid-override-pattern')?.[0];
+  if (pattern && !pattern.includes('$')) {
+    const count = pattern.split('/')[0].replace(/\|/g, '').length;
+    d.set('model.layers', count);
+    d.note(`hybrid layer pattern: model.layers ${count}, one per symbol, each counted as an attention + MLP layer`);
+  }
   if (hidden) d.set('model.hidden', hidden);
   if (heads) d.set('model.heads', heads);
   const gqa = has('group-query-attention');
-  if (heads) d.set('model.kv_heads', gqa ? (n('num-query-groups') ?? 1) : heads);
+  const kvHeads = gqa ? (n('num-query-groups') ?? 1) : n('num-key-value-heads'); // the latter: Megatron-DeepSpeed
+  if (heads) d.set('model.kv_heads', kvHeads ?? heads);
   const kvc = n('kv-channels');
   if (kvc) d.set('model.head_dim', kvc);
   else if (hidden && heads) d.set('model.head_dim', hidden / heads);
   const swiglu = has('swiglu');
-  d.set('model.mlp', swiglu ? 'gated' : 'plain');
+  // --quick-geglu is gated too (megatron/training/argument_utils.py: gated_linear_unit), with the 4h default size
+  d.set('model.mlp', swiglu || has('quick-geglu') ? 'gated' : 'plain');
   let ffn = n('ffn-hidden-size');
   if (ffn === undefined && hidden) {
     // validate_args: 4h, or for SwiGLU int(4h * 2/3 / 64) * 64
@@ -163,6 +339,14 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   if (has('add-qkv-bias') && has('disable-bias-linear')) d.set('model.qkv_bias', true);
   d.set('model.tied_embeddings', !has('untie-embeddings-and-output-weights'));
   if (has('qk-layernorm')) d.set('model.qk_norm', 'head');
+  // --softmax-type learnable: one learned sink logit per head (transformer_config.py softmax_type)
+  const softmax = one('softmax-type');
+  if (
+    softmax !== undefined &&
+    oneOf(softmax, '--softmax-type', ['vanilla', 'off-by-one', 'learnable'] as const) === 'learnable'
+  )
+    d.set('model.attn_sinks', true);
+  else if (softmax !== undefined) d.ignore('--softmax-type'); // vanilla, or off-by-one: a constant in the softmax
   const pos =
     one('position-embedding-type') ??
     (has('use-rotary-position-embeddings') ? 'rope' : has('no-position-embedding') ? 'none' : 'learned_absolute');
@@ -188,8 +372,18 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   d.set('model.vocab_multiple', has('padded-vocab-size') ? 1 : (n('make-vocab-size-divisible-by') ?? 128));
 
   // MoE (add_moe_args)
-  const experts = n('num-experts');
-  if (experts) {
+  // Megatron-DeepSpeed (--deepspeed): DeepSpeed-MoE, one expert = dense, its own top-k, layer interval and
+  // token dropping (microsoft/Megatron-DeepSpeed megatron/arguments.py, model/transformer.py)
+  const ds = has('deepspeed');
+  const expertCounts = args.get('num-experts') ?? [];
+  const experts = ds && n('num-experts') === 1 ? undefined : n('num-experts');
+  if (ds && experts && expertCounts.length > 1)
+    d.skip(
+      '--num-experts',
+      `one expert count per MoE layer (${expertCounts.join(' ')}: a pyramid MoE) is not expressible; ${experts} counted for every MoE layer`,
+    );
+  if (experts && ds) d.set('model.moe', deepspeedMoe(args, experts, ffn, n, one));
+  else if (experts) {
     const moe: Record<string, number | boolean | null> = {
       experts,
       top_k: n('moe-router-topk') ?? 2,
@@ -202,18 +396,32 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     };
     const shared = n('moe-shared-expert-intermediate-size');
     if (shared) Object.assign(moe, { shared_experts: 1, shared_expert_ffn_hidden: shared });
-    const freq = one('moe-layer-freq');
-    if (freq !== undefined) {
-      const pattern = /^\(?\[0\]\s*\*\s*(\d+)\s*\+\s*\[1\]\s*\*\s*(\d+)\)?$/.exec(freq.replace(/\s/g, ''));
-      if (/^\d+$/.test(freq)) moe.layer_freq = int(freq, '--moe-layer-freq');
-      else if (pattern) moe.dense_layers = Number(pattern[1]);
-      else d.skip('--moe-layer-freq', `pattern ${freq} is not a leading dense block; every layer counted as MoE`);
-    }
+    const freq = args.get('moe-layer-freq');
+    if (freq !== undefined) layerFreq(d, moe, freq.join(''), layers);
     const cf = one('moe-expert-capacity-factor');
     if (cf !== undefined) moe.capacity_factor = num(cf, '--moe-expert-capacity-factor', 0.01);
     if (has('moe-router-enable-expert-bias')) moe.router_bias = true;
     d.set('model.moe', moe);
-  } else d.set('model.moe', null);
+    // router.py: fp32 / fp64 router logits and probabilities; llmem counts them in fp32 (memory-model.md §7.10)
+    const routerDtype = one('moe-router-dtype');
+    if (routerDtype !== undefined && oneOf(routerDtype, '--moe-router-dtype', ['fp32', 'fp64'] as const) === 'fp64')
+      d.skip(
+        '--moe-router-dtype',
+        'fp64 router logits and probabilities are not modelled (counted in fp32); not applied',
+      );
+    else if (routerDtype !== undefined) d.ignore('--moe-router-dtype');
+    const dispatcher = one('moe-token-dispatcher-type');
+    if (dispatcher !== undefined && dispatcher !== 'alltoall')
+      d.skip(
+        '--moe-token-dispatcher-type',
+        `the ${dispatcher} dispatcher's buffers are not modelled (counted as the all-to-all dispatcher's); not applied`,
+      );
+    else if (dispatcher !== undefined) d.ignore('--moe-token-dispatcher-type');
+  } else {
+    d.set('model.moe', null);
+    for (const f of ['moe-layer-freq', 'moe-router-dtype', 'moe-token-dispatcher-type'])
+      if (has(f)) d.note(`--${f} without --num-experts: a dense model, no effect`);
+  }
   if (has('multi-latent-attention')) {
     d.set('model.mla', {
       q_lora_rank: n('q-lora-rank') ?? null,
@@ -223,8 +431,13 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
       v_head_dim: n('v-head-dim') ?? 128,
     });
   } else d.set('model.mla', null);
+  // model.mtp_layers feeds only the megatron / megatron_bridge formulas; the simulated step refuses it
   const mtp = n('mtp-num-layers', 0);
-  if (mtp) d.set('model.mtp_layers', mtp);
+  if (mtp)
+    d.skip(
+      '--mtp-num-layers',
+      `${mtp} multi-token prediction layer(s): counted only by the megatron and megatron_bridge formulas (set model.mtp_layers with formula megatron); not applied`,
+    );
 
   // ---- parallelism (add_distributed_args) ----
   const tp = n('tensor-model-parallel-size') ?? 1,
@@ -233,7 +446,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   d.set('parallel.tp', tp);
   d.set('parallel.pp', pp);
   d.set('parallel.cp', cp);
-  if (experts) {
+  if (experts && ds) {
+    d.set('parallel.ep', n('moe-expert-parallel-size') ?? 1);
+    d.set('parallel.etp', has('enable-expert-tensor-parallelism') ? tp : 1);
+  } else if (experts) {
     d.set('parallel.ep', n('expert-model-parallel-size') ?? 1);
     d.set('parallel.etp', n('expert-tensor-parallel-size') ?? tp); // default: the tensor-parallel size
   } else if (has('expert-model-parallel-size') || has('expert-tensor-parallel-size'))
@@ -241,6 +457,19 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   d.set('parallel.sequence_parallel', has('sequence-parallel'));
   const first = n('decoder-first-pipeline-num-layers', 0),
     last = n('decoder-last-pipeline-num-layers', 0);
+  // validate_args: an even split needs the layers divisible by the stages
+  if (
+    layers &&
+    pp > 1 &&
+    first === undefined &&
+    last === undefined &&
+    layers % pp !== 0 &&
+    ![...args.keys()].some((f) => f.startsWith('account-for-') || HYBRID.test(f))
+  )
+    throw new ImportError(
+      '--pipeline-model-parallel-size',
+      `--pipeline-model-parallel-size ${pp} does not divide --num-layers ${layers} (Megatron needs an even split unless --decoder-first/last-pipeline-num-layers are given)`,
+    );
   if (first !== undefined) d.set('parallel.pp_first_stage_layers', first);
   if (last !== undefined) d.set('parallel.pp_last_stage_layers', last);
   const perVirtual = n('num-layers-per-virtual-pipeline-stage');
@@ -263,7 +492,13 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     d.set('parallel.pp_schedule', 'interleaved');
   } else if (pp > 1) d.set('parallel.pp_schedule', '1f1b');
   const dist = has('use-distributed-optimizer');
-  if (!has('use-torch-fsdp2')) d.set('parallel.distributed_optimizer', dist);
+  if (!has('use-torch-fsdp2') && !has('deepspeed')) d.set('parallel.distributed_optimizer', dist);
+  if (has('use-megatron-fsdp'))
+    d.skip(
+      '--use-megatron-fsdp',
+      `Megatron-FSDP (${one('data-parallel-sharding-strategy') ?? 'optim_grads_params'} sharding) has no engine in config v1: counted as the Megatron engine${dist ? ' with the distributed optimizer' : ''}; not applied`,
+    );
+  else if (has('data-parallel-sharding-strategy')) d.ignore('--data-parallel-sharding-strategy');
   if (has('optimizer-cpu-offload')) {
     d.set('parallel.offload_optimizer', 'cpu');
     const frac = one('optimizer-offload-fraction');
@@ -272,8 +507,8 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   }
 
   // World size: --world-size, the option, torchrun's --nproc-per-node x --nnodes, or WORLD_SIZE= in the script.
-  const perNode = n('nproc_per_node') ?? n('nproc-per-node');
-  const nodes = one('nnodes');
+  const perNode = n('nproc_per_node') ?? n('nproc-per-node') ?? n('num_gpus'); // torchrun; the deepspeed launcher
+  const nodes = one('nnodes') ?? one('num_nodes');
   const launched = perNode ? perNode * (nodes && /^\d+$/.test(nodes) ? Number(nodes) : 1) : undefined;
   const fromVar = vars.get('WORLD_SIZE');
   const world =
@@ -312,8 +547,17 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   if (has('fp16') && has('bf16')) throw new ImportError('--bf16', '--bf16 and --fp16 are exclusive');
   d.set('training.dtype', has('bf16') ? 'bf16' : has('fp16') ? 'fp16' : 'fp32');
   if (!has('bf16') && !has('fp16')) d.note('neither --bf16 nor --fp16: fp32 parameters (Megatron default)');
-  // validate_args: bf16 forces fp32 gradient accumulation/all-reduce; fp16 keeps fp16 main grads unless asked.
-  d.set('training.grad_dtype', has('fp16') && !has('accumulate-allreduce-grads-in-fp32') ? 'fp16' : 'fp32');
+  // validate_args: bf16 accumulates and all-reduces gradients in fp32 unless --grad-reduce-in-bf16; fp16
+  // keeps fp16 main grads unless asked. The grad buffer is fp32 when reducing in fp32, else the parameter
+  // dtype (megatron/core/distributed/param_and_grad_buffer.py group_params_for_buffers).
+  const bf16Grads = has('bf16') && has('grad-reduce-in-bf16');
+  d.set(
+    'training.grad_dtype',
+    has('fp16') && !has('accumulate-allreduce-grads-in-fp32') ? 'fp16' : bf16Grads ? 'bf16' : 'fp32',
+  );
+  if (bf16Grads)
+    d.note('--grad-reduce-in-bf16: gradient buffers and their reduction in bf16 (training.grad_dtype bf16)');
+  else if (has('grad-reduce-in-bf16')) d.note('--grad-reduce-in-bf16 without --bf16: no effect');
   if (has('fp8-format') || has('fp8')) d.set('training.fp8_linear', true);
   if (has('fp8-param-gather'))
     d.skip(
@@ -340,7 +584,21 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
         ? 'eager'
         : 'flash',
     );
-  else d.set('training.attention', 'flash');
+  else if (ds) {
+    // Megatron-DeepSpeed runs its unfused softmax attention unless a FlashAttention flag is given
+    const flash = [
+      'use-flash-attn',
+      'use-flash-attn-v1',
+      'use-flash-attn-v2',
+      'use-flash-attn-triton',
+      'use-flash-attn-builder',
+    ].some(has);
+    d.set('training.attention', flash ? 'flash' : 'eager');
+    if (!flash)
+      d.note(
+        'Megatron-DeepSpeed without --use-flash-attn*: the unfused attention keeps its s×s scores (training.attention eager)',
+      );
+  } else d.set('training.attention', 'flash');
   if (has('cross-entropy-loss-fusion'))
     d.note("--cross-entropy-loss-fusion: fused vocab-parallel cross-entropy counted as Megatron's standard loss");
   if (has('cpu-offloading')) {
@@ -372,17 +630,195 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
       d.set('training.recompute_modules', mods);
     }
   } else if (has('recompute-activations')) d.set('training.recompute', 'selective');
+  else if (has('checkpoint-activations')) {
+    // Megatron-DeepSpeed keeps the old flag for DeepSpeed's activation checkpointing: every layer
+    d.set('training.recompute', 'full');
+    d.note('--checkpoint-activations: every layer recomputed (training.recompute full)');
+  }
   if (has('distribute-saved-activations'))
     d.skip('--distribute-saved-activations', 'checkpoints split over the tensor-parallel group are not modelled');
   if (has('moe-layer-recompute')) d.skip('--moe-layer-recompute', 'use training.recompute selective with moe');
 }
 
+/**
+ * --moe-layer-freq: N (an MoE layer every N-th, from the first) or a Python list expression such as
+ * ([0]*3+[1]*58) (megatron/training/arguments.py moe_freq_type; a 1 marks an MoE layer). Set as
+ * llmem's dense_layers + layer_freq when the pattern is a leading dense block then every n-th layer.
+ */
+function layerFreq(d: Draft, moe: Record<string, number | boolean | null>, text: string, layers?: number): void {
+  const value = text.replace(/^(["'])(.*)\1$/s, '$2');
+  if (/^\d+$/.test(value)) {
+    moe.layer_freq = int(value, '--moe-layer-freq');
+    return;
+  }
+  const pattern = pythonList(value);
+  if (layers !== undefined && pattern.length !== layers)
+    throw new ImportError(
+      '--moe-layer-freq',
+      `--moe-layer-freq ${value}: ${pattern.length} entries for --num-layers ${layers} (Megatron needs one per layer)`,
+    );
+  const moeAt = pattern.flatMap((x, i) => (x ? [i] : []));
+  const dense = moeAt[0];
+  const every = moeAt.length > 1 ? moeAt[1] - moeAt[0] : pattern.length - (dense ?? 0);
+  const fits = dense !== undefined && pattern.every((x, i) => x === (i >= dense && (i - dense) % every === 0 ? 1 : 0));
+  if (!fits) {
+    d.skip(
+      '--moe-layer-freq',
+      `pattern ${value} is not a leading dense block then every n-th layer; every layer counted as MoE`,
+    );
+    return;
+  }
+  moe.dense_layers = dense;
+  moe.layer_freq = every;
+  d.note(`--moe-layer-freq ${value}: ${dense} leading dense layers, then an MoE layer every ${every}`);
+}
+
+const MAX_PATTERN = 100000;
+
+/** A list of 0/1 written as Python: [1,0], [0]*3+[1]*58, ([1]*1+[0]*1)*24. */
+function pythonList(text: string): number[] {
+  const bad = (why: string) =>
+    new ImportError(
+      '--moe-layer-freq',
+      `--moe-layer-freq: "${text}" is not a whole number or a list of 0 and 1 (${why})`,
+    );
+  const t = text.match(/\d+|[[\](),*+]|\S/g) ?? [];
+  let i = 0,
+    depth = 0;
+  const number = (): number => {
+    const x = t[i++];
+    if (x === undefined || !/^\d+$/.test(x)) throw bad(`expected a number at "${x ?? 'the end'}"`);
+    return Number(x);
+  };
+  const repeat = (list: number[], times: number): number[] => {
+    if (list.length * times > MAX_PATTERN) throw bad(`more than ${MAX_PATTERN} layers`);
+    return Array.from({ length: list.length * times }, (_, k) => list[k % list.length]);
+  };
+  const atom = (): number[] => {
+    const x = t[i];
+    if (x === '(') {
+      i++;
+      if (++depth > 100) throw bad('nested too deeply');
+      const v = sum();
+      if (t[i++] !== ')') throw bad('a ( without its )');
+      depth--;
+      return v;
+    }
+    if (x === '[') {
+      i++;
+      const v: number[] = [];
+      while (t[i] !== ']') {
+        const n = number();
+        if (n > 1) throw bad(`${n} is not 0 or 1`);
+        v.push(n);
+        if (t[i] === ',') i++;
+        else if (t[i] !== ']') throw bad('a [ without its ]');
+      }
+      i++;
+      return v;
+    }
+    return repeat([], number()); // a bare number in a list expression: only as a repeat count
+  };
+  const product = (): number[] => {
+    let v: number[];
+    if (/^\d+$/.test(t[i] ?? '') && t[i + 1] === '*') {
+      const times = Number(t[i]); // 3*[1]
+      i += 2;
+      v = repeat(atom(), times);
+    } else v = atom();
+    while (t[i] === '*') {
+      i++;
+      v = repeat(v, number());
+    }
+    return v;
+  };
+  const sum = (): number[] => {
+    let v = product();
+    while (t[i] === '+') {
+      i++;
+      v = [...v, ...product()];
+      if (v.length > MAX_PATTERN) throw bad(`more than ${MAX_PATTERN} layers`);
+    }
+    return v;
+  };
+  const v = sum();
+  if (i !== t.length) throw bad(`unexpected "${t[i]}"`);
+  if (!v.length) throw bad('an empty list');
+  return v;
+}
+
+/** DeepSpeed-MoE of Megatron-DeepSpeed: every --expert-interval-th layer (layer numbers from 1) is MoE. */
+function deepspeedMoe(
+  args: Args,
+  experts: number,
+  ffn: number | undefined,
+  n: (f: string, min?: number) => number | undefined,
+  one: (f: string) => string | undefined,
+): Record<string, number | boolean | null> {
+  const interval = n('expert-interval') ?? 2;
+  const capacity = one('moe-train-capacity-factor');
+  return {
+    experts,
+    top_k: n('topk') ?? 1,
+    expert_ffn_hidden: ffn ?? null,
+    shared_experts: 0,
+    shared_expert_ffn_hidden: 0,
+    dense_layers: interval - 1,
+    layer_freq: interval,
+    capacity_factor: args.has('disable-moe-token-dropping')
+      ? null
+      : num(capacity ?? 1, '--moe-train-capacity-factor', 0.01),
+  };
+}
+
+/**
+ * Megatron-DeepSpeed (--deepspeed): the megatron_deepspeed engine, its ZeRO stage and offload read from
+ * the DeepSpeed JSON the script writes with a here-document (cat <<EOT > $DS_CONFIG), else --zero-stage.
+ */
+function deepspeed(d: Draft, args: Args, written: Map<string, string>): void {
+  d.set('parallel.engine', 'megatron_deepspeed');
+  const flag = args.has('deepspeed_config') ? 'deepspeed_config' : 'deepspeed-config';
+  const path = args.get(flag)?.[0];
+  const stageFlag = args.get('zero-stage')?.[0];
+  const stage = stageFlag === undefined ? undefined : int(stageFlag.replace(/\.0$/, ''), '--zero-stage', 0);
+  const text = path === undefined ? undefined : written.get(path);
+  const ds = text === undefined ? undefined : importDeepSpeed(text);
+  if (ds && !('error' in ds)) {
+    const from = ds.config.parallel as Record<string, unknown>;
+    for (const [k, v] of Object.entries(from))
+      if (k !== 'engine' && k !== 'gpus' && v !== undefined) d.set(`parallel.${k}`, v as never);
+    // the batch keys restate the Megatron flags (which decide); the rest is reported as the DeepSpeed importer words it
+    for (const line of ds.unsupported.filter(
+      (l) => !/^(train_batch_size|train_micro_batch_size_per_gpu|gradient_accumulation_steps)\b/.test(l),
+    ))
+      d.skip(`${path} ${line.split(':')[0]}`, `${line.slice(line.indexOf(':') + 2)}`);
+    d.note(
+      `the DeepSpeed config the script writes (${path}) was read for ZeRO and offload (zero_stage ${String(from.zero_stage)}); batch sizes and precision come from the Megatron flags`,
+    );
+    if (stage !== undefined && stage !== from.zero_stage)
+      d.note(
+        `--zero-stage ${stage} differs from the DeepSpeed config's stage ${String(from.zero_stage)}: DeepSpeed uses its config`,
+      );
+    return;
+  }
+  const why =
+    path === undefined
+      ? 'no --deepspeed_config given'
+      : text === undefined
+        ? `the DeepSpeed config ${path} is not written by the script (a file not given)`
+        : `the DeepSpeed config ${path} the script writes is not JSON once expanded (${(ds as { error: { message: string } }).error.message})`;
+  d.set('parallel.zero_stage', stage ?? 0);
+  d.skip(
+    `--${path === undefined ? 'deepspeed' : flag}`,
+    `${why}: its ZeRO and offload settings were not read; parallel.zero_stage ${stage ?? 0} from ${stage === undefined ? "llmem's default" : '--zero-stage'}; not applied`,
+  );
+}
+
 /** Flags and their values ("--flag v1 v2", "--flag=v"); a later flag wins. */
-function parseArgs(tokens: string[]): Args {
-  const args: Args = new Map();
+function parseArgs(tokens: string[], args: Args = new Map()): Args {
   let current: string[] | undefined;
   for (const t of tokens) {
-    const m = /^--([A-Za-z][\w-]*)(?:=(.*))?$/.exec(t);
+    const m = /^--([A-Za-z][\w-]*)(?:=(.*))?$/s.exec(t);
     if (m) {
       current = m[2] !== undefined ? [m[2]] : [];
       args.set(m[1], current);
@@ -390,151 +826,4 @@ function parseArgs(tokens: string[]): Args {
     } else if (current) current.push(t);
   }
   return args;
-}
-
-/**
- * The words of a shell script after variable expansion: quotes, `\` line joins,
- * comments, NAME=value (also `export`), bash arrays NAME=( ... ), ${NAME[@]},
- * ${NAME:-default} and $(( integer arithmetic )). Assignments are not words.
- */
-const MAX_VARIABLE_CHARS = 65536;
-
-export function shellTokens(text: string): { tokens: string[]; vars: Map<string, string> } {
-  const vars = new Map<string, string>();
-  const tokens: string[] = [];
-  const expand = (s: string): string =>
-    s
-      .replace(/\$\(\((.*?)\)\)/g, (all, e: string) => {
-        const names = e.replace(/\$\{?([A-Za-z_]\w*)\}?/g, '$1');
-        const v = arithmetic(names.replace(/\b([A-Za-z_]\w*)\b/g, (_, n: string) => vars.get(n) ?? n));
-        return v === undefined ? all : String(v);
-      })
-      .replace(
-        /\$\{([A-Za-z_]\w*)(\[@\]|\[\*\])?(?::?-([^}]*))?\}|\$([A-Za-z_]\w*)/g,
-        (all, a?: string, _arr?: string, def?: string, b?: string) => vars.get(a ?? b!) ?? def ?? all,
-      );
-  // a value that doubles on every line would grow without bound: no launch script needs 64 KiB in one variable
-  const setVar = (name: string, value: string) => {
-    if (value.length > MAX_VARIABLE_CHARS)
-      throw new ImportError(
-        name,
-        `Megatron arguments: variable ${name} expands to more than ${MAX_VARIABLE_CHARS} characters`,
-      );
-    vars.set(name, value);
-  };
-  let words: string[] = [];
-  let word = '',
-    inWord = false;
-  let array: string | undefined; // NAME=( ... ) being collected
-  const endWord = () => {
-    if (inWord) words.push(word);
-    word = '';
-    inWord = false;
-  };
-  const endCommand = () => {
-    endWord();
-    if (array) return; // arrays span lines
-    let i = 0;
-    if (words[0] === 'export' || words[0] === 'local' || words[0] === 'declare') i = 1;
-    let assigned = false;
-    for (; i < words.length; i++) {
-      const m = /^([A-Za-z_]\w*)=(.*)$/s.exec(words[i]);
-      if (!m) break;
-      setVar(m[1], m[2]);
-      assigned = true;
-    }
-    if (!assigned || i < words.length) for (const w of words.slice(i)) tokens.push(...w.split(/\s+/).filter(Boolean));
-    words = [];
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (c === '\\' && text[i + 1] === '\n') i++;
-    else if (c === '\\' && text[i + 1] === '\r' && text[i + 2] === '\n') i += 2;
-    else if (c === "'") {
-      const end = text.indexOf("'", i + 1);
-      if (end < 0) throw new ImportError('', 'Megatron arguments: unterminated single quote');
-      word += text.slice(i + 1, end);
-      inWord = true;
-      i = end;
-    } else if (c === '"') {
-      let j = i + 1,
-        s = '';
-      while (j < text.length && text[j] !== '"') {
-        if (text[j] === '\\' && j + 1 < text.length) j++;
-        s += text[j++];
-      }
-      if (j >= text.length) throw new ImportError('', 'Megatron arguments: unterminated double quote');
-      word += expand(s);
-      inWord = true;
-      i = j;
-    } else if (c === '#' && !inWord) {
-      while (i < text.length && text[i] !== '\n') i++;
-      i--;
-    } else if (c === '(' && /^[A-Za-z_]\w*=$/.test(word)) {
-      array = word.slice(0, -1);
-      word = '';
-      inWord = false;
-      words = [];
-    } else if (c === ')' && array) {
-      endWord();
-      setVar(array, words.join(' '));
-      array = undefined;
-      words = [];
-    } else if (c === '\n' || c === ';' || (c === '&' && text[i + 1] === '&') || (c === '|' && !inWord)) {
-      if (c === '&') i++;
-      endCommand();
-    } else if (c === ' ' || c === '\t' || c === '\r') endWord();
-    else if (c === '$') {
-      // expand $NAME / ${...} / $((...)) at the end of the word
-      let j = i + 1;
-      if (text[j] === '(' && text[j + 1] === '(') {
-        const end = text.indexOf('))', j);
-        j = end < 0 ? text.length : end + 2;
-      } else if (text[j] === '{') {
-        const end = text.indexOf('}', j);
-        j = end < 0 ? text.length : end + 1;
-      } else while (j < text.length && /\w/.test(text[j])) j++;
-      word += expand(text.slice(i, j));
-      inWord = true;
-      i = j - 1;
-    } else {
-      word += c;
-      inWord = true;
-    }
-  }
-  endCommand();
-  return { tokens, vars };
-}
-
-/** Integer arithmetic of $(( )): + - * / % and parentheses; undefined if anything else remains. */
-function arithmetic(expr: string): number | undefined {
-  const t = expr.match(/\d+|[-+*/%()]/g);
-  if (!t || t.join('') !== expr.replace(/\s/g, '')) return undefined;
-  let i = 0;
-  const atom = (): number => {
-    const x = t[i++];
-    if (x === '(') {
-      const v = sum();
-      i++;
-      return v;
-    }
-    if (x === '-') return -atom();
-    return Number(x);
-  };
-  const prod = (): number => {
-    let v = atom();
-    while (t[i] === '*' || t[i] === '/' || t[i] === '%') {
-      const op = t[i++],
-        r = atom();
-      v = op === '*' ? v * r : op === '/' ? Math.trunc(v / r) : v % r;
-    }
-    return v;
-  };
-  const sum = (): number => {
-    let v = prod();
-    while (t[i] === '+' || t[i] === '-') v = t[i++] === '+' ? v + prod() : v - prod();
-    return v;
-  };
-  const v = sum();
-  return i === t.length && Number.isFinite(v) ? v : undefined;
 }

@@ -1,0 +1,280 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are shell scripts, where ${NAME} is a variable
+// Megatron-LM launch scripts as people write them: the bash subset of
+// frontend/config/importers/shell.ts (arrays, quoted flag strings, defaults,
+// arithmetic, branches on unset variables, sourced files, here-documents), the
+// flags of issue 14 (--grad-reduce-in-bf16, Megatron-FSDP, --moe-layer-freq
+// lists, router and hybrid flags), and the bounds on evaluation work.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Config, Core } from '../../wasm/llmem.js';
+import { loadCore, repoRoot } from '../../wasm/node.js';
+import { resolveConfig } from '../../frontend/config/resolve.js';
+import { importConfig, type Imported } from '../../frontend/config/importers/index.js';
+import { runShell } from '../../frontend/config/importers/shell.js';
+
+const real = (file: string) => readFileSync(join(repoRoot(), 'tests/fixtures/real/megatron', file), 'utf8');
+const ok = (text: string, worldSize?: number): Imported => {
+  const r = importConfig('megatron', text, { worldSize });
+  if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
+  return r;
+};
+const fail = (text: string) => {
+  const r = importConfig('megatron', text);
+  if (!('error' in r)) throw new Error(`expected an error, got ${JSON.stringify(r.config)}`);
+  return r.error;
+};
+const MODEL = '--num-layers 2 --hidden-size 64 --num-attention-heads 4';
+const GiB = 2 ** 30;
+
+let core: Core;
+beforeAll(async () => {
+  core = await loadCore();
+});
+const peakGiB = (config: Config): number => {
+  const resolved = resolveConfig(config);
+  if (!resolved.ok) throw new Error(resolved.error.message);
+  const res = core.estimate(resolved.config);
+  if (!res.ok) throw new Error(`${res.error.path}: ${res.error.message}`);
+  return res.per_gpu.peak_allocated_bytes / GiB;
+};
+
+describe('the Llama-3 8B FP8 launch script (NVIDIA/Megatron-LM examples/llama)', () => {
+  it('keeps --use-distributed-optimizer, appended with TRAINING_ARGS+=("${DDP_ARGS[@]}")', () => {
+    const r = ok(real('llama3_8b_h100_fp8.sh'));
+    expect(r.config.parallel).toMatchObject({ distributed_optimizer: true, gpus: 8, tp: 1 });
+    expect(r.config.training).toMatchObject({ grad_dtype: 'bf16', fp8_linear: true, grad_accum: 16 });
+  });
+  it('the estimate: the optimizer states sharded over 8 GPUs, not 78 GiB more per GPU', () => {
+    const r = ok(real('llama3_8b_h100_fp8.sh'));
+    const withFix = peakGiB(r.config);
+    // what the reader gave before: the distributed optimizer lost with the appended array
+    const parallel = { ...(r.config.parallel as Config), distributed_optimizer: false };
+    const lost = peakGiB({ ...r.config, parallel });
+    // Adam's fp32 master weights and two moments (12 bytes per parameter) of 8.03 B parameters, 7/8 of them sharded away
+    const states = (8.03e9 * 12 * 7) / 8 / GiB;
+    expect(lost - withFix).toBeGreaterThan(states * 0.95);
+    expect(lost - withFix).toBeLessThan(states * 1.05);
+  });
+  it('reads the branches it can decide and says which it took for the others', () => {
+    const r = ok(real('llama3_8b_h100_fp8.sh'));
+    // DTYPE="fp8" is set in the script: the FP8 branch; TOKENIZER_ARG defaults to MOCK: the mock-data branch
+    expect(r.config.model).toMatchObject({ vocab: 128256 });
+    expect(r.notes.join('\n')).toContain('`if [ ! -f ${PRETRAIN_SCRIPT_PATH} ]`');
+    expect(r.notes.join('\n')).toContain('no branch taken (there is no else)');
+  });
+});
+
+describe('the bash subset', () => {
+  it('arrays: declare -a, ARR+=( ), "${ARR[@]}", ${#ARR[@]}, ${ARR[1]}', () => {
+    const run = runShell(
+      [
+        'declare -a A',
+        'A+=(--one 1)',
+        'B=("--two 2" --three)',
+        'A+=("${B[@]}")',
+        'N=${#A[@]}',
+        'SECOND=${A[1]}',
+        'cmd "${A[@]}"',
+      ].join('\n'),
+    );
+    expect(run.commands).toEqual([['cmd', '--one', '1', '--two 2', '--three']]);
+    expect(run.vars.get('N')).toBe('4');
+    expect(run.vars.get('SECOND')).toBe('1');
+  });
+  it('flags inside quoted strings, ${VAR:-default}, ${VAR:=default}, $(( )), export', () => {
+    const r = ok(
+      [
+        'export TP=${TP:-2}',
+        ': ${PP:=2}',
+        'LAYERS=$(( 4 * PP ))',
+        'MODEL_ARGS="--num-layers $LAYERS --hidden-size 64 --num-attention-heads 4"',
+        'torchrun --nproc-per-node 8 pretrain_gpt.py $MODEL_ARGS --tensor-model-parallel-size $TP --pipeline-model-parallel-size ${PP}',
+      ].join('\n'),
+    );
+    expect(r.config.model).toMatchObject({ layers: 8, hidden: 64 });
+    expect(r.config.parallel).toMatchObject({ tp: 2, pp: 2, gpus: 8 });
+  });
+  it('if/elif/else and case: decided when the script sets the value, else the default branch with a note', () => {
+    const script = (first: string) =>
+      [
+        first,
+        'if [[ "$SIZE" == "big" ]]; then L=8; elif [ "$SIZE" = small ]; then L=2; else L=4; fi',
+        'case "$MODE" in',
+        '  fast) TP=1 ;;',
+        '  *) TP=2 ;;',
+        'esac',
+        `python pretrain_gpt.py --num-layers $L --hidden-size 64 --num-attention-heads 4 --tensor-model-parallel-size $TP`,
+      ].join('\n');
+    const known = ok(script('SIZE=small; MODE=fast'));
+    expect(known.config.model).toMatchObject({ layers: 2 });
+    expect(known.config.parallel).toMatchObject({ tp: 1 });
+    const unset = ok(script('# SIZE and MODE come from the environment'));
+    expect(unset.config.model).toMatchObject({ layers: 4 });
+    expect(unset.config.parallel).toMatchObject({ tp: 2 });
+    const notes = unset.notes.join('\n');
+    expect(notes).toContain(
+      '`if [[ ${SIZE} == big ]]`: SIZE not set in the file, read as unset (empty); went on to the next elif',
+    );
+    expect(notes).toContain(
+      '`if [ ${SIZE} = small ]`: SIZE not set in the file, read as unset (empty); took the else branch',
+    );
+    expect(notes).toContain('`case ${MODE}`: MODE not set in the file, read as unset (empty); took *)');
+  });
+  it('[ -z "$X" ] && X=default: the default of a variable the file leaves unset', () => {
+    const r = ok(
+      [
+        'if [ -z "$TP" ]; then TP=4; fi',
+        '[[ -v PP ]] || PP=2',
+        `torchrun pretrain_gpt.py ${MODEL} --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP`,
+      ].join('\n'),
+    );
+    expect(r.config.parallel).toMatchObject({ tp: 4, pp: 2 });
+    expect(r.notes.join('\n')).toContain(
+      '`if [ -z ${TP} ]`: TP not set in the file, read as unset (empty); took its then branch',
+    );
+    expect(r.notes.join('\n')).toContain('`… || PP=2`: run, with PP read as unset');
+  });
+  it('a value the script cannot know ($(command), a file) leaves the branch undecided: the else branch', () => {
+    const r = ok(
+      [
+        'if [ "$(hostname)" = "big" ]; then TP=8; else TP=2; fi',
+        `torchrun pretrain_gpt.py ${MODEL} --tensor-model-parallel-size $TP`,
+      ].join('\n'),
+    );
+    expect(r.config.parallel).toMatchObject({ tp: 2 });
+    expect(r.notes.join('\n')).toContain('depends on a value the script does not set');
+  });
+  it('an exit in a branch taken by default is not followed; usage checks do not stop the reading', () => {
+    const r = ok(
+      ['if [ -n "$1" ]; then CKPT=$1; else echo usage; exit 1; fi', `torchrun pretrain_gpt.py ${MODEL}`].join('\n'),
+    );
+    expect(r.config.model).toMatchObject({ layers: 2 });
+    expect(r.notes.join('\n')).toContain('`exit` in a branch taken by default: not followed');
+  });
+  it('source of a file that is not given, and values left to it, are reported', () => {
+    const r = ok(
+      ['source ./conf/model.sh', `torchrun pretrain_gpt.py ${MODEL} --tensor-model-parallel-size $TP`].join('\n'),
+    );
+    expect(r.unsupported).toEqual([
+      'source ./conf/model.sh: the sourced file is not given: the variables and flags it sets are not read; not applied',
+      "--tensor-model-parallel-size: its value $TP is not set in the file (an environment variable, a script argument, a sourced file or a command's output); not applied",
+    ]);
+  });
+  it('a file that launches nothing (a model config to be sourced): the flags of its variables', () => {
+    const r = ok(`MODEL_ARGS=" ${MODEL} --bf16 "`);
+    expect(r.config.training).toMatchObject({ dtype: 'bf16' });
+    expect(r.notes.join('\n')).toContain('the flags in MODEL_ARGS were read');
+  });
+  it('echo, mkdir and $(command) words are not flags', () => {
+    const r = ok(
+      [
+        'N=$(nvidia-smi --query-gpu=name --format=csv | wc -l)',
+        'echo "--num-layers 99"',
+        `torchrun pretrain_gpt.py ${MODEL}`,
+      ].join('\n'),
+    );
+    expect(r.config.model).toMatchObject({ layers: 2 });
+    expect(r.unsupported).toEqual([]);
+  });
+});
+
+describe('Megatron-DeepSpeed here-document DeepSpeed configs', () => {
+  const script = (json: string) =>
+    [
+      'ZERO_STAGE=2',
+      'DS_CONFIG=ds.json',
+      `cat <<EOT > $DS_CONFIG\n${json}\nEOT`,
+      `deepspeed pretrain_gpt.py ${MODEL} --deepspeed --deepspeed_config $DS_CONFIG --zero-stage $ZERO_STAGE --use-flash-attn-v2`,
+    ].join('\n');
+  it('reads ZeRO and offload from the JSON the script writes', () => {
+    const r = ok(
+      script(
+        '{"train_batch_size": 8, "zero_optimization": {"stage": $ZERO_STAGE, "offload_optimizer": {"device": "cpu"}}}',
+      ),
+    );
+    expect(r.config.parallel).toMatchObject({ engine: 'megatron_deepspeed', zero_stage: 2, offload_optimizer: 'cpu' });
+    expect(r.config.training).toMatchObject({ attention: 'flash' });
+    expect(r.notes.join('\n')).toContain('the DeepSpeed config the script writes (ds.json) was read');
+  });
+  it('Megatron-DeepSpeed flags without --deepspeed are listed, not read', () => {
+    expect(ok(`${MODEL} --topk 2 --zero-stage 3`).unsupported).toEqual([
+      '--topk: a Megatron-DeepSpeed flag, read only with --deepspeed; not applied',
+      '--zero-stage: a Megatron-DeepSpeed flag, read only with --deepspeed; not applied',
+    ]);
+  });
+  it('says so when the JSON cannot be read', () => {
+    const r = ok(script('{"zero_optimization": {"stage": $UNSET_STAGE}}'));
+    expect(r.config.parallel).toMatchObject({ zero_stage: 2 });
+    expect(r.unsupported.join('\n')).toMatch(
+      /^--deepspeed_config: the DeepSpeed config ds.json the script writes is not JSON once expanded .*parallel.zero_stage 2 from --zero-stage; not applied$/,
+    );
+  });
+});
+
+describe('issue 14 flags', () => {
+  it('--grad-reduce-in-bf16: bf16 gradient buffers (only with --bf16)', () => {
+    expect(ok(`${MODEL} --bf16 --grad-reduce-in-bf16`).config.training).toMatchObject({ grad_dtype: 'bf16' });
+    expect(ok(`${MODEL} --bf16`).config.training).toMatchObject({ grad_dtype: 'fp32' });
+    expect(ok(`${MODEL} --grad-reduce-in-bf16`).config.training).toMatchObject({ grad_dtype: 'fp32' });
+  });
+  it('--use-megatron-fsdp is reported, never silently dropped', () => {
+    const r = ok(`${MODEL} --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params`);
+    expect(r.unsupported).toEqual([
+      '--use-megatron-fsdp: Megatron-FSDP (optim_grads_params sharding) has no engine in config v1: counted as the Megatron engine; not applied',
+    ]);
+  });
+  it('--moe-layer-freq: an int, or a Python list expression', () => {
+    const moe = (freq: string, layers = 8) =>
+      ok(`--num-layers ${layers} --hidden-size 64 --num-attention-heads 4 --num-experts 4 --moe-layer-freq ${freq}`);
+    expect(moe('2').config.model).toMatchObject({ moe: { dense_layers: 0, layer_freq: 2 } });
+    expect(moe('([0]*3+[1]*5)').config.model).toMatchObject({ moe: { dense_layers: 3, layer_freq: 1 } });
+    expect(moe('"[0]*2+[1]*6"').config.model).toMatchObject({ moe: { dense_layers: 2, layer_freq: 1 } });
+    expect(moe("'[0,1]*4'").config.model).toMatchObject({ moe: { dense_layers: 1, layer_freq: 2 } });
+    expect(moe('([1]*1+[0]*1)*4').config.model).toMatchObject({ moe: { dense_layers: 0, layer_freq: 2 } });
+    expect(moe('[1,1,0,0,1,1,0,0]').unsupported).toEqual([
+      '--moe-layer-freq: pattern [1,1,0,0,1,1,0,0] is not a leading dense block then every n-th layer; every layer counted as MoE',
+    ]);
+    expect(fail(`${MODEL} --num-experts 4 --moe-layer-freq [0]*3+[1]*5`).message).toContain(
+      '8 entries for --num-layers 2',
+    );
+    expect(fail(`${MODEL} --num-experts 4 --moe-layer-freq [2]*2`).path).toBe('--moe-layer-freq');
+    expect(fail(`${MODEL} --num-experts 4 --moe-layer-freq [1]*999999999`).message).toContain(
+      'more than 100000 layers',
+    );
+  });
+  it('router flags: fp32 routing is what llmem counts; fp64 is reported; the rest is read with no memory effect', () => {
+    const base = `${MODEL} --num-experts 4 --moe-router-score-function sigmoid --moe-router-load-balancing-type seq_aux_loss`;
+    const fp32 = ok(`${base} --moe-router-dtype fp32`);
+    expect(fp32.unsupported).toEqual([]);
+    expect(fp32.notes.at(-1)).toContain('--moe-router-dtype');
+    expect(ok(`${base} --moe-router-dtype fp64`).unsupported).toEqual([
+      '--moe-router-dtype: fp64 router logits and probabilities are not modelled (counted in fp32); not applied',
+    ]);
+    expect(ok(`${base} --moe-token-dispatcher-type allgather`).unsupported[0]).toMatch(
+      /^--moe-token-dispatcher-type: /,
+    );
+  });
+  it('hybrid (Mamba) flags are read and reported, with the layer count from the pattern', () => {
+    const r = ok('--hidden-size 64 --num-attention-heads 4 --hybrid-override-pattern M-M*-M- --mamba-state-dim 128');
+    expect(r.config.model).toMatchObject({ layers: 7 });
+    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual(['--hybrid-override-pattern', '--mamba-state-dim']);
+  });
+});
+
+describe('bounded evaluation: a bomb is a named error, never a hang', () => {
+  it.each([
+    ['an endless loop', 'while true; do X=1; done'],
+    ['recursion', 'f() { f; f; }; f'],
+    ['a doubling variable', `A=x\n${'A="$A$A"\n'.repeat(40)}`],
+    ['a doubling array', `A=(x)\n${'A+=("${A[@]}")\n'.repeat(40)}`],
+    ['nested $(( ))', `X=$((${'('.repeat(5000)}1${')'.repeat(5000)}))`],
+    ['nested if', `${'if true; then '.repeat(5000)}X=1${'; fi'.repeat(5000)}`],
+    ['nested defaults', `X=${'${A:-'.repeat(5000)}${'x'.repeat(100000)}${'}'.repeat(5000)}`],
+  ])('%s', (_, script) => {
+    const t0 = Date.now();
+    const e = fail(`${script}\ntorchrun pretrain_gpt.py ${MODEL}`);
+    expect(e.message).toMatch(/shell script: |nested too deeply/);
+    expect(Date.now() - t0).toBeLessThan(5000);
+  });
+});

@@ -382,7 +382,7 @@ describe('LLaMA-Factory YAML', () => {
     expect(r.unsupported).toEqual([]);
     runs(r.config);
   });
-  it('QLoRA, DeepSpeed by file name, Liger, DPO with full fine-tuning listed', () => {
+  it('QLoRA, DeepSpeed by file name, Liger in DPO (logits kept), DPO with full fine-tuning listed', () => {
     const r = ok(
       'llamafactory',
       'model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: dpo\nfinetuning_type: full\nquantization_bit: 4\ndeepspeed: examples/deepspeed/ds_z3_config.json\nenable_liger_kernel: true\ndisable_gradient_checkpointing: true\n',
@@ -390,10 +390,16 @@ describe('LLaMA-Factory YAML', () => {
     expect(r.config).toMatchObject({
       model: { preset: 'qwen2.5-7b' },
       parallel: { engine: 'deepspeed', zero_stage: 3 },
-      training: { loss: 'fused', finetune: { method: 'full' } },
+      training: { finetune: { method: 'full' } },
     });
     expect((r.config.training as Config).recompute).toBeUndefined();
-    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual(['quantization_bit', 'stage']);
+    expect((r.config.training as Config).loss).toBeUndefined(); // DPO: Liger's cross-entropy, not the fused loss
+    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual([
+      'quantization_bit',
+      'stage',
+      'deepspeed',
+      'enable_liger_kernel',
+    ]);
     const q = ok(
       'llamafactory',
       'model_name_or_path: /data/my-model\nquantization_bit: 4\nlora_target: q_proj,v_proj\n',
@@ -444,7 +450,7 @@ describe('axolotl YAML', () => {
   it('full fine-tuning with FSDP2, offloaded checkpoints and cut cross-entropy', () => {
     const r = ok(
       'axolotl',
-      'base_model: Qwen/Qwen3-8B\nsequence_len: 8192\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\nbf16: true\ngradient_checkpointing: offload\ncut_cross_entropy: true\nfsdp_version: 2\nfsdp_config:\n  offload_params: false\n  reshard_after_forward: true\n  state_dict_type: FULL_STATE_DICT\n',
+      'base_model: Qwen/Qwen3-8B\nsequence_len: 8192\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\nbf16: true\ngradient_checkpointing: offload\nplugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\ncut_cross_entropy: true\nfsdp_version: 2\nfsdp_config:\n  offload_params: false\n  reshard_after_forward: true\n  state_dict_type: FULL_STATE_DICT\n',
     );
     expect(r.config).toEqual({
       runtime: { framework: 'axolotl' },

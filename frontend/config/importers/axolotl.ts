@@ -1,7 +1,8 @@
 // axolotl YAML (examples/*/qlora.yml, lora.yml, fft*.yml) -> config v1. Keys:
 // https://docs.axolotl.ai/docs/config-reference.html (src/axolotl/utils/schemas/config.py);
 // optimizer names are the Trainer's `optim`, fsdp/fsdp_config are accelerate's.
-import { applyDeepSpeedRef, applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
+import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
+import { applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
 import {
   ALL_TARGETS,
   applyLoraTargets,
@@ -14,21 +15,24 @@ import {
   num,
   oneOf,
   parseYamlText,
+  str,
   type ImportResult,
 } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 
 // No effect on per-GPU memory: data, prompts, logging, evaluation, saving, hub, schedules.
 const IGNORED =
-  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|plugins|liger_rope|liger_rms_norm|liger_glu_activation|liger_layer_norm|liger_swiglu|liger_cross_entropy|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|fsdp_version)$/;
+  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func)$/;
 
 /** Import an axolotl YAML. */
-export function importAxolotl(text: string): ImportResult {
+export function importAxolotl(text: string, also?: string): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'axolotl YAML');
     const d = new Draft();
     d.stack('axolotl');
+    const file: DeepSpeedFile = { text: also, read: false };
     const set = (k: string) => y[k] !== undefined && y[k] !== null && y[k] !== false;
+    const plugins = pluginNames(y.plugins);
     // Precision: bf16/fp16 are autocast (AMP); bfloat16/float16 load the model in half precision without AMP.
     if (set('bf16')) {
       d.set('training.dtype', 'bf16');
@@ -93,7 +97,11 @@ export function importAxolotl(text: string): ImportResult {
           if (adapter) d.set('training.finetune.lora_dropout', num(v, key));
           break;
         case 'lora_modules_to_save':
-          d.skip(key, `fully trained modules (${JSON.stringify(v)}) are not modelled`);
+          // PEFT modules_to_save (src/axolotl/loaders/adapter.py): a full trainable copy of each module
+          d.skip(
+            key,
+            `${JSON.stringify(v)} trained in full beside the adapters (their weights, gradients and optimizer states): config v1 has no key for modules trained in full; not applied`,
+          );
           break;
         case 'peft_use_dora':
         case 'relora_steps':
@@ -132,14 +140,22 @@ export function importAxolotl(text: string): ImportResult {
         case 'eager_attention':
           if (bool(v, key)) d.set('training.attention', 'eager');
           break;
-        case 'liger_fused_linear_cross_entropy':
-          if (bool(v, key)) d.set('training.loss', 'fused');
+        case 'plugins':
+          for (const name of plugins) plugin(d, name);
           break;
         case 'cut_cross_entropy':
-          if (bool(v, key)) {
-            d.set('training.loss', 'fused');
-            d.note('cut_cross_entropy: no logits are materialised; counted as the fused (Liger) loss');
-          }
+          if (!plugins.some(isCutCrossEntropy))
+            d.skip(key, 'read only by the CutCrossEntropyPlugin, which plugins does not list; not applied');
+          break; // with the plugin: below
+        case 'liger_fused_linear_cross_entropy':
+        case 'liger_cross_entropy':
+        case 'liger_rms_norm':
+        case 'liger_rms_norm_gated':
+        case 'liger_layer_norm':
+        case 'liger_rope':
+        case 'liger_glu_activation':
+        case 'liger_swiglu':
+          liger(d, key, v, plugins.some(isLiger));
           break;
         case 'chunked_cross_entropy':
           if (bool(v, key)) d.set('training.loss', 'chunked');
@@ -148,16 +164,26 @@ export function importAxolotl(text: string): ImportResult {
           d.set('training.loss_chunks', int(v, key));
           break;
         case 'deepspeed':
-          applyDeepSpeedRef(d, key, v);
+          applyDeepSpeedRef(d, key, v, file);
           break;
         case 'fsdp':
           applyFsdpOption(d, key, v, fsdpConfig(y), 'fsdp_config');
           break;
         case 'fsdp_config':
-          if (!set('fsdp') && set('fsdp_version'))
-            applyFsdpOption(d, 'fsdp_version', ['full_shard'], fsdpConfig(y), 'fsdp_config');
-          else if (!set('fsdp')) d.ignore(key);
+          // fsdp_config alone turns FSDP on (src/axolotl/core/builders/base.py: fsdp = cfg.fsdp or True)
+          if (!set('fsdp') && v !== false) applyFsdpOption(d, key, true, fsdpConfig(y), 'fsdp_config');
           break;
+        case 'fsdp_version':
+          if (!set('fsdp') && !set('fsdp_config'))
+            d.note(`fsdp_version ${String(v)} without fsdp_config: FSDP is off (axolotl turns it on with fsdp_config)`);
+          break; // otherwise folded into fsdp_config
+        case 'tensor_parallel_size':
+        case 'context_parallel_size':
+        case 'sequence_parallel_degree':
+        case 'dp_shard_size':
+        case 'dp_replicate_size':
+        case 'expert_parallel_size':
+          break; // below, together
         case 'torch_compile':
           if (v !== false) d.set('runtime.torch_compile', true);
           break;
@@ -169,6 +195,9 @@ export function importAxolotl(text: string): ImportResult {
           else d.skip(key, 'not a known axolotl key; not applied');
       }
     }
+    parallelSizes(d, y);
+    if (plugins.some(isCutCrossEntropy)) cutCrossEntropy(d, y.cut_cross_entropy);
+    reportUnreadFile(d, file);
     if (set('batch_size')) {
       const total = int(y.batch_size, 'batch_size');
       if (micro && !set('gradient_accumulation_steps') && total % micro === 0)
@@ -192,6 +221,102 @@ function fsdpConfig(y: Record<string, Json>): Json | undefined {
   if (c !== undefined && c !== null && (typeof c !== 'object' || Array.isArray(c)))
     throw new ImportError('fsdp_config', 'fsdp_config: must be a mapping of keys');
   return { ...((c as Record<string, Json> | null | undefined) ?? {}), fsdp_version: y.fsdp_version };
+}
+
+// Plugins (src/axolotl/integrations/*), by the last part of their dotted name.
+const isCutCrossEntropy = (name: string) => /cutcrossentropy/i.test(name) || name.includes('cut_cross_entropy');
+const isLiger = (name: string) => /liger/i.test(name);
+const PLUGIN_NO_EFFECT = /(^|\.)(lm_eval|swanlab)(\.|$)|LMEvalPlugin|SwanLabPlugin/i;
+const PLUGIN_NOT_MODELLED: [RegExp, string][] = [
+  [/spectrum/i, 'Spectrum trains only the layers it selects: partial fine-tuning is not modelled'],
+  [/(^|\.)kd(\.|$)|KDPlugin/i, "knowledge distillation: the teacher's logits are not modelled"],
+  [/grokfast/i, 'Grokfast keeps a running average of the gradients (one more gradient-sized buffer), not modelled'],
+  [/expert_parallel/i, 'expert_parallel_size says how it is used'],
+];
+
+function pluginNames(v: Json | undefined): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new ImportError('plugins', 'plugins: must be a list of plugin class names');
+  return v.map((p, i) => str(p, `plugins[${i}]`));
+}
+
+function plugin(d: Draft, name: string): void {
+  if (isCutCrossEntropy(name) || isLiger(name)) return; // their keys say what they change
+  if (PLUGIN_NO_EFFECT.test(name)) {
+    d.ignore(`plugins ${name}`);
+    return;
+  }
+  const hit = PLUGIN_NOT_MODELLED.find(([re]) => re.test(name));
+  if (hit?.[1].startsWith('expert_parallel_size')) d.ignore(`plugins ${name}`);
+  else d.skip(`plugins ${name}`, `${hit ? hit[1] : 'not a plugin llmem knows'}; not applied`);
+}
+
+/** CutCrossEntropyPlugin: cut_cross_entropy defaults to true (src/axolotl/integrations/cut_cross_entropy/args.py). */
+function cutCrossEntropy(d: Draft, v: Json | undefined): void {
+  if (v !== undefined && v !== null && !bool(v, 'cut_cross_entropy')) return;
+  d.set('training.loss', 'fused');
+  d.note(
+    `CutCrossEntropyPlugin${v === undefined || v === null ? ' (cut_cross_entropy defaults to true)' : ''}: the loss never materialises the logits; counted as the fused (Liger) loss`,
+  );
+}
+
+// Liger kernels that change saved activations llmem does not model (src/axolotl/integrations/liger/plugin.py).
+const LIGER_NOT_MODELLED: Record<string, string> = {
+  liger_cross_entropy: "Liger's cross-entropy kernel (logits kept, their gradient written in place) has no config v1 loss",
+  liger_rms_norm: "Liger's RMSNorm kernel (saves fewer activations) is not modelled",
+  liger_rms_norm_gated: "Liger's gated RMSNorm kernel is not modelled",
+  liger_layer_norm: "Liger's LayerNorm kernel (saves fewer activations) is not modelled",
+  liger_rope: "Liger's in-place RoPE kernel is not modelled",
+  liger_glu_activation: "Liger's SwiGLU/GeGLU kernel (recomputes the activation in the backward) is not modelled",
+  liger_swiglu: "Liger's SwiGLU kernel (recomputes the activation in the backward) is not modelled",
+};
+
+function liger(d: Draft, key: string, v: Json, pluginListed: boolean): void {
+  if (!bool(v, key)) return;
+  if (!pluginListed) d.skip(key, 'read only by the LigerPlugin, which plugins does not list; not applied');
+  else if (key === 'liger_fused_linear_cross_entropy') d.set('training.loss', 'fused');
+  else d.skip(key, `${LIGER_NOT_MODELLED[key]}; not applied`);
+}
+
+/**
+ * Parallel sizes -> accelerate's ParallelismConfig (src/axolotl/utils/distributed.py
+ * _get_parallel_config_kwargs, axolotl@067b021c): tp and cp as given; FSDP shards over
+ * dp_shard x cp and replicates over dp_replicate.
+ */
+function parallelSizes(d: Draft, y: Record<string, Json>): void {
+  const size = (k: string) => (y[k] === undefined || y[k] === null ? 1 : int(y[k], k));
+  const tp = size('tensor_parallel_size');
+  const cpKey = y.context_parallel_size !== undefined && y.context_parallel_size !== null ? 'context_parallel_size' : 'sequence_parallel_degree';
+  const cp = size(cpKey);
+  if (tp > 1) {
+    d.set('parallel.tp', tp);
+    d.set('parallel.sequence_parallel', false);
+    d.note(
+      `tensor_parallel_size ${tp}: parallel.tp ${tp} without sequence parallelism (transformers' tp_plan and DeepSpeed AutoTP split the attention and MLP linears only)`,
+    );
+  }
+  if (cp > 1) d.set('parallel.cp', cp);
+  const shard = y.dp_shard_size === undefined || y.dp_shard_size === null ? undefined : size('dp_shard_size');
+  const replicate = size('dp_replicate_size');
+  if (shard !== undefined && d.get('parallel.engine') !== 'fsdp1' && d.get('parallel.engine') !== 'fsdp2')
+    d.skip('dp_shard_size', 'needs FSDP (fsdp_config); not applied');
+  else if (shard !== undefined && (replicate > 1 || shard > 1)) {
+    d.set('parallel.fsdp_strategy', 'hybrid_shard');
+    d.set('parallel.fsdp_shard_size', shard * cp);
+    d.note(
+      `dp_shard_size ${shard}: FSDP shards over dp_shard x context_parallel_size = ${shard * cp} GPUs (parallel.fsdp_shard_size) and replicates over the rest`,
+    );
+    if (replicate > 1 && size('expert_parallel_size') === 1) {
+      d.set('parallel.gpus', tp * cp * shard * replicate);
+      d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
+    }
+  } else if (replicate > 1) d.skip('dp_replicate_size', 'without dp_shard_size the shard group is the rest of the world size, which the file does not give; not applied');
+  const ep = size('expert_parallel_size');
+  if (ep > 1)
+    d.skip(
+      'expert_parallel_size',
+      `${ep}: axolotl's expert parallelism is a mesh axis beside dp_shard (experts split over it, the other weights replicated over it); llmem's parallel.ep lies inside data parallelism; not applied`,
+    );
 }
 
 function gradientCheckpointing(d: Draft, key: string, v: Json): void {

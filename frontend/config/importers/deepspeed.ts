@@ -156,6 +156,9 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         }
         break;
       }
+      case 'tensor_parallel':
+        tensorParallel(d, v, k(key));
+        break;
       case 'zero_optimization_stage': // legacy spelling
         d.set('parallel.zero_stage', int(v, k(key), 0));
         break;
@@ -187,13 +190,15 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
     d.set('parallel.zero_stage', 0);
     d.note('no zero_optimization.stage: ZeRO stage 0 (DeepSpeed default)');
   }
-  // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity).
+  // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity);
+  // AutoTP ranks hold the same batch, so the world size is that times tp.
   if (total !== undefined) {
     if (micro !== undefined && accum !== undefined && total % (micro * accum) === 0) {
-      const gpus = total / (micro * accum);
+      const tp = (d.get('parallel.tp') as number | undefined) ?? 1;
+      const gpus = (total / (micro * accum)) * tp;
       d.set('parallel.gpus', gpus);
       d.note(
-        `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)`,
+        `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)${tp > 1 ? ` * autotp_size ${tp}` : ''}`,
       );
     } else if (micro !== undefined && accum === undefined) {
       d.skip(
@@ -264,7 +269,7 @@ function zero(d: Draft, v: Json, key: string): void {
       d.skip(
         at,
         zk === 'sub_group_size'
-          ? 'the optimizer-step sub-group buffers are not modelled'
+          ? 'ZeRO-3 steps the optimizer one sub-group of this many elements at a time; the per-sub-group buffers are not modelled; not applied'
           : zk === 'stage3_max_reuse_distance'
             ? 'keeping gathered parameters for re-use is not modelled'
             : zk.startsWith('zero_') || zk.startsWith('mics')
@@ -275,6 +280,30 @@ function zero(d: Draft, v: Json, key: string): void {
   const stage = d.get('parallel.zero_stage');
   if (d.get('parallel.offload_params') !== undefined && d.get('parallel.offload_params') !== 'none' && stage !== 3)
     d.note(`offload_param needs ZeRO-3 (stage is ${String(stage)}); DeepSpeed ignores it otherwise`);
+}
+
+/**
+ * tensor_parallel (AutoTP training, deepspeed/runtime/tensor_parallel/config.py TPTrainingConfig,
+ * deepspeedai/DeepSpeed@edaa7221): autotp_size splits the attention and MLP linears over that
+ * many ranks; the activations between them stay whole (no sequence parallelism).
+ */
+function tensorParallel(d: Draft, v: Json, key: string): void {
+  for (const [tk, tv] of Object.entries(obj(v, key))) {
+    const at = `${key}.${tk}`;
+    if (tk === 'autotp_size') {
+      const size = int(tv, at, 0);
+      if (size > 1) {
+        d.set('parallel.tp', size);
+        d.set('parallel.sequence_parallel', false);
+        d.note(`${at} ${size}: parallel.tp ${size}, without sequence parallelism (AutoTP splits the linears only)`);
+      }
+    } else if (tk === 'partition_config' && tv !== null)
+      d.skip(at, 'custom AutoTP partition rules are not modelled (llmem splits every attention and MLP linear); not applied');
+    else if (tk === 'keep_module_on_host' && tv === true)
+      d.skip(at, 'checkpoints kept on the host while loading: a load-time effect, not modelled; not applied');
+    else if (tk === 'tensor_parallel' || tk === 'tp') d.skip(at, 'not mapped (autotp_size sets the degree); not applied');
+    else d.ignore(at); // dtype, tp_overlap_comm, preset_model, injection_policy_tuple: the split or its kernels, not its size
+  }
 }
 
 // DeepSpeed optimizer "type" names (deepspeed/runtime/config.py *_OPTIMIZER): Adam, AdamW,

@@ -262,7 +262,8 @@ function cutCrossEntropy(d: Draft, v: Json | undefined): void {
 
 // Liger kernels that change saved activations llmem does not model (src/axolotl/integrations/liger/plugin.py).
 const LIGER_NOT_MODELLED: Record<string, string> = {
-  liger_cross_entropy: "Liger's cross-entropy kernel (logits kept, their gradient written in place) has no config v1 loss",
+  liger_cross_entropy:
+    "Liger's cross-entropy kernel (logits kept, their gradient written in place) has no config v1 loss",
   liger_rms_norm: "Liger's RMSNorm kernel (saves fewer activations) is not modelled",
   liger_rms_norm_gated: "Liger's gated RMSNorm kernel is not modelled",
   liger_layer_norm: "Liger's LayerNorm kernel (saves fewer activations) is not modelled",
@@ -286,7 +287,10 @@ function liger(d: Draft, key: string, v: Json, pluginListed: boolean): void {
 function parallelSizes(d: Draft, y: Record<string, Json>): void {
   const size = (k: string) => (y[k] === undefined || y[k] === null ? 1 : int(y[k], k));
   const tp = size('tensor_parallel_size');
-  const cpKey = y.context_parallel_size !== undefined && y.context_parallel_size !== null ? 'context_parallel_size' : 'sequence_parallel_degree';
+  const cpKey =
+    y.context_parallel_size !== undefined && y.context_parallel_size !== null
+      ? 'context_parallel_size'
+      : 'sequence_parallel_degree';
   const cp = size(cpKey);
   if (tp > 1) {
     d.set('parallel.tp', tp);
@@ -310,7 +314,11 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       d.set('parallel.gpus', tp * cp * shard * replicate);
       d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
     }
-  } else if (replicate > 1) d.skip('dp_replicate_size', 'without dp_shard_size the shard group is the rest of the world size, which the file does not give; not applied');
+  } else if (replicate > 1)
+    d.skip(
+      'dp_replicate_size',
+      'without dp_shard_size the shard group is the rest of the world size, which the file does not give; not applied',
+    );
   const ep = size('expert_parallel_size');
   if (ep > 1)
     d.skip(

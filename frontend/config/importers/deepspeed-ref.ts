@@ -2,7 +2,7 @@
 // LLaMA-Factory and axolotl `deepspeed:`, accelerate `deepspeed_config_file`): read when
 // the user gives its text too (ImportOptions.also), else reported as not read.
 import type { Json } from '../../../wasm/llmem.js';
-import { Draft, ImportError, isObject, parseJsonText, str, type Obj } from './common.js';
+import { type Draft, ImportError, isObject, parseJsonText, str, type Obj } from './common.js';
 import { applyDeepSpeed } from './deepspeed.js';
 
 /** The DeepSpeed JSON a config names by path, when the user gave its text too (ImportOptions.also). */
@@ -69,4 +69,3 @@ export function reportUnreadFile(d: Draft, file: DeepSpeedFile | undefined): voi
   if (file?.text !== undefined && !file.read)
     d.skip('second file', 'the config names no DeepSpeed JSON file, so the file given with it was not read');
 }
-

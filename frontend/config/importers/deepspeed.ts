@@ -298,10 +298,14 @@ function tensorParallel(d: Draft, v: Json, key: string): void {
         d.note(`${at} ${size}: parallel.tp ${size}, without sequence parallelism (AutoTP splits the linears only)`);
       }
     } else if (tk === 'partition_config' && tv !== null)
-      d.skip(at, 'custom AutoTP partition rules are not modelled (llmem splits every attention and MLP linear); not applied');
+      d.skip(
+        at,
+        'custom AutoTP partition rules are not modelled (llmem splits every attention and MLP linear); not applied',
+      );
     else if (tk === 'keep_module_on_host' && tv === true)
       d.skip(at, 'checkpoints kept on the host while loading: a load-time effect, not modelled; not applied');
-    else if (tk === 'tensor_parallel' || tk === 'tp') d.skip(at, 'not mapped (autotp_size sets the degree); not applied');
+    else if (tk === 'tensor_parallel' || tk === 'tp')
+      d.skip(at, 'not mapped (autotp_size sets the degree); not applied');
     else d.ignore(at); // dtype, tp_overlap_comm, preset_model, injection_policy_tuple: the split or its kernels, not its size
   }
 }

@@ -94,7 +94,8 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
       !has(/^(base_model|model_name_or_path):/m)
     )
       return 'accelerate';
-    if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target|model_class|dist_config):/m)) return 'llamafactory'; // model_class, dist_config: the v1 schema
+    if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target|model_class|dist_config):/m))
+      return 'llamafactory'; // model_class, dist_config: the v1 schema
     if (has(/^(base_model|micro_batch_size|sequence_len|adapter|lora_r):/m)) return 'axolotl';
   }
   if (has(/^\s*\[(model|training|parallelism|job)\]/m)) return 'torchtitan';

@@ -23,9 +23,15 @@ export function isLlamaFactoryV1(y: Obj): boolean {
   return (
     typeof y.model === 'string' &&
     y.model_name_or_path === undefined &&
-    ['model_class', 'dist_config', 'peft_config', 'kernel_config', 'quant_config', 'train_dataset', 'micro_batch_size'].some(
-      (k) => k in y,
-    )
+    [
+      'model_class',
+      'dist_config',
+      'peft_config',
+      'kernel_config',
+      'quant_config',
+      'train_dataset',
+      'micro_batch_size',
+    ].some((k) => k in y)
   );
 }
 
@@ -70,7 +76,10 @@ export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void
         break;
       case 'kernel_config':
         if (pluginName(v, key) !== 'none')
-          d.skip(key, `${pluginName(v, key)}: fused kernel replacements (RMSNorm, RoPE, SwiGLU, MoE, loss) are not modelled; not applied`);
+          d.skip(
+            key,
+            `${pluginName(v, key)}: fused kernel replacements (RMSNorm, RoPE, SwiGLU, MoE, loss) are not modelled; not applied`,
+          );
         break;
       case 'dist_config':
         applyDist(d, v, file);
@@ -78,15 +87,23 @@ export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void
       case 'cp_size':
         if (int(v, key) > 1) {
           d.set('parallel.cp', int(v, key));
-          d.note(`cp_size ${String(v)} (cp_mode ${String(y.cp_mode ?? 'ulysses')}): the sequence split over ${String(v)} ranks (parallel.cp)`);
+          d.note(
+            `cp_size ${String(v)} (cp_mode ${String(y.cp_mode ?? 'ulysses')}): the sequence split over ${String(v)} ranks (parallel.cp)`,
+          );
         }
         break;
       case 'global_batch_size':
-        d.skip(key, 'gradient accumulation = global / (micro x data-parallel size) needs the world size; set training.grad_accum');
+        d.skip(
+          key,
+          'gradient accumulation = global / (micro x data-parallel size) needs the world size; set training.grad_accum',
+        );
         break;
       case 'batching_strategy':
         if (v !== 'normal')
-          d.skip(key, `${String(v)}: packed or dynamic batches are not modelled (training.seq_len is the padded length); not applied`);
+          d.skip(
+            key,
+            `${String(v)}: packed or dynamic batches are not modelled (training.seq_len is the padded length); not applied`,
+          );
         break;
       case 'optim_config':
         d.skip(key, 'v1 optimizer plugins are not mapped; training.optimizer left at llmem default (AdamW)');
@@ -128,14 +145,20 @@ function applyPeft(d: Draft, v: Json | undefined): void {
   d.set('training.finetune.method', 'lora');
   d.set('training.finetune.lora_rank', p.r === undefined ? 8 : int(p.r, 'peft_config.r'));
   if (p.r === undefined) d.note('peft_config.r absent: 8 (LoraParams default)');
-  d.set('training.finetune.lora_dropout', p.lora_dropout === undefined ? 0.05 : num(p.lora_dropout, 'peft_config.lora_dropout'));
+  d.set(
+    'training.finetune.lora_dropout',
+    p.lora_dropout === undefined ? 0.05 : num(p.lora_dropout, 'peft_config.lora_dropout'),
+  );
   applyLoraTargets(d, 'peft_config.target_modules', p.target_modules ?? 'all');
   for (const [k, pv] of Object.entries(p)) {
     const at = `peft_config.${k}`;
     if (['name', 'r', 'lora_dropout', 'target_modules'].includes(k) || pv === null || pv === false) continue;
     if (k === 'use_dora') d.skip(at, 'DoRA is not modelled; not applied');
     else if (k === 'modules_to_save')
-      d.skip(at, `${JSON.stringify(pv)} trained in full beside the adapters: config v1 has no key for modules trained in full; not applied`);
+      d.skip(
+        at,
+        `${JSON.stringify(pv)} trained in full beside the adapters: config v1 has no key for modules trained in full; not applied`,
+      );
     else d.ignore(at); // lora_alpha, use_rslora, adapter_name_or_path, export_*, infer_dtype
   }
 }
@@ -158,14 +181,17 @@ function applyQuant(d: Draft, v: Json | undefined): void {
   d.set('training.finetune.method', 'qlora');
   d.set(
     'training.finetune.quant',
-    bits === 8 ? 'int8' : oneOf(q.quantization_type ?? 'nf4', 'quant_config.quantization_type', ['nf4', 'fp4'] as const),
+    bits === 8
+      ? 'int8'
+      : oneOf(q.quantization_type ?? 'nf4', 'quant_config.quantization_type', ['nf4', 'fp4'] as const),
   );
   d.set(
     'training.finetune.double_quant',
     q.double_quantization === undefined ? true : bool(q.double_quantization, 'quant_config.double_quantization'),
   );
   for (const k of Object.keys(q))
-    if (!['name', 'quantization_bit', 'quantization_type', 'double_quantization'].includes(k)) d.ignore(`quant_config.${k}`);
+    if (!['name', 'quantization_bit', 'quantization_type', 'double_quantization'].includes(k))
+      d.ignore(`quant_config.${k}`);
 }
 
 /** dist_config: fsdp2 (FSDP2Engine: reshard_after_forward, offload_params) or deepspeed (config_file). */

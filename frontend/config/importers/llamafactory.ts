@@ -150,7 +150,7 @@ export function importLlamaFactory(text: string, also?: string): ImportResult {
         case 'fp8_enable_fsdp_float8_all_gather':
           if (v === true)
             d.note(
-              'fp8_enable_fsdp_float8_all_gather: LLaMA-Factory sets FP8_ENABLE_FSDP_FLOAT8_ALL_GATHER, which accelerate does not read, and passes torchao\'s rowwise recipe (src/llamafactory/train/fp8_utils.py @ff6d4d12): parameters are all-gathered in bf16 (parallel.fp8_all_gather off)',
+              "fp8_enable_fsdp_float8_all_gather: LLaMA-Factory sets FP8_ENABLE_FSDP_FLOAT8_ALL_GATHER, which accelerate does not read, and passes torchao's rowwise recipe (src/llamafactory/train/fp8_utils.py @ff6d4d12): parameters are all-gathered in bf16 (parallel.fp8_all_gather off)",
             );
           break;
         case 'flash_attn': {
@@ -169,7 +169,10 @@ export function importLlamaFactory(text: string, also?: string): ImportResult {
           break;
         case 'use_unsloth':
           if (bool(v, key))
-            d.skip(key, "the model is loaded and patched by Unsloth (its own kernels and LoRA layers), which is not modelled; not applied");
+            d.skip(
+              key,
+              'the model is loaded and patched by Unsloth (its own kernels and LoRA layers), which is not modelled; not applied',
+            );
           break;
         case 'use_unsloth_gc':
           // model_utils/checkpointing.py: Unsloth's checkpointing keeps each layer's input on the host

@@ -17,6 +17,7 @@ import {
 } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
+import { applyDegree } from './parallel-degrees.js';
 
 const STRATEGIES = ['full_shard', 'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2'] as const;
 // Read and judged to have no effect on per-GPU memory.
@@ -115,8 +116,7 @@ export function importAccelerate(text: string, also?: string): ImportResult {
           else d.ignore(key);
           break;
         case 'parallelism_config':
-          parallelism(d, obj(v, key), `${key}.`);
-          break;
+          break; // below, once the engine is known
         case 'dynamo_config': {
           const backend = obj(v, key).dynamo_backend;
           if (typeof backend === 'string' && backend.toUpperCase() !== 'NO') d.set('runtime.torch_compile', true);
@@ -142,6 +142,8 @@ export function importAccelerate(text: string, also?: string): ImportResult {
       }
     }
     if (type === 'FSDP' && y.fsdp_config === undefined) applyFsdpConfig(d, {}, 'fsdp_config.');
+    if (y.parallelism_config !== undefined && y.parallelism_config !== null)
+      parallelism(d, obj(y.parallelism_config, 'parallelism_config'), 'parallelism_config.');
     const gpus = d.get('parallel.gpus');
     if (y.num_machines !== undefined) {
       const machines = int(y.num_machines, 'num_machines');
@@ -158,7 +160,9 @@ export function importAccelerate(text: string, also?: string): ImportResult {
       d.note(
         fp16
           ? 'mixed_precision absent, fp16 true (the older spelling): fp16 mixed precision'
-          : 'mixed_precision absent: "no" (accelerate default): fp32 training',
+          : dsFile !== undefined && also !== undefined
+            ? 'mixed_precision absent: "no" (accelerate default): fp32 unless the DeepSpeed file enables fp16 or bf16'
+            : 'mixed_precision absent: "no" (accelerate default): fp32 training',
       );
     }
     // the DeepSpeed file last: its fp16/bf16 sections and ZeRO settings take precedence (DeepSpeedPlugin hf_ds_config)
@@ -237,6 +241,10 @@ export function applyFsdpConfig(d: Draft, cfg: Obj, prefix: string, strategyFrom
     } else if (name === 'min_num_params') {
       if (Number(v) > 0) d.skip(at, 'size-based wrapping is not modelled (one FSDP unit per transformer layer)');
       else d.ignore(at);
+    } else if (name === 'ignored_modules') {
+      if (v !== null && v !== '')
+        d.skip(at, 'modules left out of FSDP (whole on every GPU) are not modelled; not applied');
+      else d.ignore(at);
     } else if (FSDP_IGNORED.has(name)) d.ignore(at);
     else d.skip(at, 'not mapped');
   }
@@ -289,8 +297,13 @@ function parallelism(d: Draft, cfg: Obj, prefix: string): void {
     cfg[`parallelism_config_${k}`] === undefined
       ? 1
       : int(cfg[`parallelism_config_${k}`], `${prefix}parallelism_config_${k}`);
-  if (n('tp_size') > 1) d.set('parallel.tp', n('tp_size'));
-  if (n('cp_size') > 1) d.set('parallel.cp', n('cp_size'));
+  const tpKey = `${prefix}parallelism_config_tp_size`;
+  // transformers' tp_plan splits the attention and MLP linears; the activations between them stay whole
+  if (n('tp_size') > 1 && applyDegree(d, tpKey, 'parallel.tp', n('tp_size'))) {
+    d.set('parallel.sequence_parallel', false);
+    d.note(`${tpKey} ${n('tp_size')}: parallel.tp without sequence parallelism (the model's tp_plan)`);
+  }
+  if (n('cp_size') > 1) applyDegree(d, `${prefix}parallelism_config_cp_size`, 'parallel.cp', n('cp_size'));
   if (n('dp_replicate_size') > 1 && n('dp_shard_size') > 1) {
     // FSDP shards over the dp_shard_cp mesh dimension (accelerate/parallelism_config.py fsdp_dim_names)
     d.set('parallel.fsdp_strategy', 'hybrid_shard');

@@ -2,6 +2,7 @@
 // https://docs.axolotl.ai/docs/config-reference.html (src/axolotl/utils/schemas/config.py);
 // optimizer names are the Trainer's `optim`, fsdp/fsdp_config are accelerate's.
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
+import { applyDegree } from './parallel-degrees.js';
 import { applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
 import {
   ALL_TARGETS,
@@ -22,7 +23,7 @@ import type { Json } from '../../../wasm/llmem.js';
 
 // No effect on per-GPU memory: data, prompts, logging, evaluation, saving, hub, schedules.
 const IGNORED =
-  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func)$/;
+  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs)$/;
 
 /** Import an axolotl YAML. */
 export function importAxolotl(text: string, also?: string): ImportResult {
@@ -110,17 +111,17 @@ export function importAxolotl(text: string, also?: string): ImportResult {
           if (v !== false) d.skip(key, 'not modelled');
           break;
         case 'sequence_len':
-          d.set('training.seq_len', int(v, key));
+          d.set('training.seq_len', int(pyInt(v), key));
           break;
         case 'sample_packing':
         case 'pad_to_sequence_len':
           if (v === true) d.note(`${key}: every micro-batch filled to sequence_len`);
           break;
         case 'micro_batch_size':
-          d.set('training.micro_batch', (micro = int(v, key)));
+          d.set('training.micro_batch', (micro = int(pyInt(v), key)));
           break;
         case 'gradient_accumulation_steps':
-          d.set('training.grad_accum', int(v, key));
+          d.set('training.grad_accum', int(pyInt(v), key));
           break;
         case 'optimizer':
           applyOptim(d, key, v);
@@ -128,8 +129,12 @@ export function importAxolotl(text: string, also?: string): ImportResult {
         case 'gradient_checkpointing':
           gradientCheckpointing(d, key, v);
           break;
-        case 'activation_offloading':
-          if (v !== false) d.set('training.activation_offload', true);
+        case 'activation_offloading': // true, legacy, disk, hidden_states (src/axolotl/utils/schemas/config.py)
+          if (v !== false) {
+            d.set('training.activation_offload', true);
+            if (v === 'disk')
+              d.note('activation_offloading disk: offloaded activations go to disk; counted as offloaded to the host');
+          }
           break;
         case 'flash_attention':
         case 'sdp_attention':
@@ -139,6 +144,44 @@ export function importAxolotl(text: string, also?: string): ImportResult {
           break;
         case 'eager_attention':
           if (bool(v, key)) d.set('training.attention', 'eager');
+          break;
+        case 'attn_implementation': // transformers' name: flash_attention_2/3, sdpa, flex_attention, eager, kernels
+          d.set('training.attention', str(v, key) === 'eager' ? 'eager' : 'flash');
+          break;
+        case 'fp8':
+          // src/axolotl/utils/trainer.py: ACCELERATE_MIXED_PRECISION=fp8 (torchao fp8 linears, bf16 elsewhere)
+          if (bool(v, key)) {
+            d.set('training.fp8_linear', true);
+            d.set('training.dtype', 'bf16');
+            d.note('fp8: accelerate fp8 mixed precision: fp8 linears, bf16 elsewhere');
+          }
+          break;
+        case 'fp8_enable_fsdp_float8_all_gather': // passed to accelerate's torchao recipe (loaders/patch_manager.py)
+          if (bool(v, key) && set('fp8')) d.set('parallel.fp8_all_gather', true);
+          break;
+        case 'use_kernels':
+          if (bool(v, key))
+            d.skip(key, 'layers replaced by kernels from the Hugging Face kernels hub are not modelled; not applied');
+          break;
+        case 'experts_implementation':
+          d.skip(key, `${String(v)}: the MoE expert kernel's buffers are not modelled; not applied`);
+          break;
+        case 'model_quantization_config': {
+          // transformers quantization configs; Mxfp4Config(dequantize=True) loads gpt-oss in bf16
+          const kwargs = y.model_quantization_config_kwargs;
+          const dequantize =
+            typeof kwargs === 'object' && kwargs !== null && !Array.isArray(kwargs) && kwargs.dequantize === true;
+          if (v === 'Mxfp4Config' && dequantize)
+            d.note(`${key} Mxfp4Config, dequantize: the weights load dequantized (bf16)`);
+          else d.skip(key, `${String(v)}: a quantized base is modelled with LoRA (adapter qlora) only; not applied`);
+          break;
+        }
+        case 'tiled_mlp':
+          if (bool(v, key))
+            d.skip(
+              key,
+              'the MLP computed in sequence tiles (its intermediate never whole) is not modelled; not applied',
+            );
           break;
         case 'plugins':
           for (const name of plugins) plugin(d, name);
@@ -292,14 +335,13 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       ? 'context_parallel_size'
       : 'sequence_parallel_degree';
   const cp = size(cpKey);
-  if (tp > 1) {
-    d.set('parallel.tp', tp);
+  if (tp > 1 && applyDegree(d, 'tensor_parallel_size', 'parallel.tp', tp)) {
     d.set('parallel.sequence_parallel', false);
     d.note(
-      `tensor_parallel_size ${tp}: parallel.tp ${tp} without sequence parallelism (transformers' tp_plan and DeepSpeed AutoTP split the attention and MLP linears only)`,
+      `tensor_parallel_size ${tp}: parallel.tp ${tp} without sequence parallelism (transformers' tp_plan splits the attention and MLP linears only)`,
     );
   }
-  if (cp > 1) d.set('parallel.cp', cp);
+  if (cp > 1) applyDegree(d, cpKey, 'parallel.cp', cp);
   const shard = y.dp_shard_size === undefined || y.dp_shard_size === null ? undefined : size('dp_shard_size');
   const replicate = size('dp_replicate_size');
   if (shard !== undefined && d.get('parallel.engine') !== 'fsdp1' && d.get('parallel.engine') !== 'fsdp2')
@@ -325,6 +367,11 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       'expert_parallel_size',
       `${ep}: axolotl's expert parallelism is a mesh axis beside dp_shard (experts split over it, the other weights replicated over it); llmem's parallel.ep lies inside data parallelism; not applied`,
     );
+}
+
+/** PyYAML (YAML 1.1, what axolotl reads with) takes 500_000 as a number; the 1.2 reader keeps a string. */
+function pyInt(v: Json): Json {
+  return typeof v === 'string' && /^[0-9]+(_[0-9]+)+$/.test(v) ? Number(v.replace(/_/g, '')) : v;
 }
 
 function gradientCheckpointing(d: Draft, key: string, v: Json): void {

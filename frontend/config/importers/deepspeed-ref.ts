@@ -23,7 +23,9 @@ function readDeepSpeedFile(d: Draft, key: string, path: string, file: DeepSpeedF
     throw e;
   }
   applyDeepSpeed(d, ds, `${path}#`);
-  d.note(`${key} "${path}": read from the file given with this one`);
+  d.note(
+    `${key} "${path}": read from the file given with this one (its "auto" values are filled by the trainer from this config's own settings, which stand)`,
+  );
 }
 
 /**

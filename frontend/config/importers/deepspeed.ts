@@ -85,6 +85,7 @@ const IGNORED = new Set([
   'timers',
   'monitor_config',
   'nebula',
+  'seq_parallel_communication_data_type', // the dtype of Ulysses' all-to-all (deepspeed/runtime/config.py)
 ]);
 // Top-level keys that change memory but have no config v1 key.
 const NOT_EXPRESSIBLE: Record<string, string> = {
@@ -163,7 +164,7 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         d.set('parallel.zero_stage', int(v, k(key), 0));
         break;
       default:
-        if (IGNORED.has(key)) d.ignore(k(key));
+        if (IGNORED.has(key) || key.startsWith('_comment')) d.ignore(k(key));
         else {
           if (!(key in NOT_EXPRESSIBLE) && ++unknown > MAX_UNKNOWN_KEYS)
             throw new ImportError(
@@ -190,23 +191,31 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
     d.set('parallel.zero_stage', 0);
     d.note('no zero_optimization.stage: ZeRO stage 0 (DeepSpeed default)');
   }
-  // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity);
-  // AutoTP ranks hold the same batch, so the world size is that times tp.
+  // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity).
   if (total !== undefined) {
     if (micro !== undefined && accum !== undefined && total % (micro * accum) === 0) {
-      const tp = (d.get('parallel.tp') as number | undefined) ?? 1;
-      const gpus = (total / (micro * accum)) * tp;
+      const gpus = total / (micro * accum);
       d.set('parallel.gpus', gpus);
       d.note(
-        `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)${tp > 1 ? ` * autotp_size ${tp}` : ''}`,
+        `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)`,
       );
     } else if (micro !== undefined && accum === undefined) {
       d.skip(
         k('train_batch_size'),
         `grad_accum = ${total} / (${micro} * world size) needs the world size; set training.grad_accum`,
       );
-    } else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
-  } else if (micro !== undefined || accum !== undefined)
+    } else if (micro === undefined && accum !== undefined) {
+      d.skip(
+        k('train_batch_size'),
+        `micro-batch = ${total} / (${accum} * world size) needs the world size; set training.micro_batch`,
+      );
+    } else if (micro === undefined)
+      d.skip(
+        k('train_batch_size'),
+        `micro-batch * grad_accum = ${total} / world size needs the world size; set training.micro_batch and grad_accum`,
+      );
+    else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
+  } else if ((micro !== undefined || accum !== undefined) && d.get('parallel.gpus') === undefined)
     d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
 }
 
@@ -270,11 +279,11 @@ function zero(d: Draft, v: Json, key: string): void {
         at,
         zk === 'sub_group_size'
           ? 'ZeRO-3 steps the optimizer one sub-group of this many elements at a time; the per-sub-group buffers are not modelled; not applied'
-          : zk === 'stage3_max_reuse_distance'
-            ? 'keeping gathered parameters for re-use is not modelled'
+          : zk === 'stage3_max_reuse_distance' || zk === 'max_reuse_distance'
+            ? 'keeping gathered parameters for re-use is not modelled; not applied'
             : zk.startsWith('zero_') || zk.startsWith('mics')
-              ? 'ZeRO++ / MiCS partitioning is not modelled'
-              : 'not mapped',
+              ? 'ZeRO++ / MiCS partitioning is not modelled; not applied'
+              : 'not mapped; not applied',
       );
   }
   const stage = d.get('parallel.zero_stage');
@@ -285,18 +294,18 @@ function zero(d: Draft, v: Json, key: string): void {
 /**
  * tensor_parallel (AutoTP training, deepspeed/runtime/tensor_parallel/config.py TPTrainingConfig,
  * deepspeedai/DeepSpeed@edaa7221): autotp_size splits the attention and MLP linears over that
- * many ranks; the activations between them stay whole (no sequence parallelism).
+ * many ranks (no sequence parallelism), which the core does not model with the deepspeed engine.
  */
 function tensorParallel(d: Draft, v: Json, key: string): void {
   for (const [tk, tv] of Object.entries(obj(v, key))) {
     const at = `${key}.${tk}`;
     if (tk === 'autotp_size') {
       const size = int(tv, at, 0);
-      if (size > 1) {
-        d.set('parallel.tp', size);
-        d.set('parallel.sequence_parallel', false);
-        d.note(`${at} ${size}: parallel.tp ${size}, without sequence parallelism (AutoTP splits the linears only)`);
-      }
+      if (size > 1)
+        d.skip(
+          at,
+          `${size}: AutoTP splits the attention and MLP linears over ${size} ranks; llmem models tensor parallelism with the fsdp2 and Megatron engines, not with deepspeed; not applied`,
+        );
     } else if (tk === 'partition_config' && tv !== null)
       d.skip(
         at,

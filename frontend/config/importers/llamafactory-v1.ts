@@ -17,6 +17,7 @@ import {
   type Obj,
 } from './common.js';
 import { applyDeepSpeedRef, type DeepSpeedFile } from './deepspeed-ref.js';
+import { applyDegree } from './parallel-degrees.js';
 
 /** A v1 file: `model` is the model id and the plugins are `*_config` mappings (the old schema has model_name_or_path). */
 export function isLlamaFactoryV1(y: Obj): boolean {
@@ -85,13 +86,7 @@ export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void
         applyDist(d, v, file);
         break;
       case 'cp_size':
-        if (int(v, key) > 1) {
-          d.set('parallel.cp', int(v, key));
-          d.note(
-            `cp_size ${String(v)} (cp_mode ${String(y.cp_mode ?? 'ulysses')}): the sequence split over ${String(v)} ranks (parallel.cp)`,
-          );
-        }
-        break;
+        break; // below, once the engine is known
       case 'global_batch_size':
         d.skip(
           key,
@@ -118,6 +113,11 @@ export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void
     d.set('parallel.engine', 'ddp');
     d.note('no dist_config: DistributedDataParallel');
   }
+  const cp = y.cp_size === undefined || y.cp_size === null ? 1 : int(y.cp_size, 'cp_size');
+  if (cp > 1 && applyDegree(d, 'cp_size', 'parallel.cp', cp))
+    d.note(
+      `cp_size ${cp} (cp_mode ${String(y.cp_mode ?? 'ulysses')}): the sequence split over ${cp} ranks (parallel.cp)`,
+    );
   if (bf16 && d.get('parallel.engine') !== 'deepspeed') {
     // model_engine.py loads with dtype="auto": the checkpoint's dtype (bf16 for current models), trained as loaded
     d.set('training.master_weights', false);

@@ -270,6 +270,8 @@ function zero(d: Draft, v: Json, key: string): void {
           mapped[1],
           num(zv, at, zk.includes('persistence') || zk.includes('prefetch') || zk.includes('live') ? 0 : 1),
         );
+    } else if ((zk === 'stage3_max_reuse_distance' || zk === 'max_reuse_distance') && Number(zv) === 0) {
+      d.ignore(at); // 0: no gathered parameter is kept for re-use
     } else if (ZERO_IGNORED.has(zk)) {
       if (zk === 'contiguous_gradients' && zv === false)
         d.skip(at, 'non-contiguous gradients are not modelled (the contiguous buffer is)');

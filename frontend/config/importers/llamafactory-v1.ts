@@ -119,10 +119,12 @@ export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void
       `cp_size ${cp} (cp_mode ${String(y.cp_mode ?? 'ulysses')}): the sequence split over ${cp} ranks (parallel.cp)`,
     );
   if (bf16 && d.get('parallel.engine') !== 'deepspeed') {
-    // model_engine.py loads with dtype="auto": the checkpoint's dtype (bf16 for current models), trained as loaded
+    // model_engine.py loads with dtype="auto": the checkpoint's dtype (bf16 for current models), trained as
+    // loaded; FSDP2's reduce_dtype fp32 casts each gradient shard back to the parameter's dtype
     d.set('training.master_weights', false);
-    d.note('the model loads in its checkpoint dtype (bf16 assumed) and trains without an fp32 master copy');
-  }
+    d.set('training.grad_dtype', 'bf16');
+    d.note('the model loads in its checkpoint dtype (bf16 assumed): bf16 weights and gradients, no fp32 master copy');
+  } else if (!bf16) d.note('bf16 false: fp32 compute (the weights counted in fp32)');
 }
 
 function pluginName(v: Json, key: string): string {

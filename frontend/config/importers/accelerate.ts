@@ -165,7 +165,8 @@ export function importAccelerate(text: string, also?: string): ImportResult {
             : 'mixed_precision absent: "no" (accelerate default): fp32 training',
       );
     }
-    // the DeepSpeed file last: its fp16/bf16 sections and ZeRO settings take precedence (DeepSpeedPlugin hf_ds_config)
+    // the DeepSpeed file last: its fp16/bf16 sections and ZeRO settings take precedence (DeepSpeedPlugin hf_ds_config,
+    // src/accelerate/utils/dataclasses.py @16cb6eb8: the accelerate-side ZeRO keys are refused beside a config file)
     if (dsFile !== undefined) applyDeepSpeedRef(d, 'deepspeed_config.deepspeed_config_file', dsFile, file);
     reportUnreadFile(d, file);
     return d.result();
@@ -305,7 +306,7 @@ function parallelism(d: Draft, cfg: Obj, prefix: string): void {
   }
   if (n('cp_size') > 1) applyDegree(d, `${prefix}parallelism_config_cp_size`, 'parallel.cp', n('cp_size'));
   if (n('dp_replicate_size') > 1 && n('dp_shard_size') > 1) {
-    // FSDP shards over the dp_shard_cp mesh dimension (accelerate/parallelism_config.py fsdp_dim_names)
+    // FSDP shards over the dp_shard_cp mesh dimension (src/accelerate/parallelism_config.py fsdp_dim_names @16cb6eb8)
     d.set('parallel.fsdp_strategy', 'hybrid_shard');
     d.set('parallel.fsdp_shard_size', n('dp_shard_size') * n('cp_size'));
   }

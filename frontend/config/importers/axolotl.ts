@@ -213,7 +213,7 @@ export function importAxolotl(text: string, also?: string): ImportResult {
           applyFsdpOption(d, key, v, fsdpConfig(y), 'fsdp_config');
           break;
         case 'fsdp_config':
-          // fsdp_config alone turns FSDP on (src/axolotl/core/builders/base.py: fsdp = cfg.fsdp or True)
+          // fsdp_config alone turns FSDP on (src/axolotl/core/builders/base.py @067b021c: fsdp = cfg.fsdp or True)
           if (!set('fsdp') && v !== false) applyFsdpOption(d, key, true, fsdpConfig(y), 'fsdp_config');
           break;
         case 'fsdp_version':
@@ -266,7 +266,7 @@ function fsdpConfig(y: Record<string, Json>): Json | undefined {
   return { ...((c as Record<string, Json> | null | undefined) ?? {}), fsdp_version: y.fsdp_version };
 }
 
-// Plugins (src/axolotl/integrations/*), by the last part of their dotted name.
+// Plugins (src/axolotl/integrations/*, axolotl@067b021c), by their dotted class names.
 const isCutCrossEntropy = (name: string) => /cutcrossentropy/i.test(name) || name.includes('cut_cross_entropy');
 const isLiger = (name: string) => /liger/i.test(name);
 const PLUGIN_NO_EFFECT = /(^|\.)(lm_eval|swanlab)(\.|$)|LMEvalPlugin|SwanLabPlugin/i;
@@ -294,7 +294,7 @@ function plugin(d: Draft, name: string): void {
   else d.skip(`plugins ${name}`, `${hit ? hit[1] : 'not a plugin llmem knows'}; not applied`);
 }
 
-/** CutCrossEntropyPlugin: cut_cross_entropy defaults to true (src/axolotl/integrations/cut_cross_entropy/args.py). */
+/** CutCrossEntropyPlugin: cut_cross_entropy defaults to true (src/axolotl/integrations/cut_cross_entropy/args.py, axolotl@067b021c). */
 function cutCrossEntropy(d: Draft, v: Json | undefined): void {
   if (v !== undefined && v !== null && !bool(v, 'cut_cross_entropy')) return;
   d.set('training.loss', 'fused');
@@ -303,7 +303,7 @@ function cutCrossEntropy(d: Draft, v: Json | undefined): void {
   );
 }
 
-// Liger kernels that change saved activations llmem does not model (src/axolotl/integrations/liger/plugin.py).
+// Liger kernels that change saved activations llmem does not model (src/axolotl/integrations/liger/plugin.py, axolotl@067b021c).
 const LIGER_NOT_MODELLED: Record<string, string> = {
   liger_cross_entropy:
     "Liger's cross-entropy kernel (logits kept, their gradient written in place) has no config v1 loss",
@@ -341,16 +341,16 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       `tensor_parallel_size ${tp}: parallel.tp ${tp} without sequence parallelism (transformers' tp_plan splits the attention and MLP linears only)`,
     );
   }
-  if (cp > 1) applyDegree(d, cpKey, 'parallel.cp', cp);
+  const cpApplied = cp > 1 && applyDegree(d, cpKey, 'parallel.cp', cp) ? cp : 1;
   const shard = y.dp_shard_size === undefined || y.dp_shard_size === null ? undefined : size('dp_shard_size');
   const replicate = size('dp_replicate_size');
   if (shard !== undefined && d.get('parallel.engine') !== 'fsdp1' && d.get('parallel.engine') !== 'fsdp2')
     d.skip('dp_shard_size', 'needs FSDP (fsdp_config); not applied');
   else if (shard !== undefined && (replicate > 1 || shard > 1)) {
     d.set('parallel.fsdp_strategy', 'hybrid_shard');
-    d.set('parallel.fsdp_shard_size', shard * cp);
+    d.set('parallel.fsdp_shard_size', shard * cpApplied);
     d.note(
-      `dp_shard_size ${shard}: FSDP shards over dp_shard x context_parallel_size = ${shard * cp} GPUs (parallel.fsdp_shard_size) and replicates over the rest`,
+      `dp_shard_size ${shard}: FSDP shards over dp_shard x context_parallel_size = ${shard * cpApplied} GPUs (parallel.fsdp_shard_size) and replicates over the rest`,
     );
     if (replicate > 1 && size('expert_parallel_size') === 1) {
       d.set('parallel.gpus', tp * cp * shard * replicate);

@@ -141,7 +141,7 @@ export function importLlamaFactory(text: string, also?: string): ImportResult {
           break;
         case 'fp8':
           if (bool(v, key)) {
-            // src/llamafactory/train/fp8_utils.py: ACCELERATE_MIXED_PRECISION=fp8 (bf16 outside the fp8 linears)
+            // src/llamafactory/train/fp8_utils.py @ff6d4d12: ACCELERATE_MIXED_PRECISION=fp8 (bf16 outside the fp8 linears)
             d.set('training.fp8_linear', true);
             if (d.get('training.dtype') === 'fp32') d.set('training.dtype', 'bf16');
             d.note('fp8: accelerate fp8 mixed precision: fp8 linears, bf16 elsewhere');
@@ -175,7 +175,7 @@ export function importLlamaFactory(text: string, also?: string): ImportResult {
             );
           break;
         case 'use_unsloth_gc':
-          // model_utils/checkpointing.py: Unsloth's checkpointing keeps each layer's input on the host
+          // model_utils/checkpointing.py @ff6d4d12: Unsloth's checkpointing keeps each layer's input on the host
           if (bool(v, key) && d.get('training.recompute') === 'full') {
             d.set('training.activation_offload', true);
             d.note(`${key}: checkpointed layer inputs offloaded to the host`);
@@ -209,7 +209,7 @@ export function importLlamaFactory(text: string, also?: string): ImportResult {
 }
 
 /**
- * enable_liger_kernel (src/llamafactory/model/model_utils/liger_kernel.py): Liger's defaults for the
+ * enable_liger_kernel (src/llamafactory/model/model_utils/liger_kernel.py @ff6d4d12): Liger's defaults for the
  * model (fused linear cross-entropy, RMSNorm, RoPE, SwiGLU); stages other than pt and sft keep the
  * logits (cross_entropy instead of the fused loss).
  */

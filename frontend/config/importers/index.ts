@@ -35,6 +35,9 @@ export interface ImportOptions {
   also?: string;
 }
 
+/** The kinds whose files may name a DeepSpeed JSON (ImportOptions.also). */
+const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl'];
+
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
   const r = importKind(kind, text, options);
@@ -42,9 +45,6 @@ export function importConfig(kind: ImportKind, text: string, options: ImportOpti
     r.unsupported.push(`second file: a ${kind} file names no DeepSpeed JSON, so the file given with it was not read`);
   return r;
 }
-
-/** The kinds whose files may name a DeepSpeed JSON (ImportOptions.also). */
-export const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl'];
 
 function importKind(kind: ImportKind, text: string, options: ImportOptions): ImportResult {
   switch (kind) {

@@ -179,7 +179,7 @@ export function importLlamaFactory(text: string, also?: string): ImportResult {
           if (bool(v, key) && d.get('training.recompute') === 'full') {
             d.set('training.activation_offload', true);
             d.note(`${key}: checkpointed layer inputs offloaded to the host`);
-          }
+          } else if (bool(v, key)) d.note(`${key}: no effect, gradient checkpointing is off`);
           break;
         case 'use_dora':
         case 'use_galore':

@@ -15,10 +15,13 @@ import {
 import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
 
 export const IMPORT_USAGE = `usage:
-  llmem import <kind|auto> <file | -> [--json] [--world-size N]
+  llmem import <kind|auto> <file | -> [deepspeed.json] [--json] [--world-size N]
       kind: ${IMPORT_KINDS.join(' | ')}
       prints the config v1 JSON; what was assumed and what was not applied go to stderr
       (--json: one object {config, notes, unsupported} on stdout)
+      deepspeed.json: the DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory or
+      axolotl config names (deepspeed_config_file, deepspeed:), read with it; without it the
+      path is reported as not read
   llmem export <${EXPORT_KINDS.join(' | ')}> <config.json | -> [--json]
       prints the DeepSpeed JSON, Megatron-LM launch line or torchtitan TOML; what the
       format cannot express goes to stderr (--json: {text, unexpressed})`;
@@ -59,14 +62,16 @@ async function run(body: () => Promise<number> | number): Promise<number> {
   }
 }
 
-/** llmem import <kind|auto> <file|-> [--json] [--world-size N] */
+/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] */
 export function importCommand(args: string[]): Promise<number> {
   return run(() => {
     const p = parseCommandArgs(args, { values: ['world-size'], flags: ['json'] }, (m) => new Usage(m));
-    const [kindArg, file, extra] = p.positionals;
+    const [kindArg, file, alsoFile, extra] = p.positionals;
     if (!kindArg || !file || extra)
-      throw new Usage('import needs a kind (or auto) and a file (or - for standard input)');
+      throw new Usage('import needs a kind (or auto), a file (or - for standard input) and at most one DeepSpeed JSON');
+    if (alsoFile === '-') throw new Usage('the DeepSpeed JSON must be a file (standard input is the config)');
     const text = readInput(file);
+    const also = alsoFile === undefined ? undefined : readInput(alsoFile);
     let kind: ImportKind | undefined;
     if (kindArg === 'auto') {
       kind = detectKind(file === '-' ? '' : file, text);
@@ -81,13 +86,13 @@ export function importCommand(args: string[]): Promise<number> {
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1))
       throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
-    const r = importConfig(kind, text, { worldSize });
+    const r = importConfig(kind, text, { worldSize, also });
     const where = file === '-' ? 'standard input' : file;
     if ('error' in r) throw new ImportInputError(r.error.path, `${where} (${kind}): ${r.error.message}`);
     if (p.flags.has('json')) console.log(JSON.stringify({ kind, ...r }, null, 2));
     else {
       console.log(JSON.stringify(r.config, null, 2));
-      console.error(`llmem: imported ${where} as ${kind}`);
+      console.error(`llmem: imported ${where}${alsoFile ? ` with ${alsoFile}` : ''} as ${kind}`);
       for (const n of r.notes) console.error(`  note: ${n}`);
       for (const u of r.unsupported) console.error(`  not applied: ${u}`);
     }

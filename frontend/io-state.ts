@@ -67,6 +67,22 @@ export const MAX_IMPORT_BYTES = 4 * 2 ** 20;
 
 export type IoState = ReturnType<typeof createIo>;
 
+type Named = { text: string; name: string };
+const isDeepSpeedJson = (f: Named) =>
+  /^\s*\{/.test(f.text) && /"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/.test(f.text);
+
+/**
+ * Two files dropped together: the config and the DeepSpeed JSON it names. The one whose
+ * name the other's text holds is the DeepSpeed file; else the one that is DeepSpeed JSON.
+ */
+export function pairFiles(a: Named, b: Named): { config: Named; also: Named } | null {
+  const names = (x: Named, y: Named) => x.name !== '' && x.text.includes(y.name);
+  if (names(a, b) !== names(b, a)) return names(a, b) ? { config: a, also: b } : { config: b, also: a };
+  if (isDeepSpeedJson(a) !== isDeepSpeedJson(b))
+    return isDeepSpeedJson(b) ? { config: a, also: b } : { config: b, also: a };
+  return null;
+}
+
 export function createIo(app: BaseState, loader: () => Promise<Formats> = () => import('./config/formats.js')) {
   const core = app.core;
   /** The importers and exporters, once their chunk has loaded. */
@@ -101,6 +117,8 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
   // ---- import ---------------------------------------------------------------
   /** The text to import and the name of the file it came from ('' when pasted or typed). */
   const source = signal({ text: '', name: '' });
+  /** The DeepSpeed JSON the config names, when it was dropped or chosen with it; read together. */
+  const also = signal<{ text: string; name: string } | null>(null);
   const kindChoice = signal<SourceKind | 'auto'>('auto');
   const worldText = signal('');
   /** A file that could not be read (too large, not text). */
@@ -131,7 +149,11 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
       k = kind.value,
       ws = worldSize.value;
     if (!f || !src.text.trim() || !k || ws.message) return null;
-    return f.prepareImport(core, app.doc.value, k, src.text, { filename: src.name, worldSize: ws.value });
+    return f.prepareImport(core, app.doc.value, k, src.text, {
+      filename: src.name,
+      worldSize: ws.value,
+      also: also.value?.text,
+    });
   });
 
   function openImport() {
@@ -150,29 +172,64 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     });
   }
 
-  /** A picked or dropped file: opens the dialog with its text. */
-  async function readFile(file: File): Promise<void> {
-    openImport();
+  /** A file's text, or null after saying why it cannot be read (too large, not text). */
+  async function fileText(file: File): Promise<string | null> {
     if (file.size > MAX_IMPORT_BYTES) {
       fileMessage.value = `${file.name} is ${(file.size / 2 ** 20).toFixed(1)} MiB: that is not a config file (they are a few KB). Nothing was read.`;
-      return;
+      return null;
     }
     let text: string;
     try {
       text = await file.text();
     } catch (e) {
       fileMessage.value = `${file.name} could not be read (${(e as Error).message}).`;
-      return;
+      return null;
     }
     if (text.includes('\0')) {
       fileMessage.value = `${file.name} is not a text file. Nothing was read.`;
+      return null;
+    }
+    return text;
+  }
+
+  /** A picked or dropped file: opens the dialog with its text. */
+  async function readFile(file: File): Promise<void> {
+    await readFiles([file]);
+  }
+
+  /**
+   * Files picked or dropped together: one config, or a config and the DeepSpeed JSON it
+   * names (read together); opens the dialog with them.
+   */
+  async function readFiles(files: readonly File[]): Promise<void> {
+    openImport();
+    if (files.length > 2) {
+      fileMessage.value = `${files.length} files: import one config, or a config and the DeepSpeed JSON it names. Nothing was read.`;
+      return;
+    }
+    const read: { text: string; name: string }[] = [];
+    for (const f of files) {
+      const text = await fileText(f);
+      if (text === null) return;
+      read.push({ text, name: f.name });
+    }
+    if (!read.length) return;
+    const pair = read.length === 2 ? pairFiles(read[0], read[1]) : { config: read[0], also: null };
+    if (!pair) {
+      fileMessage.value = `${read[0].name} and ${read[1].name}: neither names the other, nor is exactly one of them a DeepSpeed JSON. Import one config, or a config and the DeepSpeed JSON it names. Nothing was read.`;
       return;
     }
     batch(() => {
-      source.value = { text, name: file.name };
+      source.value = pair.config;
+      also.value = pair.also;
       kindChoice.value = 'auto';
       fileMessage.value = null;
     });
+  }
+
+  /** Forget the DeepSpeed JSON read with the config. */
+  function dropAlso() {
+    also.value = null;
   }
 
   /** Load the previewed result into the page; false (and nothing changes) when there is none. */
@@ -180,11 +237,12 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     const p = preview.value,
       k = kind.value;
     if (!p?.ok || !k) return false;
-    const what = source.value.name || 'pasted text';
+    const what = (source.value.name || 'pasted text') + (also.value ? ` with ${also.value.name}` : '');
     batch(() => {
       app.importDoc(p.doc);
       notice.value = `Imported ${what} (${sourceLabel(k)})`;
       source.value = { text: '', name: '' };
+      also.value = null;
       kindChoice.value = 'auto';
       worldText.value = '';
       dialog.value = null;
@@ -224,6 +282,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     dialog,
     notice,
     source,
+    also,
     kindChoice,
     worldText,
     fileMessage,
@@ -235,6 +294,8 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     openImport,
     setText,
     readFile,
+    readFiles,
+    dropAlso,
     apply,
     close,
     exportKind,

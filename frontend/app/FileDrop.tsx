@@ -1,5 +1,5 @@
 // A drop zone with a "choose a file" button: the one file picker of the page
-// (config import, measurement loading).
+// (config import, measurement loading). With onFiles, several files at once.
 import type { ComponentChildren } from 'preact';
 import { useRef, useState } from 'preact/hooks';
 
@@ -11,8 +11,15 @@ export function FileDrop(props: {
   testid: { zone: string; button: string; input: string };
   autofocus?: boolean;
   onFile: (f: File) => void;
+  /** several files dropped or chosen together (the config and the DeepSpeed JSON it names) */
+  onFiles?: (files: File[]) => void;
   children?: ComponentChildren;
 }) {
+  const take = (list: FileList | null | undefined) => {
+    const files = [...(list ?? [])];
+    if (props.onFiles && files.length) props.onFiles(files);
+    else if (files[0]) props.onFile(files[0]);
+  };
   const file = useRef<HTMLInputElement>(null);
   const [over, setOver] = useState(false);
   return (
@@ -28,8 +35,7 @@ export function FileDrop(props: {
       onDrop={(e) => {
         e.preventDefault();
         setOver(false);
-        const f = e.dataTransfer?.files?.[0];
-        if (f) props.onFile(f);
+        take(e.dataTransfer?.files);
       }}
     >
       <button
@@ -46,13 +52,15 @@ export function FileDrop(props: {
         type="file"
         hidden
         accept={props.accept}
+        multiple={!!props.onFiles}
         aria-label={props.inputLabel}
         data-testid={props.testid.input}
         onChange={(e) => {
           const input = e.currentTarget as HTMLInputElement;
-          const f = input.files?.[0];
+          const files = [...(input.files ?? [])];
           input.value = '';
-          if (f) props.onFile(f);
+          if (props.onFiles && files.length) props.onFiles(files);
+          else if (files[0]) props.onFile(files[0]);
         }}
       />
     </div>

@@ -33,20 +33,30 @@ export function ImportDialog() {
       <p class="hint">
         A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate,
         TrainingArguments, LLaMA-Factory or axolotl config (replaces the settings it gives), or llmem's config v1 JSON
-        (replaces everything). Read in this browser: nothing is uploaded.
+        (replaces everything). A config that names a DeepSpeed JSON is read with it when both files are chosen or
+        dropped together. Read in this browser: nothing is uploaded.
       </p>
       <FileDrop
         label="Choose a file…"
-        hint="or drop it here, or paste it below"
+        hint="or drop it here (with the DeepSpeed JSON it names), or paste it below"
         accept=".json,.yaml,.yml,.toml,.sh,.txt,application/json,text/*"
         inputLabel="Config file to import"
         testid={{ zone: 'import-drop', button: 'import-pick', input: 'import-file' }}
         autofocus
         onFile={(f) => void io.readFile(f)}
+        onFiles={(files) => void io.readFiles(files)}
       />
       {io.fileMessage.value && (
         <p class="field-error" role="alert" data-testid="import-file-message">
           {io.fileMessage.value}
+        </p>
+      )}
+      {io.also.value && (
+        <p class="hint" data-testid="import-also">
+          Read with <code>{io.also.value.name}</code> (the DeepSpeed JSON it names).{' '}
+          <button type="button" class="link" onClick={io.dropAlso} data-testid="import-also-remove">
+            Leave it out
+          </button>
         </p>
       )}
       <div class="field">

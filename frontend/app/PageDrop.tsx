@@ -1,4 +1,5 @@
-// Drop a config file anywhere on the page: the Import dialog opens with it.
+// Drop a config file anywhere on the page (or a config with the DeepSpeed JSON it
+// names): the Import dialog opens with it.
 // Drop zones of their own (the Measured panel) take their files first.
 import { useEffect, useState } from 'preact/hooks';
 import { useApp } from './context.js';
@@ -25,8 +26,8 @@ export function PageDrop() {
       setOver(false);
       if (e.defaultPrevented || !hasFiles(e)) return;
       e.preventDefault();
-      const f = e.dataTransfer?.files?.[0];
-      if (f) void s.io.readFile(f);
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (files.length) void s.io.readFiles(files);
     };
     const off = () => setOver(false);
     document.addEventListener('dragover', onOver);
@@ -45,7 +46,7 @@ export function PageDrop() {
       <p>Drop a config file to import it</p>
       <small>
         Hugging Face config.json, DeepSpeed, Megatron-LM, torchtitan, accelerate, TrainingArguments, LLaMA-Factory,
-        axolotl or llmem config v1
+        axolotl or llmem config v1; with the DeepSpeed JSON it names, drop both
       </small>
     </div>
   ) : null;

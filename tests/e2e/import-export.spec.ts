@@ -1,5 +1,6 @@
-// The Import dialog (config v1, a Hugging Face config.json by picker and by drop, malformed
-// input, torchtitan) and the Export dialog (Megatron arguments, DeepSpeed, config v1 download).
+// The Import dialog (config v1, a Hugging Face config.json by picker and by drop, a config with
+// the DeepSpeed JSON it names, malformed input, torchtitan) and the Export dialog (Megatron
+// arguments, DeepSpeed, config v1 download).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -107,6 +108,40 @@ test('import: a Hugging Face config.json by file picker and by drop; malformed J
   expect(await numberOf(page, '#f-training-seq_len'), 'seq_len').toBe(8192);
   expect(await page.inputValue('#f-training-recompute'), 'recompute').toBe('per_op');
   expect(await page.inputValue('#f-parallel-gpus'), 'gpus').toBe('16');
+});
+
+test('import: a config and the DeepSpeed JSON it names, chosen together and dropped together', async ({ page }) => {
+  const dir = join(root, 'tests/fixtures/real/accelerate');
+  const yaml = readFileSync(join(dir, 'deepspeed.yaml'), 'utf8');
+  const ds = readFileSync(join(dir, 'zero_stage1_config.json'), 'utf8');
+  await open(page, '/');
+  await openImport(page);
+  await page.setInputFiles('[data-testid=import-file]', [
+    join(dir, 'zero_stage1_config.json'),
+    join(dir, 'deepspeed.yaml'),
+  ]);
+  await page.waitForSelector('[data-testid=import-preview]');
+  expect(await text(page, '[data-testid=import-also]'), 'the second file named').toMatch(/zero_stage1_config\.json/);
+  expect(await text(page, '[data-testid=import-unsupported]'), 'nothing left unread').toMatch(/Nothing left out/);
+  await page.click('[data-testid=import-apply]');
+  await page.waitForFunction(() => location.hash.includes('parallel.zero_stage=1'));
+  await reset(page);
+  // dropped anywhere on the page, both at once
+  await page.evaluate(
+    ([y, j]) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([y], 'deepspeed.yaml', { type: 'text/yaml' }));
+      dt.items.add(new File([j], 'zero_stage1_config.json', { type: 'application/json' }));
+      const target = document.querySelector('.layout')!;
+      target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    },
+    [yaml, ds] as const,
+  );
+  await page.waitForSelector('[data-testid=import-also]');
+  await page.click('[data-testid=import-also-remove]');
+  await page.waitForSelector('[data-testid=import-also]', { state: 'detached' });
+  expect(await text(page, '[data-testid=import-unsupported]'), 'alone: the file is not read').toMatch(/was not read/);
 });
 
 test('export: Megatron arguments with what they cannot express; DeepSpeed; config v1 download', async ({ page }) => {

@@ -67,7 +67,7 @@ describe('planner', () => {
     expect(res.layouts[0].tp).toBeLessThanOrEqual(8);
     expect(res.layouts[0].pareto).toBe(true);
   }, 60_000);
-  it('keeps a config\'s training.global_batch, and its patches keep stating it', () => {
+  it("keeps a config's training.global_batch, and its patches keep stating it", () => {
     const config = merge(l70(), { training: { global_batch: 128 } });
     const res = core.search(config, { gpus: 64, vary_offload: true, vary_engine: true });
     if (!('layouts' in res)) throw new Error(res.message);

@@ -1,11 +1,13 @@
 // Seeded fuzz of every importer (frontend/config/importers/): random and
-// mutated versions of the fixtures in tests/fixtures/import/<kind>/ never
+// mutated versions of the fixtures in tests/fixtures/import/<kind>/ and
+// tests/fixtures/real/<kind>/ (with, at times, a mutated DeepSpeed JSON as the
+// second file a config names: ImportOptions.also) never
 // throw; each gives a result ({config, notes, unsupported}) or a named error
 // ({error: {path, message}}) with a message and no stack trace. A result's
 // config is plain JSON (finite numbers, no undefined) and goes through preset
 // resolution and the core without a throw. Deterministic (xorshift seed);
 // LLMEM_FUZZ_SCALE multiplies the iterations (npm run fuzz).
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core, Json } from '../../wasm/llmem.js';
@@ -21,16 +23,15 @@ beforeAll(async () => {
 
 const FIXTURES = join(repoRoot(), 'tests/fixtures/import');
 const REAL = join(repoRoot(), 'tests/fixtures/real');
-const files = (dir: string, keep: (name: string) => boolean = () => true): string[] =>
-  readdirSync(dir)
-    .filter(keep)
-    .sort()
-    .map((name) => readFileSync(join(dir, name), 'utf8'));
-// Megatron also mutates the real launch scripts: arrays, branches, here-documents for the shell evaluator.
-const fixtures = (kind: ImportKind): string[] => [
-  ...files(join(FIXTURES, kind)),
-  ...(kind === 'megatron' ? files(join(REAL, kind), (name) => name.endsWith('.sh')) : []),
-];
+const filesIn = (dir: string): string[] =>
+  existsSync(dir)
+    ? readdirSync(dir)
+        .filter((name) => name !== 'manifest.json')
+        .sort()
+        .map((name) => readFileSync(join(dir, name), 'utf8'))
+    : [];
+// the real files too (tests/fixtures/real): arrays, branches, here-documents, plugins, referenced files
+const fixtures = (kind: ImportKind): string[] => [...filesIn(join(FIXTURES, kind)), ...filesIn(join(REAL, kind))];
 
 const JUNK_VALUES: Json[] = [
   null,
@@ -216,10 +217,10 @@ function plainJson(v: unknown, path: string): void {
   throw new Error(`imported config ${path} is not JSON (${typeof v})`);
 }
 
-function check(kind: ImportKind, text: string, worldSize: number | undefined): 'ok' | 'error' {
+function check(kind: ImportKind, text: string, worldSize: number | undefined, also?: string): 'ok' | 'error' {
   let r: ReturnType<typeof importConfig>;
   try {
-    r = importConfig(kind, text, { worldSize });
+    r = importConfig(kind, text, { worldSize, also });
   } catch (e) {
     throw new Error(
       `importer ${kind} threw ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)} on:\n${text.slice(0, 600)}`,
@@ -249,11 +250,13 @@ describe('importer fuzz', () => {
       () => {
         const rand = rng(0x1a9047 + k);
         const sources = fixtures(kind);
+        const deepspeed = fixtures('deepspeed');
         const n = 1500 * fuzzScale();
         const counts = { ok: 0, error: 0 };
         for (let i = 0; i < n; i++) {
           const text = rand() < 0.05 ? randomText(rand) : mutate(pick(rand, sources), rand);
-          counts[check(kind, text, pick(rand, [undefined, 1, 8, 64, 3]))]++;
+          const also = rand() < 0.2 ? mutate(pick(rand, deepspeed), rand) : undefined;
+          counts[check(kind, text, pick(rand, [undefined, 1, 8, 64, 3]), also)]++;
         }
         // the mutations reach both outcomes
         expect(counts.ok).toBeGreaterThan(0);

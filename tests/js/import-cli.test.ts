@@ -62,6 +62,46 @@ describe('llmem import', () => {
   });
 });
 
+describe('llmem import with the DeepSpeed JSON a config names', () => {
+  const real = (p: string) => join(repoRoot(), 'tests/fixtures/real', p);
+  it('reads the second file; without it the path is reported as not read', async () => {
+    const both = await capture(() =>
+      importCommand(['accelerate', real('accelerate/deepspeed.yaml'), real('accelerate/zero_stage1_config.json')]),
+    );
+    expect(both.status).toBe(0);
+    expect(JSON.parse(both.stdout)).toMatchObject({
+      parallel: { engine: 'deepspeed', zero_stage: 1, gpus: 2 },
+      training: { dtype: 'fp16' },
+    });
+    expect(both.stderr).toContain('with ');
+    expect(both.stderr).not.toContain('not applied');
+    const alone = await capture(() => importCommand(['auto', real('accelerate/deepspeed.yaml'), '--json']));
+    expect(alone.status).toBe(0);
+    expect(JSON.parse(alone.stdout).unsupported.join('\n')).toMatch(
+      /zero_stage1_config\.json" was not read \(give it too/,
+    );
+  });
+  it('a second file for a format that names none is reported, not read', async () => {
+    const r = await capture(() =>
+      importCommand(['deepspeed', fx('deepspeed/zero2-bf16.json'), fx('deepspeed/hf-zero3-offload.json'), '--json']),
+    );
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).unsupported.join('\n')).toMatch(/second file: .* was not read/);
+  });
+  it('exit 2 for an unreadable second file or a third one; exit 1 naming the key for a malformed one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llmem-import-also-'));
+    const yaml = real('accelerate/deepspeed.yaml');
+    expect((await capture(() => importCommand(['accelerate', yaml, join(dir, 'missing.json')]))).status).toBe(2);
+    expect((await capture(() => importCommand(['accelerate', yaml, yaml, yaml]))).status).toBe(2);
+    expect((await capture(() => importCommand(['accelerate', yaml, '-']))).status).toBe(2);
+    const bad = join(dir, 'ds.json');
+    writeFileSync(bad, '{"zero_optimization": {"stage": 9}}');
+    const r = await capture(() => importCommand(['accelerate', yaml, bad]));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('zero_optimization.stage: must be 0, 1, 2 or 3');
+  });
+});
+
 describe('llmem export', () => {
   it('writes the format on stdout and what it cannot express on stderr', async () => {
     const r = await capture(() =>

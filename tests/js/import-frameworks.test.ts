@@ -330,7 +330,7 @@ describe('HF TrainingArguments JSON', () => {
       parallel: { engine: 'fsdp1', fsdp_strategy: 'full_shard' },
       runtime: { framework: 'hf_trainer', torch_compile: false },
     });
-    expect(r.unsupported).toEqual([]);
+    expect(r.unsupported).toEqual([expect.stringMatching(/^use_liger_kernel: Liger's rms_norm, rope, swiglu kernels/)]);
     runs({ ...r.config, model: { preset: 'llama-3.1-8b' } });
   });
   it('optimizer names: 8-bit, paged, adafactor; deepspeed paths and inline objects', () => {
@@ -385,7 +385,7 @@ describe('LLaMA-Factory YAML', () => {
     expect(r.unsupported).toEqual([]);
     runs(r.config);
   });
-  it('QLoRA, DeepSpeed by file name, Liger, DPO with full fine-tuning listed', () => {
+  it('QLoRA, DeepSpeed by file name, Liger in DPO (logits kept), DPO with full fine-tuning listed', () => {
     const r = ok(
       'llamafactory',
       'model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: dpo\nfinetuning_type: full\nquantization_bit: 4\ndeepspeed: examples/deepspeed/ds_z3_config.json\nenable_liger_kernel: true\ndisable_gradient_checkpointing: true\n',
@@ -393,10 +393,16 @@ describe('LLaMA-Factory YAML', () => {
     expect(r.config).toMatchObject({
       model: { preset: 'qwen2.5-7b' },
       parallel: { engine: 'deepspeed', zero_stage: 3 },
-      training: { loss: 'fused', finetune: { method: 'full' } },
+      training: { finetune: { method: 'full' } },
     });
     expect((r.config.training as Config).recompute).toBeUndefined();
-    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual(['quantization_bit', 'stage']);
+    expect((r.config.training as Config).loss).toBeUndefined(); // DPO: Liger's cross-entropy, not the fused loss
+    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual([
+      'quantization_bit',
+      'stage',
+      'deepspeed',
+      'enable_liger_kernel',
+    ]);
     const q = ok('llamafactory', 'quantization_bit: 4\nlora_target: q_proj,v_proj\n');
     expect(q.config.training).toMatchObject({
       finetune: { method: 'qlora', quant: 'nf4', double_quant: true, lora_targets: ['q', 'v'] },
@@ -446,7 +452,7 @@ describe('axolotl YAML', () => {
   it('full fine-tuning with FSDP2, offloaded checkpoints and cut cross-entropy', () => {
     const r = ok(
       'axolotl',
-      'base_model: Qwen/Qwen3-8B\nsequence_len: 8192\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\nbf16: true\ngradient_checkpointing: offload\ncut_cross_entropy: true\nfsdp_version: 2\nfsdp_config:\n  offload_params: false\n  reshard_after_forward: true\n  state_dict_type: FULL_STATE_DICT\n',
+      'base_model: Qwen/Qwen3-8B\nsequence_len: 8192\nmicro_batch_size: 1\ngradient_accumulation_steps: 2\nbf16: true\ngradient_checkpointing: offload\nplugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\ncut_cross_entropy: true\nfsdp_version: 2\nfsdp_config:\n  offload_params: false\n  reshard_after_forward: true\n  state_dict_type: FULL_STATE_DICT\n',
     );
     expect(r.config).toEqual({
       runtime: { framework: 'axolotl' },
@@ -495,4 +501,123 @@ describe('detectKind', () => {
   for (const [path, name, kind] of cases)
     it(`${name} -> ${kind}`, () => expect(detectKind(name, fixture(path))).toBe(kind));
   it('unsure -> undefined', () => expect(detectKind('notes.txt', 'hello')).toBeUndefined());
+});
+
+describe('framework keys each format has (issue 14)', () => {
+  const lines = (r: Imported) => r.unsupported.join('\n');
+  const withAlso = (kind: ImportKind, text: string, also: string): Imported => {
+    const r = importConfig(kind, text, { also });
+    if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
+    return r;
+  };
+  it('axolotl plugins: CutCrossEntropy defaults on, Liger per kernel, their keys need their plugin', () => {
+    const cce = 'plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\nbf16: true\n';
+    expect((ok('axolotl', cce).config.training as Config).loss).toBe('fused');
+    expect((ok('axolotl', `${cce}cut_cross_entropy: false\n`).config.training as Config).loss).toBeUndefined();
+    const noPlugin = ok('axolotl', 'cut_cross_entropy: true\nliger_fused_linear_cross_entropy: true\n');
+    expect((noPlugin.config.training as Config).loss).toBeUndefined();
+    expect(lines(noPlugin)).toMatch(/cut_cross_entropy: read only by the CutCrossEntropyPlugin/);
+    expect(lines(noPlugin)).toMatch(/liger_fused_linear_cross_entropy: read only by the LigerPlugin/);
+    const liger = ok(
+      'axolotl',
+      'plugins: [axolotl.integrations.liger.LigerPlugin, axolotl.integrations.spectrum.SpectrumPlugin]\nliger_fused_linear_cross_entropy: true\nliger_rms_norm: true\nliger_rope: false\n',
+    );
+    expect((liger.config.training as Config).loss).toBe('fused');
+    expect(liger.unsupported.map((u) => u.split(':')[0])).toEqual([
+      'plugins axolotl.integrations.spectrum.SpectrumPlugin',
+      'liger_rms_norm',
+    ]);
+    expect(fail('axolotl', 'plugins: axolotl.integrations.liger.LigerPlugin\n').path).toBe('plugins');
+  });
+  it('axolotl parallel sizes: tp and cp with FSDP2, the shard group over dp_shard x cp, EP reported', () => {
+    const r = ok(
+      'axolotl',
+      'fsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\ntensor_parallel_size: 2\ncontext_parallel_size: 2\ndp_shard_size: 2\ndp_replicate_size: 2\n',
+    );
+    expect(r.config.parallel).toEqual({
+      engine: 'fsdp2',
+      reshard_after_forward: true,
+      tp: 2,
+      sequence_parallel: false,
+      cp: 2,
+      fsdp_strategy: 'hybrid_shard',
+      fsdp_shard_size: 4,
+      gpus: 16,
+    });
+    runs(r.config);
+    const ds = ok('axolotl', 'deepspeed: zero2.json\ntensor_parallel_size: 2\nsequence_parallel_degree: 4\n');
+    expect((ds.config.parallel as Config).tp).toBeUndefined();
+    expect(lines(ds)).toMatch(/tensor_parallel_size: 2: llmem models tensor parallelism .* not with deepspeed/);
+    expect(lines(ds)).toMatch(/sequence_parallel_degree: 4: llmem models context parallelism/);
+    const ep = ok('axolotl', 'fsdp_config:\n  fsdp_version: 2\nexpert_parallel_size: 2\n');
+    expect(lines(ep)).toMatch(/expert_parallel_size: 2: axolotl's expert parallelism is a mesh axis/);
+    expect((ep.config.parallel as Config).engine).toBe('fsdp2'); // fsdp_config alone turns FSDP on
+  });
+  it('axolotl lora_modules_to_save: reported, with what it trains', () => {
+    const r = ok('axolotl', 'adapter: lora\nlora_modules_to_save: [embed_tokens, lm_head]\n');
+    expect(lines(r)).toMatch(
+      /lora_modules_to_save: \["embed_tokens","lm_head"\] trained in full .* config v1 has no key for modules trained in full/,
+    );
+  });
+  it('DeepSpeed tensor_parallel.autotp_size and sub_group_size: reported with the reason', () => {
+    const r = ok(
+      'deepspeed',
+      '{"tensor_parallel": {"autotp_size": 4}, "zero_optimization": {"stage": 3, "sub_group_size": 1e9}}',
+    );
+    expect(lines(r)).toMatch(/tensor_parallel.autotp_size: 4: AutoTP splits/);
+    expect(lines(r)).toMatch(/zero_optimization.sub_group_size: ZeRO-3 steps the optimizer one sub-group/);
+    expect(ok('deepspeed', '{"tensor_parallel": {"autotp_size": 1}}').unsupported).toEqual([]);
+  });
+  it('LLaMA-Factory: fsdp, fp8, Liger by stage, Unsloth checkpointing; the v1 schema recognised', () => {
+    const r = ok(
+      'llamafactory',
+      'finetuning_type: full\nbf16: true\nfp8: true\nfsdp: full_shard auto_wrap offload\nenable_liger_kernel: true\nuse_unsloth_gc: true\n',
+    );
+    expect(r.config.parallel).toMatchObject({ engine: 'fsdp1', offload_params: 'cpu' });
+    expect(r.config.training).toMatchObject({
+      fp8_linear: true,
+      loss: 'fused',
+      recompute: 'full',
+      activation_offload: true,
+    });
+    expect(lines(r)).toMatch(/enable_liger_kernel: Liger's RMSNorm, RoPE and SwiGLU kernels/);
+    const v1 = 'model: Qwen/Qwen3-4B\nmodel_class: llm\ndist_config:\n  name: fsdp2\ncp_size: 2\n';
+    expect(detectKind('train.yaml', v1)).toBe('llamafactory');
+    const r1 = ok('llamafactory', v1);
+    expect(r1.notes[1]).toMatch(/LLaMA-Factory v1 config schema/);
+    expect(r1.config.parallel).toEqual({ engine: 'fsdp2', cp: 2 });
+    expect(r1.config.training).toMatchObject({
+      seq_len: 2048,
+      micro_batch: 1,
+      master_weights: false,
+      grad_dtype: 'bf16',
+    });
+    expect(fail('llamafactory', 'model: x\ndist_config:\n  name: deepspeed\n').path).toBe('dist_config.config_file');
+  });
+  it('accelerate: mixed_precision absent is "no", or fp16 with the older fp16 key', () => {
+    expect((ok('accelerate', 'distributed_type: MULTI_GPU\n').config.training as Config).dtype).toBe('fp32');
+    expect((ok('accelerate', 'distributed_type: MULTI_GPU\nfp16: true\n').config.training as Config).dtype).toBe(
+      'fp16',
+    );
+  });
+  it('the referenced DeepSpeed file: read when given (TrainingArguments, axolotl), else named as not read', () => {
+    const ds = '{"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}, "bf16": {"enabled": true}}';
+    const args = '{"per_device_train_batch_size": 2, "deepspeed": "configs/ds.json"}';
+    const read = withAlso('training_args', args, ds);
+    expect(read.config.parallel).toMatchObject({ engine: 'deepspeed', zero_stage: 2, offload_optimizer: 'cpu' });
+    expect(read.notes.join('\n')).toMatch(/deepspeed "configs\/ds.json": read from the file given with this one/);
+    expect(read.unsupported).toEqual([]);
+    const unread = ok('training_args', args);
+    expect(lines(unread)).toMatch(/deepspeed: "configs\/ds.json" was not read/);
+    const ax = withAlso(
+      'axolotl',
+      'deepspeed: deepspeed_configs/zero2.json\n',
+      '{"zero_optimization": {"stage": 2, "sub_group_size": 5}}',
+    );
+    expect(lines(ax)).toMatch(/^deepspeed_configs\/zero2.json#zero_optimization.sub_group_size: /m);
+    const bad = importConfig('axolotl', 'deepspeed: z.json\n', { also: '{"zero_optimization": ' });
+    expect('error' in bad && bad.error.path).toBe('deepspeed');
+    const none = withAlso('axolotl', 'fsdp_config: {}\n', ds);
+    expect(lines(none)).toMatch(/second file: the config names no DeepSpeed JSON file/);
+  });
 });

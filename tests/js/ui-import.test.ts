@@ -7,10 +7,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { createAppState } from '../../frontend/state.js';
-import { createIo, MAX_IMPORT_BYTES } from '../../frontend/io-state.js';
+import { createIo, MAX_IMPORT_BYTES, pairFiles } from '../../frontend/io-state.js';
 import { detectSource } from '../../frontend/config/formats.js';
 
 const fixture = (p: string) => readFileSync(join(repoRoot(), 'tests/fixtures/import', p), 'utf8');
+const real = (p: string) => readFileSync(join(repoRoot(), 'tests/fixtures/real', p), 'utf8');
+const file = (text: string, name: string) => new File([text], name, { type: 'text/plain' });
 let core: Core;
 beforeAll(async () => {
   core = await loadCore();
@@ -147,6 +149,58 @@ describe('import', () => {
     const p = s.io.preview.value!;
     if (!p.ok) throw new Error(p.message);
     expect(p.unsupported.join('\n')).toMatch(/embed_tokens/);
+  });
+
+  it('a config and the DeepSpeed JSON it names, dropped together, import together (either order)', async () => {
+    const yaml = real('accelerate/deepspeed.yaml');
+    const ds = real('accelerate/zero_stage1_config.json');
+    for (const files of [
+      [file(yaml, 'deepspeed.yaml'), file(ds, 'zero_stage1_config.json')],
+      [file(ds, 'zero_stage1_config.json'), file(yaml, 'deepspeed.yaml')],
+    ]) {
+      const s = await opened();
+      await s.io.readFiles(files);
+      expect(s.io.source.value.name).toBe('deepspeed.yaml');
+      expect(s.io.also.value?.name).toBe('zero_stage1_config.json');
+      expect(s.io.kind.value).toBe('accelerate');
+      const p = s.io.preview.value!;
+      if (!p.ok) throw new Error(p.message);
+      expect(p.unsupported).toEqual([]);
+      expect(p.notes.join('\n')).toMatch(/read from the file given with this one/);
+      expect(s.io.apply()).toBe(true);
+      expect(s.doc.value).toMatchObject({ 'parallel.zero_stage': 1, 'training.dtype': 'fp16', 'parallel.gpus': 2 });
+      expect(s.io.notice.value).toBe('Imported deepspeed.yaml with zero_stage1_config.json (accelerate YAML)');
+      expect(s.io.also.value).toBeNull();
+    }
+  });
+
+  it('one file alone says the DeepSpeed file was not read; Leave it out drops the second file', async () => {
+    const s = await opened();
+    await s.io.readFile(file(real('accelerate/deepspeed.yaml'), 'deepspeed.yaml'));
+    const alone = s.io.preview.value!;
+    if (!alone.ok) throw new Error(alone.message);
+    expect(alone.unsupported.join('\n')).toMatch(/zero_stage1_config.json" was not read/);
+    await s.io.readFiles([
+      file(real('accelerate/deepspeed.yaml'), 'deepspeed.yaml'),
+      file(real('accelerate/zero_stage1_config.json'), 'zero_stage1_config.json'),
+    ]);
+    s.io.dropAlso();
+    const p = s.io.preview.value!;
+    if (!p.ok) throw new Error(p.message);
+    expect(p.unsupported.join('\n')).toMatch(/was not read/);
+  });
+
+  it('two files that are not a config and its DeepSpeed JSON, or more than two, are refused', async () => {
+    const s = await opened();
+    await s.io.readFiles([file('a: 1\n', 'a.yaml'), file('b: 2\n', 'b.yaml')]);
+    expect(s.io.fileMessage.value).toMatch(/neither names the other/);
+    await s.io.readFiles([file('a', 'a'), file('b', 'b'), file('c', 'c')]);
+    expect(s.io.fileMessage.value).toMatch(/3 files/);
+    expect(s.io.source.value.text).toBe('');
+    // without names in the text, the DeepSpeed JSON is the one with DeepSpeed keys
+    const ds = { text: '{"zero_optimization": {"stage": 2}}', name: 'x.json' };
+    const cfg = { text: 'deepspeed: elsewhere.json\n', name: 'run.yaml' };
+    expect(pairFiles(ds, cfg)).toEqual({ config: cfg, also: ds });
   });
 
   it('files too large or not text are refused before reading', async () => {

@@ -16,6 +16,8 @@ import {
   type Obj,
 } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
+import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
+import { applyDegree } from './parallel-degrees.js';
 
 const STRATEGIES = ['full_shard', 'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2'] as const;
 // Read and judged to have no effect on per-GPU memory.
@@ -32,6 +34,8 @@ const FSDP_IGNORED = new Set([
   'xla_fsdp_v2',
   'xla_fsdp_settings',
   'activation_cpu_offload',
+  'cpu_offload_pin_memory', // pinned or pageable host memory: the GPU side is the same
+  'final_state_dict_type',
 ]);
 const TOP_IGNORED = new Set([
   'compute_environment',
@@ -58,10 +62,12 @@ const TOP_IGNORED = new Set([
 ]);
 
 /** Import an accelerate config file. */
-export function importAccelerate(text: string): ImportResult {
+export function importAccelerate(text: string, also?: string): ImportResult {
   return guard(() => {
     const d = new Draft();
     d.stack('accelerate');
+    const file: DeepSpeedFile = { text: also, read: false };
+    let dsFile: string | undefined;
     const y = parseYamlText(text, 'accelerate config');
     const type =
       y.distributed_type === undefined
@@ -102,7 +108,7 @@ export function importAccelerate(text: string): ImportResult {
           else d.ignore(key);
           break;
         case 'deepspeed_config':
-          if (type === 'DEEPSPEED') deepspeedPlugin(d, obj(v, key), `${key}.`);
+          if (type === 'DEEPSPEED') dsFile = deepspeedPlugin(d, obj(v, key), `${key}.`);
           else d.ignore(key);
           break;
         case 'megatron_lm_config':
@@ -110,14 +116,20 @@ export function importAccelerate(text: string): ImportResult {
           else d.ignore(key);
           break;
         case 'parallelism_config':
-          parallelism(d, obj(v, key), `${key}.`);
-          break;
+          break; // below, once the engine is known
         case 'dynamo_config': {
           const backend = obj(v, key).dynamo_backend;
           if (typeof backend === 'string' && backend.toUpperCase() !== 'NO') d.set('runtime.torch_compile', true);
           d.ignore(key);
           break;
         }
+        case 'fp16': // the older spelling of mixed_precision fp16: with it below
+          if (y.mixed_precision !== undefined) d.ignore(key);
+          break;
+        case 'dynamo_backend': // the older spelling of dynamo_config.dynamo_backend
+          if (typeof v === 'string' && v.toUpperCase() !== 'NO') d.set('runtime.torch_compile', true);
+          else d.ignore(key);
+          break;
         case 'use_cpu':
           if (bool(v, key)) d.skip(key, 'CPU training is not modelled');
           break;
@@ -130,6 +142,8 @@ export function importAccelerate(text: string): ImportResult {
       }
     }
     if (type === 'FSDP' && y.fsdp_config === undefined) applyFsdpConfig(d, {}, 'fsdp_config.');
+    if (y.parallelism_config !== undefined && y.parallelism_config !== null)
+      parallelism(d, obj(y.parallelism_config, 'parallelism_config'), 'parallelism_config.');
     const gpus = d.get('parallel.gpus');
     if (y.num_machines !== undefined) {
       const machines = int(y.num_machines, 'num_machines');
@@ -138,7 +152,23 @@ export function importAccelerate(text: string): ImportResult {
     }
     if (gpus === undefined) d.note('no num_processes: parallel.gpus left at llmem default');
     if (type === 'NO') d.set('parallel.gpus', 1);
-    if (y.mixed_precision === undefined) mixedPrecision(d, 'no', 'mixed_precision');
+    if (y.mixed_precision === undefined) {
+      // absent: "fp16" when the old `fp16: true` key is set, else "no" (huggingface/accelerate@16cb6eb8
+      // commands/config/config_args.py process_config, commands/launch.py)
+      const fp16 = y.fp16 !== undefined && y.fp16 !== null && bool(y.fp16, 'fp16');
+      d.set('training.dtype', fp16 ? 'fp16' : 'fp32');
+      d.note(
+        fp16
+          ? 'mixed_precision absent, fp16 true (the older spelling): fp16 mixed precision'
+          : dsFile !== undefined && also !== undefined
+            ? 'mixed_precision absent: "no" (accelerate default): fp32 unless the DeepSpeed file enables fp16 or bf16'
+            : 'mixed_precision absent: "no" (accelerate default): fp32 training',
+      );
+    }
+    // the DeepSpeed file last: its fp16/bf16 sections and ZeRO settings take precedence (DeepSpeedPlugin hf_ds_config,
+    // src/accelerate/utils/dataclasses.py @16cb6eb8: the accelerate-side ZeRO keys are refused beside a config file)
+    if (dsFile !== undefined) applyDeepSpeedRef(d, 'deepspeed_config.deepspeed_config_file', dsFile, file);
+    reportUnreadFile(d, file);
     return d.result();
   });
 }
@@ -212,6 +242,10 @@ export function applyFsdpConfig(d: Draft, cfg: Obj, prefix: string, strategyFrom
     } else if (name === 'min_num_params') {
       if (Number(v) > 0) d.skip(at, 'size-based wrapping is not modelled (one FSDP unit per transformer layer)');
       else d.ignore(at);
+    } else if (name === 'ignored_modules') {
+      if (v !== null && v !== '')
+        d.skip(at, 'modules left out of FSDP (whole on every GPU) are not modelled; not applied');
+      else d.ignore(at);
     } else if (FSDP_IGNORED.has(name)) d.ignore(at);
     else d.skip(at, 'not mapped');
   }
@@ -224,7 +258,9 @@ function strategyName(v: Json, key: string): string {
   return oneOf(str(v, key).toLowerCase().replace(/ /g, '_'), key, STRATEGIES);
 }
 
-function deepspeedPlugin(d: Draft, cfg: Obj, prefix: string): void {
+/** The DeepSpeed plugin keys; returns the deepspeed_config_file path, read after the rest. */
+function deepspeedPlugin(d: Draft, cfg: Obj, prefix: string): string | undefined {
+  let path: string | undefined;
   for (const [k, v] of Object.entries(cfg)) {
     const at = prefix + k;
     if (k === 'zero_stage') d.set('parallel.zero_stage', int(v, at, 0));
@@ -236,10 +272,11 @@ function deepspeedPlugin(d: Draft, cfg: Obj, prefix: string): void {
       if (isAuto(v)) d.auto(at, 'training.grad_accum');
       else d.set('training.grad_accum', int(v, at));
     } else if (k === 'zero3_init_flag') d.set('parallel.zero_init', bool(v, at));
-    else if (k === 'deepspeed_config_file')
-      d.skip(at, `${String(v)} is not read; import it with \`llmem import deepspeed\``);
-    else d.ignore(at); // gradient_clipping, zero3_save_16bit_model, deepspeed_multinode_launcher, ...
+    else if (k === 'deepspeed_config_file') {
+      if (v !== null && v !== '' && v !== 'none') path = str(v, at);
+    } else d.ignore(at); // gradient_clipping, zero3_save_16bit_model, deepspeed_multinode_launcher, ...
   }
+  return path;
 }
 
 function megatronPlugin(d: Draft, cfg: Obj, prefix: string): void {
@@ -261,11 +298,17 @@ function parallelism(d: Draft, cfg: Obj, prefix: string): void {
     cfg[`parallelism_config_${k}`] === undefined
       ? 1
       : int(cfg[`parallelism_config_${k}`], `${prefix}parallelism_config_${k}`);
-  if (n('tp_size') > 1) d.set('parallel.tp', n('tp_size'));
-  if (n('cp_size') > 1) d.set('parallel.cp', n('cp_size'));
+  const tpKey = `${prefix}parallelism_config_tp_size`;
+  // transformers' tp_plan splits the attention and MLP linears; the activations between them stay whole
+  if (n('tp_size') > 1 && applyDegree(d, tpKey, 'parallel.tp', n('tp_size'))) {
+    d.set('parallel.sequence_parallel', false);
+    d.note(`${tpKey} ${n('tp_size')}: parallel.tp without sequence parallelism (the model's tp_plan)`);
+  }
+  if (n('cp_size') > 1) applyDegree(d, `${prefix}parallelism_config_cp_size`, 'parallel.cp', n('cp_size'));
   if (n('dp_replicate_size') > 1 && n('dp_shard_size') > 1) {
+    // FSDP shards over the dp_shard_cp mesh dimension (src/accelerate/parallelism_config.py fsdp_dim_names @16cb6eb8)
     d.set('parallel.fsdp_strategy', 'hybrid_shard');
-    d.set('parallel.fsdp_shard_size', n('dp_shard_size'));
+    d.set('parallel.fsdp_shard_size', n('dp_shard_size') * n('cp_size'));
   }
   for (const k of Object.keys(cfg))
     if (!/^parallelism_config_(tp|cp|dp_replicate|dp_shard)_size$/.test(k)) d.skip(prefix + k, 'not mapped');

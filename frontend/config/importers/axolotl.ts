@@ -1,7 +1,9 @@
 // axolotl YAML (examples/*/qlora.yml, lora.yml, fft*.yml) -> config v1. Keys:
 // https://docs.axolotl.ai/docs/config-reference.html (src/axolotl/utils/schemas/config.py);
 // optimizer names are the Trainer's `optim`, fsdp/fsdp_config are accelerate's.
-import { applyDeepSpeedRef, applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
+import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
+import { applyDegree } from './parallel-degrees.js';
+import { applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
 import {
   ALL_TARGETS,
   applyLoraTargets,
@@ -14,21 +16,24 @@ import {
   num,
   oneOf,
   parseYamlText,
+  str,
   type ImportResult,
 } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 
 // No effect on per-GPU memory: data, prompts, logging, evaluation, saving, hub, schedules.
 const IGNORED =
-  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|plugins|liger_rope|liger_rms_norm|liger_glu_activation|liger_layer_norm|liger_swiglu|liger_cross_entropy|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|fsdp_version)$/;
+  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs)$/;
 
 /** Import an axolotl YAML. */
-export function importAxolotl(text: string): ImportResult {
+export function importAxolotl(text: string, also?: string): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'axolotl YAML');
     const d = new Draft();
     d.stack('axolotl');
+    const file: DeepSpeedFile = { text: also, read: false };
     const set = (k: string) => y[k] !== undefined && y[k] !== null && y[k] !== false;
+    const plugins = pluginNames(y.plugins);
     // Precision: bf16/fp16 are autocast (AMP); bfloat16/float16 load the model in half precision without AMP.
     if (set('bf16')) {
       d.set('training.dtype', 'bf16');
@@ -93,7 +98,11 @@ export function importAxolotl(text: string): ImportResult {
           if (adapter) d.set('training.finetune.lora_dropout', num(v, key));
           break;
         case 'lora_modules_to_save':
-          d.skip(key, `fully trained modules (${JSON.stringify(v)}) are not modelled`);
+          // PEFT modules_to_save (src/axolotl/loaders/adapter.py): a full trainable copy of each module
+          d.skip(
+            key,
+            `${JSON.stringify(v)} trained in full beside the adapters (their weights, gradients and optimizer states): config v1 has no key for modules trained in full; not applied`,
+          );
           break;
         case 'peft_use_dora':
         case 'relora_steps':
@@ -102,17 +111,17 @@ export function importAxolotl(text: string): ImportResult {
           if (v !== false) d.skip(key, 'not modelled');
           break;
         case 'sequence_len':
-          d.set('training.seq_len', int(v, key));
+          d.set('training.seq_len', int(pyInt(v), key));
           break;
         case 'sample_packing':
         case 'pad_to_sequence_len':
           if (v === true) d.note(`${key}: every micro-batch filled to sequence_len`);
           break;
         case 'micro_batch_size':
-          d.set('training.micro_batch', (micro = int(v, key)));
+          d.set('training.micro_batch', (micro = int(pyInt(v), key)));
           break;
         case 'gradient_accumulation_steps':
-          d.set('training.grad_accum', int(v, key));
+          d.set('training.grad_accum', int(pyInt(v), key));
           break;
         case 'optimizer':
           applyOptim(d, key, v);
@@ -120,8 +129,12 @@ export function importAxolotl(text: string): ImportResult {
         case 'gradient_checkpointing':
           gradientCheckpointing(d, key, v);
           break;
-        case 'activation_offloading':
-          if (v !== false) d.set('training.activation_offload', true);
+        case 'activation_offloading': // true, legacy, disk, hidden_states (src/axolotl/utils/schemas/config.py)
+          if (v !== false) {
+            d.set('training.activation_offload', true);
+            if (v === 'disk')
+              d.note('activation_offloading disk: offloaded activations go to disk; counted as offloaded to the host');
+          }
           break;
         case 'flash_attention':
         case 'sdp_attention':
@@ -132,14 +145,60 @@ export function importAxolotl(text: string): ImportResult {
         case 'eager_attention':
           if (bool(v, key)) d.set('training.attention', 'eager');
           break;
-        case 'liger_fused_linear_cross_entropy':
-          if (bool(v, key)) d.set('training.loss', 'fused');
+        case 'attn_implementation': // transformers' name: flash_attention_2/3, sdpa, flex_attention, eager, kernels
+          d.set('training.attention', str(v, key) === 'eager' ? 'eager' : 'flash');
+          break;
+        case 'fp8':
+          // src/axolotl/utils/trainer.py: ACCELERATE_MIXED_PRECISION=fp8 (torchao fp8 linears, bf16 elsewhere)
+          if (bool(v, key)) {
+            d.set('training.fp8_linear', true);
+            d.set('training.dtype', 'bf16');
+            d.note('fp8: accelerate fp8 mixed precision: fp8 linears, bf16 elsewhere');
+          }
+          break;
+        case 'fp8_enable_fsdp_float8_all_gather': // passed to accelerate's torchao recipe (loaders/patch_manager.py)
+          if (bool(v, key) && set('fp8')) d.set('parallel.fp8_all_gather', true);
+          break;
+        case 'use_kernels':
+          if (bool(v, key))
+            d.skip(key, 'layers replaced by kernels from the Hugging Face kernels hub are not modelled; not applied');
+          break;
+        case 'experts_implementation':
+          d.skip(key, `${String(v)}: the MoE expert kernel's buffers are not modelled; not applied`);
+          break;
+        case 'model_quantization_config': {
+          // transformers quantization configs; Mxfp4Config(dequantize=True) loads gpt-oss in bf16
+          const kwargs = y.model_quantization_config_kwargs;
+          const dequantize =
+            typeof kwargs === 'object' && kwargs !== null && !Array.isArray(kwargs) && kwargs.dequantize === true;
+          if (v === 'Mxfp4Config' && dequantize)
+            d.note(`${key} Mxfp4Config, dequantize: the weights load dequantized (bf16)`);
+          else d.skip(key, `${String(v)}: a quantized base is modelled with LoRA (adapter qlora) only; not applied`);
+          break;
+        }
+        case 'tiled_mlp':
+          if (bool(v, key))
+            d.skip(
+              key,
+              'the MLP computed in sequence tiles (its intermediate never whole) is not modelled; not applied',
+            );
+          break;
+        case 'plugins':
+          for (const name of plugins) plugin(d, name);
           break;
         case 'cut_cross_entropy':
-          if (bool(v, key)) {
-            d.set('training.loss', 'fused');
-            d.note('cut_cross_entropy: no logits are materialised; counted as the fused (Liger) loss');
-          }
+          if (!plugins.some(isCutCrossEntropy))
+            d.skip(key, 'read only by the CutCrossEntropyPlugin, which plugins does not list; not applied');
+          break; // with the plugin: below
+        case 'liger_fused_linear_cross_entropy':
+        case 'liger_cross_entropy':
+        case 'liger_rms_norm':
+        case 'liger_rms_norm_gated':
+        case 'liger_layer_norm':
+        case 'liger_rope':
+        case 'liger_glu_activation':
+        case 'liger_swiglu':
+          liger(d, key, v, plugins.some(isLiger));
           break;
         case 'chunked_cross_entropy':
           if (bool(v, key)) d.set('training.loss', 'chunked');
@@ -148,16 +207,26 @@ export function importAxolotl(text: string): ImportResult {
           d.set('training.loss_chunks', int(v, key));
           break;
         case 'deepspeed':
-          applyDeepSpeedRef(d, key, v);
+          applyDeepSpeedRef(d, key, v, file);
           break;
         case 'fsdp':
           applyFsdpOption(d, key, v, fsdpConfig(y), 'fsdp_config');
           break;
         case 'fsdp_config':
-          if (!set('fsdp') && set('fsdp_version'))
-            applyFsdpOption(d, 'fsdp_version', ['full_shard'], fsdpConfig(y), 'fsdp_config');
-          else if (!set('fsdp')) d.ignore(key);
+          // fsdp_config alone turns FSDP on (src/axolotl/core/builders/base.py @067b021c: fsdp = cfg.fsdp or True)
+          if (!set('fsdp') && v !== false) applyFsdpOption(d, key, true, fsdpConfig(y), 'fsdp_config');
           break;
+        case 'fsdp_version':
+          if (!set('fsdp') && !set('fsdp_config'))
+            d.note(`fsdp_version ${String(v)} without fsdp_config: FSDP is off (axolotl turns it on with fsdp_config)`);
+          break; // otherwise folded into fsdp_config
+        case 'tensor_parallel_size':
+        case 'context_parallel_size':
+        case 'sequence_parallel_degree':
+        case 'dp_shard_size':
+        case 'dp_replicate_size':
+        case 'expert_parallel_size':
+          break; // below, together
         case 'torch_compile':
           if (v !== false) d.set('runtime.torch_compile', true);
           break;
@@ -169,6 +238,9 @@ export function importAxolotl(text: string): ImportResult {
           else d.skip(key, 'not a known axolotl key; not applied');
       }
     }
+    parallelSizes(d, y);
+    if (plugins.some(isCutCrossEntropy)) cutCrossEntropy(d, y.cut_cross_entropy);
+    reportUnreadFile(d, file);
     if (set('batch_size')) {
       const total = int(y.batch_size, 'batch_size');
       if (micro && !set('gradient_accumulation_steps') && total % micro === 0)
@@ -192,6 +264,114 @@ function fsdpConfig(y: Record<string, Json>): Json | undefined {
   if (c !== undefined && c !== null && (typeof c !== 'object' || Array.isArray(c)))
     throw new ImportError('fsdp_config', 'fsdp_config: must be a mapping of keys');
   return { ...((c as Record<string, Json> | null | undefined) ?? {}), fsdp_version: y.fsdp_version };
+}
+
+// Plugins (src/axolotl/integrations/*, axolotl@067b021c), by their dotted class names.
+const isCutCrossEntropy = (name: string) => /cutcrossentropy/i.test(name) || name.includes('cut_cross_entropy');
+const isLiger = (name: string) => /liger/i.test(name);
+const PLUGIN_NO_EFFECT = /(^|\.)(lm_eval|swanlab)(\.|$)|LMEvalPlugin|SwanLabPlugin/i;
+const PLUGIN_NOT_MODELLED: [RegExp, string][] = [
+  [/spectrum/i, 'Spectrum trains only the layers it selects: partial fine-tuning is not modelled'],
+  [/(^|\.)kd(\.|$)|KDPlugin/i, "knowledge distillation: the teacher's logits are not modelled"],
+  [/grokfast/i, 'Grokfast keeps a running average of the gradients (one more gradient-sized buffer), not modelled'],
+  [/expert_parallel/i, 'expert_parallel_size says how it is used'],
+];
+
+function pluginNames(v: Json | undefined): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new ImportError('plugins', 'plugins: must be a list of plugin class names');
+  return v.map((p, i) => str(p, `plugins[${i}]`));
+}
+
+function plugin(d: Draft, name: string): void {
+  if (isCutCrossEntropy(name) || isLiger(name)) return; // their keys say what they change
+  if (PLUGIN_NO_EFFECT.test(name)) {
+    d.ignore(`plugins ${name}`);
+    return;
+  }
+  const hit = PLUGIN_NOT_MODELLED.find(([re]) => re.test(name));
+  if (hit?.[1].startsWith('expert_parallel_size')) d.ignore(`plugins ${name}`);
+  else d.skip(`plugins ${name}`, `${hit ? hit[1] : 'not a plugin llmem knows'}; not applied`);
+}
+
+/** CutCrossEntropyPlugin: cut_cross_entropy defaults to true (src/axolotl/integrations/cut_cross_entropy/args.py, axolotl@067b021c). */
+function cutCrossEntropy(d: Draft, v: Json | undefined): void {
+  if (v !== undefined && v !== null && !bool(v, 'cut_cross_entropy')) return;
+  d.set('training.loss', 'fused');
+  d.note(
+    `CutCrossEntropyPlugin${v === undefined || v === null ? ' (cut_cross_entropy defaults to true)' : ''}: the loss never materialises the logits; counted as the fused (Liger) loss`,
+  );
+}
+
+// Liger kernels that change saved activations llmem does not model (src/axolotl/integrations/liger/plugin.py, axolotl@067b021c).
+const LIGER_NOT_MODELLED: Record<string, string> = {
+  liger_cross_entropy:
+    "Liger's cross-entropy kernel (logits kept, their gradient written in place) has no config v1 loss",
+  liger_rms_norm: "Liger's RMSNorm kernel (saves fewer activations) is not modelled",
+  liger_rms_norm_gated: "Liger's gated RMSNorm kernel is not modelled",
+  liger_layer_norm: "Liger's LayerNorm kernel (saves fewer activations) is not modelled",
+  liger_rope: "Liger's in-place RoPE kernel is not modelled",
+  liger_glu_activation: "Liger's SwiGLU/GeGLU kernel (recomputes the activation in the backward) is not modelled",
+  liger_swiglu: "Liger's SwiGLU kernel (recomputes the activation in the backward) is not modelled",
+};
+
+function liger(d: Draft, key: string, v: Json, pluginListed: boolean): void {
+  if (!bool(v, key)) return;
+  if (!pluginListed) d.skip(key, 'read only by the LigerPlugin, which plugins does not list; not applied');
+  else if (key === 'liger_fused_linear_cross_entropy') d.set('training.loss', 'fused');
+  else d.skip(key, `${LIGER_NOT_MODELLED[key]}; not applied`);
+}
+
+/**
+ * Parallel sizes -> accelerate's ParallelismConfig (src/axolotl/utils/distributed.py
+ * _get_parallel_config_kwargs, axolotl@067b021c): tp and cp as given; FSDP shards over
+ * dp_shard x cp and replicates over dp_replicate.
+ */
+function parallelSizes(d: Draft, y: Record<string, Json>): void {
+  const size = (k: string) => (y[k] === undefined || y[k] === null ? 1 : int(y[k], k));
+  const tp = size('tensor_parallel_size');
+  const cpKey =
+    y.context_parallel_size !== undefined && y.context_parallel_size !== null
+      ? 'context_parallel_size'
+      : 'sequence_parallel_degree';
+  const cp = size(cpKey);
+  if (tp > 1 && applyDegree(d, 'tensor_parallel_size', 'parallel.tp', tp)) {
+    d.set('parallel.sequence_parallel', false);
+    d.note(
+      `tensor_parallel_size ${tp}: parallel.tp ${tp} without sequence parallelism (transformers' tp_plan splits the attention and MLP linears only)`,
+    );
+  }
+  const cpApplied = cp > 1 && applyDegree(d, cpKey, 'parallel.cp', cp) ? cp : 1;
+  const shard = y.dp_shard_size === undefined || y.dp_shard_size === null ? undefined : size('dp_shard_size');
+  const replicate = size('dp_replicate_size');
+  if (shard !== undefined && d.get('parallel.engine') !== 'fsdp1' && d.get('parallel.engine') !== 'fsdp2')
+    d.skip('dp_shard_size', 'needs FSDP (fsdp_config); not applied');
+  else if (shard !== undefined && (replicate > 1 || shard > 1)) {
+    d.set('parallel.fsdp_strategy', 'hybrid_shard');
+    d.set('parallel.fsdp_shard_size', shard * cpApplied);
+    d.note(
+      `dp_shard_size ${shard}: FSDP shards over dp_shard x context_parallel_size = ${shard * cpApplied} GPUs (parallel.fsdp_shard_size) and replicates over the rest`,
+    );
+    if (replicate > 1 && size('expert_parallel_size') === 1) {
+      d.set('parallel.gpus', tp * cp * shard * replicate);
+      d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
+    }
+  } else if (replicate > 1)
+    d.skip(
+      'dp_replicate_size',
+      'without dp_shard_size the shard group is the rest of the world size, which the file does not give; not applied',
+    );
+  const ep = size('expert_parallel_size');
+  if (ep > 1)
+    d.skip(
+      'expert_parallel_size',
+      `${ep}: axolotl's expert parallelism is a mesh axis beside dp_shard (experts split over it, the other weights replicated over it); llmem's parallel.ep lies inside data parallelism; not applied`,
+    );
+}
+
+/** PyYAML (YAML 1.1, what axolotl reads with) takes 500_000 as a number; the 1.2 reader keeps a string. */
+function pyInt(v: Json): Json {
+  return typeof v === 'string' && /^[0-9]+(_[0-9]+)+$/.test(v) ? Number(v.replace(/_/g, '')) : v;
 }
 
 function gradientCheckpointing(d: Draft, key: string, v: Json): void {

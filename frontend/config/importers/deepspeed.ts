@@ -85,6 +85,7 @@ const IGNORED = new Set([
   'timers',
   'monitor_config',
   'nebula',
+  'seq_parallel_communication_data_type', // the dtype of Ulysses' all-to-all (deepspeed/runtime/config.py)
 ]);
 // Top-level keys that change memory but have no config v1 key.
 const NOT_EXPRESSIBLE: Record<string, string> = {
@@ -156,11 +157,14 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         }
         break;
       }
+      case 'tensor_parallel':
+        tensorParallel(d, v, k(key));
+        break;
       case 'zero_optimization_stage': // legacy spelling
         d.set('parallel.zero_stage', int(v, k(key), 0));
         break;
       default:
-        if (IGNORED.has(key)) d.ignore(k(key));
+        if (IGNORED.has(key) || key.startsWith('_comment')) d.ignore(k(key));
         else {
           if (!(key in NOT_EXPRESSIBLE) && ++unknown > MAX_UNKNOWN_KEYS)
             throw new ImportError(
@@ -200,8 +204,18 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
         k('train_batch_size'),
         `grad_accum = ${total} / (${micro} * world size) needs the world size; set training.grad_accum`,
       );
-    } else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
-  } else if (micro !== undefined || accum !== undefined)
+    } else if (micro === undefined && accum !== undefined) {
+      d.skip(
+        k('train_batch_size'),
+        `micro-batch = ${total} / (${accum} * world size) needs the world size; set training.micro_batch`,
+      );
+    } else if (micro === undefined)
+      d.skip(
+        k('train_batch_size'),
+        `micro-batch * grad_accum = ${total} / world size needs the world size; set training.micro_batch and grad_accum`,
+      );
+    else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
+  } else if ((micro !== undefined || accum !== undefined) && d.get('parallel.gpus') === undefined)
     d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
 }
 
@@ -256,6 +270,8 @@ function zero(d: Draft, v: Json, key: string): void {
           mapped[1],
           num(zv, at, zk.includes('persistence') || zk.includes('prefetch') || zk.includes('live') ? 0 : 1),
         );
+    } else if ((zk === 'stage3_max_reuse_distance' || zk === 'max_reuse_distance') && Number(zv) === 0) {
+      d.ignore(at); // 0: no gathered parameter is kept for re-use
     } else if (ZERO_IGNORED.has(zk)) {
       if (zk === 'contiguous_gradients' && zv === false)
         d.skip(at, 'non-contiguous gradients are not modelled (the contiguous buffer is)');
@@ -264,17 +280,45 @@ function zero(d: Draft, v: Json, key: string): void {
       d.skip(
         at,
         zk === 'sub_group_size'
-          ? 'the optimizer-step sub-group buffers are not modelled'
-          : zk === 'stage3_max_reuse_distance'
-            ? 'keeping gathered parameters for re-use is not modelled'
+          ? 'ZeRO-3 steps the optimizer one sub-group of this many elements at a time; the per-sub-group buffers are not modelled; not applied'
+          : zk === 'stage3_max_reuse_distance' || zk === 'max_reuse_distance'
+            ? 'keeping gathered parameters for re-use is not modelled; not applied'
             : zk.startsWith('zero_') || zk.startsWith('mics')
-              ? 'ZeRO++ / MiCS partitioning is not modelled'
-              : 'not mapped',
+              ? 'ZeRO++ / MiCS partitioning is not modelled; not applied'
+              : 'not mapped; not applied',
       );
   }
   const stage = d.get('parallel.zero_stage');
   if (d.get('parallel.offload_params') !== undefined && d.get('parallel.offload_params') !== 'none' && stage !== 3)
     d.note(`offload_param needs ZeRO-3 (stage is ${String(stage)}); DeepSpeed ignores it otherwise`);
+}
+
+/**
+ * tensor_parallel (AutoTP training, deepspeed/runtime/tensor_parallel/config.py TPTrainingConfig,
+ * deepspeedai/DeepSpeed@edaa7221): autotp_size splits the attention and MLP linears over that
+ * many ranks (no sequence parallelism), which the core does not model with the deepspeed engine.
+ */
+function tensorParallel(d: Draft, v: Json, key: string): void {
+  for (const [tk, tv] of Object.entries(obj(v, key))) {
+    const at = `${key}.${tk}`;
+    if (tk === 'autotp_size') {
+      const size = int(tv, at, 0);
+      if (size > 1)
+        d.skip(
+          at,
+          `${size}: AutoTP splits the attention and MLP linears over ${size} ranks; llmem models tensor parallelism with the fsdp2 and Megatron engines, not with deepspeed; not applied`,
+        );
+    } else if (tk === 'partition_config' && tv !== null)
+      d.skip(
+        at,
+        'custom AutoTP partition rules are not modelled (llmem splits every attention and MLP linear); not applied',
+      );
+    else if (tk === 'keep_module_on_host' && tv === true)
+      d.skip(at, 'checkpoints kept on the host while loading: a load-time effect, not modelled; not applied');
+    else if (tk === 'tensor_parallel' || tk === 'tp')
+      d.skip(at, 'not mapped (autotp_size sets the degree); not applied');
+    else d.ignore(at); // dtype, tp_overlap_comm, preset_model, injection_policy_tuple: the split or its kernels, not its size
+  }
 }
 
 // DeepSpeed optimizer "type" names (deepspeed/runtime/config.py *_OPTIMIZER): Adam, AdamW,

@@ -27,12 +27,26 @@ export const IMPORT_KINDS: ImportKind[] = [
 export interface ImportOptions {
   /** world size for formats that do not carry it (Megatron --global-batch-size, torchtitan shard degree -1) */
   worldSize?: number;
-  /** the text of a file the imported one references (accelerate / TrainingArguments -> DeepSpeed JSON) */
+  /**
+   * the text of the DeepSpeed JSON the imported file names by path (accelerate
+   * deepspeed_config_file; TrainingArguments, LLaMA-Factory and axolotl `deepspeed`):
+   * read as the DeepSpeed importer reads it; without it the path is reported as not read
+   */
   also?: string;
 }
 
+/** The kinds whose files may name a DeepSpeed JSON (ImportOptions.also). */
+const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl'];
+
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
+  const r = importKind(kind, text, options);
+  if (options.also !== undefined && !READS_ALSO.includes(kind) && !('error' in r))
+    r.unsupported.push(`second file: a ${kind} file names no DeepSpeed JSON, so the file given with it was not read`);
+  return r;
+}
+
+function importKind(kind: ImportKind, text: string, options: ImportOptions): ImportResult {
   switch (kind) {
     case 'hf':
       return guard(() => {
@@ -51,13 +65,13 @@ export function importConfig(kind: ImportKind, text: string, options: ImportOpti
     case 'torchtitan':
       return importTorchtitan(text, options);
     case 'accelerate':
-      return importAccelerate(text);
+      return importAccelerate(text, options.also);
     case 'training_args':
-      return importTrainingArgs(text);
+      return importTrainingArgs(text, options.also);
     case 'llamafactory':
-      return importLlamaFactory(text);
+      return importLlamaFactory(text, options.also);
     case 'axolotl':
-      return importAxolotl(text);
+      return importAxolotl(text, options.also);
   }
 }
 
@@ -80,7 +94,8 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
       !has(/^(base_model|model_name_or_path):/m)
     )
       return 'accelerate';
-    if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target):/m)) return 'llamafactory';
+    if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target|model_class|dist_config):/m))
+      return 'llamafactory'; // model_class, dist_config: the v1 schema
     if (has(/^(base_model|micro_batch_size|sequence_len|adapter|lora_r):/m)) return 'axolotl';
   }
   if (has(/^\s*\[(model|training|parallelism|job)\]/m)) return 'torchtitan';

@@ -98,6 +98,9 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     const p: Obj = {};
     for (const src of [training, experimental, par])
       for (const k of PARALLEL_KEYS) if (src[k] !== undefined) p[k] = src[k];
+    // the first releases' name for it (torchtitan/config_manager.py @df2dcc74: -1 = the leftover ranks)
+    if (p.data_parallel_shard_degree === undefined && training.data_parallel_degree !== undefined)
+      p.data_parallel_shard_degree = training.data_parallel_degree;
 
     // [model]
     let layers: number | undefined;
@@ -274,6 +277,13 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         }
       } else if (k === 'enable_float8_linear') {
         if (bool(v, k)) d.set('training.fp8_linear', true);
+      } else if (k === 'data_parallel_degree') {
+        // read with [parallelism] above
+      } else if (k === 'fp8_linear') {
+        // the first releases: "" (off) or "dynamic" (torchtitan/config_manager.py @df2dcc74)
+        if (v === true || (typeof v === 'string' && v !== '')) d.set('training.fp8_linear', true);
+        else if (v !== false && v !== '')
+          throw new ImportError(k, `fp8_linear: must be "" or "dynamic", not ${JSON.stringify(v)}`);
       } else if (
         PARALLEL_IGNORED.has(k) ||
         /^(max_norm|steps|warmup_steps|lr|dataset|dataset_path|data_parallel_type|gc_freq|gc_debug|seed|deterministic|debug_moe_force_load_balance|enable_cpu_offload|mixed_precision_.*)$/.test(

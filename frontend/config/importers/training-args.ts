@@ -5,8 +5,8 @@
 // helpers LLaMA-Factory and axolotl share with it (they pass these keys to the Trainer).
 import type { Json } from '../../../wasm/llmem.js';
 import { applyFsdpConfig } from './accelerate.js';
-import { applyDeepSpeed } from './deepspeed.js';
-import { bool, Draft, guard, int, isObject, obj, parseJsonText, str, type ImportResult, type Obj } from './common.js';
+import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
+import { bool, Draft, guard, int, obj, parseJsonText, str, type ImportResult, type Obj } from './common.js';
 
 /** transformers OptimizerNames -> config v1 optimizer keys (PyTorch / bitsandbytes / torchao implementations). */
 const OPTIM: Record<string, Obj> = {
@@ -62,40 +62,11 @@ export function applyPrecisionFlags(d: Draft, bf16: Json | undefined, fp16: Json
   } else d.set('training.dtype', 'fp32');
 }
 
-/** A `deepspeed` value: an inline config object, or a file path whose name hints at the ZeRO stage. */
 /** No DeepSpeed or FSDP in the file: the trainer runs DistributedDataParallel. */
 export function defaultToDdp(d: Draft, what: string): void {
   if (d.get('parallel.engine') !== undefined) return;
   d.set('parallel.engine', 'ddp');
   d.note(`no ${what}: DistributedDataParallel (set parallel.gpus 1 and engine single for one GPU)`);
-}
-
-export function applyDeepSpeedRef(d: Draft, key: string, v: Json): void {
-  if (v === null || v === '' || v === false) return;
-  if (isObject(v)) {
-    applyDeepSpeed(d, v, `${key}.`);
-    return;
-  }
-  const path = str(v, key);
-  d.set('parallel.engine', 'deepspeed');
-  const name = path.split('/').pop()!.toLowerCase();
-  const stage = /(?:zero|z|stage)[_-]?([0-3])/.exec(name)?.[1];
-  if (stage !== undefined) {
-    d.set('parallel.zero_stage', Number(stage));
-    d.note(
-      `${key} "${path}": ZeRO stage ${stage} read from the file name; import the file itself (llmem import deepspeed) for its buckets and offload`,
-    );
-  } else d.skip(key, `"${path}" is not read; import it with \`llmem import deepspeed\` for the ZeRO stage and offload`);
-  if (stage !== undefined && /offload/.test(name)) {
-    // ds_z3_offload_config (LLaMA-Factory), zero3_bf16_cpuoffload_all / _params (axolotl), zero2_offload
-    const params = stage === '3' && !/optim/.test(name);
-    const optim = !/param/.test(name) || /all/.test(name);
-    if (optim) d.set('parallel.offload_optimizer', 'cpu');
-    if (params) d.set('parallel.offload_params', 'cpu');
-    d.note(
-      `${key}: ${[optim && 'optimizer', params && 'parameter'].filter(Boolean).join(' and ')} offload to the CPU read from the file name`,
-    );
-  }
 }
 
 /** TrainingArguments.fsdp ("full_shard auto_wrap offload" or a list) with fsdp_config. */
@@ -122,11 +93,12 @@ export function applyFsdpOption(d: Draft, key: string, v: Json, fsdpConfig: Json
 
 // Keys of a TrainingArguments dump with no effect on per-GPU memory.
 const IGNORED =
-  /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|accelerator_config|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
+  /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|accelerator_config|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
 
 /** Import a TrainingArguments JSON. */
-export function importTrainingArgs(text: string): ImportResult {
+export function importTrainingArgs(text: string, also?: string): ImportResult {
   return guard(() => {
+    const file: DeepSpeedFile = { text: also, read: false };
     const d = new Draft();
     d.stack('hf_trainer');
     const a = parseJsonText(text, 'TrainingArguments JSON');
@@ -153,7 +125,7 @@ export function importTrainingArgs(text: string): ImportResult {
           applyOptim(d, key, v);
           break;
         case 'deepspeed':
-          applyDeepSpeedRef(d, key, v);
+          applyDeepSpeedRef(d, key, v, file);
           break;
         case 'fsdp':
           applyFsdpOption(d, key, v, a.fsdp_config, 'fsdp_config');
@@ -165,7 +137,7 @@ export function importTrainingArgs(text: string): ImportResult {
           d.set('runtime.torch_compile', bool(v, key));
           break;
         case 'use_liger_kernel':
-          if (bool(v, key)) d.set('training.loss', 'fused');
+          if (bool(v, key)) liger(d, key, a.liger_kernel_config);
           break;
         case 'max_seq_length': // TRL SFTConfig
         case 'max_length':
@@ -188,6 +160,9 @@ export function importTrainingArgs(text: string): ImportResult {
         case 'use_cpu':
           if (bool(v, key)) d.skip(key, 'CPU training is not modelled');
           break;
+        case 'liger_kernel_config':
+          if (!a.use_liger_kernel) d.ignore(key);
+          break;
         case 'optim_target_modules':
           if (v !== null) d.skip(key, 'GaLore-style projected optimizers are not modelled');
           break;
@@ -196,8 +171,28 @@ export function importTrainingArgs(text: string): ImportResult {
           else d.skip(key, 'not a known TrainingArguments key; not applied');
       }
     }
+    reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp');
     d.note('the world size is not in TrainingArguments: parallel.gpus left at llmem default');
     return d.result();
   });
+}
+
+/**
+ * use_liger_kernel: transformers applies Liger's kernels for the model with liger_kernel_config as
+ * keyword arguments (transformers/trainer.py; Liger's apply_liger_kernel_to_* default to fused linear
+ * cross-entropy, RMSNorm, RoPE and SwiGLU on).
+ */
+function liger(d: Draft, key: string, config: Json | undefined): void {
+  const c = config === undefined || config === null ? {} : obj(config, 'liger_kernel_config');
+  const on = (name: string, dflt: boolean) =>
+    c[name] === undefined ? dflt : bool(c[name], `liger_kernel_config.${name}`);
+  if (on('fused_linear_cross_entropy', true)) d.set('training.loss', 'fused');
+  else if (on('cross_entropy', false))
+    d.skip(`${key} cross_entropy`, "Liger's cross-entropy kernel (logits kept) has no config v1 loss; not applied");
+  const kernels = ['rms_norm', 'rope', 'swiglu', 'geglu', 'layer_norm'].filter((k) =>
+    on(k, ['rms_norm', 'rope', 'swiglu'].includes(k)),
+  );
+  if (kernels.length)
+    d.skip(key, `Liger's ${kernels.join(', ')} kernels (fewer saved activations) are not modelled; not applied`);
 }

@@ -592,7 +592,7 @@ describe('framework keys each format has (issue 14)', () => {
       master_weights: false,
       grad_dtype: 'bf16',
     });
-    expect(fail('llamafactory', 'model: x\ndist_config:\n  name: deepspeed\n').path).toBe('dist_config.config_file');
+    expect(fail('llamafactory', 'model: meta-llama/Llama-3.1-8B\ndist_config:\n  name: deepspeed\n').path).toBe('dist_config.config_file');
   });
   it('accelerate: mixed_precision absent is "no", or fp16 with the older fp16 key', () => {
     expect((ok('accelerate', 'distributed_type: MULTI_GPU\n').config.training as Config).dtype).toBe('fp32');

@@ -16,7 +16,7 @@ import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
 import { parseCommandArgs } from './args.js';
-import { defaultSpacing, SEARCH_SWITCH_LABELS, seqStepOf, sweepValues } from '../frontend/planner.js';
+import { defaultSpacing, SEARCH_SWITCH_LABELS, seqStepOf, sweepValues, verdictOf } from '../frontend/planner.js';
 import { KIND_NOTE, kindsOf, suggestFor } from '../frontend/config/suggest.js';
 import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readHubConfig, readText, UnreadableError } from './input.js';
@@ -35,8 +35,9 @@ usage:
   llmem compare <config.json> <measured.json> [--json]
                                  estimate next to a measurement (probe output or an accuracy case);
                                  the config may be left out when measured.json carries it
-  llmem sweep <config.json | -> --axis key.path --from A --to B [--points N | --step S] [--json]
-                                 the three readings along one key (at most 4096 points)
+  llmem sweep <config.json | -> --axis key.path --from A --to B [--points N | --step S] [--free 0.10] [--json]
+                                 the three readings along one key (at most 4096 points); fits keeping
+                                 --free of the GPU free, "tight" when it fits only under that headroom
   llmem fit <config.json | -> [--axis training.micro_batch | training.seq_len] [--free 0.10] [--json]
                                  the largest value that fits, leaving a fraction of the GPU free
   llmem search <config.json | -> --gpus N [--global-batch B] [--top 20] [--free 0.10] [--json]
@@ -256,7 +257,7 @@ const FREE: Range = { min: 0, max: 1, below: true };
 
 async function plannerCommand(command: string, args: string[]): Promise<number> {
   const known = {
-    sweep: ['axis', 'from', 'to', 'points', 'step'],
+    sweep: ['axis', 'from', 'to', 'points', 'step', 'free'],
     fit: ['axis', 'free', 'max'],
     search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'],
     suggest: ['free', 'top'],
@@ -297,19 +298,25 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
       if (typeof v === 'string') throw new UsageError(`sweep: ${v}`);
       values = v;
     }
-    const points = core.sweep(config, axis, values);
-    if (!Array.isArray(points)) return fail(points);
+    const free = numberOption(opts, 'free', 0.1, FREE);
+    const swept = core.sweep(config, axis, values);
+    if (!Array.isArray(swept)) return fail(swept);
+    // the page's notion of fitting: the headroom ("Keep free") decides 'fits' from 'tight'
+    const points = swept.map((p) =>
+      p.ok ? { ...p, verdict: verdictOf(p.fits, p.device_used_bytes, p.capacity_bytes, free) } : p,
+    );
     if (json) {
-      console.log(JSON.stringify({ ok: true, axis, points }, null, 2));
+      console.log(JSON.stringify({ ok: true, axis, free_fraction: free, points }, null, 2));
       return 0;
     }
+    const VERDICT = { fits: 'yes', tight: 'tight (under the headroom)', no: 'no' };
     console.log(
-      `${axis.padEnd(26)} ${'allocated'.padStart(12)} ${'reserved'.padStart(12)} ${'nvidia-smi'.padStart(12)}  fits (of ${gib(base.capacity_bytes)})`,
+      `${axis.padEnd(26)} ${'allocated'.padStart(12)} ${'reserved'.padStart(12)} ${'nvidia-smi'.padStart(12)}  fits (of ${gib(base.capacity_bytes)}, keeping ${(free * 100).toFixed(0)} % free)`,
     );
     for (const p of points)
       console.log(
-        p.ok
-          ? `${String(p.value).padEnd(26)} ${gib(p.peak_allocated_bytes).padStart(12)} ${gib(p.peak_reserved_bytes).padStart(12)} ${gib(p.device_used_bytes).padStart(12)}  ${p.fits ? 'yes' : 'no'}`
+        'verdict' in p
+          ? `${String(p.value).padEnd(26)} ${gib(p.peak_allocated_bytes).padStart(12)} ${gib(p.peak_reserved_bytes).padStart(12)} ${gib(p.device_used_bytes).padStart(12)}  ${VERDICT[p.verdict]}`
           : `${String(p.value).padEnd(26)} invalid: ${p.error}`,
       );
     return 0;

@@ -77,10 +77,27 @@ describe('llmem CLI', () => {
       '--json',
     ]);
     expect(sweep.status).toBe(0);
-    const points = JSON.parse(sweep.stdout).points as { value: number; fits: boolean }[];
+    const points = JSON.parse(sweep.stdout).points as { value: number; fits: boolean; verdict: string }[];
     expect(points.map((p) => p.value)).toEqual([1024, 2048, 4096, 8192, 16384, 32768, 65536]);
     expect(points[0].fits).toBe(true);
     expect(points[6].fits).toBe(false);
+    // 8,192 tokens fit the card but not with 10 % kept free: the page's "tight"
+    expect(points.map((p) => p.verdict)).toEqual(['fits', 'fits', 'fits', 'tight', 'no', 'no', 'no']);
+    const all = cli([
+      'sweep',
+      'tests/configs/llama-3.1-8b-fsdp-8xh100.json',
+      '--axis',
+      'training.seq_len',
+      '--from',
+      '8192',
+      '--to',
+      '8192',
+      '--step',
+      '1',
+      '--free',
+      '0',
+    ]);
+    expect(all.stdout).toMatch(/8192 .* yes$/m);
     const fit = cli(
       ['fit', '-', '--json'],
       JSON.stringify({

@@ -124,8 +124,10 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   if (v.take<boolean>('training.fp8_linear') || dtype === 'fp8') flag('fp8-format', 'hybrid');
   const grad = v.take<string>('training.grad_dtype');
   if (dtype === 'fp16' && grad === 'fp32') flag('accumulate-allreduce-grads-in-fp32');
+  // bf16 gradient buffers: --grad-reduce-in-bf16 (megatron/core/distributed/param_and_grad_buffer.py grad_dtype)
+  else if (grad === 'bf16' && dtype !== 'fp16') flag('grad-reduce-in-bf16');
   else if (grad !== 'fp32' && !(dtype === 'fp16' && grad === 'fp16'))
-    v.skip('training.grad_dtype', 'Megatron accumulates gradients in fp32 (bf16) or in the fp16 parameter dtype');
+    v.skip('training.grad_dtype', 'Megatron keeps gradients in fp32, bf16 (--grad-reduce-in-bf16) or the fp16 parameter dtype');
   const drop = v.take<number>('training.dropout');
   flag('attention-dropout', drop, '--hidden-dropout', drop);
   const opt = v.take<string>('training.optimizer');

@@ -309,8 +309,13 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double p2p = 0;
   if (pl->pp > 1) {
     double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
-    double bytes = c.tokens * pl->hidden * c.ab / (pl->sp ? pl->tp : 1);
-    p2p = 2 * v * m * bytes / group_bytes_per_s(&c, 2, pl->tp * pl->cp * pl->dp);
+    /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
+     * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
+    int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+    double full = c.tokens * pl->hidden * c.ab;
+    double bytes = full / (pl->sp || megatron ? pl->tp : 1);
+    double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, group_bytes_per_s(&c, pl->tp, 1)) : 0;
+    p2p = 2 * v * m * (bytes / group_bytes_per_s(&c, 2, pl->tp * pl->cp * pl->dp) + gather);
   }
   double total, active, trainable;
   model_param_counts(pl, &total, &active, &trainable);

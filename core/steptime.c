@@ -57,11 +57,25 @@ static double group_bytes_per_s(const step_ctx *c, double size, double stride) {
   return size * stride <= c->pl->gpus_per_node ? c->g.intra_bytes_per_s : c->g.inter_bytes_per_s;
 }
 
+/* float8 linears (torchao tensorwise scaling): each operand's amax and cast
+ * (read twice, write 1 byte) forward and backward, and the transposed fp8
+ * copies the backward GEMMs read (read 1, write 1); weights are cast before
+ * the all-gather under fp8_all_gather, else per micro-batch. */
+static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
+  const plan *pl = c->pl;
+  double ab = c->ab, weight = in * out * (pl->fp8_all_gather ? 1 / fmax(1, pl->shard_dense) : 1);
+  double fwd = tokens * in * (2 * ab + 1) + weight * (2 * pl->weight_bytes + 1);
+  double bwd = tokens * out * (2 * ab + 1) + 2 * (tokens * in + tokens * out + in * out);
+  t->memory_fwd += memory_seconds(&c->g, fwd) * count;
+  t->memory_bwd += memory_seconds(&c->g, bwd) * count;
+}
+
 static void add_linear(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
   double f, b;
-  linear_seconds(&c->g, tokens, in, out, c->ab, &f, &b);
+  linear_seconds(&c->g, tokens, in, out, c->g.fp8 ? 1 : c->ab, &f, &b);
   t->linear_fwd += f * count;
   t->linear_bwd += b * count;
+  if (c->g.fp8) add_fp8_casts(c, t, tokens, in, out, count);
 }
 
 /* Dense MLP (or shared expert) of intermediate size f per rank. */
@@ -103,9 +117,11 @@ static void add_attention_core(const step_ctx *c, layer_time *t) {
    * backward: two GEMMs per forward GEMM, softmax backward reads 2 writes 1 */
   double batch = pl->micro_batch * heads, sq = pl->seq_len / pl->cp, ab = c->ab;
   double scores = batch * sq * keys;
-  t->attn_fwd += gemm_seconds(&c->g, sq, keys, qk, batch, ab) + gemm_seconds(&c->g, sq, v, keys, batch, ab);
-  t->attn_bwd += gemm_seconds(&c->g, sq, qk, keys, batch, ab) + gemm_seconds(&c->g, keys, qk, sq, batch, ab) +
-                 gemm_seconds(&c->g, sq, keys, v, batch, ab) + gemm_seconds(&c->g, keys, v, sq, batch, ab);
+  gpu_rates g = c->g; /* attention stays in 16-bit */
+  g.matmul_flops_per_s = g.matmul16_flops_per_s;
+  t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, ab) + gemm_seconds(&g, sq, v, keys, batch, ab);
+  t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, ab) + gemm_seconds(&g, keys, qk, sq, batch, ab) +
+                 gemm_seconds(&g, sq, keys, v, batch, ab) + gemm_seconds(&g, keys, v, sq, batch, ab);
   double dropout = pl->dropout > 0 ? 2 * ab + 1 : 0;
   t->attn_fwd += memory_seconds(&c->g, scores * (2 * ab + dropout));
   t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
@@ -213,7 +229,9 @@ static double head_seconds(const step_ctx *c) {
   const plan *pl = c->pl;
   if (pl->head_kind != LLMEM_HEAD_LM) return 0;
   double f, b, vocab = pl->vocab_padded / pl->tp;
-  linear_seconds(&c->g, c->tokens, pl->hidden, vocab, c->ab, &f, &b);
+  gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
+  g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
+  linear_seconds(&g16, c->tokens, pl->hidden, vocab, c->ab, &f, &b);
   /* eager cross-entropy: cast to fp32, log-softmax, its backward, cast back */
   int fused = pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED;
   double per_logit = fused ? 3 * c->ab : 2 * c->ab + 24;

@@ -8,6 +8,8 @@
 /* Achievable rates of one GPU and its links (each fraction cited in steptime_ops.c). */
 typedef struct {
   double matmul_flops_per_s;    /* large-GEMM rate: peak x achievable fraction */
+  double matmul16_flops_per_s;  /* the same in 16-bit (output layer, attention GEMMs) */
+  int fp8;                      /* the linears run in float8 */
   double peak_flops_per_s;      /* tensor-core peak of the linears' precision */
   double attn_peak_flops_per_s; /* tensor-core peak of the attention core (16-bit) */
   double flash_fwd_fraction;    /* FlashAttention forward, of peak */

@@ -7,9 +7,11 @@
  *
  * Sources of every rate below:
  *  - Large-GEMM achievable fraction of peak: the "maximum achievable matmul
- *    FLOPS" (MAMF) measured with torch.mm over shapes up to 20k (S. Bekman,
- *    ML Engineering, compute/accelerator/README.md): A100 SXM bf16 267.9 of
- *    312 TFLOPS (85.9 %), H100 SXM 792.1 of 989 (80.1 %).
+ *    FLOPS" (MAMF), torch.matmul over a search of shapes (S. Bekman, ML
+ *    Engineering, compute/accelerator/README.md at 744d01e, "Maximum
+ *    Achievable Matmul FLOPS comparison table"): A100 SXM bf16 271.2 of 312
+ *    TFLOPS (86.9 %), H100 SXM bf16 794.5 of 989 (80.3 %), fp8 1402.6 of 1979
+ *    (70.9 %).
  *  - Shape: tile and wave quantisation (NVIDIA Deep Learning Performance
  *    guide, "Matrix Multiplication Background": a GEMM runs in waves of one
  *    output tile per SM; 128x128 tiles on A100 (108 SMs), 128x256 on H100
@@ -36,11 +38,11 @@
 #define HBM_FRACTION 0.90         /* Calculon systems/a100_80e.json, >= 100 MB */
 
 typedef struct {
-  double gemm_fraction, flash_fwd, flash_bwd, sms, tile_m, tile_n;
+  double gemm_fraction, fp8_gemm_fraction, flash_fwd, flash_bwd, sms, tile_m, tile_n;
 } generation;
 
-static const generation AMPERE = {0.859, 0.73, 0.50, 108, 128, 128};
-static const generation HOPPER = {0.801, 0.35, 0.35, 132, 128, 256};
+static const generation AMPERE = {0.869, 0.869, 0.73, 0.50, 108, 128, 128}; /* no fp8 */
+static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256};
 
 /* HBM bandwidth (bytes/s) by generation and memory size; newer parts scale
  * the H100's bytes per FLOP. */
@@ -58,11 +60,16 @@ gpu_rates gpu_rates_for(const plan *pl) {
   const llmem_input *in = pl->in;
   const generation *gen = in->bf16_tflops < 500 ? &AMPERE : &HOPPER;
   double bf16 = in->bf16_tflops * 1e12;
-  double peak = pl->fp8_linear && !isnan(in->fp8_tflops) ? in->fp8_tflops * 1e12 : bf16;
+  /* fp8 peak: the key, else twice bf16 from Hopper on (H100 datasheet: 1979 vs 989 TFLOPS) */
+  double fp8_peak = !isnan(in->fp8_tflops) ? in->fp8_tflops * 1e12 : gen == &HOPPER ? 2 * bf16 : NAN;
+  int fp8 = pl->fp8_linear && !isnan(fp8_peak) && pl->dtype != LLMEM_DTYPE_FP32;
+  double peak = fp8 ? fp8_peak : bf16;
   if (pl->dtype == LLMEM_DTYPE_FP32) peak = bf16 / 2; /* TF32 tensor cores */
   gpu_rates g;
   g.peak_flops_per_s = peak;
-  g.matmul_flops_per_s = peak * gen->gemm_fraction;
+  g.matmul_flops_per_s = peak * (fp8 ? gen->fp8_gemm_fraction : gen->gemm_fraction);
+  g.matmul16_flops_per_s = (pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16) * gen->gemm_fraction;
+  g.fp8 = fp8;
   g.attn_peak_flops_per_s = pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16;
   g.flash_fwd_fraction = gen->flash_fwd;
   g.flash_bwd_fraction = gen->flash_bwd;

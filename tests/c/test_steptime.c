@@ -45,6 +45,21 @@ static void test_gemm(void) {
   CHECK_NEAR(memory_seconds(&g, 1e9), 1e9 / (2.039e12 * 0.9), 1e-12, "memory-bound bytes over HBM");
 }
 
+/* float8 linears on an H100 with no fp8 key: twice the bf16 peak at the fp8 MAMF
+ * fraction (70.9 %); the output layer keeps the bf16 rate (80.3 %). */
+static void test_fp8(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  in.fp8_linear = 1;
+  in.fp8_tflops = NAN;
+  gpu_rates g = rates_of(&in);
+  CHECK(g.fp8, "fp8 linears");
+  CHECK_NEAR(g.matmul_flops_per_s, 2 * 989e12 * 0.709, 1e-12, "fp8 GEMM rate");
+  CHECK_NEAR(g.matmul16_flops_per_s, 989e12 * 0.803, 1e-12, "16-bit GEMM rate");
+  in.bf16_tflops = 312; /* A100: no fp8 */
+  CHECK(!rates_of(&in).fp8, "no fp8 on Ampere");
+}
+
 /* Ring collectives: (n - 1)/n of the buffer per pass at the bus bandwidth. */
 static void test_collectives(void) {
   llmem_input in;
@@ -140,6 +155,7 @@ static void test_fsdp_overlap(void) {
 
 int main(void) {
   test_gemm();
+  test_fp8();
   test_collectives();
   test_recompute();
   test_tp();

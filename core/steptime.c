@@ -254,6 +254,21 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
   return memory_seconds(&c->g, params_here * per);
 }
 
+static int is_fsdp_sharded(const plan *pl) {
+  return (pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2) &&
+         pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+}
+
+static int is_zero3(const plan *pl) {
+  return (pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) && pl->zero_stage == 3;
+}
+
+/* Ranks over which the optimizer step is split: sharded engines only. */
+static double optimizer_shard(const plan *pl) {
+  int sharded = is_fsdp_sharded(pl) || is_zero3(pl) || pl->dist_opt || pl->zero_stage >= 1;
+  return sharded ? fmax(1, pl->shard_dense) : 1;
+}
+
 /* DP / sharding communication left exposed. */
 static double dp_exposed_seconds(const step_ctx *c, double params_here, double mb_fwd, double mb_bwd,
                                  double layers_here) {
@@ -263,17 +278,17 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   double bw = group_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
   double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
   double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
-  int fsdp = (pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2) &&
-             pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
-  int z3 =
-      (pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) && pl->zero_stage == 3;
+  int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
   double shard = pl->shard_dense;
   if (fsdp || z3) {
     /* gathers forward (and backward when resharded), reduce-scatter per
-     * micro-batch; FSDP2 under PP keeps them gathered over the micro-batches */
+     * micro-batch; FSDP2 under PP keeps them gathered over the micro-batches;
+     * hybrid sharding all-reduces the gradient shards over the replicas */
     double gathers = pl->reshard_after_forward || z3 ? 2 : 1;
     double rounds = fsdp && pl->pp > 1 ? 1 : m;
-    double per_round = collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, bw);
+    double per_round =
+        collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, group_bytes_per_s(c, shard, pl->tp)) +
+        collective_seconds(params_here * grad_b / shard, group / shard, 2, bw);
     double total = per_round * rounds;
     return fmax(0, total - m * (mb_fwd + mb_bwd)) + per_round / fmax(1, layers_here);
   }
@@ -339,7 +354,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   model_param_counts(pl, &total, &active, &trainable);
   double params_here = total / (pl->tp * pl->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, layers_here);
-  double trainable_here = trainable / (pl->tp * pl->pp) / fmax(1, pl->shard_dense);
+  double trainable_here = trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
   double step = passes * stage_mb + p2p + dp + optimizer_seconds(&c, trainable_here);
   double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->gpus;

@@ -1,102 +1,362 @@
 /* Step-time model, a ranking aid for the layout search (not a performance
- * promise). Compute from FLOPs at the GPU's peak times an efficiency, plus
- * the communication that is not hidden behind compute:
- *   - FLOPs: 6 N tokens for the linears (Kaplan et al. 2020; Narayanan et al.
- *     2021 eq. 3 for the attention term), 6 L s (a d) tokens/2 for causal
- *     attention, plus the recomputed forward (full: all of it; per-op SAC:
- *     half of the linears; selective: the attention core).
- *   - TP: 4 all-gather/reduce-scatter (SP) or all-reduce collectives of the
- *     hidden state per layer and micro-batch (Megatron-LM), not overlapped.
- *   - DP / ZeRO / FSDP: parameter all-gathers and gradient reduce-scatters
- *     (or all-reduces) per step, overlapped with compute except one layer.
- *   - PP: bubble (p - 1) / (m v) of the compute (Narayanan et al. 2021);
- *     none for zero-bubble.
- *   - CP: ring exchange of K and V per layer, hidden behind attention.
+ * promise). The step of the slowest pipeline stage, built per operation class
+ * (rates and their sources: core/steptime_ops.c):
+ *   - matmuls: each linear's GEMMs (forward; input and weight gradients) at
+ *     the large-GEMM rate, slowed by tile and wave quantisation or HBM traffic
+ *     when small (MoE experts, thin TP shards);
+ *   - attention core: FlashAttention's FLOPs (causal: half the scores) at its
+ *     own efficiency; eager/math attention as batched GEMMs plus the softmax
+ *     and dropout passes over the score matrix through HBM;
+ *   - memory-bound ops: norms, activation, rotary, residual adds, dropout, the
+ *     loss over the logits and the optimizer step, as bytes over HBM
+ *     bandwidth; PyTorch eager runs each primitive op as its own kernel,
+ *     fused kernels (torch.compile, Megatron's) read inputs and write outputs once;
+ *   - recompute: the forward work the policy repeats in the backward;
+ *   - TP: all-reduces (or all-gathers + reduce-scatters with SP) of the hidden
+ *     state, 2 per layer forward and 2 backward (Megatron-LM; Korthikanti et
+ *     al. 2022 §4.2.2: Megatron's SP re-gathers the input in the backward),
+ *     not overlapped;
+ *   - DP / ZeRO / FSDP: gradient reduction and parameter gathers, overlapped
+ *     with the compute they may hide behind (the whole step for per-layer
+ *     FSDP/ZeRO-3 units; one micro-batch's backward for DDP-style buckets),
+ *     the first gather and last reduction always exposed;
+ *   - PP: the bubble (p - 1) / v stage-passes (Narayanan et al. 2021 §2.2),
+ *     none for zero-bubble, plus activation sends between stages;
+ *   - CP: K and V exchange per layer (3 passes of (cp - 1) chunks); hidden
+ *     behind attention by ring attention, exposed by torchtitan's default
+ *     all-gather rotation (torch.distributed.tensor.experimental._attention);
  *   - EP: dispatch and combine all-to-alls per MoE layer, forward and backward.
- * The efficiency (runtime.compute_efficiency, 0.4) is the model FLOPs
- * utilisation large dense runs report: 41-52 % on A100 for GPT models
- * (Narayanan et al. 2021, Table 1), 30-40 % on H100 in torchtitan's tables.
- * Ring collectives move (n - 1)/n of the buffer; groups that fit in a node
- * use hardware.intra_node_gb_per_s, others hardware.inter_node_gb_per_s. */
+ * O(layers) per call, no allocation. runtime.compute_efficiency is not read:
+ * each class has its own cited rate. */
 #include <math.h>
 
-#include "internal.h"
+#include "steptime.h"
+
+/* Seconds of one layer for one micro-batch on one rank. */
+typedef struct {
+  double linear_fwd, linear_bwd;
+  double attn_fwd, attn_bwd;
+  double memory_fwd, memory_bwd;
+  double tp_fwd, tp_bwd;
+  double ep_fwd, ep_bwd;
+  double cp_fwd, cp_bwd; /* exposed */
+} layer_time;
+
+typedef struct {
+  const plan *pl;
+  gpu_rates g;
+  double tokens; /* per micro-batch on this rank: micro_batch x seq / cp */
+  double ab;     /* activation bytes */
+  int fused;     /* fused pointwise kernels */
+} step_ctx;
 
 static double ring(double n) { return n > 1 ? (n - 1) / n : 0; }
 
-/* Bandwidth of a group of `size` ranks whose members are `stride` ranks apart. */
-static double group_bandwidth(const plan *pl, double size, double stride) {
-  const llmem_input *in = pl->in;
-  double span = size * stride;
-  double gbps = span <= pl->gpus_per_node ? in->intra_node_gb_per_s : in->inter_node_gb_per_s;
-  return gbps * 1e9;
+/* Bus bandwidth of a group of `size` ranks `stride` ranks apart. */
+static double group_bytes_per_s(const step_ctx *c, double size, double stride) {
+  return size * stride <= c->pl->gpus_per_node ? c->g.intra_bytes_per_s : c->g.inter_bytes_per_s;
+}
+
+/* float8 linears (torchao tensorwise scaling): each operand's amax and cast
+ * (read twice, write 1 byte) forward and backward, and the transposed fp8
+ * copies the backward GEMMs read (read 1, write 1); weights are cast before
+ * the all-gather under fp8_all_gather, else per micro-batch. */
+static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
+  const plan *pl = c->pl;
+  double ab = c->ab, weight = in * out * (pl->fp8_all_gather ? 1 / fmax(1, pl->shard_dense) : 1);
+  double fwd = tokens * in * (2 * ab + 1) + weight * (2 * pl->weight_bytes + 1);
+  double bwd = tokens * out * (2 * ab + 1) + 2 * (tokens * in + tokens * out + in * out);
+  t->memory_fwd += memory_seconds(&c->g, fwd) * count;
+  t->memory_bwd += memory_seconds(&c->g, bwd) * count;
+}
+
+static void add_linear(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
+  double f, b;
+  linear_seconds(&c->g, tokens, in, out, c->g.fp8 ? 1 : c->ab, &f, &b);
+  t->linear_fwd += f * count;
+  t->linear_bwd += b * count;
+  if (c->g.fp8) add_fp8_casts(c, t, tokens, in, out, count);
+}
+
+/* Dense MLP (or shared expert) of intermediate size f per rank. */
+static void add_mlp(const step_ctx *c, layer_time *t, double tokens, double f, double count) {
+  const plan *pl = c->pl;
+  add_linear(c, t, tokens, pl->hidden, (pl->gated ? 2 : 1) * f, count);
+  add_linear(c, t, tokens, f, pl->hidden, count);
+}
+
+/* Attention projections: Q/K/V and output, or MLA's projections as one GEMM. */
+static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_params) {
+  const plan *pl = c->pl;
+  double h = pl->hidden, T = c->tokens;
+  if (pl->mla) {
+    add_linear(c, t, T, h, attn_params / h, 1);
+    return;
+  }
+  double q_out = pl->heads * pl->head_dim / pl->tp;
+  double kv_out = fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  add_linear(c, t, T, h, q_out + 2 * kv_out, 1);
+  add_linear(c, t, T, q_out, h, 1);
+}
+
+/* The attention core: scores and weighted values. */
+static void add_attention_core(const step_ctx *c, layer_time *t) {
+  const plan *pl = c->pl;
+  double heads = pl->heads / pl->tp, T = c->tokens, keys = pl->seq_len;
+  double qk = pl->mla ? pl->qk_nope + pl->qk_rope : pl->head_dim;
+  double v = pl->mla ? pl->v_head_dim : pl->head_dim;
+  if (pl->attention == LLMEM_ATTN_FLASH) {
+    /* causal: half the score matrix; CP's load-balanced chunks keep the half */
+    double flops = 2 * T * keys / 2 * heads * (qk + v);
+    t->attn_fwd += flops / (c->g.attn_peak_flops_per_s * c->g.flash_fwd_fraction);
+    t->attn_bwd += 2.5 * flops / (c->g.attn_peak_flops_per_s * c->g.flash_bwd_fraction);
+    return;
+  }
+  /* eager / math: batched GEMMs over the full score matrix, then softmax
+   * (read + write) and dropout (read + write + a byte mask) passes over it;
+   * backward: two GEMMs per forward GEMM, softmax backward reads 2 writes 1 */
+  double batch = pl->micro_batch * heads, sq = pl->seq_len / pl->cp, ab = c->ab;
+  double scores = batch * sq * keys;
+  gpu_rates g = c->g; /* attention stays in 16-bit */
+  g.matmul_flops_per_s = g.matmul16_flops_per_s;
+  t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, ab) + gemm_seconds(&g, sq, v, keys, batch, ab);
+  t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, ab) + gemm_seconds(&g, keys, qk, sq, batch, ab) +
+                 gemm_seconds(&g, sq, keys, v, batch, ab) + gemm_seconds(&g, keys, v, sq, batch, ab);
+  double dropout = pl->dropout > 0 ? 2 * ab + 1 : 0;
+  t->attn_fwd += memory_seconds(&c->g, scores * (2 * ab + dropout));
+  t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
+}
+
+/* Norms, residual adds, activation, rotary, dropout of one layer: bytes per
+ * element of each, eager (one kernel per primitive op) or fused. */
+static void add_pointwise(const step_ctx *c, layer_time *t, double f) {
+  const plan *pl = c->pl;
+  double ab = c->ab, T = c->tokens;
+  double hidden_tokens = pl->sp && pl->tp > 1 ? T / pl->tp : T; /* SP splits them over TP */
+  double th = hidden_tokens * pl->hidden, tf = T * f;
+  /* RMSNorm eager: pow, mean, mul by rsqrt, mul by weight (7 passes); fused: 2 */
+  double norm = (c->fused ? 2 : 7) * ab * th * pl->norms_per_layer;
+  double residual = 2 * 3 * ab * th;
+  /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
+  double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
+  double rope = 0;
+  if (pl->learned_pos == 0 && !pl->mla) {
+    double qk = T * (pl->heads / pl->tp + fmax(pl->kv_heads / pl->tp, 1)) * pl->head_dim; /* q and k */
+    /* eager (torchtitan): to fp32, complex multiply, back: 2 ab + 16 bytes; fused: r + w */
+    rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
+  }
+  double dropout = pl->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
+  double fwd = norm + residual + act + rope + dropout;
+  t->memory_fwd += memory_seconds(&c->g, fwd);
+  /* each backward reads the saved input and the incoming gradient, writes one */
+  t->memory_bwd += memory_seconds(&c->g, 2 * fwd);
+}
+
+/* TP collectives of one layer (hidden state, 2 forward + 2 backward). */
+static void add_tp(const step_ctx *c, layer_time *t) {
+  const plan *pl = c->pl;
+  if (pl->tp <= 1) return;
+  double bytes = c->tokens * pl->hidden * c->ab, bw = group_bytes_per_s(c, pl->tp, 1);
+  double one = collective_seconds(bytes, pl->tp, 2, bw); /* all-reduce, or AG + RS */
+  t->tp_fwd += 2 * one;
+  t->tp_bwd += 2 * one;
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  if (pl->sp && megatron && pl->recompute != LLMEM_RECOMPUTE_FULL)
+    t->tp_bwd += 2 * collective_seconds(bytes, pl->tp, 1, bw); /* re-gathered inputs */
+}
+
+/* CP exchange of K and V chunks, exposed beyond the attention it overlaps. */
+static void add_cp(const step_ctx *c, layer_time *t) {
+  const plan *pl = c->pl;
+  if (pl->cp <= 1) return;
+  double width = pl->mla ? pl->kv_lora_rank + pl->qk_rope : fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  double chunk = 2 * c->tokens * width * c->ab;
+  double bw = group_bytes_per_s(c, pl->cp, pl->tp);
+  double fwd = chunk * (pl->cp - 1) / bw, bwd = 2 * fwd;
+  int all_gather = (int)pl->in->framework == LLMEM_FW_TORCHTITAN;
+  t->cp_fwd += all_gather ? fwd : fmax(0, fwd - t->attn_fwd);
+  t->cp_bwd += all_gather ? bwd : fmax(0, bwd - t->attn_bwd);
+}
+
+static layer_time layer_seconds(const step_ctx *c, int layer) {
+  const plan *pl = c->pl;
+  layer_time t = {0};
+  layer_params lp = layer_params_on_rank(pl, layer);
+  double mats = pl->gated ? 3 : 2, h = pl->hidden, T = c->tokens;
+  double f = pl->ffn / pl->tp;
+  if (layer_is_moe(pl, layer)) {
+    double shared = pl->shared_experts * mats * h * pl->shared_ffn / pl->tp;
+    add_attention_linears(c, &t, lp.matrix_count - shared);
+    if (pl->shared_experts > 0) add_mlp(c, &t, T, pl->shared_ffn / pl->tp, pl->shared_experts);
+    /* routed: the EP group's tokens x top_k spread over the experts */
+    double local = pl->experts / pl->ep, per_expert = T * pl->top_k * pl->ep / pl->experts;
+    f = pl->expert_ffn / pl->etp;
+    add_mlp(c, &t, per_expert, f, local);
+    add_linear(c, &t, T, h, pl->experts, 1); /* router */
+    if (pl->ep > 1) {
+      double bytes = T * pl->top_k * h * c->ab * ring(pl->ep);
+      double a2a = 2 * bytes / group_bytes_per_s(c, pl->ep, pl->tp);
+      t.ep_fwd += a2a;
+      t.ep_bwd += a2a;
+    }
+  } else {
+    add_attention_linears(c, &t, lp.matrix_count - mats * h * f);
+    add_mlp(c, &t, T, f, 1);
+  }
+  add_attention_core(c, &t);
+  add_pointwise(c, &t, f);
+  add_tp(c, &t);
+  add_cp(c, &t);
+  return t;
+}
+
+/* Forward, backward and recomputed forward of one layer for one micro-batch. */
+static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
+  const plan *pl = c->pl;
+  double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + t->tp_fwd + t->ep_fwd + t->cp_fwd;
+  double linear_bwd = t->linear_bwd;
+  if (pl->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
+  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + t->tp_bwd + t->ep_bwd + t->cp_bwd;
+  double again = 0;
+  if (pl->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
+  else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) again = t->linear_fwd / 2 + t->memory_fwd; /* every other mm */
+  else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
+  return fwd + bwd + again;
+}
+
+/* The output layer and loss on the last stage, per micro-batch. */
+static double head_seconds(const step_ctx *c) {
+  const plan *pl = c->pl;
+  if (pl->head_kind != LLMEM_HEAD_LM) return 0;
+  double f, b, vocab = pl->vocab_padded / pl->tp;
+  gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
+  g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
+  linear_seconds(&g16, c->tokens, pl->hidden, vocab, c->ab, &f, &b);
+  /* eager cross-entropy: cast to fp32, log-softmax, its backward, cast back */
+  int fused = pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED;
+  double per_logit = fused ? 3 * c->ab : 2 * c->ab + 24;
+  return f + b + memory_seconds(&c->g, c->tokens * vocab * per_logit);
+}
+
+/* Optimizer step over this rank's shard: read and write master weights,
+ * states, read gradients (twice with norm clipping), write 16-bit weights. */
+static double optimizer_seconds(const step_ctx *c, double params_here) {
+  const plan *pl = c->pl;
+  if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
+  double states =
+      pl->optimizer == LLMEM_OPT_SGD ? 0
+      : (pl->optimizer == LLMEM_OPT_ADAM || pl->optimizer == LLMEM_OPT_ADAMW || pl->optimizer == LLMEM_OPT_ADAMW_8BIT)
+          ? 2
+          : 1;
+  double state_b = pl->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes(pl->optimizer_dtype);
+  double master = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
+  double per = 2 * master + 2 * pl->grad_bytes + 2 * states * state_b + (pl->master_bytes > 0 ? pl->weight_bytes : 0);
+  return memory_seconds(&c->g, params_here * per);
+}
+
+static int is_fsdp_sharded(const plan *pl) {
+  return (pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2) &&
+         pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+}
+
+static int is_zero3(const plan *pl) {
+  return (pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) && pl->zero_stage == 3;
+}
+
+/* Ranks over which the optimizer step is split: sharded engines only. */
+static double optimizer_shard(const plan *pl) {
+  int sharded = is_fsdp_sharded(pl) || is_zero3(pl) || pl->dist_opt || pl->zero_stage >= 1;
+  return sharded ? fmax(1, pl->shard_dense) : 1;
+}
+
+/* DP / sharding communication left exposed. */
+static double dp_exposed_seconds(const step_ctx *c, double params_here, double mb_fwd, double mb_bwd,
+                                 double layers_here) {
+  const plan *pl = c->pl;
+  double group = pl->dp * pl->cp;
+  if (group <= 1) return 0;
+  double bw = group_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
+  double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
+  double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
+  int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
+  double shard = pl->shard_dense;
+  if (fsdp || z3) {
+    /* gathers forward (and backward when resharded), reduce-scatter per
+     * micro-batch; FSDP2 under PP keeps them gathered over the micro-batches;
+     * hybrid sharding all-reduces the gradient shards over the replicas */
+    double gathers = pl->reshard_after_forward || z3 ? 2 : 1;
+    double rounds = fsdp && pl->pp > 1 ? 1 : m;
+    double per_round =
+        collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, group_bytes_per_s(c, shard, pl->tp)) +
+        collective_seconds(params_here * grad_b / shard, group / shard, 2, bw);
+    double total = per_round * rounds;
+    return fmax(0, total - m * (mb_fwd + mb_bwd)) + per_round / fmax(1, layers_here);
+  }
+  /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
+  int sharded = pl->dist_opt || pl->zero_stage >= 1;
+  double t = sharded ? collective_seconds(params_here * (grad_b + weight_b), shard, 1, bw)
+                     : collective_seconds(params_here * grad_b, group, 2, bw);
+  int overlapped = pl->overlap_comm || pl->engine == LLMEM_ENGINE_DDP || pl->engine == LLMEM_ENGINE_FSDP1 ||
+                   pl->engine == LLMEM_ENGINE_FSDP2;
+  if (!overlapped) return t;
+  double window = sharded ? mb_fwd + mb_bwd : mb_bwd;
+  return fmax(0, t - window) + t / fmax(1, layers_here);
 }
 
 double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
-  const llmem_input *in = pl->in;
-  double total, active, trainable;
-  model_param_counts(pl, &total, &active, &trainable);
-  double dp = pl->dp;
-  double global_tokens = pl->micro_batch * pl->grad_accum * dp * pl->seq_len;
-  double embed = pl->vocab * pl->hidden;
-  double linear_params = active - embed - (pl->learned_pos ? pl->max_positions * pl->hidden : 0);
-  double attn_width = pl->mla ? pl->heads * (pl->qk_nope + pl->qk_rope) : pl->heads * pl->head_dim;
-  double attn_flops_per_token = 6 * pl->layers * pl->seq_len * attn_width / 2; /* causal */
-  double flops = 6 * linear_params * global_tokens + attn_flops_per_token * global_tokens;
-  double fwd_linear = 2 * linear_params * global_tokens, fwd_attn = attn_flops_per_token / 3 * global_tokens;
-  if (pl->recompute == LLMEM_RECOMPUTE_FULL) {
-    double share = pl->recompute_layers > 0 ? pl->recompute_layers * pl->pp / pl->layers : 1;
-    flops += (fwd_linear + fwd_attn) * share;
-  } else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) {
-    flops += fwd_linear / 2;
-  } else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) {
-    flops += fwd_attn;
-  }
-  if (pl->ft_method != LLMEM_FT_FULL) flops -= 2 * linear_params * global_tokens; /* no weight gradients */
-  double peak = pl->fp8_linear && !isnan(in->fp8_tflops) ? in->fp8_tflops : in->bf16_tflops;
-  if (pl->dtype == LLMEM_DTYPE_FP32) peak /= 2; /* TF32 tensor cores */
-  double compute = flops / pl->gpus / (peak * 1e12 * in->compute_efficiency);
-
-  double ab = pl->act_bytes, T = pl->seq_len / pl->cp * pl->micro_batch, m = pl->grad_accum;
+  step_ctx c;
+  c.pl = pl;
+  c.g = gpu_rates_for(pl);
+  c.tokens = pl->micro_batch * pl->seq_len / pl->cp;
+  c.ab = pl->act_bytes;
+  c.fused = pl->torch_compile || pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED ||
+            (int)pl->in->framework == LLMEM_FW_MEGATRON;
   double layers_here = pl->layers / pl->pp;
-  /* tensor parallel: adjacent ranks */
-  double tp_bytes = pl->tp > 1 ? 4 * T * pl->hidden * ab * ring(pl->tp) * layers_here * m : 0;
-  double tp_time = tp_bytes / group_bandwidth(pl, pl->tp, 1);
-  /* data parallel / sharding: strided by tp * cp * pp */
-  double shard = pl->shard_dense;
-  double params_here = total / (pl->tp * pl->pp);
-  int fsdp = (pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2) &&
-             pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
-  int z3 = (pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) && pl->zero_stage == 3;
-  double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
-  double dp_bytes;
-  if (fsdp || z3) dp_bytes = (2 * pl->weight_bytes + grad_b) * params_here * ring(shard);
-  else dp_bytes = 2 * grad_b * params_here * ring(dp * pl->cp);
-  double dp_time = dp_bytes / group_bandwidth(pl, dp * pl->cp, pl->tp);
-  double dp_exposed = fmax(0, dp_time - compute) + dp_time / fmax(1, layers_here);
-  /* pipeline bubble */
-  double bubble = 0;
+  double share = pl->recompute_layers > 0 ? fmin(1, pl->recompute_layers * pl->pp / pl->layers) : 1;
+
+  /* layers are dense or MoE: time each kind once */
+  layer_time dense = {0}, moe = {0};
+  int have_dense = 0, have_moe = 0;
+  double moe_layers = 0;
+  for (int i = 0; i < (int)pl->layers; i++) {
+    int is_moe = layer_is_moe(pl, i);
+    moe_layers += is_moe;
+    if (is_moe && !have_moe) moe = layer_seconds(&c, i), have_moe = 1;
+    if (!is_moe && !have_dense) dense = layer_seconds(&c, i), have_dense = 1;
+  }
+  double moe_share = moe_layers / pl->layers;
+  double stage_layers_dense = layers_here * (1 - moe_share), stage_layers_moe = layers_here * moe_share;
+  double mb_fwd = stage_layers_dense * (dense.linear_fwd + dense.attn_fwd + dense.memory_fwd) +
+                  stage_layers_moe * (moe.linear_fwd + moe.attn_fwd + moe.memory_fwd);
+  double mb_bwd = stage_layers_dense * (dense.linear_bwd + dense.attn_bwd + dense.memory_bwd) +
+                  stage_layers_moe * (moe.linear_bwd + moe.attn_bwd + moe.memory_bwd);
+  double stage_mb = stage_layers_dense * layer_pass_seconds(&c, &dense, share) +
+                    stage_layers_moe * layer_pass_seconds(&c, &moe, share) + head_seconds(&c);
+
+  /* pipeline: m stage-passes plus the bubble, plus activation sends */
+  double m = pl->grad_accum, passes = m;
   if (pl->pp > 1 && pl->schedule != LLMEM_PP_ZERO_BUBBLE) {
     double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
-    bubble = compute * (pl->pp - 1) / (m * v);
+    passes += (pl->pp - 1) / v;
   }
-  /* context parallel ring: K and V chunks, forward and backward */
-  double cp_time = 0;
-  if (pl->cp > 1) {
-    double kv = 2 * T * (pl->mla ? attn_width : pl->kv_heads * pl->head_dim) / pl->tp * ab;
-    double bytes = 3 * kv * (pl->cp - 1) * layers_here * m;
-    double attn_compute = attn_flops_per_token * global_tokens / pl->gpus / (peak * 1e12 * in->compute_efficiency);
-    cp_time = fmax(0, bytes / group_bandwidth(pl, pl->cp, pl->tp) - attn_compute);
+  double p2p = 0;
+  if (pl->pp > 1) {
+    double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
+    /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
+     * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
+    int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+    double full = c.tokens * pl->hidden * c.ab;
+    double bytes = full / (pl->sp || megatron ? pl->tp : 1);
+    double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, group_bytes_per_s(&c, pl->tp, 1)) : 0;
+    p2p = 2 * v * m * (bytes / group_bytes_per_s(&c, 2, pl->tp * pl->cp * pl->dp) + gather);
   }
-  /* expert parallel all-to-all */
-  double ep_time = 0;
-  if (pl->moe && pl->ep > 1) {
-    double moe_layers = 0;
-    for (int i = 0; i < (int)pl->layers; i++) moe_layers += layer_is_moe(pl, i);
-    double bytes = 4 * T * pl->top_k * pl->hidden * ab * ring(pl->ep) * moe_layers / pl->pp * m;
-    ep_time = bytes / group_bandwidth(pl, pl->ep, pl->tp);
-  }
-  double step = compute + tp_time + dp_exposed + bubble + cp_time + ep_time;
+  double total, active, trainable;
+  model_param_counts(pl, &total, &active, &trainable);
+  double params_here = total / (pl->tp * pl->pp);
+  double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, layers_here);
+  double trainable_here = trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
+  double step = passes * stage_mb + p2p + dp + optimizer_seconds(&c, trainable_here);
+  double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->gpus;
   return step;
 }

@@ -150,24 +150,141 @@ export function summarize(rows: Row[]): Summary[] {
     });
 }
 
-/** The step-time model next to published throughput (tests/vectors/throughput.txt). */
-export async function runThroughput(): Promise<
-  { id: string; published: number; estimate: number | null; error: number | null }[]
-> {
+interface StepRow {
+  id: string;
+  label: string;
+  published: number;
+  case?: string;
+  patch?: unknown;
+  config?: unknown;
+}
+interface StepTable {
+  id: string;
+  title: string;
+  source: string;
+  metric: 'tokens_per_second_per_gpu' | 'tflops_per_gpu' | 'iteration_seconds';
+  flops?: { factor: number };
+  rows: StepRow[];
+}
+export interface StepResult {
+  table: string;
+  id: string;
+  published: number;
+  estimate: number | null;
+  error: number | null; // signed: (estimate - published) / published on throughput (1/time for seconds)
+}
+
+const isPlain = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+function merge(base: unknown, patch: unknown): unknown {
+  if (!isPlain(base) || !isPlain(patch)) return patch === undefined ? base : patch;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) out[k] = merge(base[k], v);
+  return out;
+}
+
+/** FLOPs of one iteration by a table's own formula: factor B s l h^2 (1 + s/6h) + 6 B s h V. */
+function tableFlops(config: unknown, factor: number): number {
+  const c = config as {
+    model: { layers: number; hidden: number; vocab: number };
+    training: { micro_batch: number; seq_len: number; grad_accum: number };
+    parallel: { gpus: number; tp: number; pp: number; cp?: number };
+  };
+  const { layers: l, hidden: h, vocab: v } = c.model;
+  const { seq_len: s } = c.training;
+  const dp = c.parallel.gpus / (c.parallel.tp * c.parallel.pp * (c.parallel.cp ?? 1));
+  const b = c.training.micro_batch * c.training.grad_accum * dp;
+  return factor * b * s * l * h * h * (1 + s / (6 * h)) + 6 * b * s * h * v;
+}
+
+/** The step-time model next to published throughput tables (tests/accuracy/steptime.json). */
+export async function runStepTime(): Promise<{ tables: StepTable[]; rows: StepResult[] }> {
   const core = await loadCore();
   const cases = new Map(loadCases().map((c) => [c.id, c]));
-  const lines = readFileSync(join(repoRoot(), 'tests/vectors/throughput.txt'), 'utf8').split('\n');
-  const rows = [];
-  for (const line of lines.map((l) => l.trim()).filter((l) => l && !l.startsWith('#'))) {
-    const [id, tps] = line.split(' | ');
-    const c = cases.get(id);
-    const published = Number(tps);
-    const resolved = c ? resolveConfig(c.config) : null;
-    const t = resolved?.ok ? core.stepTime(resolved.config) : null;
-    const estimate = t && 'tokens_per_second_per_gpu' in t ? t.tokens_per_second_per_gpu : null;
-    rows.push({ id, published, estimate, error: estimate === null ? null : (estimate - published) / published });
+  const doc = JSON.parse(readFileSync(join(repoRoot(), 'tests', 'accuracy', 'steptime.json'), 'utf8')) as {
+    tables: StepTable[];
+  };
+  const rows: StepResult[] = [];
+  for (const t of doc.tables)
+    for (const r of t.rows) {
+      const base = r.case ? cases.get(r.case)?.config : r.config;
+      const config = merge(base, r.patch);
+      const resolved = base ? resolveConfig(config) : null;
+      const st = resolved?.ok ? core.stepTime(resolved.config) : null;
+      let estimate: number | null = null;
+      if (st && 'step_seconds' in st) {
+        if (t.metric === 'tokens_per_second_per_gpu') estimate = st.tokens_per_second_per_gpu;
+        else if (t.metric === 'iteration_seconds') estimate = st.step_seconds;
+        else {
+          const gpus = (config as { parallel: { gpus: number } }).parallel.gpus;
+          estimate = tableFlops(config, t.flops?.factor ?? 72) / st.step_seconds / gpus / 1e12;
+        }
+      }
+      let error: number | null = null;
+      if (estimate !== null)
+        error = t.metric === 'iteration_seconds' ? r.published / estimate - 1 : estimate / r.published - 1;
+      rows.push({ table: t.id, id: r.id, published: r.published, estimate, error });
+    }
+  return { tables: doc.tables, rows };
+}
+
+/** Spearman rank correlation (average ranks for ties). */
+export function spearman(xs: number[], ys: number[]): number {
+  const rank = (v: number[]) => {
+    const order = v.map((x, i) => [x, i] as const).sort((a, b) => a[0] - b[0]);
+    const r = new Array<number>(v.length);
+    for (let i = 0; i < order.length; ) {
+      let j = i;
+      while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
+      for (let k = i; k <= j; k++) r[order[k][1]] = (i + j) / 2;
+      i = j + 1;
+    }
+    return r;
+  };
+  const rx = rank(xs),
+    ry = rank(ys);
+  const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+  const mx = mean(rx),
+    my = mean(ry);
+  let num = 0,
+    dx = 0,
+    dy = 0;
+  for (let i = 0; i < rx.length; i++) {
+    num += (rx[i] - mx) * (ry[i] - my);
+    dx += (rx[i] - mx) ** 2;
+    dy += (ry[i] - my) ** 2;
   }
-  return rows;
+  return dx && dy ? num / Math.sqrt(dx * dy) : NaN;
+}
+
+export interface StepSummary {
+  group: string;
+  count: number;
+  median: number;
+  signed_median: number;
+  max: number;
+  spearman: number;
+}
+
+/** Per table and in total: median |error|, signed median, max |error|, Spearman of throughput. */
+export function summarizeStepTime(rows: StepResult[], tables: StepTable[]): StepSummary[] {
+  const groups: [string, StepResult[]][] = tables.map((t) => [t.id, rows.filter((r) => r.table === t.id)]);
+  groups.push(['all tables', rows]);
+  return groups.map(([group, rs]) => {
+    const ok = rs.filter((r) => r.error !== null && r.estimate !== null);
+    const errs = ok.map((r) => r.error as number);
+    const seconds = (r: StepResult) => tables.find((t) => t.id === r.table)?.metric === 'iteration_seconds';
+    // throughput both ways: seconds turn into 1/seconds so a higher value is faster
+    const pub = ok.map((r) => (seconds(r) ? 1 / r.published : r.published));
+    const est = ok.map((r) => (seconds(r) ? 1 / (r.estimate as number) : (r.estimate as number)));
+    return {
+      group,
+      count: ok.length,
+      median: quantile(errs.map(Math.abs), 0.5),
+      signed_median: quantile(errs, 0.5),
+      max: Math.max(...errs.map(Math.abs)),
+      spearman: group === 'all tables' ? NaN : spearman(pub, est),
+    };
+  });
 }
 
 const GB = 2 ** 30;
@@ -195,16 +312,21 @@ async function main() {
     );
   const bounds = rows.filter((r) => r.relation !== 'eq');
   console.log(`  bounds: ${bounds.filter((r) => r.note === 'bound holds').length} of ${bounds.length} hold`);
-  const tp = await runThroughput();
-  console.log('\nstep-time model (a ranking aid) vs published throughput, tokens/s per GPU:');
-  for (const r of tp)
+  const st = await runStepTime();
+  console.log('\nstep-time model (a ranking aid) vs published throughput (tests/accuracy/steptime.json);');
+  console.log('error on throughput: estimate / published - 1 (iteration seconds: published / estimate - 1)');
+  for (const t of st.tables) {
+    console.log(`  ${t.title} [${t.metric}]`);
+    for (const r of st.rows.filter((x) => x.table === t.id)) {
+      const est = r.estimate === null ? 'n/a' : r.estimate.toPrecision(4);
+      console.log(`    ${r.id.padEnd(42)} ${String(r.published).padStart(8)} ${est.padStart(8)} ${pct(r.error)}`);
+    }
+  }
+  console.log('\nstep-time error per table (Spearman: rank correlation of estimated and published throughput):');
+  for (const s of summarizeStepTime(st.rows, st.tables))
     console.log(
-      `  ${r.id.padEnd(40)} ${String(r.published).padStart(7)} ${r.estimate === null ? '    n/a' : Math.round(r.estimate).toString().padStart(7)} ${pct(r.error)}`,
+      `  ${s.group.padEnd(28)} n=${String(s.count).padStart(3)}  median ${(s.median * 100).toFixed(1).padStart(5)}%  signed median ${pct(s.signed_median)}  max ${(s.max * 100).toFixed(1).padStart(5)}%  Spearman ${Number.isNaN(s.spearman) ? '  n/a' : s.spearman.toFixed(2)}`,
     );
-  const errs = tp.filter((r) => r.error !== null).map((r) => Math.abs(r.error!));
-  console.log(
-    `  step time: n=${errs.length}  median ${(quantile(errs, 0.5) * 100).toFixed(1)}%  p90 ${(quantile(errs, 0.9) * 100).toFixed(1)}%`,
-  );
   const failed = rows.filter((r) => r.note.startsWith('error'));
   if (failed.length) console.log(`  ${failed.length} cases rejected by the core (see "error:" rows)`);
 }

@@ -1,0 +1,38 @@
+/* Step-time model, per operation class (core/steptime_ops.c) and assembled
+ * per step (core/steptime.c). Internal to the core. */
+#ifndef LLMEM_STEPTIME_H
+#define LLMEM_STEPTIME_H
+
+#include "internal.h"
+
+/* Achievable rates of one GPU and its links (each fraction cited in steptime_ops.c). */
+typedef struct {
+  double matmul_flops_per_s;    /* large-GEMM rate: peak x achievable fraction */
+  double matmul16_flops_per_s;  /* the same in 16-bit (output layer, attention GEMMs) */
+  int fp8;                      /* the linears run in float8 */
+  double peak_flops_per_s;      /* tensor-core peak of the linears' precision */
+  double attn_peak_flops_per_s; /* tensor-core peak of the attention core (16-bit) */
+  double flash_fwd_fraction;    /* FlashAttention forward, of peak */
+  double flash_bwd_fraction;    /* FlashAttention backward, of peak */
+  double hbm_bytes_per_s;       /* memory-bound kernels */
+  double sms;                   /* streaming multiprocessors (wave quantisation) */
+  double tile_m, tile_n;        /* GEMM output tile of one thread block */
+  double intra_bytes_per_s;     /* NCCL bus bandwidth inside a node */
+  double inter_bytes_per_s;     /* NCCL bus bandwidth across nodes, per GPU */
+} gpu_rates;
+
+gpu_rates gpu_rates_for(const plan *pl);
+
+/* One GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: the slower of its tensor-core
+ * waves and its HBM traffic (roofline). */
+double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, double elem_bytes);
+/* A linear layer over `tokens`: forward, and backward (input and weight gradients). */
+void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, double elem_bytes,
+                    double *fwd, double *bwd);
+/* Bytes through HBM by memory-bound kernels. */
+double memory_seconds(const gpu_rates *g, double bytes);
+/* A ring collective of `ranks` over a buffer of `bytes`, moving (n-1)/n of it per
+ * pass (all-gather, reduce-scatter: 1 pass; all-reduce: 2). */
+double collective_seconds(double bytes, double ranks, double passes, double bytes_per_s);
+
+#endif

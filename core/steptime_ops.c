@@ -1,0 +1,108 @@
+/* Step-time model: the time of one operation of each class on one GPU.
+ *
+ * The core gets hardware.bf16_tflops / fp8_tflops / memory_gib and the two
+ * link rates, not the GPU's name, HBM bandwidth or SM count; those come from
+ * a small table per GPU generation, recognised by its bf16 peak and memory
+ * (a hardware.hbm_tb_per_s key would replace the bandwidth guess).
+ *
+ * Sources of every rate below:
+ *  - Large-GEMM achievable fraction of peak: the "maximum achievable matmul
+ *    FLOPS" (MAMF), torch.matmul over a search of shapes (S. Bekman, ML
+ *    Engineering, compute/accelerator/README.md at 744d01e, "Maximum
+ *    Achievable Matmul FLOPS comparison table"): A100 SXM bf16 271.2 of 312
+ *    TFLOPS (86.9 %), H100 SXM bf16 794.5 of 989 (80.3 %), fp8 1402.6 of 1979
+ *    (70.9 %).
+ *  - Shape: tile and wave quantisation (NVIDIA Deep Learning Performance
+ *    guide, "Matrix Multiplication Background": a GEMM runs in waves of one
+ *    output tile per SM; 128x128 tiles on A100 (108 SMs), 128x256 on H100
+ *    (132 SMs) as in cuBLAS's sm90 kernels) and the roofline (a GEMM whose
+ *    bytes over HBM take longer than its math is memory bound).
+ *  - FlashAttention: FlashAttention-2 (Dao 2023, arXiv 2307.08691) reaches
+ *    50-73 % of A100 peak, forward at the top of the range, backward at the
+ *    bottom; on H100 it reaches 35 % (FlashAttention-3, Shah et al. 2024,
+ *    abstract), which is what PyTorch SDPA's flash kernel runs. Backward FLOPs
+ *    are 2.5x forward (5 GEMMs against 2; FA2 §4.1).
+ *  - HBM: vendor datasheets (A100 40 GB 1.555 TB/s, 80 GB 2.039; H100 SXM
+ *    3.35; H100 96 GB HBM2e 2.4 (torchtitan benchmarks/
+ *    llama3_h100_202412_torchtitan.md); H200 4.8) at 90 % achievable for
+ *    transfers of 100 MB or more (Calculon, systems/a100_80e.json mem1).
+ *  - Links: NCCL all-reduce bus bandwidth on 8x A100 SXM over NVLink is about
+ *    200 of 300 GB/s (nccl-tests issue #149: 67 %); over 4x HDR InfiniBand per
+ *    8 GPUs 84.8 of 100 GB/s (nccl-tests issue #119: 85 %). */
+#include <math.h>
+
+#include "steptime.h"
+
+#define NVLINK_BUS_FRACTION 0.67  /* nccl-tests #149 */
+#define NETWORK_BUS_FRACTION 0.85 /* nccl-tests #119 */
+#define HBM_FRACTION 0.90         /* Calculon systems/a100_80e.json, >= 100 MB */
+
+typedef struct {
+  double gemm_fraction, fp8_gemm_fraction, flash_fwd, flash_bwd, sms, tile_m, tile_n;
+} generation;
+
+static const generation AMPERE = {0.869, 0.869, 0.73, 0.50, 108, 128, 128}; /* no fp8 */
+static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256};
+
+/* HBM bandwidth (bytes/s) by generation and memory size; newer parts scale
+ * the H100's bytes per FLOP. */
+static double hbm_bytes_per_s(double bf16_tflops, double memory_gib) {
+  if (bf16_tflops < 500) return (memory_gib < 60 ? 1.555 : 2.039) * 1e12;
+  if (bf16_tflops < 1200) {
+    if (memory_gib >= 120) return 4.8e12; /* H200 */
+    if (memory_gib >= 90) return 2.4e12;  /* H100 96 GB HBM2e */
+    return 3.35e12;
+  }
+  return bf16_tflops / 989.4 * 3.35e12;
+}
+
+gpu_rates gpu_rates_for(const plan *pl) {
+  const llmem_input *in = pl->in;
+  const generation *gen = in->bf16_tflops < 500 ? &AMPERE : &HOPPER;
+  double bf16 = in->bf16_tflops * 1e12;
+  /* fp8 peak: the key, else twice bf16 from Hopper on (H100 datasheet: 1979 vs 989 TFLOPS) */
+  double fp8_peak = !isnan(in->fp8_tflops) ? in->fp8_tflops * 1e12 : gen == &HOPPER ? 2 * bf16 : NAN;
+  int fp8 = pl->fp8_linear && !isnan(fp8_peak) && pl->dtype != LLMEM_DTYPE_FP32;
+  double peak = fp8 ? fp8_peak : bf16;
+  if (pl->dtype == LLMEM_DTYPE_FP32) peak = bf16 / 2; /* TF32 tensor cores */
+  gpu_rates g;
+  g.peak_flops_per_s = peak;
+  g.matmul_flops_per_s = peak * (fp8 ? gen->fp8_gemm_fraction : gen->gemm_fraction);
+  g.matmul16_flops_per_s = (pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16) * gen->gemm_fraction;
+  g.fp8 = fp8;
+  g.attn_peak_flops_per_s = pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16;
+  g.flash_fwd_fraction = gen->flash_fwd;
+  g.flash_bwd_fraction = gen->flash_bwd;
+  g.hbm_bytes_per_s = hbm_bytes_per_s(in->bf16_tflops, in->memory_gib) * HBM_FRACTION;
+  g.sms = gen->sms;
+  g.tile_m = gen->tile_m;
+  g.tile_n = gen->tile_n;
+  g.intra_bytes_per_s = in->intra_node_gb_per_s * 1e9 * NVLINK_BUS_FRACTION;
+  g.inter_bytes_per_s = in->inter_node_gb_per_s * 1e9 * NETWORK_BUS_FRACTION;
+  return g;
+}
+
+double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, double elem_bytes) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
+  double tiles = ceil(m / g->tile_m) * ceil(n / g->tile_n) * batch;
+  double waves = ceil(tiles / g->sms);
+  /* each wave runs one tile per SM at the large-GEMM rate */
+  double math = waves * g->sms * g->tile_m * g->tile_n * 2 * k / g->matmul_flops_per_s;
+  double bytes = elem_bytes * (m * k + k * n + m * n) * batch;
+  return fmax(math, bytes / g->hbm_bytes_per_s);
+}
+
+void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, double elem_bytes,
+                    double *fwd, double *bwd) {
+  *fwd = gemm_seconds(g, tokens, out_features, in_features, 1, elem_bytes);
+  /* input gradient [tokens, in] and weight gradient [in, out] */
+  *bwd = gemm_seconds(g, tokens, in_features, out_features, 1, elem_bytes) +
+         gemm_seconds(g, in_features, out_features, tokens, 1, elem_bytes);
+}
+
+double memory_seconds(const gpu_rates *g, double bytes) { return bytes / g->hbm_bytes_per_s; }
+
+double collective_seconds(double bytes, double ranks, double passes, double bytes_per_s) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  return passes * bytes * (ranks - 1) / ranks / bytes_per_s;
+}

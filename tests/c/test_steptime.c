@@ -1,0 +1,165 @@
+/* The step-time model, one operation class at a time, against hand-computed
+ * times (rates: core/steptime_ops.c). */
+#include <math.h>
+
+#include "check.h"
+#include "steptime.h"
+
+static gpu_rates rates_of(const llmem_input *in) {
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  return gpu_rates_for(&pl);
+}
+
+static double step_of(const llmem_input *in) {
+  double step = 0, tps = 0;
+  llmem_status st = llmem_step_time(in, &step, &tps);
+  CHECK(st == LLMEM_OK, "step time: %s", llmem_status_message(st));
+  return step;
+}
+
+/* An A100 80 GB: 108 SMs, 128x128 tiles, 86.9 % of 312 TFLOPS, 90 % of 2.039 TB/s. */
+static void test_gemm(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  in.bf16_tflops = 312;
+  in.memory_gib = 80;
+  gpu_rates g = rates_of(&in);
+  CHECK_NEAR(g.matmul_flops_per_s, 312e12 * 0.869, 1e-12, "A100 GEMM rate");
+  CHECK_NEAR(g.hbm_bytes_per_s, 2.039e12 * 0.9, 1e-12, "A100 HBM");
+  /* 4096^3: 32 x 32 = 1024 tiles in 10 waves of 108 */
+  double math = 10.0 * 108 * 128 * 128 * 2 * 4096 / (312e12 * 0.869);
+  CHECK_NEAR(gemm_seconds(&g, 4096, 4096, 4096, 1, 2), math, 1e-12, "large GEMM: waves at the GEMM rate");
+  /* 16 tokens: one wave, 1 of 128 tile rows used; HBM: weights dominate */
+  double bytes = 2.0 * (16 * 8192 + 8192.0 * 8192 + 16 * 8192);
+  double small = fmax(108.0 * 128 * 128 * 2 * 8192 / (312e12 * 0.869), bytes / (2.039e12 * 0.9));
+  CHECK_NEAR(gemm_seconds(&g, 16, 8192, 8192, 1, 2), small, 1e-12, "small GEMM");
+  CHECK(gemm_seconds(&g, 64, 8192, 8192, 1, 2) / 64 > gemm_seconds(&g, 8192, 8192, 8192, 1, 2) / 8192,
+        "small GEMMs are slower per FLOP");
+  double f, b;
+  linear_seconds(&g, 4096, 4096, 4096, 2, &f, &b);
+  CHECK_NEAR(f, math, 1e-12, "linear forward");
+  CHECK_NEAR(b, 2 * math, 1e-12, "linear backward: input and weight gradients");
+  CHECK_NEAR(memory_seconds(&g, 1e9), 1e9 / (2.039e12 * 0.9), 1e-12, "memory-bound bytes over HBM");
+}
+
+/* float8 linears on an H100 with no fp8 key: twice the bf16 peak at the fp8 MAMF
+ * fraction (70.9 %); the output layer keeps the bf16 rate (80.3 %). */
+static void test_fp8(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  in.fp8_linear = 1;
+  in.fp8_tflops = NAN;
+  gpu_rates g = rates_of(&in);
+  CHECK(g.fp8, "fp8 linears");
+  CHECK_NEAR(g.matmul_flops_per_s, 2 * 989e12 * 0.709, 1e-12, "fp8 GEMM rate");
+  CHECK_NEAR(g.matmul16_flops_per_s, 989e12 * 0.803, 1e-12, "16-bit GEMM rate");
+  in.bf16_tflops = 312; /* A100: no fp8 */
+  CHECK(!rates_of(&in).fp8, "no fp8 on Ampere");
+}
+
+/* Ring collectives: (n - 1)/n of the buffer per pass at the bus bandwidth. */
+static void test_collectives(void) {
+  llmem_input in;
+  llmem_defaults(&in); /* 450 GB/s NVLink, 50 GB/s network */
+  gpu_rates g = rates_of(&in);
+  CHECK_NEAR(g.intra_bytes_per_s, 450e9 * 0.67, 1e-12, "NVLink bus bandwidth");
+  CHECK_NEAR(g.inter_bytes_per_s, 50e9 * 0.85, 1e-12, "network bus bandwidth");
+  CHECK_NEAR(collective_seconds(1e9, 8, 2, g.intra_bytes_per_s), 2 * 1e9 * 7 / 8 / (450e9 * 0.67), 1e-12,
+             "all-reduce of 1 GB over 8 GPUs");
+  CHECK(collective_seconds(1e9, 1, 2, g.intra_bytes_per_s) == 0, "one rank: nothing to move");
+}
+
+/* A small Llama-like model on one H100: 4 layers, hidden 4096, 32 heads. */
+static void small_model(llmem_input *in) {
+  llmem_defaults(in);
+  in->layers = 4;
+  in->micro_batch = 1;
+  in->seq_len = 4096;
+  in->grad_accum = 1;
+  in->recompute = LLMEM_RECOMPUTE_NONE;
+  in->gpus = 1;
+  in->engine = LLMEM_ENGINE_SINGLE;
+}
+
+/* Selective recompute repeats the FlashAttention forward: 2 T (s/2) heads (qk + v) FLOPs
+ * per layer at 35 % of the H100's peak. */
+static void test_recompute(void) {
+  llmem_input in;
+  small_model(&in);
+  double none = step_of(&in);
+  in.recompute = LLMEM_RECOMPUTE_SELECTIVE;
+  double selective = step_of(&in);
+  double attn_fwd = 2.0 * 4096 * 2048 * 32 * 256 / (989e12 * 0.35);
+  CHECK_NEAR(selective - none, 4 * attn_fwd, 1e-9, "selective recompute: the attention forward again");
+  in.recompute = LLMEM_RECOMPUTE_FULL;
+  CHECK(step_of(&in) > selective, "full recompute repeats more");
+}
+
+/* TP all-reduces: 2 forward + 2 backward per layer of T h bytes, none with infinite links. */
+static void test_tp(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 2;
+  in.tp = 2;
+  in.engine = LLMEM_ENGINE_FSDP2;
+  in.sequence_parallel = 0;
+  in.intra_node_gb_per_s = 1e6;
+  double fast = step_of(&in);
+  in.intra_node_gb_per_s = 450;
+  double slow = step_of(&in);
+  double bytes = 4096.0 * 4096 * 2;
+  double all_reduce = 2 * bytes / 2 / (450e9 * 0.67) - 2 * bytes / 2 / (1e6 * 1e9 * 0.67);
+  CHECK_NEAR(slow - fast, 4 * 4 * all_reduce, 1e-9, "TP all-reduces, not overlapped");
+}
+
+/* PP bubble: (p - 1) stage-passes for 1F1B, half with 2 virtual stages, none for zero-bubble. */
+static void test_bubble(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 2;
+  in.pp = 2;
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.intra_node_gb_per_s = 1e6; /* activation sends take next to no time */
+  in.grad_accum = 4;
+  in.pp_schedule = LLMEM_PP_ZERO_BUBBLE;
+  double zb4 = step_of(&in);
+  in.grad_accum = 8;
+  double zb8 = step_of(&in);
+  double stage_pass = (zb8 - zb4) / 4;
+  in.pp_schedule = LLMEM_PP_1F1B;
+  CHECK_NEAR(step_of(&in) - zb8, stage_pass, 1e-4, "1F1B bubble: p - 1 = 1 stage-pass");
+  in.pp_schedule = LLMEM_PP_INTERLEAVED;
+  in.vpp = 2;
+  CHECK_NEAR(step_of(&in) - zb8, stage_pass / 2, 1e-3, "interleaved: (p - 1) / v");
+}
+
+/* FSDP's gathers and reduce-scatters hide behind the step's compute but for
+ * the first gather and last reduction. */
+static void test_fsdp_overlap(void) {
+  llmem_input in;
+  small_model(&in);
+  in.layers = 32;
+  in.gpus = 8;
+  in.engine = LLMEM_ENGINE_FSDP2;
+  double fast_links = 0, slow_links = 0;
+  in.intra_node_gb_per_s = 1e6;
+  fast_links = step_of(&in);
+  in.intra_node_gb_per_s = 450;
+  slow_links = step_of(&in);
+  CHECK(slow_links > fast_links && slow_links < 1.2 * fast_links, "FSDP mostly overlapped: %g vs %g", slow_links,
+        fast_links);
+}
+
+int main(void) {
+  test_gemm();
+  test_fp8();
+  test_collectives();
+  test_recompute();
+  test_tp();
+  test_bubble();
+  test_fsdp_overlap();
+  return check_report("steptime");
+}

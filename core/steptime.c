@@ -26,8 +26,8 @@
  *     behind attention by ring attention, exposed by torchtitan's default
  *     all-gather rotation (torch.distributed.tensor.experimental._attention);
  *   - EP: dispatch and combine all-to-alls per MoE layer, forward and backward.
- * O(layers) per call, no allocation. runtime.compute_efficiency is not read:
- * each class has its own cited rate. */
+ * O(layers) per call, no allocation. Each class has its own cited rate;
+ * runtime.compute_efficiency, when set, replaces the large-GEMM one. */
 #include <math.h>
 
 #include "steptime.h"
@@ -269,6 +269,27 @@ static double optimizer_shard(const plan *pl) {
   return sharded ? fmax(1, pl->shard_dense) : 1;
 }
 
+/* The host link per direction, at its rate (a lower bound on the time): PCIe
+ * Gen4 x16 32 GB/s on A100, Gen5 x16 64 GB/s on H100 and later (NVIDIA A100
+ * and H100 datasheets). */
+static double host_link_bytes_per_s(const plan *pl) { return pl->in->bf16_tflops < 500 ? 32e9 : 64e9; }
+
+/* Offloaded state over the host link, exposed: the optimizer shard's
+ * gradients go down and its updated parameters come back up each step
+ * (DeepSpeed ZeRO-Offload, Megatron --optimizer-cpu-offload); with parameters
+ * on the host (FSDP CPUOffload, ZeRO-3 offload_param) every gather first
+ * copies the shard up, per micro-batch. The host's optimizer step and NVMe's
+ * own (slower) reads are not counted: offload costs at least this much. */
+static double offload_seconds(const plan *pl, double trainable_shard, double params_here) {
+  double bytes = 0;
+  if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) bytes += trainable_shard * (pl->grad_bytes + pl->weight_bytes);
+  if (pl->offload_params != LLMEM_OFFLOAD_NONE) {
+    double gathers = pl->reshard_after_forward || is_zero3(pl) ? 2 : 1;
+    bytes += pl->grad_accum * gathers * pl->weight_bytes * params_here / fmax(1, pl->shard_dense);
+  }
+  return bytes / host_link_bytes_per_s(pl);
+}
+
 /* DP / sharding communication left exposed. */
 static double dp_exposed_seconds(const step_ctx *c, double params_here, double mb_fwd, double mb_bwd,
                                  double layers_here) {
@@ -355,7 +376,8 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double params_here = total / (pl->tp * pl->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, layers_here);
   double trainable_here = trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
-  double step = passes * stage_mb + p2p + dp + optimizer_seconds(&c, trainable_here);
+  double step = passes * stage_mb + p2p + dp + optimizer_seconds(&c, trainable_here) +
+                offload_seconds(pl, trainable_here, params_here);
   double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->gpus;
   return step;

@@ -67,8 +67,11 @@ gpu_rates gpu_rates_for(const plan *pl) {
   if (pl->dtype == LLMEM_DTYPE_FP32) peak = bf16 / 2; /* TF32 tensor cores */
   gpu_rates g;
   g.peak_flops_per_s = peak;
-  g.matmul_flops_per_s = peak * (fp8 ? gen->fp8_gemm_fraction : gen->gemm_fraction);
-  g.matmul16_flops_per_s = (pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16) * gen->gemm_fraction;
+  /* runtime.compute_efficiency, when set, is the large-GEMM fraction of peak (a measured one) */
+  int given = !isnan(in->compute_efficiency);
+  double gemm = given ? in->compute_efficiency : gen->gemm_fraction;
+  g.matmul_flops_per_s = peak * (given ? gemm : fp8 ? gen->fp8_gemm_fraction : gemm);
+  g.matmul16_flops_per_s = (pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16) * gemm;
   g.fp8 = fp8;
   g.attn_peak_flops_per_s = pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16;
   g.flash_fwd_fraction = gen->flash_fwd;

@@ -152,7 +152,12 @@ export const UI: Record<string, FieldUi> = {
   'hardware.fp8_tflops': { label: 'FP8 dense compute', unit: 'TFLOPS', auto: '2 × BF16' },
   'hardware.intra_node_gb_per_s': { label: 'Intra-node bandwidth', unit: 'GB/s' },
   'hardware.inter_node_gb_per_s': { label: 'Inter-node bandwidth', unit: 'GB/s' },
-  'runtime.compute_efficiency': { label: 'Compute efficiency', unit: 'of peak' },
+  'runtime.compute_efficiency': {
+    label: 'GEMM efficiency',
+    unit: 'of peak',
+    auto: 'measured per GPU',
+    hint: 'large matmuls, step time only',
+  },
   'runtime.cuda_context_mib': { label: 'CUDA context', unit: 'MiB', auto: 'auto' },
   'runtime.cublas_workspace_mib': { label: 'cuBLAS workspace', unit: 'MiB', auto: 'auto' },
   'runtime.nccl_buffer_mib': { label: 'NCCL buffers', unit: 'MiB', auto: 'auto' },

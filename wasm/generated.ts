@@ -550,7 +550,7 @@ export type ConfigV1 = {
     gc_threshold?: number;
     empty_cache_after_init?: boolean | null;
     torch_compile?: boolean;
-    compute_efficiency?: number;
+    compute_efficiency?: number | null;
     framework?: 'generic' | 'torchtitan' | 'torchtune' | 'hf_trainer' | 'accelerate' | 'litgpt' | 'megatron' | 'deepspeed' | 'axolotl' | 'llamafactory' | 'nemo';
     framework_version?: string | null;
   };
@@ -691,7 +691,7 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 130, path: 'runtime.gc_threshold', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
   { index: 131, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
   { index: 132, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 133, path: 'runtime.compute_efficiency', kind: 'num', nullable: false, months: false, default: 0.4, min: 0.01, max: 1, values: [] },
+  { index: 133, path: 'runtime.compute_efficiency', kind: 'num', nullable: true, months: false, default: NaN, min: 0.01, max: 1, values: [] },
   { index: 134, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
   { index: 135, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
 ];

@@ -153,7 +153,43 @@ static void test_fsdp_overlap(void) {
         fast_links);
 }
 
+/* CPU optimizer offload: the GPU's optimizer step goes, the gradients come down
+ * and the parameters go up over PCIe Gen5 (64 GB/s); FSDP's parameter offload
+ * adds a shard copy up per gather and micro-batch. */
+static void test_offload(void) {
+  llmem_input in;
+  small_model(&in);
+  in.engine = LLMEM_ENGINE_DEEPSPEED;
+  in.zero_stage = 1;
+  double kept = step_of(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double n, active, trainable;
+  model_param_counts(&pl, &n, &active, &trainable);
+  gpu_rates g = rates_of(&in);
+  double gpu_step = trainable * (2 * pl.master_bytes + 2 * pl.grad_bytes + 2 * 2 * 4 + pl.weight_bytes) / g.hbm_bytes_per_s;
+  in.offload_optimizer = LLMEM_OFFLOAD_CPU;
+  double link = trainable * (pl.grad_bytes + pl.weight_bytes) / 64e9;
+  CHECK_NEAR(step_of(&in) - kept, link - gpu_step, 1e-6, "optimizer offload: PCIe both ways, no GPU step");
+  in.engine = LLMEM_ENGINE_FSDP2;
+  in.zero_stage = 0;
+  in.offload_params = LLMEM_OFFLOAD_CPU;
+  in.grad_accum = 1;
+  double one = step_of(&in);
+  in.grad_accum = 2;
+  double two = step_of(&in);
+  in.offload_optimizer = in.offload_params = LLMEM_OFFLOAD_NONE;
+  double plain_two = step_of(&in);
+  in.grad_accum = 1;
+  double plain_one = step_of(&in);
+  CHECK_NEAR((two - one) - (plain_two - plain_one), 2 * pl.weight_bytes * n / 64e9, 1e-6,
+             "parameter offload: two shard copies up per micro-batch (gather forward and backward)");
+}
+
 int main(void) {
+  test_offload();
   test_gemm();
   test_fp8();
   test_collectives();

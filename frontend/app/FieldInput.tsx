@@ -3,7 +3,7 @@
 // (or the number parser) names this field.
 import { useComputed } from '@preact/signals';
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
-import { labelOf, UI } from '../fields.js';
+import { labelOf, optionLabel, UI } from '../fields.js';
 import { formatNumber, parseNumber } from '../format.js';
 import { fieldId, useApp } from './context.js';
 
@@ -124,7 +124,7 @@ export function FieldInput({ path }: { path: string }) {
           )}
           {f.values.map((v) => (
             <option key={v} value={v} selected={value === v}>
-              {v}
+              {optionLabel(path, v)}
             </option>
           ))}
         </select>
@@ -153,7 +153,7 @@ export function FieldInput({ path }: { path: string }) {
                   );
                 }}
               />
-              <span>{v}</span>
+              <span>{optionLabel(path, v)}</span>
             </label>
           ))}
         </div>

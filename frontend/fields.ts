@@ -50,8 +50,8 @@ export const UI: Record<string, FieldUi> = {
   'model.ffn_hidden': { label: 'FFN hidden size', unit: 'dim', hint: 'MLP inner width (intermediate_size)' },
   'model.mlp': {
     label: 'MLP',
-    hint: 'gated = SwiGLU/GeGLU',
-    options: { gated: 'Gated (SwiGLU, GeGLU)', plain: 'Plain (GELU, ReLU)' },
+    hint: 'gated: three matrices, plain: two',
+    options: { gated: 'Gated (SwiGLU)', plain: 'Plain (GELU)' },
   },
   'model.vocab': { label: 'Vocabulary', unit: 'tokens', hint: 'tokenizer vocabulary size' },
   'model.vocab_multiple': {
@@ -66,7 +66,7 @@ export const UI: Record<string, FieldUi> = {
   'model.head': {
     label: 'Output head',
     hint: 'what sits on the last layer',
-    options: { lm: 'Language-model head', classification: 'Classification head', none: 'None' },
+    options: { lm: 'Language model', classification: 'Classifier', none: 'None' },
   },
   'model.num_labels': { label: 'Classes', unit: 'labels', hint: 'outputs of the classification head' },
   'model.norm': {
@@ -80,7 +80,7 @@ export const UI: Record<string, FieldUi> = {
   'model.qk_norm': {
     label: 'QK norm',
     hint: 'norm on queries and keys (Qwen3, OLMo 2)',
-    options: { none: 'None', head: 'Per head', full: 'Over all channels' },
+    options: { none: 'None', head: 'Per head', full: 'All channels' },
   },
   'model.attn_sinks': { label: 'Attention sinks', hint: 'learned sink logit per head (gpt-oss)' },
   'model.position': {
@@ -156,7 +156,7 @@ export const UI: Record<string, FieldUi> = {
       sgd_momentum: 'SGD with momentum',
       adafactor: 'Adafactor',
       lion: 'Lion',
-      adamw_8bit: 'AdamW 8-bit (bitsandbytes)',
+      adamw_8bit: 'AdamW 8-bit',
       muon: 'Muon',
     },
   },

@@ -34,7 +34,11 @@ export function BreakdownChart({ r }: { r: EstimateResult }) {
         <span
           class="cap-label"
           data-testid="cap-label"
-          style={share < 0.45 ? { left: `max(${100 * share}%, 16px)`, paddingLeft: '4px' } : { right: `${100 - 100 * share}%` }}
+          style={
+            share < 0.45
+              ? { left: `max(${100 * share}%, 16px)`, paddingLeft: '4px' }
+              : { right: `${100 - 100 * share}%` }
+          }
         >
           <span class="cap-word">GPU memory </span>
           {formatGiB(r.capacity_bytes)}

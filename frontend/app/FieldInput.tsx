@@ -103,8 +103,10 @@ export function FieldInput({ path }: { path: string }) {
   }
 
   if (f.kind === 'enum') {
+    // a long option name gets the full row, so the closed select shows it whole
+    const wide = f.values.some((v) => optionLabel(path, v).length > 18);
     return (
-      <div class={cls}>
+      <div class={wide ? `${cls} wide` : cls}>
         <label for={id} title={tip}>
           {ui.label}
         </label>

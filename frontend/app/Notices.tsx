@@ -42,30 +42,33 @@ export function Notices() {
           </button>
         </p>
       )}
-      {s.undoable.value && (
-        <p class="notice info toast" role="status" data-testid="reset-toast">
-          <span>Reset to the default setup.</span>
-          <button type="button" data-testid="undo-reset" onClick={s.undoReset}>
-            Undo
-          </button>
-        </p>
-      )}
-      {updateReady.value && (
-        <p class="notice info toast" data-testid="update-notice">
-          <span>A new version of llmem is ready.</span>
-          <button type="button" onClick={applyUpdate}>
-            Reload
-          </button>
-          <button type="button" class="link" onClick={() => (updateReady.value = false)}>
-            Later
-          </button>
-        </p>
-      )}
-      {offlineReady.value && !updateReady.value && (
-        <p class="notice ok toast" data-testid="offline-notice">
-          Ready to work offline.
-        </p>
-      )}
+      {/* toasts stack in one corner */}
+      <div class="toasts">
+        {s.undoable.value && (
+          <p class="notice info toast" role="status" data-testid="reset-toast">
+            <span>Reset to the default setup.</span>
+            <button type="button" data-testid="undo-reset" onClick={s.undoReset}>
+              Undo
+            </button>
+          </p>
+        )}
+        {updateReady.value && (
+          <p class="notice info toast" data-testid="update-notice">
+            <span>A new version of llmem is ready.</span>
+            <button type="button" onClick={applyUpdate}>
+              Reload
+            </button>
+            <button type="button" class="link" onClick={() => (updateReady.value = false)}>
+              Later
+            </button>
+          </p>
+        )}
+        {offlineReady.value && !updateReady.value && (
+          <p class="notice ok toast" data-testid="offline-notice">
+            Ready to work offline.
+          </p>
+        )}
+      </div>
     </div>
   );
 }

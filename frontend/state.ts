@@ -38,9 +38,10 @@ export interface Draft {
 }
 
 export type AppState = ReturnType<typeof createAppState>;
-
-const unreadable = (message: string) => `${message} Showing the default setup instead.`;
 export type BaseState = ReturnType<typeof createBaseState>;
+
+/** A link the page cannot read opens the default view. */
+const unreadable = (message: string) => `${message} Showing the default setup instead.`;
 
 /**
  * The app state, the planner beside it (sweeps and searches run by `backend`:
@@ -143,7 +144,6 @@ function createBaseState(core: Core, hash: string) {
   };
   markLink();
 
-  const hashText = computed(() => encodeHash(doc.value, core.fields));
   const exportText = computed(() => exportJson(doc.value, core.fields));
   const cli = computed(() => cliCommand(doc.value, core.fields));
 
@@ -304,7 +304,6 @@ function createBaseState(core: Core, hash: string) {
     result,
     error,
     stale,
-    hashText,
     exportText,
     cli,
     linkMessage,

@@ -215,7 +215,7 @@ function decodePairs(body: string, fields: readonly FieldInfo[], withView: boole
   return { ok: true, doc, view };
 }
 
-const wholeAtLeast = (s: string, min: number, max: number) =>
+const wholeIn = (s: string, min: number, max: number) =>
   isNumberText(s) && Number.isInteger(Number(s)) && Number(s) >= min && Number(s) <= max;
 
 /** Reads one view.* key into `view`; a message naming the key when its value is bad. */
@@ -242,9 +242,9 @@ function decodeView(view: View, key: string, raw: string, fields: readonly Field
       const [from, to, points, spacing, ...rest] = raw.split(',');
       if (
         rest.length ||
-        !wholeAtLeast(from ?? '', 1, 1e9) ||
-        !wholeAtLeast(to ?? '', 1, 1e9) ||
-        !wholeAtLeast(points ?? '', 1, MAX_SWEEP_POINTS) ||
+        !wholeIn(from ?? '', 1, Number.MAX_SAFE_INTEGER) ||
+        !wholeIn(to ?? '', 1, Number.MAX_SAFE_INTEGER) ||
+        !wholeIn(points ?? '', 1, MAX_SWEEP_POINTS) ||
         !SPACINGS.includes(spacing as Spacing)
       )
         return `${key}: "${text}" is not from,to,points,spacing (whole numbers; ${SPACINGS.join(' | ')})`;

@@ -1,11 +1,14 @@
 // Page-level messages: an unreadable link or one whose setup cannot run (with the
 // field to fix), Reset's Undo, the service worker's notices.
-import { labelOf } from '../fields.js';
+import { labelOf, PLACED, visible } from '../fields.js';
 import { applyUpdate, offlineReady, updateReady } from '../pwa.js';
 import { focusField, useApp } from './context.js';
 
-/** "Go to <label>": opens the field's section, focuses and scrolls to it. */
+/** "Go to <label>": opens the field's section, focuses and scrolls to it (none for a field the form hides now). */
 function GoTo({ path }: { path: string }) {
+  const s = useApp();
+  const shown = path === 'model.preset' || path === 'hardware.gpu' || (PLACED.includes(path) && visible(path, s.get));
+  if (!shown) return null;
   return (
     <button type="button" data-testid="go-to-field" onClick={() => focusField(path)}>
       Go to {labelOf(path)}

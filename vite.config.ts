@@ -5,8 +5,21 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import preact from '@preact/preset-vite';
 import { VitePWA } from 'vite-plugin-pwa';
+import type { Plugin } from 'vite';
 
 const core = fileURLToPath(new URL('./build/wasm/llmem_core.mjs', import.meta.url));
+
+/** The page never shows the catalogs' citations and checked totals (the CLI and the tests read the full files): leave them out of dist/. */
+const CITATIONS = new Set(['source', 'params_total_source', 'notes', 'params_total', 'params_active']);
+const dropCitations: Plugin = {
+  name: 'llmem-drop-catalog-citations',
+  enforce: 'pre',
+  apply: 'build',
+  transform(code, id) {
+    if (!/frontend\/config\/catalog\/(models|gpus)\.json$/.test(id)) return null;
+    return JSON.stringify(JSON.parse(code), (k, v) => (CITATIONS.has(k) ? undefined : v));
+  },
+};
 
 export default defineConfig({
   base: './',
@@ -15,6 +28,7 @@ export default defineConfig({
     alias: [{ find: /^(\.\.\/)+wasm\/llmem_core\.mjs$/, replacement: core }],
   },
   plugins: [
+    dropCitations,
     preact(),
     VitePWA({
       registerType: 'prompt',

@@ -16,12 +16,14 @@ import type {
 } from '../wasm/llmem.js';
 import { SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { compare, readMeasurement, type Measurement } from './config/compare.js';
-import { configToDoc, type Doc } from './config/doc.js';
-import { merge } from './config/resolve.js';
+import { baseValue, computeBase, configToDoc, docToConfig, leafFields, normalize, type Doc } from './config/doc.js';
+import { merge, resolveConfig } from './config/resolve.js';
+import type { View, ViewTab } from './config/url.js';
 import {
   axisOf,
   diffResults,
   layoutRows,
+  SWEEP_AXES,
   searchKey,
   stableJson,
   sweepValues,
@@ -38,7 +40,7 @@ import { gpuAlternatives } from './config/gpu-alternatives.js';
 import type { SuggestReport } from './config/suggest.js';
 import { Cancelled, type Done, type PlannerBackend } from './worker-client.js';
 
-export type Tab = 'sweep' | 'search' | 'compare' | 'measured';
+export type Tab = ViewTab;
 export const TABS: { id: Tab; label: string }[] = [
   { id: 'sweep', label: 'Sweep' },
   { id: 'search', label: 'Layout search' },
@@ -380,6 +382,46 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     if (!r) return;
     pinned.value = { doc: app.doc.value, values: app.values.value, result: r, step: step.value };
   }
+  /** An A from a link: its own estimate, or the error that keeps it out. */
+  function pinDoc(d: Doc): Pinned | ConfigError {
+    const doc = normalize(core, d);
+    const resolved = resolveConfig(docToConfig(doc, core.fields));
+    if (!resolved.ok) return resolved.error;
+    const result = core.estimate(resolved.config, { timeline: true });
+    if (!result.ok) return result.error;
+    const b = computeBase(core, doc['model.preset'] ?? null, doc['hardware.gpu'] ?? null);
+    const values: Record<string, Json> = {};
+    for (const f of leafFields(core.fields)) values[f.path] = f.path in doc ? doc[f.path] : baseValue(core, b, f);
+    const st = core.stepTime(resolved.config);
+    return { doc, values, result, step: 'step_seconds' in st ? st : null };
+  }
+
+  // ------------------------------------------------------------ the link's share of the planner
+  const DEFAULT_FREE = 0.1;
+  /** The planner state a link keeps (config/url.ts View); defaults are left out. */
+  const view = computed<View>(() => {
+    const v: View = {};
+    if (tab.value) v.tab = tab.value;
+    if (freeFraction.value !== DEFAULT_FREE) v.free = freeFraction.value;
+    const axis = axisOf(sweepAxis.value);
+    if (axis.path !== SWEEP_AXES[0].path) v.sweep = axis.path;
+    const r = ranges.value[axis.path];
+    if (r && !axis.categorical) v.range = r;
+    if (pinned.value) v.a = pinned.value.doc;
+    return v;
+  });
+  /** Opens a link's planner state; a pinned A that cannot run is left out, with the reason. */
+  function applyView(v: View): string | null {
+    const a = v.a ? pinDoc(v.a) : null;
+    batch(() => {
+      tab.value = v.tab ?? null;
+      freeFraction.value = v.free ?? DEFAULT_FREE;
+      sweepAxis.value = v.sweep ?? SWEEP_AXES[0].path;
+      ranges.value = v.range ? { [sweepAxis.value]: v.range } : {};
+      pinned.value = a && 'result' in a ? a : null;
+    });
+    return a && !('result' in a) ? `The link's pinned A cannot run (${a.message}), so nothing is pinned.` : null;
+  }
 
   // ------------------------------------------------------------ measured
   const measurement = signal<LoadedMeasurement | null>(null);
@@ -445,6 +487,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     pinned,
     pin,
     diff,
+    view,
+    applyView,
     measurement,
     measureMessage,
     measured,

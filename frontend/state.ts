@@ -25,7 +25,7 @@ import {
 } from './config/doc.js';
 import { resolveConfig } from './config/resolve.js';
 import { cliCommand, exportJson, importJson } from './config/share.js';
-import { decodeHash, encodeHash } from './config/url.js';
+import { decodeHash, encodeHash, type View } from './config/url.js';
 import { PLACED, visible } from './fields.js';
 import { impliedByStack } from './config/profile.js';
 import { createIo } from './io-state.js';
@@ -40,13 +40,34 @@ export interface Draft {
 export type AppState = ReturnType<typeof createAppState>;
 export type BaseState = ReturnType<typeof createBaseState>;
 
+/** A link the page cannot read opens the default view. */
+const unreadable = (message: string) => `${message} Showing the default setup instead.`;
+
 /**
  * The app state, the planner beside it (sweeps and searches run by `backend`:
  * the page passes its Worker) and the Import / Export dialogs.
  */
 export function createAppState(core: Core, hash = '', backend: PlannerBackend = localBackend(core)) {
   const base = createBaseState(core, hash);
-  return { ...base, planner: createPlanner(base, backend), io: createIo(base) };
+  const planner = createPlanner(base, backend);
+  const openView = (v: View) => {
+    const message = planner.applyView(v);
+    if (message) base.linkMessage.value = message;
+  };
+  openView(base.linkView);
+  return {
+    ...base,
+    planner,
+    io: createIo(base),
+    /** The link to this view: the config and the planner state beside it. */
+    hashText: computed(() => encodeHash(base.doc.value, core.fields, planner.view.value)),
+    /** A hash typed into the address bar or a pasted link: its config and its planner state. */
+    openHash(h: string): View {
+      const v = base.openHash(h);
+      openView(v);
+      return v;
+    },
+  };
 }
 
 function createBaseState(core: Core, hash: string) {
@@ -58,8 +79,14 @@ function createBaseState(core: Core, hash: string) {
   /** Text typed into number fields, kept while it does not parse (or while focused). */
   const drafts = signal<Record<string, Draft>>({});
   /** A message about the link the page was opened with (shown once, dismissable). */
-  const linkMessage = signal<string | null>(decoded.ok ? null : decoded.message);
+  const linkMessage = signal<string | null>(decoded.ok ? null : unreadable(decoded.message));
+  /** The setting a bad link names, for "Go to" beside its message. */
+  const linkPath = signal<string | null>(decoded.ok ? null : (decoded.path ?? null));
+  /** The planner state the link opened with (createAppState applies it). */
+  const linkView: View = decoded.ok ? decoded.view : {};
   const importMessage = signal<string | null>(null);
+  /** The config before the last Reset, until the next change (the Undo toast). */
+  const undoable = signal<Doc | null>(null);
 
   const base = computed(() => computeBase(core, doc.value['model.preset'] ?? null, doc.value['hardware.gpu'] ?? null));
 
@@ -109,7 +136,14 @@ function createBaseState(core: Core, hash: string) {
   /** The result on screen is not the current input's. */
   const stale = computed(() => error.value !== null);
 
-  const hashText = computed(() => encodeHash(doc.value, core.fields));
+  /** The setting to fix when the link's setup cannot run (the notice shows while that error lasts). */
+  const linkErrorPath = signal<string | null>(null);
+  const markLink = () => {
+    const o = outcome.peek();
+    linkErrorPath.value = !o.ok && o.error.path ? o.error.path : null;
+  };
+  markLink();
+
   const exportText = computed(() => exportJson(doc.value, core.fields));
   const cli = computed(() => cliCommand(doc.value, core.fields));
 
@@ -117,6 +151,7 @@ function createBaseState(core: Core, hash: string) {
     batch(() => {
       doc.value = normalize(core, next);
       importMessage.value = null;
+      undoable.value = null;
     });
   }
 
@@ -200,17 +235,21 @@ function createBaseState(core: Core, hash: string) {
     batch(() => {
       drafts.value = {};
       doc.value = normalize(core, next);
+      undoable.value = null;
     });
   }
 
-  /** A hash typed into the address bar or a pasted link. */
-  function openHash(h: string) {
+  /** A hash typed into the address bar or a pasted link; returns its planner state. */
+  function openHash(h: string): View {
     const d = decodeHash(h, core.fields);
     batch(() => {
-      linkMessage.value = d.ok ? null : d.message;
+      linkMessage.value = d.ok ? null : unreadable(d.message);
+      linkPath.value = d.ok ? null : (d.path ?? null);
       const next = normalize(core, d.ok ? d.doc : { ...PAGE_DEFAULT });
       if (!sameDoc(next, doc.value)) load(next);
     });
+    markLink();
+    return d.ok ? d.view : {};
   }
 
   /** An imported config replaces the one on screen. */
@@ -235,10 +274,20 @@ function createBaseState(core: Core, hash: string) {
 
   function reset() {
     batch(() => {
+      const before = doc.value;
       load({ ...PAGE_DEFAULT });
+      undoable.value = sameDoc(before, doc.value) ? null : before;
       linkMessage.value = null;
+      linkPath.value = null;
+      linkErrorPath.value = null;
       importMessage.value = null;
     });
+  }
+
+  /** Back to the config before Reset. */
+  function undoReset() {
+    const before = undoable.value;
+    if (before) load(before);
   }
 
   return {
@@ -255,10 +304,12 @@ function createBaseState(core: Core, hash: string) {
     result,
     error,
     stale,
-    hashText,
     exportText,
     cli,
     linkMessage,
+    linkPath,
+    linkView,
+    linkErrorPath,
     importMessage,
     setField,
     setDraft,
@@ -271,5 +322,7 @@ function createBaseState(core: Core, hash: string) {
     importDoc,
     importText,
     reset,
+    undoable,
+    undoReset,
   };
 }

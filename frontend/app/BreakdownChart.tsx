@@ -21,6 +21,7 @@ export function BreakdownChart({ r }: { r: EstimateResult }) {
   const p = r.per_gpu;
   const segments = segmentsOf(p);
   const max = Math.max(r.capacity_bytes, p.device_used_bytes, ...marks.map((m) => m.value)) * 1.02;
+  const share = r.capacity_bytes / max;
   return (
     <section class="card" aria-labelledby="breakdown-title" data-testid="breakdown">
       <h3 id="breakdown-title">
@@ -28,9 +29,19 @@ export function BreakdownChart({ r }: { r: EstimateResult }) {
       </h3>
       <StackBar segments={segments} max={max} capacity={r.capacity_bytes} label="Memory at the peak" marks={marks} />
       <div class="scale">
-        <span>0</span>
-        <span class="cap-label" style={{ right: `${100 - (100 * r.capacity_bytes) / max}%` }}>
-          GPU memory {formatGiB(r.capacity_bytes)}
+        <span data-testid="scale-zero">0</span>
+        {/* left of its tick, or right of it when the tick sits near "0" (a run far over the GPU's memory) */}
+        <span
+          class="cap-label"
+          data-testid="cap-label"
+          style={
+            share < 0.45
+              ? { left: `max(${100 * share}%, 16px)`, paddingLeft: '4px' }
+              : { right: `${100 - 100 * share}%` }
+          }
+        >
+          <span class="cap-word">GPU memory </span>
+          {formatGiB(r.capacity_bytes)}
         </span>
       </div>
       {marks.length > 0 && (

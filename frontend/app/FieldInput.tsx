@@ -3,7 +3,7 @@
 // (or the number parser) names this field.
 import { useComputed } from '@preact/signals';
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
-import { labelOf, UI } from '../fields.js';
+import { labelOf, optionLabel, UI } from '../fields.js';
 import { formatNumber, parseNumber } from '../format.js';
 import { fieldId, useApp } from './context.js';
 
@@ -103,8 +103,10 @@ export function FieldInput({ path }: { path: string }) {
   }
 
   if (f.kind === 'enum') {
+    // a long option name gets the full row, so the closed select shows it whole
+    const wide = f.values.some((v) => optionLabel(path, v).length > 18);
     return (
-      <div class={cls}>
+      <div class={wide ? `${cls} wide` : cls}>
         <label for={id} title={tip}>
           {ui.label}
         </label>
@@ -124,7 +126,7 @@ export function FieldInput({ path }: { path: string }) {
           )}
           {f.values.map((v) => (
             <option key={v} value={v} selected={value === v}>
-              {v}
+              {optionLabel(path, v)}
             </option>
           ))}
         </select>
@@ -153,7 +155,7 @@ export function FieldInput({ path }: { path: string }) {
                   );
                 }}
               />
-              <span>{v}</span>
+              <span>{optionLabel(path, v)}</span>
             </label>
           ))}
         </div>

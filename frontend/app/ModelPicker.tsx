@@ -10,6 +10,8 @@ export function ModelPicker() {
   const preset = s.get('model.preset') as string | null;
   const entry = preset === null ? undefined : findModel(preset);
   const r = s.result.value;
+  // a model key that differs from the preset (normalize keeps only those)
+  const modified = !!entry && Object.keys(s.doc.value).some((k) => k.startsWith('model.') && k !== 'model.preset');
   return (
     <div class="field wide picker">
       <label for="f-model-preset">Model preset</label>
@@ -29,6 +31,7 @@ export function ModelPicker() {
               <option key={m.id} value={presetRef(m)} selected={m.id === entry?.id}>
                 {m.name}
                 {entry?.id === m.id && presetRef(m) !== preset ? ` (revision ${entry.revision ?? '1'})` : ''}
+                {entry?.id === m.id && modified ? ' (modified)' : ''}
               </option>
             ))}
           </optgroup>

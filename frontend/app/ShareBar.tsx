@@ -25,6 +25,17 @@ export function ShareBar() {
     setTimeout(() => setStatus(''), 2500);
   };
 
+  // Reset adds a history entry: Back returns to this setup's link (main.tsx opens it on hashchange)
+  const reset = () => {
+    const here = location.pathname + location.search;
+    const before = s.hashText.peek();
+    s.reset();
+    if (before) {
+      history.replaceState(history.state, '', here + before);
+      history.pushState(null, '', here);
+    }
+  };
+
   return (
     <div class="share">
       {/* biome-ignore lint/a11y/useSemanticElements: a row of buttons, not form fields: a fieldset would bring a border and legend */}
@@ -58,7 +69,13 @@ export function ShareBar() {
         >
           Import…
         </button>
-        <button type="button" class="link" onClick={() => s.reset()} title="Back to Llama 3.1 8B on 8x H100 with FSDP2">
+        <button
+          type="button"
+          class="link"
+          data-testid="reset"
+          onClick={reset}
+          title="Back to Llama 3.1 8B on 8x H100 with FSDP2 (Undo, or the browser's Back, brings this setup back)"
+        >
           Reset
         </button>
         <span class="share-status" role="status" data-testid="share-status">

@@ -16,7 +16,7 @@ export function StaleBanner() {
         {s.result.value ? 'The numbers below are from the last input that worked. ' : ''}
         {e.path && (
           <button type="button" class="link" onClick={() => focusField(e.path)}>
-            Go to {e.path}
+            Go to {labelOf(e.path)}
           </button>
         )}
       </p>

@@ -2,6 +2,14 @@
 import { formatGiB, formatPercent } from '../format.js';
 import { useApp } from './context.js';
 
+/** Scrolls the results to just below this sticky bar (scrollIntoView would tuck their top under it). */
+function jumpToResults(e: MouseEvent) {
+  const bar = (e.currentTarget as HTMLElement).closest('.summary') as HTMLElement | null;
+  const results = document.getElementById('results');
+  if (!results) return;
+  scrollTo({ top: results.getBoundingClientRect().top + scrollY - (bar?.offsetHeight ?? 0) - 8 });
+}
+
 export function Summary() {
   const s = useApp();
   const r = s.result.value;
@@ -17,7 +25,7 @@ export function Summary() {
         {v === 'fits' ? 'fits' : v === 'tight' ? 'fits, tight' : 'does not fit'} · {formatPercent(r.utilization, 0)}
       </span>
       {s.stale.value && <span class="badge bad">input error</span>}
-      <button type="button" class="link jump" onClick={() => document.getElementById('results')?.scrollIntoView()}>
+      <button type="button" class="link jump" data-testid="jump-charts" onClick={jumpToResults}>
         Charts ↓
       </button>
     </div>

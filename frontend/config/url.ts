@@ -13,8 +13,15 @@
 //   hardware.gpu appear only when they differ (null = custom);
 // - the page drops keys equal to the core defaults + preset, so the same
 //   view always gives the same link.
+// - optional view.* keys after the config's (issue 13; a link without them opens
+//   the planner closed, as before): view.tab=sweep|search|compare|measured (the
+//   planner tab), view.free=0.2 (the headroom kept free, a fraction, 0 to 0.9),
+//   view.sweep=parallel.tp (the sweep's setting), view.range=1,64,7,pow2 (its
+//   from,to,points,spacing), view.a=<the pinned A's own key=value list,
+//   percent-encoded> ("" is the default view).
 // Pure: takes the core's field table, touches no DOM.
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
+import { axisOf, MAX_SWEEP_POINTS, type Spacing, SWEEP_AXES } from '../planner.js';
 import { leafFields, PAGE_DEFAULT, type Doc } from './doc.js';
 
 export const HASH_VERSION = 1;
@@ -37,8 +44,32 @@ function encodeValue(f: FieldInfo, v: Json): string {
   }
 }
 
-/** The hash for a doc ("" for the default view). */
-export function encodeHash(doc: Doc, fields: readonly FieldInfo[]): string {
+export const VIEW_TABS = ['sweep', 'search', 'compare', 'measured'] as const;
+export type ViewTab = (typeof VIEW_TABS)[number];
+const SPACINGS: readonly Spacing[] = ['linear', 'log', 'pow2'];
+
+/** What the page shows beside the config; an absent key is the page's default. */
+export interface View {
+  tab?: ViewTab;
+  free?: number;
+  sweep?: string;
+  range?: { from: number; to: number; points: number; spacing: Spacing };
+  a?: Doc;
+}
+
+function viewParts(v: View, fields: readonly FieldInfo[]): string[] {
+  const parts: string[] = [];
+  if (v.tab) parts.push(`view.tab=${v.tab}`);
+  if (v.free !== undefined) parts.push(`view.free=${v.free}`);
+  if (v.sweep) parts.push(`view.sweep=${v.sweep}`);
+  const r = v.range;
+  if (r) parts.push(`view.range=${r.from},${r.to},${r.points},${r.spacing}`);
+  if (v.a) parts.push(`view.a=${encodeURIComponent(encodeHash(v.a, fields).slice(PREFIX.length + 1))}`);
+  return parts;
+}
+
+/** The hash for a doc and the view around it ("" for the default view). */
+export function encodeHash(doc: Doc, fields: readonly FieldInfo[], view: View = {}): string {
   const parts: string[] = [];
   for (const f of leafFields(fields)) {
     const inDefault = f.path in PAGE_DEFAULT;
@@ -47,10 +78,12 @@ export function encodeHash(doc: Doc, fields: readonly FieldInfo[]): string {
     if (inDefault && JSON.stringify(v) === JSON.stringify(PAGE_DEFAULT[f.path])) continue;
     parts.push(`${f.path}=${encodeValue(f, v)}`);
   }
+  parts.push(...viewParts(view, fields));
   return parts.length ? `#${PREFIX}${parts.join('&')}` : '';
 }
 
-export type HashOutcome = { ok: true; doc: Doc } | { ok: false; message: string };
+/** On failure, `path` names the setting to fix when one value is at fault. */
+export type HashOutcome = { ok: true; doc: Doc; view: View } | { ok: false; message: string; path?: string };
 
 function decodeText(raw: string): string | null {
   try {
@@ -138,8 +171,7 @@ function decodeValue(f: FieldInfo, raw: string): { v: Json } | string {
  */
 export function decodeHash(hash: string, fields: readonly FieldInfo[]): HashOutcome {
   const h = hash.startsWith('#') ? hash.slice(1) : hash;
-  const doc: Doc = { ...PAGE_DEFAULT };
-  if (h === '' || h === `v${HASH_VERSION}` || h === PREFIX) return { ok: true, doc };
+  if (h === '' || h === `v${HASH_VERSION}` || h === PREFIX) return { ok: true, doc: { ...PAGE_DEFAULT }, view: {} };
   if (h.length > MAX_HASH_CHARS)
     return {
       ok: false,
@@ -153,18 +185,81 @@ export function decodeHash(hash: string, fields: readonly FieldInfo[]): HashOutc
       message: `The link uses format v${version[1]}, which this version of the page cannot read (it reads v${HASH_VERSION}).`,
     };
   if (!h.startsWith(PREFIX)) return { ok: false, message: `The link should start with #${PREFIX}.` };
+  return decodePairs(h.slice(PREFIX.length), fields, true);
+}
+
+function decodePairs(body: string, fields: readonly FieldInfo[], withView: boolean): HashOutcome {
+  const doc: Doc = { ...PAGE_DEFAULT };
+  const view: View = {};
   const byPath = new Map(leafFields(fields).map((f) => [f.path, f]));
-  for (const pair of h.slice(PREFIX.length).split('&')) {
+  for (const pair of body.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
     if (eq <= 0) return { ok: false, message: `The link is damaged near "${pair.slice(0, 40)}" (expected key=value).` };
     const key = pair.slice(0, eq);
+    const raw = pair.slice(eq + 1);
+    if (withView && key.startsWith('view.')) {
+      const bad = decodeView(view, key, raw, fields);
+      if (bad) return { ok: false, message: `The link has a bad value: ${bad.slice(0, 200)}.` };
+      continue;
+    }
     const f = byPath.get(key);
     if (!f)
       return { ok: false, message: `The link names an unknown setting "${(decodeText(key) ?? key).slice(0, 60)}".` };
-    const r = decodeValue(f, pair.slice(eq + 1));
-    if (typeof r === 'string') return { ok: false, message: `The link has a bad value: ${r.slice(0, 200)}.` };
+    const r = decodeValue(f, raw);
+    if (typeof r === 'string')
+      return { ok: false, message: `The link has a bad value: ${r.slice(0, 200)}.`, path: key };
     doc[key] = r.v;
   }
-  return { ok: true, doc };
+  if (view.range && axisOf(view.sweep ?? SWEEP_AXES[0].path).categorical) delete view.range;
+  return { ok: true, doc, view };
+}
+
+const wholeIn = (s: string, min: number, max: number) =>
+  isNumberText(s) && Number.isInteger(Number(s)) && Number(s) >= min && Number(s) <= max;
+
+/** Reads one view.* key into `view`; a message naming the key when its value is bad. */
+function decodeView(view: View, key: string, raw: string, fields: readonly FieldInfo[]): string | null {
+  const text = (decodeText(raw) ?? raw).slice(0, 60);
+  switch (key) {
+    case 'view.tab':
+      if (!(VIEW_TABS as readonly string[]).includes(raw))
+        return `${key}: "${text}" is not one of ${VIEW_TABS.join(' | ')}`;
+      view.tab = raw as ViewTab;
+      return null;
+    case 'view.free': {
+      const v = Number(raw);
+      if (!isNumberText(raw) || v < 0 || v > 0.9) return `${key}: "${text}" is not a fraction from 0 to 0.9`;
+      view.free = v;
+      return null;
+    }
+    case 'view.sweep':
+      if (!SWEEP_AXES.some((a) => a.path === raw))
+        return `${key}: "${text}" is not one of ${SWEEP_AXES.map((a) => a.path).join(' | ')}`;
+      view.sweep = raw;
+      return null;
+    case 'view.range': {
+      const [from, to, points, spacing, ...rest] = raw.split(',');
+      if (
+        rest.length ||
+        !wholeIn(from ?? '', 1, Number.MAX_SAFE_INTEGER) ||
+        !wholeIn(to ?? '', 1, Number.MAX_SAFE_INTEGER) ||
+        !wholeIn(points ?? '', 1, MAX_SWEEP_POINTS) ||
+        !SPACINGS.includes(spacing as Spacing)
+      )
+        return `${key}: "${text}" is not from,to,points,spacing (whole numbers; ${SPACINGS.join(' | ')})`;
+      view.range = { from: Number(from), to: Number(to), points: Number(points), spacing: spacing as Spacing };
+      return null;
+    }
+    case 'view.a': {
+      const inner = decodeText(raw);
+      const a = inner === null ? null : decodePairs(inner, fields, false);
+      if (!a?.ok)
+        return `${key} (the pinned A): ${a ? a.message.replace(/^The link (has a bad value: )?/, '') : 'badly encoded'}`;
+      view.a = a.doc;
+      return null;
+    }
+    default:
+      return `unknown view key "${key.slice(0, 60)}" (known: view.tab, view.free, view.sweep, view.range, view.a)`;
+  }
 }

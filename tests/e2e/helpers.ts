@@ -98,7 +98,7 @@ export async function readCopied(page: Page, testid: string): Promise<string> {
   return page.inputValue('.manual-copy input');
 }
 export async function reset(page: Page) {
-  await page.click('text=Reset');
+  await page.click('[data-testid=reset]');
   await waitHash(page, '');
 }
 

@@ -190,7 +190,8 @@ test('planner: pin A, change, A/B shows both and the difference', async ({ page 
   expect(await page.locator('[data-testid=ab-A] .stackbar .seg').count(), 'breakdown bar A').toBeGreaterThanOrEqual(4);
   expect(await page.locator('[data-testid=ab-B] .stackbar .seg').count(), 'breakdown bar B').toBeGreaterThanOrEqual(4);
   await page.click("text=Load A's config");
-  await waitHash(page, '');
+  // the default config again; the link keeps the open tab and the pinned A (issue 13)
+  await waitHash(page, '#v1/view.tab=compare&view.a=');
   await page.click('text=Clear A');
 });
 

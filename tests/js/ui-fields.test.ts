@@ -4,7 +4,7 @@ import type { Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { leafFields } from '../../frontend/config/doc.js';
 import { MATTERS_WHEN } from '../../frontend/config/relevance.js';
-import { PLACED, SECTIONS, UI, visible } from '../../frontend/fields.js';
+import { optionLabel, PLACED, SECTIONS, UI, visible } from '../../frontend/fields.js';
 
 let core: Core;
 beforeAll(async () => {
@@ -33,6 +33,22 @@ describe('form metadata', () => {
       if (f.nullable && (f.kind === 'int' || f.kind === 'num'))
         expect(UI[path]?.auto, `${path}: what null means`).toBeTruthy();
     }
+  });
+  it('names every enum and set value, and gives every field a hint (issue 13)', () => {
+    const unnamed: string[] = [];
+    const noHint: string[] = [];
+    for (const f of leafFields(core.fields)) {
+      if (!PLACED.includes(f.path)) continue;
+      if (!UI[f.path]?.hint) noHint.push(f.path);
+      if (f.kind === 'enum' || f.kind === 'set')
+        for (const v of f.values) if (!UI[f.path]?.options?.[v]) unnamed.push(`${f.path}=${v}`);
+      // no label for a value the core does not have
+      for (const v of Object.keys(UI[f.path]?.options ?? {})) expect(f.values, `${f.path}: ${v}`).toContain(v);
+    }
+    expect(unnamed, 'values without a label').toEqual([]);
+    expect(noHint, 'fields without a hint').toEqual([]);
+    expect(optionLabel('training.recompute', 'per_op')).toBe('Selective, per op (torchtitan)');
+    expect(optionLabel('model.layers', 'x')).toBe('x');
   });
   it('hides dependent fields', () => {
     const values: Record<string, unknown> = {

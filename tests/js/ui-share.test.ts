@@ -62,3 +62,43 @@ describe('share', () => {
     }
   });
 });
+
+describe('a link keeps the planner state (issue 13)', () => {
+  it('opens the tab, the headroom, the sweep axis and range, and the pinned A, and writes them back', () => {
+    const s = createAppState(core, '');
+    s.planner.tab.value = 'compare';
+    s.planner.freeFraction.value = 0.2;
+    s.planner.sweepAxis.value = 'parallel.gpus';
+    s.planner.setRange({ from: 8, to: 256 });
+    s.planner.pin();
+    s.setField('parallel.tp', 2);
+    const hash = s.hashText.value;
+    expect(hash).toBe(
+      '#v1/parallel.tp=2&view.tab=compare&view.free=0.2&view.sweep=parallel.gpus&view.range=8,256,13,pow2&view.a=',
+    );
+    const t = createAppState(core, hash);
+    expect(t.linkMessage.value).toBeNull();
+    expect(t.planner.tab.value).toBe('compare');
+    expect(t.planner.freeFraction.value).toBe(0.2);
+    expect(t.planner.sweepAxis.value).toBe('parallel.gpus');
+    expect(t.planner.range.value).toEqual({ from: 8, to: 256, points: 13, spacing: 'pow2' });
+    expect(t.planner.pinned.value?.result.per_gpu.device_used_bytes).toBe(
+      s.planner.pinned.value?.result.per_gpu.device_used_bytes,
+    );
+    expect(t.planner.diff.value?.length).toBeGreaterThan(0);
+    expect(t.hashText.value).toBe(hash);
+    // a link without view keys closes the planner again
+    t.openHash('#v1/parallel.tp=4');
+    expect([t.planner.tab.value, t.planner.freeFraction.value, t.planner.pinned.value]).toEqual([null, 0.1, null]);
+    expect(t.hashText.value).toBe('#v1/parallel.tp=4');
+    for (const x of [s, t]) x.planner.dispose();
+  });
+
+  it('a pinned A that cannot run is left out with a message; the rest opens', () => {
+    const t = createAppState(core, '#v1/view.tab=compare&view.a=parallel.tp%3D3');
+    expect(t.planner.tab.value).toBe('compare');
+    expect(t.planner.pinned.value).toBeNull();
+    expect(t.linkMessage.value).toMatch(/pinned A cannot run/);
+    t.planner.dispose();
+  });
+});

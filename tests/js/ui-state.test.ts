@@ -158,3 +158,35 @@ describe('app state', () => {
     expect(s.get('parallel.tp')).toBe(1);
   });
 });
+
+describe('Reset and links that cannot run (issue 13)', () => {
+  it('Reset can be undone until the next change', () => {
+    const s = createAppState(core, '#v1/parallel.tp=2&training.seq_len=8192');
+    s.reset();
+    expect(s.hashText.value).toBe('');
+    expect(s.undoable.value).not.toBeNull();
+    s.undoReset();
+    expect(s.hashText.value).toBe('#v1/training.seq_len=8192&parallel.tp=2');
+    expect(s.undoable.value).toBeNull();
+    s.reset();
+    s.setField('parallel.tp', 4);
+    expect(s.undoable.value, 'an edit after Reset ends the undo').toBeNull();
+    // nothing to undo when the setup was the default already
+    const t = createAppState(core, '');
+    t.reset();
+    expect(t.undoable.value).toBeNull();
+  });
+
+  it('names the field of a link whose value is unreadable, or whose setup cannot run', () => {
+    const bad = createAppState(core, '#v1/parallel.tp=banana');
+    expect(bad.linkMessage.value).toMatch(
+      /parallel\.tp: "banana" is not a number\. Showing the default setup instead\./,
+    );
+    expect(bad.linkPath.value).toBe('parallel.tp');
+    const invalid = createAppState(core, '#v1/parallel.tp=3');
+    expect(invalid.linkMessage.value).toBeNull();
+    expect(invalid.linkErrorPath.value).toBe('parallel.tp');
+    invalid.openHash('#v1/parallel.tp=2');
+    expect(invalid.linkErrorPath.value).toBeNull();
+  });
+});

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core, Json } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { configToDoc, docToConfig, normalize, PAGE_DEFAULT, type Doc } from '../../frontend/config/doc.js';
-import { decodeHash, encodeHash, isNumberText, MAX_HASH_CHARS } from '../../frontend/config/url.js';
+import { decodeHash, encodeHash, isNumberText, MAX_HASH_CHARS, type View } from '../../frontend/config/url.js';
 import { resolveConfig } from '../../frontend/config/resolve.js';
 import { findModelRevision, type ModelEntry } from '../../frontend/config/catalog.js';
 
@@ -230,5 +230,86 @@ describe('preset revisions (issue 12: old links keep their numbers)', () => {
     const bad = resolveConfig({ model: { preset: 'llama-3.1-8b@2099-01-01' } });
     expect(bad.ok).toBe(false);
     if (!bad.ok) expect(bad.error.path).toBe('model.preset');
+  });
+});
+
+describe('the planner state in a link (issue 13: view.* keys)', () => {
+  const doc = () => normalize(core, { ...PAGE_DEFAULT, 'parallel.tp': 2 });
+  const decodeView = (hash: string) => {
+    const d = decodeHash(hash, core.fields);
+    if (!d.ok) throw new Error(d.message);
+    return d.view;
+  };
+
+  it('leaves a link without view keys as before: no view, the same hash', () => {
+    expect(encodeHash(doc(), core.fields, {})).toBe('#v1/parallel.tp=2');
+    expect(decodeView('#v1/parallel.tp=2')).toEqual({});
+    expect(decodeView('')).toEqual({});
+  });
+
+  it('round-trips the tab, the headroom, the sweep axis and its range, after the config keys', () => {
+    const view: View = {
+      tab: 'sweep',
+      free: 0.25,
+      sweep: 'parallel.gpus',
+      range: { from: 8, to: 512, points: 7, spacing: 'pow2' },
+    };
+    const hash = encodeHash(doc(), core.fields, view);
+    expect(hash).toBe(
+      '#v1/parallel.tp=2&view.tab=sweep&view.free=0.25&view.sweep=parallel.gpus&view.range=8,512,7,pow2',
+    );
+    expect(decodeView(hash)).toEqual(view);
+    expect(decodeDoc(hash)).toEqual(doc());
+    // the view alone, on the default config
+    expect(encodeHash(normalize(core, { ...PAGE_DEFAULT }), core.fields, { tab: 'search' })).toBe(
+      '#v1/view.tab=search',
+    );
+  });
+
+  it('round-trips a pinned A (its own keys, percent-encoded), the default view included', () => {
+    const a = normalize(core, {
+      ...PAGE_DEFAULT,
+      'model.preset': 'llama-3.1-70b',
+      'training.recompute_modules': ['core_attn', 'mlp'],
+    });
+    const hash = encodeHash(doc(), core.fields, { tab: 'compare', a });
+    expect(hash).toBe(
+      '#v1/parallel.tp=2&view.tab=compare&view.a=model.preset%3Dllama-3.1-70b%26training.recompute_modules%3Dcore_attn%2Cmlp',
+    );
+    expect(normalize(core, decodeView(hash).a!)).toEqual(a);
+    const home = normalize(core, { ...PAGE_DEFAULT });
+    const h2 = encodeHash(doc(), core.fields, { a: home });
+    expect(h2).toBe('#v1/parallel.tp=2&view.a=');
+    expect(normalize(core, decodeView(h2).a!)).toEqual(home);
+  });
+
+  it('drops a range on a categorical axis', () => {
+    expect(decodeView('#v1/view.sweep=training.recompute&view.range=1,2,2,linear')).toEqual({
+      sweep: 'training.recompute',
+    });
+  });
+
+  const bad: [string, RegExp][] = [
+    ['#v1/view.tab=graphs', /view\.tab: "graphs" is not one of sweep \| search/],
+    ['#v1/view.free=0.95', /view\.free: "0\.95" is not a fraction from 0 to 0\.9/],
+    ['#v1/view.free=x', /view\.free/],
+    ['#v1/view.sweep=model.layers', /view\.sweep: "model\.layers" is not one of/],
+    ['#v1/view.range=1,2,3', /view\.range: "1,2,3" is not from,to,points,spacing/],
+    ['#v1/view.range=1,2,0,log', /view\.range/],
+    ['#v1/view.range=1.5,2,3,log', /view\.range/],
+    ['#v1/view.a=parallel.tp%3Dtwo', /view\.a \(the pinned A\): parallel\.tp: "two" is not a number/],
+    ['#v1/view.a=view.tab%3Dsweep', /view\.a \(the pinned A\): .*unknown setting "view\.tab"/],
+    ['#v1/view.zoom=2', /unknown view key "view\.zoom"/],
+  ];
+  for (const [hash, message] of bad)
+    it(`refuses ${hash} with the key named`, () => {
+      const d = decodeHash(hash, core.fields);
+      expect(d.ok).toBe(false);
+      if (!d.ok) expect(d.message).toMatch(message);
+    });
+
+  it('a bad config value names its setting for "Go to" (issue 13)', () => {
+    const d = decodeHash('#v1/parallel.tp=two', core.fields);
+    expect(!d.ok && d.path).toBe('parallel.tp');
   });
 });

@@ -127,7 +127,10 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   // bf16 gradient buffers: --grad-reduce-in-bf16 (megatron/core/distributed/param_and_grad_buffer.py grad_dtype)
   else if (grad === 'bf16' && dtype !== 'fp16') flag('grad-reduce-in-bf16');
   else if (grad !== 'fp32' && !(dtype === 'fp16' && grad === 'fp16'))
-    v.skip('training.grad_dtype', 'Megatron keeps gradients in fp32, bf16 (--grad-reduce-in-bf16) or the fp16 parameter dtype');
+    v.skip(
+      'training.grad_dtype',
+      'Megatron keeps gradients in fp32, bf16 (--grad-reduce-in-bf16) or the fp16 parameter dtype',
+    );
   const drop = v.take<number>('training.dropout');
   flag('attention-dropout', drop, '--hidden-dropout', drop);
   const opt = v.take<string>('training.optimizer');

@@ -50,6 +50,7 @@ typedef struct {
   int activation_offload, fp8_linear;
   int autocast;               /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
   int ft_method, lora_targets, adapter_dtype, base_dtype, quant, double_quant;
+  int full_modules; /* LLMEM_FM_* bits: trained in full beside the adapters (LoRA / QLoRA only) */
   int quant_keeps_input;      /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
   double lora_rank, lora_dropout;
 
@@ -163,6 +164,7 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
 double embedding_params(const plan *pl);
 double head_params(const plan *pl);
 double lora_params_total(const plan *pl);
+double full_module_params(const plan *pl, double embedding, double head);
 
 /* layout.c */
 int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer);

@@ -156,6 +156,19 @@ double head_params(const plan *pl) {
   return (pl->tied ? 0 : pl->vocab * h) + (pl->lm_head_bias ? pl->vocab : 0);
 }
 
+/* The trainable copies of modules trained in full beside the adapters: PEFT's
+ * ModulesToSaveWrapper deep-copies each listed module and freezes the original
+ * (huggingface/peft 5d602fd src/peft/utils/other.py ModulesToSaveWrapper.update);
+ * a head tied to the embedding shares the embedding copy's weight (tied_module),
+ * so a tied pair is one copy. embedding/head: the counts where the copy is made. */
+double full_module_params(const plan *pl, double embedding, double head) {
+  double n = 0;
+  if (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) n += embedding;
+  if (pl->full_modules & (1 << LLMEM_FM_HEAD))
+    n += head > 0 ? head : (pl->tied && !(pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) ? embedding : 0);
+  return n;
+}
+
 double lora_params_total(const plan *pl) {
   if (pl->ft_method == LLMEM_FT_FULL) return 0;
   plan whole = *pl;
@@ -164,7 +177,7 @@ double lora_params_total(const plan *pl) {
   whole.etp = 1;
   double n = 0;
   for (int i = 0; i < (int)pl->layers; i++) n += layer_params_on_rank(&whole, i).lora_count;
-  return n;
+  return n + full_module_params(pl, embedding_params(pl), head_params(pl));
 }
 
 void model_param_counts(const plan *pl, double *total, double *active, double *trainable) {

@@ -134,6 +134,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->ft_method = (int)in->ft_method;
   p->lora_rank = in->lora_rank;
   p->lora_targets = (int)in->lora_targets;
+  p->full_modules = p->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
   p->lora_dropout = in->lora_dropout;
   p->adapter_dtype = (int)in->adapter_dtype;
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);

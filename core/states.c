@@ -72,6 +72,7 @@ typedef struct {
   int shard_params, shard_grads, shard_opt;
   double Nd, Ne;              /* sharding degrees of dense and expert states */
   double expert, dense, trainable_dense, trainable_expert, emb_head;
+  double full_copy;           /* LoRA: trainable copies of modules trained in full (base dtype) */
   double wb, mb;              /* bytes per weight, per master weight */
   double param_div_d, param_div_e, opt_div_d, opt_div_e;
 } stage_counts;
@@ -99,6 +100,7 @@ static stage_counts counts_of(const plan *pl, const stage_layout *st) {
   c->trainable_dense = c->lora ? lp->lora_count : c->dense;
   c->trainable_expert = c->lora ? 0 : c->expert;
   c->emb_head = st->embedding_count + st->head_count;
+  c->full_copy = c->lora ? full_module_params(pl, st->embedding_count, st->head_count) : 0;
   c->wb = pl->weight_bytes;
   c->mb = pl->master_bytes;
   c->param_div_d = c->shard_params ? c->Nd : 1;
@@ -128,6 +130,10 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     double adapter_b = dtype_bytes(pl->adapter_dtype);
     *weights += c->trainable_dense * adapter_b / c->param_div_d;
     if (pl->adapter_dtype != LLMEM_DTYPE_FP32 && pl->master_weights) *master += c->trainable_dense * 4 / c->opt_div_d;
+    /* the trainable copies, in the base dtype beside their frozen originals;
+     * DeepSpeed's mixed-precision optimizer keeps an fp32 master of them too */
+    *weights += c->full_copy * base_b / c->param_div_d;
+    if (c->deepspeed && c->mb > 0) *master += c->full_copy * 4 / c->opt_div_d;
   } else if (c->fsdp_sharded) {
     /* FSDP keeps the sharded parameter in its storage dtype: with a bf16
      * MixedPrecision policy the fp32 shard is the master copy (FSDP2 docs). */
@@ -156,19 +162,23 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
   double grads = 0;
   if (c->fsdp_sharded) {
     grads = (c->trainable_dense / c->Nd + c->trainable_expert / c->Ne) * (c->mb > 0 ? 4 : (c->lora ? dtype_bytes(pl->adapter_dtype) : c->wb));
+    grads += c->full_copy / c->Nd * pl->base_weight_bytes; /* a gradient in each copy's own dtype */
     r->gradients_lazy = 1;
   } else if (c->deepspeed) {
     /* DeepSpeed (stage_1_and_2.py L3093): 16-bit grads and an fp32 partition */
     double g16 = c->trainable_dense / (c->shard_grads ? c->Nd : 1) * c->wb + c->trainable_expert / (c->shard_grads ? c->Ne : 1) * c->wb;
     double g32 = pl->grad_bytes == 4 && c->mb > 0 ? (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * 4 : 0;
     grads = g16 + g32;
+    /* trainable copies of full modules: 16-bit gradients, an fp32 partition with the master */
+    grads += c->full_copy / (c->shard_grads ? c->Nd : 1) * pl->base_weight_bytes +
+             (pl->grad_bytes == 4 && c->mb > 0 ? c->full_copy / c->opt_div_d * 4 : 0);
     r->gradients_lazy = c->z < 2;
   } else if (c->megatron) {
     /* contiguous main-grad buffer, fp32 unless --grad-reduce-in-bf16 (not sharded) */
-    grads = (c->trainable_dense + c->trainable_expert) * pl->grad_bytes;
+    grads = (c->trainable_dense + c->trainable_expert + c->full_copy) * pl->grad_bytes;
   } else {
     double gb = (c->mb > 0 && !c->lora) ? pl->grad_bytes : (c->lora ? dtype_bytes(pl->adapter_dtype) : c->wb);
-    grads = (c->trainable_dense + c->trainable_expert) * gb;
+    grads = (c->trainable_dense + c->trainable_expert) * gb + c->full_copy * pl->base_weight_bytes;
     r->gradients_lazy = 1;
     /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
     if (c->engine == LLMEM_ENGINE_DDP && !pl->grad_as_bucket_view) r->comm_persistent += grads;
@@ -179,7 +189,14 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
 static double optimizer_states_bytes(const plan *pl, const stage_layout *st, const stage_counts *c) {
   const layer_params *lp = &st->layers;
   if (c->lora) {
-    return optimizer_bytes(pl, c->trainable_dense, c->trainable_dense, 2) / c->opt_div_d;
+    /* the full copies' states: torch.optim makes them like the parameter
+     * (adamw.py _init_group: zeros_like), DeepSpeed like its fp32 master */
+    plan copy_states = *pl;
+    if (!(c->deepspeed && c->mb > 0)) copy_states.optimizer_dtype = pl->base_dtype;
+    double table_dims = pl->vocab_padded / pl->tp + pl->hidden;
+    return (optimizer_bytes(pl, c->trainable_dense, c->trainable_dense, 2) +
+            optimizer_bytes(&copy_states, c->full_copy, c->full_copy > 0 ? table_dims : 0, 2)) /
+           c->opt_div_d;
   } else {
     double mats = lp->matrix_count, vecs = lp->vector_count + st->final_norm_count;
     double table_dims = pl->vocab_padded / pl->tp + pl->hidden; /* rows + cols of a V x h table */
@@ -353,7 +370,7 @@ static void deepspeed_buckets(const plan *pl, const stage_counts *c, rank_states
 static void step_temporaries(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
   const layer_params *lp = &st->layers;
   double ob = dtype_bytes(pl->optimizer_dtype);
-  double trainable_here = c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e;
+  double trainable_here = (c->trainable_dense + c->full_copy) / c->opt_div_d + c->trainable_expert / c->opt_div_e;
   if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
   int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && !pl->optimizer_in_backward;
   if (foreach) {

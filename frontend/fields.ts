@@ -251,6 +251,11 @@ export const UI: Record<string, FieldUi> = {
     options: { q: 'Query', k: 'Key', v: 'Value', o: 'Output', gate: 'Gate', up: 'Up', down: 'Down' },
   },
   'training.finetune.lora_dropout': { label: 'LoRA dropout', unit: 'prob.', hint: 'dropout on the adapter input' },
+  'training.finetune.full_modules': {
+    label: 'Trained in full',
+    hint: 'beside the adapters (PEFT modules_to_save)',
+    options: { embedding: 'Embedding', head: 'Output head' },
+  },
   'training.finetune.adapter_dtype': { label: 'Adapter dtype', hint: 'dtype of the adapter weights', options: DTYPES },
   'training.finetune.base_dtype': {
     label: 'Frozen base dtype',
@@ -584,6 +589,7 @@ export const SECTIONS: Section[] = [
           'training.finetune.lora_rank',
           'training.finetune.lora_targets',
           'training.finetune.lora_dropout',
+          'training.finetune.full_modules',
           'training.finetune.adapter_dtype',
           'training.finetune.base_dtype',
           'training.finetune.quant',

@@ -56,6 +56,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   // null: the training stack's loss, which may be chunked (torchtune, LitGPT)
   'training.loss_chunks': (get) => [null, 'chunked'].includes(get('training.loss') as string | null),
   'training.finetune.lora_rank': LORA,
+  'training.finetune.full_modules': LORA,
   'training.finetune.lora_targets': LORA,
   'training.finetune.lora_dropout': LORA,
   'training.finetune.adapter_dtype': LORA,

@@ -212,7 +212,45 @@ static void fsdp1_residue(void) {
   CHECK(out.per_gpu.peak_reserved_bytes == fsdp2, "FSDP2 shards at construction: nothing to empty");
 }
 
+/* LoRA with the embedding and lm_head trained in full (PEFT modules_to_save):
+ * Llama-2-7B shape, one GPU, bf16 base, AdamW. Each module gets a trainable
+ * bf16 copy beside its frozen original, C = 2 x 32000 x 4096 = 262,144,000
+ * parameters: weights + 2C B, gradients + 2C B, AdamW states (like the
+ * parameter, bf16) + 2 x 2C B; trainable + C. Under FSDP over 8 each is /8;
+ * under ZeRO-2 with fp32 masters the copies add an fp32 master and states. */
+static void full_modules(void) {
+  const double C = 2.0 * 32000 * 4096;
+  const char *lora = L2_7B "parallel.gpus=1 parallel.engine=single training.finetune.method=lora "
+                           "training.finetune.lora_targets=q,v training.finetune.lora_rank=8 ";
+  char with[512];
+  snprintf(with, sizeof with, "%s training.finetune.full_modules=embedding,head", lora);
+  rank_states a = states_of(lora), b = states_of(with);
+  CHECK_NEAR(b.weights - a.weights, 2 * C, 0, "copies in bf16 beside the originals");
+  CHECK_NEAR(b.gradients - a.gradients, 2 * C, 0, "their bf16 gradients");
+  CHECK_NEAR(b.optimizer - a.optimizer, 2 * 2 * C, 0, "AdamW states like the parameter (bf16)");
+  CHECK_NEAR(b.master - a.master, 0, 0, "no master: torch.optim updates the bf16 copy");
+  run(lora);
+  double trainable = out.params_trainable;
+  run(with);
+  CHECK_NEAR(out.params_trainable - trainable, C, 0, "trainable: the two copies");
+  snprintf(with, sizeof with, "%s training.finetune.full_modules=head model.tied_embeddings=true", lora);
+  char tied[512];
+  snprintf(tied, sizeof tied, "%s model.tied_embeddings=true", lora);
+  CHECK_NEAR(states_of(with).weights - states_of(tied).weights, C, 0, "tied head: one copy of the shared table");
+  /* FSDP over 8 GPUs: every copy sharded */
+  const char *fsdp = L2_7B "parallel.gpus=8 parallel.engine=fsdp2 training.finetune.method=lora "
+                           "training.finetune.lora_targets=q,v training.finetune.lora_rank=8 ";
+  snprintf(with, sizeof with, "%s training.finetune.full_modules=embedding,head", fsdp);
+  a = states_of(fsdp), b = states_of(with);
+  CHECK_NEAR(b.weights - a.weights, 2 * C / 8, 1e-12, "FSDP: copies sharded");
+  CHECK_NEAR(b.optimizer - a.optimizer, 4 * C / 8, 1e-12, "FSDP: their states sharded");
+  /* ignored without adapters: full fine-tuning trains everything already */
+  CHECK_NEAR(states_of(L2_7B "training.finetune.full_modules=embedding").weights, states_of(L2_7B).weights, 0,
+             "full fine-tuning: no copy");
+}
+
 int main(void) {
+  full_modules();
   fsdp1_residue();
   qlora_sharded();
   zero3_live();

@@ -553,11 +553,13 @@ describe('framework keys each format has (issue 14)', () => {
     expect(lines(ep)).toMatch(/expert_parallel_size: 2: axolotl's expert parallelism is a mesh axis/);
     expect((ep.config.parallel as Config).engine).toBe('fsdp2'); // fsdp_config alone turns FSDP on
   });
-  it('axolotl lora_modules_to_save: reported, with what it trains', () => {
-    const r = ok('axolotl', 'adapter: lora\nlora_modules_to_save: [embed_tokens, lm_head]\n');
-    expect(lines(r)).toMatch(
-      /lora_modules_to_save: \["embed_tokens","lm_head"\] trained in full .* config v1 has no key for modules trained in full/,
-    );
+  it('modules trained in full beside the adapters: axolotl, LLaMA-Factory (v0 and v1)', () => {
+    const r = ok('axolotl', 'adapter: lora\nlora_modules_to_save: [embed_tokens, lm_head, model.norm]\n');
+    expect((r.config.training as Config).finetune).toMatchObject({ full_modules: ['embedding', 'head'] });
+    expect(lines(r)).toMatch(/lora_modules_to_save model.norm: trained in full beside the adapters: only the embedding/);
+    const f = ok('llamafactory', 'finetuning_type: lora\nadditional_target: lm_head\n');
+    expect((f.config.training as Config).finetune).toMatchObject({ full_modules: ['head'] });
+    runs(r.config);
   });
   it('DeepSpeed tensor_parallel.autotp_size and sub_group_size: reported with the reason', () => {
     const r = ok(

@@ -5,6 +5,7 @@ import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deeps
 import { applyDegree } from './parallel-degrees.js';
 import { applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
 import {
+  applyFullModules,
   ALL_TARGETS,
   applyLoraTargets,
   applyModelId,
@@ -99,10 +100,8 @@ export function importAxolotl(text: string, also?: string): ImportResult {
           break;
         case 'lora_modules_to_save':
           // PEFT modules_to_save (src/axolotl/loaders/adapter.py): a full trainable copy of each module
-          d.skip(
-            key,
-            `${JSON.stringify(v)} trained in full beside the adapters (their weights, gradients and optimizer states): config v1 has no key for modules trained in full; not applied`,
-          );
+          if (adapter) applyFullModules(d, key, v);
+          else d.ignore(key);
           break;
         case 'peft_use_dora':
         case 'relora_steps':

@@ -345,3 +345,35 @@ export function applyLoraTargets(d: Draft, key: string, v: Json): void {
     ALL_TARGETS.filter((t) => set.has(t)),
   );
 }
+
+// Module names of the embedding and the output head in the transformers model classes.
+const FULL_MODULE_NAMES: Record<string, 'embedding' | 'head'> = {
+  embed_tokens: 'embedding',
+  wte: 'embedding',
+  word_embeddings: 'embedding',
+  embed_in: 'embedding',
+  tok_embeddings: 'embedding',
+  lm_head: 'head',
+  embed_out: 'head',
+  output: 'head',
+  score: 'head',
+  classifier: 'head',
+};
+
+/** PEFT modules_to_save (a list / comma string): the embedding and the head set
+ * training.finetune.full_modules (a trainable copy of each); other modules are listed. */
+export function applyFullModules(d: Draft, key: string, v: Json): void {
+  const names = (Array.isArray(v) ? v.map(String) : str(v, key).split(',')).map((s) => s.trim()).filter(Boolean);
+  const set = new Set<string>();
+  for (const n of names) {
+    const hit = FULL_MODULE_NAMES[n.split('.').pop()!];
+    if (hit) set.add(hit);
+    else
+      d.skip(`${key} ${n}`, 'trained in full beside the adapters: only the embedding and the head can be; not applied');
+  }
+  if (set.size)
+    d.set(
+      'training.finetune.full_modules',
+      ['embedding', 'head'].filter((m) => set.has(m)),
+    );
+}

@@ -4,6 +4,7 @@
 // trainer_plugins/distributed/fsdp2.py FSDP2Engine, deepspeed.py), hiyouga/LLaMA-Factory@ff6d4d12.
 import type { Json } from '../../../wasm/llmem.js';
 import {
+  applyFullModules,
   applyLoraTargets,
   applyModelId,
   bool,
@@ -156,11 +157,7 @@ function applyPeft(d: Draft, v: Json | undefined): void {
     const at = `peft_config.${k}`;
     if (['name', 'r', 'lora_dropout', 'target_modules'].includes(k) || pv === null || pv === false) continue;
     if (k === 'use_dora') d.skip(at, 'DoRA is not modelled; not applied');
-    else if (k === 'modules_to_save')
-      d.skip(
-        at,
-        `${JSON.stringify(pv)} trained in full beside the adapters: config v1 has no key for modules trained in full; not applied`,
-      );
+    else if (k === 'modules_to_save') applyFullModules(d, at, pv);
     else d.ignore(at); // lora_alpha, use_rslora, adapter_name_or_path, export_*, infer_dtype
   }
 }

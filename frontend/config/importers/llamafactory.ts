@@ -6,6 +6,7 @@ import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deeps
 import { applyLlamaFactoryV1, isLlamaFactoryV1 } from './llamafactory-v1.js';
 import { applyFsdpOption, applyOptim, applyPrecisionFlags, defaultToDdp } from './training-args.js';
 import {
+  applyFullModules,
   applyLoraTargets,
   applyModelId,
   bool,
@@ -191,7 +192,7 @@ export function importLlamaFactory(text: string, also?: string): ImportResult {
           if (v !== false) d.skip(key, 'not modelled');
           break;
         case 'additional_target':
-          d.skip(key, `fully trained extra modules (${String(v)}) are not modelled`);
+          applyFullModules(d, key, v); // PEFT modules_to_save (LLaMA-Factory model/adapter.py)
           break;
         case 'upcast_layernorm':
           if (bool(v, key)) d.skip(key, 'fp32 layer norms are not modelled');

@@ -14,11 +14,11 @@ if (args.length === 1 && (args[0] === '--version' || args[0] === '-V')) {
   console.log(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
   process.exit(0);
 }
-if (!existsSync(join(root, 'build/wasm/llmem_core.mjs')) || !existsSync(cli)) {
+const needed = ['build/wasm/llmem_core.mjs', 'build/wasm/llmem_core.wasm', 'build/js/bin/cli.js'];
+const missing = needed.find((f) => !existsSync(join(root, f)));
+if (missing) {
   if (!existsSync(join(root, 'core'))) {
-    console.error(
-      `llmem: this install lacks ${existsSync(cli) ? 'build/wasm/llmem_core.mjs' : 'build/js/bin/cli.js'} (the package is incomplete: reinstall it)`,
-    );
+    console.error(`llmem: this install lacks ${missing} (the package is incomplete: reinstall it)`);
     process.exit(2);
   }
   console.error(

@@ -1,9 +1,10 @@
 // Entry: load the wasm core, build the state from the URL hash, keep the hash in step, render.
-// The core module (wasm inlined) is one file that this page and the planner
-// Worker both import by URL, so a first visit transfers it once.
+// The core (its glue module and its binary) is what this page and the planner
+// Worker both load by URL, so a first visit transfers it once; the binary
+// compiles while it streams in (WebAssembly.instantiateStreaming).
 import { effect } from '@preact/signals';
 import { render } from 'preact';
-import { Core, type CoreFactory } from '../wasm/llmem.js';
+import { type CoreUrls, loadCoreFrom } from './core-urls.js';
 import { App } from './app/App.js';
 import { registerServiceWorker } from './pwa.js';
 import { createAppState } from './state.js';
@@ -11,15 +12,17 @@ import { workerBackend } from './worker-client.js';
 import './styles.css';
 
 const root = document.getElementById('app')!;
-const coreUrl = new URL('../build/wasm/llmem_core.mjs', import.meta.url).href;
+const coreUrls: CoreUrls = {
+  module: new URL('../build/wasm/llmem_core.mjs', import.meta.url).href,
+  wasm: new URL('../build/wasm/llmem_core.wasm', import.meta.url).href,
+};
 
-import(/* @vite-ignore */ coreUrl)
-  .then((m: { default: CoreFactory }) => Core.load(m.default))
+loadCoreFrom(coreUrls)
   .then((core) => {
     const state = createAppState(
       core,
       location.hash,
-      typeof Worker === 'function' ? workerBackend(coreUrl) : undefined,
+      typeof Worker === 'function' ? workerBackend(coreUrls) : undefined,
     );
     // the address bar follows the config, a moment after the last edit (replaceState costs ~1 ms)
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -6,6 +6,7 @@
 // sweep waits for the running one (they take milliseconds) and replaces any
 // sweep still waiting. Where there is no Worker (tests, old browsers) the
 // same jobs run in-thread.
+import type { CoreUrls } from './core-urls.js';
 import type { Core } from '../wasm/llmem.js';
 import { handleRequest, type PlannerReply, type PlannerRequest } from './planner.js';
 
@@ -35,7 +36,7 @@ class Lane {
 
   constructor(
     private readonly spawn: () => Worker,
-    private readonly coreUrl: string,
+    private readonly core: CoreUrls,
     private readonly preempt: boolean,
   ) {}
 
@@ -63,7 +64,7 @@ class Lane {
     const w = this.spawn();
     w.onmessage = (e: MessageEvent) => this.onReply(e.data as PlannerReply | { type: 'failed'; message: string });
     w.onerror = (e) => this.fail(new Error(e.message || 'the planner worker failed'));
-    w.postMessage({ type: 'init', coreUrl: this.coreUrl });
+    w.postMessage({ type: 'init', core: this.core });
     return (this.w = w);
   }
 
@@ -107,15 +108,15 @@ class Lane {
   }
 }
 
-/** Sweeps and searches in Web Workers; coreUrl is the core module the page loaded. */
-export function workerBackend(coreUrl: string): PlannerBackend {
+/** Sweeps and searches in Web Workers; `core` is what the page loaded the core from. */
+export function workerBackend(core: CoreUrls): PlannerBackend {
   const spawn = () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'llmem-planner' });
   // a largest-fit bisection of a heavy config is ~30 estimates: off the main thread, the newest preempting
   const lanes = {
-    sweep: new Lane(spawn, coreUrl, false),
-    search: new Lane(spawn, coreUrl, true),
-    fit: new Lane(spawn, coreUrl, true),
-    suggest: new Lane(spawn, coreUrl, true),
+    sweep: new Lane(spawn, core, false),
+    search: new Lane(spawn, core, true),
+    fit: new Lane(spawn, core, true),
+    suggest: new Lane(spawn, core, true),
   };
   return {
     run: (job) => lanes[job.kind].run(job),

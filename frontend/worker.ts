@@ -3,10 +3,11 @@
 // own file (its URL comes in the first message), fetched once and cached by
 // the service worker, not a second copy bundled here. Cancelling a search
 // is terminating this worker (a search is one call into the core).
-import { Core, type CoreFactory } from '../wasm/llmem.js';
+import type { Core } from '../wasm/llmem.js';
+import { type CoreUrls, loadCoreFrom } from './core-urls.js';
 import { handleRequest, type PlannerRequest, registerSuggest } from './planner.js';
 
-type Message = { type: 'init'; coreUrl: string } | PlannerRequest;
+type Message = { type: 'init'; core: CoreUrls } | PlannerRequest;
 
 let core: Promise<Core> | null = null;
 // (typed by hand: the project's lib is the DOM one)
@@ -18,7 +19,7 @@ const scope = self as unknown as {
 scope.onmessage = async (e: MessageEvent<Message>) => {
   const msg = e.data;
   if ('type' in msg) {
-    core = import(/* @vite-ignore */ msg.coreUrl).then((m: { default: CoreFactory }) => Core.load(m.default));
+    core = loadCoreFrom(msg.core);
     core.catch((err: unknown) =>
       scope.postMessage({ type: 'failed', message: String((err as Error)?.message ?? err) }),
     );

@@ -1,4 +1,4 @@
-// Builds the wasm core with Debian's Emscripten into build/wasm/llmem_core.mjs.
+// Builds the wasm core with Debian's Emscripten into build/wasm/llmem_core.mjs (the glue) and llmem_core.wasm.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -16,5 +16,6 @@ try {
 run('emcmake', ['cmake', '-S', '.', '-B', 'build/wasm-cmake', '-DCMAKE_BUILD_TYPE=Release']);
 run('cmake', ['--build', 'build/wasm-cmake', '-j2']);
 mkdirSync(join(root, 'build/wasm'), { recursive: true });
-copyFileSync(join(root, 'build/wasm-cmake/llmem_core.mjs'), join(root, 'build/wasm/llmem_core.mjs'));
-console.log('built build/wasm/llmem_core.mjs');
+for (const f of ['llmem_core.mjs', 'llmem_core.wasm'])
+  copyFileSync(join(root, 'build/wasm-cmake', f), join(root, 'build/wasm', f));
+console.log('built build/wasm/llmem_core.mjs and llmem_core.wasm');

@@ -33,7 +33,8 @@ function kinds() {
 async function readCore() {
   const coreFile = `${root}build/wasm/llmem_core.mjs`;
   if (!existsSync(coreFile)) throw new Error(`${coreFile} is missing; run \`npm run build:core\``);
-  const m = await (await import(pathToFileURL(coreFile).href)).default();
+  const wasmBinary = readFileSync(coreFile.replace(/\.mjs$/, '.wasm'));
+  const m = await (await import(pathToFileURL(coreFile).href)).default({ wasmBinary });
   const decoder = new TextDecoder();
   const text = (ptr) => {
     let end = ptr;

@@ -4,7 +4,7 @@
 // committed: the probe runs on a GPU machine with Python and no Node.
 //   node scripts/gen-probe-fields.mjs          rewrite probe/llmem_probe/fields.json
 //   node scripts/gen-probe-fields.mjs --print  print it instead (tests/js/probe-fields.test.ts)
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runGenerator } from './generated-file.mjs';
 import { runnerImport } from 'vite';
@@ -38,7 +38,7 @@ export async function generate() {
   if (!existsSync(coreFile)) throw new Error(`${coreFile} is missing; run \`npm run build:core\``);
   const { module: wrapper } = await runnerImport(`${root}wasm/llmem.ts`, { configFile: false, logLevel: 'error' });
   const factory = (await import(pathToFileURL(coreFile).href)).default;
-  const core = await wrapper.Core.load(factory);
+  const core = await wrapper.Core.load(factory, { wasmBinary: readFileSync(coreFile.replace(/\.mjs$/, '.wasm')) });
   return render(core.fields, (f, v) => core.toJson(f, v));
 }
 

@@ -7,7 +7,12 @@ import type { SearchResult, SuggestOptions, SuggestResult, Suggestion, Suggestio
 import { f64, i32, type Memory, readReadings, readResult, readStruct } from './views.js';
 
 type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => number>;
-export type CoreFactory = (options?: { wasmBinary?: ArrayBuffer | Uint8Array }) => Promise<unknown>;
+export type CoreFactory = (options?: {
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  locateFile?: (path: string) => string;
+}) => Promise<unknown>;
+/** Where the factory finds the binary: its bytes (Node), or its URL (the page: compiled while it streams in). */
+export type CoreBinary = { wasmBinary: Uint8Array } | { wasmUrl: string };
 
 const MAX_SWEEP = 4096;
 // the members of a found layout (StructLayout['layout']): numbers as they are, then value indices and flags
@@ -74,8 +79,9 @@ export class Core {
     }
   }
 
-  static async load(factory: CoreFactory, wasmBinary?: Uint8Array): Promise<Core> {
-    return new Core((await factory(wasmBinary ? { wasmBinary } : {})) as CoreModule);
+  static async load(factory: CoreFactory, binary: CoreBinary): Promise<Core> {
+    const options = 'wasmBinary' in binary ? binary : { locateFile: () => binary.wasmUrl };
+    return new Core((await factory(options)) as CoreModule);
   }
 
   field(path: string): FieldInfo | undefined {

@@ -5,7 +5,7 @@
 //   encode.ts     config JSON <-> the input block (one double per key of core/fields.def)
 //   core.ts       the calls into wasm/boundary.c
 //   views.ts      the result structs read out of wasm memory
-export { Core, type CoreFactory } from './core.js';
+export { Core, type CoreBinary, type CoreFactory } from './core.js';
 export { decodeValue, encodeValue, monthIndex, monthText } from './encode.js';
 export * from './generated.js';
 export type * from './types.js';

@@ -1,5 +1,5 @@
 // Loads the wasm core under Node (CLI, tests, benchmarks).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Core, type CoreFactory } from './llmem.js';
@@ -19,10 +19,12 @@ let cached: Promise<Core> | undefined;
 
 export function loadCore(): Promise<Core> {
   cached ??= (async () => {
-    const file = join(repoRoot(), 'build/wasm/llmem_core.mjs');
-    if (!existsSync(file)) throw new Error(`llmem: ${file} is missing; run \`npm run build:core\``);
+    const file = join(repoRoot(), 'build/wasm/llmem_core.mjs'),
+      wasm = join(repoRoot(), 'build/wasm/llmem_core.wasm');
+    for (const f of [file, wasm])
+      if (!existsSync(f)) throw new Error(`llmem: ${f} is missing; run \`npm run build:core\``);
     const mod = (await import(pathToFileURL(file).href)) as { default: CoreFactory };
-    return Core.load(mod.default);
+    return Core.load(mod.default, { wasmBinary: readFileSync(wasm) });
   })();
   return cached;
 }

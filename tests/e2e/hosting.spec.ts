@@ -70,11 +70,18 @@ test.describe('the built dist/', () => {
   // the Hub request (frontend/hub-page.ts, config/hub.ts), loaded with the first "Fetch config from the Hub" click
   const HUB = /^assets\/hub-page-[\w-]+\.js$/;
 
-  test('the core module is one file, shared by the page and the Worker', () => {
+  test('the core is one glue module and one binary, shared by the page and the Worker', () => {
+    const core = files.filter((f) => /llmem_core/.test(f));
     expect(
-      files.filter((f) => /llmem_core/.test(f)),
-      'core modules',
+      core.filter((f) => f.endsWith('.js')),
+      'core glue modules',
     ).toHaveLength(1);
+    expect(
+      core.filter((f) => f.endsWith('.wasm')),
+      'core binaries',
+    ).toHaveLength(1);
+    const sw = existsSync(join(dist, 'sw.js')) ? readFileSync(join(dist, 'sw.js'), 'utf8') : '';
+    for (const f of core) expect(sw.includes(f), `the service worker precaches ${f}`).toBe(true);
   });
 
   test('the importers and exporters are one lazy chunk, precached by the service worker', () => {

@@ -556,7 +556,9 @@ describe('framework keys each format has (issue 14)', () => {
   it('modules trained in full beside the adapters: axolotl, LLaMA-Factory (v0 and v1)', () => {
     const r = ok('axolotl', 'adapter: lora\nlora_modules_to_save: [embed_tokens, lm_head, model.norm]\n');
     expect((r.config.training as Config).finetune).toMatchObject({ full_modules: ['embedding', 'head'] });
-    expect(lines(r)).toMatch(/lora_modules_to_save model.norm: trained in full beside the adapters: only the embedding/);
+    expect(lines(r)).toMatch(
+      /lora_modules_to_save model.norm: trained in full beside the adapters: only the embedding/,
+    );
     const f = ok('llamafactory', 'finetuning_type: lora\nadditional_target: lm_head\n');
     expect((f.config.training as Config).finetune).toMatchObject({ full_modules: ['head'] });
     runs(r.config);
@@ -594,7 +596,9 @@ describe('framework keys each format has (issue 14)', () => {
       master_weights: false,
       grad_dtype: 'bf16',
     });
-    expect(fail('llamafactory', 'model: meta-llama/Llama-3.1-8B\ndist_config:\n  name: deepspeed\n').path).toBe('dist_config.config_file');
+    expect(fail('llamafactory', 'model: meta-llama/Llama-3.1-8B\ndist_config:\n  name: deepspeed\n').path).toBe(
+      'dist_config.config_file',
+    );
   });
   it('accelerate: mixed_precision absent is "no", or fp16 with the older fp16 key', () => {
     expect((ok('accelerate', 'distributed_type: MULTI_GPU\n').config.training as Config).dtype).toBe('fp32');

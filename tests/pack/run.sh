@@ -17,7 +17,7 @@ npm pack --pack-destination "$tmp" > "$tmp/pack.log" 2>&1 || { cat "$tmp/pack.lo
 tgz=$(ls "$tmp"/llmem-*.tgz 2>/dev/null | head -1)
 [ -n "$tgz" ] && [ -f "$tgz" ] || fail "no tarball in $tmp"
 tar -tzf "$tgz" | sed 's#^package/##' | sort > "$tmp/files.txt"
-for f in package.json bin/llmem.mjs build/js/bin/cli.js build/js/wasm/node.js build/wasm/llmem_core.mjs node_modules/smol-toml/package.json node_modules/yaml/package.json; do
+for f in package.json bin/llmem.mjs build/js/bin/cli.js build/js/wasm/node.js build/wasm/llmem_core.mjs build/wasm/llmem_core.wasm node_modules/smol-toml/package.json node_modules/yaml/package.json; do
   grep -qx "$f" "$tmp/files.txt" || fail "the tarball lacks $f"
 done
 if grep -E '^(core/|CMakeLists\.txt|frontend/|wasm/|tests/|dist/)|\.ts$' "$tmp/files.txt" | grep -v '\.d\.ts$' > "$tmp/extra.txt"; then

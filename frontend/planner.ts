@@ -280,12 +280,18 @@ export interface LayoutRow extends Layout {
 }
 
 /** The sharding a layout uses, named for its engine (as `llmem search` prints it). */
-export function shardingOf(l: Layout, engine: string): string {
+export function shardingOf(l: Layout, configEngine: string): string {
   const p = l.patch.parallel as Record<string, Json>;
-  if (engine.startsWith('fsdp') || (engine === 'single' && l.dp > 1)) return String(p.fsdp_strategy).replace(/_/g, ' ');
-  if (engine === 'deepspeed' || engine === 'megatron_deepspeed') return `ZeRO-${p.zero_stage}`;
-  if (engine === 'megatron') return p.distributed_optimizer ? 'distributed optimizer' : 'replicated optimizer';
-  return '—';
+  // a search that varies the engine names it in the patch when it differs from the config's
+  const engine = typeof p.engine === 'string' ? p.engine : configEngine;
+  const named = typeof p.engine === 'string' ? `${p.engine} ` : '';
+  const offload = p.offload_optimizer && p.offload_optimizer !== 'none' ? ` + ${p.offload_optimizer} offload` : '';
+  let sharding = '—';
+  if (engine.startsWith('fsdp') || (engine === 'single' && l.dp > 1))
+    sharding = String(p.fsdp_strategy).replace(/_/g, ' ');
+  else if (engine === 'deepspeed' || engine === 'megatron_deepspeed') sharding = `ZeRO-${p.zero_stage}`;
+  else if (engine === 'megatron') sharding = p.distributed_optimizer ? 'distributed optimizer' : 'replicated optimizer';
+  return named + sharding + offload;
 }
 
 export function layoutRows(res: SearchResult, engine: string): LayoutRow[] {

@@ -229,6 +229,9 @@ describe('layouts', () => {
         'megatron',
       ),
     ).toBe('distributed optimizer');
+    // a varied engine and offload are named
+    const p = { ...(l.patch.parallel as Config), engine: 'deepspeed', zero_stage: 2, offload_optimizer: 'cpu' };
+    expect(shardingOf({ ...l, patch: { ...l.patch, parallel: p } }, 'fsdp2')).toBe('deepspeed ZeRO-2 + cpu offload');
   });
 
   it('loading a layout gives the memory the search reported, and leaves the search key alone', () => {

@@ -167,6 +167,9 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
     scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
     if (pl->dropout > 0) scores += n * (1 + (sh.autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
+    /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
+     * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
+    if (pl->attn_softcap && pl->attention == LLMEM_ATTN_EAGER) scores += n * ab;
     scores_temp = 2 * n * ab;                              /* pre-softmax scores + masked copy */
     scores_bwd = 2 * scores_temp;
     lse = 0;

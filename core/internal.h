@@ -45,6 +45,7 @@ typedef struct {
   int optimizer_in_backward, paged_optimizer, recompute, recompute_modules;
   double recompute_layers;    /* 0 = every layer (with full) */
   double dropout;
+  int attn_softcap, final_softcap; /* tanh soft-capping of the attention scores / the logits (Gemma 2) */
   int attention, loss, repeat_kv;
   double loss_chunks;
   int activation_offload, fp8_linear;

@@ -132,5 +132,11 @@ loss_memory loss_bytes(const plan *pl) {
       standard_bytes(&lm, TV, ab, megatron);
       break;
   }
+  /* final logit soft-capping before the loss: logits / cap, tanh, * cap, each a
+   * new logits-sized tensor; tanh keeps its output for the backward
+   * (transformers models/gemma2/modeling_gemma2.py Gemma2ForCausalLM.forward;
+   * torchtune's gemma2 decoder the same per output chunk). Liger's fused
+   * kernel caps inside its chunks (softcap argument): nothing kept. */
+  if (pl->final_softcap && pl->loss != LLMEM_LOSS_FUSED) lm.saved_bytes += ab * TV;
   return lm;
 }

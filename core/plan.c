@@ -124,6 +124,8 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->recompute_modules = (int)in->recompute_modules;
   p->recompute_layers = or_default(in->recompute_layers, 0);
   p->dropout = in->dropout;
+  p->attn_softcap = !isnan(in->attn_softcap);
+  p->final_softcap = !isnan(in->final_softcap);
   p->attention = (int)in->attention;
   p->loss = (int)profiled(in, FIELD(loss));
   /* K/V expanded to every query head before the kernel: eager and math

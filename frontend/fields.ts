@@ -95,6 +95,18 @@ export const UI: Record<string, FieldUi> = {
   'model.lm_head_bias': { label: 'LM head bias', hint: 'bias on the output projection' },
   'model.parallel_block': { label: 'Parallel attention + MLP', hint: 'GPT-J, Falcon, phi-2: one norm feeds both' },
   'model.mtp_layers': { label: 'MTP layers', unit: 'layers', hint: 'multi-token prediction' },
+  'model.attn_logit_softcap': {
+    label: 'Attention soft-cap',
+    unit: 'logit',
+    auto: 'none',
+    hint: 'tanh cap on the scores (Gemma 2); eager keeps it',
+  },
+  'model.final_logit_softcap': {
+    label: 'Logit soft-cap',
+    unit: 'logit',
+    auto: 'none',
+    hint: 'tanh cap on the logits (Gemma 2)',
+  },
 
   'model.moe.experts': { label: 'Experts', unit: 'experts', hint: '0 = dense' },
   'model.moe.top_k': { label: 'Experts per token', unit: 'top-k', hint: 'experts each token is routed to' },
@@ -550,6 +562,8 @@ export const SECTIONS: Section[] = [
           'model.embedding_norm',
           'model.parallel_block',
           'model.mtp_layers',
+          'model.attn_logit_softcap',
+          'model.final_logit_softcap',
         ],
       },
     ],

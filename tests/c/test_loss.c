@@ -15,7 +15,28 @@ static void check_same(loss_memory a, loss_memory b, const char *name) {
 #define L3 "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
            "model.vocab=128256 model.vocab_multiple=1 training.seq_len=4096 training.micro_batch=1 "
 
+/* Gemma 2 soft-capping, Gemma-2-2B shape (vocab 256000, 8 heads), 4096 tokens,
+ * one GPU, bf16: the logits' tanh keeps its output, 2 T V = 2,097,152,000 B more
+ * saved at the head; eager attention's score tanh keeps 2 T a s = 268,435,456 B
+ * more per layer; Liger's fused loss caps inside its kernel (nothing kept). */
+static void softcap(void) {
+#define G2 "model.layers=26 model.hidden=2304 model.heads=8 model.kv_heads=4 model.head_dim=256 model.ffn_hidden=9216 " \
+           "model.vocab=256000 model.vocab_multiple=1 training.seq_len=4096 parallel.gpus=1 parallel.engine=single "
+  plan a = plan_for(G2), b = plan_for(G2 "model.final_logit_softcap=30");
+  CHECK_NEAR(loss_bytes(&b).saved_bytes - loss_bytes(&a).saved_bytes, 2.0 * 4096 * 256000, 0, "tanh output kept");
+  CHECK_NEAR(loss_bytes(&b).forward_peak_bytes, loss_bytes(&a).forward_peak_bytes, 0, "same transient");
+  plan f = plan_for(G2 "model.final_logit_softcap=30 training.loss=fused"), g = plan_for(G2 "training.loss=fused");
+  check_same(loss_bytes(&f), loss_bytes(&g), "Liger caps inside its kernel");
+  plan e = plan_for(G2 "training.attention=eager"), c = plan_for(G2 "training.attention=eager model.attn_logit_softcap=50");
+  double ea = layer_activation_bytes(&e, 0, 0).saved_bytes, ec = layer_activation_bytes(&c, 0, 0).saved_bytes;
+  CHECK_NEAR(ec - ea, 2.0 * 4096 * 8 * 4096, 0, "eager: the capped scores' tanh output per layer");
+  plan fl = plan_for(G2), fc = plan_for(G2 "model.attn_logit_softcap=50");
+  CHECK_NEAR(layer_activation_bytes(&fc, 0, 0).saved_bytes, layer_activation_bytes(&fl, 0, 0).saved_bytes, 0,
+             "flash kernels cap in the kernel");
+}
+
 int main(void) {
+  softcap();
   /* tp 8, bf16: Tv = T * V/tp = 4096 * 16032 = 65,667,072 elements.
    * forward: bf16 logits 2 Tv + fp32 copy 4 Tv + shifted 4 Tv + exp(shifted) 4 Tv
    *   (then the result in exp's place) = 14 Tv = 919,339,008 B;

@@ -58,8 +58,9 @@ describe('HF import warnings', () => {
   it('warns about sliding windows, layer types, soft-capping, vision towers, MTP and quantized weights', () => {
     expect(warnings('mistral-7b-v0.1')).toMatch(/sliding_window 4096 on every layer/);
     expect(warnings('gemma-2-9b')).toMatch(/sliding_window 4096 on every other layer/);
-    expect(warnings('gemma-2-9b')).toMatch(/attn_logit_softcapping 50/);
-    expect(warnings('gemma-2-9b')).toMatch(/final_logit_softcapping 30/);
+    const g2 = ok(importHfConfig(read('gemma-2-9b')));
+    expect(g2.config.model).toMatchObject({ attn_logit_softcap: 50, final_logit_softcap: 30 });
+    expect(g2.notes.join('\n')).toMatch(/attn_logit_softcapping 50: kept by eager attention/);
     expect(warnings('gemma-3-4b')).toMatch(/vision_config \(siglip_vision_model, 27 layers, hidden 1152\)/);
     expect(warnings('gemma-3-4b')).toMatch(/sliding_window 1024 on 5 of every 6 layers/);
     expect(warnings('gpt-oss-20b')).toMatch(/layer_types: 12 sliding_attention of 24 layers \(window 128\)/);

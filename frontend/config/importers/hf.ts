@@ -490,16 +490,17 @@ function run(json: unknown): HfImport {
   } else if (typeof window === 'number')
     notes.push(`sliding_window ${window} is disabled (use_sliding_window false): full attention`);
   used.add('sliding_window_pattern');
+  // tanh soft-capping (Gemma 2): what it keeps for the backward is modelled; eager attention is what
+  // transformers recommends for training these models (kernels without soft-capping cannot take them)
   const softcap = get('attn_logit_softcapping');
-  if (typeof softcap === 'number')
-    warnings.push(
-      `attn_logit_softcapping ${softcap}: kernels without soft-capping (SDPA) fall back to eager attention, which keeps s*s scores; set training.attention "eager" if so`,
+  if (typeof softcap === 'number' && softcap > 0) {
+    model.attn_logit_softcap = softcap;
+    notes.push(
+      `attn_logit_softcapping ${softcap}: kept by eager attention (set training.attention "eager" when training runs it, as transformers recommends for Gemma 2)`,
     );
+  }
   const finalCap = get('final_logit_softcapping');
-  if (typeof finalCap === 'number')
-    warnings.push(
-      `final_logit_softcapping ${finalCap}: the tanh soft-capping of the logits adds logit-sized temporaries that are not modelled`,
-    );
+  if (typeof finalCap === 'number' && finalCap > 0) model.final_logit_softcap = finalCap;
   for (const k of MULTIMODAL_KEYS) {
     used.add(k);
     if (cfg[k] !== undefined && cfg[k] !== null) warnings.push(multimodalWarning(k, cfg[k]));

@@ -28,6 +28,7 @@ typedef struct {
   /* model */
   double layers, hidden, heads, kv_heads, head_dim, ffn, vocab, vocab_padded;
   int gated, tied, head_kind, learned_pos, bias, qkv_bias, qk_norm, attn_sinks, lm_head_bias;
+  int o_bias, mlp_bias; /* attention output / MLP linear biases (default: model.bias) */
   int parallel_block;         /* attention and MLP read one norm output (GPT-J, Falcon, phi-2) */
   double type_vocab, embedding_norm, final_norm;
   double norm_width;          /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */

@@ -48,7 +48,7 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
     if (targets & ((1 << LLMEM_LT_K) | (1 << LLMEM_LT_V)))
       lp->lora_count += r * (pl->kv_lora_rank + a * (pl->qk_nope + pl->v_head_dim));
     if (targets & (1 << LLMEM_LT_O)) lp->lora_count += r * (a * pl->v_head_dim + h);
-    if (pl->bias) lp->vector_count += h;
+    if (pl->o_bias) lp->vector_count += h;
     return;
   }
   double d = pl->head_dim;
@@ -60,7 +60,7 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   lp->quantizable_count += q + k + v + o;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
   if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;   /* column-parallel biases split with TP */
-  if (pl->bias) lp->vector_count += h;                        /* o_proj bias, replicated */
+  if (pl->o_bias) lp->vector_count += h;                      /* o_proj bias, replicated */
   if (pl->attn_sinks) lp->vector_count += pl->heads / t;      /* GPT-OSS per-head sink logits */
   if (pl->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
   if (pl->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
@@ -80,11 +80,11 @@ static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, 
   if (expert) {
     lp->expert_count += w;
     lp->expert_dims_count += dims;
-    if (pl->bias) lp->expert_count += (mats - 1) * f + h;
+    if (pl->mlp_bias) lp->expert_count += (mats - 1) * f + h;
   } else {
     lp->matrix_count += w;
     lp->matrix_dims_count += dims;
-    if (pl->bias) {
+    if (pl->mlp_bias) {
       lp->matrix_count += (mats - 1) * f; /* column-parallel biases */
       lp->vector_count += h;              /* down_proj bias, replicated */
     }

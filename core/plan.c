@@ -76,6 +76,10 @@ static void resolve_model(const llmem_input *in, plan *p) {
   p->norms_per_layer = in->norms_per_layer;
   p->bias = in->bias != 0;
   p->qkv_bias = in->qkv_bias != 0 || p->bias;
+  /* the attention output and MLP biases follow model.bias unless set (HF
+   * attention_bias without mlp_bias: q, k, v and o biased, the MLP not) */
+  p->o_bias = (int)or_default(in->o_bias, p->bias);
+  p->mlp_bias = (int)or_default(in->mlp_bias, p->bias);
   p->qk_norm = (int)in->qk_norm;
   p->learned_pos = in->position == LLMEM_POSITION_LEARNED;
   p->attn_sinks = in->attn_sinks != 0;

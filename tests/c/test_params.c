@@ -76,5 +76,20 @@ int main(void) {
     double h = 7168, attn = h * 1536 + 1536 + 1536 * 128 * 192 + h * (512 + 64) + 512 + 512 * 128 * 256 + 128 * 128 * h;
     CHECK_NEAR(lp.matrix_count + lp.vector_count - 2 * h - 3 * h * 18432, attn, 0, "mla attention");
   }
+  /* biases per projection, Llama-3-8B shape: q/k/v (4096 + 2 x 1024) and o (4096) per
+   * layer with HF attention_bias; gate/up (2 x 14336) and down (4096) with mlp_bias */
+  {
+    const char *l3 = "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=128256 ";
+    char k[512];
+    double base = total_of(l3);
+    snprintf(k, sizeof k, "%s model.qkv_bias=true model.o_bias=true", l3);
+    CHECK_NEAR(total_of(k) - base, 32.0 * (6144 + 4096), 0, "attention_bias: q, k, v and o");
+    snprintf(k, sizeof k, "%s model.mlp_bias=true", l3);
+    CHECK_NEAR(total_of(k) - base, 32.0 * (2 * 14336 + 4096), 0, "mlp_bias: gate, up and down");
+    snprintf(k, sizeof k, "%s model.bias=true model.mlp_bias=false", l3);
+    CHECK_NEAR(total_of(k) - base, 32.0 * (6144 + 4096), 0, "bias without the MLP's");
+    snprintf(k, sizeof k, "%s model.bias=true", l3);
+    CHECK_NEAR(total_of(k) - base, 32.0 * (6144 + 4096 + 2 * 14336 + 4096), 0, "bias: every linear");
+  }
   return check_report("params");
 }

@@ -53,6 +53,20 @@ describe('HF config.json -> catalog model', () => {
   }
 });
 
+describe('HF biases per projection', () => {
+  it('attention_bias without mlp_bias: q, k, v and o biased, the MLP not (Llama classes)', () => {
+    const base = read('llama-3.1-8b') as Record<string, unknown>;
+    const r = ok(importHfConfig({ ...base, attention_bias: true, mlp_bias: false }));
+    expect(r.config.model).toMatchObject({ bias: false, qkv_bias: true, o_bias: true });
+    expect(r.warnings).toEqual([]);
+    const m = ok(importHfConfig({ ...base, attention_bias: false, mlp_bias: true }));
+    expect(m.config.model).toMatchObject({ bias: false, mlp_bias: true });
+    const plain = core.estimate({ model: ok(importHfConfig(base)).config.model as Config });
+    const biased = core.estimate({ model: r.config.model as Config });
+    expect(plain.ok && biased.ok && biased.params.total - plain.params.total).toBe(32 * (4096 + 2 * 1024 + 4096));
+  });
+});
+
 describe('HF import warnings', () => {
   const warnings = (id: string) => ok(importHfConfig(read(id))).warnings.join('\n');
   it('warns about sliding windows, layer types, soft-capping, vision towers, MTP and quantized weights', () => {

@@ -354,7 +354,8 @@ function run(json: unknown): HfImport {
       ? 'layernorm'
       : 'rmsnorm';
 
-  // Biases. config v1: "bias" = every attention and MLP linear, "qkv_bias" = q/k/v only.
+  // Biases. config v1: "bias" = every attention and MLP linear, "qkv_bias" = q/k/v only,
+  // "o_bias" / "mlp_bias" the attention output / the MLP linears (null: as "bias").
   const attnBias = flag('attention_bias');
   const mlpBias = flag('mlp_bias');
   let bias = false,
@@ -374,18 +375,12 @@ function run(json: unknown): HfImport {
     qkvBias = flag('qkv_bias') ?? true; // Qwen2MoeConfig.qkv_bias
   else if (family === 'glm4_moe')
     qkvBias = attnBias ?? false; // modeling_glm4_moe.py: o_proj bias=False
+  else if (attnBias && mlpBias) bias = true;
   else if (attnBias) {
-    if (mlpBias) bias = true;
-    else {
-      qkvBias = true;
-      warnings.push(
-        `attention_bias true: the o_proj bias (${hidden} per layer) is not expressible; q/k/v biases counted (qkv_bias)`,
-      );
-    }
-  } else if (mlpBias)
-    warnings.push(
-      `mlp_bias true without attention_bias: MLP biases (${2 * (model.ffn_hidden as number) + hidden} per layer) are not counted`,
-    );
+    // modeling_llama.py LlamaAttention: q/k/v/o Linear(bias=attention_bias); LlamaMLP: bias=mlp_bias
+    qkvBias = true;
+    model.o_bias = true;
+  } else if (mlpBias) model.mlp_bias = true;
   model.bias = bias;
   if (qkvBias) model.qkv_bias = true;
 

@@ -58,6 +58,7 @@ typedef struct {
 
   /* parallel */
   double gpus, gpus_per_node, tp, pp, vpp, cp, ep, etp, dp;
+  double vpp_group; /* interleaved: micro-batches run per virtual stage in a row (Megatron's group) */
   int sp, schedule, engine, zero_stage, fsdp_strategy, reshard_after_forward, dist_opt;
   int shard_root_modules;     /* FSDP: embedding and output projection are their own units */
   int offload_optimizer, offload_params, fp8_all_gather, grad_as_bucket_view, overlap_comm;

@@ -156,6 +156,7 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->tp = in->tp;
   p->pp = in->pp;
   p->vpp = in->vpp;
+  p->vpp_group = or_default(in->vpp_group, in->pp);
   p->cp = in->cp;
   p->ep = in->ep;
   p->etp = in->etp;
@@ -259,8 +260,16 @@ static llmem_status check_layout(const plan *p, int *field) {
       if (!divides(n, p->vpp)) FAIL(LLMEM_ERR_VPP, vpp);
     }
   }
-  if (p->schedule == LLMEM_PP_INTERLEAVED && p->pp > 1 && !divides(p->grad_accum, p->pp))
-    FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
+  /* Megatron's interleaved schedule (pipeline_parallel/schedules.py
+   * forward_backward_pipelining_with_interleaving): micro-batch groups of
+   * microbatch_group_size_per_vp_stage (default pp) in [pp, m], the last of
+   * m mod group micro-batches either none or at least pp */
+  if (p->schedule == LLMEM_PP_INTERLEAVED && p->pp > 1) {
+    double group = p->vpp_group, rest = fmod(p->grad_accum, group);
+    if (isnan(p->in->vpp_group) && group > p->grad_accum) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
+    if (group < p->pp || group > p->grad_accum) FAIL(LLMEM_ERR_VPP_GROUP, vpp_group);
+    if (rest > 0 && rest < p->pp) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
+  }
   if (p->cp > 1 && !divides(p->seq_len, 2 * p->cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
   if (p->sp && !divides(p->seq_len / p->cp, p->tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
 

@@ -111,7 +111,7 @@ typedef struct {
 
 typedef struct {
   int kind; /* SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED */
-  int p, v, m, stage;
+  int p, v, m, g, stage;
   int warm; /* warm-up forwards (virtual ones when interleaved) */
   int op_count;
   /* interleaved: the steady state [period_begin, period_begin + period_count

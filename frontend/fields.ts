@@ -289,6 +289,12 @@ export const UI: Record<string, FieldUi> = {
   'parallel.tp': { label: 'Tensor parallel', unit: 'TP', pow2: true, hint: "splits each layer's matrices" },
   'parallel.pp': { label: 'Pipeline parallel', unit: 'PP', pow2: true, hint: 'splits the layers into stages' },
   'parallel.vpp': { label: 'Virtual stages', unit: 'VPP', hint: 'model chunks per stage (interleaved)' },
+  'parallel.vpp_group': {
+    label: 'Micro-batch group',
+    unit: 'micro-batches',
+    auto: '= PP',
+    hint: 'per virtual stage in a row (Megatron)',
+  },
   'parallel.cp': { label: 'Context parallel', unit: 'CP', pow2: true, hint: 'splits the sequence' },
   'parallel.ep': { label: 'Expert parallel', unit: 'EP', pow2: true, hint: 'splits the experts' },
   'parallel.etp': {
@@ -642,6 +648,7 @@ export const SECTIONS: Section[] = [
           'parallel.pp',
           'parallel.pp_schedule',
           'parallel.vpp',
+          'parallel.vpp_group',
           'parallel.pp_first_stage_layers',
           'parallel.pp_last_stage_layers',
           'parallel.cp',

@@ -145,5 +145,21 @@ int main(void) {
       CHECK_NEAR(cat[c], out.per_gpu.breakdown_bytes[c], 1e-12, llmem_category_name(c));
     CHECK_NEAR(runtime, out.per_gpu.device_used_bytes - out.per_gpu.peak_allocated_bytes, 1e-12, "runtime terms");
   }
+  /* Megatron's interleaved micro-batch groups: stage 0 of pp 4, vpp 2 runs
+   * 2 (p - 1) + (v - 1) g forwards before its first backward, so 11 virtual
+   * chunks of activations are in flight with groups of g = p = 4 and 13 with
+   * g = 6; m = 10 (not a multiple of pp) runs with g = 6 (last group 4). */
+  {
+    const char *meg = L2_7B "parallel.engine=megatron parallel.gpus=4 parallel.pp=4 parallel.vpp=2 "
+                            "parallel.pp_schedule=interleaved training.seq_len=2048 ";
+    char k[512];
+    snprintf(k, sizeof k, "%s training.grad_accum=12", meg);
+    double g4 = run(k) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
+    snprintf(k, sizeof k, "%s training.grad_accum=12 parallel.vpp_group=6", meg);
+    double g6 = run(k) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
+    CHECK_NEAR(g6 / g4, 13.0 / 11.0, 0.01, "groups of 6: 13 chunks in flight, not 11");
+    snprintf(k, sizeof k, "%s training.grad_accum=10 parallel.vpp_group=6", meg);
+    CHECK(run(k), "m = 10 with groups of 6");
+  }
   return check_report("simulate");
 }

@@ -52,6 +52,10 @@ int main(void) {
   expect_error("model.layers=10 parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.pp_first_stage_layers=2", LLMEM_ERR_PP_UNEVEN, "parallel.pp_first_stage_layers");
   expect_error("parallel.engine=megatron parallel.pp=2 parallel.gpus=2 parallel.vpp=2", LLMEM_ERR_VPP, "parallel.vpp");
   expect_error("parallel.engine=megatron parallel.pp=2 parallel.gpus=2 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=3", LLMEM_ERR_INTERLEAVED_MICROBATCHES, "training.grad_accum");
+  /* Megatron's micro-batch groups: from pp to m; a last group of fewer than pp is refused */
+  expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=10 parallel.vpp_group=3", LLMEM_ERR_VPP_GROUP, "parallel.vpp_group");
+  expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=10 parallel.vpp_group=8", LLMEM_ERR_INTERLEAVED_MICROBATCHES, "training.grad_accum");
+  expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=2", LLMEM_ERR_INTERLEAVED_MICROBATCHES, "training.grad_accum");
   /* global batch: 8 GPUs x micro-batch 2 = 16 samples per accumulation step */
   expect_error("parallel.gpus=8 training.micro_batch=2 training.global_batch=24", LLMEM_ERR_GLOBAL_BATCH_SPLIT, "training.global_batch");
   expect_error("parallel.gpus=8 training.micro_batch=2 training.global_batch=64 training.grad_accum=2", LLMEM_ERR_GLOBAL_BATCH_ACCUM, "training.global_batch");

@@ -22,10 +22,23 @@ static int reference_order(const plan *pl, int stage, sched_op *ops) {
     return n;
   }
   if (pl->schedule != LLMEM_PP_INTERLEAVED) v = 1;
-  int total = m * v, warm = v == 1 ? p - stage - 1 : 2 * (p - stage - 1) + (v - 1) * p, f = 0, b = 0;
+  int g = v == 1 ? 1 : (int)pl->vpp_group;
+  /* get_schedule_table: groups of g micro-batches (the last: from its start to m), each through every chunk */
+  static int table_mb[1 << 16], table_chunk[1 << 16];
+  int t = 0;
+  if (v == 1)
+    for (int i = 0; i < m; i++) table_mb[t] = i, table_chunk[t++] = 0;
+  else
+    for (int lo = 0; lo < m; lo += g) {
+      int hi = lo + g >= m ? m : lo + g;
+      for (int c = 0; c < v; c++)
+        for (int i = lo; i < hi; i++) table_mb[t] = i, table_chunk[t++] = c;
+      if (hi == m) break;
+    }
+  int total = m * v, warm = v == 1 ? p - stage - 1 : 2 * (p - stage - 1) + (v - 1) * g, f = 0, b = 0;
   if (warm > total) warm = total;
-#define FWD(k) (sched_op){0, ((k) / (p * v)) * p + (k) % p, ((k) / p) % v}
-#define BWD(k) (sched_op){1, ((k) / (p * v)) * p + (k) % p, v - 1 - ((k) / p) % v}
+#define FWD(k) (sched_op){0, table_mb[k], table_chunk[k]}
+#define BWD(k) (sched_op){1, table_mb[k], v - 1 - table_chunk[k]}
   for (; f < warm; f++) ops[n++] = FWD(f);
   while (f < total) ops[n++] = FWD(f), f++, ops[n++] = BWD(b), b++;
   while (b < total) ops[n++] = BWD(b), b++;
@@ -34,11 +47,11 @@ static int reference_order(const plan *pl, int stage, sched_op *ops) {
   return n;
 }
 
-static void check_order(int pp, int vpp, int m, int kind) {
+static void check_order(int pp, int vpp, int m, int kind, int group) {
   static sched_op want[1 << 16];
   plan pl;
   memset(&pl, 0, sizeof pl);
-  pl.pp = pp, pl.vpp = vpp, pl.grad_accum = m, pl.schedule = kind;
+  pl.pp = pp, pl.vpp = vpp, pl.grad_accum = m, pl.schedule = kind, pl.vpp_group = group;
   for (int s = 0; s < pp; s++) {
     int n = reference_order(&pl, s, want);
     schedule sc;
@@ -130,10 +143,16 @@ int main(void) {
   int kinds[] = {LLMEM_PP_GPIPE, LLMEM_PP_1F1B, LLMEM_PP_ZERO_BUBBLE};
   for (int k = 0; k < 3; k++)
     for (int pp = 1; pp <= 6; pp++)
-      for (int m = 1; m <= 20; m++) check_order(pp, 1, m, kinds[k]);
+      for (int m = 1; m <= 20; m++) check_order(pp, 1, m, kinds[k], pp);
   for (int pp = 2; pp <= 6; pp++)
-    for (int vpp = 2; vpp <= 4; vpp++)
-      for (int m = pp; m <= 8 * pp; m += pp) check_order(pp, vpp, m, LLMEM_PP_INTERLEAVED);
+    for (int vpp = 2; vpp <= 4; vpp++) {
+      for (int m = pp; m <= 8 * pp; m += pp) check_order(pp, vpp, m, LLMEM_PP_INTERLEAVED, pp);
+      /* groups larger than pp: m need not be a multiple of pp (Megatron's
+       * microbatch_group_size_per_vp_stage; the last group at least pp) */
+      for (int g = pp + 1; g <= 3 * pp; g++)
+        for (int m = g; m <= 4 * g; m++)
+          if (m % g == 0 || m % g >= pp) check_order(pp, vpp, m, LLMEM_PP_INTERLEAVED, g);
+    }
 
   int valid = 0, stages = 0, skipping = 0;
   double worst_gap = 0;

@@ -65,6 +65,19 @@ describe('the Llama-3 8B FP8 launch script (NVIDIA/Megatron-LM examples/llama)',
   });
 });
 
+describe('interleaved micro-batch groups', () => {
+  it('--microbatch-group-size-per-virtual-pipeline-stage sets parallel.vpp_group; m need not be a multiple of pp', () => {
+    const r = ok(
+      '--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --micro-batch-size 1 ' +
+        '--global-batch-size 10 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 4 ' +
+        '--microbatch-group-size-per-virtual-pipeline-stage 6',
+      4,
+    );
+    expect(r.config.parallel).toMatchObject({ pp: 4, vpp: 2, vpp_group: 6, pp_schedule: 'interleaved' });
+    expect(r.unsupported).toEqual([]);
+  });
+});
+
 describe('the bash subset', () => {
   it('arrays: declare -a, ARR+=( ), "${ARR[@]}", ${#ARR[@]}, ${ARR[1]}', () => {
     const run = runShell(

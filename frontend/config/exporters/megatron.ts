@@ -94,6 +94,8 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   flag('tensor-model-parallel-size', tp);
   flag('pipeline-model-parallel-size', pp);
   if (vpp > 1) flag('num-layers-per-virtual-pipeline-stage', layers / pp / vpp);
+  const group = v.take<number | null>('parallel.vpp_group');
+  if (vpp > 1 && group !== null) flag('microbatch-group-size-per-virtual-pipeline-stage', group);
   const sched = v.take<string>('parallel.pp_schedule');
   if (pp > 1 && (sched === 'gpipe' || sched === 'zero_bubble'))
     v.skip('parallel.pp_schedule', `Megatron-LM runs 1F1B (interleaved with virtual stages), not ${sched}`);

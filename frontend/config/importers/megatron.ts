@@ -146,6 +146,7 @@ const HANDLED = new Set([
   'tensor-model-parallel-size',
   'pipeline-model-parallel-size',
   'num-layers-per-virtual-pipeline-stage',
+  'microbatch-group-size-per-virtual-pipeline-stage',
   'virtual-pipeline-model-parallel-size',
   'context-parallel-size',
   'expert-model-parallel-size',
@@ -490,6 +491,9 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   if (vpp && vpp > 1) {
     d.set('parallel.vpp', vpp);
     d.set('parallel.pp_schedule', 'interleaved');
+    // megatron/core/model_parallel_config.py microbatch_group_size_per_vp_stage (default: pp)
+    const group = n('microbatch-group-size-per-virtual-pipeline-stage');
+    if (group !== undefined) d.set('parallel.vpp_group', group);
   } else if (pp > 1) d.set('parallel.pp_schedule', '1f1b');
   const dist = has('use-distributed-optimizer');
   if (!has('use-torch-fsdp2') && !has('deepspeed')) d.set('parallel.distributed_optimizer', dist);

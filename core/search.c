@@ -133,8 +133,10 @@ static choices sharding_choices(const search_ctx *c, int engine) {
   int deepspeed = engine == LLMEM_ENGINE_DEEPSPEED || engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int fsdp = engine == LLMEM_ENGINE_FSDP1 || engine == LLMEM_ENGINE_FSDP2;
   if (!c->opt->vary_sharding) {
-    s.values[0] = deepspeed ? (int)c->base->zero_stage : fsdp ? (int)c->base->fsdp_strategy
-                : engine == LLMEM_ENGINE_MEGATRON ? (int)c->base->distributed_optimizer : 0;
+    s.values[0] = deepspeed                         ? (int)c->base->zero_stage
+                  : fsdp                            ? (int)c->base->fsdp_strategy
+                  : engine == LLMEM_ENGINE_MEGATRON ? (int)c->base->distributed_optimizer
+                                                    : 0;
     return s;
   }
   if (deepspeed) s = (choices){3, {1, 2, 3}};
@@ -265,8 +267,9 @@ static void search_engine(search_ctx *c, int engine) {
             l.dp = N / (tp * pp * cp), l.tp = tp, l.pp = pp, l.vpp = vpp, l.cp = cp, l.ep = ep;
             l.engine = engine;
             l.sequence_parallel = tp > 1;
-            l.pp_schedule = vpp > 1 ? LLMEM_PP_INTERLEAVED
-                          : (c->base->pp_schedule == LLMEM_PP_INTERLEAVED ? LLMEM_PP_1F1B : (int)c->base->pp_schedule);
+            l.pp_schedule =
+                vpp > 1 ? LLMEM_PP_INTERLEAVED
+                        : (c->base->pp_schedule == LLMEM_PP_INTERLEAVED ? LLMEM_PP_1F1B : (int)c->base->pp_schedule);
             int field;
             llmem_status why = layout_check(c, tp, pp, ep, &field);
             settings(c, l, why, field);

@@ -62,6 +62,7 @@ typedef struct {
   int sp, schedule, engine, zero_stage, fsdp_strategy, reshard_after_forward, dist_opt;
   int shard_root_modules;     /* FSDP: embedding and output projection are their own units */
   int offload_optimizer, offload_params, fp8_all_gather, grad_as_bucket_view, overlap_comm;
+  int tp_comm_overlap; /* TP collectives pipelined with the GEMMs beside them (step time only) */
   int shard_with_cp;
   int reduce_on_compute;      /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
   double pp_first, pp_last;   /* 0 = even */

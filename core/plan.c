@@ -178,6 +178,7 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->grad_as_bucket_view = in->grad_as_bucket_view != 0;
   /* DeepSpeed's default: overlap_comm is on for ZeRO-3, off for 1/2 (runtime/zero/config.py). */
   p->overlap_comm = (int)or_default(in->overlap_comm, p->zero_stage == 3 ? 1 : 0);
+  p->tp_comm_overlap = in->tp_comm_overlap != 0;
   p->shard_with_cp = in->shard_with_cp != 0;
   p->pp_first = or_default(in->pp_first_stage_layers, 0);
   p->pp_last = or_default(in->pp_last_stage_layers, 0);

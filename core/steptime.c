@@ -211,12 +211,22 @@ static layer_time layer_seconds(const step_ctx *c, int layer) {
 }
 
 /* Forward, backward and recomputed forward of one layer for one micro-batch. */
+/* TP collectives left exposed: all of them, or with tp_comm_overlap (Megatron
+ * --tp-comm-overlap: Transformer Engine's userbuffers split each all-gather /
+ * reduce-scatter into chunks pipelined with the GEMM that consumes or produces
+ * them; torchtitan's async TP the same with SymmetricMemory) what the layer's
+ * GEMMs cannot hide. */
+static double tp_exposed(const plan *pl, double tp, double linear) {
+  return pl->tp_comm_overlap ? fmax(0, tp - linear) : tp;
+}
+
 static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
   const plan *pl = c->pl;
-  double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + t->tp_fwd + t->ep_fwd + t->cp_fwd;
+  double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(pl, t->tp_fwd, t->linear_fwd) + t->ep_fwd +
+               t->cp_fwd;
   double linear_bwd = t->linear_bwd;
   if (pl->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
-  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + t->tp_bwd + t->ep_bwd + t->cp_bwd;
+  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(pl, t->tp_bwd, linear_bwd) + t->ep_bwd + t->cp_bwd;
   double again = 0;
   if (pl->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
   else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) again = t->linear_fwd / 2 + t->memory_fwd; /* every other mm */

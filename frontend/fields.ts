@@ -289,6 +289,10 @@ export const UI: Record<string, FieldUi> = {
   'parallel.tp': { label: 'Tensor parallel', unit: 'TP', pow2: true, hint: "splits each layer's matrices" },
   'parallel.pp': { label: 'Pipeline parallel', unit: 'PP', pow2: true, hint: 'splits the layers into stages' },
   'parallel.vpp': { label: 'Virtual stages', unit: 'VPP', hint: 'model chunks per stage (interleaved)' },
+  'parallel.tp_comm_overlap': {
+    label: 'TP comm overlap',
+    hint: 'TP collectives behind the GEMMs (step time only)',
+  },
   'parallel.vpp_group': {
     label: 'Micro-batch group',
     unit: 'micro-batches',
@@ -679,6 +683,7 @@ export const SECTIONS: Section[] = [
         used: () => false,
         paths: [
           'parallel.overlap_comm',
+          'parallel.tp_comm_overlap',
           'parallel.reduce_bucket_size',
           'parallel.allgather_bucket_size',
           'parallel.stage3_prefetch_bucket_size',

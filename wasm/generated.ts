@@ -390,6 +390,7 @@ export type FieldPath =
   | 'parallel.reduce_bucket_size'
   | 'parallel.allgather_bucket_size'
   | 'parallel.overlap_comm'
+  | 'parallel.tp_comm_overlap'
   | 'parallel.stage3_prefetch_bucket_size'
   | 'parallel.stage3_max_live_parameters'
   | 'parallel.stage3_param_persistence_threshold'
@@ -540,6 +541,7 @@ export type ConfigV1 = {
     reduce_bucket_size?: number;
     allgather_bucket_size?: number;
     overlap_comm?: boolean | null;
+    tp_comm_overlap?: boolean;
     stage3_prefetch_bucket_size?: number;
     stage3_max_live_parameters?: number;
     stage3_param_persistence_threshold?: number;
@@ -689,27 +691,28 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 116, path: 'parallel.reduce_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
   { index: 117, path: 'parallel.allgather_bucket_size', kind: 'num', nullable: false, months: false, default: 500000000, min: 1, max: 1000000000000000, values: [] },
   { index: 118, path: 'parallel.overlap_comm', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 119, path: 'parallel.stage3_prefetch_bucket_size', kind: 'num', nullable: false, months: false, default: 50000000, min: 0, max: 1000000000000000, values: [] },
-  { index: 120, path: 'parallel.stage3_max_live_parameters', kind: 'num', nullable: false, months: false, default: 1000000000, min: 0, max: 1000000000000000, values: [] },
-  { index: 121, path: 'parallel.stage3_param_persistence_threshold', kind: 'num', nullable: false, months: false, default: 100000, min: 0, max: 1000000000000000, values: [] },
-  { index: 122, path: 'hardware', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 123, path: 'hardware.gpu', kind: 'text', nullable: true, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 124, path: 'hardware.memory_gib', kind: 'num', nullable: false, months: false, default: 80, min: 0.001, max: 1000000, values: [] },
-  { index: 125, path: 'hardware.bf16_tflops', kind: 'num', nullable: false, months: false, default: 989, min: 0.001, max: 1000000, values: [] },
-  { index: 126, path: 'hardware.fp8_tflops', kind: 'num', nullable: true, months: false, default: NaN, min: 0.001, max: 1000000, values: [] },
-  { index: 127, path: 'hardware.intra_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 450, min: 0.001, max: 1000000, values: [] },
-  { index: 128, path: 'hardware.inter_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 50, min: 0.001, max: 1000000, values: [] },
-  { index: 129, path: 'runtime', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 130, path: 'runtime.cuda_context_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 131, path: 'runtime.cublas_workspace_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 132, path: 'runtime.nccl_buffer_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
-  { index: 133, path: 'runtime.allocator_reserve', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 100, values: [] },
-  { index: 134, path: 'runtime.expandable_segments', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 135, path: 'runtime.max_split_size_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 21, max: 1000000000, values: [] },
-  { index: 136, path: 'runtime.gc_threshold', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
-  { index: 137, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
-  { index: 138, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 139, path: 'runtime.compute_efficiency', kind: 'num', nullable: true, months: false, default: NaN, min: 0.01, max: 1, values: [] },
-  { index: 140, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
-  { index: 141, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
+  { index: 119, path: 'parallel.tp_comm_overlap', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 120, path: 'parallel.stage3_prefetch_bucket_size', kind: 'num', nullable: false, months: false, default: 50000000, min: 0, max: 1000000000000000, values: [] },
+  { index: 121, path: 'parallel.stage3_max_live_parameters', kind: 'num', nullable: false, months: false, default: 1000000000, min: 0, max: 1000000000000000, values: [] },
+  { index: 122, path: 'parallel.stage3_param_persistence_threshold', kind: 'num', nullable: false, months: false, default: 100000, min: 0, max: 1000000000000000, values: [] },
+  { index: 123, path: 'hardware', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 124, path: 'hardware.gpu', kind: 'text', nullable: true, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 125, path: 'hardware.memory_gib', kind: 'num', nullable: false, months: false, default: 80, min: 0.001, max: 1000000, values: [] },
+  { index: 126, path: 'hardware.bf16_tflops', kind: 'num', nullable: false, months: false, default: 989, min: 0.001, max: 1000000, values: [] },
+  { index: 127, path: 'hardware.fp8_tflops', kind: 'num', nullable: true, months: false, default: NaN, min: 0.001, max: 1000000, values: [] },
+  { index: 128, path: 'hardware.intra_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 450, min: 0.001, max: 1000000, values: [] },
+  { index: 129, path: 'hardware.inter_node_gb_per_s', kind: 'num', nullable: false, months: false, default: 50, min: 0.001, max: 1000000, values: [] },
+  { index: 130, path: 'runtime', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 131, path: 'runtime.cuda_context_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 132, path: 'runtime.cublas_workspace_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 133, path: 'runtime.nccl_buffer_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 1000000, values: [] },
+  { index: 134, path: 'runtime.allocator_reserve', kind: 'num', nullable: true, months: false, default: NaN, min: 0, max: 100, values: [] },
+  { index: 135, path: 'runtime.expandable_segments', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 136, path: 'runtime.max_split_size_mib', kind: 'num', nullable: true, months: false, default: NaN, min: 21, max: 1000000000, values: [] },
+  { index: 137, path: 'runtime.gc_threshold', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
+  { index: 138, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
+  { index: 139, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 140, path: 'runtime.compute_efficiency', kind: 'num', nullable: true, months: false, default: NaN, min: 0.01, max: 1, values: [] },
+  { index: 141, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
+  { index: 142, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
 ];

@@ -113,6 +113,21 @@ static void test_tp(void) {
   double bytes = 4096.0 * 4096 * 2;
   double all_reduce = 2 * bytes / 2 / (450e9 * 0.67) - 2 * bytes / 2 / (1e6 * 1e9 * 0.67);
   CHECK_NEAR(slow - fast, 4 * 4 * all_reduce, 1e-9, "TP all-reduces, not overlapped");
+  /* --tp-comm-overlap: the collectives hide behind the layer's GEMMs; a link so
+   * slow that nothing hides saves exactly the GEMM time it overlaps */
+  in.tp_comm_overlap = 1;
+  double hidden = step_of(&in);
+  /* at 450 GB/s each collective is shorter than the GEMMs beside it: all of it hides */
+  CHECK(hidden < slow, "overlap hides the TP time: %.9g < %.9g", hidden, slow);
+  CHECK_NEAR(hidden, fast, 1e-4, "hidden entirely: as with free links");
+  in.intra_node_gb_per_s = 0.001;
+  double crawl_overlap = step_of(&in);
+  in.tp_comm_overlap = 0;
+  double crawl = step_of(&in);
+  in.intra_node_gb_per_s = 1e6;
+  in.tp_comm_overlap = 1;
+  double fast_overlap = step_of(&in);
+  CHECK(crawl - crawl_overlap > 0 && crawl - crawl_overlap < fast_overlap, "the GEMM time hidden, at most the step's compute");
 }
 
 /* PP bubble: (p - 1) stage-passes for 1F1B, half with 2 virtual stages, none for zero-bubble. */

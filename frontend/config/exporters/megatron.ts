@@ -92,6 +92,7 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
     pp = v.take<number>('parallel.pp'),
     vpp = v.take<number>('parallel.vpp');
   flag('tensor-model-parallel-size', tp);
+  if (v.take<boolean>('parallel.tp_comm_overlap') && tp > 1) flag('tp-comm-overlap');
   flag('pipeline-model-parallel-size', pp);
   if (vpp > 1) flag('num-layers-per-virtual-pipeline-stage', layers / pp / vpp);
   const group = v.take<number | null>('parallel.vpp_group');

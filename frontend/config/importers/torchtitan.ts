@@ -64,7 +64,6 @@ const PARALLEL_KEYS = [
   'disable_loss_parallel',
 ];
 const PARALLEL_IGNORED = new Set([
-  'enable_async_tensor_parallel',
   'enable_compiled_autograd',
   'pipeline_parallel_split_points',
   'module_fqns_per_model_part',
@@ -255,8 +254,10 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     }
     if (micro !== undefined) d.set('training.micro_batch', micro);
     if (accum !== undefined) d.set('training.grad_accum', accum);
+    // async TP (torchtitan parallelize: micro-pipelined all-gather / reduce-scatter matmuls): step time only
+    if (par.enable_async_tensor_parallel === true) d.set('parallel.tp_comm_overlap', true);
     for (const k of Object.keys(par)) {
-      if (PARALLEL_KEYS.includes(k)) continue;
+      if (PARALLEL_KEYS.includes(k) || k === 'enable_async_tensor_parallel') continue;
       if (PARALLEL_IGNORED.has(k)) d.ignore(`[parallelism] ${k}`);
       else d.skip(`[parallelism] ${k}`, 'not mapped');
     }

@@ -154,14 +154,14 @@ export const UI: Record<string, FieldUi> = {
   'training.grad_accum': {
     label: 'Grad. accumulation',
     unit: 'micro-batches',
-    auto: 'from global batch, else 1',
-    hint: 'micro-batches per optimizer step',
+    auto: 'auto',
+    hint: 'per optimizer step; auto: from the global batch, else 1',
   },
   'training.global_batch': {
     label: 'Global batch',
     unit: 'samples',
-    auto: 'micro-batch × accumulation × DP',
-    hint: 'samples per optimizer step; sets the accumulation',
+    auto: 'auto',
+    hint: 'samples per step; auto: micro-batch × accum. × DP',
   },
   'training.dtype': { label: 'Compute dtype', hint: 'parameters and compute', options: DTYPES },
   'training.fp8_linear': { label: 'FP8 linears', hint: 'linears in FP8 (Transformer Engine)' },
@@ -420,7 +420,7 @@ export const UI: Record<string, FieldUi> = {
   'runtime.compute_efficiency': {
     label: 'GEMM efficiency',
     unit: 'of peak',
-    auto: 'measured per GPU',
+    auto: 'measured',
     hint: 'large matmuls, step time only',
   },
   'runtime.cuda_context_mib': {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Figures of the built page (dist/, from `npm run build`), printed, never asserted:
 // what a first visit transfers (gzip -9), the lazily loaded importers chunk, and, in
-// Debian's headless Chromium, input-to-chart latency, layout searches over 1024 GPUs and
-// a 1,000-point sweep in the planner's Worker, and input latency while a search runs.
+// Debian's headless Chromium, input-to-chart latency (the default view and issue 17's
+// heavy layouts), layout searches over 1024 GPUs and a 1,000-point sweep in the planner's
+// Worker, input latency while a search runs, and the first result, cold and warm.
 //   npm run build && node scripts/perf-report.mjs
 //   CHROMIUM=/path/to/chrome node scripts/perf-report.mjs
 // The budgets in the lines are the design's; tests/e2e checks the size budget, nothing here fails on a figure.
@@ -75,28 +76,98 @@ async function openTab(page, id) {
 const statusOf = (page, kind) =>
   page.evaluate((k) => ({ ...document.querySelector(`[data-testid=${k}-status]`).dataset }), kind);
 
+/** Edits of the sequence length `count` times, `gap_ms` apart: input to redrawn chart, sorted (ms). */
+function editTimes(page, count, gap_ms) {
+  return page.evaluate(
+    async ([n, gap]) => {
+      const el = document.getElementById('f-training-seq_len');
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const drawn = new Promise((res) => document.addEventListener('llmem:drawn', res, { once: true }));
+        const t0 = performance.now();
+        el.value = String(i % 2 ? 4096 : 2048 + 64 * i);
+        el.dispatchEvent(new Event('input', { bubbles: true }));
+        await drawn;
+        out.push(performance.now() - t0);
+        await new Promise((r) => setTimeout(r, gap));
+      }
+      return out.sort((a, b) => a - b);
+    },
+    [count, gap_ms],
+  );
+}
+const p50 = (t) => t[t.length >> 1];
+const p90 = (t) => t[Math.floor(t.length * 0.9)];
+
 /** Input change to redrawn chart, 30 edits of the sequence length. */
 async function inputLatency(page) {
-  const times = await page.evaluate(async () => {
-    const el = document.getElementById('f-training-seq_len');
-    const out = [];
-    for (let i = 0; i < 30; i++) {
-      const drawn = new Promise((res) => document.addEventListener('llmem:drawn', res, { once: true }));
-      const t0 = performance.now();
-      el.value = String(i % 2 ? 4096 : 2048 + 64 * i);
-      el.dispatchEvent(new Event('input', { bubbles: true }));
-      await drawn;
-      out.push(performance.now() - t0);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    return out;
-  });
-  times.sort((a, b) => a - b);
-  const med = times[times.length >> 1],
-    p90 = times[Math.floor(times.length * 0.9)];
+  const times = await editTimes(page, 30, 10);
   console.log(
-    `latency  input change -> redrawn chart: median ${med.toFixed(2)} ms, p90 ${p90.toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`,
+    `latency  input change -> redrawn chart: median ${p50(times).toFixed(2)} ms, p90 ${p90(times).toFixed(2)} ms, max ${times.at(-1).toFixed(2)} ms over ${times.length} edits (budget < 16 ms)`,
   );
+}
+
+// the heavy layouts of issue 17 (valid configs: uneven first/last stages where the layers do not split)
+const HEAVY = [
+  [
+    'DeepSeek-V3 PP16 EP64',
+    'model.preset=deepseek-v3&parallel.engine=megatron&parallel.gpus=1024&parallel.pp=16&parallel.ep=64&parallel.pp_first_stage_layers=1&training.grad_accum=16',
+  ],
+  [
+    'Llama 3.1 405B TP8 PP16 interleaved',
+    'model.preset=llama-3.1-405b&parallel.engine=megatron&parallel.gpus=1024&parallel.tp=8&parallel.pp=16&parallel.vpp=2&parallel.pp_schedule=interleaved&parallel.pp_first_stage_layers=6&parallel.pp_last_stage_layers=8&training.grad_accum=16&training.seq_len=8192',
+  ],
+  [
+    'Mixtral EP8 PP4',
+    'model.preset=mixtral-8x7b&parallel.engine=megatron&parallel.gpus=64&parallel.pp=4&parallel.ep=8&training.grad_accum=8',
+  ],
+];
+
+/** Edit latency on the heavy layouts, edits 200 ms and 60 ms apart. */
+async function heavyLatency(browser) {
+  for (const [name, hash] of HEAVY) {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${origin}/#v1/${hash}`);
+    await page.waitForSelector('[data-testid=peak]', { timeout: 30000 });
+    const slow = await editTimes(page, 16, 200),
+      fast = await editTimes(page, 16, 60);
+    console.log(
+      `heavy    ${name}: input -> chart p50 ${p50(slow).toFixed(1)} ms, p90 ${p90(slow).toFixed(1)} ms (edits 200 ms apart); p50 ${p50(fast).toFixed(1)} ms, p90 ${p90(fast).toFixed(1)} ms (60 ms apart) (budget p90 < 16 ms)`,
+    );
+    await page.close();
+  }
+}
+
+/** Navigation to the first result, in a fresh context (cold: nothing cached) and after a reload (warm). */
+async function firstResult(browser) {
+  for (const [name, hash] of [
+    ['default', ''],
+    ['heavy', HEAVY[0][1]],
+  ]) {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.addInitScript(() => {
+      window.longTasks = [];
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) window.longTasks.push(e.duration);
+      }).observe({ type: 'longtask', buffered: true });
+    });
+    const url = `${origin}/${hash ? `#v1/${hash}` : ''}`;
+    const load = async () => {
+      const t0 = Date.now();
+      await page.goto(url);
+      await page.waitForSelector('[data-testid=peak]', { timeout: 30000 });
+      return Date.now() - t0;
+    };
+    const cold = await load();
+    const longest = Math.max(0, ...(await page.evaluate(() => window.longTasks)));
+    await page.reload();
+    const warm = await load();
+    console.log(
+      `start    ${name} link: first result ${cold} ms cold, ${warm} ms warm (budget < 1 s); longest main-thread task at the cold load ${Math.round(longest)} ms`,
+    );
+    await context.close();
+  }
 }
 
 /** Layout searches over 1024 GPUs in the Worker: the default model, then heavier ones. */
@@ -219,6 +290,8 @@ try {
   await searches(page);
   await latencyDuringSearch(page);
   await bigSweep(page);
+  await heavyLatency(browser);
+  await firstResult(browser);
 } finally {
   await browser.close();
   server.close();

@@ -22,8 +22,14 @@ import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readHubConfig, readText, UnreadableError } from './input.js';
 import { existsSync } from 'node:fs';
 import { parseHubId, type HubRef } from '../frontend/config/hub.js';
-import { importHfConfig } from '../frontend/config/importers/index.js';
-import { exportCommand, hfOption, importCommand, ImportInputError, IMPORT_USAGE } from './import-commands.js';
+import {
+  exportCommand,
+  hfOption,
+  importCommand,
+  ImportInputError,
+  IMPORT_USAGE,
+  mergeHfConfig,
+} from './import-commands.js';
 
 const USAGE = `llmem — per-GPU training memory, simulated step by step
 
@@ -79,15 +85,7 @@ async function hubOption(id: string, ref: HubRef, base: Config): Promise<Config>
   } catch (e) {
     throw new InputError('', `--hf ${id}: the Hub's config.json is not valid JSON (${(e as Error).message})`);
   }
-  const r = importHfConfig(checkDepth(json, id, "the Hub's config.json"));
-  if ('error' in r) throw new InputError(r.error.path, `--hf ${id}: ${r.error.message}`);
-  for (const w of r.warnings) console.error(`llmem: --hf ${id}: warning: ${w}`);
-  for (const u of r.unknown) console.error(`llmem: --hf ${id}: not applied: ${u}`);
-  const out: Config = { ...base, model: r.config.model };
-  const training = (base.training ?? {}) as Config;
-  const dropout = (r.config.training as Config | undefined)?.dropout;
-  if (dropout !== undefined && training.dropout === undefined) out.training = { ...training, dropout };
-  return out;
+  return mergeHfConfig(checkDepth(json, id, "the Hub's config.json"), id, base);
 }
 
 export const GIB = 2 ** 30;

@@ -145,10 +145,15 @@ export function hfOption(path: string, base: Config = {}): Config {
     if (e instanceof ImportInputError) throw e;
     throw new ImportInputError('', `${path}: not valid JSON (${(e as Error).message})`);
   }
+  return mergeHfConfig(json, path, base);
+}
+
+/** A parsed config.json (a file's or the Hub's, named by `source`) imported and put into `base` as hfOption says. */
+export function mergeHfConfig(json: unknown, source: string, base: Config): Config {
   const r = importHfConfig(json);
-  if ('error' in r) throw new ImportInputError(r.error.path, `${path}: ${r.error.message}`);
-  for (const w of r.warnings) console.error(`llmem: --hf ${path}: warning: ${w}`);
-  for (const u of r.unknown) console.error(`llmem: --hf ${path}: not applied: ${u}`);
+  if ('error' in r) throw new ImportInputError(r.error.path, `--hf ${source}: ${r.error.message}`);
+  for (const w of r.warnings) console.error(`llmem: --hf ${source}: warning: ${w}`);
+  for (const u of r.unknown) console.error(`llmem: --hf ${source}: not applied: ${u}`);
   const out: Config = { ...base, model: r.config.model };
   const training = (base.training ?? {}) as Config;
   const dropout = (r.config.training as Config | undefined)?.dropout;

@@ -245,6 +245,8 @@ void result_add_warning(llmem_result *out, llmem_warning w);
 void result_fill_error(llmem_result *out, llmem_status st, int field); /* "path: message (allowed: ...)" */
 
 static inline double max2(double a, double b) { return a > b ? a : b; }
+/* b divides a (whole numbers held as doubles); never for b <= 0 */
+static inline int divides(double a, double b) { return b > 0 && fmod(a, b) == 0; }
 static inline double min2(double a, double b) { return a < b ? a : b; }
 
 #endif

@@ -40,7 +40,6 @@ static llmem_status check_field(const llmem_field *f, double v) {
 }
 
 static double or_default(double v, double automatic) { return isnan(v) ? automatic : v; }
-static int divides(double a, double b) { return b > 0 && fmod(a, b) == 0; }
 
 #define FAIL(status, name)   \
   do {                       \
@@ -289,12 +288,8 @@ static llmem_status check_layout(const plan *p, int *field) {
  * (micro_batch_size * data_parallel_size), which must divide evenly); given
  * both, they must agree. Neither: one micro-batch per step. */
 static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
-  if (isnan(in->global_batch)) {
-    p->grad_accum = or_default(in->grad_accum, 1);
-    return LLMEM_OK;
-  }
   p->grad_accum = or_default(in->grad_accum, 1);
-  if (!divides(p->gpus, p->tp * p->pp * p->cp)) return LLMEM_OK; /* check_layout names the layout */
+  if (isnan(in->global_batch) || !divides(p->gpus, p->tp * p->pp * p->cp)) return LLMEM_OK; /* check_layout names a bad layout */
   double per_accum = p->micro_batch * p->gpus / (p->tp * p->pp * p->cp); /* x the data-parallel size */
   if (!divides(in->global_batch, per_accum)) FAIL(LLMEM_ERR_GLOBAL_BATCH_SPLIT, global_batch);
   double accum = in->global_batch / per_accum;

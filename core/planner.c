@@ -1,7 +1,6 @@
 /* The planner: sweeps along one key, the largest micro-batch or sequence that
- * fits, and a ranked search over every layout of a GPU count (DP, TP + SP,
- * PP, VPP, CP, EP, sharding, recompute, micro-batch), ranked by the step-time
- * model. All loops are here, in C, for the page's Worker and the CLI. */
+ * fits, and the step time (the layout search is core/search.c). All loops
+ * are here, in C, for the page's Worker and the CLI. */
 #include <math.h>
 #include <string.h>
 

@@ -35,7 +35,6 @@ static void keep(llmem_search_result *out, const llmem_layout *l) {
   if (n < LLMEM_MAX_LAYOUTS) out->count++;
 }
 
-static int divides(double a, double b) { return b > 0 && fmod(a, b) == 0; }
 
 /* The run config of a layout on N GPUs (what the search's patch loads). */
 llmem_input search_layout_input(const llmem_input *base, double N, const llmem_layout *l) {

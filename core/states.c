@@ -191,12 +191,12 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
   if (c->lora) {
     /* the full copies' states: torch.optim makes them like the parameter
      * (adamw.py _init_group: zeros_like), DeepSpeed like its fp32 master */
+    double adapters = optimizer_bytes(pl, c->trainable_dense, c->trainable_dense, 2);
+    if (c->full_copy == 0) return adapters / c->opt_div_d;
     plan copy_states = *pl;
     if (!(c->deepspeed && c->mb > 0)) copy_states.optimizer_dtype = pl->base_dtype;
     double table_dims = pl->vocab_padded / pl->tp + pl->hidden;
-    return (optimizer_bytes(pl, c->trainable_dense, c->trainable_dense, 2) +
-            optimizer_bytes(&copy_states, c->full_copy, c->full_copy > 0 ? table_dims : 0, 2)) /
-           c->opt_div_d;
+    return (adapters + optimizer_bytes(&copy_states, c->full_copy, table_dims, 2)) / c->opt_div_d;
   } else {
     double mats = lp->matrix_count, vecs = lp->vector_count + st->final_norm_count;
     double table_dims = pl->vocab_padded / pl->tp + pl->hidden; /* rows + cols of a V x h table */

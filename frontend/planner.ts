@@ -356,12 +356,20 @@ const LAYOUT_KEYS = [
  * GPU count and the global batch (the config's micro-batch x grad. accum. x
  * dp unless given). Loading a found layout leaves it unchanged.
  */
+/** The samples per step of a resolved config, as the core reads it: training.global_batch, else
+ * micro-batch x accumulation (null: 1) x data-parallel size. */
+export function globalBatchOf(config: Config): number {
+  const p = (config.parallel ?? {}) as Config,
+    t = (config.training ?? {}) as Config;
+  const n = (v: Json | undefined, d: number) => (typeof v === 'number' ? v : d);
+  const dp = n(p.gpus, 8) / (n(p.tp, 1) * n(p.pp, 1) * n(p.cp, 1));
+  return n(t.global_batch, 0) || n(t.micro_batch, 1) * n(t.grad_accum, 1) * dp;
+}
+
 export function searchKey(config: Config, o: SearchOptions): string {
   const p = { ...((config.parallel ?? {}) as Config) };
   const t = { ...((config.training ?? {}) as Config) };
-  const n = (v: Json | undefined, d: number) => (typeof v === 'number' ? v : d);
-  const dp = n(p.gpus, 8) / (n(p.tp, 1) * n(p.pp, 1) * n(p.cp, 1));
-  const batch = o.global_batch || n(t.global_batch, 0) || n(t.micro_batch, 1) * n(t.grad_accum, 1) * dp;
+  const batch = o.global_batch || globalBatchOf(config);
   for (const k of LAYOUT_KEYS) delete p[k];
   for (const k of ['micro_batch', 'grad_accum', 'global_batch', 'recompute', 'recompute_layers']) delete t[k];
   // what a varied setting's layout sets is the search's to choose, not an input of it

@@ -5,7 +5,7 @@
 import type { Config } from '../../wasm/llmem.js';
 import { formatNumber, formatPercent } from '../format.js';
 import type { SearchSwitch } from '../../wasm/llmem.js';
-import { currentLayout, SEARCH_SWITCH_LABELS } from '../planner.js';
+import { currentLayout, globalBatchOf, SEARCH_SWITCH_LABELS } from '../planner.js';
 import { useApp } from './context.js';
 import { LayoutScatter } from './LayoutScatter.js';
 import { LayoutTable } from './LayoutTable.js';
@@ -20,12 +20,7 @@ export function SearchPanel() {
   const stale = job.key !== p.currentSearchKey.value;
   const current = currentLayout(rows, s.resolved.value as Config);
   const gpus = s.get('parallel.gpus') as number;
-  const dp =
-    gpus / ((s.get('parallel.tp') as number) * (s.get('parallel.pp') as number) * (s.get('parallel.cp') as number));
-  const accum = s.get('training.grad_accum');
-  const batch =
-    (s.get('training.global_batch') as number | null) ??
-    (s.get('training.micro_batch') as number) * ((accum as number | null) ?? 1) * dp;
+  const batch = globalBatchOf(s.resolved.value as Config);
   return (
     <div class="search" data-testid="search-panel">
       <div class="plan-controls">

@@ -19,6 +19,7 @@ import {
   paretoFront,
   runSweep,
   searchKey,
+  globalBatchOf,
   shardingOf,
   sortLayouts,
   sweepValues,
@@ -212,6 +213,12 @@ describe('layouts', () => {
         { device_used_bytes: 2, step_seconds: 2 },
       ]),
     ).toEqual([0, 1]);
+  });
+
+  it("reads a config's global batch as the core does", () => {
+    expect(globalBatchOf({ training: { global_batch: 64, micro_batch: 2 } })).toBe(64);
+    expect(globalBatchOf({ training: { micro_batch: 2 }, parallel: { gpus: 8 } })).toBe(16); // accumulation null: 1
+    expect(globalBatchOf({ training: { micro_batch: 1, grad_accum: 4 }, parallel: { gpus: 16, tp: 2 } })).toBe(32);
   });
 
   it('names the sharding per engine', () => {

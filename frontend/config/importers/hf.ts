@@ -659,21 +659,9 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
         top_k: int(['num_experts_per_tok'], true)!,
         expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
       };
-    case 'glm4_moe': {
-      // Glm4MoeMoE: one shared MLP of moe_intermediate_size * n_shared_experts; router with e_score_correction_bias
-      const fe = int(['moe_intermediate_size'], true)!;
-      const shared = int(['n_shared_experts'], false) ?? 0;
-      return {
-        ...base,
-        experts: int(['n_routed_experts'], true)!,
-        top_k: int(['num_experts_per_tok'], true)!,
-        expert_ffn_hidden: fe,
-        shared_experts: shared,
-        shared_expert_ffn_hidden: shared > 0 ? fe : 0,
-        dense_layers: int(['first_k_dense_replace'], false) ?? 0,
-        router_bias: true,
-      };
-    }
+    // Glm4MoeMoE as DeepseekV3MoE: shared MLP of moe_intermediate_size * n_shared_experts, router with
+    // e_score_correction_bias, first_k_dense_replace dense layers (GLM has no moe_layer_freq: every layer after)
+    case 'glm4_moe':
     case 'deepseek_v3': {
       const fe = int(['moe_intermediate_size'], true)!;
       const shared = int(['n_shared_experts'], false) ?? 0;

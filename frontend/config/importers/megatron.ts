@@ -192,12 +192,7 @@ const HANDLED = new Set([
   'softmax-type',
   'num_gpus',
   'num_nodes',
-  'topk',
-  'expert-interval',
-  'moe-expert-parallel-size',
-  'moe-train-capacity-factor',
-  'disable-moe-token-dropping',
-  'enable-expert-tensor-parallelism',
+  ...DEEPSPEED_ONLY,
 ]);
 const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'mla_up_proj'];
 

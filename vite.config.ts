@@ -53,6 +53,7 @@ export default defineConfig({
       workbox: {
         // every asset, the wasm included (inlined in the core's .mjs, or a separate .wasm if the build changes)
         globPatterns: ['**/*.{js,mjs,css,html,wasm,svg,png,webmanifest,json}'],
+        globIgnores: ['.vite/**'],
         navigateFallback: 'index.html',
         cleanupOutdatedCaches: true,
         maximumFileSizeToCacheInBytes: 8 * 1024 * 1024,
@@ -62,6 +63,8 @@ export default defineConfig({
   // the planner Worker (frontend/worker.ts) is an ES module worker; it imports the core by the page's URL
   worker: { format: 'es' },
   build: {
+    // dist/.vite/manifest.json: the chunk graph scripts/first-load.mjs reads (what a first visit loads, what is lazy)
+    manifest: true,
     // the core module is an asset that the page and the Worker import by URL: published as .js (every host serves it as JavaScript)
     rolldownOptions: {
       output: {

@@ -7,11 +7,11 @@
 //   npm run build && node scripts/perf-report.mjs
 //   CHROMIUM=/path/to/chrome node scripts/perf-report.mjs
 // The budgets in the lines are the design's; tests/e2e checks the size budget, nothing here fails on a figure.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
+import { bundleParts, FIRST_LOAD_BUDGET_KB } from './first-load.mjs';
 import { serveDist } from '../tests/e2e/serve-dist.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,45 +26,20 @@ const ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
-const LAZY = /^assets\/formats-[\w-]+\.js$/;
-const SUGGEST = /^assets\/suggest-[\w-]+\.js$/; // the Worker's suggestion code: on its first request
-const HUB = /^assets\/hub-page-[\w-]+\.js$/; // the Hub request: on the first "Fetch config from the Hub" click
 const kb = (b) => `${(b / 1024).toFixed(1)} KB`;
+const NOTE = { first: '', lazy: '  (lazy: loaded when first used)', sw: '  (service worker)' };
 
-/** Sizes of dist/'s scripts, styles and wasm: first load, lazy importers chunk, service worker. */
+/** Sizes of dist/'s scripts, styles and wasm by part (scripts/first-load.mjs): first load, lazy chunks, service worker. */
 function sizeReport() {
-  const files = [];
-  const walk = (d) => {
-    for (const f of readdirSync(d)) {
-      const p = join(d, f);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.(js|mjs|css|wasm)$/.test(f)) files.push(p);
-    }
-  };
-  walk(dist);
-  let first = 0,
-    lazy = 0,
-    sw = 0;
+  const parts = bundleParts(dist);
+  const sum = (part) => parts.filter((p) => p.part === part).reduce((n, p) => n + p.gzip_bytes, 0);
   console.log('size (dist/, gzip -9):');
-  for (const f of files) {
-    const gz = gzipSync(readFileSync(f), { level: 9 }).length;
-    const rel = relative(dist, f);
-    if (/^(sw\.js|workbox-)/.test(rel)) sw += gz;
-    else if (LAZY.test(rel) || SUGGEST.test(rel) || HUB.test(rel)) lazy += gz;
-    else first += gz;
-    const note = LAZY.test(rel)
-      ? '  (lazy)'
-      : SUGGEST.test(rel)
-        ? '  (lazy, Worker: suggestions)'
-        : HUB.test(rel)
-          ? '  (lazy, the Hub fetch)'
-          : '';
+  for (const p of parts)
     console.log(
-      `  ${rel.padEnd(48)} ${String(statSync(f).size).padStart(8)} B  gzip ${String(gz).padStart(7)} B${note}`,
+      `  ${p.file.padEnd(48)} ${String(p.bytes).padStart(8)} B  gzip ${String(p.gzip_bytes).padStart(7)} B${NOTE[p.part]}`,
     );
-  }
   console.log(
-    `size     first load (app JS + wasm + CSS): ${kb(first)} gzip (budget <= 160 KB); lazy chunks (importers + exporters on opening Import / Export; the Worker's suggestions; the Hub fetch): ${kb(lazy)}; total ${kb(first + lazy)}; service worker + workbox: ${kb(sw)}`,
+    `size     first load (app JS + wasm + CSS): ${kb(sum('first'))} gzip (budget <= ${FIRST_LOAD_BUDGET_KB} KB); lazy chunks (importers and exporters, the planner's tabs, the dialogs, the Hub fetch): ${kb(sum('lazy'))}; service worker + workbox: ${kb(sum('sw'))}`,
   );
 }
 

@@ -2,14 +2,17 @@
 import type { AppState } from '../state.js';
 import { PLACED, SECTIONS, type Section } from '../fields.js';
 import { StateContext } from './context.js';
-import { ExportDialog } from './ExportDialog.js';
 import { Header } from './Header.js';
-import { ImportDialog } from './ImportDialog.js';
 import { Notices } from './Notices.js';
 import { PageDrop } from './PageDrop.js';
 import { InputPanel } from './InputPanel.js';
+import { lazy } from './lazy.js';
 import { Results } from './Results.js';
 import { Summary } from './Summary.js';
+
+// the dialogs load when first opened
+const ImportDialog = lazy(() => import('./ImportDialog.js').then((m) => m.ImportDialog), 'import dialog');
+const ExportDialog = lazy(() => import('./ExportDialog.js').then((m) => m.ExportDialog), 'export dialog');
 
 export function App({ state }: { state: AppState }) {
   // keys the core gained after fields.ts was written still get an input

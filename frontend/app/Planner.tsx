@@ -1,19 +1,17 @@
 // The planner: tabs for a sweep along one setting, the layout search, an
 // A/B comparison and a loaded measurement. Closed until a tab is chosen;
 // sweeps and searches run in a Web Worker.
-import type { JSX } from 'preact';
+import type { ComponentType } from 'preact';
 import { TABS, type Tab } from '../planner-state.js';
-import { ComparePanel } from './ComparePanel.js';
 import { useApp } from './context.js';
-import { MeasuredPanel } from './MeasuredPanel.js';
-import { SearchPanel } from './SearchPanel.js';
-import { SweepPanel } from './SweepPanel.js';
+import { lazy } from './lazy.js';
 
-const PANELS: Record<Tab, () => JSX.Element> = {
-  sweep: SweepPanel,
-  search: SearchPanel,
-  compare: ComparePanel,
-  measured: MeasuredPanel,
+// each tab's code (and its chart) loads when the tab is first opened
+const PANELS: Record<Tab, ComponentType> = {
+  sweep: lazy(() => import('./SweepPanel.js').then((m) => m.SweepPanel), 'sweep'),
+  search: lazy(() => import('./SearchPanel.js').then((m) => m.SearchPanel), 'layout search'),
+  compare: lazy(() => import('./ComparePanel.js').then((m) => m.ComparePanel), 'comparison'),
+  measured: lazy(() => import('./MeasuredPanel.js').then((m) => m.MeasuredPanel), 'measurement panel'),
 };
 
 export function Planner() {

@@ -1,9 +1,10 @@
 // Static hosting: dist/ from a sub-path, the service worker's update notice, no request
 // leaving the origin, and the shape of the build (one core module, one lazy importers
-// chunk precached by the service worker, the first load within its size budget).
+// chunk precached by the service worker, the first load within its size budget, the
+// planner's tabs and the dialogs in lazy chunks).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { bundleParts, FIRST_LOAD_BUDGET_KB } from '../../scripts/first-load.mjs';
 import { expect, open, openImport, openTab, root, SUB_PREFIX, subOrigin, test } from './helpers.js';
 
 const dist = join(root, 'dist');
@@ -65,8 +66,6 @@ test.describe('the built dist/', () => {
   };
   walk(dist);
   const LAZY = /^assets\/formats-[\w-]+\.js$/;
-  // the Worker's suggestion code (frontend/suggest.ts), loaded with its first suggestion request (a run that does not fit)
-  const SUGGEST = /^assets\/suggest-[\w-]+\.js$/;
   // the Hub request (frontend/hub-page.ts, config/hub.ts), loaded with the first "Fetch config from the Hub" click
   const HUB = /^assets\/hub-page-[\w-]+\.js$/;
 
@@ -116,10 +115,18 @@ test.describe('the built dist/', () => {
     expect(eager, 'first-load files with the Hub request').toEqual([]);
   });
 
-  test('the first load (app JS + wasm + CSS, gzip -9) is within 160 KB', () => {
-    const first = files
-      .filter((f) => !LAZY.test(f) && !SUGGEST.test(f) && !HUB.test(f) && !/^(sw\.js|workbox-)/.test(f))
-      .reduce((n, f) => n + gzipSync(readFileSync(join(dist, f)), { level: 9 }).length, 0);
-    expect(first / 1024, 'first load, KB gzip (scripts/perf-report.mjs prints the detail)').toBeLessThanOrEqual(160); // 156 with the core's binary as its own .wasm (base64 inlined, it was 172)
+  test('the first load (app JS + wasm + CSS, gzip -9) is within its budget; the planner tabs and the dialogs are lazy', () => {
+    const parts = bundleParts(dist);
+    const first = parts.filter((p) => p.part === 'first').reduce((n, p) => n + p.gzip_bytes, 0);
+    // scripts/perf-report.mjs prints each file's part and size
+    expect(first / 1024, 'first load, KB gzip').toBeLessThanOrEqual(FIRST_LOAD_BUDGET_KB);
+    const lazy = parts.filter((p) => p.part === 'lazy').map((p) => p.file);
+    for (const chunk of ['SweepPanel', 'SearchPanel', 'ComparePanel', 'MeasuredPanel', 'ImportDialog', 'ExportDialog'])
+      expect(
+        lazy.some((f) => f.startsWith(`assets/${chunk}-`)),
+        `${chunk} loads when opened`,
+      ).toBe(true);
+    const sw = readFileSync(join(dist, 'sw.js'), 'utf8');
+    for (const f of lazy) expect(sw.includes(f), `the service worker precaches ${f} (offline)`).toBe(true);
   });
 });

@@ -1,0 +1,70 @@
+// What a first visit to the page transfers, from the chunk graph Vite writes
+// (build.manifest: dist/.vite/manifest.json): every script, style and wasm
+// file of dist/ except the chunks reached only through a dynamic import()
+// (importers, the planner's tabs, the dialogs, the Hub fetch, the Worker's
+// suggestions) and the service worker. Shared by the hosting test and
+// scripts/perf-report.mjs so both count the same files.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gzipSync } from 'node:zlib';
+
+/** dist/'s scripts, styles and wasm, relative to dist/. */
+function builtFiles(dist) {
+  const files = [];
+  const walk = (d) => {
+    for (const f of readdirSync(d)) {
+      const p = join(d, f);
+      if (statSync(p).isDirectory()) {
+        if (f !== '.vite') walk(p);
+      } else if (/\.(js|mjs|css|wasm)$/.test(f)) files.push(relative(dist, p));
+    }
+  };
+  walk(dist);
+  return files;
+}
+
+/** The files a static import reaches from the entries, and those only a dynamic import reaches. */
+function chunkGraph(dist) {
+  const manifest = JSON.parse(readFileSync(join(dist, '.vite', 'manifest.json'), 'utf8'));
+  const reach = (keys, seen) => {
+    for (const k of keys) {
+      if (seen.has(k) || !manifest[k]) continue;
+      seen.add(k);
+      reach(manifest[k].imports ?? [], seen);
+    }
+    return seen;
+  };
+  const keys = Object.keys(manifest);
+  const eager = reach(
+    keys.filter((k) => manifest[k].isEntry),
+    new Set(),
+  );
+  const lazyKeys = reach(
+    keys.flatMap((k) => manifest[k].dynamicImports ?? []),
+    new Set(),
+  );
+  const filesOf = (set) =>
+    new Set(
+      [...set]
+        .filter((k) => !eager.has(k) || set === eager)
+        .flatMap((k) => [manifest[k].file, ...(manifest[k].css ?? [])]),
+    );
+  return { eager: filesOf(eager), lazy: filesOf(lazyKeys) };
+}
+
+/**
+ * Each built file with its gzip -9 size and its part: 'first' (a first visit
+ * loads it), 'lazy' (loaded when a feature is first used) or 'sw' (the service
+ * worker and workbox).
+ */
+export function bundleParts(dist) {
+  const { eager, lazy } = chunkGraph(dist);
+  return builtFiles(dist).map((file) => {
+    const gzip_bytes = gzipSync(readFileSync(join(dist, file)), { level: 9 }).length;
+    const part = /^(sw\.js|workbox-)/.test(file) ? 'sw' : lazy.has(file) && !eager.has(file) ? 'lazy' : 'first';
+    return { file, bytes: statSync(join(dist, file)).size, gzip_bytes, part };
+  });
+}
+
+/** The first load's budget, KB gzip (issue 17). */
+export const FIRST_LOAD_BUDGET_KB = 150;

@@ -94,6 +94,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   memset(&out->params_total, 0, offsetof(llmem_result, events) - offsetof(llmem_result, params_total));
   out->term_count = 0;
   out->error_field = -1;
+  if (in->rl_algorithm != LLMEM_RL_NONE) return rl_estimate(in, out); /* NaN or a bad index: its field check */
   plan pl;
   int field;
   const char *detail;

@@ -117,18 +117,23 @@ static llmem_status other_model(const plan *actor, double layers, double hidden,
   out->kv_heads = !isnan(kv_heads) ? kv_heads : (!isnan(heads) ? out->heads : actor->kv_heads);
   if (resized) out->head_dim = floor(out->hidden / out->heads);
   if (!isnan(ffn)) out->ffn = ffn;
-  /* a scalar head per token: verl critic AutoModelForTokenClassification
-   * num_labels=1 (workers/fsdp_workers.py CriticWorker); reward models the same */
-  out->head_kind = LLMEM_HEAD_CLASSIFICATION;
-  out->num_labels = 1;
+  /* a scalar head per token: verl's critic is AutoModelForTokenClassification
+   * num_labels=1 (workers/fsdp_workers.py CriticWorker), reward models
+   * ...ForSequenceClassification: one h x 1 score linear, counted as no head
+   * (hidden parameters, below the rounding of any figure here) */
+  out->head_kind = LLMEM_HEAD_NONE;
   out->tied = 0;
   out->ft_method = LLMEM_FT_FULL;
   out->rl_entropy = 0;
-  if (out->layers < 1 || !divides(out->heads, out->kv_heads) || !divides(out->heads, out->tp) ||
-      !divides(out->ffn, out->tp) || (!divides(out->kv_heads, out->tp) && !divides(out->tp, out->kv_heads))) {
-    *field = field0;
-    return LLMEM_ERR_TP_HEADS;
-  }
+  /* field0: rl.*.heads; kv_heads and ffn_hidden follow it in fields.def */
+  *field = field0;
+  if (!divides(out->heads, out->tp)) return LLMEM_ERR_RL_MODEL_DIMS;
+  *field = field0 + 1;
+  if (!divides(out->heads, out->kv_heads) || (!divides(out->kv_heads, out->tp) && !divides(out->tp, out->kv_heads)))
+    return LLMEM_ERR_RL_MODEL_DIMS;
+  *field = field0 + 2;
+  if (!divides(out->ffn, out->tp)) return LLMEM_ERR_RL_MODEL_DIMS;
+  *field = -1;
   return LLMEM_OK;
 }
 

@@ -250,6 +250,8 @@ llmem_input search_layout_input(const llmem_input *base, double N, const llmem_l
 
 /* rl.c: RL post-training (rl.algorithm not "none"), the phases around the update */
 llmem_status rl_estimate(const llmem_input *in, llmem_result *out);
+/* the readings of rl_estimate; resolved: the actor update's plan (may be NULL) */
+llmem_status rl_readings(const llmem_input *in, llmem_readings *out, plan *resolved, int *error_field);
 
 /* result.c */
 void result_add_warning(llmem_result *out, llmem_warning w);

@@ -565,8 +565,9 @@ static void describe(llmem_result *out) {
   }
 }
 
+static rl_work w; /* large (event scratch, two ranks): off small stacks; the core is single-threaded */
+
 llmem_status rl_estimate(const llmem_input *in, llmem_result *out) {
-  static rl_work w; /* large (event scratch, two ranks): off small stacks; the core is single-threaded */
   int field = -1;
   llmem_status st = plan_check_fields(in, &field);
   rl_shape d;
@@ -743,4 +744,24 @@ llmem_status rl_estimate(const llmem_input *in, llmem_result *out) {
   else if (out->utilization > 0.9) result_add_warning(out, LLMEM_WARN_NEAR_CAPACITY);
   describe(out);
   return LLMEM_OK;
+}
+
+llmem_status rl_readings(const llmem_input *in, llmem_readings *out, plan *resolved, int *error_field) {
+  static llmem_result full; /* large: off small stacks; the core is single-threaded */
+  memset(&full, 0, offsetof(llmem_result, ranks));
+  memset(&full.params_total, 0, offsetof(llmem_result, events) - offsetof(llmem_result, params_total));
+  full.error_field = -1;
+  llmem_readings r = {0};
+  r.status = rl_estimate(in, &full);
+  if (error_field) *error_field = full.error_field;
+  if (r.status == LLMEM_OK) {
+    if (resolved) *resolved = w.actor.pl;
+    r.peak_allocated_bytes = full.per_gpu.peak_allocated_bytes;
+    r.peak_reserved_bytes = full.per_gpu.peak_reserved_bytes;
+    r.device_used_bytes = full.per_gpu.device_used_bytes;
+    r.capacity_bytes = full.capacity_bytes;
+    r.fits = full.fits;
+  }
+  *out = r;
+  return r.status;
 }

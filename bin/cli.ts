@@ -1,16 +1,20 @@
 // `npx llmem`: the wasm core from the command line.
 import { impliedByStack } from '../frontend/config/profile.js';
 import type {
+  Category,
   Config,
   Core,
   EstimateResult,
   Json,
   ProfileValue,
   RankResult,
+  RlModel,
+  RlPhase,
+  RlResult,
   SearchSwitch,
   Suggestion,
 } from '../wasm/llmem.js';
-import { CATEGORIES, plainArrays, SEARCH_SWITCHES } from '../wasm/llmem.js';
+import { CATEGORIES, groupDigits, plainArrays, SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
@@ -182,6 +186,37 @@ function stackLines(config: Config, implied: ProfileValue[]): string[] {
   );
 }
 
+const RL_MODEL_LABEL: Record<RlModel, string> = {
+  actor: 'actor',
+  reference: 'reference',
+  reward: 'reward model',
+  critic: 'critic',
+  rollout_engine: 'rollout engine',
+};
+
+/** What dominates an RL phase's peak: its largest model, and that model's largest category. */
+function dominant(ph: RlPhase): string {
+  const [model, bytes] = (Object.entries(ph.model_bytes) as [RlModel, number][]).reduce((a, b) =>
+    b[1] > a[1] ? b : a,
+  );
+  const [cat] = (Object.entries(ph.breakdown_bytes) as [Category, number][]).reduce((a, b) => (b[1] > a[1] ? b : a));
+  return `${RL_MODEL_LABEL[model]} ${gib(bytes)} (largest category: ${cat})`;
+}
+
+/** The RL step's phases, one line each: peak allocated, nvidia-smi, what dominates. */
+function rlLines(rl: RlResult): string[] {
+  const lines = ['RL phases:            allocated    nvidia-smi  dominated by'];
+  for (const ph of rl.phases)
+    lines.push(
+      `  ${ph.phase.padEnd(20)} ${gib(ph.peak_allocated_bytes).padStart(10)} ${gib(ph.device_used_bytes).padStart(12)}  ${dominant(ph)}`,
+    );
+  if (rl.engine_bytes > 0)
+    lines.push(
+      `rollout      engine ${gib(rl.engine_bytes)} per GPU while awake; KV cache ${gib(rl.kv_cache_bytes)} (${groupDigits(rl.kv_cache_tokens)} tokens)`,
+    );
+  return lines;
+}
+
 export function formatText(config: Config, res: EstimateResult, implied: ProfileValue[] = []): string {
   const model =
     (config.model as Config | undefined)?.name ?? (config.model as Config | undefined)?.preset ?? 'custom model';
@@ -201,7 +236,10 @@ export function formatText(config: Config, res: EstimateResult, implied: Profile
     `fits         ${res.fits ? 'yes' : 'NO'} (${(res.utilization * 100).toFixed(1)} % of GPU memory)`,
     `peak at      ${p.peak_at}`,
     `breakdown at the peak:`,
-    ...CATEGORIES.map((c) => `  ${c.padEnd(18)} ${gib(p.breakdown_bytes[c]).padStart(12)}`),
+    ...CATEGORIES.filter((c) => c !== 'kv_cache' || p.breakdown_bytes[c] > 0).map(
+      (c) => `  ${c.padEnd(18)} ${gib(p.breakdown_bytes[c]).padStart(12)}`,
+    ),
+    ...(res.rl ? rlLines(res.rl) : []),
   ];
   if (res.ranks.length > 1) {
     lines.push('pipeline stages:   allocated      reserved    nvidia-smi');

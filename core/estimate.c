@@ -94,6 +94,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   memset(&out->params_total, 0, offsetof(llmem_result, events) - offsetof(llmem_result, params_total));
   out->term_count = 0;
   out->error_field = -1;
+  if (in->rl_algorithm != LLMEM_RL_NONE) return rl_estimate(in, out); /* NaN or a bad index: its field check */
   plan pl;
   int field;
   const char *detail;
@@ -165,6 +166,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
 llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out,
                                plan *resolved, int *error_field) {
   llmem_readings r = {0};
+  if (in->rl_algorithm != LLMEM_RL_NONE) return rl_readings(in, out, resolved, error_field);
   plan local;
   plan *pl_ = resolved ? resolved : &local;
   int field;

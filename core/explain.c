@@ -63,9 +63,9 @@ static rank_states expert_part(const plan *pl, const stage_layout *st, const ran
   return x;
 }
 
-void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_result *out) {
-  const llmem_rank_result *r = &out->per_gpu;
-  const double *b = r->breakdown_bytes;
+/* The model's category terms; b: its breakdown at the peak. */
+void explain_model_terms(const plan *pl, const stage_layout *st, const rank_states *rs, const double *b,
+                         llmem_result *out) {
   int fsdp = (pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2) &&
              pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
   int deepspeed = pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
@@ -76,7 +76,6 @@ void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs,
   double shard_g = sharded_g ? pl->shard_dense : 1, ne_g = sharded_g ? pl->shard_expert : 1;
   double shard_o = sharded_o ? pl->shard_dense : 1, ne_o = sharded_o ? pl->shard_expert : 1;
   double params = st->params_count, trainable = st->trainable_count;
-  out->term_count = 0;
   /* routed experts (full fine-tuning) are sharded over the expert-data-parallel degree */
   double E = pl->ft_method == LLMEM_FT_FULL ? st->layers.expert_count : 0;
   rank_states x = {0};
@@ -111,10 +110,15 @@ void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs,
     term(out, LLMEM_TERM_COMM, LLMEM_CAT_COMM_BUFFERS, b[LLMEM_CAT_COMM_BUFFERS], b[LLMEM_CAT_COMM_BUFFERS], 0, 0, 0);
   if (b[LLMEM_CAT_TEMPORARIES] > 0)
     term(out, LLMEM_TERM_TEMPORARIES, LLMEM_CAT_TEMPORARIES, b[LLMEM_CAT_TEMPORARIES], b[LLMEM_CAT_TEMPORARIES], 0, 0, 0);
+}
 
+/* The runtime terms: they sum to device_used - peak_allocated; extra_context:
+ * a second process's CUDA context (an RL rollout engine of its own). */
+void explain_runtime_terms(const plan *pl, const llmem_rank_result *r, double extra_context, llmem_result *out) {
   double context, workspace, nccl;
   int comms;
   runtime_overheads(pl, &context, &workspace, &nccl, &comms);
+  context += extra_context;
   double reserve = r->peak_reserved_bytes - r->peak_allocated_bytes;
   if (r->reserved_simulated)
     term(out, LLMEM_TERM_RESERVE_SIMULATED, -1, reserve, reserve, r->fragmentation_bytes, r->largest_free_block_bytes, 0);
@@ -125,4 +129,14 @@ void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs,
   if (nccl > 0) term(out, LLMEM_TERM_NCCL, -1, nccl, nccl, comms, 0, 0);
   double paged = r->device_used_bytes - r->peak_reserved_bytes - (context + workspace + nccl);
   if (paged > 0) term(out, LLMEM_TERM_PAGED, -1, paged, paged, 0, 0, 0);
+}
+
+void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_result *out) {
+  out->term_count = 0;
+  explain_model_terms(pl, st, rs, out->per_gpu.breakdown_bytes, out);
+  explain_runtime_terms(pl, &out->per_gpu, 0, out);
+}
+
+void explain_add_term(llmem_result *out, int id, int category, double value, double a, double b, double c, double d) {
+  term(out, id, category, value, a, b, c, d);
 }

@@ -23,6 +23,7 @@ static const char *const status_messages[] = {LLMEM_STATUSES(STR_)};
 static const char *const warning_messages[] = {LLMEM_WARNINGS(STR_)};
 static const char *const category_names[] = {LLMEM_CATEGORIES(STR_)};
 static const char *const phase_names[] = {LLMEM_PHASES(STR_)};
+static const char *const rl_model_names[] = {LLMEM_RL_MODELS(STR_)};
 #define TERM_LABEL_(c_name, label, formula) label,
 #define TERM_FORMULA_(c_name, label, formula) formula,
 static const char *const term_labels[] = {LLMEM_TERMS(TERM_LABEL_)};
@@ -74,4 +75,9 @@ const char *llmem_term_label(int term) {
 const char *llmem_term_formula(int term) {
   if (term < 0 || term >= LLMEM_TERM_COUNT) return "";
   return term_formulas[term];
+}
+
+const char *llmem_rl_model_name(int model) {
+  if (model < 0 || model >= LLMEM_RL_MODEL_COUNT) return "";
+  return rl_model_names[model];
 }

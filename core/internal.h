@@ -85,6 +85,8 @@ typedef struct {
   double master_bytes;        /* 0 when there is no separate master copy */
   double grad_bytes;
   double base_weight_bytes;   /* frozen base weights for LoRA; QLoRA handled apart */
+
+  int rl_entropy;             /* RL: the loss also takes the entropy over the vocabulary (rl.entropy) */
 } plan;
 
 /* One stage (pipeline rank) of the layout. */
@@ -155,6 +157,7 @@ typedef struct {
 } rank_states;
 
 /* plan.c */
+llmem_status plan_check_fields(const llmem_input *in, int *field); /* each key against its range and kind */
 llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char **detail);
 /* A key's value, or its training-stack profile value when null (NaN if none). */
 double profiled(const llmem_input *in, int field);
@@ -206,6 +209,10 @@ void runtime_overheads(const plan *pl, double *context_bytes, double *workspace_
 
 /* explain.c */
 void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_result *out);
+void explain_model_terms(const plan *pl, const stage_layout *st, const rank_states *rs, const double *breakdown,
+                         llmem_result *out);
+void explain_runtime_terms(const plan *pl, const llmem_rank_result *r, double extra_context, llmem_result *out);
+void explain_add_term(llmem_result *out, int id, int category, double value, double a, double b, double c, double d);
 
 /* timeline.c */
 typedef struct {
@@ -215,6 +222,7 @@ typedef struct {
   int stride;
   int pending;
 } timeline_sink;
+void timeline_push(timeline_sink *s, const llmem_event *ev); /* one point; pairs merge when full */
 void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
                     llmem_rank_result *out, timeline_sink *sink);
 /* pinned host memory of offloaded activations at its most (training.activation_offload) */
@@ -239,6 +247,11 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
 /* The field index of an input member (its slot in the double array). */
 #define FIELD(member) ((int)(offsetof(llmem_input, member) / sizeof(double)))
 llmem_input search_layout_input(const llmem_input *base, double N, const llmem_layout *l);
+
+/* rl.c: RL post-training (rl.algorithm not "none"), the phases around the update */
+llmem_status rl_estimate(const llmem_input *in, llmem_result *out);
+/* the readings of rl_estimate; resolved: the actor update's plan (may be NULL) */
+llmem_status rl_readings(const llmem_input *in, llmem_readings *out, plan *resolved, int *error_field);
 
 /* result.c */
 void result_add_warning(llmem_result *out, llmem_warning w);

@@ -51,7 +51,8 @@ typedef struct {
   C(LLMEM_CAT_ACTIVATIONS, "activations")                                     \
   C(LLMEM_CAT_LOGITS, "logits")                                               \
   C(LLMEM_CAT_COMM_BUFFERS, "comm_buffers")                                   \
-  C(LLMEM_CAT_TEMPORARIES, "temporaries")
+  C(LLMEM_CAT_TEMPORARIES, "temporaries")                                     \
+  C(LLMEM_CAT_KV_CACHE, "kv_cache") /* the RL rollout engine's KV cache pool (rl.*) */
 typedef enum { LLMEM_CATEGORIES(LLMEM_ENUM_NAME_) LLMEM_CAT_COUNT } llmem_category;
 
 /* Phases of a training step, for the timeline and `peak_at`. */
@@ -60,7 +61,18 @@ typedef enum { LLMEM_CATEGORIES(LLMEM_ENUM_NAME_) LLMEM_CAT_COUNT } llmem_catego
   P(LLMEM_PHASE_FORWARD, "forward")                                           \
   P(LLMEM_PHASE_LOSS, "loss")                                                 \
   P(LLMEM_PHASE_BACKWARD, "backward")                                         \
-  P(LLMEM_PHASE_OPTIMIZER, "optimizer")
+  P(LLMEM_PHASE_OPTIMIZER, "optimizer")                                       \
+  /* RL post-training (core/rl.c): the phases around the actor update, whose \
+   * own points keep forward / loss / backward / optimizer */                 \
+  P(LLMEM_PHASE_WEIGHT_SYNC, "weight sync")                                   \
+  P(LLMEM_PHASE_ROLLOUT, "rollout")                                           \
+  P(LLMEM_PHASE_ENGINE_SLEEP, "engine sleep")                                 \
+  P(LLMEM_PHASE_REWARD, "reward scoring")                                     \
+  P(LLMEM_PHASE_OLD_LOGPROBS, "old log-probs")                                \
+  P(LLMEM_PHASE_REF_LOGPROBS, "reference log-probs")                          \
+  P(LLMEM_PHASE_CRITIC_VALUES, "critic values")                               \
+  P(LLMEM_PHASE_CRITIC_UPDATE, "critic update")                               \
+  P(LLMEM_PHASE_ACTOR_UPDATE, "actor update") /* a phase summary only: its points are forward ... optimizer */
 typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
 
 #define LLMEM_WARNINGS(W)                                                                        \
@@ -75,7 +87,9 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
   W(LLMEM_WARN_TIMELINE_DOWNSAMPLED, "the timeline was downsampled to fit; the peak is exact") \
   W(LLMEM_WARN_ACT_OFFLOAD, "activation offload: saved activations live in host memory; one layer's worth stays on the GPU per stream") \
   W(LLMEM_WARN_PAGED_OPTIMIZER, "paged optimizer: states are counted on the GPU; under memory pressure they page to host memory") \
-  W(LLMEM_WARN_RESERVE_BOUND, "reserved is the caching allocator's bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all")
+  W(LLMEM_WARN_RESERVE_BOUND, "reserved is the caching allocator's bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all") \
+  W(LLMEM_WARN_RL_PASSES, "RL: the log-prob, reference, reward and critic-value passes count one layer's no-grad working set, its gathered weights and one micro-batch's logits; reserved in those phases is the caching allocator's bound") \
+  W(LLMEM_WARN_RL_SEPARATE, "RL: the rollout engine runs on GPUs of its own (rl.rollout.placement \"separate\"): its memory is not on the training GPUs reported here")
 typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warning;
 
 /* "Why this number": the terms of the most-loaded GPU, each with its
@@ -108,7 +122,15 @@ typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warn
   T(LLMEM_TERM_GRADIENTS_EXPERT, "routed-expert gradients",                                               \
     "{c0} trainable expert parameters x {x1} B / {x2}-way expert-data-parallel sharding; {b3} exist at the peak") \
   T(LLMEM_TERM_OPTIMIZER_EXPERT, "routed-expert optimizer states",                                        \
-    "{c0} trainable expert parameters x {x1} B / {x2}-way expert-data-parallel sharding")
+    "{c0} trainable expert parameters x {x1} B / {x2}-way expert-data-parallel sharding")                \
+  T(LLMEM_TERM_RL_ACTOR, "actor (policy)", "the actor's share of this category in this phase: {b0}")        \
+  T(LLMEM_TERM_RL_REFERENCE, "reference model", "{c1} parameters; its share of this category in this phase: {b0}") \
+  T(LLMEM_TERM_RL_REWARD, "reward model", "{c1} parameters; its share of this category in this phase: {b0}") \
+  T(LLMEM_TERM_RL_CRITIC, "critic (value model)", "{c1} parameters; its share of this category in this phase: {b0}") \
+  T(LLMEM_TERM_RL_ENGINE_WEIGHTS, "rollout engine weights", "{c1} parameters x {x2} B / {x3}-way engine tensor parallelism: {b0}") \
+  T(LLMEM_TERM_RL_KV_CACHE, "rollout KV cache", "the engine's memory share less its weights and activation workspace: {b0}, {c1} tokens") \
+  T(LLMEM_TERM_RL_ENGINE_WORKSPACE, "rollout activation workspace and CUDA graphs", "profiled forward of the batched tokens {b1}, CUDA graph pool {b2}: {b0}") \
+  T(LLMEM_TERM_RL_WEIGHT_SYNC, "weight-sync buffers", "bucket or gathered model {b1}, largest gathered tensor {b2}: {b0}")
 #define LLMEM_TERM_NAME_(c_name, label, formula) c_name,
 typedef enum { LLMEM_TERMS(LLMEM_TERM_NAME_) LLMEM_TERM_COUNT } llmem_term_id;
 
@@ -118,6 +140,25 @@ typedef struct {
   double value_bytes;
   double inputs[4];
 } llmem_term;
+
+/* RL post-training: the models a phase's bytes belong to (core/rl.c). */
+#define LLMEM_RL_MODELS(M)                                \
+  M(LLMEM_RL_MODEL_ACTOR, "actor")                        \
+  M(LLMEM_RL_MODEL_REFERENCE, "reference")                \
+  M(LLMEM_RL_MODEL_REWARD, "reward")                      \
+  M(LLMEM_RL_MODEL_CRITIC, "critic")                      \
+  M(LLMEM_RL_MODEL_ENGINE, "rollout_engine")
+typedef enum { LLMEM_RL_MODELS(LLMEM_ENUM_NAME_) LLMEM_RL_MODEL_COUNT } llmem_rl_model;
+#define LLMEM_MAX_RL_PHASES 12
+
+/* One RL phase's peak on the most-loaded rank (its highest point). */
+typedef struct {
+  int phase;                                 /* llmem_phase */
+  double peak_allocated_bytes;
+  double device_used_bytes;                  /* reserved bound + runtime, as per_gpu */
+  double breakdown_bytes[LLMEM_CAT_COUNT];   /* at the phase's peak */
+  double model_bytes[LLMEM_RL_MODEL_COUNT];  /* the same bytes by model */
+} llmem_rl_phase;
 
 /* The layer of an event or peak outside the decoder layers: the embedding (its backward). */
 #define LLMEM_LAYER_EMBEDDING (-2)
@@ -182,6 +223,13 @@ typedef struct {
 
   int term_count;
   llmem_term terms[LLMEM_TERM_COUNT];
+
+  /* RL post-training (rl.algorithm not "none"); zero otherwise */
+  int rl_phase_count;
+  llmem_rl_phase rl_phases[LLMEM_MAX_RL_PHASES]; /* in step order */
+  double rl_kv_cache_bytes;   /* the rollout engine's KV cache per GPU */
+  double rl_kv_cache_tokens;  /* tokens it holds (whole blocks) */
+  double rl_engine_bytes;     /* the engine's memory per GPU while awake */
 
   int event_count;          /* timeline of the most-loaded rank */
   int event_stride;         /* >1 when downsampled */
@@ -348,5 +396,6 @@ const char *llmem_category_name(int category);
 const char *llmem_phase_name(int phase);
 const char *llmem_term_label(int term);
 const char *llmem_term_formula(int term);
+const char *llmem_rl_model_name(int model);
 
 #endif

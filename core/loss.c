@@ -138,5 +138,13 @@ loss_memory loss_bytes(const plan *pl) {
    * torchtune's gemma2 decoder the same per output chunk). Liger's fused
    * kernel caps inside its chunks (softcap argument): nothing kept. */
   if (pl->final_softcap && pl->loss != LLMEM_LOSS_FUSED) lm.saved_bytes += ab * TV;
+  /* RL entropy bonus over the logits (verl verl/utils/torch_functional.py
+   * entropy_from_logits at b178a3cd: pd = softmax(logits), then
+   * logsumexp(logits) - sum(pd * logits)): softmax kept for the backward, the
+   * product a transient, both in the logits dtype */
+  if (pl->rl_entropy) {
+    lm.saved_bytes += ab * TV;
+    lm.forward_peak_bytes += ab * TV;
+  }
   return lm;
 }

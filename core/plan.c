@@ -47,7 +47,7 @@ static double or_default(double v, double automatic) { return isnan(v) ? automat
     return (status);         \
   } while (0)
 
-static llmem_status check_fields(const llmem_input *in, int *field) {
+llmem_status plan_check_fields(const llmem_input *in, int *field) {
   const double *slot = (const double *)in;
   for (int i = 0; i < LLMEM_FIELD_COUNT; i++) {
     llmem_status st = check_field(llmem_field_at(i), slot[i]);
@@ -390,7 +390,7 @@ static void derive_bytes(const llmem_input *in, plan *p) {
 llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char **detail) {
   *field = -1;
   *detail = 0;
-  STEP(check_fields(in, field));
+  STEP(plan_check_fields(in, field));
   plan p = {0};
   p.in = in;
   p.formula = (int)in->formula;
@@ -405,6 +405,7 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   STEP(derive_sharding(in, &p, field));
   STEP(check_training(in, &p, field));
   derive_bytes(in, &p);
+  p.rl_entropy = in->rl_algorithm != LLMEM_RL_NONE && in->rl_entropy != 0;
   *pl = p;
   return LLMEM_OK;
 }

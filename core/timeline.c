@@ -19,6 +19,10 @@ static void sink_push(timeline_sink *s, const llmem_event *ev) {
   s->events[s->count++] = *ev;
 }
 
+void timeline_push(timeline_sink *s, const llmem_event *ev) {
+  if (s && s->events) sink_push(s, ev);
+}
+
 void sim_event(sim *S, int phase, int mb, int layer) {
   double total = S->total;
   timeline_sink *s = S->sink;

@@ -12,6 +12,7 @@ export const CATEGORY_COLOR: Record<Category, string> = {
   logits: '#edc948',
   comm_buffers: '#b07aa1',
   temporaries: '#9c755f',
+  kv_cache: '#ff9da7',
 };
 
 export { CATEGORY_LABEL, OVERHEAD_LABEL } from './config/labels.js';

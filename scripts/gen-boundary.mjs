@@ -70,6 +70,7 @@ async function readCore() {
     fields,
     categories: names(m._llmem_category_count(), (i) => m._llmem_category_text(i)),
     phases: upTo('', (i) => m._llmem_phase_text(i)),
+    rl_models: upTo('', (i) => m._llmem_rl_model_text(i)),
     warnings: upTo('unknown warning', (i) => m._llmem_warning_text(i)),
     terms: upTo('', (i) => m._llmem_term_label_text(i)),
     layout,
@@ -124,6 +125,10 @@ export type Category = (typeof CATEGORIES)[number];
 /** Phases of the simulated step, by the core's phase id. */
 export const PHASES = ${list(c.phases)} as const;
 export type Phase = (typeof PHASES)[number];
+
+/** The models of an RL step, by the core's model id (an RL phase's model_bytes). */
+export const RL_MODELS = ${list(c.rl_models)} as const;
+export type RlModel = (typeof RL_MODELS)[number];
 
 /** Warning messages, by the core's warning id. */
 export const WARNINGS = ${list(c.warnings)} as const;

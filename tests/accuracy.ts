@@ -29,6 +29,8 @@ export interface Row {
   /** runtime.framework of the case's config (its training stack) */
   framework: string;
   metric: string;
+  /** an RL post-training case (rl.algorithm other than "none") */
+  rl: boolean;
   relation: string;
   expected: number;
   estimate: number | null;
@@ -71,6 +73,12 @@ const quantile = (xs: number[], q: number) => {
   return s[lo] + (s[hi] - s[lo]) * (i - lo);
 };
 
+/** rl.algorithm of a case's config ("none" when absent). */
+function rlAlgorithm(config: unknown): string {
+  const rl = (config as { rl?: { algorithm?: unknown } } | null)?.rl;
+  return typeof rl?.algorithm === 'string' ? rl.algorithm : 'none';
+}
+
 function frameworkOf(config: unknown): string {
   const rt = (config as { runtime?: { framework?: string } }).runtime;
   return rt?.framework ?? 'generic';
@@ -87,6 +95,7 @@ export async function runAccuracy(): Promise<Row[]> {
       framework: frameworkOf(c.config),
       metric: c.expect.metric,
       relation: c.expect.relation,
+      rl: rlAlgorithm(c.config) !== 'none',
       expected: c.expect.bytes,
       estimate: null,
       error: null,
@@ -312,6 +321,14 @@ async function main() {
     );
   const bounds = rows.filter((r) => r.relation !== 'eq');
   console.log(`  bounds: ${bounds.filter((r) => r.note === 'bound holds').length} of ${bounds.length} hold`);
+  const rl = rows.filter((r) => r.rl);
+  console.log('\nRL post-training cases (rl.algorithm; core/rl.c):');
+  if (rl.length === 0)
+    console.log(
+      '  none yet: no published RL memory figure found with its config in enough detail (docs/memory-model.md §16.6)',
+    );
+  for (const r of rl)
+    console.log(`  ${r.id.slice(0, 44).padEnd(44)} ${r.metric.slice(0, 22).padEnd(22)} ${pct(r.error)}`);
   const st = await runStepTime();
   console.log('\nstep-time model (a ranking aid) vs published throughput (tests/accuracy/steptime.json);');
   console.log('error on throughput: estimate / published - 1 (iteration seconds: published / estimate - 1)');

@@ -98,6 +98,7 @@ const char *llmem_phase_text(int p) { return llmem_phase_name(p); }
 const char *llmem_term_label_text(int t) { return llmem_term_label(t); }
 const char *llmem_term_formula_text(int t) { return llmem_term_formula(t); }
 int llmem_category_count(void) { return LLMEM_CAT_COUNT; }
+const char *llmem_rl_model_text(int m) { return llmem_rl_model_name(m); }
 
 static size_t put(size_t n, const char *s) { return text_append(layout_text, n, sizeof layout_text, s); }
 static size_t put_num(size_t n, const char *key, size_t v) {
@@ -115,6 +116,7 @@ const char *llmem_result_layout(void) {
 #define K(m) n = put_num(n, #m, offsetof(llmem_rank_result, m))
 #define E(m) n = put_num(n, #m, offsetof(llmem_event, m))
 #define T(m) n = put_num(n, #m, offsetof(llmem_term, m))
+#define F(m) n = put_num(n, #m, offsetof(llmem_rl_phase, m))
 #define D(m) n = put_num(n, #m, offsetof(llmem_readings, m))
 #define P(m) n = put_num(n, #m, offsetof(llmem_sweep_point, m))
 #define S(m) n = put_num(n, #m, offsetof(llmem_search_result, m))
@@ -126,6 +128,7 @@ const char *llmem_result_layout(void) {
   R(params_total); R(params_active); R(params_trainable); R(params_per_gpu); R(host_cpu_bytes); R(host_nvme_bytes);
   R(fits); R(utilization); R(capacity_bytes); R(warning_count); R(warnings); R(event_count); R(event_stride); R(events);
   R(term_count); R(terms);
+  R(rl_phase_count); R(rl_phases); R(rl_kv_cache_bytes); R(rl_kv_cache_tokens); R(rl_engine_bytes);
   n = put_num(n, "size", sizeof(llmem_result));
   n = put(n, "\"end\":0},\"rank\":{");
   K(peak_allocated_bytes); K(peak_reserved_bytes); K(device_used_bytes); K(breakdown_bytes); K(persistent_bytes); K(fragmentation_bytes); K(largest_free_block_bytes); K(reserved_simulated);
@@ -134,6 +137,9 @@ const char *llmem_result_layout(void) {
   n = put(n, "\"end\":0},\"event\":{");
   E(total_bytes); E(category_bytes); E(reserved_bytes); E(phase); E(micro_batch); E(layer); E(skipped_ops);
   n = put_num(n, "size", sizeof(llmem_event));
+  n = put(n, "\"end\":0},\"rl_phase\":{");
+  F(phase); F(peak_allocated_bytes); F(device_used_bytes); F(breakdown_bytes); F(model_bytes);
+  n = put_num(n, "size", sizeof(llmem_rl_phase));
   n = put(n, "\"end\":0},\"term\":{");
   T(id); T(category); T(value_bytes); T(inputs);
   n = put_num(n, "size", sizeof(llmem_term));
@@ -164,6 +170,7 @@ const char *llmem_result_layout(void) {
 #undef K
 #undef E
 #undef T
+#undef F
 #undef D
 #undef P
 #undef S

@@ -27,6 +27,7 @@ export const CATEGORIES = [
   'logits',
   'comm_buffers',
   'temporaries',
+  'kv_cache',
 ] as const;
 export type Category = (typeof CATEGORIES)[number];
 
@@ -37,8 +38,27 @@ export const PHASES = [
   'loss',
   'backward',
   'optimizer',
+  'weight sync',
+  'rollout',
+  'engine sleep',
+  'reward scoring',
+  'old log-probs',
+  'reference log-probs',
+  'critic values',
+  'critic update',
+  'actor update',
 ] as const;
 export type Phase = (typeof PHASES)[number];
+
+/** The models of an RL step, by the core's model id (an RL phase's model_bytes). */
+export const RL_MODELS = [
+  'actor',
+  'reference',
+  'reward',
+  'critic',
+  'rollout_engine',
+] as const;
+export type RlModel = (typeof RL_MODELS)[number];
 
 /** Warning messages, by the core's warning id. */
 export const WARNINGS = [
@@ -54,6 +74,8 @@ export const WARNINGS = [
   'activation offload: saved activations live in host memory; one layer\'s worth stays on the GPU per stream',
   'paged optimizer: states are counted on the GPU; under memory pressure they page to host memory',
   'reserved is the caching allocator\'s bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all',
+  'RL: the log-prob, reference, reward and critic-value passes count one layer\'s no-grad working set, its gathered weights and one micro-batch\'s logits; reserved in those phases is the caching allocator\'s bound',
+  'RL: the rollout engine runs on GPUs of its own (rl.rollout.placement "separate"): its memory is not on the training GPUs reported here',
 ] as const;
 export type Warning = (typeof WARNINGS)[number];
 
@@ -78,6 +100,14 @@ export const TERM_LABELS = [
   'routed-expert fp32 master weights',
   'routed-expert gradients',
   'routed-expert optimizer states',
+  'actor (policy)',
+  'reference model',
+  'reward model',
+  'critic (value model)',
+  'rollout engine weights',
+  'rollout KV cache',
+  'rollout activation workspace and CUDA graphs',
+  'weight-sync buffers',
 ] as const;
 export type TermLabel = (typeof TERM_LABELS)[number];
 
@@ -105,6 +135,7 @@ export type CoreExport =
   | '_llmem_category_text'
   | '_llmem_phase_text'
   | '_llmem_category_count'
+  | '_llmem_rl_model_text'
   | '_llmem_result_layout'
   | '_llmem_term_label_text'
   | '_llmem_term_formula_text'
@@ -150,6 +181,11 @@ export type StructLayout = {
     events: number;
     term_count: number;
     terms: number;
+    rl_phase_count: number;
+    rl_phases: number;
+    rl_kv_cache_bytes: number;
+    rl_kv_cache_tokens: number;
+    rl_engine_bytes: number;
     size: number;
   };
   rank: {
@@ -177,6 +213,14 @@ export type StructLayout = {
     micro_batch: number;
     layer: number;
     skipped_ops: number;
+    size: number;
+  };
+  rl_phase: {
+    phase: number;
+    peak_allocated_bytes: number;
+    device_used_bytes: number;
+    breakdown_bytes: number;
+    model_bytes: number;
     size: number;
   };
   term: {
@@ -413,7 +457,62 @@ export type FieldPath =
   | 'runtime.torch_compile'
   | 'runtime.compute_efficiency'
   | 'runtime.framework'
-  | 'runtime.framework_version';
+  | 'runtime.framework_version'
+  | 'rl'
+  | 'rl.algorithm'
+  | 'rl.group_size'
+  | 'rl.prompt_len'
+  | 'rl.response_len'
+  | 'rl.prompt_len_mean'
+  | 'rl.response_len_mean'
+  | 'rl.remove_padding'
+  | 'rl.rollout_batch'
+  | 'rl.mini_batch'
+  | 'rl.logprob_micro_batch'
+  | 'rl.max_tokens_per_gpu'
+  | 'rl.logprob_max_tokens_per_gpu'
+  | 'rl.logits_response_only'
+  | 'rl.entropy'
+  | 'rl.actor'
+  | 'rl.actor.param_offload'
+  | 'rl.actor.optimizer_offload'
+  | 'rl.reference'
+  | 'rl.reference.enabled'
+  | 'rl.reference.param_offload'
+  | 'rl.reference.precomputed'
+  | 'rl.reward'
+  | 'rl.reward.enabled'
+  | 'rl.reward.layers'
+  | 'rl.reward.hidden'
+  | 'rl.reward.heads'
+  | 'rl.reward.kv_heads'
+  | 'rl.reward.ffn_hidden'
+  | 'rl.reward.param_offload'
+  | 'rl.critic'
+  | 'rl.critic.layers'
+  | 'rl.critic.hidden'
+  | 'rl.critic.heads'
+  | 'rl.critic.kv_heads'
+  | 'rl.critic.ffn_hidden'
+  | 'rl.critic.param_offload'
+  | 'rl.critic.optimizer_offload'
+  | 'rl.critic.max_tokens_per_gpu'
+  | 'rl.rollout'
+  | 'rl.rollout.engine'
+  | 'rl.rollout.placement'
+  | 'rl.rollout.tp'
+  | 'rl.rollout.gpu_memory_utilization'
+  | 'rl.rollout.max_num_seqs'
+  | 'rl.rollout.max_num_batched_tokens'
+  | 'rl.rollout.max_model_len'
+  | 'rl.rollout.dtype'
+  | 'rl.rollout.kv_cache_dtype'
+  | 'rl.rollout.block_size'
+  | 'rl.rollout.cuda_graphs'
+  | 'rl.rollout.sleep'
+  | 'rl.rollout.own_process'
+  | 'rl.weight_sync'
+  | 'rl.weight_sync_bucket_mib';
 
 /** A config v1 object: every key optional (omitted: the default), nullable keys `| null`. */
 export type ConfigV1 = {
@@ -568,6 +667,67 @@ export type ConfigV1 = {
     framework?: 'generic' | 'torchtitan' | 'torchtune' | 'hf_trainer' | 'accelerate' | 'litgpt' | 'megatron' | 'deepspeed' | 'axolotl' | 'llamafactory' | 'nemo';
     framework_version?: string | null;
   };
+  rl?: {
+    algorithm?: 'none' | 'grpo' | 'ppo' | 'dpo' | 'rloo' | 'reinforce_pp';
+    group_size?: number;
+    prompt_len?: number;
+    response_len?: number;
+    prompt_len_mean?: number | null;
+    response_len_mean?: number | null;
+    remove_padding?: boolean;
+    rollout_batch?: number;
+    mini_batch?: number | null;
+    logprob_micro_batch?: number | null;
+    max_tokens_per_gpu?: number | null;
+    logprob_max_tokens_per_gpu?: number | null;
+    logits_response_only?: boolean;
+    entropy?: boolean;
+    actor?: {
+      param_offload?: boolean;
+      optimizer_offload?: boolean;
+    };
+    reference?: {
+      enabled?: boolean;
+      param_offload?: boolean;
+      precomputed?: boolean;
+    };
+    reward?: {
+      enabled?: boolean;
+      layers?: number | null;
+      hidden?: number | null;
+      heads?: number | null;
+      kv_heads?: number | null;
+      ffn_hidden?: number | null;
+      param_offload?: boolean;
+    };
+    critic?: {
+      layers?: number | null;
+      hidden?: number | null;
+      heads?: number | null;
+      kv_heads?: number | null;
+      ffn_hidden?: number | null;
+      param_offload?: boolean;
+      optimizer_offload?: boolean;
+      max_tokens_per_gpu?: number | null;
+    };
+    rollout?: {
+      engine?: 'vllm' | 'sglang';
+      placement?: 'colocated' | 'separate';
+      tp?: number;
+      gpu_memory_utilization?: number;
+      max_num_seqs?: number;
+      max_num_batched_tokens?: number;
+      max_model_len?: number | null;
+      dtype?: 'fp32' | 'fp16' | 'bf16' | 'fp8';
+      kv_cache_dtype?: 'fp32' | 'fp16' | 'bf16' | 'fp8' | null;
+      block_size?: number;
+      cuda_graphs?: boolean;
+      sleep?: 'none' | 'level1' | 'level2' | 'free_cache';
+      own_process?: boolean;
+    };
+    weight_sync?: 'bucketed' | 'full';
+    weight_sync_bucket_mib?: number;
+  };
 };
 
 /** The field table (core/fields.def); the wrapper reads the same table from the core at run time. */
@@ -715,4 +875,59 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 140, path: 'runtime.compute_efficiency', kind: 'num', nullable: true, months: false, default: NaN, min: 0.01, max: 1, values: [] },
   { index: 141, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
   { index: 142, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
+  { index: 143, path: 'rl', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 144, path: 'rl.algorithm', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'grpo', 'ppo', 'dpo', 'rloo', 'reinforce_pp'] },
+  { index: 145, path: 'rl.group_size', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 100000, values: [] },
+  { index: 146, path: 'rl.prompt_len', kind: 'int', nullable: false, months: false, default: 512, min: 1, max: 100000000, values: [] },
+  { index: 147, path: 'rl.response_len', kind: 'int', nullable: false, months: false, default: 512, min: 1, max: 100000000, values: [] },
+  { index: 148, path: 'rl.prompt_len_mean', kind: 'num', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 149, path: 'rl.response_len_mean', kind: 'num', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 150, path: 'rl.remove_padding', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 151, path: 'rl.rollout_batch', kind: 'int', nullable: false, months: false, default: 64, min: 1, max: 1000000000, values: [] },
+  { index: 152, path: 'rl.mini_batch', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000000, values: [] },
+  { index: 153, path: 'rl.logprob_micro_batch', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000, values: [] },
+  { index: 154, path: 'rl.max_tokens_per_gpu', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000000, values: [] },
+  { index: 155, path: 'rl.logprob_max_tokens_per_gpu', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000000, values: [] },
+  { index: 156, path: 'rl.logits_response_only', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 157, path: 'rl.entropy', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 158, path: 'rl.actor', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 159, path: 'rl.actor.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 160, path: 'rl.actor.optimizer_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 161, path: 'rl.reference', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 162, path: 'rl.reference.enabled', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 163, path: 'rl.reference.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 164, path: 'rl.reference.precomputed', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 165, path: 'rl.reward', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 166, path: 'rl.reward.enabled', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 167, path: 'rl.reward.layers', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 168, path: 'rl.reward.hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
+  { index: 169, path: 'rl.reward.heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 170, path: 'rl.reward.kv_heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 171, path: 'rl.reward.ffn_hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 172, path: 'rl.reward.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 173, path: 'rl.critic', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 174, path: 'rl.critic.layers', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 175, path: 'rl.critic.hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
+  { index: 176, path: 'rl.critic.heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 177, path: 'rl.critic.kv_heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 178, path: 'rl.critic.ffn_hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 179, path: 'rl.critic.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 180, path: 'rl.critic.optimizer_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 181, path: 'rl.critic.max_tokens_per_gpu', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000000, values: [] },
+  { index: 182, path: 'rl.rollout', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 183, path: 'rl.rollout.engine', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['vllm', 'sglang'] },
+  { index: 184, path: 'rl.rollout.placement', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['colocated', 'separate'] },
+  { index: 185, path: 'rl.rollout.tp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
+  { index: 186, path: 'rl.rollout.gpu_memory_utilization', kind: 'num', nullable: false, months: false, default: 0.5, min: 0.01, max: 1, values: [] },
+  { index: 187, path: 'rl.rollout.max_num_seqs', kind: 'int', nullable: false, months: false, default: 256, min: 1, max: 10000000, values: [] },
+  { index: 188, path: 'rl.rollout.max_num_batched_tokens', kind: 'int', nullable: false, months: false, default: 8192, min: 1, max: 1000000000, values: [] },
+  { index: 189, path: 'rl.rollout.max_model_len', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 190, path: 'rl.rollout.dtype', kind: 'enum', nullable: false, months: false, default: 2, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 191, path: 'rl.rollout.kv_cache_dtype', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 192, path: 'rl.rollout.block_size', kind: 'int', nullable: false, months: false, default: 16, min: 1, max: 1000000, values: [] },
+  { index: 193, path: 'rl.rollout.cuda_graphs', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 194, path: 'rl.rollout.sleep', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'level1', 'level2', 'free_cache'] },
+  { index: 195, path: 'rl.rollout.own_process', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 196, path: 'rl.weight_sync', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['bucketed', 'full'] },
+  { index: 197, path: 'rl.weight_sync_bucket_mib', kind: 'num', nullable: false, months: false, default: 2048, min: 1, max: 10000000, values: [] },
 ];

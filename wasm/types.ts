@@ -1,6 +1,6 @@
 // The wrapper's public types: what Core takes and returns. The core's own lists and
 // the config-v1 type come from wasm/generated.ts (scripts/gen-boundary.mjs).
-import type { Category, FieldKind } from './generated.js';
+import type { Category, FieldKind, RlModel } from './generated.js';
 
 export interface FieldInfo {
   index: number;
@@ -73,6 +73,25 @@ export interface Term {
   value_bytes: number;
 }
 
+/** One phase of an RL step (rl.algorithm not "none"): its highest point on the most-loaded GPU. */
+export interface RlPhase {
+  phase: string;
+  peak_allocated_bytes: number;
+  /** reserved (the update's simulated allocator, else its bound) + CUDA context, workspaces, NCCL */
+  device_used_bytes: number;
+  breakdown_bytes: Breakdown;
+  /** the same bytes by model: actor, reference, reward, critic, rollout engine */
+  model_bytes: Record<RlModel, number>;
+}
+
+export interface RlResult {
+  phases: RlPhase[];
+  /** the rollout engine's KV cache per GPU and the tokens it holds; its memory while awake */
+  kv_cache_bytes: number;
+  kv_cache_tokens: number;
+  engine_bytes: number;
+}
+
 export interface EstimateResult {
   ok: true;
   per_gpu: RankResult & { peak_at: string };
@@ -86,6 +105,8 @@ export interface EstimateResult {
   capacity_bytes: number;
   warnings: string[];
   terms: Term[];
+  /** RL post-training only (rl.algorithm not "none") */
+  rl?: RlResult;
   timeline?: Timeline;
 }
 

@@ -1,6 +1,6 @@
 // Reads the core's result structs out of wasm memory, at the offsets the core reports (m.layout).
-import { CATEGORIES, type Category, PHASES, type StructLayout } from './generated.js';
-import type { Breakdown, EstimateResult, RankResult, Readings, Term, Timeline } from './types.js';
+import { CATEGORIES, type Category, PHASES, RL_MODELS, type RlModel, type StructLayout } from './generated.js';
+import type { Breakdown, EstimateResult, RankResult, Readings, RlResult, Term, Timeline } from './types.js';
 
 /** The core's heaps (the module: looked up on each read, as growing memory replaces them) and texts. */
 export interface Memory {
@@ -82,6 +82,34 @@ function readTerms(m: Memory, base: number): Term[] {
   });
 }
 
+/** The RL phases (rl.algorithm not "none"); undefined for a plain training step. */
+function readRl(m: Memory, base: number): RlResult | undefined {
+  const R = m.layout.result,
+    P = m.layout.rl_phase;
+  const n = i32(m, base + R.rl_phase_count);
+  if (n === 0) return undefined;
+  const phases = Array.from({ length: n }, (_, i) => {
+    const a = base + R.rl_phases + i * P.size;
+    const breakdown = {} as Breakdown;
+    for (const [j, c] of CATEGORIES.entries()) breakdown[c] = f64(m, a + P.breakdown_bytes + 8 * j);
+    const models = {} as Record<RlModel, number>;
+    for (const [j, k] of RL_MODELS.entries()) models[k] = f64(m, a + P.model_bytes + 8 * j);
+    return {
+      phase: PHASES[i32(m, a + P.phase)] ?? '',
+      peak_allocated_bytes: f64(m, a + P.peak_allocated_bytes),
+      device_used_bytes: f64(m, a + P.device_used_bytes),
+      breakdown_bytes: breakdown,
+      model_bytes: models,
+    };
+  });
+  return {
+    phases,
+    kv_cache_bytes: f64(m, base + R.rl_kv_cache_bytes),
+    kv_cache_tokens: f64(m, base + R.rl_kv_cache_tokens),
+    engine_bytes: f64(m, base + R.rl_engine_bytes),
+  };
+}
+
 /** The timeline as columns, filled in one pass over the event structs. */
 function readTimeline(m: Memory, base: number, simulated: boolean): Timeline {
   const R = m.layout.result,
@@ -137,6 +165,8 @@ export function readResult(m: Memory, base: number, timeline: boolean): Estimate
     ),
     terms: readTerms(m, base),
   };
+  const rl = readRl(m, base);
+  if (rl) result.rl = rl;
   if (timeline) result.timeline = readTimeline(m, base, per.reserved_simulated);
   return result;
 }

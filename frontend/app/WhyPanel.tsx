@@ -63,6 +63,13 @@ const DEPENDS: Record<Category | 'runtime', string[]> = {
     'training.dropout',
     'training.activation_offload',
   ],
+  kv_cache: [
+    'rl.rollout.gpu_memory_utilization',
+    'rl.rollout.sleep',
+    'rl.rollout.tp',
+    'rl.rollout.kv_cache_dtype',
+    'rl.rollout.max_num_batched_tokens',
+  ],
   logits: [
     'training.micro_batch',
     'training.seq_len',

@@ -11,6 +11,7 @@ export const CATEGORY_LABEL: Record<Category, string> = {
   logits: 'Logits & loss',
   comm_buffers: 'Comm. buffers',
   temporaries: 'Temporaries',
+  kv_cache: 'KV cache (rollout)',
 };
 
 export const OVERHEAD_LABEL = { reserved: 'Allocator cache', runtime: 'CUDA context, cuBLAS, NCCL' } as const;

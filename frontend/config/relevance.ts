@@ -27,6 +27,15 @@ const ZERO3 = all(DEEPSPEED, (get) => get('parallel.zero_stage') === 3);
 export const LORA = is('training.finetune.method', 'lora', 'qlora');
 export const MOE_ON = gt('model.moe.experts', 0);
 export const MLA_ON = gt('model.mla.kv_lora_rank', 0);
+/** RL post-training: its keys matter only with an algorithm; the step's own batch keys then give way to them. */
+export const RL_ON: Condition = (get) => ![null, 'none'].includes(get('rl.algorithm') as string | null);
+const RL_OFF: Condition = (get) => !RL_ON(get);
+const ONLINE = all(RL_ON, (get) => get('rl.algorithm') !== 'dpo');
+const COLOCATED = all(ONLINE, is('rl.rollout.placement', 'colocated'));
+const RL_PACKED = all(RL_ON, (get) => get('rl.remove_padding') === true);
+const REWARD = all(ONLINE, (get) => get('rl.reward.enabled') === true);
+const CRITIC = all(RL_ON, is('rl.algorithm', 'ppo'));
+const REFERENCE = all(RL_ON, (get) => get('rl.reference.enabled') !== false);
 
 /** Keys that matter only when their condition holds; every other key always matters. */
 export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
@@ -92,6 +101,58 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'parallel.stage3_max_live_parameters': ZERO3,
   'parallel.stage3_param_persistence_threshold': ZERO3,
   'hardware.memory_gib': (get) => get('hardware.gpu') === null,
+  // RL post-training (core/rl.c): the update's sequence length and accumulation come from rl.*
+  'training.seq_len': RL_OFF,
+  'training.grad_accum': RL_OFF,
+  'training.global_batch': RL_OFF,
+  'rl.group_size': ONLINE,
+  'rl.prompt_len': RL_ON,
+  'rl.response_len': RL_ON,
+  'rl.prompt_len_mean': RL_PACKED,
+  'rl.response_len_mean': RL_PACKED,
+  'rl.remove_padding': RL_ON,
+  'rl.rollout_batch': RL_ON,
+  'rl.mini_batch': RL_ON,
+  'rl.logprob_micro_batch': RL_ON,
+  'rl.max_tokens_per_gpu': RL_ON,
+  'rl.logprob_max_tokens_per_gpu': RL_ON,
+  'rl.logits_response_only': RL_ON,
+  'rl.entropy': RL_ON,
+  'rl.actor.param_offload': ONLINE,
+  'rl.actor.optimizer_offload': ONLINE,
+  'rl.reference.enabled': RL_ON,
+  'rl.reference.param_offload': REFERENCE,
+  'rl.reference.precomputed': all(REFERENCE, is('rl.algorithm', 'dpo')),
+  'rl.reward.enabled': ONLINE,
+  'rl.reward.layers': REWARD,
+  'rl.reward.hidden': REWARD,
+  'rl.reward.heads': REWARD,
+  'rl.reward.kv_heads': REWARD,
+  'rl.reward.ffn_hidden': REWARD,
+  'rl.reward.param_offload': REWARD,
+  'rl.critic.layers': CRITIC,
+  'rl.critic.hidden': CRITIC,
+  'rl.critic.heads': CRITIC,
+  'rl.critic.kv_heads': CRITIC,
+  'rl.critic.ffn_hidden': CRITIC,
+  'rl.critic.param_offload': CRITIC,
+  'rl.critic.optimizer_offload': CRITIC,
+  'rl.critic.max_tokens_per_gpu': CRITIC,
+  'rl.rollout.engine': ONLINE,
+  'rl.rollout.placement': ONLINE,
+  'rl.rollout.tp': ONLINE,
+  'rl.rollout.gpu_memory_utilization': COLOCATED,
+  'rl.rollout.max_num_seqs': COLOCATED,
+  'rl.rollout.max_num_batched_tokens': COLOCATED,
+  'rl.rollout.max_model_len': COLOCATED,
+  'rl.rollout.dtype': COLOCATED,
+  'rl.rollout.kv_cache_dtype': COLOCATED,
+  'rl.rollout.block_size': COLOCATED,
+  'rl.rollout.cuda_graphs': COLOCATED,
+  'rl.rollout.sleep': COLOCATED,
+  'rl.rollout.own_process': COLOCATED,
+  'rl.weight_sync': ONLINE,
+  'rl.weight_sync_bucket_mib': all(ONLINE, is('rl.weight_sync', 'bucketed')),
 };
 
 /** Whether `path` takes effect under the values `get` reads. */

@@ -190,6 +190,28 @@ void fuzz_decode_config(fuzz_reader *r, llmem_input *in) {
   in->nccl_buffer_mib = PICK(r, NAN, 0, 0);
   in->expandable_segments = coin(r);
   in->torch_compile = coin(r);
+  if (fuzz_pick(r, 6) == 0) { /* an RL step (core/rl.c): no pipeline parallelism */
+    in->pp = 1, in->vpp = 1;
+    in->gpus = dp * tp * cp;
+    in->rl_algorithm = 1 + fuzz_pick(r, LLMEM_RL_ALGORITHM_COUNT_ - 1);
+    in->rl_group_size = PICK(r, 1, 2, 8);
+    in->rl_prompt_len = PICK(r, 64, 512);
+    in->rl_response_len = PICK(r, 64, 1024);
+    in->rl_rollout_batch = dp * in->micro_batch * PICK(r, 1, 2);
+    in->rl_rollout_tp = tp;
+    in->rl_gpu_memory_utilization = PICK(r, 0.3, 0.5, 0.9);
+    in->rl_sleep = fuzz_pick(r, LLMEM_RL_SLEEP_COUNT_);
+    in->rl_actor_param_offload = coin(r);
+    in->rl_actor_optimizer_offload = coin(r);
+    in->rl_ref_enabled = coin(r);
+    in->rl_reward_enabled = coin(r);
+    in->rl_weight_sync = coin(r);
+    in->rl_entropy = coin(r);
+    in->rl_remove_padding = coin(r);
+    in->rl_placement = fuzz_pick(r, 4) == 0;
+    in->rl_engine = coin(r);
+    in->rl_own_process = coin(r);
+  }
   unsigned b = fuzz_byte(r);
   unsigned overrides = b < 160 ? 0 : 1 + b % 3;
   for (unsigned i = 0; i < overrides; i++) raw_override(r, in);

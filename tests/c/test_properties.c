@@ -87,6 +87,30 @@ static void random_config(llmem_input *in) {
     }
   }
   if (in->moe_experts > 0 && pick(2)) in->ep = 2;
+  if (pick(6) == 0) { /* an RL step (core/rl.c): no pipeline parallelism */
+    static const double lens[] = {128, 512, 1024}, shares[] = {0.2, 0.4, 0.8};
+    in->pp = 1, in->vpp = 1, in->pp_schedule = LLMEM_PP_1F1B;
+    in->rl_algorithm = 1 + pick(LLMEM_RL_ALGORITHM_COUNT_ - 1);
+    in->rl_group_size = (double)(1 << pick(4));
+    in->rl_prompt_len = pick_of(lens, 3);
+    in->rl_response_len = pick_of(lens, 3);
+    double model_ranks = in->tp * in->cp, dp = fmod(in->gpus, model_ranks) == 0 ? in->gpus / model_ranks : 1;
+    in->rl_rollout_batch = dp * in->micro_batch * (1 + pick(2));
+    in->rl_rollout_tp = in->tp;
+    in->rl_gpu_memory_utilization = pick_of(shares, 3);
+    in->rl_sleep = pick(LLMEM_RL_SLEEP_COUNT_);
+    in->rl_actor_param_offload = pick(2);
+    in->rl_actor_optimizer_offload = pick(2);
+    in->rl_ref_enabled = pick(2);
+    in->rl_reward_enabled = pick(2);
+    in->rl_weight_sync = pick(2);
+    in->rl_entropy = pick(2);
+    in->rl_logits_response_only = pick(2);
+    if (pick(3) == 0) in->rl_remove_padding = 1, in->rl_response_len_mean = in->rl_response_len / 2;
+    if (pick(3) == 0) in->rl_max_tokens = 4 * (in->rl_prompt_len + in->rl_response_len);
+    in->rl_placement = pick(4) == 0;
+    in->rl_engine = pick(2);
+  }
 }
 
 static llmem_result a, b;
@@ -171,7 +195,8 @@ static int sane(const llmem_input *in, const llmem_result *r) {
   ok &= isfinite(r->params_total) && r->params_total > 0 && r->params_trainable <= r->params_total;
   ok &= events_sane(r->events, r->event_count, r->per_gpu.peak_allocated_bytes);
   ok &= terms_sum(r);
-  ok &= every_rank_timeline_sane(in, r);
+  /* an RL step's timeline is its phases and updates (core/rl.c), checked above */
+  if (in->rl_algorithm == LLMEM_RL_NONE) ok &= every_rank_timeline_sane(in, r);
   /* the readings the planner uses are the estimate's */
   llmem_readings rd;
   ok &= llmem_estimate_readings(in, &rd) == LLMEM_OK && rd.peak_allocated_bytes == r->peak_allocated_bytes &&
@@ -257,6 +282,7 @@ int main(void) {
     /* a larger micro-batch / sequence never lowers the peak */
     llmem_input big = in;
     big.micro_batch *= 2;
+    big.rl_rollout_batch *= 2; /* RL: the accumulation follows the batch; keep it (core/rl.c) */
     if (llmem_estimate(&big, &b) == LLMEM_OK) {
       CHECK(b.peak_allocated_bytes >= a.peak_allocated_bytes * (1 - 1e-12),
             "config %d: doubling the micro-batch lowered the peak (%g -> %g)", tried, a.peak_allocated_bytes,

@@ -1,0 +1,255 @@
+/* RL post-training (core/rl.c): phase peaks computed by hand from the
+ * formulas of docs/memory-model.md §16, the update phases as the training
+ * step plus the other models' resident bytes, rl none unchanged, the
+ * invalid combinations and the invariants of every RL point. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+
+/* Qwen2.5-0.5B's shapes (HF Qwen/Qwen2.5-0.5B config.json), one 80 GiB GPU, FSDP2.
+ * Parameters: embedding 151936 x 896 = 136,134,656; per layer q 896x896+896 =
+ * 803,712, k and v 896x128+128 = 114,816 each, o 802,816, MLP 3 x 896 x 4864 =
+ * 13,074,432, two norms 1,792: 14,912,384; x 24 = 357,897,216; final norm 896;
+ * tied head: total P = 494,032,768. */
+#define MODEL                                                                                                 \
+  "model.layers=24 model.hidden=896 model.heads=14 model.kv_heads=2 model.head_dim=64 model.ffn_hidden=4864 " \
+  "model.vocab=151936 model.tied_embeddings=true model.qkv_bias=true parallel.gpus=1 parallel.engine=fsdp2 "  \
+  "training.micro_batch=4 hardware.memory_gib=80 "
+#define GRPO MODEL "rl.algorithm=grpo rl.group_size=8 rl.rollout_batch=4 rl.rollout.gpu_memory_utilization=0.3 "
+#define PPO                                                                                        \
+  MODEL                                                                                            \
+      "rl.algorithm=ppo rl.group_size=1 rl.rollout_batch=4 rl.rollout.gpu_memory_utilization=0.3 " \
+      "rl.reward.enabled=true rl.rollout.sleep=level2 rl.actor.param_offload=true rl.actor.optimizer_offload=true "
+
+static llmem_result out, plain;
+
+/* Hand figures shared by both configs (bytes).
+ * Actor, FSDP2 on one GPU: fp32 sharded parameters 4P = 1,976,131,072 (master_weights),
+ * AdamW states 8P = 3,952,262,144; the bf16 copies are gathered per unit.
+ * Reference / reward (bf16, verl ref torch_dtype bfloat16): 2P = 988,065,536.
+ * Engine (vLLM, bf16, tp 1): weights 2P = 988,065,536.
+ *   profiled forward of 8192 tokens: residual 2 x 8192 x 896 x 2 = 29,360,128 +
+ *   MLP act(gate), up, product 3 x 8192 x 4864 x 2 = 239,075,328 (> attention
+ *   8192 x 32 x 64 x 2) = 268,435,456; sampler 256 x 151936 x (2 + 4) =
+ *   233,373,696: workspace 501,809,152.
+ *   CUDA graph pool, 256 tokens: 2 x 256 x 896 x 2 + 3 x 256 x 4864 x 2 = 8,388,608.
+ *   share 0.3 x 80 GiB = 25,769,803,776; KV room 25,769,803,776 - 988,065,536 -
+ *   501,809,152 = 24,279,929,088; a block of 16 tokens x 2 x 24 layers x 2 KV
+ *   heads x 64 x 2 B = 196,608; 123,494 blocks = 24,279,908,352 B, 1,975,904 tokens.
+ *   Awake: 988,065,536 + 24,279,908,352 + 501,809,152 + 8,388,608 = 25,778,171,648.
+ * Log-prob pass, 4 x 1024 tokens, standard loss without its backward: bf16 logits,
+ * fp32 copy, log-softmax 10 x 4096 x 151936 = 6,223,298,560 (above one layer's
+ * 193,867,264: gathered 2 x 14,912,384 x 2 + residual and MLP of 4096 tokens). */
+#define P_MASTER 1976131072.0
+#define P_ADAM 3952262144.0
+#define P_BF16 988065536.0
+#define KV_BYTES 24279908352.0
+#define KV_TOKENS 1975904.0
+#define ENGINE_AWAKE 25778171648.0
+#define GRAPHS 8388608.0
+#define LOGITS 6223298560.0
+#define LAYER_PASS 193867264.0
+#define BUCKET 2147483648.0
+#define LARGEST 544538624.0 /* the embedding gathered whole in fp32: 136,134,656 x 4 */
+
+static const llmem_rl_phase *phase_of(int phase) {
+  for (int i = 0; i < out.rl_phase_count; i++)
+    if (out.rl_phases[i].phase == phase) return &out.rl_phases[i];
+  return 0;
+}
+
+static double phase_peak(int phase) {
+  const llmem_rl_phase *p = phase_of(phase);
+  return p ? p->peak_allocated_bytes : -1;
+}
+
+static void grpo(void) {
+  /* sleep none: the engine stays awake; resident 4P + 8P + 2P (reference) + the engine */
+  if (!run_keys(GRPO, &out)) return;
+  double resident = P_MASTER + P_ADAM + P_BF16;
+  CHECK_NEAR(out.rl_kv_cache_bytes, KV_BYTES, 0, "kv cache");
+  CHECK_NEAR(out.rl_kv_cache_tokens, KV_TOKENS, 0, "kv tokens");
+  CHECK_NEAR(out.rl_engine_bytes, ENGINE_AWAKE, 0, "engine awake");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_ROLLOUT), resident + ENGINE_AWAKE, 0, "grpo rollout"); /* 32,694,630,400 */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_ENGINE_SLEEP), resident + ENGINE_AWAKE, 0, "grpo sleep none");
+  /* weight sync: bucket 2 GiB and the largest parameter gathered, beside everything: 35,386,652,672 */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_WEIGHT_SYNC), resident + ENGINE_AWAKE + BUCKET + LARGEST, 0, "grpo sync");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_OLD_LOGPROBS), resident + ENGINE_AWAKE + LOGITS, 0, "grpo old log-probs");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_REF_LOGPROBS), resident + ENGINE_AWAKE + LOGITS, 0, "grpo ref log-probs");
+  /* the update: the training step of 4 x 1024 tokens, 4 x 8 / 4 = 8 micro-batches, beside the rest */
+  double update = phase_peak(LLMEM_PHASE_ACTOR_UPDATE);
+  if (run_keys(MODEL "training.seq_len=1024 training.grad_accum=8", &plain))
+    CHECK_NEAR(update, plain.per_gpu.peak_allocated_bytes + P_BF16 + ENGINE_AWAKE, 0, "grpo update");
+  CHECK(out.per_gpu.peak_phase == LLMEM_PHASE_FORWARD || out.per_gpu.peak_phase == LLMEM_PHASE_BACKWARD ||
+            out.per_gpu.peak_phase == LLMEM_PHASE_LOSS,
+        "grpo, engine awake: the peak is in the actor update (%s)", out.peak_at);
+  CHECK(strncmp(out.peak_at, "actor update: ", 14) == 0, "peak_at names the update: %s", out.peak_at);
+
+  /* sleep level 1: weights to the host, KV and workspace freed, the graph pool stays */
+  if (!run_keys(GRPO "rl.rollout.sleep=level1", &out)) return;
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_ROLLOUT), resident + ENGINE_AWAKE, 0, "level1 rollout");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_ENGINE_SLEEP), resident + GRAPHS, 0, "level1 sleep"); /* 6,924,847,360 */
+  /* sync: the engine's weights wake, then bucket and gathered parameter: 10,604,935,168 */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_WEIGHT_SYNC), resident + GRAPHS + P_BF16 + BUCKET + LARGEST, 0, "level1 sync");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_OLD_LOGPROBS), resident + GRAPHS + LOGITS, 0, "level1 old log-probs");
+  CHECK_NEAR(out.per_gpu.peak_allocated_bytes, resident + ENGINE_AWAKE, 0, "level1 overall peak");
+  CHECK(out.per_gpu.peak_phase == LLMEM_PHASE_ROLLOUT && strcmp(out.peak_at, "rollout") == 0,
+        "level1: the peak is the rollout (%s)", out.peak_at);
+  CHECK_NEAR(out.host_cpu_bytes, P_BF16, 0, "level1: the engine's weights on the host");
+  CHECK_NEAR(out.per_gpu.breakdown_bytes[LLMEM_CAT_KV_CACHE], KV_BYTES, 0, "kv_cache category at the peak");
+  if (run_keys(MODEL "training.seq_len=1024 training.grad_accum=8", &plain))
+    CHECK_NEAR(phase_peak(LLMEM_PHASE_ACTOR_UPDATE), plain.per_gpu.peak_allocated_bytes + P_BF16 + GRAPHS, 0,
+               "level1 update");
+}
+
+static void ppo(void) {
+  /* actor parameters and optimizer on the host between phases; critic resident
+   * (4P + 8P, no head); reward 2P; reference 2P; the graph pool */
+  if (!run_keys(PPO, &out)) return;
+  double parked = 2 * P_BF16 + P_MASTER + P_ADAM + GRAPHS; /* 7,912,912,896 */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_ENGINE_SLEEP), parked, 0, "ppo sleep level2");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_ROLLOUT), parked - GRAPHS + ENGINE_AWAKE, 0, "ppo rollout"); /* 33,682,695,936 */
+  /* sync: the engine's weights, the bucket and the gathered embedding (the parameters went back first): 11,593,000,704 */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_WEIGHT_SYNC), parked + P_BF16 + BUCKET + LARGEST, 0, "ppo sync");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_REWARD), parked + LAYER_PASS, 0, "ppo reward scoring"); /* 8,106,780,160 */
+  /* old log-probs: the actor's fp32 parameters back for the pass: 16,112,342,528 */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_OLD_LOGPROBS), parked + P_MASTER + LOGITS, 0, "ppo old log-probs");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_REF_LOGPROBS), parked + LOGITS, 0, "ppo ref log-probs"); /* 14,136,211,456 */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_CRITIC_VALUES), parked + LAYER_PASS, 0, "ppo critic values");
+  CHECK_NEAR(out.per_gpu.peak_allocated_bytes, parked - GRAPHS + ENGINE_AWAKE, 0, "ppo overall peak");
+  CHECK(out.per_gpu.peak_phase == LLMEM_PHASE_ROLLOUT, "ppo: the peak is the rollout (%s)", out.peak_at);
+  /* host: the actor's 4P + 8P while it is parked */
+  CHECK_NEAR(out.host_cpu_bytes, P_MASTER + P_ADAM, 0, "ppo host");
+  /* the updates: the critic's step (no head) beside reference, reward and graphs;
+   * the actor's beside those and the resident critic; 4 x 1 / 4 = one micro-batch */
+  double critic = phase_peak(LLMEM_PHASE_CRITIC_UPDATE), actor = phase_peak(LLMEM_PHASE_ACTOR_UPDATE);
+  if (run_keys(MODEL "training.seq_len=1024 model.head=none model.tied_embeddings=false", &plain))
+    CHECK_NEAR(critic, plain.per_gpu.peak_allocated_bytes + 2 * P_BF16 + GRAPHS, 0, "ppo critic update");
+  if (run_keys(MODEL "training.seq_len=1024", &plain))
+    CHECK_NEAR(actor, plain.per_gpu.peak_allocated_bytes + parked, 0, "ppo actor update");
+  const llmem_rl_phase *p = phase_of(LLMEM_PHASE_ROLLOUT);
+  if (p) {
+    CHECK_NEAR(p->model_bytes[LLMEM_RL_MODEL_ENGINE], ENGINE_AWAKE, 0, "rollout: engine by model");
+    CHECK_NEAR(p->model_bytes[LLMEM_RL_MODEL_CRITIC], P_MASTER + P_ADAM, 0, "rollout: critic by model");
+    CHECK_NEAR(p->model_bytes[LLMEM_RL_MODEL_ACTOR], 0, 0, "rollout: actor parked on the host");
+  }
+  CHECK(out.rl_phase_count == 9, "ppo: nine phases (%d)", out.rl_phase_count);
+}
+
+/* DPO: chosen and rejected (2x sequences), the reference per batch or precomputed */
+static void dpo(void) {
+  if (!run_keys(MODEL "rl.algorithm=dpo rl.rollout_batch=4 training.micro_batch=2", &out)) return;
+  CHECK(phase_of(LLMEM_PHASE_ROLLOUT) == 0 && out.rl_engine_bytes == 0, "dpo: no rollout engine");
+  /* reference pass over 2 x 2 sequences of 1024 tokens: the logits of 4096 tokens */
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_REF_LOGPROBS), P_MASTER + P_ADAM + P_BF16 + LOGITS, 0, "dpo reference");
+  if (run_keys(MODEL "training.seq_len=1024 training.grad_accum=2", &plain))
+    CHECK_NEAR(phase_peak(LLMEM_PHASE_ACTOR_UPDATE), plain.per_gpu.peak_allocated_bytes + P_BF16, 0, "dpo update");
+  if (!run_keys(MODEL "rl.algorithm=dpo rl.rollout_batch=4 training.micro_batch=2 rl.reference.precomputed=true", &out))
+    return;
+  CHECK(phase_of(LLMEM_PHASE_REF_LOGPROBS) == 0, "dpo precomputed: no reference phase");
+  if (run_keys(MODEL "training.seq_len=1024 training.grad_accum=2", &plain))
+    CHECK_NEAR(out.per_gpu.peak_allocated_bytes, plain.per_gpu.peak_allocated_bytes, 0, "dpo precomputed update");
+}
+
+/* rl.* keys other than the algorithm change nothing while it is "none". */
+static void none_unchanged(void) {
+  static llmem_result a, b;
+  if (!run_keys(MODEL, &a)) return;
+  if (!run_keys(MODEL "rl.group_size=3 rl.rollout.sleep=level2 rl.reward.enabled=true rl.entropy=true "
+                      "rl.rollout.gpu_memory_utilization=0.9 rl.actor.param_offload=true",
+                &b))
+    return;
+  CHECK(memcmp(&a.per_gpu, &b.per_gpu, sizeof a.per_gpu) == 0, "rl none: per_gpu bit-identical");
+  CHECK(a.event_count == b.event_count && memcmp(a.events, b.events, (size_t)a.event_count * sizeof a.events[0]) == 0,
+        "rl none: timeline bit-identical");
+  CHECK(b.rl_phase_count == 0 && b.rl_engine_bytes == 0, "rl none: no RL result");
+}
+
+static void invalid(void) {
+  static const struct {
+    const char *keys, *path;
+    llmem_status status;
+  } cases[] = {
+      {GRPO "formula=megatron", "rl.algorithm", LLMEM_ERR_RL_FORMULA},
+      {GRPO "parallel.pp=2 parallel.gpus=2", "parallel.pp", LLMEM_ERR_RL_PP},
+      {GRPO "rl.mini_batch=3", "rl.mini_batch", LLMEM_ERR_RL_MINI_BATCH},
+      {GRPO "training.micro_batch=3", "rl.mini_batch", LLMEM_ERR_RL_MINI_BATCH},
+      {GRPO "rl.reference.precomputed=true", "rl.reference.precomputed", LLMEM_ERR_RL_PRECOMPUTED},
+      {GRPO "rl.max_tokens_per_gpu=1000", "rl.max_tokens_per_gpu", LLMEM_ERR_RL_MAX_TOKENS},
+      {GRPO "rl.logprob_max_tokens_per_gpu=100", "rl.logprob_max_tokens_per_gpu", LLMEM_ERR_RL_MAX_TOKENS},
+      {GRPO "rl.rollout.tp=4", "rl.rollout.tp", LLMEM_ERR_RL_ROLLOUT_TP},
+      {GRPO "rl.rollout.gpu_memory_utilization=0.01", "rl.rollout.gpu_memory_utilization", LLMEM_ERR_RL_KV_NONE},
+      {GRPO "rl.rollout.max_model_len=3000000", "rl.rollout.max_model_len", LLMEM_ERR_RL_KV_MODEL_LEN},
+      {GRPO "rl.prompt_len_mean=600", "rl.prompt_len_mean", LLMEM_ERR_RL_MEAN_LEN},
+      {PPO "rl.critic.kv_heads=4", "rl.critic.kv_heads", LLMEM_ERR_RL_MODEL_DIMS},
+      {PPO "rl.reward.ffn_hidden=4865 parallel.tp=2 parallel.gpus=2", "rl.reward.ffn_hidden", LLMEM_ERR_RL_MODEL_DIMS},
+      {GRPO "rl.algorithm=sarsa", "", LLMEM_OK}, /* an unknown value: set_key refuses it */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    llmem_input in;
+    llmem_defaults(&in);
+    if (!set_keys(&in, cases[i].keys)) {
+      CHECK(cases[i].status == LLMEM_OK, "case %zu: keys refused", i);
+      continue;
+    }
+    llmem_status st = llmem_estimate(&in, &out);
+    CHECK(st == cases[i].status, "case %zu: status %d, want %d (%s)", i, st, cases[i].status, out.error_message);
+    CHECK(strcmp(out.error_path, cases[i].path) == 0, "case %zu: path %s, want %s", i, out.error_path, cases[i].path);
+  }
+  llmem_input in;
+  llmem_defaults(&in);
+  in.rl_algorithm = 9;
+  CHECK(llmem_estimate(&in, &out) == LLMEM_ERR_BAD_ENUM && strcmp(out.error_path, "rl.algorithm") == 0,
+        "rl.algorithm out of its list: %s", out.error_message);
+}
+
+/* Every RL point: categories >= 0, totals their sum; the breakdown sums to
+ * the peak; each category's terms sum to it; runtime terms to device - allocated. */
+static void invariants(const char *keys) {
+  if (!run_keys(keys, &out)) return;
+  int bad = 0;
+  for (int i = 0; i < out.event_count; i++) {
+    double sum = 0;
+    for (int c = 0; c < LLMEM_CAT_COUNT; c++) {
+      bad += out.events[i].category_bytes[c] < -1e-6 * out.events[i].total_bytes;
+      sum += out.events[i].category_bytes[c];
+    }
+    bad += fabs(sum - out.events[i].total_bytes) > 1e-9 * (out.events[i].total_bytes + 1);
+  }
+  CHECK(bad == 0, "%s: %d bad events", keys, bad);
+  double sum = 0, by_cat[LLMEM_CAT_COUNT] = {0}, runtime = 0;
+  for (int c = 0; c < LLMEM_CAT_COUNT; c++) sum += out.per_gpu.breakdown_bytes[c];
+  CHECK(near(sum, out.per_gpu.peak_allocated_bytes, 1e-12), "breakdown sums to the peak");
+  for (int t = 0; t < out.term_count; t++) {
+    if (out.terms[t].category < 0) runtime += out.terms[t].value_bytes;
+    else by_cat[out.terms[t].category] += out.terms[t].value_bytes;
+  }
+  for (int c = 0; c < LLMEM_CAT_COUNT; c++)
+    CHECK(fabs(by_cat[c] - out.per_gpu.breakdown_bytes[c]) <= 1e-9 * out.per_gpu.peak_allocated_bytes,
+          "%s: terms of %s sum to %.0f, breakdown %.0f", keys, llmem_category_name(c), by_cat[c],
+          out.per_gpu.breakdown_bytes[c]);
+  CHECK(near(runtime, out.per_gpu.device_used_bytes - out.per_gpu.peak_allocated_bytes, 1e-9), "%s: runtime terms",
+        keys);
+  double top = 0;
+  for (int i = 0; i < out.rl_phase_count; i++) top = fmax(top, out.rl_phases[i].peak_allocated_bytes);
+  CHECK_NEAR(top, out.per_gpu.peak_allocated_bytes, 0, "the highest phase is the peak");
+}
+
+int main(void) {
+  grpo();
+  ppo();
+  dpo();
+  none_unchanged();
+  invalid();
+  invariants(GRPO);
+  invariants(GRPO "rl.rollout.sleep=level1");
+  invariants(PPO);
+  invariants(PPO "rl.rollout.engine=sglang rl.rollout.own_process=true rl.entropy=true rl.weight_sync=full");
+  invariants(MODEL "rl.algorithm=dpo rl.rollout_batch=4");
+  invariants(GRPO
+             "training.finetune.method=lora rl.remove_padding=true rl.response_len_mean=300 "
+             "rl.max_tokens_per_gpu=8192 rl.logits_response_only=true");
+  invariants(GRPO "parallel.gpus=8 rl.rollout_batch=8 rl.rollout.tp=2 rl.rollout.placement=separate");
+  return check_report("rl");
+}

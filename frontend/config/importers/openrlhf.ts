@@ -17,7 +17,15 @@ import {
   type ImportResult,
 } from './common.js';
 import { applyDegree } from './parallel-degrees.js';
-import { applySecondModel, divide, type Flags, launchCommand, parseFlags, worldSize } from './rl-common.js';
+import {
+  applySecondModel,
+  divide,
+  type Flags,
+  launchCommand,
+  parseFlags,
+  seqLenFromRl,
+  worldSize,
+} from './rl-common.js';
 
 type Program = 'ppo' | 'dpo';
 interface Ctx {
@@ -191,9 +199,21 @@ const MAPPING: { flags: string[]; to: string; program?: Program; apply: (c: Ctx)
     program: 'ppo',
     apply: ({ d, f }) => {
       if (!on(f, 'use_dynamic_batch')) return;
-      const train = intFlag(f, 'train_max_tokens_per_gpu', 16192);
-      d.set('rl.max_tokens_per_gpu', train);
-      d.set('rl.logprob_max_tokens_per_gpu', intFlag(f, 'rollout_max_tokens_per_gpu', train));
+      // a sample longer than the budget gets a micro-batch of its own (openrlhf/utils/seqlen_balancing.py
+      // get_minimum_num_micro_batch_size: first fit
+      // up to the budget, a sample never split): the worst micro-batch is the larger of the two
+      const longest = (d.get('rl.prompt_len') as number) + (d.get('rl.response_len') as number);
+      for (const [flag, path, dflt] of [
+        ['train_max_tokens_per_gpu', 'rl.max_tokens_per_gpu', 16192],
+        ['rollout_max_tokens_per_gpu', 'rl.logprob_max_tokens_per_gpu', intFlag(f, 'train_max_tokens_per_gpu', 16192)],
+      ] as const) {
+        const budget = intFlag(f, flag, dflt);
+        d.set(path, Math.max(budget, longest));
+        if (budget < longest)
+          d.note(
+            `--${flag} ${budget} is below one whole sequence (${longest}): such a sample is a micro-batch of its own; ${path} ${longest}`,
+          );
+      }
     },
   },
   {
@@ -414,7 +434,7 @@ const NOT_MODELLED: Record<string, string> = {
 
 /** The program a command runs: train_ppo_ray (and the deepspeed train_ppo), or train_dpo. */
 function program(argv: string[]): Program | 'other' | undefined {
-  const mod = argv.find((w) => /openrlhf[./]cli[./]train_\w+/.test(w));
+  const mod = argv.find((w) => /openrlhf[./]cli[./]train_\w+|(^|\/)train_\w+\.py$/.test(w)); // the 2023 layout ran examples/train_*.py
   if (!mod) return undefined;
   const name = /train_(\w+?)(\.py)?$/.exec(mod)?.[1];
   if (name === 'ppo_ray' || name === 'ppo') return 'ppo';
@@ -437,7 +457,8 @@ export function importOpenRlhf(text: string, options: { worldSize?: number } = {
         '',
         `OpenRLHF script: ${argv.find((w) => /openrlhf[./]cli/.test(w))} is not an RL or DPO trainer (train_ppo_ray, train_ppo, train_dpo are read)`,
       );
-    const f = parseFlags(argv);
+    const mod = argv.findIndex((w) => /openrlhf[./]cli[./]train_\w+|(^|\/)train_\w+\.py$/.test(w));
+    const f = parseFlags(argv.slice(mod + 1)); // the launcher's own flags (ray job submit --address, ...) come before
     const dotted = [...f.keys()].find((k) => k.includes('.'));
     if (dotted)
       throw new ImportError(
@@ -451,7 +472,8 @@ export function importOpenRlhf(text: string, options: { worldSize?: number } = {
     const c: Ctx = { d, f, program: prog, options };
     for (const [flag, v] of f)
       if (v.some((x) => x.includes('$')))
-        d.skip(`--${flag}`, `its value ${v.join(' ')} is not set in the file; not applied`);
+        if (IGNORED.test(flag)) d.ignore(`--${flag}`);
+        else d.skip(`--${flag}`, `its value ${v.join(' ')} is not set in the file; not applied`);
     for (const key of [...f.keys()]) if (f.get(key)!.some((x) => x.includes('$'))) f.delete(key);
     for (const m of MAPPING) if (!m.program || m.program === prog) m.apply(c);
     if (prog === 'ppo' && d.get('rl.algorithm') !== 'ppo' && f.has('critic_pretrain'))
@@ -462,6 +484,7 @@ export function importOpenRlhf(text: string, options: { worldSize?: number } = {
         'absent: the reference, reward and critic models run on GPUs of their own; llmem counts every model on the actor GPUs (an upper bound for them)',
       );
     d.set('rl.logits_response_only', false); // OpenRLHF's actor forward returns the logits of every position
+    seqLenFromRl(d);
     const mapped = new Set(MAPPING.filter((m) => !m.program || m.program === prog).flatMap((m) => m.flags));
     for (const flag of f.keys()) {
       if (mapped.has(flag)) continue;

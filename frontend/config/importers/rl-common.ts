@@ -92,3 +92,10 @@ export function divide(a: number, b: number, key: string, what: string): number 
   if (b <= 0 || a % b !== 0) throw new ImportError(key, `${key}: ${what} (${a} is not a multiple of ${b})`);
   return a / b;
 }
+
+/** training.seq_len = rl.prompt_len + rl.response_len (the core's defaults, 512 each, where unset):
+ * the longest sequence, which the training keys describe when rl.algorithm is none. */
+export function seqLenFromRl(d: Draft): void {
+  const len = (k: string) => (typeof d.get(k) === 'number' ? (d.get(k) as number) : 512);
+  d.set('training.seq_len', len('rl.prompt_len') + len('rl.response_len'));
+}

@@ -23,7 +23,7 @@ import {
   type ImportResult,
   type Obj,
 } from './common.js';
-import { divide, worldSize } from './rl-common.js';
+import { divide, seqLenFromRl, worldSize } from './rl-common.js';
 import { applyPrecisionFlags, applyTrainingArgument, defaultToDdp, TRAINING_ARGS_IGNORED } from './training-args.js';
 
 type Trainer = 'grpo' | 'dpo';
@@ -163,14 +163,10 @@ export function importTrl(text: string, options: { worldSize?: number; also?: st
         );
       else d.skip(key, 'not a TRL key llmem maps; not applied');
     }
-    if (d.get('training.grad_accum') !== undefined) {
-      // the RL step derives the accumulation from rl.mini_batch (core/rl.c); the key itself is not read there
-      const c = d.config.training as Obj;
-      delete c.grad_accum;
-    }
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp (an accelerate config usually gives them: import it too)');
     if (trainer === 'grpo') weightSync(d, y);
+    seqLenFromRl(d);
     return d.result();
   });
 }

@@ -21,13 +21,16 @@ import {
   type Obj,
 } from './common.js';
 import { applyDegree } from './parallel-degrees.js';
-import { applySecondModel, divide, launchCommand } from './rl-common.js';
+import { applySecondModel, divide, launchCommand, seqLenFromRl } from './rl-common.js';
 import { parseYaml, YamlError } from './yaml.js';
 
 const A = 'actor_rollout_ref.actor';
 const R = 'actor_rollout_ref.rollout';
 const M = 'actor_rollout_ref.model';
 const REF = 'actor_rollout_ref.ref';
+
+/** A Hydra interpolation as the YAML writes it: ${...}. */
+const I = (body: string) => `\${${body}}`;
 
 // The defaults of the keys read (_generated_ppo_trainer.yaml at b178a3cd), interpolations as written.
 const DEFAULTS: Record<string, Json> = {
@@ -58,8 +61,8 @@ const DEFAULTS: Record<string, Json> = {
   [`${A}.fsdp_config.dtype`]: 'bfloat16',
   [`${REF}.log_prob_micro_batch_size`]: null,
   [`${REF}.log_prob_micro_batch_size_per_gpu`]: null,
-  [`${REF}.log_prob_use_dynamic_bsz`]: '${oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false}',
-  [`${REF}.log_prob_max_token_len_per_gpu`]: '${oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384}',
+  [`${REF}.log_prob_use_dynamic_bsz`]: I('oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false'),
+  [`${REF}.log_prob_max_token_len_per_gpu`]: I('oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384'),
   [`${REF}.fsdp_config.param_offload`]: false,
   [`${R}.name`]: '???',
   [`${R}.mode`]: 'async',
@@ -74,8 +77,8 @@ const DEFAULTS: Record<string, Json> = {
   [`${R}.max_num_seqs`]: 256,
   [`${R}.log_prob_micro_batch_size`]: null,
   [`${R}.log_prob_micro_batch_size_per_gpu`]: null,
-  [`${R}.log_prob_use_dynamic_bsz`]: '${oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false}',
-  [`${R}.log_prob_max_token_len_per_gpu`]: '${oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384}',
+  [`${R}.log_prob_use_dynamic_bsz`]: I('oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false'),
+  [`${R}.log_prob_max_token_len_per_gpu`]: I('oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384'),
   [`${R}.checkpoint_engine.update_weights_bucket_megabytes`]: 2048,
   [`${M}.path`]: '~/models/deepseek-llm-7b-chat',
   [`${M}.enable_gradient_checkpointing`]: true,
@@ -86,9 +89,9 @@ const DEFAULTS: Record<string, Json> = {
   [`${M}.use_liger`]: false,
   [`${M}.use_fused_kernels`]: false,
   'critic.enable': null,
-  'critic.ppo_micro_batch_size_per_gpu': '${oc.select:.ppo_micro_batch_size,null}',
+  'critic.ppo_micro_batch_size_per_gpu': I('oc.select:.ppo_micro_batch_size,null'),
   'critic.ppo_micro_batch_size': null,
-  'critic.use_dynamic_bsz': '${oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false}',
+  'critic.use_dynamic_bsz': I('oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false'),
   'critic.ppo_max_token_len_per_gpu': 32768,
   'critic.model.path': '~/models/deepseek-llm-7b-chat',
   'critic.model.enable_gradient_checkpointing': true,
@@ -649,7 +652,8 @@ function scriptSource(text: string, d: Draft): Map<string, Json> {
       continue;
     }
     if (m[3].includes('$')) {
-      d.skip(key, `its value ${m[3]} is not set in the file; not applied`);
+      if (IGNORED.some((re) => re.test(key))) d.ignore(key);
+      else d.skip(key, `its value ${m[3]} is not set in the file; not applied`);
       continue;
     }
     src.set(key, overrideValue(m[3], key));
@@ -722,8 +726,7 @@ export function importVerl(text: string, options: { worldSize?: number } = {}): 
       options,
     };
     for (const m of MAPPING) m.apply(c);
-    const seq = (d.get('rl.prompt_len') as number) + (d.get('rl.response_len') as number);
-    d.set('training.seq_len', seq);
+    seqLenFromRl(d);
     d.set('rl.logits_response_only', false); // dp_actor.py: logits of every position, then the response slice
     const mapped = new Set(MAPPING.flatMap((m) => m.keys));
     for (const [path, v] of src) {

@@ -196,7 +196,9 @@ const RL_MODEL_LABEL: Record<RlModel, string> = {
 
 /** What dominates an RL phase's peak: its largest model, and that model's largest category. */
 function dominant(ph: RlPhase): string {
-  const [model, bytes] = (Object.entries(ph.model_bytes) as [RlModel, number][]).reduce((a, b) => (b[1] > a[1] ? b : a));
+  const [model, bytes] = (Object.entries(ph.model_bytes) as [RlModel, number][]).reduce((a, b) =>
+    b[1] > a[1] ? b : a,
+  );
   const [cat] = (Object.entries(ph.breakdown_bytes) as [Category, number][]).reduce((a, b) => (b[1] > a[1] ? b : a));
   return `${RL_MODEL_LABEL[model]} ${gib(bytes)} (largest category: ${cat})`;
 }

@@ -63,6 +63,14 @@ export const EXPORTS: { id: ExportChoice; label: string; file: string; type: str
     about:
       'A torchtitan job-config fragment: [model], [training], [parallelism], [activation_checkpoint], [optimizer].',
   },
+  {
+    id: 'verl',
+    label: 'verl launch line',
+    file: 'verl-main-ppo.sh',
+    type: 'text/x-shellscript',
+    about:
+      'A python3 -m verl.trainer.main_ppo command line (Hydra overrides): the rl section, batches, FSDP, offload, rollout engine.',
+  },
 ];
 
 /** A config is a few KB; a file this large is something else (weights, a dataset). */

@@ -155,12 +155,12 @@ export function importTrl(text: string, options: { worldSize?: number; also?: st
       if (key in NOT_MODELLED) {
         if (v !== false) d.skip(key, `${NOT_MODELLED[key]}; not applied`);
       } else if (applyTrainingArgument(d, key, v, y, file)) continue;
-      else if (IGNORED.test(key) || TRAINING_ARGS_IGNORED.test(key)) d.ignore(key);
       else if ((trainer === 'grpo' ? DPO_ONLY : GRPO_ONLY).test(key))
         d.skip(
           key,
           `a ${trainer === 'grpo' ? 'DPOConfig' : 'GRPOConfig'} key in a ${trainer.toUpperCase()} file; not applied`,
         );
+      else if (IGNORED.test(key) || TRAINING_ARGS_IGNORED.test(key)) d.ignore(key);
       else d.skip(key, 'not a TRL key llmem maps; not applied');
     }
     reportUnreadFile(d, file);

@@ -169,7 +169,7 @@ describe('TRL', () => {
   });
 
   it('unknown keys are reported, DPO keys in a GRPO file named', () => {
-    const r = ok('trl', 'num_generations: 2\nfoo_bar: 1\nrpo_alpha: 0.5\n', 2);
+    const r = ok('trl', 'num_generations: 2\nuse_vllm: true\nfoo_bar: 1\nrpo_alpha: 0.5\n', 2);
     expect(r.unsupported).toEqual([
       'foo_bar: not a TRL key llmem maps; not applied',
       'rpo_alpha: a DPOConfig key in a GRPO file; not applied',
@@ -497,7 +497,7 @@ describe('verl export', () => {
 });
 
 describe('CLI', () => {
-  const cli = join(repoRoot(), 'build/js/bin/llmem.js');
+  const cli = join(repoRoot(), 'build/js/bin/cli.js');
   const run = (args: string[], input?: string) =>
     execFileSync('node', [join(repoRoot(), 'bin/llmem.mjs'), ...args], {
       encoding: 'utf8',

@@ -317,6 +317,7 @@ trainer:
   it('unknown keys, unresolved interpolations and approximations are reported', () => {
     const r = ok(
       'verl',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell variable the script leaves unset
       'python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.name=vllm actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 algorithm.adv_estimator=remax actor_rollout_ref.actor.foo=1 actor_rollout_ref.rollout.n=${N}',
     );
     expect(r.unsupported.join('\n')).toMatch(/algorithm\.adv_estimator: remax: no critic; counted as grpo/);

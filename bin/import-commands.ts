@@ -19,11 +19,12 @@ export const IMPORT_USAGE = `usage:
       kind: ${IMPORT_KINDS.join(' | ')}
       prints the config v1 JSON; what was assumed and what was not applied go to stderr
       (--json: one object {config, notes, unsupported} on stdout)
-      deepspeed.json: the DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory or
-      axolotl config names (deepspeed_config_file, deepspeed:), read with it; without it the
+      deepspeed.json: the DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory,
+      axolotl or TRL config names (deepspeed_config_file, deepspeed:), read with it; without it the
       path is reported as not read
   llmem export <${EXPORT_KINDS.join(' | ')}> <config.json | -> [--json]
-      prints the DeepSpeed JSON, Megatron-LM launch line or torchtitan TOML; what the
+      prints the DeepSpeed JSON, Megatron-LM launch line, torchtitan TOML or verl main_ppo
+      launch line (a config with the rl section); what the
       format cannot express goes to stderr (--json: {text, unexpressed})`;
 
 /** Bad input (exit 1); `path` names the key, as the CLI's other errors do. */
@@ -100,7 +101,7 @@ export function importCommand(args: string[]): Promise<number> {
   });
 }
 
-/** llmem export <deepspeed|megatron|torchtitan> <config.json|-> [--json] */
+/** llmem export <deepspeed|megatron|torchtitan|verl> <config.json|-> [--json] */
 export function exportCommand(args: string[]): Promise<number> {
   return run(async () => {
     const p = parseCommandArgs(args, { flags: ['json'] }, (m) => new Usage(m));

@@ -24,10 +24,13 @@ export const SOURCES: { id: SourceKind; label: string }[] = [
   { id: 'training_args', label: 'HF TrainingArguments JSON' },
   { id: 'llamafactory', label: 'LLaMA-Factory YAML' },
   { id: 'axolotl', label: 'axolotl YAML' },
+  { id: 'trl', label: 'TRL GRPO / DPO config (YAML, JSON)' },
+  { id: 'verl', label: 'verl config YAML or main_ppo script' },
+  { id: 'openrlhf', label: 'OpenRLHF launch script' },
 ];
 export const sourceLabel = (k: SourceKind) => SOURCES.find((s) => s.id === k)?.label ?? k;
 /** Kinds that may need the world size (the file does not always say). */
-export const NEEDS_WORLD: readonly SourceKind[] = ['megatron', 'torchtitan'];
+export const NEEDS_WORLD: readonly SourceKind[] = ['megatron', 'torchtitan', 'trl', 'openrlhf'];
 
 /** The Export dialog's formats. */
 export const EXPORTS: { id: ExportChoice; label: string; file: string; type: string; about: string }[] = [
@@ -59,6 +62,14 @@ export const EXPORTS: { id: ExportChoice; label: string; file: string; type: str
     type: 'application/toml',
     about:
       'A torchtitan job-config fragment: [model], [training], [parallelism], [activation_checkpoint], [optimizer].',
+  },
+  {
+    id: 'verl',
+    label: 'verl launch line',
+    file: 'verl-main-ppo.sh',
+    type: 'text/x-shellscript',
+    about:
+      'A python3 -m verl.trainer.main_ppo command line (Hydra overrides): the rl section, batches, FSDP, offload, rollout engine.',
   },
 ];
 

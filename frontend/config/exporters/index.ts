@@ -5,10 +5,11 @@ import type { Exported } from './common.js';
 import { exportDeepSpeed } from './deepspeed.js';
 import { exportMegatron } from './megatron.js';
 import { exportTorchtitan } from './torchtitan.js';
+import { exportVerl } from './verl.js';
 
 export type { Exported } from './common.js';
-export type ExportKind = 'deepspeed' | 'megatron' | 'torchtitan';
-export const EXPORT_KINDS: ExportKind[] = ['deepspeed', 'megatron', 'torchtitan'];
+export type ExportKind = 'deepspeed' | 'megatron' | 'torchtitan' | 'verl';
+export const EXPORT_KINDS: ExportKind[] = ['deepspeed', 'megatron', 'torchtitan', 'verl'];
 
 export function exportConfig(kind: ExportKind, config: Config, defaults: Config): Exported {
   switch (kind) {
@@ -18,5 +19,7 @@ export function exportConfig(kind: ExportKind, config: Config, defaults: Config)
       return exportMegatron(config, defaults);
     case 'torchtitan':
       return exportTorchtitan(config, defaults);
+    case 'verl':
+      return exportVerl(config, defaults);
   }
 }

@@ -14,7 +14,10 @@ export type ImportKind =
   | 'accelerate'
   | 'training_args'
   | 'llamafactory'
-  | 'axolotl';
+  | 'axolotl'
+  | 'trl'
+  | 'verl'
+  | 'openrlhf';
 
 /** A config-v1 object, what the importer assumed, and every source key it did not apply. */
 export interface Imported {
@@ -201,6 +204,7 @@ export function parseTomlText(text: string, what: string): Obj {
 // quantized-weight formats of the same architecture (the note names those ignored).
 const SHAPE_NEUTRAL_SUFFIXES = [
   'instruct',
+  'thinking', // Qwen3-*-Thinking-2507: the Instruct-2507 release's shape
   'chat',
   'it',
   'hf',
@@ -272,6 +276,11 @@ export function matchModelId(id: string): ModelMatch | undefined {
   const { key, dropped } = modelKey(id.trim().replace(/\/+$/, ''));
   const entry = BY_KEY.get(key);
   return entry ? { preset: presetRef(entry), ignored: dropped } : undefined;
+}
+
+/** The catalog entry a model id or local path names, if its name matches one. */
+export function modelEntryForId(id: string): ModelEntry | undefined {
+  return BY_KEY.get(modelKey(id.trim().replace(/\/+$/, '')).key);
 }
 
 /** The catalog preset (as model.preset names it) for a model id or local path, if its name matches one. */

@@ -6,8 +6,11 @@ import { importDeepSpeed } from './deepspeed.js';
 import { importHfConfig } from './hf.js';
 import { importLlamaFactory } from './llamafactory.js';
 import { importMegatron } from './megatron.js';
+import { importOpenRlhf } from './openrlhf.js';
 import { importTorchtitan } from './torchtitan.js';
 import { importTrainingArgs } from './training-args.js';
+import { importTrl } from './trl.js';
+import { importVerl } from './verl.js';
 
 export type { ImportKind, ImportResult, Imported } from './common.js';
 export { presetForModelId } from './common.js';
@@ -22,10 +25,14 @@ export const IMPORT_KINDS: ImportKind[] = [
   'training_args',
   'llamafactory',
   'axolotl',
+  'trl',
+  'verl',
+  'openrlhf',
 ];
 
 export interface ImportOptions {
-  /** world size for formats that do not carry it (Megatron --global-batch-size, torchtitan shard degree -1) */
+  /** world size for formats that do not carry it (Megatron --global-batch-size, torchtitan shard degree -1,
+   * TRL's and OpenRLHF DPO's training processes; verl's and OpenRLHF's override the file's) */
   worldSize?: number;
   /**
    * the text of the DeepSpeed JSON the imported file names by path (accelerate
@@ -36,7 +43,7 @@ export interface ImportOptions {
 }
 
 /** The kinds whose files may name a DeepSpeed JSON (ImportOptions.also). */
-const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl'];
+const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl', 'trl'];
 
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
@@ -72,6 +79,12 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
       return importLlamaFactory(text, options.also);
     case 'axolotl':
       return importAxolotl(text, options.also);
+    case 'trl':
+      return importTrl(text, options);
+    case 'verl':
+      return importVerl(text, options);
+    case 'openrlhf':
+      return importOpenRlhf(text, options);
   }
 }
 
@@ -80,11 +93,14 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   const name = filename.toLowerCase().split(/[\\/]/).pop() ?? '';
   const has = (re: RegExp) => re.test(text);
   if (name.endsWith('.toml')) return 'torchtitan';
+  if (has(/\bverl[./]trainer[./]main_\w+|^\s*actor_rollout_ref\.\w|^actor_rollout_ref:/m)) return 'verl';
+  if (has(/\bopenrlhf[./]cli[./]train_/)) return 'openrlhf';
   if (name.endsWith('.sh') || has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/))
     return 'megatron';
   if (name.endsWith('.json') || /^\s*\{/.test(text)) {
     if (has(/"model_type"\s*:/) || has(/"architectures"\s*:/)) return 'hf';
     if (has(/"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/)) return 'deepspeed';
+    if (has(/"(num_generations|max_completion_length|use_vllm|precompute_ref_log_probs)"\s*:/)) return 'trl';
     if (has(/"per_device_train_batch_size"\s*:/)) return 'training_args';
     return name === 'config.json' ? 'hf' : undefined;
   }
@@ -94,6 +110,8 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
       !has(/^(base_model|model_name_or_path):/m)
     )
       return 'accelerate';
+    if (has(/^(num_generations|max_completion_length|use_vllm|vllm_mode|precompute_ref_log_probs|reward_funcs|beta):/m))
+      return 'trl'; // GRPOConfig / DPOConfig keys (LLaMA-Factory spells them pref_beta, ...)
     if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target|model_class|dist_config):/m))
       return 'llamafactory'; // model_class, dist_config: the v1 schema
     if (has(/^(base_model|micro_batch_size|sequence_len|adapter|lora_r):/m)) return 'axolotl';

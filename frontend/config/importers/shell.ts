@@ -944,6 +944,10 @@ class Shell {
       for (const a of node.arrays) this.assignArray(a);
       return true;
     }
+    if (name === 'read') {
+      this.read(node, words.slice(1));
+      return true;
+    }
     if (name === 'unset') {
       for (const w of words.slice(1)) this.vars.delete(plain(w) ?? '');
       return true;
@@ -989,6 +993,27 @@ class Shell {
     } finally {
       this.positional.pop();
     }
+  }
+
+  /** read [-r] [-d ''] NAME <<EOF: the here-document into NAME (OpenRLHF's scripts hold their
+   * arguments so); the first line unless -d '' reads to the end; from anywhere else, unknown. */
+  private read(node: Node & { n: 'simple' }, args: Word[]) {
+    const words = args.map((w) => this.expand(w).join(' '));
+    let name: string | undefined;
+    let whole = false;
+    for (let i = 0; i < words.length; i++) {
+      if (words[i] === '-d') whole = words[++i] === '';
+      else if (['-p', '-t', '-n', '-N', '-u'].includes(words[i])) i++;
+      else if (!words[i].startsWith('-')) name = words[i];
+    }
+    if (!name || !isName(name)) return;
+    const doc = node.redirs.find((r) => r.heredoc)?.heredoc;
+    if (!doc) {
+      this.note(`\`read ${name}\`: its input is not in the file; ${name} read as unset`);
+      return;
+    }
+    const body = doc.expand ? this.expandText(doc.body) : doc.body;
+    this.setVar(name, [(whole ? body : body.split('\n')[0]).trim()]);
   }
 
   /** cat <<EOT > file: the file's text, for a reader of the file later on. */

@@ -95,6 +95,71 @@ export function applyFsdpOption(d: Draft, key: string, v: Json, fsdpConfig: Json
 const IGNORED =
   /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|accelerator_config|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
 
+/** Apply one TrainingArguments key (also read by the TRL importer, whose configs extend
+ * TrainingArguments); false when the key is not one of those handled here. */
+export function applyTrainingArgument(d: Draft, key: string, v: Json, a: Obj, file: DeepSpeedFile): boolean {
+  switch (key) {
+    case 'per_device_train_batch_size':
+      d.set('training.micro_batch', int(v, key));
+      return true;
+    case 'gradient_accumulation_steps':
+      d.set('training.grad_accum', int(v, key));
+      return true;
+    case 'gradient_checkpointing':
+      if (bool(v, key)) d.set('training.recompute', 'full');
+      return true;
+    case 'optim':
+      applyOptim(d, key, v);
+      return true;
+    case 'deepspeed':
+      applyDeepSpeedRef(d, key, v, file);
+      return true;
+    case 'fsdp':
+      applyFsdpOption(d, key, v, a.fsdp_config, 'fsdp_config');
+      return true;
+    case 'fsdp_config':
+      if (!a.fsdp || (Array.isArray(a.fsdp) && !a.fsdp.length)) d.ignore(key);
+      return true;
+    case 'torch_compile':
+      d.set('runtime.torch_compile', bool(v, key));
+      return true;
+    case 'use_liger_kernel':
+      if (bool(v, key)) liger(d, key, a.liger_kernel_config);
+      return true;
+    case 'max_seq_length': // TRL SFTConfig
+    case 'max_length':
+      if (v !== null) d.set('training.seq_len', int(v, key));
+      return true;
+    case 'packing':
+      if (v === true) d.note('packing: every sequence is filled to training.seq_len');
+      return true;
+    case 'auto_find_batch_size':
+      if (v === true) d.skip(key, 'the batch size is searched at run time; training.micro_batch is the starting value');
+      return true;
+    case 'adafactor': // deprecated spelling of optim="adafactor"
+      if (bool(v, key)) d.set('training.optimizer', 'adafactor');
+      else d.ignore(key);
+      return true;
+    case 'activation_offloading': // TRL SFTConfig
+      if (bool(v, key)) d.set('training.activation_offload', true);
+      return true;
+    case 'use_cpu':
+      if (bool(v, key)) d.skip(key, 'CPU training is not modelled');
+      return true;
+    case 'liger_kernel_config':
+      if (!a.use_liger_kernel) d.ignore(key);
+      return true;
+    case 'optim_target_modules':
+      if (v !== null) d.skip(key, 'GaLore-style projected optimizers are not modelled');
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** Keys of a TrainingArguments dump with no effect on per-GPU memory. */
+export const TRAINING_ARGS_IGNORED = IGNORED;
+
 /** Import a TrainingArguments JSON. */
 export function importTrainingArgs(text: string, also?: string): ImportResult {
   return guard(() => {
@@ -108,68 +173,9 @@ export function importTrainingArgs(text: string, also?: string): ImportResult {
         'mixed precision: torch.autocast over fp32-loaded weights (the fp32 weights are the master copy); if the model is loaded in bf16/fp16 set training.master_weights false',
       );
     for (const [key, v] of Object.entries(a)) {
-      switch (key) {
-        case 'bf16':
-        case 'fp16':
-          break;
-        case 'per_device_train_batch_size':
-          d.set('training.micro_batch', int(v, key));
-          break;
-        case 'gradient_accumulation_steps':
-          d.set('training.grad_accum', int(v, key));
-          break;
-        case 'gradient_checkpointing':
-          if (bool(v, key)) d.set('training.recompute', 'full');
-          break;
-        case 'optim':
-          applyOptim(d, key, v);
-          break;
-        case 'deepspeed':
-          applyDeepSpeedRef(d, key, v, file);
-          break;
-        case 'fsdp':
-          applyFsdpOption(d, key, v, a.fsdp_config, 'fsdp_config');
-          break;
-        case 'fsdp_config':
-          if (!a.fsdp || (Array.isArray(a.fsdp) && !a.fsdp.length)) d.ignore(key);
-          break;
-        case 'torch_compile':
-          d.set('runtime.torch_compile', bool(v, key));
-          break;
-        case 'use_liger_kernel':
-          if (bool(v, key)) liger(d, key, a.liger_kernel_config);
-          break;
-        case 'max_seq_length': // TRL SFTConfig
-        case 'max_length':
-          if (v !== null) d.set('training.seq_len', int(v, key));
-          break;
-        case 'packing':
-          if (v === true) d.note('packing: every sequence is filled to training.seq_len');
-          break;
-        case 'auto_find_batch_size':
-          if (v === true)
-            d.skip(key, 'the batch size is searched at run time; training.micro_batch is the starting value');
-          break;
-        case 'adafactor': // deprecated spelling of optim="adafactor"
-          if (bool(v, key)) d.set('training.optimizer', 'adafactor');
-          else d.ignore(key);
-          break;
-        case 'activation_offloading': // TRL SFTConfig
-          if (bool(v, key)) d.set('training.activation_offload', true);
-          break;
-        case 'use_cpu':
-          if (bool(v, key)) d.skip(key, 'CPU training is not modelled');
-          break;
-        case 'liger_kernel_config':
-          if (!a.use_liger_kernel) d.ignore(key);
-          break;
-        case 'optim_target_modules':
-          if (v !== null) d.skip(key, 'GaLore-style projected optimizers are not modelled');
-          break;
-        default:
-          if (IGNORED.test(key)) d.ignore(key);
-          else d.skip(key, 'not a known TrainingArguments key; not applied');
-      }
+      if (key === 'bf16' || key === 'fp16' || applyTrainingArgument(d, key, v, a, file)) continue;
+      if (IGNORED.test(key)) d.ignore(key);
+      else d.skip(key, 'not a known TrainingArguments key; not applied');
     }
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp');

@@ -1,0 +1,361 @@
+// TRL GRPOConfig / DPOConfig YAML or JSON (the files `trl grpo --config`, open-r1's
+// recipes/**/grpo/config_*.yaml and alignment-handbook's recipes/**/dpo/*.yaml give TRL's
+// parser: GRPOConfig / DPOConfig, which extend TrainingArguments, with ModelConfig and the
+// script's own arguments beside them) -> config v1 with the rl section. Keys and defaults:
+// trl/trainer/grpo_config.py, dpo_config.py and model_config.py (huggingface/trl at
+// f2cd57710ae345ea6428ae95363267fcf38a3dc8); older releases' keys (max_prompt_length,
+// vllm_device, vllm_dtype) are read too. TRL trains on the Trainer: runtime.framework hf_trainer.
+import type { Json } from '../../../wasm/llmem.js';
+import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
+import {
+  applyFullModules,
+  applyLoraTargets,
+  applyModelId,
+  bool,
+  Draft,
+  guard,
+  ImportError,
+  int,
+  num,
+  oneOf,
+  parseYamlText,
+  str,
+  type ImportResult,
+  type Obj,
+} from './common.js';
+import { divide, seqLenFromRl, worldSize } from './rl-common.js';
+import { applyPrecisionFlags, applyTrainingArgument, defaultToDdp, TRAINING_ARGS_IGNORED } from './training-args.js';
+
+type Trainer = 'grpo' | 'dpo';
+
+// Keys only GRPOConfig (and RLOOConfig, which reads the same generation keys) has, and only DPOConfig has.
+const GRPO_ONLY =
+  /^(num_generations|max_completion_length|use_vllm|vllm_.*|generation_batch_size|steps_per_generation|num_iterations|reward_funcs|reward_weights|epsilon|epsilon_high|scale_rewards|mask_truncated_completions|ds3_gather_for_generation|log_completions|temperature|top_entropy_quantile)$/;
+const DPO_ONLY =
+  /^(precompute_ref_log_probs|precompute_ref_batch_size|ref_model_init_kwargs|model_adapter_name|ref_adapter_name|force_use_ref_model|reference_free|rpo_alpha|ld_alpha|label_smoothing|f_divergence_type|use_weighting|discopop_tau|truncation_mode|max_prompt_length|padding_value)$/;
+
+/** The trainer a file configures: GRPO keys win (max_prompt_length is in both in older TRL). */
+function trainerOf(y: Obj): Trainer {
+  const keys = Object.keys(y);
+  if (keys.some((k) => GRPO_ONLY.test(k))) return 'grpo';
+  if (keys.some((k) => DPO_ONLY.test(k) || k === 'max_length' || k === 'beta')) return 'dpo';
+  throw new ImportError(
+    '',
+    'TRL config: neither GRPOConfig keys (num_generations, max_completion_length, use_vllm, ...) nor DPOConfig keys (beta, max_length, precompute_ref_log_probs, ...): import a plain TrainingArguments file as training_args',
+  );
+}
+
+/**
+ * The mapping: each TRL key read, and what it sets (GRPO: G = num_generations, world = the
+ * training processes; DPO: sequences are chosen/rejected pairs). Keys not listed here are the
+ * TrainingArguments keys of training-args.ts (micro-batch, accumulation, checkpointing,
+ * optimizer, deepspeed, fsdp, torch_compile, liger) or reported.
+ */
+export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Trainer }[] = [
+  { keys: ['model_name_or_path'], to: 'model.preset' },
+  { keys: ['bf16', 'fp16'], to: 'training.dtype' },
+  { keys: ['dtype', 'torch_dtype'], to: 'training.master_weights false (weights loaded in bf16/fp16)' },
+  { keys: ['attn_implementation'], to: 'training.attention (flash unless eager)' },
+  {
+    keys: ['use_peft', 'lora_r', 'lora_target_modules', 'lora_dropout', 'lora_modules_to_save'],
+    to: 'training.finetune.{method,lora_rank,lora_targets,lora_dropout,full_modules}',
+  },
+  {
+    keys: ['load_in_4bit', 'load_in_8bit', 'bnb_4bit_quant_type', 'use_bnb_nested_quant'],
+    to: 'training.finetune.{method qlora,quant,double_quant}',
+  },
+  { keys: ['num_generations'], to: 'rl.group_size', trainer: 'grpo' },
+  { keys: ['max_prompt_length'], to: 'rl.prompt_len' },
+  { keys: ['max_completion_length'], to: 'rl.response_len', trainer: 'grpo' },
+  { keys: ['max_length'], to: 'rl.response_len = max_length - rl.prompt_len', trainer: 'dpo' },
+  {
+    keys: ['per_device_train_batch_size', 'gradient_accumulation_steps', 'num_processes'],
+    to: 'training.micro_batch; rl.mini_batch = per-device batch x accumulation x world / G (DPO: pairs)',
+  },
+  {
+    keys: ['generation_batch_size', 'steps_per_generation'],
+    to: 'rl.rollout_batch = generation batch / G',
+    trainer: 'grpo',
+  },
+  {
+    keys: ['use_vllm', 'vllm_mode', 'vllm_device'],
+    to: 'rl.rollout.placement (colocate colocated; server separate)',
+    trainer: 'grpo',
+  },
+  { keys: ['vllm_gpu_memory_utilization'], to: 'rl.rollout.gpu_memory_utilization', trainer: 'grpo' },
+  { keys: ['vllm_tensor_parallel_size'], to: 'rl.rollout.tp; rl.rollout.max_num_seqs', trainer: 'grpo' },
+  { keys: ['vllm_enable_sleep_mode'], to: 'rl.rollout.sleep level2', trainer: 'grpo' },
+  { keys: ['vllm_max_model_length', 'vllm_max_model_len'], to: 'rl.rollout.max_model_len', trainer: 'grpo' },
+  { keys: ['vllm_dtype'], to: 'rl.rollout.dtype', trainer: 'grpo' },
+  { keys: ['beta'], to: 'rl.reference.enabled (GRPO: beta != 0; PEFT: the base, adapters off)' },
+  { keys: ['ds3_gather_for_generation'], to: 'rl.weight_sync full (ZeRO-3 / FSDP)', trainer: 'grpo' },
+  { keys: ['entropy_coef', 'top_entropy_quantile'], to: 'rl.entropy', trainer: 'grpo' },
+  { keys: ['precompute_ref_log_probs'], to: 'rl.reference.precomputed', trainer: 'dpo' },
+  { keys: ['reference_free'], to: 'rl.reference.enabled false', trainer: 'dpo' },
+  { keys: ['padding_free'], to: 'rl.remove_padding' },
+];
+
+// No effect on per-GPU memory: data, prompts, rewards, sampling, loss weights, logging, hub.
+const IGNORED =
+  /^(model_revision|trust_remote_code|dataset_.*|dataset|datasets|system_prompt|chat_template|chat_template_kwargs|reward_funcs|reward_weights|reward_model_name_or_path|callbacks|benchmarks|wandb_.*|temperature|top_p|top_k|min_p|repetition_penalty|generation_kwargs|cache_implementation|loss_type|scale_rewards|epsilon|epsilon_high|delta|num_iterations|importance_sampling_level|mask_truncated_completions|multi_objective_aggregation|sync_ref_model|ref_model_mixup_alpha|ref_model_sync_steps|log_completions|log_unique_prompts|num_completions_to_print|log_completions_hub_repo|vllm_server_.*|vllm_group_port|vllm_model_impl|vllm_structured_outputs_regex|vllm_guided_decoding_regex|vllm_importance_sampling_.*|vllm_enable_prefix_caching|shuffle_dataset|disable_dropout|router_aux_loss_coef|label_smoothing|f_divergence_type|f_alpha_divergence_coef|use_weighting|discopop_tau|rpo_alpha|ld_alpha|loss_weights|truncation_mode|precompute_ref_batch_size|pad_token|padding_value|label_pad_token_id|lora_alpha|lora_task_type|use_rslora|lora_target_parameters|bnb_4bit_quant_storage|code_.*|parallel_code_exec_per_proc|e2b_router_url|morph_router_url|ioi_provider|max_completion_len|model_init_kwargs|ref_model_init_kwargs|model_adapter_name|ref_adapter_name|force_use_ref_model|sapo_.*|vespo_.*|off_policy_mask_threshold|use_bias_correction_kl|num_generations_eval|pad_to_multiple_of|remove_unused_columns|log_multimodal|hub_model_revision|overwrite_hub_revision|push_to_hub_revision|wandb_log_unique_prompts|max_tool_calling_iterations|use_adaptive_entropy|entropy_coef_.*|entropy_target)$/;
+
+// Read and reported with a reason of their own.
+const NOT_MODELLED: Record<string, string> = {
+  use_dora: 'DoRA adds a magnitude vector and a column-norm pass per adapted layer; counted as plain LoRA',
+  use_transformers_paged: "transformers' paged generation instead of vLLM is not modelled",
+  use_transformers_continuous_batching: "transformers' continuous batching instead of vLLM is not modelled",
+  transformers_continuous_batching_config: "transformers' continuous batching instead of vLLM is not modelled",
+  cast_lm_head_to_fp32: 'an fp32 copy of the output head is not modelled',
+  activation_offloading: 'TRL offloads the saved activations to the host; counted as training.activation_offload',
+};
+
+const isSet = (v: Json | undefined): v is Json => v !== undefined && v !== null;
+
+/** Import a TRL GRPOConfig / DPOConfig file. */
+export function importTrl(text: string, options: { worldSize?: number; also?: string } = {}): ImportResult {
+  return guard(() => {
+    const y = parseYamlText(text, 'TRL config');
+    const trainer = trainerOf(y);
+    const d = new Draft();
+    d.stack('hf_trainer');
+    d.note(
+      `TRL ${trainer === 'grpo' ? 'GRPOConfig' : 'DPOConfig'} (keys only it has) on the Trainer: the hf_trainer profile${trainer === 'grpo' ? '; RLOOConfig reads the same keys and counts the same' : ''}`,
+    );
+    d.set('rl.algorithm', trainer);
+    const file: DeepSpeedFile = { text: options.also, read: false };
+    applyPrecisionFlags(d, y.bf16, y.fp16);
+    model(d, y);
+    const world = worldSize(
+      d,
+      isSet(y.num_processes) ? int(y.num_processes, 'num_processes') : undefined,
+      options.worldSize,
+      'A TRL config',
+    );
+    const micro = isSet(y.per_device_train_batch_size)
+      ? int(y.per_device_train_batch_size, 'per_device_train_batch_size')
+      : 8;
+    const accum = isSet(y.gradient_accumulation_steps)
+      ? int(y.gradient_accumulation_steps, 'gradient_accumulation_steps')
+      : 1;
+    d.set('training.micro_batch', micro);
+    if (trainer === 'grpo') grpo(d, y, micro, accum, world);
+    else dpo(d, y, micro, accum, world);
+    const mapped = new Set(TRL_MAPPING.filter((m) => !m.trainer || m.trainer === trainer).flatMap((m) => m.keys));
+    for (const [key, v] of Object.entries(y)) {
+      if (mapped.has(key) || key === 'per_device_train_batch_size' || key === 'gradient_accumulation_steps') continue;
+      if (v === null) continue;
+      if (key === 'activation_offloading') {
+        if (bool(v, key)) d.set('training.activation_offload', true);
+        continue;
+      }
+      if (key === 'deepspeed') {
+        applyDeepSpeedRef(d, key, v, file);
+        continue;
+      }
+      if (key in NOT_MODELLED) {
+        if (v !== false) d.skip(key, `${NOT_MODELLED[key]}; not applied`);
+      } else if (applyTrainingArgument(d, key, v, y, file)) continue;
+      else if ((trainer === 'grpo' ? DPO_ONLY : GRPO_ONLY).test(key))
+        d.skip(
+          key,
+          `a ${trainer === 'grpo' ? 'DPOConfig' : 'GRPOConfig'} key in a ${trainer.toUpperCase()} file; not applied`,
+        );
+      else if (IGNORED.test(key) || TRAINING_ARGS_IGNORED.test(key)) d.ignore(key);
+      else d.skip(key, 'not a TRL key llmem maps; not applied');
+    }
+    reportUnreadFile(d, file);
+    defaultToDdp(d, 'deepspeed or fsdp (an accelerate config usually gives them: import it too)');
+    if (trainer === 'grpo') weightSync(d, y);
+    seqLenFromRl(d);
+    return d.result();
+  });
+}
+
+/** ModelConfig: the model id, its load dtype, attention, PEFT and quantization. */
+function model(d: Draft, y: Obj): void {
+  applyModelId(d, 'model_name_or_path', y.model_name_or_path);
+  const dtypeKey = isSet(y.dtype) ? 'dtype' : 'torch_dtype';
+  const dtype = y[dtypeKey];
+  if (isSet(dtype) && dtype !== 'auto') {
+    const t = oneOf(dtype, dtypeKey, ['bfloat16', 'float16', 'float32'] as const);
+    if (t !== 'float32') {
+      d.set('training.master_weights', false);
+      if (y.bf16 !== true && y.fp16 !== true) d.set('training.dtype', t === 'bfloat16' ? 'bf16' : 'fp16');
+      d.note(`${dtypeKey} ${t}: the weights are loaded in ${t}, no fp32 master copy`);
+    }
+  } else if (dtype === 'auto') d.note(`${dtypeKey} auto: the checkpoint's dtype; fp32 weights (master copy) assumed`);
+  if (isSet(y.attn_implementation))
+    d.set('training.attention', str(y.attn_implementation, 'attn_implementation') === 'eager' ? 'eager' : 'flash');
+  const four = isSet(y.load_in_4bit) && bool(y.load_in_4bit, 'load_in_4bit');
+  const eight = isSet(y.load_in_8bit) && bool(y.load_in_8bit, 'load_in_8bit');
+  if (!isSet(y.use_peft) || !bool(y.use_peft, 'use_peft')) {
+    d.set('training.finetune.method', 'full');
+    if (four || eight)
+      d.skip(four ? 'load_in_4bit' : 'load_in_8bit', 'a quantized base without use_peft is not trainable; not applied');
+    return;
+  }
+  d.set('training.finetune.method', four || eight ? 'qlora' : 'lora');
+  if (four || eight) {
+    d.set(
+      'training.finetune.quant',
+      eight && !four ? 'int8' : oneOf(y.bnb_4bit_quant_type ?? 'nf4', 'bnb_4bit_quant_type', ['nf4', 'fp4'] as const),
+    );
+    d.set(
+      'training.finetune.double_quant',
+      isSet(y.use_bnb_nested_quant) && bool(y.use_bnb_nested_quant, 'use_bnb_nested_quant'),
+    );
+  }
+  d.set('training.finetune.lora_rank', isSet(y.lora_r) ? int(y.lora_r, 'lora_r') : 16);
+  if (!isSet(y.lora_r)) d.note('lora_r absent: 16 (ModelConfig default)');
+  if (isSet(y.lora_target_modules)) applyLoraTargets(d, 'lora_target_modules', y.lora_target_modules);
+  else {
+    d.set('training.finetune.lora_targets', ['q', 'v']);
+    d.note('lora_target_modules absent: PEFT default targets (q_proj, v_proj)');
+  }
+  d.set('training.finetune.lora_dropout', isSet(y.lora_dropout) ? num(y.lora_dropout, 'lora_dropout') : 0.05);
+  if (isSet(y.lora_modules_to_save)) applyFullModules(d, 'lora_modules_to_save', y.lora_modules_to_save);
+}
+
+/** GRPOConfig: group, lengths, batches, the vLLM engine, the reference. */
+function grpo(d: Draft, y: Obj, micro: number, accum: number, world: number): void {
+  const g = isSet(y.num_generations) ? int(y.num_generations, 'num_generations', 2) : 8;
+  d.set('rl.group_size', g);
+  if (isSet(y.max_prompt_length)) d.set('rl.prompt_len', int(y.max_prompt_length, 'max_prompt_length'));
+  else
+    d.note(
+      'no max_prompt_length (TRL no longer truncates prompts): rl.prompt_len left at llmem default; set it to the longest prompt',
+    );
+  d.set(
+    'rl.response_len',
+    isSet(y.max_completion_length) ? int(y.max_completion_length, 'max_completion_length') : 512,
+  );
+  if (!isSet(y.max_completion_length)) d.note('max_completion_length absent: 512 (GRPOConfig default)');
+  // grpo_config.py __post_init__: generation batch = per-device batch x processes x steps_per_generation
+  // (default: the accumulation); one optimizer step is per-device batch x accumulation x processes completions
+  const perStep = micro * world;
+  let generation: number;
+  if (isSet(y.generation_batch_size) && isSet(y.steps_per_generation))
+    throw new ImportError(
+      'generation_batch_size',
+      "generation_batch_size: 'generation_batch_size' and 'steps_per_generation' can not be both configured at the same time",
+    );
+  if (isSet(y.generation_batch_size)) {
+    generation = int(y.generation_batch_size, 'generation_batch_size');
+    divide(
+      generation,
+      perStep,
+      'generation_batch_size',
+      'must be divisible by per_device_train_batch_size x processes',
+    );
+  } else
+    generation =
+      perStep * (isSet(y.steps_per_generation) ? int(y.steps_per_generation, 'steps_per_generation') : accum);
+  d.set(
+    'rl.rollout_batch',
+    divide(generation, g, 'num_generations', 'the generation batch must be divisible by num_generations'),
+  );
+  d.set(
+    'rl.mini_batch',
+    divide(
+      micro * accum * world,
+      g,
+      'num_generations',
+      'the completions of one optimizer step must be whole groups of num_generations',
+    ),
+  );
+  d.set('rl.logits_response_only', true); // _get_per_token_logps_and_entropies: logits_to_keep = the completion
+  d.set('rl.remove_padding', isSet(y.padding_free) && bool(y.padding_free, 'padding_free'));
+  // the reference: beta 0 builds none (grpo_trainer.py); PEFT uses the base with adapters off
+  const beta = isSet(y.beta) ? num(y.beta, 'beta', -Infinity) : 0;
+  if (!isSet(y.beta)) d.note('beta absent: 0.0 (GRPOConfig default since 2025-05): no reference model');
+  d.set('rl.reference.enabled', beta !== 0);
+  const entropy =
+    (isSet(y.entropy_coef) && num(y.entropy_coef, 'entropy_coef', -Infinity) !== 0) ||
+    (isSet(y.top_entropy_quantile) && num(y.top_entropy_quantile, 'top_entropy_quantile') < 1);
+  d.set('rl.entropy', entropy);
+  // the generation engine
+  const vllm = isSet(y.use_vllm) && bool(y.use_vllm, 'use_vllm');
+  if (!vllm) {
+    d.set('rl.rollout.placement', 'separate');
+    d.skip(
+      'use_vllm',
+      'false: completions come from transformers generate() on the training model, whose KV cache is not modelled; counted as generation elsewhere',
+    );
+    return;
+  }
+  d.set('rl.rollout.engine', 'vllm');
+  let mode: 'colocate' | 'server';
+  if (isSet(y.vllm_mode)) mode = oneOf(y.vllm_mode, 'vllm_mode', ['colocate', 'server'] as const);
+  else if (isSet(y.vllm_device)) {
+    mode = 'server';
+    d.note(`vllm_device ${String(y.vllm_device)} (TRL before 0.18): vLLM on a GPU of its own, as vllm_mode server`);
+  } else {
+    mode = 'colocate';
+    d.note(
+      'vllm_mode absent: colocate (TRL default since 2026-03; releases from 0.18, as open-r1 pins, defaulted to server: set rl.rollout.placement separate for those)',
+    );
+  }
+  d.set('rl.rollout.placement', mode === 'colocate' ? 'colocated' : 'separate');
+  if (mode === 'server') {
+    for (const k of ['vllm_gpu_memory_utilization', 'vllm_tensor_parallel_size', 'vllm_enable_sleep_mode'])
+      if (isSet(y[k]))
+        d.note(`${k}: read by the colocated engine only; the vLLM server (trl vllm-serve) runs on GPUs of its own`);
+    return;
+  }
+  const util = isSet(y.vllm_gpu_memory_utilization)
+    ? num(y.vllm_gpu_memory_utilization, 'vllm_gpu_memory_utilization', 0.01)
+    : 0.3;
+  if (util > 1) throw new ImportError('vllm_gpu_memory_utilization', 'vllm_gpu_memory_utilization: must be at most 1');
+  d.set('rl.rollout.gpu_memory_utilization', util);
+  const tp = isSet(y.vllm_tensor_parallel_size) ? int(y.vllm_tensor_parallel_size, 'vllm_tensor_parallel_size') : 1;
+  d.set('rl.rollout.tp', tp);
+  // grpo_trainer.py: max_num_seqs = per-device batch x vLLM TP x steps_per_generation
+  d.set('rl.rollout.max_num_seqs', (micro * tp * generation) / perStep);
+  if (isSet(y.vllm_enable_sleep_mode) && bool(y.vllm_enable_sleep_mode, 'vllm_enable_sleep_mode'))
+    d.set('rl.rollout.sleep', 'level2'); // generation/vllm_generation.py: self.llm.sleep(level=2)
+  const len = isSet(y.vllm_max_model_length) ? 'vllm_max_model_length' : 'vllm_max_model_len';
+  if (isSet(y[len])) d.set('rl.rollout.max_model_len', int(y[len], len));
+  if (isSet(y.vllm_dtype) && y.vllm_dtype !== 'auto') {
+    const t = oneOf(y.vllm_dtype, 'vllm_dtype', ['bfloat16', 'float16', 'float32'] as const);
+    d.set('rl.rollout.dtype', t === 'bfloat16' ? 'bf16' : t === 'float16' ? 'fp16' : 'fp32');
+  }
+}
+
+/** ds3_gather_for_generation (default true): ZeRO-3 gathers the whole model for the sync to vLLM. */
+function weightSync(d: Draft, y: Obj): void {
+  const sharded = d.get('parallel.zero_stage') === 3 || String(d.get('parallel.engine') ?? '').startsWith('fsdp');
+  const gather = !isSet(y.ds3_gather_for_generation) || bool(y.ds3_gather_for_generation, 'ds3_gather_for_generation');
+  if (sharded && gather) d.set('rl.weight_sync', 'full');
+  else if (sharded)
+    d.skip(
+      'ds3_gather_for_generation',
+      'false: parameters gathered one at a time for the sync; counted as rl.weight_sync bucketed',
+    );
+}
+
+/** DPOConfig: pairs, lengths, the reference. */
+function dpo(d: Draft, y: Obj, micro: number, accum: number, world: number): void {
+  const pairs = micro * accum * world;
+  d.set('rl.rollout_batch', pairs);
+  d.set('rl.mini_batch', pairs);
+  const total = isSet(y.max_length) ? int(y.max_length, 'max_length', 2) : 1024;
+  if (!isSet(y.max_length)) d.note('max_length absent: 1024 (DPOConfig default)');
+  const prompt = isSet(y.max_prompt_length) ? int(y.max_prompt_length, 'max_prompt_length') : Math.floor(total / 2);
+  if (prompt >= total)
+    throw new ImportError(
+      'max_prompt_length',
+      `max_prompt_length: ${prompt} leaves no completion within max_length ${total}`,
+    );
+  d.set('rl.prompt_len', prompt);
+  d.set('rl.response_len', total - prompt);
+  if (!isSet(y.max_prompt_length))
+    d.note(
+      `max_length ${total}: prompt + completion (rl.prompt_len + rl.response_len; DPO's logits cover both, so only the sum matters)`,
+    );
+  d.set('rl.logits_response_only', false); // concatenated_forward: the logits of the whole sequence
+  d.set('rl.remove_padding', isSet(y.padding_free) && bool(y.padding_free, 'padding_free'));
+  const free = isSet(y.reference_free) && bool(y.reference_free, 'reference_free');
+  d.set('rl.reference.enabled', !free);
+  const pre = isSet(y.precompute_ref_log_probs) && bool(y.precompute_ref_log_probs, 'precompute_ref_log_probs');
+  if (pre && !free) d.set('rl.reference.precomputed', true);
+}

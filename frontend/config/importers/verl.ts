@@ -1,0 +1,751 @@
+// verl PPO-trainer configs -> config v1 with the rl section: a whole config YAML
+// (verl/trainer/config/_generated_ppo_trainer.yaml, or a YAML with `defaults: [ppo_trainer, _self_]`
+// over it) or a launch script (`python3 -m verl.trainer.main_ppo key=value ...`, Hydra overrides,
+// examples/{grpo,ppo}_trainer/*.sh). Keys and defaults: verl/trainer/config/_generated_ppo_trainer.yaml
+// (volcengine/verl at b178a3cd56f58b2d502255daba591e92833930a7); Hydra interpolations
+// (${a.b}, ${oc.select:a.b,default}, ${.sibling}) are resolved, others reported. verl's FSDP
+// workers wrap the models themselves: runtime.framework generic (no profile of its own).
+import type { Json } from '../../../wasm/llmem.js';
+import {
+  applyLoraTargets,
+  applyModelId,
+  Draft,
+  guard,
+  ImportError,
+  int,
+  isObject,
+  num,
+  oneOf,
+  parseYamlText,
+  type ImportResult,
+  type Obj,
+} from './common.js';
+import { applyDegree } from './parallel-degrees.js';
+import { applySecondModel, divide, launchCommand, seqLenFromRl } from './rl-common.js';
+import { parseYaml, YamlError } from './yaml.js';
+
+const A = 'actor_rollout_ref.actor';
+const R = 'actor_rollout_ref.rollout';
+const M = 'actor_rollout_ref.model';
+const REF = 'actor_rollout_ref.ref';
+
+/** A Hydra interpolation as the YAML writes it: ${...}. */
+const I = (body: string) => `\${${body}}`;
+
+// The defaults of the keys read (_generated_ppo_trainer.yaml at b178a3cd), interpolations as written.
+const DEFAULTS: Record<string, Json> = {
+  'algorithm.adv_estimator': 'gae',
+  'algorithm.use_kl_in_reward': false,
+  'trainer.n_gpus_per_node': 8,
+  'trainer.nnodes': 1,
+  'data.train_batch_size': 1024,
+  'data.max_prompt_length': 512,
+  'data.max_response_length': 512,
+  'actor_rollout_ref.hybrid_engine': true,
+  [`${A}.strategy`]: 'fsdp',
+  [`${A}.ppo_mini_batch_size`]: 256,
+  [`${A}.ppo_micro_batch_size`]: null,
+  [`${A}.ppo_micro_batch_size_per_gpu`]: null,
+  [`${A}.use_dynamic_bsz`]: false,
+  [`${A}.ppo_max_token_len_per_gpu`]: 16384,
+  [`${A}.entropy_coeff`]: 0,
+  [`${A}.calculate_entropy`]: false,
+  [`${A}.use_kl_loss`]: false,
+  [`${A}.ulysses_sequence_parallel_size`]: 1,
+  [`${A}.fsdp_config.param_offload`]: false,
+  [`${A}.fsdp_config.optimizer_offload`]: false,
+  [`${A}.fsdp_config.offload_policy`]: false,
+  [`${A}.fsdp_config.reshard_after_forward`]: true,
+  [`${A}.fsdp_config.fsdp_size`]: -1,
+  [`${A}.fsdp_config.model_dtype`]: 'fp32',
+  [`${A}.fsdp_config.dtype`]: 'bfloat16',
+  [`${REF}.log_prob_micro_batch_size`]: null,
+  [`${REF}.log_prob_micro_batch_size_per_gpu`]: null,
+  [`${REF}.log_prob_use_dynamic_bsz`]: I('oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false'),
+  [`${REF}.log_prob_max_token_len_per_gpu`]: I('oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384'),
+  [`${REF}.fsdp_config.param_offload`]: false,
+  [`${R}.name`]: '???',
+  [`${R}.mode`]: 'async',
+  [`${R}.n`]: 1,
+  [`${R}.dtype`]: 'bfloat16',
+  [`${R}.gpu_memory_utilization`]: 0.5,
+  [`${R}.enforce_eager`]: false,
+  [`${R}.free_cache_engine`]: true,
+  [`${R}.tensor_model_parallel_size`]: 2,
+  [`${R}.max_num_batched_tokens`]: 8192,
+  [`${R}.max_model_len`]: null,
+  [`${R}.max_num_seqs`]: 256,
+  [`${R}.log_prob_micro_batch_size`]: null,
+  [`${R}.log_prob_micro_batch_size_per_gpu`]: null,
+  [`${R}.log_prob_use_dynamic_bsz`]: I('oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false'),
+  [`${R}.log_prob_max_token_len_per_gpu`]: I('oc.select:actor_rollout_ref.actor.ppo_max_token_len_per_gpu,16384'),
+  [`${R}.checkpoint_engine.update_weights_bucket_megabytes`]: 2048,
+  [`${M}.path`]: '~/models/deepseek-llm-7b-chat',
+  [`${M}.enable_gradient_checkpointing`]: true,
+  [`${M}.enable_activation_offload`]: false,
+  [`${M}.use_remove_padding`]: true,
+  [`${M}.lora_rank`]: 0,
+  [`${M}.target_modules`]: 'all-linear',
+  [`${M}.use_liger`]: false,
+  [`${M}.use_fused_kernels`]: false,
+  'critic.enable': null,
+  'critic.ppo_micro_batch_size_per_gpu': I('oc.select:.ppo_micro_batch_size,null'),
+  'critic.ppo_micro_batch_size': null,
+  'critic.use_dynamic_bsz': I('oc.select:actor_rollout_ref.actor.use_dynamic_bsz,false'),
+  'critic.ppo_max_token_len_per_gpu': 32768,
+  'critic.model.path': '~/models/deepseek-llm-7b-chat',
+  'critic.model.enable_gradient_checkpointing': true,
+  'critic.model.use_remove_padding': false,
+  'critic.model.fsdp_config.param_offload': false,
+  'critic.model.fsdp_config.optimizer_offload': false,
+  'reward_model.enable': false,
+  'reward_model.use_reward_loop': true,
+  'reward_model.model.path': '~/models/FsfairX-LLaMA3-RM-v0.1',
+  'reward_model.model.fsdp_config.param_offload': false,
+};
+
+// algorithm.adv_estimator (verl/trainer/ppo/core_algos.py AdvantageEstimator) -> rl.algorithm:
+// only gae trains a critic; the others differ in how advantages are formed, not in what is held.
+const ESTIMATORS: Record<string, string> = {
+  gae: 'ppo',
+  grpo: 'grpo',
+  grpo_vectorized: 'grpo',
+  grpo_passk: 'grpo',
+  rloo: 'rloo',
+  rloo_vectorized: 'rloo',
+  reinforce_plus_plus: 'reinforce_pp',
+  reinforce_plus_plus_baseline: 'reinforce_pp',
+  remax: 'grpo',
+  opo: 'grpo',
+  gpg: 'grpo',
+  optimal_token_baseline: 'grpo',
+  tir_optimal_token_baseline: 'grpo',
+};
+const APPROXIMATE = new Set([
+  'remax',
+  'opo',
+  'gpg',
+  'optimal_token_baseline',
+  'tir_optimal_token_baseline',
+  'grpo_passk',
+]);
+
+/** The mapping: each verl key read and what it sets (apply runs in table order). */
+const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
+  { keys: [`${M}.path`], to: 'model.preset', apply: modelPath },
+  {
+    keys: ['algorithm.adv_estimator', 'critic.enable'],
+    to: 'rl.algorithm (gae ppo; grpo; rloo; reinforce_plus_plus(_baseline) reinforce_pp; other critic-free estimators grpo)',
+    apply: ({ d, get }) => {
+      const est = oneOf(get('algorithm.adv_estimator'), 'algorithm.adv_estimator', Object.keys(ESTIMATORS));
+      d.set('rl.algorithm', ESTIMATORS[est]);
+      if (APPROXIMATE.has(est))
+        d.skip(
+          'algorithm.adv_estimator',
+          `${est}: no critic; counted as grpo (its extra passes, if any, are not modelled)`,
+        );
+      const critic = get('critic.enable');
+      if (critic !== null && critic !== undefined && bool(critic, 'critic.enable') !== (est === 'gae'))
+        d.skip(
+          'critic.enable',
+          `${String(critic)} against adv_estimator ${est}: the critic follows the estimator here (gae only)`,
+        );
+    },
+  },
+  {
+    keys: ['trainer.n_gpus_per_node', 'trainer.nnodes'],
+    to: 'parallel.gpus (nodes x GPUs per node), parallel.gpus_per_node',
+    apply: ({ d, get, options }) => {
+      const perNode = int(get('trainer.n_gpus_per_node'), 'trainer.n_gpus_per_node');
+      d.set('parallel.gpus', options.worldSize ?? perNode * int(get('trainer.nnodes'), 'trainer.nnodes'));
+      d.set('parallel.gpus_per_node', perNode);
+    },
+  },
+  {
+    keys: [`${A}.strategy`],
+    to: 'parallel.engine (fsdp fsdp1, fsdp2 fsdp2)',
+    apply: ({ d, get }) => {
+      const s = oneOf(get(`${A}.strategy`), `${A}.strategy`, ['fsdp', 'fsdp2', 'megatron'] as const);
+      if (s === 'megatron')
+        throw new ImportError(
+          `${A}.strategy`,
+          `${A}.strategy: megatron (verl's Megatron workers: TP/PP/EP layouts) is not read; fsdp and fsdp2 are (import the Megatron layout with llmem import megatron)`,
+        );
+      d.set('parallel.engine', s === 'fsdp' ? 'fsdp1' : 'fsdp2');
+    },
+  },
+  {
+    keys: ['data.train_batch_size'],
+    to: 'rl.rollout_batch (prompts per step)',
+    apply: ({ d, get }) => d.set('rl.rollout_batch', int(get('data.train_batch_size'), 'data.train_batch_size')),
+  },
+  {
+    keys: [`${A}.ppo_mini_batch_size`],
+    to: 'rl.mini_batch (prompts per optimizer step)',
+    apply: ({ d, get }) => d.set('rl.mini_batch', int(get(`${A}.ppo_mini_batch_size`), `${A}.ppo_mini_batch_size`)),
+  },
+  {
+    keys: [`${A}.ppo_micro_batch_size_per_gpu`, `${A}.ppo_micro_batch_size`],
+    to: 'training.micro_batch (sequences per GPU; the global spelling divided by the GPUs)',
+    apply: (c) => {
+      const micro = perGpu(c, `${A}.ppo_micro_batch_size`);
+      if (micro !== undefined) c.d.set('training.micro_batch', micro);
+      else if (!c.bool(`${A}.use_dynamic_bsz`))
+        throw new ImportError(
+          `${A}.ppo_micro_batch_size_per_gpu`,
+          `${A}.ppo_micro_batch_size_per_gpu: must be set (or ppo_micro_batch_size, or use_dynamic_bsz) (verl asserts it)`,
+        );
+    },
+  },
+  {
+    keys: [`${A}.use_dynamic_bsz`, `${A}.ppo_max_token_len_per_gpu`],
+    to: 'rl.max_tokens_per_gpu (with use_dynamic_bsz)',
+    apply: (c) => {
+      if (c.bool(`${A}.use_dynamic_bsz`))
+        c.d.set(
+          'rl.max_tokens_per_gpu',
+          int(c.get(`${A}.ppo_max_token_len_per_gpu`), `${A}.ppo_max_token_len_per_gpu`),
+        );
+    },
+  },
+  {
+    keys: [`${R}.log_prob_micro_batch_size_per_gpu`, `${R}.log_prob_micro_batch_size`],
+    to: 'rl.logprob_micro_batch',
+    apply: (c) => {
+      const lp = perGpu(c, `${R}.log_prob_micro_batch_size`);
+      if (lp !== undefined) c.d.set('rl.logprob_micro_batch', lp);
+    },
+  },
+  {
+    keys: [`${R}.log_prob_use_dynamic_bsz`, `${R}.log_prob_max_token_len_per_gpu`],
+    to: 'rl.logprob_max_tokens_per_gpu (with log_prob_use_dynamic_bsz)',
+    apply: (c) => {
+      if (c.bool(`${R}.log_prob_use_dynamic_bsz`))
+        c.d.set(
+          'rl.logprob_max_tokens_per_gpu',
+          int(c.get(`${R}.log_prob_max_token_len_per_gpu`), `${R}.log_prob_max_token_len_per_gpu`),
+        );
+    },
+  },
+  {
+    keys: [
+      `${REF}.log_prob_micro_batch_size_per_gpu`,
+      `${REF}.log_prob_micro_batch_size`,
+      `${REF}.log_prob_use_dynamic_bsz`,
+      `${REF}.log_prob_max_token_len_per_gpu`,
+    ],
+    to: "the reference's log-prob batches: counted with the rollout's (rl.logprob_*), reported when they differ",
+    apply: (c) => {
+      const ref = perGpu(c, `${REF}.log_prob_micro_batch_size`);
+      const roll = c.d.get('rl.logprob_micro_batch');
+      if (ref !== undefined && roll !== undefined && ref !== roll)
+        c.d.skip(
+          `${REF}.log_prob_micro_batch_size_per_gpu`,
+          `${ref}: llmem counts the reference's log-probs with the rollout's micro-batch (${String(roll)})`,
+        );
+      else if (ref !== undefined && roll === undefined) c.d.set('rl.logprob_micro_batch', ref);
+    },
+  },
+  {
+    keys: ['data.max_prompt_length', 'data.max_response_length'],
+    to: 'rl.prompt_len, rl.response_len',
+    apply: ({ d, get }) => {
+      d.set('rl.prompt_len', int(get('data.max_prompt_length'), 'data.max_prompt_length'));
+      d.set('rl.response_len', int(get('data.max_response_length'), 'data.max_response_length'));
+    },
+  },
+  {
+    keys: [`${M}.use_remove_padding`],
+    to: 'rl.remove_padding',
+    apply: (c) => c.d.set('rl.remove_padding', c.bool(`${M}.use_remove_padding`)),
+  },
+  {
+    keys: [`${R}.n`],
+    to: 'rl.group_size',
+    apply: ({ d, get }) => d.set('rl.group_size', int(get(`${R}.n`), `${R}.n`)),
+  },
+  { keys: [`${R}.name`], to: 'rl.rollout.engine (vllm | sglang)', apply: engineName },
+  {
+    keys: ['actor_rollout_ref.hybrid_engine', `${R}.mode`],
+    to: 'rl.rollout.placement colocated; rl.rollout.own_process (mode async: the engine is a server process)',
+    apply: (c) => {
+      if (!c.bool('actor_rollout_ref.hybrid_engine'))
+        throw new ImportError(
+          'actor_rollout_ref.hybrid_engine',
+          'actor_rollout_ref.hybrid_engine: only true is supported (verl)',
+        );
+      c.d.set('rl.rollout.placement', 'colocated');
+      const mode = oneOf(c.get(`${R}.mode`), `${R}.mode`, ['async', 'sync'] as const);
+      c.d.set('rl.rollout.own_process', mode === 'async');
+    },
+  },
+  {
+    keys: [`${R}.tensor_model_parallel_size`],
+    to: 'rl.rollout.tp',
+    apply: ({ d, get }) =>
+      d.set('rl.rollout.tp', int(get(`${R}.tensor_model_parallel_size`), `${R}.tensor_model_parallel_size`)),
+  },
+  {
+    keys: [`${R}.gpu_memory_utilization`],
+    to: 'rl.rollout.gpu_memory_utilization',
+    apply: ({ d, get }) => {
+      const u = num(get(`${R}.gpu_memory_utilization`), `${R}.gpu_memory_utilization`, 0.01);
+      if (u > 1) throw new ImportError(`${R}.gpu_memory_utilization`, `${R}.gpu_memory_utilization: must be at most 1`);
+      d.set('rl.rollout.gpu_memory_utilization', u);
+    },
+  },
+  {
+    keys: [`${R}.max_num_seqs`, `${R}.max_num_batched_tokens`, `${R}.max_model_len`],
+    to: 'rl.rollout.max_num_seqs, max_num_batched_tokens, max_model_len',
+    apply: ({ d, get }) => {
+      d.set('rl.rollout.max_num_seqs', int(get(`${R}.max_num_seqs`), `${R}.max_num_seqs`));
+      d.set(
+        'rl.rollout.max_num_batched_tokens',
+        int(get(`${R}.max_num_batched_tokens`), `${R}.max_num_batched_tokens`),
+      );
+      const len = get(`${R}.max_model_len`);
+      if (len !== null && len !== undefined) d.set('rl.rollout.max_model_len', int(len, `${R}.max_model_len`));
+    },
+  },
+  {
+    keys: [`${R}.dtype`],
+    to: 'rl.rollout.dtype',
+    apply: ({ d, get }) => d.set('rl.rollout.dtype', torchDtype(get(`${R}.dtype`), `${R}.dtype`)),
+  },
+  {
+    keys: [`${R}.enforce_eager`],
+    to: 'rl.rollout.cuda_graphs (not enforce_eager)',
+    apply: (c) => c.d.set('rl.rollout.cuda_graphs', !c.bool(`${R}.enforce_eager`)),
+  },
+  {
+    keys: [`${R}.free_cache_engine`],
+    to: 'rl.rollout.sleep (level2: vllm_async_server.py sleeps the hybrid engine at level 2; none)',
+    apply: (c) => c.d.set('rl.rollout.sleep', c.bool(`${R}.free_cache_engine`) ? 'level2' : 'none'),
+  },
+  {
+    keys: [`${R}.checkpoint_engine.update_weights_bucket_megabytes`],
+    to: 'rl.weight_sync bucketed, rl.weight_sync_bucket_mib',
+    apply: ({ d, get }) => {
+      d.set('rl.weight_sync', 'bucketed');
+      d.set(
+        'rl.weight_sync_bucket_mib',
+        num(
+          get(`${R}.checkpoint_engine.update_weights_bucket_megabytes`),
+          `${R}.checkpoint_engine.update_weights_bucket_megabytes`,
+          1,
+        ),
+      );
+    },
+  },
+  {
+    keys: [`${A}.fsdp_config.param_offload`, `${A}.fsdp_config.optimizer_offload`],
+    to: 'rl.actor.param_offload, rl.actor.optimizer_offload',
+    apply: (c) => {
+      c.d.set('rl.actor.param_offload', c.bool(`${A}.fsdp_config.param_offload`));
+      c.d.set('rl.actor.optimizer_offload', c.bool(`${A}.fsdp_config.optimizer_offload`));
+    },
+  },
+  {
+    keys: [`${A}.fsdp_config.offload_policy`],
+    to: 'parallel.offload_params cpu, parallel.offload_optimizer cpu (FSDP2 CPUOffloadPolicy)',
+    apply: (c) => {
+      if (!c.bool(`${A}.fsdp_config.offload_policy`)) return;
+      if (c.d.get('parallel.engine') !== 'fsdp2') {
+        c.d.skip(`${A}.fsdp_config.offload_policy`, 'read by the fsdp2 strategy only; not applied');
+        return;
+      }
+      c.d.set('parallel.offload_params', 'cpu');
+      c.d.set('parallel.offload_optimizer', 'cpu');
+    },
+  },
+  {
+    keys: [`${A}.fsdp_config.reshard_after_forward`],
+    to: 'parallel.reshard_after_forward',
+    apply: (c) => c.d.set('parallel.reshard_after_forward', c.bool(`${A}.fsdp_config.reshard_after_forward`)),
+  },
+  {
+    keys: [`${A}.fsdp_config.fsdp_size`],
+    to: 'parallel.fsdp_strategy hybrid_shard, parallel.fsdp_shard_size (0 < fsdp_size < GPUs)',
+    apply: ({ d, get }) => {
+      const size = int(get(`${A}.fsdp_config.fsdp_size`), `${A}.fsdp_config.fsdp_size`, -1);
+      const gpus = d.get('parallel.gpus') as number;
+      if (size === 0)
+        throw new ImportError(`${A}.fsdp_config.fsdp_size`, `${A}.fsdp_config.fsdp_size: must be -1 or >= 1`);
+      if (size > 0 && size < gpus) {
+        d.set('parallel.fsdp_strategy', 'hybrid_shard');
+        d.set('parallel.fsdp_shard_size', size);
+      }
+    },
+  },
+  {
+    keys: [`${A}.fsdp_config.model_dtype`, `${A}.fsdp_config.dtype`],
+    to: 'training.master_weights (model_dtype fp32), training.dtype (the compute dtype)',
+    apply: ({ d, get }) => {
+      d.set('training.dtype', torchDtype(get(`${A}.fsdp_config.dtype`), `${A}.fsdp_config.dtype`));
+      d.set(
+        'training.master_weights',
+        torchDtype(get(`${A}.fsdp_config.model_dtype`), `${A}.fsdp_config.model_dtype`) === 'fp32',
+      );
+    },
+  },
+  {
+    keys: [`${A}.ulysses_sequence_parallel_size`],
+    to: 'parallel.cp (Ulysses: the sequence split over the group)',
+    apply: ({ d, get }) => {
+      const sp = int(get(`${A}.ulysses_sequence_parallel_size`), `${A}.ulysses_sequence_parallel_size`);
+      if (sp > 1) applyDegree(d, `${A}.ulysses_sequence_parallel_size`, 'parallel.cp', sp);
+    },
+  },
+  {
+    keys: [`${A}.entropy_coeff`, `${A}.calculate_entropy`],
+    to: 'rl.entropy (entropy_coeff != 0 or calculate_entropy)',
+    apply: (c) =>
+      c.d.set(
+        'rl.entropy',
+        num(c.get(`${A}.entropy_coeff`), `${A}.entropy_coeff`, -Infinity) !== 0 || c.bool(`${A}.calculate_entropy`),
+      ),
+  },
+  {
+    keys: [`${A}.use_kl_loss`, 'algorithm.use_kl_in_reward'],
+    to: 'rl.reference.enabled (a reference model with either)',
+    apply: (c) => c.d.set('rl.reference.enabled', c.bool(`${A}.use_kl_loss`) || c.bool('algorithm.use_kl_in_reward')),
+  },
+  {
+    keys: [`${REF}.fsdp_config.param_offload`],
+    to: 'rl.reference.param_offload',
+    apply: (c) => c.d.set('rl.reference.param_offload', c.bool(`${REF}.fsdp_config.param_offload`)),
+  },
+  {
+    keys: [`${M}.enable_gradient_checkpointing`, `${M}.enable_activation_offload`],
+    to: 'training.recompute full | none; training.activation_offload',
+    apply: (c) => {
+      c.d.set('training.recompute', c.bool(`${M}.enable_gradient_checkpointing`) ? 'full' : 'none');
+      if (c.bool(`${M}.enable_activation_offload`)) c.d.set('training.activation_offload', true);
+    },
+  },
+  {
+    keys: [`${M}.lora_rank`, `${M}.target_modules`],
+    to: 'training.finetune.{method,lora_rank,lora_targets}',
+    apply: ({ d, get }) => {
+      const rank = int(get(`${M}.lora_rank`), `${M}.lora_rank`, 0);
+      if (rank === 0) {
+        d.set('training.finetune.method', 'full');
+        return;
+      }
+      d.set('training.finetune.method', 'lora');
+      d.set('training.finetune.lora_rank', rank);
+      applyLoraTargets(d, `${M}.target_modules`, get(`${M}.target_modules`) ?? 'all-linear');
+    },
+  },
+  {
+    keys: [`${M}.use_liger`, `${M}.use_fused_kernels`],
+    to: '(reported: not modelled)',
+    apply: (c) => {
+      if (c.bool(`${M}.use_liger`))
+        c.d.skip(`${M}.use_liger`, "Liger's kernels (fewer saved activations) are not modelled; not applied");
+      if (c.bool(`${M}.use_fused_kernels`))
+        c.d.skip(
+          `${M}.use_fused_kernels`,
+          "verl's fused log-prob kernels (no full logits) are not modelled; the logits are counted; not applied",
+        );
+    },
+  },
+  {
+    keys: [
+      'critic.model.path',
+      'critic.model.fsdp_config.param_offload',
+      'critic.model.fsdp_config.optimizer_offload',
+      'critic.use_dynamic_bsz',
+      'critic.ppo_max_token_len_per_gpu',
+      'critic.ppo_micro_batch_size_per_gpu',
+      'critic.ppo_micro_batch_size',
+      'critic.model.enable_gradient_checkpointing',
+      'critic.model.use_remove_padding',
+    ],
+    to: 'rl.critic.* (gae): its shape from critic.model.path, offloads, token budget',
+    apply: critic,
+  },
+  {
+    keys: [
+      'reward_model.enable',
+      'reward_model.model.path',
+      'reward_model.model.fsdp_config.param_offload',
+      'reward_model.use_reward_loop',
+    ],
+    to: 'rl.reward.enabled, rl.reward.{layers,hidden,heads,kv_heads,ffn_hidden}, rl.reward.param_offload',
+    apply: (c) => {
+      const on = c.bool('reward_model.enable');
+      c.d.set('rl.reward.enabled', on);
+      if (!on) return;
+      if (c.given('reward_model.model.path'))
+        applySecondModel(c.d, 'reward', 'reward_model.model.path', c.get('reward_model.model.path'));
+      c.d.set('rl.reward.param_offload', c.bool('reward_model.model.fsdp_config.param_offload'));
+      if (c.bool('reward_model.use_reward_loop'))
+        c.d.skip(
+          'reward_model.use_reward_loop',
+          'the reward loop serves the reward model from an inference engine of its own (reward_model.rollout.*); counted as an FSDP forward on the actor GPUs',
+        );
+    },
+  },
+];
+
+// verl keys with no effect on per-GPU memory (dotted paths): schedules, losses, sampling, data, logging, checkpoints.
+const IGNORED = [
+  /(^|\.)_target_$/,
+  /(^|\.)profiler(\.|$)/,
+  /^global_profiler\./,
+  /\.optim\./,
+  /\.checkpoint\./,
+  /^hydra(\.|$)/,
+  /^trainer\./,
+  /^data\./,
+  /^custom_reward_function\./,
+  /^reward_manager\./,
+  /^algorithm\./,
+  /^ray_kwargs\./,
+  /^transfer_queue\./,
+  /^actor_rollout_ref\.nccl_timeout$/,
+  /^actor_rollout_ref\.(actor|ref)\.(rollout_n|clip_ratio.*|tau_pos|tau_neg|policy_loss\..*|loss_agg_mode|loss_scale_factor|kl_loss_coef|kl_loss_type|ppo_epochs|shuffle|data_loader_seed|grad_clip|use_torch_compile|freeze_vision_tower|router_replay\..*|use_prefix_grouper|use_fused_kernels|use_remove_padding|strategy|entropy_from_logits_with_chunking|entropy_checkpointing|calculate_sum_pi_squared|sum_pi_squared_checkpointing|ulysses_sequence_parallel_size)$/,
+  /^actor_rollout_ref\.(actor|ref)\.fsdp_config\.(wrap_policy\..*|forward_prefetch|use_orig_params|seed|full_determinism|entropy_from_logits_with_chunking|use_torch_compile|entropy_checkpointing|forward_only|strategy|ulysses_sequence_parallel_size)$/,
+  /^actor_rollout_ref\.ref\.fsdp_config\.(optimizer_offload|offload_policy|reshard_after_forward|fsdp_size|model_dtype|dtype)$/,
+  /^actor_rollout_ref\.rollout\.(temperature|top_k|top_p|do_sample|ignore_eos|cudagraph_capture_sizes|data_parallel_size|expert_parallel_size|pipeline_model_parallel_size|enable_chunked_prefill|enable_prefix_caching|logprobs_mode|scheduling_policy|load_format|disable_log_stats|over_sample_rate|multi_stage_wake_up|engine_kwargs\..*|val_kwargs\..*|multi_turn\..*|calculate_log_probs|agent\..*|trace\..*|skip_rollout|skip_dump_dir|skip_tokenizer_init|enable_rollout_routing_replay|prometheus\..*|quantization_config_file|mtp|layered_summon|prompt_length|response_length|checkpoint_engine\.(backend|engine_kwargs.*))$/,
+  /^actor_rollout_ref\.model\.(hf_config_path|tokenizer_path|use_shm|trust_remote_code|custom_chat_template|external_lib|override_config.*|lora_alpha|exclude_modules|lora_adapter_path|fused_kernel_options\..*|mtp\..*)$/,
+  /^critic\.(rollout_n|strategy|forward_max_token_len_per_gpu|forward_micro_batch_size.*|ppo_epochs|shuffle|data_loader_seed|cliprange_value|loss_agg_mode|grad_clip|ulysses_sequence_parallel_size|ppo_mini_batch_size)$/,
+  /^critic\.model\.(tokenizer_path|override_config.*|external_lib|trust_remote_code|use_shm|lora_alpha|target_modules|enable_activation_offload|tiled_mlp\..*)$/,
+  /^critic\.model\.fsdp_config\.(wrap_policy\..*|offload_policy|reshard_after_forward|fsdp_size|forward_prefetch|model_dtype|use_orig_params|seed|full_determinism|ulysses_sequence_parallel_size|entropy_from_logits_with_chunking|use_torch_compile|entropy_checkpointing|forward_only|strategy|dtype)$/,
+  /^reward_model\.(enable_resource_pool|n_gpus_per_node|nnodes|strategy|micro_batch_size.*|max_length|use_dynamic_bsz|forward_max_token_len_per_gpu|reward_manager|reward_loop_.*|launch_reward_fn_async|sandbox_fusion\..*|ulysses_sequence_parallel_size|num_workers|rollout\..*)$/,
+  /^reward_model\.model\.(input_tokenizer|external_lib|trust_remote_code|override_config.*|use_shm|use_remove_padding|use_fused_kernels|fsdp_config\.(wrap_policy\..*|reshard_after_forward|fsdp_size|forward_prefetch))$/,
+];
+
+// Read and reported with a reason of their own.
+const NOT_MODELLED: Record<string, string> = {
+  [`${M}.tiled_mlp.enabled`]: 'the MLP computed in sequence tiles is not modelled',
+  [`${M}.tiled_mlp.num_shards`]: 'the MLP computed in sequence tiles is not modelled',
+  [`${R}.quantization`]: "the rollout engine's quantized weights are not modelled",
+  'critic.model.lora_rank': 'a LoRA critic is not modelled: counted in full',
+};
+
+interface Ctx {
+  d: Draft;
+  /** the value a key has: the file's (or an override's), else verl's default, interpolations resolved */
+  get: (path: string) => Json | undefined;
+  bool: (path: string) => boolean;
+  /** whether the file (or an override) gives the key */
+  given: (path: string) => boolean;
+  options: { worldSize?: number };
+}
+
+function bool(v: Json | undefined, key: string): boolean {
+  if (v === true || v === 'true' || v === 'True') return true;
+  if (v === false || v === 'false' || v === 'False' || v === null) return false;
+  throw new ImportError(key, `${key}: must be true or false, not ${JSON.stringify(v)}`);
+}
+
+function torchDtype(v: Json | undefined, key: string): 'bf16' | 'fp16' | 'fp32' {
+  const t = oneOf(v, key, ['bfloat16', 'bf16', 'float16', 'fp16', 'half', 'float32', 'fp32', 'float'] as const);
+  return t === 'bfloat16' || t === 'bf16' ? 'bf16' : t === 'float16' || t === 'fp16' || t === 'half' ? 'fp16' : 'fp32';
+}
+
+/** A per-GPU micro-batch: the _per_gpu key, else the global one divided by the GPUs (verl normalises it so). */
+function perGpu(c: Ctx, globalKey: string): number | undefined {
+  const own = c.get(`${globalKey}_per_gpu`);
+  if (own !== null && own !== undefined) return int(own, `${globalKey}_per_gpu`);
+  const global = c.get(globalKey);
+  if (global === null || global === undefined) return undefined;
+  return divide(int(global, globalKey), c.d.get('parallel.gpus') as number, globalKey, 'must divide by the GPUs');
+}
+
+function modelPath(c: Ctx): void {
+  if (c.given(`${M}.path`)) applyModelId(c.d, `${M}.path`, c.get(`${M}.path`));
+  else c.d.note(`${M}.path not given: verl's placeholder default; the model preset is left as it is`);
+}
+
+function engineName(c: Ctx): void {
+  const name = c.get(`${R}.name`);
+  if (name === '???' || name === undefined || name === null)
+    throw new ImportError(`${R}.name`, `${R}.name: must be given (verl marks it mandatory: vllm or sglang)`);
+  const e = oneOf(name, `${R}.name`, ['vllm', 'sglang', 'hf', 'trtllm'] as const);
+  if (e === 'hf' || e === 'trtllm') {
+    c.d.skip(
+      `${R}.name`,
+      `${e}: generation with ${e === 'hf' ? 'transformers' : 'TensorRT-LLM'} is not modelled; counted as vLLM`,
+    );
+    c.d.set('rl.rollout.engine', 'vllm');
+  } else c.d.set('rl.rollout.engine', e);
+}
+
+function critic(c: Ctx): void {
+  if (c.d.get('rl.algorithm') !== 'ppo') return;
+  const { d } = c;
+  if (c.given('critic.model.path')) applySecondModel(d, 'critic', 'critic.model.path', c.get('critic.model.path'));
+  d.set('rl.critic.param_offload', c.bool('critic.model.fsdp_config.param_offload'));
+  d.set('rl.critic.optimizer_offload', c.bool('critic.model.fsdp_config.optimizer_offload'));
+  if (c.bool('critic.use_dynamic_bsz'))
+    d.set(
+      'rl.critic.max_tokens_per_gpu',
+      int(c.get('critic.ppo_max_token_len_per_gpu'), 'critic.ppo_max_token_len_per_gpu'),
+    );
+  const micro = perGpu(c, 'critic.ppo_micro_batch_size');
+  const actor = d.get('training.micro_batch');
+  if (micro !== undefined && actor !== undefined && micro !== actor && !c.bool('critic.use_dynamic_bsz'))
+    d.skip(
+      'critic.ppo_micro_batch_size_per_gpu',
+      `${micro}: llmem counts the critic with the actor's micro-batch (${String(actor)})`,
+    );
+  if (c.bool('critic.model.enable_gradient_checkpointing') !== (d.get('training.recompute') === 'full'))
+    d.skip('critic.model.enable_gradient_checkpointing', "llmem counts the critic with the actor's recompute setting");
+  if (c.bool('critic.model.use_remove_padding') !== d.get('rl.remove_padding'))
+    d.skip('critic.model.use_remove_padding', "llmem counts the critic with the actor's padding (rl.remove_padding)");
+}
+
+// ---------------------------------------------------------------- the source and its values
+
+/** A YAML tree as dotted leaf paths (lists are leaves). */
+function leaves(v: Json, prefix: string, out: Map<string, Json>): Map<string, Json> {
+  if (isObject(v) && Object.keys(v).length)
+    for (const [k, x] of Object.entries(v)) leaves(x, prefix ? `${prefix}.${k}` : k, out);
+  else if (prefix) out.set(prefix, v);
+  return out;
+}
+
+/** A Hydra override's value: YAML flow syntax (numbers, booleans, null, lists), else the text. */
+function overrideValue(text: string, key: string): Json {
+  if (text === '') return '';
+  try {
+    return parseYaml(text);
+  } catch (e) {
+    if (e instanceof YamlError)
+      throw new ImportError(key, `${key}: ${JSON.stringify(text)} is not a value Hydra reads (${e.reason})`);
+    throw e;
+  }
+}
+
+const HYDRA_SECTIONS =
+  /^(actor_rollout_ref|critic|reward_model|data|algorithm|trainer|custom_reward_function|reward_manager|global_profiler|ray_kwargs|transfer_queue)\./;
+
+/** The key=value overrides of the script's verl.trainer.main_ppo command. */
+function scriptSource(text: string, d: Draft): Map<string, Json> {
+  const isVerl = (w: string[]) => w.some((x) => /verl[./]trainer[./]main_\w+/.test(x));
+  const { argv, run } = launchCommand(text, isVerl);
+  if (!argv)
+    throw new ImportError(
+      '',
+      'verl script: no command runs verl.trainer.main_ppo (python3 -m verl.trainer.main_ppo key=value ...)',
+    );
+  for (const n of run.notes) d.note(n);
+  const main = argv.find((x) => /verl[./]trainer[./]main_\w+/.test(x))!;
+  if (!/main_ppo/.test(main))
+    d.note(`${main}: read as main_ppo's config (the same actor_rollout_ref / critic / data keys)`);
+  const src = new Map<string, Json>();
+  for (const w of argv.slice(argv.indexOf(main) + 1)) {
+    const m = /^(~|\+\+|\+)?([A-Za-z_][\w.@-]*)(?:=(.*))?$/s.exec(w);
+    if (!m) continue;
+    const key = m[2];
+    if (m[1] === '~') {
+      d.skip(w, 'a Hydra deletion: the key keeps its default here; not applied');
+      continue;
+    }
+    if (m[3] === undefined) continue;
+    if (!HYDRA_SECTIONS.test(key)) {
+      if (key.startsWith('hydra.')) d.ignore(key);
+      else d.skip(key, 'not a verl config key; not applied');
+      continue;
+    }
+    if (m[3].includes('$')) {
+      if (IGNORED.some((re) => re.test(key))) d.ignore(key);
+      else d.skip(key, `its value ${m[3]} is not set in the file; not applied`);
+      continue;
+    }
+    src.set(key, overrideValue(m[3], key));
+  }
+  return src;
+}
+
+/** A YAML config: the whole tree (leaves); `defaults:` other than ppo_trainer and _self_ are reported. */
+function yamlSource(y: Obj, d: Draft): Map<string, Json> {
+  const src = leaves(y as Json, '', new Map());
+  if (Array.isArray(y.defaults)) {
+    src.delete('defaults');
+    for (const item of y.defaults) {
+      if (item === '_self_' || item === 'ppo_trainer') continue;
+      d.skip(`defaults ${JSON.stringify(item)}`, 'another config group is not read: verl defaults stand for its keys');
+    }
+  }
+  return src;
+}
+
+class Unresolved extends Error {}
+
+/** The value a key takes: the source's, else the default; ${...} interpolations resolved. */
+function resolver(src: Map<string, Json>): (path: string) => Json | undefined {
+  const raw = (path: string): Json | undefined => (src.has(path) ? src.get(path) : DEFAULTS[path]);
+  const resolve = (path: string, depth: number): Json | undefined => {
+    const v = raw(path);
+    if (typeof v !== 'string' || !v.includes('${')) return v;
+    if (depth > 16) throw new Unresolved(v);
+    const m = /^\$\{(oc\.select:)?([^,}]+)(?:,(.*))?\}$/.exec(v.trim());
+    if (!m) throw new Unresolved(v);
+    let target = m[2].trim();
+    if (target.startsWith('.')) target = `${path.slice(0, path.lastIndexOf('.'))}${target}`;
+    if (/^[\w.]+$/.test(target) === false) throw new Unresolved(v);
+    const got = resolve(target, depth + 1);
+    if (got !== undefined) return got;
+    if (m[1] && m[3] !== undefined) return overrideValue(m[3].trim(), path);
+    throw new Unresolved(v);
+  };
+  return (path) => resolve(path, 0);
+}
+
+/** Import a verl config YAML or a main_ppo launch script. */
+export function importVerl(text: string, options: { worldSize?: number } = {}): ImportResult {
+  return guard(() => {
+    const d = new Draft();
+    d.stack('generic');
+    d.note("verl's FSDP workers wrap the models themselves: no training-stack profile of its own (generic)");
+    const yaml = isYamlConfig(text);
+    const src = yaml ? yamlSource(yaml, d) : scriptSource(text, d);
+    const resolve = resolver(src);
+    const unresolved = new Set<string>();
+    const get = (path: string): Json | undefined => {
+      try {
+        return resolve(path);
+      } catch (e) {
+        if (!(e instanceof Unresolved)) throw e;
+        if (!unresolved.has(path))
+          d.skip(path, `the interpolation ${e.message} is not resolved here; verl's default used`);
+        unresolved.add(path);
+        const dflt = DEFAULTS[path];
+        return typeof dflt === 'string' && dflt.includes('${') ? null : dflt;
+      }
+    };
+    const c: Ctx = {
+      d,
+      get,
+      bool: (path) => bool(get(path), path),
+      given: (path) => src.has(path),
+      options,
+    };
+    for (const m of MAPPING) m.apply(c);
+    seqLenFromRl(d);
+    d.set('rl.logits_response_only', false); // dp_actor.py: logits of every position, then the response slice
+    const mapped = new Set(MAPPING.flatMap((m) => m.keys));
+    for (const [path, v] of src) {
+      if (mapped.has(path) || unresolved.has(path)) continue;
+      if (path in NOT_MODELLED) {
+        if (v !== false && v !== null && v !== 0) d.skip(path, `${NOT_MODELLED[path]}; not applied`);
+        else d.ignore(path);
+      } else if (IGNORED.some((re) => re.test(path))) d.ignore(path);
+      else d.skip(path, 'not a verl key llmem maps; not applied');
+    }
+    return d.result();
+  });
+}
+
+/** The text as a verl YAML config (a mapping with actor_rollout_ref or Hydra defaults), else undefined (a script). */
+function isYamlConfig(text: string): Obj | undefined {
+  if (!/^(actor_rollout_ref|defaults|data|critic|algorithm|trainer|hydra|reward_model):/m.test(text)) return undefined;
+  return parseYamlText(text, 'verl YAML');
+}
+
+/** The mapping table, for the documentation and the tests: verl key -> config v1 keys. */
+export const VERL_MAPPING: readonly { keys: string[]; to: string }[] = MAPPING.map(({ keys, to }) => ({ keys, to }));

@@ -307,6 +307,10 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
     out->error_field = field;
     return st;
   }
+  if (base->rl_algorithm != LLMEM_RL_NONE) { /* its batches follow rl.*; the rollout engine is not placed */
+    out->error_field = FIELD(rl_algorithm);
+    return out->status = LLMEM_ERR_SEARCH_RL;
+  }
   search_ctx c = {base, &bp, opt, out, opt->gpus, 0, {0}};
   for (int i = 0; i < LLMEM_STATUS_COUNT; i++) c.failure_field[i] = -1;
   c.B = opt->global_batch > 0 ? opt->global_batch : bp.micro_batch * bp.grad_accum * bp.dp;

@@ -166,6 +166,21 @@ static void none_unchanged(void) {
   CHECK(b.rl_phase_count == 0 && b.rl_engine_bytes == 0, "rl none: no RL result");
 }
 
+/* The layout search places training runs only: an RL config is refused, naming rl.algorithm. */
+static void search_refused(void) {
+  static llmem_search_result found;
+  llmem_input in;
+  llmem_defaults(&in);
+  if (!set_keys(&in, GRPO)) return;
+  llmem_search_options opt;
+  llmem_search_defaults(&opt);
+  opt.gpus = 8;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_SEARCH_RL && found.status == LLMEM_ERR_SEARCH_RL,
+        "search of an RL config: status %d", found.status);
+  CHECK(found.error_field == llmem_field_index("rl.algorithm"), "search of an RL config names rl.algorithm (%d)",
+        found.error_field);
+}
+
 static void invalid(void) {
   static const struct {
     const char *keys, *path;
@@ -241,6 +256,7 @@ int main(void) {
   ppo();
   dpo();
   none_unchanged();
+  search_refused();
   invalid();
   invariants(GRPO);
   invariants(GRPO "rl.rollout.sleep=level1");

@@ -20,7 +20,7 @@ import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
 import { parseCommandArgs } from './args.js';
-import { defaultSpacing, SEARCH_SWITCH_LABELS, seqStepOf, sweepValues, verdictOf } from '../frontend/planner.js';
+import { defaultSpacing, fitAxes, SEARCH_SWITCH_LABELS, sweepValues, verdictOf } from '../frontend/planner.js';
 import { KIND_NOTE, kindsOf, suggestFor } from '../frontend/config/suggest.js';
 import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readHubConfig, readText, UnreadableError } from './input.js';
@@ -48,7 +48,7 @@ usage:
   llmem sweep <config.json | -> --axis key.path --from A --to B [--points N | --step S] [--free 0.10] [--json]
                                  the three readings along one key (at most 4096 points); fits keeping
                                  --free of the GPU free, "tight" when it fits only under that headroom
-  llmem fit <config.json | -> [--axis training.micro_batch | training.seq_len] [--free 0.10] [--json]
+  llmem fit <config.json | -> [--axis training.micro_batch | training.seq_len | rl.response_len] [--free 0.10] [--json]
                                  the largest value that fits, leaving a fraction of the GPU free
   llmem search <config.json | -> --gpus N [--global-batch B] [--top 20] [--free 0.10] [--json]
                                  [--vary-offload] [--vary-optimizer-dtype] [--vary-engine] [--tp-across-nodes]
@@ -360,15 +360,16 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
   if (command === 'suggest') return suggestCommand(core, config, opts, json, fail);
   if (command === 'fit') {
     const free = numberOption(opts, 'free', 0.1, FREE);
-    const axes = opts.axis ? [opts.axis] : ['training.micro_batch', 'training.seq_len'];
+    const known = fitAxes(config);
+    const axes = opts.axis
+      ? [known.find((a) => a.path === opts.axis) ?? { path: opts.axis, step: 1, hi: 4096 }]
+      : known;
     const out: Record<string, number> = {};
     for (const axis of axes) {
-      const isSeq = axis === 'training.seq_len';
-      const step = isSeq ? seqStepOf(config) : 1;
-      const hi = numberOption(opts, 'max', isSeq ? 4194304 : 4096, { min: step, max: 1e9, whole: true });
-      const best = core.largestFit(config, axis, { lo: step, hi, step, free_fraction: free });
+      const hi = numberOption(opts, 'max', axis.hi, { min: axis.step, max: 1e9, whole: true });
+      const best = core.largestFit(config, axis.path, { lo: axis.step, hi, step: axis.step, free_fraction: free });
       if (typeof best !== 'number') return fail(best);
-      out[axis] = best;
+      out[axis.path] = best;
     }
     if (json) console.log(JSON.stringify({ ok: true, free_fraction: free, largest: out }, null, 2));
     else

@@ -207,13 +207,38 @@ export interface Fits {
   seq_len: number;
   /** the sequence lengths tried are multiples of this (2 · cp · tp · 64) */
   seq_step: number;
+  /** the key the sequence axis bisects: training.seq_len, or rl.response_len for an RL run */
+  seq_path: string;
 }
 
-/** The largest micro-batch and the longest sequence that leave free_fraction of the GPU free (0: none); as `llmem fit`. */
 /** Sequence lengths tried by the largest fit: multiples of 2 · cp · tp · 64 (CP splits in 2·cp chunks, SP in tp). */
 export function seqStepOf(config: Config): number {
   const p = (config.parallel ?? {}) as Record<string, number>;
   return 2 * (p.cp ?? 1) * (p.tp ?? 1) * 64;
+}
+
+/** Whether the config is an RL step (rl.algorithm set and not "none"). */
+export function isRl(config: Config): boolean {
+  const a = (config.rl as Record<string, unknown> | null | undefined)?.algorithm;
+  return typeof a === 'string' && a !== 'none';
+}
+
+export interface FitAxis {
+  path: string;
+  step: number;
+  hi: number;
+}
+
+/** The axes the largest fit bisects (page headline and `llmem fit`): the micro-batch, and the sequence
+ * length; in an RL step the response length, since training.seq_len does not apply there. */
+export function fitAxes(config: Config): FitAxis[] {
+  const seqStep = seqStepOf(config);
+  return [
+    { path: 'training.micro_batch', step: 1, hi: 4096 },
+    isRl(config)
+      ? { path: 'rl.response_len', step: seqStep, hi: 4194304 }
+      : { path: 'training.seq_len', step: seqStep, hi: 4194304 },
+  ];
 }
 
 /** The spacing `llmem sweep` uses: geometric for wide positive ranges (sequence lengths), linear otherwise. */
@@ -228,17 +253,14 @@ export function verdictOf(fits: boolean, device_used_bytes: number, capacity_byt
 }
 
 export function largestFits(core: Core, config: Config, free: number): Fits | ConfigError {
-  const seqStep = seqStepOf(config);
-  const mb = core.largestFit(config, 'training.micro_batch', { lo: 1, hi: 4096, step: 1, free_fraction: free });
+  const [mbAxis, seqAxis] = fitAxes(config);
+  const largest = (a: FitAxis) =>
+    core.largestFit(config, a.path, { lo: a.step, hi: a.hi, step: a.step, free_fraction: free });
+  const mb = largest(mbAxis);
   if (typeof mb !== 'number') return mb;
-  const seq = core.largestFit(config, 'training.seq_len', {
-    lo: seqStep,
-    hi: 4194304,
-    step: seqStep,
-    free_fraction: free,
-  });
+  const seq = largest(seqAxis);
   if (typeof seq !== 'number') return seq;
-  return { micro_batch: mb, seq_len: seq, seq_step: seqStep };
+  return { micro_batch: mb, seq_len: seq, seq_step: seqAxis.step, seq_path: seqAxis.path };
 }
 
 // ---------------------------------------------------------------- layouts

@@ -11,8 +11,13 @@ export function LargestFit() {
   const f = p.fits.value;
   const ok = f && 'seq_len' in f ? f : null;
   const free = p.freeFraction.value;
+  // an RL step bisects the response length (training.seq_len does not apply there)
+  const seqPath =
+    ok?.seq_path ??
+    (s.get('rl.algorithm') && s.get('rl.algorithm') !== 'none' ? 'rl.response_len' : 'training.seq_len');
+  const rl = seqPath === 'rl.response_len';
   const mb = s.get('training.micro_batch') as number,
-    seq = s.get('training.seq_len') as number;
+    seq = s.get(seqPath) as number;
   const item = (testid: string, label: string, path: string, v: number | undefined, unit: string, at: string) => (
     <div class="fit-item" data-testid={testid}>
       <dt>{label}</dt>
@@ -59,12 +64,12 @@ export function LargestFit() {
           'training.micro_batch',
           ok?.micro_batch,
           'samples',
-          `at ${formatNumber(seq)} tokens`,
+          rl ? `at ${formatNumber(seq)}-token responses` : `at ${formatNumber(seq)} tokens`,
         )}
         {item(
           'fit-seq',
-          'Sequence',
-          'training.seq_len',
+          rl ? 'Response' : 'Sequence',
+          seqPath,
           ok?.seq_len,
           'tokens',
           `at micro-batch ${formatNumber(mb)}; multiples of ${formatNumber(ok?.seq_step ?? 128)}`,

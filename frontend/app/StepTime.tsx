@@ -6,6 +6,17 @@ import { useApp } from './context.js';
 export function StepTime() {
   const s = useApp();
   const t = s.planner.step.value;
+  const algorithm = s.get('rl.algorithm');
+  if (algorithm && algorithm !== 'none')
+    return (
+      <section class="steptime" aria-label="Step time estimate" data-testid="step-time">
+        <p class="eyebrow">Step time</p>
+        <p class="note">
+          Not estimated for an RL step: the ranking model times a training step, not the rollout's generation or the
+          log-prob passes.
+        </p>
+      </section>
+    );
   return (
     <section class="steptime" aria-label="Step time estimate" data-testid="step-time">
       <p class="eyebrow">

@@ -41,7 +41,8 @@ export function SuggestPanel({ fits }: { fits: boolean }) {
     if (!ok) return null;
     return (
       <p class="card suggest-fits hint" data-testid="suggest-panel">
-        Fits. It could go larger: micro-batch up to <strong>{formatNumber(ok.micro_batch)}</strong>, or sequences up to{' '}
+        Fits. It could go larger: micro-batch up to <strong>{formatNumber(ok.micro_batch)}</strong>, or{' '}
+        {ok.seq_path === 'rl.response_len' ? 'responses' : 'sequences'} up to{' '}
         <strong>{formatNumber(ok.seq_len)}</strong> tokens, leaving {Math.round(p.freeFraction.value * 100)} % free.
       </p>
     );

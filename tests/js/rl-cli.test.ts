@@ -65,3 +65,26 @@ describe('llmem estimate, RL', () => {
     expect(r.stdout).not.toContain('kv_cache');
   });
 });
+
+describe('llmem fit and search, RL', () => {
+  it('fit bisects the response length (training.seq_len does not apply to an RL step), and it fits at its answer', () => {
+    const r = cli(['fit', GRPO, '--json']);
+    expect(r.status).toBe(0);
+    const largest = JSON.parse(r.stdout).largest as Record<string, number>;
+    expect(Object.keys(largest)).toEqual(['training.micro_batch', 'rl.response_len']);
+    const best = largest['rl.response_len'];
+    expect(best % 128).toBe(0);
+    const at = (len: number) =>
+      JSON.parse(cli(['estimate', GRPO, '--json', '--set', `rl.response_len=${len}`]).stdout).per_gpu;
+    const keep = (p: { device_used_bytes: number }, cap: number) => p.device_used_bytes <= 0.9 * cap;
+    const cap = JSON.parse(cli(['estimate', GRPO, '--json']).stdout).capacity_bytes as number;
+    expect(keep(at(best), cap)).toBe(true);
+    expect(keep(at(best + 128), cap)).toBe(false);
+  });
+  it('the layout search refuses an RL config, naming rl.algorithm', () => {
+    const r = cli(['search', GRPO, '--gpus', '8']);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/rl\.algorithm/);
+    expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  });
+});

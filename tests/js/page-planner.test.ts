@@ -159,6 +159,7 @@ describe('headline', () => {
             128 *
             ((cfg as { parallel?: { tp?: number; cp?: number } }).parallel?.tp ?? 1) *
             ((cfg as { parallel?: { cp?: number } }).parallel?.cp ?? 1),
+          seq_path: 'training.seq_len',
         });
       }
     }

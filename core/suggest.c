@@ -32,8 +32,25 @@ void llmem_suggest_defaults(llmem_suggest_options *opt) {
 }
 
 /* What a single change acts on: pairs combine the best of different families. */
-enum { FAM_RECOMPUTE, FAM_MICRO_BATCH, FAM_SHARDING, FAM_TP, FAM_PP, FAM_CP, FAM_EP, FAM_OFFLOAD, FAM_ACT_OFFLOAD,
-       FAM_PRECISION, FAM_LOSS, FAM_METHOD, FAM_COUNT };
+enum {
+  FAM_RECOMPUTE,
+  FAM_MICRO_BATCH,
+  FAM_SHARDING,
+  FAM_TP,
+  FAM_PP,
+  FAM_CP,
+  FAM_EP,
+  FAM_OFFLOAD,
+  FAM_ACT_OFFLOAD,
+  FAM_PRECISION,
+  FAM_LOSS,
+  FAM_METHOD,
+  FAM_RL_SLEEP,
+  FAM_RL_SHARE,
+  FAM_RL_LOGPROB,
+  FAM_RL_PARK,
+  FAM_COUNT
+};
 
 /* A single change, as tried: its input, kind, family and device memory (NaN: invalid). */
 typedef struct {
@@ -152,14 +169,19 @@ static double try_input(ctx *c, const llmem_input *in, int kind) {
   double used;
   if (!fits_readings(c, in, &used)) return used;
   verify(c, in, kind);
-  if (in->recompute == LLMEM_RECOMPUTE_FULL && isnan(in->recompute_layers) && c->base->recompute != LLMEM_RECOMPUTE_FULL)
+  if (in->recompute == LLMEM_RECOMPUTE_FULL && isnan(in->recompute_layers) &&
+      c->base->recompute != LLMEM_RECOMPUTE_FULL)
     fewest_recomputed_layers(c, in, kind);
   return used;
 }
 
 static void add_single(ctx *c, const llmem_input *in, int kind, int family) {
   llmem_suggestion s;
-  if (c->single_count == MAX_SINGLES || !diff_of(c->base, in, &s)) return;
+  llmem_input t = *in;
+  /* an RL step's accumulation follows rl.mini_batch: a change never states one */
+  if (c->base->rl_algorithm != LLMEM_RL_NONE) t.grad_accum = c->base->grad_accum;
+  if (c->single_count == MAX_SINGLES || !diff_of(c->base, &t, &s)) return;
+  in = &t;
   single *x = &c->singles[c->single_count++];
   x->in = *in;
   x->kind = kind;
@@ -222,8 +244,10 @@ static void micro_batch_singles(ctx *c) {
 }
 
 static void offload_singles(ctx *c) {
-  static const int pairs[][2] = {{LLMEM_OFFLOAD_CPU, LLMEM_OFFLOAD_NONE}, {LLMEM_OFFLOAD_NVME, LLMEM_OFFLOAD_NONE},
-                                 {LLMEM_OFFLOAD_CPU, LLMEM_OFFLOAD_CPU},  {LLMEM_OFFLOAD_NVME, LLMEM_OFFLOAD_NVME},
+  static const int pairs[][2] = {{LLMEM_OFFLOAD_CPU, LLMEM_OFFLOAD_NONE},
+                                 {LLMEM_OFFLOAD_NVME, LLMEM_OFFLOAD_NONE},
+                                 {LLMEM_OFFLOAD_CPU, LLMEM_OFFLOAD_CPU},
+                                 {LLMEM_OFFLOAD_NVME, LLMEM_OFFLOAD_NVME},
                                  {LLMEM_OFFLOAD_NONE, LLMEM_OFFLOAD_CPU}};
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
     llmem_input in = *c->base;
@@ -234,8 +258,35 @@ static void offload_singles(ctx *c) {
   add_value(c, FIELD(activation_offload), 1, LLMEM_SUGGEST_SAME, FAM_ACT_OFFLOAD);
 }
 
+/* An RL step's own levers (core/rl.c, docs/memory-model.md §16), each the same training: the
+ * engine sleeping after the rollout (vLLM sleep mode), a smaller engine share (a smaller KV
+ * cache: fewer sequences decode at once), smaller log-prob micro-batches and logits of the
+ * response only (TRL logits_to_keep), and models parked on the host between phases (verl
+ * param_offload / optimizer_offload). Tried first: the singles' table is bounded. */
+static void rl_singles(ctx *c) {
+  const llmem_input *b = c->base;
+  if (b->rl_algorithm == LLMEM_RL_NONE) return;
+  for (int v = LLMEM_RL_SLEEP_LEVEL1; v <= LLMEM_RL_SLEEP_LEVEL2; v++)
+    add_value(c, FIELD(rl_sleep), v, LLMEM_SUGGEST_SAME, FAM_RL_SLEEP);
+  for (int tenths = 8; tenths >= 2; tenths -= 2)
+    if (tenths / 10.0 < b->rl_gpu_memory_utilization)
+      add_value(c, FIELD(rl_gpu_memory_utilization), tenths / 10.0, LLMEM_SUGGEST_SAME, FAM_RL_SHARE);
+  double logprob = isnan(b->rl_logprob_micro_batch) ? b->micro_batch : b->rl_logprob_micro_batch;
+  for (double m = floor(logprob / 2); m >= 1; m = floor(m / 2))
+    add_value(c, FIELD(rl_logprob_micro_batch), m, LLMEM_SUGGEST_SAME, FAM_RL_LOGPROB);
+  add_value(c, FIELD(rl_logits_response_only), 1, LLMEM_SUGGEST_SAME, FAM_RL_LOGPROB);
+  add_value(c, FIELD(rl_ref_param_offload), 1, LLMEM_SUGGEST_SAME, FAM_RL_PARK);
+  add_value(c, FIELD(rl_actor_param_offload), 1, LLMEM_SUGGEST_SAME, FAM_RL_PARK);
+  add_value(c, FIELD(rl_actor_optimizer_offload), 1, LLMEM_SUGGEST_SAME, FAM_RL_PARK);
+  if (b->rl_algorithm == LLMEM_RL_PPO) {
+    add_value(c, FIELD(rl_critic_param_offload), 1, LLMEM_SUGGEST_SAME, FAM_RL_PARK);
+    add_value(c, FIELD(rl_critic_optimizer_offload), 1, LLMEM_SUGGEST_SAME, FAM_RL_PARK);
+  }
+}
+
 static void singles(ctx *c) {
   const llmem_input *b = c->base;
+  rl_singles(c);
   for (int v = LLMEM_RECOMPUTE_SELECTIVE; v <= LLMEM_RECOMPUTE_FULL; v++)
     add_value(c, FIELD(recompute), v, LLMEM_SUGGEST_SAME, FAM_RECOMPUTE);
   micro_batch_singles(c);
@@ -310,16 +361,16 @@ static void pairs(ctx *c, llmem_input *best, int *best_kind) {
 /* The longest sequence (on the multiples that CP and SP allow) that fits with `in`'s other keys,
  * when the base's does not. */
 static void shorter_sequence(ctx *c, const llmem_input *in, int kind) {
-  double step = 2 * in->cp * in->tp * 64, best = 0, used;
+  /* an RL step's sequences are its prompts and responses: shorter responses */
+  int field = in->rl_algorithm != LLMEM_RL_NONE ? FIELD(rl_response_len) : FIELD(seq_len);
+  double step = 2 * in->cp * in->tp * 64, best = 0, used, now = SLOT(c->base, field);
   if (fits_readings(c, in, &used)) return; /* the full sequence fits already */
-  double lo = step * ceil(min2(MIN_SEQ, c->base->seq_len / 2) / step);
-  if (!(c->base->seq_len - step >= lo)) return;
+  double lo = step * ceil(min2(MIN_SEQ, now / 2) / step);
+  if (!(now - step >= lo)) return;
   c->out->candidates++;
-  if (llmem_largest_fit(in, FIELD(seq_len), lo, c->base->seq_len - step, step, c->free_fraction, &best) != LLMEM_OK ||
-      best <= 0)
-    return;
+  if (llmem_largest_fit(in, field, lo, now - step, step, c->free_fraction, &best) != LLMEM_OK || best <= 0) return;
   llmem_input t = *in;
-  t.seq_len = best;
+  SLOT(&t, field) = best;
   verify(c, &t, max_kind(kind, LLMEM_SUGGEST_WORKLOAD));
 }
 

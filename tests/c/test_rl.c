@@ -181,6 +181,34 @@ static void search_refused(void) {
         found.error_field);
 }
 
+/* "Make it fit" for an RL step: GRPO at 0.3 of a 40 GiB card does not fit (rollout 32.7 GB
+ * on 80 GiB above); the suggestions include the RL levers, each fits by its own estimate,
+ * and none states an accumulation (it follows rl.mini_batch). */
+static void suggest_rl(void) {
+  static llmem_suggest_result s;
+  static llmem_result check;
+  llmem_input in;
+  llmem_defaults(&in);
+  if (!set_keys(&in, GRPO "hardware.memory_gib=40 rl.rollout.gpu_memory_utilization=0.8")) return;
+  llmem_suggest_options opt;
+  llmem_suggest_defaults(&opt);
+  CHECK(llmem_suggest(&in, &opt, &s) == LLMEM_OK && !s.base_fits, "suggest rl: status %d", s.status);
+  int rl_lever = 0, accum = 0;
+  for (int i = 0; i < s.count; i++) {
+    llmem_input t = in;
+    for (int k = 0; k < s.suggestions[i].change_count; k++) {
+      int f = s.suggestions[i].fields[k];
+      ((double *)&t)[f] = s.suggestions[i].values[k];
+      if (strncmp(llmem_field_at(f)->path, "rl.", 3) == 0) rl_lever = 1;
+      if (f == llmem_field_index("training.grad_accum")) accum = 1;
+    }
+    CHECK(llmem_estimate(&t, &check) == LLMEM_OK && check.per_gpu.device_used_bytes <= 0.9 * check.capacity_bytes,
+          "suggest rl: suggestion %d fits by its own estimate", i);
+  }
+  CHECK(s.count > 0 && rl_lever, "suggest rl: %d suggestions, an RL lever among them", s.count);
+  CHECK(!accum, "suggest rl: no suggestion states training.grad_accum");
+}
+
 static void invalid(void) {
   static const struct {
     const char *keys, *path;
@@ -257,6 +285,7 @@ int main(void) {
   dpo();
   none_unchanged();
   search_refused();
+  suggest_rl();
   invalid();
   invariants(GRPO);
   invariants(GRPO "rl.rollout.sleep=level1");

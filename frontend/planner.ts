@@ -7,6 +7,7 @@ import type {
   Config,
   Core,
   ConfigError,
+  EstimateOutcome,
   EstimateResult,
   Json,
   Layout,
@@ -445,14 +446,16 @@ export type PlannerRequest =
   | { id: number; kind: 'sweep'; config: Config; path: string; values: (number | string)[] }
   | { id: number; kind: 'search'; config: Config; options: SearchOptions }
   | { id: number; kind: 'fit'; config: Config; free: number }
-  | { id: number; kind: 'suggest'; config: Config; free: number; gpus: GpuAlternative[] };
+  | { id: number; kind: 'suggest'; config: Config; free: number; gpus: GpuAlternative[] }
+  | { id: number; kind: 'estimate'; config: Config };
 
 export type PlannerReply =
   | { id: number; kind: 'sweep'; ok: true; points: PlanPoint[]; ms: number }
   | { id: number; kind: 'search'; ok: true; result: SearchResult; ms: number }
   | { id: number; kind: 'fit'; ok: true; fits: Fits; ms: number }
   | { id: number; kind: 'suggest'; ok: true; report: SuggestReport; ms: number }
-  | { id: number; kind: 'sweep' | 'search' | 'fit' | 'suggest'; ok: false; error: ConfigError; ms: number };
+  | { id: number; kind: 'sweep' | 'search' | 'fit' | 'suggest'; ok: false; error: ConfigError; ms: number }
+  | { id: number; kind: 'estimate'; ok: true; outcome: EstimateOutcome; ms: number };
 
 type SuggestHandler = (core: Core, config: Config, free: number, gpus: GpuAlternative[]) => SuggestReport | ConfigError;
 let suggestHandler: SuggestHandler | null = null;
@@ -468,6 +471,10 @@ export function handleRequest(
   now: () => number = () => performance.now(),
 ): PlannerReply {
   const t0 = now();
+  if (req.kind === 'estimate') {
+    const outcome = core.estimate(req.config, { timeline: true });
+    return { id: req.id, kind: 'estimate', ok: true, outcome, ms: now() - t0 };
+  }
   if (req.kind === 'sweep') {
     const r = runSweep(core, req.config, req.path, req.values);
     return Array.isArray(r)

@@ -1,7 +1,7 @@
 // The page's state: one signal holds the config (a Doc); everything shown is
 // derived from it. The core runs synchronously on the main thread (an
 // estimate with its timeline takes well under a millisecond).
-import { batch, computed, signal } from '@preact/signals';
+import { batch, computed, effect, signal } from '@preact/signals';
 import type {
   Config,
   Core,
@@ -30,7 +30,7 @@ import { PLACED, visible } from './fields.js';
 import { impliedByStack } from './config/profile.js';
 import { createIo } from './io-state.js';
 import { createPlanner } from './planner-state.js';
-import { localBackend, type PlannerBackend } from './worker-client.js';
+import { Cancelled, localBackend, type PlannerBackend } from './worker-client.js';
 
 export interface Draft {
   text: string;
@@ -48,7 +48,7 @@ const unreadable = (message: string) => `${message} Showing the default setup in
  * the page passes its Worker) and the Import / Export dialogs.
  */
 export function createAppState(core: Core, hash = '', backend: PlannerBackend = localBackend(core)) {
-  const base = createBaseState(core, hash);
+  const base = createBaseState(core, hash, backend);
   const planner = createPlanner(base, backend);
   const openView = (v: View) => {
     const message = planner.applyView(v);
@@ -70,7 +70,18 @@ export function createAppState(core: Core, hash = '', backend: PlannerBackend = 
   };
 }
 
-function createBaseState(core: Core, hash: string) {
+/** A main-thread estimate slower than this sends the next ones to the Worker (ms: a frame). */
+const FRAME_MS = 16;
+/** What the page shows before the first result of a link estimated in the Worker. */
+const PENDING: EstimateOutcome = { ok: false, error: { path: '', message: 'computing in the background' } };
+
+/** A link's config that certainly takes longer than a frame (deep pipelines): estimated in the Worker from the start. */
+function predictedHeavy(r: { ok: boolean; config?: Config }): boolean {
+  const pp = (r.ok && (r.config?.parallel as Record<string, unknown> | undefined)?.pp) || 1;
+  return typeof pp === 'number' && pp >= 8;
+}
+
+function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   const fields: FieldInfo[] = leafFields(core.fields);
   const decoded = decodeHash(hash, core.fields);
 
@@ -109,10 +120,56 @@ function createBaseState(core: Core, hash: string) {
     if (r.ok) lastResolved = r.config;
     return lastResolved;
   });
+  // Most estimates take well under a millisecond and run here, on the main thread. Deep pipelines
+  // with the simulated allocator take 100 ms and more: after one took longer than a frame (or for a
+  // link predicted heavy), estimates run in the planner Worker, so the page never blocks (issue 12);
+  // the last result stays on screen, marked as updating, until the newest config's arrives, and
+  // edits that arrive meanwhile are coalesced. A fast answer from the Worker brings them back here.
+  const offThread = signal<{ config: Config; outcome: EstimateOutcome } | null>(null);
+  const heavy = signal(backend.offThread && predictedHeavy(resolvedOutcome.peek()));
+  /** An estimate is running in the Worker; what is shown is the previous config's. */
+  const computing = signal(false);
+  let shown: EstimateOutcome = PENDING;
+  let mainThreadMs = 0;
   const outcome = computed<EstimateOutcome>(() => {
     const r = resolvedOutcome.value;
-    if (!r.ok) return { ok: false, error: r.error };
-    return core.estimate(r.config, { timeline: true });
+    if (!r.ok) return (shown = { ok: false, error: r.error });
+    if (heavy.value) {
+      const w = offThread.value;
+      if (w && w.config === r.config) shown = w.outcome;
+      return shown;
+    }
+    const t0 = performance.now();
+    shown = core.estimate(r.config, { timeline: true });
+    mainThreadMs = performance.now() - t0;
+    return shown;
+  });
+  effect(() => {
+    outcome.value; // after each main-thread estimate: a slow one sends the next ones to the Worker
+    if (backend.offThread && !heavy.peek() && mainThreadMs > FRAME_MS) heavy.value = true;
+  });
+  effect(() => {
+    const r = resolvedOutcome.value;
+    if (!heavy.value || !r.ok) return void (computing.value = false);
+    if (offThread.peek()?.config === r.config) return;
+    computing.value = true;
+    backend.run({ kind: 'estimate', config: r.config }).then(
+      (d) => {
+        if (d.kind !== 'estimate' || resolvedOutcome.peek() !== r) return; // a newer config is on its way
+        batch(() => {
+          offThread.value = { config: r.config, outcome: d.outcome };
+          computing.value = false;
+          if (d.ms < FRAME_MS / 4) heavy.value = false; // light again: back on the main thread
+        });
+      },
+      (e: unknown) => {
+        if (e instanceof Cancelled || resolvedOutcome.peek() !== r) return;
+        batch(() => {
+          offThread.value = { config: r.config, outcome: { ok: false, error: { path: '', message: String(e) } } };
+          computing.value = false;
+        });
+      },
+    );
   });
 
   /** What the training-stack profile sets among the keys left automatic (core/profiles.def). */
@@ -131,7 +188,7 @@ function createBaseState(core: Core, hash: string) {
   const error = computed<ConfigError | null>(() => {
     for (const [path, d] of Object.entries(drafts.value)) if (d.message) return { path, message: d.message };
     const o = outcome.value;
-    return o.ok ? null : o.error;
+    return o.ok || o === PENDING ? null : o.error;
   });
   /** The result on screen is not the current input's. */
   const stale = computed(() => error.value !== null);
@@ -304,6 +361,7 @@ function createBaseState(core: Core, hash: string) {
     result,
     error,
     stale,
+    computing,
     exportText,
     cli,
     linkMessage,

@@ -14,6 +14,8 @@ export type Job = PlannerRequest extends infer R ? (R extends { id: number } ? O
 export type Done = PlannerReply & { roundMs: number; where: 'worker' | 'main thread' };
 
 export interface PlannerBackend {
+  /** Jobs run off the page's main thread (a Web Worker): slow estimates go there too (state.ts). */
+  readonly offThread: boolean;
   run(job: Job): Promise<Done>;
   /** Stop the running and waiting jobs of a kind (their promises reject with Cancelled). */
   cancel(kind: Job['kind']): void;
@@ -117,8 +119,11 @@ export function workerBackend(core: CoreUrls): PlannerBackend {
     search: new Lane(spawn, core, true),
     fit: new Lane(spawn, core, true),
     suggest: new Lane(spawn, core, true),
+    // slow estimates (state.ts): the running one finishes, the newest edit waits and replaces any older one
+    estimate: new Lane(spawn, core, false),
   };
   return {
+    offThread: true,
     run: (job) => lanes[job.kind].run(job),
     cancel: (kind) => lanes[kind].cancel(),
   };
@@ -127,6 +132,7 @@ export function workerBackend(core: CoreUrls): PlannerBackend {
 /** The same jobs on the calling thread (Vitest, or no Worker). */
 export function localBackend(core: Core): PlannerBackend {
   return {
+    offThread: false,
     run: async (job) => {
       const t0 = performance.now();
       const r = handleRequest(core, { ...job, id: ++nextId } as PlannerRequest);

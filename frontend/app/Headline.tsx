@@ -60,6 +60,11 @@ export function Headline({ r }: { r: EstimateResult }) {
       </dl>
       <p class="peak-at">
         <span>
+          {s.computing.value && (
+            <span class="muted" data-testid="computing">
+              Updating (deep pipeline, computed in the background)…{' '}
+            </span>
+          )}
           Peak during <strong>{p.peak_at || '—'}</strong>
           {r.host.cpu_bytes > 0 && <> · host RAM {formatGiB(r.host.cpu_bytes)} per GPU</>}
           {r.host.nvme_bytes > 0 && <> · NVMe {formatGiB(r.host.nvme_bytes)} per GPU</>}

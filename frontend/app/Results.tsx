@@ -33,7 +33,9 @@ export function Results() {
           <WhyPanel r={r} />
         </div>
       ) : (
-        <p class="empty">No result yet: fix the highlighted input.</p>
+        <p class="empty">
+          {s.computing.value ? 'Computing in the background…' : 'No result yet: fix the highlighted input.'}
+        </p>
       )}
     </section>
   );

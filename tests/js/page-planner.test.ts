@@ -374,6 +374,7 @@ describe('deep models: the largest fit leaves the main thread (issue 12)', () =>
         return local.run(job);
       },
       cancel: () => {},
+      offThread: false,
     };
     const hash =
       '#v1/model.preset=null&model.layers=99840&model.hidden=1024&model.heads=8&model.ffn_hidden=4096&model.vocab=32000&training.grad_accum=1024&parallel.gpus=512&parallel.pp=512&parallel.engine=megatron';
@@ -396,12 +397,76 @@ describe('deep models: the largest fit leaves the main thread (issue 12)', () =>
         return local.run(job);
       },
       cancel: () => {},
+      offThread: false,
     };
     const s = createAppState(core, '', backend);
     expect(jobs).toEqual(['fit']);
     await settle();
     expect(s.planner.fits.value && 'seq_len' in s.planner.fits.value!).toBe(true);
     expect(s.planner.fits.value).toEqual(largestFits(core, s.resolved.value, 0.1));
+    s.planner.dispose();
+  });
+});
+
+describe('slow estimates leave the main thread (issue 12)', () => {
+  // a Worker stand-in: the same jobs, answered asynchronously, reporting the estimate's time as `ms`
+  const workerLike = async (msOf: (kind: string) => number) => {
+    const local = (await import('../../frontend/worker-client.js')).localBackend(core);
+    const jobs: string[] = [];
+    return {
+      jobs,
+      backend: {
+        offThread: true,
+        run: async (job: Parameters<typeof local.run>[0]) => {
+          jobs.push(job.kind);
+          await new Promise((r) => setTimeout(r, 5));
+          const d = await local.run(job);
+          return { ...d, ms: msOf(job.kind) };
+        },
+        cancel: () => {},
+      },
+    };
+  };
+  const DEEP =
+    '#v1/model.preset=llama-3.1-70b&parallel.gpus=64&parallel.pp=8&parallel.engine=megatron&training.grad_accum=16';
+  it('a deep-pipeline link is estimated in the Worker: nothing blocks, then the same numbers as the core', async () => {
+    const w = await workerLike(() => 50);
+    const s = createAppState(core, DEEP, w.backend);
+    expect(s.computing.value, 'computing in the background').toBe(true);
+    expect(s.result.value, 'no result before the Worker answers').toBeNull();
+    expect(s.error.value, 'no error meanwhile').toBeNull();
+    await settle(300);
+    expect(w.jobs).toContain('estimate');
+    expect(s.computing.value).toBe(false);
+    const direct = core.estimate(s.resolved.value, { timeline: true });
+    expect(direct.ok && s.result.value?.per_gpu.device_used_bytes).toBe(direct.ok && direct.per_gpu.device_used_bytes);
+    // an edit: the last result stays on screen while the Worker computes the new one
+    const before = s.result.value;
+    s.setField('training.grad_accum', 32);
+    expect(s.computing.value).toBe(true);
+    expect(s.result.value).toBe(before);
+    await settle(300);
+    expect(s.result.value).not.toBe(before);
+    expect(s.result.value?.per_gpu.device_used_bytes).toBe(
+      (core.estimate(s.resolved.value) as { per_gpu: { device_used_bytes: number } }).per_gpu.device_used_bytes,
+    );
+    s.planner.dispose();
+  });
+  it('a fast answer from the Worker brings the estimates back to the main thread', async () => {
+    const w = await workerLike(() => 0.5);
+    const s = createAppState(core, DEEP, w.backend);
+    await settle(300);
+    s.setField('parallel.pp', 1);
+    expect(s.computing.value, 'light again: estimated at once, here').toBe(false);
+    expect(s.result.value?.per_gpu.stage).toBe(0);
+    s.planner.dispose();
+  });
+  it('an ordinary link never uses the Worker for its estimate', async () => {
+    const w = await workerLike(() => 0.5);
+    const s = createAppState(core, '', w.backend);
+    expect(s.result.value, 'estimated at once').not.toBeNull();
+    await settle(100);
+    expect(w.jobs).not.toContain('estimate');
     s.planner.dispose();
   });
 });

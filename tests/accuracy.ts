@@ -328,7 +328,9 @@ async function main() {
       '  none yet: no published RL memory figure found with its config in enough detail (docs/memory-model.md §16.6)',
     );
   for (const r of rl)
-    console.log(`  ${r.id.slice(0, 44).padEnd(44)} ${r.metric.slice(0, 22).padEnd(22)} ${pct(r.error)}`);
+    console.log(
+      `  ${r.id.slice(0, 44).padEnd(44)} ${r.metric.slice(0, 22).padEnd(22)} ${pct(r.error)} ${r.relation !== 'eq' ? `(${r.relation}) ` : ''}${r.note}`,
+    );
   const st = await runStepTime();
   console.log('\nstep-time model (a ranking aid) vs published throughput (tests/accuracy/steptime.json);');
   console.log('error on throughput: estimate / published - 1 (iteration seconds: published / estimate - 1)');

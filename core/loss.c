@@ -119,6 +119,16 @@ loss_memory loss_bytes(const plan *pl) {
       }
       standard_bytes(&lm, TV, ab, megatron);
       break;
+    case LLMEM_LOSS_FLASH_CE:
+      /* flash-attn's Triton cross-entropy with inplace_backward (verl
+       * utils/torch_functional.py logprobs_from_logits, in place from 25b0f226,
+       * #1100, 2025-04-17): it keeps the bf16 logits and an fp32 logsumexp per
+       * token, its fp32 losses are per token, and the backward writes the
+       * gradient into the logits. */
+      lm.saved_bytes = ab * TV + 4 * T;
+      lm.forward_peak_bytes = 4 * T;
+      lm.backward_peak_bytes = 0;
+      break;
     case LLMEM_LOSS_COMPILED:
       /* torch.compile'd F.cross_entropy(logits.float()) (torchtitan
        * build_cross_entropy_loss with compile): the upcast fuses into the

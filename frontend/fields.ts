@@ -239,6 +239,7 @@ export const UI: Record<string, FieldUi> = {
       compiled: 'Compiled CE (torch.compile)',
       hf_upcast: 'fp32 logits kept (transformers < 4.45)',
       loss_parallel: 'Loss parallel (torchtitan)',
+      flash_ce: 'flash-attn CE, in-place backward (verl)',
     },
   },
   'training.repeat_kv': {
@@ -476,6 +477,7 @@ export const UI: Record<string, FieldUi> = {
       axolotl: 'Axolotl',
       llamafactory: 'LLaMA-Factory',
       nemo: 'NeMo',
+      verl: 'verl',
     },
   },
   'rl.algorithm': {

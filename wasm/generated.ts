@@ -592,7 +592,7 @@ export type ConfigV1 = {
     recompute_layers?: number | null;
     dropout?: number;
     attention?: 'flash' | 'sdpa_math' | 'eager';
-    loss?: 'standard' | 'chunked' | 'fused' | 'compiled' | 'hf_upcast' | 'loss_parallel' | null;
+    loss?: 'standard' | 'chunked' | 'fused' | 'compiled' | 'hf_upcast' | 'loss_parallel' | 'flash_ce' | null;
     loss_chunks?: number;
     repeat_kv?: boolean | null;
     activation_offload?: boolean;
@@ -664,7 +664,7 @@ export type ConfigV1 = {
     empty_cache_after_init?: boolean | null;
     torch_compile?: boolean;
     compute_efficiency?: number | null;
-    framework?: 'generic' | 'torchtitan' | 'torchtune' | 'hf_trainer' | 'accelerate' | 'litgpt' | 'megatron' | 'deepspeed' | 'axolotl' | 'llamafactory' | 'nemo';
+    framework?: 'generic' | 'torchtitan' | 'torchtune' | 'hf_trainer' | 'accelerate' | 'litgpt' | 'megatron' | 'deepspeed' | 'axolotl' | 'llamafactory' | 'nemo' | 'verl';
     framework_version?: string | null;
   };
   rl?: {
@@ -805,7 +805,7 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 70, path: 'training.recompute_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
   { index: 71, path: 'training.dropout', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
   { index: 72, path: 'training.attention', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['flash', 'sdpa_math', 'eager'] },
-  { index: 73, path: 'training.loss', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['standard', 'chunked', 'fused', 'compiled', 'hf_upcast', 'loss_parallel'] },
+  { index: 73, path: 'training.loss', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['standard', 'chunked', 'fused', 'compiled', 'hf_upcast', 'loss_parallel', 'flash_ce'] },
   { index: 74, path: 'training.loss_chunks', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 100000, values: [] },
   { index: 75, path: 'training.repeat_kv', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
   { index: 76, path: 'training.activation_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
@@ -873,7 +873,7 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 138, path: 'runtime.empty_cache_after_init', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
   { index: 139, path: 'runtime.torch_compile', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
   { index: 140, path: 'runtime.compute_efficiency', kind: 'num', nullable: true, months: false, default: NaN, min: 0.01, max: 1, values: [] },
-  { index: 141, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo'] },
+  { index: 141, path: 'runtime.framework', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['generic', 'torchtitan', 'torchtune', 'hf_trainer', 'accelerate', 'litgpt', 'megatron', 'deepspeed', 'axolotl', 'llamafactory', 'nemo', 'verl'] },
   { index: 142, path: 'runtime.framework_version', kind: 'text', nullable: true, months: true, default: NaN, min: 24180, max: 25211, values: [] },
   { index: 143, path: 'rl', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
   { index: 144, path: 'rl.algorithm', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'grpo', 'ppo', 'dpo', 'rloo', 'reinforce_pp'] },

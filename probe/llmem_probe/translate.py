@@ -375,6 +375,9 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
         no("training.loss", "compiled needs torch.compile (torch >= 2.0)")
     elif tr["loss"] == "fused" and not caps.get("liger_kernel"):
         no("training.loss", "fused needs liger_kernel (LigerFusedLinearCrossEntropyLoss), which is not installed")
+    elif tr["loss"] == "flash_ce":
+        no("training.loss", "flash_ce is flash-attn's Triton cross-entropy with an in-place backward (verl); "
+                            "the probe does not run it")
     loss_desc = {
         "standard": "F.cross_entropy(logits.float()) over the full logits",
         "chunked": "the output projection and an upcast + F.cross_entropy per chunk, %d chunks "

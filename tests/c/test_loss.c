@@ -35,8 +35,29 @@ static void softcap(void) {
              "flash kernels cap in the kernel");
 }
 
+/* verl's flash-attn cross-entropy, Llama-3-8B shape, 4096 tokens, one GPU, bf16:
+ * TV = 4096 x 128256 = 525,336,576 elements. Kept: the bf16 logits 2 TV =
+ * 1,050,673,152 B and the fp32 logsumexp 4 T = 16,384 B; the forward's fp32
+ * losses 4 T = 16,384 B; the backward writes into the logits: nothing new.
+ * Before 2025-04 (not in place) verl's profile gives the compiled accounting:
+ * a new bf16 gradient 2 TV in the backward. */
+static void flash_ce(void) {
+#define ONE "parallel.engine=single parallel.gpus=1 "
+  plan f = plan_for(L3 ONE "training.loss=flash_ce");
+  loss_memory lf = loss_bytes(&f);
+  CHECK_NEAR(lf.saved_bytes, 1050673152.0 + 16384, 0, "flash_ce: logits and logsumexp kept");
+  CHECK_NEAR(lf.forward_peak_bytes, 16384.0, 0, "flash_ce: fp32 losses");
+  CHECK_NEAR(lf.backward_peak_bytes, 0, 0, "flash_ce: in-place backward");
+  plan old = plan_for(L3 ONE "runtime.framework=verl runtime.framework_version=2025-03");
+  CHECK(old.loss == LLMEM_LOSS_COMPILED, "verl before 2025-04: a new bf16 gradient (compiled accounting)");
+  CHECK_NEAR(loss_bytes(&old).backward_peak_bytes, 1050673152.0, 0, "verl 2025-03: backward 2 TV");
+  plan now = plan_for(L3 ONE "runtime.framework=verl");
+  CHECK(now.loss == LLMEM_LOSS_FLASH_CE, "verl now: flash_ce");
+}
+
 int main(void) {
   softcap();
+  flash_ce();
   /* tp 8, bf16: Tv = T * V/tp = 4096 * 16032 = 65,667,072 elements.
    * forward: bf16 logits 2 Tv + fp32 copy 4 Tv + shifted 4 Tv + exp(shifted) 4 Tv
    *   (then the result in exp's place) = 14 Tv = 919,339,008 B;

@@ -211,7 +211,7 @@ describe('verl', () => {
     const r = ok('verl', VERL);
     expect(r.flat).toMatchObject({
       'model.preset': expect.stringMatching(/^qwen3-8b/),
-      'runtime.framework': 'generic',
+      'runtime.framework': 'verl',
       'rl.algorithm': 'grpo',
       'parallel.gpus': 8,
       'parallel.engine': 'fsdp2',

@@ -120,6 +120,11 @@ class PresetResolution(unittest.TestCase):
         self.assertEqual(r.path, "training.sequence_len")
         self.assertIn("unknown key", str(r))
 
+    def test_flash_ce_is_refused(self):
+        r = refusal(cfg(loss="flash_ce"))
+        self.assertEqual(r.path, "training.loss")
+        self.assertIn("flash-attn", str(r))
+
     def test_bad_enum_is_refused(self):
         r = refusal(cfg(optimizer="adamax"))
         self.assertEqual(r.path, "training.optimizer")

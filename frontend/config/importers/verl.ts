@@ -3,8 +3,8 @@
 // over it) or a launch script (`python3 -m verl.trainer.main_ppo key=value ...`, Hydra overrides,
 // examples/{grpo,ppo}_trainer/*.sh). Keys and defaults: verl/trainer/config/_generated_ppo_trainer.yaml
 // (volcengine/verl at b178a3cd56f58b2d502255daba591e92833930a7); Hydra interpolations
-// (${a.b}, ${oc.select:a.b,default}, ${.sibling}) are resolved, others reported. verl's FSDP
-// workers wrap the models themselves: runtime.framework generic (no profile of its own).
+// (${a.b}, ${oc.select:a.b,default}, ${.sibling}) are resolved, others reported. The stack is
+// runtime.framework verl (core/profiles.def: flash-attn's cross-entropy for the log-probabilities).
 import type { Json } from '../../../wasm/llmem.js';
 import {
   applyLoraTargets,
@@ -700,8 +700,8 @@ function resolver(src: Map<string, Json>): (path: string) => Json | undefined {
 export function importVerl(text: string, options: { worldSize?: number } = {}): ImportResult {
   return guard(() => {
     const d = new Draft();
-    d.stack('generic');
-    d.note("verl's FSDP workers wrap the models themselves: no training-stack profile of its own (generic)");
+    d.stack('verl');
+    d.note("runtime.framework verl: its log-probabilities and the actor's loss use flash-attn's cross-entropy (the verl profile)");
     const yaml = isYamlConfig(text);
     const src = yaml ? yamlSource(yaml, d) : scriptSource(text, d);
     const resolve = resolver(src);

@@ -31,6 +31,8 @@ typedef struct {
   double upd_micro, upd_seq, accum;
   /* the no-grad passes: sequences x tokens per micro-batch */
   double lp_micro, lp_seq, critic_micro, critic_seq;
+  /* the critic's update: over the mini-batch's share, as the actor's */
+  double critic_upd_micro, critic_upd_seq;
 } rl_shape;
 
 #define FAIL(status, member) \
@@ -41,18 +43,22 @@ typedef struct {
 
 /* One micro-batch: `micro` sequences of `seq` tokens; packed by tokens when
  * a token budget is given (verl use_dynamic_bsz: utils/seqlen_balancing.py
- * rearrange_micro_batches packs sequences up to ppo_max_token_len_per_gpu;
- * its worst micro-batch is the whole budget). remove_padding (verl
+ * rearrange_micro_batches splits the rank's `seqs` sequences into
+ * ceil(tokens / budget) micro-batches balanced by length
+ * (get_seqlen_balanced_partitions): the largest holds ceil(seqs / count)
+ * sequences, never more than the budget). remove_padding (verl
  * model.use_remove_padding) packs the real tokens: the mean lengths. */
-static void micro_shape(const llmem_input *in, const rl_shape *d, double micro, double budget, double *out_micro,
-                        double *out_seq) {
+static void micro_shape(const llmem_input *in, const rl_shape *d, double micro, double budget, double seqs,
+                        double *out_micro, double *out_seq) {
+  double len = in->rl_remove_padding != 0 ? ceil(d->seq_mean) : d->seq_max;
   if (!isnan(budget)) {
+    double count = ceil(seqs * len / budget);
     *out_micro = 1;
-    *out_seq = budget;
+    *out_seq = count >= 1 ? min2(budget, ceil(seqs / count) * len) : budget;
     return;
   }
   *out_micro = micro * (d->dpo ? 2 : 1); /* DPO: a micro-batch of pairs is 2x sequences (TRL concatenated_forward) */
-  *out_seq = in->rl_remove_padding != 0 ? ceil(d->seq_mean) : d->seq_max;
+  *out_seq = len;
 }
 
 static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field) {
@@ -91,7 +97,7 @@ static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field)
   double mini = isnan(in->rl_mini_batch) ? in->rl_rollout_batch : in->rl_mini_batch;
   if (!divides(in->rl_rollout_batch, mini)) FAIL(LLMEM_ERR_RL_MINI_BATCH, rl_mini_batch);
   double per_rank = mini * d->seqs_per_prompt / d->dp;
-  micro_shape(in, d, in->micro_batch, in->rl_max_tokens, &d->upd_micro, &d->upd_seq);
+  micro_shape(in, d, in->micro_batch, in->rl_max_tokens, per_rank, &d->upd_micro, &d->upd_seq);
   if (isnan(in->rl_max_tokens)) {
     if (!divides(per_rank, d->upd_micro)) FAIL(LLMEM_ERR_RL_MINI_BATCH, rl_mini_batch);
     d->accum = per_rank / d->upd_micro;
@@ -100,8 +106,11 @@ static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field)
   }
   if (d->accum < 1 || d->accum > 1000000) FAIL(LLMEM_ERR_RL_MINI_BATCH, rl_mini_batch);
   double lp_micro = isnan(in->rl_logprob_micro_batch) ? in->micro_batch : in->rl_logprob_micro_batch;
-  micro_shape(in, d, lp_micro, lp_budget, &d->lp_micro, &d->lp_seq);
-  micro_shape(in, d, in->micro_batch, critic_budget, &d->critic_micro, &d->critic_seq);
+  /* the log-prob and value passes run over the whole rollout's share of the rank */
+  double rollout_per_rank = in->rl_rollout_batch * d->seqs_per_prompt / d->dp;
+  micro_shape(in, d, lp_micro, lp_budget, rollout_per_rank, &d->lp_micro, &d->lp_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget, rollout_per_rank, &d->critic_micro, &d->critic_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget, per_rank, &d->critic_upd_micro, &d->critic_upd_seq);
   if (d->upd_seq > 100000000 || d->lp_seq > 100000000) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_max_tokens);
   return LLMEM_OK;
 }
@@ -482,8 +491,8 @@ static llmem_status build_models(const llmem_input *in, const rl_shape *d, rl_wo
     st = other_model(&w->actor.pl, in->rl_critic_layers, in->rl_critic_hidden, in->rl_critic_heads,
                      in->rl_critic_kv_heads, in->rl_critic_ffn_hidden, FIELD(rl_critic_heads), &w->critic.pl, field);
     if (st != LLMEM_OK) return st;
-    w->critic.pl.micro_batch = d->critic_micro;
-    w->critic.pl.seq_len = d->critic_seq;
+    w->critic.pl.micro_batch = d->critic_upd_micro;
+    w->critic.pl.seq_len = d->critic_upd_seq;
     place(&w->critic);
   }
   if (d->online && in->rl_reward_enabled != 0) {

@@ -103,6 +103,21 @@ static void grpo(void) {
                "level1 update");
 }
 
+/* Dynamic batching by tokens (verl use_dynamic_bsz): the rank's 4 x 8 = 32 sequences of
+ * 1,024 tokens (32,768 tokens) under a 24,000-token budget are ceil(32,768 / 24,000) = 2
+ * micro-batches balanced by length: 16 sequences, 16,384 tokens each, not the budget. */
+static void dynamic_batching(void) {
+  if (!run_keys(GRPO "rl.rollout.sleep=level1 rl.max_tokens_per_gpu=24000", &out)) return;
+  if (run_keys(MODEL "training.micro_batch=1 training.seq_len=16384 training.grad_accum=2", &plain))
+    CHECK_NEAR(phase_peak(LLMEM_PHASE_ACTOR_UPDATE), plain.per_gpu.peak_allocated_bytes + P_BF16 + GRAPHS, 0,
+               "dynamic batching: the update's largest micro-batch is 16,384 tokens");
+  /* a budget below the rank's share: ceil(32,768 / 4,096) = 8 micro-batches of 4 sequences */
+  if (!run_keys(GRPO "rl.rollout.sleep=level1 rl.max_tokens_per_gpu=4096", &out)) return;
+  if (run_keys(MODEL "training.micro_batch=1 training.seq_len=4096 training.grad_accum=8", &plain))
+    CHECK_NEAR(phase_peak(LLMEM_PHASE_ACTOR_UPDATE), plain.per_gpu.peak_allocated_bytes + P_BF16 + GRAPHS, 0,
+               "dynamic batching: a full budget of 4,096 tokens");
+}
+
 static void ppo(void) {
   /* actor parameters and optimizer on the host between phases; critic resident
    * (4P + 8P, no head); reward 2P; reference 2P; the graph pool */
@@ -284,6 +299,7 @@ int main(void) {
   ppo();
   dpo();
   none_unchanged();
+  dynamic_batching();
   search_refused();
   suggest_rl();
   invalid();

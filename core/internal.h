@@ -87,6 +87,7 @@ typedef struct {
   double base_weight_bytes;   /* frozen base weights for LoRA; QLoRA handled apart */
 
   int rl_entropy;             /* RL: the loss also takes the entropy over the vocabulary (rl.entropy) */
+  int rl_entropy_kernel;      /* LLMEM_RL_ENTROPY_*: how (rl.entropy_kernel, else the stack's) */
 } plan;
 
 /* One stage (pipeline rank) of the layout. */

@@ -29,6 +29,34 @@ static void liger_fused(const plan *pl, double T, double V, loss_memory *lm) {
   lm->backward_peak_bytes = 0; /* the backward scales the kept gradients in place */
 }
 
+/* The RL entropy over the vocabulary, T tokens x V entries (rl.entropy_kernel). */
+static void rl_entropy_bytes(const plan *pl, double T, double V, loss_memory *lm) {
+  double ab = pl->act_bytes, TV = T * V;
+  switch (pl->rl_entropy_kernel) {
+    case LLMEM_RL_ENTROPY_COMPILED:
+      /* verl compiles it (workers/actor/dp_actor.py torch.compile(entropy_from_logits,
+       * dynamic=True), 54051c85, #118, 2025-01-21): the reductions fuse, a logsumexp per
+       * token is kept, the backward makes the logits-sized gradient it adds */
+      lm->saved_bytes += 4 * T;
+      lm->backward_peak_bytes += ab * TV;
+      break;
+    case LLMEM_RL_ENTROPY_CHUNKED: {
+      /* TRL trainer/utils.py entropy_from_logits(logits, chunk_size=128) under no_grad:
+       * log_softmax, its exp and their product per chunk of 128 rows, nothing kept */
+      double rows = min2(T, 128);
+      lm->forward_peak_bytes += 3 * rows * V * ab;
+      break;
+    }
+    default:
+      /* verl utils/torch_functional.py entropy_from_logits, eager (b178a3cd): pd =
+       * softmax(logits), then logsumexp(logits) - sum(pd * logits): the softmax kept
+       * for the backward, the product a transient, both in the logits dtype */
+      lm->saved_bytes += ab * TV;
+      lm->forward_peak_bytes += ab * TV;
+      break;
+  }
+}
+
 /* The unchunked, uncompiled cross-entropy of the engine. */
 static void standard_bytes(loss_memory *lm, double TV, double ab, int megatron) {
   if (megatron) {
@@ -148,13 +176,6 @@ loss_memory loss_bytes(const plan *pl) {
    * torchtune's gemma2 decoder the same per output chunk). Liger's fused
    * kernel caps inside its chunks (softcap argument): nothing kept. */
   if (pl->final_softcap && pl->loss != LLMEM_LOSS_FUSED) lm.saved_bytes += ab * TV;
-  /* RL entropy bonus over the logits (verl verl/utils/torch_functional.py
-   * entropy_from_logits at b178a3cd: pd = softmax(logits), then
-   * logsumexp(logits) - sum(pd * logits)): softmax kept for the backward, the
-   * product a transient, both in the logits dtype */
-  if (pl->rl_entropy) {
-    lm.saved_bytes += ab * TV;
-    lm.forward_peak_bytes += ab * TV;
-  }
+  if (pl->rl_entropy) rl_entropy_bytes(pl, T, V, &lm);
   return lm;
 }

@@ -406,6 +406,7 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   STEP(check_training(in, &p, field));
   derive_bytes(in, &p);
   p.rl_entropy = in->rl_algorithm != LLMEM_RL_NONE && in->rl_entropy != 0;
+  p.rl_entropy_kernel = (int)profiled(in, FIELD(rl_entropy_kernel));
   *pl = p;
   return LLMEM_OK;
 }

@@ -545,6 +545,16 @@ export const UI: Record<string, FieldUi> = {
     hint: 'TRL logits_to_keep; verl computes all tokens',
   },
   'rl.entropy': { label: 'Entropy over the vocabulary', hint: 'verl calculate_entropy / entropy_coeff > 0' },
+  'rl.entropy_kernel': {
+    label: 'Entropy kernel',
+    auto: 'from the training stack',
+    hint: 'how the entropy is computed: what it keeps beside the logits',
+    options: {
+      eager: 'Eager (softmax kept)',
+      compiled: 'Compiled (verl, fused)',
+      chunked: 'Chunked, no gradient (TRL)',
+    },
+  },
   'rl.actor.param_offload': {
     label: 'Actor parameters offloaded between phases',
     hint: 'verl actor.fsdp_config.param_offload',
@@ -832,6 +842,7 @@ export const SECTIONS: Section[] = [
           'rl.logprob_max_tokens_per_gpu',
           'rl.logits_response_only',
           'rl.entropy',
+          'rl.entropy_kernel',
         ],
       },
       {

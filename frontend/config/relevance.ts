@@ -118,6 +118,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'rl.logprob_max_tokens_per_gpu': RL_ON,
   'rl.logits_response_only': RL_ON,
   'rl.entropy': RL_ON,
+  'rl.entropy_kernel': all(RL_ON, (get) => get('rl.entropy') === true),
   'rl.actor.param_offload': ONLINE,
   'rl.actor.optimizer_offload': ONLINE,
   'rl.reference.enabled': RL_ON,

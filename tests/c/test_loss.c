@@ -55,9 +55,35 @@ static void flash_ce(void) {
   CHECK(now.loss == LLMEM_LOSS_FLASH_CE, "verl now: flash_ce");
 }
 
+/* The RL entropy (rl.entropy) over TV = 525,336,576 elements (Llama-3-8B shape, 4096
+ * tokens, bf16), beside the flash_ce loss (kept 1,050,689,536 B, forward 16,384 B):
+ * eager: the softmax kept (2 TV = 1,050,673,152 B) and the product a transient (2 TV);
+ * compiled (verl): a logsumexp per token kept (4 T = 16,384 B), the backward's
+ * gradient 2 TV; chunked (TRL, no grad): 3 x 128 rows x 128,256 x 2 B = 98,500,608 B
+ * of transients, nothing kept. */
+static void rl_entropy(void) {
+#define RLE L3 ONE "rl.algorithm=grpo rl.entropy=true training.loss=flash_ce "
+  const double TV2 = 1050673152.0, kept = 1050673152.0 + 16384, fwd = 16384;
+  plan e = plan_for(RLE "rl.entropy_kernel=eager");
+  CHECK_NEAR(loss_bytes(&e).saved_bytes, kept + TV2, 0, "eager entropy: softmax kept");
+  CHECK_NEAR(loss_bytes(&e).forward_peak_bytes, fwd + TV2, 0, "eager entropy: product transient");
+  plan c = plan_for(RLE "rl.entropy_kernel=compiled");
+  CHECK_NEAR(loss_bytes(&c).saved_bytes, kept + 16384, 0, "compiled entropy: a logsumexp kept");
+  CHECK_NEAR(loss_bytes(&c).backward_peak_bytes, TV2, 0, "compiled entropy: its gradient");
+  plan k = plan_for(RLE "rl.entropy_kernel=chunked");
+  CHECK_NEAR(loss_bytes(&k).saved_bytes, kept, 0, "chunked entropy: nothing kept");
+  CHECK_NEAR(loss_bytes(&k).forward_peak_bytes, fwd + 98500608.0, 0, "chunked entropy: 128-row transients");
+  plan v = plan_for(RLE "runtime.framework=verl"), t = plan_for(RLE "runtime.framework=hf_trainer");
+  plan g = plan_for(RLE "runtime.framework=generic");
+  CHECK(v.rl_entropy_kernel == LLMEM_RL_ENTROPY_COMPILED, "verl compiles the entropy");
+  CHECK(t.rl_entropy_kernel == LLMEM_RL_ENTROPY_CHUNKED, "TRL chunks it");
+  CHECK(g.rl_entropy_kernel == LLMEM_RL_ENTROPY_EAGER, "generic: eager");
+}
+
 int main(void) {
   softcap();
   flash_ce();
+  rl_entropy();
   /* tp 8, bf16: Tv = T * V/tp = 4096 * 16032 = 65,667,072 elements.
    * forward: bf16 logits 2 Tv + fp32 copy 4 Tv + shifted 4 Tv + exp(shifted) 4 Tv
    *   (then the result in exp's place) = 14 Tv = 919,339,008 B;

@@ -26,6 +26,15 @@ export const PHASE_TINT: Record<string, string> = {
   forward: 'rgba(78,121,167,0.10)',
   backward: 'rgba(242,142,43,0.10)',
   optimizer: 'rgba(176,122,161,0.14)',
+  // the phases of an RL step (core/rl.c) around the actor update's own
+  'weight sync': 'rgba(73,152,148,0.12)',
+  rollout: 'rgba(225,87,89,0.10)',
+  'engine sleep': 'rgba(128,128,128,0.10)',
+  'reward scoring': 'rgba(237,201,72,0.14)',
+  'old log-probs': 'rgba(89,161,79,0.12)',
+  'reference log-probs': 'rgba(156,117,95,0.12)',
+  'critic values': 'rgba(255,157,167,0.14)',
+  'critic update': 'rgba(186,176,172,0.16)',
 };
 
 /** The three readings as lines (planner sweep): hues outside the category set. */

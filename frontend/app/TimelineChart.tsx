@@ -99,16 +99,17 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
       yMax: Math.max(peakGiB * 1.12, showCap ? capGiB * 1.06 : 0) || 1,
       yUnit: 'GiB',
       height: 230,
-      ariaLabel: `Allocated memory over one training step, ${n} events; peak ${formatGiB(t.total_bytes[peak])} during ${r.per_gpu.peak_at}`,
+      ariaLabel: `Allocated memory over ${r.rl ? 'one RL step' : 'one training step'}, ${n} events; peak ${formatGiB(t.total_bytes[peak])} during ${r.per_gpu.peak_at}`,
     };
   }, [r, measured, curve]);
 
   if (!spec || !t) return null;
   const stage = r.ranks.length > 1 ? ` (stage ${r.per_gpu.stage})` : '';
+  const step = r.rl ? 'one RL step' : 'one training step';
   return (
     <section class="card" aria-labelledby="timeline-title" data-testid="timeline">
       <h3 id="timeline-title">
-        Memory over one training step <span class="muted">most-loaded GPU{stage}</span>
+        Memory over {step} <span class="muted">most-loaded GPU{stage}</span>
       </h3>
       <Chart spec={spec} onHover={setHover} />
       <p class="readout num" aria-live="off">

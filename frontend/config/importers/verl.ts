@@ -701,7 +701,9 @@ export function importVerl(text: string, options: { worldSize?: number } = {}): 
   return guard(() => {
     const d = new Draft();
     d.stack('verl');
-    d.note("runtime.framework verl: its log-probabilities and the actor's loss use flash-attn's cross-entropy (the verl profile)");
+    d.note(
+      "runtime.framework verl: its log-probabilities and the actor's loss use flash-attn's cross-entropy (the verl profile)",
+    );
     const yaml = isYamlConfig(text);
     const src = yaml ? yamlSource(yaml, d) : scriptSource(text, d);
     const resolve = resolver(src);

@@ -427,6 +427,10 @@ describe('slow estimates leave the main thread (issue 12)', () => {
       },
     };
   };
+  /** Wait for a condition (the fake Worker's jobs take longer on a loaded machine), at most 30 s. */
+  const until = async (cond: () => boolean) => {
+    for (let t = 0; t < 30000 && !cond(); t += 20) await settle(20);
+  };
   const DEEP =
     '#v1/model.preset=llama-3.1-70b&parallel.gpus=64&parallel.pp=8&parallel.engine=megatron&training.grad_accum=16';
   it('a deep-pipeline link is estimated in the Worker: nothing blocks, then the same numbers as the core', async () => {
@@ -435,7 +439,7 @@ describe('slow estimates leave the main thread (issue 12)', () => {
     expect(s.computing.value, 'computing in the background').toBe(true);
     expect(s.result.value, 'no result before the Worker answers').toBeNull();
     expect(s.error.value, 'no error meanwhile').toBeNull();
-    await settle(300);
+    await until(() => !s.computing.value);
     expect(w.jobs).toContain('estimate');
     expect(s.computing.value).toBe(false);
     const direct = core.estimate(s.resolved.value, { timeline: true });
@@ -445,7 +449,7 @@ describe('slow estimates leave the main thread (issue 12)', () => {
     s.setField('training.grad_accum', 32);
     expect(s.computing.value).toBe(true);
     expect(s.result.value).toBe(before);
-    await settle(300);
+    await until(() => !s.computing.value);
     expect(s.result.value).not.toBe(before);
     expect(s.result.value?.per_gpu.device_used_bytes).toBe(
       (core.estimate(s.resolved.value) as { per_gpu: { device_used_bytes: number } }).per_gpu.device_used_bytes,
@@ -455,7 +459,7 @@ describe('slow estimates leave the main thread (issue 12)', () => {
   it('a fast answer from the Worker brings the estimates back to the main thread', async () => {
     const w = await workerLike(() => 0.5);
     const s = createAppState(core, DEEP, w.backend);
-    await settle(300);
+    await until(() => s.result.value !== null && !s.computing.value);
     s.setField('parallel.pp', 1);
     expect(s.computing.value, 'light again: estimated at once, here').toBe(false);
     expect(s.result.value?.per_gpu.stage).toBe(0);

@@ -389,7 +389,7 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
     ...Object.fromEntries(SWITCH_FLAGS.map((s) => [s.key, flags.has(s.flag) !== SEARCH_SWITCHES[s.key]])),
   });
   if (!('layouts' in res)) return fail(res);
-  if (res.global_batch < gpus && !json)
+  if (res.global_batch > 0 && res.global_batch < gpus && !json)
     console.log(
       `note: a global batch of ${res.global_batch} samples allows data parallelism over at most ${res.global_batch} of ${gpus} GPUs: every layout needs tp x pp x cp >= ${Math.ceil(gpus / res.global_batch)} (set training.global_batch or --global-batch to the run's batch)`,
     );
@@ -409,8 +409,11 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
   console.log(
     `${res.candidates} layouts enumerated, ${res.valid} valid, ${res.fitting} fit; the fastest by the step-time model (a ranking aid, not a promise):`,
   );
+  // an RL run: the rollout engine's TP is the layout's other choice (its step time is the actor update's)
+  const rl = shown.some((l) => l.rollout_tp > 0);
+  const rolloutTp = (v: string | number) => (rl ? ` ${String(v).padStart(10)}` : '');
   console.log(
-    `  ${'dp'.padStart(5)} ${'tp'.padStart(3)} ${'pp'.padStart(3)} ${'vpp'.padStart(3)} ${'cp'.padStart(3)} ${'ep'.padStart(3)} ${'mb'.padStart(3)} ${'ga'.padStart(4)}  ${'recompute'.padEnd(10)} ${'sharding'.padEnd(30)} ${'nvidia-smi'.padStart(11)} ${'step s'.padStart(8)} ${'tok/s/GPU'.padStart(10)}`,
+    `  ${'dp'.padStart(5)} ${'tp'.padStart(3)} ${'pp'.padStart(3)} ${'vpp'.padStart(3)} ${'cp'.padStart(3)} ${'ep'.padStart(3)} ${'mb'.padStart(3)} ${'ga'.padStart(4)}${rolloutTp('rollout tp')}  ${'recompute'.padEnd(10)} ${'sharding'.padEnd(30)} ${'nvidia-smi'.padStart(11)} ${'step s'.padStart(8)} ${'tok/s/GPU'.padStart(10)}`,
   );
   for (const l of shown) {
     const p = l.patch.parallel as Record<string, string | number | boolean>;
@@ -425,12 +428,16 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
           : p.distributed_optimizer
             ? 'distributed optimizer'
             : '') +
-      (p.offload_optimizer !== 'none' ? ' +offload' : '');
+      (p.offload_optimizer && p.offload_optimizer !== 'none' ? ' +offload' : '');
     console.log(
-      `${l.pareto ? '*' : ' '} ${String(l.dp).padStart(5)} ${String(l.tp).padStart(3)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(3)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.micro_batch).padStart(3)} ${String(l.grad_accum).padStart(4)}  ${String(t.recompute).padEnd(10)} ${sharding.padEnd(30)} ${gib(l.device_used_bytes).padStart(11)} ${l.step_seconds.toFixed(2).padStart(8)} ${Math.round(l.tokens_per_second_per_gpu).toString().padStart(10)}`,
+      `${l.pareto ? '*' : ' '} ${String(l.dp).padStart(5)} ${String(l.tp).padStart(3)} ${String(l.pp).padStart(3)} ${String(l.vpp).padStart(3)} ${String(l.cp).padStart(3)} ${String(l.ep).padStart(3)} ${String(l.micro_batch).padStart(3)} ${String(l.grad_accum).padStart(4)}${rolloutTp(l.rollout_tp)}  ${String(t.recompute).padEnd(10)} ${sharding.padEnd(30)} ${gib(l.device_used_bytes).padStart(11)} ${l.step_seconds.toFixed(2).padStart(8)} ${Math.round(l.tokens_per_second_per_gpu).toString().padStart(10)}`,
     );
   }
   console.log('* on the Pareto front (no layout is both faster and smaller)');
+  if (rl)
+    console.log(
+      "RL run: the rollout engine's TP varies; step time is the actor update's (rollout time is not modelled)",
+    );
   return 0;
 }
 

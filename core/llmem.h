@@ -303,6 +303,7 @@ typedef struct {
 
 typedef struct {
   double dp, tp, pp, vpp, cp, ep, micro_batch, grad_accum;
+  double rollout_tp;     /* RL runs: the rollout engine's tensor parallelism (rl.rollout.tp); 0 otherwise */
   int engine, recompute, zero_stage, fsdp_strategy, distributed_optimizer, sequence_parallel, pp_schedule;
   int offload_optimizer, offload_params, optimizer_dtype;
   double device_used_bytes;

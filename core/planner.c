@@ -65,6 +65,11 @@ llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double
   const char *detail;
   llmem_status st = plan_build(in, &pl, &field, &detail);
   if (st != LLMEM_OK) return st;
+  if (in->rl_algorithm != LLMEM_RL_NONE) { /* an RL step: the actor update's (core/rl.c) */
+    llmem_readings r;
+    st = estimate_readings(in, 1, 0, &r, &pl, &field);
+    if (st != LLMEM_OK) return st;
+  }
   *step_seconds = step_time_seconds(&pl, tokens_per_second_per_gpu);
   return LLMEM_OK;
 }

@@ -57,6 +57,7 @@ llmem_input search_layout_input(const llmem_input *base, double N, const llmem_l
   in.offload_optimizer = l->offload_optimizer;
   in.offload_params = l->offload_params;
   in.optimizer_dtype = l->optimizer_dtype;
+  if (l->rollout_tp > 0) in.rl_rollout_tp = l->rollout_tp;
   if (!isnan(in.fsdp_shard_size) && in.fsdp_strategy != LLMEM_FSDP_HYBRID_SHARD) in.fsdp_shard_size = NAN;
   return in;
 }
@@ -278,6 +279,61 @@ static void search_engine(search_ctx *c, int engine) {
   }
 }
 
+/* An RL run (core/rl.c): the rollout engine's TP (verl
+ * rollout.tensor_model_parallel_size, TRL vllm_tensor_parallel_size) within a
+ * node unless tp_across_nodes, beside the training layout as given (verl's and
+ * TRL's FSDP workers shard by data; their sequence parallelism is the
+ * config's) on N GPUs. The batches follow rl.* and stay as given; no pipeline
+ * (RL runs refuse it). The step time ranks by the actor update's. */
+static void search_rl(search_ctx *c, int engine) {
+  const plan *bp = c->bp;
+  llmem_search_result *out = c->out;
+  double N = c->N, tp = bp->tp;
+  if (divides(N, tp * bp->cp))
+    for (double rtp = 1; rtp <= 64 && rtp <= N; rtp *= 2) {
+      if (!divides(N, rtp)) continue;
+      out->candidates++;
+      llmem_layout l;
+      memset(&l, 0, sizeof l);
+      l.dp = N / (tp * bp->cp), l.tp = tp, l.pp = 1, l.vpp = 1, l.cp = bp->cp, l.ep = c->base->ep;
+      l.engine = engine;
+      l.sequence_parallel = tp > 1;
+      l.pp_schedule = (int)c->base->pp_schedule;
+      l.micro_batch = c->base->micro_batch, l.grad_accum = bp->grad_accum;
+      l.recompute = (int)c->bp->recompute, l.zero_stage = (int)c->base->zero_stage;
+      l.fsdp_strategy = (int)c->base->fsdp_strategy, l.distributed_optimizer = (int)c->base->distributed_optimizer;
+      l.offload_optimizer = (int)c->base->offload_optimizer, l.offload_params = (int)c->base->offload_params;
+      l.optimizer_dtype = (int)c->base->optimizer_dtype;
+      l.rollout_tp = rtp;
+      int field;
+      llmem_status why = layout_check(c, tp, 1, l.ep, &field);
+      if (why == LLMEM_OK && !c->opt->tp_across_nodes && rtp > bp->gpus_per_node)
+        why = LLMEM_ERR_SEARCH_TP_NODE, field = FIELD(rl_rollout_tp);
+      if (why != LLMEM_OK) {
+        reject(c, why, field, 1);
+        continue;
+      }
+      llmem_input in = search_layout_input(c->base, N, &l);
+      llmem_readings r;
+      plan pl;
+      int failed_field;
+      llmem_status rs = estimate_readings(&in, 0, 0, &r, &pl, &failed_field);
+      if (rs != LLMEM_OK) {
+        reject(c, rs, failed_field, 1);
+        continue;
+      }
+      out->valid++;
+      if (r.device_used_bytes > r.capacity_bytes * (1 - c->opt->free_fraction)) {
+        reject(c, LLMEM_ERR_SEARCH_NO_FIT, -1, 1);
+        continue;
+      }
+      out->fitting++;
+      l.device_used_bytes = r.device_used_bytes;
+      l.step_seconds = step_time_seconds(&pl, &l.tokens_per_second_per_gpu);
+      keep(out, &l);
+    }
+}
+
 /* Pareto front of the kept layouts: no other is both faster and smaller. */
 static void mark_pareto(llmem_search_result *out) {
   for (int i = 0; i < out->count; i++) {
@@ -307,18 +363,16 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
     out->error_field = field;
     return st;
   }
-  if (base->rl_algorithm != LLMEM_RL_NONE) { /* its batches follow rl.*; the rollout engine is not placed */
-    out->error_field = FIELD(rl_algorithm);
-    return out->status = LLMEM_ERR_SEARCH_RL;
-  }
   search_ctx c = {base, &bp, opt, out, opt->gpus, 0, {0}};
   for (int i = 0; i < LLMEM_STATUS_COUNT; i++) c.failure_field[i] = -1;
   c.B = opt->global_batch > 0 ? opt->global_batch : bp.micro_batch * bp.grad_accum * bp.dp;
   out->global_batch = c.B;
   int engine = (int)bp.engine;
   if (engine == LLMEM_ENGINE_SINGLE && c.N > 1) engine = LLMEM_ENGINE_FSDP2;
-  search_engine(&c, engine);
-  if (opt->vary_engine) {
+  if (base->rl_algorithm != LLMEM_RL_NONE) out->global_batch = 0; /* an RL step's batches follow rl.* */
+  if (base->rl_algorithm != LLMEM_RL_NONE) search_rl(&c, engine);
+  else search_engine(&c, engine);
+  if (opt->vary_engine && base->rl_algorithm == LLMEM_RL_NONE) {
     static const int others[] = {LLMEM_ENGINE_FSDP2, LLMEM_ENGINE_MEGATRON, LLMEM_ENGINE_DEEPSPEED};
     for (int i = 0; i < 3; i++)
       if (others[i] != engine) search_engine(&c, others[i]);

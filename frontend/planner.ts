@@ -289,6 +289,7 @@ export type SortKey =
   | 'ep'
   | 'micro_batch'
   | 'grad_accum'
+  | 'rollout_tp'
   | 'recompute'
   | 'sharding'
   | 'device_used_bytes'
@@ -433,6 +434,7 @@ export function currentLayout(rows: LayoutRow[], config: Config): LayoutRow | un
       l.micro_batch === v(t.micro_batch, 1) &&
       l.grad_accum === accum(l) &&
       l.recompute === (t.recompute ?? 'none') &&
+      (l.rollout_tp === 0 || l.rollout_tp === v(((config.rl as Config)?.rollout as Config)?.tp, 1)) &&
       (l.patch.parallel as Config).gpus === v(p.gpus, 8) &&
       ['zero_stage', 'fsdp_strategy', 'distributed_optimizer'].every(
         (k) => p[k] === undefined || p[k] === (l.patch.parallel as Config)[k],

@@ -153,7 +153,7 @@ const char *llmem_result_layout(void) {
   S(status); S(error_field); S(candidates); S(valid); S(fitting); S(count); S(empty_reason); S(empty_field); S(global_batch); S(rejected); S(layouts);
   n = put_num(n, "status_count", LLMEM_STATUS_COUNT);
   n = put(n, "\"end\":0},\"layout\":{");
-  L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(engine); L(recompute); L(zero_stage);
+  L(dp); L(tp); L(pp); L(vpp); L(cp); L(ep); L(micro_batch); L(grad_accum); L(rollout_tp); L(engine); L(recompute); L(zero_stage);
   L(fsdp_strategy); L(distributed_optimizer); L(sequence_parallel); L(pp_schedule); L(offload_optimizer);
   L(offload_params); L(optimizer_dtype); L(device_used_bytes);
   L(step_seconds); L(tokens_per_second_per_gpu); L(pareto);

@@ -16,7 +16,7 @@ export type CoreBinary = { wasmBinary: Uint8Array } | { wasmUrl: string };
 
 const MAX_SWEEP = 4096;
 // the members of a found layout (StructLayout['layout']): numbers as they are, then value indices and flags
-const NUMBERS = ['dp', 'tp', 'pp', 'vpp', 'cp', 'ep', 'micro_batch', 'grad_accum'] as const;
+const NUMBERS = ['dp', 'tp', 'pp', 'vpp', 'cp', 'ep', 'micro_batch', 'grad_accum', 'rollout_tp'] as const;
 const READINGS = ['device_used_bytes', 'step_seconds', 'tokens_per_second_per_gpu'] as const;
 const INTS = [
   'engine',
@@ -343,6 +343,8 @@ export class Core {
         recompute_layers: null,
         ...(o.vary_optimizer_dtype ? { optimizer_dtype: name('training.optimizer_dtype', l.optimizer_dtype) } : {}),
       },
+      // an RL run: the rollout engine's TP (the batches follow rl.* and stay)
+      ...(l.rollout_tp > 0 ? { rl: { rollout: { tp: l.rollout_tp } } } : {}),
     };
     return patch as Config;
   }

@@ -267,6 +267,7 @@ export type StructLayout = {
     ep: number;
     micro_batch: number;
     grad_accum: number;
+    rollout_tp: number;
     engine: number;
     recompute: number;
     zero_stage: number;

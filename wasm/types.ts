@@ -160,6 +160,8 @@ export interface Layout {
   ep: number;
   micro_batch: number;
   grad_accum: number;
+  /** RL runs: the rollout engine's tensor parallelism; 0 otherwise */
+  rollout_tp: number;
   device_used_bytes: number;
   step_seconds: number;
   tokens_per_second_per_gpu: number;

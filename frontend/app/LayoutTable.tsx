@@ -14,6 +14,7 @@ const COLUMNS: { key: SortKey; label: string; title: string; num: boolean }[] = 
   { key: 'ep', label: 'EP', title: 'expert parallel', num: true },
   { key: 'micro_batch', label: 'MB', title: 'micro-batch (samples)', num: true },
   { key: 'grad_accum', label: 'GA', title: 'gradient accumulation (micro-batches)', num: true },
+  { key: 'rollout_tp', label: 'Rollout TP', title: "the RL rollout engine's tensor parallel", num: true },
   { key: 'recompute', label: 'Recompute', title: 'activation recomputation', num: false },
   { key: 'sharding', label: 'Sharding', title: 'how states are sharded', num: false },
   { key: 'device_used_bytes', label: 'GiB', title: 'nvidia-smi memory per GPU (GiB)', num: true },
@@ -61,6 +62,7 @@ export function LayoutTable({
   const shown = all ? list : list.slice(0, SHOWN);
   // columns that say nothing here (no virtual stages, no experts) are left out
   const hidden = new Set<SortKey>((['vpp', 'ep'] as const).filter((k) => rows.every((l) => l[k] === 1)));
+  if (rows.every((l) => l.rollout_tp === 0)) hidden.add('rollout_tp'); // not an RL run
   const narrow = useNarrow();
   const shownCols = COLUMNS.filter((c) => !hidden.has(c.key));
   const columns = narrow

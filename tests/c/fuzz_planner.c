@@ -123,6 +123,7 @@ static void layout_input(const llmem_input *base, const llmem_search_options *op
   in->fsdp_strategy = l->fsdp_strategy;
   in->distributed_optimizer = l->distributed_optimizer;
   if (!isnan(in->fsdp_shard_size) && in->fsdp_strategy != LLMEM_FSDP_HYBRID_SHARD) in->fsdp_shard_size = NAN;
+  if (l->rollout_tp > 0) in->rl_rollout_tp = l->rollout_tp; /* RL runs: the rollout engine's TP */
 }
 
 static double near_scale(fuzz_reader *r) {

@@ -18,6 +18,7 @@ static llmem_input layout_input(const llmem_input *base, double gpus, const llme
   c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
   c.offload_optimizer = l->offload_optimizer; c.offload_params = l->offload_params; c.optimizer_dtype = l->optimizer_dtype;
   if (!isnan(c.global_batch)) c.global_batch = l->dp * l->micro_batch * l->grad_accum;
+  if (l->rollout_tp > 0) c.rl_rollout_tp = l->rollout_tp;
   return c;
 }
 

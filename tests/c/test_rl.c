@@ -181,19 +181,39 @@ static void none_unchanged(void) {
   CHECK(b.rl_phase_count == 0 && b.rl_engine_bytes == 0, "rl none: no RL result");
 }
 
-/* The layout search places training runs only: an RL config is refused, naming rl.algorithm. */
-static void search_refused(void) {
+/* The layout search of an RL run places the rollout engine's TP beside the
+ * training layout as given: every kept layout fits by its own full estimate,
+ * names its rollout TP, and keeps the batches. */
+static void search_rl(void) {
   static llmem_search_result found;
+  static llmem_result check;
   llmem_input in;
   llmem_defaults(&in);
-  if (!set_keys(&in, GRPO)) return;
+  if (!set_keys(&in, GRPO "parallel.gpus=8 parallel.gpus_per_node=8 rl.rollout_batch=8")) return;
   llmem_search_options opt;
   llmem_search_defaults(&opt);
   opt.gpus = 8;
-  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_SEARCH_RL && found.status == LLMEM_ERR_SEARCH_RL,
-        "search of an RL config: status %d", found.status);
-  CHECK(found.error_field == llmem_field_index("rl.algorithm"), "search of an RL config names rl.algorithm (%d)",
-        found.error_field);
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0, "search of an RL config: %d kept (status %d)",
+        found.count, found.status);
+  int rollout_tps = 0;
+  for (int i = 0; i < found.count; i++) {
+    const llmem_layout *l = &found.layouts[i];
+    llmem_input t = in; /* the layout applied by hand: only the TPs and the data-parallel rest change */
+    t.tp = l->tp, t.sequence_parallel = l->sequence_parallel, t.rl_rollout_tp = l->rollout_tp;
+    CHECK(l->rollout_tp >= 1 && t.rl_rollout_tp == l->rollout_tp, "layout %d names its rollout TP", i);
+    CHECK(t.micro_batch == in.micro_batch && t.rl_rollout_batch == in.rl_rollout_batch, "layout %d keeps the batches", i);
+    CHECK(llmem_estimate(&t, &check) == LLMEM_OK && check.per_gpu.device_used_bytes == l->device_used_bytes,
+          "layout %d: its own estimate", i);
+    rollout_tps |= 1 << (int)log2(l->rollout_tp);
+  }
+  /* 14 heads: TP 4 and 8 do not split them (vLLM asserts it) */
+  CHECK(rollout_tps == (1 | 2), "rollout TP 1 and 2 kept (%x)", rollout_tps);
+  CHECK(found.rejected[LLMEM_ERR_RL_ROLLOUT_TP] == 2, "rollout TP 4 and 8 rejected: they do not split 14 heads");
+  CHECK(found.count == 2 && found.layouts[0].tp == 1 && found.layouts[1].tp == 1, "the training layout as given");
+  /* the rollout engine stays within a node unless tp_across_nodes */
+  if (!set_keys(&in, "parallel.gpus_per_node=4")) return;
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK, "search, 4 GPUs a node");
+  CHECK(found.rejected[LLMEM_ERR_SEARCH_TP_NODE] >= 1, "rollout TP 8 across nodes rejected");
 }
 
 /* "Make it fit" for an RL step: GRPO at 0.3 of a 40 GiB card does not fit (rollout 32.7 GB
@@ -300,7 +320,7 @@ int main(void) {
   dpo();
   none_unchanged();
   dynamic_batching();
-  search_refused();
+  search_rl();
   suggest_rl();
   invalid();
   invariants(GRPO);

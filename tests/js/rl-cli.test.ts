@@ -81,10 +81,17 @@ describe('llmem fit and search, RL', () => {
     expect(keep(at(best), cap)).toBe(true);
     expect(keep(at(best + 128), cap)).toBe(false);
   });
-  it('the layout search refuses an RL config, naming rl.algorithm', () => {
-    const r = cli(['search', GRPO, '--gpus', '8']);
-    expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/rl\.algorithm/);
-    expect(r.stderr).not.toMatch(/at .*\.js:\d+/);
+  it("the layout search places the rollout engine's TP; each layout is its own estimate", () => {
+    const r = cli(['search', GRPO, '--gpus', '8', '--json']);
+    expect(r.status).toBe(0);
+    const res = JSON.parse(r.stdout);
+    expect(res.layouts.length).toBeGreaterThan(0);
+    for (const l of res.layouts) {
+      expect(l.rollout_tp).toBeGreaterThanOrEqual(1);
+      expect(l.patch.rl).toEqual({ rollout: { tp: l.rollout_tp } });
+    }
+    const text = cli(['search', GRPO, '--gpus', '8']);
+    expect(text.stdout).toMatch(/rollout tp/);
+    expect(text.stdout).toMatch(/RL run: the rollout engine's TP varies/);
   });
 });

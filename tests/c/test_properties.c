@@ -257,6 +257,7 @@ static int random_searches(void) {
       c.recompute_layers = NAN; c.pp_first_stage_layers = NAN; c.pp_last_stage_layers = NAN;
       c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
       c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
+      if (l->rollout_tp > 0) c.rl_rollout_tp = l->rollout_tp; /* an RL run: the rollout engine's TP */
       llmem_status st = llmem_estimate(&c, &a);
       CHECK(st == LLMEM_OK && a.per_gpu.device_used_bytes == l->device_used_bytes &&
                 a.per_gpu.device_used_bytes <= (1 - opt.free_fraction) * a.capacity_bytes,

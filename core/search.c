@@ -178,6 +178,28 @@ static llmem_status layout_check(const search_ctx *c, double tp, double pp, doub
   return LLMEM_OK;
 }
 
+/* One candidate estimated (the allocator's bound here; the kept layouts are
+ * simulated at the end): -1 rejected with its status, 0 valid but not fitting
+ * (the caller counts it), 1 fitting and kept. */
+static int try_layout(search_ctx *c, llmem_layout *l) {
+  llmem_input in = search_layout_input(c->base, c->N, l);
+  llmem_readings r;
+  plan pl;
+  int failed_field;
+  llmem_status rs = estimate_readings(&in, 0, 0, &r, &pl, &failed_field);
+  if (rs != LLMEM_OK) {
+    reject(c, rs, failed_field, 1);
+    return -1;
+  }
+  c->out->valid++;
+  if (r.device_used_bytes > r.capacity_bytes * (1 - c->opt->free_fraction)) return 0;
+  c->out->fitting++;
+  l->device_used_bytes = r.device_used_bytes;
+  l->step_seconds = step_time_seconds(&pl, &l->tokens_per_second_per_gpu);
+  keep(c->out, l);
+  return 1;
+}
+
 /* The micro-batches of one layout: estimated smallest first; memory only
  * grows with the micro-batch, so the first that does not fit ends the row. */
 static void micro_batches(search_ctx *c, llmem_layout l, llmem_status structural, int structural_field) {
@@ -194,28 +216,13 @@ static void micro_batches(search_ctx *c, llmem_layout l, llmem_status structural
     }
     l.micro_batch = mb;
     l.grad_accum = c->B / (l.dp * mb);
-    llmem_input in = search_layout_input(c->base, c->N, &l);
-    llmem_readings r;
-    plan pl;
-    int failed_field;
-    /* the allocator's bound here; the kept layouts are simulated at the end */
-    llmem_status rs = estimate_readings(&in, 0, 0, &r, &pl, &failed_field);
-    if (rs != LLMEM_OK) {
-      reject(c, rs, failed_field, 1);
-      continue;
-    }
-    out->valid++;
-    if (r.device_used_bytes > r.capacity_bytes * (1 - c->opt->free_fraction)) {
+    if (try_layout(c, &l) == 0) {
       double rest = 0; /* this one and the larger ones, not estimated */
       for (double m = mb; m <= c->opt->max_micro_batch; m *= 2) rest++;
       reject(c, LLMEM_ERR_SEARCH_NO_FIT, -1, rest);
       out->candidates += rest - 1;
       return;
     }
-    out->fitting++;
-    l.device_used_bytes = r.device_used_bytes;
-    l.step_seconds = step_time_seconds(&pl, &l.tokens_per_second_per_gpu);
-    keep(out, &l);
   }
 }
 
@@ -313,24 +320,7 @@ static void search_rl(search_ctx *c, int engine) {
         reject(c, why, field, 1);
         continue;
       }
-      llmem_input in = search_layout_input(c->base, N, &l);
-      llmem_readings r;
-      plan pl;
-      int failed_field;
-      llmem_status rs = estimate_readings(&in, 0, 0, &r, &pl, &failed_field);
-      if (rs != LLMEM_OK) {
-        reject(c, rs, failed_field, 1);
-        continue;
-      }
-      out->valid++;
-      if (r.device_used_bytes > r.capacity_bytes * (1 - c->opt->free_fraction)) {
-        reject(c, LLMEM_ERR_SEARCH_NO_FIT, -1, 1);
-        continue;
-      }
-      out->fitting++;
-      l.device_used_bytes = r.device_used_bytes;
-      l.step_seconds = step_time_seconds(&pl, &l.tokens_per_second_per_gpu);
-      keep(out, &l);
+      if (try_layout(c, &l) == 0) reject(c, LLMEM_ERR_SEARCH_NO_FIT, -1, 1);
     }
 }
 

@@ -104,6 +104,8 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
   }, [r, measured, curve]);
 
   if (!spec || !t) return null;
+  // an RL step's phases around the actor update: few events each, so their bands are narrow; named here
+  const rlPhases = r.rl ? [...new Set(t.phase)].filter((ph) => r.rl!.phases.some((x) => x.phase === ph)) : [];
   const stage = r.ranks.length > 1 ? ` (stage ${r.per_gpu.stage})` : '';
   const step = r.rl ? 'one RL step' : 'one training step';
   return (
@@ -129,6 +131,19 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
             <span class="line-swatch" style={{ borderColor: RESERVED, borderTopStyle: 'dotted' }} />
             reserved (simulated caching allocator; at its peak {formatGiB(r.per_gpu.fragmentation_bytes)} of it is
             cached, not in tensors)
+          </li>
+        ) : null}
+        {rlPhases.length ? (
+          <li data-testid="timeline-rl-phases">
+            RL phases, left to right:{' '}
+            {rlPhases.map((ph, i) => (
+              <span key={ph} class="phase-key">
+                {i ? ' · ' : ''}
+                <span class="swatch phase-swatch" style={{ background: PHASE_TINT[ph] ?? 'transparent' }} />
+                {ph}
+              </span>
+            ))}
+            ; the updates show their passes (forward, backward, optimizer)
           </li>
         ) : null}
         {measured && curve ? (

@@ -22,6 +22,10 @@ test('a GRPO link: the RL step, the CLI numbers, the RL fields, the response-len
   expect(out).toContain('peak at      rollout');
   expect(await text(page, '[data-testid=breakdown]'), 'the KV cache in the breakdown').toMatch(/KV cache/);
   expect(await page.isVisible('#f-rl-group_size'), 'RL keys shown in RL mode').toBe(true);
+  expect(await text(page, '[data-testid=timeline] h3'), 'the timeline is an RL step').toMatch(/one RL step/);
+  expect(await text(page, '[data-testid=timeline-rl-phases]'), 'the RL phases named under the timeline').toMatch(
+    /rollout.*engine sleep.*old log-probs/,
+  );
   expect(await text(page, '[data-testid=fit-seq]'), 'largest fit: the response length').toMatch(/Response/);
   expect(await text(page, '[data-testid=step-time]'), 'no step time claimed').toMatch(/Not estimated for an RL step/);
   // back to plain training: the RL keys hide, the sequence fit returns

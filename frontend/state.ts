@@ -134,11 +134,10 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   const outcome = computed<EstimateOutcome>(() => {
     const r = resolvedOutcome.value;
     if (!r.ok) return (shown = { ok: false, error: r.error });
-    if (heavy.value) {
-      const w = offThread.value;
-      if (w && w.config === r.config) shown = w.outcome;
-      return shown;
-    }
+    // the Worker's answer to this config stands, heavy or not (no second estimate of it here)
+    const w = offThread.value;
+    if (w && w.config === r.config) return (shown = w.outcome);
+    if (heavy.value) return shown;
     const t0 = performance.now();
     shown = core.estimate(r.config, { timeline: true });
     mainThreadMs = performance.now() - t0;

@@ -67,5 +67,5 @@ export function bundleParts(dist) {
 }
 
 /** The first load's budget, KB gzip. Issue 17 asks for 150: the lazy planner and dialogs brought it to
- * 147 KB, the RL phases in the core (core/rl.c) to 155.5 KB. */
+ * 147 KB, the RL phases in the core (core/rl.c) and their page to 158 KB. */
 export const FIRST_LOAD_BUDGET_KB = 160;

@@ -14,29 +14,34 @@ static void allocator_within_budget(plan *pl) {
   if (2 * 60 * passes * pl->layers > ALLOCATOR_MAX_OPS) pl->simulate_allocator = 0;
 }
 
-static void describe_peak(llmem_result *out) {
-  const llmem_rank_result *r = &out->per_gpu;
-  size_t cap = sizeof out->peak_at, n = 0;
-  out->peak_at[0] = 0;
-  n = text_append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
-  if (out->rank_count > 1) {
-    n = text_append(out->peak_at, n, cap, ", stage ");
-    n = text_append_int(out->peak_at, n, cap, r->stage);
+/* Where a rank peaks, in words: "backward, stage 3, micro-batch 1, layer 31" (stage only when there are
+ * several). Appended at n; the new length. Shared by the training step and the RL step's updates. */
+size_t peak_place_text(char *dst, size_t n, size_t cap, const llmem_rank_result *r, int rank_count) {
+  n = text_append(dst, n, cap, llmem_phase_name(r->peak_phase));
+  if (rank_count > 1) {
+    n = text_append(dst, n, cap, ", stage ");
+    n = text_append_int(dst, n, cap, r->stage);
   }
   if (r->peak_micro_batch >= 0) {
-    n = text_append(out->peak_at, n, cap, ", micro-batch ");
-    n = text_append_int(out->peak_at, n, cap, r->peak_micro_batch);
+    n = text_append(dst, n, cap, ", micro-batch ");
+    n = text_append_int(dst, n, cap, r->peak_micro_batch);
   }
   if (r->peak_layer >= 0) {
-    n = text_append(out->peak_at, n, cap, ", layer ");
-    n = text_append_int(out->peak_at, n, cap, r->peak_layer);
+    n = text_append(dst, n, cap, ", layer ");
+    n = text_append_int(dst, n, cap, r->peak_layer);
   } else if (r->peak_layer == LLMEM_LAYER_EMBEDDING) {
-    n = text_append(out->peak_at, n, cap, ", embedding (end of the backward)");
+    n = text_append(dst, n, cap, ", embedding (end of the backward)");
   } else if (r->peak_phase == LLMEM_PHASE_FORWARD) {
-    n = text_append(out->peak_at, n, cap, ", embedding");
+    n = text_append(dst, n, cap, ", embedding");
   } else if (r->peak_phase == LLMEM_PHASE_BACKWARD) {
-    n = text_append(out->peak_at, n, cap, ", loss and output layer");
+    n = text_append(dst, n, cap, ", loss and output layer");
   }
+  return n;
+}
+
+static void describe_peak(llmem_result *out) {
+  out->peak_at[0] = 0;
+  peak_place_text(out->peak_at, 0, sizeof out->peak_at, &out->per_gpu, out->rank_count);
 }
 
 static void finish(const plan *pl, llmem_result *out) {

@@ -247,6 +247,8 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
 /* planner.c: the input a found layout stands for (what the search's patch loads) */
 /* The field index of an input member (its slot in the double array). */
 #define FIELD(member) ((int)(offsetof(llmem_input, member) / sizeof(double)))
+/* Where a rank peaks, in words (estimate.c); appended at n, returns the new length. */
+size_t peak_place_text(char *dst, size_t n, size_t cap, const llmem_rank_result *r, int rank_count);
 llmem_input search_layout_input(const llmem_input *base, double N, const llmem_layout *l);
 
 /* rl.c: RL post-training (rl.algorithm not "none"), the phases around the update */

@@ -555,23 +555,16 @@ static void explain(const rl_walk *W, const rl_work *w, const engine_bytes *e, l
   explain_runtime_terms(&w->actor.pl, &out->per_gpu, W->overhead - runtime_device_overhead_bytes(&w->actor.pl), out);
 }
 
-/* "actor update: backward, micro-batch 1, layer 5", "rollout", ... */
+/* "actor update: backward, micro-batch 1, layer 5", "rollout", ...: the updates' passes
+ * read as the training step's (peak_place_text) */
 static void describe(llmem_result *out) {
   const llmem_rank_result *r = &out->per_gpu;
   size_t cap = sizeof out->peak_at, n = 0;
   int update = r->peak_phase >= LLMEM_PHASE_FORWARD && r->peak_phase <= LLMEM_PHASE_OPTIMIZER;
   out->peak_at[0] = 0;
   if (update) n = text_append(out->peak_at, n, cap, "actor update: ");
-  n = text_append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
-  if (!update && r->peak_phase != LLMEM_PHASE_CRITIC_UPDATE) return;
-  if (r->peak_micro_batch >= 0) {
-    n = text_append(out->peak_at, n, cap, ", micro-batch ");
-    n = text_append_int(out->peak_at, n, cap, r->peak_micro_batch);
-  }
-  if (r->peak_layer >= 0) {
-    n = text_append(out->peak_at, n, cap, ", layer ");
-    n = text_append_int(out->peak_at, n, cap, r->peak_layer);
-  }
+  if (update || r->peak_phase == LLMEM_PHASE_CRITIC_UPDATE) peak_place_text(out->peak_at, n, cap, r, 1);
+  else text_append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
 }
 
 static rl_work w; /* large (event scratch, two ranks): off small stacks; the core is single-threaded */

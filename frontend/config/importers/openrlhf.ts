@@ -21,6 +21,7 @@ import {
   applySecondModel,
   divide,
   type Flags,
+  generateWithoutEngine,
   launchCommand,
   parseFlags,
   seqLenFromRl,
@@ -223,11 +224,7 @@ const MAPPING: { flags: string[]; to: string; program?: Program; apply: (c: Ctx)
     apply: ({ d, f }) => {
       const engines = value(f, 'vllm_num_engines');
       if (engines === undefined || int(engines, '--vllm_num_engines', 0) === 0) {
-        d.set('rl.rollout.placement', 'separate');
-        d.skip(
-          '--vllm_num_engines',
-          'no vLLM engines: the actor generates with transformers generate(), whose KV cache is not modelled; counted as generation elsewhere',
-        );
+        generateWithoutEngine(d, '--vllm_num_engines', 'no vLLM engines');
         return;
       }
       d.set('rl.rollout.engine', 'vllm');

@@ -99,3 +99,13 @@ export function seqLenFromRl(d: Draft): void {
   const len = (k: string) => (typeof d.get(k) === 'number' ? (d.get(k) as number) : 512);
   d.set('training.seq_len', len('rl.prompt_len') + len('rl.response_len'));
 }
+
+/** No rollout engine: the trainer generates with transformers generate() on the training model. Its KV cache
+ * is not modelled; the rollout is counted as happening elsewhere (rl.rollout.placement separate), said on `key`. */
+export function generateWithoutEngine(d: Draft, key: string, why: string): void {
+  d.set('rl.rollout.placement', 'separate');
+  d.skip(
+    key,
+    `${why}: completions come from transformers generate() on the training model, whose KV cache is not modelled; counted as generation elsewhere`,
+  );
+}

@@ -23,7 +23,7 @@ import {
   type ImportResult,
   type Obj,
 } from './common.js';
-import { divide, seqLenFromRl, worldSize } from './rl-common.js';
+import { divide, generateWithoutEngine, seqLenFromRl, worldSize } from './rl-common.js';
 import { applyPrecisionFlags, applyTrainingArgument, defaultToDdp, TRAINING_ARGS_IGNORED } from './training-args.js';
 
 type Trainer = 'grpo' | 'dpo';
@@ -276,11 +276,7 @@ function grpo(d: Draft, y: Obj, micro: number, accum: number, world: number): vo
   // the generation engine
   const vllm = isSet(y.use_vllm) && bool(y.use_vllm, 'use_vllm');
   if (!vllm) {
-    d.set('rl.rollout.placement', 'separate');
-    d.skip(
-      'use_vllm',
-      'false: completions come from transformers generate() on the training model, whose KV cache is not modelled; counted as generation elsewhere',
-    );
+    generateWithoutEngine(d, 'use_vllm', 'false');
     return;
   }
   d.set('rl.rollout.engine', 'vllm');

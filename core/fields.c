@@ -31,8 +31,12 @@ static const char *const term_formulas[] = {LLMEM_TERMS(TERM_FORMULA_)};
 
 void llmem_defaults(llmem_input *in) {
   if (!in) return;
-  double *slot = (double *)in;
-  for (int i = 0; i < LLMEM_FIELD_COUNT; i++) slot[i] = field_table[i].default_value;
+  for (int i = 0; i < LLMEM_FIELD_COUNT; i++) {
+    const llmem_field *f = &field_table[i];
+    double *slot = (double *)(void *)((char *)in + f->offset);
+    int n = f->kind == LLMEM_KIND_LIST ? LLMEM_MAX_PATTERN : 1;
+    for (int k = 0; k < n; k++) slot[k] = f->default_value;
+  }
 }
 
 const llmem_field *llmem_field_at(int index) {

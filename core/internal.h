@@ -39,6 +39,14 @@ typedef struct {
   int shared_gate, router_bias;
   int mla;
   double q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim;
+  /* per-layer kinds: a pattern repeated over the layers (period 0: every layer full / by the MoE rule) */
+  unsigned char mixer_pattern[LLMEM_MAX_PATTERN], mlp_pattern[LLMEM_MAX_PATTERN];
+  int mixer_period, mlp_period;
+  double sliding_window, attention_chunk; /* NaN: unset */
+  int attn_gate;                          /* q_proj also outputs a sigmoid gate of the attention output */
+  double lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* Gated DeltaNet layers */
+  double ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk; /* Mamba-2 layers */
+  int ssm_bias, ssm_conv_bias;
 
   /* training */
   double micro_batch, seq_len, grad_accum;
@@ -166,6 +174,16 @@ double dtype_bytes(int dtype);
 
 /* model.c */
 int layer_is_moe(const plan *pl, int layer);
+/* A layer's mixer (LLMEM_MIXER_*) and MLP (LLMEM_LMLP_*), and the pair as one index. */
+int layer_mixer(const plan *pl, int layer);
+int layer_mlp(const plan *pl, int layer);
+#define LAYER_KIND_COUNT (LLMEM_LAYER_MIXER_COUNT_ * LLMEM_LAYER_MLP_COUNT_)
+static inline int layer_kind(const plan *pl, int layer) {
+  return layer_mixer(pl, layer) * LLMEM_LAYER_MLP_COUNT_ + layer_mlp(pl, layer);
+}
+static inline int mixer_is_attention(int mixer) {
+  return mixer == LLMEM_MIXER_FULL || mixer == LLMEM_MIXER_SLIDING || mixer == LLMEM_MIXER_CHUNKED;
+}
 layer_params layer_params_on_rank(const plan *pl, int layer);
 double layer_params_total(const plan *pl, int layer, int active_only);
 void model_param_counts(const plan *pl, double *total, double *active, double *trainable);
@@ -246,7 +264,14 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
 
 /* planner.c: the input a found layout stands for (what the search's patch loads) */
 /* The field index of an input member (its slot in the double array). */
-#define FIELD(member) ((int)(offsetof(llmem_input, member) / sizeof(double)))
+#define FIELD(member) LLMEM_FIELD_##member
+/* A field's first slot in the input (a LIST key has LLMEM_MAX_PATTERN). */
+static inline double *input_slot(llmem_input *in, int field) {
+  return (double *)(void *)((char *)in + llmem_field_at(field)->offset);
+}
+static inline double input_value(const llmem_input *in, int field) {
+  return *(const double *)(const void *)((const char *)in + llmem_field_at(field)->offset);
+}
 /* Where a rank peaks, in words (estimate.c); appended at n, returns the new length. */
 size_t peak_place_text(char *dst, size_t n, size_t cap, const llmem_rank_result *r, int rank_count);
 llmem_input search_layout_input(const llmem_input *base, double N, const llmem_layout *l);

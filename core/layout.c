@@ -45,14 +45,14 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   int last_stage = (int)pl->pp - 1;
   st.has_embedding = stage == 0;
   st.has_head = stage == last_stage;
-  int have[2] = {0, 0};
-  layer_params cached[2]; /* a stage has at most two kinds of layer: dense and MoE */
+  int have[LAYER_KIND_COUNT] = {0};
+  layer_params cached[LAYER_KIND_COUNT]; /* one count per layer kind (mixer x MLP) */
   for (int c = 0; c < (int)pl->vpp; c++) {
     int first = 0;
     int n = layout_stage_layers(pl, stage, c, &first);
     if (c == 0) st.first_layer = first;
     for (int i = first; i < first + n; i++) {
-      int kind = layer_is_moe(pl, i);
+      int kind = layer_kind(pl, i);
       if (!have[kind]) {
         cached[kind] = layer_params_on_rank(pl, i);
         have[kind] = 1;

@@ -15,11 +15,12 @@
 #include <math.h>
 #include <stddef.h>
 
-#define LLMEM_ABI_VERSION 2
+#define LLMEM_ABI_VERSION 3
 #define LLMEM_MAX_STAGES 512        /* pipeline stages reported one by one */
 #define LLMEM_MAX_VPP 64            /* virtual stages per pipeline rank */
 #define LLMEM_MAX_EVENTS 2048       /* timeline points kept for the chart */
 #define LLMEM_MAX_WARNINGS 16
+#define LLMEM_MAX_PATTERN 256        /* entries of a per-layer list (model.layer_types); it repeats over the layers */
 #define LLMEM_NULL NAN              /* JSON null: "automatic" */
 
 #include "enums.def"
@@ -32,15 +33,28 @@ LLMEM_ENUM_LISTS(LLMEM_DECLARE_ENUM_)
 
 typedef enum { LLMEM_STATUSES(LLMEM_ENUM_NAME_) LLMEM_STATUS_COUNT } llmem_status;
 
-/* The input: one double per config key, in the order of fields.def.
- * Enums hold the value's index, sets a bit mask, booleans 0/1, NaN = null. */
+/* The input: one double per config key, in the order of fields.def (a LIST
+ * key: LLMEM_MAX_PATTERN doubles, its entries then NaN). Enums hold the
+ * value's index, sets a bit mask, booleans 0/1, NaN = null. */
+#define LLMEM_SLOTS_INT(member) double member;
+#define LLMEM_SLOTS_NUM(member) double member;
+#define LLMEM_SLOTS_BOOL(member) double member;
+#define LLMEM_SLOTS_ENUM(member) double member;
+#define LLMEM_SLOTS_SET(member) double member;
+#define LLMEM_SLOTS_TEXT(member) double member;
+#define LLMEM_SLOTS_GROUP(member) double member;
+#define LLMEM_SLOTS_LIST(member) double member[LLMEM_MAX_PATTERN];
 typedef struct {
-#define LLMEM_MEMBER_(path, member, kind, list, def, lo, hi, flags) double member;
+#define LLMEM_MEMBER_(path, member, kind, list, def, lo, hi, flags) LLMEM_SLOTS_##kind(member)
   LLMEM_FIELDS(LLMEM_MEMBER_)
 #undef LLMEM_MEMBER_
 } llmem_input;
 
-#define LLMEM_FIELD_COUNT ((int)(sizeof(llmem_input) / sizeof(double)))
+/* Field indices (the rows of fields.def); a field's slots start at its offset. */
+#define LLMEM_FIELD_ID_(path, member, kind, list, def, lo, hi, flags) LLMEM_FIELD_##member,
+enum { LLMEM_FIELDS(LLMEM_FIELD_ID_) LLMEM_FIELD_COUNT };
+#undef LLMEM_FIELD_ID_
+#define LLMEM_SLOT_COUNT ((int)(sizeof(llmem_input) / sizeof(double)))
 
 /* Breakdown categories (docs/config.md, result `breakdown_bytes`). */
 #define LLMEM_CATEGORIES(C)                                                   \
@@ -238,7 +252,7 @@ typedef struct {
 
 /* Field table kinds and flags. */
 enum { LLMEM_KIND_INT, LLMEM_KIND_NUM, LLMEM_KIND_BOOL, LLMEM_KIND_ENUM, LLMEM_KIND_SET,
-       LLMEM_KIND_TEXT, LLMEM_KIND_GROUP };
+       LLMEM_KIND_TEXT, LLMEM_KIND_GROUP, LLMEM_KIND_LIST };
 enum { LLMEM_FLAG_NULLABLE = 1, LLMEM_FLAG_MONTHS = 2 };
 
 typedef struct {

@@ -6,10 +6,18 @@
 
 #include "internal.h"
 
-int layer_is_moe(const plan *pl, int layer) {
-  if (!pl->moe || layer < (int)pl->dense_layers) return 0;
-  return ((layer - (int)pl->dense_layers) % (int)pl->layer_freq) == 0; /* first k dense, then every n-th */
+int layer_mixer(const plan *pl, int layer) {
+  return pl->mixer_period ? pl->mixer_pattern[layer % pl->mixer_period] : LLMEM_MIXER_FULL;
 }
+
+int layer_mlp(const plan *pl, int layer) {
+  if (pl->mlp_period) return pl->mlp_pattern[layer % pl->mlp_period];
+  if (!pl->moe || layer < (int)pl->dense_layers) return LLMEM_LMLP_DENSE;
+  /* first k dense, then every n-th */
+  return ((layer - (int)pl->dense_layers) % (int)pl->layer_freq) == 0 ? LLMEM_LMLP_MOE : LLMEM_LMLP_DENSE;
+}
+
+int layer_is_moe(const plan *pl, int layer) { return layer_mlp(pl, layer) == LLMEM_LMLP_MOE; }
 
 
 /* Attention on one rank. TP splits heads; KV heads below tp are replicated
@@ -54,9 +62,12 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   double d = pl->head_dim;
   double q_out = pl->heads * d / t;
   double kv_out = max2(pl->kv_heads / t, 1) * d;
-  double q = h * q_out, k = h * kv_out, v = h * kv_out, o = q_out * h;
+  /* an output gate doubles q_proj: query and gate per head (transformers
+   * models/qwen3_next/modeling_qwen3_next.py Qwen3NextAttention, q_proj * 2) */
+  double q_rows = pl->attn_gate ? 2 * q_out : q_out;
+  double q = h * q_rows, k = h * kv_out, v = h * kv_out, o = q_out * h;
   lp->matrix_count += q + k + v + o;
-  lp->matrix_dims_count += (h + q_out) + 2 * (h + kv_out) + (q_out + h);
+  lp->matrix_dims_count += (h + q_rows) + 2 * (h + kv_out) + (q_out + h);
   lp->quantizable_count += q + k + v + o;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
   if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;   /* column-parallel biases split with TP */
@@ -69,6 +80,40 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   if (targets & (1 << LLMEM_LT_K)) lp->lora_count += r * (h + kv_out);
   if (targets & (1 << LLMEM_LT_V)) lp->lora_count += r * (h + kv_out);
   if (targets & (1 << LLMEM_LT_O)) lp->lora_count += r * (q_out + h);
+}
+
+/* Gated DeltaNet on one rank (transformers models/qwen3_next/modeling_qwen3_next.py
+ * Qwen3NextGatedDeltaNet): in_proj_qkvz h x (2 key_dim + 2 value_dim), in_proj_ba
+ * h x 2 Hv, a depthwise conv1d over q, k, v (no bias), dt_bias and A_log per value
+ * head, a gated RMSNorm of head_v_dim, out_proj value_dim x h. TP splits the heads. */
+static void linear_attention_params(const plan *pl, layer_params *lp) {
+  double h = pl->hidden, t = pl->tp;
+  double key_dim = pl->lin_k_heads * pl->lin_k_dim / t, value_dim = pl->lin_v_heads * pl->lin_v_dim / t;
+  double hv = pl->lin_v_heads / t, conv_dim = 2 * key_dim + value_dim;
+  double qkvz = h * (2 * key_dim + 2 * value_dim), ba = h * 2 * hv, out = value_dim * h;
+  lp->matrix_count += qkvz + ba + out;
+  lp->matrix_dims_count += (h + 2 * key_dim + 2 * value_dim) + (h + 2 * hv) + (value_dim + h);
+  lp->quantizable_count += qkvz + ba + out;
+  lp->largest_linear_count = max2(lp->largest_linear_count, max2(qkvz, out));
+  lp->vector_count += conv_dim * pl->lin_conv + 2 * hv + pl->lin_v_dim * pl->norm_width;
+}
+
+/* Mamba-2 on one rank (transformers models/nemotron_h/modeling_nemotron_h.py
+ * NemotronHMamba2Mixer; Megatron-LM megatron/core/ssm/mamba_mixer.py splits
+ * d_inner, heads and groups over TP): in_proj h x (2 d_inner + 2 G N + H),
+ * conv1d over x, B, C (conv_dim = d_inner + 2 G N) with its bias, dt_bias,
+ * A_log and D per head, a gated RMSNorm of d_inner, out_proj d_inner x h. */
+static void ssm_params(const plan *pl, layer_params *lp) {
+  double h = pl->hidden, t = pl->tp;
+  double heads = pl->ssm_heads / t, inner = heads * pl->ssm_head_dim, bc = 2 * pl->ssm_groups / t * pl->ssm_state;
+  double conv_dim = inner + bc, in_cols = 2 * inner + bc + heads;
+  double in_proj = h * in_cols, out_proj = inner * h;
+  lp->matrix_count += in_proj + out_proj;
+  lp->matrix_dims_count += (h + in_cols) + (inner + h);
+  lp->quantizable_count += in_proj + out_proj;
+  lp->largest_linear_count = max2(lp->largest_linear_count, max2(in_proj, out_proj));
+  lp->vector_count += conv_dim * pl->ssm_conv + (pl->ssm_conv_bias ? conv_dim : 0) + 3 * heads + inner * pl->norm_width;
+  if (pl->ssm_bias) lp->vector_count += in_cols + h; /* in_proj bias split with TP, out_proj bias */
 }
 
 /* One MLP of intermediate size f (per rank, already split). */
@@ -99,14 +144,26 @@ static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, 
   }
 }
 
+static void mixer_params(const plan *pl, int mixer, layer_params *lp, int lora_on) {
+  if (mixer_is_attention(mixer)) attention_params(pl, lp, lora_on);
+  else if (mixer == LLMEM_MIXER_LINEAR) linear_attention_params(pl, lp);
+  else if (mixer == LLMEM_MIXER_SSM) ssm_params(pl, lp);
+}
+
 layer_params layer_params_on_rank(const plan *pl, int layer) {
   layer_params lp = {0};
   int lora_on = pl->ft_method != LLMEM_FT_FULL;
   double h = pl->hidden;
-  attention_params(pl, &lp, lora_on);
+  int mixer = layer_mixer(pl, layer), mlp = layer_mlp(pl, layer);
+  mixer_params(pl, mixer, &lp, lora_on);
   double attn_total = lp.matrix_count + lp.vector_count;
-  lp.vector_count += pl->norms_per_layer * pl->norm_width * h;
-  if (!layer_is_moe(pl, layer)) {
+  /* norms_per_layer counts both sublayers' norms; a layer without a mixer or
+   * an MLP (Nemotron-H's blocks: one mixer or one MLP each) has half of them */
+  double sublayers = (mixer != LLMEM_MIXER_NONE) + (mlp != LLMEM_LMLP_NONE);
+  lp.vector_count += pl->norms_per_layer * sublayers / 2 * pl->norm_width * h;
+  if (mlp == LLMEM_LMLP_NONE) {
+    lp.largest_module_count = attn_total;
+  } else if (mlp == LLMEM_LMLP_DENSE) {
     mlp_params(pl, pl->ffn / pl->tp, &lp, lora_on, 0);
     lp.largest_module_count = max2(attn_total, (pl->gated ? 3 : 2) * h * pl->ffn / pl->tp);
   } else {
@@ -181,24 +238,23 @@ double lora_params_total(const plan *pl) {
 }
 
 void model_param_counts(const plan *pl, double *total, double *active, double *trainable) {
-  double t = 0, a = 0;
   int n = (int)pl->layers;
-  /* Layers come in at most three kinds (dense, MoE); count each kind once. */
-  double dense_total = 0, moe_total = 0, moe_active = 0;
-  int dense_n = 0, moe_n = 0;
+  /* each layer kind (mixer x MLP) counted once, times its layers */
+  double kind_total[LAYER_KIND_COUNT], kind_active[LAYER_KIND_COUNT];
+  int kind_n[LAYER_KIND_COUNT] = {0};
   for (int i = 0; i < n; i++) {
-    if (layer_is_moe(pl, i)) {
-      if (moe_n++ == 0) {
-        moe_total = layer_params_total(pl, i, 0);
-        moe_active = layer_params_total(pl, i, 1);
-      }
-    } else if (dense_n++ == 0) {
-      dense_total = layer_params_total(pl, i, 0);
+    int k = layer_kind(pl, i);
+    if (kind_n[k]++ == 0) {
+      kind_total[k] = layer_params_total(pl, i, 0);
+      kind_active[k] = layer_params_total(pl, i, 1);
     }
   }
   double outer = embedding_params(pl) + head_params(pl) + pl->final_norm * pl->norm_width * pl->hidden;
-  t = dense_n * dense_total + moe_n * moe_total + outer;
-  a = dense_n * dense_total + moe_n * moe_active + outer;
+  double t = 0, a = 0;
+  for (int k = 0; k < LAYER_KIND_COUNT; k++) /* in kind order: dense, then MoE, as before */
+    if (kind_n[k]) t += kind_n[k] * kind_total[k], a += kind_n[k] * kind_active[k];
+  t += outer;
+  a += outer;
   *total = t;
   *active = a;
   *trainable = pl->ft_method == LLMEM_FT_FULL ? t : lora_params_total(pl);

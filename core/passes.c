@@ -43,9 +43,7 @@ static int layer_recomputed(const plan *pl, int local_index) {
   return local_index < (int)pl->recompute_layers;
 }
 
-static const layer_cost *cost(const stage_walk *W, int layer) {
-  return &W->costs[W->pl->moe ? layer_is_moe(W->pl, layer) : 0];
-}
+static const layer_cost *cost(const stage_walk *W, int layer) { return &W->costs[layer_kind(W->pl, layer)]; }
 
 const layer_cost *walk_layer_cost(const stage_walk *W, int layer) { return cost(W, layer); }
 
@@ -99,7 +97,7 @@ static void live_amounts(stage_walk *W, int c) {
 }
 
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
-  memset(W, 0, sizeof *W);
+  memset(W, 0, offsetof(stage_walk, costs)); /* costs: set below for the kinds present */
   W->pl = pl, W->st = st, W->rs = rs;
   W->v = (int)pl->vpp;
   W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;
@@ -110,10 +108,10 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
     W->local0[c] = sum;
     sum += W->chunk_layers[c];
   }
-  /* layer costs by kind (dense / MoE) */
+  /* layer costs by kind (mixer x MLP) */
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
-      int kind = layer_is_moe(pl, i);
+      int kind = layer_kind(pl, i);
       if (!W->have[kind]) {
         W->costs[kind] = cost_of(pl, st, rs, i);
         W->have[kind] = 1;

@@ -47,10 +47,24 @@ static double or_default(double v, double automatic) { return isnan(v) ? automat
     return (status);         \
   } while (0)
 
+/* A list: entries from the start (each one of the list's values), then NaN
+ * to the end; all NaN is null. */
+static llmem_status check_list(const llmem_field *f, const double *slot) {
+  int n = 0;
+  while (n < LLMEM_MAX_PATTERN && !isnan(slot[n])) n++;
+  for (int k = n; k < LLMEM_MAX_PATTERN; k++)
+    if (!isnan(slot[k])) return LLMEM_ERR_LIST_GAP;
+  if (n == 0) return (f->flags & LLMEM_FLAG_NULLABLE) ? LLMEM_OK : LLMEM_ERR_NOT_NULLABLE;
+  for (int k = 0; k < n; k++)
+    if (slot[k] != floor(slot[k]) || slot[k] < 0 || slot[k] >= f->value_count) return LLMEM_ERR_BAD_ENUM;
+  return LLMEM_OK;
+}
+
 llmem_status plan_check_fields(const llmem_input *in, int *field) {
-  const double *slot = (const double *)in;
   for (int i = 0; i < LLMEM_FIELD_COUNT; i++) {
-    llmem_status st = check_field(llmem_field_at(i), slot[i]);
+    const llmem_field *f = llmem_field_at(i);
+    const double *slot = (const double *)(const void *)((const char *)in + f->offset);
+    llmem_status st = f->kind == LLMEM_KIND_LIST ? check_list(f, slot) : check_field(f, *slot);
     if (st != LLMEM_OK) {
       *field = i;
       return st;
@@ -60,6 +74,28 @@ llmem_status plan_check_fields(const llmem_input *in, int *field) {
 }
 
 /* ---- resolve: plain values, nulls replaced by their automatic values ---- */
+static int list_count(const double *slot) {
+  int n = 0;
+  while (n < LLMEM_MAX_PATTERN && !isnan(slot[n])) n++;
+  return n;
+}
+
+static void resolve_layer_kinds(const llmem_input *in, plan *p) {
+  p->mixer_period = list_count(in->layer_types);
+  p->mlp_period = list_count(in->mlp_types);
+  for (int k = 0; k < p->mixer_period; k++) p->mixer_pattern[k] = (unsigned char)in->layer_types[k];
+  for (int k = 0; k < p->mlp_period; k++) p->mlp_pattern[k] = (unsigned char)in->mlp_types[k];
+  p->sliding_window = in->sliding_window;
+  p->attention_chunk = in->attention_chunk;
+  p->attn_gate = in->attn_output_gate != 0;
+  p->lin_k_heads = in->linear_key_heads, p->lin_v_heads = in->linear_value_heads;
+  p->lin_k_dim = in->linear_key_head_dim, p->lin_v_dim = in->linear_value_head_dim;
+  p->lin_conv = in->linear_conv_kernel;
+  p->ssm_state = in->ssm_state_size, p->ssm_heads = in->ssm_heads, p->ssm_head_dim = in->ssm_head_dim;
+  p->ssm_groups = in->ssm_groups, p->ssm_conv = in->ssm_conv_kernel, p->ssm_chunk = in->ssm_chunk_size;
+  p->ssm_bias = in->ssm_bias != 0, p->ssm_conv_bias = in->ssm_conv_bias != 0;
+}
+
 static void resolve_model(const llmem_input *in, plan *p) {
   p->layers = in->layers;
   p->hidden = in->hidden;
@@ -107,7 +143,7 @@ static void resolve_model(const llmem_input *in, plan *p) {
   p->qk_nope = in->mla_qk_nope_head_dim;
   p->qk_rope = in->mla_qk_rope_head_dim;
   p->v_head_dim = in->mla_v_head_dim;
-
+  resolve_layer_kinds(in, p);
 }
 
 static void resolve_training(const llmem_input *in, plan *p) {
@@ -204,6 +240,36 @@ static void resolve_hardware(const llmem_input *in, plan *p) {
 }
 
 /* ---- combination checks, each naming the key to change ---- */
+static int uses_mixer(const plan *p, int mixer) {
+  for (int k = 0; k < p->mixer_period; k++)
+    if (p->mixer_pattern[k] == mixer) return 1;
+  return 0;
+}
+
+/* model.layer_types / mlp_types: lists that fit the layers, each kind with its dimensions */
+static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int *field) {
+  if (p->mixer_period == 0 && p->mlp_period == 0) return LLMEM_OK;
+  if (p->formula != LLMEM_FORMULA_LLMEM) FAIL(LLMEM_ERR_PATTERN_FORMULA, layer_types);
+  if (p->mixer_period > p->layers) FAIL(LLMEM_ERR_PATTERN_LONG, layer_types);
+  if (p->mlp_period > p->layers) FAIL(LLMEM_ERR_PATTERN_LONG, mlp_types);
+  if (p->mlp_period > 0 && (in->moe_dense_layers != 0 || in->moe_layer_freq != 1))
+    FAIL(LLMEM_ERR_PATTERN_MOE_RULE, mlp_types);
+  for (int k = 0; k < p->mlp_period; k++)
+    if (p->mlp_pattern[k] == LLMEM_LMLP_MOE && !p->moe) FAIL(LLMEM_ERR_PATTERN_MOE, mlp_types);
+  for (int i = 0; i < (int)p->layers; i++) /* each (mixer, MLP) pair repeats within lcm of the periods */
+    if (layer_mixer(p, i) == LLMEM_MIXER_NONE && layer_mlp(p, i) == LLMEM_LMLP_NONE)
+      FAIL(LLMEM_ERR_PATTERN_EMPTY_LAYER, layer_types);
+  if (uses_mixer(p, LLMEM_MIXER_SLIDING) && isnan(p->sliding_window)) FAIL(LLMEM_ERR_SLIDING_WINDOW, sliding_window);
+  if (uses_mixer(p, LLMEM_MIXER_CHUNKED) && isnan(p->attention_chunk)) FAIL(LLMEM_ERR_ATTENTION_CHUNK, attention_chunk);
+  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->lin_v_heads, p->lin_k_heads))
+    FAIL(LLMEM_ERR_LINEAR_HEADS, linear_value_heads);
+  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->ssm_heads, p->ssm_groups)) FAIL(LLMEM_ERR_SSM_HEADS, ssm_heads);
+  if (in->rl_algorithm != LLMEM_RL_NONE &&
+      (uses_mixer(p, LLMEM_MIXER_LINEAR) || uses_mixer(p, LLMEM_MIXER_SSM) || uses_mixer(p, LLMEM_MIXER_NONE)))
+    FAIL(LLMEM_ERR_PATTERN_RL, layer_types);
+  return LLMEM_OK;
+}
+
 static llmem_status check_model(const llmem_input *in, const plan *p, int *field) {
   if (p->formula == LLMEM_FORMULA_LLMEM && in->mtp_layers > 0) FAIL(LLMEM_ERR_UNMODELLED, mtp_layers);
   if (p->formula == LLMEM_FORMULA_LLMEM && !isnan(in->moe_latent_size)) FAIL(LLMEM_ERR_UNMODELLED, moe_latent_size);
@@ -220,7 +286,7 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
   if (p->mla && (p->kv_lora_rank < 1 || p->qk_nope < 1 || p->qk_rope < 1 || p->v_head_dim < 1))
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
   if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
-  return LLMEM_OK;
+  return check_layer_kinds(in, p, field);
 }
 
 static llmem_status check_layout(const plan *p, int *field) {
@@ -236,6 +302,8 @@ static llmem_status check_layout(const plan *p, int *field) {
   if (!p->mla && !divides(p->kv_heads, p->tp) && !divides(p->tp, p->kv_heads))
     FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
   if (!divides(p->ffn, p->tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
+  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->lin_k_heads, p->tp)) FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
+  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->ssm_groups, p->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
   if (!divides(p->gpus, p->tp * p->pp * p->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
 
   if (p->pp > p->layers) FAIL(LLMEM_ERR_PP_LAYERS, pp);

@@ -6,7 +6,7 @@
 
 #include "internal.h"
 
-#define SLOT(in, field) (((double *)(in))[field])
+#define SLOT(in, field) (*input_slot((in), (field)))
 
 llmem_status llmem_sweep(const llmem_input *base, int field, const double *values, int count,
                          llmem_sweep_point *points) {

@@ -7,7 +7,7 @@
 #include "internal.h"
 
 #define YM(year, month) ((year) * 12 + (month) - 1)
-#define KEY(member) (int)(offsetof(llmem_input, member) / sizeof(double))
+#define KEY(member) LLMEM_FIELD_##member
 
 enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP };
 
@@ -75,7 +75,7 @@ static const profile_row *profile_row_for(const llmem_input *in, int field) {
 double llmem_profile_value(const llmem_input *in, int field, int *term, const char **source) {
   if (term) *term = -1;
   if (source) *source = 0;
-  if (!in || field < 0 || field >= LLMEM_FIELD_COUNT || !isnan(((const double *)in)[field])) return NAN;
+  if (!in || field < 0 || field >= LLMEM_FIELD_COUNT || !isnan(input_value(in, field))) return NAN;
   const profile_row *r = profile_row_for(in, field);
   if (!r) return NAN;
   if (term) *term = r->term;
@@ -84,6 +84,6 @@ double llmem_profile_value(const llmem_input *in, int field, int *term, const ch
 }
 
 double profiled(const llmem_input *in, int field) {
-  double v = ((const double *)in)[field];
+  double v = input_value(in, field);
   return isnan(v) ? llmem_profile_value(in, field, 0, 0) : v;
 }

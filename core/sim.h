@@ -148,8 +148,7 @@ typedef struct {
   const rank_states *rs;
   int v, lazy, offload;
   int first_global[LLMEM_MAX_VPP], chunk_layers[LLMEM_MAX_VPP], local0[LLMEM_MAX_VPP];
-  layer_cost costs[2]; /* by kind: dense, MoE */
-  int have[2];
+  int have[LAYER_KIND_COUNT]; /* the layer kinds (mixer x MLP) on this stage: costs[kind] is set */
   loss_memory loss;
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;
@@ -166,6 +165,7 @@ typedef struct {
   double kept_gathered[LLMEM_MAX_VPP]; /* weights gathered by the chunk's first forward */
   double grads_made[LLMEM_MAX_VPP];    /* gradients created by the chunk's first backward */
   double accumulated[LLMEM_MAX_VPP];   /* of which accumulated unsharded gradients */
+  layer_cost costs[LAYER_KIND_COUNT];  /* by layer kind; last: walk_init clears only what is above */
 } stage_walk;
 
 /* What is live at a pass boundary. */

@@ -264,7 +264,7 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
    * buffer size and potentially a bit more"): FSDP1 keeps two more gathered
    * units cached (limit_all_gathers allows two in flight), FSDP2 one */
   double late = 0;
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < LAYER_KIND_COUNT; k++)
     if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
   if (pl->engine == LLMEM_ENGINE_FSDP1) late *= 2;
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);

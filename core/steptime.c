@@ -99,15 +99,25 @@ static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_
   add_linear(c, t, T, q_out, h, 1);
 }
 
+/* Keys a query attends on average under a causal mask: half the sequence,
+ * the window less its ramp-up (sliding), half a chunk (chunked). */
+static double mean_keys(const plan *pl, int mixer) {
+  double s = pl->seq_len;
+  if (mixer == LLMEM_MIXER_SLIDING && pl->sliding_window < s) return pl->sliding_window * (1 - pl->sliding_window / (2 * s));
+  if (mixer == LLMEM_MIXER_CHUNKED && pl->attention_chunk < s) return pl->attention_chunk / 2;
+  return s / 2;
+}
+
 /* The attention core: scores and weighted values. */
-static void add_attention_core(const step_ctx *c, layer_time *t) {
+static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   const plan *pl = c->pl;
   double heads = pl->heads / pl->tp, T = c->tokens, keys = pl->seq_len;
   double qk = pl->mla ? pl->qk_nope + pl->qk_rope : pl->head_dim;
   double v = pl->mla ? pl->v_head_dim : pl->head_dim;
   if (pl->attention == LLMEM_ATTN_FLASH) {
-    /* causal: half the score matrix; CP's load-balanced chunks keep the half */
-    double flops = 2 * T * keys / 2 * heads * (qk + v);
+    /* causal: half the score matrix (a window's or chunk's share with those
+     * masks); CP's load-balanced chunks keep the half */
+    double flops = 2 * T * mean_keys(pl, mixer) * heads * (qk + v);
     t->attn_fwd += flops / (c->g.attn_peak_flops_per_s * c->g.flash_fwd_fraction);
     t->attn_bwd += 2.5 * flops / (c->g.attn_peak_flops_per_s * c->g.flash_bwd_fraction);
     return;
@@ -129,7 +139,7 @@ static void add_attention_core(const step_ctx *c, layer_time *t) {
 
 /* Norms, residual adds, activation, rotary, dropout of one layer: bytes per
  * element of each, eager (one kernel per primitive op) or fused. */
-static void add_pointwise(const step_ctx *c, layer_time *t, double f) {
+static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer) {
   const plan *pl = c->pl;
   double ab = c->ab, T = c->tokens;
   double hidden_tokens = pl->sp && pl->tp > 1 ? T / pl->tp : T; /* SP splits them over TP */
@@ -140,7 +150,7 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f) {
   /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
   double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
   double rope = 0;
-  if (pl->learned_pos == 0 && !pl->mla) {
+  if (pl->learned_pos == 0 && !pl->mla && mixer_is_attention(mixer)) {
     double qk = T * (pl->heads / pl->tp + fmax(pl->kv_heads / pl->tp, 1)) * pl->head_dim; /* q and k */
     /* eager (torchtitan): to fp32, complex multiply, back: 2 ab + 16 bytes; fused: r + w */
     rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
@@ -178,15 +188,50 @@ static void add_cp(const step_ctx *c, layer_time *t) {
   t->cp_bwd += all_gather ? bwd : fmax(0, bwd - t->attn_bwd);
 }
 
+/* A recurrent mixer's chunked scan (Gated DeltaNet: fla chunk_gated_delta_rule;
+ * Mamba-2: SSD, Dao & Gu 2024 §6): per token and head, the intra-chunk
+ * attention-like products (2 x chunk x (dk + dv)) and the state update and
+ * read-out (4 x dk x dv), at the attention kernels' rate; backward 2.5x. */
+static void add_scan(const step_ctx *c, layer_time *t, double heads, double dk, double dv, double chunk) {
+  double flops = c->tokens * heads * (2 * chunk * (dk + dv) + 4 * dk * dv);
+  t->attn_fwd += flops / (c->g.attn_peak_flops_per_s * c->g.flash_fwd_fraction);
+  t->attn_bwd += 2.5 * flops / (c->g.attn_peak_flops_per_s * c->g.flash_bwd_fraction);
+}
+
+/* The mixer's projections and core; mixer_params: its weights on this rank. */
+static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_params) {
+  const plan *pl = c->pl;
+  double h = pl->hidden, T = c->tokens, tp = pl->tp;
+  if (mixer_is_attention(mixer)) {
+    add_attention_linears(c, t, mixer_params);
+    add_attention_core(c, t, mixer);
+    add_cp(c, t);
+  } else if (mixer == LLMEM_MIXER_LINEAR) {
+    double v = pl->lin_v_heads * pl->lin_v_dim / tp;
+    add_linear(c, t, T, h, (mixer_params - v * h) / h, 1); /* in_proj_qkvz and in_proj_ba */
+    add_linear(c, t, T, v, h, 1);
+    add_scan(c, t, pl->lin_v_heads / tp, pl->lin_k_dim, pl->lin_v_dim, 64); /* fla's chunk size BT = 64 */
+  } else if (mixer == LLMEM_MIXER_SSM) {
+    double inner = pl->ssm_heads * pl->ssm_head_dim / tp;
+    add_linear(c, t, T, h, (mixer_params - inner * h) / h, 1);
+    add_linear(c, t, T, inner, h, 1);
+    add_scan(c, t, pl->ssm_heads / tp, pl->ssm_state, pl->ssm_head_dim, pl->ssm_chunk);
+  }
+}
+
 static layer_time layer_seconds(const step_ctx *c, int layer) {
   const plan *pl = c->pl;
   layer_time t = {0};
   layer_params lp = layer_params_on_rank(pl, layer);
   double mats = pl->gated ? 3 : 2, h = pl->hidden, T = c->tokens;
   double f = pl->ffn / pl->tp;
-  if (layer_is_moe(pl, layer)) {
+  int mixer = layer_mixer(pl, layer), mlp = layer_mlp(pl, layer);
+  if (mlp == LLMEM_LMLP_NONE) {
+    add_mixer(c, &t, mixer, lp.matrix_count);
+    f = 0;
+  } else if (mlp == LLMEM_LMLP_MOE) {
     double shared = pl->shared_experts * mats * h * pl->shared_ffn / pl->tp;
-    add_attention_linears(c, &t, lp.matrix_count - shared);
+    add_mixer(c, &t, mixer, lp.matrix_count - shared);
     if (pl->shared_experts > 0) add_mlp(c, &t, T, pl->shared_ffn / pl->tp, pl->shared_experts);
     /* routed: the EP group's tokens x top_k spread over the experts */
     double local = pl->experts / pl->ep, per_expert = T * pl->top_k * pl->ep / pl->experts;
@@ -200,13 +245,11 @@ static layer_time layer_seconds(const step_ctx *c, int layer) {
       t.ep_bwd += a2a;
     }
   } else {
-    add_attention_linears(c, &t, lp.matrix_count - mats * h * f);
+    add_mixer(c, &t, mixer, lp.matrix_count - mats * h * f);
     add_mlp(c, &t, T, f, 1);
   }
-  add_attention_core(c, &t);
-  add_pointwise(c, &t, f);
+  add_pointwise(c, &t, f, mixer);
   add_tp(c, &t);
-  add_cp(c, &t);
   return t;
 }
 
@@ -345,24 +388,22 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double layers_here = pl->layers / pl->pp;
   double share = pl->recompute_layers > 0 ? fmin(1, pl->recompute_layers * pl->pp / pl->layers) : 1;
 
-  /* layers are dense or MoE: time each kind once */
-  layer_time dense = {0}, moe = {0};
-  int have_dense = 0, have_moe = 0;
-  double moe_layers = 0;
+  /* time each layer kind (mixer x MLP) once; a stage holds the kinds in the model's proportions */
+  layer_time kind_time[LAYER_KIND_COUNT];
+  double kind_n[LAYER_KIND_COUNT] = {0};
   for (int i = 0; i < (int)pl->layers; i++) {
-    int is_moe = layer_is_moe(pl, i);
-    moe_layers += is_moe;
-    if (is_moe && !have_moe) moe = layer_seconds(&c, i), have_moe = 1;
-    if (!is_moe && !have_dense) dense = layer_seconds(&c, i), have_dense = 1;
+    int k = layer_kind(pl, i);
+    if (kind_n[k]++ == 0) kind_time[k] = layer_seconds(&c, i);
   }
-  double moe_share = moe_layers / pl->layers;
-  double stage_layers_dense = layers_here * (1 - moe_share), stage_layers_moe = layers_here * moe_share;
-  double mb_fwd = stage_layers_dense * (dense.linear_fwd + dense.attn_fwd + dense.memory_fwd) +
-                  stage_layers_moe * (moe.linear_fwd + moe.attn_fwd + moe.memory_fwd);
-  double mb_bwd = stage_layers_dense * (dense.linear_bwd + dense.attn_bwd + dense.memory_bwd) +
-                  stage_layers_moe * (moe.linear_bwd + moe.attn_bwd + moe.memory_bwd);
-  double stage_mb = stage_layers_dense * layer_pass_seconds(&c, &dense, share) +
-                    stage_layers_moe * layer_pass_seconds(&c, &moe, share) + head_seconds(&c);
+  double mb_fwd = 0, mb_bwd = 0, stage_mb = head_seconds(&c);
+  for (int k = 0; k < LAYER_KIND_COUNT; k++) {
+    if (kind_n[k] == 0) continue;
+    const layer_time *t = &kind_time[k];
+    double n = layers_here * (kind_n[k] / pl->layers);
+    mb_fwd += n * (t->linear_fwd + t->attn_fwd + t->memory_fwd);
+    mb_bwd += n * (t->linear_bwd + t->attn_bwd + t->memory_bwd);
+    stage_mb += n * layer_pass_seconds(&c, t, share);
+  }
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;

@@ -10,7 +10,8 @@
 
 #include "internal.h"
 
-#define SLOT(in, field) (((double *)(in))[field])
+#define SLOT(in, field) (*input_slot((in), (field)))
+#define VALUE(in, field) input_value((in), (field))
 #define MAX_SINGLES 64
 #define MAX_GPU_STEPS 16
 #define MIN_SEQ 512 /* a shorter sequence is suggested down to this (or half the base's) */
@@ -74,10 +75,10 @@ static int fits_in(const ctx *c, double used, double capacity) { return used <= 
 static int diff_of(const llmem_input *base, const llmem_input *in, llmem_suggestion *s) {
   s->change_count = 0;
   for (int f = 0; f < LLMEM_FIELD_COUNT; f++) {
-    if (same_value(SLOT(base, f), SLOT(in, f))) continue;
+    if (same_value(VALUE(base, f), VALUE(in, f))) continue;
     if (s->change_count == LLMEM_MAX_CHANGES) return 0;
     s->fields[s->change_count] = f;
-    s->values[s->change_count++] = SLOT(in, f);
+    s->values[s->change_count++] = VALUE(in, f);
   }
   return s->change_count > 0;
 }
@@ -329,9 +330,9 @@ static int top_singles(const ctx *c, int *idx) {
 static int combine(const llmem_input *base, const llmem_input *a, const llmem_input *b, llmem_input *out) {
   *out = *a;
   for (int f = 0; f < LLMEM_FIELD_COUNT; f++) {
-    if (same_value(SLOT(base, f), SLOT(b, f))) continue;
-    if (!same_value(SLOT(base, f), SLOT(a, f))) return 0;
-    SLOT(out, f) = SLOT(b, f);
+    if (same_value(VALUE(base, f), VALUE(b, f))) continue;
+    if (!same_value(VALUE(base, f), VALUE(a, f))) return 0;
+    SLOT(out, f) = VALUE(b, f);
   }
   return 1;
 }
@@ -363,7 +364,7 @@ static void pairs(ctx *c, llmem_input *best, int *best_kind) {
 static void shorter_sequence(ctx *c, const llmem_input *in, int kind) {
   /* an RL step's sequences are its prompts and responses: shorter responses */
   int field = in->rl_algorithm != LLMEM_RL_NONE ? FIELD(rl_response_len) : FIELD(seq_len);
-  double step = 2 * in->cp * in->tp * 64, best = 0, used, now = SLOT(c->base, field);
+  double step = 2 * in->cp * in->tp * 64, best = 0, used, now = VALUE(c->base, field);
   if (fits_readings(c, in, &used)) return; /* the full sequence fits already */
   double lo = step * ceil(min2(MIN_SEQ, now / 2) / step);
   if (!(now - step >= lo)) return;

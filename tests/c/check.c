@@ -22,6 +22,20 @@ int set_key(llmem_input *in, const char *path, const char *value) {
     return 1;
   }
   switch (f->kind) {
+    case LLMEM_KIND_LIST: {
+      char buf[4096];
+      int n = 0;
+      snprintf(buf, sizeof buf, "%s", value);
+      for (int k = 0; k < LLMEM_MAX_PATTERN; k++) slot[k] = NAN;
+      for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        int found = -1;
+        for (int j = 0; j < f->value_count; j++)
+          if (strcmp(f->values[j], tok) == 0) found = j;
+        if (found < 0 || n == LLMEM_MAX_PATTERN) return 0;
+        slot[n++] = found;
+      }
+      return n > 0;
+    }
     case LLMEM_KIND_BOOL:
       *slot = strcmp(value, "true") == 0 ? 1 : 0;
       return strcmp(value, "true") == 0 || strcmp(value, "false") == 0;

@@ -28,7 +28,11 @@ int near(double got, double want, double rel);
 /* Set a key of the input by its config path and a text value ("2", "true",
  * "fsdp2", "q,v", "null"); returns 0 when the key or the value is unknown. */
 int set_key(llmem_input *in, const char *path, const char *value);
-/* Apply "path=value path=value ..." */
+/* A field's (first) slot in the input. */
+static inline double *field_slot(llmem_input *in, int field) {
+  return (double *)(void *)((char *)in + llmem_field_at(field)->offset);
+}
+/* Apply "path=value path=value ..." (a list: "full,full,sliding") */
 int set_keys(llmem_input *in, const char *spec);
 /* The value of a vector metric (tests/vectors/core.txt header). */
 double metric_of(const llmem_result *r, const char *metric);

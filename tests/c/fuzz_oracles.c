@@ -6,7 +6,7 @@
 #include <string.h>
 
 #define COUNT(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
-#define SLOT(in, field) (((double *)(in))[field])
+#define SLOT(in, field) (*(double *)(void *)((char *)(in) + llmem_field_at(field)->offset))
 
 unsigned fuzz_byte(fuzz_reader *r) { return r->pos < r->size ? r->data[r->pos++] : 0; }
 

@@ -55,7 +55,7 @@ static void fuzz_sweep(fuzz_reader *r, llmem_input *base) {
   if (st != LLMEM_OK) FAIL("sweep refused a valid field and count", base);
   for (int i = 0; i < count; i++) {
     llmem_input in = *base;
-    ((double *)&in)[field] = values[i];
+    *(double *)(void *)((char *)&in + llmem_field_at(field)->offset) = values[i];
     const char *why = fuzz_check_readings(&points[i].readings);
     if (why) FAIL(why, &in);
     if (!(points[i].value == values[i] || (isnan(values[i]) && isnan(points[i].value)))) FAIL("sweep point value", &in);
@@ -85,22 +85,22 @@ static void fuzz_largest_fit(fuzz_reader *r, llmem_input *base) {
   }
   llmem_input in = *base;
   if (st != LLMEM_OK) { /* only when the config at lo is invalid */
-    ((double *)&in)[field] = ceil(lo / step) * step;
+    *(double *)(void *)((char *)&in + llmem_field_at(field)->offset) = ceil(lo / step) * step;
     llmem_status full = estimate_checked(&in);
     if (!same_status(&in, st, full))
       FAIL("largest_fit: error status differs from the estimate's at lo", &in);
     return;
   }
   if (best == 0) {
-    ((double *)&in)[field] = ceil(lo / step) * step;
+    *(double *)(void *)((char *)&in + llmem_field_at(field)->offset) = ceil(lo / step) * step;
     if (fits_in_full(&in, free_fraction)) FAIL("largest_fit said nothing fits, but lo fits", &in);
     return;
   }
   if (!(best >= lo && best <= hi) || fmod(best, step) != 0) FAIL("largest_fit: best outside [lo, hi] or off the step", base);
-  ((double *)&in)[field] = best;
+  *(double *)(void *)((char *)&in + llmem_field_at(field)->offset) = best;
   if (!fits_in_full(&in, free_fraction)) FAIL("largest_fit: the best value does not fit (full estimate)", &in);
   if (best + step <= hi) {
-    ((double *)&in)[field] = best + step;
+    *(double *)(void *)((char *)&in + llmem_field_at(field)->offset) = best + step;
     if (fits_in_full(&in, free_fraction)) FAIL("largest_fit: the next step fits too", &in);
   }
 }

@@ -233,7 +233,7 @@ static void suggest_rl(void) {
     llmem_input t = in;
     for (int k = 0; k < s.suggestions[i].change_count; k++) {
       int f = s.suggestions[i].fields[k];
-      ((double *)&t)[f] = s.suggestions[i].values[k];
+      *field_slot(&t, f) = s.suggestions[i].values[k];
       if (strncmp(llmem_field_at(f)->path, "rl.", 3) == 0) rl_lever = 1;
       if (f == llmem_field_index("training.grad_accum")) accum = 1;
     }

@@ -25,7 +25,7 @@ static void print_result(const char *name) {
 /* The input a suggestion stands for. */
 static llmem_input applied(const llmem_input *base, const llmem_suggestion *s) {
   llmem_input in = *base;
-  for (int j = 0; j < s->change_count; j++) ((double *)&in)[s->fields[j]] = s->values[j];
+  for (int j = 0; j < s->change_count; j++) *field_slot(&in, s->fields[j]) = s->values[j];
   return in;
 }
 

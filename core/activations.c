@@ -108,131 +108,219 @@ double lora_saved_bytes(const plan *pl, int layer) {
   return bytes;
 }
 
-layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed) {
-  layer_activations la = {0};
-  shape sh = layer_shape(pl);
-  double T = sh.tokens, h = pl->hidden, ab = sh.ab, t = pl->tp;
-  double out_h = T * h / sh.outside; /* elements of a hidden-size tensor outside the TP region */
-  int frozen = pl->ft_method != LLMEM_FT_FULL;
-  /* bitsandbytes MatMul4Bit up to 0.43.1 keeps its input in ctx.tensors
-   * until the backward (autograd/_functions.py; fixed by #1270 in 0.43.2) */
-  int qlora = pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input;
-  int moe = layer_is_moe(pl, layer);
+/* The mixer's saved tensors and working sets, one layer, one micro-batch. */
+typedef struct {
+  double norm_in;            /* the input norm's saved input + rstd */
+  double rstd;               /* of which the rstd */
+  double proj_in;            /* the input projections' input (norm output) */
+  double latent;             /* MLA compressed q and kv */
+  double core[6];            /* the core's saved inputs (attention: q, k, v after RoPE) */
+  int core_count;
+  double core_sum;           /* their sum, as the accounting adds it */
+  double out_in;             /* the output projection's input */
+  double lse;                /* softmax statistics (and a recurrent core's small fp32 stats) */
+  double scores;             /* saved score-sized tensors (eager / math attention) */
+  double drop;               /* dropout mask after the output projection */
+  double q_dim, k_dim, v_dim, o_dim, kb;
+  double forward_temp, backward_temp; /* freed inside the layer (without the SP gather) */
+  double cp_ring;
+} mixer_part;
 
-  /* ---- attention block ---- */
+static void set_core(mixer_part *m, const double *t, int n, double sum) {
+  for (int i = 0; i < n; i++) m->core[i] = t[i];
+  m->core_count = n;
+  m->core_sum = sum;
+}
+
+/* Softmax attention (full, sliding, chunked: eager and math attention compute
+ * the whole score matrix and mask it, transformers eager_attention_forward;
+ * flash kernels keep no scores either way). */
+static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mixer_part *m) {
+  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
+  double out_h = T * h / sh->outside;
   double a_t = pl->heads / t;
-  double q_dim, k_dim, v_dim, o_dim;
   if (pl->mla) {
-    q_dim = a_t * (pl->qk_nope + pl->qk_rope);
-    k_dim = q_dim;
-    v_dim = a_t * pl->v_head_dim;
-    o_dim = v_dim;
+    m->q_dim = a_t * (pl->qk_nope + pl->qk_rope);
+    m->k_dim = m->q_dim;
+    m->v_dim = a_t * pl->v_head_dim;
+    m->o_dim = m->v_dim;
   } else {
     double g_t = max2(pl->kv_heads / t, 1);
     int expand = pl->repeat_kv; /* K/V repeated to every query head before the kernel */
-    q_dim = a_t * pl->head_dim;
-    k_dim = (expand ? a_t : g_t) * pl->head_dim;
-    v_dim = k_dim;
-    o_dim = q_dim;
+    m->q_dim = a_t * pl->head_dim;
+    m->k_dim = (expand ? a_t : g_t) * pl->head_dim;
+    m->v_dim = m->k_dim;
+    m->o_dim = m->q_dim;
   }
-  /* A frozen linear keeps its input only when something else needs it:
-   * an adapter on it (LoRA), or an old bitsandbytes MatMul4Bit (see qlora). */
-  int keep_qkv_in = !frozen || qlora || lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) ||
-                    lora_target(pl, LLMEM_LT_V);
-  int keep_mlp_in = !frozen || qlora || lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP) || moe;
-  int keep_down_in = !frozen || qlora || lora_target(pl, LLMEM_LT_DOWN);
-
-  double norm1_in = out_h * sh.norm_saved + T * 4 / sh.outside; /* input (fp32 if eager) + rstd */
-  double qkv_in = keep_qkv_in ? out_h * sh.lin : 0;        /* norm output; SP keeps it sharded */
-  double mla_latent = 0;
+  m->rstd = T * 4 / sh->outside;
+  m->norm_in = out_h * sh->norm_saved + T * 4 / sh->outside; /* input (fp32 if eager) + rstd */
+  m->proj_in = keep_qkv_in ? out_h * sh->lin : 0;            /* norm output; SP keeps it sharded */
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
-    mla_latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
+    m->latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
   int sdpa_fp32 = torch_math_sdpa(pl);
-  double kb = sdpa_fp32 ? 4 : ab;                          /* math SDPA keeps its fp32 copies of q, k, v */
-  double qkv = T * (q_dim + k_dim + v_dim) * kb;           /* attention-kernel inputs after RoPE */
-  double attn_out = T * o_dim * sh.lin;                    /* kernel output = o_proj input */
-  double lse = T * a_t * 4;                                /* flash softmax LSE, fp32 */
-  double scores = 0, scores_temp = 0, scores_bwd = 0;
+  double kb = sdpa_fp32 ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
+  m->kb = kb;
+  double qkv[3] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb};
+  set_core(m, qkv, 3, T * (m->q_dim + m->k_dim + m->v_dim) * kb); /* attention-kernel inputs after RoPE */
+  m->out_in = T * m->o_dim * sh->lin;                             /* kernel output = o_proj input */
+  m->lse = T * a_t * 4;                                           /* flash softmax LSE, fp32 */
+  double scores_temp = 0, scores_bwd = 0;
   if (sdpa_fp32) {
-    double n = T * a_t * sh.seq_keys;
+    double n = T * a_t * sh->seq_keys;
     /* fp32 probabilities (_safe_softmax's result, also the matmul's input);
      * dropout: bool mask + fp32 output. Transient: the pre-softmax scores,
      * softmax's output before _safe_softmax's where, and its -inf mask (1 B). */
-    scores = n * 4 + (pl->dropout > 0 ? n * (1 + 4) : 0);
+    m->scores = n * 4 + (pl->dropout > 0 ? n * (1 + 4) : 0);
     scores_temp = n * (4 + 4 + 1);
     scores_bwd = 2 * n * 4; /* _softmax_backward_data: incoming and outgoing fp32 score gradients */
-    lse = 0;
+    m->lse = 0;
   } else if (pl->attention != LLMEM_ATTN_FLASH) {
-    double n = T * a_t * sh.seq_keys;
+    double n = T * a_t * sh->seq_keys;
     /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
-    scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
-    if (pl->dropout > 0) scores += n * (1 + (sh.autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
+    m->scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
+    if (pl->dropout > 0) m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
     /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
      * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
-    if (pl->attn_softcap && pl->attention == LLMEM_ATTN_EAGER) scores += n * ab;
-    scores_temp = 2 * n * ab;                              /* pre-softmax scores + masked copy */
+    if (pl->attn_softcap && pl->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
+    scores_temp = 2 * n * ab; /* pre-softmax scores + masked copy */
     scores_bwd = 2 * scores_temp;
-    lse = 0;
+    m->lse = 0;
   }
-  double attn_drop = pl->dropout > 0 ? out_h : 0;          /* 1-byte mask after o_proj */
+  m->drop = pl->dropout > 0 ? out_h : 0; /* 1-byte mask after o_proj */
+  m->cp_ring = pl->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
+  double rope_temp = T * (m->q_dim + m->k_dim) * (pl->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
+  m->forward_temp = rope_temp + scores_temp;
+  /* dq, dk, dv, the output gradient, FlashAttention-2's fp32 dq accumulator, score gradients */
+  m->backward_temp = T * (m->q_dim + m->k_dim + m->v_dim + m->o_dim) * ab + T * m->q_dim * 4 + scores_bwd;
+}
 
-  /* ---- MLP or MoE block ---- */
+/* Gated DeltaNet (transformers models/qwen3_next/modeling_qwen3_next.py
+ * Qwen3NextGatedDeltaNet on fla's chunk_gated_delta_rule, flash-linear-attention
+ * bc3b101 fla/ops/gated_delta_rule/chunk.py, and causal-conv1d 0d2252d): the
+ * conv keeps its input (SiLU fused, recomputed); softplus keeps a.float() and
+ * its fp32 output, sigmoid its output (= beta); the kernel keeps q and k after
+ * l2norm (repeated to the value heads), their fp32 rstd, v, fp32 g, and A
+ * ([T, Hv, 64] in k's dtype); the gated norm keeps its input, z and rstd;
+ * out_proj its input. Forward: the in_proj output and the kernel's w, u,
+ * chunk states h ([T/64, Hv, dk, dv] in k's dtype), v_new and o; backward
+ * recomputes them and adds dh beside h. */
+static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m) {
+  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
+  double hv = pl->lin_v_heads / t, dk = pl->lin_k_dim, dv = pl->lin_v_dim;
+  double key_dim = pl->lin_k_heads / t * dk, value_dim = hv * dv, conv_dim = 2 * key_dim + value_dim;
+  m->rstd = T * 4 / sh->outside;
+  m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
+  m->proj_in = keep_in ? T * h / sh->outside * sh->lin : 0;
+  double core[6] = {T * conv_dim * ab, T * hv * dk * ab, T * hv * dk * ab, T * value_dim * ab,
+                    T * hv * 64 * ab, 2 * T * value_dim * ab}; /* conv input, q, k, v, A, norm input + z */
+  double sum = 0;
+  for (int i = 0; i < 6; i++) sum += core[i];
+  set_core(m, core, 6, sum);
+  m->out_in = T * value_dim * sh->lin;
+  m->lse = T * hv * (4 + 4 + ab + 4 + 4 + 4 + 4); /* a.float, softplus, beta, q/k rstd, g, norm rstd */
+  double states = T / 64 * hv * dk * dv * ab;
+  m->forward_temp = T * (2 * key_dim + 2 * value_dim + 2 * hv) * ab + T * hv * (dk + 3 * dv) * ab + states;
+  m->backward_temp = 2 * states + T * hv * (2 * dk + 2 * dv) * ab + T * hv * 4;
+  m->q_dim = hv * dk, m->k_dim = hv * dk, m->v_dim = value_dim, m->o_dim = value_dim, m->kb = ab;
+}
+
+/* Mamba-2 (mamba_ssm e9594ce mamba_ssm/ops/triton/ssd_combined.py
+ * MambaSplitConv1dScanCombinedFn, called by transformers NemotronHMamba2Mixer
+ * with the norm and out_proj fused): it keeps zxbcdt (the in_proj output),
+ * out_x and the gated norm's fp32 rstd, and recomputes out_proj's input.
+ * Megatron-LM (d98e8a6 megatron/core/ssm/mamba_mixer.py) applies the norm and
+ * out_proj outside it: their inputs are kept too. Forward: the conv output,
+ * fp32 chunk states [T/chunk, H, P, N] and their bf16 passed copy, fp32 CB;
+ * backward: dzxbcdt, dxBC and the recomputed states. */
+static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m) {
+  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
+  double heads = pl->ssm_heads / t, inner = heads * pl->ssm_head_dim, groups = pl->ssm_groups / t;
+  double bc = 2 * groups * pl->ssm_state, zxbcdt = 2 * inner + bc + heads, conv_dim = inner + bc;
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  m->rstd = T * 4 / sh->outside;
+  m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
+  m->proj_in = keep_in ? T * h / sh->outside * sh->lin : 0;
+  double core[3] = {T * zxbcdt * ab, T * inner * ab, megatron ? T * inner * ab : 0}; /* + the norm's input */
+  set_core(m, core, 3, core[0] + core[1] + core[2]);
+  m->out_in = megatron ? T * inner * sh->lin : 0;
+  m->lse = T * groups * 4;
+  double chunks = T / pl->ssm_chunk, states = chunks * heads * pl->ssm_head_dim * pl->ssm_state;
+  m->forward_temp = T * conv_dim * ab + 2 * T * heads * 4 + states * (4 + ab) + T * groups * pl->ssm_chunk * 4 +
+                    T * inner * ab;
+  m->backward_temp = T * (zxbcdt + conv_dim) * ab + 2 * states * 4;
+  m->q_dim = m->k_dim = m->v_dim = m->o_dim = inner, m->kb = ab;
+}
+
+/* The MLP or MoE block's saved tensors and working set. */
+typedef struct {
+  double norm_x, norm_rstd, norm_in, in; /* the second norm's input and rstd (and both), the block's input */
+  double mlp;                   /* internal saved bytes */
+  double drop;
+  double temp;                  /* working set */
+  double routed, f_e;           /* MoE: routed token copies on this rank, expert intermediate */
+} mlp_part;
+
+static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep_mlp_in, int keep_qkv_in,
+                              int keep_down_in, mlp_part *b) {
+  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
+  double out_h = T * h / sh->outside;
   /* A parallel block (GPT-J, Falcon, phi-2: x + attn(ln(x)) + mlp(ln(x)))
    * feeds the MLP the attention's norm output; with two norms (GPT-NeoX
    * use_parallel_residual) both read x, kept once when the norm keeps x itself. */
   int one_norm = pl->parallel_block && pl->norms_per_layer <= 1;
-  int shared_x = one_norm || (pl->parallel_block && sh.norm_saved == sh.residual);
-  double norm2_x = shared_x ? 0 : out_h * sh.norm_saved, norm2_rstd = one_norm ? 0 : T * 4 / sh.outside;
-  double norm2_in = norm2_x + norm2_rstd;
-  double mlp_in = keep_mlp_in && !(one_norm && keep_qkv_in) ? out_h * sh.lin : 0;
-  double mlp = 0, mlp_temp = 0;
+  int shared_x = one_norm || (pl->parallel_block && sh->norm_saved == sh->residual);
+  b->norm_x = shared_x ? 0 : out_h * sh->norm_saved;
+  b->norm_rstd = one_norm ? 0 : T * 4 / sh->outside;
+  b->norm_in = b->norm_x + b->norm_rstd;
+  b->in = keep_mlp_in && !(one_norm && keep_qkv_in) ? out_h * sh->lin : 0;
   double f_t = pl->ffn / t;
   /* MoE: each rank receives tokens * top_k routed copies in expectation, times
    * the load imbalance (or the capacity bound when tokens are dropped) */
   double rho = pl->capacity_factor > 0 ? pl->capacity_factor : pl->load_imbalance;
-  double routed = moe ? rho * T * pl->top_k : 0, f_e = pl->expert_ffn / pl->etp;
+  b->routed = moe ? rho * T * pl->top_k : 0;
+  b->f_e = pl->expert_ffn / pl->etp;
   if (!moe) {
-    mlp = mlp_internal_bytes(pl, &sh, T, f_t, keep_down_in);
-    mlp_temp = (pl->gated ? 3 : 2) * T * f_t * ab;
+    b->mlp = mlp_internal_bytes(pl, sh, T, f_t, keep_down_in);
+    b->temp = (pl->gated ? 3 : 2) * T * f_t * ab;
   } else {
     /* Router and dispatch (docs/memory-model.md §7.10 [DERIVED]): fp32 logits and
      * probabilities, top-k indices, permuted tokens, expert intermediates. */
-    double E = pl->experts, k = pl->top_k;
+    double E = pl->experts, k = pl->top_k, routed = b->routed;
     double router = T * E * 4 * 2 + T * k * 8;
-    double dispatched = routed * h * sh.lin;               /* permuted tokens = expert fc1 input */
-    double experts = mlp_internal_bytes(pl, &sh, routed, f_e, 1);
-    double combine = routed * h * ab;                      /* expert outputs kept for the prob gradient */
+    double dispatched = routed * h * sh->lin; /* permuted tokens = expert fc1 input */
+    double experts = mlp_internal_bytes(pl, sh, routed, b->f_e, 1);
+    double combine = routed * h * ab; /* expert outputs kept for the prob gradient */
     double shared = 0;
     if (pl->shared_experts > 0)
-      shared = pl->shared_experts * mlp_internal_bytes(pl, &sh, T, pl->shared_ffn / t, keep_down_in);
-    mlp = router + dispatched + experts + combine + shared;
+      shared = pl->shared_experts * mlp_internal_bytes(pl, sh, T, pl->shared_ffn / t, keep_down_in);
+    b->mlp = router + dispatched + experts + combine + shared;
     /* all-to-all send and receive buffers, and the expert working set */
-    mlp_temp = 2 * routed * h * ab + (pl->gated ? 3 : 2) * routed * f_e * ab;
+    b->temp = 2 * routed * h * ab + (pl->gated ? 3 : 2) * routed * b->f_e * ab;
   }
-  double mlp_drop = pl->dropout > 0 ? out_h : 0;
-  double lora = lora_saved_bytes(pl, layer);
+  b->drop = pl->dropout > 0 ? out_h : 0;
+}
 
-  double full = norm1_in + qkv_in + mla_latent + qkv + attn_out + lse + scores + attn_drop + norm2_in + mlp_in +
-                mlp + mlp_drop + lora;
-
-  /* ---- what the recompute policy keeps ---- */
-  double layer_input = T * h * sh.residual / sh.outside; /* checkpoint input (Megatron keeps it SP-sharded) */
+/* What the recompute policy keeps of the full set (selective and per-op; full
+ * keeps only the layer input, below). */
+static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe,
+                           int has_mlp, double full, double layer_input) {
   double saved = full;
+  double T = sh->tokens, ab = sh->ab;
   switch (pl->recompute) {
     case LLMEM_RECOMPUTE_SELECTIVE: {
-      int m = pl->recompute_modules;
-      if (m & (1 << LLMEM_RM_CORE_ATTN)) saved -= scores + lse;
-      if (m & (1 << LLMEM_RM_LAYERNORM)) saved -= qkv_in + mlp_in; /* norm outputs rebuilt */
-      if ((m & (1 << LLMEM_RM_MLP)) && !moe) saved -= mlp;
+      int r = pl->recompute_modules;
+      if (r & (1 << LLMEM_RM_CORE_ATTN)) saved -= m->scores + m->lse;
+      if (r & (1 << LLMEM_RM_LAYERNORM)) saved -= m->proj_in + b->in; /* norm outputs rebuilt */
+      if ((r & (1 << LLMEM_RM_MLP)) && !moe) saved -= b->mlp;
       /* "moe_act" rebuilds the experts' activation (keeps the fc2 input);
        * "moe" rebuilds the whole block, that activation included: each saved
        * tensor is dropped once (Megatron transformer_config.py recompute_modules) */
-      double moe_act = moe ? mlp_internal_bytes(pl, &sh, routed, f_e, 1) - routed * f_e * sh.lin : 0;
-      int drop_moe = (m & (1 << LLMEM_RM_MOE)) && moe;
-      int drop_moe_act = drop_moe || ((m & (1 << LLMEM_RM_MOE_ACT)) && moe);
-      if (drop_moe) saved -= mlp - moe_act;
+      double moe_act = moe ? mlp_internal_bytes(pl, sh, b->routed, b->f_e, 1) - b->routed * b->f_e * sh->lin : 0;
+      int drop_moe = (r & (1 << LLMEM_RM_MOE)) && moe;
+      int drop_moe_act = drop_moe || ((r & (1 << LLMEM_RM_MOE_ACT)) && moe);
+      if (drop_moe) saved -= b->mlp - moe_act;
       if (drop_moe_act) saved -= moe_act;
-      if ((m & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) saved -= qkv;
+      if ((r & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) saved -= m->core_sum;
       break;
     }
     case LLMEM_RECOMPUTE_PER_OP: {
@@ -240,57 +328,96 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
        * w1, w2 of the 7) and the attention kernel's output and LSE, plus the
        * layer input; everything else is recomputed
        * (torchtitan parallelize_llama.py _save_list / mm count). */
-      double g_dim = pl->mla ? v_dim : max2(pl->kv_heads / t, 1) * pl->head_dim;
-      double kept = layer_input + T * (q_dim + g_dim) * ab + attn_out + lse;
-      if (!moe) kept += T * f_t * ab + T * h * ab / sh.outside;
-      else kept += mlp;  /* MoE experts run outside the mm policy: treat as saved */
+      double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+      double kept = layer_input + T * (m->q_dim + g_dim) * ab + m->out_in + m->lse;
+      if (has_mlp && !moe) kept += T * (pl->ffn / pl->tp) * ab + T * pl->hidden * ab / sh->outside;
+      else if (moe) kept += b->mlp; /* MoE experts run outside the mm policy: treat as saved */
       saved = kept < full ? kept : full;
       break;
     }
     default: break;
   }
-  /* the same sets tensor by tensor, for the allocator: each tensor is kept
-   * or rebuilt in the backward (all of them in a recomputed layer) */
-  tensor_list *sv = &la.saved_tensors, *rc = &la.recompute_tensors;
+  return saved;
+}
+
+/* The same sets tensor by tensor, for the allocator: each tensor is kept or
+ * rebuilt in the backward (all of them in a recomputed layer). */
+static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe,
+                         int has_mlp, int keep_down_in, double lora, double layer_input, double full, double saved,
+                         int recomputed, layer_activations *la) {
+  double T = sh->tokens, ab = sh->ab, f_t = pl->ffn / pl->tp;
+  tensor_list *sv = &la->saved_tensors, *rc = &la->recompute_tensors;
   sv->count = rc->count = 0;
-  int m = pl->recompute == LLMEM_RECOMPUTE_SELECTIVE ? pl->recompute_modules : 0;
+  int r = pl->recompute == LLMEM_RECOMPUTE_SELECTIVE ? pl->recompute_modules : 0;
   if (!recomputed && pl->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
-    double g_dim = pl->mla ? v_dim : max2(pl->kv_heads / t, 1) * pl->head_dim;
-    push(sv, layer_input), push(sv, T * q_dim * ab), push(sv, T * g_dim * ab), push(sv, attn_out), push(sv, lse);
-    if (!moe) push(sv, T * f_t * ab), push(sv, T * h * ab / sh.outside);
-    else push(sv, mlp);
+    double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+    push(sv, layer_input), push(sv, T * m->q_dim * ab), push(sv, T * g_dim * ab), push(sv, m->out_in), push(sv, m->lse);
+    if (has_mlp && !moe) push(sv, T * f_t * ab), push(sv, T * pl->hidden * ab / sh->outside);
+    else if (has_mlp) push(sv, b->mlp);
     push(rc, full - saved); /* the op-level policy rebuilds a mix: one request */
-  } else {
-    tensor_list *kept = recomputed ? rc : sv;
-    int drop_moe = (m & (1 << LLMEM_RM_MOE)) && moe;
-    int drop_moe_act = drop_moe || ((m & (1 << LLMEM_RM_MOE_ACT)) && moe);
-    tensor_list *norm = (m & (1 << LLMEM_RM_LAYERNORM)) ? rc : kept;
-    tensor_list *core = (m & (1 << LLMEM_RM_CORE_ATTN)) ? rc : kept;
-    tensor_list *qkv_l = ((m & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) ? rc : kept;
-    tensor_list *mlp_l = (!moe && (m & (1 << LLMEM_RM_MLP))) ? rc : kept;
-    double rstd = T * 4 / sh.outside;
-    if (recomputed) push(sv, layer_input);
-    push(kept, norm1_in - rstd), push(kept, rstd);
-    push(norm, qkv_in);
-    push(kept, mla_latent);
-    push(qkv_l, T * q_dim * kb), push(qkv_l, T * k_dim * kb), push(qkv_l, T * v_dim * kb);
-    push(kept, attn_out);
-    push(core, lse), push(core, scores);
-    push(kept, attn_drop);
-    push(kept, norm2_x), push(kept, norm2_rstd);
-    push(norm, mlp_in);
-    if (!moe) push_mlp(mlp_l, pl, &sh, T, f_t, keep_down_in);
-    if (moe) {
-      tensor_list *block = drop_moe ? rc : kept;
-      double router = T * pl->experts * 8 + T * pl->top_k * 8, experts = mlp_internal_bytes(pl, &sh, routed, f_e, 1);
-      push(block, T * pl->experts * 4), push(block, T * pl->experts * 4), push(block, T * pl->top_k * 8);
-      push(block, routed * h * sh.lin), push(block, routed * f_e * sh.lin), push(block, routed * h * ab);
-      if (pl->shared_experts > 0) push(block, mlp - (router + routed * h * sh.lin + experts + routed * h * ab));
-      push(drop_moe_act ? rc : kept, experts - routed * f_e * sh.lin);
-    }
-    push(kept, mlp_drop);
-    push(kept, lora);
+    return;
   }
+  tensor_list *kept = recomputed ? rc : sv;
+  int drop_moe = (r & (1 << LLMEM_RM_MOE)) && moe;
+  int drop_moe_act = drop_moe || ((r & (1 << LLMEM_RM_MOE_ACT)) && moe);
+  tensor_list *norm = (r & (1 << LLMEM_RM_LAYERNORM)) ? rc : kept;
+  tensor_list *core = (r & (1 << LLMEM_RM_CORE_ATTN)) ? rc : kept;
+  tensor_list *qkv_l = ((r & (1 << LLMEM_RM_MLA_UP_PROJ)) && pl->mla) ? rc : kept;
+  tensor_list *mlp_l = (!moe && (r & (1 << LLMEM_RM_MLP))) ? rc : kept;
+  if (recomputed) push(sv, layer_input);
+  push(kept, m->norm_in - m->rstd), push(kept, m->rstd);
+  push(norm, m->proj_in);
+  push(kept, m->latent);
+  for (int i = 0; i < m->core_count; i++) push(qkv_l, m->core[i]);
+  push(kept, m->out_in);
+  push(core, m->lse), push(core, m->scores);
+  push(kept, m->drop);
+  push(kept, b->norm_x), push(kept, b->norm_rstd);
+  push(norm, b->in);
+  if (has_mlp && !moe) push_mlp(mlp_l, pl, sh, T, f_t, keep_down_in);
+  if (moe) {
+    tensor_list *block = drop_moe ? rc : kept;
+    double routed = b->routed, f_e = b->f_e, h = pl->hidden;
+    double router = T * pl->experts * 8 + T * pl->top_k * 8, experts = mlp_internal_bytes(pl, sh, routed, f_e, 1);
+    push(block, T * pl->experts * 4), push(block, T * pl->experts * 4), push(block, T * pl->top_k * 8);
+    push(block, routed * h * sh->lin), push(block, routed * f_e * sh->lin), push(block, routed * h * ab);
+    if (pl->shared_experts > 0) push(block, b->mlp - (router + routed * h * sh->lin + experts + routed * h * ab));
+    push(drop_moe_act ? rc : kept, experts - routed * f_e * sh->lin);
+  }
+  push(kept, b->drop);
+  push(kept, lora);
+}
+
+layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed) {
+  layer_activations la = {0};
+  shape sh = layer_shape(pl);
+  double T = sh.tokens, h = pl->hidden, ab = sh.ab;
+  int frozen = pl->ft_method != LLMEM_FT_FULL;
+  /* bitsandbytes MatMul4Bit up to 0.43.1 keeps its input in ctx.tensors
+   * until the backward (autograd/_functions.py; fixed by #1270 in 0.43.2) */
+  int qlora = pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input;
+  int mixer = layer_mixer(pl, layer), mlp_kind = layer_mlp(pl, layer);
+  int moe = mlp_kind == LLMEM_LMLP_MOE, has_mlp = mlp_kind != LLMEM_LMLP_NONE;
+  /* A frozen linear keeps its input only when something else needs it:
+   * an adapter on it (LoRA), or an old bitsandbytes MatMul4Bit (see qlora). */
+  int keep_qkv_in = !frozen || qlora || lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) ||
+                    lora_target(pl, LLMEM_LT_V);
+  int keep_mlp_in = !frozen || qlora || lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP) || moe;
+  int keep_down_in = !frozen || qlora || lora_target(pl, LLMEM_LT_DOWN);
+
+  mixer_part m = {0};
+  if (mixer_is_attention(mixer)) attention_part(pl, &sh, keep_qkv_in, &m);
+  else if (mixer == LLMEM_MIXER_LINEAR) linear_part(pl, &sh, !frozen || qlora, &m);
+  else if (mixer == LLMEM_MIXER_SSM) ssm_part(pl, &sh, !frozen || qlora, &m);
+  mlp_part b = {0};
+  if (has_mlp) dense_or_moe_part(pl, &sh, moe, keep_mlp_in, keep_qkv_in && mixer != LLMEM_MIXER_NONE, keep_down_in, &b);
+  double lora = lora_saved_bytes(pl, layer);
+
+  double full = m.norm_in + m.proj_in + m.latent + m.core_sum + m.out_in + m.lse + m.scores + m.drop + b.norm_in + b.in +
+                b.mlp + b.drop + lora;
+  double layer_input = T * h * sh.residual / sh.outside; /* checkpoint input (Megatron keeps it SP-sharded) */
+  double saved = policy_saved(pl, &sh, &m, &b, moe, has_mlp, full, layer_input);
+  list_tensors(pl, &sh, &m, &b, moe, has_mlp, keep_down_in, lora, layer_input, full, saved, recomputed, &la);
 
   la.saved_full_bytes = full;
   la.checkpoint_bytes = layer_input;
@@ -303,15 +430,11 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   }
 
   /* ---- working sets freed inside the layer ---- */
-  double gathered = pl->sp ? T * h * ab : 0;                     /* SP all-gather output */
-  double cp_ring = pl->cp > 1 ? 2 * 2 * T * k_dim * ab : 0;      /* KV chunks, double-buffered */
-  double rope_temp = T * (q_dim + k_dim) * (pl->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
-  la.forward_temp_bytes = max2(rope_temp + scores_temp + gathered + cp_ring, mlp_temp + gathered);
+  double gathered = pl->sp ? T * h * ab : 0; /* SP all-gather output */
+  la.forward_temp_bytes = max2(m.forward_temp + gathered + m.cp_ring, b.temp + gathered);
   /* backward: incoming and outgoing residual gradients, plus the larger of the
-   * MLP gradient chain (3 intermediates) and the attention backward (dq, dk,
-   * dv, fp32 dq accumulator of FlashAttention-2, score gradients of non-flash attention). */
-  double attn_bwd = T * (q_dim + k_dim + v_dim + o_dim) * ab + T * q_dim * 4 + scores_bwd + cp_ring;
-  la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(mlp_temp, attn_bwd);
+   * MLP gradient chain (3 intermediates) and the mixer's backward */
+  la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(b.temp, m.backward_temp + m.cp_ring);
   return la;
 }
 

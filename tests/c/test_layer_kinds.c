@@ -1,0 +1,151 @@
+/* Per-layer kinds (model.layer_types, model.mlp_types): parameter counts exact
+ * against published models, each new mixer's saved tensors by hand, the
+ * checks that name the key, and pipeline stages that split unequal layers. */
+#include <string.h>
+
+#include "check.h"
+#include "check_plan.h"
+
+static llmem_result out;
+
+/* Qwen3-Next-80B-A3B (Qwen/Qwen3-Next-80B-A3B-Instruct config.json): 36 Gated
+ * DeltaNet + 12 gated-attention layers, every one MoE (512 experts, top 10,
+ * one gated shared expert) */
+#define QWEN3_NEXT                                                                                                   \
+  "model.layers=48 model.hidden=2048 model.heads=16 model.kv_heads=2 model.head_dim=256 model.ffn_hidden=5120 "    \
+  "model.vocab=151936 model.qk_norm=head model.attn_output_gate=true model.layer_types=linear,linear,linear,full "  \
+  "model.linear.key_heads=16 model.linear.value_heads=32 model.linear.key_head_dim=128 "                            \
+  "model.linear.value_head_dim=128 model.linear.conv_kernel=4 model.moe.experts=512 model.moe.top_k=10 "           \
+  "model.moe.expert_ffn_hidden=512 model.moe.shared_experts=1 model.moe.shared_expert_ffn_hidden=512 "              \
+  "model.moe.shared_expert_gate=true "
+
+/* Nemotron-H-8B-Base-8K: hybrid_override_pattern, one mixer or one MLP per block
+ * (M Mamba-2, - relu2 MLP, * attention), no RoPE, untied */
+static const char *NEMOTRON_PATTERN = "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-";
+
+static void nemotron_keys(char *buf, size_t size, const char *extra) {
+  char mixers[1024] = "", mlps[1024] = "";
+  for (const char *c = NEMOTRON_PATTERN; *c; c++) {
+    strcat(mixers, *c == 'M' ? "ssm," : *c == '*' ? "full," : "none,");
+    strcat(mlps, *c == '-' ? "dense," : "none,");
+  }
+  mixers[strlen(mixers) - 1] = mlps[strlen(mlps) - 1] = 0;
+  snprintf(buf, size,
+           "model.layers=52 model.hidden=4096 model.heads=32 model.kv_heads=8 model.head_dim=128 "
+           "model.ffn_hidden=21504 model.mlp=plain model.vocab=131072 model.layer_types=%s model.mlp_types=%s "
+           "model.ssm.heads=128 model.ssm.head_dim=64 model.ssm.groups=8 model.ssm.state_size=128 %s",
+           mixers, mlps, extra);
+}
+
+static void params(void) {
+  CHECK(run_keys(QWEN3_NEXT, &out), "qwen3-next runs");
+  /* 36 x (33,718,464 GDN + 1,614,809,088 MoE + 4,096 norms) + 12 x (27,263,488 gated attention + ...)
+   * + final norm + embedding and lm_head 311,164,928 each */
+  CHECK_NEAR(out.params_total, 79674391296.0, 0, "Qwen3-Next-80B-A3B total (HF, without MTP)");
+  CHECK_NEAR(out.params_active, 3874929408.0, 0, "Qwen3-Next-80B-A3B active");
+  char keys[4096];
+  nemotron_keys(keys, sizeof keys, "");
+  CHECK(run_keys(keys, &out), "nemotron-h runs");
+  /* 24 x 109,640,064 (Mamba-2 + norm) + 24 x 176,164,864 (MLP) + 4 x 41,947,136 (attention) + 4,096 + 2 x 536,870,912 */
+  CHECK_NEAR(out.params_total, 8100852736.0, 0, "Nemotron-H-8B total");
+  /* Gemma 3 27B text: 52 sliding + 10 global layers, four norms a layer, head QK-norm, tied */
+  CHECK(run_keys("model.layers=62 model.hidden=5376 model.heads=32 model.kv_heads=16 model.head_dim=128 "
+                 "model.ffn_hidden=21504 model.vocab=262208 model.tied_embeddings=true model.norms_per_layer=4 "
+                 "model.qk_norm=head model.layer_types=sliding,sliding,sliding,sliding,sliding,full "
+                 "model.sliding_window=1024",
+                 &out),
+        "gemma 3 runs");
+  CHECK_NEAR(out.params_total, 27009346304.0, 0, "Gemma 3 27B text");
+}
+
+/* Saved bytes per token of one mixer-only layer (no MLP), T = 4096 tokens, bf16,
+ * flash attention; eager norms keep their fp32 input (4 B) + rstd (4 B a token). */
+static void activations(void) {
+  double T = 4096;
+  plan pl = plan_for(QWEN3_NEXT "model.mlp_types=none,none,none,moe parallel.gpus=1 training.seq_len=4096");
+  layer_activations la = layer_activation_bytes(&pl, 0, 0);
+  /* norm 4h+4 = 8,196; in_proj input 2h = 4,096; conv input 2 x 8,192 = 16,384; q, k after l2norm
+   * (repeated to 32 value heads) 2 x 8,192; v 8,192; A 32 x 64 x 2 = 4,096; gated norm input and z
+   * 2 x 8,192; out_proj input 8,192; fp32 a, softplus, rstd x3, g and bf16 beta 32 x 26 = 832 */
+  CHECK_NEAR(la.saved_full_bytes, T * (8196 + 4096 + 16384 + 3 * 8192 + 4096 + 2 * 8192 + 8192 + 832), 0,
+             "Gated DeltaNet layer (fla kernels)");
+  char keys[4096];
+  nemotron_keys(keys, sizeof keys, "parallel.gpus=1 training.seq_len=4096");
+  pl = plan_for(keys);
+  la = layer_activation_bytes(&pl, 0, 0);
+  /* norm 16,388; in_proj input 8,192; zxbcdt (2 x 8,192 + 2,048 + 128) x 2 = 37,120; out_x 16,384;
+   * the gated norm's fp32 rstd per group 8 x 4 = 32; out_proj's input recomputed */
+  CHECK_NEAR(la.saved_full_bytes, T * (16388 + 8192 + 37120 + 16384 + 32), 0, "Mamba-2 layer (fused kernel)");
+  nemotron_keys(keys, sizeof keys, "parallel.gpus=1 training.seq_len=4096 parallel.engine=megatron");
+  pl = plan_for(keys);
+  la = layer_activation_bytes(&pl, 0, 0);
+  /* Megatron: fused norms keep their bf16 input (8,196); the gated norm's input and out_proj's input on top */
+  CHECK_NEAR(la.saved_full_bytes, T * (8196 + 8192 + 37120 + 16384 + 16384 + 16384 + 32), 0,
+             "Mamba-2 layer (Megatron mixer)");
+  la = layer_activation_bytes(&pl, 1, 0); /* "-": the relu2 MLP alone, one norm */
+  double mlp_only = la.saved_full_bytes;
+  CHECK_NEAR(mlp_only, T * (8196 + 8192 + 21504 * 2 * 2), 0, "MLP block: norm, its input, activation input + fc2 input");
+}
+
+static void errors(void) {
+  llmem_input in;
+  const struct { const char *keys; llmem_status status; const char *field; } bad[] = {
+      {"model.layers=2 model.layer_types=full,full,full", LLMEM_ERR_PATTERN_LONG, "model.layer_types"},
+      {"model.layer_types=none model.mlp_types=none", LLMEM_ERR_PATTERN_EMPTY_LAYER, "model.layer_types"},
+      {"model.mlp_types=dense,moe", LLMEM_ERR_PATTERN_MOE, "model.mlp_types"},
+      {"model.layer_types=sliding,full", LLMEM_ERR_SLIDING_WINDOW, "model.sliding_window"},
+      {"model.layer_types=chunked,full", LLMEM_ERR_ATTENTION_CHUNK, "model.attention_chunk"},
+      {"model.moe.experts=8 model.moe.dense_layers=1 model.mlp_types=dense,moe", LLMEM_ERR_PATTERN_MOE_RULE,
+       "model.mlp_types"},
+      {"model.layer_types=linear,full model.linear.key_heads=3", LLMEM_ERR_LINEAR_HEADS, "model.linear.value_heads"},
+      {"model.layer_types=ssm,full parallel.engine=megatron parallel.gpus=16 parallel.tp=16", LLMEM_ERR_SSM_HEADS,
+       "parallel.tp"},
+      {"formula=megatron parallel.engine=megatron model.layer_types=full,full", LLMEM_ERR_PATTERN_FORMULA,
+       "model.layer_types"},
+      {"rl.algorithm=grpo model.layer_types=linear,full", LLMEM_ERR_PATTERN_RL, "model.layer_types"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    llmem_defaults(&in);
+    CHECK(set_keys(&in, bad[i].keys), "keys %s", bad[i].keys);
+    llmem_status st = llmem_estimate(&in, &out);
+    CHECK(st == bad[i].status, "%s: status %d (%s), want %d", bad[i].keys, st, out.error_message, bad[i].status);
+    CHECK(st != LLMEM_OK && strcmp(out.error_path, bad[i].field) == 0, "%s: names %s, want %s", bad[i].keys,
+          out.error_path, bad[i].field);
+  }
+  /* a gap inside a list */
+  llmem_defaults(&in);
+  in.layer_types[0] = LLMEM_MIXER_FULL, in.layer_types[2] = LLMEM_MIXER_FULL;
+  CHECK(llmem_estimate(&in, &out) == LLMEM_ERR_LIST_GAP, "a null between entries");
+}
+
+/* Pipeline stages of a hybrid model: each stage counts its own kinds; the stages sum to the model. */
+static void stages(void) {
+  char keys[4096];
+  nemotron_keys(keys, sizeof keys, "parallel.engine=megatron parallel.gpus=4 parallel.pp=4 training.grad_accum=8");
+  CHECK(run_keys(keys, &out), "nemotron-h pp4 runs");
+  double sum = 0;
+  for (int s = 0; s < out.rank_count; s++) sum += out.ranks[s].params_count;
+  CHECK_NEAR(sum, out.params_total, 0, "stages sum to the model");
+  CHECK(out.ranks[0].params_count != out.ranks[1].params_count, "stages differ with their layer kinds");
+  /* the uniform list equals no list */
+  llmem_result plain;
+  CHECK(run_keys("model.layers=8", &plain), "plain");
+  CHECK(run_keys("model.layers=8 model.layer_types=full model.mlp_types=dense", &out), "uniform lists");
+  CHECK_NEAR(out.per_gpu.peak_allocated_bytes, plain.per_gpu.peak_allocated_bytes, 0, "[full] x [dense] = the default layer");
+  /* flash attention over a 1,024-token window takes less time than over 8,192 */
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, "training.seq_len=8192"), "keys");
+  double full = 0, windowed = 0;
+  CHECK(llmem_step_time(&in, &full, 0) == LLMEM_OK, "step time");
+  CHECK(set_keys(&in, "model.layer_types=sliding model.sliding_window=1024"), "keys");
+  CHECK(llmem_step_time(&in, &windowed, 0) == LLMEM_OK && windowed < full, "a sliding window shortens the attention");
+}
+
+int main(void) {
+  params();
+  activations();
+  errors();
+  stages();
+  return check_report("layer_kinds");
+}

@@ -2,7 +2,7 @@
 // where it sits. Keys, kinds, enum values, ranges and defaults come from the
 // core (Core.fields), and when a field matters (dependent fields are hidden
 // otherwise) from config/relevance.ts; none is repeated here.
-import { LORA, matters, MLA_ON, MOE_ON, RL_ON, type Get } from './config/relevance.js';
+import { LAYERS_ON, LINEAR_ON, LORA, matters, MLA_ON, MOE_ON, RL_ON, SSM_ON, type Get } from './config/relevance.js';
 
 export type { Get } from './config/relevance.js';
 
@@ -109,6 +109,42 @@ export const UI: Record<string, FieldUi> = {
     auto: 'none',
     hint: 'tanh cap on the logits (Gemma 2)',
   },
+
+  'model.layer_types': {
+    label: 'Layer mixers',
+    auto: 'every layer full attention',
+    hint: 'per layer, repeating: e.g. 3*linear,full (Qwen3-Next) or 5*sliding,full (Gemma 3)',
+    options: {
+      full: 'Full attention',
+      sliding: 'Sliding-window attention',
+      chunked: 'Chunked attention',
+      linear: 'Linear attention (Gated DeltaNet)',
+      ssm: 'Mamba-2',
+      none: 'None (MLP-only layer)',
+    },
+  },
+  'model.mlp_types': {
+    label: 'Layer MLPs',
+    auto: 'by the MoE rule',
+    hint: 'per layer, repeating: dense, moe or none (e.g. dense,moe)',
+    options: { dense: 'Dense MLP', moe: 'MoE', none: 'None (mixer-only layer)' },
+  },
+  'model.sliding_window': { label: 'Sliding window', unit: 'tokens', auto: 'none', hint: 'keys a sliding layer attends back' },
+  'model.attention_chunk': { label: 'Attention chunk', unit: 'tokens', auto: 'none', hint: 'tokens per chunk (Llama 4)' },
+  'model.attn_output_gate': { label: 'Attention output gate', hint: 'q_proj also outputs a sigmoid gate (Qwen3-Next)' },
+  'model.linear.key_heads': { label: 'Key heads', unit: 'heads', hint: 'linear_num_key_heads' },
+  'model.linear.value_heads': { label: 'Value heads', unit: 'heads', hint: 'linear_num_value_heads' },
+  'model.linear.key_head_dim': { label: 'Key head dim', unit: 'dim', hint: 'linear_key_head_dim' },
+  'model.linear.value_head_dim': { label: 'Value head dim', unit: 'dim', hint: 'linear_value_head_dim' },
+  'model.linear.conv_kernel': { label: 'Conv kernel', unit: 'taps', hint: 'short causal convolution over q, k, v' },
+  'model.ssm.heads': { label: 'Mamba heads', unit: 'heads', hint: 'mamba_num_heads' },
+  'model.ssm.head_dim': { label: 'Mamba head dim', unit: 'dim', hint: 'mamba_head_dim' },
+  'model.ssm.groups': { label: 'Groups', unit: 'groups', hint: 'n_groups of B and C' },
+  'model.ssm.state_size': { label: 'State size', unit: 'dim', hint: 'ssm_state_size' },
+  'model.ssm.conv_kernel': { label: 'Conv kernel', unit: 'taps', hint: 'conv over x, B, C' },
+  'model.ssm.chunk_size': { label: 'Scan chunk', unit: 'tokens', hint: 'chunk of the SSD scan' },
+  'model.ssm.bias': { label: 'Projection biases', hint: 'in_proj / out_proj biases (use_bias)' },
+  'model.ssm.conv_bias': { label: 'Conv bias', hint: 'use_conv_bias' },
 
   'model.moe.experts': { label: 'Experts', unit: 'experts', hint: '0 = dense' },
   'model.moe.top_k': { label: 'Experts per token', unit: 'top-k', hint: 'experts each token is routed to' },
@@ -710,6 +746,43 @@ export const SECTIONS: Section[] = [
           'model.tied_embeddings',
           'model.head',
           'model.num_labels',
+        ],
+      },
+      {
+        title: 'Layer kinds',
+        used: LAYERS_ON,
+        clear: 'Uniform layers',
+        paths: [
+          'model.layer_types',
+          'model.mlp_types',
+          'model.sliding_window',
+          'model.attention_chunk',
+          'model.attn_output_gate',
+        ],
+      },
+      {
+        title: 'Linear attention (Gated DeltaNet)',
+        used: LINEAR_ON,
+        paths: [
+          'model.linear.key_heads',
+          'model.linear.value_heads',
+          'model.linear.key_head_dim',
+          'model.linear.value_head_dim',
+          'model.linear.conv_kernel',
+        ],
+      },
+      {
+        title: 'Mamba-2',
+        used: SSM_ON,
+        paths: [
+          'model.ssm.heads',
+          'model.ssm.head_dim',
+          'model.ssm.groups',
+          'model.ssm.state_size',
+          'model.ssm.conv_kernel',
+          'model.ssm.chunk_size',
+          'model.ssm.bias',
+          'model.ssm.conv_bias',
         ],
       },
       {

@@ -27,6 +27,16 @@ const ZERO3 = all(DEEPSPEED, (get) => get('parallel.zero_stage') === 3);
 export const LORA = is('training.finetune.method', 'lora', 'qlora');
 export const MOE_ON = gt('model.moe.experts', 0);
 export const MLA_ON = gt('model.mla.kv_lora_rank', 0);
+/** A layer mixer in model.layer_types (a list of names; null: every layer full attention). */
+const mixer =
+  (kind: string): Condition =>
+  (get) => {
+    const types = get('model.layer_types');
+    return Array.isArray(types) && types.includes(kind);
+  };
+export const LINEAR_ON = mixer('linear');
+export const SSM_ON = mixer('ssm');
+export const LAYERS_ON: Condition = (get) => get('model.layer_types') !== null || get('model.mlp_types') !== null;
 /** RL post-training: its keys matter only with an algorithm; the step's own batch keys then give way to them. */
 export const RL_ON: Condition = (get) => ![null, 'none'].includes(get('rl.algorithm') as string | null);
 const RL_OFF: Condition = (get) => !RL_ON(get);
@@ -54,6 +64,21 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.moe.capacity_factor': MOE_ON,
   'model.moe.latent_size': MOE_ON,
   'model.moe.load_imbalance': MOE_ON,
+  'model.sliding_window': mixer('sliding'),
+  'model.attention_chunk': mixer('chunked'),
+  'model.linear.key_heads': LINEAR_ON,
+  'model.linear.value_heads': LINEAR_ON,
+  'model.linear.key_head_dim': LINEAR_ON,
+  'model.linear.value_head_dim': LINEAR_ON,
+  'model.linear.conv_kernel': LINEAR_ON,
+  'model.ssm.heads': SSM_ON,
+  'model.ssm.head_dim': SSM_ON,
+  'model.ssm.groups': SSM_ON,
+  'model.ssm.state_size': SSM_ON,
+  'model.ssm.conv_kernel': SSM_ON,
+  'model.ssm.chunk_size': SSM_ON,
+  'model.ssm.bias': SSM_ON,
+  'model.ssm.conv_bias': SSM_ON,
   'model.mla.q_lora_rank': MLA_ON,
   'model.mla.qk_nope_head_dim': MLA_ON,
   'model.mla.qk_rope_head_dim': MLA_ON,

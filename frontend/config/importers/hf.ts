@@ -8,6 +8,7 @@
 import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
 import { guard, ImportError, isObject, type Obj } from './common.js';
 import { HF_DEFAULTS as DEFAULTS } from './hf-defaults.js';
+import { layerKinds, shortestPattern } from './hf-layers.js';
 
 export interface HfImport {
   config: Config;
@@ -42,6 +43,8 @@ const QUIET_DEFAULTS = new Set([
 ]);
 const GATED = new Set([
   'llama',
+  'qwen3_next',
+  'llama4_text',
   'mistral',
   'mixtral',
   'qwen2',
@@ -401,7 +404,11 @@ function run(json: unknown): HfImport {
   }
 
   // Norms and special layers per family (modeling_<type>.py decoder layers).
-  if (family === 'qwen3' || family === 'qwen3_moe' || family === 'gemma3_text') model.qk_norm = 'head';
+  if (family === 'qwen3' || family === 'qwen3_moe' || family === 'gemma3_text' || family === 'qwen3_next')
+    model.qk_norm = 'head';
+  // Qwen3NextAttention: q_proj also outputs the sigmoid gate of the attention output
+  if (family === 'qwen3_next') model.attn_output_gate = true;
+  // Llama4TextL2Norm on q and k (use_qk_norm) has no weight: no parameters
   if (family === 'olmo2' || family === 'olmo3') model.qk_norm = 'full';
   // Glm4MoeAttention: q_norm / k_norm over head_dim when use_qk_norm
   if (family === 'glm4_moe' && flag('use_qk_norm')) model.qk_norm = 'head';
@@ -434,6 +441,9 @@ function run(json: unknown): HfImport {
   const lmHeadBias = flag('lm_head_bias');
   if (lmHeadBias) model.lm_head_bias = true;
 
+  // Per-layer kinds: sliding / chunked / linear-attention / Mamba-2 layers and per-layer MLPs.
+  layerKinds({ family, layers, get, int, flag, model, warnings, notes });
+
   // Mixture of experts.
   model.moe = moe(family, get, int, flag, model, warnings);
 
@@ -457,33 +467,6 @@ function run(json: unknown): HfImport {
       `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not counted (llmem counts the main model); set model.mtp_layers ${mtp} to train it`,
     );
 
-  // Attention windows, soft-capping and other memory-relevant fields config v1 cannot express.
-  const window = get('sliding_window');
-  const useWindow = get('use_sliding_window');
-  const layerTypes = get('layer_types');
-  if (Array.isArray(layerTypes)) {
-    const counts = new Map<string, number>();
-    for (const t of layerTypes) counts.set(String(t), (counts.get(String(t)) ?? 0) + 1);
-    const other = [...counts].filter(([t]) => t !== 'full_attention');
-    if (other.length)
-      warnings.push(
-        `layer_types: ${other.map(([t, n]) => `${n} ${t}`).join(', ')} of ${layerTypes.length} layers${window ? ` (window ${String(window)})` : ''}; llmem models every layer as full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`,
-      );
-  } else if (typeof window === 'number' && useWindow !== false) {
-    const every = Number(get('sliding_window_pattern') ?? 6);
-    const pattern =
-      family === 'gemma2'
-        ? 'on every other layer'
-        : family === 'gemma3_text'
-          ? `on ${every - 1} of every ${every} layers`
-          : family === 'olmo3'
-            ? 'on 3 of every 4 layers'
-            : 'on every layer';
-    warnings.push(
-      `sliding_window ${window} ${pattern}: not expressible; llmem models full causal attention (same saved activations with flash kernels; eager attention keeps full s*s scores either way)`,
-    );
-  } else if (typeof window === 'number')
-    notes.push(`sliding_window ${window} is disabled (use_sliding_window false): full attention`);
   used.add('sliding_window_pattern');
   // tanh soft-capping (Gemma 2): what it keeps for the backward is modelled; eager attention is what
   // transformers recommends for training these models (kernels without soft-capping cannot take them)
@@ -502,7 +485,7 @@ function run(json: unknown): HfImport {
   }
   for (const k of SSM_KEYS) {
     used.add(k);
-    if (cfg[k] !== undefined && cfg[k] !== null)
+    if (family !== 'nemotron_h' && cfg[k] !== undefined && cfg[k] !== null)
       warnings.push(
         `${k}: state-space / linear-attention layers are not modelled; every layer is counted as attention + MLP`,
       );
@@ -605,22 +588,18 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
     layer_freq: 1,
     capacity_factor: null,
   } as Config;
+  // Qwen MoE decoder layers: sparse iff not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+  // (modeling_qwen2_moe.py / qwen3_moe / qwen3_next decoder layer); a leading dense block is
+  // moe.dense_layers, any other placement model.mlp_types
   const sparseLayers = (): void => {
     const step = int(['decoder_sparse_step'], false) ?? 1;
-    base.layer_freq = step;
-    if (step > 1)
-      warnings.push(
-        `decoder_sparse_step ${step}: transformers makes layers step-1, 2*step-1, ... sparse; llmem places them at 0, step, ... (same count, stage placement may differ)`,
-      );
-    const only = get('mlp_only_layers');
-    if (Array.isArray(only) && only.length) {
-      const prefix = only.every((v, i) => v === i);
-      if (prefix && step === 1) base.dense_layers = only.length;
-      else
-        warnings.push(
-          `mlp_only_layers ${JSON.stringify(only)}: dense layers that are not a leading block are not expressible; counted as MoE`,
-        );
-    }
+    const onlyKey = get('mlp_only_layers');
+    const only = Array.isArray(onlyKey) ? onlyKey : [];
+    const layers = model.layers as number;
+    const sparse = Array.from({ length: layers }, (_, i) => !only.includes(i) && (i + 1) % step === 0);
+    const dense = sparse.findIndex((v) => v);
+    if (dense >= 0 && sparse.every((v, i) => v === i >= dense)) base.dense_layers = dense;
+    else model.mlp_types = shortestPattern(sparse.map((v) => (v ? 'moe' : 'dense')));
   };
   switch (family) {
     case 'mixtral':
@@ -649,6 +628,52 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
         shared_experts: shared > 0 ? 1 : 0,
         shared_expert_ffn_hidden: shared,
         ...(shared > 0 ? { shared_expert_gate: true } : {}),
+      };
+    }
+    case 'qwen3_next': {
+      sparseLayers();
+      const shared = int(['shared_expert_intermediate_size'], false) ?? 0;
+      return {
+        ...base,
+        experts: int(['num_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
+        shared_experts: shared > 0 ? 1 : 0,
+        shared_expert_ffn_hidden: shared,
+        ...(shared > 0 ? { shared_expert_gate: true } : {}),
+      };
+    }
+    // Llama4TextMoe: routed experts of intermediate_size, one shared expert of the same width, a router
+    // without bias; the dense layers' MLP is intermediate_size_mlp; MoE layers interleave_moe_layer_step - 1, ...
+    case 'llama4_text': {
+      const expertFfn = model.ffn_hidden as number;
+      model.ffn_hidden = int(['intermediate_size_mlp'], false) ?? expertFfn;
+      const step = int(['interleave_moe_layer_step'], false) ?? 1;
+      const listed = get('moe_layers');
+      const layers = model.layers as number;
+      const isMoe = (i: number) => (Array.isArray(listed) ? listed.includes(i) : (i + 1) % step === 0);
+      const kinds = Array.from({ length: layers }, (_, i) => (isMoe(i) ? 'moe' : 'dense'));
+      if (kinds.some((k) => k === 'dense')) model.mlp_types = shortestPattern(kinds);
+      return {
+        ...base,
+        experts: int(['num_local_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: expertFfn,
+        shared_experts: 1,
+        shared_expert_ffn_hidden: expertFfn,
+      };
+    }
+    // NemotronHMoE ("E" blocks): relu2 routed experts and shared experts; model.mlp_types places them
+    case 'nemotron_h': {
+      if (!(model.mlp_types as string[] | undefined)?.includes('moe')) return null;
+      const shared = int(['n_shared_experts'], false) ?? 0;
+      return {
+        ...base,
+        experts: int(['n_routed_experts'], true)!,
+        top_k: int(['num_experts_per_tok'], true)!,
+        expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
+        shared_experts: shared,
+        shared_expert_ffn_hidden: shared > 0 ? int(['moe_shared_expert_intermediate_size'], true)! : 0,
       };
     }
     case 'qwen3_moe':

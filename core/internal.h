@@ -47,6 +47,7 @@ typedef struct {
   double lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* Gated DeltaNet layers */
   double ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk; /* Mamba-2 layers */
   int ssm_bias, ssm_conv_bias;
+  double mtp_layers;                      /* multi-token-prediction depths on the last stage */
 
   /* training */
   double micro_batch, seq_len, grad_accum;
@@ -188,6 +189,8 @@ layer_params layer_params_on_rank(const plan *pl, int layer);
 double layer_params_total(const plan *pl, int layer, int active_only);
 void model_param_counts(const plan *pl, double *total, double *active, double *trainable);
 double embedding_params(const plan *pl);
+/* One MTP module on one rank: the last decoder layer's kind, eh_proj (2h -> h), enorm, hnorm, final norm. */
+layer_params mtp_params_on_rank(const plan *pl);
 double head_params(const plan *pl);
 double lora_params_total(const plan *pl);
 double full_module_params(const plan *pl, double embedding, double head);

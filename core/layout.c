@@ -66,6 +66,14 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   if (st.has_embedding) {
     st.embedding_count = embedding_params(pl) - pl->vocab * h + pl->vocab_padded * h / t;
   }
+  if (st.has_head && pl->mtp_layers > 0) {
+    /* the MTP modules sit on the last stage, which builds its own word embedding
+     * for them when the first stage's is elsewhere (Megatron-LM gpt_model.py:
+     * pre_process or mtp_process; tied, the head's copy is that embedding) */
+    layer_params mtp = mtp_params_on_rank(pl);
+    for (int k = 0; k < (int)pl->mtp_layers; k++) add_layer(&st.layers, &mtp);
+    if (!st.has_embedding && !pl->tied) st.embedding_count = pl->vocab_padded * h / t;
+  }
   if (st.has_head) {
     st.final_norm_count = pl->final_norm * pl->norm_width * h;
     if (pl->head_kind == LLMEM_HEAD_LM) {

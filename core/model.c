@@ -198,6 +198,21 @@ double layer_params_total(const plan *pl, int layer, int active_only) {
   return lp.matrix_count + lp.vector_count + experts;
 }
 
+/* One MTP module (Megatron-LM multi_token_prediction.py MultiTokenPredictionLayer,
+ * 09ebca7): enorm and hnorm over the embedding and the hidden state, eh_proj
+ * column-parallel from 2h to h, one transformer layer with the last decoder
+ * layer's spec, final_layernorm; the embedding and the output layer are the
+ * model's (DeepSeek-V3 README_WEIGHTS.md: embed_tokens and shared_head.head shared). */
+layer_params mtp_params_on_rank(const plan *pl) {
+  layer_params lp = layer_params_on_rank(pl, (int)pl->layers - 1);
+  double h = pl->hidden, proj = 2 * h * h / pl->tp;
+  lp.matrix_count += proj;
+  lp.matrix_dims_count += 2 * h + h / pl->tp;
+  lp.quantizable_count += proj;
+  lp.vector_count += 3 * pl->norm_width * h;
+  return lp;
+}
+
 /* Word embedding + learned positions + token types (BERT) + embedding norm. */
 double embedding_params(const plan *pl) {
   double h = pl->hidden;
@@ -251,6 +266,11 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
   }
   double outer = embedding_params(pl) + head_params(pl) + pl->final_norm * pl->norm_width * pl->hidden;
   double t = 0, a = 0;
+  if (pl->mtp_layers > 0) { /* MTP modules: the last layer's kind plus eh_proj and three norms */
+    double extra = 2 * pl->hidden * pl->hidden + 3 * pl->norm_width * pl->hidden;
+    outer += pl->mtp_layers * (layer_params_total(pl, n - 1, 0) + extra);
+    a += pl->mtp_layers * (layer_params_total(pl, n - 1, 1) - layer_params_total(pl, n - 1, 0));
+  }
   for (int k = 0; k < LAYER_KIND_COUNT; k++) /* in kind order: dense, then MoE, as before */
     if (kind_n[k]) t += kind_n[k] * kind_total[k], a += kind_n[k] * kind_active[k];
   t += outer;

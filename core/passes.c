@@ -69,6 +69,29 @@ static const layer_activations *acts(const stage_walk *W, int chunk, int layer) 
 static int is_first_chunk(const stage_walk *W, int c) { return W->st->has_embedding && c == 0; }
 static int is_last_chunk(const stage_walk *W, int c) { return W->st->has_head && c == W->v - 1; }
 
+/* The MTP depths (Megatron-LM multi_token_prediction.py, 09ebca7): each runs on
+ * the last stage after the decoder: the rolled tokens' embedding and the hidden
+ * state through enorm / hnorm, their concat into eh_proj, one layer of the last
+ * layer's kind, final_layernorm, and its own logits and loss (process_mtp_loss);
+ * MTPLossAutoScaler runs every depth's loss backward only inside the main
+ * backward, so each keeps its layer's tensors and its loss's (the fp32 softmax
+ * of Megatron's cross-entropy) until then. */
+static void mtp_amounts(stage_walk *W) {
+  const plan *pl = W->pl;
+  if (!W->st->has_head || pl->mtp_layers <= 0) return;
+  int last = (int)pl->layers - 1;
+  const layer_cost *lc = cost(W, last);
+  const layer_activations *la = &lc->act[pl->recompute == LLMEM_RECOMPUTE_FULL];
+  double T = pl->seq_len / pl->cp * pl->micro_batch, out = pl->sp ? pl->tp : 1, ab = pl->act_bytes;
+  /* enorm and hnorm inputs (+ rstd), the [T, 2h] concat, final_layernorm's input, the depth's
+   * slice of the concatenated hidden states the output layer reads, the rolled token ids */
+  double extras = (6 * T * pl->hidden * ab + 3 * T * 4) / out + 8 * T;
+  W->mtp_saved = pl->mtp_layers * (la->saved_bytes + extras);
+  W->mtp_logits = pl->mtp_layers * W->loss.saved_bytes;
+  W->mtp_forward_temp = max2(la->forward_temp_bytes, W->loss.forward_peak_bytes);
+  W->mtp_backward_temp = max2(la->backward_temp_bytes + la->recompute_bytes, W->loss.backward_peak_bytes);
+}
+
 /* What one pass leaves live, per chunk: the sums the walk rebuilds its state from. */
 static void live_amounts(stage_walk *W, int c) {
   const rank_states *rs = W->rs;
@@ -88,6 +111,8 @@ static void live_amounts(stage_walk *W, int c) {
   if (is_last_chunk(W, c)) {
     u[LLMEM_CAT_ACTIVATIONS] += W->loss.head_input_bytes;
     u[LLMEM_CAT_LOGITS] += W->loss.saved_bytes;
+    u[LLMEM_CAT_ACTIVATIONS] += W->mtp_saved;
+    u[LLMEM_CAT_LOGITS] += W->mtp_logits;
     if (W->lazy) W->grads_made[c] += W->head_grads + W->norm_grads;
   }
   W->grads_made[c] += W->accumulated[c];
@@ -141,6 +166,7 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   p[LLMEM_CAT_COMM_BUFFERS] += rs->comm_persistent;
   if (!W->lazy) p[LLMEM_CAT_GRADIENTS] += rs->gradients;
   if (W->root > 0) p[LLMEM_CAT_WEIGHTS] += W->root;
+  mtp_amounts(W);
   for (int c = 0; c < W->v; c++) live_amounts(W, c);
 }
 
@@ -205,6 +231,28 @@ static double head_prefetch(const stage_walk *W, int c) {
   return is_last_chunk(W, c) && W->rs->own_root_units ? W->loss_gather * W->rs->gather_factor_fwd : 0;
 }
 
+/* The MTP depths' forward: what they keep, and the largest working set of one depth. */
+static void mtp_forward(const stage_walk *W, sim *S, int mb) {
+  if (W->mtp_saved <= 0) return;
+  sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_MTP, mb, 0), W->mtp_saved, ALLOC_STREAM_COMPUTE);
+  sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_MTP, mb, 0), W->mtp_logits, ALLOC_STREAM_COMPUTE);
+  sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_MTP, mb, 0), W->mtp_forward_temp,
+                     ALLOC_STREAM_COMPUTE);
+  sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
+  sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_MTP, mb, 0), W->mtp_forward_temp, 0);
+}
+
+/* Their backward, reached from the main loss's gradient: everything they kept goes. */
+static void mtp_backward(const stage_walk *W, sim *S, int mb) {
+  if (W->mtp_saved <= 0) return;
+  sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_MTP, mb, 1), W->mtp_backward_temp,
+                     ALLOC_STREAM_COMPUTE);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+  sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_MTP, mb, 1), W->mtp_backward_temp, 0);
+  sim_give(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_MTP, mb, 0), W->mtp_logits, 0);
+  sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_MTP, mb, 0), W->mtp_saved, 0);
+}
+
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
@@ -239,6 +287,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
       sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
   }
   if (is_last_chunk(W, c)) {
+    mtp_forward(W, S, mb);
     if (W->loss_gather > 0) sim_sync(S);
     sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, ALLOC_STREAM_GATHER);
     sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
@@ -402,6 +451,7 @@ static void root_post_backward(const stage_walk *W, sim *S, int mb, int c) {
 void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   if (is_last_chunk(W, c)) loss_backward(W, S, mb, c, first_pass);
+  if (is_last_chunk(W, c)) mtp_backward(W, S, mb);
   for (int i = first + n - 1; i >= first; i--) layer_backward(W, S, mb, c, i, first_pass);
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);

@@ -94,6 +94,7 @@ static void resolve_layer_kinds(const llmem_input *in, plan *p) {
   p->ssm_state = in->ssm_state_size, p->ssm_heads = in->ssm_heads, p->ssm_head_dim = in->ssm_head_dim;
   p->ssm_groups = in->ssm_groups, p->ssm_conv = in->ssm_conv_kernel, p->ssm_chunk = in->ssm_chunk_size;
   p->ssm_bias = in->ssm_bias != 0, p->ssm_conv_bias = in->ssm_conv_bias != 0;
+  p->mtp_layers = in->mtp_layers;
 }
 
 static void resolve_model(const llmem_input *in, plan *p) {
@@ -271,7 +272,6 @@ static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int 
 }
 
 static llmem_status check_model(const llmem_input *in, const plan *p, int *field) {
-  if (p->formula == LLMEM_FORMULA_LLMEM && in->mtp_layers > 0) FAIL(LLMEM_ERR_UNMODELLED, mtp_layers);
   if (p->formula == LLMEM_FORMULA_LLMEM && !isnan(in->moe_latent_size)) FAIL(LLMEM_ERR_UNMODELLED, moe_latent_size);
   if (p->moe == 0) {
     if (!isnan(in->moe_ffn_hidden) || in->moe_shared_experts != 0 || in->moe_dense_layers != 0 ||
@@ -287,6 +287,14 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
   if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
   return check_layer_kinds(in, p, field);
+}
+
+/* Megatron-LM's MTP block (megatron/core/transformer/multi_token_prediction.py, 09ebca7 2025-03-22):
+ * the modelled trainer; its documentation rules out context parallelism */
+static llmem_status check_mtp(const plan *p, int *field) {
+  if (p->formula != LLMEM_FORMULA_LLMEM || p->mtp_layers == 0) return LLMEM_OK;
+  if (p->engine != LLMEM_ENGINE_MEGATRON || p->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
+  return LLMEM_OK;
 }
 
 static llmem_status check_layout(const plan *p, int *field) {
@@ -470,6 +478,7 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   STEP(resolve_batch(in, &p, field));
   STEP(check_layout(&p, field));
   STEP(check_engine(&p, field));
+  STEP(check_mtp(&p, field));
   STEP(derive_sharding(in, &p, field));
   STEP(check_training(in, &p, field));
   derive_bytes(in, &p);

@@ -43,7 +43,7 @@ enum {
   TAG_LOSS,
   TAG_INIT /* set-up buffers freed before the step (FSDP1 flattening) */
 };
-enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3 }; /* blocks outside the decoder layers */
+enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3, LAYER_MTP = -4 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
   return ((uint64_t)kind << 58) | ((uint64_t)(part & 63) << 52) | (((uint64_t)(layer + 3) & 0xFFFFF) << 32) |
          (uint32_t)(mb + 1);
@@ -156,6 +156,8 @@ typedef struct {
   double loss_gather, loss_grads; /* ZeRO-3, own head unit: gathered at the loss; the lm_head's full gradient */
   double loss_reduce;             /* own head unit: its reduce-scatter input */
   double embed_gather;            /* own embedding unit: gathered around its forward and backward */
+  /* MTP depths on the last stage, all of them: kept to the backward, and their largest working sets */
+  double mtp_saved, mtp_logits, mtp_forward_temp, mtp_backward_temp;
   /* what stays live between passes, by category: the state at any pass
    * boundary is rebuilt from these (walk_state), not carried as a running sum */
   double persistent_cat[LLMEM_CAT_COUNT];

@@ -404,6 +404,10 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     mb_bwd += n * (t->linear_bwd + t->attn_bwd + t->memory_bwd);
     stage_mb += n * layer_pass_seconds(&c, t, share);
   }
+  /* the MTP depths on the last stage: a layer of the last kind and a head each (the slowest stage) */
+  if (pl->mtp_layers > 0)
+    stage_mb += pl->mtp_layers *
+                (layer_pass_seconds(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share) + head_seconds(&c));
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;

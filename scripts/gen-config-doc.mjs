@@ -21,6 +21,8 @@ const NOT_IN_FORM = {
   'model.preset': 'Model preset id (`llmem models`, frontend/config/catalog/models.json); null: none',
   'model.moe': 'Mixture of experts; null or absent: dense model',
   'model.mla': 'Multi-latent attention (DeepSeek); null or absent: standard attention',
+  'model.linear': 'Gated DeltaNet dimensions of the `linear` layers of model.layer_types (Qwen3-Next)',
+  'model.ssm': 'Mamba-2 dimensions of the `ssm` layers of model.layer_types (Nemotron-H)',
   training: 'Batch, precision, optimizer, recompute, fine-tuning',
   'training.finetune': 'Full fine-tuning or LoRA / QLoRA adapters',
   parallel: 'World size, parallel degrees, engine and sharding',
@@ -52,6 +54,8 @@ function allowedOf(f) {
       return f.values.map(code).join(', ');
     case 'set':
       return `list of ${f.values.map(code).join(', ')}`;
+    case 'list':
+      return `list (repeats over the layers; at most 256; or \`"3*a,b"\`) of ${f.values.map(code).join(', ')}`;
     case 'text':
       return 'string';
     default:

@@ -59,7 +59,28 @@ static void decode_model(fuzz_reader *r, llmem_input *in, double tp, double pp, 
   in->qkv_bias = coin(r);
   in->qk_norm = fuzz_pick(r, LLMEM_QK_NORM_COUNT_);
   in->attn_sinks = coin(r);
-  if (in->formula != LLMEM_FORMULA_LLMEM) in->mtp_layers = PICK(r, 0, 1); /* llmem refuses it (unmodelled) */
+  in->mtp_layers = PICK(r, 0, 0, 1); /* llmem: Megatron engines only (a named error otherwise) */
+  if (fuzz_pick(r, 4) == 0) { /* per-layer kinds: a short repeating pattern, each kind with its dimensions */
+    int n = 1 + (int)fuzz_pick(r, 4);
+    for (int k = 0; k < n; k++) {
+      in->layer_types[k] = fuzz_pick(r, LLMEM_LAYER_MIXER_COUNT_);
+      if (coin(r)) in->mlp_types[k] = fuzz_pick(r, LLMEM_LAYER_MLP_COUNT_);
+    }
+    for (int k = 1; k < n; k++) /* an MLP list is whole or absent */
+      if (isnan(in->mlp_types[k]) != isnan(in->mlp_types[0])) in->mlp_types[k] = isnan(in->mlp_types[0]) ? NAN : 0;
+    in->sliding_window = PICK(r, 64, 1024, 1000000);
+    in->attention_chunk = PICK(r, 32, 512);
+    in->attn_output_gate = coin(r);
+    in->linear_key_heads = tp * PICK(r, 1, 2);
+    in->linear_value_heads = in->linear_key_heads * PICK(r, 1, 2);
+    in->linear_key_head_dim = PICK(r, 16, 64);
+    in->linear_value_head_dim = PICK(r, 16, 64);
+    in->ssm_groups = tp * PICK(r, 1, 2);
+    in->ssm_heads = in->ssm_groups * PICK(r, 1, 4);
+    in->ssm_head_dim = PICK(r, 16, 64);
+    in->ssm_state_size = PICK(r, 16, 128);
+    in->ssm_chunk_size = PICK(r, 64, 256);
+  }
   in->position = fuzz_pick(r, LLMEM_POSITION_COUNT_);
   in->max_positions = PICK(r, 131072, 512, 100000);
   if (fuzz_pick(r, 5) == 0) { /* MLA */

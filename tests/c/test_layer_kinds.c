@@ -142,8 +142,48 @@ static void stages(void) {
   CHECK(llmem_step_time(&in, &windowed, 0) == LLMEM_OK && windowed < full, "a sliding window shortens the attention");
 }
 
+/* MTP modules (Megatron-LM multi_token_prediction.py): parameters and what each depth keeps. */
+static void mtp(void) {
+  CHECK(run_keys(QWEN3_NEXT "model.mtp_layers=1 parallel.engine=megatron", &out), "qwen3-next with MTP");
+  /* + fc 2,048 x 4,096, three norms, one gated-attention MoE layer (1,642,076,672): the checkpoint's
+   * 81,324,862,720 (model.safetensors.index.json total_size / 2) */
+  CHECK_NEAR(out.params_total, 81324862720.0, 0, "Qwen3-Next-80B-A3B with its MTP module");
+  /* DeepSeek-V3: 671,026,419,200 (README_WEIGHTS: 671B main) + one MTP module of the last (MoE) layer's
+   * kind, eh_proj 2 x 7,168^2 and three norms: 11,610,068,224 unique ("11.5B unique" beside the
+   * shared 0.9B embedding and 0.9B head) */
+  CHECK(run_keys("model.layers=61 model.hidden=7168 model.heads=128 model.kv_heads=128 model.head_dim=128 "
+                 "model.ffn_hidden=18432 model.vocab=129280 model.moe.experts=256 model.moe.top_k=8 "
+                 "model.moe.expert_ffn_hidden=2048 model.moe.shared_experts=1 model.moe.shared_expert_ffn_hidden=2048 "
+                 "model.moe.dense_layers=3 model.moe.router_bias=true model.mla.q_lora_rank=1536 "
+                 "model.mla.kv_lora_rank=512 model.mla.qk_nope_head_dim=128 model.mla.qk_rope_head_dim=64 "
+                 "model.mla.v_head_dim=128 parallel.engine=megatron model.mtp_layers=1",
+                 &out),
+        "deepseek-v3 with MTP");
+  CHECK_NEAR(out.params_total, 671026419200.0 + 11610068224.0, 0, "DeepSeek-V3 with its MTP module");
+  /* a small dense model, one micro-batch, the peak at the loss: each depth keeps another loss's
+   * tensors and a layer's with its enorm / hnorm inputs, concat, final-norm input, hidden slice, ids */
+  const char *base = "model.layers=4 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "
+                     "parallel.engine=megatron parallel.sequence_parallel=false training.seq_len=2048 ";
+  llmem_result none;
+  char keys[1024];
+  CHECK(run_keys(base, &none), "no MTP");
+  snprintf(keys, sizeof keys, "%s model.mtp_layers=2", base);
+  CHECK(run_keys(keys, &out), "two MTP depths");
+  plan pl = plan_for(base);
+  layer_activations la = layer_activation_bytes(&pl, 3, 0);
+  double T = 2048, extras = 6 * T * 1024 * 2 + 3 * T * 4 + 8 * T;
+  CHECK(out.per_gpu.peak_phase == none.per_gpu.peak_phase, "the same peak phase");
+  /* Megatron's cross-entropy keeps an fp32 softmax: 4 x 2,048 x 32,000 per depth */
+  CHECK_NEAR(out.per_gpu.breakdown_bytes[LLMEM_CAT_LOGITS] - none.per_gpu.breakdown_bytes[LLMEM_CAT_LOGITS],
+             2 * loss_bytes(&pl).saved_bytes, 0, "two more losses' tensors");
+  CHECK_NEAR(loss_bytes(&pl).saved_bytes, 4 * T * 32000, 0, "fp32 softmax");
+  CHECK_NEAR(out.per_gpu.breakdown_bytes[LLMEM_CAT_ACTIVATIONS] - none.per_gpu.breakdown_bytes[LLMEM_CAT_ACTIVATIONS],
+             2 * (la.saved_bytes + extras), 1e-12, "two depths' layer and extras");
+}
+
 int main(void) {
   params();
+  mtp();
   activations();
   errors();
   stages();

@@ -78,7 +78,8 @@ int main(void) {
   expect_error("training.finetune.method=lora training.finetune.lora_targets=", LLMEM_ERR_LORA_TARGETS, "training.finetune.lora_targets");
   expect_error("training.recompute_layers=4", LLMEM_ERR_RECOMPUTE_LAYERS, "training.recompute_layers");
   expect_error("training.dtype=fp8 training.master_weights=false", LLMEM_ERR_FP8_MASTER, "training.master_weights");
-  expect_error("model.mtp_layers=1", LLMEM_ERR_UNMODELLED, "model.mtp_layers");
+  expect_error("model.mtp_layers=1", LLMEM_ERR_MTP_ENGINE, "model.mtp_layers");
+  expect_error("model.mtp_layers=1 parallel.engine=megatron parallel.gpus=2 parallel.cp=2", LLMEM_ERR_MTP_ENGINE, "model.mtp_layers");
   expect_error("formula=deepspeed parallel.engine=fsdp2", LLMEM_ERR_COMPAT_ENGINE, "formula");
   expect_error("parallel.engine=fsdp2 parallel.fsdp_strategy=hybrid_shard parallel.fsdp_shard_size=3", LLMEM_ERR_SHARD_SIZE, "parallel.fsdp_shard_size");
   /* hybrid_shard's default shard (one node) does not divide: name gpus_per_node, not the unset fsdp_shard_size */

@@ -6,7 +6,7 @@ import type { Suggestion, SuggestionKind, SuggestResult, SweepPoint } from '../f
 import { layoutPatch, SEARCH_SWITCHES, type SearchOptions, type SearchSwitch } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
 import { ABI_VERSION, type CoreExport, FIELD_KINDS, type FieldInfo, type FieldPath } from './generated.js';
-import { f64, type Memory, readReadings, readResult, readStruct } from './views.js';
+import { each, f64, type Memory, readReadings, readResult, readStruct } from './views.js';
 
 type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => number>;
 export type CoreFactory = (options?: {
@@ -209,15 +209,11 @@ export class Core {
     const engine = this.input('parallel.engine'),
       byGlobalBatch = !Number.isNaN(this.input('training.global_batch'));
     const name = (path: FieldPath, i: number) => this.field(path)!.values[i];
-    const layouts = Array.from({ length: count }, (_, i) => {
-      const a = base + S.layouts + i * L.size,
-        l = readStruct(this.mem, a, 'layout');
+    const layouts = each(base + S.layouts, count, L.size, (a) => {
+      const l = readStruct(this.mem, a, 'layout');
       const patch = layoutPatch(l, o, name, l.engine !== engine, byGlobalBatch);
-      return {
-        ...(readStruct(this.mem, a, 'layout', 'f64') as Omit<Layout, 'pareto' | 'patch'>),
-        pareto: l.pareto !== 0,
-        patch,
-      };
+      const shown = readStruct(this.mem, a, 'layout', 'f64') as Omit<Layout, 'pareto' | 'patch'>;
+      return { ...shown, pareto: l.pareto !== 0, patch };
     });
     const rejected = Array.from({ length: S.status_count }, (_, s) => ({
       reason: this.mem.statusText(s),
@@ -226,8 +222,8 @@ export class Core {
       .filter((r) => r.count > 0)
       .sort((a, b) => b.count - a.count);
     const out: SearchResult = { ...counts, rejected, layouts };
-    const why = this.mem.statusText(empty_reason);
-    if (!layouts.length) out.empty_reason = empty_field >= 0 ? `${this.fields[empty_field].path}: ${why}` : why;
+    const why = () => this.mem.statusText(empty_reason);
+    if (!layouts.length) out.empty_reason = empty_field >= 0 ? `${this.fields[empty_field].path}: ${why()}` : why();
     return out;
   }
 
@@ -247,21 +243,16 @@ export class Core {
     );
     if (st !== 0) return this.failure(st, error_field, 'suggest');
     const gpusPerNode = this.input('parallel.gpus_per_node');
-    const suggestions: Suggestion[] = Array.from({ length: count }, (_, i) => {
-      const { values, fields, change_count, kind, ...r } = readStruct(
-        this.mem,
-        base + G.suggestions + i * H.size,
-        'suggestion',
-      );
+    const suggestions: Suggestion[] = each(base + G.suggestions, count, H.size, (a) => {
+      const { values, fields, change_count, kind, ...r } = readStruct(this.mem, a, 'suggestion');
       const changes = fields.slice(0, change_count).map((field, j) => {
         const f = this.fields[field];
         return { path: f.path, value: decodeValue(f, values[j]) };
       });
       const patch: Config = {};
       for (const c of changes) setPath(patch, c.path, c.value);
-      const text = this.mem.text(m._llmem_suggest_kind_text(kind)) as SuggestionKind;
       return {
-        kind: text,
+        kind: this.mem.text(m._llmem_suggest_kind_text(kind)) as SuggestionKind,
         changes,
         patch,
         ...r,

@@ -39,7 +39,7 @@ export function readStruct<S extends keyof StructNumbers>(m: Memory, a: number, 
 }
 
 /** count structs of size bytes from a, each read by read. */
-const each = <T>(a: number, count: number, size: number, read: (a: number) => T): T[] =>
+export const each = <T>(a: number, count: number, size: number, read: (a: number) => T): T[] =>
   Array.from({ length: count }, (_, i) => read(a + i * size));
 
 function readRank(m: Memory, a: number): RankResult {

@@ -14,7 +14,9 @@ import type {
   SearchSwitch,
   Suggestion,
 } from '../wasm/llmem.js';
-import { CATEGORIES, groupDigits, plainArrays, SEARCH_SWITCHES } from '../wasm/llmem.js';
+import { CATEGORIES } from '../wasm/llmem.js';
+import { groupDigits, plainArrays } from '../frontend/config/numbers.js';
+import { SEARCH_SWITCHES } from '../frontend/config/search.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';

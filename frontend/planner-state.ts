@@ -14,7 +14,7 @@ import type {
   SearchResult,
   SearchSwitch,
 } from '../wasm/llmem.js';
-import { SEARCH_SWITCHES } from '../wasm/llmem.js';
+import { SEARCH_SWITCHES } from './config/search.js';
 import { compare, readMeasurement, type Measurement } from './config/compare.js';
 import { baseValue, computeBase, configToDoc, docToConfig, leafFields, normalize, type Doc } from './config/doc.js';
 import { merge, resolveConfig } from './config/resolve.js';

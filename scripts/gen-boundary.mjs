@@ -1,7 +1,8 @@
 // Writes wasm/generated.ts, the typed side of the wasm boundary, from the freshly built
 // core (build/wasm/llmem_core.mjs): the field table (core/fields.def) as the FieldPath
 // union, the ConfigV1 type and a metadata table; the core's lists (categories, phases,
-// warnings, terms, field kinds); the members of the result structs (wasm/boundary.c's layout).
+// warnings, terms, field kinds); the members of the result structs (wasm/boundary.c's layout)
+// and those that hold numbers, with their C types (core/llmem.h), which wasm/views.ts reads.
 // Run by `npm run build:core`; tests/js/boundary.test.ts fails when the committed file is stale.
 //   node scripts/gen-boundary.mjs          rewrite wasm/generated.ts
 //   node scripts/gen-boundary.mjs --print  print it instead
@@ -27,6 +28,35 @@ function kinds() {
       .replace(/^LLMEM_KIND_/, '')
       .toLowerCase(),
   );
+}
+
+/** The members that hold numbers of each struct of the layout (core/llmem.h), in struct order: 'f64' (double),
+ * 'i32' (int or enum), or [type, n] / [type, LIST] for an array of n or one entry per item of a generated list. */
+function structNumbers(layout) {
+  const h = readFileSync(`${root}core/llmem.h`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+  const sizes = Object.fromEntries([...h.matchAll(/#define (\w+) (\d+)\b/g)].map((m) => [m[1], m[2]]));
+  const dims = { ...sizes, LLMEM_CAT_COUNT: 'CATEGORIES', LLMEM_RL_MODEL_COUNT: 'RL_MODELS' };
+  const types = { double: 'f64', int: 'i32', llmem_status: 'i32' };
+  const structs = {};
+  for (const [, body, name] of h.matchAll(/typedef struct \{([^}]*)\} (\w+);/g)) {
+    structs[name] = {};
+    for (const [, type, names] of body.matchAll(/^\s*(\w+)\s+([^;]+);/gm))
+      for (const [, member, dim] of names.matchAll(/(\w+)\s*(?:\[(\w+)\])?/g))
+        if (types[type] && (!dim || dims[dim] || /^\d+$/.test(dim)))
+          structs[name][member] = dim ? `['${types[type]}', ${dims[dim] ?? dim}]` : `'${types[type]}'`;
+  }
+  // wasm/boundary.c names each struct of the layout: "rank":{ then K(...), with #define K(m) ... offsetof(llmem_rank_result, m)
+  const c = readFileSync(`${root}wasm/boundary.c`, 'utf8');
+  const macros = Object.fromEntries(
+    [...c.matchAll(/#define (\w)\(m\) .*offsetof\((\w+), m\)/g)].map((m) => [m[1], m[2]]),
+  );
+  const out = {};
+  for (const [, name, macro] of c.matchAll(/\\"(\w+)\\":\{"\);\s*(\w)\(/g)) {
+    const members = structs[macros[macro]];
+    if (!members || !layout[name]) throw new Error(`wasm/boundary.c: cannot find the C struct of layout.${name}`);
+    out[name] = Object.entries(members).filter(([k]) => k in layout[name]);
+  }
+  return out;
 }
 
 /** What the core reports: fields, lists, layout and hash. */
@@ -74,6 +104,7 @@ async function readCore() {
     warnings: upTo('unknown warning', (i) => m._llmem_warning_text(i)),
     terms: upTo('', (i) => m._llmem_term_label_text(i)),
     layout,
+    numbers: structNumbers(layout),
   };
 }
 
@@ -103,6 +134,14 @@ function render(c) {
   const field = (f) =>
     `  { index: ${f.index}, path: ${q(f.path)}, kind: ${q(f.kind)}, nullable: ${f.nullable}, months: ${f.months}, ` +
     `default: ${num(f.default)}, min: ${num(f.min)}, max: ${num(f.max)}, values: [${f.values.map(q).join(', ')}] },`;
+  const numberType = (spec) => {
+    const list = { CATEGORIES: 'Category', RL_MODELS: 'RlModel' }[/, (\w+)\]$/.exec(spec)?.[1]];
+    return list ? `Record<${list}, number>` : spec.startsWith('[') ? 'number[]' : 'number';
+  };
+  const members =
+    (line, end) =>
+    ([name, ms]) =>
+      `  ${name}: {\n${ms.map(line).join('\n')}\n  }${end}`;
   const struct = ([name, members]) =>
     `  ${name}: {\n${Object.keys(members)
       .map((k) => `    ${k}: number;`)
@@ -111,12 +150,26 @@ function render(c) {
 // lists of core/llmem.h, the struct offsets of wasm/boundary.c): do not edit. \`npm run
 // build:core\` (and so \`npm run build\`) rewrites it; tests/js/boundary.test.ts fails when
 // it is stale.
-import type { FieldInfo } from './types.js';
 
 export const ABI_VERSION = ${c.abi};
 
 export const FIELD_KINDS = ${list(c.kinds)} as const;
 export type FieldKind = (typeof FIELD_KINDS)[number];
+
+/** A key of the config: a row of the core's field table (llmem_field). */
+export interface FieldInfo {
+  index: number;
+  /** a FieldPath */
+  path: string;
+  kind: FieldKind;
+  nullable: boolean;
+  /** a text key the core reads as a month: "YYYY-MM" stored as year * 12 + month - 1 */
+  months: boolean;
+  default: number;
+  min: number;
+  max: number;
+  values: string[];
+}
 
 /** Memory categories, by the core's category id (the breakdown's keys). */
 export const CATEGORIES = ${list(c.categories)} as const;
@@ -146,6 +199,21 @@ ${c.exports.map((e) => `  | ${q(e)}`).join('\n')};
  * the numbers at load (llmem_result_layout), this type names them, so a misspelt member does not compile. */
 export type StructLayout = {
 ${Object.entries(c.layout).map(struct).join('\n')}
+};
+
+/** The members of the result structs that hold numbers (core/llmem.h), in struct order: 'f64' a double, 'i32'
+ * an int or enum, [type, n] an array of n, [type, LIST] one entry per item of LIST (wasm/views.ts reads them). */
+export const STRUCT_NUMBERS = {
+${Object.entries(c.numbers)
+  .map(members(([k, spec]) => `    ${k}: ${spec},`, ','))
+  .join('\n')}
+} as const;
+
+/** A struct's numbers as wasm/views.ts reads them: an array over a list as a record by its items. */
+export type StructNumbers = {
+${Object.entries(c.numbers)
+  .map(members(([k, spec]) => `    ${k}: ${numberType(spec)};`, ';'))
+  .join('\n')}
 };
 
 /** Every key path of config v1, in the core's order. */

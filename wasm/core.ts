@@ -1,10 +1,12 @@
 // The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
-import { decodeValue, defaultConfig, flatten, setPath } from './encode.js';
-import { ABI_VERSION, type ConfigV1, type CoreExport, FIELD_KINDS, type FieldPath } from './generated.js';
-import type { Config, ConfigError, EstimateOutcome, FieldInfo, Json, ProfileValue, SearchOptions } from './types.js';
-import { SEARCH_SWITCHES, type SearchSwitch } from './types.js';
-import type { SearchResult, SuggestOptions, SuggestResult, Suggestion, SuggestionKind, SweepPoint } from './types.js';
-import { f64, i32, type Memory, readReadings, readResult, readStruct } from './views.js';
+import { decodeValue, defaultConfig, flatten } from '../frontend/config/encode.js';
+import { type Config, type ConfigError, type Json, setPath } from '../frontend/config/json.js';
+import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../frontend/config/results.js';
+import type { Suggestion, SuggestionKind, SuggestResult, SweepPoint } from '../frontend/config/results.js';
+import { layoutPatch, SEARCH_SWITCHES, type SearchOptions, type SearchSwitch } from '../frontend/config/search.js';
+import type { SuggestOptions } from '../frontend/config/search.js';
+import { ABI_VERSION, type CoreExport, FIELD_KINDS, type FieldInfo, type FieldPath } from './generated.js';
+import { each, f64, type Memory, readReadings, readResult, readStruct } from './views.js';
 
 type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => number>;
 export type CoreFactory = (options?: {
@@ -15,23 +17,6 @@ export type CoreFactory = (options?: {
 export type CoreBinary = { wasmBinary: Uint8Array } | { wasmUrl: string };
 
 const MAX_SWEEP = 4096;
-// the members of a found layout (StructLayout['layout']): numbers as they are, then value indices and flags
-const NUMBERS = ['dp', 'tp', 'pp', 'vpp', 'cp', 'ep', 'micro_batch', 'grad_accum', 'rollout_tp'] as const;
-const READINGS = ['device_used_bytes', 'step_seconds', 'tokens_per_second_per_gpu'] as const;
-const INTS = [
-  'engine',
-  'recompute',
-  'zero_stage',
-  'fsdp_strategy',
-  'pp_schedule',
-  'pareto',
-  'offload_optimizer',
-  'offload_params',
-  'optimizer_dtype',
-] as const;
-
-const BOOLS = ['distributed_optimizer', 'sequence_parallel'] as const;
-type Found = Record<(typeof NUMBERS | typeof READINGS | typeof INTS | typeof BOOLS)[number], number>;
 
 export class Core {
   readonly fields: FieldInfo[] = [];
@@ -219,21 +204,16 @@ export class Core {
     );
     const st = m._llmem_search_run(o.gpus, o.global_batch ?? 0, o.free_fraction ?? 0.1, o.max_micro_batch ?? 16, vary);
     const base = m._llmem_search_ptr();
-    const int = (offset: number) => i32(this.mem, base + offset);
-    const keyed = (field: number, why: string) => (field >= 0 ? `${this.fields[field].path}: ${why}` : why);
-    if (st !== 0) {
-      const path = int(S.error_field) >= 0 ? this.fields[int(S.error_field)].path : 'search';
-      return { path, message: `${path}: ${this.mem.statusText(st)}` };
-    }
-    const input = (path: FieldPath) => f64(this.mem, m._llmem_input_ptr() + 8 * this.field(path)!.index);
-    const engine = input('parallel.engine'),
-      byGlobalBatch = !Number.isNaN(input('training.global_batch'));
-    const layouts = Array.from({ length: int(S.count) }, (_, i) => {
-      const a = base + S.layouts + i * L.size;
-      const l = readStruct(this.mem, a, L, [...NUMBERS, ...READINGS], []);
-      const n = readStruct(this.mem, a, L, [], [...INTS, ...BOOLS]);
-      const patch = this.patchOf({ ...l, ...n }, o, n.engine !== engine, byGlobalBatch);
-      return { ...l, pareto: n.pareto !== 0, patch };
+    const { status, error_field, count, empty_reason, empty_field, ...counts } = readStruct(this.mem, base, 'search');
+    if (st !== 0) return this.failure(st, error_field, 'search');
+    const engine = this.input('parallel.engine'),
+      byGlobalBatch = !Number.isNaN(this.input('training.global_batch'));
+    const name = (path: FieldPath, i: number) => this.field(path)!.values[i];
+    const layouts = each(base + S.layouts, count, L.size, (a) => {
+      const l = readStruct(this.mem, a, 'layout');
+      const patch = layoutPatch(l, o, name, l.engine !== engine, byGlobalBatch);
+      const shown = readStruct(this.mem, a, 'layout', 'f64') as Omit<Layout, 'pareto' | 'patch'>;
+      return { ...shown, pareto: l.pareto !== 0, patch };
     });
     const rejected = Array.from({ length: S.status_count }, (_, s) => ({
       reason: this.mem.statusText(s),
@@ -241,9 +221,9 @@ export class Core {
     }))
       .filter((r) => r.count > 0)
       .sort((a, b) => b.count - a.count);
-    const counts = readStruct(this.mem, base, S, ['candidates', 'valid', 'fitting', 'global_batch'], []);
     const out: SearchResult = { ...counts, rejected, layouts };
-    if (!layouts.length) out.empty_reason = keyed(int(S.empty_field), this.mem.statusText(int(S.empty_reason)));
+    const why = () => this.mem.statusText(empty_reason);
+    if (!layouts.length) out.empty_reason = empty_field >= 0 ? `${this.fields[empty_field].path}: ${why()}` : why();
     return out;
   }
 
@@ -256,96 +236,46 @@ export class Core {
       { suggest: G, suggestion: H } = this.mem.layout;
     const st = m._llmem_suggest_run(o.free_fraction ?? 0.1, o.max_gpus ?? 4096);
     const base = m._llmem_suggest_ptr();
-    const int = (offset: number) => i32(this.mem, base + offset);
-    if (st !== 0) {
-      const path = int(G.error_field) >= 0 ? this.fields[int(G.error_field)].path : 'suggest';
-      return { path, message: `${path}: ${this.mem.statusText(st)}` };
-    }
-    const gpusPerNode = f64(this.mem, m._llmem_input_ptr() + 8 * this.field('parallel.gpus_per_node')!.index);
-    const suggestions: Suggestion[] = Array.from({ length: int(G.count) }, (_, i) => {
-      const a = base + G.suggestions + i * H.size;
-      const n = readStruct(this.mem, a, H, [], ['change_count', 'kind']);
-      const changes = Array.from({ length: n.change_count }, (_, j) => {
-        const f = this.fields[i32(this.mem, a + H.fields + 4 * j)];
-        return { path: f.path, value: decodeValue(f, f64(this.mem, a + H.values + 8 * j)) };
+    const { status, error_field, base_fits, fewest_gpus, fewest_index, count, ...figures } = readStruct(
+      this.mem,
+      base,
+      'suggest',
+    );
+    if (st !== 0) return this.failure(st, error_field, 'suggest');
+    const gpusPerNode = this.input('parallel.gpus_per_node');
+    const suggestions: Suggestion[] = each(base + G.suggestions, count, H.size, (a) => {
+      const { values, fields, change_count, kind, ...r } = readStruct(this.mem, a, 'suggestion');
+      const changes = fields.slice(0, change_count).map((field, j) => {
+        const f = this.fields[field];
+        return { path: f.path, value: decodeValue(f, values[j]) };
       });
       const patch: Config = {};
       for (const c of changes) setPath(patch, c.path, c.value);
-      const r = readStruct(
-        this.mem,
-        a,
-        H,
-        [
-          'peak_allocated_bytes',
-          'peak_reserved_bytes',
-          'device_used_bytes',
-          'host_cpu_bytes',
-          'host_nvme_bytes',
-          'step_seconds',
-          'time_ratio',
-          'gpus',
-        ],
-        [],
-      );
       return {
-        kind: this.mem.text(m._llmem_suggest_kind_text(n.kind)) as SuggestionKind,
+        kind: this.mem.text(m._llmem_suggest_kind_text(kind)) as SuggestionKind,
         changes,
         patch,
         ...r,
         host_cpu_bytes_per_node: r.host_cpu_bytes * Math.min(r.gpus, gpusPerNode),
       };
     });
-    const fewestIndex = int(G.fewest_index);
     return {
-      base_fits: int(G.base_fits) !== 0,
-      ...readStruct(
-        this.mem,
-        base,
-        G,
-        ['base_device_used_bytes', 'capacity_bytes', 'base_step_seconds', 'candidates'],
-        [],
-      ),
+      base_fits: base_fits !== 0,
+      ...figures,
       suggestions,
-      fewest_gpus: f64(this.mem, base + G.fewest_gpus) || null,
-      fewest: fewestIndex >= 0 ? suggestions[fewestIndex] : null,
+      fewest_gpus: fewest_gpus || null,
+      fewest: fewest_index >= 0 ? suggestions[fewest_index] : null,
     };
   }
 
-  /** The patch that loads a found layout: everything the search set, so that loading it reproduces the
-   * layout's memory (even stages, every layer recomputed, expert TP 1, no hybrid group unless chosen;
-   * the engine only when the search changed it: a 1-GPU config laid out over many). */
-  private patchOf(l: Found, o: SearchOptions, newEngine: boolean, byGlobalBatch: boolean): Config {
-    const gpus = o.gpus;
-    const name = (path: FieldPath, i: number) => this.field(path)!.values[i] as never;
-    const { tp, pp, vpp, cp, ep, zero_stage, micro_batch, grad_accum } = l;
-    // a config that states its global batch keeps stating it; the accumulation follows from it
-    const batch = byGlobalBatch ? { global_batch: l.dp * micro_batch * grad_accum, grad_accum: null } : { grad_accum };
-    const offload = name('parallel.offload_optimizer', l.offload_optimizer);
-    const fsdp_strategy = name('parallel.fsdp_strategy', l.fsdp_strategy);
-    const patch: ConfigV1 = {
-      parallel: {
-        gpus,
-        ...(newEngine ? { engine: name('parallel.engine', l.engine) } : {}),
-        ...{ tp, pp, vpp, cp, ep, etp: 1 },
-        sequence_parallel: l.sequence_parallel !== 0,
-        pp_schedule: name('parallel.pp_schedule', l.pp_schedule),
-        ...{ pp_first_stage_layers: null, pp_last_stage_layers: null, zero_stage, fsdp_strategy },
-        distributed_optimizer: l.distributed_optimizer !== 0,
-        ...(fsdp_strategy !== 'hybrid_shard' ? { fsdp_shard_size: null } : {}),
-        ...(o.vary_offload
-          ? { offload_optimizer: offload, offload_params: name('parallel.offload_params', l.offload_params) }
-          : {}),
-      },
-      training: {
-        micro_batch,
-        ...batch,
-        recompute: name('training.recompute', l.recompute),
-        recompute_layers: null,
-        ...(o.vary_optimizer_dtype ? { optimizer_dtype: name('training.optimizer_dtype', l.optimizer_dtype) } : {}),
-      },
-      // an RL run: the rollout engine's TP (the batches follow rl.* and stay)
-      ...(l.rollout_tp > 0 ? { rl: { rollout: { tp: l.rollout_tp } } } : {}),
-    };
-    return patch as Config;
+  /** A planner status as an error naming the key the core points at (field), else the call. */
+  private failure(status: number, field: number, call: string): ConfigError {
+    const path = field >= 0 ? this.fields[field].path : call;
+    return { path, message: `${path}: ${this.mem.statusText(status)}` };
+  }
+
+  /** The value of a key in the input block (as the last load left it). */
+  private input(path: FieldPath): number {
+    return f64(this.mem, this.m._llmem_input_ptr() + 8 * this.field(path)!.index);
   }
 }

@@ -2,7 +2,6 @@
 // lists of core/llmem.h, the struct offsets of wasm/boundary.c): do not edit. `npm run
 // build:core` (and so `npm run build`) rewrites it; tests/js/boundary.test.ts fails when
 // it is stale.
-import type { FieldInfo } from './types.js';
 
 export const ABI_VERSION = 2;
 
@@ -16,6 +15,21 @@ export const FIELD_KINDS = [
   'group',
 ] as const;
 export type FieldKind = (typeof FIELD_KINDS)[number];
+
+/** A key of the config: a row of the core's field table (llmem_field). */
+export interface FieldInfo {
+  index: number;
+  /** a FieldPath */
+  path: string;
+  kind: FieldKind;
+  nullable: boolean;
+  /** a text key the core reads as a month: "YYYY-MM" stored as year * 12 + month - 1 */
+  months: boolean;
+  default: number;
+  min: number;
+  max: number;
+  values: string[];
+}
 
 /** Memory categories, by the core's category id (the breakdown's keys). */
 export const CATEGORIES = [
@@ -311,6 +325,287 @@ export type StructLayout = {
     time_ratio: number;
     gpus: number;
     size: number;
+  };
+};
+
+/** The members of the result structs that hold numbers (core/llmem.h), in struct order: 'f64' a double, 'i32'
+ * an int or enum, [type, n] an array of n, [type, LIST] one entry per item of LIST (wasm/views.ts reads them). */
+export const STRUCT_NUMBERS = {
+  result: {
+    status: 'i32',
+    error_field: 'i32',
+    peak_allocated_bytes: 'f64',
+    peak_allocated_stage: 'i32',
+    rank_count: 'i32',
+    params_total: 'f64',
+    params_active: 'f64',
+    params_trainable: 'f64',
+    params_per_gpu: 'f64',
+    host_cpu_bytes: 'f64',
+    host_nvme_bytes: 'f64',
+    fits: 'i32',
+    utilization: 'f64',
+    capacity_bytes: 'f64',
+    warning_count: 'i32',
+    warnings: ['i32', 16],
+    term_count: 'i32',
+    rl_phase_count: 'i32',
+    rl_kv_cache_bytes: 'f64',
+    rl_kv_cache_tokens: 'f64',
+    rl_engine_bytes: 'f64',
+    event_count: 'i32',
+    event_stride: 'i32',
+  },
+  rank: {
+    peak_allocated_bytes: 'f64',
+    peak_reserved_bytes: 'f64',
+    device_used_bytes: 'f64',
+    breakdown_bytes: ['f64', CATEGORIES],
+    persistent_bytes: 'f64',
+    fragmentation_bytes: 'f64',
+    largest_free_block_bytes: 'f64',
+    reserved_simulated: 'i32',
+    params_count: 'f64',
+    layers_count: 'f64',
+    peak_phase: 'i32',
+    peak_micro_batch: 'i32',
+    peak_layer: 'i32',
+    stage: 'i32',
+  },
+  event: {
+    total_bytes: 'f64',
+    category_bytes: ['f64', CATEGORIES],
+    reserved_bytes: 'f64',
+    phase: 'i32',
+    micro_batch: 'i32',
+    layer: 'i32',
+    skipped_ops: 'i32',
+  },
+  rl_phase: {
+    phase: 'i32',
+    peak_allocated_bytes: 'f64',
+    device_used_bytes: 'f64',
+    breakdown_bytes: ['f64', CATEGORIES],
+    model_bytes: ['f64', RL_MODELS],
+  },
+  term: {
+    id: 'i32',
+    category: 'i32',
+    value_bytes: 'f64',
+    inputs: ['f64', 4],
+  },
+  readings: {
+    status: 'i32',
+    peak_allocated_bytes: 'f64',
+    peak_reserved_bytes: 'f64',
+    device_used_bytes: 'f64',
+    capacity_bytes: 'f64',
+    fits: 'i32',
+  },
+  sweep_point: {
+    value: 'f64',
+  },
+  search: {
+    status: 'i32',
+    error_field: 'i32',
+    candidates: 'f64',
+    valid: 'f64',
+    fitting: 'f64',
+    count: 'i32',
+    empty_reason: 'i32',
+    empty_field: 'i32',
+    global_batch: 'f64',
+  },
+  layout: {
+    dp: 'f64',
+    tp: 'f64',
+    pp: 'f64',
+    vpp: 'f64',
+    cp: 'f64',
+    ep: 'f64',
+    micro_batch: 'f64',
+    grad_accum: 'f64',
+    rollout_tp: 'f64',
+    engine: 'i32',
+    recompute: 'i32',
+    zero_stage: 'i32',
+    fsdp_strategy: 'i32',
+    distributed_optimizer: 'i32',
+    sequence_parallel: 'i32',
+    pp_schedule: 'i32',
+    offload_optimizer: 'i32',
+    offload_params: 'i32',
+    optimizer_dtype: 'i32',
+    device_used_bytes: 'f64',
+    step_seconds: 'f64',
+    tokens_per_second_per_gpu: 'f64',
+    pareto: 'i32',
+  },
+  suggest: {
+    status: 'i32',
+    error_field: 'i32',
+    base_fits: 'i32',
+    base_device_used_bytes: 'f64',
+    capacity_bytes: 'f64',
+    base_step_seconds: 'f64',
+    candidates: 'f64',
+    fewest_gpus: 'f64',
+    fewest_index: 'i32',
+    count: 'i32',
+  },
+  suggestion: {
+    values: ['f64', 16],
+    fields: ['i32', 16],
+    change_count: 'i32',
+    kind: 'i32',
+    peak_allocated_bytes: 'f64',
+    peak_reserved_bytes: 'f64',
+    device_used_bytes: 'f64',
+    host_cpu_bytes: 'f64',
+    host_nvme_bytes: 'f64',
+    step_seconds: 'f64',
+    time_ratio: 'f64',
+    gpus: 'f64',
+  },
+} as const;
+
+/** A struct's numbers as wasm/views.ts reads them: an array over a list as a record by its items. */
+export type StructNumbers = {
+  result: {
+    status: number;
+    error_field: number;
+    peak_allocated_bytes: number;
+    peak_allocated_stage: number;
+    rank_count: number;
+    params_total: number;
+    params_active: number;
+    params_trainable: number;
+    params_per_gpu: number;
+    host_cpu_bytes: number;
+    host_nvme_bytes: number;
+    fits: number;
+    utilization: number;
+    capacity_bytes: number;
+    warning_count: number;
+    warnings: number[];
+    term_count: number;
+    rl_phase_count: number;
+    rl_kv_cache_bytes: number;
+    rl_kv_cache_tokens: number;
+    rl_engine_bytes: number;
+    event_count: number;
+    event_stride: number;
+  };
+  rank: {
+    peak_allocated_bytes: number;
+    peak_reserved_bytes: number;
+    device_used_bytes: number;
+    breakdown_bytes: Record<Category, number>;
+    persistent_bytes: number;
+    fragmentation_bytes: number;
+    largest_free_block_bytes: number;
+    reserved_simulated: number;
+    params_count: number;
+    layers_count: number;
+    peak_phase: number;
+    peak_micro_batch: number;
+    peak_layer: number;
+    stage: number;
+  };
+  event: {
+    total_bytes: number;
+    category_bytes: Record<Category, number>;
+    reserved_bytes: number;
+    phase: number;
+    micro_batch: number;
+    layer: number;
+    skipped_ops: number;
+  };
+  rl_phase: {
+    phase: number;
+    peak_allocated_bytes: number;
+    device_used_bytes: number;
+    breakdown_bytes: Record<Category, number>;
+    model_bytes: Record<RlModel, number>;
+  };
+  term: {
+    id: number;
+    category: number;
+    value_bytes: number;
+    inputs: number[];
+  };
+  readings: {
+    status: number;
+    peak_allocated_bytes: number;
+    peak_reserved_bytes: number;
+    device_used_bytes: number;
+    capacity_bytes: number;
+    fits: number;
+  };
+  sweep_point: {
+    value: number;
+  };
+  search: {
+    status: number;
+    error_field: number;
+    candidates: number;
+    valid: number;
+    fitting: number;
+    count: number;
+    empty_reason: number;
+    empty_field: number;
+    global_batch: number;
+  };
+  layout: {
+    dp: number;
+    tp: number;
+    pp: number;
+    vpp: number;
+    cp: number;
+    ep: number;
+    micro_batch: number;
+    grad_accum: number;
+    rollout_tp: number;
+    engine: number;
+    recompute: number;
+    zero_stage: number;
+    fsdp_strategy: number;
+    distributed_optimizer: number;
+    sequence_parallel: number;
+    pp_schedule: number;
+    offload_optimizer: number;
+    offload_params: number;
+    optimizer_dtype: number;
+    device_used_bytes: number;
+    step_seconds: number;
+    tokens_per_second_per_gpu: number;
+    pareto: number;
+  };
+  suggest: {
+    status: number;
+    error_field: number;
+    base_fits: number;
+    base_device_used_bytes: number;
+    capacity_bytes: number;
+    base_step_seconds: number;
+    candidates: number;
+    fewest_gpus: number;
+    fewest_index: number;
+    count: number;
+  };
+  suggestion: {
+    values: number[];
+    fields: number[];
+    change_count: number;
+    kind: number;
+    peak_allocated_bytes: number;
+    peak_reserved_bytes: number;
+    device_used_bytes: number;
+    host_cpu_bytes: number;
+    host_nvme_bytes: number;
+    step_seconds: number;
+    time_ratio: number;
+    gpus: number;
   };
 };
 

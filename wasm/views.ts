@@ -1,6 +1,8 @@
-// Reads the core's result structs out of wasm memory, at the offsets the core reports (m.layout).
-import { CATEGORIES, type Category, PHASES, RL_MODELS, type RlModel, type StructLayout } from './generated.js';
-import type { Breakdown, EstimateResult, RankResult, Readings, RlResult, Term, Timeline } from './types.js';
+// Reads the core's result structs out of wasm memory, at the offsets the core reports (m.layout); which
+// members hold numbers, and of what C type, is generated from core/llmem.h (STRUCT_NUMBERS).
+import { fillFormula } from '../frontend/config/numbers.js';
+import type { EstimateResult, RankResult, Readings, RlResult, Term, Timeline } from '../frontend/config/results.js';
+import { CATEGORIES, PHASES, STRUCT_NUMBERS, type StructLayout, type StructNumbers } from './generated.js';
 
 /** The core's heaps (the module: looked up on each read, as growing memory replaces them) and texts. */
 export interface Memory {
@@ -17,185 +19,123 @@ export interface Memory {
 
 export const f64 = (m: Memory, a: number) => m.heap.HEAPF64[a / 8];
 export const i32 = (m: Memory, a: number) => m.heap.HEAP32[a / 4];
+const phase = (id: number) => PHASES[id] ?? '';
 
-const GIB = 2 ** 30;
-/** 1234567 -> "1,234,567" (toLocaleString is slow in hot paths). */
-export function groupDigits(n: number): string {
-  const s = String(Math.abs(n));
-  let out = '';
-  for (let i = 0; i < s.length; i++) out += (i > 0 && (s.length - i) % 3 === 0 ? ',' : '') + s[i];
-  return n < 0 ? `-${out}` : out;
+type Spec = 'f64' | 'i32' | readonly ['f64' | 'i32', number | readonly string[]];
+
+/** The numbers of struct s at a (STRUCT_NUMBERS[s], in struct order); only: just those of one C type. */
+export function readStruct<S extends keyof StructNumbers>(m: Memory, a: number, s: S, only?: 'f64'): StructNumbers[S] {
+  const out: Record<string, unknown> = {},
+    at = m.layout[s] as Record<string, number>;
+  for (const [k, spec] of Object.entries(STRUCT_NUMBERS[s]) as [string, Spec][]) {
+    const [type, n] = typeof spec === 'string' ? [spec] : spec;
+    const item = (i: number) => (type === 'f64' ? f64(m, a + at[k] + 8 * i) : i32(m, a + at[k] + 4 * i));
+    if (only && type !== only) continue;
+    if (n === undefined) out[k] = item(0);
+    else if (typeof n === 'number') out[k] = Array.from({ length: n }, (_, i) => item(i));
+    else out[k] = Object.fromEntries(n.map((name, i) => [name, item(i)]));
+  }
+  return out as StructNumbers[S];
 }
 
-/** Fill a core formula: {cN} a count, {bN} bytes, {xN} a plain number. */
-export function fillFormula(template: string, inputs: number[]): string {
-  return template.replace(/\{([cbx])(\d)\}/g, (_, kind: string, i: string) => {
-    const v = inputs[Number(i)] ?? 0;
-    if (kind === 'b') return `${(v / GIB).toFixed(2)} GiB`;
-    if (kind === 'c') return groupDigits(Math.round(v));
-    return Number.isInteger(v) ? String(v) : v.toFixed(2).replace(/\.?0+$/, '');
-  });
-}
-
-/** JSON.stringify's replacer that writes typed arrays (the timeline's columns) as lists. */
-export const plainArrays = (_key: string, v: unknown): unknown =>
-  ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v;
+/** count structs of size bytes from a, each read by read. */
+export const each = <T>(a: number, count: number, size: number, read: (a: number) => T): T[] =>
+  Array.from({ length: count }, (_, i) => read(a + i * size));
 
 function readRank(m: Memory, a: number): RankResult {
-  const K = m.layout.rank;
-  const breakdown = {} as Breakdown;
-  for (const [i, c] of CATEGORIES.entries()) breakdown[c] = f64(m, a + K.breakdown_bytes + 8 * i);
-  const mb = i32(m, a + K.peak_micro_batch),
-    layer = i32(m, a + K.peak_layer);
+  const { stage, reserved_simulated, params_count, layers_count, peak_phase, peak_micro_batch, peak_layer, ...bytes } =
+    readStruct(m, a, 'rank');
   return {
-    stage: i32(m, a + K.stage),
-    peak_allocated_bytes: f64(m, a + K.peak_allocated_bytes),
-    peak_reserved_bytes: f64(m, a + K.peak_reserved_bytes),
-    device_used_bytes: f64(m, a + K.device_used_bytes),
-    breakdown_bytes: breakdown,
-    persistent_bytes: f64(m, a + K.persistent_bytes),
-    fragmentation_bytes: f64(m, a + K.fragmentation_bytes),
-    largest_free_block_bytes: f64(m, a + K.largest_free_block_bytes),
-    reserved_simulated: i32(m, a + K.reserved_simulated) !== 0,
-    params: f64(m, a + K.params_count),
-    layers: f64(m, a + K.layers_count),
-    peak_phase: PHASES[i32(m, a + K.peak_phase)] ?? '',
-    peak_micro_batch: mb < 0 ? null : mb,
-    peak_layer: layer < 0 ? null : layer,
+    stage,
+    ...bytes,
+    reserved_simulated: reserved_simulated !== 0,
+    params: params_count,
+    layers: layers_count,
+    peak_phase: phase(peak_phase),
+    peak_micro_batch: peak_micro_batch < 0 ? null : peak_micro_batch,
+    peak_layer: peak_layer < 0 ? null : peak_layer,
   };
 }
 
-function readTerms(m: Memory, base: number): Term[] {
-  const R = m.layout.result,
-    T = m.layout.term;
-  return Array.from({ length: i32(m, base + R.term_count) }, (_, i) => {
-    const a = base + R.terms + i * T.size;
-    const id = i32(m, a + T.id),
-      cat = i32(m, a + T.category);
-    const inputs = [0, 1, 2, 3].map((k) => f64(m, a + T.inputs + 8 * k));
-    return {
-      category: cat < 0 ? 'runtime' : CATEGORIES[cat],
-      label: m.termLabel(id),
-      formula: fillFormula(m.termFormula(id), inputs),
-      value_bytes: f64(m, a + T.value_bytes),
-    };
-  });
+function readTerm(m: Memory, a: number): Term {
+  const { id, category, value_bytes, inputs } = readStruct(m, a, 'term');
+  return {
+    category: CATEGORIES[category] ?? 'runtime',
+    label: m.termLabel(id),
+    formula: fillFormula(m.termFormula(id), inputs),
+    value_bytes,
+  };
 }
 
 /** The RL phases (rl.algorithm not "none"); undefined for a plain training step. */
-function readRl(m: Memory, base: number): RlResult | undefined {
-  const R = m.layout.result,
-    P = m.layout.rl_phase;
-  const n = i32(m, base + R.rl_phase_count);
-  if (n === 0) return undefined;
-  const phases = Array.from({ length: n }, (_, i) => {
-    const a = base + R.rl_phases + i * P.size;
-    const breakdown = {} as Breakdown;
-    for (const [j, c] of CATEGORIES.entries()) breakdown[c] = f64(m, a + P.breakdown_bytes + 8 * j);
-    const models = {} as Record<RlModel, number>;
-    for (const [j, k] of RL_MODELS.entries()) models[k] = f64(m, a + P.model_bytes + 8 * j);
-    return {
-      phase: PHASES[i32(m, a + P.phase)] ?? '',
-      peak_allocated_bytes: f64(m, a + P.peak_allocated_bytes),
-      device_used_bytes: f64(m, a + P.device_used_bytes),
-      breakdown_bytes: breakdown,
-      model_bytes: models,
-    };
+function readRl(m: Memory, base: number, r: StructNumbers['result']): RlResult | undefined {
+  if (r.rl_phase_count === 0) return undefined;
+  const phases = each(base + m.layout.result.rl_phases, r.rl_phase_count, m.layout.rl_phase.size, (a) => {
+    const { phase: id, ...rest } = readStruct(m, a, 'rl_phase');
+    return { phase: phase(id), ...rest };
   });
   return {
     phases,
-    kv_cache_bytes: f64(m, base + R.rl_kv_cache_bytes),
-    kv_cache_tokens: f64(m, base + R.rl_kv_cache_tokens),
-    engine_bytes: f64(m, base + R.rl_engine_bytes),
+    kv_cache_bytes: r.rl_kv_cache_bytes,
+    kv_cache_tokens: r.rl_kv_cache_tokens,
+    engine_bytes: r.rl_engine_bytes,
   };
 }
 
-/** The timeline as columns, filled in one pass over the event structs. */
-function readTimeline(m: Memory, base: number, simulated: boolean): Timeline {
-  const R = m.layout.result,
-    E = m.layout.event;
-  const n = i32(m, base + R.event_count);
-  const t: Timeline = {
-    stride: i32(m, base + R.event_stride),
-    total_bytes: new Float64Array(n),
-    reserved_bytes: new Float64Array(simulated ? n : 0),
-    category_bytes: Object.fromEntries(CATEGORIES.map((c) => [c, new Float64Array(n)])) as Record<
-      Category,
-      Float64Array
-    >,
-    phase: [],
-    micro_batch: new Int32Array(n),
-    layer: new Int32Array(n),
+/** The timeline as columns, each read in one pass over the event structs. */
+function readTimeline(m: Memory, base: number, r: StructNumbers['result'], simulated: boolean): Timeline {
+  const E = m.layout.event,
+    n = r.event_count,
+    events = base + m.layout.result.events;
+  const column = <T extends Float64Array | Int32Array>(col: T, offset: number, read: typeof f64) => {
+    for (let i = 0; i < col.length; i++) col[i] = read(m, events + i * E.size + offset);
+    return col;
   };
-  const cats = CATEGORIES.map((c) => t.category_bytes[c]);
-  for (let i = 0, a = base + R.events; i < n; i++, a += E.size) {
-    t.total_bytes[i] = f64(m, a + E.total_bytes);
-    if (simulated) t.reserved_bytes[i] = f64(m, a + E.reserved_bytes);
-    for (let j = 0; j < cats.length; j++) cats[j][i] = f64(m, a + E.category_bytes + 8 * j);
-    t.phase.push(PHASES[i32(m, a + E.phase)] ?? '');
-    t.micro_batch[i] = i32(m, a + E.micro_batch);
-    t.layer[i] = i32(m, a + E.layer);
-  }
-  return t;
+  const doubles = (offset: number) => column(new Float64Array(n), offset, f64);
+  return {
+    stride: r.event_stride,
+    total_bytes: doubles(E.total_bytes),
+    reserved_bytes: simulated ? doubles(E.reserved_bytes) : new Float64Array(0),
+    category_bytes: Object.fromEntries(
+      CATEGORIES.map((c, j) => [c, doubles(E.category_bytes + 8 * j)]),
+    ) as Timeline['category_bytes'],
+    phase: Array.from(column(new Int32Array(n), E.phase, i32), (id) => phase(id)),
+    micro_batch: column(new Int32Array(n), E.micro_batch, i32),
+    layer: column(new Int32Array(n), E.layer, i32),
+  };
 }
 
 /** The result block after a successful llmem_run. */
 export function readResult(m: Memory, base: number, timeline: boolean): EstimateResult {
-  const R = m.layout.result;
+  const R = m.layout.result,
+    r = readStruct(m, base, 'result');
   const per = readRank(m, base + R.per_gpu);
   const result: EstimateResult = {
     ok: true,
     per_gpu: { ...per, peak_at: m.text(base + R.peak_at) },
-    peak_allocated: { bytes: f64(m, base + R.peak_allocated_bytes), stage: i32(m, base + R.peak_allocated_stage) },
-    ranks: Array.from({ length: i32(m, base + R.rank_count) }, (_, i) =>
-      readRank(m, base + R.ranks + i * m.layout.rank.size),
-    ),
+    peak_allocated: { bytes: r.peak_allocated_bytes, stage: r.peak_allocated_stage },
+    ranks: each(base + R.ranks, r.rank_count, m.layout.rank.size, (a) => readRank(m, a)),
     params: {
-      total: f64(m, base + R.params_total),
-      active: f64(m, base + R.params_active),
-      trainable: f64(m, base + R.params_trainable),
-      per_gpu: f64(m, base + R.params_per_gpu),
+      total: r.params_total,
+      active: r.params_active,
+      trainable: r.params_trainable,
+      per_gpu: r.params_per_gpu,
     },
-    host: { cpu_bytes: f64(m, base + R.host_cpu_bytes), nvme_bytes: f64(m, base + R.host_nvme_bytes) },
-    fits: i32(m, base + R.fits) !== 0,
-    utilization: f64(m, base + R.utilization),
-    capacity_bytes: f64(m, base + R.capacity_bytes),
-    warnings: Array.from({ length: i32(m, base + R.warning_count) }, (_, i) =>
-      m.warning(i32(m, base + R.warnings + 4 * i)),
-    ),
-    terms: readTerms(m, base),
+    host: { cpu_bytes: r.host_cpu_bytes, nvme_bytes: r.host_nvme_bytes },
+    fits: r.fits !== 0,
+    utilization: r.utilization,
+    capacity_bytes: r.capacity_bytes,
+    warnings: r.warnings.slice(0, r.warning_count).map((id) => m.warning(id)),
+    terms: each(base + R.terms, r.term_count, m.layout.term.size, (a) => readTerm(m, a)),
   };
-  const rl = readRl(m, base);
+  const rl = readRl(m, base, r);
   if (rl) result.rl = rl;
-  if (timeline) result.timeline = readTimeline(m, base, per.reserved_simulated);
+  if (timeline) result.timeline = readTimeline(m, base, r, per.reserved_simulated);
   return result;
 }
 
 /** One llmem_readings struct (a sweep point's). */
 export function readReadings(m: Memory, a: number): Readings {
-  const D = m.layout.readings;
-  const status = i32(m, a + D.status);
-  return {
-    ok: status === 0,
-    ...(status !== 0 ? { error: m.statusText(status) } : {}),
-    peak_allocated_bytes: f64(m, a + D.peak_allocated_bytes),
-    peak_reserved_bytes: f64(m, a + D.peak_reserved_bytes),
-    device_used_bytes: f64(m, a + D.device_used_bytes),
-    capacity_bytes: f64(m, a + D.capacity_bytes),
-    fits: i32(m, a + D.fits) !== 0,
-  };
-}
-
-/** A struct's members as numbers: doubles by name, the rest (ints) by name. */
-export function readStruct<K extends string, I extends string>(
-  m: Memory,
-  a: number,
-  offsets: Readonly<Record<K | I, number>>,
-  doubles: readonly K[],
-  ints: readonly I[],
-): Record<K | I, number> {
-  const out = {} as Record<K | I, number>;
-  for (const k of doubles) out[k] = f64(m, a + offsets[k]);
-  for (const k of ints) out[k] = i32(m, a + offsets[k]);
-  return out;
+  const { status, fits, ...bytes } = readStruct(m, a, 'readings');
+  return { ok: status === 0, ...(status !== 0 ? { error: m.statusText(status) } : {}), ...bytes, fits: fits !== 0 };
 }

@@ -4,7 +4,9 @@
 // hardware.gpu are always present (null = custom). Groups are never keys:
 // a nullable group (model.moe, model.mla) is "absent" when its leaves sit at
 // the core defaults, which is how the core reads a null group too.
-import { type Config, type Core, encodeValue, type FieldInfo, type Json } from '../../wasm/llmem.js';
+import type { Core, FieldInfo } from '../../wasm/llmem.js';
+import { encodeValue } from './encode.js';
+import { type Config, isObject, type Json, setPath } from './json.js';
 import { resolveConfig } from './resolve.js';
 
 export type Doc = Record<string, Json>;
@@ -26,8 +28,6 @@ export function leafFields(fields: readonly FieldInfo[]): FieldInfo[] {
   return out;
 }
 
-const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Whether two values of a key are the same to the core: the same input slot by the wrapper's
  * encoding (encodeValue: null, enum names, sets in any order); values it refuses compare as JSON. */
 export function sameValue(f: FieldInfo, a: Json, b: Json): boolean {
@@ -44,11 +44,7 @@ export function docToConfig(doc: Doc, fields: readonly FieldInfo[]): Config {
   for (const f of leafFields(fields)) {
     if (!(f.path in doc)) continue;
     const v = doc[f.path];
-    if (v === null && (PINNED as readonly string[]).includes(f.path)) continue;
-    const parts = f.path.split('.');
-    let node = out;
-    for (const p of parts.slice(0, -1)) node = (isObject(node[p]) ? node[p] : (node[p] = {})) as Config;
-    node[parts[parts.length - 1]] = v;
+    if (v !== null || !(PINNED as readonly string[]).includes(f.path)) setPath(out, f.path, v);
   }
   return out;
 }

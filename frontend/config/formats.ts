@@ -4,7 +4,8 @@
 // the result into the page's config (a Hugging Face config.json replaces the
 // model; a framework config replaces the keys it sets; config v1 replaces
 // everything) and say what would change. Export: the framework formats.
-import type { Config, Core, EstimateResult, FieldInfo, Json } from '../../wasm/llmem.js';
+import type { Core, EstimateResult, FieldInfo } from '../../wasm/llmem.js';
+import { type Config, isObject, type Json } from './json.js';
 import { baseValue, computeBase, configToDoc, docToConfig, leafFields, normalize, sameValue, type Doc } from './doc.js';
 import { detectKind, importConfig, type ImportKind } from './importers/index.js';
 import { matters } from './relevance.js';
@@ -16,8 +17,6 @@ export { importConfig, IMPORT_KINDS } from './importers/index.js';
 
 /** What the Import dialog reads: llmem's own config v1 JSON, or one of the importers' formats. */
 export type SourceKind = 'config' | ImportKind;
-
-const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The kind a file most likely is, or undefined: config v1 first (a JSON object

@@ -1,15 +1,8 @@
 // What a config's training-stack profile sets, among the keys it leaves
 // automatic and that matter for it (relevance.ts): the CLI's "stack" lines.
-import type { Config, Core, Json, ProfileValue } from '../../wasm/llmem.js';
+import type { Core, ProfileValue } from '../../wasm/llmem.js';
+import { type Config, getPath, type Json } from './json.js';
 import { matters } from './relevance.js';
-
-const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function at(config: Config, path: string): Json | undefined {
-  let node: Json | undefined = config;
-  for (const p of path.split('.')) node = isObject(node) ? node[p] : undefined;
-  return node;
-}
 
 const DEFAULTS = new WeakMap<Core, Config>(); // the core's defaults, read once per core
 
@@ -18,6 +11,6 @@ export function impliedByStack(core: Core, config: Config): ProfileValue[] {
   if (!profile.ok) return [];
   let defaults = DEFAULTS.get(core);
   if (!defaults) DEFAULTS.set(core, (defaults = core.defaults()));
-  const get = (path: string): Json => at(config, path) ?? at(defaults, path) ?? null;
+  const get = (path: string): Json => getPath(config, path) ?? getPath(defaults, path) ?? null;
   return profile.implied.filter((p) => matters(p.path, get));
 }

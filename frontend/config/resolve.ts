@@ -1,10 +1,8 @@
 // From what a person writes to what the core takes: the preset fills the
 // model before explicit keys override it, and a GPU id sets memory_gib
 // unless memory_gib is given (docs/config.md "Rules").
-import type { Config, ConfigError } from '../../wasm/llmem.js';
+import { type Config, type ConfigError, isObject } from './json.js';
 import { findGpu, findModel, GPUS, MODELS, RELEASES, releaseMonth } from './catalog.js';
-
-const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Deep merge: keys of `over` win; a null in `over` wins too (it means "none"). */
 export function merge(base: Config, over: Config): Config {

@@ -27,7 +27,8 @@ import { leafFields, PAGE_DEFAULT, type Doc } from './doc.js';
 export const HASH_VERSION = 1;
 const PREFIX = `v${HASH_VERSION}/`;
 
-function encodeValue(f: FieldInfo, v: Json): string {
+/** A value as its hash text (the URL layer; the input-slot encoding is encode.ts's encodeValue). */
+function writeValue(f: FieldInfo, v: Json): string {
   if (v === null) return 'null';
   switch (f.kind) {
     case 'bool':
@@ -76,7 +77,7 @@ export function encodeHash(doc: Doc, fields: readonly FieldInfo[], view: View = 
     const v = f.path in doc ? doc[f.path] : inDefault ? PAGE_DEFAULT[f.path] : undefined;
     if (v === undefined) continue;
     if (inDefault && JSON.stringify(v) === JSON.stringify(PAGE_DEFAULT[f.path])) continue;
-    parts.push(`${f.path}=${encodeValue(f, v)}`);
+    parts.push(`${f.path}=${writeValue(f, v)}`);
   }
   parts.push(...viewParts(view, fields));
   return parts.length ? `#${PREFIX}${parts.join('&')}` : '';
@@ -132,7 +133,8 @@ function decodeWritableText(raw: string): string | null {
   }
 }
 
-function decodeValue(f: FieldInfo, raw: string): { v: Json } | string {
+/** A value from its hash text, or why it is not one (the inverse of writeValue). */
+function readValue(f: FieldInfo, raw: string): { v: Json } | string {
   if (raw === 'null') return f.nullable ? { v: null } : `${f.path} cannot be null`;
   switch (f.kind) {
     case 'int':
@@ -206,7 +208,7 @@ function decodePairs(body: string, fields: readonly FieldInfo[], withView: boole
     const f = byPath.get(key);
     if (!f)
       return { ok: false, message: `The link names an unknown setting "${(decodeText(key) ?? key).slice(0, 60)}".` };
-    const r = decodeValue(f, raw);
+    const r = readValue(f, raw);
     if (typeof r === 'string')
       return { ok: false, message: `The link has a bad value: ${r.slice(0, 200)}.`, path: key };
     doc[key] = r.v;

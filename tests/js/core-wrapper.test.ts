@@ -132,3 +132,48 @@ describe('catalog', () => {
     expect(b.ok && (b.config.hardware as { memory_gib: number }).memory_gib).toBe(64);
   });
 });
+
+// views.ts reads the structs by generated member lists (STRUCT_NUMBERS); a member added to a C struct
+// must not change these shapes (the CLI's --json and the page read them) without a change here.
+describe('result shapes', () => {
+  const keys = (o: object) => Object.keys(o).join(' ');
+  const rl = (c: unknown) => ok(core.estimate((resolveConfig(c) as { config: unknown }).config, { timeline: true }));
+
+  it('estimate: the result, a rank, a term, an RL phase, the timeline', () => {
+    const r = rl({ model: { preset: 'qwen2.5-0.5b' }, rl: { algorithm: 'grpo' } });
+    expect(keys(r)).toBe(
+      'ok per_gpu peak_allocated ranks params host fits utilization capacity_bytes warnings terms rl timeline',
+    );
+    const rank =
+      'stage peak_allocated_bytes peak_reserved_bytes device_used_bytes breakdown_bytes persistent_bytes ' +
+      'fragmentation_bytes largest_free_block_bytes reserved_simulated params layers peak_phase peak_micro_batch peak_layer';
+    expect(keys(r.per_gpu)).toBe(`${rank} peak_at`);
+    expect(keys(r.ranks[0])).toBe(rank);
+    expect(keys(r.terms[0])).toBe('category label formula value_bytes');
+    expect(keys(r.rl!)).toBe('phases kv_cache_bytes kv_cache_tokens engine_bytes');
+    expect(keys(r.rl!.phases[0])).toBe('phase peak_allocated_bytes device_used_bytes breakdown_bytes model_bytes');
+    expect(keys(r.timeline!)).toBe('stride total_bytes reserved_bytes category_bytes phase micro_batch layer');
+  });
+
+  it('sweep, search and suggest', () => {
+    const sweep = core.sweep({}, 'parallel.tp', [1, 3]);
+    if (!Array.isArray(sweep)) throw new Error(sweep.message);
+    const readings = 'peak_allocated_bytes peak_reserved_bytes device_used_bytes capacity_bytes fits';
+    expect(sweep.map(keys)).toEqual([`value ok ${readings}`, `value ok error ${readings}`]);
+    const search = core.search({}, { gpus: 8 });
+    if ('message' in search) throw new Error(search.message);
+    expect(keys(search)).toBe('candidates valid fitting global_batch rejected layouts');
+    expect(keys(search.layouts[0])).toBe(
+      'dp tp pp vpp cp ep micro_batch grad_accum rollout_tp device_used_bytes step_seconds tokens_per_second_per_gpu pareto patch',
+    );
+    const suggest = core.suggest({ model: { preset: 'llama-3.1-70b' }, hardware: { memory_gib: 80 } });
+    if ('message' in suggest) throw new Error(suggest.message);
+    expect(keys(suggest)).toBe(
+      'base_fits base_device_used_bytes capacity_bytes base_step_seconds candidates suggestions fewest_gpus fewest',
+    );
+    expect(keys(suggest.suggestions[0])).toBe(
+      'kind changes patch peak_allocated_bytes peak_reserved_bytes device_used_bytes host_cpu_bytes host_nvme_bytes ' +
+        'step_seconds time_ratio gpus host_cpu_bytes_per_node',
+    );
+  });
+});

@@ -1,20 +1,12 @@
 // What every exporter shares: reading a config over its defaults, and listing
 // what the target format cannot express (every explicit non-default key it did not write).
-import type { Config, Json } from '../../../wasm/llmem.js';
+import { type Config, getPath, isObject, type Json } from '../json.js';
 
 export interface Exported {
   /** the file or argument line */
   text: string;
   /** config keys (with their values) the format cannot express */
   unexpressed: string[];
-}
-
-const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function at(obj: Json | undefined, path: string): Json | undefined {
-  let node = obj;
-  for (const p of path.split('.')) node = isObject(node) ? node[p] : undefined;
-  return node;
 }
 
 function leaves(obj: Config, prefix = ''): [string, Json][] {
@@ -42,20 +34,20 @@ export class View {
   ) {}
 
   get<T extends Json>(path: string): T {
-    const v = at(this.config, path);
+    const v = getPath(this.config, path);
     // null is "automatic": the default stands, or the training-stack profile's value (Core.defaults(config))
-    if (v === undefined) return at(this.defaults, path) as T;
-    return (v === null ? (at(this.defaults, path) ?? null) : v) as T;
+    if (v === undefined) return getPath(this.defaults, path) as T;
+    return (v === null ? (getPath(this.defaults, path) ?? null) : v) as T;
   }
 
   /** The value given in the config itself (undefined when absent). */
   own(path: string): Json | undefined {
-    return at(this.config, path);
+    return getPath(this.config, path);
   }
 
   /** The default of a key. */
   def(path: string): Json {
-    return at(this.defaults, path) ?? null;
+    return getPath(this.defaults, path) ?? null;
   }
 
   take<T extends Json>(path: string): T {
@@ -79,7 +71,7 @@ export class View {
     const grouped = new Set<string>();
     for (const [path, v] of leaves(this.config)) {
       if (this.expressed.has(path) || [...this.expressed].some((e) => e.endsWith('.') && path.startsWith(e))) continue;
-      if (JSON.stringify(v) === JSON.stringify(at(this.defaults, path) ?? null)) continue;
+      if (JSON.stringify(v) === JSON.stringify(getPath(this.defaults, path) ?? null)) continue;
       // not training-framework settings: the GPU, llmem's own formula choice and runtime calibration
       if (
         ['version', 'formula', 'model.name'].includes(path) ||

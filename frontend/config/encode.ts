@@ -1,6 +1,7 @@
 // Config JSON <-> the core's input block (one double per key of core/fields.def): the
-// one value encoding, used by Core.flatten and by the page's documents (frontend/config/doc.ts).
-import type { Config, ConfigError, FieldInfo, Json } from './types.js';
+// one value encoding, used by the wrapper (Core.flatten) and by the page's documents (doc.ts).
+import type { FieldInfo } from '../../wasm/generated.js';
+import { type Config, type ConfigError, describe, getPath, isObject, type Json, setPath } from './json.js';
 
 /** "YYYY-MM" as year * 12 + month - 1 (the core's months), or null. */
 export function monthIndex(text: string): number | null {
@@ -12,15 +13,6 @@ export function monthIndex(text: string): number | null {
 
 export function monthText(index: number): string {
   return `${Math.floor(index / 12)}-${String((index % 12) + 1).padStart(2, '0')}`;
-}
-
-export const isObject = (v: unknown): v is Config => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-export function describe(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'a list';
-  if (typeof v === 'string') return `"${v}"`;
-  return typeof v === 'object' ? 'an object' : String(v);
 }
 
 function expected(f: FieldInfo): string {
@@ -117,21 +109,12 @@ export function flatten(
   return walk(config, '') ?? slots;
 }
 
-/** Sets a dotted path in a config tree, making the groups on the way. */
-export function setPath(root: Config, path: string, value: Json): void {
-  const parts = path.split('.');
-  let node = root;
-  for (const p of parts.slice(0, -1)) node = (isObject(node[p]) ? node[p] : (node[p] = {})) as Config;
-  node[parts[parts.length - 1]] = value;
-}
-
 /** The config every omitted key stands for: the core defaults (null = automatic), no text keys. */
 export function defaultConfig(fields: readonly FieldInfo[]): Config {
   const root: Config = {};
-  const at = (path: string) => path.split('.').reduce<Json | undefined>((n, k) => (n as Config | undefined)?.[k], root);
   for (const f of fields)
     if (f.kind === 'group') {
-      if (at(f.path) === undefined) setPath(root, f.path, f.nullable && f.path !== 'model' ? null : {});
+      if (getPath(root, f.path) === undefined) setPath(root, f.path, f.nullable && f.path !== 'model' ? null : {});
     } else if (f.kind !== 'text') setPath(root, f.path, decodeValue(f, f.default));
   return root;
 }

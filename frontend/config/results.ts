@@ -1,28 +1,7 @@
-// The wrapper's public types: what Core takes and returns. The core's own lists and
-// the config-v1 type come from wasm/generated.ts (scripts/gen-boundary.mjs).
-import type { Category, FieldKind, RlModel } from './generated.js';
-
-export interface FieldInfo {
-  index: number;
-  /** a FieldPath (wasm/generated.ts) */
-  path: string;
-  kind: FieldKind;
-  nullable: boolean;
-  /** a text key the core reads as a month: "YYYY-MM" stored as year * 12 + month - 1 */
-  months: boolean;
-  default: number;
-  min: number;
-  max: number;
-  values: string[];
-}
-
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-export type Config = { [key: string]: Json };
-
-export interface ConfigError {
-  path: string;
-  message: string;
-}
+// What the wrapper's Core returns (the CLI's --json writes these shapes). The core's own lists
+// and the config-v1 type come from wasm/generated.ts (scripts/gen-boundary.mjs).
+import type { Category, RlModel } from '../../wasm/generated.js';
+import type { Config, ConfigError, Json } from './json.js';
 
 export interface ProfileValue {
   path: string;
@@ -127,30 +106,6 @@ export interface SweepPoint extends Readings {
   value: number;
 }
 
-/** The search's switches in the order of llmem_search_run's bits (wasm/boundary.c), with their defaults. */
-export const SEARCH_SWITCHES = {
-  vary_sharding: true,
-  vary_recompute: true,
-  vary_offload: false,
-  vary_optimizer_dtype: false,
-  vary_engine: false,
-  tp_across_nodes: false,
-} as const;
-export type SearchSwitch = keyof typeof SEARCH_SWITCHES;
-
-export interface SearchOptions {
-  gpus: number;
-  global_batch?: number; // samples per step; 0 or absent: the config's micro_batch x grad_accum x dp
-  free_fraction?: number; // HBM a fitting layout leaves free (0.10)
-  max_micro_batch?: number;
-  vary_sharding?: boolean; // default on
-  vary_recompute?: boolean; // default on
-  vary_offload?: boolean; // optimizer offload to CPU where the engine allows (default off)
-  vary_optimizer_dtype?: boolean; // optimizer states in fp32 and bf16 (default off)
-  vary_engine?: boolean; // fsdp2, megatron and deepspeed besides the config's engine (default off)
-  tp_across_nodes?: boolean; // tensor parallelism above parallel.gpus_per_node (default off: within a node)
-}
-
 export interface Layout {
   dp: number;
   tp: number;
@@ -187,11 +142,6 @@ export interface SearchResult {
  * same training, optimizer numerics, a different method (LoRA / QLoRA), a different workload
  * (shorter sequences), another GPU count. */
 export type SuggestionKind = 'same' | 'numerics' | 'method' | 'workload' | 'gpus';
-
-export interface SuggestOptions {
-  free_fraction?: number; // HBM a suggestion leaves free (0.10)
-  max_gpus?: number; // the fewest-GPUs search stops here (4096; 0: no such search)
-}
 
 export interface Suggestion {
   kind: SuggestionKind;

@@ -81,6 +81,7 @@ async function readCore() {
   const KINDS = kinds();
   const fields = Array.from({ length: m._llmem_field_count() }, (_, i) => ({
     index: i,
+    slot: m._llmem_field_slot(i),
     path: text(m._llmem_field_path(i)),
     kind: KINDS[m._llmem_field_kind(i)],
     nullable: (m._llmem_field_flags(i) & 1) !== 0,
@@ -114,6 +115,7 @@ function leafType(f) {
   if (f.kind === 'bool') return 'boolean';
   if (f.kind === 'text') return 'string';
   const union = f.values.map(q).join(' | ');
+  if (f.kind === 'list') return `(${union})[] | string`; // a list, or its compact form "3*a,b"
   return f.kind === 'enum' ? union : `(${union})[]`;
 }
 
@@ -132,7 +134,7 @@ function configType(fields, prefix, indent) {
 
 function render(c) {
   const field = (f) =>
-    `  { index: ${f.index}, path: ${q(f.path)}, kind: ${q(f.kind)}, nullable: ${f.nullable}, months: ${f.months}, ` +
+    `  { index: ${f.index}, slot: ${f.slot}, path: ${q(f.path)}, kind: ${q(f.kind)}, nullable: ${f.nullable}, months: ${f.months}, ` +
     `default: ${num(f.default)}, min: ${num(f.min)}, max: ${num(f.max)}, values: [${f.values.map(q).join(', ')}] },`;
   const numberType = (spec) => {
     const list = { CATEGORIES: 'Category', RL_MODELS: 'RlModel' }[/, (\w+)\]$/.exec(spec)?.[1]];
@@ -159,6 +161,8 @@ export type FieldKind = (typeof FIELD_KINDS)[number];
 /** A key of the config: a row of the core's field table (llmem_field). */
 export interface FieldInfo {
   index: number;
+  /** its first slot in the core's input block (a list key has max of them) */
+  slot: number;
   /** a FieldPath */
   path: string;
   kind: FieldKind;

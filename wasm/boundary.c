@@ -22,6 +22,12 @@ int llmem_abi_version(void) { return LLMEM_ABI_VERSION; }
 double *llmem_input_ptr(void) { return (double *)&input_block; }
 llmem_result *llmem_result_ptr(void) { return &result_block; }
 int llmem_field_count(void) { return LLMEM_FIELD_COUNT; }
+/* a field's first slot in the input block (a LIST key has LLMEM_MAX_PATTERN), and the block's slots */
+int llmem_field_slot(int i) {
+  const llmem_field *f = llmem_field_at(i);
+  return f ? (int)(f->offset / sizeof(double)) : -1;
+}
+int llmem_slot_count(void) { return LLMEM_SLOT_COUNT; }
 void llmem_reset_input(void) { llmem_defaults(&input_block); }
 int llmem_run(void) { return (int)llmem_estimate(&input_block, &result_block); }
 
@@ -85,7 +91,7 @@ double llmem_field_min(int i) { const llmem_field *f = llmem_field_at(i); return
 double llmem_field_max(int i) { const llmem_field *f = llmem_field_at(i); return f ? f->max_value : 0; }
 int llmem_field_value_count(int i) {
   const llmem_field *f = llmem_field_at(i);
-  return f && (f->kind == LLMEM_KIND_ENUM || f->kind == LLMEM_KIND_SET) ? f->value_count : 0;
+  return f && (f->kind == LLMEM_KIND_ENUM || f->kind == LLMEM_KIND_SET || f->kind == LLMEM_KIND_LIST) ? f->value_count : 0;
 }
 const char *llmem_field_value(int i, int j) {
   const llmem_field *f = llmem_field_at(i);

@@ -1,5 +1,5 @@
 // The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
-import { decodeValue, defaultConfig, flatten } from '../frontend/config/encode.js';
+import { decodeList, decodeValue, defaultConfig, flatten } from '../frontend/config/encode.js';
 import { type Config, type ConfigError, type Json, setPath } from '../frontend/config/json.js';
 import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../frontend/config/results.js';
 import type { Suggestion, SuggestionKind, SuggestResult, SweepPoint } from '../frontend/config/results.js';
@@ -50,6 +50,7 @@ export class Core {
     for (let i = 0; i < m._llmem_field_count(); i++) {
       const f: FieldInfo = {
         index: i,
+        slot: m._llmem_field_slot(i),
         path: text(m._llmem_field_path(i)),
         kind: FIELD_KINDS[m._llmem_field_kind(i)],
         nullable: (m._llmem_field_flags(i) & 1) !== 0,
@@ -80,6 +81,11 @@ export class Core {
     const profile = config === undefined ? null : this.profile(config);
     for (const p of profile?.ok ? profile.implied : []) setPath(root, p.path, p.value);
     return root;
+  }
+
+  /** A key's value in a flat input block (Core.flatten's) as config JSON. */
+  valueOf(f: FieldInfo, slots: ArrayLike<number>): Json {
+    return f.kind === 'list' ? decodeList(f, slots) : decodeValue(f, slots[f.slot]);
   }
 
   /** A value of the input block as config JSON. */
@@ -276,6 +282,6 @@ export class Core {
 
   /** The value of a key in the input block (as the last load left it). */
   private input(path: FieldPath): number {
-    return f64(this.mem, this.m._llmem_input_ptr() + 8 * this.field(path)!.index);
+    return f64(this.mem, this.m._llmem_input_ptr() + 8 * this.field(path)!.slot);
   }
 }

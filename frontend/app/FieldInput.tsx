@@ -3,6 +3,7 @@
 // (or the number parser) names this field.
 import { useComputed } from '@preact/signals';
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
+import { compactList, parseList } from '../config/encode.js';
 import { labelOf, optionLabel, UI } from '../fields.js';
 import { formatNumber, parseNumber } from '../format.js';
 import { fieldId, useApp } from './context.js';
@@ -161,6 +162,39 @@ export function FieldInput({ path }: { path: string }) {
         </div>
         {foot}
       </fieldset>
+    );
+  }
+
+  if (f.kind === 'list') {
+    // a per-layer list in its compact form ("3*linear,full"); the core names a bad entry inline
+    const shown = Array.isArray(value) ? compactList(value as string[]) : value === null ? '' : String(value);
+    return (
+      <div class={`${cls} wide`}>
+        <label for={id} title={tip}>
+          {ui.label}
+        </label>
+        <input
+          id={id}
+          type="text"
+          autoComplete="off"
+          spellcheck={false}
+          value={draft ? draft.text : shown}
+          placeholder={ui.auto ?? 'auto'}
+          aria-invalid={!!message}
+          aria-describedby={describedBy}
+          onInput={(e) => {
+            const t = (e.currentTarget as HTMLInputElement).value;
+            const names = t.trim() === '' ? null : parseList(f, t);
+            // a readable list is stored as names; text the parser refuses goes to the core, which names it
+            s.setField(path, names === null || Array.isArray(names) ? names : t);
+            s.setDraft(path, t, null);
+          }}
+          onBlur={() => {
+            if (draft && !draft.message) s.clearDraft(path);
+          }}
+        />
+        {foot}
+      </div>
     );
   }
 

@@ -5,7 +5,7 @@
 // a nullable group (model.moe, model.mla) is "absent" when its leaves sit at
 // the core defaults, which is how the core reads a null group too.
 import type { Core, FieldInfo } from '../../wasm/llmem.js';
-import { encodeValue } from './encode.js';
+import { encodeValue, parseList } from './encode.js';
 import { type Config, isObject, type Json, setPath } from './json.js';
 import { resolveConfig } from './resolve.js';
 
@@ -32,6 +32,11 @@ export function leafFields(fields: readonly FieldInfo[]): FieldInfo[] {
  * encoding (encodeValue: null, enum names, sets in any order); values it refuses compare as JSON. */
 export function sameValue(f: FieldInfo, a: Json, b: Json): boolean {
   if (f.kind === 'text') return a === b;
+  if (f.kind === 'list') {
+    const x = a === null ? null : parseList(f, a),
+      y = b === null ? null : parseList(f, b);
+    return JSON.stringify(x) === JSON.stringify(y); // the same entries, or the same refusal
+  }
   const x = encodeValue(f, a),
     y = encodeValue(f, b);
   if (typeof x !== 'number' || typeof y !== 'number') return JSON.stringify(a) === JSON.stringify(b);
@@ -89,7 +94,7 @@ function buildBase(core: Core, preset: Json, gpu: Json): Base {
 
 export function baseValue(core: Core, base: Base, f: FieldInfo): Json {
   if (f.kind === 'text') return base.text[f.path] ?? null;
-  return core.toJson(f, base.slots[f.index]);
+  return core.valueOf(f, base.slots);
 }
 
 /** Drops entries equal to the base; pins model.preset and hardware.gpu. */

@@ -1,4 +1,5 @@
-// Config JSON <-> the core's input block (one double per key of core/fields.def): the
+// Config JSON <-> the core's input block (one double per key of core/fields.def, a list key's
+// entries in its own run of slots): the
 // one value encoding, used by the wrapper (Core.flatten) and by the page's documents (doc.ts).
 import type { FieldInfo } from '../../wasm/generated.js';
 import { type Config, type ConfigError, describe, getPath, isObject, type Json, setPath } from './json.js';
@@ -20,11 +21,57 @@ function expected(f: FieldInfo): string {
   if (f.kind === 'num') return `a number from ${f.min} to ${f.max}`;
   if (f.kind === 'enum') return `one of ${f.values.join(' | ')}`;
   if (f.kind === 'set') return `a list of ${f.values.join(' | ')}`;
+  if (f.kind === 'list')
+    return `a list of ${f.min} to ${f.max} of ${f.values.join(' | ')} (or its compact form "3*${f.values[0]},${f.values[1] ?? f.values[0]}")`;
   if (f.kind === 'bool') return 'true or false';
   return f.kind === 'group' ? 'an object' : 'a string';
 }
 
-/** A value as its input slot (NaN: null; a group or a plain text key: its default), or why it cannot be one. */
+/** A list key's value as names: a JSON list, or the compact form "3*linear,full" (links, the CLI's --set). */
+export function parseList(f: FieldInfo, value: Json): string[] | ConfigError {
+  const fail = (message: string) => ({ path: f.path, message: `${f.path}: ${message}` });
+  let names: Json[];
+  if (Array.isArray(value)) names = value;
+  else if (typeof value === 'string') {
+    names = [];
+    for (const part of value.split(',')) {
+      const m = /^\s*(?:(\d{1,3})\s*\*\s*)?([a-z_]+)\s*$/.exec(part);
+      if (!m) return fail(`"${part.slice(0, 40)}" is not an entry or count*entry`);
+      const count = m[1] === undefined ? 1 : Number(m[1]);
+      if (count < 1 || names.length + count > f.max) return fail(`has more than ${f.max} entries`);
+      for (let k = 0; k < count; k++) names.push(m[2]);
+    }
+  } else return fail(`must be ${expected(f)}${f.nullable ? ' or null' : ''}, not ${describe(value)}`);
+  if (names.length < f.min || names.length > f.max)
+    return fail(
+      `has ${names.length} entries; a list holds ${f.min} to ${f.max} (a shorter list repeats over the layers)`,
+    );
+  const bad = names.find((n) => typeof n !== 'string' || !f.values.includes(n));
+  if (bad !== undefined) return fail(`${describe(bad)} is not allowed (allowed: ${f.values.join(' | ')})`);
+  return names as string[];
+}
+
+/** Names in the compact form: runs of one name as count*name ("3*linear,full"). */
+export function compactList(names: readonly string[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < names.length; ) {
+    let j = i;
+    while (j < names.length && names[j] === names[i]) j++;
+    parts.push(j - i > 1 ? `${j - i}*${names[i]}` : names[i]);
+    i = j;
+  }
+  return parts.join(',');
+}
+
+/** A list key's slots (entries, then NaN) as its names, or null. */
+export function decodeList(f: FieldInfo, slots: ArrayLike<number>): Json {
+  const names: string[] = [];
+  for (let k = 0; k < f.max && !Number.isNaN(slots[f.slot + k]); k++) names.push(f.values[slots[f.slot + k]]);
+  return names.length ? names : null;
+}
+
+/** A value as its input slot (NaN: null; a group or a plain text key: its default; a list: its first
+ * entry, flatten writes the rest), or why it cannot be one. */
 export function encodeValue(f: FieldInfo, value: Json): number | ConfigError {
   const fail = (message = `must be ${expected(f)}${f.nullable ? ' or null' : ''}, not ${describe(value)}`) => ({
     path: f.path,
@@ -62,7 +109,38 @@ export function encodeValue(f: FieldInfo, value: Json): number | ConfigError {
       }
       return mask;
     }
+    case 'list': {
+      const names = parseList(f, value);
+      return Array.isArray(names) ? item(names[0]) : names;
+    }
   }
+}
+
+const templates = new WeakMap<readonly FieldInfo[], Float64Array>();
+
+/** Every key at its default, in the core's input layout (a list key: its default in all its slots). */
+function defaultSlots(fields: readonly FieldInfo[]): Float64Array {
+  let t = templates.get(fields);
+  if (!t) {
+    const width = (f: FieldInfo) => (f.kind === 'list' ? f.max : 1);
+    t = new Float64Array(Math.max(0, ...fields.map((f) => f.slot + width(f))));
+    for (const f of fields) t.fill(f.default, f.slot, f.slot + width(f));
+    templates.set(fields, t);
+  }
+  return t.slice();
+}
+
+/** Writes a key's value (already checked by encodeValue) into the block. */
+function writeSlots(f: FieldInfo, value: Json, first: number, slots: Float64Array): void {
+  if (f.kind !== 'list') {
+    slots[f.slot] = first;
+    return;
+  }
+  slots.fill(f.default, f.slot, f.slot + f.max);
+  const names = value === null ? [] : (parseList(f, value) as string[]);
+  names.forEach((n, k) => {
+    slots[f.slot + k] = f.values.indexOf(n);
+  });
 }
 
 /** An input slot as config JSON (the inverse of encodeValue). */
@@ -80,7 +158,7 @@ export function flatten(
   byPath: ReadonlyMap<string, FieldInfo>,
   config: unknown,
 ): Float64Array | ConfigError {
-  const slots = Float64Array.from(fields, (f) => f.default);
+  const slots = defaultSlots(fields);
   const walk = (obj: Config, prefix: string): ConfigError | null => {
     for (const [key, value] of Object.entries(obj)) {
       const path = prefix ? `${prefix}.${key}` : key;
@@ -97,11 +175,11 @@ export function flatten(
       }
       const v = encodeValue(f, value);
       if (typeof v !== 'number') return v;
-      if (f.kind !== 'group') slots[f.index] = v;
+      if (f.kind !== 'group') writeSlots(f, value, v, slots);
       else if (isObject(value)) {
         const err = walk(value, path);
         if (err) return err;
-      } else for (const g of fields) if (g.path.startsWith(`${path}.`)) slots[g.index] = g.default; // a null group
+      } else for (const g of fields) if (g.path.startsWith(`${path}.`)) writeSlots(g, null, g.default, slots); // a null group
     }
     return null;
   };

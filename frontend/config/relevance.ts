@@ -31,8 +31,9 @@ export const MLA_ON = gt('model.mla.kv_lora_rank', 0);
 const mixer =
   (kind: string): Condition =>
   (get) => {
-    const types = get('model.layer_types');
-    return Array.isArray(types) && types.includes(kind);
+    const types = get('model.layer_types'); // names, or the compact text "3*linear,full"
+    const names = typeof types === 'string' ? types.split(',').map((p) => p.replace(/^\s*\d+\s*\*/, '').trim()) : types;
+    return Array.isArray(names) && names.includes(kind);
   };
 export const LINEAR_ON = mixer('linear');
 export const SSM_ON = mixer('ssm');

@@ -23,6 +23,7 @@
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
 import { axisOf, MAX_SWEEP_POINTS, type Spacing, SWEEP_AXES } from '../planner.js';
 import { leafFields, PAGE_DEFAULT, type Doc } from './doc.js';
+import { compactList, parseList } from './encode.js';
 
 export const HASH_VERSION = 1;
 const PREFIX = `v${HASH_VERSION}/`;
@@ -35,6 +36,12 @@ function writeValue(f: FieldInfo, v: Json): string {
       return v ? 'true' : 'false';
     case 'set':
       return (v as Json[]).map((x) => encodeURIComponent(String(x))).join(',');
+    case 'list': {
+      const names = parseList(f, v);
+      return Array.isArray(names)
+        ? encodeURIComponent(compactList(names)).replace(/%2C/g, ',')
+        : encodeURIComponent(String(v));
+    }
     case 'int':
     case 'num':
       return String(v);
@@ -151,6 +158,12 @@ function readValue(f: FieldInfo, raw: string): { v: Json } | string {
       const s = decodeText(raw);
       if (s === null || !f.values.includes(s)) return `${f.path}: "${s ?? raw}" is not one of ${f.values.join(' | ')}`;
       return { v: s };
+    }
+    case 'list': {
+      const s = decodeText(raw);
+      if (s === null) return `${f.path}: badly encoded text`;
+      const names = parseList(f, s);
+      return Array.isArray(names) ? { v: names } : names.message;
     }
     case 'set': {
       if (raw === '') return { v: [] };

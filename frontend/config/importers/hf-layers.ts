@@ -60,7 +60,8 @@ export function layerKinds(c: LayerContext): void {
   const window = c.get('sliding_window');
   const mixers = (c.model.layer_types as string[] | undefined) ?? [];
   if (mixers.includes('sliding')) {
-    if (typeof window !== 'number') throw new ImportError('sliding_window', 'sliding_window: missing for sliding layers');
+    if (typeof window !== 'number')
+      throw new ImportError('sliding_window', 'sliding_window: missing for sliding layers');
     c.model.sliding_window = window;
   } else if (typeof window === 'number' && c.get('use_sliding_window') === false)
     c.notes.push(`sliding_window ${window} is disabled (use_sliding_window false): full attention`);
@@ -90,7 +91,10 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
     case 'nemotron_h': {
       const pattern = get('hybrid_override_pattern');
       if (typeof pattern !== 'string')
-        throw new ImportError('hybrid_override_pattern', 'hybrid_override_pattern: missing (the layers of a Nemotron-H model)');
+        throw new ImportError(
+          'hybrid_override_pattern',
+          'hybrid_override_pattern: missing (the layers of a Nemotron-H model)',
+        );
       const names = [...pattern].map((ch) => {
         const name = NEMOTRON_CHARS[ch];
         if (!name)
@@ -127,7 +131,10 @@ function mapNames(c: LayerContext, names: Json[], table: Record<string, [string,
   return names.map((n) => {
     const kind = typeof n === 'string' ? table[n] : undefined;
     if (!kind)
-      throw new ImportError(key, `${key}: ${JSON.stringify(n)} is not modelled (known: ${Object.keys(table).join(', ')})`);
+      throw new ImportError(
+        key,
+        `${key}: ${JSON.stringify(n)} is not modelled (known: ${Object.keys(table).join(', ')})`,
+      );
     return kind;
   });
 }

@@ -169,8 +169,14 @@ bridge_estimate bridge_estimate_memory(const megatron_args *a) {
     /* uneven stages (L615-659), interleaved chunks (L662-690) */
     int P = (int)pp;
     double rem = L, left = pp;
-    if (fs > 0) { rem -= fs; left -= 1; }
-    if (ls > 0) { rem -= ls; left -= 1; }
+    if (fs > 0) {
+      rem -= fs;
+      left -= 1;
+    }
+    if (ls > 0) {
+      rem -= ls;
+      left -= 1;
+    }
     double mid = left == 0 ? 0 : floor(rem / left);
     double ds_max = 0, rs_max = 0;
     int vp = a->virtual_pipeline_model_parallel_size > 0 ? (int)a->virtual_pipeline_model_parallel_size : 1;
@@ -227,8 +233,8 @@ bridge_estimate bridge_estimate_memory(const megatron_args *a) {
 }
 
 /* DeepSpeed stage_1_and_2.py L3081-3098; legacy = docs memory.rst L137 */
-void deepspeed_zero2(double params, double gpus_per_node, double nodes, int cpu_offload, int legacy,
-                     double *gpu_bytes, double *cpu_bytes) {
+void deepspeed_zero2(double params, double gpus_per_node, double nodes, int cpu_offload, int legacy, double *gpu_bytes,
+                     double *cpu_bytes) {
   double G = nodes * gpus_per_node, abf = 1.5;
   double gpu, cpu;
   if (cpu_offload) {
@@ -243,8 +249,8 @@ void deepspeed_zero2(double params, double gpus_per_node, double nodes, int cpu_
 }
 
 /* DeepSpeed stage3.py L3744-3780 */
-void deepspeed_zero3(double params, double largest_layer_params, double gpus_per_node, double nodes,
-                     int cpu_offload, int cpu_offload_params, int zero_init, double *gpu_bytes, double *cpu_bytes) {
+void deepspeed_zero3(double params, double largest_layer_params, double gpus_per_node, double nodes, int cpu_offload,
+                     int cpu_offload_params, int zero_init, double *gpu_bytes, double *cpu_bytes) {
   double G = nodes * gpus_per_node, gf = 1 / nodes, abf = 1.5, llm = 4 * largest_layer_params;
   double gpu, cpu;
   if (cpu_offload) {
@@ -415,8 +421,8 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out) {
       out->params_total = e.dense_total + e.routed_total + e.embedding;
       out->params_trainable = out->params_total; /* full training (LoRA is refused) */
       /* active from the formula's own terms: a token sees top-k of the routed experts */
-      out->params_active = e.dense_total + e.embedding +
-                           (a.num_experts > 0 ? e.routed_total * a.moe_router_topk / a.num_experts : 0);
+      out->params_active =
+          e.dense_total + e.embedding + (a.num_experts > 0 ? e.routed_total * a.moe_router_topk / a.num_experts : 0);
       out->params_per_gpu = n;
       break;
     }
@@ -446,8 +452,8 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out) {
         }
       }
       /* what is left of the estimator's GPU total is gradients (16- and 32-bit) */
-      cat[LLMEM_CAT_GRADIENTS] = gpu - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_MASTER_WEIGHTS] -
-                                 cat[LLMEM_CAT_OPTIMIZER_STATES];
+      cat[LLMEM_CAT_GRADIENTS] =
+          gpu - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_MASTER_WEIGHTS] - cat[LLMEM_CAT_OPTIMIZER_STATES];
       out->host_cpu_bytes = cpu;
       break;
     }

@@ -166,9 +166,7 @@ loss_memory loss_bytes(const plan *pl) {
       lm.forward_peak_bytes = 0;
       lm.backward_peak_bytes = ab * TV;
       break;
-    default:
-      standard_bytes(&lm, TV, ab, megatron);
-      break;
+    default: standard_bytes(&lm, TV, ab, megatron); break;
   }
   /* final logit soft-capping before the loss: logits / cap, tanh, * cap, each a
    * new logits-sized tensor; tanh keeps its output for the backward

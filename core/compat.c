@@ -12,81 +12,123 @@ static int pattern_at(const megatron_args *a, int layer) {
   return a->is_moe_layer ? a->is_moe_layer(a->pattern_ctx, layer) : 1;
 }
 
-/* MLM theoretical_memory_usage.py L12-303 @d98e8a64 */
-megatron_weights megatron_weight_optimizer(const megatron_args *a) {
-  megatron_weights w = {0};
+/* The layer pattern (MLM theoretical_memory_usage.py @d98e8a64): MoE and
+ * dense decoder layers, and the MTP layers, of the last layer's kind. */
+typedef struct {
+  double moe, dense, mtp_moe, mtp_dense;
+} megatron_layer_counts;
+
+static megatron_layer_counts megatron_layer_kinds(const megatron_args *a) {
+  megatron_layer_counts n = {0};
+  int L = (int)a->num_layers;
+  int last_is_moe = 0;
+  if (a->num_experts > 0) {
+    for (int i = 0; i < L; i++) n.moe += pattern_at(a, i);
+    last_is_moe = pattern_at(a, L - 1);
+  }
+  n.dense = L - n.moe;
+  n.mtp_moe = last_is_moe * a->mtp_num_layers;
+  n.mtp_dense = (1 - last_is_moe) * a->mtp_num_layers;
+  return n;
+}
+
+/* One layer's self-attention parameters: MLA's low-rank projections, or Q, K, V and the output projection. */
+static double megatron_attention_params(const megatron_args *a, double norm) {
   double h = a->hidden_size, heads = a->num_attention_heads;
+  if (a->multi_latent_attention) {
+    double q = a->q_lora_rank <= 0 ? h * heads * (a->qk_head_dim + a->qk_pos_emb_head_dim)
+                                   : a->q_lora_rank * (h + heads * (a->qk_head_dim + a->qk_pos_emb_head_dim) + norm);
+    return q + a->kv_lora_rank * (h + heads * (a->qk_head_dim + a->v_head_dim) + norm) + h * a->qk_pos_emb_head_dim +
+           heads * a->v_head_dim * h;
+  }
   double qps = a->kv_channels * heads;
   double ratio = qps / h;
   double g = a->group_query_attention ? a->num_query_groups : heads;
+  return 2 * h * h * ((1 + g / heads) * ratio);
+}
+
+/* The parameter terms of one layer, the embedding and the final norm. */
+typedef struct {
+  double attn, dense_mlp, shared, routed, active_routed, latproj, ln, router, sgate;
+  double emb, final_ln;
+} megatron_terms;
+
+static megatron_terms megatron_layer_terms(const megatron_args *a) {
+  megatron_terms t;
+  double h = a->hidden_size;
   int moe = a->num_experts > 0;
   double E = moe ? a->num_experts : 1;
   double glu = a->swiglu ? 1.5 : 1.0;
   double shared = a->moe_shared_expert_intermediate_size;
-  int L = (int)a->num_layers;
-  double n_moe = 0, Fm = 0;
-  int last_is_moe = 0;
-  if (moe) {
-    for (int i = 0; i < L; i++) n_moe += pattern_at(a, i);
-    Fm = a->moe_ffn_hidden_size;
-    last_is_moe = pattern_at(a, L - 1);
-  }
-  double n_dense = L - n_moe;
-  double mtp_moe = last_is_moe * a->mtp_num_layers, mtp_dense = (1 - last_is_moe) * a->mtp_num_layers;
+  double Fm = moe ? a->moe_ffn_hidden_size : 0;
   double norm = a->rmsnorm ? 1 : 2;
-  double attn;
-  if (a->multi_latent_attention) {
-    double q = a->q_lora_rank <= 0 ? h * heads * (a->qk_head_dim + a->qk_pos_emb_head_dim)
-                                   : a->q_lora_rank * (h + heads * (a->qk_head_dim + a->qk_pos_emb_head_dim) + norm);
-    attn = q + a->kv_lora_rank * (h + heads * (a->qk_head_dim + a->v_head_dim) + norm) + h * a->qk_pos_emb_head_dim +
-           heads * a->v_head_dim * h;
-  } else {
-    attn = 2 * h * h * ((1 + g / heads) * ratio);
-  }
-  double emb = h * a->padded_vocab_size;
-  double final_ln = norm * h;
-  double emb_layers = a->untie_embeddings_and_output_weights ? 2 * emb : emb;
-  double dense_mlp = 2 * h * a->ffn_hidden_size * glu;
-  double shared_p = 2 * h * shared * glu;
+  t.attn = megatron_attention_params(a, norm);
+  t.emb = h * a->padded_vocab_size;
+  t.final_ln = norm * h;
+  t.dense_mlp = 2 * h * a->ffn_hidden_size * glu;
+  t.shared = 2 * h * shared * glu;
   double lat = a->moe_latent_size > 0 ? a->moe_latent_size : h;
-  double routed = 2 * lat * Fm * E * glu;
-  double active_routed = moe ? 2 * lat * Fm * a->moe_router_topk * glu : 0;
-  double latproj = (moe && a->moe_latent_size > 0) ? 2 * h * a->moe_latent_size : 0;
-  double ln = 2 * h * norm;
-  double router = moe ? h * E + (a->add_bias_linear ? E : 0) : 0;
-  double sgate = (shared > 0 && a->moe_shared_expert_gate) ? h : 0;
-  double L_dense = attn + dense_mlp + ln;
-  double L_moe = attn + shared_p + routed + latproj + ln + router + sgate;
-  double L_moe_act = attn + shared_p + active_routed + latproj + ln + router + sgate;
-  double block = L_dense * n_dense + L_moe * n_moe + final_ln;
-  double block_act = L_dense * n_dense + L_moe_act * n_moe + final_ln;
-  double mtp = L_dense * mtp_dense + L_moe * mtp_moe;
-  w.total = block + mtp + emb_layers;
-  w.active = block_act + mtp + emb_layers;
+  t.routed = 2 * lat * Fm * E * glu;
+  t.active_routed = moe ? 2 * lat * Fm * a->moe_router_topk * glu : 0;
+  t.latproj = (moe && a->moe_latent_size > 0) ? 2 * h * a->moe_latent_size : 0;
+  t.ln = 2 * h * norm;
+  t.router = moe ? h * E + (a->add_bias_linear ? E : 0) : 0;
+  t.sgate = (shared > 0 && a->moe_shared_expert_gate) ? h : 0;
+  return t;
+}
+
+/* The whole model's parameters, and those a token goes through (top-k of the routed experts). */
+static void megatron_totals(const megatron_args *a, const megatron_terms *t, const megatron_layer_counts *n,
+                            megatron_weights *w) {
+  double emb_layers = a->untie_embeddings_and_output_weights ? 2 * t->emb : t->emb;
+  double L_dense = t->attn + t->dense_mlp + t->ln;
+  double L_moe = t->attn + t->shared + t->routed + t->latproj + t->ln + t->router + t->sgate;
+  double L_moe_act = t->attn + t->shared + t->active_routed + t->latproj + t->ln + t->router + t->sgate;
+  double block = L_dense * n->dense + L_moe * n->moe + t->final_ln;
+  double block_act = L_dense * n->dense + L_moe_act * n->moe + t->final_ln;
+  double mtp = L_dense * n->mtp_dense + L_moe * n->mtp_moe;
+  w->total = block + mtp + emb_layers;
+  w->active = block_act + mtp + emb_layers;
+}
+
+/* The most loaded rank (the first pipeline stage, with the embedding; the
+ * MTP layers on it): its TP-sharded, replicated and expert parameters, and
+ * their bytes (6 + 12/DP per parameter under the distributed optimizer, else 18). */
+static void megatron_most_loaded(const megatron_args *a, const megatron_terms *t, const megatron_layer_counts *n,
+                                 megatron_weights *w) {
   double etp = a->expert_tensor_parallel_size, ep = a->expert_model_parallel_size;
   double pp = a->pipeline_model_parallel_size, tp = a->tensor_model_parallel_size;
-  w.edp = floor(a->world_size / (etp * ep * pp));
-  double tp_sh = (attn + dense_mlp) * n_dense + (attn + shared_p) * n_moe;
-  double rep = ln * n_dense + (ln + latproj + router + sgate) * n_moe + final_ln;
-  double exp_sh = routed * n_moe;
-  double tp_sh_mtp = (attn + dense_mlp) * mtp_dense + (attn + shared_p) * mtp_moe;
-  double rep_mtp = ln * mtp_dense + (ln + latproj + router + sgate) * mtp_moe;
-  double exp_mtp = routed * mtp_moe;
-  double tp_most = (tp_sh / pp + tp_sh_mtp + emb) / tp;
+  w->edp = floor(a->world_size / (etp * ep * pp));
+  double tp_sh = (t->attn + t->dense_mlp) * n->dense + (t->attn + t->shared) * n->moe;
+  double rep = t->ln * n->dense + (t->ln + t->latproj + t->router + t->sgate) * n->moe + t->final_ln;
+  double exp_sh = t->routed * n->moe;
+  double tp_sh_mtp = (t->attn + t->dense_mlp) * n->mtp_dense + (t->attn + t->shared) * n->mtp_moe;
+  double rep_mtp = t->ln * n->mtp_dense + (t->ln + t->latproj + t->router + t->sgate) * n->mtp_moe;
+  double exp_mtp = t->routed * n->mtp_moe;
+  double tp_most = (tp_sh / pp + tp_sh_mtp + t->emb) / tp;
   double rep_most = rep / pp + rep_mtp;
   double exp_most = (exp_sh / pp + exp_mtp) / (etp * ep);
   double n_most = tp_most + rep_most + exp_most;
   if (a->untie_embeddings_and_output_weights && pp == 1) {
-    tp_most += emb / tp;
-    n_most += emb / tp;
+    tp_most += t->emb / tp;
+    n_most += t->emb / tp;
   }
   double bpp_d = a->use_distributed_optimizer ? 6 + 12 / a->data_parallel_size : 18;
-  double bpp_e = a->use_distributed_optimizer ? 6 + 12 / w.edp : 18;
-  w.tp_most = tp_most;
-  w.rep_most = rep_most;
-  w.exp_most = exp_most;
-  w.most_loaded = n_most;
-  w.bytes = (tp_most + rep_most) * bpp_d + exp_most * bpp_e;
+  double bpp_e = a->use_distributed_optimizer ? 6 + 12 / w->edp : 18;
+  w->tp_most = tp_most;
+  w->rep_most = rep_most;
+  w->exp_most = exp_most;
+  w->most_loaded = n_most;
+  w->bytes = (tp_most + rep_most) * bpp_d + exp_most * bpp_e;
+}
+
+/* MLM theoretical_memory_usage.py L12-303 @d98e8a64 */
+megatron_weights megatron_weight_optimizer(const megatron_args *a) {
+  megatron_weights w = {0};
+  megatron_layer_counts n = megatron_layer_kinds(a);
+  megatron_terms t = megatron_layer_terms(a);
+  megatron_totals(a, &t, &n, &w);
+  megatron_most_loaded(a, &t, &n, &w);
   return w;
 }
 

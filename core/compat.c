@@ -168,109 +168,151 @@ static int bridge_is_moe(const megatron_args *a, int i) {
   return pattern_at(a, i < L ? i : L - 1);
 }
 
-/* Megatron-Bridge theoretical_memory_utils.py @067f987d */
-bridge_estimate bridge_estimate_memory(const megatron_args *a) {
-  bridge_estimate e = {0};
+/* One layer's parameter terms in Bridge's count; Fm: the routed experts' FFN width. */
+typedef struct {
+  double attn, ln, fln, dense, shared, routed, latp, Fm;
+} bridge_terms;
+
+static bridge_terms bridge_layer_terms(const megatron_args *a) {
+  bridge_terms t = {0};
   double h = a->hidden_size, heads = a->num_attention_heads;
-  int L = (int)a->num_layers, tot = L + (int)a->mtp_num_layers;
+  int tot = (int)a->num_layers + (int)a->mtp_num_layers;
   double f = a->swiglu ? 3.0 : 2.0;
   double qr = a->kv_channels * heads / h;
   double g = a->group_query_attention ? a->num_query_groups : heads;
-  double attn = 2 * h * h * ((1 + g / heads) * qr);
-  double ln = 4 * h, fln = 2 * h, dense = f * h * a->ffn_hidden_size;
-  double shared = f * h * a->moe_shared_expert_intermediate_size;
+  t.attn = 2 * h * h * ((1 + g / heads) * qr);
+  t.ln = 4 * h, t.fln = 2 * h, t.dense = f * h * a->ffn_hidden_size;
+  t.shared = f * h * a->moe_shared_expert_intermediate_size;
   int any_moe = 0;
   for (int i = 0; i < tot; i++) any_moe |= bridge_is_moe(a, i);
-  double routed = 0, latp = 0;
-  double Fm = a->moe_ffn_hidden_size > 0 ? a->moe_ffn_hidden_size : a->ffn_hidden_size;
+  t.Fm = a->moe_ffn_hidden_size > 0 ? a->moe_ffn_hidden_size : a->ffn_hidden_size;
   if (a->num_experts > 0 && any_moe) {
-    if (a->moe_latent_size <= 0) routed = f * h * Fm * a->num_experts;
+    if (a->moe_latent_size <= 0) t.routed = f * h * t.Fm * a->num_experts;
     else {
-      routed = f * a->moe_latent_size * Fm * a->num_experts;
-      latp = 2 * h * a->moe_latent_size;
+      t.routed = f * a->moe_latent_size * t.Fm * a->num_experts;
+      t.latp = 2 * h * a->moe_latent_size;
     }
   }
-  double dense_sum = 0, routed_sum = 0;
-  for (int i = 0; i < tot; i++) {
-    int m = bridge_is_moe(a, i);
-    dense_sum += attn + ln + (m ? shared + latp : dense);
-    routed_sum += m ? routed : 0.0;
+  return t;
+}
+
+/* Layer i's parameters added to the dense (attention, norms, dense or shared MLP) and routed sums. */
+static void bridge_add_layer(const megatron_args *a, const bridge_terms *t, int i, double *dense_sum,
+                             double *routed_sum) {
+  int m = bridge_is_moe(a, i);
+  *dense_sum += t->attn + t->ln + (m ? t->shared + t->latp : t->dense);
+  *routed_sum += m ? t->routed : 0.0;
+}
+
+/* Parameters on pipeline rank r with uneven stages (L615-659): its chunk of
+ * each virtual stage (L662-690), the MTP layers and the final norm on the
+ * last rank, the embedding on the first and the output layer on the last.
+ * mid: the layers of a stage that is neither first nor last. */
+static void bridge_rank_params(const megatron_args *a, const bridge_terms *t, int r, double mid, double *ds,
+                               double *rs) {
+  int P = (int)a->pipeline_model_parallel_size;
+  int L = (int)a->num_layers, tot = L + (int)a->mtp_num_layers;
+  double fs = a->num_layers_in_first_pipeline_stage, ls = a->num_layers_in_last_pipeline_stage;
+  double embsz = a->hidden_size * a->padded_vocab_size;
+  int vp = a->virtual_pipeline_model_parallel_size > 0 ? (int)a->virtual_pipeline_model_parallel_size : 1;
+  *ds = 0, *rs = 0;
+  int offset = 0;
+  for (int c = 0; c < vp; c++)
+    for (int q = 0; q < P; q++) {
+      double count = q == 0 && fs > 0 ? fs : q == P - 1 && ls > 0 ? ls : mid;
+      int ch = (int)(count / vp);
+      if (q == r)
+        for (int i = offset; i < offset + ch; i++) bridge_add_layer(a, t, i, ds, rs);
+      offset += ch;
+    }
+  if (r == P - 1) {
+    for (int i = L; i < tot; i++) bridge_add_layer(a, t, i, ds, rs);
+    *ds += t->fln;
   }
-  int untied = a->untie_embeddings_and_output_weights;
-  double embsz = h * a->padded_vocab_size;
-  e.dense_total = dense_sum + fln;
-  e.routed_total = routed_sum;
-  e.embedding = embsz * (untied ? 2 : 1);
-  double tp = a->tensor_model_parallel_size, pp = a->pipeline_model_parallel_size, cp = a->context_parallel_size;
+  if (r == 0) *ds += embsz;
+  if (r == P - 1) *ds += embsz;
+}
+
+/* The most loaded pipeline rank's dense and routed parameters with uneven stages. */
+static void bridge_uneven_per_gpu(const megatron_args *a, const bridge_terms *t, bridge_estimate *e) {
+  double tp = a->tensor_model_parallel_size, pp = a->pipeline_model_parallel_size;
   double ep = a->expert_model_parallel_size, etp = a->expert_tensor_parallel_size;
   double fs = a->num_layers_in_first_pipeline_stage, ls = a->num_layers_in_last_pipeline_stage;
-  if (fs <= 0 && ls <= 0) {
-    e.dense_gpu = e.dense_total / (pp * tp) + embsz / tp + ((untied && pp == 1) ? embsz / tp : 0);
-    e.routed_gpu = e.routed_total / (pp * ep * etp);
-  } else {
-    /* uneven stages (L615-659), interleaved chunks (L662-690) */
-    int P = (int)pp;
-    double rem = L, left = pp;
-    if (fs > 0) {
-      rem -= fs;
-      left -= 1;
-    }
-    if (ls > 0) {
-      rem -= ls;
-      left -= 1;
-    }
-    double mid = left == 0 ? 0 : floor(rem / left);
-    double ds_max = 0, rs_max = 0;
-    int vp = a->virtual_pipeline_model_parallel_size > 0 ? (int)a->virtual_pipeline_model_parallel_size : 1;
-    for (int r = 0; r < P; r++) {
-      double ds = 0, rs = 0;
-      int offset = 0;
-      for (int c = 0; c < vp; c++)
-        for (int q = 0; q < P; q++) {
-          double count = q == 0 && fs > 0 ? fs : q == P - 1 && ls > 0 ? ls : mid;
-          int ch = (int)(count / vp);
-          if (q == r)
-            for (int i = offset; i < offset + ch; i++) {
-              int m = bridge_is_moe(a, i);
-              ds += attn + ln + (m ? shared + latp : dense);
-              rs += m ? routed : 0.0;
-            }
-          offset += ch;
-        }
-      if (r == P - 1) {
-        for (int i = L; i < tot; i++) {
-          int m = bridge_is_moe(a, i);
-          ds += attn + ln + (m ? shared + latp : dense);
-          rs += m ? routed : 0.0;
-        }
-        ds += fln;
-      }
-      if (r == 0) ds += embsz;
-      if (r == P - 1) ds += embsz;
-      ds_max = max2(ds_max, ds);
-      rs_max = max2(rs_max, rs);
-    }
-    e.dense_gpu = ds_max / tp;
-    e.routed_gpu = rs_max / (ep * etp);
+  int P = (int)pp;
+  double rem = (int)a->num_layers, left = pp;
+  if (fs > 0) {
+    rem -= fs;
+    left -= 1;
   }
+  if (ls > 0) {
+    rem -= ls;
+    left -= 1;
+  }
+  double mid = left == 0 ? 0 : floor(rem / left);
+  double ds_max = 0, rs_max = 0;
+  for (int r = 0; r < P; r++) {
+    double ds, rs;
+    bridge_rank_params(a, t, r, mid, &ds, &rs);
+    ds_max = max2(ds_max, ds);
+    rs_max = max2(rs_max, rs);
+  }
+  e->dense_gpu = ds_max / tp;
+  e->routed_gpu = rs_max / (ep * etp);
+}
+
+/* Bytes per parameter: 6 + 12 over the optimizer's shards under the distributed optimizer, else 18. */
+static void bridge_weight_optimizer_bytes(const megatron_args *a, bridge_estimate *e) {
+  double tp = a->tensor_model_parallel_size, cp = a->context_parallel_size;
+  double ep = a->expert_model_parallel_size, etp = a->expert_tensor_parallel_size;
   double dshard = a->data_parallel_size * cp;
   double eshard = max2(1, floor((a->data_parallel_size * tp * cp) / max2(1, ep * etp)));
-  e.dense_bpp = a->use_distributed_optimizer ? 6.0 + 12.0 / max2(1, dshard) : 18.0;
-  e.routed_bpp = a->use_distributed_optimizer ? 6.0 + 12.0 / max2(1, eshard) : 18.0;
-  e.dense_bytes = e.dense_gpu * e.dense_bpp;
-  e.routed_bytes = e.routed_total > 0 ? e.routed_gpu * e.routed_bpp : 0.0;
-  e.weights_optimizer_bytes = e.dense_bytes + e.routed_bytes;
-  /* activations (L356-432, L769-791) */
+  e->dense_bpp = a->use_distributed_optimizer ? 6.0 + 12.0 / max2(1, dshard) : 18.0;
+  e->routed_bpp = a->use_distributed_optimizer ? 6.0 + 12.0 / max2(1, eshard) : 18.0;
+  e->dense_bytes = e->dense_gpu * e->dense_bpp;
+  e->routed_bytes = e->routed_total > 0 ? e->routed_gpu * e->routed_bpp : 0.0;
+  e->weights_optimizer_bytes = e->dense_bytes + e->routed_bytes;
+}
+
+/* Activations (L356-432, L769-791): MLM's SP formula with the layers' mean FFN ratio, over TP x CP. */
+static double bridge_activation_bytes(const megatron_args *a, const bridge_terms *t) {
+  double h = a->hidden_size, tp = a->tensor_model_parallel_size, pp = a->pipeline_model_parallel_size;
+  double cp = a->context_parallel_size;
+  int tot = (int)a->num_layers + (int)a->mtp_num_layers;
   double nm = 0;
   for (int i = 0; i < tot; i++) nm += bridge_is_moe(a, i);
   double nd = tot - nm, moe_ffn = 0;
-  if (a->num_experts > 0 && nm > 0) moe_ffn = nm * (Fm * a->moe_router_topk + a->moe_shared_expert_intermediate_size);
+  if (a->num_experts > 0 && nm > 0)
+    moe_ffn = nm * (t->Fm * a->moe_router_topk + a->moe_shared_expert_intermediate_size);
   double r = (nd * a->ffn_hidden_size + moe_ffn) / (tot * h);
   double s = a->seq_length, b = a->micro_batch_size;
   double act = s * b * h * (18 + 4 * r) * tot + 8 * s * b * pp + s * b * h * pp;
   act = pipeline_scale(act, pp, a->virtual_pipeline_model_parallel_size, a->num_microbatches);
   if (pp == 1) act += s * b * h * 4 * (1 + a->padded_vocab_size / h);
-  e.activation_bytes = act / (tp * cp);
+  return act / (tp * cp);
+}
+
+/* Megatron-Bridge theoretical_memory_utils.py @067f987d */
+bridge_estimate bridge_estimate_memory(const megatron_args *a) {
+  bridge_estimate e = {0};
+  bridge_terms t = bridge_layer_terms(a);
+  int tot = (int)a->num_layers + (int)a->mtp_num_layers;
+  double dense_sum = 0, routed_sum = 0;
+  for (int i = 0; i < tot; i++) bridge_add_layer(a, &t, i, &dense_sum, &routed_sum);
+  int untied = a->untie_embeddings_and_output_weights;
+  double embsz = a->hidden_size * a->padded_vocab_size;
+  e.dense_total = dense_sum + t.fln;
+  e.routed_total = routed_sum;
+  e.embedding = embsz * (untied ? 2 : 1);
+  double tp = a->tensor_model_parallel_size, pp = a->pipeline_model_parallel_size;
+  double ep = a->expert_model_parallel_size, etp = a->expert_tensor_parallel_size;
+  if (a->num_layers_in_first_pipeline_stage <= 0 && a->num_layers_in_last_pipeline_stage <= 0) {
+    e.dense_gpu = e.dense_total / (pp * tp) + embsz / tp + ((untied && pp == 1) ? embsz / tp : 0);
+    e.routed_gpu = e.routed_total / (pp * ep * etp);
+  } else {
+    bridge_uneven_per_gpu(a, &t, &e);
+  }
+  bridge_weight_optimizer_bytes(a, &e);
+  e.activation_bytes = bridge_activation_bytes(a, &t);
   return e;
 }
 

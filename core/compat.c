@@ -458,118 +458,148 @@ static void set_single_rank(llmem_result *out, const double *cat) {
   result_add_warning(out, LLMEM_WARN_COMPAT_PARTIAL);
 }
 
-llmem_status compat_estimate(const plan *pl, llmem_result *out) {
-  double cat[LLMEM_CAT_COUNT] = {0};
-  int deepspeed = pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+static int engine_is_deepspeed(const plan *pl) {
+  return pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+}
+
+static int engine_is_megatron(const plan *pl) {
+  return pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+}
+
+/* What no formula models: LoRA; offload, which only DeepSpeed's estimators
+ * model (CPU, not NVMe); MLA, where the activation formulas of the ZeRO paper
+ * and Korthikanti et al. assume MHA. */
+static llmem_status compat_supported(const plan *pl) {
   if (pl->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
-  /* offload: only DeepSpeed's estimators model it (CPU, not NVMe); MLA: the
-   * activation formulas of the ZeRO paper and Korthikanti et al. assume MHA */
   int ds_formula = pl->formula == LLMEM_FORMULA_DEEPSPEED || pl->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
   int offload = pl->offload_optimizer != LLMEM_OFFLOAD_NONE || pl->offload_params != LLMEM_OFFLOAD_NONE;
   int nvme = pl->offload_optimizer == LLMEM_OFFLOAD_NVME || pl->offload_params == LLMEM_OFFLOAD_NVME;
   if (offload && (!ds_formula || nvme)) return LLMEM_ERR_COMPAT_FEATURE;
   if (pl->mla && (pl->formula == LLMEM_FORMULA_ZERO_PAPER || pl->formula == LLMEM_FORMULA_KORTHIKANTI))
     return LLMEM_ERR_COMPAT_FEATURE;
+  return LLMEM_OK;
+}
+
+/* Megatron-LM: the most loaded rank's states and activations, and the formula's own parameter counts. */
+static llmem_status megatron_formula(const plan *pl, double *cat, llmem_result *out) {
+  if (!engine_is_megatron(pl)) return LLMEM_ERR_COMPAT_ENGINE;
+  megatron_args a = megatron_args_from_plan(pl);
+  megatron_weights w = megatron_weight_optimizer(&a);
+  double dense = w.tp_most + w.rep_most, d = pl->dp;
+  cat[LLMEM_CAT_WEIGHTS] = 2 * w.most_loaded;
+  cat[LLMEM_CAT_GRADIENTS] = 4 * w.most_loaded;
+  cat[LLMEM_CAT_MASTER_WEIGHTS] = pl->dist_opt ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
+  cat[LLMEM_CAT_OPTIMIZER_STATES] =
+      w.bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
+  int sp_path = pl->sp && pl->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
+  cat[LLMEM_CAT_ACTIVATIONS] = sp_path ? megatron_activation_sp(&a) : megatron_activation_without_sp(&a);
+  out->params_total = w.total;
+  out->params_trainable = w.total; /* full training (LoRA is refused): the formula's own count */
+  out->params_active = w.active;
+  out->params_per_gpu = w.most_loaded;
+  return LLMEM_OK;
+}
+
+/* Megatron-Bridge: the same categories from its estimate, and its parameter counts. */
+static llmem_status bridge_formula(const plan *pl, double *cat, llmem_result *out) {
+  if (!engine_is_megatron(pl)) return LLMEM_ERR_COMPAT_ENGINE;
+  megatron_args a = megatron_args_from_plan(pl);
+  bridge_estimate e = bridge_estimate_memory(&a);
+  double n = e.dense_gpu + e.routed_gpu;
+  cat[LLMEM_CAT_WEIGHTS] = 2 * n;
+  cat[LLMEM_CAT_GRADIENTS] = 4 * n;
+  cat[LLMEM_CAT_MASTER_WEIGHTS] = e.dense_gpu * (e.dense_bpp - 6) / 3 + e.routed_gpu * (e.routed_bpp - 6) / 3;
+  cat[LLMEM_CAT_OPTIMIZER_STATES] =
+      e.weights_optimizer_bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
+  cat[LLMEM_CAT_ACTIVATIONS] = e.activation_bytes;
+  out->params_total = e.dense_total + e.routed_total + e.embedding;
+  out->params_trainable = out->params_total; /* full training (LoRA is refused) */
+  /* active from the formula's own terms: a token sees top-k of the routed experts */
+  out->params_active =
+      e.dense_total + e.embedding + (a.num_experts > 0 ? e.routed_total * a.moe_router_topk / a.num_experts : 0);
+  out->params_per_gpu = n;
+  return LLMEM_OK;
+}
+
+/* DeepSpeed's estimators (ZeRO-1/2 and ZeRO-3): their GPU total split into
+ * categories, their CPU total as host memory. P: all the model's parameters. */
+static llmem_status deepspeed_formula(const plan *pl, double P, double *cat, llmem_result *out) {
+  if (!engine_is_deepspeed(pl) || pl->zero_stage < 1) return LLMEM_ERR_COMPAT_ENGINE;
+  double gpn = min2(pl->gpus, pl->gpus_per_node), nodes = ceil(pl->gpus / gpn), G = nodes * gpn;
+  double gpu, cpu;
+  int off_opt = pl->offload_optimizer != LLMEM_OFFLOAD_NONE, off_par = pl->offload_params != LLMEM_OFFLOAD_NONE;
+  if (pl->zero_stage <= 2) {
+    deepspeed_zero2(P, gpn, nodes, off_opt, pl->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
+    cat[LLMEM_CAT_WEIGHTS] = 2 * P;
+    if (!off_opt) {
+      cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
+      cat[LLMEM_CAT_OPTIMIZER_STATES] = floor(8 * P / G);
+    }
+  } else {
+    double ll = largest_layer_params(pl);
+    deepspeed_zero3(P, ll, gpn, nodes, off_opt, off_par, pl->in->zero_init != 0, &gpu, &cpu);
+    cat[LLMEM_CAT_WEIGHTS] = 2 * ll;
+    if (!off_opt) {
+      cat[LLMEM_CAT_WEIGHTS] += floor(2 * P / G);
+      cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
+      cat[LLMEM_CAT_OPTIMIZER_STATES] = floor(8 * P / G);
+    } else if (!off_par) {
+      cat[LLMEM_CAT_WEIGHTS] += trunc(2 * P / G);
+    }
+  }
+  /* what is left of the estimator's GPU total is gradients (16- and 32-bit) */
+  cat[LLMEM_CAT_GRADIENTS] =
+      gpu - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_MASTER_WEIGHTS] - cat[LLMEM_CAT_OPTIMIZER_STATES];
+  out->host_cpu_bytes = cpu;
+  return LLMEM_OK;
+}
+
+/* The ZeRO paper's model states by stage, and its activation estimate. P: all the model's parameters. */
+static llmem_status zero_paper_formula(const plan *pl, double P, double *cat) {
+  int deepspeed = engine_is_deepspeed(pl);
+  int stage = deepspeed ? pl->zero_stage : 0;
+  if (!(deepspeed || pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP))
+    return LLMEM_ERR_COMPAT_ENGINE;
+  double k = 12, N = pl->dp;
+  double w = 2 * P / (stage >= 3 ? N : 1), g = 2 * P / (stage >= 2 ? N : 1), kk = k * P / (stage >= 1 ? N : 1);
+  cat[LLMEM_CAT_WEIGHTS] = w;
+  cat[LLMEM_CAT_GRADIENTS] = g;
+  cat[LLMEM_CAT_MASTER_WEIGHTS] = kk / 3;
+  cat[LLMEM_CAT_OPTIMIZER_STATES] = zero_paper_model_states(P, N, k, stage) - w - g - kk / 3;
+  /* ZeRO §3.2: "the total activations is about 12 x hidden_dim x batch x seq_length x transformer_layers" 16-bit values */
+  cat[LLMEM_CAT_ACTIVATIONS] = 12 * pl->hidden * pl->micro_batch * pl->seq_len * pl->layers * 2;
+  return LLMEM_OK;
+}
+
+/* Korthikanti et al.: the activations of the first stage only. */
+static void korthikanti_formula(const plan *pl, double *cat) {
+  korthikanti_row row;
+  if (pl->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
+  else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
+  else row = pl->sp ? KOR_TP_SP : KOR_TP;
+  double per_layer = korthikanti_layer_bytes(pl->seq_len, pl->micro_batch, pl->hidden, pl->heads, pl->tp, row);
+  /* first stage: p micro-batches x L/p layers = L (Eq.5), times the
+   * interleaving factor 1 + (p-1)/(p v) (§4.2.3); fewer if m < p */
+  double p = pl->pp, layers = pl->layers * min2(1, pl->grad_accum / p);
+  if (pl->vpp > 1) layers = pl->layers * (1 + (p - 1) / (p * pl->vpp));
+  cat[LLMEM_CAT_ACTIVATIONS] = per_layer * layers;
+}
+
+llmem_status compat_estimate(const plan *pl, llmem_result *out) {
+  double cat[LLMEM_CAT_COUNT] = {0};
+  llmem_status st = compat_supported(pl);
+  if (st != LLMEM_OK) return st;
   double P = out->params_total;
   switch (pl->formula) {
-    case LLMEM_FORMULA_MEGATRON: {
-      if (!megatron) return LLMEM_ERR_COMPAT_ENGINE;
-      megatron_args a = megatron_args_from_plan(pl);
-      megatron_weights w = megatron_weight_optimizer(&a);
-      double dense = w.tp_most + w.rep_most, d = pl->dp;
-      cat[LLMEM_CAT_WEIGHTS] = 2 * w.most_loaded;
-      cat[LLMEM_CAT_GRADIENTS] = 4 * w.most_loaded;
-      cat[LLMEM_CAT_MASTER_WEIGHTS] = pl->dist_opt ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
-      cat[LLMEM_CAT_OPTIMIZER_STATES] =
-          w.bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
-      int sp_path = pl->sp && pl->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
-      cat[LLMEM_CAT_ACTIVATIONS] = sp_path ? megatron_activation_sp(&a) : megatron_activation_without_sp(&a);
-      out->params_total = w.total;
-      out->params_trainable = w.total; /* full training (LoRA is refused): the formula's own count */
-      out->params_active = w.active;
-      out->params_per_gpu = w.most_loaded;
-      break;
-    }
-    case LLMEM_FORMULA_MEGATRON_BRIDGE: {
-      if (!megatron) return LLMEM_ERR_COMPAT_ENGINE;
-      megatron_args a = megatron_args_from_plan(pl);
-      bridge_estimate e = bridge_estimate_memory(&a);
-      double n = e.dense_gpu + e.routed_gpu;
-      cat[LLMEM_CAT_WEIGHTS] = 2 * n;
-      cat[LLMEM_CAT_GRADIENTS] = 4 * n;
-      cat[LLMEM_CAT_MASTER_WEIGHTS] = e.dense_gpu * (e.dense_bpp - 6) / 3 + e.routed_gpu * (e.routed_bpp - 6) / 3;
-      cat[LLMEM_CAT_OPTIMIZER_STATES] =
-          e.weights_optimizer_bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
-      cat[LLMEM_CAT_ACTIVATIONS] = e.activation_bytes;
-      out->params_total = e.dense_total + e.routed_total + e.embedding;
-      out->params_trainable = out->params_total; /* full training (LoRA is refused) */
-      /* active from the formula's own terms: a token sees top-k of the routed experts */
-      out->params_active =
-          e.dense_total + e.embedding + (a.num_experts > 0 ? e.routed_total * a.moe_router_topk / a.num_experts : 0);
-      out->params_per_gpu = n;
-      break;
-    }
+    case LLMEM_FORMULA_MEGATRON: st = megatron_formula(pl, cat, out); break;
+    case LLMEM_FORMULA_MEGATRON_BRIDGE: st = bridge_formula(pl, cat, out); break;
     case LLMEM_FORMULA_DEEPSPEED:
-    case LLMEM_FORMULA_DEEPSPEED_LEGACY: {
-      if (!deepspeed || pl->zero_stage < 1) return LLMEM_ERR_COMPAT_ENGINE;
-      double gpn = min2(pl->gpus, pl->gpus_per_node), nodes = ceil(pl->gpus / gpn), G = nodes * gpn;
-      double gpu, cpu;
-      int off_opt = pl->offload_optimizer != LLMEM_OFFLOAD_NONE, off_par = pl->offload_params != LLMEM_OFFLOAD_NONE;
-      if (pl->zero_stage <= 2) {
-        deepspeed_zero2(P, gpn, nodes, off_opt, pl->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
-        cat[LLMEM_CAT_WEIGHTS] = 2 * P;
-        if (!off_opt) {
-          cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
-          cat[LLMEM_CAT_OPTIMIZER_STATES] = floor(8 * P / G);
-        }
-      } else {
-        double ll = largest_layer_params(pl);
-        deepspeed_zero3(P, ll, gpn, nodes, off_opt, off_par, pl->in->zero_init != 0, &gpu, &cpu);
-        cat[LLMEM_CAT_WEIGHTS] = 2 * ll;
-        if (!off_opt) {
-          cat[LLMEM_CAT_WEIGHTS] += floor(2 * P / G);
-          cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
-          cat[LLMEM_CAT_OPTIMIZER_STATES] = floor(8 * P / G);
-        } else if (!off_par) {
-          cat[LLMEM_CAT_WEIGHTS] += trunc(2 * P / G);
-        }
-      }
-      /* what is left of the estimator's GPU total is gradients (16- and 32-bit) */
-      cat[LLMEM_CAT_GRADIENTS] =
-          gpu - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_MASTER_WEIGHTS] - cat[LLMEM_CAT_OPTIMIZER_STATES];
-      out->host_cpu_bytes = cpu;
-      break;
-    }
-    case LLMEM_FORMULA_ZERO_PAPER: {
-      int stage = deepspeed ? pl->zero_stage : 0;
-      if (!(deepspeed || pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP))
-        return LLMEM_ERR_COMPAT_ENGINE;
-      double k = 12, N = pl->dp;
-      double w = 2 * P / (stage >= 3 ? N : 1), g = 2 * P / (stage >= 2 ? N : 1), kk = k * P / (stage >= 1 ? N : 1);
-      cat[LLMEM_CAT_WEIGHTS] = w;
-      cat[LLMEM_CAT_GRADIENTS] = g;
-      cat[LLMEM_CAT_MASTER_WEIGHTS] = kk / 3;
-      cat[LLMEM_CAT_OPTIMIZER_STATES] = zero_paper_model_states(P, N, k, stage) - w - g - kk / 3;
-      /* ZeRO §3.2: "the total activations is about 12 x hidden_dim x batch x seq_length x transformer_layers" 16-bit values */
-      cat[LLMEM_CAT_ACTIVATIONS] = 12 * pl->hidden * pl->micro_batch * pl->seq_len * pl->layers * 2;
-      break;
-    }
-    case LLMEM_FORMULA_KORTHIKANTI: {
-      korthikanti_row row;
-      if (pl->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
-      else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
-      else row = pl->sp ? KOR_TP_SP : KOR_TP;
-      double per_layer = korthikanti_layer_bytes(pl->seq_len, pl->micro_batch, pl->hidden, pl->heads, pl->tp, row);
-      /* first stage: p micro-batches x L/p layers = L (Eq.5), times the
-       * interleaving factor 1 + (p-1)/(p v) (§4.2.3); fewer if m < p */
-      double p = pl->pp, layers = pl->layers * min2(1, pl->grad_accum / p);
-      if (pl->vpp > 1) layers = pl->layers * (1 + (p - 1) / (p * pl->vpp));
-      cat[LLMEM_CAT_ACTIVATIONS] = per_layer * layers;
-      break;
-    }
+    case LLMEM_FORMULA_DEEPSPEED_LEGACY: st = deepspeed_formula(pl, P, cat, out); break;
+    case LLMEM_FORMULA_ZERO_PAPER: st = zero_paper_formula(pl, P, cat); break;
+    case LLMEM_FORMULA_KORTHIKANTI: korthikanti_formula(pl, cat); break;
     default: return LLMEM_ERR_COMPAT_ENGINE;
   }
+  if (st != LLMEM_OK) return st;
   set_single_rank(out, cat);
   return LLMEM_OK;
 }

@@ -61,7 +61,17 @@ static void micro_shape(const llmem_input *in, const rl_shape *d, double micro, 
   *out_seq = len;
 }
 
-static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field) {
+/* The passes' token budgets: their own, else the update's (rl.max_tokens_per_gpu). */
+static double logprob_budget(const llmem_input *in) {
+  return isnan(in->rl_logprob_max_tokens) ? in->rl_max_tokens : in->rl_logprob_max_tokens;
+}
+
+static double critic_budget(const llmem_input *in) {
+  return isnan(in->rl_critic_max_tokens) ? in->rl_max_tokens : in->rl_critic_max_tokens;
+}
+
+/* The algorithm, the sequence lengths, the token budgets' checks and the data-parallel size. */
+static llmem_status derive_lengths(const llmem_input *in, rl_shape *d, int *field) {
   memset(d, 0, sizeof *d);
   d->algorithm = (int)in->rl_algorithm;
   d->dpo = d->algorithm == LLMEM_RL_DPO;
@@ -81,14 +91,16 @@ static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field)
   int packed = in->rl_remove_padding != 0;
   d->response_share = packed ? response_mean / d->seq_mean : in->rl_response_len / d->seq_max;
   double one_sequence = d->seq_max * (d->dpo ? 2 : 1);
-  double lp_budget = isnan(in->rl_logprob_max_tokens) ? in->rl_max_tokens : in->rl_logprob_max_tokens;
-  double critic_budget = isnan(in->rl_critic_max_tokens) ? in->rl_max_tokens : in->rl_critic_max_tokens;
   if (in->rl_max_tokens < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_max_tokens); /* false for null (NaN) */
-  if (lp_budget < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_logprob_max_tokens);
-  if (d->ppo && critic_budget < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_critic_max_tokens);
+  if (logprob_budget(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_logprob_max_tokens);
+  if (d->ppo && critic_budget(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_critic_max_tokens);
   double model_ranks = in->tp * in->pp * in->cp;
   d->dp = divides(in->gpus, model_ranks) ? in->gpus / model_ranks : 1; /* plan_build names a bad layout */
+  return LLMEM_OK;
+}
 
+/* The micro-batches of the update, of the log-prob and value passes, and the accumulation. */
+static llmem_status derive_batches(const llmem_input *in, rl_shape *d, int *field) {
   /* sequences per optimizer step: verl ppo_mini_batch_size x rollout.n
    * (workers/fsdp_workers.py normalises it by the data-parallel size and
    * asserts it divides by the micro-batch; trainer/ppo/ray_trainer.py asserts
@@ -102,17 +114,24 @@ static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field)
     if (!divides(per_rank, d->upd_micro)) FAIL(LLMEM_ERR_RL_MINI_BATCH, rl_mini_batch);
     d->accum = per_rank / d->upd_micro;
   } else {
+    int packed = in->rl_remove_padding != 0;
     d->accum = ceil(per_rank * (packed ? d->seq_mean : d->seq_max) / in->rl_max_tokens);
   }
   if (d->accum < 1 || d->accum > 1000000) FAIL(LLMEM_ERR_RL_MINI_BATCH, rl_mini_batch);
   double lp_micro = isnan(in->rl_logprob_micro_batch) ? in->micro_batch : in->rl_logprob_micro_batch;
   /* the log-prob and value passes run over the whole rollout's share of the rank */
   double rollout_per_rank = in->rl_rollout_batch * d->seqs_per_prompt / d->dp;
-  micro_shape(in, d, lp_micro, lp_budget, rollout_per_rank, &d->lp_micro, &d->lp_seq);
-  micro_shape(in, d, in->micro_batch, critic_budget, rollout_per_rank, &d->critic_micro, &d->critic_seq);
-  micro_shape(in, d, in->micro_batch, critic_budget, per_rank, &d->critic_upd_micro, &d->critic_upd_seq);
+  micro_shape(in, d, lp_micro, logprob_budget(in), rollout_per_rank, &d->lp_micro, &d->lp_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget(in), rollout_per_rank, &d->critic_micro, &d->critic_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget(in), per_rank, &d->critic_upd_micro, &d->critic_upd_seq);
   if (d->upd_seq > 100000000 || d->lp_seq > 100000000) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_max_tokens);
   return LLMEM_OK;
+}
+
+static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field) {
+  llmem_status st = derive_lengths(in, d, field);
+  if (st != LLMEM_OK) return st;
+  return derive_batches(in, d, field);
 }
 
 /* ---- a second model (reward, critic): the actor's family with other dims ---- */

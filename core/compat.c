@@ -18,7 +18,7 @@ typedef struct {
   double moe, dense, mtp_moe, mtp_dense;
 } megatron_layer_counts;
 
-static megatron_layer_counts megatron_layer_kinds(const megatron_args *a) {
+static megatron_layer_counts megatron_count_layers(const megatron_args *a) {
   megatron_layer_counts n = {0};
   int L = (int)a->num_layers;
   int last_is_moe = 0;
@@ -33,7 +33,7 @@ static megatron_layer_counts megatron_layer_kinds(const megatron_args *a) {
 }
 
 /* One layer's self-attention parameters: MLA's low-rank projections, or Q, K, V and the output projection. */
-static double megatron_attention_params(const megatron_args *a, double norm) {
+static double megatron_attention_count(const megatron_args *a, double norm) {
   double h = a->hidden_size, heads = a->num_attention_heads;
   if (a->multi_latent_attention) {
     double q = a->q_lora_rank <= 0 ? h * heads * (a->qk_head_dim + a->qk_pos_emb_head_dim)
@@ -62,7 +62,7 @@ static megatron_terms megatron_layer_terms(const megatron_args *a) {
   double shared = a->moe_shared_expert_intermediate_size;
   double Fm = moe ? a->moe_ffn_hidden_size : 0;
   double norm = a->rmsnorm ? 1 : 2;
-  t.attn = megatron_attention_params(a, norm);
+  t.attn = megatron_attention_count(a, norm);
   t.emb = h * a->padded_vocab_size;
   t.final_ln = norm * h;
   t.dense_mlp = 2 * h * a->ffn_hidden_size * glu;
@@ -125,7 +125,7 @@ static void megatron_most_loaded(const megatron_args *a, const megatron_terms *t
 /* MLM theoretical_memory_usage.py L12-303 @d98e8a64 */
 megatron_weights megatron_weight_optimizer(const megatron_args *a) {
   megatron_weights w = {0};
-  megatron_layer_counts n = megatron_layer_kinds(a);
+  megatron_layer_counts n = megatron_count_layers(a);
   megatron_terms t = megatron_layer_terms(a);
   megatron_totals(a, &t, &n, &w);
   megatron_most_loaded(a, &t, &n, &w);
@@ -208,7 +208,7 @@ static void bridge_add_layer(const megatron_args *a, const bridge_terms *t, int 
  * each virtual stage (L662-690), the MTP layers and the final norm on the
  * last rank, the embedding on the first and the output layer on the last.
  * mid: the layers of a stage that is neither first nor last. */
-static void bridge_rank_params(const megatron_args *a, const bridge_terms *t, int r, double mid, double *ds,
+static void bridge_rank_counts(const megatron_args *a, const bridge_terms *t, int r, double mid, double *ds,
                                double *rs) {
   int P = (int)a->pipeline_model_parallel_size;
   int L = (int)a->num_layers, tot = L + (int)a->mtp_num_layers;
@@ -234,7 +234,7 @@ static void bridge_rank_params(const megatron_args *a, const bridge_terms *t, in
 }
 
 /* The most loaded pipeline rank's dense and routed parameters with uneven stages. */
-static void bridge_uneven_per_gpu(const megatron_args *a, const bridge_terms *t, bridge_estimate *e) {
+static void bridge_uneven_gpu_counts(const megatron_args *a, const bridge_terms *t, bridge_estimate *e) {
   double tp = a->tensor_model_parallel_size, pp = a->pipeline_model_parallel_size;
   double ep = a->expert_model_parallel_size, etp = a->expert_tensor_parallel_size;
   double fs = a->num_layers_in_first_pipeline_stage, ls = a->num_layers_in_last_pipeline_stage;
@@ -252,7 +252,7 @@ static void bridge_uneven_per_gpu(const megatron_args *a, const bridge_terms *t,
   double ds_max = 0, rs_max = 0;
   for (int r = 0; r < P; r++) {
     double ds, rs;
-    bridge_rank_params(a, t, r, mid, &ds, &rs);
+    bridge_rank_counts(a, t, r, mid, &ds, &rs);
     ds_max = max2(ds_max, ds);
     rs_max = max2(rs_max, rs);
   }
@@ -309,7 +309,7 @@ bridge_estimate bridge_estimate_memory(const megatron_args *a) {
     e.dense_gpu = e.dense_total / (pp * tp) + embsz / tp + ((untied && pp == 1) ? embsz / tp : 0);
     e.routed_gpu = e.routed_total / (pp * ep * etp);
   } else {
-    bridge_uneven_per_gpu(a, &t, &e);
+    bridge_uneven_gpu_counts(a, &t, &e);
   }
   bridge_weight_optimizer_bytes(a, &e);
   e.activation_bytes = bridge_activation_bytes(a, &t);

@@ -62,11 +62,11 @@ static void micro_shape(const llmem_input *in, const rl_shape *d, double micro, 
 }
 
 /* The passes' token budgets: their own, else the update's (rl.max_tokens_per_gpu). */
-static double logprob_budget(const llmem_input *in) {
+static double logprob_budget_tokens(const llmem_input *in) {
   return isnan(in->rl_logprob_max_tokens) ? in->rl_max_tokens : in->rl_logprob_max_tokens;
 }
 
-static double critic_budget(const llmem_input *in) {
+static double critic_budget_tokens(const llmem_input *in) {
   return isnan(in->rl_critic_max_tokens) ? in->rl_max_tokens : in->rl_critic_max_tokens;
 }
 
@@ -92,8 +92,8 @@ static llmem_status derive_lengths(const llmem_input *in, rl_shape *d, int *fiel
   d->response_share = packed ? response_mean / d->seq_mean : in->rl_response_len / d->seq_max;
   double one_sequence = d->seq_max * (d->dpo ? 2 : 1);
   if (in->rl_max_tokens < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_max_tokens); /* false for null (NaN) */
-  if (logprob_budget(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_logprob_max_tokens);
-  if (d->ppo && critic_budget(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_critic_max_tokens);
+  if (logprob_budget_tokens(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_logprob_max_tokens);
+  if (d->ppo && critic_budget_tokens(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_critic_max_tokens);
   double model_ranks = in->tp * in->pp * in->cp;
   d->dp = divides(in->gpus, model_ranks) ? in->gpus / model_ranks : 1; /* plan_build names a bad layout */
   return LLMEM_OK;
@@ -121,9 +121,9 @@ static llmem_status derive_batches(const llmem_input *in, rl_shape *d, int *fiel
   double lp_micro = isnan(in->rl_logprob_micro_batch) ? in->micro_batch : in->rl_logprob_micro_batch;
   /* the log-prob and value passes run over the whole rollout's share of the rank */
   double rollout_per_rank = in->rl_rollout_batch * d->seqs_per_prompt / d->dp;
-  micro_shape(in, d, lp_micro, logprob_budget(in), rollout_per_rank, &d->lp_micro, &d->lp_seq);
-  micro_shape(in, d, in->micro_batch, critic_budget(in), rollout_per_rank, &d->critic_micro, &d->critic_seq);
-  micro_shape(in, d, in->micro_batch, critic_budget(in), per_rank, &d->critic_upd_micro, &d->critic_upd_seq);
+  micro_shape(in, d, lp_micro, logprob_budget_tokens(in), rollout_per_rank, &d->lp_micro, &d->lp_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget_tokens(in), rollout_per_rank, &d->critic_micro, &d->critic_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget_tokens(in), per_rank, &d->critic_upd_micro, &d->critic_upd_seq);
   if (d->upd_seq > 100000000 || d->lp_seq > 100000000) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_max_tokens);
   return LLMEM_OK;
 }

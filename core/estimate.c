@@ -78,27 +78,96 @@ static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, ra
   return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
 }
 
-/* A middle stage whose layers equal a lower stage's holds no more than it:
- * the same events, with fewer micro-batches in flight (1F1B and interleaved
- * warm-ups shrink with the stage, GPipe's does not change). */
 /* The rank that uses the most device memory; of equals, the one asking for more. */
 static int more_loaded(const llmem_rank_result *r, double demand, double worst_used, double worst_demand) {
   return r->device_used_bytes > worst_used || (r->device_used_bytes == worst_used && demand > worst_demand);
 }
 
+/* A middle stage whose layers equal a lower stage's holds no more than it:
+ * the same events, with fewer micro-batches in flight (1F1B and interleaved
+ * warm-ups shrink with the stage, GPipe's does not change). */
 static int skip_stage(const plan *pl, int s) {
   for (int t = 1; t < s; t++)
     if (layout_same_layers(pl, s, t)) return 1;
   return 0;
 }
 
-llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
-  if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
-  /* clear the header and the tail; ranks and events are written as they are used */
+/* Clear the header and the tail; ranks and events are written as they are used. */
+static void clear_result(llmem_result *out) {
   memset(out, 0, offsetof(llmem_result, ranks));
   memset(&out->params_total, 0, offsetof(llmem_result, events) - offsetof(llmem_result, params_total));
   out->term_count = 0;
   out->error_field = -1;
+}
+
+/* A published formula in place of the simulation (core/compat.c). */
+static llmem_status compat_result(const plan *pl, llmem_result *out) {
+  llmem_status st = compat_estimate(pl, out);
+  if (st != LLMEM_OK) {
+    result_fill_error(out, st, llmem_field_index("formula"));
+    return st;
+  }
+  out->peak_allocated_bytes = out->per_gpu.peak_allocated_bytes;
+  out->peak_allocated_stage = out->per_gpu.stage;
+  finish(pl, out);
+  return LLMEM_OK;
+}
+
+/* Each stage once, with the timeline only when there is one stage; the
+ * highest allocated, parameters and host bytes over the stages. Returns the
+ * most loaded stage. */
+static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink) {
+  int p = (int)pl->pp;
+  int worst = 0, most_allocated = 0;
+  double worst_demand = -1;
+  for (int s = 0; s < p; s++) {
+    stage_layout layout;
+    rank_states rs;
+    llmem_rank_result *r = &out->ranks[s];
+    /* one stage: walked once, with its timeline */
+    double demand = simulate_one_stage(pl, s, &layout, &rs, r, p == 1 ? sink : 0);
+    if (s == 0 || more_loaded(r, demand, out->ranks[worst].device_used_bytes, worst_demand)) {
+      worst_demand = demand;
+      worst = s;
+    }
+    if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
+    double on_gpu = layout.params_count;
+    if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
+    double host = rs.host_bytes + simulate_offloaded_host_bytes(pl, &layout, &rs, s);
+    if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
+    if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
+  }
+  out->peak_allocated_stage = most_allocated;
+  out->peak_allocated_bytes = out->ranks[most_allocated].peak_allocated_bytes;
+  out->rank_count = p;
+  return worst;
+}
+
+/* The most loaded stage again, with the timeline (one stage: already walked
+ * with it), then its warnings, its terms and the fit. */
+static void most_loaded_stage(const plan *pl, int worst, timeline_sink *sink, llmem_result *out) {
+  stage_layout layout;
+  rank_states rs;
+  layout_stage(pl, worst, &layout);
+  states_for_stage(pl, &layout, &rs);
+  out->per_gpu.stage = worst;
+  if (out->rank_count == 1) out->per_gpu = out->ranks[0];
+  else simulate_stage(pl, &layout, &rs, &out->per_gpu, sink);
+  out->per_gpu.params_count = layout.params_count;
+  out->per_gpu.layers_count = layout.layer_count;
+  out->event_count = sink->count;
+  out->event_stride = sink->stride;
+  if (sink->stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
+  /* not started, or past ALLOCATOR_MAX_OPS on the way */
+  if (!out->per_gpu.reserved_simulated && !pl->allocator_reserve_given)
+    result_add_warning(out, LLMEM_WARN_RESERVE_BOUND);
+  explain_peak(pl, &layout, &rs, out);
+  finish(pl, out);
+}
+
+llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
+  if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
+  clear_result(out);
   if (in->rl_algorithm != LLMEM_RL_NONE) return rl_estimate(in, out); /* NaN or a bad index: its field check */
   plan pl;
   int field;
@@ -109,62 +178,13 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
     return st;
   }
   model_param_counts(&pl, &out->params_total, &out->params_active, &out->params_trainable);
-  if (pl.formula != LLMEM_FORMULA_LLMEM) {
-    st = compat_estimate(&pl, out);
-    if (st != LLMEM_OK) {
-      result_fill_error(out, st, llmem_field_index("formula"));
-      return st;
-    }
-    out->peak_allocated_bytes = out->per_gpu.peak_allocated_bytes;
-    out->peak_allocated_stage = out->per_gpu.stage;
-    finish(&pl, out);
-    return LLMEM_OK;
-  }
+  if (pl.formula != LLMEM_FORMULA_LLMEM) return compat_result(&pl, out);
   add_config_warnings(&pl, out);
   allocator_within_budget(&pl);
-
   /* each stage once without a timeline; the most loaded again with one */
-  int p = (int)pl.pp;
-  int worst = 0, most_allocated = 0;
   timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
-  double worst_demand = -1;
-  for (int s = 0; s < p; s++) {
-    stage_layout layout;
-    rank_states rs;
-    llmem_rank_result *r = &out->ranks[s];
-    /* one stage: walked once, with its timeline */
-    double demand = simulate_one_stage(&pl, s, &layout, &rs, r, p == 1 ? &sink : 0);
-    if (s == 0 || more_loaded(r, demand, out->ranks[worst].device_used_bytes, worst_demand)) {
-      worst_demand = demand;
-      worst = s;
-    }
-    if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
-    double on_gpu = layout.params_count;
-    if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
-    double host = rs.host_bytes + simulate_offloaded_host_bytes(&pl, &layout, &rs, s);
-    if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
-    if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
-  }
-  out->peak_allocated_stage = most_allocated;
-  out->peak_allocated_bytes = out->ranks[most_allocated].peak_allocated_bytes;
-  out->rank_count = p;
-  stage_layout layout;
-  rank_states rs;
-  layout_stage(&pl, worst, &layout);
-  states_for_stage(&pl, &layout, &rs);
-  out->per_gpu.stage = worst;
-  if (p == 1) out->per_gpu = out->ranks[0];
-  else simulate_stage(&pl, &layout, &rs, &out->per_gpu, &sink);
-  out->per_gpu.params_count = layout.params_count;
-  out->per_gpu.layers_count = layout.layer_count;
-  out->event_count = sink.count;
-  out->event_stride = sink.stride;
-  if (sink.stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
-  /* not started, or past ALLOCATOR_MAX_OPS on the way */
-  if (!out->per_gpu.reserved_simulated && !pl.allocator_reserve_given)
-    result_add_warning(out, LLMEM_WARN_RESERVE_BOUND);
-  explain_peak(&pl, &layout, &rs, out);
-  finish(&pl, out);
+  int worst = simulate_stages(&pl, out, &sink);
+  most_loaded_stage(&pl, worst, &sink, out);
   return LLMEM_OK;
 }
 

@@ -95,6 +95,74 @@ static void loss_parallel_bytes(loss_memory *lm, double Tv, double ab) {
   lm->unreusable_bytes = upcast > 0 ? ab * Tv : 0; /* del pred: the freed 16-bit logits */
 }
 
+/* torchtune's chunked output loss over pl->loss_chunks chunks. */
+static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) {
+  double c = pl->loss_chunks, ab = pl->act_bytes;
+  if (pl->torch_compile) {
+    /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
+     * keeps the bf16 chunk logits and one fp32 logsumexp per token */
+    lm->saved_bytes = ab * TV + 4 * T;
+    lm->forward_peak_bytes = 4 * TV / c;
+    lm->unreusable_bytes = 4 * TV / c;
+    lm->backward_peak_bytes = (ab + 4) * TV / c;
+  } else {
+    /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
+     * log-softmax outputs of all chunks stay saved until the backward. */
+    lm->saved_bytes = 4 * TV;
+    lm->forward_peak_bytes = ab * TV + 4 * TV / c;
+    lm->backward_peak_bytes = 8 * TV / c;
+  }
+}
+
+/* transformers < 4.46 (PR #34191) LlamaForCausalLM.forward: logits.float() is kept in
+ * the returned output, the shifted .contiguous() copy feeds
+ * CrossEntropyLoss; the slice's backward writes a full fp32 gradient. */
+static void hf_upcast_bytes(loss_memory *lm, double TV, double ab) {
+  lm->saved_bytes = 8 * TV;
+  lm->forward_peak_bytes = 4 * TV;
+  lm->backward_peak_bytes = 8 * TV;
+  lm->unreusable_bytes = ab * TV;
+}
+
+/* flash-attn's Triton cross-entropy with inplace_backward (verl
+ * utils/torch_functional.py logprobs_from_logits, in place from 25b0f226,
+ * #1100, 2025-04-17): it keeps the bf16 logits and an fp32 logsumexp per
+ * token, its fp32 losses are per token, and the backward writes the
+ * gradient into the logits. */
+static void flash_ce_bytes(loss_memory *lm, double T, double TV, double ab) {
+  lm->saved_bytes = ab * TV + 4 * T;
+  lm->forward_peak_bytes = 4 * T;
+  lm->backward_peak_bytes = 0;
+}
+
+/* torch.compile'd F.cross_entropy(logits.float()) (torchtitan
+ * build_cross_entropy_loss with compile): the upcast fuses into the
+ * log-softmax; bf16 logits and a logsumexp per token are kept and the
+ * backward writes the bf16 gradient directly. */
+static void compiled_bytes(loss_memory *lm, double T, double TV, double ab) {
+  lm->saved_bytes = ab * TV + 4 * T;
+  lm->forward_peak_bytes = 0;
+  lm->backward_peak_bytes = ab * TV;
+}
+
+/* The loss's own tensors over T tokens and a V-entry vocabulary shard, by training.loss. */
+static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, loss_memory *lm) {
+  double ab = pl->act_bytes, TV = T * V;
+  switch (pl->loss) {
+    case LLMEM_LOSS_FUSED: liger_fused(pl, T, V, lm); break;
+    case LLMEM_LOSS_CHUNKED: chunked_bytes(pl, lm, T, TV); break;
+    case LLMEM_LOSS_HF_UPCAST: hf_upcast_bytes(lm, TV, ab); break;
+    case LLMEM_LOSS_LOSS_PARALLEL:
+      /* without TP no DTensor reaches the handlers: the standard path */
+      if (pl->tp > 1) loss_parallel_bytes(lm, TV, ab);
+      else standard_bytes(lm, TV, ab, megatron);
+      break;
+    case LLMEM_LOSS_FLASH_CE: flash_ce_bytes(lm, T, TV, ab); break;
+    case LLMEM_LOSS_COMPILED: compiled_bytes(lm, T, TV, ab); break;
+    default: standard_bytes(lm, TV, ab, megatron); break;
+  }
+}
+
 loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
   double T = pl->seq_len / pl->cp * pl->micro_batch;
@@ -110,66 +178,7 @@ loss_memory loss_bytes(const plan *pl) {
   }
   double V = pl->vocab_padded / pl->tp; /* vocab-parallel logits (Megatron, torchtitan loss_parallel) */
   double TV = T * V;
-  switch (pl->loss) {
-    case LLMEM_LOSS_FUSED: liger_fused(pl, T, V, &lm); break;
-    case LLMEM_LOSS_CHUNKED: {
-      double c = pl->loss_chunks;
-      if (pl->torch_compile) {
-        /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
-         * keeps the bf16 chunk logits and one fp32 logsumexp per token */
-        lm.saved_bytes = ab * TV + 4 * T;
-        lm.forward_peak_bytes = 4 * TV / c;
-        lm.unreusable_bytes = 4 * TV / c;
-        lm.backward_peak_bytes = (ab + 4) * TV / c;
-      } else {
-        /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
-         * log-softmax outputs of all chunks stay saved until the backward. */
-        lm.saved_bytes = 4 * TV;
-        lm.forward_peak_bytes = ab * TV + 4 * TV / c;
-        lm.backward_peak_bytes = 8 * TV / c;
-      }
-      break;
-    }
-    case LLMEM_LOSS_HF_UPCAST:
-      /* transformers < 4.46 (PR #34191) LlamaForCausalLM.forward: logits.float() is kept in
-       * the returned output, the shifted .contiguous() copy feeds
-       * CrossEntropyLoss; the slice's backward writes a full fp32 gradient. */
-      lm.saved_bytes = 8 * TV;
-      lm.forward_peak_bytes = 4 * TV;
-      lm.backward_peak_bytes = 8 * TV;
-      lm.unreusable_bytes = ab * TV;
-      break;
-    case LLMEM_LOSS_LOSS_PARALLEL:
-      /* without TP no DTensor reaches the handlers: the standard path below */
-      if (pl->tp > 1) {
-        loss_parallel_bytes(&lm, TV, ab);
-        break;
-      }
-      standard_bytes(&lm, TV, ab, megatron);
-      break;
-    case LLMEM_LOSS_FLASH_CE:
-      /* flash-attn's Triton cross-entropy with inplace_backward (verl
-       * utils/torch_functional.py logprobs_from_logits, in place from 25b0f226,
-       * #1100, 2025-04-17): it keeps the bf16 logits and an fp32 logsumexp per
-       * token, its fp32 losses are per token, and the backward writes the
-       * gradient into the logits. */
-      lm.saved_bytes = ab * TV + 4 * T;
-      lm.forward_peak_bytes = 4 * T;
-      lm.backward_peak_bytes = 0;
-      break;
-    case LLMEM_LOSS_COMPILED:
-      /* torch.compile'd F.cross_entropy(logits.float()) (torchtitan
-       * build_cross_entropy_loss with compile): the upcast fuses into the
-       * log-softmax; bf16 logits and a logsumexp per token are kept and the
-       * backward writes the bf16 gradient directly. */
-      lm.saved_bytes = ab * TV + 4 * T;
-      lm.forward_peak_bytes = 0;
-      lm.backward_peak_bytes = ab * TV;
-      break;
-    default:
-      standard_bytes(&lm, TV, ab, megatron);
-      break;
-  }
+  vocab_loss_bytes(pl, T, V, megatron, &lm);
   /* final logit soft-capping before the loss: logits / cap, tanh, * cap, each a
    * new logits-sized tensor; tanh keeps its output for the backward
    * (transformers models/gemma2/modeling_gemma2.py Gemma2ForCausalLM.forward;

@@ -61,7 +61,17 @@ static void micro_shape(const llmem_input *in, const rl_shape *d, double micro, 
   *out_seq = len;
 }
 
-static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field) {
+/* The passes' token budgets: their own, else the update's (rl.max_tokens_per_gpu). */
+static double logprob_budget_tokens(const llmem_input *in) {
+  return isnan(in->rl_logprob_max_tokens) ? in->rl_max_tokens : in->rl_logprob_max_tokens;
+}
+
+static double critic_budget_tokens(const llmem_input *in) {
+  return isnan(in->rl_critic_max_tokens) ? in->rl_max_tokens : in->rl_critic_max_tokens;
+}
+
+/* The algorithm, the sequence lengths, the token budgets' checks and the data-parallel size. */
+static llmem_status derive_lengths(const llmem_input *in, rl_shape *d, int *field) {
   memset(d, 0, sizeof *d);
   d->algorithm = (int)in->rl_algorithm;
   d->dpo = d->algorithm == LLMEM_RL_DPO;
@@ -81,14 +91,16 @@ static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field)
   int packed = in->rl_remove_padding != 0;
   d->response_share = packed ? response_mean / d->seq_mean : in->rl_response_len / d->seq_max;
   double one_sequence = d->seq_max * (d->dpo ? 2 : 1);
-  double lp_budget = isnan(in->rl_logprob_max_tokens) ? in->rl_max_tokens : in->rl_logprob_max_tokens;
-  double critic_budget = isnan(in->rl_critic_max_tokens) ? in->rl_max_tokens : in->rl_critic_max_tokens;
   if (in->rl_max_tokens < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_max_tokens); /* false for null (NaN) */
-  if (lp_budget < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_logprob_max_tokens);
-  if (d->ppo && critic_budget < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_critic_max_tokens);
+  if (logprob_budget_tokens(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_logprob_max_tokens);
+  if (d->ppo && critic_budget_tokens(in) < one_sequence) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_critic_max_tokens);
   double model_ranks = in->tp * in->pp * in->cp;
   d->dp = divides(in->gpus, model_ranks) ? in->gpus / model_ranks : 1; /* plan_build names a bad layout */
+  return LLMEM_OK;
+}
 
+/* The micro-batches of the update, of the log-prob and value passes, and the accumulation. */
+static llmem_status derive_batches(const llmem_input *in, rl_shape *d, int *field) {
   /* sequences per optimizer step: verl ppo_mini_batch_size x rollout.n
    * (workers/fsdp_workers.py normalises it by the data-parallel size and
    * asserts it divides by the micro-batch; trainer/ppo/ray_trainer.py asserts
@@ -102,17 +114,24 @@ static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field)
     if (!divides(per_rank, d->upd_micro)) FAIL(LLMEM_ERR_RL_MINI_BATCH, rl_mini_batch);
     d->accum = per_rank / d->upd_micro;
   } else {
+    int packed = in->rl_remove_padding != 0;
     d->accum = ceil(per_rank * (packed ? d->seq_mean : d->seq_max) / in->rl_max_tokens);
   }
   if (d->accum < 1 || d->accum > 1000000) FAIL(LLMEM_ERR_RL_MINI_BATCH, rl_mini_batch);
   double lp_micro = isnan(in->rl_logprob_micro_batch) ? in->micro_batch : in->rl_logprob_micro_batch;
   /* the log-prob and value passes run over the whole rollout's share of the rank */
   double rollout_per_rank = in->rl_rollout_batch * d->seqs_per_prompt / d->dp;
-  micro_shape(in, d, lp_micro, lp_budget, rollout_per_rank, &d->lp_micro, &d->lp_seq);
-  micro_shape(in, d, in->micro_batch, critic_budget, rollout_per_rank, &d->critic_micro, &d->critic_seq);
-  micro_shape(in, d, in->micro_batch, critic_budget, per_rank, &d->critic_upd_micro, &d->critic_upd_seq);
+  micro_shape(in, d, lp_micro, logprob_budget_tokens(in), rollout_per_rank, &d->lp_micro, &d->lp_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget_tokens(in), rollout_per_rank, &d->critic_micro, &d->critic_seq);
+  micro_shape(in, d, in->micro_batch, critic_budget_tokens(in), per_rank, &d->critic_upd_micro, &d->critic_upd_seq);
   if (d->upd_seq > 100000000 || d->lp_seq > 100000000) FAIL(LLMEM_ERR_RL_MAX_TOKENS, rl_max_tokens);
   return LLMEM_OK;
+}
+
+static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field) {
+  llmem_status st = derive_lengths(in, d, field);
+  if (st != LLMEM_OK) return st;
+  return derive_batches(in, d, field);
 }
 
 /* ---- a second model (reward, critic): the actor's family with other dims ---- */
@@ -567,184 +586,286 @@ static void describe(llmem_result *out) {
   else text_append(out->peak_at, n, cap, llmem_phase_name(r->peak_phase));
 }
 
-static rl_work w; /* large (event scratch, two ranks): off small stacks; the core is single-threaded */
+/* ---- the step, phase by phase ---- */
+/* Where each model's states sit between phases (1: on the GPU, 0: offloaded
+ * to the host), and the frozen copies' bytes. */
+typedef struct {
+  int actor_params, actor_opt, critic_params, critic_opt;
+  int reference; /* reference log-probs in the step (not precomputed) */
+  double ref_bytes, reward_bytes;
+  int ref_offload, reward_offload;
+} rl_parking;
 
-llmem_status rl_estimate(const llmem_input *in, llmem_result *out) {
-  int field = -1;
-  llmem_status st = plan_check_fields(in, &field);
-  rl_shape d;
-  if (st == LLMEM_OK) st = derive_shape(in, &d, &field);
-  memset(&w.critic, 0, sizeof w.critic);
-  memset(&w.reward, 0, sizeof w.reward);
-  if (st == LLMEM_OK) st = build_models(in, &d, &w, &field);
-  engine_bytes e;
-  if (st == LLMEM_OK) st = engine_size(in, &d, &w.actor, &e, &field);
-  if (st != LLMEM_OK) {
-    result_fill_error(out, st, field);
-    return st;
-  }
-  const plan *pl = &w.actor.pl;
-  model_param_counts(pl, &out->params_total, &out->params_active, &out->params_trainable);
-  out->params_per_gpu = w.actor.st.params_count;
-  out->rl_kv_cache_bytes = e.kv;
-  out->rl_kv_cache_tokens = e.kv_tokens;
-  out->rl_engine_bytes = e.on_rank ? e.weights + e.kv + e.workspace + e.graphs : 0;
-  if (!e.on_rank && d.online) result_add_warning(out, LLMEM_WARN_RL_SEPARATE);
+/* What each phase reads, and the running state it changes. */
+typedef struct {
+  const llmem_input *in;
+  const rl_shape *d;
+  rl_work *models;
+  const engine_bytes *e;
+  rl_parking k;
+  double logit_tokens; /* the log-prob passes' logits, per micro-batch */
+  rl_walk *W;
+  rl_live *L;
+} rl_step;
+
+/* The parameter counts, the engine's bytes, and the warnings every RL estimate carries. */
+static void describe_models(const rl_shape *d, const rl_work *models, const engine_bytes *e, llmem_result *out) {
+  model_param_counts(&models->actor.pl, &out->params_total, &out->params_active, &out->params_trainable);
+  out->params_per_gpu = models->actor.st.params_count;
+  out->rl_kv_cache_bytes = e->kv;
+  out->rl_kv_cache_tokens = e->kv_tokens;
+  out->rl_engine_bytes = e->on_rank ? e->weights + e->kv + e->workspace + e->graphs : 0;
+  if (!e->on_rank && d->online) result_add_warning(out, LLMEM_WARN_RL_SEPARATE);
   result_add_warning(out, LLMEM_WARN_RL_PASSES);
+}
 
-  rl_walk W;
-  memset(&W, 0, sizeof W);
-  timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
-  W.sink = &sink;
-  W.pl = pl;
-  W.out = out;
-  W.peak = -1;
+static void walk_init(rl_walk *W, timeline_sink *sink, const llmem_input *in, const engine_bytes *e, const plan *pl,
+                      llmem_result *out) {
+  memset(W, 0, sizeof *W);
+  W->sink = sink;
+  W->pl = pl;
+  W->out = out;
+  W->peak = -1;
   double engine_context = 0;
-  if (e.on_rank && in->rl_own_process != 0) {
+  if (e->on_rank && in->rl_own_process != 0) {
     /* an engine process of its own (verl's vLLM server, rollout/vllm_rollout/vllm_async_server.py)
      * holds a CUDA context of its own */
     double workspace, nccl;
     int comms;
     runtime_overheads(pl, &engine_context, &workspace, &nccl, &comms);
   }
-  W.overhead = runtime_device_overhead_bytes(pl) + engine_context;
+  W->overhead = runtime_device_overhead_bytes(pl) + engine_context;
+}
 
-  /* the step starts with every model parked as between phases */
-  int actor_params = in->rl_actor_param_offload == 0, actor_opt = in->rl_actor_optimizer_offload == 0;
-  double ref_bytes = 0; /* a LoRA actor's reference is its base with the adapters off (TRL, verl ref_in_actor) */
-  int reference = in->rl_ref_enabled != 0 && in->rl_ref_precomputed == 0;
-  if (reference && pl->ft_method == LLMEM_FT_FULL) ref_bytes = frozen_bytes(&w.actor, pl->weight_bytes);
-  int ref_offload = in->rl_ref_param_offload != 0;
-  double reward_bytes = w.reward.params_total > 0 ? frozen_bytes(&w.reward, pl->weight_bytes) : 0;
-  int reward_offload = in->rl_reward_param_offload != 0;
-  int critic_params = in->rl_critic_param_offload == 0, critic_opt = in->rl_critic_optimizer_offload == 0;
-  rl_live L;
-  memset(&L, 0, sizeof L);
-  park(&L, M_ACTOR, &w.actor.rs, actor_params, actor_opt, 1);
-  if (ref_offload) L.host += ref_bytes;
-  else add(&L, M_REF, LLMEM_CAT_WEIGHTS, ref_bytes);
-  if (reward_offload) L.host += reward_bytes;
-  else add(&L, M_REWARD, LLMEM_CAT_WEIGHTS, reward_bytes);
-  if (d.ppo) park(&L, M_CRITIC, &w.critic.rs, critic_params, critic_opt, 1);
-  if (e.on_rank) engine_asleep(in, &e, &L, 1);
+static rl_parking parking_of(const llmem_input *in, const rl_work *models) {
+  const plan *pl = &models->actor.pl;
+  rl_parking k;
+  k.actor_params = in->rl_actor_param_offload == 0, k.actor_opt = in->rl_actor_optimizer_offload == 0;
+  k.ref_bytes = 0; /* a LoRA actor's reference is its base with the adapters off (TRL, verl ref_in_actor) */
+  k.reference = in->rl_ref_enabled != 0 && in->rl_ref_precomputed == 0;
+  if (k.reference && pl->ft_method == LLMEM_FT_FULL) k.ref_bytes = frozen_bytes(&models->actor, pl->weight_bytes);
+  k.ref_offload = in->rl_ref_param_offload != 0;
+  k.reward_bytes = models->reward.params_total > 0 ? frozen_bytes(&models->reward, pl->weight_bytes) : 0;
+  k.reward_offload = in->rl_reward_param_offload != 0;
+  k.critic_params = in->rl_critic_param_offload == 0, k.critic_opt = in->rl_critic_optimizer_offload == 0;
+  return k;
+}
 
-  double lp_tokens = d.lp_micro * d.lp_seq;
-  /* TRL keeps the completion's logits only (grpo_trainer.py
-   * _get_per_token_logps_and_entropies: logits_to_keep); verl all tokens */
-  double logit_tokens = lp_tokens * (in->rl_logits_response_only != 0 ? d.response_share : 1);
-  if (d.online) {
-    /* weight sync (verl fsdp_workers.py rollout_mode): the actor's parameters
-     * come back to the GPU for their state dict, go back to the host, the
-     * engine's weights wake up, then each parameter is gathered whole
-     * (DTensor.full_tensor) and sent through a bucket (rollout/vllm_rollout
-     * update_weights: torch.empty(update_weights_bucket_megabytes)); "full"
-     * gathers the whole model at once (TRL ds3_gather_for_generation) */
-    phase_begin(&W, LLMEM_PHASE_WEIGHT_SYNC);
-    point(&W, &L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
-    if (!actor_params) {
-      move_params(&L, M_ACTOR, &w.actor.rs, 1);
-      point(&W, &L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
-      move_params(&L, M_ACTOR, &w.actor.rs, 0);
-    }
-    int asleep_weights = in->rl_sleep == LLMEM_RL_SLEEP_LEVEL1 || in->rl_sleep == LLMEM_RL_SLEEP_LEVEL2;
-    if (e.on_rank && asleep_weights) {
-      add(&L, M_ENGINE, LLMEM_CAT_WEIGHTS, e.weights);
-      if (in->rl_sleep == LLMEM_RL_SLEEP_LEVEL1) L.host -= e.weights;
-    }
-    double param_bytes = pl->master_weights ? 4 : pl->weight_bytes; /* the sharded parameters' dtype */
-    double largest =
-        max2(max2(w.actor.st.embedding_count, w.actor.st.head_count), w.actor.st.layers.largest_linear_count) *
-        param_bytes;
-    double gather = w.actor.rs.gathers ? largest : 0;
-    double buffer = in->rl_weight_sync == LLMEM_RL_SYNC_FULL ? w.actor.st.params_count * pl->weight_bytes
-                                                             : in->rl_weight_sync_bucket_mib * MIB;
-    L.sync = buffer + gather;
-    transient(&W, &L, M_ACTOR, LLMEM_CAT_COMM_BUFFERS, L.sync);
-    point(&W, &L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
-    add(&L, M_ACTOR, LLMEM_CAT_COMM_BUFFERS, -L.sync);
-    L.sync = 0;
-    point(&W, &L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
-    phase_close(&W, -1);
+/* The step starts with every model parked as between phases. */
+static void park_all(const rl_step *s) {
+  const rl_parking *k = &s->k;
+  rl_live *L = s->L;
+  memset(L, 0, sizeof *L);
+  park(L, M_ACTOR, &s->models->actor.rs, k->actor_params, k->actor_opt, 1);
+  if (k->ref_offload) L->host += k->ref_bytes;
+  else add(L, M_REF, LLMEM_CAT_WEIGHTS, k->ref_bytes);
+  if (k->reward_offload) L->host += k->reward_bytes;
+  else add(L, M_REWARD, LLMEM_CAT_WEIGHTS, k->reward_bytes);
+  if (s->d->ppo) park(L, M_CRITIC, &s->models->critic.rs, k->critic_params, k->critic_opt, 1);
+  if (s->e->on_rank) engine_asleep(s->in, s->e, L, 1);
+}
 
-    /* rollout: the KV cache wakes (resume(tags=["kv_cache"])), generation
-     * runs in the engine's share; the training states stay as parked */
-    phase_begin(&W, LLMEM_PHASE_ROLLOUT);
-    if (e.on_rank) {
-      int level = (int)in->rl_sleep;
-      if (level != LLMEM_RL_SLEEP_NONE) add(&L, M_ENGINE, LLMEM_CAT_KV_CACHE, e.kv);
-      if (level != LLMEM_RL_SLEEP_NONE) transient(&W, &L, M_ENGINE, LLMEM_CAT_TEMPORARIES, e.workspace);
-    }
-    point(&W, &L, LLMEM_PHASE_ROLLOUT, -1, -1);
-    phase_close(&W, -1);
+/* The engine's weights leave the GPU when it sleeps (level 1: backed up to the host). */
+static int engine_weights_sleep(const llmem_input *in) {
+  return in->rl_sleep == LLMEM_RL_SLEEP_LEVEL1 || in->rl_sleep == LLMEM_RL_SLEEP_LEVEL2;
+}
 
-    /* the engine sleeps (or frees its cache) before the training phases */
-    phase_begin(&W, LLMEM_PHASE_ENGINE_SLEEP);
-    if (e.on_rank) {
-      int level = (int)in->rl_sleep;
-      if (level != LLMEM_RL_SLEEP_NONE) {
-        add(&L, M_ENGINE, LLMEM_CAT_KV_CACHE, -e.kv);
-        add(&L, M_ENGINE, LLMEM_CAT_TEMPORARIES, -e.workspace);
-      }
-      if (asleep_weights) {
-        add(&L, M_ENGINE, LLMEM_CAT_WEIGHTS, -e.weights);
-        if (level == LLMEM_RL_SLEEP_LEVEL1) L.host += e.weights;
-      }
-    }
-    point(&W, &L, LLMEM_PHASE_ENGINE_SLEEP, -1, -1);
-    phase_close(&W, -1);
+/* The weight sync's buffers: the bucket (or the whole model for "full"), and
+ * the largest parameter gathered whole from its shards. */
+static double weight_sync_bytes(const llmem_input *in, const model_on_rank *actor) {
+  const plan *pl = &actor->pl;
+  double param_bytes = pl->master_weights ? 4 : pl->weight_bytes; /* the sharded parameters' dtype */
+  double largest =
+      max2(max2(actor->st.embedding_count, actor->st.head_count), actor->st.layers.largest_linear_count) * param_bytes;
+  double gather = actor->rs.gathers ? largest : 0;
+  double buffer = in->rl_weight_sync == LLMEM_RL_SYNC_FULL ? actor->st.params_count * pl->weight_bytes
+                                                           : in->rl_weight_sync_bucket_mib * MIB;
+  return buffer + gather;
+}
 
-    /* reward scoring (verl compute_rm_score), then the actor's old log-probs
-     * (dp_actor.py compute_log_prob) */
-    if (reward_bytes > 0)
-      frozen_phase(&W, &L, M_REWARD, LLMEM_PHASE_REWARD, &w.reward, reward_bytes, reward_offload, d.lp_micro, d.lp_seq,
-                   0);
-    phase_begin(&W, LLMEM_PHASE_OLD_LOGPROBS);
-    if (!actor_params) move_params(&L, M_ACTOR, &w.actor.rs, 1);
-    nograd_pass(&W, &L, M_ACTOR, LLMEM_PHASE_OLD_LOGPROBS, &w.actor, d.lp_micro, d.lp_seq, logit_tokens);
-    if (!actor_params) move_params(&L, M_ACTOR, &w.actor.rs, 0);
-    point(&W, &L, LLMEM_PHASE_OLD_LOGPROBS, -1, -1);
-    phase_close(&W, -1);
+/* weight sync (verl fsdp_workers.py rollout_mode): the actor's parameters
+ * come back to the GPU for their state dict, go back to the host, the
+ * engine's weights wake up, then each parameter is gathered whole
+ * (DTensor.full_tensor) and sent through a bucket (rollout/vllm_rollout
+ * update_weights: torch.empty(update_weights_bucket_megabytes)); "full"
+ * gathers the whole model at once (TRL ds3_gather_for_generation) */
+static void weight_sync_phase(const rl_step *s) {
+  rl_walk *W = s->W;
+  rl_live *L = s->L;
+  const model_on_rank *actor = &s->models->actor;
+  phase_begin(W, LLMEM_PHASE_WEIGHT_SYNC);
+  point(W, L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
+  if (!s->k.actor_params) {
+    move_params(L, M_ACTOR, &actor->rs, 1);
+    point(W, L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
+    move_params(L, M_ACTOR, &actor->rs, 0);
   }
-  /* reference log-probs (verl compute_ref_log_prob; TRL DPO compute_ref_log_probs per batch) */
-  if (ref_bytes > 0)
-    frozen_phase(&W, &L, M_REF, LLMEM_PHASE_REF_LOGPROBS, &w.actor, ref_bytes, ref_offload, d.lp_micro, d.lp_seq,
-                 logit_tokens);
-  else if (reference) /* the LoRA actor's base, adapters off: the actor's own weights */
-    frozen_phase(&W, &L, M_ACTOR, LLMEM_PHASE_REF_LOGPROBS, &w.actor, 0, 0, d.lp_micro, d.lp_seq, logit_tokens);
-  if (d.ppo) {
-    /* critic values (dp_critic.py compute_values), then its update (update_critic) */
-    phase_begin(&W, LLMEM_PHASE_CRITIC_VALUES);
-    if (!critic_params) move_params(&L, M_CRITIC, &w.critic.rs, 1);
-    nograd_pass(&W, &L, M_CRITIC, LLMEM_PHASE_CRITIC_VALUES, &w.critic, d.critic_micro, d.critic_seq, 0);
-    if (!critic_params) move_params(&L, M_CRITIC, &w.critic.rs, 0);
-    point(&W, &L, LLMEM_PHASE_CRITIC_VALUES, -1, -1);
-    phase_close(&W, -1);
-    park(&L, M_CRITIC, &w.critic.rs, critic_params, critic_opt, -1);
-    update_phase(&W, &L, M_CRITIC, LLMEM_PHASE_CRITIC_UPDATE, &w.critic, &w.critic_rank, w.scratch);
-    park(&L, M_CRITIC, &w.critic.rs, critic_params, critic_opt, 1);
+  if (s->e->on_rank && engine_weights_sleep(s->in)) {
+    add(L, M_ENGINE, LLMEM_CAT_WEIGHTS, s->e->weights);
+    if (s->in->rl_sleep == LLMEM_RL_SLEEP_LEVEL1) L->host -= s->e->weights;
   }
-  /* the actor update (dp_actor.py update_policy: the states loaded back) */
-  park(&L, M_ACTOR, &w.actor.rs, actor_params, actor_opt, -1);
-  update_phase(&W, &L, M_ACTOR, LLMEM_PHASE_ACTOR_UPDATE, &w.actor, &w.actor_rank, w.scratch);
-  park(&L, M_ACTOR, &w.actor.rs, actor_params, actor_opt, 1);
+  L->sync = weight_sync_bytes(s->in, actor);
+  transient(W, L, M_ACTOR, LLMEM_CAT_COMM_BUFFERS, L->sync);
+  point(W, L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
+  add(L, M_ACTOR, LLMEM_CAT_COMM_BUFFERS, -L->sync);
+  L->sync = 0;
+  point(W, L, LLMEM_PHASE_WEIGHT_SYNC, -1, -1);
+  phase_close(W, -1);
+}
 
-  out->event_count = sink.count;
-  out->event_stride = sink.stride;
-  if (sink.stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
-  fill_rank(&W, &w, &out->per_gpu);
+/* rollout: the KV cache wakes (resume(tags=["kv_cache"])), generation
+ * runs in the engine's share; the training states stay as parked */
+static void rollout_phase(const rl_step *s) {
+  phase_begin(s->W, LLMEM_PHASE_ROLLOUT);
+  if (s->e->on_rank) {
+    int level = (int)s->in->rl_sleep;
+    if (level != LLMEM_RL_SLEEP_NONE) add(s->L, M_ENGINE, LLMEM_CAT_KV_CACHE, s->e->kv);
+    if (level != LLMEM_RL_SLEEP_NONE) transient(s->W, s->L, M_ENGINE, LLMEM_CAT_TEMPORARIES, s->e->workspace);
+  }
+  point(s->W, s->L, LLMEM_PHASE_ROLLOUT, -1, -1);
+  phase_close(s->W, -1);
+}
+
+/* the engine sleeps (or frees its cache) before the training phases */
+static void engine_sleep_phase(const rl_step *s) {
+  rl_live *L = s->L;
+  const engine_bytes *e = s->e;
+  phase_begin(s->W, LLMEM_PHASE_ENGINE_SLEEP);
+  if (e->on_rank) {
+    int level = (int)s->in->rl_sleep;
+    if (level != LLMEM_RL_SLEEP_NONE) {
+      add(L, M_ENGINE, LLMEM_CAT_KV_CACHE, -e->kv);
+      add(L, M_ENGINE, LLMEM_CAT_TEMPORARIES, -e->workspace);
+    }
+    if (engine_weights_sleep(s->in)) {
+      add(L, M_ENGINE, LLMEM_CAT_WEIGHTS, -e->weights);
+      if (level == LLMEM_RL_SLEEP_LEVEL1) L->host += e->weights;
+    }
+  }
+  point(s->W, L, LLMEM_PHASE_ENGINE_SLEEP, -1, -1);
+  phase_close(s->W, -1);
+}
+
+/* the actor's old log-probs (dp_actor.py compute_log_prob) */
+static void old_logprobs_phase(const rl_step *s) {
+  const model_on_rank *actor = &s->models->actor;
+  phase_begin(s->W, LLMEM_PHASE_OLD_LOGPROBS);
+  if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 1);
+  nograd_pass(s->W, s->L, M_ACTOR, LLMEM_PHASE_OLD_LOGPROBS, actor, s->d->lp_micro, s->d->lp_seq, s->logit_tokens);
+  if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 0);
+  point(s->W, s->L, LLMEM_PHASE_OLD_LOGPROBS, -1, -1);
+  phase_close(s->W, -1);
+}
+
+/* The online algorithms' phases before the updates: weight sync, rollout,
+ * engine sleep, reward scoring (verl compute_rm_score), old log-probs. */
+static void rollout_phases(const rl_step *s) {
+  weight_sync_phase(s);
+  rollout_phase(s);
+  engine_sleep_phase(s);
+  if (s->k.reward_bytes > 0)
+    frozen_phase(s->W, s->L, M_REWARD, LLMEM_PHASE_REWARD, &s->models->reward, s->k.reward_bytes, s->k.reward_offload,
+                 s->d->lp_micro, s->d->lp_seq, 0);
+  old_logprobs_phase(s);
+}
+
+/* reference log-probs (verl compute_ref_log_prob; TRL DPO compute_ref_log_probs per batch) */
+static void reference_phase(const rl_step *s) {
+  const model_on_rank *actor = &s->models->actor;
+  if (s->k.ref_bytes > 0)
+    frozen_phase(s->W, s->L, M_REF, LLMEM_PHASE_REF_LOGPROBS, actor, s->k.ref_bytes, s->k.ref_offload, s->d->lp_micro,
+                 s->d->lp_seq, s->logit_tokens);
+  else if (s->k.reference) /* the LoRA actor's base, adapters off: the actor's own weights */
+    frozen_phase(s->W, s->L, M_ACTOR, LLMEM_PHASE_REF_LOGPROBS, actor, 0, 0, s->d->lp_micro, s->d->lp_seq,
+                 s->logit_tokens);
+}
+
+/* critic values (dp_critic.py compute_values), then its update (update_critic) */
+static void critic_phases(const rl_step *s) {
+  rl_work *models = s->models;
+  int params = s->k.critic_params, opt = s->k.critic_opt;
+  phase_begin(s->W, LLMEM_PHASE_CRITIC_VALUES);
+  if (!params) move_params(s->L, M_CRITIC, &models->critic.rs, 1);
+  nograd_pass(s->W, s->L, M_CRITIC, LLMEM_PHASE_CRITIC_VALUES, &models->critic, s->d->critic_micro, s->d->critic_seq,
+              0);
+  if (!params) move_params(s->L, M_CRITIC, &models->critic.rs, 0);
+  point(s->W, s->L, LLMEM_PHASE_CRITIC_VALUES, -1, -1);
+  phase_close(s->W, -1);
+  park(s->L, M_CRITIC, &models->critic.rs, params, opt, -1);
+  update_phase(s->W, s->L, M_CRITIC, LLMEM_PHASE_CRITIC_UPDATE, &models->critic, &models->critic_rank, models->scratch);
+  park(s->L, M_CRITIC, &models->critic.rs, params, opt, 1);
+}
+
+/* the actor update (dp_actor.py update_policy: the states loaded back) */
+static void actor_update_phase(const rl_step *s) {
+  rl_work *models = s->models;
+  park(s->L, M_ACTOR, &models->actor.rs, s->k.actor_params, s->k.actor_opt, -1);
+  update_phase(s->W, s->L, M_ACTOR, LLMEM_PHASE_ACTOR_UPDATE, &models->actor, &models->actor_rank, models->scratch);
+  park(s->L, M_ACTOR, &models->actor.rs, s->k.actor_params, s->k.actor_opt, 1);
+}
+
+/* The walk's peak into the result: the timeline, the rank, host bytes, terms, fit and where. */
+static void fill_result(const rl_step *s, const timeline_sink *sink, llmem_result *out) {
+  const rl_walk *W = s->W;
+  const rl_work *models = s->models;
+  const plan *pl = &models->actor.pl;
+  out->event_count = sink->count;
+  out->event_stride = sink->stride;
+  if (sink->stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
+  fill_rank(W, models, &out->per_gpu);
   out->ranks[0] = out->per_gpu;
   out->rank_count = 1;
-  out->peak_allocated_bytes = W.peak;
+  out->peak_allocated_bytes = W->peak;
   out->peak_allocated_stage = 0;
-  out->host_cpu_bytes = W.host + w.actor.rs.host_bytes;
-  out->host_nvme_bytes = w.actor.rs.nvme_bytes;
-  explain(&W, &w, &e, out);
+  out->host_cpu_bytes = W->host + models->actor.rs.host_bytes;
+  out->host_nvme_bytes = models->actor.rs.nvme_bytes;
+  explain(W, models, s->e, out);
   out->capacity_bytes = pl->memory_bytes;
   out->utilization = out->per_gpu.device_used_bytes / pl->memory_bytes;
   out->fits = out->per_gpu.device_used_bytes <= pl->memory_bytes;
   if (!out->fits) result_add_warning(out, LLMEM_WARN_DOES_NOT_FIT);
   else if (out->utilization > 0.9) result_add_warning(out, LLMEM_WARN_NEAR_CAPACITY);
   describe(out);
+}
+
+/* The shapes, the models and the engine from the input; the first refusal stops it. */
+static llmem_status rl_setup(const llmem_input *in, rl_shape *d, rl_work *models, engine_bytes *e, int *field) {
+  llmem_status st = plan_check_fields(in, field);
+  if (st == LLMEM_OK) st = derive_shape(in, d, field);
+  memset(&models->critic, 0, sizeof models->critic);
+  memset(&models->reward, 0, sizeof models->reward);
+  if (st == LLMEM_OK) st = build_models(in, d, models, field);
+  if (st == LLMEM_OK) st = engine_size(in, d, &models->actor, e, field);
+  return st;
+}
+
+static rl_work w; /* large (event scratch, two ranks): off small stacks; the core is single-threaded */
+
+llmem_status rl_estimate(const llmem_input *in, llmem_result *out) {
+  int field = -1;
+  rl_shape d;
+  engine_bytes e;
+  llmem_status st = rl_setup(in, &d, &w, &e, &field);
+  if (st != LLMEM_OK) {
+    result_fill_error(out, st, field);
+    return st;
+  }
+  describe_models(&d, &w, &e, out);
+  rl_walk W;
+  timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
+  walk_init(&W, &sink, in, &e, &w.actor.pl, out);
+  rl_live L;
+  rl_step s = {in, &d, &w, &e, parking_of(in, &w), 0, &W, &L};
+  park_all(&s);
+  /* TRL keeps the completion's logits only (grpo_trainer.py
+   * _get_per_token_logps_and_entropies: logits_to_keep); verl all tokens */
+  double lp_tokens = d.lp_micro * d.lp_seq;
+  s.logit_tokens = lp_tokens * (in->rl_logits_response_only != 0 ? d.response_share : 1);
+  if (d.online) rollout_phases(&s);
+  reference_phase(&s);
+  if (d.ppo) critic_phases(&s);
+  actor_update_phase(&s);
+  fill_result(&s, &sink, out);
   return LLMEM_OK;
 }
 

@@ -59,6 +59,7 @@ static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 /* free blocks per pool (stream x small/large), sorted by size then address (BlockComparatorSize) */
 #define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
+static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
 static uint64_t map_key[MAP_SLOTS];
 static int map_val[MAP_SLOTS];
@@ -153,6 +154,7 @@ static void cache_insert(int b) {
   int *c = cache[pool];
   memmove(&c[at + 1], &c[at], (size_t)(cache_count[pool] - at) * sizeof c[0]);
   c[at] = b;
+  cached_at[b] = at;
   cache_count[pool]++;
 }
 
@@ -164,7 +166,12 @@ static void remove_at(int pool, int at) {
 
 static void cache_remove(int b) {
   const block *k = &blocks[b];
-  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, k->size, k->addr);
+  int pool = pool_of(k->stream, k->small), at = cached_at[b];
+  if (at >= 0 && at < cache_count[pool] && cache[pool][at] == b) { /* mostly still there */
+    remove_at(pool, at);
+    return;
+  }
+  at = lower_bound(pool, k->size, k->addr);
   if (at == cache_count[pool] || cache[pool][at] != b) return; /* keys are unique (addresses differ) */
   remove_at(pool, at);
 }

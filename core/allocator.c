@@ -61,9 +61,13 @@ static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
 static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
-static uint64_t map_key[MAP_SLOTS];
-static int map_val[MAP_SLOTS];
-static uint32_t map_gen[MAP_SLOTS], gen; /* a slot is empty unless its generation is the current one */
+/* a slot is empty unless its generation is the current one; key, value and generation share a cache line */
+static struct {
+  uint64_t key;
+  int val;
+  uint32_t gen;
+} map[MAP_SLOTS];
+static uint32_t gen;
 static double next_base;
 /* alloc_layout_hash, kept up to date lazily: blocks changed since the last
  * hash are listed, and their terms replaced when the hash is asked for */
@@ -93,37 +97,37 @@ static uint32_t slot_of(uint64_t key) {
   return (uint32_t)(key & (MAP_SLOTS - 1));
 }
 
-static int map_empty(uint32_t i) { return map_gen[i] != gen; }
+static int map_empty(uint32_t i) { return map[i].gen != gen; }
 
 static int map_find(uint64_t key) {
   for (uint32_t i = slot_of(key);; i = (i + 1) & (MAP_SLOTS - 1)) {
     if (map_empty(i)) return -1;
-    if (map_key[i] == key) return (int)i;
+    if (map[i].key == key) return (int)i;
   }
 }
 
 static void map_put(uint64_t key, int value) {
   uint32_t i = slot_of(key);
   while (!map_empty(i)) i = (i + 1) & (MAP_SLOTS - 1);
-  map_key[i] = key;
-  map_val[i] = value;
-  map_gen[i] = gen;
+  map[i].key = key;
+  map[i].val = value;
+  map[i].gen = gen;
 }
 
 static void map_remove(int at) {
   uint32_t hole = (uint32_t)at, i = hole;
-  map_gen[hole] = gen - 1;
+  map[hole].gen = gen - 1;
   for (;;) {
     i = (i + 1) & (MAP_SLOTS - 1);
     if (map_empty(i)) return;
-    uint32_t home = slot_of(map_key[i]);
+    uint32_t home = slot_of(map[i].key);
     /* the entry may move into the hole when its home is not in (hole, i] */
     int movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
     if (movable) {
-      map_key[hole] = map_key[i];
-      map_val[hole] = map_val[i];
-      map_gen[hole] = gen;
-      map_gen[i] = gen - 1;
+      map[hole].key = map[i].key;
+      map[hole].val = map[i].val;
+      map[hole].gen = gen;
+      map[i].gen = gen - 1;
       hole = i;
     }
   }
@@ -436,7 +440,7 @@ void alloc_free(uint64_t tag, int cross_stream) {
   if (!count_op()) return;
   int at = map_find(tag);
   if (at < 0) return;
-  int b = map_val[at];
+  int b = map[at].val;
   map_remove(at);
   block *k = &blocks[b];
   k->allocated = 0;
@@ -525,7 +529,7 @@ void alloc_reset(const alloc_settings *s) {
   memset(cache_count, 0, sizeof cache_count);
   pending_count = 0;
   if (++gen == 0) { /* wrapped: clear the generations once */
-    memset(map_gen, 0, sizeof map_gen);
+    for (int i = 0; i < MAP_SLOTS; i++) map[i].gen = 0;
     gen = 1;
   }
   next_base = 0;

@@ -59,11 +59,25 @@ static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 /* free blocks per pool (stream x small/large), sorted by size then address (BlockComparatorSize) */
 #define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
+static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
-static uint64_t map_key[MAP_SLOTS];
-static int map_val[MAP_SLOTS];
-static uint32_t map_gen[MAP_SLOTS], gen; /* a slot is empty unless its generation is the current one */
+/* a slot is empty unless its generation is the current one; key, value and generation share a cache line */
+static struct {
+  uint64_t key;
+  int val;
+  uint32_t gen;
+} map[MAP_SLOTS];
+static uint32_t gen;
 static double next_base;
+/* alloc_layout_hash, kept up to date lazily: blocks changed since the last
+ * hash are listed, and their terms replaced when the hash is asked for */
+static uint64_t layout_sum, counted[ALLOC_MAX_BLOCKS]; /* counted: block b's term in layout_sum */
+static int dirty[ALLOC_MAX_BLOCKS], dirty_count;
+static unsigned char is_dirty[ALLOC_MAX_BLOCKS];
+
+static void touch(int b) {
+  if (!is_dirty[b]) is_dirty[b] = 1, dirty[dirty_count++] = b;
+}
 
 static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : KIB_512 * ceil(bytes / KIB_512); }
 
@@ -83,37 +97,37 @@ static uint32_t slot_of(uint64_t key) {
   return (uint32_t)(key & (MAP_SLOTS - 1));
 }
 
-static int map_empty(uint32_t i) { return map_gen[i] != gen; }
+static int map_empty(uint32_t i) { return map[i].gen != gen; }
 
 static int map_find(uint64_t key) {
   for (uint32_t i = slot_of(key);; i = (i + 1) & (MAP_SLOTS - 1)) {
     if (map_empty(i)) return -1;
-    if (map_key[i] == key) return (int)i;
+    if (map[i].key == key) return (int)i;
   }
 }
 
 static void map_put(uint64_t key, int value) {
   uint32_t i = slot_of(key);
   while (!map_empty(i)) i = (i + 1) & (MAP_SLOTS - 1);
-  map_key[i] = key;
-  map_val[i] = value;
-  map_gen[i] = gen;
+  map[i].key = key;
+  map[i].val = value;
+  map[i].gen = gen;
 }
 
 static void map_remove(int at) {
   uint32_t hole = (uint32_t)at, i = hole;
-  map_gen[hole] = gen - 1;
+  map[hole].gen = gen - 1;
   for (;;) {
     i = (i + 1) & (MAP_SLOTS - 1);
     if (map_empty(i)) return;
-    uint32_t home = slot_of(map_key[i]);
+    uint32_t home = slot_of(map[i].key);
     /* the entry may move into the hole when its home is not in (hole, i] */
     int movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
     if (movable) {
-      map_key[hole] = map_key[i];
-      map_val[hole] = map_val[i];
-      map_gen[hole] = gen;
-      map_gen[i] = gen - 1;
+      map[hole].key = map[i].key;
+      map[hole].val = map[i].val;
+      map[hole].gen = gen;
+      map[i].gen = gen - 1;
       hole = i;
     }
   }
@@ -144,16 +158,26 @@ static void cache_insert(int b) {
   int *c = cache[pool];
   memmove(&c[at + 1], &c[at], (size_t)(cache_count[pool] - at) * sizeof c[0]);
   c[at] = b;
+  cached_at[b] = at;
   cache_count[pool]++;
+}
+
+static void remove_at(int pool, int at) {
+  int *c = cache[pool];
+  memmove(&c[at], &c[at + 1], (size_t)(cache_count[pool] - at - 1) * sizeof c[0]);
+  cache_count[pool]--;
 }
 
 static void cache_remove(int b) {
   const block *k = &blocks[b];
-  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, k->size, k->addr);
-  int *c = cache[pool];
-  if (at == cache_count[pool] || c[at] != b) return; /* keys are unique (addresses differ) */
-  memmove(&c[at], &c[at + 1], (size_t)(cache_count[pool] - at - 1) * sizeof c[0]);
-  cache_count[pool]--;
+  int pool = pool_of(k->stream, k->small), at = cached_at[b];
+  if (at >= 0 && at < cache_count[pool] && cache[pool][at] == b) { /* mostly still there */
+    remove_at(pool, at);
+    return;
+  }
+  at = lower_bound(pool, k->size, k->addr);
+  if (at == cache_count[pool] || cache[pool][at] != b) return; /* keys are unique (addresses differ) */
+  remove_at(pool, at);
 }
 
 static int new_block(void) {
@@ -167,11 +191,13 @@ static int new_block(void) {
   memset(&blocks[b], 0, sizeof blocks[b]);
   blocks[b].used = 1;
   blocks[b].prev = blocks[b].next = -1;
+  touch(b); /* its fields are set after: the term is read when the hash is */
   return b;
 }
 
 static void drop_block(int b) {
   blocks[b].used = 0;
+  touch(b);
   spare[spare_count++] = b;
 }
 
@@ -312,6 +338,7 @@ static int grow_expandable(int stream, double rounded) {
     s->last = tail = b;
   }
   blocks[tail].size += grow;
+  touch(tail);
   s->size += grow;
   st.reserved_bytes += grow;
   return tail;
@@ -325,7 +352,7 @@ static int find_cached(int stream, int small, double rounded) {
   const block *k = &blocks[b];
   if (rounded < cfg.max_split_bytes && k->size >= cfg.max_split_bytes) return -1; /* oversize block, small request */
   if (rounded >= cfg.max_split_bytes && k->size >= rounded + LARGE_BUFFER) return -1;
-  cache_remove(b);
+  remove_at(pool, at);
   return b;
 }
 
@@ -346,6 +373,7 @@ static void split(int b, double rounded) {
   else if (segs[k->segment].expandable) segs[k->segment].last = r;
   k->next = r;
   k->size = rounded;
+  touch(b);
   rest->freed_at = st.ops;
   cache_insert(r);
 }
@@ -375,6 +403,7 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
   if (st.gave_up) return;
   block *k = &blocks[b];
   k->allocated = 1;
+  touch(b);
   k->tag = tag;
   map_put(tag, b);
   st.allocated_bytes += k->size;
@@ -385,6 +414,7 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
 /* free_block: merge with free neighbours, back into the cache. */
 static void to_cache(int b) {
   block *k = &blocks[b];
+  touch(b);
   k->freed_at = st.ops;
   int p = k->prev, n = k->next;
   if (p >= 0 && !blocks[p].allocated && !blocks[p].pending) {
@@ -410,10 +440,11 @@ void alloc_free(uint64_t tag, int cross_stream) {
   if (!count_op()) return;
   int at = map_find(tag);
   if (at < 0) return;
-  int b = map_val[at];
+  int b = map[at].val;
   map_remove(at);
   block *k = &blocks[b];
   k->allocated = 0;
+  touch(b);
   st.allocated_bytes -= k->size;
   if (cross_stream) {
     k->pending = 1;
@@ -458,15 +489,28 @@ double alloc_largest_free_bytes(void) {
   return best;
 }
 
+static uint64_t term(const block *k) {
+  if (!k->used) return 0;
+  uint64_t x = (uint64_t)k->size * 31 + (uint64_t)k->addr * 7 + (uint64_t)k->stream * 3 +
+               (uint64_t)(k->allocated * 2 + k->pending);
+  return slot_of(x) * 0x9e3779b97f4a7c15ULL + x; /* order-free: slots are recycled in any order */
+}
+
 uint64_t alloc_layout_hash(void) {
-  uint64_t h = 0;
-  for (int b = 0; b < fresh; b++) {
-    const block *k = &blocks[b];
-    if (!k->used) continue;
-    uint64_t x = (uint64_t)k->size * 31 + (uint64_t)k->addr * 7 + (uint64_t)k->stream * 3 +
-                 (uint64_t)(k->allocated * 2 + k->pending);
-    h += slot_of(x) * 0x9e3779b97f4a7c15ULL + x; /* order-free: slots are recycled in any order */
+  for (int i = 0; i < dirty_count; i++) { /* sums wrap: the same value as alloc_layout_hash_scan */
+    int b = dirty[i];
+    uint64_t t = term(&blocks[b]);
+    layout_sum += t - counted[b];
+    counted[b] = t;
+    is_dirty[b] = 0;
   }
+  dirty_count = 0;
+  return layout_sum + (uint64_t)st.reserved_bytes;
+}
+
+uint64_t alloc_layout_hash_scan(void) {
+  uint64_t h = 0;
+  for (int b = 0; b < fresh; b++) h += term(&blocks[b]);
   return h + (uint64_t)st.reserved_bytes;
 }
 
@@ -475,13 +519,17 @@ const alloc_stats *alloc_get_stats(void) { return &st; }
 void alloc_reset(const alloc_settings *s) {
   cfg = *s;
   memset(&st, 0, sizeof st);
+  for (int i = 0; i < dirty_count; i++) is_dirty[dirty[i]] = 0;
+  dirty_count = 0;
+  memset(counted, 0, (size_t)fresh * sizeof counted[0]); /* only slots below fresh were counted */
+  layout_sum = 0;
   spare_count = fresh = 0;
   seg_count = 0;
   for (int i = 0; i < ALLOC_STREAM_COUNT; i++) expandable_seg[i] = -1;
   memset(cache_count, 0, sizeof cache_count);
   pending_count = 0;
   if (++gen == 0) { /* wrapped: clear the generations once */
-    memset(map_gen, 0, sizeof map_gen);
+    for (int i = 0; i < MAP_SLOTS; i++) map[i].gen = 0;
     gen = 1;
   }
   next_base = 0;

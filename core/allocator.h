@@ -61,5 +61,7 @@ double alloc_largest_free_bytes(void);
 /* A hash of the cache layout (sizes, streams, places; not tags): equal
  * before and after a repeated pattern means the pattern leaves it unchanged. */
 uint64_t alloc_layout_hash(void);
+/* The same hash summed over every block (alloc_layout_hash keeps it up to date as blocks change). */
+uint64_t alloc_layout_hash_scan(void);
 
 #endif

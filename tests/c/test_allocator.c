@@ -140,7 +140,39 @@ static void empty_cache(void) {
   CHECK_NEAR(alloc_get_stats()->peak_reserved_bytes, 66 * MB, 0, "the peak stays");
 }
 
+/* The layout hash kept up to date as blocks change equals the hash summed
+ * over every block, through random requests, frees on either stream, syncs,
+ * empty_cache, device-full releases and resets, in every allocator mode. */
+static void layout_hash_incremental(void) {
+  uint64_t seed = 12345;
+  int bad = 0;
+  for (int mode = 0; mode < 6; mode++) {
+    reset(mode == 1 ? 64 : 0, mode == 3 ? 2000 : 0, mode == 2 || mode == 5, mode == 4 ? 0.5 : 0);
+    if (mode == 4) reset(0, 1500, 0, 0.5);
+    int live[64] = {0};
+    for (int i = 0; i < 4000; i++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      unsigned r = (unsigned)(seed >> 33);
+      int slot = (int)(r % 64);
+      if (live[slot]) {
+        alloc_free((uint64_t)slot + 1, (r >> 8) % 5 == 0);
+        live[slot] = 0;
+      } else {
+        double sizes[] = {300, 4096, 0.6 * MB, 1.5 * MB, 7 * MB, 12 * MB, 33 * MB, 90 * MB};
+        alloc_malloc((uint64_t)slot + 1, sizes[(r >> 8) % 8] * (1 + (r >> 12) % 3), (r >> 16) % 3 == 0 ? G : C);
+        live[slot] = 1;
+      }
+      if ((r >> 20) % 7 == 0) alloc_sync();
+      if ((r >> 20) % 211 == 0) alloc_empty_cache();
+      if ((r >> 4) % 3 == 0) bad += alloc_layout_hash() != alloc_layout_hash_scan();
+    }
+    bad += alloc_layout_hash() != alloc_layout_hash_scan();
+  }
+  CHECK(bad == 0, "the incremental layout hash equals the full sum");
+}
+
 int main(void) {
+  layout_hash_incremental();
   rounding();
   split_reuse();
   merge_small_requests();

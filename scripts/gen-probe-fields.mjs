@@ -21,8 +21,8 @@ export function probeField(f, toJson) {
   if (f.kind === 'group') return out;
   if (f.kind === 'text') return f.months ? { ...out, months: true } : out;
   out.default = toJson(f, f.default);
-  if (f.kind === 'int' || f.kind === 'num') Object.assign(out, { min: f.min, max: f.max });
-  if (f.kind === 'enum' || f.kind === 'set') out.values = f.values;
+  if (f.kind === 'int' || f.kind === 'num' || f.kind === 'list') Object.assign(out, { min: f.min, max: f.max });
+  if (f.kind === 'enum' || f.kind === 'set' || f.kind === 'list') out.values = f.values;
   return out;
 }
 

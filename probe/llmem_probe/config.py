@@ -224,6 +224,9 @@ def _value_problem(f, v):
     if kind == "set":
         ok = isinstance(v, list) and all(x in f["values"] for x in v)
         return None if ok else "must be a list of %s" % ", ".join(f["values"])
+    if kind == "list":  # per-layer kinds: a list of names (the compact "3*a,b" text is the page's and CLI's)
+        ok = isinstance(v, list) and f["min"] <= len(v) <= f["max"] and all(x in f["values"] for x in v)
+        return None if ok else "must be a list of %s to %s of %s" % (f["min"], f["max"], ", ".join(f["values"]))
     whole = kind == "int"
     if not _number(v) or not math.isfinite(v) or (whole and v != int(v)) or not f["min"] <= v <= f["max"]:
         return "must be %s from %s to %s (got %s)" % ("an integer" if whole else "a number",

@@ -53,6 +53,8 @@ describe('config decoder fuzz', () => {
         const r = rand();
         if (r < 0.5 && f.kind === 'enum') value = pick(f.values);
         else if (r < 0.5 && f.kind === 'set') value = f.values.filter(() => rand() < 0.5);
+        else if (r < 0.5 && f.kind === 'list')
+          value = rand() < 0.5 ? [pick(f.values), pick(f.values)] : `3*${pick(f.values)}`;
         else if (r < 0.5 && (f.kind === 'int' || f.kind === 'num')) value = pick([1, 2, 4, 8, 64, 1024, 4096]);
         else if (r < 0.5 && f.kind === 'bool') value = rand() < 0.5;
         else value = pick(junk);

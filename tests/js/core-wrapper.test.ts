@@ -22,8 +22,10 @@ describe('config flattening', () => {
     expect(flat).toBeInstanceOf(Float64Array);
     const f = flat as Float64Array;
     for (const field of core.fields) {
-      if (Number.isNaN(field.default)) expect(Number.isNaN(f[field.index])).toBe(true);
-      else expect(f[field.index]).toBe(field.default);
+      const slots = field.kind === 'list' ? field.max : 1; // a list key: its default in every slot
+      for (let k = 0; k < slots; k++)
+        if (Number.isNaN(field.default)) expect(Number.isNaN(f[field.slot + k])).toBe(true);
+        else expect(f[field.slot + k]).toBe(field.default);
     }
   });
   it('an empty config is valid', () => expect(core.estimate({}).ok).toBe(true));

@@ -29,6 +29,8 @@ function randomValue(f: FieldInfo, rand: () => number): Json {
       return f.values[Math.floor(rand() * f.values.length)];
     case 'set':
       return f.values.filter(() => rand() < 0.5);
+    case 'list':
+      return Array.from({ length: 1 + Math.floor(rand() * 6) }, () => f.values[Math.floor(rand() * f.values.length)]);
     case 'int':
       return Math.floor(f.min + rand() * Math.min(f.max - f.min, r < 0.5 ? 64 : 1e6));
     case 'num':

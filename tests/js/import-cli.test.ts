@@ -128,7 +128,7 @@ describe('llmem export', () => {
 });
 
 describe('llmem estimate --hf', () => {
-  it('replaces the model of the config, keeps the rest, and warns on stderr', async () => {
+  it('replaces the model of the config, keeps the rest, and reads its sliding window', async () => {
     const base = { model: { preset: 'qwen3-8b' }, training: { seq_len: 2048 } };
     let merged: Record<string, unknown> = {};
     const r = await capture(async () => {
@@ -138,7 +138,8 @@ describe('llmem estimate --hf', () => {
     expect(merged.training).toEqual({ seq_len: 2048 });
     expect(merged.model).toMatchObject({ layers: 32, kv_heads: 8, vocab: 32000 });
     expect(merged.model).not.toHaveProperty('preset');
-    expect(r.stderr).toContain('warning: sliding_window 4096');
+    expect(merged.model).toMatchObject({ layer_types: ['sliding'], sliding_window: 4096 });
+    expect(r.stderr).not.toContain('sliding_window'); // read, so no longer a warning
     expect(hfOption(fx('hf/gpt2.json')).training).toEqual({ dropout: 0.1 });
     expect(() => hfOption(fx('deepspeed/zero2-bf16.json'))).toThrow(ImportInputError);
   });

@@ -481,8 +481,8 @@ describe('axolotl YAML', () => {
 
 describe('HF config.json through importConfig', () => {
   it('warnings and unknown keys become the unsupported list', () => {
-    const r = ok('hf', fixture('hf/mistral-7b-v0.1.json'));
-    expect(r.unsupported[0]).toMatch(/^sliding_window 4096/);
+    const r = ok('hf', fixture('hf/gemma-3-4b.json'));
+    expect(r.unsupported[0]).toMatch(/^vision_config/);
     expect(fail('hf', '{"model_type": "llama"').message).toContain('not valid JSON');
   });
 });

@@ -180,7 +180,10 @@ describe('OLMo 3 (olmo3)', () => {
         tie_word_embeddings: false,
       }),
     );
-    expect(r.warnings.join('\n')).toMatch(/sliding_window 4096 on 3 of every 4 layers/);
+    expect(r.config.model).toMatchObject({
+      layer_types: ['sliding', 'sliding', 'sliding', 'full'],
+      sliding_window: 4096,
+    });
     const est = core.estimate({ model: r.config.model as Config });
     if (!est.ok) throw new Error(est.error.message);
     expect(est.params.total).toBe(MODELS.find((m) => m.id === 'olmo-3-7b')!.params_total);

@@ -30,7 +30,7 @@ const slots = (c: Config): Record<string, unknown> => {
   const flat = core.flatten(resolved(c));
   if (!(flat instanceof Float64Array)) throw new Error(flat.message);
   const out: Record<string, unknown> = {};
-  for (const f of core.fields) if (f.kind !== 'text' && f.kind !== 'group') out[f.path] = core.toJson(f, flat[f.index]);
+  for (const f of core.fields) if (f.kind !== 'text' && f.kind !== 'group') out[f.path] = core.valueOf(f, flat);
   const profile = core.profile(resolved(c));
   for (const p of profile.ok ? profile.implied : []) out[p.path] = p.value;
   // the stack is the file's kind, not a setting it carries; so are the FSDP units it wraps

@@ -40,7 +40,7 @@ describe('form metadata', () => {
     for (const f of leafFields(core.fields)) {
       if (!PLACED.includes(f.path)) continue;
       if (!UI[f.path]?.hint) noHint.push(f.path);
-      if (f.kind === 'enum' || f.kind === 'set')
+      if (f.kind === 'enum' || f.kind === 'set' || f.kind === 'list')
         for (const v of f.values) if (!UI[f.path]?.options?.[v]) unnamed.push(`${f.path}=${v}`);
       // no label for a value the core does not have
       for (const v of Object.keys(UI[f.path]?.options ?? {})) expect(f.values, `${f.path}: ${v}`).toContain(v);

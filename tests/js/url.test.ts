@@ -88,6 +88,8 @@ describe('hash codec', () => {
         else if (f.kind === 'bool') v = rand() < 0.5;
         else if (f.kind === 'enum') v = f.values[Math.floor(rand() * f.values.length)];
         else if (f.kind === 'set') v = f.values.filter(() => rand() < 0.5);
+        else if (f.kind === 'list')
+          v = Array.from({ length: 1 + Math.floor(rand() * 6) }, () => f.values[Math.floor(rand() * f.values.length)]);
         else if (f.kind === 'int') v = Math.floor(f.min + rand() * Math.min(f.max - f.min, 1000));
         else v = f.min + rand() * Math.min(f.max - f.min, 10);
         doc[f.path] = v;

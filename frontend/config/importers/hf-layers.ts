@@ -2,8 +2,8 @@
 // model.mlp_types (its MLP), as the shortest list that repeats over the layers, with the windows
 // and the recurrent mixers' dimensions. Each family's rule is its modeling/configuration file's:
 //   gemma2 Gemma2DecoderLayer (is_sliding = not layer_idx % 2), gemma3 Gemma3TextConfig
-//   (sliding_window_pattern: sliding iff (i + 1) % pattern != 0), mistral / qwen2 (sliding_window,
-//   use_sliding_window, max_window_layers), qwen3_next Qwen3NextConfig (full_attention_interval,
+//   (sliding_window_pattern: sliding iff (i + 1) % pattern != 0), qwen2 / qwen3 (use_sliding_window,
+//   max_window_layers), any other class with sliding_window (Mistral, Phi-3: every layer), qwen3_next Qwen3NextConfig (full_attention_interval,
 //   linear_*; transformers 008e574), nemotron_h NemotronHConfig (hybrid_override_pattern / layers_block_type:
 //   M Mamba-2, * attention, - MLP, E MoE; transformers 13923c6), llama4 Llama4TextConfig
 //   (no_rope_layers: 1 = RoPE + chunked attention, 0 = NoPE global; interleave_moe_layer_step).
@@ -84,6 +84,8 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
       const every = c.int(['sliding_window_pattern'], false) ?? 6;
       return range.map((i) => [(i + 1) % every !== 0 ? 'sliding' : 'full', null]);
     }
+    case 'olmo3': // Olmo3Config: sliding iff (i + 1) % 4 != 0
+      return typeof window === 'number' ? range.map((i) => [(i + 1) % 4 !== 0 ? 'sliding' : 'full', null]) : null;
     case 'qwen3_next': {
       const every = c.int(['full_attention_interval'], false) ?? 4;
       return range.map((i) => [(i + 1) % every !== 0 ? 'linear' : 'full', null]);
@@ -109,8 +111,6 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
       const chunked = typeof get('attention_chunk_size') === 'number';
       return range.map((i) => [ropeAt(i) && chunked ? 'chunked' : 'full', null]);
     }
-    case 'mistral':
-      return typeof window === 'number' ? range.map(() => ['sliding', null]) : null;
     case 'qwen2':
     case 'qwen2_moe':
     case 'qwen3':
@@ -119,8 +119,10 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
       const from = c.int(['max_window_layers'], false) ?? layers;
       return range.map((i) => [i >= from ? 'sliding' : 'full', null]);
     }
-    default:
-      return null;
+    default: // a window on every layer unless switched off (Mistral, Phi-3, Starcoder2 attention classes)
+      return typeof window === 'number' && c.flag('use_sliding_window') !== false
+        ? range.map(() => ['sliding', null])
+        : null;
   }
 }
 

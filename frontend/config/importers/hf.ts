@@ -464,7 +464,7 @@ function run(json: unknown): HfImport {
   const mtp = int(['num_nextn_predict_layers'], false);
   if (mtp)
     warnings.push(
-      `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not counted (llmem counts the main model); set model.mtp_layers ${mtp} to train it`,
+      `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not counted (transformers ignores its weights); set model.mtp_layers ${mtp} with parallel.engine "megatron" to train it as Megatron-LM does`,
     );
 
   used.add('sliding_window_pattern');

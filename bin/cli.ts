@@ -16,6 +16,7 @@ import type {
 } from '../wasm/llmem.js';
 import { CATEGORIES } from '../wasm/llmem.js';
 import { groupDigits, plainArrays } from '../frontend/config/numbers.js';
+import { layerKinds } from '../frontend/config/layer-kinds.js';
 import { SEARCH_SWITCHES } from '../frontend/config/search.js';
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
@@ -176,7 +177,7 @@ export function setOption(spec: string): Config {
 }
 
 function rankRow(r: RankResult): string {
-  return `  stage ${String(r.stage).padStart(3)}  ${gib(r.peak_allocated_bytes).padStart(12)}  ${gib(r.peak_reserved_bytes).padStart(12)}  ${gib(r.device_used_bytes).padStart(12)}  ${String(r.layers).padStart(4)} layers  peak in ${r.peak_phase}`;
+  return `  stage ${String(r.stage).padStart(3)}  ${gib(r.peak_allocated_bytes).padStart(12)}  ${gib(r.peak_reserved_bytes).padStart(12)}  ${gib(r.device_used_bytes).padStart(12)}  ${String(r.layers).padStart(4)} layers${layerKinds(r)}  peak in ${r.peak_phase}`;
 }
 
 /** What the training-stack profile set (keys left automatic), one line each, with the framework file. */

@@ -67,13 +67,19 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
 /* One stage without a timeline; returns the device memory it asks for with
  * paged optimizer states in full (device_used_bytes clamps them at the
  * capacity, where paged ranks tie: the demand breaks the tie). */
+void rank_counts(const stage_layout *st, llmem_rank_result *r) {
+  r->params_count = st->params_count;
+  r->layers_count = st->layer_count;
+  for (int k = 0; k < LLMEM_LAYER_MIXER_COUNT_; k++) r->mixer_layers_count[k] = st->mixer_layer_count[k];
+  r->moe_layers_count = st->moe_layer_count;
+}
+
 static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs, llmem_rank_result *r,
                                  timeline_sink *sink) {
   layout_stage(pl, s, layout);
   states_for_stage(pl, layout, rs);
   r->stage = s;
-  r->params_count = layout->params_count;
-  r->layers_count = layout->layer_count;
+  rank_counts(layout, r);
   simulate_stage(pl, layout, rs, r, sink);
   return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
 }
@@ -153,8 +159,7 @@ static void most_loaded_stage(const plan *pl, int worst, timeline_sink *sink, ll
   out->per_gpu.stage = worst;
   if (out->rank_count == 1) out->per_gpu = out->ranks[0];
   else simulate_stage(pl, &layout, &rs, &out->per_gpu, sink);
-  out->per_gpu.params_count = layout.params_count;
-  out->per_gpu.layers_count = layout.layer_count;
+  rank_counts(&layout, &out->per_gpu);
   out->event_count = sink->count;
   out->event_stride = sink->stride;
   if (sink->stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);

@@ -103,6 +103,7 @@ typedef struct {
 typedef struct {
   int first_layer;            /* of chunk 0 */
   int layer_count;            /* over all virtual chunks */
+  int mixer_layer_count[LLMEM_LAYER_MIXER_COUNT_], moe_layer_count; /* of which by mixer, with MoE MLPs */
   int has_embedding, has_head;
   double params_count;        /* everything on this rank (TP/EP-sharded, unsharded by DP) */
   double trainable_count;
@@ -205,6 +206,9 @@ int layout_same_layers(const plan *pl, int stage_a, int stage_b);
 /* states.c */
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);
 double gathered_bytes(const rank_states *rs, double params, double quantized);
+
+/* estimate.c: a rank's parameter and layer counts from its stage */
+void rank_counts(const stage_layout *st, llmem_rank_result *r);
 
 /* activations.c */
 layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed);

@@ -59,6 +59,8 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
       }
       add_layer(&st.layers, &cached[kind]);
       st.layer_count++;
+      st.mixer_layer_count[layer_mixer(pl, i)]++;
+      st.moe_layer_count += layer_is_moe(pl, i);
     }
   }
   double t = pl->tp, h = pl->hidden;

@@ -189,6 +189,8 @@ typedef struct {
   int reserved_simulated;                  /* 1: reserved from the simulated caching allocator; 0: its bound */
   double params_count;                     /* parameters this rank holds (unsharded count) */
   double layers_count;
+  double mixer_layers_count[LLMEM_LAYER_MIXER_COUNT_]; /* of which with each mixer (model.layer_types order) */
+  double moe_layers_count;                              /* of which with an MoE MLP */
   int peak_phase;                          /* llmem_phase */
   int peak_micro_batch;                    /* -1: not in a micro-batch */
   int peak_layer;                          /* global layer index, -1: none (or the loss and output layer),

@@ -450,8 +450,7 @@ static void update_phase(rl_walk *W, const rl_live *L, int model, int phase, con
   timeline_sink tmp = {scratch, LLMEM_MAX_EVENTS, 0, 1, 0};
   rank->stage = 0;
   simulate_stage(&m->pl, &m->st, &m->rs, rank, W->sink && W->sink->events ? &tmp : 0);
-  rank->params_count = m->st.params_count;
-  rank->layers_count = m->st.layer_count;
+  rank_counts(&m->st, rank);
   double offset[NC] = {0}, offset_total = 0;
   for (int x = 0; x < NM; x++)
     for (int c = 0; c < NC; c++)
@@ -536,8 +535,7 @@ static void fill_rank(const rl_walk *W, const rl_work *w, llmem_rank_result *r) 
     r->largest_free_block_bytes = W->reserved_rank->largest_free_block_bytes;
   }
   r->persistent_bytes = w->actor_rank.persistent_bytes;
-  r->params_count = w->actor.st.params_count;
-  r->layers_count = w->actor.st.layer_count;
+  rank_counts(&w->actor.st, r);
   r->peak_phase = W->peak_phase;
   r->peak_micro_batch = W->peak_mb;
   r->peak_layer = W->peak_layer;

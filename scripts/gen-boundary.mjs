@@ -35,7 +35,12 @@ function kinds() {
 function structNumbers(layout) {
   const h = readFileSync(`${root}core/llmem.h`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
   const sizes = Object.fromEntries([...h.matchAll(/#define (\w+) (\d+)\b/g)].map((m) => [m[1], m[2]]));
-  const dims = { ...sizes, LLMEM_CAT_COUNT: 'CATEGORIES', LLMEM_RL_MODEL_COUNT: 'RL_MODELS' };
+  const dims = {
+    ...sizes,
+    LLMEM_CAT_COUNT: 'CATEGORIES',
+    LLMEM_RL_MODEL_COUNT: 'RL_MODELS',
+    LLMEM_LAYER_MIXER_COUNT_: 'LAYER_MIXERS',
+  };
   const types = { double: 'f64', int: 'i32', llmem_status: 'i32' };
   const structs = {};
   for (const [, body, name] of h.matchAll(/typedef struct \{([^}]*)\} (\w+);/g)) {
@@ -137,7 +142,7 @@ function render(c) {
     `  { index: ${f.index}, slot: ${f.slot}, path: ${q(f.path)}, kind: ${q(f.kind)}, nullable: ${f.nullable}, months: ${f.months}, ` +
     `default: ${num(f.default)}, min: ${num(f.min)}, max: ${num(f.max)}, values: [${f.values.map(q).join(', ')}] },`;
   const numberType = (spec) => {
-    const list = { CATEGORIES: 'Category', RL_MODELS: 'RlModel' }[/, (\w+)\]$/.exec(spec)?.[1]];
+    const list = { CATEGORIES: 'Category', RL_MODELS: 'RlModel', LAYER_MIXERS: 'LayerMixer' }[/, (\w+)\]$/.exec(spec)?.[1]];
     return list ? `Record<${list}, number>` : spec.startsWith('[') ? 'number[]' : 'number';
   };
   const members =
@@ -186,6 +191,10 @@ export type Phase = (typeof PHASES)[number];
 /** The models of an RL step, by the core's model id (an RL phase's model_bytes). */
 export const RL_MODELS = ${list(c.rl_models)} as const;
 export type RlModel = (typeof RL_MODELS)[number];
+
+/** Layer mixers (model.layer_types), by the core's mixer id (a rank's mixer_layers keys). */
+export const LAYER_MIXERS = ${list(c.fields.find((f) => f.path === 'model.layer_types').values)} as const;
+export type LayerMixer = (typeof LAYER_MIXERS)[number];
 
 /** Warning messages, by the core's warning id. */
 export const WARNINGS = ${list(c.warnings)} as const;

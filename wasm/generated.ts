@@ -77,6 +77,17 @@ export const RL_MODELS = [
 ] as const;
 export type RlModel = (typeof RL_MODELS)[number];
 
+/** Layer mixers (model.layer_types), by the core's mixer id (a rank's mixer_layers keys). */
+export const LAYER_MIXERS = [
+  'full',
+  'sliding',
+  'chunked',
+  'linear',
+  'ssm',
+  'none',
+] as const;
+export type LayerMixer = (typeof LAYER_MIXERS)[number];
+
 /** Warning messages, by the core's warning id. */
 export const WARNINGS = [
   'the estimate exceeds the GPU memory (hardware.memory_gib)',
@@ -218,6 +229,8 @@ export type StructLayout = {
     reserved_simulated: number;
     params_count: number;
     layers_count: number;
+    mixer_layers_count: number;
+    moe_layers_count: number;
     peak_phase: number;
     peak_micro_batch: number;
     peak_layer: number;
@@ -372,6 +385,8 @@ export const STRUCT_NUMBERS = {
     reserved_simulated: 'i32',
     params_count: 'f64',
     layers_count: 'f64',
+    mixer_layers_count: ['f64', LAYER_MIXERS],
+    moe_layers_count: 'f64',
     peak_phase: 'i32',
     peak_micro_batch: 'i32',
     peak_layer: 'i32',
@@ -512,6 +527,8 @@ export type StructNumbers = {
     reserved_simulated: number;
     params_count: number;
     layers_count: number;
+    mixer_layers_count: Record<LayerMixer, number>;
+    moe_layers_count: number;
     peak_phase: number;
     peak_micro_batch: number;
     peak_layer: number;

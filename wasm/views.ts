@@ -43,14 +43,17 @@ export const each = <T>(a: number, count: number, size: number, read: (a: number
   Array.from({ length: count }, (_, i) => read(a + i * size));
 
 function readRank(m: Memory, a: number): RankResult {
-  const { stage, reserved_simulated, params_count, layers_count, peak_phase, peak_micro_batch, peak_layer, ...bytes } =
+  const { stage, reserved_simulated, params_count, layers_count, mixer_layers_count, moe_layers_count, ...rest } =
     readStruct(m, a, 'rank');
+  const { peak_phase, peak_micro_batch, peak_layer, ...bytes } = rest;
   return {
     stage,
     ...bytes,
     reserved_simulated: reserved_simulated !== 0,
     params: params_count,
     layers: layers_count,
+    mixer_layers: mixer_layers_count,
+    moe_layers: moe_layers_count,
     peak_phase: phase(peak_phase),
     peak_micro_batch: peak_micro_batch < 0 ? null : peak_micro_batch,
     peak_layer: peak_layer < 0 ? null : peak_layer,

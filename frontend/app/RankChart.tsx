@@ -2,6 +2,7 @@
 // most in-flight micro-batches) and the last (LM head, logits) differ.
 import { useState } from 'preact/hooks';
 import type { EstimateResult } from '../../wasm/llmem.js';
+import { layerKinds } from '../config/layer-kinds.js';
 import { formatCount, formatGiB } from '../format.js';
 import { segmentsOf, StackBar } from './StackBar.js';
 
@@ -41,7 +42,7 @@ export function RankChart({ r }: { r: EstimateResult }) {
               <span class="rank-label">
                 Stage {x.stage}
                 <small>
-                  {x.layers} layers · {formatCount(x.params)} params
+                  {x.layers} layers{layerKinds(x)} · {formatCount(x.params)} params
                 </small>
               </span>
               <StackBar

@@ -1,6 +1,6 @@
 // What the wrapper's Core returns (the CLI's --json writes these shapes). The core's own lists
 // and the config-v1 type come from wasm/generated.ts (scripts/gen-boundary.mjs).
-import type { Category, RlModel } from '../../wasm/generated.js';
+import type { Category, LayerMixer, RlModel } from '../../wasm/generated.js';
 import type { Config, ConfigError, Json } from './json.js';
 
 export interface ProfileValue {
@@ -26,6 +26,9 @@ export interface RankResult {
   reserved_simulated: boolean;
   params: number;
   layers: number;
+  /** of those layers, how many have each mixer (model.layer_types) and an MoE MLP */
+  mixer_layers: Record<LayerMixer, number>;
+  moe_layers: number;
   peak_phase: string;
   peak_micro_batch: number | null;
   peak_layer: number | null;

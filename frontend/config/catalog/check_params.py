@@ -22,6 +22,16 @@ shared/tied tensors once).  Per decoder layer:
                         shared experts S*3*h*Fs (S = shared_experts, Fs = shared_expert_ffn_hidden)
                         (+ h when moe.shared_expert_gate)
   norms                 norms_per_layer (default 2) * n * h, n = 1 rmsnorm / 2 layernorm
+                        (half of them in a layer whose mixer or MLP is "none")
+  "attn_output_gate"    q_proj doubled: + h*a*d (query and gate, Qwen3-Next)
+Per-layer kinds ("layer_types" mixers, "mlp_types" MLPs; a shorter list repeats):
+  linear (Gated DeltaNet, Hk/Hv heads, dk/dv dims, K kernel):
+                        h*(2*Hk*dk + 2*Hv*dv) + h*2*Hv + Hv*dv*h
+                        + (2*Hk*dk + Hv*dv)*K + 2*Hv + dv
+  ssm (Mamba-2, H heads of P, G groups, N state, K kernel; d_in = H*P):
+                        h*(2*d_in + 2*G*N + H) + d_in*h + (d_in + 2*G*N)*K
+                        (+ d_in + 2*G*N conv bias) + 3*H + d_in (+ 2*d_in + 2*G*N + H + h biases)
+  none                  nothing (mixer), nothing (MLP)
 Model level:
   embeddings V*h (+ max_positions*h learned, + type_vocab*h, + n*h "embedding_norm")
   final norm n*h unless "final_norm" is false
@@ -74,7 +84,45 @@ def attention_params(m):
         raise ValueError("qk_norm must be 'none', 'head' or 'full'")
     if m.get("attn_sinks"):
         p += a
+    if m.get("attn_output_gate"):
+        p += h * a * d
     return p
+
+
+def linear_params(m):
+    """Gated DeltaNet (transformers Qwen3NextGatedDeltaNet)."""
+    h, lin = m["hidden"], m.get("linear") or {}
+    hk, hv = lin.get("key_heads", 16), lin.get("value_heads", 32)
+    dk, dv, k = lin.get("key_head_dim", 128), lin.get("value_head_dim", 128), lin.get("conv_kernel", 4)
+    return h * (2 * hk * dk + 2 * hv * dv) + h * 2 * hv + hv * dv * h + (2 * hk * dk + hv * dv) * k + 2 * hv + dv
+
+
+def ssm_params(m):
+    """Mamba-2 (transformers NemotronHMamba2Mixer)."""
+    h, ssm = m["hidden"], m.get("ssm") or {}
+    heads, hd, g = ssm.get("heads", 128), ssm.get("head_dim", 64), ssm.get("groups", 8)
+    n, k = ssm.get("state_size", 128), ssm.get("conv_kernel", 4)
+    inner, conv = heads * hd, heads * hd + 2 * g * n
+    p = h * (2 * inner + 2 * g * n + heads) + inner * h + conv * k + 3 * heads + inner
+    if ssm.get("conv_bias", True):
+        p += conv
+    if ssm.get("bias", False):
+        p += 2 * inner + 2 * g * n + heads + h
+    return p
+
+
+def per_layer(m, key, L):
+    """A layer_types / mlp_types list (or its "3*a,b" form) repeated over L layers; None when absent."""
+    v = m.get(key)
+    if v is None:
+        return None
+    if isinstance(v, str):
+        items = []
+        for part in v.split(","):
+            n, _, name = part.strip().rpartition("*")
+            items += [name.strip()] * (int(n) if n else 1)
+        v = items
+    return [v[i % len(v)] for i in range(L)]
 
 
 def dense_mlp_params(m, f):
@@ -107,13 +155,21 @@ def count(m):
     L = m["layers"]
     moe = m.get("moe")
     moe_ids = moe_layer_ids(m)
-    attn = attention_params(m)
+    mixers = per_layer(m, "layer_types", L) or ["full"] * L
+    mlps = per_layer(m, "mlp_types", L) or ["moe" if i in moe_ids else "dense" for i in range(L)]
     norms = m.get("norms_per_layer", 2) * nw * h
+    mixer_params = {"full": attention_params(m), "sliding": attention_params(m), "chunked": attention_params(m),
+                    "none": 0}
     total = 0
     inactive = 0
     for i in range(L):
-        total += attn + norms
-        if i in moe_ids:
+        if mixers[i] not in mixer_params:
+            mixer_params[mixers[i]] = linear_params(m) if mixers[i] == "linear" else ssm_params(m)
+        halves = (mixers[i] != "none") + (mlps[i] != "none")
+        total += mixer_params[mixers[i]] + norms * halves // 2
+        if mlps[i] == "none":
+            continue
+        if mlps[i] == "moe":
             E, k = moe["experts"], moe["top_k"]
             fe = moe["expert_ffn_hidden"]
             one = expert_params(m, fe)

@@ -325,7 +325,7 @@ function run(json: unknown): HfImport {
   const ffn = int(['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim'], false);
   if (ffn === undefined) notes.push(`no intermediate_size: ffn_hidden = 4 * hidden = ${4 * hidden} (${type} default)`);
   model.ffn_hidden = ffn ?? 4 * hidden;
-  const act = get('hidden_act', 'hidden_activation', 'activation_function');
+  const act = get('hidden_act', 'hidden_activation', 'activation_function', 'mlp_hidden_act');
   if (GATED.has(family)) model.mlp = 'gated';
   else if (family !== 'generic') model.mlp = 'plain';
   else {

@@ -48,6 +48,10 @@ typedef struct {
   double ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk; /* Mamba-2 layers */
   int ssm_bias, ssm_conv_bias;
   double mtp_layers;                      /* multi-token-prediction depths on the last stage */
+  /* the vision tower (model.vision; layers 0: none) */
+  int vision_kind, vision_train;
+  double vision_layers, vision_hidden, vision_heads, vision_ffn, vision_patch, vision_image;
+  double vision_merge, vision_projector, vision_images;
 
   /* training */
   double micro_batch, seq_len, grad_accum;
@@ -111,6 +115,8 @@ typedef struct {
   layer_params layers;        /* sum over the stage's layers */
   double embedding_count;     /* word (+ position) embedding on this rank */
   double head_count;          /* lm_head / classifier on this rank */
+  double vision_count;        /* vision tower and projector on this rank (first stage) */
+  double vision_frozen_count; /* of which frozen (model.vision.train) */
   double final_norm_count;
 } stage_layout;
 
@@ -206,6 +212,17 @@ int layout_same_layers(const plan *pl, int stage_a, int stage_b);
 /* states.c */
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);
 double gathered_bytes(const rank_states *rs, double params, double quantized);
+
+/* vision.c: the tower and projector (whole-model counts; bytes per micro-batch on the first stage) */
+typedef struct {
+  double tower_params, projector_params, frozen_params;
+  double vit_tokens, lm_tokens;            /* per image: through the tower, to the language model */
+  double tokens_per_microbatch;            /* tower tokens of one micro-batch */
+  double saved_bytes, forward_temp_bytes, backward_temp_bytes;
+} vision_cost;
+vision_cost vision_of(const plan *pl);
+int vision_trains(const plan *pl);
+double vision_default_merge(int kind); /* patches per side merged into one token */
 
 /* estimate.c: a rank's parameter and layer counts from its stage */
 void rank_counts(const stage_layout *st, llmem_rank_result *r);

@@ -87,10 +87,15 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
       st.head_count = head_params(pl);
     }
   }
+  if (st.has_embedding && pl->vision_layers > 0) { /* the tower runs before the first layer */
+    vision_cost v = vision_of(pl);
+    st.vision_count = (v.tower_params + v.projector_params) / t;
+    st.vision_frozen_count = v.frozen_params / t;
+  }
   st.params_count = st.layers.matrix_count + st.layers.vector_count + st.layers.expert_count +
-                    st.embedding_count + st.head_count + st.final_norm_count;
+                    st.embedding_count + st.head_count + st.final_norm_count + st.vision_count;
   if (pl->ft_method == LLMEM_FT_FULL) {
-    st.trainable_count = st.params_count;
+    st.trainable_count = st.params_count - st.vision_frozen_count;
     st.frozen_count = 0;
   } else {
     st.trainable_count = st.layers.lora_count;

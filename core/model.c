@@ -265,7 +265,12 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
     }
   }
   double outer = embedding_params(pl) + head_params(pl) + pl->final_norm * pl->norm_width * pl->hidden;
-  double t = 0, a = 0;
+  double t = 0, a = 0, frozen = 0;
+  if (pl->vision_layers > 0) { /* the vision tower and its projector run for every image */
+    vision_cost v = vision_of(pl);
+    outer += v.tower_params + v.projector_params;
+    frozen = v.frozen_params;
+  }
   if (pl->mtp_layers > 0) { /* MTP modules: the last layer's kind plus eh_proj and three norms */
     double extra = 2 * pl->hidden * pl->hidden + 3 * pl->norm_width * pl->hidden;
     outer += pl->mtp_layers * (layer_params_total(pl, n - 1, 0) + extra);
@@ -277,5 +282,5 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
   a += outer;
   *total = t;
   *active = a;
-  *trainable = pl->ft_method == LLMEM_FT_FULL ? t : lora_params_total(pl);
+  *trainable = pl->ft_method == LLMEM_FT_FULL ? t - frozen : lora_params_total(pl);
 }

@@ -98,6 +98,7 @@ static void live_amounts(stage_walk *W, int c) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   double *u = W->in_flight_cat[c];
   if (is_first_chunk(W, c)) u[LLMEM_CAT_ACTIVATIONS] += W->embedding_act;
+  if (is_first_chunk(W, c)) u[LLMEM_CAT_ACTIVATIONS] += W->vision.saved_bytes;
   if (is_first_chunk(W, c) && rs->keep_gathered_until_backward) W->kept_gathered[c] += W->embed_gather;
   for (int i = first; i < first + n; i++) {
     const layer_cost *lc = cost(W, i);
@@ -147,7 +148,13 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
   int lora = pl->ft_method != LLMEM_FT_FULL;
   W->head_grads = lora ? 0 : rs->gradients * st->head_count / stage_trainable;
-  W->embed_grads = lora ? 0 : rs->gradients * st->embedding_count / stage_trainable;
+  /* the embedding's and a trained vision tower's gradients appear at the start of the step's first backward end */
+  W->embed_grads = lora ? 0 : rs->gradients * (st->embedding_count + st->vision_count - st->vision_frozen_count) /
+                                  stage_trainable;
+  if (st->has_embedding && pl->vision_layers > 0) {
+    W->vision = vision_of(pl);
+    W->vision_backward = vision_trains(pl);
+  }
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
   W->root = rs->root_gathered;
   W->root_grads = rs->root_unsharded_grads;
@@ -207,6 +214,30 @@ double walk_offloaded_bytes(const stage_walk *W, int chunk) {
   return bytes;
 }
 
+/* The vision tower's forward before the first layer (every image of the
+ * micro-batch), and its backward after the embedding's (vision.c). */
+static void vision_forward(const stage_walk *W, sim *S, int mb) {
+  const vision_cost *v = &W->vision;
+  if (v->tokens_per_microbatch <= 0) return;
+  sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_VISION, mb, 0), v->saved_bytes, ALLOC_STREAM_COMPUTE);
+  sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_VISION, mb, 0), v->forward_temp_bytes,
+                     ALLOC_STREAM_COMPUTE);
+  sim_record(S, LLMEM_PHASE_FORWARD, mb, LAYER_EMBED);
+  sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_VISION, mb, 0), v->forward_temp_bytes, 0);
+}
+
+static void vision_backward(const stage_walk *W, sim *S, int mb) {
+  const vision_cost *v = &W->vision;
+  if (v->tokens_per_microbatch <= 0) return;
+  if (W->vision_backward) {
+    sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_VISION, mb, 1), v->backward_temp_bytes,
+                       ALLOC_STREAM_COMPUTE);
+    sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
+    sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_VISION, mb, 1), v->backward_temp_bytes, 0);
+  }
+  sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_VISION, mb, 0), v->saved_bytes, 0);
+}
+
 /* The embedding as an FSDP unit of its own (shard_root_modules): gathered by
  * its pre-forward, resharded by its post-forward unless kept (reshard_after_forward
  * False); the first layer's all-gather is issued meanwhile. */
@@ -259,6 +290,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   int kept = started && rs->keep_gathered_until_backward;
   int gather_tag = rs->keep_gathered_until_backward ? TAG_GATHER_KEPT : TAG_GATHER;
+  if (is_first_chunk(W, c)) vision_forward(W, S, mb);
   if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
   for (int i = first; i < first + n; i++) {
     const layer_cost *lc = cost(W, i);
@@ -456,6 +488,7 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
     embedding_backward(W, S, mb, first_pass);
+    vision_backward(W, S, mb);
   }
   root_post_backward(W, S, mb, c);
 }

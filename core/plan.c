@@ -95,6 +95,14 @@ static void resolve_layer_kinds(const llmem_input *in, plan *p) {
   p->ssm_groups = in->ssm_groups, p->ssm_conv = in->ssm_conv_kernel, p->ssm_chunk = in->ssm_chunk_size;
   p->ssm_bias = in->ssm_bias != 0, p->ssm_conv_bias = in->ssm_conv_bias != 0;
   p->mtp_layers = in->mtp_layers;
+  p->vision_kind = (int)in->vision_kind, p->vision_train = (int)in->vision_train;
+  p->vision_layers = in->vision_layers, p->vision_hidden = in->vision_hidden, p->vision_heads = in->vision_heads;
+  p->vision_ffn = in->vision_ffn_hidden, p->vision_patch = in->vision_patch_size;
+  p->vision_image = in->vision_image_size;
+  p->vision_merge = or_default(in->vision_merge, vision_default_merge(p->vision_kind));
+  /* Llama 4's adapter and projector width (Llama4VisionConfig projector_input_dim 4096) */
+  p->vision_projector = or_default(in->vision_projector_hidden, 4096);
+  p->vision_images = in->vision_images;
 }
 
 static void resolve_model(const llmem_input *in, plan *p) {
@@ -286,6 +294,10 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
   if (p->mla && (p->kv_lora_rank < 1 || p->qk_nope < 1 || p->qk_rope < 1 || p->v_head_dim < 1))
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
   if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
+  if (p->vision_layers > 0) {
+    if (!divides(p->vision_image, p->vision_patch * p->vision_merge) || !divides(p->vision_hidden, p->vision_heads))
+      FAIL(LLMEM_ERR_VISION_PATCH, vision_image_size);
+  }
   return check_layer_kinds(in, p, field);
 }
 

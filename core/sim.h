@@ -43,7 +43,7 @@ enum {
   TAG_LOSS,
   TAG_INIT /* set-up buffers freed before the step (FSDP1 flattening) */
 };
-enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3, LAYER_MTP = -4 }; /* blocks outside the decoder layers */
+enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3, LAYER_MTP = -4, LAYER_VISION = -5 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
   return ((uint64_t)kind << 58) | ((uint64_t)(part & 63) << 52) | (((uint64_t)(layer + 3) & 0xFFFFF) << 32) |
          (uint32_t)(mb + 1);
@@ -158,6 +158,8 @@ typedef struct {
   double embed_gather;            /* own embedding unit: gathered around its forward and backward */
   /* MTP depths on the last stage, all of them: kept to the backward, and their largest working sets */
   double mtp_saved, mtp_logits, mtp_forward_temp, mtp_backward_temp;
+  vision_cost vision; /* the first stage's vision tower (saved_bytes 0: none, or nothing kept) */
+  int vision_backward;
   /* what stays live between passes, by category: the state at any pass
    * boundary is rebuilt from these (walk_state), not carried as a running sum */
   double persistent_cat[LLMEM_CAT_COUNT];

@@ -97,7 +97,7 @@ static stage_counts counts_of(const plan *pl, const stage_layout *st) {
   c->Ne = pl->shard_expert;
   c->expert = lp->expert_count;
   c->dense = st->params_count - (c->lora ? lp->lora_count : 0) - c->expert;
-  c->trainable_dense = c->lora ? lp->lora_count : c->dense;
+  c->trainable_dense = c->lora ? lp->lora_count : c->dense - st->vision_frozen_count; /* a frozen tower: weights only */
   c->trainable_expert = c->lora ? 0 : c->expert;
   c->emb_head = st->embedding_count + st->head_count;
   c->full_copy = c->lora ? full_module_params(pl, st->embedding_count, st->head_count) : 0;
@@ -201,8 +201,11 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
     double mats = lp->matrix_count, vecs = lp->vector_count + st->final_norm_count;
     double table_dims = pl->vocab_padded / pl->tp + pl->hidden; /* rows + cols of a V x h table */
     double emb_dims = (st->embedding_count > 0 ? table_dims : 0) + (st->head_count > 0 ? table_dims : 0);
+    /* a trained vision tower: matrices of its width (rows + cols ~ 2 count / d for factored states) */
+    double vision = st->vision_count - st->vision_frozen_count;
+    double vision_states = vision > 0 ? optimizer_bytes(pl, vision, 2 * vision / pl->vision_hidden, 1) : 0;
     return (optimizer_bytes(pl, mats, lp->matrix_dims_count, 1) + optimizer_bytes(pl, vecs, vecs, 0) +
-           optimizer_bytes(pl, c->emb_head, emb_dims, 2)) / c->opt_div_d +
+           optimizer_bytes(pl, c->emb_head, emb_dims, 2) + vision_states) / c->opt_div_d +
           optimizer_bytes(pl, c->expert, lp->expert_dims_count, 1) / c->opt_div_e;
   }
 }

@@ -404,6 +404,13 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     mb_bwd += n * (t->linear_bwd + t->attn_bwd + t->memory_bwd);
     stage_mb += n * layer_pass_seconds(&c, t, share);
   }
+  /* the vision tower on the first stage: its GEMMs over every image of the micro-batch, backward when it trains */
+  if (pl->vision_layers > 0) {
+    vision_cost v = vision_of(pl);
+    double f = 0, b = 0, d = pl->vision_hidden;
+    linear_seconds(&c.g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c.ab, &f, &b);
+    stage_mb += f + (vision_trains(pl) ? b : 0);
+  }
   /* the MTP depths on the last stage: a layer of the last kind and a head each (the slowest stage) */
   if (pl->mtp_layers > 0)
     stage_mb += pl->mtp_layers *

@@ -2,7 +2,18 @@
 // where it sits. Keys, kinds, enum values, ranges and defaults come from the
 // core (Core.fields), and when a field matters (dependent fields are hidden
 // otherwise) from config/relevance.ts; none is repeated here.
-import { LAYERS_ON, LINEAR_ON, LORA, matters, MLA_ON, MOE_ON, RL_ON, SSM_ON, type Get } from './config/relevance.js';
+import {
+  LAYERS_ON,
+  LINEAR_ON,
+  LORA,
+  matters,
+  MLA_ON,
+  MOE_ON,
+  RL_ON,
+  SSM_ON,
+  VISION_ON,
+  type Get,
+} from './config/relevance.js';
 
 export type { Get } from './config/relevance.js';
 
@@ -155,6 +166,47 @@ export const UI: Record<string, FieldUi> = {
   'model.ssm.chunk_size': { label: 'Scan chunk', unit: 'tokens', hint: 'chunk of the SSD scan' },
   'model.ssm.bias': { label: 'Projection biases', hint: 'in_proj / out_proj biases (use_bias)' },
   'model.ssm.conv_bias': { label: 'Conv bias', hint: 'use_conv_bias' },
+
+  'model.vision.kind': {
+    label: 'Vision tower',
+    hint: 'the ViT family (its layer shape and projector)',
+    options: {
+      siglip: 'SigLIP (Gemma 3)',
+      clip: 'CLIP (LLaVA)',
+      qwen2_5_vl: 'Qwen2.5-VL',
+      llama4: 'Llama 4',
+      pixtral: 'Pixtral (Mistral 3)',
+      internvit: 'InternViT (InternVL)',
+    },
+  },
+  'model.vision.layers': { label: 'Vision layers', unit: 'layers', hint: '0 = no vision tower' },
+  'model.vision.hidden': { label: 'Vision hidden size', unit: 'dim', hint: 'the tower width' },
+  'model.vision.heads': { label: 'Vision heads', unit: 'heads', hint: 'attention heads of the tower' },
+  'model.vision.ffn_hidden': { label: 'Vision FFN size', unit: 'dim', hint: 'MLP inner width of the tower' },
+  'model.vision.patch_size': { label: 'Patch size', unit: 'px', hint: 'pixels per patch side' },
+  'model.vision.image_size': { label: 'Image size', unit: 'px', hint: 'side of the (resized) image' },
+  'model.vision.merge': {
+    label: 'Patch merge',
+    unit: '× per side',
+    auto: "the tower's",
+    hint: 'patches per side merged into one token',
+  },
+  'model.vision.projector_hidden': {
+    label: 'Projector width',
+    unit: 'dim',
+    auto: '4096',
+    hint: "Llama 4's adapter and projector width",
+  },
+  'model.vision.images_per_sample': {
+    label: 'Images per sample',
+    unit: 'images',
+    hint: 'through the tower per sample',
+  },
+  'model.vision.train': {
+    label: 'Vision training',
+    hint: 'what of the tower trains (frozen: no gradients, no saved tensors)',
+    options: { full: 'Tower and projector', projector: 'Projector only', none: 'Frozen' },
+  },
 
   'model.moe.experts': { label: 'Experts', unit: 'experts', hint: '0 = dense' },
   'model.moe.top_k': { label: 'Experts per token', unit: 'top-k', hint: 'experts each token is routed to' },
@@ -793,6 +845,24 @@ export const SECTIONS: Section[] = [
           'model.ssm.chunk_size',
           'model.ssm.bias',
           'model.ssm.conv_bias',
+        ],
+      },
+      {
+        title: 'Vision tower',
+        used: VISION_ON,
+        clear: 'Text only',
+        paths: [
+          'model.vision.kind',
+          'model.vision.layers',
+          'model.vision.hidden',
+          'model.vision.heads',
+          'model.vision.ffn_hidden',
+          'model.vision.patch_size',
+          'model.vision.image_size',
+          'model.vision.merge',
+          'model.vision.projector_hidden',
+          'model.vision.images_per_sample',
+          'model.vision.train',
         ],
       },
       {

@@ -142,7 +142,9 @@ function render(c) {
     `  { index: ${f.index}, slot: ${f.slot}, path: ${q(f.path)}, kind: ${q(f.kind)}, nullable: ${f.nullable}, months: ${f.months}, ` +
     `default: ${num(f.default)}, min: ${num(f.min)}, max: ${num(f.max)}, values: [${f.values.map(q).join(', ')}] },`;
   const numberType = (spec) => {
-    const list = { CATEGORIES: 'Category', RL_MODELS: 'RlModel', LAYER_MIXERS: 'LayerMixer' }[/, (\w+)\]$/.exec(spec)?.[1]];
+    const list = { CATEGORIES: 'Category', RL_MODELS: 'RlModel', LAYER_MIXERS: 'LayerMixer' }[
+      /, (\w+)\]$/.exec(spec)?.[1]
+    ];
     return list ? `Record<${list}, number>` : spec.startsWith('[') ? 'number[]' : 'number';
   };
   const members =

@@ -22,6 +22,7 @@ const NOT_IN_FORM = {
   'model.moe': 'Mixture of experts; null or absent: dense model',
   'model.mla': 'Multi-latent attention (DeepSeek); null or absent: standard attention',
   'model.linear': 'Gated DeltaNet dimensions of the `linear` layers of model.layer_types (Qwen3-Next)',
+  'model.vision': 'A vision tower and its projector on the first stage (model.vision.layers 0 or null: none)',
   'model.ssm': 'Mamba-2 dimensions of the `ssm` layers of model.layer_types (Nemotron-H)',
   training: 'Batch, precision, optimizer, recompute, fine-tuning',
   'training.finetune': 'Full fine-tuning or LoRA / QLoRA adapters',

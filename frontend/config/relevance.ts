@@ -36,6 +36,7 @@ const mixer =
     return Array.isArray(names) && names.includes(kind);
   };
 export const LINEAR_ON = mixer('linear');
+export const VISION_ON = gt('model.vision.layers', 0);
 export const SSM_ON = mixer('ssm');
 export const LAYERS_ON: Condition = (get) => get('model.layer_types') !== null || get('model.mlp_types') !== null;
 /** RL post-training: its keys matter only with an algorithm; the step's own batch keys then give way to them. */
@@ -80,6 +81,16 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.ssm.chunk_size': SSM_ON,
   'model.ssm.bias': SSM_ON,
   'model.ssm.conv_bias': SSM_ON,
+  'model.vision.kind': VISION_ON,
+  'model.vision.hidden': VISION_ON,
+  'model.vision.heads': VISION_ON,
+  'model.vision.ffn_hidden': VISION_ON,
+  'model.vision.patch_size': VISION_ON,
+  'model.vision.image_size': VISION_ON,
+  'model.vision.merge': VISION_ON,
+  'model.vision.projector_hidden': all(VISION_ON, is('model.vision.kind', 'llama4')),
+  'model.vision.images_per_sample': VISION_ON,
+  'model.vision.train': VISION_ON,
   'model.mla.q_lora_rank': MLA_ON,
   'model.mla.qk_nope_head_dim': MLA_ON,
   'model.mla.qk_rope_head_dim': MLA_ON,

@@ -181,8 +181,66 @@ static void mtp(void) {
              2 * (la.saved_bytes + extras), 1e-12, "two depths' layer and extras");
 }
 
+/* Vision towers: each family's tower and projector against its published total. */
+#define GEMMA3_27B                                                                                                 \
+  "model.layers=62 model.hidden=5376 model.heads=32 model.kv_heads=16 model.head_dim=128 model.ffn_hidden=21504 " \
+  "model.vocab=262208 model.tied_embeddings=true model.norms_per_layer=4 model.qk_norm=head "
+#define SIGLIP_896                                                                                                  \
+  "model.vision.kind=siglip model.vision.layers=27 model.vision.hidden=1152 model.vision.heads=16 "                \
+  "model.vision.ffn_hidden=4304 model.vision.patch_size=14 model.vision.image_size=896 "
+static void vision(void) {
+  /* Gemma 3 27B: text 27,009,346,304 + SigLIP 416,866,032 + projector 6,194,304 (HF safetensors) */
+  CHECK(run_keys(GEMMA3_27B SIGLIP_896, &out), "gemma 3 27b with vision");
+  CHECK_NEAR(out.params_total, 27432406640.0, 0, "Gemma 3 27B with its vision tower");
+  /* Qwen2.5-VL-7B: Qwen2.5-7B text 7,615,616,512 + vision 676,550,144 = 8,292,166,656 */
+  CHECK(run_keys("model.layers=28 model.hidden=3584 model.heads=28 model.kv_heads=4 model.ffn_hidden=18944 "
+                 "model.vocab=152064 model.qkv_bias=true model.vision.kind=qwen2_5_vl model.vision.layers=32 "
+                 "model.vision.hidden=1280 model.vision.heads=16 model.vision.ffn_hidden=3420 "
+                 "model.vision.patch_size=14 model.vision.image_size=448",
+                 &out),
+        "qwen2.5-vl");
+  CHECK_NEAR(out.params_total, 8292166656.0, 0, "Qwen2.5-VL-7B");
+  /* LLaVA-1.5-7B: Llama 2 7B (vocab 32,000) + CLIP ViT-L/14-336 303,507,456 + projector 20,979,712 */
+  CHECK(run_keys("model.layers=32 model.hidden=4096 model.heads=32 model.ffn_hidden=11008 model.vocab=32000 "
+                 "model.vision.kind=clip model.vision.layers=24 model.vision.hidden=1024 model.vision.heads=16 "
+                 "model.vision.ffn_hidden=4096 model.vision.patch_size=14 model.vision.image_size=336",
+                 &out),
+        "llava");
+  CHECK_NEAR(out.params_total, 7062902784.0, 0, "LLaVA-1.5-7B");
+  /* Llama 4 Scout: text 107,769,861,120 + vision 850,960,896 + projector 20,971,520 */
+  CHECK(run_keys("model.layers=48 model.hidden=5120 model.heads=40 model.kv_heads=8 model.head_dim=128 "
+                 "model.ffn_hidden=16384 model.vocab=202048 model.moe.experts=16 model.moe.top_k=1 "
+                 "model.moe.expert_ffn_hidden=8192 model.moe.shared_experts=1 model.moe.shared_expert_ffn_hidden=8192 "
+                 "model.layer_types=chunked,chunked,chunked,full model.attention_chunk=8192 "
+                 "model.vision.kind=llama4 model.vision.layers=34 model.vision.hidden=1408 model.vision.heads=16 "
+                 "model.vision.ffn_hidden=5632 model.vision.patch_size=14 model.vision.image_size=336",
+                 &out),
+        "llama 4 scout");
+  CHECK_NEAR(out.params_total, 108641793536.0, 0, "Llama 4 Scout with its vision tower");
+
+  /* a trained SigLIP tower, one 896 px image, flash, bf16: per token and layer 16d + 4I = 35,648 B over
+   * 4,096 patches and 27 layers; the projector keeps its input (4,096 x d) and, per language-model
+   * token (256), the pooled m^2 d and the T-wide output */
+  plan pl = plan_for(GEMMA3_27B SIGLIP_896 "parallel.gpus=1");
+  vision_cost v = vision_of(&pl);
+  CHECK_NEAR(v.vit_tokens, 4096, 0, "patches");
+  CHECK_NEAR(v.lm_tokens, 256, 0, "language-model tokens per image (4 x 4 pooling)");
+  CHECK_NEAR(v.saved_bytes, 4096.0 * 35648 * 27 + 4096.0 * 1152 * 2 + 256.0 * (16 * 1152 + 5376) * 2, 0,
+             "trained tower and projector");
+  pl = plan_for(GEMMA3_27B SIGLIP_896 "parallel.gpus=1 model.vision.train=none");
+  v = vision_of(&pl);
+  CHECK_NEAR(v.saved_bytes, 0, 0, "a frozen tower and projector keep nothing (no input needs a gradient)");
+  CHECK(run_keys(GEMMA3_27B SIGLIP_896 "model.vision.train=none", &out), "frozen tower");
+  CHECK_NEAR(out.params_total - out.params_trainable, 416866032.0 + 6194304.0, 0, "frozen: not trainable");
+  llmem_result trained;
+  CHECK(run_keys(GEMMA3_27B SIGLIP_896 "model.vision.train=full", &trained), "trained tower");
+  CHECK(trained.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] > out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES],
+        "a trained tower has optimizer states");
+}
+
 int main(void) {
   params();
+  vision();
   mtp();
   activations();
   errors();

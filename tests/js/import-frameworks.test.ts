@@ -481,8 +481,8 @@ describe('axolotl YAML', () => {
 
 describe('HF config.json through importConfig', () => {
   it('warnings and unknown keys become the unsupported list', () => {
-    const r = ok('hf', fixture('hf/gemma-3-4b.json'));
-    expect(r.unsupported[0]).toMatch(/^vision_config/);
+    const r = ok('hf', fixture('hf/deepseek-v3.json'));
+    expect(r.unsupported[0]).toMatch(/^num_nextn_predict_layers 1/);
     expect(fail('hf', '{"model_type": "llama"').message).toContain('not valid JSON');
   });
 });

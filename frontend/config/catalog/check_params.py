@@ -111,6 +111,33 @@ def ssm_params(m):
     return p
 
 
+def vision_params(m):
+    """A vision tower and its projector ("vision": kind, layers, hidden d, ffn_hidden I, patch p, image,
+    merge m; transformers siglip / clip / qwen2_5_vl / llama4 / pixtral / internvl modeling files)."""
+    v = m.get("vision") or {}
+    L = v.get("layers", 0)
+    if not L:
+        return 0
+    kind, d, I, p = v.get("kind", "siglip"), v["hidden"], v["ffn_hidden"], v["patch_size"]
+    n = (v["image_size"] // p) ** 2
+    merge = v.get("merge") or {"siglip": 4, "clip": 1}.get(kind, 2)
+    k = merge * merge * d            # merged width
+    T = m["hidden"]
+    ln_gelu = 4 * d * d + 2 * d * I + I + 9 * d
+    if kind == "siglip":
+        return 3 * p * p * d + d + n * d + L * ln_gelu + 2 * d + d * T + d
+    if kind == "clip":
+        return d + 3 * p * p * d + (n + 1) * d + 4 * d + L * ln_gelu + d * T + T + T * T + T
+    if kind == "qwen2_5_vl":
+        return 3 * 2 * p * p * d + L * (4 * d * d + 3 * d * I + 2 * I + 7 * d) + d + k * k + k + k * T + T
+    if kind == "llama4":
+        P = v.get("projector_hidden") or 4096
+        return 3 * p * p * d + d + (n + 1) * d + 4 * d + L * ln_gelu + k * P + P * P + P * T
+    if kind == "pixtral":
+        return 3 * p * p * d + d + L * (4 * d * d + 3 * d * I + 2 * d) + d + k * d + d * T + T * T
+    return 3 * p * p * d + 2 * d + (n + 1) * d + L * (ln_gelu + 2 * d) + 2 * k + k * T + T + T * T + T
+
+
 def per_layer(m, key, L):
     """A layer_types / mlp_types list (or its "3*a,b" form) repeated over L layers; None when absent."""
     v = m.get(key)
@@ -184,6 +211,7 @@ def count(m):
             inactive += (E - k) * one
         else:
             total += dense_mlp_params(m, m["ffn_hidden"])
+    total += vision_params(m)
     # embeddings
     total += V * h
     if m.get("position", "rope") == "learned":

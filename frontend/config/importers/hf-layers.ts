@@ -180,13 +180,17 @@ function ssmDims(c: LayerContext): void {
   c.get('rescale_prenorm_residual'); // an initialisation rule
   const projBias = c.flag('mamba_proj_bias');
   if (projBias && !c.flag('use_bias'))
-    c.notes.push('mamba_proj_bias true: transformers NemotronHMamba2Mixer biases in_proj / out_proj by use_bias (false)');
+    c.notes.push(
+      'mamba_proj_bias true: transformers NemotronHMamba2Mixer biases in_proj / out_proj by use_bias (false)',
+    );
   if (c.flag('use_mamba_kernels') === false)
     c.warnings.push(
       'use_mamba_kernels false: the torch scan keeps more for the backward than the fused kernels llmem models (mamba_split_conv1d_scan_combined)',
     );
   if (c.flag('residual_in_fp32'))
-    c.warnings.push('residual_in_fp32 true: the fp32 residual stream is not modelled (llmem keeps it in the activation dtype)');
+    c.warnings.push(
+      'residual_in_fp32 true: the fp32 residual stream is not modelled (llmem keeps it in the activation dtype)',
+    );
   c.model.ssm = {
     heads,
     head_dim: headDim,

@@ -9,6 +9,7 @@ import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
 import { guard, ImportError, isObject, type Obj } from './common.js';
 import { HF_DEFAULTS as DEFAULTS } from './hf-defaults.js';
 import { layerKinds, shortestPattern } from './hf-layers.js';
+import { visionTower } from './hf-vision.js';
 
 export interface HfImport {
   config: Config;
@@ -67,6 +68,13 @@ const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2']);
 // Read and judged irrelevant to training memory (tokens ids, init, rope
 // frequencies and scaling, norm epsilons, routing math, bookkeeping).
 const IRRELEVANT = new Set([
+  // multimodal token ids and quantisation-tool flags
+  'vision_start_token_id',
+  'vision_end_token_id',
+  'vision_token_id',
+  'image_token_id',
+  'video_token_id',
+  'for_llm_compressor',
   'architectures',
   'model_type',
   '_name_or_path',
@@ -196,6 +204,7 @@ const SSM_KEYS = [
 ];
 // Keys of a multimodal wrapper around text_config that carry no text-model memory.
 const WRAPPER_KEYS = new Set([
+  'vocab_size', // LLaVA repeats text_config's
   'boi_token_index',
   'eoi_token_index',
   'image_token_index',
@@ -223,6 +232,8 @@ function run(json: unknown): HfImport {
     notes: string[] = [];
   let cfg: Obj = json;
   let type = typeof json.model_type === 'string' ? json.model_type : undefined;
+  // a vision tower beside the text decoder (a wrapper's vision_config, or one at the top level)
+  const vision = visionTower(json, type, notes);
 
   // Multimodal wrappers (gemma3, llava, mistral3, ...): the text decoder is text_config.
   if (isObject(json.text_config)) {
@@ -239,8 +250,10 @@ function run(json: unknown): HfImport {
       if (!IRRELEVANT.has(k) && !WRAPPER_KEYS.has(k) && k !== 'tie_word_embeddings') unknown.push(k);
     }
     for (const k of MULTIMODAL_KEYS)
-      if (json[k] !== undefined && json[k] !== null) warnings.push(multimodalWarning(k, json[k]));
+      if (json[k] !== undefined && json[k] !== null && !(k === 'vision_config' && vision !== null))
+        warnings.push(multimodalWarning(k, json[k]));
   }
+  if (typeof vision === 'string') warnings.push(vision);
   if (type === 'gemma3') type = 'gemma3_text';
   if (type === undefined)
     throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
@@ -409,6 +422,7 @@ function run(json: unknown): HfImport {
   // Qwen3NextAttention: q_proj also outputs the sigmoid gate of the attention output
   if (family === 'qwen3_next') model.attn_output_gate = true;
   // Llama4TextL2Norm on q and k (use_qk_norm) has no weight: no parameters
+  if (family === 'llama4_text') get('use_qk_norm');
   if (family === 'olmo2' || family === 'olmo3') model.qk_norm = 'full';
   // Glm4MoeAttention: q_norm / k_norm over head_dim when use_qk_norm
   if (family === 'glm4_moe' && flag('use_qk_norm')) model.qk_norm = 'head';
@@ -481,8 +495,10 @@ function run(json: unknown): HfImport {
   if (typeof finalCap === 'number' && finalCap > 0) model.final_logit_softcap = finalCap;
   for (const k of MULTIMODAL_KEYS) {
     used.add(k);
-    if (cfg[k] !== undefined && cfg[k] !== null) warnings.push(multimodalWarning(k, cfg[k]));
+    if (cfg[k] !== undefined && cfg[k] !== null && !(k === 'vision_config' && vision !== null))
+      warnings.push(multimodalWarning(k, cfg[k]));
   }
+  if (isObject(vision)) model.vision = vision;
   for (const k of SSM_KEYS) {
     used.add(k);
     if (family !== 'nemotron_h' && cfg[k] !== undefined && cfg[k] !== null)
@@ -522,6 +538,8 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
   MistralForCausalLM: 'mistral',
   MixtralForCausalLM: 'mixtral',
   Qwen2ForCausalLM: 'qwen2',
+  // Qwen2.5-VL's language model is Qwen2's (modeling_qwen2_5_vl.py Qwen2_5_VLTextModel: biased q, k, v)
+  Qwen2_5_VLForConditionalGeneration: 'qwen2',
   Qwen3ForCausalLM: 'qwen3',
   Qwen3MoeForCausalLM: 'qwen3_moe',
   DeepseekV3ForCausalLM: 'deepseek_v3',

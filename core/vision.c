@@ -1,0 +1,121 @@
+/* Vision towers (model.vision): the ViT encoder and the projector that
+ * feeds its tokens to the language model, on the first pipeline stage
+ * (docs/memory-model.md §15.4). Parameter counts follow each family's
+ * transformers modeling file; C = 3 channels, n = (image / patch)^2 patches,
+ * d the tower's width, I its MLP width, T the text hidden size, m the
+ * spatial merge (m^2 patches become one language-model token). */
+#include "internal.h"
+
+#define CHANNELS 3.0
+
+/* SigLIP / CLIP / Llama 4 / InternViT layers: two LayerNorms, biased q, k, v,
+ * o and fc1, fc2 (transformers siglip/modeling_siglip.py SiglipEncoderLayer) */
+static double layernorm_gelu_layer(double d, double ffn) { return 4 * d * d + 2 * d * ffn + ffn + 9 * d; }
+
+/* Qwen2.5-VL blocks: two RMSNorms, fused qkv and proj with biases, a SwiGLU
+ * with biases (qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VLVisionBlock) */
+static double rmsnorm_swiglu_layer(double d, double ffn) { return 4 * d * d + 3 * d * ffn + 2 * ffn + 7 * d; }
+
+double vision_default_merge(int kind) {
+  switch (kind) {
+    case LLMEM_VISION_SIGLIP: return 4; /* Gemma3MultiModalProjector: 4 x 4 average pooling, 4096 -> 256 */
+    case LLMEM_VISION_CLIP: return 1;   /* LLaVA: every patch a token */
+    default: return 2; /* Qwen2.5-VL PatchMerger, Llama 4 / InternVL pixel shuffle 0.5, Pixtral patch merger */
+  }
+}
+
+static int has_class_token(int kind) {
+  return kind == LLMEM_VISION_CLIP || kind == LLMEM_VISION_LLAMA4 || kind == LLMEM_VISION_INTERNVIT;
+}
+
+/* Tower parameters (whole model, no TP split). */
+static double tower_params(const plan *pl, double n, double m2) {
+  double d = pl->vision_hidden, ffn = pl->vision_ffn, L = pl->vision_layers, p2 = pl->vision_patch * pl->vision_patch;
+  switch (pl->vision_kind) {
+    case LLMEM_VISION_SIGLIP: /* Conv2d with bias, learned positions, post_layernorm */
+      return CHANNELS * p2 * d + d + n * d + L * layernorm_gelu_layer(d, ffn) + 2 * d;
+    case LLMEM_VISION_CLIP: /* class embedding, Conv2d without bias, n + 1 positions, pre and post LayerNorm */
+      return d + CHANNELS * p2 * d + (n + 1) * d + 4 * d + L * layernorm_gelu_layer(d, ffn);
+    case LLMEM_VISION_QWEN2_5_VL: /* Conv3d over 2 frames without bias, 2-D RoPE, no final norm */
+      return CHANNELS * 2 * p2 * d + L * rmsnorm_swiglu_layer(d, ffn);
+    case LLMEM_VISION_LLAMA4: { /* Llama4VisionModel: unfold + Linear, class token, n + 1 positions,
+                                 * pre / post LayerNorm, then pixel shuffle and the adapter MLP (fc1, fc2) */
+      double P = pl->vision_projector;
+      return CHANNELS * p2 * d + d + (n + 1) * d + 4 * d + L * layernorm_gelu_layer(d, ffn) + m2 * d * P + P * P;
+    }
+    case LLMEM_VISION_PIXTRAL: /* Conv2d without bias, ln_pre RMSNorm, bias-free attention and SwiGLU */
+      return CHANNELS * p2 * d + d + L * (4 * d * d + 3 * d * ffn + 2 * d);
+    default: /* InternViT: Conv2d with bias, class token, n + 1 positions, layer scale (2d) per layer */
+      return CHANNELS * p2 * d + d + d + (n + 1) * d + L * (layernorm_gelu_layer(d, ffn) + 2 * d);
+  }
+}
+
+/* Projector parameters: from the tower's tokens (m^2 of them merged) to the text width T. */
+static double projector_params(const plan *pl, double m2) {
+  double d = pl->vision_hidden, T = pl->hidden;
+  switch (pl->vision_kind) {
+    case LLMEM_VISION_SIGLIP: return d * T + d; /* mm_input_projection_weight, mm_soft_emb_norm */
+    case LLMEM_VISION_CLIP: return d * T + T + T * T + T; /* LlavaMultiModalProjector: two biased Linears */
+    case LLMEM_VISION_QWEN2_5_VL: /* Qwen2_5_VLPatchMerger: RMSNorm(d), Linear(m2 d, m2 d), Linear(m2 d, T) */
+      return d + m2 * d * m2 * d + m2 * d + m2 * d * T + T;
+    case LLMEM_VISION_LLAMA4: return pl->vision_projector * T; /* Llama4MultiModalProjector, no bias */
+    case LLMEM_VISION_PIXTRAL: /* Mistral3MultiModalProjector: RMSNorm, patch merger, two Linears (no bias) */
+      return d + m2 * d * d + d * T + T * T;
+    default: return 2 * m2 * d + m2 * d * T + T + T * T + T; /* InternVL mlp1: LayerNorm, two biased Linears */
+  }
+}
+
+/* Saved bytes per tower token and layer of a trained tower (bf16 figures scaled
+ * by the activation width): LayerNorm/GELU towers keep both norms' inputs, the
+ * shared q/k/v input, q, k, v, the attention output, fc1's input, GELU's input
+ * and fc2's input, 16d + 4I bytes; RMSNorm/SwiGLU towers keep each norm's fp32
+ * input and bf16 output and four I-wide tensors, 24d + 8I. Eager attention adds
+ * its fp32 softmax and bf16 copy over the keys it attends. */
+static double layer_saved_per_token(const plan *pl, double keys) {
+  double d = pl->vision_hidden, ffn = pl->vision_ffn, half = pl->act_bytes / 2;
+  int swiglu = pl->vision_kind == LLMEM_VISION_QWEN2_5_VL || pl->vision_kind == LLMEM_VISION_PIXTRAL;
+  double bytes = (swiglu ? 24 * d + 8 * ffn : 16 * d + 4 * ffn) * half;
+  if (pl->vision_kind == LLMEM_VISION_INTERNVIT) bytes += 4 * d * half; /* the layer scales' inputs */
+  if (pl->attention == LLMEM_ATTN_EAGER || pl->attention == LLMEM_ATTN_SDPA_MATH)
+    bytes += pl->vision_heads * keys * (4 + pl->act_bytes);
+  return bytes;
+}
+
+vision_cost vision_of(const plan *pl) {
+  vision_cost v = {0};
+  if (pl->vision_layers <= 0) return v;
+  double n = (pl->vision_image / pl->vision_patch) * (pl->vision_image / pl->vision_patch);
+  double m = pl->vision_merge, m2 = m * m;
+  v.tower_params = tower_params(pl, n, m2);
+  v.projector_params = projector_params(pl, m2);
+  v.vit_tokens = n + (has_class_token(pl->vision_kind) ? 1 : 0);
+  v.lm_tokens = n / m2;
+  int lora = pl->ft_method != LLMEM_FT_FULL; /* adapters train; the tower is part of the frozen base */
+  v.frozen_params = lora ? 0 : (pl->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
+                                   (pl->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
+  /* per micro-batch: every image of every sample through the tower */
+  double images = pl->vision_images * pl->micro_batch, d = pl->vision_hidden, ab = pl->act_bytes;
+  double tokens = images * v.vit_tokens, lm = images * v.lm_tokens;
+  /* Qwen2.5-VL attends within 64-patch windows (all but fullatt_block_indexes) */
+  double keys = pl->vision_kind == LLMEM_VISION_QWEN2_5_VL ? 64 : v.vit_tokens;
+  int tower_trains = !lora && pl->vision_train == LLMEM_VISION_TRAIN_FULL;
+  int projector_trains = !lora && pl->vision_train != LLMEM_VISION_TRAIN_NONE;
+  /* a frozen tower whose input needs no gradient keeps nothing (autograd records no graph) */
+  if (tower_trains) {
+    /* transformers' gradient_checkpointing_enable checkpoints the vision blocks too: their inputs stay */
+    double per_layer = pl->recompute == LLMEM_RECOMPUTE_FULL ? d * ab : layer_saved_per_token(pl, keys);
+    v.saved_bytes = tokens * per_layer * pl->vision_layers;
+  }
+  if (projector_trains) v.saved_bytes += tokens * d * ab + lm * (m2 * d + pl->hidden) * ab; /* its input and inner */
+  double layer_work = tokens * (3 * d + pl->vision_ffn) * ab; /* q, k, v and the MLP's inner tensor */
+  v.forward_temp_bytes = layer_work;
+  v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
+                                       : (projector_trains ? lm * m2 * d * ab : 0);
+  v.tokens_per_microbatch = tokens;
+  return v;
+}
+
+/* Whether the tower and projector need a backward (something in them trains). */
+int vision_trains(const plan *pl) {
+  return pl->vision_layers > 0 && pl->ft_method == LLMEM_FT_FULL && pl->vision_train != LLMEM_VISION_TRAIN_NONE;
+}

@@ -1,0 +1,86 @@
+// The vision tower of a multimodal transformers config.json -> config v1 model.vision. Each
+// family's keys are its configuration class's (transformers): gemma3 SiglipVisionConfig with
+// mm_tokens_per_image, llava CLIPVisionConfig, qwen2_5_vl Qwen2_5_VLVisionConfig (depth,
+// spatial_merge_size), llama4 Llama4VisionConfig (pixel_shuffle_ratio, projector_input_dim),
+// mistral3 PixtralVisionConfig (spatial_merge_size on the wrapper), internvl InternVLVisionConfig
+// (downsample_ratio). The parameter formulas are the core's (core/vision.c).
+import type { Config, Json } from '../../../wasm/llmem.js';
+import { ImportError, isObject, type Obj } from './common.js';
+
+// wrapper model_type (or vision model_type) -> model.vision.kind
+const KIND_OF: Record<string, string> = {
+  gemma3: 'siglip',
+  siglip_vision_model: 'siglip',
+  llava: 'clip',
+  clip_vision_model: 'clip',
+  qwen2_5_vl: 'qwen2_5_vl',
+  llama4: 'llama4',
+  mistral3: 'pixtral',
+  pixtral: 'pixtral',
+  internvl: 'internvit',
+};
+
+/** Qwen2.5-VL resizes each image (multiples of 28 px): without a size in the config, 448 px is assumed. */
+const QWEN_IMAGE_SIZE = 448;
+
+const side = (v: Json | undefined): number | undefined =>
+  typeof v === 'number' ? v : Array.isArray(v) && typeof v[0] === 'number' ? v[0] : undefined;
+
+/** model.vision from the wrapper json (null: no tower; a string: why it is not read). */
+export function visionTower(json: Obj, wrapperType: string | undefined, notes: string[]): Config | string | null {
+  const vc = json.vision_config;
+  if (!isObject(vc)) return null;
+  const vtype = typeof vc.model_type === 'string' ? vc.model_type : undefined;
+  const kind = KIND_OF[wrapperType ?? ''] ?? KIND_OF[vtype ?? ''];
+  if (!kind)
+    return `vision_config (${vtype ?? 'no model_type'}): this vision encoder is not modelled; llmem counts the text decoder only`;
+  const num = (...keys: string[]) => {
+    for (const k of keys) if (typeof vc[k] === 'number') return vc[k] as number;
+    return undefined;
+  };
+  const layers = num('num_hidden_layers', 'depth');
+  const hidden = num('hidden_size', 'embed_dim');
+  const heads = num('num_attention_heads', 'num_heads');
+  const ffn = num('intermediate_size');
+  const patch = side(vc.patch_size);
+  if (!layers || !hidden || !heads || !ffn || !patch)
+    return `vision_config: missing its layers, hidden size, heads, intermediate size or patch size; not modelled`;
+  let image = side(vc.image_size);
+  if (kind === 'qwen2_5_vl' && image === undefined) {
+    image = QWEN_IMAGE_SIZE;
+    notes.push(
+      `vision: Qwen2.5-VL resizes each image; ${QWEN_IMAGE_SIZE} px assumed (${(QWEN_IMAGE_SIZE / patch) ** 2} patches); set model.vision.image_size`,
+    );
+  }
+  if (image === undefined) return 'vision_config: no image_size; not modelled';
+  const tower: Config = { kind, layers, hidden, heads, ffn_hidden: ffn, patch_size: patch, image_size: image };
+  const merge = mergeOf(kind, json, vc, image / patch);
+  if (merge !== undefined) tower.merge = merge;
+  if (kind === 'llama4' && typeof vc.projector_input_dim === 'number') tower.projector_hidden = vc.projector_input_dim;
+  notes.push(
+    `vision: ${vtype ?? kind} tower (${layers} layers, hidden ${hidden}) and its projector read as model.vision; one image per sample (model.vision.images_per_sample), trained with the model (model.vision.train)`,
+  );
+  return tower;
+}
+
+/** Patches per side merged into one language-model token, when the config states it (a whole number). */
+function mergeOf(kind: string, json: Obj, vc: Obj, patchesPerSide: number): number | undefined {
+  let key: string | undefined, merge: number | undefined;
+  if (kind === 'siglip' && typeof json.mm_tokens_per_image === 'number') {
+    key = 'mm_tokens_per_image'; // Gemma 3: 4 x 4 average pooling to 256
+    merge = patchesPerSide / Math.sqrt(json.mm_tokens_per_image);
+  } else if (typeof vc.spatial_merge_size === 'number')
+    [key, merge] = ['vision_config.spatial_merge_size', vc.spatial_merge_size];
+  else if (typeof json.spatial_merge_size === 'number') [key, merge] = ['spatial_merge_size', json.spatial_merge_size];
+  else {
+    const ratio = typeof vc.pixel_shuffle_ratio === 'number' ? vc.pixel_shuffle_ratio : json.downsample_ratio;
+    key = typeof vc.pixel_shuffle_ratio === 'number' ? 'vision_config.pixel_shuffle_ratio' : 'downsample_ratio';
+    if (typeof ratio === 'number') merge = 1 / ratio; // pixel shuffle 0.5: 2 x 2 patches per token
+  }
+  if (merge !== undefined && !(Number.isInteger(merge) && merge >= 1 && merge <= 64))
+    throw new ImportError(
+      key!,
+      `${key}: gives ${merge} patches per side to a token; a whole number from 1 to 64 is needed`,
+    );
+  return merge;
+}

@@ -40,53 +40,59 @@ static void add_layer(layer_params *sum, const layer_params *lp) {
   if (lp->largest_module_count > sum->largest_module_count) sum->largest_module_count = lp->largest_module_count;
 }
 
-void layout_stage(const plan *pl, int stage, stage_layout *out) {
-  stage_layout st = {0};
-  int last_stage = (int)pl->pp - 1;
-  st.has_embedding = stage == 0;
-  st.has_head = stage == last_stage;
+/* The stage's decoder layers, each kind's count computed once. */
+static void stage_layers(const plan *pl, int stage, stage_layout *st) {
   int have[LAYER_KIND_COUNT] = {0};
   layer_params cached[LAYER_KIND_COUNT]; /* one count per layer kind (mixer x MLP) */
   for (int c = 0; c < (int)pl->vpp; c++) {
     int first = 0;
     int n = layout_stage_layers(pl, stage, c, &first);
-    if (c == 0) st.first_layer = first;
+    if (c == 0) st->first_layer = first;
     for (int i = first; i < first + n; i++) {
       int kind = layer_kind(pl, i);
       if (!have[kind]) {
         cached[kind] = layer_params_on_rank(pl, i);
         have[kind] = 1;
       }
-      add_layer(&st.layers, &cached[kind]);
-      st.layer_count++;
-      st.mixer_layer_count[layer_mixer(pl, i)]++;
-      st.moe_layer_count += layer_is_moe(pl, i);
+      add_layer(&st->layers, &cached[kind]);
+      st->layer_count++;
+      st->mixer_layer_count[layer_mixer(pl, i)]++;
+      st->moe_layer_count += layer_is_moe(pl, i);
     }
   }
+}
+
+/* The last stage's head, final norm and MTP modules. */
+static void stage_head(const plan *pl, stage_layout *st) {
   double t = pl->tp, h = pl->hidden;
-  /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
-  if (st.has_embedding) {
-    st.embedding_count = embedding_params(pl) - pl->vocab * h + pl->vocab_padded * h / t;
-  }
-  if (st.has_head && pl->mtp_layers > 0) {
+  if (pl->mtp_layers > 0) {
     /* the MTP modules sit on the last stage, which builds its own word embedding
      * for them when the first stage's is elsewhere (Megatron-LM gpt_model.py:
      * pre_process or mtp_process; tied, the head's copy is that embedding) */
     layer_params mtp = mtp_params_on_rank(pl);
-    for (int k = 0; k < (int)pl->mtp_layers; k++) add_layer(&st.layers, &mtp);
-    if (!st.has_embedding && !pl->tied) st.embedding_count = pl->vocab_padded * h / t;
+    for (int k = 0; k < (int)pl->mtp_layers; k++) add_layer(&st->layers, &mtp);
+    if (!st->has_embedding && !pl->tied) st->embedding_count = pl->vocab_padded * h / t;
   }
-  if (st.has_head) {
-    st.final_norm_count = pl->final_norm * pl->norm_width * h;
-    if (pl->head_kind == LLMEM_HEAD_LM) {
-      /* untied: own output layer; tied with p > 1: the last stage keeps a copy
-       * of the word embedding (Megatron; docs/memory-model.md §11 #14) */
-      if (!pl->tied || last_stage > 0) st.head_count = pl->vocab_padded * h / t;
-      if (pl->lm_head_bias) st.head_count += pl->vocab_padded / t;
-    } else {
-      st.head_count = head_params(pl);
-    }
+  st->final_norm_count = pl->final_norm * pl->norm_width * h;
+  if (pl->head_kind == LLMEM_HEAD_LM) {
+    /* untied: own output layer; tied with p > 1: the last stage keeps a copy
+     * of the word embedding (Megatron; docs/memory-model.md §11 #14) */
+    if (!pl->tied || pl->pp > 1) st->head_count = pl->vocab_padded * h / t;
+    if (pl->lm_head_bias) st->head_count += pl->vocab_padded / t;
+  } else {
+    st->head_count = head_params(pl);
   }
+}
+
+void layout_stage(const plan *pl, int stage, stage_layout *out) {
+  stage_layout st = {0};
+  st.has_embedding = stage == 0;
+  st.has_head = stage == (int)pl->pp - 1;
+  stage_layers(pl, stage, &st);
+  double t = pl->tp, h = pl->hidden;
+  /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
+  if (st.has_embedding) st.embedding_count = embedding_params(pl) - pl->vocab * h + pl->vocab_padded * h / t;
+  if (st.has_head) stage_head(pl, &st);
   if (st.has_embedding && pl->vision_layers > 0) { /* the tower runs before the first layer */
     vision_cost v = vision_of(pl);
     st.vision_count = (v.tower_params + v.projector_params) / t;

@@ -377,6 +377,23 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   return fmax(0, t - window) + t / fmax(1, layers_here);
 }
 
+/* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the
+ * backward when it trains) and the MTP depths on the last (a layer of the last kind and a
+ * head each), added to the stage pass: the slowest stage. */
+static double extras_seconds(const step_ctx *c, const layer_time *last_kind, double share) {
+  const plan *pl = c->pl;
+  double s = 0;
+  if (pl->vision_layers > 0) {
+    vision_cost v = vision_of(pl);
+    double f = 0, b = 0, d = pl->vision_hidden;
+    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c->ab,
+                   &f, &b);
+    s += f + (vision_trains(pl) ? b : 0);
+  }
+  if (pl->mtp_layers > 0) s += pl->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
+  return s;
+}
+
 double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   step_ctx c;
   c.pl = pl;
@@ -404,17 +421,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     mb_bwd += n * (t->linear_bwd + t->attn_bwd + t->memory_bwd);
     stage_mb += n * layer_pass_seconds(&c, t, share);
   }
-  /* the vision tower on the first stage: its GEMMs over every image of the micro-batch, backward when it trains */
-  if (pl->vision_layers > 0) {
-    vision_cost v = vision_of(pl);
-    double f = 0, b = 0, d = pl->vision_hidden;
-    linear_seconds(&c.g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c.ab, &f, &b);
-    stage_mb += f + (vision_trains(pl) ? b : 0);
-  }
-  /* the MTP depths on the last stage: a layer of the last kind and a head each (the slowest stage) */
-  if (pl->mtp_layers > 0)
-    stage_mb += pl->mtp_layers *
-                (layer_pass_seconds(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share) + head_seconds(&c));
+  stage_mb += extras_seconds(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share);
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;

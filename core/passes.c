@@ -43,7 +43,9 @@ static int layer_recomputed(const plan *pl, int local_index) {
   return local_index < (int)pl->recompute_layers;
 }
 
-static const layer_cost *cost(const stage_walk *W, int layer) { return &W->costs[layer_kind(W->pl, layer)]; }
+static const layer_cost *cost(const stage_walk *W, int layer) {
+  return &W->costs[W->single_kind >= 0 ? W->single_kind : layer_kind(W->pl, layer)];
+}
 
 const layer_cost *walk_layer_cost(const stage_walk *W, int layer) { return cost(W, layer); }
 
@@ -134,13 +136,15 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
     W->local0[c] = sum;
     sum += W->chunk_layers[c];
   }
-  /* layer costs by kind (mixer x MLP) */
+  /* layer costs by kind (mixer x MLP); a stage of one kind looks none up per layer */
+  int kinds = 0;
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       int kind = layer_kind(pl, i);
       if (!W->have[kind]) {
         W->costs[kind] = cost_of(pl, st, rs, i);
         W->have[kind] = 1;
+        W->single_kind = kinds++ == 0 ? kind : -1;
       }
     }
   W->loss = loss_bytes(pl);

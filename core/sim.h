@@ -149,6 +149,7 @@ typedef struct {
   int v, lazy, offload;
   int first_global[LLMEM_MAX_VPP], chunk_layers[LLMEM_MAX_VPP], local0[LLMEM_MAX_VPP];
   int have[LAYER_KIND_COUNT]; /* the layer kinds (mixer x MLP) on this stage: costs[kind] is set */
+  int single_kind;            /* the stage's one kind, or -1 when it has several */
   loss_memory loss;
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;

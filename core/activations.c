@@ -388,9 +388,29 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
   push(kept, lora);
 }
 
+/* A decoder layer's cross-attention over the encoder's output (transformers t5 T5LayerCrossAttention):
+ * its norm's input and rstd, q's input, q over the target tokens, k and v over the source tokens,
+ * the output projection's input, and the softmax statistics (flash) or scores (eager); the k/v input,
+ * the encoder's output, is one tensor for every decoder layer (passes.c keeps it once). */
+static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list *kept) {
+  double T = sh->tokens, S = pl->source_len / pl->cp * pl->micro_batch, h = pl->hidden, ab = sh->ab;
+  double a_t = pl->heads / pl->tp, q_dim = a_t * pl->head_dim, kv_dim = max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  double out_h = T * h / sh->outside;
+  double parts[7] = {out_h * sh->norm_saved + T * 4 / sh->outside, out_h * sh->lin, T * q_dim * ab, S * kv_dim * ab,
+                     S * kv_dim * ab, T * q_dim * sh->lin,
+                     pl->attention == LLMEM_ATTN_FLASH ? T * a_t * 4 : T * a_t * pl->source_len * (4 + ab)};
+  double sum = 0;
+  for (int i = 0; i < 7; i++) sum += parts[i], push(kept, parts[i]);
+  return sum;
+}
+
 layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed) {
   layer_activations la = {0};
   shape sh = layer_shape(pl);
+  if (layer < (int)pl->encoder_layers) { /* an encoder layer runs over the source tokens, attending all of them */
+    sh.tokens = pl->source_len / pl->cp * pl->micro_batch;
+    sh.seq_keys = pl->source_len;
+  }
   double T = sh.tokens, h = pl->hidden, ab = sh.ab;
   int frozen = pl->ft_method != LLMEM_FT_FULL;
   /* bitsandbytes MatMul4Bit up to 0.43.1 keeps its input in ctx.tensors
@@ -418,6 +438,11 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double layer_input = T * h * sh.residual / sh.outside; /* checkpoint input (Megatron keeps it SP-sharded) */
   double saved = policy_saved(pl, &sh, &m, &b, moe, has_mlp, full, layer_input);
   list_tensors(pl, &sh, &m, &b, moe, has_mlp, keep_down_in, lora, layer_input, full, saved, recomputed, &la);
+  if (pl->encoder_layers > 0 && layer >= (int)pl->encoder_layers) {
+    double cross = cross_attention_saved(pl, &sh, recomputed ? &la.recompute_tensors : &la.saved_tensors);
+    full += cross;
+    if (!recomputed) saved += cross;
+  }
 
   la.saved_full_bytes = full;
   la.checkpoint_bytes = layer_input;

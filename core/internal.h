@@ -48,6 +48,9 @@ typedef struct {
   double ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk; /* Mamba-2 layers */
   int ssm_bias, ssm_conv_bias;
   double mtp_layers;                      /* multi-token-prediction depths on the last stage */
+  /* encoder-decoder: layers [0, encoder_layers) are the encoder's, over source_len tokens; the
+   * decoder's (the rest) add cross-attention */
+  double encoder_layers, source_len, rel_buckets;
   /* the vision tower (model.vision; layers 0: none) */
   int vision_kind, vision_train;
   double vision_layers, vision_hidden, vision_heads, vision_ffn, vision_patch, vision_image;

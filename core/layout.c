@@ -93,6 +93,10 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
   if (st.has_embedding) st.embedding_count = embedding_params(pl) - pl->vocab * h + pl->vocab_padded * h / t;
   if (st.has_head) stage_head(pl, &st);
+  if (st.has_head && pl->encoder_layers > 0) /* the encoder's final norm and the stacks' relative position biases */
+    st.final_norm_count += pl->final_norm * pl->norm_width * h + 2 * pl->rel_buckets * pl->heads;
+  else if (st.has_head)
+    st.final_norm_count += pl->rel_buckets * pl->heads;
   if (st.has_embedding && pl->vision_layers > 0) { /* the tower runs before the first layer */
     vision_cost v = vision_of(pl);
     st.vision_count = (v.tower_params + v.projector_params) / t;

@@ -6,11 +6,16 @@
 
 #include "internal.h"
 
+/* Encoder layers come first; the lists and the MoE rule index the decoder's layers. */
 int layer_mixer(const plan *pl, int layer) {
+  if (layer < (int)pl->encoder_layers) return LLMEM_MIXER_ENCODER;
+  layer -= (int)pl->encoder_layers;
   return pl->mixer_period ? pl->mixer_pattern[layer % pl->mixer_period] : LLMEM_MIXER_FULL;
 }
 
 int layer_mlp(const plan *pl, int layer) {
+  if (layer < (int)pl->encoder_layers) return LLMEM_LMLP_DENSE;
+  layer -= (int)pl->encoder_layers;
   if (pl->mlp_period) return pl->mlp_pattern[layer % pl->mlp_period];
   if (!pl->moe || layer < (int)pl->dense_layers) return LLMEM_LMLP_DENSE;
   /* first k dense, then every n-th */
@@ -145,7 +150,10 @@ static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, 
 }
 
 static void mixer_params(const plan *pl, int mixer, layer_params *lp, int lora_on) {
-  if (mixer_is_attention(mixer)) attention_params(pl, lp, lora_on);
+  if (mixer_is_attention(mixer) || mixer == LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on);
+  /* a decoder layer of an encoder-decoder stack adds cross-attention: q, k, v, o over the encoder's
+   * output (transformers models/t5/modeling_t5.py T5LayerCrossAttention) */
+  if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on);
   else if (mixer == LLMEM_MIXER_LINEAR) linear_attention_params(pl, lp);
   else if (mixer == LLMEM_MIXER_SSM) ssm_params(pl, lp);
 }
@@ -159,7 +167,8 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
   double attn_total = lp.matrix_count + lp.vector_count;
   /* norms_per_layer counts both sublayers' norms; a layer without a mixer or
    * an MLP (Nemotron-H's blocks: one mixer or one MLP each) has half of them */
-  double sublayers = (mixer != LLMEM_MIXER_NONE) + (mlp != LLMEM_LMLP_NONE);
+  double sublayers = (mixer != LLMEM_MIXER_NONE) + (mlp != LLMEM_LMLP_NONE) +
+                     (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER); /* the cross-attention's norm */
   lp.vector_count += pl->norms_per_layer * sublayers / 2 * pl->norm_width * h;
   if (mlp == LLMEM_LMLP_NONE) {
     lp.largest_module_count = attn_total;
@@ -266,6 +275,10 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
   }
   double outer = embedding_params(pl) + head_params(pl) + pl->final_norm * pl->norm_width * pl->hidden;
   double t = 0, a = 0, frozen = 0;
+  if (pl->encoder_layers > 0) /* the encoder's final norm, and each stack's relative position bias (T5) */
+    outer += pl->final_norm * pl->norm_width * pl->hidden + 2 * pl->rel_buckets * pl->heads;
+  else
+    outer += pl->rel_buckets * pl->heads;
   if (pl->vision_layers > 0) { /* the vision tower and its projector run for every image */
     vision_cost v = vision_of(pl);
     outer += v.tower_params + v.projector_params;

@@ -106,7 +106,9 @@ static void resolve_layer_kinds(const llmem_input *in, plan *p) {
 }
 
 static void resolve_model(const llmem_input *in, plan *p) {
-  p->layers = in->layers;
+  p->encoder_layers = in->encoder_layers;
+  p->layers = in->layers + in->encoder_layers; /* the whole stack: encoder layers first */
+  p->rel_buckets = in->relative_buckets;
   p->hidden = in->hidden;
   p->heads = in->heads;
   p->kv_heads = or_default(in->kv_heads, in->heads);
@@ -158,6 +160,7 @@ static void resolve_model(const llmem_input *in, plan *p) {
 static void resolve_training(const llmem_input *in, plan *p) {
   p->micro_batch = in->micro_batch;
   p->seq_len = in->seq_len;
+  p->source_len = or_default(in->source_len, in->seq_len);
   p->grad_accum = in->grad_accum; /* NaN until resolve_batch */
   p->dtype = (int)in->dtype;
   p->fp8_linear = in->fp8_linear != 0 || p->dtype == LLMEM_DTYPE_FP8;
@@ -259,8 +262,9 @@ static int uses_mixer(const plan *p, int mixer) {
 static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int *field) {
   if (p->mixer_period == 0 && p->mlp_period == 0) return LLMEM_OK;
   if (p->formula != LLMEM_FORMULA_LLMEM) FAIL(LLMEM_ERR_PATTERN_FORMULA, layer_types);
-  if (p->mixer_period > p->layers) FAIL(LLMEM_ERR_PATTERN_LONG, layer_types);
-  if (p->mlp_period > p->layers) FAIL(LLMEM_ERR_PATTERN_LONG, mlp_types);
+  if (p->mixer_period > in->layers) FAIL(LLMEM_ERR_PATTERN_LONG, layer_types); /* lists cover the decoder */
+  if (p->mlp_period > in->layers) FAIL(LLMEM_ERR_PATTERN_LONG, mlp_types);
+  if (uses_mixer(p, LLMEM_MIXER_ENCODER)) FAIL(LLMEM_ERR_ENCODER_LIST, layer_types);
   if (p->mlp_period > 0 && (in->moe_dense_layers != 0 || in->moe_layer_freq != 1))
     FAIL(LLMEM_ERR_PATTERN_MOE_RULE, mlp_types);
   for (int k = 0; k < p->mlp_period; k++)
@@ -299,6 +303,16 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
       FAIL(LLMEM_ERR_VISION_PATCH, vision_image_size);
   }
   return check_layer_kinds(in, p, field);
+}
+
+/* An encoder-decoder stack (T5): one stage, the model-state formulas that count parameters only */
+static llmem_status check_encoder(const plan *p, int *field) {
+  if (p->encoder_layers <= 0) return LLMEM_OK;
+  int formula_ok = p->formula == LLMEM_FORMULA_LLMEM || p->formula == LLMEM_FORMULA_DEEPSPEED ||
+                   p->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->formula == LLMEM_FORMULA_ZERO_PAPER;
+  if (!formula_ok || p->pp > 1 || p->mtp_layers > 0 || p->vision_layers > 0 || p->in->rl_algorithm != LLMEM_RL_NONE)
+    FAIL(LLMEM_ERR_ENCODER_SETUP, encoder_layers);
+  return LLMEM_OK;
 }
 
 /* Megatron-LM's MTP block (megatron/core/transformer/multi_token_prediction.py, 09ebca7 2025-03-22):
@@ -491,6 +505,7 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   STEP(check_layout(&p, field));
   STEP(check_engine(&p, field));
   STEP(check_mtp(&p, field));
+  STEP(check_encoder(&p, field));
   STEP(derive_sharding(in, &p, field));
   STEP(check_training(in, &p, field));
   derive_bytes(in, &p);

@@ -27,7 +27,8 @@ static shape layer_shape(const plan *pl) {
   sh.seq_keys = pl->seq_len;
   sh.outside = pl->sp ? pl->tp : 1;
   sh.ab = pl->act_bytes;
-  sh.lin = pl->fp8_linear ? 1 : pl->act_bytes;
+  /* with a recipe, the columnwise quantised copy with its scales (§4.6) */
+  sh.lin = pl->fp8_recipe >= 0 ? pl->fp8_input_bytes : pl->fp8_linear ? 1 : pl->act_bytes;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   /* Eager RMSNorm/LayerNorm (HF, torchtitan) keeps the fp32 upcast of its input
    * (x.float() feeds pow and mul); fused kernels (TE/apex, torch.compile) keep
@@ -163,6 +164,16 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   double qkv[3] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb};
   set_core(m, qkv, 3, T * (m->q_dim + m->k_dim + m->v_dim) * kb); /* attention-kernel inputs after RoPE */
   m->out_in = T * m->o_dim * sh->lin;                             /* kernel output = o_proj input */
+  if (pl->fp8_recipe >= 0) {
+    /* The flash kernel keeps its 16-bit output and the o_proj its quantised
+     * copy; Megatron sets save_original_input on linear_proj for every recipe
+     * but delayed (Megatron-LM d98e8a6 attention.py L425-444, TE >= 2.6): the
+     * o_proj keeps the kernel's output itself. */
+    int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+    int original = megatron && pl->fp8_recipe != LLMEM_FP8_RECIPE_DELAYED;
+    double kernel_out = pl->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
+    m->out_in = T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
+  }
   m->lse = T * a_t * 4;                                           /* flash softmax LSE, fp32 */
   double scores_temp = 0, scores_bwd = 0;
   if (sdpa_fp32) {

@@ -57,7 +57,8 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
   if (pl->in->sequence_parallel != 0 && pl->tp == 1 && pl->engine == LLMEM_ENGINE_MEGATRON)
     result_add_warning(out, LLMEM_WARN_SP_WITHOUT_TP);
   if (pl->pp > 1 && pl->grad_accum < pl->pp) result_add_warning(out, LLMEM_WARN_PP_BUBBLE);
-  if (pl->fp8_linear) result_add_warning(out, LLMEM_WARN_FP8_APPROX);
+  if (pl->fp8_linear && pl->fp8_recipe < 0) result_add_warning(out, LLMEM_WARN_FP8_APPROX);
+  if (pl->fp8_recipe >= 0) result_add_warning(out, LLMEM_WARN_FP8_RECIPE);
   if (pl->capacity_factor > 0) result_add_warning(out, LLMEM_WARN_CAPACITY_DROPS);
   if (pl->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
   if (pl->activation_offload) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);

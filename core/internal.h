@@ -101,6 +101,12 @@ typedef struct {
   double master_bytes;        /* 0 when there is no separate master copy */
   double grad_bytes;
   double base_weight_bytes;   /* frozen base weights for LoRA; QLoRA handled apart */
+  /* training.fp8_recipe (docs/memory-model.md §4.6): -1 when null or without fp8
+   * linears (the 1-byte approximation); else the recipe and, per element of a
+   * linear weight, its quantised copies (rowwise + columnwise, with their
+   * scales), and per element of a saved linear input, its one quantised copy */
+  int fp8_recipe;
+  double fp8_weight_bytes, fp8_input_bytes;
 
   int rl_entropy;             /* RL: the loss also takes the entropy over the vocabulary (rl.entropy) */
   int rl_entropy_kernel;      /* LLMEM_RL_ENTROPY_*: how (rl.entropy_kernel, else the stack's) */

@@ -103,7 +103,8 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
   W(LLMEM_WARN_PAGED_OPTIMIZER, "paged optimizer: states are counted on the GPU; under memory pressure they page to host memory") \
   W(LLMEM_WARN_RESERVE_BOUND, "reserved is the caching allocator's bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all") \
   W(LLMEM_WARN_RL_PASSES, "RL: the log-prob, reference, reward and critic-value passes count one layer's no-grad working set, its gathered weights and one micro-batch's logits; reserved in those phases is the caching allocator's bound") \
-  W(LLMEM_WARN_RL_SEPARATE, "RL: the rollout engine runs on GPUs of its own (rl.rollout.placement \"separate\"): its memory is not on the training GPUs reported here")
+  W(LLMEM_WARN_RL_SEPARATE, "RL: the rollout engine runs on GPUs of its own (rl.rollout.placement \"separate\"): its memory is not on the training GPUs reported here") \
+  W(LLMEM_WARN_FP8_RECIPE, "training.fp8_recipe: linear weights and saved linear inputs are counted in the recipe's format with its scales (delayed/current: Hopper, with a transposed weight copy); the step time still counts fp8 GEMMs")
 typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warning;
 
 /* "Why this number": the terms of the most-loaded GPU, each with its

@@ -463,6 +463,34 @@ static llmem_status derive_sharding(const llmem_input *in, plan *p, int *field) 
   return LLMEM_OK;
 }
 
+/* Bytes of Transformer Engine's quantised tensors per element (docs/memory-model.md
+ * §4.6; TransformerEngine d0067d0, transformer_engine/pytorch/tensor/{float8,float8_blockwise,mxfp8,nvfp4}_tensor.py
+ * inner_tensor_specs and get_scale_shape, common/recipe/__init__.py). A linear
+ * weight is quantised for both usages (module/linear.py L467-475: columnwise
+ * while the input needs a gradient); a saved input keeps the columnwise copy
+ * only (L602-616 "Discard row-wise data since it is not needed in backward pass").
+ *   delayed, current: Float8Tensor, one fp32 scale per tensor (negligible); on
+ *     Hopper the columnwise copy is a separate _transpose (float8_tensor.py
+ *     L423-427, utils.py is_non_tn_fp8_gemm_supported: sm90 is TN-only)
+ *   blockwise (Float8BlockScaling, DeepSeek-V3): fp32 scales, 128x128 blocks
+ *     for weights (w_block_scaling_dim 2), 1x128 tiles for inputs (x_ 1)
+ *   mxfp8: one E8M0 byte per 32 values per copy (mxfp8_tensor.py get_scale_shape)
+ *   nvfp4: two E2M1 values a byte + one E4M3 byte per 16 values per copy (the
+ *     weights' 16x16 blocks keep a byte per 16 values too, nvfp4_tensor.py
+ *     get_scale_shape) + an fp32 amax per copy (negligible) */
+static void fp8_formats(const llmem_input *in, plan *p) {
+  p->fp8_recipe = p->fp8_linear && !isnan(in->fp8_recipe) ? (int)in->fp8_recipe : -1;
+  double data = 1, weight_scale = 0, input_scale = 0;
+  switch (p->fp8_recipe) {
+    case LLMEM_FP8_RECIPE_BLOCKWISE: weight_scale = 4.0 / (128 * 128), input_scale = 4.0 / 128; break;
+    case LLMEM_FP8_RECIPE_MXFP8: weight_scale = input_scale = 1.0 / 32; break;
+    case LLMEM_FP8_RECIPE_NVFP4: data = 0.5, weight_scale = input_scale = 1.0 / 16; break;
+    default: break;
+  }
+  p->fp8_weight_bytes = 2 * (data + weight_scale);
+  p->fp8_input_bytes = data + input_scale;
+}
+
 static void derive_bytes(const llmem_input *in, plan *p) {
   int fsdp = is_fsdp(p);
   /* vocabulary padded as Megatron does: to a multiple of vocab_multiple * tp */
@@ -478,9 +506,12 @@ static void derive_bytes(const llmem_input *in, plan *p) {
   /* bytes per element */
   p->act_bytes = p->dtype == LLMEM_DTYPE_FP32 ? 4 : 2;
   p->weight_bytes = dtype_bytes(p->dtype);
-  p->master_bytes = p->master_weights ? 4 : 0;
+  /* training.master_dtype: Megatron's --main-params-dtype (precision-aware optimizer),
+   * Transformer Engine FusedAdam's master_weight_dtype; null: fp32 */
+  p->master_bytes = p->master_weights ? (isnan(in->master_dtype) ? 4 : dtype_bytes((int)in->master_dtype)) : 0;
   p->grad_bytes = dtype_bytes(p->grad_dtype);
   p->base_weight_bytes = dtype_bytes(p->base_dtype);
+  fp8_formats(in, p);
 }
 
 #define STEP(call)                       \

@@ -143,6 +143,16 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     /* torch.autocast: fp32 parameters are the master copy; bf16 casts are made
      * per layer in the forward and kept for the backward (timeline.c). */
     *master += (c->dense + c->expert) * 4;
+  } else if (pl->dtype == LLMEM_DTYPE_FP8 && pl->fp8_recipe >= 0) {
+    /* parameters in fp8 (TE fp8_model_init / quantized_model_init, Megatron
+     * --fp8-param-gather): each linear weight is a quantised tensor with both
+     * usages (TE module/base.py creates it through the weight quantizer); the
+     * embedding, the output layer, norms and routers are not TE linears and stay
+     * in the activation dtype. No separate high-precision copy. */
+    double linear = lp->matrix_count;
+    *weights += ((c->dense - linear) * pl->act_bytes + linear * pl->fp8_weight_bytes) / c->param_div_d +
+                c->expert / c->param_div_e * pl->fp8_weight_bytes;
+    if (c->mb > 0) *master += (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * c->mb;
   } else {
     *weights += c->dense / c->param_div_d * c->wb + c->expert / c->param_div_e * c->wb;
     if (c->mb > 0) *master += (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * c->mb;
@@ -153,8 +163,11 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     *weights += lp->vector_count * c->wb * (1 - 1 / c->Nd);
   /* Transformer Engine keeps an fp8 copy of each linear weight unless the
    * parameters themselves are fp8 (fp8_model_init; docs/memory-model.md §4.5). */
-  if (pl->fp8_linear && pl->dtype != LLMEM_DTYPE_FP8 && (c->megatron || c->deepspeed))
-    *weights += (lp->matrix_count + c->expert) / c->param_div_d;
+  if (pl->fp8_linear && pl->dtype != LLMEM_DTYPE_FP8 && (c->megatron || c->deepspeed)) {
+    if (pl->fp8_recipe < 0) *weights += (lp->matrix_count + c->expert) / c->param_div_d;
+    else /* the recipe's quantised copies of each linear weight (§4.6) */
+      *weights += (lp->matrix_count / c->param_div_d + c->expert / c->param_div_e) * pl->fp8_weight_bytes;
+  }
 }
 
 /* Gradients of the trainable parameters, per engine. */

@@ -264,6 +264,24 @@ export const UI: Record<string, FieldUi> = {
   'training.dtype': { label: 'Compute dtype', hint: 'parameters and compute', options: DTYPES },
   'training.fp8_linear': { label: 'FP8 linears', hint: 'linears in FP8 (Transformer Engine)' },
   'training.master_weights': { label: 'FP32 master weights', hint: 'an FP32 copy beside 16-bit weights' },
+  'training.fp8_recipe': {
+    label: 'FP8 recipe',
+    auto: '1-byte approximation',
+    hint: 'quantised weight copies and saved inputs with their scales',
+    options: {
+      delayed: 'Delayed scaling (per tensor)',
+      current: 'Current scaling (per tensor)',
+      blockwise: 'Blockwise (DeepSeek 128×128)',
+      mxfp8: 'MXFP8 (Blackwell)',
+      nvfp4: 'NVFP4 (Blackwell)',
+    },
+  },
+  'training.master_dtype': {
+    label: 'Master weight dtype',
+    auto: 'FP32',
+    hint: 'Megatron --main-params-dtype',
+    options: DTYPES,
+  },
   'training.grad_dtype': { label: 'Gradient dtype', hint: 'gradient accumulation and reduction', options: DTYPES },
   'training.optimizer': {
     label: 'Optimizer',
@@ -938,6 +956,7 @@ export const SECTIONS: Section[] = [
           'training.global_batch',
           'training.dtype',
           'training.master_weights',
+          'training.master_dtype',
           'training.grad_dtype',
           'training.optimizer',
           'training.optimizer_dtype',
@@ -969,6 +988,7 @@ export const SECTIONS: Section[] = [
         title: 'More training',
         paths: [
           'training.fp8_linear',
+          'training.fp8_recipe',
           'training.optimizer_impl',
           'training.optimizer_in_backward',
           'training.paged_optimizer',

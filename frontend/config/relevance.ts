@@ -96,6 +96,9 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.mla.qk_rope_head_dim': MLA_ON,
   'model.mla.v_head_dim': MLA_ON,
   'training.master_weights': (get) => get('training.dtype') !== 'fp32',
+  'training.master_dtype': (get) => get('training.dtype') !== 'fp32' && get('training.master_weights') !== false,
+  // the recipe matters only with fp8 linears (training.fp8_linear, or fp8 parameters)
+  'training.fp8_recipe': (get) => get('training.fp8_linear') === true || get('training.dtype') === 'fp8',
   'training.optimizer_dtype': (get) => get('training.optimizer') !== 'adamw_8bit',
   'training.recompute_modules': is('training.recompute', 'selective'),
   'training.recompute_layers': is('training.recompute', 'full'),

@@ -275,6 +275,46 @@ describe('issue 14 flags', () => {
   });
 });
 
+describe('precision flags: Transformer Engine recipes, fp8 parameters, the precision-aware optimizer', () => {
+  const base = `${MODEL} --bf16 --use-distributed-optimizer`;
+  it('--fp8-format sets the recipe: delayed by default, tensorwise is current scaling', () => {
+    const d = ok(`${base} --fp8-format hybrid`);
+    expect(d.config.training).toMatchObject({ fp8_linear: true, fp8_recipe: 'delayed', dtype: 'bf16' });
+    expect(d.notes.join('\n')).toContain('no --fp8-recipe');
+    expect(ok(`${base} --fp8-format e4m3 --fp8-recipe tensorwise`).config.training).toMatchObject({
+      fp8_recipe: 'current',
+    });
+    expect(ok(`${base} --fp8-format e4m3 --fp8-recipe mxfp8`).config.training).toMatchObject({ fp8_recipe: 'mxfp8' });
+    const custom = ok(`${base} --fp8-format e4m3 --fp8-recipe custom`);
+    expect((custom.config.training as Config).fp8_recipe).toBeUndefined();
+    expect(custom.unsupported[0]).toMatch(/^--fp8-recipe: custom/);
+    expect(fail(`${base} --fp8-format e4m3 --fp8-recipe foo`).message).toContain('--fp8-recipe');
+  });
+  it('--fp4-format is NVFP4; it excludes --fp8-format', () => {
+    expect(ok(`${base} --fp4-format e2m1`).config.training).toMatchObject({ fp8_linear: true, fp8_recipe: 'nvfp4' });
+    expect(fail(`${base} --fp4-format e2m1 --fp8-format e4m3`).message).toContain('cannot be used together');
+  });
+  it('--fp8-param-gather stores the parameters in fp8 and gathers them in fp8', () => {
+    const r = ok(`${base} --fp8-format e4m3 --fp8-recipe blockwise --fp8-param-gather`);
+    expect(r.config.training).toMatchObject({ dtype: 'fp8', fp8_recipe: 'blockwise' });
+    expect(r.config.parallel).toMatchObject({ fp8_all_gather: true });
+    expect(ok(`${base} --fp4-format e2m1 --fp4-param-gather`).config.training).toMatchObject({ dtype: 'fp8' });
+    expect(ok(`${base} --fp8-param-gather`).config.training).toMatchObject({ dtype: 'bf16' });
+  });
+  it('--use-precision-aware-optimizer: main params and moment dtypes', () => {
+    const r = ok(
+      `${base} --use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype fp8 --exp-avg-sq-dtype fp8`,
+    );
+    expect(r.config.training).toMatchObject({ master_dtype: 'fp16', optimizer_dtype: 'fp8' });
+    const mixed = ok(`${base} --use-precision-aware-optimizer --exp-avg-dtype fp8 --exp-avg-sq-dtype bf16`);
+    expect(mixed.config.training).toMatchObject({ optimizer_dtype: 'bf16' });
+    expect(mixed.notes.join('\n')).toContain('both moments counted in bf16');
+    const without = ok(`${base} --exp-avg-dtype bf16`);
+    expect((without.config.training as Config).optimizer_dtype).toBeUndefined();
+    expect(without.notes.join('\n')).toContain('without --use-precision-aware-optimizer');
+  });
+});
+
 describe('bounded evaluation: a bomb is a named error, never a hang', () => {
   it.each([
     ['an endless loop', 'while true; do X=1; done'],

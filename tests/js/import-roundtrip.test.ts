@@ -140,6 +140,18 @@ describe('Megatron-LM arguments round trip', () => {
       '--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 --swiglu --normalization RMSNorm --disable-bias-linear --untie-embeddings-and-output-weights --position-embedding-type rope --vocab-size 129280 --make-vocab-size-divisible-by 1 --num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) --moe-router-enable-expert-bias --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 8 --decoder-first-pipeline-num-layers 5 --expert-model-parallel-size 64 --sequence-parallel --use-distributed-optimizer --seq-length 4096 --micro-batch-size 1 --global-batch-size 2048 --bf16 --recompute-granularity full --recompute-method block --recompute-num-layers 2 --attention-dropout 0 --hidden-dropout 0';
     roundTrip('megatron', imported('megatron', line, 1024), MEGATRON_KEYS);
   });
+  it.each([
+    [
+      'blockwise fp8 parameters, fp16 main params, fp8 moments',
+      '--fp8-format e4m3 --fp8-recipe blockwise --fp8-param-gather --use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype fp8 --exp-avg-sq-dtype fp8',
+    ],
+    ['NVFP4 linears', '--fp4-format e2m1'],
+    ['current scaling', '--fp8-format hybrid --fp8-recipe tensorwise'],
+  ])('precision flags: %s', (_, flags) => {
+    const line = `--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 --bf16 --use-distributed-optimizer ${flags}`;
+    const { out } = roundTrip('megatron', imported('megatron', line, 8), MEGATRON_KEYS, 8);
+    expect(out.unexpressed).toEqual([]);
+  });
   it('lists what Megatron-LM arguments cannot carry', () => {
     const lora = imported('llamafactory', fixture('llamafactory/llama3_lora_sft.yaml'));
     const { unexpressed } = exported('megatron', lora);

@@ -123,8 +123,33 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   const dtype = v.take<string>('training.dtype');
   if (dtype === 'bf16' || dtype === 'fp8') flag('bf16');
   if (dtype === 'fp16') flag('fp16');
-  if (dtype === 'fp8') v.skip('training.dtype', 'fp8 written as --bf16 --fp8-format hybrid');
-  if (v.take<boolean>('training.fp8_linear') || dtype === 'fp8') flag('fp8-format', 'hybrid');
+  const recipe = v.take<string | null>('training.fp8_recipe');
+  const quantised = v.take<boolean>('training.fp8_linear') || dtype === 'fp8';
+  // Transformer Engine recipes (TransformerConfig fp8_recipe / fp4_recipe); fp8 parameters are
+  // --fp8-param-gather (kept in fp8, gathered in fp8)
+  const fp4 = quantised && recipe === 'nvfp4';
+  if (fp4) flag('fp4-format', 'e2m1');
+  else if (quantised) flag('fp8-format', 'hybrid');
+  if (quantised && recipe !== null && !fp4) flag('fp8-recipe', recipe === 'current' ? 'tensorwise' : recipe);
+  if (quantised && recipe === null)
+    v.skip(
+      'training.fp8_recipe',
+      'null (1-byte approximation) written without --fp8-recipe: Megatron-LM runs delayed scaling',
+    );
+  if (dtype === 'fp8') {
+    if (recipe === null) v.skip('training.dtype', 'fp8 written as --bf16 --fp8-format hybrid');
+    else flag(fp4 ? 'fp4-param-gather' : 'fp8-param-gather');
+  }
+  if (dtype === 'fp8' && recipe !== null) v.cover('parallel.fp8_all_gather');
+  // --use-precision-aware-optimizer (arguments.py L3667-3684): main params fp32/fp16, moments fp32/fp16/bf16/fp8
+  const master = v.take<string | null>('training.master_dtype'),
+    moments = v.take<string>('training.optimizer_dtype');
+  const mainParams = master === 'fp16' && v.get<boolean>('training.master_weights');
+  if (master !== null && master !== 'fp32' && !mainParams)
+    v.skip('training.master_dtype', `${master}: Megatron-LM keeps main params in fp32 or fp16 (--main-params-dtype)`);
+  if (mainParams || moments !== 'fp32') flag('use-precision-aware-optimizer');
+  if (mainParams) flag('main-params-dtype', 'fp16');
+  if (moments !== 'fp32') flag('exp-avg-dtype', moments, '--exp-avg-sq-dtype', moments);
   const grad = v.take<string>('training.grad_dtype');
   if (dtype === 'fp16' && grad === 'fp32') flag('accumulate-allreduce-grads-in-fp32');
   // bf16 gradient buffers: --grad-reduce-in-bf16 (megatron/core/distributed/param_and_grad_buffer.py grad_dtype)

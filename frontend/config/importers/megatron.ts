@@ -175,6 +175,14 @@ const HANDLED = new Set([
   'use-torch-fsdp2',
   'cpu-offloading',
   'fp8-param-gather',
+  'fp8-recipe',
+  'fp4-format',
+  'fp4-recipe',
+  'fp4-param-gather',
+  'use-precision-aware-optimizer',
+  'main-params-dtype',
+  'exp-avg-dtype',
+  'exp-avg-sq-dtype',
   'cross-entropy-loss-fusion',
   'group-query-attention',
   'moe-layer-recompute',
@@ -560,12 +568,72 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   if (bf16Grads)
     d.note('--grad-reduce-in-bf16: gradient buffers and their reduction in bf16 (training.grad_dtype bf16)');
   else if (has('grad-reduce-in-bf16')) d.note('--grad-reduce-in-bf16 without --bf16: no effect');
-  if (has('fp8-format') || has('fp8')) d.set('training.fp8_linear', true);
-  if (has('fp8-param-gather'))
-    d.skip(
-      '--fp8-param-gather',
-      'fp8 parameter storage (no bf16 copy) is not modelled; fp8 linears counted with a high-precision weight',
+  // Transformer Engine recipes: TransformerConfig fp8_recipe (default 'delayed'; 'tensorwise' is
+  // Float8CurrentScaling) and fp4_recipe (default 'nvfp4'), Megatron-LM d98e8a6
+  // megatron/core/transformer/transformer_config.py L587-690, megatron/core/enums.py Fp8Recipe / Fp4Recipe
+  const fp8 = has('fp8-format') || has('fp8'),
+    fp4 = has('fp4-format');
+  if (fp8 && fp4) throw new ImportError('--fp4-format', '--fp4-format and --fp8-format cannot be used together');
+  if (fp8 || fp4) d.set('training.fp8_linear', true);
+  if (fp8) {
+    const given = one('fp8-recipe');
+    const recipe = oneOf(given ?? 'delayed', '--fp8-recipe', [
+      'delayed',
+      'tensorwise',
+      'mxfp8',
+      'blockwise',
+      'custom',
+    ] as const);
+    if (recipe === 'custom')
+      d.skip(
+        '--fp8-recipe',
+        'custom: a quantizer factory; fp8 counted as 1-byte linear inputs (training.fp8_recipe null)',
+      );
+    else d.set('training.fp8_recipe', recipe === 'tensorwise' ? 'current' : recipe);
+    if (!has('fp8-recipe')) d.note("no --fp8-recipe: Megatron-LM's default, delayed scaling");
+  } else if (has('fp8-recipe')) d.note('--fp8-recipe without --fp8-format: no effect');
+  if (fp4) {
+    oneOf(one('fp4-format') ?? 'e2m1', '--fp4-format', ['e2m1'] as const);
+    const recipe = oneOf(one('fp4-recipe') ?? 'nvfp4', '--fp4-recipe', ['nvfp4', 'custom'] as const);
+    if (recipe === 'custom')
+      d.skip('--fp4-recipe', 'custom: a quantizer factory; counted as 1-byte linear inputs (training.fp8_recipe null)');
+    else d.set('training.fp8_recipe', 'nvfp4');
+  } else if (has('fp4-recipe')) d.note('--fp4-recipe without --fp4-format: no effect');
+  // --fp8-param-gather / --fp4-param-gather: "keep the compute param in fp8 ... and perform the param
+  // all-gather in fp8" (arguments.py L2012-2018): quantised parameters, no bf16 copy, the fp32 main
+  // params in the distributed optimizer
+  const paramGather = (fp8 && has('fp8-param-gather')) || (fp4 && has('fp4-param-gather'));
+  if (paramGather) {
+    d.set('training.dtype', 'fp8');
+    d.set('parallel.fp8_all_gather', true);
+    d.note(
+      `--${fp4 ? 'fp4' : 'fp8'}-param-gather: parameters stored quantised (training.dtype fp8) and gathered in fp8`,
     );
+  } else
+    for (const f of ['fp8-param-gather', 'fp4-param-gather'])
+      if (has(f)) d.note(`--${f} without --${f.slice(0, 3)}-format: no effect`);
+  // --use-precision-aware-optimizer (arguments.py L3667-3684): main params fp32/fp16, Adam moments
+  // fp32/fp16/bf16/fp8 (TE FusedAdam)
+  const precisionAware = has('use-precision-aware-optimizer');
+  const mainParams = one('main-params-dtype'),
+    expAvg = one('exp-avg-dtype'),
+    expAvgSq = one('exp-avg-sq-dtype');
+  if (precisionAware) {
+    const dt = ['fp32', 'fp16', 'bf16', 'fp8'] as const;
+    if (mainParams !== undefined)
+      d.set('training.master_dtype', oneOf(mainParams, '--main-params-dtype', ['fp32', 'fp16'] as const));
+    const m = oneOf(expAvg ?? 'fp32', '--exp-avg-dtype', dt),
+      v = oneOf(expAvgSq ?? 'fp32', '--exp-avg-sq-dtype', dt);
+    // one dtype for both moments: the wider when they differ
+    const wide = dt.indexOf(m) <= dt.indexOf(v) ? m : v;
+    if (expAvg !== undefined || expAvgSq !== undefined) d.set('training.optimizer_dtype', wide);
+    if (m !== v)
+      d.note(
+        `--exp-avg-dtype ${m} and --exp-avg-sq-dtype ${v}: both moments counted in ${wide} (training.optimizer_dtype is one dtype)`,
+      );
+  } else
+    for (const f of ['main-params-dtype', 'exp-avg-dtype', 'exp-avg-sq-dtype'])
+      if (has(f)) d.note(`--${f} without --use-precision-aware-optimizer: no effect`);
   const opt = one('optimizer') ?? 'adam';
   const o = oneOf(opt, '--optimizer', ['adam', 'sgd', 'muon', 'dist_muon', 'hybridadam', 'cpuadam'] as const);
   d.set('training.optimizer', o === 'sgd' ? 'sgd_momentum' : o.endsWith('muon') ? 'muon' : 'adamw');

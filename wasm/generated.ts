@@ -1005,7 +1005,7 @@ export type ConfigV1 = {
     ep?: number;
     etp?: number;
     sequence_parallel?: boolean;
-    pp_schedule?: 'gpipe' | '1f1b' | 'interleaved' | 'zero_bubble';
+    pp_schedule?: 'gpipe' | '1f1b' | 'interleaved' | 'zero_bubble' | 'zb_v' | 'dualpipe_v';
     vpp_group?: number | null;
     pp_first_stage_layers?: number | null;
     pp_last_stage_layers?: number | null;
@@ -1249,7 +1249,7 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 127, slot: 637, path: 'parallel.ep', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
   { index: 128, slot: 638, path: 'parallel.etp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
   { index: 129, slot: 639, path: 'parallel.sequence_parallel', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 130, slot: 640, path: 'parallel.pp_schedule', kind: 'enum', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['gpipe', '1f1b', 'interleaved', 'zero_bubble'] },
+  { index: 130, slot: 640, path: 'parallel.pp_schedule', kind: 'enum', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['gpipe', '1f1b', 'interleaved', 'zero_bubble', 'zb_v', 'dualpipe_v'] },
   { index: 131, slot: 641, path: 'parallel.vpp_group', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000, values: [] },
   { index: 132, slot: 642, path: 'parallel.pp_first_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
   { index: 133, slot: 643, path: 'parallel.pp_last_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },

@@ -112,6 +112,12 @@ typedef struct {
   int rl_entropy_kernel;      /* LLMEM_RL_ENTROPY_*: how (rl.entropy_kernel, else the stack's) */
 } plan;
 
+/* The V-shape schedules (zb_v, dualpipe_v): rank r holds model chunks r and
+ * 2p - 1 - r, so the first rank holds the embedding and the head. */
+static inline int plan_v_shape(const plan *p) {
+  return p->pp > 1 && (p->schedule == LLMEM_PP_ZB_V || p->schedule == LLMEM_PP_DUALPIPE_V);
+}
+
 /* One stage (pipeline rank) of the layout. */
 typedef struct {
   int first_layer;            /* of chunk 0 */

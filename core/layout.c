@@ -18,6 +18,11 @@ static int stage_layer_total(const plan *pl, int stage) {
  * Virtual chunk j of stage r is model chunk j*p + r (Megatron interleaving). */
 int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer) {
   int p = (int)pl->pp, v = (int)pl->vpp;
+  if (plan_v_shape(pl)) { /* V: chunk 0 is model chunk r, chunk 1 model chunk 2p - 1 - r (schedule.c) */
+    int n = (int)(pl->layers / (2 * p));
+    *first_layer = (chunk == 0 ? stage : 2 * p - 1 - stage) * n;
+    return n;
+  }
   /* stages 1 .. p - 2 hold the same count: the layers before (chunk, stage) in closed form */
   int first_n = stage_layer_total(pl, 0) / v;
   int middle_n = p > 2 ? stage_layer_total(pl, 1) / v : 0;
@@ -76,8 +81,9 @@ static void stage_head(const plan *pl, stage_layout *st) {
   st->final_norm_count = pl->final_norm * pl->norm_width * h;
   if (pl->head_kind == LLMEM_HEAD_LM) {
     /* untied: own output layer; tied with p > 1: the last stage keeps a copy
-     * of the word embedding (Megatron; docs/memory-model.md §11 #14) */
-    if (!pl->tied || pl->pp > 1) st->head_count = pl->vocab_padded * h / t;
+     * of the word embedding (Megatron; docs/memory-model.md §11 #14); a V
+     * schedule's first rank holds both ends and one table */
+    if (!pl->tied || (pl->pp > 1 && !st->has_embedding)) st->head_count = pl->vocab_padded * h / t;
     if (pl->lm_head_bias) st->head_count += pl->vocab_padded / t;
   } else {
     st->head_count = head_params(pl);
@@ -87,7 +93,7 @@ static void stage_head(const plan *pl, stage_layout *st) {
 void layout_stage(const plan *pl, int stage, stage_layout *out) {
   stage_layout st = {0};
   st.has_embedding = stage == 0;
-  st.has_head = stage == (int)pl->pp - 1;
+  st.has_head = stage == (plan_v_shape(pl) ? 0 : (int)pl->pp - 1); /* V: the last model chunk is rank 0's second */
   stage_layers(pl, stage, &st);
   double t = pl->tp, h = pl->hidden;
   /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
@@ -115,16 +121,11 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   *out = st;
 }
 
-/* Global index of the first layer of `chunk` on `stage` (layout_stage_layers
- * in closed form: stages 1..p-2 hold the same count). */
+/* Global index of the first layer of `chunk` on `stage`. */
 static int chunk_first_layer(const plan *pl, int stage, int chunk) {
-  int p = (int)pl->pp, v = (int)pl->vpp;
-  int first_n = stage_layer_total(pl, 0) / v;
-  int middle_n = p > 2 ? stage_layer_total(pl, 1) / v : 0;
-  int last_n = p > 1 ? stage_layer_total(pl, p - 1) / v : 0;
-  int round = first_n + (p > 2 ? (p - 2) * middle_n : 0) + last_n; /* layers of one model chunk per stage */
-  int before = stage == 0 ? 0 : first_n + (stage - 1) * middle_n;
-  return chunk * round + before;
+  int first;
+  layout_stage_layers(pl, stage, chunk, &first);
+  return first;
 }
 
 /* Layers [a, a + n) have the same kinds (dense / MoE, in order) as [b, b + n)

@@ -201,8 +201,12 @@ void walk_state(const stage_walk *W, const walk_sig *g, sim *S) {
 }
 
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o) {
-  if (o.backward) {
+  if (o.split == SPLIT_W) {
     g->in_flight[o.chunk]--;
+    return;
+  }
+  if (o.backward) {
+    if (o.split != SPLIT_I) g->in_flight[o.chunk]--;
     g->bwd_started[o.chunk] = 1;
   } else {
     g->in_flight[o.chunk]++;
@@ -495,4 +499,39 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
     vision_backward(W, S, mb);
   }
   root_post_backward(W, S, mb, c);
+}
+
+/* Zero-bubble split (Qi et al. 2023, arXiv 2401.10241 §2, Table 1): the
+ * backward for the inputs (I) runs the chunk's backward; the backward for
+ * the weights (W) needs each linear's input and output gradient, 32sbh of
+ * the layer's 34sbh + 5as^2b, so the micro-batch's live set, modelled whole
+ * (an upper bound), stays from the I to its W (DualPipe utils.py
+ * WeightGradStore: the W closures hold those tensors until pop). The I also
+ * makes the chunk's gradients, which the W would. */
+void input_backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
+  backward_pass(W, S, mb, c, first_pass);
+  double bytes = 0;
+  for (int j = 0; j < W->in_flight_cat_count[c]; j++) {
+    int x = W->in_flight_cats[c][j];
+    sim_add(S, x, W->in_flight_cat[c][x]);
+    bytes += W->in_flight_cat[c][x];
+  }
+  sim_block(S, block_tag(TAG_WEIGHT_INPUTS, LAYER_REST, mb, c), bytes, ALLOC_STREAM_COMPUTE);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, W->first_global[c]);
+}
+
+void weight_backward_pass(const stage_walk *W, sim *S, int mb, int c) {
+  for (int j = 0; j < W->in_flight_cat_count[c]; j++) {
+    int x = W->in_flight_cats[c][j];
+    sim_add(S, x, -W->in_flight_cat[c][x]);
+  }
+  sim_unblock(S, block_tag(TAG_WEIGHT_INPUTS, LAYER_REST, mb, c), 0);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, W->first_global[c]);
+}
+
+void walk_pass(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
+  if (!o.backward) forward_pass(W, S, o.mb, o.chunk, g->fwd_started[o.chunk]);
+  else if (o.split == SPLIT_I) input_backward_pass(W, S, o.mb, o.chunk, !g->bwd_started[o.chunk]);
+  else if (o.split == SPLIT_W) weight_backward_pass(W, S, o.mb, o.chunk);
+  else backward_pass(W, S, o.mb, o.chunk, !g->bwd_started[o.chunk]);
 }

@@ -351,7 +351,11 @@ static llmem_status check_layout(const plan *p, int *field) {
   } else if (!divides(p->layers, p->pp)) {
     FAIL(LLMEM_ERR_PP_LAYERS, pp);
   }
-  if (p->vpp > 1) {
+  if (plan_v_shape(p)) { /* two chunks per rank in a V (schedule.c) */
+    if (p->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->pp))
+      FAIL(LLMEM_ERR_V_SCHEDULE, vpp);
+    if (p->grad_accum < 2 * p->pp - (p->schedule == LLMEM_PP_ZB_V)) FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
+  } else if (p->vpp > 1) {
     if (p->pp < 2 || p->schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
     for (int s = 0; s < (int)p->pp; s++) {
       double n = s == 0 && p->pp_first > 0 ? p->pp_first

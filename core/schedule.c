@@ -1,6 +1,122 @@
 /* The order of one pipeline rank's passes (forward or backward of one
  * micro-batch through one virtual chunk), and where that order repeats. */
+#include <string.h>
+
 #include "sim.h"
+
+/* ---- V schedules: two chunks per rank (chunk 0 is model chunk r, chunk 1
+ * model chunk 2p - 1 - r; layout.c), their order as segments, each one
+ * pattern of passes repeated. A pattern is written "F0 I1 W1": F forward,
+ * B whole backward, I backward for the inputs, W backward for the weights of
+ * the oldest I of that chunk, Wq of the oldest I of the rank (DualPipeV's
+ * FIFO WeightGradStore), each followed by its chunk. ---- */
+enum { SEG_F, SEG_B, SEG_I, SEG_W, SEG_WQ };
+
+static int seg_class(int kind) { return kind == SEG_F ? 0 : kind == SEG_W || kind == SEG_WQ ? 2 : 1; }
+
+static void add_seg(schedule *s, int reps, const char *pattern, int counts[3][2], int *queued) {
+  if (reps <= 0) return;
+  sched_seg *g = &s->seg[s->seg_count++];
+  g->start = s->op_count, g->reps = reps, g->n = 0;
+  memcpy(g->count, counts, sizeof g->count);
+  g->queued = *queued;
+  for (const char *c = pattern; *c; c++) {
+    if (*c == ' ') continue;
+    int kind = *c == 'F' ? SEG_F : *c == 'B' ? SEG_B : *c == 'I' ? SEG_I : c[1] == 'q' ? SEG_WQ : SEG_W;
+    c++;
+    g->kind[g->n] = (unsigned char)kind;
+    g->chunk[g->n] = (unsigned char)(kind == SEG_WQ ? 0 : *c - '0');
+    if (kind == SEG_WQ) *queued += reps;
+    else counts[seg_class(kind)][g->chunk[g->n]] += reps;
+    g->n++;
+  }
+  s->op_count += reps * g->n;
+}
+
+static void schedule_v_init(schedule *s, int dualpipe) {
+  int p = s->p, m = s->m, r = s->stage, counts[3][2] = {{0}}, queued = 0;
+  s->kind = SCHED_V;
+  s->op_count = s->seg_count = 0;
+  if (!dualpipe) {
+    /* ZB-V (Qi et al. 2024, arXiv 2405.15362 §4; the paper's generator,
+     * sail-sg/zero-bubble-pipeline-parallelism zbv.py @39f2c18, caps each
+     * rank at 2p chunk activations): the order PyTorch writes down for equal
+     * F, B and W, pytorch/pytorch torch/distributed/pipelining/schedules.py
+     * @1fd7abc ScheduleZBVZeroBubble._calculate_single_rank_operations */
+    add_seg(s, 2 * (p - r) - 1, "F0", counts, &queued);        /* warmup_n1 */
+    add_seg(s, r, "F1 F0", counts, &queued);                    /* warmup_n2 */
+    add_seg(s, p - r, "F1 I1 W1", counts, &queued);             /* warmup_n3 */
+    add_seg(s, m - 2 * p + r + 1, "F0 I0 W0 F1 I1 W1", counts, &queued); /* stable, while f0 < m */
+    add_seg(s, p - r - 1, "I0 W0 F1 I1 W1", counts, &queued);   /* stable, while f1 < f0 */
+    add_seg(s, r, "I0 I1", counts, &queued);                    /* cooldown_n1 */
+    add_seg(s, p - r, "I0 W0", counts, &queued);                /* cooldown_n2 */
+    add_seg(s, r, "W1", counts, &queued);
+    add_seg(s, r, "W0", counts, &queued);
+    s->i_head[0] = s->i_head[1] = m; /* every backward is split */
+    s->whole_b[0] = s->whole_b[1] = 0;
+    return;
+  }
+  /* DualPipeV: deepseek-ai/DualPipe dualpipe/dualpipev.py @3da1bbe
+   * DualPipeV.step, steps 1-8 (F0B1 / F1B0 pairs run one after the other, as
+   * _forward_backward_compute_chunk does without overlapped_forward_backward) */
+  int half = (r + 1) / 2; /* step 6: zero bubble from i == step_6 // 2 */
+  add_seg(s, 2 * (p - r - 1), "F0", counts, &queued);           /* step 1 */
+  add_seg(s, r + 1, "F0 F1", counts, &queued);                  /* step 2 */
+  add_seg(s, p - r - 1, "I1 W1 F1", counts, &queued);           /* step 3 */
+  add_seg(s, m - 2 * p + r + 1, "F0 B1 F1 B0", counts, &queued); /* step 4 */
+  add_seg(s, p - r - 1, "B1 F1 B0", counts, &queued);           /* step 5 */
+  add_seg(s, half, "B1 B0", counts, &queued);                   /* step 6, i < step_6 // 2 */
+  add_seg(s, 1, r % 2 ? "I1 I0" : "B1 I0", counts, &queued);    /* i == step_6 // 2 */
+  add_seg(s, r - half, "I1 I0", counts, &queued);
+  s->w_base[0] = counts[2][0], s->w_base[1] = counts[2][1];
+  add_seg(s, p - r - 1, "Wq I0", counts, &queued);              /* step 7 */
+  add_seg(s, r + 1, "Wq", counts, &queued);                     /* step 8 */
+  s->i_head[0] = 0, s->i_head[1] = p - r - 1;
+  s->whole_b[0] = (m - 2 * p + r + 1) + (p - r - 1) + half;
+  s->whole_b[1] = s->whole_b[0] + (r % 2 == 0);
+}
+
+/* DualPipeV's queue of weight passes after step 6: step 6's split backwards
+ * (odd r: I1 I0 pairs; even r: I0, then pairs), then step 7's I0. */
+static int queue_chunk(const schedule *s, int e) {
+  int r = s->stage;
+  if (e > r) return 0;
+  return r % 2 ? e % 2 == 0 : e % 2 == 1;
+}
+
+static sched_op v_op(const schedule *s, int index) {
+  int i = s->seg_count - 1;
+  while (s->seg[i].start > index) i--;
+  const sched_seg *g = &s->seg[i];
+  int local = index - g->start, copy = local / g->n, pos = local % g->n;
+  int kind = g->kind[pos], c = g->chunk[pos], cls = seg_class(kind), k;
+  if (kind == SEG_WQ) {
+    int per = 0, before = 0;
+    for (int j = 0; j < g->n; j++)
+      if (g->kind[j] == SEG_WQ) per++, before += j < pos;
+    int e = g->queued + copy * per + before;
+    c = queue_chunk(s, e);
+    k = s->w_base[c];
+    for (int q = 0; q < e; q++) k += queue_chunk(s, q) == c;
+  } else {
+    int per = 0, before = 0;
+    for (int j = 0; j < g->n; j++)
+      if (seg_class(g->kind[j]) == cls && g->chunk[j] == c) per++, before += j < pos;
+    k = g->count[cls][c] + copy * per + before;
+  }
+  if (cls == 2) return (sched_op){1, k < s->i_head[c] ? k : k + s->whole_b[c], c, SPLIT_W};
+  return (sched_op){kind != SEG_F, k, c, kind == SEG_I ? SPLIT_I : 0};
+}
+
+static void v_run(const schedule *s, int index, int *length, int *reps) {
+  int i = s->seg_count - 1;
+  while (s->seg[i].start > index) i--;
+  const sched_seg *g = &s->seg[i];
+  int local = index - g->start, queue = 0;
+  for (int j = 0; j < g->n; j++) queue |= g->kind[j] == SEG_WQ;
+  if (queue || local % g->n) *length = 1, *reps = 1; /* the queue's chunks vary: pass by pass */
+  else *length = g->n, *reps = g->reps - local / g->n;
+}
 
 void schedule_init(schedule *s, const plan *pl, int stage) {
   s->p = (int)pl->pp;
@@ -16,6 +132,8 @@ void schedule_init(schedule *s, const plan *pl, int stage) {
   } else if (pl->schedule == LLMEM_PP_GPIPE) {
     s->kind = SCHED_GPIPE;
     s->op_count = 2 * s->m;
+  } else if (plan_v_shape(pl)) {
+    schedule_v_init(s, pl->schedule == LLMEM_PP_DUALPIPE_V);
   } else if (pl->schedule != LLMEM_PP_INTERLEAVED || s->v == 1) {
     /* 1F1B (and zero-bubble H1, same memory): warm-up p - r - 1 forwards */
     s->kind = SCHED_1F1B;
@@ -54,14 +172,15 @@ static sched_op virtual_op(const schedule *s, int backward, int k) {
   int first, size, offset;
   group_of(s, k, &first, &size, &offset);
   int chunk = offset / size;
-  return (sched_op){backward, first + offset % size, backward ? s->v - 1 - chunk : chunk};
+  return (sched_op){backward, first + offset % size, backward ? s->v - 1 - chunk : chunk, 0};
 }
 
 sched_op schedule_op(const schedule *s, int index) {
   int m = s->m;
   switch (s->kind) {
-    case SCHED_ACCUM: return (sched_op){index % 2, index / 2, 0};
-    case SCHED_GPIPE: return index < m ? (sched_op){0, index, 0} : (sched_op){1, index - m, 0};
+    case SCHED_ACCUM: return (sched_op){index % 2, index / 2, 0, 0};
+    case SCHED_GPIPE: return index < m ? (sched_op){0, index, 0, 0} : (sched_op){1, index - m, 0, 0};
+    case SCHED_V: return v_op(s, index);
     default: break;
   }
   int total = s->op_count / 2, warm = s->warm, steady_end = warm + 2 * (total - warm);
@@ -70,7 +189,7 @@ sched_op schedule_op(const schedule *s, int index) {
   else if (index < steady_end)
     backward = (index - warm) % 2, k = backward ? (index - warm) / 2 : warm + (index - warm) / 2;
   else backward = 1, k = total - warm + (index - steady_end);
-  if (s->kind == SCHED_1F1B) return (sched_op){backward, k, 0};
+  if (s->kind == SCHED_1F1B) return (sched_op){backward, k, 0, 0};
   return virtual_op(s, backward, k);
 }
 
@@ -92,6 +211,10 @@ void schedule_run(const schedule *s, int index, int *length, int *reps) {
   }
   if (s->kind == SCHED_GPIPE) {
     *length = 1, *reps = index < m ? m - index : 2 * m - index;
+    return;
+  }
+  if (s->kind == SCHED_V) {
+    v_run(s, index, length, reps);
     return;
   }
   int total = s->op_count / 2, warm = s->warm, steady_end = warm + 2 * (total - warm);

@@ -41,7 +41,8 @@ enum {
   TAG_UNSHARDED,
   TAG_COMM,
   TAG_LOSS,
-  TAG_INIT /* set-up buffers freed before the step (FSDP1 flattening) */
+  TAG_INIT, /* set-up buffers freed before the step (FSDP1 flattening) */
+  TAG_WEIGHT_INPUTS /* zero-bubble split: what a W needs, from its I on */
 };
 enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3, LAYER_MTP = -4, LAYER_VISION = -5 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
@@ -102,24 +103,47 @@ void sim_skip(sim *S, int passes); /* passes accounted for without events */
 void sim_flush(sim *S);            /* the last partial group into the sink */
 
 /* ---- the pipeline schedule's order (schedule.c) ---- */
-/* One pass: the forward or backward of one micro-batch through one virtual chunk. */
+/* One pass: the forward or backward of one micro-batch through one virtual
+ * chunk. Zero-bubble schedules split a backward in two (Qi et al. 2023,
+ * arXiv 2401.10241 §2): SPLIT_I, the backward for the inputs, and later
+ * SPLIT_W, the backward for the weights, both with backward set. */
 typedef struct {
   int backward;
   int mb;
   int chunk;
+  int split; /* 0: a whole pass; SPLIT_I or SPLIT_W */
 } sched_op;
 
+enum { SPLIT_I = 1, SPLIT_W = 2 };
+/* Micro-batches a pass adds to its chunk's live set: a forward one, a whole
+ * backward or a W takes one away; an I keeps what its W needs (passes.c). */
+static inline int sched_live_change(sched_op o) { return !o.backward ? 1 : o.split == SPLIT_I ? 0 : -1; }
+
+/* V schedules: a pattern of passes repeated (schedule.c). */
+#define SCHED_MAX_SEGS 12
+#define SCHED_SEG_OPS 6
 typedef struct {
-  int kind; /* SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED */
+  int start, reps, n;
+  unsigned char kind[SCHED_SEG_OPS], chunk[SCHED_SEG_OPS]; /* SEG_F, SEG_B, SEG_I, SEG_W, SEG_WQ */
+  int count[3][2]; /* before the segment: forwards, backwards (whole or I), W, per chunk */
+  int queued;      /* W passes taken from the queue before the segment */
+} sched_seg;
+
+typedef struct {
+  int kind; /* SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_V */
   int p, v, m, g, stage;
   int warm; /* warm-up forwards (virtual ones when interleaved) */
   int op_count;
   /* interleaved: the steady state [period_begin, period_begin + period_count
    * period_ops) is period_count copies of one period (0: none) */
   int period_begin, period_ops, period_count;
+  /* V: the segments; the k-th W of chunk c is micro-batch k < i_head[c] ? k : k + whole_b[c] */
+  int seg_count;
+  sched_seg seg[SCHED_MAX_SEGS];
+  int i_head[2], whole_b[2], w_base[2];
 } schedule;
 
-enum { SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED };
+enum { SCHED_ACCUM, SCHED_GPIPE, SCHED_1F1B, SCHED_INTERLEAVED, SCHED_V };
 
 void schedule_init(schedule *s, const plan *pl, int stage);
 sched_op schedule_op(const schedule *s, int index);
@@ -184,6 +208,11 @@ const layer_cost *walk_layer_cost(const stage_walk *W, int layer);
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
 void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
+/* Zero-bubble split: the I keeps the micro-batch's live set until its W frees it. */
+void input_backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
+void weight_backward_pass(const stage_walk *W, sim *S, int mb, int chunk);
+/* One pass of the schedule. */
+void walk_pass(const stage_walk *W, sim *S, const walk_sig *g, sched_op o);
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
 /* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */

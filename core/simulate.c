@@ -37,8 +37,7 @@ static void walk_copy(const walker *K, sim *S, const sim *start, int index, int 
   S->hole = start->hole;
   for (int i = 0; i < length; i++) {
     sched_op o = schedule_op(K->sc, index + i);
-    if (o.backward) backward_pass(K->W, S, o.mb, o.chunk, !g->bwd_started[o.chunk]);
-    else forward_pass(K->W, S, o.mb, o.chunk, g->fwd_started[o.chunk]);
+    walk_pass(K->W, S, g, o);
     walk_apply(K->W, g, o);
   }
 }
@@ -155,7 +154,7 @@ static int changes_flags(const walker *K, const walk_sig *g, int index, int leng
   walk_sig t = *g;
   for (int i = 0; i < length; i++) {
     sched_op o = schedule_op(K->sc, index + i);
-    if (o.backward ? !t.bwd_started[o.chunk] : !t.fwd_started[o.chunk]) return 1;
+    if (o.split != SPLIT_W && (o.backward ? !t.bwd_started[o.chunk] : !t.fwd_started[o.chunk])) return 1;
     walk_apply(K->W, &t, o);
   }
   return t.hole != g->hole;
@@ -176,7 +175,7 @@ static void walk_run(const walker *K, sim *S, int index, int length, int reps, w
     int seen = 0;
     for (int j = 0; j < n; j++) seen |= chunks[j] == o.chunk;
     if (!seen) chunks[n++] = o.chunk, R.d[o.chunk] = 0;
-    R.d[o.chunk] += o.backward ? -1 : 1;
+    R.d[o.chunk] += sched_live_change(o);
   }
   if (changes_flags(K, g, index, length)) {
     sim start;
@@ -382,7 +381,7 @@ double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, con
     double start = host, top = host;
     for (int i = 0; i < length; i++) {
       sched_op o = schedule_op(&sc, index + i);
-      host += o.backward ? -off[o.chunk] : off[o.chunk];
+      if (o.split != SPLIT_W) host += o.backward ? -off[o.chunk] : off[o.chunk]; /* back for the I */
       top = max2(top, host);
     }
     double step = host - start;

@@ -21,7 +21,8 @@
  *     FSDP/ZeRO-3 units; one micro-batch's backward for DDP-style buckets),
  *     the first gather and last reduction always exposed;
  *   - PP: the bubble (p - 1) / v stage-passes (Narayanan et al. 2021 §2.2),
- *     none for zero-bubble, plus activation sends between stages;
+ *     none for zero-bubble and ZB-V, (p - 1) / 3 for DualPipeV, plus
+ *     activation sends between stages;
  *   - CP: K and V exchange per layer (3 passes of (cp - 1) chunks); hidden
  *     behind attention by ring attention, exposed by torchtitan's default
  *     all-gather rotation (torch.distributed.tensor.experimental._attention);
@@ -425,13 +426,18 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;
-  if (pl->pp > 1 && pl->schedule != LLMEM_PP_ZERO_BUBBLE) {
+  if (pl->schedule == LLMEM_PP_DUALPIPE_V && pl->pp > 1) {
+    /* deepseek-ai/DualPipe README @3da1bbe: bubble (PP/2 - 1)(F&B + B - 3W)
+     * with PP = 2p chunks; F = W = B/2 per chunk (Qi et al.'s equal F, I, W)
+     * and F&B = F + B: 2(p - 1) of the 6 units of one micro-batch's rank pass */
+    passes += (pl->pp - 1) / 3;
+  } else if (pl->pp > 1 && pl->schedule != LLMEM_PP_ZERO_BUBBLE && pl->schedule != LLMEM_PP_ZB_V) {
     double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
     passes += (pl->pp - 1) / v;
   }
   double p2p = 0;
   if (pl->pp > 1) {
-    double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
+    double v = pl->schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->vpp : 1;
     /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
      * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
     int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;

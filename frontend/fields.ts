@@ -428,7 +428,14 @@ export const UI: Record<string, FieldUi> = {
   'parallel.pp_schedule': {
     label: 'Pipeline schedule',
     hint: 'how micro-batches pass the stages',
-    options: { gpipe: 'GPipe', '1f1b': '1F1B', interleaved: 'Interleaved 1F1B', zero_bubble: 'Zero bubble' },
+    options: {
+      gpipe: 'GPipe',
+      '1f1b': '1F1B',
+      interleaved: 'Interleaved 1F1B',
+      zero_bubble: 'Zero bubble',
+      zb_v: 'ZB-V (V-shape)',
+      dualpipe_v: 'DualPipeV (V-shape)',
+    },
   },
   'parallel.pp_first_stage_layers': {
     label: 'First stage layers',

@@ -12,13 +12,19 @@
 /* The pass order, listed one by one (schedules.py; gpipe: all forwards, then all backwards). */
 static int reference_order(const plan *pl, int stage, sched_op *ops) {
   int p = (int)pl->pp, v = (int)pl->vpp, m = (int)pl->grad_accum, n = 0;
+  if (plan_v_shape(pl)) { /* V: the order is checked against the tables in check_v_tables */
+    schedule sc;
+    schedule_init(&sc, pl, stage);
+    for (int i = 0; i < sc.op_count; i++) ops[n++] = schedule_op(&sc, i);
+    return n;
+  }
   if (p == 1) {
-    for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0}, ops[n++] = (sched_op){1, i, 0};
+    for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0, 0}, ops[n++] = (sched_op){1, i, 0, 0};
     return n;
   }
   if (pl->schedule == LLMEM_PP_GPIPE) {
-    for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0};
-    for (int i = 0; i < m; i++) ops[n++] = (sched_op){1, i, 0};
+    for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0, 0};
+    for (int i = 0; i < m; i++) ops[n++] = (sched_op){1, i, 0, 0};
     return n;
   }
   if (pl->schedule != LLMEM_PP_INTERLEAVED) v = 1;
@@ -37,8 +43,8 @@ static int reference_order(const plan *pl, int stage, sched_op *ops) {
     }
   int total = m * v, warm = v == 1 ? p - stage - 1 : 2 * (p - stage - 1) + (v - 1) * g, f = 0, b = 0;
   if (warm > total) warm = total;
-#define FWD(k) (sched_op){0, table_mb[k], table_chunk[k]}
-#define BWD(k) (sched_op){1, table_mb[k], v - 1 - table_chunk[k]}
+#define FWD(k) (sched_op){0, table_mb[k], table_chunk[k], 0}
+#define BWD(k) (sched_op){1, table_mb[k], v - 1 - table_chunk[k], 0}
   for (; f < warm; f++) ops[n++] = FWD(f);
   while (f < total) ops[n++] = FWD(f), f++, ops[n++] = BWD(b), b++;
   while (b < total) ops[n++] = BWD(b), b++;
@@ -71,12 +77,147 @@ static void check_order(int pp, int vpp, int m, int kind, int group) {
       for (int k = 1; k < reps; k++)
         for (int j = 0; j < length; j++) {
           sched_op a = want[i + j], b = want[i + k * length + j];
-          bad += a.backward != b.backward || a.chunk != b.chunk;
+          bad += a.backward != b.backward || a.chunk != b.chunk || a.split != b.split;
         }
       i += length * reps;
     }
     CHECK(!bad && i == n, "schedule %d pp %d vpp %d m %d stage %d: order and runs", kind, pp, vpp, m, s);
   }
+}
+
+/* The V schedules for p = 4 ranks, m = 8 micro-batches, written out by hand
+ * from the sources' loops: pass, chunk, micro-batch (F forward, B whole
+ * backward, I backward for the inputs, W backward for the weights).
+ * ZB-V: pytorch/pytorch torch/distributed/pipelining/schedules.py @1fd7abc
+ * ScheduleZBVZeroBubble (warmup_n1 F0, warmup_n2 F1F0, warmup_n3 F1I1W1,
+ * stable F0I0W0F1I1W1 then I0W0F1I1W1, cooldown_n1 I0I1, cooldown_n2 I0W0,
+ * the W1s, the W0s). DualPipeV: deepseek-ai/DualPipe dualpipe/dualpipev.py
+ * @3da1bbe DualPipeV.step steps 1-8, its W passes FIFO over the rank. */
+static const char *zbv_p4_m8[4] = {
+    "F0:0 F0:1 F0:2 F0:3 F0:4 F0:5 F0:6 "
+    "F1:0 I1:0 W1:0 F1:1 I1:1 W1:1 F1:2 I1:2 W1:2 F1:3 I1:3 W1:3 "
+    "F0:7 I0:0 W0:0 F1:4 I1:4 W1:4 "
+    "I0:1 W0:1 F1:5 I1:5 W1:5 I0:2 W0:2 F1:6 I1:6 W1:6 I0:3 W0:3 F1:7 I1:7 W1:7 "
+    "I0:4 W0:4 I0:5 W0:5 I0:6 W0:6 I0:7 W0:7",
+    "F0:0 F0:1 F0:2 F0:3 F0:4 F1:0 F0:5 "
+    "F1:1 I1:0 W1:0 F1:2 I1:1 W1:1 F1:3 I1:2 W1:2 "
+    "F0:6 I0:0 W0:0 F1:4 I1:3 W1:3 F0:7 I0:1 W0:1 F1:5 I1:4 W1:4 "
+    "I0:2 W0:2 F1:6 I1:5 W1:5 I0:3 W0:3 F1:7 I1:6 W1:6 "
+    "I0:4 I1:7 I0:5 W0:4 I0:6 W0:5 I0:7 W0:6 W1:7 W0:7",
+    "F0:0 F0:1 F0:2 F1:0 F0:3 F1:1 F0:4 "
+    "F1:2 I1:0 W1:0 F1:3 I1:1 W1:1 "
+    "F0:5 I0:0 W0:0 F1:4 I1:2 W1:2 F0:6 I0:1 W0:1 F1:5 I1:3 W1:3 F0:7 I0:2 W0:2 F1:6 I1:4 W1:4 "
+    "I0:3 W0:3 F1:7 I1:5 W1:5 "
+    "I0:4 I1:6 I0:5 I1:7 I0:6 W0:4 I0:7 W0:5 W1:6 W1:7 W0:6 W0:7",
+    "F0:0 F1:0 F0:1 F1:1 F0:2 F1:2 F0:3 "
+    "F1:3 I1:0 W1:0 "
+    "F0:4 I0:0 W0:0 F1:4 I1:1 W1:1 F0:5 I0:1 W0:1 F1:5 I1:2 W1:2 "
+    "F0:6 I0:2 W0:2 F1:6 I1:3 W1:3 F0:7 I0:3 W0:3 F1:7 I1:4 W1:4 "
+    "I0:4 I1:5 I0:5 I1:6 I0:6 I1:7 I0:7 W0:4 W1:5 W1:6 W1:7 W0:5 W0:6 W0:7",
+};
+static const char *dualpipev_p4_m8[4] = {
+    "F0:0 F0:1 F0:2 F0:3 F0:4 F0:5 "                            /* step 1 */
+    "F0:6 F1:0 "                                                /* step 2 */
+    "I1:0 W1:0 F1:1 I1:1 W1:1 F1:2 I1:2 W1:2 F1:3 "             /* step 3 */
+    "F0:7 B1:3 F1:4 B0:0 "                                      /* step 4 */
+    "B1:4 F1:5 B0:1 B1:5 F1:6 B0:2 B1:6 F1:7 B0:3 "             /* step 5 */
+    "B1:7 I0:4 "                                                /* step 6 */
+    "W0:4 I0:5 W0:5 I0:6 W0:6 I0:7 "                            /* step 7 */
+    "W0:7",                                                     /* step 8 */
+    "F0:0 F0:1 F0:2 F0:3 "
+    "F0:4 F1:0 F0:5 F1:1 "
+    "I1:0 W1:0 F1:2 I1:1 W1:1 F1:3 "
+    "F0:6 B1:2 F1:4 B0:0 F0:7 B1:3 F1:5 B0:1 "
+    "B1:4 F1:6 B0:2 B1:5 F1:7 B0:3 "
+    "B1:6 B0:4 I1:7 I0:5 "
+    "W1:7 I0:6 W0:5 I0:7 "
+    "W0:6 W0:7",
+    "F0:0 F0:1 "
+    "F0:2 F1:0 F0:3 F1:1 F0:4 F1:2 "
+    "I1:0 W1:0 F1:3 "
+    "F0:5 B1:1 F1:4 B0:0 F0:6 B1:2 F1:5 B0:1 F0:7 B1:3 F1:6 B0:2 "
+    "B1:4 F1:7 B0:3 "
+    "B1:5 B0:4 B1:6 I0:5 I1:7 I0:6 "
+    "W0:5 I0:7 "
+    "W1:7 W0:6 W0:7",
+    "F0:0 F1:0 F0:1 F1:1 F0:2 F1:2 F0:3 F1:3 "
+    "F0:4 B1:0 F1:4 B0:0 F0:5 B1:1 F1:5 B0:1 F0:6 B1:2 F1:6 B0:2 F0:7 B1:3 F1:7 B0:3 "
+    "B1:4 B0:4 B1:5 B0:5 I1:6 I0:6 I1:7 I0:7 "
+    "W1:6 W0:6 W1:7 W0:7",
+};
+
+static void check_v_table(int kind, const char *const *table) {
+  plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.pp = 4, pl.vpp = 2, pl.grad_accum = 8, pl.schedule = kind;
+  for (int r = 0; r < 4; r++) {
+    schedule sc;
+    schedule_init(&sc, &pl, r);
+    int i = 0, bad = -1;
+    for (const char *c = table[r]; *c;) {
+      while (*c == ' ') c++;
+      if (!*c) break;
+      char pass = c[0];
+      int chunk = c[1] - '0', mb = atoi(c + 3);
+      while (*c && *c != ' ') c++;
+      sched_op o = i < sc.op_count ? schedule_op(&sc, i) : (sched_op){-1, -1, -1, -1};
+      int split = pass == 'I' ? SPLIT_I : pass == 'W' ? SPLIT_W : 0;
+      if (bad < 0 && (o.backward != (pass != 'F') || o.split != split || o.chunk != chunk || o.mb != mb)) bad = i;
+      i++;
+    }
+    CHECK(bad < 0 && i == sc.op_count, "V schedule %d rank %d: pass %d differs from the table (%d passes, want %d)",
+          kind, r, bad, sc.op_count, i);
+  }
+}
+
+/* Every forward's micro-batch leaves once (whole B or W), each I before its W;
+ * the most micro-batch chunks live on a rank at once. */
+static int v_peak_in_flight(int kind, int p, int m, int r) {
+  plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.pp = p, pl.vpp = 2, pl.grad_accum = m, pl.schedule = kind;
+  schedule sc;
+  schedule_init(&sc, &pl, r);
+  static signed char state[2][4096]; /* 0 none, 1 forward, 2 I done, 3 gone */
+  memset(state, 0, sizeof state);
+  int live = 0, peak = 0, bad = 0;
+  for (int i = 0; i < sc.op_count; i++) {
+    sched_op o = schedule_op(&sc, i);
+    if (o.mb < 0 || o.mb >= m || o.chunk < 0 || o.chunk > 1) return -1;
+    signed char *st = &state[o.chunk][o.mb];
+    if (!o.backward) bad += *st != 0, *st = 1;
+    else if (o.split == SPLIT_I) bad += *st != 1, *st = 2;
+    else if (o.split == SPLIT_W) bad += *st != 2, *st = 3;
+    else bad += *st != 1, *st = 3;
+    live += sched_live_change(o);
+    if (live > peak) peak = live;
+  }
+  for (int c = 0; c < 2; c++)
+    for (int k = 0; k < m; k++) bad += state[c][k] != 3;
+  return bad ? -1 : peak;
+}
+
+static void check_v_schedules(void) {
+  check_v_table(LLMEM_PP_ZB_V, zbv_p4_m8);
+  check_v_table(LLMEM_PP_DUALPIPE_V, dualpipev_p4_m8);
+  for (int p = 2; p <= 8; p++)
+    for (int m = 2 * p - 1; m <= 6 * p; m++)
+      for (int r = 0; r < p; r++) {
+        /* ZB-V: 2p chunk micro-batches, 1F1B's first rank (p stage micro-batches;
+         * zbv.py max_mem = f_mem * n_stage * 2) on every rank */
+        int zbv = v_peak_in_flight(LLMEM_PP_ZB_V, p, m, r);
+        CHECK(zbv == 2 * p, "zb_v p %d m %d rank %d: %d chunk micro-batches live, want %d", p, m, r, zbv, 2 * p);
+        /* DualPipeV: PP + 1 with PP = 2p stages (the DualPipe README's table) */
+        if (m < 2 * p) continue;
+        int dpv = v_peak_in_flight(LLMEM_PP_DUALPIPE_V, p, m, r);
+        CHECK(dpv == 2 * p + 1, "dualpipe_v p %d m %d rank %d: %d live, want %d", p, m, r, dpv, 2 * p + 1);
+      }
+  /* the runs tile the order */
+  for (int p = 2; p <= 6; p++)
+    for (int m = 2 * p; m <= 5 * p; m++) {
+      check_order(p, 2, m, LLMEM_PP_ZB_V, p);
+      check_order(p, 2, m, LLMEM_PP_DUALPIPE_V, p);
+    }
 }
 
 static unsigned long long rng = 88172645463325252ull;
@@ -115,6 +256,20 @@ static void random_config(llmem_input *in, char *keys, size_t size) {
   set_keys(in, keys);
 }
 
+/* A random config under a V schedule: two chunks per rank, at least 2p micro-batches. */
+static void random_v_config(llmem_input *in, char *keys, size_t size) {
+  random_config(in, keys, size);
+  static const int pps[] = {2, 3, 4};
+  int p = PICK(pps), m = 2 * p + pick(3 * p);
+  size_t len = strlen(keys);
+  snprintf(keys + len, size - len,
+           " model.layers=%d training.grad_accum=%d parallel.pp=%d parallel.vpp=2 parallel.pp_schedule=%s "
+           "parallel.gpus=%d",
+           2 * p * (1 + pick(3)), m, p, pick(2) ? "zb_v" : "dualpipe_v", p * (1 + pick(2)));
+  llmem_defaults(in);
+  set_keys(in, keys);
+}
+
 /* Host bytes of offloaded activations, pass by pass: the most over the pass boundaries. */
 static double host_pass_by_pass(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
   static sched_op ops[1 << 16];
@@ -123,6 +278,7 @@ static double host_pass_by_pass(const plan *pl, const stage_layout *st, const ra
   int n = reference_order(pl, stage, ops);
   double host = 0, top = 0;
   for (int i = 0; i < n; i++) {
+    if (ops[i].split == SPLIT_W) continue; /* the I brings them back */
     host += (ops[i].backward ? -1 : 1) * walk_offloaded_bytes(&W, ops[i].chunk);
     if (host > top) top = host;
   }
@@ -140,6 +296,7 @@ static int same_rank(const llmem_rank_result *a, const llmem_rank_result *b) {
 }
 
 int main(void) {
+  check_v_schedules();
   int kinds[] = {LLMEM_PP_GPIPE, LLMEM_PP_1F1B, LLMEM_PP_ZERO_BUBBLE};
   for (int k = 0; k < 3; k++)
     for (int pp = 1; pp <= 6; pp++)
@@ -157,14 +314,18 @@ int main(void) {
   int valid = 0, stages = 0, skipping = 0;
   double worst_gap = 0;
   char keys[1024];
-  for (int t = 0; t < 3000 && valid < 600; t++) {
+  int v_valid = 0;
+  for (int t = 0; t < 4000 && valid < 750; t++) {
     llmem_input in;
-    random_config(&in, keys, sizeof keys);
+    /* after the 600, V schedules (zb_v, dualpipe_v) */
+    if (valid < 600) random_config(&in, keys, sizeof keys);
+    else random_v_config(&in, keys, sizeof keys);
     plan pl;
     int field;
     const char *detail;
     if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK || pl.formula != LLMEM_FORMULA_LLMEM) continue;
     valid++;
+    v_valid += plan_v_shape(&pl);
     for (int s = 0; s < (int)pl.pp; s++) {
       stage_layout st;
       rank_states rs;
@@ -197,7 +358,7 @@ int main(void) {
             full.peak_allocated_bytes, full.peak_phase, full.peak_micro_batch, full.peak_layer, keys);
     }
   }
-  CHECK(valid >= 300, "random valid configs: %d", valid);
+  CHECK(valid >= 700 && v_valid >= 100, "random valid configs: %d (%d V)", valid, v_valid);
   printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g\n", valid, stages,
          skipping, worst_gap);
   return check_report("walk");

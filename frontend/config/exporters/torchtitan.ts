@@ -18,6 +18,8 @@ const SCHEDULE: Record<string, string> = {
   gpipe: 'GPipe',
   interleaved: 'Interleaved1F1B',
   zero_bubble: 'ZBVZeroBubble',
+  zb_v: 'ZBVZeroBubble',
+  dualpipe_v: 'DualPipeV',
 };
 
 export function exportTorchtitan(config: Config, defaults: Config): Exported {

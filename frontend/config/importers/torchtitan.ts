@@ -32,8 +32,8 @@ const SCHEDULES: Record<string, [string, number]> = {
   interleaved1f1b: ['interleaved', 2],
   loopedbfs: ['interleaved', 2],
   interleavedzerobubble: ['zero_bubble', 2],
-  zbvzerobubble: ['zero_bubble', 2],
-  dualpipev: ['zero_bubble', 2],
+  zbvzerobubble: ['zb_v', 2],
+  dualpipev: ['dualpipe_v', 2],
 };
 const IGNORED_SECTIONS = new Set([
   'job',

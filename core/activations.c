@@ -478,5 +478,9 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
 double embedding_activation_bytes(const plan *pl) {
   double T = pl->seq_len / pl->cp * pl->micro_batch;
   double mask = pl->dropout > 0 ? T * pl->hidden / (pl->sp ? pl->tp : 1) : 0;
+  if (pl->encoder_layers > 0) { /* the source ids, and the encoder's output every cross-attention's k/v reads */
+    double S = pl->source_len / pl->cp * pl->micro_batch;
+    return 8 * T + mask + 8 * S + S * pl->hidden * pl->act_bytes;
+  }
   return 8 * T + mask;
 }

@@ -205,7 +205,8 @@ static inline int layer_kind(const plan *pl, int layer) {
   return layer_mixer(pl, layer) * LLMEM_LAYER_MLP_COUNT_ + layer_mlp(pl, layer);
 }
 static inline int mixer_is_attention(int mixer) {
-  return mixer == LLMEM_MIXER_FULL || mixer == LLMEM_MIXER_SLIDING || mixer == LLMEM_MIXER_CHUNKED;
+  return mixer == LLMEM_MIXER_FULL || mixer == LLMEM_MIXER_SLIDING || mixer == LLMEM_MIXER_CHUNKED ||
+         mixer == LLMEM_MIXER_ENCODER;
 }
 layer_params layer_params_on_rank(const plan *pl, int layer);
 double layer_params_total(const plan *pl, int layer, int active_only);

@@ -106,6 +106,7 @@ static double mean_keys(const plan *pl, int mixer) {
   double s = pl->seq_len;
   if (mixer == LLMEM_MIXER_SLIDING && pl->sliding_window < s) return pl->sliding_window * (1 - pl->sliding_window / (2 * s));
   if (mixer == LLMEM_MIXER_CHUNKED && pl->attention_chunk < s) return pl->attention_chunk / 2;
+  if (mixer == LLMEM_MIXER_ENCODER) return pl->source_len; /* bidirectional: every source token */
   return s / 2;
 }
 
@@ -203,10 +204,16 @@ static void add_scan(const step_ctx *c, layer_time *t, double heads, double dk, 
 static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_params) {
   const plan *pl = c->pl;
   double h = pl->hidden, T = c->tokens, tp = pl->tp;
-  if (mixer_is_attention(mixer)) {
+  if (mixer_is_attention(mixer) || mixer == LLMEM_MIXER_ENCODER) {
     add_attention_linears(c, t, mixer_params);
     add_attention_core(c, t, mixer);
     add_cp(c, t);
+  }
+  if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) { /* cross-attention: q, o here; k, v on the source */
+    step_ctx x = *c;
+    x.tokens = pl->source_len / pl->cp * pl->micro_batch;
+    add_attention_linears(c, t, 0);
+    add_attention_core(&x, t, LLMEM_MIXER_ENCODER);
   } else if (mixer == LLMEM_MIXER_LINEAR) {
     double v = pl->lin_v_heads * pl->lin_v_dim / tp;
     add_linear(c, t, T, h, (mixer_params - v * h) / h, 1); /* in_proj_qkvz and in_proj_ba */
@@ -220,8 +227,11 @@ static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_
   }
 }
 
-static layer_time layer_seconds(const step_ctx *c, int layer) {
-  const plan *pl = c->pl;
+static layer_time layer_seconds(const step_ctx *ctx, int layer) {
+  const plan *pl = ctx->pl;
+  step_ctx enc = *ctx; /* an encoder layer runs over the source tokens */
+  if (layer < (int)pl->encoder_layers) enc.tokens = pl->source_len / pl->cp * pl->micro_batch;
+  const step_ctx *c = &enc;
   layer_time t = {0};
   layer_params lp = layer_params_on_rank(pl, layer);
   double mats = pl->gated ? 3 : 2, h = pl->hidden, T = c->tokens;

@@ -132,7 +132,18 @@ export const UI: Record<string, FieldUi> = {
       linear: 'Linear attention (Gated DeltaNet)',
       ssm: 'Mamba-2',
       none: 'None (MLP-only layer)',
+      encoder: 'Encoder layer (set by Encoder layers)',
     },
+  },
+  'model.encoder_layers': {
+    label: 'Encoder layers',
+    unit: 'layers',
+    hint: 'encoder-decoder (T5): encoder layers before the Layers of the decoder',
+  },
+  'model.relative_attention_buckets': {
+    label: 'Relative position buckets',
+    unit: 'buckets',
+    hint: 'T5 relative attention bias: buckets x heads per stack',
   },
   'model.mlp_types': {
     label: 'Layer MLPs',
@@ -249,6 +260,13 @@ export const UI: Record<string, FieldUi> = {
 
   'training.micro_batch': { label: 'Micro-batch', unit: 'samples', pow2: true, hint: 'samples per GPU per forward' },
   'training.seq_len': { label: 'Sequence length', unit: 'tokens', pow2: true, hint: 'tokens per sample' },
+  'training.source_len': {
+    label: 'Source length',
+    unit: 'tokens',
+    auto: '= sequence length',
+    pow2: true,
+    hint: "the encoder's tokens per sample",
+  },
   'training.grad_accum': {
     label: 'Grad. accumulation',
     unit: 'micro-batches',
@@ -941,6 +959,8 @@ export const SECTIONS: Section[] = [
           'model.embedding_norm',
           'model.parallel_block',
           'model.mtp_layers',
+          'model.encoder_layers',
+          'model.relative_attention_buckets',
           'model.attn_logit_softcap',
           'model.final_logit_softcap',
         ],
@@ -959,6 +979,7 @@ export const SECTIONS: Section[] = [
         paths: [
           'training.micro_batch',
           'training.seq_len',
+          'training.source_len',
           'training.grad_accum',
           'training.global_batch',
           'training.dtype',

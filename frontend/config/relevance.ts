@@ -81,6 +81,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.ssm.chunk_size': SSM_ON,
   'model.ssm.bias': SSM_ON,
   'model.ssm.conv_bias': SSM_ON,
+  'training.source_len': gt('model.encoder_layers', 0),
   'model.vision.kind': VISION_ON,
   'model.vision.hidden': VISION_ON,
   'model.vision.heads': VISION_ON,

@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "check_plan.h"
+#include "compat.h"
 
 static llmem_result out;
 
@@ -238,8 +239,49 @@ static void vision(void) {
         "a trained tower has optimizer states");
 }
 
+/* Encoder-decoder (T5): t5-3b's 24 + 24 layers, ReLU MLP, tied shared embedding, 32 relative buckets. */
+#define T5_3B                                                                                                        \
+  "model.encoder_layers=24 model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 "                    \
+  "model.ffn_hidden=16384 model.mlp=plain model.vocab=32128 model.tied_embeddings=true "                            \
+  "model.relative_attention_buckets=32 "
+static void encoder_decoder(void) {
+  /* 24 x 50,333,696 (attention, MLP, 2 norms) + 24 x 67,111,936 (+ cross-attention and its norm)
+   * + 32,899,072 shared embedding + 2 final norms + 2 x 32 x 32 relative biases */
+  CHECK(run_keys(T5_3B, &out), "t5-3b");
+  CHECK_NEAR(out.params_total, 2851598336.0, 0, "T5-3B (HF t5-3b)");
+  /* the DeepSpeed estimator of the docs' example (E4: 1 node x 8 GPUs), fed T5-3B's own counts:
+   * 2,851,598,336 parameters, the largest module the 32,128 x 1,024 embedding */
+  CHECK(run_keys(T5_3B "formula=deepspeed parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8", &out),
+        "t5-3b deepspeed");
+  double gpu = 0, cpu = 0;
+  deepspeed_zero3(2851598336.0, 32899072.0, 8, 1, 0, 0, 1, &gpu, &cpu);
+  CHECK_NEAR(out.per_gpu.device_used_bytes, gpu, 0, "ZeRO-3 estimator on T5-3B");
+  /* an encoder layer is a decoder-only layer over the source tokens; a decoder layer adds cross-attention:
+   * the eager norm under autocast 8h + 4 (its fp32 input and normed output, rstd), q's input 2h, q 2 x 4,096 and the output projection's input 2 x 4,096 per target token,
+   * k and v 2 x 4,096 each per source token, fp32 LSE 4 x 32 (T = 512 target, S = 1,024 source) */
+  plan enc = plan_for(T5_3B "training.seq_len=512 training.source_len=1024 parallel.gpus=1 parallel.engine=single");
+  plan plain = plan_for("model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 model.ffn_hidden=16384 "
+                        "model.mlp=plain model.vocab=32128 training.seq_len=1024 parallel.gpus=1 parallel.engine=single");
+  CHECK_NEAR(layer_activation_bytes(&enc, 0, 0).saved_full_bytes, layer_activation_bytes(&plain, 0, 0).saved_full_bytes,
+             0, "encoder layer = the same layer over the source");
+  plan dec = plan_for("model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 model.ffn_hidden=16384 "
+                      "model.mlp=plain model.vocab=32128 training.seq_len=512 parallel.gpus=1 parallel.engine=single");
+  double T = 512, S = 1024, cross = T * (8 * 1024 + 4) + T * 2 * 1024 + T * 2 * 4096 + 2 * S * 2 * 4096 +
+                                 T * 2 * 4096 + T * 32 * 4;
+  CHECK_NEAR(layer_activation_bytes(&enc, 30, 0).saved_full_bytes, layer_activation_bytes(&dec, 6, 0).saved_full_bytes + cross,
+             0, "decoder layer + cross-attention");
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, T5_3B "parallel.engine=megatron parallel.gpus=2 parallel.pp=2"), "keys");
+  CHECK(llmem_estimate(&in, &out) == LLMEM_ERR_ENCODER_SETUP, "no pipeline for an encoder-decoder");
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, "model.layer_types=encoder,full"), "keys");
+  CHECK(llmem_estimate(&in, &out) == LLMEM_ERR_ENCODER_LIST, "encoder is not a layer_types entry");
+}
+
 int main(void) {
   params();
+  encoder_decoder();
   vision();
   mtp();
   activations();

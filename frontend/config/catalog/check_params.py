@@ -182,18 +182,22 @@ def count(m):
     L = m["layers"]
     moe = m.get("moe")
     moe_ids = moe_layer_ids(m)
-    mixers = per_layer(m, "layer_types", L) or ["full"] * L
-    mlps = per_layer(m, "mlp_types", L) or ["moe" if i in moe_ids else "dense" for i in range(L)]
+    enc = m.get("encoder_layers", 0) or 0   # T5: encoder layers, then decoder layers with cross-attention
+    mixers = ["encoder"] * enc + (per_layer(m, "layer_types", L) or ["full"] * L)
+    mlps = ["dense"] * enc + (per_layer(m, "mlp_types", L) or ["moe" if i in moe_ids else "dense"
+                                                               for i in range(L)])
+    L += enc
     norms = m.get("norms_per_layer", 2) * nw * h
     mixer_params = {"full": attention_params(m), "sliding": attention_params(m), "chunked": attention_params(m),
-                    "none": 0}
+                    "encoder": attention_params(m), "none": 0}
     total = 0
     inactive = 0
     for i in range(L):
         if mixers[i] not in mixer_params:
             mixer_params[mixers[i]] = linear_params(m) if mixers[i] == "linear" else ssm_params(m)
-        halves = (mixers[i] != "none") + (mlps[i] != "none")
-        total += mixer_params[mixers[i]] + norms * halves // 2
+        cross = enc > 0 and mixers[i] != "encoder"   # a decoder layer's cross-attention and its norm
+        halves = (mixers[i] != "none") + (mlps[i] != "none") + cross
+        total += mixer_params[mixers[i]] + norms * halves // 2 + (attention_params(m) if cross else 0)
         if mlps[i] == "none":
             continue
         if mlps[i] == "moe":
@@ -212,6 +216,10 @@ def count(m):
         else:
             total += dense_mlp_params(m, m["ffn_hidden"])
     total += vision_params(m)
+    # relative position bias per stack (T5), and the encoder's final norm
+    total += (m.get("relative_attention_buckets", 0) or 0) * m["heads"] * (2 if enc else 1)
+    if enc and m.get("final_norm", True):
+        total += nw * h
     # embeddings
     total += V * h
     if m.get("position", "rope") == "learned":

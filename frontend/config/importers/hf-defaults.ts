@@ -12,6 +12,7 @@
 //   at 02b8f42b4240dddea1b27c45d2dc95fb2682f841: gpt_oss
 //   at 008e574391258935f3ecc3035c882e73bbcac419: qwen3_next (Qwen3NextConfig), llama4_text (Llama4TextConfig)
 //   at 13923c63d59f73faebae79b2ee3fafc7e3a35201: nemotron_h (NemotronHConfig)
+//   at 008e574391258935f3ecc3035c882e73bbcac419: t5 (T5Config)
 // ChatGLM (model_type "chatglm", remote code; not in transformers):
 //   github.com/THUDM/ChatGLM3 model/configuration_chatglm.py at b0b4e8ac6e37899453fe496ea0846f7fb51c41e8
 //   (its modeling keeps output_layer apart from the embedding: never tied).
@@ -326,6 +327,18 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     interleave_moe_layer_step: 1,
     attention_chunk_size: 8192,
     attention_bias: false,
+  },
+  t5: {
+    vocab_size: 32128,
+    d_model: 512,
+    d_kv: 64,
+    d_ff: 2048,
+    num_layers: 6,
+    num_heads: 8,
+    relative_attention_num_buckets: 32,
+    dropout_rate: 0.1,
+    feed_forward_proj: 'relu',
+    tie_word_embeddings: true,
   },
   gpt_oss: {
     vocab_size: 201088,

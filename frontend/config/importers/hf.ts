@@ -180,6 +180,7 @@ const DROPOUT_KEYS = [
   'dropout',
   'residual_dropout',
   'embedding_dropout',
+  'dropout_rate',
 ];
 const MULTIMODAL_KEYS = [
   'vision_config',
@@ -322,7 +323,7 @@ function run(json: unknown): HfImport {
   }
   model.kv_heads = kv ?? heads;
   const mla = family === 'deepseek_v3' || (cfg.kv_lora_rank !== undefined && cfg.kv_lora_rank !== null);
-  let headDim = int(family === 'chatglm' ? ['kv_channels'] : ['head_dim'], false);
+  let headDim = int(family === 'chatglm' ? ['kv_channels'] : family === 't5' ? ['d_kv'] : ['head_dim'], false);
   if (mla) headDim = int(['v_head_dim'], true);
   if (headDim === undefined) {
     if (hidden % heads !== 0)
@@ -335,11 +336,13 @@ function run(json: unknown): HfImport {
   model.head_dim = headDim;
 
   // MLP width: n_inner / ffn_hidden_size default to 4*hidden (GPT-2, Falcon).
-  const ffn = int(['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim'], false);
+  const ffn = int(['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim', 'd_ff'], false);
   if (ffn === undefined) notes.push(`no intermediate_size: ffn_hidden = 4 * hidden = ${4 * hidden} (${type} default)`);
   model.ffn_hidden = ffn ?? 4 * hidden;
   const act = get('hidden_act', 'hidden_activation', 'activation_function', 'mlp_hidden_act');
-  if (GATED.has(family)) model.mlp = 'gated';
+  if (family === 't5') t5Stack(get, int, model);
+  if (family === 't5') model.mlp = String(get('feed_forward_proj') ?? 'relu').startsWith('gated') ? 'gated' : 'plain';
+  else if (GATED.has(family)) model.mlp = 'gated';
   else if (family !== 'generic') model.mlp = 'plain';
   else {
     const gated = typeof act !== 'string' || /silu|swish|swiglu|geglu/.test(act);
@@ -592,6 +595,16 @@ function chatglmExtras(get: Get, int: Int, flag: Flag, model: Config, warnings: 
 }
 
 type Int = (keys: string[], required: boolean) => number | undefined;
+
+/** T5 (configuration_t5.py T5Config, modeling_t5.py): num_layers encoder layers and num_decoder_layers
+ * (default num_layers) decoder layers, each stack with its relative attention bias and final norm. */
+function t5Stack(get: Get, int: Int, model: Config): void {
+  const encoder = model.layers as number;
+  model.encoder_layers = encoder;
+  model.layers = int(['num_decoder_layers'], false) ?? encoder;
+  model.relative_attention_buckets = int(['relative_attention_num_buckets'], false) ?? 32;
+  get('relative_attention_max_distance', 'is_encoder_decoder');
+}
 type Flag = (key: string) => boolean | undefined;
 
 /** config v1 model.moe from the MoE keys of each family, or null for a dense model. */

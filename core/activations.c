@@ -161,8 +161,12 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   int sdpa_fp32 = torch_math_sdpa(pl);
   double kb = sdpa_fp32 ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
   m->kb = kb;
-  double qkv[3] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb};
-  set_core(m, qkv, 3, T * (m->q_dim + m->k_dim + m->v_dim) * kb); /* attention-kernel inputs after RoPE */
+  double qkv[5] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb, T * m->q_dim * ab, T * m->q_dim * ab};
+  if (pl->attn_gate) /* the output gate: sigmoid's output and the ungated attention output the product keeps
+                      * (transformers qwen3_next/modeling_qwen3_next.py Qwen3NextAttention) */
+    set_core(m, qkv, 5, T * (m->q_dim + m->k_dim + m->v_dim) * kb + 2 * T * m->q_dim * ab);
+  else
+    set_core(m, qkv, 3, T * (m->q_dim + m->k_dim + m->v_dim) * kb); /* attention-kernel inputs after RoPE */
   m->out_in = T * m->o_dim * sh->lin;                             /* kernel output = o_proj input */
   if (pl->fp8_recipe >= 0) {
     /* The flash kernel keeps its 16-bit output and the o_proj its quantised

@@ -65,9 +65,7 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
   if (pl->paged_optimizer) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
 
-/* One stage without a timeline; returns the device memory it asks for with
- * paged optimizer states in full (device_used_bytes clamps them at the
- * capacity, where paged ranks tie: the demand breaks the tie). */
+/* A rank's parameter and layer counts, from its stage. */
 void rank_counts(const stage_layout *st, llmem_rank_result *r) {
   r->params_count = st->params_count;
   r->layers_count = st->layer_count;
@@ -75,6 +73,9 @@ void rank_counts(const stage_layout *st, llmem_rank_result *r) {
   r->moe_layers_count = st->moe_layer_count;
 }
 
+/* One stage without a timeline; returns the device memory it asks for with
+ * paged optimizer states in full (device_used_bytes clamps them at the
+ * capacity, where paged ranks tie: the demand breaks the tie). */
 static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs, llmem_rank_result *r,
                                  timeline_sink *sink) {
   layout_stage(pl, s, layout);

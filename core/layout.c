@@ -128,9 +128,14 @@ static int chunk_first_layer(const plan *pl, int stage, int chunk) {
   return first;
 }
 
-/* Layers [a, a + n) have the same kinds (dense / MoE, in order) as [b, b + n)
- * when as many leading dense layers and the same MoE phase follow. */
+/* Layers [a, a + n) have the same kinds (mixer x MLP, in order) as [b, b + n): with
+ * the MoE rule alone, when as many leading dense layers and the same MoE phase follow. */
 static int same_kinds(const plan *pl, int a, int b, int n) {
+  if (pl->mixer_period || pl->mlp_period || pl->encoder_layers > 0) { /* per-layer kinds: layer by layer */
+    for (int i = 0; i < n; i++)
+      if (layer_kind(pl, a + i) != layer_kind(pl, b + i)) return 0;
+    return 1;
+  }
   if (!pl->moe) return 1;
   int d = (int)pl->dense_layers, f = (int)pl->layer_freq;
   int dense_a = d - a < 0 ? 0 : (d - a > n ? n : d - a);

@@ -150,7 +150,7 @@ static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, 
 }
 
 static void mixer_params(const plan *pl, int mixer, layer_params *lp, int lora_on) {
-  if (mixer_is_attention(mixer) || mixer == LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on);
+  if (mixer_is_attention(mixer)) attention_params(pl, lp, lora_on);
   /* a decoder layer of an encoder-decoder stack adds cross-attention: q, k, v, o over the encoder's
    * output (transformers models/t5/modeling_t5.py T5LayerCrossAttention) */
   if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on);
@@ -289,7 +289,7 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
     outer += pl->mtp_layers * (layer_params_total(pl, n - 1, 0) + extra);
     a += pl->mtp_layers * (layer_params_total(pl, n - 1, 1) - layer_params_total(pl, n - 1, 0));
   }
-  for (int k = 0; k < LAYER_KIND_COUNT; k++) /* in kind order: dense, then MoE, as before */
+  for (int k = 0; k < LAYER_KIND_COUNT; k++) /* in kind order (a uniform model adds dense, then MoE, as always) */
     if (kind_n[k]) t += kind_n[k] * kind_total[k], a += kind_n[k] * kind_active[k];
   t += outer;
   a += outer;

@@ -49,9 +49,14 @@ static double or_default(double v, double automatic) { return isnan(v) ? automat
 
 /* A list: entries from the start (each one of the list's values), then NaN
  * to the end; all NaN is null. */
-static llmem_status check_list(const llmem_field *f, const double *slot) {
+static int list_count(const double *slot) {
   int n = 0;
   while (n < LLMEM_MAX_PATTERN && !isnan(slot[n])) n++;
+  return n;
+}
+
+static llmem_status check_list(const llmem_field *f, const double *slot) {
+  int n = list_count(slot);
   for (int k = n; k < LLMEM_MAX_PATTERN; k++)
     if (!isnan(slot[k])) return LLMEM_ERR_LIST_GAP;
   if (n == 0) return (f->flags & LLMEM_FLAG_NULLABLE) ? LLMEM_OK : LLMEM_ERR_NOT_NULLABLE;
@@ -74,12 +79,6 @@ llmem_status plan_check_fields(const llmem_input *in, int *field) {
 }
 
 /* ---- resolve: plain values, nulls replaced by their automatic values ---- */
-static int list_count(const double *slot) {
-  int n = 0;
-  while (n < LLMEM_MAX_PATTERN && !isnan(slot[n])) n++;
-  return n;
-}
-
 static void resolve_layer_kinds(const llmem_input *in, plan *p) {
   p->mixer_period = list_count(in->layer_types);
   p->mlp_period = list_count(in->mlp_types);
@@ -299,6 +298,9 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
   if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
   if (p->vision_layers > 0) {
+    int counts_params = p->formula == LLMEM_FORMULA_LLMEM || p->formula == LLMEM_FORMULA_DEEPSPEED ||
+                        p->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->formula == LLMEM_FORMULA_ZERO_PAPER;
+    if (!counts_params) FAIL(LLMEM_ERR_VISION_FORMULA, vision_layers);
     if (!divides(p->vision_image, p->vision_patch * p->vision_merge) || !divides(p->vision_hidden, p->vision_heads))
       FAIL(LLMEM_ERR_VISION_PATCH, vision_image_size);
   }
@@ -310,7 +312,8 @@ static llmem_status check_encoder(const plan *p, int *field) {
   if (p->encoder_layers <= 0) return LLMEM_OK;
   int formula_ok = p->formula == LLMEM_FORMULA_LLMEM || p->formula == LLMEM_FORMULA_DEEPSPEED ||
                    p->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->formula == LLMEM_FORMULA_ZERO_PAPER;
-  if (!formula_ok || p->pp > 1 || p->mtp_layers > 0 || p->vision_layers > 0 || p->in->rl_algorithm != LLMEM_RL_NONE)
+  if (!formula_ok || p->pp > 1 || p->mtp_layers > 0 || p->vision_layers > 0 || p->in->rl_algorithm != LLMEM_RL_NONE ||
+      p->mixer_period > 0 || p->mlp_period > 0)
     FAIL(LLMEM_ERR_ENCODER_SETUP, encoder_layers);
   return LLMEM_OK;
 }

@@ -11,7 +11,8 @@
 llmem_status llmem_sweep(const llmem_input *base, int field, const double *values, int count,
                          llmem_sweep_point *points) {
   if (!base || !values || !points) return LLMEM_ERR_NULL_ARGUMENT;
-  if (field < 0 || field >= LLMEM_FIELD_COUNT) return LLMEM_ERR_OPTION_FIELD;
+  if (field < 0 || field >= LLMEM_FIELD_COUNT || llmem_field_at(field)->kind == LLMEM_KIND_LIST)
+    return LLMEM_ERR_OPTION_FIELD; /* a number key (a list has many slots) */
   if (count < 0 || count > LLMEM_MAX_SWEEP) return LLMEM_ERR_OPTION_COUNT;
   llmem_input in = *base;
   for (int i = 0; i < count; i++) {
@@ -31,7 +32,8 @@ static int fits_with(const llmem_input *in, double free_fraction, llmem_status *
 llmem_status llmem_largest_fit(const llmem_input *base, int field, double lo, double hi, double step,
                                double free_fraction, double *best) {
   if (!base || !best) return LLMEM_ERR_NULL_ARGUMENT;
-  if (field < 0 || field >= LLMEM_FIELD_COUNT) return LLMEM_ERR_OPTION_FIELD;
+  if (field < 0 || field >= LLMEM_FIELD_COUNT || llmem_field_at(field)->kind == LLMEM_KIND_LIST)
+    return LLMEM_ERR_OPTION_FIELD; /* a number key (a list has many slots) */
   if (!(step >= 1) || !(lo >= step) || !(hi >= lo) || !isfinite(hi)) return LLMEM_ERR_OPTION_RANGE;
   if (!(free_fraction >= 0 && free_fraction < 1)) return LLMEM_ERR_OPTION_FREE_FRACTION;
   llmem_input in = *base;

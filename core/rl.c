@@ -153,6 +153,7 @@ static llmem_status other_model(const plan *actor, double layers, double hidden,
   out->tied = 0;
   out->ft_method = LLMEM_FT_FULL;
   out->rl_entropy = 0;
+  out->mtp_layers = 0; /* ...ForTokenClassification / ForSequenceClassification build no MTP heads */
   /* field0: rl.*.heads; kv_heads and ffn_hidden follow it in fields.def */
   *field = field0;
   if (!divides(out->heads, out->tp)) return LLMEM_ERR_RL_MODEL_DIMS;

@@ -96,7 +96,7 @@ static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_
   }
   double q_out = pl->heads * pl->head_dim / pl->tp;
   double kv_out = fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
-  add_linear(c, t, T, h, q_out + 2 * kv_out, 1);
+  add_linear(c, t, T, h, (pl->attn_gate ? 2 : 1) * q_out + 2 * kv_out, 1); /* q_proj also makes the gate */
   add_linear(c, t, T, q_out, h, 1);
 }
 
@@ -204,16 +204,18 @@ static void add_scan(const step_ctx *c, layer_time *t, double heads, double dk, 
 static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_params) {
   const plan *pl = c->pl;
   double h = pl->hidden, T = c->tokens, tp = pl->tp;
-  if (mixer_is_attention(mixer) || mixer == LLMEM_MIXER_ENCODER) {
+  if (mixer_is_attention(mixer)) {
     add_attention_linears(c, t, mixer_params);
     add_attention_core(c, t, mixer);
     add_cp(c, t);
   }
-  if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) { /* cross-attention: q, o here; k, v on the source */
-    step_ctx x = *c;
-    x.tokens = pl->source_len / pl->cp * pl->micro_batch;
-    add_attention_linears(c, t, 0);
-    add_attention_core(&x, t, LLMEM_MIXER_ENCODER);
+  if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) { /* cross-attention: q, o over the target, */
+    double S = pl->source_len / pl->cp * pl->micro_batch;     /* k, v over the source, every source key */
+    double q_out = pl->heads * pl->head_dim / tp, kv_out = fmax(pl->kv_heads / tp, 1) * pl->head_dim;
+    add_linear(c, t, T, h, q_out, 1);
+    add_linear(c, t, T, q_out, h, 1);
+    add_linear(c, t, S, h, 2 * kv_out, 1);
+    add_attention_core(c, t, LLMEM_MIXER_ENCODER);
   } else if (mixer == LLMEM_MIXER_LINEAR) {
     double v = pl->lin_v_heads * pl->lin_v_dim / tp;
     add_linear(c, t, T, h, (mixer_params - v * h) / h, 1); /* in_proj_qkvz and in_proj_ba */

@@ -71,7 +71,8 @@ typedef struct {
 static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
 static int fits_in(const ctx *c, double used, double capacity) { return used <= capacity * (1 - c->free_fraction); }
 
-/* The changes from the base to `in`, in field order; 0 when none or too many. */
+/* The changes from the base to `in`, in field order; 0 when none or too many. No suggestion
+ * changes a list key (model.layer_types, mlp_types): its first slot stands for it here. */
 static int diff_of(const llmem_input *base, const llmem_input *in, llmem_suggestion *s) {
   s->change_count = 0;
   for (int f = 0; f < LLMEM_FIELD_COUNT; f++) {

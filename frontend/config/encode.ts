@@ -27,20 +27,29 @@ function expected(f: FieldInfo): string {
   return f.kind === 'group' ? 'an object' : 'a string';
 }
 
+/** The compact form "3*linear,full" as its names (at most `max` of them), or why it is not one. */
+export function listNames(text: string, max: number): string[] | string {
+  const names: string[] = [];
+  for (const part of text.split(',')) {
+    const m = /^\s*(?:(\d{1,3})\s*\*\s*)?([a-z_]+)\s*$/.exec(part);
+    if (!m) return `"${part.slice(0, 40)}" is not an entry or count*entry`;
+    const count = m[1] === undefined ? 1 : Number(m[1]);
+    if (count < 1) return `"${part.slice(0, 40)}": a count is at least 1`;
+    if (names.length + count > max) return `has more than ${max} entries`;
+    for (let k = 0; k < count; k++) names.push(m[2]);
+  }
+  return names;
+}
+
 /** A list key's value as names: a JSON list, or the compact form "3*linear,full" (links, the CLI's --set). */
 export function parseList(f: FieldInfo, value: Json): string[] | ConfigError {
   const fail = (message: string) => ({ path: f.path, message: `${f.path}: ${message}` });
   let names: Json[];
   if (Array.isArray(value)) names = value;
   else if (typeof value === 'string') {
-    names = [];
-    for (const part of value.split(',')) {
-      const m = /^\s*(?:(\d{1,3})\s*\*\s*)?([a-z_]+)\s*$/.exec(part);
-      if (!m) return fail(`"${part.slice(0, 40)}" is not an entry or count*entry`);
-      const count = m[1] === undefined ? 1 : Number(m[1]);
-      if (count < 1 || names.length + count > f.max) return fail(`has more than ${f.max} entries`);
-      for (let k = 0; k < count; k++) names.push(m[2]);
-    }
+    const read = listNames(value, f.max);
+    if (typeof read === 'string') return fail(read);
+    names = read;
   } else return fail(`must be ${expected(f)}${f.nullable ? ' or null' : ''}, not ${describe(value)}`);
   if (names.length < f.min || names.length > f.max)
     return fail(

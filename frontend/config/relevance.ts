@@ -4,6 +4,7 @@
 // (formats.ts); a fact about the config, not about the form, so it lives here
 // in the DOM-free layer the page, the Worker and the CLI share.
 import type { Json } from '../../wasm/llmem.js';
+import { listNames } from './encode.js';
 
 /** A key's current value (null when unset and automatic). */
 export type Get = (path: string) => Json;
@@ -32,7 +33,7 @@ const mixer =
   (kind: string): Condition =>
   (get) => {
     const types = get('model.layer_types'); // names, or the compact text "3*linear,full"
-    const names = typeof types === 'string' ? types.split(',').map((p) => p.replace(/^\s*\d+\s*\*/, '').trim()) : types;
+    const names = typeof types === 'string' ? listNames(types, Number.POSITIVE_INFINITY) : types;
     return Array.isArray(names) && names.includes(kind);
   };
 export const LINEAR_ON = mixer('linear');

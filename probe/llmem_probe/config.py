@@ -224,7 +224,13 @@ def _value_problem(f, v):
     if kind == "set":
         ok = isinstance(v, list) and all(x in f["values"] for x in v)
         return None if ok else "must be a list of %s" % ", ".join(f["values"])
-    if kind == "list":  # per-layer kinds: a list of names (the compact "3*a,b" text is the page's and CLI's)
+    if kind == "list":  # per-layer kinds: a list of names, or its compact text "3*a,b"
+        if isinstance(v, str):
+            names = []
+            for part in v.split(","):
+                count, _, name = part.strip().rpartition("*")
+                names += [name.strip()] * (int(count) if count.strip().isdigit() else (0 if count else 1))
+            v = names
         ok = isinstance(v, list) and f["min"] <= len(v) <= f["max"] and all(x in f["values"] for x in v)
         return None if ok else "must be a list of %s to %s of %s" % (f["min"], f["max"], ", ".join(f["values"]))
     whole = kind == "int"

@@ -8,6 +8,7 @@ import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { MODELS } from '../../frontend/config/catalog.js';
 import { importHfConfig, type HfImport } from '../../frontend/config/importers/hf.js';
+import { MAX_PATTERN } from '../../frontend/config/importers/hf-layers.js';
 
 const dir = join(repoRoot(), 'tests/fixtures/import/hf');
 const fixtures = readdirSync(dir)
@@ -52,6 +53,10 @@ describe('HF config.json -> catalog model', () => {
       expect(r.unknown).toEqual([]);
     });
   }
+});
+
+describe('HF per-layer lists', () => {
+  it("cap a list at the core's capacity", () => expect(MAX_PATTERN).toBe(core.field('model.layer_types')!.max));
 });
 
 describe('HF biases per projection', () => {

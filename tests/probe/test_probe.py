@@ -562,7 +562,7 @@ class ParameterCounts(unittest.TestCase):
                 continue
             # the reference decoder has attention layers only (windows change no parameter), no vision tower
             mixers = m.get("layer_types") or []
-            if m.get("vision") or m.get("mlp_types") or m.get("attn_output_gate") or any(
+            if m.get("vision") or m.get("mlp_types") or m.get("attn_output_gate") or m.get("encoder_layers") or any(
                     k not in ("full", "sliding", "chunked") for k in mixers):
                 continue
             with self.subTest(model=e["id"]):

@@ -8,6 +8,7 @@
 //   M Mamba-2, * attention, - MLP, E MoE; transformers 13923c6), llama4 Llama4TextConfig
 //   (no_rope_layers: 1 = RoPE + chunked attention, 0 = NoPE global; interleave_moe_layer_step).
 // A config's own layer_types list wins over the family's rule.
+import { LAYER_MIXERS } from '../../../wasm/generated.js';
 import type { Config, Json } from '../../../wasm/llmem.js';
 import { ImportError } from './common.js';
 
@@ -26,7 +27,8 @@ export interface LayerContext {
   notes: string[];
 }
 
-/** The core's cap on a list's entries (core/llmem.h LLMEM_MAX_PATTERN). */
+/** The core's cap on a list's entries (core/llmem.h LLMEM_MAX_PATTERN; the field table's max, which
+ * tests/js/import-hf.test.ts checks it against: the generated table stays out of the page's first load). */
 export const MAX_PATTERN = 256;
 
 /** The shortest prefix p of `list` with list[i] === p[i % p.length] for every i (the core repeats it). */
@@ -153,7 +155,7 @@ function setLists(c: LayerContext, types: [string, string | null][]): void {
     c.model.mlp_types = mlps;
   }
   const count = (k: string) => types.filter((t) => t[0] === k).length;
-  const parts = ['full', 'sliding', 'chunked', 'linear', 'ssm', 'none'].filter((k) => count(k) > 0);
+  const parts = LAYER_MIXERS.filter((k) => count(k) > 0);
   if (parts.length > 1 || parts[0] !== 'full')
     c.notes.push(`layer kinds: ${parts.map((k) => `${count(k)} ${k}`).join(', ')} of ${types.length} layers`);
 }

@@ -117,6 +117,11 @@ typedef struct {
 static inline int plan_v_shape(const plan *p) {
   return p->pp > 1 && (p->schedule == LLMEM_PP_ZB_V || p->schedule == LLMEM_PP_DUALPIPE_V);
 }
+/* DualPipe (bidirectional): rank r holds stage r of one model copy and stage
+ * p - 1 - r of another, run in opposite directions (layout.c, schedule.c). */
+static inline int plan_dualpipe(const plan *p) { return p->pp > 1 && p->schedule == LLMEM_PP_DUALPIPE; }
+/* Two chunks per rank in an order of their own (V or DualPipe; schedule.c). */
+static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || plan_dualpipe(p); }
 
 /* One stage (pipeline rank) of the layout. */
 typedef struct {

@@ -23,6 +23,15 @@ int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer) 
     *first_layer = (chunk == 0 ? stage : 2 * p - 1 - stage) * n;
     return n;
   }
+  if (plan_dualpipe(pl)) {
+    /* DualPipe (deepseek-ai/DualPipe examples/example_dualpipe.py @3da1bbe:
+     * modules full_modules[rank] and full_modules[pp_size - 1 - rank]): model
+     * stages h and p - 1 - h of L/p layers, h = min(r, p - 1 - r); chunk 0 is
+     * the one DualPipe.step calls phase 0 (phase ^= is_in_second_half) */
+    int n = (int)(pl->layers / p), h = stage < p - 1 - stage ? stage : p - 1 - stage;
+    *first_layer = (chunk == 0 ? h : p - 1 - h) * n;
+    return n;
+  }
   /* stages 1 .. p - 2 hold the same count: the layers before (chunk, stage) in closed form */
   int first_n = stage_layer_total(pl, 0) / v;
   int middle_n = p > 2 ? stage_layer_total(pl, 1) / v : 0;
@@ -76,14 +85,16 @@ static void stage_head(const plan *pl, stage_layout *st) {
      * pre_process or mtp_process; tied, the head's copy is that embedding) */
     layer_params mtp = mtp_params_on_rank(pl);
     for (int k = 0; k < (int)pl->mtp_layers; k++) add_layer(&st->layers, &mtp);
-    if (!st->has_embedding && !pl->tied) st->embedding_count = pl->vocab_padded * h / t;
+    if ((!st->has_embedding || plan_dualpipe(pl)) && !pl->tied) st->embedding_count += pl->vocab_padded * h / t;
   }
   st->final_norm_count = pl->final_norm * pl->norm_width * h;
   if (pl->head_kind == LLMEM_HEAD_LM) {
     /* untied: own output layer; tied with p > 1: the last stage keeps a copy
      * of the word embedding (Megatron; docs/memory-model.md §11 #14); a V
-     * schedule's first rank holds both ends and one table */
-    if (!pl->tied || (pl->pp > 1 && !st->has_embedding)) st->head_count = pl->vocab_padded * h / t;
+     * schedule's first rank holds both ends and one table; DualPipe's end
+     * ranks hold the first stage of one copy and the last of the other, two
+     * modules with a table each */
+    if (!pl->tied || (pl->pp > 1 && (!st->has_embedding || plan_dualpipe(pl)))) st->head_count = pl->vocab_padded * h / t;
     if (pl->lm_head_bias) st->head_count += pl->vocab_padded / t;
   } else {
     st->head_count = head_params(pl);
@@ -94,6 +105,7 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   stage_layout st = {0};
   st.has_embedding = stage == 0;
   st.has_head = stage == (plan_v_shape(pl) ? 0 : (int)pl->pp - 1); /* V: the last model chunk is rank 0's second */
+  if (plan_dualpipe(pl)) st.has_embedding = st.has_head = stage == 0 || stage == (int)pl->pp - 1; /* both copies' ends */
   stage_layers(pl, stage, &st);
   double t = pl->tp, h = pl->hidden;
   /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
@@ -121,13 +133,6 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   *out = st;
 }
 
-/* Global index of the first layer of `chunk` on `stage`. */
-static int chunk_first_layer(const plan *pl, int stage, int chunk) {
-  int first;
-  layout_stage_layers(pl, stage, chunk, &first);
-  return first;
-}
-
 /* Layers [a, a + n) have the same kinds (mixer x MLP, in order) as [b, b + n): with
  * the MoE rule alone, when as many leading dense layers and the same MoE phase follow. */
 static int same_kinds(const plan *pl, int a, int b, int n) {
@@ -149,8 +154,10 @@ int layout_same_layers(const plan *pl, int stage_a, int stage_b) {
   int p = (int)pl->pp, v = (int)pl->vpp;
   if ((stage_a == 0) != (stage_b == 0) || (stage_a == p - 1) != (stage_b == p - 1)) return 0;
   if (stage_layer_total(pl, stage_a) != stage_layer_total(pl, stage_b)) return 0;
-  int n = stage_layer_total(pl, stage_a) / v;
-  for (int c = 0; c < v; c++)
-    if (!same_kinds(pl, chunk_first_layer(pl, stage_a, c), chunk_first_layer(pl, stage_b, c), n)) return 0;
+  for (int c = 0; c < v; c++) {
+    int a, b, n = layout_stage_layers(pl, stage_a, c, &a);
+    layout_stage_layers(pl, stage_b, c, &b);
+    if (!same_kinds(pl, a, b, n)) return 0;
+  }
   return 1;
 }

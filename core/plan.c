@@ -358,6 +358,12 @@ static llmem_status check_layout(const plan *p, int *field) {
     if (p->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->pp))
       FAIL(LLMEM_ERR_V_SCHEDULE, vpp);
     if (p->grad_accum < 2 * p->pp - (p->schedule == LLMEM_PP_ZB_V)) FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
+  } else if (plan_dualpipe(p)) { /* one stage of each model copy per rank (layout.c) */
+    if ((int)p->pp % 2 != 0) FAIL(LLMEM_ERR_DUALPIPE, pp); /* DualPipe.step: num_ranks % 2 == 0 */
+    if (p->pp_first > 0 || p->pp_last > 0) FAIL(LLMEM_ERR_DUALPIPE, pp_first_stage_layers);
+    if (p->vpp != 2) FAIL(LLMEM_ERR_DUALPIPE, vpp);
+    /* DualPipe.step: num_chunks % 2 == 0 and num_chunks >= num_ranks * 2 */
+    if ((long long)p->grad_accum % 2 != 0 || p->grad_accum < 2 * p->pp) FAIL(LLMEM_ERR_DUALPIPE_MICROBATCHES, grad_accum);
   } else if (p->vpp > 1) {
     if (p->pp < 2 || p->schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
     for (int s = 0; s < (int)p->pp; s++) {

@@ -132,6 +132,16 @@ void schedule_init(schedule *s, const plan *pl, int stage) {
   } else if (pl->schedule == LLMEM_PP_GPIPE) {
     s->kind = SCHED_GPIPE;
     s->op_count = 2 * s->m;
+  } else if (plan_dualpipe(pl)) {
+    /* DualPipe: deepseek-ai/DualPipe dualpipe/dualpipe.py @3da1bbe
+     * DualPipe.step is DualPipeV.step with num_half_ranks for num_ranks,
+     * half_rank = min(r, p - 1 - r) for rank and half_num_chunks for
+     * num_chunks (each direction's micro-batches through one chunk): rank r
+     * walks DualPipeV's order of rank h over p/2 ranks and m/2 micro-batches
+     * per chunk; chunk 1's micro-batch k is the other direction's */
+    s->p = s->p / 2, s->m = s->m / 2;
+    s->stage = stage < (int)pl->pp - 1 - stage ? stage : (int)pl->pp - 1 - stage;
+    schedule_v_init(s, 1);
   } else if (plan_v_shape(pl)) {
     schedule_v_init(s, pl->schedule == LLMEM_PP_DUALPIPE_V);
   } else if (pl->schedule != LLMEM_PP_INTERLEAVED || s->v == 1) {

@@ -261,7 +261,8 @@ static void search_engine(search_ctx *c, int engine) {
   int megatron = engine == LLMEM_ENGINE_MEGATRON;
   int model_parallel = engine == LLMEM_ENGINE_FSDP2 || megatron || engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int interleaves = megatron || engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  int v_shape = c->base->pp_schedule == LLMEM_PP_ZB_V || c->base->pp_schedule == LLMEM_PP_DUALPIPE_V;
+  int v_shape = c->base->pp_schedule == LLMEM_PP_ZB_V || c->base->pp_schedule == LLMEM_PP_DUALPIPE_V ||
+                c->base->pp_schedule == LLMEM_PP_DUALPIPE; /* two chunks per rank */
   for (double tp = 1; tp <= (model_parallel ? 64 : 1) && tp <= N; tp *= 2) {
     if (!divides(N, tp)) continue;
     for (double pp = 1; pp <= (model_parallel || deepspeed ? 128 : 1) && tp * pp <= N; pp *= 2) {

@@ -443,6 +443,12 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
      * with PP = 2p chunks; F = W = B/2 per chunk (Qi et al.'s equal F, I, W)
      * and F&B = F + B: 2(p - 1) of the 6 units of one micro-batch's rank pass */
     passes += (pl->pp - 1) / 3;
+  } else if (plan_dualpipe(pl)) {
+    /* the same bubble with PP = p stages of L/p layers, the unit here:
+     * (p/2 - 1)(3 + 2 - 3) of one micro-batch's 3 units, (p - 2)/3
+     * stage-passes; the m passes are m/2 each way through the rank's two
+     * stages */
+    passes += (pl->pp - 2) / 3;
   } else if (pl->pp > 1 && pl->schedule != LLMEM_PP_ZERO_BUBBLE && pl->schedule != LLMEM_PP_ZB_V) {
     double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
     passes += (pl->pp - 1) / v;
@@ -460,9 +466,10 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   }
   double total, active, trainable;
   model_param_counts(pl, &total, &active, &trainable);
-  double params_here = total / (pl->tp * pl->pp);
-  double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, layers_here);
-  double trainable_here = trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
+  double copies = plan_dualpipe(pl) ? 2 : 1; /* DualPipe: two model copies' stages per rank */
+  double params_here = copies * total / (pl->tp * pl->pp);
+  double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
+  double trainable_here = copies * trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
   double step = passes * stage_mb + p2p + dp + optimizer_seconds(&c, trainable_here) +
                 offload_seconds(pl, trainable_here, params_here);
   double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;

@@ -224,7 +224,8 @@ static void model_parallel_singles(ctx *c) {
     in.pp = b->pp * n;
     in.vpp = 1;
     if (in.pp_schedule == LLMEM_PP_INTERLEAVED) in.pp_schedule = LLMEM_PP_1F1B;
-    if (in.pp_schedule == LLMEM_PP_ZB_V || in.pp_schedule == LLMEM_PP_DUALPIPE_V) in.vpp = 2; /* the V's two chunks */
+    if (in.pp_schedule == LLMEM_PP_ZB_V || in.pp_schedule == LLMEM_PP_DUALPIPE_V || in.pp_schedule == LLMEM_PP_DUALPIPE)
+      in.vpp = 2; /* two chunks per rank: the V's, DualPipe's two copies */
     if (keep_global_batch(b, &in)) add_single(c, &in, LLMEM_SUGGEST_SAME, FAM_PP);
     in = *b;
     in.cp = b->cp * n;

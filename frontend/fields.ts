@@ -453,6 +453,7 @@ export const UI: Record<string, FieldUi> = {
       zero_bubble: 'Zero bubble',
       zb_v: 'ZB-V (V-shape)',
       dualpipe_v: 'DualPipeV (V-shape)',
+      dualpipe: 'DualPipe (two directions)',
     },
   },
   'parallel.pp_first_stage_layers': {

@@ -1017,7 +1017,7 @@ export type ConfigV1 = {
     ep?: number;
     etp?: number;
     sequence_parallel?: boolean;
-    pp_schedule?: 'gpipe' | '1f1b' | 'interleaved' | 'zero_bubble' | 'zb_v' | 'dualpipe_v';
+    pp_schedule?: 'gpipe' | '1f1b' | 'interleaved' | 'zero_bubble' | 'zb_v' | 'dualpipe_v' | 'dualpipe';
     vpp_group?: number | null;
     pp_first_stage_layers?: number | null;
     pp_last_stage_layers?: number | null;
@@ -1266,7 +1266,7 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 132, slot: 642, path: 'parallel.ep', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
   { index: 133, slot: 643, path: 'parallel.etp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
   { index: 134, slot: 644, path: 'parallel.sequence_parallel', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 135, slot: 645, path: 'parallel.pp_schedule', kind: 'enum', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['gpipe', '1f1b', 'interleaved', 'zero_bubble', 'zb_v', 'dualpipe_v'] },
+  { index: 135, slot: 645, path: 'parallel.pp_schedule', kind: 'enum', nullable: false, months: false, default: 1, min: 0, max: 0, values: ['gpipe', '1f1b', 'interleaved', 'zero_bubble', 'zb_v', 'dualpipe_v', 'dualpipe'] },
   { index: 136, slot: 646, path: 'parallel.vpp_group', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000, values: [] },
   { index: 137, slot: 647, path: 'parallel.pp_first_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
   { index: 138, slot: 648, path: 'parallel.pp_last_stage_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },

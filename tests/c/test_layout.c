@@ -52,8 +52,10 @@ int main(void) {
       "parallel.gpus=8 parallel.pp=8 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=8",
       "model.layers=30 model.moe.experts=4 model.moe.dense_layers=5 model.moe.layer_freq=3 parallel.engine=megatron "
       "parallel.gpus=8 parallel.pp=8 parallel.pp_first_stage_layers=2 parallel.pp_last_stage_layers=4",
-      "model.layers=32 parallel.engine=megatron parallel.gpus=4 parallel.pp=4"};
-  for (int k = 0; k < 4; k++) {
+      "model.layers=32 parallel.engine=megatron parallel.gpus=4 parallel.pp=4",
+      "model.layers=24 model.moe.experts=8 model.moe.dense_layers=3 model.moe.layer_freq=2 parallel.engine=megatron "
+      "parallel.gpus=8 parallel.pp=8 parallel.vpp=2 parallel.pp_schedule=dualpipe training.grad_accum=16"};
+  for (int k = 0; k < 5; k++) {
     pl = plan_for(shapes[k]);
     int p = (int)pl.pp, v = (int)pl.vpp, disagree = 0;
     for (int a = 0; a < p; a++)
@@ -67,6 +69,43 @@ int main(void) {
         disagree += same != layout_same_layers(&pl, a, b);
       }
     CHECK(disagree == 0, "shape %d: layout_same_layers disagrees on %d stage pairs", k, disagree);
+  }
+
+  /* DualPipe (deepseek-ai/DualPipe README @3da1bbe: "Parameter Per Device
+   * 2x"; examples/example_dualpipe.py: rank r holds full_modules[r] and
+   * full_modules[pp_size - 1 - r]): rank r holds 1F1B's stages r and
+   * p - 1 - r, their weights, gradients, master copies and optimizer states;
+   * the middle ranks twice 1F1B's own; untied, tied (the head's copy) and
+   * with an MTP module (its embedding copy) */
+  static const char *dual_models[] = {
+      "model.layers=16 model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000",
+      "model.layers=16 model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.tied_embeddings=true",
+      "model.layers=24 model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.mtp_layers=1 "
+      "model.moe.experts=8 model.moe.dense_layers=3 model.moe.expert_ffn_hidden=128"};
+  for (int k = 0; k < 3; k++) {
+    char one[512], two[600];
+    snprintf(one, sizeof one, "%s parallel.engine=megatron parallel.gpus=8 parallel.pp=4 training.grad_accum=8",
+             dual_models[k]);
+    snprintf(two, sizeof two, "%s parallel.vpp=2 parallel.pp_schedule=dualpipe", one);
+    plan a = plan_for(one), d = plan_for(two);
+    for (int r = 0; r < 4; r++) {
+      stage_layout x, y, z;
+      rank_states rx, ry, rz;
+      layout_stage(&a, r, &x), layout_stage(&a, 3 - r, &y), layout_stage(&d, r, &z);
+      states_for_stage(&a, &x, &rx), states_for_stage(&a, &y, &ry), states_for_stage(&d, &z, &rz);
+      CHECK(z.params_count == x.params_count + y.params_count && z.layer_count == x.layer_count + y.layer_count &&
+                z.trainable_count == x.trainable_count + y.trainable_count,
+            "dualpipe %d rank %d: %.17g parameters, 1F1B's %d and %d: %.17g", k, r, z.params_count, r, 3 - r,
+            x.params_count + y.params_count);
+      CHECK_NEAR(rz.weights, rx.weights + ry.weights, 1e-15, "dualpipe weights");
+      CHECK_NEAR(rz.gradients, rx.gradients + ry.gradients, 1e-15, "dualpipe gradients");
+      CHECK_NEAR(rz.master, rx.master + ry.master, 1e-15, "dualpipe master weights");
+      CHECK_NEAR(rz.optimizer, rx.optimizer + ry.optimizer, 1e-15, "dualpipe optimizer states");
+      CHECK(z.has_embedding == (r == 0 || r == 3) && z.has_head == z.has_embedding, "dualpipe rank %d ends", r);
+      if (r == 1 || r == 2)
+        CHECK(z.params_count == 2 * x.params_count && rz.optimizer == 2 * rx.optimizer,
+              "dualpipe %d middle rank %d: twice 1F1B's", k, r);
+    }
   }
 
   /* a paged optimizer over the capacity: the reported rank is the one asking

@@ -149,6 +149,20 @@ static void test_bubble(void) {
   in.pp_schedule = LLMEM_PP_INTERLEAVED;
   in.vpp = 2;
   CHECK_NEAR(step_of(&in) - zb8, stage_pass / 2, 1e-3, "interleaved: (p - 1) / v");
+  /* DualPipe (README @3da1bbe: (PP/2 - 1)(F&B + B - 3W), F = W = B/2): (p - 2)/3
+   * stage-passes, with the optimizer step over the two copies' stages: at
+   * p = 4 those are half the model, as one rank's at p = 2 */
+  in.vpp = 1, in.pp_schedule = LLMEM_PP_ZERO_BUBBLE;
+  double pass2 = stage_pass, opt2 = zb8 - 8 * pass2; /* p = 2: the step less its passes */
+  in.gpus = 4, in.pp = 4;
+  double zb4_8 = step_of(&in);
+  in.grad_accum = 16;
+  double pass4 = (step_of(&in) - zb4_8) / 8;
+  in.grad_accum = 8, in.vpp = 2, in.pp_schedule = LLMEM_PP_DUALPIPE;
+  double dual = step_of(&in);
+  CHECK_NEAR(dual - 8 * pass4 - opt2, 2 * pass4 / 3, 1e-3, "dualpipe p 4: (p - 2)/3 stage-passes");
+  in.grad_accum = 16;
+  CHECK_NEAR(step_of(&in) - dual, 8 * pass4, 1e-6, "dualpipe: m stage-passes, m/2 each way through two stages");
 }
 
 /* FSDP's gathers and reduce-scatters hide behind the step's compute but for

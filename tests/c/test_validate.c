@@ -56,6 +56,16 @@ int main(void) {
   expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=10 parallel.vpp_group=3", LLMEM_ERR_VPP_GROUP, "parallel.vpp_group");
   expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=10 parallel.vpp_group=8", LLMEM_ERR_INTERLEAVED_MICROBATCHES, "training.grad_accum");
   expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=2", LLMEM_ERR_INTERLEAVED_MICROBATCHES, "training.grad_accum");
+  /* DualPipe (dualpipe.py DualPipe.step: num_ranks % 2 == 0, num_chunks % 2 == 0 and >= 2 num_ranks) */
+  expect_error("model.layers=24 parallel.engine=megatron parallel.pp=3 parallel.gpus=3 parallel.vpp=2 parallel.pp_schedule=dualpipe training.grad_accum=6", LLMEM_ERR_DUALPIPE, "parallel.pp");
+  expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.pp_schedule=dualpipe training.grad_accum=8", LLMEM_ERR_DUALPIPE, "parallel.vpp");
+  expect_error("model.layers=32 parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=dualpipe training.grad_accum=8 parallel.pp_first_stage_layers=5", LLMEM_ERR_DUALPIPE, "parallel.pp_first_stage_layers");
+  expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=dualpipe training.grad_accum=6", LLMEM_ERR_DUALPIPE_MICROBATCHES, "training.grad_accum");
+  expect_error("parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=dualpipe training.grad_accum=9", LLMEM_ERR_DUALPIPE_MICROBATCHES, "training.grad_accum");
+  llmem_defaults(&in);
+  set_keys(&in, "parallel.engine=megatron parallel.pp=4 parallel.gpus=4 parallel.vpp=2 parallel.pp_schedule=dualpipe training.grad_accum=8");
+  CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "dualpipe p 4 m 8: %s", out.error_message);
+  llmem_defaults(&in);
   /* global batch: 8 GPUs x micro-batch 2 = 16 samples per accumulation step */
   expect_error("parallel.gpus=8 training.micro_batch=2 training.global_batch=24", LLMEM_ERR_GLOBAL_BATCH_SPLIT, "training.global_batch");
   expect_error("parallel.gpus=8 training.micro_batch=2 training.global_batch=64 training.grad_accum=2", LLMEM_ERR_GLOBAL_BATCH_ACCUM, "training.global_batch");

@@ -12,7 +12,7 @@
 /* The pass order, listed one by one (schedules.py; gpipe: all forwards, then all backwards). */
 static int reference_order(const plan *pl, int stage, sched_op *ops) {
   int p = (int)pl->pp, v = (int)pl->vpp, m = (int)pl->grad_accum, n = 0;
-  if (plan_v_shape(pl)) { /* V: the order is checked against the tables in check_v_tables */
+  if (plan_paired_chunks(pl)) { /* V, DualPipe: the order is checked against the tables in check_v_schedules */
     schedule sc;
     schedule_init(&sc, pl, stage);
     for (int i = 0; i < sc.op_count; i++) ops[n++] = schedule_op(&sc, i);
@@ -146,11 +146,41 @@ static const char *dualpipev_p4_m8[4] = {
     "W1:6 W0:6 W1:7 W0:7",
 };
 
-static void check_v_table(int kind, const char *const *table) {
+/* DualPipe for p = 4 ranks and m = 20 micro-batches (the source's example,
+ * examples/example_dualpipe.py num_chunks = 20), 10 each way: deepseek-ai/DualPipe
+ * dualpipe/dualpipe.py @3da1bbe DualPipe.step steps 1-8 with num_half_ranks
+ * = 2, half_rank h = min(r, 3 - r) (h = 0: ranks 0 and 3; h = 1: ranks 1
+ * and 2), half_num_chunks = 10; chunk 0 is the step's phase 0 (model stage
+ * h: ranks 0, 1 the forward direction's stage r, ranks 2, 3 the reverse
+ * direction's stage 3 - r after phase ^= is_in_second_half), chunk 1 phase 1
+ * (model stage 3 - h); micro-batch k of chunk 1 is the other direction's
+ * k-th. Step 6 splits from i = step_6 // 2 (h = 0: the B0; h = 1: both), the
+ * W passes (_weight_chunk: WeightGradStore.pop) first-in first-out. */
+#define DUALPIPE_H0                                                     \
+  "F0:0 F0:1 "                                            /* step 1 */ \
+  "F0:2 F1:0 "                                            /* step 2 */ \
+  "I1:0 W1:0 F1:1 "                                       /* step 3 */ \
+  "F0:3 B1:1 F1:2 B0:0 F0:4 B1:2 F1:3 B0:1 F0:5 B1:3 F1:4 B0:2 "         \
+  "F0:6 B1:4 F1:5 B0:3 F0:7 B1:5 F1:6 B0:4 F0:8 B1:6 F1:7 B0:5 "         \
+  "F0:9 B1:7 F1:8 B0:6 "                                  /* step 4 */ \
+  "B1:8 F1:9 B0:7 "                                       /* step 5 */ \
+  "B1:9 I0:8 "                                            /* step 6 */ \
+  "W0:8 I0:9 "                                            /* step 7 */ \
+  "W0:9"                                                  /* step 8 */
+#define DUALPIPE_H1                                                     \
+  "F0:0 F1:0 F0:1 F1:1 "                                  /* step 2 */ \
+  "F0:2 B1:0 F1:2 B0:0 F0:3 B1:1 F1:3 B0:1 F0:4 B1:2 F1:4 B0:2 "         \
+  "F0:5 B1:3 F1:5 B0:3 F0:6 B1:4 F1:6 B0:4 F0:7 B1:5 F1:7 B0:5 "         \
+  "F0:8 B1:6 F1:8 B0:6 F0:9 B1:7 F1:9 B0:7 "              /* step 4 */ \
+  "B1:8 B0:8 I1:9 I0:9 "                                  /* step 6 */ \
+  "W1:9 W0:9"                                             /* step 8 */
+static const char *dualpipe_p4_m20[4] = {DUALPIPE_H0, DUALPIPE_H1, DUALPIPE_H1, DUALPIPE_H0};
+
+static void check_v_table(int kind, int p, int m, const char *const *table) {
   plan pl;
   memset(&pl, 0, sizeof pl);
-  pl.pp = 4, pl.vpp = 2, pl.grad_accum = 8, pl.schedule = kind;
-  for (int r = 0; r < 4; r++) {
+  pl.pp = p, pl.vpp = 2, pl.grad_accum = m, pl.schedule = kind;
+  for (int r = 0; r < p; r++) {
     schedule sc;
     schedule_init(&sc, &pl, r);
     int i = 0, bad = -1;
@@ -181,6 +211,7 @@ static int v_peak_in_flight(int kind, int p, int m, int r) {
   static signed char state[2][4096]; /* 0 none, 1 forward, 2 I done, 3 gone */
   memset(state, 0, sizeof state);
   int live = 0, peak = 0, bad = 0;
+  if (kind == LLMEM_PP_DUALPIPE) m /= 2; /* each direction's micro-batches through one chunk */
   for (int i = 0; i < sc.op_count; i++) {
     sched_op o = schedule_op(&sc, i);
     if (o.mb < 0 || o.mb >= m || o.chunk < 0 || o.chunk > 1) return -1;
@@ -198,8 +229,17 @@ static int v_peak_in_flight(int kind, int p, int m, int r) {
 }
 
 static void check_v_schedules(void) {
-  check_v_table(LLMEM_PP_ZB_V, zbv_p4_m8);
-  check_v_table(LLMEM_PP_DUALPIPE_V, dualpipev_p4_m8);
+  check_v_table(LLMEM_PP_ZB_V, 4, 8, zbv_p4_m8);
+  check_v_table(LLMEM_PP_DUALPIPE_V, 4, 8, dualpipev_p4_m8);
+  check_v_table(LLMEM_PP_DUALPIPE, 4, 20, dualpipe_p4_m20);
+  /* DualPipe: PP + 1 micro-batches of one stage (L/p layers) live on every
+   * rank (the DualPipe README's table), for every even m >= 2p (the assert) */
+  for (int p = 2; p <= 8; p += 2)
+    for (int m = 2 * p; m <= 6 * p; m += 2)
+      for (int r = 0; r < p; r++) {
+        int dp = v_peak_in_flight(LLMEM_PP_DUALPIPE, p, m, r);
+        CHECK(dp == p + 1, "dualpipe p %d m %d rank %d: %d stage micro-batches live, want %d", p, m, r, dp, p + 1);
+      }
   for (int p = 2; p <= 8; p++)
     for (int m = 2 * p - 1; m <= 6 * p; m++)
       for (int r = 0; r < p; r++) {
@@ -218,6 +258,8 @@ static void check_v_schedules(void) {
       check_order(p, 2, m, LLMEM_PP_ZB_V, p);
       check_order(p, 2, m, LLMEM_PP_DUALPIPE_V, p);
     }
+  for (int p = 2; p <= 8; p += 2)
+    for (int m = 2 * p; m <= 6 * p; m += 2) check_order(p, 2, m, LLMEM_PP_DUALPIPE, p);
 }
 
 static unsigned long long rng = 88172645463325252ull;
@@ -256,16 +298,20 @@ static void random_config(llmem_input *in, char *keys, size_t size) {
   set_keys(in, keys);
 }
 
-/* A random config under a V schedule: two chunks per rank, at least 2p micro-batches. */
+/* A random config under a V schedule or DualPipe: two chunks per rank, at
+ * least 2p micro-batches (DualPipe: an even p and an even count). */
 static void random_v_config(llmem_input *in, char *keys, size_t size) {
   random_config(in, keys, size);
   static const int pps[] = {2, 3, 4};
+  static const char *kinds[] = {"zb_v", "dualpipe_v", "dualpipe"};
+  const char *kind = PICK(kinds);
   int p = PICK(pps), m = 2 * p + pick(3 * p);
+  if (strcmp(kind, "dualpipe") == 0) p = 2 + 2 * pick(2), m = 2 * p + 2 * pick(2 * p);
   size_t len = strlen(keys);
   snprintf(keys + len, size - len,
            " model.layers=%d training.grad_accum=%d parallel.pp=%d parallel.vpp=2 parallel.pp_schedule=%s "
            "parallel.gpus=%d",
-           2 * p * (1 + pick(3)), m, p, pick(2) ? "zb_v" : "dualpipe_v", p * (1 + pick(2)));
+           2 * p * (1 + pick(3)), m, p, kind, p * (1 + pick(2)));
   llmem_defaults(in);
   set_keys(in, keys);
 }
@@ -314,10 +360,10 @@ int main(void) {
   int valid = 0, stages = 0, skipping = 0;
   double worst_gap = 0;
   char keys[1024];
-  int v_valid = 0;
-  for (int t = 0; t < 4000 && valid < 750; t++) {
+  int v_valid = 0, dp_valid = 0;
+  for (int t = 0; t < 4000 && valid < 825; t++) {
     llmem_input in;
-    /* after the 600, V schedules (zb_v, dualpipe_v) */
+    /* after the 600, V schedules (zb_v, dualpipe_v) and DualPipe */
     if (valid < 600) random_config(&in, keys, sizeof keys);
     else random_v_config(&in, keys, sizeof keys);
     plan pl;
@@ -325,7 +371,7 @@ int main(void) {
     const char *detail;
     if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK || pl.formula != LLMEM_FORMULA_LLMEM) continue;
     valid++;
-    v_valid += plan_v_shape(&pl);
+    v_valid += plan_v_shape(&pl), dp_valid += plan_dualpipe(&pl);
     for (int s = 0; s < (int)pl.pp; s++) {
       stage_layout st;
       rank_states rs;
@@ -358,7 +404,8 @@ int main(void) {
             full.peak_allocated_bytes, full.peak_phase, full.peak_micro_batch, full.peak_layer, keys);
     }
   }
-  CHECK(valid >= 700 && v_valid >= 100, "random valid configs: %d (%d V)", valid, v_valid);
+  CHECK(valid >= 775 && v_valid >= 100 && dp_valid >= 50, "random valid configs: %d (%d V, %d DualPipe)", valid, v_valid,
+        dp_valid);
   printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g\n", valid, stages,
          skipping, worst_gap);
   return check_report("walk");

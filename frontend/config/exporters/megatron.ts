@@ -98,7 +98,10 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
   const group = v.take<number | null>('parallel.vpp_group');
   if (vpp > 1 && group !== null) flag('microbatch-group-size-per-virtual-pipeline-stage', group);
   const sched = v.take<string>('parallel.pp_schedule');
-  if (pp > 1 && (sched === 'gpipe' || sched === 'zero_bubble' || sched === 'zb_v' || sched === 'dualpipe_v'))
+  if (
+    pp > 1 &&
+    (sched === 'gpipe' || sched === 'zero_bubble' || sched === 'zb_v' || sched === 'dualpipe_v' || sched === 'dualpipe')
+  )
     v.skip('parallel.pp_schedule', `Megatron-LM runs 1F1B (interleaved with virtual stages), not ${sched}`);
   const first = v.take<number | null>('parallel.pp_first_stage_layers'),
     last = v.take<number | null>('parallel.pp_last_stage_layers');

@@ -110,9 +110,11 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   par('pipeline_parallel_degree', pp);
   if (pp > 1) {
     const vpp = v.take<number>('parallel.vpp');
-    par('pipeline_parallel_schedule', SCHEDULE[v.take<string>('parallel.pp_schedule')]);
+    const sched = v.take<string>('parallel.pp_schedule');
+    if (SCHEDULE[sched]) par('pipeline_parallel_schedule', SCHEDULE[sched]);
+    else v.skip('parallel.pp_schedule', `torchtitan has no ${sched} schedule (DualPipeV only)`);
     par('pipeline_parallel_microbatch_size', micro);
-    if (vpp > 1) par('pipeline_parallel_layers_per_stage', v.get<number>('model.layers') / pp / vpp);
+    if (vpp > 1 && SCHEDULE[sched]) par('pipeline_parallel_layers_per_stage', v.get<number>('model.layers') / pp / vpp);
   }
   par('context_parallel_degree', cp);
   if (v.own('model.moe') && (v.get<number>('model.moe.experts') ?? 0) > 0) {

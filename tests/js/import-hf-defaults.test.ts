@@ -82,6 +82,25 @@ const ROWS: Row[] = [
   ['starcoder2', 30, 3072, 24, 2, 128, 12288, 49152, true, 4096, { mlp: 'plain', norm: 'layernorm', bias: true }],
   ['chatglm', 28, 4096, 32, 32, 128, 13696, 65024, false, 2048, { mlp: 'gated', norm: 'rmsnorm', bias: false }],
   ['olmo3', 32, 4096, 32, 32, 128, 11008, 50304, false, 2048, { qk_norm: 'full' }],
+  [
+    'qwen3_5_text',
+    32,
+    4096,
+    16,
+    4,
+    256,
+    12288,
+    248320,
+    false,
+    32768,
+    {
+      qk_norm: 'head',
+      attn_output_gate: true,
+      moe: null,
+      layer_types: ['linear', 'linear', 'linear', 'full'],
+      linear: { key_heads: 16, value_heads: 32, key_head_dim: 128, value_head_dim: 128, conv_kernel: 4 },
+    },
+  ],
 ];
 
 describe('an absent key takes the config class default', () => {

@@ -12,6 +12,8 @@
 //   at 02b8f42b4240dddea1b27c45d2dc95fb2682f841: gpt_oss
 //   at 008e574391258935f3ecc3035c882e73bbcac419: qwen3_next (Qwen3NextConfig), llama4_text (Llama4TextConfig)
 //   at 13923c63d59f73faebae79b2ee3fafc7e3a35201: nemotron_h (NemotronHConfig)
+//   at 008e574391258935f3ecc3035c882e73bbcac419: qwen3_5_text (configuration_qwen3_5.py Qwen3_5TextConfig,
+//     the text_config of a Qwen3.5 qwen3_5 wrapper; Qwen3NextConfig without its MoE keys)
 //   at 008e574391258935f3ecc3035c882e73bbcac419: t5 (T5Config)
 // ChatGLM (model_type "chatglm", remote code; not in transformers):
 //   github.com/THUDM/ChatGLM3 model/configuration_chatglm.py at b0b4e8ac6e37899453fe496ea0846f7fb51c41e8
@@ -282,6 +284,25 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     shared_expert_intermediate_size: 512,
     num_experts_per_tok: 10,
     num_experts: 512,
+  },
+  qwen3_5_text: {
+    vocab_size: 248320,
+    hidden_size: 4096,
+    intermediate_size: 12288,
+    num_hidden_layers: 32,
+    num_attention_heads: 16,
+    num_key_value_heads: 4,
+    head_dim: 256,
+    hidden_act: 'silu',
+    max_position_embeddings: 32768,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    linear_conv_kernel_dim: 4,
+    linear_key_head_dim: 128,
+    linear_value_head_dim: 128,
+    linear_num_key_heads: 16,
+    linear_num_value_heads: 32,
+    full_attention_interval: 4,
   },
   nemotron_h: {
     vocab_size: 131072,

@@ -4,7 +4,7 @@
 //   gemma2 Gemma2DecoderLayer (is_sliding = not layer_idx % 2), gemma3 Gemma3TextConfig
 //   (sliding_window_pattern: sliding iff (i + 1) % pattern != 0), qwen2 / qwen3 (use_sliding_window,
 //   max_window_layers), any other class with sliding_window (Mistral, Phi-3: every layer), qwen3_next Qwen3NextConfig (full_attention_interval,
-//   linear_*; transformers 008e574), nemotron_h NemotronHConfig (hybrid_override_pattern / layers_block_type:
+//   linear_*; transformers 008e574), qwen3_5_text Qwen3_5TextConfig (the same rule; 008e574), nemotron_h NemotronHConfig (hybrid_override_pattern / layers_block_type:
 //   M Mamba-2, * attention, - MLP, E MoE; transformers 13923c6), llama4 Llama4TextConfig
 //   (no_rope_layers: 1 = RoPE + chunked attention, 0 = NoPE global; interleave_moe_layer_step).
 // A config's own layer_types list wins over the family's rule.
@@ -76,7 +76,11 @@ export function layerKinds(c: LayerContext): void {
 function typesOf(c: LayerContext): [string, string | null][] | null {
   const { family, layers, get } = c;
   const listed = family === 'nemotron_h' ? get('layers_block_type') : get('layer_types');
-  if (Array.isArray(listed)) return mapNames(c, listed, family === 'nemotron_h' ? NEMOTRON_TYPES : HF_TYPES);
+  if (Array.isArray(listed)) {
+    // the interval is what the class builds a missing list from; a listed config gives both, the list wins
+    if (family === 'qwen3_next' || family === 'qwen3_5_text') get('full_attention_interval');
+    return mapNames(c, listed, family === 'nemotron_h' ? NEMOTRON_TYPES : HF_TYPES);
+  }
   const range = Array.from({ length: layers }, (_, i) => i);
   const window = get('sliding_window');
   switch (family) {
@@ -88,7 +92,8 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
     }
     case 'olmo3': // Olmo3Config: sliding iff (i + 1) % 4 != 0
       return typeof window === 'number' ? range.map((i) => [(i + 1) % 4 !== 0 ? 'sliding' : 'full', null]) : null;
-    case 'qwen3_next': {
+    case 'qwen3_next':
+    case 'qwen3_5_text': {
       const every = c.int(['full_attention_interval'], false) ?? 4;
       return range.map((i) => [(i + 1) % every !== 0 ? 'linear' : 'full', null]);
     }

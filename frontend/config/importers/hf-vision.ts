@@ -20,6 +20,13 @@ const KIND_OF: Record<string, string> = {
   internvl: 'internvit',
 };
 
+// Towers read but with no model.vision kind: why they are not counted.
+const NOT_A_KIND: Record<string, string> = {
+  // qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel (Qwen3VLVisionModel without deepstack mergers)
+  qwen3_5:
+    'a Qwen3-VL-style tower (biased Conv3d patch embedding, learned num_position_embeddings table, LayerNorm / GELU blocks with biases, LayerNorm patch merger) is not a model.vision kind',
+};
+
 /** Qwen2.5-VL resizes each image (multiples of 28 px): without a size in the config, 448 px is assumed. */
 const QWEN_IMAGE_SIZE = 448;
 
@@ -32,8 +39,8 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   if (!isObject(vc)) return null;
   const vtype = typeof vc.model_type === 'string' ? vc.model_type : undefined;
   const kind = KIND_OF[wrapperType ?? ''] ?? KIND_OF[vtype ?? ''];
-  if (!kind)
-    return `vision_config (${vtype ?? 'no model_type'}): this vision encoder is not modelled; llmem counts the text decoder only`;
+  const why = NOT_A_KIND[wrapperType ?? ''] ?? 'this vision encoder is not modelled';
+  if (!kind) return `vision_config (${vtype ?? 'no model_type'}): ${why}; llmem counts the text decoder only`;
   const num = (...keys: string[]) => {
     for (const k of keys) if (typeof vc[k] === 'number') return vc[k] as number;
     return undefined;

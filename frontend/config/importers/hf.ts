@@ -45,6 +45,7 @@ const QUIET_DEFAULTS = new Set([
 const GATED = new Set([
   'llama',
   'qwen3_next',
+  'qwen3_5_text',
   'llama4_text',
   'mistral',
   'mixtral',
@@ -166,6 +167,10 @@ const IRRELEVANT = new Set([
   'fp32_residual_connection',
   'rope_ratio',
   'original_rope',
+  // Qwen3.5 text_config keys no transformers class reads: the recurrent state's dtype in serving engines
+  // (the chunked delta rule runs in fp32 either way) and the name of the output gate's activation
+  'mamba_ssm_dtype',
+  'output_gate_type',
 ]);
 
 const DROPOUT_KEYS = [
@@ -219,6 +224,7 @@ const WRAPPER_KEYS = new Set([
   'text_config',
   'initializer_range',
   'ignore_index',
+  'language_model_only', // Qwen3.5: a serving switch (skip the vision tower), not a shape
 ]);
 
 /** Import a transformers config.json; {error} names the key when the file is malformed. */
@@ -420,10 +426,15 @@ function run(json: unknown): HfImport {
   }
 
   // Norms and special layers per family (modeling_<type>.py decoder layers).
-  if (family === 'qwen3' || family === 'qwen3_moe' || family === 'gemma3_text' || family === 'qwen3_next')
-    model.qk_norm = 'head';
-  // Qwen3NextAttention: q_proj also outputs the sigmoid gate of the attention output
-  if (family === 'qwen3_next') model.attn_output_gate = true;
+  const qwenNext = family === 'qwen3_next' || family === 'qwen3_5_text';
+  if (family === 'qwen3' || family === 'qwen3_moe' || family === 'gemma3_text' || qwenNext) model.qk_norm = 'head';
+  // Qwen3NextAttention / Qwen3_5Attention: q_proj also outputs the sigmoid gate of the attention output
+  // (always: the classes read no attn_output_gate key)
+  if (qwenNext) {
+    model.attn_output_gate = true;
+    if (flag('attn_output_gate') === false)
+      notes.push('attn_output_gate false: transformers builds the gate regardless (q_proj of 2 x heads x head_dim)');
+  }
   // Llama4TextL2Norm on q and k (use_qk_norm) has no weight: no parameters
   if (family === 'llama4_text') get('use_qk_norm');
   if (family === 'olmo2' || family === 'olmo3') model.qk_norm = 'full';
@@ -478,10 +489,16 @@ function run(json: unknown): HfImport {
     };
     notes.push('MLA: heads/kv_heads/head_dim are nominal (head_dim = v_head_dim); model.mla defines the attention');
   } else model.mla = null;
-  const mtp = int(['num_nextn_predict_layers'], false);
+  // DeepSeek-V3 / GLM-4.5 num_nextn_predict_layers, Qwen3.5 mtp_num_hidden_layers (mtp.* weights)
+  const mtpKey = cfg.mtp_num_hidden_layers !== undefined ? 'mtp_num_hidden_layers' : 'num_nextn_predict_layers';
+  const mtp = int([mtpKey], false);
   if (mtp)
     warnings.push(
-      `num_nextn_predict_layers ${mtp}: the multi-token-prediction module is not counted (transformers ignores its weights); set model.mtp_layers ${mtp} with parallel.engine "megatron" to train it as Megatron-LM does`,
+      `${mtpKey} ${mtp}: the multi-token-prediction module is not counted (transformers ignores its weights); set model.mtp_layers ${mtp} with parallel.engine "megatron" to train it as Megatron-LM does`,
+    );
+  if (flag('mtp_use_dedicated_embeddings'))
+    warnings.push(
+      'mtp_use_dedicated_embeddings true: the MTP module has its own embedding table, which model.mtp_layers does not count',
     );
 
   used.add('sliding_window_pattern');

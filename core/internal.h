@@ -54,7 +54,7 @@ typedef struct {
   /* the vision tower (model.vision; layers 0: none) */
   int vision_kind, vision_train;
   double vision_layers, vision_hidden, vision_heads, vision_ffn, vision_patch, vision_image;
-  double vision_merge, vision_projector, vision_images;
+  double vision_merge, vision_projector, vision_images, vision_positions; /* positions NaN: one per patch */
 
   /* training */
   double micro_batch, seq_len, grad_accum;

@@ -102,6 +102,7 @@ static void resolve_layer_kinds(const llmem_input *in, plan *p) {
   /* Llama 4's adapter and projector width (Llama4VisionConfig projector_input_dim 4096) */
   p->vision_projector = or_default(in->vision_projector_hidden, 4096);
   p->vision_images = in->vision_images;
+  p->vision_positions = in->vision_positions;
 }
 
 static void resolve_model(const llmem_input *in, plan *p) {

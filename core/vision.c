@@ -45,6 +45,12 @@ static double tower_params(const plan *pl, double n, double m2) {
     }
     case LLMEM_VISION_PIXTRAL: /* Conv2d without bias, ln_pre RMSNorm, bias-free attention and SwiGLU */
       return CHANNELS * p2 * d + d + L * (4 * d * d + 3 * d * ffn + 2 * d);
+    case LLMEM_VISION_QWEN3_VL: { /* Qwen3-VL / Qwen3.5 (transformers qwen3_5/modeling_qwen3_5.py
+                                   * Qwen3_5VisionModel): Conv3d over 2 frames with bias, a learned table of
+                                   * num_position_embeddings rows, SigLIP-shaped blocks, no final norm */
+      double P = isnan(pl->vision_positions) ? n : pl->vision_positions;
+      return CHANNELS * 2 * p2 * d + d + P * d + L * layernorm_gelu_layer(d, ffn);
+    }
     default: /* InternViT: Conv2d with bias, class token, n + 1 positions, layer scale (2d) per layer */
       return CHANNELS * p2 * d + d + d + (n + 1) * d + L * (layernorm_gelu_layer(d, ffn) + 2 * d);
   }
@@ -61,6 +67,8 @@ static double projector_params(const plan *pl, double m2) {
     case LLMEM_VISION_LLAMA4: return pl->vision_projector * T; /* Llama4MultiModalProjector, no bias */
     case LLMEM_VISION_PIXTRAL: /* Mistral3MultiModalProjector: RMSNorm, patch merger, two Linears (no bias) */
       return d + m2 * d * d + d * T + T * T;
+    case LLMEM_VISION_QWEN3_VL: /* the patch merger: LayerNorm(d), Linear(m2 d, m2 d), Linear(m2 d, T), biased */
+      return 2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T;
     default: return 2 * m2 * d + m2 * d * T + T + T * T + T; /* InternVL mlp1: LayerNorm, two biased Linears */
   }
 }

@@ -219,6 +219,13 @@ static void vision(void) {
         "llama 4 scout");
   CHECK_NEAR(out.params_total, 108641793536.0, 0, "Llama 4 Scout with its vision tower");
 
+  /* Qwen3.5's Qwen3-VL-style tower: biased Conv3d, 2,304 learned positions, 27 SigLIP-shaped blocks, a
+   * LayerNorm patch merger to 5,120: 460,730,096 (the HF total less the decoder and the MTP module) */
+  plan q = plan_for("model.hidden=5120 model.heads=24 model.kv_heads=4 model.head_dim=256 model.vision.kind=qwen3_vl "
+                    "model.vision.layers=27 model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 "
+                    "model.vision.patch_size=16 model.vision.image_size=448 model.vision.positions=2304");
+  vision_cost qv = vision_of(&q);
+  CHECK_NEAR(qv.tower_params + qv.projector_params, 460730096.0, 0, "Qwen3.5 vision tower");
   /* a trained SigLIP tower, one 896 px image, flash, bf16: per token and layer 16d + 4I = 35,648 B over
    * 4,096 patches and 27 layers; the projector keeps its input (4,096 x d) and, per language-model
    * token (256), the pooled m^2 d and the T-wide output */

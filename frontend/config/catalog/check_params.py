@@ -133,6 +133,9 @@ def vision_params(m):
     if kind == "llama4":
         P = v.get("projector_hidden") or 4096
         return 3 * p * p * d + d + (n + 1) * d + 4 * d + L * ln_gelu + k * P + P * P + P * T
+    if kind == "qwen3_vl":
+        P = v.get("positions") or n
+        return (3 * 2 * p * p * d + d + P * d + L * ln_gelu) + 2 * d + k * (k + 1) + k * T + T
     if kind == "pixtral":
         return 3 * p * p * d + d + L * (4 * d * d + 3 * d * I + 2 * d) + d + k * d + d * T + T * T
     return 3 * p * p * d + 2 * d + (n + 1) * d + L * (ln_gelu + 2 * d) + 2 * k + k * T + T + T * T + T

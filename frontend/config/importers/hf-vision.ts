@@ -18,13 +18,14 @@ const KIND_OF: Record<string, string> = {
   mistral3: 'pixtral',
   pixtral: 'pixtral',
   internvl: 'internvit',
+  // qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel (Qwen3VLVisionModel without deepstack mergers)
+  qwen3_5: 'qwen3_vl',
+  qwen3_5_moe: 'qwen3_vl',
 };
 
 // Towers read but with no model.vision kind: why they are not counted.
 const NOT_A_KIND: Record<string, string> = {
-  // qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel (Qwen3VLVisionModel without deepstack mergers)
-  qwen3_5:
-    'a Qwen3-VL-style tower (biased Conv3d patch embedding, learned num_position_embeddings table, LayerNorm / GELU blocks with biases, LayerNorm patch merger) is not a model.vision kind',
+  qwen3_vl: "Qwen3-VL's deepstack mergers are not modelled",
 };
 
 /** Qwen2.5-VL resizes each image (multiples of 28 px): without a size in the config, 448 px is assumed. */
@@ -53,10 +54,10 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   if (!layers || !hidden || !heads || !ffn || !patch)
     return `vision_config: missing its layers, hidden size, heads, intermediate size or patch size; not modelled`;
   let image = side(vc.image_size);
-  if (kind === 'qwen2_5_vl' && image === undefined) {
+  if ((kind === 'qwen2_5_vl' || kind === 'qwen3_vl') && image === undefined) {
     image = QWEN_IMAGE_SIZE;
     notes.push(
-      `vision: Qwen2.5-VL resizes each image; ${QWEN_IMAGE_SIZE} px assumed (${(QWEN_IMAGE_SIZE / patch) ** 2} patches); set model.vision.image_size`,
+      `vision: Qwen-VL towers resize each image; ${QWEN_IMAGE_SIZE} px assumed (${(QWEN_IMAGE_SIZE / patch) ** 2} patches); set model.vision.image_size`,
     );
   }
   if (image === undefined) return 'vision_config: no image_size; not modelled';
@@ -64,6 +65,8 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   const merge = mergeOf(kind, json, vc, image / patch);
   if (merge !== undefined) tower.merge = merge;
   if (kind === 'llama4' && typeof vc.projector_input_dim === 'number') tower.projector_hidden = vc.projector_input_dim;
+  if (kind === 'qwen3_vl' && typeof vc.num_position_embeddings === 'number')
+    tower.positions = vc.num_position_embeddings;
   notes.push(
     `vision: ${vtype ?? kind} tower (${layers} layers, hidden ${hidden}) and its projector read as model.vision; one image per sample (model.vision.images_per_sample), trained with the model (model.vision.train)`,
   );

@@ -50,6 +50,24 @@ static void state_terms(llmem_result *out, const state_split *s) {
 
 /* The routed experts' part of each state: what the stage holds less what it
  * would hold without them (every state is a sum over the two classes). */
+/* The mean saved bytes of the stage's layers (one layer of each kind, weighted by its count), for a
+ * stage whose layers differ (per-layer kinds, an encoder-decoder stack). */
+static layer_activations mean_layer_activations(const plan *pl, const stage_layout *st) {
+  layer_activations mean = {0};
+  int full = pl->recompute == LLMEM_RECOMPUTE_FULL, counted = 0;
+  for (int c = 0; c < (int)pl->vpp; c++) {
+    int first = 0, n = layout_stage_layers(pl, st->stage, c, &first);
+    for (int i = first; i < first + n; i++) {
+      layer_activations la = layer_activation_bytes(pl, i, full);
+      mean.saved_bytes += la.saved_bytes, mean.recompute_bytes += la.recompute_bytes;
+      mean.checkpoint_bytes += la.checkpoint_bytes;
+      counted++;
+    }
+  }
+  if (counted > 0) mean.saved_bytes /= counted, mean.recompute_bytes /= counted, mean.checkpoint_bytes /= counted;
+  return mean;
+}
+
 static rank_states expert_part(const plan *pl, const stage_layout *st, const rank_states *rs) {
   stage_layout dense = *st;
   double e = st->layers.expert_count;
@@ -98,6 +116,8 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
                                   b[LLMEM_CAT_OPTIMIZER_STATES], rs->optimizer, x.optimizer, trainable, E, shard_o,
                                   ne_o, 0});
   layer_activations la = layer_activation_bytes(pl, st->first_layer, pl->recompute == LLMEM_RECOMPUTE_FULL);
+  if (st->layer_count > 0 && (pl->mixer_period || pl->mlp_period || pl->encoder_layers > 0))
+    la = mean_layer_activations(pl, st); /* layers of several kinds: the stage's mean layer */
   double passes = la.saved_bytes > 0 ? (b[LLMEM_CAT_ACTIVATIONS] - la.recompute_bytes) / la.saved_bytes : 0;
   term(out, LLMEM_TERM_ACTIVATIONS, LLMEM_CAT_ACTIVATIONS, b[LLMEM_CAT_ACTIVATIONS], la.saved_bytes,
        la.checkpoint_bytes, passes > 0 ? (double)(long long)(passes * 10 + 0.5) / 10 : 0, 0);

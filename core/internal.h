@@ -125,6 +125,7 @@ static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || 
 
 /* One stage (pipeline rank) of the layout. */
 typedef struct {
+  int stage;                  /* the pipeline stage this layout is */
   int first_layer;            /* of chunk 0 */
   int layer_count;            /* over all virtual chunks */
   int mixer_layer_count[LLMEM_LAYER_MIXER_COUNT_], moe_layer_count; /* of which by mixer, with MoE MLPs */

@@ -103,6 +103,7 @@ static void stage_head(const plan *pl, stage_layout *st) {
 
 void layout_stage(const plan *pl, int stage, stage_layout *out) {
   stage_layout st = {0};
+  st.stage = stage;
   st.has_embedding = stage == 0;
   st.has_head = stage == (plan_v_shape(pl) ? 0 : (int)pl->pp - 1); /* V: the last model chunk is rank 0's second */
   if (plan_dualpipe(pl)) st.has_embedding = st.has_head = stage == 0 || stage == (int)pl->pp - 1; /* both copies' ends */

@@ -128,6 +128,20 @@ static void stages(void) {
   for (int s = 0; s < out.rank_count; s++) sum += out.ranks[s].params_count;
   CHECK_NEAR(sum, out.params_total, 0, "stages sum to the model");
   CHECK(out.ranks[0].params_count != out.ranks[1].params_count, "stages differ with their layer kinds");
+  /* "why this number": a stage of several kinds gives its mean layer's saved bytes */
+  nemotron_keys(keys, sizeof keys, "parallel.gpus=1");
+  CHECK(run_keys(keys, &out), "nemotron-h one stage");
+  plan pl = plan_for(keys);
+  double mean = 0;
+  for (int i = 0; i < 52; i++) mean += layer_activation_bytes(&pl, i, 0).saved_bytes;
+  mean /= 52;
+  int found = 0;
+  for (int t = 0; t < out.term_count; t++)
+    if (out.terms[t].id == LLMEM_TERM_ACTIVATIONS) {
+      found = 1;
+      CHECK_NEAR(out.terms[t].inputs[0], mean, 1e-15, "mean layer");
+    }
+  CHECK(found, "an activations term");
   /* the uniform list equals no list */
   llmem_result plain;
   CHECK(run_keys("model.layers=8", &plain), "plain");

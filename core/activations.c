@@ -133,33 +133,76 @@ static void set_core(mixer_part *m, const double *t, int n, double sum) {
   m->core_sum = sum;
 }
 
-/* Softmax attention (full, sliding, chunked: eager and math attention compute
- * the whole score matrix and mask it, transformers eager_attention_forward;
- * flash kernels keep no scores either way). */
-static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mixer_part *m) {
-  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
-  double out_h = T * h / sh->outside;
-  double a_t = pl->heads / t;
+/* Per-rank widths of q, k, v and the attention output (MLA's, or heads x head_dim; K/V repeated to
+ * every query head before the kernel when repeat_kv). */
+static void attention_dims(const plan *pl, mixer_part *m) {
+  double t = pl->tp, a_t = pl->heads / t;
   if (pl->mla) {
     m->q_dim = a_t * (pl->qk_nope + pl->qk_rope);
     m->k_dim = m->q_dim;
     m->v_dim = a_t * pl->v_head_dim;
     m->o_dim = m->v_dim;
-  } else {
-    double g_t = max2(pl->kv_heads / t, 1);
-    int expand = pl->repeat_kv; /* K/V repeated to every query head before the kernel */
-    m->q_dim = a_t * pl->head_dim;
-    m->k_dim = (expand ? a_t : g_t) * pl->head_dim;
-    m->v_dim = m->k_dim;
-    m->o_dim = m->q_dim;
+    return;
   }
+  double g_t = max2(pl->kv_heads / t, 1);
+  m->q_dim = a_t * pl->head_dim;
+  m->k_dim = (pl->repeat_kv ? a_t : g_t) * pl->head_dim;
+  m->v_dim = m->k_dim;
+  m->o_dim = m->q_dim;
+}
+
+/* The output projection's input: the kernel's output; with an fp8 recipe the flash kernel keeps its
+ * 16-bit output and o_proj its quantised copy, except that Megatron sets save_original_input on
+ * linear_proj for every recipe but delayed (Megatron-LM d98e8a6 attention.py L425-444, TE >= 2.6). */
+static double out_proj_input_bytes(const plan *pl, const shape *sh, const mixer_part *m) {
+  double T = sh->tokens, ab = sh->ab;
+  if (pl->fp8_recipe < 0) return T * m->o_dim * sh->lin; /* kernel output = o_proj input */
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int original = megatron && pl->fp8_recipe != LLMEM_FP8_RECIPE_DELAYED;
+  double kernel_out = pl->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
+  return T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
+}
+
+/* The softmax statistics (flash) or the score-sized tensors (math SDPA, eager), with the score
+ * working sets of the forward and the backward. */
+static void attention_scores(const plan *pl, const shape *sh, mixer_part *m, double *temp, double *bwd) {
+  double T = sh->tokens, ab = sh->ab, a_t = pl->heads / pl->tp, n = T * a_t * sh->seq_keys;
+  m->lse = T * a_t * 4; /* flash softmax LSE, fp32 */
+  *temp = *bwd = 0;
+  if (torch_math_sdpa(pl)) {
+    /* fp32 probabilities (_safe_softmax's result, also the matmul's input);
+     * dropout: bool mask + fp32 output. Transient: the pre-softmax scores,
+     * softmax's output before _safe_softmax's where, and its -inf mask (1 B). */
+    m->scores = n * 4 + (pl->dropout > 0 ? n * (1 + 4) : 0);
+    *temp = n * (4 + 4 + 1);
+    *bwd = 2 * n * 4; /* _softmax_backward_data: incoming and outgoing fp32 score gradients */
+    m->lse = 0;
+  } else if (pl->attention != LLMEM_ATTN_FLASH) {
+    /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
+    m->scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
+    if (pl->dropout > 0) m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
+    /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
+     * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
+    if (pl->attn_softcap && pl->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
+    *temp = 2 * n * ab; /* pre-softmax scores + masked copy */
+    *bwd = 2 * *temp;
+    m->lse = 0;
+  }
+}
+
+/* Softmax attention (full, sliding, chunked: eager and math attention compute
+ * the whole score matrix and mask it, transformers eager_attention_forward;
+ * flash kernels keep no scores either way). */
+static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mixer_part *m) {
+  double T = sh->tokens, h = pl->hidden, ab = sh->ab;
+  double out_h = T * h / sh->outside;
+  attention_dims(pl, m);
   m->rstd = T * 4 / sh->outside;
   m->norm_in = out_h * sh->norm_saved + T * 4 / sh->outside; /* input (fp32 if eager) + rstd */
   m->proj_in = keep_qkv_in ? out_h * sh->lin : 0;            /* norm output; SP keeps it sharded */
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
     m->latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
-  int sdpa_fp32 = torch_math_sdpa(pl);
-  double kb = sdpa_fp32 ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
+  double kb = torch_math_sdpa(pl) ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
   m->kb = kb;
   double qkv[5] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb, T * m->q_dim * ab, T * m->q_dim * ab};
   if (pl->attn_gate) /* the output gate: sigmoid's output and the ungated attention output the product keeps
@@ -167,40 +210,9 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
     set_core(m, qkv, 5, T * (m->q_dim + m->k_dim + m->v_dim) * kb + 2 * T * m->q_dim * ab);
   else
     set_core(m, qkv, 3, T * (m->q_dim + m->k_dim + m->v_dim) * kb); /* attention-kernel inputs after RoPE */
-  m->out_in = T * m->o_dim * sh->lin;                             /* kernel output = o_proj input */
-  if (pl->fp8_recipe >= 0) {
-    /* The flash kernel keeps its 16-bit output and the o_proj its quantised
-     * copy; Megatron sets save_original_input on linear_proj for every recipe
-     * but delayed (Megatron-LM d98e8a6 attention.py L425-444, TE >= 2.6): the
-     * o_proj keeps the kernel's output itself. */
-    int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-    int original = megatron && pl->fp8_recipe != LLMEM_FP8_RECIPE_DELAYED;
-    double kernel_out = pl->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
-    m->out_in = T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
-  }
-  m->lse = T * a_t * 4;                                           /* flash softmax LSE, fp32 */
-  double scores_temp = 0, scores_bwd = 0;
-  if (sdpa_fp32) {
-    double n = T * a_t * sh->seq_keys;
-    /* fp32 probabilities (_safe_softmax's result, also the matmul's input);
-     * dropout: bool mask + fp32 output. Transient: the pre-softmax scores,
-     * softmax's output before _safe_softmax's where, and its -inf mask (1 B). */
-    m->scores = n * 4 + (pl->dropout > 0 ? n * (1 + 4) : 0);
-    scores_temp = n * (4 + 4 + 1);
-    scores_bwd = 2 * n * 4; /* _softmax_backward_data: incoming and outgoing fp32 score gradients */
-    m->lse = 0;
-  } else if (pl->attention != LLMEM_ATTN_FLASH) {
-    double n = T * a_t * sh->seq_keys;
-    /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
-    m->scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
-    if (pl->dropout > 0) m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
-    /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
-     * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
-    if (pl->attn_softcap && pl->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
-    scores_temp = 2 * n * ab; /* pre-softmax scores + masked copy */
-    scores_bwd = 2 * scores_temp;
-    m->lse = 0;
-  }
+  m->out_in = out_proj_input_bytes(pl, sh, m);
+  double scores_temp, scores_bwd;
+  attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
   m->drop = pl->dropout > 0 ? out_h : 0; /* 1-byte mask after o_proj */
   m->cp_ring = pl->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
   double rope_temp = T * (m->q_dim + m->k_dim) * (pl->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */

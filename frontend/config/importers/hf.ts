@@ -665,20 +665,9 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
         expert_ffn_hidden: model.ffn_hidden as number,
         router_bias: true,
       };
-    case 'qwen2_moe': {
-      sparseLayers();
-      const shared = int(['shared_expert_intermediate_size'], false) ?? 0;
-      return {
-        ...base,
-        experts: int(['num_experts'], true)!,
-        top_k: int(['num_experts_per_tok'], true)!,
-        expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
-        shared_experts: shared > 0 ? 1 : 0,
-        shared_expert_ffn_hidden: shared,
-        ...(shared > 0 ? { shared_expert_gate: true } : {}),
-      };
-    }
+    case 'qwen2_moe':
     case 'qwen3_next': {
+      // Qwen2MoeSparseMoeBlock / Qwen3NextSparseMoeBlock: a gated shared expert beside the routed ones
       sparseLayers();
       const shared = int(['shared_expert_intermediate_size'], false) ?? 0;
       return {

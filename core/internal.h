@@ -55,6 +55,7 @@ typedef struct {
   int vision_kind, vision_train;
   double vision_layers, vision_hidden, vision_heads, vision_ffn, vision_patch, vision_image;
   double vision_merge, vision_projector, vision_images, vision_positions; /* positions NaN: one per patch */
+  double vision_deepstack; /* Qwen3-VL deepstack mergers beside the main one */
 
   /* training */
   double micro_batch, seq_len, grad_accum;

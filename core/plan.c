@@ -103,6 +103,7 @@ static void resolve_layer_kinds(const llmem_input *in, plan *p) {
   p->vision_projector = or_default(in->vision_projector_hidden, 4096);
   p->vision_images = in->vision_images;
   p->vision_positions = in->vision_positions;
+  p->vision_deepstack = in->vision_deepstack;
 }
 
 static void resolve_model(const llmem_input *in, plan *p) {

@@ -67,8 +67,13 @@ static double projector_params(const plan *pl, double m2) {
     case LLMEM_VISION_LLAMA4: return pl->vision_projector * T; /* Llama4MultiModalProjector, no bias */
     case LLMEM_VISION_PIXTRAL: /* Mistral3MultiModalProjector: RMSNorm, patch merger, two Linears (no bias) */
       return d + m2 * d * d + d * T + T * T;
-    case LLMEM_VISION_QWEN3_VL: /* the patch merger: LayerNorm(d), Linear(m2 d, m2 d), Linear(m2 d, T), biased */
-      return 2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T;
+    case LLMEM_VISION_QWEN3_VL: /* the patch merger: LayerNorm(d), Linear(m2 d, m2 d), Linear(m2 d, T), biased;
+                                 * Qwen3-VL's deepstack mergers (qwen3_vl/modeling_qwen3_vl.py deepstack_merger_list,
+                                 * use_postshuffle_norm): the same with a LayerNorm over m2 d, one per
+                                 * deepstack_visual_indexes entry; their outputs are added to the hidden states
+                                 * of the first language-model layers (no parameters) */
+      return 2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T +
+             pl->vision_deepstack * (2 * m2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T);
     default: return 2 * m2 * d + m2 * d * T + T + T * T + T; /* InternVL mlp1: LayerNorm, two biased Linears */
   }
 }
@@ -115,6 +120,11 @@ vision_cost vision_of(const plan *pl) {
     v.saved_bytes = tokens * per_layer * pl->vision_layers;
   }
   if (projector_trains) v.saved_bytes += tokens * d * ab + lm * (m2 * d + pl->hidden) * ab; /* its input and inner */
+  /* each trained deepstack merger keeps its LayerNorm's m2 d input, fc1's input and GELU's input (m2 d each)
+   * and fc2's input, per language-model token; its tower-layer input is a block output already kept
+   * (a few MB an image against the tower's hundreds) */
+  if (projector_trains && pl->vision_kind == LLMEM_VISION_QWEN3_VL)
+    v.saved_bytes += pl->vision_deepstack * lm * 4 * m2 * d * ab;
   double layer_work = tokens * (3 * d + pl->vision_ffn) * ab; /* q, k, v and the MLP's inner tensor */
   v.forward_temp_bytes = layer_work;
   v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)

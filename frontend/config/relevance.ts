@@ -93,6 +93,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.vision.projector_hidden': all(VISION_ON, is('model.vision.kind', 'llama4')),
   'model.vision.images_per_sample': VISION_ON,
   'model.vision.positions': all(VISION_ON, is('model.vision.kind', 'qwen3_vl')),
+  'model.vision.deepstack': all(VISION_ON, is('model.vision.kind', 'qwen3_vl')),
   'model.vision.train': VISION_ON,
   'model.mla.q_lora_rank': MLA_ON,
   'model.mla.qk_nope_head_dim': MLA_ON,

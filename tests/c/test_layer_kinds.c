@@ -240,6 +240,28 @@ static void vision(void) {
                     "model.vision.patch_size=16 model.vision.image_size=448 model.vision.positions=2304");
   vision_cost qv = vision_of(&q);
   CHECK_NEAR(qv.tower_params + qv.projector_params, 460730096.0, 0, "Qwen3.5 vision tower");
+  /* Qwen3-VL-8B: the same tower shape (to 4,096) with three deepstack mergers (deepstack_visual_indexes
+   * [8, 16, 24]), each LayerNorm(4d) + Linear(4d, 4d) + Linear(4d, T), biased: 40,125,952 each; tower
+   * 415,891,440 + merger 40,119,040 + 120,377,856 = 576,388,336; with the Qwen3-8B-shaped decoder
+   * (untied, vocab 151,936) the HF safetensors total 8,767,123,696 */
+#define QWEN3_VL_8B                                                                                               \
+  "model.layers=36 model.hidden=4096 model.heads=32 model.kv_heads=8 model.head_dim=128 model.ffn_hidden=12288 " \
+  "model.vocab=151936 model.qk_norm=head model.vision.kind=qwen3_vl model.vision.layers=27 "                    \
+  "model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 model.vision.patch_size=16 "     \
+  "model.vision.image_size=448 model.vision.positions=2304 "
+  q = plan_for(QWEN3_VL_8B "model.vision.deepstack=3");
+  qv = vision_of(&q);
+  CHECK_NEAR(qv.tower_params, 415891440.0, 0, "Qwen3-VL-8B tower");
+  CHECK_NEAR(qv.projector_params, 40119040.0 + 3 * 40125952.0, 0, "Qwen3-VL-8B merger and three deepstack mergers");
+  CHECK(run_keys(QWEN3_VL_8B "model.vision.deepstack=3", &out), "qwen3-vl-8b");
+  CHECK_NEAR(out.params_total, 8767123696.0, 0, "Qwen3-VL-8B (HF safetensors total)");
+  /* trained, one 448 px image (784 patches, 196 language-model tokens), bf16: each deepstack merger keeps
+   * four m^2 d-wide tensors per language-model token */
+  plan q0 = plan_for(QWEN3_VL_8B "parallel.gpus=1");
+  vision_cost qv0 = vision_of(&q0);
+  q = plan_for(QWEN3_VL_8B "parallel.gpus=1 model.vision.deepstack=3");
+  qv = vision_of(&q);
+  CHECK_NEAR(qv.saved_bytes - qv0.saved_bytes, 3 * 196.0 * 4 * 4608 * 2, 0, "deepstack mergers' saved bytes");
   /* a trained SigLIP tower, one 896 px image, flash, bf16: per token and layer 16d + 4I = 35,648 B over
    * 4,096 patches and 27 layers; the projector keeps its input (4,096 x d) and, per language-model
    * token (256), the pooled m^2 d and the T-wide output */

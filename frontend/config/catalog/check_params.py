@@ -113,7 +113,7 @@ def ssm_params(m):
 
 def vision_params(m):
     """A vision tower and its projector ("vision": kind, layers, hidden d, ffn_hidden I, patch p, image,
-    merge m; transformers siglip / clip / qwen2_5_vl / llama4 / pixtral / internvl modeling files)."""
+    merge m; transformers siglip / clip / qwen2_5_vl / llama4 / pixtral / internvl / qwen3_vl modeling files)."""
     v = m.get("vision") or {}
     L = v.get("layers", 0)
     if not L:
@@ -133,9 +133,10 @@ def vision_params(m):
     if kind == "llama4":
         P = v.get("projector_hidden") or 4096
         return 3 * p * p * d + d + (n + 1) * d + 4 * d + L * ln_gelu + k * P + P * P + P * T
-    if kind == "qwen3_vl":
+    if kind == "qwen3_vl":  # the patch merger (LayerNorm d) and each deepstack merger (LayerNorm m^2 d)
         P = v.get("positions") or n
-        return (3 * 2 * p * p * d + d + P * d + L * ln_gelu) + 2 * d + k * (k + 1) + k * T + T
+        merger = k * (k + 1) + k * T + T
+        return (3 * 2 * p * p * d + d + P * d + L * ln_gelu) + 2 * d + merger + v.get("deepstack", 0) * (2 * k + merger)
     if kind == "pixtral":
         return 3 * p * p * d + d + L * (4 * d * d + 3 * d * I + 2 * d) + d + k * d + d * T + T * T
     return 3 * p * p * d + 2 * d + (n + 1) * d + L * (ln_gelu + 2 * d) + 2 * k + k * T + T + T * T + T

@@ -15,6 +15,8 @@
 //   at 008e574391258935f3ecc3035c882e73bbcac419: qwen3_5_text (configuration_qwen3_5.py Qwen3_5TextConfig,
 //     the text_config of a Qwen3.5 qwen3_5 wrapper; Qwen3NextConfig without its MoE keys)
 //   at 008e574391258935f3ecc3035c882e73bbcac419: t5 (T5Config)
+//   at 000c33fdfde12e1ffafbfcdb3c926df5727a00b6: qwen3_vl_text (configuration_qwen3_vl.py Qwen3VLTextConfig,
+//     the text_config of a Qwen3-VL qwen3_vl wrapper; read as qwen3's decoder)
 // ChatGLM (model_type "chatglm", remote code; not in transformers):
 //   github.com/THUDM/ChatGLM3 model/configuration_chatglm.py at b0b4e8ac6e37899453fe496ea0846f7fb51c41e8
 //   (its modeling keeps output_layer apart from the embedding: never tied).
@@ -284,6 +286,19 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     shared_expert_intermediate_size: 512,
     num_experts_per_tok: 10,
     num_experts: 512,
+  },
+  qwen3_vl_text: {
+    vocab_size: 151936,
+    hidden_size: 4096,
+    intermediate_size: 22016,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    num_key_value_heads: 32,
+    head_dim: 128,
+    hidden_act: 'silu',
+    max_position_embeddings: 128000,
+    tie_word_embeddings: false,
+    attention_bias: false,
   },
   qwen3_5_text: {
     vocab_size: 248320,

@@ -3,7 +3,8 @@
 // mm_tokens_per_image, llava CLIPVisionConfig, qwen2_5_vl Qwen2_5_VLVisionConfig (depth,
 // spatial_merge_size), llama4 Llama4VisionConfig (pixel_shuffle_ratio, projector_input_dim),
 // mistral3 PixtralVisionConfig (spatial_merge_size on the wrapper), internvl InternVLVisionConfig
-// (downsample_ratio). The parameter formulas are the core's (core/vision.c).
+// (downsample_ratio), qwen3_vl Qwen3VLVisionConfig (num_position_embeddings,
+// deepstack_visual_indexes). The parameter formulas are the core's (core/vision.c).
 import type { Config, Json } from '../../../wasm/llmem.js';
 import { ImportError, isObject, type Obj } from './common.js';
 
@@ -18,15 +19,21 @@ const KIND_OF: Record<string, string> = {
   mistral3: 'pixtral',
   pixtral: 'pixtral',
   internvl: 'internvit',
+  // qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel (its deepstack mergers: model.vision.deepstack);
+  // qwen3_vl_moe's Qwen3VLMoeVisionModel is the same tower
+  qwen3_vl: 'qwen3_vl',
+  qwen3_vl_moe: 'qwen3_vl',
   // qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel (Qwen3VLVisionModel without deepstack mergers)
   qwen3_5: 'qwen3_vl',
   qwen3_5_moe: 'qwen3_vl',
 };
 
 // Towers read but with no model.vision kind: why they are not counted.
-const NOT_A_KIND: Record<string, string> = {
-  qwen3_vl: "Qwen3-VL's deepstack mergers are not modelled",
-};
+const NOT_A_KIND: Record<string, string> = {};
+
+// Towers that build one deepstack merger per vision_config.deepstack_visual_indexes entry (Qwen3.5's
+// configs carry the key, empty, and its model builds none)
+const DEEPSTACK = new Set(['qwen3_vl', 'qwen3_vl_moe']);
 
 /** Qwen2.5-VL resizes each image (multiples of 28 px): without a size in the config, 448 px is assumed. */
 const QWEN_IMAGE_SIZE = 448;
@@ -67,6 +74,13 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   if (kind === 'llama4' && typeof vc.projector_input_dim === 'number') tower.projector_hidden = vc.projector_input_dim;
   if (kind === 'qwen3_vl' && typeof vc.num_position_embeddings === 'number')
     tower.positions = vc.num_position_embeddings;
+  const deepstack = vc.deepstack_visual_indexes;
+  if (DEEPSTACK.has(wrapperType ?? vtype ?? '') && Array.isArray(deepstack) && deepstack.length > 0) {
+    tower.deepstack = deepstack.length;
+    notes.push(
+      `vision: ${deepstack.length} deepstack mergers (vision_config.deepstack_visual_indexes) beside the patch merger, read as model.vision.deepstack`,
+    );
+  }
   notes.push(
     `vision: ${vtype ?? kind} tower (${layers} layers, hidden ${hidden}) and its projector read as model.vision; one image per sample (model.vision.images_per_sample), trained with the model (model.vision.train)`,
   );

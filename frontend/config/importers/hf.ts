@@ -265,7 +265,7 @@ function run(json: unknown): HfImport {
   if (type === undefined)
     throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
   const family = familyOf(type, json.architectures, notes);
-  const defaults = DEFAULTS[family] ?? {};
+  const defaults = DEFAULTS[type] ?? DEFAULTS[family] ?? {};
 
   const used = new Set<string>();
   /** The value of the first key present, else the config class default; undefined if neither. */
@@ -566,8 +566,20 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
   Glm4MoeForCausalLM: 'glm4_moe',
 };
 
+// Text models built as another family's decoder (same keys, same modules), with their own class defaults
+// (hf-defaults.ts): Qwen3-VL's Qwen3VLTextModel is Qwen3's decoder with q/k norms (its interleaved MRoPE
+// and the deepstack additions to the first layers' hidden states have no parameters).
+const DECODER_OF: Record<string, string> = {
+  qwen3_vl_text: 'qwen3',
+};
+
 /** The mapping to read a model_type with: its own, that of its modeling class, or the generic one. */
 function familyOf(type: string, architectures: Json | undefined, notes: string[]): string {
+  const decoder = DECODER_OF[type];
+  if (decoder) {
+    notes.push(`model_type "${type}" read as ${decoder} (the same decoder; ${type} class defaults)`);
+    return decoder;
+  }
   if (type in DEFAULTS) return type;
   const arch = Array.isArray(architectures) && typeof architectures[0] === 'string' ? architectures[0] : undefined;
   const byArch = arch ? FAMILY_OF_ARCHITECTURE[arch] : undefined;

@@ -53,16 +53,18 @@ static void state_terms(llmem_result *out, const state_split *s) {
 /* The mean saved bytes of the stage's layers (one layer of each kind, weighted by its count), for a
  * stage whose layers differ (per-layer kinds, an encoder-decoder stack). */
 static layer_activations mean_layer_activations(const plan *pl, const stage_layout *st) {
-  layer_activations mean = {0};
-  int full = pl->recompute == LLMEM_RECOMPUTE_FULL, counted = 0;
-  for (int c = 0; c < (int)pl->vpp; c++) {
+  layer_activations mean = {0}, kind_acts[LAYER_KIND_COUNT];
+  int full = pl->recompute == LLMEM_RECOMPUTE_FULL, counted = 0, kind_n[LAYER_KIND_COUNT] = {0};
+  for (int c = 0; c < (int)pl->vpp; c++) { /* each kind's layer once, times its count on the stage */
     int first = 0, n = layout_stage_layers(pl, st->stage, c, &first);
-    for (int i = first; i < first + n; i++) {
-      layer_activations la = layer_activation_bytes(pl, i, full);
-      mean.saved_bytes += la.saved_bytes, mean.recompute_bytes += la.recompute_bytes;
-      mean.checkpoint_bytes += la.checkpoint_bytes;
-      counted++;
-    }
+    for (int i = first; i < first + n; i++, counted++)
+      if (kind_n[layer_kind(pl, i)]++ == 0) kind_acts[layer_kind(pl, i)] = layer_activation_bytes(pl, i, full);
+  }
+  for (int k = 0; k < LAYER_KIND_COUNT; k++) {
+    if (!kind_n[k]) continue;
+    mean.saved_bytes += kind_n[k] * kind_acts[k].saved_bytes;
+    mean.recompute_bytes += kind_n[k] * kind_acts[k].recompute_bytes;
+    mean.checkpoint_bytes += kind_n[k] * kind_acts[k].checkpoint_bytes;
   }
   if (counted > 0) mean.saved_bytes /= counted, mean.recompute_bytes /= counted, mean.checkpoint_bytes /= counted;
   return mean;

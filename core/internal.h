@@ -242,9 +242,9 @@ typedef struct {
   double vit_tokens, lm_tokens;            /* per image: through the tower, to the language model */
   double tokens_per_microbatch;            /* tower tokens of one micro-batch */
   double saved_bytes, forward_temp_bytes, backward_temp_bytes;
+  int trains;                              /* the tower or its projector trains: a backward runs */
 } vision_cost;
 vision_cost vision_of(const plan *pl);
-int vision_trains(const plan *pl);
 double vision_default_merge(int kind); /* patches per side merged into one token */
 
 /* estimate.c: a rank's parameter and layer counts from its stage */

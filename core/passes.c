@@ -155,10 +155,7 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   /* the embedding's and a trained vision tower's gradients appear at the start of the step's first backward end */
   W->embed_grads = lora ? 0 : rs->gradients * (st->embedding_count + st->vision_count - st->vision_frozen_count) /
                                   stage_trainable;
-  if (st->has_embedding && pl->vision_layers > 0) {
-    W->vision = vision_of(pl);
-    W->vision_backward = vision_trains(pl);
-  }
+  if (st->has_embedding && pl->vision_layers > 0) W->vision = vision_of(pl);
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
   W->root = rs->root_gathered;
   W->root_grads = rs->root_unsharded_grads;
@@ -237,7 +234,7 @@ static void vision_forward(const stage_walk *W, sim *S, int mb) {
 static void vision_backward(const stage_walk *W, sim *S, int mb) {
   const vision_cost *v = &W->vision;
   if (v->tokens_per_microbatch <= 0) return;
-  if (W->vision_backward) {
+  if (v->trains) {
     sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_VISION, mb, 1), v->backward_temp_bytes,
                        ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);

@@ -270,7 +270,10 @@ static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int 
     FAIL(LLMEM_ERR_PATTERN_MOE_RULE, mlp_types);
   for (int k = 0; k < p->mlp_period; k++)
     if (p->mlp_pattern[k] == LLMEM_LMLP_MOE && !p->moe) FAIL(LLMEM_ERR_PATTERN_MOE, mlp_types);
-  for (int i = 0; i < (int)p->layers; i++) /* each (mixer, MLP) pair repeats within lcm of the periods */
+  /* a layer without mixer and MLP: only a "none" MLP entry can make one, and the (mixer, MLP) pairs
+   * repeat within the product of the periods (not every layer of a deep model on every estimate) */
+  int pairs = p->mlp_period * (p->mixer_period > 0 ? p->mixer_period : 1);
+  for (int i = 0; i < pairs && i < (int)p->layers; i++)
     if (layer_mixer(p, i) == LLMEM_MIXER_NONE && layer_mlp(p, i) == LLMEM_LMLP_NONE)
       FAIL(LLMEM_ERR_PATTERN_EMPTY_LAYER, layer_types);
   if (uses_mixer(p, LLMEM_MIXER_SLIDING) && isnan(p->sliding_window)) FAIL(LLMEM_ERR_SLIDING_WINDOW, sliding_window);

@@ -184,7 +184,6 @@ typedef struct {
   /* MTP depths on the last stage, all of them: kept to the backward, and their largest working sets */
   double mtp_saved, mtp_logits, mtp_forward_temp, mtp_backward_temp;
   vision_cost vision; /* the first stage's vision tower (saved_bytes 0: none, or nothing kept) */
-  int vision_backward;
   /* what stays live between passes, by category: the state at any pass
    * boundary is rebuilt from these (walk_state), not carried as a running sum */
   double persistent_cat[LLMEM_CAT_COUNT];

@@ -401,7 +401,7 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
     double f = 0, b = 0, d = pl->vision_hidden;
     linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c->ab,
                    &f, &b);
-    s += f + (vision_trains(pl) ? b : 0);
+    s += f + (v.trains ? b : 0);
   }
   if (pl->mtp_layers > 0) s += pl->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
   return s;

@@ -126,14 +126,10 @@ vision_cost vision_of(const plan *pl) {
   if (projector_trains && pl->vision_kind == LLMEM_VISION_QWEN3_VL)
     v.saved_bytes += pl->vision_deepstack * lm * 4 * m2 * d * ab;
   double layer_work = tokens * (3 * d + pl->vision_ffn) * ab; /* q, k, v and the MLP's inner tensor */
+  v.trains = projector_trains; /* something in the tower or projector needs a backward */
   v.forward_temp_bytes = layer_work;
   v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
                                        : (projector_trains ? lm * m2 * d * ab : 0);
   v.tokens_per_microbatch = tokens;
   return v;
-}
-
-/* Whether the tower and projector need a backward (something in them trains). */
-int vision_trains(const plan *pl) {
-  return pl->vision_layers > 0 && pl->ft_method == LLMEM_FT_FULL && pl->vision_train != LLMEM_VISION_TRAIN_NONE;
 }

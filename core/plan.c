@@ -331,7 +331,14 @@ static llmem_status check_mtp(const plan *p, int *field) {
   return LLMEM_OK;
 }
 
-static llmem_status check_layout(const plan *p, int *field) {
+#define STEP(call)                       \
+  do {                                   \
+    llmem_status st_ = (call);           \
+    if (st_ != LLMEM_OK) return st_;     \
+  } while (0)
+
+/* The engine can split the model as asked, and TP divides what it splits */
+static llmem_status check_tensor_parallel(const plan *p, int *field) {
   if (p->engine == LLMEM_ENGINE_SINGLE && p->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
   if ((p->tp > 1 || p->cp > 1) &&
       !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
@@ -347,7 +354,11 @@ static llmem_status check_layout(const plan *p, int *field) {
   if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->lin_k_heads, p->tp)) FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
   if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->ssm_groups, p->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
   if (!divides(p->gpus, p->tp * p->pp * p->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
+  return LLMEM_OK;
+}
 
+/* The layers split over the stages: evenly, or with a set first and last stage */
+static llmem_status check_stages(const plan *p, int *field) {
   if (p->pp > p->layers) FAIL(LLMEM_ERR_PP_LAYERS, pp);
   if (p->pp_first > 0 || p->pp_last > 0) {
     if (p->pp < 2) FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
@@ -359,40 +370,58 @@ static llmem_status check_layout(const plan *p, int *field) {
   } else if (!divides(p->layers, p->pp)) {
     FAIL(LLMEM_ERR_PP_LAYERS, pp);
   }
-  if (plan_v_shape(p)) { /* two chunks per rank in a V (schedule.c) */
-    if (p->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->pp))
-      FAIL(LLMEM_ERR_V_SCHEDULE, vpp);
-    if (p->grad_accum < 2 * p->pp - (p->schedule == LLMEM_PP_ZB_V)) FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
-  } else if (plan_dualpipe(p)) { /* one stage of each model copy per rank (layout.c) */
-    if ((int)p->pp % 2 != 0) FAIL(LLMEM_ERR_DUALPIPE, pp); /* DualPipe.step: num_ranks % 2 == 0 */
-    if (p->pp_first > 0 || p->pp_last > 0) FAIL(LLMEM_ERR_DUALPIPE, pp_first_stage_layers);
-    if (p->vpp != 2) FAIL(LLMEM_ERR_DUALPIPE, vpp);
-    /* DualPipe.step: num_chunks % 2 == 0 and num_chunks >= num_ranks * 2 */
-    if ((long long)p->grad_accum % 2 != 0 || p->grad_accum < 2 * p->pp) FAIL(LLMEM_ERR_DUALPIPE_MICROBATCHES, grad_accum);
-  } else if (p->vpp > 1) {
-    if (p->pp < 2 || p->schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
-    for (int s = 0; s < (int)p->pp; s++) {
-      double n = s == 0 && p->pp_first > 0 ? p->pp_first
-               : s == (int)p->pp - 1 && p->pp_last > 0 ? p->pp_last
-               : (p->pp_first > 0 || p->pp_last > 0)
-                   ? (p->layers - p->pp_first - p->pp_last) / (p->pp - (p->pp_first > 0) - (p->pp_last > 0))
-                   : p->layers / p->pp;
-      if (!divides(n, p->vpp)) FAIL(LLMEM_ERR_VPP, vpp);
-    }
+  return LLMEM_OK;
+}
+
+/* Two chunks per rank in a V (schedule.c) */
+static llmem_status check_v_schedule(const plan *p, int *field) {
+  if (p->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->pp))
+    FAIL(LLMEM_ERR_V_SCHEDULE, vpp);
+  if (p->grad_accum < 2 * p->pp - (p->schedule == LLMEM_PP_ZB_V)) FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
+  return LLMEM_OK;
+}
+
+/* One stage of each model copy per rank (layout.c) */
+static llmem_status check_dualpipe(const plan *p, int *field) {
+  if ((int)p->pp % 2 != 0) FAIL(LLMEM_ERR_DUALPIPE, pp); /* DualPipe.step: num_ranks % 2 == 0 */
+  if (p->pp_first > 0 || p->pp_last > 0) FAIL(LLMEM_ERR_DUALPIPE, pp_first_stage_layers);
+  if (p->vpp != 2) FAIL(LLMEM_ERR_DUALPIPE, vpp);
+  /* DualPipe.step: num_chunks % 2 == 0 and num_chunks >= num_ranks * 2 */
+  if ((long long)p->grad_accum % 2 != 0 || p->grad_accum < 2 * p->pp) FAIL(LLMEM_ERR_DUALPIPE_MICROBATCHES, grad_accum);
+  return LLMEM_OK;
+}
+
+/* Virtual stages: the interleaved schedule, each stage's layers split evenly into vpp chunks */
+static llmem_status check_virtual_stages(const plan *p, int *field) {
+  if (p->pp < 2 || p->schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
+  for (int s = 0; s < (int)p->pp; s++) {
+    double n = s == 0 && p->pp_first > 0 ? p->pp_first
+             : s == (int)p->pp - 1 && p->pp_last > 0 ? p->pp_last
+             : (p->pp_first > 0 || p->pp_last > 0)
+                 ? (p->layers - p->pp_first - p->pp_last) / (p->pp - (p->pp_first > 0) - (p->pp_last > 0))
+                 : p->layers / p->pp;
+    if (!divides(n, p->vpp)) FAIL(LLMEM_ERR_VPP, vpp);
   }
-  /* Megatron's interleaved schedule (pipeline_parallel/schedules.py
-   * forward_backward_pipelining_with_interleaving): micro-batch groups of
-   * microbatch_group_size_per_vp_stage (default pp) in [pp, m], the last of
-   * m mod group micro-batches either none or at least pp */
-  if (p->schedule == LLMEM_PP_INTERLEAVED && p->pp > 1) {
-    double group = p->vpp_group, rest = fmod(p->grad_accum, group);
-    if (isnan(p->in->vpp_group) && group > p->grad_accum) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
-    if (group < p->pp || group > p->grad_accum) FAIL(LLMEM_ERR_VPP_GROUP, vpp_group);
-    if (rest > 0 && rest < p->pp) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
-  }
+  return LLMEM_OK;
+}
+
+/* Megatron's interleaved schedule (pipeline_parallel/schedules.py
+ * forward_backward_pipelining_with_interleaving): micro-batch groups of
+ * microbatch_group_size_per_vp_stage (default pp) in [pp, m], the last of
+ * m mod group micro-batches either none or at least pp */
+static llmem_status check_interleaved_groups(const plan *p, int *field) {
+  if (p->schedule != LLMEM_PP_INTERLEAVED || p->pp <= 1) return LLMEM_OK;
+  double group = p->vpp_group, rest = fmod(p->grad_accum, group);
+  if (isnan(p->in->vpp_group) && group > p->grad_accum) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
+  if (group < p->pp || group > p->grad_accum) FAIL(LLMEM_ERR_VPP_GROUP, vpp_group);
+  if (rest > 0 && rest < p->pp) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
+  return LLMEM_OK;
+}
+
+/* Context and sequence parallelism split the sequence; expert parallelism the experts */
+static llmem_status check_sequence_experts(const plan *p, int *field) {
   if (p->cp > 1 && !divides(p->seq_len, 2 * p->cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
   if (p->sp && !divides(p->seq_len / p->cp, p->tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
-
   if (!p->moe && (p->ep > 1 || p->etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
   if (p->moe) {
     if (!divides(p->experts, p->ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
@@ -400,6 +429,19 @@ static llmem_status check_layout(const plan *p, int *field) {
     if (!divides(p->expert_ffn, p->etp)) FAIL(LLMEM_ERR_ETP_FFN, etp);
   }
   return LLMEM_OK;
+}
+
+static llmem_status check_layout(const plan *p, int *field) {
+  STEP(check_tensor_parallel(p, field));
+  STEP(check_stages(p, field));
+  if (plan_v_shape(p))
+    STEP(check_v_schedule(p, field));
+  else if (plan_dualpipe(p))
+    STEP(check_dualpipe(p, field));
+  else if (p->vpp > 1)
+    STEP(check_virtual_stages(p, field));
+  STEP(check_interleaved_groups(p, field));
+  return check_sequence_experts(p, field);
 }
 
 /* The micro-batches per step. training.global_batch fixes the samples per
@@ -531,12 +573,6 @@ static void derive_bytes(const llmem_input *in, plan *p) {
   p->base_weight_bytes = dtype_bytes(p->base_dtype);
   fp8_formats(in, p);
 }
-
-#define STEP(call)                       \
-  do {                                   \
-    llmem_status st_ = (call);           \
-    if (st_ != LLMEM_OK) return st_;     \
-  } while (0)
 
 llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char **detail) {
   *field = -1;

@@ -648,19 +648,6 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
     layer_freq: 1,
     capacity_factor: null,
   } as Config;
-  // Qwen MoE decoder layers: sparse iff not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
-  // (modeling_qwen2_moe.py / qwen3_moe / qwen3_next decoder layer); a leading dense block is
-  // moe.dense_layers, any other placement model.mlp_types
-  const sparseLayers = (): void => {
-    const step = int(['decoder_sparse_step'], false) ?? 1;
-    const onlyKey = get('mlp_only_layers');
-    const only = Array.isArray(onlyKey) ? onlyKey : [];
-    const layers = model.layers as number;
-    const sparse = Array.from({ length: layers }, (_, i) => !only.includes(i) && (i + 1) % step === 0);
-    const dense = sparse.findIndex((v) => v);
-    if (dense >= 0 && sparse.every((v, i) => v === i >= dense)) base.dense_layers = dense;
-    else model.mlp_types = shortestPattern(sparse.map((v) => (v ? 'moe' : 'dense')));
-  };
   switch (family) {
     case 'mixtral':
       return {
@@ -678,103 +665,132 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
         router_bias: true,
       };
     case 'qwen2_moe':
-    case 'qwen3_next': {
-      // Qwen2MoeSparseMoeBlock / Qwen3NextSparseMoeBlock: a gated shared expert beside the routed ones
-      sparseLayers();
-      const shared = int(['shared_expert_intermediate_size'], false) ?? 0;
-      return {
-        ...base,
-        experts: int(['num_experts'], true)!,
-        top_k: int(['num_experts_per_tok'], true)!,
-        expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
-        shared_experts: shared > 0 ? 1 : 0,
-        shared_expert_ffn_hidden: shared,
-        ...(shared > 0 ? { shared_expert_gate: true } : {}),
-      };
-    }
-    // Llama4TextMoe: routed experts of intermediate_size, one shared expert of the same width, a router
-    // without bias; the dense layers' MLP is intermediate_size_mlp; MoE layers interleave_moe_layer_step - 1, ...
-    case 'llama4_text': {
-      const expertFfn = model.ffn_hidden as number;
-      model.ffn_hidden = int(['intermediate_size_mlp'], false) ?? expertFfn;
-      const step = int(['interleave_moe_layer_step'], false) ?? 1;
-      const listed = get('moe_layers');
-      const layers = model.layers as number;
-      const isMoe = (i: number) => (Array.isArray(listed) ? listed.includes(i) : (i + 1) % step === 0);
-      const kinds = Array.from({ length: layers }, (_, i) => (isMoe(i) ? 'moe' : 'dense'));
-      if (kinds.some((k) => k === 'dense')) model.mlp_types = shortestPattern(kinds);
-      return {
-        ...base,
-        experts: int(['num_local_experts'], true)!,
-        top_k: int(['num_experts_per_tok'], true)!,
-        expert_ffn_hidden: expertFfn,
-        shared_experts: 1,
-        shared_expert_ffn_hidden: expertFfn,
-      };
-    }
-    // NemotronHMoE ("E" blocks): relu2 routed experts and shared experts; model.mlp_types places them
-    case 'nemotron_h': {
-      if (!(model.mlp_types as string[] | undefined)?.includes('moe')) return null;
-      const shared = int(['n_shared_experts'], false) ?? 0;
-      return {
-        ...base,
-        experts: int(['n_routed_experts'], true)!,
-        top_k: int(['num_experts_per_tok'], true)!,
-        expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
-        shared_experts: shared,
-        shared_expert_ffn_hidden: shared > 0 ? int(['moe_shared_expert_intermediate_size'], true)! : 0,
-      };
-    }
+    case 'qwen3_next':
+      return qwenSharedMoe(base, get, int, model);
+    case 'llama4_text':
+      return llama4Moe(base, get, int, model);
+    case 'nemotron_h':
+      return nemotronMoe(base, int, model);
     case 'qwen3_moe':
-      sparseLayers();
+      sparseLayers(base, get, int, model);
       return {
         ...base,
         experts: int(['num_experts'], true)!,
         top_k: int(['num_experts_per_tok'], true)!,
         expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
       };
-    // Glm4MoeMoE as DeepseekV3MoE: shared MLP of moe_intermediate_size * n_shared_experts, router with
-    // e_score_correction_bias, first_k_dense_replace dense layers (GLM has no moe_layer_freq: every layer after)
     case 'glm4_moe':
-    case 'deepseek_v3': {
-      const fe = int(['moe_intermediate_size'], true)!;
-      const shared = int(['n_shared_experts'], false) ?? 0;
-      return {
-        ...base,
-        experts: int(['n_routed_experts'], true)!,
-        top_k: int(['num_experts_per_tok'], true)!,
-        expert_ffn_hidden: fe,
-        shared_experts: shared,
-        shared_expert_ffn_hidden: shared > 0 ? fe : 0,
-        dense_layers: int(['first_k_dense_replace'], false) ?? 0,
-        layer_freq: int(['moe_layer_freq'], false) ?? 1,
-        router_bias: true,
-      };
-    }
-    default: {
-      // Generic: the common spellings of expert counts.
-      const experts = int(['num_local_experts', 'num_experts', 'n_routed_experts'], false);
-      if (!experts) return null;
-      const r: Config = {
-        ...base,
-        experts,
-        top_k: int(['num_experts_per_tok', 'moe_top_k', 'top_k'], true)!,
-        expert_ffn_hidden:
-          int(['moe_intermediate_size', 'expert_intermediate_size'], false) ?? (model.ffn_hidden as number),
-      };
-      const shared = int(['n_shared_experts', 'num_shared_experts'], false);
-      if (shared)
-        Object.assign(r, {
-          shared_experts: shared,
-          shared_expert_ffn_hidden: int(['shared_expert_intermediate_size'], false) ?? r.expert_ffn_hidden,
-        });
-      const dense = int(['first_k_dense_replace'], false);
-      if (dense) r.dense_layers = dense;
-      if (flag('router_bias')) r.router_bias = true;
-      warnings.push(
-        'MoE keys read generically (expert count, top-k, expert width); check model.moe against the model card',
-      );
-      return r;
-    }
+    case 'deepseek_v3':
+      return deepseekMoe(base, int);
+    default:
+      return genericMoe(base, int, flag, model, warnings);
   }
+}
+
+/** Qwen MoE decoder layers: sparse iff not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
+ * (modeling_qwen2_moe.py / qwen3_moe / qwen3_next decoder layer); a leading dense block is
+ * moe.dense_layers (set on base), any other placement model.mlp_types. */
+function sparseLayers(base: Config, get: Get, int: Int, model: Config): void {
+  const step = int(['decoder_sparse_step'], false) ?? 1;
+  const onlyKey = get('mlp_only_layers');
+  const only = Array.isArray(onlyKey) ? onlyKey : [];
+  const layers = model.layers as number;
+  const sparse = Array.from({ length: layers }, (_, i) => !only.includes(i) && (i + 1) % step === 0);
+  const dense = sparse.findIndex((v) => v);
+  if (dense >= 0 && sparse.every((v, i) => v === i >= dense)) base.dense_layers = dense;
+  else model.mlp_types = shortestPattern(sparse.map((v) => (v ? 'moe' : 'dense')));
+}
+
+/** Qwen2MoeSparseMoeBlock / Qwen3NextSparseMoeBlock: a gated shared expert beside the routed ones. */
+function qwenSharedMoe(base: Config, get: Get, int: Int, model: Config): Config {
+  sparseLayers(base, get, int, model);
+  const shared = int(['shared_expert_intermediate_size'], false) ?? 0;
+  return {
+    ...base,
+    experts: int(['num_experts'], true)!,
+    top_k: int(['num_experts_per_tok'], true)!,
+    expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
+    shared_experts: shared > 0 ? 1 : 0,
+    shared_expert_ffn_hidden: shared,
+    ...(shared > 0 ? { shared_expert_gate: true } : {}),
+  };
+}
+
+/** Llama4TextMoe: routed experts of intermediate_size, one shared expert of the same width, a router
+ * without bias; the dense layers' MLP is intermediate_size_mlp; MoE layers interleave_moe_layer_step - 1, ... */
+function llama4Moe(base: Config, get: Get, int: Int, model: Config): Config {
+  const expertFfn = model.ffn_hidden as number;
+  model.ffn_hidden = int(['intermediate_size_mlp'], false) ?? expertFfn;
+  const step = int(['interleave_moe_layer_step'], false) ?? 1;
+  const listed = get('moe_layers');
+  const layers = model.layers as number;
+  const isMoe = (i: number) => (Array.isArray(listed) ? listed.includes(i) : (i + 1) % step === 0);
+  const kinds = Array.from({ length: layers }, (_, i) => (isMoe(i) ? 'moe' : 'dense'));
+  if (kinds.some((k) => k === 'dense')) model.mlp_types = shortestPattern(kinds);
+  return {
+    ...base,
+    experts: int(['num_local_experts'], true)!,
+    top_k: int(['num_experts_per_tok'], true)!,
+    expert_ffn_hidden: expertFfn,
+    shared_experts: 1,
+    shared_expert_ffn_hidden: expertFfn,
+  };
+}
+
+/** NemotronHMoE ("E" blocks): relu2 routed experts and shared experts; model.mlp_types places them. */
+function nemotronMoe(base: Config, int: Int, model: Config): Config | null {
+  if (!(model.mlp_types as string[] | undefined)?.includes('moe')) return null;
+  const shared = int(['n_shared_experts'], false) ?? 0;
+  return {
+    ...base,
+    experts: int(['n_routed_experts'], true)!,
+    top_k: int(['num_experts_per_tok'], true)!,
+    expert_ffn_hidden: int(['moe_intermediate_size'], true)!,
+    shared_experts: shared,
+    shared_expert_ffn_hidden: shared > 0 ? int(['moe_shared_expert_intermediate_size'], true)! : 0,
+  };
+}
+
+/** Glm4MoeMoE as DeepseekV3MoE: shared MLP of moe_intermediate_size * n_shared_experts, router with
+ * e_score_correction_bias, first_k_dense_replace dense layers (GLM has no moe_layer_freq: every layer after). */
+function deepseekMoe(base: Config, int: Int): Config {
+  const fe = int(['moe_intermediate_size'], true)!;
+  const shared = int(['n_shared_experts'], false) ?? 0;
+  return {
+    ...base,
+    experts: int(['n_routed_experts'], true)!,
+    top_k: int(['num_experts_per_tok'], true)!,
+    expert_ffn_hidden: fe,
+    shared_experts: shared,
+    shared_expert_ffn_hidden: shared > 0 ? fe : 0,
+    dense_layers: int(['first_k_dense_replace'], false) ?? 0,
+    layer_freq: int(['moe_layer_freq'], false) ?? 1,
+    router_bias: true,
+  };
+}
+
+/** Any other family: the common spellings of expert counts (null: none, a dense model). */
+function genericMoe(base: Config, int: Int, flag: Flag, model: Config, warnings: string[]): Config | null {
+  const experts = int(['num_local_experts', 'num_experts', 'n_routed_experts'], false);
+  if (!experts) return null;
+  const r: Config = {
+    ...base,
+    experts,
+    top_k: int(['num_experts_per_tok', 'moe_top_k', 'top_k'], true)!,
+    expert_ffn_hidden:
+      int(['moe_intermediate_size', 'expert_intermediate_size'], false) ?? (model.ffn_hidden as number),
+  };
+  const shared = int(['n_shared_experts', 'num_shared_experts'], false);
+  if (shared)
+    Object.assign(r, {
+      shared_experts: shared,
+      shared_expert_ffn_hidden: int(['shared_expert_intermediate_size'], false) ?? r.expert_ffn_hidden,
+    });
+  const dense = int(['first_k_dense_replace'], false);
+  if (dense) r.dense_layers = dense;
+  if (flag('router_bias')) r.router_bias = true;
+  warnings.push(
+    'MoE keys read generically (expert count, top-k, expert width); check model.moe against the model card',
+  );
+  return r;
 }

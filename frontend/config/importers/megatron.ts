@@ -277,7 +277,17 @@ function variableArgs(vars: Map<string, string>): { args: Args; launches: number
   return { args, launches: names.length, names };
 }
 
-function apply(d: Draft, args: Args, vars: Map<string, string>, options: MegatronOptions): void {
+/** The flags as apply reads them: present, a single value (one whose value the script leaves unset is
+ * reported once and not applied), a whole number (at least min). */
+interface Flags {
+  d: Draft;
+  args: Args;
+  has: (f: string) => boolean;
+  one: (f: string) => string | undefined;
+  n: (f: string, min?: number) => number | undefined;
+}
+
+function readFlags(d: Draft, args: Args): Flags {
   const has = (f: string) => args.has(f);
   const unset = new Set<string>();
   const one = (f: string): string | undefined => {
@@ -300,10 +310,32 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     const v = one(f);
     return v === undefined ? undefined : int(v, `--${f}`, min);
   };
-  d.set('parallel.engine', has('use-torch-fsdp2') ? 'fsdp2' : 'megatron');
-  if (has('use-torch-fsdp2')) d.note('--use-torch-fsdp2: data parallelism with PyTorch FSDP2 (engine fsdp2)');
+  return { d, args, has, one, n };
+}
 
-  // ---- model (add_network_size_args) ----
+function apply(d: Draft, args: Args, vars: Map<string, string>, options: MegatronOptions): void {
+  const f = readFlags(d, args);
+  const ds = f.has('deepspeed');
+  d.set('parallel.engine', f.has('use-torch-fsdp2') ? 'fsdp2' : 'megatron');
+  if (f.has('use-torch-fsdp2')) d.note('--use-torch-fsdp2: data parallelism with PyTorch FSDP2 (engine fsdp2)');
+  const { layers, ffn } = modelShape(f);
+  modelOptions(f);
+  const experts = moe(f, ds, layers, ffn);
+  attentionVariants(f);
+  const { tp, pp, cp } = parallelSizes(f, ds, experts);
+  pipeline(f, layers, pp);
+  sharding(f);
+  const world = worldSize(f, vars, options);
+  batch(f, world, tp, pp, cp);
+  dtypes(f);
+  lowPrecision(f);
+  optimizer(f);
+  attention(f, ds);
+  recompute(f);
+}
+
+/** The model shape (add_network_size_args): layers, widths, heads; the FFN width it derives when not given. */
+function modelShape({ d, args, has, n }: Flags): { layers?: number; ffn?: number } {
   const layers = n('num-layers');
   const hidden = n('hidden-size');
   const heads = n('num-attention-heads');
@@ -334,6 +366,11 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     d.note(`no --ffn-hidden-size: ${ffn} (Megatron default for ${swiglu ? 'SwiGLU' : 'GeLU'})`);
   }
   if (ffn) d.set('model.ffn_hidden', ffn);
+  return { layers, ffn };
+}
+
+/** The rest of the model (add_network_size_args): norm, biases, embeddings, softmax, positions, vocabulary. */
+function modelOptions({ d, has, one, n }: Flags): void {
   d.set(
     'model.norm',
     oneOf(one('normalization') ?? 'LayerNorm', '--normalization', ['LayerNorm', 'RMSNorm'] as const) === 'RMSNorm'
@@ -375,11 +412,13 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
       'no --vocab-size: the vocabulary comes from the tokenizer; model.vocab left at llmem default (or set model.preset)',
     );
   d.set('model.vocab_multiple', has('padded-vocab-size') ? 1 : (n('make-vocab-size-divisible-by') ?? 128));
+}
 
-  // MoE (add_moe_args)
-  // Megatron-DeepSpeed (--deepspeed): DeepSpeed-MoE, one expert = dense, its own top-k, layer interval and
-  // token dropping (microsoft/Megatron-DeepSpeed megatron/arguments.py, model/transformer.py)
-  const ds = has('deepspeed');
+/** MoE (add_moe_args): the expert count, undefined for a dense model. Megatron-DeepSpeed (--deepspeed): DeepSpeed-MoE,
+ * one expert = dense, its own top-k, layer interval and token dropping (microsoft/Megatron-DeepSpeed
+ * megatron/arguments.py, model/transformer.py). */
+function moe(flags: Flags, ds: boolean, layers: number | undefined, ffn: number | undefined): number | undefined {
+  const { d, args, has, one, n } = flags;
   const expertCounts = args.get('num-experts') ?? [];
   const experts = ds && n('num-experts') === 1 ? undefined : n('num-experts');
   if (ds && experts && expertCounts.length > 1)
@@ -388,45 +427,59 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
       `one expert count per MoE layer (${expertCounts.join(' ')}: a pyramid MoE) is not expressible; ${experts} counted for every MoE layer`,
     );
   if (experts && ds) d.set('model.moe', deepspeedMoe(args, experts, ffn, n, one));
-  else if (experts) {
-    const moe: Record<string, number | boolean | null> = {
-      experts,
-      top_k: n('moe-router-topk') ?? 2,
-      expert_ffn_hidden: n('moe-ffn-hidden-size') ?? ffn ?? null,
-      shared_experts: 0,
-      shared_expert_ffn_hidden: 0,
-      dense_layers: 0,
-      layer_freq: 1,
-      capacity_factor: null,
-    };
-    const shared = n('moe-shared-expert-intermediate-size');
-    if (shared) Object.assign(moe, { shared_experts: 1, shared_expert_ffn_hidden: shared });
-    const freq = args.get('moe-layer-freq');
-    if (freq !== undefined) layerFreq(d, moe, freq.join(''), layers);
-    const cf = one('moe-expert-capacity-factor');
-    if (cf !== undefined) moe.capacity_factor = num(cf, '--moe-expert-capacity-factor', 0.01);
-    if (has('moe-router-enable-expert-bias')) moe.router_bias = true;
-    d.set('model.moe', moe);
-    // router.py: fp32 / fp64 router logits and probabilities; llmem counts them in fp32 (memory-model.md §7.10)
-    const routerDtype = one('moe-router-dtype');
-    if (routerDtype !== undefined && oneOf(routerDtype, '--moe-router-dtype', ['fp32', 'fp64'] as const) === 'fp64')
-      d.skip(
-        '--moe-router-dtype',
-        'fp64 router logits and probabilities are not modelled (counted in fp32); not applied',
-      );
-    else if (routerDtype !== undefined) d.ignore('--moe-router-dtype');
-    const dispatcher = one('moe-token-dispatcher-type');
-    if (dispatcher !== undefined && dispatcher !== 'alltoall')
-      d.skip(
-        '--moe-token-dispatcher-type',
-        `the ${dispatcher} dispatcher's buffers are not modelled (counted as the all-to-all dispatcher's); not applied`,
-      );
-    else if (dispatcher !== undefined) d.ignore('--moe-token-dispatcher-type');
-  } else {
+  else if (experts) megatronMoe(flags, experts, ffn, layers);
+  else {
     d.set('model.moe', null);
     for (const f of ['moe-layer-freq', 'moe-router-dtype', 'moe-token-dispatcher-type'])
       if (has(f)) d.note(`--${f} without --num-experts: a dense model, no effect`);
   }
+  return experts;
+}
+
+/** Megatron-LM's MoE: routed and shared experts, layer frequency, capacity, router bias and dtype, dispatcher. */
+function megatronMoe(
+  { d, args, has, one, n }: Flags,
+  experts: number,
+  ffn: number | undefined,
+  layers: number | undefined,
+): void {
+  const moe: Record<string, number | boolean | null> = {
+    experts,
+    top_k: n('moe-router-topk') ?? 2,
+    expert_ffn_hidden: n('moe-ffn-hidden-size') ?? ffn ?? null,
+    shared_experts: 0,
+    shared_expert_ffn_hidden: 0,
+    dense_layers: 0,
+    layer_freq: 1,
+    capacity_factor: null,
+  };
+  const shared = n('moe-shared-expert-intermediate-size');
+  if (shared) Object.assign(moe, { shared_experts: 1, shared_expert_ffn_hidden: shared });
+  const freq = args.get('moe-layer-freq');
+  if (freq !== undefined) layerFreq(d, moe, freq.join(''), layers);
+  const cf = one('moe-expert-capacity-factor');
+  if (cf !== undefined) moe.capacity_factor = num(cf, '--moe-expert-capacity-factor', 0.01);
+  if (has('moe-router-enable-expert-bias')) moe.router_bias = true;
+  d.set('model.moe', moe);
+  // router.py: fp32 / fp64 router logits and probabilities; llmem counts them in fp32 (memory-model.md §7.10)
+  const routerDtype = one('moe-router-dtype');
+  if (routerDtype !== undefined && oneOf(routerDtype, '--moe-router-dtype', ['fp32', 'fp64'] as const) === 'fp64')
+    d.skip(
+      '--moe-router-dtype',
+      'fp64 router logits and probabilities are not modelled (counted in fp32); not applied',
+    );
+  else if (routerDtype !== undefined) d.ignore('--moe-router-dtype');
+  const dispatcher = one('moe-token-dispatcher-type');
+  if (dispatcher !== undefined && dispatcher !== 'alltoall')
+    d.skip(
+      '--moe-token-dispatcher-type',
+      `the ${dispatcher} dispatcher's buffers are not modelled (counted as the all-to-all dispatcher's); not applied`,
+    );
+  else if (dispatcher !== undefined) d.ignore('--moe-token-dispatcher-type');
+}
+
+/** Multi-latent attention, and MTP layers (reported, not applied). */
+function attentionVariants({ d, has, n }: Flags): void {
   if (has('multi-latent-attention')) {
     d.set('model.mla', {
       q_lora_rank: n('q-lora-rank') ?? null,
@@ -443,8 +496,14 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
       '--mtp-num-layers',
       `${mtp} multi-token prediction layer(s): counted only by the megatron and megatron_bridge formulas (set model.mtp_layers with formula megatron); not applied`,
     );
+}
 
-  // ---- parallelism (add_distributed_args) ----
+/** The parallel sizes (add_distributed_args), expert parallelism by the MoE that was read. */
+function parallelSizes(
+  { d, has, n }: Flags,
+  ds: boolean,
+  experts: number | undefined,
+): { tp: number; pp: number; cp: number } {
   const tp = n('tensor-model-parallel-size') ?? 1,
     pp = n('pipeline-model-parallel-size') ?? 1,
     cp = n('context-parallel-size') ?? 1;
@@ -460,6 +519,11 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   } else if (has('expert-model-parallel-size') || has('expert-tensor-parallel-size'))
     d.note('expert parallel sizes given for a dense model: ignored');
   d.set('parallel.sequence_parallel', has('sequence-parallel'));
+  return { tp, pp, cp };
+}
+
+/** Pipeline stages: uneven first and last stages, virtual stages and their schedule. */
+function pipeline({ d, args, n }: Flags, layers: number | undefined, pp: number): void {
   const first = n('decoder-first-pipeline-num-layers', 0),
     last = n('decoder-last-pipeline-num-layers', 0);
   // validate_args: an even split needs the layers divisible by the stages
@@ -499,6 +563,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     const group = n('microbatch-group-size-per-virtual-pipeline-stage');
     if (group !== undefined) d.set('parallel.vpp_group', group);
   } else if (pp > 1) d.set('parallel.pp_schedule', '1f1b');
+}
+
+/** Communication overlap, the distributed optimizer, Megatron-FSDP, optimizer offload. */
+function sharding({ d, has, one }: Flags): void {
   // --tp-comm-overlap: Transformer Engine userbuffers overlap TP collectives with the GEMMs (step time only)
   if (has('tp-comm-overlap')) d.set('parallel.tp_comm_overlap', true);
   const dist = has('use-distributed-optimizer');
@@ -515,8 +583,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     if (frac !== undefined && Number(frac) !== 1)
       d.skip('--optimizer-offload-fraction', `${frac}: partial offload is not modelled; counted as full`);
   }
+}
 
-  // World size: --world-size, the option, torchrun's --nproc-per-node x --nnodes, or WORLD_SIZE= in the script.
+/** World size: --world-size, the option, torchrun's --nproc-per-node x --nnodes, or WORLD_SIZE= in the script. */
+function worldSize({ d, one, n }: Flags, vars: Map<string, string>, options: MegatronOptions): number | undefined {
   const perNode = n('nproc_per_node') ?? n('nproc-per-node') ?? n('num_gpus'); // torchrun; the deepspeed launcher
   const nodes = one('nnodes') ?? one('num_nodes');
   const launched = perNode ? perNode * (nodes && /^\d+$/.test(nodes) ? Number(nodes) : 1) : undefined;
@@ -530,8 +600,11 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     d.set('parallel.gpus', world);
     if (perNode) d.set('parallel.gpus_per_node', perNode);
   }
+  return world;
+}
 
-  // ---- training (add_training_args) ----
+/** Sequence length, micro-batch and the accumulation a global batch sets (add_training_args). */
+function batch({ d, n }: Flags, world: number | undefined, tp: number, pp: number, cp: number): void {
   const seq = n('seq-length');
   if (seq) d.set('training.seq_len', seq);
   const micro = n('micro-batch-size') ?? 1;
@@ -554,6 +627,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
         'grad_accum = global / (micro * dp) needs the world size: pass --world-size N (llmem import megatron file --world-size N)',
       );
   }
+}
+
+/** Parameter and gradient dtypes. */
+function dtypes({ d, has }: Flags): void {
   if (has('fp16') && has('bf16')) throw new ImportError('--bf16', '--bf16 and --fp16 are exclusive');
   d.set('training.dtype', has('bf16') ? 'bf16' : has('fp16') ? 'fp16' : 'fp32');
   if (!has('bf16') && !has('fp16')) d.note('neither --bf16 nor --fp16: fp32 parameters (Megatron default)');
@@ -568,6 +645,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   if (bf16Grads)
     d.note('--grad-reduce-in-bf16: gradient buffers and their reduction in bf16 (training.grad_dtype bf16)');
   else if (has('grad-reduce-in-bf16')) d.note('--grad-reduce-in-bf16 without --bf16: no effect');
+}
+
+/** FP8 / FP4 linear layers, their recipes and quantised parameter gathers. */
+function lowPrecision({ d, has, one }: Flags): void {
   // Transformer Engine recipes: TransformerConfig fp8_recipe (default 'delayed'; 'tensorwise' is
   // Float8CurrentScaling) and fp4_recipe (default 'nvfp4'), Megatron-LM d98e8a6
   // megatron/core/transformer/transformer_config.py L587-690, megatron/core/enums.py Fp8Recipe / Fp4Recipe
@@ -612,6 +693,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   } else
     for (const f of ['fp8-param-gather', 'fp4-param-gather'])
       if (has(f)) d.note(`--${f} without --${f.slice(0, 3)}-format: no effect`);
+}
+
+/** The optimizer, its precision-aware dtypes, dropout. */
+function optimizer({ d, has, one }: Flags): void {
   // --use-precision-aware-optimizer (arguments.py L3667-3684): main params fp32/fp16, Adam moments
   // fp32/fp16/bf16/fp8 (TE FusedAdam)
   const precisionAware = has('use-precision-aware-optimizer');
@@ -644,6 +729,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   d.set('training.dropout', drop);
   if (!has('hidden-dropout') || !has('attention-dropout'))
     d.note('dropout defaults to 0.1 in Megatron when --hidden-dropout / --attention-dropout are not given');
+}
+
+/** The attention kernel, loss fusion, activation offload. */
+function attention({ d, has, one }: Flags, ds: boolean): void {
   const backend = one('attention-backend');
   if (backend !== undefined)
     d.set(
@@ -675,8 +764,10 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     d.set('training.activation_offload', true);
     d.note('--cpu-offloading: activations offloaded to the host');
   }
+}
 
-  // Recompute (add_training_args: --recompute-granularity/-method/-num-layers/-modules).
+/** Recompute (add_training_args: --recompute-granularity/-method/-num-layers/-modules). */
+function recompute({ d, args, has, one, n }: Flags): void {
   const gran = one('recompute-granularity');
   if (gran !== undefined) {
     const g = oneOf(gran, '--recompute-granularity', ['full', 'selective'] as const);

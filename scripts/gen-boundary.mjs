@@ -2,7 +2,9 @@
 // core (build/wasm/llmem_core.mjs): the field table (core/fields.def) as the FieldPath
 // union, the ConfigV1 type and a metadata table; the core's lists (categories, phases,
 // warnings, terms, field kinds); the members of the result structs (wasm/boundary.c's layout)
-// and those that hold numbers, with their C types (core/llmem.h), which wasm/views.ts reads.
+// and those that hold numbers, with their C types (core/llmem.h); the wrapper's readers of the
+// core: its field table and texts, each struct's numbers (READ) and the members a public result
+// shape (frontend/config/results.ts) takes from its struct (VIEWS).
 // Run by `npm run build:core`; tests/js/boundary.test.ts fails when the committed file is stale.
 //   node scripts/gen-boundary.mjs          rewrite wasm/generated.ts
 //   node scripts/gen-boundary.mjs --print  print it instead
@@ -17,7 +19,34 @@ const q = (s) => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const num = (v) => (Number.isNaN(v) ? 'NaN' : String(v));
 const list = (xs, indent = '  ') => `[\n${xs.map((x) => `${indent}${q(x)},`).join('\n')}\n]`;
 
+/** A NUL-terminated string at ptr in the core's memory (the heap looked up on each read, as growing memory
+ * replaces it). The generator reads the core with it, and wasm/generated.ts holds its source for the wrapper. */
+const heapText = (heap) => {
+  const decoder = new TextDecoder();
+  return (ptr) => {
+    let end = ptr;
+    while (ptr && heap.HEAPU8[end] !== 0) end++;
+    return decoder.decode(heap.HEAPU8.subarray(ptr, end));
+  };
+};
+
+/** The core's field table (llmem_field_*), as the generator reads it; wasm/generated.ts holds its source. */
+const readFieldTable = (m, text) =>
+  Array.from({ length: m._llmem_field_count() }, (_, i) => ({
+    index: i,
+    slot: m._llmem_field_slot(i),
+    path: text(m._llmem_field_path(i)),
+    kind: FIELD_KINDS[m._llmem_field_kind(i)],
+    nullable: (m._llmem_field_flags(i) & 1) !== 0,
+    months: (m._llmem_field_flags(i) & 2) !== 0,
+    default: m._llmem_field_default(i),
+    min: m._llmem_field_min(i),
+    max: m._llmem_field_max(i),
+    values: Array.from({ length: m._llmem_field_value_count(i) }, (_, j) => text(m._llmem_field_value(i, j))),
+  }));
+
 /** The field kinds in the order of core/llmem.h's LLMEM_KIND_* enum. */
+const FIELD_KINDS = kinds();
 function kinds() {
   const h = readFileSync(`${root}core/llmem.h`, 'utf8');
   const m = /enum\s*\{([^}]*LLMEM_KIND_INT[^}]*)\}/.exec(h);
@@ -30,16 +59,23 @@ function kinds() {
   );
 }
 
-/** The members that hold numbers of each struct of the layout (core/llmem.h), in struct order: 'f64' (double),
- * 'i32' (int or enum), or [type, n] / [type, LIST] for an array of n or one entry per item of a generated list. */
-function structNumbers(layout) {
-  const h = readFileSync(`${root}core/llmem.h`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+/** The members that hold numbers of each struct of the layout (core/llmem.h), in struct order: type 'f64' (double)
+ * or 'i32' (int or enum), n the length of an array (a number, or a generated LIST: one entry per item), and the
+ * name list an int is an id of where its comment names it (`int phase;` commented llmem_phase: llmem_phase_text). */
+function structNumbers(layout, textLists) {
+  const raw = readFileSync(`${root}core/llmem.h`, 'utf8');
+  const ids = {};
+  for (const [, body, name] of raw.matchAll(/typedef struct \{([^}]*)\} (\w+);/g))
+    for (const [, member, list] of body.matchAll(/^\s*int (\w+);\s*\/\*\s*llmem_(\w+)/gm))
+      if (textLists.includes(list)) (ids[name] ??= {})[member] = list;
+  const h = raw.replace(/\/\*[\s\S]*?\*\//g, '');
   const sizes = Object.fromEntries([...h.matchAll(/#define (\w+) (\d+)\b/g)].map((m) => [m[1], m[2]]));
   const dims = {
     ...sizes,
     LLMEM_CAT_COUNT: 'CATEGORIES',
     LLMEM_RL_MODEL_COUNT: 'RL_MODELS',
     LLMEM_LAYER_MIXER_COUNT_: 'LAYER_MIXERS',
+    LLMEM_STATUS_COUNT: String(layout.search.status_count),
   };
   const types = { double: 'f64', int: 'i32', llmem_status: 'i32' };
   const structs = {};
@@ -48,7 +84,7 @@ function structNumbers(layout) {
     for (const [, type, names] of body.matchAll(/^\s*(\w+)\s+([^;]+);/gm))
       for (const [, member, dim] of names.matchAll(/(\w+)\s*(?:\[(\w+)\])?/g))
         if (types[type] && (!dim || dims[dim] || /^\d+$/.test(dim)))
-          structs[name][member] = dim ? `['${types[type]}', ${dims[dim] ?? dim}]` : `'${types[type]}'`;
+          structs[name][member] = { type: types[type], n: dim && (dims[dim] ?? dim), ids: ids[name]?.[member] };
   }
   // wasm/boundary.c names each struct of the layout: "rank":{ then K(...), with #define K(m) ... offsetof(llmem_rank_result, m)
   const c = readFileSync(`${root}wasm/boundary.c`, 'utf8');
@@ -70,12 +106,7 @@ async function readCore() {
   if (!existsSync(coreFile)) throw new Error(`${coreFile} is missing; run \`npm run build:core\``);
   const wasmBinary = readFileSync(coreFile.replace(/\.mjs$/, '.wasm'));
   const m = await (await import(pathToFileURL(coreFile).href)).default({ wasmBinary });
-  const decoder = new TextDecoder();
-  const text = (ptr) => {
-    let end = ptr;
-    while (ptr && m.HEAPU8[end] !== 0) end++;
-    return decoder.decode(m.HEAPU8.subarray(ptr, end));
-  };
+  const text = heapText(m);
   const names = (count, read) => Array.from({ length: count }, (_, i) => text(read(i)));
   // a list without a count export: up to the name the core gives past its end
   const upTo = (end, read) => {
@@ -83,26 +114,17 @@ async function readCore() {
     while (out.length < 1000 && text(read(out.length)) !== end) out.push(text(read(out.length)));
     return out;
   };
-  const KINDS = kinds();
-  const fields = Array.from({ length: m._llmem_field_count() }, (_, i) => ({
-    index: i,
-    slot: m._llmem_field_slot(i),
-    path: text(m._llmem_field_path(i)),
-    kind: KINDS[m._llmem_field_kind(i)],
-    nullable: (m._llmem_field_flags(i) & 1) !== 0,
-    months: (m._llmem_field_flags(i) & 2) !== 0,
-    default: m._llmem_field_default(i),
-    min: m._llmem_field_min(i),
-    max: m._llmem_field_max(i),
-    values: names(m._llmem_field_value_count(i), (j) => m._llmem_field_value(i, j)),
-  }));
+  const fields = readFieldTable(m, text);
   const layout = JSON.parse(text(m._llmem_result_layout()));
   for (const s of Object.values(layout)) delete s.end;
   const exports = readFileSync(`${root}wasm/exports.txt`, 'utf8').match(/_llmem_\w+/g);
+  // the texts the core names by an id: wasm/boundary.c's const char *llmem_X_text(int)
+  const boundary = readFileSync(`${root}wasm/boundary.c`, 'utf8');
+  const textLists = [...boundary.matchAll(/const char \*llmem_(\w+)_text\(int \w+\)/g)].map((m) => m[1]);
   return {
     exports,
     abi: m._llmem_abi_version(),
-    kinds: KINDS,
+    kinds: FIELD_KINDS,
     fields,
     categories: names(m._llmem_category_count(), (i) => m._llmem_category_text(i)),
     phases: upTo('', (i) => m._llmem_phase_text(i)),
@@ -110,7 +132,8 @@ async function readCore() {
     warnings: upTo('unknown warning', (i) => m._llmem_warning_text(i)),
     terms: upTo('', (i) => m._llmem_term_label_text(i)),
     layout,
-    numbers: structNumbers(layout),
+    textLists,
+    numbers: structNumbers(layout, textLists),
   };
 }
 
@@ -137,16 +160,71 @@ function configType(fields, prefix, indent) {
   return `{\n${lines.join('\n')}\n${indent}}`;
 }
 
+/** The members of each interface of frontend/config/results.ts (the public result shapes), in order: [key, type]. */
+function shapes() {
+  const src = readFileSync(`${root}frontend/config/results.ts`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+  const out = {};
+  for (const [, name, body] of src.matchAll(/export interface (\w+)(?: extends \w+)? \{\n([\s\S]*?)\n\}/g))
+    out[name] = [...body.matchAll(/^ {2}(\w+)\??: (.+);$/gm)].map((m) => [m[1], m[2]]);
+  return out;
+}
+
+/** The structs read straight into a public shape, by its interface in frontend/config/results.ts. */
+const VIEWED = {
+  rank: 'RankResult',
+  rl_phase: 'RlPhase',
+  readings: 'Readings',
+  search: 'SearchResult',
+  layout: 'Layout',
+  suggest: 'SuggestResult',
+  suggestion: 'Suggestion',
+};
+
+/** READ: each struct's numbers at a, in struct order (heap indices at the offsets the core reports). */
+function readers(numbers, listType) {
+  const member = ([k, { type, n }]) => {
+    const [heap, size] = type === 'f64' ? ['HEAPF64', 8] : ['HEAP32', 4];
+    const at = `H.${heap}[(a + o.${k}) / ${size}`;
+    if (!n) return `${k}: ${at}]`;
+    if (/^\d+$/.test(n)) return `${k}: Array.from({ length: ${n} }, (_, i) => ${at} + i])`;
+    return `${k}: Object.fromEntries(${n}.map((x, i) => [x, ${at} + i]])) as Record<${listType[n]}, number>`;
+  };
+  const reader = ([name, ms]) =>
+    `  ${name}: (v, a) => {\n    const H = v.heap,\n      o = v.layout.${name};\n` +
+    `    return {\n${ms.map((m) => `      ${member(m)},`).join('\n')}\n    };\n  },`;
+  return Object.entries(numbers).map(reader).join('\n');
+}
+
+/** VIEWS: the members of a public shape that its struct holds (the key, or key_count), in the shape's order: a number
+ * or a record of numbers as it is, an int as a boolean, a name by its id (llmem_*_text), or -1 as null, as the shape's
+ * type says; the shape's other members are the hand-written reader's. */
+function views(numbers) {
+  const ifaces = shapes();
+  const view = ([name, iface]) => {
+    const ms = Object.fromEntries(numbers[name]);
+    const keys = ifaces[iface].flatMap(([k, type]) => {
+      const m = k in ms ? k : `${k}_count` in ms ? `${k}_count` : undefined;
+      const x = `r.${m}`;
+      if (!m) return [];
+      if (type === 'boolean') return [[k, `${x} !== 0`]];
+      if (type === 'number | null' && ms[m].type === 'i32') return [[k, `${x} < 0 ? null : ${x}`]];
+      if (ms[m].ids) return [[k, `v.texts.${ms[m].ids}(${x})${type === 'string' ? '' : ` as ${iface}['${k}']`}`]];
+      return type === 'number' || /^(Breakdown|Record<\w+, number>)$/.test(type) ? [[k, x]] : [];
+    });
+    return (
+      `  ${name}: (v: View, a: number): Pick<${iface}, ${keys.map(([k]) => q(k)).join(' | ')}> => {\n` +
+      `    const r = READ.${name}(v, a);\n    return {\n${keys.map(([k, e]) => `      ${k}: ${e},`).join('\n')}\n    };\n  },`
+    );
+  };
+  return Object.entries(VIEWED).map(view).join('\n');
+}
+
 function render(c) {
   const field = (f) =>
     `  { index: ${f.index}, slot: ${f.slot}, path: ${q(f.path)}, kind: ${q(f.kind)}, nullable: ${f.nullable}, months: ${f.months}, ` +
     `default: ${num(f.default)}, min: ${num(f.min)}, max: ${num(f.max)}, values: [${f.values.map(q).join(', ')}] },`;
-  const numberType = (spec) => {
-    const list = { CATEGORIES: 'Category', RL_MODELS: 'RlModel', LAYER_MIXERS: 'LayerMixer' }[
-      /, (\w+)\]$/.exec(spec)?.[1]
-    ];
-    return list ? `Record<${list}, number>` : spec.startsWith('[') ? 'number[]' : 'number';
-  };
+  const listType = { CATEGORIES: 'Category', RL_MODELS: 'RlModel', LAYER_MIXERS: 'LayerMixer' };
+  const numberType = ({ n }) => (listType[n] ? `Record<${listType[n]}, number>` : n ? 'number[]' : 'number');
   const members =
     (line, end) =>
     ([name, ms]) =>
@@ -156,9 +234,11 @@ function render(c) {
       .map((k) => `    ${k}: number;`)
       .join('\n')}\n  };`;
   return `// Generated by scripts/gen-boundary.mjs from the built wasm core (core/fields.def, the
-// lists of core/llmem.h, the struct offsets of wasm/boundary.c): do not edit. \`npm run
-// build:core\` (and so \`npm run build\`) rewrites it; tests/js/boundary.test.ts fails when
-// it is stale.
+// lists of core/llmem.h, the struct offsets of wasm/boundary.c) and the result shapes of
+// frontend/config/results.ts: do not edit. \`npm run build:core\` (and so \`npm run build\`)
+// rewrites it; tests/js/boundary.test.ts fails when it is stale.
+
+import type { Layout, RankResult, Readings, RlPhase, SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
 
 export const ABI_VERSION = ${c.abi};
 
@@ -216,19 +296,61 @@ export type StructLayout = {
 ${Object.entries(c.layout).map(struct).join('\n')}
 };
 
-/** The members of the result structs that hold numbers (core/llmem.h), in struct order: 'f64' a double, 'i32'
- * an int or enum, [type, n] an array of n, [type, LIST] one entry per item of LIST (wasm/views.ts reads them). */
-export const STRUCT_NUMBERS = {
-${Object.entries(c.numbers)
-  .map(members(([k, spec]) => `    ${k}: ${spec},`, ','))
-  .join('\n')}
-} as const;
-
-/** A struct's numbers as wasm/views.ts reads them: an array over a list as a record by its items. */
+/** A result struct's numbers (core/llmem.h: double and int members, arrays of them), in struct order:
+ * an array over a list (the categories, the RL models, the layer mixers) as a record by its items. */
 export type StructNumbers = {
 ${Object.entries(c.numbers)
   .map(members(([k, spec]) => `    ${k}: ${numberType(spec)};`, ';'))
   .join('\n')}
+};
+
+/** The core's heaps: the module, looked up on each read, as growing memory replaces them. */
+export type CoreHeap = { HEAPU8: Uint8Array; HEAPF64: Float64Array; HEAP32: Int32Array };
+export type CoreCalls = Record<CoreExport, (...args: number[]) => number>;
+
+/** A NUL-terminated string at ptr in the core's memory (the reader this file was generated with). */
+export const heapText: (heap: CoreHeap) => (ptr: number) => string = ${heapText};
+
+/** The core's field table (the reader this file was generated with; FIELDS is what it read). */
+export const readFieldTable: (m: CoreCalls, text: (ptr: number) => string) => FieldInfo[] = ${readFieldTable};
+
+/** The texts the core names by an id (wasm/boundary.c's llmem_*_text(int)), each read from the core once. */
+export function coreTexts(m: CoreCalls, text: (ptr: number) => string) {
+  const cached = (read: (id: number) => number) => {
+    const seen = new Map<number, string>();
+    return (id: number) => {
+      let s = seen.get(id);
+      if (s === undefined) seen.set(id, (s = text(read(id))));
+      return s;
+    };
+  };
+  return {
+${c.textLists.map((t) => `    ${t}: cached(m._llmem_${t}_text),`).join('\n')}
+  };
+}
+
+/** What the struct readers read: the core's heaps, the offsets it reports (llmem_result_layout) and its texts. */
+export interface View {
+  heap: CoreHeap;
+  layout: StructLayout;
+  text: (ptr: number) => string;
+  texts: ReturnType<typeof coreTexts>;
+}
+
+export function openView(m: CoreHeap & CoreCalls): View {
+  const text = heapText(m);
+  return { heap: m, layout: JSON.parse(text(m._llmem_result_layout())), text, texts: coreTexts(m, text) };
+}
+
+/** Each result struct's numbers at a, in struct order. */
+export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructNumbers[S] } = {
+${readers(c.numbers, listType)}
+};
+
+/** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or key_count),
+ * in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null, as the shape's type says. */
+export const VIEWS = {
+${views(c.numbers)}
 };
 
 /** Every key path of config v1, in the core's order. */

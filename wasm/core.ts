@@ -2,13 +2,14 @@
 import { decodeList, decodeValue, defaultConfig, flatten } from '../frontend/config/encode.js';
 import { type Config, type ConfigError, type Json, setPath } from '../frontend/config/json.js';
 import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../frontend/config/results.js';
-import type { Suggestion, SuggestionKind, SuggestResult, SweepPoint } from '../frontend/config/results.js';
+import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
 import { layoutPatch, SEARCH_SWITCHES, type SearchOptions, type SearchSwitch } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
-import { ABI_VERSION, type CoreExport, FIELD_KINDS, type FieldInfo, type FieldPath } from './generated.js';
-import { each, f64, type Memory, readReadings, readResult, readStruct } from './views.js';
+import { ABI_VERSION, type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath } from './generated.js';
+import { openView, READ, readFieldTable, VIEWS, type View } from './generated.js';
+import { each, readReadings, readResult } from './views.js';
 
-type CoreModule = Memory['heap'] & Record<CoreExport, (...args: number[]) => number>;
+type CoreModule = CoreHeap & CoreCalls;
 export type CoreFactory = (options?: {
   wasmBinary?: ArrayBuffer | Uint8Array;
   locateFile?: (path: string) => string;
@@ -19,50 +20,16 @@ export type CoreBinary = { wasmBinary: Uint8Array } | { wasmUrl: string };
 const MAX_SWEEP = 4096;
 
 export class Core {
-  readonly fields: FieldInfo[] = [];
-  private readonly byPath = new Map<string, FieldInfo>();
-  private readonly texts = new Map<string, string>();
-  private readonly mem: Memory;
+  readonly fields: FieldInfo[];
+  private readonly byPath: Map<string, FieldInfo>;
+  private readonly mem: View;
 
   private constructor(private readonly m: CoreModule) {
     if (m._llmem_abi_version() !== ABI_VERSION)
       throw new Error(`llmem core ABI ${m._llmem_abi_version()} does not match the wrapper (${ABI_VERSION})`);
-    const decoder = new TextDecoder();
-    const text = (ptr: number) => {
-      let end = ptr;
-      while (ptr && m.HEAPU8[end] !== 0) end++;
-      return decoder.decode(m.HEAPU8.subarray(ptr, end));
-    };
-    const cached = (kind: string, read: (id: number) => number) => (id: number) => {
-      let s = this.texts.get(kind + id);
-      if (s === undefined) this.texts.set(kind + id, (s = text(read(id))));
-      return s;
-    };
-    this.mem = {
-      layout: JSON.parse(text(m._llmem_result_layout())),
-      heap: m,
-      text,
-      warning: cached('w', m._llmem_warning_text),
-      termLabel: cached('l', m._llmem_term_label_text),
-      termFormula: cached('f', m._llmem_term_formula_text),
-      statusText: (s: number) => text(m._llmem_status_text(s)),
-    };
-    for (let i = 0; i < m._llmem_field_count(); i++) {
-      const f: FieldInfo = {
-        index: i,
-        slot: m._llmem_field_slot(i),
-        path: text(m._llmem_field_path(i)),
-        kind: FIELD_KINDS[m._llmem_field_kind(i)],
-        nullable: (m._llmem_field_flags(i) & 1) !== 0,
-        months: (m._llmem_field_flags(i) & 2) !== 0,
-        default: m._llmem_field_default(i),
-        min: m._llmem_field_min(i),
-        max: m._llmem_field_max(i),
-        values: Array.from({ length: m._llmem_field_value_count(i) }, (_, j) => text(m._llmem_field_value(i, j))),
-      };
-      this.fields.push(f);
-      this.byPath.set(f.path, f);
-    }
+    this.mem = openView(m);
+    this.fields = readFieldTable(m, this.mem.text);
+    this.byPath = new Map(this.fields.map((f) => [f.path, f]));
   }
 
   static async load(factory: CoreFactory, binary: CoreBinary): Promise<Core> {
@@ -123,7 +90,7 @@ export class Core {
     for (const f of this.fields) {
       const v = m._llmem_profile_value_run(f.index);
       if (Number.isNaN(v)) continue;
-      const term = m._llmem_profile_term() >= 0 ? this.mem.termLabel(m._llmem_profile_term()) : null;
+      const term = m._llmem_profile_term() >= 0 ? this.mem.texts.term_label(m._llmem_profile_term()) : null;
       implied.push({
         path: f.path,
         value: decodeValue(f, v),
@@ -165,10 +132,10 @@ export class Core {
     this.m.HEAPF64.set(values, this.m._llmem_sweep_values_ptr() / 8);
     this.m._llmem_sweep_run(f.index, values.length);
     const P = this.mem.layout.sweep_point;
-    return values.map((_, i) => {
-      const a = this.m._llmem_sweep_points_ptr() + i * P.size;
-      return { value: f64(this.mem, a + P.value), ...readReadings(this.mem, a + P.readings) };
-    });
+    return each(this.m._llmem_sweep_points_ptr(), values.length, P.size, (a) => ({
+      value: READ.sweep_point(this.mem, a).value,
+      ...readReadings(this.mem, a + P.readings),
+    }));
   }
 
   /** The largest value of a key in [lo, hi] (multiples of step) that leaves free_fraction of the GPU free; 0 if none. */
@@ -184,7 +151,7 @@ export class Core {
     const best = this.m._llmem_largest_fit_run(f.index, o.lo, o.hi, o.step, o.free_fraction ?? 0.1);
     if (best >= 0) return best;
     // a planner status as an error: option statuses name the option, not a config key
-    const text = this.mem.statusText(-best);
+    const text = this.mem.texts.status(-best);
     return /^options? /.test(text) ? { path: '', message: text } : { path, message: `${path}: ${text}` };
   }
 
@@ -210,26 +177,22 @@ export class Core {
     );
     const st = m._llmem_search_run(o.gpus, o.global_batch ?? 0, o.free_fraction ?? 0.1, o.max_micro_batch ?? 16, vary);
     const base = m._llmem_search_ptr();
-    const { status, error_field, count, empty_reason, empty_field, ...counts } = readStruct(this.mem, base, 'search');
-    if (st !== 0) return this.failure(st, error_field, 'search');
+    const r = READ.search(this.mem, base);
+    if (st !== 0) return this.failure(st, r.error_field, 'search');
     const engine = this.input('parallel.engine'),
       byGlobalBatch = !Number.isNaN(this.input('training.global_batch'));
     const name = (path: FieldPath, i: number) => this.field(path)!.values[i];
-    const layouts = each(base + S.layouts, count, L.size, (a) => {
-      const l = readStruct(this.mem, a, 'layout');
-      const patch = layoutPatch(l, o, name, l.engine !== engine, byGlobalBatch);
-      const shown = readStruct(this.mem, a, 'layout', 'f64') as Omit<Layout, 'pareto' | 'patch'>;
-      return { ...shown, pareto: l.pareto !== 0, patch };
+    const layouts: Layout[] = each(base + S.layouts, r.count, L.size, (a) => {
+      const l = READ.layout(this.mem, a);
+      return { ...VIEWS.layout(this.mem, a), patch: layoutPatch(l, o, name, l.engine !== engine, byGlobalBatch) };
     });
-    const rejected = Array.from({ length: S.status_count }, (_, s) => ({
-      reason: this.mem.statusText(s),
-      count: f64(this.mem, base + S.rejected + 8 * s),
-    }))
+    const rejected = r.rejected
+      .map((count, s) => ({ reason: this.mem.texts.status(s), count }))
       .filter((r) => r.count > 0)
       .sort((a, b) => b.count - a.count);
-    const out: SearchResult = { ...counts, rejected, layouts };
-    const why = () => this.mem.statusText(empty_reason);
-    if (!layouts.length) out.empty_reason = empty_field >= 0 ? `${this.fields[empty_field].path}: ${why()}` : why();
+    const out: SearchResult = { ...VIEWS.search(this.mem, base), rejected, layouts };
+    const why = this.mem.texts.status(r.empty_reason);
+    if (!layouts.length) out.empty_reason = r.empty_field >= 0 ? `${this.fields[r.empty_field].path}: ${why}` : why;
     return out;
   }
 
@@ -242,15 +205,12 @@ export class Core {
       { suggest: G, suggestion: H } = this.mem.layout;
     const st = m._llmem_suggest_run(o.free_fraction ?? 0.1, o.max_gpus ?? 4096);
     const base = m._llmem_suggest_ptr();
-    const { status, error_field, base_fits, fewest_gpus, fewest_index, count, ...figures } = readStruct(
-      this.mem,
-      base,
-      'suggest',
-    );
+    const { error_field, fewest_gpus, fewest_index, count } = READ.suggest(this.mem, base);
     if (st !== 0) return this.failure(st, error_field, 'suggest');
     const gpusPerNode = this.input('parallel.gpus_per_node');
     const suggestions: Suggestion[] = each(base + G.suggestions, count, H.size, (a) => {
-      const { values, fields, change_count, kind, ...r } = readStruct(this.mem, a, 'suggestion');
+      const { values, fields, change_count } = READ.suggestion(this.mem, a);
+      const { kind, ...r } = VIEWS.suggestion(this.mem, a);
       const changes = fields.slice(0, change_count).map((field, j) => {
         const f = this.fields[field];
         return { path: f.path, value: decodeValue(f, values[j]) };
@@ -258,7 +218,7 @@ export class Core {
       const patch: Config = {};
       for (const c of changes) setPath(patch, c.path, c.value);
       return {
-        kind: this.mem.text(m._llmem_suggest_kind_text(kind)) as SuggestionKind,
+        kind,
         changes,
         patch,
         ...r,
@@ -266,8 +226,7 @@ export class Core {
       };
     });
     return {
-      base_fits: base_fits !== 0,
-      ...figures,
+      ...VIEWS.suggest(this.mem, base),
       suggestions,
       fewest_gpus: fewest_gpus || null,
       fewest: fewest_index >= 0 ? suggestions[fewest_index] : null,
@@ -277,11 +236,11 @@ export class Core {
   /** A planner status as an error naming the key the core points at (field), else the call. */
   private failure(status: number, field: number, call: string): ConfigError {
     const path = field >= 0 ? this.fields[field].path : call;
-    return { path, message: `${path}: ${this.mem.statusText(status)}` };
+    return { path, message: `${path}: ${this.mem.texts.status(status)}` };
   }
 
   /** The value of a key in the input block (as the last load left it). */
   private input(path: FieldPath): number {
-    return f64(this.mem, this.m._llmem_input_ptr() + 8 * this.field(path)!.slot);
+    return this.m.HEAPF64[this.m._llmem_input_ptr() / 8 + this.field(path)!.slot];
   }
 }

@@ -135,7 +135,7 @@ describe('catalog', () => {
   });
 });
 
-// views.ts reads the structs by generated member lists (STRUCT_NUMBERS); a member added to a C struct
+// views.ts and core.ts read the structs by generated readers (READ, VIEWS); a member added to a C struct
 // must not change these shapes (the CLI's --json and the page read them) without a change here.
 describe('result shapes', () => {
   const keys = (o: object) => Object.keys(o).join(' ');

@@ -213,7 +213,8 @@ function views(numbers) {
     });
     return (
       `  ${name}: (v: View, a: number): Pick<${iface}, ${keys.map(([k]) => q(k)).join(' | ')}> => {\n` +
-      `    const r = READ.${name}(v, a);\n    return {\n${keys.map(([k, e]) => `      ${k}: ${e},`).join('\n')}\n    };\n  },`
+      `    const r = READ.${name}(v, a);\n` +
+      `    return {\n${keys.map(([k, e]) => `      ${k}: ${e},`).join('\n')}\n    };\n  },`
     );
   };
   return Object.entries(VIEWED).map(view).join('\n');
@@ -238,7 +239,8 @@ function render(c) {
 // frontend/config/results.ts: do not edit. \`npm run build:core\` (and so \`npm run build\`)
 // rewrites it; tests/js/boundary.test.ts fails when it is stale.
 
-import type { Layout, RankResult, Readings, RlPhase, SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
+import type { Layout, RankResult, Readings, RlPhase } from '../frontend/config/results.js';
+import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
 
 export const ABI_VERSION = ${c.abi};
 
@@ -347,8 +349,8 @@ export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructN
 ${readers(c.numbers, listType)}
 };
 
-/** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or key_count),
- * in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null, as the shape's type says. */
+/** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or
+ * key_count), in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null. */
 export const VIEWS = {
 ${views(c.numbers)}
 };

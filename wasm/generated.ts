@@ -3,7 +3,8 @@
 // frontend/config/results.ts: do not edit. `npm run build:core` (and so `npm run build`)
 // rewrites it; tests/js/boundary.test.ts fails when it is stale.
 
-import type { Layout, RankResult, Readings, RlPhase, SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
+import type { Layout, RankResult, Readings, RlPhase } from '../frontend/config/results.js';
+import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
 
 export const ABI_VERSION = 3;
 
@@ -745,8 +746,8 @@ export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructN
   },
 };
 
-/** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or key_count),
- * in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null, as the shape's type says. */
+/** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or
+ * key_count), in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null. */
 export const VIEWS = {
   rank: (v: View, a: number): Pick<RankResult, 'stage' | 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'persistent_bytes' | 'fragmentation_bytes' | 'largest_free_block_bytes' | 'reserved_simulated' | 'params' | 'layers' | 'mixer_layers' | 'moe_layers' | 'peak_phase' | 'peak_micro_batch' | 'peak_layer'> => {
     const r = READ.rank(v, a);

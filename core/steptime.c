@@ -41,6 +41,8 @@ typedef struct {
   double tp_fwd, tp_bwd;
   double ep_fwd, ep_bwd;
   double cp_fwd, cp_bwd; /* exposed */
+  double sac_fwd;        /* per-op SAC: the forward of the GEMMs it recomputes (< 0: not known, half) */
+  double sac_tp;         /* per-op SAC: the TP all-gathers it re-runs to feed them */
 } layer_time;
 
 typedef struct {
@@ -79,6 +81,41 @@ static void add_linear(const step_ctx *c, layer_time *t, double tokens, double i
   if (c->g.fp8) add_fp8_casts(c, t, tokens, in, out, count);
 }
 
+static double tp_gather_bytes(const step_ctx *c);
+
+/* The forward of one linear alone (its GEMM, and with fp8 its forward casts). */
+static double linear_fwd_seconds(const step_ctx *c, double tokens, double in, double out) {
+  double f, b;
+  linear_seconds(&c->g, tokens, in, out, c->g.fp8 ? 1 : c->ab, &f, &b);
+  if (c->g.fp8) {
+    layer_time casts = {0};
+    add_fp8_casts(c, &casts, tokens, in, out, 1);
+    f += casts.memory_fwd;
+  }
+  return f;
+}
+
+/* torchtitan's per-op selective activation checkpointing (torchtitan
+ * parallelisms/parallelize_llama.py @9dec370, _apply_ac_to_transformer_block):
+ * its policy counts aten.mm calls within a block and saves every odd one (and
+ * the SDPA output), so the even ones are recomputed in the backward, with every
+ * op outside _save_list (norms, activation, rotary: memory_fwd). Llama's call
+ * order (models/llama/model.py @9dec370, L189, L214, L253) is wq, wk, wv, wo,
+ * w1, w3, w2: wk, wo and w3 are recomputed (w2 for a plain MLP: w1, w2). The
+ * all-gathers of sequence-parallel TP are not in _save_list either: the
+ * recomputed wk and w3 read the gathered norm outputs, so both gathers run
+ * again. Dense attention layers only; other kinds keep half their GEMMs. */
+static void add_sac_recompute(const step_ctx *c, layer_time *t, double f) {
+  const plan *pl = c->pl;
+  double T = c->tokens, h = pl->hidden;
+  double q_out = pl->heads * pl->head_dim / pl->tp;
+  double kv_out = fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  t->sac_fwd = linear_fwd_seconds(c, T, h, kv_out) + linear_fwd_seconds(c, T, q_out, h) +
+               (pl->gated ? linear_fwd_seconds(c, T, h, f) : linear_fwd_seconds(c, T, f, h));
+  if (pl->tp > 1 && pl->sp)
+    t->sac_tp = 2 * collective_seconds(T * h * tp_gather_bytes(c), pl->tp, 1, group_bytes_per_s(c, pl->tp, 1));
+}
+
 /* Dense MLP (or shared expert) of intermediate size f per rank. */
 static void add_mlp(const step_ctx *c, layer_time *t, double tokens, double f, double count) {
   const plan *pl = c->pl;
@@ -104,7 +141,8 @@ static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_
  * the window less its ramp-up (sliding), half a chunk (chunked). */
 static double mean_keys(const plan *pl, int mixer) {
   double s = pl->seq_len;
-  if (mixer == LLMEM_MIXER_SLIDING && pl->sliding_window < s) return pl->sliding_window * (1 - pl->sliding_window / (2 * s));
+  if (mixer == LLMEM_MIXER_SLIDING && pl->sliding_window < s)
+    return pl->sliding_window * (1 - pl->sliding_window / (2 * s));
   if (mixer == LLMEM_MIXER_CHUNKED && pl->attention_chunk < s) return pl->attention_chunk / 2;
   if (mixer == LLMEM_MIXER_ENCODER) return pl->source_len; /* bidirectional: every source token */
   return s / 2;
@@ -164,13 +202,23 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
   t->memory_bwd += memory_seconds(&c->g, 2 * fwd);
 }
 
+/* Bytes per element of the forward all-gathers of sequence-parallel TP:
+ * torchtitan's float8 TP (parallelize_llama.py @9dec370, apply_tp: torchao's
+ * PrepareFloat8ModuleInput and Float8ColwiseParallel) casts the norm output to
+ * float8 before it is gathered; else the activation dtype. */
+static double tp_gather_bytes(const step_ctx *c) {
+  const plan *pl = c->pl;
+  return c->g.fp8 && pl->sp && (int)pl->in->framework == LLMEM_FW_TORCHTITAN ? 1 : c->ab;
+}
+
 /* TP collectives of one layer (hidden state, 2 forward + 2 backward). */
 static void add_tp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
   if (pl->tp <= 1) return;
   double bytes = c->tokens * pl->hidden * c->ab, bw = group_bytes_per_s(c, pl->tp, 1);
   double one = collective_seconds(bytes, pl->tp, 2, bw); /* all-reduce, or AG + RS */
-  t->tp_fwd += 2 * one;
+  double gather = collective_seconds(c->tokens * pl->hidden * tp_gather_bytes(c), pl->tp, 1, bw);
+  t->tp_fwd += pl->sp ? 2 * (gather + collective_seconds(bytes, pl->tp, 1, bw)) : 2 * one;
   t->tp_bwd += 2 * one;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   if (pl->sp && megatron && pl->recompute != LLMEM_RECOMPUTE_FULL)
@@ -185,9 +233,35 @@ static void add_cp(const step_ctx *c, layer_time *t) {
   double chunk = 2 * c->tokens * width * c->ab;
   double bw = group_bytes_per_s(c, pl->cp, pl->tp);
   double fwd = chunk * (pl->cp - 1) / bw, bwd = 2 * fwd;
-  int all_gather = (int)pl->in->framework == LLMEM_FW_TORCHTITAN;
-  t->cp_fwd += all_gather ? fwd : fmax(0, fwd - t->attn_fwd);
-  t->cp_bwd += all_gather ? bwd : fmax(0, bwd - t->attn_bwd);
+  if ((int)pl->in->framework != LLMEM_FW_TORCHTITAN) {
+    t->cp_fwd += fmax(0, fwd - t->attn_fwd);
+    t->cp_bwd += fmax(0, bwd - t->attn_bwd);
+    return;
+  }
+  /* torchtitan: PyTorch's ring attention (torch/distributed/tensor/experimental/
+   * _attention.py at 0123248, _templated_ring_attention and its backward),
+   * load-balanced, rotate method all-gather, convert_to_f32:
+   *  - the K/V all-gather is issued before the local (diagonal) block's flash
+   *    call and awaited after it: it hides behind that block, 1/cp of the
+   *    attention, forward and again in the backward;
+   *  - each later step's output and logsumexp are cast to fp32 and merged
+   *    (out - sigmoid(lse_b - lse)(out - out_b): sub, sigmoid, mul, sub, 4
+   *    bytes each read and written), the half-sequence steps rebuilt whole by
+   *    chunk + cat; the result cast back;
+   *  - the backward accumulates dq, dk, dv in fp32 (zeros, += per step, the
+   *    cat of dk, dv to send) and passes dk, dv round the ring by all-to-all,
+   *    each hidden behind the next step's kernel but the last. */
+  double cp = pl->cp, steps = cp - 1;
+  double heads = pl->heads / pl->tp, out = c->tokens * heads * (pl->mla ? pl->v_head_dim : pl->head_dim);
+  double kv = chunk / c->ab; /* elements of the local K and V */
+  t->cp_fwd += fmax(0, fwd - t->attn_fwd / cp);
+  t->cp_bwd += fmax(0, fwd - t->attn_bwd / cp);
+  double merge = out * (c->ab + 4 + 6 * 4 + 2 * 4) * steps + out * (4 + c->ab);
+  t->memory_fwd += memory_seconds(&c->g, merge);
+  double grads = 4 * (out + kv) + steps * ((out + kv) * (4 + c->ab + 4) + 2 * kv * 4);
+  t->memory_bwd += memory_seconds(&c->g, grads);
+  double dkv = 2 * kv * 4 / bw; /* fp32 dk, dv to the next rank, each step */
+  t->cp_bwd += dkv + steps * fmax(0, dkv - t->attn_bwd / cp);
 }
 
 /* A recurrent mixer's chunked scan (Gated DeltaNet: fla chunk_gated_delta_rule;
@@ -210,7 +284,7 @@ static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_
     add_cp(c, t);
   }
   if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) { /* cross-attention: q, o over the target, */
-    double S = pl->source_len / pl->cp * pl->micro_batch;     /* k, v over the source, every source key */
+    double S = pl->source_len / pl->cp * pl->micro_batch;       /* k, v over the source, every source key */
     double q_out = pl->heads * pl->head_dim / tp, kv_out = fmax(pl->kv_heads / tp, 1) * pl->head_dim;
     add_linear(c, t, T, h, q_out, 1);
     add_linear(c, t, T, q_out, h, 1);
@@ -235,6 +309,7 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   if (layer < (int)pl->encoder_layers) enc.tokens = pl->source_len / pl->cp * pl->micro_batch;
   const step_ctx *c = &enc;
   layer_time t = {0};
+  t.sac_fwd = -1;
   layer_params lp = layer_params_on_rank(pl, layer);
   double mats = pl->gated ? 3 : 2, h = pl->hidden, T = c->tokens;
   double f = pl->ffn / pl->tp;
@@ -260,6 +335,9 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   } else {
     add_mixer(c, &t, mixer, lp.matrix_count - mats * h * f);
     add_mlp(c, &t, T, f, 1);
+    if (pl->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla && pl->encoder_layers == 0 &&
+        !pl->attn_gate)
+      add_sac_recompute(c, &t, f);
   }
   add_pointwise(c, &t, f, mixer);
   add_tp(c, &t);
@@ -278,14 +356,15 @@ static double tp_exposed(const plan *pl, double tp, double linear) {
 
 static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
   const plan *pl = c->pl;
-  double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(pl, t->tp_fwd, t->linear_fwd) + t->ep_fwd +
-               t->cp_fwd;
+  double fwd =
+      t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(pl, t->tp_fwd, t->linear_fwd) + t->ep_fwd + t->cp_fwd;
   double linear_bwd = t->linear_bwd;
   if (pl->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
   double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(pl, t->tp_bwd, linear_bwd) + t->ep_bwd + t->cp_bwd;
   double again = 0;
   if (pl->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
-  else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) again = t->linear_fwd / 2 + t->memory_fwd; /* every other mm */
+  else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
+    again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(pl, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
   else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
   return fwd + bwd + again;
 }
@@ -373,11 +452,29 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
      * hybrid sharding all-reduces the gradient shards over the replicas */
     double gathers = pl->reshard_after_forward || z3 ? 2 : 1;
     double rounds = fsdp && pl->pp > 1 ? 1 : m;
-    double per_round =
-        collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, group_bytes_per_s(c, shard, pl->tp)) +
-        collective_seconds(params_here * grad_b / shard, group / shard, 2, bw);
+    double shard_bw = group_bytes_per_s(c, shard, pl->tp);
+    double per_round = collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
+                       collective_seconds(params_here * grad_b / shard, group / shard, 2, bw);
     double total = per_round * rounds;
-    return fmax(0, total - m * (mb_fwd + mb_bwd)) + per_round / fmax(1, layers_here);
+    double exposed = per_round / fmax(1, layers_here); /* the first gather, the last reduction */
+    if (fsdp) {
+      /* per-block units under a root unit holding the rest (torchtitan
+       * parallelize_llama.py @9dec370 apply_fsdp: fully_shard per transformer
+       * block, then fully_shard(model)): the root's gather runs before the
+       * first block (and again as the backward starts when resharded, the
+       * output layer's backward coming first), its reduce-scatter after the
+       * last (the embedding's gradient comes last): nothing to hide behind.
+       * The root holds the embedding and the output layer (the first and the
+       * last stage's under PP: the larger). Each round: every micro-batch
+       * without PP. */
+      double root =
+          (pl->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) / pl->tp;
+      double root_round = collective_seconds(root * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
+                          collective_seconds(root * grad_b / shard, group / shard, 2, bw);
+      exposed = rounds * (root_round + (per_round - root_round) / fmax(1, layers_here)); /* each round */
+      total -= rounds * root_round;                                                      /* exposed, not overlapped */
+    }
+    return fmax(0, total - m * (mb_fwd + mb_bwd)) + exposed;
   }
   /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
   int sharded = pl->dist_opt || pl->zero_stage >= 1;
@@ -399,8 +496,8 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
   if (pl->vision_layers > 0) {
     vision_cost v = vision_of(pl);
     double f = 0, b = 0, d = pl->vision_hidden;
-    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c->ab,
-                   &f, &b);
+    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c->ab, &f,
+                   &b);
     s += f + (v.trains ? b : 0);
   }
   if (pl->mtp_layers > 0) s += pl->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));

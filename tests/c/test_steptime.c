@@ -127,7 +127,8 @@ static void test_tp(void) {
   in.intra_node_gb_per_s = 1e6;
   in.tp_comm_overlap = 1;
   double fast_overlap = step_of(&in);
-  CHECK(crawl - crawl_overlap > 0 && crawl - crawl_overlap < fast_overlap, "the GEMM time hidden, at most the step's compute");
+  CHECK(crawl - crawl_overlap > 0 && crawl - crawl_overlap < fast_overlap,
+        "the GEMM time hidden, at most the step's compute");
 }
 
 /* PP bubble: (p - 1) stage-passes for 1F1B, half with 2 virtual stages, none for zero-bubble. */
@@ -198,7 +199,8 @@ static void test_offload(void) {
   double n, active, trainable;
   model_param_counts(&pl, &n, &active, &trainable);
   gpu_rates g = rates_of(&in);
-  double gpu_step = trainable * (2 * pl.master_bytes + 2 * pl.grad_bytes + 2 * 2 * 4 + pl.weight_bytes) / g.hbm_bytes_per_s;
+  double gpu_step =
+      trainable * (2 * pl.master_bytes + 2 * pl.grad_bytes + 2 * 2 * 4 + pl.weight_bytes) / g.hbm_bytes_per_s;
   in.offload_optimizer = LLMEM_OFFLOAD_CPU;
   double link = trainable * (pl.grad_bytes + pl.weight_bytes) / 64e9;
   CHECK_NEAR(step_of(&in) - kept, link - gpu_step, 1e-6, "optimizer offload: PCIe both ways, no GPU step");
@@ -217,6 +219,123 @@ static void test_offload(void) {
              "parameter offload: two shard copies up per micro-batch (gather forward and backward)");
 }
 
+/* A layer's forward GEMMs of small_model-like shapes (fused QKV, fused gate/up). */
+static double layer_linear_fwd(const gpu_rates *g, const plan *pl, double T) {
+  double h = pl->hidden, q = pl->heads * pl->head_dim, kv = pl->kv_heads * pl->head_dim, f = pl->ffn;
+  return gemm_seconds(g, T, q + 2 * kv, h, 1, 2) + gemm_seconds(g, T, h, q, 1, 2) +
+         gemm_seconds(g, T, (pl->gated ? 2 : 1) * f, h, 1, 2) + gemm_seconds(g, T, h, f, 1, 2);
+}
+
+/* torchtitan's per-op SAC (parallelize_llama.py @9dec370) recomputes the even
+ * mm calls of a block, wk, wo and w3 (call order wq wk wv wo w1 w3 w2), and
+ * every op outside _save_list (the pointwise forward). The pointwise forward
+ * is what full recompute repeats beyond the GEMMs and the attention. */
+static void test_per_op_sac(void) {
+  llmem_input in;
+  small_model(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  CHECK(pl.gated, "a gated MLP");
+  gpu_rates g = rates_of(&in);
+  double T = 4096, h = pl.hidden, L = pl.layers;
+  double none = step_of(&in);
+  in.recompute = LLMEM_RECOMPUTE_SELECTIVE;
+  double attn = step_of(&in) - none; /* L x the attention forward */
+  in.recompute = LLMEM_RECOMPUTE_FULL;
+  double full = step_of(&in) - none;
+  double pointwise = full - attn - L * layer_linear_fwd(&g, &pl, T);
+  double sac = gemm_seconds(&g, T, pl.kv_heads * pl.head_dim, h, 1, 2) +
+               gemm_seconds(&g, T, h, pl.heads * pl.head_dim, 1, 2) + gemm_seconds(&g, T, pl.ffn, h, 1, 2);
+  in.recompute = LLMEM_RECOMPUTE_PER_OP;
+  CHECK_NEAR(step_of(&in) - none, L * sac + pointwise, 1e-9, "per-op SAC: wk, wo, w3 and the pointwise ops");
+  CHECK(L * sac < L * layer_linear_fwd(&g, &pl, T) / 2, "fewer than half the GEMMs (w3 not w1+w3, wk not wq)");
+}
+
+/* torchtitan's float8 TP gathers the norm outputs in float8 (torchao
+ * PrepareFloat8ModuleInput): the 2 forward all-gathers move 1 byte an element,
+ * the reduce-scatters and the backward's collectives 2. */
+static void test_fp8_tp_gather(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 2, in.tp = 2, in.sequence_parallel = 1;
+  in.engine = LLMEM_ENGINE_FSDP2;
+  in.framework = LLMEM_FW_TORCHTITAN;
+  in.fp8_linear = 1;
+  in.intra_node_gb_per_s = 1e6;
+  double fast = step_of(&in);
+  in.intra_node_gb_per_s = 450;
+  double slow = step_of(&in);
+  double bw = 450e9 * 0.67, th = 4096.0 * 4096;
+  double one = th / 2 / bw - th / 2 / (1e6 * 1e9 * 0.67); /* a pass of T h elements over 2 ranks, per byte */
+  double fwd = 2 * (1 * one + 2 * one), bwd = 2 * (2 * 2 * one);
+  CHECK_NEAR(slow - fast, 4 * (fwd + bwd), 1e-6, "float8 forward gathers");
+}
+
+/* FSDP2 under torchtitan's wrapping (fully_shard per block, then the root with
+ * the embedding and the output layer): the root's gathers and reduce-scatter
+ * are exposed, with one block's. */
+static void test_fsdp_root(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 8, in.engine = LLMEM_ENGINE_FSDP2;
+  in.intra_node_gb_per_s = 1e6;
+  double fast = step_of(&in);
+  in.intra_node_gb_per_s = 450;
+  double slow = step_of(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double bw = 450e9 * 0.67, fast_bw = 1e6 * 1e9 * 0.67, gathers = pl.reshard_after_forward ? 2 : 1;
+  double per = gathers * pl.weight_bytes + pl.grad_bytes;
+  double root = embedding_params(&pl) + head_params(&pl);
+  double exposed = collective_seconds(root * per, 8, 1, bw) + collective_seconds((total - root) * per, 8, 1, bw) / 4;
+  double exposed_fast =
+      collective_seconds(root * per, 8, 1, fast_bw) + collective_seconds((total - root) * per, 8, 1, fast_bw) / 4;
+  CHECK_NEAR(slow - fast, exposed - exposed_fast, 1e-9, "the root unit's collectives and one block's exposed");
+}
+
+/* torchtitan's CP (PyTorch ring attention, all-gather rotation): the K/V
+ * gather hides behind the diagonal block, 1/cp of the attention; the merge
+ * in fp32 and the fp32 gradient accumulators are memory-bound passes; a slow
+ * link leaves the gathers and the last dk/dv send exposed. */
+static void test_cp_ring(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 2, in.cp = 2, in.engine = LLMEM_ENGINE_FSDP2;
+  in.framework = LLMEM_FW_TORCHTITAN;
+  in.gpus_per_node = 1; /* the CP (and FSDP) group across nodes */
+  in.inter_node_gb_per_s = 1e6;
+  double fast = step_of(&in);
+  in.intra_node_gb_per_s = 1e6;
+  double slowest_links = 0.01; /* GB/s: every transfer longer than any kernel */
+  in.inter_node_gb_per_s = slowest_links;
+  double slow = step_of(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  gpu_rates g = rates_of(&in);
+  double T = 2048, L = 4, bw = slowest_links * 1e9 * 0.85;
+  double width = pl.kv_heads * pl.head_dim, chunk = 2 * T * width * 2;
+  double attn_fwd = 2 * T * 2048 * pl.heads * 2 * pl.head_dim / (989e12 * 0.35), attn_bwd = 2.5 * attn_fwd;
+  double gather = chunk / bw, dkv = 2 * (chunk / 2) * 4 / bw;
+  double cp = (gather - attn_fwd / 2) + (gather - attn_bwd / 2) + dkv + (dkv - attn_bwd / 2);
+  /* FSDP over the CP group: every collective exposed at this rate, the root's and the blocks' */
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double per = 2 * pl.weight_bytes + pl.grad_bytes;
+  double fsdp = collective_seconds(total * per, 2, 1, bw);
+  double fast_part = collective_seconds(total * per, 2, 1, 1e6 * 1e9 * 0.85);
+  (void)g;
+  CHECK(slow - fast > L * cp, "the exposed CP transfers: %.9g > %.9g", slow - fast, L * cp);
+  CHECK_NEAR(slow - fast, L * cp + fsdp - fast_part, 1e-3 * (slow - fast), "CP ring exposure and FSDP");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -226,5 +345,9 @@ int main(void) {
   test_tp();
   test_bubble();
   test_fsdp_overlap();
+  test_per_op_sac();
+  test_fp8_tp_gather();
+  test_fsdp_root();
+  test_cp_ring();
   return check_report("steptime");
 }

@@ -176,8 +176,10 @@ export function setOption(spec: string): Config {
   return node as Config;
 }
 
-function rankRow(r: RankResult): string {
-  return `  stage ${String(r.stage).padStart(3)}  ${gib(r.peak_allocated_bytes).padStart(12)}  ${gib(r.peak_reserved_bytes).padStart(12)}  ${gib(r.device_used_bytes).padStart(12)}  ${String(r.layers).padStart(4)} layers${layerKinds(r)}  peak in ${r.peak_phase}`;
+/** One stage; `~` marks a reserve from the caching allocator's bound where the headline's is simulated. */
+function rankRow(r: RankResult, simulated: boolean): string {
+  const reserved = `${simulated && !r.reserved_simulated ? '~' : ''}${gib(r.peak_reserved_bytes)}`;
+  return `  stage ${String(r.stage).padStart(3)}  ${gib(r.peak_allocated_bytes).padStart(12)}  ${reserved.padStart(12)}  ${gib(r.device_used_bytes).padStart(12)}  ${String(r.layers).padStart(4)} layers${layerKinds(r)}  peak in ${r.peak_phase}`;
 }
 
 /** What the training-stack profile set (keys left automatic), one line each, with the framework file. */
@@ -246,7 +248,11 @@ export function formatText(config: Config, res: EstimateResult, implied: Profile
   ];
   if (res.ranks.length > 1) {
     lines.push('pipeline stages:   allocated      reserved    nvidia-smi');
-    for (const r of res.ranks) lines.push(rankRow(r));
+    for (const r of res.ranks) lines.push(rankRow(r, p.reserved_simulated));
+    if (p.reserved_simulated && res.ranks.some((r) => !r.reserved_simulated))
+      lines.push(
+        '  ~ reserved from the allocator bound: the same layers as an earlier stage, which holds at least as much',
+      );
   }
   if (res.host.cpu_bytes > 0) lines.push(`host memory  ${gib(res.host.cpu_bytes)} per GPU process (offload)`);
   if (res.host.nvme_bytes > 0) lines.push(`NVMe         ${gib(res.host.nvme_bytes)} per GPU process (offload)`);

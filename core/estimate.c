@@ -121,29 +121,49 @@ static llmem_status compat_result(const plan *pl, llmem_result *out) {
   return LLMEM_OK;
 }
 
+/* The most loaded of the first `p` ranks (demand: device use with paged states in full). */
+static int most_loaded_of(const llmem_rank_result *ranks, const double *demand, int p) {
+  int worst = 0;
+  for (int s = 1; s < p; s++)
+    if (more_loaded(&ranks[s], demand[s], ranks[worst].device_used_bytes, demand[worst])) worst = s;
+  return worst;
+}
+
 /* Each stage once, with the timeline only when there is one stage; the
  * highest allocated, parameters and host bytes over the stages. Returns the
- * most loaded stage. */
+ * most loaded stage. A middle stage whose layers equal a lower one's holds no
+ * more than it (skip_stage): it is walked without the caching allocator (its
+ * reserve is the bound, reserved_simulated 0), unless it comes out the most
+ * loaded, when it is walked again with it; the allocator replays every request,
+ * so a deep pipeline costs it three stages rather than all. */
 static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink) {
-  int p = (int)pl->pp;
-  int worst = 0, most_allocated = 0;
-  double worst_demand = -1;
+  int p = (int)pl->pp, most_allocated = 0;
+  static double demand[LLMEM_MAX_STAGES];
+  static unsigned char bounded[LLMEM_MAX_STAGES];
+  plan bound = *pl;
+  bound.simulate_allocator = 0;
+  int blocks = pl->simulate_allocator && !pl->allocator_reserve_given;
   for (int s = 0; s < p; s++) {
     stage_layout layout;
     rank_states rs;
     llmem_rank_result *r = &out->ranks[s];
+    bounded[s] = (unsigned char)(blocks && skip_stage(pl, s));
     /* one stage: walked once, with its timeline */
-    double demand = simulate_one_stage(pl, s, &layout, &rs, r, p == 1 ? sink : 0);
-    if (s == 0 || more_loaded(r, demand, out->ranks[worst].device_used_bytes, worst_demand)) {
-      worst_demand = demand;
-      worst = s;
-    }
+    demand[s] = simulate_one_stage(bounded[s] ? &bound : pl, s, &layout, &rs, r, p == 1 ? sink : 0);
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
     double host = rs.host_bytes + simulate_offloaded_host_bytes(pl, &layout, &rs, s);
     if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
+  }
+  int worst = most_loaded_of(out->ranks, demand, p);
+  while (bounded[worst]) {
+    stage_layout layout;
+    rank_states rs;
+    demand[worst] = simulate_one_stage(pl, worst, &layout, &rs, &out->ranks[worst], 0);
+    bounded[worst] = 0;
+    worst = most_loaded_of(out->ranks, demand, p);
   }
   out->peak_allocated_stage = most_allocated;
   out->peak_allocated_bytes = out->ranks[most_allocated].peak_allocated_bytes;

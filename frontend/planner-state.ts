@@ -124,15 +124,20 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   const tab = signal<Tab | null>(null);
 
   const ready = computed(() => (app.outcome.value.ok ? app.resolved.value : null));
+  /** The config once its own estimate is on screen: while a heavy one computes in the Worker, the planner's
+   * jobs (each dozens of estimates) wait, so they never compete for the processor with the estimate the
+   * edit waits for; what they showed stays until then. */
+  const settled = computed(() => (app.computing.value ? null : ready.value));
 
   // Largest fits: ~30 estimates of bisection, each with the simulated caching allocator (~0.5 ms in wasm
   // for the default model, milliseconds for deep ones): always in the Worker, so an edit never waits for them.
   const fits = signal<Fits | ConfigError | null>(null);
   let fitGen = 0;
   const stopFits = effect(() => {
-    const c = ready.value;
+    const c = settled.value;
     const free = freeFraction.value;
     const g = ++fitGen;
+    if (app.computing.value) return void backend.cancel('fit');
     if (!c) return void (fits.value = null);
     backend.cancel('fit');
     backend.run({ kind: 'fit', config: c, free }).then(
@@ -152,7 +157,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   let suggestGen = 0;
   let suggestTimer: ReturnType<typeof setTimeout> | undefined;
   const suggestKey = computed(() => {
-    const c = ready.value,
+    const c = settled.value,
       r = app.result.value;
     return c && r && verdict.value !== 'fits' ? stableJson([c, freeFraction.value]) : null;
   });
@@ -164,6 +169,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     const g = ++suggestGen;
     clearTimeout(suggestTimer);
     backend.cancel('suggest');
+    if (app.computing.peek()) return; // the newer config's turn comes when its estimate lands
     if (!key || !c) return void (suggest.value = idle());
     if (key === suggest.peek().key && suggest.peek().status === 'done') return;
     suggest.value = { ...suggest.peek(), status: 'running', error: null, inflight: true };
@@ -286,7 +292,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   }
 
   const sweepKey = computed(() => {
-    const c = ready.value,
+    const c = settled.value,
       p = sweepPlan.value;
     if (!c || 'error' in p) return null;
     return stableJson([withoutKey(c, sweepAxis.value), sweepAxis.value, p.values]);
@@ -306,7 +312,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   }
 
   const currentSearchKey = computed(() => {
-    const c = ready.value;
+    const c = settled.value;
     return c ? searchKey(c, searchOptions.value) : null;
   });
   let searchRunningKey: string | null = null;

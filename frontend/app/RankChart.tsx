@@ -1,7 +1,7 @@
 // One bar per pipeline stage on a shared scale: where the first stage (embeddings,
 // most in-flight micro-batches) and the last (LM head, logits) differ.
 import { useState } from 'preact/hooks';
-import type { EstimateResult } from '../../wasm/llmem.js';
+import type { EstimateResult, RankResult } from '../../wasm/llmem.js';
 import { layerKinds } from '../config/layer-kinds.js';
 import { formatCount, formatGiB } from '../format.js';
 import { segmentsOf, StackBar } from './StackBar.js';
@@ -26,6 +26,8 @@ export function RankChart({ r }: { r: EstimateResult }) {
   const max = Math.max(r.capacity_bytes, maxUsed) * 1.02;
   const worst = r.ranks.reduce((a, b) => (b.device_used_bytes > a.device_used_bytes ? b : a), r.ranks[0]);
   const shown = stagesToShow(r, all);
+  // middle stages repeating an earlier one's layers are walked without the simulated allocator (core/estimate.c)
+  const bounded = (x: RankResult) => r.per_gpu.reserved_simulated && !x.reserved_simulated;
   return (
     <section class="card" aria-labelledby="ranks-title" data-testid="ranks">
       <h3 id="ranks-title">
@@ -52,7 +54,10 @@ export function RankChart({ r }: { r: EstimateResult }) {
                 label={`Stage ${x.stage}`}
                 thin
               />
-              <span class="rank-value num">{formatGiB(x.device_used_bytes)}</span>
+              <span class="rank-value num">
+                {bounded(x) ? '~' : ''}
+                {formatGiB(x.device_used_bytes)}
+              </span>
             </li>
           ))}
       </ol>
@@ -62,6 +67,12 @@ export function RankChart({ r }: { r: EstimateResult }) {
           <button type="button" class="link" data-testid="ranks-show-all" onClick={() => setAll(true)}>
             Show all {r.ranks.length}
           </button>
+        </p>
+      )}
+      {shown.some((i) => bounded(r.ranks[i])) && (
+        <p class="hint">
+          ~ reserved memory from the caching allocator's bound: these stages hold the same layers as an earlier stage,
+          which holds at least as much; the most loaded stage is always simulated.
         </p>
       )}
       {r.ranks.length === 1 && <p class="hint">One stage: set Pipeline parallel (PP) above 1 to compare stages.</p>}

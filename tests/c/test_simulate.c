@@ -161,5 +161,28 @@ int main(void) {
     snprintf(k, sizeof k, "%s training.grad_accum=10 parallel.vpp_group=6", meg);
     CHECK(run(k), "m = 10 with groups of 6");
   }
+  /* middle stages repeating stage 1's layers are walked without the caching allocator (their reserve
+   * is the bound); stage 0, stage 1, the last and the reported rank are simulated, and every rank's
+   * allocated peak is what a walk with the allocator gives */
+  {
+#define PP8 \
+  "parallel.engine=megatron parallel.gpus=64 parallel.pp=8 parallel.tp=8 model.layers=32 training.grad_accum=16 " \
+  "training.seq_len=2048"
+    static llmem_result with_bound;
+    if (run(PP8)) {
+      with_bound = out;
+      CHECK(with_bound.per_gpu.reserved_simulated, "the reported rank is simulated");
+      for (int s = 0; s < 8; s++) {
+        int middle = s >= 2 && s <= 6 && s != with_bound.per_gpu.stage;
+        CHECK(with_bound.ranks[s].reserved_simulated == !middle, "only repeated middle stages use the bound");
+      }
+    }
+    /* a given reserve simulates no stage's allocator: the same allocated peaks */
+    if (run(PP8 " runtime.allocator_reserve=0")) {
+      for (int s = 0; s < 8; s++)
+        CHECK_NEAR(out.ranks[s].peak_allocated_bytes, with_bound.ranks[s].peak_allocated_bytes, 0,
+                   "allocated does not depend on the allocator");
+    }
+  }
   return check_report("simulate");
 }

@@ -471,6 +471,14 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     if (!recomputed) saved += cross;
   }
 
+  /* The distinct inputs of a dense attention layer's 4-bit linears: the
+   * q/k/v input, the output projection's, the MLP input (gate and up share
+   * it), the down projection's. MatMul4Bit holds them as ctx attributes
+   * (ctx.tensors = (A, B)), which the autograd engine's release_variables()
+   * does not free: they live as long as the graph does
+   * (training.finetune.quant_inputs_held; passes.c). */
+  if (qlora && mixer_is_attention(mixer) && has_mlp && !moe)
+    la.quant_input_bytes = T * ab * (2 * h + pl->heads / pl->tp * pl->head_dim + pl->ffn / pl->tp);
   la.saved_full_bytes = full;
   la.checkpoint_bytes = layer_input;
   if (recomputed) {

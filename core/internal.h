@@ -71,6 +71,9 @@ typedef struct {
   int ft_method, lora_targets, adapter_dtype, base_dtype, quant, double_quant;
   int full_modules; /* LLMEM_FM_* bits: trained in full beside the adapters (LoRA / QLoRA only) */
   int quant_keeps_input;      /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
+  int quant_head;             /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
+  int quant_from_fp16;        /* 4-bit state quantised from an fp16 copy: dequantised fp16, then cast */
+  int quant_inputs_held;      /* the kept 4-bit inputs and logits outlive the backward to the next forward */
   double lora_rank, lora_dropout;
 
   /* parallel */
@@ -157,6 +160,7 @@ typedef struct {
   double saved_full_bytes;    /* what no recompute would keep */
   double checkpoint_bytes;    /* kept when the whole layer is recomputed */
   double recompute_bytes;     /* rebuilt during this layer's backward */
+  double quant_input_bytes;   /* the 4-bit linears' inputs MatMul4Bit holds in ctx.tensors (distinct tensors) */
   double forward_temp_bytes;  /* working set freed inside the forward */
   double backward_temp_bytes; /* gradient working set inside the backward */
 } layer_activations;
@@ -235,6 +239,8 @@ int layout_same_layers(const plan *pl, int stage_a, int stage_b);
 /* states.c */
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);
 double gathered_bytes(const rank_states *rs, double params, double quantized);
+double quantized_head_count(const plan *pl, const stage_layout *st);
+double dequantized_weight_bytes(const plan *pl, double params);
 
 /* vision.c: the tower and projector (whole-model counts; bytes per micro-batch on the first stage) */
 typedef struct {

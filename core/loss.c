@@ -163,6 +163,17 @@ static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, l
   }
 }
 
+/* bitsandbytes MatMul4Bit, forward and backward alike: dequantize_4bit(B,
+ * quant_state) writes the whole weight in the state's dtype, .to(A.dtype) a
+ * second copy when that differs from the compute dtype; both live for the one
+ * matmul (bitsandbytes/autograd/_functions.py MatMul4Bit L516 and L546, 0.42.0
+ * 4870580). Lightning Fabric quantises from weight.to(torch.half), so under
+ * bf16 its state is fp16 (training.finetune.quant_from_fp16). */
+double dequantized_weight_bytes(const plan *pl, double params) {
+  int cast = pl->quant_from_fp16 && pl->dtype != LLMEM_DTYPE_FP16;
+  return params * 2 * (1 + cast);
+}
+
 loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
   double T = pl->seq_len / pl->cp * pl->micro_batch;
@@ -186,5 +197,14 @@ loss_memory loss_bytes(const plan *pl) {
    * kernel caps inside its chunks (softcap argument): nothing kept. */
   if (pl->final_softcap && pl->loss != LLMEM_LOSS_FUSED) lm.saved_bytes += ab * TV;
   if (pl->rl_entropy) rl_entropy_bytes(pl, T, V, &lm);
+  /* a 4-bit output projection (training.finetune.quant_head) dequantises its
+   * weight for each logits chunk's matmul, forward and backward */
+  int head_4bit = pl->ft_method == LLMEM_FT_QLORA && pl->quant_head && !(pl->full_modules & (1 << LLMEM_FM_HEAD)) &&
+                  pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED;
+  if (head_4bit) {
+    double deq = dequantized_weight_bytes(pl, V * h);
+    lm.forward_peak_bytes += deq;
+    lm.backward_peak_bytes += deq;
+  }
   return lm;
 }

@@ -130,6 +130,9 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->v = (int)pl->vpp;
   W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;
   W->offload = pl->activation_offload;
+  /* one stage, one chunk: the held inputs of the micro-batch before */
+  W->quant_held = pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 &&
+                  pl->pp == 1;
   int sum = 0;
   for (int c = 0; c < W->v; c++) {
     W->chunk_layers[c] = layout_stage_layers(pl, stage, c, &W->first_global[c]);
@@ -147,6 +150,12 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
         W->single_kind = kinds++ == 0 ? kind : -1;
       }
     }
+  if (W->quant_held) {
+    if (st->has_head && pl->head_kind == LLMEM_HEAD_LM)
+      W->held_logits = pl->seq_len / pl->cp * pl->micro_batch * pl->vocab_padded / pl->tp * pl->act_bytes;
+    for (int i = W->first_global[0]; i < W->first_global[0] + W->chunk_layers[0]; i++)
+      W->held_act += acts(W, 0, i)->quant_input_bytes;
+  }
   W->loss = loss_bytes(pl);
   W->embedding_act = embedding_activation_bytes(pl);
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
@@ -192,6 +201,11 @@ void walk_state(const stage_walk *W, const walk_sig *g, sim *S) {
     if (g->fwd_started[c]) S->cat[LLMEM_CAT_WEIGHTS] += W->kept_gathered[c];
     if (g->bwd_started[c]) S->cat[LLMEM_CAT_GRADIENTS] += W->grads_made[c];
   }
+  S->held = g->held;
+  if (g->held) { /* at a pass boundary a micro-batch's held inputs are whole (hold_quant_inputs) */
+    S->cat[LLMEM_CAT_ACTIVATIONS] += W->held_act;
+    S->cat[LLMEM_CAT_LOGITS] += W->held_logits;
+  }
   S->total = 0;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->total += S->cat[x];
   S->hole = g->hole ? W->loss.unreusable_bytes : 0;
@@ -210,6 +224,7 @@ void walk_apply(const stage_walk *W, walk_sig *g, sched_op o) {
     g->fwd_started[o.chunk] = 1;
   }
   if (is_last_chunk(W, o.chunk)) g->hole = !o.backward;
+  if (W->quant_held) g->held = o.backward; /* taken by the backward, dropped after the next forward */
 }
 
 double walk_offloaded_bytes(const stage_walk *W, int chunk) {
@@ -289,6 +304,31 @@ static void mtp_backward(const stage_walk *W, sim *S, int mb) {
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_MTP, mb, 0), W->mtp_saved, 0);
 }
 
+/* training.finetune.quant_inputs_held: bitsandbytes <= 0.43.1 MatMul4Bit
+ * keeps its input as a ctx attribute (ctx.tensors = (A, B); autograd/_functions.py
+ * 0.42.0 4870580 L522-525), which the engine's release_variables() after the
+ * node's backward does not free, so each 4-bit input lives as long as the
+ * graph. LitGPT's fit() keeps that graph through `logits` and `loss` until
+ * the next `logits = model(...)` returns (litgpt/finetune/lora.py, 47806045;
+ * lit-gpt finetune/lora.py train(), 8641822): a layer's inputs stay past its
+ * backward, with the micro-batch's logits, until the next micro-batch's
+ * forward and head have run. Taken per layer as its backward frees the rest. */
+/* One micro-batch's are held at a time: its own are taken after the one before's went. */
+static uint64_t held_tag(int layer) { return block_tag(TAG_ACT, layer, 0, 62); }
+
+void hold_quant_inputs(const stage_walk *W, sim *S, int take) {
+  if (!W->quant_held) return;
+  int first = W->first_global[0], n = W->chunk_layers[0];
+  for (int i = first + n - 1; i >= first; i--) {
+    double b = acts(W, 0, i)->quant_input_bytes;
+    if (take) sim_take(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), b, ALLOC_STREAM_COMPUTE);
+    else sim_give(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), b, 0);
+  }
+  if (take) sim_take(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, ALLOC_STREAM_COMPUTE);
+  else sim_give(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, 0);
+  S->held = take;
+}
+
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
@@ -334,6 +374,8 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
              ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
     sim_give(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes, 0);
+    /* model() has returned: the loop drops the micro-batch before's graph */
+    if (S->held) hold_quant_inputs(W, S, 0);
     sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
     /* the freed 16-bit logits block is too small for the backward's fp32
      * requests and stays cached beside them */
@@ -389,6 +431,8 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   S->hole = 0;
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
+  if (W->quant_held) /* the loop's logits outlive the backward (hold_quant_inputs) */
+    sim_take(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, ALLOC_STREAM_COMPUTE);
   sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
   if (own) reduce_scatter(W, S, mb, full, W->loss_grads, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce);
   if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
@@ -439,6 +483,10 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 0);
   block_saved(S, la, i, mb, 0);
+  if (W->quant_held) { /* the 4-bit inputs stay with the graph (hold_quant_inputs) */
+    sim_take(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), la->quant_input_bytes, ALLOC_STREAM_COMPUTE);
+    S->held = 1;
+  }
   sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, 0);
   if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, 1);
 }

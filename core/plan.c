@@ -195,6 +195,9 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->quant = (int)in->quant;
   p->double_quant = in->double_quant != 0;
   p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);
+  p->quant_head = (int)or_default(profiled(in, FIELD(quant_head)), 0);
+  p->quant_from_fp16 = (int)or_default(profiled(in, FIELD(quant_from_fp16)), 0);
+  p->quant_inputs_held = (int)or_default(profiled(in, FIELD(quant_inputs_held)), 0);
 
 }
 

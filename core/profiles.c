@@ -26,6 +26,7 @@ typedef struct {
 #define T_LOSS LLMEM_TERM_LOGITS
 #define T_ACT LLMEM_TERM_ACTIVATIONS
 #define T_WTRANS LLMEM_TERM_WEIGHTS_TRANSIENT
+#define T_WEIGHTS LLMEM_TERM_WEIGHTS
 #define T_COMM LLMEM_TERM_COMM
 
 static const profile_row rows[] = {

@@ -22,6 +22,8 @@ typedef struct {
   int group_skipped; /* passes walked without events inside the current group */
   int skipped;       /* passes walked without events since the last recorded point */
   int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
+  int carry_held;    /* the step starts with the previous step's held 4-bit inputs (quant_held) */
+  int held;          /* a micro-batch's held 4-bit inputs are live */
 } sim;
 
 /* ---- the allocation stream: the requests behind the category sums ---- */
@@ -171,6 +173,9 @@ typedef struct {
   const stage_layout *st;
   const rank_states *rs;
   int v, lazy, offload;
+  int quant_held;      /* training.finetune.quant_inputs_held applies (passes.c hold_quant_inputs) */
+  double held_logits;  /* the logits the loop keeps with the graph */
+  double held_act;     /* the stage's 4-bit inputs held, all layers */
   int first_global[LLMEM_MAX_VPP], chunk_layers[LLMEM_MAX_VPP], local0[LLMEM_MAX_VPP];
   int have[LAYER_KIND_COUNT]; /* the layer kinds (mixer x MLP) on this stage: costs[kind] is set */
   int single_kind;            /* the stage's one kind, or -1 when it has several */
@@ -201,11 +206,13 @@ typedef struct {
   int in_flight[LLMEM_MAX_VPP];
   unsigned char fwd_started[LLMEM_MAX_VPP], bwd_started[LLMEM_MAX_VPP];
   int hole; /* the loss forward's unreusable block is cached */
+  int held; /* a micro-batch's 4-bit inputs are held (passes.c hold_quant_inputs) */
 } walk_sig;
 
 const layer_cost *walk_layer_cost(const stage_walk *W, int layer);
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
+void hold_quant_inputs(const stage_walk *W, sim *S, int take);
 void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
 /* Zero-bubble split: the I keeps the micro-batch's live set until its W frees it. */
 void input_backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);

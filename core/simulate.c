@@ -311,11 +311,13 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
   if (!W->lazy) sim_add(S, LLMEM_CAT_GRADIENTS, rs->gradients);
   double persistent = S->total;
   sim_record(S, LLMEM_PHASE_SETUP, -1, -1);
+  /* the step before's last micro-batch: its held 4-bit inputs and logits (passes.c hold_quant_inputs) */
   if (W->root > 0) { /* the root unit gathered for the whole step */
     sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, ALLOC_STREAM_GATHER);
   }
   walk_sig g;
   memset(&g, 0, sizeof g);
+  if (S->carry_held) hold_quant_inputs(W, S, 1), g.held = 1;
   walker K = {W, sc, full, check, S->blocks};
   walk_schedule(&K, S, &g);
   optimizer_step(W, S, &g, first_step);
@@ -333,6 +335,8 @@ static void allocator_first_step(stage_walk *W, schedule *sc) {
   start_allocator(pl);
   blocks_setup(W, &S1, lazy_states);
   walk_step(W, sc, &S1, 0, 0, lazy_states);
+  /* the reported step takes the held inputs again as the step before's */
+  if (S1.held) hold_quant_inputs(W, &S1, 0);
 }
 
 void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
@@ -348,6 +352,7 @@ void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_stat
   S.sink = sink;
   S.peak = -1;
   S.blocks = blocks;
+  S.carry_held = W.quant_held;
   out->persistent_bytes = walk_step(&W, &sc, &S, full, check, 0);
   sim_flush(&S);
   finish_rank(&W, &S, out);

@@ -52,9 +52,20 @@ static double quantized_stats_bytes(const plan *pl) {
  * (peft 5d602fd docs/source/accelerate/fsdp.md L242-271, deepspeed.md L241-270). */
 static int quant_stats_travel(const plan *pl) { return pl->engine == LLMEM_ENGINE_FSDP2; }
 
+/* Output-projection parameters stored in 4 bits (training.finetune.quant_head):
+ * Lightning Fabric's BitsandbytesPrecision.module_init_context swaps every
+ * torch.nn.Linear for its _Linear4bit while the model is built, LitGPT's
+ * lm_head (a LoRALinear around a torch.nn.Linear) included
+ * (lightning src/lightning/fabric/plugins/precision/bitsandbytes.py, d1949766;
+ * litgpt/lora.py GPT.__init__, 47806045); HF and Answer.AI skip lm_head. */
+double quantized_head_count(const plan *pl, const stage_layout *st) {
+  if (pl->ft_method != LLMEM_FT_QLORA || !pl->quant_head || (pl->full_modules & (1 << LLMEM_FM_HEAD))) return 0;
+  return st->head_count;
+}
+
 static double quant_stats_on_rank(const plan *pl, const stage_layout *st) {
   if (pl->ft_method != LLMEM_FT_QLORA || quant_stats_travel(pl)) return 0;
-  return st->layers.quantizable_count * quantized_stats_bytes(pl);
+  return (st->layers.quantizable_count + quantized_head_count(pl, st)) * quantized_stats_bytes(pl);
 }
 
 /* Bytes per quantised parameter that are sharded and gathered. */
@@ -121,7 +132,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     double base_b = pl->base_weight_bytes;
     double base;
     if (pl->ft_method == LLMEM_FT_QLORA) { /* the statistics: quant_stats_on_rank */
-      double quantized = lp->quantizable_count;
+      double quantized = lp->quantizable_count + quantized_head_count(pl, st);
       base = quantized * quantized_shard_bytes(pl) + (c->dense + c->expert - quantized) * base_b;
     } else {
       base = (c->dense + c->expert) * base_b;

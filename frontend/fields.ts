@@ -400,6 +400,21 @@ export const UI: Record<string, FieldUi> = {
     auto: 'from the training stack',
     hint: 'bitsandbytes ≤ 0.43.1 MatMul4Bit',
   },
+  'training.finetune.quant_head': {
+    label: 'Output projection in 4 bits',
+    auto: 'from the training stack',
+    hint: 'Lightning Fabric quantises every Linear, lm_head too',
+  },
+  'training.finetune.quant_from_fp16': {
+    label: '4-bit state from fp16',
+    auto: 'from the training stack',
+    hint: 'dequantised fp16, then cast to bf16: two copies',
+  },
+  'training.finetune.quant_inputs_held': {
+    label: '4-bit inputs held to the next forward',
+    auto: 'from the training stack',
+    hint: 'the loop keeps the graph (LitGPT logits)',
+  },
   'training.finetune.method': {
     label: 'Fine-tuning',
     hint: 'lora / qlora: adapters on a frozen base',
@@ -1025,6 +1040,9 @@ export const SECTIONS: Section[] = [
           'training.finetune.quant',
           'training.finetune.double_quant',
           'training.finetune.quant_keeps_input',
+          'training.finetune.quant_head',
+          'training.finetune.quant_from_fp16',
+          'training.finetune.quant_inputs_held',
         ],
       },
       {

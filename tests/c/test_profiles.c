@@ -48,6 +48,10 @@ static void rows(void) {
         "bitsandbytes 0.43.1 keeps A");
   CHECK(value_of("runtime.framework_version=2024-09", "training.finetune.quant_keeps_input") == 0, "0.43.2 does not");
   CHECK(isnan(value_of("", "training.repeat_kv")), "generic: no row, the attention kernel decides");
+  CHECK(value_of("runtime.framework=litgpt", "training.finetune.quant_head") == 1, "Fabric quantises lm_head too");
+  CHECK(value_of("runtime.framework=litgpt", "training.finetune.quant_from_fp16") == 1, "Fabric quantises from fp16");
+  CHECK(value_of("runtime.framework=litgpt", "training.finetune.quant_inputs_held") == 1, "fit() keeps logits");
+  CHECK(isnan(value_of("runtime.framework=hf_trainer", "training.finetune.quant_head")), "HF skips lm_head: no row");
   plan pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06");
   CHECK(pl.optimizer_impl == LLMEM_OPT_IMPL_FUSED && pl.repeat_kv == 1, "the plan takes the profile");
   pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06 training.repeat_kv=false");

@@ -7,6 +7,13 @@
 static llmem_result out;
 static int run(const char *keys) { return run_keys(keys, &out); }
 
+/* The running total at the first micro-batch's loss. */
+static double loss_total(const llmem_result *r) {
+  for (int i = 0; i < r->event_count; i++)
+    if (r->events[i].phase == LLMEM_PHASE_LOSS) return r->events[i].total_bytes;
+  return 0;
+}
+
 #define L2_7B "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000 "
 
 int main(void) {
@@ -183,6 +190,34 @@ int main(void) {
         CHECK_NEAR(out.ranks[s].peak_allocated_bytes, with_bound.ranks[s].peak_allocated_bytes, 0,
                    "allocated does not depend on the allocator");
     }
+  }
+  /* QLoRA under LitGPT (training.finetune.quant_inputs_held): the micro-batch
+   * before's 4-bit inputs and logits are live through the next forward and
+   * loss. Llama-2-7B, b = 2, s = 512 (T = 1024), bf16: per layer T x 2 B x
+   * (2h + q + F) = 1024 x 2 x (8192 + 4096 + 11008) = 47,710,208 B, x 32 layers
+   * = 1,526,726,656 B, plus the logits 1024 x 32000 x 2 = 65,536,000 B:
+   * 1,592,262,656 B more at the loss. */
+  {
+    const char *q = L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=512 training.micro_batch=2 "
+                          "training.finetune.method=qlora training.finetune.lora_targets=q,v "
+                          "runtime.framework=litgpt runtime.framework_version=2024-04 ";
+    char k[768];
+    snprintf(k, sizeof k, "%s training.finetune.quant_inputs_held=false", q);
+    double off = run(k) ? loss_total(&out) : 0, w_head = out.per_gpu.persistent_bytes;
+    double on = run(q) ? loss_total(&out) : 0;
+    CHECK_NEAR(on - off, 1592262656.0, 1e-9, "held 4-bit inputs and logits of the micro-batch before");
+    /* the 4-bit head dequantised for the loss: fp16 state, then a bf16 copy
+     * (quant_from_fp16): 32000 x 4096 x 2 B more than one copy = 262,144,000 B */
+    snprintf(k, sizeof k, "%s training.finetune.quant_from_fp16=false", q);
+    double one = run(k) ? loss_total(&out) : 0;
+    CHECK_NEAR(on - one, 262144000.0, 1e-9, "the dequantised head's bf16 copy");
+    /* a bf16 head instead: 131,072,000 params x (2 - 0.5 - 1/64 - 4/16384) B
+     * (nf4, double quant) = 194,528,000 B (196,608,000 - 2,048,000 - 32,000) more weights, and no dequantised head:
+     * 2 x 262,144,000 B less at the loss */
+    snprintf(k, sizeof k, "%s training.finetune.quant_head=false training.finetune.quant_inputs_held=false", q);
+    double bf16_head = run(k) ? loss_total(&out) : 0;
+    CHECK_NEAR(out.per_gpu.persistent_bytes - w_head, 194528000.0, 1e-9, "the head in bf16 (quant_head false)");
+    CHECK_NEAR(off - bf16_head, 524288000.0 - 194528000.0, 1e-9, "no dequantised head at the loss");
   }
   return check_report("simulate");
 }

@@ -85,6 +85,8 @@ typedef struct {
   int tp_comm_overlap; /* TP collectives pipelined with the GEMMs beside them (step time only) */
   int shard_with_cp;
   int reduce_on_compute;      /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
+  int pp_stage_buffers;       /* torch.distributed.pipelining buffers: 0 none, 1 gradient receives and the last
+                                 stage's outputs per micro-batch, 2 every stage's outputs too (states.c) */
   double pp_first, pp_last;   /* 0 = even */
   double shard_dense;         /* sharding degree of dense model states (ZeRO/FSDP/dist-opt) */
   double shard_expert;        /* sharding degree of expert model states */
@@ -197,6 +199,7 @@ typedef struct {
   double paged_bytes;         /* optimizer states in CUDA managed memory (bitsandbytes paged) */
   int accumulate_unsharded;   /* FSDP2 under PP: params stay gathered, unsharded grads accumulate */
   double unsharded_accum_bytes; /* bytes per trainable parameter of the accumulated unsharded grad */
+  double pp_kept_act, pp_kept_logits; /* PP: stage outputs held per micro-batch to the step's end (bytes) */
 } rank_states;
 
 /* plan.c */

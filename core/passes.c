@@ -181,6 +181,8 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   p[LLMEM_CAT_MASTER_WEIGHTS] += rs->master;
   p[LLMEM_CAT_OPTIMIZER_STATES] += rs->optimizer;
   p[LLMEM_CAT_COMM_BUFFERS] += rs->comm_persistent;
+  p[LLMEM_CAT_ACTIVATIONS] += rs->pp_kept_act; /* pipelining's output_chunks (states.c) */
+  p[LLMEM_CAT_LOGITS] += rs->pp_kept_logits;
   if (!W->lazy) p[LLMEM_CAT_GRADIENTS] += rs->gradients;
   if (W->root > 0) p[LLMEM_CAT_WEIGHTS] += W->root;
   mtp_amounts(W);

@@ -222,6 +222,7 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->reduce_on_compute = p->engine == LLMEM_ENGINE_FSDP2 &&
                          (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
   p->shard_root_modules = (int)or_default(profiled(in, FIELD(shard_root_modules)), 0);
+  p->pp_stage_buffers = in->pp > 1 ? (int)or_default(profiled(in, FIELD(pp_stage_buffers)), 0) : 0;
   p->dist_opt = in->distributed_optimizer != 0;
   p->offload_optimizer = (int)in->offload_optimizer;
   p->offload_params = (int)in->offload_params;

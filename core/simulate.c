@@ -308,6 +308,8 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
   sim_add(S, LLMEM_CAT_MASTER_WEIGHTS, rs->master);
   sim_add(S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer);
   sim_add(S, LLMEM_CAT_COMM_BUFFERS, rs->comm_persistent);
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, rs->pp_kept_act);
+  sim_add(S, LLMEM_CAT_LOGITS, rs->pp_kept_logits);
   if (!W->lazy) sim_add(S, LLMEM_CAT_GRADIENTS, rs->gradients);
   double persistent = S->total;
   sim_record(S, LLMEM_PHASE_SETUP, -1, -1);

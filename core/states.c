@@ -418,6 +418,30 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
   }
 }
 
+/* torch.distributed.pipelining's per-micro-batch buffers (pytorch
+ * torch/distributed/pipelining/stage.py; torchtitan parallelisms/pipeline_llama.py
+ * builds PipelineStage, ba2469780, 2024-12). _prepare_backward_infra creates,
+ * for every micro-batch, a receive buffer shaped as the stage's output
+ * (_create_grad_recv_info, _make_tensor_from_meta) for each stage but the
+ * last; they live as long as the schedule. forward_one_chunk appends each
+ * micro-batch's output to output_chunks, cleared only by the next step's
+ * clear_runtime_states: every stage until pytorch #153383 (2025-05-13), the
+ * last stage only after it. The last stage's output is the logits (in the
+ * activation dtype, vocabulary-parallel under TP as loss.c counts them), which
+ * the loss otherwise frees after its fp32 upcast; a middle stage's is the
+ * hidden state (sequence-parallel under SP). The kept outputs are held as one
+ * block for the step: at the end of the step every micro-batch's is live. */
+static void pipeline_buffers(const plan *pl, const stage_layout *st, rank_states *r) {
+  if (pl->pp_stage_buffers <= 0 || pl->pp <= 1 || pl->head_kind != LLMEM_HEAD_LM) return;
+  double n = pl->grad_accum, T = pl->seq_len / pl->cp * pl->micro_batch, ab = pl->act_bytes;
+  double hidden = T * pl->hidden * ab / (pl->sp ? pl->tp : 1);
+  double logits = T * pl->vocab_padded / pl->tp * ab;
+  double chunks = pl->vpp, middle = st->has_head ? chunks - 1 : chunks; /* virtual stages before the last */
+  r->comm_persistent += middle * n * hidden;
+  if (pl->pp_stage_buffers >= 2) r->pp_kept_act = middle * n * hidden;
+  if (st->has_head) r->pp_kept_logits = n * logits;
+}
+
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
   rank_states r = {0};
   stage_counts c = counts_of(pl, st);
@@ -433,5 +457,6 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
   gathers(pl, st, &c, &r);
   deepspeed_buckets(pl, &c, &r);
   step_temporaries(pl, st, &c, &r);
+  pipeline_buffers(pl, st, &r);
   *rs = r;
 }

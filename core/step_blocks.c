@@ -71,6 +71,9 @@ void blocks_setup(const stage_walk *W, const sim *S, int lazy_states) {
   }
   if (!lazy_states) split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer, 1);
   sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_COMM_BUFFERS), rs->comm_persistent, ALLOC_STREAM_COMPUTE);
+  /* pipelining's kept stage outputs, one block for the step (states.c pipeline_buffers) */
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_ACTIVATIONS), rs->pp_kept_act, ALLOC_STREAM_COMPUTE);
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_LOGITS), rs->pp_kept_logits, ALLOC_STREAM_COMPUTE);
   if (!W->lazy) split_state(W, S, LLMEM_CAT_GRADIENTS, rs->gradients, 1);
   if (W->pl->empty_cache_after_init && S->blocks) {
     alloc_empty_cache(); /* torch.cuda.empty_cache(), then torch.cuda.reset_peak_memory_stats() */

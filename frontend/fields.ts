@@ -631,6 +631,12 @@ export const UI: Record<string, FieldUi> = {
     auto: 'from the training stack',
     hint: 'FSDP2 in PyTorch 2.5 on',
   },
+  'parallel.pp_stage_buffers': {
+    label: 'Pipeline stage buffers per micro-batch',
+    unit: 'level',
+    auto: 'from the training stack',
+    hint: "0 none; 1 gradient receives and the last stage's outputs (torch.distributed.pipelining); 2 every stage's outputs too (PyTorch before May 2025)",
+  },
   'runtime.framework': {
     label: 'Training stack',
     hint: 'sets the mechanisms listed below unless given',
@@ -1159,6 +1165,7 @@ export const SECTIONS: Section[] = [
           'parallel.reshard_after_forward',
           'parallel.reduce_input_on_compute_stream',
           'parallel.shard_root_modules',
+          'parallel.pp_stage_buffers',
           'parallel.distributed_optimizer',
           'parallel.offload_optimizer',
           'parallel.offload_params',

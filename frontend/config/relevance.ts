@@ -130,6 +130,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'parallel.fsdp_shard_size': all(FSDP, is('parallel.fsdp_strategy', 'hybrid_shard')),
   'parallel.reshard_after_forward': is('parallel.engine', 'fsdp2'),
   'parallel.reduce_input_on_compute_stream': is('parallel.engine', 'fsdp2'),
+  'parallel.pp_stage_buffers': gt('parallel.pp', 1),
   'parallel.shard_root_modules': all(FSDP, (get) => get('parallel.fsdp_strategy') !== 'no_shard'),
   'parallel.distributed_optimizer': is('parallel.engine', 'megatron'),
   'parallel.shard_with_cp': gt('parallel.cp', 1),

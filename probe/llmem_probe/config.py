@@ -90,7 +90,7 @@ REVIEWED_KEYS = frozenset(
     + ["parallel." + k for k in (
         "gpus gpus_per_node tp pp vpp cp ep etp sequence_parallel pp_schedule pp_first_stage_layers "
         "pp_last_stage_layers engine shard_with_cp zero_stage fsdp_strategy fsdp_shard_size "
-        "reshard_after_forward shard_root_modules reduce_input_on_compute_stream distributed_optimizer offload_optimizer offload_params "
+        "reshard_after_forward shard_root_modules reduce_input_on_compute_stream pp_stage_buffers distributed_optimizer offload_optimizer offload_params "
         "fp8_all_gather zero_init grad_as_bucket_view reduce_bucket_size allgather_bucket_size overlap_comm "
         "stage3_prefetch_bucket_size stage3_max_live_parameters stage3_param_persistence_threshold").split()]
     + ["runtime." + k for k in (

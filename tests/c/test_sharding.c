@@ -249,7 +249,65 @@ static void full_modules(void) {
              "full fine-tuning: no copy");
 }
 
+/* The model states of one pipeline stage. */
+static rank_states stage_states(const char *keys, int stage) {
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  plan pl;
+  int field;
+  const char *detail;
+  rank_states rs = {0};
+  if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK) {
+    CHECK(0, "plan for %s (field %d)", keys, field);
+    return rs;
+  }
+  pl.in = &in;
+  stage_layout st;
+  layout_stage(&pl, stage, &st);
+  states_for_stage(&pl, &st, &rs);
+  return rs;
+}
+
+/* torch.distributed.pipelining's per-micro-batch buffers (states.c
+ * pipeline_buffers). 4 layers, hidden 256, vocab 1000, micro-batch 2 x 64
+ * tokens, bf16, 4 micro-batches, PP 2, TP 2 with SP:
+ *   stage output (hidden) = 128 * 256 * 2 / 2 (SP) = 32768 bytes;
+ *   logits (vocab-parallel) = 128 * 1000 / 2 * 2 = 128000 bytes. */
+static void pipeline_stage_buffers(void) {
+#define PP_TOY                                                                                                   \
+  "model.layers=4 model.hidden=256 model.heads=4 model.kv_heads=4 model.ffn_hidden=512 model.vocab=1000 "      \
+  "training.micro_batch=2 training.seq_len=64 training.grad_accum=4 parallel.gpus=4 parallel.tp=2 parallel.pp=2 " \
+  "parallel.sequence_parallel=true "
+  double n = 4, hidden = 32768, logits = 128000;
+  rank_states none0 = stage_states(PP_TOY "parallel.pp_stage_buffers=0", 0);
+  rank_states none1 = stage_states(PP_TOY "parallel.pp_stage_buffers=0", 1);
+  rank_states all0 = stage_states(PP_TOY "parallel.pp_stage_buffers=2", 0);
+  rank_states all1 = stage_states(PP_TOY "parallel.pp_stage_buffers=2", 1);
+  rank_states last0 = stage_states(PP_TOY "parallel.pp_stage_buffers=1", 0);
+  rank_states last1 = stage_states(PP_TOY "parallel.pp_stage_buffers=1", 1);
+  CHECK_NEAR(none0.pp_kept_act + none0.pp_kept_logits + none1.pp_kept_act + none1.pp_kept_logits, 0, 0, "0: none kept");
+  /* first stage: a gradient receive buffer per micro-batch, and (2) its outputs */
+  CHECK_NEAR(all0.comm_persistent - none0.comm_persistent, n * hidden, 1e-12, "grad receive buffers");
+  CHECK_NEAR(all0.pp_kept_act, n * hidden, 1e-12, "2: first stage keeps its outputs");
+  CHECK_NEAR(last0.pp_kept_act, 0, 0, "1: first stage keeps none");
+  CHECK_NEAR(last0.comm_persistent - none0.comm_persistent, n * hidden, 1e-12, "1: receive buffers stay");
+  /* last stage: nothing to receive in backward, every micro-batch's logits kept */
+  CHECK_NEAR(all1.comm_persistent - none1.comm_persistent, 0, 0, "last stage: no gradient receives");
+  CHECK_NEAR(all1.pp_kept_logits, n * logits, 1e-12, "2: last stage keeps the logits");
+  CHECK_NEAR(last1.pp_kept_logits, n * logits, 1e-12, "1: last stage keeps the logits");
+  CHECK_NEAR(all1.pp_kept_act, 0, 0, "last stage: no hidden output");
+  /* the torchtitan profile: every stage before pytorch #153383 (2025-05), the last after */
+  rank_states t24 = stage_states(PP_TOY "runtime.framework=torchtitan runtime.framework_version=2024-12", 0);
+  rank_states t25 = stage_states(PP_TOY "runtime.framework=torchtitan runtime.framework_version=2025-06", 0);
+  CHECK_NEAR(t24.pp_kept_act, n * hidden, 1e-12, "torchtitan 2024-12: every stage");
+  CHECK_NEAR(t25.pp_kept_act, 0, 0, "torchtitan 2025-06: last stage only");
+  CHECK_NEAR(stage_states(PP_TOY, 1).pp_kept_logits, 0, 0, "generic: no pipelining buffers");
+#undef PP_TOY
+}
+
 int main(void) {
+  pipeline_stage_buffers();
   full_modules();
   fsdp1_residue();
   qlora_sharded();

@@ -36,6 +36,7 @@ const slots = (c: Config): Record<string, unknown> => {
   // the stack is the file's kind, not a setting it carries; so are the FSDP units it wraps
   delete out['runtime.framework'];
   delete out['parallel.shard_root_modules'];
+  delete out['parallel.pp_stage_buffers']; // torch.distributed.pipelining's buffers come with the stack too
   // an automatic accumulation (null: one micro-batch when no global batch is set) reads as what it stands for
   if (out['training.grad_accum'] === null && out['training.global_batch'] === null) out['training.grad_accum'] = 1;
   return out;

@@ -103,6 +103,9 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
       'torchtitan always wraps the embedding and the output as FSDP units of their own',
     );
   v.cover('parallel.shard_root_modules');
+  // torch.distributed.pipelining's buffers follow the PyTorch torchtitan runs (no torchtitan option)
+  if (pp > 1) v.skip('parallel.pp_stage_buffers', "set by torch.distributed.pipelining's version, not by torchtitan");
+  v.cover('parallel.pp_stage_buffers');
   par('tensor_parallel_degree', tp);
   if (tp > 1 && !v.take<boolean>('parallel.sequence_parallel'))
     v.skip('parallel.sequence_parallel', 'torchtitan always shards the sequence with tensor parallelism');

@@ -7,9 +7,12 @@ import { visible, type Group, type Section } from '../fields.js';
 import { useApp } from './context.js';
 import { FieldInput } from './FieldInput.js';
 import { GpuPicker } from './GpuPicker.js';
-import { HubFetch } from './HubFetch.js';
+import { lazy } from './lazy.js';
 import { ModelPicker } from './ModelPicker.js';
 import { ProfileImplied } from './ProfileImplied.js';
+
+// the Hub fetch button and its token field, loaded after the first result (issue 17: the first load)
+const HubFetch = lazy(() => import('./HubFetch.js').then((m) => m.HubFetch), 'Hub fetch', true);
 
 function GroupBody({ group, paths }: { group: Group; paths: string[] }) {
   return (

@@ -7,10 +7,13 @@ import { ParamsTable } from './ParamsTable.js';
 import { Planner } from './Planner.js';
 import { RankChart } from './RankChart.js';
 import { StaleBanner } from './StaleBanner.js';
-import { SuggestPanel } from './SuggestPanel.js';
 import { TimelineChart } from './TimelineChart.js';
 import { Warnings } from './Warnings.js';
-import { WhyPanel } from './WhyPanel.js';
+import { lazy } from './lazy.js';
+
+// below the headline and its charts, loaded after them (issue 17: the first load)
+const SuggestPanel = lazy(() => import('./SuggestPanel.js').then((m) => m.SuggestPanel), '"Make it fit" panel', true);
+const WhyPanel = lazy(() => import('./WhyPanel.js').then((m) => m.WhyPanel), 'explanation');
 
 export function Results() {
   const s = useApp();

@@ -6,10 +6,11 @@
 import { type ComponentType, h, type JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-export function lazy<P extends object>(load: () => Promise<ComponentType<P>>, what: string) {
+/** quiet: nothing while it loads (a part that may show nothing anyway, or a button) rather than a "Loading" line. */
+export function lazy<P extends object>(load: () => Promise<ComponentType<P>>, what: string, quiet = false) {
   let loaded: ComponentType<P> | null = null;
   let pending: Promise<ComponentType<P>> | null = null;
-  return function Lazy(props: P): JSX.Element {
+  return function Lazy(props: P): JSX.Element | null {
     const [failed, setFailed] = useState<string | null>(null);
     const [, setReady] = useState(false);
     useEffect(() => {
@@ -33,6 +34,7 @@ export function lazy<P extends object>(load: () => Promise<ComponentType<P>>, wh
           Could not load the {what}: {failed}
         </p>
       );
+    if (quiet) return null;
     return (
       <p class="hint" aria-busy="true">
         Loading the {what}…

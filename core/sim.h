@@ -3,6 +3,8 @@
 #ifndef LLMEM_SIM_H
 #define LLMEM_SIM_H
 
+#include <math.h>
+
 #include "allocator.h"
 #include "internal.h"
 
@@ -24,6 +26,9 @@ typedef struct {
   int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
   int carry_held;    /* the step starts with the previous step's held 4-bit inputs (quant_held) */
   int held;          /* a micro-batch's held 4-bit inputs are live */
+  int track;         /* summarising a pass (pass_summary.c): the additions' grain and sizes */
+  int grain;         /* every addition is a multiple of 2^grain (while tracking) */
+  double moved;      /* the additions' magnitudes, summed (while tracking) */
 } sim;
 
 /* ---- the allocation stream: the requests behind the category sums ---- */
@@ -62,10 +67,28 @@ static inline void sim_sync(const sim *S) {
   if (S->blocks) alloc_sync();
 }
 
+/* The largest k with x a multiple of 2^k (a very low value for x not finite): sums of
+ * multiples of 2^k below 2^(53+k) in magnitude are exact in doubles (pass_summary.c). */
+static inline int grain_of(double x) {
+  if (x == 0) return 1 << 20;
+  if (!isfinite(x)) return -(1 << 20);
+  int e;
+  double m = frexp(fabs(x), &e);
+  uint64_t mantissa = (uint64_t)ldexp(m, 53), low = mantissa & (~mantissa + 1);
+  int k;
+  frexp((double)low, &k);
+  return k - 1 + e - 53;
+}
+
 /* Change one category; the running total follows (inline: the walk's innermost
  * step; adding zero changes no bit, so most models skip most additions). */
 static inline void sim_add(sim *S, int cat, double bytes) {
   if (bytes == 0) return;
+  if (S->track) {
+    int v = grain_of(bytes);
+    if (v < S->grain) S->grain = v;
+    S->moved += fabs(bytes);
+  }
   S->cat[cat] += bytes;
   S->total += bytes;
 }
@@ -219,6 +242,11 @@ void input_backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int fir
 void weight_backward_pass(const stage_walk *W, sim *S, int mb, int chunk);
 /* One pass of the schedule. */
 void walk_pass(const stage_walk *W, sim *S, const walk_sig *g, sched_op o);
+/* The same pass from its summary (pass_summary.c) where that is exact; 0: walk it. */
+int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_op o);
+/* Summaries stay valid from one stage to the next while the plan, the rank's
+ * states and the stage's layers are the same (called by walk_init). */
+void pass_summaries_for_stage(const stage_walk *W, int stage);
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
 /* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */

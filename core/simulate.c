@@ -35,9 +35,10 @@ static void walk_copy(const walker *K, sim *S, const sim *start, int index, int 
   memcpy(S->cat, start->cat, sizeof S->cat);
   S->total = start->total;
   S->hole = start->hole;
+  int summaries = !K->full && !K->check; /* the reference walks every layer */
   for (int i = 0; i < length; i++) {
     sched_op o = schedule_op(K->sc, index + i);
-    walk_pass(K->W, S, g, o);
+    if (!summaries || !walk_pass_summarized(K->W, S, g, o)) walk_pass(K->W, S, g, o);
     walk_apply(K->W, g, o);
   }
 }

@@ -1,0 +1,137 @@
+/* Pass summaries: one pass of the walk (a micro-batch's forward or backward
+ * through a chunk) reduced to what it does to the running state — the
+ * category sums it leaves, its highest point (the categories there, its
+ * label) and its largest transient — walked once per stage class and applied
+ * in O(1) after that. A deep pipeline then costs O(layers + stages) rather
+ * than O(passes walked x layers per stage) (issues 12 and 17).
+ *
+ * Applied only where it is exact: when every addition of the pass and every
+ * category of the state it starts from is a multiple of 2^k (bytes are whole,
+ * and mostly multiples of large powers of two) and every partial sum stays
+ * below 2^(53+k), floating-point sums have no rounding, so the state and the
+ * peak are the walk's own, bit for bit (tests/c/test_simulate.c compares them
+ * with the reference walk). Anything else is walked. */
+#include <string.h>
+
+#include "sim.h"
+
+typedef struct {
+  unsigned gen; /* valid while it equals `gen` */
+  int exact;    /* every point labelled by the pass's micro-batch */
+  int grain;    /* every addition a multiple of 2^grain */
+  double moved; /* the additions' magnitudes, summed */
+  double hole_in, hole_after;
+  double delta[LLMEM_CAT_COUNT], delta_total;
+  int has_peak, peak_phase, peak_layer; /* peak_layer: relative to the chunk's first layer when >= 0 */
+  double peak_off, peak_cat[LLMEM_CAT_COUNT], peak_hole;
+  double largest_transient;
+} pass_summary;
+
+enum { PASS_FORWARD, PASS_BACKWARD, PASS_INPUTS, PASS_WEIGHTS, PASS_KINDS };
+
+static pass_summary table[LLMEM_MAX_VPP][PASS_KINDS][2][2]; /* chunk, kind, first-pass flag, hole cached */
+static unsigned gen = 1;
+/* the stage the summaries were walked on, with what makes another stage's passes the same */
+static int owner_stage = -1;
+static plan owner_plan;
+static llmem_input owner_input; /* the plan reads raw keys from its input */
+static rank_states owner_states;
+
+void pass_summaries_for_stage(const stage_walk *W, int stage) {
+  int same = owner_stage >= 0 && memcmp(&owner_plan, W->pl, sizeof owner_plan) == 0 &&
+             memcmp(&owner_input, W->pl->in, sizeof owner_input) == 0 &&
+             memcmp(&owner_states, W->rs, sizeof owner_states) == 0 &&
+             (stage == owner_stage || layout_same_layers(W->pl, stage, owner_stage));
+  if (same) return;
+  if (++gen == 0) { /* wrapped: clear once */
+    memset(table, 0, sizeof table);
+    gen = 1;
+  }
+  owner_stage = stage;
+  owner_plan = *W->pl;
+  owner_input = *W->pl->in;
+  owner_states = *W->rs;
+}
+
+static int pass_kind(sched_op o) {
+  if (!o.backward) return PASS_FORWARD;
+  return o.split == SPLIT_I ? PASS_INPUTS : o.split == SPLIT_W ? PASS_WEIGHTS : PASS_BACKWARD;
+}
+
+/* The flag the pass takes: a forward whether the chunk ran before, a backward whether it is the first. */
+static int pass_flag(const walk_sig *g, sched_op o) {
+  if (!o.backward) return g->fwd_started[o.chunk] != 0;
+  return o.split == SPLIT_W ? 0 : !g->bwd_started[o.chunk];
+}
+
+/* The pass walked from nothing, its additions checked. */
+static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double hole, pass_summary *p) {
+  sim Z;
+  memset(&Z, 0, sizeof Z);
+  Z.peak = -INFINITY;
+  Z.hole = hole;
+  Z.track = 1;
+  Z.grain = 1 << 20;
+  walk_pass(W, &Z, g, o);
+  p->gen = gen;
+  p->hole_in = hole;
+  p->hole_after = Z.hole;
+  memcpy(p->delta, Z.cat, sizeof p->delta);
+  p->delta_total = Z.total;
+  p->has_peak = Z.peak > -INFINITY;
+  p->peak_off = Z.peak;
+  memcpy(p->peak_cat, Z.peak_cat, sizeof p->peak_cat);
+  p->peak_phase = Z.peak_phase;
+  p->peak_layer = Z.peak_layer >= 0 ? Z.peak_layer - W->first_global[o.chunk] : Z.peak_layer;
+  p->peak_hole = Z.peak_hole;
+  p->largest_transient = Z.largest_transient;
+  p->grain = Z.grain;
+  p->moved = Z.moved;
+  p->exact = !p->has_peak || Z.peak_mb == o.mb;
+}
+
+/* Whether every sum of the pass from S is exact: all terms multiples of 2^k, every partial sum below 2^(53+k). */
+static int exact_by_grain(const sim *S, const pass_summary *p) {
+  int k = p->grain;
+  double top = fabs(S->total);
+  int v = grain_of(S->total);
+  if (v < k) k = v;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) {
+    v = grain_of(S->cat[x]);
+    if (v < k) k = v;
+    if (fabs(S->cat[x]) > top) top = fabs(S->cat[x]);
+  }
+  return k > -1000 && top + p->moved < ldexp(1.0, 53 + k);
+}
+
+/* The same, first for the common case: whole bytes below 2^53. */
+static int exact_from(const sim *S, const pass_summary *p) {
+  int whole = p->grain >= 0 && S->total == floor(S->total);
+  double top = fabs(S->total);
+  for (int x = 0; x < LLMEM_CAT_COUNT && whole; x++) {
+    whole = S->cat[x] == floor(S->cat[x]);
+    if (fabs(S->cat[x]) > top) top = fabs(S->cat[x]);
+  }
+  if (whole && top + p->moved < 9007199254740992.0) return 1;
+  return exact_by_grain(S, p);
+}
+
+int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
+  if (W->quant_held || S->blocks || (S->sink && S->sink->events)) return 0;
+  pass_summary *p = &table[o.chunk][pass_kind(o)][pass_flag(g, o)][S->hole != 0];
+  if (p->gen != gen || p->hole_in != S->hole) summarize(W, g, o, S->hole, p);
+  if (!p->exact || !exact_from(S, p)) return 0;
+  if (p->has_peak && S->total + p->peak_off > S->peak) { /* the walk's first highest point, exactly */
+    S->peak = S->total + p->peak_off;
+    for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] = S->cat[x] + p->peak_cat[x];
+    S->peak_phase = p->peak_phase;
+    S->peak_mb = o.mb;
+    S->peak_layer = p->peak_layer >= 0 ? p->peak_layer + W->first_global[o.chunk] : p->peak_layer;
+    S->peak_hole = p->peak_hole;
+  }
+  if (p->largest_transient > S->largest_transient) S->largest_transient = p->largest_transient;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->cat[x] += p->delta[x];
+  S->total += p->delta_total;
+  S->hole = p->hole_after;
+  return 1;
+}

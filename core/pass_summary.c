@@ -31,6 +31,9 @@ enum { PASS_FORWARD, PASS_BACKWARD, PASS_INPUTS, PASS_WEIGHTS, PASS_KINDS };
 
 static pass_summary table[LLMEM_MAX_VPP][PASS_KINDS][2][2]; /* chunk, kind, first-pass flag, hole cached */
 static unsigned gen = 1;
+static long used; /* passes applied from a summary (tests) */
+
+long pass_summaries_used(void) { return used; }
 /* the stage the summaries were walked on, with what makes another stage's passes the same */
 static int owner_stage = -1;
 static plan owner_plan;
@@ -51,6 +54,12 @@ void pass_summaries_for_stage(const stage_walk *W, int stage) {
   owner_plan = *W->pl;
   owner_input = *W->pl->in;
   owner_states = *W->rs;
+}
+
+void sim_track(sim *S, double bytes) {
+  int v = grain_of(bytes);
+  if (v < S->grain) S->grain = v;
+  S->moved += fabs(bytes);
 }
 
 static int pass_kind(sched_op o) {
@@ -90,6 +99,15 @@ static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double
   p->exact = !p->has_peak || Z.peak_mb == o.mb;
 }
 
+/* 2^k for |k| <= 1000, as a double built from its bits. */
+static double grain_scale(int k) {
+  if (k < -1022) return 0;
+  uint64_t bits = (uint64_t)(k + 1023) << 52;
+  double x;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
 /* Whether every sum of the pass from S is exact: all terms multiples of 2^k, every partial sum below 2^(53+k). */
 static int exact_by_grain(const sim *S, const pass_summary *p) {
   int k = p->grain;
@@ -101,7 +119,8 @@ static int exact_by_grain(const sim *S, const pass_summary *p) {
     if (v < k) k = v;
     if (fabs(S->cat[x]) > top) top = fabs(S->cat[x]);
   }
-  return k > -1000 && top + p->moved < ldexp(1.0, 53 + k);
+  if (k < -1000 || k > 960) return 0;
+  return top + p->moved < 9007199254740992.0 * grain_scale(k); /* 2^53 x 2^k */
 }
 
 /* The same, first for the common case: whole bytes below 2^53. */
@@ -133,5 +152,6 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->cat[x] += p->delta[x];
   S->total += p->delta_total;
   S->hole = p->hole_after;
+  used++;
   return 1;
 }

@@ -4,6 +4,7 @@
 #define LLMEM_SIM_H
 
 #include <math.h>
+#include <string.h>
 
 #include "allocator.h"
 #include "internal.h"
@@ -67,49 +68,36 @@ static inline void sim_sync(const sim *S) {
   if (S->blocks) alloc_sync();
 }
 
-/* The largest k with x a multiple of 2^k (a very low value for x not finite): sums of
- * multiples of 2^k below 2^(53+k) in magnitude are exact in doubles (pass_summary.c). */
+/* The largest k with x a multiple of 2^k (a very low value for x not finite), from
+ * the bits of the double: sums of multiples of 2^k below 2^(53+k) in magnitude
+ * are exact in doubles (pass_summary.c). */
 static inline int grain_of(double x) {
-  if (x == 0) return 1 << 20;
-  if (!isfinite(x)) return -(1 << 20);
-  int e;
-  double m = frexp(fabs(x), &e);
-  uint64_t mantissa = (uint64_t)ldexp(m, 53), low = mantissa & (~mantissa + 1);
-  int k;
-  frexp((double)low, &k);
-  return k - 1 + e - 53;
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  int biased = (int)((bits >> 52) & 0x7ff);
+  uint64_t mantissa = bits & 0xfffffffffffffULL;
+  if (biased == 0x7ff) return -(1 << 20);
+  if (biased == 0 && mantissa == 0) return 1 << 20; /* zero: a multiple of anything */
+  if (biased) mantissa |= 1ULL << 52;
+  int k = (biased ? biased : 1) - 1075;
+  while (!(mantissa & 1)) mantissa >>= 1, k++;
+  return k;
 }
 
-/* Change one category; the running total follows (inline: the walk's innermost
- * step; adding zero changes no bit, so most models skip most additions). */
-static inline void sim_add(sim *S, int cat, double bytes) {
-  if (bytes == 0) return;
-  if (S->track) {
-    int v = grain_of(bytes);
-    if (v < S->grain) S->grain = v;
-    S->moved += fabs(bytes);
-  }
-  S->cat[cat] += bytes;
-  S->total += bytes;
-}
+/* A pass being summarised notes each addition's grain and size (pass_summary.c). */
+void sim_track(sim *S, double bytes);
+
+/* Change one category; the running total follows (adding zero changes no bit,
+ * so most models skip most additions). Out of line, like the three below: the
+ * walk calls them from hundreds of places, and the page's first load carries
+ * the code (timeline.c). */
+void sim_add(sim *S, int cat, double bytes);
 /* A transient: present for one recorded instant. */
-static inline void sim_transient(sim *S, int cat, double bytes) {
-  sim_add(S, cat, bytes);
-  if (bytes > S->largest_transient) S->largest_transient = bytes;
-}
+void sim_transient(sim *S, int cat, double bytes);
 /* A tensor: the category's running sum and, when the allocator listens, its request. */
-static inline void sim_take(sim *S, int cat, uint64_t tag, double bytes, int stream) {
-  sim_add(S, cat, bytes);
-  sim_block(S, tag, bytes, stream);
-}
-static inline void sim_take_transient(sim *S, int cat, uint64_t tag, double bytes, int stream) {
-  sim_transient(S, cat, bytes);
-  sim_block(S, tag, bytes, stream);
-}
-static inline void sim_give(sim *S, int cat, uint64_t tag, double bytes, int cross_stream) {
-  sim_add(S, cat, -bytes);
-  sim_unblock(S, tag, cross_stream);
-}
+void sim_take(sim *S, int cat, uint64_t tag, double bytes, int stream);
+void sim_take_transient(sim *S, int cat, uint64_t tag, double bytes, int stream);
+void sim_give(sim *S, int cat, uint64_t tag, double bytes, int cross_stream);
 static inline void sim_new_peak(sim *S, int phase, int mb, int layer) {
   S->peak = S->total;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] = S->cat[x];
@@ -247,6 +235,7 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
 /* Summaries stay valid from one stage to the next while the plan, the rank's
  * states and the stage's layers are the same (called by walk_init). */
 void pass_summaries_for_stage(const stage_walk *W, int stage);
+long pass_summaries_used(void); /* passes applied from a summary so far (tests) */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
 /* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */

@@ -50,3 +50,33 @@ void sim_flush(sim *S) {
   S->group_n = 0;
   S->group_skipped = 0;
 }
+
+/* Change one category; the running total follows (adding zero changes no bit: most models skip most additions). */
+void sim_add(sim *S, int cat, double bytes) {
+  if (bytes == 0) return;
+  if (S->track) sim_track(S, bytes);
+  S->cat[cat] += bytes;
+  S->total += bytes;
+}
+
+/* A transient: present for one recorded instant. */
+void sim_transient(sim *S, int cat, double bytes) {
+  sim_add(S, cat, bytes);
+  if (bytes > S->largest_transient) S->largest_transient = bytes;
+}
+
+/* A tensor: the category's running sum and, when the allocator listens, its request. */
+void sim_take(sim *S, int cat, uint64_t tag, double bytes, int stream) {
+  sim_add(S, cat, bytes);
+  sim_block(S, tag, bytes, stream);
+}
+
+void sim_take_transient(sim *S, int cat, uint64_t tag, double bytes, int stream) {
+  sim_transient(S, cat, bytes);
+  sim_block(S, tag, bytes, stream);
+}
+
+void sim_give(sim *S, int cat, uint64_t tag, double bytes, int cross_stream) {
+  sim_add(S, cat, -bytes);
+  sim_unblock(S, tag, cross_stream);
+}

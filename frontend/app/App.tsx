@@ -4,7 +4,6 @@ import { PLACED, SECTIONS, type Section } from '../fields.js';
 import { StateContext } from './context.js';
 import { Header } from './Header.js';
 import { Notices } from './Notices.js';
-import { PageDrop } from './PageDrop.js';
 import { InputPanel } from './InputPanel.js';
 import { lazy } from './lazy.js';
 import { Results } from './Results.js';
@@ -13,6 +12,8 @@ import { Summary } from './Summary.js';
 // the dialogs load when first opened
 const ImportDialog = lazy(() => import('./ImportDialog.js').then((m) => m.ImportDialog), 'import dialog');
 const ExportDialog = lazy(() => import('./ExportDialog.js').then((m) => m.ExportDialog), 'export dialog');
+// the page-wide drop target for config files: listening from just after the first result
+const PageDrop = lazy(() => import('./PageDrop.js').then((m) => m.PageDrop), 'file drop', true);
 
 export function App({ state }: { state: AppState }) {
   // keys the core gained after fields.ts was written still get an input

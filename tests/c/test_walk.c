@@ -4,6 +4,7 @@
  * of random configs under every schedule. And the schedule's order is
  * Megatron's (the reference lists below walk it pass by pass). */
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -342,6 +343,11 @@ static int same_rank(const llmem_rank_result *a, const llmem_rank_result *b) {
 }
 
 int main(void) {
+  /* the grain of a double: the largest power of two it is a multiple of */
+  CHECK(grain_of(1) == 0 && grain_of(2) == 1 && grain_of(3) == 0 && grain_of(-12) == 2, "grain of whole numbers");
+  CHECK(grain_of(0.5) == -1 && grain_of(1.5) == -1 && grain_of(0.1) < -50, "grain of fractions");
+  CHECK(grain_of(34.0 * 4096 * 4096) == 25 && grain_of(0x1p-1074) == -1074, "grain of large and subnormal values");
+  CHECK(grain_of(INFINITY) < -1000 && grain_of(0) > 1000, "grain of infinity and zero");
   check_v_schedules();
   int kinds[] = {LLMEM_PP_GPIPE, LLMEM_PP_1F1B, LLMEM_PP_ZERO_BUBBLE};
   for (int k = 0; k < 3; k++)
@@ -406,7 +412,10 @@ int main(void) {
   }
   CHECK(valid >= 775 && v_valid >= 100 && dp_valid >= 50, "random valid configs: %d (%d V, %d DualPipe)", valid, v_valid,
         dp_valid);
-  printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g\n", valid, stages,
-         skipping, worst_gap);
+  /* the fast walks above took passes from their summaries (pass_summary.c) and still equal the full walk */
+  CHECK(pass_summaries_used() > 1000, "passes applied from summaries: %ld", pass_summaries_used());
+  printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g, %ld passes from "
+         "summaries\n",
+         valid, stages, skipping, worst_gap, pass_summaries_used());
   return check_report("walk");
 }

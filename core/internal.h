@@ -181,6 +181,7 @@ typedef struct {
   double gather_factor_bwd;
   double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
   double quantized_gather_bytes; /* QLoRA: bytes per quantised parameter gathered (packed data); 0 otherwise */
+  double quant_stats_bytes;   /* QLoRA: the 4-bit statistics kept whole on the rank, part of weights (bytes) */
   double live_gathered;       /* ZeRO-3: parameters the coordinator keeps gathered (bytes) */
   double loss_gathered;       /* ZeRO-3, FSDP own head unit: gathered at the loss, the lm_head among them (bytes) */
   double loss_unsharded_grads; /* the lm_head's full gradient before the reduce (bytes) */

@@ -74,6 +74,7 @@ typedef struct {
   int quant_head;             /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
   int quant_from_fp16;        /* 4-bit state quantised from an fp16 copy: dequantised fp16, then cast */
   int quant_inputs_held;      /* the kept 4-bit inputs and logits outlive the backward to the next forward */
+  int lora_fused_qkv;         /* one adapter (one dropout of the input) for the fused q/k/v projection */
   double lora_rank, lora_dropout;
 
   /* parallel */

@@ -89,7 +89,11 @@ static int lora_target(const plan *pl, int target) {
 }
 
 /* LoRA adapter extras (PEFT tuners/lora/layer.py forward): lora_A output (r),
- * and with lora_dropout > 0 a dropout output + mask of the adapter input. */
+ * and with lora_dropout > 0 a dropout output + mask of the adapter input.
+ * training.finetune.lora_fused_qkv: LitGPT's LoRAQKVLinear drops out the
+ * fused qkv linear's input once for all of q, k and v (litgpt/lora.py
+ * LoRAQKVLinear.forward: F.linear(self.lora_dropout(x), self.lora_A),
+ * a2bd80bd, 2024-04; lit_gpt/lora.py the same at cf91ad27, 2023-10). */
 double lora_saved_bytes(const plan *pl, int layer) {
   if (pl->ft_method == LLMEM_FT_FULL) return 0;
   shape sh = layer_shape(pl);
@@ -99,12 +103,15 @@ double lora_saved_bytes(const plan *pl, int layer) {
   int has_mlp = !layer_is_moe(pl, layer) || pl->shared_experts > 0;
   double in_dims[7] = {h, h, h, q_out, h, h, f};
   double bytes = 0;
+  int qkv_dropped = 0;
   for (int t = LLMEM_LT_Q; t <= LLMEM_LT_DOWN; t++) {
     if (!lora_target(pl, t)) continue;
     if (t >= LLMEM_LT_GATE && !has_mlp) continue;
     if (t == LLMEM_LT_GATE && !pl->gated) continue;
     bytes += T * r * ab;
-    if (pl->lora_dropout > 0) bytes += T * in_dims[t] * (ab + 1);
+    int fused = pl->lora_fused_qkv && t <= LLMEM_LT_V;
+    if (pl->lora_dropout > 0 && !(fused && qkv_dropped)) bytes += T * in_dims[t] * (ab + 1);
+    if (fused) qkv_dropped = 1;
   }
   return bytes;
 }

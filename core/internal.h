@@ -74,6 +74,7 @@ typedef struct {
   int quant_head;             /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
   int quant_from_fp16;        /* 4-bit state quantised from an fp16 copy: dequantised fp16, then cast */
   int quant_inputs_held;      /* the kept 4-bit inputs and logits outlive the backward to the next forward */
+  int lora_fused_qkv;         /* one adapter (one dropout of the input) for the fused q/k/v projection */
   double lora_rank, lora_dropout;
 
   /* parallel */
@@ -181,6 +182,7 @@ typedef struct {
   double gather_factor_bwd;
   double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
   double quantized_gather_bytes; /* QLoRA: bytes per quantised parameter gathered (packed data); 0 otherwise */
+  double quant_stats_bytes;   /* QLoRA: the 4-bit statistics kept whole on the rank, part of weights (bytes) */
   double live_gathered;       /* ZeRO-3: parameters the coordinator keeps gathered (bytes) */
   double loss_gathered;       /* ZeRO-3, FSDP own head unit: gathered at the loss, the lm_head among them (bytes) */
   double loss_unsharded_grads; /* the lm_head's full gradient before the reduce (bytes) */

@@ -198,6 +198,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->quant_head = (int)or_default(profiled(in, FIELD(quant_head)), 0);
   p->quant_from_fp16 = (int)or_default(profiled(in, FIELD(quant_from_fp16)), 0);
   p->quant_inputs_held = (int)or_default(profiled(in, FIELD(quant_inputs_held)), 0);
+  p->lora_fused_qkv = (int)or_default(profiled(in, FIELD(lora_fused_qkv)), 0);
 
 }
 

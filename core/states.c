@@ -450,7 +450,8 @@ void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {
   double grads = gradients_bytes(pl, &c, &r);
   double opt = optimizer_states_bytes(pl, st, &c);
   offload(pl, &c, &r, &weights, &master, &grads, &opt);
-  r.weights = weights + quant_stats_on_rank(pl, st);
+  r.quant_stats_bytes = quant_stats_on_rank(pl, st);
+  r.weights = weights + r.quant_stats_bytes;
   r.master = master;
   r.gradients = grads;
   r.optimizer = opt;

@@ -27,20 +27,23 @@ static void split_state(const stage_walk *W, const sim *S, int part, double tota
 
 /* FSDP1 wrapping, one unit at a time (layers first, the root last): the
  * unit's parameters reach the GPU unsharded, torch.cat makes the flat
- * parameter (the originals become views of it and are freed), shard() clones
- * the rank's chunk and resizes the unsharded storage to 0
- * (torch/distributed/fsdp/_flat_param.py FlatParamHandle
- * flatten_tensors_into_flat_param, shard). Unless the script empties the
- * cache, these blocks stay reserved for the step. */
+ * parameter, shard() clones the rank's chunk and resizes the unsharded
+ * storage to 0 (torch/distributed/fsdp/_flat_param.py FlatParamHandle
+ * flatten_tensors_into_flat_param, shard). The originals outlive the shard:
+ * _init_param_handle_from_module holds them in managed_params until
+ * _init_param_handle_from_params (FlatParamHandle(...), handle.shard())
+ * returns (torch/distributed/fsdp/_init_utils.py, v2.2.0), so the shard
+ * never lands in their blocks. Unless the script empties the cache, these
+ * blocks stay reserved for the step. */
 static void fsdp1_unit(const sim *S, int layer, double weights, double master, double shard) {
   double unit = (weights + master) * shard;
   uint64_t orig = block_tag(TAG_INIT, layer, 0, 0), flat = block_tag(TAG_INIT, layer, 0, 1);
   sim_block(S, orig, unit, ALLOC_STREAM_COMPUTE);
   sim_block(S, flat, unit, ALLOC_STREAM_COMPUTE);
-  if (unit > 0) sim_unblock(S, orig, 0);
   sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_WEIGHTS), weights, ALLOC_STREAM_COMPUTE);
   sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_MASTER_WEIGHTS), master, ALLOC_STREAM_COMPUTE);
   if (unit > 0) sim_unblock(S, flat, 0);
+  if (unit > 0) sim_unblock(S, orig, 0);
 }
 
 static int fsdp1_flattens(const plan *pl) {
@@ -48,16 +51,31 @@ static int fsdp1_flattens(const plan *pl) {
          pl->offload_params == LLMEM_OFFLOAD_NONE;
 }
 
+/* The flat parameters split by their bytes (gathered_bytes: a QLoRA layer's
+ * 4-bit data is a quarter of the 16-bit embedding and head per parameter);
+ * bitsandbytes' statistics stay outside them (Params4bit.quant_state, made
+ * at load, states.c quant_stats_on_rank). */
 static void fsdp1_setup(const stage_walk *W, const sim *S) {
   const rank_states *rs = W->rs;
+  const stage_layout *st = W->st;
+  double flat = rs->weights - rs->quant_stats_bytes, in_layers = 0, bytes = 0;
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_COUNT), rs->quant_stats_bytes, ALLOC_STREAM_COMPUTE);
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+      in_layers += walk_layer_cost(W, i)->params;
+      bytes += walk_layer_cost(W, i)->gather;
+    }
+  double rest = st->params_count - in_layers;
+  bytes += gathered_bytes(rs, rest > 0 ? rest : 0, quantized_head_count(W->pl, st));
   double used_w = 0, used_m = 0;
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
-      double w = share_of(W, i, rs->weights, 0), m = share_of(W, i, rs->master, 1);
+      double w = bytes > 0 ? flat * walk_layer_cost(W, i)->gather / bytes : share_of(W, i, flat, 0);
+      double m = share_of(W, i, rs->master, 1);
       fsdp1_unit(S, i, w, m, W->pl->shard_dense);
       used_w += w, used_m += m;
     }
-  fsdp1_unit(S, LAYER_REST, rs->weights - used_w, rs->master - used_m, W->pl->shard_dense);
+  fsdp1_unit(S, LAYER_REST, flat - used_w, rs->master - used_m, W->pl->shard_dense);
 }
 
 /* Loading and wrapping: weights, fp32 masters and persistent buffers; states

@@ -415,6 +415,11 @@ export const UI: Record<string, FieldUi> = {
     auto: 'from the training stack',
     hint: 'the loop keeps the graph (LitGPT logits)',
   },
+  'training.finetune.lora_fused_qkv': {
+    label: 'One LoRA dropout for q/k/v',
+    auto: 'from the training stack',
+    hint: 'the fused qkv linear drops out its input once (LitGPT)',
+  },
   'training.finetune.method': {
     label: 'Fine-tuning',
     hint: 'lora / qlora: adapters on a frozen base',
@@ -1049,6 +1054,7 @@ export const SECTIONS: Section[] = [
           'training.finetune.quant_head',
           'training.finetune.quant_from_fp16',
           'training.finetune.quant_inputs_held',
+          'training.finetune.lora_fused_qkv',
         ],
       },
       {

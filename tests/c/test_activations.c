@@ -93,6 +93,10 @@ int main(void) {
   plan with = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora training.finetune.lora_dropout=0.05 parallel.gpus=1 parallel.engine=single");
   plan without = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single");
   CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&without, 0), 239075328.0, 0, "LoRA dropout copies");
+  /* LitGPT's LoRAQKVLinear drops out the fused qkv input once: k's and v's
+   * copies go, 2 x T x h x (2 B + 1 B mask) = 2 x 2048 x 4096 x 3 = 50,331,648 B */
+  plan fused = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora training.finetune.lora_dropout=0.05 training.finetune.lora_fused_qkv=true parallel.gpus=1 parallel.engine=single");
+  CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&fused, 0), 50331648.0, 0, "LitGPT fused qkv: one dropout");
 
   /* Mixtral shape, Megatron selective recompute: "moe" rebuilds the whole MoE
    * block, "moe_act" the experts' activation inside it; both together keep

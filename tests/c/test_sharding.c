@@ -212,6 +212,31 @@ static void fsdp1_residue(void) {
   CHECK(out.per_gpu.peak_reserved_bytes == fsdp2, "FSDP2 shards at construction: nothing to empty");
 }
 
+/* FSDP1 QLoRA wrapping by bytes, originals held through the shard
+ * (core/step_blocks.c fsdp1_setup): Llama-2-7B QLoRA as above on 2 GPUs.
+ * The root unit is bf16: (2 x 32000 x 4096 + 4096) x 2 B = 524,296,192 B
+ * unsharded, a 502 MiB segment (2 MiB rounding: 526,385,152 B). Its
+ * originals and its flat copy are both live while shard() clones the
+ * rank's half (262,148,096 B, a segment of its own), so both 502 MiB blocks
+ * stay cached: emptying the cache after set-up frees at least 2 x 526,385,152
+ * = 1,052,770,304 B. A decoder layer's unit is far smaller:
+ * 202,375,168 / 2 (4-bit) + (2 x 4096 + 2 x 4 x 4096 x 8) x 2 = 101,466,112 B
+ * (98 MiB segments), two of them cached beside the root's at most. Split by
+ * parameters the root got 3.8 % of the rank's weights (~0.25 GB): below the
+ * first bound. */
+static void fsdp1_qlora_root(void) {
+  const char *base = L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 ";
+  char keys[512];
+  snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=false", base);
+  if (!run(keys)) return;
+  double kept = out.per_gpu.peak_reserved_bytes;
+  snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=true", base);
+  if (!run(keys)) return;
+  double freed = kept - out.per_gpu.peak_reserved_bytes, mib = 1048576;
+  CHECK(freed >= 2 * 526385152.0, "the root's originals and flat copy stay cached: %.0f", freed);
+  CHECK(freed <= 2 * 526385152.0 + 2 * 98 * mib, "and at most two layer units beside: %.0f", freed);
+}
+
 /* LoRA with the embedding and lm_head trained in full (PEFT modules_to_save):
  * Llama-2-7B shape, one GPU, bf16 base, AdamW. Each module gets a trainable
  * bf16 copy beside its frozen original, C = 2 x 32000 x 4096 = 262,144,000
@@ -310,6 +335,7 @@ int main(void) {
   pipeline_stage_buffers();
   full_modules();
   fsdp1_residue();
+  fsdp1_qlora_root();
   qlora_sharded();
   zero3_live();
   own_root_units();

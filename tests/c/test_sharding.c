@@ -7,8 +7,8 @@
 static llmem_result out;
 static int run(const char *keys) { return run_keys(keys, &out); }
 
-/* The model states of stage 0. */
-static rank_states states_of(const char *keys) {
+/* The model states of one pipeline stage. */
+static rank_states stage_states(const char *keys, int stage) {
   llmem_input in;
   llmem_defaults(&in);
   CHECK(set_keys(&in, keys), "keys %s", keys);
@@ -22,10 +22,13 @@ static rank_states states_of(const char *keys) {
   }
   pl.in = &in;
   stage_layout st;
-  layout_stage(&pl, 0, &st);
+  layout_stage(&pl, stage, &st);
   states_for_stage(&pl, &st, &rs);
   return rs;
 }
+
+/* The model states of stage 0. */
+static rank_states states_of(const char *keys) { return stage_states(keys, 0); }
 
 /* The largest category reading over the events of one phase (layer: -9 any, else that layer). */
 static double max_at(int phase, int layer, int category) {
@@ -274,25 +277,6 @@ static void full_modules(void) {
              "full fine-tuning: no copy");
 }
 
-/* The model states of one pipeline stage. */
-static rank_states stage_states(const char *keys, int stage) {
-  llmem_input in;
-  llmem_defaults(&in);
-  CHECK(set_keys(&in, keys), "keys %s", keys);
-  plan pl;
-  int field;
-  const char *detail;
-  rank_states rs = {0};
-  if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK) {
-    CHECK(0, "plan for %s (field %d)", keys, field);
-    return rs;
-  }
-  pl.in = &in;
-  stage_layout st;
-  layout_stage(&pl, stage, &st);
-  states_for_stage(&pl, &st, &rs);
-  return rs;
-}
 
 /* torch.distributed.pipelining's per-micro-batch buffers (states.c
  * pipeline_buffers). 4 layers, hidden 256, vocab 1000, micro-batch 2 x 64

@@ -311,22 +311,27 @@ static void mtp_backward(const stage_walk *W, sim *S, int mb) {
  * keeps its input as a ctx attribute (ctx.tensors = (A, B); autograd/_functions.py
  * 0.42.0 4870580 L522-525), which the engine's release_variables() after the
  * node's backward does not free, so each 4-bit input lives as long as the
- * graph. LitGPT's fit() keeps that graph through `logits` and `loss` until
- * the next `logits = model(...)` returns (litgpt/finetune/lora.py, 47806045;
- * lit-gpt finetune/lora.py train(), 8641822): a layer's inputs stay past its
- * backward, with the micro-batch's logits, until the next micro-batch's
- * forward and head have run. Taken per layer as its backward frees the rest. */
+ * graph. LitGPT's fit() keeps that graph through `logits` and `loss`
+ * (litgpt/finetune/lora.py, 47806045; lit-gpt finetune/lora.py train(),
+ * 8641822): the micro-batch's logits until the next `logits = model(...)`
+ * returns, a layer's inputs past its backward until the next
+ * `loss = chunked_cross_entropy(...)` rebinds the loss. Taken per layer as its
+ * backward frees the rest. */
 /* One micro-batch's are held at a time: its own are taken after the one before's went. */
 static uint64_t held_tag(int layer) { return block_tag(TAG_ACT, layer, 0, 62); }
 
-void hold_quant_inputs(const stage_walk *W, sim *S, int take) {
-  if (!W->quant_held) return;
+static void held_inputs(const stage_walk *W, sim *S, int take) {
   int first = W->first_global[0], n = W->chunk_layers[0];
   for (int i = first + n - 1; i >= first; i--) {
     double b = acts(W, 0, i)->quant_input_bytes;
     if (take) sim_take(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), b, ALLOC_STREAM_COMPUTE);
     else sim_give(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), b, 0);
   }
+}
+
+void hold_quant_inputs(const stage_walk *W, sim *S, int take) {
+  if (!W->quant_held) return;
+  held_inputs(W, S, take);
   if (take) sim_take(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, ALLOC_STREAM_COMPUTE);
   else sim_give(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, 0);
   S->held = take;
@@ -373,12 +378,14 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
              ALLOC_STREAM_COMPUTE);
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
+    /* model() has returned: `logits` is rebound, the micro-batch before's go */
+    if (S->held) sim_give(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, 0);
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes,
              ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
     sim_give(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes, 0);
-    /* model() has returned: the loop drops the micro-batch before's graph */
-    if (S->held) hold_quant_inputs(W, S, 0);
+    /* `loss` is rebound: the micro-batch before's graph goes, with its 4-bit inputs */
+    if (S->held) held_inputs(W, S, 0), S->held = 0;
     sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
     /* the freed 16-bit logits block is too small for the backward's fp32
      * requests and stays cached beside them */

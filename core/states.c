@@ -430,7 +430,9 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
  * activation dtype, vocabulary-parallel under TP as loss.c counts them), which
  * the loss otherwise frees after its fp32 upcast; a middle stage's is the
  * hidden state (sequence-parallel under SP). The kept outputs are held as one
- * block for the step: at the end of the step every micro-batch's is live. */
+ * block for the step: at the end of the step every micro-batch's is live. On
+ * the last stage the micro-batch under way's logits are the loss's own
+ * (loss.c counts them): the block holds the other n - 1. */
 static void pipeline_buffers(const plan *pl, const stage_layout *st, rank_states *r) {
   if (pl->pp_stage_buffers <= 0 || pl->pp <= 1 || pl->head_kind != LLMEM_HEAD_LM) return;
   double n = pl->grad_accum, T = pl->seq_len / pl->cp * pl->micro_batch, ab = pl->act_bytes;
@@ -439,7 +441,7 @@ static void pipeline_buffers(const plan *pl, const stage_layout *st, rank_states
   double chunks = pl->vpp, middle = st->has_head ? chunks - 1 : chunks; /* virtual stages before the last */
   r->comm_persistent += middle * n * hidden;
   if (pl->pp_stage_buffers >= 2) r->pp_kept_act = middle * n * hidden;
-  if (st->has_head) r->pp_kept_logits = n * logits;
+  if (st->has_head) r->pp_kept_logits = (n - 1) * logits;
 }
 
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {

@@ -169,7 +169,11 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     const g = ++suggestGen;
     clearTimeout(suggestTimer);
     backend.cancel('suggest');
-    if (app.computing.peek()) return; // the newer config's turn comes when its estimate lands
+    if (app.computing.peek()) {
+      // the newer config's turn comes when its estimate lands; meanwhile nothing is searching
+      if (suggest.peek().inflight) suggest.value = { ...suggest.peek(), status: 'idle', inflight: false };
+      return;
+    }
     if (!key || !c) return void (suggest.value = idle());
     if (key === suggest.peek().key && suggest.peek().status === 'done') return;
     suggest.value = { ...suggest.peek(), status: 'running', error: null, inflight: true };

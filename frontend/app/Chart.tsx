@@ -74,7 +74,14 @@ type PlotModule = typeof import('./chart-plot.js');
 let plotModule: PlotModule | null = null;
 let loading: Promise<PlotModule> | null = null;
 /** The chart library, once: a chart mounted before it arrives is created when it does. */
-const loadPlot = () => (loading ??= import('./chart-plot.js').then((m) => (plotModule = m)));
+const loadPlot = () =>
+  (loading ??= import('./chart-plot.js').then(
+    (m) => (plotModule = m),
+    (e: unknown) => {
+      loading = null; // the next chart tries again
+      throw e;
+    },
+  ));
 
 export function Chart({
   spec,
@@ -145,7 +152,11 @@ export function Chart({
       };
     };
     if (plotModule) make(plotModule);
-    else void loadPlot().then(make);
+    else
+      loadPlot().then(make, (e: unknown) => {
+        if (!gone)
+          wrap.current?.replaceChildren(`Could not load the chart: ${e instanceof Error ? e.message : String(e)}`);
+      });
     return () => {
       gone = true;
       stop();

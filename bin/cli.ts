@@ -177,8 +177,9 @@ export function setOption(spec: string): Config {
 }
 
 /** One stage; `~` marks a reserve from the caching allocator's bound where the headline's is simulated. */
-function rankRow(r: RankResult, simulated: boolean): string {
-  const reserved = `${simulated && !r.reserved_simulated ? '~' : ''}${gib(r.peak_reserved_bytes)}`;
+function rankRow(r: RankResult, simulated: boolean, last: number): string {
+  const bounded = simulated && !r.reserved_simulated && r.stage > 0 && r.stage < last;
+  const reserved = `${bounded ? '~' : ''}${gib(r.peak_reserved_bytes)}`;
   return `  stage ${String(r.stage).padStart(3)}  ${gib(r.peak_allocated_bytes).padStart(12)}  ${reserved.padStart(12)}  ${gib(r.device_used_bytes).padStart(12)}  ${String(r.layers).padStart(4)} layers${layerKinds(r)}  peak in ${r.peak_phase}`;
 }
 
@@ -248,8 +249,9 @@ export function formatText(config: Config, res: EstimateResult, implied: Profile
   ];
   if (res.ranks.length > 1) {
     lines.push('pipeline stages:   allocated      reserved    nvidia-smi');
-    for (const r of res.ranks) lines.push(rankRow(r, p.reserved_simulated));
-    if (p.reserved_simulated && res.ranks.some((r) => !r.reserved_simulated))
+    const last = res.ranks.length - 1;
+    for (const r of res.ranks) lines.push(rankRow(r, p.reserved_simulated, last));
+    if (p.reserved_simulated && res.ranks.some((r) => !r.reserved_simulated && r.stage > 0 && r.stage < last))
       lines.push(
         '  ~ reserved from the allocator bound: the same layers as an earlier stage, which holds at least as much',
       );

@@ -27,7 +27,8 @@ export function RankChart({ r }: { r: EstimateResult }) {
   const worst = r.ranks.reduce((a, b) => (b.device_used_bytes > a.device_used_bytes ? b : a), r.ranks[0]);
   const shown = stagesToShow(r, all);
   // middle stages repeating an earlier one's layers are walked without the simulated allocator (core/estimate.c)
-  const bounded = (x: RankResult) => r.per_gpu.reserved_simulated && !x.reserved_simulated;
+  const bounded = (x: RankResult) =>
+    r.per_gpu.reserved_simulated && !x.reserved_simulated && x.stage > 0 && x.stage < r.ranks.length - 1;
   return (
     <section class="card" aria-labelledby="ranks-title" data-testid="ranks">
       <h3 id="ranks-title">

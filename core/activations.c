@@ -292,6 +292,7 @@ typedef struct {
   double drop;
   double temp;                  /* working set */
   double routed, f_e;           /* MoE: routed token copies on this rank, expert intermediate */
+  double combine;               /* MoE: what the routing-score product keeps for the score gradient */
 } mlp_part;
 
 static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep_mlp_in, int keep_qkv_in,
@@ -323,7 +324,16 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
     double router = T * E * 4 * 2 + T * k * 8;
     double dispatched = routed * h * sh->lin; /* permuted tokens = expert fc1 input */
     double experts = mlp_internal_bytes(pl, sh, routed, b->f_e, 1);
-    double combine = routed * h * ab; /* expert outputs kept for the prob gradient */
+    /* The score product keeps its other operand for the score gradient: the
+     * experts' outputs when scores scale them, or the routed input when they
+     * scale it first (model.moe.score_before_experts). torchtitan's Llama 4 MoE
+     * multiplies routed_input.to(float32) by the scores, so eager autograd keeps
+     * an fp32 copy of the routed tokens (torchtitan models/moe.py MoE.forward,
+     * score_before_experts=True, a9aa50696, 2025-08-05; experiments/llama4/model/
+     * moe.py from e4e48349c, 2025-04-07). Compiled, the upcast is a recomputable
+     * pointwise op and the bf16 gathered tokens are kept (at most). */
+    double combine = routed * h * (pl->score_before && !pl->torch_compile ? 4 : ab);
+    b->combine = combine;
     double shared = 0;
     if (pl->shared_experts > 0)
       shared = pl->shared_experts * mlp_internal_bytes(pl, sh, T, pl->shared_ffn / t, keep_down_in);
@@ -414,8 +424,8 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
     double routed = b->routed, f_e = b->f_e, h = pl->hidden;
     double router = T * pl->experts * 8 + T * pl->top_k * 8, experts = mlp_internal_bytes(pl, sh, routed, f_e, 1);
     push(block, T * pl->experts * 4), push(block, T * pl->experts * 4), push(block, T * pl->top_k * 8);
-    push(block, routed * h * sh->lin), push(block, routed * f_e * sh->lin), push(block, routed * h * ab);
-    if (pl->shared_experts > 0) push(block, b->mlp - (router + routed * h * sh->lin + experts + routed * h * ab));
+    push(block, routed * h * sh->lin), push(block, routed * f_e * sh->lin), push(block, b->combine);
+    if (pl->shared_experts > 0) push(block, b->mlp - (router + routed * h * sh->lin + experts + b->combine));
     push(drop_moe_act ? rc : kept, experts - routed * f_e * sh->lin);
   }
   push(kept, b->drop);

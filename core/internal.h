@@ -36,7 +36,7 @@ typedef struct {
   int moe;
   double experts, top_k, expert_ffn, shared_experts, shared_ffn, dense_layers, layer_freq;
   double capacity_factor, load_imbalance;
-  int shared_gate, router_bias;
+  int shared_gate, router_bias, score_before;
   int mla;
   double q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim;
   /* per-layer kinds: a pattern repeated over the layers (period 0: every layer full / by the MoE rule) */

@@ -144,6 +144,7 @@ static void resolve_model(const llmem_input *in, plan *p) {
   p->shared_ffn = or_default(in->moe_shared_ffn_hidden, p->expert_ffn);
   p->shared_gate = in->moe_shared_gate != 0;
   p->router_bias = in->moe_router_bias != 0;
+  p->score_before = in->moe_score_before != 0;
   p->dense_layers = in->moe_dense_layers;
   p->layer_freq = in->moe_layer_freq;
   p->capacity_factor = or_default(in->moe_capacity_factor, 0);
@@ -298,7 +299,7 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
     if (!isnan(in->moe_ffn_hidden) || in->moe_shared_experts != 0 || in->moe_dense_layers != 0 ||
         in->moe_top_k != 1 || in->moe_layer_freq != 1 || !isnan(in->moe_capacity_factor) ||
         !isnan(in->moe_shared_ffn_hidden) || !isnan(in->moe_latent_size) || in->moe_shared_gate != 0 ||
-        in->moe_router_bias != 0 || in->moe_load_imbalance != 1)
+        in->moe_router_bias != 0 || in->moe_score_before != 0 || in->moe_load_imbalance != 1)
       FAIL(LLMEM_ERR_MOE_REQUIRED, moe_experts);
   } else {
     if (p->top_k > p->experts) FAIL(LLMEM_ERR_MOE_TOP_K, moe_top_k);

@@ -248,6 +248,10 @@ export const UI: Record<string, FieldUi> = {
   },
   'model.moe.shared_expert_gate': { label: 'Shared expert gate', hint: 'sigmoid gate on the shared experts' },
   'model.moe.router_bias': { label: 'Router bias', hint: 'bias on the router linear' },
+  'model.moe.score_before_experts': {
+    label: 'Scores before experts',
+    hint: 'routing scores scale the routed tokens before the experts (torchtitan Llama 4)',
+  },
   'model.moe.dense_layers': { label: 'Leading dense layers', unit: 'layers', hint: 'first layers with a dense MLP' },
   'model.moe.layer_freq': { label: 'MoE every n-th layer', unit: 'layers', hint: '2 = every other layer is MoE' },
   'model.moe.capacity_factor': {
@@ -961,6 +965,7 @@ export const SECTIONS: Section[] = [
           'model.moe.shared_expert_ffn_hidden',
           'model.moe.shared_expert_gate',
           'model.moe.router_bias',
+          'model.moe.score_before_experts',
           'model.moe.dense_layers',
           'model.moe.layer_freq',
           'model.moe.capacity_factor',

@@ -124,5 +124,25 @@ int main(void) {
   for (int i = 0; i < out.event_count; i++)
     for (int c = 0; c < LLMEM_CAT_COUNT; c++) negative += out.events[i].category_bytes[c] < 0;
   CHECK(negative == 0, "mixtral moe,moe_act timeline: %d negative category readings", negative);
+
+  /* torchtitan Llama 4 MoE scales the routed tokens by the scores before the
+   * experts, in fp32: eager autograd keeps routed_input.to(float32) (T x k x h x
+   * 4 B) where the score-after product keeps the bf16 expert outputs (x 2 B).
+   * One layer, T = 8192, h = 5120, k = 1: 8192 x 5120 x (4 - 2) = 83,886,080 B.
+   * Compiled, the upcast is recomputed from the bf16 gathered tokens: no change. */
+#define SCOUT1 "model.layers=2 model.hidden=5120 model.heads=40 model.kv_heads=8 model.ffn_hidden=8192 " \
+               "model.moe.experts=16 model.moe.top_k=1 model.moe.shared_experts=1 training.seq_len=8192 " \
+               "parallel.gpus=1 parallel.engine=single "
+  plan after = plan_for(SCOUT1);
+  plan before = plan_for(SCOUT1 "model.moe.score_before_experts=true");
+  plan after_c = plan_for(SCOUT1 "runtime.torch_compile=true");
+  plan before_c = plan_for(SCOUT1 "runtime.torch_compile=true model.moe.score_before_experts=true");
+  layer_activations la_after = layer_activation_bytes(&after, 0, 0), la_before = layer_activation_bytes(&before, 0, 0);
+  CHECK_NEAR(la_before.saved_bytes - la_after.saved_bytes, 83886080.0, 0, "score before experts: fp32 routed copy");
+  double listed = 0;
+  for (int i = 0; i < la_before.saved_tensors.count; i++) listed += la_before.saved_tensors.bytes[i];
+  CHECK_NEAR(listed, la_before.saved_bytes, 1, "score before experts: tensor list sums to the saved bytes");
+  CHECK_NEAR(layer_activation_bytes(&before_c, 0, 0).saved_bytes, layer_activation_bytes(&after_c, 0, 0).saved_bytes, 0,
+             "score before experts, compiled: bf16 gathered tokens kept");
   return check_report("activations");
 }

@@ -112,6 +112,21 @@ static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) 
     lm->forward_peak_bytes = ab * TV + 4 * TV / c;
     lm->backward_peak_bytes = 8 * TV / c;
   }
+  /* training.logits_fp32_kept: Lightning Fabric's _FabricModule.forward
+   * returns precision.convert_output(output), which casts every floating
+   * output to torch.get_default_dtype() (fp32) for bf16-true and
+   * bitsandbytes precision (fabric/wrappers.py, plugins/precision/half.py
+   * and bitsandbytes.py, 71aed751). LitGPT's loop holds the fp32 chunk list
+   * in `logits` through the backward (lit_gpt finetune/lora.py 8641822,
+   * litgpt/finetune/lora.py 47806045): fp32 logits beside the fp32
+   * log-softmax outputs; the 16-bit list lives only while it is cast (below
+   * the peak), the chunk needs no upcast, and a chunk's backward adds the
+   * 16-bit gradient of the cast. */
+  if (pl->logits_fp32_kept && !pl->torch_compile) {
+    lm->saved_bytes = 8 * TV;
+    lm->forward_peak_bytes = 0;
+    lm->backward_peak_bytes = (8 + ab) * TV / c;
+  }
 }
 
 /* transformers < 4.46 (PR #34191) LlamaForCausalLM.forward: logits.float() is kept in
@@ -179,7 +194,7 @@ loss_memory loss_bytes(const plan *pl) {
   double T = pl->seq_len / pl->cp * pl->micro_batch;
   double h = pl->hidden, ab = pl->act_bytes;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  double norm_saved = (megatron || pl->torch_compile) ? ab : 4;
+  double norm_saved = (megatron || pl->torch_compile || (pl->norm_width == 1 && !pl->norm_upcast)) ? ab : 4;
   /* final norm keeps its input; the head keeps its input (the norm output) */
   lm.head_input_bytes = pl->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + T * h * ab;
   if (pl->head_kind == LLMEM_HEAD_NONE) return lm;

@@ -100,11 +100,16 @@ static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) 
   double c = pl->loss_chunks, ab = pl->act_bytes;
   if (pl->torch_compile) {
     /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
-     * keeps the bf16 chunk logits and one fp32 logsumexp per token */
+     * keeps the bf16 chunk logits and one fp32 logsumexp per token. As in
+     * compiled_bytes below, the fp32 upcast is never materialised: the
+     * forward's logsumexp reads the bf16 chunk, and nll_loss_backward's
+     * scatter into zeros is lowered to a pointwise kernel
+     * (torch/_inductor/config.py optimize_scatter_upon_const_tensor, default
+     * on; fx_passes/post_grad.py scatter_upon_const_tensor) that fuses with
+     * the softmax gradient and the cast back: one bf16 chunk gradient. */
     lm->saved_bytes = ab * TV + 4 * T;
-    lm->forward_peak_bytes = 4 * TV / c;
-    lm->unreusable_bytes = 4 * TV / c;
-    lm->backward_peak_bytes = (ab + 4) * TV / c;
+    lm->forward_peak_bytes = 4 * T / c;
+    lm->backward_peak_bytes = ab * TV / c;
   } else {
     /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
      * log-softmax outputs of all chunks stay saved until the backward. */

@@ -133,6 +133,14 @@ int main(void) {
   CHECK_NEAR(lf.saved_bytes, 524288000.0, 0, "fp32 logits beside fp32 log-softmax");
   CHECK_NEAR(lf.forward_peak_bytes, 0, 0, "no upcast per chunk");
   CHECK_NEAR(lf.backward_peak_bytes, 81920000.0, 0, "a chunk's fp32 gradients and the cast's bf16 one");
+  /* torchtune's chunked loss with torch.compile: bf16 logits (2 TV) and a
+   * logsumexp per token kept, T = 2048, V = 32000: 131,072,000 + 8,192 B; no
+   * fp32 chunk: the backward writes one bf16 chunk gradient, 2 TV / 8 =
+   * 16,384,000 B (inductor optimize_scatter_upon_const_tensor) */
+  plan tt = plan_for(L2_MHA "model.vocab=32000 training.loss=chunked runtime.torch_compile=true");
+  loss_memory lt = loss_bytes(&tt);
+  CHECK_NEAR(lt.saved_bytes, 131080192.0, 0, "compiled chunked loss keeps bf16 logits + lse");
+  CHECK_NEAR(lt.backward_peak_bytes, 16384000.0, 0, "compiled chunked loss: one bf16 chunk gradient");
 
   /* Mixtral shape, Megatron selective recompute: "moe" rebuilds the whole MoE
    * block, "moe_act" the experts' activation inside it; both together keep

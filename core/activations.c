@@ -39,6 +39,7 @@ static shape layer_shape(const plan *pl) {
   sh.autocast = pl->autocast;
   sh.residual = sh.autocast ? 4 : pl->act_bytes;
   if (megatron || pl->torch_compile) sh.norm_saved = pl->act_bytes;
+  else if (pl->norm_width == 1 && !pl->norm_upcast) sh.norm_saved = sh.residual; /* training.norm_upcast off: x itself */
   else if (pl->norm_width == 1) sh.norm_saved = sh.autocast ? 8 : 4; /* x.float() input (+ fp32 normed for the weight) */
   else sh.norm_saved = sh.residual;                                  /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
@@ -68,7 +69,7 @@ static void push_mlp(tensor_list *l, const plan *pl, const shape *sh, double tok
   double n = tokens * f;
   if (!pl->gated) {
     push(l, n * sh->ab);
-    push(l, n * sh->lin);
+    if (save_product) push(l, n * sh->lin);
     return;
   }
   for (int i = 0; i < (sh->fused_mlp ? 2 : 3); i++) push(l, n * sh->ab);
@@ -79,7 +80,9 @@ static void push_mlp(tensor_list *l, const plan *pl, const shape *sh, double tok
 static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens, double f, int save_product) {
   double n = tokens * f;
   double product = save_product ? n * sh->lin : 0;
-  if (!pl->gated) return n * sh->ab + n * sh->lin;      /* activation input + fc2 input */
+  /* activation input + fc2 input; a frozen fc2 (LoRA without it) keeps no
+   * input: the activation's output is saved by nothing else */
+  if (!pl->gated) return n * sh->ab + product;
   if (sh->fused_mlp) return 2 * n * sh->ab + product;  /* gate, up, product */
   return 3 * n * sh->ab + product;                     /* gate, up, silu(gate), product */
 }
@@ -215,8 +218,16 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   if (pl->attn_gate) /* the output gate: sigmoid's output and the ungated attention output the product keeps
                       * (transformers qwen3_next/modeling_qwen3_next.py Qwen3NextAttention) */
     set_core(m, qkv, 5, T * (m->q_dim + m->k_dim + m->v_dim) * kb + 2 * T * m->q_dim * ab);
-  else
-    set_core(m, qkv, 3, T * (m->q_dim + m->k_dim + m->v_dim) * kb); /* attention-kernel inputs after RoPE */
+  else {
+    /* training.v_view_keeps_qkv: v is a view of the fused qkv projection's
+     * output and, without GQA, nothing copies it (LitGPT CausalSelfAttention:
+     * qkv.view/permute/split, lit_gpt/model.py 8641822; split/view/transpose,
+     * litgpt/model.py fabf765b); the kernel's saved v keeps that whole output
+     * alive, q and k being RoPE copies. */
+    if (pl->v_view_keeps_qkv && !pl->mla && pl->kv_heads == pl->heads && !torch_math_sdpa(pl))
+      qkv[2] = T * (pl->heads + 2 * pl->kv_heads) / pl->tp * pl->head_dim * ab;
+    set_core(m, qkv, 3, qkv[0] + qkv[1] + qkv[2]); /* attention-kernel inputs after RoPE */
+  }
   m->out_in = out_proj_input_bytes(pl, sh, m);
   double scores_temp, scores_bwd;
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);

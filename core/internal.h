@@ -65,6 +65,8 @@ typedef struct {
   double dropout;
   int attn_softcap, final_softcap; /* tanh soft-capping of the attention scores / the logits (Gemma 2) */
   int attention, loss, repeat_kv;
+  int v_view_keeps_qkv;       /* v is a view of the fused qkv output: the attention kernel's saved v keeps all of it */
+  int norm_upcast;            /* an eager RMSNorm computes on x.float() (keeps the fp32 copy) */
   double loss_chunks;
   int activation_offload, fp8_linear;
   int autocast;               /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
@@ -73,6 +75,7 @@ typedef struct {
   int quant_keeps_input;      /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
   int quant_head;             /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
   int quant_from_fp16;        /* 4-bit state quantised from an fp16 copy: dequantised fp16, then cast */
+  int logits_fp32_kept;       /* the wrapper casts the logits to fp32; the loop keeps them through the backward */
   int quant_inputs_held;      /* the kept 4-bit inputs and logits outlive the backward to the next forward */
   int lora_fused_qkv;         /* one adapter (one dropout of the input) for the fused q/k/v projection */
   double lora_rank, lora_dropout;

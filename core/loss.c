@@ -100,17 +100,37 @@ static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) 
   double c = pl->loss_chunks, ab = pl->act_bytes;
   if (pl->torch_compile) {
     /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
-     * keeps the bf16 chunk logits and one fp32 logsumexp per token */
+     * keeps the bf16 chunk logits and one fp32 logsumexp per token. As in
+     * compiled_bytes below, the fp32 upcast is never materialised: the
+     * forward's logsumexp reads the bf16 chunk, and nll_loss_backward's
+     * scatter into zeros is lowered to a pointwise kernel
+     * (torch/_inductor/config.py optimize_scatter_upon_const_tensor, default
+     * on; fx_passes/post_grad.py scatter_upon_const_tensor) that fuses with
+     * the softmax gradient and the cast back: one bf16 chunk gradient. */
     lm->saved_bytes = ab * TV + 4 * T;
-    lm->forward_peak_bytes = 4 * TV / c;
-    lm->unreusable_bytes = 4 * TV / c;
-    lm->backward_peak_bytes = (ab + 4) * TV / c;
+    lm->forward_peak_bytes = 4 * T / c;
+    lm->backward_peak_bytes = ab * TV / c;
   } else {
     /* torchtune CEWithChunkedOutputLoss: per chunk upcast + log-softmax; the
      * log-softmax outputs of all chunks stay saved until the backward. */
     lm->saved_bytes = 4 * TV;
     lm->forward_peak_bytes = ab * TV + 4 * TV / c;
     lm->backward_peak_bytes = 8 * TV / c;
+  }
+  /* training.logits_fp32_kept: Lightning Fabric's _FabricModule.forward
+   * returns precision.convert_output(output), which casts every floating
+   * output to torch.get_default_dtype() (fp32) for bf16-true and
+   * bitsandbytes precision (fabric/wrappers.py, plugins/precision/half.py
+   * and bitsandbytes.py, 71aed751). LitGPT's loop holds the fp32 chunk list
+   * in `logits` through the backward (lit_gpt finetune/lora.py 8641822,
+   * litgpt/finetune/lora.py 47806045): fp32 logits beside the fp32
+   * log-softmax outputs; the 16-bit list lives only while it is cast (below
+   * the peak), the chunk needs no upcast, and a chunk's backward adds the
+   * 16-bit gradient of the cast. */
+  if (pl->logits_fp32_kept && !pl->torch_compile) {
+    lm->saved_bytes = 8 * TV;
+    lm->forward_peak_bytes = 0;
+    lm->backward_peak_bytes = (8 + ab) * TV / c;
   }
 }
 
@@ -179,7 +199,7 @@ loss_memory loss_bytes(const plan *pl) {
   double T = pl->seq_len / pl->cp * pl->micro_batch;
   double h = pl->hidden, ab = pl->act_bytes;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  double norm_saved = (megatron || pl->torch_compile) ? ab : 4;
+  double norm_saved = (megatron || pl->torch_compile || (pl->norm_width == 1 && !pl->norm_upcast)) ? ab : 4;
   /* final norm keeps its input; the head keeps its input (the norm output) */
   lm.head_input_bytes = pl->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + T * h * ab;
   if (pl->head_kind == LLMEM_HEAD_NONE) return lm;

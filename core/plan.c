@@ -184,6 +184,8 @@ static void resolve_training(const llmem_input *in, plan *p) {
   /* K/V expanded to every query head before the kernel: eager and math
    * attention always do (HF repeat_kv); some stacks do it before flash too */
   p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), p->attention != LLMEM_ATTN_FLASH);
+  p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
+  p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
   p->loss_chunks = in->loss_chunks;
   p->activation_offload = in->activation_offload != 0;
   p->ft_method = (int)in->ft_method;
@@ -199,6 +201,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->quant_head = (int)or_default(profiled(in, FIELD(quant_head)), 0);
   p->quant_from_fp16 = (int)or_default(profiled(in, FIELD(quant_from_fp16)), 0);
   p->quant_inputs_held = (int)or_default(profiled(in, FIELD(quant_inputs_held)), 0);
+  p->logits_fp32_kept = (int)or_default(profiled(in, FIELD(logits_fp32_kept)), 0);
   p->lora_fused_qkv = (int)or_default(profiled(in, FIELD(lora_fused_qkv)), 0);
 
 }

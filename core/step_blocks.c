@@ -33,22 +33,27 @@ static void split_state(const stage_walk *W, const sim *S, int part, double tota
  * _init_param_handle_from_module holds them in managed_params until
  * _init_param_handle_from_params (FlatParamHandle(...), handle.shard())
  * returns (torch/distributed/fsdp/_init_utils.py, v2.2.0), so the shard
- * never lands in their blocks. Unless the script empties the cache, these
- * blocks stay reserved for the step. */
-static void fsdp1_unit(const sim *S, int layer, double weights, double master, double shard) {
+ * never lands in their blocks. With CPUOffload(offload_params=True) the same
+ * happens on the GPU when device_id is given (_move_module_to_device moves
+ * the unit's CPU parameters to device_id first); the shard then goes to the
+ * CPU (handle.flat_param_to(cpu) after shard(), same file), its block freed
+ * too (to_cpu). Unless the script empties the cache, these blocks stay
+ * reserved for the step. */
+static void fsdp1_unit(const sim *S, int layer, double weights, double master, double shard, int to_cpu) {
   double unit = (weights + master) * shard;
   uint64_t orig = block_tag(TAG_INIT, layer, 0, 0), flat = block_tag(TAG_INIT, layer, 0, 1);
+  uint64_t kept = to_cpu ? block_tag(TAG_INIT, layer, 0, 2) : block_tag(TAG_STATE, layer, 0, LLMEM_CAT_WEIGHTS);
   sim_block(S, orig, unit, ALLOC_STREAM_COMPUTE);
   sim_block(S, flat, unit, ALLOC_STREAM_COMPUTE);
-  sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_WEIGHTS), weights, ALLOC_STREAM_COMPUTE);
-  sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_MASTER_WEIGHTS), master, ALLOC_STREAM_COMPUTE);
+  sim_block(S, kept, weights, ALLOC_STREAM_COMPUTE);
+  if (!to_cpu) sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_MASTER_WEIGHTS), master, ALLOC_STREAM_COMPUTE);
   if (unit > 0) sim_unblock(S, flat, 0);
+  if (to_cpu && weights > 0) sim_unblock(S, kept, 0);
   if (unit > 0) sim_unblock(S, orig, 0);
 }
 
 static int fsdp1_flattens(const plan *pl) {
-  return pl->engine == LLMEM_ENGINE_FSDP1 && pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD &&
-         pl->offload_params == LLMEM_OFFLOAD_NONE;
+  return pl->engine == LLMEM_ENGINE_FSDP1 && pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
 }
 
 /* The flat parameters split by their bytes (gathered_bytes: a QLoRA layer's
@@ -58,8 +63,11 @@ static int fsdp1_flattens(const plan *pl) {
 static void fsdp1_setup(const stage_walk *W, const sim *S) {
   const rank_states *rs = W->rs;
   const stage_layout *st = W->st;
-  double flat = rs->weights - rs->quant_stats_bytes, in_layers = 0, bytes = 0;
-  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_COUNT), rs->quant_stats_bytes, ALLOC_STREAM_COMPUTE);
+  int to_cpu = W->pl->offload_params != LLMEM_OFFLOAD_NONE;
+  double kept = rs->weights - rs->quant_stats_bytes, in_layers = 0, bytes = 0;
+  /* offloaded, what stays on the GPU (the 4-bit statistics, made at load) is per layer, as without FSDP1 */
+  if (to_cpu) split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
+  else sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_COUNT), rs->quant_stats_bytes, ALLOC_STREAM_COMPUTE);
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       in_layers += walk_layer_cost(W, i)->params;
@@ -67,15 +75,18 @@ static void fsdp1_setup(const stage_walk *W, const sim *S) {
     }
   double rest = st->params_count - in_layers;
   bytes += gathered_bytes(rs, rest > 0 ? rest : 0, quantized_head_count(W->pl, st));
+  /* offloaded: the rank's shards of the unsharded units pass through the GPU, no master there */
+  double flat = to_cpu ? bytes / W->pl->shard_dense : kept, master = to_cpu ? 0 : rs->master;
   double used_w = 0, used_m = 0;
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       double w = bytes > 0 ? flat * walk_layer_cost(W, i)->gather / bytes : share_of(W, i, flat, 0);
-      double m = share_of(W, i, rs->master, 1);
-      fsdp1_unit(S, i, w, m, W->pl->shard_dense);
+      double m = share_of(W, i, master, 1);
+      fsdp1_unit(S, i, w, m, W->pl->shard_dense, to_cpu);
       used_w += w, used_m += m;
     }
-  fsdp1_unit(S, LAYER_REST, flat - used_w, rs->master - used_m, W->pl->shard_dense);
+  fsdp1_unit(S, LAYER_REST, flat - used_w, master - used_m, W->pl->shard_dense, to_cpu);
+  if (to_cpu) split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
 }
 
 /* Loading and wrapping: weights, fp32 masters and persistent buffers; states

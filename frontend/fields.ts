@@ -397,7 +397,22 @@ export const UI: Record<string, FieldUi> = {
     auto: 'from the training stack',
     hint: 'GQA keys/values expanded before the attention kernel',
   },
+  'training.v_view_keeps_qkv': {
+    label: 'v keeps the fused qkv',
+    auto: 'from the training stack',
+    hint: 'v is a view of the qkv output: attention saves all of it (LitGPT, no GQA)',
+  },
+  'training.norm_upcast': {
+    label: 'RMSNorm in fp32',
+    auto: 'from the training stack',
+    hint: 'eager RMSNorm keeps x.float() (off: the 16-bit input, lit-gpt before 2023-10-24)',
+  },
   'training.loss_chunks': { label: 'Loss chunks', unit: 'chunks', hint: 'chunked loss: pieces of the sequence' },
+  'training.logits_fp32_kept': {
+    label: 'fp32 logits kept',
+    auto: 'from the training stack',
+    hint: 'the wrapper casts the logits to fp32, kept to the backward (LitGPT/Fabric)',
+  },
   'training.activation_offload': { label: 'Offload activations to CPU', hint: 'saved activations go to host RAM' },
   'training.finetune.quant_keeps_input': {
     label: '4-bit linears keep their input',
@@ -1040,6 +1055,7 @@ export const SECTIONS: Section[] = [
           'training.attention',
           'training.loss',
           'training.loss_chunks',
+          'training.logits_fp32_kept',
           'training.finetune.method',
         ],
       },
@@ -1073,6 +1089,8 @@ export const SECTIONS: Section[] = [
           'training.dropout',
           'training.activation_offload',
           'training.repeat_kv',
+          'training.v_view_keeps_qkv',
+          'training.norm_upcast',
         ],
       },
       {

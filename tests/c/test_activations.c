@@ -97,6 +97,50 @@ int main(void) {
    * copies go, 2 x T x h x (2 B + 1 B mask) = 2 x 2048 x 4096 x 3 = 50,331,648 B */
   plan fused = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora training.finetune.lora_dropout=0.05 training.finetune.lora_fused_qkv=true parallel.gpus=1 parallel.engine=single");
   CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&fused, 0), 50331648.0, 0, "LitGPT fused qkv: one dropout");
+  /* training.v_view_keeps_qkv: Llama-2-7B shape (MHA, h = 4096), T = 2048,
+   * bf16: the saved v keeps the whole qkv output, 3h instead of h values per
+   * token: + 2 x 2048 x 4096 x 2 B = 33,554,432 B; GQA copies v (no change) */
+#define L2_MHA "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
+  plan mha = plan_for(L2_MHA), mha_view = plan_for(L2_MHA "training.v_view_keeps_qkv=true");
+  CHECK_NEAR(layer_activation_bytes(&mha_view, 0, 0).saved_bytes - layer_activation_bytes(&mha, 0, 0).saved_bytes,
+             33554432.0, 0, "v view keeps the fused qkv output");
+  plan gqa_view = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single training.v_view_keeps_qkv=true");
+  CHECK_NEAR(layer_activation_bytes(&gqa_view, 0, 0).saved_bytes, layer_activation_bytes(&without, 0, 0).saved_bytes, 0,
+             "GQA: v is a copy");
+  /* training.norm_upcast=false: each RMSNorm keeps its bf16 input, not the
+   * fp32 copy: 2 norms x 2048 x 4096 x (4 - 2) B = 33,554,432 B less; the
+   * final norm before the head 2048 x 4096 x 2 = 16,777,216 B less */
+  plan no_up = plan_for(L2_MHA "training.norm_upcast=false");
+  CHECK_NEAR(layer_activation_bytes(&mha, 0, 0).saved_bytes - layer_activation_bytes(&no_up, 0, 0).saved_bytes,
+             33554432.0, 0, "RMSNorm without upcast keeps the 16-bit input");
+  CHECK_NEAR(loss_bytes(&mha).head_input_bytes - loss_bytes(&no_up).head_input_bytes, 16777216.0, 0,
+             "final RMSNorm without upcast");
+  /* a non-gated MLP whose fc2 is frozen (LoRA on attention only) keeps the
+   * activation's input, not fc2's: GPT-NeoX shape F = 4h = 16384, T = 2048:
+   * 2048 x 16384 x 2 B = 67,108,864 B less than with fc2 adapted */
+#define NEOX "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=16384 model.mlp=plain training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
+  plan neox_qv = plan_for(NEOX "training.finetune.lora_targets=q,v");
+  plan neox_down = plan_for(NEOX "training.finetune.lora_targets=q,v,down");
+  CHECK_NEAR(layer_activation_bytes(&neox_down, 0, 0).saved_bytes - lora_saved_bytes(&neox_down, 0) -
+                 (layer_activation_bytes(&neox_qv, 0, 0).saved_bytes - lora_saved_bytes(&neox_qv, 0)),
+             67108864.0, 0, "frozen fc2 keeps no input");
+  /* training.logits_fp32_kept (Fabric convert_output): chunked loss, T = 2048,
+   * V = 32000, bf16, 8 chunks: the fp32 logits and fp32 log-softmax kept,
+   * 8 TV = 524,288,000 B; no 16-bit list at the peak; a chunk's backward
+   * (8 + 2) TV / 8 = 81,920,000 B */
+  plan fab = plan_for(L2_MHA "model.vocab=32000 training.loss=chunked training.logits_fp32_kept=true");
+  loss_memory lf = loss_bytes(&fab);
+  CHECK_NEAR(lf.saved_bytes, 524288000.0, 0, "fp32 logits beside fp32 log-softmax");
+  CHECK_NEAR(lf.forward_peak_bytes, 0, 0, "no upcast per chunk");
+  CHECK_NEAR(lf.backward_peak_bytes, 81920000.0, 0, "a chunk's fp32 gradients and the cast's bf16 one");
+  /* torchtune's chunked loss with torch.compile: bf16 logits (2 TV) and a
+   * logsumexp per token kept, T = 2048, V = 32000: 131,072,000 + 8,192 B; no
+   * fp32 chunk: the backward writes one bf16 chunk gradient, 2 TV / 8 =
+   * 16,384,000 B (inductor optimize_scatter_upon_const_tensor) */
+  plan tt = plan_for(L2_MHA "model.vocab=32000 training.loss=chunked runtime.torch_compile=true");
+  loss_memory lt = loss_bytes(&tt);
+  CHECK_NEAR(lt.saved_bytes, 131080192.0, 0, "compiled chunked loss keeps bf16 logits + lse");
+  CHECK_NEAR(lt.backward_peak_bytes, 16384000.0, 0, "compiled chunked loss: one bf16 chunk gradient");
 
   /* Mixtral shape, Megatron selective recompute: "moe" rebuilds the whole MoE
    * block, "moe_act" the experts' activation inside it; both together keep

@@ -240,6 +240,29 @@ static void fsdp1_qlora_root(void) {
   CHECK(freed <= 2 * 526385152.0 + 2 * 98 * mib, "and at most two layer units beside: %.0f", freed);
 }
 
+/* FSDP1 with CPUOffload(offload_params=True) wraps on the GPU too when
+ * device_id is given: _move_module_to_device moves the unit's CPU
+ * parameters to the device, FlatParamHandle flattens and shard() clones
+ * there, then flat_param_to(cpu) moves the shard off
+ * (torch/distributed/fsdp/_init_utils.py v2.2.0; core/step_blocks.c). The
+ * Llama-2-7B QLoRA case above, offloaded: the root's originals and flat copy
+ * (2 x 526,385,152 B segments) and its shard's segment (262,148,096 B ->
+ * 126 x 2 MiB = 264,241,152 B) all stay cached, the shard freed as well; at
+ * most three 98 MiB layer-unit segments beside them. */
+static void fsdp1_offload_residue(void) {
+  const char *base = L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 "
+                                    "parallel.offload_params=cpu parallel.offload_optimizer=cpu ";
+  char keys[512];
+  snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=false", base);
+  if (!run(keys)) return;
+  double kept = out.per_gpu.peak_reserved_bytes;
+  snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=true", base);
+  if (!run(keys)) return;
+  double freed = kept - out.per_gpu.peak_reserved_bytes, mib = 1048576, root = 2 * 526385152.0 + 264241152.0;
+  CHECK(freed >= root, "offload: the root's originals, flat copy and shard stay cached: %.0f", freed);
+  CHECK(freed <= root + 3 * 98 * mib, "and at most three layer-unit segments beside: %.0f", freed);
+}
+
 /* LoRA with the embedding and lm_head trained in full (PEFT modules_to_save):
  * Llama-2-7B shape, one GPU, bf16 base, AdamW. Each module gets a trainable
  * bf16 copy beside its frozen original, C = 2 x 32000 x 4096 = 262,144,000
@@ -321,6 +344,7 @@ int main(void) {
   full_modules();
   fsdp1_residue();
   fsdp1_qlora_root();
+  fsdp1_offload_residue();
   qlora_sharded();
   zero3_live();
   own_root_units();

@@ -148,8 +148,8 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     rank_states rs;
     llmem_rank_result *r = &out->ranks[s];
     bounded[s] = (unsigned char)(blocks && skip_stage(pl, s));
-    /* one stage: walked once, with its timeline */
-    demand[s] = simulate_one_stage(bounded[s] ? &bound : pl, s, &layout, &rs, r, p == 1 ? sink : 0);
+    /* stage 0 with the timeline: mostly the most loaded, then not walked again */
+    demand[s] = simulate_one_stage(bounded[s] ? &bound : pl, s, &layout, &rs, r, s == 0 ? sink : 0);
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
@@ -171,7 +171,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
   return worst;
 }
 
-/* The most loaded stage again, with the timeline (one stage: already walked
+/* The most loaded stage again, with the timeline (stage 0: already walked
  * with it), then its warnings, its terms and the fit. */
 static void most_loaded_stage(const plan *pl, int worst, timeline_sink *sink, llmem_result *out) {
   stage_layout layout;
@@ -179,8 +179,12 @@ static void most_loaded_stage(const plan *pl, int worst, timeline_sink *sink, ll
   layout_stage(pl, worst, &layout);
   states_for_stage(pl, &layout, &rs);
   out->per_gpu.stage = worst;
-  if (out->rank_count == 1) out->per_gpu = out->ranks[0];
-  else simulate_stage(pl, &layout, &rs, &out->per_gpu, sink);
+  if (worst == 0) {
+    out->per_gpu = out->ranks[0];
+  } else {
+    *sink = (timeline_sink){out->events, LLMEM_MAX_EVENTS, 0, 1, 0}; /* stage 0's points out */
+    simulate_stage(pl, &layout, &rs, &out->per_gpu, sink);
+  }
   rank_counts(&layout, &out->per_gpu);
   out->event_count = sink->count;
   out->event_stride = sink->stride;

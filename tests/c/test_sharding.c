@@ -227,15 +227,21 @@ static void fsdp1_residue(void) {
  * (98 MiB segments), two of them cached beside the root's at most. Split by
  * parameters the root got 3.8 % of the rank's weights (~0.25 GB): below the
  * first bound. */
-static void fsdp1_qlora_root(void) {
-  const char *base = L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 ";
+/* What torch.cuda.empty_cache() after set-up takes off the reserved peak (-1: a run failed). */
+static double freed_by_empty_cache(const char *base) {
   char keys[512];
   snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=false", base);
-  if (!run(keys)) return;
+  if (!run(keys)) return -1;
   double kept = out.per_gpu.peak_reserved_bytes;
   snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=true", base);
-  if (!run(keys)) return;
-  double freed = kept - out.per_gpu.peak_reserved_bytes, mib = 1048576;
+  if (!run(keys)) return -1;
+  return kept - out.per_gpu.peak_reserved_bytes;
+}
+
+static void fsdp1_qlora_root(void) {
+  double freed = freed_by_empty_cache(L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 ");
+  if (freed < 0) return;
+  double mib = 1048576;
   CHECK(freed >= 2 * 526385152.0, "the root's originals and flat copy stay cached: %.0f", freed);
   CHECK(freed <= 2 * 526385152.0 + 2 * 98 * mib, "and at most two layer units beside: %.0f", freed);
 }
@@ -250,15 +256,10 @@ static void fsdp1_qlora_root(void) {
  * 126 x 2 MiB = 264,241,152 B) all stay cached, the shard freed as well; at
  * most three 98 MiB layer-unit segments beside them. */
 static void fsdp1_offload_residue(void) {
-  const char *base = L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 "
-                                    "parallel.offload_params=cpu parallel.offload_optimizer=cpu ";
-  char keys[512];
-  snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=false", base);
-  if (!run(keys)) return;
-  double kept = out.per_gpu.peak_reserved_bytes;
-  snprintf(keys, sizeof keys, "%s runtime.empty_cache_after_init=true", base);
-  if (!run(keys)) return;
-  double freed = kept - out.per_gpu.peak_reserved_bytes, mib = 1048576, root = 2 * 526385152.0 + 264241152.0;
+  double freed = freed_by_empty_cache(L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 "
+                                                    "parallel.offload_params=cpu parallel.offload_optimizer=cpu ");
+  if (freed < 0) return;
+  double mib = 1048576, root = 2 * 526385152.0 + 264241152.0;
   CHECK(freed >= root, "offload: the root's originals, flat copy and shard stay cached: %.0f", freed);
   CHECK(freed <= root + 3 * 98 * mib, "and at most three layer-unit segments beside: %.0f", freed);
 }

@@ -176,11 +176,12 @@ export function setOption(spec: string): Config {
   return node as Config;
 }
 
-/** One stage; `~` marks a reserve from the caching allocator's bound where the headline's is simulated. */
+/** One stage; `~` marks a reserve from the caching allocator's bound where the headline's is simulated, `≤` a stage not walked (its bound). */
 function rankRow(r: RankResult, simulated: boolean, last: number): string {
   const bounded = simulated && !r.reserved_simulated && r.stage > 0 && r.stage < last;
-  const reserved = `${bounded ? '~' : ''}${gib(r.peak_reserved_bytes)}`;
-  return `  stage ${String(r.stage).padStart(3)}  ${gib(r.peak_allocated_bytes).padStart(12)}  ${reserved.padStart(12)}  ${gib(r.device_used_bytes).padStart(12)}  ${String(r.layers).padStart(4)} layers${layerKinds(r)}  peak in ${r.peak_phase}`;
+  const atMost = r.peak_bound ? '≤' : '';
+  const reserved = `${atMost || (bounded ? '~' : '')}${gib(r.peak_reserved_bytes)}`;
+  return `  stage ${String(r.stage).padStart(3)}  ${(atMost + gib(r.peak_allocated_bytes)).padStart(12)}  ${reserved.padStart(12)}  ${(atMost + gib(r.device_used_bytes)).padStart(12)}  ${String(r.layers).padStart(4)} layers${layerKinds(r)}  peak in ${r.peak_phase}`;
 }
 
 /** What the training-stack profile set (keys left automatic), one line each, with the framework file. */
@@ -254,6 +255,11 @@ export function formatText(config: Config, res: EstimateResult, implied: Profile
     if (p.reserved_simulated && res.ranks.some((r) => !r.reserved_simulated && r.stage > 0 && r.stage < last))
       lines.push(
         '  ~ reserved from the allocator bound: the same layers as an earlier stage, which holds at least as much',
+      );
+    const copied = res.ranks.find((r) => r.peak_bound);
+    if (copied)
+      lines.push(
+        `  ≤ not walked (a pipeline this deep): the same layers as stage ${copied.bound_stage} with fewer micro-batches in flight, at most its memory`,
       );
   }
   if (res.host.cpu_bytes > 0) lines.push(`host memory  ${gib(res.host.cpu_bytes)} per GPU process (offload)`);

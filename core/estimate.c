@@ -81,6 +81,7 @@ static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, ra
   layout_stage(pl, s, layout);
   states_for_stage(pl, layout, rs);
   r->stage = s;
+  r->peak_bound = 0, r->bound_stage = 0; /* walked (ranks are reused between estimates) */
   rank_counts(layout, r);
   simulate_stage(pl, layout, rs, r, sink);
   return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
@@ -129,40 +130,92 @@ static int most_loaded_of(const llmem_rank_result *ranks, const double *demand, 
   return worst;
 }
 
+/* A deep pipeline's middle stages are each walked while stages x virtual
+ * stages stays within this (a walk costs O(virtual stages) runs of passes);
+ * beyond it, a middle stage repeating a lower one's layers and states takes
+ * that stage's numbers as its bound where they bound it
+ * (simulate_stage_bounds_later), and the estimate stays O(layers + stages)
+ * (issue 12). */
+#define STAGE_WALK_MAX_CHUNKS 1024
+
+/* How a stage's numbers were found. */
+enum { STAGE_WALKED, STAGE_RESERVE_BOUND, STAGE_COPIED };
+
+/* The lowest middle stage below s with s's layers; -1: none. */
+static int first_same_layers(const plan *pl, int s) {
+  for (int t = 1; t < s; t++)
+    if (layout_same_layers(pl, s, t)) return t;
+  return -1;
+}
+
+/* Stage s from the stage that bounds it (sources: by the first stage of
+ * their layers, -1: none yet), when there is one: its numbers; the same
+ * layers make the same counts and states (states.c reads the stage's
+ * counts, not its place). */
+static int copy_bounded_stage(const plan *pl, const int *sources, int s, llmem_result *out) {
+  int first = first_same_layers(pl, s);
+  if (first < 0 || sources[first] < 0) return 0;
+  llmem_rank_result *r = &out->ranks[s];
+  *r = out->ranks[sources[first]];
+  r->stage = s;
+  r->peak_bound = 1;
+  r->bound_stage = sources[first];
+  r->peak_micro_batch = -1, r->peak_layer = -1; /* where it peaks is not walked */
+  return 1;
+}
+
 /* Each stage once, with the timeline only when there is one stage; the
  * highest allocated, parameters and host bytes over the stages. Returns the
  * most loaded stage. A middle stage whose layers equal a lower one's holds no
  * more than it (skip_stage): it is walked without the caching allocator (its
  * reserve is the bound, reserved_simulated 0), unless it comes out the most
  * loaded, when it is walked again with it; the allocator replays every request,
- * so a deep pipeline costs it three stages rather than all. */
+ * so a deep pipeline costs it three stages rather than all. Past
+ * STAGE_WALK_MAX_CHUNKS such a stage is not walked at all where a lower
+ * stage bounds it (copy_bounded_stage); ties go to the lower stage. */
 static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink) {
   int p = (int)pl->pp, most_allocated = 0;
   static double demand[LLMEM_MAX_STAGES];
-  static unsigned char bounded[LLMEM_MAX_STAGES];
+  static unsigned char how[LLMEM_MAX_STAGES];
+  static int sources[LLMEM_MAX_STAGES];
   plan bound = *pl;
   bound.simulate_allocator = 0;
   int blocks = pl->simulate_allocator && !pl->allocator_reserve_given;
+  int copying = pl->pp * pl->vpp > STAGE_WALK_MAX_CHUNKS;
+  for (int s = 0; s < p; s++) sources[s] = -1;
   for (int s = 0; s < p; s++) {
     stage_layout layout;
     rank_states rs;
     llmem_rank_result *r = &out->ranks[s];
-    bounded[s] = (unsigned char)(blocks && skip_stage(pl, s));
+    if (copying && copy_bounded_stage(pl, sources, s, out)) {
+      how[s] = STAGE_COPIED;
+      demand[s] = demand[r->bound_stage];
+      continue;
+    }
+    how[s] = blocks && skip_stage(pl, s) ? STAGE_RESERVE_BOUND : STAGE_WALKED;
     /* stage 0 with the timeline: mostly the most loaded, then not walked again */
-    demand[s] = simulate_one_stage(bounded[s] ? &bound : pl, s, &layout, &rs, r, s == 0 ? sink : 0);
+    demand[s] = simulate_one_stage(how[s] ? &bound : pl, s, &layout, &rs, r, s == 0 ? sink : 0);
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
     double host = rs.host_bytes + simulate_offloaded_host_bytes(pl, &layout, &rs, s);
     if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
+    /* a bound's reserve must be the formula's, which follows the peak: not the allocator's */
+    int first = first_same_layers(pl, s);
+    int key = first < 0 ? s : first;
+    if (copying && s < p - 1 && !r->reserved_simulated && sources[key] < 0 &&
+        simulate_stage_bounds_later(pl, &layout, &rs, s))
+      sources[key] = s;
   }
   int worst = most_loaded_of(out->ranks, demand, p);
-  while (bounded[worst]) {
+  while (how[worst] != STAGE_WALKED) {
     stage_layout layout;
     rank_states rs;
     demand[worst] = simulate_one_stage(pl, worst, &layout, &rs, &out->ranks[worst], 0);
-    bounded[worst] = 0;
+    if (out->ranks[worst].peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes)
+      most_allocated = worst;
+    how[worst] = STAGE_WALKED;
     worst = most_loaded_of(out->ranks, demand, p);
   }
   out->peak_allocated_stage = most_allocated;

@@ -305,6 +305,8 @@ typedef struct {
 void timeline_push(timeline_sink *s, const llmem_event *ev); /* one point; pairs merge when full */
 void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
                     llmem_rank_result *out, timeline_sink *sink);
+/* 1: every later middle stage with the same layers and states holds no more than this one (simulate.c) */
+int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 /* pinned host memory of offloaded activations at its most (training.activation_offload) */
 double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 

@@ -197,6 +197,8 @@ typedef struct {
   int peak_layer;                          /* global layer index, -1: none (or the loss and output layer),
                                               LLMEM_LAYER_EMBEDDING: the embedding's backward */
   int stage;
+  int peak_bound;  /* 1: not walked: at most these numbers, bound_stage's (a lower stage with the same layers) */
+  int bound_stage; /* when peak_bound */
 } llmem_rank_result;
 
 /* One timeline point: the running totals right after an event. */

@@ -399,3 +399,33 @@ double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, con
   }
   return peak;
 }
+
+/* Whether every later middle stage with this stage's layers and states holds
+ * no more than this one (estimate.c then reports this stage's numbers as
+ * its bound instead of walking it). Under 1F1B and Megatron's interleaving
+ * (schedules.py get_schedule_table) a later stage runs the same virtual
+ * passes in the same order with fewer warm-up forwards, so each of its
+ * passes is one of this stage's (same chunk, micro-batch and flags) and
+ * starts with the same forwards done and as many backwards (a backward),
+ * or the same backwards and more forwards done here (a forward). What it
+ * holds less is whole micro-batches' live sets; what it can hold more is a
+ * chunk's gradients made by that chunk's first backward (created lazily),
+ * which is among the backwards it ran ahead, so it holds no more when no
+ * chunk makes more gradients than one micro-batch keeps. GPipe's order does
+ * not change with the stage. Only where nothing else depends on the order:
+ * no held 4-bit inputs, no loss or embedding on the stage. */
+int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
+  if (st->has_head || st->has_embedding) return 0;
+  schedule sc;
+  schedule_init(&sc, pl, stage);
+  if (sc.kind != SCHED_1F1B && sc.kind != SCHED_INTERLEAVED && sc.kind != SCHED_GPIPE) return 0;
+  static stage_walk W;
+  walk_init(&W, pl, st, rs, stage);
+  if (W.quant_held || W.vision.tokens_per_microbatch > 0) return 0;
+  for (int c = 0; c < W.v; c++) {
+    double live = 0;
+    for (int x = 0; x < LLMEM_CAT_COUNT; x++) live += W.in_flight_cat[c][x];
+    if (!(W.grads_made[c] <= live) || !(W.kept_gathered[c] >= 0)) return 0;
+  }
+  return 1;
+}

@@ -138,7 +138,7 @@ const char *llmem_result_layout(void) {
   n = put_num(n, "size", sizeof(llmem_result));
   n = put(n, "\"end\":0},\"rank\":{");
   K(peak_allocated_bytes); K(peak_reserved_bytes); K(device_used_bytes); K(breakdown_bytes); K(persistent_bytes); K(fragmentation_bytes); K(largest_free_block_bytes); K(reserved_simulated);
-  K(params_count); K(layers_count); K(mixer_layers_count); K(moe_layers_count); K(peak_phase); K(peak_micro_batch); K(peak_layer); K(stage);
+  K(params_count); K(layers_count); K(mixer_layers_count); K(moe_layers_count); K(peak_phase); K(peak_micro_batch); K(peak_layer); K(stage); K(peak_bound); K(bound_stage);
   n = put_num(n, "size", sizeof(llmem_rank_result));
   n = put(n, "\"end\":0},\"event\":{");
   E(total_bytes); E(category_bytes); E(reserved_bytes); E(phase); E(micro_batch); E(layer); E(skipped_ops);

@@ -240,6 +240,8 @@ export type StructLayout = {
     peak_micro_batch: number;
     peak_layer: number;
     stage: number;
+    peak_bound: number;
+    bound_stage: number;
     size: number;
   };
   event: {
@@ -396,6 +398,8 @@ export type StructNumbers = {
     peak_micro_batch: number;
     peak_layer: number;
     stage: number;
+    peak_bound: number;
+    bound_stage: number;
   };
   event: {
     total_bytes: number;
@@ -610,6 +614,8 @@ export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructN
       peak_micro_batch: H.HEAP32[(a + o.peak_micro_batch) / 4],
       peak_layer: H.HEAP32[(a + o.peak_layer) / 4],
       stage: H.HEAP32[(a + o.stage) / 4],
+      peak_bound: H.HEAP32[(a + o.peak_bound) / 4],
+      bound_stage: H.HEAP32[(a + o.bound_stage) / 4],
     };
   },
   event: (v, a) => {
@@ -749,7 +755,7 @@ export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructN
 /** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or
  * key_count), in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null. */
 export const VIEWS = {
-  rank: (v: View, a: number): Pick<RankResult, 'stage' | 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'persistent_bytes' | 'fragmentation_bytes' | 'largest_free_block_bytes' | 'reserved_simulated' | 'params' | 'layers' | 'mixer_layers' | 'moe_layers' | 'peak_phase' | 'peak_micro_batch' | 'peak_layer'> => {
+  rank: (v: View, a: number): Pick<RankResult, 'stage' | 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'persistent_bytes' | 'fragmentation_bytes' | 'largest_free_block_bytes' | 'reserved_simulated' | 'params' | 'layers' | 'mixer_layers' | 'moe_layers' | 'peak_phase' | 'peak_micro_batch' | 'peak_layer' | 'peak_bound' | 'bound_stage'> => {
     const r = READ.rank(v, a);
     return {
       stage: r.stage,
@@ -768,6 +774,8 @@ export const VIEWS = {
       peak_phase: v.texts.phase(r.peak_phase),
       peak_micro_batch: r.peak_micro_batch < 0 ? null : r.peak_micro_batch,
       peak_layer: r.peak_layer < 0 ? null : r.peak_layer,
+      peak_bound: r.peak_bound !== 0,
+      bound_stage: r.bound_stage,
     };
   },
   rl_phase: (v: View, a: number): Pick<RlPhase, 'phase' | 'peak_allocated_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'model_bytes'> => {

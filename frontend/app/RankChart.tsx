@@ -56,7 +56,7 @@ export function RankChart({ r }: { r: EstimateResult }) {
                 thin
               />
               <span class="rank-value num">
-                {bounded(x) ? '~' : ''}
+                {x.peak_bound ? '≤' : bounded(x) ? '~' : ''}
                 {formatGiB(x.device_used_bytes)}
               </span>
             </li>
@@ -74,6 +74,13 @@ export function RankChart({ r }: { r: EstimateResult }) {
         <p class="hint">
           ~ reserved memory from the caching allocator's bound: these stages hold the same layers as an earlier stage,
           which holds at least as much; the most loaded stage is always simulated.
+        </p>
+      )}
+      {shown.some((i) => r.ranks[i].peak_bound) && (
+        <p class="hint" data-testid="ranks-bound">
+          ≤ not walked: in a pipeline this deep, these stages hold the same layers as stage{' '}
+          {r.ranks.find((x) => x.peak_bound)?.bound_stage} with fewer micro-batches in flight, so at most its memory;
+          the most loaded stage is always walked.
         </p>
       )}
       {r.ranks.length === 1 && <p class="hint">One stage: set Pipeline parallel (PP) above 1 to compare stages.</p>}

@@ -32,6 +32,9 @@ export interface RankResult {
   peak_phase: string;
   peak_micro_batch: number | null;
   peak_layer: number | null;
+  /** true: not walked (a deep pipeline): at most these numbers, those of bound_stage, a lower stage with the same layers */
+  peak_bound: boolean;
+  bound_stage: number;
 }
 
 /** The step's events as columns, one value per event, read once from the core's memory

@@ -342,6 +342,69 @@ static int same_rank(const llmem_rank_result *a, const llmem_rank_result *b) {
   return 1;
 }
 
+/* Deep pipelines past STAGE_WALK_MAX_CHUNKS (estimate.c): a middle stage not
+ * walked reports a lower stage's numbers as its bound; each must hold for the
+ * stage walked on its own, and the most loaded stage and the highest
+ * allocated must be the walked ones'. Returns the stages copied. */
+static int check_bounded_stages(void) {
+  static const char *engines[] = {"megatron", "fsdp2", "deepspeed", "megatron_deepspeed"};
+  static const char *recompute[] = {"none", "selective", "full"};
+  static const char *tf[] = {"true", "false"};
+  static llmem_result out;
+  int copied = 0, strict = 0;
+  char keys[768];
+  for (int t = 0; t < 40; t++) {
+    /* only interleaving passes it: pp is at most 512 */
+    int pp = pick(2) ? 64 : 128, vpp = pp == 64 ? 17 : 9, m = pp * (1 + pick(2));
+    const char *engine = PICK(engines);
+    snprintf(keys, sizeof keys,
+             "model.layers=%d model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.moe=%s "
+             "model.moe.experts=4 model.moe.top_k=2 model.moe.expert_ffn_hidden=256 model.moe.dense_layers=%d "
+             "training.seq_len=256 training.grad_accum=%d training.recompute=%s parallel.engine=%s "
+             "parallel.zero_stage=%d parallel.pp=%d parallel.vpp=%d parallel.pp_schedule=interleaved parallel.gpus=%d",
+             pp * vpp * (1 + pick(2)), PICK(tf), pick(3) * vpp, m, PICK(recompute), engine, strstr(engine, "deepspeed") ? pick(2) : 0, pp,
+             vpp, pp);
+    llmem_input in;
+    llmem_defaults(&in);
+    set_keys(&in, keys);
+    CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "%s: %s", out.error_message, keys);
+    plan pl;
+    int field;
+    const char *detail;
+    plan_build(&in, &pl, &field, &detail);
+    pl.simulate_allocator = 0; /* a copied stage's reserve is the formula's */
+    double top_allocated = 0;
+    for (int s = 0; s < (int)pl.pp; s++) {
+      const llmem_rank_result *r = &out.ranks[s];
+      if (!r->peak_bound) {
+        if (r->peak_allocated_bytes > top_allocated) top_allocated = r->peak_allocated_bytes;
+        continue;
+      }
+      stage_layout st;
+      rank_states rs;
+      llmem_rank_result own = {0};
+      own.stage = s;
+      layout_stage(&pl, s, &st);
+      states_for_stage(&pl, &st, &rs);
+      simulate_stage(&pl, &st, &rs, &own, 0);
+      copied++;
+      strict += own.peak_allocated_bytes < r->peak_allocated_bytes;
+      CHECK(r->bound_stage < s && !out.ranks[r->bound_stage].peak_bound, "stage %d bound by %d: %s", s,
+            r->bound_stage, keys);
+      CHECK(own.peak_allocated_bytes <= r->peak_allocated_bytes && own.device_used_bytes <= r->device_used_bytes &&
+                st.params_count == r->params_count && st.layer_count == r->layers_count,
+            "stage %d holds %.17g (device %.17g), its bound from stage %d %.17g (%.17g): %s", s,
+            own.peak_allocated_bytes, own.device_used_bytes, r->bound_stage, r->peak_allocated_bytes,
+            r->device_used_bytes, keys);
+      CHECK(own.device_used_bytes <= out.per_gpu.device_used_bytes, "stage %d above the most loaded: %s", s, keys);
+    }
+    CHECK(out.peak_allocated_bytes == top_allocated && !out.ranks[out.per_gpu.stage].peak_bound,
+          "the highest allocated and the most loaded stage are walked: %s", keys);
+  }
+  CHECK(copied > 600 && strict > 500, "stages copied as bounds: %d (%d strictly above)", copied, strict);
+  return copied;
+}
+
 int main(void) {
   /* the grain of a double: the largest power of two it is a multiple of */
   CHECK(grain_of(1) == 0 && grain_of(2) == 1 && grain_of(3) == 0 && grain_of(-12) == 2, "grain of whole numbers");
@@ -414,8 +477,9 @@ int main(void) {
         dp_valid);
   /* the fast walks above took passes from their summaries (pass_summary.c) and still equal the full walk */
   CHECK(pass_summaries_used() > 1000, "passes applied from summaries: %ld", pass_summaries_used());
+  int copied = check_bounded_stages();
   printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g, %ld passes from "
-         "summaries\n",
-         valid, stages, skipping, worst_gap, pass_summaries_used());
+         "summaries; %d deep-pipeline stages reported as a lower stage's bound, each checked\n",
+         valid, stages, skipping, worst_gap, pass_summaries_used(), copied);
   return check_report("walk");
 }

@@ -26,6 +26,22 @@ describe('llmem CLI', () => {
     expect(res.per_gpu.breakdown_bytes.weights).toBeGreaterThanOrEqual(0);
     expect(res.params.total).toBe(8030261248);
   });
+  it('marks the middle stages of a very deep pipeline that it bounds instead of walking', () => {
+    const config = {
+      model: { layers: 2304, hidden: 1024, heads: 8, ffn_hidden: 2048, vocab: 32000 },
+      training: { grad_accum: 256 },
+      parallel: { engine: 'megatron', pp: 256, vpp: 9, pp_schedule: 'interleaved', gpus: 256 },
+    };
+    const r = cli(['estimate', '-'], JSON.stringify(config));
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/stage {3}5 +≤\d+\.\d\d GiB/);
+    expect(r.stdout).toContain('≤ not walked (a pipeline this deep): the same layers as stage');
+    const res = JSON.parse(cli(['estimate', '-', '--json'], JSON.stringify(config)).stdout);
+    const bounded = res.ranks.filter((x: { peak_bound: boolean }) => x.peak_bound);
+    expect(bounded.length).toBeGreaterThan(200);
+    expect(res.ranks[res.per_gpu.stage].peak_bound).toBe(false);
+    for (const x of bounded) expect(res.ranks[x.bound_stage].peak_bound).toBe(false);
+  });
   it('applies --set overrides', () => {
     const a = JSON.parse(cli(['estimate', '-', '--json'], '{}').stdout);
     const b = JSON.parse(cli(['estimate', '-', '--json', '--set', 'training.seq_len=8192'], '{}').stdout);

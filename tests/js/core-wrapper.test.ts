@@ -148,7 +148,8 @@ describe('result shapes', () => {
     );
     const rank =
       'stage peak_allocated_bytes peak_reserved_bytes device_used_bytes breakdown_bytes persistent_bytes ' +
-      'fragmentation_bytes largest_free_block_bytes reserved_simulated params layers mixer_layers moe_layers peak_phase peak_micro_batch peak_layer';
+      'fragmentation_bytes largest_free_block_bytes reserved_simulated params layers mixer_layers moe_layers peak_phase peak_micro_batch peak_layer ' +
+      'peak_bound bound_stage';
     expect(keys(r.per_gpu)).toBe(`${rank} peak_at`);
     expect(keys(r.ranks[0])).toBe(rank);
     expect(keys(r.terms[0])).toBe('category label formula value_bytes');

@@ -78,8 +78,20 @@ void rank_counts(const stage_layout *st, llmem_rank_result *r) {
  * capacity, where paged ranks tie: the demand breaks the tie). */
 static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs, llmem_rank_result *r,
                                  timeline_sink *sink) {
-  layout_stage(pl, s, layout);
-  states_for_stage(pl, layout, rs);
+  static stage_layout last_layout; /* the stage laid out before, with its states */
+  static rank_states last_states;
+  static plan last_plan;
+  if (s > 1 && last_layout.stage == s - 1 && memcmp(&last_plan, pl, sizeof *pl) == 0 &&
+      layout_same_layers(pl, s, s - 1)) {
+    /* the same layers make the same layout and states (states.c reads counts, not the place) */
+    *layout = last_layout, *rs = last_states;
+    layout->stage = s;
+    layout_stage_layers(pl, s, 0, &layout->first_layer);
+  } else {
+    layout_stage(pl, s, layout);
+    states_for_stage(pl, layout, rs);
+  }
+  last_layout = *layout, last_states = *rs, last_plan = *pl;
   r->stage = s;
   r->peak_bound = 0, r->bound_stage = 0; /* walked (ranks are reused between estimates) */
   rank_counts(layout, r);

@@ -223,6 +223,11 @@ int layer_mlp(const plan *pl, int layer);
 static inline int layer_kind(const plan *pl, int layer) {
   return layer_mixer(pl, layer) * LLMEM_LAYER_MLP_COUNT_ + layer_mlp(pl, layer);
 }
+/* Every layer is of one kind: no encoder, no per-layer patterns, no dense-first or every-n-th MoE. */
+static inline int plan_one_layer_kind(const plan *pl) {
+  return pl->encoder_layers == 0 && !pl->mixer_period && !pl->mlp_period &&
+         (!pl->moe || (pl->dense_layers == 0 && pl->layer_freq == 1));
+}
 static inline int mixer_is_attention(int mixer) {
   return mixer == LLMEM_MIXER_FULL || mixer == LLMEM_MIXER_SLIDING || mixer == LLMEM_MIXER_CHUNKED ||
          mixer == LLMEM_MIXER_ENCODER;
@@ -243,6 +248,7 @@ void layout_stage(const plan *pl, int stage, stage_layout *out);
 /* 1 when two stages hold the same kinds of layer in the same order in every
  * chunk, and neither or both hold the embedding / the head */
 int layout_same_layers(const plan *pl, int stage_a, int stage_b);
+int layout_chunks_uniform(const plan *pl, int stage); /* every chunk: the first chunk's layers */
 
 /* states.c */
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);

@@ -140,9 +140,9 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
     sum += W->chunk_layers[c];
   }
   /* layer costs by kind (mixer x MLP); a stage of one kind looks none up per layer */
-  int kinds = 0;
+  int kinds = 0, one = plan_one_layer_kind(pl);
   for (int c = 0; c < W->v; c++)
-    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c] && !(one && kinds); i++) {
       int kind = layer_kind(pl, i);
       if (!W->have[kind]) {
         W->costs[kind] = cost_of(pl, st, rs, i);

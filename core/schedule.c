@@ -84,6 +84,13 @@ static int queue_chunk(const schedule *s, int e) {
   return r % 2 ? e % 2 == 0 : e % 2 == 1;
 }
 
+/* Entries of chunk c among the queue's first e (queue_chunk, counted in closed form). */
+static int queued_before(const schedule *s, int e, int c) {
+  int r = s->stage, n = e < r + 1 ? e : r + 1; /* entries 0..r alternate, the rest are chunk 0 */
+  int ones = r % 2 ? (n + 1) / 2 : n / 2;
+  return c ? ones : n - ones + (e > r + 1 ? e - (r + 1) : 0);
+}
+
 static sched_op v_op(const schedule *s, int index) {
   int i = s->seg_count - 1;
   while (s->seg[i].start > index) i--;
@@ -96,8 +103,7 @@ static sched_op v_op(const schedule *s, int index) {
       if (g->kind[j] == SEG_WQ) per++, before += j < pos;
     int e = g->queued + copy * per + before;
     c = queue_chunk(s, e);
-    k = s->w_base[c];
-    for (int q = 0; q < e; q++) k += queue_chunk(s, q) == c;
+    k = s->w_base[c] + queued_before(s, e, c);
   } else {
     int per = 0, before = 0;
     for (int j = 0; j < g->n; j++)
@@ -108,13 +114,32 @@ static sched_op v_op(const schedule *s, int index) {
   return (sched_op){kind != SEG_F, k, c, kind == SEG_I ? SPLIT_I : 0};
 }
 
+/* A segment's copies from `copy` on whose queue entries all fall in the
+ * alternating part (entries 0..r) or all after it, whole copies only; a
+ * copy with one queue entry repeats every second copy while they alternate. */
+static void queue_run(const schedule *s, const sched_seg *g, int copy, int *length, int *reps) {
+  int per = 0;
+  for (int j = 0; j < g->n; j++) per += g->kind[j] == SEG_WQ;
+  int e = g->queued + copy * per, r = s->stage, left = g->reps - copy;
+  if (e > r) { /* all chunk 0 */
+    *length = g->n, *reps = left;
+    return;
+  }
+  int span = per % 2 ? 2 : 1; /* copies per repeat of the chunk sequence */
+  int whole = (r + 1 - e) / (per * span); /* repeats whose entries all stay within 0..r */
+  if (whole > left / span) whole = left / span;
+  if (whole < 1) *length = 1, *reps = 1;
+  else *length = span * g->n, *reps = whole;
+}
+
 static void v_run(const schedule *s, int index, int *length, int *reps) {
   int i = s->seg_count - 1;
   while (s->seg[i].start > index) i--;
   const sched_seg *g = &s->seg[i];
   int local = index - g->start, queue = 0;
   for (int j = 0; j < g->n; j++) queue |= g->kind[j] == SEG_WQ;
-  if (queue || local % g->n) *length = 1, *reps = 1; /* the queue's chunks vary: pass by pass */
+  if (local % g->n) *length = 1, *reps = 1; /* inside a copy: pass by pass */
+  else if (queue) queue_run(s, g, local / g->n, length, reps);
   else *length = g->n, *reps = g->reps - local / g->n;
 }
 
@@ -204,6 +229,13 @@ sched_op schedule_op(const schedule *s, int index) {
 }
 
 static int min2i(int a, int b) { return a < b ? a : b; }
+
+int schedule_first_virtual(const schedule *s, int backward, int chunk) {
+  if (s->kind != SCHED_INTERLEAVED) return 0;
+  int first, size, offset;
+  group_of(s, 0, &first, &size, &offset); /* the first group runs every chunk in turn, size passes each */
+  return (backward ? s->v - 1 - chunk : chunk) * size;
+}
 
 /* Passes left before virtual index k reaches a new chunk. */
 static int to_chunk_end(const schedule *s, int k) {

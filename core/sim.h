@@ -163,6 +163,9 @@ sched_op schedule_op(const schedule *s, int index);
 /* Ops [index, index + length * reps) repeat one pattern of `length` passes
  * whose chunks are the same in every copy. */
 void schedule_run(const schedule *s, int index, int *length, int *reps);
+/* The first virtual forward (backward) of the chunk: its index among the
+ * forwards (backwards); 1F1B: 0. */
+int schedule_first_virtual(const schedule *s, int backward, int chunk);
 
 /* ---- the passes (passes.c) ---- */
 typedef struct {

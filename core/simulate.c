@@ -400,20 +400,52 @@ double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, con
   return peak;
 }
 
+/* The first virtual pass of every chunk, forward or backward: the latest. */
+static int all_chunks_started_at(const schedule *sc, int backward) {
+  int last = 0;
+  for (int c = 0; c < sc->v; c++) {
+    int k = schedule_first_virtual(sc, backward, c);
+    if (k > last) last = k;
+  }
+  return last;
+}
+
+/* Whether the steady passes of every later middle stage can be matched pair
+ * for pair with this stage's: every chunk alike (the same layers, so the
+ * same passes), every chunk's forward started in every warm-up, and every
+ * chunk's backward started here before the forwards a later stage still runs
+ * after this stage's steady pairs end. */
+static int pairs_match(const plan *pl, const stage_walk *W, const schedule *sc, int stage) {
+  if (!layout_chunks_uniform(pl, stage)) return 0;
+  for (int c = 1; c < W->v; c++)
+    if (memcmp(W->in_flight_cat[c], W->in_flight_cat[0], sizeof W->in_flight_cat[0]) != 0 ||
+        W->kept_gathered[c] != W->kept_gathered[0] || W->grads_made[c] != W->grads_made[0])
+      return 0;
+  schedule last; /* the last middle stage: the fewest warm-up forwards */
+  schedule_init(&last, pl, (int)pl->pp - 2);
+  int total = sc->op_count / 2;
+  return last.warm > all_chunks_started_at(sc, 0) &&
+         (double)last.warm + total - 2.0 * sc->warm > all_chunks_started_at(sc, 1);
+}
+
 /* Whether every later middle stage with this stage's layers and states holds
  * no more than this one (estimate.c then reports this stage's numbers as
  * its bound instead of walking it). Under 1F1B and Megatron's interleaving
- * (schedules.py get_schedule_table) a later stage runs the same virtual
- * passes in the same order with fewer warm-up forwards, so each of its
- * passes is one of this stage's (same chunk, micro-batch and flags) and
- * starts with the same forwards done and as many backwards (a backward),
- * or the same backwards and more forwards done here (a forward). What it
- * holds less is whole micro-batches' live sets; what it can hold more is a
- * chunk's gradients made by that chunk's first backward (created lazily),
- * which is among the backwards it ran ahead, so it holds no more when no
- * chunk makes more gradients than one micro-batch keeps. GPipe's order does
- * not change with the stage. Only where nothing else depends on the order:
- * no held 4-bit inputs, no loss or embedding on the stage. */
+ * (schedules.py get_schedule_table) a later stage r runs the same virtual
+ * passes in the same order with fewer warm-up forwards. Its warm-up forwards
+ * and its cool-down backwards are this stage's own, from the same state; each
+ * of its backwards starts with the same backwards done and no more forwards
+ * than here. Its steady forwards: with every chunk alike (pairs_match), the
+ * forward of its steady pair j is this stage's pair j's, with the same
+ * backwards done and fewer forwards (after this stage's pairs end, the same
+ * virtual forward, done here with fewer backwards when every chunk's
+ * gradients already exist); otherwise the same virtual forward, done here
+ * with fewer backwards, where r can hold a chunk's lazily made gradients
+ * that its first backward, run ahead, created, which stays within the
+ * micro-batch that backward freed when no chunk's gradients exceed one
+ * micro-batch's live set. GPipe's order does not change with the stage. Only
+ * where nothing else depends on the order: no held 4-bit inputs, no loss or
+ * embedding on the stage. */
 int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
   if (st->has_head || st->has_embedding) return 0;
   schedule sc;
@@ -422,10 +454,12 @@ int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const ra
   static stage_walk W;
   walk_init(&W, pl, st, rs, stage);
   if (W.quant_held || W.vision.tokens_per_microbatch > 0) return 0;
+  int grads_within = 1;
   for (int c = 0; c < W.v; c++) {
     double live = 0;
     for (int x = 0; x < LLMEM_CAT_COUNT; x++) live += W.in_flight_cat[c][x];
-    if (!(W.grads_made[c] <= live) || !(W.kept_gathered[c] >= 0)) return 0;
+    if (!(live >= 0) || !(W.kept_gathered[c] >= 0)) return 0;
+    grads_within &= W.grads_made[c] <= live;
   }
-  return 1;
+  return sc.kind == SCHED_GPIPE || grads_within || pairs_match(pl, &W, &sc, stage);
 }

@@ -63,6 +63,20 @@ int main(void) {
     deep_pipeline(&in, deep[k].schedule, deep[k].vpp);
     bench(deep[k].name, &in);
   }
+  /* FSDP2's lazily made gradients (more than a micro-batch's activations per chunk) */
+  deep_pipeline(&in, LLMEM_PP_INTERLEAVED, 39);
+  in.engine = LLMEM_ENGINE_FSDP2;
+  bench("99840 layers pp512 vpp39 interleaved, fsdp2", &in);
+  /* the V schedules: two chunks per rank, 99,328 layers (a multiple of 2 x 512) */
+  static const struct { int schedule; const char *name; } v_shaped[] = {
+      {LLMEM_PP_ZB_V, "99328 layers pp512 zb_v, 1e6 mb"},
+      {LLMEM_PP_DUALPIPE_V, "99328 layers pp512 dualpipe_v, 1e6 mb"},
+      {LLMEM_PP_DUALPIPE, "99328 layers pp512 dualpipe, 1e6 mb"}};
+  for (int k = 0; k < 3; k++) {
+    deep_pipeline(&in, v_shaped[k].schedule, 2);
+    in.layers = 99328;
+    bench(v_shaped[k].name, &in);
+  }
   /* a 4096-point sweep of a 1F1B variant: the micro-batch count over the deep pipeline */
   {
     deep_pipeline(&in, LLMEM_PP_1F1B, 1);

@@ -83,6 +83,16 @@ static void check_order(int pp, int vpp, int m, int kind, int group) {
       i += length * reps;
     }
     CHECK(!bad && i == n, "schedule %d pp %d vpp %d m %d stage %d: order and runs", kind, pp, vpp, m, s);
+    /* each chunk's first forward and first backward among the forwards (backwards) */
+    int seen[2][LLMEM_MAX_VPP] = {{0}}, count[2] = {0, 0};
+    for (int k = 0; k < n && sc.kind != SCHED_V; k++) {
+      sched_op o = want[k];
+      if (!seen[o.backward][o.chunk]++)
+        CHECK(schedule_first_virtual(&sc, o.backward, o.chunk) == count[o.backward],
+              "pp %d vpp %d m %d stage %d: chunk %d's first %s is pass %d, not %d", pp, vpp, m, s, o.chunk,
+              o.backward ? "backward" : "forward", count[o.backward], schedule_first_virtual(&sc, o.backward, o.chunk));
+      count[o.backward]++;
+    }
   }
 }
 
@@ -351,18 +361,19 @@ static int check_bounded_stages(void) {
   static const char *recompute[] = {"none", "selective", "full"};
   static const char *tf[] = {"true", "false"};
   static llmem_result out;
-  int copied = 0, strict = 0;
+  int copied = 0, strict = 0, lazy_short = 0;
   char keys[768];
-  for (int t = 0; t < 40; t++) {
+  for (int t = 0; t < 60; t++) {
     /* only interleaving passes it: pp is at most 512 */
     int pp = pick(2) ? 64 : 128, vpp = pp == 64 ? 17 : 9, m = pp * (1 + pick(2));
     const char *engine = PICK(engines);
+    int seq = pick(2) ? 32 : 256; /* short: a chunk's gradients outweigh a micro-batch's activations */
     snprintf(keys, sizeof keys,
              "model.layers=%d model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.moe=%s "
              "model.moe.experts=4 model.moe.top_k=2 model.moe.expert_ffn_hidden=256 model.moe.dense_layers=%d "
-             "training.seq_len=256 training.grad_accum=%d training.recompute=%s parallel.engine=%s "
+             "training.seq_len=%d training.grad_accum=%d training.recompute=%s parallel.engine=%s "
              "parallel.zero_stage=%d parallel.pp=%d parallel.vpp=%d parallel.pp_schedule=interleaved parallel.gpus=%d",
-             pp * vpp * (1 + pick(2)), PICK(tf), pick(3) * vpp, m, PICK(recompute), engine, strstr(engine, "deepspeed") ? pick(2) : 0, pp,
+             pp * vpp * (1 + pick(2)), PICK(tf), pick(3) * vpp, seq, m, PICK(recompute), engine, strstr(engine, "deepspeed") ? pick(2) : 0, pp,
              vpp, pp);
     llmem_input in;
     llmem_defaults(&in);
@@ -389,6 +400,7 @@ static int check_bounded_stages(void) {
       simulate_stage(&pl, &st, &rs, &own, 0);
       copied++;
       strict += own.peak_allocated_bytes < r->peak_allocated_bytes;
+      lazy_short += seq == 32 && strcmp(engine, "fsdp2") == 0;
       CHECK(r->bound_stage < s && !out.ranks[r->bound_stage].peak_bound, "stage %d bound by %d: %s", s,
             r->bound_stage, keys);
       CHECK(own.peak_allocated_bytes <= r->peak_allocated_bytes && own.device_used_bytes <= r->device_used_bytes &&
@@ -401,7 +413,7 @@ static int check_bounded_stages(void) {
     CHECK(out.peak_allocated_bytes == top_allocated && !out.ranks[out.per_gpu.stage].peak_bound,
           "the highest allocated and the most loaded stage are walked: %s", keys);
   }
-  CHECK(copied > 600 && strict > 500, "stages copied as bounds: %d (%d strictly above)", copied, strict);
+  CHECK(copied > 600 && strict > 500 && lazy_short > 50, "stages copied as bounds: %d (%d strictly above, %d FSDP2 on short sequences)", copied, strict, lazy_short);
   return copied;
 }
 

@@ -248,7 +248,6 @@ void layout_stage(const plan *pl, int stage, stage_layout *out);
 /* 1 when two stages hold the same kinds of layer in the same order in every
  * chunk, and neither or both hold the embedding / the head */
 int layout_same_layers(const plan *pl, int stage_a, int stage_b);
-int layout_chunks_uniform(const plan *pl, int stage); /* every chunk: the first chunk's layers */
 
 /* states.c */
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs);

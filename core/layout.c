@@ -151,16 +151,6 @@ static int same_kinds(const plan *pl, int a, int b, int n) {
   return ((a > d ? a : d) - d) % f == ((b > d ? b : d) - d) % f;
 }
 
-/* Every virtual chunk of the stage holds the same layers (count and kinds, in order) as its first. */
-int layout_chunks_uniform(const plan *pl, int stage) {
-  int first0, n0 = layout_stage_layers(pl, stage, 0, &first0);
-  for (int c = 1; c < (int)pl->vpp; c++) {
-    int first, n = layout_stage_layers(pl, stage, c, &first);
-    if (n != n0 || !same_kinds(pl, first0, first, n)) return 0;
-  }
-  return 1;
-}
-
 int layout_same_layers(const plan *pl, int stage_a, int stage_b) {
   int p = (int)pl->pp, v = (int)pl->vpp;
   if ((stage_a == 0) != (stage_b == 0) || (stage_a == p - 1) != (stage_b == p - 1)) return 0;

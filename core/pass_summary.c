@@ -16,7 +16,7 @@
 #include "sim.h"
 
 typedef struct {
-  unsigned gen; /* valid while it equals `gen` */
+  unsigned gen; /* valid while it equals its slot's generation */
   int exact;    /* every point labelled by the pass's micro-batch */
   int grain;    /* every addition a multiple of 2^grain */
   double moved; /* the additions' magnitudes, summed */
@@ -29,31 +29,52 @@ typedef struct {
 
 enum { PASS_FORWARD, PASS_BACKWARD, PASS_INPUTS, PASS_WEIGHTS, PASS_KINDS };
 
-static pass_summary table[LLMEM_MAX_VPP][PASS_KINDS][2][2]; /* chunk, kind, first-pass flag, hole cached */
+/* Rows by chunk, kind, first-pass flag, hole cached. A stage class (stages
+ * with the same layers) takes v rows; as many classes as fit stay cached, so
+ * a pipeline whose stages cycle through a few classes (an MoE or hybrid
+ * pattern not dividing the stage) walks each class's passes once. */
+static pass_summary table[LLMEM_MAX_VPP][PASS_KINDS][2][2];
 static unsigned gen = 1;
 static long used; /* passes applied from a summary (tests) */
 
 long pass_summaries_used(void) { return used; }
-/* the stage the summaries were walked on, with what makes another stage's passes the same */
-static int owner_stage = -1;
+/* the plan the summaries were walked under, with what makes another stage's passes the same */
+static int owner_valid;
 static plan owner_plan;
-static llmem_input owner_input; /* the plan reads raw keys from its input */
-static rank_states owner_states;
+static llmem_input owner_input;           /* the plan reads raw keys from its input */
+static int slot_stage[LLMEM_MAX_VPP];     /* the class's stage in each slot of v rows (-1: free) */
+static rank_states slot_states[LLMEM_MAX_VPP]; /* and its rank's states */
+static unsigned slot_gen[LLMEM_MAX_VPP];
+static int next_slot;
 
-void pass_summaries_for_stage(const stage_walk *W, int stage) {
-  int same = owner_stage >= 0 && memcmp(&owner_plan, W->pl, sizeof owner_plan) == 0 &&
-             memcmp(&owner_input, W->pl->in, sizeof owner_input) == 0 &&
-             memcmp(&owner_states, W->rs, sizeof owner_states) == 0 &&
-             (stage == owner_stage || layout_same_layers(W->pl, stage, owner_stage));
-  if (same) return;
-  if (++gen == 0) { /* wrapped: clear once */
+static unsigned fresh_gen(void) {
+  if (++gen == 0) { /* wrapped: clear once, every slot freed */
     memset(table, 0, sizeof table);
+    for (int k = 0; k < LLMEM_MAX_VPP; k++) slot_stage[k] = -1;
     gen = 1;
   }
-  owner_stage = stage;
-  owner_plan = *W->pl;
-  owner_input = *W->pl->in;
-  owner_states = *W->rs;
+  return gen;
+}
+
+int pass_summaries_for_stage(const stage_walk *W, int stage) {
+  int slots = LLMEM_MAX_VPP / W->v;
+  if (!owner_valid || memcmp(&owner_plan, W->pl, sizeof owner_plan) != 0 ||
+      memcmp(&owner_input, W->pl->in, sizeof owner_input) != 0) {
+    for (int k = 0; k < LLMEM_MAX_VPP; k++) slot_stage[k] = -1;
+    owner_valid = 1, next_slot = 0;
+    owner_plan = *W->pl;
+    owner_input = *W->pl->in;
+  }
+  for (int k = 0; k < slots; k++)
+    if (slot_stage[k] >= 0 && memcmp(&slot_states[k], W->rs, sizeof *W->rs) == 0 &&
+        (slot_stage[k] == stage || layout_same_layers(W->pl, stage, slot_stage[k])))
+      return k * W->v;
+  int k = next_slot;
+  next_slot = (next_slot + 1) % slots;
+  slot_gen[k] = fresh_gen();
+  slot_stage[k] = stage;
+  slot_states[k] = *W->rs;
+  return k * W->v;
 }
 
 void sim_track(sim *S, double bytes) {
@@ -74,7 +95,7 @@ static int pass_flag(const walk_sig *g, sched_op o) {
 }
 
 /* The pass walked from nothing, its additions checked. */
-static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double hole, pass_summary *p) {
+static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double hole, pass_summary *p, unsigned valid) {
   sim Z;
   memset(&Z, 0, sizeof Z);
   Z.peak = -INFINITY;
@@ -82,7 +103,7 @@ static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double
   Z.track = 1;
   Z.grain = 1 << 20;
   walk_pass(W, &Z, g, o);
-  p->gen = gen;
+  p->gen = valid;
   p->hole_in = hole;
   p->hole_after = Z.hole;
   memcpy(p->delta, Z.cat, sizeof p->delta);
@@ -137,8 +158,10 @@ static int exact_from(const sim *S, const pass_summary *p) {
 
 int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
   if (W->quant_held || S->blocks || (S->sink && S->sink->events)) return 0;
-  pass_summary *p = &table[o.chunk][pass_kind(o)][pass_flag(g, o)][S->hole != 0];
-  if (p->gen != gen || p->hole_in != S->hole) summarize(W, g, o, S->hole, p);
+  int row = W->summary_row + o.chunk;
+  pass_summary *p = &table[row][pass_kind(o)][pass_flag(g, o)][S->hole != 0];
+  unsigned valid = slot_gen[row / W->v];
+  if (p->gen != valid || p->hole_in != S->hole) summarize(W, g, o, S->hole, p, valid);
   if (!p->exact || !exact_from(S, p)) return 0;
   if (p->has_peak && S->total + p->peak_off > S->peak) { /* the walk's first highest point, exactly */
     S->peak = S->total + p->peak_off;

@@ -187,7 +187,7 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   if (W->root > 0) p[LLMEM_CAT_WEIGHTS] += W->root;
   mtp_amounts(W);
   for (int c = 0; c < W->v; c++) live_amounts(W, c);
-  pass_summaries_for_stage(W, stage);
+  W->summary_row = pass_summaries_for_stage(W, stage);
 }
 
 /* The state at a pass boundary, rebuilt from what is live: running sums

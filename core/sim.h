@@ -79,9 +79,7 @@ static inline int grain_of(double x) {
   if (biased == 0x7ff) return -(1 << 20);
   if (biased == 0 && mantissa == 0) return 1 << 20; /* zero: a multiple of anything */
   if (biased) mantissa |= 1ULL << 52;
-  int k = (biased ? biased : 1) - 1075;
-  while (!(mantissa & 1)) mantissa >>= 1, k++;
-  return k;
+  return (biased ? biased : 1) - 1075 + __builtin_ctzll(mantissa); /* trailing zero bits (gcc, clang) */
 }
 
 /* A pass being summarised notes each addition's grain and size (pass_summary.c). */
@@ -193,6 +191,7 @@ typedef struct {
   int first_global[LLMEM_MAX_VPP], chunk_layers[LLMEM_MAX_VPP], local0[LLMEM_MAX_VPP];
   int have[LAYER_KIND_COUNT]; /* the layer kinds (mixer x MLP) on this stage: costs[kind] is set */
   int single_kind;            /* the stage's one kind, or -1 when it has several */
+  int summary_row;            /* its chunks' pass summaries start at this row (pass_summary.c) */
   loss_memory loss;
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;
@@ -236,8 +235,9 @@ void walk_pass(const stage_walk *W, sim *S, const walk_sig *g, sched_op o);
 /* The same pass from its summary (pass_summary.c) where that is exact; 0: walk it. */
 int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_op o);
 /* Summaries stay valid from one stage to the next while the plan, the rank's
- * states and the stage's layers are the same (called by walk_init). */
-void pass_summaries_for_stage(const stage_walk *W, int stage);
+ * states and the stage's layers are the same (called by walk_init); the
+ * first of the stage's rows (summary_row). */
+int pass_summaries_for_stage(const stage_walk *W, int stage);
 long pass_summaries_used(void); /* passes applied from a summary so far (tests) */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);

@@ -410,22 +410,25 @@ static int all_chunks_started_at(const schedule *sc, int backward) {
   return last;
 }
 
-/* Whether the steady passes of every later middle stage can be matched pair
- * for pair with this stage's: every chunk alike (the same layers, so the
- * same passes), every chunk's forward started in every warm-up, and every
- * chunk's backward started here before the forwards a later stage still runs
- * after this stage's steady pairs end. */
-static int pairs_match(const plan *pl, const stage_walk *W, const schedule *sc, int stage) {
-  if (!layout_chunks_uniform(pl, stage)) return 0;
-  for (int c = 1; c < W->v; c++)
-    if (memcmp(W->in_flight_cat[c], W->in_flight_cat[0], sizeof W->in_flight_cat[0]) != 0 ||
-        W->kept_gathered[c] != W->kept_gathered[0] || W->grads_made[c] != W->grads_made[0])
-      return 0;
+/* Whether every steady forward of every later middle stage r can be matched
+ * with this stage's forward of the same chunk t periods later: a period is
+ * g micro-batches through every chunk (P = g v virtual forwards; 1F1B: one),
+ * t the fewest periods that cover r's D fewer warm-up forwards. That forward
+ * runs here with no fewer backwards done, so the same gradients exist, and
+ * P t more forwards against P t - D more backwards: t whole periods of
+ * forwards add t g micro-batches of every chunk, at least what any P t
+ * backwards free. Needs whole groups (the chunk order repeats every period),
+ * every chunk's forward started in every warm-up, and, for r's forwards
+ * with no forward t periods later here, every chunk's backward started
+ * here before them (the same virtual forward then holds as much). */
+static int periods_match(const plan *pl, const schedule *sc) {
+  int P = sc->kind == SCHED_INTERLEAVED ? sc->g * sc->v : 1, total = sc->op_count / 2;
+  if (sc->kind == SCHED_INTERLEAVED && sc->m % sc->g != 0) return 0;
   schedule last; /* the last middle stage: the fewest warm-up forwards */
   schedule_init(&last, pl, (int)pl->pp - 2);
-  int total = sc->op_count / 2;
+  int D = sc->warm - last.warm, t = (D + P - 1) / P;
   return last.warm > all_chunks_started_at(sc, 0) &&
-         (double)last.warm + total - 2.0 * sc->warm > all_chunks_started_at(sc, 1);
+         (double)total - (double)t * P - sc->warm > all_chunks_started_at(sc, 1);
 }
 
 /* Whether every later middle stage with this stage's layers and states holds
@@ -435,17 +438,14 @@ static int pairs_match(const plan *pl, const stage_walk *W, const schedule *sc, 
  * passes in the same order with fewer warm-up forwards. Its warm-up forwards
  * and its cool-down backwards are this stage's own, from the same state; each
  * of its backwards starts with the same backwards done and no more forwards
- * than here. Its steady forwards: with every chunk alike (pairs_match), the
- * forward of its steady pair j is this stage's pair j's, with the same
- * backwards done and fewer forwards (after this stage's pairs end, the same
- * virtual forward, done here with fewer backwards when every chunk's
- * gradients already exist); otherwise the same virtual forward, done here
- * with fewer backwards, where r can hold a chunk's lazily made gradients
+ * than here. Each of its steady forwards is the same virtual forward here,
+ * done with fewer backwards: r can then hold a chunk's lazily made gradients
  * that its first backward, run ahead, created, which stays within the
  * micro-batch that backward freed when no chunk's gradients exceed one
- * micro-batch's live set. GPipe's order does not change with the stage. Only
- * where nothing else depends on the order: no held 4-bit inputs, no loss or
- * embedding on the stage. */
+ * micro-batch's live set; otherwise periods_match pairs it with a later
+ * forward of the same chunk here. GPipe's order does not change with the
+ * stage. Only where nothing else depends on the order: no held 4-bit inputs,
+ * no loss or embedding on the stage. */
 int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
   if (st->has_head || st->has_embedding) return 0;
   schedule sc;
@@ -461,5 +461,5 @@ int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const ra
     if (!(live >= 0) || !(W.kept_gathered[c] >= 0)) return 0;
     grads_within &= W.grads_made[c] <= live;
   }
-  return sc.kind == SCHED_GPIPE || grads_within || pairs_match(pl, &W, &sc, stage);
+  return sc.kind == SCHED_GPIPE || grads_within || periods_match(pl, &sc);
 }

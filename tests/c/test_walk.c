@@ -365,15 +365,15 @@ static int check_bounded_stages(void) {
   char keys[768];
   for (int t = 0; t < 60; t++) {
     /* only interleaving passes it: pp is at most 512 */
-    int pp = pick(2) ? 64 : 128, vpp = pp == 64 ? 17 : 9, m = pp * (1 + pick(2));
+    int pp = pick(2) ? 64 : 128, vpp = pp == 64 ? 17 : 9, m = pp * (1 + pick(6));
     const char *engine = PICK(engines);
     int seq = pick(2) ? 32 : 256; /* short: a chunk's gradients outweigh a micro-batch's activations */
     snprintf(keys, sizeof keys,
              "model.layers=%d model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.moe=%s "
-             "model.moe.experts=4 model.moe.top_k=2 model.moe.expert_ffn_hidden=256 model.moe.dense_layers=%d "
+             "model.moe.experts=4 model.moe.top_k=2 model.moe.expert_ffn_hidden=256 model.moe.dense_layers=%d model.moe.layer_freq=%d "
              "training.seq_len=%d training.grad_accum=%d training.recompute=%s parallel.engine=%s "
              "parallel.zero_stage=%d parallel.pp=%d parallel.vpp=%d parallel.pp_schedule=interleaved parallel.gpus=%d",
-             pp * vpp * (1 + pick(2)), PICK(tf), pick(3) * vpp, seq, m, PICK(recompute), engine, strstr(engine, "deepspeed") ? pick(2) : 0, pp,
+             pp * vpp * (1 + pick(2)), PICK(tf), pick(3) * vpp, 1 + pick(3), seq, m, PICK(recompute), engine, strstr(engine, "deepspeed") ? pick(2) : 0, pp,
              vpp, pp);
     llmem_input in;
     llmem_defaults(&in);

@@ -275,12 +275,17 @@ double embedding_activation_bytes(const plan *pl);
 double lora_saved_bytes(const plan *pl, int layer);
 
 /* loss.c */
+#define LOSS_MAX_TENSORS 6
 typedef struct {
   double saved_bytes;         /* kept from the loss forward to its backward */
   double forward_peak_bytes;  /* extra transient at the loss forward */
   double backward_peak_bytes; /* extra transient at the loss backward */
   double head_input_bytes;    /* final-norm output / head input kept */
   double unreusable_bytes;    /* freed forward block the backward cannot reuse (allocator) */
+  /* the transients as the tensors the loss allocates, each its own allocator
+   * request (none listed: one request of the total); their sums are the peaks */
+  double forward_tensors[LOSS_MAX_TENSORS];
+  double backward_tensors[LOSS_MAX_TENSORS];
 } loss_memory;
 loss_memory loss_bytes(const plan *pl);
 

@@ -4,6 +4,22 @@
 
 #include "internal.h"
 
+/* A transient as the separate tensors that make it (a zero is none); returns their sum. */
+static double tensors(double *list, double a, double b, double c) {
+  list[0] = a, list[1] = b, list[2] = c;
+  return a + b + c;
+}
+
+/* One more tensor in a transient: its own entry when the transient lists its
+ * tensors (the last entry grows when all are taken), else only the total. */
+static void more(double *list, double *total, double bytes) {
+  *total += bytes;
+  int k = 0;
+  while (k < LOSS_MAX_TENSORS && list[k] > 0) k++;
+  if (k == 0 || bytes <= 0) return; /* not listed: one request of the total */
+  list[k < LOSS_MAX_TENSORS ? k : LOSS_MAX_TENSORS - 1] += bytes;
+}
+
 /* Liger fused linear cross-entropy (liger_kernel/ops/fused_linear_cross_entropy.py
  * at ead96b61, fused_linear_cross_entropy_forward): the forward computes the
  * gradients and keeps them for the backward. */
@@ -38,13 +54,13 @@ static void rl_entropy_bytes(const plan *pl, double T, double V, loss_memory *lm
        * dynamic=True), 54051c85, #118, 2025-01-21): the reductions fuse, a logsumexp per
        * token is kept, the backward makes the logits-sized gradient it adds */
       lm->saved_bytes += 4 * T;
-      lm->backward_peak_bytes += ab * TV;
+      more(lm->backward_tensors, &lm->backward_peak_bytes, ab * TV);
       break;
     case LLMEM_RL_ENTROPY_CHUNKED: {
       /* TRL trainer/utils.py entropy_from_logits(logits, chunk_size=128) under no_grad:
        * log_softmax, its exp and their product per chunk of 128 rows, nothing kept */
       double rows = min2(T, 128);
-      lm->forward_peak_bytes += 3 * rows * V * ab;
+      more(lm->forward_tensors, &lm->forward_peak_bytes, 3 * rows * V * ab);
       break;
     }
     default:
@@ -52,7 +68,7 @@ static void rl_entropy_bytes(const plan *pl, double T, double V, loss_memory *lm
        * softmax(logits), then logsumexp(logits) - sum(pd * logits): the softmax kept
        * for the backward, the product a transient, both in the logits dtype */
       lm->saved_bytes += ab * TV;
-      lm->forward_peak_bytes += ab * TV;
+      more(lm->forward_tensors, &lm->forward_peak_bytes, ab * TV);
       break;
   }
 }
@@ -70,8 +86,11 @@ static void standard_bytes(loss_memory *lm, double TV, double ab, int megatron) 
      * log-softmax (forward 10·T·V bytes); backward: dense nll gradient and
      * log-softmax input gradient next to the saved output (12·T·V). */
     lm->saved_bytes = 4 * TV;
-    lm->forward_peak_bytes = ab * TV + 4 * TV;
-    lm->backward_peak_bytes = 8 * TV;
+    /* the logits and their .float() copy; nll_loss_backward's zeros (scattered) and
+     * _log_softmax_backward_data's output, each its own allocation (aten
+     * native/LossNLL.cpp, native/SoftMax.cpp): the zeros can take the copy's freed block */
+    lm->forward_peak_bytes = tensors(lm->forward_tensors, ab * TV, 4 * TV, 0);
+    lm->backward_peak_bytes = tensors(lm->backward_tensors, 4 * TV, 4 * TV, 0);
     lm->unreusable_bytes = ab * TV;
   }
 }
@@ -88,10 +107,11 @@ static void loss_parallel_bytes(loss_memory *lm, double Tv, double ab) {
    * (result, saved for nll_loss and _log_softmax backward) */
   lm->saved_bytes = 4 * Tv;
   /* logits, fp32 copy and shifted beside exp(shifted), then beside result in exp's place */
-  lm->forward_peak_bytes = (ab + upcast + 4) * Tv;
+  lm->forward_peak_bytes = tensors(lm->forward_tensors, ab * Tv, upcast * Tv, 4 * Tv);
   /* _nll_loss_and_log_softmax_backward: zeros_like grad_input, exp(x), their sum,
-   * then sum * grad_output in exp's place; next to the saved result */
-  lm->backward_peak_bytes = 12 * Tv;
+   * then sum * grad_output in exp's place; next to the saved result. Each its own
+   * tensor, so the backward reuses the forward's freed fp32 blocks */
+  lm->backward_peak_bytes = tensors(lm->backward_tensors, 4 * Tv, 4 * Tv, 4 * Tv);
   lm->unreusable_bytes = upcast > 0 ? ab * Tv : 0; /* del pred: the freed 16-bit logits */
 }
 
@@ -223,8 +243,8 @@ loss_memory loss_bytes(const plan *pl) {
                   pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED;
   if (head_4bit) {
     double deq = dequantized_weight_bytes(pl, V * h);
-    lm.forward_peak_bytes += deq;
-    lm.backward_peak_bytes += deq;
+    more(lm.forward_tensors, &lm.forward_peak_bytes, deq);
+    more(lm.backward_tensors, &lm.backward_peak_bytes, deq);
   }
   return lm;
 }

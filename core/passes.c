@@ -337,6 +337,35 @@ void hold_quant_inputs(const stage_walk *W, sim *S, int take) {
   S->held = take;
 }
 
+/* A loss transient (tag part 2: forward, 3: backward) as its tensors, each its
+ * own request (parts part + 8·(k+1)), or one request of the total when none are listed. */
+static int loss_listed(const double *list) {
+  for (int k = 0; k < LOSS_MAX_TENSORS; k++)
+    if (list[k] > 0) return 1;
+  return 0;
+}
+
+static void loss_take(sim *S, int mb, int part, const double *list, double total) {
+  if (!loss_listed(list)) {
+    sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, part), total, ALLOC_STREAM_COMPUTE);
+    return;
+  }
+  for (int k = 0; k < LOSS_MAX_TENSORS; k++)
+    if (list[k] > 0)
+      sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, part + 8 * (k + 1)), list[k],
+               ALLOC_STREAM_COMPUTE);
+}
+
+/* Its blocks back to the cache (the caller takes the bytes off the sums). */
+static void loss_unblock(const sim *S, int mb, int part, const double *list) {
+  if (!loss_listed(list)) {
+    sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part), 0);
+    return;
+  }
+  for (int k = 0; k < LOSS_MAX_TENSORS; k++)
+    if (list[k] > 0) sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part + 8 * (k + 1)), 0);
+}
+
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
@@ -380,10 +409,10 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
     /* model() has returned: `logits` is rebound, the micro-batch before's go */
     if (S->held) sim_give(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, 0);
-    sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes,
-             ALLOC_STREAM_COMPUTE);
+    loss_take(S, mb, 2, W->loss.forward_tensors, W->loss.forward_peak_bytes);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
-    sim_give(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 2), W->loss.forward_peak_bytes, 0);
+    sim_add(S, LLMEM_CAT_LOGITS, -W->loss.forward_peak_bytes);
+    loss_unblock(S, mb, 2, W->loss.forward_tensors);
     /* `loss` is rebound: the micro-batch before's graph goes, with its 4-bit inputs */
     if (S->held) held_inputs(W, S, 0), S->held = 0;
     sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
@@ -425,8 +454,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   uint64_t next = block_tag(TAG_PREFETCH, LAYER_HEAD, mb, 0), full = block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1);
   if (W->loss_gather > 0) sim_sync(S);
   sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, ALLOC_STREAM_GATHER);
-  sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), W->loss.backward_peak_bytes,
-           ALLOC_STREAM_COMPUTE);
+  loss_take(S, mb, 3, W->loss.backward_tensors, W->loss.backward_peak_bytes);
   if (W->lazy && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, 0, 0), W->head_grads + W->norm_grads,
              ALLOC_STREAM_COMPUTE);
@@ -437,7 +465,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
   if (!own) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
-  sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 3), 0);
+  loss_unblock(S, mb, 3, W->loss.backward_tensors);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   S->hole = 0;
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);

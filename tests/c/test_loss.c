@@ -1,5 +1,8 @@
 /* Logits and cross-entropy (docs/memory-model.md §7.11): PyTorch loss_parallel()
  * over vocab-sharded logits, counted tensor by tensor by hand. */
+#include <math.h>
+
+#include "allocator.h"
 #include "check.h"
 #include "check_plan.h"
 
@@ -80,10 +83,76 @@ static void rl_entropy(void) {
   CHECK(g.rl_entropy_kernel == LLMEM_RL_ENTROPY_EAGER, "generic: eager");
 }
 
+/* The loss's transients as the tensors the framework allocates (loss_memory
+ * forward_tensors / backward_tensors), replayed through the caching allocator.
+ * Llama-3-8B shape, 2 x 4096 tokens, tp 8: Tv = 8192 x 16032 = 131,334,144.
+ * loss_parallel: forward bf16 logits 2 Tv = 262,668,288 B, .float() copy and
+ * shifted 4 Tv = 525,336,576 B each; backward zeros_like, exp(x), their sum,
+ * 4 Tv each. Standard: forward logits and copy, backward nll_loss_backward's
+ * zeros and _log_softmax_backward_data's output.
+ * Replay (c10 CUDACachingAllocator: >= 10 MiB requests get their own segment
+ * rounded to 2 MiB; best fit from the cache): the saved 4 Tv takes a 502 MiB
+ * segment (526,385,152 B; the 1 MiB rest is not split off), the forward 126 MiB
+ * (264,241,152 B) and two 502 MiB segments, freed; the backward's first two
+ * 4 Tv requests reuse those two, the third opens one more: 4 x 526,385,152 +
+ * 264,241,152 = 2,369,781,760 B reserved. One block per transient (10 Tv then
+ * 12 Tv) would reserve 526,385,152 + 1,314,914,304 + 1,577,058,304 =
+ * 3,418,357,760 B: the 12 Tv request fits no freed block. */
+static void replay(const double *list, double total, uint64_t tag, int take) {
+  int listed = 0;
+  for (int k = 0; k < LOSS_MAX_TENSORS; k++) listed |= list[k] > 0;
+  for (int k = 0; k < (listed ? LOSS_MAX_TENSORS : 1); k++) {
+    double bytes = listed ? list[k] : total;
+    if (bytes <= 0) continue;
+    if (take) alloc_malloc(tag + (uint64_t)k, bytes, ALLOC_STREAM_COMPUTE);
+    else alloc_free(tag + (uint64_t)k, 0);
+  }
+}
+
+static double loss_reserved(const loss_memory *lm) {
+  alloc_settings s = {INFINITY, 0, INFINITY, 0, 1e9};
+  alloc_reset(&s);
+  alloc_malloc(1, lm->saved_bytes, ALLOC_STREAM_COMPUTE);
+  replay(lm->forward_tensors, lm->forward_peak_bytes, 10, 1);
+  replay(lm->forward_tensors, lm->forward_peak_bytes, 10, 0);
+  replay(lm->backward_tensors, lm->backward_peak_bytes, 20, 1);
+  return alloc_get_stats()->reserved_bytes;
+}
+
+static void loss_tensors(void) {
+  const double Tv = 8192.0 * 16032;
+  plan pl = plan_for(L3 "training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=loss_parallel");
+  loss_memory lp = loss_bytes(&pl);
+  CHECK_NEAR(lp.forward_tensors[0], 262668288.0, 0, "loss_parallel: bf16 logits");
+  CHECK_NEAR(lp.forward_tensors[1], 525336576.0, 0, "loss_parallel: fp32 copy");
+  CHECK_NEAR(lp.forward_tensors[2], 525336576.0, 0, "loss_parallel: shifted");
+  for (int k = 0; k < 3; k++) CHECK_NEAR(lp.backward_tensors[k], 4 * Tv, 0, "loss_parallel: backward 4 Tv each");
+  CHECK_NEAR(loss_reserved(&lp), 2369781760.0, 0, "loss_parallel: the backward reuses two forward blocks");
+  loss_memory lumped = lp;
+  for (int k = 0; k < LOSS_MAX_TENSORS; k++) lumped.forward_tensors[k] = lumped.backward_tensors[k] = 0;
+  CHECK_NEAR(loss_reserved(&lumped), 3418357760.0, 0, "one block per transient");
+  plan sp = plan_for(L3 "training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard");
+  loss_memory sd = loss_bytes(&sp);
+  CHECK_NEAR(sd.forward_tensors[0], 2 * Tv, 0, "standard: bf16 logits");
+  CHECK_NEAR(sd.forward_tensors[1], 4 * Tv, 0, "standard: fp32 copy");
+  CHECK_NEAR(sd.forward_tensors[2], 0, 0, "standard: two forward tensors");
+  CHECK_NEAR(sd.backward_tensors[0] + sd.backward_tensors[1], 8 * Tv, 0, "standard: backward 4 + 4 Tv");
+  /* saved 502 MiB, forward 126 + 502 MiB freed, backward: one reused, one new: 3 x 526,385,152 + 264,241,152 */
+  CHECK_NEAR(loss_reserved(&sd), 1843396608.0, 0, "standard: the zeros reuse the copy's block");
+  /* an RL entropy transient is one tensor more in the list (the sums stay the peaks) */
+  plan e = plan_for(L3 ONE "rl.algorithm=grpo rl.entropy=true training.loss=standard rl.entropy_kernel=eager");
+  loss_memory le = loss_bytes(&e);
+  double sum = 0;
+  for (int k = 0; k < LOSS_MAX_TENSORS; k++) sum += le.forward_tensors[k];
+  CHECK_NEAR(sum, le.forward_peak_bytes, 0, "entropy product listed");
+  CHECK_NEAR(le.forward_tensors[2], 1050673152.0, 0, "entropy product: its own tensor, 2 TV");
+}
+
 int main(void) {
   softcap();
   flash_ce();
   rl_entropy();
+  loss_tensors();
   /* tp 8, bf16: Tv = T * V/tp = 4096 * 16032 = 65,667,072 elements.
    * forward: bf16 logits 2 Tv + fp32 copy 4 Tv + shifted 4 Tv + exp(shifted) 4 Tv
    *   (then the result in exp's place) = 14 Tv = 919,339,008 B;

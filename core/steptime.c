@@ -16,7 +16,8 @@
  *     state, 2 per layer forward and 2 backward (Megatron-LM; Korthikanti et
  *     al. 2022 §4.2.2: Megatron's SP re-gathers the input in the backward),
  *     not overlapped;
- *   - DP / ZeRO / FSDP: gradient reduction and parameter gathers, overlapped
+ *   - DP / ZeRO / FSDP: gradient reduction and parameter gathers (rings at
+ *     the NICs of the group's ranks in a node), overlapped
  *     with the compute they may hide behind (the whole step for per-layer
  *     FSDP/ZeRO-3 units; one micro-batch's backward for DDP-style buckets),
  *     the first gather and last reduction always exposed;
@@ -55,9 +56,23 @@ typedef struct {
 
 static double ring(double n) { return n > 1 ? (n - 1) / n : 0; }
 
-/* Bus bandwidth of a group of `size` ranks `stride` ranks apart. */
+/* Bandwidth of one rank's transfers (point-to-point, all-to-all) in a group
+ * of `size` ranks `stride` ranks apart: NVLink inside a node, else its NIC. */
 static double group_bytes_per_s(const step_ctx *c, double size, double stride) {
   return size * stride <= c->pl->gpus_per_node ? c->g.intra_bytes_per_s : c->g.inter_bytes_per_s;
+}
+
+/* Bus bandwidth of a ring collective (all-reduce, all-gather, reduce-scatter)
+ * over such a group. Across nodes NCCL runs one ring per channel, each entering
+ * and leaving a node once, through the NIC of a different GPU: with one NIC per
+ * GPU the group's k ranks in a node give k NICs' worth, up to NVLink's rate
+ * (nccl-tests #119: 4 HDR NICs per 8 A100s, 84.8 GB/s bus bandwidth of the
+ * 4 x 25 GB/s; nccl-tests #283: 8 H200s with 8 x 400 Gb/s NICs, about 350 GB/s). */
+static double ring_bytes_per_s(const step_ctx *c, double size, double stride) {
+  double per_node = c->pl->gpus_per_node;
+  if (size * stride <= per_node) return c->g.intra_bytes_per_s;
+  double ranks_per_node = fmax(1, fmin(size, floor(per_node / stride)));
+  return fmin(c->g.intra_bytes_per_s, ranks_per_node * c->g.inter_bytes_per_s);
 }
 
 /* float8 linears (torchao tensorwise scaling): each operand's amax and cast
@@ -113,7 +128,7 @@ static void add_sac_recompute(const step_ctx *c, layer_time *t, double f) {
   t->sac_fwd = linear_fwd_seconds(c, T, h, kv_out) + linear_fwd_seconds(c, T, q_out, h) +
                (pl->gated ? linear_fwd_seconds(c, T, h, f) : linear_fwd_seconds(c, T, f, h));
   if (pl->tp > 1 && pl->sp)
-    t->sac_tp = 2 * collective_seconds(T * h * tp_gather_bytes(c), pl->tp, 1, group_bytes_per_s(c, pl->tp, 1));
+    t->sac_tp = 2 * collective_seconds(T * h * tp_gather_bytes(c), pl->tp, 1, ring_bytes_per_s(c, pl->tp, 1));
 }
 
 /* Dense MLP (or shared expert) of intermediate size f per rank. */
@@ -215,7 +230,7 @@ static double tp_gather_bytes(const step_ctx *c) {
 static void add_tp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
   if (pl->tp <= 1) return;
-  double bytes = c->tokens * pl->hidden * c->ab, bw = group_bytes_per_s(c, pl->tp, 1);
+  double bytes = c->tokens * pl->hidden * c->ab, bw = ring_bytes_per_s(c, pl->tp, 1);
   double one = collective_seconds(bytes, pl->tp, 2, bw); /* all-reduce, or AG + RS */
   double gather = collective_seconds(c->tokens * pl->hidden * tp_gather_bytes(c), pl->tp, 1, bw);
   t->tp_fwd += pl->sp ? 2 * (gather + collective_seconds(bytes, pl->tp, 1, bw)) : 2 * one;
@@ -441,7 +456,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   const plan *pl = c->pl;
   double group = pl->dp * pl->cp;
   if (group <= 1) return 0;
-  double bw = group_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
+  double bw = ring_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
   double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
   double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
@@ -452,9 +467,10 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
      * hybrid sharding all-reduces the gradient shards over the replicas */
     double gathers = pl->reshard_after_forward || z3 ? 2 : 1;
     double rounds = fsdp && pl->pp > 1 ? 1 : m;
-    double shard_bw = group_bytes_per_s(c, shard, pl->tp);
+    double shard_bw = ring_bytes_per_s(c, shard, pl->tp),
+           replica_bw = ring_bytes_per_s(c, group / shard, pl->tp * shard);
     double per_round = collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
-                       collective_seconds(params_here * grad_b / shard, group / shard, 2, bw);
+                       collective_seconds(params_here * grad_b / shard, group / shard, 2, replica_bw);
     double total = per_round * rounds;
     double exposed = per_round / fmax(1, layers_here); /* the first gather, the last reduction */
     if (fsdp) {
@@ -470,7 +486,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
       double root =
           (pl->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) / pl->tp;
       double root_round = collective_seconds(root * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
-                          collective_seconds(root * grad_b / shard, group / shard, 2, bw);
+                          collective_seconds(root * grad_b / shard, group / shard, 2, replica_bw);
       exposed = rounds * (root_round + (per_round - root_round) / fmax(1, layers_here)); /* each round */
       total -= rounds * root_round;                                                      /* exposed, not overlapped */
     }
@@ -558,7 +574,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
     double full = c.tokens * pl->hidden * c.ab;
     double bytes = full / (pl->sp || megatron ? pl->tp : 1);
-    double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, group_bytes_per_s(&c, pl->tp, 1)) : 0;
+    double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, ring_bytes_per_s(&c, pl->tp, 1)) : 0;
     p2p = 2 * v * m * (bytes / group_bytes_per_s(&c, 2, pl->tp * pl->cp * pl->dp) + gather);
   }
   double total, active, trainable;

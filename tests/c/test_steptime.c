@@ -336,6 +336,38 @@ static void test_cp_ring(void) {
   CHECK_NEAR(slow - fast, L * cp + fsdp - fast_part, 1e-3 * (slow - fast), "CP ring exposure and FSDP");
 }
 
+/* A DDP gradient all-reduce across nodes: NCCL's rings each leave a node
+ * through a different GPU's NIC, so a group with k ranks in a node has k NICs'
+ * bus bandwidth (16 GPUs in 2 nodes: 8 ranks per node; with TP 2 the DP group
+ * has 4; Megatron's DDP with its overlap, there). On links slow enough to leave it exposed, the step grows by the
+ * all-reduce beyond one micro-batch's backward plus one layer's share. */
+static double ddp_slow_link_step(llmem_input *in, double inter_gb_per_s) {
+  in->inter_node_gb_per_s = inter_gb_per_s;
+  return step_of(in);
+}
+
+static void test_ring_across_nodes(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 16, in.gpus_per_node = 8, in.engine = LLMEM_ENGINE_DDP;
+  for (int tp = 1; tp <= 2; tp *= 2) {
+    in.tp = tp;
+    if (tp > 1) in.engine = LLMEM_ENGINE_MEGATRON, in.overlap_comm = 1; /* DDP-style overlapped all-reduce */
+    plan pl;
+    int field;
+    const char *detail;
+    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+    double total, active, trainable;
+    model_param_counts(&pl, &total, &active, &trainable);
+    double dp = 16.0 / tp, per_node = 8.0 / tp, bytes = total / tp * pl.grad_bytes;
+    double slow = ddp_slow_link_step(&in, 0.01), slower = ddp_slow_link_step(&in, 0.005);
+    double all_reduce = 2 * bytes * (dp - 1) / dp, bw = per_node * 0.01e9 * 0.85;
+    double grown = (all_reduce / (bw / 2) - all_reduce / bw) * (1 + 1 / pl.layers);
+    CHECK_NEAR(slower - slow, grown, 1e-9 * grown,
+               tp == 1 ? "ring all-reduce: 8 NICs per node" : "ring all-reduce: 4 NICs per node (TP 2)");
+  }
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -349,5 +381,6 @@ int main(void) {
   test_fp8_tp_gather();
   test_fsdp_root();
   test_cp_ring();
+  test_ring_across_nodes();
   return check_report("steptime");
 }

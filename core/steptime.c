@@ -15,12 +15,13 @@
  *   - TP: all-reduces (or all-gathers + reduce-scatters with SP) of the hidden
  *     state, 2 per layer forward and 2 backward (Megatron-LM; Korthikanti et
  *     al. 2022 §4.2.2: Megatron's SP re-gathers the input in the backward),
- *     not overlapped;
+ *     exposed, or with tp_comm_overlap hidden behind the GEMMs;
  *   - DP / ZeRO / FSDP: gradient reduction and parameter gathers (rings at
  *     the NICs of the group's ranks in a node), overlapped
  *     with the compute they may hide behind (the whole step for per-layer
  *     FSDP/ZeRO-3 units; one micro-batch's backward for DDP-style buckets),
- *     the first gather and last reduction always exposed;
+ *     the first gather and last reduction always exposed; what overlaps takes
+ *     a share of the compute (Calculon's processor usage), as overlapped TP;
  *   - PP: the bubble (p - 1) / v stage-passes (Narayanan et al. 2021 §2.2),
  *     none for zero-bubble and ZB-V, (p - 1) / 3 for DualPipeV, plus
  *     activation sends between stages;
@@ -359,27 +360,41 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   return t;
 }
 
-/* Forward, backward and recomputed forward of one layer for one micro-batch. */
+/* The share of the compute a collective over a group of `size` ranks
+ * `stride` apart takes while it overlaps (Calculon processor_usage). */
+static double compute_share(const step_ctx *c, double size, double stride) {
+  return size * stride <= c->pl->gpus_per_node ? c->g.intra_compute_share : c->g.inter_compute_share;
+}
+
+/* Time `comm` adds beside `compute` it overlaps: what the compute cannot hide,
+ * and the share of the compute the hidden part takes. */
+static double overlapped_seconds(double comm, double compute, double share) {
+  return fmax(0, comm - compute) + share * fmin(comm, compute);
+}
+
 /* TP collectives left exposed: all of them, or with tp_comm_overlap (Megatron
  * --tp-comm-overlap: Transformer Engine's userbuffers split each all-gather /
  * reduce-scatter into chunks pipelined with the GEMM that consumes or produces
  * them; torchtitan's async TP the same with SymmetricMemory) what the layer's
- * GEMMs cannot hide. */
-static double tp_exposed(const plan *pl, double tp, double linear) {
-  return pl->tp_comm_overlap ? fmax(0, tp - linear) : tp;
+ * GEMMs cannot hide, and the compute the hidden part takes. */
+static double tp_exposed(const step_ctx *c, double tp, double linear) {
+  const plan *pl = c->pl;
+  return pl->tp_comm_overlap ? overlapped_seconds(tp, linear, compute_share(c, pl->tp, 1)) : tp;
 }
+
+/* Forward, backward and recomputed forward of one layer for one micro-batch. */
 
 static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
   const plan *pl = c->pl;
   double fwd =
-      t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(pl, t->tp_fwd, t->linear_fwd) + t->ep_fwd + t->cp_fwd;
+      t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(c, t->tp_fwd, t->linear_fwd) + t->ep_fwd + t->cp_fwd;
   double linear_bwd = t->linear_bwd;
   if (pl->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
-  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(pl, t->tp_bwd, linear_bwd) + t->ep_bwd + t->cp_bwd;
+  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->ep_bwd + t->cp_bwd;
   double again = 0;
   if (pl->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
   else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
-    again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(pl, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
+    again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(c, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
   else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
   return fwd + bwd + again;
 }
@@ -490,7 +505,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
       exposed = rounds * (root_round + (per_round - root_round) / fmax(1, layers_here)); /* each round */
       total -= rounds * root_round;                                                      /* exposed, not overlapped */
     }
-    return fmax(0, total - m * (mb_fwd + mb_bwd)) + exposed;
+    return overlapped_seconds(total, m * (mb_fwd + mb_bwd), compute_share(c, shard, pl->tp)) + exposed;
   }
   /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
   int sharded = pl->dist_opt || pl->zero_stage >= 1;
@@ -500,7 +515,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
                    pl->engine == LLMEM_ENGINE_FSDP2;
   if (!overlapped) return t;
   double window = sharded ? mb_fwd + mb_bwd : mb_bwd;
-  return fmax(0, t - window) + t / fmax(1, layers_here);
+  return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + t / fmax(1, layers_here);
 }
 
 /* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the

@@ -113,13 +113,18 @@ static void test_tp(void) {
   double bytes = 4096.0 * 4096 * 2;
   double all_reduce = 2 * bytes / 2 / (450e9 * 0.67) - 2 * bytes / 2 / (1e6 * 1e9 * 0.67);
   CHECK_NEAR(slow - fast, 4 * 4 * all_reduce, 1e-9, "TP all-reduces, not overlapped");
-  /* --tp-comm-overlap: the collectives hide behind the layer's GEMMs; a link so
-   * slow that nothing hides saves exactly the GEMM time it overlaps */
+  /* --tp-comm-overlap: the collectives hide behind the layer's GEMMs, taking
+   * 15 % of the compute while they run over NVLink (Calculon's processor
+   * usage); a link so slow that nothing hides saves exactly the GEMM time it
+   * overlaps */
   in.tp_comm_overlap = 1;
   double hidden = step_of(&in);
+  in.intra_node_gb_per_s = 1e6;
+  double free_overlap = step_of(&in);
+  in.intra_node_gb_per_s = 450;
   /* at 450 GB/s each collective is shorter than the GEMMs beside it: all of it hides */
   CHECK(hidden < slow, "overlap hides the TP time: %.9g < %.9g", hidden, slow);
-  CHECK_NEAR(hidden, fast, 1e-4, "hidden entirely: as with free links");
+  CHECK_NEAR(hidden - free_overlap, 0.15 * 4 * 4 * all_reduce, 1e-9, "hidden entirely: 15 percent of it taken from compute");
   in.intra_node_gb_per_s = 0.001;
   double crawl_overlap = step_of(&in);
   in.tp_comm_overlap = 0;
@@ -296,7 +301,11 @@ static void test_fsdp_root(void) {
   double exposed = collective_seconds(root * per, 8, 1, bw) + collective_seconds((total - root) * per, 8, 1, bw) / 4;
   double exposed_fast =
       collective_seconds(root * per, 8, 1, fast_bw) + collective_seconds((total - root) * per, 8, 1, fast_bw) / 4;
-  CHECK_NEAR(slow - fast, exposed - exposed_fast, 1e-9, "the root unit's collectives and one block's exposed");
+  /* the blocks' collectives hide behind the step, taking 15 % of it over NVLink (Calculon) */
+  double hidden =
+      collective_seconds((total - root) * per, 8, 1, bw) - collective_seconds((total - root) * per, 8, 1, fast_bw);
+  CHECK_NEAR(slow - fast, exposed - exposed_fast + 0.15 * hidden, 1e-9,
+             "the root unit's collectives and one block's exposed, the rest hidden");
 }
 
 /* torchtitan's CP (PyTorch ring attention, all-gather rotation): the K/V

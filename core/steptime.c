@@ -399,6 +399,22 @@ static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double 
   return fwd + bwd + again;
 }
 
+/* Bytes through HBM per logit of the loss, forward and backward. Fused or
+ * compiled: read the logits, write their gradient. Eager PyTorch: cast to
+ * fp32, log-softmax, its backward, cast back. Megatron's unfused
+ * vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py
+ * @f2e5db4, from 2019's mpu on) runs one kernel per step in fp32: .float()
+ * (r ab, w 4), max (r 4), -= max (r 4, w 4), exp_ (r 4, w 4), sum (r 4),
+ * div_ (r 4, w 4); backward mul_ by the loss gradient (r 4, w 4) and the cast
+ * back (r 4, w ab). */
+static double loss_bytes_per_logit(const step_ctx *c) {
+  const plan *pl = c->pl;
+  if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;
+  return 2 * c->ab + 24;
+}
+
 /* The output layer and loss on the last stage, per micro-batch. */
 static double head_seconds(const step_ctx *c) {
   const plan *pl = c->pl;
@@ -407,10 +423,7 @@ static double head_seconds(const step_ctx *c) {
   gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
   g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
   linear_seconds(&g16, c->tokens, pl->hidden, vocab, c->ab, &f, &b);
-  /* eager cross-entropy: cast to fp32, log-softmax, its backward, cast back */
-  int fused = pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED;
-  double per_logit = fused ? 3 * c->ab : 2 * c->ab + 24;
-  return f + b + memory_seconds(&c->g, c->tokens * vocab * per_logit);
+  return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
 /* Optimizer step over this rank's shard: read and write master weights,

@@ -124,7 +124,8 @@ static void test_tp(void) {
   in.intra_node_gb_per_s = 450;
   /* at 450 GB/s each collective is shorter than the GEMMs beside it: all of it hides */
   CHECK(hidden < slow, "overlap hides the TP time: %.9g < %.9g", hidden, slow);
-  CHECK_NEAR(hidden - free_overlap, 0.15 * 4 * 4 * all_reduce, 1e-9, "hidden entirely: 15 percent of it taken from compute");
+  CHECK_NEAR(hidden - free_overlap, 0.15 * 4 * 4 * all_reduce, 1e-9,
+             "hidden entirely: 15 percent of it taken from compute");
   in.intra_node_gb_per_s = 0.001;
   double crawl_overlap = step_of(&in);
   in.tp_comm_overlap = 0;
@@ -377,6 +378,27 @@ static void test_ring_across_nodes(void) {
   }
 }
 
+/* Megatron's unfused vocab-parallel cross-entropy passes over the logits in
+ * fp32, one kernel per step: 2 ab + 48 bytes a logit forward and backward,
+ * against a fused loss's 3 ab (read the logits, write their gradient). */
+static void test_megatron_loss(void) {
+  llmem_input in;
+  small_model(&in);
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.loss = LLMEM_LOSS_STANDARD;
+  double unfused = step_of(&in);
+  in.loss = LLMEM_LOSS_FUSED;
+  double fused = step_of(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  gpu_rates g = rates_of(&in);
+  double logits = 4096 * pl.vocab_padded;
+  CHECK_NEAR(unfused - fused, logits * (2 * 2 + 48 - 3 * 2) / g.hbm_bytes_per_s, 1e-9,
+             "Megatron's fp32 cross-entropy passes");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -391,5 +413,6 @@ int main(void) {
   test_fsdp_root();
   test_cp_ring();
   test_ring_across_nodes();
+  test_megatron_loss();
   return check_report("steptime");
 }

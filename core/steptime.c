@@ -193,6 +193,26 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
 }
 
+/* Bytes per element of one norm, forward and backward. Fused: read and
+ * write (the backward twice that). Eager LayerNorm: one aten kernel each way
+ * (native_layer_norm: r + w; its backward: r x, r grad, w grad). Eager
+ * RMSNorm on x.float() (torchtitan models/norms.py @9dec370, transformers'
+ * LlamaRMSNorm): cast (r ab, w 4), pow (r 4, w 4), mean (r 4), x * rsqrt
+ * (r 4, w 4), cast back (r 4, w ab), x weight (r ab, w ab); its autograd
+ * backward: x weight (grad r ab w ab; weight grad mul r 2ab w ab, sum r ab),
+ * cast (r ab, w 4), mul by rsqrt (r 4, w 4), the rsqrt path's mul and sum
+ * (r 8, w 4; r 4), mean's expand (w 4), pow's 2x grad (r 8, w 4), the two
+ * paths added (r 8, w 4), cast back (r 4, w ab). Without the upcast: pow,
+ * mean, mul, mul in ab, the backward twice that. */
+static void norm_bytes(const step_ctx *c, double *fwd, double *bwd) {
+  const plan *pl = c->pl;
+  double ab = c->ab;
+  if (c->fused) *fwd = 2 * ab, *bwd = 4 * ab;
+  else if (pl->norm_width == 2) *fwd = 2 * ab, *bwd = 3 * ab;
+  else if (pl->norm_upcast) *fwd = 4 * ab + 28, *bwd = 8 * ab + 60;
+  else *fwd = 7 * ab, *bwd = 14 * ab;
+}
+
 /* Norms, residual adds, activation, rotary, dropout of one layer: bytes per
  * element of each, eager (one kernel per primitive op) or fused. */
 static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer) {
@@ -200,8 +220,9 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
   double ab = c->ab, T = c->tokens;
   double hidden_tokens = pl->sp && pl->tp > 1 ? T / pl->tp : T; /* SP splits them over TP */
   double th = hidden_tokens * pl->hidden, tf = T * f;
-  /* RMSNorm eager: pow, mean, mul by rsqrt, mul by weight (7 passes); fused: 2 */
-  double norm = (c->fused ? 2 : 7) * ab * th * pl->norms_per_layer;
+  double norm_fwd, norm_bwd;
+  norm_bytes(c, &norm_fwd, &norm_bwd);
+  double norms = th * pl->norms_per_layer;
   double residual = 2 * 3 * ab * th;
   /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
   double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
@@ -212,10 +233,10 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
     rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
   }
   double dropout = pl->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
-  double fwd = norm + residual + act + rope + dropout;
-  t->memory_fwd += memory_seconds(&c->g, fwd);
+  double fwd = residual + act + rope + dropout;
+  t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd);
   /* each backward reads the saved input and the incoming gradient, writes one */
-  t->memory_bwd += memory_seconds(&c->g, 2 * fwd);
+  t->memory_bwd += memory_seconds(&c->g, 2 * fwd + norms * norm_bwd);
 }
 
 /* Bytes per element of the forward all-gathers of sequence-parallel TP:

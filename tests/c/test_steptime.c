@@ -399,6 +399,24 @@ static void test_megatron_loss(void) {
              "Megatron's fp32 cross-entropy passes");
 }
 
+/* Eager RMSNorm on x.float() (torchtitan norms.py, transformers LlamaRMSNorm):
+ * 4 ab + 28 bytes an element forward, 8 ab + 60 backward (the casts and fp32
+ * passes of its ops and their autograd), against 7 ab and 14 ab without the
+ * upcast; two norms a layer over T h elements. */
+static void test_eager_rmsnorm(void) {
+  llmem_input in;
+  small_model(&in);
+  in.torch_compile = 0;
+  in.norm_upcast = 1;
+  double upcast = step_of(&in);
+  in.norm_upcast = 0;
+  double plain = step_of(&in);
+  gpu_rates g = rates_of(&in);
+  double elements = 4 * 2 * 4096.0 * 4096; /* layers x norms x T x h */
+  double bytes = (4 * 2 + 28 - 7 * 2) + (8 * 2 + 60 - 14 * 2);
+  CHECK_NEAR(upcast - plain, elements * bytes / g.hbm_bytes_per_s, 1e-9, "eager RMSNorm's fp32 passes");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -414,5 +432,6 @@ int main(void) {
   test_cp_ring();
   test_ring_across_nodes();
   test_megatron_loss();
+  test_eager_rmsnorm();
   return check_report("steptime");
 }

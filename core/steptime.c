@@ -404,7 +404,6 @@ static double tp_exposed(const step_ctx *c, double tp, double linear) {
 }
 
 /* Forward, backward and recomputed forward of one layer for one micro-batch. */
-
 static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
   const plan *pl = c->pl;
   double fwd =

@@ -417,6 +417,33 @@ static void test_eager_rmsnorm(void) {
   CHECK_NEAR(upcast - plain, elements * bytes / g.hbm_bytes_per_s, 1e-9, "eager RMSNorm's fp32 passes");
 }
 
+/* Eager LayerNorm is one aten kernel each way (2 ab forward, 3 ab backward),
+ * against eager RMSNorm's 7 ab and 14 ab without the upcast; LayerNorm's bias
+ * adds its parameters to the optimizer step. */
+static double optimizer_step_seconds(const llmem_input *in) {
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double per = 2 * pl.master_bytes + 2 * pl.grad_bytes + 2 * 2 * 4 + pl.weight_bytes; /* AdamW, fp32 states */
+  return trainable * per / rates_of(in).hbm_bytes_per_s;
+}
+
+static void test_eager_layernorm(void) {
+  llmem_input in;
+  small_model(&in);
+  in.torch_compile = 0;
+  in.norm_upcast = 0;
+  double rms = step_of(&in), rms_opt = optimizer_step_seconds(&in);
+  in.norm = LLMEM_NORM_LAYERNORM;
+  double ln = step_of(&in), ln_opt = optimizer_step_seconds(&in);
+  double elements = 4 * 2 * 4096.0 * 4096; /* layers x norms x T x h */
+  double saved = elements * ((7 + 14) - (2 + 3)) * 2 / rates_of(&in).hbm_bytes_per_s;
+  CHECK_NEAR(rms - ln, saved - (ln_opt - rms_opt), 1e-9, "eager LayerNorm: one kernel each way");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -433,5 +460,6 @@ int main(void) {
   test_ring_across_nodes();
   test_megatron_loss();
   test_eager_rmsnorm();
+  test_eager_layernorm();
   return check_report("steptime");
 }

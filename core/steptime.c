@@ -15,11 +15,13 @@
  *   - TP: all-reduces (or all-gathers + reduce-scatters with SP) of the hidden
  *     state, 2 per layer forward and 2 backward (Megatron-LM; Korthikanti et
  *     al. 2022 §4.2.2: Megatron's SP re-gathers the input in the backward),
- *     not overlapped;
- *   - DP / ZeRO / FSDP: gradient reduction and parameter gathers, overlapped
+ *     exposed, or with tp_comm_overlap hidden behind the GEMMs;
+ *   - DP / ZeRO / FSDP: gradient reduction and parameter gathers (rings at
+ *     the NICs of the group's ranks in a node), overlapped
  *     with the compute they may hide behind (the whole step for per-layer
  *     FSDP/ZeRO-3 units; one micro-batch's backward for DDP-style buckets),
- *     the first gather and last reduction always exposed;
+ *     the first gather and last reduction always exposed; what overlaps takes
+ *     a share of the compute (Calculon's processor usage), as overlapped TP;
  *   - PP: the bubble (p - 1) / v stage-passes (Narayanan et al. 2021 §2.2),
  *     none for zero-bubble and ZB-V, (p - 1) / 3 for DualPipeV, plus
  *     activation sends between stages;
@@ -55,9 +57,23 @@ typedef struct {
 
 static double ring(double n) { return n > 1 ? (n - 1) / n : 0; }
 
-/* Bus bandwidth of a group of `size` ranks `stride` ranks apart. */
+/* Bandwidth of one rank's transfers (point-to-point, all-to-all) in a group
+ * of `size` ranks `stride` ranks apart: NVLink inside a node, else its NIC. */
 static double group_bytes_per_s(const step_ctx *c, double size, double stride) {
   return size * stride <= c->pl->gpus_per_node ? c->g.intra_bytes_per_s : c->g.inter_bytes_per_s;
+}
+
+/* Bus bandwidth of a ring collective (all-reduce, all-gather, reduce-scatter)
+ * over such a group. Across nodes NCCL runs one ring per channel, each entering
+ * and leaving a node once, through the NIC of a different GPU: with one NIC per
+ * GPU the group's k ranks in a node give k NICs' worth, up to NVLink's rate
+ * (nccl-tests #119: 4 HDR NICs per 8 A100s, 84.8 GB/s bus bandwidth of the
+ * 4 x 25 GB/s; nccl-tests #283: 8 H200s with 8 x 400 Gb/s NICs, about 350 GB/s). */
+static double ring_bytes_per_s(const step_ctx *c, double size, double stride) {
+  double per_node = c->pl->gpus_per_node;
+  if (size * stride <= per_node) return c->g.intra_bytes_per_s;
+  double ranks_per_node = fmax(1, fmin(size, floor(per_node / stride)));
+  return fmin(c->g.intra_bytes_per_s, ranks_per_node * c->g.inter_bytes_per_s);
 }
 
 /* float8 linears (torchao tensorwise scaling): each operand's amax and cast
@@ -113,7 +129,7 @@ static void add_sac_recompute(const step_ctx *c, layer_time *t, double f) {
   t->sac_fwd = linear_fwd_seconds(c, T, h, kv_out) + linear_fwd_seconds(c, T, q_out, h) +
                (pl->gated ? linear_fwd_seconds(c, T, h, f) : linear_fwd_seconds(c, T, f, h));
   if (pl->tp > 1 && pl->sp)
-    t->sac_tp = 2 * collective_seconds(T * h * tp_gather_bytes(c), pl->tp, 1, group_bytes_per_s(c, pl->tp, 1));
+    t->sac_tp = 2 * collective_seconds(T * h * tp_gather_bytes(c), pl->tp, 1, ring_bytes_per_s(c, pl->tp, 1));
 }
 
 /* Dense MLP (or shared expert) of intermediate size f per rank. */
@@ -177,6 +193,26 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
 }
 
+/* Bytes per element of one norm, forward and backward. Fused: read and
+ * write (the backward twice that). Eager LayerNorm: one aten kernel each way
+ * (native_layer_norm: r + w; its backward: r x, r grad, w grad). Eager
+ * RMSNorm on x.float() (torchtitan models/norms.py @9dec370, transformers'
+ * LlamaRMSNorm): cast (r ab, w 4), pow (r 4, w 4), mean (r 4), x * rsqrt
+ * (r 4, w 4), cast back (r 4, w ab), x weight (r ab, w ab); its autograd
+ * backward: x weight (grad r ab w ab; weight grad mul r 2ab w ab, sum r ab),
+ * cast (r ab, w 4), mul by rsqrt (r 4, w 4), the rsqrt path's mul and sum
+ * (r 8, w 4; r 4), mean's expand (w 4), pow's 2x grad (r 8, w 4), the two
+ * paths added (r 8, w 4), cast back (r 4, w ab). Without the upcast: pow,
+ * mean, mul, mul in ab, the backward twice that. */
+static void norm_bytes(const step_ctx *c, double *fwd, double *bwd) {
+  const plan *pl = c->pl;
+  double ab = c->ab;
+  if (c->fused) *fwd = 2 * ab, *bwd = 4 * ab;
+  else if (pl->norm_width == 2) *fwd = 2 * ab, *bwd = 3 * ab;
+  else if (pl->norm_upcast) *fwd = 4 * ab + 28, *bwd = 8 * ab + 60;
+  else *fwd = 7 * ab, *bwd = 14 * ab;
+}
+
 /* Norms, residual adds, activation, rotary, dropout of one layer: bytes per
  * element of each, eager (one kernel per primitive op) or fused. */
 static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer) {
@@ -184,8 +220,9 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
   double ab = c->ab, T = c->tokens;
   double hidden_tokens = pl->sp && pl->tp > 1 ? T / pl->tp : T; /* SP splits them over TP */
   double th = hidden_tokens * pl->hidden, tf = T * f;
-  /* RMSNorm eager: pow, mean, mul by rsqrt, mul by weight (7 passes); fused: 2 */
-  double norm = (c->fused ? 2 : 7) * ab * th * pl->norms_per_layer;
+  double norm_fwd, norm_bwd;
+  norm_bytes(c, &norm_fwd, &norm_bwd);
+  double norms = th * pl->norms_per_layer;
   double residual = 2 * 3 * ab * th;
   /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
   double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
@@ -196,10 +233,10 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
     rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
   }
   double dropout = pl->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
-  double fwd = norm + residual + act + rope + dropout;
-  t->memory_fwd += memory_seconds(&c->g, fwd);
+  double fwd = residual + act + rope + dropout;
+  t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd);
   /* each backward reads the saved input and the incoming gradient, writes one */
-  t->memory_bwd += memory_seconds(&c->g, 2 * fwd);
+  t->memory_bwd += memory_seconds(&c->g, 2 * fwd + norms * norm_bwd);
 }
 
 /* Bytes per element of the forward all-gathers of sequence-parallel TP:
@@ -215,7 +252,7 @@ static double tp_gather_bytes(const step_ctx *c) {
 static void add_tp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
   if (pl->tp <= 1) return;
-  double bytes = c->tokens * pl->hidden * c->ab, bw = group_bytes_per_s(c, pl->tp, 1);
+  double bytes = c->tokens * pl->hidden * c->ab, bw = ring_bytes_per_s(c, pl->tp, 1);
   double one = collective_seconds(bytes, pl->tp, 2, bw); /* all-reduce, or AG + RS */
   double gather = collective_seconds(c->tokens * pl->hidden * tp_gather_bytes(c), pl->tp, 1, bw);
   t->tp_fwd += pl->sp ? 2 * (gather + collective_seconds(bytes, pl->tp, 1, bw)) : 2 * one;
@@ -344,29 +381,58 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   return t;
 }
 
-/* Forward, backward and recomputed forward of one layer for one micro-batch. */
+/* The share of the compute a collective over a group of `size` ranks
+ * `stride` apart takes while it overlaps (Calculon processor_usage). */
+static double compute_share(const step_ctx *c, double size, double stride) {
+  return size * stride <= c->pl->gpus_per_node ? c->g.intra_compute_share : c->g.inter_compute_share;
+}
+
+/* Time `comm` adds beside `compute` it overlaps: what the compute cannot hide,
+ * and the share of the compute the hidden part takes. */
+static double overlapped_seconds(double comm, double compute, double share) {
+  return fmax(0, comm - compute) + share * fmin(comm, compute);
+}
+
 /* TP collectives left exposed: all of them, or with tp_comm_overlap (Megatron
  * --tp-comm-overlap: Transformer Engine's userbuffers split each all-gather /
  * reduce-scatter into chunks pipelined with the GEMM that consumes or produces
  * them; torchtitan's async TP the same with SymmetricMemory) what the layer's
- * GEMMs cannot hide. */
-static double tp_exposed(const plan *pl, double tp, double linear) {
-  return pl->tp_comm_overlap ? fmax(0, tp - linear) : tp;
+ * GEMMs cannot hide, and the compute the hidden part takes. */
+static double tp_exposed(const step_ctx *c, double tp, double linear) {
+  const plan *pl = c->pl;
+  return pl->tp_comm_overlap ? overlapped_seconds(tp, linear, compute_share(c, pl->tp, 1)) : tp;
 }
 
+/* Forward, backward and recomputed forward of one layer for one micro-batch. */
 static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
   const plan *pl = c->pl;
   double fwd =
-      t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(pl, t->tp_fwd, t->linear_fwd) + t->ep_fwd + t->cp_fwd;
+      t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(c, t->tp_fwd, t->linear_fwd) + t->ep_fwd + t->cp_fwd;
   double linear_bwd = t->linear_bwd;
   if (pl->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
-  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(pl, t->tp_bwd, linear_bwd) + t->ep_bwd + t->cp_bwd;
+  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->ep_bwd + t->cp_bwd;
   double again = 0;
   if (pl->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
   else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
-    again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(pl, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
+    again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(c, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
   else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
   return fwd + bwd + again;
+}
+
+/* Bytes through HBM per logit of the loss, forward and backward. Fused or
+ * compiled: read the logits, write their gradient. Eager PyTorch: cast to
+ * fp32, log-softmax, its backward, cast back. Megatron's unfused
+ * vocab-parallel cross-entropy (megatron/core/tensor_parallel/cross_entropy.py
+ * @f2e5db4, from 2019's mpu on) runs one kernel per step in fp32: .float()
+ * (r ab, w 4), max (r 4), -= max (r 4, w 4), exp_ (r 4, w 4), sum (r 4),
+ * div_ (r 4, w 4); backward mul_ by the loss gradient (r 4, w 4) and the cast
+ * back (r 4, w ab). */
+static double loss_bytes_per_logit(const step_ctx *c) {
+  const plan *pl = c->pl;
+  if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
+  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;
+  return 2 * c->ab + 24;
 }
 
 /* The output layer and loss on the last stage, per micro-batch. */
@@ -377,10 +443,7 @@ static double head_seconds(const step_ctx *c) {
   gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
   g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
   linear_seconds(&g16, c->tokens, pl->hidden, vocab, c->ab, &f, &b);
-  /* eager cross-entropy: cast to fp32, log-softmax, its backward, cast back */
-  int fused = pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED;
-  double per_logit = fused ? 3 * c->ab : 2 * c->ab + 24;
-  return f + b + memory_seconds(&c->g, c->tokens * vocab * per_logit);
+  return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
 /* Optimizer step over this rank's shard: read and write master weights,
@@ -441,7 +504,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   const plan *pl = c->pl;
   double group = pl->dp * pl->cp;
   if (group <= 1) return 0;
-  double bw = group_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
+  double bw = ring_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
   double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
   double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
@@ -452,9 +515,10 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
      * hybrid sharding all-reduces the gradient shards over the replicas */
     double gathers = pl->reshard_after_forward || z3 ? 2 : 1;
     double rounds = fsdp && pl->pp > 1 ? 1 : m;
-    double shard_bw = group_bytes_per_s(c, shard, pl->tp);
+    double shard_bw = ring_bytes_per_s(c, shard, pl->tp),
+           replica_bw = ring_bytes_per_s(c, group / shard, pl->tp * shard);
     double per_round = collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
-                       collective_seconds(params_here * grad_b / shard, group / shard, 2, bw);
+                       collective_seconds(params_here * grad_b / shard, group / shard, 2, replica_bw);
     double total = per_round * rounds;
     double exposed = per_round / fmax(1, layers_here); /* the first gather, the last reduction */
     if (fsdp) {
@@ -470,11 +534,11 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
       double root =
           (pl->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) / pl->tp;
       double root_round = collective_seconds(root * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
-                          collective_seconds(root * grad_b / shard, group / shard, 2, bw);
+                          collective_seconds(root * grad_b / shard, group / shard, 2, replica_bw);
       exposed = rounds * (root_round + (per_round - root_round) / fmax(1, layers_here)); /* each round */
       total -= rounds * root_round;                                                      /* exposed, not overlapped */
     }
-    return fmax(0, total - m * (mb_fwd + mb_bwd)) + exposed;
+    return overlapped_seconds(total, m * (mb_fwd + mb_bwd), compute_share(c, shard, pl->tp)) + exposed;
   }
   /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
   int sharded = pl->dist_opt || pl->zero_stage >= 1;
@@ -484,7 +548,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
                    pl->engine == LLMEM_ENGINE_FSDP2;
   if (!overlapped) return t;
   double window = sharded ? mb_fwd + mb_bwd : mb_bwd;
-  return fmax(0, t - window) + t / fmax(1, layers_here);
+  return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + t / fmax(1, layers_here);
 }
 
 /* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the
@@ -558,7 +622,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
     double full = c.tokens * pl->hidden * c.ab;
     double bytes = full / (pl->sp || megatron ? pl->tp : 1);
-    double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, group_bytes_per_s(&c, pl->tp, 1)) : 0;
+    double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, ring_bytes_per_s(&c, pl->tp, 1)) : 0;
     p2p = 2 * v * m * (bytes / group_bytes_per_s(&c, 2, pl->tp * pl->cp * pl->dp) + gather);
   }
   double total, active, trainable;

@@ -19,6 +19,8 @@ typedef struct {
   double tile_m, tile_n;        /* GEMM output tile of one thread block */
   double intra_bytes_per_s;     /* NCCL bus bandwidth inside a node */
   double inter_bytes_per_s;     /* NCCL bus bandwidth across nodes, per GPU */
+  double intra_compute_share;   /* of the compute a collective over NVLink takes while it overlaps */
+  double inter_compute_share;   /* the same over the network */
 } gpu_rates;
 
 gpu_rates gpu_rates_for(const plan *pl);

@@ -28,14 +28,21 @@
  *    transfers of 100 MB or more (Calculon, systems/a100_80e.json mem1).
  *  - Links: NCCL all-reduce bus bandwidth on 8x A100 SXM over NVLink is about
  *    200 of 300 GB/s (nccl-tests issue #149: 67 %); over 4x HDR InfiniBand per
- *    8 GPUs 84.8 of 100 GB/s (nccl-tests issue #119: 85 %). */
+ *    8 GPUs 84.8 of 100 GB/s (nccl-tests issue #119: 85 %).
+ *  - Overlap is not free: a collective running beside compute takes a share of
+ *    the GPU (its kernels' SMs and HBM traffic): 15 % over NVLink, 2 % over
+ *    the network (Calculon, Isaev et al. SC'23, systems/a100_80g.json and
+ *    h100_80g_nvl8.json "processor_usage" at caa4b11, applied in
+ *    calculon/llm/layers.py compute_processing_time and llm.py's DP overlap). */
 #include <math.h>
 
 #include "steptime.h"
 
-#define NVLINK_BUS_FRACTION 0.67  /* nccl-tests #149 */
-#define NETWORK_BUS_FRACTION 0.85 /* nccl-tests #119 */
-#define HBM_FRACTION 0.90         /* Calculon systems/a100_80e.json, >= 100 MB */
+#define NVLINK_BUS_FRACTION 0.67   /* nccl-tests #149 */
+#define NETWORK_BUS_FRACTION 0.85  /* nccl-tests #119 */
+#define HBM_FRACTION 0.90          /* Calculon systems/a100_80e.json, >= 100 MB */
+#define NVLINK_COMPUTE_SHARE 0.15  /* Calculon systems processor_usage, NVLink */
+#define NETWORK_COMPUTE_SHARE 0.02 /* the same, InfiniBand */
 
 typedef struct {
   double gemm_fraction, fp8_gemm_fraction, flash_fwd, flash_bwd, sms, tile_m, tile_n;
@@ -82,6 +89,8 @@ gpu_rates gpu_rates_for(const plan *pl) {
   g.tile_n = gen->tile_n;
   g.intra_bytes_per_s = in->intra_node_gb_per_s * 1e9 * NVLINK_BUS_FRACTION;
   g.inter_bytes_per_s = in->inter_node_gb_per_s * 1e9 * NETWORK_BUS_FRACTION;
+  g.intra_compute_share = NVLINK_COMPUTE_SHARE;
+  g.inter_compute_share = NETWORK_COMPUTE_SHARE;
   return g;
 }
 

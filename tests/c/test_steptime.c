@@ -113,13 +113,19 @@ static void test_tp(void) {
   double bytes = 4096.0 * 4096 * 2;
   double all_reduce = 2 * bytes / 2 / (450e9 * 0.67) - 2 * bytes / 2 / (1e6 * 1e9 * 0.67);
   CHECK_NEAR(slow - fast, 4 * 4 * all_reduce, 1e-9, "TP all-reduces, not overlapped");
-  /* --tp-comm-overlap: the collectives hide behind the layer's GEMMs; a link so
-   * slow that nothing hides saves exactly the GEMM time it overlaps */
+  /* --tp-comm-overlap: the collectives hide behind the layer's GEMMs, taking
+   * 15 % of the compute while they run over NVLink (Calculon's processor
+   * usage); a link so slow that nothing hides saves exactly the GEMM time it
+   * overlaps */
   in.tp_comm_overlap = 1;
   double hidden = step_of(&in);
+  in.intra_node_gb_per_s = 1e6;
+  double free_overlap = step_of(&in);
+  in.intra_node_gb_per_s = 450;
   /* at 450 GB/s each collective is shorter than the GEMMs beside it: all of it hides */
   CHECK(hidden < slow, "overlap hides the TP time: %.9g < %.9g", hidden, slow);
-  CHECK_NEAR(hidden, fast, 1e-4, "hidden entirely: as with free links");
+  CHECK_NEAR(hidden - free_overlap, 0.15 * 4 * 4 * all_reduce, 1e-9,
+             "hidden entirely: 15 percent of it taken from compute");
   in.intra_node_gb_per_s = 0.001;
   double crawl_overlap = step_of(&in);
   in.tp_comm_overlap = 0;
@@ -296,7 +302,11 @@ static void test_fsdp_root(void) {
   double exposed = collective_seconds(root * per, 8, 1, bw) + collective_seconds((total - root) * per, 8, 1, bw) / 4;
   double exposed_fast =
       collective_seconds(root * per, 8, 1, fast_bw) + collective_seconds((total - root) * per, 8, 1, fast_bw) / 4;
-  CHECK_NEAR(slow - fast, exposed - exposed_fast, 1e-9, "the root unit's collectives and one block's exposed");
+  /* the blocks' collectives hide behind the step, taking 15 % of it over NVLink (Calculon) */
+  double hidden =
+      collective_seconds((total - root) * per, 8, 1, bw) - collective_seconds((total - root) * per, 8, 1, fast_bw);
+  CHECK_NEAR(slow - fast, exposed - exposed_fast + 0.15 * hidden, 1e-9,
+             "the root unit's collectives and one block's exposed, the rest hidden");
 }
 
 /* torchtitan's CP (PyTorch ring attention, all-gather rotation): the K/V
@@ -336,6 +346,104 @@ static void test_cp_ring(void) {
   CHECK_NEAR(slow - fast, L * cp + fsdp - fast_part, 1e-3 * (slow - fast), "CP ring exposure and FSDP");
 }
 
+/* A DDP gradient all-reduce across nodes: NCCL's rings each leave a node
+ * through a different GPU's NIC, so a group with k ranks in a node has k NICs'
+ * bus bandwidth (16 GPUs in 2 nodes: 8 ranks per node; with TP 2 the DP group
+ * has 4; Megatron's DDP with its overlap, there). On links slow enough to leave it exposed, the step grows by the
+ * all-reduce beyond one micro-batch's backward plus one layer's share. */
+static double ddp_slow_link_step(llmem_input *in, double inter_gb_per_s) {
+  in->inter_node_gb_per_s = inter_gb_per_s;
+  return step_of(in);
+}
+
+static void test_ring_across_nodes(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 16, in.gpus_per_node = 8, in.engine = LLMEM_ENGINE_DDP;
+  for (int tp = 1; tp <= 2; tp *= 2) {
+    in.tp = tp;
+    if (tp > 1) in.engine = LLMEM_ENGINE_MEGATRON, in.overlap_comm = 1; /* DDP-style overlapped all-reduce */
+    plan pl;
+    int field;
+    const char *detail;
+    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+    double total, active, trainable;
+    model_param_counts(&pl, &total, &active, &trainable);
+    double dp = 16.0 / tp, per_node = 8.0 / tp, bytes = total / tp * pl.grad_bytes;
+    double slow = ddp_slow_link_step(&in, 0.01), slower = ddp_slow_link_step(&in, 0.005);
+    double all_reduce = 2 * bytes * (dp - 1) / dp, bw = per_node * 0.01e9 * 0.85;
+    double grown = (all_reduce / (bw / 2) - all_reduce / bw) * (1 + 1 / pl.layers);
+    CHECK_NEAR(slower - slow, grown, 1e-9 * grown,
+               tp == 1 ? "ring all-reduce: 8 NICs per node" : "ring all-reduce: 4 NICs per node (TP 2)");
+  }
+}
+
+/* Megatron's unfused vocab-parallel cross-entropy passes over the logits in
+ * fp32, one kernel per step: 2 ab + 48 bytes a logit forward and backward,
+ * against a fused loss's 3 ab (read the logits, write their gradient). */
+static void test_megatron_loss(void) {
+  llmem_input in;
+  small_model(&in);
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.loss = LLMEM_LOSS_STANDARD;
+  double unfused = step_of(&in);
+  in.loss = LLMEM_LOSS_FUSED;
+  double fused = step_of(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  gpu_rates g = rates_of(&in);
+  double logits = 4096 * pl.vocab_padded;
+  CHECK_NEAR(unfused - fused, logits * (2 * 2 + 48 - 3 * 2) / g.hbm_bytes_per_s, 1e-9,
+             "Megatron's fp32 cross-entropy passes");
+}
+
+/* Eager RMSNorm on x.float() (torchtitan norms.py, transformers LlamaRMSNorm):
+ * 4 ab + 28 bytes an element forward, 8 ab + 60 backward (the casts and fp32
+ * passes of its ops and their autograd), against 7 ab and 14 ab without the
+ * upcast; two norms a layer over T h elements. */
+static void test_eager_rmsnorm(void) {
+  llmem_input in;
+  small_model(&in);
+  in.torch_compile = 0;
+  in.norm_upcast = 1;
+  double upcast = step_of(&in);
+  in.norm_upcast = 0;
+  double plain = step_of(&in);
+  gpu_rates g = rates_of(&in);
+  double elements = 4 * 2 * 4096.0 * 4096; /* layers x norms x T x h */
+  double bytes = (4 * 2 + 28 - 7 * 2) + (8 * 2 + 60 - 14 * 2);
+  CHECK_NEAR(upcast - plain, elements * bytes / g.hbm_bytes_per_s, 1e-9, "eager RMSNorm's fp32 passes");
+}
+
+/* Eager LayerNorm is one aten kernel each way (2 ab forward, 3 ab backward),
+ * against eager RMSNorm's 7 ab and 14 ab without the upcast; LayerNorm's bias
+ * adds its parameters to the optimizer step. */
+static double optimizer_step_seconds(const llmem_input *in) {
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double per = 2 * pl.master_bytes + 2 * pl.grad_bytes + 2 * 2 * 4 + pl.weight_bytes; /* AdamW, fp32 states */
+  return trainable * per / rates_of(in).hbm_bytes_per_s;
+}
+
+static void test_eager_layernorm(void) {
+  llmem_input in;
+  small_model(&in);
+  in.torch_compile = 0;
+  in.norm_upcast = 0;
+  double rms = step_of(&in), rms_opt = optimizer_step_seconds(&in);
+  in.norm = LLMEM_NORM_LAYERNORM;
+  double ln = step_of(&in), ln_opt = optimizer_step_seconds(&in);
+  double elements = 4 * 2 * 4096.0 * 4096; /* layers x norms x T x h */
+  double saved = elements * ((7 + 14) - (2 + 3)) * 2 / rates_of(&in).hbm_bytes_per_s;
+  CHECK_NEAR(rms - ln, saved - (ln_opt - rms_opt), 1e-9, "eager LayerNorm: one kernel each way");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -349,5 +457,9 @@ int main(void) {
   test_fp8_tp_gather();
   test_fsdp_root();
   test_cp_ring();
+  test_ring_across_nodes();
+  test_megatron_loss();
+  test_eager_rmsnorm();
+  test_eager_layernorm();
   return check_report("steptime");
 }

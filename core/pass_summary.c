@@ -156,8 +156,17 @@ static int exact_from(const sim *S, const pass_summary *p) {
   return exact_by_grain(S, p);
 }
 
+/* The pass's highest point on the timeline. */
+static void summary_peak_event(const stage_walk *W, sim *S, const pass_summary *p, sched_op o) {
+  double cat[LLMEM_CAT_COUNT];
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) cat[x] = S->cat[x] + p->peak_cat[x];
+  int layer = p->peak_layer >= 0 ? p->peak_layer + W->first_global[o.chunk] : p->peak_layer;
+  sim_event_of(S, S->total + p->peak_off, cat, p->peak_phase, o.mb, layer);
+}
+
 int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
-  if (W->quant_held || S->blocks || (S->sink && S->sink->events)) return 0;
+  int shown = S->sink && S->sink->events;
+  if (W->quant_held || S->blocks || (shown && S->sink->stride < TIMELINE_COARSE_STRIDE)) return 0;
   int row = W->summary_row + o.chunk;
   pass_summary *p = &table[row][pass_kind(o)][pass_flag(g, o)][S->hole != 0];
   unsigned valid = slot_gen[row / W->v];
@@ -172,9 +181,12 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
     S->peak_hole = p->peak_hole;
   }
   if (p->largest_transient > S->largest_transient) S->largest_transient = p->largest_transient;
+  int phase = o.backward ? LLMEM_PHASE_BACKWARD : LLMEM_PHASE_FORWARD;
+  if (shown && p->has_peak) summary_peak_event(W, S, p, o);
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->cat[x] += p->delta[x];
   S->total += p->delta_total;
   S->hole = p->hole_after;
+  if (shown) sim_event(S, phase, o.mb, -1);
   used++;
   return 1;
 }

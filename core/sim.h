@@ -105,6 +105,12 @@ static inline void sim_new_peak(sim *S, int phase, int mb, int layer) {
   S->peak_hole = S->hole;
 }
 void sim_event(sim *S, int phase, int mb, int layer);
+/* A point of the timeline with the given state (a pass applied from its summary). */
+void sim_event_of(sim *S, double total, const double *cat, int phase, int mb, int layer);
+/* Once the timeline has merged this many points into each kept one, a shown
+ * pass adds two points from its summary (its highest and its end) rather
+ * than one a layer: the detail is merged away, the walk stays O(passes). */
+#define TIMELINE_COARSE_STRIDE 8
 /* A point of the running total: the peak so far, and the timeline. */
 static inline void sim_record(sim *S, int phase, int mb, int layer) {
   if (S->total > S->peak) sim_new_peak(S, phase, mb, layer);

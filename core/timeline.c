@@ -23,14 +23,15 @@ void timeline_push(timeline_sink *s, const llmem_event *ev) {
   if (s && s->events) sink_push(s, ev);
 }
 
-void sim_event(sim *S, int phase, int mb, int layer) {
-  double total = S->total;
+void sim_event(sim *S, int phase, int mb, int layer) { sim_event_of(S, S->total, S->cat, phase, mb, layer); }
+
+void sim_event_of(sim *S, double total, const double *cat, int phase, int mb, int layer) {
   timeline_sink *s = S->sink;
   if (!s->events) return;
   llmem_event ev;
   ev.total_bytes = total;
   ev.reserved_bytes = S->blocks ? alloc_get_stats()->reserved_bytes : 0;
-  memcpy(ev.category_bytes, S->cat, sizeof S->cat);
+  memcpy(ev.category_bytes, cat, sizeof ev.category_bytes);
   ev.phase = phase;
   ev.micro_batch = mb;
   ev.layer = layer;

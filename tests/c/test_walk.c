@@ -490,6 +490,39 @@ int main(void) {
   /* the fast walks above took passes from their summaries (pass_summary.c) and still equal the full walk */
   CHECK(pass_summaries_used() > 1000, "passes applied from summaries: %ld", pass_summaries_used());
   int copied = check_bounded_stages();
+  /* a timeline merged past TIMELINE_COARSE_STRIDE takes passes from their summaries: the same peak, on the chart */
+  {
+    llmem_input in;
+    llmem_defaults(&in);
+    set_keys(&in, "model.layers=37800 model.hidden=2048 model.ffn_hidden=4096 training.grad_accum=8216 "
+                  "training.recompute=full parallel.engine=megatron parallel.pp=8 parallel.vpp=63 "
+                  "parallel.pp_schedule=interleaved parallel.gpus=8");
+    plan pl;
+    int field;
+    const char *detail;
+    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "coarse timeline config");
+    pl.simulate_allocator = 0;
+    stage_layout st;
+    rank_states rs;
+    layout_stage(&pl, 0, &st);
+    states_for_stage(&pl, &st, &rs);
+    static llmem_event events[LLMEM_MAX_EVENTS];
+    timeline_sink sink = {events, LLMEM_MAX_EVENTS, 0, 1, 0};
+    llmem_rank_result shown = {0}, plain = {0};
+    long before = pass_summaries_used();
+    simulate_stage(&pl, &st, &rs, &plain, 0);
+    long plain_used = pass_summaries_used() - before;
+    before = pass_summaries_used();
+    simulate_stage(&pl, &st, &rs, &shown, &sink);
+    double top = 0;
+    for (int e = 0; e < sink.count; e++) top = events[e].total_bytes > top ? events[e].total_bytes : top;
+    long shown_used = pass_summaries_used() - before; /* most passes once the timeline is coarse */
+    CHECK(sink.stride >= TIMELINE_COARSE_STRIDE && 2 * shown_used > plain_used && top == plain.peak_allocated_bytes &&
+              same_rank(&shown, &plain),
+          "coarse timeline: stride %d, %ld passes from summaries (%ld without a timeline), highest point %.17g, peak "
+          "%.17g",
+          sink.stride, shown_used, plain_used, top, plain.peak_allocated_bytes);
+  }
   printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g, %ld passes from "
          "summaries; %d deep-pipeline stages reported as a lower stage's bound, each checked\n",
          valid, stages, skipping, worst_gap, pass_summaries_used(), copied);

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 /* Native benchmark: microseconds per estimate (timeline included). Prints figures; asserts nothing. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "llmem.h"
@@ -34,6 +35,81 @@ static void deep_pipeline(llmem_input *in, int schedule, int vpp) {
   in->vpp = vpp;
   in->pp_schedule = schedule;
   in->grad_accum = schedule == LLMEM_PP_INTERLEAVED ? 999936 : 1000000; /* interleaved: a multiple of pp */
+}
+
+
+/* issue 12's budget (every valid config under 5 ms) over random valid configs, fixed seed: the shapes that
+ * stress the walk (deep pipelines, many virtual stages, MoE patterns, a million micro-batches, offload) */
+static unsigned long long rng = 88172645463325252ull;
+static int pick(int n) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (int)(rng % (unsigned long long)n);
+}
+
+static void random_config(llmem_input *in) {
+  static const int pps[] = {1, 2, 8, 64, 256, 512};
+  static const int schedules[] = {LLMEM_PP_GPIPE, LLMEM_PP_1F1B, LLMEM_PP_INTERLEAVED, LLMEM_PP_ZERO_BUBBLE,
+                                  LLMEM_PP_ZB_V, LLMEM_PP_DUALPIPE_V, LLMEM_PP_DUALPIPE};
+  static const int engines[] = {LLMEM_ENGINE_MEGATRON, LLMEM_ENGINE_FSDP2, LLMEM_ENGINE_FSDP1, LLMEM_ENGINE_DEEPSPEED,
+                                LLMEM_ENGINE_MEGATRON_DEEPSPEED, LLMEM_ENGINE_DDP};
+  llmem_defaults(in);
+  int pp = pps[pick(6)], schedule = schedules[pick(7)], vpp = 1;
+  if (schedule == LLMEM_PP_INTERLEAVED) vpp = 2 + pick(63);
+  if (schedule >= LLMEM_PP_ZB_V) vpp = 2;
+  int per = 1 + pick(200);
+  while (per > 1 && (double)pp * vpp * per > 100000) per /= 2;
+  in->layers = pp * vpp * per;
+  in->hidden = 256 << pick(5);
+  in->ffn_hidden = 1024 << pick(3);
+  in->heads = 8;
+  in->vocab = 32000;
+  if (pick(2)) {
+    in->moe_experts = 16, in->moe_top_k = 2, in->moe_ffn_hidden = 512;
+    in->moe_dense_layers = pick(4), in->moe_layer_freq = 1 + pick(3);
+  }
+  in->seq_len = 64 << pick(8);
+  in->grad_accum = schedule == LLMEM_PP_INTERLEAVED ? pp * (1 + pick(1953)) : pick(2) ? pp * (1 + pick(2000)) : 1 + pick(1000000);
+  in->recompute = pick(3);
+  in->engine = engines[pick(6)];
+  in->pp = pp, in->vpp = vpp, in->pp_schedule = schedule;
+  in->gpus = pp * (1 + pick(4));
+  in->activation_offload = pick(5) == 0;
+}
+
+/* An enum key's value name. */
+static const char *value_name(const char *path, double value) {
+  const llmem_field *f = llmem_field_at(llmem_field_index(path));
+  return f && value >= 0 && value < f->value_count ? f->values[(int)value] : "?";
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void random_scan(int tries) {
+  static double ms[4096];
+  int n = 0, over = 0;
+  double slowest = -1;
+  llmem_input in, worst;
+  llmem_defaults(&worst);
+  for (int t = 0; t < tries && n < 4096; t++) {
+    random_config(&in);
+    double start = now_us();
+    int status = llmem_estimate(&in, &out);
+    double took = (now_us() - start) / 1000;
+    if (status != LLMEM_OK) continue;
+    over += took > 5;
+    if (took > slowest) slowest = took, worst = in;
+    ms[n++] = took;
+  }
+  if (n == 0) return;
+  qsort(ms, (size_t)n, sizeof ms[0], by_value);
+  printf("native  %d random valid configs: median %.2f ms, p90 %.2f, p99 %.2f, max %.1f; %d over 5 ms "
+         "(slowest: %g layers, pp %g, vpp %g, schedule %s, engine %s, %g micro-batches)\n",
+         n, ms[n / 2], ms[n * 9 / 10], ms[n * 99 / 100], ms[n - 1], over, worst.layers, worst.pp, worst.vpp,
+         value_name("parallel.pp_schedule", worst.pp_schedule), value_name("parallel.engine", worst.engine),
+         worst.grad_accum);
 }
 
 int main(void) {
@@ -77,6 +153,7 @@ int main(void) {
     in.layers = 99328;
     bench(v_shaped[k].name, &in);
   }
+  random_scan(3000);
   /* a 4096-point sweep of a 1F1B variant: the micro-batch count over the deep pipeline */
   {
     deep_pipeline(&in, LLMEM_PP_1F1B, 1);

@@ -244,7 +244,8 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
  * states and the stage's layers are the same (called by walk_init); the
  * first of the stage's rows (summary_row). */
 int pass_summaries_for_stage(const stage_walk *W, int stage);
-long pass_summaries_used(void); /* passes applied from a summary so far (tests) */
+long pass_summaries_used(void);    /* passes applied from a summary so far (tests) */
+long pass_summaries_rounded(void); /* of which with fractional bytes, within rounding of the walk */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
 /* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */

@@ -417,6 +417,49 @@ static int check_bounded_stages(void) {
   return copied;
 }
 
+/* Fractional bytes (gradients sharded over 3 or 7 ranks, split over the layers): the walk rounds at every
+ * addition and the summaries round differently, within 1e-12 of it; the same peak place. */
+static void check_fractional_bytes(void) {
+  static const char *engines[] = {"fsdp2", "deepspeed", "fsdp1"};
+  static const int zero[] = {0, 2, 0}; /* ZeRO-2: gradients sharded */
+  long rounded = pass_summaries_rounded();
+  char keys[512];
+  for (int t = 0; t < 24; t++) {
+    int e = pick(3), pp = e == 0 ? 1 + pick(4) : 1, dp = pick(2) ? 3 : 7, m = 4 + pick(12); /* FSDP2 pipelines */
+    snprintf(keys, sizeof keys,
+             "model.layers=%d model.hidden=520 model.heads=8 model.ffn_hidden=1001 model.vocab=32001 model.moe=%s "
+             "model.moe.experts=6 model.moe.top_k=2 model.moe.expert_ffn_hidden=512 training.grad_accum=%d "
+             "training.recompute=%s parallel.engine=%s parallel.zero_stage=%d parallel.pp=%d parallel.gpus=%d",
+             4 * pp * (1 + pick(3)), pick(2) ? "true" : "false", m, pick(2) ? "full" : "none", engines[e], zero[e],
+             pp, pp * dp);
+    llmem_input in;
+    llmem_defaults(&in);
+    set_keys(&in, keys);
+    plan pl;
+    int field;
+    const char *detail;
+    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "fractional bytes: %s", keys);
+    pl.simulate_allocator = 0;
+    for (int s = 0; s < (int)pl.pp; s++) {
+      stage_layout st;
+      rank_states rs;
+      layout_stage(&pl, s, &st);
+      states_for_stage(&pl, &st, &rs);
+      llmem_rank_result fast = {0}, full = {0};
+      simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
+      simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, 0);
+      CHECK(fabs(fast.peak_allocated_bytes - full.peak_allocated_bytes) <= 1e-12 * full.peak_allocated_bytes &&
+                fast.peak_phase == full.peak_phase && fast.peak_layer == full.peak_layer,
+            "stage %d: summaries %.17g at %d/%d, the walk %.17g at %d/%d: %s", s, fast.peak_allocated_bytes,
+            fast.peak_phase, fast.peak_layer, full.peak_allocated_bytes, full.peak_phase, full.peak_layer, keys);
+    }
+  }
+  CHECK(pass_summaries_rounded() - rounded > 100, "passes with fractional bytes from summaries: %ld",
+        pass_summaries_rounded() - rounded);
+  printf("walk: %ld passes with fractional bytes from summaries, within 1e-12 of the walk\n",
+         pass_summaries_rounded() - rounded);
+}
+
 int main(void) {
   /* the grain of a double: the largest power of two it is a multiple of */
   CHECK(grain_of(1) == 0 && grain_of(2) == 1 && grain_of(3) == 0 && grain_of(-12) == 2, "grain of whole numbers");
@@ -490,6 +533,7 @@ int main(void) {
   /* the fast walks above took passes from their summaries (pass_summary.c) and still equal the full walk */
   CHECK(pass_summaries_used() > 1000, "passes applied from summaries: %ld", pass_summaries_used());
   int copied = check_bounded_stages();
+  check_fractional_bytes();
   /* a timeline merged past TIMELINE_COARSE_STRIDE takes passes from their summaries: the same peak, on the chart */
   {
     llmem_input in;

@@ -60,6 +60,7 @@ static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 #define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
 static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
+static int changed_at[POOL_COUNT];      /* where the pool last gained or lost a block: the next search's first guess */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
 /* a slot is empty unless its generation is the current one; key, value and generation share a cache line */
 static struct {
@@ -140,10 +141,9 @@ static int before(const block *a, double size, double addr) {
   return a->size != size ? a->size < size : a->addr < addr;
 }
 
-/* The first cached block of the pool at or after (size, addr). */
-static int lower_bound(int pool, double size, double addr) {
+/* The first cached block of the pool at or after (size, addr), among positions [lo, hi). */
+static int bound_in(int pool, int lo, int hi, double size, double addr) {
   const int *c = cache[pool];
-  int lo = 0, hi = cache_count[pool];
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     if (before(&blocks[c[mid]], size, addr)) lo = mid + 1;
@@ -152,19 +152,38 @@ static int lower_bound(int pool, double size, double addr) {
   return lo;
 }
 
+/* The first cached block of the pool at or after (size, addr): tried at
+ * `guess` first (where the pool last changed: a split's rest lands near its
+ * parent, the next request of a run of them finds that rest), then at the
+ * end (a new segment's block); the keys are sorted and unique, so a position
+ * whose left neighbour is before the key and which itself is not is the
+ * answer, and a wrong guess still halves the search. */
+static int lower_bound(int pool, int guess, double size, double addr) {
+  const int *c = cache[pool];
+  int n = cache_count[pool];
+  if (guess < 0 || guess > n) guess = n;
+  int left = guess == 0 || before(&blocks[c[guess - 1]], size, addr);
+  if (left && (guess == n || !before(&blocks[c[guess]], size, addr))) return guess;
+  if (!left) return bound_in(pool, 0, guess - 1, size, addr);
+  if (n > 0 && before(&blocks[c[n - 1]], size, addr)) return n;
+  return bound_in(pool, guess + 1, n - 1, size, addr);
+}
+
 static void cache_insert(int b) {
   const block *k = &blocks[b];
-  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, k->size, k->addr);
+  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, changed_at[pool], k->size, k->addr);
   int *c = cache[pool];
   memmove(&c[at + 1], &c[at], (size_t)(cache_count[pool] - at) * sizeof c[0]);
   c[at] = b;
   cached_at[b] = at;
+  changed_at[pool] = at;
   cache_count[pool]++;
 }
 
 static void remove_at(int pool, int at) {
   int *c = cache[pool];
   memmove(&c[at], &c[at + 1], (size_t)(cache_count[pool] - at - 1) * sizeof c[0]);
+  changed_at[pool] = at;
   cache_count[pool]--;
 }
 
@@ -175,7 +194,7 @@ static void cache_remove(int b) {
     remove_at(pool, at);
     return;
   }
-  at = lower_bound(pool, k->size, k->addr);
+  at = lower_bound(pool, at, k->size, k->addr);
   if (at == cache_count[pool] || cache[pool][at] != b) return; /* keys are unique (addresses differ) */
   remove_at(pool, at);
 }
@@ -255,7 +274,7 @@ static void release_all_cached(void) {
  * pool and stream that is at least `size`. */
 static int release_one(int stream, int small, double size) {
   int pool = pool_of(stream, small);
-  for (int i = lower_bound(pool, size, -1); i < cache_count[pool]; i++)
+  for (int i = lower_bound(pool, -1, size, -1); i < cache_count[pool]; i++)
     if (unsplit_free(cache[pool][i])) {
       release_segment(cache[pool][i]);
       return 1;
@@ -346,7 +365,7 @@ static int grow_expandable(int stream, double rounded) {
 
 /* ---- requests ---- */
 static int find_cached(int stream, int small, double rounded) {
-  int pool = pool_of(stream, small), at = lower_bound(pool, rounded, -1);
+  int pool = pool_of(stream, small), at = lower_bound(pool, changed_at[pool], rounded, -1);
   if (at == cache_count[pool]) return -1;
   int b = cache[pool][at];
   const block *k = &blocks[b];

@@ -180,6 +180,18 @@ static void cache_insert(int b) {
   cache_count[pool]++;
 }
 
+/* The block at position `at` leaves its pool and `r`, of a smaller key (its
+ * rest after a split), comes in: one shift of the blocks between them. */
+static void cache_swap_in(int pool, int at, int r) {
+  const block *k = &blocks[r];
+  int *c = cache[pool];
+  int p = at == 0 || before(&blocks[c[at - 1]], k->size, k->addr) ? at : bound_in(pool, 0, at - 1, k->size, k->addr);
+  memmove(&c[p + 1], &c[p], (size_t)(at - p) * sizeof c[0]);
+  c[p] = r;
+  cached_at[r] = p;
+  changed_at[pool] = p;
+}
+
 static void remove_at(int pool, int at) {
   int *c = cache[pool];
   memmove(&c[at], &c[at + 1], (size_t)(cache_count[pool] - at - 1) * sizeof c[0]);
@@ -364,14 +376,15 @@ static int grow_expandable(int stream, double rounded) {
 }
 
 /* ---- requests ---- */
-static int find_cached(int stream, int small, double rounded) {
-  int pool = pool_of(stream, small), at = lower_bound(pool, changed_at[pool], rounded, -1);
-  if (at == cache_count[pool]) return -1;
-  int b = cache[pool][at];
+/* The block a request takes, left in its pool at *at (a split's rest takes its place there). */
+static int find_cached(int stream, int small, double rounded, int *at) {
+  int pool = pool_of(stream, small);
+  *at = lower_bound(pool, changed_at[pool], rounded, -1);
+  if (*at == cache_count[pool]) return -1;
+  int b = cache[pool][*at];
   const block *k = &blocks[b];
   if (rounded < cfg.max_split_bytes && k->size >= cfg.max_split_bytes) return -1; /* oversize block, small request */
   if (rounded >= cfg.max_split_bytes && k->size >= rounded + LARGE_BUFFER) return -1;
-  remove_at(pool, at);
   return b;
 }
 
@@ -381,9 +394,13 @@ static int should_split(const block *k, double rounded) {
   return rounded < cfg.max_split_bytes && rest > SMALL_SIZE;
 }
 
-static void split(int b, double rounded) {
-  int r = new_block();
-  if (r < 0) return;
+/* at: where the block sits in its pool, -1 if it is not there (a new segment). */
+static void split(int b, double rounded, int at) {
+  int pool = pool_of(blocks[b].stream, blocks[b].small), r = new_block();
+  if (r < 0) {
+    if (at >= 0) remove_at(pool, at);
+    return;
+  }
   block *k = &blocks[b], *rest = &blocks[r];
   rest->size = k->size - rounded, rest->addr = k->addr + rounded;
   rest->segment = k->segment, rest->stream = k->stream, rest->small = k->small;
@@ -394,7 +411,8 @@ static void split(int b, double rounded) {
   k->size = rounded;
   touch(b);
   rest->freed_at = st.ops;
-  cache_insert(r);
+  if (at >= 0) cache_swap_in(pool, at, r);
+  else cache_insert(r);
 }
 
 static int count_op(void) {
@@ -407,8 +425,9 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
   if (!count_op() || bytes <= 0) return;
   double rounded = round_size(bytes);
   int small = rounded <= SMALL_SIZE;
-  int b = find_cached(stream, small, rounded);
+  int at = -1, b = find_cached(stream, small, rounded, &at);
   if (b < 0) {
+    at = -1;
     if (cfg.expandable && !small) {
       b = grow_expandable(stream, rounded);
     } else {
@@ -418,7 +437,8 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
     }
     if (b < 0) return;
   }
-  if (should_split(&blocks[b], rounded)) split(b, rounded);
+  if (should_split(&blocks[b], rounded)) split(b, rounded, at);
+  else if (at >= 0) remove_at(pool_of(stream, small), at);
   if (st.gave_up) return;
   block *k = &blocks[b];
   k->allocated = 1;

@@ -199,16 +199,31 @@ static void remove_at(int pool, int at) {
   cache_count[pool]--;
 }
 
-static void cache_remove(int b) {
+/* Where a cached block sits in its pool; -1: not there. */
+static int cache_position(int b) {
   const block *k = &blocks[b];
   int pool = pool_of(k->stream, k->small), at = cached_at[b];
-  if (at >= 0 && at < cache_count[pool] && cache[pool][at] == b) { /* mostly still there */
-    remove_at(pool, at);
-    return;
-  }
+  if (at >= 0 && at < cache_count[pool] && cache[pool][at] == b) return at; /* mostly still there */
   at = lower_bound(pool, at, k->size, k->addr);
-  if (at == cache_count[pool] || cache[pool][at] != b) return; /* keys are unique (addresses differ) */
-  remove_at(pool, at);
+  return at < cache_count[pool] && cache[pool][at] == b ? at : -1; /* keys are unique (addresses differ) */
+}
+
+static void cache_remove(int b) {
+  int at = cache_position(b);
+  if (at >= 0) remove_at(pool_of(blocks[b].stream, blocks[b].small), at);
+}
+
+/* The block at position `at` leaves its pool and `b`, of a larger key (the
+ * block it merged into), comes in: one shift of the blocks between them. */
+static void cache_swap_up(int pool, int at, int b) {
+  const block *k = &blocks[b];
+  int *c = cache[pool], n = cache_count[pool], p = at + 1;
+  if (p < n && before(&blocks[c[p]], k->size, k->addr))
+    p = before(&blocks[c[n - 1]], k->size, k->addr) ? n : bound_in(pool, at + 2, n - 1, k->size, k->addr);
+  memmove(&c[at], &c[at + 1], (size_t)(p - at - 1) * sizeof c[0]);
+  c[p - 1] = b;
+  cached_at[b] = p - 1;
+  changed_at[pool] = p - 1;
 }
 
 static int new_block(void) {
@@ -455,9 +470,10 @@ static void to_cache(int b) {
   block *k = &blocks[b];
   touch(b);
   k->freed_at = st.ops;
-  int p = k->prev, n = k->next;
+  int p = k->prev, n = k->next, pool = pool_of(k->stream, k->small);
+  int merged_at = -1; /* where the last neighbour merged into it still sits in the pool */
   if (p >= 0 && !blocks[p].allocated && !blocks[p].pending) {
-    cache_remove(p);
+    merged_at = cache_position(p);
     k->addr = blocks[p].addr;
     k->size += blocks[p].size;
     k->prev = blocks[p].prev;
@@ -465,14 +481,17 @@ static void to_cache(int b) {
     drop_block(p);
   }
   if (n >= 0 && !blocks[n].allocated && !blocks[n].pending) {
-    cache_remove(n);
+    if (merged_at >= 0) remove_at(pool, merged_at);
+    merged_at = cache_position(n);
     k->size += blocks[n].size;
     k->next = blocks[n].next;
     if (k->next >= 0) blocks[k->next].prev = b;
     else if (segs[k->segment].expandable) segs[k->segment].last = b;
     drop_block(n);
   }
-  cache_insert(b);
+  /* the merged block sorts after the neighbours it absorbed (it is larger) */
+  if (merged_at >= 0) cache_swap_up(pool, merged_at, b);
+  else cache_insert(b);
 }
 
 void alloc_free(uint64_t tag, int cross_stream) {

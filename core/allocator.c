@@ -75,9 +75,10 @@ static double next_base;
 static uint64_t layout_sum, counted[ALLOC_MAX_BLOCKS]; /* counted: block b's term in layout_sum */
 static int dirty[ALLOC_MAX_BLOCKS], dirty_count;
 static unsigned char is_dirty[ALLOC_MAX_BLOCKS];
+static int hashing; /* the hash was asked for since the reset: changes are listed from then on */
 
 static void touch(int b) {
-  if (!is_dirty[b]) is_dirty[b] = 1, dirty[dirty_count++] = b;
+  if (hashing && !is_dirty[b]) is_dirty[b] = 1, dirty[dirty_count++] = b;
 }
 
 static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : KIB_512 * ceil(bytes / KIB_512); }
@@ -229,7 +230,7 @@ static void cache_swap_up(int pool, int at, int b) {
 static int new_block(void) {
   int b;
   if (spare_count > 0) b = spare[--spare_count];
-  else if (fresh < ALLOC_MAX_BLOCKS) b = fresh++;
+  else if (fresh < ALLOC_MAX_BLOCKS) counted[b = fresh++] = 0; /* counted since the reset: nothing yet */
   else {
     give_up();
     return -1;
@@ -554,7 +555,17 @@ static uint64_t term(const block *k) {
   return slot_of(x) * 0x9e3779b97f4a7c15ULL + x; /* order-free: slots are recycled in any order */
 }
 
+static uint64_t term(const block *k);
+
+/* The first hash since the reset sums every block; later ones replace the changed terms. */
+static void start_hashing(void) {
+  layout_sum = 0;
+  for (int b = 0; b < fresh; b++) layout_sum += counted[b] = term(&blocks[b]);
+  hashing = 1;
+}
+
 uint64_t alloc_layout_hash(void) {
+  if (!hashing) start_hashing();
   for (int i = 0; i < dirty_count; i++) { /* sums wrap: the same value as alloc_layout_hash_scan */
     int b = dirty[i];
     uint64_t t = term(&blocks[b]);
@@ -579,8 +590,7 @@ void alloc_reset(const alloc_settings *s) {
   memset(&st, 0, sizeof st);
   for (int i = 0; i < dirty_count; i++) is_dirty[dirty[i]] = 0;
   dirty_count = 0;
-  memset(counted, 0, (size_t)fresh * sizeof counted[0]); /* only slots below fresh were counted */
-  layout_sum = 0;
+  hashing = 0; /* counted and layout_sum are set again when the hash is first asked for */
   spare_count = fresh = 0;
   seg_count = 0;
   for (int i = 0; i < ALLOC_STREAM_COUNT; i++) expandable_seg[i] = -1;

@@ -583,6 +583,19 @@ uint64_t alloc_layout_hash_scan(void) {
   return h + (uint64_t)st.reserved_bytes;
 }
 
+int alloc_pools_consistent(void) {
+  int cached = 0, free_blocks = 0;
+  for (int p = 0; p < POOL_COUNT; p++)
+    for (int i = 0; i < cache_count[p]; i++) {
+      const block *k = &blocks[cache[p][i]];
+      if (!k->used || k->allocated || k->pending || pool_of(k->stream, k->small) != p) return 0;
+      if (i > 0 && !before(&blocks[cache[p][i - 1]], k->size, k->addr)) return 0;
+      cached++;
+    }
+  for (int b = 0; b < fresh; b++) free_blocks += blocks[b].used && !blocks[b].allocated && !blocks[b].pending;
+  return cached == free_blocks;
+}
+
 const alloc_stats *alloc_get_stats(void) { return &st; }
 
 void alloc_reset(const alloc_settings *s) {

@@ -153,21 +153,46 @@ static int bound_in(int pool, int lo, int hi, double size, double addr) {
   return lo;
 }
 
+/* Searches that start from a position next to the answer (the pools change
+ * by a block or two between searches): steps of 1, 2, 4, ... away from a
+ * block known to sort on the wrong side, then a binary search over the last
+ * step, so a search that lands d places away reads about 2 log2(d) blocks. */
+/* c[from] sorts before the key: the answer is above it. */
+static int gallop_up(int pool, int from, double size, double addr) {
+  int n = cache_count[pool], prev = from;
+  for (int step = 1;; step *= 2) {
+    int at = from + step;
+    if (at >= n) return bound_in(pool, prev + 1, n, size, addr);
+    if (!before(&blocks[cache[pool][at]], size, addr)) return bound_in(pool, prev + 1, at, size, addr);
+    prev = at;
+  }
+}
+
+/* c[from] does not sort before the key: the answer is at or below it. */
+static int gallop_down(int pool, int from, double size, double addr) {
+  int prev = from;
+  for (int step = 1;; step *= 2) {
+    int at = from - step;
+    if (at < 0) return bound_in(pool, 0, prev, size, addr);
+    if (before(&blocks[cache[pool][at]], size, addr)) return bound_in(pool, at + 1, prev, size, addr);
+    prev = at;
+  }
+}
+
 /* The first cached block of the pool at or after (size, addr): tried at
  * `guess` first (where the pool last changed: a split's rest lands near its
  * parent, the next request of a run of them finds that rest), then at the
  * end (a new segment's block); the keys are sorted and unique, so a position
  * whose left neighbour is before the key and which itself is not is the
- * answer, and a wrong guess still halves the search. */
+ * answer, and a wrong guess says which way to search from it. */
 static int lower_bound(int pool, int guess, double size, double addr) {
   const int *c = cache[pool];
   int n = cache_count[pool];
   if (guess < 0 || guess > n) guess = n;
-  int left = guess == 0 || before(&blocks[c[guess - 1]], size, addr);
-  if (left && (guess == n || !before(&blocks[c[guess]], size, addr))) return guess;
-  if (!left) return bound_in(pool, 0, guess - 1, size, addr);
-  if (n > 0 && before(&blocks[c[n - 1]], size, addr)) return n;
-  return bound_in(pool, guess + 1, n - 1, size, addr);
+  if (guess > 0 && !before(&blocks[c[guess - 1]], size, addr)) return gallop_down(pool, guess - 1, size, addr);
+  if (guess == n || !before(&blocks[c[guess]], size, addr)) return guess;
+  if (before(&blocks[c[n - 1]], size, addr)) return n;
+  return gallop_up(pool, guess, size, addr);
 }
 
 static void cache_insert(int b) {
@@ -186,7 +211,7 @@ static void cache_insert(int b) {
 static void cache_swap_in(int pool, int at, int r) {
   const block *k = &blocks[r];
   int *c = cache[pool];
-  int p = at == 0 || before(&blocks[c[at - 1]], k->size, k->addr) ? at : bound_in(pool, 0, at - 1, k->size, k->addr);
+  int p = at == 0 || before(&blocks[c[at - 1]], k->size, k->addr) ? at : gallop_down(pool, at - 1, k->size, k->addr);
   memmove(&c[p + 1], &c[p], (size_t)(at - p) * sizeof c[0]);
   c[p] = r;
   cached_at[r] = p;
@@ -220,7 +245,7 @@ static void cache_swap_up(int pool, int at, int b) {
   const block *k = &blocks[b];
   int *c = cache[pool], n = cache_count[pool], p = at + 1;
   if (p < n && before(&blocks[c[p]], k->size, k->addr))
-    p = before(&blocks[c[n - 1]], k->size, k->addr) ? n : bound_in(pool, at + 2, n - 1, k->size, k->addr);
+    p = before(&blocks[c[n - 1]], k->size, k->addr) ? n : gallop_up(pool, p, k->size, k->addr);
   memmove(&c[at], &c[at + 1], (size_t)(p - at - 1) * sizeof c[0]);
   c[p - 1] = b;
   cached_at[b] = p - 1;

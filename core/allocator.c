@@ -179,19 +179,18 @@ static int gallop_down(int pool, int from, double size, double addr) {
   }
 }
 
-/* The first cached block of the pool at or after (size, addr): tried at
+/* The first cached block of the pool at or after (size, addr), tried at
  * `guess` first (where the pool last changed: a split's rest lands near its
- * parent, the next request of a run of them finds that rest), then at the
- * end (a new segment's block); the keys are sorted and unique, so a position
- * whose left neighbour is before the key and which itself is not is the
- * answer, and a wrong guess says which way to search from it. */
+ * parent, the next request of a run of them finds that rest); the keys are
+ * sorted and unique, so a position whose left neighbour is before the key and
+ * which itself is not is the answer, and a wrong guess says which way to
+ * gallop from it. */
 static int lower_bound(int pool, int guess, double size, double addr) {
   const int *c = cache[pool];
   int n = cache_count[pool];
   if (guess < 0 || guess > n) guess = n;
   if (guess > 0 && !before(&blocks[c[guess - 1]], size, addr)) return gallop_down(pool, guess - 1, size, addr);
   if (guess == n || !before(&blocks[c[guess]], size, addr)) return guess;
-  if (before(&blocks[c[n - 1]], size, addr)) return n;
   return gallop_up(pool, guess, size, addr);
 }
 

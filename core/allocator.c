@@ -60,6 +60,7 @@ static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 #define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
 static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
+static int changed_at[POOL_COUNT];      /* where the pool last gained or lost a block: the next search's first guess */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
 /* a slot is empty unless its generation is the current one; key, value and generation share a cache line */
 static struct {
@@ -74,9 +75,10 @@ static double next_base;
 static uint64_t layout_sum, counted[ALLOC_MAX_BLOCKS]; /* counted: block b's term in layout_sum */
 static int dirty[ALLOC_MAX_BLOCKS], dirty_count;
 static unsigned char is_dirty[ALLOC_MAX_BLOCKS];
+static int hashing; /* the hash was asked for since the reset: changes are listed from then on */
 
 static void touch(int b) {
-  if (!is_dirty[b]) is_dirty[b] = 1, dirty[dirty_count++] = b;
+  if (hashing && !is_dirty[b]) is_dirty[b] = 1, dirty[dirty_count++] = b;
 }
 
 static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : KIB_512 * ceil(bytes / KIB_512); }
@@ -140,10 +142,9 @@ static int before(const block *a, double size, double addr) {
   return a->size != size ? a->size < size : a->addr < addr;
 }
 
-/* The first cached block of the pool at or after (size, addr). */
-static int lower_bound(int pool, double size, double addr) {
+/* The first cached block of the pool at or after (size, addr), among positions [lo, hi). */
+static int bound_in(int pool, int lo, int hi, double size, double addr) {
   const int *c = cache[pool];
-  int lo = 0, hi = cache_count[pool];
   while (lo < hi) {
     int mid = (lo + hi) / 2;
     if (before(&blocks[c[mid]], size, addr)) lo = mid + 1;
@@ -152,38 +153,108 @@ static int lower_bound(int pool, double size, double addr) {
   return lo;
 }
 
+/* Searches that start from a position next to the answer (the pools change
+ * by a block or two between searches): steps of 1, 2, 4, ... away from a
+ * block known to sort on the wrong side, then a binary search over the last
+ * step, so a search that lands d places away reads about 2 log2(d) blocks. */
+/* c[from] sorts before the key: the answer is above it. */
+static int gallop_up(int pool, int from, double size, double addr) {
+  int n = cache_count[pool], prev = from;
+  for (int step = 1;; step *= 2) {
+    int at = from + step;
+    if (at >= n) return bound_in(pool, prev + 1, n, size, addr);
+    if (!before(&blocks[cache[pool][at]], size, addr)) return bound_in(pool, prev + 1, at, size, addr);
+    prev = at;
+  }
+}
+
+/* c[from] does not sort before the key: the answer is at or below it. */
+static int gallop_down(int pool, int from, double size, double addr) {
+  int prev = from;
+  for (int step = 1;; step *= 2) {
+    int at = from - step;
+    if (at < 0) return bound_in(pool, 0, prev, size, addr);
+    if (before(&blocks[cache[pool][at]], size, addr)) return bound_in(pool, at + 1, prev, size, addr);
+    prev = at;
+  }
+}
+
+/* The first cached block of the pool at or after (size, addr), tried at
+ * `guess` first (where the pool last changed: a split's rest lands near its
+ * parent, the next request of a run of them finds that rest); the keys are
+ * sorted and unique, so a position whose left neighbour is before the key and
+ * which itself is not is the answer, and a wrong guess says which way to
+ * gallop from it. */
+static int lower_bound(int pool, int guess, double size, double addr) {
+  const int *c = cache[pool];
+  int n = cache_count[pool];
+  if (guess < 0 || guess > n) guess = n;
+  if (guess > 0 && !before(&blocks[c[guess - 1]], size, addr)) return gallop_down(pool, guess - 1, size, addr);
+  if (guess == n || !before(&blocks[c[guess]], size, addr)) return guess;
+  return gallop_up(pool, guess, size, addr);
+}
+
 static void cache_insert(int b) {
   const block *k = &blocks[b];
-  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, k->size, k->addr);
+  int pool = pool_of(k->stream, k->small), at = lower_bound(pool, changed_at[pool], k->size, k->addr);
   int *c = cache[pool];
   memmove(&c[at + 1], &c[at], (size_t)(cache_count[pool] - at) * sizeof c[0]);
   c[at] = b;
   cached_at[b] = at;
+  changed_at[pool] = at;
   cache_count[pool]++;
+}
+
+/* The block at position `at` leaves its pool and `r`, of a smaller key (its
+ * rest after a split), comes in: one shift of the blocks between them. */
+static void cache_swap_in(int pool, int at, int r) {
+  const block *k = &blocks[r];
+  int *c = cache[pool];
+  int p = at == 0 || before(&blocks[c[at - 1]], k->size, k->addr) ? at : gallop_down(pool, at - 1, k->size, k->addr);
+  memmove(&c[p + 1], &c[p], (size_t)(at - p) * sizeof c[0]);
+  c[p] = r;
+  cached_at[r] = p;
+  changed_at[pool] = p;
 }
 
 static void remove_at(int pool, int at) {
   int *c = cache[pool];
   memmove(&c[at], &c[at + 1], (size_t)(cache_count[pool] - at - 1) * sizeof c[0]);
+  changed_at[pool] = at;
   cache_count[pool]--;
 }
 
-static void cache_remove(int b) {
+/* Where a cached block sits in its pool; -1: not there. */
+static int cache_position(int b) {
   const block *k = &blocks[b];
   int pool = pool_of(k->stream, k->small), at = cached_at[b];
-  if (at >= 0 && at < cache_count[pool] && cache[pool][at] == b) { /* mostly still there */
-    remove_at(pool, at);
-    return;
-  }
-  at = lower_bound(pool, k->size, k->addr);
-  if (at == cache_count[pool] || cache[pool][at] != b) return; /* keys are unique (addresses differ) */
-  remove_at(pool, at);
+  if (at >= 0 && at < cache_count[pool] && cache[pool][at] == b) return at; /* mostly still there */
+  at = lower_bound(pool, at, k->size, k->addr);
+  return at < cache_count[pool] && cache[pool][at] == b ? at : -1; /* keys are unique (addresses differ) */
+}
+
+static void cache_remove(int b) {
+  int at = cache_position(b);
+  if (at >= 0) remove_at(pool_of(blocks[b].stream, blocks[b].small), at);
+}
+
+/* The block at position `at` leaves its pool and `b`, of a larger key (the
+ * block it merged into), comes in: one shift of the blocks between them. */
+static void cache_swap_up(int pool, int at, int b) {
+  const block *k = &blocks[b];
+  int *c = cache[pool], n = cache_count[pool], p = at + 1;
+  if (p < n && before(&blocks[c[p]], k->size, k->addr))
+    p = before(&blocks[c[n - 1]], k->size, k->addr) ? n : gallop_up(pool, p, k->size, k->addr);
+  memmove(&c[at], &c[at + 1], (size_t)(p - at - 1) * sizeof c[0]);
+  c[p - 1] = b;
+  cached_at[b] = p - 1;
+  changed_at[pool] = p - 1;
 }
 
 static int new_block(void) {
   int b;
   if (spare_count > 0) b = spare[--spare_count];
-  else if (fresh < ALLOC_MAX_BLOCKS) b = fresh++;
+  else if (fresh < ALLOC_MAX_BLOCKS) counted[b = fresh++] = 0; /* counted since the reset: nothing yet */
   else {
     give_up();
     return -1;
@@ -255,7 +326,7 @@ static void release_all_cached(void) {
  * pool and stream that is at least `size`. */
 static int release_one(int stream, int small, double size) {
   int pool = pool_of(stream, small);
-  for (int i = lower_bound(pool, size, -1); i < cache_count[pool]; i++)
+  for (int i = lower_bound(pool, -1, size, -1); i < cache_count[pool]; i++)
     if (unsplit_free(cache[pool][i])) {
       release_segment(cache[pool][i]);
       return 1;
@@ -345,14 +416,15 @@ static int grow_expandable(int stream, double rounded) {
 }
 
 /* ---- requests ---- */
-static int find_cached(int stream, int small, double rounded) {
-  int pool = pool_of(stream, small), at = lower_bound(pool, rounded, -1);
-  if (at == cache_count[pool]) return -1;
-  int b = cache[pool][at];
+/* The block a request takes, left in its pool at *at (a split's rest takes its place there). */
+static int find_cached(int stream, int small, double rounded, int *at) {
+  int pool = pool_of(stream, small);
+  *at = lower_bound(pool, changed_at[pool], rounded, -1);
+  if (*at == cache_count[pool]) return -1;
+  int b = cache[pool][*at];
   const block *k = &blocks[b];
   if (rounded < cfg.max_split_bytes && k->size >= cfg.max_split_bytes) return -1; /* oversize block, small request */
   if (rounded >= cfg.max_split_bytes && k->size >= rounded + LARGE_BUFFER) return -1;
-  remove_at(pool, at);
   return b;
 }
 
@@ -362,9 +434,13 @@ static int should_split(const block *k, double rounded) {
   return rounded < cfg.max_split_bytes && rest > SMALL_SIZE;
 }
 
-static void split(int b, double rounded) {
-  int r = new_block();
-  if (r < 0) return;
+/* at: where the block sits in its pool, -1 if it is not there (a new segment). */
+static void split(int b, double rounded, int at) {
+  int pool = pool_of(blocks[b].stream, blocks[b].small), r = new_block();
+  if (r < 0) {
+    if (at >= 0) remove_at(pool, at);
+    return;
+  }
   block *k = &blocks[b], *rest = &blocks[r];
   rest->size = k->size - rounded, rest->addr = k->addr + rounded;
   rest->segment = k->segment, rest->stream = k->stream, rest->small = k->small;
@@ -375,7 +451,8 @@ static void split(int b, double rounded) {
   k->size = rounded;
   touch(b);
   rest->freed_at = st.ops;
-  cache_insert(r);
+  if (at >= 0) cache_swap_in(pool, at, r);
+  else cache_insert(r);
 }
 
 static int count_op(void) {
@@ -388,8 +465,9 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
   if (!count_op() || bytes <= 0) return;
   double rounded = round_size(bytes);
   int small = rounded <= SMALL_SIZE;
-  int b = find_cached(stream, small, rounded);
+  int at = -1, b = find_cached(stream, small, rounded, &at);
   if (b < 0) {
+    at = -1;
     if (cfg.expandable && !small) {
       b = grow_expandable(stream, rounded);
     } else {
@@ -399,7 +477,8 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
     }
     if (b < 0) return;
   }
-  if (should_split(&blocks[b], rounded)) split(b, rounded);
+  if (should_split(&blocks[b], rounded)) split(b, rounded, at);
+  else if (at >= 0) remove_at(pool_of(stream, small), at);
   if (st.gave_up) return;
   block *k = &blocks[b];
   k->allocated = 1;
@@ -416,9 +495,10 @@ static void to_cache(int b) {
   block *k = &blocks[b];
   touch(b);
   k->freed_at = st.ops;
-  int p = k->prev, n = k->next;
+  int p = k->prev, n = k->next, pool = pool_of(k->stream, k->small);
+  int merged_at = -1; /* where the last neighbour merged into it still sits in the pool */
   if (p >= 0 && !blocks[p].allocated && !blocks[p].pending) {
-    cache_remove(p);
+    merged_at = cache_position(p);
     k->addr = blocks[p].addr;
     k->size += blocks[p].size;
     k->prev = blocks[p].prev;
@@ -426,14 +506,17 @@ static void to_cache(int b) {
     drop_block(p);
   }
   if (n >= 0 && !blocks[n].allocated && !blocks[n].pending) {
-    cache_remove(n);
+    if (merged_at >= 0) remove_at(pool, merged_at);
+    merged_at = cache_position(n);
     k->size += blocks[n].size;
     k->next = blocks[n].next;
     if (k->next >= 0) blocks[k->next].prev = b;
     else if (segs[k->segment].expandable) segs[k->segment].last = b;
     drop_block(n);
   }
-  cache_insert(b);
+  /* the merged block sorts after the neighbours it absorbed (it is larger) */
+  if (merged_at >= 0) cache_swap_up(pool, merged_at, b);
+  else cache_insert(b);
 }
 
 void alloc_free(uint64_t tag, int cross_stream) {
@@ -496,7 +579,17 @@ static uint64_t term(const block *k) {
   return slot_of(x) * 0x9e3779b97f4a7c15ULL + x; /* order-free: slots are recycled in any order */
 }
 
+static uint64_t term(const block *k);
+
+/* The first hash since the reset sums every block; later ones replace the changed terms. */
+static void start_hashing(void) {
+  layout_sum = 0;
+  for (int b = 0; b < fresh; b++) layout_sum += counted[b] = term(&blocks[b]);
+  hashing = 1;
+}
+
 uint64_t alloc_layout_hash(void) {
+  if (!hashing) start_hashing();
   for (int i = 0; i < dirty_count; i++) { /* sums wrap: the same value as alloc_layout_hash_scan */
     int b = dirty[i];
     uint64_t t = term(&blocks[b]);
@@ -514,6 +607,19 @@ uint64_t alloc_layout_hash_scan(void) {
   return h + (uint64_t)st.reserved_bytes;
 }
 
+int alloc_pools_consistent(void) {
+  int cached = 0, free_blocks = 0;
+  for (int p = 0; p < POOL_COUNT; p++)
+    for (int i = 0; i < cache_count[p]; i++) {
+      const block *k = &blocks[cache[p][i]];
+      if (!k->used || k->allocated || k->pending || pool_of(k->stream, k->small) != p) return 0;
+      if (i > 0 && !before(&blocks[cache[p][i - 1]], k->size, k->addr)) return 0;
+      cached++;
+    }
+  for (int b = 0; b < fresh; b++) free_blocks += blocks[b].used && !blocks[b].allocated && !blocks[b].pending;
+  return cached == free_blocks;
+}
+
 const alloc_stats *alloc_get_stats(void) { return &st; }
 
 void alloc_reset(const alloc_settings *s) {
@@ -521,8 +627,7 @@ void alloc_reset(const alloc_settings *s) {
   memset(&st, 0, sizeof st);
   for (int i = 0; i < dirty_count; i++) is_dirty[dirty[i]] = 0;
   dirty_count = 0;
-  memset(counted, 0, (size_t)fresh * sizeof counted[0]); /* only slots below fresh were counted */
-  layout_sum = 0;
+  hashing = 0; /* counted and layout_sum are set again when the hash is first asked for */
   spare_count = fresh = 0;
   seg_count = 0;
   for (int i = 0; i < ALLOC_STREAM_COUNT; i++) expandable_seg[i] = -1;

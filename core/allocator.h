@@ -63,5 +63,8 @@ double alloc_largest_free_bytes(void);
 uint64_t alloc_layout_hash(void);
 /* The same hash summed over every block (alloc_layout_hash keeps it up to date as blocks change). */
 uint64_t alloc_layout_hash_scan(void);
+/* Tests: each pool sorted by size then address and holding exactly the free
+ * blocks not waiting for another stream (1), or not (0). */
+int alloc_pools_consistent(void);
 
 #endif

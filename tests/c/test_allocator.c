@@ -171,7 +171,42 @@ static void layout_hash_incremental(void) {
   CHECK(bad == 0, "the incremental layout hash equals the full sum");
 }
 
+/* The pools stay sorted by size then address, holding every cached block and
+ * nothing else, through random requests (sizes repeating, as layers' tensors
+ * do: the searches' guesses, the split's rest taking its parent's place and a
+ * merged block its neighbour's), frees on either stream, syncs, empty_cache
+ * and device-full releases, in every allocator mode. */
+static void pools_sorted(void) {
+  uint64_t seed = 987654321;
+  int bad = 0, checked = 0;
+  for (int mode = 0; mode < 6; mode++) {
+    reset(mode == 1 ? 64 : 0, mode == 3 ? 2000 : 0, mode == 2 || mode == 5, 0);
+    if (mode == 4) reset(0, 1500, 0, 0.5);
+    int live[96] = {0};
+    for (int i = 0; i < 6000; i++) {
+      seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+      unsigned r = (unsigned)(seed >> 33);
+      int slot = (int)(r % 96);
+      if (live[slot]) {
+        alloc_free((uint64_t)slot + 1, (r >> 8) % 5 == 0);
+        live[slot] = 0;
+      } else {
+        double sizes[] = {512, 16384, 0.5 * MB, 2 * MB, 16 * MB, 32 * MB, 64 * MB, 112 * MB, 336 * MB, 5 * MB + 300};
+        alloc_malloc((uint64_t)slot + 1, sizes[(r >> 8) % 10], (r >> 16) % 4 == 0 ? G : C);
+        live[slot] = 1;
+      }
+      if ((r >> 20) % 9 == 0) alloc_sync();
+      if ((r >> 20) % 401 == 0) alloc_empty_cache();
+      if (alloc_get_stats()->gave_up) break;
+      bad += !alloc_pools_consistent();
+      checked++;
+    }
+  }
+  CHECK(checked > 30000 && bad == 0, "the pools stay sorted and hold exactly the cached blocks");
+}
+
 int main(void) {
+  pools_sorted();
   layout_hash_incremental();
   rounding();
   split_reuse();

@@ -9,11 +9,14 @@ import { segmentsOf, StackBar } from './StackBar.js';
 /** Stages drawn before "Show all": hundreds of bars would block the page for a deep pipeline (issue 12). */
 export const STAGES_SHOWN = 16;
 
-/** The stages worth a bar: first, last, the most loaded, the highest allocated, and evenly spaced others. */
+/** The stages worth a bar: first, last, the most loaded, the highest allocated, the one that bounds
+ * stages not walked, and evenly spaced others. */
 export function stagesToShow(r: EstimateResult, all: boolean): number[] {
   const n = r.ranks.length;
   if (all || n <= STAGES_SHOWN) return r.ranks.map((_, i) => i);
   const keep = new Set([0, n - 1, r.per_gpu.stage, r.peak_allocated.stage]);
+  const bounded = r.ranks.find((x) => x.peak_bound);
+  if (bounded) keep.add(bounded.bound_stage);
   for (let k = 0; keep.size < STAGES_SHOWN && k < STAGES_SHOWN; k++)
     keep.add(Math.round((k * (n - 1)) / (STAGES_SHOWN - 1)));
   return [...keep].filter((i) => i >= 0 && i < n).sort((a, b) => a - b);
@@ -41,7 +44,7 @@ export function RankChart({ r }: { r: EstimateResult }) {
         {shown
           .map((i) => r.ranks[i])
           .map((x) => (
-            <li key={x.stage} class={x === worst && r.ranks.length > 1 ? 'worst' : ''}>
+            <li key={x.stage} class={x === worst && r.ranks.length > 1 ? 'worst' : ''} data-stage={x.stage}>
               <span class="rank-label">
                 Stage {x.stage}
                 <small>

@@ -58,3 +58,19 @@ test('a 99,840-layer, 512-stage pipeline renders; long tasks are reported', asyn
   await page.click('[data-testid=ranks-show-all]');
   await expect(page.locator('[data-testid=ranks] ol.ranks > li')).toHaveCount(512);
 });
+
+test('a pipeline past 1,024 stage chunks marks the stages it bounds instead of walking', async ({ page }) => {
+  const hash =
+    '#v1/model.preset=null&model.layers=2304&model.hidden=1024&model.heads=8&model.ffn_hidden=2048&model.vocab=32000' +
+    '&training.grad_accum=256&parallel.gpus=256&parallel.pp=256&parallel.vpp=9&parallel.pp_schedule=interleaved' +
+    '&parallel.engine=megatron';
+  await open(page, `/${hash}`);
+  await page.waitForSelector('[data-testid=ranks-bound]');
+  expect(await text(page, '[data-testid=ranks-bound]')).toMatch(/same layers as stage 1 /);
+  const rows = page.locator('[data-testid=ranks] ol.ranks > li');
+  // the stage the bounds come from is among the bars, walked (no mark); the others carry ≤
+  const source = page.locator('[data-testid=ranks] li[data-stage="1"]');
+  await expect(source).toHaveCount(1);
+  expect(await source.innerText()).not.toContain('≤');
+  expect(await rows.filter({ hasText: '≤' }).count()).toBeGreaterThan(5);
+});

@@ -367,38 +367,126 @@ static void loss_unblock(const sim *S, int mb, int part, const double *list) {
 }
 
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
+/* ---- runs of alike layers in a pass being summarised (pass_summary.c) ----
+ * Layers whose steps add the same amounts (the same kind, recompute and
+ * neighbours' effects) leave the same change each: the first of a run is
+ * walked, the rest added in one go, and the run's highest point is its
+ * first step's when the steps do not grow the state, else its last step's,
+ * the first step's plus the growth of the steps between. With whole-byte
+ * amounts the sums are the walk's own, bit for bit (the walk itself is the
+ * reference: tests/c/test_walk.c). */
+typedef struct {
+  double total, cat[LLMEM_CAT_COUNT], moved;
+  double peak, peak_cat[LLMEM_CAT_COUNT], peak_hole;
+  int peak_phase, peak_mb, peak_layer;
+} step_mark;
+
+static long layer_runs; /* runs of alike layers added in one go (tests) */
+long pass_layer_runs(void) { return layer_runs; }
+
+/* Before the run's first step: the state, and the peak so far set aside. */
+static void step_begin(sim *S, step_mark *m) {
+  m->total = S->total, m->moved = S->moved;
+  memcpy(m->cat, S->cat, sizeof m->cat);
+  m->peak = S->peak, m->peak_hole = S->peak_hole;
+  memcpy(m->peak_cat, S->peak_cat, sizeof m->peak_cat);
+  m->peak_phase = S->peak_phase, m->peak_mb = S->peak_mb, m->peak_layer = S->peak_layer;
+  S->peak = -INFINITY;
+}
+
+/* After it: `more` alike steps, each `stride` layers on, added; the highest point of the run kept if highest. */
+static void step_repeat(sim *S, const step_mark *m, int more, int stride) {
+  double d[LLMEM_CAT_COUNT], d_total = S->total - m->total;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) d[x] = S->cat[x] - m->cat[x];
+  if (S->peak > -INFINITY && d_total > 0) { /* the run's last step is its highest */
+    S->peak += more * d_total;
+    for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] += more * d[x];
+    if (S->peak_layer >= 0) S->peak_layer += more * stride;
+  }
+  if (!(S->peak > m->peak)) { /* the walk's first highest point stands */
+    S->peak = m->peak, S->peak_hole = m->peak_hole;
+    memcpy(S->peak_cat, m->peak_cat, sizeof S->peak_cat);
+    S->peak_phase = m->peak_phase, S->peak_mb = m->peak_mb, S->peak_layer = m->peak_layer;
+  }
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->cat[x] += more * d[x];
+  S->total += more * d_total;
+  S->moved += more * (S->moved - m->moved);
+  layer_runs++;
+}
+
+/* What decides a forward step's amounts beyond its layer's kind: its prefetch, what offload moves out. */
+typedef struct {
+  const layer_cost *lc;
+  const layer_activations *la, *off;
+  double prefetch;
+} forward_step;
+
+static forward_step forward_step_of(const stage_walk *W, int c, int i) {
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  const layer_cost *lc = cost(W, i);
+  forward_step f = {lc, acts(W, c, i), W->offload && i >= first + 2 ? acts(W, c, i - 2) : 0,
+                    i + 1 < first + n ? lc->prefetch : head_prefetch(W, c)};
+  return f;
+}
+
+/* Layers after i whose forward steps are i's. */
+static int forward_alike(const stage_walk *W, int c, int i) {
+  forward_step a = forward_step_of(W, c, i);
+  int j = i + 1, end = W->first_global[c] + W->chunk_layers[c];
+  for (; j < end; j++) {
+    forward_step b = forward_step_of(W, c, j);
+    if (b.lc != a.lc || b.la != a.la || b.off != a.off || b.prefetch != a.prefetch) break;
+  }
+  return j - i - 1;
+}
+
+static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int kept) {
+  const rank_states *rs = W->rs;
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  int gather_tag = rs->keep_gathered_until_backward ? TAG_GATHER_KEPT : TAG_GATHER;
+  const layer_cost *lc = cost(W, i);
+  const layer_activations *la = acts(W, c, i);
+  sim_sync(S); /* the previous layer's collectives have completed */
+  if (rs->gathers && !kept)
+    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
+  sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
+  block_saved(S, la, i, mb, 1);
+  sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes,
+                     ALLOC_STREAM_COMPUTE);
+  double prefetch = i + 1 < first + n ? lc->prefetch : head_prefetch(W, c);
+  int prefetches = i + 1 < first + n || prefetch > 0;
+  if (prefetches)
+    sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, ALLOC_STREAM_GATHER);
+  sim_record(S, LLMEM_PHASE_FORWARD, mb, i);
+  sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes, 0);
+  if (prefetches) sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, 1);
+  if (W->offload && i >= first + 2) { /* the layer two back has reached host memory */
+    sim_add(S, LLMEM_CAT_ACTIVATIONS, -acts(W, c, i - 2)->saved_bytes);
+    block_saved(S, acts(W, c, i - 2), i - 2, mb, 0);
+  }
+  /* kept gathered: stays until the end of the step */
+  if (rs->gathers && !kept && !rs->keep_gathered_until_backward)
+    sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
+}
+
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
   int kept = started && rs->keep_gathered_until_backward;
-  int gather_tag = rs->keep_gathered_until_backward ? TAG_GATHER_KEPT : TAG_GATHER;
   if (is_first_chunk(W, c)) vision_forward(W, S, mb);
   if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
-  for (int i = first; i < first + n; i++) {
-    const layer_cost *lc = cost(W, i);
-    const layer_activations *la = acts(W, c, i);
-    sim_sync(S); /* the previous layer's collectives have completed */
-    if (rs->gathers && !kept)
-      sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
-    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
-    sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
-    block_saved(S, la, i, mb, 1);
-    sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes,
-                       ALLOC_STREAM_COMPUTE);
-    double prefetch = i + 1 < first + n ? lc->prefetch : head_prefetch(W, c);
-    int prefetches = i + 1 < first + n || prefetch > 0;
-    if (prefetches)
-      sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, ALLOC_STREAM_GATHER);
-    sim_record(S, LLMEM_PHASE_FORWARD, mb, i);
-    sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes, 0);
-    if (prefetches) sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, 1);
-    if (W->offload && i >= first + 2) { /* the layer two back has reached host memory */
-      sim_add(S, LLMEM_CAT_ACTIVATIONS, -acts(W, c, i - 2)->saved_bytes);
-      block_saved(S, acts(W, c, i - 2), i - 2, mb, 0);
+  for (int i = first; i < first + n;) {
+    int more = S->track ? forward_alike(W, c, i) : 0;
+    if (more < 2) {
+      layer_forward(W, S, mb, c, i++, kept);
+      continue;
     }
-    /* kept gathered: stays until the end of the step */
-    if (rs->gathers && !kept && !rs->keep_gathered_until_backward)
-      sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
+    step_mark m;
+    step_begin(S, &m);
+    layer_forward(W, S, mb, c, i, kept);
+    step_repeat(S, &m, more, 1);
+    i += more + 1;
   }
   if (is_last_chunk(W, c)) {
     mtp_forward(W, S, mb);
@@ -570,12 +658,49 @@ static void root_post_backward(const stage_walk *W, sim *S, int mb, int c) {
   if (embed) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 1), W->root_embed_grads, 0);
 }
 
+/* What decides a backward step's amounts beyond its layer's kind: what offload brings back, the prefetch. */
+typedef struct {
+  const layer_cost *lc;
+  const layer_activations *la;
+  int brought_back;
+  double prefetch;
+} backward_step;
+
+static backward_step backward_step_of(const stage_walk *W, int c, int i) {
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  const layer_cost *lc = cost(W, i);
+  backward_step b = {lc, acts(W, c, i), W->offload && i < first + n - 2, backward_prefetch(W, c, i, lc)};
+  return b;
+}
+
+/* Layers below i (walked after it) whose backward steps are i's. */
+static int backward_alike(const stage_walk *W, int c, int i) {
+  backward_step a = backward_step_of(W, c, i);
+  int j = i - 1;
+  for (; j >= W->first_global[c]; j--) {
+    backward_step b = backward_step_of(W, c, j);
+    if (b.lc != a.lc || b.la != a.la || b.brought_back != a.brought_back || b.prefetch != a.prefetch) break;
+  }
+  return i - j - 1;
+}
+
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
 void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   if (is_last_chunk(W, c)) loss_backward(W, S, mb, c, first_pass);
   if (is_last_chunk(W, c)) mtp_backward(W, S, mb);
-  for (int i = first + n - 1; i >= first; i--) layer_backward(W, S, mb, c, i, first_pass);
+  for (int i = first + n - 1; i >= first;) {
+    int more = S->track ? backward_alike(W, c, i) : 0;
+    if (more < 2) {
+      layer_backward(W, S, mb, c, i--, first_pass);
+      continue;
+    }
+    step_mark m;
+    step_begin(S, &m);
+    layer_backward(W, S, mb, c, i, first_pass);
+    step_repeat(S, &m, more, -1);
+    i -= more + 1;
+  }
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
     embedding_backward(W, S, mb, first_pass);

@@ -532,6 +532,8 @@ int main(void) {
         dp_valid);
   /* the fast walks above took passes from their summaries (pass_summary.c) and still equal the full walk */
   CHECK(pass_summaries_used() > 1000, "passes applied from summaries: %ld", pass_summaries_used());
+  /* and those summaries added runs of alike layers in one go (passes.c step_repeat) */
+  CHECK(pass_layer_runs() > 1000, "runs of alike layers: %ld", pass_layer_runs());
   int copied = check_bounded_stages();
   check_fractional_bytes();
   /* a timeline merged past TIMELINE_COARSE_STRIDE takes passes from their summaries: the same peak, on the chart */

@@ -81,8 +81,9 @@ static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, ra
   static stage_layout last_layout; /* the stage laid out before, with its states */
   static rank_states last_states;
   static plan last_plan;
+  static llmem_input last_input; /* the plan reads raw keys from its input */
   if (s > 1 && last_layout.stage == s - 1 && memcmp(&last_plan, pl, sizeof *pl) == 0 &&
-      layout_same_layers(pl, s, s - 1)) {
+      memcmp(&last_input, pl->in, sizeof last_input) == 0 && layout_same_layers(pl, s, s - 1)) {
     /* the same layers make the same layout and states (states.c reads counts, not the place) */
     *layout = last_layout, *rs = last_states;
     layout->stage = s;
@@ -91,7 +92,7 @@ static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, ra
     layout_stage(pl, s, layout);
     states_for_stage(pl, layout, rs);
   }
-  last_layout = *layout, last_states = *rs, last_plan = *pl;
+  last_layout = *layout, last_states = *rs, last_plan = *pl, last_input = *pl->in;
   r->stage = s;
   r->peak_bound = 0, r->bound_stage = 0; /* walked (ranks are reused between estimates) */
   rank_counts(layout, r);

@@ -342,6 +342,12 @@ static double host_pass_by_pass(const plan *pl, const stage_layout *st, const ra
   return top;
 }
 
+/* Stage s of a plan: its layout and its rank's states. */
+static void stage_of(const plan *pl, int s, stage_layout *st, rank_states *rs) {
+  layout_stage(pl, s, st);
+  states_for_stage(pl, st, rs);
+}
+
 static int same_rank(const llmem_rank_result *a, const llmem_rank_result *b) {
   if (a->peak_allocated_bytes != b->peak_allocated_bytes || a->peak_reserved_bytes != b->peak_reserved_bytes ||
       a->device_used_bytes != b->device_used_bytes || a->persistent_bytes != b->persistent_bytes ||
@@ -395,8 +401,7 @@ static int check_bounded_stages(void) {
       rank_states rs;
       llmem_rank_result own = {0};
       own.stage = s;
-      layout_stage(&pl, s, &st);
-      states_for_stage(&pl, &st, &rs);
+      stage_of(&pl, s, &st, &rs);
       simulate_stage(&pl, &st, &rs, &own, 0);
       copied++;
       strict += own.peak_allocated_bytes < r->peak_allocated_bytes;
@@ -443,8 +448,7 @@ static void check_fractional_bytes(void) {
     for (int s = 0; s < (int)pl.pp; s++) {
       stage_layout st;
       rank_states rs;
-      layout_stage(&pl, s, &st);
-      states_for_stage(&pl, &st, &rs);
+      stage_of(&pl, s, &st, &rs);
       llmem_rank_result fast = {0}, full = {0};
       simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
       simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, 0);
@@ -499,8 +503,7 @@ int main(void) {
     for (int s = 0; s < (int)pl.pp; s++) {
       stage_layout st;
       rank_states rs;
-      layout_stage(&pl, s, &st);
-      states_for_stage(&pl, &st, &rs);
+      stage_of(&pl, s, &st, &rs);
       llmem_rank_result fast = {0}, full = {0};
       fast.stage = full.stage = s;
       walk_check check = {0};
@@ -550,8 +553,7 @@ int main(void) {
     pl.simulate_allocator = 0;
     stage_layout st;
     rank_states rs;
-    layout_stage(&pl, 0, &st);
-    states_for_stage(&pl, &st, &rs);
+    stage_of(&pl, 0, &st, &rs);
     static llmem_event events[LLMEM_MAX_EVENTS];
     timeline_sink sink = {events, LLMEM_MAX_EVENTS, 0, 1, 0};
     llmem_rank_result shown = {0}, plain = {0};

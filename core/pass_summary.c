@@ -5,16 +5,16 @@
  * in O(1) after that. A deep pipeline then costs O(layers + stages) rather
  * than O(passes walked x layers per stage) (issues 12 and 17).
  *
- * Exact where the sums are: when every addition of the pass and every
+ * Applied only where it is exact: when every addition of the pass and every
  * category of the state it starts from is a multiple of 2^k (bytes are whole,
  * and mostly multiples of large powers of two) and every partial sum stays
  * below 2^(53+k), floating-point sums have no rounding, so the state and the
  * peak are the walk's own, bit for bit (tests/c/test_walk.c compares them
- * with the reference walk). Where an amount is a fraction of a byte (a count
- * sharded over a group that is not a power of two, split over the layers)
- * the walk itself rounds at every addition; the summary then rounds
- * differently, within a few units in the last place (the same tests, to
- * 1e-12). A pass whose highest point another micro-batch labels is walked. */
+ * with the reference walk). Anything else is walked: a fraction of a byte (a
+ * count sharded over a group that is not a power of two) would round
+ * differently here and in a walk with the timeline or the allocator, and an
+ * estimate must give the same bits whichever path reads it (the layout
+ * search's kept layouts equal their own estimates). */
 #include <string.h>
 
 #include "sim.h"
@@ -39,10 +39,9 @@ enum { PASS_FORWARD, PASS_BACKWARD, PASS_INPUTS, PASS_WEIGHTS, PASS_KINDS };
  * pattern not dividing the stage) walks each class's passes once. */
 static pass_summary table[LLMEM_MAX_VPP][PASS_KINDS][2][2];
 static unsigned gen = 1;
-static long used, rounded; /* passes applied from a summary, of which with rounding (tests) */
+static long used; /* passes applied from a summary (tests) */
 
 long pass_summaries_used(void) { return used; }
-long pass_summaries_rounded(void) { return rounded; }
 /* the plan the summaries were walked under, with what makes another stage's passes the same */
 static int owner_valid;
 static plan owner_plan;
@@ -176,8 +175,7 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
   pass_summary *p = &table[row][pass_kind(o)][pass_flag(g, o)][S->hole != 0];
   unsigned valid = slot_gen[row / W->v];
   if (p->gen != valid || p->hole_in != S->hole) summarize(W, g, o, S->hole, p, valid);
-  if (!p->exact) return 0;
-  if (!exact_from(S, p)) rounded++;
+  if (!p->exact || !exact_from(S, p)) return 0;
   if (p->has_peak && S->total + p->peak_off > S->peak) { /* the walk's first highest point, exactly */
     S->peak = S->total + p->peak_off;
     for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] = S->cat[x] + p->peak_cat[x];

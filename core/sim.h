@@ -245,7 +245,6 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
  * first of the stage's rows (summary_row). */
 int pass_summaries_for_stage(const stage_walk *W, int stage);
 long pass_summaries_used(void);    /* passes applied from a summary so far (tests) */
-long pass_summaries_rounded(void); /* of which with fractional bytes, within rounding of the walk */
 long pass_layer_runs(void);        /* runs of alike layers a summarised pass added in one go (tests) */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);

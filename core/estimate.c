@@ -303,10 +303,24 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
     *out = r;
     return r.status;
   }
+  if (all_stages) { /* the estimate's own stages, so readings and estimate agree bit for bit */
+    static llmem_result scratch;
+    clear_result(&scratch);
+    timeline_sink none = {0, 0, 0, 1, 0};
+    const llmem_rank_result *worst = &scratch.ranks[simulate_stages(&pl, &scratch, &none)];
+    r.peak_allocated_bytes = scratch.peak_allocated_bytes;
+    r.device_used_bytes = worst->device_used_bytes;
+    for (int s = 0; s < scratch.rank_count; s++)
+      r.peak_reserved_bytes = max2(r.peak_reserved_bytes, scratch.ranks[s].peak_reserved_bytes);
+    r.capacity_bytes = pl.memory_bytes;
+    r.fits = r.device_used_bytes <= pl.memory_bytes;
+    *out = r;
+    return LLMEM_OK;
+  }
   int p = (int)pl.pp;
   double worst_demand = -1, max_reserved = 0;
   for (int s = 0; s < p; s++) {
-    if (!all_stages && skip_stage(&pl, s)) continue;
+    if (skip_stage(&pl, s)) continue;
     stage_layout layout;
     rank_states rs;
     llmem_rank_result rank;

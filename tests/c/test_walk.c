@@ -589,6 +589,30 @@ int main(void) {
           "%.17g",
           sink.stride, shown_used, plain_used, top, plain.peak_allocated_bytes);
   }
+  /* readings are the estimate's own stages: a middle stage walked without the allocator here too (the
+   * core fuzzer found a pipeline whose middle stage's simulated reserve beat stage 0's in the readings) */
+  {
+    static llmem_result out;
+    llmem_input in;
+    llmem_defaults(&in);
+    set_keys(&in, "model.layers=24 model.kv_heads=1 model.head_dim=128 model.ffn_hidden=4096 model.vocab=97 "
+                  "model.head=classification model.bias=true model.qkv_bias=true model.qk_norm=head "
+                  "model.position=learned model.max_positions=100000 training.micro_batch=8 training.seq_len=16384 "
+                  "training.grad_accum=12 training.dtype=fp16 training.grad_dtype=fp16 training.optimizer=lion "
+                  "training.optimizer_dtype=bf16 training.optimizer_impl=for_loop training.recompute=selective "
+                  "training.recompute_modules=core_attn,layernorm,moe_act training.dropout=0.1 "
+                  "training.attention=eager training.loss=fused training.loss_chunks=3 parallel.gpus=64 "
+                  "parallel.tp=4 parallel.pp=4 parallel.vpp=2 parallel.pp_schedule=interleaved "
+                  "parallel.fsdp_strategy=shard_grad_op parallel.shard_root_modules=true hardware.memory_gib=4 "
+                  "runtime.cuda_context_mib=0 runtime.cublas_workspace_mib=0 runtime.nccl_buffer_mib=0 "
+                  "runtime.expandable_segments=true runtime.torch_compile=true");
+    llmem_readings r;
+    CHECK(llmem_estimate(&in, &out) == LLMEM_OK && llmem_estimate_readings(&in, &r) == LLMEM_OK &&
+              r.device_used_bytes == out.per_gpu.device_used_bytes &&
+              r.peak_allocated_bytes == out.peak_allocated_bytes,
+          "readings: device %.17g allocated %.17g, estimate %.17g %.17g", r.device_used_bytes, r.peak_allocated_bytes,
+          out.per_gpu.device_used_bytes, out.peak_allocated_bytes);
+  }
   printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g, %ld passes from "
          "summaries; %d deep-pipeline stages reported as a lower stage's bound, each checked\n",
          valid, stages, skipping, worst_gap, pass_summaries_used(), copied);

@@ -175,6 +175,7 @@ typedef struct {
 typedef struct {
   double weights, gradients, master, optimizer;  /* persistent on the GPU */
   int gradients_lazy;         /* gradients appear during the first backward (torch .grad) */
+  int gradients_reduce_stream; /* they are the reduce-scatter outputs, made under its stream (FSDP2) */
   double host_bytes, nvme_bytes;
   double optimizer_step_temp; /* optimizer-step temporaries (foreach, 8-bit dequant) */
   double comm_persistent;     /* persistent bucket / flat buffers */

@@ -535,6 +535,13 @@ static void reduce_scatter(const stage_walk *W, sim *S, int mb, uint64_t grads_t
   sim_give(S, LLMEM_CAT_GRADIENTS, grads_tag, grads, 0);
 }
 
+/* Where lazily created sharded gradients come from: FSDP2's are its reduce-scatter
+ * outputs, in the reduce-scatter stream's pool, which the compute stream never reuses
+ * after zero_grad frees them (c10/cuda/CUDACachingAllocator.cpp: blocks per stream). */
+static int grad_stream(const stage_walk *W) {
+  return W->rs->gradients_reduce_stream ? ALLOC_STREAM_REDUCE : ALLOC_STREAM_COMPUTE;
+}
+
 /* The loss gradient at the head; lazily created head gradients on the first pass. */
 static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   int own = W->rs->own_root_units;
@@ -545,7 +552,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   loss_take(S, mb, 3, W->loss.backward_tensors, W->loss.backward_peak_bytes);
   if (W->lazy && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, 0, 0), W->head_grads + W->norm_grads,
-             ALLOC_STREAM_COMPUTE);
+             grad_stream(W));
   if (W->root_grads > 0)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
   sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
@@ -589,7 +596,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   if (pl->optimizer_in_backward)
     sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
   else if (W->lazy && first_pass)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, 0, 0), lc->grad_share, ALLOC_STREAM_COMPUTE);
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, 0, 0), lc->grad_share, grad_stream(W));
   if (rs->accumulate_unsharded && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, i, 0, 0), lc->trainable * rs->unsharded_accum_bytes,
              ALLOC_STREAM_COMPUTE);
@@ -635,7 +642,7 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, 0, 0), full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
   sim_take(S, LLMEM_CAT_WEIGHTS, again, gather, ALLOC_STREAM_GATHER);
   if (lazy)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, ALLOC_STREAM_COMPUTE);
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, grad_stream(W));
   if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
   if (!own) return;

@@ -188,6 +188,10 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     grads = (c->trainable_dense / c->Nd + c->trainable_expert / c->Ne) * (c->mb > 0 ? 4 : (c->lora ? dtype_bytes(pl->adapter_dtype) : c->wb));
     grads += c->full_copy / c->Nd * pl->base_weight_bytes; /* a gradient in each copy's own dtype */
     r->gradients_lazy = 1;
+    /* FSDP2 foreach_reduce: reduce_output = reduce_scatter_input.new_empty(...) under
+     * torch.cuda.stream(reduce_scatter_stream), and the sharded .grad is a view of it
+     * (_fsdp_collectives.py, every version since torch 2.4; still after #129721) */
+    r->gradients_reduce_stream = c->engine == LLMEM_ENGINE_FSDP2 && pl->offload_params == LLMEM_OFFLOAD_NONE;
   } else if (c->deepspeed) {
     /* DeepSpeed (stage_1_and_2.py L3093): 16-bit grads and an fp32 partition */
     double g16 = c->trainable_dense / (c->shard_grads ? c->Nd : 1) * c->wb + c->trainable_expert / (c->shard_grads ? c->Ne : 1) * c->wb;

@@ -1,6 +1,7 @@
 /* Sharded parameters: QLoRA under FSDP / ZeRO-3 (what is gathered, what stays
  * whole on every rank) and ZeRO-3's live gathered parameters
  * (docs/memory-model.md §5.3, §8.3). Expected values are worked by hand. */
+#include "allocator.h"
 #include "check.h"
 #include "internal.h"
 
@@ -340,6 +341,35 @@ static void pipeline_stage_buffers(void) {
 #undef PP_TOY
 }
 
+/* FSDP2's sharded gradients are its reduce-scatter outputs, allocated under the
+ * reduce-scatter stream (foreach_reduce: reduce_scatter_input.new_empty inside
+ * torch.cuda.stream(reduce_scatter_stream)); the caching allocator keeps a pool
+ * per stream, so once zero_grad frees them the compute stream cannot reuse them.
+ * Llama-3-8B on 8 GPUs, a decoder layer: 2 x 4096^2 + 2 x 1024 x 4096 + 3 x 4096
+ * x 14336 + 2 x 4096 = 218,112,000 parameters, fp32 shard 218,112,000 / 8 x 4 =
+ * 109,056,000 B, one segment rounded to 2 MiB: 53 x 2,097,152 = 111,149,056 B.
+ * Freed, then a compute request of the same size: a second segment (222,298,112 B
+ * reserved) where a compute-stream gradient's block would be reused (111,149,056 B). */
+static double regrown_reserved(int grad_stream) {
+  alloc_settings s = {INFINITY, 0, INFINITY, 0, 1e9};
+  alloc_reset(&s);
+  alloc_malloc(1, 109056000.0, grad_stream);
+  alloc_free(1, 0); /* zero_grad(set_to_none=True) */
+  alloc_malloc(2, 109056000.0, ALLOC_STREAM_COMPUTE);
+  return alloc_get_stats()->reserved_bytes;
+}
+
+static void fsdp2_gradient_stream(void) {
+  rank_states r2 = states_of(L3_8B);
+  CHECK(r2.gradients_lazy && r2.gradients_reduce_stream, "FSDP2: gradients made under the reduce-scatter stream");
+  /* 8,030,261,248 parameters / 8 x 4 B */
+  CHECK_NEAR(r2.gradients, 4015130624.0, 0, "FSDP2: fp32 sharded gradients");
+  CHECK(!states_of(L3_8B "parallel.offload_params=cpu parallel.offload_optimizer=cpu").gradients_reduce_stream, "offloaded: copied to the host");
+  CHECK(!states_of("parallel.engine=fsdp1 parallel.gpus=8").gradients_reduce_stream, "FSDP1: not this path");
+  CHECK_NEAR(regrown_reserved(ALLOC_STREAM_REDUCE), 222298112.0, 0, "reduce-scatter pool: not reused by compute");
+  CHECK_NEAR(regrown_reserved(ALLOC_STREAM_COMPUTE), 111149056.0, 0, "compute pool: reused");
+}
+
 int main(void) {
   pipeline_stage_buffers();
   full_modules();
@@ -349,5 +379,6 @@ int main(void) {
   qlora_sharded();
   zero3_live();
   own_root_units();
+  fsdp2_gradient_stream();
   return check_report("sharding");
 }

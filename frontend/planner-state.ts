@@ -179,8 +179,9 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     clearTimeout(suggestTimer);
     backend.cancel('suggest');
     if (app.computing.peek()) {
-      // the newer config's turn comes when its estimate lands; meanwhile nothing is searching
-      if (suggest.peek().inflight) suggest.value = { ...suggest.peek(), status: 'idle', inflight: false };
+      // the newer config's turn comes when its estimate lands; meanwhile nothing is searching, and the status line
+      // stays (one that came and went with each heavy edit moved the cards below it twice)
+      if (suggest.peek().inflight) suggest.value = { ...suggest.peek(), inflight: false };
       return;
     }
     if (!key || !c) return void (suggest.value = idle());

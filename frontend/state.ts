@@ -125,8 +125,8 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   // config predicted heavy), estimates run in the planner Worker, so the page never blocks (issue 12);
   // the last result stays on screen, marked as updating, until the newest config's arrives, and
   // edits that arrive meanwhile are coalesced. A fast answer from the Worker brings them back here,
-  // except for a config predicted heavy: its main-thread estimates run several times the Worker's
-  // (measured: 22 ms here against 2-10 ms there), so coming back would alternate the two on each edit.
+  // except for a config predicted heavy: its main-thread estimates take several times the Worker's
+  // (DeepSeek-V3 on PP 16: 22 ms here, 2-10 ms there), so coming back alternated the two on each edit.
   const offThread = signal<{ config: Config; outcome: EstimateOutcome } | null>(null);
   /** The last main-thread estimate took longer than a frame (and no fast Worker answer since). */
   const slow = signal(false);

@@ -12,6 +12,8 @@ import { workerBackend } from './worker-client.js';
 import './styles.css';
 
 const root = document.getElementById('app')!;
+/** The address bar is rewritten this long after the last edit (ms). */
+const HASH_DELAY_MS = 400;
 const coreUrls: CoreUrls = {
   module: new URL('../build/wasm/llmem_core.mjs', import.meta.url).href,
   wasm: new URL('../build/wasm/llmem_core.wasm', import.meta.url).href,
@@ -24,7 +26,8 @@ loadCoreFrom(coreUrls)
       location.hash,
       typeof Worker === 'function' ? workerBackend(coreUrls) : undefined,
     );
-    // the address bar follows the config, a moment after the last edit (replaceState costs ~1 ms)
+    // the address bar follows the config, a moment after the last edit: replaceState costs the page and the
+    // browser a few milliseconds, so a run of edits (typing, 200 ms apart) writes it once
     let timer: ReturnType<typeof setTimeout> | undefined;
     const writeHash = () => {
       timer = undefined;
@@ -34,7 +37,7 @@ loadCoreFrom(coreUrls)
     effect(() => {
       void state.hashText.value;
       clearTimeout(timer);
-      timer = setTimeout(writeHash, 120);
+      timer = setTimeout(writeHash, HASH_DELAY_MS);
     });
     addEventListener('pagehide', () => timer && writeHash());
     addEventListener('hashchange', () => state.openHash(location.hash));

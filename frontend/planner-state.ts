@@ -111,6 +111,10 @@ function withoutKey(c: Config, path: string): Config {
 
 const SWEEP_DELAY_MS = 40;
 const SEARCH_DELAY_MS = 100;
+/** While estimates run in the Worker, the largest fit and "Make it fit" (a second or more of estimates) start after
+ * this long without an edit: started between keystrokes, they would take a processor from the next edit's estimate
+ * for an answer thrown away (issue 12). */
+const QUIET_MS = 300;
 
 export function createPlanner(app: BaseState, backend: PlannerBackend) {
   const core = app.core;
@@ -133,23 +137,28 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   // for the default model, milliseconds for deep ones): always in the Worker, so an edit never waits for them.
   const fits = signal<Fits | ConfigError | null>(null);
   let fitGen = 0;
+  let fitTimer: ReturnType<typeof setTimeout> | undefined;
   const stopFits = effect(() => {
     const c = settled.value;
     const free = freeFraction.value;
     const g = ++fitGen;
+    clearTimeout(fitTimer);
     if (app.computing.value) return void backend.cancel('fit');
     if (!c) return void (fits.value = null);
     backend.cancel('fit');
-    backend.run({ kind: 'fit', config: c, free }).then(
-      (d) => {
-        if (g !== fitGen) return;
-        fits.value = d.kind === 'fit' ? (d.ok ? d.fits : d.error) : null;
-      },
-      (e: unknown) => {
-        if (!(e instanceof Cancelled) && g === fitGen)
-          fits.value = { path: '', message: String((e as Error).message ?? e) };
-      },
-    );
+    const start = () =>
+      backend.run({ kind: 'fit', config: c, free }).then(
+        (d) => {
+          if (g !== fitGen) return;
+          fits.value = d.kind === 'fit' ? (d.ok ? d.fits : d.error) : null;
+        },
+        (e: unknown) => {
+          if (!(e instanceof Cancelled) && g === fitGen)
+            fits.value = { path: '', message: String((e as Error).message ?? e) };
+        },
+      );
+    if (app.heavy.peek()) fitTimer = setTimeout(start, QUIET_MS);
+    else start();
   });
   // "Make it fit": the suggestion search (core/suggest.c, a few hundred estimates) in the Worker, only
   // while the config does not fit; a newer config preempts it.
@@ -170,13 +179,15 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     clearTimeout(suggestTimer);
     backend.cancel('suggest');
     if (app.computing.peek()) {
-      // the newer config's turn comes when its estimate lands; meanwhile nothing is searching
-      if (suggest.peek().inflight) suggest.value = { ...suggest.peek(), status: 'idle', inflight: false };
+      // the newer config's turn comes when its estimate lands; meanwhile nothing is searching, and the status line
+      // stays (one that came and went with each heavy edit moved the cards below it twice)
+      if (suggest.peek().inflight) suggest.value = { ...suggest.peek(), inflight: false };
       return;
     }
     if (!key || !c) return void (suggest.value = idle());
     if (key === suggest.peek().key && suggest.peek().status === 'done') return;
     suggest.value = { ...suggest.peek(), status: 'running', error: null, inflight: true };
+    const delay = app.heavy.peek() ? QUIET_MS : SEARCH_DELAY_MS;
     suggestTimer = setTimeout(() => {
       const gpus = r ? gpuAlternatives(c, r.capacity_bytes) : [];
       backend.run({ kind: 'suggest', config: c, free, gpus }).then(
@@ -193,7 +204,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
           suggest.value = { ...idle(), status: 'error', key, error: String((e as Error).message ?? e) };
         },
       );
-    }, SEARCH_DELAY_MS);
+    }, delay);
   });
   /** Apply a suggestion (merge() of its patch), or move to another GPU model of the catalog. */
   function applySuggestion(patch: Config) {
@@ -511,6 +522,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
       clearTimeout(sweepTimer);
       clearTimeout(searchTimer);
       clearTimeout(suggestTimer);
+      clearTimeout(fitTimer);
+      backend.cancel('fit');
       backend.cancel('suggest');
       backend.cancel('sweep');
       backend.cancel('search');

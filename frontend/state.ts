@@ -122,11 +122,16 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   });
   // Most estimates take well under a millisecond and run here, on the main thread. Deep pipelines
   // with the simulated allocator take 100 ms and more: after one took longer than a frame (or for a
-  // link predicted heavy), estimates run in the planner Worker, so the page never blocks (issue 12);
+  // config predicted heavy), estimates run in the planner Worker, so the page never blocks (issue 12);
   // the last result stays on screen, marked as updating, until the newest config's arrives, and
-  // edits that arrive meanwhile are coalesced. A fast answer from the Worker brings them back here.
+  // edits that arrive meanwhile are coalesced. A fast answer from the Worker brings them back here,
+  // except for a config predicted heavy: its main-thread estimates take several times the Worker's
+  // (DeepSeek-V3 on PP 16: 22 ms here, 2-10 ms there), so coming back alternated the two on each edit.
   const offThread = signal<{ config: Config; outcome: EstimateOutcome } | null>(null);
-  const heavy = signal(backend.offThread && predictedHeavy(resolvedOutcome.peek()));
+  /** The last main-thread estimate took longer than a frame (and no fast Worker answer since). */
+  const slow = signal(false);
+  /** Estimates of the current config run in the Worker. */
+  const heavy = computed(() => backend.offThread && (slow.value || predictedHeavy(resolvedOutcome.value)));
   /** An estimate is running in the Worker; what is shown is the previous config's. */
   const computing = signal(false);
   let shown: EstimateOutcome = PENDING;
@@ -145,7 +150,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   });
   effect(() => {
     outcome.value; // after each main-thread estimate: a slow one sends the next ones to the Worker
-    if (backend.offThread && !heavy.peek() && mainThreadMs > FRAME_MS) heavy.value = true;
+    if (backend.offThread && !heavy.peek() && mainThreadMs > FRAME_MS) slow.value = true;
   });
   effect(() => {
     const r = resolvedOutcome.value;
@@ -158,7 +163,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
         batch(() => {
           offThread.value = { config: r.config, outcome: d.outcome };
           computing.value = false;
-          if (d.ms < FRAME_MS / 4) heavy.value = false; // light again: back on the main thread
+          if (d.ms < FRAME_MS / 4) slow.value = false; // light again: back on the main thread
         });
       },
       (e: unknown) => {
@@ -361,6 +366,8 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
     error,
     stale,
     computing,
+    /** Estimates run in the Worker (a deep pipeline): the planner's jobs wait for a pause in the edits. */
+    heavy,
     exportText,
     cli,
     linkMessage,

@@ -1,11 +1,12 @@
 // The page's side of the planner Worker: one worker per kind of job (sweeps,
-// searches), each with one job at a time. A new search preempts the running
-// one by terminating its worker (a search is a single call into the core,
-// so there is nothing to interrupt politely) and the next job starts a fresh
-// one; a new
-// sweep waits for the running one (they take milliseconds) and replaces any
-// sweep still waiting. Where there is no Worker (tests, old browsers) the
-// same jobs run in-thread.
+// searches), each with one job at a time. A new search or suggestion preempts
+// the running one by terminating its worker (a search is a single call into
+// the core, so there is nothing to interrupt politely) and the next job starts
+// a fresh one. Other jobs are not terminated (Chromium runs a terminated
+// worker on for up to 2 s, and a fresh one loads the core again): a cancelled
+// one finishes unheard, and a new job waits for the running one, replacing
+// any job still waiting.
+// Where there is no Worker (tests, old browsers) the same jobs run in-thread.
 import type { CoreUrls } from './core-urls.js';
 import type { Core } from '../wasm/llmem.js';
 import { handleRequest, type PlannerReply, type PlannerRequest } from './planner.js';
@@ -33,7 +34,8 @@ let nextId = 0;
 
 class Lane {
   private w: Worker | null = null;
-  private busy: (Pending & { id: number; t0: number }) | null = null;
+  /** The job on the worker; `p` is null once cancelled (its answer is dropped). */
+  private busy: { id: number; t0: number; p: Pending | null } | null = null;
   private waiting: Pending | null = null;
 
   constructor(
@@ -58,7 +60,10 @@ class Lane {
   cancel() {
     this.waiting?.reject(new Cancelled());
     this.waiting = null;
-    if (this.busy) this.kill();
+    if (!this.busy) return;
+    if (this.preempt) return this.kill();
+    this.busy.p?.reject(new Cancelled());
+    this.busy.p = null;
   }
 
   private worker(): Worker {
@@ -72,7 +77,7 @@ class Lane {
 
   private start(p: Pending) {
     const id = ++nextId;
-    this.busy = { ...p, id, t0: performance.now() };
+    this.busy = { id, t0: performance.now(), p };
     this.worker().postMessage({ ...p.job, id });
   }
 
@@ -81,7 +86,7 @@ class Lane {
     const b = this.busy;
     if (!b || r.id !== b.id) return;
     this.busy = null;
-    b.resolve({ ...r, roundMs: performance.now() - b.t0, where: 'worker' });
+    b.p?.resolve({ ...r, roundMs: performance.now() - b.t0, where: 'worker' });
     this.next();
   }
 
@@ -90,7 +95,7 @@ class Lane {
     this.busy = null;
     this.w?.terminate();
     this.w = null;
-    b?.reject(e);
+    b?.p?.reject(e);
     this.next();
   }
 
@@ -105,7 +110,7 @@ class Lane {
     this.w = null;
     const b = this.busy;
     this.busy = null;
-    b?.reject(new Cancelled());
+    b?.p?.reject(new Cancelled());
     // the next worker starts with the next job (starting one now would compete with the typing that cancelled this one)
   }
 }
@@ -113,11 +118,12 @@ class Lane {
 /** Sweeps and searches in Web Workers; `core` is what the page loaded the core from. */
 export function workerBackend(core: CoreUrls): PlannerBackend {
   const spawn = () => new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'llmem-planner' });
-  // a largest-fit bisection of a heavy config is ~30 estimates: off the main thread, the newest preempting
+  // a largest-fit bisection of a heavy config is ~30 estimates (about a second): off the main thread, finished
+  // (planner-state.ts starts it after a pause in the edits); the suggestions, hundreds of estimates, are preempted
   const lanes = {
     sweep: new Lane(spawn, core, false),
     search: new Lane(spawn, core, true),
-    fit: new Lane(spawn, core, true),
+    fit: new Lane(spawn, core, false),
     suggest: new Lane(spawn, core, true),
     // slow estimates (state.ts): the running one finishes, the newest edit waits and replaces any older one
     estimate: new Lane(spawn, core, false),

@@ -1,4 +1,5 @@
 // The GPU (catalog, sets the memory) or a custom memory size in GiB.
+import { useComputed } from '@preact/signals';
 import { GPUS } from '../config/catalog.js';
 import { formatGiB } from '../format.js';
 import { useApp } from './context.js';
@@ -8,7 +9,8 @@ const VENDOR_NAME: Record<string, string> = { nvidia: 'NVIDIA', amd: 'AMD' };
 
 export function GpuPicker() {
   const s = useApp();
-  const id = s.get('hardware.gpu') as string | null;
+  // through a computed: an edit of another key does not re-render the select
+  const id = useComputed(() => s.get('hardware.gpu') as string | null).value;
   const gpu = GPUS.find((g) => g.id === id);
   return (
     <div class="field wide picker">

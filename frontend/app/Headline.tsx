@@ -1,4 +1,5 @@
 // Peak per GPU against the GPU's memory, fits or not, and the three readings people compare with.
+import { useEffect, useState } from 'preact/hooks';
 import type { EstimateResult } from '../../wasm/llmem.js';
 import { formatGiB, formatPercent, gibParts } from '../format.js';
 import type { Verdict } from '../planner.js';
@@ -8,6 +9,28 @@ import { StepTime } from './StepTime.js';
 
 const VERDICT_TEXT: Record<Verdict, string> = { fits: 'Fits', tight: 'Fits, but tight', no: 'Does not fit' };
 const VERDICT_CLASS: Record<Verdict, string> = { fits: 'ok', tight: 'warn', no: 'bad' };
+
+/** Estimates in the Worker that answer sooner than this show no "Updating" mark (ms). */
+const UPDATING_AFTER_MS = 150;
+
+/** Its own component, shown only for an answer that takes a while: a mark that came and went on each heavy edit
+ * moved everything below it twice (the line wraps), and re-rendered the headline. */
+function Updating() {
+  const computing = useApp().computing.value;
+  const [late, setLate] = useState(false);
+  useEffect(() => {
+    setLate(false);
+    if (!computing) return;
+    const t = setTimeout(() => setLate(true), UPDATING_AFTER_MS);
+    return () => clearTimeout(t);
+  }, [computing]);
+  if (!computing || !late) return null;
+  return (
+    <span class="muted" data-testid="computing">
+      Updating (deep pipeline, computed in the background)…{' '}
+    </span>
+  );
+}
 
 export function Headline({ r }: { r: EstimateResult }) {
   const s = useApp();
@@ -60,11 +83,7 @@ export function Headline({ r }: { r: EstimateResult }) {
       </dl>
       <p class="peak-at">
         <span>
-          {s.computing.value && (
-            <span class="muted" data-testid="computing">
-              Updating (deep pipeline, computed in the background)…{' '}
-            </span>
-          )}
+          <Updating />
           Peak during <strong>{p.peak_at || '—'}</strong>
           {r.host.cpu_bytes > 0 && <> · host RAM {formatGiB(r.host.cpu_bytes)} per GPU</>}
           {r.host.nvme_bytes > 0 && <> · NVMe {formatGiB(r.host.nvme_bytes)} per GPU</>}

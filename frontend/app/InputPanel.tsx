@@ -1,8 +1,8 @@
 // One panel of the form (Model, Training, Parallelism, Hardware): its groups
 // of fields, dependent fields hidden, collapsible sub-sections that open
 // when their feature is in use or one of their keys was changed.
-import { useComputed } from '@preact/signals';
-import { useEffect, useState } from 'preact/hooks';
+import { computed, useComputed } from '@preact/signals';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { visible, type Group, type Section } from '../fields.js';
 import { useApp } from './context.js';
 import { FieldInput } from './FieldInput.js';
@@ -28,11 +28,18 @@ function GroupBody({ group, paths }: { group: Group; paths: string[] }) {
   );
 }
 
+/** A computed's value, the computed rebuilt when `key` changes (useComputed keeps its first inputs' closure). */
+function useDerived<T>(fn: () => T, key: string): T {
+  return useMemo(() => computed(fn), [key]).value;
+}
+
 function Collapsible({ group, paths, prefix }: { group: Group; paths: string[]; prefix: string }) {
   const s = useApp();
-  const changed = paths.filter((p) => p in s.doc.value).length;
-  const errorHere = paths.includes(s.error.value?.path ?? '');
-  const used = group.used?.(s.get) ?? false;
+  // through computeds (rebuilt with the paths): an edit re-renders a group only when its counts or marks change
+  const key = paths.join(' ');
+  const changed = useDerived(() => paths.filter((p) => p in s.doc.value).length, key);
+  const errorHere = useDerived(() => paths.includes(s.error.value?.path ?? ''), key);
+  const used = useDerived(() => group.used?.(s.get) ?? false, key);
   const auto = used || changed > 0 || errorHere;
   const [userOpen, setUserOpen] = useState<boolean | null>(null);
   useEffect(() => setUserOpen(null), [auto]);

@@ -48,7 +48,7 @@ export function RankChart({ r }: { r: EstimateResult }) {
               <span class="rank-label">
                 Stage {x.stage}
                 <small>
-                  {x.layers} layers{layerKinds(x)} · {formatCount(x.params)} params
+                  {x.layers} layers{layerKinds(x) || null} · {formatCount(x.params)} params
                 </small>
               </span>
               <StackBar
@@ -59,7 +59,7 @@ export function RankChart({ r }: { r: EstimateResult }) {
                 thin
               />
               <span class="rank-value num">
-                {x.peak_bound ? '≤' : bounded(x) ? '~' : ''}
+                {x.peak_bound ? '≤' : bounded(x) ? '~' : null}
                 {formatGiB(x.device_used_bytes)}
               </span>
             </li>

@@ -15,7 +15,7 @@ function Row({ s, apply, label }: { s: WordedSuggestion; apply: () => void; labe
       <td class="wrap">
         {label && <strong>{label}: </strong>}
         {s.words}
-        {s.note && s.kind !== 'gpus' && <span class="pill warn">{s.note}</span>}
+        {s.note && s.kind !== 'gpus' ? <span class="pill warn">{s.note}</span> : null}
       </td>
       <td class="r">{formatGiB(s.device_used_bytes)}</td>
       <td class="r" title="per GPU process; per node in brackets">

@@ -106,7 +106,7 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
   if (!spec || !t) return null;
   // an RL step's phases around the actor update: few events each, so their bands are narrow; named here
   const rlPhases = r.rl ? [...new Set(t.phase)].filter((ph) => r.rl!.phases.some((x) => x.phase === ph)) : [];
-  const stage = r.ranks.length > 1 ? ` (stage ${r.per_gpu.stage})` : '';
+  const stage = r.ranks.length > 1 ? ` (stage ${r.per_gpu.stage})` : null;
   const step = r.rl ? 'one RL step' : 'one training step';
   return (
     <section class="card" aria-labelledby="timeline-title" data-testid="timeline">
@@ -138,7 +138,7 @@ export function TimelineChart({ r }: { r: EstimateResult }) {
             RL phases, left to right:{' '}
             {rlPhases.map((ph, i) => (
               <span key={ph} class="phase-key">
-                {i ? ' · ' : ''}
+                {i ? ' · ' : null}
                 <span class="swatch phase-swatch" style={{ background: PHASE_TINT[ph] ?? 'transparent' }} />
                 {ph}
               </span>

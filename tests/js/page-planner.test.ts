@@ -465,6 +465,25 @@ describe('slow estimates leave the main thread (issue 12)', () => {
     expect(s.result.value?.per_gpu.stage).toBe(0);
     s.planner.dispose();
   });
+  it('a config predicted heavy stays in the Worker after a fast answer (no alternating with the main thread)', async () => {
+    const w = await workerLike(() => 0.5);
+    const s = createAppState(core, DEEP, w.backend);
+    await until(() => s.result.value !== null && !s.computing.value);
+    s.setField('training.grad_accum', 32);
+    expect(s.computing.value, 'still in the Worker').toBe(true);
+    await until(() => !s.computing.value);
+    s.planner.dispose();
+  });
+  it('while estimates run in the Worker, the largest fit waits for a pause in the edits', async () => {
+    const w = await workerLike(() => 50);
+    const s = createAppState(core, DEEP, w.backend);
+    await until(() => s.result.value !== null && !s.computing.value);
+    expect(w.jobs, 'not at once').not.toContain('fit');
+    await until(() => w.jobs.includes('fit'));
+    await until(() => s.planner.fits.value !== null);
+    expect(s.planner.fits.value).toEqual(largestFits(core, s.resolved.value, 0.1));
+    s.planner.dispose();
+  });
   it('an ordinary link never uses the Worker for its estimate', async () => {
     const w = await workerLike(() => 0.5);
     const s = createAppState(core, '', w.backend);

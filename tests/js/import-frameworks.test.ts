@@ -262,6 +262,8 @@ describe('torchtitan TOML', () => {
       fail('torchtitan', '[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "Zigzag"').path,
     ).toBe('pipeline_parallel_schedule');
     expect(fail('torchtitan', '[activation_checkpoint]\nmode = "sometimes"').path).toBe('mode');
+    // found by npm run fuzz: a components value that is not a list threw a TypeError
+    expect(fail('torchtitan', '[compile]\nenable = true\ncomponents = 5').path).toBe('[compile] components');
   });
 });
 

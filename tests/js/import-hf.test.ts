@@ -205,6 +205,8 @@ describe('HF import warnings', () => {
     };
     expect(e([1, 2]).message).toMatch(/JSON object/);
     expect(e({ hidden_size: 1 }).path).toBe('model_type');
+    // found by npm run fuzz: a hidden size past 2^53 made the default 4 x hidden infinite
+    expect(e({ model_type: 'gpt2', n_embd: 1e300, n_layer: 2, n_head: 4, vocab_size: 100 }).path).toBe('n_embd');
     expect(
       e({ model_type: 'llama', hidden_size: '4096', num_hidden_layers: 2, num_attention_heads: 2, vocab_size: 10 })
         .path,

@@ -148,6 +148,17 @@ export function str(v: unknown, key: string): string {
   return v;
 }
 
+/** A list of names: a TOML/YAML list, or one comma-separated string (torchtitan's command-line form). */
+export function names(v: unknown, key: string): string[] {
+  if (typeof v === 'string')
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
+  throw new ImportError(key, `${key}: must be a list of names, not ${describe(v)}`);
+}
+
 /** One of the listed values (case-insensitive); the error lists them. */
 export function oneOf<T extends string>(v: unknown, key: string, allowed: readonly T[]): T {
   const s = typeof v === 'string' ? v.toLowerCase() : undefined;

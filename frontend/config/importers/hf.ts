@@ -289,10 +289,11 @@ function run(json: unknown): HfImport {
       if (required) throw new ImportError(keys[0], `${keys[0]}: missing (needed for the model shape)`);
       return undefined;
     }
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0)
+    // below 2^53: sizes derived from it (4 x hidden_size) stay finite
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
       throw new ImportError(
         keys.find((k) => cfg[k] !== undefined) ?? keys[0],
-        `${keys[0]}: must be a whole number, not ${JSON.stringify(v)}`,
+        `${keys[0]}: must be a whole number below 2^53, not ${JSON.stringify(v)}`,
       );
     return v;
   };

@@ -10,6 +10,7 @@ import {
   ImportError,
   int,
   isObject,
+  names,
   obj,
   oneOf,
   parseTomlText,
@@ -106,15 +107,7 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     for (const [k, v] of Object.entries(model)) {
       if (k === 'name' || k === 'flavor') continue;
       if (k === 'converters') {
-        const list = Array.isArray(v)
-          ? v.map(String)
-          : typeof v === 'string'
-            ? v
-                .split(',')
-                .map((s) => s.trim())
-                .filter(Boolean)
-            : [];
-        for (const c of list) {
+        for (const c of names(v, '[model] converters')) {
           if (c === 'float8') d.set('training.fp8_linear', true);
           else d.skip('[model] converters', `${c} is not modelled`);
         }
@@ -331,7 +324,8 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     const compile = section('compile');
     if (compile.enable !== undefined && bool(compile.enable, '[compile] enable')) {
       d.set('runtime.torch_compile', true);
-      const comps = compile.components === undefined ? ['model', 'loss'] : (compile.components as Json[]).map(String);
+      const comps =
+        compile.components === undefined ? ['model', 'loss'] : names(compile.components, '[compile] components');
       if (comps.includes('loss')) d.set('training.loss', 'compiled');
     }
     // under TP the train context enters PyTorch loss_parallel() unless disabled (train.py, torchtitan 0cb74355)

@@ -105,13 +105,14 @@ static int more_loaded(const llmem_rank_result *r, double demand, double worst_u
   return r->device_used_bytes > worst_used || (r->device_used_bytes == worst_used && demand > worst_demand);
 }
 
-/* A middle stage whose layers equal a lower stage's holds no more than it:
- * the same events, with fewer micro-batches in flight (1F1B and interleaved
- * warm-ups shrink with the stage, GPipe's does not change). */
-static int skip_stage(const plan *pl, int s) {
+/* The lowest middle stage below s with s's layers; -1: none. Such a stage
+ * holds no more than that one: the same events, with fewer micro-batches in
+ * flight (1F1B and interleaved warm-ups shrink with the stage, GPipe's does
+ * not change). */
+static int first_same_layers(const plan *pl, int s) {
   for (int t = 1; t < s; t++)
-    if (layout_same_layers(pl, s, t)) return 1;
-  return 0;
+    if (layout_same_layers(pl, s, t)) return t;
+  return -1;
 }
 
 /* Clear the header and the tail; ranks and events are written as they are used. */
@@ -154,19 +155,11 @@ static int most_loaded_of(const llmem_rank_result *ranks, const double *demand, 
 /* How a stage's numbers were found. */
 enum { STAGE_WALKED, STAGE_RESERVE_BOUND, STAGE_COPIED };
 
-/* The lowest middle stage below s with s's layers; -1: none. */
-static int first_same_layers(const plan *pl, int s) {
-  for (int t = 1; t < s; t++)
-    if (layout_same_layers(pl, s, t)) return t;
-  return -1;
-}
-
 /* Stage s from the stage that bounds it (sources: by the first stage of
- * their layers, -1: none yet), when there is one: its numbers; the same
- * layers make the same counts and states (states.c reads the stage's
- * counts, not its place). */
-static int copy_bounded_stage(const plan *pl, const int *sources, int s, llmem_result *out) {
-  int first = first_same_layers(pl, s);
+ * their layers, -1: none yet; first: s's, first_same_layers), when there is
+ * one: its numbers; the same layers make the same counts and states
+ * (states.c reads the stage's counts, not its place). */
+static int copy_bounded_stage(const int *sources, int first, int s, llmem_result *out) {
   if (first < 0 || sources[first] < 0) return 0;
   llmem_rank_result *r = &out->ranks[s];
   *r = out->ranks[sources[first]];
@@ -180,7 +173,7 @@ static int copy_bounded_stage(const plan *pl, const int *sources, int s, llmem_r
 /* Each stage once, with the timeline only when there is one stage; the
  * highest allocated, parameters and host bytes over the stages. Returns the
  * most loaded stage. A middle stage whose layers equal a lower one's holds no
- * more than it (skip_stage): it is walked without the caching allocator (its
+ * more than it (first_same_layers): it is walked without the caching allocator (its
  * reserve is the bound, reserved_simulated 0), unless it comes out the most
  * loaded, when it is walked again with it; the allocator replays every request,
  * so a deep pipeline costs it three stages rather than all. Past
@@ -200,12 +193,13 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     stage_layout layout;
     rank_states rs;
     llmem_rank_result *r = &out->ranks[s];
-    if (copying && copy_bounded_stage(pl, sources, s, out)) {
+    int first = first_same_layers(pl, s);
+    if (copying && copy_bounded_stage(sources, first, s, out)) {
       how[s] = STAGE_COPIED;
       demand[s] = demand[r->bound_stage];
       continue;
     }
-    how[s] = blocks && skip_stage(pl, s) ? STAGE_RESERVE_BOUND : STAGE_WALKED;
+    how[s] = blocks && first >= 0 ? STAGE_RESERVE_BOUND : STAGE_WALKED;
     /* stage 0 with the timeline: mostly the most loaded, then not walked again */
     demand[s] = simulate_one_stage(how[s] ? &bound : pl, s, &layout, &rs, r, s == 0 ? sink : 0);
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
@@ -215,7 +209,6 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
     /* a bound's reserve must be the formula's, which follows the peak: not the allocator's */
-    int first = first_same_layers(pl, s);
     int key = first < 0 ? s : first;
     if (copying && s < p - 1 && !r->reserved_simulated && sources[key] < 0 &&
         simulate_stage_bounds_later(pl, &layout, &rs, s))
@@ -320,7 +313,7 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
   int p = (int)pl.pp;
   double worst_demand = -1, max_reserved = 0;
   for (int s = 0; s < p; s++) {
-    if (skip_stage(&pl, s)) continue;
+    if (first_same_layers(&pl, s) >= 0) continue;
     stage_layout layout;
     rank_states rs;
     llmem_rank_result rank;

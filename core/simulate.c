@@ -443,14 +443,15 @@ static int periods_match(const plan *pl, const schedule *sc) {
  * that its first backward, run ahead, created, which stays within the
  * micro-batch that backward freed when no chunk's gradients exceed one
  * micro-batch's live set; otherwise periods_match pairs it with a later
- * forward of the same chunk here. GPipe's order does not change with the
- * stage. Only where nothing else depends on the order: no held 4-bit inputs,
- * no loss or embedding on the stage. */
+ * forward of the same chunk here (other schedules never pass the chunk
+ * budget: pp is at most 512 and only interleaving has virtual stages). Only
+ * where nothing else depends on the order: no held 4-bit inputs, no loss or
+ * embedding on the stage. */
 int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
   if (st->has_head || st->has_embedding) return 0;
   schedule sc;
   schedule_init(&sc, pl, stage);
-  if (sc.kind != SCHED_1F1B && sc.kind != SCHED_INTERLEAVED && sc.kind != SCHED_GPIPE) return 0;
+  if (sc.kind != SCHED_1F1B && sc.kind != SCHED_INTERLEAVED) return 0;
   static stage_walk W;
   walk_init(&W, pl, st, rs, stage);
   if (W.quant_held || W.vision.tokens_per_microbatch > 0) return 0;
@@ -461,5 +462,5 @@ int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const ra
     if (!(live >= 0) || !(W.kept_gathered[c] >= 0)) return 0;
     grads_within &= W.grads_made[c] <= live;
   }
-  return sc.kind == SCHED_GPIPE || grads_within || periods_match(pl, &sc);
+  return grads_within || periods_match(pl, &sc);
 }

@@ -14,10 +14,10 @@ import type {
   SearchSwitch,
   Suggestion,
 } from '../wasm/llmem.js';
-import { CATEGORIES } from '../wasm/llmem.js';
+import { CATEGORIES, OPTION_DEFAULTS, SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { groupDigits, plainArrays } from '../frontend/config/numbers.js';
 import { layerKinds } from '../frontend/config/layer-kinds.js';
-import { SEARCH_SWITCHES } from '../frontend/config/search.js';
+
 import { loadCore } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
@@ -307,6 +307,7 @@ function numberOption(opts: Record<string, string>, key: string, fallback?: numb
 }
 
 const FREE: Range = { min: 0, max: 1, below: true };
+const SEARCH_DEFAULTS = OPTION_DEFAULTS.search_options;
 
 async function plannerCommand(command: string, args: string[]): Promise<number> {
   const known = {
@@ -400,9 +401,13 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
   const top = numberOption(opts, 'top', 20, { min: 1, max: 256, whole: true });
   const res = core.search(config, {
     gpus,
-    global_batch: numberOption(opts, 'global-batch', 0, { min: 0, max: 1e12, whole: true }),
-    free_fraction: numberOption(opts, 'free', 0.1, FREE),
-    max_micro_batch: numberOption(opts, 'max-micro-batch', 16, { min: 1, max: 1_000_000, whole: true }),
+    global_batch: numberOption(opts, 'global-batch', SEARCH_DEFAULTS.global_batch, { min: 0, max: 1e12, whole: true }),
+    free_fraction: numberOption(opts, 'free', SEARCH_DEFAULTS.free_fraction, FREE),
+    max_micro_batch: numberOption(opts, 'max-micro-batch', SEARCH_DEFAULTS.max_micro_batch, {
+      min: 1,
+      max: 1e6,
+      whole: true,
+    }),
     ...Object.fromEntries(SWITCH_FLAGS.map((s) => [s.key, flags.has(s.flag) !== SEARCH_SWITCHES[s.key]])),
   });
   if (!('layouts' in res)) return fail(res);

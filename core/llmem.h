@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#define LLMEM_ABI_VERSION 3
+#define LLMEM_ABI_VERSION 4
 #define LLMEM_MAX_STAGES 512        /* pipeline stages reported one by one */
 #define LLMEM_MAX_VPP 64            /* virtual stages per pipeline rank */
 #define LLMEM_MAX_EVENTS 2048       /* timeline points kept for the chart */
@@ -206,7 +206,7 @@ typedef struct {
   double total_bytes;
   double category_bytes[LLMEM_CAT_COUNT];
   double reserved_bytes;   /* segments the simulated allocator holds; 0 when not simulated */
-  int phase;
+  int phase;               /* llmem_phase */
   int micro_batch;
   int layer;        /* as llmem_rank_result.peak_layer */
   int skipped_ops;  /* forward/backward passes (one micro-batch through one chunk) walked right
@@ -238,7 +238,7 @@ typedef struct {
   double capacity_bytes;
 
   int warning_count;
-  int warnings[LLMEM_MAX_WARNINGS];
+  int warnings[LLMEM_MAX_WARNINGS]; /* llmem_warning ids */
 
   int term_count;
   llmem_term terms[LLMEM_TERM_COUNT];
@@ -377,6 +377,7 @@ typedef struct {
   int kind;              /* llmem_suggest_kind */
   double peak_allocated_bytes, peak_reserved_bytes, device_used_bytes;
   double host_cpu_bytes, host_nvme_bytes; /* per GPU process */
+  double host_cpu_bytes_per_node;         /* host_cpu_bytes times the GPU processes of a node */
   double step_seconds;   /* the step-time model (llmem_step_time) */
   double time_ratio;     /* step time per token of the global batch, over the base's: the ranking */
   double gpus;

@@ -131,6 +131,7 @@ static int verify(ctx *c, const llmem_input *in, int kind) {
   s.device_used_bytes = r->per_gpu.device_used_bytes;
   s.host_cpu_bytes = r->host_cpu_bytes;
   s.host_nvme_bytes = r->host_nvme_bytes;
+  s.host_cpu_bytes_per_node = r->host_cpu_bytes * fmin(in->gpus, in->gpus_per_node);
   s.gpus = in->gpus;
   s.time_ratio = (s.step_seconds / tokens_per_step(in)) / (c->out->base_step_seconds / tokens_per_step(c->base));
   return keep(c->out, &s);

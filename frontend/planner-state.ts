@@ -14,7 +14,7 @@ import type {
   SearchResult,
   SearchSwitch,
 } from '../wasm/llmem.js';
-import { SEARCH_SWITCHES } from './config/search.js';
+import { SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { compare, readMeasurement, type Measurement } from './config/compare.js';
 import { baseValue, computeBase, configToDoc, docToConfig, leafFields, normalize, type Doc } from './config/doc.js';
 import { merge, resolveConfig } from './config/resolve.js';
@@ -249,7 +249,6 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     gpus: searchGpus.value ?? (app.get('parallel.gpus') as number),
     global_batch: searchBatch.value ?? 0,
     free_fraction: freeFraction.value,
-    max_micro_batch: 16,
     ...searchVary.value,
   }));
   const rows = computed<LayoutRow[]>(() => {

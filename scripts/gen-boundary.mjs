@@ -66,7 +66,7 @@ function structNumbers(layout, textLists) {
   const raw = readFileSync(`${root}core/llmem.h`, 'utf8');
   const ids = {};
   for (const [, body, name] of raw.matchAll(/typedef struct \{([^}]*)\} (\w+);/g))
-    for (const [, member, list] of body.matchAll(/^\s*int (\w+);\s*\/\*\s*llmem_(\w+)/gm))
+    for (const [, member, list] of body.matchAll(/^\s*int (\w+)(?:\[\w+\])?;\s*\/\*\s*llmem_(\w+)/gm))
       if (textLists.includes(list)) (ids[name] ??= {})[member] = list;
   const h = raw.replace(/\/\*[\s\S]*?\*\//g, '');
   const sizes = Object.fromEntries([...h.matchAll(/#define (\w+) (\d+)\b/g)].map((m) => [m[1], m[2]]));
@@ -91,13 +91,21 @@ function structNumbers(layout, textLists) {
   const macros = Object.fromEntries(
     [...c.matchAll(/#define (\w)\(m\) .*offsetof\((\w+), m\)/g)].map((m) => [m[1], m[2]]),
   );
-  const out = {};
+  const out = {},
+    layoutOf = {};
   for (const [, name, macro] of c.matchAll(/\\"(\w+)\\":\{"\);\s*(\w)\(/g)) {
     const members = structs[macros[macro]];
     if (!members || !layout[name]) throw new Error(`wasm/boundary.c: cannot find the C struct of layout.${name}`);
     out[name] = Object.entries(members).filter(([k]) => k in layout[name]);
+    layoutOf[macros[macro]] = name;
   }
-  return out;
+  // the members that are structs of the layout (`llmem_rank_result ranks[N];`, `llmem_rank_result per_gpu;`): their struct
+  const nested = {};
+  for (const [, body, name] of h.matchAll(/typedef struct \{([^}]*)\} (\w+);/g))
+    for (const [, type, member, dim] of body.matchAll(/^\s*(\w+)\s+(\w+)\s*(\[\w+\])?;/gm))
+      if (layoutOf[name] && layoutOf[type])
+        (nested[layoutOf[name]] ??= {})[member] = { struct: layoutOf[type], array: !!dim };
+  return { numbers: out, nested };
 }
 
 /** What the core reports: fields, lists, layout and hash. */
@@ -121,8 +129,21 @@ async function readCore() {
   // the texts the core names by an id: wasm/boundary.c's const char *llmem_X_text(int)
   const boundary = readFileSync(`${root}wasm/boundary.c`, 'utf8');
   const textLists = [...boundary.matchAll(/const char \*llmem_(\w+)_text\(int \w+\)/g)].map((m) => m[1]);
+  const structs = structNumbers(layout, textLists);
+  // the planner's options as the core's defaults set them (llmem_*_options_ptr resets the block)
+  const optionDefaults = Object.fromEntries(
+    Object.entries(structs.numbers)
+      .filter(([name]) => name.endsWith('_options'))
+      .map(([name, ms]) => {
+        const a = m[`_llmem_${name}_ptr`]();
+        const read = ([k, { type }]) =>
+          type === 'f64' ? m.HEAPF64[(a + layout[name][k]) / 8] : m.HEAP32[(a + layout[name][k]) / 4] !== 0;
+        return [name, Object.fromEntries(ms.map((x) => [x[0], read(x)]))];
+      }),
+  );
   return {
     exports,
+    optionDefaults,
     abi: m._llmem_abi_version(),
     kinds: FIELD_KINDS,
     fields,
@@ -133,7 +154,7 @@ async function readCore() {
     terms: upTo('', (i) => m._llmem_term_label_text(i)),
     layout,
     textLists,
-    numbers: structNumbers(layout, textLists),
+    ...structs,
   };
 }
 
@@ -160,24 +181,27 @@ function configType(fields, prefix, indent) {
   return `{\n${lines.join('\n')}\n${indent}}`;
 }
 
-/** The members of each interface of frontend/config/results.ts (the public result shapes), in order: [key, type]. */
+/** The members of each interface of frontend/config/results.ts (the public result shapes), in order: [key, type, optional]. */
 function shapes() {
   const src = readFileSync(`${root}frontend/config/results.ts`, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
   const out = {};
   for (const [, name, body] of src.matchAll(/export interface (\w+)(?: extends \w+)? \{\n([\s\S]*?)\n\}/g))
-    out[name] = [...body.matchAll(/^ {2}(\w+)\??: (.+);$/gm)].map((m) => [m[1], m[2]]);
+    out[name] = [...body.matchAll(/^ {2}(\w+)(\??): (.+);$/gm)].map((m) => [m[1], m[3], m[2] === '?']);
   return out;
 }
 
-/** The structs read straight into a public shape, by its interface in frontend/config/results.ts. */
+/** The public shapes read from a struct (frontend/config/results.ts), by the name of their view:
+ * [struct, interface, prefix: the start of the members the shape's keys name (RlResult's kv_cache_bytes is rl_kv_cache_bytes)]. */
 const VIEWED = {
-  rank: 'RankResult',
-  rl_phase: 'RlPhase',
-  readings: 'Readings',
-  search: 'SearchResult',
-  layout: 'Layout',
-  suggest: 'SuggestResult',
-  suggestion: 'Suggestion',
+  rank: ['rank', 'RankResult'],
+  rl_phase: ['rl_phase', 'RlPhase'],
+  readings: ['readings', 'Readings'],
+  search: ['search', 'SearchResult'],
+  layout: ['layout', 'Layout'],
+  suggest: ['suggest', 'SuggestResult'],
+  suggestion: ['suggestion', 'Suggestion'],
+  result: ['result', 'EstimateResult'],
+  rl: ['result', 'RlResult', 'rl_'],
 };
 
 /** READ: each struct's numbers at a, in struct order (heap indices at the offsets the core reports). */
@@ -195,32 +219,98 @@ function readers(numbers, listType) {
   return Object.entries(numbers).map(reader).join('\n');
 }
 
-/** VIEWS: the members of a public shape that its struct holds (the key, or key_count), in the shape's order: a number
- * or a record of numbers as it is, an int as a boolean, a name by its id (llmem_*_text), or -1 as null, as the shape's
- * type says; the shape's other members are the hand-written reader's. */
-function views(numbers) {
+/** WRITE: each options struct's members the caller gives, a switch (int) as 0 or 1. */
+function writers(numbers) {
+  const member = ([k, { type }]) => {
+    const [heap, size, x] = type === 'f64' ? ['HEAPF64', 8, `o.${k}`] : ['HEAP32', 4, `Number(o.${k})`];
+    return `    if (o.${k} !== undefined) v.heap.${heap}[(a + L.${k}) / ${size}] = ${x};`;
+  };
+  const writer = ([name, ms]) =>
+    `  ${name}: (v, a, o) => {\n    const L = v.layout.${name};\n${ms.map(member).join('\n')}\n  },`;
+  return Object.entries(numbers)
+    .filter(([name]) => name.endsWith('_options'))
+    .map(writer)
+    .join('\n');
+}
+
+/** VIEWS: the members of a public shape that its struct holds (the key, or key_count, after the view's prefix), in the
+ * shape's order: a number or a record of numbers as it is, an int as a boolean, a name by its id (llmem_*_text), -1 as
+ * null, an object of numbers from key_* members, names from an array of ids, an array of structs by their complete view
+ * (the count in singular_count, else count), as the shape's type says; the shape's other members are the hand-written
+ * reader's. */
+function views(numbers, nested) {
   const ifaces = shapes();
-  const view = ([name, iface]) => {
-    const ms = Object.fromEntries(numbers[name]);
-    const keys = ifaces[iface].flatMap(([k, type]) => {
-      const m = k in ms ? k : `${k}_count` in ms ? `${k}_count` : undefined;
-      const x = `r.${m}`;
-      if (!m) return [];
-      if (type === 'boolean') return [[k, `${x} !== 0`]];
-      if (type === 'number | null' && ms[m].type === 'i32') return [[k, `${x} < 0 ? null : ${x}`]];
-      if (ms[m].ids) return [[k, `v.texts.${ms[m].ids}(${x})${type === 'string' ? '' : ` as ${iface}['${k}']`}`]];
-      return type === 'number' || /^(Breakdown|Record<\w+, number>)$/.test(type) ? [[k, x]] : [];
+  const complete = {};
+  const countOf = (ms, key) => (key.replace(/s$/, '_count') in ms ? key.replace(/s$/, '_count') : 'count');
+  const value = (struct, ms, key, type, cast) => {
+    const m = key in ms ? key : `${key}_count` in ms ? `${key}_count` : undefined;
+    const x = `r.${m}`;
+    const group = /^\{ (.*) \}$/.exec(type)?.[1].split('; ');
+    const element = /^(\w+)\[\]$/.exec(type)?.[1];
+    const inner = nested[struct]?.[key];
+    if (group?.every((g) => /^\w+: number$/.test(g) && `${key}_${g.split(':')[0]}` in ms))
+      return `{ ${group
+        .map((g) => g.split(':')[0])
+        .map((k) => `${k}: r.${key}_${k}`)
+        .join(', ')} }`;
+    if (element && inner?.array) {
+      const [name] =
+        Object.entries(VIEWED).find(([n, [s, i, p]]) => s === inner.struct && i === element && !p && complete[n]) ?? [];
+      const size = `v.layout.${inner.struct}.size`;
+      return name && `each(a + v.layout.${struct}.${key}, r.${countOf(ms, key)}, ${size}, (e) => VIEWS.${name}(v, e))`;
+    }
+    if (type === 'string[]' && ms[key]?.ids && ms[key].n)
+      return `r.${key}.slice(0, r.${countOf(ms, key)}).map((id) => v.texts.${ms[key].ids}(id))`;
+    if (!m) return undefined;
+    if (type === 'boolean') return `${x} !== 0`;
+    if (type === 'number | null' && ms[m].type === 'i32') return `${x} < 0 ? null : ${x}`;
+    if (ms[m].ids) return `v.texts.${ms[m].ids}(${x})${type === 'string' ? '' : ` as ${cast}`}`;
+    return type === 'number' || /^(Breakdown|Record<\w+, number>)$/.test(type) ? x : undefined;
+  };
+  const view = ([name, [struct, iface, prefix = '']]) => {
+    const ms = Object.fromEntries(numbers[struct]);
+    const required = ifaces[iface].filter(([, , optional]) => !optional);
+    const keys = required.flatMap(([k, type]) => {
+      const e = value(struct, ms, `${prefix}${k}`, type, `${iface}['${k}']`);
+      return e ? [[k, e]] : [];
     });
+    complete[name] = keys.length === required.length;
     return (
-      `  ${name}: (v: View, a: number): Pick<${iface}, ${keys.map(([k]) => q(k)).join(' | ')}> => {\n` +
-      `    const r = READ.${name}(v, a);\n` +
-      `    return {\n${keys.map(([k, e]) => `      ${k}: ${e},`).join('\n')}\n    };\n  },`
+      `  ${name}: (v: View, a: number, r = READ.${struct}(v, a)): Pick<${iface}, ${keys.map(([k]) => q(k)).join(' | ')}> => ({\n` +
+      `${keys.map(([k, e]) => `    ${k}: ${e},`).join('\n')}\n  }),`
     );
   };
   return Object.entries(VIEWED).map(view).join('\n');
 }
 
+/** COLUMNS: the members of a shape of columns (Timeline) that an array of structs (events) holds, each read in one
+ * pass into a typed array: a double as Float64Array, an int as Int32Array, a record over a list as a record of
+ * columns, ids as their names. */
+function columns(numbers, struct, iface, listType) {
+  const ms = Object.fromEntries(numbers[struct]);
+  const column = (k, type) => {
+    const m = ms[k];
+    if (!m) return undefined;
+    const read = (offset) => `${m.type}(o.${k}${offset})`;
+    if (type === 'Float64Array' || type === 'Int32Array') return !m.n && read('');
+    if (type === 'string[]') return m.ids && `Array.from(${read('')}, (id) => v.texts.${m.ids}(id))`;
+    const record = /^Record<(\w+), Float64Array>$/.exec(type);
+    const list = record && Object.keys(listType).find((n) => listType[n] === record[1]);
+    return list && m.n === list && `Object.fromEntries(${list}.map((x, i) => [x, ${read(' + 8 * i')}])) as ${type}`;
+  };
+  const keys = shapes()[iface].flatMap(([k, type]) => (column(k, type) ? [[k, column(k, type)]] : []));
+  return (
+    `  ${struct}: (v: View, a: number, count: number): Pick<${iface}, ${keys.map(([k]) => q(k)).join(' | ')}> => {\n` +
+    `    const o = v.layout.${struct},\n` +
+    `      f64 = (offset: number) => column(new Float64Array(count), v.heap.HEAPF64, a + offset, o.size),\n` +
+    `      i32 = (offset: number) => column(new Int32Array(count), v.heap.HEAP32, a + offset, o.size);\n` +
+    `    return {\n${keys.map(([k, e]) => `      ${k}: ${e},`).join('\n')}\n    };\n  },`
+  );
+}
+
 function render(c) {
+  // READ reads the structs read one at a time: not the options (written) nor the events (read as columns)
+  const read = Object.fromEntries(Object.entries(c.numbers).filter(([n]) => !n.endsWith('_options') && n !== 'event'));
   const field = (f) =>
     `  { index: ${f.index}, slot: ${f.slot}, path: ${q(f.path)}, kind: ${q(f.kind)}, nullable: ${f.nullable}, months: ${f.months}, ` +
     `default: ${num(f.default)}, min: ${num(f.min)}, max: ${num(f.max)}, values: [${f.values.map(q).join(', ')}] },`;
@@ -239,7 +329,7 @@ function render(c) {
 // frontend/config/results.ts: do not edit. \`npm run build:core\` (and so \`npm run build\`)
 // rewrites it; tests/js/boundary.test.ts fails when it is stale.
 
-import type { Layout, RankResult, Readings, RlPhase } from '../frontend/config/results.js';
+import type { EstimateResult, Layout, RankResult, Readings, RlPhase, RlResult, Timeline } from '../frontend/config/results.js';
 import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
 
 export const ABI_VERSION = ${c.abi};
@@ -306,6 +396,29 @@ ${Object.entries(c.numbers)
   .join('\n')}
 };
 
+/** The planner's options (core/llmem.h llmem_search_options, llmem_suggest_options): an int member is a switch. */
+export type Options = {
+${Object.entries(c.optionDefaults)
+  .map(
+    ([name, o]) =>
+      `  ${name}: {\n${Object.entries(o)
+        .map(([k, x]) => `    ${k}: ${typeof x};`)
+        .join('\n')}\n  };`,
+  )
+  .join('\n')}
+};
+
+/** Their defaults (llmem_search_defaults, llmem_suggest_defaults) as the core set them when this file was written. */
+export const OPTION_DEFAULTS: Options = ${JSON.stringify(c.optionDefaults, null, 2).replace(/"(\w+)":/g, '$1:')};
+
+/** The layout search's switches (the int members of llmem_search_options) and their defaults, the core's. */
+export const SEARCH_SWITCHES = ${JSON.stringify(
+    Object.fromEntries(Object.entries(c.optionDefaults.search_options).filter(([, x]) => typeof x === 'boolean')),
+    null,
+    2,
+  ).replace(/"(\w+)":/g, '$1:')} as const;
+export type SearchSwitch = keyof typeof SEARCH_SWITCHES;
+
 /** The core's heaps: the module, looked up on each read, as growing memory replaces them. */
 export type CoreHeap = { HEAPU8: Uint8Array; HEAPF64: Float64Array; HEAP32: Int32Array };
 export type CoreCalls = Record<CoreExport, (...args: number[]) => number>;
@@ -344,15 +457,38 @@ export function openView(m: CoreHeap & CoreCalls): View {
   return { heap: m, layout: JSON.parse(text(m._llmem_result_layout())), text, texts: coreTexts(m, text) };
 }
 
+/** count structs of size bytes from a, each read by read. */
+export const each = <T>(a: number, count: number, size: number, read: (a: number) => T): T[] =>
+  Array.from({ length: count }, (_, i) => read(a + i * size));
+
+/** The structs read one at a time. */
+type Read = ${Object.keys(read).map(q).join(' | ')};
+
 /** Each result struct's numbers at a, in struct order. */
-export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructNumbers[S] } = {
-${readers(c.numbers, listType)}
+export const READ: { [S in Read]: (v: View, a: number) => StructNumbers[S] } = {
+${readers(read, listType)}
+};
+
+/** Writes the options a caller sets into an options block (the core's defaults stand for the rest). */
+export const WRITE: { [S in keyof Options]: (v: View, a: number, o: Partial<Options[S]>) => void } = {
+${writers(c.numbers)}
 };
 
 /** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or
  * key_count), in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null. */
 export const VIEWS = {
-${views(c.numbers)}
+${views(c.numbers, c.nested)}
+};
+
+/** Fills col with the numbers at from, from + stride, ... of heap (from and stride in bytes). */
+const column = <T extends Float64Array | Int32Array>(col: T, heap: T, from: number, stride: number) => {
+  for (let i = 0; i < col.length; i++) col[i] = heap[(from + i * stride) / col.BYTES_PER_ELEMENT];
+  return col;
+};
+
+/** The members of a shape of columns (frontend/config/results.ts Timeline) that its structs hold: count structs from a. */
+export const COLUMNS = {
+${columns(c.numbers, 'event', 'Timeline', listType)}
 };
 
 /** Every key path of config v1, in the core's order. */

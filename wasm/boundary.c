@@ -16,6 +16,8 @@ static double sweep_values[LLMEM_MAX_SWEEP];
 static llmem_sweep_point sweep_points[LLMEM_MAX_SWEEP];
 static llmem_search_result search_block;
 static llmem_suggest_result suggest_block;
+static llmem_search_options search_options;
+static llmem_suggest_options suggest_options;
 static double step_tokens;
 
 int llmem_abi_version(void) { return LLMEM_ABI_VERSION; }
@@ -44,30 +46,18 @@ double llmem_largest_fit_run(int field, double lo, double hi, double step, doubl
   return st == LLMEM_OK ? best : -(double)st;
 }
 llmem_search_result *llmem_search_ptr(void) { return &search_block; }
-/* vary: bit 0 sharding, 1 recompute, 2 offload, 3 optimizer dtype, 4 engine, 5 TP across nodes */
-int llmem_search_run(double gpus, double global_batch, double free_fraction, double max_micro_batch, int vary) {
-  llmem_search_options opt;
-  llmem_search_defaults(&opt);
-  opt.gpus = gpus;
-  opt.global_batch = global_batch;
-  opt.free_fraction = free_fraction;
-  opt.max_micro_batch = max_micro_batch;
-  opt.vary_sharding = vary & 1;
-  opt.vary_recompute = (vary >> 1) & 1;
-  opt.vary_offload = (vary >> 2) & 1;
-  opt.vary_optimizer_dtype = (vary >> 3) & 1;
-  opt.vary_engine = (vary >> 4) & 1;
-  opt.tp_across_nodes = (vary >> 5) & 1;
-  return (int)llmem_search(&input_block, &opt, &search_block);
+/* the options block, reset to the core's defaults (llmem_search_defaults): the caller writes the options it sets */
+llmem_search_options *llmem_search_options_ptr(void) {
+  llmem_search_defaults(&search_options);
+  return &search_options;
 }
+int llmem_search_run(void) { return (int)llmem_search(&input_block, &search_options, &search_block); }
 llmem_suggest_result *llmem_suggest_ptr(void) { return &suggest_block; }
-int llmem_suggest_run(double free_fraction, double max_gpus) {
-  llmem_suggest_options opt;
-  llmem_suggest_defaults(&opt);
-  opt.free_fraction = free_fraction;
-  opt.max_gpus = max_gpus;
-  return (int)llmem_suggest(&input_block, &opt, &suggest_block);
+llmem_suggest_options *llmem_suggest_options_ptr(void) {
+  llmem_suggest_defaults(&suggest_options);
+  return &suggest_options;
 }
+int llmem_suggest_run(void) { return (int)llmem_suggest(&input_block, &suggest_options, &suggest_block); }
 const char *llmem_suggest_kind_text(int k) { return llmem_suggest_kind_name(k); }
 /* step seconds, or -(status); tokens per second per GPU via llmem_step_tokens */
 double llmem_step_time_run(void) {
@@ -129,6 +119,8 @@ const char *llmem_result_layout(void) {
 #define L(m) n = put_num(n, #m, offsetof(llmem_layout, m))
 #define G(m) n = put_num(n, #m, offsetof(llmem_suggest_result, m))
 #define H(m) n = put_num(n, #m, offsetof(llmem_suggestion, m))
+#define O(m) n = put_num(n, #m, offsetof(llmem_search_options, m))
+#define U(m) n = put_num(n, #m, offsetof(llmem_suggest_options, m))
   n = put(n, "{\"result\":{");
   R(status); R(error_field); R(error_path); R(error_message); R(per_gpu); R(peak_allocated_bytes); R(peak_allocated_stage); R(peak_at); R(rank_count); R(ranks);
   R(params_total); R(params_active); R(params_trainable); R(params_per_gpu); R(host_cpu_bytes); R(host_nvme_bytes);
@@ -169,8 +161,13 @@ const char *llmem_result_layout(void) {
   G(candidates); G(fewest_gpus); G(fewest_index); G(count); G(suggestions);
   n = put(n, "\"end\":0},\"suggestion\":{");
   H(values); H(fields); H(change_count); H(kind); H(peak_allocated_bytes); H(peak_reserved_bytes); H(device_used_bytes);
-  H(host_cpu_bytes); H(host_nvme_bytes); H(step_seconds); H(time_ratio); H(gpus);
+  H(host_cpu_bytes); H(host_cpu_bytes_per_node); H(host_nvme_bytes); H(step_seconds); H(time_ratio); H(gpus);
   n = put_num(n, "size", sizeof(llmem_suggestion));
+  n = put(n, "\"end\":0},\"search_options\":{");
+  O(gpus); O(global_batch); O(free_fraction); O(max_micro_batch); O(vary_sharding); O(vary_recompute); O(vary_offload);
+  O(vary_optimizer_dtype); O(vary_engine); O(tp_across_nodes);
+  n = put(n, "\"end\":0},\"suggest_options\":{");
+  U(free_fraction); U(max_gpus);
   n = put(n, "\"end\":0}}");
 #undef R
 #undef K
@@ -183,5 +180,7 @@ const char *llmem_result_layout(void) {
 #undef L
 #undef G
 #undef H
+#undef O
+#undef U
   return layout_text;
 }

@@ -1,13 +1,13 @@
 // The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
-import { decodeList, decodeValue, defaultConfig, flatten } from '../frontend/config/encode.js';
+import { decodeList, decodeValue, defaultConfig, flatten, suggestionChanges } from '../frontend/config/encode.js';
 import { type Config, type ConfigError, type Json, setPath } from '../frontend/config/json.js';
 import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../frontend/config/results.js';
 import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
-import { layoutPatch, SEARCH_SWITCHES, type SearchOptions, type SearchSwitch } from '../frontend/config/search.js';
+import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
 import { ABI_VERSION, type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath } from './generated.js';
-import { openView, READ, readFieldTable, VIEWS, type View } from './generated.js';
-import { each, readReadings, readResult } from './views.js';
+import { each, openView, READ, readFieldTable, VIEWS, type View, WRITE } from './generated.js';
+import { readReadings, readResult } from './views.js';
 
 type CoreModule = CoreHeap & CoreCalls;
 export type CoreFactory = (options?: {
@@ -169,28 +169,22 @@ export class Core {
   search(config: unknown, o: SearchOptions): SearchResult | ConfigError {
     const err = this.load(config);
     if (err) return err;
-    const m = this.m,
-      { search: S, layout: L } = this.mem.layout;
-    const vary = Object.entries(SEARCH_SWITCHES).reduce(
-      (bits, [k, on], i) => bits | (Number(o[k as SearchSwitch] ?? on) << i),
-      0,
-    );
-    const st = m._llmem_search_run(o.gpus, o.global_batch ?? 0, o.free_fraction ?? 0.1, o.max_micro_batch ?? 16, vary);
-    const base = m._llmem_search_ptr();
-    const r = READ.search(this.mem, base);
+    const m = this.m;
+    WRITE.search_options(this.mem, m._llmem_search_options_ptr(), o);
+    const st = m._llmem_search_run(),
+      base = m._llmem_search_ptr(),
+      r = READ.search(this.mem, base);
     if (st !== 0) return this.failure(st, r.error_field, 'search');
     const engine = this.input('parallel.engine'),
       byGlobalBatch = !Number.isNaN(this.input('training.global_batch'));
     const name = (path: FieldPath, i: number) => this.field(path)!.values[i];
+    const { search: S, layout: L } = this.mem.layout;
     const layouts: Layout[] = each(base + S.layouts, r.count, L.size, (a) => {
       const l = READ.layout(this.mem, a);
-      return { ...VIEWS.layout(this.mem, a), patch: layoutPatch(l, o, name, l.engine !== engine, byGlobalBatch) };
+      return { ...VIEWS.layout(this.mem, a, l), patch: layoutPatch(l, o, name, l.engine !== engine, byGlobalBatch) };
     });
-    const rejected = r.rejected
-      .map((count, s) => ({ reason: this.mem.texts.status(s), count }))
-      .filter((r) => r.count > 0)
-      .sort((a, b) => b.count - a.count);
-    const out: SearchResult = { ...VIEWS.search(this.mem, base), rejected, layouts };
+    const rejected = rejectedByReason(r.rejected, this.mem.texts.status);
+    const out: SearchResult = { ...VIEWS.search(this.mem, base, r), rejected, layouts };
     const why = this.mem.texts.status(r.empty_reason);
     if (!layouts.length) out.empty_reason = r.empty_field >= 0 ? `${this.fields[r.empty_field].path}: ${why}` : why;
     return out;
@@ -201,35 +195,23 @@ export class Core {
   suggest(config: unknown, o: SuggestOptions = {}): SuggestResult | ConfigError {
     const err = this.load(config);
     if (err) return err;
-    const m = this.m,
-      { suggest: G, suggestion: H } = this.mem.layout;
-    const st = m._llmem_suggest_run(o.free_fraction ?? 0.1, o.max_gpus ?? 4096);
-    const base = m._llmem_suggest_ptr();
-    const { error_field, fewest_gpus, fewest_index, count } = READ.suggest(this.mem, base);
-    if (st !== 0) return this.failure(st, error_field, 'suggest');
-    const gpusPerNode = this.input('parallel.gpus_per_node');
-    const suggestions: Suggestion[] = each(base + G.suggestions, count, H.size, (a) => {
-      const { values, fields, change_count } = READ.suggestion(this.mem, a);
-      const { kind, ...r } = VIEWS.suggestion(this.mem, a);
-      const changes = fields.slice(0, change_count).map((field, j) => {
-        const f = this.fields[field];
-        return { path: f.path, value: decodeValue(f, values[j]) };
-      });
-      const patch: Config = {};
-      for (const c of changes) setPath(patch, c.path, c.value);
-      return {
-        kind,
-        changes,
-        patch,
-        ...r,
-        host_cpu_bytes_per_node: r.host_cpu_bytes * Math.min(r.gpus, gpusPerNode),
-      };
+    const m = this.m;
+    WRITE.suggest_options(this.mem, m._llmem_suggest_options_ptr(), o);
+    const st = m._llmem_suggest_run(),
+      base = m._llmem_suggest_ptr(),
+      r = READ.suggest(this.mem, base);
+    if (st !== 0) return this.failure(st, r.error_field, 'suggest');
+    const { suggest: G, suggestion: H } = this.mem.layout;
+    const suggestions: Suggestion[] = each(base + G.suggestions, r.count, H.size, (a) => {
+      const s = READ.suggestion(this.mem, a),
+        { kind, ...readings } = VIEWS.suggestion(this.mem, a, s);
+      return { kind, ...suggestionChanges(this.fields, s.fields, s.values, s.change_count), ...readings };
     });
     return {
-      ...VIEWS.suggest(this.mem, base),
+      ...VIEWS.suggest(this.mem, base, r),
       suggestions,
-      fewest_gpus: fewest_gpus || null,
-      fewest: fewest_index >= 0 ? suggestions[fewest_index] : null,
+      fewest_gpus: r.fewest_gpus || null,
+      fewest: r.fewest_index >= 0 ? suggestions[r.fewest_index] : null,
     };
   }
 

@@ -3,10 +3,10 @@
 // frontend/config/results.ts: do not edit. `npm run build:core` (and so `npm run build`)
 // rewrites it; tests/js/boundary.test.ts fails when it is stale.
 
-import type { Layout, RankResult, Readings, RlPhase } from '../frontend/config/results.js';
+import type { EstimateResult, Layout, RankResult, Readings, RlPhase, RlResult, Timeline } from '../frontend/config/results.js';
 import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
 
-export const ABI_VERSION = 3;
+export const ABI_VERSION = 4;
 
 export const FIELD_KINDS = [
   'int',
@@ -179,10 +179,12 @@ export type CoreExport =
   | '_llmem_sweep_run'
   | '_llmem_largest_fit_run'
   | '_llmem_search_ptr'
+  | '_llmem_search_options_ptr'
   | '_llmem_search_run'
   | '_llmem_step_time_run'
   | '_llmem_step_tokens'
   | '_llmem_suggest_ptr'
+  | '_llmem_suggest_options_ptr'
   | '_llmem_suggest_run'
   | '_llmem_suggest_kind_text';
 
@@ -345,11 +347,28 @@ export type StructLayout = {
     peak_reserved_bytes: number;
     device_used_bytes: number;
     host_cpu_bytes: number;
+    host_cpu_bytes_per_node: number;
     host_nvme_bytes: number;
     step_seconds: number;
     time_ratio: number;
     gpus: number;
     size: number;
+  };
+  search_options: {
+    gpus: number;
+    global_batch: number;
+    free_fraction: number;
+    max_micro_batch: number;
+    vary_sharding: number;
+    vary_recompute: number;
+    vary_offload: number;
+    vary_optimizer_dtype: number;
+    vary_engine: number;
+    tp_across_nodes: number;
+  };
+  suggest_options: {
+    free_fraction: number;
+    max_gpus: number;
   };
 };
 
@@ -493,11 +512,79 @@ export type StructNumbers = {
     device_used_bytes: number;
     host_cpu_bytes: number;
     host_nvme_bytes: number;
+    host_cpu_bytes_per_node: number;
     step_seconds: number;
     time_ratio: number;
     gpus: number;
   };
+  search_options: {
+    gpus: number;
+    global_batch: number;
+    free_fraction: number;
+    max_micro_batch: number;
+    vary_sharding: number;
+    vary_recompute: number;
+    vary_offload: number;
+    vary_optimizer_dtype: number;
+    vary_engine: number;
+    tp_across_nodes: number;
+  };
+  suggest_options: {
+    free_fraction: number;
+    max_gpus: number;
+  };
 };
+
+/** The planner's options (core/llmem.h llmem_search_options, llmem_suggest_options): an int member is a switch. */
+export type Options = {
+  search_options: {
+    gpus: number;
+    global_batch: number;
+    free_fraction: number;
+    max_micro_batch: number;
+    vary_sharding: boolean;
+    vary_recompute: boolean;
+    vary_offload: boolean;
+    vary_optimizer_dtype: boolean;
+    vary_engine: boolean;
+    tp_across_nodes: boolean;
+  };
+  suggest_options: {
+    free_fraction: number;
+    max_gpus: number;
+  };
+};
+
+/** Their defaults (llmem_search_defaults, llmem_suggest_defaults) as the core set them when this file was written. */
+export const OPTION_DEFAULTS: Options = {
+  search_options: {
+    gpus: 8,
+    global_batch: 0,
+    free_fraction: 0.1,
+    max_micro_batch: 16,
+    vary_sharding: true,
+    vary_recompute: true,
+    vary_offload: false,
+    vary_optimizer_dtype: false,
+    vary_engine: false,
+    tp_across_nodes: false
+  },
+  suggest_options: {
+    free_fraction: 0.1,
+    max_gpus: 4096
+  }
+};
+
+/** The layout search's switches (the int members of llmem_search_options) and their defaults, the core's. */
+export const SEARCH_SWITCHES = {
+  vary_sharding: true,
+  vary_recompute: true,
+  vary_offload: false,
+  vary_optimizer_dtype: false,
+  vary_engine: false,
+  tp_across_nodes: false
+} as const;
+export type SearchSwitch = keyof typeof SEARCH_SWITCHES;
 
 /** The core's heaps: the module, looked up on each read, as growing memory replaces them. */
 export type CoreHeap = { HEAPU8: Uint8Array; HEAPF64: Float64Array; HEAP32: Int32Array };
@@ -563,8 +650,15 @@ export function openView(m: CoreHeap & CoreCalls): View {
   return { heap: m, layout: JSON.parse(text(m._llmem_result_layout())), text, texts: coreTexts(m, text) };
 }
 
+/** count structs of size bytes from a, each read by read. */
+export const each = <T>(a: number, count: number, size: number, read: (a: number) => T): T[] =>
+  Array.from({ length: count }, (_, i) => read(a + i * size));
+
+/** The structs read one at a time. */
+type Read = 'result' | 'rank' | 'rl_phase' | 'term' | 'readings' | 'sweep_point' | 'search' | 'layout' | 'suggest' | 'suggestion';
+
 /** Each result struct's numbers at a, in struct order. */
-export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructNumbers[S] } = {
+export const READ: { [S in Read]: (v: View, a: number) => StructNumbers[S] } = {
   result: (v, a) => {
     const H = v.heap,
       o = v.layout.result;
@@ -616,19 +710,6 @@ export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructN
       stage: H.HEAP32[(a + o.stage) / 4],
       peak_bound: H.HEAP32[(a + o.peak_bound) / 4],
       bound_stage: H.HEAP32[(a + o.bound_stage) / 4],
-    };
-  },
-  event: (v, a) => {
-    const H = v.heap,
-      o = v.layout.event;
-    return {
-      total_bytes: H.HEAPF64[(a + o.total_bytes) / 8],
-      category_bytes: Object.fromEntries(CATEGORIES.map((x, i) => [x, H.HEAPF64[(a + o.category_bytes) / 8 + i]])) as Record<Category, number>,
-      reserved_bytes: H.HEAPF64[(a + o.reserved_bytes) / 8],
-      phase: H.HEAP32[(a + o.phase) / 4],
-      micro_batch: H.HEAP32[(a + o.micro_batch) / 4],
-      layer: H.HEAP32[(a + o.layer) / 4],
-      skipped_ops: H.HEAP32[(a + o.skipped_ops) / 4],
     };
   },
   rl_phase: (v, a) => {
@@ -745,6 +826,7 @@ export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructN
       device_used_bytes: H.HEAPF64[(a + o.device_used_bytes) / 8],
       host_cpu_bytes: H.HEAPF64[(a + o.host_cpu_bytes) / 8],
       host_nvme_bytes: H.HEAPF64[(a + o.host_nvme_bytes) / 8],
+      host_cpu_bytes_per_node: H.HEAPF64[(a + o.host_cpu_bytes_per_node) / 8],
       step_seconds: H.HEAPF64[(a + o.step_seconds) / 8],
       time_ratio: H.HEAPF64[(a + o.time_ratio) / 8],
       gpus: H.HEAPF64[(a + o.gpus) / 8],
@@ -752,101 +834,142 @@ export const READ: { [S in keyof StructNumbers]: (v: View, a: number) => StructN
   },
 };
 
+/** Writes the options a caller sets into an options block (the core's defaults stand for the rest). */
+export const WRITE: { [S in keyof Options]: (v: View, a: number, o: Partial<Options[S]>) => void } = {
+  search_options: (v, a, o) => {
+    const L = v.layout.search_options;
+    if (o.gpus !== undefined) v.heap.HEAPF64[(a + L.gpus) / 8] = o.gpus;
+    if (o.global_batch !== undefined) v.heap.HEAPF64[(a + L.global_batch) / 8] = o.global_batch;
+    if (o.free_fraction !== undefined) v.heap.HEAPF64[(a + L.free_fraction) / 8] = o.free_fraction;
+    if (o.max_micro_batch !== undefined) v.heap.HEAPF64[(a + L.max_micro_batch) / 8] = o.max_micro_batch;
+    if (o.vary_sharding !== undefined) v.heap.HEAP32[(a + L.vary_sharding) / 4] = Number(o.vary_sharding);
+    if (o.vary_recompute !== undefined) v.heap.HEAP32[(a + L.vary_recompute) / 4] = Number(o.vary_recompute);
+    if (o.vary_offload !== undefined) v.heap.HEAP32[(a + L.vary_offload) / 4] = Number(o.vary_offload);
+    if (o.vary_optimizer_dtype !== undefined) v.heap.HEAP32[(a + L.vary_optimizer_dtype) / 4] = Number(o.vary_optimizer_dtype);
+    if (o.vary_engine !== undefined) v.heap.HEAP32[(a + L.vary_engine) / 4] = Number(o.vary_engine);
+    if (o.tp_across_nodes !== undefined) v.heap.HEAP32[(a + L.tp_across_nodes) / 4] = Number(o.tp_across_nodes);
+  },
+  suggest_options: (v, a, o) => {
+    const L = v.layout.suggest_options;
+    if (o.free_fraction !== undefined) v.heap.HEAPF64[(a + L.free_fraction) / 8] = o.free_fraction;
+    if (o.max_gpus !== undefined) v.heap.HEAPF64[(a + L.max_gpus) / 8] = o.max_gpus;
+  },
+};
+
 /** The members of a public result shape (frontend/config/results.ts) that its struct holds (the key, or
  * key_count), in the shape's order: an int as a boolean, a name by its id (llmem_*_text), or -1 as null. */
 export const VIEWS = {
-  rank: (v: View, a: number): Pick<RankResult, 'stage' | 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'persistent_bytes' | 'fragmentation_bytes' | 'largest_free_block_bytes' | 'reserved_simulated' | 'params' | 'layers' | 'mixer_layers' | 'moe_layers' | 'peak_phase' | 'peak_micro_batch' | 'peak_layer' | 'peak_bound' | 'bound_stage'> => {
-    const r = READ.rank(v, a);
+  rank: (v: View, a: number, r = READ.rank(v, a)): Pick<RankResult, 'stage' | 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'persistent_bytes' | 'fragmentation_bytes' | 'largest_free_block_bytes' | 'reserved_simulated' | 'params' | 'layers' | 'mixer_layers' | 'moe_layers' | 'peak_phase' | 'peak_micro_batch' | 'peak_layer' | 'peak_bound' | 'bound_stage'> => ({
+    stage: r.stage,
+    peak_allocated_bytes: r.peak_allocated_bytes,
+    peak_reserved_bytes: r.peak_reserved_bytes,
+    device_used_bytes: r.device_used_bytes,
+    breakdown_bytes: r.breakdown_bytes,
+    persistent_bytes: r.persistent_bytes,
+    fragmentation_bytes: r.fragmentation_bytes,
+    largest_free_block_bytes: r.largest_free_block_bytes,
+    reserved_simulated: r.reserved_simulated !== 0,
+    params: r.params_count,
+    layers: r.layers_count,
+    mixer_layers: r.mixer_layers_count,
+    moe_layers: r.moe_layers_count,
+    peak_phase: v.texts.phase(r.peak_phase),
+    peak_micro_batch: r.peak_micro_batch < 0 ? null : r.peak_micro_batch,
+    peak_layer: r.peak_layer < 0 ? null : r.peak_layer,
+    peak_bound: r.peak_bound !== 0,
+    bound_stage: r.bound_stage,
+  }),
+  rl_phase: (v: View, a: number, r = READ.rl_phase(v, a)): Pick<RlPhase, 'phase' | 'peak_allocated_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'model_bytes'> => ({
+    phase: v.texts.phase(r.phase),
+    peak_allocated_bytes: r.peak_allocated_bytes,
+    device_used_bytes: r.device_used_bytes,
+    breakdown_bytes: r.breakdown_bytes,
+    model_bytes: r.model_bytes,
+  }),
+  readings: (v: View, a: number, r = READ.readings(v, a)): Pick<Readings, 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'capacity_bytes' | 'fits'> => ({
+    peak_allocated_bytes: r.peak_allocated_bytes,
+    peak_reserved_bytes: r.peak_reserved_bytes,
+    device_used_bytes: r.device_used_bytes,
+    capacity_bytes: r.capacity_bytes,
+    fits: r.fits !== 0,
+  }),
+  search: (v: View, a: number, r = READ.search(v, a)): Pick<SearchResult, 'candidates' | 'valid' | 'fitting' | 'global_batch'> => ({
+    candidates: r.candidates,
+    valid: r.valid,
+    fitting: r.fitting,
+    global_batch: r.global_batch,
+  }),
+  layout: (v: View, a: number, r = READ.layout(v, a)): Pick<Layout, 'dp' | 'tp' | 'pp' | 'vpp' | 'cp' | 'ep' | 'micro_batch' | 'grad_accum' | 'rollout_tp' | 'device_used_bytes' | 'step_seconds' | 'tokens_per_second_per_gpu' | 'pareto'> => ({
+    dp: r.dp,
+    tp: r.tp,
+    pp: r.pp,
+    vpp: r.vpp,
+    cp: r.cp,
+    ep: r.ep,
+    micro_batch: r.micro_batch,
+    grad_accum: r.grad_accum,
+    rollout_tp: r.rollout_tp,
+    device_used_bytes: r.device_used_bytes,
+    step_seconds: r.step_seconds,
+    tokens_per_second_per_gpu: r.tokens_per_second_per_gpu,
+    pareto: r.pareto !== 0,
+  }),
+  suggest: (v: View, a: number, r = READ.suggest(v, a)): Pick<SuggestResult, 'base_fits' | 'base_device_used_bytes' | 'capacity_bytes' | 'base_step_seconds' | 'candidates'> => ({
+    base_fits: r.base_fits !== 0,
+    base_device_used_bytes: r.base_device_used_bytes,
+    capacity_bytes: r.capacity_bytes,
+    base_step_seconds: r.base_step_seconds,
+    candidates: r.candidates,
+  }),
+  suggestion: (v: View, a: number, r = READ.suggestion(v, a)): Pick<Suggestion, 'kind' | 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'host_cpu_bytes' | 'host_cpu_bytes_per_node' | 'host_nvme_bytes' | 'step_seconds' | 'time_ratio' | 'gpus'> => ({
+    kind: v.texts.suggest_kind(r.kind) as Suggestion['kind'],
+    peak_allocated_bytes: r.peak_allocated_bytes,
+    peak_reserved_bytes: r.peak_reserved_bytes,
+    device_used_bytes: r.device_used_bytes,
+    host_cpu_bytes: r.host_cpu_bytes,
+    host_cpu_bytes_per_node: r.host_cpu_bytes_per_node,
+    host_nvme_bytes: r.host_nvme_bytes,
+    step_seconds: r.step_seconds,
+    time_ratio: r.time_ratio,
+    gpus: r.gpus,
+  }),
+  result: (v: View, a: number, r = READ.result(v, a)): Pick<EstimateResult, 'peak_allocated' | 'ranks' | 'params' | 'host' | 'fits' | 'utilization' | 'capacity_bytes' | 'warnings'> => ({
+    peak_allocated: { bytes: r.peak_allocated_bytes, stage: r.peak_allocated_stage },
+    ranks: each(a + v.layout.result.ranks, r.rank_count, v.layout.rank.size, (e) => VIEWS.rank(v, e)),
+    params: { total: r.params_total, active: r.params_active, trainable: r.params_trainable, per_gpu: r.params_per_gpu },
+    host: { cpu_bytes: r.host_cpu_bytes, nvme_bytes: r.host_nvme_bytes },
+    fits: r.fits !== 0,
+    utilization: r.utilization,
+    capacity_bytes: r.capacity_bytes,
+    warnings: r.warnings.slice(0, r.warning_count).map((id) => v.texts.warning(id)),
+  }),
+  rl: (v: View, a: number, r = READ.result(v, a)): Pick<RlResult, 'phases' | 'kv_cache_bytes' | 'kv_cache_tokens' | 'engine_bytes'> => ({
+    phases: each(a + v.layout.result.rl_phases, r.rl_phase_count, v.layout.rl_phase.size, (e) => VIEWS.rl_phase(v, e)),
+    kv_cache_bytes: r.rl_kv_cache_bytes,
+    kv_cache_tokens: r.rl_kv_cache_tokens,
+    engine_bytes: r.rl_engine_bytes,
+  }),
+};
+
+/** Fills col with the numbers at from, from + stride, ... of heap (from and stride in bytes). */
+const column = <T extends Float64Array | Int32Array>(col: T, heap: T, from: number, stride: number) => {
+  for (let i = 0; i < col.length; i++) col[i] = heap[(from + i * stride) / col.BYTES_PER_ELEMENT];
+  return col;
+};
+
+/** The members of a shape of columns (frontend/config/results.ts Timeline) that its structs hold: count structs from a. */
+export const COLUMNS = {
+  event: (v: View, a: number, count: number): Pick<Timeline, 'total_bytes' | 'reserved_bytes' | 'category_bytes' | 'phase' | 'micro_batch' | 'layer'> => {
+    const o = v.layout.event,
+      f64 = (offset: number) => column(new Float64Array(count), v.heap.HEAPF64, a + offset, o.size),
+      i32 = (offset: number) => column(new Int32Array(count), v.heap.HEAP32, a + offset, o.size);
     return {
-      stage: r.stage,
-      peak_allocated_bytes: r.peak_allocated_bytes,
-      peak_reserved_bytes: r.peak_reserved_bytes,
-      device_used_bytes: r.device_used_bytes,
-      breakdown_bytes: r.breakdown_bytes,
-      persistent_bytes: r.persistent_bytes,
-      fragmentation_bytes: r.fragmentation_bytes,
-      largest_free_block_bytes: r.largest_free_block_bytes,
-      reserved_simulated: r.reserved_simulated !== 0,
-      params: r.params_count,
-      layers: r.layers_count,
-      mixer_layers: r.mixer_layers_count,
-      moe_layers: r.moe_layers_count,
-      peak_phase: v.texts.phase(r.peak_phase),
-      peak_micro_batch: r.peak_micro_batch < 0 ? null : r.peak_micro_batch,
-      peak_layer: r.peak_layer < 0 ? null : r.peak_layer,
-      peak_bound: r.peak_bound !== 0,
-      bound_stage: r.bound_stage,
-    };
-  },
-  rl_phase: (v: View, a: number): Pick<RlPhase, 'phase' | 'peak_allocated_bytes' | 'device_used_bytes' | 'breakdown_bytes' | 'model_bytes'> => {
-    const r = READ.rl_phase(v, a);
-    return {
-      phase: v.texts.phase(r.phase),
-      peak_allocated_bytes: r.peak_allocated_bytes,
-      device_used_bytes: r.device_used_bytes,
-      breakdown_bytes: r.breakdown_bytes,
-      model_bytes: r.model_bytes,
-    };
-  },
-  readings: (v: View, a: number): Pick<Readings, 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'capacity_bytes' | 'fits'> => {
-    const r = READ.readings(v, a);
-    return {
-      peak_allocated_bytes: r.peak_allocated_bytes,
-      peak_reserved_bytes: r.peak_reserved_bytes,
-      device_used_bytes: r.device_used_bytes,
-      capacity_bytes: r.capacity_bytes,
-      fits: r.fits !== 0,
-    };
-  },
-  search: (v: View, a: number): Pick<SearchResult, 'candidates' | 'valid' | 'fitting' | 'global_batch'> => {
-    const r = READ.search(v, a);
-    return {
-      candidates: r.candidates,
-      valid: r.valid,
-      fitting: r.fitting,
-      global_batch: r.global_batch,
-    };
-  },
-  layout: (v: View, a: number): Pick<Layout, 'dp' | 'tp' | 'pp' | 'vpp' | 'cp' | 'ep' | 'micro_batch' | 'grad_accum' | 'rollout_tp' | 'device_used_bytes' | 'step_seconds' | 'tokens_per_second_per_gpu' | 'pareto'> => {
-    const r = READ.layout(v, a);
-    return {
-      dp: r.dp,
-      tp: r.tp,
-      pp: r.pp,
-      vpp: r.vpp,
-      cp: r.cp,
-      ep: r.ep,
-      micro_batch: r.micro_batch,
-      grad_accum: r.grad_accum,
-      rollout_tp: r.rollout_tp,
-      device_used_bytes: r.device_used_bytes,
-      step_seconds: r.step_seconds,
-      tokens_per_second_per_gpu: r.tokens_per_second_per_gpu,
-      pareto: r.pareto !== 0,
-    };
-  },
-  suggest: (v: View, a: number): Pick<SuggestResult, 'base_fits' | 'base_device_used_bytes' | 'capacity_bytes' | 'base_step_seconds' | 'candidates'> => {
-    const r = READ.suggest(v, a);
-    return {
-      base_fits: r.base_fits !== 0,
-      base_device_used_bytes: r.base_device_used_bytes,
-      capacity_bytes: r.capacity_bytes,
-      base_step_seconds: r.base_step_seconds,
-      candidates: r.candidates,
-    };
-  },
-  suggestion: (v: View, a: number): Pick<Suggestion, 'kind' | 'peak_allocated_bytes' | 'peak_reserved_bytes' | 'device_used_bytes' | 'host_cpu_bytes' | 'host_nvme_bytes' | 'step_seconds' | 'time_ratio' | 'gpus'> => {
-    const r = READ.suggestion(v, a);
-    return {
-      kind: v.texts.suggest_kind(r.kind) as Suggestion['kind'],
-      peak_allocated_bytes: r.peak_allocated_bytes,
-      peak_reserved_bytes: r.peak_reserved_bytes,
-      device_used_bytes: r.device_used_bytes,
-      host_cpu_bytes: r.host_cpu_bytes,
-      host_nvme_bytes: r.host_nvme_bytes,
-      step_seconds: r.step_seconds,
-      time_ratio: r.time_ratio,
-      gpus: r.gpus,
+      total_bytes: f64(o.total_bytes),
+      reserved_bytes: f64(o.reserved_bytes),
+      category_bytes: Object.fromEntries(CATEGORIES.map((x, i) => [x, f64(o.category_bytes + 8 * i)])) as Record<Category, Float64Array>,
+      phase: Array.from(i32(o.phase), (id) => v.texts.phase(id)),
+      micro_batch: i32(o.micro_batch),
+      layer: i32(o.layer),
     };
   },
 };

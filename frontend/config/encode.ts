@@ -205,3 +205,14 @@ export function defaultConfig(fields: readonly FieldInfo[]): Config {
     } else if (f.kind !== 'text') setPath(root, f.path, decodeValue(f, f.default));
   return root;
 }
+
+/** A suggestion's changes (field indices and input values, as the core gives them) as keys and config values,
+ * and the patch that applies them. */
+export function suggestionChanges(fields: readonly FieldInfo[], indices: number[], values: number[], count: number) {
+  const changes = indices
+    .slice(0, count)
+    .map((i, j) => ({ path: fields[i].path, value: decodeValue(fields[i], values[j]) }));
+  const patch: Config = {};
+  for (const c of changes) setPath(patch, c.path, c.value);
+  return { changes, patch };
+}

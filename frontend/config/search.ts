@@ -1,35 +1,11 @@
 // The layout search's and the suggestions' options, and the patch that loads a found layout into a config.
-import type { ConfigV1, FieldPath, StructNumbers } from '../../wasm/generated.js';
+import type { ConfigV1, FieldPath, Options, StructNumbers } from '../../wasm/generated.js';
 import type { Config } from './json.js';
 
-/** The search's switches in the order of llmem_search_run's bits (wasm/boundary.c), with their defaults. */
-export const SEARCH_SWITCHES = {
-  vary_sharding: true,
-  vary_recompute: true,
-  vary_offload: false,
-  vary_optimizer_dtype: false,
-  vary_engine: false,
-  tp_across_nodes: false,
-} as const;
-export type SearchSwitch = keyof typeof SEARCH_SWITCHES;
-
-export interface SearchOptions {
-  gpus: number;
-  global_batch?: number; // samples per step; 0 or absent: the config's micro_batch x grad_accum x dp
-  free_fraction?: number; // HBM a fitting layout leaves free (0.10)
-  max_micro_batch?: number;
-  vary_sharding?: boolean; // default on
-  vary_recompute?: boolean; // default on
-  vary_offload?: boolean; // optimizer offload to CPU where the engine allows (default off)
-  vary_optimizer_dtype?: boolean; // optimizer states in fp32 and bf16 (default off)
-  vary_engine?: boolean; // fsdp2, megatron and deepspeed besides the config's engine (default off)
-  tp_across_nodes?: boolean; // tensor parallelism above parallel.gpus_per_node (default off: within a node)
-}
-
-export interface SuggestOptions {
-  free_fraction?: number; // HBM a suggestion leaves free (0.10)
-  max_gpus?: number; // the fewest-GPUs search stops here (4096; 0: no such search)
-}
+/** The layout search's options (core/llmem.h llmem_search_options): the GPU count, and any other to change. */
+export type SearchOptions = Partial<Options['search_options']> & { gpus: number };
+/** The suggestions' options (llmem_suggest_options). */
+export type SuggestOptions = Partial<Options['suggest_options']>;
 
 /** The patch that loads a found layout: everything the search set, so that loading it reproduces the
  * layout's memory (even stages, every layer recomputed, expert TP 1, no hybrid group unless chosen;
@@ -74,3 +50,10 @@ export function layoutPatch(
   };
   return patch as Config;
 }
+
+/** The candidates a search rejected, by reason (the core's status text), the commonest first. */
+export const rejectedByReason = (counts: number[], reason: (status: number) => string) =>
+  counts
+    .map((count, status) => ({ reason: reason(status), count }))
+    .filter((r) => r.count > 0)
+    .sort((a, b) => b.count - a.count);

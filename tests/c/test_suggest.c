@@ -37,7 +37,9 @@ static int unverified(const llmem_input *base, double free_fraction) {
     if (llmem_estimate(&in, &full) != LLMEM_OK ||
         full.per_gpu.device_used_bytes > (1 - free_fraction) * full.capacity_bytes ||
         full.per_gpu.device_used_bytes != res.suggestions[i].device_used_bytes ||
-        full.host_cpu_bytes != res.suggestions[i].host_cpu_bytes)
+        full.host_cpu_bytes != res.suggestions[i].host_cpu_bytes ||
+        /* a node holds min(gpus, gpus_per_node) GPU processes, each with host_cpu_bytes */
+        full.host_cpu_bytes * fmin(in.gpus, in.gpus_per_node) != res.suggestions[i].host_cpu_bytes_per_node)
       bad++;
     if (i > 0) { /* the training kept first (kinds in order), then the time per token */
       const llmem_suggestion *a = &res.suggestions[i - 1], *b = &res.suggestions[i];

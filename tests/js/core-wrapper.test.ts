@@ -175,8 +175,8 @@ describe('result shapes', () => {
       'base_fits base_device_used_bytes capacity_bytes base_step_seconds candidates suggestions fewest_gpus fewest',
     );
     expect(keys(suggest.suggestions[0])).toBe(
-      'kind changes patch peak_allocated_bytes peak_reserved_bytes device_used_bytes host_cpu_bytes host_nvme_bytes ' +
-        'step_seconds time_ratio gpus host_cpu_bytes_per_node',
+      'kind changes patch peak_allocated_bytes peak_reserved_bytes device_used_bytes host_cpu_bytes ' +
+        'host_cpu_bytes_per_node host_nvme_bytes step_seconds time_ratio gpus',
     );
   });
 });

@@ -207,14 +207,14 @@ const VIEWED = {
 /** READ: each struct's numbers at a, in struct order (heap indices at the offsets the core reports). */
 function readers(numbers, listType) {
   const member = ([k, { type, n }]) => {
-    const [heap, size] = type === 'f64' ? ['HEAPF64', 8] : ['HEAP32', 4];
-    const at = `H.${heap}[(a + o.${k}) / ${size}`;
-    if (!n) return `${k}: ${at}]`;
-    if (/^\d+$/.test(n)) return `${k}: Array.from({ length: ${n} }, (_, i) => ${at} + i])`;
-    return `${k}: Object.fromEntries(${n}.map((x, i) => [x, ${at} + i]])) as Record<${listType[n]}, number>`;
+    const [read, size] = type === 'f64' ? ['f64At', 8] : ['i32At', 4];
+    const at = (i) => `${read}(v, a + o.${k}${i ? ` + ${size} * i` : ''})`;
+    if (!n) return `${k}: ${at(false)}`;
+    if (/^\d+$/.test(n)) return `${k}: Array.from({ length: ${n} }, (_, i) => ${at(true)})`;
+    return `${k}: Object.fromEntries(${n}.map((x, i) => [x, ${at(true)}])) as Record<${listType[n]}, number>`;
   };
   const reader = ([name, ms]) =>
-    `  ${name}: (v, a) => {\n    const H = v.heap,\n      o = v.layout.${name};\n` +
+    `  ${name}: (v, a) => {\n    const o = v.layout.${name};\n` +
     `    return {\n${ms.map((m) => `      ${member(m)},`).join('\n')}\n    };\n  },`;
   return Object.entries(numbers).map(reader).join('\n');
 }
@@ -460,6 +460,10 @@ export function openView(m: CoreHeap & CoreCalls): View {
 /** count structs of size bytes from a, each read by read. */
 export const each = <T>(a: number, count: number, size: number, read: (a: number) => T): T[] =>
   Array.from({ length: count }, (_, i) => read(a + i * size));
+
+/** The double or the int at byte address at of the core's memory. */
+const f64At = (v: View, at: number) => v.heap.HEAPF64[at / 8];
+const i32At = (v: View, at: number) => v.heap.HEAP32[at / 4];
 
 /** The structs read one at a time. */
 type Read = ${Object.keys(read).map(q).join(' | ')};

@@ -654,182 +654,176 @@ export function openView(m: CoreHeap & CoreCalls): View {
 export const each = <T>(a: number, count: number, size: number, read: (a: number) => T): T[] =>
   Array.from({ length: count }, (_, i) => read(a + i * size));
 
+/** The double or the int at byte address at of the core's memory. */
+const f64At = (v: View, at: number) => v.heap.HEAPF64[at / 8];
+const i32At = (v: View, at: number) => v.heap.HEAP32[at / 4];
+
 /** The structs read one at a time. */
 type Read = 'result' | 'rank' | 'rl_phase' | 'term' | 'readings' | 'sweep_point' | 'search' | 'layout' | 'suggest' | 'suggestion';
 
 /** Each result struct's numbers at a, in struct order. */
 export const READ: { [S in Read]: (v: View, a: number) => StructNumbers[S] } = {
   result: (v, a) => {
-    const H = v.heap,
-      o = v.layout.result;
+    const o = v.layout.result;
     return {
-      status: H.HEAP32[(a + o.status) / 4],
-      error_field: H.HEAP32[(a + o.error_field) / 4],
-      peak_allocated_bytes: H.HEAPF64[(a + o.peak_allocated_bytes) / 8],
-      peak_allocated_stage: H.HEAP32[(a + o.peak_allocated_stage) / 4],
-      rank_count: H.HEAP32[(a + o.rank_count) / 4],
-      params_total: H.HEAPF64[(a + o.params_total) / 8],
-      params_active: H.HEAPF64[(a + o.params_active) / 8],
-      params_trainable: H.HEAPF64[(a + o.params_trainable) / 8],
-      params_per_gpu: H.HEAPF64[(a + o.params_per_gpu) / 8],
-      host_cpu_bytes: H.HEAPF64[(a + o.host_cpu_bytes) / 8],
-      host_nvme_bytes: H.HEAPF64[(a + o.host_nvme_bytes) / 8],
-      fits: H.HEAP32[(a + o.fits) / 4],
-      utilization: H.HEAPF64[(a + o.utilization) / 8],
-      capacity_bytes: H.HEAPF64[(a + o.capacity_bytes) / 8],
-      warning_count: H.HEAP32[(a + o.warning_count) / 4],
-      warnings: Array.from({ length: 16 }, (_, i) => H.HEAP32[(a + o.warnings) / 4 + i]),
-      term_count: H.HEAP32[(a + o.term_count) / 4],
-      rl_phase_count: H.HEAP32[(a + o.rl_phase_count) / 4],
-      rl_kv_cache_bytes: H.HEAPF64[(a + o.rl_kv_cache_bytes) / 8],
-      rl_kv_cache_tokens: H.HEAPF64[(a + o.rl_kv_cache_tokens) / 8],
-      rl_engine_bytes: H.HEAPF64[(a + o.rl_engine_bytes) / 8],
-      event_count: H.HEAP32[(a + o.event_count) / 4],
-      event_stride: H.HEAP32[(a + o.event_stride) / 4],
+      status: i32At(v, a + o.status),
+      error_field: i32At(v, a + o.error_field),
+      peak_allocated_bytes: f64At(v, a + o.peak_allocated_bytes),
+      peak_allocated_stage: i32At(v, a + o.peak_allocated_stage),
+      rank_count: i32At(v, a + o.rank_count),
+      params_total: f64At(v, a + o.params_total),
+      params_active: f64At(v, a + o.params_active),
+      params_trainable: f64At(v, a + o.params_trainable),
+      params_per_gpu: f64At(v, a + o.params_per_gpu),
+      host_cpu_bytes: f64At(v, a + o.host_cpu_bytes),
+      host_nvme_bytes: f64At(v, a + o.host_nvme_bytes),
+      fits: i32At(v, a + o.fits),
+      utilization: f64At(v, a + o.utilization),
+      capacity_bytes: f64At(v, a + o.capacity_bytes),
+      warning_count: i32At(v, a + o.warning_count),
+      warnings: Array.from({ length: 16 }, (_, i) => i32At(v, a + o.warnings + 4 * i)),
+      term_count: i32At(v, a + o.term_count),
+      rl_phase_count: i32At(v, a + o.rl_phase_count),
+      rl_kv_cache_bytes: f64At(v, a + o.rl_kv_cache_bytes),
+      rl_kv_cache_tokens: f64At(v, a + o.rl_kv_cache_tokens),
+      rl_engine_bytes: f64At(v, a + o.rl_engine_bytes),
+      event_count: i32At(v, a + o.event_count),
+      event_stride: i32At(v, a + o.event_stride),
     };
   },
   rank: (v, a) => {
-    const H = v.heap,
-      o = v.layout.rank;
+    const o = v.layout.rank;
     return {
-      peak_allocated_bytes: H.HEAPF64[(a + o.peak_allocated_bytes) / 8],
-      peak_reserved_bytes: H.HEAPF64[(a + o.peak_reserved_bytes) / 8],
-      device_used_bytes: H.HEAPF64[(a + o.device_used_bytes) / 8],
-      breakdown_bytes: Object.fromEntries(CATEGORIES.map((x, i) => [x, H.HEAPF64[(a + o.breakdown_bytes) / 8 + i]])) as Record<Category, number>,
-      persistent_bytes: H.HEAPF64[(a + o.persistent_bytes) / 8],
-      fragmentation_bytes: H.HEAPF64[(a + o.fragmentation_bytes) / 8],
-      largest_free_block_bytes: H.HEAPF64[(a + o.largest_free_block_bytes) / 8],
-      reserved_simulated: H.HEAP32[(a + o.reserved_simulated) / 4],
-      params_count: H.HEAPF64[(a + o.params_count) / 8],
-      layers_count: H.HEAPF64[(a + o.layers_count) / 8],
-      mixer_layers_count: Object.fromEntries(LAYER_MIXERS.map((x, i) => [x, H.HEAPF64[(a + o.mixer_layers_count) / 8 + i]])) as Record<LayerMixer, number>,
-      moe_layers_count: H.HEAPF64[(a + o.moe_layers_count) / 8],
-      peak_phase: H.HEAP32[(a + o.peak_phase) / 4],
-      peak_micro_batch: H.HEAP32[(a + o.peak_micro_batch) / 4],
-      peak_layer: H.HEAP32[(a + o.peak_layer) / 4],
-      stage: H.HEAP32[(a + o.stage) / 4],
-      peak_bound: H.HEAP32[(a + o.peak_bound) / 4],
-      bound_stage: H.HEAP32[(a + o.bound_stage) / 4],
+      peak_allocated_bytes: f64At(v, a + o.peak_allocated_bytes),
+      peak_reserved_bytes: f64At(v, a + o.peak_reserved_bytes),
+      device_used_bytes: f64At(v, a + o.device_used_bytes),
+      breakdown_bytes: Object.fromEntries(CATEGORIES.map((x, i) => [x, f64At(v, a + o.breakdown_bytes + 8 * i)])) as Record<Category, number>,
+      persistent_bytes: f64At(v, a + o.persistent_bytes),
+      fragmentation_bytes: f64At(v, a + o.fragmentation_bytes),
+      largest_free_block_bytes: f64At(v, a + o.largest_free_block_bytes),
+      reserved_simulated: i32At(v, a + o.reserved_simulated),
+      params_count: f64At(v, a + o.params_count),
+      layers_count: f64At(v, a + o.layers_count),
+      mixer_layers_count: Object.fromEntries(LAYER_MIXERS.map((x, i) => [x, f64At(v, a + o.mixer_layers_count + 8 * i)])) as Record<LayerMixer, number>,
+      moe_layers_count: f64At(v, a + o.moe_layers_count),
+      peak_phase: i32At(v, a + o.peak_phase),
+      peak_micro_batch: i32At(v, a + o.peak_micro_batch),
+      peak_layer: i32At(v, a + o.peak_layer),
+      stage: i32At(v, a + o.stage),
+      peak_bound: i32At(v, a + o.peak_bound),
+      bound_stage: i32At(v, a + o.bound_stage),
     };
   },
   rl_phase: (v, a) => {
-    const H = v.heap,
-      o = v.layout.rl_phase;
+    const o = v.layout.rl_phase;
     return {
-      phase: H.HEAP32[(a + o.phase) / 4],
-      peak_allocated_bytes: H.HEAPF64[(a + o.peak_allocated_bytes) / 8],
-      device_used_bytes: H.HEAPF64[(a + o.device_used_bytes) / 8],
-      breakdown_bytes: Object.fromEntries(CATEGORIES.map((x, i) => [x, H.HEAPF64[(a + o.breakdown_bytes) / 8 + i]])) as Record<Category, number>,
-      model_bytes: Object.fromEntries(RL_MODELS.map((x, i) => [x, H.HEAPF64[(a + o.model_bytes) / 8 + i]])) as Record<RlModel, number>,
+      phase: i32At(v, a + o.phase),
+      peak_allocated_bytes: f64At(v, a + o.peak_allocated_bytes),
+      device_used_bytes: f64At(v, a + o.device_used_bytes),
+      breakdown_bytes: Object.fromEntries(CATEGORIES.map((x, i) => [x, f64At(v, a + o.breakdown_bytes + 8 * i)])) as Record<Category, number>,
+      model_bytes: Object.fromEntries(RL_MODELS.map((x, i) => [x, f64At(v, a + o.model_bytes + 8 * i)])) as Record<RlModel, number>,
     };
   },
   term: (v, a) => {
-    const H = v.heap,
-      o = v.layout.term;
+    const o = v.layout.term;
     return {
-      id: H.HEAP32[(a + o.id) / 4],
-      category: H.HEAP32[(a + o.category) / 4],
-      value_bytes: H.HEAPF64[(a + o.value_bytes) / 8],
-      inputs: Array.from({ length: 4 }, (_, i) => H.HEAPF64[(a + o.inputs) / 8 + i]),
+      id: i32At(v, a + o.id),
+      category: i32At(v, a + o.category),
+      value_bytes: f64At(v, a + o.value_bytes),
+      inputs: Array.from({ length: 4 }, (_, i) => f64At(v, a + o.inputs + 8 * i)),
     };
   },
   readings: (v, a) => {
-    const H = v.heap,
-      o = v.layout.readings;
+    const o = v.layout.readings;
     return {
-      status: H.HEAP32[(a + o.status) / 4],
-      peak_allocated_bytes: H.HEAPF64[(a + o.peak_allocated_bytes) / 8],
-      peak_reserved_bytes: H.HEAPF64[(a + o.peak_reserved_bytes) / 8],
-      device_used_bytes: H.HEAPF64[(a + o.device_used_bytes) / 8],
-      capacity_bytes: H.HEAPF64[(a + o.capacity_bytes) / 8],
-      fits: H.HEAP32[(a + o.fits) / 4],
+      status: i32At(v, a + o.status),
+      peak_allocated_bytes: f64At(v, a + o.peak_allocated_bytes),
+      peak_reserved_bytes: f64At(v, a + o.peak_reserved_bytes),
+      device_used_bytes: f64At(v, a + o.device_used_bytes),
+      capacity_bytes: f64At(v, a + o.capacity_bytes),
+      fits: i32At(v, a + o.fits),
     };
   },
   sweep_point: (v, a) => {
-    const H = v.heap,
-      o = v.layout.sweep_point;
+    const o = v.layout.sweep_point;
     return {
-      value: H.HEAPF64[(a + o.value) / 8],
+      value: f64At(v, a + o.value),
     };
   },
   search: (v, a) => {
-    const H = v.heap,
-      o = v.layout.search;
+    const o = v.layout.search;
     return {
-      status: H.HEAP32[(a + o.status) / 4],
-      error_field: H.HEAP32[(a + o.error_field) / 4],
-      candidates: H.HEAPF64[(a + o.candidates) / 8],
-      valid: H.HEAPF64[(a + o.valid) / 8],
-      fitting: H.HEAPF64[(a + o.fitting) / 8],
-      count: H.HEAP32[(a + o.count) / 4],
-      empty_reason: H.HEAP32[(a + o.empty_reason) / 4],
-      empty_field: H.HEAP32[(a + o.empty_field) / 4],
-      global_batch: H.HEAPF64[(a + o.global_batch) / 8],
-      rejected: Array.from({ length: 89 }, (_, i) => H.HEAPF64[(a + o.rejected) / 8 + i]),
+      status: i32At(v, a + o.status),
+      error_field: i32At(v, a + o.error_field),
+      candidates: f64At(v, a + o.candidates),
+      valid: f64At(v, a + o.valid),
+      fitting: f64At(v, a + o.fitting),
+      count: i32At(v, a + o.count),
+      empty_reason: i32At(v, a + o.empty_reason),
+      empty_field: i32At(v, a + o.empty_field),
+      global_batch: f64At(v, a + o.global_batch),
+      rejected: Array.from({ length: 89 }, (_, i) => f64At(v, a + o.rejected + 8 * i)),
     };
   },
   layout: (v, a) => {
-    const H = v.heap,
-      o = v.layout.layout;
+    const o = v.layout.layout;
     return {
-      dp: H.HEAPF64[(a + o.dp) / 8],
-      tp: H.HEAPF64[(a + o.tp) / 8],
-      pp: H.HEAPF64[(a + o.pp) / 8],
-      vpp: H.HEAPF64[(a + o.vpp) / 8],
-      cp: H.HEAPF64[(a + o.cp) / 8],
-      ep: H.HEAPF64[(a + o.ep) / 8],
-      micro_batch: H.HEAPF64[(a + o.micro_batch) / 8],
-      grad_accum: H.HEAPF64[(a + o.grad_accum) / 8],
-      rollout_tp: H.HEAPF64[(a + o.rollout_tp) / 8],
-      engine: H.HEAP32[(a + o.engine) / 4],
-      recompute: H.HEAP32[(a + o.recompute) / 4],
-      zero_stage: H.HEAP32[(a + o.zero_stage) / 4],
-      fsdp_strategy: H.HEAP32[(a + o.fsdp_strategy) / 4],
-      distributed_optimizer: H.HEAP32[(a + o.distributed_optimizer) / 4],
-      sequence_parallel: H.HEAP32[(a + o.sequence_parallel) / 4],
-      pp_schedule: H.HEAP32[(a + o.pp_schedule) / 4],
-      offload_optimizer: H.HEAP32[(a + o.offload_optimizer) / 4],
-      offload_params: H.HEAP32[(a + o.offload_params) / 4],
-      optimizer_dtype: H.HEAP32[(a + o.optimizer_dtype) / 4],
-      device_used_bytes: H.HEAPF64[(a + o.device_used_bytes) / 8],
-      step_seconds: H.HEAPF64[(a + o.step_seconds) / 8],
-      tokens_per_second_per_gpu: H.HEAPF64[(a + o.tokens_per_second_per_gpu) / 8],
-      pareto: H.HEAP32[(a + o.pareto) / 4],
+      dp: f64At(v, a + o.dp),
+      tp: f64At(v, a + o.tp),
+      pp: f64At(v, a + o.pp),
+      vpp: f64At(v, a + o.vpp),
+      cp: f64At(v, a + o.cp),
+      ep: f64At(v, a + o.ep),
+      micro_batch: f64At(v, a + o.micro_batch),
+      grad_accum: f64At(v, a + o.grad_accum),
+      rollout_tp: f64At(v, a + o.rollout_tp),
+      engine: i32At(v, a + o.engine),
+      recompute: i32At(v, a + o.recompute),
+      zero_stage: i32At(v, a + o.zero_stage),
+      fsdp_strategy: i32At(v, a + o.fsdp_strategy),
+      distributed_optimizer: i32At(v, a + o.distributed_optimizer),
+      sequence_parallel: i32At(v, a + o.sequence_parallel),
+      pp_schedule: i32At(v, a + o.pp_schedule),
+      offload_optimizer: i32At(v, a + o.offload_optimizer),
+      offload_params: i32At(v, a + o.offload_params),
+      optimizer_dtype: i32At(v, a + o.optimizer_dtype),
+      device_used_bytes: f64At(v, a + o.device_used_bytes),
+      step_seconds: f64At(v, a + o.step_seconds),
+      tokens_per_second_per_gpu: f64At(v, a + o.tokens_per_second_per_gpu),
+      pareto: i32At(v, a + o.pareto),
     };
   },
   suggest: (v, a) => {
-    const H = v.heap,
-      o = v.layout.suggest;
+    const o = v.layout.suggest;
     return {
-      status: H.HEAP32[(a + o.status) / 4],
-      error_field: H.HEAP32[(a + o.error_field) / 4],
-      base_fits: H.HEAP32[(a + o.base_fits) / 4],
-      base_device_used_bytes: H.HEAPF64[(a + o.base_device_used_bytes) / 8],
-      capacity_bytes: H.HEAPF64[(a + o.capacity_bytes) / 8],
-      base_step_seconds: H.HEAPF64[(a + o.base_step_seconds) / 8],
-      candidates: H.HEAPF64[(a + o.candidates) / 8],
-      fewest_gpus: H.HEAPF64[(a + o.fewest_gpus) / 8],
-      fewest_index: H.HEAP32[(a + o.fewest_index) / 4],
-      count: H.HEAP32[(a + o.count) / 4],
+      status: i32At(v, a + o.status),
+      error_field: i32At(v, a + o.error_field),
+      base_fits: i32At(v, a + o.base_fits),
+      base_device_used_bytes: f64At(v, a + o.base_device_used_bytes),
+      capacity_bytes: f64At(v, a + o.capacity_bytes),
+      base_step_seconds: f64At(v, a + o.base_step_seconds),
+      candidates: f64At(v, a + o.candidates),
+      fewest_gpus: f64At(v, a + o.fewest_gpus),
+      fewest_index: i32At(v, a + o.fewest_index),
+      count: i32At(v, a + o.count),
     };
   },
   suggestion: (v, a) => {
-    const H = v.heap,
-      o = v.layout.suggestion;
+    const o = v.layout.suggestion;
     return {
-      values: Array.from({ length: 16 }, (_, i) => H.HEAPF64[(a + o.values) / 8 + i]),
-      fields: Array.from({ length: 16 }, (_, i) => H.HEAP32[(a + o.fields) / 4 + i]),
-      change_count: H.HEAP32[(a + o.change_count) / 4],
-      kind: H.HEAP32[(a + o.kind) / 4],
-      peak_allocated_bytes: H.HEAPF64[(a + o.peak_allocated_bytes) / 8],
-      peak_reserved_bytes: H.HEAPF64[(a + o.peak_reserved_bytes) / 8],
-      device_used_bytes: H.HEAPF64[(a + o.device_used_bytes) / 8],
-      host_cpu_bytes: H.HEAPF64[(a + o.host_cpu_bytes) / 8],
-      host_nvme_bytes: H.HEAPF64[(a + o.host_nvme_bytes) / 8],
-      host_cpu_bytes_per_node: H.HEAPF64[(a + o.host_cpu_bytes_per_node) / 8],
-      step_seconds: H.HEAPF64[(a + o.step_seconds) / 8],
-      time_ratio: H.HEAPF64[(a + o.time_ratio) / 8],
-      gpus: H.HEAPF64[(a + o.gpus) / 8],
+      values: Array.from({ length: 16 }, (_, i) => f64At(v, a + o.values + 8 * i)),
+      fields: Array.from({ length: 16 }, (_, i) => i32At(v, a + o.fields + 4 * i)),
+      change_count: i32At(v, a + o.change_count),
+      kind: i32At(v, a + o.kind),
+      peak_allocated_bytes: f64At(v, a + o.peak_allocated_bytes),
+      peak_reserved_bytes: f64At(v, a + o.peak_reserved_bytes),
+      device_used_bytes: f64At(v, a + o.device_used_bytes),
+      host_cpu_bytes: f64At(v, a + o.host_cpu_bytes),
+      host_nvme_bytes: f64At(v, a + o.host_nvme_bytes),
+      host_cpu_bytes_per_node: f64At(v, a + o.host_cpu_bytes_per_node),
+      step_seconds: f64At(v, a + o.step_seconds),
+      time_ratio: f64At(v, a + o.time_ratio),
+      gpus: f64At(v, a + o.gpus),
     };
   },
 };

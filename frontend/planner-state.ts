@@ -411,7 +411,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     if (!result.ok) return result.error;
     const b = computeBase(core, doc['model.preset'] ?? null, doc['hardware.gpu'] ?? null);
     const values: Record<string, Json> = {};
-    for (const f of leafFields(core.fields)) values[f.path] = f.path in doc ? doc[f.path] : baseValue(core, b, f);
+    for (const f of leafFields(core.fields)) values[f.path] = f.path in doc ? doc[f.path] : baseValue(b, f);
     const st = core.stepTime(resolved.config);
     return { doc, values, result, step: 'step_seconds' in st ? st : null };
   }

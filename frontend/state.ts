@@ -26,6 +26,7 @@ import {
 import { resolveConfig } from './config/resolve.js';
 import { cliCommand, exportJson, importJson } from './config/share.js';
 import { decodeHash, encodeHash, type View } from './config/url.js';
+import { decodeValue } from './config/encode.js';
 import { PLACED, visible } from './fields.js';
 import { impliedByStack } from './config/profile.js';
 import { createIo } from './io-state.js';
@@ -106,7 +107,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
     const d = doc.value,
       b = base.value;
     const out: Record<string, Json> = {};
-    for (const f of fields) out[f.path] = f.path in d ? d[f.path] : baseValue(core, b, f);
+    for (const f of fields) out[f.path] = f.path in d ? d[f.path] : baseValue(b, f);
     return out;
   });
   const get = (path: string): Json => values.value[path] ?? null;
@@ -222,7 +223,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
     const getNext = (p: string): Json => {
       if (p in next) return next[p];
       const f = core.field(p);
-      return f ? baseValue(core, b, f) : null;
+      return f ? baseValue(b, f) : null;
     };
     const out: Doc = {};
     for (const [k, v] of Object.entries(next)) if (k === keep || !PLACED.includes(k) || visible(k, getNext)) out[k] = v;
@@ -284,7 +285,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   /** Reset the keys under a prefix to the core defaults (e.g. "model.moe": make the model dense). */
   function clearGroup(prefix: string) {
     const next: Doc = { ...doc.value };
-    for (const f of fields) if (f.path.startsWith(`${prefix}.`)) next[f.path] = core.toJson(f, f.default);
+    for (const f of fields) if (f.path.startsWith(`${prefix}.`)) next[f.path] = decodeValue(f, f.default);
     batch(() => {
       for (const f of fields) if (f.path.startsWith(`${prefix}.`)) clearDraft(f.path);
       commit(next);

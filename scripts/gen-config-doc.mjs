@@ -99,11 +99,12 @@ export async function generate() {
   const opts = { configFile: false, logLevel: 'error' };
   const { module: wrapper } = await runnerImport(`${root}wasm/llmem.ts`, opts);
   const { module: form } = await runnerImport(`${root}frontend/fields.ts`, opts);
+  const { module: encode } = await runnerImport(`${root}frontend/config/encode.ts`, opts);
   const factory = (await import(pathToFileURL(coreFile).href)).default;
   const core = await wrapper.Core.load(factory, { wasmBinary: readFileSync(coreFile.replace(/\.mjs$/, '.wasm')) });
   return withTable(
     readFileSync(DOC, 'utf8'),
-    renderTable(core.fields, form.UI, (f, v) => core.toJson(f, v)),
+    renderTable(core.fields, form.UI, encode.decodeValue),
   );
 }
 

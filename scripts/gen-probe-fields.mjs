@@ -36,10 +36,12 @@ export function render(fields, toJson) {
 export async function generate() {
   const coreFile = `${root}build/wasm/llmem_core.mjs`;
   if (!existsSync(coreFile)) throw new Error(`${coreFile} is missing; run \`npm run build:core\``);
-  const { module: wrapper } = await runnerImport(`${root}wasm/llmem.ts`, { configFile: false, logLevel: 'error' });
+  const opts = { configFile: false, logLevel: 'error' };
+  const { module: wrapper } = await runnerImport(`${root}wasm/llmem.ts`, opts);
+  const { module: encode } = await runnerImport(`${root}frontend/config/encode.ts`, opts);
   const factory = (await import(pathToFileURL(coreFile).href)).default;
   const core = await wrapper.Core.load(factory, { wasmBinary: readFileSync(coreFile.replace(/\.mjs$/, '.wasm')) });
-  return render(core.fields, (f, v) => core.toJson(f, v));
+  return render(core.fields, encode.decodeValue);
 }
 
 await runGenerator(import.meta.url, generate, OUT, 'probe/llmem_probe/fields.json');

@@ -1,6 +1,6 @@
 // The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
-import { decodeList, decodeValue, defaultConfig, flatten, suggestionChanges } from '../frontend/config/encode.js';
-import { type Config, type ConfigError, type Json, setPath } from '../frontend/config/json.js';
+import { decodeValue, defaultConfig, flatten, suggestionChanges } from '../frontend/config/encode.js';
+import { type Config, type ConfigError, setPath } from '../frontend/config/json.js';
 import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../frontend/config/results.js';
 import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
 import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
@@ -48,16 +48,6 @@ export class Core {
     const profile = config === undefined ? null : this.profile(config);
     for (const p of profile?.ok ? profile.implied : []) setPath(root, p.path, p.value);
     return root;
-  }
-
-  /** A key's value in a flat input block (Core.flatten's) as config JSON. */
-  valueOf(f: FieldInfo, slots: ArrayLike<number>): Json {
-    return f.kind === 'list' ? decodeList(f, slots) : decodeValue(f, slots[f.slot]);
-  }
-
-  /** A value of the input block as config JSON. */
-  toJson(f: FieldInfo, v: number): Json {
-    return decodeValue(f, v);
   }
 
   /** Config JSON to the flat input block; the first problem is returned as an error. */
@@ -116,19 +106,19 @@ export class Core {
     return { ok: false, error: { path: text(R.error_path), message: text(R.error_message) } };
   }
 
-  private numericField(path: string): FieldInfo | ConfigError {
+  /** Loads the config, and the numeric key a planner call varies (its field), else the first problem. */
+  private loadAlong(config: unknown, path: string): FieldInfo | ConfigError {
     const f = this.field(path);
-    if (f && (f.kind === 'int' || f.kind === 'num')) return f;
-    return { path, message: `${path}: not a numeric key of the config` };
+    if (!f || (f.kind !== 'int' && f.kind !== 'num'))
+      return { path, message: `${path}: not a numeric key of the config` };
+    return this.load(config) ?? f;
   }
 
   /** The three readings along one numeric key (at most 4096 points). */
   sweep(config: unknown, path: string, values: number[]): SweepPoint[] | ConfigError {
-    const f = this.numericField(path);
-    if (!('index' in f)) return f;
     if (values.length > MAX_SWEEP) return { path, message: `a sweep has at most ${MAX_SWEEP} points` };
-    const err = this.load(config);
-    if (err) return err;
+    const f = this.loadAlong(config, path);
+    if (!('index' in f)) return f;
     this.m.HEAPF64.set(values, this.m._llmem_sweep_values_ptr() / 8);
     this.m._llmem_sweep_run(f.index, values.length);
     const P = this.mem.layout.sweep_point;
@@ -144,10 +134,8 @@ export class Core {
     path: string,
     o: { lo: number; hi: number; step: number; free_fraction?: number },
   ): number | ConfigError {
-    const f = this.numericField(path);
+    const f = this.loadAlong(config, path);
     if (!('index' in f)) return f;
-    const err = this.load(config);
-    if (err) return err;
     const best = this.m._llmem_largest_fit_run(f.index, o.lo, o.hi, o.step, o.free_fraction ?? 0.1);
     if (best >= 0) return best;
     // a planner status as an error: option statuses name the option, not a config key

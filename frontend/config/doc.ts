@@ -5,7 +5,7 @@
 // a nullable group (model.moe, model.mla) is "absent" when its leaves sit at
 // the core defaults, which is how the core reads a null group too.
 import type { Core, FieldInfo } from '../../wasm/llmem.js';
-import { encodeValue, parseList } from './encode.js';
+import { decodeKey, decodeValue, encodeValue, parseList } from './encode.js';
 import { type Config, isObject, type Json, setPath } from './json.js';
 import { resolveConfig } from './resolve.js';
 
@@ -92,9 +92,9 @@ function buildBase(core: Core, preset: Json, gpu: Json): Base {
   };
 }
 
-export function baseValue(core: Core, base: Base, f: FieldInfo): Json {
+export function baseValue(base: Base, f: FieldInfo): Json {
   if (f.kind === 'text') return base.text[f.path] ?? null;
-  return core.valueOf(f, base.slots);
+  return decodeKey(f, base.slots);
 }
 
 /** Drops entries equal to the base; pins model.preset and hardware.gpu. */
@@ -109,7 +109,7 @@ export function normalize(core: Core, doc: Doc): Doc {
     if ((PINNED as readonly string[]).includes(f.path) || !(f.path in doc)) continue;
     let v = doc[f.path];
     if (f.kind === 'set' && Array.isArray(v)) v = f.values.filter((x) => (v as Json[]).includes(x)); // canonical order
-    if (!sameValue(f, v, baseValue(core, base, f))) out[f.path] = v;
+    if (!sameValue(f, v, baseValue(base, f))) out[f.path] = v;
   }
   return out;
 }
@@ -141,7 +141,7 @@ export function configToDoc(core: Core, config: unknown): DocOutcome {
       if (f.kind === 'group') {
         if (v === null) {
           for (const g of leafFields(core.fields))
-            if (g.path.startsWith(`${path}.`)) doc[g.path] = g.kind === 'text' ? null : core.toJson(g, g.default);
+            if (g.path.startsWith(`${path}.`)) doc[g.path] = g.kind === 'text' ? null : decodeValue(g, g.default);
         } else if (isObject(v)) walk(v, path);
         continue;
       }

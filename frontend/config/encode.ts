@@ -152,6 +152,11 @@ function writeSlots(f: FieldInfo, value: Json, first: number, slots: Float64Arra
   });
 }
 
+/** A key's value in a flat input block (flatten's) as config JSON. */
+export function decodeKey(f: FieldInfo, slots: ArrayLike<number>): Json {
+  return f.kind === 'list' ? decodeList(f, slots) : decodeValue(f, slots[f.slot]);
+}
+
 /** An input slot as config JSON (the inverse of encodeValue). */
 export function decodeValue(f: FieldInfo, v: number): Json {
   if (Number.isNaN(v)) return null;

@@ -61,7 +61,7 @@ export type Prepared =
 function effective(core: Core, doc: Doc): Record<string, Json> {
   const base = computeBase(core, doc['model.preset'] ?? null, doc['hardware.gpu'] ?? null);
   const out: Record<string, Json> = {};
-  for (const f of leafFields(core.fields)) out[f.path] = f.path in doc ? doc[f.path] : baseValue(core, base, f);
+  for (const f of leafFields(core.fields)) out[f.path] = f.path in doc ? doc[f.path] : baseValue(base, f);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Hugging Face config.json import: every catalog model with a published
 // config.json (tests/fixtures/import/hf/<id>.json, values as published) gives the
 // catalog's model keys and, through the core, the catalog's parameter count.
+import { decodeKey } from '../../frontend/config/encode.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ function modelSlots(model: Config): Record<string, unknown> {
   if (!(flat instanceof Float64Array)) throw new Error(flat.message);
   const out: Record<string, unknown> = {};
   for (const f of core.fields)
-    if (f.path.startsWith('model.') && f.kind !== 'text' && f.kind !== 'group') out[f.path] = core.valueOf(f, flat);
+    if (f.path.startsWith('model.') && f.kind !== 'text' && f.kind !== 'group') out[f.path] = decodeKey(f, flat);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Exporters: import -> export -> import gives the same config (every key the format
 // expresses, compared as the core reads them), and what a format cannot express is listed.
+import { decodeKey } from '../../frontend/config/encode.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +31,7 @@ const slots = (c: Config): Record<string, unknown> => {
   const flat = core.flatten(resolved(c));
   if (!(flat instanceof Float64Array)) throw new Error(flat.message);
   const out: Record<string, unknown> = {};
-  for (const f of core.fields) if (f.kind !== 'text' && f.kind !== 'group') out[f.path] = core.valueOf(f, flat);
+  for (const f of core.fields) if (f.kind !== 'text' && f.kind !== 'group') out[f.path] = decodeKey(f, flat);
   const profile = core.profile(resolved(c));
   for (const p of profile.ok ? profile.implied : []) out[p.path] = p.value;
   // the stack is the file's kind, not a setting it carries; so are the FSDP units it wraps

@@ -102,10 +102,7 @@ export async function generate() {
   const { module: encode } = await runnerImport(`${root}frontend/config/encode.ts`, opts);
   const factory = (await import(pathToFileURL(coreFile).href)).default;
   const core = await wrapper.Core.load(factory, { wasmBinary: readFileSync(coreFile.replace(/\.mjs$/, '.wasm')) });
-  return withTable(
-    readFileSync(DOC, 'utf8'),
-    renderTable(core.fields, form.UI, encode.decodeValue),
-  );
+  return withTable(readFileSync(DOC, 'utf8'), renderTable(core.fields, form.UI, encode.decodeValue));
 }
 
 await runGenerator(import.meta.url, generate, DOC, 'docs/config.md');

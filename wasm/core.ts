@@ -6,6 +6,7 @@ import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/r
 import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
 import { ABI_VERSION, type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath } from './generated.js';
+import type { Options, StructNumbers } from './generated.js';
 import { each, openView, READ, readFieldTable, VIEWS, type View, WRITE } from './generated.js';
 import { readReadings, readResult } from './views.js';
 
@@ -155,14 +156,9 @@ export class Core {
 
   /** Every valid layout of opts.gpus that fits, the fastest first (at most 256 kept). */
   search(config: unknown, o: SearchOptions): SearchResult | ConfigError {
-    const err = this.load(config);
-    if (err) return err;
-    const m = this.m;
-    WRITE.search_options(this.mem, m._llmem_search_options_ptr(), o);
-    const st = m._llmem_search_run(),
-      base = m._llmem_search_ptr(),
-      r = READ.search(this.mem, base);
-    if (st !== 0) return this.failure(st, r.error_field, 'search');
+    const ran = this.plan(config, 'search', o);
+    if ('message' in ran) return ran;
+    const { base, r } = ran;
     const engine = this.input('parallel.engine'),
       byGlobalBatch = !Number.isNaN(this.input('training.global_batch'));
     const name = (path: FieldPath, i: number) => this.field(path)!.values[i];
@@ -181,14 +177,9 @@ export class Core {
   /** Changes that make the config fit (or, when it fits, run faster or on fewer GPUs): single changes and
    * small combinations, each verified by its own full estimate, ranked by step time per token (core/suggest.c). */
   suggest(config: unknown, o: SuggestOptions = {}): SuggestResult | ConfigError {
-    const err = this.load(config);
-    if (err) return err;
-    const m = this.m;
-    WRITE.suggest_options(this.mem, m._llmem_suggest_options_ptr(), o);
-    const st = m._llmem_suggest_run(),
-      base = m._llmem_suggest_ptr(),
-      r = READ.suggest(this.mem, base);
-    if (st !== 0) return this.failure(st, r.error_field, 'suggest');
+    const ran = this.plan(config, 'suggest', o);
+    if ('message' in ran) return ran;
+    const { base, r } = ran;
     const { suggest: G, suggestion: H } = this.mem.layout;
     const suggestions: Suggestion[] = each(base + G.suggestions, r.count, H.size, (a) => {
       const s = READ.suggestion(this.mem, a),
@@ -203,9 +194,17 @@ export class Core {
     };
   }
 
-  /** A planner status as an error naming the key the core points at (field), else the call. */
-  private failure(status: number, field: number, call: string): ConfigError {
-    const path = field >= 0 ? this.fields[field].path : call;
+  /** Loads the config, writes a planner call's options (the core's defaults stand for the rest) and runs it: its
+   * result block, or the problem (a failed call's status names the key the core points at, else the call). */
+  private plan<C extends 'search' | 'suggest'>(config: unknown, call: C, o: Partial<Options[`${C}_options`]>) {
+    const err = this.load(config);
+    if (err) return err;
+    WRITE[`${call}_options`](this.mem, this.m[`_llmem_${call}_options_ptr`](), o);
+    const status = this.m[`_llmem_${call}_run`](),
+      base = this.m[`_llmem_${call}_ptr`](),
+      r = READ[call](this.mem, base) as StructNumbers[C];
+    if (status === 0) return { base, r };
+    const path = r.error_field >= 0 ? this.fields[r.error_field].path : call;
     return { path, message: `${path}: ${this.mem.texts.status(status)}` };
   }
 

@@ -145,7 +145,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   let shown: EstimateOutcome = PENDING;
   /** The time of the main-thread estimate just made, until the effect below reads it (once: a stale time
    * read again after a fast Worker answer sent the estimates straight back to the Worker, for good). */
-  let measured: number | null = null;
+  let measured: { config: Config; outcome: EstimateOutcome; ms: number } | null = null;
   const outcome = computed<EstimateOutcome>(() => {
     const r = resolvedOutcome.value;
     if (!r.ok) return (shown = { ok: false, error: r.error });
@@ -155,14 +155,19 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
     if (heavy.value) return shown;
     const t0 = performance.now();
     shown = core.estimate(r.config, { timeline: true });
-    measured = performance.now() - t0;
+    measured = { config: r.config, outcome: shown, ms: performance.now() - t0 };
     return shown;
   });
   effect(() => {
     outcome.value; // after each main-thread estimate: a slow one sends the next ones to the Worker
-    const ms = measured;
+    const m = measured;
     measured = null;
-    if (backend.offThread && ms !== null && staysOff(slow.peek(), ms)) slow.value = true;
+    if (!backend.offThread || !m || !staysOff(slow.peek(), m.ms)) return;
+    batch(() => {
+      // this config's result is on screen: the Worker does not estimate it again
+      offThread.value = { config: m.config, outcome: m.outcome };
+      slow.value = true;
+    });
   });
   effect(() => {
     const r = resolvedOutcome.value;

@@ -1,7 +1,7 @@
 // Where the page's estimates run and how many there are ("Instant on every config"): a slow main-thread
-// estimate sends the next ones to the Worker, a fast Worker answer brings them back (with hysteresis).
-// Time is a fake clock that the counted Core advances by what each estimate "costs", so no assertion
-// depends on this machine's speed.
+// estimate sends the next ones to the Worker, a fast Worker answer brings them back (with hysteresis),
+// and a config is estimated once, wherever that is. Time is a fake clock that the counted Core advances
+// by what each estimate "costs", so no assertion depends on this machine's speed.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
@@ -15,6 +15,7 @@ beforeAll(async () => {
 });
 afterEach(() => vi.restoreAllMocks());
 
+const modelOf = (c: Config) => ((c.model as Config | undefined)?.layers as number) ?? 0;
 const seqOf = (c: Config) => ((c.training as Config | undefined)?.seq_len as number) ?? 0;
 
 /**
@@ -104,6 +105,7 @@ describe('hysteresis: where estimates run', () => {
       await until(() => !s.computing.value);
     }
     expect(h.main.length, 'only the first estimate ran here').toBe(1);
+    expect(h.worker.length).toBe(3);
     s.planner.dispose();
   });
 
@@ -125,6 +127,41 @@ describe('hysteresis: where estimates run', () => {
 });
 
 describe('one estimate per config', () => {
+  const LLAMA_70B_LAYERS = 80;
+  it('switching to a preset whose estimate is slow estimates it once (not again in the Worker)', async () => {
+    const h = harness(
+      (c) => (modelOf(c) === LLAMA_70B_LAYERS ? 30 : 1),
+      () => 10,
+    );
+    const s = createAppState(h.counted, '', h.backend);
+    expect(h.main.length).toBe(1);
+    s.setPreset('llama-3.1-70b');
+    expect(s.result.value?.params.total, 'the 70B result at once').toBeGreaterThan(70e9);
+    expect(s.computing.value, 'nothing left to compute').toBe(false);
+    const seventy = stableJson(s.resolved.value);
+    expect([...h.main, ...h.worker].filter((k) => k === seventy).length, 'the 70B config, estimated once').toBe(1);
+    // the next edit runs in the Worker, once
+    s.setField('training.seq_len', 8192);
+    expect(s.computing.value).toBe(true);
+    await until(() => !s.computing.value);
+    const next = stableJson(s.resolved.value);
+    expect([...h.main, ...h.worker].filter((k) => k === next).length, 'the edited config, estimated once').toBe(1);
+    s.planner.dispose();
+  });
+
+  it('opening a link whose estimate is slow estimates it once', () => {
+    const h = harness(
+      () => 30,
+      () => 10,
+    );
+    const s = createAppState(h.counted, '#v1/model.preset=llama-3.1-70b&parallel.tp=2', h.backend);
+    expect(s.result.value?.params.total).toBeGreaterThan(70e9);
+    expect(s.computing.value).toBe(false);
+    expect(h.main).toEqual([stableJson(s.resolved.value)]);
+    expect(h.worker).toEqual([]);
+    s.planner.dispose();
+  });
+
   it('a preset, a catalog GPU and a link each estimate the new config once', () => {
     const h = harness(
       () => 1,

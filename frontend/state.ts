@@ -73,6 +73,13 @@ export function createAppState(core: Core, hash = '', backend: PlannerBackend = 
 
 /** A main-thread estimate slower than this sends the next ones to the Worker (ms: a frame). */
 const FRAME_MS = 16;
+/**
+ * Whether estimates run in the Worker after one took `ms` (on either thread), with hysteresis: past a frame
+ * they go there, under a quarter frame they come back, and in between they stay where they are, so a config
+ * near the threshold does not alternate between the two with each edit.
+ */
+export const staysOff = (slow: boolean, ms: number): boolean =>
+  ms > FRAME_MS ? true : ms < FRAME_MS / 4 ? false : slow;
 /** What the page shows before the first result of a link estimated in the Worker. */
 const PENDING: EstimateOutcome = { ok: false, error: { path: '', message: 'computing in the background' } };
 
@@ -125,18 +132,21 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   // with the simulated allocator take 100 ms and more: after one took longer than a frame (or for a
   // config predicted heavy), estimates run in the planner Worker, so the page never blocks (issue 12);
   // the last result stays on screen, marked as updating, until the newest config's arrives, and
-  // edits that arrive meanwhile are coalesced. A fast answer from the Worker brings them back here,
-  // except for a config predicted heavy: its main-thread estimates take several times the Worker's
-  // (DeepSeek-V3 on PP 16: 22 ms here, 2-10 ms there), so coming back alternated the two on each edit.
+  // edits that arrive meanwhile are coalesced. A Worker answer under a quarter frame brings them back
+  // here (staysOff: between the two thresholds they stay where they are), except for a config predicted
+  // heavy: its main-thread estimates take several times the Worker's (DeepSeek-V3 on PP 16: 22 ms here,
+  // 2-10 ms there), so coming back alternated the two on each edit.
   const offThread = signal<{ config: Config; outcome: EstimateOutcome } | null>(null);
-  /** The last main-thread estimate took longer than a frame (and no fast Worker answer since). */
+  /** The last measured estimate (main thread or Worker) was slow (staysOff). */
   const slow = signal(false);
   /** Estimates of the current config run in the Worker. */
   const heavy = computed(() => backend.offThread && (slow.value || predictedHeavy(resolvedOutcome.value)));
   /** An estimate is running in the Worker; what is shown is the previous config's. */
   const computing = signal(false);
   let shown: EstimateOutcome = PENDING;
-  let mainThreadMs = 0;
+  /** The time of the main-thread estimate just made, until the effect below reads it (once: a stale time
+   * read again after a fast Worker answer sent the estimates straight back to the Worker, for good). */
+  let measured: { config: Config; outcome: EstimateOutcome; ms: number } | null = null;
   const outcome = computed<EstimateOutcome>(() => {
     const r = resolvedOutcome.value;
     if (!r.ok) return (shown = { ok: false, error: r.error });
@@ -146,12 +156,19 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
     if (heavy.value) return shown;
     const t0 = performance.now();
     shown = core.estimate(r.config, { timeline: true });
-    mainThreadMs = performance.now() - t0;
+    measured = { config: r.config, outcome: shown, ms: performance.now() - t0 };
     return shown;
   });
   effect(() => {
     outcome.value; // after each main-thread estimate: a slow one sends the next ones to the Worker
-    if (backend.offThread && !heavy.peek() && mainThreadMs > FRAME_MS) slow.value = true;
+    const m = measured;
+    measured = null;
+    if (!backend.offThread || !m || !staysOff(slow.peek(), m.ms)) return;
+    batch(() => {
+      // this config's result is on screen: the Worker does not estimate it again
+      offThread.value = { config: m.config, outcome: m.outcome };
+      slow.value = true;
+    });
   });
   effect(() => {
     const r = resolvedOutcome.value;
@@ -164,7 +181,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
         batch(() => {
           offThread.value = { config: r.config, outcome: d.outcome };
           computing.value = false;
-          if (d.ms < FRAME_MS / 4) slow.value = false; // light again: back on the main thread
+          slow.value = staysOff(slow.peek(), d.ms); // light again (under a quarter frame): back on the main thread
         });
       },
       (e: unknown) => {

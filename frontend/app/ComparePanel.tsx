@@ -37,6 +37,9 @@ export function ComparePanel() {
     );
   }
   const rows = p.diff.value ?? [];
+  // the settings change at once; B's result is the previous config's until the Worker answers (a deep pipeline):
+  // B is marked as updating meanwhile, so the list of changes is never shown as B's numbers
+  const busy = s.computing.value;
   const changes = changedKeys(a.values, s.values.value);
   const max =
     Math.max(
@@ -46,7 +49,7 @@ export function ComparePanel() {
       b.per_gpu.device_used_bytes,
     ) * 1.02;
   const side = (name: 'A' | 'B', r: typeof b, step: typeof a.step) => (
-    <div class="ab-side" data-testid={`ab-${name}`}>
+    <div class={`ab-side${name === 'B' && busy ? ' stale' : ''}`} data-testid={`ab-${name}`}>
       <p class="ab-title">
         <span class={`ab-tag ab-${name.toLowerCase()}`}>{name}</span>
         <strong class="num">{formatGiB(r.per_gpu.device_used_bytes)}</strong>
@@ -69,7 +72,7 @@ export function ComparePanel() {
     </div>
   );
   return (
-    <div class="compare" data-testid="compare-panel">
+    <div class="compare" data-testid="compare-panel" aria-busy={busy || undefined}>
       <div class="ab-actions">
         <button type="button" onClick={p.pin} title="Make the current result A">
           Re-pin as A
@@ -85,7 +88,7 @@ export function ComparePanel() {
         {side('A', a.result, a.step)}
         {side('B', b, p.step.value)}
       </div>
-      <table class="ab-table num" data-testid="ab-table">
+      <table class={`ab-table num${busy ? ' stale' : ''}`} data-testid="ab-table">
         <caption class="sr-only">A against B, per reading and per category, GiB</caption>
         <thead>
           <tr>

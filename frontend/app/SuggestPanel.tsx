@@ -63,7 +63,7 @@ export function SuggestPanel({ fits }: { fits: boolean }) {
             step-time model). {res.candidates} setups estimated in {job.where} ({Math.round(job.ms)} ms).
           </p>
           <div class="table-scroll">
-            <table class="layout-table suggest-table">
+            <table class="layout-table suggest-table num">
               <thead>
                 <tr>
                   <th>Change</th>

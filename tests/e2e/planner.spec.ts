@@ -175,10 +175,14 @@ test('planner: pin A, change, A/B shows both and the difference', async ({ page 
   await page.click('[data-testid=pin-a]');
   await page.waitForSelector('[data-testid=ab-table]');
   await setField(page, 'training.seq_len', 8192);
+  // B's numbers are the new config's once the panel is no longer busy: the changes list follows the edit at once,
+  // and where the estimate runs in the Worker (after a slow one here), B stays the previous result until it answers
   await page.waitForFunction(
-    () => /Sequence length/.test(document.querySelector('[data-testid=ab-changes]')!.textContent!),
+    () =>
+      /Sequence length/.test(document.querySelector('[data-testid=ab-changes]')!.textContent!) &&
+      !document.querySelector('[data-testid=compare-panel][aria-busy]'),
     null,
-    { timeout: 3000 },
+    { timeout: 5000 },
   );
   const dev = await page.locator('[data-testid=ab-row-device_used_bytes] td').allInnerTexts();
   const a = cliJson('estimate -', PAGE_CONFIG).per_gpu.device_used_bytes,
@@ -193,6 +197,58 @@ test('planner: pin A, change, A/B shows both and the difference', async ({ page 
   // the default config again; the link keeps the open tab and the pinned A (issue 13)
   await waitHash(page, '#v1/view.tab=compare&view.a=');
   await page.click('text=Clear A');
+});
+
+/** The page's Worker answers to estimates, held while `window.heldEstimates` is a list, until `releaseEstimates()`. */
+function holdEstimates() {
+  const w = window as unknown as { heldEstimates: (() => void)[] | null; releaseEstimates(): void };
+  w.heldEstimates = null;
+  w.releaseEstimates = () => {
+    const held = w.heldEstimates ?? [];
+    w.heldEstimates = null;
+    for (const f of held) f();
+  };
+  const onmessage = Object.getOwnPropertyDescriptor(Worker.prototype, 'onmessage')!;
+  Object.defineProperty(Worker.prototype, 'onmessage', {
+    ...onmessage,
+    set(this: Worker, fn: ((e: MessageEvent) => void) | null) {
+      onmessage.set!.call(this, (e: MessageEvent) => {
+        if (w.heldEstimates && e.data?.kind === 'estimate') w.heldEstimates.push(() => fn?.call(this, e));
+        else fn?.call(this, e);
+      });
+    },
+  });
+}
+
+test("planner: A/B while the Worker computes B: B is marked as updating, then shows B's own numbers", async ({
+  page,
+}) => {
+  await page.addInitScript(holdEstimates);
+  // a pipeline of 8 stages: its estimates run in the Worker
+  const deep = { model: { preset: 'llama-3.1-70b' }, parallel: { gpus: 64, pp: 8, engine: 'megatron' } };
+  await open(page, '/#v1/model.preset=llama-3.1-70b&parallel.gpus=64&parallel.pp=8&parallel.engine=megatron');
+  await page.click('[data-testid=pin-a]');
+  await page.waitForSelector('[data-testid=ab-table]');
+  await page.evaluate(() => ((window as unknown as { heldEstimates: unknown[] }).heldEstimates = []));
+  await setField(page, 'training.seq_len', 8192);
+  await page.waitForFunction(() =>
+    /Sequence length/.test(document.querySelector('[data-testid=ab-changes]')!.textContent!),
+  );
+  // the Worker's answer is held: the settings changed, B is still the previous result, and says so
+  expect(await page.getAttribute('[data-testid=compare-panel]', 'aria-busy'), 'B updating').toBe('true');
+  expect(await page.getAttribute('[data-testid=ab-B]', 'class')).toContain('stale');
+  const dev = () => page.locator('[data-testid=ab-row-device_used_bytes] td').allInnerTexts();
+  const held = await dev();
+  expect(held[1], 'B is the previous result until the answer').toBe(held[0]);
+  await page.evaluate(() => (window as unknown as { releaseEstimates(): void }).releaseEstimates());
+  await page.waitForSelector('[data-testid=compare-panel]:not([aria-busy])');
+  const a = cliJson('estimate -', deep).per_gpu.device_used_bytes,
+    b = cliJson('estimate -', { ...deep, training: { seq_len: 8192 } }).per_gpu.device_used_bytes;
+  expect((await dev()).slice(0, 2), `A/B vs CLI ${gib(a)} ${gib(b)}`).toEqual([
+    (a / GIB).toFixed(2),
+    (b / GIB).toFixed(2),
+  ]);
+  expect(await page.getAttribute('[data-testid=ab-B]', 'class')).not.toContain('stale');
 });
 
 test('measured: loading the probe output shows the measured table (as `llmem compare`) and overlays', async ({

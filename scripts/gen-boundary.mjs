@@ -221,10 +221,7 @@ function readers(numbers, listType) {
 
 /** WRITE: each options struct's members the caller gives, a switch (int) as 0 or 1. */
 function writers(numbers) {
-  const member = ([k, { type }]) => {
-    const [heap, size, x] = type === 'f64' ? ['HEAPF64', 8, `o.${k}`] : ['HEAP32', 4, `Number(o.${k})`];
-    return `    if (o.${k} !== undefined) v.heap.${heap}[(a + L.${k}) / ${size}] = ${x};`;
-  };
+  const member = ([k, { type }]) => `    ${type === 'f64' ? 'f64To' : 'i32To'}(v, a + L.${k}, o.${k});`;
   const writer = ([name, ms]) =>
     `  ${name}: (v, a, o) => {\n    const L = v.layout.${name};\n${ms.map(member).join('\n')}\n  },`;
   return Object.entries(numbers)
@@ -471,6 +468,14 @@ type Read = ${Object.keys(read).map(q).join(' | ')};
 /** Each result struct's numbers at a, in struct order. */
 export const READ: { [S in Read]: (v: View, a: number) => StructNumbers[S] } = {
 ${readers(read, listType)}
+};
+
+/** Writes x, when given, as the double or the int (a switch as 0 or 1) at byte address at. */
+const f64To = (v: View, at: number, x: number | undefined) => {
+  if (x !== undefined) v.heap.HEAPF64[at / 8] = x;
+};
+const i32To = (v: View, at: number, x: boolean | undefined) => {
+  if (x !== undefined) v.heap.HEAP32[at / 4] = Number(x);
 };
 
 /** Writes the options a caller sets into an options block (the core's defaults stand for the rest). */

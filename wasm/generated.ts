@@ -828,25 +828,33 @@ export const READ: { [S in Read]: (v: View, a: number) => StructNumbers[S] } = {
   },
 };
 
+/** Writes x, when given, as the double or the int (a switch as 0 or 1) at byte address at. */
+const f64To = (v: View, at: number, x: number | undefined) => {
+  if (x !== undefined) v.heap.HEAPF64[at / 8] = x;
+};
+const i32To = (v: View, at: number, x: boolean | undefined) => {
+  if (x !== undefined) v.heap.HEAP32[at / 4] = Number(x);
+};
+
 /** Writes the options a caller sets into an options block (the core's defaults stand for the rest). */
 export const WRITE: { [S in keyof Options]: (v: View, a: number, o: Partial<Options[S]>) => void } = {
   search_options: (v, a, o) => {
     const L = v.layout.search_options;
-    if (o.gpus !== undefined) v.heap.HEAPF64[(a + L.gpus) / 8] = o.gpus;
-    if (o.global_batch !== undefined) v.heap.HEAPF64[(a + L.global_batch) / 8] = o.global_batch;
-    if (o.free_fraction !== undefined) v.heap.HEAPF64[(a + L.free_fraction) / 8] = o.free_fraction;
-    if (o.max_micro_batch !== undefined) v.heap.HEAPF64[(a + L.max_micro_batch) / 8] = o.max_micro_batch;
-    if (o.vary_sharding !== undefined) v.heap.HEAP32[(a + L.vary_sharding) / 4] = Number(o.vary_sharding);
-    if (o.vary_recompute !== undefined) v.heap.HEAP32[(a + L.vary_recompute) / 4] = Number(o.vary_recompute);
-    if (o.vary_offload !== undefined) v.heap.HEAP32[(a + L.vary_offload) / 4] = Number(o.vary_offload);
-    if (o.vary_optimizer_dtype !== undefined) v.heap.HEAP32[(a + L.vary_optimizer_dtype) / 4] = Number(o.vary_optimizer_dtype);
-    if (o.vary_engine !== undefined) v.heap.HEAP32[(a + L.vary_engine) / 4] = Number(o.vary_engine);
-    if (o.tp_across_nodes !== undefined) v.heap.HEAP32[(a + L.tp_across_nodes) / 4] = Number(o.tp_across_nodes);
+    f64To(v, a + L.gpus, o.gpus);
+    f64To(v, a + L.global_batch, o.global_batch);
+    f64To(v, a + L.free_fraction, o.free_fraction);
+    f64To(v, a + L.max_micro_batch, o.max_micro_batch);
+    i32To(v, a + L.vary_sharding, o.vary_sharding);
+    i32To(v, a + L.vary_recompute, o.vary_recompute);
+    i32To(v, a + L.vary_offload, o.vary_offload);
+    i32To(v, a + L.vary_optimizer_dtype, o.vary_optimizer_dtype);
+    i32To(v, a + L.vary_engine, o.vary_engine);
+    i32To(v, a + L.tp_across_nodes, o.tp_across_nodes);
   },
   suggest_options: (v, a, o) => {
     const L = v.layout.suggest_options;
-    if (o.free_fraction !== undefined) v.heap.HEAPF64[(a + L.free_fraction) / 8] = o.free_fraction;
-    if (o.max_gpus !== undefined) v.heap.HEAPF64[(a + L.max_gpus) / 8] = o.max_gpus;
+    f64To(v, a + L.free_fraction, o.free_fraction);
+    f64To(v, a + L.max_gpus, o.max_gpus);
   },
 };
 

@@ -78,6 +78,7 @@ typedef struct {
   int logits_fp32_kept;       /* the wrapper casts the logits to fp32; the loop keeps them through the backward */
   int quant_inputs_held;      /* the kept 4-bit inputs and logits outlive the backward to the next forward */
   int lora_fused_qkv;         /* one adapter (one dropout of the input) for the fused q/k/v projection */
+  int quant_dequant_temp;     /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
   double lora_rank, lora_dropout;
 
   /* parallel */

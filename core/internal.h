@@ -185,6 +185,7 @@ typedef struct {
   int keep_gathered_until_backward; /* shard_grad_op / reshard_after_forward=false */
   double gather_factor_fwd;   /* unsharded copies of one layer alive in forward (current + prefetch + copy-out) */
   double gather_factor_bwd;
+  int copy_in_shards;         /* FSDP1 CPU offload: each unshard first copies the rank's shard in (H2D) */
   double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
   double quantized_gather_bytes; /* QLoRA: bytes per quantised parameter gathered (packed data); 0 otherwise */
   double quant_stats_bytes;   /* QLoRA: the 4-bit statistics kept whole on the rank, part of weights (bytes) */

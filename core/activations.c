@@ -523,6 +523,14 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   /* backward: incoming and outgoing residual gradients, plus the larger of the
    * MLP gradient chain (3 intermediates) and the mixer's backward */
   la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(b.temp, m.backward_temp + m.cp_ring);
+  /* each 4-bit linear's matmul runs on its whole dequantised weight, forward and
+   * backward (bitsandbytes/autograd/_functions.py MatMul4Bit, 0.43.0 48763245 L516/L546;
+   * training.finetune.quant_dequant_temp): the largest one beside the working set */
+  if (pl->ft_method == LLMEM_FT_QLORA && pl->quant != LLMEM_QUANT_INT8 && pl->quant_dequant_temp) {
+    double deq = dequantized_weight_bytes(pl, layer_params_on_rank(pl, layer).largest_linear_count);
+    la.forward_temp_bytes += deq;
+    la.backward_temp_bytes += deq;
+  }
   return la;
 }
 

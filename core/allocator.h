@@ -14,6 +14,7 @@ enum {
   ALLOC_STREAM_GATHER, /* FSDP / ZeRO-3 all-gather */
   ALLOC_STREAM_REDUCE, /* reduce-scatter */
   ALLOC_STREAM_P2P,    /* pipeline send / recv */
+  ALLOC_STREAM_H2D,    /* FSDP1 pre-unshard: CPU-offloaded shards copied in */
   ALLOC_STREAM_COUNT
 };
 

@@ -78,6 +78,7 @@ typedef struct {
   int logits_fp32_kept;       /* the wrapper casts the logits to fp32; the loop keeps them through the backward */
   int quant_inputs_held;      /* the kept 4-bit inputs and logits outlive the backward to the next forward */
   int lora_fused_qkv;         /* one adapter (one dropout of the input) for the fused q/k/v projection */
+  int quant_dequant_temp;     /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
   double lora_rank, lora_dropout;
 
   /* parallel */
@@ -184,6 +185,7 @@ typedef struct {
   int keep_gathered_until_backward; /* shard_grad_op / reshard_after_forward=false */
   double gather_factor_fwd;   /* unsharded copies of one layer alive in forward (current + prefetch + copy-out) */
   double gather_factor_bwd;
+  int copy_in_shards;         /* FSDP1 CPU offload: each unshard first copies the rank's shard in (H2D) */
   double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
   double quantized_gather_bytes; /* QLoRA: bytes per quantised parameter gathered (packed data); 0 otherwise */
   double quant_stats_bytes;   /* QLoRA: the 4-bit statistics kept whole on the rank, part of weights (bytes) */

@@ -238,9 +238,9 @@ loss_memory loss_bytes(const plan *pl) {
   if (pl->final_softcap && pl->loss != LLMEM_LOSS_FUSED) lm.saved_bytes += ab * TV;
   if (pl->rl_entropy) rl_entropy_bytes(pl, T, V, &lm);
   /* a 4-bit output projection (training.finetune.quant_head) dequantises its
-   * weight for each logits chunk's matmul, forward and backward */
+   * weight for each logits chunk's matmul, forward and backward (quant_dequant_temp) */
   int head_4bit = pl->ft_method == LLMEM_FT_QLORA && pl->quant_head && !(pl->full_modules & (1 << LLMEM_FM_HEAD)) &&
-                  pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED;
+                  pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED && pl->quant_dequant_temp;
   if (head_4bit) {
     double deq = dequantized_weight_bytes(pl, V * h);
     more(lm.forward_tensors, &lm.forward_peak_bytes, deq);

@@ -50,7 +50,8 @@ enum {
   TAG_COMM,
   TAG_LOSS,
   TAG_INIT, /* set-up buffers freed before the step (FSDP1 flattening) */
-  TAG_WEIGHT_INPUTS /* zero-bubble split: what a W needs, from its I on */
+  TAG_WEIGHT_INPUTS, /* zero-bubble split: what a W needs, from its I on */
+  TAG_H2D /* FSDP1 CPU offload: a shard copied in before its all-gather */
 };
 enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3, LAYER_MTP = -4, LAYER_VISION = -5 }; /* blocks outside the decoder layers */
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
@@ -232,6 +233,7 @@ const layer_cost *walk_layer_cost(const stage_walk *W, int layer);
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
 void hold_quant_inputs(const stage_walk *W, sim *S, int take);
+void copy_in_shard(const stage_walk *W, const sim *S, uint64_t gather_tag, double gathered);
 void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
 /* Zero-bubble split: the I keeps the micro-batch's live set until its W frees it. */
 void input_backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);

@@ -374,6 +374,10 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
     r->gathers = 1; /* CPU offload: parameters are copied in per unit */
     r->gather_factor_fwd = 1;
     r->gather_factor_bwd = 1;
+    /* FSDP1 pre_unshard copies the CPU shard to the GPU on its own pre-unshard
+     * stream (_flat_param.py pre_unshard flat_param_to(device), 01caf79e;
+     * _runtime_utils.py _init_streams / _unshard, 00ae0bc9) */
+    r->copy_in_shards = c->engine == LLMEM_ENGINE_FSDP1;
   }
   if (c->z == 3) zero3_gathers(pl, st, c, r);
   /* torch.distributed.pipelining runs every micro-batch but the last under

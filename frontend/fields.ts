@@ -434,6 +434,11 @@ export const UI: Record<string, FieldUi> = {
     auto: 'from the training stack',
     hint: 'the loop keeps the graph (LitGPT logits)',
   },
+  'training.finetune.quant_dequant_temp': {
+    label: '4-bit weights dequantised per matmul',
+    auto: 'from the training stack',
+    hint: 'bitsandbytes MatMul4Bit: the whole 16-bit weight, forward and backward',
+  },
   'training.finetune.lora_fused_qkv': {
     label: 'One LoRA dropout for q/k/v',
     auto: 'from the training stack',
@@ -1075,6 +1080,7 @@ export const SECTIONS: Section[] = [
           'training.finetune.quant_head',
           'training.finetune.quant_from_fp16',
           'training.finetune.quant_inputs_held',
+          'training.finetune.quant_dequant_temp',
           'training.finetune.lora_fused_qkv',
         ],
       },

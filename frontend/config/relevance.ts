@@ -116,6 +116,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'training.finetune.base_dtype': is('training.finetune.method', 'lora'),
   'training.finetune.quant': is('training.finetune.method', 'qlora'),
   'training.finetune.quant_keeps_input': is('training.finetune.method', 'qlora'),
+  'training.finetune.quant_dequant_temp': is('training.finetune.method', 'qlora'),
   'training.finetune.double_quant': is('training.finetune.method', 'qlora'),
   'parallel.vpp': is('parallel.pp_schedule', 'interleaved', 'zb_v', 'dualpipe_v', 'dualpipe'),
   'parallel.vpp_group': is('parallel.pp_schedule', 'interleaved'),

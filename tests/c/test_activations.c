@@ -133,6 +133,30 @@ int main(void) {
   CHECK_NEAR(lf.saved_bytes, 524288000.0, 0, "fp32 logits beside fp32 log-softmax");
   CHECK_NEAR(lf.forward_peak_bytes, 0, 0, "no upcast per chunk");
   CHECK_NEAR(lf.backward_peak_bytes, 81920000.0, 0, "a chunk's fp32 gradients and the cast's bf16 one");
+  /* training.finetune.quant_dequant_temp (bitsandbytes MatMul4Bit): Llama-2-70B
+   * shape, QLoRA NF4, bf16: the largest 4-bit linear, gate/up/down 8192 x 28672 =
+   * 234,881,024 weights, dequantised to bf16 = 469,762,048 B beside the forward
+   * and the backward working sets; quantised from fp16 (Fabric) a second, bf16
+   * copy: 939,524,096 B; TP 2 halves the weight: 234,881,024 B; int8: none */
+#define L2_70B "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 training.seq_len=2048 training.finetune.method=qlora parallel.engine=single "
+  plan qoff = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant_dequant_temp=false");
+  plan qon = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant_dequant_temp=true");
+  layer_activations q_off = layer_activation_bytes(&qoff, 0, 0);
+  layer_activations q_on = layer_activation_bytes(&qon, 0, 0);
+  CHECK_NEAR(q_on.forward_temp_bytes - q_off.forward_temp_bytes, 469762048.0, 0, "MatMul4Bit forward dequantises");
+  CHECK_NEAR(q_on.backward_temp_bytes - q_off.backward_temp_bytes, 469762048.0, 0, "MatMul4Bit backward dequantises");
+  CHECK_NEAR(q_on.saved_bytes, q_off.saved_bytes, 0, "a transient: nothing kept");
+  plan qfp16 = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant_dequant_temp=true training.finetune.quant_from_fp16=true");
+  CHECK_NEAR(layer_activation_bytes(&qfp16, 0, 0).forward_temp_bytes - q_off.forward_temp_bytes, 939524096.0, 0,
+             "fp16 state: dequantised, then cast");
+  plan qtp = plan_for(L2_70B "parallel.engine=fsdp2 parallel.gpus=2 parallel.tp=2 training.finetune.quant_dequant_temp=true");
+  plan qtp_off = plan_for(L2_70B "parallel.engine=fsdp2 parallel.gpus=2 parallel.tp=2 training.finetune.quant_dequant_temp=false");
+  CHECK_NEAR(layer_activation_bytes(&qtp, 0, 0).backward_temp_bytes - layer_activation_bytes(&qtp_off, 0, 0).backward_temp_bytes,
+             234881024.0, 0, "TP: the rank's shard of the weight");
+  plan q8 = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant=int8 training.finetune.quant_dequant_temp=true");
+  plan q8_off = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant=int8 training.finetune.quant_dequant_temp=false");
+  CHECK_NEAR(layer_activation_bytes(&q8, 0, 0).forward_temp_bytes, layer_activation_bytes(&q8_off, 0, 0).forward_temp_bytes, 0,
+             "int8: not MatMul4Bit");
   /* torchtune's chunked loss with torch.compile: bf16 logits (2 TV) and a
    * logsumexp per token kept, T = 2048, V = 32000: 131,072,000 + 8,192 B; no
    * fp32 chunk: the backward writes one bf16 chunk gradient, 2 TV / 8 =

@@ -52,6 +52,10 @@ static void rows(void) {
   CHECK(value_of("runtime.framework=litgpt", "training.finetune.quant_from_fp16") == 1, "Fabric quantises from fp16");
   CHECK(value_of("runtime.framework=litgpt", "training.finetune.quant_inputs_held") == 1, "fit() keeps logits");
   CHECK(isnan(value_of("runtime.framework=hf_trainer", "training.finetune.quant_head")), "HF skips lm_head: no row");
+  CHECK(value_of("runtime.framework=hf_trainer", "training.finetune.quant_dequant_temp") == 1,
+        "bitsandbytes MatMul4Bit dequantises per matmul");
+  CHECK(value_of("runtime.framework=torchtune", "training.finetune.quant_dequant_temp") == 0,
+        "torchtune: torchao NF4, not MatMul4Bit");
   plan pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06");
   CHECK(pl.optimizer_impl == LLMEM_OPT_IMPL_FUSED && pl.repeat_kv == 1, "the plan takes the profile");
   pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06 training.repeat_kv=false");

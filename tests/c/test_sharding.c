@@ -4,6 +4,7 @@
 #include "allocator.h"
 #include "check.h"
 #include "internal.h"
+#include "sim.h"
 
 static llmem_result out;
 static int run(const char *keys) { return run_keys(keys, &out); }
@@ -370,7 +371,66 @@ static void fsdp2_gradient_stream(void) {
   CHECK_NEAR(regrown_reserved(ALLOC_STREAM_COMPUTE), 111149056.0, 0, "compute pool: reused");
 }
 
+/* FSDP1 with CPUOffload(offload_params=True): pre_unshard copies the rank's
+ * shard to the GPU under the pre-unshard stream before each all-gather
+ * (_flat_param.py pre_unshard, _runtime_utils.py _unshard). Llama-2-70B QLoRA
+ * NF4 on 2 GPUs, a decoder layer's flat parameter: 4-bit data of
+ * 2 x 8192^2 + 2 x 8192 x 1024 + 3 x 8192 x 28672 = 855,638,016 weights,
+ * 427,819,008 B, and two bf16 norms of 8192, 32,768 B: gathered 427,851,776 B,
+ * the rank's shard 213,925,888 B, one segment of the pre-unshard pool rounded to
+ * 2 MiB: 103 x 2,097,152 = 216,006,656 B. Freed once the all-gather has read it;
+ * a compute request of the same size then opens a segment of its own. */
+#define L2_70B_OFF                                                                                              \
+  "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 model.vocab=32000 " \
+  "training.seq_len=16 training.finetune.method=qlora training.finetune.adapter_dtype=bf16 "                   \
+  "parallel.engine=fsdp1 parallel.gpus=2 "
+static double copied_in(const char *keys, double *gathered) {
+  llmem_input in;
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, keys), "keys %s", keys);
+  plan pl;
+  int field;
+  const char *detail;
+  if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK) {
+    CHECK(0, "plan for %s (field %d)", keys, field);
+    return NAN;
+  }
+  pl.in = &in;
+  static stage_layout st;
+  static rank_states rs;
+  static stage_walk W;
+  memset(&rs, 0, sizeof rs);
+  layout_stage(&pl, 0, &st);
+  states_for_stage(&pl, &st, &rs);
+  walk_init(&W, &pl, &st, &rs, 0);
+  *gathered = walk_layer_cost(&W, 0)->gather;
+  alloc_settings s = {INFINITY, 0, INFINITY, 0, 1e9};
+  alloc_reset(&s);
+  sim S;
+  memset(&S, 0, sizeof S);
+  S.blocks = 1;
+  copy_in_shard(&W, &S, block_tag(TAG_GATHER, 0, 0, 0), *gathered);
+  return alloc_get_stats()->reserved_bytes;
+}
+
+static void fsdp1_offload_copy_in(void) {
+  CHECK(states_of(L2_70B_OFF "parallel.offload_params=cpu parallel.offload_optimizer=cpu").copy_in_shards, "FSDP1 offload copies shards in");
+  CHECK(!states_of(L2_70B_OFF).copy_in_shards, "FSDP1 on the GPU: nothing to copy in");
+  CHECK(!states_of(L2_70B_OFF "parallel.engine=fsdp2 parallel.offload_params=cpu parallel.offload_optimizer=cpu").copy_in_shards,
+        "FSDP2: not this path");
+  double gathered = 0;
+  double reserved = copied_in(L2_70B_OFF "parallel.offload_params=cpu parallel.offload_optimizer=cpu", &gathered);
+  CHECK_NEAR(gathered, 427851776.0, 0, "a 70B QLoRA layer gathered");
+  CHECK_NEAR(reserved, 216006656.0, 0, "its shard in the pre-unshard pool");
+  CHECK_NEAR(alloc_get_stats()->allocated_bytes, 0, 0, "freed after the all-gather");
+  alloc_sync();
+  alloc_malloc(9, 213925888.0, ALLOC_STREAM_COMPUTE);
+  CHECK_NEAR(alloc_get_stats()->reserved_bytes, 432013312.0, 0, "not reused by the compute stream");
+  CHECK_NEAR(copied_in(L2_70B_OFF, &gathered), 0, 0, "no offload: no copy");
+}
+
 int main(void) {
+  fsdp1_offload_copy_in();
   pipeline_stage_buffers();
   full_modules();
   fsdp1_residue();

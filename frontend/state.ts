@@ -141,8 +141,13 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   const slow = signal(false);
   /** Estimates of the current config run in the Worker. */
   const heavy = computed(() => backend.offThread && (slow.value || predictedHeavy(resolvedOutcome.value)));
-  /** An estimate is running in the Worker; what is shown is the previous config's. */
-  const computing = signal(false);
+  /** An estimate is running in the Worker; what is shown is the previous config's. Derived in the same pass as the
+   * config (a flag the effect below set lagged it: the planner's effects saw the new config as settled, started their
+   * jobs and redrew, then stopped them again when the flag followed, on every heavy edit). */
+  const computing = computed(() => {
+    const r = resolvedOutcome.value;
+    return heavy.value && r.ok && offThread.value?.config !== r.config;
+  });
   let shown: EstimateOutcome = PENDING;
   /** The time of the main-thread estimate just made, until the effect below reads it (once: a stale time
    * read again after a fast Worker answer sent the estimates straight back to the Worker, for good). */
@@ -172,31 +177,30 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   });
   effect(() => {
     const r = resolvedOutcome.value;
-    if (!heavy.value || !r.ok) return void (computing.value = false);
-    if (offThread.peek()?.config === r.config) return;
-    computing.value = true;
+    if (!heavy.value || !r.ok || offThread.peek()?.config === r.config) return;
     backend.run({ kind: 'estimate', config: r.config }).then(
       (d) => {
         if (d.kind !== 'estimate' || resolvedOutcome.peek() !== r) return; // a newer config is on its way
         batch(() => {
           offThread.value = { config: r.config, outcome: d.outcome };
-          computing.value = false;
           slow.value = staysOff(slow.peek(), d.ms); // light again (under a quarter frame): back on the main thread
         });
       },
       (e: unknown) => {
         if (e instanceof Cancelled || resolvedOutcome.peek() !== r) return;
-        batch(() => {
-          offThread.value = { config: r.config, outcome: { ok: false, error: { path: '', message: String(e) } } };
-          computing.value = false;
-        });
+        offThread.value = { config: r.config, outcome: { ok: false, error: { path: '', message: String(e) } } };
       },
     );
   });
 
   /** What the training-stack profile sets among the keys left automatic (core/profiles.def). */
   // only what matters for this config (a QLoRA mechanism says nothing about full fine-tuning)
-  const implied = computed<ProfileValue[]>(() => impliedByStack(core, resolved.value));
+  // the same list again (most edits change nothing it names) keeps its identity: what shows it does not redraw
+  let lastImplied: ProfileValue[] = [];
+  const implied = computed<ProfileValue[]>(() => {
+    const next = impliedByStack(core, resolved.value);
+    return JSON.stringify(next) === JSON.stringify(lastImplied) ? lastImplied : (lastImplied = next);
+  });
 
   let lastGood: EstimateResult | null = null;
   /** The latest result that worked: bad input leaves it on screen. */

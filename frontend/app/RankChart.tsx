@@ -1,6 +1,6 @@
 // One bar per pipeline stage on a shared scale: where the first stage (embeddings,
 // most in-flight micro-batches) and the last (LM head, logits) differ.
-import { useState } from 'preact/hooks';
+import { useState } from './context.js';
 import type { EstimateResult, RankResult } from '../../wasm/llmem.js';
 import { layerKinds } from '../config/layer-kinds.js';
 import { formatCount, formatGiB } from '../format.js';

@@ -5,7 +5,6 @@ import { useApp } from './context.js';
 import { Headline } from './Headline.js';
 import { ParamsTable } from './ParamsTable.js';
 import { Planner } from './Planner.js';
-import { RankChart } from './RankChart.js';
 import { StaleBanner } from './StaleBanner.js';
 import { TimelineChart } from './TimelineChart.js';
 import { Warnings } from './Warnings.js';
@@ -14,6 +13,8 @@ import { lazy } from './lazy.js';
 // below the headline and its charts, loaded after them (issue 17: the first load)
 const SuggestPanel = lazy(() => import('./SuggestPanel.js').then((m) => m.SuggestPanel), '"Make it fit" panel', true);
 const WhyPanel = lazy(() => import('./WhyPanel.js').then((m) => m.WhyPanel), 'explanation');
+// below the timeline: out of the first load too (it paid for the page's containment rules, issue "Instant on every config")
+const RankChart = lazy(() => import('./RankChart.js').then((m) => m.RankChart), 'per-stage chart');
 
 export function Results() {
   const s = useApp();

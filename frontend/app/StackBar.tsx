@@ -64,12 +64,19 @@ export function StackBar({
   const shown = segments.filter((s) => s.value > 0);
   const description = `${label}: ${shown.map((s) => `${s.label} ${formatGiB(s.value)}`).join(', ')}${capacity ? `; GPU memory ${formatGiB(capacity)}` : ''}${marks?.length ? `; ${marks.map((m) => `${m.label} ${formatGiB(m.value)}`).join(', ')}` : ''}`;
   return (
-    <div class={`stackbar ${thin ? 'thin' : ''}`} role="img" aria-label={description}>
+    // the widths are the bar's grid columns: a new estimate sets one style per bar, not one per segment
+    // (16 stages of 7 segments each were a hundred style changes to recalculate on every edit)
+    <div
+      class={`stackbar ${thin ? 'thin' : ''}`}
+      role="img"
+      aria-label={description}
+      style={{ gridTemplateColumns: shown.map((s) => pct(s.value)).join(' ') }}
+    >
       {shown.map((s) => (
         <span
           key={s.key}
           class={`seg ${s.pattern ? 'pattern' : ''}`}
-          style={{ width: pct(s.value), background: s.color }}
+          style={{ background: s.color }}
           title={`${s.label}: ${formatGiB(s.value)}`}
         />
       ))}

@@ -7,7 +7,7 @@ import { CATEGORIES } from '../../wasm/llmem.js';
 import { labelOf, visible } from '../fields.js';
 import { formatGiB, formatPercent, formatValue } from '../format.js';
 import { CATEGORY_COLOR, CATEGORY_LABEL, OVERHEAD_COLOR } from '../palette.js';
-import { useApp } from './context.js';
+import { useApp, useComputed } from './context.js';
 
 const MODEL_SIZE = ['model.layers', 'model.hidden', 'model.ffn_hidden', 'model.vocab', 'model.moe.experts'];
 const SHARDING = [
@@ -106,7 +106,8 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
   const terms = r.terms ?? [];
   // mechanisms the training-stack profile chose, named on the term they shape
   const implied = s.implied.value;
-  const framework = String(s.get('runtime.framework') ?? 'generic');
+  // a computed: read directly, every value of the config would redraw this panel on each edit, before its result
+  const framework = useComputed(() => String(s.get('runtime.framework') ?? 'generic')).value;
   const fromProfile = (t: Term) => implied.filter((p) => p.term === t.label);
   const b = r.per_gpu.breakdown_bytes;
   const total = r.per_gpu.device_used_bytes;

@@ -3,6 +3,11 @@ import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
 import type { AppState } from '../state.js';
 
+// for the lazy panels: through this module they take it from the first load's chunk (imported directly from a
+// panel loaded by Results, the build split preact off into a chunk of its own, half a KB more to load first)
+export { useComputed } from '@preact/signals';
+export { useState } from 'preact/hooks';
+
 export const StateContext = createContext<AppState | null>(null);
 
 export function useApp(): AppState {

@@ -9,20 +9,26 @@
 static llmem_result out;
 static int run(const char *keys) { return run_keys(keys, &out); }
 
+/* The plan of the defaults with keys set (in outlives it); 0 when it does not build. */
+static int plan_of(const char *keys, llmem_input *in, plan *pl) {
+  llmem_defaults(in);
+  CHECK(set_keys(in, keys), "keys %s", keys);
+  int field;
+  const char *detail;
+  if (plan_build(in, pl, &field, &detail) != LLMEM_OK) {
+    CHECK(0, "plan for %s (field %d)", keys, field);
+    return 0;
+  }
+  pl->in = in;
+  return 1;
+}
+
 /* The model states of one pipeline stage. */
 static rank_states stage_states(const char *keys, int stage) {
   llmem_input in;
-  llmem_defaults(&in);
-  CHECK(set_keys(&in, keys), "keys %s", keys);
   plan pl;
-  int field;
-  const char *detail;
   rank_states rs = {0};
-  if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK) {
-    CHECK(0, "plan for %s (field %d)", keys, field);
-    return rs;
-  }
-  pl.in = &in;
+  if (!plan_of(keys, &in, &pl)) return rs;
   stage_layout st;
   layout_stage(&pl, stage, &st);
   states_for_stage(&pl, &st, &rs);
@@ -386,16 +392,8 @@ static void fsdp2_gradient_stream(void) {
   "parallel.engine=fsdp1 parallel.gpus=2 "
 static double copied_in(const char *keys, double *gathered) {
   llmem_input in;
-  llmem_defaults(&in);
-  CHECK(set_keys(&in, keys), "keys %s", keys);
   plan pl;
-  int field;
-  const char *detail;
-  if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK) {
-    CHECK(0, "plan for %s (field %d)", keys, field);
-    return NAN;
-  }
-  pl.in = &in;
+  if (!plan_of(keys, &in, &pl)) return NAN;
   static stage_layout st;
   static rank_states rs;
   static stage_walk W;

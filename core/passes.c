@@ -25,6 +25,14 @@ void copy_in_shard(const stage_walk *W, const sim *S, uint64_t gather_tag, doubl
   sim_unblock(S, tag, 1);
 }
 
+/* An all-gather's output on the gather stream, after its shard is copied in;
+ * transient: present for one recorded instant (sim_take_transient). */
+void take_gathered(const stage_walk *W, sim *S, int cat, uint64_t tag, double bytes, int transient) {
+  copy_in_shard(W, S, tag, bytes);
+  if (transient) sim_take_transient(S, cat, tag, bytes, ALLOC_STREAM_GATHER);
+  else sim_take(S, cat, tag, bytes, ALLOC_STREAM_GATHER);
+}
+
 static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_states *rs, int layer) {
   layer_cost c = {0};
   c.act[0] = layer_activation_bytes(pl, layer, 0);
@@ -286,13 +294,11 @@ static void embedding_forward(const stage_walk *W, sim *S, int mb, int c, int ke
   uint64_t next = block_tag(TAG_PREFETCH, LAYER_EMBED, mb, 0);
   double gather = kept ? 0 : W->embed_gather;
   if (gather > 0) sim_sync(S);
-  copy_in_shard(W, S, tag, gather);
-  sim_take(S, LLMEM_CAT_WEIGHTS, tag, gather, ALLOC_STREAM_GATHER);
+  take_gathered(W, S, LLMEM_CAT_WEIGHTS, tag, gather, 0);
   sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, ALLOC_STREAM_COMPUTE);
   if (gather <= 0) return;
   double prefetch = W->chunk_layers[c] > 0 ? cost(W, W->first_global[c])->prefetch : 0;
-  copy_in_shard(W, S, next, prefetch);
-  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, ALLOC_STREAM_GATHER);
+  take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_FORWARD, mb, -1);
   if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   if (!keep) sim_give(S, LLMEM_CAT_WEIGHTS, tag, gather, 1);
@@ -466,8 +472,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   const layer_activations *la = acts(W, c, i);
   sim_sync(S); /* the previous layer's collectives have completed */
   if (rs->gathers && !kept) {
-    copy_in_shard(W, S, block_tag(gather_tag, i, 0, 0), lc->gather);
-    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, 0);
   }
   sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
   sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
@@ -477,8 +482,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   double prefetch = i + 1 < first + n ? lc->prefetch : head_prefetch(W, c);
   int prefetches = i + 1 < first + n || prefetch > 0;
   if (prefetches) {
-    copy_in_shard(W, S, block_tag(TAG_PREFETCH, i, mb, 0), prefetch);
-    sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, ALLOC_STREAM_GATHER);
+    take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, 1);
   }
   sim_record(S, LLMEM_PHASE_FORWARD, mb, i);
   sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes, 0);
@@ -513,8 +517,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   if (is_last_chunk(W, c)) {
     mtp_forward(W, S, mb);
     if (W->loss_gather > 0) sim_sync(S);
-    copy_in_shard(W, S, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather);
-    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, ALLOC_STREAM_GATHER);
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
     sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
              ALLOC_STREAM_COMPUTE);
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
@@ -571,8 +574,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   double prefetch = loss_prefetch(W, c);
   uint64_t next = block_tag(TAG_PREFETCH, LAYER_HEAD, mb, 0), full = block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1);
   if (W->loss_gather > 0) sim_sync(S);
-  copy_in_shard(W, S, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather);
-  sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, ALLOC_STREAM_GATHER);
+  take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
   loss_take(S, mb, 3, W->loss.backward_tensors, W->loss.backward_peak_bytes);
   if (W->lazy && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, 0, 0), W->head_grads + W->norm_grads,
@@ -580,8 +582,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   if (W->root_grads > 0)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
   sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
-  copy_in_shard(W, S, next, prefetch);
-  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, ALLOC_STREAM_GATHER);
+  take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
   if (!own) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
@@ -612,8 +613,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   int regathered = rs->gathers && !rs->keep_gathered_until_backward;
   sim_sync(S);
   if (regathered) {
-    copy_in_shard(W, S, block_tag(TAG_REGATHER, i, 0, 0), lc->gather);
-    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, ALLOC_STREAM_GATHER);
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, 0);
   }
   if (W->offload && i < first + n - 2) { /* brought back from host memory */
     sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
@@ -632,8 +632,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads,
                      ALLOC_STREAM_COMPUTE);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), lc->reduce_input, reduce_stream(W));
-  copy_in_shard(W, S, block_tag(TAG_COMM, i, mb, 2), prefetch);
-  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, ALLOC_STREAM_GATHER);
+  take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, 1);
   sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes,
                      ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, i);
@@ -669,8 +668,7 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   }
   double gather = own && !rs->keep_gathered_until_backward ? W->embed_gather : 0;
   uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, 0, 0), full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
-  copy_in_shard(W, S, again, gather);
-  sim_take(S, LLMEM_CAT_WEIGHTS, again, gather, ALLOC_STREAM_GATHER);
+  take_gathered(W, S, LLMEM_CAT_WEIGHTS, again, gather, 0);
   if (lazy)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, grad_stream(W));
   if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);

@@ -233,7 +233,10 @@ const layer_cost *walk_layer_cost(const stage_walk *W, int layer);
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 void forward_pass(const stage_walk *W, sim *S, int mb, int chunk, int started);
 void hold_quant_inputs(const stage_walk *W, sim *S, int take);
+/* FSDP1 CPU offload: the shard copied in before an all-gather of `gathered` bytes (passes.c; tests). */
 void copy_in_shard(const stage_walk *W, const sim *S, uint64_t gather_tag, double gathered);
+/* An all-gather's output, after its shard is copied in; transient: sim_take_transient. */
+void take_gathered(const stage_walk *W, sim *S, int cat, uint64_t tag, double bytes, int transient);
 void backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);
 /* Zero-bubble split: the I keeps the micro-batch's live set until its W frees it. */
 void input_backward_pass(const stage_walk *W, sim *S, int mb, int chunk, int first_pass);

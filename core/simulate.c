@@ -316,8 +316,7 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
   sim_record(S, LLMEM_PHASE_SETUP, -1, -1);
   /* the step before's last micro-batch: its held 4-bit inputs and logits (passes.c hold_quant_inputs) */
   if (W->root > 0) { /* the root unit gathered for the whole step */
-    copy_in_shard(W, S, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root);
-    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, ALLOC_STREAM_GATHER);
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, 0);
   }
   walk_sig g;
   memset(&g, 0, sizeof g);

@@ -579,8 +579,6 @@ static uint64_t term(const block *k) {
   return slot_of(x) * 0x9e3779b97f4a7c15ULL + x; /* order-free: slots are recycled in any order */
 }
 
-static uint64_t term(const block *k);
-
 /* The first hash since the reset sums every block; later ones replace the changed terms. */
 static void start_hashing(void) {
   layout_sum = 0;

@@ -1,17 +1,6 @@
 /* Pipeline layout: even, uneven and interleaved stages; embedding and head placement. */
 #include "check.h"
-#include "internal.h"
-
-static llmem_input keep;
-static plan plan_for(const char *keys) {
-  llmem_defaults(&keep);
-  set_keys(&keep, keys);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&keep, &pl, &field, &detail) == LLMEM_OK, "plan %s", keys);
-  return pl;
-}
+#include "check_plan.h"
 
 int main(void) {
   plan pl = plan_for("model.layers=8 parallel.engine=megatron parallel.gpus=4 parallel.pp=4 parallel.pp_first_stage_layers=1 parallel.pp_last_stage_layers=3");

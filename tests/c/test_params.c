@@ -1,22 +1,6 @@
 /* Parameter counts (docs/memory-model.md §2.4, §12) and their split over TP/EP ranks. */
 #include "check.h"
-#include "internal.h"
-
-static plan plan_for(const char *keys) {
-  llmem_input in;
-  llmem_defaults(&in);
-  set_keys(&in, keys);
-  plan pl;
-  int field;
-  const char *detail;
-  llmem_status st = plan_build(&in, &pl, &field, &detail);
-  CHECK(st == LLMEM_OK, "plan for %s: status %d field %d", keys, st, field);
-  static llmem_input keep[64];
-  static int used;
-  keep[used % 64] = in;
-  pl.in = &keep[used++ % 64];
-  return pl;
-}
+#include "check_plan.h"
 
 static double total_of(const char *keys) {
   plan pl = plan_for(keys);

@@ -3,32 +3,17 @@
  * (docs/memory-model.md §5.3, §8.3). Expected values are worked by hand. */
 #include "allocator.h"
 #include "check.h"
+#include "check_plan.h"
 #include "internal.h"
 #include "sim.h"
 
 static llmem_result out;
 static int run(const char *keys) { return run_keys(keys, &out); }
 
-/* The plan of the defaults with keys set (in outlives it); 0 when it does not build. */
-static int plan_of(const char *keys, llmem_input *in, plan *pl) {
-  llmem_defaults(in);
-  CHECK(set_keys(in, keys), "keys %s", keys);
-  int field;
-  const char *detail;
-  if (plan_build(in, pl, &field, &detail) != LLMEM_OK) {
-    CHECK(0, "plan for %s (field %d)", keys, field);
-    return 0;
-  }
-  pl->in = in;
-  return 1;
-}
-
 /* The model states of one pipeline stage. */
 static rank_states stage_states(const char *keys, int stage) {
-  llmem_input in;
-  plan pl;
+  plan pl = plan_for(keys);
   rank_states rs = {0};
-  if (!plan_of(keys, &in, &pl)) return rs;
   stage_layout st;
   layout_stage(&pl, stage, &st);
   states_for_stage(&pl, &st, &rs);
@@ -391,9 +376,7 @@ static void fsdp2_gradient_stream(void) {
   "training.seq_len=16 training.finetune.method=qlora training.finetune.adapter_dtype=bf16 "                   \
   "parallel.engine=fsdp1 parallel.gpus=2 "
 static double copied_in(const char *keys, double *gathered) {
-  llmem_input in;
-  plan pl;
-  if (!plan_of(keys, &in, &pl)) return NAN;
+  plan pl = plan_for(keys);
   static stage_layout st;
   static rank_states rs;
   static stage_walk W;

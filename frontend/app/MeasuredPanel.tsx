@@ -20,11 +20,13 @@ export function MeasuredPanel() {
   const p = s.planner;
   const m = p.measurement.value;
   const rows = p.measured.value;
+  // the config's estimate is running in the Worker: the estimated column is still the previous config's
+  const busy = s.computing.value;
   const read = async (f: File) => {
     p.loadMeasurement(f.name, await f.text());
   };
   return (
-    <div class="measured" data-testid="measured-panel">
+    <div class="measured" data-testid="measured-panel" aria-busy={busy || undefined}>
       <FileDrop
         label="Load measurement…"
         hint="or drop a JSON file here: the probe's output (probe/llmem_probe.py) or an accuracy case"
@@ -49,7 +51,7 @@ export function MeasuredPanel() {
               Clear
             </button>
           </div>
-          <table class="ab-table num" data-testid="measured-table">
+          <table class={`ab-table num${busy ? ' stale' : ''}`} data-testid="measured-table">
             <caption class="sr-only">Measured against estimated, GiB per GPU</caption>
             <thead>
               <tr>

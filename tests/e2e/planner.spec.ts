@@ -282,6 +282,8 @@ test('measured: loading the probe output shows the measured table (as `llmem com
   );
   await page.setInputFiles('[data-testid=measure-file]', PROBE_OUTPUT);
   await page.waitForSelector('[data-testid=measured-table]');
+  // the loaded config's estimate may run in the Worker: its numbers are there once the panel is no longer busy
+  await page.waitForSelector('[data-testid=measured-panel]:not([aria-busy])');
   expect(await page.locator('[data-testid=measure-message]').count(), 'message left after a good file').toBe(0);
   const rows = await page.$$eval('[data-testid=measured-table] tbody tr', (trs) =>
     trs.map((tr) => [...tr.children].map((c) => c.textContent!.trim())),

@@ -18,7 +18,6 @@ import {
   test,
   text,
   unlabelled,
-  waitChange,
   waitHash,
 } from './helpers.js';
 
@@ -55,7 +54,6 @@ test('import: a Hugging Face config.json by file picker and by drop; malformed J
   page,
 }) => {
   await open(page, '/');
-  const hint0 = await text(page, '.picker .hint');
   const peak0 = await text(page, '[data-testid=peak]');
   // file picker
   await openImport(page);
@@ -75,7 +73,14 @@ test('import: a Hugging Face config.json by file picker and by drop; malformed J
   expect(await text(page, '[data-testid=peak]'), 'the preview changed the page').toBe(peak0);
   await page.click('[data-testid=import-apply]');
   await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
-  await waitChange(page, '.picker .hint', hint0);
+  // the hint first says "your own architecture" with the old count, then the Worker's estimate brings the new one
+  await page.waitForFunction(
+    () => /7\.6\d B parameters/.test(document.querySelector('.picker .hint')?.textContent ?? ''),
+    null,
+    {
+      timeout: 10000,
+    },
+  );
   expect(await page.inputValue('#f-model-preset'), 'custom model expected').toBe('');
   expect(await page.inputValue('#f-model-layers'), 'Qwen2.5 7B layers').toBe('28');
   expect(await numberOf(page, '#f-model-hidden'), 'Qwen2.5 7B width').toBe(3584);

@@ -354,6 +354,10 @@ static int fits_device(double more) { return st.reserved_bytes + more <= cfg.cap
 
 /* cudaMalloc of `size`, with the cache released when the device is full. */
 static void make_room(int stream, int small, double size) {
+  /* Past the failure (PyTorch raises there) the walk reports the rest of the step's demand, as on a
+   * device with room: nothing more is released. Releasing the cache at each later segment, as a retry
+   * would, only churns it (addresses never repeat, so the replay runs to its budget). */
+  if (st.oom) return;
   if (cfg.gc_threshold > 0 && isfinite(cfg.capacity_bytes)) collect_garbage();
   if (fits_device(size)) return;
   if (release_one(stream, small, size) && fits_device(size)) return;

@@ -116,6 +116,10 @@ static void device_full(void) {
   CHECK(!alloc_get_stats()->oom, "no out-of-memory");
   alloc_malloc(3, 100 * MB, C);
   CHECK(alloc_get_stats()->oom, "350 MiB live on a 300 MiB device is out of memory");
+  /* past the failure the demand is reported: a cached segment stays cached, a new one adds to it */
+  alloc_free(2, 0);
+  alloc_malloc(4, 260 * MB, C);
+  CHECK_NEAR(reserved(), 610 * MB, 0, "after the failure nothing is released: 250 + 100 + 260 MiB");
 }
 
 static void garbage_collection(void) {

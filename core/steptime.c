@@ -153,6 +153,9 @@ static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_
   add_linear(c, t, T, q_out, h, 1);
 }
 
+/* The sequence one attention call sees on this rank: CP splits it. */
+static double local_seq(const plan *pl) { return pl->seq_len / pl->cp; }
+
 /* Keys a query attends on average under a causal mask: half the sequence,
  * the window less its ramp-up (sliding), half a chunk (chunked). */
 static double mean_keys(const plan *pl, int mixer) {
@@ -174,8 +177,9 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
     /* causal: half the score matrix (a window's or chunk's share with those
      * masks); CP's load-balanced chunks keep the half */
     double flops = 2 * T * mean_keys(pl, mixer) * heads * (qk + v);
-    t->attn_fwd += flops / (c->g.attn_peak_flops_per_s * c->g.flash_fwd_fraction);
-    t->attn_bwd += 2.5 * flops / (c->g.attn_peak_flops_per_s * c->g.flash_bwd_fraction);
+    int causal = mixer != LLMEM_MIXER_ENCODER;
+    t->attn_fwd += flops / (c->g.attn_peak_flops_per_s * flash_fraction(&c->g, local_seq(pl), causal, 0));
+    t->attn_bwd += 2.5 * flops / (c->g.attn_peak_flops_per_s * flash_fraction(&c->g, local_seq(pl), causal, 1));
     return;
   }
   /* eager / math: batched GEMMs over the full score matrix, then softmax
@@ -307,8 +311,8 @@ static void add_cp(const step_ctx *c, layer_time *t) {
  * read-out (4 x dk x dv), at the attention kernels' rate; backward 2.5x. */
 static void add_scan(const step_ctx *c, layer_time *t, double heads, double dk, double dv, double chunk) {
   double flops = c->tokens * heads * (2 * chunk * (dk + dv) + 4 * dk * dv);
-  t->attn_fwd += flops / (c->g.attn_peak_flops_per_s * c->g.flash_fwd_fraction);
-  t->attn_bwd += 2.5 * flops / (c->g.attn_peak_flops_per_s * c->g.flash_bwd_fraction);
+  t->attn_fwd += flops / (c->g.attn_peak_flops_per_s * flash_fraction(&c->g, local_seq(c->pl), 1, 0));
+  t->attn_bwd += 2.5 * flops / (c->g.attn_peak_flops_per_s * flash_fraction(&c->g, local_seq(c->pl), 1, 1));
 }
 
 /* The mixer's projections and core; mixer_params: its weights on this rank. */

@@ -14,6 +14,7 @@ typedef struct {
   double attn_peak_flops_per_s; /* tensor-core peak of the attention core (16-bit) */
   double flash_fwd_fraction;    /* FlashAttention forward, of peak */
   double flash_bwd_fraction;    /* FlashAttention backward, of peak */
+  int flash_by_length;          /* Hopper: FlashAttention-2's measured rate by sequence length instead */
   double hbm_bytes_per_s;       /* memory-bound kernels */
   double sms;                   /* streaming multiprocessors (wave quantisation) */
   double tile_m, tile_n;        /* GEMM output tile of one thread block */
@@ -31,6 +32,9 @@ double gemm_seconds(const gpu_rates *g, double m, double n, double k, double bat
 /* A linear layer over `tokens`: forward, and backward (input and weight gradients). */
 void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, double elem_bytes,
                     double *fwd, double *bwd);
+/* FlashAttention's fraction of the attention peak for a sequence of
+ * `seq_len` tokens a call, forward (causal mask or not) or backward. */
+double flash_fraction(const gpu_rates *g, double seq_len, int causal, int backward);
 /* Bytes through HBM by memory-bound kernels. */
 double memory_seconds(const gpu_rates *g, double bytes);
 /* A ring collective of `ranks` over a buffer of `bytes`, moving (n-1)/n of it per

@@ -19,9 +19,13 @@
  *    bytes over HBM take longer than its math is memory bound).
  *  - FlashAttention: FlashAttention-2 (Dao 2023, arXiv 2307.08691) reaches
  *    50-73 % of A100 peak, forward at the top of the range, backward at the
- *    bottom; on H100 it reaches 35 % (FlashAttention-3, Shah et al. 2024,
- *    abstract), which is what PyTorch SDPA's flash kernel runs. Backward FLOPs
- *    are 2.5x forward (5 GEMMs against 2; FA2 §4.1).
+ *    bottom. On H100 (what PyTorch SDPA's flash kernel runs) by sequence
+ *    length, head dim 128, 16k tokens a call: FlashAttention-3 (Shah et al.
+ *    2024, arXiv 2407.08608) Fig. 5, FA2's forward with the causal mask
+ *    191/260/298/319/333/335 TFLOPS at 512..16k, without 309/350/362/368/
+ *    370/370, and Fig. 6, its backward 214/260/291/310/318/322 (no causal
+ *    backward is published: the non-causal one bounds it), of 989.4 on an
+ *    H100 SXM5. Backward FLOPs are 2.5x forward (5 GEMMs against 2; FA2 §4.1).
  *  - HBM: vendor datasheets (A100 40 GB 1.555 TB/s, 80 GB 2.039; H100 SXM
  *    3.35; H100 96 GB HBM2e 2.4 (torchtitan benchmarks/
  *    llama3_h100_202412_torchtitan.md); H200 4.8) at 90 % achievable for
@@ -49,7 +53,30 @@ typedef struct {
 } generation;
 
 static const generation AMPERE = {0.869, 0.869, 0.73, 0.50, 108, 128, 128}; /* no fp8 */
-static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256};
+static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256};   /* flash: by sequence, below */
+
+/* FlashAttention-2 on an H100 SXM5, TFLOPS at 512, 1k, ... 16k tokens a
+ * sequence (FlashAttention-3 paper, Figs. 5 and 6, head dim 128). */
+#define FA2_H100_POINTS 6
+#define FA2_H100_PEAK_TFLOPS 989.4
+static const double FA2_H100_FWD_CAUSAL[FA2_H100_POINTS] = {191, 260, 298, 319, 333, 335};
+static const double FA2_H100_FWD[FA2_H100_POINTS] = {309, 350, 362, 368, 370, 370};
+static const double FA2_H100_BWD[FA2_H100_POINTS] = {214, 260, 291, 310, 318, 322};
+
+/* A measured curve at 512 x 2^i tokens, linear in log2 of the length between
+ * points, flat beyond the ends. */
+static double at_length(const double *tflops, double seq_len) {
+  double x = log2(fmax(seq_len, 512) / 512);
+  int i = (int)fmin(floor(x), FA2_H100_POINTS - 2);
+  double t = fmin(x - i, 1);
+  return tflops[i] + t * (tflops[i + 1] - tflops[i]);
+}
+
+double flash_fraction(const gpu_rates *g, double seq_len, int causal, int backward) {
+  if (!g->flash_by_length) return backward ? g->flash_bwd_fraction : g->flash_fwd_fraction;
+  const double *curve = backward ? FA2_H100_BWD : causal ? FA2_H100_FWD_CAUSAL : FA2_H100_FWD;
+  return at_length(curve, seq_len) / FA2_H100_PEAK_TFLOPS;
+}
 
 /* HBM bandwidth (bytes/s) by generation and memory size; newer parts scale
  * the H100's bytes per FLOP. */
@@ -83,6 +110,7 @@ gpu_rates gpu_rates_for(const plan *pl) {
   g.attn_peak_flops_per_s = pl->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16;
   g.flash_fwd_fraction = gen->flash_fwd;
   g.flash_bwd_fraction = gen->flash_bwd;
+  g.flash_by_length = gen == &HOPPER;
   g.hbm_bytes_per_s = hbm_bytes_per_s(in->bf16_tflops, in->memory_gib) * HBM_FRACTION;
   g.sms = gen->sms;
   g.tile_m = gen->tile_m;

@@ -85,14 +85,15 @@ static void small_model(llmem_input *in) {
 }
 
 /* Selective recompute repeats the FlashAttention forward: 2 T (s/2) heads (qk + v) FLOPs
- * per layer at 35 % of the H100's peak. */
+ * per layer at FA2's causal forward rate on an H100 at 4096 tokens, 319 of 989.4 TFLOPS
+ * (FlashAttention-3 paper, Fig. 5), of the 989 peak. */
 static void test_recompute(void) {
   llmem_input in;
   small_model(&in);
   double none = step_of(&in);
   in.recompute = LLMEM_RECOMPUTE_SELECTIVE;
   double selective = step_of(&in);
-  double attn_fwd = 2.0 * 4096 * 2048 * 32 * 256 / (989e12 * 0.35);
+  double attn_fwd = 2.0 * 4096 * 2048 * 32 * 256 / (989e12 * 319 / 989.4);
   CHECK_NEAR(selective - none, 4 * attn_fwd, 1e-9, "selective recompute: the attention forward again");
   in.recompute = LLMEM_RECOMPUTE_FULL;
   CHECK(step_of(&in) > selective, "full recompute repeats more");
@@ -332,7 +333,9 @@ static void test_cp_ring(void) {
   gpu_rates g = rates_of(&in);
   double T = 2048, L = 4, bw = slowest_links * 1e9 * 0.85;
   double width = pl.kv_heads * pl.head_dim, chunk = 2 * T * width * 2;
-  double attn_fwd = 2 * T * 2048 * pl.heads * 2 * pl.head_dim / (989e12 * 0.35), attn_bwd = 2.5 * attn_fwd;
+  /* FA2 on an H100 at the 2048 tokens a rank holds: causal forward 298, backward 291 of 989.4 TFLOPS */
+  double flops = 2 * T * 2048 * pl.heads * 2 * pl.head_dim;
+  double attn_fwd = flops / (989e12 * 298 / 989.4), attn_bwd = 2.5 * flops / (989e12 * 291 / 989.4);
   double gather = chunk / bw, dkv = 2 * (chunk / 2) * 4 / bw;
   double cp = (gather - attn_fwd / 2) + (gather - attn_bwd / 2) + dkv + (dkv - attn_bwd / 2);
   /* FSDP over the CP group: every collective exposed at this rate, the root's and the blocks' */
@@ -444,6 +447,26 @@ static void test_eager_layernorm(void) {
   CHECK_NEAR(rms - ln, saved - (ln_opt - rms_opt), 1e-9, "eager LayerNorm: one kernel each way");
 }
 
+/* FlashAttention-2 on an H100 by sequence length (FlashAttention-3 paper,
+ * Figs. 5 and 6, TFLOPS of 989.4): the measured points, linear in log2 of the
+ * length between them, flat beyond; A100 keeps FA2's fixed fractions. */
+static void test_flash_rates(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  gpu_rates g = rates_of(&in);
+  CHECK_NEAR(flash_fraction(&g, 4096, 1, 0), 319 / 989.4, 1e-12, "causal forward at 4k");
+  CHECK_NEAR(flash_fraction(&g, 4096, 0, 0), 368 / 989.4, 1e-12, "forward without the mask at 4k");
+  CHECK_NEAR(flash_fraction(&g, 4096, 1, 1), 310 / 989.4, 1e-12, "backward at 4k");
+  /* 8192 * sqrt(2) is halfway between 8k and 16k in log2: (333 + 335) / 2 */
+  CHECK_NEAR(flash_fraction(&g, 8192 * sqrt(2.0), 1, 0), 334 / 989.4, 1e-12, "between the points");
+  CHECK_NEAR(flash_fraction(&g, 262144, 1, 1), 322 / 989.4, 1e-12, "flat beyond 16k");
+  CHECK_NEAR(flash_fraction(&g, 128, 1, 1), 214 / 989.4, 1e-12, "flat below 512");
+  in.bf16_tflops = 312;
+  g = rates_of(&in);
+  CHECK_NEAR(flash_fraction(&g, 4096, 1, 0), 0.73, 1e-12, "A100: FA2 forward");
+  CHECK_NEAR(flash_fraction(&g, 4096, 1, 1), 0.50, 1e-12, "A100: FA2 backward");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -461,5 +484,6 @@ int main(void) {
   test_megatron_loss();
   test_eager_rmsnorm();
   test_eager_layernorm();
+  test_flash_rates();
   return check_report("steptime");
 }

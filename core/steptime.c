@@ -41,6 +41,7 @@ typedef struct {
   double attn_fwd, attn_bwd;
   double memory_fwd, memory_bwd;
   double tp_fwd, tp_bwd;
+  double tp_fwd_serial, tp_bwd_serial; /* TP collectives tp_comm_overlap cannot hide */
   double ep_fwd, ep_bwd;
   double cp_fwd, cp_bwd; /* exposed */
   double sac_fwd;        /* per-op SAC: the forward of the GEMMs it recomputes (< 0: not known, half) */
@@ -252,6 +253,22 @@ static double tp_gather_bytes(const step_ctx *c) {
   return c->g.fp8 && pl->sp && (int)pl->in->framework == LLMEM_FW_TORCHTITAN ? 1 : c->ab;
 }
 
+/* torchtitan's async TP is PyTorch's micro-pipeline TP pass
+ * (torch/_inductor/fx_passes/micro_pipeline_tp.py at 5f65158, and its 2024
+ * form at 00122fb): it fuses an all-gather with the matmuls that take its
+ * output as their first operand, and a reduce-scatter with the one matmul that
+ * produces its input. The backward's reduce-scatters of the column-parallel
+ * linears' input gradients take a sum (wq + wk + wv, w1 + w3: autograd adds
+ * the branches before the redistribution), not a matmul, so they run as they
+ * are; without SP the all-reduces match no pattern at all. */
+static void split_async_tp(const step_ctx *c, layer_time *t, double reduce_scatter) {
+  const plan *pl = c->pl;
+  if (!pl->tp_comm_overlap || (int)pl->in->framework != LLMEM_FW_TORCHTITAN) return;
+  double fwd = pl->sp ? 0 : t->tp_fwd, bwd = pl->sp ? 2 * reduce_scatter : t->tp_bwd;
+  t->tp_fwd -= fwd, t->tp_fwd_serial += fwd;
+  t->tp_bwd -= bwd, t->tp_bwd_serial += bwd;
+}
+
 /* TP collectives of one layer (hidden state, 2 forward + 2 backward). */
 static void add_tp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
@@ -259,11 +276,13 @@ static void add_tp(const step_ctx *c, layer_time *t) {
   double bytes = c->tokens * pl->hidden * c->ab, bw = ring_bytes_per_s(c, pl->tp, 1);
   double one = collective_seconds(bytes, pl->tp, 2, bw); /* all-reduce, or AG + RS */
   double gather = collective_seconds(c->tokens * pl->hidden * tp_gather_bytes(c), pl->tp, 1, bw);
-  t->tp_fwd += pl->sp ? 2 * (gather + collective_seconds(bytes, pl->tp, 1, bw)) : 2 * one;
+  double reduce_scatter = collective_seconds(bytes, pl->tp, 1, bw);
+  t->tp_fwd += pl->sp ? 2 * (gather + reduce_scatter) : 2 * one;
   t->tp_bwd += 2 * one;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   if (pl->sp && megatron && pl->recompute != LLMEM_RECOMPUTE_FULL)
-    t->tp_bwd += 2 * collective_seconds(bytes, pl->tp, 1, bw); /* re-gathered inputs */
+    t->tp_bwd += 2 * reduce_scatter; /* re-gathered inputs */
+  split_async_tp(c, t, reduce_scatter);
 }
 
 /* CP exchange of K and V chunks, exposed beyond the attention it overlaps. */
@@ -410,11 +429,12 @@ static double tp_exposed(const step_ctx *c, double tp, double linear) {
 /* Forward, backward and recomputed forward of one layer for one micro-batch. */
 static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
   const plan *pl = c->pl;
-  double fwd =
-      t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(c, t->tp_fwd, t->linear_fwd) + t->ep_fwd + t->cp_fwd;
+  double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(c, t->tp_fwd, t->linear_fwd) +
+               t->tp_fwd_serial + t->ep_fwd + t->cp_fwd;
   double linear_bwd = t->linear_bwd;
   if (pl->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
-  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->ep_bwd + t->cp_bwd;
+  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->tp_bwd_serial +
+               t->ep_bwd + t->cp_bwd;
   double again = 0;
   if (pl->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
   else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */

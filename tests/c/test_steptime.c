@@ -467,6 +467,32 @@ static void test_flash_rates(void) {
   CHECK_NEAR(flash_fraction(&g, 4096, 1, 1), 0.50, 1e-12, "A100: FA2 backward");
 }
 
+/* torchtitan's async TP (PyTorch's micro-pipeline TP pass) fuses the forward's
+ * all-gathers and reduce-scatters and the backward's all-gathers into their
+ * matmuls; the backward's 2 reduce-scatters a layer take a sum of matmuls and
+ * stay exposed. With links so slow that nothing hides, the async step exceeds
+ * the fast-link one by those reduce-scatters plus what the others leave beyond
+ * the GEMMs; here: on fast links only the 2 reduce-scatters' time grows. */
+static void test_async_tp(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 2, in.tp = 2, in.sequence_parallel = 1;
+  in.engine = LLMEM_ENGINE_FSDP2;
+  in.framework = LLMEM_FW_TORCHTITAN;
+  in.tp_comm_overlap = 1;
+  in.intra_node_gb_per_s = 1e6;
+  double fast = step_of(&in);
+  in.intra_node_gb_per_s = 450;
+  double async = step_of(&in);
+  double bw = 450e9 * 0.67, fast_bw = 1e6 * 1e9 * 0.67, bytes = 4096.0 * 4096 * 2;
+  double rs = bytes / 2 / bw - bytes / 2 / fast_bw; /* one reduce-scatter over 2 ranks */
+  /* the fused 4 forward and 2 backward collectives a layer hide, 15 % of them taken from compute */
+  double fused = 6 * rs;
+  CHECK_NEAR(async - fast, 4 * (2 * rs + 0.15 * fused), 1e-9, "backward reduce-scatters exposed");
+  in.framework = LLMEM_FW_GENERIC;
+  CHECK(step_of(&in) < async, "Megatron-style overlap (userbuffers) hides the backward's too");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -485,5 +511,6 @@ int main(void) {
   test_eager_rmsnorm();
   test_eager_layernorm();
   test_flash_rates();
+  test_async_tp();
   return check_report("steptime");
 }

@@ -470,19 +470,34 @@ static double head_seconds(const step_ctx *c) {
   return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
+/* Bytes a parameter of PyTorch's foreach AdamW (torch/optim/adamw.py
+ * _multi_tensor_adamw), torchtitan's (optimizer.py @9dec370: fused false, so
+ * foreach, weight decay 0.1), and of its foreach norm clipping (train.py
+ * @9dec370, clip_grad_norm_(foreach=True)), one kernel per op over every
+ * tensor: decay mul_ (r p, w p), lerp_ (r m, r g, w m), mul_ (r v, w v),
+ * addcmul_ (r v, r g twice, w v), sqrt (r v, w s), div_ and add_ (r s, w s
+ * each), addcdiv_ (r p, r m, r s, w p); the norm (r g), the clip mul_ (r g,
+ * w g). */
+static double foreach_adamw_bytes(double param_b, double grad_b, double state_b) {
+  return 4 * param_b + 6 * grad_b + 14 * state_b;
+}
+
 /* Optimizer step over this rank's shard: read and write master weights,
  * states, read gradients (twice with norm clipping), write 16-bit weights. */
 static double optimizer_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
+  double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
+  if ((int)pl->in->framework == LLMEM_FW_TORCHTITAN && pl->optimizer == LLMEM_OPT_ADAMW)
+    return memory_seconds(&c->g, params_here * foreach_adamw_bytes(master_b, pl->grad_bytes,
+                                                                   dtype_bytes(pl->optimizer_dtype)));
   double states =
       pl->optimizer == LLMEM_OPT_SGD ? 0
       : (pl->optimizer == LLMEM_OPT_ADAM || pl->optimizer == LLMEM_OPT_ADAMW || pl->optimizer == LLMEM_OPT_ADAMW_8BIT)
           ? 2
           : 1;
   double state_b = pl->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes(pl->optimizer_dtype);
-  double master = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
-  double per = 2 * master + 2 * pl->grad_bytes + 2 * states * state_b + (pl->master_bytes > 0 ? pl->weight_bytes : 0);
+  double per = 2 * master_b + 2 * pl->grad_bytes + 2 * states * state_b + (pl->master_bytes > 0 ? pl->weight_bytes : 0);
   return memory_seconds(&c->g, params_here * per);
 }
 

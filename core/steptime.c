@@ -590,6 +590,20 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + t / fmax(1, layers_here);
 }
 
+/* FSDP2's copy-out (torch/distributed/_composable/fsdp/_fsdp_collectives.py,
+ * foreach_all_gather_copy_out): after each all-gather, split_with_sizes_copy
+ * reads the gathered buffer and writes every unsharded parameter, on the
+ * compute stream. Each round gathers once, or twice when resharded after the
+ * forward (the rounds as dp_exposed_seconds). The reduce-scatter's copy-in
+ * runs on its own stream, beside the compute. */
+static double fsdp2_copy_out_seconds(const step_ctx *c, double params_here) {
+  const plan *pl = c->pl;
+  if (pl->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
+  double gathers = pl->reshard_after_forward ? 2 : 1, rounds = pl->pp > 1 ? 1 : pl->grad_accum;
+  double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
+  return memory_seconds(&c->g, rounds * gathers * params_here * 2 * weight_b);
+}
+
 /* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the
  * backward when it trains) and the MTP depths on the last (a layer of the last kind and a
  * head each), added to the stage pass: the slowest stage. */
@@ -670,8 +684,8 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double params_here = copies * total / (pl->tp * pl->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
   double trainable_here = copies * trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
-  double step = passes * stage_mb + p2p + dp + optimizer_seconds(&c, trainable_here) +
-                offload_seconds(pl, trainable_here, params_here);
+  double step = passes * stage_mb + p2p + dp + fsdp2_copy_out_seconds(&c, params_here) +
+                optimizer_seconds(&c, trainable_here) + offload_seconds(pl, trainable_here, params_here);
   double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->gpus;
   return step;

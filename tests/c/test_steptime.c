@@ -519,6 +519,30 @@ static void test_foreach_adamw(void) {
              "foreach AdamW and clipping: one pass per op");
 }
 
+/* FSDP2's copy-out: after each all-gather the gathered buffer is copied into
+ * the unsharded parameters on the compute stream, 2 x weight bytes a
+ * parameter a gather (twice a micro-batch when resharded after the forward).
+ * On infinitely fast links the FSDP2 step exceeds FSDP1's (flat parameters
+ * gathered in place) by exactly that. */
+static void test_fsdp2_copy_out(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 8, in.engine = LLMEM_ENGINE_FSDP2;
+  in.intra_node_gb_per_s = 1e6;
+  double fsdp2 = step_of(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  gpu_rates g = gpu_rates_for(&pl);
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double gathers = pl.reshard_after_forward ? 2 : 1;
+  in.engine = LLMEM_ENGINE_FSDP1;
+  CHECK_NEAR(fsdp2 - step_of(&in), memory_seconds(&g, gathers * total * 2 * pl.weight_bytes), 1e-9,
+             "copy-out: every parameter read and written once a gather");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -539,5 +563,6 @@ int main(void) {
   test_flash_rates();
   test_async_tp();
   test_foreach_adamw();
+  test_fsdp2_copy_out();
   return check_report("steptime");
 }

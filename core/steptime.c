@@ -289,11 +289,15 @@ static void add_tp(const step_ctx *c, layer_time *t) {
 static void add_cp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
   if (pl->cp <= 1) return;
-  double width = pl->mla ? pl->kv_lora_rank + pl->qk_rope : fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  int torchtitan = (int)pl->in->framework == LLMEM_FW_TORCHTITAN;
+  /* torchtitan repeats K and V to every query head before SDPA (models/llama/model.py
+   * @9dec370 L201-209: repeat_kv, then F.scaled_dot_product_attention): its ring carries them all */
+  double kv_heads = torchtitan && !pl->mla ? pl->heads : pl->kv_heads;
+  double width = pl->mla ? pl->kv_lora_rank + pl->qk_rope : fmax(kv_heads / pl->tp, 1) * pl->head_dim;
   double chunk = 2 * c->tokens * width * c->ab;
   double bw = group_bytes_per_s(c, pl->cp, pl->tp);
   double fwd = chunk * (pl->cp - 1) / bw, bwd = 2 * fwd;
-  if ((int)pl->in->framework != LLMEM_FW_TORCHTITAN) {
+  if (!torchtitan) {
     t->cp_fwd += fmax(0, fwd - t->attn_fwd);
     t->cp_bwd += fmax(0, bwd - t->attn_bwd);
     return;

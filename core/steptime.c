@@ -474,16 +474,26 @@ static double head_seconds(const step_ctx *c) {
   return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
-/* Bytes a parameter of PyTorch's foreach AdamW (torch/optim/adamw.py
- * _multi_tensor_adamw), torchtitan's (optimizer.py @9dec370: fused false, so
- * foreach, weight decay 0.1), and of its foreach norm clipping (train.py
- * @9dec370, clip_grad_norm_(foreach=True)), one kernel per op over every
- * tensor: decay mul_ (r p, w p), lerp_ (r m, r g, w m), mul_ (r v, w v),
- * addcmul_ (r v, r g twice, w v), sqrt (r v, w s), div_ and add_ (r s, w s
- * each), addcdiv_ (r p, r m, r s, w p); the norm (r g), the clip mul_ (r g,
- * w g). */
-static double foreach_adamw_bytes(double param_b, double grad_b, double state_b) {
+/* Bytes a parameter of PyTorch's AdamW without the fused kernel
+ * (torch/optim/adamw.py: _multi_tensor_adamw, foreach, the default on CUDA;
+ * _single_tensor_adamw the same ops a tensor at a time) and of grad-norm
+ * clipping (clip_grad_norm_, max norm 1.0 by default in torchtitan and the HF
+ * Trainer), one kernel per op over every tensor: decay mul_ (r p, w p), lerp_
+ * (r m, r g, w m), mul_ (r v, w v), addcmul_ (r v, r g twice, w v), sqrt (r v,
+ * w s), div_ and add_ (r s, w s each), addcdiv_ (r p, r m, r s, w p); the norm
+ * (r g), the clip mul_ (r g, w g). */
+static double unfused_adamw_bytes(double param_b, double grad_b, double state_b) {
   return 4 * param_b + 6 * grad_b + 14 * state_b;
+}
+
+/* PyTorch's own optimizer (not Megatron's or DeepSpeed's fused Adam), as
+ * core/states.c decides it, without the fused kernel (the stack's profile:
+ * torchtitan foreach until 2025-02, optimizer.py @9dec370 fused=False). */
+static int unfused_torch_adamw(const plan *pl) {
+  int torch_native = pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP ||
+                     pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2;
+  int unfused = pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH || pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP;
+  return torch_native && unfused && pl->optimizer == LLMEM_OPT_ADAMW;
 }
 
 /* Optimizer step over this rank's shard: read and write master weights,
@@ -492,8 +502,8 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
   double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
-  if ((int)pl->in->framework == LLMEM_FW_TORCHTITAN && pl->optimizer == LLMEM_OPT_ADAMW)
-    return memory_seconds(&c->g, params_here * foreach_adamw_bytes(master_b, pl->grad_bytes,
+  if (unfused_torch_adamw(pl))
+    return memory_seconds(&c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes,
                                                                    dtype_bytes(pl->optimizer_dtype)));
   double states =
       pl->optimizer == LLMEM_OPT_SGD ? 0

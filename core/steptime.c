@@ -218,6 +218,17 @@ static void norm_bytes(const step_ctx *c, double *fwd, double *bwd) {
   else *fwd = 7 * ab, *bwd = 14 * ab;
 }
 
+/* Bytes of repeat_kv each way: expand + reshape copies K and V to every
+ * query head before SDPA (torchtitan models/llama/model.py @9dec370 L116-125,
+ * L201-202), reading the KV heads and writing the query heads' worth; its
+ * backward reads the copies' gradients and sums them into the KV heads. */
+static double repeat_kv_bytes(const step_ctx *c, int mixer) {
+  const plan *pl = c->pl;
+  if (!pl->repeat_kv || pl->mla || !mixer_is_attention(mixer) || pl->kv_heads >= pl->heads) return 0;
+  double kv = fmax(pl->kv_heads / pl->tp, 1), q = pl->heads / pl->tp;
+  return 2 * c->tokens * (kv + q) * pl->head_dim * c->ab;
+}
+
 /* Norms, residual adds, activation, rotary, dropout of one layer: bytes per
  * element of each, eager (one kernel per primitive op) or fused. */
 static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer) {
@@ -238,10 +249,10 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
     rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
   }
   double dropout = pl->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
-  double fwd = residual + act + rope + dropout;
-  t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd);
+  double fwd = residual + act + rope + dropout, repeat = repeat_kv_bytes(c, mixer);
+  t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd + repeat);
   /* each backward reads the saved input and the incoming gradient, writes one */
-  t->memory_bwd += memory_seconds(&c->g, 2 * fwd + norms * norm_bwd);
+  t->memory_bwd += memory_seconds(&c->g, 2 * fwd + norms * norm_bwd + repeat);
 }
 
 /* Bytes per element of the forward all-gathers of sequence-parallel TP:
@@ -290,9 +301,9 @@ static void add_cp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
   if (pl->cp <= 1) return;
   int torchtitan = (int)pl->in->framework == LLMEM_FW_TORCHTITAN;
-  /* torchtitan repeats K and V to every query head before SDPA (models/llama/model.py
-   * @9dec370 L201-209: repeat_kv, then F.scaled_dot_product_attention): its ring carries them all */
-  double kv_heads = torchtitan && !pl->mla ? pl->heads : pl->kv_heads;
+  /* K and V repeated to every query head before SDPA (torchtitan models/llama/model.py
+   * @9dec370 L201-209: repeat_kv, then F.scaled_dot_product_attention): the ring carries them all */
+  double kv_heads = pl->repeat_kv && !pl->mla ? pl->heads : pl->kv_heads;
   double width = pl->mla ? pl->kv_lora_rank + pl->qk_rope : fmax(kv_heads / pl->tp, 1) * pl->head_dim;
   double chunk = 2 * c->tokens * width * c->ab;
   double bw = group_bytes_per_s(c, pl->cp, pl->tp);

@@ -528,6 +528,23 @@ static void test_foreach_adamw(void) {
   CHECK_NEAR(megatron, step_of(&in), 1e-12, "Megatron's own fused Adam either way");
 }
 
+/* repeat_kv (torchtitan until 2026-01): K and V copied to every query head
+ * before SDPA, read 2 T kv hd and written 2 T heads hd, the backward the
+ * same: with 8 KV heads of 32, 2 x 4096 x (8 + 32) x 128 x 2 bytes a layer
+ * each way. */
+static void test_repeat_kv(void) {
+  llmem_input in;
+  small_model(&in);
+  in.kv_heads = 8;
+  in.repeat_kv = 0;
+  double plain = step_of(&in);
+  in.repeat_kv = 1;
+  double bytes = 2 * 4096.0 * (8 + 32) * 128 * 2;
+  gpu_rates g = rates_of(&in);
+  CHECK_NEAR(step_of(&in) - plain, 4 * 2 * memory_seconds(&g, bytes), 1e-9,
+             "repeat_kv: a copy forward, a sum backward, each layer");
+}
+
 /* FSDP2's copy-out: after each all-gather the gathered buffer is copied into
  * the unsharded parameters on the compute stream, 2 x weight bytes a
  * parameter a gather (twice a micro-batch when resharded after the forward).
@@ -572,6 +589,7 @@ int main(void) {
   test_flash_rates();
   test_async_tp();
   test_foreach_adamw();
+  test_repeat_kv();
   test_fsdp2_copy_out();
   return check_report("steptime");
 }

@@ -325,16 +325,20 @@ static void add_cp(const step_ctx *c, layer_time *t) {
    *    chunk + cat; the result cast back;
    *  - the backward accumulates dq, dk, dv in fp32 (zeros, += per step, the
    *    cat of dk, dv to send) and passes dk, dv round the ring by all-to-all,
-   *    each hidden behind the next step's kernel but the last. */
+   *    each hidden behind the next step's kernel but the last;
+   *  - forward and backward make K and V contiguous (transposed views of the
+   *    projections) and cat them into the buffer to send before every step but
+   *    the last: a read and a write of the local K and V each time. */
   double cp = pl->cp, steps = cp - 1;
   double heads = pl->heads / pl->tp, out = c->tokens * heads * (pl->mla ? pl->v_head_dim : pl->head_dim);
   double kv = chunk / c->ab; /* elements of the local K and V */
   t->cp_fwd += fmax(0, fwd - t->attn_fwd / cp);
   t->cp_bwd += fmax(0, fwd - t->attn_bwd / cp);
+  double copies = (1 + steps) * 2 * kv * c->ab; /* contiguous(), then a cat a step */
   double merge = out * (c->ab + 4 + 6 * 4 + 2 * 4) * steps + out * (4 + c->ab);
-  t->memory_fwd += memory_seconds(&c->g, merge);
+  t->memory_fwd += memory_seconds(&c->g, merge + copies);
   double grads = 4 * (out + kv) + steps * ((out + kv) * (4 + c->ab + 4) + 2 * kv * 4);
-  t->memory_bwd += memory_seconds(&c->g, grads);
+  t->memory_bwd += memory_seconds(&c->g, grads + copies);
   double dkv = 2 * kv * 4 / bw; /* fp32 dk, dv to the next rank, each step */
   t->cp_bwd += dkv + steps * fmax(0, dkv - t->attn_bwd / cp);
 }

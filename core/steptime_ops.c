@@ -29,7 +29,8 @@
  *  - HBM: vendor datasheets (A100 40 GB 1.555 TB/s, 80 GB 2.039; H100 SXM
  *    3.35; H100 96 GB HBM2e 2.4 (torchtitan benchmarks/
  *    llama3_h100_202412_torchtitan.md); H200 4.8) at 90 % achievable for
- *    transfers of 100 MB or more (Calculon, systems/a100_80e.json mem1).
+ *    transfers of 100 MB or more (Calculon, systems/a100_80g.json mem1 at caa4b11;
+ *    its a100_80e.json, the one its validation runs, says 95 %).
  *  - Links: NCCL all-reduce bus bandwidth on 8x A100 SXM over NVLink is about
  *    200 of 300 GB/s (nccl-tests issue #149: 67 %); over 4x HDR InfiniBand per
  *    8 GPUs 84.8 of 100 GB/s (nccl-tests issue #119: 85 %).
@@ -44,7 +45,7 @@
 
 #define NVLINK_BUS_FRACTION 0.67   /* nccl-tests #149 */
 #define NETWORK_BUS_FRACTION 0.85  /* nccl-tests #119 */
-#define HBM_FRACTION 0.90          /* Calculon systems/a100_80e.json, >= 100 MB */
+#define HBM_FRACTION 0.90          /* Calculon systems/a100_80g.json, >= 100 MB */
 #define NVLINK_COMPUTE_SHARE 0.15  /* Calculon systems processor_usage, NVLink */
 #define NETWORK_COMPUTE_SHARE 0.02 /* the same, InfiniBand */
 

@@ -51,9 +51,28 @@ static rank_states slot_states[LLMEM_MAX_VPP]; /* and its rank's states */
 static unsigned slot_gen[LLMEM_MAX_VPP];
 static int next_slot;
 
+/* A pass whose sums round, by its exact start state: walked once, then its
+ * end and highest point taken again wherever the same pass starts from the
+ * same bits (the walk is a function of them). Deep pipelines with fractional
+ * bytes (sharding over a group that is not a power of two) start the same
+ * warm-up and cool-down passes from the same states on many stages. */
+typedef struct {
+  unsigned gen; /* valid while it equals its row's slot generation */
+  int row, kind, flag;
+  double cat_in[LLMEM_CAT_COUNT], total_in, hole_in;
+  double cat_out[LLMEM_CAT_COUNT], total_out, hole_out;
+  int has_peak, peak_phase, peak_mb, peak_layer; /* peak_layer: relative to the chunk's first layer when >= 0 */
+  double peak, peak_cat[LLMEM_CAT_COUNT], peak_hole;
+  double largest_transient;
+} pass_memo;
+
+#define PASS_MEMO_SIZE 4096 /* a power of two; more distinct passes than this evict each other */
+static pass_memo memo[PASS_MEMO_SIZE];
+
 static unsigned fresh_gen(void) {
   if (++gen == 0) { /* wrapped: clear once, every slot freed */
     memset(table, 0, sizeof table);
+    memset(memo, 0, sizeof memo);
     for (int k = 0; k < LLMEM_MAX_VPP; k++) slot_stage[k] = -1;
     gen = 1;
   }
@@ -168,6 +187,81 @@ static void summary_peak_event(const stage_walk *W, sim *S, const pass_summary *
   sim_event_of(S, S->total + p->peak_off, cat, p->peak_phase, o.mb, layer);
 }
 
+static uint64_t mix_bits(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+/* The memo's slot for the pass from S's state. */
+static pass_memo *memo_slot(const sim *S, int row, int kind, int flag) {
+  int key[3] = {row, kind, flag};
+  uint64_t h = mix_bits(1469598103934665603ULL, key, sizeof key);
+  h = mix_bits(h, S->cat, sizeof S->cat);
+  h = mix_bits(h, &S->total, sizeof S->total);
+  h = mix_bits(h, &S->hole, sizeof S->hole);
+  return &memo[(h ^ (h >> 29)) & (PASS_MEMO_SIZE - 1)];
+}
+
+/* Whether the slot holds this pass from exactly S's bits. */
+static int memo_holds(const pass_memo *m, const sim *S, unsigned valid, int row, int kind, int flag) {
+  return m->gen == valid && m->row == row && m->kind == kind && m->flag == flag &&
+         memcmp(m->cat_in, S->cat, sizeof m->cat_in) == 0 && memcmp(&m->total_in, &S->total, sizeof S->total) == 0 &&
+         memcmp(&m->hole_in, &S->hole, sizeof S->hole) == 0;
+}
+
+/* The pass walked from S's state with no peak yet, into the slot (kept for other passes only where its
+ * points are labelled by the pass's micro-batch, as all are). */
+static void memo_fill(const stage_walk *W, const sim *S, const walk_sig *g, sched_op o, pass_memo *m, unsigned valid,
+                      int row) {
+  sim Z = *S;
+  Z.sink = 0;
+  Z.peak = -INFINITY;
+  Z.largest_transient = 0;
+  walk_pass(W, &Z, g, o);
+  m->has_peak = Z.peak > -INFINITY;
+  m->gen = m->has_peak && Z.peak_mb != o.mb ? 0 : valid;
+  m->row = row, m->kind = pass_kind(o), m->flag = pass_flag(g, o);
+  memcpy(m->cat_in, S->cat, sizeof m->cat_in);
+  m->total_in = S->total, m->hole_in = S->hole;
+  memcpy(m->cat_out, Z.cat, sizeof m->cat_out);
+  m->total_out = Z.total, m->hole_out = Z.hole;
+  m->peak = Z.peak, m->peak_phase = Z.peak_phase, m->peak_mb = Z.peak_mb, m->peak_hole = Z.peak_hole;
+  m->peak_layer = Z.peak_layer >= 0 ? Z.peak_layer - W->first_global[o.chunk] : Z.peak_layer;
+  memcpy(m->peak_cat, Z.peak_cat, sizeof m->peak_cat);
+  m->largest_transient = Z.largest_transient;
+}
+
+/* The remembered pass onto S: its end state, and its first highest point where it beats the peak so far
+ * (mb: that point's micro-batch). */
+static void memo_apply(const stage_walk *W, sim *S, const pass_memo *m, sched_op o, int mb) {
+  if (m->has_peak && m->peak > S->peak) {
+    S->peak = m->peak;
+    memcpy(S->peak_cat, m->peak_cat, sizeof S->peak_cat);
+    S->peak_phase = m->peak_phase;
+    S->peak_mb = mb;
+    S->peak_layer = m->peak_layer >= 0 ? m->peak_layer + W->first_global[o.chunk] : m->peak_layer;
+    S->peak_hole = m->peak_hole;
+  }
+  if (m->largest_transient > S->largest_transient) S->largest_transient = m->largest_transient;
+  memcpy(S->cat, m->cat_out, sizeof S->cat);
+  S->total = m->total_out;
+  S->hole = m->hole_out;
+}
+
+/* A pass without events whose sums round: from the memo, else walked into it. */
+static void walk_pass_remembered(const stage_walk *W, sim *S, const walk_sig *g, sched_op o, int row) {
+  unsigned valid = slot_gen[row / W->v];
+  int kind = pass_kind(o), flag = pass_flag(g, o);
+  pass_memo *m = memo_slot(S, row, kind, flag);
+  if (memo_holds(m, S, valid, row, kind, flag)) {
+    memo_apply(W, S, m, o, o.mb);
+    return;
+  }
+  memo_fill(W, S, g, o, m, valid, row);
+  memo_apply(W, S, m, o, m->peak_mb);
+}
+
 int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
   int shown = S->sink && S->sink->events;
   if (W->quant_held || S->blocks || (shown && S->sink->stride < TIMELINE_COARSE_STRIDE)) return 0;
@@ -175,7 +269,12 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
   pass_summary *p = &table[row][pass_kind(o)][pass_flag(g, o)][S->hole != 0];
   unsigned valid = slot_gen[row / W->v];
   if (p->gen != valid || p->hole_in != S->hole) summarize(W, g, o, S->hole, p, valid);
-  if (!p->exact || !exact_from(S, p)) return 0;
+  if (!p->exact) return 0;
+  if (!exact_from(S, p)) {
+    if (shown) return 0; /* its points are the walk's own */
+    walk_pass_remembered(W, S, g, o, row);
+    return 1;
+  }
   if (p->has_peak && S->total + p->peak_off > S->peak) { /* the walk's first highest point, exactly */
     S->peak = S->total + p->peak_off;
     for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] = S->cat[x] + p->peak_cat[x];

@@ -100,10 +100,137 @@ int pass_summaries_for_stage(const stage_walk *W, int stage) {
   return k * W->v;
 }
 
+/* ---- runs of alike steps in a pass whose sums round (passes.c step_repeat) ----
+ * A run's steps make the same additions, each onto the values the step
+ * before left, so every value moves by the step's change D from one step to
+ * the next. An addition moves its value by the same amount in every step
+ * when either every number is a multiple of 2^g and every sum stays below
+ * 2^(53+g) (nothing rounds), or the value and the sum stay inside one
+ * binade [2^e, 2^(e+1)) and the addition is not half-way between two of its
+ * points: the value is then on the binade's grid of u = 2^(e-52), and the
+ * sum rounds to it plus the addition rounded to the grid (a tie would round
+ * to even, which depends on the value). Then every step adds D exactly and
+ * the run's sums and points are the walk's own, bit for bit. */
+#define ROUNDING_LOG_ADDS 256 /* a step of up to ALIKE_MAX_PERIOD layers (passes.c) */
+typedef struct {
+  double total, cat[LLMEM_CAT_COUNT], bytes; /* the state before the addition */
+} logged_add;
+static logged_add rounding_log[ROUNDING_LOG_ADDS];
+static int rounding_logged = -1; /* -1: not logging */
+static int rounding_overflow;
+
+void rounding_log_begin(void) { rounding_logged = 0, rounding_overflow = 0; }
+
 void sim_track(sim *S, double bytes) {
+  if (S->track == TRACK_ROUNDING) {
+    if (rounding_logged < 0) return;
+    if (rounding_logged == ROUNDING_LOG_ADDS) {
+      rounding_overflow = 1;
+      return;
+    }
+    logged_add *a = &rounding_log[rounding_logged++];
+    a->total = S->total, a->bytes = bytes;
+    memcpy(a->cat, S->cat, sizeof a->cat);
+    return;
+  }
   int v = grain_of(bytes);
   if (v < S->grain) S->grain = v;
   S->moved += fabs(bytes);
+}
+
+/* The biased exponent of x: its binade (0: zero or subnormal, 0x7ff: not finite). */
+static int binade_of(double x) {
+  uint64_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  return (int)((bits >> 52) & 0x7ff);
+}
+
+/* Whether x is in v's binade, with v's sign. */
+static int in_binade_of(double x, double v) { return binade_of(x) == binade_of(v) && signbit(x) == signbit(v); }
+
+/* 2^k for |k| <= 1000, as a double built from its bits. */
+static double two_pow(int k) {
+  if (k < -1022) return 0;
+  uint64_t bits = (uint64_t)(k + 1023) << 52;
+  double x;
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+/* The same, strictly above the binade's lowest value: a rounded sum there may come from below it. */
+static int inside_binade_of(double x, double v) {
+  return in_binade_of(x, v) && fabs(x) != two_pow(binade_of(v) - 1023);
+}
+
+/* Whether v + j d + a adds no rounding for j = 0..k: all multiples of 2^g, every sum below 2^(53+g). */
+static int adds_exactly(double v, double d, double a, int k) {
+  int g = grain_of(v);
+  if (grain_of(d) < g) g = grain_of(d);
+  if (grain_of(a) < g) g = grain_of(a);
+  if (g < -1000 || g > 960) return 0;
+  double limit = 9007199254740992.0 * two_pow(g), shift = k * d;
+  return fabs(shift) < limit && fabs(v) + fabs(a) < limit && fabs(v + shift) + fabs(a) < limit;
+}
+
+/* Whether v + j d, and its sum with a, stay in v's binade for j = 0..k, on its grid, a no tie. */
+static int rounds_alike(double v, double d, double a, int k) {
+  int e = binade_of(v);
+  if (e == 0 || e == 0x7ff) return 0;
+  double last = v + k * d;
+  if (!in_binade_of(last, v) || grain_of(d) < e - 1075 || grain_of(a) == e - 1076) return 0;
+  return inside_binade_of(v + a, v) && inside_binade_of(last + a, v);
+}
+
+/* Whether to - from is exact (then it is the step's change, as a real number). */
+static int change_exact(double from, double to) {
+  if (from == 0 || to == 0) return 1;
+  int g = grain_of(from) < grain_of(to) ? grain_of(from) : grain_of(to);
+  if (g < -1000 || g > 960) return 0;
+  return fabs(to - from) < 9007199254740992.0 * two_pow(g);
+}
+
+/* Whether every logged addition moves its category and the total alike for k more steps. */
+static int adds_repeat(int n, const int *cat_of, const double *d, double d_total, int k) {
+  for (int i = 0; i < n; i++) {
+    const logged_add *a = &rounding_log[i];
+    double v = a->cat[cat_of[i]], dv = d[cat_of[i]];
+    if (!adds_exactly(a->total, d_total, a->bytes, k) && !rounds_alike(a->total, d_total, a->bytes, k)) return 0;
+    if (!adds_exactly(v, dv, a->bytes, k) && !rounds_alike(v, dv, a->bytes, k)) return 0;
+  }
+  return 1;
+}
+
+/* Each logged addition's category: the one value it moved (none: it vanished in rounding, -1). */
+static int moved_category(int i, int n, const sim *S) {
+  const double *next = i + 1 < n ? rounding_log[i + 1].cat : S->cat;
+  int found = -1;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++)
+    if (memcmp(&rounding_log[i].cat[x], &next[x], sizeof next[x]) != 0) {
+      if (found >= 0) return -1;
+      found = x;
+    }
+  return found;
+}
+
+int rounding_repeats(const sim *S, const double *cat0, double total0, int more) {
+  int n = rounding_logged, cat_of[ROUNDING_LOG_ADDS];
+  rounding_logged = -1;
+  if (n < 0 || rounding_overflow || !change_exact(total0, S->total)) return 0;
+  double d[LLMEM_CAT_COUNT], d_total = S->total - total0;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) {
+    if (!change_exact(cat0[x], S->cat[x])) return 0;
+    d[x] = S->cat[x] - cat0[x];
+  }
+  for (int i = 0; i < n; i++)
+    if ((cat_of[i] = moved_category(i, n, S)) < 0) return 0;
+  /* the most steps that hold: a value leaves its binade once, so bisected */
+  int lo = 0, hi = more;
+  while (lo < hi) {
+    int mid = hi - (hi - lo) / 2;
+    if (adds_repeat(n, cat_of, d, d_total, mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 static int pass_kind(sched_op o) {
@@ -123,7 +250,7 @@ static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double
   memset(&Z, 0, sizeof Z);
   Z.peak = -INFINITY;
   Z.hole = hole;
-  Z.track = 1;
+  Z.track = TRACK_GRAIN;
   Z.grain = 1 << 20;
   walk_pass(W, &Z, g, o);
   p->gen = valid;
@@ -143,14 +270,6 @@ static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double
   p->exact = !p->has_peak || Z.peak_mb == o.mb;
 }
 
-/* 2^k for |k| <= 1000, as a double built from its bits. */
-static double grain_scale(int k) {
-  if (k < -1022) return 0;
-  uint64_t bits = (uint64_t)(k + 1023) << 52;
-  double x;
-  memcpy(&x, &bits, sizeof x);
-  return x;
-}
 
 /* Whether every sum of the pass from S is exact: all terms multiples of 2^k, every partial sum below 2^(53+k). */
 static int exact_by_grain(const sim *S, const pass_summary *p) {
@@ -164,7 +283,7 @@ static int exact_by_grain(const sim *S, const pass_summary *p) {
     if (fabs(S->cat[x]) > top) top = fabs(S->cat[x]);
   }
   if (k < -1000 || k > 960) return 0;
-  return top + p->moved < 9007199254740992.0 * grain_scale(k); /* 2^53 x 2^k */
+  return top + p->moved < 9007199254740992.0 * two_pow(k); /* 2^53 x 2^k */
 }
 
 /* The same, first for the common case: whole bytes below 2^53. */
@@ -218,6 +337,7 @@ static void memo_fill(const stage_walk *W, const sim *S, const walk_sig *g, sche
   Z.sink = 0;
   Z.peak = -INFINITY;
   Z.largest_transient = 0;
+  Z.track = TRACK_ROUNDING; /* runs of alike layers added in one go where they round alike */
   walk_pass(W, &Z, g, o);
   m->has_peak = Z.peak > -INFINITY;
   m->gen = m->has_peak && Z.peak_mb != o.mb ? 0 : valid;

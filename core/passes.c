@@ -416,13 +416,16 @@ static void step_begin(sim *S, step_mark *m) {
   memcpy(m->peak_cat, S->peak_cat, sizeof m->peak_cat);
   m->peak_phase = S->peak_phase, m->peak_mb = S->peak_mb, m->peak_layer = S->peak_layer;
   S->peak = -INFINITY;
+  if (S->track == TRACK_ROUNDING) rounding_log_begin();
 }
 
-/* After it: `more` alike steps, each `stride` layers on, added; the highest point of the run kept if highest. */
-static void step_repeat(sim *S, const step_mark *m, int more, int stride) {
+/* After it: `more` alike steps, each `stride` layers on, added; the highest point of the run kept if highest.
+ * Sums that round: as many as round alike (pass_summary.c rounding_repeats). Returns the steps added. */
+static int step_repeat(sim *S, const step_mark *m, int more, int stride) {
+  if (S->track == TRACK_ROUNDING) more = rounding_repeats(S, m->cat, m->total, more);
   double d[LLMEM_CAT_COUNT], d_total = S->total - m->total;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) d[x] = S->cat[x] - m->cat[x];
-  if (S->peak > -INFINITY && d_total > 0) { /* the run's last step is its highest */
+  if (more > 0 && S->peak > -INFINITY && d_total > 0) { /* the run's last step is its highest */
     S->peak += more * d_total;
     for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] += more * d[x];
     if (S->peak_layer >= 0) S->peak_layer += more * stride;
@@ -432,10 +435,12 @@ static void step_repeat(sim *S, const step_mark *m, int more, int stride) {
     memcpy(S->peak_cat, m->peak_cat, sizeof S->peak_cat);
     S->peak_phase = m->peak_phase, S->peak_mb = m->peak_mb, S->peak_layer = m->peak_layer;
   }
+  if (more == 0) return 0; /* adding a zero could still turn a -0 into a 0 */
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->cat[x] += more * d[x];
   S->total += more * d_total;
   S->moved += more * (S->moved - m->moved);
   layer_runs++;
+  return more;
 }
 
 /* What decides a forward step's amounts beyond its layer's kind: its prefetch, what offload moves out. */
@@ -453,15 +458,30 @@ static forward_step forward_step_of(const stage_walk *W, int c, int i) {
   return f;
 }
 
-/* Layers after i whose forward steps are i's. */
-static int forward_alike(const stage_walk *W, int c, int i) {
-  forward_step a = forward_step_of(W, c, i);
-  int j = i + 1, end = W->first_global[c] + W->chunk_layers[c];
-  for (; j < end; j++) {
-    forward_step b = forward_step_of(W, c, j);
-    if (b.lc != a.lc || b.la != a.la || b.off != a.off || b.prefetch != a.prefetch) break;
+static int forward_same(const stage_walk *W, int c, int i, int j) {
+  forward_step a = forward_step_of(W, c, i), b = forward_step_of(W, c, j);
+  return b.lc == a.lc && b.la == a.la && b.off == a.off && b.prefetch == a.prefetch;
+}
+
+/* The longest period of layer kinds a run of alike steps is looked for in
+ * (an MoE layer every few, a hybrid's mixer pattern). */
+#define ALIKE_MAX_PERIOD 8
+
+/* Steps of `period` layers from i whose forward steps repeat the first's,
+ * after it; the shortest period with three steps or more (0: none).
+ * Tracking a pass whose sums round (TRACK_ROUNDING): any period; else one layer. */
+static int forward_alike_steps(const stage_walk *W, const sim *S, int c, int i, int *period) {
+  int end = W->first_global[c] + W->chunk_layers[c], periods = S->track == TRACK_ROUNDING ? ALIKE_MAX_PERIOD : 1;
+  for (int p = 1; p <= periods && i + 3 * p <= end; p++) {
+    int j = i + p;
+    while (j < end && forward_same(W, c, j - p, j)) j++;
+    if ((j - i) / p >= 3) {
+      *period = p;
+      return (j - i) / p - 1;
+    }
   }
-  return j - i - 1;
+  *period = 1;
+  return 0;
 }
 
 static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int kept) {
@@ -502,17 +522,19 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   int kept = started && rs->keep_gathered_until_backward;
   if (is_first_chunk(W, c)) vision_forward(W, S, mb);
   if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
+  int run_end = first, period = 1; /* tracking: the run of alike steps of `period` layers i is in */
   for (int i = first; i < first + n;) {
-    int more = S->track ? forward_alike(W, c, i) : 0;
+    if (S->track && i >= run_end) run_end = i + period * (1 + forward_alike_steps(W, S, c, i, &period));
+    int more = S->track ? (run_end - i) / period - 1 : 0;
     if (more < 2) {
+      run_end = i + 1; /* looked for again from the next layer */
       layer_forward(W, S, mb, c, i++, kept);
       continue;
     }
     step_mark m;
     step_begin(S, &m);
-    layer_forward(W, S, mb, c, i, kept);
-    step_repeat(S, &m, more, 1);
-    i += more + 1;
+    for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
+    i += period * (1 + step_repeat(S, &m, more, period));
   }
   if (is_last_chunk(W, c)) {
     mtp_forward(W, S, mb);
@@ -708,15 +730,25 @@ static backward_step backward_step_of(const stage_walk *W, int c, int i) {
   return b;
 }
 
-/* Layers below i (walked after it) whose backward steps are i's. */
-static int backward_alike(const stage_walk *W, int c, int i) {
-  backward_step a = backward_step_of(W, c, i);
-  int j = i - 1;
-  for (; j >= W->first_global[c]; j--) {
-    backward_step b = backward_step_of(W, c, j);
-    if (b.lc != a.lc || b.la != a.la || b.brought_back != a.brought_back || b.prefetch != a.prefetch) break;
+static int backward_same(const stage_walk *W, int c, int i, int j) {
+  backward_step a = backward_step_of(W, c, i), b = backward_step_of(W, c, j);
+  return b.lc == a.lc && b.la == a.la && b.brought_back == a.brought_back && b.prefetch == a.prefetch;
+}
+
+/* Steps of `period` layers down from i (walked after it) whose backward
+ * steps repeat the first's, after it (forward_alike_steps, downwards). */
+static int backward_alike_steps(const stage_walk *W, const sim *S, int c, int i, int *period) {
+  int first = W->first_global[c], periods = S->track == TRACK_ROUNDING ? ALIKE_MAX_PERIOD : 1;
+  for (int p = 1; p <= periods && i - 3 * p + 1 >= first; p++) {
+    int j = i - p;
+    while (j >= first && backward_same(W, c, j + p, j)) j--;
+    if ((i - j) / p >= 3) {
+      *period = p;
+      return (i - j) / p - 1;
+    }
   }
-  return i - j - 1;
+  *period = 1;
+  return 0;
 }
 
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
@@ -724,17 +756,19 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   if (is_last_chunk(W, c)) loss_backward(W, S, mb, c, first_pass);
   if (is_last_chunk(W, c)) mtp_backward(W, S, mb);
+  int run_low = first + n, period = 1; /* tracking: the run of alike steps of `period` layers down from i */
   for (int i = first + n - 1; i >= first;) {
-    int more = S->track ? backward_alike(W, c, i) : 0;
+    if (S->track && i < run_low) run_low = i + 1 - period * (1 + backward_alike_steps(W, S, c, i, &period));
+    int more = S->track ? (i + 1 - run_low) / period - 1 : 0;
     if (more < 2) {
+      run_low = i; /* looked for again from the next layer down */
       layer_backward(W, S, mb, c, i--, first_pass);
       continue;
     }
     step_mark m;
     step_begin(S, &m);
-    layer_backward(W, S, mb, c, i, first_pass);
-    step_repeat(S, &m, more, -1);
-    i -= more + 1;
+    for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
+    i -= period * (1 + step_repeat(S, &m, more, -period));
   }
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);

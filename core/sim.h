@@ -27,7 +27,7 @@ typedef struct {
   int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
   int carry_held;    /* the step starts with the previous step's held 4-bit inputs (quant_held) */
   int held;          /* a micro-batch's held 4-bit inputs are live */
-  int track;         /* summarising a pass (pass_summary.c): the additions' grain and sizes */
+  int track;         /* TRACK_GRAIN: summarising a pass; TRACK_ROUNDING: walking one whose sums round (pass_summary.c) */
   int grain;         /* every addition is a multiple of 2^grain (while tracking) */
   double moved;      /* the additions' magnitudes, summed (while tracking) */
 } sim;
@@ -83,8 +83,16 @@ static inline int grain_of(double x) {
   return (biased ? biased : 1) - 1075 + __builtin_ctzll(mantissa); /* trailing zero bits (gcc, clang) */
 }
 
-/* A pass being summarised notes each addition's grain and size (pass_summary.c). */
+/* A pass being summarised notes each addition's grain and size; one walked
+ * with rounding sums logs a run's first step to check that the run's other
+ * steps round the same (pass_summary.c). */
+enum { TRACK_OFF, TRACK_GRAIN, TRACK_ROUNDING };
 void sim_track(sim *S, double bytes);
+/* TRACK_ROUNDING: the additions of a run's first step, from here... */
+void rounding_log_begin(void);
+/* ...to S, whose start state was cat0 and total0: how many of `more` alike
+ * steps after it change every sum by exactly what it did (-1: none will). */
+int rounding_repeats(const sim *S, const double *cat0, double total0, int more);
 
 /* Change one category; the running total follows (adding zero changes no bit,
  * so most models skip most additions). Out of line, like the three below: the

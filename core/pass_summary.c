@@ -15,6 +15,7 @@
  * differently here and in a walk with the timeline or the allocator, and an
  * estimate must give the same bits whichever path reads it (the layout
  * search's kept layouts equal their own estimates). */
+#include <stddef.h>
 #include <string.h>
 
 #include "sim.h"
@@ -68,11 +69,25 @@ typedef struct {
 
 #define PASS_MEMO_SIZE 4096 /* a power of two; more distinct passes than this evict each other */
 static pass_memo memo[PASS_MEMO_SIZE];
+static alike_plan plans[LLMEM_MAX_VPP][2]; /* by row, direction (passes.c alike_plan_of) */
+/* what walk_init finds over a stage's layers (pass_class_keep) */
+typedef struct {
+  double in_flight_cat[LLMEM_CAT_COUNT];
+  unsigned char in_flight_cats[LLMEM_CAT_COUNT];
+  int in_flight_cat_count;
+  double kept_gathered, grads_made, accumulated, offloaded;
+} chunk_sums;
+static unsigned class_gen[LLMEM_MAX_VPP]; /* by slot: kept while it equals the slot's generation */
+static stage_layout class_layout[LLMEM_MAX_VPP];
+static stage_kinds class_kinds[LLMEM_MAX_VPP];
+static chunk_sums class_sums[LLMEM_MAX_VPP]; /* by row */
 
 static unsigned fresh_gen(void) {
   if (++gen == 0) { /* wrapped: clear once, every slot freed */
     memset(table, 0, sizeof table);
     memset(memo, 0, sizeof memo);
+    memset(plans, 0, sizeof plans);
+    memset(class_gen, 0, sizeof class_gen);
     for (int k = 0; k < LLMEM_MAX_VPP; k++) slot_stage[k] = -1;
     gen = 1;
   }
@@ -120,6 +135,54 @@ static int rounding_logged = -1; /* -1: not logging */
 static int rounding_overflow;
 
 void rounding_log_begin(void) { rounding_logged = 0, rounding_overflow = 0; }
+
+/* ---- what walk_init finds over a stage's layers, kept per class ---- */
+
+/* Layouts alike but for the stage and where its layers start (the layer
+ * kinds are the class's: layout_same_layers). */
+static int same_layout(const stage_layout *a, const stage_layout *b) {
+  return a->layer_count == b->layer_count && a->moe_layer_count == b->moe_layer_count &&
+         a->has_embedding == b->has_embedding && a->has_head == b->has_head &&
+         memcmp(a->mixer_layer_count, b->mixer_layer_count, sizeof a->mixer_layer_count) == 0 &&
+         memcmp(&a->params_count, &b->params_count, sizeof *a - offsetof(stage_layout, params_count)) == 0;
+}
+
+int pass_class_recall(stage_walk *W, stage_kinds *kinds) {
+  int slot = W->summary_row / W->v;
+  if (class_gen[slot] != slot_gen[slot] || !same_layout(W->st, &class_layout[slot])) return 0;
+  *kinds = class_kinds[slot];
+  for (int c = 0; c < W->v; c++) {
+    const chunk_sums *k = &class_sums[W->summary_row + c];
+    memcpy(W->in_flight_cat[c], k->in_flight_cat, sizeof k->in_flight_cat);
+    memcpy(W->in_flight_cats[c], k->in_flight_cats, sizeof k->in_flight_cats);
+    W->in_flight_cat_count[c] = k->in_flight_cat_count;
+    W->kept_gathered[c] = k->kept_gathered, W->grads_made[c] = k->grads_made;
+    W->accumulated[c] = k->accumulated, W->offloaded[c] = k->offloaded;
+  }
+  return 1;
+}
+
+void pass_class_keep(const stage_walk *W, const stage_kinds *kinds) {
+  int slot = W->summary_row / W->v;
+  class_gen[slot] = slot_gen[slot];
+  class_layout[slot] = *W->st;
+  class_kinds[slot] = *kinds;
+  for (int c = 0; c < W->v; c++) {
+    chunk_sums *k = &class_sums[W->summary_row + c];
+    memcpy(k->in_flight_cat, W->in_flight_cat[c], sizeof k->in_flight_cat);
+    memcpy(k->in_flight_cats, W->in_flight_cats[c], sizeof k->in_flight_cats);
+    k->in_flight_cat_count = W->in_flight_cat_count[c];
+    k->kept_gathered = W->kept_gathered[c], k->grads_made = W->grads_made[c];
+    k->accumulated = W->accumulated[c], k->offloaded = W->offloaded[c];
+  }
+}
+
+alike_plan *pass_alike_plan(const stage_walk *W, int chunk, int backward) {
+  int row = W->summary_row + chunk;
+  alike_plan *a = &plans[row][backward];
+  if (a->gen != slot_gen[row / W->v]) a->gen = slot_gen[row / W->v], a->count = -1;
+  return a;
+}
 
 void sim_track(sim *S, double bytes) {
   if (S->track == TRACK_ROUNDING) {
@@ -223,8 +286,9 @@ int rounding_repeats(const sim *S, const double *cat0, double total0, int more) 
   }
   for (int i = 0; i < n; i++)
     if ((cat_of[i] = moved_category(i, n, S)) < 0) return 0;
-  /* the most steps that hold: a value leaves its binade once, so bisected */
-  int lo = 0, hi = more;
+  /* the most steps that hold: mostly all; a value leaves its binade once, so bisected */
+  if (adds_repeat(n, cat_of, d, d_total, more)) return more;
+  int lo = 0, hi = more - 1;
   while (lo < hi) {
     int mid = hi - (hi - lo) / 2;
     if (adds_repeat(n, cat_of, d, d_total, mid)) lo = mid;

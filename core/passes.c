@@ -148,6 +148,22 @@ static void live_amounts(stage_walk *W, int c) {
     if (u[x] != 0) W->in_flight_cats[c][W->in_flight_cat_count[c]++] = (unsigned char)x;
 }
 
+/* The layer kinds on the stage, each at its first layer; a stage of one kind looks none up per layer. */
+static void find_kinds(const stage_walk *W, stage_kinds *kinds) {
+  int one = plan_one_layer_kind(W->pl), seen[LAYER_KIND_COUNT] = {0};
+  kinds->count = 0;
+  for (int c = 0; c < W->v; c++)
+    for (int j = 0; j < W->chunk_layers[c] && !(one && kinds->count); j++) {
+      int kind = layer_kind(W->pl, W->first_global[c] + j);
+      if (seen[kind]) continue;
+      seen[kind] = 1;
+      kinds->kind[kinds->count] = kind, kinds->chunk[kinds->count] = c, kinds->offset[kinds->count] = j;
+      kinds->count++;
+    }
+}
+
+static double offloaded_sum(const stage_walk *W, int chunk);
+
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
   memset(W, 0, offsetof(stage_walk, costs)); /* costs: set below for the kinds present */
   W->pl = pl, W->st = st, W->rs = rs;
@@ -163,17 +179,18 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
     W->local0[c] = sum;
     sum += W->chunk_layers[c];
   }
-  /* layer costs by kind (mixer x MLP); a stage of one kind looks none up per layer */
-  int kinds = 0, one = plan_one_layer_kind(pl);
-  for (int c = 0; c < W->v; c++)
-    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c] && !(one && kinds); i++) {
-      int kind = layer_kind(pl, i);
-      if (!W->have[kind]) {
-        W->costs[kind] = cost_of(pl, st, rs, i);
-        W->have[kind] = 1;
-        W->single_kind = kinds++ == 0 ? kind : -1;
-      }
-    }
+  W->summary_row = pass_summaries_for_stage(W, stage);
+  /* what going over the layers finds, unless the stage's class kept it */
+  stage_kinds kinds;
+  int kept = pass_class_recall(W, &kinds);
+  if (!kept) find_kinds(W, &kinds);
+  /* layer costs by kind (mixer x MLP), each from its first layer here */
+  for (int k = 0; k < kinds.count; k++) {
+    int kind = kinds.kind[k];
+    W->costs[kind] = cost_of(pl, st, rs, W->first_global[kinds.chunk[k]] + kinds.offset[k]);
+    W->have[kind] = 1;
+    W->single_kind = k == 0 ? kind : -1;
+  }
   if (W->quant_held) {
     if (st->has_head && pl->head_kind == LLMEM_HEAD_LM)
       W->held_logits = pl->seq_len / pl->cp * pl->micro_batch * pl->vocab_padded / pl->tp * pl->act_bytes;
@@ -210,8 +227,12 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   if (!W->lazy) p[LLMEM_CAT_GRADIENTS] += rs->gradients;
   if (W->root > 0) p[LLMEM_CAT_WEIGHTS] += W->root;
   mtp_amounts(W);
-  for (int c = 0; c < W->v; c++) live_amounts(W, c);
-  W->summary_row = pass_summaries_for_stage(W, stage);
+  if (kept) return;
+  for (int c = 0; c < W->v; c++) {
+    live_amounts(W, c);
+    if (W->offload) W->offloaded[c] = offloaded_sum(W, c);
+  }
+  pass_class_keep(W, &kinds);
 }
 
 /* The state at a pass boundary, rebuilt from what is live: running sums
@@ -255,6 +276,10 @@ void walk_apply(const stage_walk *W, walk_sig *g, sched_op o) {
 }
 
 double walk_offloaded_bytes(const stage_walk *W, int chunk) {
+  return W->offload ? W->offloaded[chunk] : offloaded_sum(W, chunk);
+}
+
+static double offloaded_sum(const stage_walk *W, int chunk) {
   int first = W->first_global[chunk], n = W->chunk_layers[chunk];
   double bytes = 0;
   for (int i = first; i < first + n - 2; i++) bytes += acts(W, chunk, i)->saved_bytes;
@@ -463,27 +488,6 @@ static int forward_same(const stage_walk *W, int c, int i, int j) {
   return b.lc == a.lc && b.la == a.la && b.off == a.off && b.prefetch == a.prefetch;
 }
 
-/* The longest period of layer kinds a run of alike steps is looked for in
- * (an MoE layer every few, a hybrid's mixer pattern). */
-#define ALIKE_MAX_PERIOD 8
-
-/* Steps of `period` layers from i whose forward steps repeat the first's,
- * after it; the shortest period with three steps or more (0: none).
- * Tracking a pass whose sums round (TRACK_ROUNDING): any period; else one layer. */
-static int forward_alike_steps(const stage_walk *W, const sim *S, int c, int i, int *period) {
-  int end = W->first_global[c] + W->chunk_layers[c], periods = S->track == TRACK_ROUNDING ? ALIKE_MAX_PERIOD : 1;
-  for (int p = 1; p <= periods && i + 3 * p <= end; p++) {
-    int j = i + p;
-    while (j < end && forward_same(W, c, j - p, j)) j++;
-    if ((j - i) / p >= 3) {
-      *period = p;
-      return (j - i) / p - 1;
-    }
-  }
-  *period = 1;
-  return 0;
-}
-
 static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int kept) {
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
@@ -516,6 +520,8 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
     sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
 }
 
+static int alike_steps(const stage_walk *W, const sim *S, int c, int backward, int at, int *period);
+
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
@@ -524,7 +530,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
   int run_end = first, period = 1; /* tracking: the run of alike steps of `period` layers i is in */
   for (int i = first; i < first + n;) {
-    if (S->track && i >= run_end) run_end = i + period * (1 + forward_alike_steps(W, S, c, i, &period));
+    if (S->track && i >= run_end) run_end = i + period * (1 + alike_steps(W, S, c, 0, i - first, &period));
     int more = S->track ? (run_end - i) / period - 1 : 0;
     if (more < 2) {
       run_end = i + 1; /* looked for again from the next layer */
@@ -735,20 +741,61 @@ static int backward_same(const stage_walk *W, int c, int i, int j) {
   return b.lc == a.lc && b.la == a.la && b.brought_back == a.brought_back && b.prefetch == a.prefetch;
 }
 
-/* Steps of `period` layers down from i (walked after it) whose backward
- * steps repeat the first's, after it (forward_alike_steps, downwards). */
-static int backward_alike_steps(const stage_walk *W, const sim *S, int c, int i, int *period) {
-  int first = W->first_global[c], periods = S->track == TRACK_ROUNDING ? ALIKE_MAX_PERIOD : 1;
-  for (int p = 1; p <= periods && i - 3 * p + 1 >= first; p++) {
-    int j = i - p;
-    while (j >= first && backward_same(W, c, j + p, j)) j--;
-    if ((i - j) / p >= 3) {
+/* Whether the layers at walk offsets a and b take alike steps (forward: from
+ * the chunk's first layer up; backward: from its last down). */
+static int steps_same(const stage_walk *W, int c, int backward, int a, int b) {
+  int first = W->first_global[c], last = first + W->chunk_layers[c] - 1;
+  return backward ? backward_same(W, c, last - a, last - b) : forward_same(W, c, first + a, first + b);
+}
+
+/* Steps of `period` layers from walk offset `at` that repeat the first's,
+ * after it: the shortest period up to `periods` with three steps or more (0: none). */
+static int alike_scan(const stage_walk *W, int c, int backward, int at, int periods, int *period) {
+  int n = W->chunk_layers[c];
+  for (int p = 1; p <= periods && at + 3 * p <= n; p++) {
+    int j = at + p;
+    while (j < n && steps_same(W, c, backward, j - p, j)) j++;
+    if ((j - at) / p >= 3) {
       *period = p;
-      return (i - j) / p - 1;
+      return (j - at) / p - 1;
     }
   }
   *period = 1;
   return 0;
+}
+
+/* The chunk's runs, found once for its stage class (the layers are the same). */
+static const alike_plan *alike_plan_of(const stage_walk *W, int c, int backward) {
+  alike_plan *a = pass_alike_plan(W, c, backward);
+  if (a->count >= 0) return a;
+  a->count = 0;
+  for (int at = 0, n = W->chunk_layers[c]; at < n && a->count < ALIKE_MAX_SEGS;) {
+    int period, more = alike_scan(W, c, backward, at, ALIKE_MAX_PERIOD, &period);
+    if (more || a->count == 0 || a->seg[a->count - 1].steps) /* layers one by one: one segment up to the next run */
+      a->seg[a->count++] = (alike_seg){at, period, more ? more + 1 : 0};
+    at += more ? period * (more + 1) : 1;
+  }
+  return a;
+}
+
+/* From the plan: the alike steps after the one at walk offset `at`, when `at` starts one. */
+static int planned_steps(const stage_walk *W, int c, int backward, int at, int *period) {
+  const alike_plan *a = alike_plan_of(W, c, backward);
+  *period = 1;
+  int k = a->count - 1;
+  while (k >= 0 && a->seg[k].at > at) k--;
+  if (k < 0 || a->seg[k].steps == 0 || (at - a->seg[k].at) % a->seg[k].period) return 0;
+  int left = a->seg[k].steps - (at - a->seg[k].at) / a->seg[k].period; /* this step's included */
+  if (left < 3) return 0;
+  *period = a->seg[k].period;
+  return left - 1;
+}
+
+/* Steps of `period` layers from walk offset `at` that repeat the first's, after it (0: none).
+ * Summarising (TRACK_GRAIN): runs of one layer; walking a pass whose sums round: the class's plan. */
+static int alike_steps(const stage_walk *W, const sim *S, int c, int backward, int at, int *period) {
+  if (S->track == TRACK_ROUNDING) return planned_steps(W, c, backward, at, period);
+  return alike_scan(W, c, backward, at, 1, period);
 }
 
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
@@ -758,7 +805,7 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   if (is_last_chunk(W, c)) mtp_backward(W, S, mb);
   int run_low = first + n, period = 1; /* tracking: the run of alike steps of `period` layers down from i */
   for (int i = first + n - 1; i >= first;) {
-    if (S->track && i < run_low) run_low = i + 1 - period * (1 + backward_alike_steps(W, S, c, i, &period));
+    if (S->track && i < run_low) run_low = i + 1 - period * (1 + alike_steps(W, S, c, 1, first + n - 1 - i, &period));
     int more = S->track ? (i + 1 - run_low) / period - 1 : 0;
     if (more < 2) {
       run_low = i; /* looked for again from the next layer down */

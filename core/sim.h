@@ -226,6 +226,7 @@ typedef struct {
   double kept_gathered[LLMEM_MAX_VPP]; /* weights gathered by the chunk's first forward */
   double grads_made[LLMEM_MAX_VPP];    /* gradients created by the chunk's first backward */
   double accumulated[LLMEM_MAX_VPP];   /* of which accumulated unsharded gradients */
+  double offloaded[LLMEM_MAX_VPP];     /* activation offload: walk_offloaded_bytes */
   layer_cost costs[LAYER_KIND_COUNT];  /* by layer kind; last: walk_init clears only what is above */
 } stage_walk;
 
@@ -257,6 +258,31 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
  * states and the stage's layers are the same (called by walk_init); the
  * first of the stage's rows (summary_row). */
 int pass_summaries_for_stage(const stage_walk *W, int stage);
+/* A chunk's layers in walk order (forward: up; backward: down) as runs of
+ * alike steps, found once per stage class (passes.c alike_plan_of). */
+#define ALIKE_MAX_PERIOD 8 /* the longest pattern of layers a step may be (an MoE layer every few, a hybrid's mixers) */
+#define ALIKE_MAX_SEGS 32  /* past these, the rest one layer at a time */
+typedef struct {
+  int at, period, steps; /* from walk offset `at`, `steps` steps of `period` layers; 0: layers one by one */
+} alike_seg;
+typedef struct {
+  unsigned gen;
+  int count; /* -1: not found yet */
+  alike_seg seg[ALIKE_MAX_SEGS];
+} alike_plan;
+/* The stage class's plan slot for the chunk and direction: count -1 when it is to be found. */
+alike_plan *pass_alike_plan(const stage_walk *W, int chunk, int backward);
+/* The layer kinds a stage's walk costs, each at its first layer (chunk, offset in it), in the order found. */
+typedef struct {
+  int count;
+  int kind[LAYER_KIND_COUNT], chunk[LAYER_KIND_COUNT], offset[LAYER_KIND_COUNT];
+} stage_kinds;
+/* What walk_init finds by going over the stage's layers (its kinds, each
+ * chunk's live sums) is the same for every stage of its class: kept for the
+ * class (pass_class_keep) and taken back into W (pass_class_recall: 1) when
+ * the stage's layout is the class's. */
+int pass_class_recall(stage_walk *W, stage_kinds *kinds);
+void pass_class_keep(const stage_walk *W, const stage_kinds *kinds);
 long pass_summaries_used(void);    /* passes applied from a summary so far (tests) */
 long pass_layer_runs(void);        /* runs of alike layers a summarised pass added in one go (tests) */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);

@@ -416,14 +416,15 @@ static void loss_unblock(const sim *S, int mb, int part, const double *list) {
 }
 
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
-/* ---- runs of alike layers in a pass being summarised (pass_summary.c) ----
- * Layers whose steps add the same amounts (the same kind, recompute and
- * neighbours' effects) leave the same change each: the first of a run is
- * walked, the rest added in one go, and the run's highest point is its
- * first step's when the steps do not grow the state, else its last step's,
- * the first step's plus the growth of the steps between. With whole-byte
- * amounts the sums are the walk's own, bit for bit (the walk itself is the
- * reference: tests/c/test_walk.c). */
+/* ---- runs of alike steps in a pass being summarised or remembered (pass_summary.c) ----
+ * Steps (a layer, or a pattern of up to ALIKE_MAX_PERIOD layers) that add
+ * the same amounts (the same kinds, recompute and neighbours' effects) leave
+ * the same change each: the first of a run is walked, the rest added in one
+ * go, and the run's highest point is its first step's when the steps do not
+ * grow the state, else its last step's, the first step's plus the growth of
+ * the steps between. With whole-byte amounts, or sums that round alike in
+ * every step (rounding_repeats), the sums are the walk's own, bit for bit
+ * (the walk itself is the reference: tests/c/test_walk.c). */
 typedef struct {
   double total, cat[LLMEM_CAT_COUNT], moved;
   double peak, peak_cat[LLMEM_CAT_COUNT], peak_hole;
@@ -520,7 +521,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
     sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
 }
 
-static int alike_steps(const stage_walk *W, const sim *S, int c, int backward, int at, int *period);
+static int alike_steps(const stage_walk *W, int c, int backward, int at, int *period);
 
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
@@ -530,7 +531,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
   int run_end = first, period = 1; /* tracking: the run of alike steps of `period` layers i is in */
   for (int i = first; i < first + n;) {
-    if (S->track && i >= run_end) run_end = i + period * (1 + alike_steps(W, S, c, 0, i - first, &period));
+    if (S->track && i >= run_end) run_end = i + period * (1 + alike_steps(W, c, 0, i - first, &period));
     int more = S->track ? (run_end - i) / period - 1 : 0;
     if (more < 2) {
       run_end = i + 1; /* looked for again from the next layer */
@@ -749,10 +750,10 @@ static int steps_same(const stage_walk *W, int c, int backward, int a, int b) {
 }
 
 /* Steps of `period` layers from walk offset `at` that repeat the first's,
- * after it: the shortest period up to `periods` with three steps or more (0: none). */
-static int alike_scan(const stage_walk *W, int c, int backward, int at, int periods, int *period) {
+ * after it: the shortest period with three steps or more (0: none). */
+static int alike_scan(const stage_walk *W, int c, int backward, int at, int *period) {
   int n = W->chunk_layers[c];
-  for (int p = 1; p <= periods && at + 3 * p <= n; p++) {
+  for (int p = 1; p <= ALIKE_MAX_PERIOD && at + 3 * p <= n; p++) {
     int j = at + p;
     while (j < n && steps_same(W, c, backward, j - p, j)) j++;
     if ((j - at) / p >= 3) {
@@ -770,7 +771,7 @@ static const alike_plan *alike_plan_of(const stage_walk *W, int c, int backward)
   if (a->count >= 0) return a;
   a->count = 0;
   for (int at = 0, n = W->chunk_layers[c]; at < n && a->count < ALIKE_MAX_SEGS;) {
-    int period, more = alike_scan(W, c, backward, at, ALIKE_MAX_PERIOD, &period);
+    int period, more = alike_scan(W, c, backward, at, &period);
     if (more || a->count == 0 || a->seg[a->count - 1].steps) /* layers one by one: one segment up to the next run */
       a->seg[a->count++] = (alike_seg){at, period, more ? more + 1 : 0};
     at += more ? period * (more + 1) : 1;
@@ -778,8 +779,9 @@ static const alike_plan *alike_plan_of(const stage_walk *W, int c, int backward)
   return a;
 }
 
-/* From the plan: the alike steps after the one at walk offset `at`, when `at` starts one. */
-static int planned_steps(const stage_walk *W, int c, int backward, int at, int *period) {
+/* Steps of `period` layers from walk offset `at` that repeat the first's, after it (0: none),
+ * from the class's plan. */
+static int alike_steps(const stage_walk *W, int c, int backward, int at, int *period) {
   const alike_plan *a = alike_plan_of(W, c, backward);
   *period = 1;
   int k = a->count - 1;
@@ -791,12 +793,6 @@ static int planned_steps(const stage_walk *W, int c, int backward, int at, int *
   return left - 1;
 }
 
-/* Steps of `period` layers from walk offset `at` that repeat the first's, after it (0: none).
- * Summarising (TRACK_GRAIN): runs of one layer; walking a pass whose sums round: the class's plan. */
-static int alike_steps(const stage_walk *W, const sim *S, int c, int backward, int at, int *period) {
-  if (S->track == TRACK_ROUNDING) return planned_steps(W, c, backward, at, period);
-  return alike_scan(W, c, backward, at, 1, period);
-}
 
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
 void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
@@ -805,7 +801,7 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   if (is_last_chunk(W, c)) mtp_backward(W, S, mb);
   int run_low = first + n, period = 1; /* tracking: the run of alike steps of `period` layers down from i */
   for (int i = first + n - 1; i >= first;) {
-    if (S->track && i < run_low) run_low = i + 1 - period * (1 + alike_steps(W, S, c, 1, first + n - 1 - i, &period));
+    if (S->track && i < run_low) run_low = i + 1 - period * (1 + alike_steps(W, c, 1, first + n - 1 - i, &period));
     int more = S->track ? (i + 1 - run_low) / period - 1 : 0;
     if (more < 2) {
       run_low = i; /* looked for again from the next layer down */

@@ -133,8 +133,91 @@ typedef struct {
 static logged_add rounding_log[ROUNDING_LOG_ADDS];
 static int rounding_logged = -1; /* -1: not logging */
 static int rounding_overflow;
+/* a shown step's points, and the step's change once checked */
+#define ROUNDING_LOG_POINTS 64
+typedef struct {
+  double total, cat[LLMEM_CAT_COUNT];
+  int phase, mb, layer;
+} logged_point;
+static logged_point rounding_points[ROUNDING_LOG_POINTS];
+static int rounding_pointed;
+static double rounding_d[LLMEM_CAT_COUNT], rounding_d_total;
 
-void rounding_log_begin(void) { rounding_logged = 0, rounding_overflow = 0; }
+void rounding_log_begin(void) { rounding_logged = 0, rounding_overflow = 0, rounding_pointed = 0; }
+
+void rounding_log_point(const sim *S, int phase, int mb, int layer) {
+  if (rounding_logged < 0 || !S->sink->events) return;
+  if (rounding_pointed == ROUNDING_LOG_POINTS) {
+    rounding_overflow = 1;
+    return;
+  }
+  logged_point *p = &rounding_points[rounding_pointed++];
+  p->total = S->total, p->phase = phase, p->mb = mb, p->layer = layer;
+  memcpy(p->cat, S->cat, sizeof p->cat);
+}
+
+/* x moved by `steps` changes d (none added when d is zero: a -0 stays). */
+static double moved_by(double x, int steps, double d) { return d != 0 ? x + steps * d : x; }
+
+/* Replayed point i (step 1 + i / points, the points of the first step in order), its total. */
+static double replayed_total(int i) {
+  return moved_by(rounding_points[i % rounding_pointed].total, 1 + i / rounding_pointed, rounding_d_total);
+}
+
+/* Replayed point i into the timeline. */
+static void replay_point(sim *S, int i, int stride) {
+  const logged_point *p = &rounding_points[i % rounding_pointed];
+  int j = 1 + i / rounding_pointed;
+  double cat[LLMEM_CAT_COUNT];
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) cat[x] = moved_by(p->cat[x], j, rounding_d[x]);
+  sim_event_of(S, moved_by(p->total, j, rounding_d_total), cat, p->phase, p->mb,
+               p->layer >= 0 ? p->layer + j * stride : p->layer);
+}
+
+/* The first of the highest replayed points in [from, end): each point of
+ * the step moves one way with the step, so its highest is its first or last copy. */
+static int first_highest(int from, int end) {
+  int r = rounding_pointed, best = from;
+  if (end - from <= 2 * r) {
+    for (int i = from + 1; i < end; i++)
+      if (replayed_total(i) > replayed_total(best)) best = i;
+    return best;
+  }
+  best = -1;
+  for (int q = 0; q < r; q++) {
+    int first = from + ((q - from % r) % r + r) % r, last = end - 1 - (((end - 1 - q) % r) + r) % r;
+    int i = rounding_d_total > 0 ? last : first;
+    if (best < 0 || replayed_total(i) > replayed_total(best) ||
+        (replayed_total(i) == replayed_total(best) && i < best))
+      best = i;
+  }
+  return best;
+}
+
+/* The timeline groups points (timeline.c sim_event_of): a group of `stride`
+ * keeps its first highest. A group's points are fed as the walk would, its
+ * others only counted: the highest among them, if higher than the group's so far. */
+void rounding_replay_points(sim *S, int steps, int stride) {
+  int n = steps * rounding_pointed;
+  for (int i = 0; i < n;) {
+    if (S->skipped || S->group_n == 0) { /* the group's first point: built */
+      replay_point(S, i++, stride);
+      continue;
+    }
+    int end = i + (S->sink->stride - S->group_n); /* the point that closes the group */
+    if (end > n) end = n;
+    int top = first_highest(i, end);
+    if (replayed_total(top) > S->group_best.total_bytes) {
+      S->group_n += top - i;
+      replay_point(S, top, stride); /* closes the group when it is its last */
+      if (S->group_n > 0) S->group_n += end - top - 1;
+    } else {
+      S->group_n += end - i;
+    }
+    if (S->group_n >= S->sink->stride) sim_flush(S);
+    i = end;
+  }
+}
 
 /* ---- what walk_init finds over a stage's layers, kept per class ---- */
 
@@ -286,6 +369,8 @@ int rounding_repeats(const sim *S, const double *cat0, double total0, int more) 
   }
   for (int i = 0; i < n; i++)
     if ((cat_of[i] = moved_category(i, n, S)) < 0) return 0;
+  memcpy(rounding_d, d, sizeof d);
+  rounding_d_total = d_total;
   /* the most steps that hold: mostly all; a value leaves its binade once, so bisected */
   if (adds_repeat(n, cat_of, d, d_total, more)) return more;
   int lo = 0, hi = more - 1;
@@ -446,17 +531,30 @@ static void walk_pass_remembered(const stage_walk *W, sim *S, const walk_sig *g,
   memo_apply(W, S, m, o, m->peak_mb);
 }
 
+/* A shown pass walked with its runs of alike steps added in one go where
+ * they round alike, their points replayed into the timeline. */
+static void walk_pass_in_runs(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
+  int track = S->track;
+  S->track = TRACK_ROUNDING;
+  walk_pass(W, S, g, o);
+  S->track = track;
+}
+
 int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
   int shown = S->sink && S->sink->events;
-  if (W->quant_held || S->blocks || (shown && S->sink->stride < TIMELINE_COARSE_STRIDE)) return 0;
+  if (W->quant_held || S->blocks) return 0;
+  if (shown && S->sink->stride < TIMELINE_COARSE_STRIDE) { /* a point a layer */
+    walk_pass_in_runs(W, S, g, o);
+    return 1;
+  }
   int row = W->summary_row + o.chunk;
   pass_summary *p = &table[row][pass_kind(o)][pass_flag(g, o)][S->hole != 0];
   unsigned valid = slot_gen[row / W->v];
   if (p->gen != valid || p->hole_in != S->hole) summarize(W, g, o, S->hole, p, valid);
   if (!p->exact) return 0;
   if (!exact_from(S, p)) {
-    if (shown) return 0; /* its points are the walk's own */
-    walk_pass_remembered(W, S, g, o, row);
+    if (shown) walk_pass_in_runs(W, S, g, o); /* its points are the walk's own */
+    else walk_pass_remembered(W, S, g, o, row);
     return 1;
   }
   if (p->has_peak && S->total + p->peak_off > S->peak) { /* the walk's first highest point, exactly */

@@ -449,6 +449,7 @@ static void step_begin(sim *S, step_mark *m) {
  * Sums that round: as many as round alike (pass_summary.c rounding_repeats). Returns the steps added. */
 static int step_repeat(sim *S, const step_mark *m, int more, int stride) {
   if (S->track == TRACK_ROUNDING) more = rounding_repeats(S, m->cat, m->total, more);
+  if (S->track == TRACK_ROUNDING && S->sink && more > 0) rounding_replay_points(S, more, stride);
   double d[LLMEM_CAT_COUNT], d_total = S->total - m->total;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) d[x] = S->cat[x] - m->cat[x];
   if (more > 0 && S->peak > -INFINITY && d_total > 0) { /* the run's last step is its highest */

@@ -93,6 +93,10 @@ void rounding_log_begin(void);
 /* ...to S, whose start state was cat0 and total0: how many of `more` alike
  * steps after it change every sum by exactly what it did (-1: none will). */
 int rounding_repeats(const sim *S, const double *cat0, double total0, int more);
+/* A shown run's points of its first step (sim_record), and theirs for the steps after it, each
+ * `stride` layers on, into the timeline (after rounding_repeats). */
+void rounding_log_point(const sim *S, int phase, int mb, int layer);
+void rounding_replay_points(sim *S, int steps, int stride);
 
 /* Change one category; the running total follows (adding zero changes no bit,
  * so most models skip most additions). Out of line, like the three below: the
@@ -124,6 +128,7 @@ void sim_event_of(sim *S, double total, const double *cat, int phase, int mb, in
 static inline void sim_record(sim *S, int phase, int mb, int layer) {
   if (S->total > S->peak) sim_new_peak(S, phase, mb, layer);
   if (S->sink) sim_event(S, phase, mb, layer);
+  if (S->track == TRACK_ROUNDING && S->sink) rounding_log_point(S, phase, mb, layer); /* a shown run's points */
 }
 void sim_skip(sim *S, int passes); /* passes accounted for without events */
 void sim_flush(sim *S);            /* the last partial group into the sink */

@@ -308,23 +308,62 @@ static int inside_binade_of(double x, double v) {
   return in_binade_of(x, v) && fabs(x) != two_pow(binade_of(v) - 1023);
 }
 
-/* Whether v + j d + a adds no rounding for j = 0..k: all multiples of 2^g, every sum below 2^(53+g). */
-static int adds_exactly(double v, double d, double a, int k) {
-  int g = grain_of(v);
-  if (grain_of(d) < g) g = grain_of(d);
-  if (grain_of(a) < g) g = grain_of(a);
-  if (g < -1000 || g > 960) return 0;
-  double limit = 9007199254740992.0 * two_pow(g), shift = k * d;
-  return fabs(shift) < limit && fabs(v) + fabs(a) < limit && fabs(v + shift) + fabs(a) < limit;
+/* A value the logged step moves (the total or a category), over its
+ * additions: every value it takes (before each, and at the end) lies in
+ * [lo, hi]; the additions are at most top_add. */
+typedef struct {
+  int x; /* the category (-1: the total) */
+  int adds;
+  double lo, hi, top_add, d; /* d: its change a step */
+  double limit;              /* 2^(53+g), every value and addition a multiple of 2^g; 0: none */
+  int binade;                /* [lo, hi] inside one binade, d on its grid, no addition half-way between its points */
+} value_range;
+
+static void range_start(value_range *r, int x, double d) {
+  r->x = x, r->adds = 0, r->lo = INFINITY, r->hi = -INFINITY, r->top_add = 0, r->d = d;
 }
 
-/* Whether v + j d, and its sum with a, stay in v's binade for j = 0..k, on its grid, a no tie. */
-static int rounds_alike(double v, double d, double a, int k) {
-  int e = binade_of(v);
-  if (e == 0 || e == 0x7ff) return 0;
-  double last = v + k * d;
-  if (!in_binade_of(last, v) || grain_of(d) < e - 1075 || grain_of(a) == e - 1076) return 0;
-  return inside_binade_of(v + a, v) && inside_binade_of(last + a, v);
+static void range_take(value_range *r, double v) {
+  if (v < r->lo) r->lo = v;
+  if (v > r->hi) r->hi = v;
+}
+
+static void range_add(value_range *r, double v, double a) {
+  range_take(r, v);
+  r->adds++;
+  if (fabs(a) > r->top_add) r->top_add = fabs(a);
+}
+
+/* What holds for any number of steps, from its additions (the logged ones
+ * listed, with their grains): one binade (its grid, ties), else the grain of every value. */
+static void range_finish(value_range *r, const int *list, int count, const int *a_grains, double end) {
+  int e = binade_of(r->lo);
+  r->binade = e != 0 && e != 0x7ff && inside_binade_of(r->lo, r->lo) && inside_binade_of(r->hi, r->lo) &&
+              grain_of(r->d) >= e - 1075;
+  for (int j = 0; j < count && r->binade; j++)
+    if (a_grains[list[j]] == e - 1076) r->binade = 0;
+  r->limit = 0;
+  if (r->binade) return;
+  int g = grain_of(r->d) < grain_of(end) ? grain_of(r->d) : grain_of(end);
+  for (int j = 0; j < count; j++) {
+    const logged_add *a = &rounding_log[list[j]];
+    double v = r->x < 0 ? a->total : a->cat[r->x];
+    if (grain_of(v) < g) g = grain_of(v);
+    if (a_grains[list[j]] < g) g = a_grains[list[j]];
+  }
+  if (g >= -1000 && g <= 960 && max2(fabs(r->lo), fabs(r->hi)) + r->top_add < 9007199254740992.0 * two_pow(g))
+    r->limit = 9007199254740992.0 * two_pow(g);
+}
+
+/* Whether every addition moves the value alike for k more steps: every
+ * value and sum inside one binade, on its grid, no addition half-way (a sum
+ * then rounds to the value plus the addition rounded to the grid; a sum's
+ * real value is within half a grid step of its rounded one, so inside the
+ * binade too); or no rounding (all below 2^(53+g)). */
+static int range_holds(const value_range *r, int k) {
+  double shift = k * r->d, lo = r->lo + shift, hi = r->hi + shift;
+  if (r->binade) return inside_binade_of(lo, r->lo) && inside_binade_of(hi, r->lo);
+  return fabs(shift) < r->limit && max2(fabs(lo), fabs(hi)) + r->top_add < r->limit;
 }
 
 /* Whether to - from is exact (then it is the step's change, as a real number). */
@@ -335,23 +374,12 @@ static int change_exact(double from, double to) {
   return fabs(to - from) < 9007199254740992.0 * two_pow(g);
 }
 
-/* Whether every logged addition moves its category and the total alike for k more steps. */
-static int adds_repeat(int n, const int *cat_of, const double *d, double d_total, int k) {
-  for (int i = 0; i < n; i++) {
-    const logged_add *a = &rounding_log[i];
-    double v = a->cat[cat_of[i]], dv = d[cat_of[i]];
-    if (!adds_exactly(a->total, d_total, a->bytes, k) && !rounds_alike(a->total, d_total, a->bytes, k)) return 0;
-    if (!adds_exactly(v, dv, a->bytes, k) && !rounds_alike(v, dv, a->bytes, k)) return 0;
-  }
-  return 1;
-}
-
 /* Each logged addition's category: the one value it moved (none: it vanished in rounding, -1). */
 static int moved_category(int i, int n, const sim *S) {
   const double *next = i + 1 < n ? rounding_log[i + 1].cat : S->cat;
   int found = -1;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++)
-    if (memcmp(&rounding_log[i].cat[x], &next[x], sizeof next[x]) != 0) {
+    if (rounding_log[i].cat[x] != next[x]) { /* a -0 that became 0, or a NaN: none or two, so -1 */
       if (found >= 0) return -1;
       found = x;
     }
@@ -371,15 +399,40 @@ int rounding_repeats(const sim *S, const double *cat0, double total0, int more) 
     if ((cat_of[i] = moved_category(i, n, S)) < 0) return 0;
   memcpy(rounding_d, d, sizeof d);
   rounding_d_total = d_total;
-  /* the most steps that hold: mostly all; a value leaves its binade once, so bisected */
-  if (adds_repeat(n, cat_of, d, d_total, more)) return more;
-  int lo = 0, hi = more - 1;
-  while (lo < hi) {
-    int mid = hi - (hi - lo) / 2;
-    if (adds_repeat(n, cat_of, d, d_total, mid)) lo = mid;
-    else hi = mid - 1;
+  /* each addition moves the total and its category; the additions listed by category */
+  value_range r[1 + LLMEM_CAT_COUNT]; /* the total, then by category */
+  int a_grains[ROUNDING_LOG_ADDS], all[ROUNDING_LOG_ADDS], by_cat[ROUNDING_LOG_ADDS], start[LLMEM_CAT_COUNT + 1] = {0};
+  range_start(&r[0], -1, d_total);
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) range_start(&r[1 + x], x, d[x]);
+  for (int i = 0; i < n; i++) {
+    const logged_add *a = &rounding_log[i];
+    a_grains[i] = grain_of(a->bytes), all[i] = i;
+    range_add(&r[0], a->total, a->bytes);
+    range_add(&r[1 + cat_of[i]], a->cat[cat_of[i]], a->bytes);
+    start[cat_of[i] + 1]++;
   }
-  return lo;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) start[x + 1] += start[x];
+  int fill[LLMEM_CAT_COUNT];
+  memcpy(fill, start, sizeof fill);
+  for (int i = 0; i < n; i++) by_cat[fill[cat_of[i]]++] = i;
+  /* the most steps every value holds for: mostly all; else bisected (a value leaves its binade once) */
+  int most = more;
+  for (int x = 0; x <= LLMEM_CAT_COUNT; x++) {
+    if (r[x].adds == 0) continue;
+    double end = x ? S->cat[x - 1] : S->total;
+    range_take(&r[x], end);
+    if (x) range_finish(&r[x], by_cat + start[x - 1], start[x] - start[x - 1], a_grains, end);
+    else range_finish(&r[x], all, n, a_grains, end);
+    if (range_holds(&r[x], most)) continue;
+    int lo = 0, hi = most - 1;
+    while (lo < hi) {
+      int mid = hi - (hi - lo) / 2;
+      if (range_holds(&r[x], mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    most = lo;
+  }
+  return most;
 }
 
 static int pass_kind(sched_op o) {

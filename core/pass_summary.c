@@ -14,7 +14,11 @@
  * count sharded over a group that is not a power of two) would round
  * differently here and in a walk with the timeline or the allocator, and an
  * estimate must give the same bits whichever path reads it (the layout
- * search's kept layouts equal their own estimates). */
+ * search's kept layouts equal their own estimates). Such a pass is walked
+ * once per start state (the memo below: stages of a deep pipeline start the
+ * same passes from the same bits), and its runs of alike layers are added
+ * in one go where every addition rounds alike in every step (rounding_repeats),
+ * its timeline points replayed: still the walk's own bits. */
 #include <stddef.h>
 #include <string.h>
 

@@ -91,7 +91,7 @@ void sim_track(sim *S, double bytes);
 /* TRACK_ROUNDING: the additions of a run's first step, from here... */
 void rounding_log_begin(void);
 /* ...to S, whose start state was cat0 and total0: how many of `more` alike
- * steps after it change every sum by exactly what it did (-1: none will). */
+ * steps after it change every sum by exactly what it did (0: walk the next). */
 int rounding_repeats(const sim *S, const double *cat0, double total0, int more);
 /* A shown run's points of its first step (sim_record), and theirs for the steps after it, each
  * `stride` layers on, into the timeline (after rounding_repeats). */

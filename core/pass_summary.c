@@ -390,8 +390,24 @@ static int moved_category(int i, int n, const sim *S) {
   return found;
 }
 
+/* The last step's categories, by addition: a run's steps make the same
+ * additions, so mostly they are the next step's too. */
+static int last_cat_of[ROUNDING_LOG_ADDS], last_n = -1;
+
+/* Whether the last step's categories are this step's: each moved its value here (one value moves
+ * an addition, so it is the one; a NaN, which compares unequal to itself, could hide another). */
+static int same_categories(int n, const sim *S) {
+  if (n != last_n) return 0;
+  for (int i = 0; i < n; i++) {
+    int x = last_cat_of[i];
+    double v = rounding_log[i].cat[x], next = i + 1 < n ? rounding_log[i + 1].cat[x] : S->cat[x];
+    if (v != v || v == next) return 0;
+  }
+  return 1;
+}
+
 int rounding_repeats(const sim *S, const double *cat0, double total0, int more) {
-  int n = rounding_logged, cat_of[ROUNDING_LOG_ADDS];
+  int n = rounding_logged, *cat_of = last_cat_of;
   rounding_logged = -1;
   if (n < 0 || rounding_overflow || !change_exact(total0, S->total)) return 0;
   double d[LLMEM_CAT_COUNT], d_total = S->total - total0;
@@ -399,8 +415,12 @@ int rounding_repeats(const sim *S, const double *cat0, double total0, int more) 
     if (!change_exact(cat0[x], S->cat[x])) return 0;
     d[x] = S->cat[x] - cat0[x];
   }
-  for (int i = 0; i < n; i++)
-    if ((cat_of[i] = moved_category(i, n, S)) < 0) return 0;
+  if (!same_categories(n, S)) {
+    last_n = -1;
+    for (int i = 0; i < n; i++)
+      if ((cat_of[i] = moved_category(i, n, S)) < 0) return 0;
+    last_n = n;
+  }
   memcpy(rounding_d, d, sizeof d);
   rounding_d_total = d_total;
   /* each addition moves the total and its category; the additions listed by category */

@@ -485,10 +485,6 @@ static forward_step forward_step_of(const stage_walk *W, int c, int i) {
   return f;
 }
 
-static int forward_same(const stage_walk *W, int c, int i, int j) {
-  forward_step a = forward_step_of(W, c, i), b = forward_step_of(W, c, j);
-  return b.lc == a.lc && b.la == a.la && b.off == a.off && b.prefetch == a.prefetch;
-}
 
 static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int kept) {
   const rank_states *rs = W->rs;
@@ -738,25 +734,45 @@ static backward_step backward_step_of(const stage_walk *W, int c, int i) {
   return b;
 }
 
-static int backward_same(const stage_walk *W, int c, int i, int j) {
-  backward_step a = backward_step_of(W, c, i), b = backward_step_of(W, c, j);
-  return b.lc == a.lc && b.la == a.la && b.brought_back == a.brought_back && b.prefetch == a.prefetch;
+
+/* What decides a step's amounts beyond its layer's kind, either way (forward_step, backward_step). */
+typedef struct {
+  const layer_cost *lc;
+  const layer_activations *la, *off;
+  double prefetch;
+  int brought_back;
+} step_key;
+
+/* The step of the layer at walk offset `at` (forward: from the chunk's first layer up; backward: from its last down). */
+static step_key step_key_of(const stage_walk *W, int c, int backward, int at) {
+  int first = W->first_global[c], last = first + W->chunk_layers[c] - 1;
+  if (backward) {
+    backward_step b = backward_step_of(W, c, last - at);
+    return (step_key){b.lc, b.la, 0, b.prefetch, b.brought_back};
+  }
+  forward_step f = forward_step_of(W, c, first + at);
+  return (step_key){f.lc, f.la, f.off, f.prefetch, 0};
 }
 
-/* Whether the layers at walk offsets a and b take alike steps (forward: from
- * the chunk's first layer up; backward: from its last down). */
-static int steps_same(const stage_walk *W, int c, int backward, int a, int b) {
-  int first = W->first_global[c], last = first + W->chunk_layers[c] - 1;
-  return backward ? backward_same(W, c, last - a, last - b) : forward_same(W, c, first + a, first + b);
+static int same_step(const step_key *a, const step_key *b) {
+  return a->lc == b->lc && a->la == b->la && a->off == b->off && a->prefetch == b->prefetch &&
+         a->brought_back == b->brought_back;
 }
 
 /* Steps of `period` layers from walk offset `at` that repeat the first's,
- * after it: the shortest period with three steps or more (0: none). */
+ * after it: the shortest period with three steps or more (0: none). Each
+ * layer's step is found once a period tried (the last period's kept in a ring). */
 static int alike_scan(const stage_walk *W, int c, int backward, int at, int *period) {
+  enum { RING = 2 * ALIKE_MAX_PERIOD };
+  step_key ring[RING];
   int n = W->chunk_layers[c];
   for (int p = 1; p <= ALIKE_MAX_PERIOD && at + 3 * p <= n; p++) {
+    for (int t = at; t < at + p; t++) ring[t % RING] = step_key_of(W, c, backward, t);
     int j = at + p;
-    while (j < n && steps_same(W, c, backward, j - p, j)) j++;
+    for (; j < n; j++) {
+      ring[j % RING] = step_key_of(W, c, backward, j);
+      if (!same_step(&ring[(j - p) % RING], &ring[j % RING])) break;
+    }
     if ((j - at) / p >= 3) {
       *period = p;
       return (j - at) / p - 1;

@@ -148,6 +148,22 @@ static void live_amounts(stage_walk *W, int c) {
     if (u[x] != 0) W->in_flight_cats[c][W->in_flight_cat_count[c]++] = (unsigned char)x;
 }
 
+/* The layer kinds on the stage, each at its first layer; a stage of one kind looks none up per layer. */
+static void find_kinds(const stage_walk *W, stage_kinds *kinds) {
+  int one = plan_one_layer_kind(W->pl), seen[LAYER_KIND_COUNT] = {0};
+  kinds->count = 0;
+  for (int c = 0; c < W->v; c++)
+    for (int j = 0; j < W->chunk_layers[c] && !(one && kinds->count); j++) {
+      int kind = layer_kind(W->pl, W->first_global[c] + j);
+      if (seen[kind]) continue;
+      seen[kind] = 1;
+      kinds->kind[kinds->count] = kind, kinds->chunk[kinds->count] = c, kinds->offset[kinds->count] = j;
+      kinds->count++;
+    }
+}
+
+static double offloaded_sum(const stage_walk *W, int chunk);
+
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
   memset(W, 0, offsetof(stage_walk, costs)); /* costs: set below for the kinds present */
   W->pl = pl, W->st = st, W->rs = rs;
@@ -163,17 +179,18 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
     W->local0[c] = sum;
     sum += W->chunk_layers[c];
   }
-  /* layer costs by kind (mixer x MLP); a stage of one kind looks none up per layer */
-  int kinds = 0, one = plan_one_layer_kind(pl);
-  for (int c = 0; c < W->v; c++)
-    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c] && !(one && kinds); i++) {
-      int kind = layer_kind(pl, i);
-      if (!W->have[kind]) {
-        W->costs[kind] = cost_of(pl, st, rs, i);
-        W->have[kind] = 1;
-        W->single_kind = kinds++ == 0 ? kind : -1;
-      }
-    }
+  W->summary_row = pass_summaries_for_stage(W, stage);
+  /* what going over the layers finds, unless the stage's class kept it */
+  stage_kinds kinds;
+  int kept = pass_class_recall(W, &kinds);
+  if (!kept) find_kinds(W, &kinds);
+  /* layer costs by kind (mixer x MLP), each from its first layer here */
+  for (int k = 0; k < kinds.count; k++) {
+    int kind = kinds.kind[k];
+    W->costs[kind] = cost_of(pl, st, rs, W->first_global[kinds.chunk[k]] + kinds.offset[k]);
+    W->have[kind] = 1;
+    W->single_kind = k == 0 ? kind : -1;
+  }
   if (W->quant_held) {
     if (st->has_head && pl->head_kind == LLMEM_HEAD_LM)
       W->held_logits = pl->seq_len / pl->cp * pl->micro_batch * pl->vocab_padded / pl->tp * pl->act_bytes;
@@ -210,8 +227,12 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   if (!W->lazy) p[LLMEM_CAT_GRADIENTS] += rs->gradients;
   if (W->root > 0) p[LLMEM_CAT_WEIGHTS] += W->root;
   mtp_amounts(W);
-  for (int c = 0; c < W->v; c++) live_amounts(W, c);
-  W->summary_row = pass_summaries_for_stage(W, stage);
+  if (kept) return;
+  for (int c = 0; c < W->v; c++) {
+    live_amounts(W, c);
+    if (W->offload) W->offloaded[c] = offloaded_sum(W, c);
+  }
+  pass_class_keep(W, &kinds);
 }
 
 /* The state at a pass boundary, rebuilt from what is live: running sums
@@ -255,6 +276,10 @@ void walk_apply(const stage_walk *W, walk_sig *g, sched_op o) {
 }
 
 double walk_offloaded_bytes(const stage_walk *W, int chunk) {
+  return W->offload ? W->offloaded[chunk] : offloaded_sum(W, chunk);
+}
+
+static double offloaded_sum(const stage_walk *W, int chunk) {
   int first = W->first_global[chunk], n = W->chunk_layers[chunk];
   double bytes = 0;
   for (int i = first; i < first + n - 2; i++) bytes += acts(W, chunk, i)->saved_bytes;
@@ -391,14 +416,15 @@ static void loss_unblock(const sim *S, int mb, int part, const double *list) {
 }
 
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
-/* ---- runs of alike layers in a pass being summarised (pass_summary.c) ----
- * Layers whose steps add the same amounts (the same kind, recompute and
- * neighbours' effects) leave the same change each: the first of a run is
- * walked, the rest added in one go, and the run's highest point is its
- * first step's when the steps do not grow the state, else its last step's,
- * the first step's plus the growth of the steps between. With whole-byte
- * amounts the sums are the walk's own, bit for bit (the walk itself is the
- * reference: tests/c/test_walk.c). */
+/* ---- runs of alike steps in a pass being summarised or remembered (pass_summary.c) ----
+ * Steps (a layer, or a pattern of up to ALIKE_MAX_PERIOD layers) that add
+ * the same amounts (the same kinds, recompute and neighbours' effects) leave
+ * the same change each: the first of a run is walked, the rest added in one
+ * go, and the run's highest point is its first step's when the steps do not
+ * grow the state, else its last step's, the first step's plus the growth of
+ * the steps between. With whole-byte amounts, or sums that round alike in
+ * every step (rounding_repeats), the sums are the walk's own, bit for bit
+ * (the walk itself is the reference: tests/c/test_walk.c). */
 typedef struct {
   double total, cat[LLMEM_CAT_COUNT], moved;
   double peak, peak_cat[LLMEM_CAT_COUNT], peak_hole;
@@ -416,13 +442,17 @@ static void step_begin(sim *S, step_mark *m) {
   memcpy(m->peak_cat, S->peak_cat, sizeof m->peak_cat);
   m->peak_phase = S->peak_phase, m->peak_mb = S->peak_mb, m->peak_layer = S->peak_layer;
   S->peak = -INFINITY;
+  if (S->track == TRACK_ROUNDING) rounding_log_begin();
 }
 
-/* After it: `more` alike steps, each `stride` layers on, added; the highest point of the run kept if highest. */
-static void step_repeat(sim *S, const step_mark *m, int more, int stride) {
+/* After it: `more` alike steps, each `stride` layers on, added; the highest point of the run kept if highest.
+ * Sums that round: as many as round alike (pass_summary.c rounding_repeats). Returns the steps added. */
+static int step_repeat(sim *S, const step_mark *m, int more, int stride) {
+  if (S->track == TRACK_ROUNDING) more = rounding_repeats(S, m->cat, m->total, more);
+  if (S->track == TRACK_ROUNDING && S->sink && more > 0) rounding_replay_points(S, more, stride);
   double d[LLMEM_CAT_COUNT], d_total = S->total - m->total;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) d[x] = S->cat[x] - m->cat[x];
-  if (S->peak > -INFINITY && d_total > 0) { /* the run's last step is its highest */
+  if (more > 0 && S->peak > -INFINITY && d_total > 0) { /* the run's last step is its highest */
     S->peak += more * d_total;
     for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->peak_cat[x] += more * d[x];
     if (S->peak_layer >= 0) S->peak_layer += more * stride;
@@ -432,10 +462,12 @@ static void step_repeat(sim *S, const step_mark *m, int more, int stride) {
     memcpy(S->peak_cat, m->peak_cat, sizeof S->peak_cat);
     S->peak_phase = m->peak_phase, S->peak_mb = m->peak_mb, S->peak_layer = m->peak_layer;
   }
+  if (more == 0) return 0; /* adding a zero could still turn a -0 into a 0 */
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) S->cat[x] += more * d[x];
   S->total += more * d_total;
   S->moved += more * (S->moved - m->moved);
   layer_runs++;
+  return more;
 }
 
 /* What decides a forward step's amounts beyond its layer's kind: its prefetch, what offload moves out. */
@@ -453,16 +485,6 @@ static forward_step forward_step_of(const stage_walk *W, int c, int i) {
   return f;
 }
 
-/* Layers after i whose forward steps are i's. */
-static int forward_alike(const stage_walk *W, int c, int i) {
-  forward_step a = forward_step_of(W, c, i);
-  int j = i + 1, end = W->first_global[c] + W->chunk_layers[c];
-  for (; j < end; j++) {
-    forward_step b = forward_step_of(W, c, j);
-    if (b.lc != a.lc || b.la != a.la || b.off != a.off || b.prefetch != a.prefetch) break;
-  }
-  return j - i - 1;
-}
 
 static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int kept) {
   const rank_states *rs = W->rs;
@@ -496,23 +518,27 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
     sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
 }
 
+static int alike_steps(const stage_walk *W, int c, int backward, int at, int *period);
+
 void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
   int kept = started && rs->keep_gathered_until_backward;
   if (is_first_chunk(W, c)) vision_forward(W, S, mb);
   if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
+  int run_end = first, period = 1; /* tracking: the run of alike steps of `period` layers i is in */
   for (int i = first; i < first + n;) {
-    int more = S->track ? forward_alike(W, c, i) : 0;
+    if (S->track && i >= run_end) run_end = i + period * (1 + alike_steps(W, c, 0, i - first, &period));
+    int more = S->track ? (run_end - i) / period - 1 : 0;
     if (more < 2) {
+      run_end = i + 1; /* looked for again from the next layer */
       layer_forward(W, S, mb, c, i++, kept);
       continue;
     }
     step_mark m;
     step_begin(S, &m);
-    layer_forward(W, S, mb, c, i, kept);
-    step_repeat(S, &m, more, 1);
-    i += more + 1;
+    for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
+    i += period * (1 + step_repeat(S, &m, more, period));
   }
   if (is_last_chunk(W, c)) {
     mtp_forward(W, S, mb);
@@ -708,33 +734,101 @@ static backward_step backward_step_of(const stage_walk *W, int c, int i) {
   return b;
 }
 
-/* Layers below i (walked after it) whose backward steps are i's. */
-static int backward_alike(const stage_walk *W, int c, int i) {
-  backward_step a = backward_step_of(W, c, i);
-  int j = i - 1;
-  for (; j >= W->first_global[c]; j--) {
-    backward_step b = backward_step_of(W, c, j);
-    if (b.lc != a.lc || b.la != a.la || b.brought_back != a.brought_back || b.prefetch != a.prefetch) break;
+
+/* What decides a step's amounts beyond its layer's kind, either way (forward_step, backward_step). */
+typedef struct {
+  const layer_cost *lc;
+  const layer_activations *la, *off;
+  double prefetch;
+  int brought_back;
+} step_key;
+
+/* The step of the layer at walk offset `at` (forward: from the chunk's first layer up; backward: from its last down). */
+static step_key step_key_of(const stage_walk *W, int c, int backward, int at) {
+  int first = W->first_global[c], last = first + W->chunk_layers[c] - 1;
+  if (backward) {
+    backward_step b = backward_step_of(W, c, last - at);
+    return (step_key){b.lc, b.la, 0, b.prefetch, b.brought_back};
   }
-  return i - j - 1;
+  forward_step f = forward_step_of(W, c, first + at);
+  return (step_key){f.lc, f.la, f.off, f.prefetch, 0};
 }
+
+static int same_step(const step_key *a, const step_key *b) {
+  return a->lc == b->lc && a->la == b->la && a->off == b->off && a->prefetch == b->prefetch &&
+         a->brought_back == b->brought_back;
+}
+
+/* Steps of `period` layers from walk offset `at` that repeat the first's,
+ * after it: the shortest period with three steps or more (0: none). Each
+ * layer's step is found once a period tried (the last period's kept in a ring). */
+static int alike_scan(const stage_walk *W, int c, int backward, int at, int *period) {
+  enum { RING = 2 * ALIKE_MAX_PERIOD };
+  step_key ring[RING];
+  int n = W->chunk_layers[c];
+  for (int p = 1; p <= ALIKE_MAX_PERIOD && at + 3 * p <= n; p++) {
+    for (int t = at; t < at + p; t++) ring[t % RING] = step_key_of(W, c, backward, t);
+    int j = at + p;
+    for (; j < n; j++) {
+      ring[j % RING] = step_key_of(W, c, backward, j);
+      if (!same_step(&ring[(j - p) % RING], &ring[j % RING])) break;
+    }
+    if ((j - at) / p >= 3) {
+      *period = p;
+      return (j - at) / p - 1;
+    }
+  }
+  *period = 1;
+  return 0;
+}
+
+/* The chunk's runs, found once for its stage class (the layers are the same). */
+static const alike_plan *alike_plan_of(const stage_walk *W, int c, int backward) {
+  alike_plan *a = pass_alike_plan(W, c, backward);
+  if (a->count >= 0) return a;
+  a->count = 0;
+  for (int at = 0, n = W->chunk_layers[c]; at < n && a->count < ALIKE_MAX_SEGS;) {
+    int period, more = alike_scan(W, c, backward, at, &period);
+    if (more || a->count == 0 || a->seg[a->count - 1].steps) /* layers one by one: one segment up to the next run */
+      a->seg[a->count++] = (alike_seg){at, period, more ? more + 1 : 0};
+    at += more ? period * (more + 1) : 1;
+  }
+  return a;
+}
+
+/* Steps of `period` layers from walk offset `at` that repeat the first's, after it (0: none),
+ * from the class's plan. */
+static int alike_steps(const stage_walk *W, int c, int backward, int at, int *period) {
+  const alike_plan *a = alike_plan_of(W, c, backward);
+  *period = 1;
+  int k = a->count - 1;
+  while (k >= 0 && a->seg[k].at > at) k--;
+  if (k < 0 || a->seg[k].steps == 0 || (at - a->seg[k].at) % a->seg[k].period) return 0;
+  int left = a->seg[k].steps - (at - a->seg[k].at) / a->seg[k].period; /* this step's included */
+  if (left < 3) return 0;
+  *period = a->seg[k].period;
+  return left - 1;
+}
+
 
 /* first_pass: the chunk's first backward of the step (lazy gradients appear) */
 void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   if (is_last_chunk(W, c)) loss_backward(W, S, mb, c, first_pass);
   if (is_last_chunk(W, c)) mtp_backward(W, S, mb);
+  int run_low = first + n, period = 1; /* tracking: the run of alike steps of `period` layers down from i */
   for (int i = first + n - 1; i >= first;) {
-    int more = S->track ? backward_alike(W, c, i) : 0;
+    if (S->track && i < run_low) run_low = i + 1 - period * (1 + alike_steps(W, c, 1, first + n - 1 - i, &period));
+    int more = S->track ? (i + 1 - run_low) / period - 1 : 0;
     if (more < 2) {
+      run_low = i; /* looked for again from the next layer down */
       layer_backward(W, S, mb, c, i--, first_pass);
       continue;
     }
     step_mark m;
     step_begin(S, &m);
-    layer_backward(W, S, mb, c, i, first_pass);
-    step_repeat(S, &m, more, -1);
-    i -= more + 1;
+    for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
+    i -= period * (1 + step_repeat(S, &m, more, -period));
   }
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);

@@ -27,7 +27,7 @@ typedef struct {
   int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
   int carry_held;    /* the step starts with the previous step's held 4-bit inputs (quant_held) */
   int held;          /* a micro-batch's held 4-bit inputs are live */
-  int track;         /* summarising a pass (pass_summary.c): the additions' grain and sizes */
+  int track;         /* TRACK_GRAIN: summarising a pass; TRACK_ROUNDING: walking one whose sums round (pass_summary.c) */
   int grain;         /* every addition is a multiple of 2^grain (while tracking) */
   double moved;      /* the additions' magnitudes, summed (while tracking) */
 } sim;
@@ -83,8 +83,20 @@ static inline int grain_of(double x) {
   return (biased ? biased : 1) - 1075 + __builtin_ctzll(mantissa); /* trailing zero bits (gcc, clang) */
 }
 
-/* A pass being summarised notes each addition's grain and size (pass_summary.c). */
+/* A pass being summarised notes each addition's grain and size; one walked
+ * with rounding sums logs a run's first step to check that the run's other
+ * steps round the same (pass_summary.c). */
+enum { TRACK_OFF, TRACK_GRAIN, TRACK_ROUNDING };
 void sim_track(sim *S, double bytes);
+/* TRACK_ROUNDING: the additions of a run's first step, from here... */
+void rounding_log_begin(void);
+/* ...to S, whose start state was cat0 and total0: how many of `more` alike
+ * steps after it change every sum by exactly what it did (0: walk the next). */
+int rounding_repeats(const sim *S, const double *cat0, double total0, int more);
+/* A shown run's points of its first step (sim_record), and theirs for the steps after it, each
+ * `stride` layers on, into the timeline (after rounding_repeats). */
+void rounding_log_point(const sim *S, int phase, int mb, int layer);
+void rounding_replay_points(sim *S, int steps, int stride);
 
 /* Change one category; the running total follows (adding zero changes no bit,
  * so most models skip most additions). Out of line, like the three below: the
@@ -116,6 +128,7 @@ void sim_event_of(sim *S, double total, const double *cat, int phase, int mb, in
 static inline void sim_record(sim *S, int phase, int mb, int layer) {
   if (S->total > S->peak) sim_new_peak(S, phase, mb, layer);
   if (S->sink) sim_event(S, phase, mb, layer);
+  if (S->track == TRACK_ROUNDING && S->sink) rounding_log_point(S, phase, mb, layer); /* a shown run's points */
 }
 void sim_skip(sim *S, int passes); /* passes accounted for without events */
 void sim_flush(sim *S);            /* the last partial group into the sink */
@@ -218,6 +231,7 @@ typedef struct {
   double kept_gathered[LLMEM_MAX_VPP]; /* weights gathered by the chunk's first forward */
   double grads_made[LLMEM_MAX_VPP];    /* gradients created by the chunk's first backward */
   double accumulated[LLMEM_MAX_VPP];   /* of which accumulated unsharded gradients */
+  double offloaded[LLMEM_MAX_VPP];     /* activation offload: walk_offloaded_bytes */
   layer_cost costs[LAYER_KIND_COUNT];  /* by layer kind; last: walk_init clears only what is above */
 } stage_walk;
 
@@ -249,6 +263,31 @@ int walk_pass_summarized(const stage_walk *W, sim *S, const walk_sig *g, sched_o
  * states and the stage's layers are the same (called by walk_init); the
  * first of the stage's rows (summary_row). */
 int pass_summaries_for_stage(const stage_walk *W, int stage);
+/* A chunk's layers in walk order (forward: up; backward: down) as runs of
+ * alike steps, found once per stage class (passes.c alike_plan_of). */
+#define ALIKE_MAX_PERIOD 8 /* the longest pattern of layers a step may be (an MoE layer every few, a hybrid's mixers) */
+#define ALIKE_MAX_SEGS 32  /* past these, the rest one layer at a time */
+typedef struct {
+  int at, period, steps; /* from walk offset `at`, `steps` steps of `period` layers; 0: layers one by one */
+} alike_seg;
+typedef struct {
+  unsigned gen;
+  int count; /* -1: not found yet */
+  alike_seg seg[ALIKE_MAX_SEGS];
+} alike_plan;
+/* The stage class's plan slot for the chunk and direction: count -1 when it is to be found. */
+alike_plan *pass_alike_plan(const stage_walk *W, int chunk, int backward);
+/* The layer kinds a stage's walk costs, each at its first layer (chunk, offset in it), in the order found. */
+typedef struct {
+  int count;
+  int kind[LAYER_KIND_COUNT], chunk[LAYER_KIND_COUNT], offset[LAYER_KIND_COUNT];
+} stage_kinds;
+/* What walk_init finds by going over the stage's layers (its kinds, each
+ * chunk's live sums) is the same for every stage of its class: kept for the
+ * class (pass_class_keep) and taken back into W (pass_class_recall: 1) when
+ * the stage's layout is the class's. */
+int pass_class_recall(stage_walk *W, stage_kinds *kinds);
+void pass_class_keep(const stage_walk *W, const stage_kinds *kinds);
 long pass_summaries_used(void);    /* passes applied from a summary so far (tests) */
 long pass_layer_runs(void);        /* runs of alike layers a summarised pass added in one go (tests) */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);

@@ -460,6 +460,40 @@ static void check_fractional_bytes(void) {
     }
   }
   CHECK(fractional > 10, "stages with fractional gradient bytes: %d", fractional);
+  /* deep chunks whose sums round: runs of alike layers (an MoE layer every few) are added in one go where
+   * every value stays in its binade (pass_summary.c rounding_repeats), bit for bit the walk */
+  static const char *schedules[] = {"1f1b", "zero_bubble", "zb_v", "dualpipe_v", "interleaved"};
+  long runs = pass_layer_runs();
+  for (int t = 0; t < 16; t++) {
+    int pp = 2 + 2 * pick(2), k = pick(5), vpp = k >= 2 ? 2 : 1, dp = pick(2) ? 3 : 7;
+    snprintf(keys, sizeof keys,
+             "model.layers=%d model.hidden=520 model.heads=8 model.ffn_hidden=1001 model.vocab=32001 model.moe=true "
+             "model.moe.experts=6 model.moe.top_k=2 model.moe.expert_ffn_hidden=512 model.moe.layer_freq=%d "
+             "model.moe.dense_layers=%d training.grad_accum=%d training.recompute=%s training.activation_offload=%s "
+             "parallel.engine=fsdp2 parallel.pp=%d parallel.vpp=%d parallel.pp_schedule=%s parallel.gpus=%d",
+             40 * pp * vpp * (1 + pick(2)), 1 + pick(3), pick(3), 4 * pp, pick(2) ? "full" : "none",
+             pick(3) ? "false" : "true", pp, vpp, schedules[k], pp * dp);
+    llmem_input in;
+    llmem_defaults(&in);
+    set_keys(&in, keys);
+    plan pl;
+    int field;
+    const char *detail;
+    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "deep fractional chunks: %s", keys);
+    pl.simulate_allocator = 0;
+    for (int s = 0; s < (int)pl.pp; s++) {
+      stage_layout st;
+      rank_states rs;
+      stage_of(&pl, s, &st, &rs);
+      llmem_rank_result fast = {0}, full = {0};
+      simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
+      simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, 0);
+      CHECK(same_rank(&fast, &full), "stage %d: runs %.17g at %d/%d, the walk %.17g at %d/%d: %s", s,
+            fast.peak_allocated_bytes, fast.peak_phase, fast.peak_layer, full.peak_allocated_bytes, full.peak_phase,
+            full.peak_layer, keys);
+    }
+  }
+  CHECK(pass_layer_runs() - runs > 100, "runs of alike layers in deep fractional chunks: %ld", pass_layer_runs() - runs);
   /* a layout the planner fuzzer kept (QLoRA over 12 ranks): its estimate walks with the timeline, its readings
    * without, and they gave different last bits while fractional passes came from summaries */
   llmem_input in;

@@ -425,6 +425,32 @@ static int check_bounded_stages(void) {
 /* Fractional bytes (gradients sharded over 3 or 7 ranks, split over the layers): such passes are walked,
  * not applied from summaries, so the stage is the walk's own bit for bit, and an estimate gives the same
  * bits as its readings without a timeline (the layout search's kept layouts equal their estimates). */
+/* Every stage of the config the keys give walks to the same numbers with summaries and runs as layer by
+ * layer; the stages with fractional gradient bytes. */
+static int stages_walk_alike(const char *keys) {
+  llmem_input in;
+  llmem_defaults(&in);
+  set_keys(&in, keys);
+  plan pl;
+  int field, fractional = 0;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "fractional bytes: %s", keys);
+  pl.simulate_allocator = 0;
+  for (int s = 0; s < (int)pl.pp; s++) {
+    stage_layout st;
+    rank_states rs;
+    stage_of(&pl, s, &st, &rs);
+    llmem_rank_result fast = {0}, full = {0};
+    simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
+    simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, 0);
+    fractional += rs.gradients != floor(rs.gradients);
+    CHECK(same_rank(&fast, &full), "stage %d: summaries and runs %.17g at %d/%d, the walk %.17g at %d/%d: %s", s,
+          fast.peak_allocated_bytes, fast.peak_phase, fast.peak_layer, full.peak_allocated_bytes, full.peak_phase,
+          full.peak_layer, keys);
+  }
+  return fractional;
+}
+
 static void check_fractional_bytes(void) {
   static const char *engines[] = {"fsdp2", "deepspeed", "fsdp1"};
   static const int zero[] = {0, 2, 0}; /* ZeRO-2: gradients sharded */
@@ -438,26 +464,7 @@ static void check_fractional_bytes(void) {
              "training.recompute=%s parallel.engine=%s parallel.zero_stage=%d parallel.pp=%d parallel.gpus=%d",
              4 * pp * (1 + pick(3)), pick(2) ? "true" : "false", m, pick(2) ? "full" : "none", engines[e], zero[e],
              pp, pp * dp);
-    llmem_input in;
-    llmem_defaults(&in);
-    set_keys(&in, keys);
-    plan pl;
-    int field;
-    const char *detail;
-    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "fractional bytes: %s", keys);
-    pl.simulate_allocator = 0;
-    for (int s = 0; s < (int)pl.pp; s++) {
-      stage_layout st;
-      rank_states rs;
-      stage_of(&pl, s, &st, &rs);
-      llmem_rank_result fast = {0}, full = {0};
-      simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
-      simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, 0);
-      fractional += rs.gradients != floor(rs.gradients);
-      CHECK(same_rank(&fast, &full), "stage %d: summaries %.17g at %d/%d, the walk %.17g at %d/%d: %s", s,
-            fast.peak_allocated_bytes, fast.peak_phase, fast.peak_layer, full.peak_allocated_bytes, full.peak_phase,
-            full.peak_layer, keys);
-    }
+    fractional += stages_walk_alike(keys);
   }
   CHECK(fractional > 10, "stages with fractional gradient bytes: %d", fractional);
   /* deep chunks whose sums round: runs of alike layers (an MoE layer every few) are added in one go where
@@ -473,25 +480,7 @@ static void check_fractional_bytes(void) {
              "parallel.engine=fsdp2 parallel.pp=%d parallel.vpp=%d parallel.pp_schedule=%s parallel.gpus=%d",
              40 * pp * vpp * (1 + pick(2)), 1 + pick(3), pick(3), 4 * pp, pick(2) ? "full" : "none",
              pick(3) ? "false" : "true", pp, vpp, schedules[k], pp * dp);
-    llmem_input in;
-    llmem_defaults(&in);
-    set_keys(&in, keys);
-    plan pl;
-    int field;
-    const char *detail;
-    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "deep fractional chunks: %s", keys);
-    pl.simulate_allocator = 0;
-    for (int s = 0; s < (int)pl.pp; s++) {
-      stage_layout st;
-      rank_states rs;
-      stage_of(&pl, s, &st, &rs);
-      llmem_rank_result fast = {0}, full = {0};
-      simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
-      simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, 0);
-      CHECK(same_rank(&fast, &full), "stage %d: runs %.17g at %d/%d, the walk %.17g at %d/%d: %s", s,
-            fast.peak_allocated_bytes, fast.peak_phase, fast.peak_layer, full.peak_allocated_bytes, full.peak_phase,
-            full.peak_layer, keys);
-    }
+    stages_walk_alike(keys);
   }
   CHECK(pass_layer_runs() - runs > 100, "runs of alike layers in deep fractional chunks: %ld", pass_layer_runs() - runs);
   /* a layout the planner fuzzer kept (QLoRA over 12 ranks): its estimate walks with the timeline, its readings

@@ -217,8 +217,13 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     if (next.ok) app.load(next.doc);
   }
 
+  /** The config of the result on screen: while a heavy one computes in the Worker, the one before it. */
+  let lastShown: Config | null = null;
+  const shownConfig = computed(() => (app.computing.value ? lastShown : (lastShown = ready.value)));
+  // the step time of the result on screen, so that it changes with the headline, in the frame that draws the result
+  // (computed from the edit on, it changed the headline's text, and so the page's layout, while the Worker computed)
   const step = computed(() => {
-    const c = ready.value;
+    const c = shownConfig.value;
     if (!c) return null;
     const s = core.stepTime(c);
     return 'step_seconds' in s ? s : null;

@@ -144,11 +144,9 @@ async function presetLatency(browser) {
   for (const m of MODELS) {
     await page.evaluate((h) => (location.hash = h), `#v1/model.preset=${m.id}`);
     await page
-      .waitForFunction(
-        (id) => document.querySelector('[data-testid=model-preset], #f-model-preset')?.value === id,
-        m.id,
-        { timeout: 10000 },
-      )
+      .waitForFunction((id) => document.querySelector('#f-model-preset')?.value.split('@')[0] === id, m.id, {
+        timeout: 10000,
+      })
       .catch(() => {});
     await page.waitForTimeout(300);
     const t = [...(await editTimes(page, 6, 200)), ...(await editTimes(page, 6, 60))].sort((a, b) => a - b);

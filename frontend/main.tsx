@@ -35,7 +35,9 @@ loadCoreFrom(coreUrls)
       if (location.hash !== hash) history.replaceState(history.state, '', location.pathname + location.search + hash);
     };
     effect(() => {
-      void state.hashText.value;
+      // what the link is made of, not the link: it is written once per run of edits, not encoded at each
+      void state.doc.value;
+      void state.planner.view.value;
       clearTimeout(timer);
       timer = setTimeout(writeHash, HASH_DELAY_MS);
     });

@@ -39,6 +39,7 @@ import type { BaseState } from './state.js';
 import { gpuAlternatives } from './config/gpu-alternatives.js';
 import type { SuggestReport } from './config/suggest.js';
 import { Cancelled, type Done, type PlannerBackend } from './worker-client.js';
+import { afterFrame } from './after-frame.js';
 
 export type Tab = ViewTab;
 export const TABS: { id: Tab; label: string }[] = [
@@ -138,11 +139,13 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
   const fits = signal<Fits | ConfigError | null>(null);
   let fitGen = 0;
   let fitTimer: ReturnType<typeof setTimeout> | undefined;
+  let fitFrame = () => {};
   const stopFits = effect(() => {
     const c = settled.value;
     const free = freeFraction.value;
     const g = ++fitGen;
     clearTimeout(fitTimer);
+    fitFrame();
     if (app.computing.value) return void backend.cancel('fit');
     if (!c) return void (fits.value = null);
     backend.cancel('fit');
@@ -158,6 +161,8 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
         },
       );
     if (app.heavy.peek()) fitTimer = setTimeout(start, QUIET_MS);
+    // to the Worker once the edit's frame is drawn: its request and its thirty estimates beside it cost that frame 1-2 ms
+    else if (backend.offThread) fitFrame = afterFrame(start);
     else start();
   });
   // "Make it fit": the suggestion search (core/suggest.c, a few hundred estimates) in the Worker, only
@@ -212,8 +217,13 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     if (next.ok) app.load(next.doc);
   }
 
+  /** The config of the result on screen: while a heavy one computes in the Worker, the one before it. */
+  let lastShown: Config | null = null;
+  const shownConfig = computed(() => (app.computing.value ? lastShown : (lastShown = ready.value)));
+  // the step time of the result on screen, so that it changes with the headline, in the frame that draws the result
+  // (computed from the edit on, it changed the headline's text, and so the page's layout, while the Worker computed)
   const step = computed(() => {
-    const c = ready.value;
+    const c = shownConfig.value;
     if (!c) return null;
     const s = core.stepTime(c);
     return 'step_seconds' in s ? s : null;
@@ -522,6 +532,7 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
       clearTimeout(searchTimer);
       clearTimeout(suggestTimer);
       clearTimeout(fitTimer);
+      fitFrame();
       backend.cancel('fit');
       backend.cancel('suggest');
       backend.cancel('sweep');

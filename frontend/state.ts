@@ -175,9 +175,12 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
       slow.value = true;
     });
   });
-  effect(() => {
-    const r = resolvedOutcome.value;
-    if (!heavy.value || !r.ok || offThread.peek()?.config === r.config) return;
+  /** The config whose Worker estimate was last asked for (asked once: the edit asks, then the effect would again). */
+  let asked: typeof resolvedOutcome.value | null = null;
+  /** Ask the Worker for this config's estimate when it is heavy and not on screen yet. */
+  const askWorker = (r: typeof resolvedOutcome.value, isHeavy: boolean) => {
+    if (!isHeavy || !r.ok || offThread.peek()?.config === r.config || asked === r) return;
+    asked = r;
     backend.run({ kind: 'estimate', config: r.config }).then(
       (d) => {
         if (d.kind !== 'estimate' || resolvedOutcome.peek() !== r) return; // a newer config is on its way
@@ -191,7 +194,11 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
         offThread.value = { config: r.config, outcome: { ok: false, error: { path: '', message: String(e) } } };
       },
     );
-  });
+  };
+  effect(() => askWorker(resolvedOutcome.value, heavy.value));
+  /** An edit's first step once its config is set: the Worker starts on a heavy estimate before the page's other
+   * effects run (the profile, the step time, the share texts: 3-5 ms the Worker's answer waited behind). */
+  const askFirst = () => askWorker(resolvedOutcome.peek(), heavy.peek());
 
   /** What the training-stack profile sets among the keys left automatic (core/profiles.def). */
   // only what matters for this config (a QLoRA mechanism says nothing about full fine-tuning)
@@ -235,6 +242,7 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
       doc.value = normalize(core, next);
       importMessage.value = null;
       undoable.value = null;
+      askFirst();
     });
   }
 

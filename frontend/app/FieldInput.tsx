@@ -1,12 +1,13 @@
 // One input, built from the core's field table: number (with unit), choice,
 // switch, or a set of checkboxes; its label, and its error when the core
 // (or the number parser) names this field.
-import { useComputed } from '@preact/signals';
+import { batch, useComputed } from '@preact/signals';
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
 import { compactList, parseList } from '../config/encode.js';
 import { labelOf, optionLabel, UI } from '../fields.js';
 import { formatNumber, parseNumber } from '../format.js';
 import { fieldId, useApp } from './context.js';
+import { dropWaiting, perFrame } from './per-frame.js';
 
 const inputText = (v: Json) =>
   v === null || v === undefined ? '' : typeof v === 'number' ? formatNumber(v) : String(v);
@@ -221,17 +222,20 @@ export function FieldInput({ path }: { path: string }) {
 
   // int | num
   const integer = f.kind === 'int';
+  // a number is committed once per frame (perFrame); the text typed is kept as the field's draft ("1.50" while focused)
   const onText = (text: string) => {
-    if (text.trim() === '' && f.nullable) {
-      s.setField(path, null);
-      s.setDraft(path, text, null);
-      return;
+    const n = text.trim() === '' && f.nullable ? null : parseNumber(text, integer);
+    if (typeof n === 'string') {
+      dropWaiting(path); // an older valid value waiting for the frame would replace this text
+      return s.setDraft(path, text, n);
     }
-    const n = parseNumber(text, integer);
-    if (typeof n === 'number') {
-      s.setField(path, n);
-      s.setDraft(path, text, null); // keep what is typed ("1.50") while focused
-    } else s.setDraft(path, text, n);
+    const commit = () =>
+      batch(() => {
+        s.setField(path, n);
+        s.setDraft(path, text, null);
+      });
+    // waiting for the next frame: the input keeps the text meanwhile
+    if (!perFrame(path, commit)) s.setDraft(path, text, null);
   };
   return (
     <div class={cls}>

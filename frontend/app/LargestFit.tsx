@@ -1,6 +1,7 @@
 // Headline: the largest micro-batch and the longest sequence that fit while
 // leaving the safety margin free (bisections in the core, on each change;
 // the same numbers as `llmem fit --free`). Each can be applied with a click.
+import { useRef } from 'preact/hooks';
 import { formatNumber } from '../format.js';
 import { useApp } from './context.js';
 import { NumberBox } from './NumberBox.js';
@@ -16,8 +17,12 @@ export function LargestFit() {
     ok?.seq_path ??
     (s.get('rl.algorithm') && s.get('rl.algorithm') !== 'none' ? 'rl.response_len' : 'training.seq_len');
   const rl = seqPath === 'rl.response_len';
-  const mb = s.get('training.micro_batch') as number,
-    seq = s.get(seqPath) as number;
+  // the values the fits on screen were found at: while a heavy config computes in the Worker, those before the edit
+  // (the note changing first moved the page's layout in the frame before the result)
+  const at = useRef<{ mb: number; seq: number } | null>(null);
+  if (!s.computing.value || !at.current)
+    at.current = { mb: s.get('training.micro_batch') as number, seq: s.get(seqPath) as number };
+  const { mb, seq } = at.current;
   const item = (testid: string, label: string, path: string, v: number | undefined, unit: string, at: string) => (
     <div class="fit-item" data-testid={testid}>
       <dt>{label}</dt>

@@ -48,7 +48,15 @@ export function ShareBar() {
         >
           Copy link
         </button>
-        <button type="button" onClick={() => share('cli')} data-testid="copy-cli" title={s.cli.value}>
+        {/* the command as its tooltip, written when pointed at or focused: kept up to date, it was a CLI command built
+            and a bar re-rendered at every edit */}
+        <button
+          type="button"
+          onClick={() => share('cli')}
+          data-testid="copy-cli"
+          onPointerEnter={(e) => (e.currentTarget.title = s.cli.peek())}
+          onFocus={(e) => (e.currentTarget.title = s.cli.peek())}
+        >
           Copy CLI
         </button>
         <button

@@ -75,6 +75,14 @@ function options(
   const card = cssVar('--card', '#fff');
   const font = '11px system-ui, sans-serif';
   const stepped = uPlot.paths.stepped!({ align: 1 });
+  // the phase names' widths, measured once each: a deep pipeline's step has hundreds of bands, measured on every draw
+  const labelWidths = new Map<string, number>();
+  const labelWidth = (ctx: CanvasRenderingContext2D, label: string, pr: number) => {
+    const key = `${pr} ${label}`; // the font scales with the pixel ratio (a zoom changes it)
+    let w = labelWidths.get(key);
+    if (w === undefined) labelWidths.set(key, (w = ctx.measureText(label).width));
+    return w;
+  };
   const yAxis: uPlot.Axis = {
     stroke: fg,
     font,
@@ -182,17 +190,31 @@ function options(
           ctx.save();
           ctx.font = `${11 * pr}px system-ui, sans-serif`;
           ctx.textBaseline = 'top';
+          // one path per tint, one for the ticks, then the names: a deep pipeline's step has hundreds of bands, and
+          // a fill style set per band (a colour parsed each time) cost a millisecond a draw
+          const spans: { b: NonNullable<ChartSpec['bands']>[number]; x0: number; x1: number }[] = [];
           for (const b of spec().bands ?? []) {
             const x0 = Math.max(left, u.valToPos(b.start - 0.5, 'x', true)),
               x1 = Math.min(left + width, u.valToPos(b.end + 0.5, 'x', true));
-            if (x1 <= x0) continue;
-            ctx.fillStyle = b.fill;
-            ctx.fillRect(x0, top, x1 - x0, height);
-            ctx.fillStyle = fg;
-            ctx.fillRect(x0, top + height, pr, 5 * pr);
-            if (x1 - x0 > ctx.measureText(b.label).width + 8 * pr)
-              ctx.fillText(b.label, x0 + 4 * pr, top + height + 3 * pr);
+            if (x1 > x0) spans.push({ b, x0, x1 });
           }
+          const tints = new Map<string, Path2D>();
+          const ticks = new Path2D();
+          for (const { b, x0, x1 } of spans) {
+            let path = tints.get(b.fill);
+            if (!path) tints.set(b.fill, (path = new Path2D()));
+            path.rect(x0, top, x1 - x0, height);
+            ticks.rect(x0, top + height, pr, 5 * pr);
+          }
+          for (const [fill, path] of tints) {
+            ctx.fillStyle = fill;
+            ctx.fill(path);
+          }
+          ctx.fillStyle = fg;
+          ctx.fill(ticks);
+          for (const { b, x0, x1 } of spans)
+            if (x1 - x0 > 12 * pr && x1 - x0 > labelWidth(ctx, b.label, pr) + 8 * pr)
+              ctx.fillText(b.label, x0 + 4 * pr, top + height + 3 * pr);
           ctx.restore();
         },
       ],

@@ -59,6 +59,7 @@ static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 /* free blocks per pool (stream x small/large), sorted by size then address (BlockComparatorSize) */
 #define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
+static unsigned nonempty_pools; /* bit p: pool p holds a block (the largest free block reads only those) */
 static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
 static int changed_at[POOL_COUNT];      /* where the pool last gained or lost a block: the next search's first guess */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
@@ -81,12 +82,21 @@ static void touch(int b) {
   if (hashing && !is_dirty[b]) is_dirty[b] = 1, dirty[dirty_count++] = b;
 }
 
-static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : KIB_512 * ceil(bytes / KIB_512); }
+/* unit * ceil(bytes / unit) for a power-of-two unit and bytes >= 0: the quotient is exact, and
+ * below 2^52 a truncation to an integer and one step up is ceil without its bit handling. */
+static double round_up_bytes(double bytes, double unit) {
+  double q = bytes / unit;
+  if (!(q < 4503599627370496.0)) return unit * ceil(q); /* already integral (or not finite) */
+  double t = (double)(int64_t)q;
+  return unit * (t < q ? t + 1 : t);
+}
+
+static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : round_up_bytes(bytes, KIB_512); }
 
 static double allocation_size(double rounded) {
   if (rounded <= SMALL_SIZE) return SMALL_BUFFER;
   if (rounded < MIN_LARGE_ALLOC) return LARGE_BUFFER;
-  return ROUND_LARGE * ceil(rounded / ROUND_LARGE);
+  return round_up_bytes(rounded, ROUND_LARGE);
 }
 
 static void give_up(void) { st.gave_up = 1; }
@@ -203,6 +213,7 @@ static void cache_insert(int b) {
   cached_at[b] = at;
   changed_at[pool] = at;
   cache_count[pool]++;
+  nonempty_pools |= 1u << pool;
 }
 
 /* The block at position `at` leaves its pool and `r`, of a smaller key (its
@@ -221,7 +232,7 @@ static void remove_at(int pool, int at) {
   int *c = cache[pool];
   memmove(&c[at], &c[at + 1], (size_t)(cache_count[pool] - at - 1) * sizeof c[0]);
   changed_at[pool] = at;
-  cache_count[pool]--;
+  if (--cache_count[pool] == 0) nonempty_pools &= ~(1u << pool);
 }
 
 /* Where a cached block sits in its pool; -1: not there. */
@@ -259,9 +270,7 @@ static int new_block(void) {
     give_up();
     return -1;
   }
-  memset(&blocks[b], 0, sizeof blocks[b]);
-  blocks[b].used = 1;
-  blocks[b].prev = blocks[b].next = -1;
+  blocks[b] = (block){.used = 1, .prev = -1, .next = -1}; /* stores in place of a memset call */
   touch(b); /* its fields are set after: the term is read when the hash is */
   return b;
 }
@@ -398,10 +407,10 @@ static int grow_expandable(int stream, double rounded) {
     st.segment_count++;
   }
   segment *s = &segs[g];
-  make_room(stream, 0, ROUND_LARGE * ceil(rounded / ROUND_LARGE)); /* may unmap the free tail */
+  make_room(stream, 0, round_up_bytes(rounded, ROUND_LARGE)); /* may unmap the free tail */
   int tail = s->last;
   double have = (tail >= 0 && !blocks[tail].allocated && !blocks[tail].pending) ? blocks[tail].size : 0;
-  double grow = rounded > have ? ROUND_LARGE * ceil((rounded - have) / ROUND_LARGE) : 0;
+  double grow = rounded > have ? round_up_bytes(rounded - have, ROUND_LARGE) : 0;
   if (have > 0) {
     cache_remove(tail);
   } else {
@@ -570,9 +579,12 @@ void alloc_reset_peak(void) {
 
 double alloc_largest_free_bytes(void) {
   double best = 0;
-  for (int p = 0; p < POOL_COUNT; p++) /* each pool's largest is its last */
-    if (cache_count[p] > 0 && blocks[cache[p][cache_count[p] - 1]].size > best)
-      best = blocks[cache[p][cache_count[p] - 1]].size;
+  for (int p = 0; p < POOL_COUNT; p++) { /* each pool's largest is its last */
+    if (!(nonempty_pools >> p)) break;
+    if (!(nonempty_pools >> p & 1u)) continue;
+    double size = blocks[cache[p][cache_count[p] - 1]].size;
+    if (size > best) best = size;
+  }
   return best;
 }
 
@@ -634,6 +646,7 @@ void alloc_reset(const alloc_settings *s) {
   seg_count = 0;
   for (int i = 0; i < ALLOC_STREAM_COUNT; i++) expandable_seg[i] = -1;
   memset(cache_count, 0, sizeof cache_count);
+  nonempty_pools = 0;
   pending_count = 0;
   if (++gen == 0) { /* wrapped: clear the generations once */
     for (int i = 0; i < MAP_SLOTS; i++) map[i].gen = 0;

@@ -532,10 +532,8 @@ static void to_cache(int b) {
   else cache_insert(b);
 }
 
-void alloc_free(uint64_t tag, int cross_stream) {
-  if (!count_op()) return;
-  int at = map_find(tag);
-  if (at < 0) return;
+/* The live block at map slot `at` is freed. */
+static void free_slot(int at, int cross_stream) {
   int b = map[at].val;
   map_remove(at);
   block *k = &blocks[b];
@@ -550,8 +548,17 @@ void alloc_free(uint64_t tag, int cross_stream) {
   to_cache(b);
 }
 
+void alloc_free(uint64_t tag, int cross_stream) {
+  if (!count_op()) return;
+  int at = map_find(tag);
+  if (at >= 0) free_slot(at, cross_stream);
+}
+
+/* One look-up where alloc_is_live and alloc_free would take two. */
 void alloc_free_if_live(uint64_t tag) {
-  if (alloc_is_live(tag)) alloc_free(tag, 0);
+  if (st.gave_up) return;
+  int at = map_find(tag);
+  if (at >= 0 && count_op()) free_slot(at, 0);
 }
 
 int alloc_is_live(uint64_t tag) { return !st.gave_up && map_find(tag) >= 0; }

@@ -436,9 +436,9 @@ static int find_cached(int stream, int small, double rounded, int *at) {
   if (*at == cache_count[pool]) return -1;
   int b = cache[pool][*at];
   const block *k = &blocks[b];
-  if (rounded < cfg.max_split_bytes && k->size >= cfg.max_split_bytes) return -1; /* oversize block, small request */
-  if (rounded >= cfg.max_split_bytes && k->size >= rounded + LARGE_BUFFER) return -1;
-  return b;
+  if (k->size < cfg.max_split_bytes) return b; /* not oversize (max_split_size unset: always) */
+  if (rounded < cfg.max_split_bytes) return -1;  /* oversize block, small request */
+  return k->size >= rounded + LARGE_BUFFER ? -1 : b;
 }
 
 static int should_split(const block *k, double rounded) {

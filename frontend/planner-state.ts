@@ -192,7 +192,9 @@ export function createPlanner(app: BaseState, backend: PlannerBackend) {
     if (!key || !c) return void (suggest.value = idle());
     if (key === suggest.peek().key && suggest.peek().status === 'done') return;
     suggest.value = { ...suggest.peek(), status: 'running', error: null, inflight: true };
-    const delay = app.heavy.peek() ? QUIET_MS : SEARCH_DELAY_MS;
+    // in the Worker it waits for a pause in the edits, heavy config or not: started 100 ms after each edit, a search
+    // that the next edit threw away took a processor from that edit, and its worker's terminate cost it 1-3 ms
+    const delay = backend.offThread ? QUIET_MS : SEARCH_DELAY_MS;
     suggestTimer = setTimeout(() => {
       const gpus = r ? gpuAlternatives(c, r.capacity_bytes) : [];
       backend.run({ kind: 'suggest', config: c, free, gpus }).then(

@@ -532,20 +532,22 @@ static void summary_peak_event(const stage_walk *W, sim *S, const pass_summary *
   sim_event_of(S, S->total + p->peak_off, cat, p->peak_phase, o.mb, layer);
 }
 
-static uint64_t mix_bits(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
+/* A double's bits into the hash: a word at a time (a byte at a time was a chain of a hundred multiplies a pass). */
+static uint64_t mix_double(uint64_t h, double x) {
+  uint64_t w;
+  memcpy(&w, &x, sizeof w);
+  h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 32);
 }
 
 /* The memo's slot for the pass from S's state. */
 static pass_memo *memo_slot(const sim *S, int row, int kind, int flag) {
-  int key[3] = {row, kind, flag};
-  uint64_t h = mix_bits(1469598103934665603ULL, key, sizeof key);
-  h = mix_bits(h, S->cat, sizeof S->cat);
-  h = mix_bits(h, &S->total, sizeof S->total);
-  h = mix_bits(h, &S->hole, sizeof S->hole);
-  return &memo[(h ^ (h >> 29)) & (PASS_MEMO_SIZE - 1)];
+  uint64_t h = ((uint64_t)(unsigned)row << 8 | (uint64_t)(unsigned)kind << 1 | (uint64_t)(unsigned)flag) + 1;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) h = mix_double(h, S->cat[x]);
+  h = mix_double(h, S->total);
+  h = mix_double(h, S->hole);
+  h ^= h >> 29;
+  return &memo[(h ^ (h >> 13)) & (PASS_MEMO_SIZE - 1)];
 }
 
 /* Whether the slot holds this pass from exactly S's bits. */

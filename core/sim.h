@@ -87,7 +87,7 @@ static inline int grain_of(double x) {
  * with rounding sums logs a run's first step to check that the run's other
  * steps round the same (pass_summary.c). */
 enum { TRACK_OFF, TRACK_GRAIN, TRACK_ROUNDING };
-void sim_track(sim *S, double bytes);
+void sim_track(sim *S, int cat, double bytes);
 /* TRACK_ROUNDING: the additions of a run's first step, from here... */
 void rounding_log_begin(void);
 /* ...to S, whose start state was cat0 and total0: how many of `more` alike

@@ -538,7 +538,12 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     step_mark m;
     step_begin(S, &m);
     for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
-    i += period * (1 + step_repeat(S, &m, more, period));
+    int added = step_repeat(S, &m, more, period);
+    i += period * (1 + added);
+    if (added < more) { /* the next step leaves a binade: walked, not logged and checked */
+      for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
+      i += period;
+    }
   }
   if (is_last_chunk(W, c)) {
     mtp_forward(W, S, mb);
@@ -828,7 +833,12 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
     step_mark m;
     step_begin(S, &m);
     for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
-    i -= period * (1 + step_repeat(S, &m, more, -period));
+    int added = step_repeat(S, &m, more, -period);
+    i -= period * (1 + added);
+    if (added < more) { /* the next step leaves a binade: walked, not logged and checked */
+      for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
+      i -= period;
+    }
   }
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);

@@ -156,6 +156,7 @@ static inline int sched_live_change(sched_op o) { return !o.backward ? 1 : o.spl
 typedef struct {
   int start, reps, n;
   unsigned char kind[SCHED_SEG_OPS], chunk[SCHED_SEG_OPS]; /* SEG_F, SEG_B, SEG_I, SEG_W, SEG_WQ */
+  unsigned char per[SCHED_SEG_OPS], before[SCHED_SEG_OPS]; /* passes alike (class and chunk; queued W) in a copy, and before this one */
   int count[3][2]; /* before the segment: forwards, backwards (whole or I), W, per chunk */
   int queued;      /* W passes taken from the queue before the segment */
 } sched_seg;

@@ -164,8 +164,21 @@ static void find_kinds(const stage_walk *W, stage_kinds *kinds) {
 
 static double offloaded_sum(const stage_walk *W, int chunk);
 
+/* The stage's sums cleared: those by chunk for its v chunks only (nothing reads the others), costs not
+ * at all (set for the kinds present). */
+static void clear_walk(stage_walk *W, int v) {
+  memset(W, 0, offsetof(stage_walk, in_flight_cat));
+  memset(W->in_flight_cat, 0, (size_t)v * sizeof W->in_flight_cat[0]);
+  memset(W->in_flight_cats, 0, (size_t)v * sizeof W->in_flight_cats[0]);
+  memset(W->in_flight_cat_count, 0, (size_t)v * sizeof W->in_flight_cat_count[0]);
+  memset(W->kept_gathered, 0, (size_t)v * sizeof W->kept_gathered[0]);
+  memset(W->grads_made, 0, (size_t)v * sizeof W->grads_made[0]);
+  memset(W->accumulated, 0, (size_t)v * sizeof W->accumulated[0]);
+  memset(W->offloaded, 0, (size_t)v * sizeof W->offloaded[0]);
+}
+
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
-  memset(W, 0, offsetof(stage_walk, costs)); /* costs: set below for the kinds present */
+  clear_walk(W, (int)pl->vpp);
   W->pl = pl, W->st = st, W->rs = rs;
   W->v = (int)pl->vpp;
   W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;

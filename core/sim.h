@@ -233,7 +233,7 @@ typedef struct {
   double grads_made[LLMEM_MAX_VPP];    /* gradients created by the chunk's first backward */
   double accumulated[LLMEM_MAX_VPP];   /* of which accumulated unsharded gradients */
   double offloaded[LLMEM_MAX_VPP];     /* activation offload: walk_offloaded_bytes */
-  layer_cost costs[LAYER_KIND_COUNT];  /* by layer kind; last: walk_init clears only what is above */
+  layer_cost costs[LAYER_KIND_COUNT];  /* by layer kind; walk_init clears the sums above, by chunk its v only */
 } stage_walk;
 
 /* What is live at a pass boundary. */

@@ -777,19 +777,29 @@ static int same_step(const step_key *a, const step_key *b) {
          a->brought_back == b->brought_back;
 }
 
+/* The steps of the layers near the offsets a chunk's runs are looked for from, each found once (a scan
+ * that finds no run tries every period, and the next offset's scan the same layers again). */
+enum { KEY_CACHE = 32 }; /* more than the ALIKE_MAX_PERIOD + 1 offsets a comparison spans */
+typedef struct {
+  int at[KEY_CACHE]; /* the walk offset each slot holds (-1: none) */
+  step_key key[KEY_CACHE];
+} key_cache;
+
+static const step_key *cached_step(const stage_walk *W, int c, int backward, int at, key_cache *k) {
+  int i = at % KEY_CACHE;
+  if (k->at[i] != at) k->at[i] = at, k->key[i] = step_key_of(W, c, backward, at);
+  return &k->key[i];
+}
+
 /* Steps of `period` layers from walk offset `at` that repeat the first's,
- * after it: the shortest period with three steps or more (0: none). Each
- * layer's step is found once a period tried (the last period's kept in a ring). */
-static int alike_scan(const stage_walk *W, int c, int backward, int at, int *period) {
-  enum { RING = 2 * ALIKE_MAX_PERIOD };
-  step_key ring[RING];
+ * after it: the shortest period with three steps or more (0: none). */
+static int alike_scan(const stage_walk *W, int c, int backward, int at, int *period, key_cache *k) {
   int n = W->chunk_layers[c];
   for (int p = 1; p <= ALIKE_MAX_PERIOD && at + 3 * p <= n; p++) {
-    for (int t = at; t < at + p; t++) ring[t % RING] = step_key_of(W, c, backward, t);
     int j = at + p;
     for (; j < n; j++) {
-      ring[j % RING] = step_key_of(W, c, backward, j);
-      if (!same_step(&ring[(j - p) % RING], &ring[j % RING])) break;
+      const step_key *before = cached_step(W, c, backward, j - p, k); /* p < KEY_CACHE: another slot */
+      if (!same_step(before, cached_step(W, c, backward, j, k))) break;
     }
     if ((j - at) / p >= 3) {
       *period = p;
@@ -804,9 +814,11 @@ static int alike_scan(const stage_walk *W, int c, int backward, int at, int *per
 static const alike_plan *alike_plan_of(const stage_walk *W, int c, int backward) {
   alike_plan *a = pass_alike_plan(W, c, backward);
   if (a->count >= 0) return a;
+  static key_cache keys; /* off small stacks */
+  for (int i = 0; i < KEY_CACHE; i++) keys.at[i] = -1;
   a->count = 0;
   for (int at = 0, n = W->chunk_layers[c]; at < n && a->count < ALIKE_MAX_SEGS;) {
-    int period, more = alike_scan(W, c, backward, at, &period);
+    int period, more = alike_scan(W, c, backward, at, &period, &keys);
     if (more || a->count == 0 || a->seg[a->count - 1].steps) /* layers one by one: one segment up to the next run */
       a->seg[a->count++] = (alike_seg){at, period, more ? more + 1 : 0};
     at += more ? period * (more + 1) : 1;

@@ -87,9 +87,14 @@ static void block_saved(const sim *S, const layer_activations *la, int layer, in
   block_list(S, &la->saved_tensors, TAG_ACT, layer, mb, take);
 }
 
-static const layer_activations *acts(const stage_walk *W, int chunk, int layer) {
+/* The layer's activations, its cost (lc) at hand: the kind is not looked up again. */
+static const layer_activations *acts_of(const stage_walk *W, const layer_cost *lc, int chunk, int layer) {
   int local = W->local0[chunk] + (layer - W->first_global[chunk]);
-  return &cost(W, layer)->act[layer_recomputed(W->pl, local)];
+  return &lc->act[layer_recomputed(W->pl, local)];
+}
+
+static const layer_activations *acts(const stage_walk *W, int chunk, int layer) {
+  return acts_of(W, cost(W, layer), chunk, layer);
 }
 
 static int is_first_chunk(const stage_walk *W, int c) { return W->st->has_embedding && c == 0; }
@@ -129,7 +134,7 @@ static void live_amounts(stage_walk *W, int c) {
   for (int i = first; i < first + n; i++) {
     const layer_cost *lc = cost(W, i);
     /* offloaded activations stay on the GPU for the last two layers only */
-    if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts(W, c, i)->saved_bytes;
+    if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts_of(W, lc, c, i)->saved_bytes;
     u[LLMEM_CAT_WEIGHTS] += lc->casts;
     if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
     if (W->lazy && !W->pl->optimizer_in_backward) W->grads_made[c] += lc->grad_share;
@@ -493,7 +498,7 @@ typedef struct {
 static forward_step forward_step_of(const stage_walk *W, int c, int i) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   const layer_cost *lc = cost(W, i);
-  forward_step f = {lc, acts(W, c, i), W->offload && i >= first + 2 ? acts(W, c, i - 2) : 0,
+  forward_step f = {lc, acts_of(W, lc, c, i), W->offload && i >= first + 2 ? acts(W, c, i - 2) : 0,
                     i + 1 < first + n ? lc->prefetch : head_prefetch(W, c)};
   return f;
 }
@@ -504,7 +509,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   int first = W->first_global[c], n = W->chunk_layers[c];
   int gather_tag = rs->keep_gathered_until_backward ? TAG_GATHER_KEPT : TAG_GATHER;
   const layer_cost *lc = cost(W, i);
-  const layer_activations *la = acts(W, c, i);
+  const layer_activations *la = acts_of(W, lc, c, i);
   sim_sync(S); /* the previous layer's collectives have completed */
   if (rs->gathers && !kept) {
     take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, 0);
@@ -653,7 +658,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
   const layer_cost *lc = cost(W, i);
-  const layer_activations *la = acts(W, c, i);
+  const layer_activations *la = acts_of(W, lc, c, i);
   int regathered = rs->gathers && !rs->keep_gathered_until_backward;
   sim_sync(S);
   if (regathered) {
@@ -748,7 +753,7 @@ typedef struct {
 static backward_step backward_step_of(const stage_walk *W, int c, int i) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   const layer_cost *lc = cost(W, i);
-  backward_step b = {lc, acts(W, c, i), W->offload && i < first + n - 2, backward_prefetch(W, c, i, lc)};
+  backward_step b = {lc, acts_of(W, lc, c, i), W->offload && i < first + n - 2, backward_prefetch(W, c, i, lc)};
   return b;
 }
 

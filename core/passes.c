@@ -558,7 +558,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
     int added = step_repeat(S, &m, more, period);
     i += period * (1 + added);
-    if (added < more) { /* the next step leaves a binade: walked, not logged and checked */
+    if (added < more) { /* the next step rounds otherwise (mostly: leaves a binade): walked unchecked */
       for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
       i += period;
     }
@@ -865,7 +865,7 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
     for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
     int added = step_repeat(S, &m, more, -period);
     i -= period * (1 + added);
-    if (added < more) { /* the next step leaves a binade: walked, not logged and checked */
+    if (added < more) { /* the next step rounds otherwise (mostly: leaves a binade): walked unchecked */
       for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
       i -= period;
     }

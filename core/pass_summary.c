@@ -132,7 +132,8 @@ int pass_summaries_for_stage(const stage_walk *W, int stage) {
  * the run's sums and points are the walk's own, bit for bit. */
 #define ROUNDING_LOG_ADDS 256 /* a step of up to ALIKE_MAX_PERIOD layers (passes.c) */
 typedef struct {
-  double total, cat[LLMEM_CAT_COUNT], bytes; /* the state before the addition */
+  double total, value, bytes; /* before the addition: the total, its category's value */
+  int cat;
 } logged_add;
 static logged_add rounding_log[ROUNDING_LOG_ADDS];
 static int rounding_logged = -1; /* -1: not logging */
@@ -271,7 +272,7 @@ alike_plan *pass_alike_plan(const stage_walk *W, int chunk, int backward) {
   return a;
 }
 
-void sim_track(sim *S, double bytes) {
+void sim_track(sim *S, int cat, double bytes) {
   if (S->track == TRACK_ROUNDING) {
     if (rounding_logged < 0) return;
     if (rounding_logged == ROUNDING_LOG_ADDS) {
@@ -279,8 +280,7 @@ void sim_track(sim *S, double bytes) {
       return;
     }
     logged_add *a = &rounding_log[rounding_logged++];
-    a->total = S->total, a->bytes = bytes;
-    memcpy(a->cat, S->cat, sizeof a->cat);
+    a->total = S->total, a->value = S->cat[cat], a->bytes = bytes, a->cat = cat;
     return;
   }
   int v = grain_of(bytes);
@@ -321,10 +321,14 @@ typedef struct {
   double lo, hi, top_add, d; /* d: its change a step */
   double limit;              /* 2^(53+g), every value and addition a multiple of 2^g; 0: none */
   int binade;                /* [lo, hi] inside one binade, d on its grid, no addition half-way between its points */
+  int first_binade;          /* the binade of its first value: lo's where they share one */
+  int tie;                   /* an addition half-way between points of first_binade's grid */
+  int add_grain;             /* every addition a multiple of 2^add_grain */
 } value_range;
 
 static void range_start(value_range *r, int x, double d) {
   r->x = x, r->adds = 0, r->lo = INFINITY, r->hi = -INFINITY, r->top_add = 0, r->d = d;
+  r->tie = 0, r->add_grain = 1 << 20;
 }
 
 static void range_take(value_range *r, double v) {
@@ -332,29 +336,39 @@ static void range_take(value_range *r, double v) {
   if (v > r->hi) r->hi = v;
 }
 
-static void range_add(value_range *r, double v, double a) {
+/* An addition of a (of grain a_grain) to the value at v. */
+static void range_add(value_range *r, double v, double a, int a_grain) {
+  if (r->adds++ == 0) r->first_binade = binade_of(v);
   range_take(r, v);
-  r->adds++;
   if (fabs(a) > r->top_add) r->top_add = fabs(a);
+  r->tie |= a_grain == r->first_binade - 1076;
+  if (a_grain < r->add_grain) r->add_grain = a_grain;
 }
 
-/* What holds for any number of steps, from its additions (the logged ones
- * listed, with their grains): one binade (its grid, ties), else the grain of every value. */
-static void range_finish(value_range *r, const int *list, int count, const int *a_grains, double end) {
+/* The least grain of the value's logged values (before each of the n additions that move it). */
+static int values_grain(const value_range *r, int n) {
+  int g = 1 << 20;
+  for (int i = 0; i < n; i++) {
+    const logged_add *a = &rounding_log[i];
+    if (r->x >= 0 && a->cat != r->x) continue;
+    int v = grain_of(r->x < 0 ? a->total : a->value);
+    if (v < g) g = v;
+  }
+  return g;
+}
+
+/* What holds for any number of steps, from its n logged additions: one binade (its grid, ties; a range
+ * inside one binade has its first value's), else the grain of every value. */
+static void range_finish(value_range *r, int n, double end) {
   int e = binade_of(r->lo);
   r->binade = e != 0 && e != 0x7ff && inside_binade_of(r->lo, r->lo) && inside_binade_of(r->hi, r->lo) &&
-              grain_of(r->d) >= e - 1075;
-  for (int j = 0; j < count && r->binade; j++)
-    if (a_grains[list[j]] == e - 1076) r->binade = 0;
+              grain_of(r->d) >= e - 1075 && !r->tie;
   r->limit = 0;
   if (r->binade) return;
   int g = grain_of(r->d) < grain_of(end) ? grain_of(r->d) : grain_of(end);
-  for (int j = 0; j < count; j++) {
-    const logged_add *a = &rounding_log[list[j]];
-    double v = r->x < 0 ? a->total : a->cat[r->x];
-    if (grain_of(v) < g) g = grain_of(v);
-    if (a_grains[list[j]] < g) g = a_grains[list[j]];
-  }
+  if (r->add_grain < g) g = r->add_grain;
+  int v = values_grain(r, n);
+  if (v < g) g = v;
   if (g >= -1000 && g <= 960 && max2(fabs(r->lo), fabs(r->hi)) + r->top_add < 9007199254740992.0 * two_pow(g))
     r->limit = 9007199254740992.0 * two_pow(g);
 }
@@ -378,36 +392,20 @@ static int change_exact(double from, double to) {
   return fabs(to - from) < 9007199254740992.0 * two_pow(g);
 }
 
-/* Each logged addition's category: the one value it moved (none: it vanished in rounding, -1). */
-static int moved_category(int i, int n, const sim *S) {
-  const double *next = i + 1 < n ? rounding_log[i + 1].cat : S->cat;
-  int found = -1;
-  for (int x = 0; x < LLMEM_CAT_COUNT; x++)
-    if (rounding_log[i].cat[x] != next[x]) { /* a -0 that became 0, or a NaN: none or two, so -1 */
-      if (found >= 0) return -1;
-      found = x;
-    }
-  return found;
-}
-
-/* The last step's categories, by addition: a run's steps make the same
- * additions, so mostly they are the next step's too. */
-static int last_cat_of[ROUNDING_LOG_ADDS], last_n = -1;
-
-/* Whether the last step's categories are this step's: each moved its value here (one value moves
- * an addition, so it is the one; a NaN, which compares unequal to itself, could hide another). */
-static int same_categories(int n, const sim *S) {
-  if (n != last_n) return 0;
-  for (int i = 0; i < n; i++) {
-    int x = last_cat_of[i];
-    double v = rounding_log[i].cat[x], next = i + 1 < n ? rounding_log[i + 1].cat[x] : S->cat[x];
-    if (v != v || v == next) return 0;
+/* The most steps of k <= most that the value holds for: mostly all; else bisected (a value leaves its binade once). */
+static int steps_held(const value_range *r, int most) {
+  if (range_holds(r, most)) return most;
+  int lo = 0, hi = most - 1;
+  while (lo < hi) {
+    int mid = hi - (hi - lo) / 2;
+    if (range_holds(r, mid)) lo = mid;
+    else hi = mid - 1;
   }
-  return 1;
+  return lo;
 }
 
 int rounding_repeats(const sim *S, const double *cat0, double total0, int more) {
-  int n = rounding_logged, *cat_of = last_cat_of;
+  int n = rounding_logged;
   rounding_logged = -1;
   if (n < 0 || rounding_overflow || !change_exact(total0, S->total)) return 0;
   double d[LLMEM_CAT_COUNT], d_total = S->total - total0;
@@ -415,46 +413,27 @@ int rounding_repeats(const sim *S, const double *cat0, double total0, int more) 
     if (!change_exact(cat0[x], S->cat[x])) return 0;
     d[x] = S->cat[x] - cat0[x];
   }
-  if (!same_categories(n, S)) {
-    last_n = -1;
-    for (int i = 0; i < n; i++)
-      if ((cat_of[i] = moved_category(i, n, S)) < 0) return 0;
-    last_n = n;
-  }
-  memcpy(rounding_d, d, sizeof d);
-  rounding_d_total = d_total;
-  /* each addition moves the total and its category; the additions listed by category */
+  /* each addition moves the total and its category (one that vanished in rounding, or turned a -0 into
+   * a 0, moves nothing: none then); NaNs and infinities fail the ranges below */
   value_range r[1 + LLMEM_CAT_COUNT]; /* the total, then by category */
-  int a_grains[ROUNDING_LOG_ADDS], all[ROUNDING_LOG_ADDS], by_cat[ROUNDING_LOG_ADDS], start[LLMEM_CAT_COUNT + 1] = {0};
   range_start(&r[0], -1, d_total);
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) range_start(&r[1 + x], x, d[x]);
   for (int i = 0; i < n; i++) {
     const logged_add *a = &rounding_log[i];
-    a_grains[i] = grain_of(a->bytes), all[i] = i;
-    range_add(&r[0], a->total, a->bytes);
-    range_add(&r[1 + cat_of[i]], a->cat[cat_of[i]], a->bytes);
-    start[cat_of[i] + 1]++;
+    if (a->value + a->bytes == a->value) return 0;
+    int a_grain = grain_of(a->bytes);
+    range_add(&r[0], a->total, a->bytes, a_grain);
+    range_add(&r[1 + a->cat], a->value, a->bytes, a_grain);
   }
-  for (int x = 0; x < LLMEM_CAT_COUNT; x++) start[x + 1] += start[x];
-  int fill[LLMEM_CAT_COUNT];
-  memcpy(fill, start, sizeof fill);
-  for (int i = 0; i < n; i++) by_cat[fill[cat_of[i]]++] = i;
-  /* the most steps every value holds for: mostly all; else bisected (a value leaves its binade once) */
+  memcpy(rounding_d, d, sizeof d);
+  rounding_d_total = d_total;
   int most = more;
   for (int x = 0; x <= LLMEM_CAT_COUNT; x++) {
     if (r[x].adds == 0) continue;
     double end = x ? S->cat[x - 1] : S->total;
     range_take(&r[x], end);
-    if (x) range_finish(&r[x], by_cat + start[x - 1], start[x] - start[x - 1], a_grains, end);
-    else range_finish(&r[x], all, n, a_grains, end);
-    if (range_holds(&r[x], most)) continue;
-    int lo = 0, hi = most - 1;
-    while (lo < hi) {
-      int mid = hi - (hi - lo) / 2;
-      if (range_holds(&r[x], mid)) lo = mid;
-      else hi = mid - 1;
-    }
-    most = lo;
+    range_finish(&r[x], n, end);
+    most = steps_held(&r[x], most);
   }
   return most;
 }
@@ -532,20 +511,22 @@ static void summary_peak_event(const stage_walk *W, sim *S, const pass_summary *
   sim_event_of(S, S->total + p->peak_off, cat, p->peak_phase, o.mb, layer);
 }
 
-static uint64_t mix_bits(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ULL;
-  return h;
+/* A double's bits into the hash: a word at a time (a byte at a time was a chain of a hundred multiplies a pass). */
+static uint64_t mix_double(uint64_t h, double x) {
+  uint64_t w;
+  memcpy(&w, &x, sizeof w);
+  h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+  return h ^ (h >> 32);
 }
 
 /* The memo's slot for the pass from S's state. */
 static pass_memo *memo_slot(const sim *S, int row, int kind, int flag) {
-  int key[3] = {row, kind, flag};
-  uint64_t h = mix_bits(1469598103934665603ULL, key, sizeof key);
-  h = mix_bits(h, S->cat, sizeof S->cat);
-  h = mix_bits(h, &S->total, sizeof S->total);
-  h = mix_bits(h, &S->hole, sizeof S->hole);
-  return &memo[(h ^ (h >> 29)) & (PASS_MEMO_SIZE - 1)];
+  uint64_t h = ((uint64_t)(unsigned)row << 8 | (uint64_t)(unsigned)kind << 1 | (uint64_t)(unsigned)flag) + 1;
+  for (int x = 0; x < LLMEM_CAT_COUNT; x++) h = mix_double(h, S->cat[x]);
+  h = mix_double(h, S->total);
+  h = mix_double(h, S->hole);
+  h ^= h >> 29;
+  return &memo[(h ^ (h >> 13)) & (PASS_MEMO_SIZE - 1)];
 }
 
 /* Whether the slot holds this pass from exactly S's bits. */

@@ -87,9 +87,14 @@ static void block_saved(const sim *S, const layer_activations *la, int layer, in
   block_list(S, &la->saved_tensors, TAG_ACT, layer, mb, take);
 }
 
-static const layer_activations *acts(const stage_walk *W, int chunk, int layer) {
+/* The layer's activations, its cost (lc) at hand: the kind is not looked up again. */
+static const layer_activations *acts_of(const stage_walk *W, const layer_cost *lc, int chunk, int layer) {
   int local = W->local0[chunk] + (layer - W->first_global[chunk]);
-  return &cost(W, layer)->act[layer_recomputed(W->pl, local)];
+  return &lc->act[layer_recomputed(W->pl, local)];
+}
+
+static const layer_activations *acts(const stage_walk *W, int chunk, int layer) {
+  return acts_of(W, cost(W, layer), chunk, layer);
 }
 
 static int is_first_chunk(const stage_walk *W, int c) { return W->st->has_embedding && c == 0; }
@@ -129,7 +134,7 @@ static void live_amounts(stage_walk *W, int c) {
   for (int i = first; i < first + n; i++) {
     const layer_cost *lc = cost(W, i);
     /* offloaded activations stay on the GPU for the last two layers only */
-    if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts(W, c, i)->saved_bytes;
+    if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts_of(W, lc, c, i)->saved_bytes;
     u[LLMEM_CAT_WEIGHTS] += lc->casts;
     if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
     if (W->lazy && !W->pl->optimizer_in_backward) W->grads_made[c] += lc->grad_share;
@@ -164,8 +169,21 @@ static void find_kinds(const stage_walk *W, stage_kinds *kinds) {
 
 static double offloaded_sum(const stage_walk *W, int chunk);
 
+/* The stage's sums cleared: those by chunk for its v chunks only (nothing reads the others), costs not
+ * at all (set for the kinds present). */
+static void clear_walk(stage_walk *W, int v) {
+  memset(W, 0, offsetof(stage_walk, in_flight_cat));
+  memset(W->in_flight_cat, 0, (size_t)v * sizeof W->in_flight_cat[0]);
+  memset(W->in_flight_cats, 0, (size_t)v * sizeof W->in_flight_cats[0]);
+  memset(W->in_flight_cat_count, 0, (size_t)v * sizeof W->in_flight_cat_count[0]);
+  memset(W->kept_gathered, 0, (size_t)v * sizeof W->kept_gathered[0]);
+  memset(W->grads_made, 0, (size_t)v * sizeof W->grads_made[0]);
+  memset(W->accumulated, 0, (size_t)v * sizeof W->accumulated[0]);
+  memset(W->offloaded, 0, (size_t)v * sizeof W->offloaded[0]);
+}
+
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
-  memset(W, 0, offsetof(stage_walk, costs)); /* costs: set below for the kinds present */
+  clear_walk(W, (int)pl->vpp);
   W->pl = pl, W->st = st, W->rs = rs;
   W->v = (int)pl->vpp;
   W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;
@@ -480,7 +498,7 @@ typedef struct {
 static forward_step forward_step_of(const stage_walk *W, int c, int i) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   const layer_cost *lc = cost(W, i);
-  forward_step f = {lc, acts(W, c, i), W->offload && i >= first + 2 ? acts(W, c, i - 2) : 0,
+  forward_step f = {lc, acts_of(W, lc, c, i), W->offload && i >= first + 2 ? acts(W, c, i - 2) : 0,
                     i + 1 < first + n ? lc->prefetch : head_prefetch(W, c)};
   return f;
 }
@@ -491,7 +509,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   int first = W->first_global[c], n = W->chunk_layers[c];
   int gather_tag = rs->keep_gathered_until_backward ? TAG_GATHER_KEPT : TAG_GATHER;
   const layer_cost *lc = cost(W, i);
-  const layer_activations *la = acts(W, c, i);
+  const layer_activations *la = acts_of(W, lc, c, i);
   sim_sync(S); /* the previous layer's collectives have completed */
   if (rs->gathers && !kept) {
     take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, 0);
@@ -538,7 +556,12 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     step_mark m;
     step_begin(S, &m);
     for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
-    i += period * (1 + step_repeat(S, &m, more, period));
+    int added = step_repeat(S, &m, more, period);
+    i += period * (1 + added);
+    if (added < more) { /* the next step rounds otherwise (mostly: leaves a binade): walked unchecked */
+      for (int t = 0; t < period; t++) layer_forward(W, S, mb, c, i + t, kept);
+      i += period;
+    }
   }
   if (is_last_chunk(W, c)) {
     mtp_forward(W, S, mb);
@@ -635,7 +658,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
   const layer_cost *lc = cost(W, i);
-  const layer_activations *la = acts(W, c, i);
+  const layer_activations *la = acts_of(W, lc, c, i);
   int regathered = rs->gathers && !rs->keep_gathered_until_backward;
   sim_sync(S);
   if (regathered) {
@@ -730,7 +753,7 @@ typedef struct {
 static backward_step backward_step_of(const stage_walk *W, int c, int i) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   const layer_cost *lc = cost(W, i);
-  backward_step b = {lc, acts(W, c, i), W->offload && i < first + n - 2, backward_prefetch(W, c, i, lc)};
+  backward_step b = {lc, acts_of(W, lc, c, i), W->offload && i < first + n - 2, backward_prefetch(W, c, i, lc)};
   return b;
 }
 
@@ -759,19 +782,29 @@ static int same_step(const step_key *a, const step_key *b) {
          a->brought_back == b->brought_back;
 }
 
+/* The steps of the layers near the offsets a chunk's runs are looked for from, each found once (a scan
+ * that finds no run tries every period, and the next offset's scan the same layers again). */
+enum { KEY_CACHE = 32 }; /* more than the ALIKE_MAX_PERIOD + 1 offsets a comparison spans */
+typedef struct {
+  int at[KEY_CACHE]; /* the walk offset each slot holds (-1: none) */
+  step_key key[KEY_CACHE];
+} key_cache;
+
+static const step_key *cached_step(const stage_walk *W, int c, int backward, int at, key_cache *k) {
+  int i = at % KEY_CACHE;
+  if (k->at[i] != at) k->at[i] = at, k->key[i] = step_key_of(W, c, backward, at);
+  return &k->key[i];
+}
+
 /* Steps of `period` layers from walk offset `at` that repeat the first's,
- * after it: the shortest period with three steps or more (0: none). Each
- * layer's step is found once a period tried (the last period's kept in a ring). */
-static int alike_scan(const stage_walk *W, int c, int backward, int at, int *period) {
-  enum { RING = 2 * ALIKE_MAX_PERIOD };
-  step_key ring[RING];
+ * after it: the shortest period with three steps or more (0: none). */
+static int alike_scan(const stage_walk *W, int c, int backward, int at, int *period, key_cache *k) {
   int n = W->chunk_layers[c];
   for (int p = 1; p <= ALIKE_MAX_PERIOD && at + 3 * p <= n; p++) {
-    for (int t = at; t < at + p; t++) ring[t % RING] = step_key_of(W, c, backward, t);
     int j = at + p;
     for (; j < n; j++) {
-      ring[j % RING] = step_key_of(W, c, backward, j);
-      if (!same_step(&ring[(j - p) % RING], &ring[j % RING])) break;
+      const step_key *before = cached_step(W, c, backward, j - p, k); /* p < KEY_CACHE: another slot */
+      if (!same_step(before, cached_step(W, c, backward, j, k))) break;
     }
     if ((j - at) / p >= 3) {
       *period = p;
@@ -786,9 +819,11 @@ static int alike_scan(const stage_walk *W, int c, int backward, int at, int *per
 static const alike_plan *alike_plan_of(const stage_walk *W, int c, int backward) {
   alike_plan *a = pass_alike_plan(W, c, backward);
   if (a->count >= 0) return a;
+  static key_cache keys; /* off small stacks */
+  for (int i = 0; i < KEY_CACHE; i++) keys.at[i] = -1;
   a->count = 0;
   for (int at = 0, n = W->chunk_layers[c]; at < n && a->count < ALIKE_MAX_SEGS;) {
-    int period, more = alike_scan(W, c, backward, at, &period);
+    int period, more = alike_scan(W, c, backward, at, &period, &keys);
     if (more || a->count == 0 || a->seg[a->count - 1].steps) /* layers one by one: one segment up to the next run */
       a->seg[a->count++] = (alike_seg){at, period, more ? more + 1 : 0};
     at += more ? period * (more + 1) : 1;
@@ -828,7 +863,12 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
     step_mark m;
     step_begin(S, &m);
     for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
-    i -= period * (1 + step_repeat(S, &m, more, -period));
+    int added = step_repeat(S, &m, more, -period);
+    i -= period * (1 + added);
+    if (added < more) { /* the next step rounds otherwise (mostly: leaves a binade): walked unchecked */
+      for (int t = 0; t < period; t++) layer_backward(W, S, mb, c, i - t, first_pass);
+      i -= period;
+    }
   }
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);

@@ -14,6 +14,16 @@ enum { SEG_F, SEG_B, SEG_I, SEG_W, SEG_WQ };
 
 static int seg_class(int kind) { return kind == SEG_F ? 0 : kind == SEG_W || kind == SEG_WQ ? 2 : 1; }
 
+/* The passes of a copy alike to the one at pos (the same class and chunk; queued W: all), and those before it. */
+static void seg_alike(sched_seg *g, int pos) {
+  int per = 0, before = 0, kind = g->kind[pos], c = g->chunk[pos];
+  for (int j = 0; j < g->n; j++) {
+    int alike = kind == SEG_WQ ? g->kind[j] == SEG_WQ : seg_class(g->kind[j]) == seg_class(kind) && g->chunk[j] == c;
+    if (alike) per++, before += j < pos;
+  }
+  g->per[pos] = (unsigned char)per, g->before[pos] = (unsigned char)before;
+}
+
 static void add_seg(schedule *s, int reps, const char *pattern, int counts[3][2], int *queued) {
   if (reps <= 0) return;
   sched_seg *g = &s->seg[s->seg_count++];
@@ -30,6 +40,7 @@ static void add_seg(schedule *s, int reps, const char *pattern, int counts[3][2]
     else counts[seg_class(kind)][g->chunk[g->n]] += reps;
     g->n++;
   }
+  for (int pos = 0; pos < g->n; pos++) seg_alike(g, pos);
   s->op_count += reps * g->n;
 }
 
@@ -98,17 +109,11 @@ static sched_op v_op(const schedule *s, int index) {
   int local = index - g->start, copy = local / g->n, pos = local % g->n;
   int kind = g->kind[pos], c = g->chunk[pos], cls = seg_class(kind), k;
   if (kind == SEG_WQ) {
-    int per = 0, before = 0;
-    for (int j = 0; j < g->n; j++)
-      if (g->kind[j] == SEG_WQ) per++, before += j < pos;
-    int e = g->queued + copy * per + before;
+    int e = g->queued + copy * g->per[pos] + g->before[pos];
     c = queue_chunk(s, e);
     k = s->w_base[c] + queued_before(s, e, c);
   } else {
-    int per = 0, before = 0;
-    for (int j = 0; j < g->n; j++)
-      if (seg_class(g->kind[j]) == cls && g->chunk[j] == c) per++, before += j < pos;
-    k = g->count[cls][c] + copy * per + before;
+    k = g->count[cls][c] + copy * g->per[pos] + g->before[pos];
   }
   if (cls == 2) return (sched_op){1, k < s->i_head[c] ? k : k + s->whole_b[c], c, SPLIT_W};
   return (sched_op){kind != SEG_F, k, c, kind == SEG_I ? SPLIT_I : 0};

@@ -87,7 +87,7 @@ static inline int grain_of(double x) {
  * with rounding sums logs a run's first step to check that the run's other
  * steps round the same (pass_summary.c). */
 enum { TRACK_OFF, TRACK_GRAIN, TRACK_ROUNDING };
-void sim_track(sim *S, double bytes);
+void sim_track(sim *S, int cat, double bytes);
 /* TRACK_ROUNDING: the additions of a run's first step, from here... */
 void rounding_log_begin(void);
 /* ...to S, whose start state was cat0 and total0: how many of `more` alike
@@ -156,6 +156,7 @@ static inline int sched_live_change(sched_op o) { return !o.backward ? 1 : o.spl
 typedef struct {
   int start, reps, n;
   unsigned char kind[SCHED_SEG_OPS], chunk[SCHED_SEG_OPS]; /* SEG_F, SEG_B, SEG_I, SEG_W, SEG_WQ */
+  unsigned char per[SCHED_SEG_OPS], before[SCHED_SEG_OPS]; /* passes alike (class and chunk; queued W) in a copy, and before this one */
   int count[3][2]; /* before the segment: forwards, backwards (whole or I), W, per chunk */
   int queued;      /* W passes taken from the queue before the segment */
 } sched_seg;
@@ -232,7 +233,7 @@ typedef struct {
   double grads_made[LLMEM_MAX_VPP];    /* gradients created by the chunk's first backward */
   double accumulated[LLMEM_MAX_VPP];   /* of which accumulated unsharded gradients */
   double offloaded[LLMEM_MAX_VPP];     /* activation offload: walk_offloaded_bytes */
-  layer_cost costs[LAYER_KIND_COUNT];  /* by layer kind; last: walk_init clears only what is above */
+  layer_cost costs[LAYER_KIND_COUNT];  /* by layer kind; walk_init clears the sums above, by chunk its v only */
 } stage_walk;
 
 /* What is live at a pass boundary. */

@@ -55,7 +55,7 @@ void sim_flush(sim *S) {
 /* Change one category; the running total follows (adding zero changes no bit: most models skip most additions). */
 void sim_add(sim *S, int cat, double bytes) {
   if (bytes == 0) return;
-  if (S->track) sim_track(S, bytes);
+  if (S->track) sim_track(S, cat, bytes);
   S->cat[cat] += bytes;
   S->total += bytes;
 }

@@ -1,7 +1,7 @@
 // Training-stack profiles on the page: choosing a stack lists what it sets
 // (with the framework file), changes the numbers as the CLI does, names the
 // stack in "why this number", and a key set by hand wins over it.
-import { cliJson, expect, gib, open, PAGE_CONFIG, readings, test, text, waitHash } from './helpers.js';
+import { cliJson, expect, gib, open, PAGE_CONFIG, readings, test, waitHash } from './helpers.js';
 
 test("a training stack lists the mechanisms it sets; the numbers are the CLI's; a field set by hand wins", async ({
   page,
@@ -20,7 +20,7 @@ test("a training stack lists the mechanisms it sets; the numbers are the CLI's; 
     runtime: { framework: 'torchtitan', framework_version: '2024-12' },
   });
   expect((await readings(page)).allocated).toBe(gib(cli.per_gpu.peak_allocated_bytes));
-  expect(await text(page, '[data-testid=why]')).toContain('from the torchtitan profile');
+  await expect(page.locator('[data-testid=why]')).toContainText('from the torchtitan profile');
   // the key set by hand (here by a link): it wins and leaves the list
   await open(page, '/#v1/runtime.framework=torchtitan&runtime.framework_version=2024-12&training.repeat_kv=false');
   await expect(implied.filter({ hasText: 'Optimizer kernel' })).toHaveCount(1);

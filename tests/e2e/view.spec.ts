@@ -29,8 +29,11 @@ test('default view: Llama 3.1 8B on 8x H100 with FSDP2, numbers and charts', asy
     await page.locator('[data-testid=breakdown] .stackbar .seg').count(),
     'breakdown segments',
   ).toBeGreaterThanOrEqual(4);
-  expect(await page.locator('[data-testid=ranks] li').count(), 'one stage').toBe(1);
-  expect(await page.locator('[data-testid=why] .why-row').count(), 'why rows').toBeGreaterThanOrEqual(4);
+  // the cards below the timeline follow the result a frame later, "why this number" after its chunk loads
+  await expect(page.locator('[data-testid=ranks] li'), 'one stage').toHaveCount(1);
+  await expect
+    .poll(() => page.locator('[data-testid=why] .why-row').count(), { message: 'why rows' })
+    .toBeGreaterThanOrEqual(4);
   const r = await readings(page);
   const out = cli(
     `echo '{"model":{"preset":"llama-3.1-8b"},"hardware":{"gpu":"h100-sxm-80gb"}}' | npx llmem estimate -`,

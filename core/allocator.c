@@ -82,14 +82,8 @@ static void touch(int b) {
   if (hashing && !is_dirty[b]) is_dirty[b] = 1, dirty[dirty_count++] = b;
 }
 
-/* unit * ceil(bytes / unit) for a power-of-two unit and bytes >= 0: the quotient is exact, and
- * below 2^52 a truncation to an integer and one step up is ceil without its bit handling. */
-static double round_up_bytes(double bytes, double unit) {
-  double q = bytes / unit;
-  if (!(q < 4503599627370496.0)) return unit * ceil(q); /* already integral (or not finite) */
-  double t = (double)(int64_t)q;
-  return unit * (t < q ? t + 1 : t);
-}
+/* bytes rounded up to a multiple of a power-of-two unit (the quotient is exact) */
+static double round_up_bytes(double bytes, double unit) { return unit * ceil(bytes / unit); }
 
 static double round_size(double bytes) { return bytes < KIB_512 ? KIB_512 : round_up_bytes(bytes, KIB_512); }
 

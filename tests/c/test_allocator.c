@@ -31,7 +31,7 @@ static void rounding(void) {
   CHECK_NEAR(reserved(), 34 * MB, 0, "11 MiB - 100 B takes a 12 MiB segment");
 }
 
-/* round_size's ceil by truncation: fractional, exact and past-2^52 sizes. */
+/* round_size and the segment sizes: fractional, exact and past-2^52 sizes. */
 static void rounding_edges(void) {
   reset(0, 0, 0, 0);
   alloc_malloc(1, 512.25, C);
@@ -42,7 +42,7 @@ static void rounding_edges(void) {
   CHECK_NEAR(allocated(), 1024 + 2 * 1536, 0, "just under a multiple rounds to it");
   alloc_malloc(4, 10 * MB + 0.5, C); /* large: 10 MiB + 512 in a segment rounded to 2 MiB */
   CHECK_NEAR(reserved(), 2 * MB + 12 * MB, 0, "10 MiB + 0.5 B takes a 12 MiB segment");
-  double huge = ldexp(1, 62) + ldexp(1, 11); /* quotient by 512 past 2^52: ceil's own path */
+  double huge = ldexp(1, 62) + ldexp(1, 11); /* a quotient by 512 past 2^52 */
   alloc_malloc(5, huge, C);
   CHECK_NEAR(reserved(), 16 * MB + ldexp(1, 62), 0, "a size past 2^52 units rounds up to 2 MiB");
 }

@@ -59,7 +59,7 @@ static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 /* free blocks per pool (stream x small/large), sorted by size then address (BlockComparatorSize) */
 #define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
-static unsigned nonempty_pools; /* bit p: pool p holds a block (the largest free block reads only those) */
+static unsigned nonempty_pools;         /* bit p: pool p holds a block (the largest free block reads only those) */
 static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
 static int changed_at[POOL_COUNT];      /* where the pool last gained or lost a block: the next search's first guess */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
@@ -73,7 +73,8 @@ static uint32_t gen;
 static double next_base;
 /* alloc_layout_hash, kept up to date lazily: blocks changed since the last
  * hash are listed, and their terms replaced when the hash is asked for */
-static uint64_t layout_sum, counted[ALLOC_MAX_BLOCKS]; /* counted: block b's term in layout_sum */
+static uint64_t layout_sum, counted[ALLOC_MAX_BLOCKS];        /* counted: block b's term in layout_sum */
+static uint64_t weight_sum, counted_weight[ALLOC_MAX_BLOCKS]; /* the same for the micro-batch weights */
 static int dirty[ALLOC_MAX_BLOCKS], dirty_count;
 static unsigned char is_dirty[ALLOC_MAX_BLOCKS];
 static int hashing; /* the hash was asked for since the reset: changes are listed from then on */
@@ -259,7 +260,8 @@ static void cache_swap_up(int pool, int at, int b) {
 static int new_block(void) {
   int b;
   if (spare_count > 0) b = spare[--spare_count];
-  else if (fresh < ALLOC_MAX_BLOCKS) counted[b = fresh++] = 0; /* counted since the reset: nothing yet */
+  else if (fresh < ALLOC_MAX_BLOCKS)
+    b = fresh++, counted[b] = counted_weight[b] = 0; /* counted since the reset: nothing yet */
   else {
     give_up();
     return -1;
@@ -430,8 +432,8 @@ static int find_cached(int stream, int small, double rounded, int *at) {
   if (*at == cache_count[pool]) return -1;
   int b = cache[pool][*at];
   const block *k = &blocks[b];
-  if (k->size < cfg.max_split_bytes) return b; /* not oversize (max_split_size unset: always) */
-  if (rounded < cfg.max_split_bytes) return -1;  /* oversize block, small request */
+  if (k->size < cfg.max_split_bytes) return b;  /* not oversize (max_split_size unset: always) */
+  if (rounded < cfg.max_split_bytes) return -1; /* oversize block, small request */
   return k->size >= rounded + LARGE_BUFFER ? -1 : b;
 }
 
@@ -589,37 +591,72 @@ double alloc_largest_free_bytes(void) {
   return best;
 }
 
+static uint64_t mix(uint64_t x) { return slot_of(x) * 0x9e3779b97f4a7c15ULL + x; }
+
+/* What an owner's micro-batch counts for in a block's term (odd: a shift always shows) */
+static uint64_t weight(const block *k) {
+  if (!k->used || !k->allocated || ALLOC_TAG_MB(k->tag) == 0) return 0;
+  return mix((uint64_t)k->addr ^ (k->tag >> 32)) | 1;
+}
+
+/* A block's term: order-free (slots are recycled in any order), linear in the owner's micro-batch so
+ * that counting from another base is one multiply of the summed weights. */
 static uint64_t term(const block *k) {
   if (!k->used) return 0;
   uint64_t x = (uint64_t)k->size * 31 + (uint64_t)k->addr * 7 + (uint64_t)k->stream * 3 +
                (uint64_t)(k->allocated * 2 + k->pending);
-  return slot_of(x) * 0x9e3779b97f4a7c15ULL + x; /* order-free: slots are recycled in any order */
+  if (k->allocated) x += mix(k->tag >> 32) * 5;
+  return mix(x) + weight(k) * ALLOC_TAG_MB(k->tag);
 }
 
 /* The first hash since the reset sums every block; later ones replace the changed terms. */
 static void start_hashing(void) {
-  layout_sum = 0;
-  for (int b = 0; b < fresh; b++) layout_sum += counted[b] = term(&blocks[b]);
+  layout_sum = weight_sum = 0;
+  for (int b = 0; b < fresh; b++) {
+    layout_sum += counted[b] = term(&blocks[b]);
+    weight_sum += counted_weight[b] = weight(&blocks[b]);
+  }
   hashing = 1;
 }
 
-uint64_t alloc_layout_hash(void) {
+/* sums wrap: the same value as alloc_layout_hash_scan */
+uint64_t alloc_layout_hash(uint32_t mb_base) {
   if (!hashing) start_hashing();
-  for (int i = 0; i < dirty_count; i++) { /* sums wrap: the same value as alloc_layout_hash_scan */
+  for (int i = 0; i < dirty_count; i++) {
     int b = dirty[i];
-    uint64_t t = term(&blocks[b]);
+    uint64_t t = term(&blocks[b]), w = weight(&blocks[b]);
     layout_sum += t - counted[b];
-    counted[b] = t;
+    weight_sum += w - counted_weight[b];
+    counted[b] = t, counted_weight[b] = w;
     is_dirty[b] = 0;
   }
   dirty_count = 0;
-  return layout_sum + (uint64_t)st.reserved_bytes;
+  return layout_sum - mb_base * weight_sum + (uint64_t)st.reserved_bytes;
 }
 
-uint64_t alloc_layout_hash_scan(void) {
+uint64_t alloc_layout_hash_scan(uint32_t mb_base) {
   uint64_t h = 0;
-  for (int b = 0; b < fresh; b++) h += term(&blocks[b]);
+  for (int b = 0; b < fresh; b++) h += term(&blocks[b]) - mb_base * weight(&blocks[b]);
   return h + (uint64_t)st.reserved_bytes;
+}
+
+/* alloc_reset's and alloc_shift_micro_batches': every map slot empty */
+static void map_clear(void) {
+  if (++gen == 0) { /* wrapped: clear the generations once */
+    for (int i = 0; i < MAP_SLOTS; i++) map[i].gen = 0;
+    gen = 1;
+  }
+}
+
+void alloc_shift_micro_batches(uint32_t count) {
+  if (st.gave_up) return;
+  map_clear();
+  for (int b = 0; b < fresh; b++) {
+    block *k = &blocks[b];
+    if (!k->used || !k->allocated) continue;
+    if (ALLOC_TAG_MB(k->tag) != 0) k->tag += count, touch(b);
+    map_put(k->tag, b);
+  }
 }
 
 int alloc_pools_consistent(void) {
@@ -649,9 +686,6 @@ void alloc_reset(const alloc_settings *s) {
   memset(cache_count, 0, sizeof cache_count);
   nonempty_pools = 0;
   pending_count = 0;
-  if (++gen == 0) { /* wrapped: clear the generations once */
-    for (int i = 0; i < MAP_SLOTS; i++) map[i].gen = 0;
-    gen = 1;
-  }
+  map_clear();
   next_base = 0;
 }

@@ -59,11 +59,17 @@ int alloc_is_live(uint64_t tag);
 const alloc_stats *alloc_get_stats(void);
 /* The largest cached free block now. */
 double alloc_largest_free_bytes(void);
-/* A hash of the cache layout (sizes, streams, places; not tags): equal
- * before and after a repeated pattern means the pattern leaves it unchanged. */
-uint64_t alloc_layout_hash(void);
+/* A tag's low 32 bits: its micro-batch + 1, or 0 for a block of no micro-batch. */
+#define ALLOC_TAG_MB(tag) ((uint32_t)(tag))
+/* A hash of the blocks (sizes, streams, places, owners) with each owner's micro-batch counted from
+ * mb_base: equal after copy k of a repeated pattern (base k m) and after copy k - q (base (k - q) m)
+ * means the copies since left every block as they found it, m q micro-batches on. */
+uint64_t alloc_layout_hash(uint32_t mb_base);
 /* The same hash summed over every block (alloc_layout_hash keeps it up to date as blocks change). */
-uint64_t alloc_layout_hash_scan(void);
+uint64_t alloc_layout_hash_scan(uint32_t mb_base);
+/* The live blocks of micro-batches pass to the micro-batch `count` later (their tags renamed, nothing
+ * moved): the state after copies a pattern repeats unchanged, without walking them. */
+void alloc_shift_micro_batches(uint32_t count);
 /* Tests: each pool sorted by size then address and holding exactly the free
  * blocks not waiting for another stream (1), or not (0). */
 int alloc_pools_consistent(void);

@@ -189,8 +189,8 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;
   W->offload = pl->activation_offload;
   /* one stage, one chunk: the held inputs of the micro-batch before */
-  W->quant_held = pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 &&
-                  pl->pp == 1;
+  W->quant_held =
+      pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 && pl->pp == 1;
   int sum = 0;
   for (int c = 0; c < W->v; c++) {
     W->chunk_layers[c] = layout_stage_layers(pl, stage, c, &W->first_global[c]);
@@ -221,8 +221,8 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   int lora = pl->ft_method != LLMEM_FT_FULL;
   W->head_grads = lora ? 0 : rs->gradients * st->head_count / stage_trainable;
   /* the embedding's and a trained vision tower's gradients appear at the start of the step's first backward end */
-  W->embed_grads = lora ? 0 : rs->gradients * (st->embedding_count + st->vision_count - st->vision_frozen_count) /
-                                  stage_trainable;
+  W->embed_grads =
+      lora ? 0 : rs->gradients * (st->embedding_count + st->vision_count - st->vision_frozen_count) / stage_trainable;
   if (st->has_embedding && pl->vision_layers > 0) W->vision = vision_of(pl);
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
   W->root = rs->root_gathered;
@@ -333,7 +333,7 @@ static void vision_backward(const stage_walk *W, sim *S, int mb) {
  * False); the first layer's all-gather is issued meanwhile. */
 static void embedding_forward(const stage_walk *W, sim *S, int mb, int c, int kept) {
   int keep = W->rs->keep_gathered_until_backward;
-  uint64_t tag = block_tag(keep ? TAG_GATHER_KEPT : TAG_GATHER, LAYER_EMBED, 0, 0);
+  uint64_t tag = block_tag(keep ? TAG_GATHER_KEPT : TAG_GATHER, LAYER_EMBED, MB_NONE, 0);
   uint64_t next = block_tag(TAG_PREFETCH, LAYER_EMBED, mb, 0);
   double gather = kept ? 0 : W->embed_gather;
   if (gather > 0) sim_sync(S);
@@ -385,7 +385,7 @@ static void mtp_backward(const stage_walk *W, sim *S, int mb) {
  * `loss = chunked_cross_entropy(...)` rebinds the loss. Taken per layer as its
  * backward frees the rest. */
 /* One micro-batch's are held at a time: its own are taken after the one before's went. */
-static uint64_t held_tag(int layer) { return block_tag(TAG_ACT, layer, 0, 62); }
+static uint64_t held_tag(int layer) { return block_tag(TAG_ACT, layer, MB_NONE, 62); }
 
 static void held_inputs(const stage_walk *W, sim *S, int take) {
   int first = W->first_global[0], n = W->chunk_layers[0];
@@ -512,7 +512,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   const layer_activations *la = acts_of(W, lc, c, i);
   sim_sync(S); /* the previous layer's collectives have completed */
   if (rs->gathers && !kept) {
-    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, 0, 0), lc->gather, 0);
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, MB_NONE, 0), lc->gather, 0);
   }
   sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
   sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
@@ -533,7 +533,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   }
   /* kept gathered: stays until the end of the step */
   if (rs->gathers && !kept && !rs->keep_gathered_until_backward)
-    sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, 0, 0), lc->gather, 1);
+    sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, MB_NONE, 0), lc->gather, 1);
 }
 
 static int alike_steps(const stage_walk *W, int c, int backward, int at, int *period);
@@ -626,7 +626,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
   loss_take(S, mb, 3, W->loss.backward_tensors, W->loss.backward_peak_bytes);
   if (W->lazy && first_pass)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, 0, 0), W->head_grads + W->norm_grads,
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, MB_NONE, 0), W->head_grads + W->norm_grads,
              grad_stream(W));
   if (W->root_grads > 0)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
@@ -662,7 +662,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   int regathered = rs->gathers && !rs->keep_gathered_until_backward;
   sim_sync(S);
   if (regathered) {
-    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, 0);
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, MB_NONE, 0), lc->gather, 0);
   }
   if (W->offload && i < first + n - 2) { /* brought back from host memory */
     sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
@@ -673,9 +673,9 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   if (pl->optimizer_in_backward)
     sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
   else if (W->lazy && first_pass)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, 0, 0), lc->grad_share, grad_stream(W));
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, MB_NONE, 0), lc->grad_share, grad_stream(W));
   if (rs->accumulate_unsharded && first_pass)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, i, 0, 0), lc->trainable * rs->unsharded_accum_bytes,
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, i, MB_NONE, 0), lc->trainable * rs->unsharded_accum_bytes,
              ALLOC_STREAM_COMPUTE);
   double prefetch = backward_prefetch(W, c, i, lc);
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads,
@@ -698,7 +698,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
     S->held = 1;
   }
   sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, 0);
-  if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, 0, 0), lc->gather, 1);
+  if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, MB_NONE, 0), lc->gather, 1);
 }
 
 /* The embedding's backward: its lazily created gradient on the first pass;
@@ -716,15 +716,17 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
     return;
   }
   double gather = own && !rs->keep_gathered_until_backward ? W->embed_gather : 0;
-  uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, 0, 0), full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
+  uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, MB_NONE, 0),
+           full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
   take_gathered(W, S, LLMEM_CAT_WEIGHTS, again, gather, 0);
   if (lazy)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, 0, 0), W->embed_grads, grad_stream(W));
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, MB_NONE, 0), W->embed_grads, grad_stream(W));
   if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
   if (!own) return;
   if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);
-  reduce_scatter(W, S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0), rs->embed_reduce_input);
+  reduce_scatter(W, S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0),
+                 rs->embed_reduce_input);
 }
 
 /* The root's post-backward, once its parameters in this chunk have their

@@ -27,9 +27,9 @@ typedef struct {
   int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
   int carry_held;    /* the step starts with the previous step's held 4-bit inputs (quant_held) */
   int held;          /* a micro-batch's held 4-bit inputs are live */
-  int track;         /* TRACK_GRAIN: summarising a pass; TRACK_ROUNDING: walking one whose sums round (pass_summary.c) */
-  int grain;         /* every addition is a multiple of 2^grain (while tracking) */
-  double moved;      /* the additions' magnitudes, summed (while tracking) */
+  int track;    /* TRACK_GRAIN: summarising a pass; TRACK_ROUNDING: walking one whose sums round (pass_summary.c) */
+  int grain;    /* every addition is a multiple of 2^grain (while tracking) */
+  double moved; /* the additions' magnitudes, summed (while tracking) */
 } sim;
 
 /* ---- the allocation stream: the requests behind the category sums ---- */
@@ -49,11 +49,20 @@ enum {
   TAG_UNSHARDED,
   TAG_COMM,
   TAG_LOSS,
-  TAG_INIT, /* set-up buffers freed before the step (FSDP1 flattening) */
+  TAG_INIT,          /* set-up buffers freed before the step (FSDP1 flattening) */
   TAG_WEIGHT_INPUTS, /* zero-bubble split: what a W needs, from its I on */
-  TAG_H2D /* FSDP1 CPU offload: a shard copied in before its all-gather */
+  TAG_H2D            /* FSDP1 CPU offload: a shard copied in before its all-gather */
 };
-enum { LAYER_HEAD = -1, LAYER_EMBED = LLMEM_LAYER_EMBEDDING, LAYER_REST = -3, LAYER_MTP = -4, LAYER_VISION = -5 }; /* blocks outside the decoder layers */
+enum {
+  LAYER_HEAD = -1,
+  LAYER_EMBED = LLMEM_LAYER_EMBEDDING,
+  LAYER_REST = -3,
+  LAYER_MTP = -4,
+  LAYER_VISION = -5
+}; /* blocks outside the decoder layers */
+/* The tag's low 32 bits hold the micro-batch + 1 (allocator.h: a run's copies are the same blocks a few
+ * micro-batches on); MB_NONE, 0 there, marks a block of no micro-batch (states, gathered parameters). */
+enum { MB_NONE = -1 };
 static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
   return ((uint64_t)kind << 58) | ((uint64_t)(part & 63) << 52) | (((uint64_t)(layer + 3) & 0xFFFFF) << 32) |
          (uint32_t)(mb + 1);
@@ -156,9 +165,10 @@ static inline int sched_live_change(sched_op o) { return !o.backward ? 1 : o.spl
 typedef struct {
   int start, reps, n;
   unsigned char kind[SCHED_SEG_OPS], chunk[SCHED_SEG_OPS]; /* SEG_F, SEG_B, SEG_I, SEG_W, SEG_WQ */
-  unsigned char per[SCHED_SEG_OPS], before[SCHED_SEG_OPS]; /* passes alike (class and chunk; queued W) in a copy, and before this one */
-  int count[3][2]; /* before the segment: forwards, backwards (whole or I), W, per chunk */
-  int queued;      /* W passes taken from the queue before the segment */
+  unsigned char per[SCHED_SEG_OPS],
+      before[SCHED_SEG_OPS]; /* passes alike (class and chunk; queued W) in a copy, and before this one */
+  int count[3][2];           /* before the segment: forwards, backwards (whole or I), W, per chunk */
+  int queued;                /* W passes taken from the queue before the segment */
 } sched_seg;
 
 typedef struct {
@@ -206,9 +216,9 @@ typedef struct {
   const stage_layout *st;
   const rank_states *rs;
   int v, lazy, offload;
-  int quant_held;      /* training.finetune.quant_inputs_held applies (passes.c hold_quant_inputs) */
-  double held_logits;  /* the logits the loop keeps with the graph */
-  double held_act;     /* the stage's 4-bit inputs held, all layers */
+  int quant_held;     /* training.finetune.quant_inputs_held applies (passes.c hold_quant_inputs) */
+  double held_logits; /* the logits the loop keeps with the graph */
+  double held_act;    /* the stage's 4-bit inputs held, all layers */
   int first_global[LLMEM_MAX_VPP], chunk_layers[LLMEM_MAX_VPP], local0[LLMEM_MAX_VPP];
   int have[LAYER_KIND_COUNT]; /* the layer kinds (mixer x MLP) on this stage: costs[kind] is set */
   int single_kind;            /* the stage's one kind, or -1 when it has several */
@@ -289,8 +299,10 @@ typedef struct {
  * the stage's layout is the class's. */
 int pass_class_recall(stage_walk *W, stage_kinds *kinds);
 void pass_class_keep(const stage_walk *W, const stage_kinds *kinds);
-long pass_summaries_used(void);    /* passes applied from a summary so far (tests) */
-long pass_layer_runs(void);        /* runs of alike layers a summarised pass added in one go (tests) */
+long pass_summaries_used(void); /* passes applied from a summary so far (tests) */
+long pass_layer_runs(void);
+long walk_cycles_skipped(void);
+    /* runs whose repeating allocator layouts were passed over (simulate.c) */ /* runs of alike layers a summarised pass added in one go (tests) */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
 /* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */
@@ -308,7 +320,9 @@ void blocks_free_kept(const stage_walk *W, const sim *S, int chunk);
 typedef struct {
   double max_boundary_error; /* largest relative gap between the running and the rebuilt state */
 } walk_check;
-/* full != 0: every pass of every micro-batch (the reference for tests) */
+/* full: WALK_EVERY, every pass of every micro-batch without the allocator (the reference for tests);
+ * WALK_EVERY_BLOCKS, the same with the allocator fed every copy (its reference) */
+enum { WALK_EVERY = 1, WALK_EVERY_BLOCKS = 2 };
 void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
                          timeline_sink *sink, int full, walk_check *check);
 

@@ -109,21 +109,47 @@ static int steady_run(const run_copies *R) {
   return 1;
 }
 
-/* Every copy, as the allocator must see them; a run that leaves the live set
- * alone stops once a copy leaves the cache layout as it found it (the rest
- * are the same requests on the same cache). */
+/* Micro-batches one copy of the run moves on (each pass of copy k is copy 0's, k of them later), or -1. */
+static int copy_mb_step(const walker *K, const run_copies *R) {
+  int last = R->reps - 1, step = -1;
+  if (last < 1) return -1;
+  for (int i = 0; i < R->length; i++) {
+    int mb = schedule_op(K->sc, R->index + i).mb, next = schedule_op(K->sc, R->index + R->length + i).mb;
+    if (i == 0) step = next - mb;
+    if (next - mb != step || schedule_op(K->sc, R->index + last * R->length + i).mb - mb != last * step) return -1;
+  }
+  return step;
+}
+
+static long cycles_skipped; /* runs whose repeating cycle of layouts was passed over (tests) */
+long walk_cycles_skipped(void) { return cycles_skipped; }
+
+#define PERIOD_MAX 8 /* the longest cycle of cache layouts looked for (a 1F1B stage's four was seen) */
+
+/* Every copy, as the allocator must see them. A run that leaves the live set alone comes back, after a
+ * few copies, to the blocks it found, each owned by the same tensor q copies on (the hash counts owners'
+ * micro-batches from the copy's); the copies after are the same requests on the same cache, so whole
+ * cycles are passed over by renaming the owners, and the rest walked. */
 static void walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
-  int last = R->reps - 1, steady = !K->full && steady_run(R);
-  uint64_t before = steady ? alloc_layout_hash() : 0;
+  int last = R->reps - 1, step = K->full || !steady_run(R) ? -1 : copy_mb_step(K, R);
+  uint64_t seen[PERIOD_MAX + 1]; /* the hash after copy j - 1 at j mod (PERIOD_MAX + 1) */
+  if (step >= 0) seen[0] = alloc_layout_hash(0);
   for (int k = 0; k <= last; k++) {
     live_copy(K, S, R, k, g);
-    if (!steady) continue;
-    uint64_t after = alloc_layout_hash();
-    if (after == before && k < last) {
-      sim_skip(S, (last - k) * R->length);
-      return;
-    }
-    before = after;
+    if (step < 0) continue;
+    uint32_t base = (uint32_t)((k + 1) * step);
+    uint64_t now = alloc_layout_hash(base);
+    for (int q = 1; q <= PERIOD_MAX && q <= k + 1; q++)
+      if (seen[(k + 1 - q) % (PERIOD_MAX + 1)] == now) {
+        int cycles = (last - k) / q;
+        alloc_shift_micro_batches((uint32_t)(cycles * q * step));
+        sim_skip(S, cycles * q * R->length);
+        k += cycles * q; /* the copies left over are walked */
+        cycles_skipped += cycles > 0;
+        step = -1;
+        break;
+      }
+    seen[(k + 1) % (PERIOD_MAX + 1)] = now;
   }
 }
 
@@ -230,19 +256,19 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
     if (g->bwd_started[c]) sim_add(S, LLMEM_CAT_GRADIENTS, -W->accumulated[c]);
     blocks_free_kept(W, S, c);
   }
-  if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, 1);
+  if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 1);
   if (first_step) blocks_optimizer_states(W, S);
   if (pl->optimizer_in_backward) {
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
   } else {
     if (W->lazy) { /* every gradient exists by now */
       double rest = rs->gradients - S->cat[LLMEM_CAT_GRADIENTS];
-      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_REST, 0, 0), rest, ALLOC_STREAM_COMPUTE);
+      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_REST, MB_NONE, 0), rest, ALLOC_STREAM_COMPUTE);
     }
-    sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, 0, 0), rs->optimizer_step_temp,
+    sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, MB_NONE, 0), rs->optimizer_step_temp,
                        ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
-    sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, 0, 0), rs->optimizer_step_temp, 0);
+    sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, MB_NONE, 0), rs->optimizer_step_temp, 0);
   }
   if (W->lazy) {
     sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);
@@ -316,7 +342,7 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
   sim_record(S, LLMEM_PHASE_SETUP, -1, -1);
   /* the step before's last micro-batch: its held 4-bit inputs and logits (passes.c hold_quant_inputs) */
   if (W->root > 0) { /* the root unit gathered for the whole step */
-    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, 0, 0), W->root, 0);
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 0);
   }
   walk_sig g;
   memset(&g, 0, sizeof g);
@@ -328,7 +354,7 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
 }
 
 /* The allocator's first step: states created at load, the rest as the step creates them. */
-static void allocator_first_step(stage_walk *W, schedule *sc) {
+static void allocator_first_step(stage_walk *W, schedule *sc, int full) {
   const plan *pl = W->pl;
   int lazy_states = states_at_first_step(pl);
   sim S1;
@@ -337,7 +363,7 @@ static void allocator_first_step(stage_walk *W, schedule *sc) {
   S1.blocks = 1;
   start_allocator(pl);
   blocks_setup(W, &S1, lazy_states);
-  walk_step(W, sc, &S1, 0, 0, lazy_states);
+  walk_step(W, sc, &S1, full, 0, lazy_states);
   /* the reported step takes the held inputs again as the step before's */
   if (S1.held) hold_quant_inputs(W, &S1, 0);
 }
@@ -348,8 +374,8 @@ void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_stat
   walk_init(&W, pl, st, rs, out->stage);
   schedule sc;
   schedule_init(&sc, pl, out->stage);
-  int blocks = pl->simulate_allocator && !pl->allocator_reserve_given && !full && !check;
-  if (blocks) allocator_first_step(&W, &sc);
+  int blocks = pl->simulate_allocator && !pl->allocator_reserve_given && full != WALK_EVERY && !check;
+  if (blocks) allocator_first_step(&W, &sc, full);
   sim S;
   memset(&S, 0, sizeof S);
   S.sink = sink;

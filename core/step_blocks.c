@@ -19,10 +19,10 @@ static void split_state(const stage_walk *W, const sim *S, int part, double tota
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       double share = share_of(W, i, total, trainable);
       if (used + share > total) share = total - used;
-      sim_block(S, block_tag(TAG_STATE, i, 0, part), share, ALLOC_STREAM_COMPUTE);
+      sim_block(S, block_tag(TAG_STATE, i, MB_NONE, part), share, ALLOC_STREAM_COMPUTE);
       used += share;
     }
-  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, part), total - used, ALLOC_STREAM_COMPUTE);
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, part), total - used, ALLOC_STREAM_COMPUTE);
 }
 
 /* FSDP1 wrapping, one unit at a time (layers first, the root last): the
@@ -41,12 +41,14 @@ static void split_state(const stage_walk *W, const sim *S, int part, double tota
  * reserved for the step. */
 static void fsdp1_unit(const sim *S, int layer, double weights, double master, double shard, int to_cpu) {
   double unit = (weights + master) * shard;
-  uint64_t orig = block_tag(TAG_INIT, layer, 0, 0), flat = block_tag(TAG_INIT, layer, 0, 1);
-  uint64_t kept = to_cpu ? block_tag(TAG_INIT, layer, 0, 2) : block_tag(TAG_STATE, layer, 0, LLMEM_CAT_WEIGHTS);
+  uint64_t orig = block_tag(TAG_INIT, layer, MB_NONE, 0), flat = block_tag(TAG_INIT, layer, MB_NONE, 1);
+  uint64_t kept =
+      to_cpu ? block_tag(TAG_INIT, layer, MB_NONE, 2) : block_tag(TAG_STATE, layer, MB_NONE, LLMEM_CAT_WEIGHTS);
   sim_block(S, orig, unit, ALLOC_STREAM_COMPUTE);
   sim_block(S, flat, unit, ALLOC_STREAM_COMPUTE);
   sim_block(S, kept, weights, ALLOC_STREAM_COMPUTE);
-  if (!to_cpu) sim_block(S, block_tag(TAG_STATE, layer, 0, LLMEM_CAT_MASTER_WEIGHTS), master, ALLOC_STREAM_COMPUTE);
+  if (!to_cpu)
+    sim_block(S, block_tag(TAG_STATE, layer, MB_NONE, LLMEM_CAT_MASTER_WEIGHTS), master, ALLOC_STREAM_COMPUTE);
   if (unit > 0) sim_unblock(S, flat, 0);
   if (to_cpu && weights > 0) sim_unblock(S, kept, 0);
   if (unit > 0) sim_unblock(S, orig, 0);
@@ -67,7 +69,9 @@ static void fsdp1_setup(const stage_walk *W, const sim *S) {
   double kept = rs->weights - rs->quant_stats_bytes, in_layers = 0, bytes = 0;
   /* offloaded, what stays on the GPU (the 4-bit statistics, made at load) is per layer, as without FSDP1 */
   if (to_cpu) split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
-  else sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_COUNT), rs->quant_stats_bytes, ALLOC_STREAM_COMPUTE);
+  else
+    sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_COUNT), rs->quant_stats_bytes,
+              ALLOC_STREAM_COMPUTE);
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       in_layers += walk_layer_cost(W, i)->params;
@@ -99,10 +103,11 @@ void blocks_setup(const stage_walk *W, const sim *S, int lazy_states) {
     split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
   }
   if (!lazy_states) split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer, 1);
-  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_COMM_BUFFERS), rs->comm_persistent, ALLOC_STREAM_COMPUTE);
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_COMM_BUFFERS), rs->comm_persistent,
+            ALLOC_STREAM_COMPUTE);
   /* pipelining's kept stage outputs, one block for the step (states.c pipeline_buffers) */
-  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_ACTIVATIONS), rs->pp_kept_act, ALLOC_STREAM_COMPUTE);
-  sim_block(S, block_tag(TAG_STATE, LAYER_REST, 0, LLMEM_CAT_LOGITS), rs->pp_kept_logits, ALLOC_STREAM_COMPUTE);
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_ACTIVATIONS), rs->pp_kept_act, ALLOC_STREAM_COMPUTE);
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_LOGITS), rs->pp_kept_logits, ALLOC_STREAM_COMPUTE);
   if (!W->lazy) split_state(W, S, LLMEM_CAT_GRADIENTS, rs->gradients, 1);
   if (W->pl->empty_cache_after_init && S->blocks) {
     alloc_empty_cache(); /* torch.cuda.empty_cache(), then torch.cuda.reset_peak_memory_stats() */
@@ -120,16 +125,18 @@ void blocks_free_gradients(const stage_walk *W, const sim *S) {
   if (!S->blocks) return;
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
-      alloc_free_if_live(block_tag(TAG_GRAD, i, 0, 0));
-  for (int layer = LAYER_REST; layer <= LAYER_HEAD; layer++) alloc_free_if_live(block_tag(TAG_GRAD, layer, 0, 0));
+      alloc_free_if_live(block_tag(TAG_GRAD, i, MB_NONE, 0));
+  for (int layer = LAYER_REST; layer <= LAYER_HEAD; layer++) alloc_free_if_live(block_tag(TAG_GRAD, layer, MB_NONE, 0));
 }
 
 /* Weights kept gathered since the chunk's first forward, and accumulated unsharded gradients. */
 void blocks_free_kept(const stage_walk *W, const sim *S, int c) {
   if (!S->blocks) return;
   for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
-    if (alloc_is_live(block_tag(TAG_GATHER_KEPT, i, 0, 0))) alloc_free(block_tag(TAG_GATHER_KEPT, i, 0, 0), 1);
-    alloc_free_if_live(block_tag(TAG_ACCUM, i, 0, 0));
+    if (alloc_is_live(block_tag(TAG_GATHER_KEPT, i, MB_NONE, 0)))
+      alloc_free(block_tag(TAG_GATHER_KEPT, i, MB_NONE, 0), 1);
+    alloc_free_if_live(block_tag(TAG_ACCUM, i, MB_NONE, 0));
   }
-  if (alloc_is_live(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, 0, 0))) alloc_free(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, 0, 0), 1);
+  if (alloc_is_live(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0)))
+    alloc_free(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), 1);
 }

@@ -174,19 +174,21 @@ static void layout_hash_incremental(void) {
       seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
       unsigned r = (unsigned)(seed >> 33);
       int slot = (int)(r % 64);
+      uint64_t tag = ((uint64_t)slot + 1) << 32 | slot % 5; /* micro-batches 0-3 and none */
+      uint32_t base = (r >> 24) % 9;
       if (live[slot]) {
-        alloc_free((uint64_t)slot + 1, (r >> 8) % 5 == 0);
+        alloc_free(tag, (r >> 8) % 5 == 0);
         live[slot] = 0;
       } else {
         double sizes[] = {300, 4096, 0.6 * MB, 1.5 * MB, 7 * MB, 12 * MB, 33 * MB, 90 * MB};
-        alloc_malloc((uint64_t)slot + 1, sizes[(r >> 8) % 8] * (1 + (r >> 12) % 3), (r >> 16) % 3 == 0 ? G : C);
+        alloc_malloc(tag, sizes[(r >> 8) % 8] * (1 + (r >> 12) % 3), (r >> 16) % 3 == 0 ? G : C);
         live[slot] = 1;
       }
       if ((r >> 20) % 7 == 0) alloc_sync();
       if ((r >> 20) % 211 == 0) alloc_empty_cache();
-      if ((r >> 4) % 3 == 0) bad += alloc_layout_hash() != alloc_layout_hash_scan();
+      if ((r >> 4) % 3 == 0) bad += alloc_layout_hash(base) != alloc_layout_hash_scan(base);
     }
-    bad += alloc_layout_hash() != alloc_layout_hash_scan();
+    bad += alloc_layout_hash(7) != alloc_layout_hash_scan(7);
   }
   CHECK(bad == 0, "the incremental layout hash equals the full sum");
 }
@@ -225,8 +227,51 @@ static void pools_sorted(void) {
   CHECK(checked > 30000 && bad == 0, "the pools stay sorted and hold exactly the cached blocks");
 }
 
+/* A 1F1B-like cycle: each step frees the oldest micro-batch's two blocks and takes the newest one's. The
+ * hash counted from each step's micro-batch repeats when the blocks cycle; renaming the owners then
+ * stands for the steps passed over: the next steps free the right blocks and end in the walked state. */
+static uint64_t tag_of(int part, int mb) { return (uint64_t)(part + 1) << 32 | (uint32_t)(mb + 1); }
+static void cycle_step(int mb) { /* micro-batches mb-2, mb-1 live before; mb-1, mb after */
+  alloc_free(tag_of(0, mb - 2), 0);
+  alloc_free(tag_of(1, mb - 2), 0);
+  alloc_malloc(tag_of(0, mb), 30 * MB, C);
+  alloc_malloc(tag_of(1, mb), 3 * MB, C);
+}
+
+static void micro_batch_shift(void) {
+  for (int walked = 0; walked < 2; walked++) {
+    reset(0, 0, 0, 0);
+    alloc_malloc(tag_of(9, -1), 5 * MB, C); /* a block of no micro-batch: not renamed */
+    for (int mb = 0; mb < 2; mb++) alloc_malloc(tag_of(0, mb), 30 * MB, C), alloc_malloc(tag_of(1, mb), 3 * MB, C);
+    uint64_t h2 = 0, h3 = 0, h4 = 0;
+    for (int mb = 2; mb < 5; mb++) {
+      cycle_step(mb);
+      uint64_t h = alloc_layout_hash((uint32_t)mb);
+      if (mb == 2) h2 = h;
+      if (mb == 3) h3 = h;
+      if (mb == 4) h4 = h;
+    }
+    /* the newest takes the places the oldest left: the two micro-batches swap places each step */
+    CHECK(h2 == h4 && h2 != h3, "the blocks cycle every two steps (hashes %d %d)", h2 == h4, h2 != h3);
+    if (walked) {
+      for (int mb = 5; mb < 105; mb++) cycle_step(mb);
+    } else {
+      alloc_shift_micro_batches(100); /* micro-batches 5..104 passed over */
+      CHECK(alloc_layout_hash(104) == h4, "renamed: the same hash counted from micro-batch 104");
+      CHECK(alloc_is_live(tag_of(0, 104)) && !alloc_is_live(tag_of(0, 4)) && alloc_is_live(tag_of(9, -1)),
+            "owners renamed, the block of no micro-batch kept");
+    }
+    for (int mb = 105; mb < 107; mb++) cycle_step(mb);
+    CHECK_NEAR(allocated(), 5 * MB + 2 * 33 * MB, 0, "two micro-batches live after the cycles");
+    static uint64_t after_walk;
+    if (walked) CHECK(alloc_layout_hash(106) == after_walk, "renaming ends where walking every step does");
+    else after_walk = alloc_layout_hash(106);
+  }
+}
+
 int main(void) {
   pools_sorted();
+  micro_batch_shift();
   layout_hash_incremental();
   rounding();
   rounding_edges();

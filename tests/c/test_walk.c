@@ -44,8 +44,10 @@ static int reference_order(const plan *pl, int stage, sched_op *ops) {
     }
   int total = m * v, warm = v == 1 ? p - stage - 1 : 2 * (p - stage - 1) + (v - 1) * g, f = 0, b = 0;
   if (warm > total) warm = total;
-#define FWD(k) (sched_op){0, table_mb[k], table_chunk[k], 0}
-#define BWD(k) (sched_op){1, table_mb[k], v - 1 - table_chunk[k], 0}
+#define FWD(k) \
+  (sched_op) { 0, table_mb[k], table_chunk[k], 0 }
+#define BWD(k) \
+  (sched_op) { 1, table_mb[k], v - 1 - table_chunk[k], 0 }
   for (; f < warm; f++) ops[n++] = FWD(f);
   while (f < total) ops[n++] = FWD(f), f++, ops[n++] = BWD(b), b++;
   while (b < total) ops[n++] = BWD(b), b++;
@@ -74,7 +76,10 @@ static void check_order(int pp, int vpp, int m, int kind, int group) {
     while (i < n && !bad) {
       int length, reps;
       schedule_run(&sc, i, &length, &reps);
-      if (length < 1 || reps < 1 || i + length * reps > n) { bad++; break; }
+      if (length < 1 || reps < 1 || i + length * reps > n) {
+        bad++;
+        break;
+      }
       for (int k = 1; k < reps; k++)
         for (int j = 0; j < length; j++) {
           sched_op a = want[i + j], b = want[i + k * length + j];
@@ -127,14 +132,14 @@ static const char *zbv_p4_m8[4] = {
     "I0:4 I1:5 I0:5 I1:6 I0:6 I1:7 I0:7 W0:4 W1:5 W1:6 W1:7 W0:5 W0:6 W0:7",
 };
 static const char *dualpipev_p4_m8[4] = {
-    "F0:0 F0:1 F0:2 F0:3 F0:4 F0:5 "                            /* step 1 */
-    "F0:6 F1:0 "                                                /* step 2 */
-    "I1:0 W1:0 F1:1 I1:1 W1:1 F1:2 I1:2 W1:2 F1:3 "             /* step 3 */
-    "F0:7 B1:3 F1:4 B0:0 "                                      /* step 4 */
-    "B1:4 F1:5 B0:1 B1:5 F1:6 B0:2 B1:6 F1:7 B0:3 "             /* step 5 */
-    "B1:7 I0:4 "                                                /* step 6 */
-    "W0:4 I0:5 W0:5 I0:6 W0:6 I0:7 "                            /* step 7 */
-    "W0:7",                                                     /* step 8 */
+    "F0:0 F0:1 F0:2 F0:3 F0:4 F0:5 "                /* step 1 */
+    "F0:6 F1:0 "                                    /* step 2 */
+    "I1:0 W1:0 F1:1 I1:1 W1:1 F1:2 I1:2 W1:2 F1:3 " /* step 3 */
+    "F0:7 B1:3 F1:4 B0:0 "                          /* step 4 */
+    "B1:4 F1:5 B0:1 B1:5 F1:6 B0:2 B1:6 F1:7 B0:3 " /* step 5 */
+    "B1:7 I0:4 "                                    /* step 6 */
+    "W0:4 I0:5 W0:5 I0:6 W0:6 I0:7 "                /* step 7 */
+    "W0:7",                                         /* step 8 */
     "F0:0 F0:1 F0:2 F0:3 "
     "F0:4 F1:0 F0:5 F1:1 "
     "I1:0 W1:0 F1:2 I1:1 W1:1 F1:3 "
@@ -167,24 +172,24 @@ static const char *dualpipev_p4_m8[4] = {
  * (model stage 3 - h); micro-batch k of chunk 1 is the other direction's
  * k-th. Step 6 splits from i = step_6 // 2 (h = 0: the B0; h = 1: both), the
  * W passes (_weight_chunk: WeightGradStore.pop) first-in first-out. */
-#define DUALPIPE_H0                                                     \
-  "F0:0 F0:1 "                                            /* step 1 */ \
-  "F0:2 F1:0 "                                            /* step 2 */ \
-  "I1:0 W1:0 F1:1 "                                       /* step 3 */ \
-  "F0:3 B1:1 F1:2 B0:0 F0:4 B1:2 F1:3 B0:1 F0:5 B1:3 F1:4 B0:2 "         \
-  "F0:6 B1:4 F1:5 B0:3 F0:7 B1:5 F1:6 B0:4 F0:8 B1:6 F1:7 B0:5 "         \
-  "F0:9 B1:7 F1:8 B0:6 "                                  /* step 4 */ \
-  "B1:8 F1:9 B0:7 "                                       /* step 5 */ \
-  "B1:9 I0:8 "                                            /* step 6 */ \
-  "W0:8 I0:9 "                                            /* step 7 */ \
-  "W0:9"                                                  /* step 8 */
-#define DUALPIPE_H1                                                     \
-  "F0:0 F1:0 F0:1 F1:1 "                                  /* step 2 */ \
-  "F0:2 B1:0 F1:2 B0:0 F0:3 B1:1 F1:3 B0:1 F0:4 B1:2 F1:4 B0:2 "         \
-  "F0:5 B1:3 F1:5 B0:3 F0:6 B1:4 F1:6 B0:4 F0:7 B1:5 F1:7 B0:5 "         \
-  "F0:8 B1:6 F1:8 B0:6 F0:9 B1:7 F1:9 B0:7 "              /* step 4 */ \
-  "B1:8 B0:8 I1:9 I0:9 "                                  /* step 6 */ \
-  "W1:9 W0:9"                                             /* step 8 */
+#define DUALPIPE_H0                                              \
+  "F0:0 F0:1 "      /* step 1 */                                 \
+  "F0:2 F1:0 "      /* step 2 */                                 \
+  "I1:0 W1:0 F1:1 " /* step 3 */                                 \
+  "F0:3 B1:1 F1:2 B0:0 F0:4 B1:2 F1:3 B0:1 F0:5 B1:3 F1:4 B0:2 " \
+  "F0:6 B1:4 F1:5 B0:3 F0:7 B1:5 F1:6 B0:4 F0:8 B1:6 F1:7 B0:5 " \
+  "F0:9 B1:7 F1:8 B0:6 " /* step 4 */                            \
+  "B1:8 F1:9 B0:7 "      /* step 5 */                            \
+  "B1:9 I0:8 "           /* step 6 */                            \
+  "W0:8 I0:9 "           /* step 7 */                            \
+  "W0:9"                 /* step 8 */
+#define DUALPIPE_H1                                              \
+  "F0:0 F1:0 F0:1 F1:1 " /* step 2 */                            \
+  "F0:2 B1:0 F1:2 B0:0 F0:3 B1:1 F1:3 B0:1 F0:4 B1:2 F1:4 B0:2 " \
+  "F0:5 B1:3 F1:5 B0:3 F0:6 B1:4 F1:6 B0:4 F0:7 B1:5 F1:7 B0:5 " \
+  "F0:8 B1:6 F1:8 B0:6 F0:9 B1:7 F1:9 B0:7 " /* step 4 */        \
+  "B1:8 B0:8 I1:9 I0:9 "                     /* step 6 */        \
+  "W1:9 W0:9"                                /* step 8 */
 static const char *dualpipe_p4_m20[4] = {DUALPIPE_H0, DUALPIPE_H1, DUALPIPE_H1, DUALPIPE_H0};
 
 static void check_v_table(int kind, int p, int m, const char *const *table) {
@@ -376,11 +381,12 @@ static int check_bounded_stages(void) {
     int seq = pick(2) ? 32 : 256; /* short: a chunk's gradients outweigh a micro-batch's activations */
     snprintf(keys, sizeof keys,
              "model.layers=%d model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.moe=%s "
-             "model.moe.experts=4 model.moe.top_k=2 model.moe.expert_ffn_hidden=256 model.moe.dense_layers=%d model.moe.layer_freq=%d "
+             "model.moe.experts=4 model.moe.top_k=2 model.moe.expert_ffn_hidden=256 model.moe.dense_layers=%d "
+             "model.moe.layer_freq=%d "
              "training.seq_len=%d training.grad_accum=%d training.recompute=%s parallel.engine=%s "
              "parallel.zero_stage=%d parallel.pp=%d parallel.vpp=%d parallel.pp_schedule=interleaved parallel.gpus=%d",
-             pp * vpp * (1 + pick(2)), PICK(tf), pick(3) * vpp, 1 + pick(3), seq, m, PICK(recompute), engine, strstr(engine, "deepspeed") ? pick(2) : 0, pp,
-             vpp, pp);
+             pp * vpp * (1 + pick(2)), PICK(tf), pick(3) * vpp, 1 + pick(3), seq, m, PICK(recompute), engine,
+             strstr(engine, "deepspeed") ? pick(2) : 0, pp, vpp, pp);
     llmem_input in;
     llmem_defaults(&in);
     set_keys(&in, keys);
@@ -406,8 +412,8 @@ static int check_bounded_stages(void) {
       copied++;
       strict += own.peak_allocated_bytes < r->peak_allocated_bytes;
       lazy_short += seq == 32 && strcmp(engine, "fsdp2") == 0;
-      CHECK(r->bound_stage < s && !out.ranks[r->bound_stage].peak_bound, "stage %d bound by %d: %s", s,
-            r->bound_stage, keys);
+      CHECK(r->bound_stage < s && !out.ranks[r->bound_stage].peak_bound, "stage %d bound by %d: %s", s, r->bound_stage,
+            keys);
       CHECK(own.peak_allocated_bytes <= r->peak_allocated_bytes && own.device_used_bytes <= r->device_used_bytes &&
                 st.params_count == r->params_count && st.layer_count == r->layers_count,
             "stage %d holds %.17g (device %.17g), its bound from stage %d %.17g (%.17g): %s", s,
@@ -418,7 +424,8 @@ static int check_bounded_stages(void) {
     CHECK(out.peak_allocated_bytes == top_allocated && !out.ranks[out.per_gpu.stage].peak_bound,
           "the highest allocated and the most loaded stage are walked: %s", keys);
   }
-  CHECK(copied > 600 && strict > 500 && lazy_short > 50, "stages copied as bounds: %d (%d strictly above, %d FSDP2 on short sequences)", copied, strict, lazy_short);
+  CHECK(copied > 600 && strict > 500 && lazy_short > 50,
+        "stages copied as bounds: %d (%d strictly above, %d FSDP2 on short sequences)", copied, strict, lazy_short);
   return copied;
 }
 
@@ -462,8 +469,8 @@ static void check_fractional_bytes(void) {
              "model.layers=%d model.hidden=520 model.heads=8 model.ffn_hidden=1001 model.vocab=32001 model.moe=%s "
              "model.moe.experts=6 model.moe.top_k=2 model.moe.expert_ffn_hidden=512 training.grad_accum=%d "
              "training.recompute=%s parallel.engine=%s parallel.zero_stage=%d parallel.pp=%d parallel.gpus=%d",
-             4 * pp * (1 + pick(3)), pick(2) ? "true" : "false", m, pick(2) ? "full" : "none", engines[e], zero[e],
-             pp, pp * dp);
+             4 * pp * (1 + pick(3)), pick(2) ? "true" : "false", m, pick(2) ? "full" : "none", engines[e], zero[e], pp,
+             pp * dp);
     fractional += stages_walk_alike(keys);
   }
   CHECK(fractional > 10, "stages with fractional gradient bytes: %d", fractional);
@@ -482,21 +489,23 @@ static void check_fractional_bytes(void) {
              pick(3) ? "false" : "true", pp, vpp, schedules[k], pp * dp);
     stages_walk_alike(keys);
   }
-  CHECK(pass_layer_runs() - runs > 100, "runs of alike layers in deep fractional chunks: %ld", pass_layer_runs() - runs);
+  CHECK(pass_layer_runs() - runs > 100, "runs of alike layers in deep fractional chunks: %ld",
+        pass_layer_runs() - runs);
   /* a layout the planner fuzzer kept (QLoRA over 12 ranks): its estimate walks with the timeline, its readings
    * without, and they gave different last bits while fractional passes came from summaries */
   llmem_input in;
   llmem_defaults(&in);
-  set_keys(&in, "model.layers=2 model.hidden=64 model.heads=16 model.kv_heads=8 model.ffn_hidden=256 model.vocab=97 "
-                "model.tied_embeddings=true model.bias=true model.qkv_bias=true model.attn_sinks=true "
-                "model.max_positions=512 training.micro_batch=4 training.grad_accum=2 training.fp8_linear=true "
-                "training.master_weights=false training.optimizer_impl=foreach training.loss=compiled "
-                "training.finetune.method=qlora training.finetune.lora_rank=4 training.finetune.lora_targets=q,up,down "
-                "training.finetune.adapter_dtype=fp8 training.finetune.double_quant=false parallel.gpus=12 "
-                "parallel.gpus_per_node=4 parallel.sequence_parallel=false parallel.pp_schedule=gpipe "
-                "parallel.reshard_after_forward=false parallel.shard_root_modules=true hardware.memory_gib=0.28 "
-                "runtime.cuda_context_mib=0 runtime.cublas_workspace_mib=0 runtime.allocator_reserve=0 "
-                "runtime.expandable_segments=true runtime.torch_compile=true");
+  set_keys(&in,
+           "model.layers=2 model.hidden=64 model.heads=16 model.kv_heads=8 model.ffn_hidden=256 model.vocab=97 "
+           "model.tied_embeddings=true model.bias=true model.qkv_bias=true model.attn_sinks=true "
+           "model.max_positions=512 training.micro_batch=4 training.grad_accum=2 training.fp8_linear=true "
+           "training.master_weights=false training.optimizer_impl=foreach training.loss=compiled "
+           "training.finetune.method=qlora training.finetune.lora_rank=4 training.finetune.lora_targets=q,up,down "
+           "training.finetune.adapter_dtype=fp8 training.finetune.double_quant=false parallel.gpus=12 "
+           "parallel.gpus_per_node=4 parallel.sequence_parallel=false parallel.pp_schedule=gpipe "
+           "parallel.reshard_after_forward=false parallel.shard_root_modules=true hardware.memory_gib=0.28 "
+           "runtime.cuda_context_mib=0 runtime.cublas_workspace_mib=0 runtime.allocator_reserve=0 "
+           "runtime.expandable_segments=true runtime.torch_compile=true");
   static llmem_result out;
   llmem_readings r;
   CHECK(llmem_estimate(&in, &out) == LLMEM_OK && llmem_estimate_readings(&in, &r) == LLMEM_OK &&
@@ -526,7 +535,7 @@ int main(void) {
           if (m % g == 0 || m % g >= pp) check_order(pp, vpp, m, LLMEM_PP_INTERLEAVED, g);
     }
 
-  int valid = 0, stages = 0, skipping = 0;
+  int valid = 0, stages = 0, skipping = 0, allocator_compared = 0;
   double worst_gap = 0;
   char keys[1024];
   int v_valid = 0, dp_valid = 0;
@@ -548,8 +557,19 @@ int main(void) {
       llmem_rank_result fast = {0}, full = {0};
       fast.stage = full.stage = s;
       walk_check check = {0};
-      llmem_rank_result blocks = fast;
+      llmem_rank_result blocks = fast, every_copy = fast;
       simulate_stage_walk(&pl, &st, &rs, &blocks, 0, 0, 0); /* with the simulated allocator */
+      simulate_stage_walk(&pl, &st, &rs, &every_copy, 0, WALK_EVERY_BLOCKS, 0);
+      /* cycles of cache layouts passed over (simulate.c walk_every_copy): the allocator's figures as if fed
+       * every copy, bit for bit */
+      if (blocks.reserved_simulated && every_copy.reserved_simulated) {
+        allocator_compared++;
+        CHECK(blocks.peak_reserved_bytes == every_copy.peak_reserved_bytes &&
+                  blocks.fragmentation_bytes == every_copy.fragmentation_bytes &&
+                  blocks.largest_free_block_bytes == every_copy.largest_free_block_bytes,
+              "stage %d: reserved %.17g, fed every copy %.17g: %s", s, blocks.peak_reserved_bytes,
+              every_copy.peak_reserved_bytes, keys);
+      }
       pl.simulate_allocator = 0;
       simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
       simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, &check);
@@ -558,22 +578,25 @@ int main(void) {
                 blocks.peak_layer == fast.peak_layer,
             "stage %d: the allocator's walk peaks at %.17g, the walk at %.17g: %s", s, blocks.peak_allocated_bytes,
             fast.peak_allocated_bytes, keys);
-      CHECK(blocks.peak_reserved_bytes >= blocks.peak_allocated_bytes, "stage %d: reserved below allocated: %s", s, keys);
+      CHECK(blocks.peak_reserved_bytes >= blocks.peak_allocated_bytes, "stage %d: reserved below allocated: %s", s,
+            keys);
       stages++;
       skipping += pl.grad_accum > 3;
       if (check.max_boundary_error > worst_gap) worst_gap = check.max_boundary_error;
       CHECK(check.max_boundary_error < 1e-12, "stage %d: rebuilt state off by %g (relative): %s", s,
             check.max_boundary_error, keys);
       if (pl.activation_offload)
-        CHECK_NEAR(simulate_offloaded_host_bytes(&pl, &st, &rs, s), host_pass_by_pass(&pl, &st, &rs, s), 1e-12,
-                   keys);
+        CHECK_NEAR(simulate_offloaded_host_bytes(&pl, &st, &rs, s), host_pass_by_pass(&pl, &st, &rs, s), 1e-12, keys);
       CHECK(same_rank(&fast, &full), "stage %d: fast %.17g at %d/%d/%d, full walk %.17g at %d/%d/%d: %s", s,
             fast.peak_allocated_bytes, fast.peak_phase, fast.peak_micro_batch, fast.peak_layer,
             full.peak_allocated_bytes, full.peak_phase, full.peak_micro_batch, full.peak_layer, keys);
     }
   }
-  CHECK(valid >= 775 && v_valid >= 100 && dp_valid >= 50, "random valid configs: %d (%d V, %d DualPipe)", valid, v_valid,
-        dp_valid);
+  CHECK(allocator_compared > 1000 && walk_cycles_skipped() > 200,
+        "stages whose allocator was compared with every copy fed: %d (runs with cycles passed over: %ld)",
+        allocator_compared, walk_cycles_skipped());
+  CHECK(valid >= 775 && v_valid >= 100 && dp_valid >= 50, "random valid configs: %d (%d V, %d DualPipe)", valid,
+        v_valid, dp_valid);
   /* the fast walks above took passes from their summaries (pass_summary.c) and still equal the full walk */
   CHECK(pass_summaries_used() > 1000, "passes applied from summaries: %ld", pass_summaries_used());
   /* and those summaries added runs of alike layers in one go (passes.c step_repeat) */
@@ -584,9 +607,10 @@ int main(void) {
   {
     llmem_input in;
     llmem_defaults(&in);
-    set_keys(&in, "model.layers=37800 model.hidden=2048 model.ffn_hidden=4096 training.grad_accum=8216 "
-                  "training.recompute=full parallel.engine=megatron parallel.pp=8 parallel.vpp=63 "
-                  "parallel.pp_schedule=interleaved parallel.gpus=8");
+    set_keys(&in,
+             "model.layers=37800 model.hidden=2048 model.ffn_hidden=4096 training.grad_accum=8216 "
+             "training.recompute=full parallel.engine=megatron parallel.pp=8 parallel.vpp=63 "
+             "parallel.pp_schedule=interleaved parallel.gpus=8");
     plan pl;
     int field;
     const char *detail;
@@ -618,17 +642,18 @@ int main(void) {
     static llmem_result out;
     llmem_input in;
     llmem_defaults(&in);
-    set_keys(&in, "model.layers=24 model.kv_heads=1 model.head_dim=128 model.ffn_hidden=4096 model.vocab=97 "
-                  "model.head=classification model.bias=true model.qkv_bias=true model.qk_norm=head "
-                  "model.position=learned model.max_positions=100000 training.micro_batch=8 training.seq_len=16384 "
-                  "training.grad_accum=12 training.dtype=fp16 training.grad_dtype=fp16 training.optimizer=lion "
-                  "training.optimizer_dtype=bf16 training.optimizer_impl=for_loop training.recompute=selective "
-                  "training.recompute_modules=core_attn,layernorm,moe_act training.dropout=0.1 "
-                  "training.attention=eager training.loss=fused training.loss_chunks=3 parallel.gpus=64 "
-                  "parallel.tp=4 parallel.pp=4 parallel.vpp=2 parallel.pp_schedule=interleaved "
-                  "parallel.fsdp_strategy=shard_grad_op parallel.shard_root_modules=true hardware.memory_gib=4 "
-                  "runtime.cuda_context_mib=0 runtime.cublas_workspace_mib=0 runtime.nccl_buffer_mib=0 "
-                  "runtime.expandable_segments=true runtime.torch_compile=true");
+    set_keys(&in,
+             "model.layers=24 model.kv_heads=1 model.head_dim=128 model.ffn_hidden=4096 model.vocab=97 "
+             "model.head=classification model.bias=true model.qkv_bias=true model.qk_norm=head "
+             "model.position=learned model.max_positions=100000 training.micro_batch=8 training.seq_len=16384 "
+             "training.grad_accum=12 training.dtype=fp16 training.grad_dtype=fp16 training.optimizer=lion "
+             "training.optimizer_dtype=bf16 training.optimizer_impl=for_loop training.recompute=selective "
+             "training.recompute_modules=core_attn,layernorm,moe_act training.dropout=0.1 "
+             "training.attention=eager training.loss=fused training.loss_chunks=3 parallel.gpus=64 "
+             "parallel.tp=4 parallel.pp=4 parallel.vpp=2 parallel.pp_schedule=interleaved "
+             "parallel.fsdp_strategy=shard_grad_op parallel.shard_root_modules=true hardware.memory_gib=4 "
+             "runtime.cuda_context_mib=0 runtime.cublas_workspace_mib=0 runtime.nccl_buffer_mib=0 "
+             "runtime.expandable_segments=true runtime.torch_compile=true");
     llmem_readings r;
     CHECK(llmem_estimate(&in, &out) == LLMEM_OK && llmem_estimate_readings(&in, &r) == LLMEM_OK &&
               r.device_used_bytes == out.per_gpu.device_used_bytes &&
@@ -636,8 +661,10 @@ int main(void) {
           "readings: device %.17g allocated %.17g, estimate %.17g %.17g", r.device_used_bytes, r.peak_allocated_bytes,
           out.per_gpu.device_used_bytes, out.peak_allocated_bytes);
   }
-  printf("walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g, %ld passes from "
-         "summaries; %d deep-pipeline stages reported as a lower stage's bound, each checked\n",
-         valid, stages, skipping, worst_gap, pass_summaries_used(), copied);
+  printf(
+      "walk: %d configs, %d stages (%d with skipped copies), largest rebuilt-state gap %.3g, %ld passes from "
+      "summaries; %d deep-pipeline stages reported as a lower stage's bound, each checked; %d allocator walks "
+      "equal to every copy fed (%ld runs with cycles passed over)\n",
+      valid, stages, skipping, worst_gap, pass_summaries_used(), copied, allocator_compared, walk_cycles_skipped());
   return check_report("walk");
 }

@@ -11,7 +11,7 @@
  * would pass ALLOCATOR_MAX_OPS is not started (reserved comes from the bound). */
 static void allocator_within_budget(plan *pl) {
   double passes = pl->pp > 1 ? pl->grad_accum : (pl->grad_accum < 4 ? pl->grad_accum : 4);
-  if (2 * 60 * passes * pl->layers > ALLOCATOR_MAX_OPS) pl->simulate_allocator = 0;
+  if (2 * 60 * passes * pl->layers > pl->allocator_max_ops) pl->simulate_allocator = 0;
 }
 
 /* Where a rank peaks, in words: "backward, stage 3, micro-batch 1, layer 31" (stage only when there are

@@ -105,6 +105,7 @@ typedef struct {
   double gc_threshold;        /* garbage_collection_threshold; 0 = off */
   int empty_cache_after_init; /* torch.cuda.empty_cache() between set-up and the first step */
   int simulate_allocator;     /* reserved from the simulated caching allocator (else the bound) */
+  double allocator_max_ops;   /* its requests and frees per stage walk before it gives up (ALLOCATOR_MAX_OPS) */
 
   /* bytes per element */
   double act_bytes;           /* activations (compute dtype; fp8 stores bf16 activations) */

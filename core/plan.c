@@ -259,6 +259,7 @@ static void resolve_hardware(const llmem_input *in, plan *p) {
   p->gc_threshold = in->gc_threshold;
   p->empty_cache_after_init = (int)or_default(profiled(in, FIELD(empty_cache_after_init)), 0);
   p->simulate_allocator = 1;
+  p->allocator_max_ops = ALLOCATOR_MAX_OPS;
   p->torch_compile = in->torch_compile != 0;
 }
 

@@ -25,6 +25,10 @@ typedef struct {
   int blocks; /* feeding the allocator: every copy until the cache layout repeats */
 } walker;
 
+/* Whether the allocator still takes the requests: past its budget (it gave up, reserved comes from the bound)
+ * the rest of the walk takes the shortcuts of a walk without it. */
+static int feeding_allocator(const walker *K) { return K->blocks && !alloc_get_stats()->gave_up; }
+
 /* One copy of a run's pattern from `start`: the passes, the live set advanced. */
 static void walk_copy(const walker *K, sim *S, const sim *start, int index, int length, walk_sig *g) {
   if (K->check) { /* the running state must match the rebuilt one */
@@ -130,11 +134,13 @@ long walk_cycles_skipped(void) { return cycles_skipped; }
  * few copies, to the blocks it found, each owned by the same tensor q copies on (the hash counts owners'
  * micro-batches from the copy's); the copies after are the same requests on the same cache, so whole
  * cycles are passed over by renaming the owners, and the rest walked. */
-static void walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
+/* The copies walked or passed over: all of them, or those before the allocator gave up. */
+static int walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
   int last = R->reps - 1, step = K->full || !steady_run(R) ? -1 : copy_mb_step(K, R);
   uint64_t seen[PERIOD_MAX + 1]; /* the hash after copy j - 1 at j mod (PERIOD_MAX + 1) */
   if (step >= 0) seen[0] = alloc_layout_hash(0);
   for (int k = 0; k <= last; k++) {
+    if (!K->full && !feeding_allocator(K)) return k;
     live_copy(K, S, R, k, g);
     if (step < 0) continue;
     uint32_t base = (uint32_t)((k + 1) * step);
@@ -151,7 +157,10 @@ static void walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_s
       }
     seen[(k + 1) % (PERIOD_MAX + 1)] = now;
   }
+  return R->reps;
 }
+
+static void walk_run(const walker *K, sim *S, int index, int length, int reps, walk_sig *g);
 
 /* Settled copies: walked all (reference), or copy 0 and the last shown and
  * the rest accounted for. Copy k's points are copy 0's additions onto a start
@@ -159,8 +168,9 @@ static void walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_s
  * and a growing one in its last copies. */
 static void walk_copies(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
   int last = R->reps - 1, shown = S->sink && S->sink->events;
-  if (K->full || K->blocks) {
-    walk_every_copy(K, S, R, g);
+  if (K->full || feeding_allocator(K)) {
+    int done = walk_every_copy(K, S, R, g);
+    if (done < R->reps) walk_run(K, S, R->index + done * R->length, R->length, R->reps - done, g); /* gave up */
     return;
   }
   int walked = 0;
@@ -230,7 +240,8 @@ static void walk_schedule(const walker *K, sim *S, walk_sig *g) {
   int index = 0;
   while (index < sc->op_count) {
     int shown = S->sink && S->sink->events, walked = shown ? 3 : 2; /* the last period shown on the timeline */
-    if (!K->full && !K->blocks && sc->period_count > walked && index == sc->period_begin + 2 * sc->period_ops) {
+    if (!K->full && !feeding_allocator(K) && sc->period_count > walked &&
+        index == sc->period_begin + 2 * sc->period_ops) {
       int skipped = (sc->period_count - walked) * sc->period_ops;
       sim_skip(S, skipped);
       index += skipped;
@@ -324,7 +335,7 @@ static int states_at_first_step(const plan *pl) {
 static void start_allocator(const plan *pl) {
   /* what cudaMalloc can take: the device less the context, workspaces and NCCL */
   alloc_settings a = {pl->max_split_bytes, pl->gc_threshold, pl->memory_bytes - runtime_device_overhead_bytes(pl),
-                      pl->expandable_segments, ALLOCATOR_MAX_OPS};
+                      pl->expandable_segments, pl->allocator_max_ops};
   alloc_reset(&a);
 }
 

@@ -535,7 +535,7 @@ int main(void) {
           if (m % g == 0 || m % g >= pp) check_order(pp, vpp, m, LLMEM_PP_INTERLEAVED, g);
     }
 
-  int valid = 0, stages = 0, skipping = 0, allocator_compared = 0;
+  int valid = 0, stages = 0, skipping = 0, allocator_compared = 0, allocator_gave_up = 0;
   double worst_gap = 0;
   char keys[1024];
   int v_valid = 0, dp_valid = 0;
@@ -570,6 +570,16 @@ int main(void) {
               "stage %d: reserved %.17g, fed every copy %.17g: %s", s, blocks.peak_reserved_bytes,
               every_copy.peak_reserved_bytes, keys);
       }
+      /* an allocator that gives up partway (a small budget): the walk goes on without it, to the same peak */
+      llmem_rank_result gave_up = fast;
+      pl.allocator_max_ops = 3000;
+      simulate_stage_walk(&pl, &st, &rs, &gave_up, 0, 0, 0);
+      pl.allocator_max_ops = ALLOCATOR_MAX_OPS;
+      allocator_gave_up += !gave_up.reserved_simulated;
+      CHECK(gave_up.peak_allocated_bytes == blocks.peak_allocated_bytes &&
+                (gave_up.reserved_simulated || gave_up.peak_reserved_bytes <= gave_up.device_used_bytes),
+            "stage %d: the allocator giving up peaks at %.17g, fed all at %.17g: %s", s, gave_up.peak_allocated_bytes,
+            blocks.peak_allocated_bytes, keys);
       pl.simulate_allocator = 0;
       simulate_stage_walk(&pl, &st, &rs, &fast, 0, 0, 0);
       simulate_stage_walk(&pl, &st, &rs, &full, 0, 1, &check);
@@ -592,6 +602,7 @@ int main(void) {
             full.peak_allocated_bytes, full.peak_phase, full.peak_micro_batch, full.peak_layer, keys);
     }
   }
+  CHECK(allocator_gave_up > 500, "stages whose allocator gave up partway: %d", allocator_gave_up);
   CHECK(allocator_compared > 1000 && walk_cycles_skipped() > 200,
         "stages whose allocator was compared with every copy fed: %d (runs with cycles passed over: %ld)",
         allocator_compared, walk_cycles_skipped());

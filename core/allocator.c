@@ -591,30 +591,28 @@ double alloc_largest_free_bytes(void) {
   return best;
 }
 
-static uint64_t mix(uint64_t x) { return slot_of(x) * 0x9e3779b97f4a7c15ULL + x; }
 
-/* What an owner's micro-batch counts for in a block's term (odd: a shift always shows) */
-static uint64_t weight(const block *k) {
-  if (!k->used || !k->allocated || ALLOC_TAG_MB(k->tag) == 0) return 0;
-  return mix((uint64_t)k->addr ^ (k->tag >> 32)) | 1;
-}
-
-/* A block's term: order-free (slots are recycled in any order), linear in the owner's micro-batch so
- * that counting from another base is one multiply of the summed weights. */
-static uint64_t term(const block *k) {
+/* A block's term, order-free (slots are recycled in any order) and linear in its owner's micro-batch: the
+ * term counted from another base is the term less the base times the weight (*weight; 0 for free blocks
+ * and owners of no micro-batch; odd otherwise, so that owners trading places always show). */
+static uint64_t term(const block *k, uint64_t *weight) {
+  *weight = 0;
   if (!k->used) return 0;
   uint64_t x = (uint64_t)k->size * 31 + (uint64_t)k->addr * 7 + (uint64_t)k->stream * 3 +
                (uint64_t)(k->allocated * 2 + k->pending);
-  if (k->allocated) x += mix(k->tag >> 32) * 5;
-  return mix(x) + weight(k) * ALLOC_TAG_MB(k->tag);
+  if (k->allocated) x += (k->tag >> 32) * 0x9e3779b97f4a7c15ULL;
+  uint64_t h = slot_of(x) * 0x9e3779b97f4a7c15ULL + x;
+  if (!k->allocated || ALLOC_TAG_MB(k->tag) == 0) return h;
+  *weight = (h * 0xd6e8feb86659fd93ULL) | 1;
+  return h + *weight * ALLOC_TAG_MB(k->tag);
 }
 
 /* The first hash since the reset sums every block; later ones replace the changed terms. */
 static void start_hashing(void) {
   layout_sum = weight_sum = 0;
   for (int b = 0; b < fresh; b++) {
-    layout_sum += counted[b] = term(&blocks[b]);
-    weight_sum += counted_weight[b] = weight(&blocks[b]);
+    layout_sum += counted[b] = term(&blocks[b], &counted_weight[b]);
+    weight_sum += counted_weight[b];
   }
   hashing = 1;
 }
@@ -624,7 +622,7 @@ uint64_t alloc_layout_hash(uint32_t mb_base) {
   if (!hashing) start_hashing();
   for (int i = 0; i < dirty_count; i++) {
     int b = dirty[i];
-    uint64_t t = term(&blocks[b]), w = weight(&blocks[b]);
+    uint64_t w, t = term(&blocks[b], &w);
     layout_sum += t - counted[b];
     weight_sum += w - counted_weight[b];
     counted[b] = t, counted_weight[b] = w;
@@ -635,8 +633,8 @@ uint64_t alloc_layout_hash(uint32_t mb_base) {
 }
 
 uint64_t alloc_layout_hash_scan(uint32_t mb_base) {
-  uint64_t h = 0;
-  for (int b = 0; b < fresh; b++) h += term(&blocks[b]) - mb_base * weight(&blocks[b]);
+  uint64_t h = 0, w;
+  for (int b = 0; b < fresh; b++) h += term(&blocks[b], &w) - mb_base * w;
   return h + (uint64_t)st.reserved_bytes;
 }
 

@@ -546,7 +546,10 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   if (is_first_chunk(W, c)) embedding_forward(W, S, mb, c, kept);
   int run_end = first, period = 1; /* tracking: the run of alike steps of `period` layers i is in */
   for (int i = first; i < first + n;) {
-    if (S->track && i >= run_end) run_end = i + period * (1 + alike_steps(W, c, 0, i - first, &period));
+    if (S->track && i >= run_end) { /* the call sets period: read after it (operands are unsequenced) */
+      int steps = alike_steps(W, c, 0, i - first, &period);
+      run_end = i + period * (1 + steps);
+    }
     int more = S->track ? (run_end - i) / period - 1 : 0;
     if (more < 2) {
       run_end = i + 1; /* looked for again from the next layer */
@@ -855,7 +858,10 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   if (is_last_chunk(W, c)) mtp_backward(W, S, mb);
   int run_low = first + n, period = 1; /* tracking: the run of alike steps of `period` layers down from i */
   for (int i = first + n - 1; i >= first;) {
-    if (S->track && i < run_low) run_low = i + 1 - period * (1 + alike_steps(W, c, 1, first + n - 1 - i, &period));
+    if (S->track && i < run_low) {
+      int steps = alike_steps(W, c, 1, first + n - 1 - i, &period);
+      run_low = i + 1 - period * (1 + steps);
+    }
     int more = S->track ? (i + 1 - run_low) / period - 1 : 0;
     if (more < 2) {
       run_low = i; /* looked for again from the next layer down */

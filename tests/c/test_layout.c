@@ -69,8 +69,8 @@ int main(void) {
   static const char *dual_models[] = {
       "model.layers=16 model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000",
       "model.layers=16 model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.tied_embeddings=true",
-      "model.layers=24 model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.mtp_layers=1 "
-      "model.moe.experts=8 model.moe.dense_layers=3 model.moe.expert_ffn_hidden=128"};
+      ("model.layers=24 model.hidden=256 model.heads=4 model.ffn_hidden=512 model.vocab=1000 model.mtp_layers=1 "
+       "model.moe.experts=8 model.moe.dense_layers=3 model.moe.expert_ffn_hidden=128")};
   for (int k = 0; k < 3; k++) {
     char one[512], two[600];
     snprintf(one, sizeof one, "%s parallel.engine=megatron parallel.gpus=8 parallel.pp=4 training.grad_accum=8",

@@ -89,20 +89,24 @@ export default defineConfig({
   build: {
     // dist/.vite/manifest.json: the chunk graph scripts/first-load.mjs reads (what a first visit loads, what is lazy)
     manifest: true,
-    // the core module is an asset that the page and the Worker import by URL: published as .js (every host serves it as JavaScript)
     rolldownOptions: {
       output: {
+        // the core module is an asset that the page and the Worker import by URL: published as .js (every host serves it as JavaScript)
+        assetFileNames: (a) =>
+          (a.names?.[0] ?? a.name ?? '').endsWith('.mjs') ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]',
         // what the page and the planner Worker both run (the core's loader, the planner and what they import: the
         // typed core wrapper, the config layer, the catalog; Vite's helper for lazy chunks) in one chunk
         codeSplitting: {
           groups: [{ name: 'planner', test: /frontend[\\/](planner|core-urls)\.ts$|vite[\\/]preload-helper/ }],
         },
-        assetFileNames: (a) =>
-          (a.names?.[0] ?? a.name ?? '').endsWith('.mjs') ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]',
       },
     },
-    // Vite preloads a lazy chunk's imports by adding <link> elements: none in the Worker (no document there)
-    modulePreload: { resolveDependencies: (_file, deps, { hostId }) => (/^assets\/worker-/.test(hostId) ? [] : deps) },
+    // Vite preloads a lazy chunk's imports by adding <link> elements: none in the Worker (no document there).
+    // No polyfill: a browser without <link rel=modulepreload> (Safari < 17) loads the same modules on import.
+    modulePreload: {
+      polyfill: false,
+      resolveDependencies: (_file, deps, { hostId }) => (/^assets\/worker-/.test(hostId) ? [] : deps),
+    },
     target: 'es2022',
     outDir: 'dist',
     emptyOutDir: true,

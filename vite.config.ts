@@ -8,6 +8,7 @@ import { VitePWA } from 'vite-plugin-pwa';
 import type { Plugin } from 'vite';
 
 const core = fileURLToPath(new URL('./build/wasm/llmem_core.mjs', import.meta.url));
+const plannerWorker = fileURLToPath(new URL('./frontend/worker.ts', import.meta.url));
 
 /** The page never shows the catalogs' citations and checked totals (the CLI and the tests read the full files): leave them out of dist/. */
 const CITATIONS = new Set(['source', 'params_total_source', 'notes', 'params_total', 'params_active']);
@@ -21,6 +22,30 @@ const dropCitations: Plugin = {
   },
 };
 
+/**
+ * The planner Worker (frontend/worker.ts) as a second entry of the page's own build, not a bundle of its own:
+ * the code both run (the typed core wrapper, the planner, the config layer) is one shared chunk, so a first
+ * visit downloads it once. The page's `new Worker(new URL('./worker.ts', import.meta.url))` (which the dev
+ * server serves as it is) points at the emitted entry instead of Vite's separately bundled worker.
+ */
+const WORKER_SPAWN = "new URL('./worker.ts', import.meta.url)";
+const workerEntry = (): Plugin => {
+  let ref = '';
+  return {
+    name: 'llmem-worker-entry',
+    enforce: 'pre',
+    apply: 'build',
+    buildStart() {
+      ref = this.emitFile({ type: 'chunk', id: plannerWorker, name: 'worker' });
+    },
+    transform(code, id) {
+      if (!/frontend\/worker-client\.ts$/.test(id)) return null;
+      if (!code.includes(WORKER_SPAWN)) this.error(`worker-client.ts no longer spawns its Worker with ${WORKER_SPAWN}`);
+      return code.replace(WORKER_SPAWN, `new URL(import.meta.ROLLUP_FILE_URL_${ref})`);
+    },
+  };
+};
+
 export default defineConfig({
   base: './',
   resolve: {
@@ -29,6 +54,7 @@ export default defineConfig({
   },
   plugins: [
     dropCitations,
+    workerEntry(),
     preact(),
     VitePWA({
       registerType: 'prompt',
@@ -60,17 +86,26 @@ export default defineConfig({
       },
     }),
   ],
-  // the planner Worker (frontend/worker.ts) is an ES module worker; it imports the core by the page's URL
-  worker: { format: 'es' },
   build: {
     // dist/.vite/manifest.json: the chunk graph scripts/first-load.mjs reads (what a first visit loads, what is lazy)
     manifest: true,
-    // the core module is an asset that the page and the Worker import by URL: published as .js (every host serves it as JavaScript)
     rolldownOptions: {
       output: {
+        // the core module is an asset that the page and the Worker import by URL: published as .js (every host serves it as JavaScript)
         assetFileNames: (a) =>
           (a.names?.[0] ?? a.name ?? '').endsWith('.mjs') ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]',
+        // what the page and the planner Worker both run (the core's loader, the planner and what they import: the
+        // typed core wrapper, the config layer, the catalog; Vite's helper for lazy chunks) in one chunk
+        codeSplitting: {
+          groups: [{ name: 'planner', test: /frontend[\\/](planner|core-urls)\.ts$|vite[\\/]preload-helper/ }],
+        },
       },
+    },
+    // Vite preloads a lazy chunk's imports by adding <link> elements: none in the Worker (no document there).
+    // No polyfill: a browser without <link rel=modulepreload> (Safari < 17) loads the same modules on import.
+    modulePreload: {
+      polyfill: false,
+      resolveDependencies: (_file, deps, { hostId }) => (/^assets\/worker-/.test(hostId) ? [] : deps),
     },
     target: 'es2022',
     outDir: 'dist',

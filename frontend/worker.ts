@@ -1,8 +1,10 @@
 // The planner's Web Worker: its own Core instance, for sweeps and layout
 // searches, so the page stays responsive. The core module is the page's
 // own file (its URL comes in the first message), fetched once and cached by
-// the service worker, not a second copy bundled here. Cancelling a search
-// is terminating this worker (a search is one call into the core).
+// the service worker, not a second copy bundled here; so is the code it
+// imports (the build makes this file a second entry of the page's own
+// bundle: vite.config.ts). Cancelling a search is terminating this worker
+// (a search is one call into the core).
 import type { Core } from '../wasm/llmem.js';
 import { type CoreUrls, loadCoreFrom } from './core-urls.js';
 import { handleRequest, type PlannerRequest, registerSuggest } from './planner.js';

@@ -2,8 +2,9 @@
 // (build.manifest: dist/.vite/manifest.json): every script, style and wasm
 // file of dist/ except the chunks reached only through a dynamic import()
 // (importers, the planner's tabs, the dialogs, the Hub fetch, the Worker's
-// suggestions) and the service worker. Shared by the hosting test and
-// scripts/perf-report.mjs so both count the same files.
+// suggestions) and the service worker. The planner Worker is an entry of the
+// same build (vite.config.ts), so its files are in the graph too. Shared by
+// the hosting test and scripts/perf-report.mjs so both count the same files.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -72,5 +73,7 @@ export function bundleParts(dist) {
  * and catalog) to 172 KB, the training-stack mechanisms of issue 9 to 176 KB. uPlot loading with the first
  * chart (app/chart-plot.ts) took 23.6 KB off, the "Make it fit" and "why this number" panels and the Hub
  * fetch loading after the first result 3.0 KB more: 149.7 KB (with issue 9's mechanisms and the pass summaries of
- * issue 12 since: the walk's running-sum helpers out of line and core/simulate.c optimised for size to stay there). */
-export const FIRST_LOAD_BUDGET_KB = 155;
+ * issue 12 since: the walk's running-sum helpers out of line and core/simulate.c optimised for size to stay there).
+ * The core's walk and step time brought it to 152.9 KB; the Worker as a second entry of the page's build (sharing
+ * the core wrapper, the planner and the catalog with the page instead of bundling its own copy) to 145.6 KB. */
+export const FIRST_LOAD_BUDGET_KB = 148;

@@ -83,6 +83,20 @@ test.describe('the built dist/', () => {
     for (const f of core) expect(sw.includes(f), `the service worker precaches ${f}`).toBe(true);
   });
 
+  test("the planner Worker ships no second copy of the page's code: it imports the chunk the page loads", () => {
+    const workers = files.filter((f) => /^assets\/worker-[\w-]+\.js$/.test(f));
+    expect(workers, 'planner Worker entries (assets/worker-*.js)').toHaveLength(1);
+    const worker = readFileSync(join(dist, workers[0]), 'utf8');
+    const imported = (text: string) => [...text.matchAll(/from\s*["'`]\.\/([\w.-]+\.js)["'`]/g)].map((m) => m[1]);
+    const page = files.filter((f) => /^assets\/index-[\w-]+\.js$/.test(f));
+    expect(page, 'page entries (assets/index-*.js)').toHaveLength(1);
+    const shared = imported(worker).filter((f) => imported(readFileSync(join(dist, page[0]), 'utf8')).includes(f));
+    expect(shared, `chunks the Worker (${workers[0]}) shares with the page`).not.toEqual([]);
+    // the core wrapper's code (its ABI check) is in the shared chunk only, not in the Worker's own file
+    expect(worker, 'the Worker entry bundles the core wrapper').not.toMatch(/does not match the wrapper/);
+    expect(worker.length, 'the Worker entry, bytes').toBeLessThan(2048);
+  });
+
   test('the importers and exporters are one lazy chunk, precached by the service worker', () => {
     const lazy = files.filter((f) => LAZY.test(f));
     expect(lazy, 'lazy chunks (assets/formats-*.js)').toHaveLength(1);

@@ -1,7 +1,7 @@
 // Headline: the largest micro-batch and the longest sequence that fit while
 // leaving the safety margin free (bisections in the core, on each change;
 // the same numbers as `llmem fit --free`). Each can be applied with a click.
-import { useRef } from 'preact/hooks';
+import { useMemo, useRef } from 'preact/hooks';
 import { formatNumber } from '../format.js';
 import { useApp } from './context.js';
 import { NumberBox } from './NumberBox.js';
@@ -23,64 +23,68 @@ export function LargestFit() {
   if (!s.computing.value || !at.current)
     at.current = { mb: s.get('training.micro_batch') as number, seq: s.get(seqPath) as number };
   const { mb, seq } = at.current;
-  const item = (testid: string, label: string, path: string, v: number | undefined, unit: string, at: string) => (
-    <div class="fit-item" data-testid={testid}>
-      <dt>{label}</dt>
-      <dd class="num">
-        {v === undefined ? (
-          '—'
-        ) : v === 0 ? (
-          <span class="bad-text">none</span>
-        ) : (
-          <button
-            type="button"
-            class="link fit-value"
-            title={`Set ${label.toLowerCase()} to ${formatNumber(v)}`}
-            onClick={() => s.setField(path, v)}
-          >
-            {formatNumber(v)}
-          </button>
-        )}{' '}
-        <small class="muted">{unit}</small>
-      </dd>
-      <dd class="note">{at}</dd>
-    </div>
-  );
-  return (
-    <section class="fit" aria-label="Largest that fits" data-testid="largest-fit">
-      <div class="fit-head">
-        <p class="eyebrow">Largest that fits</p>
-        <NumberBox
-          id="plan-free"
-          label="Keep free"
-          unit="% HBM"
-          value={Math.round(free * 1000) / 10}
-          min={0}
-          max={90}
-          compact
-          testid="free-margin"
-          onValue={(v) => (p.freeFraction.value = (v ?? 10) / 100)}
-        />
+  // the element is kept while what it shows is the same: a heavy edit flips "computing" twice (at the edit and with
+  // its result), and the section was diffed again each time with nothing changed (issue 17)
+  return useMemo(() => {
+    const item = (testid: string, label: string, path: string, v: number | undefined, unit: string, at: string) => (
+      <div class="fit-item" data-testid={testid}>
+        <dt>{label}</dt>
+        <dd class="num">
+          {v === undefined ? (
+            '—'
+          ) : v === 0 ? (
+            <span class="bad-text">none</span>
+          ) : (
+            <button
+              type="button"
+              class="link fit-value"
+              title={`Set ${label.toLowerCase()} to ${formatNumber(v)}`}
+              onClick={() => s.setField(path, v)}
+            >
+              {formatNumber(v)}
+            </button>
+          )}{' '}
+          <small class="muted">{unit}</small>
+        </dd>
+        <dd class="note">{at}</dd>
       </div>
-      <dl class="fit-list">
-        {item(
-          'fit-mb',
-          'Micro-batch',
-          'training.micro_batch',
-          ok?.micro_batch,
-          'samples',
-          rl ? `at ${formatNumber(seq)}-token responses` : `at ${formatNumber(seq)} tokens`,
-        )}
-        {item(
-          'fit-seq',
-          rl ? 'Response' : 'Sequence',
-          seqPath,
-          ok?.seq_len,
-          'tokens',
-          `at micro-batch ${formatNumber(mb)}; multiples of ${formatNumber(ok?.seq_step ?? 128)}`,
-        )}
-      </dl>
-      {f && 'message' in f && <p class="field-error">{f.message}</p>}
-    </section>
-  );
+    );
+    return (
+      <section class="fit" aria-label="Largest that fits" data-testid="largest-fit">
+        <div class="fit-head">
+          <p class="eyebrow">Largest that fits</p>
+          <NumberBox
+            id="plan-free"
+            label="Keep free"
+            unit="% HBM"
+            value={Math.round(free * 1000) / 10}
+            min={0}
+            max={90}
+            compact
+            testid="free-margin"
+            onValue={(v) => (p.freeFraction.value = (v ?? 10) / 100)}
+          />
+        </div>
+        <dl class="fit-list">
+          {item(
+            'fit-mb',
+            'Micro-batch',
+            'training.micro_batch',
+            ok?.micro_batch,
+            'samples',
+            rl ? `at ${formatNumber(seq)}-token responses` : `at ${formatNumber(seq)} tokens`,
+          )}
+          {item(
+            'fit-seq',
+            rl ? 'Response' : 'Sequence',
+            seqPath,
+            ok?.seq_len,
+            'tokens',
+            `at micro-batch ${formatNumber(mb)}; multiples of ${formatNumber(ok?.seq_step ?? 128)}`,
+          )}
+        </dl>
+        {f && 'message' in f && <p class="field-error">{f.message}</p>}
+      </section>
+    );
+  }, [s, p, f, ok, free, seqPath, rl, mb, seq]);
 }

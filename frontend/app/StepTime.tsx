@@ -1,12 +1,13 @@
 // Headline: step time and tokens/s per GPU from the core's step-time model:
 // an estimate for ranking layouts, labelled as such.
 import { formatNumber, formatSeconds } from '../format.js';
-import { useApp } from './context.js';
+import { useApp, useComputed } from './context.js';
 
 export function StepTime() {
   const s = useApp();
   const t = s.planner.step.value;
-  const algorithm = s.get('rl.algorithm');
+  // one setting, not every value: the step time renders with the result, not again on each edit of another field
+  const algorithm = useComputed(() => s.get('rl.algorithm')).value;
   if (algorithm && algorithm !== 'none')
     return (
       <section class="steptime" aria-label="Step time estimate" data-testid="step-time">

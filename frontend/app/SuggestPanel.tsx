@@ -5,6 +5,7 @@
 // run fits: how much larger it could go (the headline's largest fit).
 import { formatGiB, formatNumber } from '../format.js';
 import type { WordedSuggestion } from '../config/suggest.js';
+import { useMemo } from 'preact/hooks';
 import { useApp } from './context.js';
 
 const SHOWN = 8;
@@ -49,7 +50,23 @@ export function SuggestPanel({ fits }: { fits: boolean }) {
   }
   const job = p.suggest.value;
   const res = job.data;
-  const list = res ? res.suggestions.filter((x) => x.kind !== 'gpus').slice(0, SHOWN) : [];
+  // the rows follow the report only: each edit and each result change the job's status (running, in flight), and
+  // re-rendering the rows with it diffed the whole table twice per heavy edit (issue 17)
+  const rows = useMemo(
+    () =>
+      res && (
+        <>
+          {res.suggestions
+            .filter((x) => x.kind !== 'gpus')
+            .slice(0, SHOWN)
+            .map((x) => (
+              <Row key={JSON.stringify(x.patch)} s={x} apply={() => p.applySuggestion(x.patch)} />
+            ))}
+          {res.fewest && <Row s={res.fewest} label="Fewest GPUs" apply={() => p.applySuggestion(res.fewest!.patch)} />}
+        </>
+      ),
+    [res, p],
+  );
   return (
     <section class="card suggest" aria-labelledby="suggest-title" data-testid="suggest-panel">
       <h3 id="suggest-title">Make it fit</h3>
@@ -73,14 +90,7 @@ export function SuggestPanel({ fits }: { fits: boolean }) {
                   <th />
                 </tr>
               </thead>
-              <tbody>
-                {list.map((x) => (
-                  <Row key={JSON.stringify(x.patch)} s={x} apply={() => p.applySuggestion(x.patch)} />
-                ))}
-                {res.fewest && (
-                  <Row s={res.fewest} label="Fewest GPUs" apply={() => p.applySuggestion(res.fewest!.patch)} />
-                )}
-              </tbody>
+              <tbody>{rows}</tbody>
             </table>
           </div>
           {res.next_gpu && (

@@ -11,7 +11,7 @@ export function ParamsTable({ r }: { r: EstimateResult }) {
     ['On one GPU', p.per_gpu, 'the most-loaded GPU, after TP / PP / EP / sharding'],
   ];
   return (
-    <section class="card later" aria-labelledby="params-title" data-testid="params">
+    <section class="card" aria-labelledby="params-title" data-testid="params">
       <h3 id="params-title">Parameters</h3>
       <dl class="params">
         {rows.map(([label, v, note]) => (

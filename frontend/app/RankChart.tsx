@@ -33,7 +33,7 @@ export function RankChart({ r }: { r: EstimateResult }) {
   const bounded = (x: RankResult) =>
     r.per_gpu.reserved_simulated && !x.reserved_simulated && x.stage > 0 && x.stage < r.ranks.length - 1;
   return (
-    <section class="card later" aria-labelledby="ranks-title" data-testid="ranks">
+    <section class="card" aria-labelledby="ranks-title" data-testid="ranks">
       <h3 id="ranks-title">
         Per pipeline stage{' '}
         <span class="muted">

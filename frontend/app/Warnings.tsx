@@ -3,7 +3,7 @@ import type { EstimateResult } from '../../wasm/llmem.js';
 
 export function Warnings({ r }: { r: EstimateResult }) {
   return (
-    <section class="card later" aria-labelledby="warnings-title" data-testid="warnings">
+    <section class="card" aria-labelledby="warnings-title" data-testid="warnings">
       <h3 id="warnings-title">
         Warnings {r.warnings.length > 0 && <span class="pill warn">{r.warnings.length}</span>}
       </h3>

@@ -126,7 +126,7 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
     terms: terms.filter((t) => t.category === 'runtime'),
   });
   return (
-    <section class="card later" aria-labelledby="why-title" data-testid="why">
+    <section class="card" aria-labelledby="why-title" data-testid="why">
       <h3 id="why-title">
         Why this number <span class="muted">{formatGiB(total)} at the peak, term by term</span>
       </h3>

@@ -39,9 +39,11 @@ static shape layer_shape(const plan *pl) {
   sh.autocast = pl->autocast;
   sh.residual = sh.autocast ? 4 : pl->act_bytes;
   if (megatron || pl->torch_compile) sh.norm_saved = pl->act_bytes;
-  else if (pl->norm_width == 1 && !pl->norm_upcast) sh.norm_saved = sh.residual; /* training.norm_upcast off: x itself */
-  else if (pl->norm_width == 1) sh.norm_saved = sh.autocast ? 8 : 4; /* x.float() input (+ fp32 normed for the weight) */
-  else sh.norm_saved = sh.residual;                                  /* native layer_norm keeps its input */
+  else if (pl->norm_width == 1 && !pl->norm_upcast)
+    sh.norm_saved = sh.residual; /* training.norm_upcast off: x itself */
+  else if (pl->norm_width == 1)
+    sh.norm_saved = sh.autocast ? 8 : 4; /* x.float() input (+ fp32 normed for the weight) */
+  else sh.norm_saved = sh.residual;      /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
    * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
   sh.fused_mlp = megatron || pl->torch_compile;
@@ -83,8 +85,8 @@ static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens,
   /* activation input + fc2 input; a frozen fc2 (LoRA without it) keeps no
    * input: the activation's output is saved by nothing else */
   if (!pl->gated) return n * sh->ab + product;
-  if (sh->fused_mlp) return 2 * n * sh->ab + product;  /* gate, up, product */
-  return 3 * n * sh->ab + product;                     /* gate, up, silu(gate), product */
+  if (sh->fused_mlp) return 2 * n * sh->ab + product; /* gate, up, product */
+  return 3 * n * sh->ab + product;                    /* gate, up, silu(gate), product */
 }
 
 static int lora_target(const plan *pl, int target) {
@@ -121,17 +123,17 @@ double lora_saved_bytes(const plan *pl, int layer) {
 
 /* The mixer's saved tensors and working sets, one layer, one micro-batch. */
 typedef struct {
-  double norm_in;            /* the input norm's saved input + rstd */
-  double rstd;               /* of which the rstd */
-  double proj_in;            /* the input projections' input (norm output) */
-  double latent;             /* MLA compressed q and kv */
-  double core[6];            /* the core's saved inputs (attention: q, k, v after RoPE) */
+  double norm_in; /* the input norm's saved input + rstd */
+  double rstd;    /* of which the rstd */
+  double proj_in; /* the input projections' input (norm output) */
+  double latent;  /* MLA compressed q and kv */
+  double core[6]; /* the core's saved inputs (attention: q, k, v after RoPE) */
   int core_count;
-  double core_sum;           /* their sum, as the accounting adds it */
-  double out_in;             /* the output projection's input */
-  double lse;                /* softmax statistics (and a recurrent core's small fp32 stats) */
-  double scores;             /* saved score-sized tensors (eager / math attention) */
-  double drop;               /* dropout mask after the output projection */
+  double core_sum; /* their sum, as the accounting adds it */
+  double out_in;   /* the output projection's input */
+  double lse;      /* softmax statistics (and a recurrent core's small fp32 stats) */
+  double scores;   /* saved score-sized tensors (eager / math attention) */
+  double drop;     /* dropout mask after the output projection */
   double q_dim, k_dim, v_dim, o_dim, kb;
   double forward_temp, backward_temp; /* freed inside the layer (without the SP gather) */
   double cp_ring;
@@ -190,7 +192,8 @@ static void attention_scores(const plan *pl, const shape *sh, mixer_part *m, dou
   } else if (pl->attention != LLMEM_ATTN_FLASH) {
     /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
     m->scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
-    if (pl->dropout > 0) m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
+    if (pl->dropout > 0)
+      m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
     /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
      * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
     if (pl->attn_softcap && pl->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
@@ -231,7 +234,7 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   m->out_in = out_proj_input_bytes(pl, sh, m);
   double scores_temp, scores_bwd;
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
-  m->drop = pl->dropout > 0 ? out_h : 0; /* 1-byte mask after o_proj */
+  m->drop = pl->dropout > 0 ? out_h : 0;                   /* 1-byte mask after o_proj */
   m->cp_ring = pl->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
   double rope_temp = T * (m->q_dim + m->k_dim) * (pl->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
   m->forward_temp = rope_temp + scores_temp;
@@ -256,8 +259,8 @@ static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
   m->proj_in = keep_in ? T * h / sh->outside * sh->lin : 0;
-  double core[6] = {T * conv_dim * ab, T * hv * dk * ab, T * hv * dk * ab, T * value_dim * ab,
-                    T * hv * 64 * ab, 2 * T * value_dim * ab}; /* conv input, q, k, v, A, norm input + z */
+  double core[6] = {T * conv_dim * ab, T * hv * dk * ab,      T * hv * dk * ab, T * value_dim * ab,
+                    T * hv * 64 * ab,  2 * T * value_dim * ab}; /* conv input, q, k, v, A, norm input + z */
   double sum = 0;
   for (int i = 0; i < 6; i++) sum += core[i];
   set_core(m, core, 6, sum);
@@ -290,8 +293,8 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
   m->out_in = megatron ? T * inner * sh->lin : 0;
   m->lse = T * groups * 4;
   double chunks = T / pl->ssm_chunk, states = chunks * heads * pl->ssm_head_dim * pl->ssm_state;
-  m->forward_temp = T * conv_dim * ab + 2 * T * heads * 4 + states * (4 + ab) + T * groups * pl->ssm_chunk * 4 +
-                    T * inner * ab;
+  m->forward_temp =
+      T * conv_dim * ab + 2 * T * heads * 4 + states * (4 + ab) + T * groups * pl->ssm_chunk * 4 + T * inner * ab;
   m->backward_temp = T * (zxbcdt + conv_dim) * ab + 2 * states * 4;
   m->q_dim = m->k_dim = m->v_dim = m->o_dim = inner, m->kb = ab;
 }
@@ -299,11 +302,11 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
 /* The MLP or MoE block's saved tensors and working set. */
 typedef struct {
   double norm_x, norm_rstd, norm_in, in; /* the second norm's input and rstd (and both), the block's input */
-  double mlp;                   /* internal saved bytes */
+  double mlp;                            /* internal saved bytes */
   double drop;
-  double temp;                  /* working set */
-  double routed, f_e;           /* MoE: routed token copies on this rank, expert intermediate */
-  double combine;               /* MoE: what the routing-score product keeps for the score gradient */
+  double temp;        /* working set */
+  double routed, f_e; /* MoE: routed token copies on this rank, expert intermediate */
+  double combine;     /* MoE: what the routing-score product keeps for the score gradient */
 } mlp_part;
 
 static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep_mlp_in, int keep_qkv_in,
@@ -397,9 +400,9 @@ static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m,
 
 /* The same sets tensor by tensor, for the allocator: each tensor is kept or
  * rebuilt in the backward (all of them in a recomputed layer). */
-static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe,
-                         int has_mlp, int keep_down_in, double lora, double layer_input, double full, double saved,
-                         int recomputed, layer_activations *la) {
+static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe, int has_mlp,
+                         int keep_down_in, double lora, double layer_input, double full, double saved, int recomputed,
+                         layer_activations *la) {
   double T = sh->tokens, ab = sh->ab, f_t = pl->ffn / pl->tp;
   tensor_list *sv = &la->saved_tensors, *rc = &la->recompute_tensors;
   sv->count = rc->count = 0;
@@ -451,8 +454,12 @@ static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list
   double T = sh->tokens, S = pl->source_len / pl->cp * pl->micro_batch, h = pl->hidden, ab = sh->ab;
   double a_t = pl->heads / pl->tp, q_dim = a_t * pl->head_dim, kv_dim = max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
   double out_h = T * h / sh->outside;
-  double parts[7] = {out_h * sh->norm_saved + T * 4 / sh->outside, out_h * sh->lin, T * q_dim * ab, S * kv_dim * ab,
-                     S * kv_dim * ab, T * q_dim * sh->lin,
+  double parts[7] = {out_h * sh->norm_saved + T * 4 / sh->outside,
+                     out_h * sh->lin,
+                     T * q_dim * ab,
+                     S * kv_dim * ab,
+                     S * kv_dim * ab,
+                     T * q_dim * sh->lin,
                      pl->attention == LLMEM_ATTN_FLASH ? T * a_t * 4 : T * a_t * pl->source_len * (4 + ab)};
   double sum = 0;
   for (int i = 0; i < 7; i++) sum += parts[i], push(kept, parts[i]);
@@ -475,8 +482,8 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   int moe = mlp_kind == LLMEM_LMLP_MOE, has_mlp = mlp_kind != LLMEM_LMLP_NONE;
   /* A frozen linear keeps its input only when something else needs it:
    * an adapter on it (LoRA), or an old bitsandbytes MatMul4Bit (see qlora). */
-  int keep_qkv_in = !frozen || qlora || lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) ||
-                    lora_target(pl, LLMEM_LT_V);
+  int keep_qkv_in =
+      !frozen || qlora || lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) || lora_target(pl, LLMEM_LT_V);
   int keep_mlp_in = !frozen || qlora || lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP) || moe;
   int keep_down_in = !frozen || qlora || lora_target(pl, LLMEM_LT_DOWN);
 
@@ -488,8 +495,8 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   if (has_mlp) dense_or_moe_part(pl, &sh, moe, keep_mlp_in, keep_qkv_in && mixer != LLMEM_MIXER_NONE, keep_down_in, &b);
   double lora = lora_saved_bytes(pl, layer);
 
-  double full = m.norm_in + m.proj_in + m.latent + m.core_sum + m.out_in + m.lse + m.scores + m.drop + b.norm_in + b.in +
-                b.mlp + b.drop + lora;
+  double full = m.norm_in + m.proj_in + m.latent + m.core_sum + m.out_in + m.lse + m.scores + m.drop + b.norm_in +
+                b.in + b.mlp + b.drop + lora;
   double layer_input = T * h * sh.residual / sh.outside; /* checkpoint input (Megatron keeps it SP-sharded) */
   double saved = policy_saved(pl, &sh, &m, &b, moe, has_mlp, full, layer_input);
   list_tensors(pl, &sh, &m, &b, moe, has_mlp, keep_down_in, lora, layer_input, full, saved, recomputed, &la);

@@ -9,7 +9,7 @@ typedef struct {
   double hidden_size, num_attention_heads, kv_channels, num_query_groups;
   int group_query_attention;
   double num_layers, ffn_hidden_size;
-  double num_experts;                 /* 0: dense */
+  double num_experts; /* 0: dense */
   double moe_ffn_hidden_size, moe_shared_expert_intermediate_size, moe_router_topk, moe_latent_size;
   int moe_shared_expert_gate;
   double mtp_num_layers;
@@ -19,7 +19,8 @@ typedef struct {
   int multi_latent_attention;
   double q_lora_rank, kv_lora_rank, qk_head_dim, qk_pos_emb_head_dim, v_head_dim; /* q_lora_rank 0: none */
   double padded_vocab_size;
-  double tensor_model_parallel_size, pipeline_model_parallel_size, virtual_pipeline_model_parallel_size; /* vpp 0: none */
+  double tensor_model_parallel_size, pipeline_model_parallel_size,
+      virtual_pipeline_model_parallel_size; /* vpp 0: none */
   double expert_model_parallel_size, expert_tensor_parallel_size, context_parallel_size;
   double world_size, data_parallel_size;
   int use_distributed_optimizer;
@@ -32,7 +33,7 @@ typedef struct {
 } megatron_weights;
 
 typedef struct {
-  double dense_total, routed_total, embedding;      /* parameter counts */
+  double dense_total, routed_total, embedding; /* parameter counts */
   double dense_gpu, routed_gpu, dense_bpp, routed_bpp;
   double dense_bytes, routed_bytes, weights_optimizer_bytes, activation_bytes;
 } bridge_estimate;
@@ -46,10 +47,10 @@ double megatron_activation_without_sp(const megatron_args *a);
 bridge_estimate bridge_estimate_memory(const megatron_args *a);
 
 /* DeepSpeed estimate_zero2/zero3_model_states_mem_needs (edaa7221); legacy: docs / pre-2024-06 */
-void deepspeed_zero2(double params, double gpus_per_node, double nodes, int cpu_offload, int legacy,
-                     double *gpu_bytes, double *cpu_bytes);
-void deepspeed_zero3(double params, double largest_layer_params, double gpus_per_node, double nodes,
-                     int cpu_offload, int cpu_offload_params, int zero_init, double *gpu_bytes, double *cpu_bytes);
+void deepspeed_zero2(double params, double gpus_per_node, double nodes, int cpu_offload, int legacy, double *gpu_bytes,
+                     double *cpu_bytes);
+void deepspeed_zero3(double params, double largest_layer_params, double gpus_per_node, double nodes, int cpu_offload,
+                     int cpu_offload_params, int zero_init, double *gpu_bytes, double *cpu_bytes);
 
 /* ZeRO paper §5, Table 1: model states per device for stage 0..3 */
 double zero_paper_model_states(double params, double dp, double k, int stage);

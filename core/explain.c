@@ -34,9 +34,9 @@ static int differ(double a, double b) { return fabs(a - b) > 1e-9 * fabs(a + b);
  * gradient partition follows the optimizer's shards, not the gradients'). */
 static void state_terms(llmem_result *out, const state_split *s) {
   double n_all = s->count - s->experts;
-  int split = s->experts > 0 && n_all > 0 && s->expert_total > 0 && s->expert_total < s->total &&
-              (s->expert_shard != s->shard ||
-               differ(s->expert_total / s->experts, (s->total - s->expert_total) / n_all));
+  int split =
+      s->experts > 0 && n_all > 0 && s->expert_total > 0 && s->expert_total < s->total &&
+      (s->expert_shard != s->shard || differ(s->expert_total / s->experts, (s->total - s->expert_total) / n_all));
   /* the expert share of what exists at the peak (all of it once the state is complete) */
   double e_peak = split && s->total > 0 ? s->expert_total * (s->at_peak < s->total ? s->at_peak / s->total : 1) : 0;
   double n = s->count - (split ? s->experts : 0), d_total = s->total - (split ? s->expert_total : 0);
@@ -109,14 +109,12 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
          b[LLMEM_CAT_WEIGHTS] - rs->weights, 0, 0, 0);
   if (rs->master > 0)
     state_terms(out, &(state_split){LLMEM_TERM_MASTER, LLMEM_TERM_MASTER_EXPERT, LLMEM_CAT_MASTER_WEIGHTS, 0,
-                                    b[LLMEM_CAT_MASTER_WEIGHTS], rs->master, x.master, trainable, E, shard_o, ne_o,
-                                    4});
+                                    b[LLMEM_CAT_MASTER_WEIGHTS], rs->master, x.master, trainable, E, shard_o, ne_o, 4});
   state_terms(out, &(state_split){LLMEM_TERM_GRADIENTS, LLMEM_TERM_GRADIENTS_EXPERT, LLMEM_CAT_GRADIENTS, 1,
-                                  b[LLMEM_CAT_GRADIENTS], rs->gradients, x.gradients, trainable, E, shard_g, ne_g,
-                                  0});
-  state_terms(out, &(state_split){LLMEM_TERM_OPTIMIZER, LLMEM_TERM_OPTIMIZER_EXPERT, LLMEM_CAT_OPTIMIZER_STATES, 0,
-                                  b[LLMEM_CAT_OPTIMIZER_STATES], rs->optimizer, x.optimizer, trainable, E, shard_o,
-                                  ne_o, 0});
+                                  b[LLMEM_CAT_GRADIENTS], rs->gradients, x.gradients, trainable, E, shard_g, ne_g, 0});
+  state_terms(
+      out, &(state_split){LLMEM_TERM_OPTIMIZER, LLMEM_TERM_OPTIMIZER_EXPERT, LLMEM_CAT_OPTIMIZER_STATES, 0,
+                          b[LLMEM_CAT_OPTIMIZER_STATES], rs->optimizer, x.optimizer, trainable, E, shard_o, ne_o, 0});
   layer_activations la = layer_activation_bytes(pl, st->first_layer, pl->recompute == LLMEM_RECOMPUTE_FULL);
   if (st->layer_count > 0 && (pl->mixer_period || pl->mlp_period || pl->encoder_layers > 0))
     la = mean_layer_activations(pl, st); /* layers of several kinds: the stage's mean layer */
@@ -131,7 +129,8 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
   if (b[LLMEM_CAT_COMM_BUFFERS] > 0)
     term(out, LLMEM_TERM_COMM, LLMEM_CAT_COMM_BUFFERS, b[LLMEM_CAT_COMM_BUFFERS], b[LLMEM_CAT_COMM_BUFFERS], 0, 0, 0);
   if (b[LLMEM_CAT_TEMPORARIES] > 0)
-    term(out, LLMEM_TERM_TEMPORARIES, LLMEM_CAT_TEMPORARIES, b[LLMEM_CAT_TEMPORARIES], b[LLMEM_CAT_TEMPORARIES], 0, 0, 0);
+    term(out, LLMEM_TERM_TEMPORARIES, LLMEM_CAT_TEMPORARIES, b[LLMEM_CAT_TEMPORARIES], b[LLMEM_CAT_TEMPORARIES], 0, 0,
+         0);
 }
 
 /* The runtime terms: they sum to device_used - peak_allocated; extra_context:
@@ -143,9 +142,9 @@ void explain_runtime_terms(const plan *pl, const llmem_rank_result *r, double ex
   context += extra_context;
   double reserve = r->peak_reserved_bytes - r->peak_allocated_bytes;
   if (r->reserved_simulated)
-    term(out, LLMEM_TERM_RESERVE_SIMULATED, -1, reserve, reserve, r->fragmentation_bytes, r->largest_free_block_bytes, 0);
-  else
-    term(out, LLMEM_TERM_RESERVE, -1, reserve, reserve, 0, 0, 0);
+    term(out, LLMEM_TERM_RESERVE_SIMULATED, -1, reserve, reserve, r->fragmentation_bytes, r->largest_free_block_bytes,
+         0);
+  else term(out, LLMEM_TERM_RESERVE, -1, reserve, reserve, 0, 0, 0);
   term(out, LLMEM_TERM_CONTEXT, -1, context, context, 0, 0, 0);
   term(out, LLMEM_TERM_WORKSPACE, -1, workspace, workspace, 0, 0, 0);
   if (nccl > 0) term(out, LLMEM_TERM_NCCL, -1, nccl, nccl, comms, 0, 0);

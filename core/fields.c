@@ -13,9 +13,10 @@ static const char *const list_NONE[] = {""};
 
 #define NULLABLE LLMEM_FLAG_NULLABLE
 #define MONTHS LLMEM_FLAG_MONTHS
-#define ROW_(path, member, kind, list, def, lo, hi, flags)                                   \
-  {path, LLMEM_KIND_##kind, flags, (double)(def), (double)(lo), (double)(hi), list_##list, \
-   LIST_LEN_(list), offsetof(llmem_input, member)},
+#define ROW_(path, member, kind, list, def, lo, hi, flags) \
+  {path,          LLMEM_KIND_##kind, flags,                \
+   (double)(def), (double)(lo),      (double)(hi),         \
+   list_##list,   LIST_LEN_(list),   offsetof(llmem_input, member)},
 static const llmem_field field_table[] = {LLMEM_FIELDS(ROW_)};
 #undef ROW_
 

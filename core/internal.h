@@ -9,15 +9,15 @@
 
 /* Parameters of one layer on one rank, by optimizer-relevant class. */
 typedef struct {
-  double matrix_count;        /* 2-D hidden weights (attention, dense MLP, shared experts) on this rank */
-  double matrix_dims_count;   /* sum over those matrices of rows + cols (Adafactor factored states) */
-  double vector_count;        /* norms, biases, router: 1-D or tiny, replicated over TP */
-  double expert_count;        /* routed expert weights on this rank (after EP/ETP) */
+  double matrix_count;      /* 2-D hidden weights (attention, dense MLP, shared experts) on this rank */
+  double matrix_dims_count; /* sum over those matrices of rows + cols (Adafactor factored states) */
+  double vector_count;      /* norms, biases, router: 1-D or tiny, replicated over TP */
+  double expert_count;      /* routed expert weights on this rank (after EP/ETP) */
   double expert_dims_count;
-  double lora_count;          /* LoRA adapter parameters on this rank (trainable) */
-  double quantizable_count;   /* weights a QLoRA base quantises (all linears of the layer) */
-  double largest_linear_count;/* largest single linear weight (dequantise / gather transients) */
-  double largest_module_count;/* largest module (DeepSpeed "largest layer" granularity) */
+  double lora_count;           /* LoRA adapter parameters on this rank (trainable) */
+  double quantizable_count;    /* weights a QLoRA base quantises (all linears of the layer) */
+  double largest_linear_count; /* largest single linear weight (dequantise / gather transients) */
+  double largest_module_count; /* largest module (DeepSpeed "largest layer" granularity) */
 } layer_params;
 
 /* Everything resolved once from the input: integers, nulls replaced. */
@@ -29,9 +29,9 @@ typedef struct {
   double layers, hidden, heads, kv_heads, head_dim, ffn, vocab, vocab_padded;
   int gated, tied, head_kind, learned_pos, bias, qkv_bias, qk_norm, attn_sinks, lm_head_bias;
   int o_bias, mlp_bias; /* attention output / MLP linear biases (default: model.bias) */
-  int parallel_block;         /* attention and MLP read one norm output (GPT-J, Falcon, phi-2) */
+  int parallel_block;   /* attention and MLP read one norm output (GPT-J, Falcon, phi-2) */
   double type_vocab, embedding_norm, final_norm;
-  double norm_width;          /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */
+  double norm_width; /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */
   double norms_per_layer, max_positions, num_labels;
   int moe;
   double experts, top_k, expert_ffn, shared_experts, shared_ffn, dense_layers, layer_freq;
@@ -44,10 +44,10 @@ typedef struct {
   int mixer_period, mlp_period;
   double sliding_window, attention_chunk; /* NaN: unset */
   int attn_gate;                          /* q_proj also outputs a sigmoid gate of the attention output */
-  double lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv; /* Gated DeltaNet layers */
+  double lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv;            /* Gated DeltaNet layers */
   double ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk; /* Mamba-2 layers */
   int ssm_bias, ssm_conv_bias;
-  double mtp_layers;                      /* multi-token-prediction depths on the last stage */
+  double mtp_layers; /* multi-token-prediction depths on the last stage */
   /* encoder-decoder: layers [0, encoder_layers) are the encoder's, over source_len tokens; the
    * decoder's (the rest) add cross-attention */
   double encoder_layers, source_len, rel_buckets;
@@ -61,40 +61,40 @@ typedef struct {
   double micro_batch, seq_len, grad_accum;
   int dtype, master_weights, grad_dtype, optimizer, optimizer_dtype, optimizer_impl;
   int optimizer_in_backward, paged_optimizer, recompute, recompute_modules;
-  double recompute_layers;    /* 0 = every layer (with full) */
+  double recompute_layers; /* 0 = every layer (with full) */
   double dropout;
   int attn_softcap, final_softcap; /* tanh soft-capping of the attention scores / the logits (Gemma 2) */
   int attention, loss, repeat_kv;
-  int v_view_keeps_qkv;       /* v is a view of the fused qkv output: the attention kernel's saved v keeps all of it */
-  int norm_upcast;            /* an eager RMSNorm computes on x.float() (keeps the fp32 copy) */
+  int v_view_keeps_qkv; /* v is a view of the fused qkv output: the attention kernel's saved v keeps all of it */
+  int norm_upcast;      /* an eager RMSNorm computes on x.float() (keeps the fp32 copy) */
   double loss_chunks;
   int activation_offload, fp8_linear;
-  int autocast;               /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
+  int autocast; /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
   int ft_method, lora_targets, adapter_dtype, base_dtype, quant, double_quant;
-  int full_modules; /* LLMEM_FM_* bits: trained in full beside the adapters (LoRA / QLoRA only) */
-  int quant_keeps_input;      /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
-  int quant_head;             /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
-  int quant_from_fp16;        /* 4-bit state quantised from an fp16 copy: dequantised fp16, then cast */
-  int logits_fp32_kept;       /* the wrapper casts the logits to fp32; the loop keeps them through the backward */
-  int quant_inputs_held;      /* the kept 4-bit inputs and logits outlive the backward to the next forward */
-  int lora_fused_qkv;         /* one adapter (one dropout of the input) for the fused q/k/v projection */
-  int quant_dequant_temp;     /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
+  int full_modules;       /* LLMEM_FM_* bits: trained in full beside the adapters (LoRA / QLoRA only) */
+  int quant_keeps_input;  /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
+  int quant_head;         /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
+  int quant_from_fp16;    /* 4-bit state quantised from an fp16 copy: dequantised fp16, then cast */
+  int logits_fp32_kept;   /* the wrapper casts the logits to fp32; the loop keeps them through the backward */
+  int quant_inputs_held;  /* the kept 4-bit inputs and logits outlive the backward to the next forward */
+  int lora_fused_qkv;     /* one adapter (one dropout of the input) for the fused q/k/v projection */
+  int quant_dequant_temp; /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
   double lora_rank, lora_dropout;
 
   /* parallel */
   double gpus, gpus_per_node, tp, pp, vpp, cp, ep, etp, dp;
   double vpp_group; /* interleaved: micro-batches run per virtual stage in a row (Megatron's group) */
   int sp, schedule, engine, zero_stage, fsdp_strategy, reshard_after_forward, dist_opt;
-  int shard_root_modules;     /* FSDP: embedding and output projection are their own units */
+  int shard_root_modules; /* FSDP: embedding and output projection are their own units */
   int offload_optimizer, offload_params, fp8_all_gather, grad_as_bucket_view, overlap_comm;
   int tp_comm_overlap; /* TP collectives pipelined with the GEMMs beside them (step time only) */
   int shard_with_cp;
-  int reduce_on_compute;      /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
-  int pp_stage_buffers;       /* torch.distributed.pipelining buffers: 0 none, 1 gradient receives and the last
+  int reduce_on_compute;    /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
+  int pp_stage_buffers;     /* torch.distributed.pipelining buffers: 0 none, 1 gradient receives and the last
                                  stage's outputs per micro-batch, 2 every stage's outputs too (states.c) */
-  double pp_first, pp_last;   /* 0 = even */
-  double shard_dense;         /* sharding degree of dense model states (ZeRO/FSDP/dist-opt) */
-  double shard_expert;        /* sharding degree of expert model states */
+  double pp_first, pp_last; /* 0 = even */
+  double shard_dense;       /* sharding degree of dense model states (ZeRO/FSDP/dist-opt) */
+  double shard_expert;      /* sharding degree of expert model states */
   double reduce_bucket, allgather_bucket, prefetch_bucket, max_live, persistence_threshold;
 
   /* hardware / runtime */
@@ -108,11 +108,11 @@ typedef struct {
   double allocator_max_ops;   /* its requests and frees per stage walk before it gives up (ALLOCATOR_MAX_OPS) */
 
   /* bytes per element */
-  double act_bytes;           /* activations (compute dtype; fp8 stores bf16 activations) */
-  double weight_bytes;        /* compute copy of trainable weights */
-  double master_bytes;        /* 0 when there is no separate master copy */
+  double act_bytes;    /* activations (compute dtype; fp8 stores bf16 activations) */
+  double weight_bytes; /* compute copy of trainable weights */
+  double master_bytes; /* 0 when there is no separate master copy */
   double grad_bytes;
-  double base_weight_bytes;   /* frozen base weights for LoRA; QLoRA handled apart */
+  double base_weight_bytes; /* frozen base weights for LoRA; QLoRA handled apart */
   /* training.fp8_recipe (docs/memory-model.md §4.6): -1 when null or without fp8
    * linears (the 1-byte approximation); else the recipe and, per element of a
    * linear weight, its quantised copies (rowwise + columnwise, with their
@@ -120,8 +120,8 @@ typedef struct {
   int fp8_recipe;
   double fp8_weight_bytes, fp8_input_bytes;
 
-  int rl_entropy;             /* RL: the loss also takes the entropy over the vocabulary (rl.entropy) */
-  int rl_entropy_kernel;      /* LLMEM_RL_ENTROPY_*: how (rl.entropy_kernel, else the stack's) */
+  int rl_entropy;        /* RL: the loss also takes the entropy over the vocabulary (rl.entropy) */
+  int rl_entropy_kernel; /* LLMEM_RL_ENTROPY_*: how (rl.entropy_kernel, else the stack's) */
 } plan;
 
 /* The V-shape schedules (zb_v, dualpipe_v): rank r holds model chunks r and
@@ -137,12 +137,12 @@ static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || 
 
 /* One stage (pipeline rank) of the layout. */
 typedef struct {
-  int stage;                  /* the pipeline stage this layout is */
-  int first_layer;            /* of chunk 0 */
-  int layer_count;            /* over all virtual chunks */
+  int stage;                                                        /* the pipeline stage this layout is */
+  int first_layer;                                                  /* of chunk 0 */
+  int layer_count;                                                  /* over all virtual chunks */
   int mixer_layer_count[LLMEM_LAYER_MIXER_COUNT_], moe_layer_count; /* of which by mixer, with MoE MLPs */
   int has_embedding, has_head;
-  double params_count;        /* everything on this rank (TP/EP-sharded, unsharded by DP) */
+  double params_count; /* everything on this rank (TP/EP-sharded, unsharded by DP) */
   double trainable_count;
   double frozen_count;
   layer_params layers;        /* sum over the stage's layers */
@@ -162,53 +162,53 @@ typedef struct {
 
 /* Saved and transient bytes of one layer for one micro-batch on one rank. */
 typedef struct {
-  tensor_list saved_tensors;  /* what saved_bytes is made of, tensor by tensor */
+  tensor_list saved_tensors;     /* what saved_bytes is made of, tensor by tensor */
   tensor_list recompute_tensors; /* what recompute_bytes is made of */
-  double saved_bytes;         /* kept from forward to backward under the policy */
-  double saved_full_bytes;    /* what no recompute would keep */
-  double checkpoint_bytes;    /* kept when the whole layer is recomputed */
-  double recompute_bytes;     /* rebuilt during this layer's backward */
-  double quant_input_bytes;   /* the 4-bit linears' inputs MatMul4Bit holds in ctx.tensors (distinct tensors) */
-  double forward_temp_bytes;  /* working set freed inside the forward */
-  double backward_temp_bytes; /* gradient working set inside the backward */
+  double saved_bytes;            /* kept from forward to backward under the policy */
+  double saved_full_bytes;       /* what no recompute would keep */
+  double checkpoint_bytes;       /* kept when the whole layer is recomputed */
+  double recompute_bytes;        /* rebuilt during this layer's backward */
+  double quant_input_bytes;      /* the 4-bit linears' inputs MatMul4Bit holds in ctx.tensors (distinct tensors) */
+  double forward_temp_bytes;     /* working set freed inside the forward */
+  double backward_temp_bytes;    /* gradient working set inside the backward */
 } layer_activations;
 
 /* Model states of one rank, by category. */
 typedef struct {
-  double weights, gradients, master, optimizer;  /* persistent on the GPU */
-  int gradients_lazy;         /* gradients appear during the first backward (torch .grad) */
-  int gradients_reduce_stream; /* they are the reduce-scatter outputs, made under its stream (FSDP2) */
+  double weights, gradients, master, optimizer; /* persistent on the GPU */
+  int gradients_lazy;                           /* gradients appear during the first backward (torch .grad) */
+  int gradients_reduce_stream;                  /* they are the reduce-scatter outputs, made under its stream (FSDP2) */
   double host_bytes, nvme_bytes;
   double optimizer_step_temp; /* optimizer-step temporaries (foreach, 8-bit dequant) */
   double comm_persistent;     /* persistent bucket / flat buffers */
   /* per-layer gather / reduce transients (ZeRO-3, FSDP) */
-  int gathers;                /* parameters are all-gathered per layer */
+  int gathers;                      /* parameters are all-gathered per layer */
   int keep_gathered_until_backward; /* shard_grad_op / reshard_after_forward=false */
-  double gather_factor_fwd;   /* unsharded copies of one layer alive in forward (current + prefetch + copy-out) */
+  double gather_factor_fwd;         /* unsharded copies of one layer alive in forward (current + prefetch + copy-out) */
   double gather_factor_bwd;
-  int copy_in_shards;         /* FSDP1 CPU offload: each unshard first copies the rank's shard in (H2D) */
+  int copy_in_shards;            /* FSDP1 CPU offload: each unshard first copies the rank's shard in (H2D) */
   double unsharded_weight_bytes; /* bytes per parameter of an unsharded (gathered) weight */
   double quantized_gather_bytes; /* QLoRA: bytes per quantised parameter gathered (packed data); 0 otherwise */
-  double quant_stats_bytes;   /* QLoRA: the 4-bit statistics kept whole on the rank, part of weights (bytes) */
-  double live_gathered;       /* ZeRO-3: parameters the coordinator keeps gathered (bytes) */
-  double loss_gathered;       /* ZeRO-3, FSDP own head unit: gathered at the loss, the lm_head among them (bytes) */
-  double loss_unsharded_grads; /* the lm_head's full gradient before the reduce (bytes) */
-  double loss_reduce_input;   /* FSDP own head unit: its reduce-scatter input (bytes) */
-  int own_root_units;         /* FSDP: embedding and head are units of their own (shard_root_modules) */
-  double embed_gathered;      /* FSDP own embedding unit: gathered around its forward and backward (bytes) */
-  double embed_unsharded_grads; /* its full gradient before the reduce-scatter (bytes) */
-  double embed_reduce_input;  /* its reduce-scatter input (bytes) */
+  double quant_stats_bytes;      /* QLoRA: the 4-bit statistics kept whole on the rank, part of weights (bytes) */
+  double live_gathered;          /* ZeRO-3: parameters the coordinator keeps gathered (bytes) */
+  double loss_gathered;          /* ZeRO-3, FSDP own head unit: gathered at the loss, the lm_head among them (bytes) */
+  double loss_unsharded_grads;   /* the lm_head's full gradient before the reduce (bytes) */
+  double loss_reduce_input;      /* FSDP own head unit: its reduce-scatter input (bytes) */
+  int own_root_units;            /* FSDP: embedding and head are units of their own (shard_root_modules) */
+  double embed_gathered;         /* FSDP own embedding unit: gathered around its forward and backward (bytes) */
+  double embed_unsharded_grads;  /* its full gradient before the reduce-scatter (bytes) */
+  double embed_reduce_input;     /* its reduce-scatter input (bytes) */
   double unsharded_grad_bytes;   /* bytes per parameter of an unsharded gradient before reduce */
   double reduce_bytes;           /* bytes per parameter of the reduce-scatter input */
-  double root_gathered;       /* FSDP root unit kept gathered: embedding, head, final norm (bytes) */
-  double root_unsharded_grads; /* its full gradients before the reduce-scatter (bytes); FSDP2: the head's */
-  double root_embed_grads;    /* FSDP2: the embedding's full gradient, made at its backward (bytes) */
+  double root_gathered;          /* FSDP root unit kept gathered: embedding, head, final norm (bytes) */
+  double root_unsharded_grads;   /* its full gradients before the reduce-scatter (bytes); FSDP2: the head's */
+  double root_embed_grads;       /* FSDP2: the embedding's full gradient, made at its backward (bytes) */
   double root_reduce_head, root_reduce_embed; /* FSDP2: the root's reduce-scatter input by part (bytes) */
-  double bucket_bytes;        /* DeepSpeed IPG/reduce buckets (transient in backward) */
-  double paged_bytes;         /* optimizer states in CUDA managed memory (bitsandbytes paged) */
-  int accumulate_unsharded;   /* FSDP2 under PP: params stay gathered, unsharded grads accumulate */
-  double unsharded_accum_bytes; /* bytes per trainable parameter of the accumulated unsharded grad */
-  double pp_kept_act, pp_kept_logits; /* PP: stage outputs held per micro-batch to the step's end (bytes) */
+  double bucket_bytes;                        /* DeepSpeed IPG/reduce buckets (transient in backward) */
+  double paged_bytes;                         /* optimizer states in CUDA managed memory (bitsandbytes paged) */
+  int accumulate_unsharded;                   /* FSDP2 under PP: params stay gathered, unsharded grads accumulate */
+  double unsharded_accum_bytes;               /* bytes per trainable parameter of the accumulated unsharded grad */
+  double pp_kept_act, pp_kept_logits;         /* PP: stage outputs held per micro-batch to the step's end (bytes) */
 } rank_states;
 
 /* plan.c */
@@ -262,10 +262,10 @@ double dequantized_weight_bytes(const plan *pl, double params);
 /* vision.c: the tower and projector (whole-model counts; bytes per micro-batch on the first stage) */
 typedef struct {
   double tower_params, projector_params, frozen_params;
-  double vit_tokens, lm_tokens;            /* per image: through the tower, to the language model */
-  double tokens_per_microbatch;            /* tower tokens of one micro-batch */
+  double vit_tokens, lm_tokens; /* per image: through the tower, to the language model */
+  double tokens_per_microbatch; /* tower tokens of one micro-batch */
   double saved_bytes, forward_temp_bytes, backward_temp_bytes;
-  int trains;                              /* the tower or its projector trains: a backward runs */
+  int trains; /* the tower or its projector trains: a backward runs */
 } vision_cost;
 vision_cost vision_of(const plan *pl);
 double vision_default_merge(int kind); /* patches per side merged into one token */
@@ -310,15 +310,15 @@ void explain_add_term(llmem_result *out, int id, int category, double value, dou
 
 /* timeline.c */
 typedef struct {
-  llmem_event *events;        /* NULL: do not record */
+  llmem_event *events; /* NULL: do not record */
   int capacity;
   int count;
   int stride;
   int pending;
 } timeline_sink;
 void timeline_push(timeline_sink *s, const llmem_event *ev); /* one point; pairs merge when full */
-void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs,
-                    llmem_rank_result *out, timeline_sink *sink);
+void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                    timeline_sink *sink);
 /* 1: every later middle stage with the same layers and states holds no more than this one (simulate.c) */
 int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 /* pinned host memory of offloaded activations at its most (training.activation_offload) */
@@ -336,7 +336,8 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
  * milliseconds native); past them reserved is the allocator's bound. */
 #define ALLOCATOR_MAX_OPS 5e5
 /* allocator: 0 keeps the caching allocator's bound (the search's inner loop) */
-llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out, plan *resolved,
+llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out,
+                               plan *resolved,
                                int *error_field); /* resolved, error_field: the plan / failing key, may be NULL */
 
 /* planner.c: the input a found layout stands for (what the search's patch loads) */

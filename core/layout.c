@@ -94,7 +94,8 @@ static void stage_head(const plan *pl, stage_layout *st) {
      * schedule's first rank holds both ends and one table; DualPipe's end
      * ranks hold the first stage of one copy and the last of the other, two
      * modules with a table each */
-    if (!pl->tied || (pl->pp > 1 && (!st->has_embedding || plan_dualpipe(pl)))) st->head_count = pl->vocab_padded * h / t;
+    if (!pl->tied || (pl->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
+      st->head_count = pl->vocab_padded * h / t;
     if (pl->lm_head_bias) st->head_count += pl->vocab_padded / t;
   } else {
     st->head_count = head_params(pl);
@@ -106,7 +107,8 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   st.stage = stage;
   st.has_embedding = stage == 0;
   st.has_head = stage == (plan_v_shape(pl) ? 0 : (int)pl->pp - 1); /* V: the last model chunk is rank 0's second */
-  if (plan_dualpipe(pl)) st.has_embedding = st.has_head = stage == 0 || stage == (int)pl->pp - 1; /* both copies' ends */
+  if (plan_dualpipe(pl))
+    st.has_embedding = st.has_head = stage == 0 || stage == (int)pl->pp - 1; /* both copies' ends */
   stage_layers(pl, stage, &st);
   double t = pl->tp, h = pl->hidden;
   /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
@@ -114,15 +116,14 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   if (st.has_head) stage_head(pl, &st);
   if (st.has_head && pl->encoder_layers > 0) /* the encoder's final norm and the stacks' relative position biases */
     st.final_norm_count += pl->final_norm * pl->norm_width * h + 2 * pl->rel_buckets * pl->heads;
-  else if (st.has_head)
-    st.final_norm_count += pl->rel_buckets * pl->heads;
+  else if (st.has_head) st.final_norm_count += pl->rel_buckets * pl->heads;
   if (st.has_embedding && pl->vision_layers > 0) { /* the tower runs before the first layer */
     vision_cost v = vision_of(pl);
     st.vision_count = (v.tower_params + v.projector_params) / t;
     st.vision_frozen_count = v.frozen_params / t;
   }
-  st.params_count = st.layers.matrix_count + st.layers.vector_count + st.layers.expert_count +
-                    st.embedding_count + st.head_count + st.final_norm_count + st.vision_count;
+  st.params_count = st.layers.matrix_count + st.layers.vector_count + st.layers.expert_count + st.embedding_count +
+                    st.head_count + st.final_norm_count + st.vision_count;
   if (pl->ft_method == LLMEM_FT_FULL) {
     st.trainable_count = st.params_count - st.vision_frozen_count;
     st.frozen_count = 0;

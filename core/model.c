@@ -52,8 +52,7 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
     double o = a * pl->v_head_dim * h;
     lp->matrix_count += q_up + kv_down + kv_up + o;
     lp->matrix_dims_count += (q_up_in + a * qk) + (h + pl->kv_lora_rank + pl->qk_rope) +
-                             (pl->kv_lora_rank + a * (pl->qk_nope + pl->v_head_dim)) +
-                             (a * pl->v_head_dim + h);
+                             (pl->kv_lora_rank + a * (pl->qk_nope + pl->v_head_dim)) + (a * pl->v_head_dim + h);
     lp->vector_count += pl->kv_lora_rank * pl->norm_width;
     lp->quantizable_count += (pl->q_lora_rank > 0 ? h * pl->q_lora_rank : 0) + q_up + kv_down + kv_up + o;
     lp->largest_linear_count = max2(lp->largest_linear_count, max2(max2(q_up, kv_up), max2(o, kv_down)));
@@ -75,9 +74,9 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   lp->matrix_dims_count += (h + q_rows) + 2 * (h + kv_out) + (q_out + h);
   lp->quantizable_count += q + k + v + o;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
-  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;   /* column-parallel biases split with TP */
-  if (pl->o_bias) lp->vector_count += h;                      /* o_proj bias, replicated */
-  if (pl->attn_sinks) lp->vector_count += pl->heads / t;      /* GPT-OSS per-head sink logits */
+  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out; /* column-parallel biases split with TP */
+  if (pl->o_bias) lp->vector_count += h;                    /* o_proj bias, replicated */
+  if (pl->attn_sinks) lp->vector_count += pl->heads / t;    /* GPT-OSS per-head sink logits */
   if (pl->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
   if (pl->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
   /* PEFT LoraLayer: A (r x d_in) + B (d_out x r) per adapted linear (peft tuners/lora/layer.py) */
@@ -277,8 +276,7 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
   double t = 0, a = 0, frozen = 0;
   if (pl->encoder_layers > 0) /* the encoder's final norm, and each stack's relative position bias (T5) */
     outer += pl->final_norm * pl->norm_width * pl->hidden + 2 * pl->rel_buckets * pl->heads;
-  else
-    outer += pl->rel_buckets * pl->heads;
+  else outer += pl->rel_buckets * pl->heads;
   if (pl->vision_layers > 0) { /* the vision tower and its projector run for every image */
     vision_cost v = vision_of(pl);
     outer += v.tower_params + v.projector_params;

@@ -50,8 +50,8 @@ long pass_summaries_used(void) { return used; }
 /* the plan the summaries were walked under, with what makes another stage's passes the same */
 static int owner_valid;
 static plan owner_plan;
-static llmem_input owner_input;           /* the plan reads raw keys from its input */
-static int slot_stage[LLMEM_MAX_VPP];     /* the class's stage in each slot of v rows (-1: free) */
+static llmem_input owner_input;                /* the plan reads raw keys from its input */
+static int slot_stage[LLMEM_MAX_VPP];          /* the class's stage in each slot of v rows (-1: free) */
 static rank_states slot_states[LLMEM_MAX_VPP]; /* and its rank's states */
 static unsigned slot_gen[LLMEM_MAX_VPP];
 static int next_slot;
@@ -192,8 +192,7 @@ static int first_highest(int from, int end) {
   for (int q = 0; q < r; q++) {
     int first = from + ((q - from % r) % r + r) % r, last = end - 1 - (((end - 1 - q) % r) + r) % r;
     int i = rounding_d_total > 0 ? last : first;
-    if (best < 0 || replayed_total(i) > replayed_total(best) ||
-        (replayed_total(i) == replayed_total(best) && i < best))
+    if (best < 0 || replayed_total(i) > replayed_total(best) || (replayed_total(i) == replayed_total(best) && i < best))
       best = i;
   }
   return best;
@@ -450,7 +449,8 @@ static int pass_flag(const walk_sig *g, sched_op o) {
 }
 
 /* The pass walked from nothing, its additions checked. */
-static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double hole, pass_summary *p, unsigned valid) {
+static void summarize(const stage_walk *W, const walk_sig *g, sched_op o, double hole, pass_summary *p,
+                      unsigned valid) {
   sim Z;
   memset(&Z, 0, sizeof Z);
   Z.peak = -INFINITY;

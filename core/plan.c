@@ -28,23 +28,20 @@ static llmem_status check_field(const llmem_field *f, double v) {
     case LLMEM_KIND_NUM:
       if (v < f->min_value || v > f->max_value) return LLMEM_ERR_OUT_OF_RANGE;
       return LLMEM_OK;
-    case LLMEM_KIND_BOOL:
-      return (v == 0 || v == 1) ? LLMEM_OK : LLMEM_ERR_BAD_ENUM;
-    case LLMEM_KIND_ENUM:
-      return (v == floor(v) && v >= 0 && v < f->value_count) ? LLMEM_OK : LLMEM_ERR_BAD_ENUM;
+    case LLMEM_KIND_BOOL: return (v == 0 || v == 1) ? LLMEM_OK : LLMEM_ERR_BAD_ENUM;
+    case LLMEM_KIND_ENUM: return (v == floor(v) && v >= 0 && v < f->value_count) ? LLMEM_OK : LLMEM_ERR_BAD_ENUM;
     case LLMEM_KIND_SET:
-      return (v == floor(v) && v >= 0 && v < (double)(1 << f->value_count)) ? LLMEM_OK
-                                                                           : LLMEM_ERR_BAD_SET;
+      return (v == floor(v) && v >= 0 && v < (double)(1 << f->value_count)) ? LLMEM_OK : LLMEM_ERR_BAD_SET;
     default: return LLMEM_OK;
   }
 }
 
 static double or_default(double v, double automatic) { return isnan(v) ? automatic : v; }
 
-#define FAIL(status, name)   \
-  do {                       \
-    *field = FIELD(name);    \
-    return (status);         \
+#define FAIL(status, name) \
+  do {                     \
+    *field = FIELD(name);  \
+    return (status);       \
   } while (0)
 
 /* A list: entries from the start (each one of the list's values), then NaN
@@ -150,7 +147,7 @@ static void resolve_model(const llmem_input *in, plan *p) {
   p->capacity_factor = or_default(in->moe_capacity_factor, 0);
   p->load_imbalance = in->moe_load_imbalance;
   p->mla = in->mla_kv_lora_rank >= 1 || in->mla_qk_nope_head_dim >= 1 || in->mla_v_head_dim >= 1 ||
-          in->mla_qk_rope_head_dim >= 1 || or_default(in->mla_q_lora_rank, 0) >= 1;
+           in->mla_qk_rope_head_dim >= 1 || or_default(in->mla_q_lora_rank, 0) >= 1;
   p->q_lora_rank = or_default(in->mla_q_lora_rank, 0);
   p->kv_lora_rank = in->mla_kv_lora_rank;
   p->qk_nope = in->mla_qk_nope_head_dim;
@@ -204,7 +201,6 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->logits_fp32_kept = (int)or_default(profiled(in, FIELD(logits_fp32_kept)), 0);
   p->lora_fused_qkv = (int)or_default(profiled(in, FIELD(lora_fused_qkv)), 0);
   p->quant_dequant_temp = (int)or_default(profiled(in, FIELD(quant_dequant_temp)), 0);
-
 }
 
 static void resolve_parallel(const llmem_input *in, plan *p) {
@@ -225,8 +221,8 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->reshard_after_forward = in->reshard_after_forward != 0;
   /* FSDP2's reduce-scatter input: the compute stream's pool (PyTorch #129721)
    * or the reduce-scatter stream's; FSDP1 and ZeRO keep their own streams */
-  p->reduce_on_compute = p->engine == LLMEM_ENGINE_FSDP2 &&
-                         (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
+  p->reduce_on_compute =
+      p->engine == LLMEM_ENGINE_FSDP2 && (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
   p->shard_root_modules = (int)or_default(profiled(in, FIELD(shard_root_modules)), 0);
   p->pp_stage_buffers = in->pp > 1 ? (int)or_default(profiled(in, FIELD(pp_stage_buffers)), 0) : 0;
   p->dist_opt = in->distributed_optimizer != 0;
@@ -301,10 +297,10 @@ static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int 
 static llmem_status check_model(const llmem_input *in, const plan *p, int *field) {
   if (p->formula == LLMEM_FORMULA_LLMEM && !isnan(in->moe_latent_size)) FAIL(LLMEM_ERR_UNMODELLED, moe_latent_size);
   if (p->moe == 0) {
-    if (!isnan(in->moe_ffn_hidden) || in->moe_shared_experts != 0 || in->moe_dense_layers != 0 ||
-        in->moe_top_k != 1 || in->moe_layer_freq != 1 || !isnan(in->moe_capacity_factor) ||
-        !isnan(in->moe_shared_ffn_hidden) || !isnan(in->moe_latent_size) || in->moe_shared_gate != 0 ||
-        in->moe_router_bias != 0 || in->moe_score_before != 0 || in->moe_load_imbalance != 1)
+    if (!isnan(in->moe_ffn_hidden) || in->moe_shared_experts != 0 || in->moe_dense_layers != 0 || in->moe_top_k != 1 ||
+        in->moe_layer_freq != 1 || !isnan(in->moe_capacity_factor) || !isnan(in->moe_shared_ffn_hidden) ||
+        !isnan(in->moe_latent_size) || in->moe_shared_gate != 0 || in->moe_router_bias != 0 ||
+        in->moe_score_before != 0 || in->moe_load_imbalance != 1)
       FAIL(LLMEM_ERR_MOE_REQUIRED, moe_experts);
   } else {
     if (p->top_k > p->experts) FAIL(LLMEM_ERR_MOE_TOP_K, moe_top_k);
@@ -342,25 +338,23 @@ static llmem_status check_mtp(const plan *p, int *field) {
   return LLMEM_OK;
 }
 
-#define STEP(call)                       \
-  do {                                   \
-    llmem_status st_ = (call);           \
-    if (st_ != LLMEM_OK) return st_;     \
+#define STEP(call)                   \
+  do {                               \
+    llmem_status st_ = (call);       \
+    if (st_ != LLMEM_OK) return st_; \
   } while (0)
 
 /* The engine can split the model as asked, and TP divides what it splits */
 static llmem_status check_tensor_parallel(const plan *p, int *field) {
   if (p->engine == LLMEM_ENGINE_SINGLE && p->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
-  if ((p->tp > 1 || p->cp > 1) &&
-      !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
-        p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
+  if ((p->tp > 1 || p->cp > 1) && !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
+                                    p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, tp);
   if (p->pp > 1 && !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
-                    p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p->engine == LLMEM_ENGINE_DEEPSPEED))
+                     p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p->engine == LLMEM_ENGINE_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, pp);
   if (!divides(p->heads, p->tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
-  if (!p->mla && !divides(p->kv_heads, p->tp) && !divides(p->tp, p->kv_heads))
-    FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
+  if (!p->mla && !divides(p->kv_heads, p->tp) && !divides(p->tp, p->kv_heads)) FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
   if (!divides(p->ffn, p->tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
   if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->lin_k_heads, p->tp)) FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
   if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->ssm_groups, p->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
@@ -406,11 +400,11 @@ static llmem_status check_dualpipe(const plan *p, int *field) {
 static llmem_status check_virtual_stages(const plan *p, int *field) {
   if (p->pp < 2 || p->schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
   for (int s = 0; s < (int)p->pp; s++) {
-    double n = s == 0 && p->pp_first > 0 ? p->pp_first
-             : s == (int)p->pp - 1 && p->pp_last > 0 ? p->pp_last
-             : (p->pp_first > 0 || p->pp_last > 0)
-                 ? (p->layers - p->pp_first - p->pp_last) / (p->pp - (p->pp_first > 0) - (p->pp_last > 0))
-                 : p->layers / p->pp;
+    double n = s == 0 && p->pp_first > 0               ? p->pp_first
+               : s == (int)p->pp - 1 && p->pp_last > 0 ? p->pp_last
+               : (p->pp_first > 0 || p->pp_last > 0)
+                   ? (p->layers - p->pp_first - p->pp_last) / (p->pp - (p->pp_first > 0) - (p->pp_last > 0))
+                   : p->layers / p->pp;
     if (!divides(n, p->vpp)) FAIL(LLMEM_ERR_VPP, vpp);
   }
   return LLMEM_OK;
@@ -445,12 +439,9 @@ static llmem_status check_sequence_experts(const plan *p, int *field) {
 static llmem_status check_layout(const plan *p, int *field) {
   STEP(check_tensor_parallel(p, field));
   STEP(check_stages(p, field));
-  if (plan_v_shape(p))
-    STEP(check_v_schedule(p, field));
-  else if (plan_dualpipe(p))
-    STEP(check_dualpipe(p, field));
-  else if (p->vpp > 1)
-    STEP(check_virtual_stages(p, field));
+  if (plan_v_shape(p)) STEP(check_v_schedule(p, field));
+  else if (plan_dualpipe(p)) STEP(check_dualpipe(p, field));
+  else if (p->vpp > 1) STEP(check_virtual_stages(p, field));
   STEP(check_interleaved_groups(p, field));
   return check_sequence_experts(p, field);
 }
@@ -462,7 +453,8 @@ static llmem_status check_layout(const plan *p, int *field) {
  * both, they must agree. Neither: one micro-batch per step. */
 static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
   p->grad_accum = or_default(in->grad_accum, 1);
-  if (isnan(in->global_batch) || !divides(p->gpus, p->tp * p->pp * p->cp)) return LLMEM_OK; /* check_layout names a bad layout */
+  if (isnan(in->global_batch) || !divides(p->gpus, p->tp * p->pp * p->cp))
+    return LLMEM_OK;                                                     /* check_layout names a bad layout */
   double per_accum = p->micro_batch * p->gpus / (p->tp * p->pp * p->cp); /* x the data-parallel size */
   if (!divides(in->global_batch, per_accum)) FAIL(LLMEM_ERR_GLOBAL_BATCH_SPLIT, global_batch);
   double accum = in->global_batch / per_accum;
@@ -490,8 +482,7 @@ static llmem_status check_engine(const plan *p, int *field) {
   int no_nvme = !(deepspeed && p->zero_stage == 3);
   if (p->offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
   if (p->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
-  if (fsdp && p->offload_params != p->offload_optimizer)
-    FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
+  if (fsdp && p->offload_params != p->offload_optimizer) FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
   return LLMEM_OK;
 }
 
@@ -572,7 +563,8 @@ static void derive_bytes(const llmem_input *in, plan *p) {
   /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
    * with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model) */
   p->autocast = p->master_weights && p->ft_method == LLMEM_FT_FULL &&
-               (p->engine == LLMEM_ENGINE_SINGLE || p->engine == LLMEM_ENGINE_DDP || (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
+                (p->engine == LLMEM_ENGINE_SINGLE || p->engine == LLMEM_ENGINE_DDP ||
+                 (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
 
   /* bytes per element */
   p->act_bytes = p->dtype == LLMEM_DTYPE_FP32 ? 4 : 2;

@@ -6,7 +6,7 @@
 
 #include "internal.h"
 
-#define YM(year, month) ((year) * 12 + (month) - 1)
+#define YM(year, month) ((year)*12 + (month)-1)
 #define KEY(member) LLMEM_FIELD_##member
 
 enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP };
@@ -17,8 +17,8 @@ typedef struct {
   int until_month; /* first month it no longer holds, 0: still holds */
   int field;       /* index in the field table */
   double value;
-  int when;        /* only with torch.compile, full fine-tuning, adapters, or TP */
-  int term;        /* the "why this number" term the value shapes */
+  int when; /* only with torch.compile, full fine-tuning, adapters, or TP */
+  int term; /* the "why this number" term the value shapes */
   const char *source;
 } profile_row;
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 size_t text_append(char *dst, size_t n, size_t cap, const char *s);
-size_t text_append_int(char *dst, size_t n, size_t cap, double v);     /* the integer part */
-size_t text_append_number(char *dst, size_t n, size_t cap, double v);  /* up to 6 decimals */
+size_t text_append_int(char *dst, size_t n, size_t cap, double v);    /* the integer part */
+size_t text_append_number(char *dst, size_t n, size_t cap, double v); /* up to 6 decimals */
 
 #endif

@@ -54,13 +54,13 @@ static void schedule_v_init(schedule *s, int dualpipe) {
      * rank at 2p chunk activations): the order PyTorch writes down for equal
      * F, B and W, pytorch/pytorch torch/distributed/pipelining/schedules.py
      * @1fd7abc ScheduleZBVZeroBubble._calculate_single_rank_operations */
-    add_seg(s, 2 * (p - r) - 1, "F0", counts, &queued);        /* warmup_n1 */
-    add_seg(s, r, "F1 F0", counts, &queued);                    /* warmup_n2 */
-    add_seg(s, p - r, "F1 I1 W1", counts, &queued);             /* warmup_n3 */
+    add_seg(s, 2 * (p - r) - 1, "F0", counts, &queued);                  /* warmup_n1 */
+    add_seg(s, r, "F1 F0", counts, &queued);                             /* warmup_n2 */
+    add_seg(s, p - r, "F1 I1 W1", counts, &queued);                      /* warmup_n3 */
     add_seg(s, m - 2 * p + r + 1, "F0 I0 W0 F1 I1 W1", counts, &queued); /* stable, while f0 < m */
-    add_seg(s, p - r - 1, "I0 W0 F1 I1 W1", counts, &queued);   /* stable, while f1 < f0 */
-    add_seg(s, r, "I0 I1", counts, &queued);                    /* cooldown_n1 */
-    add_seg(s, p - r, "I0 W0", counts, &queued);                /* cooldown_n2 */
+    add_seg(s, p - r - 1, "I0 W0 F1 I1 W1", counts, &queued);            /* stable, while f1 < f0 */
+    add_seg(s, r, "I0 I1", counts, &queued);                             /* cooldown_n1 */
+    add_seg(s, p - r, "I0 W0", counts, &queued);                         /* cooldown_n2 */
     add_seg(s, r, "W1", counts, &queued);
     add_seg(s, r, "W0", counts, &queued);
     s->i_head[0] = s->i_head[1] = m; /* every backward is split */
@@ -70,18 +70,18 @@ static void schedule_v_init(schedule *s, int dualpipe) {
   /* DualPipeV: deepseek-ai/DualPipe dualpipe/dualpipev.py @3da1bbe
    * DualPipeV.step, steps 1-8 (F0B1 / F1B0 pairs run one after the other, as
    * _forward_backward_compute_chunk does without overlapped_forward_backward) */
-  int half = (r + 1) / 2; /* step 6: zero bubble from i == step_6 // 2 */
-  add_seg(s, 2 * (p - r - 1), "F0", counts, &queued);           /* step 1 */
-  add_seg(s, r + 1, "F0 F1", counts, &queued);                  /* step 2 */
-  add_seg(s, p - r - 1, "I1 W1 F1", counts, &queued);           /* step 3 */
+  int half = (r + 1) / 2;                                        /* step 6: zero bubble from i == step_6 // 2 */
+  add_seg(s, 2 * (p - r - 1), "F0", counts, &queued);            /* step 1 */
+  add_seg(s, r + 1, "F0 F1", counts, &queued);                   /* step 2 */
+  add_seg(s, p - r - 1, "I1 W1 F1", counts, &queued);            /* step 3 */
   add_seg(s, m - 2 * p + r + 1, "F0 B1 F1 B0", counts, &queued); /* step 4 */
-  add_seg(s, p - r - 1, "B1 F1 B0", counts, &queued);           /* step 5 */
-  add_seg(s, half, "B1 B0", counts, &queued);                   /* step 6, i < step_6 // 2 */
-  add_seg(s, 1, r % 2 ? "I1 I0" : "B1 I0", counts, &queued);    /* i == step_6 // 2 */
+  add_seg(s, p - r - 1, "B1 F1 B0", counts, &queued);            /* step 5 */
+  add_seg(s, half, "B1 B0", counts, &queued);                    /* step 6, i < step_6 // 2 */
+  add_seg(s, 1, r % 2 ? "I1 I0" : "B1 I0", counts, &queued);     /* i == step_6 // 2 */
   add_seg(s, r - half, "I1 I0", counts, &queued);
   s->w_base[0] = counts[2][0], s->w_base[1] = counts[2][1];
-  add_seg(s, p - r - 1, "Wq I0", counts, &queued);              /* step 7 */
-  add_seg(s, r + 1, "Wq", counts, &queued);                     /* step 8 */
+  add_seg(s, p - r - 1, "Wq I0", counts, &queued); /* step 7 */
+  add_seg(s, r + 1, "Wq", counts, &queued);        /* step 8 */
   s->i_head[0] = 0, s->i_head[1] = p - r - 1;
   s->whole_b[0] = (m - 2 * p + r + 1) + (p - r - 1) + half;
   s->whole_b[1] = s->whole_b[0] + (r % 2 == 0);
@@ -130,7 +130,7 @@ static void queue_run(const schedule *s, const sched_seg *g, int copy, int *leng
     *length = g->n, *reps = left;
     return;
   }
-  int span = per % 2 ? 2 : 1; /* copies per repeat of the chunk sequence */
+  int span = per % 2 ? 2 : 1;             /* copies per repeat of the chunk sequence */
   int whole = (r + 1 - e) / (per * span); /* repeats whose entries all stay within 0..r */
   if (whole > left / span) whole = left / span;
   if (whole < 1) *length = 1, *reps = 1;

@@ -270,18 +270,17 @@ static void search_engine(search_ctx *c, int engine) {
       for (double cp = 1; cp <= (model_parallel ? 16 : 1) && tp * pp * cp <= N; cp *= 2) {
         if (!divides(N, tp * pp * cp)) continue;
         for (double ep = 1; ep <= (bp->moe ? bp->experts : 1); ep *= 2)
-          for (double vpp = v_shape && pp > 1 ? 2 : 1; vpp <= (pp > 1 && (interleaves || v_shape) ? (v_shape ? 2 : 4) : 1);
-               vpp *= 2) {
+          for (double vpp = v_shape && pp > 1 ? 2 : 1;
+               vpp <= (pp > 1 && (interleaves || v_shape) ? (v_shape ? 2 : 4) : 1); vpp *= 2) {
             llmem_layout l;
             memset(&l, 0, sizeof l);
             l.dp = N / (tp * pp * cp), l.tp = tp, l.pp = pp, l.vpp = vpp, l.cp = cp, l.ep = ep;
             l.engine = engine;
             l.sequence_parallel = tp > 1;
             l.pp_schedule =
-                v_shape ? (int)c->base->pp_schedule /* the V keeps its two chunks */
-                : vpp > 1
-                    ? LLMEM_PP_INTERLEAVED
-                    : (c->base->pp_schedule == LLMEM_PP_INTERLEAVED ? LLMEM_PP_1F1B : (int)c->base->pp_schedule);
+                v_shape   ? (int)c->base->pp_schedule /* the V keeps its two chunks */
+                : vpp > 1 ? LLMEM_PP_INTERLEAVED
+                          : (c->base->pp_schedule == LLMEM_PP_INTERLEAVED ? LLMEM_PP_1F1B : (int)c->base->pp_schedule);
             int field;
             llmem_status why = layout_check(c, tp, pp, ep, &field);
             settings(c, l, why, field);

@@ -302,7 +302,7 @@ void pass_class_keep(const stage_walk *W, const stage_kinds *kinds);
 long pass_summaries_used(void); /* passes applied from a summary so far (tests) */
 long pass_layer_runs(void);
 long walk_cycles_skipped(void);
-    /* runs whose repeating allocator layouts were passed over (simulate.c) */ /* runs of alike layers a summarised pass added in one go (tests) */
+/* runs whose repeating allocator layouts were passed over (simulate.c) */ /* runs of alike layers a summarised pass added in one go (tests) */
 void walk_state(const stage_walk *W, const walk_sig *g, sim *S);
 void walk_apply(const stage_walk *W, walk_sig *g, sched_op o);
 /* Saved bytes of one micro-batch's forward of the chunk that offload moves to host memory. */

@@ -81,10 +81,10 @@ static int zero3_norms_persist(const plan *pl) { return pl->hidden <= pl->persis
 typedef struct {
   int engine, fsdp, deepspeed, megatron, torch_native, fsdp_sharded, z, lora;
   int shard_params, shard_grads, shard_opt;
-  double Nd, Ne;              /* sharding degrees of dense and expert states */
+  double Nd, Ne; /* sharding degrees of dense and expert states */
   double expert, dense, trainable_dense, trainable_expert, emb_head;
-  double full_copy;           /* LoRA: trainable copies of modules trained in full (base dtype) */
-  double wb, mb;              /* bytes per weight, per master weight */
+  double full_copy; /* LoRA: trainable copies of modules trained in full (base dtype) */
+  double wb, mb;    /* bytes per weight, per master weight */
   double param_div_d, param_div_e, opt_div_d, opt_div_e;
 } stage_counts;
 
@@ -185,7 +185,8 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
 static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states *r) {
   double grads = 0;
   if (c->fsdp_sharded) {
-    grads = (c->trainable_dense / c->Nd + c->trainable_expert / c->Ne) * (c->mb > 0 ? 4 : (c->lora ? dtype_bytes(pl->adapter_dtype) : c->wb));
+    grads = (c->trainable_dense / c->Nd + c->trainable_expert / c->Ne) *
+            (c->mb > 0 ? 4 : (c->lora ? dtype_bytes(pl->adapter_dtype) : c->wb));
     grads += c->full_copy / c->Nd * pl->base_weight_bytes; /* a gradient in each copy's own dtype */
     r->gradients_lazy = 1;
     /* FSDP2 foreach_reduce: reduce_output = reduce_scatter_input.new_empty(...) under
@@ -194,8 +195,11 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     r->gradients_reduce_stream = c->engine == LLMEM_ENGINE_FSDP2 && pl->offload_params == LLMEM_OFFLOAD_NONE;
   } else if (c->deepspeed) {
     /* DeepSpeed (stage_1_and_2.py L3093): 16-bit grads and an fp32 partition */
-    double g16 = c->trainable_dense / (c->shard_grads ? c->Nd : 1) * c->wb + c->trainable_expert / (c->shard_grads ? c->Ne : 1) * c->wb;
-    double g32 = pl->grad_bytes == 4 && c->mb > 0 ? (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * 4 : 0;
+    double g16 = c->trainable_dense / (c->shard_grads ? c->Nd : 1) * c->wb +
+                 c->trainable_expert / (c->shard_grads ? c->Ne : 1) * c->wb;
+    double g32 = pl->grad_bytes == 4 && c->mb > 0
+                     ? (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * 4
+                     : 0;
     grads = g16 + g32;
     /* trainable copies of full modules: 16-bit gradients, an fp32 partition with the master */
     grads += c->full_copy / (c->shard_grads ? c->Nd : 1) * pl->base_weight_bytes +
@@ -233,8 +237,9 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
     double vision = st->vision_count - st->vision_frozen_count;
     double vision_states = vision > 0 ? optimizer_bytes(pl, vision, 2 * vision / pl->vision_hidden, 1) : 0;
     return (optimizer_bytes(pl, mats, lp->matrix_dims_count, 1) + optimizer_bytes(pl, vecs, vecs, 0) +
-           optimizer_bytes(pl, c->emb_head, emb_dims, 2) + vision_states) / c->opt_div_d +
-          optimizer_bytes(pl, c->expert, lp->expert_dims_count, 1) / c->opt_div_e;
+            optimizer_bytes(pl, c->emb_head, emb_dims, 2) + vision_states) /
+               c->opt_div_d +
+           optimizer_bytes(pl, c->expert, lp->expert_dims_count, 1) / c->opt_div_e;
   }
 }
 
@@ -248,13 +253,18 @@ static void offload(const plan *pl, const stage_counts *c, rank_states *r, doubl
       host += g32;
       *grads -= g32;
     }
-    if (c->fsdp) { host += *grads; *grads = 0; }
-    if (pl->offload_optimizer == LLMEM_OFFLOAD_NVME) r->nvme_bytes += host; else r->host_bytes += host;
+    if (c->fsdp) {
+      host += *grads;
+      *grads = 0;
+    }
+    if (pl->offload_optimizer == LLMEM_OFFLOAD_NVME) r->nvme_bytes += host;
+    else r->host_bytes += host;
     *opt = 0;
     *master = 0;
   }
   if (pl->offload_params != LLMEM_OFFLOAD_NONE) {
-    if (pl->offload_params == LLMEM_OFFLOAD_NVME) r->nvme_bytes += *weights; else r->host_bytes += *weights;
+    if (pl->offload_params == LLMEM_OFFLOAD_NVME) r->nvme_bytes += *weights;
+    else r->host_bytes += *weights;
     *weights = 0;
   }
   /* bitsandbytes paged optimizers allocate their states with cudaMallocManaged
@@ -363,7 +373,7 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
   if (c->fsdp_sharded && pl->offload_params == LLMEM_OFFLOAD_NONE) {
     r->gathers = 1;
     r->keep_gathered_until_backward = pl->fsdp_strategy == LLMEM_FSDP_SHARD_GRAD_OP ||
-                                     (c->engine == LLMEM_ENGINE_FSDP2 && !pl->reshard_after_forward);
+                                      (c->engine == LLMEM_ENGINE_FSDP2 && !pl->reshard_after_forward);
     /* FSDP2 copies the all-gather output out into per-parameter tensors
      * (_fsdp_collectives.py foreach_all_gather_copy_out): the prefetched next
      * group briefly exists twice. FSDP1 uses views into the flat buffer. */
@@ -412,7 +422,8 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
     /* torch _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) is
      * a full tensor list (torch/optim/adam.py); Adafactor builds full-size
      * variance estimates; SGD/Lion update in place. */
-    if (pl->optimizer == LLMEM_OPT_ADAM || pl->optimizer == LLMEM_OPT_ADAMW) r->optimizer_step_temp = trainable_here * ob;
+    if (pl->optimizer == LLMEM_OPT_ADAM || pl->optimizer == LLMEM_OPT_ADAMW)
+      r->optimizer_step_temp = trainable_here * ob;
     if (pl->optimizer == LLMEM_OPT_ADAFACTOR) r->optimizer_step_temp = trainable_here * ob;
   } else if (c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP) {
     r->optimizer_step_temp = lp->largest_linear_count * ob;

@@ -518,8 +518,8 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
   if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
   double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
   if (unfused_torch_adamw(pl))
-    return memory_seconds(&c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes,
-                                                                   dtype_bytes(pl->optimizer_dtype)));
+    return memory_seconds(
+        &c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes, dtype_bytes(pl->optimizer_dtype)));
   double states =
       pl->optimizer == LLMEM_OPT_SGD ? 0
       : (pl->optimizer == LLMEM_OPT_ADAM || pl->optimizer == LLMEM_OPT_ADAMW || pl->optimizer == LLMEM_OPT_ADAMW_8BIT)

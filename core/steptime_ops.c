@@ -54,7 +54,7 @@ typedef struct {
 } generation;
 
 static const generation AMPERE = {0.869, 0.869, 0.73, 0.50, 108, 128, 128}; /* no fp8 */
-static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256};   /* flash: by sequence, below */
+static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256}; /* flash: by sequence, below */
 
 /* FlashAttention-2 on an H100 SXM5, TFLOPS at 512, 1k, ... 16k tokens a
  * sequence (FlashAttention-3 paper, Figs. 5 and 6, head dim 128). */

@@ -60,7 +60,7 @@ static double tower_params(const plan *pl, double n, double m2) {
 static double projector_params(const plan *pl, double m2) {
   double d = pl->vision_hidden, T = pl->hidden;
   switch (pl->vision_kind) {
-    case LLMEM_VISION_SIGLIP: return d * T + d; /* mm_input_projection_weight, mm_soft_emb_norm */
+    case LLMEM_VISION_SIGLIP: return d * T + d;           /* mm_input_projection_weight, mm_soft_emb_norm */
     case LLMEM_VISION_CLIP: return d * T + T + T * T + T; /* LlavaMultiModalProjector: two biased Linears */
     case LLMEM_VISION_QWEN2_5_VL: /* Qwen2_5_VLPatchMerger: RMSNorm(d), Linear(m2 d, m2 d), Linear(m2 d, T) */
       return d + m2 * d * m2 * d + m2 * d + m2 * d * T + T;
@@ -104,8 +104,9 @@ vision_cost vision_of(const plan *pl) {
   v.vit_tokens = n + (has_class_token(pl->vision_kind) ? 1 : 0);
   v.lm_tokens = n / m2;
   int lora = pl->ft_method != LLMEM_FT_FULL; /* adapters train; the tower is part of the frozen base */
-  v.frozen_params = lora ? 0 : (pl->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
-                                   (pl->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
+  v.frozen_params = lora ? 0
+                         : (pl->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
+                               (pl->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
   /* per micro-batch: every image of every sample through the tower */
   double images = pl->vision_images * pl->micro_batch, d = pl->vision_hidden, ab = pl->act_bytes;
   double tokens = images * v.vit_tokens, lm = images * v.lm_tokens;
@@ -126,7 +127,7 @@ vision_cost vision_of(const plan *pl) {
   if (projector_trains && pl->vision_kind == LLMEM_VISION_QWEN3_VL)
     v.saved_bytes += pl->vision_deepstack * lm * 4 * m2 * d * ab;
   double layer_work = tokens * (3 * d + pl->vision_ffn) * ab; /* q, k, v and the MLP's inner tensor */
-  v.trains = projector_trains; /* something in the tower or projector needs a backward */
+  v.trains = projector_trains;                                /* something in the tower or projector needs a backward */
   v.forward_temp_bytes = layer_work;
   v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
                                        : (projector_trains ? lm * m2 * d * ab : 0);

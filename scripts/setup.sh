@@ -12,7 +12,9 @@ command -v cmake >/dev/null 2>&1 || need+=(cmake)
 command -v make >/dev/null 2>&1 || need+=(make)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 if [ "$mode" = test ]; then
+  command -v gcc >/dev/null 2>&1 || need+=(gcc) # the second compiler of the C tests
   command -v clang-14 >/dev/null 2>&1 || need+=(clang-14)
+  command -v clang-format-14 >/dev/null 2>&1 || need+=(clang-format-14)
   [ -e /usr/lib/llvm-14/lib/libFuzzer.a ] || ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need+=(libfuzzer-14-dev)
   [ -x /usr/bin/chromium ] || need+=(chromium)
   # CPU PyTorch for the probe's tests (they skip with a reason without it)

@@ -56,10 +56,11 @@ static int pick(int n) {
 
 static void random_config(llmem_input *in) {
   static const int pps[] = {1, 2, 8, 64, 256, 512};
-  static const int schedules[] = {LLMEM_PP_GPIPE, LLMEM_PP_1F1B, LLMEM_PP_INTERLEAVED, LLMEM_PP_ZERO_BUBBLE,
-                                  LLMEM_PP_ZB_V, LLMEM_PP_DUALPIPE_V, LLMEM_PP_DUALPIPE};
-  static const int engines[] = {LLMEM_ENGINE_MEGATRON, LLMEM_ENGINE_FSDP2, LLMEM_ENGINE_FSDP1, LLMEM_ENGINE_DEEPSPEED,
-                                LLMEM_ENGINE_MEGATRON_DEEPSPEED, LLMEM_ENGINE_DDP};
+  static const int schedules[] = {LLMEM_PP_GPIPE, LLMEM_PP_1F1B,       LLMEM_PP_INTERLEAVED, LLMEM_PP_ZERO_BUBBLE,
+                                  LLMEM_PP_ZB_V,  LLMEM_PP_DUALPIPE_V, LLMEM_PP_DUALPIPE};
+  static const int engines[] = {
+      LLMEM_ENGINE_MEGATRON,           LLMEM_ENGINE_FSDP2, LLMEM_ENGINE_FSDP1, LLMEM_ENGINE_DEEPSPEED,
+      LLMEM_ENGINE_MEGATRON_DEEPSPEED, LLMEM_ENGINE_DDP};
   llmem_defaults(in);
   int pp = pps[pick(6)], schedule = schedules[pick(7)], vpp = 1;
   if (schedule == LLMEM_PP_INTERLEAVED) vpp = 2 + pick(63);
@@ -76,7 +77,9 @@ static void random_config(llmem_input *in) {
     in->moe_dense_layers = pick(4), in->moe_layer_freq = 1 + pick(3);
   }
   in->seq_len = 64 << pick(8);
-  in->grad_accum = schedule == LLMEM_PP_INTERLEAVED ? pp * (1 + pick(1953)) : pick(2) ? pp * (1 + pick(2000)) : 1 + pick(1000000);
+  in->grad_accum = schedule == LLMEM_PP_INTERLEAVED ? pp * (1 + pick(1953))
+                   : pick(2)                        ? pp * (1 + pick(2000))
+                                                    : 1 + pick(1000000);
   in->recompute = pick(3);
   in->engine = engines[pick(6)];
   in->pp = pp, in->vpp = vpp, in->pp_schedule = schedule;
@@ -118,11 +121,13 @@ static void random_scan(int tries) {
   }
   if (n == 0) return;
   qsort(ms, (size_t)n, sizeof ms[0], by_value);
-  printf("native  %d random valid configs (CPU time, least of 3 runs): median %.2f ms, p90 %.2f, p99 %.2f, max %.1f; %d over 5 ms "
-         "(slowest: %g layers, pp %g, vpp %g, schedule %s, engine %s, %g micro-batches)\n",
-         n, ms[n / 2], ms[n * 9 / 10], ms[n * 99 / 100], ms[n - 1], over, worst.layers, worst.pp, worst.vpp,
-         value_name("parallel.pp_schedule", worst.pp_schedule), value_name("parallel.engine", worst.engine),
-         worst.grad_accum);
+  printf(
+      "native  %d random valid configs (CPU time, least of 3 runs): median %.2f ms, p90 %.2f, p99 %.2f, max %.1f; %d "
+      "over 5 ms "
+      "(slowest: %g layers, pp %g, vpp %g, schedule %s, engine %s, %g micro-batches)\n",
+      n, ms[n / 2], ms[n * 9 / 10], ms[n * 99 / 100], ms[n - 1], over, worst.layers, worst.pp, worst.vpp,
+      value_name("parallel.pp_schedule", worst.pp_schedule), value_name("parallel.engine", worst.engine),
+      worst.grad_accum);
 }
 
 int main(void) {
@@ -133,21 +138,39 @@ int main(void) {
   in.grad_accum = 8;
   bench("  + full recompute, 8 micro-batches", &in);
   llmem_defaults(&in);
-  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672;
-  in.engine = LLMEM_ENGINE_MEGATRON; in.gpus = 512; in.tp = 8; in.pp = 8; in.vpp = 5;
-  in.pp_schedule = LLMEM_PP_INTERLEAVED; in.grad_accum = 32; in.distributed_optimizer = 1;
+  in.layers = 80;
+  in.hidden = 8192;
+  in.heads = 64;
+  in.kv_heads = 8;
+  in.ffn_hidden = 28672;
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.gpus = 512;
+  in.tp = 8;
+  in.pp = 8;
+  in.vpp = 5;
+  in.pp_schedule = LLMEM_PP_INTERLEAVED;
+  in.grad_accum = 32;
+  in.distributed_optimizer = 1;
   bench("llama-70b-shape megatron tp8 pp8 vpp5, 32 mb", &in);
   llmem_defaults(&in);
-  in.moe_experts = 64; in.moe_top_k = 8; in.moe_ffn_hidden = 1408; in.ep = 8; in.engine = LLMEM_ENGINE_MEGATRON;
-  in.gpus = 64; in.pp = 4; in.grad_accum = 16;
+  in.moe_experts = 64;
+  in.moe_top_k = 8;
+  in.moe_ffn_hidden = 1408;
+  in.ep = 8;
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.gpus = 64;
+  in.pp = 4;
+  in.grad_accum = 16;
   bench("moe 64 experts ep8 pp4, 16 mb", &in);
   /* issue 12: the worst valid pipelines (99,840 layers over 512 stages, a million micro-batches) */
-  static const struct { int schedule, vpp; const char *name; } deep[] = {
-      {LLMEM_PP_GPIPE, 1, "99840 layers pp512 gpipe, 1e6 mb"},
-      {LLMEM_PP_1F1B, 1, "99840 layers pp512 1f1b, 1e6 mb"},
-      {LLMEM_PP_ZERO_BUBBLE, 1, "99840 layers pp512 zero_bubble, 1e6 mb"},
-      {LLMEM_PP_INTERLEAVED, 5, "99840 layers pp512 vpp5 interleaved, 999936 mb"},
-      {LLMEM_PP_INTERLEAVED, 39, "99840 layers pp512 vpp39 interleaved, 999936 mb"}};
+  static const struct {
+    int schedule, vpp;
+    const char *name;
+  } deep[] = {{LLMEM_PP_GPIPE, 1, "99840 layers pp512 gpipe, 1e6 mb"},
+              {LLMEM_PP_1F1B, 1, "99840 layers pp512 1f1b, 1e6 mb"},
+              {LLMEM_PP_ZERO_BUBBLE, 1, "99840 layers pp512 zero_bubble, 1e6 mb"},
+              {LLMEM_PP_INTERLEAVED, 5, "99840 layers pp512 vpp5 interleaved, 999936 mb"},
+              {LLMEM_PP_INTERLEAVED, 39, "99840 layers pp512 vpp39 interleaved, 999936 mb"}};
   for (int k = 0; k < 5; k++) {
     deep_pipeline(&in, deep[k].schedule, deep[k].vpp);
     bench(deep[k].name, &in);
@@ -157,10 +180,12 @@ int main(void) {
   in.engine = LLMEM_ENGINE_FSDP2;
   bench("99840 layers pp512 vpp39 interleaved, fsdp2", &in);
   /* the V schedules: two chunks per rank, 99,328 layers (a multiple of 2 x 512) */
-  static const struct { int schedule; const char *name; } v_shaped[] = {
-      {LLMEM_PP_ZB_V, "99328 layers pp512 zb_v, 1e6 mb"},
-      {LLMEM_PP_DUALPIPE_V, "99328 layers pp512 dualpipe_v, 1e6 mb"},
-      {LLMEM_PP_DUALPIPE, "99328 layers pp512 dualpipe, 1e6 mb"}};
+  static const struct {
+    int schedule;
+    const char *name;
+  } v_shaped[] = {{LLMEM_PP_ZB_V, "99328 layers pp512 zb_v, 1e6 mb"},
+                  {LLMEM_PP_DUALPIPE_V, "99328 layers pp512 dualpipe_v, 1e6 mb"},
+                  {LLMEM_PP_DUALPIPE, "99328 layers pp512 dualpipe, 1e6 mb"}};
   for (int k = 0; k < 3; k++) {
     deep_pipeline(&in, v_shaped[k].schedule, 2);
     in.layers = 99328;
@@ -183,7 +208,12 @@ int main(void) {
   static llmem_search_result found;
   llmem_search_options opt;
   llmem_defaults(&in);
-  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672; in.seq_len = 8192;
+  in.layers = 80;
+  in.hidden = 8192;
+  in.heads = 64;
+  in.kv_heads = 8;
+  in.ffn_hidden = 28672;
+  in.seq_len = 8192;
   for (int g = 0; g < 2; g++) {
     llmem_search_defaults(&opt);
     opt.gpus = g ? 1024 : 64;
@@ -193,17 +223,29 @@ int main(void) {
       double start = now_us();
       llmem_search(&in, &opt, &found);
       double t = now_us() - start;
-      printf("native  search %4g gpus %-7s %8.1f ms  (%g candidates, %g valid, %g fit; best tp %g pp %g cp %g dp %g mb %g, %.0f tok/s/gpu)\n",
-             opt.gpus, e ? "megatron" : "fsdp2", t / 1000, found.candidates, found.valid, found.fitting,
-             found.layouts[0].tp, found.layouts[0].pp, found.layouts[0].cp, found.layouts[0].dp,
-             found.layouts[0].micro_batch, found.layouts[0].tokens_per_second_per_gpu);
+      printf(
+          "native  search %4g gpus %-7s %8.1f ms  (%g candidates, %g valid, %g fit; best tp %g pp %g cp %g dp %g mb "
+          "%g, %.0f tok/s/gpu)\n",
+          opt.gpus, e ? "megatron" : "fsdp2", t / 1000, found.candidates, found.valid, found.fitting,
+          found.layouts[0].tp, found.layouts[0].pp, found.layouts[0].cp, found.layouts[0].dp,
+          found.layouts[0].micro_batch, found.layouts[0].tokens_per_second_per_gpu);
     }
   }
   /* DeepSeek-V3 shape (8 dense layers first) on 1024 H200, global batch 2048 */
   llmem_defaults(&in);
-  in.layers = 64; in.hidden = 7168; in.heads = 128; in.kv_heads = 128; in.ffn_hidden = 18432; in.vocab = 129280;
-  in.moe_experts = 256; in.moe_top_k = 8; in.moe_ffn_hidden = 2048; in.moe_shared_experts = 1;
-  in.moe_dense_layers = 8; in.memory_gib = 141; in.engine = LLMEM_ENGINE_MEGATRON;
+  in.layers = 64;
+  in.hidden = 7168;
+  in.heads = 128;
+  in.kv_heads = 128;
+  in.ffn_hidden = 18432;
+  in.vocab = 129280;
+  in.moe_experts = 256;
+  in.moe_top_k = 8;
+  in.moe_ffn_hidden = 2048;
+  in.moe_shared_experts = 1;
+  in.moe_dense_layers = 8;
+  in.memory_gib = 141;
+  in.engine = LLMEM_ENGINE_MEGATRON;
   llmem_search_defaults(&opt);
   opt.gpus = 1024;
   opt.global_batch = 2048;

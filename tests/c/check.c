@@ -69,8 +69,7 @@ int set_key(llmem_input *in, const char *path, const char *value) {
       *slot = year * 12 + month - 1;
       return 1;
     }
-    case LLMEM_KIND_GROUP:
-      return 1;
+    case LLMEM_KIND_GROUP: return 1;
     default: {
       char *end;
       *slot = strtod(value, &end);

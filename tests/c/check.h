@@ -8,22 +8,23 @@
 
 extern int check_passed, check_failed;
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (cond) {                                            \
-      check_passed++;                                      \
-    } else {                                               \
-      check_failed++;                                      \
+#define CHECK(cond, ...)                                    \
+  do {                                                      \
+    if (cond) {                                             \
+      check_passed++;                                       \
+    } else {                                                \
+      check_failed++;                                       \
       fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fputc('\n', stderr);                                 \
-    }                                                      \
+      fprintf(stderr, __VA_ARGS__);                         \
+      fputc('\n', stderr);                                  \
+    }                                                       \
   } while (0)
 
 /* |got - want| <= rel * |want| (rel 0: exact) */
 int near(double got, double want, double rel);
-#define CHECK_NEAR(got, want, rel, name) \
-  CHECK(near((got), (want), (rel)), "%s: got %.17g, want %.17g (rel %g)", (name), (double)(got), (double)(want), (double)(rel))
+#define CHECK_NEAR(got, want, rel, name)                                                                         \
+  CHECK(near((got), (want), (rel)), "%s: got %.17g, want %.17g (rel %g)", (name), (double)(got), (double)(want), \
+        (double)(rel))
 
 /* Set a key of the input by its config path and a text value ("2", "true",
  * "fsdp2", "q,v", "null"); returns 0 when the key or the value is unknown. */

@@ -26,8 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if ((why = fuzz_check_readings(&rd))) fuzz_fail("fuzz_estimate", why, &in);
   if (in.formula == LLMEM_FORMULA_LLMEM) {
     if (rst != st) fuzz_fail("fuzz_estimate", "readings status differs from the estimate's", &in);
-    if (st == LLMEM_OK && (rd.device_used_bytes != out.per_gpu.device_used_bytes ||
-                           rd.peak_allocated_bytes != out.peak_allocated_bytes))
+    if (st == LLMEM_OK &&
+        (rd.device_used_bytes != out.per_gpu.device_used_bytes || rd.peak_allocated_bytes != out.peak_allocated_bytes))
       fuzz_fail("fuzz_estimate", "readings differ from the estimate's most-loaded rank", &in);
   }
   return 0;

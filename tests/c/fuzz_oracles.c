@@ -60,7 +60,7 @@ static void decode_model(fuzz_reader *r, llmem_input *in, double tp, double pp, 
   in->qk_norm = fuzz_pick(r, LLMEM_QK_NORM_COUNT_);
   in->attn_sinks = coin(r);
   in->mtp_layers = PICK(r, 0, 0, 1); /* llmem: Megatron engines only (a named error otherwise) */
-  if (fuzz_pick(r, 4) == 0) { /* per-layer kinds: a short repeating pattern, each kind with its dimensions */
+  if (fuzz_pick(r, 4) == 0) {        /* per-layer kinds: a short repeating pattern, each kind with its dimensions */
     int n = 1 + (int)fuzz_pick(r, 4);
     for (int k = 0; k < n; k++) {
       in->layer_types[k] = fuzz_pick(r, LLMEM_LAYER_MIXER_COUNT_);
@@ -252,12 +252,15 @@ static const char *check_rank(const llmem_rank_result *r, int rank_count) {
     sum += r->breakdown_bytes[c];
   }
   if (!close_to(sum, peak)) return "rank: breakdown_bytes do not sum to peak_allocated_bytes";
-  if (!isfinite(r->peak_reserved_bytes) || !isfinite(r->device_used_bytes)) return "rank: reserved or device_used not finite";
+  if (!isfinite(r->peak_reserved_bytes) || !isfinite(r->device_used_bytes))
+    return "rank: reserved or device_used not finite";
   if (r->peak_reserved_bytes < peak - 1e-9 * peak) return "rank: peak_reserved_bytes < peak_allocated_bytes";
-  if (r->device_used_bytes < r->peak_reserved_bytes - 1e-9 * peak) return "rank: device_used_bytes < peak_reserved_bytes";
+  if (r->device_used_bytes < r->peak_reserved_bytes - 1e-9 * peak)
+    return "rank: device_used_bytes < peak_reserved_bytes";
   if (!finite_nonneg(r->persistent_bytes, peak)) return "rank: persistent_bytes negative or not finite";
   if (r->persistent_bytes > peak + 1e-9 * peak + 1e-3) return "rank: persistent_bytes exceed the peak";
-  if (!finite_nonneg(r->params_count, 0) || !finite_nonneg(r->layers_count, 0)) return "rank: params or layers count negative";
+  if (!finite_nonneg(r->params_count, 0) || !finite_nonneg(r->layers_count, 0))
+    return "rank: params or layers count negative";
   if (r->peak_phase < 0 || r->peak_phase >= LLMEM_PHASE_COUNT) return "rank: peak_phase out of range";
   if (r->peak_micro_batch < -1 || r->peak_layer < LLMEM_LAYER_EMBEDDING)
     return "rank: peak_micro_batch below -1 or peak_layer below LLMEM_LAYER_EMBEDDING";
@@ -276,7 +279,8 @@ static const char *check_events(const llmem_result *out) {
     if (!isfinite(ev->total_bytes)) return "timeline: total_bytes not finite";
     for (int c = 0; c < LLMEM_CAT_COUNT; c++) {
       if (!isfinite(ev->category_bytes[c])) return "timeline: a category is not finite";
-      if (!finite_nonneg(ev->category_bytes[c], p->peak_allocated_bytes)) return "timeline: a category is negative at an event";
+      if (!finite_nonneg(ev->category_bytes[c], p->peak_allocated_bytes))
+        return "timeline: a category is negative at an event";
       sum += ev->category_bytes[c];
     }
     if (!close_to(sum, ev->total_bytes)) return "timeline: categories do not sum to total_bytes";
@@ -305,7 +309,8 @@ static const char *check_terms(const llmem_result *out, int complete) {
   }
   if (!complete) return NULL;
   for (int c = 0; c < LLMEM_CAT_COUNT; c++)
-    if (!close_to(by_cat[c], p->breakdown_bytes[c])) return "terms: a category's terms do not sum to its breakdown value";
+    if (!close_to(by_cat[c], p->breakdown_bytes[c]))
+      return "terms: a category's terms do not sum to its breakdown value";
   if (!close_to(runtime, p->device_used_bytes - p->peak_allocated_bytes))
     return "terms: the runtime terms do not sum to device_used - peak_allocated";
   return NULL;
@@ -336,7 +341,8 @@ const char *fuzz_check_estimate(const llmem_input *in, llmem_status st, const ll
         !close_to(w->peak_reserved_bytes, out->per_gpu.peak_reserved_bytes))
       return "per_gpu differs from its stage's rank result";
     for (int c = 0; c < LLMEM_CAT_COUNT; c++)
-      if (!close_to(w->breakdown_bytes[c], out->per_gpu.breakdown_bytes[c])) return "per_gpu breakdown differs from its stage's";
+      if (!close_to(w->breakdown_bytes[c], out->per_gpu.breakdown_bytes[c]))
+        return "per_gpu breakdown differs from its stage's";
     if ((why = check_events(out))) return why;
   }
   int partial = 0;
@@ -353,10 +359,13 @@ const char *fuzz_check_estimate(const llmem_input *in, llmem_status st, const ll
   /* LoRA adapters are trainable but not part of the model's total */
   if (in->ft_method == LLMEM_FT_FULL && out->params_trainable > out->params_total * (1 + 1e-12))
     return "trainable parameters exceed the total (full fine-tuning)";
-  if (!finite_nonneg(out->host_cpu_bytes, 0) || !finite_nonneg(out->host_nvme_bytes, 0)) return "host bytes negative or not finite";
+  if (!finite_nonneg(out->host_cpu_bytes, 0) || !finite_nonneg(out->host_nvme_bytes, 0))
+    return "host bytes negative or not finite";
   if (!(out->capacity_bytes > 0) || !isfinite(out->capacity_bytes)) return "capacity_bytes not positive";
-  if (!close_to(out->utilization * out->capacity_bytes, out->per_gpu.device_used_bytes)) return "utilization != device_used / capacity";
-  if (out->fits != (out->per_gpu.device_used_bytes <= out->capacity_bytes)) return "fits disagrees with device_used <= capacity";
+  if (!close_to(out->utilization * out->capacity_bytes, out->per_gpu.device_used_bytes))
+    return "utilization != device_used / capacity";
+  if (out->fits != (out->per_gpu.device_used_bytes <= out->capacity_bytes))
+    return "fits disagrees with device_used <= capacity";
   return NULL;
 }
 
@@ -369,18 +378,31 @@ const char *fuzz_check_readings(const llmem_readings *r) {
   if (r->peak_reserved_bytes < a - 1e-9 * a || r->device_used_bytes < r->peak_reserved_bytes - 1e-9 * a)
     return "readings: not allocated <= reserved <= device_used";
   if (!(r->capacity_bytes > 0)) return "readings: capacity not positive";
-  if (r->fits != (r->device_used_bytes <= r->capacity_bytes)) return "readings: fits disagrees with device_used <= capacity";
+  if (r->fits != (r->device_used_bytes <= r->capacity_bytes))
+    return "readings: fits disagrees with device_used <= capacity";
   return NULL;
 }
 
 /* ---- reproducer ---- */
 
 static void print_value(FILE *f, const llmem_field *fd, double v) {
-  if (isnan(v)) { fputs("null", f); return; }
-  if (isinf(v)) { fputs(v > 0 ? "1e999" : "-1e999", f); return; }
+  if (isnan(v)) {
+    fputs("null", f);
+    return;
+  }
+  if (isinf(v)) {
+    fputs(v > 0 ? "1e999" : "-1e999", f);
+    return;
+  }
   int whole = v == floor(v) && v >= 0;
-  if (fd->kind == LLMEM_KIND_BOOL && (v == 0 || v == 1)) { fputs(v ? "true" : "false", f); return; }
-  if (fd->kind == LLMEM_KIND_ENUM && whole && v < fd->value_count) { fprintf(f, "\"%s\"", fd->values[(int)v]); return; }
+  if (fd->kind == LLMEM_KIND_BOOL && (v == 0 || v == 1)) {
+    fputs(v ? "true" : "false", f);
+    return;
+  }
+  if (fd->kind == LLMEM_KIND_ENUM && whole && v < fd->value_count) {
+    fprintf(f, "\"%s\"", fd->values[(int)v]);
+    return;
+  }
   if (fd->kind == LLMEM_KIND_SET && whole && v < (double)(1u << fd->value_count)) {
     fputc('[', f);
     for (int i = 0, n = 0; i < fd->value_count; i++)
@@ -412,7 +434,10 @@ void fuzz_print_config(FILE *f, const llmem_input *in) {
     }
     int keep = 0;
     while (keep < depth && keep < n - 1 && strcmp(open[keep], parts[keep]) == 0) keep++;
-    while (depth > keep) { fputc('}', f); depth--; }
+    while (depth > keep) {
+      fputc('}', f);
+      depth--;
+    }
     for (; depth < n - 1; depth++) {
       fprintf(f, "%s\"%s\": {", first[depth] ? "" : ", ", parts[depth]);
       first[depth] = 0;
@@ -423,7 +448,10 @@ void fuzz_print_config(FILE *f, const llmem_input *in) {
     first[depth] = 0;
     print_value(f, fd, SLOT(in, i));
   }
-  while (depth > 0) { fputc('}', f); depth--; }
+  while (depth > 0) {
+    fputc('}', f);
+    depth--;
+  }
   fputs("}\n", f);
 }
 

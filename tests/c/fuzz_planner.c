@@ -39,9 +39,10 @@ static int fits_in_full(const llmem_input *in, double free_fraction) {
 }
 
 static void fuzz_sweep(fuzz_reader *r, llmem_input *base) {
-  static const char *keys[] = {"training.micro_batch", "training.seq_len", "training.grad_accum", "parallel.tp",
-                               "parallel.pp", "parallel.vpp", "model.layers", "parallel.zero_stage",
-                               "training.recompute", "parallel.pp_schedule", "model.moe.experts", "parallel.ep"};
+  static const char *keys[] = {"training.micro_batch", "training.seq_len",    "training.grad_accum",
+                               "parallel.tp",          "parallel.pp",         "parallel.vpp",
+                               "model.layers",         "parallel.zero_stage", "training.recompute",
+                               "parallel.pp_schedule", "model.moe.experts",   "parallel.ep"};
   int field = fuzz_pick(r, 8) == 0 ? (int)fuzz_pick(r, LLMEM_FIELD_COUNT)
                                    : llmem_field_index(keys[fuzz_pick(r, sizeof keys / sizeof *keys)]);
   double values[8];
@@ -64,7 +65,8 @@ static void fuzz_sweep(fuzz_reader *r, llmem_input *base) {
     if (why) FAIL(why, &in);
     if (!(points[i].value == values[i] || (isnan(values[i]) && isnan(points[i].value)))) FAIL("sweep point value", &in);
     llmem_status full = estimate_checked(&in);
-    if (!same_status(&in, points[i].readings.status, full)) FAIL("sweep point status differs from the full estimate's", &in);
+    if (!same_status(&in, points[i].readings.status, full))
+      FAIL("sweep point status differs from the full estimate's", &in);
     if (full == LLMEM_OK && points[i].readings.status == LLMEM_OK &&
         points[i].readings.device_used_bytes != out.per_gpu.device_used_bytes)
       FAIL("sweep point device_used differs from the full estimate's", &in);
@@ -91,8 +93,7 @@ static void fuzz_largest_fit(fuzz_reader *r, llmem_input *base) {
   if (st != LLMEM_OK) { /* only when the config at lo is invalid */
     *(double *)(void *)((char *)&in + llmem_field_at(field)->offset) = ceil(lo / step) * step;
     llmem_status full = estimate_checked(&in);
-    if (!same_status(&in, st, full))
-      FAIL("largest_fit: error status differs from the estimate's at lo", &in);
+    if (!same_status(&in, st, full)) FAIL("largest_fit: error status differs from the estimate's at lo", &in);
     return;
   }
   if (best == 0) {
@@ -100,7 +101,8 @@ static void fuzz_largest_fit(fuzz_reader *r, llmem_input *base) {
     if (fits_in_full(&in, free_fraction)) FAIL("largest_fit said nothing fits, but lo fits", &in);
     return;
   }
-  if (!(best >= lo && best <= hi) || fmod(best, step) != 0) FAIL("largest_fit: best outside [lo, hi] or off the step", base);
+  if (!(best >= lo && best <= hi) || fmod(best, step) != 0)
+    FAIL("largest_fit: best outside [lo, hi] or off the step", base);
   *(double *)(void *)((char *)&in + llmem_field_at(field)->offset) = best;
   if (!fits_in_full(&in, free_fraction)) FAIL("largest_fit: the best value does not fit (full estimate)", &in);
   if (best + step <= hi) {
@@ -110,11 +112,17 @@ static void fuzz_largest_fit(fuzz_reader *r, llmem_input *base) {
 }
 
 /* the input llmem_search estimated for a kept layout (planner.c) */
-static void layout_input(const llmem_input *base, const llmem_search_options *opt, const llmem_layout *l, llmem_input *in) {
+static void layout_input(const llmem_input *base, const llmem_search_options *opt, const llmem_layout *l,
+                         llmem_input *in) {
   *in = *base;
   in->gpus = opt->gpus;
   in->engine = l->engine;
-  in->tp = l->tp; in->pp = l->pp; in->cp = l->cp; in->ep = l->ep; in->etp = 1; in->vpp = l->vpp;
+  in->tp = l->tp;
+  in->pp = l->pp;
+  in->cp = l->cp;
+  in->ep = l->ep;
+  in->etp = 1;
+  in->vpp = l->vpp;
   in->pp_schedule = l->pp_schedule;
   in->pp_first_stage_layers = NAN;
   in->pp_last_stage_layers = NAN;
@@ -151,24 +159,32 @@ static void fuzz_search(fuzz_reader *r, llmem_input *base) {
     if (gib >= 0.001) base->memory_gib = gib;
   }
   llmem_status st = llmem_search(base, &opt, &found);
-  if ((int)st < 0 || st >= LLMEM_STATUS_COUNT || found.status != st) FAIL("search: status out of the list or inconsistent", base);
+  if ((int)st < 0 || st >= LLMEM_STATUS_COUNT || found.status != st)
+    FAIL("search: status out of the list or inconsistent", base);
   if (st != LLMEM_OK) return;
-  if (!(found.fitting <= found.valid && found.valid <= found.candidates)) FAIL("search: not fitting <= valid <= candidates", base);
-  if (found.count < 0 || found.count > LLMEM_MAX_LAYOUTS || found.count > found.fitting) FAIL("search: count out of range", base);
+  if (!(found.fitting <= found.valid && found.valid <= found.candidates))
+    FAIL("search: not fitting <= valid <= candidates", base);
+  if (found.count < 0 || found.count > LLMEM_MAX_LAYOUTS || found.count > found.fitting)
+    FAIL("search: count out of range", base);
   for (int i = 0; i < found.count; i++) {
     const llmem_layout *l = &found.layouts[i];
     llmem_input in;
     layout_input(base, &opt, l, &in);
     if (!(isfinite(l->step_seconds) && l->step_seconds > 0) || !isfinite(l->tokens_per_second_per_gpu))
       FAIL("search: step time not finite and positive", &in);
-    if (i > 0 && l->step_seconds < found.layouts[i - 1].step_seconds) FAIL("search: layouts not sorted by step time", &in);
+    if (i > 0 && l->step_seconds < found.layouts[i - 1].step_seconds)
+      FAIL("search: layouts not sorted by step time", &in);
     if (l->dp * l->tp * l->pp * l->cp != opt.gpus) FAIL("search: dp x tp x pp x cp != gpus", &in);
     if (estimate_checked(&in) != LLMEM_OK) FAIL("search: a kept layout is invalid when estimated in full", &in);
     if (out.per_gpu.device_used_bytes != l->device_used_bytes)
-      FAIL("search: a kept layout's device_used differs from the full estimate's (a stage the search did not read is larger)", &in);
+      FAIL(
+          "search: a kept layout's device_used differs from the full estimate's (a stage the search did not read is "
+          "larger)",
+          &in);
     if (!fits_in_full(&in, opt.free_fraction)) FAIL("search: a kept layout does not fit on every stage", &in);
     double s, tps;
-    if (llmem_step_time(&in, &s, &tps) != LLMEM_OK || s != l->step_seconds) FAIL("search: step time differs from llmem_step_time", &in);
+    if (llmem_step_time(&in, &s, &tps) != LLMEM_OK || s != l->step_seconds)
+      FAIL("search: step time differs from llmem_step_time", &in);
   }
 }
 

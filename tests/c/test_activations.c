@@ -4,8 +4,9 @@
 #include "check.h"
 #include "check_plan.h"
 
-#define GPT "model.layers=4 model.hidden=12288 model.heads=96 model.ffn_hidden=49152 model.mlp=plain model.norm=layernorm " \
-            "training.seq_len=2048 training.dropout=0.1 training.attention=sdpa_math parallel.engine=megatron "
+#define GPT                                                                                                       \
+  "model.layers=4 model.hidden=12288 model.heads=96 model.ffn_hidden=49152 model.mlp=plain model.norm=layernorm " \
+  "training.seq_len=2048 training.dropout=0.1 training.attention=sdpa_math parallel.engine=megatron "
 
 int main(void) {
   double s = 2048, b = 1, h = 12288, a = 96, sbh = s * b * h;
@@ -27,12 +28,16 @@ int main(void) {
 
   /* Llama-3-8B, s=2048, fused norms (Megatron), FlashAttention, eager vs fused SwiGLU:
    * §7.8 E10: 41*sbh + 4bas = 344,195,072 B (eager SwiGLU); fused 285,474,816 B */
-  pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 parallel.engine=fsdp2 parallel.gpus=1 runtime.torch_compile=false");
+  pl = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "parallel.engine=fsdp2 parallel.gpus=1 runtime.torch_compile=false");
   la = layer_activation_bytes(&pl, 0, 0);
   /* eager norms keep fp32 inputs: +2 bytes x 2 norms x sbh over the fused accounting */
   double sbh8 = 2048.0 * 4096;
   CHECK_NEAR(la.saved_full_bytes - 2 * 4 * 2048 - 4 * sbh8, 344195072.0, 0, "Llama-3-8B eager layer");
-  pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 parallel.engine=megatron parallel.gpus=1 parallel.sequence_parallel=false");
+  pl = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "parallel.engine=megatron parallel.gpus=1 parallel.sequence_parallel=false");
   la = layer_activation_bytes(&pl, 0, 0);
   CHECK_NEAR(la.saved_full_bytes - 2 * 4 * 2048, 285474816.0, 0, "Llama-3-8B fused layer");
   /* PyTorch math SDPA upcasts bf16 q, k, v to fp32 (attention.cpp _scaled_dot_product_attention_math):
@@ -41,8 +46,9 @@ int main(void) {
    * 2*T*3h = 12,582,912 - flash LSE 4*T*a = 65,536  => 146,735,104 B.
    * Forward working set: pre-RoPE q,k 2*T*2h = 8,388,608 + pre-softmax scores, softmax
    * output before the where and the -inf mask (4+4+1)n = 301,989,888 => 310,378,496 B. */
-#define SMALL "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=2816 " \
-              "training.seq_len=2048 parallel.engine=single parallel.gpus=1 "
+#define SMALL                                                                              \
+  "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=2816 " \
+  "training.seq_len=2048 parallel.engine=single parallel.gpus=1 "
   pl = plan_for(SMALL "training.attention=sdpa_math");
   layer_activations math = layer_activation_bytes(&pl, 0, 0);
   pl = plan_for(SMALL "training.attention=flash");
@@ -67,8 +73,9 @@ int main(void) {
    * V*h*2 = 67,108,864 => 71,303,168 B kept; forward: loss_1d 4T = 8,192 + chunk logits
    * 64*V*2 = 4,194,304 + mm(...) bf16 and its .float() copy V*h*(2+4) = 201,326,592
    * => 205,529,088 B. */
-#define LIGER "model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=2816 model.vocab=32768 " \
-              "training.seq_len=2048 training.loss=fused parallel.gpus=1 "
+#define LIGER                                                                               \
+  "model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=2816 model.vocab=32768 " \
+  "training.seq_len=2048 training.loss=fused parallel.gpus=1 "
   pl = plan_for(LIGER "parallel.engine=fsdp2");
   loss_memory lm = loss_bytes(&pl);
   CHECK_NEAR(lm.saved_bytes, 71303168.0, 0, "Liger bf16 grad_weight");
@@ -86,25 +93,38 @@ int main(void) {
   CHECK_NEAR(lm.saved_bytes, 138412032.0, 0, "Liger fp32 grad_weight under autocast");
   CHECK_NEAR(lm.forward_peak_bytes, 4333568.0, 0, "Liger addmm accumulation");
   /* recompute never keeps more than no recompute; per-op SAC sits in between */
-  pl = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.recompute=per_op parallel.gpus=1 parallel.engine=single");
+  pl = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "training.recompute=per_op parallel.gpus=1 parallel.engine=single");
   la = layer_activation_bytes(&pl, 0, 0);
   CHECK(la.saved_bytes < la.saved_full_bytes && la.saved_bytes > la.checkpoint_bytes, "per-op between full and none");
   /* LoRA dropout > 0: 28.5 sbh more per layer for all-linear targets of Llama-3-8B (E10) */
-  plan with = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora training.finetune.lora_dropout=0.05 parallel.gpus=1 parallel.engine=single");
-  plan without = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single");
+  plan with = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "training.finetune.method=lora training.finetune.lora_dropout=0.05 parallel.gpus=1 parallel.engine=single");
+  plan without = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "training.finetune.method=lora parallel.gpus=1 parallel.engine=single");
   CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&without, 0), 239075328.0, 0, "LoRA dropout copies");
   /* LitGPT's LoRAQKVLinear drops out the fused qkv input once: k's and v's
    * copies go, 2 x T x h x (2 B + 1 B mask) = 2 x 2048 x 4096 x 3 = 50,331,648 B */
-  plan fused = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora training.finetune.lora_dropout=0.05 training.finetune.lora_fused_qkv=true parallel.gpus=1 parallel.engine=single");
+  plan fused = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "training.finetune.method=lora training.finetune.lora_dropout=0.05 training.finetune.lora_fused_qkv=true "
+      "parallel.gpus=1 parallel.engine=single");
   CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&fused, 0), 50331648.0, 0, "LitGPT fused qkv: one dropout");
   /* training.v_view_keeps_qkv: Llama-2-7B shape (MHA, h = 4096), T = 2048,
    * bf16: the saved v keeps the whole qkv output, 3h instead of h values per
    * token: + 2 x 2048 x 4096 x 2 B = 33,554,432 B; GQA copies v (no change) */
-#define L2_MHA "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
+#define L2_MHA                                                                                                       \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 training.seq_len=2048 " \
+  "training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
   plan mha = plan_for(L2_MHA), mha_view = plan_for(L2_MHA "training.v_view_keeps_qkv=true");
   CHECK_NEAR(layer_activation_bytes(&mha_view, 0, 0).saved_bytes - layer_activation_bytes(&mha, 0, 0).saved_bytes,
              33554432.0, 0, "v view keeps the fused qkv output");
-  plan gqa_view = plan_for("model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single training.v_view_keeps_qkv=true");
+  plan gqa_view = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "training.finetune.method=lora parallel.gpus=1 parallel.engine=single training.v_view_keeps_qkv=true");
   CHECK_NEAR(layer_activation_bytes(&gqa_view, 0, 0).saved_bytes, layer_activation_bytes(&without, 0, 0).saved_bytes, 0,
              "GQA: v is a copy");
   /* training.norm_upcast=false: each RMSNorm keeps its bf16 input, not the
@@ -118,7 +138,9 @@ int main(void) {
   /* a non-gated MLP whose fc2 is frozen (LoRA on attention only) keeps the
    * activation's input, not fc2's: GPT-NeoX shape F = 4h = 16384, T = 2048:
    * 2048 x 16384 x 2 B = 67,108,864 B less than with fc2 adapted */
-#define NEOX "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=16384 model.mlp=plain training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
+#define NEOX                                                                                                   \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=16384 model.mlp=plain " \
+  "training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
   plan neox_qv = plan_for(NEOX "training.finetune.lora_targets=q,v");
   plan neox_down = plan_for(NEOX "training.finetune.lora_targets=q,v,down");
   CHECK_NEAR(layer_activation_bytes(&neox_down, 0, 0).saved_bytes - lora_saved_bytes(&neox_down, 0) -
@@ -138,7 +160,9 @@ int main(void) {
    * 234,881,024 weights, dequantised to bf16 = 469,762,048 B beside the forward
    * and the backward working sets; quantised from fp16 (Fabric) a second, bf16
    * copy: 939,524,096 B; TP 2 halves the weight: 234,881,024 B; int8: none */
-#define L2_70B "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 training.seq_len=2048 training.finetune.method=qlora parallel.engine=single "
+#define L2_70B                                                                                                      \
+  "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 training.seq_len=2048 " \
+  "training.finetune.method=qlora parallel.engine=single "
   plan qoff = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant_dequant_temp=false");
   plan qon = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant_dequant_temp=true");
   layer_activations q_off = layer_activation_bytes(&qoff, 0, 0);
@@ -146,17 +170,22 @@ int main(void) {
   CHECK_NEAR(q_on.forward_temp_bytes - q_off.forward_temp_bytes, 469762048.0, 0, "MatMul4Bit forward dequantises");
   CHECK_NEAR(q_on.backward_temp_bytes - q_off.backward_temp_bytes, 469762048.0, 0, "MatMul4Bit backward dequantises");
   CHECK_NEAR(q_on.saved_bytes, q_off.saved_bytes, 0, "a transient: nothing kept");
-  plan qfp16 = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant_dequant_temp=true training.finetune.quant_from_fp16=true");
+  plan qfp16 = plan_for(
+      L2_70B "parallel.gpus=1 training.finetune.quant_dequant_temp=true training.finetune.quant_from_fp16=true");
   CHECK_NEAR(layer_activation_bytes(&qfp16, 0, 0).forward_temp_bytes - q_off.forward_temp_bytes, 939524096.0, 0,
              "fp16 state: dequantised, then cast");
-  plan qtp = plan_for(L2_70B "parallel.engine=fsdp2 parallel.gpus=2 parallel.tp=2 training.finetune.quant_dequant_temp=true");
-  plan qtp_off = plan_for(L2_70B "parallel.engine=fsdp2 parallel.gpus=2 parallel.tp=2 training.finetune.quant_dequant_temp=false");
-  CHECK_NEAR(layer_activation_bytes(&qtp, 0, 0).backward_temp_bytes - layer_activation_bytes(&qtp_off, 0, 0).backward_temp_bytes,
+  plan qtp =
+      plan_for(L2_70B "parallel.engine=fsdp2 parallel.gpus=2 parallel.tp=2 training.finetune.quant_dequant_temp=true");
+  plan qtp_off =
+      plan_for(L2_70B "parallel.engine=fsdp2 parallel.gpus=2 parallel.tp=2 training.finetune.quant_dequant_temp=false");
+  CHECK_NEAR(layer_activation_bytes(&qtp, 0, 0).backward_temp_bytes -
+                 layer_activation_bytes(&qtp_off, 0, 0).backward_temp_bytes,
              234881024.0, 0, "TP: the rank's shard of the weight");
   plan q8 = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant=int8 training.finetune.quant_dequant_temp=true");
-  plan q8_off = plan_for(L2_70B "parallel.gpus=1 training.finetune.quant=int8 training.finetune.quant_dequant_temp=false");
-  CHECK_NEAR(layer_activation_bytes(&q8, 0, 0).forward_temp_bytes, layer_activation_bytes(&q8_off, 0, 0).forward_temp_bytes, 0,
-             "int8: not MatMul4Bit");
+  plan q8_off =
+      plan_for(L2_70B "parallel.gpus=1 training.finetune.quant=int8 training.finetune.quant_dequant_temp=false");
+  CHECK_NEAR(layer_activation_bytes(&q8, 0, 0).forward_temp_bytes,
+             layer_activation_bytes(&q8_off, 0, 0).forward_temp_bytes, 0, "int8: not MatMul4Bit");
   /* torchtune's chunked loss with torch.compile: bf16 logits (2 TV) and a
    * logsumexp per token kept, T = 2048, V = 32000: 131,072,000 + 8,192 B; no
    * fp32 chunk: the backward writes one bf16 chunk gradient, 2 TV / 8 =
@@ -169,9 +198,10 @@ int main(void) {
   /* Mixtral shape, Megatron selective recompute: "moe" rebuilds the whole MoE
    * block, "moe_act" the experts' activation inside it; both together keep
    * what "moe" alone keeps (each saved tensor is dropped once) */
-#define MIXTRAL "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
-                "model.moe.experts=8 model.moe.top_k=2 training.seq_len=4096 parallel.engine=megatron parallel.gpus=8 " \
-                "parallel.ep=8 training.recompute=selective "
+#define MIXTRAL                                                                                           \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 "             \
+  "model.moe.experts=8 model.moe.top_k=2 training.seq_len=4096 parallel.engine=megatron parallel.gpus=8 " \
+  "parallel.ep=8 training.recompute=selective "
   plan moe = plan_for(MIXTRAL "training.recompute_modules=moe");
   plan both = plan_for(MIXTRAL "training.recompute_modules=moe,moe_act");
   plan act = plan_for(MIXTRAL "training.recompute_modules=moe_act");
@@ -187,7 +217,9 @@ int main(void) {
   for (int i = 0; i < out.event_count; i++)
     for (int c = 0; c < LLMEM_CAT_COUNT; c++) negative += out.events[i].category_bytes[c] < 0;
   CHECK(negative == 0, "mixtral moe,core_attn timeline: %d negative category readings", negative);
-  CHECK(set_keys(last_plan_input(), "training.recompute_modules=moe,moe_act") && llmem_estimate(last_plan_input(), &out) == LLMEM_OK, "both");
+  CHECK(set_keys(last_plan_input(), "training.recompute_modules=moe,moe_act") &&
+            llmem_estimate(last_plan_input(), &out) == LLMEM_OK,
+        "both");
   negative = 0;
   for (int i = 0; i < out.event_count; i++)
     for (int c = 0; c < LLMEM_CAT_COUNT; c++) negative += out.events[i].category_bytes[c] < 0;
@@ -198,9 +230,10 @@ int main(void) {
    * 4 B) where the score-after product keeps the bf16 expert outputs (x 2 B).
    * One layer, T = 8192, h = 5120, k = 1: 8192 x 5120 x (4 - 2) = 83,886,080 B.
    * Compiled, the upcast is recomputed from the bf16 gathered tokens: no change. */
-#define SCOUT1 "model.layers=2 model.hidden=5120 model.heads=40 model.kv_heads=8 model.ffn_hidden=8192 " \
-               "model.moe.experts=16 model.moe.top_k=1 model.moe.shared_experts=1 training.seq_len=8192 " \
-               "parallel.gpus=1 parallel.engine=single "
+#define SCOUT1                                                                               \
+  "model.layers=2 model.hidden=5120 model.heads=40 model.kv_heads=8 model.ffn_hidden=8192 "  \
+  "model.moe.experts=16 model.moe.top_k=1 model.moe.shared_experts=1 training.seq_len=8192 " \
+  "parallel.gpus=1 parallel.engine=single "
   plan after = plan_for(SCOUT1);
   plan before = plan_for(SCOUT1 "model.moe.score_before_experts=true");
   plan after_c = plan_for(SCOUT1 "runtime.torch_compile=true");

@@ -11,20 +11,38 @@ static int list_pattern(const void *ctx, int layer) { return ((const int *)ctx)[
 static megatron_args bridge_defaults(void) {
   /* Megatron-Bridge unit-test config (test_theoretical_memory_utils.py) */
   megatron_args a = {0};
-  a.num_layers = 4; a.hidden_size = 16; a.seq_length = 8; a.ffn_hidden_size = 64; a.num_attention_heads = 4;
-  a.kv_channels = 4; a.padded_vocab_size = 32; a.tensor_model_parallel_size = 2; a.pipeline_model_parallel_size = 2;
-  a.context_parallel_size = 1; a.expert_model_parallel_size = 1; a.expert_tensor_parallel_size = 1;
-  a.moe_router_topk = 1; a.micro_batch_size = 2; a.use_distributed_optimizer = 1; a.data_parallel_size = 4;
+  a.num_layers = 4;
+  a.hidden_size = 16;
+  a.seq_length = 8;
+  a.ffn_hidden_size = 64;
+  a.num_attention_heads = 4;
+  a.kv_channels = 4;
+  a.padded_vocab_size = 32;
+  a.tensor_model_parallel_size = 2;
+  a.pipeline_model_parallel_size = 2;
+  a.context_parallel_size = 1;
+  a.expert_model_parallel_size = 1;
+  a.expert_tensor_parallel_size = 1;
+  a.moe_router_topk = 1;
+  a.micro_batch_size = 2;
+  a.use_distributed_optimizer = 1;
+  a.data_parallel_size = 4;
   return a;
 }
 
 int main(void) {
   /* Bridge MoE with an uneven pipeline and a list pattern: dense 5,856 / routed 4,096 per GPU */
   megatron_args a = bridge_defaults();
-  a.num_layers = 8; a.tensor_model_parallel_size = 1; a.pipeline_model_parallel_size = 4;
-  a.num_layers_in_first_pipeline_stage = 1; a.num_layers_in_last_pipeline_stage = 3;
-  a.untie_embeddings_and_output_weights = 1; a.num_experts = 2; a.moe_ffn_hidden_size = 32;
-  a.is_moe_layer = list_pattern; a.pattern_ctx = br_moe_uneven_pattern;
+  a.num_layers = 8;
+  a.tensor_model_parallel_size = 1;
+  a.pipeline_model_parallel_size = 4;
+  a.num_layers_in_first_pipeline_stage = 1;
+  a.num_layers_in_last_pipeline_stage = 3;
+  a.untie_embeddings_and_output_weights = 1;
+  a.num_experts = 2;
+  a.moe_ffn_hidden_size = 32;
+  a.is_moe_layer = list_pattern;
+  a.pattern_ctx = br_moe_uneven_pattern;
   bridge_estimate e = bridge_estimate_memory(&a);
   CHECK_NEAR(e.dense_gpu, 5856, 0, "br moe uneven dense");
   CHECK_NEAR(e.routed_gpu, 4096, 0, "br moe uneven routed");

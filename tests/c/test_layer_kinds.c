@@ -12,12 +12,12 @@ static llmem_result out;
 /* Qwen3-Next-80B-A3B (Qwen/Qwen3-Next-80B-A3B-Instruct config.json): 36 Gated
  * DeltaNet + 12 gated-attention layers, every one MoE (512 experts, top 10,
  * one gated shared expert) */
-#define QWEN3_NEXT                                                                                                   \
+#define QWEN3_NEXT                                                                                                 \
   "model.layers=48 model.hidden=2048 model.heads=16 model.kv_heads=2 model.head_dim=256 model.ffn_hidden=5120 "    \
-  "model.vocab=151936 model.qk_norm=head model.attn_output_gate=true model.layer_types=linear,linear,linear,full "  \
-  "model.linear.key_heads=16 model.linear.value_heads=32 model.linear.key_head_dim=128 "                            \
+  "model.vocab=151936 model.qk_norm=head model.attn_output_gate=true model.layer_types=linear,linear,linear,full " \
+  "model.linear.key_heads=16 model.linear.value_heads=32 model.linear.key_head_dim=128 "                           \
   "model.linear.value_head_dim=128 model.linear.conv_kernel=4 model.moe.experts=512 model.moe.top_k=10 "           \
-  "model.moe.expert_ffn_hidden=512 model.moe.shared_experts=1 model.moe.shared_expert_ffn_hidden=512 "              \
+  "model.moe.expert_ffn_hidden=512 model.moe.shared_experts=1 model.moe.shared_expert_ffn_hidden=512 "             \
   "model.moe.shared_expert_gate=true "
 
 /* Nemotron-H-8B-Base-8K: hybrid_override_pattern, one mixer or one MLP per block
@@ -85,12 +85,17 @@ static void activations(void) {
              "Mamba-2 layer (Megatron mixer)");
   la = layer_activation_bytes(&pl, 1, 0); /* "-": the relu2 MLP alone, one norm */
   double mlp_only = la.saved_full_bytes;
-  CHECK_NEAR(mlp_only, T * (8196 + 8192 + 21504 * 2 * 2), 0, "MLP block: norm, its input, activation input + fc2 input");
+  CHECK_NEAR(mlp_only, T * (8196 + 8192 + 21504 * 2 * 2), 0,
+             "MLP block: norm, its input, activation input + fc2 input");
 }
 
 static void errors(void) {
   llmem_input in;
-  const struct { const char *keys; llmem_status status; const char *field; } bad[] = {
+  const struct {
+    const char *keys;
+    llmem_status status;
+    const char *field;
+  } bad[] = {
       {"model.layers=2 model.layer_types=full,full,full", LLMEM_ERR_PATTERN_LONG, "model.layer_types"},
       {"model.layer_types=none model.mlp_types=none", LLMEM_ERR_PATTERN_EMPTY_LAYER, "model.layer_types"},
       {"model.mlp_types=dense,moe", LLMEM_ERR_PATTERN_MOE, "model.mlp_types"},
@@ -146,7 +151,8 @@ static void stages(void) {
   llmem_result plain;
   CHECK(run_keys("model.layers=8", &plain), "plain");
   CHECK(run_keys("model.layers=8 model.layer_types=full model.mlp_types=dense", &out), "uniform lists");
-  CHECK_NEAR(out.per_gpu.peak_allocated_bytes, plain.per_gpu.peak_allocated_bytes, 0, "[full] x [dense] = the default layer");
+  CHECK_NEAR(out.per_gpu.peak_allocated_bytes, plain.per_gpu.peak_allocated_bytes, 0,
+             "[full] x [dense] = the default layer");
   /* flash attention over a 1,024-token window takes less time than over 8,192 */
   llmem_input in;
   llmem_defaults(&in);
@@ -177,8 +183,9 @@ static void mtp(void) {
   CHECK_NEAR(out.params_total, 671026419200.0 + 11610068224.0, 0, "DeepSeek-V3 with its MTP module");
   /* a small dense model, one micro-batch, the peak at the loss: each depth keeps another loss's
    * tensors and a layer's with its enorm / hnorm inputs, concat, final-norm input, hidden slice, ids */
-  const char *base = "model.layers=4 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "
-                     "parallel.engine=megatron parallel.sequence_parallel=false training.seq_len=2048 ";
+  const char *base =
+      "model.layers=4 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "
+      "parallel.engine=megatron parallel.sequence_parallel=false training.seq_len=2048 ";
   llmem_result none;
   char keys[1024];
   CHECK(run_keys(base, &none), "no MTP");
@@ -197,11 +204,11 @@ static void mtp(void) {
 }
 
 /* Vision towers: each family's tower and projector against its published total. */
-#define GEMMA3_27B                                                                                                 \
+#define GEMMA3_27B                                                                                                \
   "model.layers=62 model.hidden=5376 model.heads=32 model.kv_heads=16 model.head_dim=128 model.ffn_hidden=21504 " \
   "model.vocab=262208 model.tied_embeddings=true model.norms_per_layer=4 model.qk_norm=head "
-#define SIGLIP_896                                                                                                  \
-  "model.vision.kind=siglip model.vision.layers=27 model.vision.hidden=1152 model.vision.heads=16 "                \
+#define SIGLIP_896                                                                                  \
+  "model.vision.kind=siglip model.vision.layers=27 model.vision.hidden=1152 model.vision.heads=16 " \
   "model.vision.ffn_hidden=4304 model.vision.patch_size=14 model.vision.image_size=896 "
 static void vision(void) {
   /* Gemma 3 27B: text 27,009,346,304 + SigLIP 416,866,032 + projector 6,194,304 (HF safetensors) */
@@ -235,19 +242,20 @@ static void vision(void) {
 
   /* Qwen3.5's Qwen3-VL-style tower: biased Conv3d, 2,304 learned positions, 27 SigLIP-shaped blocks, a
    * LayerNorm patch merger to 5,120: 460,730,096 (the HF total less the decoder and the MTP module) */
-  plan q = plan_for("model.hidden=5120 model.heads=24 model.kv_heads=4 model.head_dim=256 model.vision.kind=qwen3_vl "
-                    "model.vision.layers=27 model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 "
-                    "model.vision.patch_size=16 model.vision.image_size=448 model.vision.positions=2304");
+  plan q = plan_for(
+      "model.hidden=5120 model.heads=24 model.kv_heads=4 model.head_dim=256 model.vision.kind=qwen3_vl "
+      "model.vision.layers=27 model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 "
+      "model.vision.patch_size=16 model.vision.image_size=448 model.vision.positions=2304");
   vision_cost qv = vision_of(&q);
   CHECK_NEAR(qv.tower_params + qv.projector_params, 460730096.0, 0, "Qwen3.5 vision tower");
   /* Qwen3-VL-8B: the same tower shape (to 4,096) with three deepstack mergers (deepstack_visual_indexes
    * [8, 16, 24]), each LayerNorm(4d) + Linear(4d, 4d) + Linear(4d, T), biased: 40,125,952 each; tower
    * 415,891,440 + merger 40,119,040 + 120,377,856 = 576,388,336; with the Qwen3-8B-shaped decoder
    * (untied, vocab 151,936) the HF safetensors total 8,767,123,696 */
-#define QWEN3_VL_8B                                                                                               \
+#define QWEN3_VL_8B                                                                                              \
   "model.layers=36 model.hidden=4096 model.heads=32 model.kv_heads=8 model.head_dim=128 model.ffn_hidden=12288 " \
-  "model.vocab=151936 model.qk_norm=head model.vision.kind=qwen3_vl model.vision.layers=27 "                    \
-  "model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 model.vision.patch_size=16 "     \
+  "model.vocab=151936 model.qk_norm=head model.vision.kind=qwen3_vl model.vision.layers=27 "                     \
+  "model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 model.vision.patch_size=16 "      \
   "model.vision.image_size=448 model.vision.positions=2304 "
   q = plan_for(QWEN3_VL_8B "model.vision.deepstack=3");
   qv = vision_of(&q);
@@ -278,14 +286,15 @@ static void vision(void) {
   CHECK_NEAR(out.params_total - out.params_trainable, 416866032.0 + 6194304.0, 0, "frozen: not trainable");
   llmem_result trained;
   CHECK(run_keys(GEMMA3_27B SIGLIP_896 "model.vision.train=full", &trained), "trained tower");
-  CHECK(trained.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] > out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES],
+  CHECK(trained.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] >
+            out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES],
         "a trained tower has optimizer states");
 }
 
 /* Encoder-decoder (T5): t5-3b's 24 + 24 layers, ReLU MLP, tied shared embedding, 32 relative buckets. */
-#define T5_3B                                                                                                        \
-  "model.encoder_layers=24 model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 "                    \
-  "model.ffn_hidden=16384 model.mlp=plain model.vocab=32128 model.tied_embeddings=true "                            \
+#define T5_3B                                                                                    \
+  "model.encoder_layers=24 model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 " \
+  "model.ffn_hidden=16384 model.mlp=plain model.vocab=32128 model.tied_embeddings=true "         \
   "model.relative_attention_buckets=32 "
 static void encoder_decoder(void) {
   /* 24 x 50,333,696 (attention, MLP, 2 norms) + 24 x 67,111,936 (+ cross-attention and its norm)
@@ -303,16 +312,18 @@ static void encoder_decoder(void) {
    * the eager norm under autocast 8h + 4 (its fp32 input and normed output, rstd), q's input 2h, q 2 x 4,096 and the output projection's input 2 x 4,096 per target token,
    * k and v 2 x 4,096 each per source token, fp32 LSE 4 x 32 (T = 512 target, S = 1,024 source) */
   plan enc = plan_for(T5_3B "training.seq_len=512 training.source_len=1024 parallel.gpus=1 parallel.engine=single");
-  plan plain = plan_for("model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 model.ffn_hidden=16384 "
-                        "model.mlp=plain model.vocab=32128 training.seq_len=1024 parallel.gpus=1 parallel.engine=single");
+  plan plain = plan_for(
+      "model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 model.ffn_hidden=16384 "
+      "model.mlp=plain model.vocab=32128 training.seq_len=1024 parallel.gpus=1 parallel.engine=single");
   CHECK_NEAR(layer_activation_bytes(&enc, 0, 0).saved_full_bytes, layer_activation_bytes(&plain, 0, 0).saved_full_bytes,
              0, "encoder layer = the same layer over the source");
-  plan dec = plan_for("model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 model.ffn_hidden=16384 "
-                      "model.mlp=plain model.vocab=32128 training.seq_len=512 parallel.gpus=1 parallel.engine=single");
-  double T = 512, S = 1024, cross = T * (8 * 1024 + 4) + T * 2 * 1024 + T * 2 * 4096 + 2 * S * 2 * 4096 +
-                                 T * 2 * 4096 + T * 32 * 4;
-  CHECK_NEAR(layer_activation_bytes(&enc, 30, 0).saved_full_bytes, layer_activation_bytes(&dec, 6, 0).saved_full_bytes + cross,
-             0, "decoder layer + cross-attention");
+  plan dec = plan_for(
+      "model.layers=24 model.hidden=1024 model.heads=32 model.head_dim=128 model.ffn_hidden=16384 "
+      "model.mlp=plain model.vocab=32128 training.seq_len=512 parallel.gpus=1 parallel.engine=single");
+  double T = 512, S = 1024,
+         cross = T * (8 * 1024 + 4) + T * 2 * 1024 + T * 2 * 4096 + 2 * S * 2 * 4096 + T * 2 * 4096 + T * 32 * 4;
+  CHECK_NEAR(layer_activation_bytes(&enc, 30, 0).saved_full_bytes,
+             layer_activation_bytes(&dec, 6, 0).saved_full_bytes + cross, 0, "decoder layer + cross-attention");
   llmem_input in;
   llmem_defaults(&in);
   CHECK(set_keys(&in, T5_3B "parallel.engine=megatron parallel.gpus=2 parallel.pp=2"), "keys");

@@ -3,7 +3,9 @@
 #include "check_plan.h"
 
 int main(void) {
-  plan pl = plan_for("model.layers=8 parallel.engine=megatron parallel.gpus=4 parallel.pp=4 parallel.pp_first_stage_layers=1 parallel.pp_last_stage_layers=3");
+  plan pl = plan_for(
+      "model.layers=8 parallel.engine=megatron parallel.gpus=4 parallel.pp=4 parallel.pp_first_stage_layers=1 "
+      "parallel.pp_last_stage_layers=3");
   int first, n;
   n = layout_stage_layers(&pl, 0, 0, &first);
   CHECK(n == 1 && first == 0, "uneven stage 0: %d layers from %d", n, first);
@@ -13,20 +15,26 @@ int main(void) {
   CHECK(n == 3 && first == 5, "uneven stage 3: %d from %d", n, first);
 
   /* interleaved: chunk j of stage r is model chunk j*p + r */
-  pl = plan_for("model.layers=8 parallel.engine=megatron parallel.gpus=2 parallel.pp=2 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=2");
+  pl = plan_for(
+      "model.layers=8 parallel.engine=megatron parallel.gpus=2 parallel.pp=2 parallel.vpp=2 "
+      "parallel.pp_schedule=interleaved training.grad_accum=2");
   n = layout_stage_layers(&pl, 1, 1, &first);
   CHECK(n == 2 && first == 6, "vpp stage 1 chunk 1: %d from %d", n, first);
   n = layout_stage_layers(&pl, 0, 1, &first);
   CHECK(n == 2 && first == 4, "vpp stage 0 chunk 1: %d from %d", n, first);
 
   /* embedding on the first stage, head on the last; tied embeddings keep a copy on the last stage */
-  pl = plan_for("model.layers=4 model.hidden=64 model.heads=4 model.ffn_hidden=128 model.vocab=1000 model.tied_embeddings=true parallel.engine=megatron parallel.gpus=2 parallel.pp=2");
+  pl = plan_for(
+      "model.layers=4 model.hidden=64 model.heads=4 model.ffn_hidden=128 model.vocab=1000 model.tied_embeddings=true "
+      "parallel.engine=megatron parallel.gpus=2 parallel.pp=2");
   stage_layout s0, s1;
   layout_stage(&pl, 0, &s0);
   layout_stage(&pl, 1, &s1);
   CHECK(s0.has_embedding && !s0.has_head && s0.embedding_count == 1000 * 64, "stage 0 embedding");
   CHECK(s1.has_head && s1.head_count == 1000 * 64 && s1.final_norm_count == 64, "stage 1 tied copy + final norm");
-  pl = plan_for("model.layers=4 model.hidden=64 model.heads=4 model.ffn_hidden=128 model.vocab=1000 model.tied_embeddings=true parallel.engine=single parallel.gpus=1");
+  pl = plan_for(
+      "model.layers=4 model.hidden=64 model.heads=4 model.ffn_hidden=128 model.vocab=1000 model.tied_embeddings=true "
+      "parallel.engine=single parallel.gpus=1");
   layout_stage(&pl, 0, &s0);
   CHECK(s0.head_count == 0 && s0.embedding_count == 64000, "tied, one stage: counted once");
   /* padded vocabulary: multiple of vocab_multiple * tp */
@@ -36,7 +44,8 @@ int main(void) {
   /* layout_same_layers agrees with a layer-by-layer comparison (dense first,
    * MoE every 2nd layer, uneven first/last stages, virtual chunks) */
   static const char *shapes[] = {
-      "model.layers=64 model.moe.experts=8 model.moe.dense_layers=8 parallel.engine=megatron parallel.gpus=32 parallel.pp=32",
+      "model.layers=64 model.moe.experts=8 model.moe.dense_layers=8 parallel.engine=megatron parallel.gpus=32 "
+      "parallel.pp=32",
       "model.layers=48 model.moe.experts=8 model.moe.dense_layers=3 model.moe.layer_freq=2 parallel.engine=megatron "
       "parallel.gpus=8 parallel.pp=8 parallel.vpp=2 parallel.pp_schedule=interleaved training.grad_accum=8",
       "model.layers=30 model.moe.experts=4 model.moe.dense_layers=5 model.moe.layer_freq=3 parallel.engine=megatron "
@@ -102,14 +111,19 @@ int main(void) {
   static llmem_result out;
   llmem_input in;
   llmem_defaults(&in);
-  in.engine = LLMEM_ENGINE_MEGATRON; in.gpus = 4; in.pp = 4; in.grad_accum = 8; in.layers = 8;
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.gpus = 4;
+  in.pp = 4;
+  in.grad_accum = 8;
+  in.layers = 8;
   in.paged_optimizer = 1;
   in.memory_gib = 400;
   CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "paged: %s", out.error_message);
   int roomy = out.per_gpu.stage;
   in.memory_gib = 20; /* between the reserved and the paged total of stages 0 and 3 */
   CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "paged: %s", out.error_message);
-  CHECK(roomy == 3 && out.per_gpu.stage == roomy, "paged: reported stage %d at 20 GiB, %d with room", out.per_gpu.stage, roomy);
+  CHECK(roomy == 3 && out.per_gpu.stage == roomy, "paged: reported stage %d at 20 GiB, %d with room", out.per_gpu.stage,
+        roomy);
   CHECK(out.peak_allocated_stage == 3 && out.peak_allocated_bytes == out.ranks[3].peak_allocated_bytes,
         "paged: allocated from stage %d", out.peak_allocated_stage);
   return check_report("layout");

@@ -15,22 +15,25 @@ static void check_same(loss_memory a, loss_memory b, const char *name) {
 }
 
 /* Llama-3-8B shape, 4096 tokens, vocab 128256 = 8 x 16032 */
-#define L3 "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
-           "model.vocab=128256 model.vocab_multiple=1 training.seq_len=4096 training.micro_batch=1 "
+#define L3                                                                                    \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
+  "model.vocab=128256 model.vocab_multiple=1 training.seq_len=4096 training.micro_batch=1 "
 
 /* Gemma 2 soft-capping, Gemma-2-2B shape (vocab 256000, 8 heads), 4096 tokens,
  * one GPU, bf16: the logits' tanh keeps its output, 2 T V = 2,097,152,000 B more
  * saved at the head; eager attention's score tanh keeps 2 T a s = 268,435,456 B
  * more per layer; Liger's fused loss caps inside its kernel (nothing kept). */
 static void softcap(void) {
-#define G2 "model.layers=26 model.hidden=2304 model.heads=8 model.kv_heads=4 model.head_dim=256 model.ffn_hidden=9216 " \
-           "model.vocab=256000 model.vocab_multiple=1 training.seq_len=4096 parallel.gpus=1 parallel.engine=single "
+#define G2                                                                                                     \
+  "model.layers=26 model.hidden=2304 model.heads=8 model.kv_heads=4 model.head_dim=256 model.ffn_hidden=9216 " \
+  "model.vocab=256000 model.vocab_multiple=1 training.seq_len=4096 parallel.gpus=1 parallel.engine=single "
   plan a = plan_for(G2), b = plan_for(G2 "model.final_logit_softcap=30");
   CHECK_NEAR(loss_bytes(&b).saved_bytes - loss_bytes(&a).saved_bytes, 2.0 * 4096 * 256000, 0, "tanh output kept");
   CHECK_NEAR(loss_bytes(&b).forward_peak_bytes, loss_bytes(&a).forward_peak_bytes, 0, "same transient");
   plan f = plan_for(G2 "model.final_logit_softcap=30 training.loss=fused"), g = plan_for(G2 "training.loss=fused");
   check_same(loss_bytes(&f), loss_bytes(&g), "Liger caps inside its kernel");
-  plan e = plan_for(G2 "training.attention=eager"), c = plan_for(G2 "training.attention=eager model.attn_logit_softcap=50");
+  plan e = plan_for(G2 "training.attention=eager"),
+       c = plan_for(G2 "training.attention=eager model.attn_logit_softcap=50");
   double ea = layer_activation_bytes(&e, 0, 0).saved_bytes, ec = layer_activation_bytes(&c, 0, 0).saved_bytes;
   CHECK_NEAR(ec - ea, 2.0 * 4096 * 8 * 4096, 0, "eager: the capped scores' tanh output per layer");
   plan fl = plan_for(G2), fc = plan_for(G2 "model.attn_logit_softcap=50");
@@ -121,7 +124,8 @@ static double loss_reserved(const loss_memory *lm) {
 
 static void loss_tensors(void) {
   const double Tv = 8192.0 * 16032;
-  plan pl = plan_for(L3 "training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=loss_parallel");
+  plan pl = plan_for(
+      L3 "training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=loss_parallel");
   loss_memory lp = loss_bytes(&pl);
   CHECK_NEAR(lp.forward_tensors[0], 262668288.0, 0, "loss_parallel: bf16 logits");
   CHECK_NEAR(lp.forward_tensors[1], 525336576.0, 0, "loss_parallel: fp32 copy");
@@ -131,7 +135,8 @@ static void loss_tensors(void) {
   loss_memory lumped = lp;
   for (int k = 0; k < LOSS_MAX_TENSORS; k++) lumped.forward_tensors[k] = lumped.backward_tensors[k] = 0;
   CHECK_NEAR(loss_reserved(&lumped), 3418357760.0, 0, "one block per transient");
-  plan sp = plan_for(L3 "training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard");
+  plan sp =
+      plan_for(L3 "training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard");
   loss_memory sd = loss_bytes(&sp);
   CHECK_NEAR(sd.forward_tensors[0], 2 * Tv, 0, "standard: bf16 logits");
   CHECK_NEAR(sd.forward_tensors[1], 4 * Tv, 0, "standard: fp32 copy");
@@ -181,7 +186,8 @@ int main(void) {
 
   /* fp32 logits: .float() returns the tensor itself, no copy and no 16-bit block:
    * forward 4 + 4 + 4 = 12 Tv (transient 8 Tv = 525,336,576 B), backward 16 Tv */
-  pl = plan_for(L3 "parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.dtype=fp32 training.loss=loss_parallel");
+  pl = plan_for(L3
+                "parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.dtype=fp32 training.loss=loss_parallel");
   lp = loss_bytes(&pl);
   CHECK_NEAR(lp.forward_peak_bytes, 525336576.0, 0, "fp32 forward transient");
   CHECK_NEAR(lp.backward_peak_bytes, 788004864.0, 0, "fp32 backward transient");
@@ -204,7 +210,9 @@ int main(void) {
   static llmem_result with, without;
   llmem_input keep;
   llmem_defaults(&keep);
-  CHECK(set_keys(&keep, L3 "model.layers=2 training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard"), "keys");
+  CHECK(set_keys(&keep, L3 "model.layers=2 training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 "
+                           "training.loss=standard"),
+        "keys");
   CHECK(llmem_estimate(&keep, &without) == LLMEM_OK, "standard estimate: %s", without.error_message);
   CHECK(set_keys(&keep, "training.loss=loss_parallel"), "loss_parallel key");
   CHECK(llmem_estimate(&keep, &with) == LLMEM_OK, "loss_parallel estimate: %s", with.error_message);

@@ -10,13 +10,28 @@ static llmem_search_result found;
 /* The input a kept layout stands for. */
 static llmem_input layout_input(const llmem_input *base, double gpus, const llmem_layout *l) {
   llmem_input c = *base;
-  c.gpus = gpus; c.engine = l->engine;
-  c.tp = l->tp; c.pp = l->pp; c.vpp = l->vpp; c.cp = l->cp; c.ep = l->ep; c.etp = 1;
-  c.micro_batch = l->micro_batch; c.grad_accum = l->grad_accum; c.recompute = l->recompute; c.recompute_layers = NAN;
-  c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
-  c.pp_first_stage_layers = NAN; c.pp_last_stage_layers = NAN;
-  c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
-  c.offload_optimizer = l->offload_optimizer; c.offload_params = l->offload_params; c.optimizer_dtype = l->optimizer_dtype;
+  c.gpus = gpus;
+  c.engine = l->engine;
+  c.tp = l->tp;
+  c.pp = l->pp;
+  c.vpp = l->vpp;
+  c.cp = l->cp;
+  c.ep = l->ep;
+  c.etp = 1;
+  c.micro_batch = l->micro_batch;
+  c.grad_accum = l->grad_accum;
+  c.recompute = l->recompute;
+  c.recompute_layers = NAN;
+  c.fsdp_strategy = l->fsdp_strategy;
+  c.sequence_parallel = l->sequence_parallel;
+  c.pp_schedule = l->pp_schedule;
+  c.pp_first_stage_layers = NAN;
+  c.pp_last_stage_layers = NAN;
+  c.zero_stage = l->zero_stage;
+  c.distributed_optimizer = l->distributed_optimizer;
+  c.offload_optimizer = l->offload_optimizer;
+  c.offload_params = l->offload_params;
+  c.optimizer_dtype = l->optimizer_dtype;
   if (!isnan(c.global_batch)) c.global_batch = l->dp * l->micro_batch * l->grad_accum;
   if (l->rollout_tp > 0) c.rl_rollout_tp = l->rollout_tp;
   return c;
@@ -27,8 +42,7 @@ static int kept_layouts_differ(const llmem_input *base, const llmem_search_optio
   int differ = 0;
   for (int i = 0; i < found.count; i++) {
     llmem_input c = layout_input(base, opt->gpus, &found.layouts[i]);
-    if (llmem_estimate(&c, &full) != LLMEM_OK ||
-        full.per_gpu.device_used_bytes != found.layouts[i].device_used_bytes ||
+    if (llmem_estimate(&c, &full) != LLMEM_OK || full.per_gpu.device_used_bytes != found.layouts[i].device_used_bytes ||
         full.per_gpu.device_used_bytes > (1 - opt->free_fraction) * full.capacity_bytes)
       differ++;
   }
@@ -69,7 +83,12 @@ static void global_batch_key(void) {
 static void search_batch_and_reasons(void) {
   llmem_input in;
   llmem_defaults(&in);
-  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672; in.seq_len = 8192;
+  in.layers = 80;
+  in.hidden = 8192;
+  in.heads = 64;
+  in.kv_heads = 8;
+  in.ffn_hidden = 28672;
+  in.seq_len = 8192;
   in.engine = LLMEM_ENGINE_MEGATRON;
   in.global_batch = 256;
   llmem_search_options opt;
@@ -124,7 +143,8 @@ int main(void) {
   for (int i = 0; i < 16; i++) values[i] = 1024.0 * (i + 1);
   CHECK(llmem_sweep(&in, seq, values, 16, points) == LLMEM_OK, "sweep");
   for (int i = 1; i < 16; i++)
-    CHECK(points[i].readings.peak_allocated_bytes >= points[i - 1].readings.peak_allocated_bytes, "sweep monotone at %d", i);
+    CHECK(points[i].readings.peak_allocated_bytes >= points[i - 1].readings.peak_allocated_bytes,
+          "sweep monotone at %d", i);
   /* a sweep point equals the direct estimate */
   in.seq_len = values[7];
   llmem_estimate(&in, &full);
@@ -145,14 +165,19 @@ int main(void) {
   CHECK(r.device_used_bytes > 0.9 * r.capacity_bytes, "best + 1 does not");
   /* the longest sequence, on multiples of 1024 */
   llmem_defaults(&in);
-  CHECK(llmem_largest_fit(&in, seq, 1024, 1048576, 1024, 0.10, &best) == LLMEM_OK && best >= 1024, "longest sequence %g", best);
+  CHECK(llmem_largest_fit(&in, seq, 1024, 1048576, 1024, 0.10, &best) == LLMEM_OK && best >= 1024,
+        "longest sequence %g", best);
   in.seq_len = best + 1024;
   llmem_estimate_readings(&in, &r);
   CHECK(r.device_used_bytes > 0.9 * r.capacity_bytes, "longest + 1024 does not fit");
 
   /* layout search: Llama-3.1-70B shape on 64 H100s, global batch 64 */
   llmem_defaults(&in);
-  in.layers = 80; in.hidden = 8192; in.heads = 64; in.kv_heads = 8; in.ffn_hidden = 28672;
+  in.layers = 80;
+  in.hidden = 8192;
+  in.heads = 64;
+  in.kv_heads = 8;
+  in.ffn_hidden = 28672;
   in.seq_len = 8192;
   in.engine = LLMEM_ENGINE_FSDP2;
   llmem_search_options opt;
@@ -160,16 +185,27 @@ int main(void) {
   opt.gpus = 64;
   opt.global_batch = 64;
   CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK, "search status %d", found.status);
-  CHECK(found.count > 0 && found.fitting >= found.count, "fitting layouts: %d kept of %g fitting, %g valid, %g candidates",
-        found.count, found.fitting, found.valid, found.candidates);
+  CHECK(found.count > 0 && found.fitting >= found.count,
+        "fitting layouts: %d kept of %g fitting, %g valid, %g candidates", found.count, found.fitting, found.valid,
+        found.candidates);
   int pareto = 0;
   for (int i = 0; i < found.count; i++) {
     const llmem_layout *l = &found.layouts[i];
     llmem_input c = in;
-    c.gpus = 64; c.tp = l->tp; c.pp = l->pp; c.vpp = l->vpp; c.cp = l->cp; c.ep = l->ep;
-    c.micro_batch = l->micro_batch; c.grad_accum = l->grad_accum; c.recompute = l->recompute;
-    c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
-    c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
+    c.gpus = 64;
+    c.tp = l->tp;
+    c.pp = l->pp;
+    c.vpp = l->vpp;
+    c.cp = l->cp;
+    c.ep = l->ep;
+    c.micro_batch = l->micro_batch;
+    c.grad_accum = l->grad_accum;
+    c.recompute = l->recompute;
+    c.fsdp_strategy = l->fsdp_strategy;
+    c.sequence_parallel = l->sequence_parallel;
+    c.pp_schedule = l->pp_schedule;
+    c.zero_stage = l->zero_stage;
+    c.distributed_optimizer = l->distributed_optimizer;
     llmem_status st = llmem_estimate(&c, &full);
     CHECK(st == LLMEM_OK, "layout %d valid: %s", i, full.error_message);
     CHECK(full.per_gpu.device_used_bytes <= 0.9 * full.capacity_bytes, "layout %d fits (%.1f GiB)", i,
@@ -184,9 +220,19 @@ int main(void) {
   /* DeepSeek-V3 shape (8 dense layers first): the first MoE stage, a middle
    * stage, is the most loaded; every kept layout must equal its estimate */
   llmem_defaults(&in);
-  in.layers = 64; in.hidden = 7168; in.heads = 128; in.kv_heads = 128; in.ffn_hidden = 18432; in.vocab = 129280;
-  in.moe_experts = 256; in.moe_top_k = 8; in.moe_ffn_hidden = 2048; in.moe_shared_experts = 1;
-  in.moe_dense_layers = 8; in.memory_gib = 141; in.engine = LLMEM_ENGINE_MEGATRON;
+  in.layers = 64;
+  in.hidden = 7168;
+  in.heads = 128;
+  in.kv_heads = 128;
+  in.ffn_hidden = 18432;
+  in.vocab = 129280;
+  in.moe_experts = 256;
+  in.moe_top_k = 8;
+  in.moe_ffn_hidden = 2048;
+  in.moe_shared_experts = 1;
+  in.moe_dense_layers = 8;
+  in.memory_gib = 141;
+  in.engine = LLMEM_ENGINE_MEGATRON;
   llmem_search_defaults(&opt);
   opt.gpus = 256;
   opt.global_batch = 512;
@@ -199,7 +245,8 @@ int main(void) {
   llmem_defaults(&in);
   llmem_search_defaults(&opt);
   opt.gpus = 0;
-  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_GPUS && found.error_field == -1, "gpus 0: %d", found.status);
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_GPUS && found.error_field == -1, "gpus 0: %d",
+        found.status);
   llmem_search_defaults(&opt);
   opt.free_fraction = 1.5;
   CHECK(llmem_search(&in, &opt, &found) == LLMEM_ERR_OPTION_FREE_FRACTION, "search free 1.5: %d", found.status);
@@ -215,25 +262,30 @@ int main(void) {
   CHECK(llmem_largest_fit(&in, -1, 1, 4, 1, 0.1, &best) == LLMEM_ERR_OPTION_FIELD, "largest fit field -1");
   CHECK(llmem_sweep(&in, seq, values, LLMEM_MAX_SWEEP + 1, points) == LLMEM_ERR_OPTION_COUNT, "sweep count");
   for (int s = LLMEM_ERR_OPTION_GPUS; s <= LLMEM_ERR_OPTION_COUNT; s++)
-    CHECK(strstr(llmem_status_message((llmem_status)s), "option") != NULL || strstr(llmem_status_message((llmem_status)s), "sweep"),
+    CHECK(strstr(llmem_status_message((llmem_status)s), "option") != NULL ||
+              strstr(llmem_status_message((llmem_status)s), "sweep"),
           "status %d names its option: %s", s, llmem_status_message((llmem_status)s));
 
   /* an empty search says why */
   llmem_search_defaults(&opt);
   opt.gpus = 1000000; /* the base global batch (8) splits over no data-parallel size of a million GPUs */
-  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_SEARCH_NO_BATCH,
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 &&
+            found.empty_reason == LLMEM_ERR_SEARCH_NO_BATCH,
         "a million GPUs: reason %d", found.empty_reason);
   llmem_search_defaults(&opt);
   opt.gpus = 8;
   in.memory_gib = 1;
-  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_SEARCH_NO_FIT,
-        "1 GiB: reason %d", found.empty_reason);
+  CHECK(
+      llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_SEARCH_NO_FIT,
+      "1 GiB: reason %d", found.empty_reason);
   llmem_defaults(&in);
   in.formula = LLMEM_FORMULA_KORTHIKANTI; /* compat formulas give no readings: every layout fails that check */
-  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_COMPAT_ENGINE,
-        "compat formula: reason %d field %d", found.empty_reason, found.empty_field);
+  CHECK(
+      llmem_search(&in, &opt, &found) == LLMEM_OK && found.count == 0 && found.empty_reason == LLMEM_ERR_COMPAT_ENGINE,
+      "compat formula: reason %d field %d", found.empty_reason, found.empty_field);
   llmem_defaults(&in);
-  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0 && found.empty_reason == LLMEM_OK, "kept: no reason");
+  CHECK(llmem_search(&in, &opt, &found) == LLMEM_OK && found.count > 0 && found.empty_reason == LLMEM_OK,
+        "kept: no reason");
 
   /* the step time grows with the global batch and falls with more GPUs */
   double t1, t2, tps;

@@ -11,7 +11,7 @@
  * = 4,194,304 + 12,582,912 = 16,777,216; two layers M = 33,554,432.
  * Norms 2 x 1024 a layer + the final 1024 = 5,120; embedding and lm_head
  * 32000 x 1024 = 32,768,000 each: P = 33,554,432 + 5,120 + 65,536,000 = 99,095,552. */
-#define SMALL                                                                                                  \
+#define SMALL                                                                                                \
   "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=4096 model.vocab=32000 " \
   "parallel.gpus=1 training.seq_len=4096 "
 static const double M = 33554432.0, P = 99095552.0;

@@ -63,9 +63,10 @@ static void rows(void) {
 }
 
 /* Llama-3-8B shape, one rank, s = 4096, b = 1, pure bf16 (no autocast), flash attention. */
-#define LLAMA "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
-              "training.master_weights=false " \
-              "training.seq_len=4096 parallel.gpus=1 parallel.engine=single "
+#define LLAMA                                                                                 \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
+  "training.master_weights=false "                                                            \
+  "training.seq_len=4096 parallel.gpus=1 parallel.engine=single "
 
 static void mechanisms(void) {
   double T = 4096, ab = 2, d = 128;

@@ -216,12 +216,13 @@ static int recompute_pairs(const llmem_input *in, int tried) {
     llmem_input more = *in;
     more.recompute_modules = set | bit;
     if (llmem_estimate(&more, &b) != LLMEM_OK) continue;
-    CHECK(b.peak_allocated_bytes <= a.peak_allocated_bytes * (1 + 1e-12) &&
-              (b.per_gpu.reserved_simulated || b.per_gpu.device_used_bytes <= a.per_gpu.device_used_bytes * (1 + 1e-12)),
-          "config %d: adding recompute module %d raised the estimate (%.17g -> %.17g allocated, %.17g -> %.17g "
-          "device, simulated %d -> %d)",
-          tried, m, a.peak_allocated_bytes, b.peak_allocated_bytes, a.per_gpu.device_used_bytes,
-          b.per_gpu.device_used_bytes, a.per_gpu.reserved_simulated, b.per_gpu.reserved_simulated);
+    CHECK(
+        b.peak_allocated_bytes <= a.peak_allocated_bytes * (1 + 1e-12) &&
+            (b.per_gpu.reserved_simulated || b.per_gpu.device_used_bytes <= a.per_gpu.device_used_bytes * (1 + 1e-12)),
+        "config %d: adding recompute module %d raised the estimate (%.17g -> %.17g allocated, %.17g -> %.17g "
+        "device, simulated %d -> %d)",
+        tried, m, a.peak_allocated_bytes, b.peak_allocated_bytes, a.per_gpu.device_used_bytes,
+        b.per_gpu.device_used_bytes, a.per_gpu.reserved_simulated, b.per_gpu.reserved_simulated);
     pairs++;
   }
   return pairs;
@@ -237,8 +238,16 @@ static int random_searches(void) {
     random_config(&in);
     static const double engines[] = {LLMEM_ENGINE_MEGATRON, LLMEM_ENGINE_FSDP2, LLMEM_ENGINE_DEEPSPEED};
     in.engine = pick_of(engines, 3);
-    in.gpus = 8; in.tp = 1; in.pp = 1; in.cp = 1; in.ep = 1; in.vpp = 1; in.zero_stage = 0;
-    in.pp_schedule = LLMEM_PP_1F1B; in.fsdp_strategy = 0; in.distributed_optimizer = 0;
+    in.gpus = 8;
+    in.tp = 1;
+    in.pp = 1;
+    in.cp = 1;
+    in.ep = 1;
+    in.vpp = 1;
+    in.zero_stage = 0;
+    in.pp_schedule = LLMEM_PP_1F1B;
+    in.fsdp_strategy = 0;
+    in.distributed_optimizer = 0;
     in.layers = 8 << pick(2);
     in.memory_gib = 16 << pick(3);
     llmem_search_options opt;
@@ -251,12 +260,25 @@ static int random_searches(void) {
     for (int i = 0; i < found.count; i++) {
       const llmem_layout *l = &found.layouts[i];
       llmem_input c = in;
-      c.gpus = opt.gpus; c.engine = l->engine;
-      c.tp = l->tp; c.pp = l->pp; c.vpp = l->vpp; c.cp = l->cp; c.ep = l->ep; c.etp = 1;
-      c.micro_batch = l->micro_batch; c.grad_accum = l->grad_accum; c.recompute = l->recompute;
-      c.recompute_layers = NAN; c.pp_first_stage_layers = NAN; c.pp_last_stage_layers = NAN;
-      c.fsdp_strategy = l->fsdp_strategy; c.sequence_parallel = l->sequence_parallel; c.pp_schedule = l->pp_schedule;
-      c.zero_stage = l->zero_stage; c.distributed_optimizer = l->distributed_optimizer;
+      c.gpus = opt.gpus;
+      c.engine = l->engine;
+      c.tp = l->tp;
+      c.pp = l->pp;
+      c.vpp = l->vpp;
+      c.cp = l->cp;
+      c.ep = l->ep;
+      c.etp = 1;
+      c.micro_batch = l->micro_batch;
+      c.grad_accum = l->grad_accum;
+      c.recompute = l->recompute;
+      c.recompute_layers = NAN;
+      c.pp_first_stage_layers = NAN;
+      c.pp_last_stage_layers = NAN;
+      c.fsdp_strategy = l->fsdp_strategy;
+      c.sequence_parallel = l->sequence_parallel;
+      c.pp_schedule = l->pp_schedule;
+      c.zero_stage = l->zero_stage;
+      c.distributed_optimizer = l->distributed_optimizer;
       if (l->rollout_tp > 0) c.rl_rollout_tp = l->rollout_tp; /* an RL run: the rollout engine's TP */
       llmem_status st = llmem_estimate(&c, &a);
       CHECK(st == LLMEM_OK && a.per_gpu.device_used_bytes == l->device_used_bytes &&
@@ -277,7 +299,8 @@ int main(void) {
     random_config(&in);
     if (llmem_estimate(&in, &a) != LLMEM_OK) continue;
     valid++;
-    CHECK(sane(&in, &a), "config %d: a value is negative or not finite, a sum is off, or a reading is not the highest", tried);
+    CHECK(sane(&in, &a), "config %d: a value is negative or not finite, a sum is off, or a reading is not the highest",
+          tried);
     recompute += recompute_pairs(&in, tried);
 
     /* a larger micro-batch / sequence never lowers the peak */
@@ -311,8 +334,9 @@ int main(void) {
   CHECK(valid == CONFIGS, "only %d valid configs in %d tries", valid, tried);
   int layouts = random_searches();
   CHECK(layouts > 0, "the random searches kept no layout");
-  printf("properties: %d valid configs of %d tried, %d monotonicity pairs, %d recompute-module pairs, "
-         "%d layouts of %d random searches checked\n",
-         valid, tried, mono, recompute, layouts, SEARCHES);
+  printf(
+      "properties: %d valid configs of %d tried, %d monotonicity pairs, %d recompute-module pairs, "
+      "%d layouts of %d random searches checked\n",
+      valid, tried, mono, recompute, layouts, SEARCHES);
   return check_report("properties");
 }

@@ -17,10 +17,10 @@
   "model.vocab=151936 model.tied_embeddings=true model.qkv_bias=true parallel.gpus=1 parallel.engine=fsdp2 "  \
   "training.micro_batch=4 hardware.memory_gib=80 "
 #define GRPO MODEL "rl.algorithm=grpo rl.group_size=8 rl.rollout_batch=4 rl.rollout.gpu_memory_utilization=0.3 "
-#define PPO                                                                                        \
-  MODEL                                                                                            \
-      "rl.algorithm=ppo rl.group_size=1 rl.rollout_batch=4 rl.rollout.gpu_memory_utilization=0.3 " \
-      "rl.reward.enabled=true rl.rollout.sleep=level2 rl.actor.param_offload=true rl.actor.optimizer_offload=true "
+#define PPO                                                                                    \
+  MODEL                                                                                        \
+  "rl.algorithm=ppo rl.group_size=1 rl.rollout_batch=4 rl.rollout.gpu_memory_utilization=0.3 " \
+  "rl.reward.enabled=true rl.rollout.sleep=level2 rl.actor.param_offload=true rl.actor.optimizer_offload=true "
 
 static llmem_result out, plain;
 
@@ -201,7 +201,8 @@ static void search_rl(void) {
     llmem_input t = in; /* the layout applied by hand: only the TPs and the data-parallel rest change */
     t.tp = l->tp, t.sequence_parallel = l->sequence_parallel, t.rl_rollout_tp = l->rollout_tp;
     CHECK(l->rollout_tp >= 1 && t.rl_rollout_tp == l->rollout_tp, "layout %d names its rollout TP", i);
-    CHECK(t.micro_batch == in.micro_batch && t.rl_rollout_batch == in.rl_rollout_batch, "layout %d keeps the batches", i);
+    CHECK(t.micro_batch == in.micro_batch && t.rl_rollout_batch == in.rl_rollout_batch, "layout %d keeps the batches",
+          i);
     CHECK(llmem_estimate(&t, &check) == LLMEM_OK && check.per_gpu.device_used_bytes == l->device_used_bytes,
           "layout %d: its own estimate", i);
     rollout_tps |= 1 << (int)log2(l->rollout_tp);

@@ -139,7 +139,7 @@ static const llmem_event *event_at(int phase, int layer, int nth) {
  * prefetched; after its reshard, the reduce-scatter input is
  * 525,336,576 x 4 = 2,101,346,304 B. */
 static void own_root_units(void) {
-#define L3_8B                                                                                                \
+#define L3_8B                                                                                                    \
   "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=128256 " \
   "parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=16 "
   double root_mode = -1;
@@ -151,7 +151,8 @@ static void own_root_units(void) {
                0, "root resharded before the optimizer step");
     /* the root's pre-backward prefetches the last layer (reverse post-forward order) */
     const llmem_event *loss = event_at(LLMEM_PHASE_BACKWARD, -1, 0);
-    CHECK(loss && loss->category_bytes[LLMEM_CAT_COMM_BUFFERS] == 436224000.0, "root: last layer prefetched at the loss");
+    CHECK(loss && loss->category_bytes[LLMEM_CAT_COMM_BUFFERS] == 436224000.0,
+          "root: last layer prefetched at the loss");
   }
   if (!run(L3_8B "parallel.shard_root_modules=true")) return;
   double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
@@ -249,8 +250,9 @@ static void fsdp1_qlora_root(void) {
  * 126 x 2 MiB = 264,241,152 B) all stay cached, the shard freed as well; at
  * most three 98 MiB layer-unit segments beside them. */
 static void fsdp1_offload_residue(void) {
-  double freed = freed_by_empty_cache(L2_7B QLORA_QV "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 "
-                                                    "parallel.offload_params=cpu parallel.offload_optimizer=cpu ");
+  double freed = freed_by_empty_cache(L2_7B QLORA_QV
+                                      "parallel.engine=fsdp1 parallel.gpus=2 training.seq_len=16 "
+                                      "parallel.offload_params=cpu parallel.offload_optimizer=cpu ");
   if (freed < 0) return;
   double mib = 1048576, root = 2 * 526385152.0 + 264241152.0;
   CHECK(freed >= root, "offload: the root's originals, flat copy and shard stay cached: %.0f", freed);
@@ -265,8 +267,9 @@ static void fsdp1_offload_residue(void) {
  * under ZeRO-2 with fp32 masters the copies add an fp32 master and states. */
 static void full_modules(void) {
   const double C = 2.0 * 32000 * 4096;
-  const char *lora = L2_7B "parallel.gpus=1 parallel.engine=single training.finetune.method=lora "
-                           "training.finetune.lora_targets=q,v training.finetune.lora_rank=8 ";
+  const char *lora = L2_7B
+      "parallel.gpus=1 parallel.engine=single training.finetune.method=lora "
+      "training.finetune.lora_targets=q,v training.finetune.lora_rank=8 ";
   char with[512];
   snprintf(with, sizeof with, "%s training.finetune.full_modules=embedding,head", lora);
   rank_states a = states_of(lora), b = states_of(with);
@@ -283,8 +286,9 @@ static void full_modules(void) {
   snprintf(tied, sizeof tied, "%s model.tied_embeddings=true", lora);
   CHECK_NEAR(states_of(with).weights - states_of(tied).weights, C, 0, "tied head: one copy of the shared table");
   /* FSDP over 8 GPUs: every copy sharded */
-  const char *fsdp = L2_7B "parallel.gpus=8 parallel.engine=fsdp2 training.finetune.method=lora "
-                           "training.finetune.lora_targets=q,v training.finetune.lora_rank=8 ";
+  const char *fsdp = L2_7B
+      "parallel.gpus=8 parallel.engine=fsdp2 training.finetune.method=lora "
+      "training.finetune.lora_targets=q,v training.finetune.lora_rank=8 ";
   snprintf(with, sizeof with, "%s training.finetune.full_modules=embedding,head", fsdp);
   a = states_of(fsdp), b = states_of(with);
   CHECK_NEAR(b.weights - a.weights, 2 * C / 8, 1e-12, "FSDP: copies sharded");
@@ -301,8 +305,8 @@ static void full_modules(void) {
  *   stage output (hidden) = 128 * 256 * 2 / 2 (SP) = 32768 bytes;
  *   logits (vocab-parallel) = 128 * 1000 / 2 * 2 = 128000 bytes. */
 static void pipeline_stage_buffers(void) {
-#define PP_TOY                                                                                                   \
-  "model.layers=4 model.hidden=256 model.heads=4 model.kv_heads=4 model.ffn_hidden=512 model.vocab=1000 "      \
+#define PP_TOY                                                                                                    \
+  "model.layers=4 model.hidden=256 model.heads=4 model.kv_heads=4 model.ffn_hidden=512 model.vocab=1000 "         \
   "training.micro_batch=2 training.seq_len=64 training.grad_accum=4 parallel.gpus=4 parallel.tp=2 parallel.pp=2 " \
   "parallel.sequence_parallel=true "
   double n = 4, hidden = 32768, logits = 128000;
@@ -356,7 +360,8 @@ static void fsdp2_gradient_stream(void) {
   CHECK(r2.gradients_lazy && r2.gradients_reduce_stream, "FSDP2: gradients made under the reduce-scatter stream");
   /* 8,030,261,248 parameters / 8 x 4 B */
   CHECK_NEAR(r2.gradients, 4015130624.0, 0, "FSDP2: fp32 sharded gradients");
-  CHECK(!states_of(L3_8B "parallel.offload_params=cpu parallel.offload_optimizer=cpu").gradients_reduce_stream, "offloaded: copied to the host");
+  CHECK(!states_of(L3_8B "parallel.offload_params=cpu parallel.offload_optimizer=cpu").gradients_reduce_stream,
+        "offloaded: copied to the host");
   CHECK(!states_of("parallel.engine=fsdp1 parallel.gpus=8").gradients_reduce_stream, "FSDP1: not this path");
   CHECK_NEAR(regrown_reserved(ALLOC_STREAM_REDUCE), 222298112.0, 0, "reduce-scatter pool: not reused by compute");
   CHECK_NEAR(regrown_reserved(ALLOC_STREAM_COMPUTE), 111149056.0, 0, "compute pool: reused");
@@ -373,7 +378,7 @@ static void fsdp2_gradient_stream(void) {
  * a compute request of the same size then opens a segment of its own. */
 #define L2_70B_OFF                                                                                              \
   "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 model.vocab=32000 " \
-  "training.seq_len=16 training.finetune.method=qlora training.finetune.adapter_dtype=bf16 "                   \
+  "training.seq_len=16 training.finetune.method=qlora training.finetune.adapter_dtype=bf16 "                    \
   "parallel.engine=fsdp1 parallel.gpus=2 "
 static double copied_in(const char *keys, double *gathered) {
   plan pl = plan_for(keys);
@@ -395,9 +400,11 @@ static double copied_in(const char *keys, double *gathered) {
 }
 
 static void fsdp1_offload_copy_in(void) {
-  CHECK(states_of(L2_70B_OFF "parallel.offload_params=cpu parallel.offload_optimizer=cpu").copy_in_shards, "FSDP1 offload copies shards in");
+  CHECK(states_of(L2_70B_OFF "parallel.offload_params=cpu parallel.offload_optimizer=cpu").copy_in_shards,
+        "FSDP1 offload copies shards in");
   CHECK(!states_of(L2_70B_OFF).copy_in_shards, "FSDP1 on the GPU: nothing to copy in");
-  CHECK(!states_of(L2_70B_OFF "parallel.engine=fsdp2 parallel.offload_params=cpu parallel.offload_optimizer=cpu").copy_in_shards,
+  CHECK(!states_of(L2_70B_OFF "parallel.engine=fsdp2 parallel.offload_params=cpu parallel.offload_optimizer=cpu")
+             .copy_in_shards,
         "FSDP2: not this path");
   double gathered = 0;
   double reserved = copied_in(L2_70B_OFF "parallel.offload_params=cpu parallel.offload_optimizer=cpu", &gathered);

@@ -14,7 +14,8 @@ static double loss_total(const llmem_result *r) {
   return 0;
 }
 
-#define L2_7B "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000 "
+#define L2_7B \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000 "
 
 int main(void) {
   /* E3: Llama-2-7B, FSDP2 full shard over 8 GPUs, bf16 params, fp32 reduce:
@@ -54,18 +55,23 @@ int main(void) {
 
   /* gradient accumulation: torch .grad persists, so micro-batch 1's forward
    * sees the gradients of micro-batch 0 (a summed bound would miss the timing) */
-  if (run("parallel.engine=single parallel.gpus=1 model.layers=4 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=4096 model.vocab=32000 training.seq_len=1024 training.grad_accum=2")) {
+  if (run("parallel.engine=single parallel.gpus=1 model.layers=4 model.hidden=1024 model.heads=8 model.kv_heads=8 "
+          "model.ffn_hidden=4096 model.vocab=32000 training.seq_len=1024 training.grad_accum=2")) {
     double first = -1, second = -1;
     for (int i = 0; i < out.event_count; i++) {
       const llmem_event *e = &out.events[i];
-      if (e->phase == LLMEM_PHASE_FORWARD && e->layer == 0 && e->micro_batch == 0) first = e->category_bytes[LLMEM_CAT_GRADIENTS];
-      if (e->phase == LLMEM_PHASE_FORWARD && e->layer == 0 && e->micro_batch == 1) second = e->category_bytes[LLMEM_CAT_GRADIENTS];
+      if (e->phase == LLMEM_PHASE_FORWARD && e->layer == 0 && e->micro_batch == 0)
+        first = e->category_bytes[LLMEM_CAT_GRADIENTS];
+      if (e->phase == LLMEM_PHASE_FORWARD && e->layer == 0 && e->micro_batch == 1)
+        second = e->category_bytes[LLMEM_CAT_GRADIENTS];
     }
     CHECK(first == 0 && second > 0, "gradients appear after the first backward (%g, %g)", first, second);
   }
 
   /* 1F1B: stage 0 holds p micro-batches in flight, the last stage one */
-  if (run("model.layers=8 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 parallel.engine=megatron parallel.gpus=4 parallel.pp=4 training.grad_accum=8 training.seq_len=1024 model.head=none")) {
+  if (run("model.layers=8 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "
+          "parallel.engine=megatron parallel.gpus=4 parallel.pp=4 training.grad_accum=8 training.seq_len=1024 "
+          "model.head=none")) {
     CHECK(out.rank_count == 4, "4 ranks");
     double a0 = out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS];
     double a3 = out.ranks[3].breakdown_bytes[LLMEM_CAT_ACTIVATIONS];
@@ -73,7 +79,9 @@ int main(void) {
   }
   /* GPipe keeps all micro-batches: more than 1F1B on stage 0 */
   {
-    const char *base = "model.layers=8 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 parallel.engine=megatron parallel.gpus=4 parallel.pp=4 training.grad_accum=16 training.seq_len=1024 ";
+    const char *base =
+        "model.layers=8 model.hidden=1024 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "
+        "parallel.engine=megatron parallel.gpus=4 parallel.pp=4 training.grad_accum=16 training.seq_len=1024 ";
     char keys[512];
     snprintf(keys, sizeof keys, "%sparallel.pp_schedule=1f1b", base);
     double one = run(keys) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
@@ -86,10 +94,12 @@ int main(void) {
    * per layer T*(20h + 8 + 4a + 8F) = 2048*(81,920 + 8 + 128 + 114,688) = 402,931,712 B.
    * One stage of 32 layers, 4 micro-batches one at a time: 30 x 402,931,712 = 12,087,951,360 B;
    * 1F1B over 2 stages of 16: stage 0 holds 2 micro-batches: 2 x 14 x 402,931,712 = 11,282,087,936 B. */
-#define L3_MHA "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=14336 " \
-               "training.seq_len=2048 training.grad_accum=4 training.activation_offload=true parallel.engine=fsdp2 " \
-               "runtime.torch_compile=false "
-  if (run(L3_MHA "parallel.gpus=1")) CHECK_NEAR(out.host_cpu_bytes, 12087951360.0, 0, "offloaded activations, one stage");
+#define L3_MHA                                                                                          \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=14336 "          \
+  "training.seq_len=2048 training.grad_accum=4 training.activation_offload=true parallel.engine=fsdp2 " \
+  "runtime.torch_compile=false "
+  if (run(L3_MHA "parallel.gpus=1"))
+    CHECK_NEAR(out.host_cpu_bytes, 12087951360.0, 0, "offloaded activations, one stage");
   if (run(L3_MHA "parallel.gpus=2 parallel.pp=2"))
     CHECK_NEAR(out.host_cpu_bytes, 11282087936.0, 0, "offloaded activations, 1F1B stage 0");
   /* FSDP2, 16 tokens, a 256,000-entry vocabulary: the last backward event holds the most (the
@@ -107,14 +117,15 @@ int main(void) {
   /* paged optimizer states stay out of the allocator's numbers */
   if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.paged_optimizer=true"))
     CHECK(out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] == 0, "paged states outside allocated");
-  /* "why this number" with expert parallelism: Megatron distributed optimizer, 16 GPUs, ep 8 =>
+    /* "why this number" with expert parallelism: Megatron distributed optimizer, 16 GPUs, ep 8 =>
    * dense states over 16 data-parallel ranks, experts over 16 / 8 = 2 expert-data-parallel ranks.
    * Routed experts here: 2 layers x 1 expert x 3 x 1024 x 512 = 3,145,728 parameters;
    * fp32 Adam 8 B: 3,145,728 x 8 / 2 = 12,582,912 B; fp32 master 3,145,728 x 4 / 2 = 6,291,456 B.
    * The non-expert states keep 8 B and 4 B per parameter over 16 ranks. */
-#define SMALL_MOE "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=2816 " \
-                  "model.vocab=32000 model.moe=true model.moe.experts=8 model.moe.top_k=2 "       \
-                  "model.moe.expert_ffn_hidden=512 training.seq_len=1024 "
+#define SMALL_MOE                                                                          \
+  "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=2816 " \
+  "model.vocab=32000 model.moe=true model.moe.experts=8 model.moe.top_k=2 "                \
+  "model.moe.expert_ffn_hidden=512 training.seq_len=1024 "
   if (run(SMALL_MOE "parallel.engine=megatron parallel.gpus=16 parallel.ep=8 parallel.distributed_optimizer=true")) {
     int opt = 0, master = 0;
     for (int i = 0; i < out.term_count; i++) {
@@ -136,11 +147,12 @@ int main(void) {
     CHECK(opt == 2 && master == 2, "expert and non-expert terms: %d optimizer, %d master", opt, master);
   }
   /* "why this number": each category's terms sum to its value, runtime terms to the rest */
-  const char *configs[5] = {"parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=8192",
-                            "parallel.engine=megatron parallel.gpus=16 parallel.tp=2 parallel.pp=2 training.grad_accum=4",
-                            "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8 training.finetune.method=qlora",
-                            SMALL_MOE "parallel.engine=fsdp2 parallel.gpus=16 parallel.ep=8",
-                            SMALL_MOE "parallel.engine=deepspeed parallel.zero_stage=1 parallel.gpus=16 parallel.ep=8"};
+  const char *configs[5] = {
+      "parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=8192",
+      "parallel.engine=megatron parallel.gpus=16 parallel.tp=2 parallel.pp=2 training.grad_accum=4",
+      "parallel.engine=deepspeed parallel.zero_stage=3 parallel.gpus=8 training.finetune.method=qlora",
+      SMALL_MOE "parallel.engine=fsdp2 parallel.gpus=16 parallel.ep=8",
+      SMALL_MOE "parallel.engine=deepspeed parallel.zero_stage=1 parallel.gpus=16 parallel.ep=8"};
   for (int k = 0; k < 5; k++) {
     if (!run(configs[k])) continue;
     double cat[LLMEM_CAT_COUNT] = {0}, runtime = 0;
@@ -157,8 +169,9 @@ int main(void) {
    * chunks of activations are in flight with groups of g = p = 4 and 13 with
    * g = 6; m = 10 (not a multiple of pp) runs with g = 6 (last group 4). */
   {
-    const char *meg = L2_7B "parallel.engine=megatron parallel.gpus=4 parallel.pp=4 parallel.vpp=2 "
-                            "parallel.pp_schedule=interleaved training.seq_len=2048 ";
+    const char *meg = L2_7B
+        "parallel.engine=megatron parallel.gpus=4 parallel.pp=4 parallel.vpp=2 "
+        "parallel.pp_schedule=interleaved training.seq_len=2048 ";
     char k[512];
     snprintf(k, sizeof k, "%s training.grad_accum=12", meg);
     double g4 = run(k) ? out.ranks[0].breakdown_bytes[LLMEM_CAT_ACTIVATIONS] : 0;
@@ -172,7 +185,7 @@ int main(void) {
    * is the bound); stage 0, stage 1, the last and the reported rank are simulated, and every rank's
    * allocated peak is what a walk with the allocator gives */
   {
-#define PP8 \
+#define PP8                                                                                                       \
   "parallel.engine=megatron parallel.gpus=64 parallel.pp=8 parallel.tp=8 model.layers=32 training.grad_accum=16 " \
   "training.seq_len=2048"
     static llmem_result with_bound;
@@ -197,9 +210,10 @@ int main(void) {
    * bf16: per layer T x 2 B x (2h + q + F) = 1024 x 2 x (8192 + 4096 + 11008)
    * = 47,710,208 B, x 32 layers = 1,526,726,656 B more at the loss. */
   {
-    const char *q = L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=512 training.micro_batch=2 "
-                          "training.finetune.method=qlora training.finetune.lora_targets=q,v "
-                          "runtime.framework=litgpt runtime.framework_version=2024-04 ";
+    const char *q = L2_7B
+        "parallel.engine=single parallel.gpus=1 training.seq_len=512 training.micro_batch=2 "
+        "training.finetune.method=qlora training.finetune.lora_targets=q,v "
+        "runtime.framework=litgpt runtime.framework_version=2024-04 ";
     char k[768];
     snprintf(k, sizeof k, "%s training.finetune.quant_inputs_held=false", q);
     double off = run(k) ? loss_total(&out) : 0, w_head = out.per_gpu.persistent_bytes;

@@ -15,8 +15,8 @@ static void print_result(const char *name) {
          res.capacity_bytes / 1073741824.0, res.candidates, res.fewest_gpus);
   for (int i = 0; i < res.count; i++) {
     const llmem_suggestion *s = &res.suggestions[i];
-    printf("  %-9s %7.2f GiB  host %7.2f GiB  x%.2f ", llmem_suggest_kind_name(s->kind), s->device_used_bytes / 1073741824.0,
-           s->host_cpu_bytes / 1073741824.0, s->time_ratio);
+    printf("  %-9s %7.2f GiB  host %7.2f GiB  x%.2f ", llmem_suggest_kind_name(s->kind),
+           s->device_used_bytes / 1073741824.0, s->host_cpu_bytes / 1073741824.0, s->time_ratio);
     for (int j = 0; j < s->change_count; j++) printf(" %s=%g", llmem_field_at(s->fields[j])->path, s->values[j]);
     printf("\n");
   }
@@ -60,8 +60,9 @@ static const llmem_suggestion *with_change(int field, double value, int only) {
 
 static void llama70b(llmem_input *in) {
   llmem_defaults(in);
-  CHECK(set_keys(in, "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 "
-                     "model.vocab=128256 training.seq_len=8192"),
+  CHECK(set_keys(in,
+                 "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 "
+                 "model.vocab=128256 training.seq_len=8192"),
         "70B keys");
 }
 
@@ -73,7 +74,8 @@ int main(int argc, char **argv) {
   /* Llama 3.1 70B, 8x H100, FSDP2, 8192 tokens: three or more fitting changes, and the fewest GPUs */
   llmem_input in;
   llama70b(&in);
-  CHECK(set_keys(&in, "parallel.gpus=8 parallel.engine=fsdp2 training.grad_accum=4 hardware.memory_gib=79.6"), "8x H100");
+  CHECK(set_keys(&in, "parallel.gpus=8 parallel.engine=fsdp2 training.grad_accum=4 hardware.memory_gib=79.6"),
+        "8x H100");
   CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK, "suggest 70B: status %d", res.status);
   print_result("70B 8x H100 FSDP2");
   CHECK(!res.base_fits, "the base does not fit");
@@ -100,8 +102,9 @@ int main(int argc, char **argv) {
 
   /* QLoRA 70B on one 48 GB GPU: recompute, and the sequence that fits */
   llama70b(&in);
-  CHECK(set_keys(&in, "parallel.gpus=1 parallel.engine=single training.finetune.method=qlora hardware.memory_gib=47.99"),
-        "QLoRA 48 GB");
+  CHECK(
+      set_keys(&in, "parallel.gpus=1 parallel.engine=single training.finetune.method=qlora hardware.memory_gib=47.99"),
+      "QLoRA 48 GB");
   CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK, "suggest QLoRA: status %d", res.status);
   print_result("QLoRA 70B 1x 48 GB");
   CHECK(!res.base_fits && res.count >= 1, "QLoRA: suggestions %d", res.count);

@@ -31,7 +31,10 @@ int main(int argc, char **argv) {
     for (char *p = s; n < 5; n++) {
       fields[n] = p;
       char *bar = strstr(p, " | ");
-      if (!bar) { n++; break; }
+      if (!bar) {
+        n++;
+        break;
+      }
       *bar = 0;
       p = bar + 3;
     }

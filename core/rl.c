@@ -79,6 +79,7 @@ static llmem_status derive_lengths(const llmem_input *in, rl_shape *d, int *fiel
   d->online = !d->dpo;
   if (in->formula != LLMEM_FORMULA_LLMEM) FAIL(LLMEM_ERR_RL_FORMULA, rl_algorithm);
   if (in->pp != 1) FAIL(LLMEM_ERR_RL_PP, pp);
+  if (in->head != LLMEM_HEAD_LM) FAIL(LLMEM_ERR_RL_HEAD, head);
   if (in->rl_ref_precomputed != 0 && !(d->dpo && in->rl_ref_enabled != 0))
     FAIL(LLMEM_ERR_RL_PRECOMPUTED, rl_ref_precomputed);
   double prompt_mean = isnan(in->rl_prompt_len_mean) ? in->rl_prompt_len : in->rl_prompt_len_mean;

@@ -252,6 +252,8 @@ static void invalid(void) {
   } cases[] = {
       {GRPO "formula=megatron", "rl.algorithm", LLMEM_ERR_RL_FORMULA},
       {GRPO "parallel.pp=2 parallel.gpus=2", "parallel.pp", LLMEM_ERR_RL_PP},
+      /* no LM head, no log-probabilities (a fuzzer's config: every phase read NaN, the peak -1) */
+      {GRPO "model.head=none", "model.head", LLMEM_ERR_RL_HEAD},
       {GRPO "rl.mini_batch=3", "rl.mini_batch", LLMEM_ERR_RL_MINI_BATCH},
       {GRPO "training.micro_batch=3", "rl.mini_batch", LLMEM_ERR_RL_MINI_BATCH},
       {GRPO "rl.reference.precomputed=true", "rl.reference.precomputed", LLMEM_ERR_RL_PRECOMPUTED},

@@ -133,8 +133,8 @@ long walk_cycles_skipped(void) { return cycles_skipped; }
 /* Every copy, as the allocator must see them. A run that leaves the live set alone comes back, after a
  * few copies, to the blocks it found, each owned by the same tensor q copies on (the hash counts owners'
  * micro-batches from the copy's); the copies after are the same requests on the same cache, so whole
- * cycles are passed over by renaming the owners, and the rest walked. */
-/* The copies walked or passed over: all of them, or those before the allocator gave up. */
+ * cycles are passed over by renaming the owners, and the rest walked. Returns the copies walked or passed
+ * over: all of them, or those before the allocator gave up. */
 static int walk_every_copy(const walker *K, sim *S, const run_copies *R, walk_sig *g) {
   int last = R->reps - 1, step = K->full || !steady_run(R) ? -1 : copy_mb_step(K, R);
   uint64_t seen[PERIOD_MAX + 1]; /* the hash after copy j - 1 at j mod (PERIOD_MAX + 1) */

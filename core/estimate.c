@@ -170,6 +170,30 @@ static int copy_bounded_stage(const int *sources, int first, int s, llmem_result
   return 1;
 }
 
+/* A stage walked with the caching allocator records its points too (the walk costs far more than
+ * they do): into a scratch sink, copied out when the stage is the most loaded so far, so that the most
+ * loaded stage is not walked a second time for its timeline (most_loaded_stage). NULL: no timeline. */
+static timeline_sink *points_sink(const timeline_sink *sink) {
+  static llmem_event scratch_events[LLMEM_MAX_EVENTS];
+  static timeline_sink scratch;
+  if (!sink || !sink->events) return 0;
+  scratch = (timeline_sink){scratch_events, LLMEM_MAX_EVENTS, 0, 1, 0};
+  return &scratch;
+}
+
+/* *shown: the stage whose points the result's timeline holds (stage 0's first); s takes its place when it
+ * is more loaded (ties stay with the lower stage, as in most_loaded_of). */
+static void keep_points(llmem_result *out, const double *demand, int s, const timeline_sink *points,
+                        timeline_sink *sink, int *shown) {
+  if (!points || s == 0) return;
+  const llmem_rank_result *held = &out->ranks[*shown];
+  if (!more_loaded(&out->ranks[s], demand[s], held->device_used_bytes, demand[*shown])) return;
+  memcpy(out->events, points->events, (size_t)points->count * sizeof *out->events);
+  *sink = *points;
+  sink->events = out->events;
+  *shown = s;
+}
+
 /* Each stage once, with the timeline only when there is one stage; the
  * highest allocated, parameters and host bytes over the stages. Returns the
  * most loaded stage. A middle stage whose layers equal a lower one's holds no
@@ -179,7 +203,7 @@ static int copy_bounded_stage(const int *sources, int first, int s, llmem_result
  * so a deep pipeline costs it three stages rather than all. Past
  * STAGE_WALK_MAX_CHUNKS such a stage is not walked at all where a lower
  * stage bounds it (copy_bounded_stage); ties go to the lower stage. */
-static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink) {
+static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink, int *shown) {
   int p = (int)pl->pp, most_allocated = 0;
   static double demand[LLMEM_MAX_STAGES];
   static unsigned char how[LLMEM_MAX_STAGES];
@@ -201,7 +225,9 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     }
     how[s] = blocks && first >= 0 ? STAGE_RESERVE_BOUND : STAGE_WALKED;
     /* stage 0 with the timeline: mostly the most loaded, then not walked again */
-    demand[s] = simulate_one_stage(how[s] ? &bound : pl, s, &layout, &rs, r, s == 0 ? sink : 0);
+    timeline_sink *points = s == 0 ? sink : (blocks && how[s] == STAGE_WALKED ? points_sink(sink) : 0);
+    demand[s] = simulate_one_stage(how[s] ? &bound : pl, s, &layout, &rs, r, points);
+    keep_points(out, demand, s, points, sink, shown);
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
@@ -218,7 +244,9 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
   while (how[worst] != STAGE_WALKED) {
     stage_layout layout;
     rank_states rs;
-    demand[worst] = simulate_one_stage(pl, worst, &layout, &rs, &out->ranks[worst], 0);
+    timeline_sink *points = points_sink(sink);
+    demand[worst] = simulate_one_stage(pl, worst, &layout, &rs, &out->ranks[worst], points);
+    keep_points(out, demand, worst, points, sink, shown);
     if (out->ranks[worst].peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes)
       most_allocated = worst;
     how[worst] = STAGE_WALKED;
@@ -230,18 +258,18 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
   return worst;
 }
 
-/* The most loaded stage again, with the timeline (stage 0: already walked
- * with it), then its warnings, its terms and the fit. */
-static void most_loaded_stage(const plan *pl, int worst, timeline_sink *sink, llmem_result *out) {
+/* The most loaded stage again, with the timeline (unless its points were kept: stage 0, or a stage walked
+ * with the caching allocator, keep_points), then its warnings, its terms and the fit. */
+static void most_loaded_stage(const plan *pl, int worst, int shown, timeline_sink *sink, llmem_result *out) {
   stage_layout layout;
   rank_states rs;
   layout_stage(pl, worst, &layout);
   states_for_stage(pl, &layout, &rs);
   out->per_gpu.stage = worst;
-  if (worst == 0) {
-    out->per_gpu = out->ranks[0];
+  if (worst == shown) {
+    out->per_gpu = out->ranks[worst];
   } else {
-    *sink = (timeline_sink){out->events, LLMEM_MAX_EVENTS, 0, 1, 0}; /* stage 0's points out */
+    *sink = (timeline_sink){out->events, LLMEM_MAX_EVENTS, 0, 1, 0}; /* the kept points out */
     simulate_stage(pl, &layout, &rs, &out->per_gpu, sink);
   }
   rank_counts(&layout, &out->per_gpu);
@@ -273,8 +301,9 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   allocator_within_budget(&pl);
   /* each stage once without a timeline; the most loaded again with one */
   timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
-  int worst = simulate_stages(&pl, out, &sink);
-  most_loaded_stage(&pl, worst, &sink, out);
+  int shown = 0; /* the stage whose points the timeline holds */
+  int worst = simulate_stages(&pl, out, &sink, &shown);
+  most_loaded_stage(&pl, worst, shown, &sink, out);
   return LLMEM_OK;
 }
 
@@ -300,7 +329,8 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
     static llmem_result scratch;
     clear_result(&scratch);
     timeline_sink none = {0, 0, 0, 1, 0};
-    const llmem_rank_result *worst = &scratch.ranks[simulate_stages(&pl, &scratch, &none)];
+    int shown = 0;
+    const llmem_rank_result *worst = &scratch.ranks[simulate_stages(&pl, &scratch, &none, &shown)];
     r.peak_allocated_bytes = scratch.peak_allocated_bytes;
     r.device_used_bytes = worst->device_used_bytes;
     for (int s = 0; s < scratch.rank_count; s++)

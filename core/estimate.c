@@ -3,15 +3,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "allocator.h"
 #include "internal.h"
 #include "result_text.h"
 
 /* The allocator replays every request of the step (steady repeats once):
  * about 60 requests and frees per layer and pass, two steps. A step that
- * would pass ALLOCATOR_MAX_OPS is not started (reserved comes from the bound). */
+ * would pass ALLOCATOR_PREDICTED_OPS_MAX is not started (reserved comes from the bound). */
 static void allocator_within_budget(plan *pl) {
   double passes = pl->pp > 1 ? pl->grad_accum : (pl->grad_accum < 4 ? pl->grad_accum : 4);
-  if (2 * 60 * passes * pl->layers > pl->allocator_max_ops) pl->simulate_allocator = 0;
+  if (2 * 60 * passes * pl->layers > ALLOCATOR_PREDICTED_OPS_MAX) pl->simulate_allocator = 0;
 }
 
 /* Where a rank peaks, in words: "backward, stage 3, micro-batch 1, layer 31" (stage only when there are
@@ -208,7 +209,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
   static double demand[LLMEM_MAX_STAGES];
   static unsigned char how[LLMEM_MAX_STAGES];
   static int sources[LLMEM_MAX_STAGES];
-  plan bound = *pl;
+  plan bound = *pl, walk = *pl; /* walk: the allocator's budget shrinks by what each stage's walk fed it */
   bound.simulate_allocator = 0;
   int blocks = pl->simulate_allocator && !pl->allocator_reserve_given;
   int copying = pl->pp * pl->vpp > STAGE_WALK_MAX_CHUNKS;
@@ -226,8 +227,9 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     how[s] = blocks && first >= 0 ? STAGE_RESERVE_BOUND : STAGE_WALKED;
     /* stage 0 with the timeline: mostly the most loaded, then not walked again */
     timeline_sink *points = s == 0 ? sink : (blocks && how[s] == STAGE_WALKED ? points_sink(sink) : 0);
-    demand[s] = simulate_one_stage(how[s] ? &bound : pl, s, &layout, &rs, r, points);
+    demand[s] = simulate_one_stage(how[s] ? &bound : &walk, s, &layout, &rs, r, points);
     keep_points(out, demand, s, points, sink, shown);
+    if (blocks && !how[s]) walk.allocator_max_ops -= alloc_get_stats()->ops;
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
@@ -245,8 +247,9 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     stage_layout layout;
     rank_states rs;
     timeline_sink *points = points_sink(sink);
-    demand[worst] = simulate_one_stage(pl, worst, &layout, &rs, &out->ranks[worst], points);
+    demand[worst] = simulate_one_stage(&walk, worst, &layout, &rs, &out->ranks[worst], points);
     keep_points(out, demand, worst, points, sink, shown);
+    if (blocks) walk.allocator_max_ops -= alloc_get_stats()->ops;
     if (out->ranks[worst].peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes)
       most_allocated = worst;
     how[worst] = STAGE_WALKED;

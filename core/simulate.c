@@ -305,6 +305,9 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
     if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
   if (pl->engine == LLMEM_ENGINE_FSDP1) late *= 2;
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
+  /* an allocator that gave up had reserved its peak so far: the step reserves at least that */
+  if (S->blocks && alloc_get_stats()->gave_up && alloc_get_stats()->peak_reserved_bytes > out->peak_reserved_bytes)
+    out->peak_reserved_bytes = alloc_get_stats()->peak_reserved_bytes;
   out->reserved_simulated = 0;
   out->fragmentation_bytes = out->peak_reserved_bytes - S->peak;
   out->largest_free_block_bytes = 0;

@@ -40,6 +40,37 @@ int main(void) {
     CHECK_NEAR(out.per_gpu.persistent_bytes, 12.0 * 6738415616 / 8, 1e-15, "FSDP2 persistent fp32 master + AdamW");
   }
 
+  /* a later stage walked with the caching allocator keeps its points for the timeline (estimate.c
+   * keep_points): the last stage, holding the 256k-vocabulary logits, is the most loaded, and its
+   * timeline peaks at its allocated and reserved peaks */
+  if (run("parallel.pp=2 parallel.gpus=8 model.vocab=256000")) {
+    const llmem_rank_result *last = &out.ranks[1];
+    double top = 0, top_reserved = 0;
+    for (int i = 0; i < out.event_count; i++) {
+      if (out.events[i].total_bytes > top) top = out.events[i].total_bytes;
+      if (out.events[i].reserved_bytes > top_reserved) top_reserved = out.events[i].reserved_bytes;
+    }
+    CHECK(out.per_gpu.stage == 1 && last->reserved_simulated, "stage 1 most loaded, simulated (%d)", out.per_gpu.stage);
+    CHECK(out.per_gpu.peak_allocated_bytes == last->peak_allocated_bytes &&
+              out.per_gpu.peak_reserved_bytes == last->peak_reserved_bytes &&
+              out.per_gpu.device_used_bytes == last->device_used_bytes,
+          "per_gpu is stage 1's");
+    CHECK_NEAR(top, last->peak_allocated_bytes, 0, "kept timeline peaks at stage 1's allocated");
+    CHECK_NEAR(top_reserved, last->peak_reserved_bytes, 0, "kept timeline peaks at stage 1's reserved");
+  }
+
+  /* one estimate's stage walks share the allocator's budget (ALLOCATOR_MAX_OPS): in a two-stage ZB-V step
+   * whose cache layouts never repeat within 18 micro-batches (124 small layers), stage 0's walk takes most
+   * of it and stage 1's gives up partway; its reserve is then the bound or what it had reached */
+  if (run("model.layers=124 model.hidden=256 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "
+          "training.seq_len=512 training.grad_accum=18 parallel.gpus=4 parallel.pp=2 parallel.vpp=2 "
+          "parallel.pp_schedule=zb_v")) {
+    CHECK(out.ranks[0].reserved_simulated && !out.ranks[1].reserved_simulated,
+          "stage 0 simulated (%d), stage 1 past the estimate's budget (%d)", out.ranks[0].reserved_simulated,
+          out.ranks[1].reserved_simulated);
+    CHECK(out.ranks[1].peak_reserved_bytes >= out.ranks[1].peak_allocated_bytes, "stage 1 reserved >= allocated");
+  }
+
   /* timeline: the largest point is the peak, and the peak's parts sum to it */
   if (run("parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=8192 training.grad_accum=3")) {
     double max = 0, sum = 0;

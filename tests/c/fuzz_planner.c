@@ -31,11 +31,15 @@ static int same_status(const llmem_input *in, llmem_status readings, llmem_statu
   return readings == full;
 }
 
-static int fits_in_full(const llmem_input *in, double free_fraction) {
-  if (estimate_checked(in) != LLMEM_OK) return 0;
+/* the last full estimate (out) fits with the free fraction on every stage */
+static int estimate_fits(double free_fraction) {
   for (int s = 0; s < out.rank_count; s++)
     if (out.ranks[s].device_used_bytes > out.capacity_bytes * (1 - free_fraction)) return 0;
   return out.per_gpu.device_used_bytes <= out.capacity_bytes * (1 - free_fraction);
+}
+
+static int fits_in_full(const llmem_input *in, double free_fraction) {
+  return estimate_checked(in) == LLMEM_OK && estimate_fits(free_fraction);
 }
 
 static void fuzz_sweep(fuzz_reader *r, llmem_input *base) {
@@ -181,7 +185,7 @@ static void fuzz_search(fuzz_reader *r, llmem_input *base) {
           "search: a kept layout's device_used differs from the full estimate's (a stage the search did not read is "
           "larger)",
           &in);
-    if (!fits_in_full(&in, opt.free_fraction)) FAIL("search: a kept layout does not fit on every stage", &in);
+    if (!estimate_fits(opt.free_fraction)) FAIL("search: a kept layout does not fit on every stage", &in);
     double s, tps;
     if (llmem_step_time(&in, &s, &tps) != LLMEM_OK || s != l->step_seconds)
       FAIL("search: step time differs from llmem_step_time", &in);

@@ -2,8 +2,9 @@
  * promise). The step of the slowest pipeline stage, built per operation class
  * (rates and their sources: core/steptime_ops.c):
  *   - matmuls: each linear's GEMMs (forward; input and weight gradients) at
- *     the large-GEMM rate, slowed by tile and wave quantisation or HBM traffic
- *     when small (MoE experts, thin TP shards);
+ *     the large-GEMM rate, slowed by tile and wave quantisation when small
+ *     (MoE experts, thin TP shards), plus their operands' and output's HBM
+ *     traffic (not hidden under the math: Calculon's no_overlap mode);
  *   - attention core: FlashAttention's FLOPs (causal: half the scores) at its
  *     own efficiency; eager/math attention as batched GEMMs plus the softmax
  *     and dropout passes over the score matrix through HBM;

@@ -26,8 +26,8 @@ typedef struct {
 
 gpu_rates gpu_rates_for(const plan *pl);
 
-/* One GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: the slower of its tensor-core
- * waves and its HBM traffic (roofline). */
+/* One GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: its tensor-core waves
+ * plus its HBM traffic (not overlapped, Calculon's no_overlap mode). */
 double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, double elem_bytes);
 /* A linear layer over `tokens`: forward, and backward (input and weight gradients). */
 void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, double elem_bytes,

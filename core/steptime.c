@@ -91,9 +91,37 @@ static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, doubl
   t->memory_bwd += memory_seconds(&c->g, bwd) * count;
 }
 
+static int is_megatron(const plan *pl) {
+  return pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+}
+
+/* A linear's GEMM bytes, forward and input gradient: float8 operands under
+ * fp8 linears, the output in the 16-bit activation dtype (torchao's
+ * _scaled_mm out_dtype, Transformer Engine's fp8 GEMMs); else both 16-bit. */
+static gemm_bytes linear_io_bytes(const step_ctx *c) {
+  gemm_bytes b = {c->g.fp8 ? 1 : c->ab, c->ab};
+  return b;
+}
+
+/* The weight gradient's: Megatron's gradient-accumulation fusion accumulates
+ * it into main_grad in the gradient dtype, read and written (megatron/core/
+ * tensor_parallel/layers.py @000c4ac, LinearWithGradAccumulationAndAsync-
+ * Communication.backward: wgrad_gemm_accum_fp32 / _fp16 into weight.main_grad);
+ * PyTorch writes a 16-bit .grad once. */
+static gemm_bytes wgrad_bytes(const step_ctx *c, gemm_bytes io) {
+  if (is_megatron(c->pl)) io.output_bytes = 2 * c->pl->grad_bytes;
+  return io;
+}
+
+static void linear_pair(const step_ctx *c, const gpu_rates *g, double tokens, double in, double out, double *f,
+                        double *b) {
+  gemm_bytes io = linear_io_bytes(c);
+  linear_seconds(g, tokens, in, out, io, wgrad_bytes(c, io), f, b);
+}
+
 static void add_linear(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
   double f, b;
-  linear_seconds(&c->g, tokens, in, out, c->g.fp8 ? 1 : c->ab, &f, &b);
+  linear_pair(c, &c->g, tokens, in, out, &f, &b);
   t->linear_fwd += f * count;
   t->linear_bwd += b * count;
   if (c->g.fp8) add_fp8_casts(c, t, tokens, in, out, count);
@@ -104,7 +132,7 @@ static double tp_gather_bytes(const step_ctx *c);
 /* The forward of one linear alone (its GEMM, and with fp8 its forward casts). */
 static double linear_fwd_seconds(const step_ctx *c, double tokens, double in, double out) {
   double f, b;
-  linear_seconds(&c->g, tokens, in, out, c->g.fp8 ? 1 : c->ab, &f, &b);
+  linear_pair(c, &c->g, tokens, in, out, &f, &b);
   if (c->g.fp8) {
     layer_time casts = {0};
     add_fp8_casts(c, &casts, tokens, in, out, 1);
@@ -191,9 +219,10 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   double scores = batch * sq * keys;
   gpu_rates g = c->g; /* attention stays in 16-bit */
   g.matmul_flops_per_s = g.matmul16_flops_per_s;
-  t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, ab) + gemm_seconds(&g, sq, v, keys, batch, ab);
-  t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, ab) + gemm_seconds(&g, keys, qk, sq, batch, ab) +
-                 gemm_seconds(&g, sq, keys, v, batch, ab) + gemm_seconds(&g, keys, v, sq, batch, ab);
+  gemm_bytes eb = {ab, ab};
+  t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, eb) + gemm_seconds(&g, sq, v, keys, batch, eb);
+  t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, eb) + gemm_seconds(&g, keys, qk, sq, batch, eb) +
+                 gemm_seconds(&g, sq, keys, v, batch, eb) + gemm_seconds(&g, keys, v, sq, batch, eb);
   double dropout = pl->dropout > 0 ? 2 * ab + 1 : 0;
   t->attn_fwd += memory_seconds(&c->g, scores * (2 * ab + dropout));
   t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
@@ -291,7 +320,7 @@ static void add_tp(const step_ctx *c, layer_time *t) {
   double reduce_scatter = collective_seconds(bytes, pl->tp, 1, bw);
   t->tp_fwd += pl->sp ? 2 * (gather + reduce_scatter) : 2 * one;
   t->tp_bwd += 2 * one;
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = is_megatron(pl);
   if (pl->sp && megatron && pl->recompute != LLMEM_RECOMPUTE_FULL)
     t->tp_bwd += 2 * reduce_scatter; /* re-gathered inputs */
   split_async_tp(c, t, reduce_scatter);
@@ -474,7 +503,7 @@ static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double 
 static double loss_bytes_per_logit(const step_ctx *c) {
   const plan *pl = c->pl;
   if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = is_megatron(pl);
   if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;
   return 2 * c->ab + 24;
 }
@@ -486,7 +515,8 @@ static double head_seconds(const step_ctx *c) {
   double f, b, vocab = pl->vocab_padded / pl->tp;
   gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
   g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
-  linear_seconds(&g16, c->tokens, pl->hidden, vocab, c->ab, &f, &b);
+  gemm_bytes io = {c->ab, c->ab};
+  linear_seconds(&g16, c->tokens, pl->hidden, vocab, io, wgrad_bytes(c, io), &f, &b);
   return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
@@ -643,8 +673,9 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
   if (pl->vision_layers > 0) {
     vision_cost v = vision_of(pl);
     double f = 0, b = 0, d = pl->vision_hidden;
-    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c->ab, &f,
-                   &b);
+    gemm_bytes io = {c->ab, c->ab};
+    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), io,
+                   wgrad_bytes(c, io), &f, &b);
     s += f + (v.trains ? b : 0);
   }
   if (pl->mtp_layers > 0) s += pl->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
@@ -702,7 +733,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     double v = pl->schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->vpp : 1;
     /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
      * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
-    int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+    int megatron = is_megatron(pl);
     double full = c.tokens * pl->hidden * c.ab;
     double bytes = full / (pl->sp || megatron ? pl->tp : 1);
     double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, ring_bytes_per_s(&c, pl->tp, 1)) : 0;

@@ -129,23 +129,23 @@ gpu_rates gpu_rates_for(const plan *pl) {
   return g;
 }
 
-double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, double elem_bytes) {
+double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, gemm_bytes eb) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
   double tiles = ceil(m / g->tile_m) * ceil(n / g->tile_n) * batch;
   double waves = ceil(tiles / g->sms);
   /* each wave runs one tile per SM at the large-GEMM rate; the operand and
    * output traffic adds to it (Calculon no_overlap, above) */
   double math = waves * g->sms * g->tile_m * g->tile_n * 2 * k / g->matmul_flops_per_s;
-  double bytes = elem_bytes * (m * k + k * n + m * n) * batch;
+  double bytes = (eb.operand_bytes * (m * k + k * n) + eb.output_bytes * m * n) * batch;
   return math + memory_seconds(g, bytes);
 }
 
-void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, double elem_bytes,
-                    double *fwd, double *bwd) {
-  *fwd = gemm_seconds(g, tokens, out_features, in_features, 1, elem_bytes);
+void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, gemm_bytes io,
+                    gemm_bytes wgrad, double *fwd, double *bwd) {
+  *fwd = gemm_seconds(g, tokens, out_features, in_features, 1, io);
   /* input gradient [tokens, in] and weight gradient [in, out] */
-  *bwd = gemm_seconds(g, tokens, in_features, out_features, 1, elem_bytes) +
-         gemm_seconds(g, in_features, out_features, tokens, 1, elem_bytes);
+  *bwd = gemm_seconds(g, tokens, in_features, out_features, 1, io) +
+         gemm_seconds(g, in_features, out_features, tokens, 1, wgrad);
 }
 
 double memory_seconds(const gpu_rates *g, double bytes) { return bytes / g->hbm_bytes_per_s; }

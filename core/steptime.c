@@ -454,9 +454,13 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
 }
 
 /* The share of the compute a collective over a group of `size` ranks
- * `stride` apart takes while it overlaps (Calculon processor_usage). */
+ * `stride` apart takes while it overlaps (Calculon processor_usage, per
+ * network: NVLink's, or the network's). Its kernels' SM and HBM use goes with
+ * the bytes a second they move: a ring across nodes whose NICs outrun
+ * NVLink runs at NVLink's rate, so it takes NVLink's share. */
 static double compute_share(const step_ctx *c, double size, double stride) {
-  return size * stride <= c->pl->gpus_per_node ? c->g.intra_compute_share : c->g.inter_compute_share;
+  return ring_bytes_per_s(c, size, stride) >= c->g.intra_bytes_per_s ? c->g.intra_compute_share
+                                                                     : c->g.inter_compute_share;
 }
 
 /* Time `comm` adds beside `compute` it overlaps: what the compute cannot hide,

@@ -364,6 +364,33 @@ static double ddp_slow_link_step(llmem_input *in, double inter_gb_per_s) {
   return step_of(in);
 }
 
+/* What an overlapped collective takes of the compute goes with its rate
+ * (Calculon's processor_usage: 15 % on NVLink, 2 % on the network): a DDP
+ * all-reduce over 2 nodes whose 8 NICs a node outrun NVLink (8 x 50 x 0.85 >
+ * 450 x 0.67 GB/s) runs at NVLink's rate and takes its share; with 30 GB/s
+ * NICs (8 x 30 x 0.85 = 204 GB/s) the network's. The backward it hides
+ * behind (16 x 4096 tokens, 4 layers) is longer than either; the last
+ * layer's part of it is exposed. */
+static void test_share_by_rate(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 16, in.gpus_per_node = 8, in.engine = LLMEM_ENGINE_DDP, in.micro_batch = 16;
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double all_reduce = 2 * total * pl.grad_bytes * 15 / 16;
+  double nvlink = all_reduce / (450e9 * 0.67), network = all_reduce / (8 * 30e9 * 0.85);
+  in.inter_node_gb_per_s = 50;
+  double fast = step_of(&in);
+  in.inter_node_gb_per_s = 30;
+  double slow = step_of(&in);
+  CHECK_NEAR(slow - fast, (0.02 + 0.25) * network - (0.15 + 0.25) * nvlink, 1e-9,
+             "a ring at NVLink's rate takes NVLink's share of the compute");
+}
+
 static void test_ring_across_nodes(void) {
   llmem_input in;
   small_model(&in);
@@ -635,6 +662,7 @@ int main(void) {
   test_fsdp_root();
   test_cp_ring();
   test_ring_across_nodes();
+  test_share_by_rate();
   test_megatron_loss();
   test_gemm_bytes();
   test_megatron_wgrad();

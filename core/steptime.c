@@ -654,18 +654,24 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + t / fmax(1, layers_here);
 }
 
-/* FSDP2's copy-out (torch/distributed/_composable/fsdp/_fsdp_collectives.py,
- * foreach_all_gather_copy_out): after each all-gather, split_with_sizes_copy
- * reads the gathered buffer and writes every unsharded parameter, on the
- * compute stream. Each round gathers once, or twice when resharded after the
- * forward (the rounds as dp_exposed_seconds). The reduce-scatter's copy-in
- * runs on its own stream, beside the compute. */
-static double fsdp2_copy_out_seconds(const step_ctx *c, double params_here) {
+/* FSDP2's copies on the compute stream, per round (the rounds as
+ * dp_exposed_seconds): after each all-gather, its copy-out
+ * (torch/distributed/_composable/fsdp/_fsdp_collectives.py,
+ * foreach_all_gather_copy_out: split_with_sizes_copy) reads the gathered
+ * buffer and writes every unsharded parameter, once a gather (twice a round
+ * when resharded after the forward); before each reduce-scatter, its copy-in
+ * (foreach_reduce's foreach_reduce_scatter_copy_in) reads every unsharded
+ * gradient (the gathered parameters' dtype) and writes it in the reduce dtype,
+ * and the compute stream waits for it ("Only after the copy-in finishes can
+ * we free the gradients": current_stream.wait_stream(reduce_scatter_stream),
+ * or the copy-in on the current stream in later versions). */
+static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if (pl->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
   double gathers = pl->reshard_after_forward ? 2 : 1, rounds = pl->pp > 1 ? 1 : pl->grad_accum;
   double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
-  return memory_seconds(&c->g, rounds * gathers * params_here * 2 * weight_b);
+  double copy_in = pl->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
+  return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
 
 /* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the
@@ -749,7 +755,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double params_here = copies * total / (pl->tp * pl->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
   double trainable_here = copies * trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
-  double step = passes * stage_mb + p2p + dp + fsdp2_copy_out_seconds(&c, params_here) +
+  double step = passes * stage_mb + p2p + dp + fsdp2_copies_seconds(&c, params_here) +
                 optimizer_seconds(&c, trainable_here) + offload_seconds(pl, trainable_here, params_here);
   double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->gpus;

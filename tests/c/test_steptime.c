@@ -626,7 +626,9 @@ static void test_repeat_kv(void) {
 
 /* FSDP2's copy-out: after each all-gather the gathered buffer is copied into
  * the unsharded parameters on the compute stream, 2 x weight bytes a
- * parameter a gather (twice a micro-batch when resharded after the forward).
+ * parameter a gather (twice a micro-batch when resharded after the forward);
+ * its reduce-scatter copy-in, which the compute stream waits for, reads each
+ * gradient (weight bytes) and writes it in the reduce dtype (fp32 here).
  * On infinitely fast links the FSDP2 step exceeds FSDP1's (flat parameters
  * gathered in place) by exactly that. */
 static void test_fsdp2_copy_out(void) {
@@ -644,8 +646,10 @@ static void test_fsdp2_copy_out(void) {
   model_param_counts(&pl, &total, &active, &trainable);
   double gathers = pl.reshard_after_forward ? 2 : 1;
   in.engine = LLMEM_ENGINE_FSDP1;
-  CHECK_NEAR(fsdp2 - step_of(&in), memory_seconds(&g, gathers * total * 2 * pl.weight_bytes), 1e-9,
-             "copy-out: every parameter read and written once a gather");
+  double copy_out = gathers * total * 2 * pl.weight_bytes, copy_in = total * (pl.weight_bytes + pl.grad_bytes);
+  CHECK_NEAR(fsdp2 - step_of(&in), memory_seconds(&g, copy_out + copy_in), 1e-9,
+             "copy-out: every parameter read and written once a gather; copy-in: every gradient read, written in "
+             "the reduce dtype");
 }
 
 int main(void) {

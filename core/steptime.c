@@ -2,8 +2,9 @@
  * promise). The step of the slowest pipeline stage, built per operation class
  * (rates and their sources: core/steptime_ops.c):
  *   - matmuls: each linear's GEMMs (forward; input and weight gradients) at
- *     the large-GEMM rate, slowed by tile and wave quantisation or HBM traffic
- *     when small (MoE experts, thin TP shards);
+ *     the large-GEMM rate, slowed by tile and wave quantisation when small
+ *     (MoE experts, thin TP shards), plus their operands' and output's HBM
+ *     traffic (not hidden under the math: Calculon's no_overlap mode);
  *   - attention core: FlashAttention's FLOPs (causal: half the scores) at its
  *     own efficiency; eager/math attention as batched GEMMs plus the softmax
  *     and dropout passes over the score matrix through HBM;
@@ -90,9 +91,37 @@ static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, doubl
   t->memory_bwd += memory_seconds(&c->g, bwd) * count;
 }
 
+static int is_megatron(const plan *pl) {
+  return pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+}
+
+/* A linear's GEMM bytes, forward and input gradient: float8 operands under
+ * fp8 linears, the output in the 16-bit activation dtype (torchao's
+ * _scaled_mm out_dtype, Transformer Engine's fp8 GEMMs); else both 16-bit. */
+static gemm_bytes linear_io_bytes(const step_ctx *c) {
+  gemm_bytes b = {c->g.fp8 ? 1 : c->ab, c->ab};
+  return b;
+}
+
+/* The weight gradient's: Megatron's gradient-accumulation fusion accumulates
+ * it into main_grad in the gradient dtype, read and written (megatron/core/
+ * tensor_parallel/layers.py @000c4ac, LinearWithGradAccumulationAndAsync-
+ * Communication.backward: wgrad_gemm_accum_fp32 / _fp16 into weight.main_grad);
+ * PyTorch writes a 16-bit .grad once. */
+static gemm_bytes wgrad_bytes(const step_ctx *c, gemm_bytes io) {
+  if (is_megatron(c->pl)) io.output_bytes = 2 * c->pl->grad_bytes;
+  return io;
+}
+
+static void linear_pair(const step_ctx *c, const gpu_rates *g, double tokens, double in, double out, double *f,
+                        double *b) {
+  gemm_bytes io = linear_io_bytes(c);
+  linear_seconds(g, tokens, in, out, io, wgrad_bytes(c, io), f, b);
+}
+
 static void add_linear(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
   double f, b;
-  linear_seconds(&c->g, tokens, in, out, c->g.fp8 ? 1 : c->ab, &f, &b);
+  linear_pair(c, &c->g, tokens, in, out, &f, &b);
   t->linear_fwd += f * count;
   t->linear_bwd += b * count;
   if (c->g.fp8) add_fp8_casts(c, t, tokens, in, out, count);
@@ -103,7 +132,7 @@ static double tp_gather_bytes(const step_ctx *c);
 /* The forward of one linear alone (its GEMM, and with fp8 its forward casts). */
 static double linear_fwd_seconds(const step_ctx *c, double tokens, double in, double out) {
   double f, b;
-  linear_seconds(&c->g, tokens, in, out, c->g.fp8 ? 1 : c->ab, &f, &b);
+  linear_pair(c, &c->g, tokens, in, out, &f, &b);
   if (c->g.fp8) {
     layer_time casts = {0};
     add_fp8_casts(c, &casts, tokens, in, out, 1);
@@ -190,9 +219,10 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   double scores = batch * sq * keys;
   gpu_rates g = c->g; /* attention stays in 16-bit */
   g.matmul_flops_per_s = g.matmul16_flops_per_s;
-  t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, ab) + gemm_seconds(&g, sq, v, keys, batch, ab);
-  t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, ab) + gemm_seconds(&g, keys, qk, sq, batch, ab) +
-                 gemm_seconds(&g, sq, keys, v, batch, ab) + gemm_seconds(&g, keys, v, sq, batch, ab);
+  gemm_bytes eb = {ab, ab};
+  t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, eb) + gemm_seconds(&g, sq, v, keys, batch, eb);
+  t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, eb) + gemm_seconds(&g, keys, qk, sq, batch, eb) +
+                 gemm_seconds(&g, sq, keys, v, batch, eb) + gemm_seconds(&g, keys, v, sq, batch, eb);
   double dropout = pl->dropout > 0 ? 2 * ab + 1 : 0;
   t->attn_fwd += memory_seconds(&c->g, scores * (2 * ab + dropout));
   t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
@@ -290,7 +320,7 @@ static void add_tp(const step_ctx *c, layer_time *t) {
   double reduce_scatter = collective_seconds(bytes, pl->tp, 1, bw);
   t->tp_fwd += pl->sp ? 2 * (gather + reduce_scatter) : 2 * one;
   t->tp_bwd += 2 * one;
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = is_megatron(pl);
   if (pl->sp && megatron && pl->recompute != LLMEM_RECOMPUTE_FULL)
     t->tp_bwd += 2 * reduce_scatter; /* re-gathered inputs */
   split_async_tp(c, t, reduce_scatter);
@@ -424,9 +454,13 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
 }
 
 /* The share of the compute a collective over a group of `size` ranks
- * `stride` apart takes while it overlaps (Calculon processor_usage). */
+ * `stride` apart takes while it overlaps (Calculon processor_usage, per
+ * network: NVLink's, or the network's). Its kernels' SM and HBM use goes with
+ * the bytes a second they move: a ring across nodes whose NICs outrun
+ * NVLink runs at NVLink's rate, so it takes NVLink's share. */
 static double compute_share(const step_ctx *c, double size, double stride) {
-  return size * stride <= c->pl->gpus_per_node ? c->g.intra_compute_share : c->g.inter_compute_share;
+  return ring_bytes_per_s(c, size, stride) >= c->g.intra_bytes_per_s ? c->g.intra_compute_share
+                                                                     : c->g.inter_compute_share;
 }
 
 /* Time `comm` adds beside `compute` it overlaps: what the compute cannot hide,
@@ -473,7 +507,7 @@ static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double 
 static double loss_bytes_per_logit(const step_ctx *c) {
   const plan *pl = c->pl;
   if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = is_megatron(pl);
   if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;
   return 2 * c->ab + 24;
 }
@@ -485,7 +519,8 @@ static double head_seconds(const step_ctx *c) {
   double f, b, vocab = pl->vocab_padded / pl->tp;
   gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
   g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
-  linear_seconds(&g16, c->tokens, pl->hidden, vocab, c->ab, &f, &b);
+  gemm_bytes io = {c->ab, c->ab};
+  linear_seconds(&g16, c->tokens, pl->hidden, vocab, io, wgrad_bytes(c, io), &f, &b);
   return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
@@ -619,18 +654,24 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + t / fmax(1, layers_here);
 }
 
-/* FSDP2's copy-out (torch/distributed/_composable/fsdp/_fsdp_collectives.py,
- * foreach_all_gather_copy_out): after each all-gather, split_with_sizes_copy
- * reads the gathered buffer and writes every unsharded parameter, on the
- * compute stream. Each round gathers once, or twice when resharded after the
- * forward (the rounds as dp_exposed_seconds). The reduce-scatter's copy-in
- * runs on its own stream, beside the compute. */
-static double fsdp2_copy_out_seconds(const step_ctx *c, double params_here) {
+/* FSDP2's copies on the compute stream, per round (the rounds as
+ * dp_exposed_seconds): after each all-gather, its copy-out
+ * (torch/distributed/_composable/fsdp/_fsdp_collectives.py,
+ * foreach_all_gather_copy_out: split_with_sizes_copy) reads the gathered
+ * buffer and writes every unsharded parameter, once a gather (twice a round
+ * when resharded after the forward); before each reduce-scatter, its copy-in
+ * (foreach_reduce's foreach_reduce_scatter_copy_in) reads every unsharded
+ * gradient (the gathered parameters' dtype) and writes it in the reduce dtype,
+ * and the compute stream waits for it ("Only after the copy-in finishes can
+ * we free the gradients": current_stream.wait_stream(reduce_scatter_stream),
+ * or the copy-in on the current stream in later versions). */
+static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if (pl->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
   double gathers = pl->reshard_after_forward ? 2 : 1, rounds = pl->pp > 1 ? 1 : pl->grad_accum;
   double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
-  return memory_seconds(&c->g, rounds * gathers * params_here * 2 * weight_b);
+  double copy_in = pl->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
+  return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
 
 /* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the
@@ -642,8 +683,9 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
   if (pl->vision_layers > 0) {
     vision_cost v = vision_of(pl);
     double f = 0, b = 0, d = pl->vision_hidden;
-    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), c->ab, &f,
-                   &b);
+    gemm_bytes io = {c->ab, c->ab};
+    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), io,
+                   wgrad_bytes(c, io), &f, &b);
     s += f + (v.trains ? b : 0);
   }
   if (pl->mtp_layers > 0) s += pl->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
@@ -701,7 +743,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     double v = pl->schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->vpp : 1;
     /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
      * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
-    int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+    int megatron = is_megatron(pl);
     double full = c.tokens * pl->hidden * c.ab;
     double bytes = full / (pl->sp || megatron ? pl->tp : 1);
     double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, ring_bytes_per_s(&c, pl->tp, 1)) : 0;
@@ -713,7 +755,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double params_here = copies * total / (pl->tp * pl->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
   double trainable_here = copies * trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
-  double step = passes * stage_mb + p2p + dp + fsdp2_copy_out_seconds(&c, params_here) +
+  double step = passes * stage_mb + p2p + dp + fsdp2_copies_seconds(&c, params_here) +
                 optimizer_seconds(&c, trainable_here) + offload_seconds(pl, trainable_here, params_here);
   double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->gpus;

@@ -26,12 +26,20 @@ typedef struct {
 
 gpu_rates gpu_rates_for(const plan *pl);
 
-/* One GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: the slower of its tensor-core
- * waves and its HBM traffic (roofline). */
-double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, double elem_bytes);
-/* A linear layer over `tokens`: forward, and backward (input and weight gradients). */
-void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, double elem_bytes,
-                    double *fwd, double *bwd);
+/* Bytes per element a GEMM moves through HBM: each operand read, and the
+ * output written (read too where it is accumulated into). */
+typedef struct {
+  double operand_bytes, output_bytes;
+} gemm_bytes;
+
+/* One GEMM C[m,n] = A[m,k] B[k,n], `batch` of them: its tensor-core waves
+ * plus its HBM traffic (not overlapped, Calculon's no_overlap mode). */
+double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, gemm_bytes eb);
+/* A linear layer over `tokens`: forward, and backward (input and weight
+ * gradients); `io` the forward's and input gradient's bytes, `wgrad` the
+ * weight gradient's. */
+void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, gemm_bytes io,
+                    gemm_bytes wgrad, double *fwd, double *bwd);
 /* FlashAttention's fraction of the attention peak for a sequence of
  * `seq_len` tokens a call, forward (causal mask or not) or backward. */
 double flash_fraction(const gpu_rates *g, double seq_len, int causal, int backward);

@@ -15,8 +15,14 @@
  *  - Shape: tile and wave quantisation (NVIDIA Deep Learning Performance
  *    guide, "Matrix Multiplication Background": a GEMM runs in waves of one
  *    output tile per SM; 128x128 tiles on A100 (108 SMs), 128x256 on H100
- *    (132 SMs) as in cuBLAS's sm90 kernels) and the roofline (a GEMM whose
- *    bytes over HBM take longer than its math is memory bound).
+ *    (132 SMs) as in cuBLAS's sm90 kernels), plus its HBM traffic (operands
+ *    read, output written) at the HBM rate, not hidden under the math:
+ *    Calculon's "no_overlap" processing mode, time = FLOP time + memory time
+ *    per op (calculon/system.py _compute_processing_time at caa4b11; every
+ *    shipped system file, a100_80e.json of its Korthikanti validation and
+ *    h100_80g_nvl8.json included, sets it). The large-GEMM fraction below is
+ *    a whole-kernel time, its own traffic inside: on its large shapes that
+ *    traffic is a few per cent of the math, counted again here.
  *  - FlashAttention: FlashAttention-2 (Dao 2023, arXiv 2307.08691) reaches
  *    50-73 % of A100 peak, forward at the top of the range, backward at the
  *    bottom. On H100 (what PyTorch SDPA's flash kernel runs) by sequence
@@ -123,22 +129,23 @@ gpu_rates gpu_rates_for(const plan *pl) {
   return g;
 }
 
-double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, double elem_bytes) {
+double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, gemm_bytes eb) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
   double tiles = ceil(m / g->tile_m) * ceil(n / g->tile_n) * batch;
   double waves = ceil(tiles / g->sms);
-  /* each wave runs one tile per SM at the large-GEMM rate */
+  /* each wave runs one tile per SM at the large-GEMM rate; the operand and
+   * output traffic adds to it (Calculon no_overlap, above) */
   double math = waves * g->sms * g->tile_m * g->tile_n * 2 * k / g->matmul_flops_per_s;
-  double bytes = elem_bytes * (m * k + k * n + m * n) * batch;
-  return fmax(math, bytes / g->hbm_bytes_per_s);
+  double bytes = (eb.operand_bytes * (m * k + k * n) + eb.output_bytes * m * n) * batch;
+  return math + memory_seconds(g, bytes);
 }
 
-void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, double elem_bytes,
-                    double *fwd, double *bwd) {
-  *fwd = gemm_seconds(g, tokens, out_features, in_features, 1, elem_bytes);
+void linear_seconds(const gpu_rates *g, double tokens, double in_features, double out_features, gemm_bytes io,
+                    gemm_bytes wgrad, double *fwd, double *bwd) {
+  *fwd = gemm_seconds(g, tokens, out_features, in_features, 1, io);
   /* input gradient [tokens, in] and weight gradient [in, out] */
-  *bwd = gemm_seconds(g, tokens, in_features, out_features, 1, elem_bytes) +
-         gemm_seconds(g, in_features, out_features, tokens, 1, elem_bytes);
+  *bwd = gemm_seconds(g, tokens, in_features, out_features, 1, io) +
+         gemm_seconds(g, in_features, out_features, tokens, 1, wgrad);
 }
 
 double memory_seconds(const gpu_rates *g, double bytes) { return bytes / g->hbm_bytes_per_s; }

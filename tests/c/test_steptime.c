@@ -5,6 +5,8 @@
 #include "check.h"
 #include "steptime.h"
 
+static const gemm_bytes B16 = {2, 2}; /* 16-bit operands and output */
+
 static gpu_rates rates_of(const llmem_input *in) {
   plan pl;
   int field;
@@ -29,19 +31,22 @@ static void test_gemm(void) {
   gpu_rates g = rates_of(&in);
   CHECK_NEAR(g.matmul_flops_per_s, 312e12 * 0.869, 1e-12, "A100 GEMM rate");
   CHECK_NEAR(g.hbm_bytes_per_s, 2.039e12 * 0.9, 1e-12, "A100 HBM");
-  /* 4096^3: 32 x 32 = 1024 tiles in 10 waves of 108 */
+  /* 4096^3: 32 x 32 = 1024 tiles in 10 waves of 108, then its traffic, 3 x
+   * 4096^2 x 2 bytes, at the HBM rate (Calculon no_overlap: added, not hidden) */
   double math = 10.0 * 108 * 128 * 128 * 2 * 4096 / (312e12 * 0.869);
-  CHECK_NEAR(gemm_seconds(&g, 4096, 4096, 4096, 1, 2), math, 1e-12, "large GEMM: waves at the GEMM rate");
-  /* 16 tokens: one wave, 1 of 128 tile rows used; HBM: weights dominate */
+  double large = math + 3.0 * 4096 * 4096 * 2 / (2.039e12 * 0.9);
+  CHECK_NEAR(gemm_seconds(&g, 4096, 4096, 4096, 1, B16), large, 1e-12, "large GEMM: waves at the GEMM rate + traffic");
+  CHECK(large > 1.09 * math, "A100, 4096^3: the traffic adds about a tenth");
+  /* 16 tokens: one wave, 1 of 128 tile rows used, plus the weights' traffic */
   double bytes = 2.0 * (16 * 8192 + 8192.0 * 8192 + 16 * 8192);
-  double small = fmax(108.0 * 128 * 128 * 2 * 8192 / (312e12 * 0.869), bytes / (2.039e12 * 0.9));
-  CHECK_NEAR(gemm_seconds(&g, 16, 8192, 8192, 1, 2), small, 1e-12, "small GEMM");
-  CHECK(gemm_seconds(&g, 64, 8192, 8192, 1, 2) / 64 > gemm_seconds(&g, 8192, 8192, 8192, 1, 2) / 8192,
+  double small = 108.0 * 128 * 128 * 2 * 8192 / (312e12 * 0.869) + bytes / (2.039e12 * 0.9);
+  CHECK_NEAR(gemm_seconds(&g, 16, 8192, 8192, 1, B16), small, 1e-12, "small GEMM");
+  CHECK(gemm_seconds(&g, 64, 8192, 8192, 1, B16) / 64 > gemm_seconds(&g, 8192, 8192, 8192, 1, B16) / 8192,
         "small GEMMs are slower per FLOP");
   double f, b;
-  linear_seconds(&g, 4096, 4096, 4096, 2, &f, &b);
-  CHECK_NEAR(f, math, 1e-12, "linear forward");
-  CHECK_NEAR(b, 2 * math, 1e-12, "linear backward: input and weight gradients");
+  linear_seconds(&g, 4096, 4096, 4096, B16, B16, &f, &b);
+  CHECK_NEAR(f, large, 1e-12, "linear forward");
+  CHECK_NEAR(b, 2 * large, 1e-12, "linear backward: input and weight gradients");
   CHECK_NEAR(memory_seconds(&g, 1e9), 1e9 / (2.039e12 * 0.9), 1e-12, "memory-bound bytes over HBM");
 }
 
@@ -229,8 +234,8 @@ static void test_offload(void) {
 /* A layer's forward GEMMs of small_model-like shapes (fused QKV, fused gate/up). */
 static double layer_linear_fwd(const gpu_rates *g, const plan *pl, double T) {
   double h = pl->hidden, q = pl->heads * pl->head_dim, kv = pl->kv_heads * pl->head_dim, f = pl->ffn;
-  return gemm_seconds(g, T, q + 2 * kv, h, 1, 2) + gemm_seconds(g, T, h, q, 1, 2) +
-         gemm_seconds(g, T, (pl->gated ? 2 : 1) * f, h, 1, 2) + gemm_seconds(g, T, h, f, 1, 2);
+  return gemm_seconds(g, T, q + 2 * kv, h, 1, B16) + gemm_seconds(g, T, h, q, 1, B16) +
+         gemm_seconds(g, T, (pl->gated ? 2 : 1) * f, h, 1, B16) + gemm_seconds(g, T, h, f, 1, B16);
 }
 
 /* torchtitan's per-op SAC (parallelize_llama.py @9dec370) recomputes the even
@@ -253,8 +258,8 @@ static void test_per_op_sac(void) {
   in.recompute = LLMEM_RECOMPUTE_FULL;
   double full = step_of(&in) - none;
   double pointwise = full - attn - L * layer_linear_fwd(&g, &pl, T);
-  double sac = gemm_seconds(&g, T, pl.kv_heads * pl.head_dim, h, 1, 2) +
-               gemm_seconds(&g, T, h, pl.heads * pl.head_dim, 1, 2) + gemm_seconds(&g, T, pl.ffn, h, 1, 2);
+  double sac = gemm_seconds(&g, T, pl.kv_heads * pl.head_dim, h, 1, B16) +
+               gemm_seconds(&g, T, h, pl.heads * pl.head_dim, 1, B16) + gemm_seconds(&g, T, pl.ffn, h, 1, B16);
   in.recompute = LLMEM_RECOMPUTE_PER_OP;
   CHECK_NEAR(step_of(&in) - none, L * sac + pointwise, 1e-9, "per-op SAC: wk, wo, w3 and the pointwise ops");
   CHECK(L * sac < L * layer_linear_fwd(&g, &pl, T) / 2, "fewer than half the GEMMs (w3 not w1+w3, wk not wq)");
@@ -359,6 +364,33 @@ static double ddp_slow_link_step(llmem_input *in, double inter_gb_per_s) {
   return step_of(in);
 }
 
+/* What an overlapped collective takes of the compute goes with its rate
+ * (Calculon's processor_usage: 15 % on NVLink, 2 % on the network): a DDP
+ * all-reduce over 2 nodes whose 8 NICs a node outrun NVLink (8 x 50 x 0.85 >
+ * 450 x 0.67 GB/s) runs at NVLink's rate and takes its share; with 30 GB/s
+ * NICs (8 x 30 x 0.85 = 204 GB/s) the network's. The backward it hides
+ * behind (16 x 4096 tokens, 4 layers) is longer than either; the last
+ * layer's part of it is exposed. */
+static void test_share_by_rate(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 16, in.gpus_per_node = 8, in.engine = LLMEM_ENGINE_DDP, in.micro_batch = 16;
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double all_reduce = 2 * total * pl.grad_bytes * 15 / 16;
+  double nvlink = all_reduce / (450e9 * 0.67), network = all_reduce / (8 * 30e9 * 0.85);
+  in.inter_node_gb_per_s = 50;
+  double fast = step_of(&in);
+  in.inter_node_gb_per_s = 30;
+  double slow = step_of(&in);
+  CHECK_NEAR(slow - fast, (0.02 + 0.25) * network - (0.15 + 0.25) * nvlink, 1e-9,
+             "a ring at NVLink's rate takes NVLink's share of the compute");
+}
+
 static void test_ring_across_nodes(void) {
   llmem_input in;
   small_model(&in);
@@ -400,6 +432,53 @@ static void test_megatron_loss(void) {
   double logits = 4096 * pl.vocab_padded;
   CHECK_NEAR(unfused - fused, logits * (2 * 2 + 48 - 3 * 2) / g.hbm_bytes_per_s, 1e-9,
              "Megatron's fp32 cross-entropy passes");
+}
+
+/* A GEMM's traffic by operand and output dtype: float8 operands (1 byte)
+ * with a bf16 output (torchao's _scaled_mm), on an H100 (90 % of 3.35 TB/s),
+ * and a Megatron weight gradient accumulated into an fp32 main_grad (read and
+ * written: 8 bytes an element) against a 16-bit .grad written once. */
+static void test_gemm_bytes(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  gpu_rates g = rates_of(&in);
+  double hbm = 3.35e12 * 0.9, n = 4096;
+  gemm_bytes fp8 = {1, 2};
+  double traffic = (n * n + n * n) * 1 + n * n * 2;
+  CHECK_NEAR(gemm_seconds(&g, n, n, n, 1, fp8) - gemm_seconds(&g, n, n, n, 1, B16), (traffic - 6 * n * n) / hbm, 1e-9,
+             "float8 operands, 16-bit output");
+  gemm_bytes main_grad = {2, 8};
+  double f, b16, bacc;
+  linear_seconds(&g, 8192, 4096, 1024, B16, B16, &f, &b16);
+  linear_seconds(&g, 8192, 4096, 1024, B16, main_grad, &f, &bacc);
+  CHECK_NEAR(bacc - b16, 4096.0 * 1024 * (8 - 2) / hbm, 1e-9, "weight gradient accumulated into fp32 main_grad");
+}
+
+/* Megatron's gradient-accumulation fusion: every weight gradient GEMM (the
+ * layers' linears and the output layer) reads and writes main_grad in the
+ * gradient dtype. fp32 against bf16 gradients adds (8 - 4) bytes a weight
+ * there, and 2 x (4 - 2) a parameter in the optimizer step (gradient read,
+ * and written back unscaled: core/steptime.c optimizer_seconds). */
+static void test_megatron_wgrad(void) {
+  llmem_input in;
+  small_model(&in);
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.grad_dtype = LLMEM_DTYPE_FP32;
+  double fp32 = step_of(&in);
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  in.grad_dtype = LLMEM_DTYPE_BF16;
+  double bf16 = step_of(&in);
+  gpu_rates g = rates_of(&in);
+  double h = pl.hidden, q = pl.heads * pl.head_dim, kv = pl.kv_heads * pl.head_dim, f = pl.ffn;
+  double layer = h * (q + 2 * kv) + q * h + (pl.gated ? 2 : 1) * h * f + f * h;
+  double weights = pl.layers * layer + h * pl.vocab_padded;
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  CHECK_NEAR(fp32 - bf16, (weights * (8 - 4) + trainable * 2 * (4 - 2)) / g.hbm_bytes_per_s, 1e-9,
+             "Megatron: weight gradients accumulated into main_grad, in its dtype");
 }
 
 /* Eager RMSNorm on x.float() (torchtitan norms.py, transformers LlamaRMSNorm):
@@ -547,7 +626,9 @@ static void test_repeat_kv(void) {
 
 /* FSDP2's copy-out: after each all-gather the gathered buffer is copied into
  * the unsharded parameters on the compute stream, 2 x weight bytes a
- * parameter a gather (twice a micro-batch when resharded after the forward).
+ * parameter a gather (twice a micro-batch when resharded after the forward);
+ * its reduce-scatter copy-in, which the compute stream waits for, reads each
+ * gradient (weight bytes) and writes it in the reduce dtype (fp32 here).
  * On infinitely fast links the FSDP2 step exceeds FSDP1's (flat parameters
  * gathered in place) by exactly that. */
 static void test_fsdp2_copy_out(void) {
@@ -565,8 +646,10 @@ static void test_fsdp2_copy_out(void) {
   model_param_counts(&pl, &total, &active, &trainable);
   double gathers = pl.reshard_after_forward ? 2 : 1;
   in.engine = LLMEM_ENGINE_FSDP1;
-  CHECK_NEAR(fsdp2 - step_of(&in), memory_seconds(&g, gathers * total * 2 * pl.weight_bytes), 1e-9,
-             "copy-out: every parameter read and written once a gather");
+  double copy_out = gathers * total * 2 * pl.weight_bytes, copy_in = total * (pl.weight_bytes + pl.grad_bytes);
+  CHECK_NEAR(fsdp2 - step_of(&in), memory_seconds(&g, copy_out + copy_in), 1e-9,
+             "copy-out: every parameter read and written once a gather; copy-in: every gradient read, written in "
+             "the reduce dtype");
 }
 
 int main(void) {
@@ -583,7 +666,10 @@ int main(void) {
   test_fsdp_root();
   test_cp_ring();
   test_ring_across_nodes();
+  test_share_by_rate();
   test_megatron_loss();
+  test_gemm_bytes();
+  test_megatron_wgrad();
   test_eager_rmsnorm();
   test_eager_layernorm();
   test_flash_rates();

@@ -309,6 +309,8 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
   if (p->mla && (p->kv_lora_rank < 1 || p->qk_nope < 1 || p->qk_rope < 1 || p->v_head_dim < 1))
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
   if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
+  /* heads of zero width (hidden below heads, head_dim null) hold nothing: the RL engine's KV pool divided by them */
+  if (!p->mla && p->head_dim < 1) FAIL(LLMEM_ERR_HEAD_DIM, head_dim);
   if (p->vision_layers > 0) {
     int counts_params = p->formula == LLMEM_FORMULA_LLMEM || p->formula == LLMEM_FORMULA_DEEPSPEED ||
                         p->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->formula == LLMEM_FORMULA_ZERO_PAPER;

@@ -762,7 +762,7 @@ export const READ: { [S in Read]: (v: View, a: number) => StructNumbers[S] } = {
       empty_reason: i32At(v, a + o.empty_reason),
       empty_field: i32At(v, a + o.empty_field),
       global_batch: f64At(v, a + o.global_batch),
-      rejected: Array.from({ length: 90 }, (_, i) => f64At(v, a + o.rejected + 8 * i)),
+      rejected: Array.from({ length: 91 }, (_, i) => f64At(v, a + o.rejected + 8 * i)),
     };
   },
   layout: (v, a) => {

@@ -45,6 +45,8 @@ int main(void) {
   expect_error("model.heads=32 parallel.engine=megatron parallel.tp=3 parallel.gpus=3", LLMEM_ERR_TP_HEADS,
                "parallel.tp");
   expect_error("model.heads=32 model.kv_heads=5", LLMEM_ERR_HEADS_KV, "model.kv_heads");
+  /* head_dim null: hidden / heads rounded down, zero below one (a fuzzer's RL config read NaN from it) */
+  expect_error("model.hidden=128 model.heads=2048 model.kv_heads=1", LLMEM_ERR_HEAD_DIM, "model.head_dim");
   expect_error(
       "model.heads=48 model.kv_heads=12 model.ffn_hidden=14400 parallel.engine=megatron parallel.tp=8 parallel.gpus=8",
       LLMEM_ERR_TP_KV_HEADS, "parallel.tp");

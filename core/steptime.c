@@ -611,9 +611,10 @@ static double offload_seconds(const plan *pl, double trainable_shard, double par
  * reduction has p (v - 1) chunk passes, p (v - 1) / v micro-batch passes of
  * the stage, to hide behind, and the last chunk's (1/v of the bytes) none;
  * the gathers the same in the first group's forwards. Without virtual stages
- * (1F1B) the reductions start in the last micro-batch's backward. */
+ * (1F1B) the reductions start in the last micro-batch's backward. Megatron-LM's
+ * engine only: the Megatron-DeepSpeed engine is left as it was. */
 static int megatron_syncs_by_chunk(const plan *pl) {
-  return is_megatron(pl) && pl->schedule == LLMEM_PP_INTERLEAVED && pl->pp > 1 && pl->vpp > 1;
+  return pl->engine == LLMEM_ENGINE_MEGATRON && pl->schedule == LLMEM_PP_INTERLEAVED && pl->pp > 1 && pl->vpp > 1;
 }
 
 /* The micro-batch passes of the stage a chunked sync hides behind. */
@@ -721,10 +722,11 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
  * the default since Megatron-LM 4eeff55 (2023-10-12), and turned off without
  * virtual stages (megatron/training/arguments.py at core_v0.8.0, "non-interleaved
  * schedule does not support overlapping p2p communication"). A config without
- * framework_version is the current code. */
+ * framework_version is the current code. Megatron-LM's engine only. */
 static int megatron_overlaps_p2p(const plan *pl) {
   double month = pl->in->framework_month, since = 2023 * 12 + 9; /* YM(2023, 10), core/profiles.c */
-  return is_megatron(pl) && pl->schedule == LLMEM_PP_INTERLEAVED && pl->vpp > 1 && (isnan(month) || month >= since);
+  return pl->engine == LLMEM_ENGINE_MEGATRON && pl->schedule == LLMEM_PP_INTERLEAVED && pl->vpp > 1 &&
+         (isnan(month) || month >= since);
 }
 
 /* Activation sends between stages, forward and backward, for the step's m

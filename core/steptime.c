@@ -601,6 +601,25 @@ static double offload_seconds(const plan *pl, double trainable_shard, double par
   return bytes / host_link_bytes_per_s(pl);
 }
 
+/* Megatron's interleaved schedule starts each model chunk's gradient
+ * reduction as soon as that chunk's last backward is done, and gathers each
+ * chunk's parameters a chunk ahead of its first forward (megatron/core/
+ * pipeline_parallel/schedules.py at core_v0.8.0,
+ * forward_backward_pipelining_with_interleaving: grad_sync_func and
+ * param_sync_func per chunk). The last group of p micro-batches runs the v
+ * chunks in turn (backward: chunk v - 1 first), so the first chunk's
+ * reduction has p (v - 1) chunk passes, p (v - 1) / v micro-batch passes of
+ * the stage, to hide behind, and the last chunk's (1/v of the bytes) none;
+ * the gathers the same in the first group's forwards. Without virtual stages
+ * (1F1B) the reductions start in the last micro-batch's backward. Megatron-LM's
+ * engine only: the Megatron-DeepSpeed engine is left as it was. */
+static int megatron_syncs_by_chunk(const plan *pl) {
+  return pl->engine == LLMEM_ENGINE_MEGATRON && pl->schedule == LLMEM_PP_INTERLEAVED && pl->pp > 1 && pl->vpp > 1;
+}
+
+/* The micro-batch passes of the stage a chunked sync hides behind. */
+static double megatron_sync_window_passes(const plan *pl) { return pl->pp * (pl->vpp - 1) / pl->vpp; }
+
 /* DP / sharding communication left exposed. */
 static double dp_exposed_seconds(const step_ctx *c, double params_here, double mb_fwd, double mb_bwd,
                                  double layers_here) {
@@ -650,8 +669,12 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   int overlapped = pl->overlap_comm || pl->engine == LLMEM_ENGINE_DDP || pl->engine == LLMEM_ENGINE_FSDP1 ||
                    pl->engine == LLMEM_ENGINE_FSDP2;
   if (!overlapped) return t;
-  double window = sharded ? mb_fwd + mb_bwd : mb_bwd;
-  return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + t / fmax(1, layers_here);
+  double window = sharded ? mb_fwd + mb_bwd : mb_bwd, last = t / fmax(1, layers_here);
+  if (megatron_syncs_by_chunk(pl)) {
+    window *= megatron_sync_window_passes(pl);
+    last = t / pl->vpp;
+  }
+  return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + last;
 }
 
 /* FSDP2's copies on the compute stream, per round (the rounds as
@@ -690,6 +713,37 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
   }
   if (pl->mtp_layers > 0) s += pl->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
   return s;
+}
+
+/* Megatron's interleaved schedule posts each chunk's sends and receives
+ * beside the next chunk's compute and waits for them only when their data is
+ * needed (--overlap-p2p-communication, megatron/core/pipeline_parallel/
+ * schedules.py forward_backward_pipelining_with_interleaving: overlap_p2p_comm);
+ * the default since Megatron-LM 4eeff55 (2023-10-12), and turned off without
+ * virtual stages (megatron/training/arguments.py at core_v0.8.0, "non-interleaved
+ * schedule does not support overlapping p2p communication"). A config without
+ * framework_version is the current code. Megatron-LM's engine only. */
+static int megatron_overlaps_p2p(const plan *pl) {
+  double month = pl->in->framework_month, since = 2023 * 12 + 9; /* YM(2023, 10), core/profiles.c */
+  return pl->engine == LLMEM_ENGINE_MEGATRON && pl->schedule == LLMEM_PP_INTERLEAVED && pl->vpp > 1 &&
+         (isnan(month) || month >= since);
+}
+
+/* Activation sends between stages, forward and backward, for the step's m
+ * micro-batches over `compute` seconds of stage passes: exposed, or with
+ * Megatron's p2p overlap hidden behind that compute (taking its share). */
+static double p2p_seconds(const step_ctx *c, double m, double compute) {
+  const plan *pl = c->pl;
+  if (pl->pp <= 1) return 0;
+  double v = pl->schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->vpp : 1;
+  /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
+   * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
+  int megatron = is_megatron(pl);
+  double full = c->tokens * pl->hidden * c->ab, stride = pl->tp * pl->cp * pl->dp;
+  double bytes = full / (pl->sp || megatron ? pl->tp : 1);
+  double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, ring_bytes_per_s(c, pl->tp, 1)) : 0;
+  double p2p = 2 * v * m * (bytes / group_bytes_per_s(c, 2, stride) + gather);
+  return megatron_overlaps_p2p(pl) ? overlapped_seconds(p2p, compute, compute_share(c, 2, stride)) : p2p;
 }
 
 double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
@@ -738,17 +792,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
     passes += (pl->pp - 1) / v;
   }
-  double p2p = 0;
-  if (pl->pp > 1) {
-    double v = pl->schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->vpp : 1;
-    /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
-     * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
-    int megatron = is_megatron(pl);
-    double full = c.tokens * pl->hidden * c.ab;
-    double bytes = full / (pl->sp || megatron ? pl->tp : 1);
-    double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, ring_bytes_per_s(&c, pl->tp, 1)) : 0;
-    p2p = 2 * v * m * (bytes / group_bytes_per_s(&c, 2, pl->tp * pl->cp * pl->dp) + gather);
-  }
+  double p2p = p2p_seconds(&c, m, passes * stage_mb);
   double total, active, trainable;
   model_param_counts(pl, &total, &active, &trainable);
   double copies = plan_dualpipe(pl) ? 2 : 1; /* DualPipe: two model copies' stages per rank */

@@ -652,6 +652,72 @@ static void test_fsdp2_copy_out(void) {
              "the reduce dtype");
 }
 
+/* Megatron's interleaved schedule overlaps its activation sends with the next
+ * chunk's compute (--overlap-p2p-communication, the default from Megatron-LM
+ * 4eeff55, 2023-10): 2 v m sends of T h ab bytes across nodes (2 GPUs, one a
+ * node: 50 x 0.85 GB/s) hide behind the stage passes, taking the network's
+ * 2 % of them (Calculon processor usage); in the code before, or with one
+ * virtual stage (1F1B), they are exposed. */
+static void test_megatron_p2p_overlap(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 2, in.gpus_per_node = 1, in.pp = 2, in.vpp = 2, in.grad_accum = 4;
+  in.engine = LLMEM_ENGINE_MEGATRON, in.pp_schedule = LLMEM_PP_INTERLEAVED;
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double sends = 2 * 2 * 4 * (4096 * pl.hidden * 2) / (50e9 * 0.85);
+  in.framework_month = 2023 * 12 + 8; /* September 2023 */
+  double exposed = step_of(&in);
+  in.framework_month = 2024 * 12 + 6; /* Megatron-Core r0.8.0, July 2024 */
+  double overlapped = step_of(&in);
+  CHECK_NEAR(exposed - overlapped, sends * (1 - 0.02), 1e-9, "interleaved sends hidden, 2 % of them taken");
+  in.framework_month = NAN; /* no version: the current code */
+  CHECK_NEAR(step_of(&in), overlapped, 1e-12, "the current code overlaps");
+}
+
+/* Megatron's interleaved schedule reduces each chunk's gradients after its
+ * last backward and gathers its parameters a chunk ahead (schedules.py at
+ * core_v0.8.0: grad_sync_func, param_sync_func per chunk): the distributed
+ * optimizer's reduce-scatter and all-gather hide behind p (v - 1) / v passes
+ * of the stage, not one, and only the last chunk's 1/v is exposed. PP 2,
+ * 8 chunks of one layer, DP 2 across nodes: between a collective of 1.15
+ * and of 1.3 stage passes (beyond one pass, within 1.75) the step grows by
+ * the network's 2 % of the longer collective and of the longer sends
+ * (overlapped too) and by 1/8 of the collective. */
+static double chunked_step(llmem_input *in, double collective_seconds_wanted, double params_here, double per) {
+  in->inter_node_gb_per_s = params_here * per / 2 / (0.85e9 * collective_seconds_wanted);
+  return step_of(in);
+}
+
+static void test_megatron_chunked_dp(void) {
+  llmem_input in;
+  small_model(&in);
+  in.layers = 16, in.gpus = 4, in.gpus_per_node = 1, in.pp = 2, in.grad_accum = 4;
+  in.engine = LLMEM_ENGINE_MEGATRON, in.distributed_optimizer = 1, in.overlap_comm = 1;
+  in.pp_schedule = LLMEM_PP_ZERO_BUBBLE;
+  in.gpus = 2; /* DP 1: one stage pass, from the step's growth with the micro-batches */
+  double zb4 = step_of(&in);
+  in.grad_accum = 8;
+  double stage_pass = (step_of(&in) - zb4) / 4;
+  in.gpus = 4, in.grad_accum = 4, in.pp_schedule = LLMEM_PP_INTERLEAVED, in.vpp = 8;
+  plan pl;
+  int field;
+  const char *detail;
+  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double params_here = total / 2, per = pl.grad_bytes + pl.weight_bytes;
+  double t1 = 1.15 * stage_pass, t2 = 1.3 * stage_pass;
+  double s1 = chunked_step(&in, t1, params_here, per), s2 = chunked_step(&in, t2, params_here, per);
+  /* the sends: 2 v m of T h ab bytes over the same link, (params_here per / 2) / t bytes a second */
+  double send_bytes = 2 * 8 * 4 * 4096 * pl.hidden * 2;
+  double sends1 = send_bytes * 2 * t1 / (params_here * per), sends2 = sends1 * t2 / t1;
+  CHECK_NEAR(s2 - s1, 0.02 * (t2 - t1 + sends2 - sends1) + (t2 - t1) / 8, 1e-6,
+             "chunked DP sync: hidden behind p (v - 1) / v passes, the last chunk's exposed");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -677,5 +743,7 @@ int main(void) {
   test_foreach_adamw();
   test_repeat_kv();
   test_fsdp2_copy_out();
+  test_megatron_p2p_overlap();
+  test_megatron_chunked_dp();
   return check_report("steptime");
 }

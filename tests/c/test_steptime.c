@@ -7,11 +7,17 @@
 
 static const gemm_bytes B16 = {2, 2}; /* 16-bit operands and output */
 
-static gpu_rates rates_of(const llmem_input *in) {
+/* The plan of an input (it points at the input: keep `in` alive while it is read). */
+static plan plan_of(const llmem_input *in) {
   plan pl;
   int field;
   const char *detail;
   CHECK(plan_build(in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  return pl;
+}
+
+static gpu_rates rates_of(const llmem_input *in) {
+  plan pl = plan_of(in);
   return gpu_rates_for(&pl);
 }
 
@@ -204,10 +210,7 @@ static void test_offload(void) {
   in.engine = LLMEM_ENGINE_DEEPSPEED;
   in.zero_stage = 1;
   double kept = step_of(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   double n, active, trainable;
   model_param_counts(&pl, &n, &active, &trainable);
   gpu_rates g = rates_of(&in);
@@ -245,10 +248,7 @@ static double layer_linear_fwd(const gpu_rates *g, const plan *pl, double T) {
 static void test_per_op_sac(void) {
   llmem_input in;
   small_model(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   CHECK(pl.gated, "a gated MLP");
   gpu_rates g = rates_of(&in);
   double T = 4096, h = pl.hidden, L = pl.layers;
@@ -296,10 +296,7 @@ static void test_fsdp_root(void) {
   double fast = step_of(&in);
   in.intra_node_gb_per_s = 450;
   double slow = step_of(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
   double bw = 450e9 * 0.67, fast_bw = 1e6 * 1e9 * 0.67, gathers = pl.reshard_after_forward ? 2 : 1;
@@ -331,10 +328,7 @@ static void test_cp_ring(void) {
   double slowest_links = 0.01; /* GB/s: every transfer longer than any kernel */
   in.inter_node_gb_per_s = slowest_links;
   double slow = step_of(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   gpu_rates g = rates_of(&in);
   double T = 2048, L = 4, bw = slowest_links * 1e9 * 0.85;
   double width = pl.kv_heads * pl.head_dim, chunk = 2 * T * width * 2;
@@ -375,10 +369,7 @@ static void test_share_by_rate(void) {
   llmem_input in;
   small_model(&in);
   in.gpus = 16, in.gpus_per_node = 8, in.engine = LLMEM_ENGINE_DDP, in.micro_batch = 16;
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
   double all_reduce = 2 * total * pl.grad_bytes * 15 / 16;
@@ -398,10 +389,7 @@ static void test_ring_across_nodes(void) {
   for (int tp = 1; tp <= 2; tp *= 2) {
     in.tp = tp;
     if (tp > 1) in.engine = LLMEM_ENGINE_MEGATRON, in.overlap_comm = 1; /* DDP-style overlapped all-reduce */
-    plan pl;
-    int field;
-    const char *detail;
-    CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+    plan pl = plan_of(&in);
     double total, active, trainable;
     model_param_counts(&pl, &total, &active, &trainable);
     double dp = 16.0 / tp, per_node = 8.0 / tp, bytes = total / tp * pl.grad_bytes;
@@ -424,10 +412,7 @@ static void test_megatron_loss(void) {
   double unfused = step_of(&in);
   in.loss = LLMEM_LOSS_FUSED;
   double fused = step_of(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   gpu_rates g = rates_of(&in);
   double logits = 4096 * pl.vocab_padded;
   CHECK_NEAR(unfused - fused, logits * (2 * 2 + 48 - 3 * 2) / g.hbm_bytes_per_s, 1e-9,
@@ -465,10 +450,7 @@ static void test_megatron_wgrad(void) {
   in.engine = LLMEM_ENGINE_MEGATRON;
   in.grad_dtype = LLMEM_DTYPE_FP32;
   double fp32 = step_of(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   in.grad_dtype = LLMEM_DTYPE_BF16;
   double bf16 = step_of(&in);
   gpu_rates g = rates_of(&in);
@@ -587,10 +569,7 @@ static void test_foreach_adamw(void) {
   in.optimizer = LLMEM_OPT_ADAMW;
   in.optimizer_impl = LLMEM_OPT_IMPL_FOREACH;
   double foreach = step_of(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   gpu_rates g = gpu_rates_for(&pl);
   double master = pl.master_bytes > 0 ? pl.master_bytes : pl.weight_bytes;
   double state = dtype_bytes(pl.optimizer_dtype);
@@ -637,10 +616,7 @@ static void test_fsdp2_copy_out(void) {
   in.gpus = 8, in.engine = LLMEM_ENGINE_FSDP2;
   in.intra_node_gb_per_s = 1e6;
   double fsdp2 = step_of(&in);
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   gpu_rates g = gpu_rates_for(&pl);
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
@@ -663,10 +639,7 @@ static void test_megatron_p2p_overlap(void) {
   small_model(&in);
   in.gpus = 2, in.gpus_per_node = 1, in.pp = 2, in.vpp = 2, in.grad_accum = 4;
   in.engine = LLMEM_ENGINE_MEGATRON, in.pp_schedule = LLMEM_PP_INTERLEAVED;
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   double sends = 2 * 2 * 4 * (4096 * pl.hidden * 2) / (50e9 * 0.85);
   in.framework_month = 2023 * 12 + 8; /* September 2023 */
   double exposed = step_of(&in);
@@ -702,10 +675,7 @@ static void test_megatron_chunked_dp(void) {
   in.grad_accum = 8;
   double stage_pass = (step_of(&in) - zb4) / 4;
   in.gpus = 4, in.grad_accum = 4, in.pp_schedule = LLMEM_PP_INTERLEAVED, in.vpp = 8;
-  plan pl;
-  int field;
-  const char *detail;
-  CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "plan");
+  plan pl = plan_of(&in);
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
   double params_here = total / 2, per = pl.grad_bytes + pl.weight_bytes;

@@ -65,13 +65,11 @@ llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double
   plan pl;
   int field;
   const char *detail;
-  llmem_status st = plan_build(in, &pl, &field, &detail);
+  llmem_readings r;
+  /* an RL step is its actor update's, whose plan core/rl.c builds (training.seq_len is not its sequence) */
+  llmem_status st = in->rl_algorithm != LLMEM_RL_NONE ? estimate_readings(in, 1, 0, &r, &pl, &field)
+                                                      : plan_build(in, &pl, &field, &detail);
   if (st != LLMEM_OK) return st;
-  if (in->rl_algorithm != LLMEM_RL_NONE) { /* an RL step: the actor update's (core/rl.c) */
-    llmem_readings r;
-    st = estimate_readings(in, 1, 0, &r, &pl, &field);
-    if (st != LLMEM_OK) return st;
-  }
   *step_seconds = step_time_seconds(&pl, tokens_per_second_per_gpu);
   return LLMEM_OK;
 }

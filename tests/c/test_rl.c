@@ -184,6 +184,21 @@ static void none_unchanged(void) {
 /* The layout search of an RL run places the rollout engine's TP beside the
  * training layout as given: every kept layout fits by its own full estimate,
  * names its rollout TP, and keeps the batches. */
+/* An RL step's time is its actor update's: training.seq_len, which the RL step does not run, is not checked
+ * against the layout (a fuzzer's search kept a TP 4 layout that llmem_step_time refused for seq_len 7) */
+static void step_time_rl(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  if (!set_keys(&in, GRPO "parallel.gpus=2 parallel.tp=2 parallel.engine=megatron parallel.sequence_parallel=true "
+                          "training.seq_len=7"))
+    return;
+  static llmem_result out;
+  double step = 0;
+  CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "RL estimate with seq_len 7 on TP 2: %s", out.error_message);
+  llmem_status st = llmem_step_time(&in, &step, 0);
+  CHECK(st == LLMEM_OK && step > 0, "RL step time with seq_len 7 on TP 2: %s", llmem_status_message(st));
+}
+
 static void search_rl(void) {
   static llmem_search_result found;
   static llmem_result check;
@@ -205,6 +220,8 @@ static void search_rl(void) {
           i);
     CHECK(llmem_estimate(&t, &check) == LLMEM_OK && check.per_gpu.device_used_bytes == l->device_used_bytes,
           "layout %d: its own estimate", i);
+    double step = 0;
+    CHECK(llmem_step_time(&t, &step, 0) == LLMEM_OK && step == l->step_seconds, "layout %d: its own step time", i);
     rollout_tps |= 1 << (int)log2(l->rollout_tp);
   }
   /* 14 heads: TP 4 and 8 do not split them (vLLM asserts it) */
@@ -324,6 +341,7 @@ int main(void) {
   none_unchanged();
   dynamic_batching();
   search_rl();
+  step_time_rl();
   suggest_rl();
   invalid();
   invariants(GRPO);

@@ -302,7 +302,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
   if (pl.formula != LLMEM_FORMULA_LLMEM) return compat_result(&pl, out);
   add_config_warnings(&pl, out);
   allocator_within_budget(&pl);
-  /* each stage once without a timeline; the most loaded again with one */
+  /* each stage once, the most loaded again for its timeline unless its points were kept */
   timeline_sink sink = {out->events, LLMEM_MAX_EVENTS, 0, 1, 0};
   int shown = 0; /* the stage whose points the timeline holds */
   int worst = simulate_stages(&pl, out, &sink, &shown);

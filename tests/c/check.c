@@ -143,3 +143,33 @@ plan plan_for(const char *keys) {
 }
 
 llmem_input *last_plan_input(void) { return &plan_inputs[(plan_next + 63) % 64]; }
+
+/* The input a kept search layout stands for, applied by hand (the oracle beside core/search.c's). */
+llmem_input layout_input(const llmem_input *base, double gpus, const llmem_layout *l) {
+  llmem_input c = *base;
+  c.gpus = gpus;
+  c.engine = l->engine;
+  c.tp = l->tp;
+  c.pp = l->pp;
+  c.vpp = l->vpp;
+  c.cp = l->cp;
+  c.ep = l->ep;
+  c.etp = 1;
+  c.micro_batch = l->micro_batch;
+  c.grad_accum = l->grad_accum;
+  c.recompute = l->recompute;
+  c.recompute_layers = NAN;
+  c.fsdp_strategy = l->fsdp_strategy;
+  c.sequence_parallel = l->sequence_parallel;
+  c.pp_schedule = l->pp_schedule;
+  c.pp_first_stage_layers = NAN;
+  c.pp_last_stage_layers = NAN;
+  c.zero_stage = l->zero_stage;
+  c.distributed_optimizer = l->distributed_optimizer;
+  c.offload_optimizer = l->offload_optimizer;
+  c.offload_params = l->offload_params;
+  c.optimizer_dtype = l->optimizer_dtype;
+  if (!isnan(c.global_batch)) c.global_batch = l->dp * l->micro_batch * l->grad_accum;
+  if (l->rollout_tp > 0) c.rl_rollout_tp = l->rollout_tp;
+  return c;
+}

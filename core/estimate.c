@@ -78,7 +78,7 @@ void rank_counts(const stage_layout *st, llmem_rank_result *r) {
  * paged optimizer states in full (device_used_bytes clamps them at the
  * capacity, where paged ranks tie: the demand breaks the tie). */
 static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, rank_states *rs, llmem_rank_result *r,
-                                 timeline_sink *sink) {
+                                 timeline_sink *sink, double *host_bytes) {
   static stage_layout last_layout; /* the stage laid out before, with its states */
   static rank_states last_states;
   static plan last_plan;
@@ -97,7 +97,7 @@ static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, ra
   r->stage = s;
   r->peak_bound = 0, r->bound_stage = 0; /* walked (ranks are reused between estimates) */
   rank_counts(layout, r);
-  simulate_stage(pl, layout, rs, r, sink);
+  simulate_stage_host(pl, layout, rs, r, sink, host_bytes);
   return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
 }
 
@@ -227,13 +227,14 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     how[s] = blocks && first >= 0 ? STAGE_RESERVE_BOUND : STAGE_WALKED;
     /* stage 0 with the timeline: mostly the most loaded, then not walked again */
     timeline_sink *points = s == 0 ? sink : (blocks && how[s] == STAGE_WALKED ? points_sink(sink) : 0);
-    demand[s] = simulate_one_stage(how[s] ? &bound : &walk, s, &layout, &rs, r, points);
+    double offloaded = 0; /* host bytes of offloaded activations */
+    demand[s] = simulate_one_stage(how[s] ? &bound : &walk, s, &layout, &rs, r, points, &offloaded);
     keep_points(out, demand, s, points, sink, shown);
     if (blocks && !how[s]) walk.allocator_max_ops -= alloc_get_stats()->ops;
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
-    double host = rs.host_bytes + simulate_offloaded_host_bytes(pl, &layout, &rs, s);
+    double host = rs.host_bytes + offloaded;
     if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
     /* a bound's reserve must be the formula's, which follows the peak: not the allocator's */
@@ -247,7 +248,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     stage_layout layout;
     rank_states rs;
     timeline_sink *points = points_sink(sink);
-    demand[worst] = simulate_one_stage(&walk, worst, &layout, &rs, &out->ranks[worst], points);
+    demand[worst] = simulate_one_stage(&walk, worst, &layout, &rs, &out->ranks[worst], points, 0);
     keep_points(out, demand, worst, points, sink, shown);
     if (blocks) walk.allocator_max_ops -= alloc_get_stats()->ops;
     if (out->ranks[worst].peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes)
@@ -350,7 +351,7 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
     stage_layout layout;
     rank_states rs;
     llmem_rank_result rank;
-    double demand = simulate_one_stage(&pl, s, &layout, &rs, &rank, 0);
+    double demand = simulate_one_stage(&pl, s, &layout, &rs, &rank, 0, 0);
     if (s == 0 || more_loaded(&rank, demand, r.device_used_bytes, worst_demand)) {
       worst_demand = demand;
       r.peak_reserved_bytes = rank.peak_reserved_bytes;

@@ -227,11 +227,9 @@ int layer_mlp(const plan *pl, int layer);
 static inline int layer_kind(const plan *pl, int layer) {
   return layer_mixer(pl, layer) * LLMEM_LAYER_MLP_COUNT_ + layer_mlp(pl, layer);
 }
-/* Every layer is of one kind: no encoder, no per-layer patterns, no dense-first or every-n-th MoE. */
-static inline int plan_one_layer_kind(const plan *pl) {
-  return pl->encoder_layers == 0 && !pl->mixer_period && !pl->mlp_period &&
-         (!pl->moe || (pl->dense_layers == 0 && pl->layer_freq == 1));
-}
+/* Layers [first, first + n) by kind: how many of each (counts) and the first of each (first_at, -1: none),
+ * from one period of the kinds' pattern rather than a look-up per layer (arrays of LAYER_KIND_COUNT). */
+void layer_kind_counts(const plan *pl, int first, int n, int *counts, int *first_at);
 static inline int mixer_is_attention(int mixer) {
   return mixer == LLMEM_MIXER_FULL || mixer == LLMEM_MIXER_SLIDING || mixer == LLMEM_MIXER_CHUNKED ||
          mixer == LLMEM_MIXER_ENCODER;
@@ -319,6 +317,10 @@ typedef struct {
 void timeline_push(timeline_sink *s, const llmem_event *ev); /* one point; pairs merge when full */
 void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
                     timeline_sink *sink);
+/* The same, with the host memory its offloaded activations take (simulate_offloaded_host_bytes) from the walk's own
+ * schedule, not a second one. */
+void simulate_stage_host(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                         timeline_sink *sink, double *host_bytes);
 /* 1: every later middle stage with the same layers and states holds no more than this one (simulate.c) */
 int simulate_stage_bounds_later(const plan *pl, const stage_layout *st, const rank_states *rs, int stage);
 /* pinned host memory of offloaded activations at its most (training.activation_offload) */

@@ -54,24 +54,33 @@ static void add_layer(layer_params *sum, const layer_params *lp) {
   if (lp->largest_module_count > sum->largest_module_count) sum->largest_module_count = lp->largest_module_count;
 }
 
-/* The stage's decoder layers, each kind's count computed once. */
+/* `count` layers of one kind: the sums' fields times the count (the counts are whole, and whole sums below
+ * 2^53 are exact in any order: the per-layer sums' own bits), the largest alike. */
+static void add_layers(layer_params *sum, const layer_params *lp, int count) {
+  layer_params more = *lp;
+  more.matrix_count *= count, more.matrix_dims_count *= count, more.vector_count *= count;
+  more.expert_count *= count, more.expert_dims_count *= count, more.lora_count *= count;
+  more.quantizable_count *= count;
+  add_layer(sum, &more);
+}
+
+/* The stage's decoder layers by kind: each kind's count from one period of the pattern (layer_kind_counts),
+ * its parameters computed once. */
 static void stage_layers(const plan *pl, int stage, stage_layout *st) {
   int have[LAYER_KIND_COUNT] = {0};
   layer_params cached[LAYER_KIND_COUNT]; /* one count per layer kind (mixer x MLP) */
   for (int c = 0; c < (int)pl->vpp; c++) {
-    int first = 0;
+    int first = 0, counts[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT];
     int n = layout_stage_layers(pl, stage, c, &first);
     if (c == 0) st->first_layer = first;
-    for (int i = first; i < first + n; i++) {
-      int kind = layer_kind(pl, i);
-      if (!have[kind]) {
-        cached[kind] = layer_params_on_rank(pl, i);
-        have[kind] = 1;
-      }
-      add_layer(&st->layers, &cached[kind]);
-      st->layer_count++;
-      st->mixer_layer_count[layer_mixer(pl, i)]++;
-      st->moe_layer_count += layer_is_moe(pl, i);
+    layer_kind_counts(pl, first, n, counts, first_at);
+    for (int kind = 0; kind < LAYER_KIND_COUNT; kind++) {
+      if (!counts[kind]) continue;
+      if (!have[kind]) cached[kind] = layer_params_on_rank(pl, first_at[kind]), have[kind] = 1;
+      st->layer_count += counts[kind];
+      st->mixer_layer_count[kind / LLMEM_LAYER_MLP_COUNT_] += counts[kind];
+      if (kind % LLMEM_LAYER_MLP_COUNT_ == LLMEM_LMLP_MOE) st->moe_layer_count += counts[kind];
+      add_layers(&st->layers, &cached[kind], counts[kind]);
     }
   }
 }

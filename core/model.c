@@ -24,6 +24,35 @@ int layer_mlp(const plan *pl, int layer) {
 
 int layer_is_moe(const plan *pl, int layer) { return layer_mlp(pl, layer) == LLMEM_LMLP_MOE; }
 
+/* Layers [a, b) whose kind repeats every `period` layers: one period looked up, each kind counted by its repeats. */
+static void count_periodic(const plan *pl, int a, int b, long long period, int *counts, int *first_at) {
+  long long span = b - a < period ? b - a : period;
+  for (int i = a; i < a + span; i++) {
+    int k = layer_kind(pl, i);
+    counts[k] += (int)((b - 1 - i) / period) + 1;
+    if (first_at[k] < 0) first_at[k] = i;
+  }
+}
+
+static long long gcd_ll(long long a, long long b) { return b ? gcd_ll(b, a % b) : a; }
+
+void layer_kind_counts(const plan *pl, int first, int n, int *counts, int *first_at) {
+  for (int k = 0; k < LAYER_KIND_COUNT; k++) counts[k] = 0, first_at[k] = -1;
+  int end = first + n, enc = (int)pl->encoder_layers;
+  /* the encoder's layers are of one kind; the decoder's mixers repeat every mixer_period, its MLPs every
+   * mlp_period, else dense for the first dense_layers and then MoE every layer_freq (layer_mlp) */
+  int dense_end = enc + (!pl->mlp_period && pl->moe ? (int)pl->dense_layers : 0);
+  long long mixers = pl->mixer_period ? pl->mixer_period : 1;
+  long long mlps = pl->mlp_period ? pl->mlp_period : pl->moe ? (long long)pl->layer_freq : 1;
+  long long both = mixers / gcd_ll(mixers, mlps) * mlps;
+  int a = first, b = end < enc ? end : enc;
+  if (a < b) count_periodic(pl, a, b, 1, counts, first_at);
+  a = first > enc ? first : enc, b = end < dense_end ? end : dense_end;
+  if (a < b) count_periodic(pl, a, b, mixers, counts, first_at);
+  a = first > dense_end ? first : dense_end;
+  if (a < end) count_periodic(pl, a, end, both, counts, first_at);
+}
+
 
 /* Attention on one rank. TP splits heads; KV heads below tp are replicated
  * (docs/config.md: "kv_heads smaller than tp is valid ... replicated"). */
@@ -255,8 +284,12 @@ double lora_params_total(const plan *pl) {
   whole.tp = 1;
   whole.ep = 1;
   whole.etp = 1;
+  /* by kind: whole adapter counts sum exactly in any order (the per-layer sum's bits) */
+  int counts[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT];
+  layer_kind_counts(pl, 0, (int)pl->layers, counts, first_at);
   double n = 0;
-  for (int i = 0; i < (int)pl->layers; i++) n += layer_params_on_rank(&whole, i).lora_count;
+  for (int k = 0; k < LAYER_KIND_COUNT; k++)
+    if (counts[k]) n += counts[k] * layer_params_on_rank(&whole, first_at[k]).lora_count;
   return n + full_module_params(pl, embedding_params(pl), head_params(pl));
 }
 
@@ -264,14 +297,13 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
   int n = (int)pl->layers;
   /* each layer kind (mixer x MLP) counted once, times its layers */
   double kind_total[LAYER_KIND_COUNT], kind_active[LAYER_KIND_COUNT];
-  int kind_n[LAYER_KIND_COUNT] = {0};
-  for (int i = 0; i < n; i++) {
-    int k = layer_kind(pl, i);
-    if (kind_n[k]++ == 0) {
-      kind_total[k] = layer_params_total(pl, i, 0);
-      kind_active[k] = layer_params_total(pl, i, 1);
+  int kind_n[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT];
+  layer_kind_counts(pl, 0, n, kind_n, first_at);
+  for (int k = 0; k < LAYER_KIND_COUNT; k++)
+    if (kind_n[k]) {
+      kind_total[k] = layer_params_total(pl, first_at[k], 0);
+      kind_active[k] = layer_params_total(pl, first_at[k], 1);
     }
-  }
   double outer = embedding_params(pl) + head_params(pl) + pl->final_norm * pl->norm_width * pl->hidden;
   double t = 0, a = 0, frozen = 0;
   if (pl->encoder_layers > 0) /* the encoder's final norm, and each stack's relative position bias (T5) */

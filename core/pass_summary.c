@@ -491,12 +491,16 @@ static int exact_by_grain(const sim *S, const pass_summary *p) {
   return top + p->moved < 9007199254740992.0 * two_pow(k); /* 2^53 x 2^k */
 }
 
+/* x == floor(x) (NaN: no; infinities: yes) without floor, which x86-64 before SSE4.1 computes in software:
+ * below 2^52 in magnitude the conversion to an integer truncates exactly, at or above it every double is whole. */
+static int is_whole(double x) { return fabs(x) < 4503599627370496.0 ? x == (double)(int64_t)x : x == x; }
+
 /* The same, first for the common case: whole bytes below 2^53. */
 static int exact_from(const sim *S, const pass_summary *p) {
-  int whole = p->grain >= 0 && S->total == floor(S->total);
+  int whole = p->grain >= 0 && is_whole(S->total);
   double top = fabs(S->total);
   for (int x = 0; x < LLMEM_CAT_COUNT && whole; x++) {
-    whole = S->cat[x] == floor(S->cat[x]);
+    whole = is_whole(S->cat[x]);
     if (fabs(S->cat[x]) > top) top = fabs(S->cat[x]);
   }
   if (whole && top + p->moved < 9007199254740992.0) return 1;

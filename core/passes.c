@@ -153,18 +153,25 @@ static void live_amounts(stage_walk *W, int c) {
     if (u[x] != 0) W->in_flight_cats[c][W->in_flight_cat_count[c]++] = (unsigned char)x;
 }
 
-/* The layer kinds on the stage, each at its first layer; a stage of one kind looks none up per layer. */
+/* The layer kinds on the stage in the order the layers first show them, each at its first layer, from the
+ * kinds' counts over each chunk (layer_kind_counts: one period of the pattern, not a look-up per layer). */
 static void find_kinds(const stage_walk *W, stage_kinds *kinds) {
-  int one = plan_one_layer_kind(W->pl), seen[LAYER_KIND_COUNT] = {0};
+  int seen[LAYER_KIND_COUNT] = {0};
   kinds->count = 0;
-  for (int c = 0; c < W->v; c++)
-    for (int j = 0; j < W->chunk_layers[c] && !(one && kinds->count); j++) {
-      int kind = layer_kind(W->pl, W->first_global[c] + j);
-      if (seen[kind]) continue;
-      seen[kind] = 1;
-      kinds->kind[kinds->count] = kind, kinds->chunk[kinds->count] = c, kinds->offset[kinds->count] = j;
+  for (int c = 0; c < W->v; c++) {
+    int counts[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT];
+    layer_kind_counts(W->pl, W->first_global[c], W->chunk_layers[c], counts, first_at);
+    for (;;) { /* this chunk's new kinds, by their first layer */
+      int next = -1;
+      for (int k = 0; k < LAYER_KIND_COUNT; k++)
+        if (counts[k] && !seen[k] && (next < 0 || first_at[k] < first_at[next])) next = k;
+      if (next < 0) break;
+      seen[next] = 1;
+      kinds->kind[kinds->count] = next, kinds->chunk[kinds->count] = c;
+      kinds->offset[kinds->count] = first_at[next] - W->first_global[c];
       kinds->count++;
     }
+  }
 }
 
 static double offloaded_sum(const stage_walk *W, int chunk);

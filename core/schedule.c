@@ -102,10 +102,19 @@ static int queued_before(const schedule *s, int e, int c) {
   return c ? ones : n - ones + (e > r + 1 ? e - (r + 1) : 0);
 }
 
+/* The segment holding pass `index` (starts increase: add_seg skips empty ones). */
+static const sched_seg *seg_at(const schedule *s, int index) {
+  int lo = 0, hi = s->seg_count - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (s->seg[mid].start <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  return &s->seg[lo];
+}
+
 static sched_op v_op(const schedule *s, int index) {
-  int i = s->seg_count - 1;
-  while (s->seg[i].start > index) i--;
-  const sched_seg *g = &s->seg[i];
+  const sched_seg *g = seg_at(s, index);
   int local = index - g->start, copy = local / g->n, pos = local % g->n;
   int kind = g->kind[pos], c = g->chunk[pos], cls = seg_class(kind), k;
   if (kind == SEG_WQ) {
@@ -138,9 +147,7 @@ static void queue_run(const schedule *s, const sched_seg *g, int copy, int *leng
 }
 
 static void v_run(const schedule *s, int index, int *length, int *reps) {
-  int i = s->seg_count - 1;
-  while (s->seg[i].start > index) i--;
-  const sched_seg *g = &s->seg[i];
+  const sched_seg *g = seg_at(s, index);
   int local = index - g->start, queue = 0;
   for (int j = 0; j < g->n; j++) queue |= g->kind[j] == SEG_WQ;
   if (local % g->n) *length = 1, *reps = 1; /* inside a copy: pass by pass */

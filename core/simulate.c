@@ -382,12 +382,17 @@ static void allocator_first_step(stage_walk *W, schedule *sc, int full) {
   if (S1.held) hold_quant_inputs(W, &S1, 0);
 }
 
-void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
-                         timeline_sink *sink, int full, walk_check *check) {
+static double offloaded_host_peak(const stage_walk *W, const schedule *sc);
+
+/* host_bytes (may be NULL): the host memory offloaded activations take (simulate_offloaded_host_bytes), from
+ * the same stage walk and schedule. */
+static void stage_walk_run(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                           timeline_sink *sink, int full, walk_check *check, double *host_bytes) {
   static stage_walk W; /* large (per-chunk sums): off small stacks; the core is single-threaded */
   walk_init(&W, pl, st, rs, out->stage);
   schedule sc;
   schedule_init(&sc, pl, out->stage);
+  if (host_bytes) *host_bytes = pl->activation_offload ? offloaded_host_peak(&W, &sc) : 0;
   int blocks = pl->simulate_allocator && !pl->allocator_reserve_given && full != WALK_EVERY && !check;
   if (blocks) allocator_first_step(&W, &sc, full);
   sim S;
@@ -401,9 +406,19 @@ void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_stat
   finish_rank(&W, &S, out);
 }
 
+void simulate_stage_walk(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                         timeline_sink *sink, int full, walk_check *check) {
+  stage_walk_run(pl, st, rs, out, sink, full, check, 0);
+}
+
 void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
                     timeline_sink *sink) {
-  simulate_stage_walk(pl, st, rs, out, sink, 0, 0);
+  stage_walk_run(pl, st, rs, out, sink, 0, 0, 0);
+}
+
+void simulate_stage_host(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_rank_result *out,
+                         timeline_sink *sink, double *host_bytes) {
+  stage_walk_run(pl, st, rs, out, sink, 0, 0, host_bytes);
 }
 
 /* Host memory of offloaded activations: each forward moves the saved tensors
@@ -411,24 +426,19 @@ void simulate_stage(const plan *pl, const stage_layout *st, const rank_states *r
  * brings them back (torchtune training/_activation_offloading.py pack_tensor:
  * torch.empty_like(pin_memory=True); unpack frees it). The most the host holds
  * is at a pass boundary; a run's copies shift its boundaries by the same step. */
-double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
-  if (!pl->activation_offload) return 0;
-  static stage_walk W;
-  walk_init(&W, pl, st, rs, stage);
-  schedule sc;
-  schedule_init(&sc, pl, stage);
+static double offloaded_host_peak(const stage_walk *W, const schedule *sc) {
   double off[LLMEM_MAX_VPP], host = 0, peak = 0;
-  for (int c = 0; c < W.v; c++) off[c] = walk_offloaded_bytes(&W, c);
+  for (int c = 0; c < W->v; c++) off[c] = walk_offloaded_bytes(W, c);
   int index = 0;
-  while (index < sc.op_count) {
+  while (index < sc->op_count) {
     /* interleaved steady periods after the second repeat it (walk_schedule) */
-    if (sc.period_count > 2 && index == sc.period_begin + 2 * sc.period_ops)
-      index += (sc.period_count - 2) * sc.period_ops;
+    if (sc->period_count > 2 && index == sc->period_begin + 2 * sc->period_ops)
+      index += (sc->period_count - 2) * sc->period_ops;
     int length, reps;
-    schedule_run(&sc, index, &length, &reps);
+    schedule_run(sc, index, &length, &reps);
     double start = host, top = host;
     for (int i = 0; i < length; i++) {
-      sched_op o = schedule_op(&sc, index + i);
+      sched_op o = schedule_op(sc, index + i);
       if (o.split != SPLIT_W) host += o.backward ? -off[o.chunk] : off[o.chunk]; /* back for the I */
       top = max2(top, host);
     }
@@ -438,6 +448,15 @@ double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, con
     index += length * reps;
   }
   return peak;
+}
+
+double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
+  if (!pl->activation_offload) return 0;
+  static stage_walk W;
+  walk_init(&W, pl, st, rs, stage);
+  schedule sc;
+  schedule_init(&sc, pl, stage);
+  return offloaded_host_peak(&W, &sc);
 }
 
 /* The first virtual pass of every chunk, forward or backward: the latest. */

@@ -69,6 +69,63 @@ int main(void) {
     CHECK(disagree == 0, "shape %d: layout_same_layers disagrees on %d stage pairs", k, disagree);
   }
 
+  /* layer kinds counted from one period of their pattern (layer_kind_counts) agree with a look-up per
+   * layer, and a stage's parameter sums (by kind) are the per-layer sums' own bits, on tp 3 as well */
+  static const char *kind_shapes[] = {
+      "model.layers=60 model.layer_types=sliding,sliding,full model.sliding_window=1024 "
+      "model.mlp_types=dense,moe,moe,dense model.moe.experts=8 "
+      "parallel.engine=megatron parallel.gpus=4 parallel.pp=4 parallel.vpp=3 parallel.pp_schedule=interleaved "
+      "training.grad_accum=8",
+      "model.layers=40 model.moe.experts=8 model.moe.dense_layers=3 model.moe.layer_freq=3 parallel.engine=megatron "
+      "parallel.gpus=8 parallel.pp=8 parallel.pp_first_stage_layers=2 parallel.pp_last_stage_layers=8",
+      "model.layers=24 model.encoder_layers=8 model.tied_embeddings=true parallel.gpus=1",
+      "model.layers=30 model.hidden=1000 model.heads=12 model.kv_heads=12 model.head_dim=80 model.ffn_hidden=2100 "
+      "model.moe.expert_ffn_hidden=300 model.moe.experts=6 model.moe.dense_layers=1 model.moe.layer_freq=2 "
+      "parallel.engine=megatron parallel.gpus=6 "
+      "parallel.tp=3 parallel.pp=2 training.seq_len=3072 "
+      "training.finetune.method=lora"};
+  for (int k = 0; k < 4; k++) {
+    pl = plan_for(kind_shapes[k]);
+    int counts[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT], wrong = 0;
+    for (int from = 0; from < (int)pl.layers; from += 7)
+      for (int n = 0; from + n <= (int)pl.layers; n += 5) {
+        layer_kind_counts(&pl, from, n, counts, first_at);
+        for (int kind = 0; kind < LAYER_KIND_COUNT; kind++) {
+          int count = 0, at = -1;
+          for (int i = from + n - 1; i >= from; i--)
+            if (layer_kind(&pl, i) == kind) count++, at = i;
+          wrong += count != counts[kind] || at != first_at[kind];
+        }
+      }
+    CHECK(wrong == 0, "kind shape %d: %d kind counts differ from a look-up per layer", k, wrong);
+    for (int st = 0; st < (int)pl.pp; st++) {
+      stage_layout got;
+      layout_stage(&pl, st, &got);
+      layer_params sum = {0};
+      int layers = 0, moe = 0;
+      for (int c = 0; c < (int)pl.vpp; c++) {
+        int f, m = layout_stage_layers(&pl, st, c, &f);
+        for (int i = f; i < f + m; i++) {
+          layer_params lp = layer_params_on_rank(&pl, i);
+          sum.matrix_count += lp.matrix_count, sum.matrix_dims_count += lp.matrix_dims_count;
+          sum.vector_count += lp.vector_count, sum.expert_count += lp.expert_count;
+          sum.expert_dims_count += lp.expert_dims_count, sum.lora_count += lp.lora_count;
+          sum.quantizable_count += lp.quantizable_count;
+          layers++, moe += layer_is_moe(&pl, i);
+        }
+      }
+      CHECK(got.layers.matrix_count == sum.matrix_count && got.layers.vector_count == sum.vector_count &&
+                got.layers.expert_count == sum.expert_count && got.layers.lora_count == sum.lora_count &&
+                got.layers.matrix_dims_count == sum.matrix_dims_count &&
+                got.layers.expert_dims_count == sum.expert_dims_count &&
+                got.layers.quantizable_count == sum.quantizable_count && got.layer_count == layers &&
+                got.moe_layer_count == moe,
+            "kind shape %d stage %d: sums %.17g %.17g %.17g, per layer %.17g %.17g %.17g", k, st,
+            got.layers.matrix_count, got.layers.vector_count, got.layers.expert_count, sum.matrix_count,
+            sum.vector_count, sum.expert_count);
+    }
+  }
+
   /* DualPipe (deepseek-ai/DualPipe README @3da1bbe: "Parameter Per Device
    * 2x"; examples/example_dualpipe.py: rank r holds full_modules[r] and
    * full_modules[pp_size - 1 - r]): rank r holds 1F1B's stages r and

@@ -239,6 +239,24 @@ const SHAPE_NEUTRAL_SUFFIXES = [
   'mlx',
   'gguf',
 ];
+// Of those, the ones naming a pre-quantized checkpoint (AWQ, GPTQ, bitsandbytes, integer
+// weights): the shape matches, but the stored weights are not the compute dtype. FP8 releases
+// are left out: LLaMA-Factory loads them dequantized (FineGrainedFP8Config(dequantize=True),
+// src/llamafactory/model/model_utils/quantization.py, hiyouga/LLaMA-Factory@ff6d4d12).
+const QUANTIZED_SUFFIXES = new Set([
+  '-awq',
+  '-gptq',
+  '-gptq-int4',
+  '-gptq-int8',
+  '-int4',
+  '-int8',
+  '-bnb-4bit',
+  '-unsloth-bnb-4bit',
+  '-4bit',
+  '-8bit',
+]);
+/** bitsandbytes 4-bit checkpoints (Unsloth's "-bnb-4bit"): NF4 with double quantization, what qlora models. */
+export const BNB_4BIT_SUFFIXES = new Set(['-bnb-4bit', '-unsloth-bnb-4bit']);
 // longest first, so that "-fp8-dynamic" is one part, not "-fp8" and a leftover "-dynamic"
 const NEUTRAL = new RegExp(
   `-(${[...SHAPE_NEUTRAL_SUFFIXES].sort((a, b) => b.length - a.length).join('|')})(?=-|$)`,
@@ -278,6 +296,8 @@ for (const m of MODELS) {
 export interface ModelMatch {
   preset: string;
   ignored: string[];
+  /** the name part naming a pre-quantized checkpoint ("-awq", "-bnb-4bit", ...), if any */
+  quantized?: string;
 }
 
 /** The catalog preset of a Hugging Face model id or local path, matched by name through the
@@ -286,7 +306,8 @@ export interface ModelMatch {
 export function matchModelId(id: string): ModelMatch | undefined {
   const { key, dropped } = modelKey(id.trim().replace(/\/+$/, ''));
   const entry = BY_KEY.get(key);
-  return entry ? { preset: presetRef(entry), ignored: dropped } : undefined;
+  const quantized = dropped.find((p) => QUANTIZED_SUFFIXES.has(p));
+  return entry ? { preset: presetRef(entry), ignored: dropped, ...(quantized ? { quantized } : {}) } : undefined;
 }
 
 /** The catalog entry a model id or local path names, if its name matches one. */
@@ -313,6 +334,12 @@ export function applyModelId(d: Draft, key: string, id: unknown): void {
   d.set('model.preset', match.preset);
   const ignored = match.ignored.length ? ` (name matched without ${match.ignored.join(', ')})` : '';
   d.note(`${key} "${name}" -> model.preset ${match.preset}${ignored}`);
+  const q = match.quantized;
+  if (q && !(BNB_4BIT_SUFFIXES.has(q) && d.get('training.finetune.method') === 'qlora'))
+    d.skip(
+      key,
+      `"${q}" names a pre-quantized checkpoint: its quantized weights are not modelled (counted at the compute dtype); for a bitsandbytes 4-bit base set training.finetune.method qlora`,
+    );
 }
 
 // Module names of LoRA target lists (PEFT target_modules) -> config v1 lora_targets.

@@ -13,6 +13,7 @@ import {
   Draft,
   guard,
   ImportError,
+  isObject,
   int,
   num,
   oneOf,
@@ -101,6 +102,30 @@ export function importAxolotl(text: string, also?: string): ImportResult {
         case 'lora_modules_to_save':
           // PEFT modules_to_save (src/axolotl/loaders/adapter.py): a full trainable copy of each module
           if (adapter) applyFullModules(d, key, v);
+          else d.ignore(key);
+          break;
+        case 'lora_mlp_kernel':
+        case 'lora_qkv_kernel':
+        case 'lora_o_kernel':
+        case 'lora_embedding_kernel':
+          // src/axolotl/utils/schemas/config.py (axolotl-ai-cloud/axolotl 067b021c): LoRA_MLP / LoRA_QKV / LoRA_O autograd
+          // functions (src/axolotl/kernels/lora.py) that save their own tensors for backward, not PEFT's
+          if (v === true)
+            d.skip(
+              key,
+              "axolotl's LoRA autograd kernels save other tensors for backward than PEFT's layers; not modelled, counted as PEFT",
+            );
+          else d.ignore(key);
+          break;
+        case 'model_config':
+        case 'overrides_of_model_config':
+          // RemappedParameters (src/axolotl/utils/schemas/deprecated.py @067b021c): overrides of the base model's config.json
+          if (isObject(v) && Object.keys(v).length)
+            for (const k of Object.keys(v))
+              d.skip(
+                `${key}.${k}`,
+                "an override of the base model's config.json; the preset's shape is used; not applied",
+              );
           else d.ignore(key);
           break;
         case 'peft_use_dora':

@@ -19,13 +19,44 @@ import {
   type Obj,
 } from './common.js';
 
-/** torchtitan [model] name/flavor -> catalog preset (torchtitan/models/<name>/__init__.py flavors). */
+/** torchtitan [model] name/flavor -> catalog preset, keys spelt as torchtitan spells them: the flavor
+ * dicts of torchtitan/models/<name>/__init__.py (pytorch/torchtitan 238fa9953e4aec2a62582121564273d7cbb1e9f1);
+ * llama2: llama2_configs of torchtitan/models/llama/__init__.py (48713581, 2024-08). Flavors whose shape
+ * the catalog lacks (debugmodel*, llama4 17bx128e, ...) are left out: importing them is an error. */
 export const TORCHTITAN_FLAVORS: Record<string, Record<string, string>> = {
-  llama3: { '8b': 'llama-3.1-8b', '70b': 'llama-3.1-70b', '405b': 'llama-3.1-405b' },
-  llama2: { '7b': 'llama-2-7b', '13b': 'llama-2-13b', '70b': 'llama-2-70b' },
-  deepseek_v3: { '671b': 'deepseek-v3' },
-  qwen3: { '8b': 'qwen3-8b', '30b-a3b': 'qwen3-30b-a3b', '235b-a22b': 'qwen3-235b-a22b' },
+  llama3: {
+    '8B': 'llama-3.1-8b',
+    '8B_flex': 'llama-3.1-8b',
+    '8B_varlen': 'llama-3.1-8b',
+    '70B': 'llama-3.1-70b',
+    '405B': 'llama-3.1-405b',
+  },
+  llama2: { '7B': 'llama-2-7b', '13B': 'llama-2-13b', '70B': 'llama-2-70b' },
+  llama4: { '17bx16e': 'llama-4-scout-17b-16e', '17bx16e_irope': 'llama-4-scout-17b-16e' },
+  // 16B and 236B: the DeepSeek-V2-Lite and DeepSeek-V2 shapes (MLA, 64/160 experts, 2 shared, 1 dense layer)
+  deepseek_v3: { '16B': 'deepseek-v2-lite', '236B': 'deepseek-v2', '671B': 'deepseek-v3' },
+  qwen3: {
+    '0.6B': 'qwen3-0.6b',
+    '1.7B': 'qwen3-1.7b',
+    '4B': 'qwen3-4b',
+    '8B': 'qwen3-8b',
+    '14B': 'qwen3-14b',
+    '32B': 'qwen3-32b',
+    '30B-A3B': 'qwen3-30b-a3b',
+    '235B-A22B': 'qwen3-235b-a22b',
+  },
   gpt_oss: { '20b': 'gpt-oss-20b', '120b': 'gpt-oss-120b' },
+};
+// torchtitan's Llama 4 is the text decoder alone, every layer full causal attention; the _irope flavors
+// make every 4th layer NoPE full attention and the others chunked over 8192 tokens
+// (torchtitan/models/llama4/model/model.py, args.py every_n_layers_nope, fixed_attn_block_size @238fa995)
+const FLAVOR_MODEL_KEYS: Record<string, Record<string, Json>> = {
+  'llama4 17bx16e': { 'model.vision': null, 'model.layer_types': null, 'model.attention_chunk': null },
+  'llama4 17bx16e_irope': {
+    'model.vision': null,
+    'model.layer_types': ['chunked', 'chunked', 'chunked', 'full'],
+    'model.attention_chunk': 8192,
+  },
 };
 const SCHEDULES: Record<string, [string, number]> = {
   '1f1b': ['1f1b', 1],
@@ -103,7 +134,6 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
       p.data_parallel_shard_degree = training.data_parallel_degree;
 
     // [model]
-    let layers: number | undefined;
     for (const [k, v] of Object.entries(model)) {
       if (k === 'name' || k === 'flavor') continue;
       if (k === 'converters') {
@@ -113,20 +143,33 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         }
       } else d.ignore(`[model] ${k}`);
     }
-    if (model.name !== undefined) {
-      const name = str(model.name, '[model] name');
-      const flavor = model.flavor === undefined ? undefined : str(model.flavor, '[model] flavor');
-      const preset = flavor ? TORCHTITAN_FLAVORS[name]?.[flavor.toLowerCase()] : undefined;
-      if (preset) {
-        d.set('model.preset', preset);
-        d.note(`[model] ${name} ${flavor} -> model.preset ${preset}`);
-        layers = findModel(preset)?.model.layers as number | undefined;
-      } else
-        d.skip(
-          '[model] flavor',
-          `${name} ${flavor ?? '(no flavor)'} is not in the model catalog; set the model yourself`,
-        );
+    // job_config.py's defaults: name "llama3", flavor "debugmodel" (a test model no preset describes);
+    // an unknown model is an error, raised after the other keys are checked
+    const name = model.name === undefined ? 'llama3' : str(model.name, '[model] name');
+    const flavor = model.flavor === undefined ? 'debugmodel' : str(model.flavor, '[model] flavor');
+    const flavors = TORCHTITAN_FLAVORS[name] ?? {};
+    const known = Object.keys(flavors).find((f) => f.toLowerCase() === flavor.toLowerCase());
+    const unknownModel = !TORCHTITAN_FLAVORS[name]
+      ? new ImportError(
+          '[model] name',
+          `[model] name: "${name}" is not a torchtitan model llmem knows (known: ${Object.keys(TORCHTITAN_FLAVORS).join(' | ')}); choose model.preset yourself`,
+        )
+      : !known
+        ? new ImportError(
+            '[model] flavor',
+            `[model] flavor: ${name} "${flavor}" is not in the model catalog (known ${name} flavors: ${Object.keys(flavors).join(' | ')}); choose model.preset yourself`,
+          )
+        : undefined;
+    const preset = known ? flavors[known] : undefined;
+    const modelKeys = FLAVOR_MODEL_KEYS[`${name} ${known}`];
+    if (preset) {
+      d.set('model.preset', preset);
+      for (const [k, v] of Object.entries(modelKeys ?? {})) d.set(k, v);
+      d.note(
+        `[model] ${name} ${flavor} -> model.preset ${preset}${modelKeys ? ' (text decoder only, its attention as the flavor sets it)' : ''}`,
+      );
     }
+    const layers = preset ? (findModel(preset)?.model.layers as number | undefined) : undefined;
 
     // [parallelism]
     const deg = (k: string, min = 1) => (p[k] === undefined ? 1 : int(p[k], k, min));
@@ -369,6 +412,7 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
       else if (name === 'mx') d.skip('[mx]', 'MXFP8 training is not modelled');
       else d.skip(isObject(v) ? `[${name}]` : name, 'not a known torchtitan section; not applied');
     }
+    if (unknownModel) throw unknownModel;
     return d.result();
   });
 }

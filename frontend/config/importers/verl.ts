@@ -5,6 +5,9 @@
 // (volcengine/verl at b178a3cd56f58b2d502255daba591e92833930a7); Hydra interpolations
 // (${a.b}, ${oc.select:a.b,default}, ${.sibling}) are resolved, others reported. The stack is
 // runtime.framework verl (core/profiles.def: flash-attn's cross-entropy for the log-probabilities).
+// A script launched with --config-name=ppo_megatron_trainer (or a YAML over it) trains with verl's
+// Megatron workers: defaults from verl/trainer/config/_generated_ppo_megatron_trainer.yaml and
+// verl/workers/megatron_workers.py at b178a3cd.
 import type { Json } from '../../../wasm/llmem.js';
 import {
   applyLoraTargets,
@@ -104,6 +107,52 @@ const DEFAULTS: Record<string, Json> = {
   'reward_model.model.fsdp_config.param_offload': false,
 };
 
+const AM = `${A}.megatron`;
+const REFM = `${REF}.megatron`;
+const OTC = `${AM}.override_transformer_config`;
+const OOC = `${A}.optim.override_optimizer_config`;
+const LAYOUT = [
+  'tensor_model_parallel_size',
+  'pipeline_model_parallel_size',
+  'virtual_pipeline_model_parallel_size',
+  'context_parallel_size',
+  'expert_model_parallel_size',
+  'expert_tensor_parallel_size',
+];
+// Under ppo_megatron_trainer (_generated_ppo_megatron_trainer.yaml at b178a3cd): the keys that differ.
+const MEGATRON_DEFAULTS: Record<string, Json> = {
+  [`${A}.strategy`]: 'megatron',
+  [`${AM}.param_offload`]: false,
+  [`${AM}.grad_offload`]: false,
+  [`${AM}.optimizer_offload`]: false,
+  [`${AM}.tensor_model_parallel_size`]: 1,
+  [`${AM}.expert_model_parallel_size`]: 1,
+  [`${AM}.expert_tensor_parallel_size`]: null,
+  [`${AM}.pipeline_model_parallel_size`]: 1,
+  [`${AM}.virtual_pipeline_model_parallel_size`]: null,
+  [`${AM}.context_parallel_size`]: 1,
+  [`${AM}.sequence_parallel`]: true,
+  [`${AM}.use_distributed_optimizer`]: true,
+  [`${AM}.use_remove_padding`]: true,
+  [`${AM}.dtype`]: 'bfloat16',
+  [`${OTC}.recompute_granularity`]: null,
+  [`${OTC}.recompute_modules`]: ['core_attn'],
+  [`${OTC}.recompute_method`]: null,
+  [`${OTC}.recompute_num_layers`]: null,
+  [`${OTC}.attention_backend`]: 'flash',
+  [`${OTC}.num_layers_in_first_pipeline_stage`]: null,
+  [`${OTC}.num_layers_in_last_pipeline_stage`]: null,
+  [`${OOC}.optimizer_cpu_offload`]: false,
+  [`${OOC}.optimizer_offload_fraction`]: 1,
+  [`${REFM}.param_offload`]: I(`oc.select:${AM}.param_offload,False`),
+  ...Object.fromEntries(LAYOUT.map((k) => [`${REFM}.${k}`, I(`oc.select:${AM}.${k},null`)])),
+  'critic.megatron.param_offload': false,
+  'critic.megatron.optimizer_offload': false,
+};
+
+// --recompute-modules choices (megatron/training/arguments.py), as training.recompute_modules names them
+const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'mla_up_proj'] as const;
+
 // algorithm.adv_estimator (verl/trainer/ppo/core_algos.py AdvantageEstimator) -> rl.algorithm:
 // only gae trains a critic; the others differ in how advantages are formed, not in what is held.
 const ESTIMATORS: Record<string, string> = {
@@ -131,7 +180,8 @@ const APPROXIMATE = new Set([
 ]);
 
 /** The mapping: each verl key read and what it sets (apply runs in table order). */
-const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
+// fsdp: read by the FSDP workers only; under the megatron strategy the keys, if given, are reported.
+const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => void }[] = [
   { keys: [`${M}.path`], to: 'model.preset', apply: modelPath },
   {
     keys: ['algorithm.adv_estimator', 'critic.enable'],
@@ -163,15 +213,20 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
   },
   {
     keys: [`${A}.strategy`],
-    to: 'parallel.engine (fsdp fsdp1, fsdp2 fsdp2)',
-    apply: ({ d, get }) => {
+    to: 'parallel.engine (fsdp fsdp1, fsdp2 fsdp2; megatron megatron, with --config-name=ppo_megatron_trainer)',
+    apply: ({ d, get, megatron }) => {
       const s = oneOf(get(`${A}.strategy`), `${A}.strategy`, ['fsdp', 'fsdp2', 'megatron'] as const);
-      if (s === 'megatron')
+      if (megatron && s !== 'megatron')
         throw new ImportError(
           `${A}.strategy`,
-          `${A}.strategy: megatron (verl's Megatron workers: TP/PP/EP layouts) is not read; fsdp and fsdp2 are (import the Megatron layout with llmem import megatron)`,
+          `${A}.strategy: ${s} under --config-name=ppo_megatron_trainer (its actor has megatron.*, no fsdp_config) (allowed: megatron)`,
         );
-      d.set('parallel.engine', s === 'fsdp' ? 'fsdp1' : 'fsdp2');
+      if (!megatron && s === 'megatron')
+        throw new ImportError(
+          `${A}.strategy`,
+          `${A}.strategy: megatron needs --config-name=ppo_megatron_trainer (verl's Megatron workers read actor.megatron.*, which ppo_trainer lacks) (allowed with ppo_trainer: fsdp | fsdp2)`,
+        );
+      d.set('parallel.engine', s === 'fsdp' ? 'fsdp1' : s === 'fsdp2' ? 'fsdp2' : 'megatron');
     },
   },
   {
@@ -255,9 +310,154 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
     },
   },
   {
-    keys: [`${M}.use_remove_padding`],
-    to: 'rl.remove_padding',
-    apply: (c) => c.d.set('rl.remove_padding', c.bool(`${M}.use_remove_padding`)),
+    keys: [`${M}.use_remove_padding`, `${AM}.use_remove_padding`],
+    to: 'rl.remove_padding (megatron: actor.megatron.use_remove_padding, the thd format of megatron_actor.py)',
+    apply: (c) => {
+      if (!c.megatron) return c.d.set('rl.remove_padding', c.bool(`${M}.use_remove_padding`));
+      c.d.set('rl.remove_padding', c.bool(`${AM}.use_remove_padding`));
+      if (c.given(`${M}.use_remove_padding`))
+        c.d.skip(`${M}.use_remove_padding`, 'the megatron actor reads actor.megatron.use_remove_padding; not applied');
+    },
+  },
+  {
+    keys: [
+      ...LAYOUT.map((k) => `${AM}.${k}`),
+      `${AM}.sequence_parallel`,
+      `${AM}.use_distributed_optimizer`,
+      `${OTC}.num_layers_in_first_pipeline_stage`,
+      `${OTC}.num_layers_in_last_pipeline_stage`,
+    ],
+    to: 'parallel.{tp,pp,vpp,cp,ep,etp,sequence_parallel,distributed_optimizer,pp_first_stage_layers,pp_last_stage_layers} (megatron)',
+    apply: (c) => {
+      if (!c.megatron) return;
+      const size = (k: string, to: string) => {
+        const v = c.get(`${AM}.${k}`);
+        if (v !== null && v !== undefined) c.d.set(to, int(v, `${AM}.${k}`));
+      };
+      size('tensor_model_parallel_size', 'parallel.tp');
+      size('pipeline_model_parallel_size', 'parallel.pp');
+      size('virtual_pipeline_model_parallel_size', 'parallel.vpp');
+      size('context_parallel_size', 'parallel.cp');
+      size('expert_model_parallel_size', 'parallel.ep');
+      // null: Megatron-Core takes the TP size (megatron/core/parallel_state.py initialize_model_parallel)
+      size('expert_tensor_parallel_size', 'parallel.etp');
+      if (c.get(`${AM}.expert_tensor_parallel_size`) == null) c.d.set('parallel.etp', c.d.get('parallel.tp') as number);
+      if ((c.d.get('parallel.vpp') as number) > 1) c.d.set('parallel.pp_schedule', 'interleaved');
+      c.d.set('parallel.sequence_parallel', c.bool(`${AM}.sequence_parallel`));
+      c.d.set('parallel.distributed_optimizer', c.bool(`${AM}.use_distributed_optimizer`));
+      const first = c.get(`${OTC}.num_layers_in_first_pipeline_stage`);
+      const last = c.get(`${OTC}.num_layers_in_last_pipeline_stage`);
+      if (first != null)
+        c.d.set('parallel.pp_first_stage_layers', int(first, `${OTC}.num_layers_in_first_pipeline_stage`, 0));
+      if (last != null)
+        c.d.set('parallel.pp_last_stage_layers', int(last, `${OTC}.num_layers_in_last_pipeline_stage`, 0));
+    },
+  },
+  {
+    keys: [`${AM}.param_offload`, `${AM}.optimizer_offload`, `${AM}.grad_offload`],
+    to: 'rl.actor.param_offload, rl.actor.optimizer_offload (megatron; grad_offload: the grad buffers go with param_offload)',
+    apply: (c) => {
+      if (!c.megatron) return;
+      c.d.set('rl.actor.param_offload', c.bool(`${AM}.param_offload`));
+      c.d.set('rl.actor.optimizer_offload', c.bool(`${AM}.optimizer_offload`));
+      // megatron_workers.py sets _is_offload_grad and never reads it; offload_megatron_model_to_cpu
+      // (verl/utils/megatron_utils.py) frees the grad buffers with the parameters
+      if (c.bool(`${AM}.grad_offload`) && !c.bool(`${AM}.param_offload`))
+        c.d.skip(
+          `${AM}.grad_offload`,
+          'without param_offload verl offloads no gradients (the flag is not read); not applied',
+        );
+    },
+  },
+  {
+    keys: [`${AM}.dtype`],
+    to: 'training.dtype, training.master_weights true (megatron: bf16/fp16 params, fp32 main params in the optimizer)',
+    apply: (c) => {
+      if (!c.megatron) return;
+      c.d.set('training.dtype', torchDtype(c.get(`${AM}.dtype`), `${AM}.dtype`));
+      // megatron_workers.py: tf_config.bf16/fp16 from the dtype; Megatron's mixed-precision optimizer keeps fp32 main params
+      c.d.set('training.master_weights', true);
+    },
+  },
+  {
+    keys: [
+      `${OTC}.recompute_granularity`,
+      `${OTC}.recompute_method`,
+      `${OTC}.recompute_num_layers`,
+      `${OTC}.recompute_modules`,
+    ],
+    to: 'training.recompute, recompute_layers, recompute_modules (megatron; null granularity: none)',
+    apply: (c) => {
+      if (!c.megatron) return;
+      const gran = c.get(`${OTC}.recompute_granularity`);
+      if (gran === null || gran === undefined) return c.d.set('training.recompute', 'none');
+      const g = oneOf(gran, `${OTC}.recompute_granularity`, ['full', 'selective'] as const);
+      c.d.set('training.recompute', g);
+      if (g === 'selective') {
+        const mods = c.get(`${OTC}.recompute_modules`);
+        const list = Array.isArray(mods) ? mods : [mods];
+        c.d.set(
+          'training.recompute_modules',
+          list.map((m) => oneOf(m, `${OTC}.recompute_modules`, RECOMPUTE_MODULES)),
+        );
+        return;
+      }
+      const method = c.get(`${OTC}.recompute_method`);
+      const count = c.get(`${OTC}.recompute_num_layers`);
+      if (method === null || method === undefined || count === null || count === undefined) return;
+      const m = oneOf(method, `${OTC}.recompute_method`, ['uniform', 'block'] as const);
+      const n = int(count, `${OTC}.recompute_num_layers`, 0);
+      if (m === 'block') c.d.set('training.recompute_layers', n);
+      else if (n > 1)
+        c.d.skip(
+          `${OTC}.recompute_method`,
+          `uniform, recompute_num_layers ${n}: every layer recomputed (checkpoints every ${n} layers not modelled)`,
+        );
+    },
+  },
+  {
+    keys: [`${OTC}.attention_backend`],
+    to: '(flash, fused, auto: the fused attention llmem counts; others reported)',
+    apply: (c) => {
+      if (!c.megatron) return;
+      const b = oneOf(c.get(`${OTC}.attention_backend`), `${OTC}.attention_backend`, [
+        'flash',
+        'fused',
+        'unfused',
+        'local',
+        'auto',
+      ] as const);
+      if (b === 'unfused' || b === 'local')
+        c.d.skip(`${OTC}.attention_backend`, `${b}: the attention scores it materialises are not modelled`);
+    },
+  },
+  {
+    keys: [`${OOC}.optimizer_cpu_offload`, `${OOC}.optimizer_offload_fraction`],
+    to: 'parallel.offload_optimizer cpu (Megatron HybridDeviceOptimizer, fraction 1)',
+    apply: (c) => {
+      if (!c.megatron || !c.bool(`${OOC}.optimizer_cpu_offload`)) return;
+      const fraction = num(c.get(`${OOC}.optimizer_offload_fraction`), `${OOC}.optimizer_offload_fraction`, 0);
+      if (fraction === 1) c.d.set('parallel.offload_optimizer', 'cpu');
+      else
+        c.d.skip(
+          `${OOC}.optimizer_offload_fraction`,
+          `${fraction}: a part of the optimizer on the CPU is not modelled; not applied`,
+        );
+    },
+  },
+  {
+    keys: [`${REFM}.param_offload`, ...LAYOUT.map((k) => `${REFM}.${k}`)],
+    to: "rl.reference.param_offload (megatron); the reference's layout: the actor's, reported when it differs",
+    apply: (c) => {
+      if (!c.megatron) return;
+      c.d.set('rl.reference.param_offload', c.bool(`${REFM}.param_offload`));
+      for (const k of LAYOUT)
+        if (c.get(`${REFM}.${k}`) !== c.get(`${AM}.${k}`))
+          c.d.skip(
+            `${REFM}.${k}`,
+            `${String(c.get(`${REFM}.${k}`))}: llmem counts the reference with the actor's layout`,
+          );
+    },
   },
   {
     keys: [`${R}.n`],
@@ -340,6 +540,7 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
   {
     keys: [`${A}.fsdp_config.param_offload`, `${A}.fsdp_config.optimizer_offload`],
     to: 'rl.actor.param_offload, rl.actor.optimizer_offload',
+    fsdp: true,
     apply: (c) => {
       c.d.set('rl.actor.param_offload', c.bool(`${A}.fsdp_config.param_offload`));
       c.d.set('rl.actor.optimizer_offload', c.bool(`${A}.fsdp_config.optimizer_offload`));
@@ -348,6 +549,7 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
   {
     keys: [`${A}.fsdp_config.offload_policy`],
     to: 'parallel.offload_params cpu, parallel.offload_optimizer cpu (FSDP2 CPUOffloadPolicy)',
+    fsdp: true,
     apply: (c) => {
       if (!c.bool(`${A}.fsdp_config.offload_policy`)) return;
       if (c.d.get('parallel.engine') !== 'fsdp2') {
@@ -360,11 +562,13 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
   },
   {
     keys: [`${A}.fsdp_config.reshard_after_forward`],
+    fsdp: true,
     to: 'parallel.reshard_after_forward',
     apply: (c) => c.d.set('parallel.reshard_after_forward', c.bool(`${A}.fsdp_config.reshard_after_forward`)),
   },
   {
     keys: [`${A}.fsdp_config.fsdp_size`],
+    fsdp: true,
     to: 'parallel.fsdp_strategy hybrid_shard, parallel.fsdp_shard_size (0 < fsdp_size < GPUs)',
     apply: ({ d, get }) => {
       const size = int(get(`${A}.fsdp_config.fsdp_size`), `${A}.fsdp_config.fsdp_size`, -1);
@@ -379,6 +583,7 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
   },
   {
     keys: [`${A}.fsdp_config.model_dtype`, `${A}.fsdp_config.dtype`],
+    fsdp: true,
     to: 'training.master_weights (model_dtype fp32), training.dtype (the compute dtype)',
     apply: ({ d, get }) => {
       d.set('training.dtype', torchDtype(get(`${A}.fsdp_config.dtype`), `${A}.fsdp_config.dtype`));
@@ -391,6 +596,7 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
   {
     keys: [`${A}.ulysses_sequence_parallel_size`],
     to: 'parallel.cp (Ulysses: the sequence split over the group)',
+    fsdp: true,
     apply: ({ d, get }) => {
       const sp = int(get(`${A}.ulysses_sequence_parallel_size`), `${A}.ulysses_sequence_parallel_size`);
       if (sp > 1) applyDegree(d, `${A}.ulysses_sequence_parallel_size`, 'parallel.cp', sp);
@@ -413,11 +619,13 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
   {
     keys: [`${REF}.fsdp_config.param_offload`],
     to: 'rl.reference.param_offload',
+    fsdp: true,
     apply: (c) => c.d.set('rl.reference.param_offload', c.bool(`${REF}.fsdp_config.param_offload`)),
   },
   {
     keys: [`${M}.enable_gradient_checkpointing`, `${M}.enable_activation_offload`],
     to: 'training.recompute full | none; training.activation_offload',
+    fsdp: true,
     apply: (c) => {
       c.d.set('training.recompute', c.bool(`${M}.enable_gradient_checkpointing`) ? 'full' : 'none');
       if (c.bool(`${M}.enable_activation_offload`)) c.d.set('training.activation_offload', true);
@@ -455,6 +663,8 @@ const MAPPING: { keys: string[]; to: string; apply: (c: Ctx) => void }[] = [
       'critic.model.path',
       'critic.model.fsdp_config.param_offload',
       'critic.model.fsdp_config.optimizer_offload',
+      'critic.megatron.param_offload',
+      'critic.megatron.optimizer_offload',
       'critic.use_dynamic_bsz',
       'critic.ppo_max_token_len_per_gpu',
       'critic.ppo_micro_batch_size_per_gpu',
@@ -514,6 +724,9 @@ const IGNORED = [
   /^critic\.model\.(tokenizer_path|override_config.*|external_lib|trust_remote_code|use_shm|lora_alpha|target_modules|enable_activation_offload|tiled_mlp\..*)$/,
   /^critic\.model\.fsdp_config\.(wrap_policy\..*|offload_policy|reshard_after_forward|fsdp_size|forward_prefetch|model_dtype|use_orig_params|seed|full_determinism|ulysses_sequence_parallel_size|entropy_from_logits_with_chunking|use_torch_compile|entropy_checkpointing|forward_only|strategy|dtype)$/,
   /^reward_model\.(enable_resource_pool|n_gpus_per_node|nnodes|strategy|micro_batch_size.*|max_length|use_dynamic_bsz|forward_max_token_len_per_gpu|reward_manager|reward_loop_.*|launch_reward_fn_async|sandbox_fusion\..*|ulysses_sequence_parallel_size|num_workers|rollout\..*)$/,
+  /^(actor_rollout_ref\.(actor|ref)|critic|reward_model)\.megatron\.(use_mbridge|vanilla_mbridge|use_dist_checkpointing|dist_checkpointing_path|dist_checkpointing_prefix|seed|forward_only)$/,
+  /^actor_rollout_ref\.ref\.megatron\.(grad_offload|optimizer_offload|sequence_parallel|use_distributed_optimizer|use_remove_padding|dtype|override_transformer_config\..*)$/,
+  /^actor_rollout_ref\.actor\.optim\.override_optimizer_config\.overlap_cpu_optimizer_d2h_h2d$/,
   /^reward_model\.model\.(input_tokenizer|external_lib|trust_remote_code|override_config.*|use_shm|use_remove_padding|use_fused_kernels|fsdp_config\.(wrap_policy\..*|reshard_after_forward|fsdp_size|forward_prefetch))$/,
 ];
 
@@ -525,13 +738,30 @@ const NOT_MODELLED: Record<string, string> = {
   'critic.model.lora_rank': 'a LoRA critic is not modelled: counted in full',
 };
 
+// Megatron config overrides that may change memory and are not mapped: reported (checked before IGNORED).
+const MEGATRON_NOT_MAPPED: [RegExp, string][] = [
+  [/\.megatron\.override_transformer_config\./, 'a Megatron TransformerConfig override llmem does not map'],
+  [/\.megatron\.override_ddp_config\./, 'a Megatron DDP config override (gradient buffers) llmem does not map'],
+  [/\.megatron\.override_mcore_model_config\./, 'a Megatron model config override llmem does not map'],
+  [
+    /\.optim\.override_optimizer_config\.(?!overlap_cpu_optimizer_d2h_h2d$)/,
+    'a Megatron optimizer config override llmem does not map',
+  ],
+  [/^critic\.megatron\./, "llmem counts the critic with the actor's layout"],
+  [/^reward_model\.megatron\./, "llmem counts the reward model with the actor's layout and offload"],
+];
+
 interface Ctx {
   d: Draft;
+  /** launched with --config-name=ppo_megatron_trainer (or a YAML over it): verl's Megatron workers */
+  megatron: boolean;
   /** the value a key has: the file's (or an override's), else verl's default, interpolations resolved */
   get: (path: string) => Json | undefined;
   bool: (path: string) => boolean;
   /** whether the file (or an override) gives the key */
   given: (path: string) => boolean;
+  /** keys whose value is a shell variable the script leaves unset, with the text */
+  placeholders: Map<string, string>;
   options: { worldSize?: number };
 }
 
@@ -556,6 +786,23 @@ function perGpu(c: Ctx, globalKey: string): number | undefined {
 }
 
 function modelPath(c: Ctx): void {
+  const raw = c.placeholders.get(`${M}.path`);
+  if (raw !== undefined) {
+    // "$HOME/models/Qwen2.5-3B-Instruct": the name part is the model; "${MODEL_PATH}" names none
+    const name =
+      raw
+        .replace(/^["']|["']$/g, '')
+        .split('/')
+        .pop() ?? '';
+    if (name.includes('$') || name === '')
+      throw new ImportError(
+        `${M}.path`,
+        `${M}.path: ${raw} is a shell variable the script leaves unset; give the model id (a Hugging Face id the catalog matches) or choose model.preset`,
+      );
+    c.d.note(`${M}.path ${raw}: its directory is a shell variable; the model read from its name ${name}`);
+    applyModelId(c.d, `${M}.path`, name);
+    return;
+  }
   if (c.given(`${M}.path`)) applyModelId(c.d, `${M}.path`, c.get(`${M}.path`));
   else c.d.note(`${M}.path not given: verl's placeholder default; the model preset is left as it is`);
 }
@@ -578,8 +825,9 @@ function critic(c: Ctx): void {
   if (c.d.get('rl.algorithm') !== 'ppo') return;
   const { d } = c;
   if (c.given('critic.model.path')) applySecondModel(d, 'critic', 'critic.model.path', c.get('critic.model.path'));
-  d.set('rl.critic.param_offload', c.bool('critic.model.fsdp_config.param_offload'));
-  d.set('rl.critic.optimizer_offload', c.bool('critic.model.fsdp_config.optimizer_offload'));
+  const offload = c.megatron ? 'critic.megatron' : 'critic.model.fsdp_config';
+  d.set('rl.critic.param_offload', c.bool(`${offload}.param_offload`));
+  d.set('rl.critic.optimizer_offload', c.bool(`${offload}.optimizer_offload`));
   if (c.bool('critic.use_dynamic_bsz'))
     d.set(
       'rl.critic.max_tokens_per_gpu',
@@ -592,7 +840,7 @@ function critic(c: Ctx): void {
       'critic.ppo_micro_batch_size_per_gpu',
       `${micro}: llmem counts the critic with the actor's micro-batch (${String(actor)})`,
     );
-  if (c.bool('critic.model.enable_gradient_checkpointing') !== (d.get('training.recompute') === 'full'))
+  if (!c.megatron && c.bool('critic.model.enable_gradient_checkpointing') !== (d.get('training.recompute') === 'full'))
     d.skip('critic.model.enable_gradient_checkpointing', "llmem counts the critic with the actor's recompute setting");
   if (c.bool('critic.model.use_remove_padding') !== d.get('rl.remove_padding'))
     d.skip('critic.model.use_remove_padding', "llmem counts the critic with the actor's padding (rl.remove_padding)");
@@ -624,7 +872,10 @@ const HYDRA_SECTIONS =
   /^(actor_rollout_ref|critic|reward_model|data|algorithm|trainer|custom_reward_function|reward_manager|global_profiler|ray_kwargs|transfer_queue)\./;
 
 /** The key=value overrides of the script's verl.trainer.main_ppo command. */
-function scriptSource(text: string, d: Draft): Map<string, Json> {
+function scriptSource(
+  text: string,
+  d: Draft,
+): { src: Map<string, Json>; megatron: boolean; placeholders: Map<string, string> } {
   const isVerl = (w: string[]) => w.some((x) => /verl[./]trainer[./]main_\w+/.test(x));
   const { argv, run } = launchCommand(text, isVerl);
   if (!argv)
@@ -637,7 +888,30 @@ function scriptSource(text: string, d: Draft): Map<string, Json> {
   if (!/main_ppo/.test(main))
     d.note(`${main}: read as main_ppo's config (the same actor_rollout_ref / critic / data keys)`);
   const src = new Map<string, Json>();
-  for (const w of argv.slice(argv.indexOf(main) + 1)) {
+  const placeholders = new Map<string, string>();
+  const args = argv.slice(argv.indexOf(main) + 1);
+  let megatron = false;
+  for (const [i, w] of args.entries()) {
+    // Hydra's --config-name / -cn picks the trainer config (verl/trainer/main_ppo.py: config_name="ppo_trainer")
+    const cn = /^(?:--config-name|-cn)(?:=(.*))?$/.exec(w);
+    if (cn) {
+      const name = (cn[1] ?? args[i + 1] ?? '').replace(/\.yaml$/, '');
+      const allowed = ['ppo_trainer', 'ppo_megatron_trainer'];
+      if (!allowed.includes(name))
+        throw new ImportError(
+          '--config-name',
+          `--config-name: "${name}" is not a verl trainer config llmem reads (allowed: ${allowed.join(' | ')})`,
+        );
+      megatron = name === 'ppo_megatron_trainer';
+      d.note(
+        `--config-name ${name}: ${megatron ? "verl's Megatron workers (parallel.engine megatron)" : "verl's FSDP workers"}`,
+      );
+      continue;
+    }
+    if (/^(--config-path|--config-dir|-cp|-cd)(=|$)/.test(w)) {
+      d.ignore(w);
+      continue;
+    }
     const m = /^(~|\+\+|\+)?([A-Za-z_][\w.@-]*)(?:=(.*))?$/s.exec(w);
     if (!m) continue;
     const key = m[2];
@@ -652,33 +926,36 @@ function scriptSource(text: string, d: Draft): Map<string, Json> {
       continue;
     }
     if (m[3].includes('$')) {
-      if (IGNORED.some((re) => re.test(key))) d.ignore(key);
+      if (key === `${M}.path`) placeholders.set(key, m[3]);
+      else if (IGNORED.some((re) => re.test(key))) d.ignore(key);
       else d.skip(key, `its value ${m[3]} is not set in the file; not applied`);
       continue;
     }
     src.set(key, overrideValue(m[3], key));
   }
-  return src;
+  return { src, megatron, placeholders };
 }
 
 /** A YAML config: the whole tree (leaves); `defaults:` other than ppo_trainer and _self_ are reported. */
-function yamlSource(y: Obj, d: Draft): Map<string, Json> {
+function yamlSource(y: Obj, d: Draft): { src: Map<string, Json>; megatron: boolean } {
   const src = leaves(y as Json, '', new Map());
+  let megatron = false;
   if (Array.isArray(y.defaults)) {
     src.delete('defaults');
     for (const item of y.defaults) {
-      if (item === '_self_' || item === 'ppo_trainer') continue;
+      if (item === 'ppo_megatron_trainer') megatron = true;
+      if (item === '_self_' || item === 'ppo_trainer' || item === 'ppo_megatron_trainer') continue;
       d.skip(`defaults ${JSON.stringify(item)}`, 'another config group is not read: verl defaults stand for its keys');
     }
   }
-  return src;
+  return { src, megatron };
 }
 
 class Unresolved extends Error {}
 
 /** The value a key takes: the source's, else the default; ${...} interpolations resolved. */
-function resolver(src: Map<string, Json>): (path: string) => Json | undefined {
-  const raw = (path: string): Json | undefined => (src.has(path) ? src.get(path) : DEFAULTS[path]);
+function resolver(src: Map<string, Json>, defaults: Record<string, Json>): (path: string) => Json | undefined {
+  const raw = (path: string): Json | undefined => (src.has(path) ? src.get(path) : defaults[path]);
   const resolve = (path: string, depth: number): Json | undefined => {
     const v = raw(path);
     if (typeof v !== 'string' || !v.includes('${')) return v;
@@ -705,8 +982,10 @@ export function importVerl(text: string, options: { worldSize?: number } = {}): 
       "runtime.framework verl: its log-probabilities and the actor's loss use flash-attn's cross-entropy (the verl profile)",
     );
     const yaml = isYamlConfig(text);
-    const src = yaml ? yamlSource(yaml, d) : scriptSource(text, d);
-    const resolve = resolver(src);
+    const source = yaml ? { ...yamlSource(yaml, d), placeholders: new Map<string, string>() } : scriptSource(text, d);
+    const { src, megatron } = source;
+    const defaults = megatron ? { ...DEFAULTS, ...MEGATRON_DEFAULTS } : DEFAULTS;
+    const resolve = resolver(src, defaults);
     const unresolved = new Set<string>();
     const get = (path: string): Json | undefined => {
       try {
@@ -716,18 +995,25 @@ export function importVerl(text: string, options: { worldSize?: number } = {}): 
         if (!unresolved.has(path))
           d.skip(path, `the interpolation ${e.message} is not resolved here; verl's default used`);
         unresolved.add(path);
-        const dflt = DEFAULTS[path];
+        const dflt = defaults[path];
         return typeof dflt === 'string' && dflt.includes('${') ? null : dflt;
       }
     };
     const c: Ctx = {
       d,
+      megatron,
+      placeholders: source.placeholders,
       get,
       bool: (path) => bool(get(path), path),
       given: (path) => src.has(path),
       options,
     };
-    for (const m of MAPPING) m.apply(c);
+    for (const m of MAPPING) {
+      if (!(m.fsdp && megatron)) m.apply(c);
+      else
+        for (const k of m.keys.filter((k) => src.has(k)))
+          d.skip(k, 'an FSDP worker key: the megatron strategy does not read it; not applied');
+    }
     seqLenFromRl(d);
     d.set('rl.logits_response_only', false); // dp_actor.py: logits of every position, then the response slice
     const mapped = new Set(MAPPING.flatMap((m) => m.keys));
@@ -736,7 +1022,9 @@ export function importVerl(text: string, options: { worldSize?: number } = {}): 
       if (path in NOT_MODELLED) {
         if (v !== false && v !== null && v !== 0) d.skip(path, `${NOT_MODELLED[path]}; not applied`);
         else d.ignore(path);
-      } else if (IGNORED.some((re) => re.test(path))) d.ignore(path);
+      } else if (MEGATRON_NOT_MAPPED.some(([re]) => re.test(path)))
+        d.skip(path, `${MEGATRON_NOT_MAPPED.find(([re]) => re.test(path))![1]}; not applied`);
+      else if (IGNORED.some((re) => re.test(path))) d.ignore(path);
       else d.skip(path, 'not a verl key llmem maps; not applied');
     }
     return d.result();

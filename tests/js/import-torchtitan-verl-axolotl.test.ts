@@ -1,0 +1,151 @@
+// torchtitan flavors and unknown models, verl's Megatron workers (ppo_megatron_trainer) and unset
+// model paths, axolotl's LoRA kernels and model_config: small inputs shaped like the official examples.
+import { describe, expect, it } from 'vitest';
+import type { Json } from '../../wasm/llmem.js';
+import { type Imported, type ImportKind, importConfig } from '../../frontend/config/importers/index.js';
+
+function ok(kind: ImportKind, text: string, worldSize?: number): Imported {
+  const r = importConfig(kind, text, { worldSize });
+  if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
+  return r;
+}
+function error(kind: ImportKind, text: string) {
+  const r = importConfig(kind, text, {});
+  if (!('error' in r)) throw new Error('expected an import error');
+  return r.error;
+}
+const at = (c: Json, path: string): Json | undefined =>
+  path
+    .split('.')
+    .reduce<Json | undefined>((n, k) => (n && typeof n === 'object' && !Array.isArray(n) ? n[k] : undefined), c);
+
+describe('torchtitan flavors', () => {
+  const toml = (name: string, flavor: string) =>
+    `[model]\nname = "${name}"\nflavor = "${flavor}"\n[training]\nlocal_batch_size = 1\nseq_len = 4096\n[parallelism]\ndata_parallel_shard_degree = 8\n`;
+
+  it('qwen3 1.7B (qwen3_1.7b.toml) maps to qwen3-1.7b, and the other catalog flavors to theirs', () => {
+    expect(at(ok('torchtitan', toml('qwen3', '1.7B')).config, 'model.preset')).toBe('qwen3-1.7b');
+    const cases: [string, string, string][] = [
+      ['qwen3', '0.6B', 'qwen3-0.6b'],
+      ['qwen3', '4B', 'qwen3-4b'],
+      ['qwen3', '14B', 'qwen3-14b'],
+      ['qwen3', '32B', 'qwen3-32b'],
+      ['deepseek_v3', '16B', 'deepseek-v2-lite'],
+      ['deepseek_v3', '236B', 'deepseek-v2'],
+      ['llama3', '8B_flex', 'llama-3.1-8b'],
+    ];
+    for (const [name, flavor, preset] of cases)
+      expect(at(ok('torchtitan', toml(name, flavor)).config, 'model.preset')).toBe(preset);
+  });
+
+  it('llama4 17bx16e: the Scout preset, text decoder only, full attention', () => {
+    const c = ok('torchtitan', toml('llama4', '17bx16e')).config;
+    expect(at(c, 'model.preset')).toBe('llama-4-scout-17b-16e');
+    expect(at(c, 'model.vision')).toBe(null);
+    expect(at(c, 'model.layer_types')).toBe(null);
+    const irope = ok('torchtitan', toml('llama4', '17bx16e_irope')).config;
+    expect(at(irope, 'model.layer_types')).toEqual(['chunked', 'chunked', 'chunked', 'full']);
+    expect(at(irope, 'model.attention_chunk')).toBe(8192);
+  });
+
+  it('an unknown flavor or model, or none, is an error naming the key and the known flavors', () => {
+    const e = error('torchtitan', toml('llama4', '17bx128e'));
+    expect(e.path).toBe('[model] flavor');
+    expect(e.message).toContain('17bx16e');
+    const m = error('torchtitan', toml('flux', 'flux-dev'));
+    expect(m.path).toBe('[model] name');
+    expect(m.message).toContain('qwen3');
+    expect(error('torchtitan', '[training]\nseq_len = 2048\n').path).toBe('[model] flavor');
+  });
+});
+
+describe('verl Megatron workers', () => {
+  const megatron = (extra: string) =>
+    `python3 -m verl.trainer.main_ppo --config-path=./config --config-name='ppo_megatron_trainer' \\
+    algorithm.adv_estimator=grpo actor_rollout_ref.model.path=Qwen/Qwen3-30B-A3B-Base \\
+    actor_rollout_ref.rollout.name=vllm actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 \\
+    actor_rollout_ref.actor.megatron.param_offload=True actor_rollout_ref.actor.megatron.grad_offload=True \\
+    actor_rollout_ref.actor.megatron.optimizer_offload=True \\
+    actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 \\
+    actor_rollout_ref.actor.megatron.pipeline_model_parallel_size=2 \\
+    actor_rollout_ref.actor.megatron.expert_model_parallel_size=4 \\
+    actor_rollout_ref.ref.megatron.param_offload=True ${extra}\n`;
+
+  it('--config-name ppo_megatron_trainer: engine megatron, the layout, offloads, distributed optimizer', () => {
+    const r = ok('verl', megatron(''));
+    const c = r.config;
+    expect(at(c, 'parallel.engine')).toBe('megatron');
+    expect(at(c, 'parallel.tp')).toBe(2);
+    expect(at(c, 'parallel.pp')).toBe(2);
+    expect(at(c, 'parallel.ep')).toBe(4);
+    expect(at(c, 'parallel.etp')).toBe(2); // null: Megatron takes the TP size
+    expect(at(c, 'parallel.sequence_parallel')).toBe(true);
+    expect(at(c, 'parallel.distributed_optimizer')).toBe(true);
+    expect(at(c, 'rl.actor.param_offload')).toBe(true);
+    expect(at(c, 'rl.actor.optimizer_offload')).toBe(true);
+    expect(at(c, 'rl.reference.param_offload')).toBe(true);
+    expect(at(c, 'training.recompute')).toBe('none');
+    expect(r.unsupported.filter((u) => u.includes('.megatron.'))).toEqual([]);
+  });
+
+  it('Megatron recompute and optimizer CPU offload overrides; unmapped overrides are reported', () => {
+    const r = ok(
+      'verl',
+      megatron(
+        '+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_granularity=full ' +
+          '+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=block ' +
+          '+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_num_layers=3 ' +
+          '+actor_rollout_ref.actor.optim.override_optimizer_config.optimizer_cpu_offload=True ' +
+          '+actor_rollout_ref.actor.megatron.override_transformer_config.moe_enable_deepep=True',
+      ),
+    );
+    expect(at(r.config, 'training.recompute')).toBe('full');
+    expect(at(r.config, 'training.recompute_layers')).toBe(3);
+    expect(at(r.config, 'parallel.offload_optimizer')).toBe('cpu');
+    expect(
+      r.unsupported.some((u) =>
+        u.startsWith('actor_rollout_ref.actor.megatron.override_transformer_config.moe_enable_deepep'),
+      ),
+    ).toBe(true);
+  });
+
+  it('a YAML over ppo_megatron_trainer is read as Megatron; a strategy that contradicts the config name is an error', () => {
+    const yaml = `defaults:\n  - ppo_megatron_trainer\n  - _self_\nactor_rollout_ref:\n  model:\n    path: Qwen/Qwen3-8B\n  actor:\n    ppo_micro_batch_size_per_gpu: 1\n  rollout:\n    name: sglang\n`;
+    expect(at(ok('verl', yaml).config, 'parallel.engine')).toBe('megatron');
+    expect(error('verl', megatron('actor_rollout_ref.actor.strategy=fsdp')).path).toBe(
+      'actor_rollout_ref.actor.strategy',
+    );
+  });
+
+  it('a model path under an unset shell variable: read from its name, or an error naming the key', () => {
+    const run = (path: string) =>
+      `MODEL_PATH=${path}\npython3 -m verl.trainer.main_ppo actor_rollout_ref.model.path="\${MODEL_PATH}" actor_rollout_ref.rollout.name=vllm actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2\n`;
+    expect(at(ok('verl', run('$HDFS_ROOT/model/Qwen3-30B-A3B-Base')).config, 'model.preset')).toBe('qwen3-30b-a3b');
+    const e = error('verl', run('$HDFS_ROOT/$MODEL_NAME'));
+    expect(e.path).toBe('actor_rollout_ref.model.path');
+    expect(e.message).toContain('shell variable');
+  });
+});
+
+describe('axolotl LoRA kernels and model_config', () => {
+  const base =
+    'base_model: Qwen/Qwen3-8B\nadapter: lora\nlora_r: 16\nlora_target_linear: true\nmicro_batch_size: 1\nsequence_len: 2048\n';
+
+  it('lora_*_kernel: known keys, reported as not modelled (not as unknown)', () => {
+    const r = ok('axolotl', `${base}lora_mlp_kernel: true\nlora_qkv_kernel: true\nlora_o_kernel: true\n`);
+    for (const k of ['lora_mlp_kernel', 'lora_qkv_kernel', 'lora_o_kernel']) {
+      const u = r.unsupported.find((x) => x.startsWith(`${k}:`));
+      expect(u).toContain('LoRA autograd kernels');
+    }
+    expect(r.unsupported.some((u) => u.includes('not a known axolotl key'))).toBe(false);
+    expect(ok('axolotl', `${base}lora_mlp_kernel: false\n`).unsupported).toEqual([]);
+  });
+
+  it('model_config overrides are reported per key, not as unknown', () => {
+    const r = ok('axolotl', `${base}model_config:\n  output_router_logits: true\n`);
+    expect(r.unsupported.find((u) => u.startsWith('model_config.output_router_logits:'))).toContain(
+      "base model's config.json",
+    );
+    expect(r.unsupported.some((u) => u.includes('not a known axolotl key'))).toBe(false);
+  });
+});

@@ -15,8 +15,9 @@ import {
 import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
 
 export const IMPORT_USAGE = `usage:
-  llmem import <kind|auto> <file | -> [deepspeed.json] [--json] [--world-size N]
+  llmem import <kind|auto> <file | -> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|grpo]
       kind: ${IMPORT_KINDS.join(' | ')}
+      --trainer: the TRL trainer, for a TRL config whose keys do not tell it
       prints the config v1 JSON; what was assumed and what was not applied go to stderr
       (--json: one object {config, notes, unsupported} on stdout)
       deepspeed.json: the DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory,
@@ -63,10 +64,10 @@ async function run(body: () => Promise<number> | number): Promise<number> {
   }
 }
 
-/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] */
+/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|grpo] */
 export function importCommand(args: string[]): Promise<number> {
   return run(() => {
-    const p = parseCommandArgs(args, { values: ['world-size'], flags: ['json'] }, (m) => new Usage(m));
+    const p = parseCommandArgs(args, { values: ['world-size', 'trainer'], flags: ['json'] }, (m) => new Usage(m));
     const [kindArg, file, alsoFile, extra] = p.positionals;
     if (!kindArg || !file || extra)
       throw new Usage('import needs a kind (or auto), a file (or - for standard input) and at most one DeepSpeed JSON');
@@ -87,7 +88,11 @@ export function importCommand(args: string[]): Promise<number> {
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1))
       throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
-    const r = importConfig(kind, text, { worldSize, also });
+    const trainer = p.values.trainer;
+    if (trainer !== undefined && !['sft', 'dpo', 'grpo'].includes(trainer))
+      throw new Usage(`--trainer must be sft, dpo or grpo, not "${trainer}"`);
+    if (trainer !== undefined && kind !== 'trl') throw new Usage(`--trainer is for TRL configs, not ${kind}`);
+    const r = importConfig(kind, text, { worldSize, also, trainer: trainer as 'sft' | 'dpo' | 'grpo' | undefined });
     const where = file === '-' ? 'standard input' : file;
     if ('error' in r) throw new ImportInputError(r.error.path, `${where} (${kind}): ${r.error.message}`);
     if (p.flags.has('json')) console.log(JSON.stringify({ kind, ...r }, null, 2));

@@ -152,7 +152,7 @@ describe('TRL', () => {
   });
 
   it('errors name the key', () => {
-    expect(error('trl', 'learning_rate: 1.0e-6\n').message).toContain('neither GRPOConfig keys');
+    expect(error('trl', 'learning_rate: 1.0e-6\n').message).toContain('the trainer cannot be told');
     expect(error('trl', 'num_generations: 3\nper_device_train_batch_size: 2\n', 1).path).toBe('num_generations');
     expect(error('trl', 'num_generations: 1\n').path).toBe('num_generations');
     expect(error('trl', 'num_generations: 2\nuse_vllm: true\nvllm_mode: remote\n').path).toBe('vllm_mode');

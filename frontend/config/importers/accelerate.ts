@@ -6,6 +6,7 @@ import {
   bool,
   Draft,
   guard,
+  ImportError,
   int,
   isAuto,
   obj,
@@ -61,8 +62,8 @@ const TOP_IGNORED = new Set([
   'mpirun_config',
 ]);
 
-/** Import an accelerate config file. */
-export function importAccelerate(text: string, also?: string): ImportResult {
+/** Import an accelerate config file; `worldSize`, where given, must agree with num_processes. */
+export function importAccelerate(text: string, also?: string, worldSize?: number): ImportResult {
   return guard(() => {
     const d = new Draft();
     d.stack('accelerate');
@@ -95,9 +96,16 @@ export function importAccelerate(text: string, also?: string): ImportResult {
       switch (key) {
         case 'distributed_type':
           break;
-        case 'num_processes':
-          d.set('parallel.gpus', int(v, key));
+        case 'num_processes': {
+          const n = int(v, key);
+          if (worldSize !== undefined && worldSize !== n)
+            throw new ImportError(
+              key,
+              `num_processes: the file says ${n} processes, the world size given is ${worldSize}; give ${n} or edit the file`,
+            );
+          d.set('parallel.gpus', n);
           break;
+        }
         case 'num_machines':
           break; // with num_processes below
         case 'mixed_precision':
@@ -150,7 +158,13 @@ export function importAccelerate(text: string, also?: string): ImportResult {
       if (typeof gpus === 'number' && gpus % machines === 0) d.set('parallel.gpus_per_node', gpus / machines);
       else d.skip('num_machines', 'num_processes is not a multiple of it; gpus_per_node not set');
     }
-    if (gpus === undefined) d.note('no num_processes: parallel.gpus left at llmem default');
+    if (type === 'NO' && worldSize !== undefined && worldSize !== 1)
+      throw new ImportError(
+        'distributed_type',
+        `distributed_type: NO runs one process, the world size given is ${worldSize}; give 1 or set distributed_type`,
+      );
+    if (gpus === undefined && worldSize !== undefined) d.set('parallel.gpus', worldSize);
+    else if (gpus === undefined) d.note('no num_processes: parallel.gpus left at llmem default (give the world size)');
     if (type === 'NO') d.set('parallel.gpus', 1);
     if (y.mixed_precision === undefined) {
       // absent: "fp16" when the old `fp16: true` key is set, else "no" (huggingface/accelerate@16cb6eb8
@@ -293,23 +307,46 @@ function megatronPlugin(d: Draft, cfg: Obj, prefix: string): void {
   }
 }
 
+// ParallelismConfig (src/accelerate/parallelism_config.py @16cb6eb8; the launcher's --parallelism_config_* flags in
+// commands/launch.py): dp_replicate, dp_shard, tp, cp (torch: FSDP2's context parallel) and sp (deepspeed: ALST /
+// Ulysses, which splits the sequence outside attention as cp does); cp and sp are mutually exclusive.
 function parallelism(d: Draft, cfg: Obj, prefix: string): void {
-  const n = (k: string) =>
-    cfg[`parallelism_config_${k}`] === undefined
-      ? 1
-      : int(cfg[`parallelism_config_${k}`], `${prefix}parallelism_config_${k}`);
+  const n = (k: string) => {
+    const v = cfg[`parallelism_config_${k}`];
+    return v === undefined || v === null ? 1 : int(v, `${prefix}parallelism_config_${k}`);
+  };
   const tpKey = `${prefix}parallelism_config_tp_size`;
   // transformers' tp_plan splits the attention and MLP linears; the activations between them stay whole
   if (n('tp_size') > 1 && applyDegree(d, tpKey, 'parallel.tp', n('tp_size'))) {
     d.set('parallel.sequence_parallel', false);
     d.note(`${tpKey} ${n('tp_size')}: parallel.tp without sequence parallelism (the model's tp_plan)`);
   }
+  if (n('cp_size') > 1 && n('sp_size') > 1)
+    throw new ImportError(
+      `${prefix}parallelism_config_sp_size`,
+      `${prefix}parallelism_config_sp_size: context parallelism (cp_size ${n('cp_size')}) and sequence parallelism (sp_size ${n('sp_size')}) are mutually exclusive; set one of them to 1`,
+    );
   if (n('cp_size') > 1) applyDegree(d, `${prefix}parallelism_config_cp_size`, 'parallel.cp', n('cp_size'));
+  if (n('sp_size') > 1) applyDegree(d, `${prefix}parallelism_config_sp_size`, 'parallel.cp', n('sp_size'));
   if (n('dp_replicate_size') > 1 && n('dp_shard_size') > 1) {
     // FSDP shards over the dp_shard_cp mesh dimension (src/accelerate/parallelism_config.py fsdp_dim_names @16cb6eb8)
     d.set('parallel.fsdp_strategy', 'hybrid_shard');
     d.set('parallel.fsdp_shard_size', n('dp_shard_size') * n('cp_size'));
   }
-  for (const k of Object.keys(cfg))
-    if (!/^parallelism_config_(tp|cp|dp_replicate|dp_shard)_size$/.test(k)) d.skip(prefix + k, 'not mapped');
+  for (const [k, v] of Object.entries(cfg)) {
+    const at = prefix + k;
+    if (/^parallelism_config_(tp|cp|sp|dp_replicate|dp_shard)_size$/.test(k)) continue;
+    if (k === 'parallelism_config_cp_backend') d.ignore(`${at} ${oneOf(v, at, ['torch'] as const)}`);
+    else if (k === 'parallelism_config_sp_backend') d.ignore(`${at} ${oneOf(v, at, ['deepspeed'] as const)}`);
+    else if (k === 'parallelism_config_sp_attn_implementation') {
+      // DeepSpeedSequenceParallelConfig (utils/dataclasses.py) refuses eager and flex_attention: no kernel left keeps s x s scores
+      if (n('sp_size') > 1) d.set('training.attention', 'flash');
+      else d.ignore(at);
+    } else if (k === 'parallelism_config_cp_comm_strategy' && n('cp_size') > 1)
+      d.skip(at, `${String(v)}: the K/V exchange of context parallelism is not modelled separately; not applied`);
+    else if (k === 'parallelism_config_sp_seq_length' && v !== null)
+      d.skip(at, "the batches' fixed sequence length: set training.seq_len to it; not applied");
+    else if (/^parallelism_config_(cp_comm_strategy|sp_seq_length|sp_seq_length_is_variable)$/.test(k)) d.ignore(at);
+    else d.skip(at, 'not a ParallelismConfig key llmem knows; not applied');
+  }
 }

@@ -86,6 +86,11 @@ const IGNORED = new Set([
   'monitor_config',
   'nebula',
   'seq_parallel_communication_data_type', // the dtype of Ulysses' all-to-all (deepspeed/runtime/config.py)
+  // Found in real files (DeepSpeedExamples, LLaMA-Factory) but read by no DeepSpeed code (deepspeedai/DeepSpeed@edaa7221:
+  // DeepSpeedConfig reads named keys only; its comms_config attribute is built from "comms_logger" in
+  // deepspeed/comm/config.py; the GPUs are chosen by the launcher's --include or CUDA_VISIBLE_DEVICES).
+  'comms_config',
+  'cuda_visible_devices',
 ]);
 // Top-level keys that change memory but have no config v1 key.
 const NOT_EXPRESSIBLE: Record<string, string> = {
@@ -104,18 +109,20 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
   fp8: 'DeepSpeed fp8 settings are not mapped; set training.fp8_linear',
 };
 
-/** Import a DeepSpeed config file. */
-export function importDeepSpeed(text: string): ImportResult {
+/** Import a DeepSpeed config file; `worldSize` is the data-parallel size train_batch_size is divided by. */
+export function importDeepSpeed(text: string, worldSize?: number): ImportResult {
   return guard(() => {
     const d = new Draft();
     d.stack('deepspeed');
-    applyDeepSpeed(d, parseJsonText(text, 'DeepSpeed config'), '');
+    if (worldSize !== undefined) d.set('parallel.gpus', worldSize);
+    applyDeepSpeed(d, parseJsonText(text, 'DeepSpeed config'), '', worldSize);
     return d.result();
   });
 }
 
-/** Apply a DeepSpeed config object to a draft; `prefix` names where it sits in the source (e.g. "deepspeed."). */
-export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
+/** Apply a DeepSpeed config object to a draft; `prefix` names where it sits in the source (e.g. "deepspeed.");
+ * `world`, the data-parallel size, derives what train_batch_size leaves out. */
+export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number): void {
   const k = (key: string) => prefix + key;
   d.set('parallel.engine', 'deepspeed');
   let micro: number | undefined, accum: number | undefined, total: number | undefined;
@@ -192,7 +199,8 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
     d.note('no zero_optimization.stage: ZeRO stage 0 (DeepSpeed default)');
   }
   // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity).
-  if (total !== undefined) {
+  if (total !== undefined && world !== undefined) batchFromWorld(d, k('train_batch_size'), total, world, micro, accum);
+  else if (total !== undefined) {
     if (micro !== undefined && accum !== undefined && total % (micro * accum) === 0) {
       const gpus = total / (micro * accum);
       d.set('parallel.gpus', gpus);
@@ -217,6 +225,30 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string): void {
     else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
   } else if ((micro !== undefined || accum !== undefined) && d.get('parallel.gpus') === undefined)
     d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
+}
+
+/**
+ * train_batch_size with the world size known (llmem import deepspeed --world-size): the
+ * missing micro-batch or accumulation as DeepSpeed derives it (deepspeed/runtime/config.py _set_batch_related_parameters
+ * @edaa7221; only train_batch_size: accumulation 1), else the identity DeepSpeed asserts (_batch_assertion).
+ */
+function batchFromWorld(d: Draft, key: string, total: number, world: number, micro?: number, accum?: number): void {
+  const need = (what: string, of: number) => {
+    if (of <= 0 || total % of !== 0)
+      throw new ImportError(key, `${key}: ${total} is not a multiple of ${what} (${of}) for world size ${world}`);
+    return total / of;
+  };
+  if (micro === undefined && accum === undefined) {
+    d.set('training.grad_accum', 1);
+    d.set('training.micro_batch', need('the world size', world));
+  } else if (micro === undefined) d.set('training.micro_batch', need('grad_accum x world size', accum! * world));
+  else if (accum === undefined) d.set('training.grad_accum', need('micro-batch x world size', micro * world));
+  else if (micro * accum * world !== total)
+    throw new ImportError(
+      key,
+      `${key}: ${total} != micro ${micro} x grad_accum ${accum} x world size ${world} (DeepSpeed asserts they are equal)`,
+    );
+  d.note(`${key} ${total} with world size ${world} (the data-parallel size): micro-batch x grad_accum x ${world}`);
 }
 
 function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): boolean {

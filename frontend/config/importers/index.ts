@@ -9,7 +9,7 @@ import { importMegatron } from './megatron.js';
 import { importOpenRlhf } from './openrlhf.js';
 import { importTorchtitan } from './torchtitan.js';
 import { importTrainingArgs } from './training-args.js';
-import { importTrl } from './trl.js';
+import { importTrl, type Trainer } from './trl.js';
 import { importVerl } from './verl.js';
 
 export type { ImportKind, ImportResult, Imported } from './common.js';
@@ -32,8 +32,11 @@ export const IMPORT_KINDS: ImportKind[] = [
 
 export interface ImportOptions {
   /** world size for formats that do not carry it (Megatron --global-batch-size, torchtitan shard degree -1,
-   * TRL's and OpenRLHF DPO's training processes; verl's and OpenRLHF's override the file's) */
+   * DeepSpeed train_batch_size (the data-parallel size), TrainingArguments', TRL's and OpenRLHF DPO's training
+   * processes; verl's and OpenRLHF's override the file's; one that differs from accelerate num_processes is an error) */
   worldSize?: number;
+  /** the TRL trainer (sft | dpo | grpo) where no key of the file tells it */
+  trainer?: Trainer;
   /**
    * the text of the DeepSpeed JSON the imported file names by path (accelerate
    * deepspeed_config_file; TrainingArguments, LLaMA-Factory and axolotl `deepspeed`):
@@ -66,15 +69,15 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
         };
       }) as ImportResult;
     case 'deepspeed':
-      return importDeepSpeed(text);
+      return importDeepSpeed(text, options.worldSize);
     case 'megatron':
       return importMegatron(text, options);
     case 'torchtitan':
       return importTorchtitan(text, options);
     case 'accelerate':
-      return importAccelerate(text, options.also);
+      return importAccelerate(text, options.also, options.worldSize);
     case 'training_args':
-      return importTrainingArgs(text, options.also);
+      return importTrainingArgs(text, options.also, options.worldSize);
     case 'llamafactory':
       return importLlamaFactory(text, options.also);
     case 'axolotl':
@@ -112,9 +115,17 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
       return 'accelerate';
     if (has(/^(num_generations|max_completion_length|use_vllm|vllm_mode|precompute_ref_log_probs|reward_funcs|beta):/m))
       return 'trl'; // GRPOConfig / DPOConfig keys (LLaMA-Factory spells them pref_beta, ...)
-    if (has(/^(model_name_or_path|finetuning_type|stage|cutoff_len|lora_target|model_class|dist_config):/m))
-      return 'llamafactory'; // model_class, dist_config: the v1 schema
+    // LLaMA-Factory's own arguments (hparams/{finetuning,data,model}_args.py; model_class, dist_config: the v1 schema)
+    if (has(/^(stage|finetuning_type|template|cutoff_len|lora_target|lora_rank|dataset_dir|model_class|dist_config):/m))
+      return 'llamafactory';
     if (has(/^(base_model|micro_batch_size|sequence_len|adapter|lora_r):/m)) return 'axolotl';
+    // TRL's parser: ModelConfig, ScriptArguments, SFTConfig and TrainingArguments keys (trl/scripts/sft.py)
+    if (
+      has(
+        /^(model_name_or_path|dataset_name|max_length|max_seq_length|packing|use_peft|gradient_checkpointing|per_device_train_batch_size):/m,
+      )
+    )
+      return 'trl';
   }
   if (has(/^\s*\[(model|training|parallelism|job)\]/m)) return 'torchtitan';
   return undefined;

@@ -1,12 +1,23 @@
-// Hugging Face TrainingArguments JSON (trainer.args.to_json_string(), or the
-// `training_args.json` of a run) -> config v1. Keys and values:
+// Hugging Face TrainingArguments JSON or YAML (trainer.args.to_json_string(), the
+// `training_args.json` of a run, or a YAML file HfArgumentParser reads) -> config v1. Keys and values:
 // https://huggingface.co/docs/transformers/main_classes/trainer#transformers.TrainingArguments
 // (optim: transformers.training_args.OptimizerNames; fsdp: FSDPOption). Also the
 // helpers LLaMA-Factory and axolotl share with it (they pass these keys to the Trainer).
 import type { Json } from '../../../wasm/llmem.js';
 import { applyFsdpConfig } from './accelerate.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
-import { bool, Draft, guard, int, obj, parseJsonText, str, type ImportResult, type Obj } from './common.js';
+import {
+  bool,
+  Draft,
+  guard,
+  int,
+  obj,
+  parseJsonText,
+  parseYamlText,
+  str,
+  type ImportResult,
+  type Obj,
+} from './common.js';
 
 /** transformers OptimizerNames -> config v1 optimizer keys (PyTorch / bitsandbytes / torchao implementations). */
 const OPTIM: Record<string, Obj> = {
@@ -35,11 +46,25 @@ const OPTIM_APPROX: Record<string, string> = {
   rmsprop_bnb_32bit: 'one fp32 state per parameter, counted as sgd_momentum',
   adamw_torch_8bit: 'torchao 8-bit AdamW counted as bitsandbytes adamw_8bit',
 };
+// Known optimizers whose states config v1 cannot express: counted as the nearest value, reported as not applied.
+const OPTIM_UNMODELLED: Record<string, [Obj, string]> = {
+  // huggingface/transformers@fe2596e9 src/transformers/trainer_optimizer.py _get_torchao_optimizer: torchao AdamW4bit
+  adamw_torch_4bit: [
+    { optimizer: 'adamw_8bit' },
+    'torchao 4-bit AdamW keeps two 4-bit states per parameter; config v1 has no 4-bit optimizer state (optimizer_dtype: fp32 | fp16 | bf16 | fp8), so it is counted as adamw_8bit (8-bit states, an over-estimate)',
+  ],
+};
 
 /** Apply an HF `optim` name (also axolotl `optimizer`). */
 export function applyOptim(d: Draft, key: string, v: Json): void {
   const name = str(v, key).toLowerCase();
   const hit = OPTIM[name];
+  if (OPTIM_UNMODELLED[name]) {
+    const [set, why] = OPTIM_UNMODELLED[name];
+    for (const [k, val] of Object.entries(set)) d.set(`training.${k}`, val);
+    d.skip(`${key} ${name}`, why);
+    return;
+  }
   if (!hit) {
     d.skip(
       key,
@@ -160,13 +185,15 @@ export function applyTrainingArgument(d: Draft, key: string, v: Json, a: Obj, fi
 /** Keys of a TrainingArguments dump with no effect on per-GPU memory. */
 export const TRAINING_ARGS_IGNORED = IGNORED;
 
-/** Import a TrainingArguments JSON. */
-export function importTrainingArgs(text: string, also?: string): ImportResult {
+/** Import a TrainingArguments JSON or YAML; `worldSize` is the number of training processes. */
+export function importTrainingArgs(text: string, also?: string, worldSize?: number): ImportResult {
   return guard(() => {
     const file: DeepSpeedFile = { text: also, read: false };
     const d = new Draft();
     d.stack('hf_trainer');
-    const a = parseJsonText(text, 'TrainingArguments JSON');
+    const a = /^\s*\{/.test(text)
+      ? parseJsonText(text, 'TrainingArguments JSON')
+      : parseYamlText(text, 'TrainingArguments YAML');
     applyPrecisionFlags(d, a.bf16, a.fp16);
     if (a.bf16 === true || a.fp16 === true)
       d.note(
@@ -179,7 +206,9 @@ export function importTrainingArgs(text: string, also?: string): ImportResult {
     }
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp');
-    d.note('the world size is not in TrainingArguments: parallel.gpus left at llmem default');
+    if (worldSize !== undefined) d.set('parallel.gpus', worldSize);
+    else
+      d.note('the world size is not in TrainingArguments: parallel.gpus left at llmem default (give the world size)');
     return d.result();
   });
 }

@@ -1,10 +1,11 @@
-// TRL GRPOConfig / DPOConfig YAML or JSON (the files `trl grpo --config`, open-r1's
-// recipes/**/grpo/config_*.yaml and alignment-handbook's recipes/**/dpo/*.yaml give TRL's
-// parser: GRPOConfig / DPOConfig, which extend TrainingArguments, with ModelConfig and the
-// script's own arguments beside them) -> config v1 with the rl section. Keys and defaults:
-// trl/trainer/grpo_config.py, dpo_config.py and model_config.py (huggingface/trl at
-// f2cd57710ae345ea6428ae95363267fcf38a3dc8); older releases' keys (max_prompt_length,
-// vllm_device, vllm_dtype) are read too. TRL trains on the Trainer: runtime.framework hf_trainer.
+// TRL SFTConfig / GRPOConfig / DPOConfig YAML or JSON (the files `trl sft|grpo|dpo --config`,
+// open-r1's recipes/**/{sft,grpo}/config_*.yaml and alignment-handbook's recipes/**/dpo/*.yaml give
+// TRL's parser: the trainer's config, which extends TrainingArguments through _BaseConfig, with
+// ModelConfig and the script's own arguments beside them) -> config v1, with the rl section for
+// GRPO and DPO. Keys and defaults: trl/trainer/sft_config.py, grpo_config.py, dpo_config.py,
+// base_config.py and model_config.py (huggingface/trl at f2cd57710ae345ea6428ae95363267fcf38a3dc8);
+// older releases' keys (max_seq_length, max_prompt_length, vllm_device, vllm_dtype) are read too.
+// TRL trains on the Trainer: runtime.framework hf_trainer.
 import type { Json } from '../../../wasm/llmem.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import {
@@ -26,22 +27,38 @@ import {
 import { divide, generateWithoutEngine, seqLenFromRl, worldSize } from './rl-common.js';
 import { applyPrecisionFlags, applyTrainingArgument, defaultToDdp, TRAINING_ARGS_IGNORED } from './training-args.js';
 
-type Trainer = 'grpo' | 'dpo';
+export type Trainer = 'sft' | 'grpo' | 'dpo';
+const CLASS: Record<Trainer, string> = { sft: 'SFTConfig', grpo: 'GRPOConfig', dpo: 'DPOConfig' };
 
-// Keys only GRPOConfig (and RLOOConfig, which reads the same generation keys) has, and only DPOConfig has.
+// Keys only GRPOConfig (and RLOOConfig, which reads the same generation keys) has, only DPOConfig has and only
+// SFTConfig has (the fields of trl/trainer/{grpo,dpo,sft}_config.py @f2cd5771 in no other of the three; older
+// releases' DPO-only keys and SFTConfig's max_seq_length, renamed max_length in TRL 0.20).
 const GRPO_ONLY =
   /^(num_generations|max_completion_length|use_vllm|vllm_.*|generation_batch_size|steps_per_generation|num_iterations|reward_funcs|reward_weights|epsilon|epsilon_high|scale_rewards|mask_truncated_completions|ds3_gather_for_generation|log_completions|temperature|top_entropy_quantile)$/;
 const DPO_ONLY =
-  /^(precompute_ref_log_probs|precompute_ref_batch_size|ref_model_init_kwargs|model_adapter_name|ref_adapter_name|force_use_ref_model|reference_free|rpo_alpha|ld_alpha|label_smoothing|f_divergence_type|use_weighting|discopop_tau|truncation_mode|max_prompt_length|padding_value)$/;
+  /^(precompute_ref_log_probs|precompute_ref_batch_size|ref_model_init_kwargs|model_adapter_name|ref_adapter_name|force_use_ref_model|reference_free|rpo_alpha|ld_alpha|label_smoothing|f_divergence_type|f_alpha_divergence_coef|use_weighting|discopop_tau|loss_weights|max_prompt_length|padding_value)$/;
+const SFT_ONLY =
+  /^(packing|packing_strategy|eval_packing|dataset_text_field|dataset_kwargs|eos_token|completion_only_loss|assistant_only_loss|chat_template_path|max_seq_length)$/;
+const ONLY: Record<Trainer, RegExp> = { sft: SFT_ONLY, grpo: GRPO_ONLY, dpo: DPO_ONLY };
 
-/** The trainer a file configures: GRPO keys win (max_prompt_length is in both in older TRL). */
-function trainerOf(y: Obj): Trainer {
+/** The trainer a file configures, from the keys only its config class has; `given` (the caller's) wins.
+ * GRPO keys win over DPO keys (older releases shared max_prompt_length, ...); SFT keys beside either are an error. */
+function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
+  if (given !== undefined) return oneOf(given, 'trainer', ['sft', 'dpo', 'grpo'] as const);
   const keys = Object.keys(y);
-  if (keys.some((k) => GRPO_ONLY.test(k))) return 'grpo';
-  if (keys.some((k) => DPO_ONLY.test(k) || k === 'max_length' || k === 'beta')) return 'dpo';
+  const hits = (t: Trainer) => keys.filter((k) => ONLY[t].test(k));
+  const rl = hits('grpo').length ? 'grpo' : hits('dpo').length ? 'dpo' : undefined;
+  const ask = 'give the trainer (llmem import trl FILE --trainer sft | dpo | grpo)';
+  if (rl && hits('sft').length)
+    throw new ImportError(
+      hits('sft')[0],
+      `TRL config: keys of two trainers (SFTConfig: ${hits('sft').join(', ')}; ${CLASS[rl]}: ${hits(rl).join(', ')}); ${ask}`,
+    );
+  if (rl) return rl;
+  if (hits('sft').length) return 'sft';
   throw new ImportError(
     '',
-    'TRL config: neither GRPOConfig keys (num_generations, max_completion_length, use_vllm, ...) nor DPOConfig keys (beta, max_length, precompute_ref_log_probs, ...): import a plain TrainingArguments file as training_args',
+    `TRL config: no key that only SFTConfig (packing, eos_token, dataset_text_field, ...), DPOConfig (precompute_ref_log_probs, loss_weights, ...) or GRPOConfig (num_generations, max_completion_length, use_vllm, ...) has, so the trainer cannot be told; ${ask}`,
   );
 }
 
@@ -51,9 +68,9 @@ function trainerOf(y: Obj): Trainer {
  * TrainingArguments keys of training-args.ts (micro-batch, accumulation, checkpointing,
  * optimizer, deepspeed, fsdp, torch_compile, liger) or reported.
  */
-export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Trainer }[] = [
+export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Trainer | 'rl' }[] = [
   { keys: ['model_name_or_path'], to: 'model.preset' },
-  { keys: ['bf16', 'fp16'], to: 'training.dtype' },
+  { keys: ['bf16', 'fp16'], to: 'training.dtype (bf16 unless fp16: _BaseConfig default)' },
   { keys: ['dtype', 'torch_dtype'], to: 'training.master_weights false (weights loaded in bf16/fp16)' },
   { keys: ['attn_implementation'], to: 'training.attention (flash unless eager)' },
   {
@@ -65,12 +82,15 @@ export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Train
     to: 'training.finetune.{method qlora,quant,double_quant}',
   },
   { keys: ['num_generations'], to: 'rl.group_size', trainer: 'grpo' },
-  { keys: ['max_prompt_length'], to: 'rl.prompt_len' },
+  { keys: ['max_prompt_length'], to: 'rl.prompt_len', trainer: 'rl' },
   { keys: ['max_completion_length'], to: 'rl.response_len', trainer: 'grpo' },
   { keys: ['max_length'], to: 'rl.response_len = max_length - rl.prompt_len', trainer: 'dpo' },
+  { keys: ['max_length', 'max_seq_length'], to: 'training.seq_len (SFTConfig default 1024)', trainer: 'sft' },
+  { keys: ['packing'], to: 'note: sequences packed to training.seq_len', trainer: 'sft' },
+  { keys: ['loss_type'], to: 'training.loss (chunked_nll reported)', trainer: 'sft' },
   {
     keys: ['per_device_train_batch_size', 'gradient_accumulation_steps', 'num_processes'],
-    to: 'training.micro_batch; rl.mini_batch = per-device batch x accumulation x world / G (DPO: pairs)',
+    to: 'training.micro_batch; rl.mini_batch = per-device batch x accumulation x world / G (DPO: pairs; SFT: training.grad_accum)',
   },
   {
     keys: ['generation_batch_size', 'steps_per_generation'],
@@ -87,12 +107,12 @@ export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Train
   { keys: ['vllm_enable_sleep_mode'], to: 'rl.rollout.sleep level2', trainer: 'grpo' },
   { keys: ['vllm_max_model_length', 'vllm_max_model_len'], to: 'rl.rollout.max_model_len', trainer: 'grpo' },
   { keys: ['vllm_dtype'], to: 'rl.rollout.dtype', trainer: 'grpo' },
-  { keys: ['beta'], to: 'rl.reference.enabled (GRPO: beta != 0; PEFT: the base, adapters off)' },
+  { keys: ['beta'], to: 'rl.reference.enabled (GRPO: beta != 0; PEFT: the base, adapters off)', trainer: 'rl' },
   { keys: ['ds3_gather_for_generation'], to: 'rl.weight_sync full (ZeRO-3 / FSDP)', trainer: 'grpo' },
   { keys: ['entropy_coef', 'top_entropy_quantile'], to: 'rl.entropy', trainer: 'grpo' },
   { keys: ['precompute_ref_log_probs'], to: 'rl.reference.precomputed', trainer: 'dpo' },
   { keys: ['reference_free'], to: 'rl.reference.enabled false', trainer: 'dpo' },
-  { keys: ['padding_free'], to: 'rl.remove_padding' },
+  { keys: ['padding_free'], to: 'rl.remove_padding', trainer: 'rl' },
 ];
 
 // No effect on per-GPU memory: data, prompts, rewards, sampling, loss weights, logging, hub.
@@ -111,19 +131,29 @@ const NOT_MODELLED: Record<string, string> = {
 
 const isSet = (v: Json | undefined): v is Json => v !== undefined && v !== null;
 
-/** Import a TRL GRPOConfig / DPOConfig file. */
-export function importTrl(text: string, options: { worldSize?: number; also?: string } = {}): ImportResult {
+/** Import a TRL SFTConfig / GRPOConfig / DPOConfig file; `trainer` names the class where no key tells it. */
+export function importTrl(
+  text: string,
+  options: { worldSize?: number; also?: string; trainer?: Trainer } = {},
+): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'TRL config');
-    const trainer = trainerOf(y);
+    const trainer = trainerOf(y, options.trainer);
     const d = new Draft();
     d.stack('hf_trainer');
     d.note(
-      `TRL ${trainer === 'grpo' ? 'GRPOConfig' : 'DPOConfig'} (keys only it has) on the Trainer: the hf_trainer profile${trainer === 'grpo' ? '; RLOOConfig reads the same keys and counts the same' : ''}`,
+      `TRL ${CLASS[trainer]} (${options.trainer ? 'the trainer given' : 'keys only it has'}) on the Trainer: the hf_trainer profile${trainer === 'grpo' ? '; RLOOConfig reads the same keys and counts the same' : ''}`,
     );
-    d.set('rl.algorithm', trainer);
+    if (trainer !== 'sft') d.set('rl.algorithm', trainer);
     const file: DeepSpeedFile = { text: options.also, read: false };
-    applyPrecisionFlags(d, y.bf16, y.fp16);
+    // _BaseConfig (trl/trainer/base_config.py @f2cd5771): bf16 defaults to not fp16, gradient_checkpointing to true
+    const bf16Default = !isSet(y.bf16) && !(isSet(y.fp16) && bool(y.fp16, 'fp16'));
+    applyPrecisionFlags(d, bf16Default ? true : y.bf16, y.fp16);
+    if (bf16Default) d.note('bf16 absent: true (TRL default unless fp16)');
+    if (!isSet(y.gradient_checkpointing)) {
+      d.set('training.recompute', 'full');
+      d.note('gradient_checkpointing absent: true (TRL default)');
+    }
     model(d, y);
     const world = worldSize(
       d,
@@ -139,8 +169,13 @@ export function importTrl(text: string, options: { worldSize?: number; also?: st
       : 1;
     d.set('training.micro_batch', micro);
     if (trainer === 'grpo') grpo(d, y, micro, accum, world);
-    else dpo(d, y, micro, accum, world);
-    const mapped = new Set(TRL_MAPPING.filter((m) => !m.trainer || m.trainer === trainer).flatMap((m) => m.keys));
+    else if (trainer === 'dpo') dpo(d, y, micro, accum, world);
+    else sft(d, y, accum);
+    const mapped = new Set(
+      TRL_MAPPING.filter(
+        (m) => !m.trainer || m.trainer === trainer || (m.trainer === 'rl' && trainer !== 'sft'),
+      ).flatMap((m) => m.keys),
+    );
     for (const [key, v] of Object.entries(y)) {
       if (mapped.has(key) || key === 'per_device_train_batch_size' || key === 'gradient_accumulation_steps') continue;
       if (v === null) continue;
@@ -152,21 +187,18 @@ export function importTrl(text: string, options: { worldSize?: number; also?: st
         applyDeepSpeedRef(d, key, v, file);
         continue;
       }
-      if (key in NOT_MODELLED) {
+      const other = (['sft', 'dpo', 'grpo'] as const).find((t) => t !== trainer && ONLY[t].test(key));
+      if (other) d.skip(key, `a ${CLASS[other]} key in a ${trainer.toUpperCase()} file; not applied`);
+      else if (key in NOT_MODELLED) {
         if (v !== false) d.skip(key, `${NOT_MODELLED[key]}; not applied`);
       } else if (applyTrainingArgument(d, key, v, y, file)) continue;
-      else if ((trainer === 'grpo' ? DPO_ONLY : GRPO_ONLY).test(key))
-        d.skip(
-          key,
-          `a ${trainer === 'grpo' ? 'DPOConfig' : 'GRPOConfig'} key in a ${trainer.toUpperCase()} file; not applied`,
-        );
       else if (IGNORED.test(key) || TRAINING_ARGS_IGNORED.test(key)) d.ignore(key);
       else d.skip(key, 'not a TRL key llmem maps; not applied');
     }
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp (an accelerate config usually gives them: import it too)');
     if (trainer === 'grpo') weightSync(d, y);
-    seqLenFromRl(d);
+    if (trainer !== 'sft') seqLenFromRl(d);
     return d.result();
   });
 }
@@ -354,4 +386,36 @@ function dpo(d: Draft, y: Obj, micro: number, accum: number, world: number): voi
   d.set('rl.reference.enabled', !free);
   const pre = isSet(y.precompute_ref_log_probs) && bool(y.precompute_ref_log_probs, 'precompute_ref_log_probs');
   if (pre && !free) d.set('rl.reference.precomputed', true);
+}
+
+/** SFTConfig: accumulation, the sequence length (max_length, packed or the longest padded), the loss. */
+function sft(d: Draft, y: Obj, accum: number): void {
+  d.set('training.grad_accum', accum);
+  const key = 'max_length' in y || !('max_seq_length' in y) ? 'max_length' : 'max_seq_length';
+  if (!(key in y)) {
+    d.set('training.seq_len', 1024);
+    d.note('max_length absent: 1024 (SFTConfig default)');
+  } else if (y[key] === null)
+    d.skip(key, 'null: sequences are not truncated; training.seq_len left at llmem default (set it to the longest)');
+  else d.set('training.seq_len', int(y[key], key));
+  if (isSet(y.packing) && bool(y.packing, 'packing'))
+    d.note(`packing: sequences packed into blocks of ${key} (training.seq_len)`);
+  else d.note(`no packing: each batch padded to its longest sequence; training.seq_len (${key}) is the worst case`);
+  // sft_config.py: loss_type None -> "nll" with use_liger_kernel, else "chunked_nll"
+  const liger = isSet(y.use_liger_kernel) && bool(y.use_liger_kernel, 'use_liger_kernel');
+  const loss = isSet(y.loss_type)
+    ? oneOf(y.loss_type, 'loss_type', ['nll', 'dft', 'chunked_nll'] as const)
+    : liger
+      ? 'nll'
+      : 'chunked_nll';
+  if (loss === 'chunked_nll' && liger)
+    throw new ImportError(
+      'loss_type',
+      "loss_type: 'chunked_nll' is not compatible with use_liger_kernel true (nll | dft)",
+    );
+  if (loss === 'chunked_nll')
+    d.skip(
+      'loss_type',
+      `chunked_nll${isSet(y.loss_type) ? '' : ' (SFTConfig default without use_liger_kernel)'}: sft_trainer.py computes the head's logits 256 tokens at a time, recomputed in the backward; no config v1 loss has that, counted as the standard loss (the whole logits, an over-estimate)`,
+    );
 }

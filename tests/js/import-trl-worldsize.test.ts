@@ -1,0 +1,151 @@
+// TRL SFT configs, the world size given to every importer that needs it, accelerate's sequence
+// parallel size, torchao's 4-bit AdamW and DeepSpeed keys that DeepSpeed does not read.
+import { describe, expect, it } from 'vitest';
+import type { Json } from '../../wasm/llmem.js';
+import {
+  detectKind,
+  importConfig,
+  type ImportKind,
+  type ImportOptions,
+} from '../../frontend/config/importers/index.js';
+
+function ok(kind: ImportKind, text: string, options: ImportOptions = {}) {
+  const r = importConfig(kind, text, options);
+  if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
+  return r;
+}
+function error(kind: ImportKind, text: string, options: ImportOptions = {}) {
+  const r = importConfig(kind, text, options);
+  if (!('error' in r)) throw new Error('imported without an error');
+  return r.error;
+}
+const get = (c: Json, path: string): Json | undefined =>
+  path
+    .split('.')
+    .reduce<Json | undefined>((n, p) => (n && typeof n === 'object' && !Array.isArray(n) ? n[p] : undefined), c);
+
+// huggingface/trl@f2cd5771 examples/cli_configs/example_config.yaml (its keys)
+const TRL_CLI = `model_name_or_path:\n  Qwen/Qwen2.5-0.5B\ndataset_name:\n  stanfordnlp/imdb\nreport_to:\n  none\nlearning_rate:\n  0.0001\nlr_scheduler_type:\n  cosine\n`;
+// huggingface/open-r1@1416fa0c recipes/OpenR1-Distill-7B/sft/config_distill.yaml (its memory keys; model swapped for a catalog one)
+const DISTILL = `model_name_or_path: Qwen/Qwen2.5-7B
+torch_dtype: bfloat16
+attn_implementation: flash_attention_2
+dataset_name: open-r1/Mixture-of-Thoughts
+eos_token: <|im_end|>
+bf16: true
+gradient_accumulation_steps: 8
+gradient_checkpointing: true
+packing: false
+max_length: 32768
+per_device_train_batch_size: 2
+use_liger_kernel: true
+`;
+
+describe('TRL SFT configs', () => {
+  it('a TRL SFT YAML is detected as trl, not LLaMA-Factory', () => {
+    expect(detectKind('example_config.yaml', TRL_CLI)).toBe('trl');
+    expect(detectKind('config_distill.yaml', DISTILL)).toBe('trl');
+    expect(detectKind('sft.yaml', 'model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\n')).toBe(
+      'llamafactory',
+    );
+  });
+
+  it('an SFTConfig imports as full-parameter SFT with max_length as the sequence length', () => {
+    const r = ok('trl', DISTILL, { worldSize: 8 });
+    expect(get(r.config, 'rl.algorithm')).toBeUndefined();
+    expect(get(r.config, 'training.finetune.method')).toBe('full');
+    expect(get(r.config, 'training.seq_len')).toBe(32768);
+    expect(get(r.config, 'training.micro_batch')).toBe(2);
+    expect(get(r.config, 'training.grad_accum')).toBe(8);
+    expect(get(r.config, 'training.recompute')).toBe('full');
+    expect(get(r.config, 'training.loss')).toBe('fused');
+    expect(get(r.config, 'parallel.gpus')).toBe(8);
+  });
+
+  it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {
+    expect(error('trl', TRL_CLI).message).toContain('--trainer sft | dpo | grpo');
+    const r = ok('trl', TRL_CLI, { trainer: 'sft' });
+    expect(get(r.config, 'training.finetune.method')).toBe('full');
+    expect(get(r.config, 'training.seq_len')).toBe(1024); // SFTConfig default
+    expect(get(r.config, 'training.dtype')).toBe('bf16'); // _BaseConfig: bf16 unless fp16
+    expect(get(r.config, 'training.recompute')).toBe('full'); // _BaseConfig: gradient_checkpointing true
+    expect(r.unsupported.some((u) => u.startsWith('loss_type: chunked_nll'))).toBe(true);
+  });
+
+  it('SFT keys beside DPO or GRPO keys are an error naming the key', () => {
+    expect(error('trl', 'packing: true\nnum_generations: 4\n').path).toBe('packing');
+  });
+
+  it('use_peft makes it LoRA', () => {
+    const r = ok('trl', `${DISTILL}use_peft: true\nlora_r: 32\n`);
+    expect(get(r.config, 'training.finetune.method')).toBe('lora');
+    expect(get(r.config, 'training.finetune.lora_rank')).toBe(32);
+  });
+
+  it('training_args reads YAML too', () => {
+    const r = ok('training_args', 'per_device_train_batch_size: 4\ngradient_checkpointing: true\nbf16: true\n');
+    expect(get(r.config, 'training.micro_batch')).toBe(4);
+    expect(get(r.config, 'training.recompute')).toBe('full');
+  });
+});
+
+describe('--world-size', () => {
+  // microsoft/DeepSpeedExamples@83757d9c training/pipeline_parallelism/ds_config.json (its batch keys)
+  const DS = '{"train_batch_size": 256, "train_micro_batch_size_per_gpu": 8, "steps_per_print": 10}';
+
+  it('deepspeed: train_batch_size with the world size gives the accumulation', () => {
+    const r = ok('deepspeed', DS, { worldSize: 8 });
+    expect(get(r.config, 'parallel.gpus')).toBe(8);
+    expect(get(r.config, 'training.grad_accum')).toBe(4);
+    expect(r.unsupported).toEqual([]);
+  });
+
+  it('deepspeed: a world size that does not divide train_batch_size is an error naming the key', () => {
+    expect(error('deepspeed', DS, { worldSize: 3 }).path).toBe('train_batch_size');
+  });
+
+  it('training_args: the world size sets parallel.gpus', () => {
+    expect(
+      get(ok('training_args', '{"per_device_train_batch_size": 2}', { worldSize: 16 }).config, 'parallel.gpus'),
+    ).toBe(16);
+  });
+
+  it('accelerate: the world size fills a missing num_processes; a different one is an error', () => {
+    expect(get(ok('accelerate', 'distributed_type: MULTI_GPU\n', { worldSize: 4 }).config, 'parallel.gpus')).toBe(4);
+    expect(error('accelerate', 'distributed_type: MULTI_GPU\nnum_processes: 4\n', { worldSize: 8 }).path).toBe(
+      'num_processes',
+    );
+  });
+});
+
+describe('accelerate ParallelismConfig', () => {
+  const cfg = (engine: string) =>
+    `${engine}num_processes: 4\nparallelism_config:\n  parallelism_config_dp_shard_size: 2\n  parallelism_config_sp_size: 2\n  parallelism_config_sp_backend: deepspeed\n  parallelism_config_sp_seq_length_is_variable: true\n  parallelism_config_sp_attn_implementation: flash_attention_2\n`;
+
+  it('sp_size is the sequence split (parallel.cp), reported with its reason under DeepSpeed', () => {
+    const ds = ok('accelerate', cfg('distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n'));
+    expect(ds.unsupported).toEqual([
+      'parallelism_config.parallelism_config_sp_size: 2: llmem models context parallelism with the fsdp2 and Megatron engines, not with deepspeed; not applied',
+    ]);
+    const fsdp = ok('accelerate', cfg('distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n'));
+    expect(get(fsdp.config, 'parallel.cp')).toBe(2);
+    expect(get(fsdp.config, 'training.attention')).toBe('flash');
+  });
+});
+
+describe('optimizers and DeepSpeed keys', () => {
+  it('adamw_torch_4bit is not counted as fp32 AdamW, and is reported', () => {
+    const r = ok('training_args', '{"optim": "adamw_torch_4bit"}');
+    expect(get(r.config, 'training.optimizer')).toBe('adamw_8bit');
+    expect(r.unsupported.some((u) => u.startsWith('optim adamw_torch_4bit: '))).toBe(true);
+  });
+
+  it('comms_config and cuda_visible_devices are read and have no memory effect', () => {
+    const r = ok(
+      'deepspeed',
+      '{"train_micro_batch_size_per_gpu": 1, "comms_config": {"verbose": false}, "cuda_visible_devices": 0}',
+    );
+    expect(r.unsupported).toEqual([]);
+    expect(r.notes.join('\n')).toContain('comms_config, cuda_visible_devices');
+  });
+});

@@ -181,6 +181,11 @@ describe('torchtitan TOML round trip', () => {
     );
     roundTrip('torchtitan', a, TITAN_KEYS);
   });
+  it('flavors are written as torchtitan spells them (its lookup is case-sensitive): gpt_oss "20b"', () => {
+    const toml = `[model]\nname = "gpt_oss"\nflavor = "20b"\n[training]\nlocal_batch_size = 1\nseq_len = 4096\n[parallelism]\ndata_parallel_shard_degree = 8\n`;
+    const { out } = roundTrip('torchtitan', imported('torchtitan', toml), TITAN_KEYS);
+    expect(out.text).toContain('[model]\nname = "gpt_oss"\nflavor = "20b"');
+  });
   it('TP without a compiled loss: loss_parallel, written as nothing and not listed', () => {
     const toml = `[model]\nname = "llama3"\nflavor = "8B"\n[training]\nlocal_batch_size = 2\nseq_len = 8192\n[parallelism]\ndata_parallel_shard_degree = 2\ntensor_parallel_degree = 4\n`;
     const a = imported('torchtitan', toml);

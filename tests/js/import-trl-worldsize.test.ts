@@ -149,3 +149,18 @@ describe('optimizers and DeepSpeed keys', () => {
     expect(r.notes.join('\n')).toContain('comms_config, cuda_visible_devices');
   });
 });
+
+describe('the world size for LLaMA-Factory and axolotl files', () => {
+  // neither format carries the number of training processes: the launcher does
+  const LF = 'model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: lora\nper_device_train_batch_size: 2\n';
+  const AX = 'base_model: Qwen/Qwen2.5-7B\nadapter: lora\nlora_r: 16\nmicro_batch_size: 2\nsequence_len: 4096\n';
+  it('sets parallel.gpus from --world-size', () => {
+    expect(get(ok('llamafactory', LF, { worldSize: 16 }).config, 'parallel.gpus')).toBe(16);
+    expect(get(ok('axolotl', AX, { worldSize: 4 }).config, 'parallel.gpus')).toBe(4);
+  });
+  it('axolotl: a world size that the FSDP mesh sizes contradict is an error naming the key', () => {
+    const mesh = `${AX}fsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\ndp_shard_size: 2\ndp_replicate_size: 2\n`;
+    expect(get(ok('axolotl', mesh, { worldSize: 4 }).config, 'parallel.gpus')).toBe(4);
+    expect(error('axolotl', mesh, { worldSize: 8 }).path).toBe('dp_replicate_size');
+  });
+});

@@ -36,10 +36,11 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   const flavor =
     typeof preset === 'string'
       ? Object.entries(TORCHTITAN_FLAVORS)
-          .flatMap(([name, fl]) =>
-            Object.entries(fl)
-              .filter(([, id]) => id === preset)
-              .map(([f]) => [name, f.toUpperCase()]),
+          .flatMap(
+            ([name, fl]) =>
+              Object.entries(fl)
+                .filter(([, id]) => id === preset)
+                .map(([f]) => [name, f]), // spelt as torchtitan looks it up (case-sensitive)
           )
           .at(0)
       : undefined;

@@ -27,13 +27,14 @@ import type { Json } from '../../../wasm/llmem.js';
 const IGNORED =
   /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs)$/;
 
-/** Import an axolotl YAML. */
-export function importAxolotl(text: string, also?: string): ImportResult {
+/** Import an axolotl YAML; `worldSize` is the number of training processes (not in the file). */
+export function importAxolotl(text: string, also?: string, worldSize?: number): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'axolotl YAML');
     const d = new Draft();
     d.stack('axolotl');
     const file: DeepSpeedFile = { text: also, read: false };
+    if (worldSize !== undefined) d.set('parallel.gpus', worldSize); // the launcher's, not the file's
     const set = (k: string) => y[k] !== undefined && y[k] !== null && y[k] !== false;
     const plugins = pluginNames(y.plugins);
     // Precision: bf16/fp16 are autocast (AMP); bfloat16/float16 load the model in half precision without AMP.
@@ -377,6 +378,12 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       `dp_shard_size ${shard}: FSDP shards over dp_shard x context_parallel_size = ${shard * cpApplied} GPUs (parallel.fsdp_shard_size) and replicates over the rest`,
     );
     if (replicate > 1 && size('expert_parallel_size') === 1) {
+      const given = d.get('parallel.gpus'); // the world size given to the import
+      if (given !== undefined && given !== tp * cp * shard * replicate)
+        throw new ImportError(
+          'dp_replicate_size',
+          `dp_replicate_size: tensor x context x dp_shard x dp_replicate sizes make ${tp * cp * shard * replicate} GPUs, the world size given is ${String(given)}`,
+        );
       d.set('parallel.gpus', tp * cp * shard * replicate);
       d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
     }

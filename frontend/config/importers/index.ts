@@ -79,9 +79,9 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
     case 'training_args':
       return importTrainingArgs(text, options.also, options.worldSize);
     case 'llamafactory':
-      return importLlamaFactory(text, options.also);
+      return importLlamaFactory(text, options.also, options.worldSize);
     case 'axolotl':
-      return importAxolotl(text, options.also);
+      return importAxolotl(text, options.also, options.worldSize);
     case 'trl':
       return importTrl(text, options);
     case 'verl':

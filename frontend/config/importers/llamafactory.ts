@@ -82,13 +82,14 @@ const MEGATRON_NO_EFFECT =
   /^(overlap_grad_reduce|overlap_param_gather|bias_activation_fusion|apply_rope_fusion|masked_softmax_fusion|moe_grouped_gemm|export_hf_on_finish|megatron_pretrained_checkpoint|calculate_per_token_loss|account_for_embedding_in_pipeline_split|account_for_loss_in_pipeline_split)$/;
 const isMegatronKey = (k: string): boolean => k in MEGATRON_DEGREES || MEGATRON_OTHER.test(k);
 
-/** Import a LLaMA-Factory YAML. */
-export function importLlamaFactory(text: string, also?: string): ImportResult {
+/** Import a LLaMA-Factory YAML; `worldSize` is the number of training processes (not in the file). */
+export function importLlamaFactory(text: string, also?: string, worldSize?: number): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'LLaMA-Factory YAML');
     const d = new Draft();
     d.stack('llamafactory');
     const file: DeepSpeedFile = { text: also, read: false };
+    if (worldSize !== undefined) d.set('parallel.gpus', worldSize);
     if (isLlamaFactoryV1(y)) {
       applyLlamaFactoryV1(d, y, file);
       reportUnreadFile(d, file);

@@ -8,6 +8,7 @@
 // a framework's format, with the list of what that format cannot express.
 import { batch, computed, signal } from '@preact/signals';
 import type { ExportKind, Exported, Prepared, SourceKind } from './config/formats.js';
+import type { Trainer } from './config/importers/index.js';
 import type { BaseState } from './state.js';
 
 export type Formats = typeof import('./config/formats.js');
@@ -24,13 +25,31 @@ export const SOURCES: { id: SourceKind; label: string }[] = [
   { id: 'training_args', label: 'HF TrainingArguments JSON' },
   { id: 'llamafactory', label: 'LLaMA-Factory YAML' },
   { id: 'axolotl', label: 'axolotl YAML' },
-  { id: 'trl', label: 'TRL GRPO / DPO config (YAML, JSON)' },
+  { id: 'trl', label: 'TRL SFT / GRPO / DPO config (YAML, JSON)' },
   { id: 'verl', label: 'verl config YAML or main_ppo script' },
   { id: 'openrlhf', label: 'OpenRLHF launch script' },
 ];
 export const sourceLabel = (k: SourceKind) => SOURCES.find((s) => s.id === k)?.label ?? k;
 /** Kinds that may need the world size (the file does not always say). */
-export const NEEDS_WORLD: readonly SourceKind[] = ['megatron', 'torchtitan', 'trl', 'openrlhf'];
+// formats that do not carry the number of training processes (importers/index.ts ImportOptions.worldSize)
+export const NEEDS_WORLD: readonly SourceKind[] = [
+  'megatron',
+  'torchtitan',
+  'deepspeed',
+  'accelerate',
+  'training_args',
+  'llamafactory',
+  'axolotl',
+  'trl',
+  'openrlhf',
+];
+/** The TRL trainers a file may be read as, when its keys do not tell (importers/trl.ts). */
+export const TRAINERS: { id: Trainer | ''; label: string }[] = [
+  { id: '', label: 'From the file' },
+  { id: 'sft', label: 'SFT (SFTConfig)' },
+  { id: 'dpo', label: 'DPO (DPOConfig)' },
+  { id: 'grpo', label: 'GRPO (GRPOConfig)' },
+];
 
 /** The Export dialog's formats. */
 export const EXPORTS: { id: ExportChoice; label: string; file: string; type: string; about: string }[] = [
@@ -132,6 +151,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
   const also = signal<{ text: string; name: string } | null>(null);
   const kindChoice = signal<SourceKind | 'auto'>('auto');
   const worldText = signal('');
+  const trainer = signal<Trainer | ''>('');
   /** A file that could not be read (too large, not text). */
   const fileMessage = signal<string | null>(null);
 
@@ -164,6 +184,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
       filename: src.name,
       worldSize: ws.value,
       also: also.value?.text,
+      trainer: k === 'trl' && trainer.value ? trainer.value : undefined,
     });
   });
 
@@ -296,6 +317,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     also,
     kindChoice,
     worldText,
+    trainer,
     fileMessage,
     detected,
     kind,

@@ -1,14 +1,23 @@
 // Import a config: paste it, pick the file, or drop it (here or anywhere on the
-// page). The kind is detected (or chosen); Megatron and torchtitan take a world
-// size when the file does not say. The preview shows what Apply changes, what
+// page). The kind is detected (or chosen); formats that do not carry it take a
+// world size, and a TRL file whose keys do not tell its trainer takes one. The preview shows what Apply changes, what
 // was assumed and what was left out; malformed input is an inline message and
 // Apply stays off.
-import { SOURCES, sourceLabel } from '../io-state.js';
+import { SOURCES, sourceLabel, TRAINERS } from '../io-state.js';
 import type { SourceKind } from '../config/formats.js';
 import { useApp } from './context.js';
 import { Dialog } from './Dialog.js';
 import { ImportPreview } from './ImportPreview.js';
 import { FileDrop } from './FileDrop.js';
+
+/** What the world size also sets, by format (the rest: the GPU count only). */
+const WORLD_USE: Record<string, string> = {
+  megatron: ' and grad_accum from --global-batch-size',
+  torchtitan: ' for data_parallel_shard_degree = -1',
+  deepspeed: ' (the data-parallel size) and grad_accum from train_batch_size',
+  trl: ' and, for GRPO and DPO, the RL batches',
+  openrlhf: ' and the RL batches',
+};
 
 export function ImportDialog() {
   const s = useApp();
@@ -32,7 +41,7 @@ export function ImportDialog() {
     <Dialog id="import-dialog" title="Import a config" onClose={io.close} footer={footer}>
       <p class="hint">
         A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate,
-        TrainingArguments, LLaMA-Factory or axolotl config, a TRL GRPO/DPO config, a verl config or launch line, an
+        TrainingArguments, LLaMA-Factory or axolotl config, a TRL SFT/GRPO/DPO config, a verl config or launch line, an
         OpenRLHF launch script (replaces the settings it gives), or llmem's config v1 JSON (replaces everything). A
         config that names a DeepSpeed JSON is read with it when both files are chosen or dropped together. Read in this
         browser: nothing is uploaded.
@@ -116,16 +125,37 @@ export function ImportDialog() {
               </p>
             ) : (
               <small class="hint" id="import-world-hint">
-                When the file does not give it: sets the GPU count
-                {io.kind.value === 'megatron'
-                  ? ' and grad_accum from --global-batch-size'
-                  : ' for data_parallel_shard_degree = -1'}
-                .
+                When the file does not give it: sets the GPU count{WORLD_USE[io.kind.value ?? ''] ?? ''}.
               </small>
             )}
           </div>
         )}
       </div>
+      {io.kind.value === 'trl' && (
+        <div class="import-options">
+          <div class="field">
+            <label for="import-trainer">Trainer</label>
+            <select
+              id="import-trainer"
+              data-testid="import-trainer"
+              aria-describedby="import-trainer-hint"
+              onChange={(e) =>
+                (io.trainer.value = (e.currentTarget as HTMLSelectElement).value as typeof io.trainer.value)
+              }
+            >
+              {TRAINERS.map((t) => (
+                <option key={t.id} value={t.id} selected={io.trainer.value === t.id}>
+                  {t.label}
+                </option>
+              ))}
+            </select>
+            <small class="hint" id="import-trainer-hint">
+              The TRL trainer the file configures (<code>trl sft|dpo|grpo --config</code>), when no key only its config
+              class has tells it.
+            </small>
+          </div>
+        </div>
+      )}
       <ImportPreview />
     </Dialog>
   );

@@ -7,7 +7,7 @@
 import type { Core, EstimateResult, FieldInfo } from '../../wasm/llmem.js';
 import { type Config, isObject, type Json } from './json.js';
 import { baseValue, computeBase, configToDoc, docToConfig, leafFields, normalize, sameValue, type Doc } from './doc.js';
-import { detectKind, importConfig, type ImportKind } from './importers/index.js';
+import { detectKind, importConfig, type ImportKind, type Trainer } from './importers/index.js';
 import { matters } from './relevance.js';
 import { merge, resolveConfig } from './resolve.js';
 import { importJson } from './share.js';
@@ -122,7 +122,7 @@ export function prepareImport(
   doc: Doc,
   kind: SourceKind,
   text: string,
-  options: { filename?: string; worldSize?: number; also?: string } = {},
+  options: { filename?: string; worldSize?: number; also?: string; trainer?: Trainer } = {},
 ): Prepared {
   let next: Doc;
   let notes: string[] = [];
@@ -140,7 +140,7 @@ export function prepareImport(
     if (options.also !== undefined)
       unsupported = ['second file: config v1 names no DeepSpeed JSON, so the file given with it was not read'];
   } else {
-    const r = importConfig(kind, text, { worldSize: options.worldSize, also: options.also });
+    const r = importConfig(kind, text, { worldSize: options.worldSize, also: options.also, trainer: options.trainer });
     if ('error' in r) return { ok: false, path: r.error.path, message: r.error.message };
     const d = configToDoc(core, mergeImported(core, doc, kind, r.config, options.filename));
     if (!d.ok) return { ok: false, path: d.path, message: `the imported settings do not fit config v1: ${d.message}` };

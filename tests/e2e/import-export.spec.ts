@@ -186,3 +186,31 @@ test('export: Megatron arguments with what they cannot express; DeepSpeed; confi
   await page.click('[data-testid=export-dialog-close]');
   await page.waitForSelector('[data-testid=export-dialog]', { state: 'detached' });
 });
+
+test('import a TRL config whose keys do not tell its trainer: refused until the Trainer is chosen', async ({
+  page,
+}) => {
+  await open(page, '/');
+  await openImport(page);
+  // huggingface/trl@f2cd5771 examples/cli_configs/example_config.yaml (run as `trl sft --config`)
+  await page.setInputFiles('[data-testid=import-file]', {
+    name: 'example_config.yaml',
+    mimeType: 'text/yaml',
+    buffer: Buffer.from(
+      'model_name_or_path:\n  Qwen/Qwen2.5-0.5B\ndataset_name:\n  stanfordnlp/imdb\nreport_to:\n  none\nlearning_rate:\n  0.0001\nlr_scheduler_type:\n  cosine\n',
+    ),
+  });
+  await page.waitForSelector('[data-testid=import-error]');
+  expect(await selectedText(page, '[data-testid=import-kind]'), 'detected as TRL').toMatch(/TRL/);
+  expect(await text(page, '[data-testid=import-error]'), 'asks for the trainer').toMatch(/give the trainer/);
+  expect(await page.isDisabled('[data-testid=import-apply]'), 'Apply off while the trainer is unknown').toBe(true);
+  await page.selectOption('[data-testid=import-trainer]', 'sft');
+  await page.waitForSelector('[data-testid=import-preview]');
+  expect(await text(page, '[data-testid=import-model]'), 'SFT of Qwen2.5 0.5B').toMatch(/Qwen2\.5 0\.5B/);
+  expect(
+    await unlabelled(page, 'dialog input:not([hidden]), dialog select, dialog textarea'),
+    'unlabelled in the dialog',
+  ).toEqual([]);
+  await page.click('[data-testid=import-apply]');
+  await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
+});

@@ -48,7 +48,7 @@ function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
   const keys = Object.keys(y);
   const hits = (t: Trainer) => keys.filter((k) => ONLY[t].test(k));
   const rl = hits('grpo').length ? 'grpo' : hits('dpo').length ? 'dpo' : undefined;
-  const ask = 'give the trainer (llmem import trl FILE --trainer sft | dpo | grpo)';
+  const ask = "give the trainer: sft, dpo or grpo (llmem import --trainer; the Import dialog's Trainer)";
   if (rl && hits('sft').length)
     throw new ImportError(
       hits('sft')[0],

@@ -28,6 +28,7 @@ export const SOURCES: { id: SourceKind; label: string }[] = [
   { id: 'trl', label: 'TRL SFT / GRPO / DPO config (YAML, JSON)' },
   { id: 'verl', label: 'verl config YAML or main_ppo script' },
   { id: 'openrlhf', label: 'OpenRLHF launch script' },
+  { id: 'litgpt', label: 'LitGPT config (YAML)' },
 ];
 export const sourceLabel = (k: SourceKind) => SOURCES.find((s) => s.id === k)?.label ?? k;
 /** Kinds that may need the world size (the file does not always say). */
@@ -42,6 +43,7 @@ export const NEEDS_WORLD: readonly SourceKind[] = [
   'axolotl',
   'trl',
   'openrlhf',
+  'litgpt',
 ];
 /** The TRL trainers a file may be read as, when its keys do not tell (importers/trl.ts). */
 export const TRAINERS: { id: Trainer | ''; label: string }[] = [

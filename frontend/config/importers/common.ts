@@ -17,7 +17,8 @@ export type ImportKind =
   | 'axolotl'
   | 'trl'
   | 'verl'
-  | 'openrlhf';
+  | 'openrlhf'
+  | 'litgpt';
 
 /** A config-v1 object, what the importer assumed, and every source key it did not apply. */
 export interface Imported {

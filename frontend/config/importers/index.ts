@@ -4,6 +4,7 @@ import { importAxolotl } from './axolotl.js';
 import { guard, parseJsonText, type ImportKind, type ImportResult } from './common.js';
 import { importDeepSpeed } from './deepspeed.js';
 import { importHfConfig } from './hf.js';
+import { importLitgpt } from './litgpt.js';
 import { importLlamaFactory } from './llamafactory.js';
 import { importMegatron } from './megatron.js';
 import { importOpenRlhf } from './openrlhf.js';
@@ -29,6 +30,7 @@ export const IMPORT_KINDS: ImportKind[] = [
   'trl',
   'verl',
   'openrlhf',
+  'litgpt',
 ];
 
 export interface ImportOptions {
@@ -89,6 +91,8 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
       return importVerl(text, options);
     case 'openrlhf':
       return importOpenRlhf(text, options);
+    case 'litgpt':
+      return importLitgpt(text, options);
   }
 }
 
@@ -109,6 +113,13 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
     return name === 'config.json' ? 'hf' : undefined;
   }
   if (name.endsWith('.yaml') || name.endsWith('.yml') || has(/^\w[\w.-]*:\s/m)) {
+    // LitGPT setup() arguments (litgpt/finetune/*.py, pretrain.py): checkpoint_dir or model_name with train / precision / lora_r
+    if (
+      has(/^(checkpoint_dir|model_name):/m) &&
+      has(/^(train|precision|lora_r|devices|num_nodes):/m) &&
+      !has(/^(base_model|model_name_or_path|stage|finetuning_type):/m)
+    )
+      return 'litgpt';
     if (
       has(/^(distributed_type|compute_environment|fsdp_config|num_processes):/m) &&
       !has(/^(base_model|model_name_or_path):/m)

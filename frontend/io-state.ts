@@ -29,6 +29,7 @@ export const SOURCES: { id: SourceKind; label: string }[] = [
   { id: 'verl', label: 'verl config YAML or main_ppo script' },
   { id: 'openrlhf', label: 'OpenRLHF launch script' },
   { id: 'litgpt', label: 'LitGPT config (YAML)' },
+  { id: 'torchtune', label: 'torchtune recipe config (YAML)' },
 ];
 export const sourceLabel = (k: SourceKind) => SOURCES.find((s) => s.id === k)?.label ?? k;
 /** Kinds that may need the world size (the file does not always say). */
@@ -44,6 +45,7 @@ export const NEEDS_WORLD: readonly SourceKind[] = [
   'trl',
   'openrlhf',
   'litgpt',
+  'torchtune',
 ];
 /** The TRL trainers a file may be read as, when its keys do not tell (importers/trl.ts). */
 export const TRAINERS: { id: Trainer | ''; label: string }[] = [

@@ -18,7 +18,8 @@ export type ImportKind =
   | 'trl'
   | 'verl'
   | 'openrlhf'
-  | 'litgpt';
+  | 'litgpt'
+  | 'torchtune';
 
 /** A config-v1 object, what the importer assumed, and every source key it did not apply. */
 export interface Imported {

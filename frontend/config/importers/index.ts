@@ -9,6 +9,7 @@ import { importLlamaFactory } from './llamafactory.js';
 import { importMegatron } from './megatron.js';
 import { importOpenRlhf } from './openrlhf.js';
 import { importTorchtitan } from './torchtitan.js';
+import { importTorchtune } from './torchtune.js';
 import { importTrainingArgs } from './training-args.js';
 import { importTrl, type Trainer } from './trl.js';
 import { importVerl } from './verl.js';
@@ -31,6 +32,7 @@ export const IMPORT_KINDS: ImportKind[] = [
   'verl',
   'openrlhf',
   'litgpt',
+  'torchtune',
 ];
 
 export interface ImportOptions {
@@ -93,6 +95,8 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
       return importOpenRlhf(text, options);
     case 'litgpt':
       return importLitgpt(text, options);
+    case 'torchtune':
+      return importTorchtune(text, options);
   }
 }
 
@@ -113,6 +117,8 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
     return name === 'config.json' ? 'hf' : undefined;
   }
   if (name.endsWith('.yaml') || name.endsWith('.yml') || has(/^\w[\w.-]*:\s/m)) {
+    // torchtune recipe configs: model: {_component_: torchtune.models...} (recipes/configs/**/*.yaml)
+    if (has(/^model:\s*\n(?:[ \t]+.*\n|\s*\n)*?[ \t]+_component_:\s*['"]?torchtune\./m)) return 'torchtune';
     // LitGPT setup() arguments (litgpt/finetune/*.py, pretrain.py): checkpoint_dir or model_name with train / precision / lora_r
     if (
       has(/^(checkpoint_dir|model_name):/m) &&

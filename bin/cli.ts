@@ -587,7 +587,7 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'import':
-        return await importCommand(rest);
+        return await importCommand(rest, hfFileOrHub);
       case 'export':
         return await exportCommand(rest);
       case 'sweep':

@@ -16,8 +16,11 @@ import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/
 
 export const IMPORT_USAGE = `usage:
   llmem import <kind|auto> <file | -> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|grpo]
+               [--hf config.json | org/name]
       kind: ${IMPORT_KINDS.join(' | ')}
       --trainer: the TRL trainer, for a TRL config whose keys do not tell it
+      --hf: the model from a Hugging Face config.json (a file, or a Hub id fetched from
+      huggingface.co), for a file whose model the catalog does not hold
       prints the config v1 JSON; what was assumed and what was not applied go to stderr
       (--json: one object {config, notes, unsupported} on stdout)
       deepspeed.json: the DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory,
@@ -64,10 +67,13 @@ async function run(body: () => Promise<number> | number): Promise<number> {
   }
 }
 
-/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|grpo] */
-export function importCommand(args: string[]): Promise<number> {
-  return run(() => {
-    const p = parseCommandArgs(args, { values: ['world-size', 'trainer'], flags: ['json'] }, (m) => new Usage(m));
+/** The model from --hf (a config.json file or a Hub id) laid over a config (cli.ts hfFileOrHub). */
+export type HfModel = (hf: string, base: Config) => Promise<Config>;
+
+/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|grpo] [--hf ...] */
+export function importCommand(args: string[], hfModel?: HfModel): Promise<number> {
+  return run(async () => {
+    const p = parseCommandArgs(args, { values: ['world-size', 'trainer', 'hf'], flags: ['json'] }, (m) => new Usage(m));
     const [kindArg, file, alsoFile, extra] = p.positionals;
     if (!kindArg || !file || extra)
       throw new Usage('import needs a kind (or auto), a file (or - for standard input) and at most one DeepSpeed JSON');
@@ -92,9 +98,21 @@ export function importCommand(args: string[]): Promise<number> {
     if (trainer !== undefined && !['sft', 'dpo', 'grpo'].includes(trainer))
       throw new Usage(`--trainer must be sft, dpo or grpo, not "${trainer}"`);
     if (trainer !== undefined && kind !== 'trl') throw new Usage(`--trainer is for TRL configs, not ${kind}`);
-    const r = importConfig(kind, text, { worldSize, also, trainer: trainer as 'sft' | 'dpo' | 'grpo' | undefined });
+    const hf = p.values.hf;
+    if (hf !== undefined && (kind === 'hf' || !hfModel))
+      throw new Usage("--hf gives the model of another format's file");
+    const r = importConfig(kind, text, {
+      worldSize,
+      also,
+      trainer: trainer as 'sft' | 'dpo' | 'grpo' | undefined,
+      modelFromHf: hf !== undefined,
+    });
     const where = file === '-' ? 'standard input' : file;
     if ('error' in r) throw new ImportInputError(r.error.path, `${where} (${kind}): ${r.error.message}`);
+    if (hf !== undefined && hfModel) {
+      r.config = await hfModel(hf, r.config as Config);
+      r.notes.push(`model: from --hf ${hf} (it replaces the model the file names)`);
+    }
     if (p.flags.has('json')) console.log(JSON.stringify({ kind, ...r }, null, 2));
     else {
       console.log(JSON.stringify(r.config, null, 2));

@@ -29,6 +29,37 @@ async function capture(run: () => Promise<number>) {
 }
 afterEach(() => vi.restoreAllMocks());
 
+describe('llmem import, the model from --hf', () => {
+  // a file naming a model the catalog does not hold: refused alone (exit 1), imported with --hf config.json
+  const dir = mkdtempSync(join(tmpdir(), 'llmem-import-hf-'));
+  const file = join(dir, 'run.yaml');
+  writeFileSync(file, 'base_model: org/Foo-7B\nadapter: lora\nlora_r: 16\nmicro_batch_size: 2\nsequence_len: 4096\n');
+  it('an unknown model id is an error naming the key, and says --hf', async () => {
+    const r = await capture(() => importCommand(['axolotl', file], (id, base) => Promise.resolve(hfOption(id, base))));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/base_model: "org\/Foo-7B" is not in the model catalog; .*--hf/);
+  });
+  it('with --hf the model comes from the config.json and the rest from the file', async () => {
+    const hf = fx('hf/qwen2.5-7b.json');
+    const r = await capture(() =>
+      importCommand(['axolotl', file, '--hf', hf], (id, base) => Promise.resolve(hfOption(id, base))),
+    );
+    expect(r.status).toBe(0);
+    const c = JSON.parse(r.stdout);
+    expect(c.model).toMatchObject({ layers: 28, hidden: 3584 });
+    expect(c.training).toMatchObject({ micro_batch: 2, seq_len: 4096, finetune: { method: 'lora', lora_rank: 16 } });
+    expect(r.stderr).toContain('note: model: from --hf');
+  });
+  it('--hf on a config.json itself is a usage error', async () => {
+    const r = await capture(() =>
+      importCommand(['hf', fx('hf/qwen2.5-7b.json'), '--hf', 'x.json'], (id, base) =>
+        Promise.resolve(hfOption(id, base)),
+      ),
+    );
+    expect(r.status).toBe(2);
+  });
+});
+
 describe('llmem import', () => {
   it('prints config v1 on stdout and the notes and keys not applied on stderr', async () => {
     const r = await capture(() => importCommand(['deepspeed', fx('deepspeed/hf-zero3-offload.json')]));

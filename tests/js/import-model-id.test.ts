@@ -68,7 +68,7 @@ describe('framework files name their model', () => {
       if (!('error' in r)) continue;
       expect(r.error.path).toBe(key);
       expect(r.error.message).toBe(
-        `${key}: "org/Foo-13B" is not in the model catalog; give its config.json (llmem import hf, or llmem estimate --hf) or choose model.preset`,
+        `${key}: "org/Foo-13B" is not in the model catalog; give its config.json (llmem import ... --hf config.json or org/name, llmem import hf, or llmem estimate --hf) or choose model.preset`,
       );
     }
   });

@@ -324,14 +324,30 @@ export function presetForModelId(id: string): string | undefined {
 
 /** Set model.preset from a model id; an id no preset matches is an error naming the key
  * (estimating with a default model instead would be silently wrong). */
+/** While set (importConfig's modelFromHf: `llmem import --hf`), the model comes from a given config.json:
+ * a model id the catalog does not hold is noted instead of refused. */
+let modelFromHf = false;
+export function withModelFromHf<T>(f: () => T): T {
+  modelFromHf = true;
+  try {
+    return f();
+  } finally {
+    modelFromHf = false;
+  }
+}
+
 export function applyModelId(d: Draft, key: string, id: unknown): void {
   if (id === null || id === undefined) return;
   const name = str(id, key);
   const match = matchModelId(name);
+  if (!match && modelFromHf) {
+    d.note(`${key} "${name}": not in the model catalog; the model is the given config.json's`);
+    return;
+  }
   if (!match)
     throw new ImportError(
       key,
-      `${key}: "${name}" is not in the model catalog; give its config.json (llmem import hf, or llmem estimate --hf) or choose model.preset`,
+      `${key}: "${name}" is not in the model catalog; give its config.json (llmem import ... --hf config.json or org/name, llmem import hf, or llmem estimate --hf) or choose model.preset`,
     );
   d.set('model.preset', match.preset);
   const ignored = match.ignored.length ? ` (name matched without ${match.ignored.join(', ')})` : '';

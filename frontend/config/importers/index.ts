@@ -1,7 +1,7 @@
 // One entry point for every importer, and a guess of the kind from a file name and its text.
 import { importAccelerate } from './accelerate.js';
 import { importAxolotl } from './axolotl.js';
-import { guard, parseJsonText, type ImportKind, type ImportResult } from './common.js';
+import { guard, parseJsonText, type ImportKind, type ImportResult, withModelFromHf } from './common.js';
 import { importDeepSpeed } from './deepspeed.js';
 import { importHfConfig } from './hf.js';
 import { importLitgpt } from './litgpt.js';
@@ -40,6 +40,9 @@ export interface ImportOptions {
    * DeepSpeed train_batch_size (the data-parallel size), TrainingArguments', TRL's and OpenRLHF DPO's training
    * processes; verl's and OpenRLHF's override the file's; one that differs from accelerate num_processes is an error) */
   worldSize?: number;
+  /** the model comes from a config.json given beside the file (llmem import --hf): an id the catalog does not
+   * hold is noted, not refused */
+  modelFromHf?: boolean;
   /** the TRL trainer (sft | dpo | grpo) where no key of the file tells it */
   trainer?: Trainer;
   /**
@@ -55,7 +58,9 @@ const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llama
 
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
-  const r = importKind(kind, text, options);
+  const r = options.modelFromHf
+    ? withModelFromHf(() => importKind(kind, text, options))
+    : importKind(kind, text, options);
   if (options.also !== undefined && !READS_ALSO.includes(kind) && !('error' in r))
     r.unsupported.push(`second file: a ${kind} file names no DeepSpeed JSON, so the file given with it was not read`);
   return r;

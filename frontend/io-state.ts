@@ -156,6 +156,8 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
   const kindChoice = signal<SourceKind | 'auto'>('auto');
   const worldText = signal('');
   const trainer = signal<Trainer | ''>('');
+  /** Import a file whose model id the catalog lacks, keeping the page's model (set it from its config.json). */
+  const keepModel = signal(false);
   /** A file that could not be read (too large, not text). */
   const fileMessage = signal<string | null>(null);
 
@@ -189,6 +191,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
       worldSize: ws.value,
       also: also.value?.text,
       trainer: k === 'trl' && trainer.value ? trainer.value : undefined,
+      keepModel: keepModel.value,
     });
   });
 
@@ -204,6 +207,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
   function setText(text: string) {
     batch(() => {
       source.value = { text, name: '' };
+      keepModel.value = false;
       fileMessage.value = null;
     });
   }
@@ -257,6 +261,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     }
     batch(() => {
       source.value = pair.config;
+      keepModel.value = false;
       also.value = pair.also;
       kindChoice.value = 'auto';
       fileMessage.value = null;
@@ -278,6 +283,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
       app.importDoc(p.doc);
       notice.value = `Imported ${what} (${sourceLabel(k)})`;
       source.value = { text: '', name: '' };
+      keepModel.value = false;
       also.value = null;
       kindChoice.value = 'auto';
       worldText.value = '';
@@ -322,6 +328,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     kindChoice,
     worldText,
     trainer,
+    keepModel,
     fileMessage,
     detected,
     kind,

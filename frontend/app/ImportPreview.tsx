@@ -39,9 +39,12 @@ export function ImportPreview() {
   if (!p) return null;
   if (!p.ok)
     return (
-      <p class="field-error import-error" role="alert" data-testid="import-error">
-        Cannot import this {src.name ? `file` : 'text'}: {p.message}. Nothing was changed.
-      </p>
+      <>
+        <p class="field-error import-error" role="alert" data-testid="import-error">
+          Cannot import this {src.name ? `file` : 'text'}: {p.message}. Nothing was changed.
+        </p>
+        {/is not in the model catalog/.test(p.message) && <KeepModel />}
+      </>
     );
   const e = p.estimate;
   const preset = p.doc['model.preset'];
@@ -51,6 +54,7 @@ export function ImportPreview() {
       : ((p.doc['model.name'] as string | null) ?? 'Custom model');
   return (
     <div class="import-preview" data-testid="import-preview" aria-live="polite">
+      {io.keepModel.value && <KeepModel />}
       {'error' in e ? (
         <p class="banner bad" data-testid="import-result">
           <strong>After Apply the core rejects the setup</strong>
@@ -115,4 +119,20 @@ function show(path: string, v: unknown): string {
   if (v === null && (path === 'model.preset' || path === 'hardware.gpu')) return 'custom';
   if (v === null && path === 'model.name') return '—';
   return formatValue(v);
+}
+
+/** A file whose model id the catalog lacks: import the rest, keeping the page's model (a Hugging Face config.json,
+ * imported before or after, sets it). */
+function KeepModel() {
+  const io = useApp().io;
+  return (
+    <label class="check" data-testid="import-keep-model">
+      <input
+        type="checkbox"
+        checked={io.keepModel.value}
+        onChange={(e) => (io.keepModel.value = (e.currentTarget as HTMLInputElement).checked)}
+      />{' '}
+      Import the rest and keep the current model (import the model's <code>config.json</code> to set it)
+    </label>
+  );
 }

@@ -122,7 +122,7 @@ export function prepareImport(
   doc: Doc,
   kind: SourceKind,
   text: string,
-  options: { filename?: string; worldSize?: number; also?: string; trainer?: Trainer } = {},
+  options: { filename?: string; worldSize?: number; also?: string; trainer?: Trainer; keepModel?: boolean } = {},
 ): Prepared {
   let next: Doc;
   let notes: string[] = [];
@@ -140,7 +140,12 @@ export function prepareImport(
     if (options.also !== undefined)
       unsupported = ['second file: config v1 names no DeepSpeed JSON, so the file given with it was not read'];
   } else {
-    const r = importConfig(kind, text, { worldSize: options.worldSize, also: options.also, trainer: options.trainer });
+    const r = importConfig(kind, text, {
+      worldSize: options.worldSize,
+      also: options.also,
+      trainer: options.trainer,
+      modelFromHf: options.keepModel,
+    });
     if ('error' in r) return { ok: false, path: r.error.path, message: r.error.message };
     const d = configToDoc(core, mergeImported(core, doc, kind, r.config, options.filename));
     if (!d.ok) return { ok: false, path: d.path, message: `the imported settings do not fit config v1: ${d.message}` };

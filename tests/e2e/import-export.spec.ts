@@ -214,3 +214,24 @@ test('import a TRL config whose keys do not tell its trainer: refused until the 
   await page.click('[data-testid=import-apply]');
   await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
 });
+
+test('import a file whose model id the catalog lacks: refused, or the rest with the current model kept', async ({
+  page,
+}) => {
+  await open(page, '/');
+  await openImport(page);
+  await page.fill(
+    '[data-testid=import-text]',
+    'base_model: org/Foo-7B\nadapter: lora\nlora_r: 16\nmicro_batch_size: 2\nsequence_len: 4096\n',
+  );
+  await page.waitForSelector('[data-testid=import-error]');
+  expect(await text(page, '[data-testid=import-error]'), 'names the key').toMatch(/base_model: "org\/Foo-7B"/);
+  expect(await page.isDisabled('[data-testid=import-apply]'), 'Apply off').toBe(true);
+  await page.check('[data-testid=import-keep-model] input');
+  await page.waitForSelector('[data-testid=import-preview]');
+  expect(await text(page, '[data-testid=import-model]'), 'the page model kept').toMatch(/Llama 3\.1 8B/);
+  expect(await page.isChecked('[data-testid=import-keep-model] input'), 'the choice stays visible').toBe(true);
+  await page.click('[data-testid=import-apply]');
+  await page.waitForSelector('[data-testid=import-dialog]', { state: 'detached' });
+  await page.waitForFunction(() => location.hash.includes('training.micro_batch=2'));
+});

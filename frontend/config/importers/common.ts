@@ -324,8 +324,8 @@ export function presetForModelId(id: string): string | undefined {
 
 /** Set model.preset from a model id; an id no preset matches is an error naming the key
  * (estimating with a default model instead would be silently wrong). */
-/** While set (importConfig's modelFromHf: `llmem import --hf`), the model comes from a given config.json:
- * a model id the catalog does not hold is noted instead of refused. */
+/** While set (importConfig's modelFromHf: `llmem import --hf`, the Import dialog's "keep the current model"),
+ * the model is given apart from the file: a model id the catalog does not hold is noted instead of refused. */
 let modelFromHf = false;
 export function withModelFromHf<T>(f: () => T): T {
   modelFromHf = true;
@@ -341,7 +341,7 @@ export function applyModelId(d: Draft, key: string, id: unknown): void {
   const name = str(id, key);
   const match = matchModelId(name);
   if (!match && modelFromHf) {
-    d.note(`${key} "${name}": not in the model catalog; the model is the given config.json's`);
+    d.note(`${key} "${name}": not in the model catalog; the model is given apart (--hf, or the page's)`);
     return;
   }
   if (!match)

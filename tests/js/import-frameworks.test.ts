@@ -467,6 +467,10 @@ describe('axolotl YAML', () => {
         recompute: 'full',
         activation_offload: true,
         loss: 'fused',
+        // axolotl's FSDP2 keeps the bf16-loaded weights (no fp32 upcast): bf16 grads and torch AdamW states
+        master_weights: false,
+        grad_dtype: 'bf16',
+        optimizer_dtype: 'bf16',
       },
       model: { preset: 'qwen3-8b' },
       parallel: { engine: 'fsdp2', reshard_after_forward: true },

@@ -25,7 +25,7 @@ import type { Json } from '../../../wasm/llmem.js';
 
 // No effect on per-GPU memory: data, prompts, logging, evaluation, saving, hub, schedules.
 const IGNORED =
-  /^(base_model_config|model_type|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs)$/;
+  /^(base_model_config|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs)$/;
 
 /** Import an axolotl YAML; `worldSize` is the number of training processes (not in the file). */
 export function importAxolotl(text: string, also?: string, worldSize?: number): ImportResult {
@@ -37,17 +37,9 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
     if (worldSize !== undefined) d.set('parallel.gpus', worldSize); // the launcher's, not the file's
     const set = (k: string) => y[k] !== undefined && y[k] !== null && y[k] !== false;
     const plugins = pluginNames(y.plugins);
-    // Precision: bf16/fp16 are autocast (AMP); bfloat16/float16 load the model in half precision without AMP.
-    if (set('bf16')) {
-      d.set('training.dtype', 'bf16');
-      if (y.bf16 === 'auto') d.note('bf16 "auto": bf16 assumed (the GPU supports it)');
-    } else if (set('fp16')) d.set('training.dtype', 'fp16');
-    else if (set('bfloat16') || set('float16')) d.set('training.dtype', set('bfloat16') ? 'bf16' : 'fp16');
-    else d.set('training.dtype', 'fp32');
-    if ((set('bfloat16') || set('float16')) && !set('bf16') && !set('fp16')) {
-      d.set('training.master_weights', false);
-      d.note(`${set('bfloat16') ? 'bfloat16' : 'float16'}: weights loaded in half precision, no fp32 master copy`);
-    }
+    const prec = precision(y);
+    d.set('training.dtype', prec.dtype);
+    if (prec.auto) d.note(prec.auto);
     // Adapter: lora | qlora (load_in_4bit) | lora + load_in_8bit; none: full fine-tuning.
     const adapter =
       y.adapter === undefined || y.adapter === null || y.adapter === ''
@@ -93,6 +85,25 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
         case 'lora_target_linear':
         case 'lora_target_modules':
         case 'batch_size':
+        case 'peft_autocast_adapter_dtype': // with the precision, below
+          break;
+        case 'model_type':
+          modelType(d, key, v);
+          break;
+        case 'num_labels':
+          // src/axolotl/loaders/utils.py L178-180 (axolotl@067b021c): config_kwargs num_labels, read by a classification head only
+          if (isSequenceClassification(y.model_type)) d.set('model.num_labels', int(v, key));
+          else d.ignore(key);
+          break;
+        case 'reward_model':
+          bool(v, key);
+          break; // below, once the micro-batch is read
+        case 'process_reward_model':
+          if (bool(v, key))
+            d.skip(
+              key,
+              'AxolotlPRMTrainer (trl PRMTrainer): a per-token classification head (AutoModelForTokenClassification) is not modelled; not applied',
+            );
           break;
         case 'base_model':
           applyModelId(d, key, v);
@@ -264,6 +275,7 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
       }
     }
     parallelSizes(d, y);
+    if (set('reward_model')) rewardModel(d, y, micro);
     if (plugins.some(isCutCrossEntropy)) cutCrossEntropy(d, y.cut_cross_entropy);
     reportUnreadFile(d, file);
     if (set('batch_size')) {
@@ -278,8 +290,184 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
       d.note('sequence_len absent: 2048 (axolotl default)');
     }
     defaultToDdp(d, 'deepspeed or fsdp');
+    masterCopy(d, y, prec);
     return d.result();
   });
+}
+
+type Dtype = 'fp32' | 'fp16' | 'bf16';
+interface Precision {
+  /** cfg.torch_dtype: the dtype the model loads in */
+  dtype: Dtype;
+  /** the Trainer's mixed precision (accelerate autocast), if any */
+  amp?: 'bf16' | 'fp16';
+  /** why: the keys that decided it */
+  why: string;
+  /** a note on bf16 "auto", if given */
+  auto?: string;
+}
+
+/**
+ * bf16 / fp16 / bfloat16 / float16 -> the load dtype and the Trainer's mixed precision
+ * (axolotl@067b021c): src/axolotl/utils/config/__init__.py resolve_dtype L156-196 sets
+ * cfg.torch_dtype (bf16 when bf16 or bfloat16; fp16 when fp16, float16 or load_in_8bit),
+ * which the model loads in (src/axolotl/loaders/model.py L611-612); core/builders/base.py
+ * _configure_precision_settings L270-278 passes fp16 = fp16 and not bf16, bf16 = bf16 or
+ * bfloat16 (none for bf16 "full") to TrainingArguments.
+ */
+function precision(y: Record<string, Json>): Precision {
+  const flag = (k: string) => y[k] !== undefined && y[k] !== null && bool(y[k], k);
+  const b = y.bf16 === undefined || y.bf16 === null ? false : y.bf16;
+  if (b !== true && b !== false && b !== 'auto' && b !== 'full')
+    throw new ImportError('bf16', `bf16: must be true, false, "auto" or "full", not ${JSON.stringify(b)}`);
+  const fp16 = flag('fp16');
+  const bfloat16 = flag('bfloat16');
+  const float16 = flag('float16');
+  const eight = flag('load_in_8bit');
+  // resolve_dtype L157-170: "auto" is bf16 where is_torch_bf16_gpu_available() (Ampere and newer), else fp16
+  const bf = b === true || b === 'full' || (b === 'auto' && !fp16);
+  const fp = fp16 && !bf; // L188-189: bf16 turns fp16 off
+  const dtype: Dtype = bf || bfloat16 ? 'bf16' : fp || float16 || eight ? 'fp16' : 'fp32';
+  const amp = b !== 'full' && (bf || bfloat16) ? 'bf16' : fp ? 'fp16' : undefined;
+  const why =
+    bf || bfloat16
+      ? b === true || b === 'auto' || b === 'full'
+        ? `bf16 ${String(b)}`
+        : 'bfloat16'
+      : fp
+        ? 'fp16'
+        : float16
+          ? 'float16'
+          : 'load_in_8bit';
+  const auto =
+    b === 'auto' && !fp16
+      ? 'bf16 "auto": bf16 assumed; on a GPU without bf16 (before Ampere) axolotl loads the model in fp16 with fp16 mixed precision instead (resolve_dtype)'
+      : undefined;
+  return { dtype, amp, why, auto };
+}
+
+const BNB_32BIT = /^(paged_adamw_32bit|paged_adamw|lion_32bit|paged_lion_32bit|rmsprop_bnb_32bit|adamw_bnb_32bit)$/;
+const TORCH_OPTIM = /^(adamw_torch|adamw_torch_fused|adamw_hf|adafactor|sgd|adagrad|rmsprop)$/;
+
+/**
+ * Whether the 16-bit weights have an fp32 copy, per engine, once it is known. No engine
+ * upcasts them under single GPU / DDP (accelerate wraps the forward in torch.autocast only:
+ * accelerate@v1.13.0 (3a2230ac) accelerator.py prepare_model L1809), nor under axolotl's FSDP2
+ * (its fsdp2_prepare_model, src/axolotl/monkeypatch/accelerate/fsdp2.py L539-803, replaces
+ * accelerate's and casts nothing), so weights, gradients and torch optimizer states are 16-bit.
+ */
+function masterCopy(d: Draft, y: Record<string, Json>, p: Precision): void {
+  if (p.dtype === 'fp32') return;
+  const engine = d.get('parallel.engine');
+  const full = d.get('training.finetune.method') === 'full';
+  const lora = !full && d.get('training.finetune.method') !== undefined;
+  // peft get_peft_model autocast_adapter_dtype (default true; src/axolotl/loaders/adapter.py L368-369 passes
+  // peft_autocast_adapter_dtype): peft 0.19.1 tuners_utils.py _cast_adapter_dtype upcasts bf16/fp16 adapters to fp32
+  const keepAdapter = y.peft_autocast_adapter_dtype === false;
+  if (y.peft_autocast_adapter_dtype !== undefined && y.peft_autocast_adapter_dtype !== null) {
+    bool(y.peft_autocast_adapter_dtype, 'peft_autocast_adapter_dtype');
+    if (!lora) d.ignore('peft_autocast_adapter_dtype');
+  }
+  if (engine === 'deepspeed') {
+    // DeepSpeed's bf16/fp16 optimizers keep an fp32 master copy and fp32 states (the DeepSpeed config says which)
+    if (lora && keepAdapter) d.set('training.finetune.adapter_dtype', p.dtype);
+    return;
+  }
+  if (engine === 'fsdp1' && p.amp) {
+    // accelerate@v1.13.0 (3a2230ac) accelerator.py prepare_model L1980-2019: mixed precision on, FSDP1 upcasts each
+    // trainable flat parameter to fp32 (the master copy); the adapters too
+    d.note(
+      `${p.why}: the model loads in ${p.dtype}; FSDP1 with mixed precision upcasts the trainable parameters to fp32 (accelerate prepare_model): fp32 master weights`,
+    );
+    return;
+  }
+  if (lora) {
+    if (keepAdapter) {
+      d.set('training.finetune.adapter_dtype', p.dtype);
+      d.set('training.master_weights', false);
+      d.note(`peft_autocast_adapter_dtype false: LoRA adapters kept in ${p.dtype}, no fp32 copy`);
+    }
+    return;
+  }
+  if (!full) return;
+  d.set('training.master_weights', false);
+  d.set('training.grad_dtype', p.dtype); // param.grad takes the parameter's dtype; DDP buckets and FSDP2 shards too
+  const optim = (typeof y.optimizer === 'string' ? y.optimizer : 'adamw_torch_fused').toLowerCase();
+  // torch.optim (adam.py _init_group: zeros_like(p)) and transformers Adafactor (.to(grad)) keep states in the
+  // parameter's dtype; bitsandbytes 32-bit optimizers (optim/optimizer.py Optimizer2State.init_state) in fp32
+  const states = TORCH_OPTIM.test(optim) ? p.dtype : BNB_32BIT.test(optim) ? 'fp32' : undefined;
+  if (states === p.dtype) d.set('training.optimizer_dtype', p.dtype);
+  const where =
+    engine === 'fsdp2'
+      ? "axolotl's FSDP2 does not upcast them"
+      : engine === 'fsdp1'
+        ? 'no mixed precision, so FSDP1 does not upcast them'
+        : 'DDP and one GPU never upcast them';
+  d.note(
+    `${p.why}: the weights load in ${p.dtype} and ${where}: ${p.dtype} weights and gradients${states === p.dtype ? ` and optimizer states (${optim})` : ''}, no fp32 master copy`,
+  );
+  if (p.amp === 'fp16' && engine !== 'fsdp2')
+    d.note(
+      'fp16: full fine-tuning of fp16-loaded weights under the fp16 GradScaler is expected to fail ("Attempting to unscale FP16 gradients"; axolotl\'s own warning, utils/schemas/validation.py check_fft_possible_bad_config)',
+    );
+  // src/axolotl/loaders/model.py _configure_embedding_dtypes L423-476: without FSDP, embed_tokens/lm_head (and norms)
+  // are upcast to fp32 and cast back only for an adapter, cut_cross_entropy or an attention other than eager/sdpa
+  const attn = attentionImpl(y);
+  if (
+    engine !== 'fsdp1' &&
+    engine !== 'fsdp2' &&
+    (attn === undefined || attn === 'eager' || attn === 'sdpa') &&
+    !y.cut_cross_entropy
+  )
+    d.note(
+      `attn_implementation ${attn ?? 'unset'}: axolotl keeps embed_tokens and lm_head in fp32 (loaders/model.py _configure_embedding_dtypes); counted in ${p.dtype}, an under-estimate`,
+    );
+}
+
+/** axolotl's attn_implementation, or the one its legacy flag maps to (utils/schemas/enums.py LEGACY_ATTN_FLAG_TO_IMPL). */
+function attentionImpl(y: Record<string, Json>): string | undefined {
+  if (typeof y.attn_implementation === 'string') return y.attn_implementation;
+  const legacy: [string, string][] = [
+    ['xformers_attention', 'xformers'],
+    ['sage_attention', 'sage'],
+    ['flex_attention', 'flex_attention'],
+    ['flash_attention', 'flash_attention_2'],
+    ['sdp_attention', 'sdpa'],
+    ['eager_attention', 'eager'],
+  ];
+  return legacy.find(([k]) => y[k] === true)?.[1];
+}
+
+const isSequenceClassification = (v: Json | undefined) => typeof v === 'string' && /ForSequenceClassification$/.test(v);
+
+/** model_type: the transformers class the model loads with (src/axolotl/loaders/model.py L929-936, axolotl@067b021c). */
+function modelType(d: Draft, key: string, v: Json): void {
+  const name = str(v, key);
+  if (isSequenceClassification(name)) {
+    // AutoModelForSequenceClassification: a score linear (hidden x num_labels) in place of the LM head
+    d.set('model.head', 'classification');
+    d.note(
+      `${key} ${name}: model.head classification (a hidden x num_labels score; llmem's head adds a hidden x hidden pooler, a slight over-estimate)`,
+    );
+  } else if (/ForTokenClassification$/.test(name))
+    d.skip(key, `${name}: a per-token classification head is not modelled; not applied`);
+  else d.ignore(key);
+}
+
+/**
+ * reward_model: AxolotlRewardTrainer (trl RewardTrainer, core/builders/causal.py L160-161) with trl's
+ * DataCollatorForPreference (causal.py L515-519): trl@v1.8.0 (9ee8600b) reward_trainer.py L198-204 stacks
+ * chosen then rejected, so each forward runs 2 x micro_batch_size sequences.
+ */
+function rewardModel(d: Draft, y: Record<string, Json>, micro: number | undefined): void {
+  if (!bool(y.reward_model, 'reward_model')) return;
+  if (!isSequenceClassification(y.model_type))
+    d.note('reward_model without model_type AutoModelForSequenceClassification: the LM head is kept as loaded');
+  const m = micro ?? 1;
+  d.set('training.micro_batch', 2 * m);
+  d.note(
+    `reward_model: chosen and rejected sequences in one batch (trl DataCollatorForPreference): training.micro_batch ${2 * m} = 2 x micro_batch_size ${m}`,
+  );
 }
 
 /** fsdp_config with a top-level fsdp_version folded in (newer axolotl configs). */

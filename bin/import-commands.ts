@@ -11,11 +11,12 @@ import {
   importHfConfig,
   IMPORT_KINDS,
   type ImportKind,
+  type Trainer,
 } from '../frontend/config/importers/index.js';
 import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
 
 export const IMPORT_USAGE = `usage:
-  llmem import <kind|auto> <file | -> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|grpo]
+  llmem import <kind|auto> <file | -> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|orpo|grpo]
                [--hf config.json | org/name]
       kind: ${IMPORT_KINDS.join(' | ')}
       --trainer: the TRL trainer, for a TRL config whose keys do not tell it
@@ -70,7 +71,7 @@ async function run(body: () => Promise<number> | number): Promise<number> {
 /** The model from --hf (a config.json file or a Hub id) laid over a config (cli.ts hfFileOrHub). */
 export type HfModel = (hf: string, base: Config) => Promise<Config>;
 
-/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|grpo] [--hf ...] */
+/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|orpo|grpo] [--hf ...] */
 export function importCommand(args: string[], hfModel?: HfModel): Promise<number> {
   return run(async () => {
     const p = parseCommandArgs(args, { values: ['world-size', 'trainer', 'hf'], flags: ['json'] }, (m) => new Usage(m));
@@ -95,8 +96,8 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1))
       throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
     const trainer = p.values.trainer;
-    if (trainer !== undefined && !['sft', 'dpo', 'grpo'].includes(trainer))
-      throw new Usage(`--trainer must be sft, dpo or grpo, not "${trainer}"`);
+    if (trainer !== undefined && !['sft', 'dpo', 'orpo', 'grpo'].includes(trainer))
+      throw new Usage(`--trainer must be sft, dpo, orpo or grpo, not "${trainer}"`);
     if (trainer !== undefined && kind !== 'trl') throw new Usage(`--trainer is for TRL configs, not ${kind}`);
     const hf = p.values.hf;
     if (hf !== undefined && (kind === 'hf' || !hfModel))
@@ -104,7 +105,7 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     const r = importConfig(kind, text, {
       worldSize,
       also,
-      trainer: trainer as 'sft' | 'dpo' | 'grpo' | undefined,
+      trainer: trainer as Trainer | undefined,
       modelFromHf: hf !== undefined,
     });
     const where = file === '-' ? 'standard input' : file;

@@ -52,6 +52,7 @@ export const TRAINERS: { id: Trainer | ''; label: string }[] = [
   { id: '', label: 'From the file' },
   { id: 'sft', label: 'SFT (SFTConfig)' },
   { id: 'dpo', label: 'DPO (DPOConfig)' },
+  { id: 'orpo', label: 'ORPO (ORPOConfig)' },
   { id: 'grpo', label: 'GRPO (GRPOConfig)' },
 ];
 

@@ -8,7 +8,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core, Json } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { resolveConfig } from '../../frontend/config/resolve.js';
-import { detectKind, importConfig, type Imported, type ImportKind } from '../../frontend/config/importers/index.js';
+import {
+  detectKind,
+  importConfig,
+  type Imported,
+  type ImportKind,
+  type Trainer,
+} from '../../frontend/config/importers/index.js';
 import { exportConfig } from '../../frontend/config/exporters/index.js';
 
 let core: Core;
@@ -23,14 +29,24 @@ function flatten(value: Json, prefix = '', out: Record<string, Json> = {}): Reco
   return out;
 }
 
-function ok(kind: ImportKind, text: string, worldSize?: number): Imported & { flat: Record<string, Json> } {
-  const r = importConfig(kind, text, { worldSize });
+function ok(
+  kind: ImportKind,
+  text: string,
+  worldSize?: number,
+  trainer?: Trainer,
+): Imported & { flat: Record<string, Json> } {
+  const r = importConfig(kind, text, { worldSize, trainer });
   if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
   return { ...r, flat: flatten(r.config as Json) };
 }
 
-function error(kind: ImportKind, text: string, worldSize?: number): { path: string; message: string } {
-  const r = importConfig(kind, text, { worldSize });
+function error(
+  kind: ImportKind,
+  text: string,
+  worldSize?: number,
+  trainer?: Trainer,
+): { path: string; message: string } {
+  const r = importConfig(kind, text, { worldSize, trainer });
   if (!('error' in r)) throw new Error(`imported without an error: ${JSON.stringify(r.config)}`);
   return r.error;
 }
@@ -135,6 +151,7 @@ describe('TRL', () => {
       'trl',
       'model_name_or_path: meta-llama/Llama-3.1-8B-Instruct\nbeta: 0.1\nmax_length: 2048\nmax_prompt_length: 512\nper_device_train_batch_size: 2\ngradient_accumulation_steps: 8\nprecompute_ref_log_probs: true\npadding_free: true\n',
       8,
+      'dpo', // beta, max_prompt_length and precompute_ref_log_probs are KTOConfig's (and ORPOConfig's) too
     );
     expect(r.flat).toMatchObject({
       'rl.algorithm': 'dpo',
@@ -162,7 +179,9 @@ describe('TRL', () => {
     expect(error('trl', 'num_generations: 2\nmodel_name_or_path: org/unknown-model-9b\n').message).toContain(
       'not in the model catalog',
     );
-    expect(error('trl', 'beta: 0.1\nmax_length: 512\nmax_prompt_length: 512\n').path).toBe('max_prompt_length');
+    expect(error('trl', 'beta: 0.1\nmax_length: 512\nmax_prompt_length: 512\n', undefined, 'dpo').path).toBe(
+      'max_prompt_length',
+    );
     expect(error('trl', 'num_generations: 2\ngeneration_batch_size: 8\nsteps_per_generation: 2\n').path).toBe(
       'generation_batch_size',
     );

@@ -63,7 +63,7 @@ describe('TRL SFT configs', () => {
   });
 
   it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {
-    expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo or grpo');
+    expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo, orpo or grpo');
     const r = ok('trl', TRL_CLI, { trainer: 'sft' });
     expect(get(r.config, 'training.finetune.method')).toBe('full');
     expect(get(r.config, 'training.seq_len')).toBe(1024); // SFTConfig default

@@ -43,7 +43,7 @@ export interface ImportOptions {
   /** the model comes from a config.json given beside the file (llmem import --hf): an id the catalog does not
    * hold is noted, not refused */
   modelFromHf?: boolean;
-  /** the TRL trainer (sft | dpo | grpo) where no key of the file tells it */
+  /** the TRL trainer (sft | dpo | orpo | grpo) where no key of the file tells it */
   trainer?: Trainer;
   /**
    * the text of the DeepSpeed JSON the imported file names by path (accelerate
@@ -110,8 +110,17 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   const name = filename.toLowerCase().split(/[\\/]/).pop() ?? '';
   const has = (re: RegExp) => re.test(text);
   if (name.endsWith('.toml')) return 'torchtitan';
-  if (has(/\bverl[./]trainer[./]main_\w+|^\s*actor_rollout_ref\.\w|^actor_rollout_ref:/m)) return 'verl';
-  if (has(/\bopenrlhf[./]cli[./]train_/)) return 'openrlhf';
+  // verl's trainers: main_ppo and its kin, and the SFT trainers (verl/trainer/{fsdp_sft_trainer,sft_trainer}.py @b178a3cd),
+  // which the verl importer names and refuses
+  if (
+    has(
+      /\bverl[./]trainer[./](main_\w+|fsdp_sft_trainer|sft_trainer(_ray)?)\b|^\s*actor_rollout_ref\.\w|^actor_rollout_ref:/m,
+    )
+  )
+    return 'verl';
+  // OpenRLHF: openrlhf.cli.train_*, or before the package (OpenRLHF@b9517c56 examples/scripts: deepspeed ../train_dpo.py)
+  // its own --micro_train_batch_size
+  if (has(/\bopenrlhf[./]cli[./]train_|--micro_train_batch_size\b/)) return 'openrlhf';
   if (name.endsWith('.sh') || has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/))
     return 'megatron';
   if (name.endsWith('.json') || /^\s*\{/.test(text)) {
@@ -141,14 +150,14 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
     // LLaMA-Factory's own arguments (hparams/{finetuning,data,model}_args.py; model_class, dist_config: the v1 schema)
     if (has(/^(stage|finetuning_type|template|cutoff_len|lora_target|lora_rank|dataset_dir|model_class|dist_config):/m))
       return 'llamafactory';
-    if (has(/^(base_model|micro_batch_size|sequence_len|adapter|lora_r):/m)) return 'axolotl';
-    // TRL's parser: ModelConfig, ScriptArguments, SFTConfig and TrainingArguments keys (trl/scripts/sft.py)
-    if (
-      has(
-        /^(model_name_or_path|dataset_name|max_length|max_seq_length|packing|use_peft|gradient_checkpointing|per_device_train_batch_size):/m,
-      )
-    )
-      return 'trl';
+    // TRL's parser: ModelConfig, ScriptArguments, SFTConfig and TrainingArguments keys (trl/scripts/sft.py); axolotl
+    // spells them base_model, sequence_len, micro_batch_size, adapter (alignment-handbook recipes have lora_r too:
+    // ModelConfig's, so lora_r is axolotl's only in a file without these)
+    const trlKeys =
+      /^(model_name_or_path|dataset_name|max_length|max_seq_length|packing|use_peft|gradient_checkpointing|per_device_train_batch_size):/m;
+    if (has(/^(base_model|micro_batch_size|sequence_len|adapter):/m) || (has(/^lora_r:/m) && !has(trlKeys)))
+      return 'axolotl';
+    if (has(trlKeys)) return 'trl';
   }
   if (has(/^\s*\[(model|training|parallelism|job)\]/m)) return 'torchtitan';
   return undefined;

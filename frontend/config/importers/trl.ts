@@ -5,7 +5,8 @@
 // GRPO and DPO. Keys and defaults: trl/trainer/sft_config.py, grpo_config.py, dpo_config.py,
 // base_config.py and model_config.py (huggingface/trl at f2cd57710ae345ea6428ae95363267fcf38a3dc8);
 // older releases' keys (max_seq_length, max_prompt_length, vllm_device, vllm_dtype) are read too.
-// TRL trains on the Trainer: runtime.framework hf_trainer.
+// ORPOConfig (trl/experimental/orpo/orpo_config.py @f2cd5771, trl/trainer/orpo_config.py before) is read with
+// --trainer orpo only: it has no key of its own. TRL trains on the Trainer: runtime.framework hf_trainer.
 import type { Json } from '../../../wasm/llmem.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import {
@@ -27,28 +28,50 @@ import {
 import { divide, generateWithoutEngine, seqLenFromRl, worldSize } from './rl-common.js';
 import { applyPrecisionFlags, applyTrainingArgument, defaultToDdp, TRAINING_ARGS_IGNORED } from './training-args.js';
 
-export type Trainer = 'sft' | 'grpo' | 'dpo';
-const CLASS: Record<Trainer, string> = { sft: 'SFTConfig', grpo: 'GRPOConfig', dpo: 'DPOConfig' };
+export type Trainer = 'sft' | 'grpo' | 'dpo' | 'orpo';
+export const TRAINER_IDS = ['sft', 'dpo', 'orpo', 'grpo'] as const;
+const CLASS: Record<Trainer, string> = { sft: 'SFTConfig', grpo: 'GRPOConfig', dpo: 'DPOConfig', orpo: 'ORPOConfig' };
 
-// Keys only GRPOConfig (and RLOOConfig, which reads the same generation keys) has, only DPOConfig has and only
-// SFTConfig has (the fields of trl/trainer/{grpo,dpo,sft}_config.py @f2cd5771 in no other of the three; older
-// releases' DPO-only keys and SFTConfig's max_seq_length, renamed max_length in TRL 0.20).
+// Keys only one trainer's config class has: the fields of trl/trainer/{sft,grpo,rloo,dpo,kto}_config.py and
+// trl/{trainer,experimental}/{orpo,cpo}/..._config.py in every release tag v0.x-v1.9 and @f2cd5771, in no other of
+// those classes (RLOOConfig reads GRPO's generation keys and counts as GRPO; SFTConfig's max_seq_length is
+// max_length before TRL 0.20). Keys two classes share (max_prompt_length, max_completion_length, padding_value:
+// DPO, ORPO, CPO, KTO; precompute_ref_log_probs, precompute_ref_batch_size, ref_model_init_kwargs: DPO and KTO;
+// label_smoothing: DPO and CPO) tell no trainer. ORPOConfig has no field of its own: only --trainer orpo names it.
 const GRPO_ONLY =
-  /^(num_generations|max_completion_length|use_vllm|vllm_.*|generation_batch_size|steps_per_generation|num_iterations|reward_funcs|reward_weights|epsilon|epsilon_high|scale_rewards|mask_truncated_completions|ds3_gather_for_generation|log_completions|temperature|top_entropy_quantile)$/;
+  /^(num_generations|use_vllm|vllm_.*|generation_batch_size|steps_per_generation|num_iterations|reward_funcs|reward_weights|epsilon|epsilon_high|scale_rewards|mask_truncated_completions|ds3_gather_for_generation|log_completions|temperature|top_entropy_quantile)$/;
 const DPO_ONLY =
-  /^(precompute_ref_log_probs|precompute_ref_batch_size|ref_model_init_kwargs|model_adapter_name|ref_adapter_name|force_use_ref_model|reference_free|rpo_alpha|ld_alpha|label_smoothing|f_divergence_type|f_alpha_divergence_coef|use_weighting|discopop_tau|loss_weights|max_prompt_length|padding_value)$/;
+  /^(model_adapter_name|ref_adapter_name|force_use_ref_model|reference_free|rpo_alpha|ld_alpha|f_divergence_type|f_alpha_divergence_coef|use_weighting|discopop_tau|loss_weights|use_logits_to_keep|use_num_logits_to_keep)$/;
 const SFT_ONLY =
   /^(packing|packing_strategy|eval_packing|dataset_text_field|dataset_kwargs|eos_token|completion_only_loss|assistant_only_loss|chat_template_path|max_seq_length)$/;
-const ONLY: Record<Trainer, RegExp> = { sft: SFT_ONLY, grpo: GRPO_ONLY, dpo: DPO_ONLY };
+const NONE = /(?!)/;
+const ONLY: Record<Trainer, RegExp> = { sft: SFT_ONLY, grpo: GRPO_ONLY, dpo: DPO_ONLY, orpo: NONE };
+// Keys of the preference trainers llmem does not import: CPOConfig (trl/experimental/cpo/cpo_config.py @f2cd5771)
+// and KTOConfig (trl/trainer/kto_config.py @f2cd5771), in no other class.
+const UNSUPPORTED: Record<string, RegExp> = {
+  CPOConfig: /^(cpo_alpha|simpo_gamma)$/,
+  KTOConfig: /^(desirable_weight|undesirable_weight|train_sampling_strategy)$/,
+};
+// Keys several preference classes share: they make a file a TRL one without telling its trainer.
+const SHARED =
+  /^(beta|max_prompt_length|max_completion_length|padding_value|precompute_ref_log_probs|precompute_ref_batch_size|ref_model_init_kwargs|label_smoothing)$/;
 
 /** The trainer a file configures, from the keys only its config class has; `given` (the caller's) wins.
  * GRPO keys win over DPO keys (older releases shared max_prompt_length, ...); SFT keys beside either are an error. */
 function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
-  if (given !== undefined) return oneOf(given, 'trainer', ['sft', 'dpo', 'grpo'] as const);
+  if (given !== undefined) return oneOf(given, 'trainer', TRAINER_IDS);
   const keys = Object.keys(y);
   const hits = (t: Trainer) => keys.filter((k) => ONLY[t].test(k));
   const rl = hits('grpo').length ? 'grpo' : hits('dpo').length ? 'dpo' : undefined;
-  const ask = "give the trainer: sft, dpo or grpo (llmem import --trainer; the Import dialog's Trainer)";
+  const ask = "give the trainer: sft, dpo, orpo or grpo (llmem import --trainer; the Import dialog's Trainer)";
+  for (const [cls, re] of Object.entries(UNSUPPORTED)) {
+    const k = keys.find((x) => re.test(x));
+    if (k && !rl)
+      throw new ImportError(
+        k,
+        `${k}: a ${cls} key; ${cls.replace('Config', '')} is not a trainer llmem imports (sft, dpo, orpo, grpo); give --trainer to read the file as one of them`,
+      );
+  }
   if (rl && hits('sft').length)
     throw new ImportError(
       hits('sft')[0],
@@ -56,9 +79,15 @@ function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
     );
   if (rl) return rl;
   if (hits('sft').length) return 'sft';
+  const shared = keys.filter((k) => SHARED.test(k));
+  if (shared.length)
+    throw new ImportError(
+      shared[0],
+      `TRL config: ${shared.join(', ')} ${shared.length > 1 ? 'are keys' : 'is a key'} of several preference trainers (DPOConfig, ORPOConfig, CPOConfig, KTOConfig) and no key only one of them has tells which (ORPOConfig has none of its own); ${ask}`,
+    );
   throw new ImportError(
     '',
-    `TRL config: no key that only SFTConfig (packing, eos_token, dataset_text_field, ...), DPOConfig (precompute_ref_log_probs, loss_weights, ...) or GRPOConfig (num_generations, max_completion_length, use_vllm, ...) has, so the trainer cannot be told; ${ask}`,
+    `TRL config: no key that only SFTConfig (packing, eos_token, dataset_text_field, ...), DPOConfig (reference_free, loss_weights, rpo_alpha, ...) or GRPOConfig (num_generations, use_vllm, ...) has, so the trainer cannot be told; ${ask}`,
   );
 }
 
@@ -68,7 +97,7 @@ function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
  * TrainingArguments keys of training-args.ts (micro-batch, accumulation, checkpointing,
  * optimizer, deepspeed, fsdp, torch_compile, liger) or reported.
  */
-export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Trainer | 'rl' }[] = [
+export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Trainer | 'rl' | Trainer[] }[] = [
   { keys: ['model_name_or_path'], to: 'model.preset' },
   { keys: ['bf16', 'fp16'], to: 'training.dtype (bf16 unless fp16: _BaseConfig default)' },
   { keys: ['dtype', 'torch_dtype'], to: 'training.master_weights false (weights loaded in bf16/fp16)' },
@@ -84,7 +113,7 @@ export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Train
   { keys: ['num_generations'], to: 'rl.group_size', trainer: 'grpo' },
   { keys: ['max_prompt_length'], to: 'rl.prompt_len', trainer: 'rl' },
   { keys: ['max_completion_length'], to: 'rl.response_len', trainer: 'grpo' },
-  { keys: ['max_length'], to: 'rl.response_len = max_length - rl.prompt_len', trainer: 'dpo' },
+  { keys: ['max_length'], to: 'rl.response_len = max_length - rl.prompt_len', trainer: ['dpo', 'orpo'] },
   { keys: ['max_length', 'max_seq_length'], to: 'training.seq_len (SFTConfig default 1024)', trainer: 'sft' },
   { keys: ['packing'], to: 'note: sequences packed to training.seq_len', trainer: 'sft' },
   { keys: ['loss_type'], to: 'training.loss (chunked_nll reported)', trainer: 'sft' },
@@ -107,17 +136,21 @@ export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Train
   { keys: ['vllm_enable_sleep_mode'], to: 'rl.rollout.sleep level2', trainer: 'grpo' },
   { keys: ['vllm_max_model_length', 'vllm_max_model_len'], to: 'rl.rollout.max_model_len', trainer: 'grpo' },
   { keys: ['vllm_dtype'], to: 'rl.rollout.dtype', trainer: 'grpo' },
-  { keys: ['beta'], to: 'rl.reference.enabled (GRPO: beta != 0; PEFT: the base, adapters off)', trainer: 'rl' },
+  {
+    keys: ['beta'],
+    to: 'rl.reference.enabled (GRPO: beta != 0; PEFT: the base, adapters off)',
+    trainer: ['grpo', 'dpo'],
+  },
   { keys: ['ds3_gather_for_generation'], to: 'rl.weight_sync full (ZeRO-3 / FSDP)', trainer: 'grpo' },
   { keys: ['entropy_coef', 'top_entropy_quantile'], to: 'rl.entropy', trainer: 'grpo' },
   { keys: ['precompute_ref_log_probs'], to: 'rl.reference.precomputed', trainer: 'dpo' },
   { keys: ['reference_free'], to: 'rl.reference.enabled false', trainer: 'dpo' },
-  { keys: ['padding_free'], to: 'rl.remove_padding', trainer: 'rl' },
+  { keys: ['padding_free'], to: 'rl.remove_padding', trainer: ['grpo', 'dpo'] },
 ];
 
 // No effect on per-GPU memory: data, prompts, rewards, sampling, loss weights, logging, hub.
 const IGNORED =
-  /^(model_revision|trust_remote_code|dataset_.*|dataset|datasets|system_prompt|chat_template|chat_template_kwargs|reward_funcs|reward_weights|reward_model_name_or_path|callbacks|benchmarks|wandb_.*|temperature|top_p|top_k|min_p|repetition_penalty|generation_kwargs|cache_implementation|loss_type|scale_rewards|epsilon|epsilon_high|delta|num_iterations|importance_sampling_level|mask_truncated_completions|multi_objective_aggregation|sync_ref_model|ref_model_mixup_alpha|ref_model_sync_steps|log_completions|log_unique_prompts|num_completions_to_print|log_completions_hub_repo|vllm_server_.*|vllm_group_port|vllm_model_impl|vllm_structured_outputs_regex|vllm_guided_decoding_regex|vllm_importance_sampling_.*|vllm_enable_prefix_caching|shuffle_dataset|disable_dropout|router_aux_loss_coef|label_smoothing|f_divergence_type|f_alpha_divergence_coef|use_weighting|discopop_tau|rpo_alpha|ld_alpha|loss_weights|truncation_mode|precompute_ref_batch_size|pad_token|padding_value|label_pad_token_id|lora_alpha|lora_task_type|use_rslora|lora_target_parameters|bnb_4bit_quant_storage|code_.*|parallel_code_exec_per_proc|e2b_router_url|morph_router_url|ioi_provider|max_completion_len|model_init_kwargs|ref_model_init_kwargs|model_adapter_name|ref_adapter_name|force_use_ref_model|sapo_.*|vespo_.*|off_policy_mask_threshold|use_bias_correction_kl|num_generations_eval|pad_to_multiple_of|remove_unused_columns|log_multimodal|hub_model_revision|overwrite_hub_revision|push_to_hub_revision|wandb_log_unique_prompts|max_tool_calling_iterations|use_adaptive_entropy|entropy_coef_.*|entropy_target)$/;
+  /^(model_revision|trust_remote_code|dataset_.*|dataset|datasets|system_prompt|chat_template|chat_template_kwargs|reward_funcs|reward_weights|reward_model_name_or_path|callbacks|benchmarks|wandb_.*|temperature|top_p|top_k|min_p|repetition_penalty|generation_kwargs|cache_implementation|loss_type|scale_rewards|epsilon|epsilon_high|delta|num_iterations|importance_sampling_level|mask_truncated_completions|multi_objective_aggregation|sync_ref_model|ref_model_mixup_alpha|ref_model_sync_steps|log_completions|log_unique_prompts|num_completions_to_print|log_completions_hub_repo|vllm_server_.*|vllm_group_port|vllm_model_impl|vllm_structured_outputs_regex|vllm_guided_decoding_regex|vllm_importance_sampling_.*|vllm_enable_prefix_caching|shuffle_dataset|disable_dropout|router_aux_loss_coef|label_smoothing|f_divergence_type|f_alpha_divergence_coef|use_weighting|discopop_tau|rpo_alpha|ld_alpha|loss_weights|truncation_mode|precompute_ref_batch_size|pad_token|padding_value|label_pad_token_id|lora_alpha|lora_task_type|use_rslora|lora_target_parameters|bnb_4bit_quant_storage|code_.*|parallel_code_exec_per_proc|e2b_router_url|morph_router_url|ioi_provider|max_completion_len|model_init_kwargs|ref_model_init_kwargs|model_adapter_name|ref_adapter_name|force_use_ref_model|generate_during_eval|sapo_.*|vespo_.*|off_policy_mask_threshold|use_bias_correction_kl|num_generations_eval|pad_to_multiple_of|remove_unused_columns|log_multimodal|hub_model_revision|overwrite_hub_revision|push_to_hub_revision|wandb_log_unique_prompts|max_tool_calling_iterations|use_adaptive_entropy|entropy_coef_.*|entropy_target)$/;
 
 // Read and reported with a reason of their own.
 const NOT_MODELLED: Record<string, string> = {
@@ -127,11 +160,12 @@ const NOT_MODELLED: Record<string, string> = {
   transformers_continuous_batching_config: "transformers' continuous batching instead of vLLM is not modelled",
   cast_lm_head_to_fp32: 'an fp32 copy of the output head is not modelled',
   activation_offloading: 'TRL offloads the saved activations to the host; counted as training.activation_offload',
+  is_encoder_decoder: 'an encoder-decoder model is not modelled',
 };
 
 const isSet = (v: Json | undefined): v is Json => v !== undefined && v !== null;
 
-/** Import a TRL SFTConfig / GRPOConfig / DPOConfig file; `trainer` names the class where no key tells it. */
+/** Import a TRL SFTConfig / GRPOConfig / DPOConfig / ORPOConfig file; `trainer` names the class where no key tells it. */
 export function importTrl(
   text: string,
   options: { worldSize?: number; also?: string; trainer?: Trainer } = {},
@@ -144,7 +178,7 @@ export function importTrl(
     d.note(
       `TRL ${CLASS[trainer]} (${options.trainer ? 'the trainer given' : 'keys only it has'}) on the Trainer: the hf_trainer profile${trainer === 'grpo' ? '; RLOOConfig reads the same keys and counts the same' : ''}`,
     );
-    if (trainer !== 'sft') d.set('rl.algorithm', trainer);
+    if (trainer !== 'sft') d.set('rl.algorithm', trainer === 'orpo' ? 'dpo' : trainer);
     const file: DeepSpeedFile = { text: options.also, read: false };
     // _BaseConfig (trl/trainer/base_config.py @f2cd5771): bf16 defaults to not fp16, gradient_checkpointing to true
     const bf16Default = !isSet(y.bf16) && !(isSet(y.fp16) && bool(y.fp16, 'fp16'));
@@ -169,11 +203,15 @@ export function importTrl(
       : 1;
     d.set('training.micro_batch', micro);
     if (trainer === 'grpo') grpo(d, y, micro, accum, world);
-    else if (trainer === 'dpo') dpo(d, y, micro, accum, world);
+    else if (trainer === 'dpo' || trainer === 'orpo') dpo(d, y, micro, accum, world, trainer);
     else sft(d, y, accum);
     const mapped = new Set(
       TRL_MAPPING.filter(
-        (m) => !m.trainer || m.trainer === trainer || (m.trainer === 'rl' && trainer !== 'sft'),
+        (m) =>
+          !m.trainer ||
+          m.trainer === trainer ||
+          (Array.isArray(m.trainer) && m.trainer.includes(trainer)) ||
+          (m.trainer === 'rl' && trainer !== 'sft'),
       ).flatMap((m) => m.keys),
     );
     for (const [key, v] of Object.entries(y)) {
@@ -187,8 +225,14 @@ export function importTrl(
         applyDeepSpeedRef(d, key, v, file);
         continue;
       }
-      const other = (['sft', 'dpo', 'grpo'] as const).find((t) => t !== trainer && ONLY[t].test(key));
+      const other = TRAINER_IDS.find((t) => t !== trainer && ONLY[t].test(key));
+      const unsupported = Object.keys(UNSUPPORTED).find((c) => UNSUPPORTED[c].test(key));
       if (other) d.skip(key, `a ${CLASS[other]} key in a ${trainer.toUpperCase()} file; not applied`);
+      else if (unsupported) d.skip(key, `a ${unsupported} key in a ${trainer.toUpperCase()} file; not applied`);
+      else if (trainer === 'orpo' && key === 'beta')
+        d.ignore(key); // ORPOConfig beta: the odds-ratio loss weight
+      else if (trainer === 'orpo' && key === 'max_completion_length')
+        d.ignore(key); // orpo_config.py @f2cd5771: truncates the completion of encoder-decoder models only
       else if (key in NOT_MODELLED) {
         if (v !== false) d.skip(key, `${NOT_MODELLED[key]}; not applied`);
       } else if (applyTrainingArgument(d, key, v, y, file)) continue;
@@ -361,13 +405,13 @@ function weightSync(d: Draft, y: Obj): void {
     );
 }
 
-/** DPOConfig: pairs, lengths, the reference. */
-function dpo(d: Draft, y: Obj, micro: number, accum: number, world: number): void {
+/** DPOConfig and ORPOConfig: pairs, lengths, the reference (ORPO: none). */
+function dpo(d: Draft, y: Obj, micro: number, accum: number, world: number, trainer: 'dpo' | 'orpo'): void {
   const pairs = micro * accum * world;
   d.set('rl.rollout_batch', pairs);
   d.set('rl.mini_batch', pairs);
   const total = isSet(y.max_length) ? int(y.max_length, 'max_length', 2) : 1024;
-  if (!isSet(y.max_length)) d.note('max_length absent: 1024 (DPOConfig default)');
+  if (!isSet(y.max_length)) d.note(`max_length absent: 1024 (${CLASS[trainer]} default)`);
   const prompt = isSet(y.max_prompt_length) ? int(y.max_prompt_length, 'max_prompt_length') : Math.floor(total / 2);
   if (prompt >= total)
     throw new ImportError(
@@ -381,6 +425,16 @@ function dpo(d: Draft, y: Obj, micro: number, accum: number, world: number): voi
       `max_length ${total}: prompt + completion (rl.prompt_len + rl.response_len; DPO's logits cover both, so only the sum matters)`,
     );
   d.set('rl.logits_response_only', false); // concatenated_forward: the logits of the whole sequence
+  if (trainer === 'orpo') {
+    // trl/experimental/orpo/orpo_trainer.py @f2cd5771: no ref_model; concatenated_forward runs chosen and rejected
+    // in one forward (2x the micro-batch) and takes the NLL of the chosen and the odds ratio from its logits
+    d.set('rl.remove_padding', false);
+    d.set('rl.reference.enabled', false);
+    d.note(
+      'ORPO: no reference model; chosen and rejected in one forward (concatenated_forward, 2x the micro-batch): counted as rl.algorithm dpo with rl.reference.enabled false',
+    );
+    return;
+  }
   d.set('rl.remove_padding', isSet(y.padding_free) && bool(y.padding_free, 'padding_free'));
   const free = isSet(y.reference_free) && bool(y.reference_free, 'reference_free');
   d.set('rl.reference.enabled', !free);

@@ -878,6 +878,14 @@ function scriptSource(
 ): { src: Map<string, Json>; megatron: boolean; placeholders: Map<string, string> } {
   const isVerl = (w: string[]) => w.some((x) => /verl[./]trainer[./]main_\w+/.test(x));
   const { argv, run } = launchCommand(text, isVerl);
+  // verl's SFT trainers (verl/trainer/fsdp_sft_trainer.py: config sft_trainer.yaml; sft_trainer.py, sft_trainer_ray.py:
+  // sft_trainer_engine.yaml; volcengine/verl@b178a3cd) have a config of their own (model.partial_pretrain, data.*)
+  const sft = /\bverl[./]trainer[./](fsdp_sft_trainer|sft_trainer(?:_ray)?)\b/.exec(text);
+  if (!argv && sft)
+    throw new ImportError(
+      `verl.trainer.${sft[1]}`,
+      `verl script: it runs verl's SFT trainer (verl.trainer.${sft[1]}, config ${sft[1] === 'fsdp_sft_trainer' ? 'sft_trainer.yaml' : 'sft_trainer_engine.yaml'}), which llmem does not read: the verl importer reads verl.trainer.main_ppo (python3 -m verl.trainer.main_ppo key=value ...) only; set the SFT run by hand (model.partial_pretrain: the model, data.micro_batch_size_per_gpu: training.micro_batch, data.max_length: training.seq_len)`,
+    );
   if (!argv)
     throw new ImportError(
       '',

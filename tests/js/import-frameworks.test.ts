@@ -194,9 +194,10 @@ describe('Megatron-LM arguments', () => {
   it('malformed arguments are errors that name the flag', () => {
     expect(fail('megatron', '--num-layers eighty --hidden-size 64').path).toBe('--num-layers');
     // a value left to the environment is reported, not guessed (the script may source it)
-    expect(ok('megatron', '--tensor-model-parallel-size $TP --num-layers 4').unsupported[0]).toMatch(
-      /^--tensor-model-parallel-size: its value \$TP is not set in the file/,
-    );
+    expect(
+      ok('megatron', '--tensor-model-parallel-size $TP --num-layers 4 --hidden-size 64 --num-attention-heads 4')
+        .unsupported[0],
+    ).toMatch(/^--tensor-model-parallel-size: its value \$TP is not set in the file/);
     expect(fail('megatron', '--normalization BatchNorm --num-layers 2').message).toContain(
       'allowed: LayerNorm | RMSNorm',
     );

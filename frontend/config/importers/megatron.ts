@@ -15,7 +15,7 @@ type Args = Map<string, string[]>;
 
 // Flags with no effect on per-GPU memory (schedules, data, logging, checkpoints, kernels, launchers).
 const IGNORED =
-  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-(?!overlap$).*|moe-grouped-gemm|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|decoder-seq-length|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|decoupled-lr|decoupled-min-lr|fp8-amax-.*|tiktoken-pattern|tokenizer-.*|no-use-tokenizer-model-from-checkpoint-args|hysteresis|loss-scale|initial-loss-scale|min-loss-scale|loss-scale-window|override-opt_param-scheduler|train-tokens|rotary-scaling-factor|mscale|mscale-all-dim|rope-type|enable-gpt-oss|window-size|window-attn-skip-freq|activation-func-clamp-value|glu-linear-offset|disable-bf16-reduced-precision-matmul|export-.*|mtp-loss-scaling-factor|auto-detect-ckpt-format|enable-experimental|init-model-with-meta-device|moe-flex-dispatcher-backend|use-te|squared-relu|trust-remote-code|disable-gloo-process-groups|disable-straggler-on-startup|straggler-.*|check-weight-hash-across-dp-replicas-interval|rerun-mode|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
+  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-(?!overlap$).*|moe-grouped-gemm|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|decoupled-lr|decoupled-min-lr|fp8-amax-.*|tiktoken-pattern|tokenizer-.*|no-use-tokenizer-model-from-checkpoint-args|hysteresis|loss-scale|initial-loss-scale|min-loss-scale|loss-scale-window|override-opt_param-scheduler|train-tokens|rotary-scaling-factor|mscale|mscale-all-dim|rope-type|enable-gpt-oss|window-size|window-attn-skip-freq|activation-func-clamp-value|glu-linear-offset|disable-bf16-reduced-precision-matmul|export-.*|mtp-loss-scaling-factor|auto-detect-ckpt-format|enable-experimental|init-model-with-meta-device|moe-flex-dispatcher-backend|use-te|squared-relu|trust-remote-code|disable-gloo-process-groups|disable-straggler-on-startup|straggler-.*|check-weight-hash-across-dp-replicas-interval|rerun-mode|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
 // Router flags with no per-GPU memory effect beyond what docs/memory-model.md §7.10 counts for
 // every router (fp32 logits and probabilities, s·b·E values each; the top-k indices):
 // megatron/core/transformer/moe/router.py and moe_utils.py (NVIDIA/Megatron-LM d98e8a6).
@@ -137,6 +137,11 @@ const HANDLED = new Set([
   'v-head-dim',
   'mtp-num-layers',
   'seq-length',
+  'encoder-seq-length',
+  'decoder-seq-length',
+  'encoder-num-layers',
+  'decoder-num-layers',
+  'relative-attention-num-buckets',
   'micro-batch-size',
   'global-batch-size',
   'bf16',
@@ -208,7 +213,7 @@ const RECOMPUTE_MODULES = ['core_attn', 'mlp', 'layernorm', 'moe', 'moe_act', 'm
 export function importMegatron(text: string, options: MegatronOptions = {}): ImportResult {
   return guard(() => {
     const run = runShell(text);
-    let { args, launches } = launchArgs(run.commands);
+    let { args, launches, scripts } = launchArgs(run.commands);
     let fromVariables: string[] = [];
     if (!launches) ({ args, launches, names: fromVariables } = variableArgs(run.vars));
     if (!launches)
@@ -229,7 +234,7 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
         `source ${file}`,
         'the sourced file is not given: the variables and flags it sets are not read; not applied',
       );
-    apply(d, args, run.vars, options);
+    apply(d, args, run.vars, options, modelKind(args, scripts));
     if (args.has('deepspeed')) deepspeed(d, args, run.written);
     for (const [flag] of args)
       if (HYBRID.test(flag))
@@ -251,17 +256,34 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
 }
 
 /** The flags of the commands that launch training (each command parsed on its own, later ones winning). */
-function launchArgs(commands: string[][]): { args: Args; launches: number } {
+function launchArgs(commands: string[][]): { args: Args; launches: number; scripts: string[] } {
   const args: Args = new Map();
+  const scripts: string[] = [];
   let launches = 0;
   for (const argv of commands) {
     if (!argv.length || NOT_LAUNCH.has(argv[0].split('/').pop() ?? '')) continue;
-    const own = parseArgs(argv.flatMap((w) => w.split(/\s+/)).filter(Boolean));
+    const words = argv.flatMap((w) => w.split(/\s+/)).filter(Boolean);
+    const own = parseArgs(words);
     if (![...own.keys()].some((k) => HANDLED.has(k))) continue;
     launches++;
     for (const [k, v] of own) args.set(k, v);
+    for (const w of words) if (/\.py$/.test(w)) scripts.push(w.split('/').pop() ?? w);
   }
-  return { args, launches };
+  return { args, launches, scripts };
+}
+
+/** Which Megatron model the flags build: a GPT-style decoder (pretrain_gpt.py and the like), T5
+ * (examples/t5/pretrain_t5.py) or the language model of a LLaVA-style multimodal model (examples/multimodal). */
+type ModelKind = 'gpt' | 't5' | 'multimodal';
+
+function modelKind(args: Args, scripts: string[]): ModelKind {
+  // --encoder-num-layers / --decoder-num-layers are read only by the T5 model (examples/t5/pretrain_t5.py
+  // model_provider, arguments.py validate_args L1304-1311, NVIDIA/Megatron-LM d98e8a6)
+  if (scripts.includes('pretrain_t5.py') || args.has('encoder-num-layers') || args.has('decoder-num-layers'))
+    return 't5';
+  // --language-model-type is required=True in examples/multimodal/multimodal_args.py (d98e8a6)
+  if (args.has('language-model-type')) return 'multimodal';
+  return 'gpt';
 }
 
 /** For a file that launches nothing (a model config to be sourced, an sbatch wrapper): the flags its variables hold. */
@@ -313,33 +335,48 @@ function readFlags(d: Draft, args: Args): Flags {
   return { d, args, has, one, n };
 }
 
-function apply(d: Draft, args: Args, vars: Map<string, string>, options: MegatronOptions): void {
+function apply(d: Draft, args: Args, vars: Map<string, string>, options: MegatronOptions, kind: ModelKind): void {
   const f = readFlags(d, args);
   const ds = f.has('deepspeed');
   d.set('parallel.engine', f.has('use-torch-fsdp2') ? 'fsdp2' : 'megatron');
   if (f.has('use-torch-fsdp2')) d.note('--use-torch-fsdp2: data parallelism with PyTorch FSDP2 (engine fsdp2)');
-  const { layers, ffn } = modelShape(f);
-  modelOptions(f);
+  const { layers, ffn } = modelShape(f, kind);
+  modelOptions(f, kind);
   const experts = moe(f, ds, layers, ffn);
   attentionVariants(f);
   const { tp, pp, cp } = parallelSizes(f, ds, experts);
+  // examples/t5/pretrain_t5.py model_provider (d98e8a6): "Pipeline parallelism is not supported for T5."
+  if (kind === 't5' && pp > 1)
+    throw new ImportError(
+      '--pipeline-model-parallel-size',
+      `--pipeline-model-parallel-size ${pp}: Megatron's T5 (pretrain_t5.py) supports only 1`,
+    );
   pipeline(f, layers, pp);
   sharding(f);
   const world = worldSize(f, vars, options);
-  batch(f, world, tp, pp, cp);
+  batch(f, world, tp, pp, cp, kind);
   dtypes(f);
   lowPrecision(f);
   optimizer(f);
   attention(f, ds);
   recompute(f);
+  requireShape(f, kind); // after the flags are read, so a malformed value is the error that names its flag
 }
 
 /** The model shape (add_network_size_args): layers, widths, heads; the FFN width it derives when not given. */
-function modelShape({ d, args, has, n }: Flags): { layers?: number; ffn?: number } {
-  const layers = n('num-layers');
+function modelShape({ d, args, has, n }: Flags, kind: ModelKind): { layers?: number; ffn?: number } {
+  // validate_args L1304-1311 (NVIDIA/Megatron-LM d98e8a6): --num-layers, else --encoder-num-layers (not both)
+  if (has('num-layers') && has('encoder-num-layers'))
+    throw new ImportError(
+      '--encoder-num-layers',
+      '--num-layers and --encoder-num-layers: Megatron refuses both (validate_args: "cannot have both num-layers and encoder-num-layers specified")',
+    );
+  const layers = n('num-layers') ?? n('encoder-num-layers');
   const hidden = n('hidden-size');
   const heads = n('num-attention-heads');
   if (layers) d.set('model.layers', layers);
+  if (kind === 't5') t5Layers(d, n, layers);
+  else if (has('decoder-num-layers')) d.ignore('--decoder-num-layers');
   // a hybrid model's layers are the symbols of its pattern (M Mamba, * attention, - MLP, E MoE; | splits stages,
   // / starts the MTP part); --num-layers is then ignored by Megatron (validate_args)
   const pattern = args.get('hybrid-layer-pattern')?.[0] ?? args.get('hybrid-override-pattern')?.[0];
@@ -369,8 +406,47 @@ function modelShape({ d, args, has, n }: Flags): { layers?: number; ffn?: number
   return { layers, ffn };
 }
 
+/** Validate_args's required model flags (arguments.py L1304-1317, NVIDIA/Megatron-LM d98e8a6: num_layers
+ * (or encoder_num_layers, or a hybrid layer pattern, L797), hidden_size, num_attention_heads): without them
+ * there is no model to count, and llmem does not read one from a checkpoint or a YAML config. */
+function requireShape({ has }: Flags, kind: ModelKind): void {
+  const layers =
+    has('num-layers') || has('encoder-num-layers') || has('hybrid-layer-pattern') || has('hybrid-override-pattern');
+  const missing = [
+    ...(layers ? [] : [kind === 't5' ? '--encoder-num-layers' : '--num-layers']),
+    ...['hidden-size', 'num-attention-heads'].filter((f) => !has(f)).map((f) => `--${f}`),
+  ];
+  if (!missing.length) return;
+  const elsewhere = ['use-checkpoint-args', 'yaml-cfg', 'load', 'pretrained-checkpoint'].filter(has);
+  throw new ImportError(
+    missing[0],
+    `Megatron arguments: ${missing.join(', ')} not given; Megatron requires --num-layers (or --encoder-num-layers / --hybrid-layer-pattern), --hidden-size and --num-attention-heads (megatron/training/arguments.py validate_args)${
+      elsewhere.length ? `, and llmem does not read a model from ${elsewhere.map((f) => `--${f}`).join(' / ')}` : ''
+    }: add the flags (or the file that sets them, e.g. a sourced model config), or import the model another way (llmem import hf <model id>)`,
+  );
+}
+
+/** T5 (examples/t5/pretrain_t5.py model_provider, NVIDIA/Megatron-LM d98e8a6): the encoder has
+ * --encoder-num-layers (= --num-layers) layers, and the decoder is built from config.num_layers, which
+ * validate_args sets to the same count; --decoder-num-layers enters only the virtual-pipeline arithmetic. */
+function t5Layers(d: Draft, n: Flags['n'], layers: number | undefined): void {
+  if (layers) {
+    d.set('model.encoder_layers', layers);
+    d.note(
+      `T5 (encoder-decoder): ${layers} encoder layers (model.encoder_layers) and ${layers} decoder layers (model.layers): pretrain_t5.py builds both stacks with --encoder-num-layers`,
+    );
+  }
+  const dec = n('decoder-num-layers');
+  if (dec !== undefined && dec !== layers)
+    d.skip(
+      '--decoder-num-layers',
+      `${dec}: Megatron's pretrain_t5.py builds the decoder with config.num_layers (= --encoder-num-layers ${layers ?? '?'}), not this flag; counted as ${layers ?? '?'} decoder layers; not applied`,
+    );
+  else if (dec !== undefined) d.ignore('--decoder-num-layers');
+}
+
 /** The rest of the model (add_network_size_args): norm, biases, embeddings, softmax, positions, vocabulary. */
-function modelOptions({ d, has, one, n }: Flags): void {
+function modelOptions({ d, has, one, n }: Flags, kind: ModelKind): void {
   d.set(
     'model.norm',
     oneOf(one('normalization') ?? 'LayerNorm', '--normalization', ['LayerNorm', 'RMSNorm'] as const) === 'RMSNorm'
@@ -401,9 +477,19 @@ function modelOptions({ d, has, one, n }: Flags): void {
     'yarn',
   ] as const);
   d.set('model.position', p === 'learned_absolute' ? 'learned' : 'rope');
-  if (p === 'none' || p === 'relative')
+  if (p === 'relative' && kind === 't5') {
+    // T5Model's RelativePositionEmbedding, one per stack (megatron/core/models/T5/t5_model.py L220-231, d98e8a6);
+    // --relative-attention-num-buckets defaults to 32 (arguments.py L2411)
+    d.set('model.relative_attention_buckets', n('relative-attention-num-buckets') ?? 32);
+    d.note('--position-embedding-type relative: T5 relative position bias (model.relative_attention_buckets)');
+  } else if (p === 'none' || p === 'relative')
     d.note(`--position-embedding-type ${p}: no position parameters (counted as rope)`);
-  const maxPos = n('max-position-embeddings') ?? n('seq-length');
+  if (has('relative-attention-num-buckets') && !(p === 'relative' && kind === 't5'))
+    d.note('--relative-attention-num-buckets without a T5 relative position embedding: no effect');
+  let maxPos = n('max-position-embeddings') ?? n('seq-length');
+  // examples/multimodal/model.py L86-87 (d98e8a6): raised to --decoder-seq-length when that is longer
+  const dec = kind === 'multimodal' ? n('decoder-seq-length') : undefined;
+  if (dec && maxPos && dec > maxPos) maxPos = dec;
   if (maxPos) d.set('model.max_positions', maxPos);
   const vocab = n('vocab-size') ?? n('padded-vocab-size');
   if (vocab) d.set('model.vocab', vocab);
@@ -604,9 +690,53 @@ function worldSize({ d, one, n }: Flags, vars: Map<string, string>, options: Meg
 }
 
 /** Sequence length, micro-batch and the accumulation a global batch sets (add_training_args). */
-function batch({ d, n }: Flags, world: number | undefined, tp: number, pp: number, cp: number): void {
-  const seq = n('seq-length');
-  if (seq) d.set('training.seq_len', seq);
+function batch(
+  { d, has, n }: Flags,
+  world: number | undefined,
+  tp: number,
+  pp: number,
+  cp: number,
+  kind: ModelKind,
+): void {
+  if (has('seq-length') && has('encoder-seq-length'))
+    throw new ImportError(
+      '--encoder-seq-length',
+      '--seq-length and --encoder-seq-length: Megatron refuses both (validate_args asserts encoder_seq_length is None when --seq-length is given)',
+    );
+  // validate_args L1346-1351 (d98e8a6): seq_length = encoder_seq_length when only the latter is given
+  const seq = n('seq-length') ?? n('encoder-seq-length');
+  const dec = n('decoder-seq-length');
+  if (kind === 't5') {
+    // examples/t5/pretrain_t5.py (d98e8a6): the encoder reads sequence_length=args.encoder_seq_length, the
+    // decoder sequence_length_decoder=args.decoder_seq_length
+    if (dec === undefined)
+      throw new ImportError(
+        '--decoder-seq-length',
+        "--decoder-seq-length: not given, and a T5 model needs it (the decoder's length; pretrain_t5.py sequence_length_decoder)",
+      );
+    d.set('training.seq_len', dec);
+    if (seq) d.set('training.source_len', seq);
+    d.note(
+      `T5: training.seq_len ${dec} from --decoder-seq-length (the decoder's tokens), training.source_len ${seq ?? 'null'} from --encoder-seq-length (the encoder's)`,
+    );
+  } else if (kind === 'multimodal') {
+    // examples/multimodal/model.py L70-87, L234 (d98e8a6): --seq-length is replaced by the image-token count
+    // (the vision encoder's sequence); the language model is built with language_max_sequence_length=decoder_seq_length
+    if (dec === undefined)
+      throw new ImportError(
+        '--decoder-seq-length',
+        '--decoder-seq-length: not given, and the multimodal language model needs it (examples/multimodal/model.py asserts it)',
+      );
+    d.set('training.seq_len', dec);
+    d.note(
+      `multimodal (--language-model-type): training.seq_len ${dec} from --decoder-seq-length, the language model's sequence; --seq-length${seq ? ` ${seq}` : ''} is the vision encoder's (model.py sets it to the image-token count); the vision tower is not imported`,
+    );
+    if (has('seq-length')) d.ignore('--seq-length');
+  } else {
+    if (seq) d.set('training.seq_len', seq);
+    // pretrain_gpt.py and the other decoder-only models do not read --decoder-seq-length
+    if (has('decoder-seq-length')) d.ignore('--decoder-seq-length');
+  }
   const micro = n('micro-batch-size') ?? 1;
   d.set('training.micro_batch', micro);
   const global = n('global-batch-size');

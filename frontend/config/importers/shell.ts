@@ -1108,7 +1108,25 @@ class Shell {
     let cur = '';
     let started = false;
     const add = (values: string[], quoted: boolean) => {
-      if (!quoted && split) values = values.flatMap((v) => v.split(/\s+/)).filter(Boolean);
+      if (!quoted && split) {
+        // an unquoted expansion splits on blanks (POSIX field splitting), and blanks at its ends end the word
+        // before or start a new one: x="a "; $x"b" is two words, a and b. A quoted expansion stays one word.
+        values
+          .join(' ')
+          .split(/\s+/)
+          .forEach((v, k) => {
+            if (k > 0 && started) {
+              fields.push(cur);
+              cur = '';
+              started = false;
+            }
+            if (v) {
+              cur += v;
+              started = true;
+            }
+          });
+        return;
+      }
       values.forEach((v, k) => {
         if (k > 0) {
           fields.push(cur);

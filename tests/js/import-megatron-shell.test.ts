@@ -147,3 +147,21 @@ describe('shell quoting (POSIX word expansion)', () => {
     ]);
   });
 });
+
+describe('launch lines keep the shell words', () => {
+  // a double-quoted expansion is one word, blanks and all (POSIX 2.6.5: no field splitting inside double quotes);
+  // verl overrides such as key="[a, b]" (volcengine/verl recipe/dapo/test_dapo_7b_math.sh) must reach Hydra whole
+  it('verl: a quoted list override is one Hydra value', () => {
+    const script = [
+      'targets="[q_proj, v_proj]"',
+      'python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=Qwen/Qwen2.5-7B \\',
+      '  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 actor_rollout_ref.rollout.name=vllm \\',
+      '  actor_rollout_ref.model.lora_rank=8 \\',
+      '  actor_rollout_ref.model.target_modules="${targets}"',
+      '',
+    ].join('\n');
+    const r = importConfig('verl', script);
+    if ('error' in r) throw new Error(r.error.message);
+    expect(JSON.stringify(r.config)).toContain('"lora_targets":["q","v"]');
+  });
+});

@@ -59,7 +59,8 @@ export function parseFlags(words: string[], into: Flags = new Map()): Flags {
   return into;
 }
 
-/** Run a launch script and return the command whose words `match` picks (the last one), split into words. */
+/** Run a launch script and return the command whose words `match` picks (the last one): its words as the shell
+ * made them (a double-quoted "${x}" stays one word, blanks and all: verl's `key="[a, b]"` overrides). */
 export function launchCommand(
   text: string,
   match: (argv: string[]) => boolean,
@@ -67,7 +68,7 @@ export function launchCommand(
   const run = runShell(text);
   let argv: string[] | undefined;
   for (const cmd of run.commands) {
-    const words = cmd.flatMap((w) => w.split(/\s+/)).filter(Boolean);
+    const words = cmd.filter(Boolean);
     if (match(words)) argv = words;
   }
   return { argv, run };

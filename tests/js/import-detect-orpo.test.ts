@@ -178,3 +178,15 @@ describe('CLI', () => {
     expect(sft.out).toContain("verl's SFT trainer");
   });
 });
+
+describe('scripts of no format llmem reads', () => {
+  // DeepSpeedExamples applications/DeepSpeed-Chat training scripts (45b4b71): HF-style underscored flags, not Megatron's
+  it('a DeepSpeed-Chat launch script is not taken for Megatron arguments', () => {
+    const chat =
+      'deepspeed main.py \\\n   --data_path Dahoas/rm-static \\\n   --model_name_or_path meta-llama/Llama-2-7b-hf \\\n   --per_device_train_batch_size 4 \\\n   --max_seq_len 512 \\\n   --zero_stage 3 \\\n   --deepspeed\n';
+    expect(detectKind('run_llama2_7b.sh', chat)).toBeUndefined();
+    expect(
+      detectKind('pretrain.sh', 'torchrun pretrain_gpt.py --num-layers 2 --hidden-size 64 --num-attention-heads 4\n'),
+    ).toBe('megatron');
+  });
+});

@@ -121,8 +121,10 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   // OpenRLHF: openrlhf.cli.train_*, or before the package (OpenRLHF@b9517c56 examples/scripts: deepspeed ../train_dpo.py)
   // its own --micro_train_batch_size
   if (has(/\bopenrlhf[./]cli[./]train_|--micro_train_batch_size\b/)) return 'openrlhf';
-  if (name.endsWith('.sh') || has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/))
-    return 'megatron';
+  // Megatron's dashed arguments; a script of underscored HF-style flags (DeepSpeed-Chat's `deepspeed main.py
+  // --model_name_or_path ...`) is none of the formats llmem reads
+  if (has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/)) return 'megatron';
+  if (name.endsWith('.sh') && !has(/--model_name_or_path\b/)) return 'megatron';
   if (name.endsWith('.json') || /^\s*\{/.test(text)) {
     if (has(/"model_type"\s*:/) || has(/"architectures"\s*:/)) return 'hf';
     if (has(/"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/)) return 'deepspeed';

@@ -41,10 +41,10 @@ export function ImportDialog() {
     <Dialog id="import-dialog" title="Import a config" onClose={io.close} footer={footer}>
       <p class="hint">
         A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate,
-        TrainingArguments, LLaMA-Factory or axolotl config, a TRL SFT/GRPO/DPO config, a verl config or launch line, an
-        OpenRLHF launch script (replaces the settings it gives), or llmem's config v1 JSON (replaces everything). A
-        config that names a DeepSpeed JSON is read with it when both files are chosen or dropped together. Read in this
-        browser: nothing is uploaded.
+        TrainingArguments, LLaMA-Factory, axolotl, torchtune or LitGPT config, a TRL SFT/DPO/ORPO/GRPO config, a verl
+        config or launch line, an OpenRLHF launch script (replaces the settings it gives), or llmem's config v1 JSON
+        (replaces everything). A config that names a DeepSpeed JSON is read with it when both files are chosen or
+        dropped together. Read in this browser: nothing is uploaded.
       </p>
       <FileDrop
         label="Choose a file…"

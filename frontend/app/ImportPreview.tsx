@@ -131,8 +131,10 @@ function KeepModel() {
         type="checkbox"
         checked={io.keepModel.value}
         onChange={(e) => (io.keepModel.value = (e.currentTarget as HTMLInputElement).checked)}
-      />{' '}
-      Import the rest and keep the current model (import the model's <code>config.json</code> to set it)
+      />
+      <span>
+        Import the rest and keep the current model (import the model's <code>config.json</code> to set it)
+      </span>
     </label>
   );
 }

@@ -20,6 +20,7 @@ import {
   parseYamlText,
   str,
 } from './common.js';
+import { applyOptimizerClass } from './optimizer-class.js';
 
 type Script = 'lora' | 'full' | 'pretrain';
 type Dtype = 'bf16' | 'fp16' | 'fp32';
@@ -214,7 +215,7 @@ export function importLitgpt(text: string, options: { worldSize?: number } = {})
       else d.skip(`train.${k}`, 'not a LitGPT TrainArgs field; not applied');
     }
 
-    optimizer(d, y.optimizer, script, quantize !== undefined);
+    optimizer(d, y.optimizer, script, quantize !== undefined, d.get('training.optimizer_dtype') as string);
     if (script === 'pretrain') {
       d.set('runtime.torch_compile', true); // pretrain.py @2685705: model = torch.compile(model)
       d.note('pretrain.py compiles the model (torch.compile)');
@@ -550,26 +551,8 @@ function engine(d: Draft, script: Script, gpus: number | undefined, perNode: num
   }
 }
 
-// optimizer class names -> config v1 (torch.optim, bitsandbytes.optim)
-const OPTIMIZERS: Record<string, { optimizer: string; paged?: boolean }> = {
-  adamw: { optimizer: 'adamw' },
-  adam: { optimizer: 'adam' },
-  sgd: { optimizer: 'sgd' },
-  adafactor: { optimizer: 'adafactor' },
-  lion: { optimizer: 'lion' },
-  adamw8bit: { optimizer: 'adamw_8bit' },
-  adam8bit: { optimizer: 'adamw_8bit' },
-  pagedadamw8bit: { optimizer: 'adamw_8bit', paged: true },
-  pagedadam8bit: { optimizer: 'adamw_8bit', paged: true },
-  pagedadamw: { optimizer: 'adamw', paged: true },
-  pagedadamw32bit: { optimizer: 'adamw', paged: true },
-  pagedadam: { optimizer: 'adam', paged: true },
-  pagedlion: { optimizer: 'lion', paged: true },
-  lion8bit: { optimizer: 'lion' },
-};
-
 /** optimizer: a class name ("AdamW", "torch.optim.SGD") or {class_path, init_args} (litgpt/utils.py instantiate_*_optimizer @2685705). */
-function optimizer(d: Draft, v: Json | undefined, script: Script, quantized: boolean): void {
+function optimizer(d: Draft, v: Json | undefined, script: Script, quantized: boolean, dtype: string): void {
   const spec = v === undefined || v === null ? 'AdamW' : v;
   const path = typeof spec === 'string' ? spec : str(obj(spec, 'optimizer').class_path, 'optimizer.class_path');
   const args = isObject(spec) && isObject(spec.init_args) ? spec.init_args : {};
@@ -580,20 +563,12 @@ function optimizer(d: Draft, v: Json | undefined, script: Script, quantized: boo
         'optimizer',
         `optimizer: ${path}: with quantize LitGPT takes only AdamW (instantiate_bnb_optimizer)`,
       );
-    d.set('training.optimizer', 'adamw');
-    d.set('training.paged_optimizer', true);
-    d.note('quantize: LitGPT swaps the optimizer for bitsandbytes PagedAdamW (states in managed memory)');
+    applyOptimizerClass(d, 'optimizer', 'bitsandbytes.optim.PagedAdamW', {}, dtype);
+    d.note('quantize: LitGPT swaps the optimizer for bitsandbytes PagedAdamW (fp32 states in managed memory)');
   } else {
-    const name = path.split('.').pop()!.toLowerCase();
-    const hit = OPTIMIZERS[name];
-    if (!hit) d.skip('optimizer', `${path}: no config v1 optimizer for it; training.optimizer left at llmem's default`);
-    else {
-      const momentum =
-        args.momentum !== undefined && args.momentum !== null && num(args.momentum, 'optimizer.init_args.momentum') > 0;
-      d.set('training.optimizer', hit.optimizer === 'sgd' && momentum ? 'sgd_momentum' : hit.optimizer);
-      if (hit.paged) d.set('training.paged_optimizer', true);
-      if (name.includes('8bit') && name.startsWith('lion')) d.note(`${path}: counted as 32-bit Lion states`);
-    }
+    const name = (path.split('.').pop() ?? path).toLowerCase();
+    if (!applyOptimizerClass(d, 'optimizer', path, args, dtype))
+      d.skip('optimizer', `${path}: no config v1 optimizer for it; training.optimizer left at llmem's default`);
     if (script === 'pretrain' && ['adamw', 'adam'].includes(name) && !path.includes('bitsandbytes')) {
       d.set('training.optimizer_impl', 'fused'); // pretrain.py @2685705: extra_kwargs {"fused": device is cuda}
       d.note('pretrain.py passes fused=True to the optimizer on CUDA');

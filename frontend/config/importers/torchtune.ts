@@ -18,6 +18,7 @@ import {
   parseYamlText,
   str,
 } from './common.js';
+import { applyOptimizerClass } from './optimizer-class.js';
 import { applyDegree } from './parallel-degrees.js';
 
 // Read, no effect on per-GPU memory: paths, logging, checkpointing, data order, schedules, validation, generation.
@@ -388,74 +389,13 @@ function applySeqLen(d: Draft, tokenizer: Obj, dataset: Json | undefined): void 
   );
 }
 
-/** optimizer._component_: torch, bitsandbytes and torchao optimizers (recipes/configs: torch.optim.AdamW, bitsandbytes.optim.PagedAdamW(8bit)). */
+/** optimizer._component_: torch, bitsandbytes and torchao optimizers (recipes/configs: torch.optim.AdamW,
+ * bitsandbytes.optim.PagedAdamW(8bit)), its other keys the constructor's arguments. */
 function applyOptimizer(d: Draft, o: Obj, dtype: string): void {
   const key = 'optimizer._component_';
   const component = str(o._component_, key);
-  const name = component.split('.').pop() ?? component;
-  const lib = component.startsWith('bitsandbytes.')
-    ? 'bnb'
-    : component.startsWith('torchao.')
-      ? 'torchao'
-      : component.startsWith('torch.')
-        ? 'torch'
-        : 'other';
-  if (lib === 'torch' && (name === 'AdamW' || name === 'Adam' || name === 'SGD')) {
-    const sgdMomentum =
-      name === 'SGD' && o.momentum !== undefined && o.momentum !== null && num(o.momentum, 'optimizer.momentum') > 0;
-    d.set(
-      'training.optimizer',
-      name === 'AdamW' ? 'adamw' : name === 'Adam' ? 'adam' : sgdMomentum ? 'sgd_momentum' : 'sgd',
-    );
-    d.set('training.optimizer_dtype', dtype); // torch optimizers keep their states in the parameters' dtype
-    // torch/optim/optimizer.py _default_to_fused_or_foreach: foreach unless fused / foreach=False
-    const flag = (k: string) => o[k] !== undefined && o[k] !== null && bool(o[k], `optimizer.${k}`);
-    const off = (k: string) => o[k] !== undefined && o[k] !== null && !bool(o[k], `optimizer.${k}`);
-    d.set('training.optimizer_impl', flag('fused') ? 'fused' : off('foreach') ? 'for_loop' : 'foreach');
-    return;
-  }
-  if (lib === 'bnb') {
-    // bitsandbytes/optim/adamw.py: PagedAdamW(32bit) and AdamW keep fp32 states; *8bit blockwise 8-bit states
-    const eight = /8bit$/.test(name);
-    const adam = /^(Paged)?Adam(W)?(8bit|32bit)?$/.exec(name);
-    if (adam) {
-      d.set('training.optimizer', eight ? 'adamw_8bit' : adam[2] ? 'adamw' : 'adam');
-      if (!eight) d.set('training.optimizer_dtype', 'fp32');
-      if (adam[1]) d.set('training.paged_optimizer', true);
-      return;
-    }
-  }
-  if (lib === 'torchao') {
-    // torchao/optim (prototype/low_bit_optim): AdamW8bit, AdamW4bit, AdamWFp8, CPUOffloadOptimizer
-    if (/^Adam(W)?8bit$/.test(name)) {
-      d.set('training.optimizer', 'adamw_8bit');
-      return;
-    }
-    if (/^Adam(W)?Fp8$/.test(name)) {
-      d.set('training.optimizer', 'adamw');
-      d.set('training.optimizer_dtype', 'fp8');
-      return;
-    }
-    if (/^Adam(W)?4bit$/.test(name)) {
-      d.set('training.optimizer', 'adamw_8bit');
-      d.skip(
-        key,
-        `${component}: 4-bit optimizer states are not modelled; counted as 8-bit (adamw_8bit), an over-estimate`,
-      );
-      return;
-    }
-    if (name === 'CPUOffloadOptimizer') {
-      // torchao CPUOffloadOptimizer: the optimizer states and step on the host, the gradients copied there
-      d.set('parallel.offload_optimizer', 'cpu');
-      d.set('training.optimizer', 'adamw');
-      d.set('training.optimizer_dtype', dtype);
-      d.note(
-        `${key} CPUOffloadOptimizer: optimizer states on the host; optimizer_class ${String(o.optimizer_class ?? 'torch.optim.AdamW')} counted as AdamW`,
-      );
-      return;
-    }
-  }
-  d.skip(key, `${component}: not an optimizer llmem knows; llmem's default (AdamW) counted`);
+  if (!applyOptimizerClass(d, key, component, o, dtype))
+    d.skip(key, `${component}: not an optimizer llmem knows; llmem's default (AdamW) counted`);
 }
 
 /** loss._component_ (torchtune/modules/loss): the chunked losses keep per-chunk fp32 log-softmax outputs. */

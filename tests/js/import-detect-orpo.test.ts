@@ -5,16 +5,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Config, Core, Json } from '../../wasm/llmem.js';
+import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { resolveConfig } from '../../frontend/config/resolve.js';
-import {
-  detectKind,
-  importConfig,
-  type Imported,
-  type ImportKind,
-  type ImportOptions,
-} from '../../frontend/config/importers/index.js';
+import { detectKind } from '../../frontend/config/importers/index.js';
+import { importError, imported } from './import-helpers.js';
 
 const REAL = join(repoRoot(), 'tests/fixtures/real');
 const real = (p: string) => readFileSync(join(REAL, p), 'utf8');
@@ -24,24 +19,8 @@ beforeAll(async () => {
   core = await loadCore();
 });
 
-function flatten(value: Json, prefix = '', out: Record<string, Json> = {}): Record<string, Json> {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value))
-    for (const [k, v] of Object.entries(value)) flatten(v as Json, prefix ? `${prefix}.${k}` : k, out);
-  else out[prefix] = value;
-  return out;
-}
-
-function ok(kind: ImportKind, text: string, options: ImportOptions = {}): Imported & { flat: Record<string, Json> } {
-  const r = importConfig(kind, text, options);
-  if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
-  return { ...r, flat: flatten(r.config as Json) };
-}
-
-function error(kind: ImportKind, text: string, options: ImportOptions = {}): { path: string; message: string } {
-  const r = importConfig(kind, text, options);
-  if (!('error' in r)) throw new Error(`imported without an error: ${JSON.stringify(r.config)}`);
-  return r.error;
-}
+const ok = imported;
+const error = importError;
 
 function peak(config: Config): number {
   const resolved = resolveConfig(config);

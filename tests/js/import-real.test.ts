@@ -8,6 +8,7 @@ import type { Core, Json } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { resolveConfig } from '../../frontend/config/resolve.js';
 import { IMPORT_KINDS, importConfig, type ImportKind } from '../../frontend/config/importers/index.js';
+import { flatten } from './import-helpers.js';
 
 interface Entry {
   file: string;
@@ -23,14 +24,6 @@ interface Entry {
 
 const root = join(repoRoot(), 'tests/fixtures/real');
 const kinds = existsSync(root) ? readdirSync(root).filter((d) => existsSync(join(root, d, 'manifest.json'))) : [];
-
-/** A nested config as dotted leaf paths; arrays are leaves. */
-function flatten(value: Json, prefix = '', out: Record<string, Json> = {}): Record<string, Json> {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [k, v] of Object.entries(value)) flatten(v as Json, prefix ? `${prefix}.${k}` : k, out);
-  } else out[prefix] = value;
-  return out;
-}
 
 let core: Core;
 beforeAll(async () => {

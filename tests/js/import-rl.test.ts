@@ -8,48 +8,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core, Json } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { resolveConfig } from '../../frontend/config/resolve.js';
-import {
-  detectKind,
-  importConfig,
-  type Imported,
-  type ImportKind,
-  type Trainer,
-} from '../../frontend/config/importers/index.js';
+import { detectKind, importConfig, type ImportKind, type Trainer } from '../../frontend/config/importers/index.js';
 import { exportConfig } from '../../frontend/config/exporters/index.js';
+import { flatten, importError, imported } from './import-helpers.js';
 
 let core: Core;
 beforeAll(async () => {
   core = await loadCore();
 });
 
-function flatten(value: Json, prefix = '', out: Record<string, Json> = {}): Record<string, Json> {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value))
-    for (const [k, v] of Object.entries(value)) flatten(v as Json, prefix ? `${prefix}.${k}` : k, out);
-  else out[prefix] = value;
-  return out;
-}
-
-function ok(
-  kind: ImportKind,
-  text: string,
-  worldSize?: number,
-  trainer?: Trainer,
-): Imported & { flat: Record<string, Json> } {
-  const r = importConfig(kind, text, { worldSize, trainer });
-  if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
-  return { ...r, flat: flatten(r.config as Json) };
-}
-
-function error(
-  kind: ImportKind,
-  text: string,
-  worldSize?: number,
-  trainer?: Trainer,
-): { path: string; message: string } {
-  const r = importConfig(kind, text, { worldSize, trainer });
-  if (!('error' in r)) throw new Error(`imported without an error: ${JSON.stringify(r.config)}`);
-  return r.error;
-}
+const ok = (kind: ImportKind, text: string, worldSize?: number, trainer?: Trainer) =>
+  imported(kind, text, { worldSize, trainer });
+const error = (kind: ImportKind, text: string, worldSize?: number, trainer?: Trainer) =>
+  importError(kind, text, { worldSize, trainer });
 
 function estimates(config: Config): void {
   const resolved = resolveConfig(config);

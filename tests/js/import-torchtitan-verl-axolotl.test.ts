@@ -2,18 +2,11 @@
 // model paths, axolotl's LoRA kernels and model_config: small inputs shaped like the official examples.
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../wasm/llmem.js';
-import { type Imported, type ImportKind, importConfig } from '../../frontend/config/importers/index.js';
+import type { ImportKind } from '../../frontend/config/importers/index.js';
+import { importError, imported } from './import-helpers.js';
 
-function ok(kind: ImportKind, text: string, worldSize?: number): Imported {
-  const r = importConfig(kind, text, { worldSize });
-  if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
-  return r;
-}
-function error(kind: ImportKind, text: string) {
-  const r = importConfig(kind, text, {});
-  if (!('error' in r)) throw new Error('expected an import error');
-  return r.error;
-}
+const ok = (kind: ImportKind, text: string, worldSize?: number) => imported(kind, text, { worldSize });
+const error = (kind: ImportKind, text: string) => importError(kind, text);
 const at = (c: Json, path: string): Json | undefined =>
   path
     .split('.')

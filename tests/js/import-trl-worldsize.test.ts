@@ -2,23 +2,11 @@
 // parallel size, torchao's 4-bit AdamW and DeepSpeed keys that DeepSpeed does not read.
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../wasm/llmem.js';
-import {
-  detectKind,
-  importConfig,
-  type ImportKind,
-  type ImportOptions,
-} from '../../frontend/config/importers/index.js';
+import { detectKind } from '../../frontend/config/importers/index.js';
+import { importError, imported } from './import-helpers.js';
 
-function ok(kind: ImportKind, text: string, options: ImportOptions = {}) {
-  const r = importConfig(kind, text, options);
-  if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
-  return r;
-}
-function error(kind: ImportKind, text: string, options: ImportOptions = {}) {
-  const r = importConfig(kind, text, options);
-  if (!('error' in r)) throw new Error('imported without an error');
-  return r.error;
-}
+const ok = imported;
+const error = importError;
 const get = (c: Json, path: string): Json | undefined =>
   path
     .split('.')

@@ -12,6 +12,7 @@ import {
   IMPORT_KINDS,
   type ImportKind,
   type Trainer,
+  TRAINER_IDS,
 } from '../frontend/config/importers/index.js';
 import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
 
@@ -96,8 +97,10 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1))
       throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
     const trainer = p.values.trainer;
-    if (trainer !== undefined && !['sft', 'dpo', 'orpo', 'grpo'].includes(trainer))
-      throw new Usage(`--trainer must be sft, dpo, orpo or grpo, not "${trainer}"`);
+    if (trainer !== undefined && !(TRAINER_IDS as readonly string[]).includes(trainer))
+      throw new Usage(
+        `--trainer must be ${TRAINER_IDS.slice(0, -1).join(', ')} or ${TRAINER_IDS.at(-1)}, not "${trainer}"`,
+      );
     if (trainer !== undefined && kind !== 'trl') throw new Usage(`--trainer is for TRL configs, not ${kind}`);
     const hf = p.values.hf;
     if (hf !== undefined && (kind === 'hf' || !hfModel))

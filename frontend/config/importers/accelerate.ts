@@ -3,6 +3,7 @@
 // https://huggingface.co/docs/accelerate/package_reference/utilities (FullyShardedDataParallelPlugin,
 // DeepSpeedPlugin, MegatronLMPlugin); FSDP strategies: torch.distributed.fsdp.ShardingStrategy.
 import {
+  agreeWorldSize,
   bool,
   Draft,
   guard,
@@ -98,11 +99,7 @@ export function importAccelerate(text: string, also?: string, worldSize?: number
           break;
         case 'num_processes': {
           const n = int(v, key);
-          if (worldSize !== undefined && worldSize !== n)
-            throw new ImportError(
-              key,
-              `num_processes: the file says ${n} processes, the world size given is ${worldSize}; give ${n} or edit the file`,
-            );
+          agreeWorldSize(key, n, worldSize, 'the file says num_processes');
           d.set('parallel.gpus', n);
           break;
         }
@@ -158,11 +155,7 @@ export function importAccelerate(text: string, also?: string, worldSize?: number
       if (typeof gpus === 'number' && gpus % machines === 0) d.set('parallel.gpus_per_node', gpus / machines);
       else d.skip('num_machines', 'num_processes is not a multiple of it; gpus_per_node not set');
     }
-    if (type === 'NO' && worldSize !== undefined && worldSize !== 1)
-      throw new ImportError(
-        'distributed_type',
-        `distributed_type: NO runs one process, the world size given is ${worldSize}; give 1 or set distributed_type`,
-      );
+    if (type === 'NO') agreeWorldSize('distributed_type', 1, worldSize, 'NO runs one process');
     if (gpus === undefined && worldSize !== undefined) d.set('parallel.gpus', worldSize);
     else if (gpus === undefined) d.note('no num_processes: parallel.gpus left at llmem default (give the world size)');
     if (type === 'NO') d.set('parallel.gpus', 1);

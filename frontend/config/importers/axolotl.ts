@@ -5,6 +5,7 @@ import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deeps
 import { applyDegree } from './parallel-degrees.js';
 import { applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
 import {
+  agreeWorldSize,
   applyFullModules,
   ALL_TARGETS,
   applyLoraTargets,
@@ -566,12 +567,13 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       `dp_shard_size ${shard}: FSDP shards over dp_shard x context_parallel_size = ${shard * cpApplied} GPUs (parallel.fsdp_shard_size) and replicates over the rest`,
     );
     if (replicate > 1 && size('expert_parallel_size') === 1) {
-      const given = d.get('parallel.gpus'); // the world size given to the import
-      if (given !== undefined && given !== tp * cp * shard * replicate)
-        throw new ImportError(
-          'dp_replicate_size',
-          `dp_replicate_size: tensor x context x dp_shard x dp_replicate sizes make ${tp * cp * shard * replicate} GPUs, the world size given is ${String(given)}`,
-        );
+      const given = d.get('parallel.gpus') as number | undefined; // the world size given to the import
+      agreeWorldSize(
+        'dp_replicate_size',
+        tp * cp * shard * replicate,
+        given,
+        'tensor x context x dp_shard x dp_replicate sizes',
+      );
       d.set('parallel.gpus', tp * cp * shard * replicate);
       d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
     }

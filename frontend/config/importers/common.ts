@@ -324,6 +324,13 @@ export function presetForModelId(id: string): string | undefined {
 
 /** Set model.preset from a model id; an id no preset matches is an error naming the key
  * (estimating with a default model instead would be silently wrong). */
+/** The GPU count a file implies (`what` says how) against the world size given (--world-size, the Import
+ * dialog's field): where both are known they must agree; the error names the file's key. */
+export function agreeWorldSize(key: string, fromFile: number, given: number | undefined, what: string): void {
+  if (given !== undefined && given !== fromFile)
+    throw new ImportError(key, `${key}: ${what} = ${fromFile} processes, the world size given is ${given}`);
+}
+
 /** While set (importConfig's modelFromHf: `llmem import --hf`, the Import dialog's "keep the current model"),
  * the model is given apart from the file: a model id the catalog does not hold is noted instead of refused. */
 let modelFromHf = false;

@@ -15,7 +15,7 @@ import { importTrl, type Trainer } from './trl.js';
 import { importVerl } from './verl.js';
 
 export type { ImportKind, ImportResult, Imported } from './common.js';
-export type { Trainer } from './trl.js';
+export { type Trainer, TRAINER_IDS } from './trl.js';
 export { presetForModelId } from './common.js';
 export { importHfConfig } from './hf.js';
 

@@ -4,6 +4,7 @@
 // Lightning Fabric's precision plugins: fabric/plugins/precision/{half,amp,bitsandbytes}.py.
 import type { Json } from '../../../wasm/llmem.js';
 import {
+  agreeWorldSize,
   applyModelId,
   bool,
   Draft,
@@ -471,11 +472,7 @@ function devicesOf(
     d.note(`devices "auto": the world size given, ${worldSize} = ${worldSize / nodes} devices x ${nodes} nodes`);
     return worldSize / nodes;
   }
-  if (worldSize !== undefined && worldSize !== perNode * nodes)
-    throw new ImportError(
-      'devices',
-      `devices: devices x num_nodes = ${perNode * nodes}, the world size given is ${worldSize}`,
-    );
+  agreeWorldSize('devices', perNode * nodes, worldSize, 'devices x num_nodes');
   return perNode;
 }
 

@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import llmem_probe as P  # noqa: E402
+from llmem_probe.layout import FAKE_PG_LABEL  # noqa: E402
 
 DEFAULT_MATRIX = os.path.join(HERE, "matrix.json")
 DEFAULT_OUT = os.path.join(ROOT, "tests", "measured")
@@ -98,11 +99,15 @@ def make_case(entry, result, seconds):
     """A measured case in the shape of tests/accuracy/measurements.json."""
     ms = result["measured"]
     env = result.get("environment") or {}
+    layout = (result.get("probe") or {}).get("layout")
+    conc = ms.get("concurrent_processes") or 0
     case = {
         "id": entry["id"],
         "category": "measured",
         "confidence": "high",
-        "source": "llmem probe on %s %s" % (env.get("gpu") or "unknown GPU", _run_date(result)),
+        "source": "llmem probe%s on %s %s" % (
+            " (%s, rank 0 of %d)" % (FAKE_PG_LABEL, layout["world"]) if layout else "",
+            env.get("gpu") or "unknown GPU", _run_date(result)),
         "config": result["config"],
         "expect": {"metric": "peak_allocated_bytes", "bytes": ms["peak_allocated_bytes"], "relation": "eq"},
         "expect_alt": [
@@ -117,7 +122,17 @@ def make_case(entry, result, seconds):
         "seconds": round(seconds, 2),
         "measured": ms,
     }
-    if ms.get("device_used_bytes") is not None:
+    if layout:
+        case["fake_process_group"] = True
+    if conc:
+        case["assumptions"].append(
+            "run beside up to %d other probe processes on the same GPU: allocated and reserved are this "
+            "process's own counters; its step time was shared with them" % conc)
+    device_used_own = ms.get("device_used_source") == "nvml (this process)" or not conc
+    if ms.get("device_used_bytes") is not None and not device_used_own:
+        case["assumptions"].append("device_used_bytes (%s) is left out: it read the whole GPU while other "
+                                   "runs shared it" % ms.get("device_used_source"))
+    elif ms.get("device_used_bytes") is not None:
         case["expect_alt"].append({"metric": "device_used_bytes", "bytes": ms["device_used_bytes"],
                                    "relation": "eq", "note": "same run: %s" % ms.get("device_used_source")})
     return case
@@ -146,33 +161,73 @@ def make_oom_case(entry, result, seconds):
     }
 
 
+class Job:
+    """One probe process (python3 probe/llmem_probe.py ... -o ...) of one matrix entry."""
+
+    def __init__(self, entry, python, steps, warmup, workdir):
+        self.entry = entry
+        self.cfg_path = os.path.join(workdir, entry["id"] + ".config.json")
+        self.out_path = os.path.join(workdir, entry["id"] + ".result.json")
+        self.err_path = os.path.join(workdir, entry["id"] + ".stderr")
+        with open(self.cfg_path, "w") as f:
+            json.dump(entry["config"], f)
+        self.cmd = [python, os.path.join(HERE, "llmem_probe.py"), self.cfg_path, "-o", self.out_path,
+                    "--steps", str(entry.get("steps", steps)), "--warmup", str(entry.get("warmup", warmup)),
+                    "--impl", entry.get("impl", "reference")]
+        self.proc = None
+        self.t0 = None
+        self.others = 0  # the most other probe processes on the GPU at any time during this one
+
+    def start(self):
+        if os.path.exists(self.out_path):
+            os.unlink(self.out_path)
+        self.t0 = time.monotonic()
+        with open(self.err_path, "w") as err:
+            self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
+                                         env=dict(os.environ, PYTHONUNBUFFERED="1"))
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def outcome(self, timed_out=False):
+        """(status, result-or-None, seconds, stderr tail)."""
+        seconds = time.monotonic() - self.t0
+        rc = None if timed_out else self.proc.returncode
+        with open(self.err_path) as f:
+            tail = f.read()[-2000:]
+        if timed_out:
+            tail = "timed out after %.0f s; %s" % (seconds, tail[-1000:])
+        result = None
+        if os.path.exists(self.out_path):
+            try:
+                with open(self.out_path) as f:
+                    result = json.load(f)
+            except ValueError:
+                result = None
+        status = {0: "ok", P.EXIT_REFUSED: "refused", P.EXIT_OOM: "oom", None: "timeout"}.get(rc, "error")
+        if status == "ok" and not (result and result.get("ok")):
+            status = "error"
+        return status, result, seconds, tail
+
+
 def run_entry(entry, python, steps, warmup, timeout, workdir):
-    """One probe process; (status, result-or-None, seconds, stderr tail)."""
-    cfg_path = os.path.join(workdir, entry["id"] + ".config.json")
-    out_path = os.path.join(workdir, entry["id"] + ".result.json")
-    with open(cfg_path, "w") as f:
-        json.dump(entry["config"], f)
-    cmd = [python, os.path.join(HERE, "llmem_probe.py"), cfg_path, "-o", out_path, "--steps", str(steps),
-           "--warmup", str(warmup), "--impl", entry.get("impl", "reference")]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    t0 = time.monotonic()
+    """One probe process, alone; (status, result-or-None, seconds, stderr tail)."""
+    job = Job(entry, python, steps, warmup, workdir)
+    job.start()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=ROOT)
-        rc, tail = proc.returncode, (proc.stderr or "")[-2000:]
-    except subprocess.TimeoutExpired as e:
-        rc, tail = None, "timed out after %ss; %s" % (timeout, (e.stderr or b"")[-1000:])
-    seconds = time.monotonic() - t0
-    result = None
-    if os.path.exists(out_path):
-        try:
-            with open(out_path) as f:
-                result = json.load(f)
-        except ValueError:
-            result = None
-    status = {0: "ok", P.EXIT_REFUSED: "refused", P.EXIT_OOM: "oom", None: "timeout"}.get(rc, "error")
-    if status == "ok" and not (result and result.get("ok")):
-        status = "error"
-    return status, result, seconds, tail
+        job.proc.wait(timeout=timeout)
+        return job.outcome()
+    except subprocess.TimeoutExpired:
+        job.kill()
+        return job.outcome(timed_out=True)
+
+
+def hint_bytes(entry):
+    """What the scheduler sets aside on the GPU for an entry: its "hint_gib" (llmem's reserved estimate
+    plus the CUDA context, written into the matrix beforehand), never a measurement."""
+    return float(entry.get("hint_gib", 40)) * GIB
 
 
 def write_case(case, out_dir):
@@ -182,6 +237,16 @@ def write_case(case, out_dir):
         json.dump(case, f, indent=1)
         f.write("\n")
     return path
+
+
+def _write_json(path, data):
+    """Written whole or not at all (a run stopped at its limit leaves the last complete file)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
 
 
 def unbundle(bundle, out_dir):
@@ -216,6 +281,14 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=600, help="seconds per entry")
     ap.add_argument("--budget-seconds", type=float, default=0,
                     help="start no new entry after this many seconds (0: no budget)")
+    ap.add_argument("--deadline-seconds", type=float, default=0,
+                    help="stop every running entry after this many seconds (0: none)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="probe processes at once on the one GPU (memory counters are per process; step "
+                         "times of rows run beside others are recorded with concurrent_processes)")
+    ap.add_argument("--gpu-gib", type=float, default=130,
+                    help="with --jobs > 1: start an entry only while the running entries' hint_gib sum stays "
+                         "under this")
     ap.add_argument("--python", default=sys.executable, help="interpreter that runs the probe")
     ap.add_argument("--bundle", help="also write every case of this run into one JSON list here")
     ap.add_argument("--summary", help="write the per-entry status list (JSON) here")
@@ -239,50 +312,97 @@ def main(argv=None):
         return plan_only(entries, P.dry_run_capabilities(caps, args.assume))
 
     start = time.monotonic()
-    rows, cases = [], []
+    rows, cases = {}, []
+    order = [e["id"] for e in entries]
+    todo = []
+    for e in entries:
+        if args.skip_existing and os.path.exists(os.path.join(args.out, e["id"] + ".json")):
+            rows[e["id"]] = {"id": e["id"], "status": "exists"}
+        elif missing_requirements(e, caps):
+            rows[e["id"]] = {"id": e["id"], "status": "skipped: needs %s" % ", ".join(missing_requirements(e, caps))}
+        else:
+            todo.append(e)
+
+    def save():
+        ordered = [rows[i] for i in order if i in rows]
+        if args.bundle:
+            _write_json(args.bundle, sorted(cases, key=lambda c: order.index(c["id"])))
+        if args.summary:
+            _write_json(args.summary, ordered)
+
+    def finish(job, timed_out=False):
+        e = job.entry
+        status, result, seconds, tail = job.outcome(timed_out)
+        if status == "oom" and job.others and not e.get("_alone"):
+            todo.append(dict(e, _alone=True))  # maybe only because others held the GPU: again, alone, at the end
+            print("%-58s oom beside %d other runs: again alone at the end" % (e["id"], job.others), flush=True)
+            return
+        row = {"id": e["id"], "status": status, "seconds": round(seconds, 1), "concurrent_processes": job.others}
+        case = None
+        if status == "ok":
+            result["measured"]["concurrent_processes"] = job.others
+            case = make_case(e, result, seconds)
+            ms = result["measured"]
+            row.update(peak_allocated_bytes=ms["peak_allocated_bytes"], peak_reserved_bytes=ms["peak_reserved_bytes"],
+                       device_used_bytes=ms["device_used_bytes"], step_seconds=ms["step_seconds"])
+        elif status == "oom" and result:
+            case = make_oom_case(e, result, seconds)
+            row["message"] = (result.get("error") or {}).get("message")
+        else:
+            row["message"] = ((result or {}).get("error") or {}).get("message") or tail.strip()[-600:]
+        if case:
+            row["case"] = write_case(case, args.out)
+            cases.append(case)
+        rows[e["id"]] = row
+        print("%-58s %-8s %s" % (row["id"], row["status"], "  ".join(
+            "%s %s" % (k.replace("_bytes", ""), _gib(row[k])) for k in
+            ("peak_allocated_bytes", "peak_reserved_bytes", "device_used_bytes") if k in row)
+            + ("  %.3f s/step, %.0f s, %d beside" % (row["step_seconds"], row["seconds"], job.others)
+               if "step_seconds" in row else ("  " + str(row.get("message", ""))[:400] if row.get("message") else ""))),
+            flush=True)
+        save()
+
+    capacity = args.gpu_gib * GIB
+    running = []
     with tempfile.TemporaryDirectory(prefix="llmem-matrix-") as work:
-        for e in entries:
-            row = {"id": e["id"]}
-            if args.skip_existing and os.path.exists(os.path.join(args.out, e["id"] + ".json")):
-                row["status"] = "exists"
-            elif args.budget_seconds and time.monotonic() - start > args.budget_seconds:
-                row["status"] = "not run (budget)"
-            elif missing_requirements(e, caps):
-                row["status"] = "skipped: needs %s" % ", ".join(missing_requirements(e, caps))
-            else:
-                status, result, seconds, tail = run_entry(e, args.python, args.steps, args.warmup,
-                                                          args.timeout, work)
-                row.update(status=status, seconds=round(seconds, 1))
-                case = None
-                if status == "ok":
-                    case = make_case(e, result, seconds)
-                    ms = result["measured"]
-                    row.update(peak_allocated_bytes=ms["peak_allocated_bytes"],
-                               peak_reserved_bytes=ms["peak_reserved_bytes"],
-                               device_used_bytes=ms["device_used_bytes"], step_seconds=ms["step_seconds"])
-                elif status == "oom" and result:
-                    case = make_oom_case(e, result, seconds)
-                    row["message"] = (result.get("error") or {}).get("message")
-                else:
-                    row["message"] = ((result or {}).get("error") or {}).get("message") or tail.strip()[-600:]
-                if case:
-                    row["case"] = write_case(case, args.out)
-                    cases.append(case)
-            rows.append(row)
-            print("%-58s %-16s %s" % (row["id"], row["status"], "  ".join(
-                "%s %s" % (k.replace("_bytes", ""), _gib(row[k])) for k in
-                ("peak_allocated_bytes", "peak_reserved_bytes", "device_used_bytes") if k in row)
-                + ("  %.3f s/step, %.0f s" % (row["step_seconds"], row["seconds"]) if "step_seconds" in row
-                   else ("  " + str(row.get("message", ""))[:300] if row.get("message") else ""))), flush=True)
-    if args.bundle:
-        os.makedirs(os.path.dirname(os.path.abspath(args.bundle)), exist_ok=True)
-        with open(args.bundle, "w") as f:
-            json.dump(cases, f, indent=1)
-            f.write("\n")
-    if args.summary:
-        with open(args.summary, "w") as f:
-            json.dump(rows, f, indent=1)
-            f.write("\n")
+        while todo or running:
+            now = time.monotonic() - start
+            if args.deadline_seconds and now > args.deadline_seconds:
+                for job in running:
+                    job.kill()
+                    finish(job, timed_out=True)
+                running = []
+                break
+            open_ = not (args.budget_seconds and now > args.budget_seconds)
+            alone = any(j.entry.get("_alone") for j in running)
+            while open_ and todo and len(running) < args.jobs and not alone:
+                held = sum(hint_bytes(j.entry) for j in running)
+                pick = next((e for e in todo if (not running or held + hint_bytes(e) <= capacity)
+                             and not (e.get("_alone") and running)), None)
+                if pick is None:
+                    break
+                todo.remove(pick)
+                job = Job(pick, args.python, args.steps, args.warmup, work)
+                job.start()
+                running.append(job)
+                alone = bool(pick.get("_alone"))
+            for j in running:
+                j.others = max(j.others, len(running) - 1)
+            if not open_ and not running:
+                break
+            time.sleep(0.2)
+            for job in list(running):
+                if job.proc.poll() is not None:
+                    running.remove(job)
+                    finish(job)
+                elif time.monotonic() - job.t0 > args.timeout:
+                    job.kill()
+                    running.remove(job)
+                    finish(job, timed_out=True)
+        for e in todo:
+            rows.setdefault(e["id"], {"id": e["id"], "status": "not run (budget)"})
+    save()
+    rows = [rows[i] for i in order if i in rows]
     done = sum(1 for r in rows if r["status"] == "ok")
     print("%d of %d entries measured in %.0f s" % (done, len(rows), time.monotonic() - start))
     return 0 if all(r["status"] in ("ok", "exists", "not run (budget)") or r["status"].startswith("skipped")

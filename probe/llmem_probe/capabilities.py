@@ -1,6 +1,7 @@
 """What this Python can do: torch features and optional packages the translation depends on."""
 from __future__ import annotations
 
+import importlib
 import importlib.util
 
 from ._torch import F, torch, torch_at_least
@@ -22,11 +23,26 @@ def _pkg_version(name):
     return "unknown"
 
 
+def _has_module(name):
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _has_attr(module, attr):
+    try:
+        return hasattr(importlib.import_module(module), attr)
+    except Exception:
+        return False
+
+
 def detect_capabilities():
     """Feature flags the translation depends on; tests pass their own dict."""
     caps = {"torch": None, "sdpa": False, "sdpa_kernel": False, "enable_gqa": False, "sac": False,
             "adafactor": False, "fused_adam": False, "fused_sgd": False, "compile": False,
-            "post_accumulate_grad_hook": False, "cuda": False, "meta_device": False}
+            "post_accumulate_grad_hook": False, "cuda": False, "meta_device": False,
+            "fake_pg": False, "fully_shard": False, "tensor_parallel": False}
     if torch is not None:
         import inspect
         caps["torch"] = torch.__version__
@@ -45,6 +61,10 @@ def detect_capabilities():
         caps["post_accumulate_grad_hook"] = hasattr(torch.Tensor, "register_post_accumulate_grad_hook")
         caps["cuda"] = bool(torch.cuda.is_available())
         caps["meta_device"] = True
+        # multi-rank layouts as rank 0 of a fake process group (torch/testing/_internal/distributed/fake_pg.py)
+        caps["fake_pg"] = _has_module("torch.testing._internal.distributed.fake_pg")
+        caps["fully_shard"] = _has_attr("torch.distributed.fsdp", "fully_shard")  # FSDP2, public in torch >= 2.6
+        caps["tensor_parallel"] = _has_attr("torch.distributed.tensor.parallel", "parallelize_module")
     for name in ("transformers", "peft", "bitsandbytes", "liger_kernel", "pynvml"):
         caps[name] = _pkg_version(name)
     return caps
@@ -54,7 +74,8 @@ def detect_capabilities():
 # the local torch is missing or older, so the plan shows what the GPU machine runs.
 MODERN_TORCH_CAPS = {"torch": ">= 2.5 (assumed for the dry run)", "sdpa": True, "sdpa_kernel": True,
                      "enable_gqa": True, "sac": True, "adafactor": True, "fused_adam": True,
-                     "fused_sgd": True, "compile": True, "post_accumulate_grad_hook": True}
+                     "fused_sgd": True, "compile": True, "post_accumulate_grad_hook": True,
+                     "fake_pg": True, "fully_shard": True, "tensor_parallel": True}
 OPTIONAL_PACKAGES = ("transformers", "peft", "bitsandbytes", "liger_kernel")
 
 

@@ -103,9 +103,22 @@ class CudaMemory:
     def device_used(self):
         if self._nvml is not None:
             pynvml, handle = self._nvml
+            own = self._nvml_process_used(pynvml, handle)
+            if own is not None:  # this process alone: right even while other processes share the GPU
+                return own, "nvml (this process)"
             return int(pynvml.nvmlDeviceGetMemoryInfo(handle).used), "nvml"
         free, total = torch.cuda.mem_get_info(self.device)
         return int(total - free), "torch.cuda.mem_get_info (total - free)"
+
+    @staticmethod
+    def _nvml_process_used(pynvml, handle):
+        try:
+            for proc in pynvml.nvmlDeviceGetComputeRunningProcesses(handle):
+                if proc.pid == os.getpid() and proc.usedGpuMemory:
+                    return int(proc.usedGpuMemory)
+        except Exception:
+            pass
+        return None
 
     def driver(self):
         if self._nvml is not None:
@@ -280,7 +293,7 @@ def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, 
             import torch.distributed as dist
             dist.destroy_process_group()
     measured["device_used_before_bytes"] = baseline
-    if getattr(reader, "nvml_error", None) and measured["device_used_source"] != "nvml":
+    if getattr(reader, "nvml_error", None) and not measured["device_used_source"].startswith("nvml"):
         measured["device_used_note"] = "NVML unavailable: %s" % reader.nvml_error
     return {
         "ok": True,
@@ -288,6 +301,6 @@ def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, 
         "measured": measured,
         "environment": collect_environment(dev, caps, reader),
         "probe": {"version": PROBE_VERSION, "impl": plan["impl"], "applied": plan["applied"],
-                  "notes": plan["notes"], "params": plan["params"],
+                  "notes": plan["notes"], "params": plan["params"], "layout": plan.get("layout"),
                   "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")},
     }

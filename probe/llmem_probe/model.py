@@ -134,12 +134,12 @@ class Attention(_Module):
         q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
         if self.qk_norm == "full":
             q, k = self.q_norm(q), self.k_norm(k)
-        q = q.view(b, s, self.a, self.d)
-        k = k.view(b, s, self.g, self.d)
+        q = q.view(b, s, -1, self.d)  # -1: the local heads under TP
+        k = k.view(b, s, -1, self.d)
         if self.qk_norm == "head":
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = q.transpose(1, 2), k.transpose(1, 2)
-        v = v.view(b, s, self.g, self.d).transpose(1, 2)
+        v = v.view(b, s, -1, self.d).transpose(1, 2)
         if self.rope:  # transformers apply_rotary_pos_emb
             q = q * cos + _rotate_half(q) * sin
             k = k * cos + _rotate_half(k) * sin
@@ -148,7 +148,7 @@ class Attention(_Module):
             out = torch.utils.checkpoint.checkpoint(self.core, q, k, v, use_reentrant=False)
         else:
             out = self.core(q, k, v)
-        out = out.transpose(1, 2).reshape(b, s, self.a * self.d)
+        out = out.transpose(1, 2).reshape(b, s, -1)
         return self.o_proj(out)
 
 
@@ -270,6 +270,8 @@ class LossComputer:
             shift = logits[..., :-1, :].contiguous()
             y = labels[..., 1:].contiguous()
             return F.cross_entropy(shift.view(-1, shift.shape[-1]), y.view(-1))
+        if kind == "loss_parallel":  # vocabulary-sharded DTensor logits under loss_parallel() (TP)
+            return F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(0, 1))
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.view(-1))
 
 
@@ -439,7 +441,9 @@ def _init_weights(model, std=0.02):
             w = getattr(mod, "weight", None)
             if not isinstance(w, torch.Tensor) or w.device.type == "meta" or not w.dtype.is_floating_point:
                 continue
+            w = w.to_local() if hasattr(w, "to_local") else w  # a DTensor's own shard (FSDP2, TP)
             b = getattr(mod, "bias", None)
+            b = b.to_local() if hasattr(b, "to_local") else b
             if isinstance(mod, (nn.Linear, nn.Embedding)):
                 w.normal_(0.0, std)
             elif isinstance(mod, (RMSNorm, nn.LayerNorm)):
@@ -447,7 +451,7 @@ def _init_weights(model, std=0.02):
             if isinstance(b, torch.Tensor) and b.dtype.is_floating_point:
                 b.zero_()
             if isinstance(mod, Attention) and mod.sinks is not None:
-                mod.sinks.zero_()
+                (mod.sinks.to_local() if hasattr(mod.sinks, "to_local") else mod.sinks).zero_()
 
 
 def materialize(model, device):

@@ -6,6 +6,7 @@ import os
 import tempfile
 
 from ._torch import null_context, require_torch, torch
+from .distributed import loss_context
 from .model import (HFTrainModule, LossComputer, _apply_lora, _build_hf, _init_weights, _quantize_linears,
                     build_reference, materialize, sdpa_backend_context, torch_dtype)
 
@@ -48,6 +49,8 @@ def build_run(plan, device="cuda", seed=0):
         model = model.to(dev)  # bitsandbytes quantises on the transfer
         model.tie()
         model.configure_recompute(plan["recompute"])
+    elif plan.get("layout"):
+        model = _build_sharded(run, plan, dev, weight_dtype, loss)
     else:
         model = materialize(build_reference(plan, "meta", weight_dtype, loss), dev)
         model.configure_recompute(plan["recompute"])
@@ -101,6 +104,24 @@ def build_run(plan, device="cuda", seed=0):
     return run
 
 
+def _build_sharded(run, plan, dev, weight_dtype, loss):
+    """Rank 0 of plan["layout"]: the fake process group, TP then FSDP2 on the meta-device decoder,
+    then only this rank's shards materialised (torchtitan's meta-device init)."""
+    from .distributed import apply_fsdp, apply_tp, build_mesh, init_fake_world
+    lay = plan["layout"]
+    run.process_group = init_fake_world(lay["world"], dev)
+    fsdp_mesh, tp_mesh = build_mesh(lay, dev)
+    model = build_reference(plan, "meta", weight_dtype, loss)
+    if tp_mesh is not None:
+        apply_tp(model, tp_mesh, lay["sp"], lay["loss_parallel"])
+    apply_fsdp(model, fsdp_mesh, lay, torch_dtype)
+    model = model.to_empty(device=dev)
+    model.tie()  # no-op where to_empty kept the shared parameter (swap_tensors for DTensor)
+    _init_weights(model)
+    model.configure_recompute(plan["recompute"])
+    return model
+
+
 def _optimizer_factory(opt):
     cls_path = opt["class"]
     mod_name, cls_name = cls_path.rsplit(".", 1)
@@ -129,7 +150,7 @@ def _optimizer_has_state(run):
 def train_step(run, mark):
     """One optimizer step over grad_accum micro-batches; mark(phase) at each boundary."""
     model, n = run.model, len(run.batches)
-    with sdpa_backend_context(run.plan["attention"]):
+    with sdpa_backend_context(run.plan["attention"]), loss_context(run.plan.get("layout")):
         for i, (ids, labels) in enumerate(run.batches):
             sync = contextlib.nullcontext() if i == n - 1 or not hasattr(model, "no_sync") else model.no_sync()
             with sync:
@@ -142,6 +163,8 @@ def train_step(run, mark):
                 else:
                     loss.backward()
                 loss_value = loss.detach()
+                if hasattr(loss_value, "full_tensor"):  # a replicated DTensor under loss_parallel()
+                    loss_value = loss_value.full_tensor()
                 del loss
     mark("optimizer")
     if run.optimizer is not None:

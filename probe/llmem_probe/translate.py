@@ -5,6 +5,7 @@ import importlib.util
 import os
 
 from .capabilities import detect_capabilities
+from .layout import plan_layout
 from .config import (PROBE_VERSION, REPO_ROOT, Refusal, check_values, effective_config,
                      unreviewed_settings)
 
@@ -136,20 +137,12 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
         no("training.repeat_kv", "this torch and attention kernel %s the K/V heads" % (
             "repeat" if kv_repeated else "do not repeat"))
 
-    # ---- one GPU, plain PyTorch ----
-    if par["gpus"] != 1:
-        no("parallel.gpus", "%d GPUs; the probe measures a single-GPU run (set parallel.gpus to 1 "
-           "and run multi-GPU layouts with their own launcher)" % par["gpus"])
-    for k, what in (("tp", "tensor"), ("pp", "pipeline"), ("vpp", "virtual-pipeline"),
-                    ("cp", "context"), ("ep", "expert"), ("etp", "expert-tensor")):
-        if par[k] != 1:
-            no("parallel." + k, "%s parallelism (%s=%s) needs more than one GPU; the probe runs "
-               "%s=1" % (what, k, par[k], k))
+    # ---- one GPU, or rank 0 of a multi-rank layout through the fake process group ----
+    layout = plan_layout(m, tr, par, caps, no, applied, notes)
     engine = par["engine"]
-    if engine not in ("single", "ddp"):
-        no("parallel.engine", "%s%s is not reproduced by the probe, which runs plain PyTorch on one "
-           "GPU (engine 'single', or 'ddp' with one rank)"
-           % (engine, " with %d GPUs" % par["gpus"] if par["gpus"] > 1 else ""))
+    if layout is None and engine not in ("single", "ddp"):
+        no("parallel.engine", "%s is not reproduced by the probe on one GPU (engine 'single', or 'ddp' "
+           "with one rank; fsdp2 with parallel.gpus > 1 runs through the fake process group)" % engine)
     if par["zero_stage"] != 0:
         no("parallel.zero_stage", "ZeRO stage %d needs DeepSpeed (not run by the probe)" % par["zero_stage"])
     if par["distributed_optimizer"]:
@@ -209,6 +202,15 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
             if tr["grad_dtype"] != "fp32":
                 notes.append("training.grad_dtype %s has no effect with fp32 parameters (llmem also uses "
                              "the parameter dtype)" % tr["grad_dtype"])
+        elif tr["master_weights"] and layout is not None:
+            # FSDP2's MixedPrecisionPolicy, as torchtitan (parallelize.py apply_fsdp): fp32 sharded parameters,
+            # gathered in the compute dtype, gradients reduced in grad_dtype; no autocast
+            prec.update(param_dtype="fp32", grad_dtype="fp32", state_dtype="fp32")
+            layout["mp"] = {"param_dtype": dtype, "reduce_dtype": tr["grad_dtype"]}
+            applied.append("precision: fp32 sharded parameters (the master weights); FSDP2 MixedPrecisionPolicy"
+                           "(param_dtype=%s, reduce_dtype=%s), no autocast" % (dtype, tr["grad_dtype"]))
+            if dtype == "fp16":
+                no("training.dtype", "fp16 under FSDP2 needs a sharded GradScaler (not run by the probe)")
         elif tr["master_weights"]:
             prec.update(param_dtype="fp32", autocast_dtype=dtype, grad_dtype="fp32", state_dtype="fp32",
                         grad_scaler=dtype == "fp16")
@@ -224,6 +226,8 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
                 notes.append("training.grad_dtype %s: gradients take the %s parameter dtype (llmem "
                              "ignores grad_dtype without master weights too)" % (tr["grad_dtype"], dtype))
     else:
+        if layout is not None:
+            no("training.finetune.method", "%s over several ranks is not run by the probe (gpus 1)" % method)
         base = ft["base_dtype"] or dtype
         adapter = ft["adapter_dtype"]
         if base == "fp8" or adapter == "fp8":
@@ -385,7 +389,9 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
         "compiled": "torch.compile of F.cross_entropy(logits.float()) (torchtitan)",
         "fused": "Liger fused linear cross-entropy",
         "hf_upcast": "logits.float(), shifted .contiguous() copy, F.cross_entropy (transformers < 4.45)",
-        "loss_parallel": "without TP loss_parallel() is the standard F.cross_entropy(logits.float()) "
+        "loss_parallel": "loss_parallel() over the vocabulary-sharded logits (DTensor cross-entropy)"
+                         if layout and layout["tp"] > 1 else
+                         "without TP loss_parallel() is the standard F.cross_entropy(logits.float()) "
                          "over the full logits",
     }.get(loss["kind"])
     if loss_desc:
@@ -451,6 +457,20 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
                        "fp32, RoPE on [b, heads, s, d], %s MLP), random weights" % (
                            "SwiGLU" if m["mlp"] == "gated" else "GELU"))
 
+    if layout is not None:
+        if impl == "hf":
+            no("impl", "--impl hf is not sharded by the probe (the reference decoder is)")
+        if opt["in_backward"]:
+            no("training.optimizer_in_backward", "not combined with FSDP2 by the probe")
+        if (opt["class"] or "").startswith("bitsandbytes"):
+            no("training.optimizer", "bitsandbytes optimizers are not combined with FSDP2 by the probe")
+        if layout["tp"] > 1 and tr["loss"] in ("chunked", "compiled", "hf_upcast"):
+            no("training.loss", "%s under TP is not built by the probe (standard or loss_parallel)" % tr["loss"])
+        if layout["shard_root_modules"] and m["tied_embeddings"]:
+            notes.append("parallel.shard_root_modules: a tied embedding and output projection stay in the root unit")
+        notes.append("runtime.nccl_buffer_mib: the fake process group has no NCCL buffers (set 0 to compare "
+                     "device-used readings)")
+
     if refuse:
         raise Refusal(refuse)
 
@@ -467,6 +487,7 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
                                     "max_positions")},
         "model_name": m.get("name"),
         "engine": engine,
+        "layout": layout,
         "ddp": {"gradient_as_bucket_view": bool(par["grad_as_bucket_view"])} if engine == "ddp" else None,
         "micro_batch": tr["micro_batch"], "seq_len": tr["seq_len"], "grad_accum": tr["grad_accum"],
         "precision": prec,

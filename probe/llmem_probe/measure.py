@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import math
 import os
 import platform
 import sys
@@ -222,7 +223,8 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
         "resident_bytes": None if resident is None else int(resident),
         "steps": steps,
         "warmup": warmup,
-        "loss": losses[-1] if losses else None,
+        # None when not finite: the fake process group's all-gathers return unwritten memory (JSON has no NaN)
+        "loss": losses[-1] if losses and math.isfinite(losses[-1]) else None,
         "params": {"total": int(run.params_total), "trainable": int(run.params_trainable)},
     }
     if hasattr(reader, "stats"):

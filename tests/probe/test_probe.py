@@ -15,8 +15,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import unittest
 import unittest.mock
+from unittest import mock
 from contextlib import redirect_stderr, redirect_stdout
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -399,6 +401,76 @@ class Translation(unittest.TestCase):
 
 # ---------------------------------------------------------------------------
 
+def stub_python(stub):
+    """An "interpreter" for run_matrix --python that runs `stub` in place of probe/llmem_probe.py."""
+    path = stub + ".sh"
+    with open(path, "w") as f:
+        f.write('#!/bin/sh\nshift\nexec "%s" "%s" x "$@"\n' % (sys.executable, stub))
+    os.chmod(path, 0o755)
+    return path
+
+
+def fake(parallel, model=None, **training):
+    """A multi-rank FSDP2 config (rank 0 through the fake process group)."""
+    t = {"dtype": "bf16", "master_weights": True, "grad_dtype": "fp32", "optimizer_dtype": "fp32"}
+    t.update(training)
+    return cfg(model or preset("llama-3.1-8b"), dict({"engine": "fsdp2", "gpus_per_node": 8}, **parallel), **t)
+
+
+class Layouts(unittest.TestCase):
+    def plan(self, config):
+        return P.translate(config, FULL, catalog=CATALOG)
+
+    def test_fsdp2_mixed_precision(self):
+        plan = self.plan(fake({"gpus": 64}))
+        lay = plan["layout"]
+        self.assertEqual((lay["world"], lay["dp_shard"], lay["dp_replicate"], lay["tp"], lay["sp"]), (64, 64, 1, 1, False))
+        self.assertEqual(lay["mp"], {"param_dtype": "bf16", "reduce_dtype": "fp32"})
+        self.assertIsNone(plan["precision"]["autocast_dtype"])  # FSDP2 casts; no autocast
+        self.assertEqual(plan["precision"]["param_dtype"], "fp32")
+        self.assertTrue(lay["reshard_after_forward"])
+        self.assertIn("step time is compute-only", plan["applied"][0])
+        self.assertEqual(self.plan(fake({"gpus": 8}, grad_dtype="bf16"))["layout"]["mp"]["reduce_dtype"], "bf16")
+
+    def test_pure_bf16_has_no_mixed_precision_policy(self):
+        plan = self.plan(fake({"gpus": 8}, master_weights=False, grad_dtype="bf16", optimizer_dtype="bf16"))
+        self.assertNotIn("mp", plan["layout"])
+        self.assertEqual(plan["precision"]["param_dtype"], "bf16")
+
+    def test_hsdp_mesh(self):
+        lay = self.plan(fake({"gpus": 32, "fsdp_strategy": "hybrid_shard", "fsdp_shard_size": 8}))["layout"]
+        self.assertEqual((lay["dp_replicate"], lay["dp_shard"]), (4, 8))
+        # the core's default shard group: one node (gpus_per_node), as core/plan.c derive_sharding
+        lay = self.plan(fake({"gpus": 32, "fsdp_strategy": "hybrid_shard"}))["layout"]
+        self.assertEqual((lay["dp_replicate"], lay["dp_shard"]), (4, 8))
+        self.assertIn("parallel.fsdp_shard_size", [p for p, _ in refusal(
+            fake({"gpus": 32, "fsdp_strategy": "hybrid_shard", "fsdp_shard_size": 12})).items])
+
+    def test_tp_with_and_without_sequence_parallel(self):
+        plan = self.plan(fake({"gpus": 32, "tp": 4}, loss="loss_parallel"))
+        lay = plan["layout"]
+        self.assertEqual((lay["dp_shard"], lay["tp"], lay["sp"], lay["loss_parallel"]), (8, 4, True, True))
+        self.assertTrue(any("loss_parallel() over the vocabulary-sharded logits" in a for a in plan["applied"]))
+        lay = self.plan(fake({"gpus": 2, "tp": 2, "sequence_parallel": False}))["layout"]
+        self.assertEqual((lay["dp_shard"], lay["sp"], lay["loss_parallel"]), (1, False, False))
+
+    def test_tp_refusals(self):
+        r = refusal(fake({"gpus": 2, "tp": 2}, preset("llama-3.2-1b")))
+        self.assertIn("model.tied_embeddings", [p for p, _ in r.items])
+        r = refusal(fake({"gpus": 16, "tp": 16}))
+        self.assertIn("tp=16 must divide heads (32) and kv_heads (8)", str(r))
+        self.assertIn("training.attention", [p for p, _ in refusal(fake({"gpus": 2, "tp": 2}, attention="eager")).items])
+        self.assertIn("training.loss", [p for p, _ in refusal(fake({"gpus": 2, "tp": 2}, loss="chunked")).items])
+
+    def test_what_the_sharded_path_does_not_combine(self):
+        self.assertIn("training.finetune.method", [p for p, _ in refusal(fake({"gpus": 8}, finetune={"method": "lora"})).items])
+        self.assertIn("impl", [p for p, _ in refusal(fake({"gpus": 8}), impl="hf").items])
+        self.assertIn("parallel.fsdp_strategy", [p for p, _ in refusal(fake({"gpus": 8, "fsdp_strategy": "shard_grad_op"})).items])
+        self.assertIn("training.dtype", [p for p, _ in refusal(fake({"gpus": 8}, dtype="fp16")).items])
+
+
+# ---------------------------------------------------------------------------
+
 class Refusals(unittest.TestCase):
     def assertRefused(self, config, path, *words, caps=FULL, impl="reference"):
         r = refusal(config, caps, impl)
@@ -410,21 +482,34 @@ class Refusals(unittest.TestCase):
             self.assertIn(w, msg)
         return r
 
-    def test_more_than_one_gpu(self):
-        self.assertRefused(cfg(parallel={"gpus": 8}), "parallel.gpus", "8 GPUs", "single-GPU")
+    def test_more_than_one_gpu_needs_the_fake_process_group(self):
+        no_fake = dict(FULL, fake_pg=False)
+        self.assertRefused(cfg(parallel={"gpus": 8, "engine": "fsdp2"}, master_weights=True), "parallel.gpus",
+                           "8 ranks", "fake process group", caps=no_fake)
+        self.assertRefused(cfg(parallel={"gpus": 8, "engine": "fsdp2"}, master_weights=True), "parallel.engine",
+                           "fully_shard", caps=dict(FULL, fully_shard=False))
 
     def test_model_parallelism(self):
-        for k in ("tp", "pp", "cp", "ep", "vpp", "etp"):
-            self.assertRefused(cfg(parallel={k: 2}), "parallel." + k, "more than one GPU")
+        for k in ("pp", "cp", "ep", "vpp", "etp"):
+            self.assertRefused(cfg(parallel={k: 2, "gpus": 2, "engine": "fsdp2"}), "parallel." + k, "not run by the probe")
+        self.assertRefused(cfg(parallel={"tp": 2}), "parallel.tp", "multiple of it")
+        self.assertRefused(cfg(parallel={"tp": 3, "gpus": 8, "engine": "fsdp2"}), "parallel.tp", "does not divide")
 
     def test_engines(self):
-        for engine in ("deepspeed", "megatron", "megatron_deepspeed", "fsdp1", "fsdp2"):
+        for engine in ("deepspeed", "megatron", "megatron_deepspeed", "fsdp1", "ddp", "single"):
             self.assertRefused(cfg(parallel={"engine": engine, "gpus": 4}), "parallel.engine",
-                               engine, "with 4 GPUs", "plain PyTorch")
+                               engine, "over 4 ranks", "FSDP2")
+        for engine in ("deepspeed", "megatron", "megatron_deepspeed", "fsdp1", "fsdp2"):
             self.assertRefused(cfg(parallel={"engine": engine}), "parallel.engine", engine)
 
+    def test_default_config_runs_as_a_fake_process_group(self):
+        plan = P.translate({"model": preset("llama-3-8b")}, FULL, catalog=CATALOG)
+        lay = plan["layout"]
+        self.assertEqual((lay["world"], lay["dp_shard"], lay["dp_replicate"], lay["tp"]), (8, 8, 1, 1))
+        self.assertTrue(any(a.startswith("fake process group: rank 0 of 8 ranks") for a in plan["applied"]))
+
     def test_default_config_lists_every_reason(self):
-        r = refusal({"model": preset("llama-3-8b")})
+        r = refusal({"model": preset("llama-3-8b")}, dict(FULL, fake_pg=False, fully_shard=False))
         paths = [p for p, _ in r.items]
         self.assertEqual(paths[:2], ["parallel.gpus", "parallel.engine"])
         err = r.to_error()
@@ -800,18 +885,25 @@ class SmokeRun(unittest.TestCase):
 class Matrix(unittest.TestCase):
     def test_matrix_entries(self):
         entries = RM.load_matrix()
-        self.assertGreaterEqual(len(entries), 20)
-        presets = set()
+        self.assertGreaterEqual(len(entries), 60)
+        presets, fake_rows = set(), 0
         for e in entries:
             with self.subTest(entry=e["id"]):
                 c = e["config"]
-                self.assertEqual(c["parallel"]["gpus"], 1)
-                self.assertIn(c["parallel"]["engine"], ("single", "ddp"))
                 self.assertEqual(c["hardware"]["gpu"], "h200-141gb")
+                self.assertGreater(e["hint_gib"], 0)  # what the runner sets aside for it on the GPU
                 plan = P.translate(c, FULL, catalog=CATALOG, impl=e.get("impl", "reference"))
-                self.assertTrue(512 <= plan["seq_len"] <= 8192)
+                self.assertTrue(512 <= plan["seq_len"] <= 16384)
                 self.assertTrue(1 <= plan["micro_batch"] <= 8)
-                self.assertTrue(0.4e9 <= plan["params"]["base"] <= 8.1e9)
+                if plan["layout"]:
+                    fake_rows += 1
+                    self.assertTrue(e["id"].startswith("probe-h200-fake-"))
+                    self.assertEqual(c["parallel"]["engine"], "fsdp2")
+                    self.assertEqual(c["runtime"]["nccl_buffer_mib"], 0)  # no NCCL under the fake group
+                else:
+                    self.assertEqual(c["parallel"]["gpus"], 1)
+                    self.assertIn(c["parallel"]["engine"], ("single", "ddp"))
+                    self.assertTrue(0.4e9 <= plan["params"]["base"] <= 8.1e9)
                 presets.add(c["model"]["preset"])
                 needs = set(e.get("requires", []))
                 if plan["finetune"]["method"] != "full":
@@ -820,7 +912,9 @@ class Matrix(unittest.TestCase):
                     self.assertIn("bitsandbytes", needs)
                 if e.get("impl") == "hf":
                     self.assertIn("transformers", needs)
-        self.assertTrue({"qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "qwen2.5-7b", "llama-3.1-8b"} <= presets)
+        self.assertGreaterEqual(fake_rows, 20)
+        self.assertTrue({"qwen2.5-0.5b", "llama-3.2-1b", "llama-3.2-3b", "qwen2.5-7b", "llama-3.1-8b",
+                         "llama-3.1-70b"} <= presets)
 
     def test_matrix_covers_the_options(self):
         plans = [P.translate(e["config"], FULL, catalog=CATALOG, impl=e.get("impl", "reference"))
@@ -828,12 +922,18 @@ class Matrix(unittest.TestCase):
         self.assertTrue({"fp32", "bf16"} <= {p["precision"]["param_dtype"] for p in plans})
         self.assertIn("bf16", {p["precision"]["autocast_dtype"] for p in plans})
         self.assertTrue({"adamw", "sgd", "sgd_momentum", "adafactor"} <= {p["optimizer"]["name"] for p in plans})
-        self.assertTrue({"none", "full"} <= {p["recompute"]["mode"] for p in plans})
-        self.assertTrue({"flash", "eager"} <= {p["attention"] for p in plans})
-        self.assertTrue({"standard", "chunked"} <= {p["loss"]["kind"] for p in plans})
+        self.assertTrue({"none", "full", "selective", "per_op"} <= {p["recompute"]["mode"] for p in plans})
+        self.assertTrue({"flash", "eager", "sdpa_math"} <= {p["attention"] for p in plans})
+        self.assertTrue({"standard", "chunked", "compiled", "loss_parallel"} <= {p["loss"]["kind"] for p in plans})
         self.assertGreaterEqual(len({p["finetune"].get("rank") for p in plans if p["finetune"]["method"] == "lora"}), 3)
-        self.assertEqual(min(p["seq_len"] for p in plans), 1024)
-        self.assertEqual(max(p["seq_len"] for p in plans), 8192)
+        self.assertEqual(min(p["seq_len"] for p in plans), 512)
+        self.assertEqual(max(p["seq_len"] for p in plans), 16384)
+        lays = [p["layout"] for p in plans if p["layout"]]
+        self.assertTrue({8, 16, 32, 64} <= {lay["dp_shard"] * lay["dp_replicate"] for lay in lays})
+        self.assertTrue({2, 4, 8} <= {lay["tp"] for lay in lays})
+        self.assertTrue(any(lay["dp_replicate"] > 1 for lay in lays))  # HSDP
+        self.assertTrue(any(lay["tp"] > 1 and lay["dp_shard"] > 1 for lay in lays))  # TP x FSDP2
+        self.assertTrue(any(not lay["reshard_after_forward"] for lay in lays))
 
     def test_matrix_configs_are_valid_for_llmem(self):
         node = shutil.which("node")
@@ -920,6 +1020,64 @@ class Matrix(unittest.TestCase):
                 rows = json.load(f)
         self.assertEqual(rows[0]["status"], "refused")
         self.assertIn("model.moe", rows[0]["message"])
+
+    def run_stub_matrix(self, jobs, gpu_gib, oom_when_shared=False):
+        """The runner over three entries with a stand-in probe (sleeps, logs its lifetime, writes a result)."""
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        stub = os.path.join(d, "stub.py")
+        with open(stub, "w") as f:
+            f.write(textwrap.dedent("""
+                import json, os, sys, time
+                cfg, out = sys.argv[2], sys.argv[4]
+                log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lifetimes.log")
+                t0 = time.time(); time.sleep(0.6); t1 = time.time()
+                others = [l for l in open(log)] if os.path.exists(log) else []
+                with open(log, "a") as f: f.write("%%s %%f %%f\\n" %% (os.path.basename(cfg), t0, t1))
+                if %s and os.environ.get("STUB_SHARED") and not os.path.exists(log + ".alone"):
+                    open(log + ".alone", "w").close()
+                    json.dump({"ok": False, "config": json.load(open(cfg)), "error": {"message": "out of memory",
+                               "oom": True, "peak_allocated_bytes_until_oom": 5}}, open(out, "w")); sys.exit(%d)
+                ms = {"peak_allocated_bytes": 1, "peak_reserved_bytes": 2, "device_used_bytes": 3,
+                      "device_used_source": "nvml", "phases": {}, "step_seconds": 0.1, "steps": 1, "warmup": 0}
+                json.dump({"ok": True, "config": json.load(open(cfg)), "measured": ms, "environment": {},
+                           "probe": {"version": 1, "impl": "reference", "applied": [], "notes": []}}, open(out, "w"))
+                """ % (oom_when_shared, P.EXIT_OOM)))
+        matrix = os.path.join(d, "matrix.json")
+        with open(matrix, "w") as f:
+            json.dump([{"id": "e%d" % i, "hint_gib": 10, "config": cfg()} for i in range(3)], f)
+        bundle = os.path.join(d, "bundle.json")
+        env = dict(os.environ, STUB_SHARED="1" if jobs > 1 else "")
+        with mock.patch.dict(os.environ, env), redirect_stdout(io.StringIO()):
+            rc = RM.main(["--matrix", matrix, "--out", os.path.join(d, "out"), "--bundle", bundle, "--jobs",
+                          str(jobs), "--gpu-gib", str(gpu_gib), "--python", stub_python(stub)])
+        with open(os.path.join(d, "lifetimes.log")) as f:
+            spans = sorted((float(a), float(b)) for _, a, b in (line.split() for line in f))
+        with open(bundle) as f:
+            return rc, spans, json.load(f)
+
+    def test_runner_keeps_within_the_gpu_capacity(self):
+        rc, spans, cases = self.run_stub_matrix(jobs=3, gpu_gib=15)  # one 10 GiB entry at a time
+        self.assertEqual(rc, 0)
+        self.assertTrue(all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)), spans)
+        self.assertEqual([c["measured"]["concurrent_processes"] for c in cases], [0, 0, 0])
+
+    def test_runner_runs_entries_side_by_side_and_says_so(self):
+        rc, spans, cases = self.run_stub_matrix(jobs=3, gpu_gib=100)
+        self.assertEqual(rc, 0)
+        self.assertLess(spans[1][0], spans[0][1])  # overlapping lifetimes
+        self.assertEqual(len(cases), 3)
+        self.assertTrue(all(c["measured"]["concurrent_processes"] >= 1 for c in cases))
+        for c in cases:  # a device-wide reading taken beside other runs is left out
+            self.assertEqual([a["metric"] for a in c["expect_alt"]], ["peak_reserved_bytes"])
+            self.assertTrue(any("left out" in a for a in c["assumptions"]))
+
+    def test_runner_retries_alone_an_oom_beside_others(self):
+        rc, spans, cases = self.run_stub_matrix(jobs=3, gpu_gib=100, oom_when_shared=True)
+        self.assertEqual(rc, 0)
+        self.assertEqual(len(spans), 4)  # one entry ran twice
+        self.assertEqual(sorted(c["id"] for c in cases), ["e0", "e1", "e2"])
+        self.assertTrue(spans[-1][0] >= max(b for _, b in spans[:-1]))  # the retry ran alone, last
 
     def test_plan_only(self):
         with redirect_stdout(io.StringIO()) as buf:

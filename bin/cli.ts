@@ -613,9 +613,14 @@ export async function main(argv: string[]): Promise<number> {
         if (!res.ok) throw new InputError(res.error.path, res.error.message);
         const rows = compare(res, m);
         if (json) {
-          console.log(JSON.stringify({ ok: true, rows }, null, 2));
+          console.log(
+            JSON.stringify({ ok: true, origin: m.origin, fake_process_group: m.fake_process_group, rows }, null, 2),
+          );
           return 0;
         }
+        if (m.origin) console.log(`measured by ${m.origin}`);
+        if (m.fake_process_group)
+          console.log('(fake process group: collectives moved no data; no NCCL buffers; step time compute-only)');
         console.log(`${'reading'.padEnd(34)} ${'estimated'.padStart(12)} ${'measured'.padStart(12)}   error`);
         for (const r of rows)
           console.log(

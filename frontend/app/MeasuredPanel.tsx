@@ -46,6 +46,13 @@ export function MeasuredPanel() {
             <p>
               <strong>{m.name}</strong>{' '}
               <span class="muted">measured, against the estimate of the config on screen</span>
+              {m.m.origin && (
+                <span class="muted" data-testid="measured-origin">
+                  {' '}
+                  · {m.m.origin}
+                  {m.m.fake_process_group && ' (collectives moved no data; no NCCL buffers)'}
+                </span>
+              )}
             </p>
             <button type="button" class="link" onClick={() => (p.measurement.value = null)}>
               Clear

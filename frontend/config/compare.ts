@@ -24,6 +24,25 @@ export interface Measurement {
   device_used_bytes?: number;
   phases?: Partial<Record<Phase, { peak_allocated_bytes?: number; peak_reserved_bytes?: number }>>;
   timeline?: MeasuredSeries;
+  /** where the reading comes from: the case's source, or the probe and its GPU */
+  origin?: string;
+  /** rank 0 of a multi-rank layout through PyTorch's fake process group: no NCCL buffers */
+  fake_process_group?: boolean;
+}
+
+/** "llmem probe (fake process group, rank 0 of 8) on NVIDIA H200 2026-11-26" of a case or a probe result. */
+function originOf(doc: Record<string, unknown>): Pick<Measurement, 'origin' | 'fake_process_group'> {
+  if (typeof doc.source === 'string')
+    return { origin: doc.source, fake_process_group: doc.fake_process_group === true || undefined };
+  const probe = isObject(doc.probe) ? doc.probe : null;
+  if (!probe) return {};
+  const layout = isObject(probe.layout) ? probe.layout : null;
+  const gpu = isObject(doc.environment) && typeof doc.environment.gpu === 'string' ? doc.environment.gpu : 'a GPU';
+  const world = layout && typeof layout.world === 'number' ? layout.world : null;
+  return {
+    origin: `llmem probe${world ? ` (fake process group, rank 0 of ${world})` : ''} on ${gpu}`,
+    fake_process_group: world ? true : undefined,
+  };
 }
 
 const numbers = (v: unknown): v is number[] =>
@@ -80,7 +99,7 @@ export function readMeasurement(doc: unknown): Measurement | { error: string } {
     };
   }
   if (isObject(doc.measured)) {
-    const m = { ...(doc.measured as Measurement) };
+    const m = { ...(doc.measured as Measurement), ...originOf(doc) };
     if (m.timeline !== undefined) {
       const series = readSeries(m.timeline);
       if (typeof series === 'string') return { error: `measured.timeline: ${series}` };
@@ -89,7 +108,7 @@ export function readMeasurement(doc: unknown): Measurement | { error: string } {
     return m;
   }
   if (isObject(doc.expect) && typeof doc.expect.metric === 'string' && typeof doc.expect.bytes === 'number')
-    return { [doc.expect.metric]: doc.expect.bytes } as Measurement;
+    return { [doc.expect.metric]: doc.expect.bytes, ...originOf(doc) } as Measurement;
   if (READINGS.some((r) => typeof doc[r] === 'number')) return doc as Measurement;
   return {
     error: 'no measurement found: expected "measured" (probe output), "expect" (accuracy case) or peak_*_bytes keys',

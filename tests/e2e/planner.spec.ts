@@ -337,3 +337,35 @@ test('measured: a memory series (probe/snapshot_to_json.py) is drawn over the si
   expect(await text(page, '[data-testid=timeline-measured-curve]')).toMatch(/aligned by phase/);
   await page.locator('[data-testid=timeline]').screenshot({ path: join(shots, 'desktop-light-measured-series.png') });
 });
+
+test('measured: a row the probe measured on a GPU (fake process group) loads with its config, its origin and its curves', async ({
+  page,
+}) => {
+  // a committed probe row: rank 0 of 8-way FSDP2 measured on an H200 through the fake process group
+  const row = join(root, 'tests/measured/probe-h200-fake-llama-3.1-8b-fsdp2-dp8-full-s4096-b1.json');
+  await open(page, '/');
+  await openTab(page, 'measured');
+  await page.setInputFiles('[data-testid=measure-file]', row);
+  await page.waitForSelector('[data-testid=measured-table]');
+  await page.waitForSelector('[data-testid=measured-panel]:not([aria-busy])');
+  expect(await text(page, '[data-testid=measured-origin]')).toMatch(
+    /llmem probe \(fake process group, rank 0 of 8\) on NVIDIA H200 .*no NCCL buffers/,
+  );
+  const cells = await page.$$eval('[data-testid=measured-table] tbody tr', (trs) =>
+    trs.map((tr) => [...tr.children].map((c) => c.textContent!.trim())),
+  );
+  const want = cliJson(`compare ${JSON.stringify(row)}`, {}).rows;
+  expect(cells.length, 'rows as the CLI').toBe(want.length);
+  want.forEach((w: { name: string; estimated: number; measured: number | null }, i: number) =>
+    expect(cells[i].slice(1, 3), `row ${w.name}`).toEqual([
+      (w.estimated / GIB).toFixed(2),
+      w.measured === null ? 'n/a' : (w.measured / GIB).toFixed(2),
+    ]),
+  );
+  // the measured allocated and reserved series over the simulated timeline
+  await page.waitForSelector('[data-testid=timeline-measured-curve]');
+  expect(await text(page, '[data-testid=timeline-measured-curve]')).toMatch(/aligned by phase/);
+  await page
+    .locator('[data-testid=timeline]')
+    .screenshot({ path: join(shots, 'desktop-light-measured-probe-row.png') });
+});

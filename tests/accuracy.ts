@@ -324,6 +324,28 @@ export function summarizeStepTime(rows: StepResult[], tables: StepTable[]): Step
   });
 }
 
+/** The probe's step times next to the step-time model: rows that ran alone on the GPU only. */
+export async function runProbeStepTime(): Promise<(StepResult & { fake: boolean })[]> {
+  const core = await loadCore();
+  const out: (StepResult & { fake: boolean })[] = [];
+  for (const c of loadCases()) {
+    const m = (c as { measured?: { step_seconds?: number; concurrent_processes?: number } }).measured;
+    if (!isProbeCase(c) || !m?.step_seconds || m.concurrent_processes !== 0) continue;
+    const resolved = resolveConfig(c.config);
+    const st = resolved.ok ? core.stepTime(resolved.config) : null;
+    const estimate = st && 'step_seconds' in st ? st.step_seconds : null;
+    out.push({
+      table: 'probe',
+      id: c.id,
+      published: m.step_seconds,
+      estimate,
+      error: estimate === null ? null : m.step_seconds / estimate - 1, // on throughput, as the tables
+      fake: c.fake_process_group === true,
+    });
+  }
+  return out;
+}
+
 const GB = 2 ** 30;
 const pct = (x: number | null) => (x === null ? '   n/a' : `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`.padStart(7));
 
@@ -374,6 +396,22 @@ async function main() {
     console.log(
       `  ${s.group.padEnd(28)} n=${String(s.count).padStart(3)}  median ${(s.median * 100).toFixed(1).padStart(5)}%  signed median ${pct(s.signed_median)}  max ${(s.max * 100).toFixed(1).padStart(5)}%  Spearman ${Number.isNaN(s.spearman) ? '  n/a' : s.spearman.toFixed(2)}`,
     );
+  const probe = await runProbeStepTime();
+  console.log('\nstep-time model vs the probe (rows that ran alone on the GPU; error on throughput):');
+  for (const [label, fake] of [
+    ['single GPU', false],
+    ['fake process group (measured compute only; the model adds communication)', true],
+  ] as const) {
+    const rs = probe.filter((r) => r.fake === fake && r.error !== null);
+    const errs = rs.map((r) => r.error as number);
+    const sp = spearman(
+      rs.map((r) => 1 / r.published),
+      rs.map((r) => 1 / (r.estimate as number)),
+    );
+    console.log(
+      `  ${label}: n=${rs.length}  median ${(quantile(errs.map(Math.abs), 0.5) * 100).toFixed(1)}%  signed median ${pct(quantile(errs, 0.5))}  Spearman ${rs.length > 2 ? sp.toFixed(2) : 'n/a'}`,
+    );
+  }
   const failed = rows.filter((r) => r.note.startsWith('error'));
   if (failed.length) console.log(`  ${failed.length} cases rejected by the core (see "error:" rows)`);
 }

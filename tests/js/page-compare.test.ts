@@ -187,4 +187,22 @@ describe('a measured memory series (probe/snapshot_to_json.py) on the timeline',
     const bad = readMeasurement({ ...seriesDoc, reserved_bytes: [1] });
     expect('error' in bad && bad.error).toMatch(/same, non-zero length/);
   });
+
+  it('says where a measurement comes from: a committed probe row (fake process group) or a probe result', () => {
+    const row = JSON.parse(
+      readFileSync(join(root, 'tests/measured/probe-h200-fake-llama-3.1-8b-tp4sp-s4096-b1.json'), 'utf8'),
+    );
+    const m = readMeasurement(row) as Measurement;
+    expect(m.origin).toMatch(/^llmem probe \(fake process group, rank 0 of 4\) on NVIDIA H200 2026-/);
+    expect(m.fake_process_group).toBe(true);
+    expect(m.timeline!.allocated_bytes.length).toBeGreaterThan(10);
+    const result = { ok: true, config: row.config, measured: row.measured, environment: { gpu: 'NVIDIA H200' } };
+    const r = readMeasurement({ ...result, probe: { layout: { world: 4 } } }) as Measurement;
+    expect([r.origin, r.fake_process_group]).toEqual([
+      'llmem probe (fake process group, rank 0 of 4) on NVIDIA H200',
+      true,
+    ]);
+    const single = readMeasurement({ ...result, probe: { layout: null } }) as Measurement;
+    expect([single.origin, single.fake_process_group]).toEqual(['llmem probe on NVIDIA H200', undefined]);
+  });
 });

@@ -13,6 +13,7 @@ typedef struct {
   double tokens;     /* s/cp * b on this rank */
   double seq_keys;   /* keys each query attends to (full sequence) */
   double outside;    /* divisor of tensors outside the TP region: tp with SP, else 1 */
+  double lin_in;     /* divisor of the column-parallel linears' saved input: tp with Megatron's SP */
   double ab;         /* activation bytes */
   double lin;        /* bytes of a saved linear input (1 with fp8 linears) */
   double norm_saved; /* bytes per element a norm keeps */
@@ -26,6 +27,14 @@ static shape layer_shape(const plan *pl) {
   sh.tokens = pl->seq_len / pl->cp * pl->micro_batch;
   sh.seq_keys = pl->seq_len;
   sh.outside = pl->sp ? pl->tp : 1;
+  /* Megatron's SP linears save their sequence-sharded input and all-gather it into the global
+   * buffer, again in the backward (megatron/core/tensor_parallel/layers.py @d98e8a6
+   * LinearWithGradAccumulationAndAsyncCommunication: ctx.save_for_backward(input, weight));
+   * PyTorch's SP hands the attention and the MLP a Replicate input (PrepareModuleInput
+   * desired_input_layouts=(Replicate(),), torchtitan parallelize.py apply_tp @0cb74355), an
+   * all-gathered full-sequence tensor that q/k/v (gate/up) keep for the backward as F.linear's
+   * saved input (torch/distributed/tensor/parallel/style.py PrepareModuleInput @004c2c9a) */
+  sh.lin_in = pl->sp && !plan_dtensor_tp(pl) ? pl->tp : 1;
   sh.ab = pl->act_bytes;
   /* with a recipe, the columnwise quantised copy with its scales (§4.6) */
   sh.lin = pl->fp8_recipe >= 0 ? pl->fp8_input_bytes : pl->fp8_linear ? 1 : pl->act_bytes;
@@ -211,8 +220,8 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   double out_h = T * h / sh->outside;
   attention_dims(pl, m);
   m->rstd = T * 4 / sh->outside;
-  m->norm_in = out_h * sh->norm_saved + T * 4 / sh->outside; /* input (fp32 if eager) + rstd */
-  m->proj_in = keep_qkv_in ? out_h * sh->lin : 0;            /* norm output; SP keeps it sharded */
+  m->norm_in = out_h * sh->norm_saved + T * 4 / sh->outside;   /* input (fp32 if eager) + rstd */
+  m->proj_in = keep_qkv_in ? T * h / sh->lin_in * sh->lin : 0; /* norm output; Megatron SP keeps it sharded */
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
     m->latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
   double kb = torch_math_sdpa(pl) ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
@@ -258,7 +267,7 @@ static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part
   double key_dim = pl->lin_k_heads / t * dk, value_dim = hv * dv, conv_dim = 2 * key_dim + value_dim;
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
-  m->proj_in = keep_in ? T * h / sh->outside * sh->lin : 0;
+  m->proj_in = keep_in ? T * h / sh->lin_in * sh->lin : 0;
   double core[6] = {T * conv_dim * ab, T * hv * dk * ab,      T * hv * dk * ab, T * value_dim * ab,
                     T * hv * 64 * ab,  2 * T * value_dim * ab}; /* conv input, q, k, v, A, norm input + z */
   double sum = 0;
@@ -287,7 +296,7 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
-  m->proj_in = keep_in ? T * h / sh->outside * sh->lin : 0;
+  m->proj_in = keep_in ? T * h / sh->lin_in * sh->lin : 0;
   double core[3] = {T * zxbcdt * ab, T * inner * ab, megatron ? T * inner * ab : 0}; /* + the norm's input */
   set_core(m, core, 3, core[0] + core[1] + core[2]);
   m->out_in = megatron ? T * inner * sh->lin : 0;
@@ -321,7 +330,7 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   b->norm_x = shared_x ? 0 : out_h * sh->norm_saved;
   b->norm_rstd = one_norm ? 0 : T * 4 / sh->outside;
   b->norm_in = b->norm_x + b->norm_rstd;
-  b->in = keep_mlp_in && !(one_norm && keep_qkv_in) ? out_h * sh->lin : 0;
+  b->in = keep_mlp_in && !(one_norm && keep_qkv_in) ? T * h / sh->lin_in * sh->lin : 0;
   double f_t = pl->ffn / t;
   /* MoE: each rank receives tokens * top_k routed copies in expectation, times
    * the load imbalance (or the capacity bound when tokens are dropped) */
@@ -455,7 +464,7 @@ static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list
   double a_t = pl->heads / pl->tp, q_dim = a_t * pl->head_dim, kv_dim = max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
   double out_h = T * h / sh->outside;
   double parts[7] = {out_h * sh->norm_saved + T * 4 / sh->outside,
-                     out_h * sh->lin,
+                     T * h / sh->lin_in * sh->lin,
                      T * q_dim * ab,
                      S * kv_dim * ab,
                      S * kv_dim * ab,

@@ -124,7 +124,7 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
   if (b[LLMEM_CAT_LOGITS] > 0) {
     loss_memory lm = loss_bytes(pl);
     term(out, LLMEM_TERM_LOGITS, LLMEM_CAT_LOGITS, b[LLMEM_CAT_LOGITS], pl->seq_len / pl->cp * pl->micro_batch,
-         pl->vocab_padded / pl->tp, lm.saved_bytes, 0);
+         lm.vocab, lm.saved_bytes, 0);
   }
   if (b[LLMEM_CAT_COMM_BUFFERS] > 0)
     term(out, LLMEM_TERM_COMM, LLMEM_CAT_COMM_BUFFERS, b[LLMEM_CAT_COMM_BUFFERS], b[LLMEM_CAT_COMM_BUFFERS], 0, 0, 0);

@@ -134,6 +134,11 @@ static inline int plan_v_shape(const plan *p) {
 static inline int plan_dualpipe(const plan *p) { return p->pp > 1 && p->schedule == LLMEM_PP_DUALPIPE; }
 /* Two chunks per rank in an order of their own (V or DualPipe; schedule.c). */
 static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || plan_dualpipe(p); }
+/* Tensor parallelism by PyTorch DTensor (parallelize_module: torchtitan, torchtune, transformers'
+ * tp_plan), the only TP outside Megatron's own layers (plan.c check_tensor_parallel: FSDP2). */
+static inline int plan_dtensor_tp(const plan *p) {
+  return p->tp > 1 && p->engine != LLMEM_ENGINE_MEGATRON && p->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+}
 
 /* One stage (pipeline rank) of the layout. */
 typedef struct {
@@ -288,6 +293,11 @@ typedef struct {
    * request (none listed: one request of the total); their sums are the peaks */
   double forward_tensors[LOSS_MAX_TENSORS];
   double backward_tensors[LOSS_MAX_TENSORS];
+  /* the output projection's logits all-gathered to every TP rank before the loss (DTensor TP
+   * without loss_parallel): the local shard, the all-gather output and their concatenation */
+  double gather_peak_bytes;
+  double gather_tensors[LOSS_MAX_TENSORS];
+  double vocab; /* vocabulary entries per token the loss reads on this rank */
 } loss_memory;
 loss_memory loss_bytes(const plan *pl);
 

@@ -214,6 +214,30 @@ double dequantized_weight_bytes(const plan *pl, double params) {
   return params * 2 * (1 + cast);
 }
 
+/* Whether the loss reads logits over the whole vocabulary although TP shards the output
+ * projection: PyTorch TP's ColwiseParallel with output_layouts=Replicate() redistributes its
+ * vocab-sharded output to every rank (torch/distributed/tensor/parallel/style.py
+ * ColwiseParallel._prepare_output_fn @004c2c9a), as torchtitan's plan does unless loss_parallel
+ * (torchtitan/models/llama3/infra/parallelize.py apply_tp @0cb74355: output_layouts=Shard(-1) if
+ * loss_parallel else Replicate()) and torchtune's (torchtune/models/llama3/_parallelism.py
+ * @bd2a0fc7: "output": ColwiseParallel(output_layouts=Replicate())). Megatron's own layers keep
+ * vocab-parallel logits; Liger's fused kernel reads the projection's weight, not its output. */
+static int logits_gathered(const plan *pl) {
+  return plan_dtensor_tp(pl) && pl->loss != LLMEM_LOSS_LOSS_PARALLEL && pl->loss != LLMEM_LOSS_FUSED;
+}
+
+/* The Shard(-1) -> Replicate redistribution of the logits (torch/distributed/tensor/
+ * placement_types.py Shard._to_replicate_tensor @00131b6b): funcol.all_gather_tensor gathers the
+ * local [T, V/tp] shards along dim 0 and, gather_dim being the last, torch.cat's the tp chunks
+ * into the [T, V] logits (torch/distributed/_functional_collectives.py all_gather_tensor; a view
+ * only when every dim before gather_dim is 1, pytorch #169404): local shard, gathered rows and
+ * the concatenation are live together. Chunked output (torchtune) gathers each chunk's. */
+static void gather_bytes(const plan *pl, double T, double V_shard, double V, loss_memory *lm) {
+  double ab = pl->act_bytes, c = pl->loss == LLMEM_LOSS_CHUNKED ? pl->loss_chunks : 1;
+  lm->gather_peak_bytes =
+      tensors(lm->gather_tensors, ab * T * V_shard / c, ab * T * V_shard * pl->tp / c, ab * T * V / c);
+}
+
 loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
   double T = pl->seq_len / pl->cp * pl->micro_batch;
@@ -228,7 +252,16 @@ loss_memory loss_bytes(const plan *pl) {
     return lm;
   }
   double V = pl->vocab_padded / pl->tp; /* vocab-parallel logits (Megatron, torchtitan loss_parallel) */
+  double V_shard = V;
+  if (logits_gathered(pl)) {
+    /* the whole vocabulary after the all-gather: the projection's out_features (vocab_multiple's
+     * padding; DTensor shards it unevenly and unpads the gather, placement_types.py) */
+    double mult = pl->in ? pl->in->vocab_multiple : 1;
+    V = ceil(pl->vocab / mult) * mult;
+    gather_bytes(pl, T, V_shard, V, &lm);
+  }
   double TV = T * V;
+  lm.vocab = V;
   vocab_loss_bytes(pl, T, V, megatron, &lm);
   /* final logit soft-capping before the loss: logits / cap, tanh, * cap, each a
    * new logits-sized tensor; tanh keeps its output for the backward
@@ -242,7 +275,7 @@ loss_memory loss_bytes(const plan *pl) {
   int head_4bit = pl->ft_method == LLMEM_FT_QLORA && pl->quant_head && !(pl->full_modules & (1 << LLMEM_FM_HEAD)) &&
                   pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED && pl->quant_dequant_temp;
   if (head_4bit) {
-    double deq = dequantized_weight_bytes(pl, V * h);
+    double deq = dequantized_weight_bytes(pl, V_shard * h); /* the rank's shard of the weight */
     more(lm.forward_tensors, &lm.forward_peak_bytes, deq);
     more(lm.backward_tensors, &lm.backward_peak_bytes, deq);
   }

@@ -579,6 +579,14 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
     sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
              ALLOC_STREAM_COMPUTE);
+    /* DTensor TP: the vocab-sharded logits all-gathered to every rank; the local shard and the
+     * gathered rows go once concatenated (loss.c gather_bytes), the concatenation is the loss's */
+    if (W->loss.gather_peak_bytes > 0) {
+      loss_take(S, mb, 4, W->loss.gather_tensors, W->loss.gather_peak_bytes);
+      sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
+      sim_add(S, LLMEM_CAT_LOGITS, -W->loss.gather_peak_bytes);
+      loss_unblock(S, mb, 4, W->loss.gather_tensors);
+    }
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
     /* model() has returned: `logits` is rebound, the micro-batch before's go */
     if (S->held) sim_give(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, 0);

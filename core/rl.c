@@ -223,7 +223,7 @@ static double nograd_logits_bytes(const model_on_rank *m, double tokens) {
   p.micro_batch = 1;
   loss_memory lm = loss_bytes(&p);
   double head = m->rs.gathers ? m->st.head_count * m->rs.unsharded_weight_bytes : 0;
-  return lm.saved_bytes + lm.forward_peak_bytes + head;
+  return max2(lm.saved_bytes + lm.forward_peak_bytes, lm.gather_peak_bytes) + head; /* gather: DTensor TP */
 }
 
 /* ---- the live state and the walk ---- */

@@ -245,5 +245,30 @@ int main(void) {
   CHECK_NEAR(listed, la_before.saved_bytes, 1, "score before experts: tensor list sums to the saved bytes");
   CHECK_NEAR(layer_activation_bytes(&before_c, 0, 0).saved_bytes, layer_activation_bytes(&after_c, 0, 0).saved_bytes, 0,
              "score before experts, compiled: bf16 gathered tokens kept");
+
+  /* Sequence parallel, Llama-3-8B layer, T = 4096, h = 4096, tp 8, no recompute.
+   * PyTorch's SP (FSDP2 engine) gathers the norm output before the attention and the
+   * MLP (PrepareModuleInput to Replicate) and q/k/v and gate/up keep that full
+   * [T, h] tensor; only the two norms' fp32 inputs (4 B) and rstd shrink:
+   * no SP - SP = 2 x (T h 4 + 4 T) x 7/8 = 2 x 67,125,248 x 7/8 = 117,469,184 B.
+   * Megatron's SP linears keep the sharded input (and its fused norms their 2 B
+   * inputs): 2 x (T h 2 + 4 T) x 7/8 + 2 x T h 2 x 7/8 = 58,748,928 + 58,720,256 =
+   * 117,469,184 B, of which the linears' inputs are 58,720,256 B: the SP layer's
+   * saved set is that much smaller under Megatron than under PyTorch. */
+#define L8                                                                                    \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 " \
+  "training.seq_len=4096 parallel.gpus=8 parallel.tp=8 runtime.torch_compile=false "
+  plan dt_sp = plan_for(L8 "parallel.engine=fsdp2"),
+       dt_no = plan_for(L8 "parallel.engine=fsdp2 parallel.sequence_parallel=false");
+  CHECK_NEAR(layer_activation_bytes(&dt_no, 0, 0).saved_bytes - layer_activation_bytes(&dt_sp, 0, 0).saved_bytes,
+             117469184.0, 0, "PyTorch SP: the gathered input kept whole, only the norms shrink");
+  plan mg_sp = plan_for(L8 "parallel.engine=megatron"),
+       mg_no = plan_for(L8 "parallel.engine=megatron parallel.sequence_parallel=false");
+  CHECK_NEAR(layer_activation_bytes(&mg_no, 0, 0).saved_bytes - layer_activation_bytes(&mg_sp, 0, 0).saved_bytes,
+             117469184.0, 0, "Megatron SP: norms and the linears' sharded inputs");
+  /* the recomputed layer (full recompute) rebuilds the same set: the gathered inputs in it */
+  plan dt_full = plan_for(L8 "parallel.engine=fsdp2 training.recompute=full");
+  CHECK_NEAR(layer_activation_bytes(&dt_full, 0, 1).recompute_bytes, layer_activation_bytes(&dt_sp, 0, 0).saved_bytes,
+             0, "full recompute rebuilds the SP layer's set");
   return check_report("activations");
 }

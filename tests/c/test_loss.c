@@ -135,8 +135,10 @@ static void loss_tensors(void) {
   loss_memory lumped = lp;
   for (int k = 0; k < LOSS_MAX_TENSORS; k++) lumped.forward_tensors[k] = lumped.backward_tensors[k] = 0;
   CHECK_NEAR(loss_reserved(&lumped), 3418357760.0, 0, "one block per transient");
-  plan sp =
-      plan_for(L3 "training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard");
+  /* the standard loss over the same Tv elements: one rank's 16,032-entry vocabulary, no TP */
+  plan sp = plan_for(L3
+                     "model.vocab=16032 training.micro_batch=2 parallel.engine=fsdp2 parallel.gpus=8 "
+                     "training.loss=standard");
   loss_memory sd = loss_bytes(&sp);
   CHECK_NEAR(sd.forward_tensors[0], 2 * Tv, 0, "standard: bf16 logits");
   CHECK_NEAR(sd.forward_tensors[1], 4 * Tv, 0, "standard: fp32 copy");
@@ -153,7 +155,52 @@ static void loss_tensors(void) {
   CHECK_NEAR(le.forward_tensors[2], 1050673152.0, 0, "entropy product: its own tensor, 2 TV");
 }
 
+/* PyTorch TP without loss_parallel: the output projection (ColwiseParallel,
+ * output_layouts=Replicate()) all-gathers its vocab-sharded logits, and the loss
+ * runs over the whole vocabulary on every rank. Llama-3-8B shape, 4096 tokens,
+ * bf16, FSDP2 x TP 8: TV = 4096 x 128,256 = 525,336,576 elements.
+ * standard: saved log-softmax 4 TV = 2,101,346,304 B; forward bf16 logits 2 TV =
+ * 1,050,673,152 B and .float() copy 4 TV; backward 4 + 4 TV.
+ * the gather: the local [4096, 16,032] shard 2 x 65,667,072 = 131,334,144 B, the
+ * all-gather output [8 x 4096, 16,032] and its concatenation [4096, 128,256],
+ * 1,050,673,152 B each: 2,232,680,448 B at once.
+ * Megatron's own TP keeps the standard loss vocab-parallel: 4 Tv = 262,668,288 B
+ * saved, nothing gathered; loss_parallel keeps the shard (above). */
+static void gathered_logits(void) {
+#define TP8 "parallel.gpus=8 parallel.tp=8 "
+  plan g = plan_for(L3 TP8 "parallel.engine=fsdp2 training.loss=standard");
+  loss_memory lg = loss_bytes(&g);
+  CHECK_NEAR(lg.saved_bytes, 2101346304.0, 0, "gathered: log-softmax over the whole vocabulary");
+  CHECK_NEAR(lg.forward_tensors[0], 1050673152.0, 0, "gathered: bf16 logits [T, V]");
+  CHECK_NEAR(lg.forward_tensors[1], 2101346304.0, 0, "gathered: fp32 copy [T, V]");
+  CHECK_NEAR(lg.backward_peak_bytes, 4202692608.0, 0, "gathered: backward 8 TV");
+  CHECK_NEAR(lg.gather_tensors[0], 131334144.0, 0, "gather: local shard");
+  CHECK_NEAR(lg.gather_tensors[1], 1050673152.0, 0, "gather: all-gather output");
+  CHECK_NEAR(lg.gather_tensors[2], 1050673152.0, 0, "gather: concatenation");
+  CHECK_NEAR(lg.gather_peak_bytes, 2232680448.0, 0, "gather: all three at once");
+  plan m = plan_for(L3 TP8 "parallel.engine=megatron training.loss=standard");
+  loss_memory lm = loss_bytes(&m);
+  CHECK_NEAR(lm.saved_bytes, 262668288.0, 0, "megatron: vocab-parallel softmax 4 Tv");
+  CHECK_NEAR(lm.gather_peak_bytes, 0, 0, "megatron: nothing gathered");
+  plan lp = plan_for(L3 TP8 "parallel.engine=fsdp2 training.loss=loss_parallel");
+  CHECK_NEAR(loss_bytes(&lp).gather_peak_bytes, 0, 0, "loss_parallel: Shard(-1) logits, nothing gathered");
+  /* torchtune's chunked output (8 chunks) gathers chunk by chunk: 2,232,680,448 / 8 =
+   * 279,085,056 B; its log-softmax outputs are over the whole vocabulary: 4 TV kept */
+  plan c = plan_for(L3 TP8 "parallel.engine=fsdp2 training.loss=chunked training.loss_chunks=8");
+  CHECK_NEAR(loss_bytes(&c).gather_peak_bytes, 279085056.0, 0, "chunked: one chunk's gather");
+  CHECK_NEAR(loss_bytes(&c).saved_bytes, 2101346304.0, 0, "chunked: 4 TV kept");
+  /* a vocabulary TP does not divide: 128,257 entries, shards of ceil(128,257 / 8) =
+   * 16,033 (the last padded for the all-gather): output 4096 x 128,264 x 2 =
+   * 1,050,738,688 B; the unpadded logits 4096 x 128,257: saved 4 x 525,340,672 =
+   * 2,101,362,688 B */
+  plan u = plan_for(L3 TP8 "model.vocab=128257 parallel.engine=fsdp2 training.loss=standard");
+  loss_memory lu = loss_bytes(&u);
+  CHECK_NEAR(lu.gather_tensors[1], 1050738688.0, 0, "uneven: padded all-gather output");
+  CHECK_NEAR(lu.saved_bytes, 2101362688.0, 0, "uneven: unpadded logits");
+}
+
 int main(void) {
+  gathered_logits();
   softcap();
   flash_ce();
   rl_entropy();
@@ -176,9 +223,9 @@ int main(void) {
   CHECK_NEAR(lp.saved_bytes + lp.backward_peak_bytes, 1050673152.0, 0, "loss_parallel backward 16 Tv");
   CHECK_NEAR(lp.unreusable_bytes, 131334144.0, 0, "loss_parallel freed bf16 logits");
 
-  /* against the standard F.cross_entropy on the same shard: 4 Tv more in each pass
-   * (forward 10 -> 14 Tv, backward 12 -> 16 Tv) */
-  plan st = plan_for(L3 "parallel.engine=fsdp2 parallel.gpus=8 parallel.tp=8 training.loss=standard");
+  /* against the standard F.cross_entropy on as many logits (a 16,032-entry vocabulary
+   * without TP): 4 Tv more in each pass (forward 10 -> 14 Tv, backward 12 -> 16 Tv) */
+  plan st = plan_for(L3 "model.vocab=16032 parallel.engine=fsdp2 parallel.gpus=8 training.loss=standard");
   loss_memory sd = loss_bytes(&st);
   double Tv = 4096.0 * 16032;
   CHECK_NEAR(lp.forward_peak_bytes - sd.forward_peak_bytes, 4 * Tv, 0, "forward +4 Tv over standard");
@@ -205,8 +252,11 @@ int main(void) {
   }
 
   /* a whole estimate (2 layers and 2 samples, so the loss sets the peak, above
-   * the root's reduce-scatter at the end of the backward): nothing new refused,
-   * and the peak is 4 Tv higher, Tv now 2 x 65,667,072: 525,336,576 B */
+   * the root's reduce-scatter at the end of the backward): nothing new refused.
+   * The standard loss reads the logits gathered over the whole vocabulary (TV =
+   * 8192 x 128,256 = 1,050,673,152 elements; saved 4 TV + backward 8 TV = 12 TV),
+   * loss_parallel its shard (Tv = TV / 8; saved 4 Tv + backward 12 Tv = 16 Tv =
+   * 2 TV): the peak is 10 TV = 10,506,731,520 B lower */
   static llmem_result with, without;
   llmem_input keep;
   llmem_defaults(&keep);
@@ -216,6 +266,6 @@ int main(void) {
   CHECK(llmem_estimate(&keep, &without) == LLMEM_OK, "standard estimate: %s", without.error_message);
   CHECK(set_keys(&keep, "training.loss=loss_parallel"), "loss_parallel key");
   CHECK(llmem_estimate(&keep, &with) == LLMEM_OK, "loss_parallel estimate: %s", with.error_message);
-  CHECK_NEAR(with.peak_allocated_bytes - without.peak_allocated_bytes, 4 * 2 * Tv, 0, "peak +4 Tv");
+  CHECK_NEAR(without.peak_allocated_bytes - with.peak_allocated_bytes, 10506731520.0, 0, "peak 10 TV lower");
   return check_report("loss");
 }

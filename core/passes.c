@@ -50,6 +50,13 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
     c.prefetch_bwd = c.gather * rs->gather_factor_bwd;
     c.unsharded_grads = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
     c.reduce_input = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->reduce_bytes);
+    /* FSDP2 (layer_backward_fsdp2): a dense MLP's backward runs first; its gradient chain (the
+     * working set activations.c counts for the layer) peaks at the gate-up product's backward,
+     * after down_proj's weight gradient is made and before gate_proj's and up_proj's. The rest of
+     * the layer's unsharded gradients appear as its working set goes. */
+    c.first_grads = c.unsharded_grads;
+    if (pl->engine == LLMEM_ENGINE_FSDP2 && !lora && layer_mlp(pl, layer) == LLMEM_LMLP_DENSE)
+      c.first_grads = min2(c.unsharded_grads, pl->hidden * pl->ffn / pl->tp * rs->unsharded_grad_bytes);
   } else if (rs->gathers == 2) {
     /* ZeRO-3: the coordinator's live window (states.c), at least the running
      * module: one linear, fetched alone (iter_params(recurse=False)) */
@@ -195,6 +202,10 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->v = (int)pl->vpp;
   W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;
   W->offload = pl->activation_offload;
+  /* FSDP2 reduce-scatters each unit at its post-backward (not under pipelining's no-sync, which
+   * accumulates unsharded; not with a per-parameter optimizer step in the backward) */
+  W->fsdp2 =
+      pl->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded && !pl->optimizer_in_backward;
   /* one stage, one chunk: the held inputs of the micro-batch before */
   W->quant_held =
       pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 && pl->pp == 1;
@@ -608,7 +619,36 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
  * order, _fsdp_param_group.py 002a76fbf; FSDP1 BACKWARD_PRE). */
 static double loss_prefetch(const stage_walk *W, int c) {
   int n = W->chunk_layers[c];
+  if (W->fsdp2 && W->rs->keep_gathered_until_backward) return 0; /* kept_unsharded(): no all-gather */
   return W->rs->gathers == 1 && n > 0 ? cost(W, W->first_global[c] + n - 1)->prefetch_bwd : 0;
+}
+
+/* FSDP2's post-backward keeps its reduce-scatter input (ReduceScatterState) until the next
+ * unit's post-backward, which frees it after resharding and before allocating its own
+ * (_fsdp_param_group.py post_backward: comm_ctx.reduce_scatter_state = None, then
+ * foreach_reduce; pytorch 002a76fbf, and per group in reduce_scatter_states since #177319,
+ * 01c9f4fc). The root's final callback clears the last at the end of the backward
+ * (_fsdp_state.py _root_post_backward_final_callback, 01c9f4fc). */
+typedef struct {
+  double bytes;
+  int layer; /* whose input: a layer, or LAYER_HEAD for an output unit of its own */
+} held_input;
+
+/* What is held when layer i's backward starts: the input of the layer above it in the chunk, or
+ * of an own output unit for the chunk's last layer (a root unit reduces at the end instead). */
+static held_input held_before(const stage_walk *W, int c, int i) {
+  held_input h = {0, 0};
+  if (!W->fsdp2) return h;
+  if (i + 1 < W->first_global[c] + W->chunk_layers[c]) h.bytes = cost(W, i + 1)->reduce_input, h.layer = i + 1;
+  else if (is_last_chunk(W, c) && W->rs->own_root_units) h.bytes = W->loss_reduce, h.layer = LAYER_HEAD;
+  return h;
+}
+
+/* The next unit's post-backward frees it. */
+static void release_held(const stage_walk *W, sim *S, int mb, held_input *h) {
+  if (h->bytes > 0)
+    sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, h->layer, mb, 0), h->bytes, !W->pl->reduce_on_compute);
+  h->bytes = 0;
 }
 
 /* A unit's post-backward: its gathered parameters are already freed
@@ -635,23 +675,55 @@ static int grad_stream(const stage_walk *W) {
   return W->rs->gradients_reduce_stream ? ALLOC_STREAM_REDUCE : ALLOC_STREAM_COMPUTE;
 }
 
+/* FSDP2's foreach_reduce after the copy-in, the full gradients freed: the reduce-scatter output,
+ * the input over the shard group in the reduce dtype, allocated beside the input (_fsdp_collectives.py
+ * foreach_reduce, 010ae4a8). On the pass that creates the sharded gradients (`made` bytes of them,
+ * just taken) it becomes them, or is cast into them when their dtype differs; otherwise it is added
+ * into them and dropped. Above the copy-in only over one or two ranks (TP alone: the input's size). */
+static void reduce_output(const stage_walk *W, sim *S, int mb, int layer, double input, double made) {
+  double out = input / W->pl->shard_dense;
+  int same = made > 0 && fabs(made - out) <= 1e-9 * out; /* the output is the gradient */
+  if (same || out <= 0) {
+    sim_record(S, LLMEM_PHASE_BACKWARD, mb, layer);
+    return;
+  }
+  uint64_t tag = block_tag(TAG_COMM, layer, mb, 3);
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, tag, out, ALLOC_STREAM_REDUCE);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, layer);
+  sim_give(S, LLMEM_CAT_COMM_BUFFERS, tag, out, 0);
+}
+
+/* Lazily created sharded gradients on the pass that makes them (0 bytes otherwise). */
+static double make_sharded(const stage_walk *W, sim *S, int layer, double bytes) {
+  if (bytes > 0) sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, layer, MB_NONE, 0), bytes, grad_stream(W));
+  return bytes > 0 ? bytes : 0;
+}
+
 /* The loss gradient at the head; lazily created head gradients on the first pass. */
 static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
-  int own = W->rs->own_root_units;
+  int own = W->rs->own_root_units, f2 = W->fsdp2;
   double prefetch = loss_prefetch(W, c);
   uint64_t next = block_tag(TAG_PREFETCH, LAYER_HEAD, mb, 0), full = block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1);
   if (W->loss_gather > 0) sim_sync(S);
   take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
   loss_take(S, mb, 3, W->loss.backward_tensors, W->loss.backward_peak_bytes);
-  if (W->lazy && first_pass)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, MB_NONE, 0), W->head_grads + W->norm_grads,
-             grad_stream(W));
-  if (W->root_grads > 0)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
-  sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
-  take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+  if (!f2) {
+    if (W->lazy && first_pass)
+      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, MB_NONE, 0), W->head_grads + W->norm_grads,
+               grad_stream(W));
+    if (W->root_grads > 0)
+      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
+               ALLOC_STREAM_COMPUTE);
+    sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
+  }
+  /* FSDP2: the root's pre-backward (a hook on the loss) prefetches the last layer; an output unit
+   * of its own is the root's prefetch (reverse post-forward order), and its pre-backward, a hook
+   * on the logits, prefetches the last layer once the loss's backward is done (_fsdp_state.py
+   * _pre_backward, _fsdp_param_group.py _backward_prefetch, 002a76fbf) */
+  int late_prefetch = f2 && own;
+  if (!late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
-  if (!own) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
+  if (!own && !f2) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   loss_unblock(S, mb, 3, W->loss.backward_tensors);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
@@ -659,19 +731,99 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
   if (W->quant_held) /* the loop's logits outlive the backward (hold_quant_inputs) */
     sim_take(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, ALLOC_STREAM_COMPUTE);
+  if (f2) {
+    /* the output projection's weight gradient comes from its matmul's backward, after the loss's
+     * fp32 gradients are freed (autograd: nll_loss, log_softmax, the upcast, then the head) */
+    if (W->root_grads > 0)
+      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
+               ALLOC_STREAM_COMPUTE);
+    if (late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+    if (own) {
+      sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
+      sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+    }
+  }
   sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
-  if (own) reduce_scatter(W, S, mb, full, W->loss_grads, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce);
+  if (own && f2) { /* its post-backward: the input stays held until the last layer's (held_before) */
+    sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce,
+                       reduce_stream(W));
+    sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+    sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
+    /* the sharded gradient (the root's final norm's, tiny, with it) */
+    double made = W->lazy && first_pass ? W->head_grads : 0;
+    make_sharded(W, S, LAYER_HEAD, made > 0 ? made + W->norm_grads : 0);
+    reduce_output(W, S, mb, -1, W->loss_reduce, made);
+  } else if (own) reduce_scatter(W, S, mb, full, W->loss_grads, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce);
   if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
 }
 
 /* The unit before layer i, all-gathered during its backward: the layer
  * below, or for the first layer an embedding of its own that was resharded. */
 static double backward_prefetch(const stage_walk *W, int c, int i, const layer_cost *lc) {
+  if (W->fsdp2 && W->rs->keep_gathered_until_backward) return 0; /* unshard(): already unsharded */
   if (i > W->first_global[c]) return lc->prefetch_bwd;
   return is_first_chunk(W, c) && !W->rs->keep_gathered_until_backward ? W->embed_gather : 0;
 }
 
+/* FSDP2, one decoder-layer unit (_fsdp_param_group.py pre_backward / post_backward, 002a76fbf;
+ * _fsdp_collectives.py foreach_reduce, 010ae4a8). Its pre-backward copies the prefetched
+ * all-gather out and prefetches the unit below; the backward (after the recompute) runs beside
+ * the reduce-scatter input the unit above left held. Its post-backward then reshards (frees the
+ * unsharded parameters), frees that held input, allocates its own in the reduce dtype and copies
+ * the full gradients in, frees them, and the reduce-scatter output becomes the sharded gradient.
+ * With reshard_after_forward False the parameters stay gathered from the forward to here. */
+static void layer_backward_fsdp2(const stage_walk *W, sim *S, int mb, int c, int i, int first_pass) {
+  const rank_states *rs = W->rs;
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  const layer_cost *lc = cost(W, i);
+  const layer_activations *la = acts_of(W, lc, c, i);
+  int kept = rs->keep_gathered_until_backward;
+  uint64_t params = block_tag(kept ? TAG_GATHER_KEPT : TAG_REGATHER, i, MB_NONE, 0);
+  uint64_t early = block_tag(TAG_UNSHARDED, i, mb, 0), later = block_tag(TAG_UNSHARDED, i, mb, 1);
+  uint64_t input = block_tag(TAG_COMM, i, mb, 0), below = block_tag(TAG_COMM, i, mb, 2);
+  sim_sync(S);
+  if (!kept) take_gathered(W, S, LLMEM_CAT_WEIGHTS, params, lc->gather, 0);
+  if (W->offload && i < first + n - 2) { /* brought back from host memory */
+    sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
+    block_saved(S, la, i, mb, 1);
+  }
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, la->recompute_bytes);
+  block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 1);
+  double prefetch = backward_prefetch(W, c, i, lc);
+  take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, below, prefetch, 1);
+  sim_take_transient(S, LLMEM_CAT_GRADIENTS, early, lc->first_grads, ALLOC_STREAM_COMPUTE);
+  sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes,
+                     ALLOC_STREAM_COMPUTE);
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, i);
+  sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes, 0);
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
+  block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 0);
+  block_saved(S, la, i, mb, 0);
+  if (W->quant_held) { /* the 4-bit inputs stay with the graph (hold_quant_inputs) */
+    sim_take(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), la->quant_input_bytes, ALLOC_STREAM_COMPUTE);
+    S->held = 1;
+  }
+  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, 0);
+  double rest = lc->unsharded_grads - lc->first_grads;
+  sim_take_transient(S, LLMEM_CAT_GRADIENTS, later, rest, ALLOC_STREAM_COMPUTE);
+  /* post-backward */
+  sim_give(S, LLMEM_CAT_WEIGHTS, params, lc->gather, 1);
+  held_input above = held_before(W, c, i);
+  release_held(W, S, mb, &above);
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input, lc->reduce_input, reduce_stream(W));
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, i);
+  sim_give(S, LLMEM_CAT_GRADIENTS, early, lc->first_grads, 0);
+  sim_give(S, LLMEM_CAT_GRADIENTS, later, rest, 0);
+  if (W->lazy && first_pass) /* the reduce-scatter output */
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, MB_NONE, 0), lc->grad_share, grad_stream(W));
+  sim_give(S, LLMEM_CAT_COMM_BUFFERS, below, prefetch, 1); /* copied out by the unit below */
+}
+
 static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, int first_pass) {
+  if (W->fsdp2) {
+    layer_backward_fsdp2(W, S, mb, c, i, first_pass);
+    return;
+  }
   const plan *pl = W->pl;
   const rank_states *rs = W->rs;
   int first = W->first_global[c], n = W->chunk_layers[c];
@@ -723,9 +875,11 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
  * an embedding unit of its own is gathered again (unless kept), then its
  * post-backward (the root's final callback: token ids carry no gradient
  * for a post-backward hook, _fsdp_state.py) reshards and reduce-scatters. */
-static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pass) {
+static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pass, held_input *held) {
   const rank_states *rs = W->rs;
-  int lazy = W->lazy && first_pass, own = W->embed_gather > 0;
+  int own = W->embed_gather > 0, f2 = W->fsdp2;
+  /* FSDP2: sharded gradients are reduce-scatter outputs, a root unit's at root_post_backward */
+  int lazy = W->lazy && first_pass && !f2;
   if (W->root_embed_grads > 0) /* FSDP2 root: the embedding's full gradient appears now */
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 1), W->root_embed_grads,
              ALLOC_STREAM_COMPUTE);
@@ -733,7 +887,8 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
     if (W->root_embed_grads > 0) sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
     return;
   }
-  double gather = own && !rs->keep_gathered_until_backward ? W->embed_gather : 0;
+  int keep = rs->keep_gathered_until_backward;
+  double gather = own && !keep ? W->embed_gather : 0;
   uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, MB_NONE, 0),
            full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
   take_gathered(W, S, LLMEM_CAT_WEIGHTS, again, gather, 0);
@@ -743,23 +898,63 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
   if (!own) return;
   if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);
-  reduce_scatter(W, S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0),
-                 rs->embed_reduce_input);
+  if (!f2) {
+    reduce_scatter(W, S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0),
+                   rs->embed_reduce_input);
+    return;
+  }
+  /* FSDP2: reshard (kept ones too: reshard_after_backward), the last layer's held input freed
+   * (by the root's post-backward, which the final callback runs first: its own input is the
+   * final norm's), then the embedding's reduce-scatter; cleared at the end of the backward */
+  if (keep) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather, 1);
+  release_held(W, S, mb, held);
+  uint64_t input = block_tag(TAG_COMM, LAYER_EMBED, mb, 0);
+  sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input, rs->embed_reduce_input, reduce_stream(W));
+  sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
+  sim_give(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, 0);
+  double made = make_sharded(W, S, LAYER_EMBED, W->lazy && first_pass ? W->embed_grads : 0);
+  reduce_output(W, S, mb, LAYER_EMBED, rs->embed_reduce_input, made);
+  sim_give(S, LLMEM_CAT_COMM_BUFFERS, input, rs->embed_reduce_input, !W->pl->reduce_on_compute);
 }
 
 /* The root's post-backward, once its parameters in this chunk have their
  * gradients: FSDP2's reduce-scatter input beside them, then all freed. */
-static void root_post_backward(const stage_walk *W, sim *S, int mb, int c) {
+static void root_post_backward(const stage_walk *W, sim *S, int mb, int c, int first_pass, held_input *held) {
   int head = is_last_chunk(W, c) && W->root_grads > 0, embed = is_first_chunk(W, c) && W->root_embed_grads > 0;
   double input = (head ? W->root_reduce_head : 0) + (embed ? W->root_reduce_embed : 0);
-  uint64_t input_tag = block_tag(TAG_COMM, LAYER_REST, mb, 0);
+  uint64_t input_tag = block_tag(TAG_COMM, LAYER_REST, mb, 0), root = block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0);
+  /* FSDP2 (the root's final callback): post_backward reshards the root before its reduce-scatter
+   * input is allocated, after the held input is freed; the next forward's root pre-forward
+   * gathers it again (the optimizer step releases it, simulate.c) */
+  int reshard = W->fsdp2 && input > 0 && W->root > 0;
+  if (reshard) sim_give(S, LLMEM_CAT_WEIGHTS, root, W->root, 1);
+  release_held(W, S, mb, held);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, reduce_stream(W));
-  if (input > 0) { /* at the end of the backward, after the embedding's */
-    sim_record(S, LLMEM_PHASE_BACKWARD, mb, embed ? LAYER_EMBED : -1);
-    sim_give(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, !W->pl->reduce_on_compute);
-  }
+  int layer = embed ? LAYER_EMBED : -1;
+  if (input > 0) sim_record(S, LLMEM_PHASE_BACKWARD, mb, layer); /* at the end of the backward, after the embedding's */
   if (head) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, 0);
   if (embed) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 1), W->root_embed_grads, 0);
+  if (W->fsdp2) { /* the root unit's sharded gradients: its reduce-scatter output */
+    int made = W->lazy && first_pass, own = W->rs->own_root_units;
+    double bytes =
+        make_sharded(W, S, LAYER_HEAD, made && is_last_chunk(W, c) && !own ? W->head_grads + W->norm_grads : 0) +
+        make_sharded(W, S, LAYER_EMBED, made && is_first_chunk(W, c) && W->embed_gather <= 0 ? W->embed_grads : 0);
+    if (input > 0) reduce_output(W, S, mb, layer, input, bytes);
+  }
+  if (input > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, !W->pl->reduce_on_compute);
+  if (reshard) take_gathered(W, S, LLMEM_CAT_WEIGHTS, root, W->root, 0);
+}
+
+/* FSDP2 with reshard_after_forward False: the units resharded by their post-backward are gathered
+ * again by the next forward; taken back at the pass's end, the state the walk rebuilds
+ * (walk_state: kept_gathered from the chunk's first forward on) */
+static void regather_kept(const stage_walk *W, sim *S, int c) {
+  if (!W->fsdp2 || !W->rs->keep_gathered_until_backward) return;
+  int first = W->first_global[c], n = W->chunk_layers[c];
+  for (int i = first; i < first + n; i++)
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER_KEPT, i, MB_NONE, 0), cost(W, i)->gather, 0);
+  if (is_first_chunk(W, c) && W->embed_gather > 0)
+    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather, 0);
 }
 
 /* What decides a backward step's amounts beyond its layer's kind: what offload brings back, the prefetch. */
@@ -768,12 +963,14 @@ typedef struct {
   const layer_activations *la;
   int brought_back;
   double prefetch;
+  double held; /* FSDP2: the reduce-scatter input held from the unit above */
 } backward_step;
 
 static backward_step backward_step_of(const stage_walk *W, int c, int i) {
   int first = W->first_global[c], n = W->chunk_layers[c];
   const layer_cost *lc = cost(W, i);
-  backward_step b = {lc, acts_of(W, lc, c, i), W->offload && i < first + n - 2, backward_prefetch(W, c, i, lc)};
+  backward_step b = {lc, acts_of(W, lc, c, i), W->offload && i < first + n - 2, backward_prefetch(W, c, i, lc),
+                     held_before(W, c, i).bytes};
   return b;
 }
 
@@ -784,6 +981,7 @@ typedef struct {
   const layer_activations *la, *off;
   double prefetch;
   int brought_back;
+  double held;
 } step_key;
 
 /* The step of the layer at walk offset `at` (forward: from the chunk's first layer up; backward: from its last down). */
@@ -791,15 +989,15 @@ static step_key step_key_of(const stage_walk *W, int c, int backward, int at) {
   int first = W->first_global[c], last = first + W->chunk_layers[c] - 1;
   if (backward) {
     backward_step b = backward_step_of(W, c, last - at);
-    return (step_key){b.lc, b.la, 0, b.prefetch, b.brought_back};
+    return (step_key){b.lc, b.la, 0, b.prefetch, b.brought_back, b.held};
   }
   forward_step f = forward_step_of(W, c, first + at);
-  return (step_key){f.lc, f.la, f.off, f.prefetch, 0};
+  return (step_key){f.lc, f.la, f.off, f.prefetch, 0, 0};
 }
 
 static int same_step(const step_key *a, const step_key *b) {
   return a->lc == b->lc && a->la == b->la && a->off == b->off && a->prefetch == b->prefetch &&
-         a->brought_back == b->brought_back;
+         a->brought_back == b->brought_back && a->held == b->held;
 }
 
 /* The steps of the layers near the offsets a chunk's runs are looked for from, each found once (a scan
@@ -893,12 +1091,16 @@ void backward_pass(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
       i -= period;
     }
   }
+  /* FSDP2: the last post-backward's input, held until the next unit's (layer_backward_fsdp2) */
+  held_input held = held_before(W, c, first - 1);
   if (is_first_chunk(W, c)) {
     sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, 0);
-    embedding_backward(W, S, mb, first_pass);
+    embedding_backward(W, S, mb, first_pass, &held);
     vision_backward(W, S, mb);
   }
-  root_post_backward(W, S, mb, c);
+  root_post_backward(W, S, mb, c, first_pass, &held);
+  release_held(W, S, mb, &held); /* the next pass's first post-backward, or the final callback */
+  regather_kept(W, S, c);
 }
 
 /* Zero-bubble split (Qi et al. 2023, arXiv 2401.10241 §2, Table 1): the

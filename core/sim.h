@@ -208,6 +208,7 @@ typedef struct {
   double unsharded_grads;   /* FSDP/ZeRO-3: full gradients before the reduce-scatter */
   double trainable;         /* trainable parameters of the layer on this rank */
   double reduce_input;
+  double first_grads; /* FSDP2: of unsharded_grads, those made when the backward's working set peaks */
 } layer_cost;
 
 /* Everything the passes of one stage need, resolved once. */
@@ -216,6 +217,7 @@ typedef struct {
   const stage_layout *st;
   const rank_states *rs;
   int v, lazy, offload;
+  int fsdp2;          /* FSDP2's post-backward order (passes.c layer_backward_fsdp2) */
   int quant_held;     /* training.finetune.quant_inputs_held applies (passes.c hold_quant_inputs) */
   double held_logits; /* the logits the loop keeps with the graph */
   double held_act;    /* the stage's 4-bit inputs held, all layers */

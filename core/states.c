@@ -333,10 +333,11 @@ static void zero3_gathers(const plan *pl, const stage_layout *st, const stage_co
  * output uses the embedding's weight outside the embedding's forward, and
  * pipelining's no-sync keeps every unit gathered: both stay in the root. */
 /* FSDP2 keeps a gradient per parameter (DTensor): the root's head gradient
- * appears at the loss backward, its embedding gradient only at the
- * embedding's backward; the root's post-backward then copies all of them
- * into one reduce-scatter input in the reduce dtype (_fsdp_collectives.py
- * foreach_reduce) before freeing them. A tied output shares one gradient,
+ * appears at the head's matmul backward, after the loss's, its embedding
+ * gradient only at the embedding's backward; the root's post-backward then
+ * reshards the root and copies all of them into one reduce-scatter input in
+ * the reduce dtype (_fsdp_collectives.py foreach_reduce; passes.c) before
+ * freeing them. A tied output shares one gradient,
  * made at the loss backward. FSDP1's flat parameter gets its whole gradient
  * at the first backward through any of its views. */
 static void fsdp2_root_grads(const stage_layout *st, const stage_counts *c, rank_states *r) {

@@ -508,8 +508,9 @@ if __name__ == "__main__":
     Q("E15 full-recompute stored inputs", 2*s*b*h*L, (2*s*b*h*L)/MiB, "+1 layer", (2*s*b*h*L+per)/GiB)
     Q("E15 total no-ckpt (acts + CE fwd peak) GiB", (L*per + 10*b*s*V)/GiB)
     Q("E15 QLoRA dequant transient largest W bf16", 2*4096*14336, 2*4096*14336/MiB)
-    # FSDP2 refined
-    Pl = 202383360; R = 2*131072000 + 4096
-    bwd = 2*R + 2*R + 2*(2*Pl) + 2*Pl + 4*Pl
-    Q("E3b FSDP2 bwd transient with root grads", bwd, bwd/GiB)
+    # FSDP2 refined: a middle group's working set (the gathered root, the output's gradient, the group and
+    # its prefetched neighbour, down_proj's gradient, the fp32 reduce-scatter input the group above left held)
+    Pl = 202383360; R = 2*131072000 + 4096; H = 131072000; D = 4096*11008
+    bwd = 2*R + 2*H + 2*(2*Pl) + 2*D + 4*Pl
+    Q("E3b FSDP2 bwd transient, a group's working set", bwd, bwd/GiB)
     print("\n".join(out2))

@@ -134,10 +134,15 @@ static const llmem_event *event_at(int phase, int layer, int nth) {
  * norm only, so the weights at a middle layer's forward drop by E + H =
  * 2,101,346,304 B. The embedding is gathered at its forward (E + 8,192 over
  * the sharded weights, layer 0's FSDP2 prefetch 2 x 436,224,000 in flight),
- * the output at the loss (H + 8,192). At the loss backward the output's full
- * bf16 gradient H is alive and the last layer's all-gather (436,224,000 B) is
- * prefetched; after its reshard, the reduce-scatter input is
- * 525,336,576 x 4 = 2,101,346,304 B. */
+ * the output at the loss (H + 8,192). At the loss backward the output is the
+ * root's prefetch (H + 8,192 over the sharded weights) and nothing else is in
+ * flight; the output's own pre-backward, once the logits' gradient exists,
+ * prefetches the last layer (436,224,000 B), and its matmul's backward makes
+ * its full bf16 gradient H. After its reshard, the reduce-scatter input is
+ * 525,336,576 x 4 = 2,101,346,304 B beside that gradient and the prefetch; the
+ * input stays held (ReduceScatterState) into the last layer's backward, whose
+ * post-backward frees it before allocating its own (218,112,000 x 4 =
+ * 872,448,000 B). */
 static void own_root_units(void) {
 #define L3_8B                                                                                                    \
   "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 model.vocab=128256 " \
@@ -167,20 +172,121 @@ static void own_root_units(void) {
   }
   CHECK_NEAR(max_at(LLMEM_PHASE_LOSS, -9, LLMEM_CAT_WEIGHTS) - setup, 1050673152.0 + 8192.0, 1e-15,
              "output gathered at the loss");
-  const llmem_event *loss = event_at(LLMEM_PHASE_BACKWARD, -1, 0), *reduce = event_at(LLMEM_PHASE_BACKWARD, -1, 1);
-  CHECK(loss && reduce, "own units: loss backward and reduce-scatter points");
-  if (loss && reduce) {
+  const llmem_event *loss = event_at(LLMEM_PHASE_BACKWARD, -1, 0), *head = event_at(LLMEM_PHASE_BACKWARD, -1, 1),
+                    *reduce = event_at(LLMEM_PHASE_BACKWARD, -1, 2);
+  CHECK(loss && head && reduce, "own units: loss backward, output backward and reduce-scatter points");
+  if (loss && head && reduce) {
     CHECK_NEAR(loss->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 1050673152.0 + 8192.0, 1e-15, "output regathered");
-    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_COMM_BUFFERS], 436224000.0, 1e-15, "last layer prefetched");
+    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_COMM_BUFFERS], 0, 0, "no layer prefetched at the loss");
+    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_GRADIENTS], 0, 0, "no gradient at the loss");
+    CHECK_NEAR(head->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 1050673152.0 + 8192.0, 1e-15, "output gathered");
+    CHECK_NEAR(head->category_bytes[LLMEM_CAT_COMM_BUFFERS], 436224000.0, 1e-15, "last layer prefetched");
+    /* the output's full gradient, and the root's final norm's (8,192 B) */
+    CHECK_NEAR(head->category_bytes[LLMEM_CAT_GRADIENTS], 1050673152.0 + 8192.0, 1e-15, "output's full gradient");
     CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 8192.0, 1e-15, "output resharded");
     CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_COMM_BUFFERS], 2101346304.0 + 436224000.0, 1e-15,
                "reduce-scatter input beside the prefetch");
-    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_GRADIENTS] - reduce->category_bytes[LLMEM_CAT_GRADIENTS], 0, 0,
+    CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_GRADIENTS], 1050673152.0 + 8192.0, 1e-15,
                "output gradient alive until the reduce");
+  }
+  /* the last layer's backward runs beside the output's held input; its post-backward holds its own */
+  const llmem_event *last = event_at(LLMEM_PHASE_BACKWARD, 31, 0), *last_reduce = event_at(LLMEM_PHASE_BACKWARD, 31, 1);
+  CHECK(last && last_reduce, "own units: the last layer's backward and post-backward points");
+  if (last && last_reduce) {
+    CHECK_NEAR(last->category_bytes[LLMEM_CAT_COMM_BUFFERS], 2101346304.0 + 436224000.0, 1e-15,
+               "last layer: the output's input held, layer 30 prefetched");
+    CHECK_NEAR(last_reduce->category_bytes[LLMEM_CAT_COMM_BUFFERS], 872448000.0 + 436224000.0, 1e-15,
+               "last layer's post-backward: its own input instead");
   }
   /* tied embeddings: the output uses the embedding's weight; all stays in the root */
   rank_states tied = states_of(L3_8B "model.tied_embeddings=true parallel.shard_root_modules=true");
   CHECK_NEAR(tied.root_gathered, 1050673152.0 + 8192.0, 0, "tied: embedding in the root");
+}
+
+/* FSDP2's backward, unit by unit (core/passes.c layer_backward_fsdp2; pytorch
+ * _fsdp_param_group.py post_backward 002a76fbf, _fsdp_collectives.py
+ * foreach_reduce 010ae4a8), on the Llama-3-8B shape above over 8 ranks, bf16
+ * parameters, fp32 reduce, 16 tokens:
+ *   a layer: P = 218,112,000 params, gathered 2P = 436,224,000 B, its full bf16
+ *     gradients 436,224,000 B, of which down_proj's 4,096 x 14,336 x 2 =
+ *     117,440,512 B; reduce-scatter input 4P = 872,448,000 B; its sharded fp32
+ *     gradient 4P / 8 = 109,056,000 B;
+ *   the root: embedding + output + final norm gathered 2 x 1,050,673,152 +
+ *     8,192 = 2,101,354,496 B; its input (2 x 525,336,576 + 4,096) x 4 =
+ *     4,202,708,992 B; the output's and the embedding's full gradients
+ *     1,050,673,152 B each.
+ * 1. Sharded gradients are reduce-scatter outputs: none at the loss, a layer's
+ *    only after its own post-backward, the root's after the root's.
+ * 2. The output's full gradient comes from its matmul's backward, after the
+ *    loss's fp32 gradients are freed: not at the loss backward.
+ * 3. A unit's post-backward frees the input the unit above left held, after
+ *    resharding, before allocating its own: the backward of layer i runs beside
+ *    layer i+1's input; layer 31's beside none (the root reduces last).
+ * 4. At the layer's working-set peak (the MLP's gradient chain) only down_proj's
+ *    weight gradient exists; the rest before its post-backward.
+ * 5. The root reshards before its input is allocated, after layer 0's input
+ *    is freed; its sharded gradients come beside the input. */
+static const llmem_event *backward_at(int layer, int nth) { return event_at(LLMEM_PHASE_BACKWARD, layer, nth); }
+
+static void fsdp2_post_backward(void) {
+  const double layer = 436224000.0, input = 872448000.0, shard = 109056000.0, down = 117440512.0;
+  const double root = 2101354496.0, root_input = 4202708992.0, table = 1050673152.0;
+  if (!run(L3_8B)) return;
+  double setup = max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS);
+  const llmem_event *loss = backward_at(-1, 0);
+  CHECK(loss != 0, "a loss backward point");
+  if (loss) {
+    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_GRADIENTS], 0, 0, "1, 2: no gradient at the loss backward");
+    CHECK_NEAR(loss->category_bytes[LLMEM_CAT_COMM_BUFFERS], layer, 0, "layer 31 prefetched by the root");
+  }
+  const llmem_event *l31 = backward_at(31, 0), *l31_post = backward_at(31, 1);
+  const llmem_event *l30 = backward_at(30, 0), *l30_post = backward_at(30, 1);
+  CHECK(l31 && l31_post && l30 && l30_post, "two points per layer: its working set, its post-backward");
+  if (l31 && l31_post && l30 && l30_post) {
+    CHECK_NEAR(l31->category_bytes[LLMEM_CAT_GRADIENTS], table + down, 1e-15, "2, 4: output's and down_proj's");
+    CHECK_NEAR(l31->category_bytes[LLMEM_CAT_COMM_BUFFERS], layer, 0, "3: layer 31 beside no held input");
+    CHECK_NEAR(l31->category_bytes[LLMEM_CAT_WEIGHTS] - setup, root + layer, 1e-15, "layer 31 gathered");
+    CHECK_NEAR(l31_post->category_bytes[LLMEM_CAT_WEIGHTS] - setup, root, 1e-15, "resharded before its reduce");
+    CHECK_NEAR(l31_post->category_bytes[LLMEM_CAT_GRADIENTS], table + layer, 1e-15, "4: its full gradients");
+    CHECK_NEAR(l31_post->category_bytes[LLMEM_CAT_COMM_BUFFERS], input + layer, 1e-15,
+               "its input, layer 30's prefetch");
+    CHECK_NEAR(l30->category_bytes[LLMEM_CAT_GRADIENTS], table + shard + down, 1e-15, "1: layer 31's sharded");
+    CHECK_NEAR(l30->category_bytes[LLMEM_CAT_COMM_BUFFERS], input + layer, 1e-15, "3: layer 31's input held");
+    CHECK_NEAR(l30_post->category_bytes[LLMEM_CAT_GRADIENTS], table + shard + layer, 1e-15, "1: not yet its own");
+    CHECK_NEAR(l30_post->category_bytes[LLMEM_CAT_COMM_BUFFERS], input + layer, 1e-15, "3: its own input only");
+  }
+  const llmem_event *embed = backward_at(LLMEM_LAYER_EMBEDDING, 0), *reduce = backward_at(LLMEM_LAYER_EMBEDDING, 1),
+                    *output = backward_at(LLMEM_LAYER_EMBEDDING, 2);
+  CHECK(embed && reduce && output, "embedding, root reduce-scatter and its output points");
+  if (embed && reduce && output) {
+    CHECK_NEAR(embed->category_bytes[LLMEM_CAT_WEIGHTS] - setup, root, 1e-15, "root gathered at the embedding");
+    CHECK_NEAR(embed->category_bytes[LLMEM_CAT_COMM_BUFFERS], input, 1e-15, "layer 0's input held");
+    CHECK_NEAR(embed->category_bytes[LLMEM_CAT_GRADIENTS], 32 * shard + 2 * table, 1e-15,
+               "layers' sharded, root's full");
+    CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 0, 0, "5: root resharded");
+    CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_COMM_BUFFERS], root_input, 1e-15, "5: layer 0's input freed");
+    CHECK_NEAR(reduce->category_bytes[LLMEM_CAT_GRADIENTS], 32 * shard + 2 * table, 1e-15, "copy-in");
+    CHECK_NEAR(output->category_bytes[LLMEM_CAT_GRADIENTS], 4015130624.0, 1e-15, "1: every sharded gradient");
+    CHECK_NEAR(output->category_bytes[LLMEM_CAT_COMM_BUFFERS], root_input, 1e-15, "the input still live");
+  }
+  /* reshard_after_forward=false: no all-gather in the backward, each layer resharded by its
+   * post-backward (reshard_after_backward) */
+  if (!run(L3_8B "parallel.reshard_after_forward=false")) return;
+  CHECK_NEAR(backward_at(-1, 0)->category_bytes[LLMEM_CAT_COMM_BUFFERS], 0, 0, "kept: nothing prefetched");
+  l30 = backward_at(30, 0), l30_post = backward_at(30, 1);
+  CHECK(l30 && l30_post, "kept: layer 30's points");
+  if (l30 && l30_post) {
+    CHECK_NEAR(l30->category_bytes[LLMEM_CAT_WEIGHTS] - setup, root + 31 * layer, 1e-15, "kept: layer 31 resharded");
+    CHECK_NEAR(l30->category_bytes[LLMEM_CAT_COMM_BUFFERS], input, 1e-15, "kept: the held input only");
+    CHECK_NEAR(l30_post->category_bytes[LLMEM_CAT_WEIGHTS] - setup, root + 30 * layer, 1e-15, "kept: 30 resharded");
+  }
+  /* one rank: the reduce-scatter output is the input's size, beside it (4,202,708,992 B fp32), once
+   * the root's full bf16 gradients (2,101,346,304 B) are freed: the higher of the two points */
+  if (!run(L3_8B "parallel.gpus=1")) return;
+  reduce = backward_at(LLMEM_LAYER_EMBEDDING, 1), output = backward_at(LLMEM_LAYER_EMBEDDING, 2);
+  CHECK(reduce && output, "one rank: the root's reduce-scatter points");
+  if (reduce && output)
+    CHECK_NEAR(output->total_bytes - reduce->total_bytes, root_input - 2 * table, 1e-15, "one rank: output + input");
 }
 
 /* FSDP1 wrapping leaves its flattening buffers cached (core/step_blocks.c):
@@ -427,6 +533,7 @@ int main(void) {
   qlora_sharded();
   zero3_live();
   own_root_units();
+  fsdp2_post_backward();
   fsdp2_gradient_stream();
   return check_report("sharding");
 }

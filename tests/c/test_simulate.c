@@ -20,7 +20,9 @@ static double loss_total(const llmem_result *r) {
 int main(void) {
   /* E3: Llama-2-7B, FSDP2 full shard over 8 GPUs, bf16 params, fp32 reduce:
    * forward transient 2 P_R + 2 P_g + 4 P_g = 1,738,596,352 B;
-   * backward transient 4 P_R + 10 P_g = 3,072,425,984 B (E3b). */
+   * backward transient at a group's working set 2 P_R + 2 P_head + 8 P_g + 2 P_down
+   * = 2,495,684,608 B (E3b: the root, the output's gradient, the group and its prefetched
+   * neighbour, down_proj's gradient, the fp32 input the group above left held). */
   if (run(L2_7B "parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=16")) {
     double fwd = 0, bwd = 0;
     for (int i = 0; i < out.event_count; i++) {
@@ -37,6 +39,15 @@ int main(void) {
     CHECK_NEAR(fwd, 1738596352.0, 0, "FSDP2 forward transient (E3)");
     /* backward: root params + current + prefetched + fp32 reduce-scatter input (grads counted apart) */
     CHECK_NEAR(bwd, 2.0 * 262148096 + 2 * 202383360.0 * 2 + 4 * 202383360.0, 0, "FSDP2 backward gathers (E3b)");
+    /* layer 15's working set, less the sharded gradients of the 16 layers above (4 B x P_g / 8 each) */
+    for (int i = 0; i < out.event_count; i++) {
+      const llmem_event *e = &out.events[i];
+      if (e->phase != LLMEM_PHASE_BACKWARD || e->layer != 15) continue;
+      double transient = e->category_bytes[LLMEM_CAT_WEIGHTS] + e->category_bytes[LLMEM_CAT_COMM_BUFFERS] +
+                         e->category_bytes[LLMEM_CAT_GRADIENTS] - 16 * 101191680.0;
+      CHECK_NEAR(transient, 2495684608.0, 0, "FSDP2 backward transient (E3b)");
+      break;
+    }
     CHECK_NEAR(out.per_gpu.persistent_bytes, 12.0 * 6738415616 / 8, 1e-15, "FSDP2 persistent fp32 master + AdamW");
   }
 

@@ -9,6 +9,22 @@
 #include "internal.h"
 
 
+/* The normalised x an eager RMSNorm keeps for its trained weight, bytes per
+ * element: transformers LlamaRMSNorm returns self.weight * hidden_states.to(
+ * input_dtype) (src/transformers/models/llama/modeling_llama.py, 5dd4a635;
+ * torchtune's and LitGPT's RMSNorm the same), and MulBackward0 keeps that
+ * operand only when the weight requires grad (tools/autograd/derivatives.yaml
+ * mul.Tensor, d327a787): the input dtype, or none when frozen (LoRA/QLoRA).
+ * torchtitan's nn.RMSNorm goes through F.rms_norm, whose composite multiplies
+ * the weight in fp32 and whose CUDA path is the fused kernel (aten/src/ATen/
+ * native/layer_norm.cpp rms_norm_symint, 3de78edb): not this, left as it
+ * was (none; under autocast the fp32 one, as every stack). */
+double rmsnorm_normed_bytes(const plan *pl, double input_bytes) {
+  if (pl->ft_method != LLMEM_FT_FULL) return 0;
+  if ((int)pl->in->framework == LLMEM_FW_TORCHTITAN && !pl->autocast) return 0;
+  return input_bytes;
+}
+
 typedef struct {
   double tokens;     /* s/cp * b on this rank */
   double seq_keys;   /* keys each query attends to (full sequence) */
@@ -47,12 +63,12 @@ static shape layer_shape(const plan *pl) {
    * 16-bit copies of their inputs. */
   sh.autocast = pl->autocast;
   sh.residual = sh.autocast ? 4 : pl->act_bytes;
+  double normed = rmsnorm_normed_bytes(pl, sh.residual);
   if (megatron || pl->torch_compile) sh.norm_saved = pl->act_bytes;
   else if (pl->norm_width == 1 && !pl->norm_upcast)
-    sh.norm_saved = sh.residual; /* training.norm_upcast off: x itself */
-  else if (pl->norm_width == 1)
-    sh.norm_saved = sh.autocast ? 8 : 4; /* x.float() input (+ fp32 normed for the weight) */
-  else sh.norm_saved = sh.residual;      /* native layer_norm keeps its input */
+    sh.norm_saved = sh.residual + normed;                   /* training.norm_upcast off: x itself (+ x * rsqrt) */
+  else if (pl->norm_width == 1) sh.norm_saved = 4 + normed; /* x.float() input (+ the normed x for the weight) */
+  else sh.norm_saved = sh.residual;                         /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
    * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
   sh.fused_mlp = megatron || pl->torch_compile;
@@ -102,6 +118,39 @@ static int lora_target(const plan *pl, int target) {
   return pl->ft_method != LLMEM_FT_FULL && (pl->lora_targets & (1 << target));
 }
 
+/* Stacks whose LoRA is PEFT's (the HF Trainer and those built on it, verl,
+ * plain PyTorch); LitGPT, torchtune, torchtitan and Megatron/NeMo bring their
+ * own adapter modules, which run in the input's dtype (litgpt/lora.py
+ * LoRALinear, torchtune/modules/peft/lora.py LoRALinear). */
+static int peft_lora(const plan *pl) {
+  switch ((int)pl->in->framework) {
+    case LLMEM_FW_LITGPT:
+    case LLMEM_FW_TORCHTUNE:
+    case LLMEM_FW_TORCHTITAN:
+    case LLMEM_FW_MEGATRON:
+    case LLMEM_FW_NEMO: return 0;
+    default: return 1;
+  }
+}
+
+/* PEFT casts an adapted linear's input to the adapter's dtype before the
+ * adapter (peft tuners/lora/layer.py Linear.forward: x = self._cast_input_dtype(x,
+ * lora_A.weight.dtype); tuners_utils.py _cast_input_dtype returns x.to(dtype)
+ * unless the dtypes match; peft 5d602fdb). With fp32 adapters on a 16-bit
+ * model that is a new tensor per adapted linear; under torch.autocast
+ * lora_A's matmul casts it back to 16 bits, another new tensor (autocast
+ * caches parameters only, autocast_mode.cpp cached_cast), which it keeps for
+ * lora_A's gradient: each adapted linear keeps its own copy of its input in
+ * the compute dtype, and the frozen base linear keeps none. Plain module
+ * weights only: single GPU or DDP (FSDP's mixed precision and DeepSpeed's
+ * bf16 hand the adapters over in the compute dtype). */
+int lora_input_cast(const plan *pl) {
+  if (pl->ft_method == LLMEM_FT_FULL || !peft_lora(pl)) return 0;
+  if (pl->engine != LLMEM_ENGINE_SINGLE && pl->engine != LLMEM_ENGINE_DDP) return 0;
+  int act_dtype = pl->dtype == LLMEM_DTYPE_FP8 ? LLMEM_DTYPE_BF16 : pl->dtype;
+  return pl->adapter_dtype != act_dtype;
+}
+
 /* LoRA adapter extras (PEFT tuners/lora/layer.py forward): lora_A output (r),
  * and with lora_dropout > 0 a dropout output + mask of the adapter input.
  * training.finetune.lora_fused_qkv: LitGPT's LoRAQKVLinear drops out the
@@ -112,6 +161,10 @@ double lora_saved_bytes(const plan *pl, int layer) {
   if (pl->ft_method == LLMEM_FT_FULL) return 0;
   shape sh = layer_shape(pl);
   double T = sh.tokens, h = pl->hidden, r = pl->lora_rank, ab = sh.ab;
+  /* lora_input_cast: the copy lora_A keeps, at the compute dtype under
+   * autocast (16-bit dtypes), else at the adapter's; dropout's bool mask beside it */
+  int cast = lora_input_cast(pl);
+  double copy = ab < 4 ? ab : dtype_bytes(pl->adapter_dtype);
   double q_out = pl->heads * pl->head_dim / pl->tp;
   double f = layer_is_moe(pl, layer) ? pl->shared_ffn * pl->shared_experts / pl->tp : pl->ffn / pl->tp;
   int has_mlp = !layer_is_moe(pl, layer) || pl->shared_experts > 0;
@@ -123,6 +176,10 @@ double lora_saved_bytes(const plan *pl, int layer) {
     if (t >= LLMEM_LT_GATE && !has_mlp) continue;
     if (t == LLMEM_LT_GATE && !pl->gated) continue;
     bytes += T * r * ab;
+    if (cast) {
+      bytes += T * in_dims[t] * (copy + (pl->lora_dropout > 0 ? 1 : 0));
+      continue;
+    }
     int fused = pl->lora_fused_qkv && t <= LLMEM_LT_V;
     if (pl->lora_dropout > 0 && !(fused && qkv_dropped)) bytes += T * in_dims[t] * (ab + 1);
     if (fused) qkv_dropped = 1;
@@ -130,13 +187,27 @@ double lora_saved_bytes(const plan *pl, int layer) {
   return bytes;
 }
 
+/* torch.autocast caches the 16-bit casts of leaf tensors that require grad,
+ * the parameters, and casts every other tensor on each use (aten/src/ATen/
+ * autocast_mode.cpp cached_cast, pytorch 008ec6b1: can_try_cache needs
+ * arg.requires_grad() && arg.is_leaf()): each linear reading the fp32 norm
+ * output makes its own 16-bit copy, which its matmul keeps for the weight's
+ * gradient. `linears` read it; one copy without autocast. */
+static double input_copies(const shape *sh, int linears) { return sh->autocast ? linears : 1; }
+
+/* The separate linears on the attention input: q, k and v (transformers
+ * LlamaAttention), one fused qkv linear in LitGPT (training.v_view_keeps_qkv,
+ * training.finetune.lora_fused_qkv), MLA's down-projections left as one. */
+static int qkv_linears(const plan *pl) { return pl->mla || pl->v_view_keeps_qkv || pl->lora_fused_qkv ? 1 : 3; }
+
 /* The mixer's saved tensors and working sets, one layer, one micro-batch. */
 typedef struct {
-  double norm_in; /* the input norm's saved input + rstd */
-  double rstd;    /* of which the rstd */
-  double proj_in; /* the input projections' input (norm output) */
-  double latent;  /* MLA compressed q and kv */
-  double core[6]; /* the core's saved inputs (attention: q, k, v after RoPE) */
+  double norm_in;  /* the input norm's saved input + rstd */
+  double rstd;     /* of which the rstd */
+  double proj_in;  /* the input projections' input (norm output), all its copies */
+  int proj_copies; /* of which separate copies (autocast: one per linear) */
+  double latent;   /* MLA compressed q and kv */
+  double core[6];  /* the core's saved inputs (attention: q, k, v after RoPE) */
   int core_count;
   double core_sum; /* their sum, as the accounting adds it */
   double out_in;   /* the output projection's input */
@@ -220,8 +291,10 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   double out_h = T * h / sh->outside;
   attention_dims(pl, m);
   m->rstd = T * 4 / sh->outside;
-  m->norm_in = out_h * sh->norm_saved + T * 4 / sh->outside;   /* input (fp32 if eager) + rstd */
-  m->proj_in = keep_qkv_in ? T * h / sh->lin_in * sh->lin : 0; /* norm output; Megatron SP keeps it sharded */
+  m->norm_in = out_h * sh->norm_saved + T * 4 / sh->outside; /* input (fp32 if eager) + rstd */
+  m->proj_copies = (int)input_copies(sh, qkv_linears(pl));
+  /* norm output, one copy per linear under autocast; Megatron SP keeps it sharded, PyTorch SP gathered */
+  m->proj_in = keep_qkv_in ? m->proj_copies * T * h / sh->lin_in * sh->lin : 0;
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
     m->latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
   double kb = torch_math_sdpa(pl) ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
@@ -268,6 +341,7 @@ static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
   m->proj_in = keep_in ? T * h / sh->lin_in * sh->lin : 0;
+  m->proj_copies = 1;
   double core[6] = {T * conv_dim * ab, T * hv * dk * ab,      T * hv * dk * ab, T * value_dim * ab,
                     T * hv * 64 * ab,  2 * T * value_dim * ab}; /* conv input, q, k, v, A, norm input + z */
   double sum = 0;
@@ -297,6 +371,7 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
   m->proj_in = keep_in ? T * h / sh->lin_in * sh->lin : 0;
+  m->proj_copies = 1;
   double core[3] = {T * zxbcdt * ab, T * inner * ab, megatron ? T * inner * ab : 0}; /* + the norm's input */
   set_core(m, core, 3, core[0] + core[1] + core[2]);
   m->out_in = megatron ? T * inner * sh->lin : 0;
@@ -311,6 +386,7 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
 /* The MLP or MoE block's saved tensors and working set. */
 typedef struct {
   double norm_x, norm_rstd, norm_in, in; /* the second norm's input and rstd (and both), the block's input */
+  int in_copies;                         /* separate copies of the block's input (autocast: one per linear) */
   double mlp;                            /* internal saved bytes */
   double drop;
   double temp;        /* working set */
@@ -330,7 +406,9 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   b->norm_x = shared_x ? 0 : out_h * sh->norm_saved;
   b->norm_rstd = one_norm ? 0 : T * 4 / sh->outside;
   b->norm_in = b->norm_x + b->norm_rstd;
-  b->in = keep_mlp_in && !(one_norm && keep_qkv_in) ? T * h / sh->lin_in * sh->lin : 0;
+  /* under autocast the MLP's linears cast the shared norm output themselves */
+  b->in_copies = moe ? 1 : (int)input_copies(sh, pl->gated ? 2 : 1);
+  b->in = keep_mlp_in && (sh->autocast || !(one_norm && keep_qkv_in)) ? b->in_copies * T * h / sh->lin_in * sh->lin : 0;
   double f_t = pl->ffn / t;
   /* MoE: each rank receives tokens * top_k routed copies in expectation, times
    * the load imbalance (or the capacity bound when tokens are dropped) */
@@ -433,14 +511,14 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
   tensor_list *mlp_l = (!moe && (r & (1 << LLMEM_RM_MLP))) ? rc : kept;
   if (recomputed) push(sv, layer_input);
   push(kept, m->norm_in - m->rstd), push(kept, m->rstd);
-  push(norm, m->proj_in);
+  for (int k = 0; k < m->proj_copies; k++) push(norm, m->proj_in / m->proj_copies);
   push(kept, m->latent);
   for (int i = 0; i < m->core_count; i++) push(qkv_l, m->core[i]);
   push(kept, m->out_in);
   push(core, m->lse), push(core, m->scores);
   push(kept, m->drop);
   push(kept, b->norm_x), push(kept, b->norm_rstd);
-  push(norm, b->in);
+  for (int k = 0; k < b->in_copies; k++) push(norm, b->in / b->in_copies);
   if (has_mlp && !moe) push_mlp(mlp_l, pl, sh, T, f_t, keep_down_in);
   if (moe) {
     tensor_list *block = drop_moe ? rc : kept;
@@ -491,10 +569,14 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   int moe = mlp_kind == LLMEM_LMLP_MOE, has_mlp = mlp_kind != LLMEM_LMLP_NONE;
   /* A frozen linear keeps its input only when something else needs it:
    * an adapter on it (LoRA), or an old bitsandbytes MatMul4Bit (see qlora). */
+  /* Adapters that cast their input keep their own copies (lora_saved_bytes), not the shared input. */
+  int own = lora_input_cast(pl);
   int keep_qkv_in =
-      !frozen || qlora || lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) || lora_target(pl, LLMEM_LT_V);
-  int keep_mlp_in = !frozen || qlora || lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP) || moe;
-  int keep_down_in = !frozen || qlora || lora_target(pl, LLMEM_LT_DOWN);
+      !frozen || qlora ||
+      (!own && (lora_target(pl, LLMEM_LT_Q) || lora_target(pl, LLMEM_LT_K) || lora_target(pl, LLMEM_LT_V)));
+  int keep_mlp_in =
+      !frozen || qlora || (!own && (lora_target(pl, LLMEM_LT_GATE) || lora_target(pl, LLMEM_LT_UP))) || moe;
+  int keep_down_in = !frozen || qlora || (!own && lora_target(pl, LLMEM_LT_DOWN));
 
   mixer_part m = {0};
   if (mixer_is_attention(mixer)) attention_part(pl, &sh, keep_qkv_in, &m);

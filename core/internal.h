@@ -280,6 +280,10 @@ void rank_counts(const stage_layout *st, llmem_rank_result *r);
 layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed);
 double embedding_activation_bytes(const plan *pl);
 double lora_saved_bytes(const plan *pl, int layer);
+/* the normalised x an eager RMSNorm keeps for its trained weight, bytes an element (activations.c) */
+double rmsnorm_normed_bytes(const plan *pl, double input_bytes);
+/* PEFT casts each adapted linear's input to the adapter dtype (activations.c) */
+int lora_input_cast(const plan *pl);
 
 /* loss.c */
 #define LOSS_MAX_TENSORS 6
@@ -289,6 +293,8 @@ typedef struct {
   double backward_peak_bytes; /* extra transient at the loss backward */
   double head_input_bytes;    /* final-norm output / head input kept */
   double unreusable_bytes;    /* freed forward block the backward cannot reuse (allocator) */
+  double head_dgrad_bytes;    /* the logits' gradient the head's matmul backward reads, after the loss's own
+                                 backward (0: not modelled apart; lazily made head gradients come with it) */
   /* the transients as the tensors the loss allocates, each its own allocator
    * request (none listed: one request of the total); their sums are the peaks */
   double forward_tensors[LOSS_MAX_TENSORS];

@@ -88,10 +88,18 @@ static void standard_bytes(loss_memory *lm, double TV, double ab, int megatron) 
     lm->saved_bytes = 4 * TV;
     /* the logits and their .float() copy; nll_loss_backward's zeros (scattered) and
      * _log_softmax_backward_data's output, each its own allocation (aten
-     * native/LossNLL.cpp, native/SoftMax.cpp): the zeros can take the copy's freed block */
-    lm->forward_peak_bytes = tensors(lm->forward_tensors, ab * TV, 4 * TV, 0);
+     * native/LossNLL.cpp, native/SoftMax.cpp): the zeros can take the copy's freed block.
+     * fp32 logits: .float() returns the tensor itself (Tensor.to with the same
+     * dtype and copy=False, aten/src/ATen/native/TensorConversions.cpp to_impl),
+     * no copy, and their freed block is one the fp32 backward reuses */
+    double upcast = ab < 4 ? 4 : 0;
+    lm->forward_peak_bytes = tensors(lm->forward_tensors, ab * TV, upcast * TV, 0);
     lm->backward_peak_bytes = tensors(lm->backward_tensors, 4 * TV, 4 * TV, 0);
-    lm->unreusable_bytes = ab * TV;
+    lm->unreusable_bytes = upcast > 0 ? ab * TV : 0;
+    /* the head's matmul backward runs after these are freed: ToCopyBackward0
+     * casts the fp32 gradient back to the logits dtype (fp32: the gradient
+     * itself), and mm's backward makes the weight's gradient beside it */
+    lm->head_dgrad_bytes = ab * TV;
   }
 }
 
@@ -113,6 +121,7 @@ static void loss_parallel_bytes(loss_memory *lm, double Tv, double ab) {
    * tensor, so the backward reuses the forward's freed fp32 blocks */
   lm->backward_peak_bytes = tensors(lm->backward_tensors, 4 * Tv, 4 * Tv, 4 * Tv);
   lm->unreusable_bytes = upcast > 0 ? ab * Tv : 0; /* del pred: the freed 16-bit logits */
+  lm->head_dgrad_bytes = ab * Tv;                  /* the head's matmul backward after it (standard_bytes) */
 }
 
 /* torchtune's chunked output loss over pl->loss_chunks chunks. */
@@ -243,9 +252,21 @@ loss_memory loss_bytes(const plan *pl) {
   double T = pl->seq_len / pl->cp * pl->micro_batch;
   double h = pl->hidden, ab = pl->act_bytes;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  double norm_saved = (megatron || pl->torch_compile || (pl->norm_width == 1 && !pl->norm_upcast)) ? ab : 4;
-  /* final norm keeps its input; the head keeps its input (the norm output) */
-  lm.head_input_bytes = pl->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + T * h * ab;
+  /* the final RMSNorm as the layers' (activations.c layer_shape): its input
+   * (x.float()), and the normalised x in the input dtype when its weight trains */
+  double residual = pl->autocast ? 4 : ab, normed = rmsnorm_normed_bytes(pl, residual);
+  double norm_saved = megatron || pl->torch_compile ? ab
+                      : pl->norm_width != 1         ? 4
+                      : pl->norm_upcast             ? 4 + normed
+                                                    : residual + normed;
+  /* The head keeps its input (the norm output; under autocast its 16-bit
+   * cast) for its weight's gradient only: mm saves self when mat2 requires
+   * grad (tools/autograd/derivatives.yaml mm). A frozen head (LoRA) keeps
+   * none, unless an old 4-bit linear keeps it anyway (quant_keeps_input). */
+  int head_trains = pl->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
+                    (pl->tied && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
+  int head_keeps = head_trains || (pl->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
+  lm.head_input_bytes = pl->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);
   if (pl->head_kind == LLMEM_HEAD_NONE) return lm;
   if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) {
     lm.head_input_bytes = 2 * pl->micro_batch * h * ab; /* pooled token + pooler output */

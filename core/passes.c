@@ -74,6 +74,23 @@ static int layer_recomputed(const plan *pl, int local_index) {
   return local_index < (int)pl->recompute_layers;
 }
 
+/* torch.autocast keeps its casts of the weights cached until the outermost
+ * region exits, after the model's forward and loss (torch/amp/autocast_mode.py
+ * __exit__: clear_autocast_cache() at nesting 0, pytorch 291bc5ca; aten/src/ATen/
+ * autocast_mode.cpp "at the end of each forward pass"); after that only those
+ * the layer's matmuls saved stay. A checkpointed layer saved none (its saved
+ * tensors are dropped by the checkpoint's pack hook, per-op SAC's policy
+ * recomputes the casts): its casts go then and come again in its recompute,
+ * which runs in an autocast region of its own (torch/utils/checkpoint.py
+ * recompute_fn, pytorch 0008d771), held by the recomputed matmuls until the
+ * layer's backward ends. */
+static int casts_recast(const stage_walk *W, int c, int i) {
+  const plan *pl = W->pl;
+  if (!pl->autocast) return 0;
+  if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) return 1;
+  return layer_recomputed(pl, W->local0[c] + (i - W->first_global[c]));
+}
+
 static const layer_cost *cost(const stage_walk *W, int layer) {
   return &W->costs[W->single_kind >= 0 ? W->single_kind : layer_kind(W->pl, layer)];
 }
@@ -142,12 +159,13 @@ static void live_amounts(stage_walk *W, int c) {
     const layer_cost *lc = cost(W, i);
     /* offloaded activations stay on the GPU for the last two layers only */
     if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts_of(W, lc, c, i)->saved_bytes;
-    u[LLMEM_CAT_WEIGHTS] += lc->casts;
+    if (!casts_recast(W, c, i)) u[LLMEM_CAT_WEIGHTS] += lc->casts;
     if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
     if (W->lazy && !W->pl->optimizer_in_backward) W->grads_made[c] += lc->grad_share;
     if (rs->accumulate_unsharded) W->accumulated[c] += lc->trainable * rs->unsharded_accum_bytes;
   }
   if (is_last_chunk(W, c)) {
+    u[LLMEM_CAT_WEIGHTS] += W->head_cast;
     u[LLMEM_CAT_ACTIVATIONS] += W->loss.head_input_bytes;
     u[LLMEM_CAT_LOGITS] += W->loss.saved_bytes;
     u[LLMEM_CAT_ACTIVATIONS] += W->mtp_saved;
@@ -234,6 +252,11 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
       W->held_act += acts(W, 0, i)->quant_input_bytes;
   }
   W->loss = loss_bytes(pl);
+  /* the head's linear under autocast: its fp32 weight (tied: the embedding's)
+   * cast once, cached, and kept by the matmul for its input's gradient (Liger's
+   * fused loss takes the weight itself: left out) */
+  if (pl->autocast && st->has_head && pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED)
+    W->head_cast = pl->vocab_padded / pl->tp * pl->hidden * pl->weight_bytes;
   W->embedding_act = embedding_activation_bytes(pl);
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
   int lora = pl->ft_method != LLMEM_FT_FULL;
@@ -588,6 +611,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     mtp_forward(W, S, mb);
     if (W->loss_gather > 0) sim_sync(S);
     take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
+    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, LAYER_HEAD, mb, 0), W->head_cast, ALLOC_STREAM_COMPUTE);
     sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
              ALLOC_STREAM_COMPUTE);
     /* DTensor TP: the vocab-sharded logits all-gathered to every rank; the local shard and the
@@ -612,6 +636,10 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
      * requests and stays cached beside them */
     S->hole = W->loss.unreusable_bytes;
   }
+  /* the autocast region ends (casts_recast): the checkpointed layers' casts go */
+  if (W->pl->autocast)
+    for (int i = first; i < first + n; i++)
+      if (casts_recast(W, c, i)) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), cost(W, i)->casts, 0);
 }
 
 /* The head's pre-backward (the root's, or an own head unit's) prefetches the
@@ -699,7 +727,18 @@ static double make_sharded(const stage_walk *W, sim *S, int layer, double bytes)
   return bytes > 0 ? bytes : 0;
 }
 
-/* The loss gradient at the head; lazily created head gradients on the first pass. */
+/* The head's gradients from its matmul backward: lazily created ones on the
+ * first pass, an FSDP2 root's unsharded one, an own head unit's full one. */
+static void take_head_grads(const stage_walk *W, sim *S, int mb, int first_pass, uint64_t full) {
+  if (W->lazy && first_pass)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, MB_NONE, 0), W->head_grads + W->norm_grads,
+             grad_stream(W));
+  if (W->root_grads > 0)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
+  sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
+}
+
+/* The loss gradient at the head; the head's gradients. */
 static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_pass) {
   int own = W->rs->own_root_units, f2 = W->fsdp2;
   double prefetch = loss_prefetch(W, c);
@@ -707,15 +746,14 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   if (W->loss_gather > 0) sim_sync(S);
   take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
   loss_take(S, mb, 3, W->loss.backward_tensors, W->loss.backward_peak_bytes);
-  if (!f2) {
-    if (W->lazy && first_pass)
-      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, MB_NONE, 0), W->head_grads + W->norm_grads,
-               grad_stream(W));
-    if (W->root_grads > 0)
-      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
-               ALLOC_STREAM_COMPUTE);
-    sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
-  }
+  /* The head's gradients come after the loss's own backward has freed its
+   * tensors: the autograd engine runs the head's matmul backward (MmBackward0)
+   * once the loss's nodes have handed it the logits' gradient, and each node's
+   * saved tensors go when it has run (torch/csrc/autograd/engine.cpp
+   * evaluate_function, release_variables). FSDP2's are always made there. */
+  double grads = (W->lazy && first_pass ? W->head_grads + W->norm_grads : 0) + W->root_grads + W->loss_grads;
+  int late = f2 || (W->loss.head_dgrad_bytes > 0 && grads > 0);
+  if (!late) take_head_grads(W, S, mb, first_pass, full);
   /* FSDP2: the root's pre-backward (a hook on the loss) prefetches the last layer; an output unit
    * of its own is the root's prefetch (reverse post-forward order), and its pre-backward, a hook
    * on the logits, prefetches the last layer once the loss's backward is done (_fsdp_state.py
@@ -723,26 +761,30 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   int late_prefetch = f2 && own;
   if (!late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
-  if (!own && !f2) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
+  if (!own && !late) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   loss_unblock(S, mb, 3, W->loss.backward_tensors);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   S->hole = 0;
+  if (late) { /* the head's matmul backward: the logits' gradient it reads, the weight's it makes */
+    uint64_t dgrad = block_tag(TAG_LOSS, LAYER_HEAD, mb, 4);
+    sim_take_transient(S, LLMEM_CAT_LOGITS, dgrad, W->loss.head_dgrad_bytes, ALLOC_STREAM_COMPUTE);
+    if (!f2) take_head_grads(W, S, mb, first_pass, full);
+    else { /* an FSDP2 root's unsharded gradient; an own output unit's full one */
+      if (W->root_grads > 0)
+        sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
+                 ALLOC_STREAM_COMPUTE);
+      if (late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+      if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
+    }
+    sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+    sim_give(S, LLMEM_CAT_LOGITS, dgrad, W->loss.head_dgrad_bytes, 0);
+    if (!own && !f2) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
+  }
+  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, LAYER_HEAD, mb, 0), W->head_cast, 0);
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
   if (W->quant_held) /* the loop's logits outlive the backward (hold_quant_inputs) */
     sim_take(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, ALLOC_STREAM_COMPUTE);
-  if (f2) {
-    /* the output projection's weight gradient comes from its matmul's backward, after the loss's
-     * fp32 gradients are freed (autograd: nll_loss, log_softmax, the upcast, then the head) */
-    if (W->root_grads > 0)
-      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
-               ALLOC_STREAM_COMPUTE);
-    if (late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
-    if (own) {
-      sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
-      sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
-    }
-  }
   sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
   if (own && f2) { /* its post-backward: the input stays held until the last layer's (held_before) */
     sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce,
@@ -840,6 +882,8 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   }
   sim_add(S, LLMEM_CAT_ACTIVATIONS, la->recompute_bytes);
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 1);
+  if (casts_recast(W, c, i)) /* cast again by the recompute (casts_recast) */
+    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
   if (pl->optimizer_in_backward)
     sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
   else if (W->lazy && first_pass)

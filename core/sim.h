@@ -234,6 +234,7 @@ typedef struct {
   double embed_gather;            /* own embedding unit: gathered around its forward and backward */
   /* MTP depths on the last stage, all of them: kept to the backward, and their largest working sets */
   double mtp_saved, mtp_logits, mtp_forward_temp, mtp_backward_temp;
+  double head_cast;   /* autocast's 16-bit copy of the head's weight, from the loss forward to its backward */
   vision_cost vision; /* the first stage's vision tower (saved_bytes 0: none, or nothing kept) */
   /* what stays live between passes, by category: the state at any pass
    * boundary is rebuilt from these (walk_state), not carried as a running sum */

@@ -32,9 +32,10 @@ int main(void) {
       "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
       "parallel.engine=fsdp2 parallel.gpus=1 runtime.torch_compile=false");
   la = layer_activation_bytes(&pl, 0, 0);
-  /* eager norms keep fp32 inputs: +2 bytes x 2 norms x sbh over the fused accounting */
+  /* eager norms keep fp32 inputs: +2 bytes x 2 norms x sbh over the fused accounting;
+   * their trained weights keep the normed x in bf16 too (weight * x.to(dtype)): +2 x 2 sbh */
   double sbh8 = 2048.0 * 4096;
-  CHECK_NEAR(la.saved_full_bytes - 2 * 4 * 2048 - 4 * sbh8, 344195072.0, 0, "Llama-3-8B eager layer");
+  CHECK_NEAR(la.saved_full_bytes - 2 * 4 * 2048 - 8 * sbh8, 344195072.0, 0, "Llama-3-8B eager layer");
   pl = plan_for(
       "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
       "parallel.engine=megatron parallel.gpus=1 parallel.sequence_parallel=false");
@@ -98,21 +99,65 @@ int main(void) {
       "training.recompute=per_op parallel.gpus=1 parallel.engine=single");
   la = layer_activation_bytes(&pl, 0, 0);
   CHECK(la.saved_bytes < la.saved_full_bytes && la.saved_bytes > la.checkpoint_bytes, "per-op between full and none");
-  /* LoRA dropout > 0: 28.5 sbh more per layer for all-linear targets of Llama-3-8B (E10) */
-  plan with = plan_for(
-      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
-      "training.finetune.method=lora training.finetune.lora_dropout=0.05 parallel.gpus=1 parallel.engine=single");
-  plan without = plan_for(
-      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
-      "training.finetune.method=lora parallel.gpus=1 parallel.engine=single");
+  /* LoRA dropout > 0: 28.5 sbh more per layer for all-linear targets of Llama-3-8B (E10);
+   * bf16 adapters: no input cast (lora_input_cast) */
+#define L3_LORA                                                                                                     \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 " \
+  "training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
+  plan with = plan_for(L3_LORA "training.finetune.lora_dropout=0.05 training.finetune.adapter_dtype=bf16");
+  plan without = plan_for(L3_LORA "training.finetune.adapter_dtype=bf16");
   CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&without, 0), 239075328.0, 0, "LoRA dropout copies");
   /* LitGPT's LoRAQKVLinear drops out the fused qkv input once: k's and v's
    * copies go, 2 x T x h x (2 B + 1 B mask) = 2 x 2048 x 4096 x 3 = 50,331,648 B */
-  plan fused = plan_for(
-      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
-      "training.finetune.method=lora training.finetune.lora_dropout=0.05 training.finetune.lora_fused_qkv=true "
-      "parallel.gpus=1 parallel.engine=single");
+  plan fused = plan_for(L3_LORA
+                        "training.finetune.lora_dropout=0.05 training.finetune.lora_fused_qkv=true "
+                        "training.finetune.adapter_dtype=bf16");
   CHECK_NEAR(lora_saved_bytes(&with, 0) - lora_saved_bytes(&fused, 0), 50331648.0, 0, "LitGPT fused qkv: one dropout");
+  /* PEFT with fp32 adapters on a bf16 model, one GPU (lora_input_cast): each
+   * adapted linear keeps the bf16 re-cast of its x.to(fp32) copy and the
+   * frozen base keeps no input. Llama-3-8B, T = 2048, all linears adapted:
+   * copies 2T(3h + h + 2h + F) against the shared qkv input 2Th, MLP input
+   * 2Th and product 2TF kept with bf16 adapters: + 8Th = 67,108,864 B a layer */
+  plan cast = plan_for(L3_LORA);
+  double no_cast = layer_activation_bytes(&without, 0, 0).saved_bytes;
+  CHECK_NEAR(layer_activation_bytes(&cast, 0, 0).saved_bytes - no_cast, 67108864.0, 0, "PEFT input casts: a copy each");
+  plan litgpt = plan_for(L3_LORA "runtime.framework=litgpt");
+  plan litgpt_bf16 = plan_for(L3_LORA "runtime.framework=litgpt training.finetune.adapter_dtype=bf16");
+  CHECK_NEAR(layer_activation_bytes(&litgpt, 0, 0).saved_bytes, layer_activation_bytes(&litgpt_bf16, 0, 0).saved_bytes,
+             0, "LitGPT's LoRALinear casts nothing");
+  plan fsdp_mp = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "training.finetune.method=lora parallel.gpus=2 parallel.engine=fsdp2");
+  plan fsdp_bf16 = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
+      "training.finetune.method=lora parallel.gpus=2 parallel.engine=fsdp2 training.finetune.adapter_dtype=bf16");
+  CHECK_NEAR(layer_activation_bytes(&fsdp_mp, 0, 0).saved_bytes, layer_activation_bytes(&fsdp_bf16, 0, 0).saved_bytes,
+             0, "FSDP hands the adapters over in bf16: no cast");
+  /* torch.autocast over fp32 parameters (autocast_mode.cpp cached_cast: only
+   * parameters are cached): q, k and v each keep their own bf16 copy of the
+   * fp32 norm output, gate and up theirs. Llama-3-8B, one GPU, T = 2048:
+   * norms (4 + 4) B x 2 + rstd, q/k/v copies 3 x 2h, q, k, v 2 x 6,144,
+   * output projection input 2h, LSE 4 x 32, gate/up copies 2 x 2h, MLP 8F:
+   * T x (28h + 12,288 + 128 + 8 + 8F) = 2048 x 241,800 = 495,206,400 B */
+#define L3_SINGLE                                                                                                   \
+  "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 " \
+  "parallel.gpus=1 parallel.engine=single "
+  plan ac = plan_for(L3_SINGLE "training.master_weights=true");
+  CHECK(ac.autocast, "master weights on one GPU: autocast");
+  layer_activations lac = layer_activation_bytes(&ac, 0, 0);
+  CHECK_NEAR(lac.saved_full_bytes, 495206400.0, 0, "autocast layer: a copy of the norm output per linear");
+  int copies = 0;
+  for (int i = 0; i < lac.saved_tensors.count; i++) copies += lac.saved_tensors.bytes[i] == 2048.0 * 4096 * 2;
+  CHECK(copies == 3 + 2 + 2, "q, k, v, gate, up copies, q and o_proj's input: separate tensors (%d)", copies);
+  plan ac_fused = plan_for(L3_SINGLE "training.master_weights=true training.v_view_keeps_qkv=true");
+  CHECK_NEAR(lac.saved_full_bytes - layer_activation_bytes(&ac_fused, 0, 0).saved_full_bytes, 2 * 2048.0 * 4096 * 2, 0,
+             "a fused qkv linear casts once");
+  /* fp32 (no autocast): the RMSNorm's x.float() is x itself, and its trained
+   * weight keeps the fp32 normed x: (4 + 4) B x 2 norms; q/k/v input 4h, q, k,
+   * v 4 x 6,144, o input 4h, LSE 128, MLP input 4h, MLP 16F:
+   * T x (28h + 24,576 + 128 + 8 + 16F) = 2048 x 368,776 = 755,253,248 B */
+  plan f32 = plan_for(L3_SINGLE "training.dtype=fp32 training.master_weights=false");
+  CHECK_NEAR(layer_activation_bytes(&f32, 0, 0).saved_full_bytes, 755253248.0, 0, "fp32 layer, normed x kept");
   /* training.v_view_keeps_qkv: Llama-2-7B shape (MHA, h = 4096), T = 2048,
    * bf16: the saved v keeps the whole qkv output, 3h instead of h values per
    * token: + 2 x 2048 x 4096 x 2 B = 33,554,432 B; GQA copies v (no change) */
@@ -122,9 +167,7 @@ int main(void) {
   plan mha = plan_for(L2_MHA), mha_view = plan_for(L2_MHA "training.v_view_keeps_qkv=true");
   CHECK_NEAR(layer_activation_bytes(&mha_view, 0, 0).saved_bytes - layer_activation_bytes(&mha, 0, 0).saved_bytes,
              33554432.0, 0, "v view keeps the fused qkv output");
-  plan gqa_view = plan_for(
-      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 training.seq_len=2048 "
-      "training.finetune.method=lora parallel.gpus=1 parallel.engine=single training.v_view_keeps_qkv=true");
+  plan gqa_view = plan_for(L3_LORA "training.v_view_keeps_qkv=true training.finetune.adapter_dtype=bf16");
   CHECK_NEAR(layer_activation_bytes(&gqa_view, 0, 0).saved_bytes, layer_activation_bytes(&without, 0, 0).saved_bytes, 0,
              "GQA: v is a copy");
   /* training.norm_upcast=false: each RMSNorm keeps its bf16 input, not the
@@ -140,7 +183,8 @@ int main(void) {
    * 2048 x 16384 x 2 B = 67,108,864 B less than with fc2 adapted */
 #define NEOX                                                                                                   \
   "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=16384 model.mlp=plain " \
-  "training.seq_len=2048 training.finetune.method=lora parallel.gpus=1 parallel.engine=single "
+  "training.seq_len=2048 training.finetune.method=lora training.finetune.adapter_dtype=bf16 parallel.gpus=1 "  \
+  "parallel.engine=single "
   plan neox_qv = plan_for(NEOX "training.finetune.lora_targets=q,v");
   plan neox_down = plan_for(NEOX "training.finetune.lora_targets=q,v,down");
   CHECK_NEAR(layer_activation_bytes(&neox_down, 0, 0).saved_bytes - lora_saved_bytes(&neox_down, 0) -
@@ -249,8 +293,9 @@ int main(void) {
   /* Sequence parallel, Llama-3-8B layer, T = 4096, h = 4096, tp 8, no recompute.
    * PyTorch's SP (FSDP2 engine) gathers the norm output before the attention and the
    * MLP (PrepareModuleInput to Replicate) and q/k/v and gate/up keep that full
-   * [T, h] tensor; only the two norms' fp32 inputs (4 B) and rstd shrink:
-   * no SP - SP = 2 x (T h 4 + 4 T) x 7/8 = 2 x 67,125,248 x 7/8 = 117,469,184 B.
+   * [T, h] tensor; only the two norms' fp32 inputs (4 B), their bf16 normed x
+   * (2 B, kept for the weight's gradient by the eager RMSNorm) and rstd shrink:
+   * no SP - SP = 2 x (T h 6 + 4 T) x 7/8 = 2 x 100,679,680 x 7/8 = 176,189,440 B.
    * Megatron's SP linears keep the sharded input (and its fused norms their 2 B
    * inputs): 2 x (T h 2 + 4 T) x 7/8 + 2 x T h 2 x 7/8 = 58,748,928 + 58,720,256 =
    * 117,469,184 B, of which the linears' inputs are 58,720,256 B: the SP layer's
@@ -261,7 +306,7 @@ int main(void) {
   plan dt_sp = plan_for(L8 "parallel.engine=fsdp2"),
        dt_no = plan_for(L8 "parallel.engine=fsdp2 parallel.sequence_parallel=false");
   CHECK_NEAR(layer_activation_bytes(&dt_no, 0, 0).saved_bytes - layer_activation_bytes(&dt_sp, 0, 0).saved_bytes,
-             117469184.0, 0, "PyTorch SP: the gathered input kept whole, only the norms shrink");
+             176189440.0, 0, "PyTorch SP: the gathered input kept whole, only the norms shrink");
   plan mg_sp = plan_for(L8 "parallel.engine=megatron"),
        mg_no = plan_for(L8 "parallel.engine=megatron parallel.sequence_parallel=false");
   CHECK_NEAR(layer_activation_bytes(&mg_no, 0, 0).saved_bytes - layer_activation_bytes(&mg_sp, 0, 0).saved_bytes,

@@ -199,8 +199,51 @@ static void gathered_logits(void) {
   CHECK_NEAR(lu.saved_bytes, 2101362688.0, 0, "uneven: unpadded logits");
 }
 
+/* The event of a phase and layer, the nth of them. */
+static const llmem_event *event_at(const llmem_result *out, int phase, int layer, int nth) {
+  for (int i = 0; i < out->event_count; i++)
+    if (out->events[i].phase == phase && out->events[i].layer == layer && nth-- == 0) return &out->events[i];
+  return 0;
+}
+
+/* Llama-3-8B shape on one GPU, T = 2048, V = 128,256: TV = 262,668,288. */
+static void head_and_fp32(void) {
+#define L3_ONE L3 "training.seq_len=2048 parallel.gpus=1 parallel.engine=single "
+  double T = 2048, h = 4096, TV = 2048.0 * 128256;
+  /* fp32 logits: .float() returns them (TensorConversions.cpp to_impl): the
+   * forward holds the logits beside the saved log-softmax, no copy, and their
+   * freed block is fp32 too (nothing unreusable) */
+  plan f32 = plan_for(L3_ONE "training.dtype=fp32 training.master_weights=false");
+  loss_memory l32 = loss_bytes(&f32);
+  CHECK_NEAR(l32.forward_peak_bytes, 4 * TV, 0, "fp32 logits, no .float() copy");
+  CHECK_NEAR(l32.unreusable_bytes, 0, 0, "fp32 logits: their block serves the backward");
+  plan b16 = plan_for(L3_ONE "training.master_weights=false");
+  CHECK_NEAR(loss_bytes(&b16).forward_peak_bytes, 6 * TV, 0, "bf16 logits and their fp32 copy");
+  /* the head's input: the final norm's fp32 input and bf16 normed x (trained
+   * weight), and the head's bf16 input (8 T h); frozen under LoRA: the norm's
+   * fp32 input only (4 T h) */
+  CHECK_NEAR(loss_bytes(&b16).head_input_bytes, 8 * T * h, 0, "trained head keeps its input");
+  plan lora = plan_for(L3_ONE "training.finetune.method=lora");
+  CHECK_NEAR(loss_bytes(&lora).head_input_bytes, 4 * T * h, 0, "frozen head keeps no input");
+  /* pure bf16: the lazily made head gradient (128,256 x 4,096 x 2 B = 1,050,673,152 B, + the
+   * final norm's 8,192) comes with the head's matmul backward, after the loss's own backward
+   * (its 8 TV beside the saved 4 TV): not at that point, then beside the bf16 logits' gradient */
+  static llmem_result out;
+  CHECK(run_keys(L3_ONE "training.master_weights=false model.layers=2", &out), "pure bf16 estimate");
+  const llmem_event *ce = event_at(&out, LLMEM_PHASE_BACKWARD, -1, 0),
+                    *mm = event_at(&out, LLMEM_PHASE_BACKWARD, -1, 1);
+  CHECK(ce && mm, "loss backward and head backward points");
+  if (ce && mm) {
+    CHECK_NEAR(ce->category_bytes[LLMEM_CAT_GRADIENTS], 0, 0, "no head gradient at the loss's backward");
+    CHECK_NEAR(ce->category_bytes[LLMEM_CAT_LOGITS], 12 * TV, 0, "log-softmax + its two fp32 gradients");
+    CHECK_NEAR(mm->category_bytes[LLMEM_CAT_GRADIENTS], 1050673152.0 + 8192.0, 0, "head gradient at its matmul");
+    CHECK_NEAR(mm->category_bytes[LLMEM_CAT_LOGITS], 2 * TV, 0, "beside the logits' bf16 gradient");
+  }
+}
+
 int main(void) {
   gathered_logits();
+  head_and_fp32();
   softcap();
   flash_ce();
   rl_entropy();

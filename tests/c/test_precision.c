@@ -137,7 +137,46 @@ static void saved_inputs(void) {
   CHECK_NEAR(saved_of(SMALL, "mxfp8"), saved_of(SMALL, "null"), 0, "recipe without fp8 linears");
 }
 
+static const llmem_event *event_at(const llmem_result *out, int phase, int layer, int nth) {
+  for (int i = 0; i < out->event_count; i++)
+    if (out->events[i].phase == phase && out->events[i].layer == layer && nth-- == 0) return &out->events[i];
+  return 0;
+}
+
+/* torch.autocast over the fp32 small model on one GPU: its bf16 weight copies.
+ * A layer's (linears and, as counted, its norms) 16,779,264 x 2 = 33,558,528 B,
+ * two layers 67,117,056 B; the head's 32000 x 1024 x 2 = 65,536,000 B, cast at
+ * the loss and kept by its matmul to the head's backward. Without recompute the
+ * layers' copies are kept by their matmuls into the backward; checkpointed layers
+ * keep none: autocast's exit after the loss clears its cache, and each layer's
+ * recompute casts its weights again until its backward ends. */
+static void autocast_casts(void) {
+  const double layer = 33558528.0, head = 65536000.0;
+  const char *modes[] = {"none", "full", "per_op"};
+  for (int m = 0; m < 3; m++) {
+    static llmem_result out;
+    char keys[1024];
+    snprintf(keys, sizeof keys, "%s parallel.engine=single training.master_weights=true training.recompute=%s", SMALL,
+             modes[m]);
+    CHECK(run_keys(keys, &out), "autocast estimate, recompute %s", modes[m]);
+    int kept = m == 0;
+    const llmem_event *loss = event_at(&out, LLMEM_PHASE_LOSS, -1, 0);
+    const llmem_event *ce = event_at(&out, LLMEM_PHASE_BACKWARD, -1, 0);
+    const llmem_event *top = event_at(&out, LLMEM_PHASE_BACKWARD, 1, 0);
+    CHECK(loss && ce && top, "loss forward, loss backward and layer 1 backward points (%s)", modes[m]);
+    if (!(loss && ce && top)) continue;
+    CHECK(loss->category_bytes[LLMEM_CAT_WEIGHTS] == 2 * layer + head, "every copy at the loss (%s)", modes[m]);
+    CHECK(ce->category_bytes[LLMEM_CAT_WEIGHTS] == (kept ? 2 * layer : 0) + head,
+          "after autocast's exit: the kept copies and the head's (%s): %.0f", modes[m],
+          ce->category_bytes[LLMEM_CAT_WEIGHTS]);
+    CHECK(top->category_bytes[LLMEM_CAT_WEIGHTS] == (kept ? 2 * layer : layer),
+          "layer 1's backward: its copies, cast again when recomputed (%s): %.0f", modes[m],
+          top->category_bytes[LLMEM_CAT_WEIGHTS]);
+  }
+}
+
 int main(void) {
+  autocast_casts();
   counts();
   weight_copies();
   fp8_parameters();

@@ -75,15 +75,18 @@ static void mechanisms(void) {
   double grow = layer_activation_bytes(&b, 0, 0).saved_full_bytes - layer_activation_bytes(&a, 0, 0).saved_full_bytes;
   CHECK_NEAR(grow, 2 * T * (32 - 8) * d * ab, 0, "repeat_kv keeps K/V per query head");
   /* a parallel block with one norm: the second norm's fp32 input (eager
-   * RMSNorm keeps x.float(): 4 B) and rstd (4 B per token) and the MLP's copy
-   * of the norm output (2 B) are gone: T * h * (4 + 2) + 4 * T */
+   * RMSNorm keeps x.float(): 4 B), its normed bf16 x for the trained weight
+   * (2 B), its rstd (4 B per token) and the MLP's copy of the norm output
+   * (2 B) are gone: T * h * (4 + 2 + 2) + 4 * T */
   a = plan_for(LLAMA "model.norms_per_layer=1");
   b = plan_for(LLAMA "model.norms_per_layer=1 model.parallel_block=true");
   double drop = layer_activation_bytes(&a, 0, 0).saved_full_bytes - layer_activation_bytes(&b, 0, 0).saved_full_bytes;
-  CHECK_NEAR(drop, T * 4096 * (4 + 2) + 4 * T, 0, "parallel block: one norm, one saved norm output");
+  CHECK_NEAR(drop, T * 4096 * (4 + 2 + 2) + 4 * T, 0, "parallel block: one norm, one saved norm output");
   /* QLoRA on q,v: with bitsandbytes <= 0.43.1 every 4-bit linear keeps its
-   * input: the MLP input (T * h) and the down-projection input (T * ffn) */
-  const char *q = LLAMA "training.finetune.method=qlora training.finetune.lora_targets=q,v ";
+   * input: the MLP input (T * h) and the down-projection input (T * ffn);
+   * bf16 adapters (no PEFT input cast: q and v's adapters share the norm output) */
+  const char *q =
+      LLAMA "training.finetune.method=qlora training.finetune.lora_targets=q,v training.finetune.adapter_dtype=bf16 ";
   char old_keys[1024], new_keys[1024];
   snprintf(old_keys, sizeof old_keys, "%s runtime.framework_version=2024-03", q);
   snprintf(new_keys, sizeof new_keys, "%s runtime.framework_version=2024-09", q);

@@ -132,18 +132,19 @@ int main(void) {
     CHECK(all > 3 * one, "gpipe keeps m micro-batches (%g vs %g)", all, one);
   }
   /* activation offload: each micro-batch in flight keeps every layer but the chunk's last two in
-   * pinned host memory. Llama-3-8B shape with MHA (a = g = 32), s = 2048, FSDP2 eager norms:
-   * per layer T*(20h + 8 + 4a + 8F) = 2048*(81,920 + 8 + 128 + 114,688) = 402,931,712 B.
-   * One stage of 32 layers, 4 micro-batches one at a time: 30 x 402,931,712 = 12,087,951,360 B;
-   * 1F1B over 2 stages of 16: stage 0 holds 2 micro-batches: 2 x 14 x 402,931,712 = 11,282,087,936 B. */
+   * pinned host memory. Llama-3-8B shape with MHA (a = g = 32), s = 2048, FSDP2 eager norms (their
+   * fp32 input and, the weights training, the bf16 normed x): per layer
+   * T*(24h + 8 + 4a + 8F) = 2048*(98,304 + 8 + 128 + 114,688) = 436,486,144 B.
+   * One stage of 32 layers, 4 micro-batches one at a time: 30 x 436,486,144 = 13,094,584,320 B;
+   * 1F1B over 2 stages of 16: stage 0 holds 2 micro-batches: 2 x 14 x 436,486,144 = 12,221,612,032 B. */
 #define L3_MHA                                                                                          \
   "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=14336 "          \
   "training.seq_len=2048 training.grad_accum=4 training.activation_offload=true parallel.engine=fsdp2 " \
   "runtime.torch_compile=false "
   if (run(L3_MHA "parallel.gpus=1"))
-    CHECK_NEAR(out.host_cpu_bytes, 12087951360.0, 0, "offloaded activations, one stage");
+    CHECK_NEAR(out.host_cpu_bytes, 13094584320.0, 0, "offloaded activations, one stage");
   if (run(L3_MHA "parallel.gpus=2 parallel.pp=2"))
-    CHECK_NEAR(out.host_cpu_bytes, 11282087936.0, 0, "offloaded activations, 1F1B stage 0");
+    CHECK_NEAR(out.host_cpu_bytes, 12221612032.0, 0, "offloaded activations, 1F1B stage 0");
   /* FSDP2, 16 tokens, a 256,000-entry vocabulary: the last backward event holds the most (the
    * root unit's unsharded embedding and head gradients beside every sharded gradient, the
    * embedding's just created); it is the embedding's backward, not the loss's */
@@ -268,11 +269,12 @@ int main(void) {
     CHECK_NEAR(on - one, 262144000.0, 1e-9, "the dequantised head's bf16 copy");
     /* a bf16 head instead: 131,072,000 params x (2 - 0.5 - 1/64 - 4/16384) B
      * (nf4, double quant) = 194,528,000 B (196,608,000 - 2,048,000 - 32,000) more weights, and no dequantised head:
-     * 2 x 262,144,000 B less at the loss */
+     * 2 x 262,144,000 B less at the loss; the frozen bf16 head keeps no input either, which the old
+     * MatMul4Bit kept (quant_keeps_input): T x h x 2 = 1024 x 4096 x 2 = 8,388,608 B less */
     snprintf(k, sizeof k, "%s training.finetune.quant_head=false training.finetune.quant_inputs_held=false", q);
     double bf16_head = run(k) ? loss_total(&out) : 0;
     CHECK_NEAR(out.per_gpu.persistent_bytes - w_head, 194528000.0, 1e-9, "the head in bf16 (quant_head false)");
-    CHECK_NEAR(off - bf16_head, 524288000.0 - 194528000.0, 1e-9, "no dequantised head at the loss");
+    CHECK_NEAR(off - bf16_head, 524288000.0 - 194528000.0 + 8388608.0, 1e-9, "no dequantised head at the loss");
   }
   return check_report("simulate");
 }

@@ -84,7 +84,7 @@ describe('suggest', () => {
     if (!('suggestions' in res)) throw new Error(res.message);
     expect(res.base_fits).toBe(false);
     // the 80 GB models do not fit this one (no recompute at 8192 tokens): the next is the H100 NVL or larger
-    expect(['h100-nvl-94gb', 'h200-141gb']).toContain(res.next_gpu?.id);
+    expect(['h100-nvl-94gb', 'h20-96gb', 'h200-141gb']).toContain(res.next_gpu?.id);
     expect(res.next_gpu?.device_used_bytes).toBeLessThanOrEqual(0.9 * (res.next_gpu?.capacity_bytes ?? 0));
   });
   it('refuses an invalid config with the key', () => {

@@ -15,14 +15,23 @@
  *   try_merge_blocks); one used on another stream (record_stream) waits for
  *   that stream's event before it returns to the cache (insert_events /
  *   process_events);
- * - when cudaMalloc would exceed the device, one unsplit cached segment large
- *   enough, then all of them, are released and the request retried
- *   (release_available_cached_blocks, release_cached_blocks);
+ * - when cudaMalloc would exceed the device, with max_split_size set the
+ *   oversize cached segments that cover the request, then (always) every
+ *   unsplit cached segment, once the other streams' pending blocks are back,
+ *   are released and the request retried (release_available_cached_blocks,
+ *   release_cached_blocks);
  * - garbage_collection_threshold frees the oldest unsplit cached segments
  *   once reserved passes the threshold (garbage_collect_cached_blocks; c10
  *   applies it with a per-process memory fraction, whose limit is capacity);
- * - expandable_segments:True maps one growing segment per stream in 2 MiB
- *   pages (ExpandableSegment; kept here for the large pool). */
+ * - expandable_segments:True: one growing segment per pool and stream whose
+ *   pages are mapped as requests need them, kSmallBuffer 2 MiB pages for the
+ *   small pool and kLargeBuffer 20 MiB pages for the large one; a request
+ *   that no cached block fits maps pages for the rest of the lowest free run
+ *   (the free tail, or a hole a release left), every split keeps a rest of
+ *   512 B or more, best fit passes over a block that could grow while another
+ *   fits, and a release unmaps the whole free pages of every cached block
+ *   (find_expandable_block, try_allocate_expandable_block, map_block,
+ *   should_split, get_free_block, unmap_block, release_blocks). */
 #include "allocator.h"
 
 #include <math.h>
@@ -33,7 +42,10 @@
 #define SMALL_BUFFER 2097152.0     /* kSmallBuffer */
 #define LARGE_BUFFER 20971520.0    /* kLargeBuffer */
 #define MIN_LARGE_ALLOC 10485760.0 /* kMinLargeAlloc */
-#define ROUND_LARGE 2097152.0      /* kRoundLarge; also the expandable page size */
+#define ROUND_LARGE 2097152.0      /* kRoundLarge */
+/* an expandable segment's room in the address space (c10 reserves 1 1/8 of the device's memory; here
+ * more than any device has, and still exact in doubles for every segment) */
+#define EXPANDABLE_SPACE 70368744177664.0 /* 2^46 */
 #define MAP_SLOTS (2 * ALLOC_MAX_BLOCKS)
 
 typedef struct {
@@ -41,11 +53,15 @@ typedef struct {
   uint64_t tag;
   int segment, prev, next, stream;
   unsigned char small, allocated, pending, used;
+  unsigned char mapped; /* 0: an expandable segment's unmapped pages between mapped ones (a release's hole) */
 } block;
 
 typedef struct {
-  double base, size;
-  int stream, small, expandable, alive, last; /* last: the block at its end (expandable) */
+  double base, size; /* size: mapped bytes (an expandable segment's pages) */
+  double page;       /* expandable: the mapping granularity */
+  int stream, small, expandable, alive;
+  int last;  /* expandable: the block at the highest address (-1: none); past it nothing is mapped */
+  int holes; /* expandable: unmapped blocks before `last` */
 } segment;
 
 static alloc_settings cfg;
@@ -55,9 +71,9 @@ static int spare[ALLOC_MAX_BLOCKS], spare_count; /* block slots freed for reuse 
 static int fresh;                                /* slots [fresh, max) never used since the reset */
 static segment segs[ALLOC_MAX_SEGMENTS];
 static int seg_count;
-static int expandable_seg[ALLOC_STREAM_COUNT]; /* -1: none yet */
 /* free blocks per pool (stream x small/large), sorted by size then address (BlockComparatorSize) */
 #define POOL_COUNT (2 * ALLOC_STREAM_COUNT)
+static int expandable_seg[POOL_COUNT]; /* per pool and stream; -1: none yet */
 static int cache[POOL_COUNT][ALLOC_MAX_BLOCKS], cache_count[POOL_COUNT];
 static unsigned nonempty_pools;         /* bit p: pool p holds a block (the largest free block reads only those) */
 static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
@@ -266,7 +282,7 @@ static int new_block(void) {
     give_up();
     return -1;
   }
-  blocks[b] = (block){.used = 1, .prev = -1, .next = -1}; /* stores in place of a memset call */
+  blocks[b] = (block){.used = 1, .prev = -1, .next = -1, .mapped = 1}; /* stores in place of a memset call */
   touch(b); /* its fields are set after: the term is read when the hash is */
   return b;
 }
@@ -304,39 +320,159 @@ static void release_segment(int b) {
   drop_block(b);
 }
 
-/* An expandable segment's free tail is unmapped (its pages go back). */
-static void unmap_tail(int stream) {
-  int g = expandable_seg[stream];
-  if (g < 0) return;
+/* ---- expandable segments: the block chain from the segment's base to `last`, mapped blocks (live or
+ * cached) and unmapped holes; past `last` the address space is unmapped ---- */
+/* Nothing live on the block, nor waiting for another stream (find_expandable_block: allocatable). */
+static int allocatable(int b) { return b >= 0 && !blocks[b].allocated && !blocks[b].pending; }
+
+/* b takes its neighbour n (next or prev in the chain, same state) in: the chain and `last` follow. */
+static void absorb(int b, int n) {
+  block *k = &blocks[b], *o = &blocks[n];
+  segment *s = &segs[k->segment];
+  if (o->mapped) cache_remove(n);
+  else s->holes--;
+  k->size += o->size;
+  if (k->prev == n) {
+    k->addr = o->addr;
+    k->prev = o->prev;
+    if (k->prev >= 0) blocks[k->prev].next = b;
+  } else {
+    k->next = o->next;
+    if (k->next >= 0) blocks[k->next].prev = b;
+    else s->last = b;
+  }
+  touch(b);
+  drop_block(n);
+}
+
+/* Free mapped neighbours merge into the free mapped block b, kept out of its pool (map_block's
+ * try_merge_blocks; the caller takes b or caches it). */
+static void merge_mapped(int b) {
+  int p = blocks[b].prev, n = blocks[b].next;
+  if (allocatable(p) && blocks[p].mapped) absorb(b, p);
+  if (allocatable(n) && blocks[n].mapped) absorb(b, n);
+}
+
+/* A new block at the chain's end of segment g (its address the end of the last). */
+static int append_block(int g, double size, int mapped) {
   segment *s = &segs[g];
-  int b = s->last;
-  if (b < 0 || blocks[b].allocated || blocks[b].pending) return;
+  int b = new_block();
+  if (b < 0) return -1;
+  block *k = &blocks[b];
+  k->addr = s->last >= 0 ? blocks[s->last].addr + blocks[s->last].size : s->base;
+  k->size = size, k->segment = g, k->stream = s->stream, k->small = (unsigned char)s->small;
+  k->mapped = (unsigned char)mapped;
+  k->prev = s->last;
+  if (s->last >= 0) blocks[s->last].next = b;
+  s->last = b;
+  return b;
+}
+
+static void add_reserved(segment *s, double bytes) {
+  s->size += bytes;
+  st.reserved_bytes += bytes;
+}
+
+/* unmap_block (CUDACachingAllocator.cpp @ eb42ad6): the whole pages inside the cached block b go back;
+ * the partial pages at either end stay mapped and cached. An unmapped block at the chain's end joins
+ * the unmapped address space after it; a segment left with no pages is released (release_blocks). */
+static void unmap_block(int b) {
+  block *k = &blocks[b];
+  int g = k->segment;
+  segment *s = &segs[g];
+  double off = k->addr - s->base, begin = s->page * ceil(off / s->page),
+         end = s->page * floor((off + k->size) / s->page);
+  if (end <= begin) return;
   cache_remove(b);
-  st.reserved_bytes -= blocks[b].size;
-  s->size -= blocks[b].size;
-  s->last = blocks[b].prev;
-  if (s->last >= 0) blocks[s->last].next = -1;
-  drop_block(b);
+  double before = begin - off, after = off + k->size - end;
+  if (before > 0) { /* prev -> [before] -> b */
+    int f = new_block();
+    if (f < 0) return;
+    k = &blocks[b];
+    blocks[f].addr = k->addr, blocks[f].size = before, blocks[f].segment = g;
+    blocks[f].stream = k->stream, blocks[f].small = k->small, blocks[f].freed_at = k->freed_at;
+    blocks[f].prev = k->prev, blocks[f].next = b;
+    if (k->prev >= 0) blocks[k->prev].next = f;
+    k->prev = f;
+    cache_insert(f);
+  }
+  if (after > 0) { /* b -> [after] -> next */
+    int f = new_block();
+    if (f < 0) return;
+    k = &blocks[b];
+    blocks[f].addr = s->base + end, blocks[f].size = after, blocks[f].segment = g;
+    blocks[f].stream = k->stream, blocks[f].small = k->small, blocks[f].freed_at = k->freed_at;
+    blocks[f].prev = b, blocks[f].next = k->next;
+    if (k->next >= 0) blocks[k->next].prev = f;
+    else s->last = f;
+    k->next = f;
+    cache_insert(f);
+  }
+  k = &blocks[b];
+  k->addr = s->base + begin, k->size = end - begin, k->mapped = 0;
+  touch(b);
+  add_reserved(s, -(end - begin));
+  s->holes++;
+  int p = k->prev, n = k->next;
+  if (p >= 0 && !blocks[p].mapped) absorb(b, p);
+  if (n >= 0 && !blocks[n].mapped) absorb(b, n);
+  if (blocks[b].next < 0) { /* the chain's end: unmapped from here on */
+    s->last = blocks[b].prev;
+    if (s->last >= 0) blocks[s->last].next = -1;
+    s->holes--;
+    drop_block(b);
+  }
+  if (s->last < 0) { /* no page left: release_expandable_segment */
+    s->alive = 0;
+    expandable_seg[pool_of(s->stream, s->small)] = -1;
+    st.segment_count--;
+  }
 }
 
-/* release_cached_blocks: every unsplit cached segment (and expandable free tails). */
+/* Pending blocks return to the cache (synchronize_and_free_events). */
+static void sync_pending(void);
+
+/* release_cached_blocks: the other streams' pending blocks come back first; then every unsplit cached
+ * segment is released and the whole free pages of expandable segments unmapped (release_blocks). */
 static void release_all_cached(void) {
+  sync_pending();
+  static int to_unmap[ALLOC_MAX_BLOCKS];
+  int n = 0;
   for (int p = 0; p < POOL_COUNT; p++)
-    for (int i = cache_count[p] - 1; i >= 0; i--)
-      if (i < cache_count[p] && unsplit_free(cache[p][i])) release_segment(cache[p][i]);
-  for (int s = 0; s < ALLOC_STREAM_COUNT; s++) unmap_tail(s);
+    for (int i = cache_count[p] - 1; i >= 0; i--) {
+      if (i >= cache_count[p]) continue;
+      int b = cache[p][i];
+      if (segs[blocks[b].segment].expandable) to_unmap[n++] = b; /* unmapping changes the pool: after */
+      else if (unsplit_free(b)) release_segment(b);
+    }
+  /* the listed blocks are free and never adjacent (neighbours merge): each is still there */
+  for (int i = 0; i < n; i++) unmap_block(to_unmap[i]);
 }
 
-/* release_available_cached_blocks: the smallest unsplit cached segment of the
- * pool and stream that is at least `size`. */
-static int release_one(int stream, int small, double size) {
-  int pool = pool_of(stream, small);
-  for (int i = lower_bound(pool, -1, size, -1); i < cache_count[pool]; i++)
-    if (unsplit_free(cache[pool][i])) {
-      release_segment(cache[pool][i]);
-      return 1;
-    }
-  return 0;
+/* release_available_cached_blocks (CUDACachingAllocator.cpp @ eb42ad6): nothing without max_split_size;
+ * else the smallest cached block of the pool and stream at or above max(size, max_split_size) (blocks
+ * that large are whole segments: never split), or, with none, the largest oversize ones down until they
+ * cover it; expandable segments are not released here. 1: something was released. */
+static int release_available(int stream, int small, double size) {
+  if (!isfinite(cfg.max_split_bytes)) return 0;
+  int pool = pool_of(stream, small), n = cache_count[pool];
+  double key = size < cfg.max_split_bytes ? cfg.max_split_bytes : size;
+  int i = lower_bound(pool, -1, key, -1);
+  if (i < n) {
+    int b = cache[pool][i];
+    if (segs[blocks[b].segment].expandable) return 0;
+    release_segment(b);
+    return 1;
+  }
+  double released = 0;
+  for (i = n - 1; i >= 0 && released < key; i--) {
+    int b = cache[pool][i];
+    if (blocks[b].size < cfg.max_split_bytes) break;
+    if (segs[blocks[b].segment].expandable) continue;
+    released += blocks[b].size;
+    release_segment(b);
+  }
+  return released >= key;
 }
 
 /* garbage_collect_cached_blocks: oldest unsplit cached segments first until
@@ -357,17 +493,21 @@ static void collect_garbage(void) {
 
 static int fits_device(double more) { return st.reserved_bytes + more <= cfg.capacity_bytes; }
 
-/* cudaMalloc of `size`, with the cache released when the device is full. */
-static void make_room(int stream, int small, double size) {
+/* Before cudaMalloc (or cuMemMap) of `size`: garbage collection, and when the device is full the
+ * cache released (malloc: alloc_block, release_available_cached_blocks, release_cached_blocks);
+ * still full after that, the request fails (marked when `mark`). 1: the cache was released (an
+ * expandable segment's layout may have changed). */
+static int make_room(int stream, int small, double size, int mark) {
   /* Past the failure (PyTorch raises there) the walk reports the rest of the step's demand, as on a
    * device with room: nothing more is released. Releasing the cache at each later segment, as a retry
    * would, only churns it (addresses never repeat, so the replay runs to its budget). */
-  if (st.oom) return;
+  if (st.oom) return 0;
   if (cfg.gc_threshold > 0 && isfinite(cfg.capacity_bytes)) collect_garbage();
-  if (fits_device(size)) return;
-  if (release_one(stream, small, size) && fits_device(size)) return;
+  if (fits_device(size)) return 0;
+  if (release_available(stream, small, size) && fits_device(size)) return 1;
   release_all_cached();
-  if (!fits_device(size)) st.oom = 1; /* the step fails here; the walk goes on to report the demand */
+  if (mark && !fits_device(size)) st.oom = 1; /* the step fails here; the walk goes on to report the demand */
+  return 1;
 }
 
 static int open_segment(int stream, int small, double size) {
@@ -380,7 +520,8 @@ static int open_segment(int stream, int small, double size) {
   segment *s = &segs[seg_count];
   s->base = next_base;
   s->size = size;
-  s->stream = stream, s->small = small, s->expandable = 0, s->alive = 1, s->last = b;
+  s->page = 0;
+  s->stream = stream, s->small = small, s->expandable = 0, s->alive = 1, s->last = b, s->holes = 0;
   next_base += size;
   blocks[b].size = size, blocks[b].addr = s->base;
   blocks[b].segment = seg_count++, blocks[b].stream = stream, blocks[b].small = (unsigned char)small;
@@ -389,47 +530,132 @@ static int open_segment(int stream, int small, double size) {
   return b;
 }
 
-/* Expandable: map pages at the segment's end so that a free tail holds `rounded`. */
-static int grow_expandable(int stream, double rounded) {
-  int g = expandable_seg[stream];
-  if (g < 0) {
-    if (seg_count == ALLOC_MAX_SEGMENTS) {
-      give_up();
-      return -1;
+/* find_expandable_block (CUDACachingAllocator.cpp @ eb42ad6): the lowest run of free and unmapped
+ * blocks that holds `size`, starting at a hole (or at the free block before it); else the unmapped
+ * space after the last block (or the free last block before it). *start: its first block, -1 for the
+ * space after the last block. Returns the bytes of pages it would map (ExpandableSegment::map maps
+ * whole pages: segmentRight of the end). */
+static double expandable_run(int g, double size, int *start) {
+  const segment *s = &segs[g];
+  int best = -1;
+  if (s->holes > 0) /* walked from the top: the lowest hole with room is the last one found */
+    for (int u = s->last; u >= 0; u = blocks[u].prev) {
+      if (blocks[u].mapped) continue;
+      int c = allocatable(blocks[u].prev) ? blocks[u].prev : u;
+      double bytes = 0;
+      int x = c;
+      while (x >= 0 && bytes < size && allocatable(x)) bytes += blocks[x].size, x = blocks[x].next;
+      if (bytes >= size || x < 0) best = c; /* x < 0: the run reaches the unmapped space at the end */
     }
-    g = expandable_seg[stream] = seg_count++;
-    segs[g] = (segment){next_base, 0, stream, 0, 1, 1, -1};
-    next_base += 1e15; /* room to grow in the virtual address space */
-    st.segment_count++;
+  if (best < 0) best = allocatable(s->last) ? s->last : -1;
+  *start = best;
+  /* the pages mapped as try_allocate_expandable_block goes: each unmapped block for what is still
+   * missing, merging with the free blocks after it */
+  double have = 0, mapped = 0;
+  int x = best;
+  while (have < size) {
+    if (x < 0) { /* the space after the last block */
+      mapped += s->page * ceil((size - have) / s->page);
+      break;
+    }
+    if (blocks[x].mapped) have += blocks[x].size;
+    else {
+      double m = s->page * ceil(fmin(blocks[x].size, size - have) / s->page);
+      mapped += m, have += m;
+      if (m < blocks[x].size) break;
+    }
+    x = blocks[x].next;
   }
+  return mapped;
+}
+
+/* map_block: `bytes` of pages at the start of the unmapped block u (-1: after the last block) become a
+ * free mapped block, merged with the free mapped blocks beside it; not in its pool. */
+static int map_pages(int g, int u, double bytes) {
   segment *s = &segs[g];
-  make_room(stream, 0, round_up_bytes(rounded, ROUND_LARGE)); /* may unmap the free tail */
-  int tail = s->last;
-  double have = (tail >= 0 && !blocks[tail].allocated && !blocks[tail].pending) ? blocks[tail].size : 0;
-  double grow = rounded > have ? round_up_bytes(rounded - have, ROUND_LARGE) : 0;
-  if (have > 0) {
-    cache_remove(tail);
-  } else {
-    int b = new_block();
+  int b;
+  if (u < 0) {
+    b = append_block(g, bytes, 1);
     if (b < 0) return -1;
-    blocks[b].addr = s->base + s->size, blocks[b].segment = g, blocks[b].stream = stream;
-    blocks[b].prev = tail;
-    if (tail >= 0) blocks[tail].next = b;
-    s->last = tail = b;
+  } else if (bytes < blocks[u].size) { /* prev -> [mapped] -> u (the rest, unmapped) */
+    b = new_block();
+    if (b < 0) return -1;
+    block *k = &blocks[b], *o = &blocks[u];
+    k->addr = o->addr, k->size = bytes, k->segment = g, k->stream = o->stream, k->small = o->small;
+    k->prev = o->prev, k->next = u;
+    if (o->prev >= 0) blocks[o->prev].next = b;
+    o->prev = b;
+    o->addr += bytes, o->size -= bytes;
+    touch(u);
+  } else {
+    b = u;
+    blocks[b].mapped = 1;
+    touch(b);
+    s->holes--;
   }
-  blocks[tail].size += grow;
-  touch(tail);
-  s->size += grow;
-  st.reserved_bytes += grow;
-  return tail;
+  add_reserved(s, bytes);
+  merge_mapped(b);
+  return b;
+}
+
+/* try_allocate_expandable_block: a free block of at least `rounded` in the pool's expandable segment,
+ * pages mapped as needed (the cache released first if the device cannot take them); not in its pool. */
+static int grow_expandable(int stream, int small, double rounded) {
+  int pool = pool_of(stream, small);
+  for (int pass = 0;; pass++) {
+    int g = expandable_seg[pool];
+    if (g < 0) {
+      if (seg_count == ALLOC_MAX_SEGMENTS) {
+        give_up();
+        return -1;
+      }
+      g = expandable_seg[pool] = seg_count++;
+      /* kSmallBuffer pages for the small pool, kLargeBuffer for the large one (find_expandable_block) */
+      segs[g] = (segment){next_base, 0, small ? SMALL_BUFFER : LARGE_BUFFER, stream, small, 1, 1, -1, 0};
+      next_base += EXPANDABLE_SPACE;
+      st.segment_count++;
+    }
+    int start;
+    double need = expandable_run(g, rounded, &start);
+    if (pass == 0 && need > 0 && make_room(stream, small, need, 0)) continue; /* the layout may have changed */
+    if (pass > 0 && !fits_device(need)) st.oom = 1; /* the step fails here; the walk goes on */
+    int b = start;
+    double page = segs[g].page;
+    if (b >= 0 && blocks[b].mapped) cache_remove(b); /* its neighbours are not free: nothing to merge */
+    else b = map_pages(g, b, page * ceil(fmin(b < 0 ? rounded : blocks[b].size, rounded) / page));
+    while (b >= 0 && blocks[b].size < rounded) { /* free -> unmapped -> ...: map what is still missing */
+      int u = blocks[b].next;
+      if (u >= 0 && blocks[u].mapped) { /* the run was found to hold the request: not reached */
+        give_up();
+        return -1;
+      }
+      double missing = rounded - blocks[b].size;
+      b = map_pages(g, u, page * ceil((u < 0 ? missing : fmin(blocks[u].size, missing)) / page));
+    }
+    return b;
+  }
 }
 
 /* ---- requests ---- */
+/* What a cached block of an expandable segment could grow to: itself and the unmapped block after it
+ * (get_free_block's expandable_size; past the last block the address space, here without end). */
+static double expandable_size(int b) {
+  int n = blocks[b].next;
+  if (n < 0) return INFINITY;
+  return blocks[b].size + (blocks[n].mapped ? 0 : blocks[n].size);
+}
+
 /* The block a request takes, left in its pool at *at (a split's rest takes its place there). */
 static int find_cached(int stream, int small, double rounded, int *at) {
   int pool = pool_of(stream, small);
   *at = lower_bound(pool, changed_at[pool], rounded, -1);
   if (*at == cache_count[pool]) return -1;
+  /* get_free_block (CUDACachingAllocator.cpp @ eb42ad6): best fit counts a block that could grow by
+   * what it could grow to, so the next larger block is taken while it is smaller than that */
+  if (cfg.expandable)
+    while (*at + 1 < cache_count[pool] && segs[blocks[cache[pool][*at]].segment].expandable &&
+           expandable_size(cache[pool][*at + 1]) < expandable_size(cache[pool][*at]))
+      ++*at;
   int b = cache[pool][*at];
   const block *k = &blocks[b];
   if (k->size < cfg.max_split_bytes) return b;  /* not oversize (max_split_size unset: always) */
@@ -437,9 +663,11 @@ static int find_cached(int stream, int small, double rounded, int *at) {
   return k->size >= rounded + LARGE_BUFFER ? -1 : b;
 }
 
+/* should_split (CUDACachingAllocator.cpp @ eb42ad6): with expandable segments every pool keeps a rest of
+ * kMinBlockSize or more, as the small pool always does. */
 static int should_split(const block *k, double rounded) {
   double rest = k->size - rounded;
-  if (k->small) return rest >= KIB_512;
+  if (k->small || cfg.expandable) return rest >= KIB_512;
   return rounded < cfg.max_split_bytes && rest > SMALL_SIZE;
 }
 
@@ -477,11 +705,11 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
   int at = -1, b = find_cached(stream, small, rounded, &at);
   if (b < 0) {
     at = -1;
-    if (cfg.expandable && !small) {
-      b = grow_expandable(stream, rounded);
+    if (cfg.expandable) {
+      b = grow_expandable(stream, small, rounded);
     } else {
       double size = allocation_size(rounded);
-      make_room(stream, small, size);
+      make_room(stream, small, size, 1);
       b = open_segment(stream, small, size);
     }
     if (b < 0) return;
@@ -506,7 +734,8 @@ static void to_cache(int b) {
   k->freed_at = st.ops;
   int p = k->prev, n = k->next, pool = pool_of(k->stream, k->small);
   int merged_at = -1; /* where the last neighbour merged into it still sits in the pool */
-  if (p >= 0 && !blocks[p].allocated && !blocks[p].pending) {
+  /* try_merge_blocks: never across mapped and unmapped blocks */
+  if (p >= 0 && !blocks[p].allocated && !blocks[p].pending && blocks[p].mapped) {
     merged_at = cache_position(p);
     k->addr = blocks[p].addr;
     k->size += blocks[p].size;
@@ -514,7 +743,7 @@ static void to_cache(int b) {
     if (k->prev >= 0) blocks[k->prev].next = b;
     drop_block(p);
   }
-  if (n >= 0 && !blocks[n].allocated && !blocks[n].pending) {
+  if (n >= 0 && !blocks[n].allocated && !blocks[n].pending && blocks[n].mapped) {
     if (merged_at >= 0) remove_at(pool, merged_at);
     merged_at = cache_position(n);
     k->size += blocks[n].size;
@@ -559,13 +788,16 @@ void alloc_free_if_live(uint64_t tag) {
 
 int alloc_is_live(uint64_t tag) { return !st.gave_up && map_find(tag) >= 0; }
 
-void alloc_sync(void) {
-  if (st.gave_up) return;
+static void sync_pending(void) {
   for (int i = 0; i < pending_count; i++) {
     blocks[pending[i]].pending = 0;
     to_cache(pending[i]);
   }
   pending_count = 0;
+}
+
+void alloc_sync(void) {
+  if (!st.gave_up) sync_pending();
 }
 
 void alloc_empty_cache(void) {
@@ -599,7 +831,7 @@ static uint64_t term(const block *k, uint64_t *weight) {
   *weight = 0;
   if (!k->used) return 0;
   uint64_t x = (uint64_t)k->size * 31 + (uint64_t)k->addr * 7 + (uint64_t)k->stream * 3 +
-               (uint64_t)(k->allocated * 2 + k->pending);
+               (uint64_t)(k->allocated * 2 + k->pending + 4 * !k->mapped);
   if (k->allocated) x += (k->tag >> 32) * 0x9e3779b97f4a7c15ULL;
   uint64_t h = slot_of(x) * 0x9e3779b97f4a7c15ULL + x;
   if (!k->allocated || ALLOC_TAG_MB(k->tag) == 0) return h;
@@ -666,7 +898,8 @@ int alloc_pools_consistent(void) {
       if (i > 0 && !before(&blocks[cache[p][i - 1]], k->size, k->addr)) return 0;
       cached++;
     }
-  for (int b = 0; b < fresh; b++) free_blocks += blocks[b].used && !blocks[b].allocated && !blocks[b].pending;
+  for (int b = 0; b < fresh; b++)
+    free_blocks += blocks[b].used && !blocks[b].allocated && !blocks[b].pending && blocks[b].mapped;
   return cached == free_blocks;
 }
 
@@ -680,7 +913,7 @@ void alloc_reset(const alloc_settings *s) {
   hashing = 0; /* counted and layout_sum are set again when the hash is first asked for */
   spare_count = fresh = 0;
   seg_count = 0;
-  for (int i = 0; i < ALLOC_STREAM_COUNT; i++) expandable_seg[i] = -1;
+  for (int i = 0; i < POOL_COUNT; i++) expandable_seg[i] = -1;
   memset(cache_count, 0, sizeof cache_count);
   nonempty_pools = 0;
   pending_count = 0;

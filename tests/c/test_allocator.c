@@ -105,6 +105,9 @@ static void streams(void) {
   CHECK_NEAR(reserved(), 300 * MB, 0, "after the event both gather blocks are reused");
 }
 
+/* expandable_segments:True (CUDACachingAllocator.cpp @ eb42ad6, find_expandable_block,
+ * try_allocate_expandable_block, unmap_block): 20 MiB pages for the large pool, a growing free tail,
+ * whole free pages unmapped by empty_cache and the lowest hole filled first. */
 static void expandable(void) {
   reset(0, 0, 0, 0);
   alloc_malloc(1, 100 * MB, C);
@@ -112,15 +115,102 @@ static void expandable(void) {
   alloc_malloc(2, 150 * MB, C);
   CHECK_NEAR(reserved(), 250 * MB, 0, "default: 150 MiB opens a new segment");
   reset(0, 0, 1, 0);
-  alloc_malloc(1, 100 * MB, C);
+  alloc_malloc(1, 100 * MB, C); /* five 20 MiB pages */
+  CHECK_NEAR(reserved(), 100 * MB, 0, "100 MiB maps five 20 MiB pages");
   alloc_free(1, 0);
-  alloc_malloc(2, 150 * MB, C); /* the free tail grows by 50 MiB of pages */
-  CHECK_NEAR(reserved(), 150 * MB, 0, "expandable: the segment grows in place");
-  alloc_malloc(3, 3 * MB, C);
-  CHECK_NEAR(reserved(), 154 * MB, 0, "3 MiB maps two 2 MiB pages");
+  alloc_malloc(2, 150 * MB, C); /* the free 100 MiB tail grows by 50 MiB: three pages */
+  CHECK_NEAR(reserved(), 160 * MB, 0, "expandable: the tail grows by whole 20 MiB pages");
+  alloc_malloc(3, 3 * MB, C); /* the 10 MiB rest of the last page */
+  CHECK_NEAR(reserved(), 160 * MB, 0, "3 MiB from the mapped rest");
+  alloc_malloc(4, 8 * MB, C); /* 7 MiB left: one more page, 19 MiB left after */
+  CHECK_NEAR(reserved(), 180 * MB, 0, "8 MiB maps one page past a 7 MiB free tail");
   alloc_free(3, 0);
-  alloc_empty_cache(); /* the free tail is unmapped */
-  CHECK_NEAR(reserved(), 150 * MB, 0, "empty_cache unmaps the free tail");
+  alloc_empty_cache(); /* [150, 153) and [161, 180) MiB hold no whole page */
+  CHECK_NEAR(reserved(), 180 * MB, 0, "no whole free page: nothing unmapped");
+  alloc_free(2, 0); /* [0, 153) MiB free */
+  alloc_empty_cache();
+  CHECK_NEAR(reserved(), 40 * MB, 0, "empty_cache unmaps the seven whole pages of [0, 153) MiB");
+  alloc_malloc(5, 30 * MB, C); /* the hole at 0 and the 13 MiB after it: two pages at the lowest address */
+  CHECK_NEAR(reserved(), 80 * MB, 0, "30 MiB maps two pages in the lowest hole");
+  CHECK_NEAR(alloc_largest_free_bytes(), 19 * MB, 0, "the free tail is untouched");
+  alloc_free(5, 0);
+  alloc_free(4, 0);
+  alloc_empty_cache(); /* every page free: the segment goes */
+  CHECK_NEAR(reserved(), 0, 0, "a segment with no live block is unmapped whole");
+  CHECK_NEAR(alloc_get_stats()->peak_reserved_bytes, 180 * MB, 0, "the peak stays");
+}
+
+/* Expandable: the small pool grows its own segment in kSmallBuffer 2 MiB pages. */
+static void expandable_small_pool(void) {
+  reset(0, 0, 1, 0);
+  alloc_malloc(1, 3 * MB, C);     /* large pool: one 20 MiB page */
+  alloc_malloc(2, 600 * 1024, C); /* small pool: not the large tail's 17 MiB, a 2 MiB page of its own */
+  CHECK_NEAR(reserved(), 22 * MB, 0, "a small request maps a 2 MiB page of the small pool");
+  alloc_malloc(3, 600 * 1024, C);
+  alloc_malloc(4, MB, C); /* 848 KiB left in the page: one more 2 MiB page */
+  CHECK_NEAR(reserved(), 24 * MB, 0, "the small pool grows by 2 MiB");
+  CHECK_NEAR(allocated(), 3 * MB + 2 * 600 * 1024 + MB, 0, "small blocks keep their rounded sizes");
+}
+
+/* Expandable: every split keeps a rest of 512 B or more (should_split), large pool included. */
+static void expandable_split(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 11.5 * MB, C); /* a 12 MiB segment; the 0.5 MiB rest is not over 1 MiB: taken whole */
+  CHECK_NEAR(allocated(), 12 * MB, 0, "default: a rest of 1 MiB or less stays with the block");
+  reset(0, 0, 1, 0);
+  alloc_malloc(1, 11.5 * MB, C); /* one page: 11.5 MiB, 8.5 MiB rest */
+  alloc_malloc(2, 8 * MB, C);    /* the rest splits again: 0.5 MiB stays free */
+  CHECK_NEAR(allocated(), 19.5 * MB, 0, "expandable: 0.5 MiB rests split off");
+  CHECK_NEAR(reserved(), 20 * MB, 0, "one page so far");
+  alloc_malloc(3, 2 * MB, C); /* the 0.5 MiB tail and one more page */
+  CHECK_NEAR(reserved(), 40 * MB, 0, "2 MiB grows the 0.5 MiB tail by a page");
+  CHECK_NEAR(alloc_largest_free_bytes(), 18.5 * MB, 0, "18.5 MiB of the new page left");
+}
+
+/* Expandable: best fit passes over a free block that could grow (get_free_block's expandable_size). */
+static void expandable_best_fit(void) {
+  reset(0, 0, 1, 0);
+  alloc_malloc(1, 30 * MB, C); /* two pages: [0, 30) and a 10 MiB tail */
+  alloc_malloc(2, 25 * MB, C); /* one more page: [30, 55), tail [55, 60) */
+  alloc_free(1, 0);            /* [0, 30) free, between nothing and a live block */
+  alloc_malloc(3, 4 * MB, C);  /* the 5 MiB tail is the smaller fit, but it could grow: [0, 4) */
+  CHECK_NEAR(alloc_largest_free_bytes(), 26 * MB, 0, "4 MiB is carved from the 30 MiB block, not the tail");
+  alloc_malloc(4, 26 * MB, C);
+  alloc_malloc(5, 5 * MB, C); /* only the tail is left: taken */
+  CHECK_NEAR(reserved(), 60 * MB, 0, "no page mapped for what fits");
+}
+
+/* release_available_cached_blocks (max_split_size set): oversize cached segments, the largest first,
+ * until they cover the request; a cached block below max_split_size stays. */
+static void release_oversize_first(void) {
+  reset(100, 600, 0, 0);
+  alloc_malloc(1, 200 * MB, C);
+  alloc_malloc(2, 120 * MB, C);
+  alloc_malloc(3, 110 * MB, C);
+  alloc_malloc(4, 100 * MB, C);
+  alloc_malloc(5, 50 * MB, C);
+  for (int t = 2; t <= 5; t++) alloc_free((uint64_t)t, 0);
+  alloc_malloc(6, 250 * MB, C); /* 580 + 250 > 600: 120 + 110 + 100 MiB go, the 50 MiB segment stays */
+  CHECK_NEAR(reserved(), 500 * MB, 0, "the oversize segments are released, the 50 MiB one is kept");
+  CHECK(!alloc_get_stats()->oom, "no out-of-memory");
+  reset(0, 600, 0, 0);
+  alloc_malloc(1, 200 * MB, C);
+  alloc_malloc(2, 120 * MB, C);
+  alloc_malloc(3, 50 * MB, C);
+  alloc_free(2, 0);
+  alloc_free(3, 0);
+  alloc_malloc(4, 250 * MB, C); /* without max_split_size: every unsplit cached segment goes */
+  CHECK_NEAR(reserved(), 450 * MB, 0, "without max_split_size the whole cache is released");
+}
+
+/* release_cached_blocks first waits for the other streams' events (synchronize_and_free_events). */
+static void release_waits_for_streams(void) {
+  reset(0, 300, 0, 0);
+  alloc_malloc(1, 200 * MB, G);
+  alloc_free(1, 1);             /* pending: used on the compute stream too */
+  alloc_malloc(2, 150 * MB, C); /* 350 > 300: the pending block comes back and is released */
+  CHECK_NEAR(reserved(), 150 * MB, 0, "a block waiting for another stream is released once its event is done");
+  CHECK(!alloc_get_stats()->oom, "no out-of-memory");
 }
 
 static void device_full(void) {
@@ -280,6 +370,11 @@ int main(void) {
   max_split();
   streams();
   expandable();
+  expandable_small_pool();
+  expandable_split();
+  expandable_best_fit();
+  release_oversize_first();
+  release_waits_for_streams();
   device_full();
   garbage_collection();
   empty_cache();

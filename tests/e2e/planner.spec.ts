@@ -356,12 +356,12 @@ test('measured: a row the probe measured on a GPU (fake process group) loads wit
   );
   const want = cliJson(`compare ${JSON.stringify(row)}`, {}).rows;
   expect(cells.length, 'rows as the CLI').toBe(want.length);
-  want.forEach((w: { name: string; estimated: number; measured: number | null }, i: number) =>
+  want.forEach((w: { name: string; estimated: number; measured: number | null }, i: number) => {
     expect(cells[i].slice(1, 3), `row ${w.name}`).toEqual([
       (w.estimated / GIB).toFixed(2),
       w.measured === null ? 'n/a' : (w.measured / GIB).toFixed(2),
-    ]),
-  );
+    ]);
+  });
   // the measured allocated and reserved series over the simulated timeline
   await page.waitForSelector('[data-testid=timeline-measured-curve]');
   expect(await text(page, '[data-testid=timeline-measured-curve]')).toMatch(/aligned by phase/);

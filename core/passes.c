@@ -807,6 +807,20 @@ static double backward_prefetch(const stage_walk *W, int c, int i, const layer_c
   return is_first_chunk(W, c) && !W->rs->keep_gathered_until_backward ? W->embed_gather : 0;
 }
 
+/* A layer's backward is done: its saved and recomputed tensors go (the 4-bit
+ * inputs stay with the graph, hold_quant_inputs), and its autocast weight casts. */
+static void release_saved(const stage_walk *W, sim *S, const layer_activations *la, const layer_cost *lc, int i,
+                          int mb) {
+  sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
+  block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 0);
+  block_saved(S, la, i, mb, 0);
+  if (W->quant_held) {
+    sim_take(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), la->quant_input_bytes, ALLOC_STREAM_COMPUTE);
+    S->held = 1;
+  }
+  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, 0);
+}
+
 /* FSDP2, one decoder-layer unit (_fsdp_param_group.py pre_backward / post_backward, 002a76fbf;
  * _fsdp_collectives.py foreach_reduce, 010ae4a8). Its pre-backward copies the prefetched
  * all-gather out and prefetches the unit below; the backward (after the recompute) runs beside
@@ -838,14 +852,7 @@ static void layer_backward_fsdp2(const stage_walk *W, sim *S, int mb, int c, int
                      ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, i);
   sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes, 0);
-  sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
-  block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 0);
-  block_saved(S, la, i, mb, 0);
-  if (W->quant_held) { /* the 4-bit inputs stay with the graph (hold_quant_inputs) */
-    sim_take(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), la->quant_input_bytes, ALLOC_STREAM_COMPUTE);
-    S->held = 1;
-  }
-  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, 0);
+  release_saved(W, S, la, lc, i, mb);
   double rest = lc->unsharded_grads - lc->first_grads;
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, later, rest, ALLOC_STREAM_COMPUTE);
   /* post-backward */
@@ -904,14 +911,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, 1);
   sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads, 0);
   if (pl->optimizer_in_backward) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
-  sim_add(S, LLMEM_CAT_ACTIVATIONS, -(la->recompute_bytes + la->saved_bytes));
-  block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 0);
-  block_saved(S, la, i, mb, 0);
-  if (W->quant_held) { /* the 4-bit inputs stay with the graph (hold_quant_inputs) */
-    sim_take(S, LLMEM_CAT_ACTIVATIONS, held_tag(i), la->quant_input_bytes, ALLOC_STREAM_COMPUTE);
-    S->held = 1;
-  }
-  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, 0);
+  release_saved(W, S, la, lc, i, mb);
   if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, MB_NONE, 0), lc->gather, 1);
 }
 

@@ -157,11 +157,13 @@ test('planner: a search for 64 GPUs runs in the Worker, lists layouts (as `llmem
   const before = await readings(page);
   await page.locator('[data-testid=layout-row]').nth(0).click();
   await page.waitForFunction(() => /parallel\.gpus=64/.test(location.hash), null, { timeout: 3000 });
-  const after = await readings(page);
-  expect(after.device, 'loading a layout changed nothing').not.toBe(before.device);
   // biome-ignore lint/performance/useDomNodeTextContent: Playwright's innerText() (the rendered text), not the DOM property
   const memCell = await page.locator('[data-testid=layout-row]').nth(0).locator('td').nth(col('GiB')).innerText();
-  expect(after.device, 'the loaded layout is the row').toBe(`${memCell.trim()} GiB`);
+  // the loaded config's estimate may still be running in the Worker: wait for its reading
+  await expect
+    .poll(async () => (await readings(page)).device, { message: 'the loaded layout is the row', timeout: 10000 })
+    .toBe(`${memCell.trim()} GiB`);
+  expect((await readings(page)).device, 'loading a layout changed nothing').not.toBe(before.device);
   await page.waitForSelector('[data-testid=layout-row][aria-current=true]');
   // the list did not re-run (same search)
   expect(

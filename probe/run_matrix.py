@@ -212,18 +212,6 @@ class Job:
         return status, result, seconds, tail
 
 
-def run_entry(entry, python, steps, warmup, timeout, workdir):
-    """One probe process, alone; (status, result-or-None, seconds, stderr tail)."""
-    job = Job(entry, python, steps, warmup, workdir)
-    job.start()
-    try:
-        job.proc.wait(timeout=timeout)
-        return job.outcome()
-    except subprocess.TimeoutExpired:
-        job.kill()
-        return job.outcome(timed_out=True)
-
-
 def hint_bytes(entry):
     """What the scheduler sets aside on the GPU for an entry: its "hint_gib" (llmem's reserved estimate
     plus the CUDA context, written into the matrix beforehand), never a measurement."""

@@ -383,7 +383,6 @@ llmem_status rl_readings(const llmem_input *in, llmem_readings *out, plan *resol
 
 /* result.c */
 void result_add_warning(llmem_result *out, llmem_warning w);
-void result_fill_error(llmem_result *out, llmem_status st, int field); /* "path: message (allowed: ...)" */
 
 static inline double max2(double a, double b) { return a > b ? a : b; }
 /* b divides a (whole numbers held as doubles); never for b <= 0 */

@@ -3,6 +3,7 @@
  * (offsets), so the TypeScript wrapper never hard-codes a struct offset.
  * scripts/gen-boundary.mjs reads them at build time into wasm/generated.ts
  * (the types: key paths, config v1, the members of the layout). */
+#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -33,17 +34,30 @@ int llmem_slot_count(void) { return LLMEM_SLOT_COUNT; }
 void llmem_reset_input(void) { llmem_defaults(&input_block); }
 int llmem_run(void) { return (int)llmem_estimate(&input_block, &result_block); }
 
+/* Every call's failure in one place, the result block's error members, worded as llmem_estimate words its own
+ * ("path: message (allowed: ...)"); field -1: a problem of the call's options, which names them itself. */
+static int fail(llmem_status st, int field) {
+  if (st != LLMEM_OK) result_fill_error(&result_block, st, field);
+  return (int)st;
+}
+/* A config the core refuses: llmem_estimate names the key and words the error (a planner call's status does not). */
+static int refused(const llmem_input *in) { return (int)llmem_estimate(in, &result_block); }
+
 /* planner */
 double *llmem_sweep_values_ptr(void) { return sweep_values; }
 llmem_sweep_point *llmem_sweep_points_ptr(void) { return sweep_points; }
 int llmem_sweep_run(int field, int count) {
-  return (int)llmem_sweep(&input_block, field, sweep_values, count, sweep_points);
+  return fail(llmem_sweep(&input_block, field, sweep_values, count, sweep_points), -1);
 }
-/* the largest fitting value, or -(status) */
+/* the largest fitting value, or -(status): an option's, or the config's at the range's first value */
 double llmem_largest_fit_run(int field, double lo, double hi, double step, double free_fraction) {
   double best = 0;
   llmem_status st = llmem_largest_fit(&input_block, field, lo, hi, step, free_fraction, &best);
-  return st == LLMEM_OK ? best : -(double)st;
+  if (st == LLMEM_OK) return best;
+  if (st >= LLMEM_ERR_OPTION_GPUS && st <= LLMEM_ERR_OPTION_COUNT) return -fail(st, -1);
+  llmem_input in = input_block;
+  *(double *)((char *)&in + llmem_field_at(field)->offset) = step * ceil(lo / step);
+  return refused(&in) ? -(double)result_block.status : -(double)fail(st, -1);
 }
 llmem_search_result *llmem_search_ptr(void) { return &search_block; }
 /* the options block, reset to the core's defaults (llmem_search_defaults): the caller writes the options it sets */
@@ -51,19 +65,24 @@ llmem_search_options *llmem_search_options_ptr(void) {
   llmem_search_defaults(&search_options);
   return &search_options;
 }
-int llmem_search_run(void) { return (int)llmem_search(&input_block, &search_options, &search_block); }
+int llmem_search_run(void) {
+  return fail(llmem_search(&input_block, &search_options, &search_block), search_block.error_field);
+}
 llmem_suggest_result *llmem_suggest_ptr(void) { return &suggest_block; }
 llmem_suggest_options *llmem_suggest_options_ptr(void) {
   llmem_suggest_defaults(&suggest_options);
   return &suggest_options;
 }
-int llmem_suggest_run(void) { return (int)llmem_suggest(&input_block, &suggest_options, &suggest_block); }
+int llmem_suggest_run(void) {
+  return fail(llmem_suggest(&input_block, &suggest_options, &suggest_block), suggest_block.error_field);
+}
 const char *llmem_suggest_kind_text(int k) { return llmem_suggest_kind_name(k); }
 /* step seconds, or -(status); tokens per second per GPU via llmem_step_tokens */
 double llmem_step_time_run(void) {
   double seconds = 0;
   llmem_status st = llmem_step_time(&input_block, &seconds, &step_tokens);
-  return st == LLMEM_OK ? seconds : -(double)st;
+  if (st == LLMEM_OK) return seconds;
+  return refused(&input_block) ? -(double)result_block.status : -(double)fail(st, -1);
 }
 double llmem_step_tokens(void) { return step_tokens; }
 

@@ -76,19 +76,14 @@ export class Core {
   profile(config: unknown): { ok: true; implied: ProfileValue[] } | { ok: false; error: ConfigError } {
     const err = this.load(config);
     if (err) return { ok: false, error: err };
-    const m = this.m;
-    const implied: ProfileValue[] = [];
-    for (const f of this.fields) {
-      const v = m._llmem_profile_value_run(f.index);
-      if (Number.isNaN(v)) continue;
-      const term = m._llmem_profile_term() >= 0 ? this.mem.texts.term_label(m._llmem_profile_term()) : null;
-      implied.push({
-        path: f.path,
-        value: decodeValue(f, v),
-        term,
-        source: this.mem.text(m._llmem_profile_source_text()),
-      });
-    }
+    const { m, mem } = this;
+    const implied = this.fields.flatMap((f): ProfileValue[] => {
+      const v = m._llmem_profile_value_run(f.index),
+        t = m._llmem_profile_term();
+      if (Number.isNaN(v)) return [];
+      const source = mem.text(m._llmem_profile_source_text());
+      return [{ path: f.path, value: decodeValue(f, v), term: t >= 0 ? mem.texts.term_label(t) : null, source }];
+    });
     return { ok: true, implied };
   }
 
@@ -99,12 +94,15 @@ export class Core {
   }
 
   estimateFlat(flat: Float64Array, options: { timeline?: boolean } = {}): EstimateOutcome {
-    const status = this.runOnly(flat),
-      base = this.m._llmem_result_ptr();
-    if (status === 0) return readResult(this.mem, base, !!options.timeline);
-    const text = (offset: number) => this.mem.text(base + offset);
-    const R = this.mem.layout.result;
-    return { ok: false, error: { path: text(R.error_path), message: text(R.error_message) } };
+    if (this.runOnly(flat) !== 0) return { ok: false, error: this.problem() };
+    return readResult(this.mem, this.m._llmem_result_ptr(), !!options.timeline);
+  }
+
+  /** The last call's failure: every call words it in the result block (wasm/boundary.c fail). */
+  private problem(): ConfigError {
+    const base = this.m._llmem_result_ptr(),
+      { error_path, error_message } = this.mem.layout.result;
+    return { path: this.mem.text(base + error_path), message: this.mem.text(base + error_message) };
   }
 
   /** Loads the config, and the numeric key a planner call varies (its field), else the first problem. */
@@ -138,10 +136,7 @@ export class Core {
     const f = this.loadAlong(config, path);
     if (!('index' in f)) return f;
     const best = this.m._llmem_largest_fit_run(f.index, o.lo, o.hi, o.step, o.free_fraction ?? 0.1);
-    if (best >= 0) return best;
-    // a planner status as an error: option statuses name the option, not a config key
-    const text = this.mem.texts.status(-best);
-    return /^options? /.test(text) ? { path: '', message: text } : { path, message: `${path}: ${text}` };
+    return best >= 0 ? best : this.problem();
   }
 
   /** Step time and tokens/s per GPU of a config (a ranking aid). */
@@ -149,9 +144,7 @@ export class Core {
     const err = this.load(config);
     if (err) return err;
     const s = this.m._llmem_step_time_run();
-    if (s >= 0) return { step_seconds: s, tokens_per_second_per_gpu: this.m._llmem_step_tokens() };
-    const r = this.estimate(config);
-    return r.ok ? { path: '', message: 'step time failed' } : r.error;
+    return s >= 0 ? { step_seconds: s, tokens_per_second_per_gpu: this.m._llmem_step_tokens() } : this.problem();
   }
 
   /** Every valid layout of opts.gpus that fits, the fastest first (at most 256 kept). */
@@ -195,17 +188,14 @@ export class Core {
   }
 
   /** Loads the config, writes a planner call's options (the core's defaults stand for the rest) and runs it: its
-   * result block, or the problem (a failed call's status names the key the core points at, else the call). */
+   * result block, or the problem. */
   private plan<C extends 'search' | 'suggest'>(config: unknown, call: C, o: Partial<Options[`${C}_options`]>) {
     const err = this.load(config);
     if (err) return err;
     WRITE[`${call}_options`](this.mem, this.m[`_llmem_${call}_options_ptr`](), o);
-    const status = this.m[`_llmem_${call}_run`](),
-      base = this.m[`_llmem_${call}_ptr`](),
-      r = READ[call](this.mem, base) as StructNumbers[C];
-    if (status === 0) return { base, r };
-    const path = r.error_field >= 0 ? this.fields[r.error_field].path : call;
-    return { path, message: `${path}: ${this.mem.texts.status(status)}` };
+    if (this.m[`_llmem_${call}_run`]() !== 0) return this.problem();
+    const base = this.m[`_llmem_${call}_ptr`]();
+    return { base, r: READ[call](this.mem, base) as StructNumbers[C] };
   }
 
   /** The value of a key in the input block (as the last load left it). */

@@ -31,6 +31,26 @@ describe('planner', () => {
     const direct = core.estimate({ training: { seq_len: 4096 } });
     expect(direct.ok && points[2].device_used_bytes).toBe(direct.ok ? direct.per_gpu.device_used_bytes : -1);
   });
+  it('every call words a refused config as the estimate does, naming the key at fault', () => {
+    const bad = { parallel: { engine: 'megatron', tp: 3, gpus: 8 } };
+    const est = core.estimate(bad);
+    if (est.ok) throw new Error('tp 3 of 64 heads must be refused');
+    expect(est.error).toEqual({
+      path: 'parallel.tp',
+      message: 'parallel.tp: model.heads must be divisible by parallel.tp',
+    });
+    // the swept key is not the one at fault
+    expect(core.largestFit(bad, 'training.micro_batch', { lo: 1, hi: 64, step: 1 })).toEqual(est.error);
+    expect(core.stepTime(bad)).toEqual(est.error);
+    expect(core.search(bad, { gpus: 8 })).toEqual(est.error);
+    expect(core.suggest(bad)).toEqual(est.error);
+    // an option's problem names the option, and no key
+    expect(core.largestFit({}, 'training.micro_batch', { lo: 8, hi: 4, step: 1 })).toEqual({
+      path: '',
+      message: 'options lo, hi and step must satisfy 1 <= step <= lo <= hi',
+    });
+    expect(core.search({}, { gpus: 0 })).toEqual({ path: '', message: expect.stringMatching(/^option gpus /) });
+  });
   it('marks invalid sweep points with their reason', () => {
     const points = core.sweep({ parallel: { engine: 'megatron', tp: 2, gpus: 8 } }, 'training.seq_len', [4096, 4097]);
     if (!Array.isArray(points)) throw new Error(points.message);

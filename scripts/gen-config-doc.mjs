@@ -1,5 +1,5 @@
 // Writes the key table of docs/config.md from the core's field table (core/fields.def,
-// read through the built wasm core: npm run build:core) and the form's labels
+// read through the built wasm core; `npm run build:core` runs it) and the form's labels
 // (frontend/fields.ts), between the markers; the prose around it is kept.
 //   node scripts/gen-config-doc.mjs          rewrite docs/config.md
 //   node scripts/gen-config-doc.mjs --print  print the document instead (tests/js/docs.test.ts)

@@ -17,7 +17,7 @@ describe(FILE, () => {
     const committed = readFileSync(join(root, FILE), 'utf8');
     expect(
       committed === generated,
-      `${FILE} is out of date: run \`npm run build:core && node scripts/gen-probe-fields.mjs\` and commit it`,
+      `${FILE} is out of date: run \`npm run build:core\` (it rewrites the file) and commit it`,
     ).toBe(true);
   });
 

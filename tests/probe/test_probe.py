@@ -158,8 +158,8 @@ class PresetResolution(unittest.TestCase):
                     diffs.append("%s: llmem %s, probe %s" % (p, json.dumps(a[k]), json.dumps(b[k])))
 
         walk(cli, P.DEFAULTS, "")
-        self.assertEqual(diffs, [], "probe/llmem_probe/fields.json is stale: run `npm run build:core && "
-                                    "node scripts/gen-probe-fields.mjs`")
+        self.assertEqual(diffs, [], "probe/llmem_probe/fields.json is stale: run `npm run build:core` "
+                                    "(it runs scripts/gen-probe-fields.mjs)")
 
     def test_generic_stack_is_llmems(self):
         # the probe fills null keys with llmem's generic training-stack rows (core/profiles.def)

@@ -1,15 +1,33 @@
 // Command-line options of every llmem command, on Node's built-in util.parseArgs
 // (strict: an unknown option or a missing value is a usage error naming it).
+// The options come from the command table (commands.ts), which also writes the help.
 import { parseArgs } from 'node:util';
 
-export interface ArgSpec {
-  /** options that take a value (--gpus 8, --gpus=8) */
-  values?: string[];
-  /** options that may repeat (--set a=1 --set b=2) */
-  repeated?: string[];
-  /** flags (--json) */
-  flags?: string[];
+/** A numeric option's allowed values (numberOption in cli.ts checks them). */
+export type Range = { min: number; max: number; whole?: boolean; below?: boolean };
+
+/** One option of a command: how parseArgs reads it and how the help describes it. */
+export interface OptionSpec {
+  /** the long name, without the dashes */
+  name: string;
+  /** what its value is called in the help (--gpus <N>); absent: a flag (--json) */
+  arg?: string;
+  /** may be given more than once (--set a=1 --set b=2) */
+  repeat?: boolean;
+  /** one line for the help */
+  help: string;
+  /** the value taken when the option is left out */
+  default?: number;
+  /** the default in words, where it is not one number ("the config's") */
+  defaultText?: string;
+  /** the command cannot run without it */
+  required?: boolean;
+  /** a numeric option's allowed values */
+  range?: Range;
 }
+
+/** Every command takes -h / --help (main() answers it before parsing). */
+export const HELP_OPTION: OptionSpec = { name: 'help', help: 'show this help' };
 
 export interface ParsedArgs {
   positionals: string[];
@@ -18,16 +36,18 @@ export interface ParsedArgs {
   flags: Set<string>;
 }
 
-/** Parse `args`; `usage(message)` makes the error thrown for bad arguments. */
-export function parseCommandArgs(args: string[], spec: ArgSpec, usage: (message: string) => Error): ParsedArgs {
-  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean }> = {};
-  for (const v of spec.values ?? []) options[v] = { type: 'string' };
-  for (const v of spec.repeated ?? []) options[v] = { type: 'string', multiple: true };
-  for (const f of spec.flags ?? []) options[f] = { type: 'boolean' };
-  const allowed =
-    Object.keys(options)
-      .map((k) => `--${k}`)
-      .join(', ') || 'none';
+/** Parse `args` against a command's options; `usage(message)` makes the error thrown for bad arguments. */
+export function parseCommandArgs(
+  args: string[],
+  specs: readonly OptionSpec[],
+  usage: (message: string) => Error,
+): ParsedArgs {
+  const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {};
+  for (const o of specs) options[o.name] = { type: o.arg ? 'string' : 'boolean', ...(o.repeat && { multiple: true }) };
+  options.help = { type: 'boolean', short: 'h' };
+  const allowed = Object.keys(options)
+    .map((k) => `--${k}`)
+    .join(', ');
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args, options, allowPositionals: true, strict: true });
@@ -50,4 +70,13 @@ export function parseCommandArgs(args: string[], spec: ArgSpec, usage: (message:
     else if (v !== undefined) out.values[k] = String(v);
   }
   return out;
+}
+
+/** Whether the arguments ask for help (-h or --help before a `--`): it wins over any other argument. */
+export function wantsHelp(args: readonly string[]): boolean {
+  for (const a of args) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
 }

@@ -11,69 +11,36 @@ import type {
   RlModel,
   RlPhase,
   RlResult,
-  SearchSwitch,
   Suggestion,
 } from '../wasm/llmem.js';
-import { CATEGORIES, OPTION_DEFAULTS, SEARCH_SWITCHES } from '../wasm/llmem.js';
-import { groupDigits, plainArrays } from '../frontend/config/numbers.js';
+import { CATEGORIES, SEARCH_SWITCHES } from '../wasm/llmem.js';
+import { formatGiB as gib, groupDigits, plainArrays } from '../frontend/config/numbers.js';
+import { setPath } from '../frontend/config/json.js';
 import { layerKinds } from '../frontend/config/layer-kinds.js';
 
-import { loadCore } from '../wasm/node.js';
+import { loadCore, repoRoot } from '../wasm/node.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
-import { parseCommandArgs } from './args.js';
-import { defaultSpacing, fitAxes, SEARCH_SWITCH_LABELS, sweepValues, verdictOf } from '../frontend/planner.js';
+import { type OptionSpec, parseCommandArgs, type Range, wantsHelp } from './args.js';
+import {
+  type CommandSpec,
+  commandHelp,
+  findCommand,
+  optionOf,
+  overview,
+  SWITCH_FLAGS,
+  unknownCommandMessage,
+  usageHint,
+} from './commands.js';
+import { defaultSpacing, fitAxes, sweepValues, verdictOf } from '../frontend/planner.js';
 import { KIND_NOTE, kindsOf, suggestFor } from '../frontend/config/suggest.js';
 import { gpuAlternatives } from '../frontend/config/gpu-alternatives.js';
 import { jsonDepth, MAX_JSON_DEPTH, readHubConfig, readText, UnreadableError } from './input.js';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseHubId, type HubRef } from '../frontend/config/hub.js';
-import {
-  exportCommand,
-  hfOption,
-  importCommand,
-  ImportInputError,
-  IMPORT_USAGE,
-  mergeHfConfig,
-} from './import-commands.js';
-
-const USAGE = `llmem — per-GPU training memory, simulated step by step
-
-usage:
-  llmem estimate <config.json | -> [--json] [--timeline] [--set key.path=value ...] [--hf config.json | org/name]
-                                 --hf: the model from a Hugging Face config.json: a file, or a Hub id
-                                 org/name[@revision] (not an existing file) fetched from huggingface.co;
-                                 HF_TOKEN, when set, is the access token for gated and private models
-  llmem compare <config.json> <measured.json> [--json]
-                                 estimate next to a measurement (probe output or an accuracy case);
-                                 the config may be left out when measured.json carries it
-  llmem sweep <config.json | -> --axis key.path --from A --to B [--points N | --step S] [--free 0.10] [--json]
-                                 the three readings along one key (at most 4096 points); fits keeping
-                                 --free of the GPU free, "tight" when it fits only under that headroom
-  llmem fit <config.json | -> [--axis training.micro_batch | training.seq_len | rl.response_len] [--free 0.10] [--json]
-                                 the largest value that fits, leaving a fraction of the GPU free
-  llmem search <config.json | -> --gpus N [--global-batch B] [--top 20] [--free 0.10] [--json]
-                                 [--vary-offload] [--vary-optimizer-dtype] [--vary-engine] [--tp-across-nodes]
-                                 [--no-vary-sharding] [--no-vary-recompute]
-                                 every layout of N GPUs that fits at the global batch (training.global_batch,
-                                 else micro_batch x grad_accum x dp), ranked by the step-time model; TP within
-                                 a node unless --tp-across-nodes; with none, the candidates left out by reason
-  llmem suggest <config.json | -> [--free 0.10] [--top 12] [--json]
-                                 changes that make the run fit (recompute, micro-batch, sharding, TP/PP/CP/EP,
-                                 offload, optimizer precision, loss, LoRA/QLoRA, a shorter sequence), the fewest
-                                 GPUs and the next GPU model that fit; each verified by a full estimate
-  llmem defaults                 print the config every omitted key stands for
-  llmem models                   list the model presets (model.preset)
-  llmem gpus                     list the GPU catalog (hardware.gpu)
-  llmem help
-
-The config is config v1 (README: "Config format"). --set overrides one key,
-e.g. --set parallel.tp=2 --set training.recompute=full --set model.preset=llama-3.1-70b.
-Exit status: 0 ok, 1 bad input (the message names the key), 2 usage error.
-
-Importing and exporting other tools' configs:
-${IMPORT_USAGE.replace(/^usage:\n/, '')}`;
+import { exportCommand, hfOption, importCommand, ImportInputError, mergeHfConfig } from './import-commands.js';
 
 /** --hf: a file that exists (or a *.json path) is read as config.json; else an org/name[@revision] is fetched from the Hub. */
 async function hfFileOrHub(hf: string, base: Config): Promise<Config> {
@@ -94,9 +61,6 @@ async function hubOption(id: string, ref: HubRef, base: Config): Promise<Config>
   }
   return mergeHfConfig(checkDepth(json, id, "the Hub's config.json"), id, base);
 }
-
-export const GIB = 2 ** 30;
-const gib = (b: number) => `${(b / GIB).toFixed(2)} GiB`;
 
 class UsageError extends Error {}
 function parseJson(arg: string, what: string): unknown {
@@ -124,13 +88,24 @@ function readJson(arg: string, what: string): unknown {
   return checkDepth(parseJson(arg, what), arg, what);
 }
 
-/** The first key that is not config v1, found before any other work (a huge file of unknown keys fails at once). */
+/**
+ * The first key of a config file that is not config v1, before any other work. The wrapper's flatten
+ * finds unknown keys too, but only in the resolved config, which may no longer hold them: --hf replaces
+ * the file's whole model section, and a preset's merge turns a "__proto__" key under model into the
+ * object's prototype. The message is flatten's own (it lists the keys allowed there).
+ */
 function checkKeys(core: Core, value: unknown, prefix = ''): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
   for (const key in value) {
     const path = prefix ? `${prefix}.${key}` : key;
     const f = core.field(path);
-    if (!f) throw new InputError(path, `${path}: unknown key (see llmem defaults)`);
+    if (!f) {
+      // the key alone, inside its (known) groups, as an own property even when it is "__proto__"
+      let alone: Config = { [key]: null };
+      for (const group of prefix ? prefix.split('.').reverse() : []) alone = { [group]: alone };
+      const err = core.flatten(alone);
+      throw new InputError(path, 'message' in err ? err.message : `${path}: unknown key (see llmem defaults)`);
+    }
     if (f.kind === 'group') checkKeys(core, (value as Record<string, unknown>)[key], path);
   }
 }
@@ -152,28 +127,30 @@ class InputError extends Error {
   }
 }
 
-/** "a.b.c=value" -> {a:{b:{c:value}}}; the value is JSON when it parses, else a string. */
-export function setOption(spec: string): Config {
+/** "a.b.c=value" -> its path and value; the value is JSON when it parses, else a string. */
+function setOption(spec: string): { path: string; value: Json } {
   const eq = spec.indexOf('=');
   if (eq <= 0) throw new UsageError(`--set needs key.path=value, got "${spec}"`);
-  const path = spec.slice(0, eq).split('.');
   const raw = spec.slice(eq + 1);
-  let value: Json;
   try {
-    value = JSON.parse(raw) as Json;
+    return { path: spec.slice(0, eq), value: JSON.parse(raw) as Json };
   } catch {
-    value = raw;
+    return { path: spec.slice(0, eq), value: raw };
   }
-  let node: Json = value;
-  // own properties only: "__proto__" must stay a (refused) key, not reach the prototype
-  for (let i = path.length - 1; i >= 0; i--)
-    node = Object.defineProperty({}, path[i], {
-      value: node,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    }) as Config;
-  return node as Config;
+}
+
+/** The --set overrides as one config, a later one merged into the earlier (as into the file). Each path
+ * is checked against the core's keys first, so setPath never sees one that is not config v1
+ * ("__proto__.x" is refused here, not followed). */
+function setOverrides(core: Core, sets: { path: string; value: Json }[]): Config {
+  let overrides: Config = {};
+  for (const { path, value } of sets) {
+    if (!core.field(path)) throw new InputError(path, `--set ${path}: unknown key (see llmem defaults)`);
+    const one: Config = {};
+    setPath(one, path, value);
+    overrides = merge(overrides, one);
+  }
+  return overrides;
 }
 
 /** One stage; `~` marks a reserve from the caching allocator's bound where the headline's is simulated, `≤` a stage not walked (its bound). */
@@ -268,27 +245,31 @@ export function formatText(config: Config, res: EstimateResult, implied: Profile
   return lines.join('\n');
 }
 
-/** Options of the planner commands: named values, --json, and one positional config. */
+/** A command's arguments, parsed by its options in the command table (commands.ts). */
+function parseFor(command: CommandSpec, args: string[]) {
+  return parseCommandArgs(args, command.options, (m) => new UsageError(m));
+}
+
+/** The options of a planner command: their values, --json, the flags, and one positional config. */
 function parseOptions(
+  command: CommandSpec,
   args: string[],
-  known: string[],
-  flags: string[] = [],
 ): { file?: string; opts: Record<string, string>; json: boolean; flags: Set<string> } {
-  const p = parseCommandArgs(args, { values: known, flags: ['json', ...flags] }, (m) => new UsageError(m));
+  const p = parseFor(command, args);
   if (p.positionals.length > 1) throw new UsageError(`unexpected argument ${p.positionals[1]}`);
   return { file: p.positionals[0], opts: p.values, json: p.flags.has('json'), flags: p.flags };
 }
 
-/** The search's switches as flags: --<flag> turns on one that is off by default, --no-<flag> turns off one that is on. */
-const SWITCH_FLAGS = (Object.keys(SEARCH_SWITCHES) as SearchSwitch[]).map((k) => ({
-  key: k,
-  flag: SEARCH_SWITCHES[k] ? `no-${SEARCH_SWITCH_LABELS[k].flag}` : SEARCH_SWITCH_LABELS[k].flag,
-}));
-
-type Range = { min: number; max: number; whole?: boolean; below?: boolean };
-
-/** A numeric option, checked against its allowed range (a usage error names the option and the range). */
-function numberOption(opts: Record<string, string>, key: string, fallback?: number, range?: Range): number {
+/** A numeric option, with its default and range from the command table (or, where they depend on the
+ * run, `over`'s); a usage error names the option and the range. */
+function numberOption(
+  opts: Record<string, string>,
+  option: OptionSpec,
+  over: { fallback?: number; range?: Range } = {},
+): number {
+  const key = option.name;
+  const fallback = over.fallback ?? option.default;
+  const range = over.range ?? option.range;
   const raw = opts[key];
   if (raw === undefined) {
     if (fallback === undefined) throw new UsageError(`--${key} is required`);
@@ -306,21 +287,10 @@ function numberOption(opts: Record<string, string>, key: string, fallback?: numb
   return v;
 }
 
-const FREE: Range = { min: 0, max: 1, below: true };
-const SEARCH_DEFAULTS = OPTION_DEFAULTS.search_options;
-
-async function plannerCommand(command: string, args: string[]): Promise<number> {
-  const known = {
-    sweep: ['axis', 'from', 'to', 'points', 'step', 'free'],
-    fit: ['axis', 'free', 'max'],
-    search: ['gpus', 'global-batch', 'top', 'free', 'max-micro-batch'],
-    suggest: ['free', 'top'],
-  }[command]!;
-  const { file, opts, json, flags } = parseOptions(
-    args,
-    known,
-    command === 'search' ? SWITCH_FLAGS.map((s) => s.flag) : [],
-  );
+async function plannerCommand(spec: CommandSpec, args: string[]): Promise<number> {
+  const command = spec.name;
+  const { file, opts, json, flags } = parseOptions(spec, args);
+  const option = (name: string) => optionOf(spec, name);
   const core = await loadCore();
   const raw = readConfig(file, core);
   const resolved = resolveConfig(raw);
@@ -334,25 +304,25 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
   if (command === 'sweep') {
     const axis = opts.axis;
     if (!axis) throw new UsageError('sweep needs --axis key.path');
-    const from = numberOption(opts, 'from'),
-      to = numberOption(opts, 'to');
+    const from = numberOption(opts, option('from')),
+      to = numberOption(opts, option('to'));
     if (!(to >= from)) throw new UsageError(`--to must be at least --from`);
     const field = core.field(axis);
     const integer = field?.kind === 'int';
     let values: number[] = [];
     if (opts.step !== undefined) {
-      const step = numberOption(opts, 'step');
+      const step = numberOption(opts, option('step'));
       if (!(step > 0)) throw new UsageError('--step must be positive');
       if ((to - from) / step + 1 > 4096)
         throw new UsageError('--from, --to and --step give more than 4096 points (a sweep takes at most 4096)');
       for (let v = from; v <= to; v += step) values.push(v);
     } else {
-      const n = numberOption(opts, 'points', 16, { min: 2, max: 4096, whole: true });
+      const n = numberOption(opts, option('points'));
       const v = sweepValues(from, to, n, defaultSpacing(from, to), integer);
       if (typeof v === 'string') throw new UsageError(`sweep: ${v}`);
       values = v;
     }
-    const free = numberOption(opts, 'free', 0.1, FREE);
+    const free = numberOption(opts, option('free'));
     const swept = core.sweep(config, axis, values);
     if (!Array.isArray(swept)) return fail(swept);
     // the page's notion of fitting: the headroom ("Keep free") decides 'fits' from 'tight'
@@ -375,16 +345,19 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
       );
     return 0;
   }
-  if (command === 'suggest') return suggestCommand(core, config, opts, json, fail);
+  if (command === 'suggest') return suggestCommand(spec, core, config, opts, json, fail);
   if (command === 'fit') {
-    const free = numberOption(opts, 'free', 0.1, FREE);
+    const free = numberOption(opts, option('free'));
     const known = fitAxes(config);
     const axes = opts.axis
       ? [known.find((a) => a.path === opts.axis) ?? { path: opts.axis, step: 1, hi: 4096 }]
       : known;
     const out: Record<string, number> = {};
     for (const axis of axes) {
-      const hi = numberOption(opts, 'max', axis.hi, { min: axis.step, max: 1e9, whole: true });
+      const hi = numberOption(opts, option('max'), {
+        fallback: axis.hi,
+        range: { min: axis.step, max: 1e9, whole: true },
+      });
       const best = core.largestFit(config, axis.path, { lo: axis.step, hi, step: axis.step, free_fraction: free });
       if (typeof best !== 'number') return fail(best);
       out[axis.path] = best;
@@ -397,17 +370,13 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
         );
     return 0;
   }
-  const gpus = numberOption(opts, 'gpus', undefined, { min: 1, max: 10_000_000, whole: true });
-  const top = numberOption(opts, 'top', 20, { min: 1, max: 256, whole: true });
+  const gpus = numberOption(opts, option('gpus'));
+  const top = numberOption(opts, option('top'));
   const res = core.search(config, {
     gpus,
-    global_batch: numberOption(opts, 'global-batch', SEARCH_DEFAULTS.global_batch, { min: 0, max: 1e12, whole: true }),
-    free_fraction: numberOption(opts, 'free', SEARCH_DEFAULTS.free_fraction, FREE),
-    max_micro_batch: numberOption(opts, 'max-micro-batch', SEARCH_DEFAULTS.max_micro_batch, {
-      min: 1,
-      max: 1e6,
-      whole: true,
-    }),
+    global_batch: numberOption(opts, option('global-batch')),
+    free_fraction: numberOption(opts, option('free')),
+    max_micro_batch: numberOption(opts, option('max-micro-batch')),
     ...Object.fromEntries(SWITCH_FLAGS.map((s) => [s.key, flags.has(s.flag) !== SEARCH_SWITCHES[s.key]])),
   });
   if (!('layouts' in res)) return fail(res);
@@ -466,14 +435,16 @@ async function plannerCommand(command: string, args: string[]): Promise<number> 
 const MARK: Record<string, string> = { numerics: '°', method: '*', workload: '†', gpus: '' };
 
 function suggestCommand(
+  spec: CommandSpec,
   core: Core,
   config: Config,
   opts: Record<string, string>,
   json: boolean,
   fail: (e: { path: string; message: string }) => never,
 ): number {
-  const free = numberOption(opts, 'free', 0.1, FREE);
-  const top = numberOption(opts, 'top', 12, { min: 1, max: 48, whole: true });
+  const option = (name: string) => optionOf(spec, name);
+  const free = numberOption(opts, option('free'));
+  const top = numberOption(opts, option('top'));
   const base = core.estimate(config);
   const res = suggestFor(core, config, free, base.ok ? gpuAlternatives(config, base.capacity_bytes) : []);
   if (!('suggestions' in res)) return fail(res);
@@ -521,62 +492,90 @@ function suggestCommand(
   return 0;
 }
 
+/** `llmem <command>` for a name that is none: exit 2, naming the commands there are (no usage follows). */
+class UnknownCommand extends UsageError {
+  constructor(name: string) {
+    super(unknownCommandMessage(name));
+  }
+}
+
+/** A command that takes no arguments besides --help (defaults, models, gpus). */
+function noArguments(spec: CommandSpec, args: string[]): void {
+  const p = parseFor(spec, args);
+  if (p.positionals.length) throw new UsageError(`unexpected argument ${p.positionals[0]}`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command !== undefined && (rest.includes('--help') || rest.includes('-h'))) {
-    // `llmem <command> --help`: the usage lines of that command, then the rest
-    const mine = USAGE.split('\n').filter(
-      (l) => l.startsWith(`  llmem ${command} `) || l.startsWith(`  llmem ${command}\n`),
-    );
-    console.log(mine.length ? `${mine.join('\n')}\n\n${USAGE}` : USAGE);
-    return 0;
-  }
+  // the command the arguments are for, once it is known (a usage error then shows its usage)
+  let spec: CommandSpec | undefined;
   try {
-    switch (command) {
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        console.log(USAGE);
-        return command === undefined ? 2 : 0;
+    if (command === undefined) {
+      console.error(overview());
+      return 2;
+    }
+    if (command === '--help' || command === '-h') {
+      console.log(overview());
+      return 0;
+    }
+    if (command === '--version' || command === '-V') {
+      console.log((JSON.parse(readFileSync(join(repoRoot(), 'package.json'), 'utf8')) as { version: string }).version);
+      return 0;
+    }
+    if (command.startsWith('-'))
+      throw new UsageError(
+        `unknown option ${command} (before a command: --help or --version; llmem --help lists the commands)`,
+      );
+    spec = findCommand(command);
+    if (!spec) throw new UnknownCommand(command);
+    if (wantsHelp(rest)) {
+      console.log(commandHelp(spec));
+      return 0;
+    }
+    switch (spec.name) {
+      case 'help': {
+        const p = parseFor(spec, rest);
+        if (p.positionals.length > 1) throw new UsageError(`unexpected argument ${p.positionals[1]}`);
+        const about = p.positionals[0];
+        if (about === undefined) console.log(overview());
+        else {
+          const other = findCommand(about);
+          if (!other) throw new UnknownCommand(about);
+          console.log(commandHelp(other));
+        }
+        return 0;
+      }
       case 'models':
+        noArguments(spec, rest);
         for (const m of MODELS) console.log(`${m.id.padEnd(24)} ${m.name}`);
         return 0;
       case 'gpus':
+        noArguments(spec, rest);
         for (const g of GPUS) console.log(`${g.id.padEnd(22)} ${String(g.memory_gib).padStart(5)} GiB  ${g.name}`);
         return 0;
       case 'defaults': {
+        noArguments(spec, rest);
         const core = await loadCore();
         console.log(JSON.stringify(core.defaults(), null, 2));
         return 0;
       }
       case 'estimate': {
-        const p = parseCommandArgs(
-          rest,
-          { values: ['hf'], repeated: ['set'], flags: ['json', 'timeline'] },
-          (m) => new UsageError(m),
-        );
+        const p = parseFor(spec, rest);
         if (p.positionals.length > 1) throw new UsageError(`unexpected argument ${p.positionals[1]}`);
         const json = p.flags.has('json'),
           timeline = p.flags.has('timeline');
         const hf = p.values.hf;
         // with --hf alone the run is the defaults: the model comes from config.json
         const file = p.positionals[0];
-        let overrides: Config = {};
-        const setPaths: string[] = [];
-        for (const spec of p.repeated.set ?? []) {
-          setPaths.push(spec.slice(0, Math.max(spec.indexOf('='), 0)));
-          overrides = merge(overrides, setOption(spec));
-        }
+        const sets = (p.repeated.set ?? []).map(setOption);
         const core = await loadCore();
         let raw = file === undefined && hf !== undefined ? { version: 1 } : readConfig(file, core);
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
           throw new InputError('', 'the config must be a JSON object');
+        const overrides = setOverrides(core, sets);
         if (hf !== undefined) raw = await hfFileOrHub(hf, raw as Config);
         const resolved = resolveConfig(merge(raw as Config, overrides));
         if (!resolved.ok) throw new InputError(resolved.error.path, resolved.error.message);
-        for (const path of setPaths)
-          if (!core.field(path)) throw new InputError(path, `--set ${path}: unknown key (see llmem defaults)`);
         const res = core.estimate(resolved.config, { timeline });
         if (!res.ok) {
           if (json) console.log(JSON.stringify(res, null, 2));
@@ -594,9 +593,9 @@ export async function main(argv: string[]): Promise<number> {
       case 'fit':
       case 'search':
       case 'suggest':
-        return await plannerCommand(command, rest);
+        return await plannerCommand(spec, rest);
       case 'compare': {
-        const p = parseCommandArgs(rest, { flags: ['json'] }, (m) => new UsageError(m));
+        const p = parseFor(spec, rest);
         const json = p.flags.has('json');
         const files = p.positionals;
         if (files.length < 1 || files.length > 2) throw new UsageError('compare needs [config.json] measured.json');
@@ -629,11 +628,11 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       default:
-        throw new UsageError(`unknown command "${command}"`);
+        throw new Error(`llmem ${spec.name}: in the command table but not run`);
     }
   } catch (e) {
     if (e instanceof UsageError) {
-      console.error(`llmem: ${e.message}\n\n${USAGE}`);
+      console.error(`llmem: ${e.message}${spec && !(e instanceof UnknownCommand) ? `\n${usageHint(spec)}` : ''}`);
       return 2;
     }
     if (e instanceof InputError || e instanceof ImportInputError) {

@@ -1,6 +1,7 @@
 // `llmem import`, `llmem export` and `llmem estimate --hf`: other tools' configs in,
 // config v1 out, and back (frontend/config/importers, frontend/config/exporters).
 import { parseCommandArgs } from './args.js';
+import { type CommandSpec, findCommand, usageHint } from './commands.js';
 import { readText, UnreadableError } from './input.js';
 import type { Config } from '../wasm/llmem.js';
 import { loadCore } from '../wasm/node.js';
@@ -16,22 +17,8 @@ import {
 } from '../frontend/config/importers/index.js';
 import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
 
-export const IMPORT_USAGE = `usage:
-  llmem import <kind|auto> <file | -> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|orpo|grpo]
-               [--hf config.json | org/name]
-      kind: ${IMPORT_KINDS.join(' | ')}
-      --trainer: the TRL trainer, for a TRL config whose keys do not tell it
-      --hf: the model from a Hugging Face config.json (a file, or a Hub id fetched from
-      huggingface.co), for a file whose model the catalog does not hold
-      prints the config v1 JSON; what was assumed and what was not applied go to stderr
-      (--json: one object {config, notes, unsupported} on stdout)
-      deepspeed.json: the DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory,
-      axolotl or TRL config names (deepspeed_config_file, deepspeed:), read with it; without it the
-      path is reported as not read
-  llmem export <${EXPORT_KINDS.join(' | ')}> <config.json | -> [--json]
-      prints the DeepSpeed JSON, Megatron-LM launch line, torchtitan TOML or verl main_ppo
-      launch line (a config with the rl section); what the
-      format cannot express goes to stderr (--json: {text, unexpressed})`;
+const IMPORT = findCommand('import')!;
+const EXPORT = findCommand('export')!;
 
 /** Bad input (exit 1); `path` names the key, as the CLI's other errors do. */
 export class ImportInputError extends Error {
@@ -49,12 +36,12 @@ function readInput(file: string): string {
   return readText(file);
 }
 
-async function run(body: () => Promise<number> | number): Promise<number> {
+async function run(command: CommandSpec, body: () => Promise<number> | number): Promise<number> {
   try {
     return await body();
   } catch (e) {
     if (e instanceof Usage) {
-      console.error(`llmem: ${e.message}\n\n${IMPORT_USAGE}`);
+      console.error(`llmem: ${e.message}\n${usageHint(command)}`);
       return 2;
     }
     if (e instanceof ImportInputError) {
@@ -74,8 +61,8 @@ export type HfModel = (hf: string, base: Config) => Promise<Config>;
 
 /** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|orpo|grpo] [--hf ...] */
 export function importCommand(args: string[], hfModel?: HfModel): Promise<number> {
-  return run(async () => {
-    const p = parseCommandArgs(args, { values: ['world-size', 'trainer', 'hf'], flags: ['json'] }, (m) => new Usage(m));
+  return run(IMPORT, async () => {
+    const p = parseCommandArgs(args, IMPORT.options, (m) => new Usage(m));
     const [kindArg, file, alsoFile, extra] = p.positionals;
     if (!kindArg || !file || extra)
       throw new Usage('import needs a kind (or auto), a file (or - for standard input) and at most one DeepSpeed JSON');
@@ -130,8 +117,8 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
 
 /** llmem export <deepspeed|megatron|torchtitan|verl> <config.json|-> [--json] */
 export function exportCommand(args: string[]): Promise<number> {
-  return run(async () => {
-    const p = parseCommandArgs(args, { flags: ['json'] }, (m) => new Usage(m));
+  return run(EXPORT, async () => {
+    const p = parseCommandArgs(args, EXPORT.options, (m) => new Usage(m));
     const [kind, file, extra] = p.positionals;
     if (!kind || !file || extra) throw new Usage('export needs a format and a config file (or - for standard input)');
     if (!(EXPORT_KINDS as string[]).includes(kind))

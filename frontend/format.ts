@@ -1,20 +1,9 @@
 // Number formatting for the page: bytes in GiB with two decimals (the CLI's
-// unit), parameter counts in B/M/K, fractions as percent. Pure functions.
+// formatter, frontend/config/numbers.ts), parameter counts in B/M/K, fractions
+// as percent. Pure functions.
 
-export const GIB = 2 ** 30;
+export { formatGiB, GIB, gibParts } from './config/numbers.js';
 export const MIB = 2 ** 20;
-
-/** Bytes as { value, unit } (unit styled apart from the number, like squoosh's pretty-bytes). */
-export function gibParts(bytes: number): { value: string; unit: string } {
-  if (!Number.isFinite(bytes)) return { value: '–', unit: 'GiB' };
-  return { value: (bytes / GIB).toFixed(2), unit: 'GiB' };
-}
-
-/** "43.86 GiB" (two decimals, always GiB: the same figure as `llmem estimate`). */
-export function formatGiB(bytes: number): string {
-  const p = gibParts(bytes);
-  return `${p.value} ${p.unit}`;
-}
 
 /** A parameter count: "8.03 B", "567.0 M", "12.3 K", "42". */
 export function formatCount(n: number): string {

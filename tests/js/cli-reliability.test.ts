@@ -73,6 +73,25 @@ describe('CLI: invalid configs (exit 1, the key named)', () => {
     const r = cli(['estimate', '-', '--set', '__proto__.x=1'], '{}');
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('__proto__.x: unknown key');
+    const c = cli(['estimate', '-', '--set', 'constructor.prototype.x=1'], '{}');
+    expect(c.status).toBe(1);
+    expect(c.stderr).toContain('--set constructor.prototype.x: unknown key');
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+  it('a later --set of a group merges into an earlier one, as into the file', () => {
+    const run = (args: string[], input = '{}') => JSON.parse(cli(['estimate', '-', '--json', ...args], input).stdout);
+    const both = run([], '{"training":{"seq_len":2048,"micro_batch":2}}');
+    const set = run(['--set', 'training.seq_len=2048', '--set', 'training={"micro_batch":2}']);
+    expect(set.per_gpu.device_used_bytes).toBe(both.per_gpu.device_used_bytes);
+  });
+  it('unknown keys the resolved config no longer holds are still refused', () => {
+    // --hf replaces the file's model section; a preset's merge makes "__proto__" the prototype
+    const hf = cli(['estimate', '-', '--hf', 'tests/fixtures/import/hf/llama-3.1-8b.json'], '{"model":{"bogus":1}}');
+    expect(hf.status).toBe(1);
+    expect(hf.stderr).toMatch(/^llmem: model\.bogus: unknown key \(allowed here: preset, name, /);
+    const proto = cli(['fit', '-'], '{"model":{"preset":"llama-3.2-1b","__proto__":{"layers":1}}}');
+    expect(proto.status).toBe(1);
+    expect(proto.stderr).toContain('model.__proto__: unknown key (allowed here: ');
   });
   it('YAML nested thousands of levels', () => {
     const r = cli(['import', 'axolotl', file('deep.yaml', `a: ${'['.repeat(5000)}${']'.repeat(5000)}\n`)]);
@@ -137,10 +156,11 @@ describe('CLI: planner options are named with their range (exit 2)', () => {
 });
 
 describe('CLI help', () => {
-  it('llmem <command> --help prints that command first and exits 0', () => {
+  it('llmem <command> --help prints that command first and exits 0 (more in cli-help.test.ts)', () => {
     const r = cli(['search', '--help']);
     expect(r.status).toBe(0);
-    expect(r.stdout.split('\n')[0]).toMatch(/^ {2}llmem search /);
+    expect(r.stdout.split('\n')[0]).toMatch(/^usage: llmem search /);
+    expect(r.stdout).not.toContain('llmem estimate');
   });
 });
 

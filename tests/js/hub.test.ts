@@ -272,6 +272,6 @@ describe('llmem estimate --hf org/name', () => {
     const gated = await run(['estimate', '--hf', 'org/gated']);
     expect(gated.code).toBe(2);
     expect(gated.stderr.trim().split('\n')).toHaveLength(1);
-    expect((await run(['estimate', '--help'])).stdout).toMatch(/--hf config\.json \| org\/name[\s\S]*HF_TOKEN/);
+    expect((await run(['estimate', '--help'])).stdout).toMatch(/--hf <config\.json \| org\/name>[\s\S]*HF_TOKEN/);
   });
 });

@@ -20,9 +20,10 @@ describe('docs/config.md', () => {
     const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-config-doc.mjs'), '--print'], {
       encoding: 'utf8',
     });
-    expect(committed() === generated, 'docs/config.md is out of date: run `npm run build:core` (it rewrites the key table)').toBe(
-      true,
-    );
+    expect(
+      committed() === generated,
+      'docs/config.md is out of date: run `npm run build:core` (it rewrites the key table)',
+    ).toBe(true);
   });
 
   it('has one table row per key of the core, in the core order', () => {

@@ -25,9 +25,13 @@ function stack(series: ChartSeries[], n: number, per: number): Float64Array[] {
 
 export function toData(spec: ChartSpec): uPlot.AlignedData {
   const n = spec.x?.length ?? spec.series[0]?.values.length ?? 0;
-  const x = spec.x ? Float64Array.from(spec.x) : Float64Array.from({ length: n }, (_, i) => i);
+  // the core's columns go in as they are (Float64Array); a copy only where values must change
+  const x = spec.x instanceof Float64Array ? spec.x : Float64Array.from(spec.x ?? { length: n }, (v, i) => v ?? i);
   const per = spec.yPer ?? 1;
-  const line = (s: ChartSeries) => Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v / per));
+  const line = (s: ChartSeries) =>
+    per === 1 && s.values instanceof Float64Array && s.values.every(Number.isFinite)
+      ? s.values
+      : Array.from(s.values, (v) => (v === null || !Number.isFinite(v) ? null : v / per));
   if ((spec.kind ?? 'stack') !== 'stack') return [x, ...spec.series.map(line)] as unknown as uPlot.AlignedData;
   // uPlot paints series in order: the full stack first, the bottom layer last, each filled to zero; overlays on top
   return [

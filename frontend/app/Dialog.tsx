@@ -1,6 +1,6 @@
 // A modal dialog (the native <dialog>: focus kept inside, Escape closes, the
 // page behind is inert). Closes on Escape, the close button and a click on
-// the backdrop; the owner unmounts it.
+// the backdrop; the owner unmounts it, and focus goes back to the opener.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 
@@ -20,8 +20,13 @@ export function Dialog({
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const d = ref.current!;
+    // focus goes back where it was (the button that opened the dialog) when it closes
+    const opener = document.activeElement as HTMLElement | null;
     if (!d.open) d.showModal?.();
-    return () => d.open && d.close();
+    return () => {
+      if (d.open) d.close();
+      if (opener?.isConnected && opener !== document.body) opener.focus();
+    };
   }, []);
   return (
     // biome-ignore lint/a11y/useKeyWithClickEvents: the click is on the backdrop; the keyboard closes the dialog with Escape (onCancel)

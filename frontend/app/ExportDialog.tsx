@@ -5,6 +5,7 @@ import { useState } from 'preact/hooks';
 import { EXPORTS, type ExportChoice } from '../io-state.js';
 import { useApp } from './context.js';
 import { Dialog } from './Dialog.js';
+import { TabList } from './TabList.js';
 import { copyText as copy, downloadText as download } from '../clipboard.js';
 
 export function ExportDialog() {
@@ -20,7 +21,7 @@ export function ExportDialog() {
   };
   return (
     <Dialog id="export-dialog" title="Export the config" onClose={io.close}>
-      <div class="tabs export-tabs" role="tablist" aria-label="Format">
+      <TabList label="Format" class="export-tabs" onSelect={(i) => choose(EXPORTS[i].id)}>
         {EXPORTS.map((e) => (
           <button
             key={e.id}
@@ -29,6 +30,7 @@ export function ExportDialog() {
             class="tab"
             id={`export-tab-${e.id}`}
             aria-selected={e.id === kind}
+            tabIndex={e.id === kind ? 0 : -1}
             autofocus={e.id === kind}
             aria-controls="export-panel"
             data-testid={`export-${e.id}`}
@@ -37,7 +39,7 @@ export function ExportDialog() {
             {e.label}
           </button>
         ))}
-      </div>
+      </TabList>
       <div id="export-panel" role="tabpanel" aria-labelledby={`export-tab-${kind}`} class="export-panel">
         <p class="hint">{fmt.about}</p>
         {io.loadError.value && kind !== 'config' ? (

@@ -35,7 +35,8 @@ export function FieldInput({ path }: { path: string }) {
   if (!f) return null;
   const ui = UI[path] ?? { label: labelOf(path) };
   const id = fieldId(path);
-  const describedBy = [message ? `${id}-err` : '', ui.hint ? `${id}-hint` : ''].filter(Boolean).join(' ') || undefined;
+  // the hint gives way to the error (foot below): reference only what is shown
+  const describedBy = message ? `${id}-err` : ui.hint ? `${id}-hint` : undefined;
   const cls = `field kind-${f.kind}${message ? ' has-error' : ''}${changed ? ' changed' : ''}`;
   const tip = `${path}${changed ? ' (changed)' : ''}`;
 

@@ -39,6 +39,7 @@ export function LargestFit() {
               type="button"
               class="link fit-value"
               title={`Set ${label.toLowerCase()} to ${formatNumber(v)}`}
+              aria-label={`Set ${label.toLowerCase()} to ${formatNumber(v)}`}
               onClick={() => s.setField(path, v)}
             >
               {formatNumber(v)}

@@ -5,6 +5,7 @@ import type { ComponentType } from 'preact';
 import { TABS, type Tab } from '../planner-state.js';
 import { useApp } from './context.js';
 import { lazy } from './lazy.js';
+import { TabList } from './TabList.js';
 
 // each tab's code (and its chart) loads when the tab is first opened
 const PANELS: Record<Tab, ComponentType> = {
@@ -22,20 +23,12 @@ export function Planner() {
     measured: s.planner.measurement.value ? 'loaded' : null,
   };
   const choose = (t: Tab | null) => (s.planner.tab.value = t);
-  const onKey = (e: KeyboardEvent) => {
-    if (e.key !== 'ArrowRight' && e.key !== 'ArrowLeft') return;
-    const i = TABS.findIndex((t) => t.id === tab);
-    const next = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length];
-    choose(next.id);
-    document.getElementById(`tab-${next.id}`)?.focus();
-    e.preventDefault();
-  };
   const Panel = tab ? PANELS[tab] : null;
   return (
     <section class={`card planner${tab ? ' open' : ''}`} aria-labelledby="planner-title" data-testid="planner">
       <div class="planner-head">
         <h3 id="planner-title">Planner</h3>
-        <div class="tabs" role="tablist" aria-label="Planner tools" onKeyDown={onKey}>
+        <TabList label="Planner tools" onSelect={(i) => choose(TABS[i].id)}>
           {TABS.map((t) => (
             <button
               key={t.id}
@@ -53,7 +46,7 @@ export function Planner() {
               {badge[t.id] && <span class="pill">{badge[t.id]}</span>}
             </button>
           ))}
-        </div>
+        </TabList>
         {tab && (
           <button type="button" class="link close" aria-label="Close the planner" onClick={() => choose(null)}>
             Close

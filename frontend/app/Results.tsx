@@ -55,7 +55,10 @@ export function Results() {
     [later],
   );
   return (
-    <section class="results" id="results" aria-label="Results" data-testid="results">
+    <section class="results" id="results" aria-labelledby="results-title" data-testid="results">
+      <h2 id="results-title" class="sr-only">
+        Results
+      </h2>
       <StaleBanner />
       {r ? (
         <div class={s.stale.value ? 'stale' : ''}>

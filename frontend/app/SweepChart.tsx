@@ -94,10 +94,49 @@ export function SweepChart({ axis, points, log, current, onPick, free }: SweepCh
     };
   }, [points, log, current, free]);
 
+  // the chart's numbers for a screen reader (the chart shows them to the eye): one row per point
+  const table = useMemo(
+    () => (
+      <table class="sr-only" data-testid="sweep-table">
+        <caption>{spec.ariaLabel}</caption>
+        <thead>
+          <tr>
+            <th scope="col">
+              {axis.label} ({axis.unit})
+            </th>
+            <th scope="col">{READING_LABEL.allocated}</th>
+            <th scope="col">{READING_LABEL.reserved}</th>
+            <th scope="col">{READING_LABEL.device}</th>
+            <th scope="col">Fits</th>
+          </tr>
+        </thead>
+        <tbody>
+          {points.map((p, i) => (
+            <tr key={i}>
+              <th scope="row">{name(p)}</th>
+              {p.ok ? (
+                <>
+                  <td>{formatGiB(p.peak_allocated_bytes)}</td>
+                  <td>{formatGiB(p.peak_reserved_bytes)}</td>
+                  <td>{formatGiB(p.device_used_bytes)}</td>
+                  <td>{p.fits ? 'yes' : 'no'}</td>
+                </>
+              ) : (
+                <td colSpan={4}>invalid: {p.error}</td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    ),
+    [points, spec.ariaLabel],
+  );
+
   const h = hover !== null ? points[hover] : null;
   return (
     <div data-testid="sweep-chart">
       <Chart spec={spec} onHover={setHover} onPick={(i) => points[i]?.ok && onPick(points[i])} />
+      {table}
       <p class="readout num" aria-live="off" data-testid="sweep-readout">
         {h
           ? h.ok

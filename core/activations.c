@@ -166,8 +166,8 @@ double lora_saved_bytes(const plan *pl, int layer) {
   int cast = lora_input_cast(pl);
   double copy = ab < 4 ? ab : dtype_bytes(pl->adapter_dtype);
   double q_out = pl->heads * pl->head_dim / pl->tp;
-  double f = layer_is_moe(pl, layer) ? pl->shared_ffn * pl->shared_experts / pl->tp : pl->ffn / pl->tp;
-  int has_mlp = !layer_is_moe(pl, layer) || pl->shared_experts > 0;
+  double f = layer_is_moe(pl, layer) ? pl->shared_ffn * pl->in->moe_shared_experts / pl->tp : pl->ffn / pl->tp;
+  int has_mlp = !layer_is_moe(pl, layer) || pl->in->moe_shared_experts > 0;
   double in_dims[7] = {h, h, h, q_out, h, h, f};
   double bytes = 0;
   int qkv_dropped = 0;
@@ -230,9 +230,9 @@ static void set_core(mixer_part *m, const double *t, int n, double sum) {
 static void attention_dims(const plan *pl, mixer_part *m) {
   double t = pl->tp, a_t = pl->heads / t;
   if (pl->mla) {
-    m->q_dim = a_t * (pl->qk_nope + pl->qk_rope);
+    m->q_dim = a_t * (pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim);
     m->k_dim = m->q_dim;
-    m->v_dim = a_t * pl->v_head_dim;
+    m->v_dim = a_t * pl->in->mla_v_head_dim;
     m->o_dim = m->v_dim;
     return;
   }
@@ -296,11 +296,11 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   /* norm output, one copy per linear under autocast; Megatron SP keeps it sharded, PyTorch SP gathered */
   m->proj_in = keep_qkv_in ? m->proj_copies * T * h / sh->lin_in * sh->lin : 0;
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */
-    m->latent = T * (2 * pl->q_lora_rank + 2 * (pl->kv_lora_rank + pl->qk_rope)) * ab;
+    m->latent = T * (2 * pl->q_lora_rank + 2 * (pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim)) * ab;
   double kb = torch_math_sdpa(pl) ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
   m->kb = kb;
   double qkv[5] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb, T * m->q_dim * ab, T * m->q_dim * ab};
-  if (pl->attn_gate) /* the output gate: sigmoid's output and the ungated attention output the product keeps
+  if (pl->in->attn_output_gate) /* the output gate: sigmoid's output and the ungated attention output the product keeps
                       * (transformers qwen3_next/modeling_qwen3_next.py Qwen3NextAttention) */
     set_core(m, qkv, 5, T * (m->q_dim + m->k_dim + m->v_dim) * kb + 2 * T * m->q_dim * ab);
   else {
@@ -336,8 +336,8 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
  * recomputes them and adds dh beside h. */
 static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m) {
   double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
-  double hv = pl->lin_v_heads / t, dk = pl->lin_k_dim, dv = pl->lin_v_dim;
-  double key_dim = pl->lin_k_heads / t * dk, value_dim = hv * dv, conv_dim = 2 * key_dim + value_dim;
+  double hv = pl->in->linear_value_heads / t, dk = pl->in->linear_key_head_dim, dv = pl->in->linear_value_head_dim;
+  double key_dim = pl->in->linear_key_heads / t * dk, value_dim = hv * dv, conv_dim = 2 * key_dim + value_dim;
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
   m->proj_in = keep_in ? T * h / sh->lin_in * sh->lin : 0;
@@ -365,8 +365,8 @@ static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part
  * backward: dzxbcdt, dxBC and the recomputed states. */
 static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m) {
   double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
-  double heads = pl->ssm_heads / t, inner = heads * pl->ssm_head_dim, groups = pl->ssm_groups / t;
-  double bc = 2 * groups * pl->ssm_state, zxbcdt = 2 * inner + bc + heads, conv_dim = inner + bc;
+  double heads = pl->in->ssm_heads / t, inner = heads * pl->in->ssm_head_dim, groups = pl->in->ssm_groups / t;
+  double bc = 2 * groups * pl->in->ssm_state_size, zxbcdt = 2 * inner + bc + heads, conv_dim = inner + bc;
   int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
@@ -376,9 +376,9 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
   set_core(m, core, 3, core[0] + core[1] + core[2]);
   m->out_in = megatron ? T * inner * sh->lin : 0;
   m->lse = T * groups * 4;
-  double chunks = T / pl->ssm_chunk, states = chunks * heads * pl->ssm_head_dim * pl->ssm_state;
-  m->forward_temp =
-      T * conv_dim * ab + 2 * T * heads * 4 + states * (4 + ab) + T * groups * pl->ssm_chunk * 4 + T * inner * ab;
+  double chunks = T / pl->in->ssm_chunk_size, states = chunks * heads * pl->in->ssm_head_dim * pl->in->ssm_state_size;
+  m->forward_temp = T * conv_dim * ab + 2 * T * heads * 4 + states * (4 + ab) +
+                    T * groups * pl->in->ssm_chunk_size * 4 + T * inner * ab;
   m->backward_temp = T * (zxbcdt + conv_dim) * ab + 2 * states * 4;
   m->q_dim = m->k_dim = m->v_dim = m->o_dim = inner, m->kb = ab;
 }
@@ -401,8 +401,8 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   /* A parallel block (GPT-J, Falcon, phi-2: x + attn(ln(x)) + mlp(ln(x)))
    * feeds the MLP the attention's norm output; with two norms (GPT-NeoX
    * use_parallel_residual) both read x, kept once when the norm keeps x itself. */
-  int one_norm = pl->parallel_block && pl->norms_per_layer <= 1;
-  int shared_x = one_norm || (pl->parallel_block && sh->norm_saved == sh->residual);
+  int one_norm = pl->in->parallel_block && pl->in->norms_per_layer <= 1;
+  int shared_x = one_norm || (pl->in->parallel_block && sh->norm_saved == sh->residual);
   b->norm_x = shared_x ? 0 : out_h * sh->norm_saved;
   b->norm_rstd = one_norm ? 0 : T * 4 / sh->outside;
   b->norm_in = b->norm_x + b->norm_rstd;
@@ -412,8 +412,8 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   double f_t = pl->ffn / t;
   /* MoE: each rank receives tokens * top_k routed copies in expectation, times
    * the load imbalance (or the capacity bound when tokens are dropped) */
-  double rho = pl->capacity_factor > 0 ? pl->capacity_factor : pl->load_imbalance;
-  b->routed = moe ? rho * T * pl->top_k : 0;
+  double rho = pl->capacity_factor > 0 ? pl->capacity_factor : pl->in->moe_load_imbalance;
+  b->routed = moe ? rho * T * pl->in->moe_top_k : 0;
   b->f_e = pl->expert_ffn / pl->etp;
   if (!moe) {
     b->mlp = mlp_internal_bytes(pl, sh, T, f_t, keep_down_in);
@@ -421,7 +421,7 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   } else {
     /* Router and dispatch (docs/memory-model.md §7.10 [DERIVED]): fp32 logits and
      * probabilities, top-k indices, permuted tokens, expert intermediates. */
-    double E = pl->experts, k = pl->top_k, routed = b->routed;
+    double E = pl->in->moe_experts, k = pl->in->moe_top_k, routed = b->routed;
     double router = T * E * 4 * 2 + T * k * 8;
     double dispatched = routed * h * sh->lin; /* permuted tokens = expert fc1 input */
     double experts = mlp_internal_bytes(pl, sh, routed, b->f_e, 1);
@@ -433,11 +433,11 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
      * score_before_experts=True, a9aa50696, 2025-08-05; experiments/llama4/model/
      * moe.py from e4e48349c, 2025-04-07). Compiled, the upcast is a recomputable
      * pointwise op and the bf16 gathered tokens are kept (at most). */
-    double combine = routed * h * (pl->score_before && !pl->torch_compile ? 4 : ab);
+    double combine = routed * h * (pl->in->moe_score_before && !pl->torch_compile ? 4 : ab);
     b->combine = combine;
     double shared = 0;
-    if (pl->shared_experts > 0)
-      shared = pl->shared_experts * mlp_internal_bytes(pl, sh, T, pl->shared_ffn / t, keep_down_in);
+    if (pl->in->moe_shared_experts > 0)
+      shared = pl->in->moe_shared_experts * mlp_internal_bytes(pl, sh, T, pl->shared_ffn / t, keep_down_in);
     b->mlp = router + dispatched + experts + combine + shared;
     /* all-to-all send and receive buffers, and the expert working set */
     b->temp = 2 * routed * h * ab + (pl->gated ? 3 : 2) * routed * b->f_e * ab;
@@ -523,10 +523,12 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
   if (moe) {
     tensor_list *block = drop_moe ? rc : kept;
     double routed = b->routed, f_e = b->f_e, h = pl->hidden;
-    double router = T * pl->experts * 8 + T * pl->top_k * 8, experts = mlp_internal_bytes(pl, sh, routed, f_e, 1);
-    push(block, T * pl->experts * 4), push(block, T * pl->experts * 4), push(block, T * pl->top_k * 8);
+    double router = T * pl->in->moe_experts * 8 + T * pl->in->moe_top_k * 8,
+           experts = mlp_internal_bytes(pl, sh, routed, f_e, 1);
+    push(block, T * pl->in->moe_experts * 4), push(block, T * pl->in->moe_experts * 4),
+        push(block, T * pl->in->moe_top_k * 8);
     push(block, routed * h * sh->lin), push(block, routed * f_e * sh->lin), push(block, b->combine);
-    if (pl->shared_experts > 0) push(block, b->mlp - (router + routed * h * sh->lin + experts + b->combine));
+    if (pl->in->moe_shared_experts > 0) push(block, b->mlp - (router + routed * h * sh->lin + experts + b->combine));
     push(drop_moe_act ? rc : kept, experts - routed * f_e * sh->lin);
   }
   push(kept, b->drop);
@@ -556,7 +558,7 @@ static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list
 layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed) {
   layer_activations la = {0};
   shape sh = layer_shape(pl);
-  if (layer < (int)pl->encoder_layers) { /* an encoder layer runs over the source tokens, attending all of them */
+  if (layer < (int)pl->in->encoder_layers) { /* an encoder layer runs over the source tokens, attending all of them */
     sh.tokens = pl->source_len / pl->cp * pl->micro_batch;
     sh.seq_keys = pl->source_len;
   }
@@ -591,7 +593,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   double layer_input = T * h * sh.residual / sh.outside; /* checkpoint input (Megatron keeps it SP-sharded) */
   double saved = policy_saved(pl, &sh, &m, &b, moe, has_mlp, full, layer_input);
   list_tensors(pl, &sh, &m, &b, moe, has_mlp, keep_down_in, lora, layer_input, full, saved, recomputed, &la);
-  if (pl->encoder_layers > 0 && layer >= (int)pl->encoder_layers) {
+  if (pl->in->encoder_layers > 0 && layer >= (int)pl->in->encoder_layers) {
     double cross = cross_attention_saved(pl, &sh, recomputed ? &la.recompute_tensors : &la.saved_tensors);
     full += cross;
     if (!recomputed) saved += cross;
@@ -636,7 +638,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
 double embedding_activation_bytes(const plan *pl) {
   double T = pl->seq_len / pl->cp * pl->micro_batch;
   double mask = pl->dropout > 0 ? T * pl->hidden / (pl->sp ? pl->tp : 1) : 0;
-  if (pl->encoder_layers > 0) { /* the source ids, and the encoder's output every cross-attention's k/v reads */
+  if (pl->in->encoder_layers > 0) { /* the source ids, and the encoder's output every cross-attention's k/v reads */
     double S = pl->source_len / pl->cp * pl->micro_batch;
     return 8 * T + mask + 8 * S + S * pl->hidden * pl->act_bytes;
   }

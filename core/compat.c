@@ -389,25 +389,25 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
   a.num_query_groups = pl->kv_heads;
   a.num_layers = pl->layers;
   a.ffn_hidden_size = pl->ffn;
-  a.num_experts = pl->moe ? pl->experts : 0;
+  a.num_experts = pl->moe ? pl->in->moe_experts : 0;
   a.moe_ffn_hidden_size = pl->expert_ffn;
-  a.moe_shared_expert_intermediate_size = pl->shared_experts * pl->shared_ffn;
-  a.moe_router_topk = pl->top_k;
-  a.moe_shared_expert_gate = pl->shared_gate;
+  a.moe_shared_expert_intermediate_size = pl->in->moe_shared_experts * pl->shared_ffn;
+  a.moe_router_topk = pl->in->moe_top_k;
+  a.moe_shared_expert_gate = (int)pl->in->moe_shared_gate;
   a.moe_latent_size = isnan(pl->in->moe_latent_size) ? 0 : pl->in->moe_latent_size;
   a.mtp_num_layers = pl->in->mtp_layers;
   a.is_moe_layer = plan_is_moe;
   a.pattern_ctx = pl;
   a.swiglu = pl->gated;
   a.rmsnorm = pl->norm_width == 1;
-  a.add_bias_linear = pl->bias || pl->router_bias;
+  a.add_bias_linear = pl->in->bias || pl->in->moe_router_bias;
   a.untie_embeddings_and_output_weights = !pl->tied;
   a.multi_latent_attention = pl->mla;
   a.q_lora_rank = pl->q_lora_rank;
-  a.kv_lora_rank = pl->kv_lora_rank;
-  a.qk_head_dim = pl->qk_nope;
-  a.qk_pos_emb_head_dim = pl->qk_rope;
-  a.v_head_dim = pl->v_head_dim;
+  a.kv_lora_rank = pl->in->mla_kv_lora_rank;
+  a.qk_head_dim = pl->in->mla_qk_nope_head_dim;
+  a.qk_pos_emb_head_dim = pl->in->mla_qk_rope_head_dim;
+  a.v_head_dim = pl->in->mla_v_head_dim;
   a.padded_vocab_size = pl->vocab_padded;
   a.tensor_model_parallel_size = pl->tp;
   a.pipeline_model_parallel_size = pl->pp;
@@ -428,9 +428,9 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
 
 /* Largest leaf module (DeepSpeed stage3.py L3783-3793: model_to_params). */
 static double largest_layer_params(const plan *pl) {
-  double biggest = pl->vocab * pl->hidden;
+  double biggest = pl->in->vocab * pl->hidden;
   for (int kind = 0; kind < 2; kind++) {
-    int layer = kind ? (int)pl->dense_layers : 0;
+    int layer = kind ? (int)pl->in->moe_dense_layers : 0;
     if (kind && !layer_is_moe(pl, layer)) continue;
     plan whole = *pl;
     whole.tp = whole.ep = whole.etp = 1;
@@ -471,11 +471,11 @@ static int engine_is_megatron(const plan *pl) {
  * and Korthikanti et al. assume MHA. */
 static llmem_status compat_supported(const plan *pl) {
   if (pl->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
-  int ds_formula = pl->formula == LLMEM_FORMULA_DEEPSPEED || pl->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
+  int ds_formula = pl->in->formula == LLMEM_FORMULA_DEEPSPEED || pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
   int offload = pl->offload_optimizer != LLMEM_OFFLOAD_NONE || pl->offload_params != LLMEM_OFFLOAD_NONE;
   int nvme = pl->offload_optimizer == LLMEM_OFFLOAD_NVME || pl->offload_params == LLMEM_OFFLOAD_NVME;
   if (offload && (!ds_formula || nvme)) return LLMEM_ERR_COMPAT_FEATURE;
-  if (pl->mla && (pl->formula == LLMEM_FORMULA_ZERO_PAPER || pl->formula == LLMEM_FORMULA_KORTHIKANTI))
+  if (pl->mla && (pl->in->formula == LLMEM_FORMULA_ZERO_PAPER || pl->in->formula == LLMEM_FORMULA_KORTHIKANTI))
     return LLMEM_ERR_COMPAT_FEATURE;
   return LLMEM_OK;
 }
@@ -529,7 +529,7 @@ static llmem_status deepspeed_formula(const plan *pl, double P, double *cat, llm
   double gpu, cpu;
   int off_opt = pl->offload_optimizer != LLMEM_OFFLOAD_NONE, off_par = pl->offload_params != LLMEM_OFFLOAD_NONE;
   if (pl->zero_stage <= 2) {
-    deepspeed_zero2(P, gpn, nodes, off_opt, pl->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
+    deepspeed_zero2(P, gpn, nodes, off_opt, pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
     cat[LLMEM_CAT_WEIGHTS] = 2 * P;
     if (!off_opt) {
       cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
@@ -590,7 +590,7 @@ llmem_status compat_estimate(const plan *pl, llmem_result *out) {
   llmem_status st = compat_supported(pl);
   if (st != LLMEM_OK) return st;
   double P = out->params_total;
-  switch (pl->formula) {
+  switch ((int)pl->in->formula) {
     case LLMEM_FORMULA_MEGATRON: st = megatron_formula(pl, cat, out); break;
     case LLMEM_FORMULA_MEGATRON_BRIDGE: st = bridge_formula(pl, cat, out); break;
     case LLMEM_FORMULA_DEEPSPEED:

@@ -300,7 +300,7 @@ llmem_status llmem_estimate(const llmem_input *in, llmem_result *out) {
     return st;
   }
   model_param_counts(&pl, &out->params_total, &out->params_active, &out->params_trainable);
-  if (pl.formula != LLMEM_FORMULA_LLMEM) return compat_result(&pl, out);
+  if (pl.in->formula != LLMEM_FORMULA_LLMEM) return compat_result(&pl, out);
   add_config_warnings(&pl, out);
   allocator_within_budget(&pl);
   /* each stage once, the most loaded again for its timeline unless its points were kept */
@@ -324,7 +324,7 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
   pl_->simulate_allocator = allocator;
   allocator_within_budget(pl_);
   const plan pl = *pl_;
-  if (r.status == LLMEM_OK && pl.formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
+  if (r.status == LLMEM_OK && pl.in->formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
   if (r.status != LLMEM_OK) {
     *out = r;
     return r.status;

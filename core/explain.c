@@ -116,7 +116,7 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
       out, &(state_split){LLMEM_TERM_OPTIMIZER, LLMEM_TERM_OPTIMIZER_EXPERT, LLMEM_CAT_OPTIMIZER_STATES, 0,
                           b[LLMEM_CAT_OPTIMIZER_STATES], rs->optimizer, x.optimizer, trainable, E, shard_o, ne_o, 0});
   layer_activations la = layer_activation_bytes(pl, st->first_layer, pl->recompute == LLMEM_RECOMPUTE_FULL);
-  if (st->layer_count > 0 && (pl->mixer_period || pl->mlp_period || pl->encoder_layers > 0))
+  if (st->layer_count > 0 && (pl->mixer_period || pl->mlp_period || pl->in->encoder_layers > 0))
     la = mean_layer_activations(pl, st); /* layers of several kinds: the stage's mean layer */
   double passes = la.saved_bytes > 0 ? (b[LLMEM_CAT_ACTIVATIONS] - la.recompute_bytes) / la.saved_bytes : 0;
   term(out, LLMEM_TERM_ACTIVATIONS, LLMEM_CAT_ACTIVATIONS, b[LLMEM_CAT_ACTIVATIONS], la.saved_bytes,

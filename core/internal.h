@@ -23,39 +23,26 @@ typedef struct {
 /* Everything resolved once from the input: integers, nulls replaced. */
 typedef struct {
   const llmem_input *in;
-  int formula;
 
-  /* model */
-  double layers, hidden, heads, kv_heads, head_dim, ffn, vocab, vocab_padded;
-  int gated, tied, head_kind, learned_pos, bias, qkv_bias, qk_norm, attn_sinks, lm_head_bias;
+  /* model: what plan.c resolves or combines (the other model.* keys: pl->in) */
+  double layers, hidden, heads, kv_heads, head_dim, ffn, vocab_padded;
+  int gated, tied, head_kind, learned_pos, qkv_bias;
   int o_bias, mlp_bias; /* attention output / MLP linear biases (default: model.bias) */
-  int parallel_block;   /* attention and MLP read one norm output (GPT-J, Falcon, phi-2) */
-  double type_vocab, embedding_norm, final_norm;
-  double norm_width; /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */
-  double norms_per_layer, max_positions, num_labels;
+  double norm_width;    /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */
   int moe;
-  double experts, top_k, expert_ffn, shared_experts, shared_ffn, dense_layers, layer_freq;
-  double capacity_factor, load_imbalance;
-  int shared_gate, router_bias, score_before;
+  double expert_ffn, shared_ffn;
+  double capacity_factor; /* 0: unset */
   int mla;
-  double q_lora_rank, kv_lora_rank, qk_nope, qk_rope, v_head_dim;
+  double q_lora_rank;
   /* per-layer kinds: a pattern repeated over the layers (period 0: every layer full / by the MoE rule) */
   unsigned char mixer_pattern[LLMEM_MAX_PATTERN], mlp_pattern[LLMEM_MAX_PATTERN];
   int mixer_period, mlp_period;
-  double sliding_window, attention_chunk; /* NaN: unset */
-  int attn_gate;                          /* q_proj also outputs a sigmoid gate of the attention output */
-  double lin_k_heads, lin_v_heads, lin_k_dim, lin_v_dim, lin_conv;            /* Gated DeltaNet layers */
-  double ssm_state, ssm_heads, ssm_head_dim, ssm_groups, ssm_conv, ssm_chunk; /* Mamba-2 layers */
-  int ssm_bias, ssm_conv_bias;
   double mtp_layers; /* multi-token-prediction depths on the last stage */
-  /* encoder-decoder: layers [0, encoder_layers) are the encoder's, over source_len tokens; the
+  /* encoder-decoder: layers [0, model.encoder_layers) are the encoder's, over source_len tokens; the
    * decoder's (the rest) add cross-attention */
-  double encoder_layers, source_len, rel_buckets;
+  double source_len;
   /* the vision tower (model.vision; layers 0: none) */
-  int vision_kind, vision_train;
-  double vision_layers, vision_hidden, vision_heads, vision_ffn, vision_patch, vision_image;
-  double vision_merge, vision_projector, vision_images, vision_positions; /* positions NaN: one per patch */
-  double vision_deepstack; /* Qwen3-VL deepstack mergers beside the main one */
+  double vision_merge, vision_projector;
 
   /* training */
   double micro_batch, seq_len, grad_accum;

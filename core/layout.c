@@ -96,7 +96,7 @@ static void stage_head(const plan *pl, stage_layout *st) {
     for (int k = 0; k < (int)pl->mtp_layers; k++) add_layer(&st->layers, &mtp);
     if ((!st->has_embedding || plan_dualpipe(pl)) && !pl->tied) st->embedding_count += pl->vocab_padded * h / t;
   }
-  st->final_norm_count = pl->final_norm * pl->norm_width * h;
+  st->final_norm_count = pl->in->final_norm * pl->norm_width * h;
   if (pl->head_kind == LLMEM_HEAD_LM) {
     /* untied: own output layer; tied with p > 1: the last stage keeps a copy
      * of the word embedding (Megatron; docs/memory-model.md §11 #14); a V
@@ -105,7 +105,7 @@ static void stage_head(const plan *pl, stage_layout *st) {
      * modules with a table each */
     if (!pl->tied || (pl->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
       st->head_count = pl->vocab_padded * h / t;
-    if (pl->lm_head_bias) st->head_count += pl->vocab_padded / t;
+    if (pl->in->lm_head_bias) st->head_count += pl->vocab_padded / t;
   } else {
     st->head_count = head_params(pl);
   }
@@ -121,12 +121,12 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   stage_layers(pl, stage, &st);
   double t = pl->tp, h = pl->hidden;
   /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
-  if (st.has_embedding) st.embedding_count = embedding_params(pl) - pl->vocab * h + pl->vocab_padded * h / t;
+  if (st.has_embedding) st.embedding_count = embedding_params(pl) - pl->in->vocab * h + pl->vocab_padded * h / t;
   if (st.has_head) stage_head(pl, &st);
-  if (st.has_head && pl->encoder_layers > 0) /* the encoder's final norm and the stacks' relative position biases */
-    st.final_norm_count += pl->final_norm * pl->norm_width * h + 2 * pl->rel_buckets * pl->heads;
-  else if (st.has_head) st.final_norm_count += pl->rel_buckets * pl->heads;
-  if (st.has_embedding && pl->vision_layers > 0) { /* the tower runs before the first layer */
+  if (st.has_head && pl->in->encoder_layers > 0) /* the encoder's final norm and the stacks' relative position biases */
+    st.final_norm_count += pl->in->final_norm * pl->norm_width * h + 2 * pl->in->relative_buckets * pl->heads;
+  else if (st.has_head) st.final_norm_count += pl->in->relative_buckets * pl->heads;
+  if (st.has_embedding && pl->in->vision_layers > 0) { /* the tower runs before the first layer */
     vision_cost v = vision_of(pl);
     st.vision_count = (v.tower_params + v.projector_params) / t;
     st.vision_frozen_count = v.frozen_params / t;
@@ -147,13 +147,13 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
 /* Layers [a, a + n) have the same kinds (mixer x MLP, in order) as [b, b + n): with
  * the MoE rule alone, when as many leading dense layers and the same MoE phase follow. */
 static int same_kinds(const plan *pl, int a, int b, int n) {
-  if (pl->mixer_period || pl->mlp_period || pl->encoder_layers > 0) { /* per-layer kinds: layer by layer */
+  if (pl->mixer_period || pl->mlp_period || pl->in->encoder_layers > 0) { /* per-layer kinds: layer by layer */
     for (int i = 0; i < n; i++)
       if (layer_kind(pl, a + i) != layer_kind(pl, b + i)) return 0;
     return 1;
   }
   if (!pl->moe) return 1;
-  int d = (int)pl->dense_layers, f = (int)pl->layer_freq;
+  int d = (int)pl->in->moe_dense_layers, f = (int)pl->in->moe_layer_freq;
   int dense_a = d - a < 0 ? 0 : (d - a > n ? n : d - a);
   int dense_b = d - b < 0 ? 0 : (d - b > n ? n : d - b);
   if (dense_a != dense_b) return 0;

@@ -266,7 +266,7 @@ loss_memory loss_bytes(const plan *pl) {
   int head_trains = pl->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
                     (pl->tied && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
   int head_keeps = head_trains || (pl->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
-  lm.head_input_bytes = pl->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);
+  lm.head_input_bytes = pl->in->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);
   if (pl->head_kind == LLMEM_HEAD_NONE) return lm;
   if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) {
     lm.head_input_bytes = 2 * pl->micro_batch * h * ab; /* pooled token + pooler output */
@@ -278,7 +278,7 @@ loss_memory loss_bytes(const plan *pl) {
     /* the whole vocabulary after the all-gather: the projection's out_features (vocab_multiple's
      * padding; DTensor shards it unevenly and unpads the gather, placement_types.py) */
     double mult = pl->in ? pl->in->vocab_multiple : 1;
-    V = ceil(pl->vocab / mult) * mult;
+    V = ceil(pl->in->vocab / mult) * mult;
     gather_bytes(pl, T, V_shard, V, &lm);
   }
   double TV = T * V;

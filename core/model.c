@@ -8,18 +8,19 @@
 
 /* Encoder layers come first; the lists and the MoE rule index the decoder's layers. */
 int layer_mixer(const plan *pl, int layer) {
-  if (layer < (int)pl->encoder_layers) return LLMEM_MIXER_ENCODER;
-  layer -= (int)pl->encoder_layers;
+  if (layer < (int)pl->in->encoder_layers) return LLMEM_MIXER_ENCODER;
+  layer -= (int)pl->in->encoder_layers;
   return pl->mixer_period ? pl->mixer_pattern[layer % pl->mixer_period] : LLMEM_MIXER_FULL;
 }
 
 int layer_mlp(const plan *pl, int layer) {
-  if (layer < (int)pl->encoder_layers) return LLMEM_LMLP_DENSE;
-  layer -= (int)pl->encoder_layers;
+  if (layer < (int)pl->in->encoder_layers) return LLMEM_LMLP_DENSE;
+  layer -= (int)pl->in->encoder_layers;
   if (pl->mlp_period) return pl->mlp_pattern[layer % pl->mlp_period];
-  if (!pl->moe || layer < (int)pl->dense_layers) return LLMEM_LMLP_DENSE;
+  if (!pl->moe || layer < (int)pl->in->moe_dense_layers) return LLMEM_LMLP_DENSE;
   /* first k dense, then every n-th */
-  return ((layer - (int)pl->dense_layers) % (int)pl->layer_freq) == 0 ? LLMEM_LMLP_MOE : LLMEM_LMLP_DENSE;
+  return ((layer - (int)pl->in->moe_dense_layers) % (int)pl->in->moe_layer_freq) == 0 ? LLMEM_LMLP_MOE
+                                                                                      : LLMEM_LMLP_DENSE;
 }
 
 int layer_is_moe(const plan *pl, int layer) { return layer_mlp(pl, layer) == LLMEM_LMLP_MOE; }
@@ -38,12 +39,12 @@ static long long gcd_ll(long long a, long long b) { return b ? gcd_ll(b, a % b) 
 
 void layer_kind_counts(const plan *pl, int first, int n, int *counts, int *first_at) {
   for (int k = 0; k < LAYER_KIND_COUNT; k++) counts[k] = 0, first_at[k] = -1;
-  int end = first + n, enc = (int)pl->encoder_layers;
+  int end = first + n, enc = (int)pl->in->encoder_layers;
   /* the encoder's layers are of one kind; the decoder's mixers repeat every mixer_period, its MLPs every
    * mlp_period, else dense for the first dense_layers and then MoE every layer_freq (layer_mlp) */
-  int dense_end = enc + (!pl->mlp_period && pl->moe ? (int)pl->dense_layers : 0);
+  int dense_end = enc + (!pl->mlp_period && pl->moe ? (int)pl->in->moe_dense_layers : 0);
   long long mixers = pl->mixer_period ? pl->mixer_period : 1;
-  long long mlps = pl->mlp_period ? pl->mlp_period : pl->moe ? (long long)pl->layer_freq : 1;
+  long long mlps = pl->mlp_period ? pl->mlp_period : pl->moe ? (long long)pl->in->moe_layer_freq : 1;
   long long both = mixers / gcd_ll(mixers, mlps) * mlps;
   int a = first, b = end < enc ? end : enc;
   if (a < b) count_periodic(pl, a, b, 1, counts, first_at);
@@ -63,7 +64,7 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
     /* DeepSeek-V3 modeling: q_a_proj / q_a_layernorm / q_b_proj (or q_proj),
      * kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj. Down-projections
      * are replicated over TP (Megatron MLA: linear_q_down_proj is not split). */
-    double a = pl->heads / t, qk = pl->qk_nope + pl->qk_rope;
+    double a = pl->heads / t, qk = pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim;
     double q_up = 0, q_up_in = 0;
     if (pl->q_lora_rank > 0) {
       double down = h * pl->q_lora_rank;
@@ -76,19 +77,20 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
       q_up = h * a * qk;
       q_up_in = h;
     }
-    double kv_down = h * (pl->kv_lora_rank + pl->qk_rope);
-    double kv_up = pl->kv_lora_rank * a * (pl->qk_nope + pl->v_head_dim);
-    double o = a * pl->v_head_dim * h;
+    double kv_down = h * (pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim);
+    double kv_up = pl->in->mla_kv_lora_rank * a * (pl->in->mla_qk_nope_head_dim + pl->in->mla_v_head_dim);
+    double o = a * pl->in->mla_v_head_dim * h;
     lp->matrix_count += q_up + kv_down + kv_up + o;
-    lp->matrix_dims_count += (q_up_in + a * qk) + (h + pl->kv_lora_rank + pl->qk_rope) +
-                             (pl->kv_lora_rank + a * (pl->qk_nope + pl->v_head_dim)) + (a * pl->v_head_dim + h);
-    lp->vector_count += pl->kv_lora_rank * pl->norm_width;
+    lp->matrix_dims_count += (q_up_in + a * qk) + (h + pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim) +
+                             (pl->in->mla_kv_lora_rank + a * (pl->in->mla_qk_nope_head_dim + pl->in->mla_v_head_dim)) +
+                             (a * pl->in->mla_v_head_dim + h);
+    lp->vector_count += pl->in->mla_kv_lora_rank * pl->norm_width;
     lp->quantizable_count += (pl->q_lora_rank > 0 ? h * pl->q_lora_rank : 0) + q_up + kv_down + kv_up + o;
     lp->largest_linear_count = max2(lp->largest_linear_count, max2(max2(q_up, kv_up), max2(o, kv_down)));
     if (targets & (1 << LLMEM_LT_Q)) lp->lora_count += r * (q_up_in + a * qk);
     if (targets & ((1 << LLMEM_LT_K) | (1 << LLMEM_LT_V)))
-      lp->lora_count += r * (pl->kv_lora_rank + a * (pl->qk_nope + pl->v_head_dim));
-    if (targets & (1 << LLMEM_LT_O)) lp->lora_count += r * (a * pl->v_head_dim + h);
+      lp->lora_count += r * (pl->in->mla_kv_lora_rank + a * (pl->in->mla_qk_nope_head_dim + pl->in->mla_v_head_dim));
+    if (targets & (1 << LLMEM_LT_O)) lp->lora_count += r * (a * pl->in->mla_v_head_dim + h);
     if (pl->o_bias) lp->vector_count += h;
     return;
   }
@@ -97,17 +99,17 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   double kv_out = max2(pl->kv_heads / t, 1) * d;
   /* an output gate doubles q_proj: query and gate per head (transformers
    * models/qwen3_next/modeling_qwen3_next.py Qwen3NextAttention, q_proj * 2) */
-  double q_rows = pl->attn_gate ? 2 * q_out : q_out;
+  double q_rows = pl->in->attn_output_gate ? 2 * q_out : q_out;
   double q = h * q_rows, k = h * kv_out, v = h * kv_out, o = q_out * h;
   lp->matrix_count += q + k + v + o;
   lp->matrix_dims_count += (h + q_rows) + 2 * (h + kv_out) + (q_out + h);
   lp->quantizable_count += q + k + v + o;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
-  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out; /* column-parallel biases split with TP */
-  if (pl->o_bias) lp->vector_count += h;                    /* o_proj bias, replicated */
-  if (pl->attn_sinks) lp->vector_count += pl->heads / t;    /* GPT-OSS per-head sink logits */
-  if (pl->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
-  if (pl->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
+  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;  /* column-parallel biases split with TP */
+  if (pl->o_bias) lp->vector_count += h;                     /* o_proj bias, replicated */
+  if (pl->in->attn_sinks) lp->vector_count += pl->heads / t; /* GPT-OSS per-head sink logits */
+  if (pl->in->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
+  if (pl->in->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
   /* PEFT LoraLayer: A (r x d_in) + B (d_out x r) per adapted linear (peft tuners/lora/layer.py) */
   if (targets & (1 << LLMEM_LT_Q)) lp->lora_count += r * (h + q_out);
   if (targets & (1 << LLMEM_LT_K)) lp->lora_count += r * (h + kv_out);
@@ -121,14 +123,15 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
  * head, a gated RMSNorm of head_v_dim, out_proj value_dim x h. TP splits the heads. */
 static void linear_attention_params(const plan *pl, layer_params *lp) {
   double h = pl->hidden, t = pl->tp;
-  double key_dim = pl->lin_k_heads * pl->lin_k_dim / t, value_dim = pl->lin_v_heads * pl->lin_v_dim / t;
-  double hv = pl->lin_v_heads / t, conv_dim = 2 * key_dim + value_dim;
+  double key_dim = pl->in->linear_key_heads * pl->in->linear_key_head_dim / t,
+         value_dim = pl->in->linear_value_heads * pl->in->linear_value_head_dim / t;
+  double hv = pl->in->linear_value_heads / t, conv_dim = 2 * key_dim + value_dim;
   double qkvz = h * (2 * key_dim + 2 * value_dim), ba = h * 2 * hv, out = value_dim * h;
   lp->matrix_count += qkvz + ba + out;
   lp->matrix_dims_count += (h + 2 * key_dim + 2 * value_dim) + (h + 2 * hv) + (value_dim + h);
   lp->quantizable_count += qkvz + ba + out;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(qkvz, out));
-  lp->vector_count += conv_dim * pl->lin_conv + 2 * hv + pl->lin_v_dim * pl->norm_width;
+  lp->vector_count += conv_dim * pl->in->linear_conv_kernel + 2 * hv + pl->in->linear_value_head_dim * pl->norm_width;
 }
 
 /* Mamba-2 on one rank (transformers models/nemotron_h/modeling_nemotron_h.py
@@ -138,15 +141,17 @@ static void linear_attention_params(const plan *pl, layer_params *lp) {
  * A_log and D per head, a gated RMSNorm of d_inner, out_proj d_inner x h. */
 static void ssm_params(const plan *pl, layer_params *lp) {
   double h = pl->hidden, t = pl->tp;
-  double heads = pl->ssm_heads / t, inner = heads * pl->ssm_head_dim, bc = 2 * pl->ssm_groups / t * pl->ssm_state;
+  double heads = pl->in->ssm_heads / t, inner = heads * pl->in->ssm_head_dim,
+         bc = 2 * pl->in->ssm_groups / t * pl->in->ssm_state_size;
   double conv_dim = inner + bc, in_cols = 2 * inner + bc + heads;
   double in_proj = h * in_cols, out_proj = inner * h;
   lp->matrix_count += in_proj + out_proj;
   lp->matrix_dims_count += (h + in_cols) + (inner + h);
   lp->quantizable_count += in_proj + out_proj;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(in_proj, out_proj));
-  lp->vector_count += conv_dim * pl->ssm_conv + (pl->ssm_conv_bias ? conv_dim : 0) + 3 * heads + inner * pl->norm_width;
-  if (pl->ssm_bias) lp->vector_count += in_cols + h; /* in_proj bias split with TP, out_proj bias */
+  lp->vector_count +=
+      conv_dim * pl->in->ssm_conv_kernel + (pl->in->ssm_conv_bias ? conv_dim : 0) + 3 * heads + inner * pl->norm_width;
+  if (pl->in->ssm_bias) lp->vector_count += in_cols + h; /* in_proj bias split with TP, out_proj bias */
 }
 
 /* One MLP of intermediate size f (per rank, already split). */
@@ -181,7 +186,7 @@ static void mixer_params(const plan *pl, int mixer, layer_params *lp, int lora_o
   if (mixer_is_attention(mixer)) attention_params(pl, lp, lora_on);
   /* a decoder layer of an encoder-decoder stack adds cross-attention: q, k, v, o over the encoder's
    * output (transformers models/t5/modeling_t5.py T5LayerCrossAttention) */
-  if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on);
+  if (pl->in->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on);
   else if (mixer == LLMEM_MIXER_LINEAR) linear_attention_params(pl, lp);
   else if (mixer == LLMEM_MIXER_SSM) ssm_params(pl, lp);
 }
@@ -196,15 +201,15 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
   /* norms_per_layer counts both sublayers' norms; a layer without a mixer or
    * an MLP (Nemotron-H's blocks: one mixer or one MLP each) has half of them */
   double sublayers = (mixer != LLMEM_MIXER_NONE) + (mlp != LLMEM_LMLP_NONE) +
-                     (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER); /* the cross-attention's norm */
-  lp.vector_count += pl->norms_per_layer * sublayers / 2 * pl->norm_width * h;
+                     (pl->in->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER); /* the cross-attention's norm */
+  lp.vector_count += pl->in->norms_per_layer * sublayers / 2 * pl->norm_width * h;
   if (mlp == LLMEM_LMLP_NONE) {
     lp.largest_module_count = attn_total;
   } else if (mlp == LLMEM_LMLP_DENSE) {
     mlp_params(pl, pl->ffn / pl->tp, &lp, lora_on, 0);
     lp.largest_module_count = max2(attn_total, (pl->gated ? 3 : 2) * h * pl->ffn / pl->tp);
   } else {
-    double experts_here = pl->experts / pl->ep;
+    double experts_here = pl->in->moe_experts / pl->ep;
     double f = pl->expert_ffn / pl->etp;
     layer_params one = {0};
     mlp_params(pl, f, &one, 0, 1);
@@ -213,10 +218,11 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
     lp.quantizable_count += one.quantizable_count * experts_here;
     lp.largest_linear_count = max2(lp.largest_linear_count, one.largest_linear_count);
     /* router: Megatron counts h*E (+E bias), replicated (docs/memory-model.md §2.1, §11 #6) */
-    lp.vector_count += h * pl->experts + (pl->router_bias ? pl->experts : 0);
-    if (pl->shared_experts > 0) {
-      for (int i = 0; i < (int)pl->shared_experts; i++) mlp_params(pl, pl->shared_ffn / pl->tp, &lp, lora_on, 0);
-      if (pl->shared_gate) lp.vector_count += h;
+    lp.vector_count += h * pl->in->moe_experts + (pl->in->moe_router_bias ? pl->in->moe_experts : 0);
+    if (pl->in->moe_shared_experts > 0) {
+      for (int i = 0; i < (int)pl->in->moe_shared_experts; i++)
+        mlp_params(pl, pl->shared_ffn / pl->tp, &lp, lora_on, 0);
+      if (pl->in->moe_shared_gate) lp.vector_count += h;
     }
     lp.largest_module_count = max2(attn_total, one.expert_count);
   }
@@ -231,7 +237,7 @@ double layer_params_total(const plan *pl, int layer, int active_only) {
   whole.etp = 1;
   layer_params lp = layer_params_on_rank(&whole, layer);
   double experts = lp.expert_count;
-  if (active_only && pl->moe && pl->experts > 0) experts *= pl->top_k / pl->experts;
+  if (active_only && pl->moe && pl->in->moe_experts > 0) experts *= pl->in->moe_top_k / pl->in->moe_experts;
   return lp.matrix_count + lp.vector_count + experts;
 }
 
@@ -253,16 +259,16 @@ layer_params mtp_params_on_rank(const plan *pl) {
 /* Word embedding + learned positions + token types (BERT) + embedding norm. */
 double embedding_params(const plan *pl) {
   double h = pl->hidden;
-  return pl->vocab * h + (pl->learned_pos ? pl->max_positions * h : 0) + pl->type_vocab * h +
-         pl->embedding_norm * pl->norm_width * h;
+  return pl->in->vocab * h + (pl->learned_pos ? pl->in->max_positions * h : 0) + pl->in->type_vocab * h +
+         pl->in->embedding_norm * pl->norm_width * h;
 }
 
 double head_params(const plan *pl) {
   double h = pl->hidden;
   /* HF *ForSequenceClassification on BERT: pooler (h x h + h) + classifier */
-  if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->num_labels + pl->num_labels;
+  if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->in->num_labels + pl->in->num_labels;
   if (pl->head_kind == LLMEM_HEAD_NONE) return 0;
-  return (pl->tied ? 0 : pl->vocab * h) + (pl->lm_head_bias ? pl->vocab : 0);
+  return (pl->tied ? 0 : pl->in->vocab * h) + (pl->in->lm_head_bias ? pl->in->vocab : 0);
 }
 
 /* The trainable copies of modules trained in full beside the adapters: PEFT's
@@ -304,12 +310,12 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
       kind_total[k] = layer_params_total(pl, first_at[k], 0);
       kind_active[k] = layer_params_total(pl, first_at[k], 1);
     }
-  double outer = embedding_params(pl) + head_params(pl) + pl->final_norm * pl->norm_width * pl->hidden;
+  double outer = embedding_params(pl) + head_params(pl) + pl->in->final_norm * pl->norm_width * pl->hidden;
   double t = 0, a = 0, frozen = 0;
-  if (pl->encoder_layers > 0) /* the encoder's final norm, and each stack's relative position bias (T5) */
-    outer += pl->final_norm * pl->norm_width * pl->hidden + 2 * pl->rel_buckets * pl->heads;
-  else outer += pl->rel_buckets * pl->heads;
-  if (pl->vision_layers > 0) { /* the vision tower and its projector run for every image */
+  if (pl->in->encoder_layers > 0) /* the encoder's final norm, and each stack's relative position bias (T5) */
+    outer += pl->in->final_norm * pl->norm_width * pl->hidden + 2 * pl->in->relative_buckets * pl->heads;
+  else outer += pl->in->relative_buckets * pl->heads;
+  if (pl->in->vision_layers > 0) { /* the vision tower and its projector run for every image */
     vision_cost v = vision_of(pl);
     outer += v.tower_params + v.projector_params;
     frozen = v.frozen_params;

@@ -264,7 +264,7 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   /* the embedding's and a trained vision tower's gradients appear at the start of the step's first backward end */
   W->embed_grads =
       lora ? 0 : rs->gradients * (st->embedding_count + st->vision_count - st->vision_frozen_count) / stage_trainable;
-  if (st->has_embedding && pl->vision_layers > 0) W->vision = vision_of(pl);
+  if (st->has_embedding && pl->in->vision_layers > 0) W->vision = vision_of(pl);
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
   W->root = rs->root_gathered;
   W->root_grads = rs->root_unsharded_grads;

@@ -75,38 +75,20 @@ llmem_status plan_check_fields(const llmem_input *in, int *field) {
   return LLMEM_OK;
 }
 
-/* ---- resolve: plain values, nulls replaced by their automatic values ---- */
+/* ---- resolve: nulls replaced by their automatic values, profiles applied, combinations ---- */
 static void resolve_layer_kinds(const llmem_input *in, plan *p) {
   p->mixer_period = list_count(in->layer_types);
   p->mlp_period = list_count(in->mlp_types);
   for (int k = 0; k < p->mixer_period; k++) p->mixer_pattern[k] = (unsigned char)in->layer_types[k];
   for (int k = 0; k < p->mlp_period; k++) p->mlp_pattern[k] = (unsigned char)in->mlp_types[k];
-  p->sliding_window = in->sliding_window;
-  p->attention_chunk = in->attention_chunk;
-  p->attn_gate = in->attn_output_gate != 0;
-  p->lin_k_heads = in->linear_key_heads, p->lin_v_heads = in->linear_value_heads;
-  p->lin_k_dim = in->linear_key_head_dim, p->lin_v_dim = in->linear_value_head_dim;
-  p->lin_conv = in->linear_conv_kernel;
-  p->ssm_state = in->ssm_state_size, p->ssm_heads = in->ssm_heads, p->ssm_head_dim = in->ssm_head_dim;
-  p->ssm_groups = in->ssm_groups, p->ssm_conv = in->ssm_conv_kernel, p->ssm_chunk = in->ssm_chunk_size;
-  p->ssm_bias = in->ssm_bias != 0, p->ssm_conv_bias = in->ssm_conv_bias != 0;
   p->mtp_layers = in->mtp_layers;
-  p->vision_kind = (int)in->vision_kind, p->vision_train = (int)in->vision_train;
-  p->vision_layers = in->vision_layers, p->vision_hidden = in->vision_hidden, p->vision_heads = in->vision_heads;
-  p->vision_ffn = in->vision_ffn_hidden, p->vision_patch = in->vision_patch_size;
-  p->vision_image = in->vision_image_size;
-  p->vision_merge = or_default(in->vision_merge, vision_default_merge(p->vision_kind));
+  p->vision_merge = or_default(in->vision_merge, vision_default_merge((int)in->vision_kind));
   /* Llama 4's adapter and projector width (Llama4VisionConfig projector_input_dim 4096) */
   p->vision_projector = or_default(in->vision_projector_hidden, 4096);
-  p->vision_images = in->vision_images;
-  p->vision_positions = in->vision_positions;
-  p->vision_deepstack = in->vision_deepstack;
 }
 
 static void resolve_model(const llmem_input *in, plan *p) {
-  p->encoder_layers = in->encoder_layers;
   p->layers = in->layers + in->encoder_layers; /* the whole stack: encoder layers first */
-  p->rel_buckets = in->relative_buckets;
   p->hidden = in->hidden;
   p->heads = in->heads;
   p->kv_heads = or_default(in->kv_heads, in->heads);
@@ -115,44 +97,20 @@ static void resolve_model(const llmem_input *in, plan *p) {
   p->gated = in->mlp == LLMEM_MLP_GATED;
   p->tied = in->tied_embeddings != 0;
   p->head_kind = (int)in->head;
-  p->num_labels = in->num_labels;
   p->norm_width = in->norm == LLMEM_NORM_LAYERNORM ? 2 : 1;
-  p->norms_per_layer = in->norms_per_layer;
-  p->bias = in->bias != 0;
-  p->qkv_bias = in->qkv_bias != 0 || p->bias;
+  p->qkv_bias = in->qkv_bias != 0 || in->bias != 0;
   /* the attention output and MLP biases follow model.bias unless set (HF
    * attention_bias without mlp_bias: q, k, v and o biased, the MLP not) */
-  p->o_bias = (int)or_default(in->o_bias, p->bias);
-  p->mlp_bias = (int)or_default(in->mlp_bias, p->bias);
-  p->qk_norm = (int)in->qk_norm;
+  p->o_bias = (int)or_default(in->o_bias, in->bias != 0);
+  p->mlp_bias = (int)or_default(in->mlp_bias, in->bias != 0);
   p->learned_pos = in->position == LLMEM_POSITION_LEARNED;
-  p->attn_sinks = in->attn_sinks != 0;
-  p->lm_head_bias = in->lm_head_bias != 0;
-  p->type_vocab = in->type_vocab;
-  p->embedding_norm = in->embedding_norm;
-  p->final_norm = in->final_norm;
-  p->max_positions = in->max_positions;
-  p->parallel_block = in->parallel_block != 0;
   p->moe = in->moe_experts >= 1;
-  p->experts = in->moe_experts;
-  p->top_k = in->moe_top_k;
   p->expert_ffn = or_default(in->moe_ffn_hidden, in->ffn_hidden);
-  p->shared_experts = in->moe_shared_experts;
   p->shared_ffn = or_default(in->moe_shared_ffn_hidden, p->expert_ffn);
-  p->shared_gate = in->moe_shared_gate != 0;
-  p->router_bias = in->moe_router_bias != 0;
-  p->score_before = in->moe_score_before != 0;
-  p->dense_layers = in->moe_dense_layers;
-  p->layer_freq = in->moe_layer_freq;
   p->capacity_factor = or_default(in->moe_capacity_factor, 0);
-  p->load_imbalance = in->moe_load_imbalance;
   p->mla = in->mla_kv_lora_rank >= 1 || in->mla_qk_nope_head_dim >= 1 || in->mla_v_head_dim >= 1 ||
            in->mla_qk_rope_head_dim >= 1 || or_default(in->mla_q_lora_rank, 0) >= 1;
   p->q_lora_rank = or_default(in->mla_q_lora_rank, 0);
-  p->kv_lora_rank = in->mla_kv_lora_rank;
-  p->qk_nope = in->mla_qk_nope_head_dim;
-  p->qk_rope = in->mla_qk_rope_head_dim;
-  p->v_head_dim = in->mla_v_head_dim;
   resolve_layer_kinds(in, p);
 }
 
@@ -269,7 +227,7 @@ static int uses_mixer(const plan *p, int mixer) {
 /* model.layer_types / mlp_types: lists that fit the layers, each kind with its dimensions */
 static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int *field) {
   if (p->mixer_period == 0 && p->mlp_period == 0) return LLMEM_OK;
-  if (p->formula != LLMEM_FORMULA_LLMEM) FAIL(LLMEM_ERR_PATTERN_FORMULA, layer_types);
+  if (in->formula != LLMEM_FORMULA_LLMEM) FAIL(LLMEM_ERR_PATTERN_FORMULA, layer_types);
   if (p->mixer_period > in->layers) FAIL(LLMEM_ERR_PATTERN_LONG, layer_types); /* lists cover the decoder */
   if (p->mlp_period > in->layers) FAIL(LLMEM_ERR_PATTERN_LONG, mlp_types);
   if (uses_mixer(p, LLMEM_MIXER_ENCODER)) FAIL(LLMEM_ERR_ENCODER_LIST, layer_types);
@@ -283,11 +241,12 @@ static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int 
   for (int i = 0; i < pairs && i < (int)p->layers; i++)
     if (layer_mixer(p, i) == LLMEM_MIXER_NONE && layer_mlp(p, i) == LLMEM_LMLP_NONE)
       FAIL(LLMEM_ERR_PATTERN_EMPTY_LAYER, layer_types);
-  if (uses_mixer(p, LLMEM_MIXER_SLIDING) && isnan(p->sliding_window)) FAIL(LLMEM_ERR_SLIDING_WINDOW, sliding_window);
-  if (uses_mixer(p, LLMEM_MIXER_CHUNKED) && isnan(p->attention_chunk)) FAIL(LLMEM_ERR_ATTENTION_CHUNK, attention_chunk);
-  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->lin_v_heads, p->lin_k_heads))
+  if (uses_mixer(p, LLMEM_MIXER_SLIDING) && isnan(in->sliding_window)) FAIL(LLMEM_ERR_SLIDING_WINDOW, sliding_window);
+  if (uses_mixer(p, LLMEM_MIXER_CHUNKED) && isnan(in->attention_chunk))
+    FAIL(LLMEM_ERR_ATTENTION_CHUNK, attention_chunk);
+  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(in->linear_value_heads, in->linear_key_heads))
     FAIL(LLMEM_ERR_LINEAR_HEADS, linear_value_heads);
-  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->ssm_heads, p->ssm_groups)) FAIL(LLMEM_ERR_SSM_HEADS, ssm_heads);
+  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(in->ssm_heads, in->ssm_groups)) FAIL(LLMEM_ERR_SSM_HEADS, ssm_heads);
   if (in->rl_algorithm != LLMEM_RL_NONE &&
       (uses_mixer(p, LLMEM_MIXER_LINEAR) || uses_mixer(p, LLMEM_MIXER_SSM) || uses_mixer(p, LLMEM_MIXER_NONE)))
     FAIL(LLMEM_ERR_PATTERN_RL, layer_types);
@@ -295,7 +254,7 @@ static llmem_status check_layer_kinds(const llmem_input *in, const plan *p, int 
 }
 
 static llmem_status check_model(const llmem_input *in, const plan *p, int *field) {
-  if (p->formula == LLMEM_FORMULA_LLMEM && !isnan(in->moe_latent_size)) FAIL(LLMEM_ERR_UNMODELLED, moe_latent_size);
+  if (in->formula == LLMEM_FORMULA_LLMEM && !isnan(in->moe_latent_size)) FAIL(LLMEM_ERR_UNMODELLED, moe_latent_size);
   if (p->moe == 0) {
     if (!isnan(in->moe_ffn_hidden) || in->moe_shared_experts != 0 || in->moe_dense_layers != 0 || in->moe_top_k != 1 ||
         in->moe_layer_freq != 1 || !isnan(in->moe_capacity_factor) || !isnan(in->moe_shared_ffn_hidden) ||
@@ -303,19 +262,21 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
         in->moe_score_before != 0 || in->moe_load_imbalance != 1)
       FAIL(LLMEM_ERR_MOE_REQUIRED, moe_experts);
   } else {
-    if (p->top_k > p->experts) FAIL(LLMEM_ERR_MOE_TOP_K, moe_top_k);
-    if (p->dense_layers >= p->layers) FAIL(LLMEM_ERR_MOE_DENSE_LAYERS, moe_dense_layers);
+    if (in->moe_top_k > in->moe_experts) FAIL(LLMEM_ERR_MOE_TOP_K, moe_top_k);
+    if (in->moe_dense_layers >= p->layers) FAIL(LLMEM_ERR_MOE_DENSE_LAYERS, moe_dense_layers);
   }
-  if (p->mla && (p->kv_lora_rank < 1 || p->qk_nope < 1 || p->qk_rope < 1 || p->v_head_dim < 1))
+  if (p->mla && (in->mla_kv_lora_rank < 1 || in->mla_qk_nope_head_dim < 1 || in->mla_qk_rope_head_dim < 1 ||
+                 in->mla_v_head_dim < 1))
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
   if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
   /* heads of zero width (hidden below heads, head_dim null) hold nothing: the RL engine's KV pool divided by them */
   if (!p->mla && p->head_dim < 1) FAIL(LLMEM_ERR_HEAD_DIM, head_dim);
-  if (p->vision_layers > 0) {
-    int counts_params = p->formula == LLMEM_FORMULA_LLMEM || p->formula == LLMEM_FORMULA_DEEPSPEED ||
-                        p->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->formula == LLMEM_FORMULA_ZERO_PAPER;
+  if (in->vision_layers > 0) {
+    int counts_params = in->formula == LLMEM_FORMULA_LLMEM || in->formula == LLMEM_FORMULA_DEEPSPEED ||
+                        in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || in->formula == LLMEM_FORMULA_ZERO_PAPER;
     if (!counts_params) FAIL(LLMEM_ERR_VISION_FORMULA, vision_layers);
-    if (!divides(p->vision_image, p->vision_patch * p->vision_merge) || !divides(p->vision_hidden, p->vision_heads))
+    if (!divides(in->vision_image_size, in->vision_patch_size * p->vision_merge) ||
+        !divides(in->vision_hidden, in->vision_heads))
       FAIL(LLMEM_ERR_VISION_PATCH, vision_image_size);
   }
   return check_layer_kinds(in, p, field);
@@ -323,11 +284,11 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
 
 /* An encoder-decoder stack (T5): one stage, the model-state formulas that count parameters only */
 static llmem_status check_encoder(const plan *p, int *field) {
-  if (p->encoder_layers <= 0) return LLMEM_OK;
-  int formula_ok = p->formula == LLMEM_FORMULA_LLMEM || p->formula == LLMEM_FORMULA_DEEPSPEED ||
-                   p->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->formula == LLMEM_FORMULA_ZERO_PAPER;
-  if (!formula_ok || p->pp > 1 || p->mtp_layers > 0 || p->vision_layers > 0 || p->in->rl_algorithm != LLMEM_RL_NONE ||
-      p->mixer_period > 0 || p->mlp_period > 0)
+  if (p->in->encoder_layers <= 0) return LLMEM_OK;
+  int formula_ok = p->in->formula == LLMEM_FORMULA_LLMEM || p->in->formula == LLMEM_FORMULA_DEEPSPEED ||
+                   p->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->in->formula == LLMEM_FORMULA_ZERO_PAPER;
+  if (!formula_ok || p->pp > 1 || p->mtp_layers > 0 || p->in->vision_layers > 0 ||
+      p->in->rl_algorithm != LLMEM_RL_NONE || p->mixer_period > 0 || p->mlp_period > 0)
     FAIL(LLMEM_ERR_ENCODER_SETUP, encoder_layers);
   return LLMEM_OK;
 }
@@ -335,7 +296,7 @@ static llmem_status check_encoder(const plan *p, int *field) {
 /* Megatron-LM's MTP block (megatron/core/transformer/multi_token_prediction.py, 09ebca7 2025-03-22):
  * the modelled trainer; its documentation rules out context parallelism */
 static llmem_status check_mtp(const plan *p, int *field) {
-  if (p->formula != LLMEM_FORMULA_LLMEM || p->mtp_layers == 0) return LLMEM_OK;
+  if (p->in->formula != LLMEM_FORMULA_LLMEM || p->mtp_layers == 0) return LLMEM_OK;
   if (p->engine != LLMEM_ENGINE_MEGATRON || p->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
   return LLMEM_OK;
 }
@@ -358,8 +319,8 @@ static llmem_status check_tensor_parallel(const plan *p, int *field) {
   if (!divides(p->heads, p->tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
   if (!p->mla && !divides(p->kv_heads, p->tp) && !divides(p->tp, p->kv_heads)) FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
   if (!divides(p->ffn, p->tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
-  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->lin_k_heads, p->tp)) FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
-  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->ssm_groups, p->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
+  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->in->linear_key_heads, p->tp)) FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
+  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->in->ssm_groups, p->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
   if (!divides(p->gpus, p->tp * p->pp * p->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
   return LLMEM_OK;
 }
@@ -431,7 +392,7 @@ static llmem_status check_sequence_experts(const plan *p, int *field) {
   if (p->sp && !divides(p->seq_len / p->cp, p->tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
   if (!p->moe && (p->ep > 1 || p->etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
   if (p->moe) {
-    if (!divides(p->experts, p->ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
+    if (!divides(p->in->moe_experts, p->ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
     if (!divides(p->gpus / p->pp, p->ep * p->etp)) FAIL(LLMEM_ERR_EP_GROUP, ep);
     if (!divides(p->expert_ffn, p->etp)) FAIL(LLMEM_ERR_ETP_FFN, etp);
   }
@@ -559,7 +520,6 @@ static void derive_bytes(const llmem_input *in, plan *p) {
   int fsdp = is_fsdp(p);
   /* vocabulary padded as Megatron does: to a multiple of vocab_multiple * tp */
   double mult = in->vocab_multiple * p->tp;
-  p->vocab = in->vocab;
   p->vocab_padded = ceil(in->vocab / mult) * mult;
 
   /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
@@ -585,7 +545,6 @@ llmem_status plan_build(const llmem_input *in, plan *pl, int *field, const char 
   STEP(plan_check_fields(in, field));
   plan p = {0};
   p.in = in;
-  p.formula = (int)in->formula;
   resolve_model(in, &p);
   resolve_training(in, &p);
   resolve_parallel(in, &p);

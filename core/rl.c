@@ -199,8 +199,9 @@ static double nograd_layer_bytes(const plan *pl, double micro, double seq) {
   double kv = pl->kv_heads / tp < 1 ? 1 : pl->kv_heads / tp;
   double attn = T * (2 * pl->heads / tp + 2 * kv) * pl->head_dim * ab; /* q, attention output, k, v */
   if (pl->attention != LLMEM_ATTN_FLASH) attn += 2 * micro * pl->heads / tp * seq * seq * ab; /* scores, probs */
-  double ffn =
-      pl->moe ? pl->top_k * pl->expert_ffn * pl->load_imbalance + pl->shared_experts * pl->shared_ffn : pl->ffn;
+  double ffn = pl->moe ? pl->in->moe_top_k * pl->expert_ffn * pl->in->moe_load_imbalance +
+                             pl->in->moe_shared_experts * pl->shared_ffn
+                       : pl->ffn;
   double mlp = T * ffn / tp * ab * (pl->gated ? 3 : 2);
   return resid + max2(attn, mlp);
 }
@@ -389,7 +390,7 @@ static llmem_status engine_size(const llmem_input *in, const rl_shape *d, const 
   /* KV per token: K and V of every layer (the KV heads split over TP, or
    * replicated below one per rank); MLA caches the latent and the rope key */
   double kvb = dtype_bytes(isnan(in->rl_kv_cache_dtype) ? (int)in->rl_rollout_dtype : (int)in->rl_kv_cache_dtype);
-  double per_token = pl->mla ? pl->layers * (pl->kv_lora_rank + pl->qk_rope) * kvb
+  double per_token = pl->mla ? pl->layers * (pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim) * kvb
                              : 2 * pl->layers * max2(pl->kv_heads / tp, 1) * pl->head_dim * kvb;
   double block = in->rl_block_size * per_token;
   double blocks = kv_room > 0 ? floor(kv_room / block) : 0;

@@ -174,7 +174,7 @@ static llmem_status layout_check(const search_ctx *c, double tp, double pp, doub
   if (!c->opt->tp_across_nodes && tp > bp->gpus_per_node) return *field = FIELD(tp), LLMEM_ERR_SEARCH_TP_NODE;
   if (!divides(bp->heads, tp)) return *field = FIELD(tp), LLMEM_ERR_TP_HEADS;
   if (!divides(bp->layers, pp)) return *field = FIELD(pp), LLMEM_ERR_PP_LAYERS;
-  if (bp->moe && !divides(bp->experts, ep)) return *field = FIELD(ep), LLMEM_ERR_EP_EXPERTS;
+  if (bp->moe && !divides(bp->in->moe_experts, ep)) return *field = FIELD(ep), LLMEM_ERR_EP_EXPERTS;
   return LLMEM_OK;
 }
 
@@ -269,7 +269,7 @@ static void search_engine(search_ctx *c, int engine) {
       if (!divides(N, tp * pp)) continue;
       for (double cp = 1; cp <= (model_parallel ? 16 : 1) && tp * pp * cp <= N; cp *= 2) {
         if (!divides(N, tp * pp * cp)) continue;
-        for (double ep = 1; ep <= (bp->moe ? bp->experts : 1); ep *= 2)
+        for (double ep = 1; ep <= (bp->moe ? bp->in->moe_experts : 1); ep *= 2)
           for (double vpp = v_shape && pp > 1 ? 2 : 1;
                vpp <= (pp > 1 && (interleaves || v_shape) ? (v_shape ? 2 : 4) : 1); vpp *= 2) {
             llmem_layout l;

@@ -235,7 +235,7 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
     double emb_dims = (st->embedding_count > 0 ? table_dims : 0) + (st->head_count > 0 ? table_dims : 0);
     /* a trained vision tower: matrices of its width (rows + cols ~ 2 count / d for factored states) */
     double vision = st->vision_count - st->vision_frozen_count;
-    double vision_states = vision > 0 ? optimizer_bytes(pl, vision, 2 * vision / pl->vision_hidden, 1) : 0;
+    double vision_states = vision > 0 ? optimizer_bytes(pl, vision, 2 * vision / pl->in->vision_hidden, 1) : 0;
     return (optimizer_bytes(pl, mats, lp->matrix_dims_count, 1) + optimizer_bytes(pl, vecs, vecs, 0) +
             optimizer_bytes(pl, c->emb_head, emb_dims, 2) + vision_states) /
                c->opt_div_d +

@@ -179,7 +179,7 @@ static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_
   }
   double q_out = pl->heads * pl->head_dim / pl->tp;
   double kv_out = fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
-  add_linear(c, t, T, h, (pl->attn_gate ? 2 : 1) * q_out + 2 * kv_out, 1); /* q_proj also makes the gate */
+  add_linear(c, t, T, h, (pl->in->attn_output_gate ? 2 : 1) * q_out + 2 * kv_out, 1); /* q_proj also makes the gate */
   add_linear(c, t, T, q_out, h, 1);
 }
 
@@ -190,9 +190,9 @@ static double local_seq(const plan *pl) { return pl->seq_len / pl->cp; }
  * the window less its ramp-up (sliding), half a chunk (chunked). */
 static double mean_keys(const plan *pl, int mixer) {
   double s = pl->seq_len;
-  if (mixer == LLMEM_MIXER_SLIDING && pl->sliding_window < s)
-    return pl->sliding_window * (1 - pl->sliding_window / (2 * s));
-  if (mixer == LLMEM_MIXER_CHUNKED && pl->attention_chunk < s) return pl->attention_chunk / 2;
+  if (mixer == LLMEM_MIXER_SLIDING && pl->in->sliding_window < s)
+    return pl->in->sliding_window * (1 - pl->in->sliding_window / (2 * s));
+  if (mixer == LLMEM_MIXER_CHUNKED && pl->in->attention_chunk < s) return pl->in->attention_chunk / 2;
   if (mixer == LLMEM_MIXER_ENCODER) return pl->source_len; /* bidirectional: every source token */
   return s / 2;
 }
@@ -201,8 +201,8 @@ static double mean_keys(const plan *pl, int mixer) {
 static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   const plan *pl = c->pl;
   double heads = pl->heads / pl->tp, T = c->tokens, keys = pl->seq_len;
-  double qk = pl->mla ? pl->qk_nope + pl->qk_rope : pl->head_dim;
-  double v = pl->mla ? pl->v_head_dim : pl->head_dim;
+  double qk = pl->mla ? pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim : pl->head_dim;
+  double v = pl->mla ? pl->in->mla_v_head_dim : pl->head_dim;
   if (pl->attention == LLMEM_ATTN_FLASH) {
     /* causal: half the score matrix (a window's or chunk's share with those
      * masks); CP's load-balanced chunks keep the half */
@@ -268,7 +268,7 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
   double th = hidden_tokens * pl->hidden, tf = T * f;
   double norm_fwd, norm_bwd;
   norm_bytes(c, &norm_fwd, &norm_bwd);
-  double norms = th * pl->norms_per_layer;
+  double norms = th * pl->in->norms_per_layer;
   double residual = 2 * 3 * ab * th;
   /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
   double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
@@ -334,7 +334,8 @@ static void add_cp(const step_ctx *c, layer_time *t) {
   /* K and V repeated to every query head before SDPA (torchtitan models/llama/model.py
    * @9dec370 L201-209: repeat_kv, then F.scaled_dot_product_attention): the ring carries them all */
   double kv_heads = pl->repeat_kv && !pl->mla ? pl->heads : pl->kv_heads;
-  double width = pl->mla ? pl->kv_lora_rank + pl->qk_rope : fmax(kv_heads / pl->tp, 1) * pl->head_dim;
+  double width =
+      pl->mla ? pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim : fmax(kv_heads / pl->tp, 1) * pl->head_dim;
   double chunk = 2 * c->tokens * width * c->ab;
   double bw = group_bytes_per_s(c, pl->cp, pl->tp);
   double fwd = chunk * (pl->cp - 1) / bw, bwd = 2 * fwd;
@@ -360,7 +361,7 @@ static void add_cp(const step_ctx *c, layer_time *t) {
    *    projections) and cat them into the buffer to send before every step but
    *    the last: a read and a write of the local K and V each time. */
   double cp = pl->cp, steps = cp - 1;
-  double heads = pl->heads / pl->tp, out = c->tokens * heads * (pl->mla ? pl->v_head_dim : pl->head_dim);
+  double heads = pl->heads / pl->tp, out = c->tokens * heads * (pl->mla ? pl->in->mla_v_head_dim : pl->head_dim);
   double kv = chunk / c->ab; /* elements of the local K and V */
   t->cp_fwd += fmax(0, fwd - t->attn_fwd / cp);
   t->cp_bwd += fmax(0, fwd - t->attn_bwd / cp);
@@ -392,30 +393,31 @@ static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_
     add_attention_core(c, t, mixer);
     add_cp(c, t);
   }
-  if (pl->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) { /* cross-attention: q, o over the target, */
-    double S = pl->source_len / pl->cp * pl->micro_batch;       /* k, v over the source, every source key */
+  if (pl->in->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) { /* cross-attention: q, o over the target, */
+    double S = pl->source_len / pl->cp * pl->micro_batch;           /* k, v over the source, every source key */
     double q_out = pl->heads * pl->head_dim / tp, kv_out = fmax(pl->kv_heads / tp, 1) * pl->head_dim;
     add_linear(c, t, T, h, q_out, 1);
     add_linear(c, t, T, q_out, h, 1);
     add_linear(c, t, S, h, 2 * kv_out, 1);
     add_attention_core(c, t, LLMEM_MIXER_ENCODER);
   } else if (mixer == LLMEM_MIXER_LINEAR) {
-    double v = pl->lin_v_heads * pl->lin_v_dim / tp;
+    double v = pl->in->linear_value_heads * pl->in->linear_value_head_dim / tp;
     add_linear(c, t, T, h, (mixer_params - v * h) / h, 1); /* in_proj_qkvz and in_proj_ba */
     add_linear(c, t, T, v, h, 1);
-    add_scan(c, t, pl->lin_v_heads / tp, pl->lin_k_dim, pl->lin_v_dim, 64); /* fla's chunk size BT = 64 */
+    add_scan(c, t, pl->in->linear_value_heads / tp, pl->in->linear_key_head_dim, pl->in->linear_value_head_dim,
+             64); /* fla's chunk size BT = 64 */
   } else if (mixer == LLMEM_MIXER_SSM) {
-    double inner = pl->ssm_heads * pl->ssm_head_dim / tp;
+    double inner = pl->in->ssm_heads * pl->in->ssm_head_dim / tp;
     add_linear(c, t, T, h, (mixer_params - inner * h) / h, 1);
     add_linear(c, t, T, inner, h, 1);
-    add_scan(c, t, pl->ssm_heads / tp, pl->ssm_state, pl->ssm_head_dim, pl->ssm_chunk);
+    add_scan(c, t, pl->in->ssm_heads / tp, pl->in->ssm_state_size, pl->in->ssm_head_dim, pl->in->ssm_chunk_size);
   }
 }
 
 static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   const plan *pl = ctx->pl;
   step_ctx enc = *ctx; /* an encoder layer runs over the source tokens */
-  if (layer < (int)pl->encoder_layers) enc.tokens = pl->source_len / pl->cp * pl->micro_batch;
+  if (layer < (int)pl->in->encoder_layers) enc.tokens = pl->source_len / pl->cp * pl->micro_batch;
   const step_ctx *c = &enc;
   layer_time t = {0};
   t.sac_fwd = -1;
@@ -427,16 +429,16 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
     add_mixer(c, &t, mixer, lp.matrix_count);
     f = 0;
   } else if (mlp == LLMEM_LMLP_MOE) {
-    double shared = pl->shared_experts * mats * h * pl->shared_ffn / pl->tp;
+    double shared = pl->in->moe_shared_experts * mats * h * pl->shared_ffn / pl->tp;
     add_mixer(c, &t, mixer, lp.matrix_count - shared);
-    if (pl->shared_experts > 0) add_mlp(c, &t, T, pl->shared_ffn / pl->tp, pl->shared_experts);
+    if (pl->in->moe_shared_experts > 0) add_mlp(c, &t, T, pl->shared_ffn / pl->tp, pl->in->moe_shared_experts);
     /* routed: the EP group's tokens x top_k spread over the experts */
-    double local = pl->experts / pl->ep, per_expert = T * pl->top_k * pl->ep / pl->experts;
+    double local = pl->in->moe_experts / pl->ep, per_expert = T * pl->in->moe_top_k * pl->ep / pl->in->moe_experts;
     f = pl->expert_ffn / pl->etp;
     add_mlp(c, &t, per_expert, f, local);
-    add_linear(c, &t, T, h, pl->experts, 1); /* router */
+    add_linear(c, &t, T, h, pl->in->moe_experts, 1); /* router */
     if (pl->ep > 1) {
-      double bytes = T * pl->top_k * h * c->ab * ring(pl->ep);
+      double bytes = T * pl->in->moe_top_k * h * c->ab * ring(pl->ep);
       double a2a = 2 * bytes / group_bytes_per_s(c, pl->ep, pl->tp);
       t.ep_fwd += a2a;
       t.ep_bwd += a2a;
@@ -444,8 +446,8 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   } else {
     add_mixer(c, &t, mixer, lp.matrix_count - mats * h * f);
     add_mlp(c, &t, T, f, 1);
-    if (pl->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla && pl->encoder_layers == 0 &&
-        !pl->attn_gate)
+    if (pl->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla &&
+        pl->in->encoder_layers == 0 && !pl->in->attn_output_gate)
       add_sac_recompute(c, &t, f);
   }
   add_pointwise(c, &t, f, mixer);
@@ -703,9 +705,9 @@ static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
 static double extras_seconds(const step_ctx *c, const layer_time *last_kind, double share) {
   const plan *pl = c->pl;
   double s = 0;
-  if (pl->vision_layers > 0) {
+  if (pl->in->vision_layers > 0) {
     vision_cost v = vision_of(pl);
-    double f = 0, b = 0, d = pl->vision_hidden;
+    double f = 0, b = 0, d = pl->in->vision_hidden;
     gemm_bytes io = {c->ab, c->ab};
     linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), io,
                    wgrad_bytes(c, io), &f, &b);

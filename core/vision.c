@@ -30,8 +30,9 @@ static int has_class_token(int kind) {
 
 /* Tower parameters (whole model, no TP split). */
 static double tower_params(const plan *pl, double n, double m2) {
-  double d = pl->vision_hidden, ffn = pl->vision_ffn, L = pl->vision_layers, p2 = pl->vision_patch * pl->vision_patch;
-  switch (pl->vision_kind) {
+  double d = pl->in->vision_hidden, ffn = pl->in->vision_ffn_hidden, L = pl->in->vision_layers,
+         p2 = pl->in->vision_patch_size * pl->in->vision_patch_size;
+  switch ((int)pl->in->vision_kind) {
     case LLMEM_VISION_SIGLIP: /* Conv2d with bias, learned positions, post_layernorm */
       return CHANNELS * p2 * d + d + n * d + L * layernorm_gelu_layer(d, ffn) + 2 * d;
     case LLMEM_VISION_CLIP: /* class embedding, Conv2d without bias, n + 1 positions, pre and post LayerNorm */
@@ -48,7 +49,7 @@ static double tower_params(const plan *pl, double n, double m2) {
     case LLMEM_VISION_QWEN3_VL: { /* Qwen3-VL / Qwen3.5 (transformers qwen3_5/modeling_qwen3_5.py
                                    * Qwen3_5VisionModel): Conv3d over 2 frames with bias, a learned table of
                                    * num_position_embeddings rows, SigLIP-shaped blocks, no final norm */
-      double P = isnan(pl->vision_positions) ? n : pl->vision_positions;
+      double P = isnan(pl->in->vision_positions) ? n : pl->in->vision_positions;
       return CHANNELS * 2 * p2 * d + d + P * d + L * layernorm_gelu_layer(d, ffn);
     }
     default: /* InternViT: Conv2d with bias, class token, n + 1 positions, layer scale (2d) per layer */
@@ -58,8 +59,8 @@ static double tower_params(const plan *pl, double n, double m2) {
 
 /* Projector parameters: from the tower's tokens (m^2 of them merged) to the text width T. */
 static double projector_params(const plan *pl, double m2) {
-  double d = pl->vision_hidden, T = pl->hidden;
-  switch (pl->vision_kind) {
+  double d = pl->in->vision_hidden, T = pl->hidden;
+  switch ((int)pl->in->vision_kind) {
     case LLMEM_VISION_SIGLIP: return d * T + d;           /* mm_input_projection_weight, mm_soft_emb_norm */
     case LLMEM_VISION_CLIP: return d * T + T + T * T + T; /* LlavaMultiModalProjector: two biased Linears */
     case LLMEM_VISION_QWEN2_5_VL: /* Qwen2_5_VLPatchMerger: RMSNorm(d), Linear(m2 d, m2 d), Linear(m2 d, T) */
@@ -73,7 +74,7 @@ static double projector_params(const plan *pl, double m2) {
                                  * deepstack_visual_indexes entry; their outputs are added to the hidden states
                                  * of the first language-model layers (no parameters) */
       return 2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T +
-             pl->vision_deepstack * (2 * m2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T);
+             pl->in->vision_deepstack * (2 * m2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T);
     default: return 2 * m2 * d + m2 * d * T + T + T * T + T; /* InternVL mlp1: LayerNorm, two biased Linears */
   }
 }
@@ -85,49 +86,50 @@ static double projector_params(const plan *pl, double m2) {
  * input and bf16 output and four I-wide tensors, 24d + 8I. Eager attention adds
  * its fp32 softmax and bf16 copy over the keys it attends. */
 static double layer_saved_per_token(const plan *pl, double keys) {
-  double d = pl->vision_hidden, ffn = pl->vision_ffn, half = pl->act_bytes / 2;
-  int swiglu = pl->vision_kind == LLMEM_VISION_QWEN2_5_VL || pl->vision_kind == LLMEM_VISION_PIXTRAL;
+  double d = pl->in->vision_hidden, ffn = pl->in->vision_ffn_hidden, half = pl->act_bytes / 2;
+  int swiglu = pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL || pl->in->vision_kind == LLMEM_VISION_PIXTRAL;
   double bytes = (swiglu ? 24 * d + 8 * ffn : 16 * d + 4 * ffn) * half;
-  if (pl->vision_kind == LLMEM_VISION_INTERNVIT) bytes += 4 * d * half; /* the layer scales' inputs */
+  if (pl->in->vision_kind == LLMEM_VISION_INTERNVIT) bytes += 4 * d * half; /* the layer scales' inputs */
   if (pl->attention == LLMEM_ATTN_EAGER || pl->attention == LLMEM_ATTN_SDPA_MATH)
-    bytes += pl->vision_heads * keys * (4 + pl->act_bytes);
+    bytes += pl->in->vision_heads * keys * (4 + pl->act_bytes);
   return bytes;
 }
 
 vision_cost vision_of(const plan *pl) {
   vision_cost v = {0};
-  if (pl->vision_layers <= 0) return v;
-  double n = (pl->vision_image / pl->vision_patch) * (pl->vision_image / pl->vision_patch);
+  if (pl->in->vision_layers <= 0) return v;
+  double n =
+      (pl->in->vision_image_size / pl->in->vision_patch_size) * (pl->in->vision_image_size / pl->in->vision_patch_size);
   double m = pl->vision_merge, m2 = m * m;
   v.tower_params = tower_params(pl, n, m2);
   v.projector_params = projector_params(pl, m2);
-  v.vit_tokens = n + (has_class_token(pl->vision_kind) ? 1 : 0);
+  v.vit_tokens = n + (has_class_token((int)pl->in->vision_kind) ? 1 : 0);
   v.lm_tokens = n / m2;
   int lora = pl->ft_method != LLMEM_FT_FULL; /* adapters train; the tower is part of the frozen base */
   v.frozen_params = lora ? 0
-                         : (pl->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
-                               (pl->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
+                         : (pl->in->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
+                               (pl->in->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
   /* per micro-batch: every image of every sample through the tower */
-  double images = pl->vision_images * pl->micro_batch, d = pl->vision_hidden, ab = pl->act_bytes;
+  double images = pl->in->vision_images * pl->micro_batch, d = pl->in->vision_hidden, ab = pl->act_bytes;
   double tokens = images * v.vit_tokens, lm = images * v.lm_tokens;
   /* Qwen2.5-VL attends within 64-patch windows (all but fullatt_block_indexes) */
-  double keys = pl->vision_kind == LLMEM_VISION_QWEN2_5_VL ? 64 : v.vit_tokens;
-  int tower_trains = !lora && pl->vision_train == LLMEM_VISION_TRAIN_FULL;
-  int projector_trains = !lora && pl->vision_train != LLMEM_VISION_TRAIN_NONE;
+  double keys = pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL ? 64 : v.vit_tokens;
+  int tower_trains = !lora && pl->in->vision_train == LLMEM_VISION_TRAIN_FULL;
+  int projector_trains = !lora && pl->in->vision_train != LLMEM_VISION_TRAIN_NONE;
   /* a frozen tower whose input needs no gradient keeps nothing (autograd records no graph) */
   if (tower_trains) {
     /* transformers' gradient_checkpointing_enable checkpoints the vision blocks too: their inputs stay */
     double per_layer = pl->recompute == LLMEM_RECOMPUTE_FULL ? d * ab : layer_saved_per_token(pl, keys);
-    v.saved_bytes = tokens * per_layer * pl->vision_layers;
+    v.saved_bytes = tokens * per_layer * pl->in->vision_layers;
   }
   if (projector_trains) v.saved_bytes += tokens * d * ab + lm * (m2 * d + pl->hidden) * ab; /* its input and inner */
   /* each trained deepstack merger keeps its LayerNorm's m2 d input, fc1's input and GELU's input (m2 d each)
    * and fc2's input, per language-model token; its tower-layer input is a block output already kept
    * (a few MB an image against the tower's hundreds) */
-  if (projector_trains && pl->vision_kind == LLMEM_VISION_QWEN3_VL)
-    v.saved_bytes += pl->vision_deepstack * lm * 4 * m2 * d * ab;
-  double layer_work = tokens * (3 * d + pl->vision_ffn) * ab; /* q, k, v and the MLP's inner tensor */
-  v.trains = projector_trains;                                /* something in the tower or projector needs a backward */
+  if (projector_trains && pl->in->vision_kind == LLMEM_VISION_QWEN3_VL)
+    v.saved_bytes += pl->in->vision_deepstack * lm * 4 * m2 * d * ab;
+  double layer_work = tokens * (3 * d + pl->in->vision_ffn_hidden) * ab; /* q, k, v and the MLP's inner tensor */
+  v.trains = projector_trains; /* something in the tower or projector needs a backward */
   v.forward_temp_bytes = layer_work;
   v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
                                        : (projector_trains ? lm * m2 * d * ab : 0);

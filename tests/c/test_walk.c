@@ -547,7 +547,7 @@ int main(void) {
     plan pl;
     int field;
     const char *detail;
-    if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK || pl.formula != LLMEM_FORMULA_LLMEM) continue;
+    if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK || pl.in->formula != LLMEM_FORMULA_LLMEM) continue;
     valid++;
     v_valid += plan_v_shape(&pl), dp_valid += plan_dualpipe(&pl);
     for (int s = 0; s < (int)pl.pp; s++) {

@@ -115,7 +115,7 @@ static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens,
 }
 
 static int lora_target(const plan *pl, int target) {
-  return pl->ft_method != LLMEM_FT_FULL && (pl->lora_targets & (1 << target));
+  return pl->ft_method != LLMEM_FT_FULL && ((int)pl->in->lora_targets & (1 << target));
 }
 
 /* Stacks whose LoRA is PEFT's (the HF Trainer and those built on it, verl,
@@ -147,8 +147,8 @@ static int peft_lora(const plan *pl) {
 int lora_input_cast(const plan *pl) {
   if (pl->ft_method == LLMEM_FT_FULL || !peft_lora(pl)) return 0;
   if (pl->engine != LLMEM_ENGINE_SINGLE && pl->engine != LLMEM_ENGINE_DDP) return 0;
-  int act_dtype = pl->dtype == LLMEM_DTYPE_FP8 ? LLMEM_DTYPE_BF16 : pl->dtype;
-  return pl->adapter_dtype != act_dtype;
+  int act_dtype = pl->in->dtype == LLMEM_DTYPE_FP8 ? LLMEM_DTYPE_BF16 : (int)pl->in->dtype;
+  return pl->in->adapter_dtype != act_dtype;
 }
 
 /* LoRA adapter extras (PEFT tuners/lora/layer.py forward): lora_A output (r),
@@ -160,11 +160,11 @@ int lora_input_cast(const plan *pl) {
 double lora_saved_bytes(const plan *pl, int layer) {
   if (pl->ft_method == LLMEM_FT_FULL) return 0;
   shape sh = layer_shape(pl);
-  double T = sh.tokens, h = pl->hidden, r = pl->lora_rank, ab = sh.ab;
+  double T = sh.tokens, h = pl->hidden, r = pl->in->lora_rank, ab = sh.ab;
   /* lora_input_cast: the copy lora_A keeps, at the compute dtype under
    * autocast (16-bit dtypes), else at the adapter's; dropout's bool mask beside it */
   int cast = lora_input_cast(pl);
-  double copy = ab < 4 ? ab : dtype_bytes(pl->adapter_dtype);
+  double copy = ab < 4 ? ab : dtype_bytes((int)pl->in->adapter_dtype);
   double q_out = pl->heads * pl->head_dim / pl->tp;
   double f = layer_is_moe(pl, layer) ? pl->shared_ffn * pl->in->moe_shared_experts / pl->tp : pl->ffn / pl->tp;
   int has_mlp = !layer_is_moe(pl, layer) || pl->in->moe_shared_experts > 0;
@@ -177,11 +177,11 @@ double lora_saved_bytes(const plan *pl, int layer) {
     if (t == LLMEM_LT_GATE && !pl->gated) continue;
     bytes += T * r * ab;
     if (cast) {
-      bytes += T * in_dims[t] * (copy + (pl->lora_dropout > 0 ? 1 : 0));
+      bytes += T * in_dims[t] * (copy + (pl->in->lora_dropout > 0 ? 1 : 0));
       continue;
     }
     int fused = pl->lora_fused_qkv && t <= LLMEM_LT_V;
-    if (pl->lora_dropout > 0 && !(fused && qkv_dropped)) bytes += T * in_dims[t] * (ab + 1);
+    if (pl->in->lora_dropout > 0 && !(fused && qkv_dropped)) bytes += T * in_dims[t] * (ab + 1);
     if (fused) qkv_dropped = 1;
   }
   return bytes;
@@ -265,14 +265,14 @@ static void attention_scores(const plan *pl, const shape *sh, mixer_part *m, dou
     /* fp32 probabilities (_safe_softmax's result, also the matmul's input);
      * dropout: bool mask + fp32 output. Transient: the pre-softmax scores,
      * softmax's output before _safe_softmax's where, and its -inf mask (1 B). */
-    m->scores = n * 4 + (pl->dropout > 0 ? n * (1 + 4) : 0);
+    m->scores = n * 4 + (pl->in->dropout > 0 ? n * (1 + 4) : 0);
     *temp = n * (4 + 4 + 1);
     *bwd = 2 * n * 4; /* _softmax_backward_data: incoming and outgoing fp32 score gradients */
     m->lse = 0;
   } else if (pl->attention != LLMEM_ATTN_FLASH) {
     /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
     m->scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
-    if (pl->dropout > 0)
+    if (pl->in->dropout > 0)
       m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
     /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
      * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
@@ -316,7 +316,7 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   m->out_in = out_proj_input_bytes(pl, sh, m);
   double scores_temp, scores_bwd;
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
-  m->drop = pl->dropout > 0 ? out_h : 0;                   /* 1-byte mask after o_proj */
+  m->drop = pl->in->dropout > 0 ? out_h : 0;               /* 1-byte mask after o_proj */
   m->cp_ring = pl->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
   double rope_temp = T * (m->q_dim + m->k_dim) * (pl->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
   m->forward_temp = rope_temp + scores_temp;
@@ -442,7 +442,7 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
     /* all-to-all send and receive buffers, and the expert working set */
     b->temp = 2 * routed * h * ab + (pl->gated ? 3 : 2) * routed * b->f_e * ab;
   }
-  b->drop = pl->dropout > 0 ? out_h : 0;
+  b->drop = pl->in->dropout > 0 ? out_h : 0;
 }
 
 /* What the recompute policy keeps of the full set (selective and per-op; full
@@ -451,9 +451,9 @@ static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m,
                            int has_mlp, double full, double layer_input) {
   double saved = full;
   double T = sh->tokens, ab = sh->ab;
-  switch (pl->recompute) {
+  switch ((int)pl->in->recompute) {
     case LLMEM_RECOMPUTE_SELECTIVE: {
-      int r = pl->recompute_modules;
+      int r = (int)pl->in->recompute_modules;
       if (r & (1 << LLMEM_RM_CORE_ATTN)) saved -= m->scores + m->lse;
       if (r & (1 << LLMEM_RM_LAYERNORM)) saved -= m->proj_in + b->in; /* norm outputs rebuilt */
       if ((r & (1 << LLMEM_RM_MLP)) && !moe) saved -= b->mlp;
@@ -493,8 +493,8 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
   double T = sh->tokens, ab = sh->ab, f_t = pl->ffn / pl->tp;
   tensor_list *sv = &la->saved_tensors, *rc = &la->recompute_tensors;
   sv->count = rc->count = 0;
-  int r = pl->recompute == LLMEM_RECOMPUTE_SELECTIVE ? pl->recompute_modules : 0;
-  if (!recomputed && pl->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
+  int r = pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE ? (int)pl->in->recompute_modules : 0;
+  if (!recomputed && pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
     double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
     push(sv, layer_input), push(sv, T * m->q_dim * ab), push(sv, T * g_dim * ab), push(sv, m->out_in), push(sv, m->lse);
     if (has_mlp && !moe) push(sv, T * f_t * ab), push(sv, T * pl->hidden * ab / sh->outside);
@@ -626,7 +626,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   /* each 4-bit linear's matmul runs on its whole dequantised weight, forward and
    * backward (bitsandbytes/autograd/_functions.py MatMul4Bit, 0.43.0 48763245 L516/L546;
    * training.finetune.quant_dequant_temp): the largest one beside the working set */
-  if (pl->ft_method == LLMEM_FT_QLORA && pl->quant != LLMEM_QUANT_INT8 && pl->quant_dequant_temp) {
+  if (pl->ft_method == LLMEM_FT_QLORA && pl->in->quant != LLMEM_QUANT_INT8 && pl->quant_dequant_temp) {
     double deq = dequantized_weight_bytes(pl, layer_params_on_rank(pl, layer).largest_linear_count);
     la.forward_temp_bytes += deq;
     la.backward_temp_bytes += deq;
@@ -637,7 +637,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
 /* Token ids (int64) and the embedding-dropout mask (KOR §4.3; MLM L317-379). */
 double embedding_activation_bytes(const plan *pl) {
   double T = pl->seq_len / pl->cp * pl->micro_batch;
-  double mask = pl->dropout > 0 ? T * pl->hidden / (pl->sp ? pl->tp : 1) : 0;
+  double mask = pl->in->dropout > 0 ? T * pl->hidden / (pl->sp ? pl->tp : 1) : 0;
   if (pl->in->encoder_layers > 0) { /* the source ids, and the encoder's output every cross-attention's k/v reads */
     double S = pl->source_len / pl->cp * pl->micro_batch;
     return 8 * T + mask + 8 * S + S * pl->hidden * pl->act_bytes;

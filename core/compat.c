@@ -491,7 +491,7 @@ static llmem_status megatron_formula(const plan *pl, double *cat, llmem_result *
   cat[LLMEM_CAT_MASTER_WEIGHTS] = pl->dist_opt ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
   cat[LLMEM_CAT_OPTIMIZER_STATES] =
       w.bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
-  int sp_path = pl->sp && pl->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
+  int sp_path = pl->sp && pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
   cat[LLMEM_CAT_ACTIVATIONS] = sp_path ? megatron_activation_sp(&a) : megatron_activation_without_sp(&a);
   out->params_total = w.total;
   out->params_trainable = w.total; /* full training (LoRA is refused): the formula's own count */
@@ -574,8 +574,8 @@ static llmem_status zero_paper_formula(const plan *pl, double P, double *cat) {
 /* Korthikanti et al.: the activations of the first stage only. */
 static void korthikanti_formula(const plan *pl, double *cat) {
   korthikanti_row row;
-  if (pl->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
-  else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
+  if (pl->in->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
+  else if (pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
   else row = pl->sp ? KOR_TP_SP : KOR_TP;
   double per_layer = korthikanti_layer_bytes(pl->seq_len, pl->micro_batch, pl->hidden, pl->heads, pl->tp, row);
   /* first stage: p micro-batches x L/p layers = L (Eq.5), times the

@@ -54,7 +54,7 @@ static void state_terms(llmem_result *out, const state_split *s) {
  * stage whose layers differ (per-layer kinds, an encoder-decoder stack). */
 static layer_activations mean_layer_activations(const plan *pl, const stage_layout *st) {
   layer_activations mean = {0}, kind_acts[LAYER_KIND_COUNT];
-  int full = pl->recompute == LLMEM_RECOMPUTE_FULL, counted = 0, kind_n[LAYER_KIND_COUNT] = {0};
+  int full = pl->in->recompute == LLMEM_RECOMPUTE_FULL, counted = 0, kind_n[LAYER_KIND_COUNT] = {0};
   for (int c = 0; c < (int)pl->vpp; c++) { /* each kind's layer once, times its count on the stage */
     int first = 0, n = layout_stage_layers(pl, st->stage, c, &first);
     for (int i = first; i < first + n; i++, counted++)
@@ -115,7 +115,7 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
   state_terms(
       out, &(state_split){LLMEM_TERM_OPTIMIZER, LLMEM_TERM_OPTIMIZER_EXPERT, LLMEM_CAT_OPTIMIZER_STATES, 0,
                           b[LLMEM_CAT_OPTIMIZER_STATES], rs->optimizer, x.optimizer, trainable, E, shard_o, ne_o, 0});
-  layer_activations la = layer_activation_bytes(pl, st->first_layer, pl->recompute == LLMEM_RECOMPUTE_FULL);
+  layer_activations la = layer_activation_bytes(pl, st->first_layer, pl->in->recompute == LLMEM_RECOMPUTE_FULL);
   if (st->layer_count > 0 && (pl->mixer_period || pl->mlp_period || pl->in->encoder_layers > 0))
     la = mean_layer_activations(pl, st); /* layers of several kinds: the stage's mean layer */
   double passes = la.saved_bytes > 0 ? (b[LLMEM_CAT_ACTIVATIONS] - la.recompute_bytes) / la.saved_bytes : 0;

@@ -44,20 +44,17 @@ typedef struct {
   /* the vision tower (model.vision; layers 0: none) */
   double vision_merge, vision_projector;
 
-  /* training */
+  /* training: what plan.c resolves or combines (the other training.* keys: pl->in) */
   double micro_batch, seq_len, grad_accum;
-  int dtype, master_weights, grad_dtype, optimizer, optimizer_dtype, optimizer_impl;
-  int optimizer_in_backward, paged_optimizer, recompute, recompute_modules;
-  double recompute_layers; /* 0 = every layer (with full) */
-  double dropout;
+  int master_weights, optimizer_dtype, optimizer_impl;
+  double recompute_layers;         /* 0 = every layer (with full) */
   int attn_softcap, final_softcap; /* tanh soft-capping of the attention scores / the logits (Gemma 2) */
   int attention, loss, repeat_kv;
   int v_view_keeps_qkv; /* v is a view of the fused qkv output: the attention kernel's saved v keeps all of it */
   int norm_upcast;      /* an eager RMSNorm computes on x.float() (keeps the fp32 copy) */
-  double loss_chunks;
-  int activation_offload, fp8_linear;
+  int fp8_linear;
   int autocast; /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
-  int ft_method, lora_targets, adapter_dtype, base_dtype, quant, double_quant;
+  int ft_method, base_dtype;
   int full_modules;       /* LLMEM_FM_* bits: trained in full beside the adapters (LoRA / QLoRA only) */
   int quant_keeps_input;  /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
   int quant_head;         /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
@@ -66,7 +63,6 @@ typedef struct {
   int quant_inputs_held;  /* the kept 4-bit inputs and logits outlive the backward to the next forward */
   int lora_fused_qkv;     /* one adapter (one dropout of the input) for the fused q/k/v projection */
   int quant_dequant_temp; /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
-  double lora_rank, lora_dropout;
 
   /* parallel */
   double gpus, gpus_per_node, tp, pp, vpp, cp, ep, etp, dp;

@@ -126,7 +126,7 @@ static void loss_parallel_bytes(loss_memory *lm, double Tv, double ab) {
 
 /* torchtune's chunked output loss over pl->loss_chunks chunks. */
 static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) {
-  double c = pl->loss_chunks, ab = pl->act_bytes;
+  double c = pl->in->loss_chunks, ab = pl->act_bytes;
   if (pl->torch_compile) {
     /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
      * keeps the bf16 chunk logits and one fp32 logsumexp per token. As in
@@ -219,7 +219,7 @@ static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, l
  * 4870580). Lightning Fabric quantises from weight.to(torch.half), so under
  * bf16 its state is fp16 (training.finetune.quant_from_fp16). */
 double dequantized_weight_bytes(const plan *pl, double params) {
-  int cast = pl->quant_from_fp16 && pl->dtype != LLMEM_DTYPE_FP16;
+  int cast = pl->quant_from_fp16 && pl->in->dtype != LLMEM_DTYPE_FP16;
   return params * 2 * (1 + cast);
 }
 
@@ -242,7 +242,7 @@ static int logits_gathered(const plan *pl) {
  * only when every dim before gather_dim is 1, pytorch #169404): local shard, gathered rows and
  * the concatenation are live together. Chunked output (torchtune) gathers each chunk's. */
 static void gather_bytes(const plan *pl, double T, double V_shard, double V, loss_memory *lm) {
-  double ab = pl->act_bytes, c = pl->loss == LLMEM_LOSS_CHUNKED ? pl->loss_chunks : 1;
+  double ab = pl->act_bytes, c = pl->loss == LLMEM_LOSS_CHUNKED ? pl->in->loss_chunks : 1;
   lm->gather_peak_bytes =
       tensors(lm->gather_tensors, ab * T * V_shard / c, ab * T * V_shard * pl->tp / c, ab * T * V / c);
 }

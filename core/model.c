@@ -58,8 +58,8 @@ void layer_kind_counts(const plan *pl, int first, int n, int *counts, int *first
 /* Attention on one rank. TP splits heads; KV heads below tp are replicated
  * (docs/config.md: "kv_heads smaller than tp is valid ... replicated"). */
 static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
-  double h = pl->hidden, t = pl->tp, r = pl->lora_rank;
-  int targets = lora_on ? pl->lora_targets : 0;
+  double h = pl->hidden, t = pl->tp, r = pl->in->lora_rank;
+  int targets = lora_on ? (int)pl->in->lora_targets : 0;
   if (pl->mla) {
     /* DeepSeek-V3 modeling: q_a_proj / q_a_layernorm / q_b_proj (or q_proj),
      * kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj. Down-projections
@@ -156,7 +156,7 @@ static void ssm_params(const plan *pl, layer_params *lp) {
 
 /* One MLP of intermediate size f (per rank, already split). */
 static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, int expert) {
-  double h = pl->hidden, r = pl->lora_rank;
+  double h = pl->hidden, r = pl->in->lora_rank;
   double mats = pl->gated ? 3 : 2;
   double w = mats * h * f;
   double dims = mats * (h + f);
@@ -175,7 +175,7 @@ static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, 
   lp->quantizable_count += w;
   lp->largest_linear_count = max2(lp->largest_linear_count, h * f);
   if (lora_on && !expert) {
-    int t = pl->lora_targets;
+    int t = (int)pl->in->lora_targets;
     if (pl->gated && (t & (1 << LLMEM_LT_GATE))) lp->lora_count += r * (h + f);
     if (t & (1 << LLMEM_LT_UP)) lp->lora_count += r * (h + f);
     if (t & (1 << LLMEM_LT_DOWN)) lp->lora_count += r * (f + h);

@@ -48,8 +48,8 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
     c.gather = gathered_bytes(rs, c.params, lp.quantizable_count);
     c.prefetch = c.gather * rs->gather_factor_fwd;
     c.prefetch_bwd = c.gather * rs->gather_factor_bwd;
-    c.unsharded_grads = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
-    c.reduce_input = trainable * (lora ? dtype_bytes(pl->adapter_dtype) : rs->reduce_bytes);
+    c.unsharded_grads = trainable * (lora ? dtype_bytes((int)pl->in->adapter_dtype) : rs->unsharded_grad_bytes);
+    c.reduce_input = trainable * (lora ? dtype_bytes((int)pl->in->adapter_dtype) : rs->reduce_bytes);
     /* FSDP2 (layer_backward_fsdp2): a dense MLP's backward runs first; its gradient chain (the
      * working set activations.c counts for the layer) peaks at the gate-up product's backward,
      * after down_proj's weight gradient is made and before gate_proj's and up_proj's. The rest of
@@ -62,14 +62,15 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
      * module: one linear, fetched alone (iter_params(recurse=False)) */
     double running = gathered_bytes(rs, lp.largest_linear_count, lp.largest_linear_count);
     c.gather = max2(rs->live_gathered, running);
-    c.unsharded_grads = lp.largest_module_count * (lora ? dtype_bytes(pl->adapter_dtype) : rs->unsharded_grad_bytes);
+    c.unsharded_grads =
+        lp.largest_module_count * (lora ? dtype_bytes((int)pl->in->adapter_dtype) : rs->unsharded_grad_bytes);
   }
   if (pl->autocast) c.casts = c.params * pl->weight_bytes; /* autocast's 16-bit weight copies */
   return c;
 }
 
 static int layer_recomputed(const plan *pl, int local_index) {
-  if (pl->recompute != LLMEM_RECOMPUTE_FULL) return 0;
+  if (pl->in->recompute != LLMEM_RECOMPUTE_FULL) return 0;
   if (pl->recompute_layers <= 0) return 1;
   return local_index < (int)pl->recompute_layers;
 }
@@ -87,7 +88,7 @@ static int layer_recomputed(const plan *pl, int local_index) {
 static int casts_recast(const stage_walk *W, int c, int i) {
   const plan *pl = W->pl;
   if (!pl->autocast) return 0;
-  if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) return 1;
+  if (pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) return 1;
   return layer_recomputed(pl, W->local0[c] + (i - W->first_global[c]));
 }
 
@@ -136,7 +137,7 @@ static void mtp_amounts(stage_walk *W) {
   if (!W->st->has_head || pl->mtp_layers <= 0) return;
   int last = (int)pl->layers - 1;
   const layer_cost *lc = cost(W, last);
-  const layer_activations *la = &lc->act[pl->recompute == LLMEM_RECOMPUTE_FULL];
+  const layer_activations *la = &lc->act[pl->in->recompute == LLMEM_RECOMPUTE_FULL];
   double T = pl->seq_len / pl->cp * pl->micro_batch, out = pl->sp ? pl->tp : 1, ab = pl->act_bytes;
   /* enorm and hnorm inputs (+ rstd), the [T, 2h] concat, final_layernorm's input, the depth's
    * slice of the concatenated hidden states the output layer reads, the rolled token ids */
@@ -161,7 +162,7 @@ static void live_amounts(stage_walk *W, int c) {
     if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts_of(W, lc, c, i)->saved_bytes;
     if (!casts_recast(W, c, i)) u[LLMEM_CAT_WEIGHTS] += lc->casts;
     if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
-    if (W->lazy && !W->pl->optimizer_in_backward) W->grads_made[c] += lc->grad_share;
+    if (W->lazy && !W->pl->in->optimizer_in_backward) W->grads_made[c] += lc->grad_share;
     if (rs->accumulate_unsharded) W->accumulated[c] += lc->trainable * rs->unsharded_accum_bytes;
   }
   if (is_last_chunk(W, c)) {
@@ -218,12 +219,12 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   clear_walk(W, (int)pl->vpp);
   W->pl = pl, W->st = st, W->rs = rs;
   W->v = (int)pl->vpp;
-  W->lazy = rs->gradients_lazy || pl->optimizer_in_backward;
-  W->offload = pl->activation_offload;
+  W->lazy = rs->gradients_lazy || pl->in->optimizer_in_backward;
+  W->offload = pl->in->activation_offload != 0;
   /* FSDP2 reduce-scatters each unit at its post-backward (not under pipelining's no-sync, which
    * accumulates unsharded; not with a per-parameter optimizer step in the backward) */
-  W->fsdp2 =
-      pl->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded && !pl->optimizer_in_backward;
+  W->fsdp2 = pl->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded &&
+             !pl->in->optimizer_in_backward;
   /* one stage, one chunk: the held inputs of the micro-batch before */
   W->quant_held =
       pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 && pl->pp == 1;
@@ -891,7 +892,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 1);
   if (casts_recast(W, c, i)) /* cast again by the recompute (casts_recast) */
     sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
-  if (pl->optimizer_in_backward)
+  if (pl->in->optimizer_in_backward)
     sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
   else if (W->lazy && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, MB_NONE, 0), lc->grad_share, grad_stream(W));
@@ -910,7 +911,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), lc->reduce_input, !pl->reduce_on_compute);
   sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, 1);
   sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads, 0);
-  if (pl->optimizer_in_backward) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
+  if (pl->in->optimizer_in_backward) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
   release_saved(W, S, la, lc, i, mb);
   if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, MB_NONE, 0), lc->gather, 1);
 }

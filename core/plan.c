@@ -119,19 +119,11 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->seq_len = in->seq_len;
   p->source_len = or_default(in->source_len, in->seq_len);
   p->grad_accum = in->grad_accum; /* NaN until resolve_batch */
-  p->dtype = (int)in->dtype;
-  p->fp8_linear = in->fp8_linear != 0 || p->dtype == LLMEM_DTYPE_FP8;
-  p->master_weights = in->master_weights != 0 && p->dtype != LLMEM_DTYPE_FP32;
-  p->grad_dtype = (int)in->grad_dtype;
-  p->optimizer = (int)in->optimizer;
+  p->fp8_linear = in->fp8_linear != 0 || in->dtype == LLMEM_DTYPE_FP8;
+  p->master_weights = in->master_weights != 0 && in->dtype != LLMEM_DTYPE_FP32;
   p->optimizer_dtype = (int)in->optimizer_dtype;
   p->optimizer_impl = (int)profiled(in, FIELD(optimizer_impl));
-  p->optimizer_in_backward = in->optimizer_in_backward != 0;
-  p->paged_optimizer = in->paged_optimizer != 0;
-  p->recompute = (int)in->recompute;
-  p->recompute_modules = (int)in->recompute_modules;
   p->recompute_layers = or_default(in->recompute_layers, 0);
-  p->dropout = in->dropout;
   p->attn_softcap = !isnan(in->attn_softcap);
   p->final_softcap = !isnan(in->final_softcap);
   p->attention = (int)in->attention;
@@ -141,17 +133,9 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), p->attention != LLMEM_ATTN_FLASH);
   p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
   p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
-  p->loss_chunks = in->loss_chunks;
-  p->activation_offload = in->activation_offload != 0;
   p->ft_method = (int)in->ft_method;
-  p->lora_rank = in->lora_rank;
-  p->lora_targets = (int)in->lora_targets;
   p->full_modules = p->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
-  p->lora_dropout = in->lora_dropout;
-  p->adapter_dtype = (int)in->adapter_dtype;
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
-  p->quant = (int)in->quant;
-  p->double_quant = in->double_quant != 0;
   p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);
   p->quant_head = (int)or_default(profiled(in, FIELD(quant_head)), 0);
   p->quant_from_fp16 = (int)or_default(profiled(in, FIELD(quant_from_fp16)), 0);
@@ -451,14 +435,14 @@ static llmem_status check_engine(const plan *p, int *field) {
 
 static llmem_status check_training(const llmem_input *in, const plan *p, int *field) {
   int lora = p->ft_method != LLMEM_FT_FULL;
-  if (lora && p->lora_targets == 0) FAIL(LLMEM_ERR_LORA_TARGETS, lora_targets);
+  if (lora && in->lora_targets == 0) FAIL(LLMEM_ERR_LORA_TARGETS, lora_targets);
   if (!isnan(in->recompute_layers)) {
     double per_stage_max = p->pp_first > p->layers / p->pp ? p->pp_first : p->layers / p->pp;
     if (p->pp_last > per_stage_max) per_stage_max = p->pp_last;
-    if (p->recompute != LLMEM_RECOMPUTE_FULL || p->recompute_layers > per_stage_max)
+    if (in->recompute != LLMEM_RECOMPUTE_FULL || p->recompute_layers > per_stage_max)
       FAIL(LLMEM_ERR_RECOMPUTE_LAYERS, recompute_layers);
   }
-  if (p->dtype == LLMEM_DTYPE_FP8 && in->master_weights == 0) FAIL(LLMEM_ERR_FP8_MASTER, master_weights);
+  if (in->dtype == LLMEM_DTYPE_FP8 && in->master_weights == 0) FAIL(LLMEM_ERR_FP8_MASTER, master_weights);
   return LLMEM_OK;
 }
 
@@ -529,12 +513,12 @@ static void derive_bytes(const llmem_input *in, plan *p) {
                  (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
 
   /* bytes per element */
-  p->act_bytes = p->dtype == LLMEM_DTYPE_FP32 ? 4 : 2;
-  p->weight_bytes = dtype_bytes(p->dtype);
+  p->act_bytes = in->dtype == LLMEM_DTYPE_FP32 ? 4 : 2;
+  p->weight_bytes = dtype_bytes((int)in->dtype);
   /* training.master_dtype: Megatron's --main-params-dtype (precision-aware optimizer),
    * Transformer Engine FusedAdam's master_weight_dtype; null: fp32 */
   p->master_bytes = p->master_weights ? (isnan(in->master_dtype) ? 4 : dtype_bytes((int)in->master_dtype)) : 0;
-  p->grad_bytes = dtype_bytes(p->grad_dtype);
+  p->grad_bytes = dtype_bytes((int)in->grad_dtype);
   p->base_weight_bytes = dtype_bytes(p->base_dtype);
   fp8_formats(in, p);
 }

@@ -146,7 +146,7 @@ static choices sharding_choices(const search_ctx *c, int engine) {
 }
 
 static choices recompute_choices(const search_ctx *c, int engine) {
-  if (!c->opt->vary_recompute) return (choices){1, {(int)c->bp->recompute}};
+  if (!c->opt->vary_recompute) return (choices){1, {(int)c->base->recompute}};
   int selective = engine == LLMEM_ENGINE_FSDP2 ? LLMEM_RECOMPUTE_PER_OP : LLMEM_RECOMPUTE_SELECTIVE;
   return (choices){3, {LLMEM_RECOMPUTE_NONE, selective, LLMEM_RECOMPUTE_FULL}};
 }
@@ -311,7 +311,7 @@ static void search_rl(search_ctx *c, int engine) {
       l.sequence_parallel = tp > 1;
       l.pp_schedule = (int)c->base->pp_schedule;
       l.micro_batch = c->base->micro_batch, l.grad_accum = bp->grad_accum;
-      l.recompute = (int)c->bp->recompute, l.zero_stage = (int)c->base->zero_stage;
+      l.recompute = (int)c->base->recompute, l.zero_stage = (int)c->base->zero_stage;
       l.fsdp_strategy = (int)c->base->fsdp_strategy, l.distributed_optimizer = (int)c->base->distributed_optimizer;
       l.offload_optimizer = (int)c->base->offload_optimizer, l.offload_params = (int)c->base->offload_params;
       l.optimizer_dtype = (int)c->base->optimizer_dtype;

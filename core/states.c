@@ -10,7 +10,7 @@
  * dims: rows + cols summed over the class's matrices (Adafactor factors). */
 static double optimizer_bytes(const plan *pl, double count, double dims, int is_matrix) {
   double ob = dtype_bytes(pl->optimizer_dtype);
-  switch (pl->optimizer) {
+  switch ((int)pl->in->optimizer) {
     case LLMEM_OPT_ADAM:
     case LLMEM_OPT_ADAMW: return 2 * ob * count;
     /* bitsandbytes 8-bit: uint8 m, v + fp32 absmax per 256-block per state
@@ -29,14 +29,14 @@ static double optimizer_bytes(const plan *pl, double count, double dims, int is_
 
 /* QLoRA data of a quantised weight: 4-bit values two to a byte, whatever dtype
  * bnb_4bit_quant_storage packs them in (bitsandbytes functional.py quantize_4bit); int8 one byte. */
-static double quantized_data_bytes(const plan *pl) { return pl->quant == LLMEM_QUANT_INT8 ? 1 : 0.5; }
+static double quantized_data_bytes(const plan *pl) { return pl->in->quant == LLMEM_QUANT_INT8 ? 1 : 0.5; }
 
 /* Its statistics (bitsandbytes 95f9af3 functional.py quantize_4bit L917-951: fp32
  * absmax per 64-value block; double quant: uint8 absmax + fp32 absmax per 256
  * of those, quantize_blockwise(blocksize=256)); int8: fp32 scale per row (SCB). */
 static double quantized_stats_bytes(const plan *pl) {
-  if (pl->quant == LLMEM_QUANT_INT8) return 4.0 / pl->hidden;
-  if (pl->double_quant) return 1.0 / 64 + 4.0 / (64 * 256);
+  if (pl->in->quant == LLMEM_QUANT_INT8) return 4.0 / pl->hidden;
+  if (pl->in->double_quant) return 1.0 / 64 + 4.0 / (64 * 256);
   return 4.0 / 64;
 }
 
@@ -138,9 +138,10 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
       base = (c->dense + c->expert) * base_b;
     }
     *weights += base / c->param_div_d;
-    double adapter_b = dtype_bytes(pl->adapter_dtype);
+    double adapter_b = dtype_bytes((int)pl->in->adapter_dtype);
     *weights += c->trainable_dense * adapter_b / c->param_div_d;
-    if (pl->adapter_dtype != LLMEM_DTYPE_FP32 && pl->master_weights) *master += c->trainable_dense * 4 / c->opt_div_d;
+    if (pl->in->adapter_dtype != LLMEM_DTYPE_FP32 && pl->master_weights)
+      *master += c->trainable_dense * 4 / c->opt_div_d;
     /* the trainable copies, in the base dtype beside their frozen originals;
      * DeepSpeed's mixed-precision optimizer keeps an fp32 master of them too */
     *weights += c->full_copy * base_b / c->param_div_d;
@@ -154,7 +155,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     /* torch.autocast: fp32 parameters are the master copy; bf16 casts are made
      * per layer in the forward and kept for the backward (timeline.c). */
     *master += (c->dense + c->expert) * 4;
-  } else if (pl->dtype == LLMEM_DTYPE_FP8 && pl->fp8_recipe >= 0) {
+  } else if (pl->in->dtype == LLMEM_DTYPE_FP8 && pl->fp8_recipe >= 0) {
     /* parameters in fp8 (TE fp8_model_init / quantized_model_init, Megatron
      * --fp8-param-gather): each linear weight is a quantised tensor with both
      * usages (TE module/base.py creates it through the weight quantizer); the
@@ -174,7 +175,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     *weights += lp->vector_count * c->wb * (1 - 1 / c->Nd);
   /* Transformer Engine keeps an fp8 copy of each linear weight unless the
    * parameters themselves are fp8 (fp8_model_init; docs/memory-model.md §4.5). */
-  if (pl->fp8_linear && pl->dtype != LLMEM_DTYPE_FP8 && (c->megatron || c->deepspeed)) {
+  if (pl->fp8_linear && pl->in->dtype != LLMEM_DTYPE_FP8 && (c->megatron || c->deepspeed)) {
     if (pl->fp8_recipe < 0) *weights += (lp->matrix_count + c->expert) / c->param_div_d;
     else /* the recipe's quantised copies of each linear weight (§4.6) */
       *weights += (lp->matrix_count / c->param_div_d + c->expert / c->param_div_e) * pl->fp8_weight_bytes;
@@ -186,7 +187,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
   double grads = 0;
   if (c->fsdp_sharded) {
     grads = (c->trainable_dense / c->Nd + c->trainable_expert / c->Ne) *
-            (c->mb > 0 ? 4 : (c->lora ? dtype_bytes(pl->adapter_dtype) : c->wb));
+            (c->mb > 0 ? 4 : (c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : c->wb));
     grads += c->full_copy / c->Nd * pl->base_weight_bytes; /* a gradient in each copy's own dtype */
     r->gradients_lazy = 1;
     /* FSDP2 foreach_reduce: reduce_output = reduce_scatter_input.new_empty(...) under
@@ -209,7 +210,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     /* contiguous main-grad buffer, fp32 unless --grad-reduce-in-bf16 (not sharded) */
     grads = (c->trainable_dense + c->trainable_expert + c->full_copy) * pl->grad_bytes;
   } else {
-    double gb = (c->mb > 0 && !c->lora) ? pl->grad_bytes : (c->lora ? dtype_bytes(pl->adapter_dtype) : c->wb);
+    double gb = (c->mb > 0 && !c->lora) ? pl->grad_bytes : (c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : c->wb);
     grads = (c->trainable_dense + c->trainable_expert) * gb + c->full_copy * pl->base_weight_bytes;
     r->gradients_lazy = 1;
     /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
@@ -270,7 +271,7 @@ static void offload(const plan *pl, const stage_counts *c, rank_states *r, doubl
   /* bitsandbytes paged optimizers allocate their states with cudaMallocManaged
    * (bitsandbytes/optim/optimizer.py GlobalPageManager): outside PyTorch's
    * caching allocator, so neither allocated nor reserved sees them. */
-  if (pl->paged_optimizer) {
+  if (pl->in->paged_optimizer) {
     r->paged_bytes = *opt;
     *opt = 0;
   }
@@ -301,7 +302,7 @@ static double zero3_live_bytes(const plan *pl, const stage_layout *st, const sta
   double persistent = zero3_norms_persist(pl) ? lp->vector_count + st->final_norm_count : 0;
   double params = c->dense + c->expert - persistent;
   double quantized = pl->ft_method == LLMEM_FT_QLORA ? lp->quantizable_count : 0;
-  double storage_b = pl->quant == LLMEM_QUANT_INT8 ? 1 : r->unsharded_weight_bytes;
+  double storage_b = pl->in->quant == LLMEM_QUANT_INT8 ? 1 : r->unsharded_weight_bytes;
   double numel = params - quantized + (quantized > 0 ? quantized * r->quantized_gather_bytes / storage_b : 0);
   double bytes = gathered_bytes(r, params, quantized);
   return numel > pl->max_live ? bytes * pl->max_live / numel : bytes;
@@ -399,7 +400,7 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
   if (c->engine == LLMEM_ENGINE_FSDP2 && c->fsdp_sharded && pl->pp > 1 && pl->grad_accum > 1) {
     r->accumulate_unsharded = 1;
     r->keep_gathered_until_backward = 1;
-    r->unsharded_accum_bytes = c->lora ? dtype_bytes(pl->adapter_dtype) : pl->grad_bytes;
+    r->unsharded_accum_bytes = c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : pl->grad_bytes;
   }
   if (c->fsdp_sharded) root_units(pl, st, c, r);
 }
@@ -418,18 +419,18 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
   double ob = dtype_bytes(pl->optimizer_dtype);
   double trainable_here = (c->trainable_dense + c->full_copy) / c->opt_div_d + c->trainable_expert / c->opt_div_e;
   if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
-  int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && !pl->optimizer_in_backward;
+  int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && !pl->in->optimizer_in_backward;
   if (foreach) {
     /* torch _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) is
      * a full tensor list (torch/optim/adam.py); Adafactor builds full-size
      * variance estimates; SGD/Lion update in place. */
-    if (pl->optimizer == LLMEM_OPT_ADAM || pl->optimizer == LLMEM_OPT_ADAMW)
+    if (pl->in->optimizer == LLMEM_OPT_ADAM || pl->in->optimizer == LLMEM_OPT_ADAMW)
       r->optimizer_step_temp = trainable_here * ob;
-    if (pl->optimizer == LLMEM_OPT_ADAFACTOR) r->optimizer_step_temp = trainable_here * ob;
+    if (pl->in->optimizer == LLMEM_OPT_ADAFACTOR) r->optimizer_step_temp = trainable_here * ob;
   } else if (c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP) {
     r->optimizer_step_temp = lp->largest_linear_count * ob;
   }
-  if (pl->optimizer == LLMEM_OPT_MUON) /* Newton-Schulz iterations on the largest matrix */
+  if (pl->in->optimizer == LLMEM_OPT_MUON) /* Newton-Schulz iterations on the largest matrix */
     r->optimizer_step_temp = max2(r->optimizer_step_temp, 3 * lp->largest_linear_count * 4);
   if (c->deepspeed && c->z >= 1 && c->z <= 2) {
     double gather = pl->allgather_bucket * c->wb;

@@ -223,7 +223,7 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, eb) + gemm_seconds(&g, sq, v, keys, batch, eb);
   t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, eb) + gemm_seconds(&g, keys, qk, sq, batch, eb) +
                  gemm_seconds(&g, sq, keys, v, batch, eb) + gemm_seconds(&g, keys, v, sq, batch, eb);
-  double dropout = pl->dropout > 0 ? 2 * ab + 1 : 0;
+  double dropout = pl->in->dropout > 0 ? 2 * ab + 1 : 0;
   t->attn_fwd += memory_seconds(&c->g, scores * (2 * ab + dropout));
   t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
 }
@@ -278,7 +278,7 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
     /* eager (torchtitan): to fp32, complex multiply, back: 2 ab + 16 bytes; fused: r + w */
     rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
   }
-  double dropout = pl->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
+  double dropout = pl->in->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
   double fwd = residual + act + rope + dropout, repeat = repeat_kv_bytes(c, mixer);
   t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd + repeat);
   /* each backward reads the saved input and the incoming gradient, writes one */
@@ -321,7 +321,7 @@ static void add_tp(const step_ctx *c, layer_time *t) {
   t->tp_fwd += pl->sp ? 2 * (gather + reduce_scatter) : 2 * one;
   t->tp_bwd += 2 * one;
   int megatron = is_megatron(pl);
-  if (pl->sp && megatron && pl->recompute != LLMEM_RECOMPUTE_FULL)
+  if (pl->sp && megatron && pl->in->recompute != LLMEM_RECOMPUTE_FULL)
     t->tp_bwd += 2 * reduce_scatter; /* re-gathered inputs */
   split_async_tp(c, t, reduce_scatter);
 }
@@ -446,7 +446,7 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   } else {
     add_mixer(c, &t, mixer, lp.matrix_count - mats * h * f);
     add_mlp(c, &t, T, f, 1);
-    if (pl->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla &&
+    if (pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla &&
         pl->in->encoder_layers == 0 && !pl->in->attn_output_gate)
       add_sac_recompute(c, &t, f);
   }
@@ -491,10 +491,10 @@ static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double 
   double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->tp_bwd_serial +
                t->ep_bwd + t->cp_bwd;
   double again = 0;
-  if (pl->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
-  else if (pl->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
+  if (pl->in->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
+  else if (pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
     again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(c, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
-  else if (pl->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
+  else if (pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
   return fwd + bwd + again;
 }
 
@@ -545,7 +545,7 @@ static int unfused_torch_adamw(const plan *pl) {
   int torch_native = pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP ||
                      pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2;
   int unfused = pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH || pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP;
-  return torch_native && unfused && pl->optimizer == LLMEM_OPT_ADAMW;
+  return torch_native && unfused && pl->in->optimizer == LLMEM_OPT_ADAMW;
 }
 
 /* Optimizer step over this rank's shard: read and write master weights,
@@ -557,12 +557,12 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
   if (unfused_torch_adamw(pl))
     return memory_seconds(
         &c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes, dtype_bytes(pl->optimizer_dtype)));
-  double states =
-      pl->optimizer == LLMEM_OPT_SGD ? 0
-      : (pl->optimizer == LLMEM_OPT_ADAM || pl->optimizer == LLMEM_OPT_ADAMW || pl->optimizer == LLMEM_OPT_ADAMW_8BIT)
-          ? 2
-          : 1;
-  double state_b = pl->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes(pl->optimizer_dtype);
+  double states = pl->in->optimizer == LLMEM_OPT_SGD ? 0
+                  : (pl->in->optimizer == LLMEM_OPT_ADAM || pl->in->optimizer == LLMEM_OPT_ADAMW ||
+                     pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT)
+                      ? 2
+                      : 1;
+  double state_b = pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes(pl->optimizer_dtype);
   double per = 2 * master_b + 2 * pl->grad_bytes + 2 * states * state_b + (pl->master_bytes > 0 ? pl->weight_bytes : 0);
   return memory_seconds(&c->g, params_here * per);
 }

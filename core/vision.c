@@ -119,7 +119,7 @@ vision_cost vision_of(const plan *pl) {
   /* a frozen tower whose input needs no gradient keeps nothing (autograd records no graph) */
   if (tower_trains) {
     /* transformers' gradient_checkpointing_enable checkpoints the vision blocks too: their inputs stay */
-    double per_layer = pl->recompute == LLMEM_RECOMPUTE_FULL ? d * ab : layer_saved_per_token(pl, keys);
+    double per_layer = pl->in->recompute == LLMEM_RECOMPUTE_FULL ? d * ab : layer_saved_per_token(pl, keys);
     v.saved_bytes = tokens * per_layer * pl->in->vision_layers;
   }
   if (projector_trains) v.saved_bytes += tokens * d * ab + lm * (m2 * d + pl->hidden) * ab; /* its input and inner */
@@ -131,7 +131,7 @@ vision_cost vision_of(const plan *pl) {
   double layer_work = tokens * (3 * d + pl->in->vision_ffn_hidden) * ab; /* q, k, v and the MLP's inner tensor */
   v.trains = projector_trains; /* something in the tower or projector needs a backward */
   v.forward_temp_bytes = layer_work;
-  v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
+  v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->in->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
                                        : (projector_trains ? lm * m2 * d * ab : 0);
   v.tokens_per_microbatch = tokens;
   return v;

@@ -54,7 +54,7 @@ static shape layer_shape(const plan *pl) {
   sh.ab = pl->act_bytes;
   /* with a recipe, the columnwise quantised copy with its scales (§4.6) */
   sh.lin = pl->fp8_recipe >= 0 ? pl->fp8_input_bytes : pl->fp8_linear ? 1 : pl->act_bytes;
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   /* Eager RMSNorm/LayerNorm (HF, torchtitan) keeps the fp32 upcast of its input
    * (x.float() feeds pow and mul); fused kernels (TE/apex, torch.compile) keep
    * the input at its dtype plus per-token statistics. */
@@ -64,14 +64,14 @@ static shape layer_shape(const plan *pl) {
   sh.autocast = pl->autocast;
   sh.residual = sh.autocast ? 4 : pl->act_bytes;
   double normed = rmsnorm_normed_bytes(pl, sh.residual);
-  if (megatron || pl->torch_compile) sh.norm_saved = pl->act_bytes;
+  if (megatron || pl->in->torch_compile) sh.norm_saved = pl->act_bytes;
   else if (pl->norm_width == 1 && !pl->norm_upcast)
     sh.norm_saved = sh.residual + normed;                   /* training.norm_upcast off: x itself (+ x * rsqrt) */
   else if (pl->norm_width == 1) sh.norm_saved = 4 + normed; /* x.float() input (+ the normed x for the weight) */
   else sh.norm_saved = sh.residual;                         /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
    * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
-  sh.fused_mlp = megatron || pl->torch_compile;
+  sh.fused_mlp = megatron || pl->in->torch_compile;
   return sh;
 }
 
@@ -81,7 +81,7 @@ static shape layer_shape(const plan *pl) {
  * off): q, k, v, scores and probabilities are fp32. Megatron's unfused core
  * attention (the Megatron engines' sdpa_math) keeps the activation dtype. */
 static int torch_math_sdpa(const plan *pl) {
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   return pl->attention == LLMEM_ATTN_SDPA_MATH && !megatron;
 }
 
@@ -146,7 +146,7 @@ static int peft_lora(const plan *pl) {
  * bf16 hand the adapters over in the compute dtype). */
 int lora_input_cast(const plan *pl) {
   if (pl->ft_method == LLMEM_FT_FULL || !peft_lora(pl)) return 0;
-  if (pl->engine != LLMEM_ENGINE_SINGLE && pl->engine != LLMEM_ENGINE_DDP) return 0;
+  if (pl->in->engine != LLMEM_ENGINE_SINGLE && pl->in->engine != LLMEM_ENGINE_DDP) return 0;
   int act_dtype = pl->in->dtype == LLMEM_DTYPE_FP8 ? LLMEM_DTYPE_BF16 : (int)pl->in->dtype;
   return pl->in->adapter_dtype != act_dtype;
 }
@@ -249,7 +249,7 @@ static void attention_dims(const plan *pl, mixer_part *m) {
 static double out_proj_input_bytes(const plan *pl, const shape *sh, const mixer_part *m) {
   double T = sh->tokens, ab = sh->ab;
   if (pl->fp8_recipe < 0) return T * m->o_dim * sh->lin; /* kernel output = o_proj input */
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int original = megatron && pl->fp8_recipe != LLMEM_FP8_RECIPE_DELAYED;
   double kernel_out = pl->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
   return T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
@@ -318,7 +318,7 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
   m->drop = pl->in->dropout > 0 ? out_h : 0;               /* 1-byte mask after o_proj */
   m->cp_ring = pl->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
-  double rope_temp = T * (m->q_dim + m->k_dim) * (pl->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
+  double rope_temp = T * (m->q_dim + m->k_dim) * (pl->in->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
   m->forward_temp = rope_temp + scores_temp;
   /* dq, dk, dv, the output gradient, FlashAttention-2's fp32 dq accumulator, score gradients */
   m->backward_temp = T * (m->q_dim + m->k_dim + m->v_dim + m->o_dim) * ab + T * m->q_dim * 4 + scores_bwd;
@@ -367,7 +367,7 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
   double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
   double heads = pl->in->ssm_heads / t, inner = heads * pl->in->ssm_head_dim, groups = pl->in->ssm_groups / t;
   double bc = 2 * groups * pl->in->ssm_state_size, zxbcdt = 2 * inner + bc + heads, conv_dim = inner + bc;
-  int megatron = pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
   m->proj_in = keep_in ? T * h / sh->lin_in * sh->lin : 0;
@@ -433,7 +433,7 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
      * score_before_experts=True, a9aa50696, 2025-08-05; experiments/llama4/model/
      * moe.py from e4e48349c, 2025-04-07). Compiled, the upcast is a recomputable
      * pointwise op and the bf16 gathered tokens are kept (at most). */
-    double combine = routed * h * (pl->in->moe_score_before && !pl->torch_compile ? 4 : ab);
+    double combine = routed * h * (pl->in->moe_score_before && !pl->in->torch_compile ? 4 : ab);
     b->combine = combine;
     double shared = 0;
     if (pl->in->moe_shared_experts > 0)

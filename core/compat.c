@@ -410,14 +410,14 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
   a.v_head_dim = pl->in->mla_v_head_dim;
   a.padded_vocab_size = pl->vocab_padded;
   a.tensor_model_parallel_size = pl->tp;
-  a.pipeline_model_parallel_size = pl->pp;
-  a.virtual_pipeline_model_parallel_size = pl->vpp > 1 ? pl->vpp : 0;
+  a.pipeline_model_parallel_size = pl->in->pp;
+  a.virtual_pipeline_model_parallel_size = pl->in->vpp > 1 ? pl->in->vpp : 0;
   a.expert_model_parallel_size = pl->ep;
   a.expert_tensor_parallel_size = pl->etp;
   a.context_parallel_size = pl->cp;
-  a.world_size = pl->gpus;
+  a.world_size = pl->in->gpus;
   a.data_parallel_size = pl->dp;
-  a.use_distributed_optimizer = pl->dist_opt;
+  a.use_distributed_optimizer = pl->in->distributed_optimizer != 0;
   a.seq_length = pl->seq_len;
   a.micro_batch_size = pl->micro_batch;
   a.num_microbatches = pl->grad_accum;
@@ -459,11 +459,11 @@ static void set_single_rank(llmem_result *out, const double *cat) {
 }
 
 static int engine_is_deepspeed(const plan *pl) {
-  return pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return pl->in->engine == LLMEM_ENGINE_DEEPSPEED || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 static int engine_is_megatron(const plan *pl) {
-  return pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 /* What no formula models: LoRA; offload, which only DeepSpeed's estimators
@@ -472,8 +472,8 @@ static int engine_is_megatron(const plan *pl) {
 static llmem_status compat_supported(const plan *pl) {
   if (pl->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
   int ds_formula = pl->in->formula == LLMEM_FORMULA_DEEPSPEED || pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
-  int offload = pl->offload_optimizer != LLMEM_OFFLOAD_NONE || pl->offload_params != LLMEM_OFFLOAD_NONE;
-  int nvme = pl->offload_optimizer == LLMEM_OFFLOAD_NVME || pl->offload_params == LLMEM_OFFLOAD_NVME;
+  int offload = pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE || pl->in->offload_params != LLMEM_OFFLOAD_NONE;
+  int nvme = pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME || pl->in->offload_params == LLMEM_OFFLOAD_NVME;
   if (offload && (!ds_formula || nvme)) return LLMEM_ERR_COMPAT_FEATURE;
   if (pl->mla && (pl->in->formula == LLMEM_FORMULA_ZERO_PAPER || pl->in->formula == LLMEM_FORMULA_KORTHIKANTI))
     return LLMEM_ERR_COMPAT_FEATURE;
@@ -488,7 +488,8 @@ static llmem_status megatron_formula(const plan *pl, double *cat, llmem_result *
   double dense = w.tp_most + w.rep_most, d = pl->dp;
   cat[LLMEM_CAT_WEIGHTS] = 2 * w.most_loaded;
   cat[LLMEM_CAT_GRADIENTS] = 4 * w.most_loaded;
-  cat[LLMEM_CAT_MASTER_WEIGHTS] = pl->dist_opt ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
+  cat[LLMEM_CAT_MASTER_WEIGHTS] =
+      pl->in->distributed_optimizer ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
   cat[LLMEM_CAT_OPTIMIZER_STATES] =
       w.bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
   int sp_path = pl->sp && pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
@@ -524,11 +525,11 @@ static llmem_status bridge_formula(const plan *pl, double *cat, llmem_result *ou
 /* DeepSpeed's estimators (ZeRO-1/2 and ZeRO-3): their GPU total split into
  * categories, their CPU total as host memory. P: all the model's parameters. */
 static llmem_status deepspeed_formula(const plan *pl, double P, double *cat, llmem_result *out) {
-  if (!engine_is_deepspeed(pl) || pl->zero_stage < 1) return LLMEM_ERR_COMPAT_ENGINE;
-  double gpn = min2(pl->gpus, pl->gpus_per_node), nodes = ceil(pl->gpus / gpn), G = nodes * gpn;
+  if (!engine_is_deepspeed(pl) || pl->in->zero_stage < 1) return LLMEM_ERR_COMPAT_ENGINE;
+  double gpn = min2(pl->in->gpus, pl->in->gpus_per_node), nodes = ceil(pl->in->gpus / gpn), G = nodes * gpn;
   double gpu, cpu;
-  int off_opt = pl->offload_optimizer != LLMEM_OFFLOAD_NONE, off_par = pl->offload_params != LLMEM_OFFLOAD_NONE;
-  if (pl->zero_stage <= 2) {
+  int off_opt = pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE, off_par = pl->in->offload_params != LLMEM_OFFLOAD_NONE;
+  if (pl->in->zero_stage <= 2) {
     deepspeed_zero2(P, gpn, nodes, off_opt, pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
     cat[LLMEM_CAT_WEIGHTS] = 2 * P;
     if (!off_opt) {
@@ -557,8 +558,8 @@ static llmem_status deepspeed_formula(const plan *pl, double P, double *cat, llm
 /* The ZeRO paper's model states by stage, and its activation estimate. P: all the model's parameters. */
 static llmem_status zero_paper_formula(const plan *pl, double P, double *cat) {
   int deepspeed = engine_is_deepspeed(pl);
-  int stage = deepspeed ? pl->zero_stage : 0;
-  if (!(deepspeed || pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP))
+  int stage = deepspeed ? (int)pl->in->zero_stage : 0;
+  if (!(deepspeed || pl->in->engine == LLMEM_ENGINE_SINGLE || pl->in->engine == LLMEM_ENGINE_DDP))
     return LLMEM_ERR_COMPAT_ENGINE;
   double k = 12, N = pl->dp;
   double w = 2 * P / (stage >= 3 ? N : 1), g = 2 * P / (stage >= 2 ? N : 1), kk = k * P / (stage >= 1 ? N : 1);
@@ -580,8 +581,8 @@ static void korthikanti_formula(const plan *pl, double *cat) {
   double per_layer = korthikanti_layer_bytes(pl->seq_len, pl->micro_batch, pl->hidden, pl->heads, pl->tp, row);
   /* first stage: p micro-batches x L/p layers = L (Eq.5), times the
    * interleaving factor 1 + (p-1)/(p v) (§4.2.3); fewer if m < p */
-  double p = pl->pp, layers = pl->layers * min2(1, pl->grad_accum / p);
-  if (pl->vpp > 1) layers = pl->layers * (1 + (p - 1) / (p * pl->vpp));
+  double p = pl->in->pp, layers = pl->layers * min2(1, pl->grad_accum / p);
+  if (pl->in->vpp > 1) layers = pl->layers * (1 + (p - 1) / (p * pl->in->vpp));
   cat[LLMEM_CAT_ACTIVATIONS] = per_layer * layers;
 }
 

@@ -11,7 +11,7 @@
  * about 60 requests and frees per layer and pass, two steps. A step that
  * would pass ALLOCATOR_PREDICTED_OPS_MAX is not started (reserved comes from the bound). */
 static void allocator_within_budget(plan *pl) {
-  double passes = pl->pp > 1 ? pl->grad_accum : (pl->grad_accum < 4 ? pl->grad_accum : 4);
+  double passes = pl->in->pp > 1 ? pl->grad_accum : (pl->grad_accum < 4 ? pl->grad_accum : 4);
   if (2 * 60 * passes * pl->layers > ALLOCATOR_PREDICTED_OPS_MAX) pl->simulate_allocator = 0;
 }
 
@@ -55,13 +55,13 @@ static void finish(const plan *pl, llmem_result *out) {
 }
 
 static void add_config_warnings(const plan *pl, llmem_result *out) {
-  if (pl->in->sequence_parallel != 0 && pl->tp == 1 && pl->engine == LLMEM_ENGINE_MEGATRON)
+  if (pl->in->sequence_parallel != 0 && pl->tp == 1 && pl->in->engine == LLMEM_ENGINE_MEGATRON)
     result_add_warning(out, LLMEM_WARN_SP_WITHOUT_TP);
-  if (pl->pp > 1 && pl->grad_accum < pl->pp) result_add_warning(out, LLMEM_WARN_PP_BUBBLE);
+  if (pl->in->pp > 1 && pl->grad_accum < pl->in->pp) result_add_warning(out, LLMEM_WARN_PP_BUBBLE);
   if (pl->fp8_linear && pl->fp8_recipe < 0) result_add_warning(out, LLMEM_WARN_FP8_APPROX);
   if (pl->fp8_recipe >= 0) result_add_warning(out, LLMEM_WARN_FP8_RECIPE);
   if (pl->capacity_factor > 0) result_add_warning(out, LLMEM_WARN_CAPACITY_DROPS);
-  if (pl->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
+  if (pl->in->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
   if (pl->in->activation_offload) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);
   if (pl->in->paged_optimizer) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
@@ -205,14 +205,14 @@ static void keep_points(llmem_result *out, const double *demand, int s, const ti
  * STAGE_WALK_MAX_CHUNKS such a stage is not walked at all where a lower
  * stage bounds it (copy_bounded_stage); ties go to the lower stage. */
 static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink, int *shown) {
-  int p = (int)pl->pp, most_allocated = 0;
+  int p = (int)pl->in->pp, most_allocated = 0;
   static double demand[LLMEM_MAX_STAGES];
   static unsigned char how[LLMEM_MAX_STAGES];
   static int sources[LLMEM_MAX_STAGES];
   plan bound = *pl, walk = *pl; /* walk: the allocator's budget shrinks by what each stage's walk fed it */
   bound.simulate_allocator = 0;
   int blocks = pl->simulate_allocator && !pl->allocator_reserve_given;
-  int copying = pl->pp * pl->vpp > STAGE_WALK_MAX_CHUNKS;
+  int copying = pl->in->pp * pl->in->vpp > STAGE_WALK_MAX_CHUNKS;
   for (int s = 0; s < p; s++) sources[s] = -1;
   for (int s = 0; s < p; s++) {
     stage_layout layout;
@@ -321,14 +321,14 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
   const char *detail;
   r.status = plan_build(in, pl_, &field, &detail);
   if (error_field) *error_field = field;
-  pl_->simulate_allocator = allocator;
-  allocator_within_budget(pl_);
-  const plan pl = *pl_;
-  if (r.status == LLMEM_OK && pl.in->formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
-  if (r.status != LLMEM_OK) {
+  if (r.status == LLMEM_OK && in->formula != LLMEM_FORMULA_LLMEM) r.status = LLMEM_ERR_COMPAT_ENGINE;
+  if (r.status != LLMEM_OK) { /* a failed build leaves the plan unset */
     *out = r;
     return r.status;
   }
+  pl_->simulate_allocator = allocator;
+  allocator_within_budget(pl_);
+  const plan pl = *pl_;
   if (all_stages) { /* the estimate's own stages, so readings and estimate agree bit for bit */
     static llmem_result scratch;
     clear_result(&scratch);
@@ -344,7 +344,7 @@ llmem_status estimate_readings(const llmem_input *in, int all_stages, int alloca
     *out = r;
     return LLMEM_OK;
   }
-  int p = (int)pl.pp;
+  int p = (int)pl.in->pp;
   double worst_demand = -1, max_reserved = 0;
   for (int s = 0; s < p; s++) {
     if (first_same_layers(&pl, s) >= 0) continue;

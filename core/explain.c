@@ -55,7 +55,7 @@ static void state_terms(llmem_result *out, const state_split *s) {
 static layer_activations mean_layer_activations(const plan *pl, const stage_layout *st) {
   layer_activations mean = {0}, kind_acts[LAYER_KIND_COUNT];
   int full = pl->in->recompute == LLMEM_RECOMPUTE_FULL, counted = 0, kind_n[LAYER_KIND_COUNT] = {0};
-  for (int c = 0; c < (int)pl->vpp; c++) { /* each kind's layer once, times its count on the stage */
+  for (int c = 0; c < (int)pl->in->vpp; c++) { /* each kind's layer once, times its count on the stage */
     int first = 0, n = layout_stage_layers(pl, st->stage, c, &first);
     for (int i = first; i < first + n; i++, counted++)
       if (kind_n[layer_kind(pl, i)]++ == 0) kind_acts[layer_kind(pl, i)] = layer_activation_bytes(pl, i, full);
@@ -86,12 +86,12 @@ static rank_states expert_part(const plan *pl, const stage_layout *st, const ran
 /* The model's category terms; b: its breakdown at the peak. */
 void explain_model_terms(const plan *pl, const stage_layout *st, const rank_states *rs, const double *b,
                          llmem_result *out) {
-  int fsdp = (pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2) &&
-             pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
-  int deepspeed = pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  int z = deepspeed ? pl->zero_stage : 0;
+  int fsdp = (pl->in->engine == LLMEM_ENGINE_FSDP1 || pl->in->engine == LLMEM_ENGINE_FSDP2) &&
+             pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  int deepspeed = pl->in->engine == LLMEM_ENGINE_DEEPSPEED || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int z = deepspeed ? (int)pl->in->zero_stage : 0;
   int sharded_w = fsdp || z >= 3, sharded_g = fsdp || z >= 2;
-  int sharded_o = fsdp || z >= 1 || (pl->engine == LLMEM_ENGINE_MEGATRON && pl->dist_opt);
+  int sharded_o = fsdp || z >= 1 || (pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->distributed_optimizer);
   double shard_w = sharded_w ? pl->shard_dense : 1, ne_w = sharded_w ? pl->shard_expert : 1;
   double shard_g = sharded_g ? pl->shard_dense : 1, ne_g = sharded_g ? pl->shard_expert : 1;
   double shard_o = sharded_o ? pl->shard_dense : 1, ne_o = sharded_o ? pl->shard_expert : 1;

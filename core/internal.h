@@ -64,28 +64,25 @@ typedef struct {
   int lora_fused_qkv;     /* one adapter (one dropout of the input) for the fused q/k/v projection */
   int quant_dequant_temp; /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
 
-  /* parallel */
-  double gpus, gpus_per_node, tp, pp, vpp, cp, ep, etp, dp;
+  /* parallel: what plan.c resolves or derives (the other parallel.* keys: pl->in); tp, cp, ep and
+   * etp stay here: model.c and rl.c count whole or engine-side models with their own degrees */
+  double tp, cp, ep, etp, dp;
   double vpp_group; /* interleaved: micro-batches run per virtual stage in a row (Megatron's group) */
-  int sp, schedule, engine, zero_stage, fsdp_strategy, reshard_after_forward, dist_opt;
+  int sp;
   int shard_root_modules; /* FSDP: embedding and output projection are their own units */
-  int offload_optimizer, offload_params, fp8_all_gather, grad_as_bucket_view, overlap_comm;
-  int tp_comm_overlap; /* TP collectives pipelined with the GEMMs beside them (step time only) */
-  int shard_with_cp;
+  int overlap_comm;
   int reduce_on_compute;    /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
   int pp_stage_buffers;     /* torch.distributed.pipelining buffers: 0 none, 1 gradient receives and the last
                                  stage's outputs per micro-batch, 2 every stage's outputs too (states.c) */
   double pp_first, pp_last; /* 0 = even */
   double shard_dense;       /* sharding degree of dense model states (ZeRO/FSDP/dist-opt) */
   double shard_expert;      /* sharding degree of expert model states */
-  double reduce_bucket, allgather_bucket, prefetch_bucket, max_live, persistence_threshold;
 
   /* hardware / runtime */
   double memory_bytes;
   double cuda_context_bytes, cublas_workspace_bytes, nccl_buffer_bytes, allocator_reserve;
-  int allocator_reserve_given, expandable_segments, torch_compile;
+  int allocator_reserve_given;
   double max_split_bytes;     /* PYTORCH_CUDA_ALLOC_CONF max_split_size_mb; INFINITY when unset */
-  double gc_threshold;        /* garbage_collection_threshold; 0 = off */
   int empty_cache_after_init; /* torch.cuda.empty_cache() between set-up and the first step */
   int simulate_allocator;     /* reserved from the simulated caching allocator (else the bound) */
   double allocator_max_ops;   /* its requests and frees per estimate before it gives up (ALLOCATOR_MAX_OPS) */
@@ -110,17 +107,17 @@ typedef struct {
 /* The V-shape schedules (zb_v, dualpipe_v): rank r holds model chunks r and
  * 2p - 1 - r, so the first rank holds the embedding and the head. */
 static inline int plan_v_shape(const plan *p) {
-  return p->pp > 1 && (p->schedule == LLMEM_PP_ZB_V || p->schedule == LLMEM_PP_DUALPIPE_V);
+  return p->in->pp > 1 && (p->in->pp_schedule == LLMEM_PP_ZB_V || p->in->pp_schedule == LLMEM_PP_DUALPIPE_V);
 }
 /* DualPipe (bidirectional): rank r holds stage r of one model copy and stage
  * p - 1 - r of another, run in opposite directions (layout.c, schedule.c). */
-static inline int plan_dualpipe(const plan *p) { return p->pp > 1 && p->schedule == LLMEM_PP_DUALPIPE; }
+static inline int plan_dualpipe(const plan *p) { return p->in->pp > 1 && p->in->pp_schedule == LLMEM_PP_DUALPIPE; }
 /* Two chunks per rank in an order of their own (V or DualPipe; schedule.c). */
 static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || plan_dualpipe(p); }
 /* Tensor parallelism by PyTorch DTensor (parallelize_module: torchtitan, torchtune, transformers'
  * tp_plan), the only TP outside Megatron's own layers (plan.c check_tensor_parallel: FSDP2). */
 static inline int plan_dtensor_tp(const plan *p) {
-  return p->tp > 1 && p->engine != LLMEM_ENGINE_MEGATRON && p->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return p->tp > 1 && p->in->engine != LLMEM_ENGINE_MEGATRON && p->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 /* One stage (pipeline rank) of the layout. */

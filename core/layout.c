@@ -4,20 +4,20 @@
 #include "internal.h"
 
 static int stage_layer_total(const plan *pl, int stage) {
-  int p = (int)pl->pp;
+  int p = (int)pl->in->pp;
   if (pl->pp_first > 0 || pl->pp_last > 0) {
     if (stage == 0 && pl->pp_first > 0) return (int)pl->pp_first;
     if (stage == p - 1 && pl->pp_last > 0) return (int)pl->pp_last;
     int middle = p - (pl->pp_first > 0) - (pl->pp_last > 0);
     return (int)((pl->layers - pl->pp_first - pl->pp_last) / middle);
   }
-  return (int)(pl->layers / pl->pp);
+  return (int)(pl->layers / pl->in->pp);
 }
 
 /* Layers of `chunk` on `stage`; sets the global index of its first layer.
  * Virtual chunk j of stage r is model chunk j*p + r (Megatron interleaving). */
 int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer) {
-  int p = (int)pl->pp, v = (int)pl->vpp;
+  int p = (int)pl->in->pp, v = (int)pl->in->vpp;
   if (plan_v_shape(pl)) { /* V: chunk 0 is model chunk r, chunk 1 model chunk 2p - 1 - r (schedule.c) */
     int n = (int)(pl->layers / (2 * p));
     *first_layer = (chunk == 0 ? stage : 2 * p - 1 - stage) * n;
@@ -69,7 +69,7 @@ static void add_layers(layer_params *sum, const layer_params *lp, int count) {
 static void stage_layers(const plan *pl, int stage, stage_layout *st) {
   int have[LAYER_KIND_COUNT] = {0};
   layer_params cached[LAYER_KIND_COUNT]; /* one count per layer kind (mixer x MLP) */
-  for (int c = 0; c < (int)pl->vpp; c++) {
+  for (int c = 0; c < (int)pl->in->vpp; c++) {
     int first = 0, counts[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT];
     int n = layout_stage_layers(pl, stage, c, &first);
     if (c == 0) st->first_layer = first;
@@ -103,7 +103,7 @@ static void stage_head(const plan *pl, stage_layout *st) {
      * schedule's first rank holds both ends and one table; DualPipe's end
      * ranks hold the first stage of one copy and the last of the other, two
      * modules with a table each */
-    if (!pl->tied || (pl->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
+    if (!pl->tied || (pl->in->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
       st->head_count = pl->vocab_padded * h / t;
     if (pl->in->lm_head_bias) st->head_count += pl->vocab_padded / t;
   } else {
@@ -115,9 +115,9 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   stage_layout st = {0};
   st.stage = stage;
   st.has_embedding = stage == 0;
-  st.has_head = stage == (plan_v_shape(pl) ? 0 : (int)pl->pp - 1); /* V: the last model chunk is rank 0's second */
+  st.has_head = stage == (plan_v_shape(pl) ? 0 : (int)pl->in->pp - 1); /* V: the last model chunk is rank 0's second */
   if (plan_dualpipe(pl))
-    st.has_embedding = st.has_head = stage == 0 || stage == (int)pl->pp - 1; /* both copies' ends */
+    st.has_embedding = st.has_head = stage == 0 || stage == (int)pl->in->pp - 1; /* both copies' ends */
   stage_layers(pl, stage, &st);
   double t = pl->tp, h = pl->hidden;
   /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
@@ -162,7 +162,7 @@ static int same_kinds(const plan *pl, int a, int b, int n) {
 }
 
 int layout_same_layers(const plan *pl, int stage_a, int stage_b) {
-  int p = (int)pl->pp, v = (int)pl->vpp;
+  int p = (int)pl->in->pp, v = (int)pl->in->vpp;
   if ((stage_a == 0) != (stage_b == 0) || (stage_a == p - 1) != (stage_b == p - 1)) return 0;
   if (stage_layer_total(pl, stage_a) != stage_layer_total(pl, stage_b)) return 0;
   for (int c = 0; c < v; c++) {

@@ -55,7 +55,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
      * after down_proj's weight gradient is made and before gate_proj's and up_proj's. The rest of
      * the layer's unsharded gradients appear as its working set goes. */
     c.first_grads = c.unsharded_grads;
-    if (pl->engine == LLMEM_ENGINE_FSDP2 && !lora && layer_mlp(pl, layer) == LLMEM_LMLP_DENSE)
+    if (pl->in->engine == LLMEM_ENGINE_FSDP2 && !lora && layer_mlp(pl, layer) == LLMEM_LMLP_DENSE)
       c.first_grads = min2(c.unsharded_grads, pl->hidden * pl->ffn / pl->tp * rs->unsharded_grad_bytes);
   } else if (rs->gathers == 2) {
     /* ZeRO-3: the coordinator's live window (states.c), at least the running
@@ -216,18 +216,18 @@ static void clear_walk(stage_walk *W, int v) {
 }
 
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
-  clear_walk(W, (int)pl->vpp);
+  clear_walk(W, (int)pl->in->vpp);
   W->pl = pl, W->st = st, W->rs = rs;
-  W->v = (int)pl->vpp;
+  W->v = (int)pl->in->vpp;
   W->lazy = rs->gradients_lazy || pl->in->optimizer_in_backward;
   W->offload = pl->in->activation_offload != 0;
   /* FSDP2 reduce-scatters each unit at its post-backward (not under pipelining's no-sync, which
    * accumulates unsharded; not with a per-parameter optimizer step in the backward) */
-  W->fsdp2 = pl->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded &&
+  W->fsdp2 = pl->in->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded &&
              !pl->in->optimizer_in_backward;
   /* one stage, one chunk: the held inputs of the micro-batch before */
   W->quant_held =
-      pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 && pl->pp == 1;
+      pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 && pl->in->pp == 1;
   int sum = 0;
   for (int c = 0; c < W->v; c++) {
     W->chunk_layers[c] = layout_stage_layers(pl, stage, c, &W->first_global[c]);

@@ -146,43 +146,22 @@ static void resolve_training(const llmem_input *in, plan *p) {
 }
 
 static void resolve_parallel(const llmem_input *in, plan *p) {
-  p->gpus = in->gpus;
-  p->gpus_per_node = in->gpus_per_node;
   p->tp = in->tp;
-  p->pp = in->pp;
-  p->vpp = in->vpp;
   p->vpp_group = or_default(in->vpp_group, in->pp);
   p->cp = in->cp;
   p->ep = in->ep;
   p->etp = in->etp;
   p->sp = in->sequence_parallel != 0 && in->tp > 1;
-  p->schedule = (int)in->pp_schedule;
-  p->engine = (int)in->engine;
-  p->zero_stage = (int)in->zero_stage;
-  p->fsdp_strategy = (int)in->fsdp_strategy;
-  p->reshard_after_forward = in->reshard_after_forward != 0;
   /* FSDP2's reduce-scatter input: the compute stream's pool (PyTorch #129721)
    * or the reduce-scatter stream's; FSDP1 and ZeRO keep their own streams */
   p->reduce_on_compute =
-      p->engine == LLMEM_ENGINE_FSDP2 && (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
+      in->engine == LLMEM_ENGINE_FSDP2 && (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
   p->shard_root_modules = (int)or_default(profiled(in, FIELD(shard_root_modules)), 0);
   p->pp_stage_buffers = in->pp > 1 ? (int)or_default(profiled(in, FIELD(pp_stage_buffers)), 0) : 0;
-  p->dist_opt = in->distributed_optimizer != 0;
-  p->offload_optimizer = (int)in->offload_optimizer;
-  p->offload_params = (int)in->offload_params;
-  p->fp8_all_gather = in->fp8_all_gather != 0;
-  p->grad_as_bucket_view = in->grad_as_bucket_view != 0;
   /* DeepSpeed's default: overlap_comm is on for ZeRO-3, off for 1/2 (runtime/zero/config.py). */
-  p->overlap_comm = (int)or_default(in->overlap_comm, p->zero_stage == 3 ? 1 : 0);
-  p->tp_comm_overlap = in->tp_comm_overlap != 0;
-  p->shard_with_cp = in->shard_with_cp != 0;
+  p->overlap_comm = (int)or_default(in->overlap_comm, in->zero_stage == 3 ? 1 : 0);
   p->pp_first = or_default(in->pp_first_stage_layers, 0);
   p->pp_last = or_default(in->pp_last_stage_layers, 0);
-  p->reduce_bucket = in->reduce_bucket_size;
-  p->allgather_bucket = in->allgather_bucket_size;
-  p->prefetch_bucket = in->stage3_prefetch_bucket_size;
-  p->max_live = in->stage3_max_live_parameters;
-  p->persistence_threshold = in->stage3_param_persistence_threshold;
 }
 
 static void resolve_hardware(const llmem_input *in, plan *p) {
@@ -192,13 +171,10 @@ static void resolve_hardware(const llmem_input *in, plan *p) {
   p->nccl_buffer_bytes = or_default(in->nccl_buffer_mib, -1);
   p->allocator_reserve_given = !isnan(in->allocator_reserve);
   p->allocator_reserve = or_default(in->allocator_reserve, 0);
-  p->expandable_segments = in->expandable_segments != 0;
   p->max_split_bytes = isnan(in->max_split_size_mib) ? INFINITY : in->max_split_size_mib * MIB;
-  p->gc_threshold = in->gc_threshold;
   p->empty_cache_after_init = (int)or_default(profiled(in, FIELD(empty_cache_after_init)), 0);
   p->simulate_allocator = 1;
   p->allocator_max_ops = ALLOCATOR_MAX_OPS;
-  p->torch_compile = in->torch_compile != 0;
 }
 
 /* ---- combination checks, each naming the key to change ---- */
@@ -271,7 +247,7 @@ static llmem_status check_encoder(const plan *p, int *field) {
   if (p->in->encoder_layers <= 0) return LLMEM_OK;
   int formula_ok = p->in->formula == LLMEM_FORMULA_LLMEM || p->in->formula == LLMEM_FORMULA_DEEPSPEED ||
                    p->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->in->formula == LLMEM_FORMULA_ZERO_PAPER;
-  if (!formula_ok || p->pp > 1 || p->mtp_layers > 0 || p->in->vision_layers > 0 ||
+  if (!formula_ok || p->in->pp > 1 || p->mtp_layers > 0 || p->in->vision_layers > 0 ||
       p->in->rl_algorithm != LLMEM_RL_NONE || p->mixer_period > 0 || p->mlp_period > 0)
     FAIL(LLMEM_ERR_ENCODER_SETUP, encoder_layers);
   return LLMEM_OK;
@@ -281,7 +257,7 @@ static llmem_status check_encoder(const plan *p, int *field) {
  * the modelled trainer; its documentation rules out context parallelism */
 static llmem_status check_mtp(const plan *p, int *field) {
   if (p->in->formula != LLMEM_FORMULA_LLMEM || p->mtp_layers == 0) return LLMEM_OK;
-  if (p->engine != LLMEM_ENGINE_MEGATRON || p->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
+  if (p->in->engine != LLMEM_ENGINE_MEGATRON || p->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
   return LLMEM_OK;
 }
 
@@ -293,33 +269,33 @@ static llmem_status check_mtp(const plan *p, int *field) {
 
 /* The engine can split the model as asked, and TP divides what it splits */
 static llmem_status check_tensor_parallel(const plan *p, int *field) {
-  if (p->engine == LLMEM_ENGINE_SINGLE && p->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
-  if ((p->tp > 1 || p->cp > 1) && !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
-                                    p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
+  if (p->in->engine == LLMEM_ENGINE_SINGLE && p->in->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
+  if ((p->tp > 1 || p->cp > 1) && !(p->in->engine == LLMEM_ENGINE_FSDP2 || p->in->engine == LLMEM_ENGINE_MEGATRON ||
+                                    p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, tp);
-  if (p->pp > 1 && !(p->engine == LLMEM_ENGINE_FSDP2 || p->engine == LLMEM_ENGINE_MEGATRON ||
-                     p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p->engine == LLMEM_ENGINE_DEEPSPEED))
+  if (p->in->pp > 1 && !(p->in->engine == LLMEM_ENGINE_FSDP2 || p->in->engine == LLMEM_ENGINE_MEGATRON ||
+                         p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p->in->engine == LLMEM_ENGINE_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, pp);
   if (!divides(p->heads, p->tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
   if (!p->mla && !divides(p->kv_heads, p->tp) && !divides(p->tp, p->kv_heads)) FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
   if (!divides(p->ffn, p->tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
   if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->in->linear_key_heads, p->tp)) FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
   if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->in->ssm_groups, p->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
-  if (!divides(p->gpus, p->tp * p->pp * p->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
+  if (!divides(p->in->gpus, p->tp * p->in->pp * p->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
   return LLMEM_OK;
 }
 
 /* The layers split over the stages: evenly, or with a set first and last stage */
 static llmem_status check_stages(const plan *p, int *field) {
-  if (p->pp > p->layers) FAIL(LLMEM_ERR_PP_LAYERS, pp);
+  if (p->in->pp > p->layers) FAIL(LLMEM_ERR_PP_LAYERS, pp);
   if (p->pp_first > 0 || p->pp_last > 0) {
-    if (p->pp < 2) FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
-    double rest_stages = p->pp - (p->pp_first > 0) - (p->pp_last > 0);
+    if (p->in->pp < 2) FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
+    double rest_stages = p->in->pp - (p->pp_first > 0) - (p->pp_last > 0);
     double rest_layers = p->layers - p->pp_first - p->pp_last;
     if (rest_layers < rest_stages || (rest_stages == 0 && rest_layers != 0) ||
         (rest_stages > 0 && !divides(rest_layers, rest_stages)))
       FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
-  } else if (!divides(p->layers, p->pp)) {
+  } else if (!divides(p->layers, p->in->pp)) {
     FAIL(LLMEM_ERR_PP_LAYERS, pp);
   }
   return LLMEM_OK;
@@ -327,32 +303,33 @@ static llmem_status check_stages(const plan *p, int *field) {
 
 /* Two chunks per rank in a V (schedule.c) */
 static llmem_status check_v_schedule(const plan *p, int *field) {
-  if (p->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->pp))
+  if (p->in->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->in->pp))
     FAIL(LLMEM_ERR_V_SCHEDULE, vpp);
-  if (p->grad_accum < 2 * p->pp - (p->schedule == LLMEM_PP_ZB_V)) FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
+  if (p->grad_accum < 2 * p->in->pp - (p->in->pp_schedule == LLMEM_PP_ZB_V)) FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
   return LLMEM_OK;
 }
 
 /* One stage of each model copy per rank (layout.c) */
 static llmem_status check_dualpipe(const plan *p, int *field) {
-  if ((int)p->pp % 2 != 0) FAIL(LLMEM_ERR_DUALPIPE, pp); /* DualPipe.step: num_ranks % 2 == 0 */
+  if ((int)p->in->pp % 2 != 0) FAIL(LLMEM_ERR_DUALPIPE, pp); /* DualPipe.step: num_ranks % 2 == 0 */
   if (p->pp_first > 0 || p->pp_last > 0) FAIL(LLMEM_ERR_DUALPIPE, pp_first_stage_layers);
-  if (p->vpp != 2) FAIL(LLMEM_ERR_DUALPIPE, vpp);
+  if (p->in->vpp != 2) FAIL(LLMEM_ERR_DUALPIPE, vpp);
   /* DualPipe.step: num_chunks % 2 == 0 and num_chunks >= num_ranks * 2 */
-  if ((long long)p->grad_accum % 2 != 0 || p->grad_accum < 2 * p->pp) FAIL(LLMEM_ERR_DUALPIPE_MICROBATCHES, grad_accum);
+  if ((long long)p->grad_accum % 2 != 0 || p->grad_accum < 2 * p->in->pp)
+    FAIL(LLMEM_ERR_DUALPIPE_MICROBATCHES, grad_accum);
   return LLMEM_OK;
 }
 
 /* Virtual stages: the interleaved schedule, each stage's layers split evenly into vpp chunks */
 static llmem_status check_virtual_stages(const plan *p, int *field) {
-  if (p->pp < 2 || p->schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
-  for (int s = 0; s < (int)p->pp; s++) {
-    double n = s == 0 && p->pp_first > 0               ? p->pp_first
-               : s == (int)p->pp - 1 && p->pp_last > 0 ? p->pp_last
+  if (p->in->pp < 2 || p->in->pp_schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
+  for (int s = 0; s < (int)p->in->pp; s++) {
+    double n = s == 0 && p->pp_first > 0                   ? p->pp_first
+               : s == (int)p->in->pp - 1 && p->pp_last > 0 ? p->pp_last
                : (p->pp_first > 0 || p->pp_last > 0)
-                   ? (p->layers - p->pp_first - p->pp_last) / (p->pp - (p->pp_first > 0) - (p->pp_last > 0))
-                   : p->layers / p->pp;
-    if (!divides(n, p->vpp)) FAIL(LLMEM_ERR_VPP, vpp);
+                   ? (p->layers - p->pp_first - p->pp_last) / (p->in->pp - (p->pp_first > 0) - (p->pp_last > 0))
+                   : p->layers / p->in->pp;
+    if (!divides(n, p->in->vpp)) FAIL(LLMEM_ERR_VPP, vpp);
   }
   return LLMEM_OK;
 }
@@ -362,11 +339,11 @@ static llmem_status check_virtual_stages(const plan *p, int *field) {
  * microbatch_group_size_per_vp_stage (default pp) in [pp, m], the last of
  * m mod group micro-batches either none or at least pp */
 static llmem_status check_interleaved_groups(const plan *p, int *field) {
-  if (p->schedule != LLMEM_PP_INTERLEAVED || p->pp <= 1) return LLMEM_OK;
+  if (p->in->pp_schedule != LLMEM_PP_INTERLEAVED || p->in->pp <= 1) return LLMEM_OK;
   double group = p->vpp_group, rest = fmod(p->grad_accum, group);
   if (isnan(p->in->vpp_group) && group > p->grad_accum) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
-  if (group < p->pp || group > p->grad_accum) FAIL(LLMEM_ERR_VPP_GROUP, vpp_group);
-  if (rest > 0 && rest < p->pp) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
+  if (group < p->in->pp || group > p->grad_accum) FAIL(LLMEM_ERR_VPP_GROUP, vpp_group);
+  if (rest > 0 && rest < p->in->pp) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
   return LLMEM_OK;
 }
 
@@ -377,7 +354,7 @@ static llmem_status check_sequence_experts(const plan *p, int *field) {
   if (!p->moe && (p->ep > 1 || p->etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
   if (p->moe) {
     if (!divides(p->in->moe_experts, p->ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
-    if (!divides(p->gpus / p->pp, p->ep * p->etp)) FAIL(LLMEM_ERR_EP_GROUP, ep);
+    if (!divides(p->in->gpus / p->in->pp, p->ep * p->etp)) FAIL(LLMEM_ERR_EP_GROUP, ep);
     if (!divides(p->expert_ffn, p->etp)) FAIL(LLMEM_ERR_ETP_FFN, etp);
   }
   return LLMEM_OK;
@@ -388,7 +365,7 @@ static llmem_status check_layout(const plan *p, int *field) {
   STEP(check_stages(p, field));
   if (plan_v_shape(p)) STEP(check_v_schedule(p, field));
   else if (plan_dualpipe(p)) STEP(check_dualpipe(p, field));
-  else if (p->vpp > 1) STEP(check_virtual_stages(p, field));
+  else if (p->in->vpp > 1) STEP(check_virtual_stages(p, field));
   STEP(check_interleaved_groups(p, field));
   return check_sequence_experts(p, field);
 }
@@ -400,9 +377,9 @@ static llmem_status check_layout(const plan *p, int *field) {
  * both, they must agree. Neither: one micro-batch per step. */
 static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
   p->grad_accum = or_default(in->grad_accum, 1);
-  if (isnan(in->global_batch) || !divides(p->gpus, p->tp * p->pp * p->cp))
-    return LLMEM_OK;                                                     /* check_layout names a bad layout */
-  double per_accum = p->micro_batch * p->gpus / (p->tp * p->pp * p->cp); /* x the data-parallel size */
+  if (isnan(in->global_batch) || !divides(in->gpus, p->tp * in->pp * p->cp))
+    return LLMEM_OK;                                                       /* check_layout names a bad layout */
+  double per_accum = p->micro_batch * in->gpus / (p->tp * in->pp * p->cp); /* x the data-parallel size */
   if (!divides(in->global_batch, per_accum)) FAIL(LLMEM_ERR_GLOBAL_BATCH_SPLIT, global_batch);
   double accum = in->global_batch / per_accum;
   if (!isnan(in->grad_accum) && in->grad_accum != accum) FAIL(LLMEM_ERR_GLOBAL_BATCH_ACCUM, global_batch);
@@ -412,24 +389,26 @@ static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
 }
 
 static int is_deepspeed(const plan *p) {
-  return p->engine == LLMEM_ENGINE_DEEPSPEED || p->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return p->in->engine == LLMEM_ENGINE_DEEPSPEED || p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
-static int is_fsdp(const plan *p) { return p->engine == LLMEM_ENGINE_FSDP1 || p->engine == LLMEM_ENGINE_FSDP2; }
+static int is_fsdp(const plan *p) { return p->in->engine == LLMEM_ENGINE_FSDP1 || p->in->engine == LLMEM_ENGINE_FSDP2; }
 
 static llmem_status check_engine(const plan *p, int *field) {
   int deepspeed = is_deepspeed(p), fsdp = is_fsdp(p);
-  if (p->zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);
-  if (deepspeed && p->pp > 1 && p->zero_stage > 1) FAIL(LLMEM_ERR_ZERO_PP, zero_stage);
-  if (p->dist_opt && p->engine != LLMEM_ENGINE_MEGATRON) FAIL(LLMEM_ERR_DIST_OPT_ENGINE, distributed_optimizer);
-  if (p->offload_optimizer != LLMEM_OFFLOAD_NONE &&
-      !((deepspeed && p->zero_stage >= 1) || fsdp || (p->engine == LLMEM_ENGINE_MEGATRON && p->dist_opt)))
+  if (p->in->zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);
+  if (deepspeed && p->in->pp > 1 && p->in->zero_stage > 1) FAIL(LLMEM_ERR_ZERO_PP, zero_stage);
+  if (p->in->distributed_optimizer && p->in->engine != LLMEM_ENGINE_MEGATRON)
+    FAIL(LLMEM_ERR_DIST_OPT_ENGINE, distributed_optimizer);
+  if (p->in->offload_optimizer != LLMEM_OFFLOAD_NONE &&
+      !((deepspeed && p->in->zero_stage >= 1) || fsdp ||
+        (p->in->engine == LLMEM_ENGINE_MEGATRON && p->in->distributed_optimizer)))
     FAIL(LLMEM_ERR_OFFLOAD_OPT_ENGINE, offload_optimizer);
-  if (p->offload_params != LLMEM_OFFLOAD_NONE && !((deepspeed && p->zero_stage == 3) || fsdp))
+  if (p->in->offload_params != LLMEM_OFFLOAD_NONE && !((deepspeed && p->in->zero_stage == 3) || fsdp))
     FAIL(LLMEM_ERR_OFFLOAD_PARAMS_ENGINE, offload_params);
-  int no_nvme = !(deepspeed && p->zero_stage == 3);
-  if (p->offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
-  if (p->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
-  if (fsdp && p->offload_params != p->offload_optimizer) FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
+  int no_nvme = !(deepspeed && p->in->zero_stage == 3);
+  if (p->in->offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
+  if (p->in->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
+  if (fsdp && p->in->offload_params != p->in->offload_optimizer) FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
   return LLMEM_OK;
 }
 
@@ -437,7 +416,7 @@ static llmem_status check_training(const llmem_input *in, const plan *p, int *fi
   int lora = p->ft_method != LLMEM_FT_FULL;
   if (lora && in->lora_targets == 0) FAIL(LLMEM_ERR_LORA_TARGETS, lora_targets);
   if (!isnan(in->recompute_layers)) {
-    double per_stage_max = p->pp_first > p->layers / p->pp ? p->pp_first : p->layers / p->pp;
+    double per_stage_max = p->pp_first > p->layers / in->pp ? p->pp_first : p->layers / in->pp;
     if (p->pp_last > per_stage_max) per_stage_max = p->pp_last;
     if (in->recompute != LLMEM_RECOMPUTE_FULL || p->recompute_layers > per_stage_max)
       FAIL(LLMEM_ERR_RECOMPUTE_LAYERS, recompute_layers);
@@ -449,26 +428,26 @@ static llmem_status check_training(const llmem_input *in, const plan *p, int *fi
 /* ---- derive: degrees and bytes the modules use ---- */
 static llmem_status derive_sharding(const llmem_input *in, plan *p, int *field) {
   int fsdp = is_fsdp(p);
-  p->dp = p->gpus / (p->tp * p->pp * p->cp);
+  p->dp = in->gpus / (p->tp * in->pp * p->cp);
   /* Sharding degrees. Megatron's distributed optimizer and FSDP/ZeRO shard over
    * DP x CP (megatron/core/optimizer/__init__.py intra_dp_cp_group; docs/memory-model.md §11 #4). */
-  double dp_cp = p->dp * (p->shard_with_cp ? p->cp : 1);
+  double dp_cp = p->dp * (in->shard_with_cp ? p->cp : 1);
   p->shard_dense = dp_cp;
-  if (fsdp && p->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {
-    double size = or_default(in->fsdp_shard_size, p->gpus_per_node < dp_cp ? p->gpus_per_node : dp_cp);
+  if (fsdp && in->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {
+    double size = or_default(in->fsdp_shard_size, in->gpus_per_node < dp_cp ? in->gpus_per_node : dp_cp);
     if (!divides(dp_cp, size)) {
       if (isnan(in->fsdp_shard_size)) FAIL(LLMEM_ERR_SHARD_NODE, gpus_per_node); /* the default: one node */
       FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
     }
     p->shard_dense = size;
   } else if (!isnan(in->fsdp_shard_size)) {
-    if (!(fsdp && p->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD)) FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
+    if (!(fsdp && in->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD)) FAIL(LLMEM_ERR_SHARD_SIZE, fsdp_shard_size);
   }
-  if (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_dense = 1;
+  if (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_dense = 1;
   /* Experts are replicated over gpus / (pp * ep * etp) ranks (Megatron expert-data-parallel). */
-  p->shard_expert = p->moe ? p->gpus / (p->pp * p->ep * p->etp) : 1;
+  p->shard_expert = p->moe ? in->gpus / (in->pp * p->ep * p->etp) : 1;
   if (p->shard_expert > p->shard_dense * p->tp * p->cp) p->shard_expert = p->shard_dense * p->tp * p->cp;
-  if (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_expert = 1;
+  if (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_expert = 1;
   return LLMEM_OK;
 }
 
@@ -509,8 +488,8 @@ static void derive_bytes(const llmem_input *in, plan *p) {
   /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
    * with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model) */
   p->autocast = p->master_weights && p->ft_method == LLMEM_FT_FULL &&
-                (p->engine == LLMEM_ENGINE_SINGLE || p->engine == LLMEM_ENGINE_DDP ||
-                 (fsdp && p->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
+                (in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP ||
+                 (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
 
   /* bytes per element */
   p->act_bytes = in->dtype == LLMEM_DTYPE_FP32 ? 4 : 2;

@@ -156,8 +156,8 @@ static void v_run(const schedule *s, int index, int *length, int *reps) {
 }
 
 void schedule_init(schedule *s, const plan *pl, int stage) {
-  s->p = (int)pl->pp;
-  s->v = (int)pl->vpp;
+  s->p = (int)pl->in->pp;
+  s->v = (int)pl->in->vpp;
   s->m = (int)pl->grad_accum;
   s->g = (int)pl->vpp_group; /* interleaved: micro-batches per virtual stage in a row */
   s->stage = stage;
@@ -166,7 +166,7 @@ void schedule_init(schedule *s, const plan *pl, int stage) {
   if (s->p == 1) { /* gradient accumulation: forward, backward, repeat */
     s->kind = SCHED_ACCUM;
     s->op_count = 2 * s->m;
-  } else if (pl->schedule == LLMEM_PP_GPIPE) {
+  } else if (pl->in->pp_schedule == LLMEM_PP_GPIPE) {
     s->kind = SCHED_GPIPE;
     s->op_count = 2 * s->m;
   } else if (plan_dualpipe(pl)) {
@@ -177,11 +177,11 @@ void schedule_init(schedule *s, const plan *pl, int stage) {
      * walks DualPipeV's order of rank h over p/2 ranks and m/2 micro-batches
      * per chunk; chunk 1's micro-batch k is the other direction's */
     s->p = s->p / 2, s->m = s->m / 2;
-    s->stage = stage < (int)pl->pp - 1 - stage ? stage : (int)pl->pp - 1 - stage;
+    s->stage = stage < (int)pl->in->pp - 1 - stage ? stage : (int)pl->in->pp - 1 - stage;
     schedule_v_init(s, 1);
   } else if (plan_v_shape(pl)) {
-    schedule_v_init(s, pl->schedule == LLMEM_PP_DUALPIPE_V);
-  } else if (pl->schedule != LLMEM_PP_INTERLEAVED || s->v == 1) {
+    schedule_v_init(s, pl->in->pp_schedule == LLMEM_PP_DUALPIPE_V);
+  } else if (pl->in->pp_schedule != LLMEM_PP_INTERLEAVED || s->v == 1) {
     /* 1F1B (and zero-bubble H1, same memory): warm-up p - r - 1 forwards */
     s->kind = SCHED_1F1B;
     s->warm = s->p - stage - 1;

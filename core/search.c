@@ -171,10 +171,10 @@ static choices dtype_choices(const search_ctx *c) {
 static llmem_status layout_check(const search_ctx *c, double tp, double pp, double ep, int *field) {
   const plan *bp = c->bp;
   *field = -1;
-  if (!c->opt->tp_across_nodes && tp > bp->gpus_per_node) return *field = FIELD(tp), LLMEM_ERR_SEARCH_TP_NODE;
+  if (!c->opt->tp_across_nodes && tp > c->base->gpus_per_node) return *field = FIELD(tp), LLMEM_ERR_SEARCH_TP_NODE;
   if (!divides(bp->heads, tp)) return *field = FIELD(tp), LLMEM_ERR_TP_HEADS;
   if (!divides(bp->layers, pp)) return *field = FIELD(pp), LLMEM_ERR_PP_LAYERS;
-  if (bp->moe && !divides(bp->in->moe_experts, ep)) return *field = FIELD(ep), LLMEM_ERR_EP_EXPERTS;
+  if (bp->moe && !divides(c->base->moe_experts, ep)) return *field = FIELD(ep), LLMEM_ERR_EP_EXPERTS;
   return LLMEM_OK;
 }
 
@@ -236,7 +236,7 @@ static void settings(search_ctx *c, llmem_layout l, llmem_status structural, int
   for (int si = 0; si < sh.n; si++) {
     int shard = sh.values[si];
     if (deepspeed && l.pp > 1 && shard > 1) continue; /* DeepSpeed's pipeline engine: ZeRO 0 or 1 */
-    if (fsdp && shard == LLMEM_FSDP_HYBRID_SHARD && dp * l.cp <= c->bp->gpus_per_node) continue;
+    if (fsdp && shard == LLMEM_FSDP_HYBRID_SHARD && dp * l.cp <= c->base->gpus_per_node) continue;
     l.zero_stage = deepspeed ? shard : 0;
     l.fsdp_strategy = fsdp ? shard : (int)c->base->fsdp_strategy;
     l.distributed_optimizer = engine == LLMEM_ENGINE_MEGATRON ? shard : 0;
@@ -269,7 +269,7 @@ static void search_engine(search_ctx *c, int engine) {
       if (!divides(N, tp * pp)) continue;
       for (double cp = 1; cp <= (model_parallel ? 16 : 1) && tp * pp * cp <= N; cp *= 2) {
         if (!divides(N, tp * pp * cp)) continue;
-        for (double ep = 1; ep <= (bp->moe ? bp->in->moe_experts : 1); ep *= 2)
+        for (double ep = 1; ep <= (bp->moe ? c->base->moe_experts : 1); ep *= 2)
           for (double vpp = v_shape && pp > 1 ? 2 : 1;
                vpp <= (pp > 1 && (interleaves || v_shape) ? (v_shape ? 2 : 4) : 1); vpp *= 2) {
             llmem_layout l;
@@ -318,7 +318,7 @@ static void search_rl(search_ctx *c, int engine) {
       l.rollout_tp = rtp;
       int field;
       llmem_status why = layout_check(c, tp, 1, l.ep, &field);
-      if (why == LLMEM_OK && !c->opt->tp_across_nodes && rtp > bp->gpus_per_node)
+      if (why == LLMEM_OK && !c->opt->tp_across_nodes && rtp > c->base->gpus_per_node)
         why = LLMEM_ERR_SEARCH_TP_NODE, field = FIELD(rl_rollout_tp);
       if (why != LLMEM_OK) {
         reject(c, why, field, 1);
@@ -361,7 +361,7 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
   for (int i = 0; i < LLMEM_STATUS_COUNT; i++) c.failure_field[i] = -1;
   c.B = opt->global_batch > 0 ? opt->global_batch : bp.micro_batch * bp.grad_accum * bp.dp;
   out->global_batch = c.B;
-  int engine = (int)bp.engine;
+  int engine = (int)base->engine;
   if (engine == LLMEM_ENGINE_SINGLE && c.N > 1) engine = LLMEM_ENGINE_FSDP2;
   if (base->rl_algorithm != LLMEM_RL_NONE) out->global_batch = 0; /* an RL step's batches follow rl.* */
   if (base->rl_algorithm != LLMEM_RL_NONE) search_rl(&c, engine);

@@ -303,7 +303,7 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
   double late = 0;
   for (int k = 0; k < LAYER_KIND_COUNT; k++)
     if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
-  if (pl->engine == LLMEM_ENGINE_FSDP1) late *= 2;
+  if (pl->in->engine == LLMEM_ENGINE_FSDP1) late *= 2;
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
   /* an allocator that gave up had reserved its peak so far: the step reserves at least that */
   if (S->blocks && alloc_get_stats()->gave_up && alloc_get_stats()->peak_reserved_bytes > out->peak_reserved_bytes)
@@ -332,13 +332,13 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
  * _init_group) rather than at set-up (DeepSpeed ZeRO initialize_optimizer_states:
  * runtime/zero/stage_1_and_2.py, stage3.py). */
 static int states_at_first_step(const plan *pl) {
-  return pl->engine != LLMEM_ENGINE_DEEPSPEED && pl->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return pl->in->engine != LLMEM_ENGINE_DEEPSPEED && pl->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 static void start_allocator(const plan *pl) {
   /* what cudaMalloc can take: the device less the context, workspaces and NCCL */
-  alloc_settings a = {pl->max_split_bytes, pl->gc_threshold, pl->memory_bytes - runtime_device_overhead_bytes(pl),
-                      pl->expandable_segments, pl->allocator_max_ops};
+  alloc_settings a = {pl->max_split_bytes, pl->in->gc_threshold, pl->memory_bytes - runtime_device_overhead_bytes(pl),
+                      pl->in->expandable_segments != 0, pl->allocator_max_ops};
   alloc_reset(&a);
 }
 
@@ -484,7 +484,7 @@ static int periods_match(const plan *pl, const schedule *sc) {
   int P = sc->kind == SCHED_INTERLEAVED ? sc->g * sc->v : 1, total = sc->op_count / 2;
   if (sc->kind == SCHED_INTERLEAVED && sc->m % sc->g != 0) return 0;
   schedule last; /* the last middle stage: the fewest warm-up forwards */
-  schedule_init(&last, pl, (int)pl->pp - 2);
+  schedule_init(&last, pl, (int)pl->in->pp - 2);
   int D = sc->warm - last.warm, t = (D + P - 1) / P;
   return last.warm > all_chunks_started_at(sc, 0) &&
          (double)total - (double)t * P - sc->warm > all_chunks_started_at(sc, 1);

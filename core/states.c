@@ -50,7 +50,7 @@ static double quantized_stats_bytes(const plan *pl) {
  * parameters only, offload moves only those: each rank keeps them whole on the GPU.
  * Both shard the packed data once bnb_4bit_quant_storage is the model dtype
  * (peft 5d602fd docs/source/accelerate/fsdp.md L242-271, deepspeed.md L241-270). */
-static int quant_stats_travel(const plan *pl) { return pl->engine == LLMEM_ENGINE_FSDP2; }
+static int quant_stats_travel(const plan *pl) { return pl->in->engine == LLMEM_ENGINE_FSDP2; }
 
 /* Output-projection parameters stored in 4 bits (training.finetune.quant_head):
  * Lightning Fabric's BitsandbytesPrecision.module_init_context swaps every
@@ -75,7 +75,7 @@ static double quantized_shard_bytes(const plan *pl) {
 
 /* ZeRO-3 keeps parameters of at most stage3_param_persistence_threshold
  * elements gathered (parameter_offload.py mark_persistent_parameters: ds_numel <= threshold): the norms. */
-static int zero3_norms_persist(const plan *pl) { return pl->hidden <= pl->persistence_threshold; }
+static int zero3_norms_persist(const plan *pl) { return pl->hidden <= pl->in->stage3_param_persistence_threshold; }
 
 /* What a rank holds of its stage and how the engine shards it. */
 typedef struct {
@@ -92,18 +92,18 @@ static stage_counts counts_of(const plan *pl, const stage_layout *st) {
   stage_counts k;
   stage_counts *c = &k;
   const layer_params *lp = &st->layers;
-  c->engine = pl->engine;
+  c->engine = (int)pl->in->engine;
   c->fsdp = c->engine == LLMEM_ENGINE_FSDP1 || c->engine == LLMEM_ENGINE_FSDP2;
   c->deepspeed = c->engine == LLMEM_ENGINE_DEEPSPEED || c->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   c->megatron = c->engine == LLMEM_ENGINE_MEGATRON;
   c->torch_native = c->engine == LLMEM_ENGINE_SINGLE || c->engine == LLMEM_ENGINE_DDP || c->fsdp;
-  c->fsdp_sharded = c->fsdp && pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
-  c->z = c->deepspeed ? pl->zero_stage : 0;
+  c->fsdp_sharded = c->fsdp && pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  c->z = c->deepspeed ? (int)pl->in->zero_stage : 0;
   c->lora = pl->ft_method != LLMEM_FT_FULL;
   /* what is sharded, and over how many ranks */
   c->shard_params = c->fsdp_sharded || c->z >= 3;
   c->shard_grads = c->fsdp_sharded || c->z >= 2;
-  c->shard_opt = c->fsdp_sharded || c->z >= 1 || (c->megatron && pl->dist_opt);
+  c->shard_opt = c->fsdp_sharded || c->z >= 1 || (c->megatron && pl->in->distributed_optimizer);
   c->Nd = pl->shard_dense;
   c->Ne = pl->shard_expert;
   c->expert = lp->expert_count;
@@ -193,7 +193,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     /* FSDP2 foreach_reduce: reduce_output = reduce_scatter_input.new_empty(...) under
      * torch.cuda.stream(reduce_scatter_stream), and the sharded .grad is a view of it
      * (_fsdp_collectives.py, every version since torch 2.4; still after #129721) */
-    r->gradients_reduce_stream = c->engine == LLMEM_ENGINE_FSDP2 && pl->offload_params == LLMEM_OFFLOAD_NONE;
+    r->gradients_reduce_stream = c->engine == LLMEM_ENGINE_FSDP2 && pl->in->offload_params == LLMEM_OFFLOAD_NONE;
   } else if (c->deepspeed) {
     /* DeepSpeed (stage_1_and_2.py L3093): 16-bit grads and an fp32 partition */
     double g16 = c->trainable_dense / (c->shard_grads ? c->Nd : 1) * c->wb +
@@ -214,7 +214,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     grads = (c->trainable_dense + c->trainable_expert) * gb + c->full_copy * pl->base_weight_bytes;
     r->gradients_lazy = 1;
     /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
-    if (c->engine == LLMEM_ENGINE_DDP && !pl->grad_as_bucket_view) r->comm_persistent += grads;
+    if (c->engine == LLMEM_ENGINE_DDP && !pl->in->grad_as_bucket_view) r->comm_persistent += grads;
   }
   return grads;
 }
@@ -247,7 +247,7 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
 /* Offload to host / NVMe; paged optimizer states to managed memory. */
 static void offload(const plan *pl, const stage_counts *c, rank_states *r, double *weights, double *master,
                     double *grads, double *opt) {
-  if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) {
+  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) {
     double host = *opt + *master;
     if (c->deepspeed && pl->grad_bytes == 4 && c->mb > 0) { /* fp32 gradient partition moves with the optimizer */
       double g32 = (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * 4;
@@ -258,13 +258,13 @@ static void offload(const plan *pl, const stage_counts *c, rank_states *r, doubl
       host += *grads;
       *grads = 0;
     }
-    if (pl->offload_optimizer == LLMEM_OFFLOAD_NVME) r->nvme_bytes += host;
+    if (pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME) r->nvme_bytes += host;
     else r->host_bytes += host;
     *opt = 0;
     *master = 0;
   }
-  if (pl->offload_params != LLMEM_OFFLOAD_NONE) {
-    if (pl->offload_params == LLMEM_OFFLOAD_NVME) r->nvme_bytes += *weights;
+  if (pl->in->offload_params != LLMEM_OFFLOAD_NONE) {
+    if (pl->in->offload_params == LLMEM_OFFLOAD_NVME) r->nvme_bytes += *weights;
     else r->host_bytes += *weights;
     *weights = 0;
   }
@@ -297,7 +297,7 @@ double gathered_bytes(const rank_states *rs, double params, double quantized) {
  * trace holds the backward, which uses each again). Elements count in the
  * storage dtype: QLoRA's 4-bit data in bnb_4bit_quant_storage = the model dtype. */
 static double zero3_live_bytes(const plan *pl, const stage_layout *st, const stage_counts *c, const rank_states *r) {
-  if (pl->prefetch_bucket <= 0) return 0; /* no prefetch: the running module only */
+  if (pl->in->stage3_prefetch_bucket_size <= 0) return 0; /* no prefetch: the running module only */
   const layer_params *lp = &st->layers;
   double persistent = zero3_norms_persist(pl) ? lp->vector_count + st->final_norm_count : 0;
   double params = c->dense + c->expert - persistent;
@@ -305,7 +305,7 @@ static double zero3_live_bytes(const plan *pl, const stage_layout *st, const sta
   double storage_b = pl->in->quant == LLMEM_QUANT_INT8 ? 1 : r->unsharded_weight_bytes;
   double numel = params - quantized + (quantized > 0 ? quantized * r->quantized_gather_bytes / storage_b : 0);
   double bytes = gathered_bytes(r, params, quantized);
-  return numel > pl->max_live ? bytes * pl->max_live / numel : bytes;
+  return numel > pl->in->stage3_max_live_parameters ? bytes * pl->in->stage3_max_live_parameters / numel : bytes;
 }
 
 /* ZeRO-3 at the loss: the lm_head is fetched whole even past max live
@@ -354,7 +354,7 @@ static void root_units(const plan *pl, const stage_layout *st, const stage_count
   double root = own ? st->final_norm_count : c->emb_head + st->final_norm_count;
   r->root_gathered = gathered_bytes(r, root, 0); /* none quantised */
   r->root_unsharded_grads = (own ? st->final_norm_count : c->emb_head) * r->unsharded_grad_bytes;
-  if (!own && pl->engine == LLMEM_ENGINE_FSDP2 && !(pl->tied && pl->head_kind == LLMEM_HEAD_LM))
+  if (!own && pl->in->engine == LLMEM_ENGINE_FSDP2 && !(pl->tied && pl->head_kind == LLMEM_HEAD_LM))
     fsdp2_root_grads(st, c, r);
   if (!own) return;
   r->own_root_units = 1;
@@ -368,14 +368,14 @@ static void root_units(const plan *pl, const stage_layout *st, const stage_count
 
 /* Per-layer gathers: FSDP units, ZeRO-3 modules, FSDP2 under pipelining. */
 static void gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
-  r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->fp8_all_gather ? 1 : c->wb);
+  r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->in->fp8_all_gather ? 1 : c->wb);
   if (pl->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
   r->unsharded_grad_bytes = c->lora ? 0 : c->wb;
   r->reduce_bytes = c->lora ? 0 : pl->grad_bytes;
-  if (c->fsdp_sharded && pl->offload_params == LLMEM_OFFLOAD_NONE) {
+  if (c->fsdp_sharded && pl->in->offload_params == LLMEM_OFFLOAD_NONE) {
     r->gathers = 1;
-    r->keep_gathered_until_backward = pl->fsdp_strategy == LLMEM_FSDP_SHARD_GRAD_OP ||
-                                      (c->engine == LLMEM_ENGINE_FSDP2 && !pl->reshard_after_forward);
+    r->keep_gathered_until_backward = pl->in->fsdp_strategy == LLMEM_FSDP_SHARD_GRAD_OP ||
+                                      (c->engine == LLMEM_ENGINE_FSDP2 && !pl->in->reshard_after_forward);
     /* FSDP2 copies the all-gather output out into per-parameter tensors
      * (_fsdp_collectives.py foreach_all_gather_copy_out): the prefetched next
      * group briefly exists twice. FSDP1 uses views into the flat buffer. */
@@ -397,7 +397,7 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
    * (stage.backward_maybe_with_nosync): each stage keeps its parameters
    * gathered and accumulates unsharded gradients in the reduce dtype
    * (_fsdp_param.py to_accumulated_grad_if_needed). */
-  if (c->engine == LLMEM_ENGINE_FSDP2 && c->fsdp_sharded && pl->pp > 1 && pl->grad_accum > 1) {
+  if (c->engine == LLMEM_ENGINE_FSDP2 && c->fsdp_sharded && pl->in->pp > 1 && pl->grad_accum > 1) {
     r->accumulate_unsharded = 1;
     r->keep_gathered_until_backward = 1;
     r->unsharded_accum_bytes = c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : pl->grad_bytes;
@@ -407,7 +407,7 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
 
 static void deepspeed_buckets(const plan *pl, const stage_counts *c, rank_states *r) {
   if (c->deepspeed && c->z >= 2) {
-    double bucket = pl->reduce_bucket * c->wb;
+    double bucket = pl->in->reduce_bucket_size * c->wb;
     double full = (c->dense + c->expert) * c->wb;
     if (bucket > full) bucket = full;
     r->comm_persistent += bucket * (c->z == 2 && pl->overlap_comm ? 2 : 1);
@@ -418,7 +418,7 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
   const layer_params *lp = &st->layers;
   double ob = dtype_bytes(pl->optimizer_dtype);
   double trainable_here = (c->trainable_dense + c->full_copy) / c->opt_div_d + c->trainable_expert / c->opt_div_e;
-  if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
+  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
   int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && !pl->in->optimizer_in_backward;
   if (foreach) {
     /* torch _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) is
@@ -433,7 +433,7 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
   if (pl->in->optimizer == LLMEM_OPT_MUON) /* Newton-Schulz iterations on the largest matrix */
     r->optimizer_step_temp = max2(r->optimizer_step_temp, 3 * lp->largest_linear_count * 4);
   if (c->deepspeed && c->z >= 1 && c->z <= 2) {
-    double gather = pl->allgather_bucket * c->wb;
+    double gather = pl->in->allgather_bucket_size * c->wb;
     double full = (c->dense + c->expert) * c->wb;
     r->optimizer_step_temp += gather < full ? gather : full;
   }
@@ -455,11 +455,11 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
  * the last stage the micro-batch under way's logits are the loss's own
  * (loss.c counts them): the block holds the other n - 1. */
 static void pipeline_buffers(const plan *pl, const stage_layout *st, rank_states *r) {
-  if (pl->pp_stage_buffers <= 0 || pl->pp <= 1 || pl->head_kind != LLMEM_HEAD_LM) return;
+  if (pl->pp_stage_buffers <= 0 || pl->in->pp <= 1 || pl->head_kind != LLMEM_HEAD_LM) return;
   double n = pl->grad_accum, T = pl->seq_len / pl->cp * pl->micro_batch, ab = pl->act_bytes;
   double hidden = T * pl->hidden * ab / (pl->sp ? pl->tp : 1);
   double logits = T * pl->vocab_padded / pl->tp * ab;
-  double chunks = pl->vpp, middle = st->has_head ? chunks - 1 : chunks; /* virtual stages before the last */
+  double chunks = pl->in->vpp, middle = st->has_head ? chunks - 1 : chunks; /* virtual stages before the last */
   r->comm_persistent += middle * n * hidden;
   if (pl->pp_stage_buffers >= 2) r->pp_kept_act = middle * n * hidden;
   if (st->has_head) r->pp_kept_logits = (n - 1) * logits;

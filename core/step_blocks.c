@@ -55,7 +55,7 @@ static void fsdp1_unit(const sim *S, int layer, double weights, double master, d
 }
 
 static int fsdp1_flattens(const plan *pl) {
-  return pl->engine == LLMEM_ENGINE_FSDP1 && pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  return pl->in->engine == LLMEM_ENGINE_FSDP1 && pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
 }
 
 /* The flat parameters split by their bytes (gathered_bytes: a QLoRA layer's
@@ -65,7 +65,7 @@ static int fsdp1_flattens(const plan *pl) {
 static void fsdp1_setup(const stage_walk *W, const sim *S) {
   const rank_states *rs = W->rs;
   const stage_layout *st = W->st;
-  int to_cpu = W->pl->offload_params != LLMEM_OFFLOAD_NONE;
+  int to_cpu = W->pl->in->offload_params != LLMEM_OFFLOAD_NONE;
   double kept = rs->weights - rs->quant_stats_bytes, in_layers = 0, bytes = 0;
   /* offloaded, what stays on the GPU (the 4-bit statistics, made at load) is per layer, as without FSDP1 */
   if (to_cpu) split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);

@@ -62,7 +62,7 @@ static double ring(double n) { return n > 1 ? (n - 1) / n : 0; }
 /* Bandwidth of one rank's transfers (point-to-point, all-to-all) in a group
  * of `size` ranks `stride` ranks apart: NVLink inside a node, else its NIC. */
 static double group_bytes_per_s(const step_ctx *c, double size, double stride) {
-  return size * stride <= c->pl->gpus_per_node ? c->g.intra_bytes_per_s : c->g.inter_bytes_per_s;
+  return size * stride <= c->pl->in->gpus_per_node ? c->g.intra_bytes_per_s : c->g.inter_bytes_per_s;
 }
 
 /* Bus bandwidth of a ring collective (all-reduce, all-gather, reduce-scatter)
@@ -72,7 +72,7 @@ static double group_bytes_per_s(const step_ctx *c, double size, double stride) {
  * (nccl-tests #119: 4 HDR NICs per 8 A100s, 84.8 GB/s bus bandwidth of the
  * 4 x 25 GB/s; nccl-tests #283: 8 H200s with 8 x 400 Gb/s NICs, about 350 GB/s). */
 static double ring_bytes_per_s(const step_ctx *c, double size, double stride) {
-  double per_node = c->pl->gpus_per_node;
+  double per_node = c->pl->in->gpus_per_node;
   if (size * stride <= per_node) return c->g.intra_bytes_per_s;
   double ranks_per_node = fmax(1, fmin(size, floor(per_node / stride)));
   return fmin(c->g.intra_bytes_per_s, ranks_per_node * c->g.inter_bytes_per_s);
@@ -84,7 +84,7 @@ static double ring_bytes_per_s(const step_ctx *c, double size, double stride) {
  * the all-gather under fp8_all_gather, else per micro-batch. */
 static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
   const plan *pl = c->pl;
-  double ab = c->ab, weight = in * out * (pl->fp8_all_gather ? 1 / fmax(1, pl->shard_dense) : 1);
+  double ab = c->ab, weight = in * out * (pl->in->fp8_all_gather ? 1 / fmax(1, pl->shard_dense) : 1);
   double fwd = tokens * in * (2 * ab + 1) + weight * (2 * pl->weight_bytes + 1);
   double bwd = tokens * out * (2 * ab + 1) + 2 * (tokens * in + tokens * out + in * out);
   t->memory_fwd += memory_seconds(&c->g, fwd) * count;
@@ -92,7 +92,7 @@ static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, doubl
 }
 
 static int is_megatron(const plan *pl) {
-  return pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 /* A linear's GEMM bytes, forward and input gradient: float8 operands under
@@ -304,7 +304,7 @@ static double tp_gather_bytes(const step_ctx *c) {
  * are; without SP the all-reduces match no pattern at all. */
 static void split_async_tp(const step_ctx *c, layer_time *t, double reduce_scatter) {
   const plan *pl = c->pl;
-  if (!pl->tp_comm_overlap || (int)pl->in->framework != LLMEM_FW_TORCHTITAN) return;
+  if (!pl->in->tp_comm_overlap || (int)pl->in->framework != LLMEM_FW_TORCHTITAN) return;
   double fwd = pl->sp ? 0 : t->tp_fwd, bwd = pl->sp ? 2 * reduce_scatter : t->tp_bwd;
   t->tp_fwd -= fwd, t->tp_fwd_serial += fwd;
   t->tp_bwd -= bwd, t->tp_bwd_serial += bwd;
@@ -478,7 +478,7 @@ static double overlapped_seconds(double comm, double compute, double share) {
  * GEMMs cannot hide, and the compute the hidden part takes. */
 static double tp_exposed(const step_ctx *c, double tp, double linear) {
   const plan *pl = c->pl;
-  return pl->tp_comm_overlap ? overlapped_seconds(tp, linear, compute_share(c, pl->tp, 1)) : tp;
+  return pl->in->tp_comm_overlap ? overlapped_seconds(tp, linear, compute_share(c, pl->tp, 1)) : tp;
 }
 
 /* Forward, backward and recomputed forward of one layer for one micro-batch. */
@@ -542,8 +542,8 @@ static double unfused_adamw_bytes(double param_b, double grad_b, double state_b)
  * core/states.c decides it, without the fused kernel (the stack's profile:
  * torchtitan foreach until 2025-02, optimizer.py @9dec370 fused=False). */
 static int unfused_torch_adamw(const plan *pl) {
-  int torch_native = pl->engine == LLMEM_ENGINE_SINGLE || pl->engine == LLMEM_ENGINE_DDP ||
-                     pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2;
+  int torch_native = pl->in->engine == LLMEM_ENGINE_SINGLE || pl->in->engine == LLMEM_ENGINE_DDP ||
+                     pl->in->engine == LLMEM_ENGINE_FSDP1 || pl->in->engine == LLMEM_ENGINE_FSDP2;
   int unfused = pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH || pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP;
   return torch_native && unfused && pl->in->optimizer == LLMEM_OPT_ADAMW;
 }
@@ -552,7 +552,7 @@ static int unfused_torch_adamw(const plan *pl) {
  * states, read gradients (twice with norm clipping), write 16-bit weights. */
 static double optimizer_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
-  if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
+  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
   double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
   if (unfused_torch_adamw(pl))
     return memory_seconds(
@@ -568,17 +568,18 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
 }
 
 static int is_fsdp_sharded(const plan *pl) {
-  return (pl->engine == LLMEM_ENGINE_FSDP1 || pl->engine == LLMEM_ENGINE_FSDP2) &&
-         pl->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  return (pl->in->engine == LLMEM_ENGINE_FSDP1 || pl->in->engine == LLMEM_ENGINE_FSDP2) &&
+         pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
 }
 
 static int is_zero3(const plan *pl) {
-  return (pl->engine == LLMEM_ENGINE_DEEPSPEED || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) && pl->zero_stage == 3;
+  return (pl->in->engine == LLMEM_ENGINE_DEEPSPEED || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) &&
+         pl->in->zero_stage == 3;
 }
 
 /* Ranks over which the optimizer step is split: sharded engines only. */
 static double optimizer_shard(const plan *pl) {
-  int sharded = is_fsdp_sharded(pl) || is_zero3(pl) || pl->dist_opt || pl->zero_stage >= 1;
+  int sharded = is_fsdp_sharded(pl) || is_zero3(pl) || pl->in->distributed_optimizer || pl->in->zero_stage >= 1;
   return sharded ? fmax(1, pl->shard_dense) : 1;
 }
 
@@ -595,9 +596,9 @@ static double host_link_bytes_per_s(const plan *pl) { return pl->in->bf16_tflops
  * own (slower) reads are not counted: offload costs at least this much. */
 static double offload_seconds(const plan *pl, double trainable_shard, double params_here) {
   double bytes = 0;
-  if (pl->offload_optimizer != LLMEM_OFFLOAD_NONE) bytes += trainable_shard * (pl->grad_bytes + pl->weight_bytes);
-  if (pl->offload_params != LLMEM_OFFLOAD_NONE) {
-    double gathers = pl->reshard_after_forward || is_zero3(pl) ? 2 : 1;
+  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) bytes += trainable_shard * (pl->grad_bytes + pl->weight_bytes);
+  if (pl->in->offload_params != LLMEM_OFFLOAD_NONE) {
+    double gathers = pl->in->reshard_after_forward || is_zero3(pl) ? 2 : 1;
     bytes += pl->grad_accum * gathers * pl->weight_bytes * params_here / fmax(1, pl->shard_dense);
   }
   return bytes / host_link_bytes_per_s(pl);
@@ -616,11 +617,12 @@ static double offload_seconds(const plan *pl, double trainable_shard, double par
  * (1F1B) the reductions start in the last micro-batch's backward. Megatron-LM's
  * engine only: the Megatron-DeepSpeed engine is left as it was. */
 static int megatron_syncs_by_chunk(const plan *pl) {
-  return pl->engine == LLMEM_ENGINE_MEGATRON && pl->schedule == LLMEM_PP_INTERLEAVED && pl->pp > 1 && pl->vpp > 1;
+  return pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->pp_schedule == LLMEM_PP_INTERLEAVED && pl->in->pp > 1 &&
+         pl->in->vpp > 1;
 }
 
 /* The micro-batch passes of the stage a chunked sync hides behind. */
-static double megatron_sync_window_passes(const plan *pl) { return pl->pp * (pl->vpp - 1) / pl->vpp; }
+static double megatron_sync_window_passes(const plan *pl) { return pl->in->pp * (pl->in->vpp - 1) / pl->in->vpp; }
 
 /* DP / sharding communication left exposed. */
 static double dp_exposed_seconds(const step_ctx *c, double params_here, double mb_fwd, double mb_bwd,
@@ -630,15 +632,15 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   if (group <= 1) return 0;
   double bw = ring_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
   double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
-  double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
+  double weight_b = pl->in->fp8_all_gather ? 1 : pl->weight_bytes;
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
   double shard = pl->shard_dense;
   if (fsdp || z3) {
     /* gathers forward (and backward when resharded), reduce-scatter per
      * micro-batch; FSDP2 under PP keeps them gathered over the micro-batches;
      * hybrid sharding all-reduces the gradient shards over the replicas */
-    double gathers = pl->reshard_after_forward || z3 ? 2 : 1;
-    double rounds = fsdp && pl->pp > 1 ? 1 : m;
+    double gathers = pl->in->reshard_after_forward || z3 ? 2 : 1;
+    double rounds = fsdp && pl->in->pp > 1 ? 1 : m;
     double shard_bw = ring_bytes_per_s(c, shard, pl->tp),
            replica_bw = ring_bytes_per_s(c, group / shard, pl->tp * shard);
     double per_round = collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
@@ -656,7 +658,8 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
        * last stage's under PP: the larger). Each round: every micro-batch
        * without PP. */
       double root =
-          (pl->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) / pl->tp;
+          (pl->in->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) /
+          pl->tp;
       double root_round = collective_seconds(root * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
                           collective_seconds(root * grad_b / shard, group / shard, 2, replica_bw);
       exposed = rounds * (root_round + (per_round - root_round) / fmax(1, layers_here)); /* each round */
@@ -665,16 +668,16 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
     return overlapped_seconds(total, m * (mb_fwd + mb_bwd), compute_share(c, shard, pl->tp)) + exposed;
   }
   /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
-  int sharded = pl->dist_opt || pl->zero_stage >= 1;
+  int sharded = pl->in->distributed_optimizer || pl->in->zero_stage >= 1;
   double t = sharded ? collective_seconds(params_here * (grad_b + weight_b), shard, 1, bw)
                      : collective_seconds(params_here * grad_b, group, 2, bw);
-  int overlapped = pl->overlap_comm || pl->engine == LLMEM_ENGINE_DDP || pl->engine == LLMEM_ENGINE_FSDP1 ||
-                   pl->engine == LLMEM_ENGINE_FSDP2;
+  int overlapped = pl->overlap_comm || pl->in->engine == LLMEM_ENGINE_DDP || pl->in->engine == LLMEM_ENGINE_FSDP1 ||
+                   pl->in->engine == LLMEM_ENGINE_FSDP2;
   if (!overlapped) return t;
   double window = sharded ? mb_fwd + mb_bwd : mb_bwd, last = t / fmax(1, layers_here);
   if (megatron_syncs_by_chunk(pl)) {
     window *= megatron_sync_window_passes(pl);
-    last = t / pl->vpp;
+    last = t / pl->in->vpp;
   }
   return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + last;
 }
@@ -692,9 +695,9 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
  * or the copy-in on the current stream in later versions). */
 static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
-  if (pl->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
-  double gathers = pl->reshard_after_forward ? 2 : 1, rounds = pl->pp > 1 ? 1 : pl->grad_accum;
-  double weight_b = pl->fp8_all_gather ? 1 : pl->weight_bytes;
+  if (pl->in->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
+  double gathers = pl->in->reshard_after_forward ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
+  double weight_b = pl->in->fp8_all_gather ? 1 : pl->weight_bytes;
   double copy_in = pl->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
   return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
@@ -727,7 +730,7 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
  * framework_version is the current code. Megatron-LM's engine only. */
 static int megatron_overlaps_p2p(const plan *pl) {
   double month = pl->in->framework_month, since = 2023 * 12 + 9; /* YM(2023, 10), core/profiles.c */
-  return pl->engine == LLMEM_ENGINE_MEGATRON && pl->schedule == LLMEM_PP_INTERLEAVED && pl->vpp > 1 &&
+  return pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->pp_schedule == LLMEM_PP_INTERLEAVED && pl->in->vpp > 1 &&
          (isnan(month) || month >= since);
 }
 
@@ -736,8 +739,8 @@ static int megatron_overlaps_p2p(const plan *pl) {
  * Megatron's p2p overlap hidden behind that compute (taking its share). */
 static double p2p_seconds(const step_ctx *c, double m, double compute) {
   const plan *pl = c->pl;
-  if (pl->pp <= 1) return 0;
-  double v = pl->schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->vpp : 1;
+  if (pl->in->pp <= 1) return 0;
+  double v = pl->in->pp_schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->in->vpp : 1;
   /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
    * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
   int megatron = is_megatron(pl);
@@ -754,10 +757,10 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   c.g = gpu_rates_for(pl);
   c.tokens = pl->micro_batch * pl->seq_len / pl->cp;
   c.ab = pl->act_bytes;
-  c.fused = pl->torch_compile || pl->engine == LLMEM_ENGINE_MEGATRON || pl->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED ||
-            (int)pl->in->framework == LLMEM_FW_MEGATRON;
-  double layers_here = pl->layers / pl->pp;
-  double share = pl->recompute_layers > 0 ? fmin(1, pl->recompute_layers * pl->pp / pl->layers) : 1;
+  c.fused = pl->in->torch_compile || pl->in->engine == LLMEM_ENGINE_MEGATRON ||
+            pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || (int)pl->in->framework == LLMEM_FW_MEGATRON;
+  double layers_here = pl->layers / pl->in->pp;
+  double share = pl->recompute_layers > 0 ? fmin(1, pl->recompute_layers * pl->in->pp / pl->layers) : 1;
 
   /* time each layer kind (mixer x MLP) once; a stage holds the kinds in the model's proportions */
   layer_time kind_time[LAYER_KIND_COUNT];
@@ -779,31 +782,31 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;
-  if (pl->schedule == LLMEM_PP_DUALPIPE_V && pl->pp > 1) {
+  if (pl->in->pp_schedule == LLMEM_PP_DUALPIPE_V && pl->in->pp > 1) {
     /* deepseek-ai/DualPipe README @3da1bbe: bubble (PP/2 - 1)(F&B + B - 3W)
      * with PP = 2p chunks; F = W = B/2 per chunk (Qi et al.'s equal F, I, W)
      * and F&B = F + B: 2(p - 1) of the 6 units of one micro-batch's rank pass */
-    passes += (pl->pp - 1) / 3;
+    passes += (pl->in->pp - 1) / 3;
   } else if (plan_dualpipe(pl)) {
     /* the same bubble with PP = p stages of L/p layers, the unit here:
      * (p/2 - 1)(3 + 2 - 3) of one micro-batch's 3 units, (p - 2)/3
      * stage-passes; the m passes are m/2 each way through the rank's two
      * stages */
-    passes += (pl->pp - 2) / 3;
-  } else if (pl->pp > 1 && pl->schedule != LLMEM_PP_ZERO_BUBBLE && pl->schedule != LLMEM_PP_ZB_V) {
-    double v = pl->schedule == LLMEM_PP_INTERLEAVED ? pl->vpp : 1;
-    passes += (pl->pp - 1) / v;
+    passes += (pl->in->pp - 2) / 3;
+  } else if (pl->in->pp > 1 && pl->in->pp_schedule != LLMEM_PP_ZERO_BUBBLE && pl->in->pp_schedule != LLMEM_PP_ZB_V) {
+    double v = pl->in->pp_schedule == LLMEM_PP_INTERLEAVED ? pl->in->vpp : 1;
+    passes += (pl->in->pp - 1) / v;
   }
   double p2p = p2p_seconds(&c, m, passes * stage_mb);
   double total, active, trainable;
   model_param_counts(pl, &total, &active, &trainable);
   double copies = plan_dualpipe(pl) ? 2 : 1; /* DualPipe: two model copies' stages per rank */
-  double params_here = copies * total / (pl->tp * pl->pp);
+  double params_here = copies * total / (pl->tp * pl->in->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
-  double trainable_here = copies * trainable / (pl->tp * pl->pp) / optimizer_shard(pl);
+  double trainable_here = copies * trainable / (pl->tp * pl->in->pp) / optimizer_shard(pl);
   double step = passes * stage_mb + p2p + dp + fsdp2_copies_seconds(&c, params_here) +
                 optimizer_seconds(&c, trainable_here) + offload_seconds(pl, trainable_here, params_here);
   double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
-  if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->gpus;
+  if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->in->gpus;
   return step;
 }

@@ -153,7 +153,7 @@ static void fewest_recomputed_layers(ctx *c, const llmem_input *in, int kind) {
   const char *detail;
   if (plan_build(in, &pl, &field, &detail) != LLMEM_OK) return;
   llmem_input t = *in;
-  double lo = 0, hi = floor(pl.layers / pl.pp), used; /* invariant: hi fits, lo does not */
+  double lo = 0, hi = floor(pl.layers / pl.in->pp), used; /* invariant: hi fits, lo does not */
   t.recompute_layers = hi;
   if (!fits_readings(c, &t, &used)) return;
   while (hi - lo > 1) {
@@ -161,7 +161,7 @@ static void fewest_recomputed_layers(ctx *c, const llmem_input *in, int kind) {
     if (fits_readings(c, &t, &used)) hi = t.recompute_layers;
     else lo = t.recompute_layers;
   }
-  if (hi < floor(pl.layers / pl.pp)) {
+  if (hi < floor(pl.layers / pl.in->pp)) {
     t.recompute_layers = hi;
     verify(c, &t, kind);
   }

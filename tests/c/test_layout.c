@@ -55,7 +55,7 @@ int main(void) {
       "parallel.gpus=8 parallel.pp=8 parallel.vpp=2 parallel.pp_schedule=dualpipe training.grad_accum=16"};
   for (int k = 0; k < 5; k++) {
     pl = plan_for(shapes[k]);
-    int p = (int)pl.pp, v = (int)pl.vpp, disagree = 0;
+    int p = (int)pl.in->pp, v = (int)pl.in->vpp, disagree = 0;
     for (int a = 0; a < p; a++)
       for (int b = 0; b < p; b++) {
         int same = (a == 0) == (b == 0) && (a == p - 1) == (b == p - 1);
@@ -98,12 +98,12 @@ int main(void) {
         }
       }
     CHECK(wrong == 0, "kind shape %d: %d kind counts differ from a look-up per layer", k, wrong);
-    for (int st = 0; st < (int)pl.pp; st++) {
+    for (int st = 0; st < (int)pl.in->pp; st++) {
       stage_layout got;
       layout_stage(&pl, st, &got);
       layer_params sum = {0};
       int layers = 0, moe = 0;
-      for (int c = 0; c < (int)pl.vpp; c++) {
+      for (int c = 0; c < (int)pl.in->vpp; c++) {
         int f, m = layout_stage_layers(&pl, st, c, &f);
         for (int i = f; i < f + m; i++) {
           layer_params lp = layer_params_on_rank(&pl, i);

@@ -12,7 +12,7 @@
 
 /* The pass order, listed one by one (schedules.py; gpipe: all forwards, then all backwards). */
 static int reference_order(const plan *pl, int stage, sched_op *ops) {
-  int p = (int)pl->pp, v = (int)pl->vpp, m = (int)pl->grad_accum, n = 0;
+  int p = (int)pl->in->pp, v = (int)pl->in->vpp, m = (int)pl->grad_accum, n = 0;
   if (plan_paired_chunks(pl)) { /* V, DualPipe: the order is checked against the tables in check_v_schedules */
     schedule sc;
     schedule_init(&sc, pl, stage);
@@ -23,12 +23,12 @@ static int reference_order(const plan *pl, int stage, sched_op *ops) {
     for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0, 0}, ops[n++] = (sched_op){1, i, 0, 0};
     return n;
   }
-  if (pl->schedule == LLMEM_PP_GPIPE) {
+  if (pl->in->pp_schedule == LLMEM_PP_GPIPE) {
     for (int i = 0; i < m; i++) ops[n++] = (sched_op){0, i, 0, 0};
     for (int i = 0; i < m; i++) ops[n++] = (sched_op){1, i, 0, 0};
     return n;
   }
-  if (pl->schedule != LLMEM_PP_INTERLEAVED) v = 1;
+  if (pl->in->pp_schedule != LLMEM_PP_INTERLEAVED) v = 1;
   int g = v == 1 ? 1 : (int)pl->vpp_group;
   /* get_schedule_table: groups of g micro-batches (the last: from its start to m), each through every chunk */
   static int table_mb[1 << 16], table_chunk[1 << 16];
@@ -58,9 +58,13 @@ static int reference_order(const plan *pl, int stage, sched_op *ops) {
 
 static void check_order(int pp, int vpp, int m, int kind, int group) {
   static sched_op want[1 << 16];
+  llmem_input in; /* the keys the schedule reads; the rest zero, as the plan's */
+  memset(&in, 0, sizeof in);
+  in.pp = pp, in.vpp = vpp, in.pp_schedule = kind;
   plan pl;
   memset(&pl, 0, sizeof pl);
-  pl.pp = pp, pl.vpp = vpp, pl.grad_accum = m, pl.schedule = kind, pl.vpp_group = group;
+  pl.in = &in;
+  pl.grad_accum = m, pl.vpp_group = group;
   for (int s = 0; s < pp; s++) {
     int n = reference_order(&pl, s, want);
     schedule sc;
@@ -193,9 +197,13 @@ static const char *dualpipev_p4_m8[4] = {
 static const char *dualpipe_p4_m20[4] = {DUALPIPE_H0, DUALPIPE_H1, DUALPIPE_H1, DUALPIPE_H0};
 
 static void check_v_table(int kind, int p, int m, const char *const *table) {
+  llmem_input in;
+  memset(&in, 0, sizeof in);
+  in.pp = p, in.vpp = 2, in.pp_schedule = kind;
   plan pl;
   memset(&pl, 0, sizeof pl);
-  pl.pp = p, pl.vpp = 2, pl.grad_accum = m, pl.schedule = kind;
+  pl.in = &in;
+  pl.grad_accum = m;
   for (int r = 0; r < p; r++) {
     schedule sc;
     schedule_init(&sc, &pl, r);
@@ -219,9 +227,13 @@ static void check_v_table(int kind, int p, int m, const char *const *table) {
 /* Every forward's micro-batch leaves once (whole B or W), each I before its W;
  * the most micro-batch chunks live on a rank at once. */
 static int v_peak_in_flight(int kind, int p, int m, int r) {
+  llmem_input in;
+  memset(&in, 0, sizeof in);
+  in.pp = p, in.vpp = 2, in.pp_schedule = kind;
   plan pl;
   memset(&pl, 0, sizeof pl);
-  pl.pp = p, pl.vpp = 2, pl.grad_accum = m, pl.schedule = kind;
+  pl.in = &in;
+  pl.grad_accum = m;
   schedule sc;
   schedule_init(&sc, &pl, r);
   static signed char state[2][4096]; /* 0 none, 1 forward, 2 I done, 3 gone */
@@ -397,7 +409,7 @@ static int check_bounded_stages(void) {
     plan_build(&in, &pl, &field, &detail);
     pl.simulate_allocator = 0; /* a copied stage's reserve is the formula's */
     double top_allocated = 0;
-    for (int s = 0; s < (int)pl.pp; s++) {
+    for (int s = 0; s < (int)pl.in->pp; s++) {
       const llmem_rank_result *r = &out.ranks[s];
       if (!r->peak_bound) {
         if (r->peak_allocated_bytes > top_allocated) top_allocated = r->peak_allocated_bytes;
@@ -443,7 +455,7 @@ static int stages_walk_alike(const char *keys) {
   const char *detail;
   CHECK(plan_build(&in, &pl, &field, &detail) == LLMEM_OK, "fractional bytes: %s", keys);
   pl.simulate_allocator = 0;
-  for (int s = 0; s < (int)pl.pp; s++) {
+  for (int s = 0; s < (int)pl.in->pp; s++) {
     stage_layout st;
     rank_states rs;
     stage_of(&pl, s, &st, &rs);
@@ -550,7 +562,7 @@ int main(void) {
     if (plan_build(&in, &pl, &field, &detail) != LLMEM_OK || pl.in->formula != LLMEM_FORMULA_LLMEM) continue;
     valid++;
     v_valid += plan_v_shape(&pl), dp_valid += plan_dualpipe(&pl);
-    for (int s = 0; s < (int)pl.pp; s++) {
+    for (int s = 0; s < (int)pl.in->pp; s++) {
       stage_layout st;
       rank_states rs;
       stage_of(&pl, s, &st, &rs);

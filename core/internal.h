@@ -20,11 +20,18 @@ typedef struct {
   double largest_module_count; /* largest module (DeepSpeed "largest layer" granularity) */
 } layer_params;
 
-/* Everything resolved once from the input: integers, nulls replaced. */
+/* What plan_build derives once from the input: nulls replaced by their automatic values,
+ * profiles applied, combinations, degrees, bytes per element. A raw key is read from the
+ * input itself, pl->in->member (the input outlives the plan built from it). A few members
+ * plan_build copies as they are stay because copies of a plan override them: the reward and
+ * critic models' dimensions, head, method and batch shape (rl.c), whole-model degrees
+ * (model.c, compat.c), the rollout engine's tp, cp and attention (rl.c), the optimizer dtype
+ * of a copy's states (states.c). */
 typedef struct {
   const llmem_input *in;
 
-  /* model: what plan.c resolves or combines (the other model.* keys: pl->in) */
+  /* model: what plan.c resolves or combines, and the dimensions rl.c's reward and critic
+   * models override (the other model.* keys: pl->in) */
   double layers, hidden, heads, kv_heads, head_dim, ffn, vocab_padded;
   int gated, tied, head_kind, learned_pos, qkv_bias;
   int o_bias, mlp_bias; /* attention output / MLP linear biases (default: model.bias) */
@@ -44,7 +51,9 @@ typedef struct {
   /* the vision tower (model.vision; layers 0: none) */
   double vision_merge, vision_projector;
 
-  /* training: what plan.c resolves or combines (the other training.* keys: pl->in) */
+  /* training: what plan.c resolves or combines, and what copies of a plan override (micro_batch,
+   * seq_len, attention, ft_method: rl.c; optimizer_dtype: states.c); the other training.* keys:
+   * pl->in */
   double micro_batch, seq_len, grad_accum;
   int master_weights, optimizer_dtype, optimizer_impl;
   double recompute_layers;         /* 0 = every layer (with full) */

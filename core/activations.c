@@ -64,14 +64,14 @@ static shape layer_shape(const plan *pl) {
   sh.autocast = pl->autocast;
   sh.residual = sh.autocast ? 4 : pl->act_bytes;
   double normed = rmsnorm_normed_bytes(pl, sh.residual);
-  if (megatron || pl->in->torch_compile) sh.norm_saved = pl->act_bytes;
+  if (megatron || pl->in->torch_compile != 0) sh.norm_saved = pl->act_bytes;
   else if (pl->norm_width == 1 && !pl->norm_upcast)
     sh.norm_saved = sh.residual + normed;                   /* training.norm_upcast off: x itself (+ x * rsqrt) */
   else if (pl->norm_width == 1) sh.norm_saved = 4 + normed; /* x.float() input (+ the normed x for the weight) */
   else sh.norm_saved = sh.residual;                         /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
    * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
-  sh.fused_mlp = megatron || pl->in->torch_compile;
+  sh.fused_mlp = megatron || pl->in->torch_compile != 0;
   return sh;
 }
 
@@ -300,7 +300,8 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   double kb = torch_math_sdpa(pl) ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
   m->kb = kb;
   double qkv[5] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb, T * m->q_dim * ab, T * m->q_dim * ab};
-  if (pl->in->attn_output_gate) /* the output gate: sigmoid's output and the ungated attention output the product keeps
+  if (pl->in->attn_output_gate !=
+      0) /* the output gate: sigmoid's output and the ungated attention output the product keeps
                       * (transformers qwen3_next/modeling_qwen3_next.py Qwen3NextAttention) */
     set_core(m, qkv, 5, T * (m->q_dim + m->k_dim + m->v_dim) * kb + 2 * T * m->q_dim * ab);
   else {
@@ -401,8 +402,8 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   /* A parallel block (GPT-J, Falcon, phi-2: x + attn(ln(x)) + mlp(ln(x)))
    * feeds the MLP the attention's norm output; with two norms (GPT-NeoX
    * use_parallel_residual) both read x, kept once when the norm keeps x itself. */
-  int one_norm = pl->in->parallel_block && pl->in->norms_per_layer <= 1;
-  int shared_x = one_norm || (pl->in->parallel_block && sh->norm_saved == sh->residual);
+  int one_norm = pl->in->parallel_block != 0 && pl->in->norms_per_layer <= 1;
+  int shared_x = one_norm || (pl->in->parallel_block != 0 && sh->norm_saved == sh->residual);
   b->norm_x = shared_x ? 0 : out_h * sh->norm_saved;
   b->norm_rstd = one_norm ? 0 : T * 4 / sh->outside;
   b->norm_in = b->norm_x + b->norm_rstd;
@@ -433,7 +434,7 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
      * score_before_experts=True, a9aa50696, 2025-08-05; experiments/llama4/model/
      * moe.py from e4e48349c, 2025-04-07). Compiled, the upcast is a recomputable
      * pointwise op and the bf16 gathered tokens are kept (at most). */
-    double combine = routed * h * (pl->in->moe_score_before && !pl->in->torch_compile ? 4 : ab);
+    double combine = routed * h * (pl->in->moe_score_before != 0 && pl->in->torch_compile == 0 ? 4 : ab);
     b->combine = combine;
     double shared = 0;
     if (pl->in->moe_shared_experts > 0)

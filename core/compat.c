@@ -400,7 +400,7 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
   a.pattern_ctx = pl;
   a.swiglu = pl->gated;
   a.rmsnorm = pl->norm_width == 1;
-  a.add_bias_linear = pl->in->bias || pl->in->moe_router_bias;
+  a.add_bias_linear = pl->in->bias != 0 || pl->in->moe_router_bias != 0;
   a.untie_embeddings_and_output_weights = !pl->tied;
   a.multi_latent_attention = pl->mla;
   a.q_lora_rank = pl->q_lora_rank;
@@ -489,7 +489,7 @@ static llmem_status megatron_formula(const plan *pl, double *cat, llmem_result *
   cat[LLMEM_CAT_WEIGHTS] = 2 * w.most_loaded;
   cat[LLMEM_CAT_GRADIENTS] = 4 * w.most_loaded;
   cat[LLMEM_CAT_MASTER_WEIGHTS] =
-      pl->in->distributed_optimizer ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
+      pl->in->distributed_optimizer != 0 ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
   cat[LLMEM_CAT_OPTIMIZER_STATES] =
       w.bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
   int sp_path = pl->sp && pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */

@@ -62,8 +62,8 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
   if (pl->fp8_recipe >= 0) result_add_warning(out, LLMEM_WARN_FP8_RECIPE);
   if (pl->capacity_factor > 0) result_add_warning(out, LLMEM_WARN_CAPACITY_DROPS);
   if (pl->in->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
-  if (pl->in->activation_offload) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);
-  if (pl->in->paged_optimizer) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
+  if (pl->in->activation_offload != 0) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);
+  if (pl->in->paged_optimizer != 0) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
 
 /* A rank's parameter and layer counts, from its stage. */

@@ -91,7 +91,7 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
   int deepspeed = pl->in->engine == LLMEM_ENGINE_DEEPSPEED || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int z = deepspeed ? (int)pl->in->zero_stage : 0;
   int sharded_w = fsdp || z >= 3, sharded_g = fsdp || z >= 2;
-  int sharded_o = fsdp || z >= 1 || (pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->distributed_optimizer);
+  int sharded_o = fsdp || z >= 1 || (pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->distributed_optimizer != 0);
   double shard_w = sharded_w ? pl->shard_dense : 1, ne_w = sharded_w ? pl->shard_expert : 1;
   double shard_g = sharded_g ? pl->shard_dense : 1, ne_g = sharded_g ? pl->shard_expert : 1;
   double shard_o = sharded_o ? pl->shard_dense : 1, ne_o = sharded_o ? pl->shard_expert : 1;

@@ -105,7 +105,7 @@ static void stage_head(const plan *pl, stage_layout *st) {
      * modules with a table each */
     if (!pl->tied || (pl->in->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
       st->head_count = pl->vocab_padded * h / t;
-    if (pl->in->lm_head_bias) st->head_count += pl->vocab_padded / t;
+    if (pl->in->lm_head_bias != 0) st->head_count += pl->vocab_padded / t;
   } else {
     st->head_count = head_params(pl);
   }

@@ -127,7 +127,7 @@ static void loss_parallel_bytes(loss_memory *lm, double Tv, double ab) {
 /* torchtune's chunked output loss over pl->loss_chunks chunks. */
 static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) {
   double c = pl->in->loss_chunks, ab = pl->act_bytes;
-  if (pl->in->torch_compile) {
+  if (pl->in->torch_compile != 0) {
     /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
      * keeps the bf16 chunk logits and one fp32 logsumexp per token. As in
      * compiled_bytes below, the fp32 upcast is never materialised: the
@@ -156,7 +156,7 @@ static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) 
    * log-softmax outputs; the 16-bit list lives only while it is cast (below
    * the peak), the chunk needs no upcast, and a chunk's backward adds the
    * 16-bit gradient of the cast. */
-  if (pl->logits_fp32_kept && !pl->in->torch_compile) {
+  if (pl->logits_fp32_kept && pl->in->torch_compile == 0) {
     lm->saved_bytes = 8 * TV;
     lm->forward_peak_bytes = 0;
     lm->backward_peak_bytes = (8 + ab) * TV / c;
@@ -255,10 +255,10 @@ loss_memory loss_bytes(const plan *pl) {
   /* the final RMSNorm as the layers' (activations.c layer_shape): its input
    * (x.float()), and the normalised x in the input dtype when its weight trains */
   double residual = pl->autocast ? 4 : ab, normed = rmsnorm_normed_bytes(pl, residual);
-  double norm_saved = megatron || pl->in->torch_compile ? ab
-                      : pl->norm_width != 1             ? 4
-                      : pl->norm_upcast                 ? 4 + normed
-                                                        : residual + normed;
+  double norm_saved = megatron || pl->in->torch_compile != 0 ? ab
+                      : pl->norm_width != 1                  ? 4
+                      : pl->norm_upcast                      ? 4 + normed
+                                                             : residual + normed;
   /* The head keeps its input (the norm output; under autocast its 16-bit
    * cast) for its weight's gradient only: mm saves self when mat2 requires
    * grad (tools/autograd/derivatives.yaml mm). A frozen head (LoRA) keeps

@@ -99,15 +99,15 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   double kv_out = max2(pl->kv_heads / t, 1) * d;
   /* an output gate doubles q_proj: query and gate per head (transformers
    * models/qwen3_next/modeling_qwen3_next.py Qwen3NextAttention, q_proj * 2) */
-  double q_rows = pl->in->attn_output_gate ? 2 * q_out : q_out;
+  double q_rows = pl->in->attn_output_gate != 0 ? 2 * q_out : q_out;
   double q = h * q_rows, k = h * kv_out, v = h * kv_out, o = q_out * h;
   lp->matrix_count += q + k + v + o;
   lp->matrix_dims_count += (h + q_rows) + 2 * (h + kv_out) + (q_out + h);
   lp->quantizable_count += q + k + v + o;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
-  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;  /* column-parallel biases split with TP */
-  if (pl->o_bias) lp->vector_count += h;                     /* o_proj bias, replicated */
-  if (pl->in->attn_sinks) lp->vector_count += pl->heads / t; /* GPT-OSS per-head sink logits */
+  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;       /* column-parallel biases split with TP */
+  if (pl->o_bias) lp->vector_count += h;                          /* o_proj bias, replicated */
+  if (pl->in->attn_sinks != 0) lp->vector_count += pl->heads / t; /* GPT-OSS per-head sink logits */
   if (pl->in->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
   if (pl->in->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
   /* PEFT LoraLayer: A (r x d_in) + B (d_out x r) per adapted linear (peft tuners/lora/layer.py) */
@@ -149,9 +149,9 @@ static void ssm_params(const plan *pl, layer_params *lp) {
   lp->matrix_dims_count += (h + in_cols) + (inner + h);
   lp->quantizable_count += in_proj + out_proj;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(in_proj, out_proj));
-  lp->vector_count +=
-      conv_dim * pl->in->ssm_conv_kernel + (pl->in->ssm_conv_bias ? conv_dim : 0) + 3 * heads + inner * pl->norm_width;
-  if (pl->in->ssm_bias) lp->vector_count += in_cols + h; /* in_proj bias split with TP, out_proj bias */
+  lp->vector_count += conv_dim * pl->in->ssm_conv_kernel + (pl->in->ssm_conv_bias != 0 ? conv_dim : 0) + 3 * heads +
+                      inner * pl->norm_width;
+  if (pl->in->ssm_bias != 0) lp->vector_count += in_cols + h; /* in_proj bias split with TP, out_proj bias */
 }
 
 /* One MLP of intermediate size f (per rank, already split). */
@@ -218,11 +218,11 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
     lp.quantizable_count += one.quantizable_count * experts_here;
     lp.largest_linear_count = max2(lp.largest_linear_count, one.largest_linear_count);
     /* router: Megatron counts h*E (+E bias), replicated (docs/memory-model.md §2.1, §11 #6) */
-    lp.vector_count += h * pl->in->moe_experts + (pl->in->moe_router_bias ? pl->in->moe_experts : 0);
+    lp.vector_count += h * pl->in->moe_experts + (pl->in->moe_router_bias != 0 ? pl->in->moe_experts : 0);
     if (pl->in->moe_shared_experts > 0) {
       for (int i = 0; i < (int)pl->in->moe_shared_experts; i++)
         mlp_params(pl, pl->shared_ffn / pl->tp, &lp, lora_on, 0);
-      if (pl->in->moe_shared_gate) lp.vector_count += h;
+      if (pl->in->moe_shared_gate != 0) lp.vector_count += h;
     }
     lp.largest_module_count = max2(attn_total, one.expert_count);
   }
@@ -268,7 +268,7 @@ double head_params(const plan *pl) {
   /* HF *ForSequenceClassification on BERT: pooler (h x h + h) + classifier */
   if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->in->num_labels + pl->in->num_labels;
   if (pl->head_kind == LLMEM_HEAD_NONE) return 0;
-  return (pl->tied ? 0 : pl->in->vocab * h) + (pl->in->lm_head_bias ? pl->in->vocab : 0);
+  return (pl->tied ? 0 : pl->in->vocab * h) + (pl->in->lm_head_bias != 0 ? pl->in->vocab : 0);
 }
 
 /* The trainable copies of modules trained in full beside the adapters: PEFT's

@@ -162,7 +162,7 @@ static void live_amounts(stage_walk *W, int c) {
     if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts_of(W, lc, c, i)->saved_bytes;
     if (!casts_recast(W, c, i)) u[LLMEM_CAT_WEIGHTS] += lc->casts;
     if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
-    if (W->lazy && !W->pl->in->optimizer_in_backward) W->grads_made[c] += lc->grad_share;
+    if (W->lazy && W->pl->in->optimizer_in_backward == 0) W->grads_made[c] += lc->grad_share;
     if (rs->accumulate_unsharded) W->accumulated[c] += lc->trainable * rs->unsharded_accum_bytes;
   }
   if (is_last_chunk(W, c)) {
@@ -219,12 +219,12 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   clear_walk(W, (int)pl->in->vpp);
   W->pl = pl, W->st = st, W->rs = rs;
   W->v = (int)pl->in->vpp;
-  W->lazy = rs->gradients_lazy || pl->in->optimizer_in_backward;
+  W->lazy = rs->gradients_lazy || pl->in->optimizer_in_backward != 0;
   W->offload = pl->in->activation_offload != 0;
   /* FSDP2 reduce-scatters each unit at its post-backward (not under pipelining's no-sync, which
    * accumulates unsharded; not with a per-parameter optimizer step in the backward) */
   W->fsdp2 = pl->in->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded &&
-             !pl->in->optimizer_in_backward;
+             pl->in->optimizer_in_backward == 0;
   /* one stage, one chunk: the held inputs of the micro-batch before */
   W->quant_held =
       pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 && pl->in->pp == 1;
@@ -892,7 +892,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 1);
   if (casts_recast(W, c, i)) /* cast again by the recompute (casts_recast) */
     sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
-  if (pl->in->optimizer_in_backward)
+  if (pl->in->optimizer_in_backward != 0)
     sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
   else if (W->lazy && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, MB_NONE, 0), lc->grad_share, grad_stream(W));
@@ -911,7 +911,8 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), lc->reduce_input, !pl->reduce_on_compute);
   sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, 1);
   sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads, 0);
-  if (pl->in->optimizer_in_backward) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
+  if (pl->in->optimizer_in_backward != 0)
+    sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
   release_saved(W, S, la, lc, i, mb);
   if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, MB_NONE, 0), lc->gather, 1);
 }

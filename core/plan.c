@@ -397,11 +397,11 @@ static llmem_status check_engine(const plan *p, int *field) {
   int deepspeed = is_deepspeed(p), fsdp = is_fsdp(p);
   if (p->in->zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);
   if (deepspeed && p->in->pp > 1 && p->in->zero_stage > 1) FAIL(LLMEM_ERR_ZERO_PP, zero_stage);
-  if (p->in->distributed_optimizer && p->in->engine != LLMEM_ENGINE_MEGATRON)
+  if (p->in->distributed_optimizer != 0 && p->in->engine != LLMEM_ENGINE_MEGATRON)
     FAIL(LLMEM_ERR_DIST_OPT_ENGINE, distributed_optimizer);
   if (p->in->offload_optimizer != LLMEM_OFFLOAD_NONE &&
       !((deepspeed && p->in->zero_stage >= 1) || fsdp ||
-        (p->in->engine == LLMEM_ENGINE_MEGATRON && p->in->distributed_optimizer)))
+        (p->in->engine == LLMEM_ENGINE_MEGATRON && p->in->distributed_optimizer != 0)))
     FAIL(LLMEM_ERR_OFFLOAD_OPT_ENGINE, offload_optimizer);
   if (p->in->offload_params != LLMEM_OFFLOAD_NONE && !((deepspeed && p->in->zero_stage == 3) || fsdp))
     FAIL(LLMEM_ERR_OFFLOAD_PARAMS_ENGINE, offload_params);
@@ -431,7 +431,7 @@ static llmem_status derive_sharding(const llmem_input *in, plan *p, int *field) 
   p->dp = in->gpus / (p->tp * in->pp * p->cp);
   /* Sharding degrees. Megatron's distributed optimizer and FSDP/ZeRO shard over
    * DP x CP (megatron/core/optimizer/__init__.py intra_dp_cp_group; docs/memory-model.md §11 #4). */
-  double dp_cp = p->dp * (in->shard_with_cp ? p->cp : 1);
+  double dp_cp = p->dp * (in->shard_with_cp != 0 ? p->cp : 1);
   p->shard_dense = dp_cp;
   if (fsdp && in->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {
     double size = or_default(in->fsdp_shard_size, in->gpus_per_node < dp_cp ? in->gpus_per_node : dp_cp);

@@ -269,7 +269,7 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
   }
   if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 1);
   if (first_step) blocks_optimizer_states(W, S);
-  if (pl->in->optimizer_in_backward) {
+  if (pl->in->optimizer_in_backward != 0) {
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
   } else {
     if (W->lazy) { /* every gradient exists by now */
@@ -392,7 +392,7 @@ static void stage_walk_run(const plan *pl, const stage_layout *st, const rank_st
   walk_init(&W, pl, st, rs, out->stage);
   schedule sc;
   schedule_init(&sc, pl, out->stage);
-  if (host_bytes) *host_bytes = pl->in->activation_offload ? offloaded_host_peak(&W, &sc) : 0;
+  if (host_bytes) *host_bytes = pl->in->activation_offload != 0 ? offloaded_host_peak(&W, &sc) : 0;
   int blocks = pl->simulate_allocator && !pl->allocator_reserve_given && full != WALK_EVERY && !check;
   if (blocks) allocator_first_step(&W, &sc, full);
   sim S;
@@ -451,7 +451,7 @@ static double offloaded_host_peak(const stage_walk *W, const schedule *sc) {
 }
 
 double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
-  if (!pl->in->activation_offload) return 0;
+  if (pl->in->activation_offload == 0) return 0;
   static stage_walk W;
   walk_init(&W, pl, st, rs, stage);
   schedule sc;

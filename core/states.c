@@ -36,7 +36,7 @@ static double quantized_data_bytes(const plan *pl) { return pl->in->quant == LLM
  * of those, quantize_blockwise(blocksize=256)); int8: fp32 scale per row (SCB). */
 static double quantized_stats_bytes(const plan *pl) {
   if (pl->in->quant == LLMEM_QUANT_INT8) return 4.0 / pl->hidden;
-  if (pl->in->double_quant) return 1.0 / 64 + 4.0 / (64 * 256);
+  if (pl->in->double_quant != 0) return 1.0 / 64 + 4.0 / (64 * 256);
   return 4.0 / 64;
 }
 
@@ -103,7 +103,7 @@ static stage_counts counts_of(const plan *pl, const stage_layout *st) {
   /* what is sharded, and over how many ranks */
   c->shard_params = c->fsdp_sharded || c->z >= 3;
   c->shard_grads = c->fsdp_sharded || c->z >= 2;
-  c->shard_opt = c->fsdp_sharded || c->z >= 1 || (c->megatron && pl->in->distributed_optimizer);
+  c->shard_opt = c->fsdp_sharded || c->z >= 1 || (c->megatron && pl->in->distributed_optimizer != 0);
   c->Nd = pl->shard_dense;
   c->Ne = pl->shard_expert;
   c->expert = lp->expert_count;
@@ -214,7 +214,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     grads = (c->trainable_dense + c->trainable_expert) * gb + c->full_copy * pl->base_weight_bytes;
     r->gradients_lazy = 1;
     /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
-    if (c->engine == LLMEM_ENGINE_DDP && !pl->in->grad_as_bucket_view) r->comm_persistent += grads;
+    if (c->engine == LLMEM_ENGINE_DDP && pl->in->grad_as_bucket_view == 0) r->comm_persistent += grads;
   }
   return grads;
 }
@@ -271,7 +271,7 @@ static void offload(const plan *pl, const stage_counts *c, rank_states *r, doubl
   /* bitsandbytes paged optimizers allocate their states with cudaMallocManaged
    * (bitsandbytes/optim/optimizer.py GlobalPageManager): outside PyTorch's
    * caching allocator, so neither allocated nor reserved sees them. */
-  if (pl->in->paged_optimizer) {
+  if (pl->in->paged_optimizer != 0) {
     r->paged_bytes = *opt;
     *opt = 0;
   }
@@ -368,14 +368,14 @@ static void root_units(const plan *pl, const stage_layout *st, const stage_count
 
 /* Per-layer gathers: FSDP units, ZeRO-3 modules, FSDP2 under pipelining. */
 static void gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
-  r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->in->fp8_all_gather ? 1 : c->wb);
+  r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->in->fp8_all_gather != 0 ? 1 : c->wb);
   if (pl->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
   r->unsharded_grad_bytes = c->lora ? 0 : c->wb;
   r->reduce_bytes = c->lora ? 0 : pl->grad_bytes;
   if (c->fsdp_sharded && pl->in->offload_params == LLMEM_OFFLOAD_NONE) {
     r->gathers = 1;
     r->keep_gathered_until_backward = pl->in->fsdp_strategy == LLMEM_FSDP_SHARD_GRAD_OP ||
-                                      (c->engine == LLMEM_ENGINE_FSDP2 && !pl->in->reshard_after_forward);
+                                      (c->engine == LLMEM_ENGINE_FSDP2 && pl->in->reshard_after_forward == 0);
     /* FSDP2 copies the all-gather output out into per-parameter tensors
      * (_fsdp_collectives.py foreach_all_gather_copy_out): the prefetched next
      * group briefly exists twice. FSDP1 uses views into the flat buffer. */
@@ -419,7 +419,7 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
   double ob = dtype_bytes(pl->optimizer_dtype);
   double trainable_here = (c->trainable_dense + c->full_copy) / c->opt_div_d + c->trainable_expert / c->opt_div_e;
   if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
-  int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && !pl->in->optimizer_in_backward;
+  int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && pl->in->optimizer_in_backward == 0;
   if (foreach) {
     /* torch _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) is
      * a full tensor list (torch/optim/adam.py); Adafactor builds full-size

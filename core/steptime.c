@@ -84,7 +84,7 @@ static double ring_bytes_per_s(const step_ctx *c, double size, double stride) {
  * the all-gather under fp8_all_gather, else per micro-batch. */
 static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
   const plan *pl = c->pl;
-  double ab = c->ab, weight = in * out * (pl->in->fp8_all_gather ? 1 / fmax(1, pl->shard_dense) : 1);
+  double ab = c->ab, weight = in * out * (pl->in->fp8_all_gather != 0 ? 1 / fmax(1, pl->shard_dense) : 1);
   double fwd = tokens * in * (2 * ab + 1) + weight * (2 * pl->weight_bytes + 1);
   double bwd = tokens * out * (2 * ab + 1) + 2 * (tokens * in + tokens * out + in * out);
   t->memory_fwd += memory_seconds(&c->g, fwd) * count;
@@ -179,7 +179,8 @@ static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_
   }
   double q_out = pl->heads * pl->head_dim / pl->tp;
   double kv_out = fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
-  add_linear(c, t, T, h, (pl->in->attn_output_gate ? 2 : 1) * q_out + 2 * kv_out, 1); /* q_proj also makes the gate */
+  add_linear(c, t, T, h, (pl->in->attn_output_gate != 0 ? 2 : 1) * q_out + 2 * kv_out,
+             1); /* q_proj also makes the gate */
   add_linear(c, t, T, q_out, h, 1);
 }
 
@@ -304,7 +305,7 @@ static double tp_gather_bytes(const step_ctx *c) {
  * are; without SP the all-reduces match no pattern at all. */
 static void split_async_tp(const step_ctx *c, layer_time *t, double reduce_scatter) {
   const plan *pl = c->pl;
-  if (!pl->in->tp_comm_overlap || (int)pl->in->framework != LLMEM_FW_TORCHTITAN) return;
+  if (pl->in->tp_comm_overlap == 0 || (int)pl->in->framework != LLMEM_FW_TORCHTITAN) return;
   double fwd = pl->sp ? 0 : t->tp_fwd, bwd = pl->sp ? 2 * reduce_scatter : t->tp_bwd;
   t->tp_fwd -= fwd, t->tp_fwd_serial += fwd;
   t->tp_bwd -= bwd, t->tp_bwd_serial += bwd;
@@ -447,7 +448,7 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
     add_mixer(c, &t, mixer, lp.matrix_count - mats * h * f);
     add_mlp(c, &t, T, f, 1);
     if (pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla &&
-        pl->in->encoder_layers == 0 && !pl->in->attn_output_gate)
+        pl->in->encoder_layers == 0 && pl->in->attn_output_gate == 0)
       add_sac_recompute(c, &t, f);
   }
   add_pointwise(c, &t, f, mixer);
@@ -478,7 +479,7 @@ static double overlapped_seconds(double comm, double compute, double share) {
  * GEMMs cannot hide, and the compute the hidden part takes. */
 static double tp_exposed(const step_ctx *c, double tp, double linear) {
   const plan *pl = c->pl;
-  return pl->in->tp_comm_overlap ? overlapped_seconds(tp, linear, compute_share(c, pl->tp, 1)) : tp;
+  return pl->in->tp_comm_overlap != 0 ? overlapped_seconds(tp, linear, compute_share(c, pl->tp, 1)) : tp;
 }
 
 /* Forward, backward and recomputed forward of one layer for one micro-batch. */
@@ -579,7 +580,7 @@ static int is_zero3(const plan *pl) {
 
 /* Ranks over which the optimizer step is split: sharded engines only. */
 static double optimizer_shard(const plan *pl) {
-  int sharded = is_fsdp_sharded(pl) || is_zero3(pl) || pl->in->distributed_optimizer || pl->in->zero_stage >= 1;
+  int sharded = is_fsdp_sharded(pl) || is_zero3(pl) || pl->in->distributed_optimizer != 0 || pl->in->zero_stage >= 1;
   return sharded ? fmax(1, pl->shard_dense) : 1;
 }
 
@@ -598,7 +599,7 @@ static double offload_seconds(const plan *pl, double trainable_shard, double par
   double bytes = 0;
   if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) bytes += trainable_shard * (pl->grad_bytes + pl->weight_bytes);
   if (pl->in->offload_params != LLMEM_OFFLOAD_NONE) {
-    double gathers = pl->in->reshard_after_forward || is_zero3(pl) ? 2 : 1;
+    double gathers = pl->in->reshard_after_forward != 0 || is_zero3(pl) ? 2 : 1;
     bytes += pl->grad_accum * gathers * pl->weight_bytes * params_here / fmax(1, pl->shard_dense);
   }
   return bytes / host_link_bytes_per_s(pl);
@@ -632,14 +633,14 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   if (group <= 1) return 0;
   double bw = ring_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
   double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
-  double weight_b = pl->in->fp8_all_gather ? 1 : pl->weight_bytes;
+  double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
   double shard = pl->shard_dense;
   if (fsdp || z3) {
     /* gathers forward (and backward when resharded), reduce-scatter per
      * micro-batch; FSDP2 under PP keeps them gathered over the micro-batches;
      * hybrid sharding all-reduces the gradient shards over the replicas */
-    double gathers = pl->in->reshard_after_forward || z3 ? 2 : 1;
+    double gathers = pl->in->reshard_after_forward != 0 || z3 ? 2 : 1;
     double rounds = fsdp && pl->in->pp > 1 ? 1 : m;
     double shard_bw = ring_bytes_per_s(c, shard, pl->tp),
            replica_bw = ring_bytes_per_s(c, group / shard, pl->tp * shard);
@@ -668,7 +669,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
     return overlapped_seconds(total, m * (mb_fwd + mb_bwd), compute_share(c, shard, pl->tp)) + exposed;
   }
   /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
-  int sharded = pl->in->distributed_optimizer || pl->in->zero_stage >= 1;
+  int sharded = pl->in->distributed_optimizer != 0 || pl->in->zero_stage >= 1;
   double t = sharded ? collective_seconds(params_here * (grad_b + weight_b), shard, 1, bw)
                      : collective_seconds(params_here * grad_b, group, 2, bw);
   int overlapped = pl->overlap_comm || pl->in->engine == LLMEM_ENGINE_DDP || pl->in->engine == LLMEM_ENGINE_FSDP1 ||
@@ -696,8 +697,8 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
 static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if (pl->in->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
-  double gathers = pl->in->reshard_after_forward ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
-  double weight_b = pl->in->fp8_all_gather ? 1 : pl->weight_bytes;
+  double gathers = pl->in->reshard_after_forward != 0 ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
+  double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
   double copy_in = pl->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
   return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
@@ -757,7 +758,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   c.g = gpu_rates_for(pl);
   c.tokens = pl->micro_batch * pl->seq_len / pl->cp;
   c.ab = pl->act_bytes;
-  c.fused = pl->in->torch_compile || pl->in->engine == LLMEM_ENGINE_MEGATRON ||
+  c.fused = pl->in->torch_compile != 0 || pl->in->engine == LLMEM_ENGINE_MEGATRON ||
             pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || (int)pl->in->framework == LLMEM_FW_MEGATRON;
   double layers_here = pl->layers / pl->in->pp;
   double share = pl->recompute_layers > 0 ? fmin(1, pl->recompute_layers * pl->in->pp / pl->layers) : 1;

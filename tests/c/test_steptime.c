@@ -299,7 +299,7 @@ static void test_fsdp_root(void) {
   plan pl = plan_of(&in);
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
-  double bw = 450e9 * 0.67, fast_bw = 1e6 * 1e9 * 0.67, gathers = pl.in->reshard_after_forward ? 2 : 1;
+  double bw = 450e9 * 0.67, fast_bw = 1e6 * 1e9 * 0.67, gathers = pl.in->reshard_after_forward != 0 ? 2 : 1;
   double per = gathers * pl.weight_bytes + pl.grad_bytes;
   double root = embedding_params(&pl) + head_params(&pl);
   double exposed = collective_seconds(root * per, 8, 1, bw) + collective_seconds((total - root) * per, 8, 1, bw) / 4;
@@ -620,7 +620,7 @@ static void test_fsdp2_copy_out(void) {
   gpu_rates g = gpu_rates_for(&pl);
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
-  double gathers = pl.in->reshard_after_forward ? 2 : 1;
+  double gathers = pl.in->reshard_after_forward != 0 ? 2 : 1;
   in.engine = LLMEM_ENGINE_FSDP1;
   double copy_out = gathers * total * 2 * pl.weight_bytes, copy_in = total * (pl.weight_bytes + pl.grad_bytes);
   CHECK_NEAR(fsdp2 - step_of(&in), memory_seconds(&g, copy_out + copy_in), 1e-9,

@@ -614,7 +614,7 @@ int main(void) {
       if (check.max_boundary_error > worst_gap) worst_gap = check.max_boundary_error;
       CHECK(check.max_boundary_error < 1e-12, "stage %d: rebuilt state off by %g (relative): %s", s,
             check.max_boundary_error, keys);
-      if (pl.in->activation_offload)
+      if (pl.in->activation_offload != 0)
         CHECK_NEAR(simulate_offloaded_host_bytes(&pl, &st, &rs, s), host_pass_by_pass(&pl, &st, &rs, s), 1e-12, keys);
       CHECK(same_rank(&fast, &full), "stage %d: fast %.17g at %d/%d/%d, full walk %.17g at %d/%d/%d: %s", s,
             fast.peak_allocated_bytes, fast.peak_phase, fast.peak_micro_batch, fast.peak_layer,

@@ -12,6 +12,8 @@
  *     loss over the logits and the optimizer step, as bytes over HBM
  *     bandwidth; PyTorch eager runs each primitive op as its own kernel,
  *     fused kernels (torch.compile, Megatron's) read inputs and write outputs once;
+ *   - the embedding's dense weight gradient, written whole each micro-batch
+ *     (and added into Megatron's main_grad), on the first stage;
  *   - recompute: the forward work the policy repeats in the backward;
  *   - TP: all-reduces (or all-gathers + reduce-scatters with SP) of the hidden
  *     state, 2 per layer forward and 2 backward (Megatron-LM; Korthikanti et
@@ -527,6 +529,30 @@ static double head_seconds(const step_ctx *c) {
   return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
+/* The word embedding's weight gradient, per micro-batch. PyTorch's dense
+ * embedding backward allocates the whole [vocab, hidden] gradient zero-filled
+ * in the incoming gradient's dtype and scatters the tokens' rows into it
+ * (pytorch aten/src/ATen/native/cuda/Embedding.cu embedding_dense_backward_cuda
+ * and EmbeddingBackwardKernel.cu embedding_backward_cuda_kernel @d299946:
+ * at::zeros({num_weights, ...}, grad.options())): a write of every row, however
+ * few tokens. Megatron's embedding is F.embedding over the rank's vocabulary
+ * shard (megatron/core/tensor_parallel/layers.py VocabParallelEmbedding at
+ * core_v0.8.0), and its DDP hook then adds that .grad into the fp32 main_grad
+ * (megatron/core/distributed/distributed_data_parallel.py _make_param_hook at
+ * core_v0.8.0: param.main_grad.add_(param.grad.data); read main_grad and the
+ * gradient, write main_grad), every micro-batch. Frozen embeddings: none (an
+ * adapter run trains the weight only as a full module, or as the tied head). */
+double embedding_backward_seconds(const plan *pl, const gpu_rates *g) {
+  int fm = pl->full_modules;
+  int trained =
+      pl->ft_method == LLMEM_FT_FULL || (fm & (1 << LLMEM_FM_EMBEDDING)) || (pl->tied && (fm & (1 << LLMEM_FM_HEAD)));
+  if (!trained || pl->vocab_padded <= 0) return 0;
+  double elements = pl->vocab_padded / pl->tp * pl->hidden, ab = pl->act_bytes;
+  double bytes = elements * ab;
+  if (is_megatron(pl)) bytes += elements * (2 * pl->grad_bytes + ab);
+  return memory_seconds(g, bytes);
+}
+
 /* Bytes a parameter of PyTorch's AdamW without the fused kernel
  * (torch/optim/adamw.py: _multi_tensor_adamw, foreach, the default on CUDA;
  * _single_tensor_adamw the same ops a tensor at a time) and of grad-norm
@@ -770,7 +796,14 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     int k = layer_kind(pl, i);
     if (kind_n[k]++ == 0) kind_time[k] = layer_seconds(&c, i);
   }
-  double mb_fwd = 0, mb_bwd = 0, stage_mb = head_seconds(&c);
+  /* the output layer on the last stage, the embedding on the first: both in
+   * one micro-batch's pass of a rank when unpipelined or under the V-shape
+   * schedules (rank 0 holds chunks 0 and 2p - 1); DualPipe's rank 0 holds the
+   * first stage of one copy and the last of the other, each micro-batch
+   * passing one of them */
+  double head = head_seconds(&c), embedding = embedding_backward_seconds(pl, &c.g);
+  int ends_together = pl->pp <= 1 || plan_v_shape(pl);
+  double mb_fwd = 0, mb_bwd = 0, stage_mb = ends_together ? head + embedding : fmax(head, embedding);
   for (int k = 0; k < LAYER_KIND_COUNT; k++) {
     if (kind_n[k] == 0) continue;
     const layer_time *t = &kind_time[k];

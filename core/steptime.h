@@ -49,4 +49,9 @@ double memory_seconds(const gpu_rates *g, double bytes);
  * pass (all-gather, reduce-scatter: 1 pass; all-reduce: 2). */
 double collective_seconds(double bytes, double ranks, double passes, double bytes_per_s);
 
+/* The word embedding's dense weight gradient, per micro-batch: zero-filled
+ * and written whole by PyTorch's embedding backward, and added into
+ * main_grad by Megatron's DDP hook (core/steptime.c). */
+double embedding_backward_seconds(const plan *pl, const gpu_rates *g);
+
 #endif

@@ -459,8 +459,57 @@ static void test_megatron_wgrad(void) {
   double weights = pl.layers * layer + h * pl.vocab_padded;
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
-  CHECK_NEAR(fp32 - bf16, (weights * (8 - 4) + trainable * 2 * (4 - 2)) / g.hbm_bytes_per_s, 1e-9,
+  /* and the embedding's dense gradient added into main_grad (read and write it) */
+  double embedding = h * pl.vocab_padded * 2 * (4 - 2);
+  CHECK_NEAR(fp32 - bf16, (weights * (8 - 4) + trainable * 2 * (4 - 2) + embedding) / g.hbm_bytes_per_s, 1e-9,
              "Megatron: weight gradients accumulated into main_grad, in its dtype");
+}
+
+/* The word embedding's backward, per micro-batch on an H100 (90 % of 3.35
+ * TB/s): PyTorch writes the whole zero-filled [vocab, hidden] gradient in bf16
+ * (2 bytes an element); Megatron then adds it into the fp32 main_grad (read 4
+ * and 2, write 4), over its vocabulary shard under TP. Frozen under LoRA
+ * unless trained as a full module. */
+static void test_embedding_backward(void) {
+  llmem_input in;
+  small_model(&in);
+  plan pl = plan_of(&in);
+  gpu_rates g = rates_of(&in);
+  double hbm = 3.35e12 * 0.9, elements = pl.vocab_padded * pl.hidden;
+  CHECK_NEAR(embedding_backward_seconds(&pl, &g), elements * 2 / hbm, 1e-12, "PyTorch: the dense gradient written");
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.grad_dtype = LLMEM_DTYPE_FP32;
+  pl = plan_of(&in);
+  CHECK_NEAR(embedding_backward_seconds(&pl, &g), elements * (2 + 4 + 2 + 4) / hbm, 1e-12,
+             "Megatron: and added into main_grad");
+  in.ft_method = LLMEM_FT_LORA;
+  in.full_modules = 0;
+  pl = plan_of(&in);
+  CHECK(embedding_backward_seconds(&pl, &g) == 0, "LoRA: a frozen embedding has no gradient");
+  in.full_modules = 1 << LLMEM_FM_EMBEDDING;
+  pl = plan_of(&in);
+  CHECK(embedding_backward_seconds(&pl, &g) > 0, "LoRA: an embedding trained in full has one");
+  /* pipelined, the embedding's first stage and the output layer's last are
+   * apart: the slower of the two sets the stage pass (the head here), and the
+   * embedding adds nothing; unpipelined both run in one pass */
+  small_model(&in);
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  in.grad_dtype = LLMEM_DTYPE_FP32;
+  in.gpus = 2, in.pp = 2, in.grad_accum = 4;
+  in.pp_schedule = LLMEM_PP_ZERO_BUBBLE;
+  double fp32_pp = step_of(&in);
+  in.grad_dtype = LLMEM_DTYPE_BF16;
+  double bf16_pp = step_of(&in);
+  pl = plan_of(&in);
+  double h = pl.hidden, q = pl.heads * pl.head_dim, kv = pl.kv_heads * pl.head_dim, f = pl.ffn;
+  double layer = h * (q + 2 * kv) + q * h + (pl.gated ? 2 : 1) * h * f + f * h;
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  /* per stage pass: its 2 layers' and the head's weight gradients into main_grad
+   * (8 - 4 bytes); the optimizer step over the stage's half of the model */
+  double per_pass = (2 * layer + h * pl.vocab_padded) * (8 - 4);
+  CHECK_NEAR(fp32_pp - bf16_pp, (4 * per_pass + trainable / 2 * 2 * (4 - 2)) / hbm, 1e-9,
+             "pipelined: no embedding term beside the head");
 }
 
 /* Eager RMSNorm on x.float() (torchtitan norms.py, transformers LlamaRMSNorm):
@@ -706,6 +755,7 @@ int main(void) {
   test_megatron_loss();
   test_gemm_bytes();
   test_megatron_wgrad();
+  test_embedding_backward();
   test_eager_rmsnorm();
   test_eager_layernorm();
   test_flash_rates();

@@ -802,7 +802,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
    * first stage of one copy and the last of the other, each micro-batch
    * passing one of them */
   double head = head_seconds(&c), embedding = embedding_backward_seconds(pl, &c.g);
-  int ends_together = pl->pp <= 1 || plan_v_shape(pl);
+  int ends_together = pl->in->pp <= 1 || plan_v_shape(pl);
   double mb_fwd = 0, mb_bwd = 0, stage_mb = ends_together ? head + embedding : fmax(head, embedding);
   for (int k = 0; k < LAYER_KIND_COUNT; k++) {
     if (kind_n[k] == 0) continue;

@@ -13,7 +13,7 @@ import type {
   RlResult,
   Suggestion,
 } from '../wasm/llmem.js';
-import { CATEGORIES, SEARCH_SWITCHES } from '../wasm/llmem.js';
+import { CATEGORIES, MAX_SWEEP, SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { formatGiB as gib, groupDigits, plainArrays } from '../frontend/config/numbers.js';
 import { setPath } from '../frontend/config/json.js';
 import { layerKinds } from '../frontend/config/layer-kinds.js';
@@ -313,8 +313,10 @@ async function plannerCommand(spec: CommandSpec, args: string[]): Promise<number
     if (opts.step !== undefined) {
       const step = numberOption(opts, option('step'));
       if (!(step > 0)) throw new UsageError('--step must be positive');
-      if ((to - from) / step + 1 > 4096)
-        throw new UsageError('--from, --to and --step give more than 4096 points (a sweep takes at most 4096)');
+      if ((to - from) / step + 1 > MAX_SWEEP)
+        throw new UsageError(
+          `--from, --to and --step give more than ${MAX_SWEEP} points (a sweep takes at most ${MAX_SWEEP})`,
+        );
       for (let v = from; v <= to; v += step) values.push(v);
     } else {
       const n = numberOption(opts, option('points'));

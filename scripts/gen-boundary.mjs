@@ -145,6 +145,7 @@ async function readCore() {
     exports,
     optionDefaults,
     abi: m._llmem_abi_version(),
+    maxSweep: m._llmem_sweep_capacity(),
     kinds: FIELD_KINDS,
     fields,
     categories: names(m._llmem_category_count(), (i) => m._llmem_category_text(i)),
@@ -330,6 +331,8 @@ import type { EstimateResult, Layout, RankResult, Readings, RlPhase, RlResult, T
 import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
 
 export const ABI_VERSION = ${c.abi};
+/** The most points one sweep takes (LLMEM_MAX_SWEEP: the core's sweep buffers). */
+export const MAX_SWEEP = ${c.maxSweep};
 
 export const FIELD_KINDS = ${list(c.kinds)} as const;
 export type FieldKind = (typeof FIELD_KINDS)[number];

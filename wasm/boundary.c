@@ -44,6 +44,7 @@ static int fail(llmem_status st, int field) {
 static int refused(const llmem_input *in) { return (int)llmem_estimate(in, &result_block); }
 
 /* planner */
+int llmem_sweep_capacity(void) { return LLMEM_MAX_SWEEP; }
 double *llmem_sweep_values_ptr(void) { return sweep_values; }
 llmem_sweep_point *llmem_sweep_points_ptr(void) { return sweep_points; }
 int llmem_sweep_run(int field, int count) {

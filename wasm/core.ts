@@ -5,7 +5,7 @@ import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../fro
 import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
 import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
-import { ABI_VERSION, type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath } from './generated.js';
+import { ABI_VERSION, type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
 import type { Options, StructNumbers } from './generated.js';
 import { each, openView, READ, readFieldTable, VIEWS, type View, WRITE } from './generated.js';
 import { readReadings, readResult } from './views.js';
@@ -17,8 +17,6 @@ export type CoreFactory = (options?: {
 }) => Promise<unknown>;
 /** Where the factory finds the binary: its bytes (Node), or its URL (the page: compiled while it streams in). */
 export type CoreBinary = { wasmBinary: Uint8Array } | { wasmUrl: string };
-
-const MAX_SWEEP = 4096;
 
 export class Core {
   readonly fields: FieldInfo[];

@@ -7,6 +7,8 @@ import type { EstimateResult, Layout, RankResult, Readings, RlPhase, RlResult, T
 import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
 
 export const ABI_VERSION = 4;
+/** The most points one sweep takes (LLMEM_MAX_SWEEP: the core's sweep buffers). */
+export const MAX_SWEEP = 4096;
 
 export const FIELD_KINDS = [
   'int',
@@ -174,6 +176,7 @@ export type CoreExport =
   | '_llmem_result_layout'
   | '_llmem_term_label_text'
   | '_llmem_term_formula_text'
+  | '_llmem_sweep_capacity'
   | '_llmem_sweep_values_ptr'
   | '_llmem_sweep_points_ptr'
   | '_llmem_sweep_run'

@@ -55,7 +55,7 @@ typedef struct {
    * seq_len, attention, ft_method: rl.c; optimizer_dtype: states.c); the other training.* keys:
    * pl->in */
   double micro_batch, seq_len, grad_accum;
-  int master_weights, optimizer_dtype, optimizer_impl;
+  int master_weights, optimizer_impl;
   double recompute_layers;         /* 0 = every layer (with full) */
   int attn_softcap, final_softcap; /* tanh soft-capping of the attention scores / the logits (Gemma 2) */
   int attention, loss, repeat_kv;

@@ -121,7 +121,6 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->grad_accum = in->grad_accum; /* NaN until resolve_batch */
   p->fp8_linear = in->fp8_linear != 0 || in->dtype == LLMEM_DTYPE_FP8;
   p->master_weights = in->master_weights != 0 && in->dtype != LLMEM_DTYPE_FP32;
-  p->optimizer_dtype = (int)in->optimizer_dtype;
   p->optimizer_impl = (int)profiled(in, FIELD(optimizer_impl));
   p->recompute_layers = or_default(in->recompute_layers, 0);
   p->attn_softcap = !isnan(in->attn_softcap);

@@ -6,10 +6,10 @@
 #include "internal.h"
 
 
-/* Optimizer-state bytes for `count` parameters of one class (docs/memory-model.md §4.4).
- * dims: rows + cols summed over the class's matrices (Adafactor factors). */
-static double optimizer_bytes(const plan *pl, double count, double dims, int is_matrix) {
-  double ob = dtype_bytes(pl->optimizer_dtype);
+/* Optimizer-state bytes for `count` parameters of one class (docs/memory-model.md §4.4), states
+ * of `dtype`. dims: rows + cols summed over the class's matrices (Adafactor factors). */
+static double optimizer_bytes_as(const plan *pl, int dtype, double count, double dims, int is_matrix) {
+  double ob = dtype_bytes(dtype);
   switch ((int)pl->in->optimizer) {
     case LLMEM_OPT_ADAM:
     case LLMEM_OPT_ADAMW: return 2 * ob * count;
@@ -25,6 +25,11 @@ static double optimizer_bytes(const plan *pl, double count, double dims, int is_
     case LLMEM_OPT_MUON: return is_matrix == 1 ? ob * count : 2 * ob * count;
     default: return 2 * ob * count;
   }
+}
+
+/* ...of training.optimizer_dtype */
+static double optimizer_bytes(const plan *pl, double count, double dims, int is_matrix) {
+  return optimizer_bytes_as(pl, (int)pl->in->optimizer_dtype, count, dims, is_matrix);
 }
 
 /* QLoRA data of a quantised weight: 4-bit values two to a byte, whatever dtype
@@ -226,10 +231,9 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
      * (adamw.py _init_group: zeros_like), DeepSpeed like its fp32 master */
     double adapters = optimizer_bytes(pl, c->trainable_dense, c->trainable_dense, 2);
     if (c->full_copy == 0) return adapters / c->opt_div_d;
-    plan copy_states = *pl;
-    if (!(c->deepspeed && c->mb > 0)) copy_states.optimizer_dtype = pl->base_dtype;
+    int copy_dtype = c->deepspeed && c->mb > 0 ? (int)pl->in->optimizer_dtype : pl->base_dtype;
     double table_dims = pl->vocab_padded / pl->tp + pl->hidden;
-    return (adapters + optimizer_bytes(&copy_states, c->full_copy, table_dims, 2)) / c->opt_div_d;
+    return (adapters + optimizer_bytes_as(pl, copy_dtype, c->full_copy, table_dims, 2)) / c->opt_div_d;
   } else {
     double mats = lp->matrix_count, vecs = lp->vector_count + st->final_norm_count;
     double table_dims = pl->vocab_padded / pl->tp + pl->hidden; /* rows + cols of a V x h table */
@@ -416,7 +420,7 @@ static void deepspeed_buckets(const plan *pl, const stage_counts *c, rank_states
 
 static void step_temporaries(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
   const layer_params *lp = &st->layers;
-  double ob = dtype_bytes(pl->optimizer_dtype);
+  double ob = dtype_bytes((int)pl->in->optimizer_dtype);
   double trainable_here = (c->trainable_dense + c->full_copy) / c->opt_div_d + c->trainable_expert / c->opt_div_e;
   if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
   int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && pl->in->optimizer_in_backward == 0;

@@ -583,13 +583,13 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
   double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
   if (unfused_torch_adamw(pl))
     return memory_seconds(
-        &c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes, dtype_bytes(pl->optimizer_dtype)));
+        &c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes, dtype_bytes((int)pl->in->optimizer_dtype)));
   double states = pl->in->optimizer == LLMEM_OPT_SGD ? 0
                   : (pl->in->optimizer == LLMEM_OPT_ADAM || pl->in->optimizer == LLMEM_OPT_ADAMW ||
                      pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT)
                       ? 2
                       : 1;
-  double state_b = pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes(pl->optimizer_dtype);
+  double state_b = pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes((int)pl->in->optimizer_dtype);
   double per = 2 * master_b + 2 * pl->grad_bytes + 2 * states * state_b + (pl->master_bytes > 0 ? pl->weight_bytes : 0);
   return memory_seconds(&c->g, params_here * per);
 }

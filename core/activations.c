@@ -20,7 +20,7 @@
  * native/layer_norm.cpp rms_norm_symint, 3de78edb): not this, left as it
  * was (none; under autocast the fp32 one, as every stack). */
 double rmsnorm_normed_bytes(const plan *pl, double input_bytes) {
-  if (pl->ft_method != LLMEM_FT_FULL) return 0;
+  if (pl->in->ft_method != LLMEM_FT_FULL) return 0;
   if ((int)pl->in->framework == LLMEM_FW_TORCHTITAN && !pl->autocast) return 0;
   return input_bytes;
 }
@@ -40,9 +40,9 @@ typedef struct {
 
 static shape layer_shape(const plan *pl) {
   shape sh;
-  sh.tokens = pl->seq_len / pl->cp * pl->micro_batch;
-  sh.seq_keys = pl->seq_len;
-  sh.outside = pl->sp ? pl->tp : 1;
+  sh.tokens = pl->in->seq_len / pl->in->cp * pl->in->micro_batch;
+  sh.seq_keys = pl->in->seq_len;
+  sh.outside = pl->sp ? pl->in->tp : 1;
   /* Megatron's SP linears save their sequence-sharded input and all-gather it into the global
    * buffer, again in the backward (megatron/core/tensor_parallel/layers.py @d98e8a6
    * LinearWithGradAccumulationAndAsyncCommunication: ctx.save_for_backward(input, weight));
@@ -50,7 +50,7 @@ static shape layer_shape(const plan *pl) {
    * desired_input_layouts=(Replicate(),), torchtitan parallelize.py apply_tp @0cb74355), an
    * all-gathered full-sequence tensor that q/k/v (gate/up) keep for the backward as F.linear's
    * saved input (torch/distributed/tensor/parallel/style.py PrepareModuleInput @004c2c9a) */
-  sh.lin_in = pl->sp && !plan_dtensor_tp(pl) ? pl->tp : 1;
+  sh.lin_in = pl->sp && !plan_dtensor_tp(pl) ? pl->in->tp : 1;
   sh.ab = pl->act_bytes;
   /* with a recipe, the columnwise quantised copy with its scales (§4.6) */
   sh.lin = pl->fp8_recipe >= 0 ? pl->fp8_input_bytes : pl->fp8_linear ? 1 : pl->act_bytes;
@@ -82,7 +82,7 @@ static shape layer_shape(const plan *pl) {
  * attention (the Megatron engines' sdpa_math) keeps the activation dtype. */
 static int torch_math_sdpa(const plan *pl) {
   int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  return pl->attention == LLMEM_ATTN_SDPA_MATH && !megatron;
+  return pl->in->attention == LLMEM_ATTN_SDPA_MATH && !megatron;
 }
 
 static void push(tensor_list *l, double bytes) {
@@ -115,7 +115,7 @@ static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens,
 }
 
 static int lora_target(const plan *pl, int target) {
-  return pl->ft_method != LLMEM_FT_FULL && ((int)pl->in->lora_targets & (1 << target));
+  return pl->in->ft_method != LLMEM_FT_FULL && ((int)pl->in->lora_targets & (1 << target));
 }
 
 /* Stacks whose LoRA is PEFT's (the HF Trainer and those built on it, verl,
@@ -145,7 +145,7 @@ static int peft_lora(const plan *pl) {
  * weights only: single GPU or DDP (FSDP's mixed precision and DeepSpeed's
  * bf16 hand the adapters over in the compute dtype). */
 int lora_input_cast(const plan *pl) {
-  if (pl->ft_method == LLMEM_FT_FULL || !peft_lora(pl)) return 0;
+  if (pl->in->ft_method == LLMEM_FT_FULL || !peft_lora(pl)) return 0;
   if (pl->in->engine != LLMEM_ENGINE_SINGLE && pl->in->engine != LLMEM_ENGINE_DDP) return 0;
   int act_dtype = pl->in->dtype == LLMEM_DTYPE_FP8 ? LLMEM_DTYPE_BF16 : (int)pl->in->dtype;
   return pl->in->adapter_dtype != act_dtype;
@@ -158,15 +158,16 @@ int lora_input_cast(const plan *pl) {
  * LoRAQKVLinear.forward: F.linear(self.lora_dropout(x), self.lora_A),
  * a2bd80bd, 2024-04; lit_gpt/lora.py the same at cf91ad27, 2023-10). */
 double lora_saved_bytes(const plan *pl, int layer) {
-  if (pl->ft_method == LLMEM_FT_FULL) return 0;
+  if (pl->in->ft_method == LLMEM_FT_FULL) return 0;
   shape sh = layer_shape(pl);
-  double T = sh.tokens, h = pl->hidden, r = pl->in->lora_rank, ab = sh.ab;
+  double T = sh.tokens, h = pl->in->hidden, r = pl->in->lora_rank, ab = sh.ab;
   /* lora_input_cast: the copy lora_A keeps, at the compute dtype under
    * autocast (16-bit dtypes), else at the adapter's; dropout's bool mask beside it */
   int cast = lora_input_cast(pl);
   double copy = ab < 4 ? ab : dtype_bytes((int)pl->in->adapter_dtype);
-  double q_out = pl->heads * pl->head_dim / pl->tp;
-  double f = layer_is_moe(pl, layer) ? pl->shared_ffn * pl->in->moe_shared_experts / pl->tp : pl->ffn / pl->tp;
+  double q_out = pl->in->heads * pl->head_dim / pl->in->tp;
+  double f = layer_is_moe(pl, layer) ? pl->shared_ffn * pl->in->moe_shared_experts / pl->in->tp
+                                     : pl->in->ffn_hidden / pl->in->tp;
   int has_mlp = !layer_is_moe(pl, layer) || pl->in->moe_shared_experts > 0;
   double in_dims[7] = {h, h, h, q_out, h, h, f};
   double bytes = 0;
@@ -228,7 +229,7 @@ static void set_core(mixer_part *m, const double *t, int n, double sum) {
 /* Per-rank widths of q, k, v and the attention output (MLA's, or heads x head_dim; K/V repeated to
  * every query head before the kernel when repeat_kv). */
 static void attention_dims(const plan *pl, mixer_part *m) {
-  double t = pl->tp, a_t = pl->heads / t;
+  double t = pl->in->tp, a_t = pl->in->heads / t;
   if (pl->mla) {
     m->q_dim = a_t * (pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim);
     m->k_dim = m->q_dim;
@@ -251,14 +252,14 @@ static double out_proj_input_bytes(const plan *pl, const shape *sh, const mixer_
   if (pl->fp8_recipe < 0) return T * m->o_dim * sh->lin; /* kernel output = o_proj input */
   int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int original = megatron && pl->fp8_recipe != LLMEM_FP8_RECIPE_DELAYED;
-  double kernel_out = pl->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
+  double kernel_out = pl->in->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
   return T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
 }
 
 /* The softmax statistics (flash) or the score-sized tensors (math SDPA, eager), with the score
  * working sets of the forward and the backward. */
 static void attention_scores(const plan *pl, const shape *sh, mixer_part *m, double *temp, double *bwd) {
-  double T = sh->tokens, ab = sh->ab, a_t = pl->heads / pl->tp, n = T * a_t * sh->seq_keys;
+  double T = sh->tokens, ab = sh->ab, a_t = pl->in->heads / pl->in->tp, n = T * a_t * sh->seq_keys;
   m->lse = T * a_t * 4; /* flash softmax LSE, fp32 */
   *temp = *bwd = 0;
   if (torch_math_sdpa(pl)) {
@@ -269,14 +270,14 @@ static void attention_scores(const plan *pl, const shape *sh, mixer_part *m, dou
     *temp = n * (4 + 4 + 1);
     *bwd = 2 * n * 4; /* _softmax_backward_data: incoming and outgoing fp32 score gradients */
     m->lse = 0;
-  } else if (pl->attention != LLMEM_ATTN_FLASH) {
+  } else if (pl->in->attention != LLMEM_ATTN_FLASH) {
     /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
-    m->scores = n * (pl->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
+    m->scores = n * (pl->in->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
     if (pl->in->dropout > 0)
       m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
     /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
      * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
-    if (pl->attn_softcap && pl->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
+    if (pl->attn_softcap && pl->in->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
     *temp = 2 * n * ab; /* pre-softmax scores + masked copy */
     *bwd = 2 * *temp;
     m->lse = 0;
@@ -287,7 +288,7 @@ static void attention_scores(const plan *pl, const shape *sh, mixer_part *m, dou
  * the whole score matrix and mask it, transformers eager_attention_forward;
  * flash kernels keep no scores either way). */
 static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mixer_part *m) {
-  double T = sh->tokens, h = pl->hidden, ab = sh->ab;
+  double T = sh->tokens, h = pl->in->hidden, ab = sh->ab;
   double out_h = T * h / sh->outside;
   attention_dims(pl, m);
   m->rstd = T * 4 / sh->outside;
@@ -310,15 +311,15 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
      * qkv.view/permute/split, lit_gpt/model.py 8641822; split/view/transpose,
      * litgpt/model.py fabf765b); the kernel's saved v keeps that whole output
      * alive, q and k being RoPE copies. */
-    if (pl->v_view_keeps_qkv && !pl->mla && pl->kv_heads == pl->heads && !torch_math_sdpa(pl))
-      qkv[2] = T * (pl->heads + 2 * pl->kv_heads) / pl->tp * pl->head_dim * ab;
+    if (pl->v_view_keeps_qkv && !pl->mla && pl->kv_heads == pl->in->heads && !torch_math_sdpa(pl))
+      qkv[2] = T * (pl->in->heads + 2 * pl->kv_heads) / pl->in->tp * pl->head_dim * ab;
     set_core(m, qkv, 3, qkv[0] + qkv[1] + qkv[2]); /* attention-kernel inputs after RoPE */
   }
   m->out_in = out_proj_input_bytes(pl, sh, m);
   double scores_temp, scores_bwd;
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
-  m->drop = pl->in->dropout > 0 ? out_h : 0;               /* 1-byte mask after o_proj */
-  m->cp_ring = pl->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
+  m->drop = pl->in->dropout > 0 ? out_h : 0;                   /* 1-byte mask after o_proj */
+  m->cp_ring = pl->in->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
   double rope_temp = T * (m->q_dim + m->k_dim) * (pl->in->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
   m->forward_temp = rope_temp + scores_temp;
   /* dq, dk, dv, the output gradient, FlashAttention-2's fp32 dq accumulator, score gradients */
@@ -336,7 +337,7 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
  * chunk states h ([T/64, Hv, dk, dv] in k's dtype), v_new and o; backward
  * recomputes them and adds dh beside h. */
 static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m) {
-  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
+  double T = sh->tokens, h = pl->in->hidden, ab = sh->ab, t = pl->in->tp;
   double hv = pl->in->linear_value_heads / t, dk = pl->in->linear_key_head_dim, dv = pl->in->linear_value_head_dim;
   double key_dim = pl->in->linear_key_heads / t * dk, value_dim = hv * dv, conv_dim = 2 * key_dim + value_dim;
   m->rstd = T * 4 / sh->outside;
@@ -365,7 +366,7 @@ static void linear_part(const plan *pl, const shape *sh, int keep_in, mixer_part
  * fp32 chunk states [T/chunk, H, P, N] and their bf16 passed copy, fp32 CB;
  * backward: dzxbcdt, dxBC and the recomputed states. */
 static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m) {
-  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
+  double T = sh->tokens, h = pl->in->hidden, ab = sh->ab, t = pl->in->tp;
   double heads = pl->in->ssm_heads / t, inner = heads * pl->in->ssm_head_dim, groups = pl->in->ssm_groups / t;
   double bc = 2 * groups * pl->in->ssm_state_size, zxbcdt = 2 * inner + bc + heads, conv_dim = inner + bc;
   int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
@@ -397,7 +398,7 @@ typedef struct {
 
 static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep_mlp_in, int keep_qkv_in,
                               int keep_down_in, mlp_part *b) {
-  double T = sh->tokens, h = pl->hidden, ab = sh->ab, t = pl->tp;
+  double T = sh->tokens, h = pl->in->hidden, ab = sh->ab, t = pl->in->tp;
   double out_h = T * h / sh->outside;
   /* A parallel block (GPT-J, Falcon, phi-2: x + attn(ln(x)) + mlp(ln(x)))
    * feeds the MLP the attention's norm output; with two norms (GPT-NeoX
@@ -410,12 +411,12 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   /* under autocast the MLP's linears cast the shared norm output themselves */
   b->in_copies = moe ? 1 : (int)input_copies(sh, pl->gated ? 2 : 1);
   b->in = keep_mlp_in && (sh->autocast || !(one_norm && keep_qkv_in)) ? b->in_copies * T * h / sh->lin_in * sh->lin : 0;
-  double f_t = pl->ffn / t;
+  double f_t = pl->in->ffn_hidden / t;
   /* MoE: each rank receives tokens * top_k routed copies in expectation, times
    * the load imbalance (or the capacity bound when tokens are dropped) */
   double rho = pl->capacity_factor > 0 ? pl->capacity_factor : pl->in->moe_load_imbalance;
   b->routed = moe ? rho * T * pl->in->moe_top_k : 0;
-  b->f_e = pl->expert_ffn / pl->etp;
+  b->f_e = pl->expert_ffn / pl->in->etp;
   if (!moe) {
     b->mlp = mlp_internal_bytes(pl, sh, T, f_t, keep_down_in);
     b->temp = (pl->gated ? 3 : 2) * T * f_t * ab;
@@ -474,9 +475,9 @@ static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m,
        * w1, w2 of the 7) and the attention kernel's output and LSE, plus the
        * layer input; everything else is recomputed
        * (torchtitan parallelize_llama.py _save_list / mm count). */
-      double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+      double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
       double kept = layer_input + T * (m->q_dim + g_dim) * ab + m->out_in + m->lse;
-      if (has_mlp && !moe) kept += T * (pl->ffn / pl->tp) * ab + T * pl->hidden * ab / sh->outside;
+      if (has_mlp && !moe) kept += T * (pl->in->ffn_hidden / pl->in->tp) * ab + T * pl->in->hidden * ab / sh->outside;
       else if (moe) kept += b->mlp; /* MoE experts run outside the mm policy: treat as saved */
       saved = kept < full ? kept : full;
       break;
@@ -491,14 +492,14 @@ static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m,
 static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe, int has_mlp,
                          int keep_down_in, double lora, double layer_input, double full, double saved, int recomputed,
                          layer_activations *la) {
-  double T = sh->tokens, ab = sh->ab, f_t = pl->ffn / pl->tp;
+  double T = sh->tokens, ab = sh->ab, f_t = pl->in->ffn_hidden / pl->in->tp;
   tensor_list *sv = &la->saved_tensors, *rc = &la->recompute_tensors;
   sv->count = rc->count = 0;
   int r = pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE ? (int)pl->in->recompute_modules : 0;
   if (!recomputed && pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
-    double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+    double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
     push(sv, layer_input), push(sv, T * m->q_dim * ab), push(sv, T * g_dim * ab), push(sv, m->out_in), push(sv, m->lse);
-    if (has_mlp && !moe) push(sv, T * f_t * ab), push(sv, T * pl->hidden * ab / sh->outside);
+    if (has_mlp && !moe) push(sv, T * f_t * ab), push(sv, T * pl->in->hidden * ab / sh->outside);
     else if (has_mlp) push(sv, b->mlp);
     push(rc, full - saved); /* the op-level policy rebuilds a mix: one request */
     return;
@@ -523,7 +524,7 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
   if (has_mlp && !moe) push_mlp(mlp_l, pl, sh, T, f_t, keep_down_in);
   if (moe) {
     tensor_list *block = drop_moe ? rc : kept;
-    double routed = b->routed, f_e = b->f_e, h = pl->hidden;
+    double routed = b->routed, f_e = b->f_e, h = pl->in->hidden;
     double router = T * pl->in->moe_experts * 8 + T * pl->in->moe_top_k * 8,
            experts = mlp_internal_bytes(pl, sh, routed, f_e, 1);
     push(block, T * pl->in->moe_experts * 4), push(block, T * pl->in->moe_experts * 4),
@@ -541,8 +542,9 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
  * the output projection's input, and the softmax statistics (flash) or scores (eager); the k/v input,
  * the encoder's output, is one tensor for every decoder layer (passes.c keeps it once). */
 static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list *kept) {
-  double T = sh->tokens, S = pl->source_len / pl->cp * pl->micro_batch, h = pl->hidden, ab = sh->ab;
-  double a_t = pl->heads / pl->tp, q_dim = a_t * pl->head_dim, kv_dim = max2(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  double T = sh->tokens, S = pl->source_len / pl->in->cp * pl->in->micro_batch, h = pl->in->hidden, ab = sh->ab;
+  double a_t = pl->in->heads / pl->in->tp, q_dim = a_t * pl->head_dim,
+         kv_dim = max2(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
   double out_h = T * h / sh->outside;
   double parts[7] = {out_h * sh->norm_saved + T * 4 / sh->outside,
                      T * h / sh->lin_in * sh->lin,
@@ -550,7 +552,7 @@ static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list
                      S * kv_dim * ab,
                      S * kv_dim * ab,
                      T * q_dim * sh->lin,
-                     pl->attention == LLMEM_ATTN_FLASH ? T * a_t * 4 : T * a_t * pl->source_len * (4 + ab)};
+                     pl->in->attention == LLMEM_ATTN_FLASH ? T * a_t * 4 : T * a_t * pl->source_len * (4 + ab)};
   double sum = 0;
   for (int i = 0; i < 7; i++) sum += parts[i], push(kept, parts[i]);
   return sum;
@@ -560,14 +562,14 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   layer_activations la = {0};
   shape sh = layer_shape(pl);
   if (layer < (int)pl->in->encoder_layers) { /* an encoder layer runs over the source tokens, attending all of them */
-    sh.tokens = pl->source_len / pl->cp * pl->micro_batch;
+    sh.tokens = pl->source_len / pl->in->cp * pl->in->micro_batch;
     sh.seq_keys = pl->source_len;
   }
-  double T = sh.tokens, h = pl->hidden, ab = sh.ab;
-  int frozen = pl->ft_method != LLMEM_FT_FULL;
+  double T = sh.tokens, h = pl->in->hidden, ab = sh.ab;
+  int frozen = pl->in->ft_method != LLMEM_FT_FULL;
   /* bitsandbytes MatMul4Bit up to 0.43.1 keeps its input in ctx.tensors
    * until the backward (autograd/_functions.py; fixed by #1270 in 0.43.2) */
-  int qlora = pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input;
+  int qlora = pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input;
   int mixer = layer_mixer(pl, layer), mlp_kind = layer_mlp(pl, layer);
   int moe = mlp_kind == LLMEM_LMLP_MOE, has_mlp = mlp_kind != LLMEM_LMLP_NONE;
   /* A frozen linear keeps its input only when something else needs it:
@@ -607,7 +609,8 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
    * does not free: they live as long as the graph does
    * (training.finetune.quant_inputs_held; passes.c). */
   if (qlora && mixer_is_attention(mixer) && has_mlp && !moe)
-    la.quant_input_bytes = T * ab * (2 * h + pl->heads / pl->tp * pl->head_dim + pl->ffn / pl->tp);
+    la.quant_input_bytes =
+        T * ab * (2 * h + pl->in->heads / pl->in->tp * pl->head_dim + pl->in->ffn_hidden / pl->in->tp);
   la.saved_full_bytes = full;
   la.checkpoint_bytes = layer_input;
   if (recomputed) {
@@ -627,7 +630,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   /* each 4-bit linear's matmul runs on its whole dequantised weight, forward and
    * backward (bitsandbytes/autograd/_functions.py MatMul4Bit, 0.43.0 48763245 L516/L546;
    * training.finetune.quant_dequant_temp): the largest one beside the working set */
-  if (pl->ft_method == LLMEM_FT_QLORA && pl->in->quant != LLMEM_QUANT_INT8 && pl->quant_dequant_temp) {
+  if (pl->in->ft_method == LLMEM_FT_QLORA && pl->in->quant != LLMEM_QUANT_INT8 && pl->quant_dequant_temp) {
     double deq = dequantized_weight_bytes(pl, layer_params_on_rank(pl, layer).largest_linear_count);
     la.forward_temp_bytes += deq;
     la.backward_temp_bytes += deq;
@@ -637,11 +640,11 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
 
 /* Token ids (int64) and the embedding-dropout mask (KOR §4.3; MLM L317-379). */
 double embedding_activation_bytes(const plan *pl) {
-  double T = pl->seq_len / pl->cp * pl->micro_batch;
-  double mask = pl->in->dropout > 0 ? T * pl->hidden / (pl->sp ? pl->tp : 1) : 0;
+  double T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch;
+  double mask = pl->in->dropout > 0 ? T * pl->in->hidden / (pl->sp ? pl->in->tp : 1) : 0;
   if (pl->in->encoder_layers > 0) { /* the source ids, and the encoder's output every cross-attention's k/v reads */
-    double S = pl->source_len / pl->cp * pl->micro_batch;
-    return 8 * T + mask + 8 * S + S * pl->hidden * pl->act_bytes;
+    double S = pl->source_len / pl->in->cp * pl->in->micro_batch;
+    return 8 * T + mask + 8 * S + S * pl->in->hidden * pl->act_bytes;
   }
   return 8 * T + mask;
 }

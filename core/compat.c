@@ -382,13 +382,13 @@ static int plan_is_moe(const void *ctx, int layer) { return layer_is_moe((const 
 
 static megatron_args megatron_args_from_plan(const plan *pl) {
   megatron_args a = {0};
-  a.hidden_size = pl->hidden;
-  a.num_attention_heads = pl->heads;
+  a.hidden_size = pl->in->hidden;
+  a.num_attention_heads = pl->in->heads;
   a.kv_channels = pl->head_dim;
-  a.group_query_attention = pl->kv_heads != pl->heads;
+  a.group_query_attention = pl->kv_heads != pl->in->heads;
   a.num_query_groups = pl->kv_heads;
   a.num_layers = pl->layers;
-  a.ffn_hidden_size = pl->ffn;
+  a.ffn_hidden_size = pl->in->ffn_hidden;
   a.num_experts = pl->moe ? pl->in->moe_experts : 0;
   a.moe_ffn_hidden_size = pl->expert_ffn;
   a.moe_shared_expert_intermediate_size = pl->in->moe_shared_experts * pl->shared_ffn;
@@ -401,7 +401,7 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
   a.swiglu = pl->gated;
   a.rmsnorm = pl->norm_width == 1;
   a.add_bias_linear = pl->in->bias != 0 || pl->in->moe_router_bias != 0;
-  a.untie_embeddings_and_output_weights = !pl->tied;
+  a.untie_embeddings_and_output_weights = pl->in->tied_embeddings == 0;
   a.multi_latent_attention = pl->mla;
   a.q_lora_rank = pl->q_lora_rank;
   a.kv_lora_rank = pl->in->mla_kv_lora_rank;
@@ -409,17 +409,17 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
   a.qk_pos_emb_head_dim = pl->in->mla_qk_rope_head_dim;
   a.v_head_dim = pl->in->mla_v_head_dim;
   a.padded_vocab_size = pl->vocab_padded;
-  a.tensor_model_parallel_size = pl->tp;
+  a.tensor_model_parallel_size = pl->in->tp;
   a.pipeline_model_parallel_size = pl->in->pp;
   a.virtual_pipeline_model_parallel_size = pl->in->vpp > 1 ? pl->in->vpp : 0;
-  a.expert_model_parallel_size = pl->ep;
-  a.expert_tensor_parallel_size = pl->etp;
-  a.context_parallel_size = pl->cp;
+  a.expert_model_parallel_size = pl->in->ep;
+  a.expert_tensor_parallel_size = pl->in->etp;
+  a.context_parallel_size = pl->in->cp;
   a.world_size = pl->in->gpus;
   a.data_parallel_size = pl->dp;
   a.use_distributed_optimizer = pl->in->distributed_optimizer != 0;
-  a.seq_length = pl->seq_len;
-  a.micro_batch_size = pl->micro_batch;
+  a.seq_length = pl->in->seq_len;
+  a.micro_batch_size = pl->in->micro_batch;
   a.num_microbatches = pl->grad_accum;
   a.num_layers_in_first_pipeline_stage = pl->pp_first;
   a.num_layers_in_last_pipeline_stage = pl->pp_last;
@@ -428,13 +428,11 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
 
 /* Largest leaf module (DeepSpeed stage3.py L3783-3793: model_to_params). */
 static double largest_layer_params(const plan *pl) {
-  double biggest = pl->in->vocab * pl->hidden;
+  double biggest = pl->in->vocab * pl->in->hidden;
   for (int kind = 0; kind < 2; kind++) {
     int layer = kind ? (int)pl->in->moe_dense_layers : 0;
     if (kind && !layer_is_moe(pl, layer)) continue;
-    plan whole = *pl;
-    whole.tp = whole.ep = whole.etp = 1;
-    layer_params lp = layer_params_on_rank(&whole, layer);
+    layer_params lp = layer_params_split(pl, layer, MODEL_WHOLE);
     biggest = max2(biggest, lp.largest_linear_count);
   }
   return biggest;
@@ -470,7 +468,7 @@ static int engine_is_megatron(const plan *pl) {
  * model (CPU, not NVMe); MLA, where the activation formulas of the ZeRO paper
  * and Korthikanti et al. assume MHA. */
 static llmem_status compat_supported(const plan *pl) {
-  if (pl->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
+  if (pl->in->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
   int ds_formula = pl->in->formula == LLMEM_FORMULA_DEEPSPEED || pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
   int offload = pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE || pl->in->offload_params != LLMEM_OFFLOAD_NONE;
   int nvme = pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME || pl->in->offload_params == LLMEM_OFFLOAD_NVME;
@@ -568,7 +566,7 @@ static llmem_status zero_paper_formula(const plan *pl, double P, double *cat) {
   cat[LLMEM_CAT_MASTER_WEIGHTS] = kk / 3;
   cat[LLMEM_CAT_OPTIMIZER_STATES] = zero_paper_model_states(P, N, k, stage) - w - g - kk / 3;
   /* ZeRO §3.2: "the total activations is about 12 x hidden_dim x batch x seq_length x transformer_layers" 16-bit values */
-  cat[LLMEM_CAT_ACTIVATIONS] = 12 * pl->hidden * pl->micro_batch * pl->seq_len * pl->layers * 2;
+  cat[LLMEM_CAT_ACTIVATIONS] = 12 * pl->in->hidden * pl->in->micro_batch * pl->in->seq_len * pl->layers * 2;
   return LLMEM_OK;
 }
 
@@ -578,7 +576,8 @@ static void korthikanti_formula(const plan *pl, double *cat) {
   if (pl->in->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
   else if (pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
   else row = pl->sp ? KOR_TP_SP : KOR_TP;
-  double per_layer = korthikanti_layer_bytes(pl->seq_len, pl->micro_batch, pl->hidden, pl->heads, pl->tp, row);
+  double per_layer =
+      korthikanti_layer_bytes(pl->in->seq_len, pl->in->micro_batch, pl->in->hidden, pl->in->heads, pl->in->tp, row);
   /* first stage: p micro-batches x L/p layers = L (Eq.5), times the
    * interleaving factor 1 + (p-1)/(p v) (§4.2.3); fewer if m < p */
   double p = pl->in->pp, layers = pl->layers * min2(1, pl->grad_accum / p);

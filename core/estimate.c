@@ -55,7 +55,7 @@ static void finish(const plan *pl, llmem_result *out) {
 }
 
 static void add_config_warnings(const plan *pl, llmem_result *out) {
-  if (pl->in->sequence_parallel != 0 && pl->tp == 1 && pl->in->engine == LLMEM_ENGINE_MEGATRON)
+  if (pl->in->sequence_parallel != 0 && pl->in->tp == 1 && pl->in->engine == LLMEM_ENGINE_MEGATRON)
     result_add_warning(out, LLMEM_WARN_SP_WITHOUT_TP);
   if (pl->in->pp > 1 && pl->grad_accum < pl->in->pp) result_add_warning(out, LLMEM_WARN_PP_BUBBLE);
   if (pl->fp8_linear && pl->fp8_recipe < 0) result_add_warning(out, LLMEM_WARN_FP8_APPROX);

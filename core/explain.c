@@ -97,7 +97,7 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
   double shard_o = sharded_o ? pl->shard_dense : 1, ne_o = sharded_o ? pl->shard_expert : 1;
   double params = st->params_count, trainable = st->trainable_count;
   /* routed experts (full fine-tuning) are sharded over the expert-data-parallel degree */
-  double E = pl->ft_method == LLMEM_FT_FULL ? st->layers.expert_count : 0;
+  double E = pl->in->ft_method == LLMEM_FT_FULL ? st->layers.expert_count : 0;
   rank_states x = {0};
   if (E > 0) x = expert_part(pl, st, rs);
 
@@ -123,8 +123,8 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
        la.checkpoint_bytes, passes > 0 ? (double)(long long)(passes * 10 + 0.5) / 10 : 0, 0);
   if (b[LLMEM_CAT_LOGITS] > 0) {
     loss_memory lm = loss_bytes(pl);
-    term(out, LLMEM_TERM_LOGITS, LLMEM_CAT_LOGITS, b[LLMEM_CAT_LOGITS], pl->seq_len / pl->cp * pl->micro_batch,
-         lm.vocab, lm.saved_bytes, 0);
+    term(out, LLMEM_TERM_LOGITS, LLMEM_CAT_LOGITS, b[LLMEM_CAT_LOGITS],
+         pl->in->seq_len / pl->in->cp * pl->in->micro_batch, lm.vocab, lm.saved_bytes, 0);
   }
   if (b[LLMEM_CAT_COMM_BUFFERS] > 0)
     term(out, LLMEM_TERM_COMM, LLMEM_CAT_COMM_BUFFERS, b[LLMEM_CAT_COMM_BUFFERS], b[LLMEM_CAT_COMM_BUFFERS], 0, 0, 0);

@@ -22,18 +22,17 @@ typedef struct {
 
 /* What plan_build derives once from the input: nulls replaced by their automatic values,
  * profiles applied, combinations, degrees, bytes per element. A raw key is read from the
- * input itself, pl->in->member (the input outlives the plan built from it). A few members
- * plan_build copies as they are stay because copies of a plan override them: the reward and
- * critic models' dimensions, head, method and batch shape (rl.c), whole-model degrees
- * (model.c, compat.c), the rollout engine's tp, cp and attention (rl.c), the optimizer dtype
- * of a copy's states (states.c). */
+ * input itself, pl->in->member (the input outlives the plan built from it). A model that
+ * differs in raw keys (rl.c's reward, critic and rollout engine, a no-grad pass's batch) is a
+ * copy of the plan pointed at a changed copy of the input; whole-model counts pass their
+ * degrees (model.c layer_params_split). */
 typedef struct {
   const llmem_input *in;
 
   /* model: what plan.c resolves or combines, and the dimensions rl.c's reward and critic
-   * models override (the other model.* keys: pl->in) */
-  double layers, hidden, heads, kv_heads, head_dim, ffn, vocab_padded;
-  int gated, tied, head_kind, learned_pos, qkv_bias;
+   * models override beside their input's (the other model.* keys: pl->in) */
+  double layers, kv_heads, head_dim, vocab_padded;
+  int gated, learned_pos, qkv_bias;
   int o_bias, mlp_bias; /* attention output / MLP linear biases (default: model.bias) */
   double norm_width;    /* params per norm per hidden unit: 1 RMSNorm, 2 LayerNorm */
   int moe;
@@ -44,26 +43,23 @@ typedef struct {
   /* per-layer kinds: a pattern repeated over the layers (period 0: every layer full / by the MoE rule) */
   unsigned char mixer_pattern[LLMEM_MAX_PATTERN], mlp_pattern[LLMEM_MAX_PATTERN];
   int mixer_period, mlp_period;
-  double mtp_layers; /* multi-token-prediction depths on the last stage */
   /* encoder-decoder: layers [0, model.encoder_layers) are the encoder's, over source_len tokens; the
    * decoder's (the rest) add cross-attention */
   double source_len;
   /* the vision tower (model.vision; layers 0: none) */
   double vision_merge, vision_projector;
 
-  /* training: what plan.c resolves or combines, and what copies of a plan override (micro_batch,
-   * seq_len, attention, ft_method: rl.c; optimizer_dtype: states.c); the other training.* keys:
-   * pl->in */
-  double micro_batch, seq_len, grad_accum;
+  /* training: what plan.c resolves or combines (the other training.* keys: pl->in) */
+  double grad_accum;
   int master_weights, optimizer_impl;
   double recompute_layers;         /* 0 = every layer (with full) */
   int attn_softcap, final_softcap; /* tanh soft-capping of the attention scores / the logits (Gemma 2) */
-  int attention, loss, repeat_kv;
+  int loss, repeat_kv;
   int v_view_keeps_qkv; /* v is a view of the fused qkv output: the attention kernel's saved v keeps all of it */
   int norm_upcast;      /* an eager RMSNorm computes on x.float() (keeps the fp32 copy) */
   int fp8_linear;
   int autocast; /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
-  int ft_method, base_dtype;
+  int base_dtype;
   int full_modules;       /* LLMEM_FM_* bits: trained in full beside the adapters (LoRA / QLoRA only) */
   int quant_keeps_input;  /* 4-bit linears keep their input until backward (bitsandbytes <= 0.43.1) */
   int quant_head;         /* the output projection is a 4-bit linear too (Fabric BitsandbytesPrecision) */
@@ -73,9 +69,8 @@ typedef struct {
   int lora_fused_qkv;     /* one adapter (one dropout of the input) for the fused q/k/v projection */
   int quant_dequant_temp; /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
 
-  /* parallel: what plan.c resolves or derives (the other parallel.* keys: pl->in); tp, cp, ep and
-   * etp stay here: model.c and rl.c count whole or engine-side models with their own degrees */
-  double tp, cp, ep, etp, dp;
+  /* parallel: what plan.c resolves or derives (the other parallel.* keys: pl->in) */
+  double dp;
   double vpp_group; /* interleaved: micro-batches run per virtual stage in a row (Megatron's group) */
   int sp;
   int shard_root_modules; /* FSDP: embedding and output projection are their own units */
@@ -126,7 +121,7 @@ static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || 
 /* Tensor parallelism by PyTorch DTensor (parallelize_module: torchtitan, torchtune, transformers'
  * tp_plan), the only TP outside Megatron's own layers (plan.c check_tensor_parallel: FSDP2). */
 static inline int plan_dtensor_tp(const plan *p) {
-  return p->tp > 1 && p->in->engine != LLMEM_ENGINE_MEGATRON && p->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return p->in->tp > 1 && p->in->engine != LLMEM_ENGINE_MEGATRON && p->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 /* One stage (pipeline rank) of the layout. */
@@ -228,6 +223,13 @@ static inline int mixer_is_attention(int mixer) {
   return mixer == LLMEM_MIXER_FULL || mixer == LLMEM_MIXER_SLIDING || mixer == LLMEM_MIXER_CHUNKED ||
          mixer == LLMEM_MIXER_ENCODER;
 }
+/* A layer's parameters split over tensor, expert and expert-tensor parallel degrees: the plan's
+ * (on one rank) or MODEL_WHOLE (totals, compat.c's largest layer). */
+typedef struct {
+  double tp, ep, etp;
+} model_split;
+#define MODEL_WHOLE ((model_split){1, 1, 1})
+layer_params layer_params_split(const plan *pl, int layer, model_split split);
 layer_params layer_params_on_rank(const plan *pl, int layer);
 double layer_params_total(const plan *pl, int layer, int active_only);
 void model_param_counts(const plan *pl, double *total, double *active, double *trainable);

@@ -87,23 +87,24 @@ static void stage_layers(const plan *pl, int stage, stage_layout *st) {
 
 /* The last stage's head, final norm and MTP modules. */
 static void stage_head(const plan *pl, stage_layout *st) {
-  double t = pl->tp, h = pl->hidden;
-  if (pl->mtp_layers > 0) {
+  double t = pl->in->tp, h = pl->in->hidden;
+  if (pl->in->mtp_layers > 0) {
     /* the MTP modules sit on the last stage, which builds its own word embedding
      * for them when the first stage's is elsewhere (Megatron-LM gpt_model.py:
      * pre_process or mtp_process; tied, the head's copy is that embedding) */
     layer_params mtp = mtp_params_on_rank(pl);
-    for (int k = 0; k < (int)pl->mtp_layers; k++) add_layer(&st->layers, &mtp);
-    if ((!st->has_embedding || plan_dualpipe(pl)) && !pl->tied) st->embedding_count += pl->vocab_padded * h / t;
+    for (int k = 0; k < (int)pl->in->mtp_layers; k++) add_layer(&st->layers, &mtp);
+    if ((!st->has_embedding || plan_dualpipe(pl)) && pl->in->tied_embeddings == 0)
+      st->embedding_count += pl->vocab_padded * h / t;
   }
   st->final_norm_count = pl->in->final_norm * pl->norm_width * h;
-  if (pl->head_kind == LLMEM_HEAD_LM) {
+  if (pl->in->head == LLMEM_HEAD_LM) {
     /* untied: own output layer; tied with p > 1: the last stage keeps a copy
      * of the word embedding (Megatron; docs/memory-model.md §11 #14); a V
      * schedule's first rank holds both ends and one table; DualPipe's end
      * ranks hold the first stage of one copy and the last of the other, two
      * modules with a table each */
-    if (!pl->tied || (pl->in->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
+    if (pl->in->tied_embeddings == 0 || (pl->in->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
       st->head_count = pl->vocab_padded * h / t;
     if (pl->in->lm_head_bias != 0) st->head_count += pl->vocab_padded / t;
   } else {
@@ -119,13 +120,13 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   if (plan_dualpipe(pl))
     st.has_embedding = st.has_head = stage == 0 || stage == (int)pl->in->pp - 1; /* both copies' ends */
   stage_layers(pl, stage, &st);
-  double t = pl->tp, h = pl->hidden;
+  double t = pl->in->tp, h = pl->in->hidden;
   /* vocab-parallel embedding: V_padded * h / tp; learned positions replicated */
   if (st.has_embedding) st.embedding_count = embedding_params(pl) - pl->in->vocab * h + pl->vocab_padded * h / t;
   if (st.has_head) stage_head(pl, &st);
   if (st.has_head && pl->in->encoder_layers > 0) /* the encoder's final norm and the stacks' relative position biases */
-    st.final_norm_count += pl->in->final_norm * pl->norm_width * h + 2 * pl->in->relative_buckets * pl->heads;
-  else if (st.has_head) st.final_norm_count += pl->in->relative_buckets * pl->heads;
+    st.final_norm_count += pl->in->final_norm * pl->norm_width * h + 2 * pl->in->relative_buckets * pl->in->heads;
+  else if (st.has_head) st.final_norm_count += pl->in->relative_buckets * pl->in->heads;
   if (st.has_embedding && pl->in->vision_layers > 0) { /* the tower runs before the first layer */
     vision_cost v = vision_of(pl);
     st.vision_count = (v.tower_params + v.projector_params) / t;
@@ -133,7 +134,7 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   }
   st.params_count = st.layers.matrix_count + st.layers.vector_count + st.layers.expert_count + st.embedding_count +
                     st.head_count + st.final_norm_count + st.vision_count;
-  if (pl->ft_method == LLMEM_FT_FULL) {
+  if (pl->in->ft_method == LLMEM_FT_FULL) {
     st.trainable_count = st.params_count - st.vision_frozen_count;
     st.frozen_count = 0;
   } else {

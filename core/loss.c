@@ -24,13 +24,13 @@ static void more(double *list, double *total, double bytes) {
  * at ead96b61, fused_linear_cross_entropy_forward): the forward computes the
  * gradients and keeps them for the backward. */
 static void liger_fused(const plan *pl, double T, double V, loss_memory *lm) {
-  double h = pl->hidden, ab = pl->act_bytes;
+  double h = pl->in->hidden, ab = pl->act_bytes;
   double inc = ceil(V / h); /* chunk logits of next_pow2(ceil(T / ceil(V/h))) tokens */
   double chunk = pow(2, ceil(log2(ceil(T / inc))));
   if (chunk > T) chunk = T;
   /* grad_weight = zeros_like(weight) (accum_dtype None) only when the head
    * requires grad; the weight is fp32 under autocast, else the compute dtype */
-  int trained = pl->ft_method == LLMEM_FT_FULL;
+  int trained = pl->in->ft_method == LLMEM_FT_FULL;
   double wb = pl->autocast ? 4 : pl->weight_bytes;
   double grad_weight = trained ? V * h * wb : 0;
   /* accumulation: addmm(out_dtype=fp32) into an fp32 grad_weight from 16-bit
@@ -203,7 +203,7 @@ static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, l
     case LLMEM_LOSS_HF_UPCAST: hf_upcast_bytes(lm, TV, ab); break;
     case LLMEM_LOSS_LOSS_PARALLEL:
       /* without TP no DTensor reaches the handlers: the standard path */
-      if (pl->tp > 1) loss_parallel_bytes(lm, TV, ab);
+      if (pl->in->tp > 1) loss_parallel_bytes(lm, TV, ab);
       else standard_bytes(lm, TV, ab, megatron);
       break;
     case LLMEM_LOSS_FLASH_CE: flash_ce_bytes(lm, T, TV, ab); break;
@@ -244,13 +244,13 @@ static int logits_gathered(const plan *pl) {
 static void gather_bytes(const plan *pl, double T, double V_shard, double V, loss_memory *lm) {
   double ab = pl->act_bytes, c = pl->loss == LLMEM_LOSS_CHUNKED ? pl->in->loss_chunks : 1;
   lm->gather_peak_bytes =
-      tensors(lm->gather_tensors, ab * T * V_shard / c, ab * T * V_shard * pl->tp / c, ab * T * V / c);
+      tensors(lm->gather_tensors, ab * T * V_shard / c, ab * T * V_shard * pl->in->tp / c, ab * T * V / c);
 }
 
 loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
-  double T = pl->seq_len / pl->cp * pl->micro_batch;
-  double h = pl->hidden, ab = pl->act_bytes;
+  double T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch;
+  double h = pl->in->hidden, ab = pl->act_bytes;
   int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   /* the final RMSNorm as the layers' (activations.c layer_shape): its input
    * (x.float()), and the normalised x in the input dtype when its weight trains */
@@ -263,16 +263,17 @@ loss_memory loss_bytes(const plan *pl) {
    * cast) for its weight's gradient only: mm saves self when mat2 requires
    * grad (tools/autograd/derivatives.yaml mm). A frozen head (LoRA) keeps
    * none, unless an old 4-bit linear keeps it anyway (quant_keeps_input). */
-  int head_trains = pl->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
-                    (pl->tied && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
-  int head_keeps = head_trains || (pl->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
-  lm.head_input_bytes = pl->in->final_norm * T * h / (pl->sp ? pl->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);
-  if (pl->head_kind == LLMEM_HEAD_NONE) return lm;
-  if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) {
-    lm.head_input_bytes = 2 * pl->micro_batch * h * ab; /* pooled token + pooler output */
+  int head_trains = pl->in->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
+                    (pl->in->tied_embeddings != 0 && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
+  int head_keeps = head_trains || (pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
+  lm.head_input_bytes =
+      pl->in->final_norm * T * h / (pl->sp ? pl->in->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);
+  if (pl->in->head == LLMEM_HEAD_NONE) return lm;
+  if (pl->in->head == LLMEM_HEAD_CLASSIFICATION) {
+    lm.head_input_bytes = 2 * pl->in->micro_batch * h * ab; /* pooled token + pooler output */
     return lm;
   }
-  double V = pl->vocab_padded / pl->tp; /* vocab-parallel logits (Megatron, torchtitan loss_parallel) */
+  double V = pl->vocab_padded / pl->in->tp; /* vocab-parallel logits (Megatron, torchtitan loss_parallel) */
   double V_shard = V;
   if (logits_gathered(pl)) {
     /* the whole vocabulary after the all-gather: the projection's out_features (vocab_multiple's
@@ -293,8 +294,8 @@ loss_memory loss_bytes(const plan *pl) {
   if (pl->rl_entropy) rl_entropy_bytes(pl, T, V, &lm);
   /* a 4-bit output projection (training.finetune.quant_head) dequantises its
    * weight for each logits chunk's matmul, forward and backward (quant_dequant_temp) */
-  int head_4bit = pl->ft_method == LLMEM_FT_QLORA && pl->quant_head && !(pl->full_modules & (1 << LLMEM_FM_HEAD)) &&
-                  pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED && pl->quant_dequant_temp;
+  int head_4bit = pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && !(pl->full_modules & (1 << LLMEM_FM_HEAD)) &&
+                  pl->in->head == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED && pl->quant_dequant_temp;
   if (head_4bit) {
     double deq = dequantized_weight_bytes(pl, V_shard * h); /* the rank's shard of the weight */
     more(lm.forward_tensors, &lm.forward_peak_bytes, deq);

@@ -57,14 +57,14 @@ void layer_kind_counts(const plan *pl, int first, int n, int *counts, int *first
 
 /* Attention on one rank. TP splits heads; KV heads below tp are replicated
  * (docs/config.md: "kv_heads smaller than tp is valid ... replicated"). */
-static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
-  double h = pl->hidden, t = pl->tp, r = pl->in->lora_rank;
+static void attention_params(const plan *pl, layer_params *lp, int lora_on, double t) {
+  double h = pl->in->hidden, r = pl->in->lora_rank;
   int targets = lora_on ? (int)pl->in->lora_targets : 0;
   if (pl->mla) {
     /* DeepSeek-V3 modeling: q_a_proj / q_a_layernorm / q_b_proj (or q_proj),
      * kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj. Down-projections
      * are replicated over TP (Megatron MLA: linear_q_down_proj is not split). */
-    double a = pl->heads / t, qk = pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim;
+    double a = pl->in->heads / t, qk = pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim;
     double q_up = 0, q_up_in = 0;
     if (pl->q_lora_rank > 0) {
       double down = h * pl->q_lora_rank;
@@ -95,7 +95,7 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
     return;
   }
   double d = pl->head_dim;
-  double q_out = pl->heads * d / t;
+  double q_out = pl->in->heads * d / t;
   double kv_out = max2(pl->kv_heads / t, 1) * d;
   /* an output gate doubles q_proj: query and gate per head (transformers
    * models/qwen3_next/modeling_qwen3_next.py Qwen3NextAttention, q_proj * 2) */
@@ -105,9 +105,9 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
   lp->matrix_dims_count += (h + q_rows) + 2 * (h + kv_out) + (q_out + h);
   lp->quantizable_count += q + k + v + o;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
-  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;       /* column-parallel biases split with TP */
-  if (pl->o_bias) lp->vector_count += h;                          /* o_proj bias, replicated */
-  if (pl->in->attn_sinks != 0) lp->vector_count += pl->heads / t; /* GPT-OSS per-head sink logits */
+  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;           /* column-parallel biases split with TP */
+  if (pl->o_bias) lp->vector_count += h;                              /* o_proj bias, replicated */
+  if (pl->in->attn_sinks != 0) lp->vector_count += pl->in->heads / t; /* GPT-OSS per-head sink logits */
   if (pl->in->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
   if (pl->in->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
   /* PEFT LoraLayer: A (r x d_in) + B (d_out x r) per adapted linear (peft tuners/lora/layer.py) */
@@ -121,8 +121,8 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on) {
  * Qwen3NextGatedDeltaNet): in_proj_qkvz h x (2 key_dim + 2 value_dim), in_proj_ba
  * h x 2 Hv, a depthwise conv1d over q, k, v (no bias), dt_bias and A_log per value
  * head, a gated RMSNorm of head_v_dim, out_proj value_dim x h. TP splits the heads. */
-static void linear_attention_params(const plan *pl, layer_params *lp) {
-  double h = pl->hidden, t = pl->tp;
+static void linear_attention_params(const plan *pl, layer_params *lp, double t) {
+  double h = pl->in->hidden;
   double key_dim = pl->in->linear_key_heads * pl->in->linear_key_head_dim / t,
          value_dim = pl->in->linear_value_heads * pl->in->linear_value_head_dim / t;
   double hv = pl->in->linear_value_heads / t, conv_dim = 2 * key_dim + value_dim;
@@ -139,8 +139,8 @@ static void linear_attention_params(const plan *pl, layer_params *lp) {
  * d_inner, heads and groups over TP): in_proj h x (2 d_inner + 2 G N + H),
  * conv1d over x, B, C (conv_dim = d_inner + 2 G N) with its bias, dt_bias,
  * A_log and D per head, a gated RMSNorm of d_inner, out_proj d_inner x h. */
-static void ssm_params(const plan *pl, layer_params *lp) {
-  double h = pl->hidden, t = pl->tp;
+static void ssm_params(const plan *pl, layer_params *lp, double t) {
+  double h = pl->in->hidden;
   double heads = pl->in->ssm_heads / t, inner = heads * pl->in->ssm_head_dim,
          bc = 2 * pl->in->ssm_groups / t * pl->in->ssm_state_size;
   double conv_dim = inner + bc, in_cols = 2 * inner + bc + heads;
@@ -156,7 +156,7 @@ static void ssm_params(const plan *pl, layer_params *lp) {
 
 /* One MLP of intermediate size f (per rank, already split). */
 static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, int expert) {
-  double h = pl->hidden, r = pl->in->lora_rank;
+  double h = pl->in->hidden, r = pl->in->lora_rank;
   double mats = pl->gated ? 3 : 2;
   double w = mats * h * f;
   double dims = mats * (h + f);
@@ -182,21 +182,21 @@ static void mlp_params(const plan *pl, double f, layer_params *lp, int lora_on, 
   }
 }
 
-static void mixer_params(const plan *pl, int mixer, layer_params *lp, int lora_on) {
-  if (mixer_is_attention(mixer)) attention_params(pl, lp, lora_on);
+static void mixer_params(const plan *pl, int mixer, layer_params *lp, int lora_on, double tp) {
+  if (mixer_is_attention(mixer)) attention_params(pl, lp, lora_on, tp);
   /* a decoder layer of an encoder-decoder stack adds cross-attention: q, k, v, o over the encoder's
    * output (transformers models/t5/modeling_t5.py T5LayerCrossAttention) */
-  if (pl->in->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on);
-  else if (mixer == LLMEM_MIXER_LINEAR) linear_attention_params(pl, lp);
-  else if (mixer == LLMEM_MIXER_SSM) ssm_params(pl, lp);
+  if (pl->in->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) attention_params(pl, lp, lora_on, tp);
+  else if (mixer == LLMEM_MIXER_LINEAR) linear_attention_params(pl, lp, tp);
+  else if (mixer == LLMEM_MIXER_SSM) ssm_params(pl, lp, tp);
 }
 
-layer_params layer_params_on_rank(const plan *pl, int layer) {
+layer_params layer_params_split(const plan *pl, int layer, model_split split) {
   layer_params lp = {0};
-  int lora_on = pl->ft_method != LLMEM_FT_FULL;
-  double h = pl->hidden;
+  int lora_on = pl->in->ft_method != LLMEM_FT_FULL;
+  double h = pl->in->hidden;
   int mixer = layer_mixer(pl, layer), mlp = layer_mlp(pl, layer);
-  mixer_params(pl, mixer, &lp, lora_on);
+  mixer_params(pl, mixer, &lp, lora_on, split.tp);
   double attn_total = lp.matrix_count + lp.vector_count;
   /* norms_per_layer counts both sublayers' norms; a layer without a mixer or
    * an MLP (Nemotron-H's blocks: one mixer or one MLP each) has half of them */
@@ -206,11 +206,11 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
   if (mlp == LLMEM_LMLP_NONE) {
     lp.largest_module_count = attn_total;
   } else if (mlp == LLMEM_LMLP_DENSE) {
-    mlp_params(pl, pl->ffn / pl->tp, &lp, lora_on, 0);
-    lp.largest_module_count = max2(attn_total, (pl->gated ? 3 : 2) * h * pl->ffn / pl->tp);
+    mlp_params(pl, pl->in->ffn_hidden / split.tp, &lp, lora_on, 0);
+    lp.largest_module_count = max2(attn_total, (pl->gated ? 3 : 2) * h * pl->in->ffn_hidden / split.tp);
   } else {
-    double experts_here = pl->in->moe_experts / pl->ep;
-    double f = pl->expert_ffn / pl->etp;
+    double experts_here = pl->in->moe_experts / split.ep;
+    double f = pl->expert_ffn / split.etp;
     layer_params one = {0};
     mlp_params(pl, f, &one, 0, 1);
     lp.expert_count += one.expert_count * experts_here;
@@ -221,7 +221,7 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
     lp.vector_count += h * pl->in->moe_experts + (pl->in->moe_router_bias != 0 ? pl->in->moe_experts : 0);
     if (pl->in->moe_shared_experts > 0) {
       for (int i = 0; i < (int)pl->in->moe_shared_experts; i++)
-        mlp_params(pl, pl->shared_ffn / pl->tp, &lp, lora_on, 0);
+        mlp_params(pl, pl->shared_ffn / split.tp, &lp, lora_on, 0);
       if (pl->in->moe_shared_gate != 0) lp.vector_count += h;
     }
     lp.largest_module_count = max2(attn_total, one.expert_count);
@@ -229,13 +229,13 @@ layer_params layer_params_on_rank(const plan *pl, int layer) {
   return lp;
 }
 
+layer_params layer_params_on_rank(const plan *pl, int layer) {
+  return layer_params_split(pl, layer, (model_split){pl->in->tp, pl->in->ep, pl->in->etp});
+}
+
 /* Full-model count of one layer (no TP/EP split), for totals. */
 double layer_params_total(const plan *pl, int layer, int active_only) {
-  plan whole = *pl;
-  whole.tp = 1;
-  whole.ep = 1;
-  whole.etp = 1;
-  layer_params lp = layer_params_on_rank(&whole, layer);
+  layer_params lp = layer_params_split(pl, layer, MODEL_WHOLE);
   double experts = lp.expert_count;
   if (active_only && pl->moe && pl->in->moe_experts > 0) experts *= pl->in->moe_top_k / pl->in->moe_experts;
   return lp.matrix_count + lp.vector_count + experts;
@@ -248,9 +248,9 @@ double layer_params_total(const plan *pl, int layer, int active_only) {
  * model's (DeepSeek-V3 README_WEIGHTS.md: embed_tokens and shared_head.head shared). */
 layer_params mtp_params_on_rank(const plan *pl) {
   layer_params lp = layer_params_on_rank(pl, (int)pl->layers - 1);
-  double h = pl->hidden, proj = 2 * h * h / pl->tp;
+  double h = pl->in->hidden, proj = 2 * h * h / pl->in->tp;
   lp.matrix_count += proj;
-  lp.matrix_dims_count += 2 * h + h / pl->tp;
+  lp.matrix_dims_count += 2 * h + h / pl->in->tp;
   lp.quantizable_count += proj;
   lp.vector_count += 3 * pl->norm_width * h;
   return lp;
@@ -258,17 +258,17 @@ layer_params mtp_params_on_rank(const plan *pl) {
 
 /* Word embedding + learned positions + token types (BERT) + embedding norm. */
 double embedding_params(const plan *pl) {
-  double h = pl->hidden;
+  double h = pl->in->hidden;
   return pl->in->vocab * h + (pl->learned_pos ? pl->in->max_positions * h : 0) + pl->in->type_vocab * h +
          pl->in->embedding_norm * pl->norm_width * h;
 }
 
 double head_params(const plan *pl) {
-  double h = pl->hidden;
+  double h = pl->in->hidden;
   /* HF *ForSequenceClassification on BERT: pooler (h x h + h) + classifier */
-  if (pl->head_kind == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->in->num_labels + pl->in->num_labels;
-  if (pl->head_kind == LLMEM_HEAD_NONE) return 0;
-  return (pl->tied ? 0 : pl->in->vocab * h) + (pl->in->lm_head_bias != 0 ? pl->in->vocab : 0);
+  if (pl->in->head == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->in->num_labels + pl->in->num_labels;
+  if (pl->in->head == LLMEM_HEAD_NONE) return 0;
+  return (pl->in->tied_embeddings != 0 ? 0 : pl->in->vocab * h) + (pl->in->lm_head_bias != 0 ? pl->in->vocab : 0);
 }
 
 /* The trainable copies of modules trained in full beside the adapters: PEFT's
@@ -280,22 +280,19 @@ double full_module_params(const plan *pl, double embedding, double head) {
   double n = 0;
   if (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) n += embedding;
   if (pl->full_modules & (1 << LLMEM_FM_HEAD))
-    n += head > 0 ? head : (pl->tied && !(pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) ? embedding : 0);
+    n += head > 0 ? head
+                  : (pl->in->tied_embeddings != 0 && !(pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) ? embedding : 0);
   return n;
 }
 
 double lora_params_total(const plan *pl) {
-  if (pl->ft_method == LLMEM_FT_FULL) return 0;
-  plan whole = *pl;
-  whole.tp = 1;
-  whole.ep = 1;
-  whole.etp = 1;
+  if (pl->in->ft_method == LLMEM_FT_FULL) return 0;
   /* by kind: whole adapter counts sum exactly in any order (the per-layer sum's bits) */
   int counts[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT];
   layer_kind_counts(pl, 0, (int)pl->layers, counts, first_at);
   double n = 0;
   for (int k = 0; k < LAYER_KIND_COUNT; k++)
-    if (counts[k]) n += counts[k] * layer_params_on_rank(&whole, first_at[k]).lora_count;
+    if (counts[k]) n += counts[k] * layer_params_split(pl, first_at[k], MODEL_WHOLE).lora_count;
   return n + full_module_params(pl, embedding_params(pl), head_params(pl));
 }
 
@@ -310,20 +307,20 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
       kind_total[k] = layer_params_total(pl, first_at[k], 0);
       kind_active[k] = layer_params_total(pl, first_at[k], 1);
     }
-  double outer = embedding_params(pl) + head_params(pl) + pl->in->final_norm * pl->norm_width * pl->hidden;
+  double outer = embedding_params(pl) + head_params(pl) + pl->in->final_norm * pl->norm_width * pl->in->hidden;
   double t = 0, a = 0, frozen = 0;
   if (pl->in->encoder_layers > 0) /* the encoder's final norm, and each stack's relative position bias (T5) */
-    outer += pl->in->final_norm * pl->norm_width * pl->hidden + 2 * pl->in->relative_buckets * pl->heads;
-  else outer += pl->in->relative_buckets * pl->heads;
+    outer += pl->in->final_norm * pl->norm_width * pl->in->hidden + 2 * pl->in->relative_buckets * pl->in->heads;
+  else outer += pl->in->relative_buckets * pl->in->heads;
   if (pl->in->vision_layers > 0) { /* the vision tower and its projector run for every image */
     vision_cost v = vision_of(pl);
     outer += v.tower_params + v.projector_params;
     frozen = v.frozen_params;
   }
-  if (pl->mtp_layers > 0) { /* MTP modules: the last layer's kind plus eh_proj and three norms */
-    double extra = 2 * pl->hidden * pl->hidden + 3 * pl->norm_width * pl->hidden;
-    outer += pl->mtp_layers * (layer_params_total(pl, n - 1, 0) + extra);
-    a += pl->mtp_layers * (layer_params_total(pl, n - 1, 1) - layer_params_total(pl, n - 1, 0));
+  if (pl->in->mtp_layers > 0) { /* MTP modules: the last layer's kind plus eh_proj and three norms */
+    double extra = 2 * pl->in->hidden * pl->in->hidden + 3 * pl->norm_width * pl->in->hidden;
+    outer += pl->in->mtp_layers * (layer_params_total(pl, n - 1, 0) + extra);
+    a += pl->in->mtp_layers * (layer_params_total(pl, n - 1, 1) - layer_params_total(pl, n - 1, 0));
   }
   for (int k = 0; k < LAYER_KIND_COUNT; k++) /* in kind order (a uniform model adds dense, then MoE, as always) */
     if (kind_n[k]) t += kind_n[k] * kind_total[k], a += kind_n[k] * kind_active[k];
@@ -331,5 +328,5 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
   a += outer;
   *total = t;
   *active = a;
-  *trainable = pl->ft_method == LLMEM_FT_FULL ? t - frozen : lora_params_total(pl);
+  *trainable = pl->in->ft_method == LLMEM_FT_FULL ? t - frozen : lora_params_total(pl);
 }

@@ -39,7 +39,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
   c.act[1] = layer_activation_bytes(pl, layer, 1);
   layer_params lp = layer_params_on_rank(pl, layer);
   c.params = lp.matrix_count + lp.vector_count + lp.expert_count;
-  int lora = pl->ft_method != LLMEM_FT_FULL;
+  int lora = pl->in->ft_method != LLMEM_FT_FULL;
   double trainable = lora ? lp.lora_count : c.params;
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
   c.grad_share = rs->gradients * trainable / stage_trainable;
@@ -56,7 +56,8 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
      * the layer's unsharded gradients appear as its working set goes. */
     c.first_grads = c.unsharded_grads;
     if (pl->in->engine == LLMEM_ENGINE_FSDP2 && !lora && layer_mlp(pl, layer) == LLMEM_LMLP_DENSE)
-      c.first_grads = min2(c.unsharded_grads, pl->hidden * pl->ffn / pl->tp * rs->unsharded_grad_bytes);
+      c.first_grads =
+          min2(c.unsharded_grads, pl->in->hidden * pl->in->ffn_hidden / pl->in->tp * rs->unsharded_grad_bytes);
   } else if (rs->gathers == 2) {
     /* ZeRO-3: the coordinator's live window (states.c), at least the running
      * module: one linear, fetched alone (iter_params(recurse=False)) */
@@ -134,16 +135,16 @@ static int is_last_chunk(const stage_walk *W, int c) { return W->st->has_head &&
  * of Megatron's cross-entropy) until then. */
 static void mtp_amounts(stage_walk *W) {
   const plan *pl = W->pl;
-  if (!W->st->has_head || pl->mtp_layers <= 0) return;
+  if (!W->st->has_head || pl->in->mtp_layers <= 0) return;
   int last = (int)pl->layers - 1;
   const layer_cost *lc = cost(W, last);
   const layer_activations *la = &lc->act[pl->in->recompute == LLMEM_RECOMPUTE_FULL];
-  double T = pl->seq_len / pl->cp * pl->micro_batch, out = pl->sp ? pl->tp : 1, ab = pl->act_bytes;
+  double T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch, out = pl->sp ? pl->in->tp : 1, ab = pl->act_bytes;
   /* enorm and hnorm inputs (+ rstd), the [T, 2h] concat, final_layernorm's input, the depth's
    * slice of the concatenated hidden states the output layer reads, the rolled token ids */
-  double extras = (6 * T * pl->hidden * ab + 3 * T * 4) / out + 8 * T;
-  W->mtp_saved = pl->mtp_layers * (la->saved_bytes + extras);
-  W->mtp_logits = pl->mtp_layers * W->loss.saved_bytes;
+  double extras = (6 * T * pl->in->hidden * ab + 3 * T * 4) / out + 8 * T;
+  W->mtp_saved = pl->in->mtp_layers * (la->saved_bytes + extras);
+  W->mtp_logits = pl->in->mtp_layers * W->loss.saved_bytes;
   W->mtp_forward_temp = max2(la->forward_temp_bytes, W->loss.forward_peak_bytes);
   W->mtp_backward_temp = max2(la->backward_temp_bytes + la->recompute_bytes, W->loss.backward_peak_bytes);
 }
@@ -226,8 +227,8 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->fsdp2 = pl->in->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded &&
              pl->in->optimizer_in_backward == 0;
   /* one stage, one chunk: the held inputs of the micro-batch before */
-  W->quant_held =
-      pl->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 && pl->in->pp == 1;
+  W->quant_held = pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 &&
+                  pl->in->pp == 1;
   int sum = 0;
   for (int c = 0; c < W->v; c++) {
     W->chunk_layers[c] = layout_stage_layers(pl, stage, c, &W->first_global[c]);
@@ -247,8 +248,9 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
     W->single_kind = k == 0 ? kind : -1;
   }
   if (W->quant_held) {
-    if (st->has_head && pl->head_kind == LLMEM_HEAD_LM)
-      W->held_logits = pl->seq_len / pl->cp * pl->micro_batch * pl->vocab_padded / pl->tp * pl->act_bytes;
+    if (st->has_head && pl->in->head == LLMEM_HEAD_LM)
+      W->held_logits =
+          pl->in->seq_len / pl->in->cp * pl->in->micro_batch * pl->vocab_padded / pl->in->tp * pl->act_bytes;
     for (int i = W->first_global[0]; i < W->first_global[0] + W->chunk_layers[0]; i++)
       W->held_act += acts(W, 0, i)->quant_input_bytes;
   }
@@ -256,11 +258,11 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   /* the head's linear under autocast: its fp32 weight (tied: the embedding's)
    * cast once, cached, and kept by the matmul for its input's gradient (Liger's
    * fused loss takes the weight itself: left out) */
-  if (pl->autocast && st->has_head && pl->head_kind == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED)
-    W->head_cast = pl->vocab_padded / pl->tp * pl->hidden * pl->weight_bytes;
+  if (pl->autocast && st->has_head && pl->in->head == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED)
+    W->head_cast = pl->vocab_padded / pl->in->tp * pl->in->hidden * pl->weight_bytes;
   W->embedding_act = embedding_activation_bytes(pl);
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
-  int lora = pl->ft_method != LLMEM_FT_FULL;
+  int lora = pl->in->ft_method != LLMEM_FT_FULL;
   W->head_grads = lora ? 0 : rs->gradients * st->head_count / stage_trainable;
   /* the embedding's and a trained vision tower's gradients appear at the start of the step's first backward end */
   W->embed_grads =

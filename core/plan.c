@@ -81,7 +81,6 @@ static void resolve_layer_kinds(const llmem_input *in, plan *p) {
   p->mlp_period = list_count(in->mlp_types);
   for (int k = 0; k < p->mixer_period; k++) p->mixer_pattern[k] = (unsigned char)in->layer_types[k];
   for (int k = 0; k < p->mlp_period; k++) p->mlp_pattern[k] = (unsigned char)in->mlp_types[k];
-  p->mtp_layers = in->mtp_layers;
   p->vision_merge = or_default(in->vision_merge, vision_default_merge((int)in->vision_kind));
   /* Llama 4's adapter and projector width (Llama4VisionConfig projector_input_dim 4096) */
   p->vision_projector = or_default(in->vision_projector_hidden, 4096);
@@ -89,14 +88,9 @@ static void resolve_layer_kinds(const llmem_input *in, plan *p) {
 
 static void resolve_model(const llmem_input *in, plan *p) {
   p->layers = in->layers + in->encoder_layers; /* the whole stack: encoder layers first */
-  p->hidden = in->hidden;
-  p->heads = in->heads;
   p->kv_heads = or_default(in->kv_heads, in->heads);
   p->head_dim = or_default(in->head_dim, floor(in->hidden / in->heads));
-  p->ffn = in->ffn_hidden;
   p->gated = in->mlp == LLMEM_MLP_GATED;
-  p->tied = in->tied_embeddings != 0;
-  p->head_kind = (int)in->head;
   p->norm_width = in->norm == LLMEM_NORM_LAYERNORM ? 2 : 1;
   p->qkv_bias = in->qkv_bias != 0 || in->bias != 0;
   /* the attention output and MLP biases follow model.bias unless set (HF
@@ -115,8 +109,6 @@ static void resolve_model(const llmem_input *in, plan *p) {
 }
 
 static void resolve_training(const llmem_input *in, plan *p) {
-  p->micro_batch = in->micro_batch;
-  p->seq_len = in->seq_len;
   p->source_len = or_default(in->source_len, in->seq_len);
   p->grad_accum = in->grad_accum; /* NaN until resolve_batch */
   p->fp8_linear = in->fp8_linear != 0 || in->dtype == LLMEM_DTYPE_FP8;
@@ -125,15 +117,13 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->recompute_layers = or_default(in->recompute_layers, 0);
   p->attn_softcap = !isnan(in->attn_softcap);
   p->final_softcap = !isnan(in->final_softcap);
-  p->attention = (int)in->attention;
   p->loss = (int)profiled(in, FIELD(loss));
   /* K/V expanded to every query head before the kernel: eager and math
    * attention always do (HF repeat_kv); some stacks do it before flash too */
-  p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), p->attention != LLMEM_ATTN_FLASH);
+  p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), p->in->attention != LLMEM_ATTN_FLASH);
   p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
   p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
-  p->ft_method = (int)in->ft_method;
-  p->full_modules = p->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
+  p->full_modules = p->in->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
   p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);
   p->quant_head = (int)or_default(profiled(in, FIELD(quant_head)), 0);
@@ -145,11 +135,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
 }
 
 static void resolve_parallel(const llmem_input *in, plan *p) {
-  p->tp = in->tp;
   p->vpp_group = or_default(in->vpp_group, in->pp);
-  p->cp = in->cp;
-  p->ep = in->ep;
-  p->etp = in->etp;
   p->sp = in->sequence_parallel != 0 && in->tp > 1;
   /* FSDP2's reduce-scatter input: the compute stream's pool (PyTorch #129721)
    * or the reduce-scatter stream's; FSDP1 and ZeRO keep their own streams */
@@ -227,7 +213,7 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
   if (p->mla && (in->mla_kv_lora_rank < 1 || in->mla_qk_nope_head_dim < 1 || in->mla_qk_rope_head_dim < 1 ||
                  in->mla_v_head_dim < 1))
     FAIL(LLMEM_ERR_MLA_DIMS, mla_kv_lora_rank);
-  if (!p->mla && !divides(p->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
+  if (!p->mla && !divides(p->in->heads, p->kv_heads)) FAIL(LLMEM_ERR_HEADS_KV, kv_heads);
   /* heads of zero width (hidden below heads, head_dim null) hold nothing: the RL engine's KV pool divided by them */
   if (!p->mla && p->head_dim < 1) FAIL(LLMEM_ERR_HEAD_DIM, head_dim);
   if (in->vision_layers > 0) {
@@ -246,7 +232,7 @@ static llmem_status check_encoder(const plan *p, int *field) {
   if (p->in->encoder_layers <= 0) return LLMEM_OK;
   int formula_ok = p->in->formula == LLMEM_FORMULA_LLMEM || p->in->formula == LLMEM_FORMULA_DEEPSPEED ||
                    p->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->in->formula == LLMEM_FORMULA_ZERO_PAPER;
-  if (!formula_ok || p->in->pp > 1 || p->mtp_layers > 0 || p->in->vision_layers > 0 ||
+  if (!formula_ok || p->in->pp > 1 || p->in->mtp_layers > 0 || p->in->vision_layers > 0 ||
       p->in->rl_algorithm != LLMEM_RL_NONE || p->mixer_period > 0 || p->mlp_period > 0)
     FAIL(LLMEM_ERR_ENCODER_SETUP, encoder_layers);
   return LLMEM_OK;
@@ -255,8 +241,8 @@ static llmem_status check_encoder(const plan *p, int *field) {
 /* Megatron-LM's MTP block (megatron/core/transformer/multi_token_prediction.py, 09ebca7 2025-03-22):
  * the modelled trainer; its documentation rules out context parallelism */
 static llmem_status check_mtp(const plan *p, int *field) {
-  if (p->in->formula != LLMEM_FORMULA_LLMEM || p->mtp_layers == 0) return LLMEM_OK;
-  if (p->in->engine != LLMEM_ENGINE_MEGATRON || p->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
+  if (p->in->formula != LLMEM_FORMULA_LLMEM || p->in->mtp_layers == 0) return LLMEM_OK;
+  if (p->in->engine != LLMEM_ENGINE_MEGATRON || p->in->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
   return LLMEM_OK;
 }
 
@@ -269,18 +255,20 @@ static llmem_status check_mtp(const plan *p, int *field) {
 /* The engine can split the model as asked, and TP divides what it splits */
 static llmem_status check_tensor_parallel(const plan *p, int *field) {
   if (p->in->engine == LLMEM_ENGINE_SINGLE && p->in->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
-  if ((p->tp > 1 || p->cp > 1) && !(p->in->engine == LLMEM_ENGINE_FSDP2 || p->in->engine == LLMEM_ENGINE_MEGATRON ||
-                                    p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
+  if ((p->in->tp > 1 || p->in->cp > 1) &&
+      !(p->in->engine == LLMEM_ENGINE_FSDP2 || p->in->engine == LLMEM_ENGINE_MEGATRON ||
+        p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, tp);
   if (p->in->pp > 1 && !(p->in->engine == LLMEM_ENGINE_FSDP2 || p->in->engine == LLMEM_ENGINE_MEGATRON ||
                          p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p->in->engine == LLMEM_ENGINE_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, pp);
-  if (!divides(p->heads, p->tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
-  if (!p->mla && !divides(p->kv_heads, p->tp) && !divides(p->tp, p->kv_heads)) FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
-  if (!divides(p->ffn, p->tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
-  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->in->linear_key_heads, p->tp)) FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
-  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->in->ssm_groups, p->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
-  if (!divides(p->in->gpus, p->tp * p->in->pp * p->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
+  if (!divides(p->in->heads, p->in->tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
+  if (!p->mla && !divides(p->kv_heads, p->in->tp) && !divides(p->in->tp, p->kv_heads)) FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
+  if (!divides(p->in->ffn_hidden, p->in->tp)) FAIL(LLMEM_ERR_TP_FFN, tp);
+  if (uses_mixer(p, LLMEM_MIXER_LINEAR) && !divides(p->in->linear_key_heads, p->in->tp))
+    FAIL(LLMEM_ERR_LINEAR_HEADS, tp);
+  if (uses_mixer(p, LLMEM_MIXER_SSM) && !divides(p->in->ssm_groups, p->in->tp)) FAIL(LLMEM_ERR_SSM_HEADS, tp);
+  if (!divides(p->in->gpus, p->in->tp * p->in->pp * p->in->cp)) FAIL(LLMEM_ERR_GPUS_LAYOUT, gpus);
   return LLMEM_OK;
 }
 
@@ -348,13 +336,13 @@ static llmem_status check_interleaved_groups(const plan *p, int *field) {
 
 /* Context and sequence parallelism split the sequence; expert parallelism the experts */
 static llmem_status check_sequence_experts(const plan *p, int *field) {
-  if (p->cp > 1 && !divides(p->seq_len, 2 * p->cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
-  if (p->sp && !divides(p->seq_len / p->cp, p->tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
-  if (!p->moe && (p->ep > 1 || p->etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
+  if (p->in->cp > 1 && !divides(p->in->seq_len, 2 * p->in->cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
+  if (p->sp && !divides(p->in->seq_len / p->in->cp, p->in->tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
+  if (!p->moe && (p->in->ep > 1 || p->in->etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
   if (p->moe) {
-    if (!divides(p->in->moe_experts, p->ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
-    if (!divides(p->in->gpus / p->in->pp, p->ep * p->etp)) FAIL(LLMEM_ERR_EP_GROUP, ep);
-    if (!divides(p->expert_ffn, p->etp)) FAIL(LLMEM_ERR_ETP_FFN, etp);
+    if (!divides(p->in->moe_experts, p->in->ep)) FAIL(LLMEM_ERR_EP_EXPERTS, ep);
+    if (!divides(p->in->gpus / p->in->pp, p->in->ep * p->in->etp)) FAIL(LLMEM_ERR_EP_GROUP, ep);
+    if (!divides(p->expert_ffn, p->in->etp)) FAIL(LLMEM_ERR_ETP_FFN, etp);
   }
   return LLMEM_OK;
 }
@@ -376,9 +364,9 @@ static llmem_status check_layout(const plan *p, int *field) {
  * both, they must agree. Neither: one micro-batch per step. */
 static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
   p->grad_accum = or_default(in->grad_accum, 1);
-  if (isnan(in->global_batch) || !divides(in->gpus, p->tp * in->pp * p->cp))
-    return LLMEM_OK;                                                       /* check_layout names a bad layout */
-  double per_accum = p->micro_batch * in->gpus / (p->tp * in->pp * p->cp); /* x the data-parallel size */
+  if (isnan(in->global_batch) || !divides(in->gpus, p->in->tp * in->pp * p->in->cp))
+    return LLMEM_OK; /* check_layout names a bad layout */
+  double per_accum = p->in->micro_batch * in->gpus / (p->in->tp * in->pp * p->in->cp); /* x the data-parallel size */
   if (!divides(in->global_batch, per_accum)) FAIL(LLMEM_ERR_GLOBAL_BATCH_SPLIT, global_batch);
   double accum = in->global_batch / per_accum;
   if (!isnan(in->grad_accum) && in->grad_accum != accum) FAIL(LLMEM_ERR_GLOBAL_BATCH_ACCUM, global_batch);
@@ -412,7 +400,7 @@ static llmem_status check_engine(const plan *p, int *field) {
 }
 
 static llmem_status check_training(const llmem_input *in, const plan *p, int *field) {
-  int lora = p->ft_method != LLMEM_FT_FULL;
+  int lora = p->in->ft_method != LLMEM_FT_FULL;
   if (lora && in->lora_targets == 0) FAIL(LLMEM_ERR_LORA_TARGETS, lora_targets);
   if (!isnan(in->recompute_layers)) {
     double per_stage_max = p->pp_first > p->layers / in->pp ? p->pp_first : p->layers / in->pp;
@@ -427,10 +415,10 @@ static llmem_status check_training(const llmem_input *in, const plan *p, int *fi
 /* ---- derive: degrees and bytes the modules use ---- */
 static llmem_status derive_sharding(const llmem_input *in, plan *p, int *field) {
   int fsdp = is_fsdp(p);
-  p->dp = in->gpus / (p->tp * in->pp * p->cp);
+  p->dp = in->gpus / (p->in->tp * in->pp * p->in->cp);
   /* Sharding degrees. Megatron's distributed optimizer and FSDP/ZeRO shard over
    * DP x CP (megatron/core/optimizer/__init__.py intra_dp_cp_group; docs/memory-model.md §11 #4). */
-  double dp_cp = p->dp * (in->shard_with_cp != 0 ? p->cp : 1);
+  double dp_cp = p->dp * (in->shard_with_cp != 0 ? p->in->cp : 1);
   p->shard_dense = dp_cp;
   if (fsdp && in->fsdp_strategy == LLMEM_FSDP_HYBRID_SHARD) {
     double size = or_default(in->fsdp_shard_size, in->gpus_per_node < dp_cp ? in->gpus_per_node : dp_cp);
@@ -444,8 +432,9 @@ static llmem_status derive_sharding(const llmem_input *in, plan *p, int *field) 
   }
   if (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_dense = 1;
   /* Experts are replicated over gpus / (pp * ep * etp) ranks (Megatron expert-data-parallel). */
-  p->shard_expert = p->moe ? in->gpus / (in->pp * p->ep * p->etp) : 1;
-  if (p->shard_expert > p->shard_dense * p->tp * p->cp) p->shard_expert = p->shard_dense * p->tp * p->cp;
+  p->shard_expert = p->moe ? in->gpus / (in->pp * p->in->ep * p->in->etp) : 1;
+  if (p->shard_expert > p->shard_dense * p->in->tp * p->in->cp)
+    p->shard_expert = p->shard_dense * p->in->tp * p->in->cp;
   if (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD) p->shard_expert = 1;
   return LLMEM_OK;
 }
@@ -481,12 +470,12 @@ static void fp8_formats(const llmem_input *in, plan *p) {
 static void derive_bytes(const llmem_input *in, plan *p) {
   int fsdp = is_fsdp(p);
   /* vocabulary padded as Megatron does: to a multiple of vocab_multiple * tp */
-  double mult = in->vocab_multiple * p->tp;
+  double mult = in->vocab_multiple * p->in->tp;
   p->vocab_padded = ceil(in->vocab / mult) * mult;
 
   /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
    * with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model) */
-  p->autocast = p->master_weights && p->ft_method == LLMEM_FT_FULL &&
+  p->autocast = p->master_weights && p->in->ft_method == LLMEM_FT_FULL &&
                 (in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP ||
                  (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
 

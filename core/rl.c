@@ -136,33 +136,40 @@ static llmem_status derive_shape(const llmem_input *in, rl_shape *d, int *field)
 }
 
 /* ---- a second model (reward, critic): the actor's family with other dims ---- */
-static llmem_status other_model(const plan *actor, double layers, double hidden, double heads, double kv_heads,
-                                double ffn, int field0, plan *out, int *field) {
+/* Its input: the actor's with the model's dimensions and a scalar head per token: verl's critic
+ * is AutoModelForTokenClassification num_labels=1 (workers/fsdp_workers.py CriticWorker), reward
+ * models ...ForSequenceClassification: one h x 1 score linear, counted as no head (hidden
+ * parameters, below the rounding of any figure here); both trained in full (the critic) or frozen,
+ * without MTP heads (...ForTokenClassification / ForSequenceClassification build none). */
+static void other_input(const llmem_input *actor, double hidden, double heads, double ffn, llmem_input *out) {
   *out = *actor;
-  int resized = !isnan(hidden) || !isnan(heads);
-  if (!isnan(layers)) out->layers = layers;
   if (!isnan(hidden)) out->hidden = hidden;
   if (!isnan(heads)) out->heads = heads;
-  out->kv_heads = !isnan(kv_heads) ? kv_heads : (!isnan(heads) ? out->heads : actor->kv_heads);
-  if (resized) out->head_dim = floor(out->hidden / out->heads);
-  if (!isnan(ffn)) out->ffn = ffn;
-  /* a scalar head per token: verl's critic is AutoModelForTokenClassification
-   * num_labels=1 (workers/fsdp_workers.py CriticWorker), reward models
-   * ...ForSequenceClassification: one h x 1 score linear, counted as no head
-   * (hidden parameters, below the rounding of any figure here) */
-  out->head_kind = LLMEM_HEAD_NONE;
-  out->tied = 0;
+  if (!isnan(ffn)) out->ffn_hidden = ffn;
+  out->head = LLMEM_HEAD_NONE;
+  out->tied_embeddings = 0;
   out->ft_method = LLMEM_FT_FULL;
+  out->mtp_layers = 0;
+}
+
+/* Its plan, over `in` (which outlives it): the actor's, resized. field0: rl.*.heads; kv_heads and
+ * ffn_hidden follow it in fields.def */
+static llmem_status other_model(const plan *actor, double layers, double hidden, double heads, double kv_heads,
+                                double ffn, int field0, llmem_input *in, plan *out, int *field) {
+  other_input(actor->in, hidden, heads, ffn, in);
+  *out = *actor;
+  out->in = in;
+  if (!isnan(layers)) out->layers = layers;
+  out->kv_heads = !isnan(kv_heads) ? kv_heads : (!isnan(heads) ? in->heads : actor->kv_heads);
+  if (!isnan(hidden) || !isnan(heads)) out->head_dim = floor(in->hidden / in->heads);
   out->rl_entropy = 0;
-  out->mtp_layers = 0; /* ...ForTokenClassification / ForSequenceClassification build no MTP heads */
-  /* field0: rl.*.heads; kv_heads and ffn_hidden follow it in fields.def */
   *field = field0;
-  if (!divides(out->heads, out->tp)) return LLMEM_ERR_RL_MODEL_DIMS;
+  if (!divides(in->heads, in->tp)) return LLMEM_ERR_RL_MODEL_DIMS;
   *field = field0 + 1;
-  if (!divides(out->heads, out->kv_heads) || (!divides(out->kv_heads, out->tp) && !divides(out->tp, out->kv_heads)))
+  if (!divides(in->heads, out->kv_heads) || (!divides(out->kv_heads, in->tp) && !divides(in->tp, out->kv_heads)))
     return LLMEM_ERR_RL_MODEL_DIMS;
   *field = field0 + 2;
-  if (!divides(out->ffn, out->tp)) return LLMEM_ERR_RL_MODEL_DIMS;
+  if (!divides(in->ffn_hidden, in->tp)) return LLMEM_ERR_RL_MODEL_DIMS;
   *field = -1;
   return LLMEM_OK;
 }
@@ -194,14 +201,15 @@ static double frozen_bytes(const model_on_rank *m, double bytes_per_param) {
  * LlamaMLP under torch.no_grad: down_proj(act(gate_proj(x)) * up_proj(x))
  * holds act(gate), up and their product). */
 static double nograd_layer_bytes(const plan *pl, double micro, double seq) {
-  double ab = pl->act_bytes, tp = pl->tp, T = micro * seq / pl->cp;
-  double resid = 2 * T * pl->hidden * ab; /* the residual stream and the normed input */
+  double ab = pl->act_bytes, tp = pl->in->tp, T = micro * seq / pl->in->cp;
+  double resid = 2 * T * pl->in->hidden * ab; /* the residual stream and the normed input */
   double kv = pl->kv_heads / tp < 1 ? 1 : pl->kv_heads / tp;
-  double attn = T * (2 * pl->heads / tp + 2 * kv) * pl->head_dim * ab; /* q, attention output, k, v */
-  if (pl->attention != LLMEM_ATTN_FLASH) attn += 2 * micro * pl->heads / tp * seq * seq * ab; /* scores, probs */
+  double attn = T * (2 * pl->in->heads / tp + 2 * kv) * pl->head_dim * ab; /* q, attention output, k, v */
+  if (pl->in->attention != LLMEM_ATTN_FLASH)
+    attn += 2 * micro * pl->in->heads / tp * seq * seq * ab; /* scores, probs */
   double ffn = pl->moe ? pl->in->moe_top_k * pl->expert_ffn * pl->in->moe_load_imbalance +
                              pl->in->moe_shared_experts * pl->shared_ffn
-                       : pl->ffn;
+                       : pl->in->ffn_hidden;
   double mlp = T * ffn / tp * ab * (pl->gated ? 3 : 2);
   return resid + max2(attn, mlp);
 }
@@ -218,10 +226,12 @@ static double gathered_layer_bytes(const model_on_rank *m) {
  * without its backward (log-softmax over the vocabulary; TRL
  * selective_log_softmax, verl logprobs_from_logits), over `tokens`. */
 static double nograd_logits_bytes(const model_on_rank *m, double tokens) {
-  if (m->pl.head_kind != LLMEM_HEAD_LM) return 0;
+  if (m->pl.in->head != LLMEM_HEAD_LM) return 0;
+  llmem_input in = *m->pl.in; /* one micro-batch of `tokens` */
+  in.seq_len = tokens * in.cp;
+  in.micro_batch = 1;
   plan p = m->pl;
-  p.seq_len = tokens * p.cp;
-  p.micro_batch = 1;
+  p.in = &in;
   loss_memory lm = loss_bytes(&p);
   double head = m->rs.gathers ? m->st.head_count * m->rs.unsharded_weight_bytes : 0;
   return max2(lm.saved_bytes + lm.forward_peak_bytes, lm.gather_peak_bytes) + head; /* gather: DTensor TP */
@@ -363,7 +373,7 @@ static llmem_status engine_size(const llmem_input *in, const rl_shape *d, const 
   e->on_rank = d->online && in->rl_placement == LLMEM_RL_COLOCATED;
   if (!d->online) return LLMEM_OK;
   double tp = in->rl_rollout_tp;
-  if (!divides(pl->heads, tp) || (!pl->mla && !divides(pl->kv_heads, tp) && !divides(tp, pl->kv_heads)) ||
+  if (!divides(pl->in->heads, tp) || (!pl->mla && !divides(pl->kv_heads, tp) && !divides(tp, pl->kv_heads)) ||
       (e->on_rank && !divides(in->gpus, tp)))
     FAIL(LLMEM_ERR_RL_ROLLOUT_TP, rl_rollout_tp);
   if (!e->on_rank) return LLMEM_OK;
@@ -373,11 +383,13 @@ static llmem_status engine_size(const llmem_input *in, const rl_shape *d, const 
   e->weights = actor->params_total * wb / tp;
   /* the profiled forward (gpu_model_runner.py profile_run): max_num_batched_tokens
    * through the model, then the sampler over max_num_seqs rows of fp32 logits */
+  llmem_input engine_in = *pl->in;
+  engine_in.tp = tp;
+  engine_in.cp = 1;
+  engine_in.attention = LLMEM_ATTN_FLASH;
   plan ep = *pl;
-  ep.tp = tp;
-  ep.cp = 1;
+  ep.in = &engine_in;
   ep.act_bytes = wb < 4 ? wb : 4;
-  ep.attention = LLMEM_ATTN_FLASH;
   double seqs = min2(in->rl_max_num_seqs, in->rl_max_num_batched_tokens);
   double vocab = pl->vocab_padded;
   e->workspace = nograd_layer_bytes(&ep, 1, in->rl_max_num_batched_tokens) + seqs * vocab * (ep.act_bytes + 4);
@@ -492,7 +504,8 @@ static void update_phase(rl_walk *W, const rl_live *L, int model, int phase, con
 
 /* ---- the estimate ---- */
 typedef struct {
-  llmem_input upd; /* the actor update's input */
+  llmem_input upd;                  /* the actor update's input */
+  llmem_input critic_in, reward_in; /* the other models' (their plans point at them) */
   model_on_rank actor, critic, reward;
   llmem_rank_result actor_rank, critic_rank;
   llmem_event scratch[LLMEM_MAX_EVENTS];
@@ -510,15 +523,17 @@ static llmem_status build_models(const llmem_input *in, const rl_shape *d, rl_wo
   place(&w->actor);
   if (d->ppo) {
     st = other_model(&w->actor.pl, in->rl_critic_layers, in->rl_critic_hidden, in->rl_critic_heads,
-                     in->rl_critic_kv_heads, in->rl_critic_ffn_hidden, FIELD(rl_critic_heads), &w->critic.pl, field);
+                     in->rl_critic_kv_heads, in->rl_critic_ffn_hidden, FIELD(rl_critic_heads), &w->critic_in,
+                     &w->critic.pl, field);
     if (st != LLMEM_OK) return st;
-    w->critic.pl.micro_batch = d->critic_upd_micro;
-    w->critic.pl.seq_len = d->critic_upd_seq;
+    w->critic_in.micro_batch = d->critic_upd_micro;
+    w->critic_in.seq_len = d->critic_upd_seq;
     place(&w->critic);
   }
   if (d->online && in->rl_reward_enabled != 0) {
     st = other_model(&w->actor.pl, in->rl_reward_layers, in->rl_reward_hidden, in->rl_reward_heads,
-                     in->rl_reward_kv_heads, in->rl_reward_ffn_hidden, FIELD(rl_reward_heads), &w->reward.pl, field);
+                     in->rl_reward_kv_heads, in->rl_reward_ffn_hidden, FIELD(rl_reward_heads), &w->reward_in,
+                     &w->reward.pl, field);
     if (st != LLMEM_OK) return st;
     place(&w->reward);
   }
@@ -644,7 +659,7 @@ static rl_parking parking_of(const llmem_input *in, const rl_work *models) {
   k.actor_params = in->rl_actor_param_offload == 0, k.actor_opt = in->rl_actor_optimizer_offload == 0;
   k.ref_bytes = 0; /* a LoRA actor's reference is its base with the adapters off (TRL, verl ref_in_actor) */
   k.reference = in->rl_ref_enabled != 0 && in->rl_ref_precomputed == 0;
-  if (k.reference && pl->ft_method == LLMEM_FT_FULL) k.ref_bytes = frozen_bytes(&models->actor, pl->weight_bytes);
+  if (k.reference && pl->in->ft_method == LLMEM_FT_FULL) k.ref_bytes = frozen_bytes(&models->actor, pl->weight_bytes);
   k.ref_offload = in->rl_ref_param_offload != 0;
   k.reward_bytes = models->reward.params_total > 0 ? frozen_bytes(&models->reward, pl->weight_bytes) : 0;
   k.reward_offload = in->rl_reward_param_offload != 0;

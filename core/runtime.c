@@ -33,11 +33,11 @@ double runtime_reserved_bytes(const plan *pl, double peak_allocated, double larg
 /* Number of NCCL communicators with more than one rank. */
 static int communicators(const plan *pl) {
   int n = 0;
-  if (pl->dp * pl->cp > 1) n++;
-  if (pl->tp > 1) n++;
+  if (pl->dp * pl->in->cp > 1) n++;
+  if (pl->in->tp > 1) n++;
   if (pl->in->pp > 1) n++;
-  if (pl->cp > 1) n++;
-  if (pl->ep > 1) n++;
+  if (pl->in->cp > 1) n++;
+  if (pl->in->ep > 1) n++;
   return n;
 }
 

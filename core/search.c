@@ -172,7 +172,7 @@ static llmem_status layout_check(const search_ctx *c, double tp, double pp, doub
   const plan *bp = c->bp;
   *field = -1;
   if (!c->opt->tp_across_nodes && tp > c->base->gpus_per_node) return *field = FIELD(tp), LLMEM_ERR_SEARCH_TP_NODE;
-  if (!divides(bp->heads, tp)) return *field = FIELD(tp), LLMEM_ERR_TP_HEADS;
+  if (!divides(bp->in->heads, tp)) return *field = FIELD(tp), LLMEM_ERR_TP_HEADS;
   if (!divides(bp->layers, pp)) return *field = FIELD(pp), LLMEM_ERR_PP_LAYERS;
   if (bp->moe && !divides(c->base->moe_experts, ep)) return *field = FIELD(ep), LLMEM_ERR_EP_EXPERTS;
   return LLMEM_OK;
@@ -299,14 +299,14 @@ static void search_engine(search_ctx *c, int engine) {
 static void search_rl(search_ctx *c, int engine) {
   const plan *bp = c->bp;
   llmem_search_result *out = c->out;
-  double N = c->N, tp = bp->tp;
-  if (divides(N, tp * bp->cp))
+  double N = c->N, tp = bp->in->tp;
+  if (divides(N, tp * bp->in->cp))
     for (double rtp = 1; rtp <= 64 && rtp <= N; rtp *= 2) {
       if (!divides(N, rtp)) continue;
       out->candidates++;
       llmem_layout l;
       memset(&l, 0, sizeof l);
-      l.dp = N / (tp * bp->cp), l.tp = tp, l.pp = 1, l.vpp = 1, l.cp = bp->cp, l.ep = c->base->ep;
+      l.dp = N / (tp * bp->in->cp), l.tp = tp, l.pp = 1, l.vpp = 1, l.cp = bp->in->cp, l.ep = c->base->ep;
       l.engine = engine;
       l.sequence_parallel = tp > 1;
       l.pp_schedule = (int)c->base->pp_schedule;
@@ -359,7 +359,7 @@ llmem_status llmem_search(const llmem_input *base, const llmem_search_options *o
   }
   search_ctx c = {base, &bp, opt, out, opt->gpus, 0, {0}};
   for (int i = 0; i < LLMEM_STATUS_COUNT; i++) c.failure_field[i] = -1;
-  c.B = opt->global_batch > 0 ? opt->global_batch : bp.micro_batch * bp.grad_accum * bp.dp;
+  c.B = opt->global_batch > 0 ? opt->global_batch : bp.in->micro_batch * bp.grad_accum * bp.dp;
   out->global_batch = c.B;
   int engine = (int)base->engine;
   if (engine == LLMEM_ENGINE_SINGLE && c.N > 1) engine = LLMEM_ENGINE_FSDP2;

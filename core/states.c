@@ -15,7 +15,7 @@ static double optimizer_bytes_as(const plan *pl, int dtype, double count, double
     case LLMEM_OPT_ADAMW: return 2 * ob * count;
     /* bitsandbytes 8-bit: uint8 m, v + fp32 absmax per 256-block per state
      * (optim/optimizer.py L502-529); tensors under 4096 elements stay fp32. */
-    case LLMEM_OPT_ADAMW_8BIT: return (is_matrix || pl->hidden >= 4096) ? count * (2 + 8.0 / 256) : 8 * count;
+    case LLMEM_OPT_ADAMW_8BIT: return (is_matrix || pl->in->hidden >= 4096) ? count * (2 + 8.0 / 256) : 8 * count;
     case LLMEM_OPT_SGD: return 0;
     case LLMEM_OPT_SGD_MOMENTUM:
     case LLMEM_OPT_LION: return ob * count;
@@ -40,7 +40,7 @@ static double quantized_data_bytes(const plan *pl) { return pl->in->quant == LLM
  * absmax per 64-value block; double quant: uint8 absmax + fp32 absmax per 256
  * of those, quantize_blockwise(blocksize=256)); int8: fp32 scale per row (SCB). */
 static double quantized_stats_bytes(const plan *pl) {
-  if (pl->in->quant == LLMEM_QUANT_INT8) return 4.0 / pl->hidden;
+  if (pl->in->quant == LLMEM_QUANT_INT8) return 4.0 / pl->in->hidden;
   if (pl->in->double_quant != 0) return 1.0 / 64 + 4.0 / (64 * 256);
   return 4.0 / 64;
 }
@@ -64,12 +64,12 @@ static int quant_stats_travel(const plan *pl) { return pl->in->engine == LLMEM_E
  * (lightning src/lightning/fabric/plugins/precision/bitsandbytes.py, d1949766;
  * litgpt/lora.py GPT.__init__, 47806045); HF and Answer.AI skip lm_head. */
 double quantized_head_count(const plan *pl, const stage_layout *st) {
-  if (pl->ft_method != LLMEM_FT_QLORA || !pl->quant_head || (pl->full_modules & (1 << LLMEM_FM_HEAD))) return 0;
+  if (pl->in->ft_method != LLMEM_FT_QLORA || !pl->quant_head || (pl->full_modules & (1 << LLMEM_FM_HEAD))) return 0;
   return st->head_count;
 }
 
 static double quant_stats_on_rank(const plan *pl, const stage_layout *st) {
-  if (pl->ft_method != LLMEM_FT_QLORA || quant_stats_travel(pl)) return 0;
+  if (pl->in->ft_method != LLMEM_FT_QLORA || quant_stats_travel(pl)) return 0;
   return (st->layers.quantizable_count + quantized_head_count(pl, st)) * quantized_stats_bytes(pl);
 }
 
@@ -80,7 +80,7 @@ static double quantized_shard_bytes(const plan *pl) {
 
 /* ZeRO-3 keeps parameters of at most stage3_param_persistence_threshold
  * elements gathered (parameter_offload.py mark_persistent_parameters: ds_numel <= threshold): the norms. */
-static int zero3_norms_persist(const plan *pl) { return pl->hidden <= pl->in->stage3_param_persistence_threshold; }
+static int zero3_norms_persist(const plan *pl) { return pl->in->hidden <= pl->in->stage3_param_persistence_threshold; }
 
 /* What a rank holds of its stage and how the engine shards it. */
 typedef struct {
@@ -104,7 +104,7 @@ static stage_counts counts_of(const plan *pl, const stage_layout *st) {
   c->torch_native = c->engine == LLMEM_ENGINE_SINGLE || c->engine == LLMEM_ENGINE_DDP || c->fsdp;
   c->fsdp_sharded = c->fsdp && pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
   c->z = c->deepspeed ? (int)pl->in->zero_stage : 0;
-  c->lora = pl->ft_method != LLMEM_FT_FULL;
+  c->lora = pl->in->ft_method != LLMEM_FT_FULL;
   /* what is sharded, and over how many ranks */
   c->shard_params = c->fsdp_sharded || c->z >= 3;
   c->shard_grads = c->fsdp_sharded || c->z >= 2;
@@ -136,7 +136,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
      * head and norms stay in the base dtype (HF skips lm_head) */
     double base_b = pl->base_weight_bytes;
     double base;
-    if (pl->ft_method == LLMEM_FT_QLORA) { /* the statistics: quant_stats_on_rank */
+    if (pl->in->ft_method == LLMEM_FT_QLORA) { /* the statistics: quant_stats_on_rank */
       double quantized = lp->quantizable_count + quantized_head_count(pl, st);
       base = quantized * quantized_shard_bytes(pl) + (c->dense + c->expert - quantized) * base_b;
     } else {
@@ -232,11 +232,11 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
     double adapters = optimizer_bytes(pl, c->trainable_dense, c->trainable_dense, 2);
     if (c->full_copy == 0) return adapters / c->opt_div_d;
     int copy_dtype = c->deepspeed && c->mb > 0 ? (int)pl->in->optimizer_dtype : pl->base_dtype;
-    double table_dims = pl->vocab_padded / pl->tp + pl->hidden;
+    double table_dims = pl->vocab_padded / pl->in->tp + pl->in->hidden;
     return (adapters + optimizer_bytes_as(pl, copy_dtype, c->full_copy, table_dims, 2)) / c->opt_div_d;
   } else {
     double mats = lp->matrix_count, vecs = lp->vector_count + st->final_norm_count;
-    double table_dims = pl->vocab_padded / pl->tp + pl->hidden; /* rows + cols of a V x h table */
+    double table_dims = pl->vocab_padded / pl->in->tp + pl->in->hidden; /* rows + cols of a V x h table */
     double emb_dims = (st->embedding_count > 0 ? table_dims : 0) + (st->head_count > 0 ? table_dims : 0);
     /* a trained vision tower: matrices of its width (rows + cols ~ 2 count / d for factored states) */
     double vision = st->vision_count - st->vision_frozen_count;
@@ -305,7 +305,7 @@ static double zero3_live_bytes(const plan *pl, const stage_layout *st, const sta
   const layer_params *lp = &st->layers;
   double persistent = zero3_norms_persist(pl) ? lp->vector_count + st->final_norm_count : 0;
   double params = c->dense + c->expert - persistent;
-  double quantized = pl->ft_method == LLMEM_FT_QLORA ? lp->quantizable_count : 0;
+  double quantized = pl->in->ft_method == LLMEM_FT_QLORA ? lp->quantizable_count : 0;
   double storage_b = pl->in->quant == LLMEM_QUANT_INT8 ? 1 : r->unsharded_weight_bytes;
   double numel = params - quantized + (quantized > 0 ? quantized * r->quantized_gather_bytes / storage_b : 0);
   double bytes = gathered_bytes(r, params, quantized);
@@ -354,11 +354,12 @@ static void fsdp2_root_grads(const stage_layout *st, const stage_counts *c, rank
 }
 
 static void root_units(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
-  int own = pl->shard_root_modules && !(pl->tied && pl->head_kind == LLMEM_HEAD_LM) && !r->accumulate_unsharded;
+  int own = pl->shard_root_modules && !(pl->in->tied_embeddings != 0 && pl->in->head == LLMEM_HEAD_LM) &&
+            !r->accumulate_unsharded;
   double root = own ? st->final_norm_count : c->emb_head + st->final_norm_count;
   r->root_gathered = gathered_bytes(r, root, 0); /* none quantised */
   r->root_unsharded_grads = (own ? st->final_norm_count : c->emb_head) * r->unsharded_grad_bytes;
-  if (!own && pl->in->engine == LLMEM_ENGINE_FSDP2 && !(pl->tied && pl->head_kind == LLMEM_HEAD_LM))
+  if (!own && pl->in->engine == LLMEM_ENGINE_FSDP2 && !(pl->in->tied_embeddings != 0 && pl->in->head == LLMEM_HEAD_LM))
     fsdp2_root_grads(st, c, r);
   if (!own) return;
   r->own_root_units = 1;
@@ -373,7 +374,7 @@ static void root_units(const plan *pl, const stage_layout *st, const stage_count
 /* Per-layer gathers: FSDP units, ZeRO-3 modules, FSDP2 under pipelining. */
 static void gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
   r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->in->fp8_all_gather != 0 ? 1 : c->wb);
-  if (pl->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
+  if (pl->in->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
   r->unsharded_grad_bytes = c->lora ? 0 : c->wb;
   r->reduce_bytes = c->lora ? 0 : pl->grad_bytes;
   if (c->fsdp_sharded && pl->in->offload_params == LLMEM_OFFLOAD_NONE) {
@@ -459,10 +460,10 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
  * the last stage the micro-batch under way's logits are the loss's own
  * (loss.c counts them): the block holds the other n - 1. */
 static void pipeline_buffers(const plan *pl, const stage_layout *st, rank_states *r) {
-  if (pl->pp_stage_buffers <= 0 || pl->in->pp <= 1 || pl->head_kind != LLMEM_HEAD_LM) return;
-  double n = pl->grad_accum, T = pl->seq_len / pl->cp * pl->micro_batch, ab = pl->act_bytes;
-  double hidden = T * pl->hidden * ab / (pl->sp ? pl->tp : 1);
-  double logits = T * pl->vocab_padded / pl->tp * ab;
+  if (pl->pp_stage_buffers <= 0 || pl->in->pp <= 1 || pl->in->head != LLMEM_HEAD_LM) return;
+  double n = pl->grad_accum, T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch, ab = pl->act_bytes;
+  double hidden = T * pl->in->hidden * ab / (pl->sp ? pl->in->tp : 1);
+  double logits = T * pl->vocab_padded / pl->in->tp * ab;
   double chunks = pl->in->vpp, middle = st->has_head ? chunks - 1 : chunks; /* virtual stages before the last */
   r->comm_persistent += middle * n * hidden;
   if (pl->pp_stage_buffers >= 2) r->pp_kept_act = middle * n * hidden;

@@ -155,44 +155,44 @@ static double linear_fwd_seconds(const step_ctx *c, double tokens, double in, do
  * again. Dense attention layers only; other kinds keep half their GEMMs. */
 static void add_sac_recompute(const step_ctx *c, layer_time *t, double f) {
   const plan *pl = c->pl;
-  double T = c->tokens, h = pl->hidden;
-  double q_out = pl->heads * pl->head_dim / pl->tp;
-  double kv_out = fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  double T = c->tokens, h = pl->in->hidden;
+  double q_out = pl->in->heads * pl->head_dim / pl->in->tp;
+  double kv_out = fmax(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
   t->sac_fwd = linear_fwd_seconds(c, T, h, kv_out) + linear_fwd_seconds(c, T, q_out, h) +
                (pl->gated ? linear_fwd_seconds(c, T, h, f) : linear_fwd_seconds(c, T, f, h));
-  if (pl->tp > 1 && pl->sp)
-    t->sac_tp = 2 * collective_seconds(T * h * tp_gather_bytes(c), pl->tp, 1, ring_bytes_per_s(c, pl->tp, 1));
+  if (pl->in->tp > 1 && pl->sp)
+    t->sac_tp = 2 * collective_seconds(T * h * tp_gather_bytes(c), pl->in->tp, 1, ring_bytes_per_s(c, pl->in->tp, 1));
 }
 
 /* Dense MLP (or shared expert) of intermediate size f per rank. */
 static void add_mlp(const step_ctx *c, layer_time *t, double tokens, double f, double count) {
   const plan *pl = c->pl;
-  add_linear(c, t, tokens, pl->hidden, (pl->gated ? 2 : 1) * f, count);
-  add_linear(c, t, tokens, f, pl->hidden, count);
+  add_linear(c, t, tokens, pl->in->hidden, (pl->gated ? 2 : 1) * f, count);
+  add_linear(c, t, tokens, f, pl->in->hidden, count);
 }
 
 /* Attention projections: Q/K/V and output, or MLA's projections as one GEMM. */
 static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_params) {
   const plan *pl = c->pl;
-  double h = pl->hidden, T = c->tokens;
+  double h = pl->in->hidden, T = c->tokens;
   if (pl->mla) {
     add_linear(c, t, T, h, attn_params / h, 1);
     return;
   }
-  double q_out = pl->heads * pl->head_dim / pl->tp;
-  double kv_out = fmax(pl->kv_heads / pl->tp, 1) * pl->head_dim;
+  double q_out = pl->in->heads * pl->head_dim / pl->in->tp;
+  double kv_out = fmax(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
   add_linear(c, t, T, h, (pl->in->attn_output_gate != 0 ? 2 : 1) * q_out + 2 * kv_out,
              1); /* q_proj also makes the gate */
   add_linear(c, t, T, q_out, h, 1);
 }
 
 /* The sequence one attention call sees on this rank: CP splits it. */
-static double local_seq(const plan *pl) { return pl->seq_len / pl->cp; }
+static double local_seq(const plan *pl) { return pl->in->seq_len / pl->in->cp; }
 
 /* Keys a query attends on average under a causal mask: half the sequence,
  * the window less its ramp-up (sliding), half a chunk (chunked). */
 static double mean_keys(const plan *pl, int mixer) {
-  double s = pl->seq_len;
+  double s = pl->in->seq_len;
   if (mixer == LLMEM_MIXER_SLIDING && pl->in->sliding_window < s)
     return pl->in->sliding_window * (1 - pl->in->sliding_window / (2 * s));
   if (mixer == LLMEM_MIXER_CHUNKED && pl->in->attention_chunk < s) return pl->in->attention_chunk / 2;
@@ -203,10 +203,10 @@ static double mean_keys(const plan *pl, int mixer) {
 /* The attention core: scores and weighted values. */
 static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   const plan *pl = c->pl;
-  double heads = pl->heads / pl->tp, T = c->tokens, keys = pl->seq_len;
+  double heads = pl->in->heads / pl->in->tp, T = c->tokens, keys = pl->in->seq_len;
   double qk = pl->mla ? pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim : pl->head_dim;
   double v = pl->mla ? pl->in->mla_v_head_dim : pl->head_dim;
-  if (pl->attention == LLMEM_ATTN_FLASH) {
+  if (pl->in->attention == LLMEM_ATTN_FLASH) {
     /* causal: half the score matrix (a window's or chunk's share with those
      * masks); CP's load-balanced chunks keep the half */
     double flops = 2 * T * mean_keys(pl, mixer) * heads * (qk + v);
@@ -218,7 +218,7 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   /* eager / math: batched GEMMs over the full score matrix, then softmax
    * (read + write) and dropout (read + write + a byte mask) passes over it;
    * backward: two GEMMs per forward GEMM, softmax backward reads 2 writes 1 */
-  double batch = pl->micro_batch * heads, sq = pl->seq_len / pl->cp, ab = c->ab;
+  double batch = pl->in->micro_batch * heads, sq = pl->in->seq_len / pl->in->cp, ab = c->ab;
   double scores = batch * sq * keys;
   gpu_rates g = c->g; /* attention stays in 16-bit */
   g.matmul_flops_per_s = g.matmul16_flops_per_s;
@@ -257,8 +257,8 @@ static void norm_bytes(const step_ctx *c, double *fwd, double *bwd) {
  * backward reads the copies' gradients and sums them into the KV heads. */
 static double repeat_kv_bytes(const step_ctx *c, int mixer) {
   const plan *pl = c->pl;
-  if (!pl->repeat_kv || pl->mla || !mixer_is_attention(mixer) || pl->kv_heads >= pl->heads) return 0;
-  double kv = fmax(pl->kv_heads / pl->tp, 1), q = pl->heads / pl->tp;
+  if (!pl->repeat_kv || pl->mla || !mixer_is_attention(mixer) || pl->kv_heads >= pl->in->heads) return 0;
+  double kv = fmax(pl->kv_heads / pl->in->tp, 1), q = pl->in->heads / pl->in->tp;
   return 2 * c->tokens * (kv + q) * pl->head_dim * c->ab;
 }
 
@@ -267,8 +267,8 @@ static double repeat_kv_bytes(const step_ctx *c, int mixer) {
 static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer) {
   const plan *pl = c->pl;
   double ab = c->ab, T = c->tokens;
-  double hidden_tokens = pl->sp && pl->tp > 1 ? T / pl->tp : T; /* SP splits them over TP */
-  double th = hidden_tokens * pl->hidden, tf = T * f;
+  double hidden_tokens = pl->sp && pl->in->tp > 1 ? T / pl->in->tp : T; /* SP splits them over TP */
+  double th = hidden_tokens * pl->in->hidden, tf = T * f;
   double norm_fwd, norm_bwd;
   norm_bytes(c, &norm_fwd, &norm_bwd);
   double norms = th * pl->in->norms_per_layer;
@@ -277,7 +277,7 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
   double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
   double rope = 0;
   if (pl->learned_pos == 0 && !pl->mla && mixer_is_attention(mixer)) {
-    double qk = T * (pl->heads / pl->tp + fmax(pl->kv_heads / pl->tp, 1)) * pl->head_dim; /* q and k */
+    double qk = T * (pl->in->heads / pl->in->tp + fmax(pl->kv_heads / pl->in->tp, 1)) * pl->head_dim; /* q and k */
     /* eager (torchtitan): to fp32, complex multiply, back: 2 ab + 16 bytes; fused: r + w */
     rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
   }
@@ -316,11 +316,11 @@ static void split_async_tp(const step_ctx *c, layer_time *t, double reduce_scatt
 /* TP collectives of one layer (hidden state, 2 forward + 2 backward). */
 static void add_tp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
-  if (pl->tp <= 1) return;
-  double bytes = c->tokens * pl->hidden * c->ab, bw = ring_bytes_per_s(c, pl->tp, 1);
-  double one = collective_seconds(bytes, pl->tp, 2, bw); /* all-reduce, or AG + RS */
-  double gather = collective_seconds(c->tokens * pl->hidden * tp_gather_bytes(c), pl->tp, 1, bw);
-  double reduce_scatter = collective_seconds(bytes, pl->tp, 1, bw);
+  if (pl->in->tp <= 1) return;
+  double bytes = c->tokens * pl->in->hidden * c->ab, bw = ring_bytes_per_s(c, pl->in->tp, 1);
+  double one = collective_seconds(bytes, pl->in->tp, 2, bw); /* all-reduce, or AG + RS */
+  double gather = collective_seconds(c->tokens * pl->in->hidden * tp_gather_bytes(c), pl->in->tp, 1, bw);
+  double reduce_scatter = collective_seconds(bytes, pl->in->tp, 1, bw);
   t->tp_fwd += pl->sp ? 2 * (gather + reduce_scatter) : 2 * one;
   t->tp_bwd += 2 * one;
   int megatron = is_megatron(pl);
@@ -332,16 +332,16 @@ static void add_tp(const step_ctx *c, layer_time *t) {
 /* CP exchange of K and V chunks, exposed beyond the attention it overlaps. */
 static void add_cp(const step_ctx *c, layer_time *t) {
   const plan *pl = c->pl;
-  if (pl->cp <= 1) return;
+  if (pl->in->cp <= 1) return;
   int torchtitan = (int)pl->in->framework == LLMEM_FW_TORCHTITAN;
   /* K and V repeated to every query head before SDPA (torchtitan models/llama/model.py
    * @9dec370 L201-209: repeat_kv, then F.scaled_dot_product_attention): the ring carries them all */
-  double kv_heads = pl->repeat_kv && !pl->mla ? pl->heads : pl->kv_heads;
+  double kv_heads = pl->repeat_kv && !pl->mla ? pl->in->heads : pl->kv_heads;
   double width =
-      pl->mla ? pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim : fmax(kv_heads / pl->tp, 1) * pl->head_dim;
+      pl->mla ? pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim : fmax(kv_heads / pl->in->tp, 1) * pl->head_dim;
   double chunk = 2 * c->tokens * width * c->ab;
-  double bw = group_bytes_per_s(c, pl->cp, pl->tp);
-  double fwd = chunk * (pl->cp - 1) / bw, bwd = 2 * fwd;
+  double bw = group_bytes_per_s(c, pl->in->cp, pl->in->tp);
+  double fwd = chunk * (pl->in->cp - 1) / bw, bwd = 2 * fwd;
   if (!torchtitan) {
     t->cp_fwd += fmax(0, fwd - t->attn_fwd);
     t->cp_bwd += fmax(0, bwd - t->attn_bwd);
@@ -363,8 +363,9 @@ static void add_cp(const step_ctx *c, layer_time *t) {
    *  - forward and backward make K and V contiguous (transposed views of the
    *    projections) and cat them into the buffer to send before every step but
    *    the last: a read and a write of the local K and V each time. */
-  double cp = pl->cp, steps = cp - 1;
-  double heads = pl->heads / pl->tp, out = c->tokens * heads * (pl->mla ? pl->in->mla_v_head_dim : pl->head_dim);
+  double cp = pl->in->cp, steps = cp - 1;
+  double heads = pl->in->heads / pl->in->tp,
+         out = c->tokens * heads * (pl->mla ? pl->in->mla_v_head_dim : pl->head_dim);
   double kv = chunk / c->ab; /* elements of the local K and V */
   t->cp_fwd += fmax(0, fwd - t->attn_fwd / cp);
   t->cp_bwd += fmax(0, fwd - t->attn_bwd / cp);
@@ -390,15 +391,15 @@ static void add_scan(const step_ctx *c, layer_time *t, double heads, double dk, 
 /* The mixer's projections and core; mixer_params: its weights on this rank. */
 static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_params) {
   const plan *pl = c->pl;
-  double h = pl->hidden, T = c->tokens, tp = pl->tp;
+  double h = pl->in->hidden, T = c->tokens, tp = pl->in->tp;
   if (mixer_is_attention(mixer)) {
     add_attention_linears(c, t, mixer_params);
     add_attention_core(c, t, mixer);
     add_cp(c, t);
   }
   if (pl->in->encoder_layers > 0 && mixer != LLMEM_MIXER_ENCODER) { /* cross-attention: q, o over the target, */
-    double S = pl->source_len / pl->cp * pl->micro_batch;           /* k, v over the source, every source key */
-    double q_out = pl->heads * pl->head_dim / tp, kv_out = fmax(pl->kv_heads / tp, 1) * pl->head_dim;
+    double S = pl->source_len / pl->in->cp * pl->in->micro_batch;   /* k, v over the source, every source key */
+    double q_out = pl->in->heads * pl->head_dim / tp, kv_out = fmax(pl->kv_heads / tp, 1) * pl->head_dim;
     add_linear(c, t, T, h, q_out, 1);
     add_linear(c, t, T, q_out, h, 1);
     add_linear(c, t, S, h, 2 * kv_out, 1);
@@ -420,29 +421,30 @@ static void add_mixer(const step_ctx *c, layer_time *t, int mixer, double mixer_
 static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   const plan *pl = ctx->pl;
   step_ctx enc = *ctx; /* an encoder layer runs over the source tokens */
-  if (layer < (int)pl->in->encoder_layers) enc.tokens = pl->source_len / pl->cp * pl->micro_batch;
+  if (layer < (int)pl->in->encoder_layers) enc.tokens = pl->source_len / pl->in->cp * pl->in->micro_batch;
   const step_ctx *c = &enc;
   layer_time t = {0};
   t.sac_fwd = -1;
   layer_params lp = layer_params_on_rank(pl, layer);
-  double mats = pl->gated ? 3 : 2, h = pl->hidden, T = c->tokens;
-  double f = pl->ffn / pl->tp;
+  double mats = pl->gated ? 3 : 2, h = pl->in->hidden, T = c->tokens;
+  double f = pl->in->ffn_hidden / pl->in->tp;
   int mixer = layer_mixer(pl, layer), mlp = layer_mlp(pl, layer);
   if (mlp == LLMEM_LMLP_NONE) {
     add_mixer(c, &t, mixer, lp.matrix_count);
     f = 0;
   } else if (mlp == LLMEM_LMLP_MOE) {
-    double shared = pl->in->moe_shared_experts * mats * h * pl->shared_ffn / pl->tp;
+    double shared = pl->in->moe_shared_experts * mats * h * pl->shared_ffn / pl->in->tp;
     add_mixer(c, &t, mixer, lp.matrix_count - shared);
-    if (pl->in->moe_shared_experts > 0) add_mlp(c, &t, T, pl->shared_ffn / pl->tp, pl->in->moe_shared_experts);
+    if (pl->in->moe_shared_experts > 0) add_mlp(c, &t, T, pl->shared_ffn / pl->in->tp, pl->in->moe_shared_experts);
     /* routed: the EP group's tokens x top_k spread over the experts */
-    double local = pl->in->moe_experts / pl->ep, per_expert = T * pl->in->moe_top_k * pl->ep / pl->in->moe_experts;
-    f = pl->expert_ffn / pl->etp;
+    double local = pl->in->moe_experts / pl->in->ep,
+           per_expert = T * pl->in->moe_top_k * pl->in->ep / pl->in->moe_experts;
+    f = pl->expert_ffn / pl->in->etp;
     add_mlp(c, &t, per_expert, f, local);
     add_linear(c, &t, T, h, pl->in->moe_experts, 1); /* router */
-    if (pl->ep > 1) {
-      double bytes = T * pl->in->moe_top_k * h * c->ab * ring(pl->ep);
-      double a2a = 2 * bytes / group_bytes_per_s(c, pl->ep, pl->tp);
+    if (pl->in->ep > 1) {
+      double bytes = T * pl->in->moe_top_k * h * c->ab * ring(pl->in->ep);
+      double a2a = 2 * bytes / group_bytes_per_s(c, pl->in->ep, pl->in->tp);
       t.ep_fwd += a2a;
       t.ep_bwd += a2a;
     }
@@ -481,7 +483,7 @@ static double overlapped_seconds(double comm, double compute, double share) {
  * GEMMs cannot hide, and the compute the hidden part takes. */
 static double tp_exposed(const step_ctx *c, double tp, double linear) {
   const plan *pl = c->pl;
-  return pl->in->tp_comm_overlap != 0 ? overlapped_seconds(tp, linear, compute_share(c, pl->tp, 1)) : tp;
+  return pl->in->tp_comm_overlap != 0 ? overlapped_seconds(tp, linear, compute_share(c, pl->in->tp, 1)) : tp;
 }
 
 /* Forward, backward and recomputed forward of one layer for one micro-batch. */
@@ -490,7 +492,7 @@ static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double 
   double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(c, t->tp_fwd, t->linear_fwd) +
                t->tp_fwd_serial + t->ep_fwd + t->cp_fwd;
   double linear_bwd = t->linear_bwd;
-  if (pl->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
+  if (pl->in->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
   double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->tp_bwd_serial +
                t->ep_bwd + t->cp_bwd;
   double again = 0;
@@ -520,12 +522,12 @@ static double loss_bytes_per_logit(const step_ctx *c) {
 /* The output layer and loss on the last stage, per micro-batch. */
 static double head_seconds(const step_ctx *c) {
   const plan *pl = c->pl;
-  if (pl->head_kind != LLMEM_HEAD_LM) return 0;
-  double f, b, vocab = pl->vocab_padded / pl->tp;
+  if (pl->in->head != LLMEM_HEAD_LM) return 0;
+  double f, b, vocab = pl->vocab_padded / pl->in->tp;
   gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
   g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
   gemm_bytes io = {c->ab, c->ab};
-  linear_seconds(&g16, c->tokens, pl->hidden, vocab, io, wgrad_bytes(c, io), &f, &b);
+  linear_seconds(&g16, c->tokens, pl->in->hidden, vocab, io, wgrad_bytes(c, io), &f, &b);
   return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
@@ -544,10 +546,10 @@ static double head_seconds(const step_ctx *c) {
  * adapter run trains the weight only as a full module, or as the tied head). */
 double embedding_backward_seconds(const plan *pl, const gpu_rates *g) {
   int fm = pl->full_modules;
-  int trained =
-      pl->ft_method == LLMEM_FT_FULL || (fm & (1 << LLMEM_FM_EMBEDDING)) || (pl->tied && (fm & (1 << LLMEM_FM_HEAD)));
+  int trained = pl->in->ft_method == LLMEM_FT_FULL || (fm & (1 << LLMEM_FM_EMBEDDING)) ||
+                (pl->in->tied_embeddings != 0 && (fm & (1 << LLMEM_FM_HEAD)));
   if (!trained || pl->vocab_padded <= 0) return 0;
-  double elements = pl->vocab_padded / pl->tp * pl->hidden, ab = pl->act_bytes;
+  double elements = pl->vocab_padded / pl->in->tp * pl->in->hidden, ab = pl->act_bytes;
   double bytes = elements * ab;
   if (is_megatron(pl)) bytes += elements * (2 * pl->grad_bytes + ab);
   return memory_seconds(g, bytes);
@@ -655,10 +657,10 @@ static double megatron_sync_window_passes(const plan *pl) { return pl->in->pp * 
 static double dp_exposed_seconds(const step_ctx *c, double params_here, double mb_fwd, double mb_bwd,
                                  double layers_here) {
   const plan *pl = c->pl;
-  double group = pl->dp * pl->cp;
+  double group = pl->dp * pl->in->cp;
   if (group <= 1) return 0;
-  double bw = ring_bytes_per_s(c, group, pl->tp), m = pl->grad_accum;
-  double grad_b = pl->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
+  double bw = ring_bytes_per_s(c, group, pl->in->tp), m = pl->grad_accum;
+  double grad_b = pl->in->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
   double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
   double shard = pl->shard_dense;
@@ -668,8 +670,8 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
      * hybrid sharding all-reduces the gradient shards over the replicas */
     double gathers = pl->in->reshard_after_forward != 0 || z3 ? 2 : 1;
     double rounds = fsdp && pl->in->pp > 1 ? 1 : m;
-    double shard_bw = ring_bytes_per_s(c, shard, pl->tp),
-           replica_bw = ring_bytes_per_s(c, group / shard, pl->tp * shard);
+    double shard_bw = ring_bytes_per_s(c, shard, pl->in->tp),
+           replica_bw = ring_bytes_per_s(c, group / shard, pl->in->tp * shard);
     double per_round = collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
                        collective_seconds(params_here * grad_b / shard, group / shard, 2, replica_bw);
     double total = per_round * rounds;
@@ -686,13 +688,13 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
        * without PP. */
       double root =
           (pl->in->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) /
-          pl->tp;
+          pl->in->tp;
       double root_round = collective_seconds(root * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
                           collective_seconds(root * grad_b / shard, group / shard, 2, replica_bw);
       exposed = rounds * (root_round + (per_round - root_round) / fmax(1, layers_here)); /* each round */
       total -= rounds * root_round;                                                      /* exposed, not overlapped */
     }
-    return overlapped_seconds(total, m * (mb_fwd + mb_bwd), compute_share(c, shard, pl->tp)) + exposed;
+    return overlapped_seconds(total, m * (mb_fwd + mb_bwd), compute_share(c, shard, pl->in->tp)) + exposed;
   }
   /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
   int sharded = pl->in->distributed_optimizer != 0 || pl->in->zero_stage >= 1;
@@ -706,7 +708,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
     window *= megatron_sync_window_passes(pl);
     last = t / pl->in->vpp;
   }
-  return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->tp)) + last;
+  return overlapped_seconds(t, window, compute_share(c, sharded ? shard : group, pl->in->tp)) + last;
 }
 
 /* FSDP2's copies on the compute stream, per round (the rounds as
@@ -725,7 +727,7 @@ static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   if (pl->in->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
   double gathers = pl->in->reshard_after_forward != 0 ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
   double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
-  double copy_in = pl->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
+  double copy_in = pl->in->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
   return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
 
@@ -739,11 +741,11 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
     vision_cost v = vision_of(pl);
     double f = 0, b = 0, d = pl->in->vision_hidden;
     gemm_bytes io = {c->ab, c->ab};
-    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->tp), io,
+    linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->in->tp), io,
                    wgrad_bytes(c, io), &f, &b);
     s += f + (v.trains ? b : 0);
   }
-  if (pl->mtp_layers > 0) s += pl->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
+  if (pl->in->mtp_layers > 0) s += pl->in->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
   return s;
 }
 
@@ -771,9 +773,9 @@ static double p2p_seconds(const step_ctx *c, double m, double compute) {
   /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
    * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
   int megatron = is_megatron(pl);
-  double full = c->tokens * pl->hidden * c->ab, stride = pl->tp * pl->cp * pl->dp;
-  double bytes = full / (pl->sp || megatron ? pl->tp : 1);
-  double gather = !pl->sp && megatron ? collective_seconds(full, pl->tp, 1, ring_bytes_per_s(c, pl->tp, 1)) : 0;
+  double full = c->tokens * pl->in->hidden * c->ab, stride = pl->in->tp * pl->in->cp * pl->dp;
+  double bytes = full / (pl->sp || megatron ? pl->in->tp : 1);
+  double gather = !pl->sp && megatron ? collective_seconds(full, pl->in->tp, 1, ring_bytes_per_s(c, pl->in->tp, 1)) : 0;
   double p2p = 2 * v * m * (bytes / group_bytes_per_s(c, 2, stride) + gather);
   return megatron_overlaps_p2p(pl) ? overlapped_seconds(p2p, compute, compute_share(c, 2, stride)) : p2p;
 }
@@ -782,7 +784,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   step_ctx c;
   c.pl = pl;
   c.g = gpu_rates_for(pl);
-  c.tokens = pl->micro_batch * pl->seq_len / pl->cp;
+  c.tokens = pl->in->micro_batch * pl->in->seq_len / pl->in->cp;
   c.ab = pl->act_bytes;
   c.fused = pl->in->torch_compile != 0 || pl->in->engine == LLMEM_ENGINE_MEGATRON ||
             pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || (int)pl->in->framework == LLMEM_FW_MEGATRON;
@@ -835,12 +837,12 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double total, active, trainable;
   model_param_counts(pl, &total, &active, &trainable);
   double copies = plan_dualpipe(pl) ? 2 : 1; /* DualPipe: two model copies' stages per rank */
-  double params_here = copies * total / (pl->tp * pl->in->pp);
+  double params_here = copies * total / (pl->in->tp * pl->in->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
-  double trainable_here = copies * trainable / (pl->tp * pl->in->pp) / optimizer_shard(pl);
+  double trainable_here = copies * trainable / (pl->in->tp * pl->in->pp) / optimizer_shard(pl);
   double step = passes * stage_mb + p2p + dp + fsdp2_copies_seconds(&c, params_here) +
                 optimizer_seconds(&c, trainable_here) + offload_seconds(pl, trainable_here, params_here);
-  double global_tokens = pl->micro_batch * pl->grad_accum * pl->dp * pl->seq_len;
+  double global_tokens = pl->in->micro_batch * pl->grad_accum * pl->dp * pl->in->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->in->gpus;
   return step;
 }

@@ -59,7 +59,7 @@ static double tower_params(const plan *pl, double n, double m2) {
 
 /* Projector parameters: from the tower's tokens (m^2 of them merged) to the text width T. */
 static double projector_params(const plan *pl, double m2) {
-  double d = pl->in->vision_hidden, T = pl->hidden;
+  double d = pl->in->vision_hidden, T = pl->in->hidden;
   switch ((int)pl->in->vision_kind) {
     case LLMEM_VISION_SIGLIP: return d * T + d;           /* mm_input_projection_weight, mm_soft_emb_norm */
     case LLMEM_VISION_CLIP: return d * T + T + T * T + T; /* LlavaMultiModalProjector: two biased Linears */
@@ -90,7 +90,7 @@ static double layer_saved_per_token(const plan *pl, double keys) {
   int swiglu = pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL || pl->in->vision_kind == LLMEM_VISION_PIXTRAL;
   double bytes = (swiglu ? 24 * d + 8 * ffn : 16 * d + 4 * ffn) * half;
   if (pl->in->vision_kind == LLMEM_VISION_INTERNVIT) bytes += 4 * d * half; /* the layer scales' inputs */
-  if (pl->attention == LLMEM_ATTN_EAGER || pl->attention == LLMEM_ATTN_SDPA_MATH)
+  if (pl->in->attention == LLMEM_ATTN_EAGER || pl->in->attention == LLMEM_ATTN_SDPA_MATH)
     bytes += pl->in->vision_heads * keys * (4 + pl->act_bytes);
   return bytes;
 }
@@ -105,12 +105,12 @@ vision_cost vision_of(const plan *pl) {
   v.projector_params = projector_params(pl, m2);
   v.vit_tokens = n + (has_class_token((int)pl->in->vision_kind) ? 1 : 0);
   v.lm_tokens = n / m2;
-  int lora = pl->ft_method != LLMEM_FT_FULL; /* adapters train; the tower is part of the frozen base */
+  int lora = pl->in->ft_method != LLMEM_FT_FULL; /* adapters train; the tower is part of the frozen base */
   v.frozen_params = lora ? 0
                          : (pl->in->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
                                (pl->in->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
   /* per micro-batch: every image of every sample through the tower */
-  double images = pl->in->vision_images * pl->micro_batch, d = pl->in->vision_hidden, ab = pl->act_bytes;
+  double images = pl->in->vision_images * pl->in->micro_batch, d = pl->in->vision_hidden, ab = pl->act_bytes;
   double tokens = images * v.vit_tokens, lm = images * v.lm_tokens;
   /* Qwen2.5-VL attends within 64-patch windows (all but fullatt_block_indexes) */
   double keys = pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL ? 64 : v.vit_tokens;
@@ -122,7 +122,8 @@ vision_cost vision_of(const plan *pl) {
     double per_layer = pl->in->recompute == LLMEM_RECOMPUTE_FULL ? d * ab : layer_saved_per_token(pl, keys);
     v.saved_bytes = tokens * per_layer * pl->in->vision_layers;
   }
-  if (projector_trains) v.saved_bytes += tokens * d * ab + lm * (m2 * d + pl->hidden) * ab; /* its input and inner */
+  if (projector_trains)
+    v.saved_bytes += tokens * d * ab + lm * (m2 * d + pl->in->hidden) * ab; /* its input and inner */
   /* each trained deepstack merger keeps its LayerNorm's m2 d input, fc1's input and GELU's input (m2 d each)
    * and fc2's input, per language-model token; its tower-layer input is a block output already kept
    * (a few MB an image against the tower's hundreds) */

@@ -236,7 +236,7 @@ static void test_offload(void) {
 
 /* A layer's forward GEMMs of small_model-like shapes (fused QKV, fused gate/up). */
 static double layer_linear_fwd(const gpu_rates *g, const plan *pl, double T) {
-  double h = pl->hidden, q = pl->heads * pl->head_dim, kv = pl->kv_heads * pl->head_dim, f = pl->ffn;
+  double h = pl->in->hidden, q = pl->in->heads * pl->head_dim, kv = pl->kv_heads * pl->head_dim, f = pl->in->ffn_hidden;
   return gemm_seconds(g, T, q + 2 * kv, h, 1, B16) + gemm_seconds(g, T, h, q, 1, B16) +
          gemm_seconds(g, T, (pl->gated ? 2 : 1) * f, h, 1, B16) + gemm_seconds(g, T, h, f, 1, B16);
 }
@@ -251,7 +251,7 @@ static void test_per_op_sac(void) {
   plan pl = plan_of(&in);
   CHECK(pl.gated, "a gated MLP");
   gpu_rates g = rates_of(&in);
-  double T = 4096, h = pl.hidden, L = pl.layers;
+  double T = 4096, h = pl.in->hidden, L = pl.layers;
   double none = step_of(&in);
   in.recompute = LLMEM_RECOMPUTE_SELECTIVE;
   double attn = step_of(&in) - none; /* L x the attention forward */
@@ -259,7 +259,8 @@ static void test_per_op_sac(void) {
   double full = step_of(&in) - none;
   double pointwise = full - attn - L * layer_linear_fwd(&g, &pl, T);
   double sac = gemm_seconds(&g, T, pl.kv_heads * pl.head_dim, h, 1, B16) +
-               gemm_seconds(&g, T, h, pl.heads * pl.head_dim, 1, B16) + gemm_seconds(&g, T, pl.ffn, h, 1, B16);
+               gemm_seconds(&g, T, h, pl.in->heads * pl.head_dim, 1, B16) +
+               gemm_seconds(&g, T, pl.in->ffn_hidden, h, 1, B16);
   in.recompute = LLMEM_RECOMPUTE_PER_OP;
   CHECK_NEAR(step_of(&in) - none, L * sac + pointwise, 1e-9, "per-op SAC: wk, wo, w3 and the pointwise ops");
   CHECK(L * sac < L * layer_linear_fwd(&g, &pl, T) / 2, "fewer than half the GEMMs (w3 not w1+w3, wk not wq)");
@@ -333,7 +334,7 @@ static void test_cp_ring(void) {
   double T = 2048, L = 4, bw = slowest_links * 1e9 * 0.85;
   double width = pl.kv_heads * pl.head_dim, chunk = 2 * T * width * 2;
   /* FA2 on an H100 at the 2048 tokens a rank holds: causal forward 298, backward 291 of 989.4 TFLOPS */
-  double flops = 2 * T * 2048 * pl.heads * 2 * pl.head_dim;
+  double flops = 2 * T * 2048 * pl.in->heads * 2 * pl.head_dim;
   double attn_fwd = flops / (989e12 * 298 / 989.4), attn_bwd = 2.5 * flops / (989e12 * 291 / 989.4);
   double gather = chunk / bw, dkv = 2 * (chunk / 2) * 4 / bw;
   double cp = (gather - attn_fwd / 2) + (gather - attn_bwd / 2) + dkv + (dkv - attn_bwd / 2);
@@ -454,7 +455,7 @@ static void test_megatron_wgrad(void) {
   in.grad_dtype = LLMEM_DTYPE_BF16;
   double bf16 = step_of(&in);
   gpu_rates g = rates_of(&in);
-  double h = pl.hidden, q = pl.heads * pl.head_dim, kv = pl.kv_heads * pl.head_dim, f = pl.ffn;
+  double h = pl.in->hidden, q = pl.in->heads * pl.head_dim, kv = pl.kv_heads * pl.head_dim, f = pl.in->ffn_hidden;
   double layer = h * (q + 2 * kv) + q * h + (pl.gated ? 2 : 1) * h * f + f * h;
   double weights = pl.layers * layer + h * pl.vocab_padded;
   double total, active, trainable;
@@ -475,7 +476,7 @@ static void test_embedding_backward(void) {
   small_model(&in);
   plan pl = plan_of(&in);
   gpu_rates g = rates_of(&in);
-  double hbm = 3.35e12 * 0.9, elements = pl.vocab_padded * pl.hidden;
+  double hbm = 3.35e12 * 0.9, elements = pl.vocab_padded * pl.in->hidden;
   CHECK_NEAR(embedding_backward_seconds(&pl, &g), elements * 2 / hbm, 1e-12, "PyTorch: the dense gradient written");
   in.engine = LLMEM_ENGINE_MEGATRON;
   in.grad_dtype = LLMEM_DTYPE_FP32;
@@ -501,7 +502,7 @@ static void test_embedding_backward(void) {
   in.grad_dtype = LLMEM_DTYPE_BF16;
   double bf16_pp = step_of(&in);
   pl = plan_of(&in);
-  double h = pl.hidden, q = pl.heads * pl.head_dim, kv = pl.kv_heads * pl.head_dim, f = pl.ffn;
+  double h = pl.in->hidden, q = pl.in->heads * pl.head_dim, kv = pl.kv_heads * pl.head_dim, f = pl.in->ffn_hidden;
   double layer = h * (q + 2 * kv) + q * h + (pl.gated ? 2 : 1) * h * f + f * h;
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
@@ -621,7 +622,7 @@ static void test_foreach_adamw(void) {
   plan pl = plan_of(&in);
   gpu_rates g = gpu_rates_for(&pl);
   double master = pl.master_bytes > 0 ? pl.master_bytes : pl.weight_bytes;
-  double state = dtype_bytes(pl.optimizer_dtype);
+  double state = dtype_bytes((int)pl.in->optimizer_dtype);
   double per = 4 * master + 6 * pl.grad_bytes + 14 * state;
   double fused = 2 * master + 2 * pl.grad_bytes + 4 * state + (pl.master_bytes > 0 ? pl.weight_bytes : 0);
   double total, active, trainable;
@@ -689,7 +690,7 @@ static void test_megatron_p2p_overlap(void) {
   in.gpus = 2, in.gpus_per_node = 1, in.pp = 2, in.vpp = 2, in.grad_accum = 4;
   in.engine = LLMEM_ENGINE_MEGATRON, in.pp_schedule = LLMEM_PP_INTERLEAVED;
   plan pl = plan_of(&in);
-  double sends = 2 * 2 * 4 * (4096 * pl.hidden * 2) / (50e9 * 0.85);
+  double sends = 2 * 2 * 4 * (4096 * pl.in->hidden * 2) / (50e9 * 0.85);
   in.framework_month = 2023 * 12 + 8; /* September 2023 */
   double exposed = step_of(&in);
   in.framework_month = 2024 * 12 + 6; /* Megatron-Core r0.8.0, July 2024 */
@@ -731,7 +732,7 @@ static void test_megatron_chunked_dp(void) {
   double t1 = 1.15 * stage_pass, t2 = 1.3 * stage_pass;
   double s1 = chunked_step(&in, t1, params_here, per), s2 = chunked_step(&in, t2, params_here, per);
   /* the sends: 2 v m of T h ab bytes over the same link, (params_here per / 2) / t bytes a second */
-  double send_bytes = 2 * 8 * 4 * 4096 * pl.hidden * 2;
+  double send_bytes = 2 * 8 * 4 * 4096 * pl.in->hidden * 2;
   double sends1 = send_bytes * 2 * t1 / (params_here * per), sends2 = sends1 * t2 / t1;
   CHECK_NEAR(s2 - s1, 0.02 * (t2 - t1 + sends2 - sends1) + (t2 - t1) / 8, 1e-6,
              "chunked DP sync: hidden behind p (v - 1) / v passes, the last chunk's exposed");

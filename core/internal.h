@@ -231,6 +231,18 @@ typedef struct {
 #define MODEL_WHOLE ((model_split){1, 1, 1})
 layer_params layer_params_split(const plan *pl, int layer, model_split split);
 layer_params layer_params_on_rank(const plan *pl, int layer);
+/* A layer's parameter tensors on one rank, elements each, in the order its modules register them
+ * (model.parameters(): the mixer's, the MLP's, then the norms); LoRA's A and B apart. At most
+ * LAYER_TENSORS_MAX of each: more fold into the last (their sum is kept). */
+#define LAYER_TENSORS_MAX 32
+typedef struct {
+  double elems[LAYER_TENSORS_MAX];
+  int count;
+} param_list;
+typedef struct {
+  param_list params, adapters;
+} layer_tensors;
+layer_tensors layer_tensors_on_rank(const plan *pl, int layer);
 double layer_params_total(const plan *pl, int layer, int active_only);
 void model_param_counts(const plan *pl, double *total, double *active, double *trainable);
 double embedding_params(const plan *pl);

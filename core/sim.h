@@ -51,7 +51,8 @@ enum {
   TAG_LOSS,
   TAG_INIT,          /* set-up buffers freed before the step (FSDP1 flattening) */
   TAG_WEIGHT_INPUTS, /* zero-bubble split: what a W needs, from its I on */
-  TAG_H2D            /* FSDP1 CPU offload: a shard copied in before its all-gather */
+  TAG_H2D,           /* FSDP1 CPU offload: a shard copied in before its all-gather */
+  TAG_OPT_STATE      /* torch.optim's states of one parameter tensor (part: tensor x state) */
 };
 enum {
   LAYER_HEAD = -1,

@@ -115,10 +115,57 @@ void blocks_setup(const stage_walk *W, const sim *S, int lazy_states) {
   }
 }
 
-/* torch.optim creates its states at the first step (_init_group:
- * torch.zeros_like per parameter), after the backward freed the activations. */
+/* torch.optim over the modules' own parameters, one tensor each (one GPU, DDP, FSDP2's DTensor shards);
+ * FSDP1's flat parameters and DeepSpeed's and Megatron's flat partitions keep one block a layer. */
+static int per_parameter_states(const plan *pl) {
+  int e = (int)pl->in->engine;
+  return e == LLMEM_ENGINE_SINGLE || e == LLMEM_ENGINE_DDP || e == LLMEM_ENGINE_FSDP2;
+}
+
+/* States a parameter tensor gets: exp_avg and exp_avg_sq (Adam, AdamW, bitsandbytes' state1 and state2),
+ * else one (the momentum buffer of SGD and Lion; Adafactor's and Muon's, counted as one here). */
+static int states_per_tensor(const plan *pl) {
+  int o = (int)pl->in->optimizer;
+  return o == LLMEM_OPT_ADAM || o == LLMEM_OPT_ADAMW || o == LLMEM_OPT_ADAMW_8BIT ? 2 : 1;
+}
+
+/* A layer's states, one block per parameter tensor and state in model.parameters() order (its adapters'
+ * under LoRA): torch/optim/adam.py _init_group makes state["exp_avg"] then state["exp_avg_sq"] of each
+ * parameter with torch.zeros_like(p) (sgd.py, lion: the momentum buffer). The layer's share is split by
+ * the tensors' elements; its sum is unchanged. */
+static void layer_state_blocks(const stage_walk *W, const sim *S, int layer, double share) {
+  layer_tensors t = layer_tensors_on_rank(W->pl, layer);
+  const param_list *l = W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
+  int k = states_per_tensor(W->pl);
+  double elems = 0;
+  for (int i = 0; i < l->count; i++) elems += l->elems[i];
+  if (elems <= 0) {
+    sim_block(S, block_tag(TAG_STATE, layer, MB_NONE, LLMEM_CAT_OPTIMIZER_STATES), share, ALLOC_STREAM_COMPUTE);
+    return;
+  }
+  for (int i = 0; i < l->count; i++) /* parts i * k + s < 2 LAYER_TENSORS_MAX = 64: the tag's 6 bits */
+    for (int s = 0; s < k; s++)
+      sim_block(S, block_tag(TAG_OPT_STATE, layer, MB_NONE, i * k + s), share * l->elems[i] / elems / k,
+                ALLOC_STREAM_COMPUTE);
+}
+
+/* torch.optim creates its states at the first step (_init_group: torch.zeros_like per parameter), after
+ * the backward freed the activations; the rest (embedding, head, norms) as one block after the layers. */
 void blocks_optimizer_states(const stage_walk *W, const sim *S) {
-  split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, W->rs->optimizer, 1);
+  double total = W->rs->optimizer, used = 0;
+  if (!per_parameter_states(W->pl) || total <= 0) {
+    split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, total, 1);
+    return;
+  }
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+      double share = share_of(W, i, total, 1);
+      if (used + share > total) share = total - used;
+      if (share > 0) layer_state_blocks(W, S, i, share);
+      used += share;
+    }
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_OPTIMIZER_STATES), total - used,
+            ALLOC_STREAM_COMPUTE);
 }
 
 void blocks_free_gradients(const stage_walk *W, const sim *S) {

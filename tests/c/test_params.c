@@ -91,5 +91,52 @@ int main(void) {
     snprintf(k, sizeof k, "%s model.bias=true", l3);
     CHECK_NEAR(total_of(k) - base, 32.0 * (6144 + 4096 + 2 * 14336 + 4096), 0, "bias: every linear");
   }
+  /* a layer's tensors in module order (the optimizer's per-parameter states): Llama-3-8B's q, k, v, o,
+   * gate, up, down, then its two RMSNorms; with LoRA on q and v, their A and B apart */
+  {
+    plan pl = plan_for(
+        "model.layers=2 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 "
+        "training.finetune.method=lora training.finetune.lora_rank=16 "
+        "training.finetune.lora_targets=q,v");
+    layer_tensors t = layer_tensors_on_rank(&pl, 0);
+    double h = 4096, kv = 1024, f = 14336, want[9] = {h * h, h * kv, h * kv, h * h, h * f, h * f, f * h, h, h};
+    CHECK(t.params.count == 9, "llama layer: %d tensors", t.params.count);
+    for (int i = 0; i < 9 && i < t.params.count; i++) CHECK(near(t.params.elems[i], want[i], 0), "tensor %d", i);
+    double lora[4] = {16 * h, h * 16, 16 * h, kv * 16};
+    CHECK(t.adapters.count == 4, "lora q, v: %d adapter tensors", t.adapters.count);
+    for (int i = 0; i < 4 && i < t.adapters.count; i++) CHECK(near(t.adapters.elems[i], lora[i], 0), "adapter %d", i);
+  }
+  /* every architecture: the listed tensors sum to the layer's count on the rank, the adapters to its LoRA count */
+  {
+    const char *shapes[] = {
+        "model.layers=4 model.hidden=1024 model.heads=16 model.kv_heads=4 model.ffn_hidden=4096 model.bias=true",
+        "model.layers=4 model.hidden=1600 model.heads=25 model.ffn_hidden=6400 model.mlp=plain model.norm=layernorm "
+        "model.bias=true model.position=learned model.max_positions=1024",
+        "model.layers=4 model.moe.experts=8 model.moe.top_k=2 model.moe.shared_experts=1 parallel.gpus=8 "
+        "parallel.ep=4 parallel.engine=megatron",
+        "model.layers=2 model.hidden=7168 model.heads=128 model.ffn_hidden=18432 model.mla.q_lora_rank=1536 "
+        "model.mla.kv_lora_rank=512 model.mla.qk_nope_head_dim=128 model.mla.qk_rope_head_dim=64 "
+        "model.mla.v_head_dim=128 parallel.gpus=8 parallel.tp=8 parallel.engine=megatron",
+        "model.preset=qwen3-next-80b-a3b",
+        "model.preset=nemotron-h-8b",
+        "model.preset=gpt-oss-20b",
+        "model.preset=t5-3b",
+        "model.layers=4 training.finetune.method=lora training.finetune.lora_targets=q,k,v,o,gate,up,down",
+    };
+    for (int s = 0; s < (int)(sizeof shapes / sizeof *shapes); s++) {
+      plan pl = plan_for(shapes[s]);
+      for (int layer = 0; layer < (int)pl.layers; layer++) {
+        layer_params lp = layer_params_on_rank(&pl, layer);
+        layer_tensors t = layer_tensors_on_rank(&pl, layer);
+        double sum = 0, lora = 0;
+        for (int i = 0; i < t.params.count; i++) sum += t.params.elems[i];
+        for (int i = 0; i < t.adapters.count; i++) lora += t.adapters.elems[i];
+        double want = lp.matrix_count + lp.vector_count + lp.expert_count;
+        CHECK(near(sum, want, 1e-12), "shape %d layer %d: tensors sum to %.17g, the layer %.17g", s, layer, sum, want);
+        CHECK(near(lora, lp.lora_count, 1e-12), "shape %d layer %d: adapters %.17g of %.17g", s, layer, lora,
+              lp.lora_count);
+      }
+    }
+  }
   return check_report("params");
 }

@@ -896,8 +896,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
     sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
   if (pl->in->optimizer_in_backward != 0)
     sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
-  else if (W->lazy && first_pass)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, MB_NONE, 0), lc->grad_share, grad_stream(W));
+  else if (W->lazy && first_pass) blocks_layer_gradients(W, S, i, lc->grad_share, grad_stream(W));
   if (rs->accumulate_unsharded && first_pass)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, i, MB_NONE, 0), lc->trainable * rs->unsharded_accum_bytes,
              ALLOC_STREAM_COMPUTE);

@@ -52,7 +52,8 @@ enum {
   TAG_INIT,          /* set-up buffers freed before the step (FSDP1 flattening) */
   TAG_WEIGHT_INPUTS, /* zero-bubble split: what a W needs, from its I on */
   TAG_H2D,           /* FSDP1 CPU offload: a shard copied in before its all-gather */
-  TAG_OPT_STATE      /* torch.optim's states of one parameter tensor (part: tensor x state) */
+  TAG_OPT_STATE,     /* torch.optim's states of one parameter tensor (part: tensor x state) */
+  TAG_PARAM_GRAD     /* the .grad of one parameter tensor (part: the tensor) */
 };
 enum {
   LAYER_HEAD = -1,
@@ -318,6 +319,8 @@ void blocks_setup(const stage_walk *W, const sim *S, int lazy_states);
 void blocks_optimizer_states(const stage_walk *W, const sim *S);
 /* Gradients set to None after the step. */
 void blocks_free_gradients(const stage_walk *W, const sim *S);
+/* A layer's lazily created gradients (category and requests), on `stream`. */
+void blocks_layer_gradients(const stage_walk *W, sim *S, int layer, double bytes, int stream);
 void blocks_free_kept(const stage_walk *W, const sim *S, int chunk);
 
 /* ---- the walk (simulate.c) ---- */

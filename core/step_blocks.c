@@ -168,11 +168,41 @@ void blocks_optimizer_states(const stage_walk *W, const sim *S) {
             ALLOC_STREAM_COMPUTE);
 }
 
+/* autograd's AccumulateGrad makes each parameter's .grad as its gradient comes (one GPU; DDP unless the
+ * gradients are views into its buckets, gradient_as_bucket_view); FSDP's and ZeRO's reduce outputs and
+ * Megatron's gradient buffers are flat, one block a layer. */
+static int per_parameter_grads(const plan *pl) {
+  int e = (int)pl->in->engine;
+  return e == LLMEM_ENGINE_SINGLE || (e == LLMEM_ENGINE_DDP && pl->in->grad_as_bucket_view == 0);
+}
+
+/* One request per parameter tensor, in the backward's order (the layer's tensors from the last registered:
+ * the norms, the MLP's, then the mixer's), split by the tensors' elements (LoRA: its adapters'). */
+void blocks_layer_gradients(const stage_walk *W, sim *S, int layer, double bytes, int stream) {
+  if (bytes <= 0) return;
+  layer_tensors t = {0};
+  if (S->blocks && per_parameter_grads(W->pl)) t = layer_tensors_on_rank(W->pl, layer);
+  const param_list *l = W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
+  double elems = 0;
+  for (int k = 0; k < l->count; k++) elems += l->elems[k];
+  if (elems <= 0) {
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, layer, MB_NONE, 0), bytes, stream);
+    return;
+  }
+  sim_add(S, LLMEM_CAT_GRADIENTS, bytes);
+  for (int k = l->count - 1; k >= 0; k--)
+    sim_block(S, block_tag(TAG_PARAM_GRAD, layer, MB_NONE, k), bytes * l->elems[k] / elems, stream);
+}
+
 void blocks_free_gradients(const stage_walk *W, const sim *S) {
   if (!S->blocks) return;
+  int per_tensor = per_parameter_grads(W->pl);
   for (int c = 0; c < W->v; c++)
-    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       alloc_free_if_live(block_tag(TAG_GRAD, i, MB_NONE, 0));
+      for (int k = 0; per_tensor && k < LAYER_TENSORS_MAX; k++)
+        alloc_free_if_live(block_tag(TAG_PARAM_GRAD, i, MB_NONE, k));
+    }
   for (int layer = LAYER_REST; layer <= LAYER_HEAD; layer++) alloc_free_if_live(block_tag(TAG_GRAD, layer, MB_NONE, 0));
 }
 

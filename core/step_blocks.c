@@ -200,8 +200,10 @@ void blocks_free_gradients(const stage_walk *W, const sim *S) {
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       alloc_free_if_live(block_tag(TAG_GRAD, i, MB_NONE, 0));
-      for (int k = 0; per_tensor && k < LAYER_TENSORS_MAX; k++)
-        alloc_free_if_live(block_tag(TAG_PARAM_GRAD, i, MB_NONE, k));
+      /* the tensors' parts run from 0 without a gap: the first one not live ends them */
+      for (int k = 0; per_tensor && k < LAYER_TENSORS_MAX && alloc_is_live(block_tag(TAG_PARAM_GRAD, i, MB_NONE, k));
+           k++)
+        alloc_free(block_tag(TAG_PARAM_GRAD, i, MB_NONE, k), 0);
     }
   for (int layer = LAYER_REST; layer <= LAYER_HEAD; layer++) alloc_free_if_live(block_tag(TAG_GRAD, layer, MB_NONE, 0));
 }

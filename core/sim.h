@@ -53,7 +53,8 @@ enum {
   TAG_WEIGHT_INPUTS, /* zero-bubble split: what a W needs, from its I on */
   TAG_H2D,           /* FSDP1 CPU offload: a shard copied in before its all-gather */
   TAG_OPT_STATE,     /* torch.optim's states of one parameter tensor (part: tensor x state) */
-  TAG_PARAM_GRAD     /* the .grad of one parameter tensor (part: the tensor) */
+  TAG_PARAM_GRAD,    /* the .grad of one parameter tensor (part: the tensor) */
+  TAG_OPT_TEMP       /* the optimizer step's foreach list, one tensor per parameter (part: the tensor) */
 };
 enum {
   LAYER_HEAD = -1,
@@ -317,6 +318,8 @@ double walk_offloaded_bytes(const stage_walk *W, int chunk);
 /* Persistent states at load; lazy_states: optimizer states wait for the first step. */
 void blocks_setup(const stage_walk *W, const sim *S, int lazy_states);
 void blocks_optimizer_states(const stage_walk *W, const sim *S);
+/* The optimizer step's temporaries of `bytes`: take 1 allocates (category and requests), 0 frees them. */
+void blocks_optimizer_temporaries(const stage_walk *W, sim *S, double bytes, int take);
 /* Gradients set to None after the step. */
 void blocks_free_gradients(const stage_walk *W, const sim *S);
 /* A layer's lazily created gradients (category and requests), on `stream`. */

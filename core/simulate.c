@@ -276,10 +276,9 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
       double rest = rs->gradients - S->cat[LLMEM_CAT_GRADIENTS];
       sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_REST, MB_NONE, 0), rest, ALLOC_STREAM_COMPUTE);
     }
-    sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, MB_NONE, 0), rs->optimizer_step_temp,
-                       ALLOC_STREAM_COMPUTE);
+    blocks_optimizer_temporaries(W, S, rs->optimizer_step_temp, 1);
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
-    sim_give(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, LAYER_REST, MB_NONE, 0), rs->optimizer_step_temp, 0);
+    blocks_optimizer_temporaries(W, S, rs->optimizer_step_temp, 0);
   }
   if (W->lazy) {
     sim_add(S, LLMEM_CAT_GRADIENTS, -S->cat[LLMEM_CAT_GRADIENTS]);

@@ -129,28 +129,35 @@ static int states_per_tensor(const plan *pl) {
   return o == LLMEM_OPT_ADAM || o == LLMEM_OPT_ADAMW || o == LLMEM_OPT_ADAMW_8BIT ? 2 : 1;
 }
 
-/* A layer's states, one block per parameter tensor and state in model.parameters() order (its adapters'
- * under LoRA): torch/optim/adam.py _init_group makes state["exp_avg"] then state["exp_avg_sq"] of each
- * parameter with torch.zeros_like(p) (sgd.py, lion: the momentum buffer). The layer's share is split by
- * the tensors' elements; its sum is unchanged. */
-static void layer_state_blocks(const stage_walk *W, const sim *S, int layer, double share) {
+/* A layer's share as one block per trainable parameter tensor (its adapters' under LoRA) and `per` pieces
+ * each, in model.parameters() order, split by the tensors' elements; `kind` tags them (part: tensor x
+ * piece). Without a listing, one block. */
+static void per_tensor_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per) {
   layer_tensors t = layer_tensors_on_rank(W->pl, layer);
   const param_list *l = W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
-  int k = states_per_tensor(W->pl);
   double elems = 0;
   for (int i = 0; i < l->count; i++) elems += l->elems[i];
   if (elems <= 0) {
-    sim_block(S, block_tag(TAG_STATE, layer, MB_NONE, LLMEM_CAT_OPTIMIZER_STATES), share, ALLOC_STREAM_COMPUTE);
+    sim_block(S, block_tag(kind, layer, MB_NONE, 63), share, ALLOC_STREAM_COMPUTE);
     return;
   }
-  for (int i = 0; i < l->count; i++) /* parts i * k + s < 2 LAYER_TENSORS_MAX = 64: the tag's 6 bits */
-    for (int s = 0; s < k; s++)
-      sim_block(S, block_tag(TAG_OPT_STATE, layer, MB_NONE, i * k + s), share * l->elems[i] / elems / k,
+  for (int i = 0; i < l->count; i++) /* parts i * per + s < 2 LAYER_TENSORS_MAX = 64: the tag's 6 bits */
+    for (int s = 0; s < per; s++)
+      sim_block(S, block_tag(kind, layer, MB_NONE, i * per + s), share * l->elems[i] / elems / per,
                 ALLOC_STREAM_COMPUTE);
 }
 
+/* The same blocks freed: their parts run from 0 without a gap (63: the unlisted block). */
+static void free_per_tensor_blocks(int kind, int layer) {
+  alloc_free_if_live(block_tag(kind, layer, MB_NONE, 63));
+  for (int k = 0; k < 2 * LAYER_TENSORS_MAX && alloc_is_live(block_tag(kind, layer, MB_NONE, k)); k++)
+    alloc_free(block_tag(kind, layer, MB_NONE, k), 0);
+}
+
 /* torch.optim creates its states at the first step (_init_group: torch.zeros_like per parameter), after
- * the backward freed the activations; the rest (embedding, head, norms) as one block after the layers. */
+ * the backward freed the activations; the rest (embedding, head, norms) as one block after the layers.
+ * torch/optim/adam.py _init_group makes state["exp_avg"] then state["exp_avg_sq"] of each parameter
+ * (sgd.py, lion: the momentum buffer). */
 void blocks_optimizer_states(const stage_walk *W, const sim *S) {
   double total = W->rs->optimizer, used = 0;
   if (!per_parameter_states(W->pl) || total <= 0) {
@@ -161,11 +168,44 @@ void blocks_optimizer_states(const stage_walk *W, const sim *S) {
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       double share = share_of(W, i, total, 1);
       if (used + share > total) share = total - used;
-      if (share > 0) layer_state_blocks(W, S, i, share);
+      if (share > 0) per_tensor_blocks(W, S, TAG_OPT_STATE, i, share, states_per_tensor(W->pl));
       used += share;
     }
   sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_OPTIMIZER_STATES), total - used,
             ALLOC_STREAM_COMPUTE);
+}
+
+/* The optimizer step's temporaries (states.c step_temporaries). The foreach kernels' list (torch/optim/adam.py
+ * _multi_tensor_adam: exp_avg_sq_sqrt = torch._foreach_sqrt(device_exp_avg_sqs), one new tensor per
+ * parameter) as one request per parameter tensor where the optimizer sees them (blocks_optimizer_states);
+ * else one block. take 0: freed. */
+void blocks_optimizer_temporaries(const stage_walk *W, sim *S, double bytes, int take) {
+  const plan *pl = W->pl;
+  int listed = per_parameter_states(pl) && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH;
+  uint64_t rest = block_tag(TAG_TEMP, LAYER_REST, MB_NONE, 0);
+  if (!listed || !S->blocks || bytes <= 0) {
+    if (take) sim_take_transient(S, LLMEM_CAT_TEMPORARIES, rest, bytes, ALLOC_STREAM_COMPUTE);
+    else sim_give(S, LLMEM_CAT_TEMPORARIES, rest, bytes, 0);
+    return;
+  }
+  if (!take) {
+    sim_add(S, LLMEM_CAT_TEMPORARIES, -bytes);
+    for (int c = 0; c < W->v; c++)
+      for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
+        free_per_tensor_blocks(TAG_OPT_TEMP, i);
+    alloc_free_if_live(rest);
+    return;
+  }
+  sim_transient(S, LLMEM_CAT_TEMPORARIES, bytes);
+  double used = 0;
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+      double share = share_of(W, i, bytes, 1);
+      if (used + share > bytes) share = bytes - used;
+      if (share > 0) per_tensor_blocks(W, S, TAG_OPT_TEMP, i, share, 1);
+      used += share;
+    }
+  sim_block(S, rest, bytes - used, ALLOC_STREAM_COMPUTE);
 }
 
 /* autograd's AccumulateGrad makes each parameter's .grad as its gradient comes (one GPU; DDP unless the

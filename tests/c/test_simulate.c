@@ -71,10 +71,10 @@ int main(void) {
   }
 
   /* one estimate's stage walks share the allocator's budget (ALLOCATOR_MAX_OPS): in a two-stage ZB-V step
-   * whose cache layouts never repeat within 18 micro-batches (124 small layers), stage 0's walk takes most
+   * whose cache layouts never repeat within 14 micro-batches (124 small layers), stage 0's walk takes most
    * of it and stage 1's gives up partway; its reserve is then the bound or what it had reached */
   if (run("model.layers=124 model.hidden=256 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "
-          "training.seq_len=512 training.grad_accum=18 parallel.gpus=4 parallel.pp=2 parallel.vpp=2 "
+          "training.seq_len=512 training.grad_accum=14 parallel.gpus=4 parallel.pp=2 parallel.vpp=2 "
           "parallel.pp_schedule=zb_v")) {
     CHECK(out.ranks[0].reserved_simulated && !out.ranks[1].reserved_simulated,
           "stage 0 simulated (%d), stage 1 past the estimate's budget (%d)", out.ranks[0].reserved_simulated,

@@ -20,7 +20,7 @@
  * native/layer_norm.cpp rms_norm_symint, 3de78edb): not this, left as it
  * was (none; under autocast the fp32 one, as every stack). */
 double rmsnorm_normed_bytes(const plan *pl, double input_bytes) {
-  if (pl->in->ft_method != LLMEM_FT_FULL) return 0;
+  if ((int)pl->in->ft_method != LLMEM_FT_FULL) return 0;
   if ((int)pl->in->framework == LLMEM_FW_TORCHTITAN && !pl->autocast) return 0;
   return input_bytes;
 }
@@ -54,7 +54,7 @@ static shape layer_shape(const plan *pl) {
   sh.ab = pl->act_bytes;
   /* with a recipe, the columnwise quantised copy with its scales (§4.6) */
   sh.lin = pl->fp8_recipe >= 0 ? pl->fp8_input_bytes : pl->fp8_linear ? 1 : pl->act_bytes;
-  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = (int)pl->in->engine == LLMEM_ENGINE_MEGATRON || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   /* Eager RMSNorm/LayerNorm (HF, torchtitan) keeps the fp32 upcast of its input
    * (x.float() feeds pow and mul); fused kernels (TE/apex, torch.compile) keep
    * the input at its dtype plus per-token statistics. */
@@ -64,14 +64,14 @@ static shape layer_shape(const plan *pl) {
   sh.autocast = pl->autocast;
   sh.residual = sh.autocast ? 4 : pl->act_bytes;
   double normed = rmsnorm_normed_bytes(pl, sh.residual);
-  if (megatron || pl->in->torch_compile != 0) sh.norm_saved = pl->act_bytes;
+  if (megatron || (int)pl->in->torch_compile != 0) sh.norm_saved = pl->act_bytes;
   else if (pl->norm_width == 1 && !pl->norm_upcast)
     sh.norm_saved = sh.residual + normed;                   /* training.norm_upcast off: x itself (+ x * rsqrt) */
   else if (pl->norm_width == 1) sh.norm_saved = 4 + normed; /* x.float() input (+ the normed x for the weight) */
   else sh.norm_saved = sh.residual;                         /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
    * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
-  sh.fused_mlp = megatron || pl->in->torch_compile != 0;
+  sh.fused_mlp = megatron || (int)pl->in->torch_compile != 0;
   return sh;
 }
 
@@ -81,8 +81,8 @@ static shape layer_shape(const plan *pl) {
  * off): q, k, v, scores and probabilities are fp32. Megatron's unfused core
  * attention (the Megatron engines' sdpa_math) keeps the activation dtype. */
 static int torch_math_sdpa(const plan *pl) {
-  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
-  return pl->in->attention == LLMEM_ATTN_SDPA_MATH && !megatron;
+  int megatron = (int)pl->in->engine == LLMEM_ENGINE_MEGATRON || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return (int)pl->in->attention == LLMEM_ATTN_SDPA_MATH && !megatron;
 }
 
 static void push(tensor_list *l, double bytes) {
@@ -115,7 +115,7 @@ static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens,
 }
 
 static int lora_target(const plan *pl, int target) {
-  return pl->in->ft_method != LLMEM_FT_FULL && ((int)pl->in->lora_targets & (1 << target));
+  return (int)pl->in->ft_method != LLMEM_FT_FULL && ((int)pl->in->lora_targets & (1 << target));
 }
 
 /* Stacks whose LoRA is PEFT's (the HF Trainer and those built on it, verl,
@@ -145,9 +145,9 @@ static int peft_lora(const plan *pl) {
  * weights only: single GPU or DDP (FSDP's mixed precision and DeepSpeed's
  * bf16 hand the adapters over in the compute dtype). */
 int lora_input_cast(const plan *pl) {
-  if (pl->in->ft_method == LLMEM_FT_FULL || !peft_lora(pl)) return 0;
-  if (pl->in->engine != LLMEM_ENGINE_SINGLE && pl->in->engine != LLMEM_ENGINE_DDP) return 0;
-  int act_dtype = pl->in->dtype == LLMEM_DTYPE_FP8 ? LLMEM_DTYPE_BF16 : (int)pl->in->dtype;
+  if ((int)pl->in->ft_method == LLMEM_FT_FULL || !peft_lora(pl)) return 0;
+  if ((int)pl->in->engine != LLMEM_ENGINE_SINGLE && (int)pl->in->engine != LLMEM_ENGINE_DDP) return 0;
+  int act_dtype = (int)pl->in->dtype == LLMEM_DTYPE_FP8 ? LLMEM_DTYPE_BF16 : (int)pl->in->dtype;
   return pl->in->adapter_dtype != act_dtype;
 }
 
@@ -158,7 +158,7 @@ int lora_input_cast(const plan *pl) {
  * LoRAQKVLinear.forward: F.linear(self.lora_dropout(x), self.lora_A),
  * a2bd80bd, 2024-04; lit_gpt/lora.py the same at cf91ad27, 2023-10). */
 double lora_saved_bytes(const plan *pl, int layer) {
-  if (pl->in->ft_method == LLMEM_FT_FULL) return 0;
+  if ((int)pl->in->ft_method == LLMEM_FT_FULL) return 0;
   shape sh = layer_shape(pl);
   double T = sh.tokens, h = pl->in->hidden, r = pl->in->lora_rank, ab = sh.ab;
   /* lora_input_cast: the copy lora_A keeps, at the compute dtype under
@@ -250,9 +250,9 @@ static void attention_dims(const plan *pl, mixer_part *m) {
 static double out_proj_input_bytes(const plan *pl, const shape *sh, const mixer_part *m) {
   double T = sh->tokens, ab = sh->ab;
   if (pl->fp8_recipe < 0) return T * m->o_dim * sh->lin; /* kernel output = o_proj input */
-  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = (int)pl->in->engine == LLMEM_ENGINE_MEGATRON || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int original = megatron && pl->fp8_recipe != LLMEM_FP8_RECIPE_DELAYED;
-  double kernel_out = pl->in->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
+  double kernel_out = (int)pl->in->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
   return T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
 }
 
@@ -270,14 +270,14 @@ static void attention_scores(const plan *pl, const shape *sh, mixer_part *m, dou
     *temp = n * (4 + 4 + 1);
     *bwd = 2 * n * 4; /* _softmax_backward_data: incoming and outgoing fp32 score gradients */
     m->lse = 0;
-  } else if (pl->in->attention != LLMEM_ATTN_FLASH) {
+  } else if ((int)pl->in->attention != LLMEM_ATTN_FLASH) {
     /* eager (HF): softmax in fp32 then cast (4 + 2 bytes); Megatron's unfused attention: 2 bytes */
-    m->scores = n * (pl->in->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
+    m->scores = n * ((int)pl->in->attention == LLMEM_ATTN_EAGER ? 4 + ab : ab);
     if (pl->in->dropout > 0)
       m->scores += n * (1 + (sh->autocast ? 4 : ab)); /* dropout mask + output (fp32 softmax under autocast) */
     /* soft-capped scores: / cap, tanh, * cap; tanh keeps its output for the
      * backward (transformers models/gemma2/modeling_gemma2.py eager_attention_forward) */
-    if (pl->attn_softcap && pl->in->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
+    if (pl->attn_softcap && (int)pl->in->attention == LLMEM_ATTN_EAGER) m->scores += n * ab;
     *temp = 2 * n * ab; /* pre-softmax scores + masked copy */
     *bwd = 2 * *temp;
     m->lse = 0;
@@ -301,7 +301,7 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   double kb = torch_math_sdpa(pl) ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
   m->kb = kb;
   double qkv[5] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb, T * m->q_dim * ab, T * m->q_dim * ab};
-  if (pl->in->attn_output_gate !=
+  if ((int)pl->in->attn_output_gate !=
       0) /* the output gate: sigmoid's output and the ungated attention output the product keeps
                       * (transformers qwen3_next/modeling_qwen3_next.py Qwen3NextAttention) */
     set_core(m, qkv, 5, T * (m->q_dim + m->k_dim + m->v_dim) * kb + 2 * T * m->q_dim * ab);
@@ -320,7 +320,8 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
   m->drop = pl->in->dropout > 0 ? out_h : 0;                   /* 1-byte mask after o_proj */
   m->cp_ring = pl->in->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
-  double rope_temp = T * (m->q_dim + m->k_dim) * (pl->in->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
+  double rope_temp =
+      T * (m->q_dim + m->k_dim) * ((int)pl->in->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
   m->forward_temp = rope_temp + scores_temp;
   /* dq, dk, dv, the output gradient, FlashAttention-2's fp32 dq accumulator, score gradients */
   m->backward_temp = T * (m->q_dim + m->k_dim + m->v_dim + m->o_dim) * ab + T * m->q_dim * 4 + scores_bwd;
@@ -369,7 +370,7 @@ static void ssm_part(const plan *pl, const shape *sh, int keep_in, mixer_part *m
   double T = sh->tokens, h = pl->in->hidden, ab = sh->ab, t = pl->in->tp;
   double heads = pl->in->ssm_heads / t, inner = heads * pl->in->ssm_head_dim, groups = pl->in->ssm_groups / t;
   double bc = 2 * groups * pl->in->ssm_state_size, zxbcdt = 2 * inner + bc + heads, conv_dim = inner + bc;
-  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = (int)pl->in->engine == LLMEM_ENGINE_MEGATRON || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   m->rstd = T * 4 / sh->outside;
   m->norm_in = T * h / sh->outside * sh->norm_saved + m->rstd;
   m->proj_in = keep_in ? T * h / sh->lin_in * sh->lin : 0;
@@ -403,8 +404,8 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   /* A parallel block (GPT-J, Falcon, phi-2: x + attn(ln(x)) + mlp(ln(x)))
    * feeds the MLP the attention's norm output; with two norms (GPT-NeoX
    * use_parallel_residual) both read x, kept once when the norm keeps x itself. */
-  int one_norm = pl->in->parallel_block != 0 && pl->in->norms_per_layer <= 1;
-  int shared_x = one_norm || (pl->in->parallel_block != 0 && sh->norm_saved == sh->residual);
+  int one_norm = (int)pl->in->parallel_block != 0 && pl->in->norms_per_layer <= 1;
+  int shared_x = one_norm || ((int)pl->in->parallel_block != 0 && sh->norm_saved == sh->residual);
   b->norm_x = shared_x ? 0 : out_h * sh->norm_saved;
   b->norm_rstd = one_norm ? 0 : T * 4 / sh->outside;
   b->norm_in = b->norm_x + b->norm_rstd;
@@ -435,7 +436,7 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
      * score_before_experts=True, a9aa50696, 2025-08-05; experiments/llama4/model/
      * moe.py from e4e48349c, 2025-04-07). Compiled, the upcast is a recomputable
      * pointwise op and the bf16 gathered tokens are kept (at most). */
-    double combine = routed * h * (pl->in->moe_score_before != 0 && pl->in->torch_compile == 0 ? 4 : ab);
+    double combine = routed * h * ((int)pl->in->moe_score_before != 0 && (int)pl->in->torch_compile == 0 ? 4 : ab);
     b->combine = combine;
     double shared = 0;
     if (pl->in->moe_shared_experts > 0)
@@ -495,8 +496,8 @@ static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, c
   double T = sh->tokens, ab = sh->ab, f_t = pl->in->ffn_hidden / pl->in->tp;
   tensor_list *sv = &la->saved_tensors, *rc = &la->recompute_tensors;
   sv->count = rc->count = 0;
-  int r = pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE ? (int)pl->in->recompute_modules : 0;
-  if (!recomputed && pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
+  int r = (int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE ? (int)pl->in->recompute_modules : 0;
+  if (!recomputed && (int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
     double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
     push(sv, layer_input), push(sv, T * m->q_dim * ab), push(sv, T * g_dim * ab), push(sv, m->out_in), push(sv, m->lse);
     if (has_mlp && !moe) push(sv, T * f_t * ab), push(sv, T * pl->in->hidden * ab / sh->outside);
@@ -552,7 +553,7 @@ static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list
                      S * kv_dim * ab,
                      S * kv_dim * ab,
                      T * q_dim * sh->lin,
-                     pl->in->attention == LLMEM_ATTN_FLASH ? T * a_t * 4 : T * a_t * pl->source_len * (4 + ab)};
+                     (int)pl->in->attention == LLMEM_ATTN_FLASH ? T * a_t * 4 : T * a_t * pl->source_len * (4 + ab)};
   double sum = 0;
   for (int i = 0; i < 7; i++) sum += parts[i], push(kept, parts[i]);
   return sum;
@@ -566,10 +567,10 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
     sh.seq_keys = pl->source_len;
   }
   double T = sh.tokens, h = pl->in->hidden, ab = sh.ab;
-  int frozen = pl->in->ft_method != LLMEM_FT_FULL;
+  int frozen = (int)pl->in->ft_method != LLMEM_FT_FULL;
   /* bitsandbytes MatMul4Bit up to 0.43.1 keeps its input in ctx.tensors
    * until the backward (autograd/_functions.py; fixed by #1270 in 0.43.2) */
-  int qlora = pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input;
+  int qlora = (int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input;
   int mixer = layer_mixer(pl, layer), mlp_kind = layer_mlp(pl, layer);
   int moe = mlp_kind == LLMEM_LMLP_MOE, has_mlp = mlp_kind != LLMEM_LMLP_NONE;
   /* A frozen linear keeps its input only when something else needs it:
@@ -630,7 +631,7 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
   /* each 4-bit linear's matmul runs on its whole dequantised weight, forward and
    * backward (bitsandbytes/autograd/_functions.py MatMul4Bit, 0.43.0 48763245 L516/L546;
    * training.finetune.quant_dequant_temp): the largest one beside the working set */
-  if (pl->in->ft_method == LLMEM_FT_QLORA && pl->in->quant != LLMEM_QUANT_INT8 && pl->quant_dequant_temp) {
+  if ((int)pl->in->ft_method == LLMEM_FT_QLORA && (int)pl->in->quant != LLMEM_QUANT_INT8 && pl->quant_dequant_temp) {
     double deq = dequantized_weight_bytes(pl, layer_params_on_rank(pl, layer).largest_linear_count);
     la.forward_temp_bytes += deq;
     la.backward_temp_bytes += deq;

@@ -400,8 +400,8 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
   a.pattern_ctx = pl;
   a.swiglu = pl->gated;
   a.rmsnorm = pl->norm_width == 1;
-  a.add_bias_linear = pl->in->bias != 0 || pl->in->moe_router_bias != 0;
-  a.untie_embeddings_and_output_weights = pl->in->tied_embeddings == 0;
+  a.add_bias_linear = (int)pl->in->bias != 0 || (int)pl->in->moe_router_bias != 0;
+  a.untie_embeddings_and_output_weights = (int)pl->in->tied_embeddings == 0;
   a.multi_latent_attention = pl->mla;
   a.q_lora_rank = pl->q_lora_rank;
   a.kv_lora_rank = pl->in->mla_kv_lora_rank;
@@ -417,7 +417,7 @@ static megatron_args megatron_args_from_plan(const plan *pl) {
   a.context_parallel_size = pl->in->cp;
   a.world_size = pl->in->gpus;
   a.data_parallel_size = pl->dp;
-  a.use_distributed_optimizer = pl->in->distributed_optimizer != 0;
+  a.use_distributed_optimizer = (int)pl->in->distributed_optimizer != 0;
   a.seq_length = pl->in->seq_len;
   a.micro_batch_size = pl->in->micro_batch;
   a.num_microbatches = pl->grad_accum;
@@ -457,23 +457,26 @@ static void set_single_rank(llmem_result *out, const double *cat) {
 }
 
 static int engine_is_deepspeed(const plan *pl) {
-  return pl->in->engine == LLMEM_ENGINE_DEEPSPEED || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return (int)pl->in->engine == LLMEM_ENGINE_DEEPSPEED || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 static int engine_is_megatron(const plan *pl) {
-  return pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return (int)pl->in->engine == LLMEM_ENGINE_MEGATRON || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 /* What no formula models: LoRA; offload, which only DeepSpeed's estimators
  * model (CPU, not NVMe); MLA, where the activation formulas of the ZeRO paper
  * and Korthikanti et al. assume MHA. */
 static llmem_status compat_supported(const plan *pl) {
-  if (pl->in->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
-  int ds_formula = pl->in->formula == LLMEM_FORMULA_DEEPSPEED || pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
-  int offload = pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE || pl->in->offload_params != LLMEM_OFFLOAD_NONE;
-  int nvme = pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME || pl->in->offload_params == LLMEM_OFFLOAD_NVME;
+  if ((int)pl->in->ft_method != LLMEM_FT_FULL) return LLMEM_ERR_COMPAT_FEATURE;
+  int ds_formula =
+      (int)pl->in->formula == LLMEM_FORMULA_DEEPSPEED || (int)pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY;
+  int offload =
+      (int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE || (int)pl->in->offload_params != LLMEM_OFFLOAD_NONE;
+  int nvme = (int)pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME || (int)pl->in->offload_params == LLMEM_OFFLOAD_NVME;
   if (offload && (!ds_formula || nvme)) return LLMEM_ERR_COMPAT_FEATURE;
-  if (pl->mla && (pl->in->formula == LLMEM_FORMULA_ZERO_PAPER || pl->in->formula == LLMEM_FORMULA_KORTHIKANTI))
+  if (pl->mla &&
+      ((int)pl->in->formula == LLMEM_FORMULA_ZERO_PAPER || (int)pl->in->formula == LLMEM_FORMULA_KORTHIKANTI))
     return LLMEM_ERR_COMPAT_FEATURE;
   return LLMEM_OK;
 }
@@ -487,10 +490,10 @@ static llmem_status megatron_formula(const plan *pl, double *cat, llmem_result *
   cat[LLMEM_CAT_WEIGHTS] = 2 * w.most_loaded;
   cat[LLMEM_CAT_GRADIENTS] = 4 * w.most_loaded;
   cat[LLMEM_CAT_MASTER_WEIGHTS] =
-      pl->in->distributed_optimizer != 0 ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
+      (int)pl->in->distributed_optimizer != 0 ? 4 * dense / d + 4 * w.exp_most / w.edp : 4 * w.most_loaded;
   cat[LLMEM_CAT_OPTIMIZER_STATES] =
       w.bytes - cat[LLMEM_CAT_WEIGHTS] - cat[LLMEM_CAT_GRADIENTS] - cat[LLMEM_CAT_MASTER_WEIGHTS];
-  int sp_path = pl->sp && pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
+  int sp_path = pl->sp && (int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE; /* MLM L466-477 */
   cat[LLMEM_CAT_ACTIVATIONS] = sp_path ? megatron_activation_sp(&a) : megatron_activation_without_sp(&a);
   out->params_total = w.total;
   out->params_trainable = w.total; /* full training (LoRA is refused): the formula's own count */
@@ -526,9 +529,10 @@ static llmem_status deepspeed_formula(const plan *pl, double P, double *cat, llm
   if (!engine_is_deepspeed(pl) || pl->in->zero_stage < 1) return LLMEM_ERR_COMPAT_ENGINE;
   double gpn = min2(pl->in->gpus, pl->in->gpus_per_node), nodes = ceil(pl->in->gpus / gpn), G = nodes * gpn;
   double gpu, cpu;
-  int off_opt = pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE, off_par = pl->in->offload_params != LLMEM_OFFLOAD_NONE;
+  int off_opt = (int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE,
+      off_par = (int)pl->in->offload_params != LLMEM_OFFLOAD_NONE;
   if (pl->in->zero_stage <= 2) {
-    deepspeed_zero2(P, gpn, nodes, off_opt, pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
+    deepspeed_zero2(P, gpn, nodes, off_opt, (int)pl->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY, &gpu, &cpu);
     cat[LLMEM_CAT_WEIGHTS] = 2 * P;
     if (!off_opt) {
       cat[LLMEM_CAT_MASTER_WEIGHTS] = floor(4 * P / G);
@@ -536,7 +540,7 @@ static llmem_status deepspeed_formula(const plan *pl, double P, double *cat, llm
     }
   } else {
     double ll = largest_layer_params(pl);
-    deepspeed_zero3(P, ll, gpn, nodes, off_opt, off_par, pl->in->zero_init != 0, &gpu, &cpu);
+    deepspeed_zero3(P, ll, gpn, nodes, off_opt, off_par, (int)pl->in->zero_init != 0, &gpu, &cpu);
     cat[LLMEM_CAT_WEIGHTS] = 2 * ll;
     if (!off_opt) {
       cat[LLMEM_CAT_WEIGHTS] += floor(2 * P / G);
@@ -557,7 +561,7 @@ static llmem_status deepspeed_formula(const plan *pl, double P, double *cat, llm
 static llmem_status zero_paper_formula(const plan *pl, double P, double *cat) {
   int deepspeed = engine_is_deepspeed(pl);
   int stage = deepspeed ? (int)pl->in->zero_stage : 0;
-  if (!(deepspeed || pl->in->engine == LLMEM_ENGINE_SINGLE || pl->in->engine == LLMEM_ENGINE_DDP))
+  if (!(deepspeed || (int)pl->in->engine == LLMEM_ENGINE_SINGLE || (int)pl->in->engine == LLMEM_ENGINE_DDP))
     return LLMEM_ERR_COMPAT_ENGINE;
   double k = 12, N = pl->dp;
   double w = 2 * P / (stage >= 3 ? N : 1), g = 2 * P / (stage >= 2 ? N : 1), kk = k * P / (stage >= 1 ? N : 1);
@@ -573,8 +577,8 @@ static llmem_status zero_paper_formula(const plan *pl, double P, double *cat) {
 /* Korthikanti et al.: the activations of the first stage only. */
 static void korthikanti_formula(const plan *pl, double *cat) {
   korthikanti_row row;
-  if (pl->in->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
-  else if (pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
+  if ((int)pl->in->recompute == LLMEM_RECOMPUTE_FULL) row = KOR_FULL;
+  else if ((int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) row = pl->sp ? KOR_TP_SP_SELECTIVE : KOR_TP_SELECTIVE;
   else row = pl->sp ? KOR_TP_SP : KOR_TP;
   double per_layer =
       korthikanti_layer_bytes(pl->in->seq_len, pl->in->micro_batch, pl->in->hidden, pl->in->heads, pl->in->tp, row);

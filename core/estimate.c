@@ -55,15 +55,15 @@ static void finish(const plan *pl, llmem_result *out) {
 }
 
 static void add_config_warnings(const plan *pl, llmem_result *out) {
-  if (pl->in->sequence_parallel != 0 && pl->in->tp == 1 && pl->in->engine == LLMEM_ENGINE_MEGATRON)
+  if ((int)pl->in->sequence_parallel != 0 && pl->in->tp == 1 && (int)pl->in->engine == LLMEM_ENGINE_MEGATRON)
     result_add_warning(out, LLMEM_WARN_SP_WITHOUT_TP);
   if (pl->in->pp > 1 && pl->grad_accum < pl->in->pp) result_add_warning(out, LLMEM_WARN_PP_BUBBLE);
   if (pl->fp8_linear && pl->fp8_recipe < 0) result_add_warning(out, LLMEM_WARN_FP8_APPROX);
   if (pl->fp8_recipe >= 0) result_add_warning(out, LLMEM_WARN_FP8_RECIPE);
   if (pl->capacity_factor > 0) result_add_warning(out, LLMEM_WARN_CAPACITY_DROPS);
-  if (pl->in->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
-  if (pl->in->activation_offload != 0) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);
-  if (pl->in->paged_optimizer != 0) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
+  if ((int)pl->in->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
+  if ((int)pl->in->activation_offload != 0) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);
+  if ((int)pl->in->paged_optimizer != 0) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
 
 /* A rank's parameter and layer counts, from its stage. */

@@ -54,7 +54,7 @@ static void state_terms(llmem_result *out, const state_split *s) {
  * stage whose layers differ (per-layer kinds, an encoder-decoder stack). */
 static layer_activations mean_layer_activations(const plan *pl, const stage_layout *st) {
   layer_activations mean = {0}, kind_acts[LAYER_KIND_COUNT];
-  int full = pl->in->recompute == LLMEM_RECOMPUTE_FULL, counted = 0, kind_n[LAYER_KIND_COUNT] = {0};
+  int full = (int)pl->in->recompute == LLMEM_RECOMPUTE_FULL, counted = 0, kind_n[LAYER_KIND_COUNT] = {0};
   for (int c = 0; c < (int)pl->in->vpp; c++) { /* each kind's layer once, times its count on the stage */
     int first = 0, n = layout_stage_layers(pl, st->stage, c, &first);
     for (int i = first; i < first + n; i++, counted++)
@@ -86,18 +86,20 @@ static rank_states expert_part(const plan *pl, const stage_layout *st, const ran
 /* The model's category terms; b: its breakdown at the peak. */
 void explain_model_terms(const plan *pl, const stage_layout *st, const rank_states *rs, const double *b,
                          llmem_result *out) {
-  int fsdp = (pl->in->engine == LLMEM_ENGINE_FSDP1 || pl->in->engine == LLMEM_ENGINE_FSDP2) &&
-             pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
-  int deepspeed = pl->in->engine == LLMEM_ENGINE_DEEPSPEED || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int fsdp = ((int)pl->in->engine == LLMEM_ENGINE_FSDP1 || (int)pl->in->engine == LLMEM_ENGINE_FSDP2) &&
+             (int)pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  int deepspeed =
+      (int)pl->in->engine == LLMEM_ENGINE_DEEPSPEED || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   int z = deepspeed ? (int)pl->in->zero_stage : 0;
   int sharded_w = fsdp || z >= 3, sharded_g = fsdp || z >= 2;
-  int sharded_o = fsdp || z >= 1 || (pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->distributed_optimizer != 0);
+  int sharded_o =
+      fsdp || z >= 1 || ((int)pl->in->engine == LLMEM_ENGINE_MEGATRON && (int)pl->in->distributed_optimizer != 0);
   double shard_w = sharded_w ? pl->shard_dense : 1, ne_w = sharded_w ? pl->shard_expert : 1;
   double shard_g = sharded_g ? pl->shard_dense : 1, ne_g = sharded_g ? pl->shard_expert : 1;
   double shard_o = sharded_o ? pl->shard_dense : 1, ne_o = sharded_o ? pl->shard_expert : 1;
   double params = st->params_count, trainable = st->trainable_count;
   /* routed experts (full fine-tuning) are sharded over the expert-data-parallel degree */
-  double E = pl->in->ft_method == LLMEM_FT_FULL ? st->layers.expert_count : 0;
+  double E = (int)pl->in->ft_method == LLMEM_FT_FULL ? st->layers.expert_count : 0;
   rank_states x = {0};
   if (E > 0) x = expert_part(pl, st, rs);
 
@@ -115,7 +117,7 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
   state_terms(
       out, &(state_split){LLMEM_TERM_OPTIMIZER, LLMEM_TERM_OPTIMIZER_EXPERT, LLMEM_CAT_OPTIMIZER_STATES, 0,
                           b[LLMEM_CAT_OPTIMIZER_STATES], rs->optimizer, x.optimizer, trainable, E, shard_o, ne_o, 0});
-  layer_activations la = layer_activation_bytes(pl, st->first_layer, pl->in->recompute == LLMEM_RECOMPUTE_FULL);
+  layer_activations la = layer_activation_bytes(pl, st->first_layer, (int)pl->in->recompute == LLMEM_RECOMPUTE_FULL);
   if (st->layer_count > 0 && (pl->mixer_period || pl->mlp_period || pl->in->encoder_layers > 0))
     la = mean_layer_activations(pl, st); /* layers of several kinds: the stage's mean layer */
   double passes = la.saved_bytes > 0 ? (b[LLMEM_CAT_ACTIVATIONS] - la.recompute_bytes) / la.saved_bytes : 0;

@@ -111,17 +111,18 @@ typedef struct {
 /* The V-shape schedules (zb_v, dualpipe_v): rank r holds model chunks r and
  * 2p - 1 - r, so the first rank holds the embedding and the head. */
 static inline int plan_v_shape(const plan *p) {
-  return p->in->pp > 1 && (p->in->pp_schedule == LLMEM_PP_ZB_V || p->in->pp_schedule == LLMEM_PP_DUALPIPE_V);
+  return p->in->pp > 1 && ((int)p->in->pp_schedule == LLMEM_PP_ZB_V || (int)p->in->pp_schedule == LLMEM_PP_DUALPIPE_V);
 }
 /* DualPipe (bidirectional): rank r holds stage r of one model copy and stage
  * p - 1 - r of another, run in opposite directions (layout.c, schedule.c). */
-static inline int plan_dualpipe(const plan *p) { return p->in->pp > 1 && p->in->pp_schedule == LLMEM_PP_DUALPIPE; }
+static inline int plan_dualpipe(const plan *p) { return p->in->pp > 1 && (int)p->in->pp_schedule == LLMEM_PP_DUALPIPE; }
 /* Two chunks per rank in an order of their own (V or DualPipe; schedule.c). */
 static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || plan_dualpipe(p); }
 /* Tensor parallelism by PyTorch DTensor (parallelize_module: torchtitan, torchtune, transformers'
  * tp_plan), the only TP outside Megatron's own layers (plan.c check_tensor_parallel: FSDP2). */
 static inline int plan_dtensor_tp(const plan *p) {
-  return p->in->tp > 1 && p->in->engine != LLMEM_ENGINE_MEGATRON && p->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return p->in->tp > 1 && (int)p->in->engine != LLMEM_ENGINE_MEGATRON &&
+         (int)p->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 /* One stage (pipeline rank) of the layout. */

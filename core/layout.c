@@ -94,19 +94,19 @@ static void stage_head(const plan *pl, stage_layout *st) {
      * pre_process or mtp_process; tied, the head's copy is that embedding) */
     layer_params mtp = mtp_params_on_rank(pl);
     for (int k = 0; k < (int)pl->in->mtp_layers; k++) add_layer(&st->layers, &mtp);
-    if ((!st->has_embedding || plan_dualpipe(pl)) && pl->in->tied_embeddings == 0)
+    if ((!st->has_embedding || plan_dualpipe(pl)) && (int)pl->in->tied_embeddings == 0)
       st->embedding_count += pl->vocab_padded * h / t;
   }
   st->final_norm_count = pl->in->final_norm * pl->norm_width * h;
-  if (pl->in->head == LLMEM_HEAD_LM) {
+  if ((int)pl->in->head == LLMEM_HEAD_LM) {
     /* untied: own output layer; tied with p > 1: the last stage keeps a copy
      * of the word embedding (Megatron; docs/memory-model.md §11 #14); a V
      * schedule's first rank holds both ends and one table; DualPipe's end
      * ranks hold the first stage of one copy and the last of the other, two
      * modules with a table each */
-    if (pl->in->tied_embeddings == 0 || (pl->in->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
+    if ((int)pl->in->tied_embeddings == 0 || (pl->in->pp > 1 && (!st->has_embedding || plan_dualpipe(pl))))
       st->head_count = pl->vocab_padded * h / t;
-    if (pl->in->lm_head_bias != 0) st->head_count += pl->vocab_padded / t;
+    if ((int)pl->in->lm_head_bias != 0) st->head_count += pl->vocab_padded / t;
   } else {
     st->head_count = head_params(pl);
   }
@@ -134,7 +134,7 @@ void layout_stage(const plan *pl, int stage, stage_layout *out) {
   }
   st.params_count = st.layers.matrix_count + st.layers.vector_count + st.layers.expert_count + st.embedding_count +
                     st.head_count + st.final_norm_count + st.vision_count;
-  if (pl->in->ft_method == LLMEM_FT_FULL) {
+  if ((int)pl->in->ft_method == LLMEM_FT_FULL) {
     st.trainable_count = st.params_count - st.vision_frozen_count;
     st.frozen_count = 0;
   } else {

@@ -30,7 +30,7 @@ static void liger_fused(const plan *pl, double T, double V, loss_memory *lm) {
   if (chunk > T) chunk = T;
   /* grad_weight = zeros_like(weight) (accum_dtype None) only when the head
    * requires grad; the weight is fp32 under autocast, else the compute dtype */
-  int trained = pl->in->ft_method == LLMEM_FT_FULL;
+  int trained = (int)pl->in->ft_method == LLMEM_FT_FULL;
   double wb = pl->autocast ? 4 : pl->weight_bytes;
   double grad_weight = trained ? V * h * wb : 0;
   /* accumulation: addmm(out_dtype=fp32) into an fp32 grad_weight from 16-bit
@@ -127,7 +127,7 @@ static void loss_parallel_bytes(loss_memory *lm, double Tv, double ab) {
 /* torchtune's chunked output loss over pl->loss_chunks chunks. */
 static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) {
   double c = pl->in->loss_chunks, ab = pl->act_bytes;
-  if (pl->in->torch_compile != 0) {
+  if ((int)pl->in->torch_compile != 0) {
     /* torchtune compiles compute_cross_entropy per chunk: the fused kernel
      * keeps the bf16 chunk logits and one fp32 logsumexp per token. As in
      * compiled_bytes below, the fp32 upcast is never materialised: the
@@ -156,7 +156,7 @@ static void chunked_bytes(const plan *pl, loss_memory *lm, double T, double TV) 
    * log-softmax outputs; the 16-bit list lives only while it is cast (below
    * the peak), the chunk needs no upcast, and a chunk's backward adds the
    * 16-bit gradient of the cast. */
-  if (pl->logits_fp32_kept && pl->in->torch_compile == 0) {
+  if (pl->logits_fp32_kept && (int)pl->in->torch_compile == 0) {
     lm->saved_bytes = 8 * TV;
     lm->forward_peak_bytes = 0;
     lm->backward_peak_bytes = (8 + ab) * TV / c;
@@ -219,7 +219,7 @@ static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, l
  * 4870580). Lightning Fabric quantises from weight.to(torch.half), so under
  * bf16 its state is fp16 (training.finetune.quant_from_fp16). */
 double dequantized_weight_bytes(const plan *pl, double params) {
-  int cast = pl->quant_from_fp16 && pl->in->dtype != LLMEM_DTYPE_FP16;
+  int cast = pl->quant_from_fp16 && (int)pl->in->dtype != LLMEM_DTYPE_FP16;
   return params * 2 * (1 + cast);
 }
 
@@ -251,25 +251,25 @@ loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
   double T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch;
   double h = pl->in->hidden, ab = pl->act_bytes;
-  int megatron = pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  int megatron = (int)pl->in->engine == LLMEM_ENGINE_MEGATRON || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   /* the final RMSNorm as the layers' (activations.c layer_shape): its input
    * (x.float()), and the normalised x in the input dtype when its weight trains */
   double residual = pl->autocast ? 4 : ab, normed = rmsnorm_normed_bytes(pl, residual);
-  double norm_saved = megatron || pl->in->torch_compile != 0 ? ab
-                      : pl->norm_width != 1                  ? 4
-                      : pl->norm_upcast                      ? 4 + normed
-                                                             : residual + normed;
+  double norm_saved = megatron || (int)pl->in->torch_compile != 0 ? ab
+                      : pl->norm_width != 1                       ? 4
+                      : pl->norm_upcast                           ? 4 + normed
+                                                                  : residual + normed;
   /* The head keeps its input (the norm output; under autocast its 16-bit
    * cast) for its weight's gradient only: mm saves self when mat2 requires
    * grad (tools/autograd/derivatives.yaml mm). A frozen head (LoRA) keeps
    * none, unless an old 4-bit linear keeps it anyway (quant_keeps_input). */
-  int head_trains = pl->in->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
-                    (pl->in->tied_embeddings != 0 && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
-  int head_keeps = head_trains || (pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
+  int head_trains = (int)pl->in->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
+                    ((int)pl->in->tied_embeddings != 0 && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
+  int head_keeps = head_trains || ((int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
   lm.head_input_bytes =
       pl->in->final_norm * T * h / (pl->sp ? pl->in->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);
-  if (pl->in->head == LLMEM_HEAD_NONE) return lm;
-  if (pl->in->head == LLMEM_HEAD_CLASSIFICATION) {
+  if ((int)pl->in->head == LLMEM_HEAD_NONE) return lm;
+  if ((int)pl->in->head == LLMEM_HEAD_CLASSIFICATION) {
     lm.head_input_bytes = 2 * pl->in->micro_batch * h * ab; /* pooled token + pooler output */
     return lm;
   }
@@ -294,8 +294,9 @@ loss_memory loss_bytes(const plan *pl) {
   if (pl->rl_entropy) rl_entropy_bytes(pl, T, V, &lm);
   /* a 4-bit output projection (training.finetune.quant_head) dequantises its
    * weight for each logits chunk's matmul, forward and backward (quant_dequant_temp) */
-  int head_4bit = pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && !(pl->full_modules & (1 << LLMEM_FM_HEAD)) &&
-                  pl->in->head == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED && pl->quant_dequant_temp;
+  int head_4bit = (int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head &&
+                  !(pl->full_modules & (1 << LLMEM_FM_HEAD)) && (int)pl->in->head == LLMEM_HEAD_LM &&
+                  pl->loss != LLMEM_LOSS_FUSED && pl->quant_dequant_temp;
   if (head_4bit) {
     double deq = dequantized_weight_bytes(pl, V_shard * h); /* the rank's shard of the weight */
     more(lm.forward_tensors, &lm.forward_peak_bytes, deq);

@@ -121,7 +121,7 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on, doub
   double kv_out = max2(pl->kv_heads / t, 1) * d;
   /* an output gate doubles q_proj: query and gate per head (transformers
    * models/qwen3_next/modeling_qwen3_next.py Qwen3NextAttention, q_proj * 2) */
-  double q_rows = pl->in->attn_output_gate != 0 ? 2 * q_out : q_out;
+  double q_rows = (int)pl->in->attn_output_gate != 0 ? 2 * q_out : q_out;
   double q = h * q_rows, k = h * kv_out, v = h * kv_out, o = q_out * h;
   /* q, k, v (with their biases), o; then the norms and sinks the attention module holds */
   double qkv_bias = pl->qkv_bias ? 1 : 0;
@@ -131,14 +131,15 @@ static void attention_params(const plan *pl, layer_params *lp, int lora_on, doub
   lp->matrix_dims_count += (h + q_rows) + 2 * (h + kv_out) + (q_out + h);
   lp->quantizable_count += q + k + v + o;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(q, o));
-  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;           /* column-parallel biases split with TP */
-  if (pl->o_bias) lp->vector_count += h;                              /* o_proj bias, replicated */
-  if (pl->in->attn_sinks != 0) lp->vector_count += pl->in->heads / t; /* GPT-OSS per-head sink logits */
-  if (pl->in->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
-  if (pl->in->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
-  if (pl->in->attn_sinks != 0) add_tensor(ts, pl->in->heads / t);
-  if (pl->in->qk_norm == LLMEM_QK_NORM_HEAD) add_tensor(ts, d * pl->norm_width), add_tensor(ts, d * pl->norm_width);
-  if (pl->in->qk_norm == LLMEM_QK_NORM_FULL)
+  if (pl->qkv_bias) lp->matrix_count += q_out + 2 * kv_out;                /* column-parallel biases split with TP */
+  if (pl->o_bias) lp->vector_count += h;                                   /* o_proj bias, replicated */
+  if ((int)pl->in->attn_sinks != 0) lp->vector_count += pl->in->heads / t; /* GPT-OSS per-head sink logits */
+  if ((int)pl->in->qk_norm == LLMEM_QK_NORM_HEAD) lp->vector_count += 2 * d * pl->norm_width;
+  if ((int)pl->in->qk_norm == LLMEM_QK_NORM_FULL) lp->vector_count += (q_out + kv_out) * pl->norm_width;
+  if ((int)pl->in->attn_sinks != 0) add_tensor(ts, pl->in->heads / t);
+  if ((int)pl->in->qk_norm == LLMEM_QK_NORM_HEAD)
+    add_tensor(ts, d * pl->norm_width), add_tensor(ts, d * pl->norm_width);
+  if ((int)pl->in->qk_norm == LLMEM_QK_NORM_FULL)
     add_tensor(ts, q_out * pl->norm_width), add_tensor(ts, kv_out * pl->norm_width);
   /* PEFT LoraLayer: A (r x d_in) + B (d_out x r) per adapted linear (peft tuners/lora/layer.py) */
   if (targets & (1 << LLMEM_LT_Q)) lp->lora_count += add_adapter(out, r, h, q_out);
@@ -179,17 +180,17 @@ static void ssm_params(const plan *pl, layer_params *lp, double t, param_list *t
   double conv_dim = inner + bc, in_cols = 2 * inner + bc + heads;
   double in_proj = h * in_cols, out_proj = inner * h;
   /* in_proj (+bias), conv1d weight (+bias), dt_bias, A_log, D, norm, out_proj (+bias) */
-  double bias = pl->in->ssm_bias != 0;
+  double bias = (int)pl->in->ssm_bias != 0;
   add_tensor(ts, in_proj), add_tensor(ts, bias * in_cols), add_tensor(ts, conv_dim * pl->in->ssm_conv_kernel);
-  add_tensor(ts, pl->in->ssm_conv_bias != 0 ? conv_dim : 0), add_tensor(ts, heads), add_tensor(ts, heads);
+  add_tensor(ts, (int)pl->in->ssm_conv_bias != 0 ? conv_dim : 0), add_tensor(ts, heads), add_tensor(ts, heads);
   add_tensor(ts, heads), add_tensor(ts, inner * pl->norm_width), add_tensor(ts, out_proj), add_tensor(ts, bias * h);
   lp->matrix_count += in_proj + out_proj;
   lp->matrix_dims_count += (h + in_cols) + (inner + h);
   lp->quantizable_count += in_proj + out_proj;
   lp->largest_linear_count = max2(lp->largest_linear_count, max2(in_proj, out_proj));
-  lp->vector_count += conv_dim * pl->in->ssm_conv_kernel + (pl->in->ssm_conv_bias != 0 ? conv_dim : 0) + 3 * heads +
-                      inner * pl->norm_width;
-  if (pl->in->ssm_bias != 0) lp->vector_count += in_cols + h; /* in_proj bias split with TP, out_proj bias */
+  lp->vector_count += conv_dim * pl->in->ssm_conv_kernel + ((int)pl->in->ssm_conv_bias != 0 ? conv_dim : 0) +
+                      3 * heads + inner * pl->norm_width;
+  if ((int)pl->in->ssm_bias != 0) lp->vector_count += in_cols + h; /* in_proj bias split with TP, out_proj bias */
 }
 
 /* One MLP of intermediate size f (per rank, already split). */
@@ -237,7 +238,7 @@ static void mixer_params(const plan *pl, int mixer, layer_params *lp, int lora_o
 /* layer_params_split, listing the tensors into `out` when given (layer_tensors_on_rank). */
 static layer_params layer_params_listed(const plan *pl, int layer, model_split split, layer_tensors *out) {
   layer_params lp = {0};
-  int lora_on = pl->in->ft_method != LLMEM_FT_FULL;
+  int lora_on = (int)pl->in->ft_method != LLMEM_FT_FULL;
   double h = pl->in->hidden;
   int mixer = layer_mixer(pl, layer), mlp = layer_mlp(pl, layer);
   mixer_params(pl, mixer, &lp, lora_on, split.tp, out);
@@ -266,13 +267,13 @@ static layer_params layer_params_listed(const plan *pl, int layer, model_split s
      * then the router (its gate, replicated) */
     for (int w = 0; w < (pl->gated ? 3 : 2); w++) add_tensor(params_of(out), experts_here * h * f);
     /* router: Megatron counts h*E (+E bias), replicated (docs/memory-model.md §2.1, §11 #6) */
-    double router_bias = pl->in->moe_router_bias != 0 ? pl->in->moe_experts : 0;
+    double router_bias = (int)pl->in->moe_router_bias != 0 ? pl->in->moe_experts : 0;
     lp.vector_count += h * pl->in->moe_experts + router_bias;
     add_tensor(params_of(out), h * pl->in->moe_experts), add_tensor(params_of(out), router_bias);
     if (pl->in->moe_shared_experts > 0) {
       for (int i = 0; i < (int)pl->in->moe_shared_experts; i++)
         mlp_params(pl, pl->shared_ffn / split.tp, &lp, lora_on, 0, out);
-      if (pl->in->moe_shared_gate != 0) lp.vector_count += h, add_tensor(params_of(out), h);
+      if ((int)pl->in->moe_shared_gate != 0) lp.vector_count += h, add_tensor(params_of(out), h);
     }
     lp.largest_module_count = max2(attn_total, one.expert_count);
   }
@@ -328,9 +329,10 @@ double embedding_params(const plan *pl) {
 double head_params(const plan *pl) {
   double h = pl->in->hidden;
   /* HF *ForSequenceClassification on BERT: pooler (h x h + h) + classifier */
-  if (pl->in->head == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->in->num_labels + pl->in->num_labels;
-  if (pl->in->head == LLMEM_HEAD_NONE) return 0;
-  return (pl->in->tied_embeddings != 0 ? 0 : pl->in->vocab * h) + (pl->in->lm_head_bias != 0 ? pl->in->vocab : 0);
+  if ((int)pl->in->head == LLMEM_HEAD_CLASSIFICATION) return h * h + h + h * pl->in->num_labels + pl->in->num_labels;
+  if ((int)pl->in->head == LLMEM_HEAD_NONE) return 0;
+  return ((int)pl->in->tied_embeddings != 0 ? 0 : pl->in->vocab * h) +
+         ((int)pl->in->lm_head_bias != 0 ? pl->in->vocab : 0);
 }
 
 /* The trainable copies of modules trained in full beside the adapters: PEFT's
@@ -342,13 +344,14 @@ double full_module_params(const plan *pl, double embedding, double head) {
   double n = 0;
   if (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) n += embedding;
   if (pl->full_modules & (1 << LLMEM_FM_HEAD))
-    n += head > 0 ? head
-                  : (pl->in->tied_embeddings != 0 && !(pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) ? embedding : 0);
+    n += head > 0
+             ? head
+             : ((int)pl->in->tied_embeddings != 0 && !(pl->full_modules & (1 << LLMEM_FM_EMBEDDING)) ? embedding : 0);
   return n;
 }
 
 double lora_params_total(const plan *pl) {
-  if (pl->in->ft_method == LLMEM_FT_FULL) return 0;
+  if ((int)pl->in->ft_method == LLMEM_FT_FULL) return 0;
   /* by kind: whole adapter counts sum exactly in any order (the per-layer sum's bits) */
   int counts[LAYER_KIND_COUNT], first_at[LAYER_KIND_COUNT];
   layer_kind_counts(pl, 0, (int)pl->layers, counts, first_at);
@@ -390,5 +393,5 @@ void model_param_counts(const plan *pl, double *total, double *active, double *t
   a += outer;
   *total = t;
   *active = a;
-  *trainable = pl->in->ft_method == LLMEM_FT_FULL ? t - frozen : lora_params_total(pl);
+  *trainable = (int)pl->in->ft_method == LLMEM_FT_FULL ? t - frozen : lora_params_total(pl);
 }

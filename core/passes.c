@@ -39,7 +39,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
   c.act[1] = layer_activation_bytes(pl, layer, 1);
   layer_params lp = layer_params_on_rank(pl, layer);
   c.params = lp.matrix_count + lp.vector_count + lp.expert_count;
-  int lora = pl->in->ft_method != LLMEM_FT_FULL;
+  int lora = (int)pl->in->ft_method != LLMEM_FT_FULL;
   double trainable = lora ? lp.lora_count : c.params;
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
   c.grad_share = rs->gradients * trainable / stage_trainable;
@@ -55,7 +55,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
      * after down_proj's weight gradient is made and before gate_proj's and up_proj's. The rest of
      * the layer's unsharded gradients appear as its working set goes. */
     c.first_grads = c.unsharded_grads;
-    if (pl->in->engine == LLMEM_ENGINE_FSDP2 && !lora && layer_mlp(pl, layer) == LLMEM_LMLP_DENSE)
+    if ((int)pl->in->engine == LLMEM_ENGINE_FSDP2 && !lora && layer_mlp(pl, layer) == LLMEM_LMLP_DENSE)
       c.first_grads =
           min2(c.unsharded_grads, pl->in->hidden * pl->in->ffn_hidden / pl->in->tp * rs->unsharded_grad_bytes);
   } else if (rs->gathers == 2) {
@@ -71,7 +71,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
 }
 
 static int layer_recomputed(const plan *pl, int local_index) {
-  if (pl->in->recompute != LLMEM_RECOMPUTE_FULL) return 0;
+  if ((int)pl->in->recompute != LLMEM_RECOMPUTE_FULL) return 0;
   if (pl->recompute_layers <= 0) return 1;
   return local_index < (int)pl->recompute_layers;
 }
@@ -89,7 +89,7 @@ static int layer_recomputed(const plan *pl, int local_index) {
 static int casts_recast(const stage_walk *W, int c, int i) {
   const plan *pl = W->pl;
   if (!pl->autocast) return 0;
-  if (pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) return 1;
+  if ((int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) return 1;
   return layer_recomputed(pl, W->local0[c] + (i - W->first_global[c]));
 }
 
@@ -138,7 +138,7 @@ static void mtp_amounts(stage_walk *W) {
   if (!W->st->has_head || pl->in->mtp_layers <= 0) return;
   int last = (int)pl->layers - 1;
   const layer_cost *lc = cost(W, last);
-  const layer_activations *la = &lc->act[pl->in->recompute == LLMEM_RECOMPUTE_FULL];
+  const layer_activations *la = &lc->act[(int)pl->in->recompute == LLMEM_RECOMPUTE_FULL];
   double T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch, out = pl->sp ? pl->in->tp : 1, ab = pl->act_bytes;
   /* enorm and hnorm inputs (+ rstd), the [T, 2h] concat, final_layernorm's input, the depth's
    * slice of the concatenated hidden states the output layer reads, the rolled token ids */
@@ -163,7 +163,7 @@ static void live_amounts(stage_walk *W, int c) {
     if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts_of(W, lc, c, i)->saved_bytes;
     if (!casts_recast(W, c, i)) u[LLMEM_CAT_WEIGHTS] += lc->casts;
     if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
-    if (W->lazy && W->pl->in->optimizer_in_backward == 0) W->grads_made[c] += lc->grad_share;
+    if (W->lazy && (int)W->pl->in->optimizer_in_backward == 0) W->grads_made[c] += lc->grad_share;
     if (rs->accumulate_unsharded) W->accumulated[c] += lc->trainable * rs->unsharded_accum_bytes;
   }
   if (is_last_chunk(W, c)) {
@@ -220,15 +220,15 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   clear_walk(W, (int)pl->in->vpp);
   W->pl = pl, W->st = st, W->rs = rs;
   W->v = (int)pl->in->vpp;
-  W->lazy = rs->gradients_lazy || pl->in->optimizer_in_backward != 0;
-  W->offload = pl->in->activation_offload != 0;
+  W->lazy = rs->gradients_lazy || (int)pl->in->optimizer_in_backward != 0;
+  W->offload = (int)pl->in->activation_offload != 0;
   /* FSDP2 reduce-scatters each unit at its post-backward (not under pipelining's no-sync, which
    * accumulates unsharded; not with a per-parameter optimizer step in the backward) */
-  W->fsdp2 = pl->in->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded &&
-             pl->in->optimizer_in_backward == 0;
+  W->fsdp2 = (int)pl->in->engine == LLMEM_ENGINE_FSDP2 && rs->gathers == 1 && !rs->accumulate_unsharded &&
+             (int)pl->in->optimizer_in_backward == 0;
   /* one stage, one chunk: the held inputs of the micro-batch before */
-  W->quant_held = pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held && W->v == 1 &&
-                  pl->in->pp == 1;
+  W->quant_held = (int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_keeps_input && pl->quant_inputs_held &&
+                  W->v == 1 && pl->in->pp == 1;
   int sum = 0;
   for (int c = 0; c < W->v; c++) {
     W->chunk_layers[c] = layout_stage_layers(pl, stage, c, &W->first_global[c]);
@@ -248,7 +248,7 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
     W->single_kind = k == 0 ? kind : -1;
   }
   if (W->quant_held) {
-    if (st->has_head && pl->in->head == LLMEM_HEAD_LM)
+    if (st->has_head && (int)pl->in->head == LLMEM_HEAD_LM)
       W->held_logits =
           pl->in->seq_len / pl->in->cp * pl->in->micro_batch * pl->vocab_padded / pl->in->tp * pl->act_bytes;
     for (int i = W->first_global[0]; i < W->first_global[0] + W->chunk_layers[0]; i++)
@@ -258,11 +258,11 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   /* the head's linear under autocast: its fp32 weight (tied: the embedding's)
    * cast once, cached, and kept by the matmul for its input's gradient (Liger's
    * fused loss takes the weight itself: left out) */
-  if (pl->autocast && st->has_head && pl->in->head == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED)
+  if (pl->autocast && st->has_head && (int)pl->in->head == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED)
     W->head_cast = pl->vocab_padded / pl->in->tp * pl->in->hidden * pl->weight_bytes;
   W->embedding_act = embedding_activation_bytes(pl);
   double stage_trainable = st->trainable_count > 0 ? st->trainable_count : 1;
-  int lora = pl->in->ft_method != LLMEM_FT_FULL;
+  int lora = (int)pl->in->ft_method != LLMEM_FT_FULL;
   W->head_grads = lora ? 0 : rs->gradients * st->head_count / stage_trainable;
   /* the embedding's and a trained vision tower's gradients appear at the start of the step's first backward end */
   W->embed_grads =
@@ -894,7 +894,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 1);
   if (casts_recast(W, c, i)) /* cast again by the recompute (casts_recast) */
     sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
-  if (pl->in->optimizer_in_backward != 0)
+  if ((int)pl->in->optimizer_in_backward != 0)
     sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, ALLOC_STREAM_COMPUTE);
   else if (W->lazy && first_pass) blocks_layer_gradients(W, S, i, lc->grad_share, grad_stream(W));
   if (rs->accumulate_unsharded && first_pass)
@@ -912,7 +912,7 @@ static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, in
   sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 0), lc->reduce_input, !pl->reduce_on_compute);
   sim_give(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, i, mb, 2), prefetch, 1);
   sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, i, mb, 0), lc->unsharded_grads, 0);
-  if (pl->in->optimizer_in_backward != 0)
+  if ((int)pl->in->optimizer_in_backward != 0)
     sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, mb, 1), lc->grad_share, 0);
   release_saved(W, S, la, lc, i, mb);
   if (regathered) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, i, MB_NONE, 0), lc->gather, 1);

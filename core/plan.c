@@ -120,10 +120,10 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->loss = (int)profiled(in, FIELD(loss));
   /* K/V expanded to every query head before the kernel: eager and math
    * attention always do (HF repeat_kv); some stacks do it before flash too */
-  p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), p->in->attention != LLMEM_ATTN_FLASH);
+  p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), (int)p->in->attention != LLMEM_ATTN_FLASH);
   p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
   p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
-  p->full_modules = p->in->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
+  p->full_modules = (int)p->in->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
   p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);
   p->quant_head = (int)or_default(profiled(in, FIELD(quant_head)), 0);
@@ -230,10 +230,11 @@ static llmem_status check_model(const llmem_input *in, const plan *p, int *field
 /* An encoder-decoder stack (T5): one stage, the model-state formulas that count parameters only */
 static llmem_status check_encoder(const plan *p, int *field) {
   if (p->in->encoder_layers <= 0) return LLMEM_OK;
-  int formula_ok = p->in->formula == LLMEM_FORMULA_LLMEM || p->in->formula == LLMEM_FORMULA_DEEPSPEED ||
-                   p->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY || p->in->formula == LLMEM_FORMULA_ZERO_PAPER;
+  int formula_ok = (int)p->in->formula == LLMEM_FORMULA_LLMEM || (int)p->in->formula == LLMEM_FORMULA_DEEPSPEED ||
+                   (int)p->in->formula == LLMEM_FORMULA_DEEPSPEED_LEGACY ||
+                   (int)p->in->formula == LLMEM_FORMULA_ZERO_PAPER;
   if (!formula_ok || p->in->pp > 1 || p->in->mtp_layers > 0 || p->in->vision_layers > 0 ||
-      p->in->rl_algorithm != LLMEM_RL_NONE || p->mixer_period > 0 || p->mlp_period > 0)
+      (int)p->in->rl_algorithm != LLMEM_RL_NONE || p->mixer_period > 0 || p->mlp_period > 0)
     FAIL(LLMEM_ERR_ENCODER_SETUP, encoder_layers);
   return LLMEM_OK;
 }
@@ -241,8 +242,8 @@ static llmem_status check_encoder(const plan *p, int *field) {
 /* Megatron-LM's MTP block (megatron/core/transformer/multi_token_prediction.py, 09ebca7 2025-03-22):
  * the modelled trainer; its documentation rules out context parallelism */
 static llmem_status check_mtp(const plan *p, int *field) {
-  if (p->in->formula != LLMEM_FORMULA_LLMEM || p->in->mtp_layers == 0) return LLMEM_OK;
-  if (p->in->engine != LLMEM_ENGINE_MEGATRON || p->in->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
+  if ((int)p->in->formula != LLMEM_FORMULA_LLMEM || p->in->mtp_layers == 0) return LLMEM_OK;
+  if ((int)p->in->engine != LLMEM_ENGINE_MEGATRON || p->in->cp > 1) FAIL(LLMEM_ERR_MTP_ENGINE, mtp_layers);
   return LLMEM_OK;
 }
 
@@ -254,13 +255,14 @@ static llmem_status check_mtp(const plan *p, int *field) {
 
 /* The engine can split the model as asked, and TP divides what it splits */
 static llmem_status check_tensor_parallel(const plan *p, int *field) {
-  if (p->in->engine == LLMEM_ENGINE_SINGLE && p->in->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
+  if ((int)p->in->engine == LLMEM_ENGINE_SINGLE && p->in->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
   if ((p->in->tp > 1 || p->in->cp > 1) &&
-      !(p->in->engine == LLMEM_ENGINE_FSDP2 || p->in->engine == LLMEM_ENGINE_MEGATRON ||
-        p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
+      !((int)p->in->engine == LLMEM_ENGINE_FSDP2 || (int)p->in->engine == LLMEM_ENGINE_MEGATRON ||
+        (int)p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, tp);
-  if (p->in->pp > 1 && !(p->in->engine == LLMEM_ENGINE_FSDP2 || p->in->engine == LLMEM_ENGINE_MEGATRON ||
-                         p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || p->in->engine == LLMEM_ENGINE_DEEPSPEED))
+  if (p->in->pp > 1 &&
+      !((int)p->in->engine == LLMEM_ENGINE_FSDP2 || (int)p->in->engine == LLMEM_ENGINE_MEGATRON ||
+        (int)p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || (int)p->in->engine == LLMEM_ENGINE_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, pp);
   if (!divides(p->in->heads, p->in->tp)) FAIL(LLMEM_ERR_TP_HEADS, tp);
   if (!p->mla && !divides(p->kv_heads, p->in->tp) && !divides(p->in->tp, p->kv_heads)) FAIL(LLMEM_ERR_TP_KV_HEADS, tp);
@@ -292,7 +294,8 @@ static llmem_status check_stages(const plan *p, int *field) {
 static llmem_status check_v_schedule(const plan *p, int *field) {
   if (p->in->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->in->pp))
     FAIL(LLMEM_ERR_V_SCHEDULE, vpp);
-  if (p->grad_accum < 2 * p->in->pp - (p->in->pp_schedule == LLMEM_PP_ZB_V)) FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
+  if (p->grad_accum < 2 * p->in->pp - ((int)p->in->pp_schedule == LLMEM_PP_ZB_V))
+    FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
   return LLMEM_OK;
 }
 
@@ -309,7 +312,7 @@ static llmem_status check_dualpipe(const plan *p, int *field) {
 
 /* Virtual stages: the interleaved schedule, each stage's layers split evenly into vpp chunks */
 static llmem_status check_virtual_stages(const plan *p, int *field) {
-  if (p->in->pp < 2 || p->in->pp_schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
+  if (p->in->pp < 2 || (int)p->in->pp_schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
   for (int s = 0; s < (int)p->in->pp; s++) {
     double n = s == 0 && p->pp_first > 0                   ? p->pp_first
                : s == (int)p->in->pp - 1 && p->pp_last > 0 ? p->pp_last
@@ -326,7 +329,7 @@ static llmem_status check_virtual_stages(const plan *p, int *field) {
  * microbatch_group_size_per_vp_stage (default pp) in [pp, m], the last of
  * m mod group micro-batches either none or at least pp */
 static llmem_status check_interleaved_groups(const plan *p, int *field) {
-  if (p->in->pp_schedule != LLMEM_PP_INTERLEAVED || p->in->pp <= 1) return LLMEM_OK;
+  if ((int)p->in->pp_schedule != LLMEM_PP_INTERLEAVED || p->in->pp <= 1) return LLMEM_OK;
   double group = p->vpp_group, rest = fmod(p->grad_accum, group);
   if (isnan(p->in->vpp_group) && group > p->grad_accum) FAIL(LLMEM_ERR_INTERLEAVED_MICROBATCHES, grad_accum);
   if (group < p->in->pp || group > p->grad_accum) FAIL(LLMEM_ERR_VPP_GROUP, vpp_group);
@@ -376,31 +379,33 @@ static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
 }
 
 static int is_deepspeed(const plan *p) {
-  return p->in->engine == LLMEM_ENGINE_DEEPSPEED || p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return (int)p->in->engine == LLMEM_ENGINE_DEEPSPEED || (int)p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
-static int is_fsdp(const plan *p) { return p->in->engine == LLMEM_ENGINE_FSDP1 || p->in->engine == LLMEM_ENGINE_FSDP2; }
+static int is_fsdp(const plan *p) {
+  return (int)p->in->engine == LLMEM_ENGINE_FSDP1 || (int)p->in->engine == LLMEM_ENGINE_FSDP2;
+}
 
 static llmem_status check_engine(const plan *p, int *field) {
   int deepspeed = is_deepspeed(p), fsdp = is_fsdp(p);
   if (p->in->zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);
   if (deepspeed && p->in->pp > 1 && p->in->zero_stage > 1) FAIL(LLMEM_ERR_ZERO_PP, zero_stage);
-  if (p->in->distributed_optimizer != 0 && p->in->engine != LLMEM_ENGINE_MEGATRON)
+  if ((int)p->in->distributed_optimizer != 0 && (int)p->in->engine != LLMEM_ENGINE_MEGATRON)
     FAIL(LLMEM_ERR_DIST_OPT_ENGINE, distributed_optimizer);
-  if (p->in->offload_optimizer != LLMEM_OFFLOAD_NONE &&
+  if ((int)p->in->offload_optimizer != LLMEM_OFFLOAD_NONE &&
       !((deepspeed && p->in->zero_stage >= 1) || fsdp ||
-        (p->in->engine == LLMEM_ENGINE_MEGATRON && p->in->distributed_optimizer != 0)))
+        ((int)p->in->engine == LLMEM_ENGINE_MEGATRON && (int)p->in->distributed_optimizer != 0)))
     FAIL(LLMEM_ERR_OFFLOAD_OPT_ENGINE, offload_optimizer);
-  if (p->in->offload_params != LLMEM_OFFLOAD_NONE && !((deepspeed && p->in->zero_stage == 3) || fsdp))
+  if ((int)p->in->offload_params != LLMEM_OFFLOAD_NONE && !((deepspeed && p->in->zero_stage == 3) || fsdp))
     FAIL(LLMEM_ERR_OFFLOAD_PARAMS_ENGINE, offload_params);
   int no_nvme = !(deepspeed && p->in->zero_stage == 3);
-  if (p->in->offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
-  if (p->in->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
+  if ((int)p->in->offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
+  if ((int)p->in->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
   if (fsdp && p->in->offload_params != p->in->offload_optimizer) FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
   return LLMEM_OK;
 }
 
 static llmem_status check_training(const llmem_input *in, const plan *p, int *field) {
-  int lora = p->in->ft_method != LLMEM_FT_FULL;
+  int lora = (int)p->in->ft_method != LLMEM_FT_FULL;
   if (lora && in->lora_targets == 0) FAIL(LLMEM_ERR_LORA_TARGETS, lora_targets);
   if (!isnan(in->recompute_layers)) {
     double per_stage_max = p->pp_first > p->layers / in->pp ? p->pp_first : p->layers / in->pp;
@@ -475,7 +480,7 @@ static void derive_bytes(const llmem_input *in, plan *p) {
 
   /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
    * with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model) */
-  p->autocast = p->master_weights && p->in->ft_method == LLMEM_FT_FULL &&
+  p->autocast = p->master_weights && (int)p->in->ft_method == LLMEM_FT_FULL &&
                 (in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP ||
                  (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
 

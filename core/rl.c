@@ -205,7 +205,7 @@ static double nograd_layer_bytes(const plan *pl, double micro, double seq) {
   double resid = 2 * T * pl->in->hidden * ab; /* the residual stream and the normed input */
   double kv = pl->kv_heads / tp < 1 ? 1 : pl->kv_heads / tp;
   double attn = T * (2 * pl->in->heads / tp + 2 * kv) * pl->head_dim * ab; /* q, attention output, k, v */
-  if (pl->in->attention != LLMEM_ATTN_FLASH)
+  if ((int)pl->in->attention != LLMEM_ATTN_FLASH)
     attn += 2 * micro * pl->in->heads / tp * seq * seq * ab; /* scores, probs */
   double ffn = pl->moe ? pl->in->moe_top_k * pl->expert_ffn * pl->in->moe_load_imbalance +
                              pl->in->moe_shared_experts * pl->shared_ffn
@@ -659,7 +659,8 @@ static rl_parking parking_of(const llmem_input *in, const rl_work *models) {
   k.actor_params = in->rl_actor_param_offload == 0, k.actor_opt = in->rl_actor_optimizer_offload == 0;
   k.ref_bytes = 0; /* a LoRA actor's reference is its base with the adapters off (TRL, verl ref_in_actor) */
   k.reference = in->rl_ref_enabled != 0 && in->rl_ref_precomputed == 0;
-  if (k.reference && pl->in->ft_method == LLMEM_FT_FULL) k.ref_bytes = frozen_bytes(&models->actor, pl->weight_bytes);
+  if (k.reference && (int)pl->in->ft_method == LLMEM_FT_FULL)
+    k.ref_bytes = frozen_bytes(&models->actor, pl->weight_bytes);
   k.ref_offload = in->rl_ref_param_offload != 0;
   k.reward_bytes = models->reward.params_total > 0 ? frozen_bytes(&models->reward, pl->weight_bytes) : 0;
   k.reward_offload = in->rl_reward_param_offload != 0;
@@ -718,7 +719,7 @@ static void weight_sync_phase(const rl_step *s) {
   }
   if (s->e->on_rank && engine_weights_sleep(s->in)) {
     add(L, M_ENGINE, LLMEM_CAT_WEIGHTS, s->e->weights);
-    if (s->in->rl_sleep == LLMEM_RL_SLEEP_LEVEL1) L->host -= s->e->weights;
+    if ((int)s->in->rl_sleep == LLMEM_RL_SLEEP_LEVEL1) L->host -= s->e->weights;
   }
   L->sync = weight_sync_bytes(s->in, actor);
   transient(W, L, M_ACTOR, LLMEM_CAT_COMM_BUFFERS, L->sync);

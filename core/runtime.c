@@ -26,7 +26,7 @@ double allocator_segment_bytes(double request) {
 double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient) {
   if (pl->allocator_reserve_given) return peak_allocated * (1 + pl->allocator_reserve);
   double rounding = 2 * MIB * 16; /* a few dozen live large blocks, each rounded */
-  if (pl->in->expandable_segments != 0) return peak_allocated + rounding;
+  if ((int)pl->in->expandable_segments != 0) return peak_allocated + rounding;
   return peak_allocated + (largest_transient > 0 ? allocator_segment_bytes(largest_transient) : 0) + rounding;
 }
 

@@ -166,7 +166,7 @@ void schedule_init(schedule *s, const plan *pl, int stage) {
   if (s->p == 1) { /* gradient accumulation: forward, backward, repeat */
     s->kind = SCHED_ACCUM;
     s->op_count = 2 * s->m;
-  } else if (pl->in->pp_schedule == LLMEM_PP_GPIPE) {
+  } else if ((int)pl->in->pp_schedule == LLMEM_PP_GPIPE) {
     s->kind = SCHED_GPIPE;
     s->op_count = 2 * s->m;
   } else if (plan_dualpipe(pl)) {
@@ -180,8 +180,8 @@ void schedule_init(schedule *s, const plan *pl, int stage) {
     s->stage = stage < (int)pl->in->pp - 1 - stage ? stage : (int)pl->in->pp - 1 - stage;
     schedule_v_init(s, 1);
   } else if (plan_v_shape(pl)) {
-    schedule_v_init(s, pl->in->pp_schedule == LLMEM_PP_DUALPIPE_V);
-  } else if (pl->in->pp_schedule != LLMEM_PP_INTERLEAVED || s->v == 1) {
+    schedule_v_init(s, (int)pl->in->pp_schedule == LLMEM_PP_DUALPIPE_V);
+  } else if ((int)pl->in->pp_schedule != LLMEM_PP_INTERLEAVED || s->v == 1) {
     /* 1F1B (and zero-bubble H1, same memory): warm-up p - r - 1 forwards */
     s->kind = SCHED_1F1B;
     s->warm = s->p - stage - 1;

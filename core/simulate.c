@@ -269,7 +269,7 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
   }
   if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 1);
   if (first_step) blocks_optimizer_states(W, S);
-  if (pl->in->optimizer_in_backward != 0) {
+  if ((int)pl->in->optimizer_in_backward != 0) {
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
   } else {
     if (W->lazy) { /* every gradient exists by now */
@@ -302,7 +302,7 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
   double late = 0;
   for (int k = 0; k < LAYER_KIND_COUNT; k++)
     if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
-  if (pl->in->engine == LLMEM_ENGINE_FSDP1) late *= 2;
+  if ((int)pl->in->engine == LLMEM_ENGINE_FSDP1) late *= 2;
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
   /* an allocator that gave up had reserved its peak so far: the step reserves at least that */
   if (S->blocks && alloc_get_stats()->gave_up && alloc_get_stats()->peak_reserved_bytes > out->peak_reserved_bytes)
@@ -331,13 +331,13 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
  * _init_group) rather than at set-up (DeepSpeed ZeRO initialize_optimizer_states:
  * runtime/zero/stage_1_and_2.py, stage3.py). */
 static int states_at_first_step(const plan *pl) {
-  return pl->in->engine != LLMEM_ENGINE_DEEPSPEED && pl->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return (int)pl->in->engine != LLMEM_ENGINE_DEEPSPEED && (int)pl->in->engine != LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 static void start_allocator(const plan *pl) {
   /* what cudaMalloc can take: the device less the context, workspaces and NCCL */
   alloc_settings a = {pl->max_split_bytes, pl->in->gc_threshold, pl->memory_bytes - runtime_device_overhead_bytes(pl),
-                      pl->in->expandable_segments != 0, pl->allocator_max_ops};
+                      (int)pl->in->expandable_segments != 0, pl->allocator_max_ops};
   alloc_reset(&a);
 }
 
@@ -391,7 +391,7 @@ static void stage_walk_run(const plan *pl, const stage_layout *st, const rank_st
   walk_init(&W, pl, st, rs, out->stage);
   schedule sc;
   schedule_init(&sc, pl, out->stage);
-  if (host_bytes) *host_bytes = pl->in->activation_offload != 0 ? offloaded_host_peak(&W, &sc) : 0;
+  if (host_bytes) *host_bytes = (int)pl->in->activation_offload != 0 ? offloaded_host_peak(&W, &sc) : 0;
   int blocks = pl->simulate_allocator && !pl->allocator_reserve_given && full != WALK_EVERY && !check;
   if (blocks) allocator_first_step(&W, &sc, full);
   sim S;
@@ -450,7 +450,7 @@ static double offloaded_host_peak(const stage_walk *W, const schedule *sc) {
 }
 
 double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
-  if (pl->in->activation_offload == 0) return 0;
+  if ((int)pl->in->activation_offload == 0) return 0;
   static stage_walk W;
   walk_init(&W, pl, st, rs, stage);
   schedule sc;

@@ -34,14 +34,14 @@ static double optimizer_bytes(const plan *pl, double count, double dims, int is_
 
 /* QLoRA data of a quantised weight: 4-bit values two to a byte, whatever dtype
  * bnb_4bit_quant_storage packs them in (bitsandbytes functional.py quantize_4bit); int8 one byte. */
-static double quantized_data_bytes(const plan *pl) { return pl->in->quant == LLMEM_QUANT_INT8 ? 1 : 0.5; }
+static double quantized_data_bytes(const plan *pl) { return (int)pl->in->quant == LLMEM_QUANT_INT8 ? 1 : 0.5; }
 
 /* Its statistics (bitsandbytes 95f9af3 functional.py quantize_4bit L917-951: fp32
  * absmax per 64-value block; double quant: uint8 absmax + fp32 absmax per 256
  * of those, quantize_blockwise(blocksize=256)); int8: fp32 scale per row (SCB). */
 static double quantized_stats_bytes(const plan *pl) {
-  if (pl->in->quant == LLMEM_QUANT_INT8) return 4.0 / pl->in->hidden;
-  if (pl->in->double_quant != 0) return 1.0 / 64 + 4.0 / (64 * 256);
+  if ((int)pl->in->quant == LLMEM_QUANT_INT8) return 4.0 / pl->in->hidden;
+  if ((int)pl->in->double_quant != 0) return 1.0 / 64 + 4.0 / (64 * 256);
   return 4.0 / 64;
 }
 
@@ -55,7 +55,7 @@ static double quantized_stats_bytes(const plan *pl) {
  * parameters only, offload moves only those: each rank keeps them whole on the GPU.
  * Both shard the packed data once bnb_4bit_quant_storage is the model dtype
  * (peft 5d602fd docs/source/accelerate/fsdp.md L242-271, deepspeed.md L241-270). */
-static int quant_stats_travel(const plan *pl) { return pl->in->engine == LLMEM_ENGINE_FSDP2; }
+static int quant_stats_travel(const plan *pl) { return (int)pl->in->engine == LLMEM_ENGINE_FSDP2; }
 
 /* Output-projection parameters stored in 4 bits (training.finetune.quant_head):
  * Lightning Fabric's BitsandbytesPrecision.module_init_context swaps every
@@ -64,12 +64,13 @@ static int quant_stats_travel(const plan *pl) { return pl->in->engine == LLMEM_E
  * (lightning src/lightning/fabric/plugins/precision/bitsandbytes.py, d1949766;
  * litgpt/lora.py GPT.__init__, 47806045); HF and Answer.AI skip lm_head. */
 double quantized_head_count(const plan *pl, const stage_layout *st) {
-  if (pl->in->ft_method != LLMEM_FT_QLORA || !pl->quant_head || (pl->full_modules & (1 << LLMEM_FM_HEAD))) return 0;
+  if ((int)pl->in->ft_method != LLMEM_FT_QLORA || !pl->quant_head || (pl->full_modules & (1 << LLMEM_FM_HEAD)))
+    return 0;
   return st->head_count;
 }
 
 static double quant_stats_on_rank(const plan *pl, const stage_layout *st) {
-  if (pl->in->ft_method != LLMEM_FT_QLORA || quant_stats_travel(pl)) return 0;
+  if ((int)pl->in->ft_method != LLMEM_FT_QLORA || quant_stats_travel(pl)) return 0;
   return (st->layers.quantizable_count + quantized_head_count(pl, st)) * quantized_stats_bytes(pl);
 }
 
@@ -102,13 +103,13 @@ static stage_counts counts_of(const plan *pl, const stage_layout *st) {
   c->deepspeed = c->engine == LLMEM_ENGINE_DEEPSPEED || c->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
   c->megatron = c->engine == LLMEM_ENGINE_MEGATRON;
   c->torch_native = c->engine == LLMEM_ENGINE_SINGLE || c->engine == LLMEM_ENGINE_DDP || c->fsdp;
-  c->fsdp_sharded = c->fsdp && pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  c->fsdp_sharded = c->fsdp && (int)pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
   c->z = c->deepspeed ? (int)pl->in->zero_stage : 0;
-  c->lora = pl->in->ft_method != LLMEM_FT_FULL;
+  c->lora = (int)pl->in->ft_method != LLMEM_FT_FULL;
   /* what is sharded, and over how many ranks */
   c->shard_params = c->fsdp_sharded || c->z >= 3;
   c->shard_grads = c->fsdp_sharded || c->z >= 2;
-  c->shard_opt = c->fsdp_sharded || c->z >= 1 || (c->megatron && pl->in->distributed_optimizer != 0);
+  c->shard_opt = c->fsdp_sharded || c->z >= 1 || (c->megatron && (int)pl->in->distributed_optimizer != 0);
   c->Nd = pl->shard_dense;
   c->Ne = pl->shard_expert;
   c->expert = lp->expert_count;
@@ -136,7 +137,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
      * head and norms stay in the base dtype (HF skips lm_head) */
     double base_b = pl->base_weight_bytes;
     double base;
-    if (pl->in->ft_method == LLMEM_FT_QLORA) { /* the statistics: quant_stats_on_rank */
+    if ((int)pl->in->ft_method == LLMEM_FT_QLORA) { /* the statistics: quant_stats_on_rank */
       double quantized = lp->quantizable_count + quantized_head_count(pl, st);
       base = quantized * quantized_shard_bytes(pl) + (c->dense + c->expert - quantized) * base_b;
     } else {
@@ -145,7 +146,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     *weights += base / c->param_div_d;
     double adapter_b = dtype_bytes((int)pl->in->adapter_dtype);
     *weights += c->trainable_dense * adapter_b / c->param_div_d;
-    if (pl->in->adapter_dtype != LLMEM_DTYPE_FP32 && pl->master_weights)
+    if ((int)pl->in->adapter_dtype != LLMEM_DTYPE_FP32 && pl->master_weights)
       *master += c->trainable_dense * 4 / c->opt_div_d;
     /* the trainable copies, in the base dtype beside their frozen originals;
      * DeepSpeed's mixed-precision optimizer keeps an fp32 master of them too */
@@ -160,7 +161,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     /* torch.autocast: fp32 parameters are the master copy; bf16 casts are made
      * per layer in the forward and kept for the backward (timeline.c). */
     *master += (c->dense + c->expert) * 4;
-  } else if (pl->in->dtype == LLMEM_DTYPE_FP8 && pl->fp8_recipe >= 0) {
+  } else if ((int)pl->in->dtype == LLMEM_DTYPE_FP8 && pl->fp8_recipe >= 0) {
     /* parameters in fp8 (TE fp8_model_init / quantized_model_init, Megatron
      * --fp8-param-gather): each linear weight is a quantised tensor with both
      * usages (TE module/base.py creates it through the weight quantizer); the
@@ -180,7 +181,7 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
     *weights += lp->vector_count * c->wb * (1 - 1 / c->Nd);
   /* Transformer Engine keeps an fp8 copy of each linear weight unless the
    * parameters themselves are fp8 (fp8_model_init; docs/memory-model.md §4.5). */
-  if (pl->fp8_linear && pl->in->dtype != LLMEM_DTYPE_FP8 && (c->megatron || c->deepspeed)) {
+  if (pl->fp8_linear && (int)pl->in->dtype != LLMEM_DTYPE_FP8 && (c->megatron || c->deepspeed)) {
     if (pl->fp8_recipe < 0) *weights += (lp->matrix_count + c->expert) / c->param_div_d;
     else /* the recipe's quantised copies of each linear weight (§4.6) */
       *weights += (lp->matrix_count / c->param_div_d + c->expert / c->param_div_e) * pl->fp8_weight_bytes;
@@ -198,7 +199,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     /* FSDP2 foreach_reduce: reduce_output = reduce_scatter_input.new_empty(...) under
      * torch.cuda.stream(reduce_scatter_stream), and the sharded .grad is a view of it
      * (_fsdp_collectives.py, every version since torch 2.4; still after #129721) */
-    r->gradients_reduce_stream = c->engine == LLMEM_ENGINE_FSDP2 && pl->in->offload_params == LLMEM_OFFLOAD_NONE;
+    r->gradients_reduce_stream = c->engine == LLMEM_ENGINE_FSDP2 && (int)pl->in->offload_params == LLMEM_OFFLOAD_NONE;
   } else if (c->deepspeed) {
     /* DeepSpeed (stage_1_and_2.py L3093): 16-bit grads and an fp32 partition */
     double g16 = c->trainable_dense / (c->shard_grads ? c->Nd : 1) * c->wb +
@@ -219,7 +220,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     grads = (c->trainable_dense + c->trainable_expert) * gb + c->full_copy * pl->base_weight_bytes;
     r->gradients_lazy = 1;
     /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
-    if (c->engine == LLMEM_ENGINE_DDP && pl->in->grad_as_bucket_view == 0) r->comm_persistent += grads;
+    if (c->engine == LLMEM_ENGINE_DDP && (int)pl->in->grad_as_bucket_view == 0) r->comm_persistent += grads;
   }
   return grads;
 }
@@ -251,7 +252,7 @@ static double optimizer_states_bytes(const plan *pl, const stage_layout *st, con
 /* Offload to host / NVMe; paged optimizer states to managed memory. */
 static void offload(const plan *pl, const stage_counts *c, rank_states *r, double *weights, double *master,
                     double *grads, double *opt) {
-  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) {
+  if ((int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) {
     double host = *opt + *master;
     if (c->deepspeed && pl->grad_bytes == 4 && c->mb > 0) { /* fp32 gradient partition moves with the optimizer */
       double g32 = (c->trainable_dense / c->opt_div_d + c->trainable_expert / c->opt_div_e) * 4;
@@ -262,20 +263,20 @@ static void offload(const plan *pl, const stage_counts *c, rank_states *r, doubl
       host += *grads;
       *grads = 0;
     }
-    if (pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME) r->nvme_bytes += host;
+    if ((int)pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME) r->nvme_bytes += host;
     else r->host_bytes += host;
     *opt = 0;
     *master = 0;
   }
-  if (pl->in->offload_params != LLMEM_OFFLOAD_NONE) {
-    if (pl->in->offload_params == LLMEM_OFFLOAD_NVME) r->nvme_bytes += *weights;
+  if ((int)pl->in->offload_params != LLMEM_OFFLOAD_NONE) {
+    if ((int)pl->in->offload_params == LLMEM_OFFLOAD_NVME) r->nvme_bytes += *weights;
     else r->host_bytes += *weights;
     *weights = 0;
   }
   /* bitsandbytes paged optimizers allocate their states with cudaMallocManaged
    * (bitsandbytes/optim/optimizer.py GlobalPageManager): outside PyTorch's
    * caching allocator, so neither allocated nor reserved sees them. */
-  if (pl->in->paged_optimizer != 0) {
+  if ((int)pl->in->paged_optimizer != 0) {
     r->paged_bytes = *opt;
     *opt = 0;
   }
@@ -305,8 +306,8 @@ static double zero3_live_bytes(const plan *pl, const stage_layout *st, const sta
   const layer_params *lp = &st->layers;
   double persistent = zero3_norms_persist(pl) ? lp->vector_count + st->final_norm_count : 0;
   double params = c->dense + c->expert - persistent;
-  double quantized = pl->in->ft_method == LLMEM_FT_QLORA ? lp->quantizable_count : 0;
-  double storage_b = pl->in->quant == LLMEM_QUANT_INT8 ? 1 : r->unsharded_weight_bytes;
+  double quantized = (int)pl->in->ft_method == LLMEM_FT_QLORA ? lp->quantizable_count : 0;
+  double storage_b = (int)pl->in->quant == LLMEM_QUANT_INT8 ? 1 : r->unsharded_weight_bytes;
   double numel = params - quantized + (quantized > 0 ? quantized * r->quantized_gather_bytes / storage_b : 0);
   double bytes = gathered_bytes(r, params, quantized);
   return numel > pl->in->stage3_max_live_parameters ? bytes * pl->in->stage3_max_live_parameters / numel : bytes;
@@ -354,12 +355,13 @@ static void fsdp2_root_grads(const stage_layout *st, const stage_counts *c, rank
 }
 
 static void root_units(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
-  int own = pl->shard_root_modules && !(pl->in->tied_embeddings != 0 && pl->in->head == LLMEM_HEAD_LM) &&
+  int own = pl->shard_root_modules && !((int)pl->in->tied_embeddings != 0 && (int)pl->in->head == LLMEM_HEAD_LM) &&
             !r->accumulate_unsharded;
   double root = own ? st->final_norm_count : c->emb_head + st->final_norm_count;
   r->root_gathered = gathered_bytes(r, root, 0); /* none quantised */
   r->root_unsharded_grads = (own ? st->final_norm_count : c->emb_head) * r->unsharded_grad_bytes;
-  if (!own && pl->in->engine == LLMEM_ENGINE_FSDP2 && !(pl->in->tied_embeddings != 0 && pl->in->head == LLMEM_HEAD_LM))
+  if (!own && (int)pl->in->engine == LLMEM_ENGINE_FSDP2 &&
+      !((int)pl->in->tied_embeddings != 0 && (int)pl->in->head == LLMEM_HEAD_LM))
     fsdp2_root_grads(st, c, r);
   if (!own) return;
   r->own_root_units = 1;
@@ -374,13 +376,13 @@ static void root_units(const plan *pl, const stage_layout *st, const stage_count
 /* Per-layer gathers: FSDP units, ZeRO-3 modules, FSDP2 under pipelining. */
 static void gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
   r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->in->fp8_all_gather != 0 ? 1 : c->wb);
-  if (pl->in->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
+  if ((int)pl->in->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
   r->unsharded_grad_bytes = c->lora ? 0 : c->wb;
   r->reduce_bytes = c->lora ? 0 : pl->grad_bytes;
-  if (c->fsdp_sharded && pl->in->offload_params == LLMEM_OFFLOAD_NONE) {
+  if (c->fsdp_sharded && (int)pl->in->offload_params == LLMEM_OFFLOAD_NONE) {
     r->gathers = 1;
-    r->keep_gathered_until_backward = pl->in->fsdp_strategy == LLMEM_FSDP_SHARD_GRAD_OP ||
-                                      (c->engine == LLMEM_ENGINE_FSDP2 && pl->in->reshard_after_forward == 0);
+    r->keep_gathered_until_backward = (int)pl->in->fsdp_strategy == LLMEM_FSDP_SHARD_GRAD_OP ||
+                                      (c->engine == LLMEM_ENGINE_FSDP2 && (int)pl->in->reshard_after_forward == 0);
     /* FSDP2 copies the all-gather output out into per-parameter tensors
      * (_fsdp_collectives.py foreach_all_gather_copy_out): the prefetched next
      * group briefly exists twice. FSDP1 uses views into the flat buffer. */
@@ -423,19 +425,20 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
   const layer_params *lp = &st->layers;
   double ob = dtype_bytes((int)pl->in->optimizer_dtype);
   double trainable_here = (c->trainable_dense + c->full_copy) / c->opt_div_d + c->trainable_expert / c->opt_div_e;
-  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
-  int foreach = c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && pl->in->optimizer_in_backward == 0;
+  if ((int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) trainable_here = 0;
+  int foreach =
+      c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH && (int)pl->in->optimizer_in_backward == 0;
   if (foreach) {
     /* torch _multi_tensor_adam: exp_avg_sq_sqrt = _foreach_sqrt(exp_avg_sqs) is
      * a full tensor list (torch/optim/adam.py); Adafactor builds full-size
      * variance estimates; SGD/Lion update in place. */
-    if (pl->in->optimizer == LLMEM_OPT_ADAM || pl->in->optimizer == LLMEM_OPT_ADAMW)
+    if ((int)pl->in->optimizer == LLMEM_OPT_ADAM || (int)pl->in->optimizer == LLMEM_OPT_ADAMW)
       r->optimizer_step_temp = trainable_here * ob;
-    if (pl->in->optimizer == LLMEM_OPT_ADAFACTOR) r->optimizer_step_temp = trainable_here * ob;
+    if ((int)pl->in->optimizer == LLMEM_OPT_ADAFACTOR) r->optimizer_step_temp = trainable_here * ob;
   } else if (c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP) {
     r->optimizer_step_temp = lp->largest_linear_count * ob;
   }
-  if (pl->in->optimizer == LLMEM_OPT_MUON) /* Newton-Schulz iterations on the largest matrix */
+  if ((int)pl->in->optimizer == LLMEM_OPT_MUON) /* Newton-Schulz iterations on the largest matrix */
     r->optimizer_step_temp = max2(r->optimizer_step_temp, 3 * lp->largest_linear_count * 4);
   if (c->deepspeed && c->z >= 1 && c->z <= 2) {
     double gather = pl->in->allgather_bucket_size * c->wb;
@@ -460,7 +463,7 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
  * the last stage the micro-batch under way's logits are the loss's own
  * (loss.c counts them): the block holds the other n - 1. */
 static void pipeline_buffers(const plan *pl, const stage_layout *st, rank_states *r) {
-  if (pl->pp_stage_buffers <= 0 || pl->in->pp <= 1 || pl->in->head != LLMEM_HEAD_LM) return;
+  if (pl->pp_stage_buffers <= 0 || pl->in->pp <= 1 || (int)pl->in->head != LLMEM_HEAD_LM) return;
   double n = pl->grad_accum, T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch, ab = pl->act_bytes;
   double hidden = T * pl->in->hidden * ab / (pl->sp ? pl->in->tp : 1);
   double logits = T * pl->vocab_padded / pl->in->tp * ab;

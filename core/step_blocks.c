@@ -55,7 +55,7 @@ static void fsdp1_unit(const sim *S, int layer, double weights, double master, d
 }
 
 static int fsdp1_flattens(const plan *pl) {
-  return pl->in->engine == LLMEM_ENGINE_FSDP1 && pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  return (int)pl->in->engine == LLMEM_ENGINE_FSDP1 && (int)pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
 }
 
 /* The flat parameters split by their bytes (gathered_bytes: a QLoRA layer's
@@ -65,7 +65,7 @@ static int fsdp1_flattens(const plan *pl) {
 static void fsdp1_setup(const stage_walk *W, const sim *S) {
   const rank_states *rs = W->rs;
   const stage_layout *st = W->st;
-  int to_cpu = W->pl->in->offload_params != LLMEM_OFFLOAD_NONE;
+  int to_cpu = (int)W->pl->in->offload_params != LLMEM_OFFLOAD_NONE;
   double kept = rs->weights - rs->quant_stats_bytes, in_layers = 0, bytes = 0;
   /* offloaded, what stays on the GPU (the 4-bit statistics, made at load) is per layer, as without FSDP1 */
   if (to_cpu) split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
@@ -134,7 +134,7 @@ static int states_per_tensor(const plan *pl) {
  * piece). Without a listing, one block. */
 static void per_tensor_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per) {
   layer_tensors t = layer_tensors_on_rank(W->pl, layer);
-  const param_list *l = W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
+  const param_list *l = (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
   double elems = 0;
   for (int i = 0; i < l->count; i++) elems += l->elems[i];
   if (elems <= 0) {
@@ -213,7 +213,7 @@ void blocks_optimizer_temporaries(const stage_walk *W, sim *S, double bytes, int
  * Megatron's gradient buffers are flat, one block a layer. */
 static int per_parameter_grads(const plan *pl) {
   int e = (int)pl->in->engine;
-  return e == LLMEM_ENGINE_SINGLE || (e == LLMEM_ENGINE_DDP && pl->in->grad_as_bucket_view == 0);
+  return e == LLMEM_ENGINE_SINGLE || (e == LLMEM_ENGINE_DDP && (int)pl->in->grad_as_bucket_view == 0);
 }
 
 /* One request per parameter tensor, in the backward's order (the layer's tensors from the last registered:
@@ -222,7 +222,7 @@ void blocks_layer_gradients(const stage_walk *W, sim *S, int layer, double bytes
   if (bytes <= 0) return;
   layer_tensors t = {0};
   if (S->blocks && per_parameter_grads(W->pl)) t = layer_tensors_on_rank(W->pl, layer);
-  const param_list *l = W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
+  const param_list *l = (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
   double elems = 0;
   for (int k = 0; k < l->count; k++) elems += l->elems[k];
   if (elems <= 0) {

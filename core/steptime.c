@@ -94,7 +94,7 @@ static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, doubl
 }
 
 static int is_megatron(const plan *pl) {
-  return pl->in->engine == LLMEM_ENGINE_MEGATRON || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
+  return (int)pl->in->engine == LLMEM_ENGINE_MEGATRON || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
 
 /* A linear's GEMM bytes, forward and input gradient: float8 operands under
@@ -181,7 +181,7 @@ static void add_attention_linears(const step_ctx *c, layer_time *t, double attn_
   }
   double q_out = pl->in->heads * pl->head_dim / pl->in->tp;
   double kv_out = fmax(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
-  add_linear(c, t, T, h, (pl->in->attn_output_gate != 0 ? 2 : 1) * q_out + 2 * kv_out,
+  add_linear(c, t, T, h, ((int)pl->in->attn_output_gate != 0 ? 2 : 1) * q_out + 2 * kv_out,
              1); /* q_proj also makes the gate */
   add_linear(c, t, T, q_out, h, 1);
 }
@@ -206,7 +206,7 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   double heads = pl->in->heads / pl->in->tp, T = c->tokens, keys = pl->in->seq_len;
   double qk = pl->mla ? pl->in->mla_qk_nope_head_dim + pl->in->mla_qk_rope_head_dim : pl->head_dim;
   double v = pl->mla ? pl->in->mla_v_head_dim : pl->head_dim;
-  if (pl->in->attention == LLMEM_ATTN_FLASH) {
+  if ((int)pl->in->attention == LLMEM_ATTN_FLASH) {
     /* causal: half the score matrix (a window's or chunk's share with those
      * masks); CP's load-balanced chunks keep the half */
     double flops = 2 * T * mean_keys(pl, mixer) * heads * (qk + v);
@@ -307,7 +307,7 @@ static double tp_gather_bytes(const step_ctx *c) {
  * are; without SP the all-reduces match no pattern at all. */
 static void split_async_tp(const step_ctx *c, layer_time *t, double reduce_scatter) {
   const plan *pl = c->pl;
-  if (pl->in->tp_comm_overlap == 0 || (int)pl->in->framework != LLMEM_FW_TORCHTITAN) return;
+  if ((int)pl->in->tp_comm_overlap == 0 || (int)pl->in->framework != LLMEM_FW_TORCHTITAN) return;
   double fwd = pl->sp ? 0 : t->tp_fwd, bwd = pl->sp ? 2 * reduce_scatter : t->tp_bwd;
   t->tp_fwd -= fwd, t->tp_fwd_serial += fwd;
   t->tp_bwd -= bwd, t->tp_bwd_serial += bwd;
@@ -324,7 +324,7 @@ static void add_tp(const step_ctx *c, layer_time *t) {
   t->tp_fwd += pl->sp ? 2 * (gather + reduce_scatter) : 2 * one;
   t->tp_bwd += 2 * one;
   int megatron = is_megatron(pl);
-  if (pl->sp && megatron && pl->in->recompute != LLMEM_RECOMPUTE_FULL)
+  if (pl->sp && megatron && (int)pl->in->recompute != LLMEM_RECOMPUTE_FULL)
     t->tp_bwd += 2 * reduce_scatter; /* re-gathered inputs */
   split_async_tp(c, t, reduce_scatter);
 }
@@ -451,8 +451,8 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
   } else {
     add_mixer(c, &t, mixer, lp.matrix_count - mats * h * f);
     add_mlp(c, &t, T, f, 1);
-    if (pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla &&
-        pl->in->encoder_layers == 0 && pl->in->attn_output_gate == 0)
+    if ((int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && mixer_is_attention(mixer) && !pl->mla &&
+        pl->in->encoder_layers == 0 && (int)pl->in->attn_output_gate == 0)
       add_sac_recompute(c, &t, f);
   }
   add_pointwise(c, &t, f, mixer);
@@ -483,7 +483,7 @@ static double overlapped_seconds(double comm, double compute, double share) {
  * GEMMs cannot hide, and the compute the hidden part takes. */
 static double tp_exposed(const step_ctx *c, double tp, double linear) {
   const plan *pl = c->pl;
-  return pl->in->tp_comm_overlap != 0 ? overlapped_seconds(tp, linear, compute_share(c, pl->in->tp, 1)) : tp;
+  return (int)pl->in->tp_comm_overlap != 0 ? overlapped_seconds(tp, linear, compute_share(c, pl->in->tp, 1)) : tp;
 }
 
 /* Forward, backward and recomputed forward of one layer for one micro-batch. */
@@ -492,14 +492,14 @@ static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double 
   double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(c, t->tp_fwd, t->linear_fwd) +
                t->tp_fwd_serial + t->ep_fwd + t->cp_fwd;
   double linear_bwd = t->linear_bwd;
-  if (pl->in->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
+  if ((int)pl->in->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
   double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->tp_bwd_serial +
                t->ep_bwd + t->cp_bwd;
   double again = 0;
-  if (pl->in->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
-  else if (pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
+  if ((int)pl->in->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
+  else if ((int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
     again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(c, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
-  else if (pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
+  else if ((int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
   return fwd + bwd + again;
 }
 
@@ -522,7 +522,7 @@ static double loss_bytes_per_logit(const step_ctx *c) {
 /* The output layer and loss on the last stage, per micro-batch. */
 static double head_seconds(const step_ctx *c) {
   const plan *pl = c->pl;
-  if (pl->in->head != LLMEM_HEAD_LM) return 0;
+  if ((int)pl->in->head != LLMEM_HEAD_LM) return 0;
   double f, b, vocab = pl->vocab_padded / pl->in->tp;
   gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
   g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
@@ -546,8 +546,8 @@ static double head_seconds(const step_ctx *c) {
  * adapter run trains the weight only as a full module, or as the tied head). */
 double embedding_backward_seconds(const plan *pl, const gpu_rates *g) {
   int fm = pl->full_modules;
-  int trained = pl->in->ft_method == LLMEM_FT_FULL || (fm & (1 << LLMEM_FM_EMBEDDING)) ||
-                (pl->in->tied_embeddings != 0 && (fm & (1 << LLMEM_FM_HEAD)));
+  int trained = (int)pl->in->ft_method == LLMEM_FT_FULL || (fm & (1 << LLMEM_FM_EMBEDDING)) ||
+                ((int)pl->in->tied_embeddings != 0 && (fm & (1 << LLMEM_FM_HEAD)));
   if (!trained || pl->vocab_padded <= 0) return 0;
   double elements = pl->vocab_padded / pl->in->tp * pl->in->hidden, ab = pl->act_bytes;
   double bytes = elements * ab;
@@ -571,44 +571,45 @@ static double unfused_adamw_bytes(double param_b, double grad_b, double state_b)
  * core/states.c decides it, without the fused kernel (the stack's profile:
  * torchtitan foreach until 2025-02, optimizer.py @9dec370 fused=False). */
 static int unfused_torch_adamw(const plan *pl) {
-  int torch_native = pl->in->engine == LLMEM_ENGINE_SINGLE || pl->in->engine == LLMEM_ENGINE_DDP ||
-                     pl->in->engine == LLMEM_ENGINE_FSDP1 || pl->in->engine == LLMEM_ENGINE_FSDP2;
+  int torch_native = (int)pl->in->engine == LLMEM_ENGINE_SINGLE || (int)pl->in->engine == LLMEM_ENGINE_DDP ||
+                     (int)pl->in->engine == LLMEM_ENGINE_FSDP1 || (int)pl->in->engine == LLMEM_ENGINE_FSDP2;
   int unfused = pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH || pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP;
-  return torch_native && unfused && pl->in->optimizer == LLMEM_OPT_ADAMW;
+  return torch_native && unfused && (int)pl->in->optimizer == LLMEM_OPT_ADAMW;
 }
 
 /* Optimizer step over this rank's shard: read and write master weights,
  * states, read gradients (twice with norm clipping), write 16-bit weights. */
 static double optimizer_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
-  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
+  if ((int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
   double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
   if (unfused_torch_adamw(pl))
     return memory_seconds(
         &c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes, dtype_bytes((int)pl->in->optimizer_dtype)));
-  double states = pl->in->optimizer == LLMEM_OPT_SGD ? 0
-                  : (pl->in->optimizer == LLMEM_OPT_ADAM || pl->in->optimizer == LLMEM_OPT_ADAMW ||
-                     pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT)
+  double states = (int)pl->in->optimizer == LLMEM_OPT_SGD ? 0
+                  : ((int)pl->in->optimizer == LLMEM_OPT_ADAM || (int)pl->in->optimizer == LLMEM_OPT_ADAMW ||
+                     (int)pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT)
                       ? 2
                       : 1;
-  double state_b = pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes((int)pl->in->optimizer_dtype);
+  double state_b = (int)pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT ? 1 : dtype_bytes((int)pl->in->optimizer_dtype);
   double per = 2 * master_b + 2 * pl->grad_bytes + 2 * states * state_b + (pl->master_bytes > 0 ? pl->weight_bytes : 0);
   return memory_seconds(&c->g, params_here * per);
 }
 
 static int is_fsdp_sharded(const plan *pl) {
-  return (pl->in->engine == LLMEM_ENGINE_FSDP1 || pl->in->engine == LLMEM_ENGINE_FSDP2) &&
-         pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
+  return ((int)pl->in->engine == LLMEM_ENGINE_FSDP1 || (int)pl->in->engine == LLMEM_ENGINE_FSDP2) &&
+         (int)pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
 }
 
 static int is_zero3(const plan *pl) {
-  return (pl->in->engine == LLMEM_ENGINE_DEEPSPEED || pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) &&
+  return ((int)pl->in->engine == LLMEM_ENGINE_DEEPSPEED || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) &&
          pl->in->zero_stage == 3;
 }
 
 /* Ranks over which the optimizer step is split: sharded engines only. */
 static double optimizer_shard(const plan *pl) {
-  int sharded = is_fsdp_sharded(pl) || is_zero3(pl) || pl->in->distributed_optimizer != 0 || pl->in->zero_stage >= 1;
+  int sharded =
+      is_fsdp_sharded(pl) || is_zero3(pl) || (int)pl->in->distributed_optimizer != 0 || pl->in->zero_stage >= 1;
   return sharded ? fmax(1, pl->shard_dense) : 1;
 }
 
@@ -625,9 +626,10 @@ static double host_link_bytes_per_s(const plan *pl) { return pl->in->bf16_tflops
  * own (slower) reads are not counted: offload costs at least this much. */
 static double offload_seconds(const plan *pl, double trainable_shard, double params_here) {
   double bytes = 0;
-  if (pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) bytes += trainable_shard * (pl->grad_bytes + pl->weight_bytes);
-  if (pl->in->offload_params != LLMEM_OFFLOAD_NONE) {
-    double gathers = pl->in->reshard_after_forward != 0 || is_zero3(pl) ? 2 : 1;
+  if ((int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE)
+    bytes += trainable_shard * (pl->grad_bytes + pl->weight_bytes);
+  if ((int)pl->in->offload_params != LLMEM_OFFLOAD_NONE) {
+    double gathers = (int)pl->in->reshard_after_forward != 0 || is_zero3(pl) ? 2 : 1;
     bytes += pl->grad_accum * gathers * pl->weight_bytes * params_here / fmax(1, pl->shard_dense);
   }
   return bytes / host_link_bytes_per_s(pl);
@@ -646,8 +648,8 @@ static double offload_seconds(const plan *pl, double trainable_shard, double par
  * (1F1B) the reductions start in the last micro-batch's backward. Megatron-LM's
  * engine only: the Megatron-DeepSpeed engine is left as it was. */
 static int megatron_syncs_by_chunk(const plan *pl) {
-  return pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->pp_schedule == LLMEM_PP_INTERLEAVED && pl->in->pp > 1 &&
-         pl->in->vpp > 1;
+  return (int)pl->in->engine == LLMEM_ENGINE_MEGATRON && (int)pl->in->pp_schedule == LLMEM_PP_INTERLEAVED &&
+         pl->in->pp > 1 && pl->in->vpp > 1;
 }
 
 /* The micro-batch passes of the stage a chunked sync hides behind. */
@@ -660,7 +662,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   double group = pl->dp * pl->in->cp;
   if (group <= 1) return 0;
   double bw = ring_bytes_per_s(c, group, pl->in->tp), m = pl->grad_accum;
-  double grad_b = pl->in->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
+  double grad_b = (int)pl->in->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
   double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
   double shard = pl->shard_dense;
@@ -668,7 +670,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
     /* gathers forward (and backward when resharded), reduce-scatter per
      * micro-batch; FSDP2 under PP keeps them gathered over the micro-batches;
      * hybrid sharding all-reduces the gradient shards over the replicas */
-    double gathers = pl->in->reshard_after_forward != 0 || z3 ? 2 : 1;
+    double gathers = (int)pl->in->reshard_after_forward != 0 || z3 ? 2 : 1;
     double rounds = fsdp && pl->in->pp > 1 ? 1 : m;
     double shard_bw = ring_bytes_per_s(c, shard, pl->in->tp),
            replica_bw = ring_bytes_per_s(c, group / shard, pl->in->tp * shard);
@@ -697,11 +699,11 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
     return overlapped_seconds(total, m * (mb_fwd + mb_bwd), compute_share(c, shard, pl->in->tp)) + exposed;
   }
   /* unsharded gradients: one all-reduce; sharded optimizer: reduce-scatter + all-gather */
-  int sharded = pl->in->distributed_optimizer != 0 || pl->in->zero_stage >= 1;
+  int sharded = (int)pl->in->distributed_optimizer != 0 || pl->in->zero_stage >= 1;
   double t = sharded ? collective_seconds(params_here * (grad_b + weight_b), shard, 1, bw)
                      : collective_seconds(params_here * grad_b, group, 2, bw);
-  int overlapped = pl->overlap_comm || pl->in->engine == LLMEM_ENGINE_DDP || pl->in->engine == LLMEM_ENGINE_FSDP1 ||
-                   pl->in->engine == LLMEM_ENGINE_FSDP2;
+  int overlapped = pl->overlap_comm || (int)pl->in->engine == LLMEM_ENGINE_DDP ||
+                   (int)pl->in->engine == LLMEM_ENGINE_FSDP1 || (int)pl->in->engine == LLMEM_ENGINE_FSDP2;
   if (!overlapped) return t;
   double window = sharded ? mb_fwd + mb_bwd : mb_bwd, last = t / fmax(1, layers_here);
   if (megatron_syncs_by_chunk(pl)) {
@@ -724,10 +726,10 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
  * or the copy-in on the current stream in later versions). */
 static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
-  if (pl->in->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
-  double gathers = pl->in->reshard_after_forward != 0 ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
+  if ((int)pl->in->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
+  double gathers = (int)pl->in->reshard_after_forward != 0 ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
   double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
-  double copy_in = pl->in->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
+  double copy_in = (int)pl->in->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
   return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
 
@@ -759,8 +761,8 @@ static double extras_seconds(const step_ctx *c, const layer_time *last_kind, dou
  * framework_version is the current code. Megatron-LM's engine only. */
 static int megatron_overlaps_p2p(const plan *pl) {
   double month = pl->in->framework_month, since = 2023 * 12 + 9; /* YM(2023, 10), core/profiles.c */
-  return pl->in->engine == LLMEM_ENGINE_MEGATRON && pl->in->pp_schedule == LLMEM_PP_INTERLEAVED && pl->in->vpp > 1 &&
-         (isnan(month) || month >= since);
+  return (int)pl->in->engine == LLMEM_ENGINE_MEGATRON && (int)pl->in->pp_schedule == LLMEM_PP_INTERLEAVED &&
+         pl->in->vpp > 1 && (isnan(month) || month >= since);
 }
 
 /* Activation sends between stages, forward and backward, for the step's m
@@ -769,7 +771,7 @@ static int megatron_overlaps_p2p(const plan *pl) {
 static double p2p_seconds(const step_ctx *c, double m, double compute) {
   const plan *pl = c->pl;
   if (pl->in->pp <= 1) return 0;
-  double v = pl->in->pp_schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->in->vpp : 1;
+  double v = (int)pl->in->pp_schedule == LLMEM_PP_INTERLEAVED || plan_v_shape(pl) ? pl->in->vpp : 1;
   /* split over TP by SP, or by Megatron's scatter/gather: each TP rank sends
    * 1/t, the receivers all-gather it over NVLink (Narayanan et al. 2021 §4.1) */
   int megatron = is_megatron(pl);
@@ -786,8 +788,8 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   c.g = gpu_rates_for(pl);
   c.tokens = pl->in->micro_batch * pl->in->seq_len / pl->in->cp;
   c.ab = pl->act_bytes;
-  c.fused = pl->in->torch_compile != 0 || pl->in->engine == LLMEM_ENGINE_MEGATRON ||
-            pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || (int)pl->in->framework == LLMEM_FW_MEGATRON;
+  c.fused = (int)pl->in->torch_compile != 0 || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON ||
+            (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED || (int)pl->in->framework == LLMEM_FW_MEGATRON;
   double layers_here = pl->layers / pl->in->pp;
   double share = pl->recompute_layers > 0 ? fmin(1, pl->recompute_layers * pl->in->pp / pl->layers) : 1;
 
@@ -818,7 +820,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;
-  if (pl->in->pp_schedule == LLMEM_PP_DUALPIPE_V && pl->in->pp > 1) {
+  if ((int)pl->in->pp_schedule == LLMEM_PP_DUALPIPE_V && pl->in->pp > 1) {
     /* deepseek-ai/DualPipe README @3da1bbe: bubble (PP/2 - 1)(F&B + B - 3W)
      * with PP = 2p chunks; F = W = B/2 per chunk (Qi et al.'s equal F, I, W)
      * and F&B = F + B: 2(p - 1) of the 6 units of one micro-batch's rank pass */
@@ -829,8 +831,9 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
      * stage-passes; the m passes are m/2 each way through the rank's two
      * stages */
     passes += (pl->in->pp - 2) / 3;
-  } else if (pl->in->pp > 1 && pl->in->pp_schedule != LLMEM_PP_ZERO_BUBBLE && pl->in->pp_schedule != LLMEM_PP_ZB_V) {
-    double v = pl->in->pp_schedule == LLMEM_PP_INTERLEAVED ? pl->in->vpp : 1;
+  } else if (pl->in->pp > 1 && (int)pl->in->pp_schedule != LLMEM_PP_ZERO_BUBBLE &&
+             (int)pl->in->pp_schedule != LLMEM_PP_ZB_V) {
+    double v = (int)pl->in->pp_schedule == LLMEM_PP_INTERLEAVED ? pl->in->vpp : 1;
     passes += (pl->in->pp - 1) / v;
   }
   double p2p = p2p_seconds(&c, m, passes * stage_mb);

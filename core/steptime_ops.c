@@ -103,18 +103,18 @@ gpu_rates gpu_rates_for(const plan *pl) {
   double bf16 = in->bf16_tflops * 1e12;
   /* fp8 peak: the key, else twice bf16 from Hopper on (H100 datasheet: 1979 vs 989 TFLOPS) */
   double fp8_peak = !isnan(in->fp8_tflops) ? in->fp8_tflops * 1e12 : gen == &HOPPER ? 2 * bf16 : NAN;
-  int fp8 = pl->fp8_linear && !isnan(fp8_peak) && pl->in->dtype != LLMEM_DTYPE_FP32;
+  int fp8 = pl->fp8_linear && !isnan(fp8_peak) && (int)pl->in->dtype != LLMEM_DTYPE_FP32;
   double peak = fp8 ? fp8_peak : bf16;
-  if (pl->in->dtype == LLMEM_DTYPE_FP32) peak = bf16 / 2; /* TF32 tensor cores */
+  if ((int)pl->in->dtype == LLMEM_DTYPE_FP32) peak = bf16 / 2; /* TF32 tensor cores */
   gpu_rates g;
   g.peak_flops_per_s = peak;
   /* runtime.compute_efficiency, when set, is the large-GEMM fraction of peak (a measured one) */
   int given = !isnan(in->compute_efficiency);
   double gemm = given ? in->compute_efficiency : gen->gemm_fraction;
   g.matmul_flops_per_s = peak * (given ? gemm : fp8 ? gen->fp8_gemm_fraction : gemm);
-  g.matmul16_flops_per_s = (pl->in->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16) * gemm;
+  g.matmul16_flops_per_s = ((int)pl->in->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16) * gemm;
   g.fp8 = fp8;
-  g.attn_peak_flops_per_s = pl->in->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16;
+  g.attn_peak_flops_per_s = (int)pl->in->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16;
   g.flash_fwd_fraction = gen->flash_fwd;
   g.flash_bwd_fraction = gen->flash_bwd;
   g.flash_by_length = gen == &HOPPER;

@@ -87,10 +87,10 @@ static double projector_params(const plan *pl, double m2) {
  * its fp32 softmax and bf16 copy over the keys it attends. */
 static double layer_saved_per_token(const plan *pl, double keys) {
   double d = pl->in->vision_hidden, ffn = pl->in->vision_ffn_hidden, half = pl->act_bytes / 2;
-  int swiglu = pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL || pl->in->vision_kind == LLMEM_VISION_PIXTRAL;
+  int swiglu = (int)pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL || (int)pl->in->vision_kind == LLMEM_VISION_PIXTRAL;
   double bytes = (swiglu ? 24 * d + 8 * ffn : 16 * d + 4 * ffn) * half;
-  if (pl->in->vision_kind == LLMEM_VISION_INTERNVIT) bytes += 4 * d * half; /* the layer scales' inputs */
-  if (pl->in->attention == LLMEM_ATTN_EAGER || pl->in->attention == LLMEM_ATTN_SDPA_MATH)
+  if ((int)pl->in->vision_kind == LLMEM_VISION_INTERNVIT) bytes += 4 * d * half; /* the layer scales' inputs */
+  if ((int)pl->in->attention == LLMEM_ATTN_EAGER || (int)pl->in->attention == LLMEM_ATTN_SDPA_MATH)
     bytes += pl->in->vision_heads * keys * (4 + pl->act_bytes);
   return bytes;
 }
@@ -105,21 +105,21 @@ vision_cost vision_of(const plan *pl) {
   v.projector_params = projector_params(pl, m2);
   v.vit_tokens = n + (has_class_token((int)pl->in->vision_kind) ? 1 : 0);
   v.lm_tokens = n / m2;
-  int lora = pl->in->ft_method != LLMEM_FT_FULL; /* adapters train; the tower is part of the frozen base */
+  int lora = (int)pl->in->ft_method != LLMEM_FT_FULL; /* adapters train; the tower is part of the frozen base */
   v.frozen_params = lora ? 0
-                         : (pl->in->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
-                               (pl->in->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
+                         : ((int)pl->in->vision_train == LLMEM_VISION_TRAIN_FULL ? 0 : v.tower_params) +
+                               ((int)pl->in->vision_train == LLMEM_VISION_TRAIN_NONE ? v.projector_params : 0);
   /* per micro-batch: every image of every sample through the tower */
   double images = pl->in->vision_images * pl->in->micro_batch, d = pl->in->vision_hidden, ab = pl->act_bytes;
   double tokens = images * v.vit_tokens, lm = images * v.lm_tokens;
   /* Qwen2.5-VL attends within 64-patch windows (all but fullatt_block_indexes) */
-  double keys = pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL ? 64 : v.vit_tokens;
-  int tower_trains = !lora && pl->in->vision_train == LLMEM_VISION_TRAIN_FULL;
-  int projector_trains = !lora && pl->in->vision_train != LLMEM_VISION_TRAIN_NONE;
+  double keys = (int)pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL ? 64 : v.vit_tokens;
+  int tower_trains = !lora && (int)pl->in->vision_train == LLMEM_VISION_TRAIN_FULL;
+  int projector_trains = !lora && (int)pl->in->vision_train != LLMEM_VISION_TRAIN_NONE;
   /* a frozen tower whose input needs no gradient keeps nothing (autograd records no graph) */
   if (tower_trains) {
     /* transformers' gradient_checkpointing_enable checkpoints the vision blocks too: their inputs stay */
-    double per_layer = pl->in->recompute == LLMEM_RECOMPUTE_FULL ? d * ab : layer_saved_per_token(pl, keys);
+    double per_layer = (int)pl->in->recompute == LLMEM_RECOMPUTE_FULL ? d * ab : layer_saved_per_token(pl, keys);
     v.saved_bytes = tokens * per_layer * pl->in->vision_layers;
   }
   if (projector_trains)
@@ -127,13 +127,14 @@ vision_cost vision_of(const plan *pl) {
   /* each trained deepstack merger keeps its LayerNorm's m2 d input, fc1's input and GELU's input (m2 d each)
    * and fc2's input, per language-model token; its tower-layer input is a block output already kept
    * (a few MB an image against the tower's hundreds) */
-  if (projector_trains && pl->in->vision_kind == LLMEM_VISION_QWEN3_VL)
+  if (projector_trains && (int)pl->in->vision_kind == LLMEM_VISION_QWEN3_VL)
     v.saved_bytes += pl->in->vision_deepstack * lm * 4 * m2 * d * ab;
   double layer_work = tokens * (3 * d + pl->in->vision_ffn_hidden) * ab; /* q, k, v and the MLP's inner tensor */
   v.trains = projector_trains; /* something in the tower or projector needs a backward */
   v.forward_temp_bytes = layer_work;
-  v.backward_temp_bytes = tower_trains ? 2 * layer_work + (pl->in->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
-                                       : (projector_trains ? lm * m2 * d * ab : 0);
+  v.backward_temp_bytes = tower_trains
+                              ? 2 * layer_work + ((int)pl->in->recompute == LLMEM_RECOMPUTE_FULL ? layer_work : 0)
+                              : (projector_trains ? lm * m2 * d * ab : 0);
   v.tokens_per_microbatch = tokens;
   return v;
 }

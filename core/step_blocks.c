@@ -130,21 +130,23 @@ static int states_per_tensor(const plan *pl) {
 }
 
 /* A layer's share as one block per trainable parameter tensor (its adapters' under LoRA) and `per` pieces
- * each, in model.parameters() order, split by the tensors' elements; `kind` tags them (part: tensor x
- * piece). Without a listing, one block. */
-static void per_tensor_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per) {
+ * each, split by the tensors' elements, in model.parameters() order or (reverse) the backward's; `kind`
+ * tags them (part: tensor x piece; 63: one block, without a listing). */
+static void per_tensor_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per, int stream,
+                              int reverse) {
   layer_tensors t = layer_tensors_on_rank(W->pl, layer);
   const param_list *l = (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
   double elems = 0;
   for (int i = 0; i < l->count; i++) elems += l->elems[i];
   if (elems <= 0) {
-    sim_block(S, block_tag(kind, layer, MB_NONE, 63), share, ALLOC_STREAM_COMPUTE);
+    sim_block(S, block_tag(kind, layer, MB_NONE, 63), share, stream);
     return;
   }
-  for (int i = 0; i < l->count; i++) /* parts i * per + s < 2 LAYER_TENSORS_MAX = 64: the tag's 6 bits */
+  for (int n = 0; n < l->count; n++) { /* parts i * per + s < 2 LAYER_TENSORS_MAX = 64: the tag's 6 bits */
+    int i = reverse ? l->count - 1 - n : n;
     for (int s = 0; s < per; s++)
-      sim_block(S, block_tag(kind, layer, MB_NONE, i * per + s), share * l->elems[i] / elems / per,
-                ALLOC_STREAM_COMPUTE);
+      sim_block(S, block_tag(kind, layer, MB_NONE, i * per + s), share * l->elems[i] / elems / per, stream);
+  }
 }
 
 /* The same blocks freed: their parts run from 0 without a gap (63: the unlisted block). */
@@ -154,25 +156,34 @@ static void free_per_tensor_blocks(int kind, int layer) {
     alloc_free(block_tag(kind, layer, MB_NONE, k), 0);
 }
 
-/* torch.optim creates its states at the first step (_init_group: torch.zeros_like per parameter), after
- * the backward freed the activations; the rest (embedding, head, norms) as one block after the layers.
- * torch/optim/adam.py _init_group makes state["exp_avg"] then state["exp_avg_sq"] of each parameter
- * (sgd.py, lion: the momentum buffer). */
-void blocks_optimizer_states(const stage_walk *W, const sim *S) {
-  double total = W->rs->optimizer, used = 0;
-  if (!per_parameter_states(W->pl) || total <= 0) {
-    split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, total, 1);
-    return;
-  }
+/* `total` over the stage's layers by their trainable parameters, per_tensor_blocks for each layer's share;
+ * the rest (embedding, head, norms) as the one block `rest` after the layers. */
+static void stage_per_tensor_blocks(const stage_walk *W, const sim *S, int kind, double total, int per, uint64_t rest) {
+  double used = 0;
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       double share = share_of(W, i, total, 1);
       if (used + share > total) share = total - used;
-      if (share > 0) per_tensor_blocks(W, S, TAG_OPT_STATE, i, share, states_per_tensor(W->pl));
+      if (share > 0) per_tensor_blocks(W, S, kind, i, share, per, ALLOC_STREAM_COMPUTE, 0);
       used += share;
     }
-  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_OPTIMIZER_STATES), total - used,
-            ALLOC_STREAM_COMPUTE);
+  sim_block(S, rest, total - used, ALLOC_STREAM_COMPUTE);
+}
+
+static void stage_free_per_tensor_blocks(const stage_walk *W, int kind) {
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) free_per_tensor_blocks(kind, i);
+}
+
+/* torch.optim creates its states at the first step (_init_group: torch.zeros_like per parameter), after
+ * the backward freed the activations: torch/optim/adam.py _init_group makes state["exp_avg"] then
+ * state["exp_avg_sq"] of each parameter (sgd.py, lion: the momentum buffer). */
+void blocks_optimizer_states(const stage_walk *W, const sim *S) {
+  double total = W->rs->optimizer;
+  if (!per_parameter_states(W->pl) || total <= 0) split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, total, 1);
+  else
+    stage_per_tensor_blocks(W, S, TAG_OPT_STATE, total, states_per_tensor(W->pl),
+                            block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_OPTIMIZER_STATES));
 }
 
 /* The optimizer step's temporaries (states.c step_temporaries). The foreach kernels' list (torch/optim/adam.py
@@ -181,31 +192,18 @@ void blocks_optimizer_states(const stage_walk *W, const sim *S) {
  * else one block. take 0: freed. */
 void blocks_optimizer_temporaries(const stage_walk *W, sim *S, double bytes, int take) {
   const plan *pl = W->pl;
-  int listed = per_parameter_states(pl) && pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH;
   uint64_t rest = block_tag(TAG_TEMP, LAYER_REST, MB_NONE, 0);
-  if (!listed || !S->blocks || bytes <= 0) {
+  if (!per_parameter_states(pl) || pl->optimizer_impl != LLMEM_OPT_IMPL_FOREACH || !S->blocks || bytes <= 0) {
     if (take) sim_take_transient(S, LLMEM_CAT_TEMPORARIES, rest, bytes, ALLOC_STREAM_COMPUTE);
     else sim_give(S, LLMEM_CAT_TEMPORARIES, rest, bytes, 0);
-    return;
-  }
-  if (!take) {
+  } else if (take) {
+    sim_transient(S, LLMEM_CAT_TEMPORARIES, bytes);
+    stage_per_tensor_blocks(W, S, TAG_OPT_TEMP, bytes, 1, rest);
+  } else {
     sim_add(S, LLMEM_CAT_TEMPORARIES, -bytes);
-    for (int c = 0; c < W->v; c++)
-      for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
-        free_per_tensor_blocks(TAG_OPT_TEMP, i);
+    stage_free_per_tensor_blocks(W, TAG_OPT_TEMP);
     alloc_free_if_live(rest);
-    return;
   }
-  sim_transient(S, LLMEM_CAT_TEMPORARIES, bytes);
-  double used = 0;
-  for (int c = 0; c < W->v; c++)
-    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
-      double share = share_of(W, i, bytes, 1);
-      if (used + share > bytes) share = bytes - used;
-      if (share > 0) per_tensor_blocks(W, S, TAG_OPT_TEMP, i, share, 1);
-      used += share;
-    }
-  sim_block(S, rest, bytes - used, ALLOC_STREAM_COMPUTE);
 }
 
 /* autograd's AccumulateGrad makes each parameter's .grad as its gradient comes (one GPU; DDP unless the
@@ -216,35 +214,24 @@ static int per_parameter_grads(const plan *pl) {
   return e == LLMEM_ENGINE_SINGLE || (e == LLMEM_ENGINE_DDP && (int)pl->in->grad_as_bucket_view == 0);
 }
 
-/* One request per parameter tensor, in the backward's order (the layer's tensors from the last registered:
- * the norms, the MLP's, then the mixer's), split by the tensors' elements (LoRA: its adapters'). */
+/* A layer's lazily created gradients: one request per parameter tensor in the backward's order (the norms,
+ * the MLP's, then the mixer's) where autograd makes them, else one block. */
 void blocks_layer_gradients(const stage_walk *W, sim *S, int layer, double bytes, int stream) {
   if (bytes <= 0) return;
-  layer_tensors t = {0};
-  if (S->blocks && per_parameter_grads(W->pl)) t = layer_tensors_on_rank(W->pl, layer);
-  const param_list *l = (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
-  double elems = 0;
-  for (int k = 0; k < l->count; k++) elems += l->elems[k];
-  if (elems <= 0) {
+  if (!S->blocks || !per_parameter_grads(W->pl)) {
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, layer, MB_NONE, 0), bytes, stream);
     return;
   }
   sim_add(S, LLMEM_CAT_GRADIENTS, bytes);
-  for (int k = l->count - 1; k >= 0; k--)
-    sim_block(S, block_tag(TAG_PARAM_GRAD, layer, MB_NONE, k), bytes * l->elems[k] / elems, stream);
+  per_tensor_blocks(W, S, TAG_PARAM_GRAD, layer, bytes, 1, stream, 1);
 }
 
 void blocks_free_gradients(const stage_walk *W, const sim *S) {
   if (!S->blocks) return;
-  int per_tensor = per_parameter_grads(W->pl);
   for (int c = 0; c < W->v; c++)
-    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
       alloc_free_if_live(block_tag(TAG_GRAD, i, MB_NONE, 0));
-      /* the tensors' parts run from 0 without a gap: the first one not live ends them */
-      for (int k = 0; per_tensor && k < LAYER_TENSORS_MAX && alloc_is_live(block_tag(TAG_PARAM_GRAD, i, MB_NONE, k));
-           k++)
-        alloc_free(block_tag(TAG_PARAM_GRAD, i, MB_NONE, k), 0);
-    }
+  if (per_parameter_grads(W->pl)) stage_free_per_tensor_blocks(W, TAG_PARAM_GRAD);
   for (int layer = LAYER_REST; layer <= LAYER_HEAD; layer++) alloc_free_if_live(block_tag(TAG_GRAD, layer, MB_NONE, 0));
 }
 

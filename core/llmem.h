@@ -15,7 +15,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#define LLMEM_ABI_VERSION 4
+#define LLMEM_ABI_VERSION 5
 #define LLMEM_MAX_STAGES 512  /* pipeline stages reported one by one */
 #define LLMEM_MAX_VPP 64      /* virtual stages per pipeline rank */
 #define LLMEM_MAX_EVENTS 2048 /* timeline points kept for the chart */

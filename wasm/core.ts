@@ -5,7 +5,7 @@ import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../fro
 import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
 import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
-import { ABI_VERSION, type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
+import { type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
 import type { Options, StructNumbers } from './generated.js';
 import { each, openView, READ, readFieldTable, VIEWS, type View, WRITE } from './generated.js';
 import { readReadings, readResult } from './views.js';
@@ -24,8 +24,6 @@ export class Core {
   private readonly mem: View;
 
   private constructor(private readonly m: CoreModule) {
-    if (m._llmem_abi_version() !== ABI_VERSION)
-      throw new Error(`llmem core ABI ${m._llmem_abi_version()} does not match the wrapper (${ABI_VERSION})`);
     this.mem = openView(m);
     this.fields = readFieldTable(m, this.mem.text);
     this.byPath = new Map(this.fields.map((f) => [f.path, f]));

@@ -4,7 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CATEGORIES, type ConfigV1, FIELDS, type FieldPath, type StructLayout } from '../../wasm/llmem.js';
+import { ABI_VERSION, CATEGORIES, type ConfigV1, FIELDS, type FieldPath, LAYOUT_CHECK } from '../../wasm/llmem.js';
+import { openView, type StructLayout } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 
 const root = repoRoot();
@@ -23,6 +24,15 @@ describe('wasm/generated.ts', () => {
     expect(core.fields).toEqual(FIELDS);
     const r = core.estimate({});
     expect(r.ok && Object.keys(r.per_gpu.breakdown_bytes)).toEqual([...CATEGORIES]);
+  });
+
+  it('refuses a core built from other structs than the offsets (LAYOUT) or of another ABI', () => {
+    const core = (abi: number, check: number) =>
+      ({ _llmem_abi_version: () => abi, _llmem_layout_check: () => check }) as unknown as Parameters<
+        typeof openView
+      >[0];
+    expect(() => openView(core(ABI_VERSION, LAYOUT_CHECK + 1))).toThrow(/does not match the wrapper/);
+    expect(() => openView(core(ABI_VERSION + 1, LAYOUT_CHECK))).toThrow(/does not match the wrapper/);
   });
 
   it('types keys and offsets at compile time', () => {

@@ -381,14 +381,16 @@ static void embedding_forward(const stage_walk *W, sim *S, int mb, int c, int ke
   uint64_t next = block_tag(TAG_PREFETCH, LAYER_EMBED, mb, 0);
   double gather = kept ? 0 : W->embed_gather;
   if (gather > 0) sim_sync(S);
-  take_gathered(W, S, LLMEM_CAT_WEIGHTS, tag, gather, 0);
+  if (W->fsdp2) fsdp2_pre_forward(W, S, tag, LAYER_EMBED, mb, gather);
+  else take_gathered(W, S, LLMEM_CAT_WEIGHTS, tag, gather, 0);
   sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_ACT, LAYER_EMBED, mb, 0), W->embedding_act, ALLOC_STREAM_COMPUTE);
   if (gather <= 0) return;
-  double prefetch = W->chunk_layers[c] > 0 ? cost(W, W->first_global[c])->prefetch : 0;
+  double prefetch = W->chunk_layers[c] > 0 && !W->fsdp2 ? cost(W, W->first_global[c])->prefetch : 0;
   take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_FORWARD, mb, -1);
   if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
-  if (!keep) sim_give(S, LLMEM_CAT_WEIGHTS, tag, gather, 1);
+  if (!keep && W->fsdp2) fsdp2_reshard(W, S, tag, gather);
+  else if (!keep) sim_give(S, LLMEM_CAT_WEIGHTS, tag, gather, 1);
 }
 
 /* The head as a unit of its own: its all-gather is issued during the last layer's forward. */
@@ -544,6 +546,8 @@ static forward_step forward_step_of(const stage_walk *W, int c, int i) {
   const layer_cost *lc = cost(W, i);
   forward_step f = {lc, acts_of(W, lc, c, i), W->offload && i >= first + 2 ? acts(W, c, i - 2) : 0,
                     i + 1 < first + n ? lc->prefetch : head_prefetch(W, c)};
+  /* FSDP2: the step frees the unit before's all-gather output instead (fsdp2.c) */
+  if (W->fsdp2) f.prefetch = i > first ? cost(W, i - 1)->gather : is_first_chunk(W, c) ? W->embed_gather : 0;
   return f;
 }
 
@@ -556,15 +560,17 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   const layer_activations *la = acts_of(W, lc, c, i);
   sim_sync(S); /* the previous layer's collectives have completed */
   if (rs->gathers && !kept) {
-    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, MB_NONE, 0), lc->gather, 0);
+    if (W->fsdp2) fsdp2_pre_forward(W, S, block_tag(gather_tag, i, MB_NONE, 0), i, mb, lc->gather);
+    else take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(gather_tag, i, MB_NONE, 0), lc->gather, 0);
   }
   sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, i, mb, 0), lc->casts, ALLOC_STREAM_COMPUTE);
   sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
   block_saved(S, la, i, mb, 1);
   sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 0), la->forward_temp_bytes,
                      ALLOC_STREAM_COMPUTE);
-  double prefetch = i + 1 < first + n ? lc->prefetch : head_prefetch(W, c);
-  int prefetches = i + 1 < first + n || prefetch > 0;
+  /* FSDP2: the next unit's all-gather is its own pre-forward's (fsdp2.c) */
+  double prefetch = W->fsdp2 ? 0 : i + 1 < first + n ? lc->prefetch : head_prefetch(W, c);
+  int prefetches = !W->fsdp2 && (i + 1 < first + n || prefetch > 0);
   if (prefetches) {
     take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_PREFETCH, i, mb, 0), prefetch, 1);
   }
@@ -576,8 +582,10 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
     block_saved(S, acts(W, c, i - 2), i - 2, mb, 0);
   }
   /* kept gathered: stays until the end of the step */
-  if (rs->gathers && !kept && !rs->keep_gathered_until_backward)
-    sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, MB_NONE, 0), lc->gather, 1);
+  if (rs->gathers && !kept && !rs->keep_gathered_until_backward) {
+    if (W->fsdp2) fsdp2_reshard(W, S, block_tag(TAG_GATHER, i, MB_NONE, 0), lc->gather);
+    else sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, MB_NONE, 0), lc->gather, 1);
+  }
 }
 
 static int alike_steps(const stage_walk *W, int c, int backward, int at, int *period);
@@ -613,7 +621,8 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
   if (is_last_chunk(W, c)) {
     mtp_forward(W, S, mb);
     if (W->loss_gather > 0) sim_sync(S);
-    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
+    if (W->fsdp2) fsdp2_pre_forward(W, S, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), LAYER_HEAD, mb, W->loss_gather);
+    else take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
     sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_CAST, LAYER_HEAD, mb, 0), W->head_cast, ALLOC_STREAM_COMPUTE);
     sim_take(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes,
              ALLOC_STREAM_COMPUTE);
@@ -626,7 +635,9 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
       loss_unblock(S, mb, 4, W->loss.gather_tensors);
     }
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
-    /* model() has returned: `logits` is rebound, the micro-batch before's go */
+    /* model() has returned (FSDP2: the root's post-forward frees the last all-gather output): `logits`
+     * is rebound, the micro-batch before's go */
+    if (W->fsdp2) fsdp2_forward_done(S);
     if (S->held) sim_give(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, 0);
     loss_take(S, mb, 2, W->loss.forward_tensors, W->loss.forward_peak_bytes);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
@@ -634,11 +645,13 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     loss_unblock(S, mb, 2, W->loss.forward_tensors);
     /* `loss` is rebound: the micro-batch before's graph goes, with its 4-bit inputs */
     if (S->held) held_inputs(W, S, 0), S->held = 0;
-    sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
+    if (W->fsdp2) fsdp2_reshard(W, S, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather);
+    else sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
     /* the freed 16-bit logits block is too small for the backward's fp32
      * requests and stays cached beside them */
     S->hole = W->loss.unreusable_bytes;
   }
+  if (W->fsdp2) fsdp2_forward_done(S); /* a stage's model chunk without the head: its root's post-forward */
   /* the autocast region ends (casts_recast): the checkpointed layers' casts go */
   if (W->pl->autocast)
     for (int i = first; i < first + n; i++)
@@ -746,8 +759,10 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   int own = W->rs->own_root_units, f2 = W->fsdp2;
   double prefetch = loss_prefetch(W, c);
   uint64_t next = block_tag(TAG_PREFETCH, LAYER_HEAD, mb, 0), full = block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 1);
+  int last = W->first_global[c] + W->chunk_layers[c] - 1; /* the unit the head's pre-backward prefetches */
   if (W->loss_gather > 0) sim_sync(S);
-  take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
+  if (f2) fsdp2_pre_backward(W, S, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), LAYER_HEAD, mb, W->loss_gather);
+  else take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 0);
   loss_take(S, mb, 3, W->loss.backward_tensors, W->loss.backward_peak_bytes);
   /* The head's gradients come after the loss's own backward has freed its
    * tensors: the autograd engine runs the head's matmul backward (MmBackward0)
@@ -762,7 +777,8 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
    * on the logits, prefetches the last layer once the loss's backward is done (_fsdp_state.py
    * _pre_backward, _fsdp_param_group.py _backward_prefetch, 002a76fbf) */
   int late_prefetch = f2 && own;
-  if (!late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+  if (f2 && !late_prefetch) fsdp2_prefetch(W, S, last, mb, prefetch);
+  else if (!late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
   if (!own && !late) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
@@ -777,7 +793,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
       if (W->root_grads > 0)
         sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
                  ALLOC_STREAM_COMPUTE);
-      if (late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+      if (late_prefetch) fsdp2_prefetch(W, S, last, mb, prefetch);
       if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
     }
     sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
@@ -788,7 +804,8 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
   if (W->quant_held) /* the loop's logits outlive the backward (hold_quant_inputs) */
     sim_take(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, ALLOC_STREAM_COMPUTE);
-  sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
+  if (f2) fsdp2_reshard(W, S, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather);
+  else sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
   if (own && f2) { /* its post-backward: the input stays held until the last layer's (held_before) */
     sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce,
                        reduce_stream(W));
@@ -799,14 +816,14 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
     make_sharded(W, S, LAYER_HEAD, made > 0 ? made + W->norm_grads : 0);
     reduce_output(W, S, mb, -1, W->loss_reduce, made);
   } else if (own) reduce_scatter(W, S, mb, full, W->loss_grads, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce);
-  if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
+  if (prefetch > 0 && !f2) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1); /* FSDP2: the unit's own */
 }
 
 /* The unit before layer i, all-gathered during its backward: the layer
  * below, or for the first layer an embedding of its own that was resharded. */
 static double backward_prefetch(const stage_walk *W, int c, int i, const layer_cost *lc) {
   if (W->fsdp2 && W->rs->keep_gathered_until_backward) return 0; /* unshard(): already unsharded */
-  if (i > W->first_global[c]) return lc->prefetch_bwd;
+  if (i > W->first_global[c]) return W->fsdp2 ? cost(W, i - 1)->prefetch_bwd : lc->prefetch_bwd;
   return is_first_chunk(W, c) && !W->rs->keep_gathered_until_backward ? W->embed_gather : 0;
 }
 
@@ -839,17 +856,17 @@ static void layer_backward_fsdp2(const stage_walk *W, sim *S, int mb, int c, int
   int kept = rs->keep_gathered_until_backward;
   uint64_t params = block_tag(kept ? TAG_GATHER_KEPT : TAG_REGATHER, i, MB_NONE, 0);
   uint64_t early = block_tag(TAG_UNSHARDED, i, mb, 0), later = block_tag(TAG_UNSHARDED, i, mb, 1);
-  uint64_t input = block_tag(TAG_COMM, i, mb, 0), below = block_tag(TAG_COMM, i, mb, 2);
+  uint64_t input = block_tag(TAG_COMM, i, mb, 0);
   sim_sync(S);
-  if (!kept) take_gathered(W, S, LLMEM_CAT_WEIGHTS, params, lc->gather, 0);
+  if (!kept) fsdp2_pre_backward(W, S, params, i, mb, lc->gather);
   if (W->offload && i < first + n - 2) { /* brought back from host memory */
     sim_add(S, LLMEM_CAT_ACTIVATIONS, la->saved_bytes);
     block_saved(S, la, i, mb, 1);
   }
   sim_add(S, LLMEM_CAT_ACTIVATIONS, la->recompute_bytes);
   block_list(S, &la->recompute_tensors, TAG_RECOMPUTE, i, mb, 1);
-  double prefetch = backward_prefetch(W, c, i, lc);
-  take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, below, prefetch, 1);
+  /* the unit below: the layer's, or the first layer's own embedding unit (fsdp2.c) */
+  fsdp2_prefetch(W, S, i > first ? i - 1 : LAYER_EMBED, mb, backward_prefetch(W, c, i, lc));
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, early, lc->first_grads, ALLOC_STREAM_COMPUTE);
   sim_take_transient(S, LLMEM_CAT_TEMPORARIES, block_tag(TAG_TEMP, i, mb, 1), la->backward_temp_bytes,
                      ALLOC_STREAM_COMPUTE);
@@ -859,7 +876,7 @@ static void layer_backward_fsdp2(const stage_walk *W, sim *S, int mb, int c, int
   double rest = lc->unsharded_grads - lc->first_grads;
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, later, rest, ALLOC_STREAM_COMPUTE);
   /* post-backward */
-  sim_give(S, LLMEM_CAT_WEIGHTS, params, lc->gather, 1);
+  fsdp2_reshard(W, S, params, lc->gather);
   held_input above = held_before(W, c, i);
   release_held(W, S, mb, &above);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input, lc->reduce_input, reduce_stream(W));
@@ -868,7 +885,6 @@ static void layer_backward_fsdp2(const stage_walk *W, sim *S, int mb, int c, int
   sim_give(S, LLMEM_CAT_GRADIENTS, later, rest, 0);
   if (W->lazy && first_pass) /* the reduce-scatter output */
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, i, MB_NONE, 0), lc->grad_share, grad_stream(W));
-  sim_give(S, LLMEM_CAT_COMM_BUFFERS, below, prefetch, 1); /* copied out by the unit below */
 }
 
 static void layer_backward(const stage_walk *W, sim *S, int mb, int c, int i, int first_pass) {
@@ -938,13 +954,15 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   double gather = own && !keep ? W->embed_gather : 0;
   uint64_t again = block_tag(TAG_REGATHER, LAYER_EMBED, MB_NONE, 0),
            full = block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 0);
-  take_gathered(W, S, LLMEM_CAT_WEIGHTS, again, gather, 0);
+  if (f2) fsdp2_pre_backward(W, S, again, LAYER_EMBED, mb, gather);
+  else take_gathered(W, S, LLMEM_CAT_WEIGHTS, again, gather, 0);
   if (lazy)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, MB_NONE, 0), W->embed_grads, grad_stream(W));
   if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
   if (!own) return;
-  if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);
+  if (gather > 0 && f2) fsdp2_reshard(W, S, again, gather);
+  else if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);
   if (!f2) {
     reduce_scatter(W, S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0),
                    rs->embed_reduce_input);
@@ -953,7 +971,7 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   /* FSDP2: reshard (kept ones too: reshard_after_backward), the last layer's held input freed
    * (by the root's post-backward, which the final callback runs first: its own input is the
    * final norm's), then the embedding's reduce-scatter; cleared at the end of the backward */
-  if (keep) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather, 1);
+  if (keep) fsdp2_reshard(W, S, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather);
   release_held(W, S, mb, held);
   uint64_t input = block_tag(TAG_COMM, LAYER_EMBED, mb, 0);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input, rs->embed_reduce_input, reduce_stream(W));
@@ -974,7 +992,7 @@ static void root_post_backward(const stage_walk *W, sim *S, int mb, int c, int f
    * input is allocated, after the held input is freed; the next forward's root pre-forward
    * gathers it again (the optimizer step releases it, simulate.c) */
   int reshard = W->fsdp2 && input > 0 && W->root > 0;
-  if (reshard) sim_give(S, LLMEM_CAT_WEIGHTS, root, W->root, 1);
+  if (reshard) fsdp2_reshard(W, S, root, W->root);
   release_held(W, S, mb, held);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, reduce_stream(W));
   int layer = embed ? LAYER_EMBED : -1;
@@ -989,7 +1007,7 @@ static void root_post_backward(const stage_walk *W, sim *S, int mb, int c, int f
     if (input > 0) reduce_output(W, S, mb, layer, input, bytes);
   }
   if (input > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, !W->pl->reduce_on_compute);
-  if (reshard) take_gathered(W, S, LLMEM_CAT_WEIGHTS, root, W->root, 0);
+  if (reshard) fsdp2_root_unshard(W, S, W->root);
 }
 
 /* FSDP2 with reshard_after_forward False: the units resharded by their post-backward are gathered
@@ -998,10 +1016,13 @@ static void root_post_backward(const stage_walk *W, sim *S, int mb, int c, int f
 static void regather_kept(const stage_walk *W, sim *S, int c) {
   if (!W->fsdp2 || !W->rs->keep_gathered_until_backward) return;
   int first = W->first_global[c], n = W->chunk_layers[c];
-  for (int i = first; i < first + n; i++)
-    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER_KEPT, i, MB_NONE, 0), cost(W, i)->gather, 0);
+  for (int i = first; i < first + n; i++) { /* copied out on the compute stream (fsdp2.c) */
+    sim_add(S, LLMEM_CAT_WEIGHTS, cost(W, i)->gather);
+    blocks_layer_params(W, S, TAG_GATHER_KEPT, i, cost(W, i)->gather);
+  }
   if (is_first_chunk(W, c) && W->embed_gather > 0)
-    take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather, 0);
+    sim_take(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather,
+             ALLOC_STREAM_COMPUTE);
 }
 
 /* What decides a backward step's amounts beyond its layer's kind: what offload brings back, the prefetch. */

@@ -27,6 +27,13 @@ typedef struct {
   int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
   int carry_held;    /* the step starts with the previous step's held 4-bit inputs (quant_held) */
   int held;          /* a micro-batch's held 4-bit inputs are live */
+  /* FSDP2: an all-gather output held past its copy-out, by the unit it belongs to (fsdp2.c) */
+  struct {
+    uint64_t tag;
+    double bytes;
+    int unit;    /* a layer, LAYER_EMBED, LAYER_HEAD or LAYER_REST (the root) */
+    int counted; /* in the categories (0: a request only) */
+  } held_gather;
   int track;    /* TRACK_GRAIN: summarising a pass; TRACK_ROUNDING: walking one whose sums round (pass_summary.c) */
   int grain;    /* every addition is a multiple of 2^grain (while tracking) */
   double moved; /* the additions' magnitudes, summed (while tracking) */
@@ -325,6 +332,27 @@ void blocks_free_gradients(const stage_walk *W, const sim *S);
 /* A layer's lazily created gradients (category and requests), on `stream`. */
 void blocks_layer_gradients(const stage_walk *W, sim *S, int layer, double bytes, int stream);
 void blocks_free_kept(const stage_walk *W, const sim *S, int chunk);
+/* A decoder layer's parameters as one request per tensor (all of them, frozen ones too), in module order on
+ * the compute stream, tagged kind (part: the tensor); and freed. */
+void blocks_layer_params(const stage_walk *W, const sim *S, int kind, int layer, double bytes);
+void blocks_free_layer_params(const sim *S, int kind, int layer);
+
+/* ---- FSDP2's unshard and reshard (fsdp2.c) ---- */
+/* A unit's pre-forward: its all-gather, the previous unit's output freed, its copy-out (`tag`: a layer's
+ * kind and layer, else the one block's tag); its output held until the next unit's. */
+void fsdp2_pre_forward(const stage_walk *W, sim *S, uint64_t tag, int unit, int mb, double bytes);
+/* The root's post-forward: the last unit's output freed. */
+void fsdp2_forward_done(sim *S);
+/* A unit's pre-backward: its copy-out, from the output its prefetch made or from its own all-gather, and
+ * that output freed. */
+void fsdp2_pre_backward(const stage_walk *W, sim *S, uint64_t tag, int unit, int mb, double bytes);
+/* A unit's backward prefetch of `unit`: its all-gather, held until that unit's pre-backward. */
+void fsdp2_prefetch(const stage_walk *W, sim *S, int unit, int mb, double bytes);
+/* A unit's reshard: its copy-out freed. */
+void fsdp2_reshard(const stage_walk *W, sim *S, uint64_t tag, double bytes);
+/* The root unit gathered outside the passes: its copy-out; its output held (a request only) until the
+ * next unit's copy-out. */
+void fsdp2_root_unshard(const stage_walk *W, sim *S, double bytes);
 
 /* ---- the walk (simulate.c) ---- */
 typedef struct {

@@ -267,7 +267,9 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
     if (g->bwd_started[c]) sim_add(S, LLMEM_CAT_GRADIENTS, -W->accumulated[c]);
     blocks_free_kept(W, S, c);
   }
-  if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 1);
+  if (W->root > 0 && W->fsdp2) fsdp2_reshard(W, S, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root);
+  else if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 1);
+  if (W->fsdp2) fsdp2_forward_done(S); /* the next step's root all-gather, made at the walk's last pass */
   if (first_step) blocks_optimizer_states(W, S);
   if ((int)pl->in->optimizer_in_backward != 0) {
     sim_record(S, LLMEM_PHASE_OPTIMIZER, -1, -1);
@@ -354,9 +356,9 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
   double persistent = S->total;
   sim_record(S, LLMEM_PHASE_SETUP, -1, -1);
   /* the step before's last micro-batch: its held 4-bit inputs and logits (passes.c hold_quant_inputs) */
-  if (W->root > 0) { /* the root unit gathered for the whole step */
+  if (W->root > 0 && W->fsdp2) fsdp2_root_unshard(W, S, W->root); /* the root unit gathered for the whole step */
+  else if (W->root > 0)
     take_gathered(W, S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 0);
-  }
   walk_sig g;
   memset(&g, 0, sizeof g);
   if (S->carry_held) hold_quant_inputs(W, S, 1), g.held = 1;

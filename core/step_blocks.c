@@ -132,10 +132,10 @@ static int states_per_tensor(const plan *pl) {
 /* A layer's share as one block per trainable parameter tensor (its adapters' under LoRA) and `per` pieces
  * each, split by the tensors' elements, in model.parameters() order or (reverse) the backward's; `kind`
  * tags them (part: tensor x piece; 63: one block, without a listing). */
-static void per_tensor_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per, int stream,
-                              int reverse) {
+static void tensor_list_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per,
+                               int stream, int reverse, int all) {
   layer_tensors t = layer_tensors_on_rank(W->pl, layer);
-  const param_list *l = (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
+  const param_list *l = all || (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
   double elems = 0;
   for (int i = 0; i < l->count; i++) elems += l->elems[i];
   if (elems <= 0) {
@@ -147,6 +147,11 @@ static void per_tensor_blocks(const stage_walk *W, const sim *S, int kind, int l
     for (int s = 0; s < per; s++)
       sim_block(S, block_tag(kind, layer, MB_NONE, i * per + s), share * l->elems[i] / elems / per, stream);
   }
+}
+
+static void per_tensor_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per, int stream,
+                              int reverse) {
+  tensor_list_blocks(W, S, kind, layer, share, per, stream, reverse, 0);
 }
 
 /* The same blocks freed: their parts run from 0 without a gap (63: the unlisted block). */
@@ -239,10 +244,19 @@ void blocks_free_gradients(const stage_walk *W, const sim *S) {
 void blocks_free_kept(const stage_walk *W, const sim *S, int c) {
   if (!S->blocks) return;
   for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
-    if (alloc_is_live(block_tag(TAG_GATHER_KEPT, i, MB_NONE, 0)))
+    if (W->fsdp2) blocks_free_layer_params(S, TAG_GATHER_KEPT, i);
+    else if (alloc_is_live(block_tag(TAG_GATHER_KEPT, i, MB_NONE, 0)))
       alloc_free(block_tag(TAG_GATHER_KEPT, i, MB_NONE, 0), 1);
     alloc_free_if_live(block_tag(TAG_ACCUM, i, MB_NONE, 0));
   }
   if (alloc_is_live(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0)))
-    alloc_free(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), 1);
+    alloc_free(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), !W->fsdp2);
+}
+
+void blocks_layer_params(const stage_walk *W, const sim *S, int kind, int layer, double bytes) {
+  if (S->blocks && bytes > 0) tensor_list_blocks(W, S, kind, layer, bytes, 1, ALLOC_STREAM_COMPUTE, 0, 1);
+}
+
+void blocks_free_layer_params(const sim *S, int kind, int layer) {
+  if (S->blocks) free_per_tensor_blocks(kind, layer);
 }

@@ -132,9 +132,9 @@ static const llmem_event *event_at(int phase, int layer, int nth) {
  * The root unit (default) keeps E + H + 8,192 gathered through the step; with
  * shard_root_modules (torchtune custom_sharded_layers) the root keeps the
  * norm only, so the weights at a middle layer's forward drop by E + H =
- * 2,101,346,304 B. The embedding is gathered at its forward (E + 8,192 over
- * the sharded weights, layer 0's FSDP2 prefetch 2 x 436,224,000 in flight),
- * the output at the loss (H + 8,192). At the loss backward the output is the
+ * 2,101,346,304 B. The embedding is gathered at its forward: E + 8,192 over
+ * the sharded weights (its copy-out), and its all-gather output E, which FSDP2
+ * keeps until layer 0's copy-out (core/fsdp2.c); the output at the loss (H + 8,192). At the loss backward the output is the
  * root's prefetch (H + 8,192 over the sharded weights) and nothing else is in
  * flight; the output's own pre-backward, once the logits' gradient exists,
  * prefetches the last layer (436,224,000 B), and its matmul's backward makes
@@ -168,7 +168,7 @@ static void own_root_units(void) {
   CHECK(embed != 0, "own units: an embedding forward point");
   if (embed) {
     CHECK_NEAR(embed->category_bytes[LLMEM_CAT_WEIGHTS] - setup, 1050673152.0 + 8192.0, 1e-15, "embedding gathered");
-    CHECK_NEAR(embed->category_bytes[LLMEM_CAT_COMM_BUFFERS], 872448000.0, 1e-15, "layer 0 prefetched");
+    CHECK_NEAR(embed->category_bytes[LLMEM_CAT_COMM_BUFFERS], 1050673152.0, 1e-15, "its all-gather output held");
   }
   CHECK_NEAR(max_at(LLMEM_PHASE_LOSS, -9, LLMEM_CAT_WEIGHTS) - setup, 1050673152.0 + 8192.0, 1e-15,
              "output gathered at the loss");
@@ -505,6 +505,58 @@ static double copied_in(const char *keys, double *gathered) {
   return alloc_get_stats()->reserved_bytes;
 }
 
+/* FSDP2's unshard and reshard as allocator requests (core/fsdp2.c), Llama-3-8B over 8 GPUs: a layer's
+ * 9 parameter tensors gathered in bf16, G = 436,224,000 B, each rank's shard G / 8 = 54,528,000 B.
+ * Forward: layer 0's pre-forward allocates the shard's copy-in and the output G on the all-gather
+ * stream, drops the copy-in, copies the output out into one block per tensor (G in all) and keeps
+ * the output: 2 G live. After layer 0's reshard, layer 1's all-gather comes while layer 0's output is
+ * still kept: 2 G + G / 8 at the top, then layer 0's output goes and layer 1's copy-out comes: 2 G.
+ * The root's post-forward drops layer 1's output. Backward: layer 1's pre-backward gathers it again and
+ * drops the output after the copy-out; its prefetch of layer 0 is held past its reshard, and layer 0's
+ * pre-backward copies it out with no all-gather of its own: 9 requests and one free. */
+static void fsdp2_unshard_blocks(void) {
+  plan pl = plan_for(L3_8B);
+  static stage_layout st;
+  static rank_states rs;
+  static stage_walk W;
+  memset(&rs, 0, sizeof rs);
+  layout_stage(&pl, 0, &st);
+  states_for_stage(&pl, &st, &rs);
+  walk_init(&W, &pl, &st, &rs, 0);
+  double g = walk_layer_cost(&W, 0)->gather;
+  CHECK_NEAR(g, 436224000.0, 0, "FSDP2: a Llama-3-8B layer gathered");
+  alloc_settings s = {INFINITY, 0, INFINITY, 0, 1e9};
+  alloc_reset(&s);
+  sim S;
+  memset(&S, 0, sizeof S);
+  S.blocks = 1;
+  const alloc_stats *a = alloc_get_stats();
+  fsdp2_pre_forward(&W, &S, block_tag(TAG_GATHER, 0, MB_NONE, 0), 0, 0, g);
+  int tensors = 0;
+  while (alloc_is_live(block_tag(TAG_GATHER, 0, MB_NONE, tensors))) tensors++;
+  CHECK(tensors == 9, "layer 0 copied out per parameter tensor");
+  CHECK_NEAR(a->allocated_bytes, 2 * g, 0, "copy-out and the kept output");
+  CHECK_NEAR(S.cat[LLMEM_CAT_WEIGHTS] + S.cat[LLMEM_CAT_COMM_BUFFERS], 2 * g, 0, "the same in the categories");
+  fsdp2_reshard(&W, &S, block_tag(TAG_GATHER, 0, MB_NONE, 0), g);
+  CHECK(!alloc_is_live(block_tag(TAG_GATHER, 0, MB_NONE, 0)), "layer 0 resharded");
+  fsdp2_pre_forward(&W, &S, block_tag(TAG_GATHER, 1, MB_NONE, 0), 1, 0, g);
+  CHECK_NEAR(a->peak_allocated_bytes, 2 * g + g / 8, 0, "layer 1's all-gather beside layer 0's kept output");
+  CHECK_NEAR(a->allocated_bytes, 2 * g, 0, "layer 0's output dropped after layer 1's copy-out");
+  fsdp2_forward_done(&S);
+  CHECK_NEAR(a->allocated_bytes, g, 0, "the root's post-forward drops the last output");
+  fsdp2_reshard(&W, &S, block_tag(TAG_GATHER, 1, MB_NONE, 0), g);
+  fsdp2_pre_backward(&W, &S, block_tag(TAG_REGATHER, 1, MB_NONE, 0), 1, 0, g);
+  CHECK_NEAR(a->allocated_bytes, g, 0, "backward: the output dropped after the copy-out");
+  fsdp2_prefetch(&W, &S, 0, 0, g);
+  CHECK_NEAR(a->allocated_bytes, 2 * g, 0, "layer 0 prefetched");
+  fsdp2_reshard(&W, &S, block_tag(TAG_REGATHER, 1, MB_NONE, 0), g);
+  double ops = a->ops;
+  fsdp2_pre_backward(&W, &S, block_tag(TAG_REGATHER, 0, MB_NONE, 0), 0, 0, g);
+  CHECK_NEAR(a->allocated_bytes, g, 0, "layer 0 copied out from its prefetch, which goes");
+  CHECK_NEAR(a->ops - ops, 10, 0, "no all-gather of its own");
+  CHECK_NEAR(S.cat[LLMEM_CAT_COMM_BUFFERS], 0, 0, "no output left");
+}
+
 static void fsdp1_offload_copy_in(void) {
   CHECK(states_of(L2_70B_OFF "parallel.offload_params=cpu parallel.offload_optimizer=cpu").copy_in_shards,
         "FSDP1 offload copies shards in");
@@ -524,6 +576,7 @@ static void fsdp1_offload_copy_in(void) {
 }
 
 int main(void) {
+  fsdp2_unshard_blocks();
   fsdp1_offload_copy_in();
   pipeline_stage_buffers();
   full_modules();

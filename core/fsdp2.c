@@ -1,0 +1,110 @@
+/* FSDP2's unshard and reshard as the caching allocator sees them (torch/distributed/fsdp/_fully_shard,
+ * pytorch 002a76fbf):
+ * - unshard (_fsdp_collectives.py foreach_all_gather), on the all-gather copy-in stream: the rank's shards
+ *   copied into one flat input (_get_param_all_gather_inputs), the all-gather output, and the input
+ *   dropped when the call returns;
+ * - wait_for_unshard (_fsdp_param_group.py): the output copied out into one tensor per parameter on the
+ *   compute stream (foreach_all_gather_copy_out: FSDPParam.alloc_all_gather_outputs resizes each
+ *   parameter's storage, then split_with_sizes_copy). In the forward the output is kept until the next
+ *   unit's copy-out (implicit prefetching: comm_ctx.all_gather_state, dropped after that unit's unshard)
+ *   and the root's post-forward (_fsdp_state.py _post_forward); in the backward it is dropped at once;
+ * - reshard (post-forward, post-backward): the per-parameter tensors freed (free_storage, resize_(0));
+ * - _backward_prefetch: a unit's pre-backward unshards the next unit in reverse post-forward order; that
+ *   output waits for the unit's own pre-backward.
+ * No stream is recorded on these buffers (events order their reuse), so each returns to the pool of the
+ * stream that made it as soon as it is freed. A decoder layer's copy-out is one request per parameter
+ * tensor (step_blocks.c blocks_layer_params); the embedding, head and root units' one block each. */
+#include "sim.h"
+
+enum { PART_OUTPUT = 2, PART_INPUT = 3 }; /* TAG_PREFETCH parts: the all-gather output and its flat input */
+
+static const int TAG_KIND_SHIFT = 58;
+
+/* The all-gather: its flat input (the rank's shard, 1/shard_dense of the output) and its output; with one
+ * rank in the group, none (the copy-out reads the shard: wait_for_unshard, world_size 1). */
+static void unshard(const stage_walk *W, sim *S, int unit, int mb, double bytes, int counted) {
+  if (W->pl->shard_dense <= 1) return;
+  uint64_t out = block_tag(TAG_PREFETCH, unit, mb, PART_OUTPUT), in = block_tag(TAG_PREFETCH, unit, mb, PART_INPUT);
+  sim_block(S, in, bytes / W->pl->shard_dense, ALLOC_STREAM_GATHER);
+  if (counted) sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, out, bytes, ALLOC_STREAM_GATHER);
+  else sim_block(S, out, bytes, ALLOC_STREAM_GATHER);
+  if (bytes > 0) sim_unblock(S, in, 0);
+}
+
+static void release(sim *S) {
+  if (S->held_gather.bytes > 0) {
+    if (S->held_gather.counted) sim_give(S, LLMEM_CAT_COMM_BUFFERS, S->held_gather.tag, S->held_gather.bytes, 0);
+    else sim_unblock(S, S->held_gather.tag, 0);
+  }
+  S->held_gather.bytes = 0;
+  S->held_gather.tag = 0;
+}
+
+static void hold(const stage_walk *W, sim *S, int unit, int mb, double bytes, int counted) {
+  if (W->pl->shard_dense <= 1) bytes = 0;
+  S->held_gather.tag = block_tag(TAG_PREFETCH, unit, mb, PART_OUTPUT);
+  S->held_gather.bytes = bytes;
+  S->held_gather.unit = unit;
+  S->held_gather.counted = counted;
+}
+
+static int tag_layer(uint64_t tag) { return (int)((tag >> 32) & 0xFFFFF) - 3; }
+
+static void copy_out(const stage_walk *W, sim *S, uint64_t tag, double bytes) {
+  int layer = tag_layer(tag);
+  if (layer < 0) {
+    sim_take(S, LLMEM_CAT_WEIGHTS, tag, bytes, ALLOC_STREAM_COMPUTE);
+    return;
+  }
+  sim_add(S, LLMEM_CAT_WEIGHTS, bytes);
+  blocks_layer_params(W, S, (int)(tag >> TAG_KIND_SHIFT), layer, bytes);
+}
+
+void fsdp2_reshard(const stage_walk *W, sim *S, uint64_t tag, double bytes) {
+  (void)W;
+  int layer = tag_layer(tag);
+  if (layer < 0) {
+    sim_give(S, LLMEM_CAT_WEIGHTS, tag, bytes, 0);
+    return;
+  }
+  sim_add(S, LLMEM_CAT_WEIGHTS, -bytes);
+  blocks_free_layer_params(S, (int)(tag >> TAG_KIND_SHIFT), layer);
+}
+
+void fsdp2_pre_forward(const stage_walk *W, sim *S, uint64_t tag, int unit, int mb, double bytes) {
+  if (bytes <= 0) return;
+  unshard(W, S, unit, mb, bytes, 1);
+  release(S);
+  copy_out(W, S, tag, bytes);
+  hold(W, S, unit, mb, bytes, 1);
+}
+
+void fsdp2_forward_done(sim *S) { release(S); }
+
+void fsdp2_pre_backward(const stage_walk *W, sim *S, uint64_t tag, int unit, int mb, double bytes) {
+  if (bytes <= 0) return;
+  int prefetched = S->held_gather.bytes > 0 && S->held_gather.unit == unit;
+  if (!prefetched) {
+    release(S);
+    unshard(W, S, unit, mb, bytes, 1);
+    hold(W, S, unit, mb, bytes, 1);
+  }
+  copy_out(W, S, tag, bytes);
+  release(S);
+}
+
+void fsdp2_prefetch(const stage_walk *W, sim *S, int unit, int mb, double bytes) {
+  if (bytes <= 0) return;
+  release(S);
+  unshard(W, S, unit, mb, bytes, 1);
+  hold(W, S, unit, mb, bytes, 1);
+}
+
+void fsdp2_root_unshard(const stage_walk *W, sim *S, double bytes) {
+  if (bytes <= 0) return;
+  release(S);
+  unshard(W, S, LAYER_REST, MB_NONE, bytes, 0);
+  copy_out(W, S, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), bytes);
+  if (S->blocks) hold(W, S, LAYER_REST, MB_NONE, bytes, 0);
+  else sim_unblock(S, block_tag(TAG_PREFETCH, LAYER_REST, MB_NONE, PART_OUTPUT), 0);
+}

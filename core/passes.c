@@ -38,6 +38,7 @@ static layer_cost cost_of(const plan *pl, const stage_layout *st, const rank_sta
   c.act[0] = layer_activation_bytes(pl, layer, 0);
   c.act[1] = layer_activation_bytes(pl, layer, 1);
   layer_params lp = layer_params_on_rank(pl, layer);
+  if (pl->simulate_allocator) c.tensors = layer_tensors_on_rank(pl, layer); /* the allocator's requests only */
   c.params = lp.matrix_count + lp.vector_count + lp.expert_count;
   int lora = (int)pl->in->ft_method != LLMEM_FT_FULL;
   double trainable = lora ? lp.lora_count : c.params;

@@ -218,7 +218,8 @@ typedef struct {
   double unsharded_grads;   /* FSDP/ZeRO-3: full gradients before the reduce-scatter */
   double trainable;         /* trainable parameters of the layer on this rank */
   double reduce_input;
-  double first_grads; /* FSDP2: of unsharded_grads, those made when the backward's working set peaks */
+  double first_grads;    /* FSDP2: of unsharded_grads, those made when the backward's working set peaks */
+  layer_tensors tensors; /* its parameter tensors on the rank (model.c layer_tensors_on_rank) */
 } layer_cost;
 
 /* Everything the passes of one stage need, resolved once. */

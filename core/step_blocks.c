@@ -134,8 +134,8 @@ static int states_per_tensor(const plan *pl) {
  * tags them (part: tensor x piece; 63: one block, without a listing). */
 static void tensor_list_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per,
                                int stream, int reverse, int all) {
-  layer_tensors t = layer_tensors_on_rank(W->pl, layer);
-  const param_list *l = all || (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t.params : &t.adapters;
+  const layer_tensors *t = &walk_layer_cost(W, layer)->tensors;
+  const param_list *l = all || (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t->params : &t->adapters;
   double elems = 0;
   for (int i = 0; i < l->count; i++) elems += l->elems[i];
   if (elems <= 0) {

@@ -15,6 +15,8 @@ import {
   type Get,
 } from './config/relevance.js';
 
+import type { FieldPath } from '../wasm/generated.js';
+
 export type { Get } from './config/relevance.js';
 
 export interface FieldUi {
@@ -33,7 +35,8 @@ export interface FieldUi {
 const DTYPES = { fp32: 'FP32', fp16: 'FP16', bf16: 'BF16', fp8: 'FP8' };
 const OFFLOAD = { none: 'None', cpu: 'CPU RAM', nvme: 'NVMe' };
 
-export const UI: Record<string, FieldUi> = {
+/** By key path: a misspelt or removed key does not compile. */
+export const UI: Partial<Record<FieldPath, FieldUi>> = {
   formula: {
     label: 'Formula',
     hint: 'others reproduce a published formula',
@@ -1261,14 +1264,17 @@ export const SECTIONS: Section[] = [
 /** Every path placed in a section, in order. */
 export const PLACED: string[] = SECTIONS.flatMap((s) => s.groups.flatMap((g) => g.paths));
 
+/** A key's form entry, if it has one (a path read from a link or a file is a string). */
+export const uiOf = (path: string): FieldUi | undefined => UI[path as FieldPath];
+
 /** A label for a key the table does not know yet (a key the core added later). */
 export function labelOf(path: string): string {
-  return UI[path]?.label ?? path.split('.').pop()!.replace(/_/g, ' ');
+  return uiOf(path)?.label ?? path.split('.').pop()!.replace(/_/g, ' ');
 }
 
 /** A value's name in the form: its label, else the value as the core spells it. */
 export function optionLabel(path: string, value: string): string {
-  return UI[path]?.options?.[value] ?? value;
+  return uiOf(path)?.options?.[value] ?? value;
 }
 
 /** Whether a field is shown: only when it matters for the current values (config/relevance.ts). */

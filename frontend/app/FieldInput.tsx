@@ -4,7 +4,7 @@
 import { batch, useComputed } from '@preact/signals';
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
 import { compactList, parseList } from '../config/encode.js';
-import { labelOf, optionLabel, UI } from '../fields.js';
+import { labelOf, optionLabel, uiOf } from '../fields.js';
 import { formatNumber, parseNumber } from '../format.js';
 import { fieldId, useApp } from './context.js';
 import { dropWaiting, perFrame } from './per-frame.js';
@@ -33,7 +33,7 @@ export function FieldInput({ path }: { path: string }) {
   const changed = useComputed(() => path in s.doc.value).value;
   const f = s.core.field(path);
   if (!f) return null;
-  const ui = UI[path] ?? { label: labelOf(path) };
+  const ui = uiOf(path) ?? { label: labelOf(path) };
   const id = fieldId(path);
   // the hint gives way to the error (foot below): reference only what is shown
   const describedBy = message ? `${id}-err` : ui.hint ? `${id}-hint` : undefined;

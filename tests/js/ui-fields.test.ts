@@ -4,7 +4,7 @@ import type { Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { leafFields } from '../../frontend/config/doc.js';
 import { MATTERS_WHEN } from '../../frontend/config/relevance.js';
-import { optionLabel, PLACED, SECTIONS, UI, visible } from '../../frontend/fields.js';
+import { optionLabel, PLACED, SECTIONS, UI, uiOf, visible } from '../../frontend/fields.js';
 
 let core: Core;
 beforeAll(async () => {
@@ -28,10 +28,10 @@ describe('form metadata', () => {
   it('labels every key and gives every number a unit', () => {
     for (const path of PLACED) {
       const f = core.field(path)!;
-      expect(UI[path]?.label, path).toBeTruthy();
-      if (f.kind === 'int' || f.kind === 'num') expect(UI[path]?.unit, path).toBeTruthy();
+      expect(uiOf(path)?.label, path).toBeTruthy();
+      if (f.kind === 'int' || f.kind === 'num') expect(uiOf(path)?.unit, path).toBeTruthy();
       if (f.nullable && (f.kind === 'int' || f.kind === 'num'))
-        expect(UI[path]?.auto, `${path}: what null means`).toBeTruthy();
+        expect(uiOf(path)?.auto, `${path}: what null means`).toBeTruthy();
     }
   });
   it('names every enum and set value, and gives every field a hint (issue 13)', () => {
@@ -39,11 +39,11 @@ describe('form metadata', () => {
     const noHint: string[] = [];
     for (const f of leafFields(core.fields)) {
       if (!PLACED.includes(f.path)) continue;
-      if (!UI[f.path]?.hint) noHint.push(f.path);
+      if (!uiOf(f.path)?.hint) noHint.push(f.path);
       if (f.kind === 'enum' || f.kind === 'set' || f.kind === 'list')
-        for (const v of f.values) if (!UI[f.path]?.options?.[v]) unnamed.push(`${f.path}=${v}`);
+        for (const v of f.values) if (!uiOf(f.path)?.options?.[v]) unnamed.push(`${f.path}=${v}`);
       // no label for a value the core does not have
-      for (const v of Object.keys(UI[f.path]?.options ?? {})) expect(f.values, `${f.path}: ${v}`).toContain(v);
+      for (const v of Object.keys(uiOf(f.path)?.options ?? {})) expect(f.values, `${f.path}: ${v}`).toContain(v);
     }
     expect(unnamed, 'values without a label').toEqual([]);
     expect(noHint, 'fields without a hint').toEqual([]);

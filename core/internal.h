@@ -355,8 +355,10 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
 /* estimate.c: the readings of the most-loaded stage; all_stages 0 skips a
  * stage whose layers equal a lower stage's (the search's fast path, same readings) */
 /* The simulated allocator's requests and frees that one estimate's stage walks may feed it together
- * (both steps each); past them it gives up and reserved comes from the bound. At the ~40-45 ns each
- * that llmem_bench measures natively, about 4.5 ms: issue 12's budget of 5 ms per estimate. */
+ * (both steps each); past them it gives up and reserved comes from the bound. Set at ~40-45 ns each
+ * (about 4.5 ms: issue 12's budget of 5 ms per estimate); llmem_bench now measures ~100-200 ns per
+ * request and free with the walk around it (per-tensor requests keep more blocks cached), so a replay
+ * that reaches it takes 10-20 ms. The published and probe cases stay under 40,000. */
 #define ALLOCATOR_MAX_OPS 1e5
 /* A step whose requests, counted without the repeating cycles the walk passes over, pass this is not
  * started (estimate.c allocator_within_budget): most such walks would end at ALLOCATOR_MAX_OPS. */

@@ -18,8 +18,6 @@
 
 enum { PART_OUTPUT = 2, PART_INPUT = 3 }; /* TAG_PREFETCH parts: the all-gather output and its flat input */
 
-static const int TAG_KIND_SHIFT = 58;
-
 /* The all-gather: its flat input (the rank's shard, 1/shard_dense of the output) and its output; with one
  * rank in the group, none (the copy-out reads the shard: wait_for_unshard, world_size 1). */
 static void unshard(const stage_walk *W, sim *S, int unit, int mb, double bytes, int counted) {
@@ -48,27 +46,24 @@ static void hold(const stage_walk *W, sim *S, int unit, int mb, double bytes, in
   S->held_gather.counted = counted;
 }
 
-static int tag_layer(uint64_t tag) { return (int)((tag >> 32) & 0xFFFFF) - 3; }
-
 static void copy_out(const stage_walk *W, sim *S, uint64_t tag, double bytes) {
-  int layer = tag_layer(tag);
+  int layer = block_tag_layer(tag);
   if (layer < 0) {
     sim_take(S, LLMEM_CAT_WEIGHTS, tag, bytes, ALLOC_STREAM_COMPUTE);
     return;
   }
   sim_add(S, LLMEM_CAT_WEIGHTS, bytes);
-  blocks_layer_params(W, S, (int)(tag >> TAG_KIND_SHIFT), layer, bytes);
+  blocks_layer_params(W, S, block_tag_kind(tag), layer, bytes);
 }
 
-void fsdp2_reshard(const stage_walk *W, sim *S, uint64_t tag, double bytes) {
-  (void)W;
-  int layer = tag_layer(tag);
+void fsdp2_reshard(sim *S, uint64_t tag, double bytes) {
+  int layer = block_tag_layer(tag);
   if (layer < 0) {
     sim_give(S, LLMEM_CAT_WEIGHTS, tag, bytes, 0);
     return;
   }
   sim_add(S, LLMEM_CAT_WEIGHTS, -bytes);
-  blocks_free_layer_params(S, (int)(tag >> TAG_KIND_SHIFT), layer);
+  blocks_free_layer_params(S, block_tag_kind(tag), layer);
 }
 
 void fsdp2_pre_forward(const stage_walk *W, sim *S, uint64_t tag, int unit, int mb, double bytes) {

@@ -390,7 +390,7 @@ static void embedding_forward(const stage_walk *W, sim *S, int mb, int c, int ke
   take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_FORWARD, mb, -1);
   if (prefetch > 0) sim_give(S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
-  if (!keep && W->fsdp2) fsdp2_reshard(W, S, tag, gather);
+  if (!keep && W->fsdp2) fsdp2_reshard(S, tag, gather);
   else if (!keep) sim_give(S, LLMEM_CAT_WEIGHTS, tag, gather, 1);
 }
 
@@ -584,7 +584,7 @@ static void layer_forward(const stage_walk *W, sim *S, int mb, int c, int i, int
   }
   /* kept gathered: stays until the end of the step */
   if (rs->gathers && !kept && !rs->keep_gathered_until_backward) {
-    if (W->fsdp2) fsdp2_reshard(W, S, block_tag(TAG_GATHER, i, MB_NONE, 0), lc->gather);
+    if (W->fsdp2) fsdp2_reshard(S, block_tag(TAG_GATHER, i, MB_NONE, 0), lc->gather);
     else sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, i, MB_NONE, 0), lc->gather, 1);
   }
 }
@@ -646,7 +646,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     loss_unblock(S, mb, 2, W->loss.forward_tensors);
     /* `loss` is rebound: the micro-batch before's graph goes, with its 4-bit inputs */
     if (S->held) held_inputs(W, S, 0), S->held = 0;
-    if (W->fsdp2) fsdp2_reshard(W, S, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather);
+    if (W->fsdp2) fsdp2_reshard(S, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather);
     else sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
     /* the freed 16-bit logits block is too small for the backward's fp32
      * requests and stays cached beside them */
@@ -805,7 +805,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   sim_give(S, LLMEM_CAT_ACTIVATIONS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 0), W->loss.head_input_bytes, 0);
   if (W->quant_held) /* the loop's logits outlive the backward (hold_quant_inputs) */
     sim_take(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, ALLOC_STREAM_COMPUTE);
-  if (f2) fsdp2_reshard(W, S, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather);
+  if (f2) fsdp2_reshard(S, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather);
   else sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_REGATHER, LAYER_HEAD, mb, 1), W->loss_gather, 1);
   if (own && f2) { /* its post-backward: the input stays held until the last layer's (held_before) */
     sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, block_tag(TAG_COMM, LAYER_HEAD, mb, 0), W->loss_reduce,
@@ -877,7 +877,7 @@ static void layer_backward_fsdp2(const stage_walk *W, sim *S, int mb, int c, int
   double rest = lc->unsharded_grads - lc->first_grads;
   sim_take_transient(S, LLMEM_CAT_GRADIENTS, later, rest, ALLOC_STREAM_COMPUTE);
   /* post-backward */
-  fsdp2_reshard(W, S, params, lc->gather);
+  fsdp2_reshard(S, params, lc->gather);
   held_input above = held_before(W, c, i);
   release_held(W, S, mb, &above);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input, lc->reduce_input, reduce_stream(W));
@@ -962,7 +962,7 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
   if (!own) return;
-  if (gather > 0 && f2) fsdp2_reshard(W, S, again, gather);
+  if (gather > 0 && f2) fsdp2_reshard(S, again, gather);
   else if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);
   if (!f2) {
     reduce_scatter(W, S, mb, full, rs->embed_unsharded_grads, block_tag(TAG_COMM, LAYER_EMBED, mb, 0),
@@ -972,7 +972,7 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   /* FSDP2: reshard (kept ones too: reshard_after_backward), the last layer's held input freed
    * (by the root's post-backward, which the final callback runs first: its own input is the
    * final norm's), then the embedding's reduce-scatter; cleared at the end of the backward */
-  if (keep) fsdp2_reshard(W, S, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather);
+  if (keep) fsdp2_reshard(S, block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), W->embed_gather);
   release_held(W, S, mb, held);
   uint64_t input = block_tag(TAG_COMM, LAYER_EMBED, mb, 0);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input, rs->embed_reduce_input, reduce_stream(W));
@@ -993,7 +993,7 @@ static void root_post_backward(const stage_walk *W, sim *S, int mb, int c, int f
    * input is allocated, after the held input is freed; the next forward's root pre-forward
    * gathers it again (the optimizer step releases it, simulate.c) */
   int reshard = W->fsdp2 && input > 0 && W->root > 0;
-  if (reshard) fsdp2_reshard(W, S, root, W->root);
+  if (reshard) fsdp2_reshard(S, root, W->root);
   release_held(W, S, mb, held);
   sim_take_transient(S, LLMEM_CAT_COMM_BUFFERS, input_tag, input, reduce_stream(W));
   int layer = embed ? LAYER_EMBED : -1;

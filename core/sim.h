@@ -77,6 +77,8 @@ static inline uint64_t block_tag(int kind, int layer, int mb, int part) {
   return ((uint64_t)kind << 58) | ((uint64_t)(part & 63) << 52) | (((uint64_t)(layer + 3) & 0xFFFFF) << 32) |
          (uint32_t)(mb + 1);
 }
+static inline int block_tag_kind(uint64_t tag) { return (int)(tag >> 58); }
+static inline int block_tag_layer(uint64_t tag) { return (int)((tag >> 32) & 0xFFFFF) - 3; }
 static inline void sim_block(const sim *S, uint64_t tag, double bytes, int stream) {
   if (S->blocks && bytes > 0) alloc_malloc(tag, bytes, stream);
 }
@@ -350,7 +352,7 @@ void fsdp2_pre_backward(const stage_walk *W, sim *S, uint64_t tag, int unit, int
 /* A unit's backward prefetch of `unit`: its all-gather, held until that unit's pre-backward. */
 void fsdp2_prefetch(const stage_walk *W, sim *S, int unit, int mb, double bytes);
 /* A unit's reshard: its copy-out freed. */
-void fsdp2_reshard(const stage_walk *W, sim *S, uint64_t tag, double bytes);
+void fsdp2_reshard(sim *S, uint64_t tag, double bytes);
 /* The root unit gathered outside the passes: its copy-out; its output held (a request only) until the
  * next unit's copy-out. */
 void fsdp2_root_unshard(const stage_walk *W, sim *S, double bytes);

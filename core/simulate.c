@@ -267,7 +267,7 @@ static void optimizer_step(const stage_walk *W, sim *S, const walk_sig *g, int f
     if (g->bwd_started[c]) sim_add(S, LLMEM_CAT_GRADIENTS, -W->accumulated[c]);
     blocks_free_kept(W, S, c);
   }
-  if (W->root > 0 && W->fsdp2) fsdp2_reshard(W, S, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root);
+  if (W->root > 0 && W->fsdp2) fsdp2_reshard(S, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root);
   else if (W->root > 0) sim_give(S, LLMEM_CAT_WEIGHTS, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), W->root, 1);
   if (W->fsdp2) fsdp2_forward_done(S); /* the next step's root all-gather, made at the walk's last pass */
   if (first_step) blocks_optimizer_states(W, S);

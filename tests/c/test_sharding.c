@@ -486,22 +486,30 @@ static void fsdp2_gradient_stream(void) {
   "model.layers=80 model.hidden=8192 model.heads=64 model.kv_heads=8 model.ffn_hidden=28672 model.vocab=32000 " \
   "training.seq_len=16 training.finetune.method=qlora training.finetune.adapter_dtype=bf16 "                    \
   "parallel.engine=fsdp1 parallel.gpus=2 "
-static double copied_in(const char *keys, double *gathered) {
-  plan pl = plan_for(keys);
+/* Stage 0's walk of "path=value ..." (one at a time: the plan, layout and states are kept here), with
+ * the allocator reset to an unbounded device and a sim feeding it. */
+static const stage_walk *walk_of(const char *keys, sim *S) {
+  static plan pl;
   static stage_layout st;
   static rank_states rs;
   static stage_walk W;
+  pl = plan_for(keys);
   memset(&rs, 0, sizeof rs);
   layout_stage(&pl, 0, &st);
   states_for_stage(&pl, &st, &rs);
   walk_init(&W, &pl, &st, &rs, 0);
-  *gathered = walk_layer_cost(&W, 0)->gather;
   alloc_settings s = {INFINITY, 0, INFINITY, 0, 1e9};
   alloc_reset(&s);
+  memset(S, 0, sizeof *S);
+  S->blocks = 1;
+  return &W;
+}
+
+static double copied_in(const char *keys, double *gathered) {
   sim S;
-  memset(&S, 0, sizeof S);
-  S.blocks = 1;
-  copy_in_shard(&W, &S, block_tag(TAG_GATHER, 0, 0, 0), *gathered);
+  const stage_walk *W = walk_of(keys, &S);
+  *gathered = walk_layer_cost(W, 0)->gather;
+  copy_in_shard(W, &S, block_tag(TAG_GATHER, 0, 0, 0), *gathered);
   return alloc_get_stats()->reserved_bytes;
 }
 
@@ -515,23 +523,12 @@ static double copied_in(const char *keys, double *gathered) {
  * drops the output after the copy-out; its prefetch of layer 0 is held past its reshard, and layer 0's
  * pre-backward copies it out with no all-gather of its own: 9 requests and one free. */
 static void fsdp2_unshard_blocks(void) {
-  plan pl = plan_for(L3_8B);
-  static stage_layout st;
-  static rank_states rs;
-  static stage_walk W;
-  memset(&rs, 0, sizeof rs);
-  layout_stage(&pl, 0, &st);
-  states_for_stage(&pl, &st, &rs);
-  walk_init(&W, &pl, &st, &rs, 0);
-  double g = walk_layer_cost(&W, 0)->gather;
-  CHECK_NEAR(g, 436224000.0, 0, "FSDP2: a Llama-3-8B layer gathered");
-  alloc_settings s = {INFINITY, 0, INFINITY, 0, 1e9};
-  alloc_reset(&s);
   sim S;
-  memset(&S, 0, sizeof S);
-  S.blocks = 1;
+  const stage_walk *W = walk_of(L3_8B, &S);
+  double g = walk_layer_cost(W, 0)->gather;
+  CHECK_NEAR(g, 436224000.0, 0, "FSDP2: a Llama-3-8B layer gathered");
   const alloc_stats *a = alloc_get_stats();
-  fsdp2_pre_forward(&W, &S, block_tag(TAG_GATHER, 0, MB_NONE, 0), 0, 0, g);
+  fsdp2_pre_forward(W, &S, block_tag(TAG_GATHER, 0, MB_NONE, 0), 0, 0, g);
   int tensors = 0;
   while (alloc_is_live(block_tag(TAG_GATHER, 0, MB_NONE, tensors))) tensors++;
   CHECK(tensors == 9, "layer 0 copied out per parameter tensor");
@@ -539,19 +536,19 @@ static void fsdp2_unshard_blocks(void) {
   CHECK_NEAR(S.cat[LLMEM_CAT_WEIGHTS] + S.cat[LLMEM_CAT_COMM_BUFFERS], 2 * g, 0, "the same in the categories");
   fsdp2_reshard(&S, block_tag(TAG_GATHER, 0, MB_NONE, 0), g);
   CHECK(!alloc_is_live(block_tag(TAG_GATHER, 0, MB_NONE, 0)), "layer 0 resharded");
-  fsdp2_pre_forward(&W, &S, block_tag(TAG_GATHER, 1, MB_NONE, 0), 1, 0, g);
+  fsdp2_pre_forward(W, &S, block_tag(TAG_GATHER, 1, MB_NONE, 0), 1, 0, g);
   CHECK_NEAR(a->peak_allocated_bytes, 2 * g + g / 8, 0, "layer 1's all-gather beside layer 0's kept output");
   CHECK_NEAR(a->allocated_bytes, 2 * g, 0, "layer 0's output dropped after layer 1's copy-out");
   fsdp2_forward_done(&S);
   CHECK_NEAR(a->allocated_bytes, g, 0, "the root's post-forward drops the last output");
   fsdp2_reshard(&S, block_tag(TAG_GATHER, 1, MB_NONE, 0), g);
-  fsdp2_pre_backward(&W, &S, block_tag(TAG_REGATHER, 1, MB_NONE, 0), 1, 0, g);
+  fsdp2_pre_backward(W, &S, block_tag(TAG_REGATHER, 1, MB_NONE, 0), 1, 0, g);
   CHECK_NEAR(a->allocated_bytes, g, 0, "backward: the output dropped after the copy-out");
-  fsdp2_prefetch(&W, &S, 0, 0, g);
+  fsdp2_prefetch(W, &S, 0, 0, g);
   CHECK_NEAR(a->allocated_bytes, 2 * g, 0, "layer 0 prefetched");
   fsdp2_reshard(&S, block_tag(TAG_REGATHER, 1, MB_NONE, 0), g);
   double ops = a->ops;
-  fsdp2_pre_backward(&W, &S, block_tag(TAG_REGATHER, 0, MB_NONE, 0), 0, 0, g);
+  fsdp2_pre_backward(W, &S, block_tag(TAG_REGATHER, 0, MB_NONE, 0), 0, 0, g);
   CHECK_NEAR(a->allocated_bytes, g, 0, "layer 0 copied out from its prefetch, which goes");
   CHECK_NEAR(a->ops - ops, 10, 0, "no all-gather of its own");
   CHECK_NEAR(S.cat[LLMEM_CAT_COMM_BUFFERS], 0, 0, "no output left");

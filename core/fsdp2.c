@@ -100,6 +100,5 @@ void fsdp2_root_unshard(const stage_walk *W, sim *S, double bytes) {
   release(S);
   unshard(W, S, LAYER_REST, MB_NONE, bytes, 0);
   copy_out(W, S, block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0), bytes);
-  if (S->blocks) hold(W, S, LAYER_REST, MB_NONE, bytes, 0);
-  else sim_unblock(S, block_tag(TAG_PREFETCH, LAYER_REST, MB_NONE, PART_OUTPUT), 0);
+  if (S->blocks) hold(W, S, LAYER_REST, MB_NONE, bytes, 0); /* without requests nothing is held */
 }

@@ -438,6 +438,11 @@ export type SearchSwitch = keyof typeof SEARCH_SWITCHES;
 /** The core's heaps: the module, looked up on each read, as growing memory replaces them. */
 export type CoreHeap = { HEAPU8: Uint8Array; HEAPF64: Float64Array; HEAP32: Int32Array };
 export type CoreCalls = Record<CoreExport, (...args: number[]) => number>;
+/** The module's factory (emcc -sMODULARIZE): given the binary's bytes, or where to fetch it from. */
+export type CoreFactory = (options?: {
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  locateFile?: (path: string) => string;
+}) => Promise<CoreHeap & CoreCalls>;
 
 /** A NUL-terminated string at ptr in the core's memory (the reader this file was generated with). */
 export const heapText: (heap: CoreHeap) => (ptr: number) => string = ${heapText};

@@ -5,16 +5,11 @@ import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../fro
 import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
 import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
-import { type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
+import { type CoreCalls, type CoreFactory, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
 import type { Options, StructNumbers } from './generated.js';
 import { each, openView, READ, readFieldTable, VIEWS, type View, WRITE } from './generated.js';
 import { readReadings, readResult } from './views.js';
 
-type CoreModule = CoreHeap & CoreCalls;
-export type CoreFactory = (options?: {
-  wasmBinary?: ArrayBuffer | Uint8Array;
-  locateFile?: (path: string) => string;
-}) => Promise<unknown>;
 /** Where the factory finds the binary: its bytes (Node), or its URL (the page: compiled while it streams in). */
 export type CoreBinary = { wasmBinary: Uint8Array } | { wasmUrl: string };
 
@@ -23,7 +18,7 @@ export class Core {
   private readonly byPath: Map<string, FieldInfo>;
   private readonly mem: View;
 
-  private constructor(private readonly m: CoreModule) {
+  private constructor(private readonly m: CoreHeap & CoreCalls) {
     this.mem = openView(m);
     this.fields = readFieldTable(m, this.mem.text);
     this.byPath = new Map(this.fields.map((f) => [f.path, f]));
@@ -31,7 +26,7 @@ export class Core {
 
   static async load(factory: CoreFactory, binary: CoreBinary): Promise<Core> {
     const options = 'wasmBinary' in binary ? binary : { locateFile: () => binary.wasmUrl };
-    return new Core((await factory(options)) as CoreModule);
+    return new Core(await factory(options));
   }
 
   field(path: string): FieldInfo | undefined {

@@ -6,5 +6,5 @@
 export type { Config, ConfigError, Json } from '../frontend/config/json.js';
 export type * from '../frontend/config/results.js';
 export type { SearchOptions, SuggestOptions } from '../frontend/config/search.js';
-export { Core, type CoreBinary, type CoreFactory } from './core.js';
+export { Core, type CoreBinary } from './core.js';
 export * from './generated.js';

@@ -5,8 +5,8 @@ import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../fro
 import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
 import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
-import { type CoreCalls, type CoreFactory, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
-import type { Options, StructNumbers } from './generated.js';
+import { type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
+import type { CoreFactory, Options, StructNumbers } from './generated.js';
 import { each, openView, READ, readFieldTable, VIEWS, type View, WRITE } from './generated.js';
 import { readReadings, readResult } from './views.js';
 

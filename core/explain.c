@@ -130,17 +130,18 @@ void explain_model_terms(const plan *pl, const stage_layout *st, const rank_stat
   }
   if (b[LLMEM_CAT_COMM_BUFFERS] > 0)
     term(out, LLMEM_TERM_COMM, LLMEM_CAT_COMM_BUFFERS, b[LLMEM_CAT_COMM_BUFFERS], b[LLMEM_CAT_COMM_BUFFERS], 0, 0, 0);
-  if (b[LLMEM_CAT_TEMPORARIES] > 0)
-    term(out, LLMEM_TERM_TEMPORARIES, LLMEM_CAT_TEMPORARIES, b[LLMEM_CAT_TEMPORARIES], b[LLMEM_CAT_TEMPORARIES], 0, 0,
-         0);
+  /* the cuBLAS workspaces are kept for the process: at every point of the step (runtime.c) */
+  double workspace = runtime_workspace_bytes(pl), temporaries = b[LLMEM_CAT_TEMPORARIES] - workspace;
+  if (workspace > 0) term(out, LLMEM_TERM_WORKSPACE, LLMEM_CAT_TEMPORARIES, workspace, workspace, 0, 0, 0);
+  if (temporaries > 0) term(out, LLMEM_TERM_TEMPORARIES, LLMEM_CAT_TEMPORARIES, temporaries, temporaries, 0, 0, 0);
 }
 
 /* The runtime terms: they sum to device_used - peak_allocated; extra_context:
  * a second process's CUDA context (an RL rollout engine of its own). */
 void explain_runtime_terms(const plan *pl, const llmem_rank_result *r, double extra_context, llmem_result *out) {
-  double context, workspace, nccl;
+  double context, nccl;
   int comms;
-  runtime_overheads(pl, &context, &workspace, &nccl, &comms);
+  runtime_overheads(pl, &context, &nccl, &comms);
   context += extra_context;
   double reserve = r->peak_reserved_bytes - r->peak_allocated_bytes;
   if (r->reserved_simulated)
@@ -148,9 +149,8 @@ void explain_runtime_terms(const plan *pl, const llmem_rank_result *r, double ex
          0);
   else term(out, LLMEM_TERM_RESERVE, -1, reserve, reserve, 0, 0, 0);
   term(out, LLMEM_TERM_CONTEXT, -1, context, context, 0, 0, 0);
-  term(out, LLMEM_TERM_WORKSPACE, -1, workspace, workspace, 0, 0, 0);
   if (nccl > 0) term(out, LLMEM_TERM_NCCL, -1, nccl, nccl, comms, 0, 0);
-  double paged = r->device_used_bytes - r->peak_reserved_bytes - (context + workspace + nccl);
+  double paged = r->device_used_bytes - r->peak_reserved_bytes - (context + nccl);
   if (paged > 0) term(out, LLMEM_TERM_PAGED, -1, paged, paged, 0, 0, 0);
 }
 

@@ -313,11 +313,12 @@ loss_memory loss_bytes(const plan *pl);
 
 /* runtime.c */
 double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient);
-double runtime_device_overhead_bytes(const plan *pl);
+double runtime_device_overhead_bytes(const plan *pl); /* outside the caching allocator */
 double allocator_block_bytes(double request);
 double allocator_segment_bytes(double request);
-void runtime_overheads(const plan *pl, double *context_bytes, double *workspace_bytes, double *nccl_bytes,
-                       int *communicator_count);
+void runtime_overheads(const plan *pl, double *context_bytes, double *nccl_bytes, int *communicator_count);
+/* the cuBLAS workspaces, in the caching allocator (runtime.c) */
+double runtime_workspace_bytes(const plan *pl);
 
 /* explain.c */
 void explain_peak(const plan *pl, const stage_layout *st, const rank_states *rs, llmem_result *out);

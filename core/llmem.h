@@ -150,7 +150,7 @@ typedef enum { LLMEM_WARNINGS(LLMEM_ENUM_NAME_) LLMEM_WARNING_COUNT } llmem_warn
     "segments the simulated caching allocator holds beyond the tensors at the peak: {b0}; at the reserved "          \
     "peak, {b1} of cached blocks are free (largest {b2})")                                                           \
   T(LLMEM_TERM_CONTEXT, "CUDA context", "context and kernel images: {b0}")                                           \
-  T(LLMEM_TERM_WORKSPACE, "cuBLAS workspaces", "cuBLAS + cuBLASLt workspaces: {b0}")                                 \
+  T(LLMEM_TERM_WORKSPACE, "cuBLAS workspaces", "one per thread running matmuls (forward, backward), kept: {b0}")     \
   T(LLMEM_TERM_NCCL, "NCCL buffers", "{x1} communicators: {b0}")                                                     \
   T(LLMEM_TERM_PAGED, "paged optimizer states", "managed memory resident on the GPU: {b0}")                          \
   T(LLMEM_TERM_WEIGHTS_EXPERT, "routed-expert weights kept on the GPU",                                              \

@@ -288,6 +288,7 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   p[LLMEM_CAT_ACTIVATIONS] += rs->pp_kept_act; /* pipelining's output_chunks (states.c) */
   p[LLMEM_CAT_LOGITS] += rs->pp_kept_logits;
   if (!W->lazy) p[LLMEM_CAT_GRADIENTS] += rs->gradients;
+  p[LLMEM_CAT_TEMPORARIES] += runtime_workspace_bytes(pl);
   if (W->root > 0) p[LLMEM_CAT_WEIGHTS] += W->root;
   mtp_amounts(W);
   if (kept) return;
@@ -1200,7 +1201,18 @@ void weight_backward_pass(const stage_walk *W, sim *S, int mb, int c) {
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, W->first_global[c]);
 }
 
+/* The cuBLAS workspace of the thread that runs the pass (runtime.c), at its first matmul, within its first pass:
+ * the forward's on the caller's thread, every backward's on the autograd engine's. */
+static void make_workspace(const stage_walk *W, sim *S, int backward) {
+  int bit = backward ? 2 : 1;
+  if (!(S->workspaces_due & bit)) return;
+  S->workspaces_due &= ~bit;
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, 32 + backward), runtime_workspace_bytes(W->pl) / 2,
+            ALLOC_STREAM_COMPUTE);
+}
+
 void walk_pass(const stage_walk *W, sim *S, const walk_sig *g, sched_op o) {
+  if (S->workspaces_due) make_workspace(W, S, o.backward);
   if (!o.backward) forward_pass(W, S, o.mb, o.chunk, g->fwd_started[o.chunk]);
   else if (o.split == SPLIT_I) input_backward_pass(W, S, o.mb, o.chunk, !g->bwd_started[o.chunk]);
   else if (o.split == SPLIT_W) weight_backward_pass(W, S, o.mb, o.chunk);

@@ -528,6 +528,7 @@ static llmem_status build_models(const llmem_input *in, const rl_shape *d, rl_wo
     if (st != LLMEM_OK) return st;
     w->critic_in.micro_batch = d->critic_upd_micro;
     w->critic_in.seq_len = d->critic_upd_seq;
+    w->critic.pl.cublas_workspace_bytes = 0; /* the actor's threads' workspaces serve it (park_all) */
     place(&w->critic);
   }
   if (d->online && in->rl_reward_enabled != 0) {
@@ -646,9 +647,9 @@ static void walk_init(rl_walk *W, timeline_sink *sink, const llmem_input *in, co
   if (e->on_rank && in->rl_own_process != 0) {
     /* an engine process of its own (verl's vLLM server, rollout/vllm_rollout/vllm_async_server.py)
      * holds a CUDA context of its own */
-    double workspace, nccl;
+    double nccl;
     int comms;
-    runtime_overheads(pl, &engine_context, &workspace, &nccl, &comms);
+    runtime_overheads(pl, &engine_context, &nccl, &comms);
   }
   W->overhead = runtime_device_overhead_bytes(pl) + engine_context;
 }
@@ -674,6 +675,9 @@ static void park_all(const rl_step *s) {
   rl_live *L = s->L;
   memset(L, 0, sizeof *L);
   park(L, M_ACTOR, &s->models->actor.rs, k->actor_params, k->actor_opt, 1);
+  /* the process's cuBLAS workspaces (runtime.c), made by the previous step's matmuls: on the GPU in every
+   * phase, counted with the actor (the other models run on the same threads: none of their own) */
+  add(L, M_ACTOR, LLMEM_CAT_TEMPORARIES, runtime_workspace_bytes(&s->models->actor.pl));
   if (k->ref_offload) L->host += k->ref_bytes;
   else add(L, M_REF, LLMEM_CAT_WEIGHTS, k->ref_bytes);
   if (k->reward_offload) L->host += k->reward_bytes;

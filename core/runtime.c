@@ -42,26 +42,33 @@ static int communicators(const plan *pl) {
 }
 
 double runtime_device_overhead_bytes(const plan *pl) {
-  double context, workspace, nccl;
+  double context, nccl;
   int comms;
-  runtime_overheads(pl, &context, &workspace, &nccl, &comms);
-  return context + workspace + nccl;
+  runtime_overheads(pl, &context, &nccl, &comms);
+  return context + nccl;
 }
 
-void runtime_overheads(const plan *pl, double *context_bytes, double *workspace_bytes, double *nccl_bytes,
-                       int *communicator_count) {
+/* cuBLAS workspaces, inside the caching allocator: torch gives each cuBLAS handle a workspace per stream
+ * from it and keeps it for the process (aten/src/ATen/cuda/CublasHandlePool.cpp getCurrentCUDABlasHandle:
+ * handles from a thread-local pool, cublas_handle_stream_to_workspace keyed by handle and stream, filled by
+ * getNewWorkspace). A training step runs matmuls on two threads, the forward on the caller's and the backward
+ * on the autograd engine's device thread (torch/csrc/autograd/engine.cpp), so two handles and two workspaces
+ * on the compute stream; runtime.cublas_workspace_mib is their sum (default 2 x 32 MiB, Hopper's
+ * CUBLAS_WORKSPACE_CONFIG :4096:8). The probe's allocated peaks on an H200 (torch 2.11) sit 64 MiB above
+ * the tensors the step holds (docs/memory-model.md section 11). */
+double runtime_workspace_bytes(const plan *pl) {
+  return pl->cublas_workspace_bytes >= 0 ? pl->cublas_workspace_bytes * MIB : 64 * MIB;
+}
+
+void runtime_overheads(const plan *pl, double *context_bytes, double *nccl_bytes, int *communicator_count) {
   /* CUDA context with lazy module loading: 287,047,680 B measured on PyTorch
    * 1.13 (pytorch PR #86509); current CUDA 12 / PyTorch 2 contexts with
    * kernel images measure about 500 MiB (docs/memory-model.md §11 #16: 0.5 GiB). */
   double context = pl->cuda_context_bytes >= 0 ? pl->cuda_context_bytes * MIB : 512 * MIB;
-  /* cuBLAS (32 MiB on sm90, CublasHandlePool.cpp) and cuBLASLt (32 MiB on
-   * sm90+, pytorch PR #120925) workspaces of the compute stream. */
-  double workspace = pl->cublas_workspace_bytes >= 0 ? pl->cublas_workspace_bytes * MIB : 64 * MIB;
   /* NCCL: NCCL_BUFFSIZE 4 MiB per channel and protocol buffer; about 16
    * channel buffers per communicator on NVLink/IB systems [EMPIRICAL]. */
   double nccl = pl->nccl_buffer_bytes >= 0 ? pl->nccl_buffer_bytes * MIB : communicators(pl) * 16 * 4 * MIB;
   *context_bytes = context;
-  *workspace_bytes = workspace;
   *nccl_bytes = nccl;
   *communicator_count = communicators(pl);
 }

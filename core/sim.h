@@ -27,6 +27,7 @@ typedef struct {
   int blocks;        /* the walk also feeds the simulated caching allocator (allocator.h) */
   int carry_held;    /* the step starts with the previous step's held 4-bit inputs (quant_held) */
   int held;          /* a micro-batch's held 4-bit inputs are live */
+  int workspaces_due; /* the first step: bit 0, the forward thread's cuBLAS workspace yet to make; bit 1, the backward's */
   /* FSDP2: an all-gather output held past its copy-out, by the unit it belongs to (fsdp2.c) */
   struct {
     uint64_t tag;

@@ -353,6 +353,7 @@ static double walk_step(stage_walk *W, schedule *sc, sim *S, int full, walk_chec
   sim_add(S, LLMEM_CAT_ACTIVATIONS, rs->pp_kept_act);
   sim_add(S, LLMEM_CAT_LOGITS, rs->pp_kept_logits);
   if (!W->lazy) sim_add(S, LLMEM_CAT_GRADIENTS, rs->gradients);
+  sim_add(S, LLMEM_CAT_TEMPORARIES, runtime_workspace_bytes(W->pl)); /* made by the first step (walk_pass) */
   double persistent = S->total;
   sim_record(S, LLMEM_PHASE_SETUP, -1, -1);
   /* the step before's last micro-batch: its held 4-bit inputs and logits (passes.c hold_quant_inputs) */
@@ -376,6 +377,7 @@ static void allocator_first_step(stage_walk *W, schedule *sc, int full) {
   memset(&S1, 0, sizeof S1);
   S1.peak = -1;
   S1.blocks = 1;
+  S1.workspaces_due = 3; /* the forward's and the backward's thread make theirs at their first matmul */
   start_allocator(pl);
   blocks_setup(W, &S1, lazy_states);
   walk_step(W, sc, &S1, full, 0, lazy_states);

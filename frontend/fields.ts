@@ -632,10 +632,10 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     hint: 'driver context, outside the allocator',
   },
   'runtime.cublas_workspace_mib': {
-    label: 'cuBLAS workspace',
+    label: 'cuBLAS workspaces',
     unit: 'MiB',
     auto: 'auto',
-    hint: 'outside the allocator',
+    hint: "the forward and backward threads' together, in the caching allocator",
   },
   'runtime.nccl_buffer_mib': { label: 'NCCL buffers', unit: 'MiB', auto: 'auto', hint: 'communicator buffers' },
   'runtime.allocator_reserve': {

@@ -63,13 +63,13 @@ export function resolveConfig(input: unknown): Resolved {
     if (hw.inter_node_gb_per_s === undefined && gpu.inter_node_gb_per_s)
       fill.inter_node_gb_per_s = gpu.inter_node_gb_per_s;
     config = merge(config, { hardware: fill });
-    // cuBLAS + cuBLASLt workspaces by architecture (CublasHandlePool.cpp; pytorch PR #120925):
-    // 32 + 32 MiB on sm90+, 8.125 + 4 MiB on sm80 with >= 24 GiB, else 8.125 + 1 MiB
+    // two cuBLAS workspaces, the forward's and the backward's thread's (core/runtime.c), each of
+    // CublasHandlePool.cpp parseChosenWorkspaceSize: 32 MiB (:4096:8) on sm90+, else 8.125 MiB (:4096:2:16:8)
     const rt = (config.runtime ?? {}) as Config;
     if (rt.cublas_workspace_mib === undefined || rt.cublas_workspace_mib === null) {
       const sm = /^sm(\d+)/.exec(gpu.arch)?.[1];
       const major = sm ? Number(sm) : 0;
-      const mib = major >= 90 ? 64 : major >= 80 && gpu.memory_gib >= 24 ? 8.125 + 4 : major > 0 ? 8.125 + 1 : 64;
+      const mib = 2 * (major >= 90 || major === 0 ? 32 : 8.125);
       config = merge(config, { runtime: { cublas_workspace_mib: mib } });
     }
   }

@@ -279,5 +279,29 @@ int main(void) {
     CHECK_NEAR(out.per_gpu.persistent_bytes - w_head, 194528000.0, 1e-9, "the head in bf16 (quant_head false)");
     CHECK_NEAR(off - bf16_head, 524288000.0 - 194528000.0 + 8388608.0, 1e-9, "no dequantised head at the loss");
   }
+  /* The cuBLAS workspaces (core/runtime.c): 2 x 32 MiB, the forward's and the backward's thread's, allocated
+   * tensors at every point of the step (temporaries), made by the first step's matmuls; outside the allocator
+   * stay the context (512 MiB) and NCCL (none on one GPU). */
+  {
+    const char *q = L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=512 ";
+    char k[512];
+    snprintf(k, sizeof k, "%s runtime.cublas_workspace_mib=0", q);
+    double none = run(k) ? out.per_gpu.peak_allocated_bytes : 0;
+    if (run(q)) {
+      CHECK_NEAR(out.per_gpu.peak_allocated_bytes - none, 67108864.0, 0, "two 32 MiB cuBLAS workspaces allocated");
+      int low = 0;
+      for (int i = 0; i < out.event_count; i++) low += out.events[i].category_bytes[LLMEM_CAT_TEMPORARIES] < 67108864.0;
+      CHECK(low == 0, "the workspaces at every point of the step (%d points without)", low);
+      CHECK(out.per_gpu.reserved_simulated && out.per_gpu.peak_reserved_bytes >= out.per_gpu.peak_allocated_bytes,
+            "the simulated allocator holds them");
+      CHECK_NEAR(out.per_gpu.device_used_bytes - out.per_gpu.peak_reserved_bytes, 536870912.0, 0,
+                 "outside the allocator: the CUDA context only");
+      double term = -1;
+      for (int i = 0; i < out.term_count; i++)
+        if (out.terms[i].id == LLMEM_TERM_WORKSPACE && out.terms[i].category == LLMEM_CAT_TEMPORARIES)
+          term = out.terms[i].value_bytes;
+      CHECK_NEAR(term, 67108864.0, 0, "the cuBLAS workspaces term, among the allocated ones");
+    }
+  }
   return check_report("simulate");
 }

@@ -51,7 +51,7 @@ export function Headline({ r }: { r: EstimateResult }) {
       id: 'allocated',
     },
     { label: 'Reserved', value: p.peak_reserved_bytes, note: '+ caching-allocator reserve', id: 'reserved' },
-    { label: 'nvidia-smi', value: p.device_used_bytes, note: '+ CUDA context, cuBLAS, NCCL', id: 'device' },
+    { label: 'nvidia-smi', value: p.device_used_bytes, note: '+ CUDA context, NCCL', id: 'device' },
   ];
   return (
     <section class="card headline" aria-label="Peak memory per GPU" data-testid="headline">

@@ -14,4 +14,4 @@ export const CATEGORY_LABEL: Record<Category, string> = {
   kv_cache: 'KV cache (rollout)',
 };
 
-export const OVERHEAD_LABEL = { reserved: 'Allocator cache', runtime: 'CUDA context, cuBLAS, NCCL' } as const;
+export const OVERHEAD_LABEL = { reserved: 'Allocator cache', runtime: 'CUDA context, NCCL' } as const;

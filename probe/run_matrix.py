@@ -95,9 +95,23 @@ def assumptions_for(entry, result):
     return out
 
 
+def kv_repeat_seen(config, ms):
+    """The config the run followed: SDPA with enable_gqa may find no kernel at run time (fp32 on the efficient
+    kernel); the model then repeats K/V to every head (llmem_probe/model.py Attention.core), which the
+    estimate must be told (training.repeat_kv). Returns the assumption that says so, or None."""
+    ap = ms.get("attention_path") or {}
+    tr = config.setdefault("training", {})
+    if ap.get("kind") != "flash" or ap.get("gqa") != "repeat_kv" or tr.get("repeat_kv") is not None:
+        return None
+    tr["repeat_kv"] = True
+    return ("attention path seen: enable_gqa found no kernel (%s), so the model repeated K/V to every head "
+            "-> training.repeat_kv true" % (ap.get("gqa_fallback_reason") or "no reason recorded"))
+
+
 def make_case(entry, result, seconds):
     """A measured case in the shape of tests/accuracy/measurements.json."""
     ms = result["measured"]
+    repeated = kv_repeat_seen(result["config"], ms)
     env = result.get("environment") or {}
     layout = (result.get("probe") or {}).get("layout")
     conc = ms.get("concurrent_processes") or 0
@@ -124,6 +138,8 @@ def make_case(entry, result, seconds):
     }
     if layout:
         case["fake_process_group"] = True
+    if repeated:
+        case["assumptions"].append(repeated)
     if conc:
         case["assumptions"].append(
             "run beside up to %d other probe processes on the same GPU: allocated and reserved are this "

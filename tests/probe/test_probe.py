@@ -984,6 +984,18 @@ class Matrix(unittest.TestCase):
         self.assertEqual(set(ref["expect"]), set(case["expect"]))
         self.assertEqual(type(ref["config"]), type(case["config"]))
 
+    def test_case_follows_the_gqa_path_seen(self):
+        e, result = self.fake_result()
+        result["config"] = json.loads(json.dumps(result["config"]))
+        result["measured"]["attention_path"] = {"kind": "flash", "gqa": "repeat_kv",
+                                                "gqa_fallback_reason": "No available kernel. Aborting execution."}
+        case = RM.make_case(e, result, 1.0)
+        self.assertIs(case["config"]["training"]["repeat_kv"], True)
+        self.assertTrue(any("repeat_kv true" in a for a in case["assumptions"]))
+        e, result = self.fake_result()  # enable_gqa ran: the config is left as it was
+        case = RM.make_case(e, result, 1.0)
+        self.assertNotIn("repeat_kv", case["config"].get("training", {}))
+
     def test_oom_case_is_a_lower_bound(self):
         e, result = self.fake_result()
         oom = {"ok": False, "config": e["config"], "environment": result["environment"],

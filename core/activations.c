@@ -217,7 +217,7 @@ typedef struct {
   double drop;     /* dropout mask after the output projection */
   double q_dim, k_dim, v_dim, o_dim, kb;
   double forward_temp, backward_temp; /* freed inside the layer (without the SP gather) */
-  double cp_ring;
+  double cp_forward, cp_backward;     /* context parallelism's ring buffers beside them */
 } mixer_part;
 
 static void set_core(mixer_part *m, const double *t, int n, double sum) {
@@ -254,6 +254,27 @@ static double out_proj_input_bytes(const plan *pl, const shape *sh, const mixer_
   int original = megatron && pl->fp8_recipe != LLMEM_FP8_RECIPE_DELAYED;
   double kernel_out = (int)pl->in->attention == LLMEM_ATTN_FLASH || original ? ab : 0;
   return T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
+}
+
+/* Context parallelism's ring attention beside the kernel's own working set. Megatron / Transformer Engine
+ * pass K/V chunks round the ring, double-buffered. PyTorch's context_parallel (torchtitan; torch/distributed/
+ * tensor/experimental/_attention.py at 0123248a, rotate method all-gather, convert_to_f32):
+ * the forward makes K and V contiguous, cats them (the buffer to send) and all-gathers every rank's
+ * (_AllGatherRotater: cp chunks, kept through the ring), and merges each step's output in fp32
+ * (_SDPAMerger: the running fp32 output, the block's bf16 output and its fp32 cast, the merged result);
+ * the backward gathers K and V again beside fp32 accumulators for dq, dk and dv (zeros_like(...,
+ * float32)) and the cat of dk, dv it sends round by all-to-all with the buffer it receives. */
+static void cp_ring_buffers(const plan *pl, double T, double ab, mixer_part *m) {
+  double cp = pl->in->cp, kv = 2 * T * m->k_dim;
+  m->cp_forward = m->cp_backward = 0;
+  if (cp <= 1) return;
+  if ((int)pl->in->framework != LLMEM_FW_TORCHTITAN) {
+    m->cp_forward = m->cp_backward = 2 * kv * ab; /* KV chunks, double-buffered */
+    return;
+  }
+  double gathered = (cp + 2) * kv * ab; /* the contiguous K, V, their cat, the all-gather's cp chunks */
+  m->cp_forward = gathered + T * m->o_dim * (3 * 4 + ab);
+  m->cp_backward = gathered + T * m->q_dim * 4 + kv * 4 + 2 * kv * 4;
 }
 
 /* The softmax statistics (flash) or the score-sized tensors (math SDPA, eager), with the score
@@ -318,8 +339,8 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   m->out_in = out_proj_input_bytes(pl, sh, m);
   double scores_temp, scores_bwd;
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
-  m->drop = pl->in->dropout > 0 ? out_h : 0;                   /* 1-byte mask after o_proj */
-  m->cp_ring = pl->in->cp > 1 ? 2 * 2 * T * m->k_dim * ab : 0; /* KV chunks, double-buffered */
+  m->drop = pl->in->dropout > 0 ? out_h : 0; /* 1-byte mask after o_proj */
+  cp_ring_buffers(pl, T, ab, m);
   double rope_temp =
       T * (m->q_dim + m->k_dim) * ((int)pl->in->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
   m->forward_temp = rope_temp + scores_temp;
@@ -624,10 +645,10 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
 
   /* ---- working sets freed inside the layer ---- */
   double gathered = pl->sp ? T * h * ab : 0; /* SP all-gather output */
-  la.forward_temp_bytes = max2(m.forward_temp + gathered + m.cp_ring, b.temp + gathered);
+  la.forward_temp_bytes = max2(m.forward_temp + gathered + m.cp_forward, b.temp + gathered);
   /* backward: incoming and outgoing residual gradients, plus the larger of the
    * MLP gradient chain (3 intermediates) and the mixer's backward */
-  la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(b.temp, m.backward_temp + m.cp_ring);
+  la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(b.temp, m.backward_temp + m.cp_backward);
   /* each 4-bit linear's matmul runs on its whole dequantised weight, forward and
    * backward (bitsandbytes/autograd/_functions.py MatMul4Bit, 0.43.0 48763245 L516/L546;
    * training.finetune.quant_dequant_temp): the largest one beside the working set */

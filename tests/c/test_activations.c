@@ -68,6 +68,27 @@ int main(void) {
    * pre-RoPE q,k T*2h*4 = 16,777,216 + scores and masked copy 2*n*4 = 268,435,456 => 285,212,672 B */
   pl = plan_for(SMALL "training.attention=sdpa_math parallel.engine=megatron training.dtype=fp32");
   CHECK_NEAR(layer_activation_bytes(&pl, 0, 0).forward_temp_bytes, 285212672.0, 0, "Megatron unfused attention");
+  /* Context parallelism over 4 ranks, T = 8192 / 4 = 2048 tokens a rank, h = 1024 (8 heads, no GQA), bf16,
+   * FSDP2: local K and V kv = 2*T*h = 4,194,304 elements. Megatron / TE pass chunks round the ring, double-
+   * buffered: 2*kv*2 = 16,777,216 B beside the pre-RoPE q,k (fp32 under FSDP2) 2*T*h*4 = 16,777,216: 33,554,432,
+   * under the MLP's 3*T*F*2 = 34,603,008. PyTorch's context_parallel (torchtitan; _attention.py at 0123248a):
+   * contiguous K, V + their cat + the all-gather's 4 chunks (4+2)*kv*2 = 50,331,648 and the fp32 merge (running
+   * output, the block's fp32 cast, the result: 3*4 B, and the block's bf16 output) T*h*14 = 29,360,128: forward
+   * 16,777,216 + 79,691,776 = 96,468,992 B. Backward: the gathered K, V again 50,331,648, fp32 dq T*h*4 =
+   * 8,388,608, dk, dv kv*4 = 16,777,216, the dk,dv cat sent and the buffer received 2*kv*4 = 33,554,432, beside
+   * dq,dk,dv,do T*4h*2 = 16,777,216 and FlashAttention's fp32 dq 8,388,608, plus the residual gradients
+   * 2*T*h*2 = 8,388,608: 142,606,336 B (TE: 8,388,608 + 25,165,824 + 16,777,216 = 50,331,648). */
+#define CP4                                                                                \
+  "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=2816 " \
+  "training.seq_len=8192 parallel.engine=fsdp2 parallel.gpus=4 parallel.cp=4 "
+  pl = plan_for(CP4 "runtime.framework=generic");
+  layer_activations ring = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(ring.forward_temp_bytes, 34603008.0, 0, "CP ring chunks beside attention (under the MLP's)");
+  CHECK_NEAR(ring.backward_temp_bytes, 50331648.0, 0, "CP ring chunks in the backward");
+  pl = plan_for(CP4 "runtime.framework=torchtitan");
+  layer_activations gather = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(gather.forward_temp_bytes, 96468992.0, 0, "PyTorch CP: all-gathered K, V and the fp32 merge");
+  CHECK_NEAR(gather.backward_temp_bytes, 142606336.0, 0, "PyTorch CP: K, V again, fp32 dq, dk, dv and their sends");
   /* Liger fused linear cross-entropy (fused_linear_cross_entropy.py): T = 2048, h = 1024,
    * V = 32768: inc = 32, chunk = next_pow2(2048/32) = 64 tokens.
    * FSDP2 bf16 full fine-tuning: grad_input T*h*2 = 4,194,304 + bf16 grad_weight

@@ -204,6 +204,13 @@ static void keep_points(llmem_result *out, const double *demand, int s, const ti
  * so a deep pipeline costs it three stages rather than all. Past
  * STAGE_WALK_MAX_CHUNKS such a stage is not walked at all where a lower
  * stage bounds it (copy_bounded_stage); ties go to the lower stage. */
+/* The stages whose walk ran the simulated allocator out of memory (allocator.c make_room). */
+static unsigned char allocator_oom[LLMEM_MAX_STAGES];
+
+static void note_oom(int s, const llmem_rank_result *r) {
+  allocator_oom[s] = r->reserved_simulated && alloc_get_stats()->oom; /* this walk's own allocator */
+}
+
 static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink, int *shown) {
   int p = (int)pl->in->pp, most_allocated = 0;
   static double demand[LLMEM_MAX_STAGES];
@@ -219,6 +226,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     rank_states rs;
     llmem_rank_result *r = &out->ranks[s];
     int first = first_same_layers(pl, s);
+    allocator_oom[s] = 0;
     if (copying && copy_bounded_stage(sources, first, s, out)) {
       how[s] = STAGE_COPIED;
       demand[s] = demand[r->bound_stage];
@@ -229,6 +237,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     timeline_sink *points = s == 0 ? sink : (blocks && how[s] == STAGE_WALKED ? points_sink(sink) : 0);
     double offloaded = 0; /* host bytes of offloaded activations */
     demand[s] = simulate_one_stage(how[s] ? &bound : &walk, s, &layout, &rs, r, points, &offloaded);
+    note_oom(s, r);
     keep_points(out, demand, s, points, sink, shown);
     if (blocks && !how[s]) walk.allocator_max_ops -= alloc_get_stats()->ops;
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
@@ -249,6 +258,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     rank_states rs;
     timeline_sink *points = points_sink(sink);
     demand[worst] = simulate_one_stage(&walk, worst, &layout, &rs, &out->ranks[worst], points, 0);
+    note_oom(worst, &out->ranks[worst]);
     keep_points(out, demand, worst, points, sink, shown);
     if (blocks) walk.allocator_max_ops -= alloc_get_stats()->ops;
     if (out->ranks[worst].peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes)
@@ -275,6 +285,7 @@ static void most_loaded_stage(const plan *pl, int worst, int shown, timeline_sin
   } else {
     *sink = (timeline_sink){out->events, LLMEM_MAX_EVENTS, 0, 1, 0}; /* the kept points out */
     simulate_stage(pl, &layout, &rs, &out->per_gpu, sink);
+    note_oom(worst, &out->per_gpu);
   }
   rank_counts(&layout, &out->per_gpu);
   out->event_count = sink->count;
@@ -283,6 +294,7 @@ static void most_loaded_stage(const plan *pl, int worst, int shown, timeline_sin
   /* not started, or past ALLOCATOR_MAX_OPS on the way */
   if (!out->per_gpu.reserved_simulated && !pl->allocator_reserve_given)
     result_add_warning(out, LLMEM_WARN_RESERVE_BOUND);
+  if (allocator_oom[worst]) result_add_warning(out, LLMEM_WARN_ALLOCATOR_OOM);
   explain_peak(pl, &layout, &rs, out);
   finish(pl, out);
 }

@@ -303,5 +303,26 @@ int main(void) {
       CHECK_NEAR(term, 67108864.0, 0, "the cuBLAS workspaces term, among the allocated ones");
     }
   }
+  /* A simulated out-of-memory (allocator.c make_room): Llama-2-7B LoRA on one GPU, seq 512, peaks at 16.35 GiB
+   * allocated. On 14 GiB (13.5 GiB for cudaMalloc beside the 512 MiB context) the tensors alone do not fit;
+   * on 17 GiB they would (16.85 GiB with the context) but the segments do not: the cache released, a segment
+   * still finds no room. On 40 GiB nothing fails. */
+  {
+    const char *q = L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=512 training.finetune.method=lora ";
+    const double gib[] = {14, 17, 40};
+    const int want[] = {1, 1, 0};
+    for (int i = 0; i < 3; i++) {
+      char k[512];
+      snprintf(k, sizeof k, "%s hardware.memory_gib=%g", q, gib[i]);
+      if (!run(k)) continue;
+      int oom = 0;
+      for (int w = 0; w < out.warning_count; w++) oom |= out.warnings[w] == LLMEM_WARN_ALLOCATOR_OOM;
+      CHECK(oom == want[i] && out.fits == !want[i], "%g GiB: out of memory %d (want %d), fits %d", gib[i], oom, want[i],
+            out.fits);
+      if (i == 1)
+        CHECK(out.per_gpu.peak_allocated_bytes + 536870912.0 < 17 * 1073741824.0,
+              "17 GiB: allocated and the context fit; the allocator's segments do not");
+    }
+  }
   return check_report("simulate");
 }

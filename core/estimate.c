@@ -195,6 +195,13 @@ static void keep_points(llmem_result *out, const double *demand, int s, const ti
   *shown = s;
 }
 
+/* The stages whose walk ran the simulated allocator out of memory (allocator.c make_room). */
+static unsigned char allocator_oom[LLMEM_MAX_STAGES];
+
+static void note_oom(int s, const llmem_rank_result *r) {
+  allocator_oom[s] = r->reserved_simulated && alloc_get_stats()->oom; /* this walk's own allocator */
+}
+
 /* Each stage once, with the timeline only when there is one stage; the
  * highest allocated, parameters and host bytes over the stages. Returns the
  * most loaded stage. A middle stage whose layers equal a lower one's holds no
@@ -204,13 +211,6 @@ static void keep_points(llmem_result *out, const double *demand, int s, const ti
  * so a deep pipeline costs it three stages rather than all. Past
  * STAGE_WALK_MAX_CHUNKS such a stage is not walked at all where a lower
  * stage bounds it (copy_bounded_stage); ties go to the lower stage. */
-/* The stages whose walk ran the simulated allocator out of memory (allocator.c make_room). */
-static unsigned char allocator_oom[LLMEM_MAX_STAGES];
-
-static void note_oom(int s, const llmem_rank_result *r) {
-  allocator_oom[s] = r->reserved_simulated && alloc_get_stats()->oom; /* this walk's own allocator */
-}
-
 static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sink, int *shown) {
   int p = (int)pl->in->pp, most_allocated = 0;
   static double demand[LLMEM_MAX_STAGES];

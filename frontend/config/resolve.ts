@@ -66,12 +66,10 @@ export function resolveConfig(input: unknown): Resolved {
     // two cuBLAS workspaces, the forward's and the backward's thread's (core/runtime.c), each of
     // CublasHandlePool.cpp parseChosenWorkspaceSize: 32 MiB (:4096:8) on sm90+, else 8.125 MiB (:4096:2:16:8)
     const rt = (config.runtime ?? {}) as Config;
-    if (rt.cublas_workspace_mib === undefined || rt.cublas_workspace_mib === null) {
-      const sm = /^sm(\d+)/.exec(gpu.arch)?.[1];
-      const major = sm ? Number(sm) : 0;
-      const mib = 2 * (major >= 90 || major === 0 ? 32 : 8.125);
-      config = merge(config, { runtime: { cublas_workspace_mib: mib } });
-    }
+    // (an architecture it does not name keeps the core's default, core/runtime.c)
+    const sm = /^sm(\d+)/.exec(gpu.arch)?.[1];
+    if (sm && (rt.cublas_workspace_mib === undefined || rt.cublas_workspace_mib === null))
+      config = merge(config, { runtime: { cublas_workspace_mib: 2 * (Number(sm) >= 90 ? 32 : 8.125) } });
   }
   const version = resolveVersion(config);
   if (version && 'message' in version) return { ok: false, error: version };

@@ -114,7 +114,7 @@ static double mlp_internal_bytes(const plan *pl, const shape *sh, double tokens,
   return 3 * n * sh->ab + product;                    /* gate, up, silu(gate), product */
 }
 
-static int lora_target(const plan *pl, int target) {
+int lora_target(const plan *pl, int target) {
   return (int)pl->in->ft_method != LLMEM_FT_FULL && ((int)pl->in->lora_targets & (1 << target));
 }
 
@@ -195,11 +195,6 @@ double lora_saved_bytes(const plan *pl, int layer) {
  * output makes its own 16-bit copy, which its matmul keeps for the weight's
  * gradient. `linears` read it; one copy without autocast. */
 static double input_copies(const shape *sh, int linears) { return sh->autocast ? linears : 1; }
-
-/* The separate linears on the attention input: q, k and v (transformers
- * LlamaAttention), one fused qkv linear in LitGPT (training.v_view_keeps_qkv,
- * training.finetune.lora_fused_qkv), MLA's down-projections left as one. */
-static int qkv_linears(const plan *pl) { return pl->mla || pl->v_view_keeps_qkv || pl->lora_fused_qkv ? 1 : 3; }
 
 /* The mixer's saved tensors and working sets, one layer, one micro-batch. */
 typedef struct {
@@ -314,7 +309,7 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
   attention_dims(pl, m);
   m->rstd = T * 4 / sh->outside;
   m->norm_in = out_h * sh->norm_saved + T * 4 / sh->outside; /* input (fp32 if eager) + rstd */
-  m->proj_copies = (int)input_copies(sh, qkv_linears(pl));
+  m->proj_copies = (int)input_copies(sh, plan_qkv_linears(pl));
   /* norm output, one copy per linear under autocast; Megatron SP keeps it sharded, PyTorch SP gathered */
   m->proj_in = keep_qkv_in ? m->proj_copies * T * h / sh->lin_in * sh->lin : 0;
   if (pl->mla) /* compressed q and kv (+ their norms' inputs), replicated over TP */

@@ -116,6 +116,10 @@ static inline int plan_v_shape(const plan *p) {
 /* DualPipe (bidirectional): rank r holds stage r of one model copy and stage
  * p - 1 - r of another, run in opposite directions (layout.c, schedule.c). */
 static inline int plan_dualpipe(const plan *p) { return p->in->pp > 1 && (int)p->in->pp_schedule == LLMEM_PP_DUALPIPE; }
+/* The separate linears on the attention input: q, k and v (transformers
+ * LlamaAttention), one fused qkv linear in LitGPT (training.v_view_keeps_qkv,
+ * training.finetune.lora_fused_qkv), MLA's down-projections left as one. */
+static inline int plan_qkv_linears(const plan *p) { return p->mla || p->v_view_keeps_qkv || p->lora_fused_qkv ? 1 : 3; }
 /* Two chunks per rank in an order of their own (V or DualPipe; schedule.c). */
 static inline int plan_paired_chunks(const plan *p) { return plan_v_shape(p) || plan_dualpipe(p); }
 /* Tensor parallelism by PyTorch DTensor (parallelize_module: torchtitan, torchtune, transformers'
@@ -288,6 +292,8 @@ double lora_saved_bytes(const plan *pl, int layer);
 double rmsnorm_normed_bytes(const plan *pl, double input_bytes);
 /* PEFT casts each adapted linear's input to the adapter dtype (activations.c) */
 int lora_input_cast(const plan *pl);
+/* an adapter run adapts this linear (LLMEM_LT_*, training.finetune.lora_targets) */
+int lora_target(const plan *pl, int target);
 
 /* loss.c */
 #define LOSS_MAX_TENSORS 6

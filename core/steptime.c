@@ -231,24 +231,27 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
 }
 
-/* Bytes per element of one norm, forward and backward. Fused: read and
- * write (the backward twice that). Eager LayerNorm: one aten kernel each way
- * (native_layer_norm: r + w; its backward: r x, r grad, w grad). Eager
- * RMSNorm on x.float() (torchtitan models/norms.py @9dec370, transformers'
- * LlamaRMSNorm): cast (r ab, w 4), pow (r 4, w 4), mean (r 4), x * rsqrt
- * (r 4, w 4), cast back (r 4, w ab), x weight (r ab, w ab); its autograd
- * backward: x weight (grad r ab w ab; weight grad mul r 2ab w ab, sum r ab),
- * cast (r ab, w 4), mul by rsqrt (r 4, w 4), the rsqrt path's mul and sum
- * (r 8, w 4; r 4), mean's expand (w 4), pow's 2x grad (r 8, w 4), the two
- * paths added (r 8, w 4), cast back (r 4, w ab). Without the upcast: pow,
- * mean, mul, mul in ab, the backward twice that. */
-static void norm_bytes(const step_ctx *c, double *fwd, double *bwd) {
+/* Bytes per element of one norm, forward and backward, over a residual
+ * stream of rb bytes an element. Fused: read and write (the backward twice
+ * that). Eager LayerNorm: one aten kernel each way (native_layer_norm: r + w;
+ * its backward: r x, r grad, w grad). Eager RMSNorm on x.float() (torchtitan
+ * models/norms.py @9dec370, transformers' LlamaRMSNorm): cast (r ab, w 4), pow
+ * (r 4, w 4), mean (r 4), x * rsqrt (r 4, w 4), cast back (r 4, w ab), x weight
+ * (r ab, w ab); its autograd backward: x weight (grad r ab w ab; weight grad mul
+ * r 2ab w ab, sum r ab), cast (r ab, w 4), mul by rsqrt (r 4, w 4), the rsqrt
+ * path's mul and sum (r 8, w 4; r 4), mean's expand (w 4), pow's 2x grad (r 8,
+ * w 4), the two paths added (r 8, w 4), cast back (r 4, w ab). On an fp32
+ * stream (autocast) both casts are no-ops (.float() and .to(input_dtype) of
+ * an fp32 tensor return it) and every other op runs in fp32: 28 and 76.
+ * Without the upcast: pow, mean, mul, mul at rb, the backward twice that. */
+static void norm_bytes(const step_ctx *c, double rb, double *fwd, double *bwd) {
   const plan *pl = c->pl;
   double ab = c->ab;
-  if (c->fused) *fwd = 2 * ab, *bwd = 4 * ab;
-  else if (pl->norm_width == 2) *fwd = 2 * ab, *bwd = 3 * ab;
+  if (c->fused) *fwd = 2 * rb, *bwd = 4 * rb;
+  else if (pl->norm_width == 2) *fwd = 2 * rb, *bwd = 3 * rb;
+  else if (pl->norm_upcast && rb == 4) *fwd = 28, *bwd = 76;
   else if (pl->norm_upcast) *fwd = 4 * ab + 28, *bwd = 8 * ab + 60;
-  else *fwd = 7 * ab, *bwd = 14 * ab;
+  else *fwd = 7 * rb, *bwd = 14 * rb;
 }
 
 /* Bytes of repeat_kv each way: expand + reshape copies K and V to every
@@ -262,17 +265,90 @@ static double repeat_kv_bytes(const step_ctx *c, int mixer) {
   return 2 * c->tokens * (kv + q) * pl->head_dim * c->ab;
 }
 
+/* torch.autocast over fp32 parameters: each matmul casts its fp32 input to
+ * 16 bits (aten/src/ATen/autocast_mode.cpp cached_cast caches leaf tensors
+ * that require grad only), so every linear on a norm's fp32 output casts it
+ * again, read 4 write ab (activations.c keeps these copies); the backward
+ * casts each one's gradient back (ToCopyBackward0: r ab, w 4) and autograd
+ * sums the fp32 gradients of the linears that share the input (r 8, w 4
+ * each after the first). Linears on the norms: q, k, v (or one fused) or one
+ * for other mixers, the MLP's gate and up (plain: one; MoE: router and the
+ * experts' dispatch). */
+static void autocast_input_bytes(const step_ctx *c, double th, int mixer, int mlp_kind, double *fwd, double *bwd) {
+  const plan *pl = c->pl;
+  if (!pl->autocast) return;
+  int mlp = mlp_kind == LLMEM_LMLP_NONE ? 0 : mlp_kind == LLMEM_LMLP_MOE ? 2 : pl->gated ? 2 : 1;
+  int mixer_linears = mixer_is_attention(mixer) ? plan_qkv_linears(pl) : 1;
+  for (int i = 0; i < 2; i++) {
+    int n = i == 0 ? mixer_linears : mlp;
+    if (n == 0) continue;
+    *fwd += n * th * (4 + c->ab);
+    *bwd += n * th * (c->ab + 4) + (n - 1) * th * 12;
+  }
+}
+
+/* LoRA's adapter path on each adapted linear, per micro-batch: PEFT's
+ * result + lora_B(lora_A(dropout(x))) * scaling (peft tuners/lora/layer.py
+ * Linear.forward @5d602fdb), x first cast to the adapter's dtype where it
+ * differs (lora_input_cast) and back to 16 bits by lora_A's matmul under
+ * autocast; LitGPT's and torchtune's LoRALinear the same without the casts.
+ * Rank-r matmuls do r FLOPs a byte of their wide operand, far below any
+ * GPU's ridge point: they are their traffic. Per input element, forward: the
+ * casts (r ab w adb, r adb w ab), dropout (r, w, a byte mask), lora_A's read;
+ * backward: lora_A's input gradient written and its input read again for
+ * the weight gradient, the casts' and dropout's backward the same bytes, and
+ * the sum with the frozen linear's input gradient (r 2ab, w ab). Per output
+ * element, forward: lora_B's write, the scaling (r, w), the add (r 2ab, w
+ * ab); backward: the scaling's, and lora_B's two reads of the gradient. */
+static void add_lora(const step_ctx *c, layer_time *t, int layer) {
+  const plan *pl = c->pl;
+  if ((int)pl->in->ft_method == LLMEM_FT_FULL) return;
+  double ab = c->ab, adb = dtype_bytes((int)pl->in->adapter_dtype), T = c->tokens, h = pl->in->hidden;
+  double casts = lora_input_cast(pl) ? 2 * (ab + adb) : 0;
+  double drop = pl->in->lora_dropout > 0 ? 2 * (lora_input_cast(pl) ? adb : ab) + 1 : 0;
+  double q_out = pl->in->heads * pl->head_dim / pl->in->tp, kv_out = fmax(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
+  int moe = layer_is_moe(pl, layer), has_mlp = !moe || pl->in->moe_shared_experts > 0;
+  double f = moe ? pl->shared_ffn * pl->in->moe_shared_experts / pl->in->tp : pl->in->ffn_hidden / pl->in->tp;
+  double in_dims[7] = {h, h, h, q_out, h, h, f}, out_dims[7] = {q_out, kv_out, kv_out, h, f, f, h};
+  double fwd = 0, bwd = 0;
+  for (int k = LLMEM_LT_Q; k <= LLMEM_LT_DOWN; k++) {
+    if (!lora_target(pl, k) || (k >= LLMEM_LT_GATE && !has_mlp) || (k == LLMEM_LT_GATE && !pl->gated)) continue;
+    fwd += T * (in_dims[k] * (casts + drop + ab) + out_dims[k] * 6 * ab);
+    bwd += T * (in_dims[k] * (2 * ab + casts + drop + 3 * ab) + out_dims[k] * 4 * ab);
+  }
+  t->memory_fwd += memory_seconds(&c->g, fwd);
+  t->memory_bwd += memory_seconds(&c->g, bwd);
+}
+
+/* QLoRA's frozen 4-bit base: bitsandbytes MatMul4Bit dequantizes each
+ * weight before its matmul, forward and again for the input gradient
+ * (bitsandbytes/autograd/_functions.py MatMul4Bit forward and backward,
+ * 0.42.0 4870580: dequantize_4bit(B, quant_state), loss.c
+ * dequantized_weight_bytes): the packed data read and
+ * the 16-bit weight written, a second copy when the state's dtype differs. */
+static void add_dequant(const step_ctx *c, layer_time *t, double quantized_params) {
+  const plan *pl = c->pl;
+  if ((int)pl->in->ft_method != LLMEM_FT_QLORA || (int)pl->in->quant == LLMEM_QUANT_INT8) return;
+  /* two 4-bit values a byte (bitsandbytes functional.py quantize_4bit) */
+  double once = memory_seconds(&c->g, quantized_params * 0.5 + dequantized_weight_bytes(pl, quantized_params));
+  t->memory_fwd += once;
+  t->memory_bwd += once;
+}
+
 /* Norms, residual adds, activation, rotary, dropout of one layer: bytes per
  * element of each, eager (one kernel per primitive op) or fused. */
-static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer) {
+static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer, int mlp) {
   const plan *pl = c->pl;
   double ab = c->ab, T = c->tokens;
   double hidden_tokens = pl->sp && pl->in->tp > 1 ? T / pl->in->tp : T; /* SP splits them over TP */
   double th = hidden_tokens * pl->in->hidden, tf = T * f;
+  double rb = pl->autocast ? 4 : ab; /* the residual stream: fp32 under autocast (activations.c) */
   double norm_fwd, norm_bwd;
-  norm_bytes(c, &norm_fwd, &norm_bwd);
+  norm_bytes(c, rb, &norm_fwd, &norm_bwd);
   double norms = th * pl->in->norms_per_layer;
-  double residual = 2 * 3 * ab * th;
+  double residual = 2 * (2 * rb + ab) * th; /* two adds: the stream and a 16-bit branch output in, the stream out */
+  double casts_fwd = 0, casts_bwd = 0;
+  autocast_input_bytes(c, th, mixer, mlp, &casts_fwd, &casts_bwd);
   /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
   double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
   double rope = 0;
@@ -283,9 +359,9 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer)
   }
   double dropout = pl->in->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
   double fwd = residual + act + rope + dropout, repeat = repeat_kv_bytes(c, mixer);
-  t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd + repeat);
+  t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd + repeat + casts_fwd);
   /* each backward reads the saved input and the incoming gradient, writes one */
-  t->memory_bwd += memory_seconds(&c->g, 2 * fwd + norms * norm_bwd + repeat);
+  t->memory_bwd += memory_seconds(&c->g, 2 * fwd + norms * norm_bwd + repeat + casts_bwd);
 }
 
 /* Bytes per element of the forward all-gathers of sequence-parallel TP:
@@ -455,7 +531,9 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
         pl->in->encoder_layers == 0 && (int)pl->in->attn_output_gate == 0)
       add_sac_recompute(c, &t, f);
   }
-  add_pointwise(c, &t, f, mixer);
+  add_pointwise(c, &t, f, mixer, mlp);
+  add_lora(c, &t, layer);
+  add_dequant(c, &t, lp.quantizable_count);
   add_tp(c, &t);
   return t;
 }
@@ -555,6 +633,32 @@ double embedding_backward_seconds(const plan *pl, const gpu_rates *g) {
   return memory_seconds(g, bytes);
 }
 
+/* torch.autocast over fp32 parameters (plan.c derive_bytes: HF Trainer
+ * bf16/fp16 on an fp32 model), per micro-batch: each matmul casts its fp32
+ * weight to 16 bits once a forward (cached for the autocast region:
+ * aten/src/ATen/autocast_mode.cpp cached_cast) and again in a checkpointed
+ * layer's recompute (its own region, torch/utils/checkpoint.py recompute_fn;
+ * per-op SAC's policy does not save the casts), read 4 write ab; the backward
+ * casts each 16-bit weight gradient to the parameter's fp32 (ToCopyBackward0:
+ * r ab, w 4) and, from the step's second micro-batch on, AccumulateGrad adds
+ * it into .grad (r 4 twice, w 4; the first is taken as .grad). The word
+ * embedding is not cast (embedding is not on autocast's lower-precision
+ * list); a tied head casts it as its weight. */
+static double autocast_weight_seconds(const step_ctx *c, double recompute_share) {
+  const plan *pl = c->pl;
+  if (!pl->autocast) return 0;
+  double total, active, trainable;
+  model_param_counts(pl, &total, &active, &trainable);
+  int tied_head = (int)pl->in->tied_embeddings != 0 && (int)pl->in->head == LLMEM_HEAD_LM;
+  double cast =
+      (total - embedding_params(pl) + (tied_head ? pl->in->vocab * pl->in->hidden : 0)) / (pl->in->tp * pl->in->pp);
+  double recasts = (int)pl->in->recompute == LLMEM_RECOMPUTE_FULL     ? recompute_share
+                   : (int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP ? 1
+                                                                      : 0;
+  double accumulate = (pl->grad_accum - 1) / pl->grad_accum * 12;
+  return memory_seconds(&c->g, cast * ((1 + recasts) * (4 + c->ab) + (c->ab + 4) + accumulate));
+}
+
 /* Bytes a parameter of PyTorch's AdamW without the fused kernel
  * (torch/optim/adamw.py: _multi_tensor_adamw, foreach, the default on CUDA;
  * _single_tensor_adamw the same ops a tensor at a time) and of grad-norm
@@ -565,6 +669,18 @@ double embedding_backward_seconds(const plan *pl, const gpu_rates *g) {
  * (r g), the clip mul_ (r g, w g). */
 static double unfused_adamw_bytes(double param_b, double grad_b, double state_b) {
   return 4 * param_b + 6 * grad_b + 14 * state_b;
+}
+
+/* Bytes a matrix parameter of torch.optim.Adafactor moves in its default
+ * for-loop step (torch/optim/_adafactor.py _single_tensor_adafactor, pytorch
+ * 051d6a0; foreach only when asked): the parameter's norm (r p), decoupled
+ * weight decay mul_ (r p, w p), the gradient's row and column norms (r g
+ * each), the variance estimate row_var @ col_var written whole (w s), its
+ * div_, clamp_ and rsqrt_ (r s, w s each), mul_ by the gradient (r s, r g,
+ * w s), the update's norm (r s), and param.add_ (r p, r s, w p). Its two
+ * .item() host syncs a tensor are not counted. */
+static double adafactor_bytes(double param_b, double grad_b, double state_b) {
+  return 5 * param_b + 3 * grad_b + 11 * state_b;
 }
 
 /* PyTorch's own optimizer (not Megatron's or DeepSpeed's fused Adam), as
@@ -583,6 +699,9 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if ((int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
   double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
+  if ((int)pl->in->optimizer == LLMEM_OPT_ADAFACTOR)
+    return memory_seconds(
+        &c->g, params_here * adafactor_bytes(master_b, pl->grad_bytes, dtype_bytes((int)pl->in->optimizer_dtype)));
   if (unfused_torch_adamw(pl))
     return memory_seconds(
         &c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes, dtype_bytes((int)pl->in->optimizer_dtype)));
@@ -816,7 +935,8 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
     mb_bwd += n * (t->linear_bwd + t->attn_bwd + t->memory_bwd);
     stage_mb += n * layer_pass_seconds(&c, t, share);
   }
-  stage_mb += extras_seconds(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share);
+  stage_mb +=
+      extras_seconds(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share) + autocast_weight_seconds(&c, share);
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;

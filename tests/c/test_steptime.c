@@ -520,6 +520,7 @@ static void test_embedding_backward(void) {
 static void test_eager_rmsnorm(void) {
   llmem_input in;
   small_model(&in);
+  in.master_weights = 0; /* 16-bit parameters: no autocast, a 16-bit residual stream */
   in.torch_compile = 0;
   in.norm_upcast = 1;
   double upcast = step_of(&in);
@@ -551,6 +552,7 @@ static double optimizer_step_seconds(const llmem_input *in) {
 static void test_eager_layernorm(void) {
   llmem_input in;
   small_model(&in);
+  in.master_weights = 0; /* as test_eager_rmsnorm */
   in.torch_compile = 0;
   in.norm_upcast = 0;
   double rms = step_of(&in), rms_opt = optimizer_step_seconds(&in);
@@ -634,6 +636,97 @@ static void test_foreach_adamw(void) {
   double megatron = step_of(&in);
   in.optimizer_impl = LLMEM_OPT_IMPL_FUSED;
   CHECK_NEAR(megatron, step_of(&in), 1e-12, "Megatron's own fused Adam either way");
+}
+
+/* torch.autocast over fp32 parameters (one GPU, fp32 master weights, bf16):
+ * per layer, an fp32 residual stream (two adds of r 4 + r 2, w 4 against 3 x
+ * 2: +8 bytes an element forward, twice that backward), the eager RMSNorm's
+ * casts gone (28 forward against 4 x 2 + 28; 76 backward either way), and
+ * each of the five linears on a norm output (q, k, v; gate, up) casting it
+ * (r 4 w 2; backward r 2 w 4 and the sums of the fp32 gradients, 2 + 1 of
+ * 12 bytes): 22 bytes an element forward, 82 backward, over T h; per
+ * micro-batch every weight but the embedding cast (r 4 w 2) and its
+ * gradient cast back (r 2 w 4); with 2 micro-batches, AccumulateGrad's add
+ * (r 8, w 4) in the second. */
+static void test_autocast(void) {
+  llmem_input in;
+  small_model(&in);
+  plan pl = plan_of(&in);
+  CHECK(pl.autocast, "one GPU with fp32 master weights runs under autocast");
+  gpu_rates g = gpu_rates_for(&pl);
+  double with = step_time_seconds(&pl, NULL);
+  pl.autocast = 0;
+  double without = step_time_seconds(&pl, NULL);
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double cast = total - embedding_params(&pl) + (pl.in->tied_embeddings ? pl.in->vocab * pl.in->hidden : 0);
+  double th = 4096.0 * pl.in->hidden;
+  CHECK_NEAR(with - without, memory_seconds(&g, 4 * (22 + 82) * th + cast * (6 + 6)), 1e-9,
+             "autocast: fp32 stream, input casts, weight casts");
+  in.grad_accum = 2;
+  pl = plan_of(&in);
+  double two = step_time_seconds(&pl, NULL);
+  pl.autocast = 0;
+  double two_without = step_time_seconds(&pl, NULL);
+  CHECK_NEAR(two - two_without, 2 * (with - without) + memory_seconds(&g, cast * 12), 1e-9,
+             "autocast: the second micro-batch adds its gradient into .grad");
+  in.grad_accum = 1, in.recompute = LLMEM_RECOMPUTE_FULL;
+  pl = plan_of(&in);
+  double full = step_time_seconds(&pl, NULL);
+  pl.autocast = 0;
+  CHECK_NEAR(full - step_time_seconds(&pl, NULL), (with - without) + memory_seconds(&g, 4 * 22 * th + cast * 6), 1e-9,
+             "autocast: a checkpointed layer's recompute casts again");
+}
+
+/* torch.optim.Adafactor's for-loop step: 5 accesses of the parameter, 3 of
+ * the gradient, 11 of the variance estimate (fp32 throughout here: 76 bytes
+ * a parameter), against SGD's update without momentum. */
+static void test_adafactor(void) {
+  llmem_input in;
+  small_model(&in);
+  in.master_weights = 0, in.dtype = LLMEM_DTYPE_FP32, in.grad_dtype = LLMEM_DTYPE_FP32;
+  in.optimizer = LLMEM_OPT_SGD;
+  double sgd = step_of(&in);
+  in.optimizer = LLMEM_OPT_ADAFACTOR;
+  double adafactor = step_of(&in);
+  plan pl = plan_of(&in);
+  double total, active, trainable;
+  model_param_counts(&pl, &total, &active, &trainable);
+  double sgd_bytes = 2 * 4 + 2 * 4; /* r w parameter, r w gradient (optimizer_seconds) */
+  CHECK_NEAR(adafactor - sgd, trainable * (76 - sgd_bytes) / rates_of(&in).hbm_bytes_per_s, 1e-9,
+             "Adafactor: its ops' passes");
+}
+
+/* LoRA on every linear with fp32 adapters on a bf16 model: PEFT casts each
+ * adapted linear's input to fp32 and autocast casts it back, 2 (2 + 4) bytes
+ * an input element each way; dropout adds r 4 w 4 and a byte mask each way.
+ * QLoRA's base: bitsandbytes dequantizes each weight forward and backward,
+ * 0.5 bytes read and 2 written a parameter each time. */
+static void test_lora_traffic(void) {
+  llmem_input in;
+  small_model(&in);
+  in.ft_method = LLMEM_FT_LORA;
+  in.lora_rank = 8;
+  in.lora_targets = (1 << LLMEM_LORA_TARGET_COUNT_) - 1;
+  in.adapter_dtype = LLMEM_DTYPE_BF16;
+  double same = step_of(&in);
+  in.adapter_dtype = LLMEM_DTYPE_FP32;
+  double cast = step_of(&in);
+  plan pl = plan_of(&in);
+  gpu_rates g = gpu_rates_for(&pl);
+  double h = pl.in->hidden, q = pl.in->heads * pl.head_dim, f = pl.in->ffn_hidden;
+  double inputs = 4096.0 * (5 * h + q + f); /* q, k, v, gate, up read h; o reads q; down f */
+  CHECK_NEAR(cast - same, 4 * memory_seconds(&g, inputs * 2 * 2 * (2 + 4)), 1e-9, "LoRA: PEFT's input casts");
+  in.lora_dropout = 0.05;
+  CHECK_NEAR(step_of(&in) - cast, 4 * memory_seconds(&g, inputs * 2 * (2 * 4 + 1)), 1e-9, "LoRA: dropout");
+  in.lora_dropout = 0;
+  in.ft_method = LLMEM_FT_QLORA;
+  in.quant = LLMEM_QUANT_NF4;
+  double qlora = step_of(&in);
+  pl = plan_of(&in);
+  layer_params lp = layer_params_on_rank(&pl, 0);
+  CHECK_NEAR(qlora - cast, 4 * memory_seconds(&g, 2 * lp.quantizable_count * (0.5 + 2)), 1e-9,
+             "QLoRA: a dequantized weight forward and backward");
 }
 
 /* repeat_kv (torchtitan until 2026-01): K and V copied to every query head
@@ -763,6 +856,9 @@ int main(void) {
   test_async_tp();
   test_foreach_adamw();
   test_repeat_kv();
+  test_autocast();
+  test_adafactor();
+  test_lora_traffic();
   test_fsdp2_copy_out();
   test_megatron_p2p_overlap();
   test_megatron_chunked_dp();

@@ -47,56 +47,6 @@ export const NEEDS_WORLD: readonly SourceKind[] = [
   'litgpt',
   'torchtune',
 ];
-/** The TRL trainers a file may be read as, when its keys do not tell (importers/trl.ts). */
-export const TRAINERS: { id: Trainer | ''; label: string }[] = [
-  { id: '', label: 'From the file' },
-  { id: 'sft', label: 'SFT (SFTConfig)' },
-  { id: 'dpo', label: 'DPO (DPOConfig)' },
-  { id: 'orpo', label: 'ORPO (ORPOConfig)' },
-  { id: 'grpo', label: 'GRPO (GRPOConfig)' },
-];
-
-/** The Export dialog's formats. */
-export const EXPORTS: { id: ExportChoice; label: string; file: string; type: string; about: string }[] = [
-  {
-    id: 'config',
-    label: 'config v1 JSON',
-    file: 'llmem-config.json',
-    type: 'application/json',
-    about: "llmem's own format: what `npx llmem estimate` and the Import dialog read.",
-  },
-  {
-    id: 'deepspeed',
-    label: 'DeepSpeed JSON',
-    file: 'ds_config.json',
-    type: 'application/json',
-    about: 'A DeepSpeed config (ds_config.json): batch sizes, precision, ZeRO stage and offload, optimizer.',
-  },
-  {
-    id: 'megatron',
-    label: 'Megatron-LM arguments',
-    file: 'megatron-args.sh',
-    type: 'text/x-shellscript',
-    about: 'A torchrun … pretrain_gpt.py command line: model, parallel layout, batch, precision, recompute.',
-  },
-  {
-    id: 'torchtitan',
-    label: 'torchtitan TOML',
-    file: 'torchtitan.toml',
-    type: 'application/toml',
-    about:
-      'A torchtitan job-config fragment: [model], [training], [parallelism], [activation_checkpoint], [optimizer].',
-  },
-  {
-    id: 'verl',
-    label: 'verl launch line',
-    file: 'verl-main-ppo.sh',
-    type: 'text/x-shellscript',
-    about:
-      'A python3 -m verl.trainer.main_ppo command line (Hydra overrides): the rl section, batches, FSDP, offload, rollout engine.',
-  },
-];
-
 /** A config is a few KB; a file this large is something else (weights, a dataset). */
 export const MAX_IMPORT_BYTES = 4 * 2 ** 20;
 

@@ -12,7 +12,6 @@
 // uPlot itself is in chart-plot.ts, loaded when the first chart mounts.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
 
 export interface ChartSeries {
   label: string;

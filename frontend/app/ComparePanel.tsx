@@ -7,6 +7,7 @@ import { CATEGORY_COLOR, OVERHEAD_COLOR } from '../palette.js';
 import { changedKeys } from '../planner.js';
 import { useApp } from './context.js';
 import { segmentsOf, StackBar } from './StackBar.js';
+import './compare.css';
 
 const COLOR: Record<string, string> = { ...CATEGORY_COLOR, ...OVERHEAD_COLOR };
 

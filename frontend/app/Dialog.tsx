@@ -3,6 +3,7 @@
 // the backdrop; the owner unmounts it, and focus goes back to the opener.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import './dialogs.css';
 
 export function Dialog({
   id,

@@ -2,7 +2,8 @@
 // line or a torchtitan TOML fragment. Each shows the text (copy, download) and
 // the list of what that format cannot express.
 import { useState } from 'preact/hooks';
-import { EXPORTS, type ExportChoice } from '../io-state.js';
+import type { ExportChoice } from '../io-state.js';
+import { EXPORTS } from '../io-menus.js';
 import { useApp } from './context.js';
 import { Dialog } from './Dialog.js';
 import { TabList } from './TabList.js';

@@ -2,6 +2,7 @@
 // (config import, measurement loading). With onFiles, several files at once.
 import type { ComponentChildren } from 'preact';
 import { useRef, useState } from 'preact/hooks';
+import './dropzone.css';
 
 export function FileDrop(props: {
   label: string;

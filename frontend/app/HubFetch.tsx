@@ -4,6 +4,7 @@
 // code loads with the first click (frontend/hub-page.ts).
 import { useState } from 'preact/hooks';
 import { useApp } from './context.js';
+import './hub.css';
 
 // the token lives in this tab's session storage only: never in the URL, a link or localStorage
 const TOKEN = 'llmem-hf-token';

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { formatNumber, GIB } from '../format.js';
 import { sortLayouts, type LayoutRow, type SortKey } from '../planner.js';
 import { useApp } from './context.js';
+import './layout-table.css';
 
 const COLUMNS: { key: SortKey; label: string; title: string; num: boolean }[] = [
   { key: 'dp', label: 'DP', title: 'data parallel', num: true },

@@ -5,6 +5,7 @@
 import { FileDrop } from './FileDrop.js';
 import { formatSignedPercent, GIB } from '../format.js';
 import { useApp } from './context.js';
+import './compare.css';
 
 const NAME: Record<string, string> = {
   peak_allocated_bytes: 'Allocated',

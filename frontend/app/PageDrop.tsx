@@ -3,6 +3,7 @@
 // Drop zones of their own (the Measured panel) take their files first.
 import { useEffect, useState } from 'preact/hooks';
 import { useApp } from './context.js';
+import './dialogs.css';
 
 const hasFiles = (e: DragEvent) => !!e.dataTransfer && [...e.dataTransfer.types].includes('Files');
 

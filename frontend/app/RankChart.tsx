@@ -5,6 +5,7 @@ import type { EstimateResult, RankResult } from '../../wasm/llmem.js';
 import { layerKinds } from '../config/layer-kinds.js';
 import { formatCount, formatGiB } from '../format.js';
 import { segmentsOf, StackBar } from './StackBar.js';
+import './ranks.css';
 
 /** Stages drawn before "Show all": hundreds of bars would block the page for a deep pipeline (issue 12). */
 export const STAGES_SHOWN = 16;

@@ -7,6 +7,8 @@ import { formatGiB, formatNumber } from '../format.js';
 import type { WordedSuggestion } from '../config/suggest.js';
 import { useMemo } from 'preact/hooks';
 import { useApp } from './context.js';
+import './layout-table.css';
+import './suggest.css';
 
 const SHOWN = 8;
 

@@ -8,6 +8,7 @@ import { labelOf, visible } from '../fields.js';
 import { formatGiB, formatPercent, formatValue } from '../format.js';
 import { CATEGORY_COLOR, CATEGORY_LABEL, OVERHEAD_COLOR } from '../palette.js';
 import { useApp, useComputed } from './context.js';
+import './why.css';
 
 const MODEL_SIZE = ['model.layers', 'model.hidden', 'model.ffn_hidden', 'model.vocab', 'model.moe.experts'];
 const SHARDING = [

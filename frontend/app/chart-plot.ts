@@ -1,6 +1,7 @@
 // The uPlot side of Chart.tsx: options, data and the plot itself. Loaded on first use (a dynamic import), so
 // the first load carries no chart library and the headline draws before the charts (issue 17).
 import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
 import type { ChartSeries, ChartSpec, HLine } from './Chart.js';
 
 function cssVar(name: string, fallback: string): string {

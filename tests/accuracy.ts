@@ -326,7 +326,11 @@ const INSTANT_LINK_GB_PER_S = 1e6; // the links' largest allowed value
 
 function withInstantLinks(config: unknown): unknown {
   const c = structuredClone(config) as { hardware?: Record<string, unknown> };
-  c.hardware = { ...c.hardware, intra_node_gb_per_s: INSTANT_LINK_GB_PER_S, inter_node_gb_per_s: INSTANT_LINK_GB_PER_S };
+  c.hardware = {
+    ...c.hardware,
+    intra_node_gb_per_s: INSTANT_LINK_GB_PER_S,
+    inter_node_gb_per_s: INSTANT_LINK_GB_PER_S,
+  };
   return c;
 }
 

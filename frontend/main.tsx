@@ -6,6 +6,7 @@ import { effect } from '@preact/signals';
 import { render } from 'preact';
 import { type CoreUrls, loadCoreFrom } from './core-urls.js';
 import { App } from './app/App.js';
+import { loadHints } from './fields.js';
 import { registerServiceWorker } from './pwa.js';
 import { createAppState } from './state.js';
 import { workerBackend } from './worker-client.js';
@@ -45,6 +46,9 @@ loadCoreFrom(coreUrls)
     addEventListener('hashchange', () => state.openHash(location.hash));
     root.textContent = '';
     render(<App state={state} />, root);
+    // the fields' hints are a chunk of their own (fields.ts loadHints), asked for once the page is up, as the
+    // planner's tabs and dialogs are: the first load does not wait for them, and each shows under its field as it comes
+    setTimeout(() => void loadHints(), 0);
   })
   .catch((e: unknown) => {
     root.innerHTML = '';

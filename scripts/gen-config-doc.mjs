@@ -64,21 +64,28 @@ function allowedOf(f) {
   }
 }
 
-function describe(f, ui) {
+function describe(f, ui, hints) {
   const u = ui[f.path];
   if (!u) return NOT_IN_FORM[f.path] ?? '';
   let s = u.label;
   if (u.unit && u.unit !== 'text' && !u.label.toLowerCase().includes(u.unit.toLowerCase())) s += ` (${u.unit})`;
-  if (u.hint) s += `; ${u.hint}`;
+  if (hints[f.path]) s += `; ${hints[f.path]}`;
   if (u.auto) s += `; null: ${u.auto.replace(/^auto: /, '')}`;
   return s;
 }
 
 /** The Markdown key table: one row per field of the core, in the core's order. */
-export function renderTable(fields, ui, toJson) {
+export function renderTable(fields, ui, toJson, hints = {}) {
   const rows = ['| key | kind | default | allowed | null | description |', '|---|---|---|---|---|---|'];
   for (const f of fields) {
-    const cols = [code(f.path), f.kind, defaultOf(f, toJson), allowedOf(f), f.nullable ? 'yes' : '', describe(f, ui)];
+    const cols = [
+      code(f.path),
+      f.kind,
+      defaultOf(f, toJson),
+      allowedOf(f),
+      f.nullable ? 'yes' : '',
+      describe(f, ui, hints),
+    ];
     rows.push(`| ${cols.map(cell).join(' | ')} |`);
   }
   return rows.join('\n');
@@ -99,10 +106,11 @@ export async function generate() {
   const opts = { configFile: false, logLevel: 'error' };
   const { module: wrapper } = await runnerImport(`${root}wasm/llmem.ts`, opts);
   const { module: form } = await runnerImport(`${root}frontend/fields.ts`, opts);
+  const { module: hints } = await runnerImport(`${root}frontend/field-hints.ts`, opts);
   const { module: encode } = await runnerImport(`${root}frontend/config/encode.ts`, opts);
   const factory = (await import(pathToFileURL(coreFile).href)).default;
   const core = await wrapper.Core.load(factory, { wasmBinary: readFileSync(coreFile.replace(/\.mjs$/, '.wasm')) });
-  return withTable(readFileSync(DOC, 'utf8'), renderTable(core.fields, form.UI, encode.decodeValue));
+  return withTable(readFileSync(DOC, 'utf8'), renderTable(core.fields, form.UI, encode.decodeValue, hints.HINTS));
 }
 
 await runGenerator(import.meta.url, generate, DOC, 'docs/config.md');

@@ -4,7 +4,7 @@
 import { batch, useComputed } from '@preact/signals';
 import type { FieldInfo, Json } from '../../wasm/llmem.js';
 import { compactList, parseList } from '../config/encode.js';
-import { labelOf, optionLabel, uiOf } from '../fields.js';
+import { hintOf, labelOf, optionLabel, uiOf } from '../fields.js';
 import { formatNumber, parseNumber } from '../format.js';
 import { fieldId, useApp } from './context.js';
 import { dropWaiting, perFrame } from './per-frame.js';
@@ -36,15 +36,16 @@ export function FieldInput({ path }: { path: string }) {
   const ui = uiOf(path) ?? { label: labelOf(path) };
   const id = fieldId(path);
   // the hint gives way to the error (foot below): reference only what is shown
-  const describedBy = message ? `${id}-err` : ui.hint ? `${id}-hint` : undefined;
+  const hint = hintOf(path);
+  const describedBy = message ? `${id}-err` : hint ? `${id}-hint` : undefined;
   const cls = `field kind-${f.kind}${message ? ' has-error' : ''}${changed ? ' changed' : ''}`;
   const tip = `${path}${changed ? ' (changed)' : ''}`;
 
   const foot = (
     <>
-      {ui.hint && !message && (
+      {hint && !message && (
         <small class="hint" id={`${id}-hint`}>
-          {ui.hint}
+          {hint}
         </small>
       )}
       {message && (

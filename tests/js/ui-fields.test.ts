@@ -5,6 +5,8 @@ import { loadCore } from '../../wasm/node.js';
 import { leafFields } from '../../frontend/config/doc.js';
 import { MATTERS_WHEN } from '../../frontend/config/relevance.js';
 import { optionLabel, PLACED, SECTIONS, UI, uiOf, visible } from '../../frontend/fields.js';
+import { HINTS } from '../../frontend/field-hints.js';
+import type { FieldPath } from '../../wasm/generated.js';
 
 let core: Core;
 beforeAll(async () => {
@@ -39,7 +41,7 @@ describe('form metadata', () => {
     const noHint: string[] = [];
     for (const f of leafFields(core.fields)) {
       if (!PLACED.includes(f.path)) continue;
-      if (!uiOf(f.path)?.hint) noHint.push(f.path);
+      if (!HINTS[f.path as FieldPath]) noHint.push(f.path);
       if (f.kind === 'enum' || f.kind === 'set' || f.kind === 'list')
         for (const v of f.values) if (!uiOf(f.path)?.options?.[v]) unnamed.push(`${f.path}=${v}`);
       // no label for a value the core does not have
@@ -47,6 +49,8 @@ describe('form metadata', () => {
     }
     expect(unnamed, 'values without a label').toEqual([]);
     expect(noHint, 'fields without a hint').toEqual([]);
+    // a hint for a key the form does not place is a typo or a leftover
+    for (const k of Object.keys(HINTS)) expect(PLACED, k).toContain(k);
     expect(optionLabel('training.recompute', 'per_op')).toBe('Selective, per op (torchtitan)');
     expect(optionLabel('model.layers', 'x')).toBe('x');
   });

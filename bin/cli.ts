@@ -11,11 +11,13 @@ import type {
   RlModel,
   RlPhase,
   RlResult,
+  StepTime,
   Suggestion,
 } from '../wasm/llmem.js';
 import { CATEGORIES, MAX_SWEEP, SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { formatGiB as gib, groupDigits, plainArrays } from '../frontend/config/numbers.js';
 import { setPath } from '../frontend/config/json.js';
+import { stepBreakdown } from '../frontend/config/labels.js';
 import { layerKinds } from '../frontend/config/layer-kinds.js';
 
 import { loadCore, repoRoot } from '../wasm/node.js';
@@ -201,7 +203,21 @@ function rlLines(rl: RlResult): string[] {
   return lines;
 }
 
-export function formatText(config: Config, res: EstimateResult, implied: ProfileValue[] = []): string {
+/** The step-time model's answer: the step, tokens/s per GPU, and where the time goes (a ranking aid). */
+function stepLines(t: StepTime): string[] {
+  const parts = stepBreakdown(t.parts).map((p) => `${p.label} ${Math.round(p.share * 100)} %`);
+  return [
+    `step time    ${t.step_seconds.toPrecision(3)} s, ${groupDigits(Math.round(t.tokens_per_second_per_gpu))} tokens/s per GPU (a ranking model, not a benchmark)`,
+    `             ${parts.join(' · ')}`,
+  ];
+}
+
+export function formatText(
+  config: Config,
+  res: EstimateResult,
+  implied: ProfileValue[] = [],
+  step: StepTime | null = null,
+): string {
   const model =
     (config.model as Config | undefined)?.name ?? (config.model as Config | undefined)?.preset ?? 'custom model';
   const p = res.per_gpu;
@@ -239,6 +255,7 @@ export function formatText(config: Config, res: EstimateResult, implied: Profile
         `  ≤ not walked (a pipeline this deep): the same layers as stage ${copied.bound_stage} with fewer micro-batches in flight, at most its memory`,
       );
   }
+  if (step) lines.push(...stepLines(step));
   if (res.host.cpu_bytes > 0) lines.push(`host memory  ${gib(res.host.cpu_bytes)} per GPU process (offload)`);
   if (res.host.nvme_bytes > 0) lines.push(`NVMe         ${gib(res.host.nvme_bytes)} per GPU process (offload)`);
   for (const w of res.warnings) lines.push(`warning: ${w}`);
@@ -584,7 +601,14 @@ export async function main(argv: string[]): Promise<number> {
           throw new InputError(res.error.path, res.error.message);
         }
         const implied = impliedByStack(core, resolved.config);
-        console.log(json ? JSON.stringify(res, plainArrays, 2) : formatText(resolved.config, res, implied));
+        // the step time of a training step; an RL step's rollout and log-prob passes are not timed (as on the page)
+        const st = res.rl ? null : core.stepTime(resolved.config);
+        const step = st && 'step_seconds' in st ? st : null;
+        console.log(
+          json
+            ? JSON.stringify(step ? { ...res, step_time: step } : res, plainArrays, 2)
+            : formatText(resolved.config, res, implied, step),
+        );
         return 0;
       }
       case 'import':

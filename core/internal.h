@@ -357,7 +357,8 @@ double simulate_offloaded_host_bytes(const plan *pl, const stage_layout *st, con
 llmem_status compat_estimate(const plan *pl, llmem_result *out);
 
 /* steptime.c */
-double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu);
+/* parts: NULL, or LLMEM_STEP_PART_COUNT seconds (llmem_step_part) adding up to the step */
+double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, double *parts);
 
 /* estimate.c: the readings of the most-loaded stage; all_stages 0 skips a
  * stage whose layers equal a lower stage's (the search's fast path, same readings) */

@@ -440,8 +440,36 @@ void llmem_suggest_defaults(llmem_suggest_options *opt);
 llmem_status llmem_suggest(const llmem_input *base, const llmem_suggest_options *opt, llmem_suggest_result *out);
 const char *llmem_suggest_kind_name(int kind);
 
+/* Where a step's time goes in the step-time model (core/steptime.c): each
+ * part's seconds, adding up to the step. The compute parts are the stage's
+ * micro-batch passes; the pipeline bubble is the stage passes the schedule
+ * idles; communication parts are what the compute does not hide (and the
+ * share of the compute that hidden collectives take). */
+#define LLMEM_STEP_PARTS(K)                                                                                \
+  K(LLMEM_STEP_MATMULS, "matmuls")                 /* the layers' and the output layer's GEMMs */          \
+  K(LLMEM_STEP_ATTENTION, "attention")             /* the attention core (FlashAttention, eager scores) */ \
+  K(LLMEM_STEP_MEMORY_BOUND, "memory_bound")       /* norms, activations, casts, adapters, the loss */     \
+  K(LLMEM_STEP_RECOMPUTE, "recompute")             /* the forward work recompute repeats */                \
+  K(LLMEM_STEP_TP_COMM, "tp_comm")                 /* tensor-parallel collectives */                       \
+  K(LLMEM_STEP_CP_COMM, "cp_comm")                 /* context-parallel K/V exchange */                     \
+  K(LLMEM_STEP_EP_COMM, "ep_comm")                 /* expert-parallel all-to-alls */                       \
+  K(LLMEM_STEP_PIPELINE_BUBBLE, "pipeline_bubble") /* stage passes the schedule idles */                   \
+  K(LLMEM_STEP_PIPELINE_SENDS, "pipeline_sends")   /* activations sent between stages */                   \
+  K(LLMEM_STEP_DP_COMM, "dp_comm")                 /* gradient reduction and parameter gathers */          \
+  K(LLMEM_STEP_FSDP_COPIES, "fsdp_copies")         /* FSDP2's copy-in and copy-out */                      \
+  K(LLMEM_STEP_OPTIMIZER, "optimizer")             /* the optimizer step */                                \
+  K(LLMEM_STEP_OFFLOAD, "offload")                 /* offloaded states over the host link */
+typedef enum { LLMEM_STEP_PARTS(LLMEM_ENUM_NAME_) LLMEM_STEP_PART_COUNT } llmem_step_part;
+
+typedef struct {
+  double step_seconds;
+  double tokens_per_second_per_gpu;
+  double parts_seconds[LLMEM_STEP_PART_COUNT]; /* by llmem_step_part, adding up to step_seconds */
+} llmem_step_result;
+
 /* Step-time estimate of a config: a ranking aid (core/steptime.c). */
-llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double *tokens_per_second_per_gpu);
+llmem_status llmem_step_time(const llmem_input *in, llmem_step_result *out);
+const char *llmem_step_part_name(int part); /* "" past the end */
 
 const llmem_field *llmem_field_at(int index); /* NULL past the end */
 int llmem_field_index(const char *path);      /* -1 if unknown */

@@ -60,8 +60,18 @@ llmem_status llmem_largest_fit(const llmem_input *base, int field, double lo, do
   return LLMEM_OK;
 }
 
-llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double *tokens_per_second_per_gpu) {
-  if (!in || !step_seconds) return LLMEM_ERR_NULL_ARGUMENT;
+static const char *const step_part_names[] = {
+#define LLMEM_PART_NAME_(c_name, json) json,
+    LLMEM_STEP_PARTS(LLMEM_PART_NAME_)
+#undef LLMEM_PART_NAME_
+};
+
+const char *llmem_step_part_name(int part) {
+  return part >= 0 && part < LLMEM_STEP_PART_COUNT ? step_part_names[part] : "";
+}
+
+llmem_status llmem_step_time(const llmem_input *in, llmem_step_result *out) {
+  if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
   plan pl;
   int field;
   const char *detail;
@@ -70,6 +80,6 @@ llmem_status llmem_step_time(const llmem_input *in, double *step_seconds, double
   llmem_status st = in->rl_algorithm != LLMEM_RL_NONE ? estimate_readings(in, 1, 0, &r, &pl, &field)
                                                       : plan_build(in, &pl, &field, &detail);
   if (st != LLMEM_OK) return st;
-  *step_seconds = step_time_seconds(&pl, tokens_per_second_per_gpu);
+  out->step_seconds = step_time_seconds(&pl, &out->tokens_per_second_per_gpu, out->parts_seconds);
   return LLMEM_OK;
 }

@@ -195,7 +195,7 @@ static int try_layout(search_ctx *c, llmem_layout *l) {
   if (r.device_used_bytes > r.capacity_bytes * (1 - c->opt->free_fraction)) return 0;
   c->out->fitting++;
   l->device_used_bytes = r.device_used_bytes;
-  l->step_seconds = step_time_seconds(&pl, &l->tokens_per_second_per_gpu);
+  l->step_seconds = step_time_seconds(&pl, &l->tokens_per_second_per_gpu, NULL);
   keep(c->out, l);
   return 1;
 }

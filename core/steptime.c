@@ -564,21 +564,33 @@ static double tp_exposed(const step_ctx *c, double tp, double linear) {
   return (int)pl->in->tp_comm_overlap != 0 ? overlapped_seconds(tp, linear, compute_share(c, pl->in->tp, 1)) : tp;
 }
 
-/* Forward, backward and recomputed forward of one layer for one micro-batch. */
-static double layer_pass_seconds(const step_ctx *c, const layer_time *t, double recompute_share) {
+/* Forward, backward and recomputed forward of one layer for one micro-batch,
+ * n times, added to parts (llmem_step_part). */
+static void add_layer_pass(const step_ctx *c, const layer_time *t, double recompute_share, double n, double *p) {
   const plan *pl = c->pl;
-  double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + tp_exposed(c, t->tp_fwd, t->linear_fwd) +
-               t->tp_fwd_serial + t->ep_fwd + t->cp_fwd;
+  double fwd_tp = tp_exposed(c, t->tp_fwd, t->linear_fwd) + t->tp_fwd_serial;
+  double fwd = t->linear_fwd + t->attn_fwd + t->memory_fwd + fwd_tp + t->ep_fwd + t->cp_fwd;
   double linear_bwd = t->linear_bwd;
   if ((int)pl->in->ft_method != LLMEM_FT_FULL) linear_bwd /= 2; /* frozen weights: no weight gradients */
-  double bwd = linear_bwd + t->attn_bwd + t->memory_bwd + tp_exposed(c, t->tp_bwd, linear_bwd) + t->tp_bwd_serial +
-               t->ep_bwd + t->cp_bwd;
+  double bwd_tp = tp_exposed(c, t->tp_bwd, linear_bwd) + t->tp_bwd_serial;
   double again = 0;
   if ((int)pl->in->recompute == LLMEM_RECOMPUTE_FULL) again = fwd * recompute_share;
   else if ((int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) /* every other mm (add_sac_recompute) */
     again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(c, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
   else if ((int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
-  return fwd + bwd + again;
+  p[LLMEM_STEP_MATMULS] += n * (t->linear_fwd + linear_bwd);
+  p[LLMEM_STEP_ATTENTION] += n * (t->attn_fwd + t->attn_bwd);
+  p[LLMEM_STEP_MEMORY_BOUND] += n * (t->memory_fwd + t->memory_bwd);
+  p[LLMEM_STEP_TP_COMM] += n * (fwd_tp + bwd_tp);
+  p[LLMEM_STEP_EP_COMM] += n * (t->ep_fwd + t->ep_bwd);
+  p[LLMEM_STEP_CP_COMM] += n * (t->cp_fwd + t->cp_bwd);
+  p[LLMEM_STEP_RECOMPUTE] += n * again;
+}
+
+static double sum_parts(const double *p) {
+  double s = 0;
+  for (int k = 0; k < LLMEM_STEP_PART_COUNT; k++) s += p[k];
+  return s;
 }
 
 /* Bytes through HBM per logit of the loss, forward and backward. Fused or
@@ -597,16 +609,26 @@ static double loss_bytes_per_logit(const step_ctx *c) {
   return 2 * c->ab + 24;
 }
 
-/* The output layer and loss on the last stage, per micro-batch. */
-static double head_seconds(const step_ctx *c) {
+/* The output layer and loss on the last stage, per micro-batch: its GEMMs
+ * (*matmuls) and the loss's passes over the logits (*loss). */
+static void head_parts(const step_ctx *c, double *matmuls, double *loss) {
   const plan *pl = c->pl;
-  if ((int)pl->in->head != LLMEM_HEAD_LM) return 0;
+  *matmuls = *loss = 0;
+  if ((int)pl->in->head != LLMEM_HEAD_LM) return;
   double f, b, vocab = pl->vocab_padded / pl->in->tp;
   gpu_rates g16 = c->g; /* float8 recipes keep the output layer in 16-bit */
   g16.matmul_flops_per_s = g16.matmul16_flops_per_s;
   gemm_bytes io = {c->ab, c->ab};
   linear_seconds(&g16, c->tokens, pl->in->hidden, vocab, io, wgrad_bytes(c, io), &f, &b);
-  return f + b + memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
+  *matmuls = f + b;
+  *loss = memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
+}
+
+static void add_head(const step_ctx *c, double n, double *p) {
+  double matmuls, loss;
+  head_parts(c, &matmuls, &loss);
+  p[LLMEM_STEP_MATMULS] += n * matmuls;
+  p[LLMEM_STEP_MEMORY_BOUND] += n * loss;
 }
 
 /* The word embedding's weight gradient, per micro-batch. PyTorch's dense
@@ -855,19 +877,20 @@ static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
 /* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the
  * backward when it trains) and the MTP depths on the last (a layer of the last kind and a
  * head each), added to the stage pass: the slowest stage. */
-static double extras_seconds(const step_ctx *c, const layer_time *last_kind, double share) {
+static void add_extras(const step_ctx *c, const layer_time *last_kind, double share, double *p) {
   const plan *pl = c->pl;
-  double s = 0;
   if (pl->in->vision_layers > 0) {
     vision_cost v = vision_of(pl);
     double f = 0, b = 0, d = pl->in->vision_hidden;
     gemm_bytes io = {c->ab, c->ab};
     linear_seconds(&c->g, v.tokens_per_microbatch, d, (v.tower_params + v.projector_params) / (d * pl->in->tp), io,
                    wgrad_bytes(c, io), &f, &b);
-    s += f + (v.trains ? b : 0);
+    p[LLMEM_STEP_MATMULS] += f + (v.trains ? b : 0);
   }
-  if (pl->in->mtp_layers > 0) s += pl->in->mtp_layers * (layer_pass_seconds(c, last_kind, share) + head_seconds(c));
-  return s;
+  if (pl->in->mtp_layers > 0) {
+    add_layer_pass(c, last_kind, share, pl->in->mtp_layers, p);
+    add_head(c, pl->in->mtp_layers, p);
+  }
 }
 
 /* Megatron's interleaved schedule posts each chunk's sends and receives
@@ -901,7 +924,7 @@ static double p2p_seconds(const step_ctx *c, double m, double compute) {
   return megatron_overlaps_p2p(pl) ? overlapped_seconds(p2p, compute, compute_share(c, 2, stride)) : p2p;
 }
 
-double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
+double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, double *parts) {
   step_ctx c;
   c.pl = pl;
   c.g = gpu_rates_for(pl);
@@ -924,19 +947,24 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
    * schedules (rank 0 holds chunks 0 and 2p - 1); DualPipe's rank 0 holds the
    * first stage of one copy and the last of the other, each micro-batch
    * passing one of them */
-  double head = head_seconds(&c), embedding = embedding_backward_seconds(pl, &c.g);
+  double head_mm, loss, embedding = embedding_backward_seconds(pl, &c.g);
+  head_parts(&c, &head_mm, &loss);
   int ends_together = pl->in->pp <= 1 || plan_v_shape(pl);
-  double mb_fwd = 0, mb_bwd = 0, stage_mb = ends_together ? head + embedding : fmax(head, embedding);
+  double mb[LLMEM_STEP_PART_COUNT] = {0}; /* one micro-batch's stage pass, by part */
+  if (ends_together || head_mm + loss >= embedding) add_head(&c, 1, mb);
+  if (ends_together || head_mm + loss < embedding) mb[LLMEM_STEP_MEMORY_BOUND] += embedding;
+  double mb_fwd = 0, mb_bwd = 0;
   for (int k = 0; k < LAYER_KIND_COUNT; k++) {
     if (kind_n[k] == 0) continue;
     const layer_time *t = &kind_time[k];
     double n = layers_here * (kind_n[k] / pl->layers);
     mb_fwd += n * (t->linear_fwd + t->attn_fwd + t->memory_fwd);
     mb_bwd += n * (t->linear_bwd + t->attn_bwd + t->memory_bwd);
-    stage_mb += n * layer_pass_seconds(&c, t, share);
+    add_layer_pass(&c, t, share, n, mb);
   }
-  stage_mb +=
-      extras_seconds(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share) + autocast_weight_seconds(&c, share);
+  add_extras(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share, mb);
+  mb[LLMEM_STEP_MEMORY_BOUND] += autocast_weight_seconds(&c, share);
+  double stage_mb = sum_parts(mb);
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
   double m = pl->grad_accum, passes = m;
@@ -963,8 +991,18 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu) {
   double params_here = copies * total / (pl->in->tp * pl->in->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
   double trainable_here = copies * trainable / (pl->in->tp * pl->in->pp) / optimizer_shard(pl);
-  double step = passes * stage_mb + p2p + dp + fsdp2_copies_seconds(&c, params_here) +
-                optimizer_seconds(&c, trainable_here) + offload_seconds(pl, trainable_here, params_here);
+  double copies_s = fsdp2_copies_seconds(&c, params_here), optimizer_s = optimizer_seconds(&c, trainable_here);
+  double offload_s = offload_seconds(pl, trainable_here, params_here);
+  double step = passes * stage_mb + p2p + dp + copies_s + optimizer_s + offload_s;
+  if (parts) {
+    for (int k = 0; k < LLMEM_STEP_PART_COUNT; k++) parts[k] = m * mb[k];
+    parts[LLMEM_STEP_PIPELINE_BUBBLE] = (passes - m) * stage_mb;
+    parts[LLMEM_STEP_PIPELINE_SENDS] = p2p;
+    parts[LLMEM_STEP_DP_COMM] = dp;
+    parts[LLMEM_STEP_FSDP_COPIES] = copies_s;
+    parts[LLMEM_STEP_OPTIMIZER] = optimizer_s;
+    parts[LLMEM_STEP_OFFLOAD] = offload_s;
+  }
   double global_tokens = pl->in->micro_batch * pl->grad_accum * pl->dp * pl->in->seq_len;
   if (tokens_per_second_per_gpu) *tokens_per_second_per_gpu = global_tokens / step / pl->in->gpus;
   return step;

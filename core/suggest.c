@@ -123,8 +123,9 @@ static int verify(ctx *c, const llmem_input *in, int kind) {
   if (!diff_of(c->base, in, &s)) return -1;
   llmem_result *r = &c->out->work;
   if (llmem_estimate(in, r) != LLMEM_OK || !fits_in(c, r->per_gpu.device_used_bytes, r->capacity_bytes)) return -1;
-  double tokens;
-  if (llmem_step_time(in, &s.step_seconds, &tokens) != LLMEM_OK) return -1;
+  llmem_step_result step;
+  if (llmem_step_time(in, &step) != LLMEM_OK) return -1;
+  s.step_seconds = step.step_seconds;
   s.kind = kind;
   s.peak_allocated_bytes = r->peak_allocated_bytes;
   s.peak_reserved_bytes = r->per_gpu.peak_reserved_bytes;
@@ -442,8 +443,9 @@ llmem_status llmem_suggest(const llmem_input *base, const llmem_suggest_options 
   llmem_readings r;
   plan pl;
   llmem_status st = estimate_readings(base, 1, 1, &r, &pl, &out->error_field);
-  double tokens;
-  if (st == LLMEM_OK) st = llmem_step_time(base, &out->base_step_seconds, &tokens);
+  llmem_step_result step;
+  if (st == LLMEM_OK) st = llmem_step_time(base, &step);
+  if (st == LLMEM_OK) out->base_step_seconds = step.step_seconds;
   if (st != LLMEM_OK) return out->status = st;
   out->error_field = -1;
   /* the accumulation as the plan resolved it (training.global_batch may set it):

@@ -13,6 +13,7 @@ import type {
   SearchOptions,
   SearchResult,
   SearchSwitch,
+  StepTime,
 } from '../wasm/llmem.js';
 import { SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { compare, readMeasurement, type Measurement } from './config/compare.js';
@@ -89,7 +90,7 @@ export interface Pinned {
   doc: Doc;
   values: Record<string, Json>;
   result: EstimateResult;
-  step: { step_seconds: number; tokens_per_second_per_gpu: number } | null;
+  step: StepTime | null;
 }
 
 export interface LoadedMeasurement {

@@ -164,6 +164,7 @@ async function readCore() {
     rl_models: upTo('', (i) => m._llmem_rl_model_text(i)),
     warnings: upTo('unknown warning', (i) => m._llmem_warning_text(i)),
     terms: upTo('', (i) => m._llmem_term_label_text(i)),
+    stepParts: upTo('', (i) => m._llmem_step_part_text(i)),
     layout,
     textLists,
     ...structs,
@@ -390,6 +391,10 @@ export type Warning = (typeof WARNINGS)[number];
 /** Labels of the "why this number" terms, by the core's term id. */
 export const TERM_LABELS = ${list(c.terms)} as const;
 export type TermLabel = (typeof TERM_LABELS)[number];
+
+/** Where a step's time goes in the step-time model, by the core's llmem_step_part. */
+export const STEP_PARTS = ${list(c.stepParts)} as const;
+export type StepPart = (typeof STEP_PARTS)[number];
 
 /** The functions wasm/boundary.c exports (wasm/exports.txt): each takes and returns numbers. */
 export type CoreExport =

@@ -19,7 +19,7 @@ static llmem_search_result search_block;
 static llmem_suggest_result suggest_block;
 static llmem_search_options search_options;
 static llmem_suggest_options suggest_options;
-static double step_tokens;
+static llmem_step_result step_block;
 
 int llmem_abi_version(void) { return LLMEM_ABI_VERSION; }
 int llmem_layout_check(void) { return layout_sizes_check(); }
@@ -79,14 +79,17 @@ int llmem_suggest_run(void) {
   return fail(llmem_suggest(&input_block, &suggest_options, &suggest_block), suggest_block.error_field);
 }
 const char *llmem_suggest_kind_text(int k) { return llmem_suggest_kind_name(k); }
-/* step seconds, or -(status); tokens per second per GPU via llmem_step_tokens */
+/* step seconds, or -(status); tokens per second per GPU via llmem_step_tokens, its parts via llmem_step_part_seconds */
 double llmem_step_time_run(void) {
-  double seconds = 0;
-  llmem_status st = llmem_step_time(&input_block, &seconds, &step_tokens);
-  if (st == LLMEM_OK) return seconds;
+  llmem_status st = llmem_step_time(&input_block, &step_block);
+  if (st == LLMEM_OK) return step_block.step_seconds;
   return refused(&input_block) ? -(double)result_block.status : -(double)fail(st, -1);
 }
-double llmem_step_tokens(void) { return step_tokens; }
+double llmem_step_tokens(void) { return step_block.tokens_per_second_per_gpu; }
+double llmem_step_part_seconds(int part) {
+  return part >= 0 && part < LLMEM_STEP_PART_COUNT ? step_block.parts_seconds[part] : 0;
+}
+const char *llmem_step_part_text(int part) { return llmem_step_part_name(part); }
 
 const char *llmem_field_path(int i) {
   const llmem_field *f = llmem_field_at(i);

@@ -1,11 +1,12 @@
 // The calls into the wasm core (wasm/boundary.c): load, estimate, profile, planner.
 import { decodeValue, defaultConfig, flatten, suggestionChanges } from '../frontend/config/encode.js';
 import { type Config, type ConfigError, setPath } from '../frontend/config/json.js';
-import type { EstimateOutcome, Layout, ProfileValue, SearchResult } from '../frontend/config/results.js';
+import type { EstimateOutcome, Layout, ProfileValue, SearchResult, StepTime } from '../frontend/config/results.js';
 import type { Suggestion, SuggestResult, SweepPoint } from '../frontend/config/results.js';
 import { layoutPatch, rejectedByReason, type SearchOptions } from '../frontend/config/search.js';
 import type { SuggestOptions } from '../frontend/config/search.js';
 import { type CoreCalls, type CoreHeap, type FieldInfo, type FieldPath, MAX_SWEEP } from './generated.js';
+import { STEP_PARTS, type StepPart } from './generated.js';
 import type { CoreFactory, Options, StructNumbers } from './generated.js';
 import { each, openView, READ, readFieldTable, VIEWS, type View, WRITE } from './generated.js';
 import { readReadings, readResult } from './views.js';
@@ -130,12 +131,17 @@ export class Core {
     return best >= 0 ? best : this.problem();
   }
 
-  /** Step time and tokens/s per GPU of a config (a ranking aid). */
-  stepTime(config: unknown): { step_seconds: number; tokens_per_second_per_gpu: number } | ConfigError {
+  /** Step time and tokens/s per GPU of a config (a ranking aid), and where the time goes (its parts add up to it). */
+  stepTime(config: unknown): StepTime | ConfigError {
     const err = this.load(config);
     if (err) return err;
     const s = this.m._llmem_step_time_run();
-    return s >= 0 ? { step_seconds: s, tokens_per_second_per_gpu: this.m._llmem_step_tokens() } : this.problem();
+    if (s < 0) return this.problem();
+    const parts = Object.fromEntries(STEP_PARTS.map((p, i) => [p, this.m._llmem_step_part_seconds(i)])) as Record<
+      StepPart,
+      number
+    >;
+    return { step_seconds: s, tokens_per_second_per_gpu: this.m._llmem_step_tokens(), parts };
   }
 
   /** Every valid layout of opts.gpus that fits, the fastest first (at most 256 kept). */

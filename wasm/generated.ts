@@ -149,6 +149,24 @@ export const TERM_LABELS = [
 ] as const;
 export type TermLabel = (typeof TERM_LABELS)[number];
 
+/** Where a step's time goes in the step-time model, by the core's llmem_step_part. */
+export const STEP_PARTS = [
+  'matmuls',
+  'attention',
+  'memory_bound',
+  'recompute',
+  'tp_comm',
+  'cp_comm',
+  'ep_comm',
+  'pipeline_bubble',
+  'pipeline_sends',
+  'dp_comm',
+  'fsdp_copies',
+  'optimizer',
+  'offload',
+] as const;
+export type StepPart = (typeof STEP_PARTS)[number];
+
 /** The functions wasm/boundary.c exports (wasm/exports.txt): each takes and returns numbers. */
 export type CoreExport =
   | '_llmem_abi_version'
@@ -189,6 +207,8 @@ export type CoreExport =
   | '_llmem_search_run'
   | '_llmem_step_time_run'
   | '_llmem_step_tokens'
+  | '_llmem_step_part_seconds'
+  | '_llmem_step_part_text'
   | '_llmem_suggest_ptr'
   | '_llmem_suggest_options_ptr'
   | '_llmem_suggest_run'
@@ -821,6 +841,7 @@ export function coreTexts(m: CoreCalls, text: (ptr: number) => string) {
   };
   return {
     suggest_kind: cached(m._llmem_suggest_kind_text),
+    step_part: cached(m._llmem_step_part_text),
     status: cached(m._llmem_status_text),
     warning: cached(m._llmem_warning_text),
     category: cached(m._llmem_category_text),

@@ -1,5 +1,6 @@
 // Headline: step time and tokens/s per GPU from the core's step-time model:
 // an estimate for ranking layouts, labelled as such.
+import { stepBreakdown } from '../config/labels.js';
 import { formatNumber, formatSeconds } from '../format.js';
 import { useApp, useComputed } from './context.js';
 
@@ -29,9 +30,16 @@ export function StepTime() {
         <strong data-testid="step-tokens">{t ? formatNumber(Math.round(t.tokens_per_second_per_gpu)) : '—'}</strong>
         <span class="muted"> tokens/s per GPU</span>
       </p>
+      {t && (
+        <p class="steptime-parts" data-testid="step-parts">
+          {stepBreakdown(t.parts, 0.01)
+            .map((p) => `${p.label} ${Math.round(p.share * 100)} %`)
+            .join(' · ')}
+        </p>
+      )}
       <p class="note">
-        From a ranking model (compute at the set efficiency, communication, pipeline bubble): for comparing layouts, not
-        a benchmark.
+        From a ranking model (each operation class at its measured rate, the communication the compute does not hide,
+        the pipeline bubble): for comparing layouts, not a benchmark.
       </p>
     </section>
   );

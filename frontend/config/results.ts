@@ -1,6 +1,6 @@
 // What the wrapper's Core returns (the CLI's --json writes these shapes). The core's own lists
 // and the config-v1 type come from wasm/generated.ts (scripts/gen-boundary.mjs).
-import type { Category, LayerMixer, RlModel } from '../../wasm/generated.js';
+import type { Category, LayerMixer, RlModel, StepPart } from '../../wasm/generated.js';
 import type { Config, ConfigError, Json } from './json.js';
 
 export interface ProfileValue {
@@ -129,6 +129,14 @@ export interface Layout {
   pareto: boolean;
   /** merge into the config to load this layout */
   patch: Config;
+}
+
+/** The step-time model's answer (a ranking aid): the step, tokens/s per GPU, and where the time goes. */
+export interface StepTime {
+  step_seconds: number;
+  tokens_per_second_per_gpu: number;
+  /** seconds by part (llmem_step_part), adding up to step_seconds */
+  parts: Record<StepPart, number>;
 }
 
 export interface SearchResult {

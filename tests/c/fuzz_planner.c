@@ -186,8 +186,8 @@ static void fuzz_search(fuzz_reader *r, llmem_input *base) {
           "larger)",
           &in);
     if (!estimate_fits(opt.free_fraction)) FAIL("search: a kept layout does not fit on every stage", &in);
-    double s, tps;
-    if (llmem_step_time(&in, &s, &tps) != LLMEM_OK || s != l->step_seconds)
+    llmem_step_result s;
+    if (llmem_step_time(&in, &s) != LLMEM_OK || s.step_seconds != l->step_seconds)
       FAIL("search: step time differs from llmem_step_time", &in);
   }
 }

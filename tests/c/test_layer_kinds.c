@@ -158,10 +158,11 @@ static void stages(void) {
   llmem_input in;
   llmem_defaults(&in);
   CHECK(set_keys(&in, "training.seq_len=8192"), "keys");
-  double full = 0, windowed = 0;
-  CHECK(llmem_step_time(&in, &full, 0) == LLMEM_OK, "step time");
+  llmem_step_result full, windowed;
+  CHECK(llmem_step_time(&in, &full) == LLMEM_OK, "step time");
   CHECK(set_keys(&in, "model.layer_types=sliding model.sliding_window=1024"), "keys");
-  CHECK(llmem_step_time(&in, &windowed, 0) == LLMEM_OK && windowed < full, "a sliding window shortens the attention");
+  CHECK(llmem_step_time(&in, &windowed) == LLMEM_OK && windowed.step_seconds < full.step_seconds,
+        "a sliding window shortens the attention");
 }
 
 /* MTP modules (Megatron-LM multi_token_prediction.py): parameters and what each depth keeps. */

@@ -34,10 +34,10 @@ static void global_batch_key(void) {
   CHECK(llmem_estimate(&a, &ra) == LLMEM_OK && llmem_estimate(&b, &rb) == LLMEM_OK, "both valid");
   CHECK(ra.per_gpu.device_used_bytes == rb.per_gpu.device_used_bytes && ra.event_count == rb.event_count,
         "global batch 64 = accumulation 4 (%g vs %g)", ra.per_gpu.device_used_bytes, rb.per_gpu.device_used_bytes);
-  double ta, tb, tps;
-  llmem_step_time(&a, &ta, &tps);
-  llmem_step_time(&b, &tb, &tps);
-  CHECK(ta == tb, "the same step time");
+  llmem_step_result ta, tb;
+  llmem_step_time(&a, &ta);
+  llmem_step_time(&b, &tb);
+  CHECK(ta.step_seconds == tb.step_seconds, "the same step time");
   a.grad_accum = 4; /* stated and agreeing */
   CHECK(llmem_estimate(&a, &ra) == LLMEM_OK, "global batch and accumulation that agree");
   /* neither: one micro-batch per step */
@@ -259,11 +259,12 @@ int main(void) {
         "kept: no reason");
 
   /* the step time grows with the global batch and falls with more GPUs */
-  double t1, t2, tps;
+  llmem_step_result t1, t2;
   llmem_defaults(&in);
-  CHECK(llmem_step_time(&in, &t1, &tps) == LLMEM_OK && t1 > 0 && tps > 0, "step time");
+  CHECK(llmem_step_time(&in, &t1) == LLMEM_OK && t1.step_seconds > 0 && t1.tokens_per_second_per_gpu > 0, "step time");
   in.grad_accum = 2;
-  llmem_step_time(&in, &t2, &tps);
-  CHECK(t2 > 1.9 * t1, "twice the tokens, about twice the time (%g vs %g)", t2, t1);
+  llmem_step_time(&in, &t2);
+  CHECK(t2.step_seconds > 1.9 * t1.step_seconds, "twice the tokens, about twice the time (%g vs %g)", t2.step_seconds,
+        t1.step_seconds);
   return check_report("planner");
 }

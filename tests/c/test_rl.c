@@ -198,10 +198,10 @@ static void step_time_rl(void) {
                           "training.seq_len=7"))
     return;
   static llmem_result out;
-  double step = 0;
+  llmem_step_result step;
   CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "RL estimate with seq_len 7 on TP 2: %s", out.error_message);
-  llmem_status st = llmem_step_time(&in, &step, 0);
-  CHECK(st == LLMEM_OK && step > 0, "RL step time with seq_len 7 on TP 2: %s", llmem_status_message(st));
+  llmem_status st = llmem_step_time(&in, &step);
+  CHECK(st == LLMEM_OK && step.step_seconds > 0, "RL step time with seq_len 7 on TP 2: %s", llmem_status_message(st));
 }
 
 static void search_rl(void) {
@@ -225,8 +225,9 @@ static void search_rl(void) {
           i);
     CHECK(llmem_estimate(&t, &check) == LLMEM_OK && check.per_gpu.device_used_bytes == l->device_used_bytes,
           "layout %d: its own estimate", i);
-    double step = 0;
-    CHECK(llmem_step_time(&t, &step, 0) == LLMEM_OK && step == l->step_seconds, "layout %d: its own step time", i);
+    llmem_step_result step;
+    CHECK(llmem_step_time(&t, &step) == LLMEM_OK && step.step_seconds == l->step_seconds,
+          "layout %d: its own step time", i);
     rollout_tps |= 1 << (int)log2(l->rollout_tp);
   }
   /* 14 heads: TP 4 and 8 do not split them (vLLM asserts it) */

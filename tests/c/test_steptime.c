@@ -1,6 +1,7 @@
 /* The step-time model, one operation class at a time, against hand-computed
  * times (rates: core/steptime_ops.c). */
 #include <math.h>
+#include <string.h>
 
 #include "check.h"
 #include "steptime.h"
@@ -22,10 +23,10 @@ static gpu_rates rates_of(const llmem_input *in) {
 }
 
 static double step_of(const llmem_input *in) {
-  double step = 0, tps = 0;
-  llmem_status st = llmem_step_time(in, &step, &tps);
+  llmem_step_result r;
+  llmem_status st = llmem_step_time(in, &r);
   CHECK(st == LLMEM_OK, "step time: %s", llmem_status_message(st));
-  return step;
+  return st == LLMEM_OK ? r.step_seconds : 0;
 }
 
 /* An A100 80 GB: 108 SMs, 128x128 tiles, 86.9 % of 312 TFLOPS, 90 % of 2.039 TB/s. */
@@ -654,9 +655,9 @@ static void test_autocast(void) {
   plan pl = plan_of(&in);
   CHECK(pl.autocast, "one GPU with fp32 master weights runs under autocast");
   gpu_rates g = gpu_rates_for(&pl);
-  double with = step_time_seconds(&pl, NULL);
+  double with = step_time_seconds(&pl, NULL, NULL);
   pl.autocast = 0;
-  double without = step_time_seconds(&pl, NULL);
+  double without = step_time_seconds(&pl, NULL, NULL);
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
   double cast = total - embedding_params(&pl) + (pl.in->tied_embeddings ? pl.in->vocab * pl.in->hidden : 0);
@@ -665,17 +666,17 @@ static void test_autocast(void) {
              "autocast: fp32 stream, input casts, weight casts");
   in.grad_accum = 2;
   pl = plan_of(&in);
-  double two = step_time_seconds(&pl, NULL);
+  double two = step_time_seconds(&pl, NULL, NULL);
   pl.autocast = 0;
-  double two_without = step_time_seconds(&pl, NULL);
+  double two_without = step_time_seconds(&pl, NULL, NULL);
   CHECK_NEAR(two - two_without, 2 * (with - without) + memory_seconds(&g, cast * 12), 1e-9,
              "autocast: the second micro-batch adds its gradient into .grad");
   in.grad_accum = 1, in.recompute = LLMEM_RECOMPUTE_FULL;
   pl = plan_of(&in);
-  double full = step_time_seconds(&pl, NULL);
+  double full = step_time_seconds(&pl, NULL, NULL);
   pl.autocast = 0;
-  CHECK_NEAR(full - step_time_seconds(&pl, NULL), (with - without) + memory_seconds(&g, 4 * 22 * th + cast * 6), 1e-9,
-             "autocast: a checkpointed layer's recompute casts again");
+  CHECK_NEAR(full - step_time_seconds(&pl, NULL, NULL), (with - without) + memory_seconds(&g, 4 * 22 * th + cast * 6),
+             1e-9, "autocast: a checkpointed layer's recompute casts again");
 }
 
 /* torch.optim.Adafactor's for-loop step: 5 accesses of the parameter, 3 of
@@ -727,6 +728,33 @@ static void test_lora_traffic(void) {
   layer_params lp = layer_params_on_rank(&pl, 0);
   CHECK_NEAR(qlora - cast, 4 * memory_seconds(&g, 2 * lp.quantizable_count * (0.5 + 2)), 1e-9,
              "QLoRA: a dequantized weight forward and backward");
+}
+
+/* Where the time goes (llmem_step_result.parts_seconds): the parts add up to
+ * the step; 1F1B's bubble is p - 1 stage passes, (p - 1) / m of the m passes
+ * the compute parts hold; no parallelism, no communication part. */
+static void test_step_parts(void) {
+  llmem_input in;
+  small_model(&in);
+  in.layers = 8, in.gpus = 4, in.pp = 4, in.grad_accum = 8;
+  in.engine = LLMEM_ENGINE_MEGATRON;
+  llmem_step_result r;
+  CHECK(llmem_step_time(&in, &r) == LLMEM_OK, "step time");
+  double sum = 0, compute = 0;
+  for (int k = 0; k < LLMEM_STEP_PART_COUNT; k++) sum += r.parts_seconds[k];
+  for (int k = LLMEM_STEP_MATMULS; k <= LLMEM_STEP_EP_COMM; k++) compute += r.parts_seconds[k];
+  CHECK_NEAR(sum, r.step_seconds, 1e-12, "the parts add up to the step");
+  CHECK_NEAR(r.parts_seconds[LLMEM_STEP_PIPELINE_BUBBLE], compute * 3 / 8, 1e-12, "1F1B: 3 idle stage passes of 8");
+  CHECK(r.parts_seconds[LLMEM_STEP_PIPELINE_SENDS] > 0 && r.parts_seconds[LLMEM_STEP_TP_COMM] == 0, "PP sends, no TP");
+  small_model(&in);
+  CHECK(llmem_step_time(&in, &r) == LLMEM_OK, "step time");
+  CHECK(r.parts_seconds[LLMEM_STEP_PIPELINE_BUBBLE] == 0 && r.parts_seconds[LLMEM_STEP_DP_COMM] == 0 &&
+            r.parts_seconds[LLMEM_STEP_MATMULS] > r.parts_seconds[LLMEM_STEP_ATTENTION] &&
+            r.parts_seconds[LLMEM_STEP_OPTIMIZER] > 0,
+        "one GPU: compute and the optimizer");
+  CHECK(strcmp(llmem_step_part_name(LLMEM_STEP_PIPELINE_BUBBLE), "pipeline_bubble") == 0 &&
+            llmem_step_part_name(LLMEM_STEP_PART_COUNT)[0] == 0,
+        "part names");
 }
 
 /* repeat_kv (torchtitan until 2026-01): K and V copied to every query head
@@ -859,6 +887,7 @@ int main(void) {
   test_autocast();
   test_adafactor();
   test_lora_traffic();
+  test_step_parts();
   test_fsdp2_copy_out();
   test_megatron_p2p_overlap();
   test_megatron_chunked_dp();

@@ -55,6 +55,8 @@ test('headline: largest micro-batch and sequence that fit (as `llmem fit`), marg
   expect(step, 'step time').toMatch(/estimate/i);
   expect(step, 'step time').toMatch(/\d+(\.\d+)?\s*(s|ms) per step/);
   expect(step, 'step time').toMatch(/tokens\/s per GPU/);
+  // where the time goes: the largest parts first (FSDP over 8 GPUs: matmuls, then the rest)
+  expect(await text(page, '[data-testid=step-parts]'), 'step parts').toMatch(/^matmuls \d+ %( · [a-zA-Z -]+ \d+ %)+$/);
   // clicking the sequence applies it
   await page.click('[data-testid=fit-seq] button');
   await waitHash(page, `#v1/training.seq_len=${want['training.seq_len']}`, 3000);

@@ -14,6 +14,9 @@ describe('llmem CLI', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('Llama 3.1 8B');
     expect(r.stdout).toMatch(/peak allocated \d+\.\d\d GiB/);
+    // the step time, and where it goes (the step-time model's parts, largest first)
+    expect(r.stdout).toMatch(/step time {4}\d[\d.]* s, [\d,]+ tokens\/s per GPU/);
+    expect(r.stdout).toMatch(/^ {13}matmuls \d+ % · /m);
   });
   it('prints the result format with --json, reading stdin', () => {
     const r = cli(
@@ -25,6 +28,9 @@ describe('llmem CLI', () => {
     expect(res.ok).toBe(true);
     expect(res.per_gpu.breakdown_bytes.weights).toBeGreaterThanOrEqual(0);
     expect(res.params.total).toBe(8030261248);
+    const parts = Object.values(res.step_time.parts) as number[];
+    expect(parts.reduce((a, b) => a + b, 0)).toBeCloseTo(res.step_time.step_seconds, 12);
+    expect(res.step_time.parts.dp_comm).toBeGreaterThan(0); // FSDP over 8 GPUs
   });
   it('marks the middle stages of a very deep pipeline that it bounds instead of walking', () => {
     const config = {

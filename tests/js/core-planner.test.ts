@@ -3,6 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Core, Config } from '../../wasm/llmem.js';
+import { STEP_PARTS } from '../../wasm/llmem.js';
+import { stepBreakdown } from '../../frontend/config/labels.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { resolveConfig, merge } from '../../frontend/config/resolve.js';
 
@@ -50,6 +52,15 @@ describe('planner', () => {
       message: 'options lo, hi and step must satisfy 1 <= step <= lo <= hi',
     });
     expect(core.search({}, { gpus: 0 })).toEqual({ path: '', message: expect.stringMatching(/^option gpus /) });
+  });
+  it('step time: its parts add up to the step, named by the core', () => {
+    const st = core.stepTime({ model: { preset: 'llama-3.1-8b' }, parallel: { gpus: 16, tp: 2, pp: 2 } });
+    if (!('parts' in st)) throw new Error(st.message);
+    expect(Object.keys(st.parts)).toEqual([...STEP_PARTS]);
+    expect(Object.values(st.parts).reduce((a, b) => a + b, 0)).toBeCloseTo(st.step_seconds, 12);
+    expect(st.parts.tp_comm).toBeGreaterThan(0);
+    expect(st.parts.pipeline_bubble).toBeGreaterThan(0);
+    expect(stepBreakdown(st.parts)[0].seconds).toBe(Math.max(...Object.values(st.parts)));
   });
   it('marks invalid sweep points with their reason', () => {
     const points = core.sweep({ parallel: { engine: 'megatron', tp: 2, gpus: 8 } }, 'training.seq_len', [4096, 4097]);

@@ -180,7 +180,7 @@ def make_oom_case(entry, result, seconds):
 class Job:
     """One probe process (python3 probe/llmem_probe.py ... -o ...) of one matrix entry."""
 
-    def __init__(self, entry, python, steps, warmup, workdir):
+    def __init__(self, entry, python, steps, warmup, workdir, profile_kernels=False):
         self.entry = entry
         self.cfg_path = os.path.join(workdir, entry["id"] + ".config.json")
         self.out_path = os.path.join(workdir, entry["id"] + ".result.json")
@@ -189,7 +189,7 @@ class Job:
             json.dump(entry["config"], f)
         self.cmd = [python, os.path.join(HERE, "llmem_probe.py"), self.cfg_path, "-o", self.out_path,
                     "--steps", str(entry.get("steps", steps)), "--warmup", str(entry.get("warmup", warmup)),
-                    "--impl", entry.get("impl", "reference")]
+                    "--impl", entry.get("impl", "reference")] + (["--profile-kernels"] if profile_kernels else [])
         self.proc = None
         self.t0 = None
         self.others = 0  # the most other probe processes on the GPU at any time during this one
@@ -282,6 +282,8 @@ def main(argv=None):
     ap.add_argument("--skip-existing", action="store_true", help="skip ids whose case file exists in --out")
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--profile-kernels", action="store_true",
+                    help="each probe profiles one more step: GPU time by kernel class (alone on the GPU to mean much)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per entry")
     ap.add_argument("--budget-seconds", type=float, default=0,
                     help="start no new entry after this many seconds (0: no budget)")
@@ -386,7 +388,7 @@ def main(argv=None):
                 if pick is None:
                     break
                 todo.remove(pick)
-                job = Job(pick, args.python, args.steps, args.warmup, work)
+                job = Job(pick, args.python, args.steps, args.warmup, work, args.profile_kernels)
                 job.start()
                 running.append(job)
                 alone = bool(pick.get("_alone"))

@@ -4,7 +4,7 @@
 // absolute error per category and confidence.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { EstimateResult } from '../wasm/llmem.js';
+import type { EstimateResult, StepPart } from '../wasm/llmem.js';
 import { loadCore, repoRoot } from '../wasm/node.js';
 import { resolveConfig } from '../frontend/config/resolve.js';
 
@@ -335,11 +335,18 @@ function withInstantLinks(config: unknown): unknown {
 }
 
 /** The probe's step times next to the step-time model: rows that ran alone on the GPU only. */
-export async function runProbeStepTime(): Promise<(StepResult & { fake: boolean })[]> {
+type KernelClasses = Record<'matmuls' | 'attention' | 'memory_bound' | 'communication' | 'copies', number>;
+export type ProbeStep = StepResult & { fake: boolean; parts?: Record<StepPart, number>; kernels?: KernelClasses };
+
+export async function runProbeStepTime(): Promise<ProbeStep[]> {
   const core = await loadCore();
-  const out: (StepResult & { fake: boolean })[] = [];
+  const out: ProbeStep[] = [];
   for (const c of loadCases()) {
-    const m = (c as { measured?: { step_seconds?: number; concurrent_processes?: number } }).measured;
+    const m = (
+      c as {
+        measured?: { step_seconds?: number; concurrent_processes?: number; kernel_time?: { seconds?: KernelClasses } };
+      }
+    ).measured;
     if (!isProbeCase(c) || !m?.step_seconds || m.concurrent_processes !== 0) continue;
     // a fake process group's collectives return at once: the model's links at their largest
     // (docs/config.md) leave its compute, the FSDP copies included, as the probe timed
@@ -354,6 +361,8 @@ export async function runProbeStepTime(): Promise<(StepResult & { fake: boolean 
       estimate,
       error: estimate === null ? null : m.step_seconds / estimate - 1, // on throughput, as the tables
       fake: c.fake_process_group === true,
+      parts: st && 'parts' in st ? st.parts : undefined,
+      kernels: m.kernel_time?.seconds,
     });
   }
   return out;
@@ -423,6 +432,23 @@ async function main() {
     );
     console.log(
       `  ${label}: n=${rs.length}  median ${(quantile(errs.map(Math.abs), 0.5) * 100).toFixed(1)}%  signed median ${pct(quantile(errs, 0.5))}  Spearman ${rs.length > 2 ? sp.toFixed(2) : 'n/a'}`,
+    );
+  }
+  // the model's parts against the probe's GPU time by kernel class (probe --profile-kernels); recompute
+  // repeats forward work of every class, so it is its own column
+  const profiled = probe.filter((r) => r.kernels && r.parts);
+  console.log("\nstep-time parts vs the probe's kernel time (seconds, measured / model; probe --profile-kernels):");
+  if (profiled.length === 0)
+    console.log(
+      '  no probe row carries kernel_time yet (python3 probe/run_matrix.py --profile-kernels, alone on the GPU)',
+    );
+  for (const r of profiled) {
+    const k = r.kernels as KernelClasses,
+      p = r.parts as Record<StepPart, number>;
+    const comm = p.tp_comm + p.cp_comm + p.ep_comm + p.dp_comm + p.pipeline_sends;
+    const pair = (a: number, b: number) => `${a.toFixed(3)}/${b.toFixed(3)}`;
+    console.log(
+      `  ${r.id.slice(0, 56).padEnd(56)} matmuls ${pair(k.matmuls, p.matmuls)}  attention ${pair(k.attention, p.attention)}  memory-bound ${pair(k.memory_bound, p.memory_bound + p.optimizer + p.fsdp_copies)}  comm ${pair(k.communication, comm)}  recompute -/${p.recompute.toFixed(3)}`,
     );
   }
   const failed = rows.filter((r) => r.note.startsWith('error'));

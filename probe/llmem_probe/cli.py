@@ -100,6 +100,8 @@ def main(argv=None):
     ap.add_argument("--device", default="cuda", help="torch device (default cuda)")
     ap.add_argument("--catalog", default=None, help="models.json for model.preset (default: the repo's)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile-kernels", action="store_true",
+                    help="one more step under torch.profiler: GPU time by kernel class (measured.kernel_time)")
     ap.add_argument("--assume", action="append", default=[], choices=OPTIONAL_PACKAGES + ("all",),
                     help="with --dry-run: plan as if this optional package were installed (repeatable)")
     ap.add_argument("--local-capabilities", action="store_true",
@@ -138,7 +140,7 @@ def main(argv=None):
         return EXIT_OK
     try:
         result = run_probe(config, args.steps, args.warmup, args.device, caps=caps, impl=args.impl,
-                           seed=args.seed, plan=plan)
+                           seed=args.seed, plan=plan, profile_kernels=args.profile_kernels)
     except ProbeError as e:
         print("llmem probe: %s" % e, file=sys.stderr)
         if args.output:

@@ -152,8 +152,9 @@ def nvml_used_before_cuda():
 # The measured steps
 # --------------------------------------------------------------------------
 
-def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
-    """Warm-up steps, then measured steps; phase peaks come from the last measured step."""
+def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter, profile_kernels=False):
+    """Warm-up steps, then measured steps; phase peaks come from the last measured step. With
+    profile_kernels, one more step under torch.profiler gives the GPU time by kernel class."""
     if steps < 1:
         raise ProbeError("--steps must be >= 1")
     null_mark = lambda phase: None  # noqa: E731
@@ -231,6 +232,9 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter):
         out["allocator_stats"] = reader.stats()
     if timeline is not None:
         out["timeline"] = timeline
+    if profile_kernels:
+        from .kernels import profile_step
+        out["kernel_time"] = profile_step(lambda: train_step(run, lambda phase: None), reader.synchronize, timer)
     if rt is not None:
         out["attention_path"] = {"kind": rt.kind, "gqa": rt.gqa_path or "none"}
         if getattr(rt, "gqa_fallback_reason", None):
@@ -264,7 +268,7 @@ def collect_environment(device, caps, reader=None):
 
 
 def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, catalog=None,
-              catalog_path=None, impl="reference", seed=0, plan=None):
+              catalog_path=None, impl="reference", seed=0, plan=None, profile_kernels=False):
     """Translate, build, measure; the result object (Refusal / ProbeError raised)."""
     caps = detect_capabilities() if caps is None else caps
     plan = plan or translate(config, caps, catalog, catalog_path, impl)
@@ -289,7 +293,7 @@ def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, 
     if plan.get("empty_cache_after_init") and dev.type == "cuda":
         torch.cuda.empty_cache()  # what set-up left cached goes back to the driver
     try:
-        measured = measure(run, reader, steps, warmup)
+        measured = measure(run, reader, steps, warmup, profile_kernels=profile_kernels)
     finally:
         if run.process_group:
             import torch.distributed as dist

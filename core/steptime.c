@@ -299,7 +299,9 @@ static void autocast_input_bytes(const step_ctx *c, double th, int mixer, int ml
  * the weight gradient, the casts' and dropout's backward the same bytes, and
  * the sum with the frozen linear's input gradient (r 2ab, w ab). Per output
  * element, forward: lora_B's write, the scaling (r, w), the add (r 2ab, w
- * ab); backward: the scaling's, and lora_B's two reads of the gradient. */
+ * ab); backward: the scaling's, and lora_B's two reads of the gradient.
+ * LitGPT's fused qkv (training.finetune.lora_fused_qkv: LoRAQKVLinear, one
+ * lora_A over the dropped-out input for q, k and v) reads its input once. */
 static void add_lora(const step_ctx *c, layer_time *t, int layer) {
   const plan *pl = c->pl;
   if ((int)pl->in->ft_method == LLMEM_FT_FULL) return;
@@ -311,10 +313,14 @@ static void add_lora(const step_ctx *c, layer_time *t, int layer) {
   double f = moe ? pl->shared_ffn * pl->in->moe_shared_experts / pl->in->tp : pl->in->ffn_hidden / pl->in->tp;
   double in_dims[7] = {h, h, h, q_out, h, h, f}, out_dims[7] = {q_out, kv_out, kv_out, h, f, f, h};
   double fwd = 0, bwd = 0;
+  int qkv_read = 0;
   for (int k = LLMEM_LT_Q; k <= LLMEM_LT_DOWN; k++) {
     if (!lora_target(pl, k) || (k >= LLMEM_LT_GATE && !has_mlp) || (k == LLMEM_LT_GATE && !pl->gated)) continue;
-    fwd += T * (in_dims[k] * (casts + drop + ab) + out_dims[k] * 6 * ab);
-    bwd += T * (in_dims[k] * (2 * ab + casts + drop + 3 * ab) + out_dims[k] * 4 * ab);
+    int shared = pl->lora_fused_qkv && k <= LLMEM_LT_V;
+    double in = shared && qkv_read ? 0 : in_dims[k];
+    if (shared) qkv_read = 1;
+    fwd += T * (in * (casts + drop + ab) + out_dims[k] * 6 * ab);
+    bwd += T * (in * (2 * ab + casts + drop + 3 * ab) + out_dims[k] * 4 * ab);
   }
   t->memory_fwd += memory_seconds(&c->g, fwd);
   t->memory_bwd += memory_seconds(&c->g, bwd);

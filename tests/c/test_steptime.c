@@ -721,6 +721,10 @@ static void test_lora_traffic(void) {
   in.lora_dropout = 0.05;
   CHECK_NEAR(step_of(&in) - cast, 4 * memory_seconds(&g, inputs * 2 * (2 * 4 + 1)), 1e-9, "LoRA: dropout");
   in.lora_dropout = 0;
+  in.lora_fused_qkv = 1; /* LitGPT: one lora_A over the input for q, k and v: k's and v's reads go, each way */
+  CHECK_NEAR(cast - step_of(&in), 4 * memory_seconds(&g, 2 * 4096.0 * h * (2 * 12 + 6 * 2)), 1e-9,
+             "LoRA: LitGPT's fused qkv reads its input once");
+  in.lora_fused_qkv = NAN;
   in.ft_method = LLMEM_FT_QLORA;
   in.quant = LLMEM_QUANT_NF4;
   double qlora = step_of(&in);

@@ -765,6 +765,18 @@ static double optimizer_shard(const plan *pl) {
  * and H100 datasheets). */
 static double host_link_bytes_per_s(const plan *pl) { return pl->in->bf16_tflops < 500 ? 32e9 : 64e9; }
 
+/* Activation offload (torchtune training/_activation_offloading.py
+ * OffloadActivations with its streams; the host memory simulate.c holds):
+ * each forward copies the saved tensors of all but the stage's last two
+ * layers to pinned host memory, each backward copies them back ahead of
+ * their layer, `bytes` each way a micro-batch over the host link, on the copy
+ * engines beside the compute: exposed where a pass's copies outlast its
+ * compute (fwd, bwd seconds). */
+static double activation_offload_seconds(const plan *pl, double bytes, double fwd, double bwd) {
+  double each_way = bytes / host_link_bytes_per_s(pl);
+  return fmax(0, each_way - fwd) + fmax(0, each_way - bwd);
+}
+
 /* Offloaded state over the host link, exposed: the optimizer shard's
  * gradients go down and its updated parameters come back up each step
  * (DeepSpeed ZeRO-Offload, Megatron --optimizer-cpu-offload); with parameters
@@ -943,10 +955,17 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, doub
 
   /* time each layer kind (mixer x MLP) once; a stage holds the kinds in the model's proportions */
   layer_time kind_time[LAYER_KIND_COUNT];
-  double kind_n[LAYER_KIND_COUNT] = {0};
+  double kind_n[LAYER_KIND_COUNT] = {0}, kind_saved[LAYER_KIND_COUNT] = {0};
+  int offload = (int)pl->in->activation_offload != 0;
   for (int i = 0; i < (int)pl->layers; i++) {
     int k = layer_kind(pl, i);
-    if (kind_n[k]++ == 0) kind_time[k] = layer_seconds(&c, i);
+    if (kind_n[k]++ > 0) continue;
+    kind_time[k] = layer_seconds(&c, i);
+    if (offload) { /* what a layer keeps: full recompute keeps its input alone, on the share of layers it takes */
+      int full = (int)pl->in->recompute == LLMEM_RECOMPUTE_FULL;
+      kind_saved[k] = (full ? share * layer_activation_bytes(pl, i, 1).saved_bytes : 0) +
+                      (full ? 1 - share : 1) * layer_activation_bytes(pl, i, 0).saved_bytes;
+    }
   }
   /* the output layer on the last stage, the embedding on the first: both in
    * one micro-batch's pass of a rank when unpipelined or under the V-shape
@@ -998,7 +1017,10 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, doub
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);
   double trainable_here = copies * trainable / (pl->in->tp * pl->in->pp) / optimizer_shard(pl);
   double copies_s = fsdp2_copies_seconds(&c, params_here), optimizer_s = optimizer_seconds(&c, trainable_here);
-  double offload_s = offload_seconds(pl, trainable_here, params_here);
+  double saved_per_layer = 0;
+  for (int k = 0; k < LAYER_KIND_COUNT; k++) saved_per_layer += kind_saved[k] * kind_n[k] / pl->layers;
+  double offload_s = offload_seconds(pl, trainable_here, params_here) +
+                     m * activation_offload_seconds(pl, fmax(0, layers_here - 2) * saved_per_layer, mb_fwd, mb_bwd);
   double step = passes * stage_mb + p2p + dp + copies_s + optimizer_s + offload_s;
   if (parts) {
     for (int k = 0; k < LLMEM_STEP_PART_COUNT; k++) parts[k] = m * mb[k];

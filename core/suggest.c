@@ -50,6 +50,7 @@ enum {
   FAM_RL_SHARE,
   FAM_RL_LOGPROB,
   FAM_RL_PARK,
+  FAM_ALLOCATOR,
   FAM_COUNT
 };
 
@@ -307,6 +308,10 @@ static void singles(ctx *c) {
   add_value(c, FIELD(optimizer_dtype), LLMEM_DTYPE_BF16, LLMEM_SUGGEST_NUMERICS, FAM_PRECISION);
   add_value(c, FIELD(loss), LLMEM_LOSS_CHUNKED, LLMEM_SUGGEST_SAME, FAM_LOSS);
   add_value(c, FIELD(loss), LLMEM_LOSS_FUSED, LLMEM_SUGGEST_SAME, FAM_LOSS);
+  /* the caching allocator's segments grown in place instead of cut apart (PYTORCH_CUDA_ALLOC_CONF=
+   * expandable_segments:True, what PyTorch's own out-of-memory message proposes when reserved memory sits
+   * unallocated: c10/cuda/CUDACachingAllocator.cpp): the cache beside the tensors, not the tensors, shrinks */
+  add_value(c, FIELD(expandable_segments), 1, LLMEM_SUGGEST_SAME, FAM_ALLOCATOR);
   if (b->ft_method == LLMEM_FT_FULL) add_value(c, FIELD(ft_method), LLMEM_FT_LORA, LLMEM_SUGGEST_METHOD, FAM_METHOD);
   if (b->ft_method != LLMEM_FT_QLORA) add_value(c, FIELD(ft_method), LLMEM_FT_QLORA, LLMEM_SUGGEST_METHOD, FAM_METHOD);
 }

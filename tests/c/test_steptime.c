@@ -761,6 +761,32 @@ static void test_step_parts(void) {
         "part names");
 }
 
+/* Activation offload (torchtune's OffloadActivations): the saved tensors of
+ * all but the last two layers go to the host and back, each way over the
+ * 64 GB/s host link of an H100, hidden behind the pass's compute where they
+ * fit. 4 layers at 16k tokens without recompute: 2 layers' activations, far
+ * more than the compute hides; with full recompute only their inputs. */
+static void test_activation_offload(void) {
+  llmem_input in;
+  small_model(&in);
+  in.seq_len = 16384;
+  llmem_step_result off, on;
+  CHECK(llmem_step_time(&in, &off) == LLMEM_OK, "step time");
+  in.activation_offload = 1;
+  CHECK(llmem_step_time(&in, &on) == LLMEM_OK, "step time, offloaded");
+  plan pl = plan_of(&in);
+  double each_way = 2 * layer_activation_bytes(&pl, 0, 0).saved_bytes / 64e9;
+  double compute = off.parts_seconds[LLMEM_STEP_MATMULS] + off.parts_seconds[LLMEM_STEP_ATTENTION] +
+                   off.parts_seconds[LLMEM_STEP_MEMORY_BOUND];
+  double part = on.parts_seconds[LLMEM_STEP_OFFLOAD];
+  CHECK_NEAR(on.step_seconds - off.step_seconds, part, 1e-12, "the offload part is the difference");
+  CHECK(part >= 2 * each_way - compute && part <= 2 * each_way && part > 0,
+        "exposed: the copies less the compute they overlap (%g s of %g s each way)", part, each_way);
+  in.recompute = LLMEM_RECOMPUTE_FULL;
+  CHECK(llmem_step_time(&in, &on) == LLMEM_OK && on.parts_seconds[LLMEM_STEP_OFFLOAD] == 0,
+        "with full recompute the layer inputs' copies hide");
+}
+
 /* repeat_kv (torchtitan until 2026-01): K and V copied to every query head
  * before SDPA, read 2 T kv hd and written 2 T heads hd, the backward the
  * same: with 8 KV heads of 32, 2 x 4096 x (8 + 32) x 128 x 2 bytes a layer
@@ -892,6 +918,7 @@ int main(void) {
   test_adafactor();
   test_lora_traffic();
   test_step_parts();
+  test_activation_offload();
   test_fsdp2_copy_out();
   test_megatron_p2p_overlap();
   test_megatron_chunked_dp();

@@ -117,6 +117,22 @@ int main(int argc, char **argv) {
     if (rec->fields[i] == seq && rec->values[i] < 8192 && rec->kind == LLMEM_SUGGEST_WORKLOAD) shorter = 1;
   CHECK(shorter, "QLoRA: with the longest sequence that fits");
 
+  /* Llama-2-7B LoRA at 512 tokens on 19.2 GiB: 16.35 GiB of tensors, 17.45 GiB on the card with the segments the
+   * caching allocator cuts; expandable segments (PyTorch's own out-of-memory advice) fit it, at no time */
+  llmem_defaults(&in);
+  CHECK(set_keys(&in,
+                 "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 "
+                 "model.vocab=32000 parallel.engine=single parallel.gpus=1 training.seq_len=512 "
+                 "training.finetune.method=lora hardware.memory_gib=19.2"),
+        "7B LoRA on 19.2 GiB");
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && !res.base_fits, "7B LoRA: the base does not fit");
+  print_result("7B LoRA 19.2 GiB");
+  const llmem_suggestion *grow = with_change(llmem_field_index("runtime.expandable_segments"), 1, 1);
+  CHECK(grow && grow->kind == LLMEM_SUGGEST_SAME && grow->time_ratio == 1 &&
+            grow->device_used_bytes <= 0.9 * 19.2 * 1073741824.0,
+        "expandable segments alone fit, the training and its time the same");
+  CHECK(unverified(&in, opt.free_fraction) == 0, "7B LoRA: every suggestion fits by its full estimate");
+
   /* a run that fits: the fewest GPUs may be fewer; options are checked */
   llmem_defaults(&in);
   CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && res.base_fits, "default config fits");

@@ -189,6 +189,13 @@ static void fuzz_search(fuzz_reader *r, llmem_input *base) {
     llmem_step_result s;
     if (llmem_step_time(&in, &s) != LLMEM_OK || s.step_seconds != l->step_seconds)
       FAIL("search: step time differs from llmem_step_time", &in);
+    double parts = 0;
+    for (int k = 0; k < LLMEM_STEP_PART_COUNT; k++) {
+      if (!(s.parts_seconds[k] >= 0)) FAIL("step time: a part is negative or not a number", &in);
+      parts += s.parts_seconds[k];
+    }
+    if (fabs(parts - s.step_seconds) > 1e-9 * s.step_seconds)
+      FAIL("step time: the parts do not add up to the step", &in);
   }
 }
 

@@ -331,12 +331,14 @@ static void add_lora(const step_ctx *c, layer_time *t, int layer) {
  * (bitsandbytes/autograd/_functions.py MatMul4Bit forward and backward,
  * 0.42.0 4870580: dequantize_4bit(B, quant_state), loss.c
  * dequantized_weight_bytes): the packed data read and
- * the 16-bit weight written, a second copy when the state's dtype differs. */
+ * the 16-bit weight written, and where the state's dtype differs the cast's
+ * read of it and its second copy written. */
 static void add_dequant(const step_ctx *c, layer_time *t, double quantized_params) {
   const plan *pl = c->pl;
   if ((int)pl->in->ft_method != LLMEM_FT_QLORA || (int)pl->in->quant == LLMEM_QUANT_INT8) return;
   /* two 4-bit values a byte (bitsandbytes functional.py quantize_4bit) */
-  double once = memory_seconds(&c->g, quantized_params * 0.5 + dequantized_weight_bytes(pl, quantized_params));
+  double written = dequantized_weight_bytes(pl, quantized_params), cast_read = written - 2 * quantized_params;
+  double once = memory_seconds(&c->g, quantized_params * 0.5 + written + cast_read);
   t->memory_fwd += once;
   t->memory_bwd += once;
 }

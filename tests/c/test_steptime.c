@@ -732,6 +732,9 @@ static void test_lora_traffic(void) {
   layer_params lp = layer_params_on_rank(&pl, 0);
   CHECK_NEAR(qlora - cast, 4 * memory_seconds(&g, 2 * lp.quantizable_count * (0.5 + 2)), 1e-9,
              "QLoRA: a dequantized weight forward and backward");
+  in.quant_from_fp16 = 1; /* Lightning's fp16 state under bf16: .to(bf16) reads the copy and writes a second */
+  CHECK_NEAR(step_of(&in) - qlora, 4 * memory_seconds(&g, 2 * lp.quantizable_count * (2 + 2)), 1e-9,
+             "QLoRA: the cast of an fp16 state's weight");
 }
 
 /* Where the time goes (llmem_step_result.parts_seconds): the parts add up to

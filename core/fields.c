@@ -25,6 +25,8 @@ static const char *const warning_messages[] = {LLMEM_WARNINGS(STR_)};
 static const char *const category_names[] = {LLMEM_CATEGORIES(STR_)};
 static const char *const phase_names[] = {LLMEM_PHASES(STR_)};
 static const char *const rl_model_names[] = {LLMEM_RL_MODELS(STR_)};
+static const char *const step_part_names[] = {LLMEM_STEP_PARTS(STR_)};
+static const char *const suggest_kind_names[] = {LLMEM_SUGGEST_KINDS(STR_)};
 #define TERM_LABEL_(c_name, label, formula) label,
 #define TERM_FORMULA_(c_name, label, formula) formula,
 static const char *const term_labels[] = {LLMEM_TERMS(TERM_LABEL_)};
@@ -85,4 +87,12 @@ const char *llmem_term_formula(int term) {
 const char *llmem_rl_model_name(int model) {
   if (model < 0 || model >= LLMEM_RL_MODEL_COUNT) return "";
   return rl_model_names[model];
+}
+
+const char *llmem_step_part_name(int part) {
+  return part >= 0 && part < LLMEM_STEP_PART_COUNT ? step_part_names[part] : "";
+}
+
+const char *llmem_suggest_kind_name(int kind) {
+  return kind >= 0 && kind < LLMEM_SUGGEST_KIND_COUNT ? suggest_kind_names[kind] : "";
 }

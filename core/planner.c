@@ -60,16 +60,6 @@ llmem_status llmem_largest_fit(const llmem_input *base, int field, double lo, do
   return LLMEM_OK;
 }
 
-static const char *const step_part_names[] = {
-#define LLMEM_PART_NAME_(c_name, json) json,
-    LLMEM_STEP_PARTS(LLMEM_PART_NAME_)
-#undef LLMEM_PART_NAME_
-};
-
-const char *llmem_step_part_name(int part) {
-  return part >= 0 && part < LLMEM_STEP_PART_COUNT ? step_part_names[part] : "";
-}
-
 llmem_status llmem_step_time(const llmem_input *in, llmem_step_result *out) {
   if (!in || !out) return LLMEM_ERR_NULL_ARGUMENT;
   plan pl;

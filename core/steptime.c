@@ -674,11 +674,9 @@ double embedding_backward_seconds(const plan *pl, const gpu_rates *g) {
  * it into .grad (r 4 twice, w 4; the first is taken as .grad). The word
  * embedding is not cast (embedding is not on autocast's lower-precision
  * list); a tied head casts it as its weight. */
-static double autocast_weight_seconds(const step_ctx *c, double recompute_share) {
+static double autocast_weight_seconds(const step_ctx *c, double total, double recompute_share) {
   const plan *pl = c->pl;
   if (!pl->autocast) return 0;
-  double total, active, trainable;
-  model_param_counts(pl, &total, &active, &trainable);
   int tied_head = (int)pl->in->tied_embeddings != 0 && (int)pl->in->head == LLMEM_HEAD_LM;
   double cast =
       (total - embedding_params(pl) + (tied_head ? pl->in->vocab * pl->in->hidden : 0)) / (pl->in->tp * pl->in->pp);
@@ -978,7 +976,10 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, doub
   head_parts(&c, &head_mm, &loss);
   int ends_together = pl->in->pp <= 1 || plan_v_shape(pl);
   double mb[LLMEM_STEP_PART_COUNT] = {0}; /* one micro-batch's stage pass, by part */
-  if (ends_together || head_mm + loss >= embedding) add_head(&c, 1, mb);
+  if (ends_together || head_mm + loss >= embedding) {
+    mb[LLMEM_STEP_MATMULS] += head_mm;
+    mb[LLMEM_STEP_MEMORY_BOUND] += loss;
+  }
   if (ends_together || head_mm + loss < embedding) mb[LLMEM_STEP_MEMORY_BOUND] += embedding;
   double mb_fwd = 0, mb_bwd = 0;
   for (int k = 0; k < LAYER_KIND_COUNT; k++) {
@@ -990,7 +991,9 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, doub
     add_layer_pass(&c, t, share, n, mb);
   }
   add_extras(&c, &kind_time[layer_kind(pl, (int)pl->layers - 1)], share, mb);
-  mb[LLMEM_STEP_MEMORY_BOUND] += autocast_weight_seconds(&c, share);
+  double total, active, trainable;
+  model_param_counts(pl, &total, &active, &trainable);
+  mb[LLMEM_STEP_MEMORY_BOUND] += autocast_weight_seconds(&c, total, share);
   double stage_mb = sum_parts(mb);
 
   /* pipeline: m stage-passes plus the bubble, plus activation sends */
@@ -1012,8 +1015,6 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, doub
     passes += (pl->in->pp - 1) / v;
   }
   double p2p = p2p_seconds(&c, m, passes * stage_mb);
-  double total, active, trainable;
-  model_param_counts(pl, &total, &active, &trainable);
   double copies = plan_dualpipe(pl) ? 2 : 1; /* DualPipe: two model copies' stages per rank */
   double params_here = copies * total / (pl->in->tp * pl->in->pp);
   double dp = dp_exposed_seconds(&c, params_here, mb_fwd, mb_bwd, copies * layers_here);

@@ -16,16 +16,6 @@
 #define MAX_GPU_STEPS 16
 #define MIN_SEQ 512 /* a shorter sequence is suggested down to this (or half the base's) */
 
-static const char *const kind_names[] = {
-#define LLMEM_KIND_NAME_(c_name, json) json,
-    LLMEM_SUGGEST_KINDS(LLMEM_KIND_NAME_)
-#undef LLMEM_KIND_NAME_
-};
-
-const char *llmem_suggest_kind_name(int kind) {
-  return kind >= 0 && kind < LLMEM_SUGGEST_KIND_COUNT ? kind_names[kind] : "";
-}
-
 void llmem_suggest_defaults(llmem_suggest_options *opt) {
   if (!opt) return;
   opt->free_fraction = 0.10;

@@ -180,7 +180,7 @@ def make_oom_case(entry, result, seconds):
 class Job:
     """One probe process (python3 probe/llmem_probe.py ... -o ...) of one matrix entry."""
 
-    def __init__(self, entry, python, steps, warmup, workdir, profile_kernels=False):
+    def __init__(self, entry, python, steps, warmup, workdir, profile_kernels=False, trace_dir=None):
         self.entry = entry
         self.cfg_path = os.path.join(workdir, entry["id"] + ".config.json")
         self.out_path = os.path.join(workdir, entry["id"] + ".result.json")
@@ -190,6 +190,8 @@ class Job:
         self.cmd = [python, os.path.join(HERE, "llmem_probe.py"), self.cfg_path, "-o", self.out_path,
                     "--steps", str(entry.get("steps", steps)), "--warmup", str(entry.get("warmup", warmup)),
                     "--impl", entry.get("impl", "reference")] + (["--profile-kernels"] if profile_kernels else [])
+        if trace_dir:
+            self.cmd += ["--trace-allocator", os.path.join(trace_dir, entry["id"] + ".trace.gz")]
         self.proc = None
         self.t0 = None
         self.others = 0  # the most other probe processes on the GPU at any time during this one
@@ -284,6 +286,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--profile-kernels", action="store_true",
                     help="each probe profiles one more step: GPU time by kernel class (alone on the GPU to mean much)")
+    ap.add_argument("--trace-dir", default=None,
+                    help="write each entry's allocator trace (<id>.trace.gz, every event from the model's build on) here")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per entry")
     ap.add_argument("--budget-seconds", type=float, default=0,
                     help="start no new entry after this many seconds (0: no budget)")
@@ -303,6 +307,9 @@ def main(argv=None):
                     help="with --plan-only: plan as if this optional package were installed")
     ap.add_argument("--unbundle", help="split a --bundle file into --out and stop")
     args = ap.parse_args(argv)
+    if args.trace_dir:
+        args.trace_dir = os.path.abspath(args.trace_dir)
+        os.makedirs(args.trace_dir, exist_ok=True)
 
     if args.unbundle:
         return unbundle(args.unbundle, args.out)
@@ -388,7 +395,7 @@ def main(argv=None):
                 if pick is None:
                     break
                 todo.remove(pick)
-                job = Job(pick, args.python, args.steps, args.warmup, work, args.profile_kernels)
+                job = Job(pick, args.python, args.steps, args.warmup, work, args.profile_kernels, args.trace_dir)
                 job.start()
                 running.append(job)
                 alone = bool(pick.get("_alone"))

@@ -2,6 +2,10 @@
 """A PyTorch memory snapshot as a compact series: allocated and reserved after every event.
 
     python3 probe/snapshot_to_json.py snapshot.pickle [-o out.json] [--points 2000] [--device 0]
+    python3 probe/snapshot_to_json.py snapshot.pickle --trace [-o run.trace]
+
+With --trace the output is the allocator trace that `llmem_trace_replay` reads instead
+(every request, free and segment of the recording, in order; format in TRACE_FORMAT below).
 
 The input is what `torch.cuda.memory._dump_snapshot(path)` writes after
 `torch.cuda.memory._record_memory_history()` (a pickled dict: "segments" as they
@@ -34,6 +38,24 @@ ALLOC, FREE = "alloc", "free_completed"
 SEGMENT_UP = ("segment_alloc", "segment_map")
 SEGMENT_DOWN = ("segment_free", "segment_unmap")
 DEFAULT_POINTS = 2000
+
+
+TRACE_FORMAT = """\
+llmem-alloc-trace 1
+# one event a line, in the allocator's order; bytes and addresses in decimal
+baseline <allocated> <reserved>   what was held when the recording started (recovered from the end)
+stream <id> <cuda stream>         the small ids below, numbered in order of first use
+mark <label>                      a phase of the run starts here (from the probe's marks)
+a <addr> <bytes> <stream>         alloc: a request of <bytes> (before rounding)
+r <addr> <bytes> <stream>         free requested (the block waits for other streams' work)
+f <addr> <bytes> <stream>         free completed (the block is back in the cache)
+s <addr> <bytes> <stream>         segment alloc (cudaMalloc)       x ...  segment free (cudaFree)
+m <addr> <bytes> <stream>         pages mapped (expandable)        u ...  pages unmapped
+o <addr> <bytes> <stream>         out of memory
+end <allocated> <reserved>        the state at the snapshot"""
+
+TRACE_CODES = {"alloc": "a", "free_requested": "r", "free_completed": "f", "segment_alloc": "s",
+               "segment_free": "x", "segment_map": "m", "segment_unmap": "u", "oom": "o"}
 
 
 class NotASnapshot(ValueError):
@@ -99,6 +121,45 @@ def series(snapshot, device=0):
     return out
 
 
+def since(snapshot, t_us):
+    """The snapshot with each device's trace cut to the entries at or after t_us (the segments kept: the
+    baseline of what is left is recovered from them as before)."""
+    _check(snapshot)
+    cut = [[e for e in trace if e.get("time_us", t_us) >= t_us] for trace in snapshot["device_traces"]]
+    return dict(snapshot, device_traces=cut)
+
+
+def trace_text(snapshot, device=0, marks=(), header=()):
+    """The recording as llmem's allocator trace (TRACE_FORMAT): every event of `device` in order, the marks
+    ({"t_us", "label"}) placed before the first event at or after their time, `header` lines as comments."""
+    _check(snapshot)
+    traces = snapshot["device_traces"]
+    trace = traces[device] if device < len(traces) else []
+    a_end, r_end = end_state(snapshot, device)
+    a0 = a_end - sum(_deltas(e)[0] for e in trace)
+    r0 = r_end - sum(_deltas(e)[1] for e in trace)
+    lines = [TRACE_FORMAT.splitlines()[0]] + ["# " + h for h in header] + ["baseline %d %d" % (a0, r0)]
+    timed = bool(trace) and all("time_us" in e for e in trace)
+    pending = sorted(marks, key=lambda m: m["t_us"]) if timed else []
+    if marks and not timed:
+        lines.append("# the trace carries no times: its marks are left out")
+    streams = {}
+    for e in trace:
+        code = TRACE_CODES.get(e.get("action"))
+        if code is None:
+            continue
+        while pending and pending[0]["t_us"] <= e["time_us"]:
+            lines.append("mark " + pending.pop(0)["label"])
+        raw = e.get("stream", 0)
+        if raw not in streams:
+            streams[raw] = len(streams)
+            lines.append("stream %d %s" % (streams[raw], raw))
+        lines.append("%s %d %d %d" % (code, int(e.get("addr", 0)), int(e.get("size", 0)), streams[raw]))
+    lines += ["mark " + m["label"] for m in pending]
+    lines.append("end %d %d" % (a_end, r_end))
+    return "\n".join(lines) + "\n"
+
+
 def downsample(full, points=DEFAULT_POINTS):
     """At most `points` samples: per bucket the first, the highest allocated and the highest reserved (peaks are kept)."""
     n = len(full["allocated_bytes"])
@@ -131,25 +192,25 @@ def main(argv=None):
     ap.add_argument("-o", "--output", help="JSON file (default: standard output)")
     ap.add_argument("--points", type=int, default=DEFAULT_POINTS, help="most samples kept (default %(default)s)")
     ap.add_argument("--device", type=int, default=0)
+    ap.add_argument("--trace", action="store_true", help="write the allocator trace llmem_trace_replay reads")
     args = ap.parse_args(argv)
     if args.points < 3:
         ap.error("--points must be at least 3")
     try:
         with open(args.snapshot, "rb") as f:
             snapshot = pickle.load(f)
-        out = convert(snapshot, args.device, args.points)
+        text = trace_text(snapshot, args.device) if args.trace else json.dumps(convert(snapshot, args.device, args.points))
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError) as e:
         print("snapshot_to_json: cannot read %s: %s" % (args.snapshot, e), file=sys.stderr)
         return 2
     except (NotASnapshot, KeyError, TypeError, ValueError) as e:
         print("snapshot_to_json: %s: %s" % (args.snapshot, e), file=sys.stderr)
         return 2
-    text = json.dumps(out)
     if args.output:
         with open(args.output, "w") as f:
             f.write(text)
     else:
-        print(text)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 
 

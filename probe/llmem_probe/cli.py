@@ -102,11 +102,16 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--profile-kernels", action="store_true",
                     help="one more step under torch.profiler: GPU time by kernel class (measured.kernel_time)")
+    ap.add_argument("--trace-allocator", metavar="PATH", default=None,
+                    help="write the allocator's every event, from before the model is built to the end of the last "
+                         "step, to PATH (.gz: compressed) for llmem_trace_replay")
     ap.add_argument("--assume", action="append", default=[], choices=OPTIONAL_PACKAGES + ("all",),
                     help="with --dry-run: plan as if this optional package were installed (repeatable)")
     ap.add_argument("--local-capabilities", action="store_true",
                     help="with --dry-run: use this machine's torch features instead of assuming torch >= 2.5")
     args = ap.parse_args(argv)
+    if args.dry_run and args.trace_allocator:
+        ap.error("--trace-allocator measures: not with --dry-run")
     if not args.dry_run and (args.assume or args.local_capabilities or args.json):
         ap.error("--assume, --local-capabilities and --json go with --dry-run")
 
@@ -140,7 +145,8 @@ def main(argv=None):
         return EXIT_OK
     try:
         result = run_probe(config, args.steps, args.warmup, args.device, caps=caps, impl=args.impl,
-                           seed=args.seed, plan=plan, profile_kernels=args.profile_kernels)
+                           seed=args.seed, plan=plan, profile_kernels=args.profile_kernels,
+                           trace_path=args.trace_allocator)
     except ProbeError as e:
         print("llmem probe: %s" % e, file=sys.stderr)
         if args.output:

@@ -92,13 +92,20 @@ class CudaMemory:
         except TypeError:  # older signature
             rec(True)
 
-    def stop_history(self, phases):
-        """The recorded events as the compact series of probe/snapshot_to_json.py, with the phase marks."""
-        snap = torch.cuda.memory._snapshot()
+    def snapshot(self):
+        """The allocator's recorded events and its segments now (torch.cuda.memory._snapshot)."""
+        return torch.cuda.memory._snapshot()
+
+    def stop_recording(self):
         try:
             torch.cuda.memory._record_memory_history(enabled=None)
         except TypeError:
             torch.cuda.memory._record_memory_history(False)
+
+    def stop_history(self, phases):
+        """The recorded events as the compact series of probe/snapshot_to_json.py, with the phase marks."""
+        snap = self.snapshot()
+        self.stop_recording()
         return _snapshot_to_json().convert(snap, self.device.index or 0, phases=phases)
 
     def device_used(self):
@@ -152,15 +159,39 @@ def nvml_used_before_cuda():
 # The measured steps
 # --------------------------------------------------------------------------
 
-def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter, profile_kernels=False):
+def _now_us():
+    return time.time_ns() // 1000
+
+
+def _traced(mark, step, trace_marks):
+    """mark(phase), and with a trace the phase's start as a trace mark ("step 2 forward 0")."""
+    if trace_marks is None:
+        return mark
+    forwards = [0]
+
+    def both(phase):
+        if phase is not None:
+            label = "step %d %s" % (step, phase)
+            if phase == "forward":
+                label += " %d" % forwards[0]
+                forwards[0] += 1
+            trace_marks.append({"t_us": _now_us(), "label": label})
+        mark(phase)
+    return both
+
+
+def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter, profile_kernels=False, trace_marks=None):
     """Warm-up steps, then measured steps; phase peaks come from the last measured step. With
-    profile_kernels, one more step under torch.profiler gives the GPU time by kernel class."""
+    profile_kernels, one more step under torch.profiler gives the GPU time by kernel class. With
+    trace_marks (a list; the reader records since before the model was built), every step's phases are
+    marked there and the whole recording comes back as the allocator trace (key "_allocator_trace")."""
     if steps < 1:
         raise ProbeError("--steps must be >= 1")
     null_mark = lambda phase: None  # noqa: E731
+    tracing = trace_marks is not None
     losses = []
-    for _ in range(warmup):
-        losses.append(float(train_step(run, null_mark)))
+    for i in range(warmup):
+        losses.append(float(train_step(run, _traced(null_mark, i + 1, trace_marks))))
     if warmup and run.plan["optimizer"]["name"] != "sgd" and not _optimizer_has_state(run):
         raise ProbeError("the optimizer kept no state after %d warm-up steps (a skipped step?)" % warmup)
     reader.synchronize()
@@ -182,7 +213,7 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter, profile_ker
             # entries carry time_us, unix time in microseconds (torch/csrc/cuda/memory_snapshot.cpp)
             history = hasattr(reader, "start_history")
             marks = []
-            if history:
+            if history and not tracing:  # a trace records already
                 reader.start_history()
 
             def mark(phase):
@@ -202,11 +233,14 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter, profile_ker
                 state["phase"] = phase
         else:
             mark = lambda phase: None  # noqa: E731
+        last_start_us = _now_us()
         t0 = timer()
-        losses.append(float(train_step(run, mark)))
+        losses.append(float(train_step(run, _traced(mark, warmup + step + 1, trace_marks))))
         reader.synchronize()
         seconds.append(timer() - t0)
-        if last and history:
+        if last and tracing:
+            timeline, allocator_trace = _trace_and_timeline(reader, marks, trace_marks, last_start_us)
+        elif last and history:
             timeline = reader.stop_history(marks)
     for ph in phases.values():
         peak_alloc = max(peak_alloc, ph["peak_allocated_bytes"])
@@ -232,6 +266,8 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter, profile_ker
         out["allocator_stats"] = reader.stats()
     if timeline is not None:
         out["timeline"] = timeline
+    if tracing:
+        out["_allocator_trace"] = allocator_trace
     if profile_kernels:
         from .kernels import profile_step
         out["kernel_time"] = profile_step(lambda: train_step(run, lambda phase: None), reader.synchronize, timer)
@@ -240,6 +276,30 @@ def measure(run, reader, steps=3, warmup=2, timer=time.perf_counter, profile_ker
         if getattr(rt, "gqa_fallback_reason", None):
             out["attention_path"]["gqa_fallback_reason"] = rt.gqa_fallback_reason
     return out
+
+
+def _trace_and_timeline(reader, marks, trace_marks, last_start_us):
+    """One snapshot of a recording started before the model was built: the last step's series (as
+    stop_history gives it) and the whole recording as an allocator trace."""
+    S = _snapshot_to_json()
+    device = getattr(getattr(reader, "device", None), "index", None) or 0
+    snap = reader.snapshot()
+    reader.stop_recording()
+    timeline = S.convert(S.since(snap, last_start_us), device, phases=marks)
+    header = ["recorded by the llmem probe from before the model was built to the end of the last step",
+              "torch %s" % (getattr(torch, "__version__", None) if torch is not None else None),
+              "PYTORCH_CUDA_ALLOC_CONF %s" % (os.environ.get("PYTORCH_CUDA_ALLOC_CONF") or "")]
+    return timeline, S.trace_text(snap, device, trace_marks, header)
+
+
+def _write_trace(path, text):
+    """The trace, gzip-compressed when the path ends in .gz; its file name and event count for the result."""
+    import gzip
+    data = text.encode()
+    with (gzip.open(path, "wb") if path.endswith(".gz") else open(path, "wb")) as f:
+        f.write(data)
+    events = sum(1 for line in text.splitlines() if line[:2] in ("a ", "r ", "f ", "s ", "x ", "m ", "u ", "o "))
+    return {"file": os.path.basename(path), "events": events}
 
 
 def collect_environment(device, caps, reader=None):
@@ -268,8 +328,10 @@ def collect_environment(device, caps, reader=None):
 
 
 def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, catalog=None,
-              catalog_path=None, impl="reference", seed=0, plan=None, profile_kernels=False):
-    """Translate, build, measure; the result object (Refusal / ProbeError raised)."""
+              catalog_path=None, impl="reference", seed=0, plan=None, profile_kernels=False, trace_path=None):
+    """Translate, build, measure; the result object (Refusal / ProbeError raised). With trace_path, the
+    allocator's every event from before the model is built to the end of the last step is written there
+    (gzip, the trace format of probe/snapshot_to_json.py) for llmem_trace_replay."""
     caps = detect_capabilities() if caps is None else caps
     plan = plan or translate(config, caps, catalog, catalog_path, impl)
     require_torch()
@@ -289,16 +351,26 @@ def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, 
             except Exception:
                 pass
         reader = CudaMemory(dev)
+    trace_marks = None
+    if trace_path:
+        if not hasattr(reader, "snapshot"):
+            raise ProbeError("--trace-allocator needs the allocator's event history (torch.cuda.memory)")
+        reader.start_history()
+        trace_marks = [{"t_us": _now_us(), "label": "build"}]
     run = build_run(plan, device, seed)
     if plan.get("empty_cache_after_init") and dev.type == "cuda":
+        if trace_marks is not None:
+            trace_marks.append({"t_us": _now_us(), "label": "empty_cache"})
         torch.cuda.empty_cache()  # what set-up left cached goes back to the driver
     try:
-        measured = measure(run, reader, steps, warmup, profile_kernels=profile_kernels)
+        measured = measure(run, reader, steps, warmup, profile_kernels=profile_kernels, trace_marks=trace_marks)
     finally:
         if run.process_group:
             import torch.distributed as dist
             dist.destroy_process_group()
     measured["device_used_before_bytes"] = baseline
+    if trace_path:
+        measured["allocator_trace"] = _write_trace(trace_path, measured.pop("_allocator_trace"))
     if getattr(reader, "nvml_error", None) and not measured["device_used_source"].startswith("nvml"):
         measured["device_used_note"] = "NVML unavailable: %s" % reader.nvml_error
     return {

@@ -8,6 +8,7 @@ step loop with a fake CUDA-memory reader) needs torch; without it those tests
 are skipped with the reason printed (Debian: apt-get install -y python3-torch).
 """
 import copy
+import gzip
 import io
 import json
 import os
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import unittest
 import unittest.mock
 from unittest import mock
@@ -821,6 +823,46 @@ class SmokeRun(unittest.TestCase):
         self.assertEqual([p["phase"] for p in phases], ["forward", "backward", "forward", "backward", "optimizer"])
         self.assertEqual([p.get("micro_batch") for p in phases if p["phase"] == "forward"], [0, 1])
         self.assertTrue(all(a["t_us"] <= b["t_us"] for a, b in zip(phases, phases[1:])))
+
+    def test_allocator_trace_records_from_the_build_and_marks_every_step(self):
+        class Tracing(FakeMemory):
+            def __init__(self):
+                super().__init__()
+                self.started = self.stopped = 0
+
+            def start_history(self):
+                self.started += 1
+                self.t0 = time.time_ns() // 1000
+
+            def snapshot(self):  # two events: one before the first step, one after its start
+                now = time.time_ns() // 1000
+                trace = [{"action": "segment_alloc", "addr": 0, "size": 2 << 20, "stream": 0, "time_us": self.t0},
+                         {"action": "alloc", "addr": 0, "size": 512, "stream": 0, "time_us": now}]
+                return {"segments": [{"device": 0, "total_size": 2 << 20,
+                                      "blocks": [{"size": 512, "state": "active_allocated"}]}],
+                        "device_traces": [trace]}
+
+            def stop_recording(self):
+                self.stopped += 1
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "run.trace.gz")
+            reader = Tracing()
+            res = P.run_probe(tiny_cfg(), steps=2, warmup=1, device="cpu", reader=reader,
+                              caps=P.detect_capabilities(), catalog=CATALOG, trace_path=path)
+            json.dumps(res)
+            with gzip.open(path, "rt") as f:
+                text = f.read()
+        self.assertEqual((reader.started, reader.stopped), (1, 1))  # one recording, from the build on
+        self.assertEqual(res["measured"]["allocator_trace"], {"file": "run.trace.gz", "events": 2})
+        self.assertNotIn("_allocator_trace", res["measured"])
+        marks = [line[5:] for line in text.splitlines() if line.startswith("mark ")]
+        self.assertEqual(marks[0], "build")
+        self.assertIn("step 1 forward 0", marks)
+        self.assertEqual(marks[-3:], ["step 3 forward 0", "step 3 backward", "step 3 optimizer"])
+        self.assertLess(text.index("s 0 2097152 0"), text.index("mark step 1 forward 0"))
+        # the last step's series is cut from the same recording: only the event after its start
+        self.assertEqual(res["measured"]["timeline"]["events"], 1)
 
     def test_result_shape(self):
         config = tiny_cfg()

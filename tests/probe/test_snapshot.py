@@ -83,6 +83,47 @@ class Snapshot(unittest.TestCase):
             self.assertEqual(r.returncode, 2)
             self.assertNotIn("Traceback", r.stderr)
 
+    def test_trace_lists_every_event_with_streams_numbered_and_marks_placed_by_time(self):
+        snap = snapshot()
+        snap["device_traces"][0][2]["stream"] = 77  # the block of the new segment on a second stream
+        snap["device_traces"][0].insert(3, {"action": "snapshot", "addr": 0, "size": 0, "stream": 0, "time_us": 12})
+        marks = [{"t_us": 11, "label": "step 1 forward 0"}, {"t_us": 5, "label": "build"},
+                 {"t_us": 99, "label": "late"}]
+        lines = S.trace_text(snap, marks=marks, header=["torch test"]).splitlines()
+        self.assertEqual(lines, [
+            "llmem-alloc-trace 1", "# torch test", "baseline %d %d" % (4 * MIB, 20 * MIB),
+            "mark build", "stream 0 0", "a 100 %d 0" % (8 * MIB),
+            "mark step 1 forward 0", "s 500 %d 0" % (2 * MIB),
+            "stream 1 77", "a 500 %d 1" % MIB,
+            "r 100 %d 0" % (8 * MIB), "f 100 %d 0" % (8 * MIB), "f 500 %d 0" % MIB, "x 500 %d 0" % (2 * MIB),
+            "mark late", "end %d %d" % (4 * MIB, 20 * MIB)])
+
+    def test_trace_without_times_leaves_its_marks_out_and_says_so(self):
+        snap = snapshot()
+        for e in snap["device_traces"][0]:
+            del e["time_us"]
+        text = S.trace_text(snap, marks=[{"t_us": 1, "label": "build"}])
+        self.assertNotIn("mark build", text)
+        self.assertIn("# the trace carries no times", text)
+
+    def test_since_cuts_the_trace_and_keeps_the_baseline_consistent(self):
+        cut = S.series(S.since(snapshot(), 14))
+        self.assertEqual(cut["baseline"], {"allocated_bytes": 13 * MIB, "reserved_bytes": 22 * MIB})
+        self.assertEqual([x // MIB for x in cut["allocated_bytes"]], [13, 5, 4, 4])
+
+    def test_cli_writes_the_trace(self):
+        with tempfile.TemporaryDirectory() as d:
+            good, out = os.path.join(d, "s.pickle"), os.path.join(d, "o.trace")
+            with open(good, "wb") as f:
+                pickle.dump(snapshot(), f)
+            script = os.path.join(PROBE, "snapshot_to_json.py")
+            r = subprocess.run([sys.executable, script, good, "--trace", "-o", out], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                text = f.read()
+            self.assertTrue(text.startswith("llmem-alloc-trace 1\n"))
+            self.assertEqual(sum(1 for line in text.splitlines() if line[:2] in ("a ", "f ", "s ", "x ", "r ")), 7)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -32,7 +32,7 @@ stage "fuzz the core and the planner (libFuzzer + ASan/UBSan, 10 s per target; l
 stage "typecheck (tsc)" npx tsc -p tsconfig.json --noEmit
 stage "lint and format (Biome)" npx biome ci .
 stage "C format (clang-format-14, .clang-format)" bash -c \
-  'clang-format-14 --dry-run -Werror core/*.c core/*.h tests/c/*.c tests/c/*.h wasm/*.c wasm/*.h'
+  'clang-format-14 --dry-run -Werror core/*.c core/*.h tests/c/*.c tests/c/*.h wasm/*.c wasm/*.h tools/*.c tools/*.h'
 stage "Vitest (wrapper, vectors through wasm, CLI, page units)" npx vitest run
 stage "end-to-end in headless Chromium (Playwright; screenshots in tests/out/screenshots)" npx playwright test
 stage "page figures: size, input latency, planner in the Worker (figures, not assertions)" node scripts/perf-report.mjs

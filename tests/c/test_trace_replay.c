@@ -1,0 +1,84 @@
+/* tools/trace_replay.c on hand-written traces: a recorded run whose segments follow the allocator's rules
+ * replays with the same reserve; one whose run opened a segment the rules would not is found at its line. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "trace_replay.h"
+
+#define MB 1048576.0
+
+static replay_report report;
+
+static int replay_text(const char *text) {
+  FILE *f = fmemopen((void *)text, strlen(text), "r");
+  int status = replay_trace(f, &report);
+  fclose(f);
+  return status;
+}
+
+/* 3 MB in a 20 MiB segment, 5 MB from its cached rest, both freed, empty_cache releases the segment. */
+static void a_run_the_rules_explain(void) {
+  const char *t =
+      "llmem-alloc-trace 1\n# torch 2.11\nbaseline 0 0\nmark build\nstream 0 0\n"
+      "s 1000 20971520 0\na 1000 3000000 0\n"
+      "mark step 1 forward 0\na 4000000 5000000 0\n"
+      "r 1000 3000000 0\nf 1000 3000000 0\nf 4000000 5000000 0\n"
+      "mark empty_cache\nx 1000 20971520 0\nend 0 0\n";
+  CHECK(replay_text(t) == 0, "replayed: %s", report.error);
+  CHECK(report.first_difference_line == 0, "no difference (line %ld)", report.first_difference_line);
+  CHECK_NEAR(report.real_peak_reserved_bytes, 20 * MB, 0, "recorded peak");
+  CHECK_NEAR(report.sim_peak_reserved_bytes, 20 * MB, 0, "simulated peak");
+  CHECK(report.allocs == 2 && report.frees == 2 && report.real_segments_opened == 1, "counts");
+  CHECK(report.mark_count == 4 && strcmp(report.marks[3].label, "end") == 0, "marks and the end");
+  CHECK_NEAR(report.marks[3].real_reserved_bytes, 0, 0, "released at the end (recorded)");
+  CHECK_NEAR(report.marks[3].sim_reserved_bytes, 0, 0, "released at the end (simulated)");
+  CHECK_NEAR(report.marks[1].sim_peak_bytes, 20 * MB, 0, "the forward's peak");
+}
+
+/* The run opens a second 2 MiB small segment where the rules reuse the first one's rest. */
+static void a_segment_the_rules_would_not_open(void) {
+  const char *t =
+      "llmem-alloc-trace 1\nbaseline 0 0\nstream 0 0\nstream 1 93\n"
+      "s 0 2097152 0\na 0 1000 0\n"
+      "mark step 1 backward\ns 4194304 2097152 0\na 4194304 1000 0\n"
+      "s 8388608 2097152 1\na 8388608 1000 1\nend 1536 6291456\n";
+  CHECK(replay_text(t) == 0, "replayed: %s", report.error);
+  CHECK(report.first_difference_line == 9, "the second request's line, got %ld", report.first_difference_line);
+  CHECK(strcmp(report.first_mark, "step 1 backward") == 0, "in its phase: %s", report.first_mark);
+  CHECK_NEAR(report.first_real_reserved_bytes, 4 * MB, 0, "recorded then");
+  CHECK_NEAR(report.first_sim_reserved_bytes, 2 * MB, 0, "simulated then");
+  CHECK_NEAR(report.sim_peak_reserved_bytes, 4 * MB, 0, "the other stream's request opens its own segment");
+  CHECK(report.streams == 2, "two streams");
+}
+
+static void expandable_settings_come_from_the_header(void) {
+  const char *t =
+      "llmem-alloc-trace 1\n# PYTORCH_CUDA_ALLOC_CONF expandable_segments:True\nstream 0 0\n"
+      "m 0 20971520 0\na 0 3000000 0\nend 3000064 20971520\n";
+  CHECK(replay_text(t) == 0, "replayed: %s", report.error);
+  CHECK(report.expandable == 1, "expandable segments on");
+  CHECK(report.first_difference_line == 0, "one 20 MiB page mapped, as recorded");
+}
+
+static void bad_traces_name_their_line(void) {
+  CHECK(replay_text("hello\n") == -1 && strstr(report.error, "line 1: not an llmem-alloc-trace"), "%s", report.error);
+  CHECK(replay_text("llmem-alloc-trace 1\nstream 0 0\nq 1 2 0\n") == -1 && strstr(report.error, "line 3"), "%s",
+        report.error);
+  CHECK(replay_text("llmem-alloc-trace 1\na 1 2 0\n") == -1 && strstr(report.error, "stream"), "%s", report.error);
+  CHECK(replay_text("llmem-alloc-trace 1\nstream 0 0\nstream 1 1\nstream 2 2\nstream 3 3\nstream 4 4\nstream 5 5\n") ==
+                -1 &&
+            strstr(report.error, "line 7: more CUDA streams"),
+        "%s", report.error);
+  CHECK(replay_text("\x1f\x8b\x08\n") == -1 && strstr(report.error, "gzip"), "%s", report.error);
+  CHECK(replay_text("") == -1 && strstr(report.error, "empty"), "%s", report.error);
+}
+
+int main(void) {
+  a_run_the_rules_explain();
+  a_segment_the_rules_would_not_open();
+  expandable_settings_come_from_the_header();
+  bad_traces_name_their_line();
+  return check_report("trace_replay");
+}

@@ -1,0 +1,41 @@
+/* Replays a PyTorch caching allocator trace (what `llmem_probe --trace-allocator` or
+ * `probe/snapshot_to_json.py --trace` writes; the format is TRACE_FORMAT there) through llmem's simulated
+ * allocator (core/allocator.c), and compares the simulated reserve with the one the run recorded.
+ * Given the run's own requests, a difference is the simulator's (an allocator rule it lacks); the same
+ * simulator given llmem's modelled requests and a different answer says the requests are what differ. */
+#ifndef LLMEM_TRACE_REPLAY_H
+#define LLMEM_TRACE_REPLAY_H
+
+#include <stdio.h>
+
+#define REPLAY_MAX_MARKS 256
+#define REPLAY_LABEL_BYTES 64
+
+typedef struct {
+  char label[REPLAY_LABEL_BYTES];
+  double real_reserved_bytes, sim_reserved_bytes; /* at the mark (what the phase before it left) */
+  double real_peak_bytes, sim_peak_bytes;         /* the most reserved since the mark before it */
+} replay_mark;
+
+typedef struct {
+  long events, allocs, frees, segment_events;
+  int streams;
+  double baseline_allocated_bytes, baseline_reserved_bytes;
+  double real_peak_reserved_bytes, sim_peak_reserved_bytes, sim_peak_allocated_bytes;
+  long real_segments_opened;
+  /* the first request or free after which the two reserves differ; 0: none */
+  long first_difference_line;
+  double first_real_reserved_bytes, first_sim_reserved_bytes;
+  char first_mark[REPLAY_LABEL_BYTES];     /* the phase it happened in */
+  replay_mark marks[REPLAY_MAX_MARKS + 1]; /* the last: the end of the trace */
+  int mark_count;
+  int expandable; /* from the trace's PYTORCH_CUDA_ALLOC_CONF line */
+  double max_split_bytes, gc_threshold;
+  char error[160]; /* non-empty: the trace could not be read (error names the line) */
+} replay_report;
+
+/* 0: replayed; -1: report->error says why. */
+int replay_trace(FILE *in, replay_report *report);
+void replay_print(const replay_report *r, FILE *out);
+
+#endif

@@ -66,6 +66,7 @@ typedef struct {
 
 static alloc_settings cfg;
 static alloc_stats st;
+static alloc_observer observer; /* tools/: every event as it happens; NULL otherwise */
 static block blocks[ALLOC_MAX_BLOCKS];
 static int spare[ALLOC_MAX_BLOCKS], spare_count; /* block slots freed for reuse */
 static int fresh;                                /* slots [fresh, max) never used since the reset */
@@ -313,6 +314,7 @@ static int unsplit_free(int b) {
 
 static void release_segment(int b) {
   segment *s = &segs[blocks[b].segment];
+  if (observer) observer('x', (uint64_t)s->base, s->size, s->stream);
   cache_remove(b);
   st.reserved_bytes -= s->size;
   st.segment_count--;
@@ -409,6 +411,7 @@ static void unmap_block(int b) {
     cache_insert(f);
   }
   k = &blocks[b];
+  if (observer) observer('u', (uint64_t)(s->base + begin), end - begin, s->stream);
   k->addr = s->base + begin, k->size = end - begin, k->mapped = 0;
   touch(b);
   add_reserved(s, -(end - begin));
@@ -527,6 +530,7 @@ static int open_segment(int stream, int small, double size) {
   blocks[b].segment = seg_count++, blocks[b].stream = stream, blocks[b].small = (unsigned char)small;
   st.reserved_bytes += size;
   st.segment_count++;
+  if (observer) observer('s', (uint64_t)s->base, size, stream);
   return b;
 }
 
@@ -594,6 +598,7 @@ static int map_pages(int g, int u, double bytes) {
     s->holes--;
   }
   add_reserved(s, bytes);
+  if (observer) observer('m', (uint64_t)blocks[b].addr, bytes, s->stream);
   merge_mapped(b);
   return b;
 }
@@ -722,6 +727,7 @@ void alloc_malloc(uint64_t tag, double bytes, int stream) {
   touch(b);
   k->tag = tag;
   map_put(tag, b);
+  if (observer) observer('a', tag, bytes, stream); /* after its segment, as c10 records them */
   st.allocated_bytes += k->size;
   if (st.allocated_bytes > st.peak_allocated_bytes) st.peak_allocated_bytes = st.allocated_bytes;
   note_reserved();
@@ -762,6 +768,7 @@ static void free_slot(int at, int cross_stream) {
   int b = map[at].val;
   map_remove(at);
   block *k = &blocks[b];
+  if (observer) observer(cross_stream ? 'r' : 'f', k->tag, k->size, k->stream);
   k->allocated = 0;
   touch(b);
   st.allocated_bytes -= k->size;
@@ -791,6 +798,7 @@ int alloc_is_live(uint64_t tag) { return !st.gave_up && map_find(tag) >= 0; }
 static void sync_pending(void) {
   for (int i = 0; i < pending_count; i++) {
     blocks[pending[i]].pending = 0;
+    if (observer) observer('f', blocks[pending[i]].tag, blocks[pending[i]].size, blocks[pending[i]].stream);
     to_cache(pending[i]);
   }
   pending_count = 0;
@@ -814,9 +822,8 @@ void alloc_reset_peak(void) {
 
 double alloc_largest_free_bytes(void) {
   double best = 0;
-  for (int p = 0; p < POOL_COUNT; p++) { /* each pool's largest is its last */
-    if (!(nonempty_pools >> p)) break;
-    if (!(nonempty_pools >> p & 1u)) continue;
+  for (unsigned m = nonempty_pools; m; m &= m - 1) { /* each pool's largest is its last */
+    int p = __builtin_ctz(m);
     double size = blocks[cache[p][cache_count[p] - 1]].size;
     if (size > best) best = size;
   }
@@ -880,6 +887,7 @@ static void map_clear(void) {
 
 void alloc_shift_micro_batches(uint32_t count) {
   if (st.gave_up) return;
+  if (observer) observer('C', 0, count, 0);
   map_clear();
   for (int b = 0; b < fresh; b++) {
     block *k = &blocks[b];
@@ -905,7 +913,10 @@ int alloc_pools_consistent(void) {
 
 const alloc_stats *alloc_get_stats(void) { return &st; }
 
+void alloc_observe(alloc_observer fn) { observer = fn; }
+
 void alloc_reset(const alloc_settings *s) {
+  if (observer) observer('R', 0, 0, 0);
   cfg = *s;
   memset(&st, 0, sizeof st);
   for (int i = 0; i < dirty_count; i++) is_dirty[dirty[i]] = 0;

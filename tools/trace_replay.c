@@ -55,8 +55,8 @@ static void compare(replay *p, int request_or_free) {
   replay_report *r = p->r;
   double real = p->real_reserved_bytes, sim = alloc_get_stats()->reserved_bytes;
   r->real_peak_reserved_bytes = fmax(r->real_peak_reserved_bytes, real);
-  r->sim_peak_reserved_bytes = alloc_get_stats()->peak_reserved_bytes;
-  r->sim_peak_allocated_bytes = alloc_get_stats()->peak_allocated_bytes;
+  r->sim_peak_reserved_bytes = fmax(r->sim_peak_reserved_bytes, alloc_get_stats()->peak_reserved_bytes);
+  r->sim_peak_allocated_bytes = fmax(r->sim_peak_allocated_bytes, alloc_get_stats()->peak_allocated_bytes);
   replay_mark *m = current_mark(r);
   if (m) m->real_peak_bytes = fmax(m->real_peak_bytes, real), m->sim_peak_bytes = fmax(m->sim_peak_bytes, sim);
   if (!request_or_free || r->first_difference_line || real == sim) return;
@@ -88,6 +88,13 @@ static int event(replay *p, char code, uint64_t addr, double bytes, int stream) 
   return 0;
 }
 
+/* A modelled trace's allocator reset (one per stage walked): both sides start from nothing again. */
+static void restart(replay *p) {
+  reset_allocator(p->r);
+  p->real_reserved_bytes = 0;
+  p->releasing = 0;
+}
+
 static int stream_line(replay *p, const char *rest) {
   int id = -1;
   if (sscanf(rest, "%d", &id) != 1 || id != p->r->streams) return fail(p, "streams are numbered 0, 1, ... in order");
@@ -107,6 +114,7 @@ static int parse_line(replay *p, char *s) {
   }
   if (p->line == 1 && (unsigned char)s[0] == 0x1f) return fail(p, "a gzip file: zcat it into llmem_trace_replay -");
   if (p->line == 1) return strcmp(s, "llmem-alloc-trace 1") == 0 ? 0 : fail(p, "not an llmem-alloc-trace 1 file");
+  if (strcmp(s, "mark allocator reset") == 0) restart(p); /* llmem's next stage walk starts afresh */
   if (strncmp(s, "mark ", 5) == 0) return add_mark(p, s + 5), 0;
   if (strncmp(s, "stream ", 7) == 0) return stream_line(p, s + 7);
   if (strncmp(s, "baseline ", 9) == 0)

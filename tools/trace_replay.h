@@ -38,4 +38,15 @@ typedef struct {
 int replay_trace(FILE *in, replay_report *report);
 void replay_print(const replay_report *r, FILE *out);
 
+/* llmem's own request stream for a run, written as a trace in the same format: llmem_estimate of `in`
+ * with the simulated allocator's every event (each reset of it, one per stage walked, a mark). 0: the
+ * estimate's status. */
+int model_trace(const void *input /* llmem_input */, FILE *out);
+
+/* Requests by size and stream in two traces: a recorded one up to its first mark starting with `until`
+ * ("step 3": the build and two steps, what llmem replays) and a modelled one up to its second allocator
+ * reset (its first stage's walk); the sizes whose counts differ, the most bytes first. -1: unreadable
+ * (error says why). */
+int diff_traces(FILE *recorded, FILE *model, const char *until, FILE *out, char *error, size_t error_size);
+
 #endif

@@ -2,6 +2,7 @@
  * replays with the same reserve; one whose run opened a segment the rules would not is found at its line. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -75,10 +76,43 @@ static void bad_traces_name_their_line(void) {
   CHECK(replay_text("") == -1 && strstr(report.error, "empty"), "%s", report.error);
 }
 
+/* llmem's own request stream, written as a trace and replayed, reserves what the estimate reserved, after
+ * every request and free: the trace says all the simulation did (resets, cross-stream frees, releases). */
+static void the_models_own_trace_replays_to_its_estimate(void) {
+  static const char *const specs[] = {
+      "",
+      "runtime.expandable_segments=true",
+      "parallel.engine=deepspeed parallel.zero_stage=3 training.grad_accum=3",
+      "parallel.engine=fsdp1 parallel.offload_params=cpu parallel.offload_optimizer=cpu",
+      "parallel.engine=megatron parallel.pp=2 parallel.tp=2 training.grad_accum=4",
+      "parallel.engine=single parallel.gpus=1 model.layers=4 hardware.memory_gib=8",
+  };
+  for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+    static llmem_input in;
+    static llmem_result out;
+    llmem_defaults(&in);
+    CHECK(set_keys(&in, specs[i]), "keys: %s", specs[i]);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    int status = model_trace(&in, f);
+    fclose(f);
+    CHECK(status == 0, "%s: estimated", specs[i]);
+    CHECK(llmem_estimate(&in, &out) == 0 && out.per_gpu.reserved_simulated, "%s: simulated", specs[i]);
+    CHECK(replay_text(text) == 0, "%s: replayed: %s", specs[i], report.error);
+    CHECK(report.first_difference_line == 0, "%s: agree throughout (line %ld: %.0f vs %.0f)", specs[i],
+          report.first_difference_line, report.first_real_reserved_bytes, report.first_sim_reserved_bytes);
+    CHECK_NEAR(report.sim_peak_reserved_bytes, report.real_peak_reserved_bytes, 0, "replayed = traced peak");
+    CHECK(report.allocs > 0, "%s: requests", specs[i]);
+    free(text);
+  }
+}
+
 int main(void) {
   a_run_the_rules_explain();
   a_segment_the_rules_would_not_open();
   expandable_settings_come_from_the_header();
   bad_traces_name_their_line();
+  the_models_own_trace_replays_to_its_estimate();
   return check_report("trace_replay");
 }

@@ -1,0 +1,167 @@
+/* llmem's own request stream as a trace, and two traces' requests compared by size (tools/trace_replay.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocator.h"
+#include "llmem.h"
+#include "trace_replay.h"
+
+#define LINE_BYTES 512
+#define ROWS_SHOWN 30
+
+static const char *const STREAM_NAMES[ALLOC_STREAM_COUNT] = {"compute", "all_gather", "reduce_scatter", "p2p", "h2d"};
+static FILE *model_out;
+static int stream_id[ALLOC_STREAM_COUNT], streams_seen;
+
+static void write_event(char code, uint64_t tag, double bytes, int stream) {
+  if (code == 'R') {
+    fprintf(model_out, "mark allocator reset\n");
+    return;
+  }
+  if (code == 'C') {
+    fprintf(model_out, "mark %.0f micro-batches passed over (a repeating cycle)\n", bytes);
+    return;
+  }
+  if (stream_id[stream] < 0) {
+    stream_id[stream] = streams_seen++;
+    fprintf(model_out, "stream %d %s\n", stream_id[stream], STREAM_NAMES[stream]);
+  }
+  fprintf(model_out, "%c %llu %.0f %d\n", code, (unsigned long long)tag, bytes, stream_id[stream]);
+}
+
+int model_trace(const void *input, FILE *out) {
+  const llmem_input *in = input;
+  static llmem_result result;
+  fprintf(out, "llmem-alloc-trace 1\n# modelled: the simulated allocator's own requests (llmem_estimate)\n");
+  fprintf(out, "# PYTORCH_CUDA_ALLOC_CONF expandable_segments:%s", in->expandable_segments != 0 ? "True" : "False");
+  if (!isnan(in->max_split_size_mib)) fprintf(out, ",max_split_size_mb:%.0f", in->max_split_size_mib);
+  if (in->gc_threshold > 0) fprintf(out, ",garbage_collection_threshold:%g", in->gc_threshold);
+  fprintf(out, "\nbaseline 0 0\n");
+  model_out = out;
+  streams_seen = 0;
+  for (int i = 0; i < ALLOC_STREAM_COUNT; i++) stream_id[i] = -1;
+  alloc_observe(write_event);
+  int status = (int)llmem_estimate(in, &result);
+  alloc_observe(NULL);
+  fprintf(out, "end 0 0\n");
+  return status;
+}
+
+/* ---- two traces' requests by (stream, size) ---- */
+typedef struct {
+  int stream;
+  double bytes; /* rounded as the allocator rounds (512 B) */
+} request;
+
+typedef struct {
+  request *at;
+  long count, capacity;
+  char names[8][32]; /* the streams' raw names, by id */
+} requests;
+
+static int push(requests *r, int stream, double bytes) {
+  if (r->count == r->capacity) {
+    long grown = r->capacity ? 2 * r->capacity : 4096;
+    request *at = realloc(r->at, (size_t)grown * sizeof *at);
+    if (!at) return -1;
+    r->at = at, r->capacity = grown;
+  }
+  r->at[r->count++] = (request){stream, bytes < 512 ? 512 : 512 * ceil(bytes / 512)};
+  return 0;
+}
+
+/* The requests up to the first mark starting with `until`, or (until NULL) up to the second reset. */
+static int read_requests(FILE *in, const char *until, requests *r, char *error, size_t error_size) {
+  char line[LINE_BYTES];
+  int resets = 0;
+  while (fgets(line, sizeof line, in)) {
+    if (strncmp(line, "mark ", 5) == 0) {
+      if (until && strncmp(line + 5, until, strlen(until)) == 0) break;
+      if (!until && strncmp(line + 5, "allocator reset", 15) == 0 && ++resets == 2) break;
+    }
+    int id;
+    char name[32];
+    unsigned long long addr;
+    double bytes;
+    if (sscanf(line, "stream %d %31s", &id, name) == 2 && id >= 0 && id < 8) snprintf(r->names[id], 32, "%s", name);
+    if (line[0] == 'a' && line[1] == ' ' && sscanf(line + 2, "%llu %lf %d", &addr, &bytes, &id) == 3 &&
+        push(r, id, bytes) != 0) {
+      snprintf(error, error_size, "out of memory reading the trace");
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int by_key(const void *a, const void *b) {
+  const request *x = a, *y = b;
+  if (x->stream != y->stream) return x->stream - y->stream;
+  return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+typedef struct {
+  int stream;
+  double bytes;
+  long recorded, modelled;
+} size_row;
+
+static int by_bytes_apart(const void *a, const void *b) {
+  const size_row *x = a, *y = b;
+  double dx = fabs((double)(x->recorded - x->modelled) * x->bytes);
+  double dy = fabs((double)(y->recorded - y->modelled) * y->bytes);
+  return (dx < dy) - (dx > dy);
+}
+
+/* Merged counts of the two sorted lists, the rows whose counts differ. */
+static long count_rows(const requests *a, const requests *b, size_row *rows) {
+  long i = 0, j = 0, n = 0;
+  while (i < a->count || j < b->count) {
+    const request *k = i < a->count && (j == b->count || by_key(&a->at[i], &b->at[j]) <= 0) ? &a->at[i] : &b->at[j];
+    size_row row = {k->stream, k->bytes, 0, 0};
+    while (i < a->count && by_key(&a->at[i], k) == 0) row.recorded++, i++;
+    while (j < b->count && by_key(&b->at[j], k) == 0) row.modelled++, j++;
+    if (row.recorded != row.modelled) rows[n++] = row;
+  }
+  return n;
+}
+
+static double total_bytes(const requests *r) {
+  double sum = 0;
+  for (long i = 0; i < r->count; i++) sum += r->at[i].bytes;
+  return sum;
+}
+
+int diff_traces(FILE *recorded, FILE *model, const char *until, FILE *out, char *error, size_t error_size) {
+  requests a = {0}, b = {0};
+  int status = -1;
+  size_row *rows = NULL;
+  if (read_requests(recorded, until, &a, error, error_size) != 0 ||
+      read_requests(model, NULL, &b, error, error_size) != 0)
+    goto done;
+  qsort(a.at, (size_t)a.count, sizeof *a.at, by_key);
+  qsort(b.at, (size_t)b.count, sizeof *b.at, by_key);
+  rows = malloc((size_t)(a.count + b.count + 1) * sizeof *rows);
+  if (!rows) {
+    snprintf(error, error_size, "out of memory");
+    goto done;
+  }
+  long n = count_rows(&a, &b, rows);
+  qsort(rows, (size_t)n, sizeof *rows, by_bytes_apart);
+  fprintf(out, "requests: recorded %ld (%.3f GiB; up to \"%s\"), modelled %ld (%.3f GiB; the first stage's walk)\n",
+          a.count, total_bytes(&a) / 1073741824.0, until, b.count, total_bytes(&b) / 1073741824.0);
+  fprintf(out, "%ld sizes whose counts differ (streams by order of first use: recorded / modelled names)\n", n);
+  fprintf(out, "  %-24s %14s %10s %10s %14s\n", "stream", "bytes", "recorded", "modelled", "apart (GiB)");
+  for (long i = 0; i < n && i < ROWS_SHOWN; i++) {
+    char stream[80];
+    int s = rows[i].stream;
+    snprintf(stream, sizeof stream, "%d %s/%s", s, s < 8 ? a.names[s] : "?", s < 8 ? b.names[s] : "?");
+    fprintf(out, "  %-24.24s %14.0f %10ld %10ld %+14.3f\n", stream, rows[i].bytes, rows[i].recorded, rows[i].modelled,
+            (double)(rows[i].recorded - rows[i].modelled) * rows[i].bytes / 1073741824.0);
+  }
+  status = 0;
+done:
+  free(a.at), free(b.at), free(rows);
+  return status;
+}

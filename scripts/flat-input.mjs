@@ -21,9 +21,12 @@ try {
 const { resolveConfig } = await import(join(root, 'build/js/frontend/config/resolve.js'));
 const { loadCore } = await import(join(root, 'build/js/wasm/node.js'));
 const resolved = resolveConfig(raw.config && raw.expect ? raw.config : raw);
-const flat = resolved.ok ? (await loadCore()).flatten(resolved.config) : resolved.error;
+const core = await loadCore();
+// the core's own checks first (a value out of range flattens, then fails the estimate)
+const checked = resolved.ok ? core.estimate(resolved.config) : resolved;
+const flat = checked.ok ? core.flatten(resolved.config) : checked.error;
 if (!(flat instanceof Float64Array)) {
-  console.error(`flat-input: ${flat.path}: ${flat.message}`);
+  console.error(`flat-input: ${flat.message}`);
   process.exit(1);
 }
 writeFileSync(out, new Uint8Array(flat.buffer, flat.byteOffset, flat.byteLength));

@@ -152,6 +152,10 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
   /** The time of the main-thread estimate just made, until the effect below reads it (once: a stale time
    * read again after a fast Worker answer sent the estimates straight back to the Worker, for good). */
   let measured: { config: Config; outcome: EstimateOutcome; ms: number } | null = null;
+  /** The page's first main-thread estimate runs cold (the wasm and the wrapper not yet optimised: 20-30 ms for
+   * the default config): its time says nothing about the config, so it does not send the next edit to a Worker
+   * that is itself still cold (a first edit of the default view waited 80-90 ms for it). */
+  let cold = true;
   const outcome = computed<EstimateOutcome>(() => {
     const r = resolvedOutcome.value;
     if (!r.ok) return (shown = { ok: false, error: r.error });
@@ -161,7 +165,8 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
     if (heavy.value) return shown;
     const t0 = performance.now();
     shown = core.estimate(r.config, { timeline: true });
-    measured = { config: r.config, outcome: shown, ms: performance.now() - t0 };
+    measured = cold ? null : { config: r.config, outcome: shown, ms: performance.now() - t0 };
+    cold = false;
     return shown;
   });
   effect(() => {

@@ -69,14 +69,30 @@ describe('hysteresis: where estimates run', () => {
     expect(staysOff(false, 3)).toBe(false);
   });
 
-  it('a fast Worker answer brings estimates back to the main thread after a slow main-thread one (the stale time kept them off)', async () => {
-    // the first main-thread estimate is slow (a cold core), the rest take a millisecond; the Worker answers in one
+  it("the page's first estimate runs cold: its time does not send the first edit to a Worker that is cold too", () => {
     const h = harness(
       (_c, n) => (n === 0 ? 30 : 1),
       () => 1,
     );
     const s = createAppState(h.counted, '', h.backend);
     expect(s.result.value, 'the first estimate is shown').not.toBeNull();
+    expect(s.heavy.value, 'a cold estimate says nothing about the config').toBe(false);
+    s.setField('training.seq_len', 8192);
+    expect(s.computing.value, 'the first edit runs here').toBe(false);
+    expect(h.main.length).toBe(2);
+    expect(h.worker.length).toBe(0);
+    s.planner.dispose();
+  });
+
+  it('a fast Worker answer brings estimates back to the main thread after a slow main-thread one (the stale time kept them off)', async () => {
+    // the first edit's main-thread estimate is slow, the rest take a millisecond; the Worker answers in one
+    const h = harness(
+      (_c, n) => (n === 1 ? 30 : 1),
+      () => 1,
+    );
+    const s = createAppState(h.counted, '', h.backend);
+    expect(s.result.value, 'the first estimate is shown').not.toBeNull();
+    s.setField('training.seq_len', 4096);
     expect(s.heavy.value, 'a slow estimate sends the next ones to the Worker').toBe(true);
     s.setField('training.seq_len', 8192);
     expect(s.computing.value, 'the next one runs in the Worker').toBe(true);
@@ -95,16 +111,17 @@ describe('hysteresis: where estimates run', () => {
 
   it('a Worker answer between the thresholds keeps estimates there (no alternating at the threshold)', async () => {
     const h = harness(
-      (_c, n) => (n === 0 ? 30 : 10),
+      (_c, n) => (n <= 1 ? 30 : 10),
       () => 10,
     );
     const s = createAppState(h.counted, '', h.backend);
+    s.setField('training.seq_len', 4096); // slow here (the page's first, cold, does not count)
     for (const seq of [8192, 2048, 8192]) {
       s.setField('training.seq_len', seq);
       expect(s.computing.value, `seq_len ${seq}: in the Worker`).toBe(true);
       await until(() => !s.computing.value);
     }
-    expect(h.main.length, 'only the first estimate ran here').toBe(1);
+    expect(h.main.length, 'only the first two estimates ran here').toBe(2);
     expect(h.worker.length).toBe(3);
     s.planner.dispose();
   });

@@ -8,7 +8,7 @@ import { type CoreUrls, loadCoreFrom } from './core-urls.js';
 import { App } from './app/App.js';
 import { loadHints } from './fields.js';
 import { registerServiceWorker } from './pwa.js';
-import { createAppState } from './state.js';
+import { createAppState, linkPredictedHeavy } from './state.js';
 import { workerBackend } from './worker-client.js';
 import './styles.css';
 
@@ -20,13 +20,13 @@ const coreUrls: CoreUrls = {
   wasm: new URL('../build/wasm/llmem_core.wasm', import.meta.url).href,
 };
 
+const backend = typeof Worker === 'function' ? workerBackend(coreUrls) : undefined;
+// a deep pipeline's link is estimated in the Worker: it loads its core while this page loads its own
+if (backend && linkPredictedHeavy(location.hash)) backend.prepare?.('estimate');
+
 loadCoreFrom(coreUrls)
   .then((core) => {
-    const state = createAppState(
-      core,
-      location.hash,
-      typeof Worker === 'function' ? workerBackend(coreUrls) : undefined,
-    );
+    const state = createAppState(core, location.hash, backend);
     // the address bar follows the config, a moment after the last edit: replaceState costs the page and the
     // browser a few milliseconds, so a run of edits (typing, 200 ms apart) writes it once
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -49,6 +49,7 @@ loadCoreFrom(coreUrls)
     // the fields' hints are a chunk of their own (fields.ts loadHints), asked for once the page is up, as the
     // planner's tabs and dialogs are: the first load does not wait for them, and each shows under its field as it comes
     setTimeout(() => void loadHints(), 0);
+    registerAfterFirstResult(() => state.result.value !== null);
   })
   .catch((e: unknown) => {
     root.innerHTML = '';
@@ -56,6 +57,23 @@ loadCoreFrom(coreUrls)
     p.className = 'fatal';
     p.textContent = `The llmem core could not start: ${(e as Error).message ?? e}`;
     root.append(p);
+    void registerServiceWorker();
   });
 
-void registerServiceWorker();
+/** Longest the service worker waits for a first result (a link that opens in an invalid state has none). */
+const SW_WAIT_MS = 5000;
+/** The service worker precaches every asset: it starts once the first result is on screen, so that a cold visit's
+ * first answer (a heavy link's comes from the planner Worker) does not share the network and the cores with it. */
+function registerAfterFirstResult(shown: () => boolean) {
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    stop();
+    void registerServiceWorker();
+  };
+  const stop = effect(() => {
+    if (shown()) setTimeout(start, 0);
+  });
+  setTimeout(start, SW_WAIT_MS);
+}

@@ -83,10 +83,17 @@ export const staysOff = (slow: boolean, ms: number): boolean =>
 /** What the page shows before the first result of a link estimated in the Worker. */
 const PENDING: EstimateOutcome = { ok: false, error: { path: '', message: 'computing in the background' } };
 
+/** Pipeline stages from which a config is predicted heavy. */
+const HEAVY_PP = 8;
 /** A link's config that certainly takes longer than a frame (deep pipelines): estimated in the Worker from the start. */
 function predictedHeavy(r: { ok: boolean; config?: Config }): boolean {
   const pp = (r.ok && (r.config?.parallel as Record<string, unknown> | undefined)?.pp) || 1;
-  return typeof pp === 'number' && pp >= 8;
+  return typeof pp === 'number' && pp >= HEAVY_PP;
+}
+/** The same prediction from a link's text, before the core has loaded (main.tsx starts the Worker at once). */
+export function linkPredictedHeavy(hash: string): boolean {
+  const pp = /[/&]parallel\.pp=(\d+)(?:&|$)/.exec(hash);
+  return pp !== null && Number(pp[1]) >= HEAVY_PP;
 }
 
 function createBaseState(core: Core, hash: string, backend: PlannerBackend) {

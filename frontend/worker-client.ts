@@ -20,6 +20,8 @@ export interface PlannerBackend {
   run(job: Job): Promise<Done>;
   /** Stop the running and waiting jobs of a kind (their promises reject with Cancelled). */
   cancel(kind: Job['kind']): void;
+  /** Start the worker of a kind now, loading the core, before its first job (a heavy link's first estimate). */
+  prepare?(kind: Job['kind']): void;
 }
 
 export class Cancelled extends Error {
@@ -64,6 +66,10 @@ class Lane {
     if (this.preempt) return this.kill();
     this.busy.p?.reject(new Cancelled());
     this.busy.p = null;
+  }
+
+  prepare() {
+    this.worker();
   }
 
   private worker(): Worker {
@@ -132,6 +138,7 @@ export function workerBackend(core: CoreUrls): PlannerBackend {
     offThread: true,
     run: (job) => lanes[job.kind].run(job),
     cancel: (kind) => lanes[kind].cancel(),
+    prepare: (kind) => lanes[kind].prepare(),
   };
 }
 

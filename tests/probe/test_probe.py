@@ -12,6 +12,7 @@ import gzip
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -1187,6 +1188,13 @@ class Matrix(unittest.TestCase):
         self.assertEqual(len(spans), 4)  # one entry ran twice
         self.assertEqual(sorted(c["id"] for c in cases), ["e0", "e1", "e2"])
         self.assertTrue(spans[-1][0] >= max(b for _, b in spans[:-1]))  # the retry ran alone, last
+
+    def test_gpu_session_names_matrix_entries(self):
+        with open(os.path.join(PROBE_DIR, "gpu-session.sh")) as f:
+            text = f.read()
+        ids = set(re.findall(r"probe-h200-[a-z0-9.\-]+", text))
+        self.assertGreaterEqual(len(ids), 8)
+        self.assertEqual(ids - {e["id"] for e in RM.load_matrix(RM.DEFAULT_MATRIX)}, set())
 
     def test_plan_only(self):
         with redirect_stdout(io.StringIO()) as buf:

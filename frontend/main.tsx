@@ -49,7 +49,7 @@ loadCoreFrom(coreUrls)
     // the fields' hints are a chunk of their own (fields.ts loadHints), asked for once the page is up, as the
     // planner's tabs and dialogs are: the first load does not wait for them, and each shows under its field as it comes
     setTimeout(() => void loadHints(), 0);
-    registerAfterFirstResult(() => state.result.value !== null);
+    registerWhenQuiet(state);
   })
   .catch((e: unknown) => {
     root.innerHTML = '';
@@ -60,20 +60,28 @@ loadCoreFrom(coreUrls)
     void registerServiceWorker();
   });
 
-/** Longest the service worker waits for a first result (a link that opens in an invalid state has none). */
-const SW_WAIT_MS = 5000;
-/** The service worker precaches every asset: it starts once the first result is on screen, so that a cold visit's
- * first answer (a heavy link's comes from the planner Worker) does not share the network and the cores with it. */
-function registerAfterFirstResult(shown: () => boolean) {
+/** The service worker starts once the page has a result and no edit came for this long (ms)... */
+const SW_QUIET_MS = 1000;
+/** ...or this long after the page started, whatever happens (a link that opens in an invalid state has no result). */
+const SW_WAIT_MS = 10000;
+/** The service worker precaches every asset: it waits for the first result and a pause in the edits, so that a cold
+ * visit's first answer (a heavy link's comes from the planner Worker) and the first edits do not share the network
+ * and the cores with it. */
+function registerWhenQuiet(state: { doc: { value: unknown }; result: { value: unknown } }) {
   let started = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const start = () => {
     if (started) return;
     started = true;
+    clearTimeout(timer);
     stop();
     void registerServiceWorker();
   };
   const stop = effect(() => {
-    if (shown()) setTimeout(start, 0);
+    void state.doc.value;
+    const shown = state.result.value !== null;
+    clearTimeout(timer);
+    if (shown) timer = setTimeout(start, SW_QUIET_MS);
   });
   setTimeout(start, SW_WAIT_MS);
 }

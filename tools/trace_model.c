@@ -83,11 +83,9 @@ static int read_requests(FILE *in, const char *until, requests *r, char *error, 
     }
     int id;
     char name[32];
-    unsigned long long addr;
-    double bytes;
+    trace_event e;
     if (sscanf(line, "stream %d %31s", &id, name) == 2 && id >= 0 && id < 8) snprintf(r->names[id], 32, "%s", name);
-    if (line[0] == 'a' && line[1] == ' ' && sscanf(line + 2, "%llu %lf %d", &addr, &bytes, &id) == 3 &&
-        push(r, id, bytes) != 0) {
+    if (trace_event_of(line, &e) && e.code == 'a' && push(r, e.stream, e.bytes) != 0) {
       snprintf(error, error_size, "out of memory reading the trace");
       return -1;
     }

@@ -122,13 +122,16 @@ static int parse_line(replay *p, char *s) {
                ? 0
                : fail(p, "baseline <allocated> <reserved>");
   if (strncmp(s, "end ", 4) == 0) return 0;
-  unsigned long long addr;
-  double bytes;
-  int stream;
-  if (s[1] != ' ' || !strchr("arfsxmuo", s[0]) || sscanf(s + 2, "%llu %lf %d", &addr, &bytes, &stream) != 3)
-    return fail(p, "expected `<a|r|f|s|x|m|u|o> <addr> <bytes> <stream>`");
-  if (s[0] == 'r' || s[0] == 'o') return p->r->events++, 0; /* a free waits for 'f'; an OOM is the run's */
-  return event(p, s[0], (uint64_t)addr, bytes, stream);
+  trace_event e;
+  if (!trace_event_of(s, &e)) return fail(p, "expected `<a|r|f|s|x|m|u|o> <addr> <bytes> <stream>`");
+  if (e.code == 'r' || e.code == 'o') return p->r->events++, 0; /* a free waits for 'f'; an OOM is the run's */
+  return event(p, e.code, (uint64_t)e.addr, e.bytes, e.stream);
+}
+
+int trace_event_of(const char *line, trace_event *e) {
+  if (line[0] == 0 || line[1] != ' ' || !strchr("arfsxmuo", line[0])) return 0;
+  e->code = line[0];
+  return sscanf(line + 2, "%llu %lf %d", &e->addr, &e->bytes, &e->stream) == 3;
 }
 
 int replay_trace(FILE *in, replay_report *report) {

@@ -34,6 +34,16 @@ typedef struct {
   char error[160]; /* non-empty: the trace could not be read (error names the line) */
 } replay_report;
 
+/* One event line of a trace ("a <addr> <bytes> <stream>", any of the codes a r f s x m u o). */
+typedef struct {
+  char code;
+  unsigned long long addr;
+  double bytes;
+  int stream;
+} trace_event;
+/* 1: `line` is an event line, read into *e; 0: it is not. */
+int trace_event_of(const char *line, trace_event *e);
+
 /* 0: replayed; -1: report->error says why. */
 int replay_trace(FILE *in, replay_report *report);
 void replay_print(const replay_report *r, FILE *out);

@@ -108,11 +108,37 @@ static void the_models_own_trace_replays_to_its_estimate(void) {
   }
 }
 
+/* Requests counted by stream and size (rounded to 512 B): the recorded ones up to the mark named, the modelled
+ * ones up to their second allocator reset; the sizes whose counts differ, the most bytes apart first. */
+static void two_traces_compared_by_size(void) {
+  const char *recorded =
+      "llmem-alloc-trace 1\nstream 0 0\nmark build\na 1 1000 0\na 2 1048576 0\n"
+      "mark step 1 forward 0\na 3 1048576 0\na 4 4194304 0\nstream 1 55\na 5 600 1\n"
+      "mark step 3 forward 0\na 6 999999999 0\n";
+  const char *modelled =
+      "llmem-alloc-trace 1\nmark allocator reset\nstream 0 compute\na 1 1024 0\na 2 1048576 0\n"
+      "stream 1 all_gather\na 5 1000 1\nmark allocator reset\na 9 999999999 0\n";
+  FILE *a = fmemopen((void *)recorded, strlen(recorded), "r"), *b = fmemopen((void *)modelled, strlen(modelled), "r");
+  char *text = NULL, error[160] = "";
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  int status = diff_traces(a, b, "step 3", out, error, sizeof error);
+  fclose(out), fclose(a), fclose(b);
+  CHECK(status == 0, "compared: %s", error);
+  CHECK(strstr(text, "recorded 5 ") && strstr(text, "modelled 3 "), "counts up to the cuts:\n%s", text);
+  CHECK(strstr(text, "2 sizes whose counts differ"), "1000 and 1024 round alike, and so do 600 and 1000:\n%s", text);
+  const char *big = strstr(text, "4194304"), *mib = strstr(text, "1048576");
+  CHECK(big && mib && big < mib, "the 4 MiB row first (4 MiB apart), then 1 MiB:\n%s", text);
+  CHECK(!strstr(text, "999999999"), "nothing past the cuts:\n%s", text);
+  free(text);
+}
+
 int main(void) {
   a_run_the_rules_explain();
   a_segment_the_rules_would_not_open();
   expandable_settings_come_from_the_header();
   bad_traces_name_their_line();
   the_models_own_trace_replays_to_its_estimate();
+  two_traces_compared_by_size();
   return check_report("trace_replay");
 }

@@ -9,8 +9,9 @@
 static const char USAGE[] =
     "usage: llmem_trace_replay <trace | ->              replay a trace through the simulated allocator\n"
     "       llmem_trace_replay --model <input.f64>      llmem's own trace of a run (input: scripts/flat-input.mjs)\n"
-    "       llmem_trace_replay --diff <recorded> <modelled> [--until <mark>]\n"
-    "                                                   their requests by size (recorded: up to \"step 3\")\n"
+    "       llmem_trace_replay --diff <recorded> <modelled> [--until <mark>] [--any-stream]\n"
+    "                                                   their requests by stream and size (recorded: up to\n"
+    "                                                   \"step 3\"; --any-stream: by size alone)\n"
     "a .gz trace: zcat run.trace.gz | llmem_trace_replay -\n";
 
 static replay_report report; /* large: not on the stack */
@@ -49,10 +50,10 @@ static int model_main(const char *path) {
   return status == 0 ? 0 : 1;
 }
 
-static int diff_main(const char *recorded, const char *modelled, const char *until) {
+static int diff_main(const char *recorded, const char *modelled, const diff_options *o) {
   FILE *a = open_input(recorded), *b = a ? open_input(modelled) : NULL;
   char error[160] = "";
-  int status = a && b ? diff_traces(a, b, until, stdout, error, sizeof error) : -1;
+  int status = a && b ? diff_traces(a, b, o, stdout, error, sizeof error) : -1;
   if (a && a != stdin) fclose(a);
   if (b && b != stdin) fclose(b);
   if (status != 0 && error[0]) fprintf(stderr, "llmem_trace_replay: %s\n", error);
@@ -62,8 +63,14 @@ static int diff_main(const char *recorded, const char *modelled, const char *unt
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--help") != 0 && strncmp(argv[1], "--", 2) != 0) return replay_main(argv[1]);
   if (argc == 3 && strcmp(argv[1], "--model") == 0) return model_main(argv[2]);
-  if ((argc == 4 || (argc == 6 && strcmp(argv[4], "--until") == 0)) && strcmp(argv[1], "--diff") == 0)
-    return diff_main(argv[2], argv[3], argc == 6 ? argv[5] : "step 3");
+  if (argc >= 4 && strcmp(argv[1], "--diff") == 0) {
+    diff_options o = {"step 3", 0};
+    for (int i = 4; i < argc; i++)
+      if (strcmp(argv[i], "--any-stream") == 0) o.any_stream = 1;
+      else if (strcmp(argv[i], "--until") == 0 && i + 1 < argc) o.until = argv[++i];
+      else return fputs(USAGE, stderr), 2;
+    return diff_main(argv[2], argv[3], &o);
+  }
   fputs(USAGE, stderr);
   return 2;
 }

@@ -72,8 +72,9 @@ static int push(requests *r, int stream, double bytes) {
   return 0;
 }
 
-/* The requests up to the first mark starting with `until`, or (until NULL) up to the second reset. */
-static int read_requests(FILE *in, const char *until, requests *r, char *error, size_t error_size) {
+/* The requests up to the first mark starting with `until`, or (until NULL) up to the second reset; with
+ * any_stream all on stream 0. */
+static int read_requests(FILE *in, const char *until, int any_stream, requests *r, char *error, size_t error_size) {
   char line[LINE_BYTES];
   int resets = 0;
   while (fgets(line, sizeof line, in)) {
@@ -85,7 +86,7 @@ static int read_requests(FILE *in, const char *until, requests *r, char *error, 
     char name[32];
     trace_event e;
     if (sscanf(line, "stream %d %31s", &id, name) == 2 && id >= 0 && id < 8) snprintf(r->names[id], 32, "%s", name);
-    if (trace_event_of(line, &e) && e.code == 'a' && push(r, e.stream, e.bytes) != 0) {
+    if (trace_event_of(line, &e) && e.code == 'a' && push(r, any_stream ? 0 : e.stream, e.bytes) != 0) {
       snprintf(error, error_size, "out of memory reading the trace");
       return -1;
     }
@@ -131,12 +132,12 @@ static double total_bytes(const requests *r) {
   return sum;
 }
 
-int diff_traces(FILE *recorded, FILE *model, const char *until, FILE *out, char *error, size_t error_size) {
+int diff_traces(FILE *recorded, FILE *model, const diff_options *o, FILE *out, char *error, size_t error_size) {
   requests a = {0}, b = {0};
   int status = -1;
   size_row *rows = NULL;
-  if (read_requests(recorded, until, &a, error, error_size) != 0 ||
-      read_requests(model, NULL, &b, error, error_size) != 0)
+  if (read_requests(recorded, o->until, o->any_stream, &a, error, error_size) != 0 ||
+      read_requests(model, NULL, o->any_stream, &b, error, error_size) != 0)
     goto done;
   qsort(a.at, (size_t)a.count, sizeof *a.at, by_key);
   qsort(b.at, (size_t)b.count, sizeof *b.at, by_key);
@@ -148,7 +149,7 @@ int diff_traces(FILE *recorded, FILE *model, const char *until, FILE *out, char 
   long n = count_rows(&a, &b, rows);
   qsort(rows, (size_t)n, sizeof *rows, by_bytes_apart);
   fprintf(out, "requests: recorded %ld (%.3f GiB; up to \"%s\"), modelled %ld (%.3f GiB; the first stage's walk)\n",
-          a.count, total_bytes(&a) / 1073741824.0, until, b.count, total_bytes(&b) / 1073741824.0);
+          a.count, total_bytes(&a) / 1073741824.0, o->until, b.count, total_bytes(&b) / 1073741824.0);
   fprintf(out, "%ld sizes whose counts differ (streams by order of first use: recorded / modelled names)\n", n);
   fprintf(out, "  %-24s %14s %10s %10s %14s\n", "stream", "bytes", "recorded", "modelled", "apart (GiB)");
   for (long i = 0; i < n && i < ROWS_SHOWN; i++) {

@@ -55,8 +55,13 @@ int model_trace(const void *input /* llmem_input */, FILE *out);
 
 /* Requests by size and stream in two traces: a recorded one up to its first mark starting with `until`
  * ("step 3": the build and two steps, what llmem replays) and a modelled one up to its second allocator
- * reset (its first stage's walk); the sizes whose counts differ, the most bytes first. -1: unreadable
- * (error says why). */
-int diff_traces(FILE *recorded, FILE *model, const char *until, FILE *out, char *error, size_t error_size);
+ * reset (its first stage's walk); the sizes whose counts differ, the most bytes first. any_stream: by size
+ * alone (the run's streams need not pair with llmem's by order of first use). */
+typedef struct {
+  const char *until;
+  int any_stream;
+} diff_options;
+/* -1: unreadable (error says why). */
+int diff_traces(FILE *recorded, FILE *model, const diff_options *o, FILE *out, char *error, size_t error_size);
 
 #endif

@@ -122,7 +122,8 @@ static void two_traces_compared_by_size(void) {
   char *text = NULL, error[160] = "";
   size_t size = 0;
   FILE *out = open_memstream(&text, &size);
-  int status = diff_traces(a, b, "step 3", out, error, sizeof error);
+  diff_options o = {"step 3", 0};
+  int status = diff_traces(a, b, &o, out, error, sizeof error);
   fclose(out), fclose(a), fclose(b);
   CHECK(status == 0, "compared: %s", error);
   CHECK(strstr(text, "recorded 5 ") && strstr(text, "modelled 3 "), "counts up to the cuts:\n%s", text);
@@ -130,6 +131,15 @@ static void two_traces_compared_by_size(void) {
   const char *big = strstr(text, "4194304"), *mib = strstr(text, "1048576");
   CHECK(big && mib && big < mib, "the 4 MiB row first (4 MiB apart), then 1 MiB:\n%s", text);
   CHECK(!strstr(text, "999999999"), "nothing past the cuts:\n%s", text);
+  free(text);
+  /* by size alone the streams' 1024 B requests pool: still two sizes apart, none of them 1024 B */
+  a = fmemopen((void *)recorded, strlen(recorded), "r");
+  b = fmemopen((void *)modelled, strlen(modelled), "r");
+  out = open_memstream(&text, &size);
+  o.any_stream = 1;
+  CHECK(diff_traces(a, b, &o, out, error, sizeof error) == 0, "compared by size: %s", error);
+  fclose(out), fclose(a), fclose(b);
+  CHECK(strstr(text, "2 sizes whose counts differ") && !strstr(text, " 1024 "), "by size alone:\n%s", text);
   free(text);
 }
 

@@ -6,7 +6,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { stableJson } from '../../frontend/planner.js';
-import { createAppState, staysOff } from '../../frontend/state.js';
+import { createAppState, linkPredictedHeavy, staysOff } from '../../frontend/state.js';
 import { localBackend } from '../../frontend/worker-client.js';
 
 let core: Core;
@@ -139,6 +139,29 @@ describe('hysteresis: where estimates run', () => {
     }
     expect(h.main.length).toBe(4);
     expect(h.worker.length).toBe(0);
+    s.planner.dispose();
+  });
+});
+
+describe('a link predicted heavy before the core loads (main.tsx starts the Worker at once)', () => {
+  it('reads parallel.pp from the link text as the state predicts it from the config', () => {
+    expect(linkPredictedHeavy('#v1/model.preset=deepseek-v3&parallel.pp=16&parallel.ep=64')).toBe(true);
+    expect(linkPredictedHeavy('#v1/parallel.pp=8')).toBe(true);
+    expect(linkPredictedHeavy('#v1/parallel.pp=4&training.grad_accum=16')).toBe(false);
+    expect(linkPredictedHeavy('#v1/parallel.pp_first_stage_layers=16')).toBe(false);
+    expect(linkPredictedHeavy('#v1/view.a=parallel.pp%3D16')).toBe(false);
+    expect(linkPredictedHeavy('')).toBe(false);
+  });
+  it('agrees with the page state: a link it predicts heavy is estimated in the Worker from the start', () => {
+    const h = harness(
+      () => 1,
+      () => 1,
+    );
+    const hash = '#v1/model.preset=llama-3.1-8b&parallel.engine=megatron&parallel.gpus=64&parallel.pp=8';
+    expect(linkPredictedHeavy(hash)).toBe(true);
+    const s = createAppState(h.counted, hash, h.backend);
+    expect(s.heavy.value).toBe(true);
+    expect(h.main).toEqual([]);
     s.planner.dispose();
   });
 });

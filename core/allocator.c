@@ -809,6 +809,7 @@ void alloc_sync(void) {
 }
 
 void alloc_empty_cache(void) {
+  if (observer) observer('E', 0, 0, 0);
   if (!st.gave_up) release_all_cached();
 }
 
@@ -916,8 +917,8 @@ const alloc_stats *alloc_get_stats(void) { return &st; }
 void alloc_observe(alloc_observer fn) { observer = fn; }
 
 void alloc_reset(const alloc_settings *s) {
-  if (observer) observer('R', 0, 0, 0);
   cfg = *s;
+  if (observer) observer('R', 0, cfg.capacity_bytes, 0);
   memset(&st, 0, sizeof st);
   for (int i = 0; i < dirty_count; i++) is_dirty[dirty[i]] = 0;
   dirty_count = 0;

@@ -75,8 +75,9 @@ void alloc_shift_micro_batches(uint32_t count);
 int alloc_pools_consistent(void);
 /* Tools (tools/trace_replay.c): fn sees every event as it happens, in the codes of the allocator trace
  * format (probe/snapshot_to_json.py TRACE_FORMAT: 'a' request, 'r' / 'f' free requested / completed,
- * 's' / 'x' segment opened / released, 'm' / 'u' pages mapped / unmapped), 'R' for a reset and 'C' for
- * the micro-batches a repeating cycle passed over (bytes: their count); NULL: none. */
+ * 's' / 'x' segment opened / released, 'm' / 'u' pages mapped / unmapped), 'R' for a reset (bytes: the
+ * capacity), 'E' for alloc_empty_cache and 'C' for the micro-batches a repeating cycle passed over (bytes:
+ * their count, by which alloc_shift_micro_batches renames the live blocks' owners); NULL: none. */
 typedef void (*alloc_observer)(char code, uint64_t tag, double bytes, int stream);
 void alloc_observe(alloc_observer fn);
 

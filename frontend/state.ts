@@ -73,6 +73,8 @@ export function createAppState(core: Core, hash = '', backend: PlannerBackend = 
 
 /** A main-thread estimate slower than this sends the next ones to the Worker (ms: a frame). */
 const FRAME_MS = 16;
+/** The page's first estimate, cold, sends the next ones to the Worker only past this (ms: a long task). */
+const COLD_MS = 50;
 /**
  * Whether estimates run in the Worker after one took `ms` (on either thread), with hysteresis: past a frame
  * they go there, under a quarter frame they come back, and in between they stay where they are, so a config
@@ -160,8 +162,8 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
    * read again after a fast Worker answer sent the estimates straight back to the Worker, for good). */
   let measured: { config: Config; outcome: EstimateOutcome; ms: number } | null = null;
   /** The page's first main-thread estimate runs cold (the wasm and the wrapper not yet optimised: 20-30 ms for
-   * the default config): its time says nothing about the config, so it does not send the next edit to a Worker
-   * that is itself still cold (a first edit of the default view waited 80-90 ms for it). */
+   * the default config): a time under COLD_MS says nothing about the config, so it does not send the next edit to
+   * a Worker that is itself still cold (a first edit of the default view waited 80-90 ms for it). */
   let cold = true;
   const outcome = computed<EstimateOutcome>(() => {
     const r = resolvedOutcome.value;
@@ -172,7 +174,8 @@ function createBaseState(core: Core, hash: string, backend: PlannerBackend) {
     if (heavy.value) return shown;
     const t0 = performance.now();
     shown = core.estimate(r.config, { timeline: true });
-    measured = cold ? null : { config: r.config, outcome: shown, ms: performance.now() - t0 };
+    const ms = performance.now() - t0;
+    measured = cold && ms < COLD_MS ? null : { config: r.config, outcome: shown, ms };
     cold = false;
     return shown;
   });

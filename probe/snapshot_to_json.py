@@ -44,8 +44,12 @@ TRACE_FORMAT = """\
 llmem-alloc-trace 1
 # one event a line, in the allocator's order; bytes and addresses in decimal
 baseline <allocated> <reserved>   what was held when the recording started (recovered from the end)
+capacity <bytes>                  what the allocator could hold: free device memory + its reserve (optional)
 stream <id> <cuda stream>         the small ids below, numbered in order of first use
-mark <label>                      a phase of the run starts here (from the probe's marks)
+mark <label>                      a phase of the run starts here (from the probe's marks); "mark
+                                  empty_cache": torch.cuda.empty_cache() (the replay releases there too)
+shift <count>                     (llmem's own traces) the live blocks' owners renamed <count> micro-batches
+                                  on: the micro-batches of a repeating cycle passed over
 a <addr> <bytes> <stream>         alloc: a request of <bytes> (before rounding)
 r <addr> <bytes> <stream>         free requested (the block waits for other streams' work)
 f <addr> <bytes> <stream>         free completed (the block is back in the cache)
@@ -129,16 +133,23 @@ def since(snapshot, t_us):
     return dict(snapshot, device_traces=cut)
 
 
-def trace_text(snapshot, device=0, marks=(), header=()):
+def trace_text(snapshot, device=0, marks=(), header=(), capacity=None, max_entries=None):
     """The recording as llmem's allocator trace (TRACE_FORMAT): every event of `device` in order, the marks
-    ({"t_us", "label"}) placed before the first event at or after their time, `header` lines as comments."""
+    ({"t_us", "label"}) placed before the first event at or after their time, `header` lines as comments,
+    the allocator's capacity when known. A recording that filled its `max_entries` lost its first events:
+    the trace says so (its marks before the first event kept pile up there)."""
     _check(snapshot)
     traces = snapshot["device_traces"]
     trace = traces[device] if device < len(traces) else []
     a_end, r_end = end_state(snapshot, device)
     a0 = a_end - sum(_deltas(e)[0] for e in trace)
     r0 = r_end - sum(_deltas(e)[1] for e in trace)
-    lines = [TRACE_FORMAT.splitlines()[0]] + ["# " + h for h in header] + ["baseline %d %d" % (a0, r0)]
+    lines = [TRACE_FORMAT.splitlines()[0]] + ["# " + h for h in header]
+    if max_entries and len(trace) >= max_entries:
+        lines.append("# truncated: the recording kept its last %d entries; what came before them is lost" % max_entries)
+    lines.append("baseline %d %d" % (a0, r0))
+    if capacity is not None:
+        lines.append("capacity %d" % capacity)
     timed = bool(trace) and all("time_us" in e for e in trace)
     pending = sorted(marks, key=lambda m: m["t_us"]) if timed else []
     if marks and not timed:

@@ -1,5 +1,5 @@
-// node scripts/flat-input.mjs <config.json | case.json> -o <input.f64>: the core's input for a config (or a
-// measured case's "config"), resolved as the CLI resolves it (preset, GPU) and written as the llmem_input
+// node scripts/flat-input.mjs <config.json | case.json> -o <input.f64>: the core's input for a config (or the
+// "config" of a measured case or of the probe's result), resolved as the CLI resolves it (preset, GPU) and written as the llmem_input
 // struct's doubles, for `llmem_trace_replay --model` (tools/llmem_trace_replay.c). Needs `npm run build:js`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -20,7 +20,9 @@ try {
 }
 const { resolveConfig } = await import(join(root, 'build/js/frontend/config/resolve.js'));
 const { loadCore } = await import(join(root, 'build/js/wasm/node.js'));
-const resolved = resolveConfig(raw.config && raw.expect ? raw.config : raw);
+// a measured case ({config, expect}) or the probe's result ({ok, config, measured}) carries its config
+const wrapped = raw && typeof raw.config === 'object' && (raw.expect !== undefined || raw.measured !== undefined);
+const resolved = resolveConfig(wrapped ? raw.config : raw);
 const core = await loadCore();
 // the core's own checks first (a value out of range flattens, then fails the estimate)
 const checked = resolved.ok ? core.estimate(resolved.config) : resolved;

@@ -1,5 +1,6 @@
 /* llmem_trace_replay: recorded allocator traces against llmem's simulated caching allocator
- * (tools/trace_replay.h). Exit 0: done (whatever the difference); 2: unreadable input or usage. */
+ * (tools/trace_replay.h). Exit 0: done (whatever the difference); 1: --model's estimate failed (an invalid
+ * input); 2: unreadable input or usage. */
 #include <stdio.h>
 #include <string.h>
 

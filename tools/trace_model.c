@@ -16,19 +16,24 @@ static FILE *model_out;
 static int stream_id[ALLOC_STREAM_COUNT], streams_seen;
 
 static void write_event(char code, uint64_t tag, double bytes, int stream) {
-  if (code == 'R') {
+  if (code == 'R') { /* a stage walk starts: its allocator's capacity */
     fprintf(model_out, "mark allocator reset\n");
+    if (isfinite(bytes)) fprintf(model_out, "capacity %.17g\n", bytes);
     return;
   }
-  if (code == 'C') {
-    fprintf(model_out, "mark %.0f micro-batches passed over (a repeating cycle)\n", bytes);
+  if (code == 'E') {
+    fprintf(model_out, "mark empty_cache\n");
+    return;
+  }
+  if (code == 'C') { /* a repeating cycle passed over: the live blocks' owners renamed that many micro-batches on */
+    fprintf(model_out, "shift %.0f\n", bytes);
     return;
   }
   if (stream_id[stream] < 0) {
     stream_id[stream] = streams_seen++;
     fprintf(model_out, "stream %d %s\n", stream_id[stream], STREAM_NAMES[stream]);
   }
-  fprintf(model_out, "%c %llu %.0f %d\n", code, (unsigned long long)tag, bytes, stream_id[stream]);
+  fprintf(model_out, "%c %llu %.17g %d\n", code, (unsigned long long)tag, bytes, stream_id[stream]);
 }
 
 int model_trace(const void *input, FILE *out) {
@@ -36,7 +41,7 @@ int model_trace(const void *input, FILE *out) {
   static llmem_result result;
   fprintf(out, "llmem-alloc-trace 1\n# modelled: the simulated allocator's own requests (llmem_estimate)\n");
   fprintf(out, "# PYTORCH_CUDA_ALLOC_CONF expandable_segments:%s", in->expandable_segments != 0 ? "True" : "False");
-  if (!isnan(in->max_split_size_mib)) fprintf(out, ",max_split_size_mb:%.0f", in->max_split_size_mib);
+  if (!isnan(in->max_split_size_mib)) fprintf(out, ",max_split_size_mb:%.17g", in->max_split_size_mib);
   if (in->gc_threshold > 0) fprintf(out, ",garbage_collection_threshold:%g", in->gc_threshold);
   fprintf(out, "\nbaseline 0 0\n");
   model_out = out;
@@ -72,26 +77,46 @@ static int push(requests *r, int stream, double bytes) {
   return 0;
 }
 
-/* The requests up to the first mark starting with `until`, or (until NULL) up to the second reset; with
- * any_stream all on stream 0. */
-static int read_requests(FILE *in, const char *until, int any_stream, requests *r, char *error, size_t error_size) {
+/* The requests up to the first mark starting with `until` (*found: it was there), or (until NULL) up to the
+ * second reset; with any_stream all on stream 0. *shifted: the micro-batches a `shift` passed over. */
+static int read_requests(FILE *in, const char *until, int any_stream, requests *r, int *found, double *shifted,
+                         char *error, size_t error_size) {
   char line[LINE_BYTES];
   int resets = 0;
+  long n = 0;
+  *found = 0, *shifted = 0;
   while (fgets(line, sizeof line, in)) {
+    line[strcspn(line, "\r\n")] = 0;
+    if (++n == 1 && strcmp(line, "llmem-alloc-trace 1") != 0) {
+      snprintf(error, error_size, "%s",
+               (unsigned char)line[0] == 0x1f ? "a gzip file: zcat it first" : "not an llmem-alloc-trace 1 file");
+      return -1;
+    }
     if (strncmp(line, "mark ", 5) == 0) {
-      if (until && strncmp(line + 5, until, strlen(until)) == 0) break;
-      if (!until && strncmp(line + 5, "allocator reset", 15) == 0 && ++resets == 2) break;
+      if (until && strncmp(line + 5, until, strlen(until)) == 0) {
+        *found = 1;
+        break;
+      }
+      if (!until && strcmp(line + 5, "allocator reset") == 0 && ++resets == 2) break;
     }
     int id;
     char name[32];
+    double count;
     trace_event e;
     if (sscanf(line, "stream %d %31s", &id, name) == 2 && id >= 0 && id < 8) snprintf(r->names[id], 32, "%s", name);
-    if (trace_event_of(line, &e) && e.code == 'a' && push(r, any_stream ? 0 : e.stream, e.bytes) != 0) {
+    if (sscanf(line, "shift %lf", &count) == 1) *shifted += count;
+    if (!trace_event_of(line, &e) || e.code != 'a') continue;
+    if (e.stream >= 8) {
+      snprintf(error, error_size, "line %ld: stream %d (the comparison keeps 8)", n, e.stream);
+      return -1;
+    }
+    if (push(r, any_stream ? 0 : e.stream, e.bytes) != 0) {
       snprintf(error, error_size, "out of memory reading the trace");
       return -1;
     }
   }
-  return 0;
+  if (n == 0) snprintf(error, error_size, "an empty trace");
+  return n == 0 ? -1 : 0;
 }
 
 static int by_key(const void *a, const void *b) {
@@ -136,8 +161,10 @@ int diff_traces(FILE *recorded, FILE *model, const diff_options *o, FILE *out, c
   requests a = {0}, b = {0};
   int status = -1;
   size_row *rows = NULL;
-  if (read_requests(recorded, o->until, o->any_stream, &a, error, error_size) != 0 ||
-      read_requests(model, NULL, o->any_stream, &b, error, error_size) != 0)
+  int found, unused;
+  double shifted, none;
+  if (read_requests(recorded, o->until, o->any_stream, &a, &found, &none, error, error_size) != 0 ||
+      read_requests(model, NULL, o->any_stream, &b, &unused, &shifted, error, error_size) != 0)
     goto done;
   qsort(a.at, (size_t)a.count, sizeof *a.at, by_key);
   qsort(b.at, (size_t)b.count, sizeof *b.at, by_key);
@@ -150,12 +177,19 @@ int diff_traces(FILE *recorded, FILE *model, const diff_options *o, FILE *out, c
   qsort(rows, (size_t)n, sizeof *rows, by_bytes_apart);
   fprintf(out, "requests: recorded %ld (%.3f GiB; up to \"%s\"), modelled %ld (%.3f GiB; the first stage's walk)\n",
           a.count, total_bytes(&a) / 1073741824.0, o->until, b.count, total_bytes(&b) / 1073741824.0);
+  if (!found) fprintf(out, "note: no mark \"%s\" in the recorded trace: all of it is counted\n", o->until);
+  if (shifted > 0)
+    fprintf(out,
+            "note: llmem passed over %.0f micro-batches of a repeating cycle: their requests are not in its trace "
+            "(a run of as many fewer micro-batches compares alike)\n",
+            shifted);
   fprintf(out, "%ld sizes whose counts differ (streams by order of first use: recorded / modelled names)\n", n);
   fprintf(out, "  %-24s %14s %10s %10s %14s\n", "stream", "bytes", "recorded", "modelled", "apart (GiB)");
   for (long i = 0; i < n && i < ROWS_SHOWN; i++) {
     char stream[80];
     int s = rows[i].stream;
-    snprintf(stream, sizeof stream, "%d %s/%s", s, s < 8 ? a.names[s] : "?", s < 8 ? b.names[s] : "?");
+    snprintf(stream, sizeof stream, "%d %s/%s", s, o->any_stream ? "any" : a.names[s],
+             o->any_stream ? "any" : b.names[s]);
     fprintf(out, "  %-24.24s %14.0f %10ld %10ld %+14.3f\n", stream, rows[i].bytes, rows[i].recorded, rows[i].modelled,
             (double)(rows[i].recorded - rows[i].modelled) * rows[i].bytes / 1073741824.0);
   }

@@ -11,12 +11,19 @@
 #define GIB 1073741824.0
 #define LINE_BYTES 512
 
+#define PENDING_MAX 65536
+
+typedef struct {
+  uint64_t tag, now; /* a free requested ('r') and not completed: its tag in the trace, and in the replay */
+} pending_free;
+
 typedef struct {
   replay_report *r;
   double real_reserved_bytes; /* since the baseline */
-  int releasing;              /* inside a run of segment frees / unmaps */
-  int started;                /* an event was replayed: the settings are fixed */
+  int started;                /* an event was replayed since the last reset: the settings are fixed */
   long line;
+  pending_free pending[PENDING_MAX];
+  int pending_count;
 } replay;
 
 static int fail(replay *p, const char *what) {
@@ -25,7 +32,7 @@ static int fail(replay *p, const char *what) {
 }
 
 static void reset_allocator(const replay_report *r) {
-  alloc_settings s = {r->max_split_bytes, r->gc_threshold, INFINITY, r->expandable, 1e15};
+  alloc_settings s = {r->max_split_bytes, r->gc_threshold, r->capacity_bytes, r->expandable, 1e15};
   alloc_reset(&s);
 }
 
@@ -41,13 +48,17 @@ static void read_alloc_conf(replay *p, const char *conf) {
 
 static replay_mark *current_mark(replay_report *r) { return r->mark_count ? &r->marks[r->mark_count - 1] : NULL; }
 
-static void add_mark(replay *p, const char *label) {
-  replay_report *r = p->r;
-  if (r->mark_count == REPLAY_MAX_MARKS + 1) return;
-  replay_mark *m = &r->marks[r->mark_count++];
+static void set_mark(const replay *p, replay_mark *m, const char *label) {
   snprintf(m->label, sizeof m->label, "%.*s", REPLAY_LABEL_BYTES - 1, label);
   m->real_reserved_bytes = m->real_peak_bytes = p->real_reserved_bytes;
   m->sim_reserved_bytes = m->sim_peak_bytes = alloc_get_stats()->reserved_bytes;
+}
+
+/* Past REPLAY_MAX_MARKS a phase folds into the last one kept (its peak covers them). */
+static void add_mark(replay *p, const char *label) {
+  replay_report *r = p->r;
+  if (r->mark_count == REPLAY_MAX_MARKS) r->marks_folded++;
+  else set_mark(p, &r->marks[r->mark_count++], label);
 }
 
 /* After each event: the peaks, and after a request or a free whether the two reserves still agree. */
@@ -67,24 +78,69 @@ static void compare(replay *p, int request_or_free) {
            m ? m->label : "(before the first mark)");
 }
 
-static int event(replay *p, char code, uint64_t addr, double bytes, int stream) {
+/* 'r': the block stays allocated in the replay until its 'f' (PyTorch's free completed), under the tag the
+ * replay knows it by (a `shift` may rename it there while the trace keeps the old one). */
+static int request_free(replay *p, uint64_t tag) {
+  if (p->pending_count == PENDING_MAX) return fail(p, "too many frees requested and not completed");
+  p->pending[p->pending_count++] = (pending_free){tag, tag};
+  return 0;
+}
+
+static uint64_t complete_free(replay *p, uint64_t tag) {
+  for (int i = 0; i < p->pending_count; i++)
+    if (p->pending[i].tag == tag) {
+      uint64_t now = p->pending[i].now;
+      p->pending[i] = p->pending[--p->pending_count];
+      return now;
+    }
+  return tag;
+}
+
+/* `shift <count>`: llmem renamed its live blocks' owners <count> micro-batches on (alloc_shift_micro_batches);
+ * its pending blocks were not live there but are here, so they keep their trace tags through an alias. */
+static int shift(replay *p, const char *rest) {
+  double count;
+  int used = 0;
+  if (sscanf(rest, "%lf%n", &count, &used) != 1 || rest[used] != 0 || !(count >= 1 && count < 4294967296.0))
+    return fail(p, "shift <micro-batches>");
+  alloc_shift_micro_batches((uint32_t)count);
+  for (int i = 0; i < p->pending_count; i++)
+    if (ALLOC_TAG_MB(p->pending[i].now) != 0) p->pending[i].now += (uint32_t)count;
+  p->r->shifted += (long)count;
+  return 0;
+}
+
+static int event(replay *p, const trace_event *e) {
   replay_report *r = p->r;
-  if (stream < 0 || stream >= r->streams) return fail(p, "an event on a stream no `stream` line named");
+  if (e->stream >= r->streams) return fail(p, "an event on a stream no `stream` line named");
   p->started = 1;
   r->events++;
-  int releasing = code == 'x' || code == 'u';
-  if (code == 'a') alloc_malloc(addr, bytes, stream), r->allocs++;
-  else if (code == 'f') alloc_free(addr, 0), r->frees++;
-  else if (code == 's' || code == 'm') p->real_reserved_bytes += bytes, r->segment_events++;
-  else if (releasing) {
-    /* the run released its cache (torch.cuda.empty_cache, or a failed cudaMalloc's retry): so does the replay */
-    if (!p->releasing) alloc_empty_cache();
-    p->real_reserved_bytes -= bytes, r->segment_events++;
+  uint64_t tag = (uint64_t)e->addr;
+  switch (e->code) {
+    case 'a':
+      alloc_malloc(tag, e->bytes, e->stream);
+      r->allocs++;
+      break;
+    case 'r':
+      if (request_free(p, tag) != 0) return -1;
+      break;
+    case 'f':
+      alloc_free(complete_free(p, tag), 0);
+      r->frees++;
+      break;
+    case 's':
+    case 'm':
+      p->real_reserved_bytes += e->bytes;
+      r->segment_events++;
+      r->real_segments_opened += e->code == 's';
+      break;
+    default: /* 'x', 'u': the replay's allocator releases on its own, from the capacity and the settings (and at
+              * `mark empty_cache`); where the run's releases differ, the reserves part */
+      p->real_reserved_bytes -= e->bytes;
+      r->segment_events++;
   }
-  r->real_segments_opened += code == 's';
-  p->releasing = releasing;
   if (alloc_get_stats()->gave_up) return fail(p, "the simulated allocator's block table is full (core/allocator.h)");
-  compare(p, code == 'a' || code == 'f');
+  compare(p, e->code == 'a' || e->code == 'f');
   return 0;
 }
 
@@ -92,7 +148,8 @@ static int event(replay *p, char code, uint64_t addr, double bytes, int stream) 
 static void restart(replay *p) {
   reset_allocator(p->r);
   p->real_reserved_bytes = 0;
-  p->releasing = 0;
+  p->started = 0;
+  p->pending_count = 0;
 }
 
 static int stream_line(replay *p, const char *rest) {
@@ -100,6 +157,27 @@ static int stream_line(replay *p, const char *rest) {
   if (sscanf(rest, "%d", &id) != 1 || id != p->r->streams) return fail(p, "streams are numbered 0, 1, ... in order");
   if (id >= ALLOC_STREAM_COUNT) return fail(p, "more CUDA streams than the simulator keeps apart (5)");
   p->r->streams++;
+  return 0;
+}
+
+/* Two non-negative finite numbers and nothing else ("baseline", "end"); `capacity` takes one. */
+static int read_bytes(const char *rest, double *a, double *b) {
+  int used = 0;
+  int n = b ? sscanf(rest, "%lf %lf%n", a, b, &used) : sscanf(rest, "%lf%n", a, &used);
+  return n == (b ? 2 : 1) && rest[used] == 0 && isfinite(*a) && *a >= 0 && (!b || (isfinite(*b) && *b >= 0));
+}
+
+static int header_line(replay *p, const char *s) {
+  replay_report *r = p->r;
+  double unused;
+  if (strncmp(s, "baseline ", 9) == 0)
+    return read_bytes(s + 9, &r->baseline_allocated_bytes, &r->baseline_reserved_bytes)
+               ? 0
+               : fail(p, "baseline <allocated> <reserved>");
+  if (strncmp(s, "end ", 4) == 0)
+    return read_bytes(s + 4, &unused, &unused) ? 0 : fail(p, "end <allocated> <reserved>");
+  if (!read_bytes(s + 9, &r->capacity_bytes, NULL)) return fail(p, "capacity <bytes>");
+  if (!p->started) reset_allocator(r);
   return 0;
 }
 
@@ -115,39 +193,45 @@ static int parse_line(replay *p, char *s) {
   if (p->line == 1 && (unsigned char)s[0] == 0x1f) return fail(p, "a gzip file: zcat it into llmem_trace_replay -");
   if (p->line == 1) return strcmp(s, "llmem-alloc-trace 1") == 0 ? 0 : fail(p, "not an llmem-alloc-trace 1 file");
   if (strcmp(s, "mark allocator reset") == 0) restart(p); /* llmem's next stage walk starts afresh */
+  if (strcmp(s, "mark empty_cache") == 0) alloc_empty_cache();
   if (strncmp(s, "mark ", 5) == 0) return add_mark(p, s + 5), 0;
   if (strncmp(s, "stream ", 7) == 0) return stream_line(p, s + 7);
-  if (strncmp(s, "baseline ", 9) == 0)
-    return sscanf(s + 9, "%lf %lf", &p->r->baseline_allocated_bytes, &p->r->baseline_reserved_bytes) == 2
-               ? 0
-               : fail(p, "baseline <allocated> <reserved>");
-  if (strncmp(s, "end ", 4) == 0) return 0;
+  if (strncmp(s, "shift ", 6) == 0) return shift(p, s + 6);
+  if (strncmp(s, "baseline ", 9) == 0 || strncmp(s, "end ", 4) == 0 || strncmp(s, "capacity ", 9) == 0)
+    return header_line(p, s);
   trace_event e;
-  if (!trace_event_of(s, &e)) return fail(p, "expected `<a|r|f|s|x|m|u|o> <addr> <bytes> <stream>`");
-  if (e.code == 'r' || e.code == 'o') return p->r->events++, 0; /* a free waits for 'f'; an OOM is the run's */
-  return event(p, e.code, (uint64_t)e.addr, e.bytes, e.stream);
+  if (!trace_event_of(s, &e))
+    return fail(p, "expected `<a|r|f|s|x|m|u|o> <addr> <bytes> <stream>` (bytes finite and >= 0, stream >= 0)");
+  if (e.code == 'o') return p->r->events++, 0; /* the run's out-of-memory: the replay's allocator finds its own */
+  return event(p, &e);
 }
 
 int trace_event_of(const char *line, trace_event *e) {
-  if (line[0] == 0 || line[1] != ' ' || !strchr("arfsxmuo", line[0])) return 0;
+  int used = 0;
+  if (line[0] == 0 || line[1] != ' ' || !strchr("arfsxmuo", line[0]) || line[2] == '-') return 0;
   e->code = line[0];
-  return sscanf(line + 2, "%llu %lf %d", &e->addr, &e->bytes, &e->stream) == 3;
+  return sscanf(line + 2, "%llu %lf %d%n", &e->addr, &e->bytes, &e->stream, &used) == 3 && line[2 + used] == 0 &&
+         isfinite(e->bytes) && e->bytes >= 0 && e->stream >= 0;
 }
 
 int replay_trace(FILE *in, replay_report *report) {
+  static replay p; /* large (the pending frees): not on the stack */
   memset(report, 0, sizeof *report);
+  memset(&p, 0, sizeof p);
   report->max_split_bytes = INFINITY;
-  replay p = {report, 0, 0, 0, 0};
+  report->capacity_bytes = INFINITY;
+  p.r = report;
   reset_allocator(report);
   char buf[LINE_BYTES];
   while (fgets(buf, sizeof buf, in)) {
     p.line++;
     int whole = strchr(buf, '\n') != NULL || feof(in);
+    if (!whole && buf[0] != '#') return fail(&p, "a line longer than the format's");
     if (parse_line(&p, buf) != 0) return -1;
     while (!whole && fgets(buf, sizeof buf, in)) whole = strchr(buf, '\n') != NULL; /* a long comment's rest */
   }
   if (p.line == 0) return fail(&p, "empty trace");
-  add_mark(&p, "end");
+  set_mark(&p, &report->end, "end");
   return 0;
 }
 
@@ -159,8 +243,11 @@ static void row(FILE *out, const char *name, double real, double sim) {
 void replay_print(const replay_report *r, FILE *out) {
   fprintf(out, "%ld events: %ld requests, %ld frees, %ld segment events (%ld cudaMalloc), %d streams\n", r->events,
           r->allocs, r->frees, r->segment_events, r->real_segments_opened, r->streams);
-  fprintf(out, "settings: expandable_segments %s, max_split_size %s\n", r->expandable ? "on" : "off",
-          isfinite(r->max_split_bytes) ? "set" : "unset");
+  fprintf(out, "settings: expandable_segments %s, max_split_size %s, capacity %s\n", r->expandable ? "on" : "off",
+          isfinite(r->max_split_bytes) ? "set" : "unset", isfinite(r->capacity_bytes) ? "given" : "none (no limit)");
+  if (r->shifted)
+    fprintf(out, "llmem passed over %ld micro-batches of a repeating cycle (their owners renamed, `shift`)\n",
+            r->shifted);
   if (r->baseline_reserved_bytes > 0 || r->baseline_allocated_bytes > 0)
     fprintf(out,
             "the recording started with %.3f GiB reserved, %.3f GiB allocated that the replay does not know: "
@@ -168,13 +255,13 @@ void replay_print(const replay_report *r, FILE *out) {
             r->baseline_reserved_bytes / GIB, r->baseline_allocated_bytes / GIB);
   fprintf(out, "  %-26s %14s %14s   %s\n", "", "recorded", "simulated", "simulated / recorded");
   row(out, "peak reserved", r->real_peak_reserved_bytes, r->sim_peak_reserved_bytes);
-  for (int i = 0; i + 1 < r->mark_count; i++) {
+  for (int i = 0; i < r->mark_count; i++) {
     char name[96];
     snprintf(name, sizeof name, "%.20s: peak", r->marks[i].label);
     row(out, name, r->marks[i].real_peak_bytes, r->marks[i].sim_peak_bytes);
   }
-  const replay_mark *end = &r->marks[r->mark_count - 1];
-  row(out, "reserved at the end", end->real_reserved_bytes, end->sim_reserved_bytes);
+  if (r->marks_folded) fprintf(out, "  (%ld more marks: their phases count in the last row)\n", r->marks_folded);
+  row(out, "reserved at the end", r->end.real_reserved_bytes, r->end.sim_reserved_bytes);
   if (r->first_difference_line)
     fprintf(out, "the reserves first differ at line %ld (in \"%s\"): recorded %.3f GiB, simulated %.3f GiB\n",
             r->first_difference_line, r->first_mark, r->first_real_reserved_bytes / GIB,

@@ -8,13 +8,13 @@
 
 #include <stdio.h>
 
-#define REPLAY_MAX_MARKS 256
+#define REPLAY_MAX_MARKS 1024
 #define REPLAY_LABEL_BYTES 64
 
 typedef struct {
   char label[REPLAY_LABEL_BYTES];
   double real_reserved_bytes, sim_reserved_bytes; /* at the mark (what the phase before it left) */
-  double real_peak_bytes, sim_peak_bytes;         /* the most reserved since the mark before it */
+  double real_peak_bytes, sim_peak_bytes;         /* the most reserved from the mark to the next */
 } replay_mark;
 
 typedef struct {
@@ -26,12 +26,16 @@ typedef struct {
   /* the first request or free after which the two reserves differ; 0: none */
   long first_difference_line;
   double first_real_reserved_bytes, first_sim_reserved_bytes;
-  char first_mark[REPLAY_LABEL_BYTES];     /* the phase it happened in */
-  replay_mark marks[REPLAY_MAX_MARKS + 1]; /* the last: the end of the trace */
+  char first_mark[REPLAY_LABEL_BYTES]; /* the phase it happened in */
+  replay_mark marks[REPLAY_MAX_MARKS];
   int mark_count;
-  int expandable; /* from the trace's PYTORCH_CUDA_ALLOC_CONF line */
+  long marks_folded; /* marks past REPLAY_MAX_MARKS: their phases count in the last one kept */
+  replay_mark end;   /* the state at the end of the trace (label "end") */
+  int expandable;    /* from the trace's PYTORCH_CUDA_ALLOC_CONF line */
   double max_split_bytes, gc_threshold;
-  char error[160]; /* non-empty: the trace could not be read (error names the line) */
+  double capacity_bytes; /* from its `capacity` line; INFINITY without one */
+  long shifted;          /* micro-batches llmem's own trace passed over (`shift` lines) */
+  char error[160];       /* non-empty: the trace could not be read (error names the line) */
 } replay_report;
 
 /* One event line of a trace ("a <addr> <bytes> <stream>", any of the codes a r f s x m u o). */

@@ -84,13 +84,23 @@ class CudaMemory:
         return {k: int(st.get(k, 0)) for k in ("num_alloc_retries", "num_ooms", "num_device_alloc",
                                                 "active_bytes.all.peak", "inactive_split_bytes.all.peak")}
 
-    def start_history(self):
+    # the last step's events (a few per tensor); a trace from the build on holds every step's
+    HISTORY_ENTRIES = 2000000
+    TRACE_ENTRIES = 10000000
+
+    def start_history(self, entries=HISTORY_ENTRIES):
         """Record every allocator event (torch.cuda.memory._record_memory_history; no stack contexts, to keep it cheap)."""
         rec = torch.cuda.memory._record_memory_history
+        self.history_entries = entries
         try:
-            rec(enabled="all", context=None, max_entries=2000000)
+            rec(enabled="all", context=None, max_entries=entries)
         except TypeError:  # older signature
             rec(True)
+
+    def capacity(self):
+        """What the allocator could hold now: the device's free memory plus its own reserve."""
+        free, _total = torch.cuda.mem_get_info(self.device)
+        return int(free) + self.reserved()
 
     def snapshot(self):
         """The allocator's recorded events and its segments now (torch.cuda.memory._snapshot)."""
@@ -284,12 +294,14 @@ def _trace_and_timeline(reader, marks, trace_marks, last_start_us):
     S = _snapshot_to_json()
     device = getattr(getattr(reader, "device", None), "index", None) or 0
     snap = reader.snapshot()
+    capacity = reader.capacity() if hasattr(reader, "capacity") else None
     reader.stop_recording()
     timeline = S.convert(S.since(snap, last_start_us), device, phases=marks)
     header = ["recorded by the llmem probe from before the model was built to the end of the last step",
               "torch %s" % (getattr(torch, "__version__", None) if torch is not None else None),
               "PYTORCH_CUDA_ALLOC_CONF %s" % (os.environ.get("PYTORCH_CUDA_ALLOC_CONF") or "")]
-    return timeline, S.trace_text(snap, device, trace_marks, header)
+    return timeline, S.trace_text(snap, device, trace_marks, header, capacity=capacity,
+                                  max_entries=getattr(reader, "history_entries", None))
 
 
 def _write_trace(path, text):
@@ -355,7 +367,10 @@ def run_probe(config, steps=3, warmup=2, device="cuda", reader=None, caps=None, 
     if trace_path:
         if not hasattr(reader, "snapshot"):
             raise ProbeError("--trace-allocator needs the allocator's event history (torch.cuda.memory)")
-        reader.start_history()
+        if isinstance(reader, CudaMemory):
+            reader.start_history(CudaMemory.TRACE_ENTRIES)
+        else:
+            reader.start_history()
         trace_marks = [{"t_us": _now_us(), "label": "build"}]
     run = build_run(plan, device, seed)
     if plan.get("empty_cache_after_init") and dev.type == "cuda":

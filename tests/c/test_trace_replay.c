@@ -32,9 +32,9 @@ static void a_run_the_rules_explain(void) {
   CHECK_NEAR(report.real_peak_reserved_bytes, 20 * MB, 0, "recorded peak");
   CHECK_NEAR(report.sim_peak_reserved_bytes, 20 * MB, 0, "simulated peak");
   CHECK(report.allocs == 2 && report.frees == 2 && report.real_segments_opened == 1, "counts");
-  CHECK(report.mark_count == 4 && strcmp(report.marks[3].label, "end") == 0, "marks and the end");
-  CHECK_NEAR(report.marks[3].real_reserved_bytes, 0, 0, "released at the end (recorded)");
-  CHECK_NEAR(report.marks[3].sim_reserved_bytes, 0, 0, "released at the end (simulated)");
+  CHECK(report.mark_count == 3 && strcmp(report.end.label, "end") == 0, "marks and the end");
+  CHECK_NEAR(report.end.real_reserved_bytes, 0, 0, "released at the end (recorded)");
+  CHECK_NEAR(report.end.sim_reserved_bytes, 0, 0, "released at empty_cache (simulated)");
   CHECK_NEAR(report.marks[1].sim_peak_bytes, 20 * MB, 0, "the forward's peak");
 }
 
@@ -63,6 +63,19 @@ static void expandable_settings_come_from_the_header(void) {
   CHECK(report.first_difference_line == 0, "one 20 MiB page mapped, as recorded");
 }
 
+/* Past REPLAY_MAX_MARKS the phases fold into the last row kept; the end is still the end. */
+static void many_marks_keep_the_end(void) {
+  static char t[64 * (REPLAY_MAX_MARKS + 200)];
+  size_t n = (size_t)snprintf(t, sizeof t, "llmem-alloc-trace 1\nstream 0 0\ns 0 2097152 0\na 0 1000 0\n");
+  for (int i = 0; i < REPLAY_MAX_MARKS + 100; i++) n += (size_t)snprintf(t + n, sizeof t - n, "mark step %d\n", i);
+  snprintf(t + n, sizeof t - n, "f 0 1000 0\nmark empty_cache\nx 0 2097152 0\nend 0 0\n");
+  CHECK(replay_text(t) == 0, "replayed: %s", report.error);
+  CHECK(report.mark_count == REPLAY_MAX_MARKS && report.marks_folded == 101, "kept %d, folded %ld", report.mark_count,
+        report.marks_folded);
+  CHECK_NEAR(report.end.real_reserved_bytes, 0, 0, "the end, after the release (recorded)");
+  CHECK_NEAR(report.end.sim_reserved_bytes, 0, 0, "the end, after the release (simulated)");
+}
+
 static void bad_traces_name_their_line(void) {
   CHECK(replay_text("hello\n") == -1 && strstr(report.error, "line 1: not an llmem-alloc-trace"), "%s", report.error);
   CHECK(replay_text("llmem-alloc-trace 1\nstream 0 0\nq 1 2 0\n") == -1 && strstr(report.error, "line 3"), "%s",
@@ -73,6 +86,13 @@ static void bad_traces_name_their_line(void) {
             strstr(report.error, "line 7: more CUDA streams"),
         "%s", report.error);
   CHECK(replay_text("\x1f\x8b\x08\n") == -1 && strstr(report.error, "gzip"), "%s", report.error);
+  static const char *const bad_numbers[] = {"a 0 nan 0", "a 0 inf 0",   "a 0 -5 0",   "a 0 5 0 junk", "a -1 5 0",
+                                            "a 0 5 -2",  "capacity -1", "baseline 1", "shift 0"};
+  for (size_t i = 0; i < sizeof bad_numbers / sizeof bad_numbers[0]; i++) {
+    char t[128];
+    snprintf(t, sizeof t, "llmem-alloc-trace 1\nstream 0 0\n%s\n", bad_numbers[i]);
+    CHECK(replay_text(t) == -1 && strstr(report.error, "line 3"), "%s: %s", bad_numbers[i], report.error);
+  }
   CHECK(replay_text("") == -1 && strstr(report.error, "empty"), "%s", report.error);
 }
 
@@ -86,6 +106,11 @@ static void the_models_own_trace_replays_to_its_estimate(void) {
       "parallel.engine=fsdp1 parallel.offload_params=cpu parallel.offload_optimizer=cpu",
       "parallel.engine=megatron parallel.pp=2 parallel.tp=2 training.grad_accum=4",
       "parallel.engine=single parallel.gpus=1 model.layers=4 hardware.memory_gib=8",
+      /* cycles passed over (`shift`), partial releases: garbage collection, max_split_size near capacity */
+      "parallel.engine=megatron parallel.pp=4 parallel.tp=2 training.grad_accum=32",
+      "runtime.gc_threshold=0.5",
+      "runtime.max_split_size_mib=128 hardware.memory_gib=40",
+      "runtime.max_split_size_mib=200 hardware.memory_gib=60",
   };
   for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
     static llmem_input in;
@@ -141,6 +166,21 @@ static void two_traces_compared_by_size(void) {
   fclose(out), fclose(a), fclose(b);
   CHECK(strstr(text, "2 sizes whose counts differ") && !strstr(text, " 1024 "), "by size alone:\n%s", text);
   free(text);
+  /* a mark that is not there is said; what is not a trace is refused */
+  a = fmemopen((void *)recorded, strlen(recorded), "r");
+  b = fmemopen((void *)modelled, strlen(modelled), "r");
+  out = open_memstream(&text, &size);
+  o.until = "step 9";
+  CHECK(diff_traces(a, b, &o, out, error, sizeof error) == 0, "compared: %s", error);
+  fclose(out), fclose(a), fclose(b);
+  CHECK(strstr(text, "no mark \"step 9\""), "the missing cut is said:\n%s", text);
+  free(text);
+  a = fmemopen((void *)"\x1f\x8b\x08\n", 4, "r");
+  b = fmemopen((void *)modelled, strlen(modelled), "r");
+  out = open_memstream(&text, &size);
+  CHECK(diff_traces(a, b, &o, out, error, sizeof error) == -1 && strstr(error, "gzip"), "a gzip file: %s", error);
+  fclose(out), fclose(a), fclose(b);
+  free(text);
 }
 
 int main(void) {
@@ -148,6 +188,7 @@ int main(void) {
   a_segment_the_rules_would_not_open();
   expandable_settings_come_from_the_header();
   bad_traces_name_their_line();
+  many_marks_keep_the_end();
   the_models_own_trace_replays_to_its_estimate();
   two_traces_compared_by_size();
   return check_report("trace_replay");

@@ -24,6 +24,16 @@ describe('flat-input', () => {
     expect(flat).toBeInstanceOf(Float64Array);
     expect(new Float64Array(readFileSync(out).buffer.slice(0))).toEqual(flat);
   });
+  it("reads the probe's result file too ({ok, config, measured})", () => {
+    const file = join(dir, 'probe-result.json');
+    const c = JSON.parse(
+      readFileSync(join(root, 'tests/measured/probe-h200-qwen2.5-0.5b-pure-adamw-s4096-b2.json'), 'utf8'),
+    );
+    writeFileSync(file, JSON.stringify({ ok: true, config: c.config, measured: c.measured }));
+    const out = join(dir, 'probe.f64');
+    expect(run([file, '-o', out]).status).toBe(0);
+    expect(readFileSync(out)).toEqual(readFileSync(join(dir, 'case.f64')));
+  });
   it('names the key of an invalid config (exit 1) and refuses what it cannot read (exit 2)', () => {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ training: { micro_batch: 0 } }));

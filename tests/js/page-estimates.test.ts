@@ -84,6 +84,18 @@ describe('hysteresis: where estimates run', () => {
     s.planner.dispose();
   });
 
+  it('a first estimate past a long task still sends the next ones to the Worker (the config is slow, not cold)', () => {
+    const h = harness(
+      () => 60,
+      () => 10,
+    );
+    const s = createAppState(h.counted, '', h.backend);
+    expect(s.heavy.value).toBe(true);
+    s.setField('training.seq_len', 8192);
+    expect(s.computing.value, 'the first edit runs in the Worker').toBe(true);
+    s.planner.dispose();
+  });
+
   it('a fast Worker answer brings estimates back to the main thread after a slow main-thread one (the stale time kept them off)', async () => {
     // the first edit's main-thread estimate is slow, the rest take a millisecond; the Worker answers in one
     const h = harness(

@@ -98,6 +98,14 @@ class Snapshot(unittest.TestCase):
             "r 100 %d 0" % (8 * MIB), "f 100 %d 0" % (8 * MIB), "f 500 %d 0" % MIB, "x 500 %d 0" % (2 * MIB),
             "mark late", "end %d %d" % (4 * MIB, 20 * MIB)])
 
+    def test_trace_carries_the_capacity_and_says_when_the_recording_was_cut(self):
+        snap = snapshot()
+        full = S.trace_text(snap, capacity=80 * MIB, max_entries=len(snap["device_traces"][0]))
+        self.assertIn("capacity %d\n" % (80 * MIB), full)
+        self.assertIn("# truncated: the recording kept its last 7 entries", full)
+        self.assertNotIn("truncated", S.trace_text(snap, max_entries=1000))
+        self.assertNotIn("capacity", S.trace_text(snap))
+
     def test_trace_without_times_leaves_its_marks_out_and_says_so(self):
         snap = snapshot()
         for e in snap["device_traces"][0]:

@@ -804,6 +804,19 @@ static void sync_pending(void) {
   pending_count = 0;
 }
 
+void alloc_free_completed(uint64_t tag) {
+  if (st.gave_up) return;
+  for (int i = 0; i < pending_count; i++) {
+    int b = pending[i];
+    if (blocks[b].tag != tag) continue;
+    pending[i] = pending[--pending_count];
+    blocks[b].pending = 0;
+    if (observer) observer('f', tag, blocks[b].size, blocks[b].stream);
+    to_cache(b);
+    return;
+  }
+}
+
 void alloc_sync(void) {
   if (!st.gave_up) sync_pending();
 }

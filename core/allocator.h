@@ -51,6 +51,8 @@ void alloc_free(uint64_t tag, int cross_stream);
 void alloc_free_if_live(uint64_t tag);
 /* The other streams' work has completed: pending blocks return to the cache. */
 void alloc_sync(void);
+/* One pending block's streams have completed: it returns to the cache (tools: a trace's free completed). */
+void alloc_free_completed(uint64_t tag);
 /* torch.cuda.empty_cache(): unsplit cached segments go back to the driver. */
 void alloc_empty_cache(void);
 /* torch.cuda.reset_peak_memory_stats(): the peaks restart from what is held now. */

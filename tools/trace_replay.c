@@ -14,16 +14,15 @@
 #define PENDING_MAX 65536
 
 typedef struct {
-  uint64_t tag, now; /* a free requested ('r') and not completed: its tag in the trace, and in the replay */
-} pending_free;
-
-typedef struct {
   replay_report *r;
   double real_reserved_bytes; /* since the baseline */
   int started;                /* an event was replayed since the last reset: the settings are fixed */
+  int deferred;               /* a segment release followed completions: they wait for the next request */
   long line;
-  pending_free pending[PENDING_MAX];
+  uint64_t pending[PENDING_MAX]; /* frees requested ('r'), not completed */
   int pending_count;
+  uint64_t completed[PENDING_MAX]; /* their completions ('f') read, not applied yet */
+  int completed_count;
 } replay;
 
 static int fail(replay *p, const char *what) {
@@ -78,34 +77,40 @@ static void compare(replay *p, int request_or_free) {
            m ? m->label : "(before the first mark)");
 }
 
-/* 'r': the block stays allocated in the replay until its 'f' (PyTorch's free completed), under the tag the
- * replay knows it by (a `shift` may rename it there while the trace keeps the old one). */
+/* 'r': the block waits for other streams (pending, as in c10 and core/allocator.c) until its 'f'. */
 static int request_free(replay *p, uint64_t tag) {
   if (p->pending_count == PENDING_MAX) return fail(p, "too many frees requested and not completed");
-  p->pending[p->pending_count++] = (pending_free){tag, tag};
+  alloc_free(tag, 1);
+  p->pending[p->pending_count++] = tag;
   return 0;
 }
 
-static uint64_t complete_free(replay *p, uint64_t tag) {
+static int take_pending(replay *p, uint64_t tag) {
   for (int i = 0; i < p->pending_count; i++)
-    if (p->pending[i].tag == tag) {
-      uint64_t now = p->pending[i].now;
+    if (p->pending[i] == tag) {
       p->pending[i] = p->pending[--p->pending_count];
-      return now;
+      return 1;
     }
-  return tag;
+  return 0;
 }
 
-/* `shift <count>`: llmem renamed its live blocks' owners <count> micro-batches on (alloc_shift_micro_batches);
- * its pending blocks were not live there but are here, so they keep their trace tags through an alias. */
+/* The completions read since the last other event, applied. A run of them that a segment release follows was
+ * the release's own (c10 release_cached_blocks and core/allocator.c release_all_cached return the pending blocks
+ * first, inside the request that failed to find one): they wait for that request, whose replay makes its own
+ * release. */
+static void complete_frees(replay *p) {
+  for (int i = 0; i < p->completed_count; i++) alloc_free_completed(p->completed[i]);
+  p->completed_count = 0;
+}
+
+/* `shift <count>`: llmem renamed its live blocks' owners <count> micro-batches on (alloc_shift_micro_batches). */
 static int shift(replay *p, const char *rest) {
   double count;
   int used = 0;
-  if (sscanf(rest, "%lf%n", &count, &used) != 1 || rest[used] != 0 || !(count >= 1 && count < 4294967296.0))
+  if (sscanf(rest, "%lf%n", &count, &used) != 1 || rest[used] != 0 || !(count >= 0 && count < 4294967296.0))
     return fail(p, "shift <micro-batches>");
+  complete_frees(p);
   alloc_shift_micro_batches((uint32_t)count);
-  for (int i = 0; i < p->pending_count; i++)
-    if (ALLOC_TAG_MB(p->pending[i].now) != 0) p->pending[i].now += (uint32_t)count;
   p->r->shifted += (long)count;
   return 0;
 }
@@ -116,16 +121,25 @@ static int event(replay *p, const trace_event *e) {
   p->started = 1;
   r->events++;
   uint64_t tag = (uint64_t)e->addr;
+  int releasing = e->code == 'x' || e->code == 'u';
+  if (e->code == 'f' && take_pending(p, tag)) { /* completed: applied before the next other event */
+    p->completed[p->completed_count++] = tag;
+    r->frees++;
+    return 0;
+  }
+  if (releasing && p->completed_count) p->deferred = 1;
+  if (!releasing && !p->deferred) complete_frees(p);
   switch (e->code) {
     case 'a':
       alloc_malloc(tag, e->bytes, e->stream);
       r->allocs++;
+      if (p->deferred) p->deferred = 0, complete_frees(p); /* the release's request: its own sync came first */
       break;
     case 'r':
       if (request_free(p, tag) != 0) return -1;
       break;
     case 'f':
-      alloc_free(complete_free(p, tag), 0);
+      alloc_free(tag, 0);
       r->frees++;
       break;
     case 's':
@@ -149,7 +163,7 @@ static void restart(replay *p) {
   reset_allocator(p->r);
   p->real_reserved_bytes = 0;
   p->started = 0;
-  p->pending_count = 0;
+  p->pending_count = p->completed_count = p->deferred = 0;
 }
 
 static int stream_line(replay *p, const char *rest) {
@@ -231,6 +245,7 @@ int replay_trace(FILE *in, replay_report *report) {
     while (!whole && fgets(buf, sizeof buf, in)) whole = strchr(buf, '\n') != NULL; /* a long comment's rest */
   }
   if (p.line == 0) return fail(&p, "empty trace");
+  complete_frees(&p);
   set_mark(&p, &report->end, "end");
   return 0;
 }

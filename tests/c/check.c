@@ -2,6 +2,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,4 +173,104 @@ llmem_input layout_input(const llmem_input *base, double gpus, const llmem_layou
   if (!isnan(c.global_batch)) c.global_batch = l->dp * l->micro_batch * l->grad_accum;
   if (l->rollout_tp > 0) c.rl_rollout_tp = l->rollout_tp;
   return c;
+}
+
+/* ---- random valid-looking configs (test_properties, test_trace_replay) ---- */
+static uint64_t rng = 0x9E3779B97F4A7C15ull; /* one sequence per test process */
+static unsigned next(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (unsigned)(rng >> 16);
+}
+int check_pick(int n) { return (int)(next() % (unsigned)n); }
+double check_pick_of(const double *v, int n) { return v[check_pick(n)]; }
+
+void check_random_config(llmem_input *in) {
+  llmem_defaults(in);
+  static const double hidden[] = {256, 512, 1024, 2048, 4096};
+  static const double heads[] = {4, 8, 16, 32};
+  static const double layers[] = {2, 4, 8, 12, 16, 24, 32};
+  in->hidden = check_pick_of(hidden, 5);
+  in->heads = check_pick_of(heads, 4);
+  in->kv_heads = in->heads / (double)(1 << check_pick(3));
+  in->layers = check_pick_of(layers, 7);
+  in->ffn_hidden = in->hidden * (check_pick(2) ? 4 : 3.5);
+  in->vocab = check_pick(2) ? 32000 : 128256;
+  in->mlp = check_pick(2);
+  in->tied_embeddings = check_pick(2);
+  in->norm = check_pick(2);
+  in->bias = check_pick(4) == 0;
+  if (check_pick(4) == 0) {
+    in->moe_experts = 8;
+    in->moe_top_k = 1 + check_pick(2);
+    in->moe_shared_experts = check_pick(2);
+    in->moe_dense_layers = check_pick(3);
+    in->moe_layer_freq = 1 + check_pick(2);
+  }
+  static const double mb[] = {1, 2, 4}, seq[] = {256, 1024, 2048, 4096};
+  in->micro_batch = check_pick_of(mb, 3);
+  in->seq_len = check_pick_of(seq, 4);
+  in->grad_accum = 1 + check_pick(4);
+  in->dtype = check_pick(3) == 0 ? LLMEM_DTYPE_FP32 : LLMEM_DTYPE_BF16;
+  in->master_weights = check_pick(2);
+  in->optimizer = check_pick(LLMEM_OPTIMIZER_COUNT_);
+  in->optimizer_impl = check_pick(3);
+  in->recompute = check_pick(4);
+  in->recompute_modules = check_pick(1 << LLMEM_RECOMPUTE_MODULE_COUNT_);
+  in->paged_optimizer = check_pick(8) == 0;
+  in->activation_offload = check_pick(8) == 0;
+  in->attention = check_pick(3);
+  in->loss = check_pick(4);
+  in->dropout = check_pick(3) == 0 ? 0.1 : 0;
+  in->torch_compile = check_pick(2);
+  if (check_pick(4) == 0) {
+    in->ft_method = 1 + check_pick(2);
+    in->lora_rank = 8 << check_pick(3);
+  }
+  static const double gpus[] = {1, 2, 4, 8, 16, 64};
+  in->gpus = check_pick_of(gpus, 6);
+  in->engine = check_pick(LLMEM_ENGINE_COUNT_);
+  if (in->engine == LLMEM_ENGINE_SINGLE) in->gpus = 1;
+  if (in->engine == LLMEM_ENGINE_DEEPSPEED || in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED)
+    in->zero_stage = check_pick(4);
+  if (in->engine == LLMEM_ENGINE_FSDP1 || in->engine == LLMEM_ENGINE_FSDP2) in->fsdp_strategy = check_pick(4);
+  if (in->engine == LLMEM_ENGINE_MEGATRON) in->distributed_optimizer = check_pick(2);
+  if (in->engine == LLMEM_ENGINE_MEGATRON || in->engine == LLMEM_ENGINE_FSDP2 ||
+      in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) {
+    in->tp = (double)(1 << check_pick(3));
+    in->pp = (double)(1 << check_pick(3));
+    if (check_pick(3) == 0) in->cp = 2;
+    in->sequence_parallel = check_pick(2);
+    in->pp_schedule = check_pick(4);
+    if (in->pp_schedule == LLMEM_PP_INTERLEAVED && in->pp > 1) {
+      in->vpp = 2;
+      in->grad_accum = in->pp * (1 + check_pick(2));
+    }
+  }
+  if (in->moe_experts > 0 && check_pick(2)) in->ep = 2;
+  if (check_pick(6) == 0) { /* an RL step (core/rl.c): no pipeline parallelism */
+    static const double lens[] = {128, 512, 1024}, shares[] = {0.2, 0.4, 0.8};
+    in->pp = 1, in->vpp = 1, in->pp_schedule = LLMEM_PP_1F1B;
+    in->rl_algorithm = 1 + check_pick(LLMEM_RL_ALGORITHM_COUNT_ - 1);
+    in->rl_group_size = (double)(1 << check_pick(4));
+    in->rl_prompt_len = check_pick_of(lens, 3);
+    in->rl_response_len = check_pick_of(lens, 3);
+    double model_ranks = in->tp * in->cp, dp = fmod(in->gpus, model_ranks) == 0 ? in->gpus / model_ranks : 1;
+    in->rl_rollout_batch = dp * in->micro_batch * (1 + check_pick(2));
+    in->rl_rollout_tp = in->tp;
+    in->rl_gpu_memory_utilization = check_pick_of(shares, 3);
+    in->rl_sleep = check_pick(LLMEM_RL_SLEEP_COUNT_);
+    in->rl_actor_param_offload = check_pick(2);
+    in->rl_actor_optimizer_offload = check_pick(2);
+    in->rl_ref_enabled = check_pick(2);
+    in->rl_reward_enabled = check_pick(2);
+    in->rl_weight_sync = check_pick(2);
+    in->rl_entropy = check_pick(2);
+    in->rl_logits_response_only = check_pick(2);
+    if (check_pick(3) == 0) in->rl_remove_padding = 1, in->rl_response_len_mean = in->rl_response_len / 2;
+    if (check_pick(3) == 0) in->rl_max_tokens = 4 * (in->rl_prompt_len + in->rl_response_len);
+    in->rl_placement = check_pick(4) == 0;
+    in->rl_engine = check_pick(2);
+  }
 }

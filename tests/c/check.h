@@ -44,4 +44,10 @@ llmem_input layout_input(const llmem_input *base, double gpus, const llmem_layou
 /* Prints "N passed, N failed" and returns the exit status. */
 int check_report(const char *name);
 
+/* A seeded pseudo-random config over the defaults (mostly valid: llmem_estimate decides), and the draws it
+ * makes: check_pick(n) in [0, n), check_pick_of(v, n) one of v's n values. One sequence per test process. */
+void check_random_config(llmem_input *in);
+int check_pick(int n);
+double check_pick_of(const double *v, int n);
+
 #endif

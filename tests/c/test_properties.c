@@ -15,104 +15,6 @@
 #define CONFIGS 10000
 #define SEARCHES 12
 
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static unsigned next(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return (unsigned)(rng >> 16);
-}
-static int pick(int n) { return (int)(next() % (unsigned)n); }
-static double pick_of(const double *v, int n) { return v[pick(n)]; }
-
-static void random_config(llmem_input *in) {
-  llmem_defaults(in);
-  static const double hidden[] = {256, 512, 1024, 2048, 4096};
-  static const double heads[] = {4, 8, 16, 32};
-  static const double layers[] = {2, 4, 8, 12, 16, 24, 32};
-  in->hidden = pick_of(hidden, 5);
-  in->heads = pick_of(heads, 4);
-  in->kv_heads = in->heads / (double)(1 << pick(3));
-  in->layers = pick_of(layers, 7);
-  in->ffn_hidden = in->hidden * (pick(2) ? 4 : 3.5);
-  in->vocab = pick(2) ? 32000 : 128256;
-  in->mlp = pick(2);
-  in->tied_embeddings = pick(2);
-  in->norm = pick(2);
-  in->bias = pick(4) == 0;
-  if (pick(4) == 0) {
-    in->moe_experts = 8;
-    in->moe_top_k = 1 + pick(2);
-    in->moe_shared_experts = pick(2);
-    in->moe_dense_layers = pick(3);
-    in->moe_layer_freq = 1 + pick(2);
-  }
-  static const double mb[] = {1, 2, 4}, seq[] = {256, 1024, 2048, 4096};
-  in->micro_batch = pick_of(mb, 3);
-  in->seq_len = pick_of(seq, 4);
-  in->grad_accum = 1 + pick(4);
-  in->dtype = pick(3) == 0 ? LLMEM_DTYPE_FP32 : LLMEM_DTYPE_BF16;
-  in->master_weights = pick(2);
-  in->optimizer = pick(LLMEM_OPTIMIZER_COUNT_);
-  in->optimizer_impl = pick(3);
-  in->recompute = pick(4);
-  in->recompute_modules = pick(1 << LLMEM_RECOMPUTE_MODULE_COUNT_);
-  in->paged_optimizer = pick(8) == 0;
-  in->activation_offload = pick(8) == 0;
-  in->attention = pick(3);
-  in->loss = pick(4);
-  in->dropout = pick(3) == 0 ? 0.1 : 0;
-  in->torch_compile = pick(2);
-  if (pick(4) == 0) {
-    in->ft_method = 1 + pick(2);
-    in->lora_rank = 8 << pick(3);
-  }
-  static const double gpus[] = {1, 2, 4, 8, 16, 64};
-  in->gpus = pick_of(gpus, 6);
-  in->engine = pick(LLMEM_ENGINE_COUNT_);
-  if (in->engine == LLMEM_ENGINE_SINGLE) in->gpus = 1;
-  if (in->engine == LLMEM_ENGINE_DEEPSPEED || in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) in->zero_stage = pick(4);
-  if (in->engine == LLMEM_ENGINE_FSDP1 || in->engine == LLMEM_ENGINE_FSDP2) in->fsdp_strategy = pick(4);
-  if (in->engine == LLMEM_ENGINE_MEGATRON) in->distributed_optimizer = pick(2);
-  if (in->engine == LLMEM_ENGINE_MEGATRON || in->engine == LLMEM_ENGINE_FSDP2 ||
-      in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) {
-    in->tp = (double)(1 << pick(3));
-    in->pp = (double)(1 << pick(3));
-    if (pick(3) == 0) in->cp = 2;
-    in->sequence_parallel = pick(2);
-    in->pp_schedule = pick(4);
-    if (in->pp_schedule == LLMEM_PP_INTERLEAVED && in->pp > 1) {
-      in->vpp = 2;
-      in->grad_accum = in->pp * (1 + pick(2));
-    }
-  }
-  if (in->moe_experts > 0 && pick(2)) in->ep = 2;
-  if (pick(6) == 0) { /* an RL step (core/rl.c): no pipeline parallelism */
-    static const double lens[] = {128, 512, 1024}, shares[] = {0.2, 0.4, 0.8};
-    in->pp = 1, in->vpp = 1, in->pp_schedule = LLMEM_PP_1F1B;
-    in->rl_algorithm = 1 + pick(LLMEM_RL_ALGORITHM_COUNT_ - 1);
-    in->rl_group_size = (double)(1 << pick(4));
-    in->rl_prompt_len = pick_of(lens, 3);
-    in->rl_response_len = pick_of(lens, 3);
-    double model_ranks = in->tp * in->cp, dp = fmod(in->gpus, model_ranks) == 0 ? in->gpus / model_ranks : 1;
-    in->rl_rollout_batch = dp * in->micro_batch * (1 + pick(2));
-    in->rl_rollout_tp = in->tp;
-    in->rl_gpu_memory_utilization = pick_of(shares, 3);
-    in->rl_sleep = pick(LLMEM_RL_SLEEP_COUNT_);
-    in->rl_actor_param_offload = pick(2);
-    in->rl_actor_optimizer_offload = pick(2);
-    in->rl_ref_enabled = pick(2);
-    in->rl_reward_enabled = pick(2);
-    in->rl_weight_sync = pick(2);
-    in->rl_entropy = pick(2);
-    in->rl_logits_response_only = pick(2);
-    if (pick(3) == 0) in->rl_remove_padding = 1, in->rl_response_len_mean = in->rl_response_len / 2;
-    if (pick(3) == 0) in->rl_max_tokens = 4 * (in->rl_prompt_len + in->rl_response_len);
-    in->rl_placement = pick(4) == 0;
-    in->rl_engine = pick(2);
-  }
-}
-
 static llmem_result a, b;
 static llmem_event events[LLMEM_MAX_EVENTS];
 
@@ -235,9 +137,9 @@ static int random_searches(void) {
   int layouts = 0;
   for (int k = 0; k < SEARCHES; k++) {
     llmem_input in;
-    random_config(&in);
+    check_random_config(&in);
     static const double engines[] = {LLMEM_ENGINE_MEGATRON, LLMEM_ENGINE_FSDP2, LLMEM_ENGINE_DEEPSPEED};
-    in.engine = pick_of(engines, 3);
+    in.engine = check_pick_of(engines, 3);
     in.gpus = 8;
     in.tp = 1;
     in.pp = 1;
@@ -248,13 +150,13 @@ static int random_searches(void) {
     in.pp_schedule = LLMEM_PP_1F1B;
     in.fsdp_strategy = 0;
     in.distributed_optimizer = 0;
-    in.layers = 8 << pick(2);
-    in.memory_gib = 16 << pick(3);
+    in.layers = 8 << check_pick(2);
+    in.memory_gib = 16 << check_pick(3);
     llmem_search_options opt;
     llmem_search_defaults(&opt);
     static const double gpus[] = {8, 16, 32, 64};
-    opt.gpus = pick_of(gpus, 4);
-    opt.global_batch = opt.gpus * (1 << pick(3));
+    opt.gpus = check_pick_of(gpus, 4);
+    opt.global_batch = opt.gpus * (1 << check_pick(3));
     opt.max_micro_batch = 4;
     if (llmem_search(&in, &opt, &found) != LLMEM_OK) continue;
     for (int i = 0; i < found.count; i++) {
@@ -276,7 +178,7 @@ int main(void) {
   while (valid < CONFIGS && tried < 20 * CONFIGS) {
     tried++;
     llmem_input in;
-    random_config(&in);
+    check_random_config(&in);
     if (llmem_estimate(&in, &a) != LLMEM_OK) continue;
     valid++;
     CHECK(sane(&in, &a), "config %d: a value is negative or not finite, a sum is off, or a reading is not the highest",

@@ -188,6 +188,29 @@ static void two_traces_compared_by_size(void) {
   free(text);
 }
 
+/* The same over random configs (check.c check_random_config): every one the allocator simulates agrees. */
+static void random_configs_replay_to_their_estimate(void) {
+  int simulated = 0;
+  for (int t = 0; t < 300; t++) {
+    static llmem_input in;
+    static llmem_result out;
+    check_random_config(&in);
+    if (llmem_estimate(&in, &out) != 0 || !out.per_gpu.reserved_simulated) continue;
+    simulated++;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+    model_trace(&in, f);
+    fclose(f);
+    int ok = replay_text(text) == 0 && report.first_difference_line == 0 &&
+             report.sim_peak_reserved_bytes == report.real_peak_reserved_bytes;
+    CHECK(ok, "random config %d: line %ld, %.0f vs %.0f (%s)", t, report.first_difference_line,
+          report.first_real_reserved_bytes, report.first_sim_reserved_bytes, report.error);
+    free(text);
+  }
+  CHECK(simulated >= 150, "configs the allocator simulated: %d of 300", simulated);
+}
+
 int main(void) {
   a_run_the_rules_explain();
   a_segment_the_rules_would_not_open();
@@ -196,5 +219,6 @@ int main(void) {
   many_marks_keep_the_end();
   the_models_own_trace_replays_to_its_estimate();
   two_traces_compared_by_size();
+  random_configs_replay_to_their_estimate();
   return check_report("trace_replay");
 }

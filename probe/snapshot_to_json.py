@@ -99,15 +99,21 @@ def _deltas(entry):
     return 0, 0
 
 
-def series(snapshot, device=0):
-    """Full-resolution lists: allocated and reserved after every trace entry (and t_us when recorded)."""
+def recorded(snapshot, device=0):
+    """The device's trace entries, what was held before them (allocated, reserved: the end state less the
+    trace's net change) and the end state."""
     _check(snapshot)
     traces = snapshot["device_traces"]
     trace = traces[device] if device < len(traces) else []
     a_end, r_end = end_state(snapshot, device)
-    da = sum(_deltas(e)[0] for e in trace)
-    dr = sum(_deltas(e)[1] for e in trace)
-    a, r = a_end - da, r_end - dr
+    a0 = a_end - sum(_deltas(e)[0] for e in trace)
+    r0 = r_end - sum(_deltas(e)[1] for e in trace)
+    return trace, (a0, r0), (a_end, r_end)
+
+
+def series(snapshot, device=0):
+    """Full-resolution lists: allocated and reserved after every trace entry (and t_us when recorded)."""
+    trace, (a, r), _ = recorded(snapshot, device)
     out = {"allocated_bytes": [a], "reserved_bytes": [r], "t_us": [], "baseline": {"allocated_bytes": a, "reserved_bytes": r}}
     times = all("time_us" in e for e in trace) and bool(trace)
     if times:
@@ -138,12 +144,7 @@ def trace_text(snapshot, device=0, marks=(), header=(), capacity=None, max_entri
     ({"t_us", "label"}) placed before the first event at or after their time, `header` lines as comments,
     the allocator's capacity when known. A recording that filled its `max_entries` lost its first events:
     the trace says so (its marks before the first event kept pile up there)."""
-    _check(snapshot)
-    traces = snapshot["device_traces"]
-    trace = traces[device] if device < len(traces) else []
-    a_end, r_end = end_state(snapshot, device)
-    a0 = a_end - sum(_deltas(e)[0] for e in trace)
-    r0 = r_end - sum(_deltas(e)[1] for e in trace)
+    trace, (a0, r0), (a_end, r_end) = recorded(snapshot, device)
     lines = [TRACE_FORMAT.splitlines()[0]] + ["# " + h for h in header]
     if max_entries and len(trace) >= max_entries:
         lines.append("# truncated: the recording kept its last %d entries; what came before them is lost" % max_entries)

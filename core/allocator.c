@@ -80,12 +80,10 @@ static unsigned nonempty_pools;         /* bit p: pool p holds a block (the larg
 static int cached_at[ALLOC_MAX_BLOCKS]; /* where the block went into its pool: a hint, checked before use */
 static int changed_at[POOL_COUNT];      /* where the pool last gained or lost a block: the next search's first guess */
 static int pending[ALLOC_MAX_BLOCKS], pending_count;
-/* a slot is empty unless its generation is the current one; key, value and generation share a cache line */
-static struct {
-  uint64_t key;
-  int val;
-  uint32_t gen;
-} map[MAP_SLOTS];
+/* tag -> block: a slot holds its generation (high 16 bits) and its block (low 16), and is empty unless its
+ * generation is the current one; the tag is the block's. Four bytes a slot keep the table in a core's cache. */
+_Static_assert(ALLOC_MAX_BLOCKS <= 0x10000, "a map slot holds a block in 16 bits");
+static uint32_t map[MAP_SLOTS];
 static uint32_t gen;
 static double next_base;
 /* alloc_layout_hash, kept up to date lazily: blocks changed since the last
@@ -121,37 +119,35 @@ static uint32_t slot_of(uint64_t key) {
   return (uint32_t)(key & (MAP_SLOTS - 1));
 }
 
-static int map_empty(uint32_t i) { return map[i].gen != gen; }
+static int map_empty(uint32_t i) { return map[i] >> 16 != gen; }
+
+static int map_block(uint32_t i) { return (int)(map[i] & 0xFFFF); }
 
 static int map_find(uint64_t key) {
   for (uint32_t i = slot_of(key);; i = (i + 1) & (MAP_SLOTS - 1)) {
     if (map_empty(i)) return -1;
-    if (map[i].key == key) return (int)i;
+    if (blocks[map_block(i)].tag == key) return (int)i;
   }
 }
 
 static void map_put(uint64_t key, int value) {
   uint32_t i = slot_of(key);
   while (!map_empty(i)) i = (i + 1) & (MAP_SLOTS - 1);
-  map[i].key = key;
-  map[i].val = value;
-  map[i].gen = gen;
+  map[i] = gen << 16 | (uint32_t)value;
 }
 
 static void map_remove(int at) {
   uint32_t hole = (uint32_t)at, i = hole;
-  map[hole].gen = gen - 1;
+  map[hole] = 0; /* generation 0 is never the current one */
   for (;;) {
     i = (i + 1) & (MAP_SLOTS - 1);
     if (map_empty(i)) return;
-    uint32_t home = slot_of(map[i].key);
+    uint32_t home = slot_of(blocks[map_block(i)].tag);
     /* the entry may move into the hole when its home is not in (hole, i] */
     int movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
     if (movable) {
-      map[hole].key = map[i].key;
-      map[hole].val = map[i].val;
-      map[hole].gen = gen;
-      map[i].gen = gen - 1;
+      map[hole] = map[i];
+      map[i] = 0;
       hole = i;
     }
   }
@@ -765,7 +761,7 @@ static void to_cache(int b) {
 
 /* The live block at map slot `at` is freed. */
 static void free_slot(int at, int cross_stream) {
-  int b = map[at].val;
+  int b = map_block((uint32_t)at);
   map_remove(at);
   block *k = &blocks[b];
   if (observer) observer(cross_stream ? 'r' : 'f', k->tag, k->size, k->stream);
@@ -893,8 +889,8 @@ uint64_t alloc_layout_hash_scan(uint32_t mb_base) {
 
 /* alloc_reset's and alloc_shift_micro_batches': every map slot empty */
 static void map_clear(void) {
-  if (++gen == 0) { /* wrapped: clear the generations once */
-    for (int i = 0; i < MAP_SLOTS; i++) map[i].gen = 0;
+  if (++gen == 0x10000) { /* wrapped: clear the generations once */
+    memset(map, 0, sizeof map);
     gen = 1;
   }
 }

@@ -16,7 +16,7 @@ import type {
 } from '../wasm/llmem.js';
 import { CATEGORIES, MAX_SWEEP, SEARCH_SWITCHES } from '../wasm/llmem.js';
 import { formatGiB as gib, groupDigits, plainArrays } from '../frontend/config/numbers.js';
-import { setPath } from '../frontend/config/json.js';
+import { parsePythonJson, setPath } from '../frontend/config/json.js';
 import { stepBreakdown } from '../frontend/config/labels.js';
 import { layerKinds } from '../frontend/config/layer-kinds.js';
 
@@ -57,7 +57,7 @@ async function hubOption(id: string, ref: HubRef, base: Config): Promise<Config>
   const text = await readHubConfig(ref);
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = parsePythonJson(text);
   } catch (e) {
     throw new InputError('', `--hf ${id}: the Hub's config.json is not valid JSON (${(e as Error).message})`);
   }

@@ -16,6 +16,7 @@ import {
   TRAINER_IDS,
 } from '../frontend/config/importers/index.js';
 import { exportConfig, EXPORT_KINDS, type ExportKind } from '../frontend/config/exporters/index.js';
+import { parsePythonJson } from '../frontend/config/json.js';
 
 const IMPORT = findCommand('import')!;
 const EXPORT = findCommand('export')!;
@@ -155,7 +156,7 @@ export function exportCommand(args: string[]): Promise<number> {
 export function hfOption(path: string, base: Config = {}): Config {
   let json: unknown;
   try {
-    json = JSON.parse(readInput(path));
+    json = parsePythonJson(readInput(path));
   } catch (e) {
     if (e instanceof ImportInputError) throw e;
     throw new ImportInputError('', `${path}: not valid JSON (${(e as Error).message})`);

@@ -31,3 +31,24 @@ export function setPath(root: Config, path: string, value: Json): void {
   for (const p of parts.slice(0, -1)) node = (isObject(node[p]) ? node[p] : (node[p] = {})) as Config;
   node[parts[parts.length - 1]] = value;
 }
+
+/**
+ * JSON as Python's json.dump writes it: also the bare NaN, Infinity and -Infinity it emits outside strings
+ * (transformers' config.json of Mamba-2 style models: "time_step_limit": [0.0, Infinity]), read as null,
+ * 1e999 and -1e999 (JSON's own overflow to ±Infinity). Throws JSON.parse's error when the text is not that either.
+ */
+export function parsePythonJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    if (!/NaN|Infinity/.test(text)) throw e;
+    const bare = text.replace(/"(?:[^"\\]|\\.)*"|-?Infinity|NaN/g, (m) =>
+      m.startsWith('"') ? m : m === 'NaN' ? 'null' : m.startsWith('-') ? '-1e999' : '1e999',
+    );
+    try {
+      return JSON.parse(bare);
+    } catch {
+      throw e; // the original message: the bare constants were not the problem
+    }
+  }
+}

@@ -85,6 +85,23 @@ describe('DeepSpeed JSON', () => {
     expect(r.config).toMatchObject({ training: { micro_batch: 2, dtype: 'fp32' }, parallel: { zero_stage: 0 } });
     expect(r.unsupported).toEqual(['flux_capacitor: not a known DeepSpeed key; not applied']);
   });
+  it('bf16 master weights, gradients and optimizer states (DeepSpeed #7700), and offload_param outside ZeRO-3', () => {
+    const r = ok(
+      'deepspeed',
+      '{"train_micro_batch_size_per_gpu": 4, "bf16": {"enabled": true, "bf16_master_weights_and_grads": true, ' +
+        '"bf16_optimizer_states": true}, "zero_optimization": {"stage": 3}}',
+    );
+    expect(r.config.training).toMatchObject({ master_dtype: 'bf16', grad_dtype: 'bf16', optimizer_dtype: 'bf16' });
+    const fp32 = runs({ ...r.config, model: { preset: 'llama-3.1-8b' }, training: { micro_batch: 4 } });
+    const bf16 = runs({ ...r.config, model: { preset: 'llama-3.1-8b' } });
+    expect(bf16.per_gpu.breakdown_bytes.optimizer_states).toBeCloseTo(
+      fp32.per_gpu.breakdown_bytes.optimizer_states / 2,
+    );
+    const stage0 = ok('deepspeed', '{"zero_optimization": {"stage": 0, "offload_param": {"device": "cpu"}}}');
+    expect(stage0.config.parallel).toMatchObject({ offload_params: 'none' });
+    expect(stage0.notes.join('\n')).toContain('offload_param needs ZeRO-3 (stage is 0)');
+    runs({ ...stage0.config, model: { preset: 'llama-3.1-8b' } });
+  });
   it('malformed files are errors that name the key', () => {
     expect(fail('deepspeed', '{"zero_optimization": {"stage": 4}}').path).toBe('zero_optimization.stage');
     expect(fail('deepspeed', '{"zero_optimization": {"offload_optimizer": {"device": "gpu"}}}').message).toContain(

@@ -9,6 +9,8 @@ import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { MODELS } from '../../frontend/config/catalog.js';
 import { importHfConfig, type HfImport } from '../../frontend/config/importers/hf.js';
+import { importConfig } from '../../frontend/config/importers/index.js';
+import { parsePythonJson } from '../../frontend/config/json.js';
 import { MAX_PATTERN } from '../../frontend/config/importers/hf-layers.js';
 
 const dir = join(repoRoot(), 'tests/fixtures/import/hf');
@@ -197,6 +199,21 @@ describe('HF import warnings', () => {
     expect(generic.config.model).toMatchObject({ mlp: 'gated', kv_heads: 8, tied_embeddings: true });
     expect(generic.unknown).toEqual(['residual_multiplier']);
     expect(generic.notes.join('\n')).toMatch(/no dedicated mapping/);
+  });
+  it("reads the bare NaN and Infinity Python's json writes (Mamba-2 style time_step_limit), and nothing else", () => {
+    const text = readFileSync(join(dir, 'nemotron-h-8b.json'), 'utf8').replace(
+      /^\{/,
+      '{"time_step_limit": [0.0, Infinity], "floor": -Infinity, "odd": NaN, "name": "not Infinity",',
+    );
+    const r = importConfig('hf', text);
+    if ('error' in r) throw new Error(r.error.message);
+    expect(r.config).toEqual(ok(importHfConfig(read('nemotron-h-8b'))).config);
+    expect(parsePythonJson('{"a": [Infinity, -Infinity, NaN], "b": "NaN"}')).toEqual({
+      a: [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, null],
+      b: 'NaN',
+    });
+    expect(() => parsePythonJson('{"a": Infinity,}')).toThrow(SyntaxError);
+    expect(() => parsePythonJson('{"a": Inf}')).toThrow(SyntaxError);
   });
   it('rejects malformed configs with the key path', () => {
     const e = (v: unknown) => {

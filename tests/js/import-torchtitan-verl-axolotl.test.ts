@@ -50,6 +50,32 @@ describe('torchtitan flavors', () => {
     expect(m.message).toContain('qwen3');
     expect(error('torchtitan', '[training]\nseq_len = 2048\n').path).toBe('[model] flavor');
   });
+
+  it('float8 under its 2025-09 name and section ([model] converters quantize.linear.float8, [quantize.linear.float8])', () => {
+    const c = ok(
+      'torchtitan',
+      toml('llama3', '8B').replace('[model]\n', '[model]\nconverters = ["quantize.linear.float8"]\n') +
+        '[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\nfilter_fqns = ["output"]\n' +
+        '[quantize.grouped_mm.float8]\nfqns = ["experts"]\n',
+    ).config;
+    expect(at(c, 'training.fp8_linear')).toBe(true);
+    expect(at(c, 'parallel.fp8_all_gather')).toBe(true);
+    const mx = ok(
+      'torchtitan',
+      toml('llama3', '8B').replace('[model]\n', '[model]\nconverters = ["quantize.linear.mx"]\n'),
+    );
+    expect(at(mx.config, 'training.fp8_linear')).toBe(undefined);
+    expect(mx.unsupported.join('\n')).toContain('quantize.linear.mx is not modelled');
+  });
+
+  it('[compile] components: the model is compiled only when listed; the loss alone compiles the loss', () => {
+    const compiled = (components: string) =>
+      ok('torchtitan', `${toml('llama3', '8B')}[compile]\nenable = true\ncomponents = ${components}\n`).config;
+    expect(at(compiled('["loss"]'), 'runtime.torch_compile')).toBe(undefined);
+    expect(at(compiled('["loss"]'), 'training.loss')).toBe('compiled');
+    expect(at(compiled('["model", "loss"]'), 'runtime.torch_compile')).toBe(true);
+    expect(at(compiled('["model"]'), 'training.loss')).toBe(undefined);
+  });
 });
 
 describe('verl Megatron workers', () => {
@@ -79,6 +105,16 @@ describe('verl Megatron workers', () => {
     expect(at(c, 'rl.reference.param_offload')).toBe(true);
     expect(at(c, 'training.recompute')).toBe('none');
     expect(r.unsupported.filter((u) => u.includes('.megatron.'))).toEqual([]);
+  });
+
+  it('a dense model under TP: no expert tensor parallelism (verl examples/tuning/32b qwen2_32B_grpo_8_h20_megatron_vllm.sh)', () => {
+    const dense = megatron('')
+      .replace('Qwen/Qwen3-30B-A3B-Base', 'Qwen/Qwen2.5-32B')
+      .replace('actor_rollout_ref.actor.megatron.expert_model_parallel_size=4 \\\n', '');
+    const c = ok('verl', dense).config;
+    expect(at(c, 'model.preset')).toBe('qwen2.5-32b');
+    expect(at(c, 'parallel.tp')).toBe(2);
+    expect(at(c, 'parallel.etp')).toBeUndefined();
   });
 
   it('Megatron recompute and optimizer CPU offload overrides; unmapped overrides are reported', () => {

@@ -64,6 +64,26 @@ describe('TRL SFT configs', () => {
     expect(error('trl', 'packing: true\nnum_generations: 4\n').path).toBe('packing');
   });
 
+  it('a full fine-tune of bf16-loaded weights under DDP trains bf16 weights: bf16 gradients and AdamW states', () => {
+    const r = ok('trl', DISTILL, { worldSize: 8 });
+    expect(get(r.config, 'parallel.engine')).toBe('ddp');
+    expect(get(r.config, 'training.master_weights')).toBe(false);
+    expect(get(r.config, 'training.grad_dtype')).toBe('bf16');
+    expect(get(r.config, 'training.optimizer_dtype')).toBe('bf16');
+    // bitsandbytes' 32-bit AdamW keeps fp32 states; its 8-bit one decides its own
+    expect(get(ok('trl', `${DISTILL}optim: paged_adamw_32bit\n`).config, 'training.optimizer_dtype')).toBe('fp32');
+    // LoRA trains fp32 adapters (PEFT upcasts them): nothing of this applies
+    expect(get(ok('trl', `${DISTILL}use_peft: true\n`).config, 'training.grad_dtype')).toBeUndefined();
+  });
+
+  it('a world size of 1 without DeepSpeed or FSDP is one GPU, not DDP (TRL, TrainingArguments, axolotl)', () => {
+    expect(get(ok('trl', DISTILL, { worldSize: 1 }).config, 'parallel.engine')).toBe('single');
+    expect(get(ok('training_args', 'bf16: true\n', { worldSize: 1 }).config, 'parallel.engine')).toBe('single');
+    expect(get(ok('training_args', 'bf16: true\n', { worldSize: 2 }).config, 'parallel.engine')).toBe('ddp');
+    const axolotl = 'base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nsequence_len: 2048\n';
+    expect(get(ok('axolotl', axolotl, { worldSize: 1 }).config, 'parallel.engine')).toBe('single');
+  });
+
   it('use_peft makes it LoRA', () => {
     const r = ok('trl', `${DISTILL}use_peft: true\nlora_r: 32\n`);
     expect(get(r.config, 'training.finetune.method')).toBe('lora');

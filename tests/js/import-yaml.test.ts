@@ -256,8 +256,6 @@ describe('errors name the line', () => {
       false,
     ],
     ['list item after a mapping', ['a: 1', '- b'], /^line 2: Implicit keys need to be on a single line/, false],
-    ['duplicate key', ['a: 1', 'b: 2', 'a: 3'], /^line 3: Map keys must be unique/, false],
-    ['duplicate flow key', ['m: {a: 1, a: 2}'], /^line 1: Map keys must be unique/, false],
     ['tab indentation', 'a:\n\tb: 1\n', /^line 2: Tabs are not allowed as indentation/, false],
     ['bad escape', ['a: "\\q"'], /^line 1: Invalid escape sequence \\q/, false],
     ['bad block scalar header', ['a: |x', '  text'], /^line 1: Block scalar header includes extra characters/, false],
@@ -270,6 +268,15 @@ describe('errors name the line', () => {
       expect(e.unsupported).toBe(unsupported);
       expect(e.line).toBe(Number(/^line (\d+)/.exec(e.message)![1]));
     });
+});
+
+describe('duplicate keys', () => {
+  // PyYAML (which accelerate, axolotl and LLaMA-Factory load with) keeps the last value of a repeated key:
+  // huggingface/accelerate tests/test_configs/0_30_0_sagemaker.yaml repeats debug
+  it('the last value wins, as in PyYAML', () => {
+    expect(y('a: 1\nb: 2\na: 3\n')).toEqual({ a: 3, b: 2 });
+    expect(y('m: {a: 1, a: 2}\n')).toEqual({ m: { a: 2 } });
+  });
 });
 
 describe('through the importers', () => {

@@ -3,7 +3,7 @@
 // optimizer names are the Trainer's `optim`, fsdp/fsdp_config are accelerate's.
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import { applyDegree } from './parallel-degrees.js';
-import { applyFsdpOption, applyOptim, defaultToDdp } from './training-args.js';
+import { applyFsdpOption, applyOptim, defaultToDdp, loadedDtypeStates } from './training-args.js';
 import {
   agreeWorldSize,
   applyFullModules,
@@ -347,9 +347,6 @@ function precision(y: Record<string, Json>): Precision {
   return { dtype, amp, why, auto };
 }
 
-const BNB_32BIT = /^(paged_adamw_32bit|paged_adamw|lion_32bit|paged_lion_32bit|rmsprop_bnb_32bit|adamw_bnb_32bit)$/;
-const TORCH_OPTIM = /^(adamw_torch|adamw_torch_fused|adamw_hf|adafactor|sgd|adagrad|rmsprop)$/;
-
 /**
  * Whether the 16-bit weights have an fp32 copy, per engine, once it is known. No engine
  * upcasts them under single GPU / DDP (accelerate wraps the forward in torch.autocast only:
@@ -394,9 +391,7 @@ function masterCopy(d: Draft, y: Record<string, Json>, p: Precision): void {
   d.set('training.master_weights', false);
   d.set('training.grad_dtype', p.dtype); // param.grad takes the parameter's dtype; DDP buckets and FSDP2 shards too
   const optim = (typeof y.optimizer === 'string' ? y.optimizer : 'adamw_torch_fused').toLowerCase();
-  // torch.optim (adam.py _init_group: zeros_like(p)) and transformers Adafactor (.to(grad)) keep states in the
-  // parameter's dtype; bitsandbytes 32-bit optimizers (optim/optimizer.py Optimizer2State.init_state) in fp32
-  const states = TORCH_OPTIM.test(optim) ? p.dtype : BNB_32BIT.test(optim) ? 'fp32' : undefined;
+  const states = loadedDtypeStates(optim, p.dtype);
   if (states === p.dtype) d.set('training.optimizer_dtype', p.dtype);
   const where =
     engine === 'fsdp2'

@@ -4,6 +4,7 @@
 import { parse as parseToml } from 'smol-toml';
 import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
 import { MODELS, type ModelEntry, presetRef } from '../catalog.js';
+import { parsePythonJson } from '../json.js';
 import { parseYaml, YamlError } from './yaml.js';
 
 export type ImportKind =
@@ -182,7 +183,7 @@ function top(value: unknown, what: string): Obj {
 export function parseJsonText(text: string, what: string): Obj {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = parsePythonJson(text);
   } catch (e) {
     throw new ImportError('', `${what}: not valid JSON (${(e as Error).message})`);
   }

@@ -261,6 +261,14 @@ function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): bool
       }
       on = bool(pv, `${key}.enabled`);
       if (on) d.set('training.dtype', dtype);
+    } else if (dtype === 'bf16' && pk === 'bf16_master_weights_and_grads') {
+      // DeepSpeed PR #7700 (2025-12): the partitioned master copy and the gradients in bf16 instead of fp32
+      if (bool(pv, `${key}.${pk}`)) {
+        d.set('training.master_dtype', 'bf16');
+        d.set('training.grad_dtype', 'bf16');
+      }
+    } else if (dtype === 'bf16' && pk === 'bf16_optimizer_states') {
+      if (bool(pv, `${key}.${pk}`)) d.set('training.optimizer_dtype', 'bf16'); // Adam's moments in bf16 (#7700)
     } else if (pk === 'fp16_master_weights_and_grads' && pv === true)
       d.skip(`${key}.${pk}`, 'fp16 master weights and gradients are not modelled (master copy counted in fp32)');
     else d.ignore(`${key}.${pk}`); // loss scaling, hysteresis, immediate_grad_update: no memory effect
@@ -321,8 +329,10 @@ function zero(d: Draft, v: Json, key: string): void {
       );
   }
   const stage = d.get('parallel.zero_stage');
-  if (d.get('parallel.offload_params') !== undefined && d.get('parallel.offload_params') !== 'none' && stage !== 3)
-    d.note(`offload_param needs ZeRO-3 (stage is ${String(stage)}); DeepSpeed ignores it otherwise`);
+  if (d.get('parallel.offload_params') !== undefined && d.get('parallel.offload_params') !== 'none' && stage !== 3) {
+    d.note(`offload_param needs ZeRO-3 (stage is ${String(stage ?? 0)}); DeepSpeed ignores it otherwise`);
+    d.set('parallel.offload_params', 'none');
+  }
 }
 
 /**

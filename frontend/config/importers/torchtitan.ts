@@ -78,7 +78,6 @@ const IGNORED_SECTIONS = new Set([
   'memory_estimation',
   'fault_tolerance',
   'ft',
-  'quantize',
 ]);
 const PARALLEL_KEYS = [
   'data_parallel_replicate_degree',
@@ -138,7 +137,8 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
       if (k === 'name' || k === 'flavor') continue;
       if (k === 'converters') {
         for (const c of names(v, '[model] converters')) {
-          if (c === 'float8') d.set('training.fp8_linear', true);
+          // "quantize.linear.float8" since torchtitan 8a2686c4 (2025-09, components/quantization/float8.py)
+          if (c === 'float8' || c === 'quantize.linear.float8') d.set('training.fp8_linear', true);
           else d.skip('[model] converters', `${c} is not modelled`);
         }
       } else d.ignore(`[model] ${k}`);
@@ -366,9 +366,10 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     // [compile], [float8], [optimizer]
     const compile = section('compile');
     if (compile.enable !== undefined && bool(compile.enable, '[compile] enable')) {
-      d.set('runtime.torch_compile', true);
       const comps =
         compile.components === undefined ? ['model', 'loss'] : names(compile.components, '[compile] components');
+      // the model is compiled only when listed (models/llama3/parallelize.py: "model" in compile_config.components)
+      if (comps.includes('model')) d.set('runtime.torch_compile', true);
       if (comps.includes('loss')) d.set('training.loss', 'compiled');
     }
     // under TP the train context enters PyTorch loss_parallel() unless disabled (train.py, torchtitan 0cb74355)
@@ -388,6 +389,18 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         if (bool(v, k)) d.set('training.fp8_linear', true);
       } else d.ignore(`[float8] ${k}`);
     }
+    // [quantize.linear.float8] since 8a2686c4 (2025-09; config/job_config.py Quantize): [float8]'s keys moved there
+    const quantize = section('quantize');
+    for (const [group, kinds] of Object.entries(quantize)) {
+      for (const [kind, keys] of Object.entries(obj(kinds, `[quantize.${group}]`))) {
+        const where = `[quantize.${group}.${kind}]`;
+        for (const [k, v] of Object.entries(obj(keys, where))) {
+          if (group === 'linear' && kind === 'float8' && k === 'enable_fsdp_float8_all_gather')
+            d.set('parallel.fp8_all_gather', bool(v, k));
+          else d.ignore(`${where} ${k}`);
+        }
+      }
+    }
     const opt = section('optimizer');
     for (const [k, v] of Object.entries(opt)) {
       if (k === 'name')
@@ -403,7 +416,16 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
 
     for (const [name, v] of Object.entries(t)) {
       if (
-        ['model', 'training', 'parallelism', 'activation_checkpoint', 'compile', 'float8', 'optimizer'].includes(name)
+        [
+          'model',
+          'training',
+          'parallelism',
+          'activation_checkpoint',
+          'compile',
+          'float8',
+          'quantize',
+          'optimizer',
+        ].includes(name)
       )
         continue;
       if (name === 'experimental') {

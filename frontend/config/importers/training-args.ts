@@ -76,6 +76,20 @@ export function applyOptim(d: Draft, key: string, v: Json): void {
   if (OPTIM_APPROX[name]) d.note(`${key} ${name}: ${OPTIM_APPROX[name]}`);
 }
 
+const BNB_32BIT = /^(paged_adamw_32bit|paged_adamw|lion_32bit|paged_lion_32bit|rmsprop_bnb_32bit|adamw_bnb_32bit)$/;
+const TORCH_OPTIM = /^(adamw_torch|adamw_torch_fused|adamw_hf|adafactor|sgd|adagrad|rmsprop)$/;
+
+/**
+ * The optimizer states' dtype when the trained weights are loaded in `dtype` with no fp32 copy: torch.optim
+ * (adam.py _init_group: zeros_like(p)) and transformers' Adafactor (.to(grad)) keep them in the parameter's dtype,
+ * bitsandbytes' 32-bit optimizers (optim/optimizer.py Optimizer2State.init_state) in fp32; undefined: the optimizer
+ * decides (8-bit and others). `optim`: the HF optim name (TrainingArguments' default adamw_torch_fused when absent).
+ */
+export function loadedDtypeStates(optim: Json | undefined, dtype: string): string | undefined {
+  const name = (typeof optim === 'string' ? optim : 'adamw_torch_fused').toLowerCase();
+  return TORCH_OPTIM.test(name) ? dtype : BNB_32BIT.test(name) ? 'fp32' : undefined;
+}
+
 /** bf16 / fp16 flags of the Trainer: torch.autocast over the loaded parameters. */
 export function applyPrecisionFlags(d: Draft, bf16: Json | undefined, fp16: Json | undefined, prefix = ''): void {
   const on = (v: Json | undefined, k: string) => v !== undefined && v !== null && v !== 'auto' && bool(v, prefix + k);
@@ -90,6 +104,12 @@ export function applyPrecisionFlags(d: Draft, bf16: Json | undefined, fp16: Json
 /** No DeepSpeed or FSDP in the file: the trainer runs DistributedDataParallel. */
 export function defaultToDdp(d: Draft, what: string): void {
   if (d.get('parallel.engine') !== undefined) return;
+  // one process: the Trainer wraps nothing (transformers trainer.py _wrap_model: DDP only when world size > 1)
+  if (d.get('parallel.gpus') === 1) {
+    d.set('parallel.engine', 'single');
+    d.note(`no ${what} and a world size of 1: one GPU, no DistributedDataParallel`);
+    return;
+  }
   d.set('parallel.engine', 'ddp');
   d.note(`no ${what}: DistributedDataParallel (set parallel.gpus 1 and engine single for one GPU)`);
 }
@@ -205,10 +225,10 @@ export function importTrainingArgs(text: string, also?: string, worldSize?: numb
       else d.skip(key, 'not a known TrainingArguments key; not applied');
     }
     reportUnreadFile(d, file);
-    defaultToDdp(d, 'deepspeed or fsdp');
     if (worldSize !== undefined) d.set('parallel.gpus', worldSize);
     else
       d.note('the world size is not in TrainingArguments: parallel.gpus left at llmem default (give the world size)');
+    defaultToDdp(d, 'deepspeed or fsdp');
     return d.result();
   });
 }

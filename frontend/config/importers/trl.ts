@@ -26,7 +26,13 @@ import {
   type Obj,
 } from './common.js';
 import { divide, generateWithoutEngine, seqLenFromRl, worldSize } from './rl-common.js';
-import { applyPrecisionFlags, applyTrainingArgument, defaultToDdp, TRAINING_ARGS_IGNORED } from './training-args.js';
+import {
+  applyPrecisionFlags,
+  applyTrainingArgument,
+  defaultToDdp,
+  loadedDtypeStates,
+  TRAINING_ARGS_IGNORED,
+} from './training-args.js';
 
 export type Trainer = 'sft' | 'grpo' | 'dpo' | 'orpo';
 export const TRAINER_IDS = ['sft', 'dpo', 'orpo', 'grpo'] as const;
@@ -241,10 +247,30 @@ export function importTrl(
     }
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp (an accelerate config usually gives them: import it too)');
+    loadedDtypeFullFinetune(d, y);
     if (trainer === 'grpo') weightSync(d, y);
     if (trainer !== 'sft') seqLenFromRl(d);
     return d.result();
   });
+}
+
+/**
+ * A full fine-tune of weights loaded in bf16/fp16 (model() set no master copy) on one GPU, DDP or FSDP2, which cast
+ * nothing: param.grad takes the parameter's dtype, and so do torch optimizer states. DeepSpeed's 16-bit optimizers
+ * keep fp32 ones (its config says), and FSDP1 under mixed precision upcasts the flat parameters (accelerate
+ * prepare_model).
+ */
+function loadedDtypeFullFinetune(d: Draft, y: Obj): void {
+  const engine = d.get('parallel.engine');
+  if (d.get('training.master_weights') !== false || d.get('training.finetune.method') !== 'full') return;
+  if (engine !== 'single' && engine !== 'ddp' && engine !== 'fsdp2') return;
+  const dtype = y[isSet(y.dtype) ? 'dtype' : 'torch_dtype'] === 'float16' ? 'fp16' : 'bf16';
+  d.set('training.grad_dtype', dtype);
+  const states = loadedDtypeStates(y.optim, dtype);
+  if (states !== undefined) d.set('training.optimizer_dtype', states);
+  d.note(
+    `${dtype} weights and gradients${states === dtype ? ' and optimizer states' : ''} (the full fine-tune trains the ${dtype}-loaded weights)`,
+  );
 }
 
 /** ModelConfig: the model id, its load dtype, attention, PEFT and quantization. */

@@ -8,6 +8,7 @@
 // A script launched with --config-name=ppo_megatron_trainer (or a YAML over it) trains with verl's
 // Megatron workers: defaults from verl/trainer/config/_generated_ppo_megatron_trainer.yaml and
 // verl/workers/megatron_workers.py at b178a3cd.
+import { findModel } from '../catalog.js';
 import type { Json } from '../../../wasm/llmem.js';
 import {
   applyLoraTargets,
@@ -339,9 +340,11 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
       size('virtual_pipeline_model_parallel_size', 'parallel.vpp');
       size('context_parallel_size', 'parallel.cp');
       size('expert_model_parallel_size', 'parallel.ep');
-      // null: Megatron-Core takes the TP size (megatron/core/parallel_state.py initialize_model_parallel)
+      // null: Megatron-Core takes the TP size (megatron/core/parallel_state.py initialize_model_parallel); a dense
+      // model has no experts to split (the Megatron importer sets none either)
       size('expert_tensor_parallel_size', 'parallel.etp');
-      if (c.get(`${AM}.expert_tensor_parallel_size`) == null) c.d.set('parallel.etp', c.d.get('parallel.tp') as number);
+      if (c.get(`${AM}.expert_tensor_parallel_size`) == null && !denseModel(c.d))
+        c.d.set('parallel.etp', c.d.get('parallel.tp') as number);
       if ((c.d.get('parallel.vpp') as number) > 1) c.d.set('parallel.pp_schedule', 'interleaved');
       c.d.set('parallel.sequence_parallel', c.bool(`${AM}.sequence_parallel`));
       c.d.set('parallel.distributed_optimizer', c.bool(`${AM}.use_distributed_optimizer`));
@@ -805,6 +808,15 @@ function modelPath(c: Ctx): void {
   }
   if (c.given(`${M}.path`)) applyModelId(c.d, `${M}.path`, c.get(`${M}.path`));
   else c.d.note(`${M}.path not given: verl's placeholder default; the model preset is left as it is`);
+}
+
+/** The model set so far is known to have no MoE layers (its preset's, or the config.json's model.moe). */
+function denseModel(d: Draft): boolean {
+  const moe = d.get('model.moe');
+  if (moe !== undefined) return moe === null;
+  const preset = d.get('model.preset');
+  const entry = typeof preset === 'string' ? findModel(preset) : undefined;
+  return entry !== undefined && (entry.model.moe === undefined || entry.model.moe === null);
 }
 
 function engineName(c: Ctx): void {

@@ -30,7 +30,7 @@ export function parseYaml(text: string): Json {
     lineCounter: lines,
     schema: 'core',
     merge: true,
-    uniqueKeys: true,
+    uniqueKeys: false, // PyYAML keeps the last value of a repeated key
     prettyErrors: false,
   });
   // an error at the end of the text (an unclosed "[") names the last line that has content

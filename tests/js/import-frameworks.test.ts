@@ -405,6 +405,27 @@ describe('LLaMA-Factory YAML', () => {
     expect(r.unsupported).toEqual([]);
     runs(r.config);
   });
+  it('a full fine-tune of a vision-language model freezes the tower and the projector unless told (freeze_* defaults)', () => {
+    const vl = 'model_name_or_path: Qwen/Qwen2.5-VL-7B-Instruct\nfinetuning_type: full\n';
+    const train = (extra: string) => (ok('llamafactory', vl + extra).config.model as Config).vision;
+    expect(train('')).toEqual({ train: 'none' });
+    expect(train('freeze_multi_modal_projector: false\n')).toEqual({ train: 'projector' });
+    expect(train('freeze_vision_tower: false\nfreeze_multi_modal_projector: false\n')).toEqual({ train: 'full' });
+    const none = runs(ok('llamafactory', vl).config),
+      full = runs(ok('llamafactory', `${vl}freeze_vision_tower: false\nfreeze_multi_modal_projector: false\n`).config);
+    expect(none.params.trainable).toBeLessThan(full.params.trainable - 5e8); // the ~0.67 B tower and merger
+    // LoRA: the tower is part of the frozen base; a text model: nothing to freeze
+    expect(
+      (ok('llamafactory', 'model_name_or_path: Qwen/Qwen2.5-VL-7B-Instruct\n').config.model as Config).vision,
+    ).toBe(undefined);
+    expect(
+      (ok('llamafactory', 'model_name_or_path: Qwen/Qwen2.5-7B\nfinetuning_type: full\n').config.model as Config)
+        .vision,
+    ).toBe(undefined);
+    expect(ok('llamafactory', `${vl}freeze_language_model: true\n`).unsupported.join('\n')).toContain(
+      'freeze_language_model',
+    );
+  });
   it('QLoRA, DeepSpeed by file name, Liger in DPO (logits kept), DPO with full fine-tuning listed', () => {
     const r = ok(
       'llamafactory',

@@ -117,6 +117,30 @@ describe('verl Megatron workers', () => {
     expect(at(c, 'parallel.etp')).toBeUndefined();
   });
 
+  it('Megatron LoRA (model.lora.*; examples/grpo_trainer/run_qwen3moe-30b_megatron_lora.sh) and its module names', () => {
+    const c = ok(
+      'verl',
+      megatron(
+        'actor_rollout_ref.model.lora.rank=32 actor_rollout_ref.model.lora.target_modules=[linear_qkv,linear_proj]',
+      ),
+    ).config;
+    expect(at(c, 'training.finetune.method')).toBe('lora');
+    expect(at(c, 'training.finetune.lora_rank')).toBe(32);
+    expect(at(c, 'training.finetune.lora_targets')).toEqual(['q', 'k', 'v', 'o']);
+    const all = ok('verl', megatron('actor_rollout_ref.model.lora.rank=16')).config;
+    expect(at(all, 'training.finetune.lora_targets')).toEqual(['q', 'k', 'v', 'o', 'gate', 'up', 'down']);
+    expect(at(ok('verl', megatron('')).config, 'training.finetune.method')).toBe('full');
+  });
+
+  it('actor.freeze_vision_tower freezes the whole visual module of a VL model (fsdp_workers.py)', () => {
+    const vl = (flag: string) =>
+      `python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.model.path=Qwen/Qwen2.5-VL-7B-Instruct actor_rollout_ref.rollout.name=vllm actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 ${flag}\n`;
+    expect(at(ok('verl', vl('actor_rollout_ref.actor.freeze_vision_tower=True')).config, 'model.vision.train')).toBe(
+      'none',
+    );
+    expect(at(ok('verl', vl('')).config, 'model.vision.train')).toBeUndefined();
+  });
+
   it('Megatron recompute and optimizer CPU offload overrides; unmapped overrides are reported', () => {
     const r = ok(
       'verl',

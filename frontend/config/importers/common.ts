@@ -3,7 +3,7 @@
 // and the catalog look-up of Hugging Face model ids.
 import { parse as parseToml } from 'smol-toml';
 import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
-import { MODELS, type ModelEntry, presetRef } from '../catalog.js';
+import { findModel, MODELS, type ModelEntry, presetRef } from '../catalog.js';
 import { parsePythonJson } from '../json.js';
 import { parseYaml, YamlError } from './yaml.js';
 
@@ -396,8 +396,34 @@ const TARGETS: Record<string, string[]> = {
   c_fc: ['up'],
   fc1: ['up'],
   fc2: ['down'],
+  // Megatron-Core's fused and canonical linears (megatron/core/transformer: linear_qkv, linear_proj, linear_fc1 =
+  // gate and up of a gated MLP, linear_fc2)
+  linear_qkv: ['q', 'k', 'v'],
+  linear_q: ['q'],
+  linear_k: ['k'],
+  linear_v: ['v'],
+  linear_proj: ['o'],
+  linear_fc1: ['gate', 'up'],
+  linear_fc1_gate: ['gate'],
+  linear_fc1_up: ['up'],
+  linear_fc2: ['down'],
 };
 export const ALL_TARGETS = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'];
+
+/** The model set so far: its config v1 `model` section as the preset and the draft's own keys give it, or undefined. */
+export function draftModel(d: Draft): Config | undefined {
+  const own = d.get('model');
+  const preset = d.get('model.preset');
+  const entry = typeof preset === 'string' ? findModel(preset) : undefined;
+  if (!entry && !isObject(own)) return undefined;
+  return { ...(entry?.model ?? {}), ...(isObject(own) ? own : {}) } as Config;
+}
+
+/** Whether the model set so far is known to have a vision tower (false: known not to; undefined: not known). */
+export function draftHasVision(d: Draft): boolean | undefined {
+  const m = draftModel(d);
+  return m === undefined ? undefined : isObject(m.vision);
+}
 
 /** Set training.finetune.lora_targets from module names ("all", "all-linear", or a list / comma string). */
 export function applyLoraTargets(d: Draft, key: string, v: Json): void {

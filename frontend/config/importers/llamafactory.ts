@@ -9,6 +9,7 @@ import {
   applyFullModules,
   applyLoraTargets,
   applyModelId,
+  draftHasVision,
   BNB_4BIT_SUFFIXES,
   bool,
   Draft,
@@ -25,7 +26,7 @@ import {
 
 // No effect on per-GPU memory: data, templates, logging, schedules, evaluation, export.
 const IGNORED =
-  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_max_pixels|image_min_pixels|video_max_pixels|video_fps|video_maxlen|freeze_vision_tower|freeze_multi_modal_projector|freeze_language_model|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|ref_model|ref_model_adapters|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
+  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_max_pixels|image_min_pixels|video_max_pixels|video_fps|video_maxlen|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|ref_model|ref_model_adapters|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
 
 // More hparams without effect on per-GPU training memory: tokens, hubs, loggers, profilers, Ray, inference
 // engines, loss weights, PPO/KTO knobs (their stages are reported), and fields the parser sets itself
@@ -161,6 +162,10 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
         case 'model_name_or_path':
           applyModelId(d, key, v);
           break;
+        case 'freeze_vision_tower':
+        case 'freeze_multi_modal_projector':
+        case 'freeze_language_model':
+          break; // visionTraining, once the model is known
         case 'bf16':
         case 'fp16':
         case 'finetuning_type':
@@ -290,11 +295,44 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
         }
       }
     }
+    visionTraining(d, y, type);
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp');
     if (y.flash_attn === undefined) d.set('training.attention', 'flash'); // "auto": SDPA / FlashAttention-2
     return d.result();
   });
+}
+
+/**
+ * What of a vision-language model a full fine-tune trains (hparams/finetuning_args.py @ff6d4d12: freeze_vision_tower
+ * and freeze_multi_modal_projector default true, freeze_language_model false; model/model_utils/visual.py
+ * get_forbidden_modules sets them not trainable). LoRA leaves the tower to the frozen base either way.
+ */
+function visionTraining(d: Draft, y: Obj, type: string): void {
+  const flag = (k: string, dflt: boolean) => (y[k] === undefined || y[k] === null ? dflt : bool(y[k], k));
+  const tower = flag('freeze_vision_tower', true),
+    projector = flag('freeze_multi_modal_projector', true);
+  const keys = ['freeze_vision_tower', 'freeze_multi_modal_projector'].filter(
+    (k) => y[k] !== undefined && y[k] !== null,
+  );
+  if (flag('freeze_language_model', false))
+    d.skip('freeze_language_model', 'a frozen language model (only the vision side trains) is not modelled');
+  else if (y.freeze_language_model !== undefined && y.freeze_language_model !== null) d.ignore('freeze_language_model');
+  if (type !== 'full' || draftHasVision(d) !== true) {
+    for (const k of keys) d.ignore(k);
+    return;
+  }
+  const train = tower && projector ? 'none' : tower ? 'projector' : 'full';
+  d.set('model.vision.train', train);
+  if (!tower && projector)
+    d.skip(
+      'freeze_multi_modal_projector',
+      'a trained tower with a frozen projector is counted with the projector trained',
+    );
+  const said = (k: string, v: boolean) => `${k} ${v}${y[k] === undefined || y[k] === null ? ' (default)' : ''}`;
+  d.note(
+    `vision: ${said('freeze_vision_tower', tower)}, ${said('freeze_multi_modal_projector', projector)}: model.vision.train ${train}`,
+  );
 }
 
 /** The stage's batch and reference model (src/llamafactory/train/{dpo,kto,rm}/ and data/collator.py @ff6d4d12). */

@@ -8,10 +8,11 @@
 // A script launched with --config-name=ppo_megatron_trainer (or a YAML over it) trains with verl's
 // Megatron workers: defaults from verl/trainer/config/_generated_ppo_megatron_trainer.yaml and
 // verl/workers/megatron_workers.py at b178a3cd.
-import { findModel } from '../catalog.js';
 import type { Json } from '../../../wasm/llmem.js';
 import {
   applyLoraTargets,
+  draftHasVision,
+  draftModel,
   applyModelId,
   Draft,
   guard,
@@ -21,6 +22,7 @@ import {
   num,
   oneOf,
   parseYamlText,
+  str,
   type ImportResult,
   type Obj,
 } from './common.js';
@@ -90,6 +92,11 @@ const DEFAULTS: Record<string, Json> = {
   [`${M}.use_remove_padding`]: true,
   [`${M}.lora_rank`]: 0,
   [`${M}.target_modules`]: 'all-linear',
+  [`${M}.lora.rank`]: 0,
+  [`${M}.lora.type`]: 'lora',
+  [`${M}.lora.dropout`]: 0,
+  [`${M}.lora.alpha`]: 32,
+  [`${M}.lora.target_modules`]: ['linear_qkv', 'linear_proj', 'linear_fc1', 'linear_fc2'],
   [`${M}.use_liger`]: false,
   [`${M}.use_fused_kernels`]: false,
   'critic.enable': null,
@@ -649,6 +656,41 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
     },
   },
   {
+    // ppo_megatron_trainer.yaml @b178a3cd actor_rollout_ref.model.lora: Megatron-Bridge's LoRA (rank 0: none)
+    keys: [`${M}.lora.rank`, `${M}.lora.target_modules`, `${M}.lora.type`, `${M}.lora.dropout`, `${M}.lora.alpha`],
+    to: 'training.finetune.{method,lora_rank,lora_targets,lora_dropout} (megatron)',
+    apply: (c) => {
+      const { d, get } = c;
+      if (!c.megatron) {
+        if (c.given(`${M}.lora.rank`))
+          d.skip(`${M}.lora.rank`, 'a Megatron worker key: the FSDP strategy reads model.lora_rank; not applied');
+        return;
+      }
+      const rank = int(get(`${M}.lora.rank`), `${M}.lora.rank`, 0);
+      if (rank === 0) return; // model.lora_rank (0 by default) decides
+      const type = str(get(`${M}.lora.type`), `${M}.lora.type`);
+      if (type === 'dora')
+        d.skip(`${M}.lora.type`, 'DoRA (a magnitude vector and its norm per adapted linear) is counted as LoRA');
+      d.set('training.finetune.method', 'lora');
+      d.set('training.finetune.lora_rank', rank);
+      applyLoraTargets(d, `${M}.lora.target_modules`, get(`${M}.lora.target_modules`) ?? 'all-linear');
+      const dropout = get(`${M}.lora.dropout`);
+      if (dropout !== null && dropout !== undefined)
+        d.set('training.finetune.lora_dropout', num(dropout, `${M}.lora.dropout`));
+    },
+  },
+  {
+    // fsdp_workers.py @b178a3cd: freeze_vision_tower sets the whole visual module (tower and merger) not trainable
+    keys: [`${A}.freeze_vision_tower`],
+    to: 'model.vision.train none',
+    apply: (c) => {
+      if (!c.given(`${A}.freeze_vision_tower`) || !c.bool(`${A}.freeze_vision_tower`)) return;
+      if (draftHasVision(c.d) === false)
+        c.d.ignore(`${A}.freeze_vision_tower`); // "No vision tower found."
+      else c.d.set('model.vision.train', 'none');
+    },
+  },
+  {
     keys: [`${M}.use_liger`, `${M}.use_fused_kernels`],
     to: '(reported: not modelled)',
     apply: (c) => {
@@ -812,11 +854,8 @@ function modelPath(c: Ctx): void {
 
 /** The model set so far is known to have no MoE layers (its preset's, or the config.json's model.moe). */
 function denseModel(d: Draft): boolean {
-  const moe = d.get('model.moe');
-  if (moe !== undefined) return moe === null;
-  const preset = d.get('model.preset');
-  const entry = typeof preset === 'string' ? findModel(preset) : undefined;
-  return entry !== undefined && (entry.model.moe === undefined || entry.model.moe === null);
+  const m = draftModel(d);
+  return m !== undefined && (m.moe === undefined || m.moe === null);
 }
 
 function engineName(c: Ctx): void {

@@ -102,6 +102,25 @@ describe('DeepSpeed JSON', () => {
     expect(stage0.notes.join('\n')).toContain('offload_param needs ZeRO-3 (stage is 0)');
     runs({ ...stage0.config, model: { preset: 'llama-3.1-8b' } });
   });
+  it('"auto" ZeRO buckets are sized from the model as transformers fills them, once the model is known', () => {
+    const ds =
+      '{"zero_optimization": {"stage": 3, "reduce_bucket_size": "auto", "stage3_prefetch_bucket_size": "auto", ' +
+      '"stage3_param_persistence_threshold": "auto", "allgather_bucket_size": "auto"}}';
+    const yaml = 'model_name_or_path: meta-llama/Llama-3.1-8B\nfinetuning_type: full\ndeepspeed: ds_z3.json\n';
+    const r = importConfig('llamafactory', yaml, { also: ds });
+    if ('error' in r) throw new Error(r.error.message);
+    expect(r.config.parallel).toMatchObject({
+      reduce_bucket_size: 4096 * 4096,
+      stage3_prefetch_bucket_size: Math.trunc(0.9 * 4096 * 4096),
+      stage3_param_persistence_threshold: 40960,
+    });
+    expect((r.config.parallel as Config).allgather_bucket_size).toBeUndefined(); // not one transformers fills
+    // a DeepSpeed JSON alone names no model: the defaults stand, and the notes say why
+    const alone = ok('deepspeed', ds);
+    expect((alone.config.parallel as Config).reduce_bucket_size).toBeUndefined();
+    expect(alone.notes.join('\n')).toContain("the model's hidden size is not known here");
+    runs(r.config);
+  });
   it('malformed files are errors that name the key', () => {
     expect(fail('deepspeed', '{"zero_optimization": {"stage": 4}}').path).toBe('zero_optimization.stage');
     expect(fail('deepspeed', '{"zero_optimization": {"offload_optimizer": {"device": "gpu"}}}').message).toContain(

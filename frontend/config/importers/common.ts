@@ -59,6 +59,17 @@ export function guard<T>(body: () => T): T | { error: ConfigError } {
   }
 }
 
+/**
+ * DeepSpeed "auto" values the HF integration sizes from the model (transformers integrations/deepspeed.py
+ * HfTrainerDeepSpeedConfig.trainer_config_finalize; accelerate's _prepare_deepspeed the same): reduce_bucket_size
+ * hidden², and for ZeRO-3 stage3_prefetch_bucket_size 0.9 hidden² and stage3_param_persistence_threshold 10 hidden.
+ */
+const MODEL_SIZED_AUTO: Record<string, (h: number) => [number, string]> = {
+  'parallel.reduce_bucket_size': (h) => [h * h, 'hidden²'],
+  'parallel.stage3_prefetch_bucket_size': (h) => [Math.trunc(0.9 * h * h), '0.9 hidden²'],
+  'parallel.stage3_param_persistence_threshold': (h) => [10 * h, '10 hidden'],
+};
+
 /** The config being built, with the notes and the keys left out. */
 export class Draft {
   readonly config: Config = {};
@@ -106,10 +117,22 @@ export class Draft {
 
   /** `"auto"` (HF/DeepSpeed integration): the value is decided elsewhere; llmem's default stands. */
   auto(key: string, path: string): void {
-    this.note(`${key} is "auto": ${path} left at llmem's default`);
+    if (path in MODEL_SIZED_AUTO) this.modelSizedAutos.push([key, path]);
+    else this.note(`${key} is "auto": ${path} left at llmem's default`);
   }
 
+  private readonly modelSizedAutos: [string, string][] = [];
+
   result(): Imported {
+    // the ZeRO buckets transformers and accelerate size from the model's hidden size, once the model is known
+    const hidden = draftModel(this)?.hidden;
+    for (const [key, path] of this.modelSizedAutos) {
+      if (typeof hidden === 'number' && this.get(path) === undefined) {
+        const [value, formula] = MODEL_SIZED_AUTO[path](hidden);
+        this.set(path, value);
+        this.note(`${key} is "auto": ${formula} = ${value} for hidden ${hidden} (the trainer fills it from the model)`);
+      } else this.note(`${key} is "auto": ${path} left at llmem's default (the model's hidden size is not known here)`);
+    }
     const notes = [...this.notes];
     if (this.ignored.length) notes.push(`read, no effect on per-GPU memory: ${this.ignored.join(', ')}`);
     return { config: this.config, notes, unsupported: [...this.unsupported] };

@@ -424,6 +424,22 @@ describe('LLaMA-Factory YAML', () => {
     expect(r.unsupported).toEqual([]);
     runs(r.config);
   });
+  it('no bf16 / fp16: LoRA keeps its frozen base in the checkpoint dtype, BAdam trains 16-bit weights, full casts to fp32', () => {
+    const base = 'model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\n';
+    expect(ok('llamafactory', `${base}finetuning_type: lora\n`).config.training).toMatchObject({ dtype: 'bf16' });
+    expect(ok('llamafactory', `${base}finetuning_type: full\nuse_badam: true\n`).config.training).toMatchObject({
+      dtype: 'bf16',
+      master_weights: false,
+      grad_dtype: 'bf16',
+      optimizer_dtype: 'bf16',
+    });
+    expect(ok('llamafactory', `${base}finetuning_type: full\n`).config.training).toMatchObject({ dtype: 'fp32' });
+    expect(ok('llamafactory', `${base}finetuning_type: lora\nfp16: true\n`).config.training).toMatchObject({
+      dtype: 'fp16',
+    });
+    const lora = runs(ok('llamafactory', `${base}finetuning_type: lora\n`).config);
+    expect(lora.per_gpu.breakdown_bytes.weights).toBeLessThan(17e9); // 8 B parameters in 16 bits, not 32 GB
+  });
   it('a full fine-tune of a vision-language model freezes the tower and the projector unless told (freeze_* defaults)', () => {
     const vl = 'model_name_or_path: Qwen/Qwen2.5-VL-7B-Instruct\nfinetuning_type: full\n';
     const train = (extra: string) => (ok('llamafactory', vl + extra).config.model as Config).vision;

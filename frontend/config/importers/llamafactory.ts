@@ -140,8 +140,9 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
         );
       }
     } else if (type === 'full') d.set('training.finetune.method', 'full');
-    else d.skip('finetuning_type', `${type}: partial fine-tuning is not modelled; set training.finetune yourself`);
+    else d.skip('finetuning_type', `$type: partial fine-tuning is not modelled; set training.finetune yourself`);
     if (bits && type !== 'lora') d.skip('quantization_bit', 'quantized bases are modelled with LoRA (qlora) only');
+    halfLoadedWithoutAmp(d, y, type);
     // Gradient checkpointing is on unless disable_gradient_checkpointing (model_args.py).
     if (megatron) applyMegatron(d, y);
     else if (
@@ -185,7 +186,7 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
           break;
         case 'quantization_method':
           if (!['bitsandbytes', 'bnb'].includes(String(v)))
-            d.skip(key, `${String(v)} quantization is not modelled (bitsandbytes only)`);
+            d.skip(key, `$String(v)quantization is not modelled (bitsandbytes only)`);
           break;
         case 'lora_dropout':
           d.set('training.finetune.lora_dropout', num(v, key));
@@ -256,7 +257,7 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
           // model_utils/checkpointing.py @ff6d4d12: Unsloth's checkpointing keeps each layer's input on the host
           if (bool(v, key) && d.get('training.recompute') === 'full') {
             d.set('training.activation_offload', true);
-            d.note(`${key}: checkpointed layer inputs offloaded to the host`);
+            d.note(`$key: checkpointed layer inputs offloaded to the host`);
           } else if (bool(v, key)) d.note(`${key}: no effect, gradient checkpointing is off`);
           break;
         case 'use_dora':
@@ -301,6 +302,28 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
     if (y.flash_attn === undefined) d.set('training.attention', 'flash'); // "auto": SDPA / FlashAttention-2
     return d.result();
   });
+}
+
+/**
+ * No bf16 / fp16 / pure_bf16: no autocast, and the model loads in its checkpoint's dtype (model/loader.py @ff6d4d12:
+ * torch_dtype "auto"; patcher.py infer_optim_dtype: bf16 where the GPU has it). Adapters and fully trained weights are
+ * then upcast to fp32 (adapter.py cast_trainable_params_to_fp32) except under BAdam (and pure_bf16): so a LoRA run keeps
+ * its frozen base in 16 bits, and a BAdam run trains 16-bit weights.
+ */
+function halfLoadedWithoutAmp(d: Draft, y: Obj, type: string): void {
+  const set = (k: string) => y[k] !== undefined && y[k] !== null && y[k] !== false;
+  if (set('bf16') || set('fp16') || set('pure_bf16')) return;
+  const badam = type === 'full' && set('use_badam');
+  if (type !== 'lora' && type !== 'oft' && !badam) return; // full: its weights are cast to fp32, as counted
+  d.set('training.dtype', 'bf16');
+  if (badam) {
+    d.set('training.master_weights', false);
+    d.set('training.grad_dtype', 'bf16');
+    d.set('training.optimizer_dtype', 'bf16');
+  }
+  d.note(
+    `no bf16 / fp16: the model loads in its checkpoint's dtype (bf16 assumed; fp16 for a checkpoint saved in fp16) and trains without autocast; ${badam ? 'BAdam keeps the trained weights, their gradients and states in it' : 'the adapters are upcast to fp32'}`,
+  );
 }
 
 /**

@@ -270,10 +270,38 @@ describe('issue 14 flags', () => {
       /^--moe-token-dispatcher-type: /,
     );
   });
-  it('hybrid (Mamba) flags are read and reported, with the layer count from the pattern', () => {
-    const r = ok('--hidden-size 64 --num-attention-heads 4 --hybrid-override-pattern M-M*-M- --mamba-state-dim 128');
-    expect(r.config.model).toMatchObject({ layers: 7 });
-    expect(r.unsupported.map((u) => u.split(':')[0])).toEqual(['--hybrid-override-pattern', '--mamba-state-dim']);
+  it('a hybrid (Mamba) pattern places its layers: M Mamba-2, * attention, - MLP, E MoE, with the Mamba sizes', () => {
+    const r = ok(
+      '--hidden-size 64 --num-attention-heads 4 --hybrid-override-pattern M-M*-M- --mamba-state-dim 64 --mamba-head-dim 16',
+    );
+    expect(r.config.model).toMatchObject({
+      layers: 7,
+      // M - M * - M -: the shortest head that repeats to the 7 layers (layer i takes entry i mod 5)
+      layer_types: ['ssm', 'none', 'ssm', 'full', 'none'],
+      mlp_types: ['none', 'dense', 'none', 'none', 'dense'],
+      ssm: { state_size: 64, head_dim: 16, heads: 8, groups: 8 }, // heads: 2 x hidden / head dim (expand 2)
+    });
+    expect(r.unsupported).toEqual([]);
+    // a repeating pattern is written once: layer i takes entry i mod its length
+    expect(ok('--hidden-size 64 --num-attention-heads 4 --hybrid-layer-pattern M*M*M*').config.model).toMatchObject({
+      layer_types: ['ssm', 'full'],
+      mlp_types: ['none'],
+    });
+    // Nemotron-H 8B from its Megatron config places the same layers and Mamba sizes as from its HF config.json
+    const meg = ok(real('modelopt_conf_nemotron_h_8b.sh'), 8).config.model as Config;
+    const hf = importConfig(
+      'hf',
+      readFileSync(join(repoRoot(), 'tests/fixtures/import/hf/nemotron-h-8b.json'), 'utf8'),
+    );
+    if ('error' in hf) throw new Error(hf.error.message);
+    const hfModel = hf.config.model as Config;
+    for (const k of ['layers', 'layer_types', 'mlp_types', 'ssm', 'hidden', 'heads', 'kv_heads', 'ffn_hidden'])
+      expect(meg[k], k).toEqual(hfModel[k]);
+    // G (Gated DeltaProduct) has no config v1 layer: every layer counted as attention + MLP, and said so
+    const g = ok('--hidden-size 64 --num-attention-heads 4 --hybrid-layer-pattern MG*-');
+    expect(g.config.model).toMatchObject({ layers: 4 });
+    expect((g.config.model as Record<string, unknown>).layer_types).toBeUndefined();
+    expect(g.unsupported.map((u) => u.split(':')[0])).toEqual(['--hybrid-layer-pattern']);
   });
 });
 

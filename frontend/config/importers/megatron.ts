@@ -35,9 +35,12 @@ const ROUTER_IGNORED = new Set([
   'moe-router-padding-for-fp8', // pads each expert's tokens to a multiple of 16/32: under 32 tokens per local expert
   'moe-router-padding-for-quantization',
 ]);
-// Mamba / hybrid models (megatron/core/models/mamba, --hybrid-layer-pattern): config v1 has no Mamba
-// layers yet, so every such flag is read and reported, never dropped.
+// Mamba / hybrid models (megatron/core/models/mamba, --hybrid-layer-pattern): a pattern of M * - E is placed as
+// config v1 layer types (hybridLayers); every other such flag is read and reported, never dropped.
 const HYBRID = /^(is-hybrid-model|hybrid-.*|mtp-hybrid-override-pattern|mamba-.*|spec)$/;
+// ...of which these are read once the pattern is placed (--spec names the Mamba stack the pattern builds)
+const HYBRID_PLACED =
+  /^(is-hybrid-model|hybrid-layer-pattern|hybrid-override-pattern|mamba-(state-dim|head-dim|num-groups|num-heads)|spec)$/;
 // Megatron-DeepSpeed flags (microsoft/Megatron-DeepSpeed megatron/arguments.py) with no memory effect.
 const DEEPSPEED_IGNORED = new Set([
   'data-impl',
@@ -236,8 +239,10 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
       );
     apply(d, args, run.vars, options, modelKind(args, scripts));
     if (args.has('deepspeed')) deepspeed(d, args, run.written);
+    const placed = d.get('model.layer_types') !== undefined; // the pattern's layers and Mamba sizes were read
     for (const [flag] of args)
-      if (HYBRID.test(flag))
+      if (placed && HYBRID_PLACED.test(flag)) continue;
+      else if (HYBRID.test(flag))
         d.skip(
           `--${flag}`,
           `Mamba / hybrid layers${flag.includes('pattern') ? ` (pattern ${(args.get(flag) ?? []).join(' ')})` : ''} cannot be expressed until config v1 has layer types: every layer is counted as an attention + MLP transformer layer; not applied`,
@@ -363,6 +368,54 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   requireShape(f, kind); // after the flags are read, so a malformed value is the error that names its flag
 }
 
+// A hybrid pattern's symbols (megatron/training/arguments.py --hybrid-layer-pattern, d98e8a6; each symbol a layer of
+// megatron/core/models/mamba MambaStack): M Mamba-2, * attention, - MLP, E MoE -> the layer's mixer and MLP
+const HYBRID_SYMBOLS: Record<string, [string, string]> = {
+  M: ['ssm', 'none'],
+  '*': ['full', 'none'],
+  '-': ['none', 'dense'],
+  E: ['none', 'moe'],
+};
+const MAX_LAYER_LIST = 256; // model.layer_types: at most 256 entries, repeating over the layers
+
+/** The shortest head of the list that, repeated (layer i takes entry i mod its length), gives the list. */
+function period<T>(list: T[]): T[] {
+  for (let p = 1; p < list.length; p++) if (list.every((x, i) => x === list[i % p])) return list.slice(0, p);
+  return list;
+}
+
+/**
+ * A hybrid Mamba pattern as config v1 layers: model.layer_types and model.mlp_types per symbol, and the Mamba-2
+ * sizes (transformer_config.py d98e8a6: mamba_state_dim 128, mamba_head_dim 64, mamba_num_groups 8, mamba_num_heads
+ * or else 2 x hidden / head dim: core/ssm/mamba_mixer.py expand 2, d_conv 4, chunk 128, no projection bias). False:
+ * a symbol config v1 cannot place (G Gated DeltaProduct, D sparse attention), left to the caller's fallback.
+ */
+function hybridLayers(d: Draft, symbols: string, n: Flags['n'], hidden: number | undefined): boolean {
+  const layers = [...symbols].map((ch) => HYBRID_SYMBOLS[ch]);
+  if (!layers.length || layers.some((l) => l === undefined)) return false;
+  const mixers = period(layers.map((l) => l[0])),
+    mlps = period(layers.map((l) => l[1]));
+  if (mixers.length > MAX_LAYER_LIST || mlps.length > MAX_LAYER_LIST) return false;
+  d.set('model.layer_types', mixers);
+  d.set('model.mlp_types', mlps);
+  if (mixers.includes('ssm')) {
+    const headDim = n('mamba-head-dim') ?? 64;
+    const heads = n('mamba-num-heads') ?? (hidden ? Math.floor((2 * hidden) / headDim) : undefined);
+    d.set('model.ssm.state_size', n('mamba-state-dim') ?? 128);
+    d.set('model.ssm.head_dim', headDim);
+    d.set('model.ssm.groups', n('mamba-num-groups') ?? 8);
+    if (heads) d.set('model.ssm.heads', heads);
+    d.set('model.ssm.conv_kernel', 4);
+    d.set('model.ssm.chunk_size', 128);
+    d.set('model.ssm.bias', false);
+    d.set('model.ssm.conv_bias', true);
+  }
+  d.note(
+    `hybrid layer pattern: ${symbols.length} layers (M Mamba-2, * attention, - MLP, E MoE) -> model.layer_types and model.mlp_types`,
+  );
+  return true;
+}
+
 /** The model shape (add_network_size_args): layers, widths, heads; the FFN width it derives when not given. */
 function modelShape({ d, args, has, n }: Flags, kind: ModelKind): { layers?: number; ffn?: number } {
   // validate_args L1304-1311 (NVIDIA/Megatron-LM d98e8a6): --num-layers, else --encoder-num-layers (not both)
@@ -383,7 +436,8 @@ function modelShape({ d, args, has, n }: Flags, kind: ModelKind): { layers?: num
   if (pattern && !pattern.includes('$')) {
     const count = pattern.split('/')[0].replace(/\|/g, '').length;
     d.set('model.layers', count);
-    d.note(`hybrid layer pattern: model.layers ${count}, one per symbol, each counted as an attention + MLP layer`);
+    if (!hybridLayers(d, pattern.split('/')[0].replace(/\|/g, ''), n, hidden))
+      d.note(`hybrid layer pattern: model.layers ${count}, one per symbol, each counted as an attention + MLP layer`);
   }
   if (hidden) d.set('model.hidden', hidden);
   if (heads) d.set('model.heads', heads);

@@ -18,6 +18,8 @@ export interface ModelEntry {
   revision?: string;
   /** earlier revisions of this preset, so that old links keep their numbers */
   previous?: { revision: string; model: Config; changed: string }[];
+  /** other published checkpoints with exactly this model's tensors (a model id matches them too), each with why */
+  same_tensors?: { id: string; why: string }[];
 }
 
 export interface GpuEntry {

@@ -28,6 +28,13 @@ describe('model id -> catalog preset', () => {
     ['deepseek-ai/DeepSeek-R1-0528', 'deepseek-r1'],
     ['Qwen/Qwen3-4B-Instruct-2507', 'qwen3-4b'],
     ['Qwen/Qwen3-0.6B-Base', 'qwen3-0.6b'],
+    // checkpoints with exactly a preset's tensors (models.json same_tensors)
+    ['meta-llama/Meta-Llama-3-70B-Instruct', 'llama-3.1-70b'],
+    ['Qwen/Qwen2-7B-Instruct', 'qwen2.5-7b'],
+    ['Qwen/Qwen2-1.5B', 'qwen2.5-1.5b'],
+    ['Qwen/Qwen2.5-Coder-32B-Instruct', 'qwen2.5-32b'],
+    ['microsoft/Phi-3.5-mini-instruct', 'phi-3-mini@2026-11-26'],
+    ['mistralai/Mistral-7B-Instruct-v0.2', 'mistral-7b-v0.1@2026-11-26'],
     ['moonshotai/Kimi-K2-Instruct-0905', 'kimi-k2'],
     ['deepseek-ai/DeepSeek-V2-Lite-Chat', 'deepseek-v2-lite'],
     ['allenai/Olmo-3-7B-Instruct', 'olmo-3-7b@2026-11-26'],

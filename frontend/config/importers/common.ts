@@ -317,6 +317,13 @@ for (const m of MODELS) {
   if (hfKey && !BY_KEY.has(hfKey)) BY_KEY.set(hfKey, m);
   if (!BY_KEY.has(m.id)) BY_KEY.set(m.id, m);
 }
+// checkpoints with exactly a preset's tensors (same_tensors), after every preset's own name
+const SAME_TENSORS = new Map<string, string>(); // key -> why
+for (const m of MODELS)
+  for (const alias of m.same_tensors ?? []) {
+    const key = modelKey(alias.id).key;
+    if (!BY_KEY.has(key)) BY_KEY.set(key, m), SAME_TENSORS.set(key, alias.why);
+  }
 
 /** How a model id was matched: the preset reference (current revision) and the name parts ignored. */
 export interface ModelMatch {
@@ -324,6 +331,8 @@ export interface ModelMatch {
   ignored: string[];
   /** the name part naming a pre-quantized checkpoint ("-awq", "-bnb-4bit", ...), if any */
   quantized?: string;
+  /** matched as another checkpoint with exactly the preset's tensors: why (models.json same_tensors) */
+  sameTensors?: string;
 }
 
 /** The catalog preset of a Hugging Face model id or local path, matched by name through the
@@ -333,7 +342,15 @@ export function matchModelId(id: string): ModelMatch | undefined {
   const { key, dropped } = modelKey(id.trim().replace(/\/+$/, ''));
   const entry = BY_KEY.get(key);
   const quantized = dropped.find((p) => QUANTIZED_SUFFIXES.has(p));
-  return entry ? { preset: presetRef(entry), ignored: dropped, ...(quantized ? { quantized } : {}) } : undefined;
+  const same = SAME_TENSORS.get(key);
+  return entry
+    ? {
+        preset: presetRef(entry),
+        ignored: dropped,
+        ...(quantized ? { quantized } : {}),
+        ...(same ? { sameTensors: same } : {}),
+      }
+    : undefined;
 }
 
 /** The catalog entry a model id or local path names, if its name matches one. */
@@ -382,7 +399,9 @@ export function applyModelId(d: Draft, key: string, id: unknown): void {
     );
   d.set('model.preset', match.preset);
   const ignored = match.ignored.length ? ` (name matched without ${match.ignored.join(', ')})` : '';
-  d.note(`${key} "${name}" -> model.preset ${match.preset}${ignored}`);
+  d.note(
+    `${key} "${name}" -> model.preset ${match.preset}${ignored}${match.sameTensors ? `: the same tensors (${match.sameTensors})` : ''}`,
+  );
   const q = match.quantized;
   if (q && !(BNB_4BIT_SUFFIXES.has(q) && d.get('training.finetune.method') === 'qlora'))
     d.skip(

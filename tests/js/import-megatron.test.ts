@@ -382,6 +382,25 @@ describe('Megatron: the model shape is required (validate_args)', () => {
     expect(e.message).toContain('--num-attention-heads not given');
     expect(e.message).toContain('does not read a model from --use-checkpoint-args / --load');
   });
+  it('--window-size and --window-attn-skip-freq place sliding layers; --enable-gpt-oss has rotary positions', () => {
+    const gptOss = `${MODEL} --window-size 127,0 --window-attn-skip-freq 2 --enable-gpt-oss`;
+    expect(model(ok(gptOss))).toMatchObject({
+      sliding_window: 128,
+      layer_types: ['sliding', 'full'],
+      position: 'rope',
+    });
+    expect(model(ok(`${MODEL} --window-size 4095,0`))).toMatchObject({
+      sliding_window: 4096,
+      layer_types: ['sliding'],
+    });
+    expect(model(ok(`${MODEL} --window-size 127,0 --window-attn-skip-freq [1,1,0]`)).layer_types).toEqual([
+      'sliding',
+      'sliding',
+      'full',
+    ]);
+    expect(model(ok(`${MODEL} --window-size -1,-1`)).layer_types).toBeUndefined(); // unlimited: full attention
+    expect(model(ok(MODEL)).position).toBe('learned'); // Megatron's default, learned_absolute
+  });
   it('a hybrid layer pattern stands for --num-layers', () => {
     const r = ok('--hybrid-layer-pattern M*M* --hidden-size 64 --num-attention-heads 4');
     expect(model(r).layers).toBe(4);

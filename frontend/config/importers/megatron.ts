@@ -15,7 +15,7 @@ type Args = Map<string, string[]>;
 
 // Flags with no effect on per-GPU memory (schedules, data, logging, checkpoints, kernels, launchers).
 const IGNORED =
-  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-(?!overlap$).*|moe-grouped-gemm|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|decoupled-lr|decoupled-min-lr|fp8-amax-.*|tiktoken-pattern|tokenizer-.*|no-use-tokenizer-model-from-checkpoint-args|hysteresis|loss-scale|initial-loss-scale|min-loss-scale|loss-scale-window|override-opt_param-scheduler|train-tokens|rotary-scaling-factor|mscale|mscale-all-dim|rope-type|enable-gpt-oss|window-size|window-attn-skip-freq|activation-func-clamp-value|glu-linear-offset|disable-bf16-reduced-precision-matmul|export-.*|mtp-loss-scaling-factor|auto-detect-ckpt-format|enable-experimental|init-model-with-meta-device|moe-flex-dispatcher-backend|use-te|squared-relu|trust-remote-code|disable-gloo-process-groups|disable-straggler-on-startup|straggler-.*|check-weight-hash-across-dp-replicas-interval|rerun-mode|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
+  /^(lr|min-lr|lr-.*|weight-decay.*|start-weight-decay|end-weight-decay|clip-grad|adam-.*|sgd-momentum|init-method-std|init-method-xavier-uniform|seed|train-iters|train-samples|eval-.*|log-.*|logging-level|tensorboard-.*|wandb-.*|save|load|pretrained-checkpoint|save-interval|data-path|train-data-path|valid-data-path|test-data-path|split|tokenizer-type|tokenizer-model|vocab-file|merge-file|data-cache-path|num-workers|dataloader-type|distributed-backend|distributed-timeout-minutes|exit-.*|ckpt-.*|async-save|use-checkpoint-args|use-dist-ckpt|dist-ckpt-.*|no-load-.*|no-save-.*|finetune|mock-data|rotary-base|rotary-percent|rotary-seq-len-interpolation-factor|rope-scaling.*|use-rope-scaling|norm-epsilon|layernorm-epsilon|apply-layernorm-1p|no-masked-softmax-fusion|no-bias-.*-fusion|no-rope-fusion|attention-softmax-in-fp32|transformer-impl|use-mcore-models|use-legacy-models|overlap-grad-reduce|overlap-param-gather|overlap-param-gather-with-optimizer-step|align-grad-reduce|align-param-gather|no-async-tensor-model-parallel-allreduce|async-tensor-model-parallel-allreduce|no-gradient-accumulation-fusion|tp-comm-(?!overlap$).*|moe-grouped-gemm|moe-permute-fusion|moe-shared-expert-overlap|moe-token-drop-policy|moe-input-jitter-eps|moe-per-layer-logging|manual-gc.*|node_rank|node-rank|master_addr|master-addr|master_port|master-port|rdzv_.*|rdzv-.*|rotary-interleaved|no-query-key-layer-scaling|apply-query-key-layer-scaling|use-cpu-initialization|data-parallel-random-init|timing-log-.*|use-pytorch-profiler|profile.*|check-for-nan-in-loss-and-grad|no-check-for-nan-in-loss-and-grad|bias-swiglu-fusion|no-bias-swiglu-fusion|cross-entropy-fusion-impl|qk-layernorm-weight-decay|dist-ckpt-strictness|no-create-attention-mask-in-dataloader|num-dataset-builder-threads|object-storage-cache-path|legacy-tokenizer|calculate-per-token-loss|deterministic-mode|no-persist-layer-norm|num-distributed-optimizer-instances|te-rng-tracker|inference-.*|decoupled-lr|decoupled-min-lr|fp8-amax-.*|tiktoken-pattern|tokenizer-.*|no-use-tokenizer-model-from-checkpoint-args|hysteresis|loss-scale|initial-loss-scale|min-loss-scale|loss-scale-window|override-opt_param-scheduler|train-tokens|rotary-scaling-factor|mscale|mscale-all-dim|rope-type|activation-func-clamp-value|glu-linear-offset|disable-bf16-reduced-precision-matmul|export-.*|mtp-loss-scaling-factor|auto-detect-ckpt-format|enable-experimental|init-model-with-meta-device|moe-flex-dispatcher-backend|use-te|squared-relu|trust-remote-code|disable-gloo-process-groups|disable-straggler-on-startup|straggler-.*|check-weight-hash-across-dp-replicas-interval|rerun-mode|enable-cuda-graph|cuda-graph-.*|no-mmap-bin-files|reset-position-ids|reset-attention-mask|eod-mask-loss)$/;
 // Router flags with no per-GPU memory effect beyond what docs/memory-model.md §7.10 counts for
 // every router (fp32 logits and probabilities, s·b·E values each; the top-k indices):
 // megatron/core/transformer/moe/router.py and moe_utils.py (NVIDIA/Megatron-LM d98e8a6).
@@ -118,6 +118,9 @@ const HANDLED = new Set([
   'add-bias-linear',
   'untie-embeddings-and-output-weights',
   'position-embedding-type',
+  'enable-gpt-oss',
+  'window-size',
+  'window-attn-skip-freq',
   'use-rotary-position-embeddings',
   'no-position-embedding',
   'max-position-embeddings',
@@ -349,6 +352,7 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
   modelOptions(f, kind);
   const experts = moe(f, ds, layers, ffn);
   attentionVariants(f);
+  slidingWindows(f);
   const { tp, pp, cp } = parallelSizes(f, ds, experts);
   // examples/t5/pretrain_t5.py model_provider (d98e8a6): "Pipeline parallelism is not supported for T5."
   if (kind === 't5' && pp > 1)
@@ -519,9 +523,16 @@ function modelOptions({ d, has, one, n }: Flags, kind: ModelKind): void {
   )
     d.set('model.attn_sinks', true);
   else if (softmax !== undefined) d.ignore('--softmax-type'); // vanilla, or off-by-one: a constant in the softmax
+  // --enable-gpt-oss (megatron/post_training/model_builder.py d98e8a6): YaRN rotary positions, no position table
+  if (has('enable-gpt-oss') && !has('position-embedding-type'))
+    d.note('--enable-gpt-oss: YaRN rotary positions (the post-training model builder sets them)');
   const pos =
     one('position-embedding-type') ??
-    (has('use-rotary-position-embeddings') ? 'rope' : has('no-position-embedding') ? 'none' : 'learned_absolute');
+    (has('enable-gpt-oss') || has('use-rotary-position-embeddings')
+      ? 'rope'
+      : has('no-position-embedding')
+        ? 'none'
+        : 'learned_absolute');
   const p = oneOf(pos, '--position-embedding-type', [
     'learned_absolute',
     'rope',
@@ -619,6 +630,39 @@ function megatronMoe(
 }
 
 /** Multi-latent attention, and MTP layers (reported, not applied). */
+/**
+ * --window-size L,R with --window-attn-skip-freq (transformer_config.py d98e8a6): sliding-window attention over the
+ * L tokens before each one and itself, on every layer, or (N) N - 1 sliding layers then a full one, or (a list) 1
+ * sliding and 0 full per layer. -1 is an unlimited side (full attention).
+ */
+function slidingWindows({ d, one }: Flags): void {
+  const size = one('window-size');
+  if (size === undefined) return;
+  const [left, right] = size.split(',').map((v) => int(v.trim(), '--window-size', -1));
+  if (left < 0 || right !== 0) {
+    d.note(`--window-size ${size}: an unlimited or two-sided window, counted as full attention`);
+    return;
+  }
+  const skip = one('window-attn-skip-freq');
+  let types = ['sliding'];
+  if (skip !== undefined && /^\[/.test(skip.trim()))
+    types = skip
+      .replace(/[[\]\s]/g, '')
+      .split(',')
+      .map((v) => (int(v, '--window-attn-skip-freq', 0) ? 'sliding' : 'full'));
+  else if (skip !== undefined) {
+    const every = int(skip, '--window-attn-skip-freq');
+    types = [...Array(every - 1).fill('sliding'), 'full'];
+  }
+  if (d.get('model.layer_types') !== undefined) {
+    d.skip('--window-size', 'sliding windows on a hybrid pattern are not placed; not applied');
+    return;
+  }
+  d.set('model.sliding_window', left + 1);
+  d.set('model.layer_types', types.length > 256 ? types.slice(0, 256) : types);
+  d.note(`--window-size ${size}: sliding windows of ${left + 1} tokens on layers ${types.join(', ')} (repeating)`);
+}
+
 function attentionVariants({ d, has, n }: Flags): void {
   if (has('multi-latent-attention')) {
     d.set('model.mla', {

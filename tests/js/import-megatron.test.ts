@@ -401,6 +401,12 @@ describe('Megatron: the model shape is required (validate_args)', () => {
     expect(model(ok(`${MODEL} --window-size -1,-1`)).layer_types).toBeUndefined(); // unlimited: full attention
     expect(model(ok(MODEL)).position).toBe('learned'); // Megatron's default, learned_absolute
   });
+  it("Megatron's own tokenizers give the vocabulary when --vocab-size does not", () => {
+    expect(model(ok(`${MODEL} --tokenizer-type GPT2BPETokenizer --vocab-file gpt2-vocab.json`)).vocab).toBe(50257);
+    expect(model(ok(`${MODEL} --tokenizer-type BertWordPieceCase`)).vocab).toBe(29096); // + 100 T5 sentinels
+    expect(model(ok(`${MODEL} --tokenizer-type GPT2BPETokenizer --vocab-size 50304`)).vocab).toBe(50304);
+    expect(model(ok(`${MODEL} --tokenizer-type HuggingFaceTokenizer`)).vocab).toBeUndefined();
+  });
   it('a hybrid layer pattern stands for --num-layers', () => {
     const r = ok('--hybrid-layer-pattern M*M* --hidden-size 64 --num-attention-heads 4');
     expect(model(r).layers).toBe(4);

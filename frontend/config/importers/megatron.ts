@@ -503,6 +503,15 @@ function t5Layers(d: Draft, n: Flags['n'], layers: number | undefined): void {
   else if (dec !== undefined) d.ignore('--decoder-num-layers');
 }
 
+// Megatron's own tokenizers and their vocabularies (megatron/core/tokenizers/text/libraries/megatron_hf_tokenizer.py
+// MEGATRON_CONFIG_MAP d98e8a6: GPT-2's BPE files and BERT-large's word pieces; utils/build_tokenizer.py adds 100
+// <extra_id_i> sentinel tokens to BertWordPieceCase, T5's tokenizer)
+const TOKENIZER_VOCAB: Record<string, [number, string]> = {
+  GPT2BPETokenizer: [50257, 'GPT-2 BPE'],
+  BertWordPieceLowerCase: [30522, 'bert-large-uncased'],
+  BertWordPieceCase: [28996 + 100, 'bert-large-cased (with 100 sentinel tokens)'],
+};
+
 /** The rest of the model (add_network_size_args): norm, biases, embeddings, softmax, positions, vocabulary. */
 function modelOptions({ d, has, one, n }: Flags, kind: ModelKind): void {
   d.set(
@@ -557,8 +566,13 @@ function modelOptions({ d, has, one, n }: Flags, kind: ModelKind): void {
   if (dec && maxPos && dec > maxPos) maxPos = dec;
   if (maxPos) d.set('model.max_positions', maxPos);
   const vocab = n('vocab-size') ?? n('padded-vocab-size');
+  const tokenizer = one('tokenizer-type');
+  const known = tokenizer === undefined ? undefined : TOKENIZER_VOCAB[tokenizer];
   if (vocab) d.set('model.vocab', vocab);
-  else
+  else if (known) {
+    d.set('model.vocab', known[0]);
+    d.note(`--tokenizer-type ${tokenizer}: the ${known[1]} vocabulary, ${known[0]} tokens (before Megatron's padding)`);
+  } else
     d.note(
       'no --vocab-size: the vocabulary comes from the tokenizer; model.vocab left at llmem default (or set model.preset)',
     );

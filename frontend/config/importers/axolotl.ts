@@ -3,7 +3,15 @@
 // optimizer names are the Trainer's `optim`, fsdp/fsdp_config are accelerate's.
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import { applyDegree } from './parallel-degrees.js';
-import { applyFsdpOption, applyOptim, defaultToDdp, loadedDtypeStates } from './training-args.js';
+import { seqLenFromRl, worldSize } from './rl-common.js';
+import {
+  applyFsdpOption,
+  applyOptim,
+  applyTrainingArgument,
+  defaultToDdp,
+  loadedDtypeStates,
+} from './training-args.js';
+import { applyDpo, applyGrpo, applyWeightSync } from './trl.js';
 import {
   agreeWorldSize,
   applyFullModules,
@@ -17,6 +25,7 @@ import {
   isObject,
   int,
   num,
+  obj,
   oneOf,
   parseYamlText,
   str,
@@ -71,7 +80,17 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
       if (four || eight)
         d.skip(four ? 'load_in_4bit' : 'load_in_8bit', 'a quantized base without an adapter is not trainable; ignored');
     }
+    // rl: the TRL trainer core/builders/rl.py builds; DPO, ORPO, SimPO and GRPO are config v1's rl section
+    const rl = set('rl') ? oneOf(y.rl, 'rl', RL_TYPES) : undefined;
+    const rlModelled = rl !== undefined && rl !== 'kto' && rl !== 'ebft';
+    if (rl && set('sample_packing') && bool(y.sample_packing, 'sample_packing'))
+      // src/axolotl/utils/schemas/validation.py check_sample_packing_w_rl (axolotl@067b021c)
+      throw new ImportError(
+        'sample_packing',
+        'sample_packing: `sample_packing: true` does not work with RLHF training',
+      );
     let micro: number | undefined;
+    let accum: number | undefined;
     for (const [key, v] of Object.entries(y)) {
       if (v === null) continue;
       switch (key) {
@@ -158,7 +177,8 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
           d.set('training.micro_batch', (micro = int(pyInt(v), key)));
           break;
         case 'gradient_accumulation_steps':
-          d.set('training.grad_accum', int(pyInt(v), key));
+          accum = int(pyInt(v), key);
+          if (!rlModelled) d.set('training.grad_accum', accum); // RL: rl.mini_batch sets the accumulation
           break;
         case 'optimizer':
           applyOptim(d, key, v);
@@ -268,10 +288,14 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
           if (v !== false) d.set('runtime.torch_compile', true);
           break;
         case 'rl':
-          d.skip(key, `${String(v)}: the reference / reward models of preference training are not modelled`);
-          break;
+        case 'trl':
+        case 'vllm':
+        case 'ebft':
+          break; // below, with the batch
         default:
-          if (IGNORED.test(key)) d.ignore(key);
+          if (RL_KEYS.test(key)) {
+            if (!rl) d.ignore(key); // read by the RL trainers only
+          } else if (IGNORED.test(key)) d.ignore(key);
           else d.skip(key, 'not a known axolotl key; not applied');
       }
     }
@@ -281,17 +305,22 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
     reportUnreadFile(d, file);
     if (set('batch_size')) {
       const total = int(y.batch_size, 'batch_size');
-      if (micro && !set('gradient_accumulation_steps') && total % micro === 0)
-        d.set('training.grad_accum', total / micro);
-      else if (!set('gradient_accumulation_steps'))
+      if (micro && !set('gradient_accumulation_steps') && total % micro === 0) {
+        accum = total / micro;
+        if (!rlModelled) d.set('training.grad_accum', accum);
+      } else if (!set('gradient_accumulation_steps'))
         d.skip('batch_size', 'needs micro_batch_size to derive gradient accumulation');
     }
-    if (!set('sequence_len')) {
+    if (!set('sequence_len') && !rlModelled) {
       d.set('training.seq_len', 2048);
       d.note('sequence_len absent: 2048 (axolotl default)');
     }
+    if (rl) preference(d, y, rl, micro, accum ?? 1, adapter !== undefined, file);
+    // without rl: read by no trainer (vllm: by `axolotl vllm-serve` too, a process of its own)
+    else for (const k of ['trl', 'vllm', 'ebft']) if (set(k)) d.ignore(k);
     defaultToDdp(d, 'deepspeed or fsdp');
     masterCopy(d, y, prec);
+    if (rlModelled) seqLenFromRl(d);
     return d.result();
   });
 }
@@ -464,6 +493,294 @@ function rewardModel(d: Draft, y: Record<string, Json>, micro: number | undefine
   d.note(
     `reward_model: chosen and rejected sequences in one batch (trl DataCollatorForPreference): training.micro_batch ${2 * m} = 2 x micro_batch_size ${m}`,
   );
+}
+
+// rl (src/axolotl/utils/schemas/enums.py RLType, axolotl@067b021c): the TRL trainer core/builders/rl.py builds for it.
+const RL_TYPES = ['dpo', 'ipo', 'orpo', 'kto', 'simpo', 'grpo', 'gdpo', 'ebft'] as const;
+type RlType = (typeof RL_TYPES)[number];
+// Top-level keys read only by the RL trainers (src/axolotl/utils/schemas/config.py @067b021c): mapped below where
+// they change memory (dpo_padding_free, precompute_ref_log_probs, rl_adapter_ref_model, dpo_use_liger_kernel, the
+// beta GRPO reads), else loss terms and weights.
+const RL_KEY_LIST = [
+  'rl_beta',
+  'orpo_alpha',
+  'simpo_gamma',
+  'cpo_alpha',
+  'kto_desirable_weight',
+  'kto_undesirable_weight',
+  'dpo_loss_type',
+  'dpo_loss_weights',
+  'dpo_label_smoothing',
+  'dpo_use_weighting',
+  'dpo_padding_free',
+  'dpo_use_liger_kernel',
+  'precompute_ref_log_probs',
+  'rl_adapter_ref_model',
+];
+const RL_KEYS = new RegExp(`^(${RL_KEY_LIST.join('|')})$`);
+// TRLConfig fields (src/axolotl/utils/schemas/trl.py @067b021c) that GRPOStrategy.set_training_args_kwargs passes to
+// GRPOConfig with no effect on per-GPU memory: sampling, rewards, the loss, logging, the server's address.
+const TRL_NO_EFFECT =
+  /^(vllm_server_host|vllm_server_port|vllm_server_timeout|vllm_guided_decoding_regex|reward_weights|log_completions|num_completions_to_print|importance_sampling_level|sync_ref_model|ref_model_mixup_alpha|ref_model_sync_steps|scale_rewards|temperature|top_p|top_k|min_p|repetition_penalty|generation_kwargs|chat_template_kwargs|num_iterations|epsilon|epsilon_high|loss_type|mask_truncated_completions|rollout_func|multi_objective_aggregation|vllm_importance_sampling_correction|vllm_importance_sampling_mode|vllm_importance_sampling_cap|off_policy_mask_threshold|use_bias_correction_kl|vllm_lora_sync)$/;
+// TRLConfig fields only axolotl's async GRPO trainer reads (core/trainers/grpo/fast_async_trainer.py FastAsyncGRPOConfig).
+const TRL_ASYNC =
+  /^(use_data_producer|async_prefetch|prefetch_depth|vllm_sync_interval|streaming_partial_batch|streaming_min_groups|reward_num_workers|replay_buffer_size|replay_recompute_logps|reroll_start_fraction|reroll_max_groups|skip_zero_advantage_batches)$/;
+// The GRPOConfig keys GRPOStrategy.set_training_args_kwargs fills from trl: under their own names (core/trainers/grpo/__init__.py).
+const GRPO_FROM_TRL = ['num_generations', 'max_completion_length', 'generation_batch_size', 'use_vllm', 'vllm_mode'];
+
+type Yaml = Record<string, Json>;
+const given = (v: Json | undefined): v is Json => v !== undefined && v !== null;
+const on = (y: Yaml, k: string) => given(y[k]) && y[k] !== false;
+const section = (y: Yaml, key: string): Yaml => (given(y[key]) ? (obj(y[key], key) as Yaml) : {});
+
+/** The RL-only keys a trainer does not map: read, loss terms and weights. */
+function ignoreRlKeys(d: Draft, y: Yaml, handled: readonly string[] = []): void {
+  for (const k of RL_KEY_LIST) if (given(y[k]) && !handled.includes(k)) d.ignore(k);
+}
+
+/**
+ * rl -> config v1's rl section with trl.ts's TRL semantics: axolotl builds TRL's trainers (core/builders/rl.py
+ * @067b021c; trl==1.8.0, pyproject.toml). dpo / ipo: DPOTrainer with axolotl's own reference (train.py
+ * setup_reference_model: a second copy for a full fine-tune; none with an adapter, so TRL disables the adapters);
+ * orpo: ORPOTrainer and simpo: CPOTrainer, with no reference; grpo / gdpo: GRPOTrainer from the trl: and vllm: blocks;
+ * kto and ebft have no config v1 equivalent and are reported.
+ */
+function preference(
+  d: Draft,
+  y: Yaml,
+  rl: RlType,
+  microKey: number | undefined,
+  accum: number,
+  adapter: boolean,
+  file: DeepSpeedFile,
+): void {
+  const trl = section(y, 'trl');
+  const vllm = section(y, 'vllm');
+  if (rl === 'kto' || rl === 'ebft') {
+    notModelled(d, y, rl, trl, microKey);
+    return;
+  }
+  const micro = microKey ?? 1;
+  if (microKey === undefined) {
+    d.set('training.micro_batch', 1);
+    d.note('micro_batch_size absent: 1 (axolotl default)');
+  }
+  const gpus = d.get('parallel.gpus');
+  const world = typeof gpus === 'number' ? gpus : worldSize(d, undefined, undefined, 'An axolotl config');
+  // the data-parallel ranks: TP and CP ranks share their batch (parallelSizes, axolotl's ParallelismConfig)
+  const tpcp =
+    ((d.get('parallel.tp') as number | undefined) ?? 1) * ((d.get('parallel.cp') as number | undefined) ?? 1);
+  const dp = world % tpcp === 0 ? world / tpcp : world;
+  d.set('rl.algorithm', rl === 'grpo' || rl === 'gdpo' ? 'grpo' : 'dpo');
+  if (rl === 'grpo' || rl === 'gdpo') {
+    grpo(d, y, rl, trl, vllm, micro, accum, dp, adapter, file);
+    return;
+  }
+  for (const k of Object.keys(trl)) if (given(trl[k])) d.ignore(`trl.${k}`); // beta: a loss weight; the rest GRPO's
+  for (const k of Object.keys(vllm)) if (given(vllm[k])) d.ignore(`vllm.${k}`); // `axolotl vllm-serve`'s
+  // core/builders/base.py L681-682: max_length = sequence_len (default 512, src/axolotl/utils/schemas/config.py L665)
+  const seq = on(y, 'sequence_len') ? int(pyInt(y.sequence_len), 'sequence_len') : 512;
+  if (!on(y, 'sequence_len')) d.note('sequence_len absent: 512 (axolotl schema default), passed as max_length');
+  const names: Record<string, string> = { max_length: 'sequence_len', padding_free: 'dpo_padding_free' };
+  const n = (k: string) => names[k] ?? k;
+  if (rl === 'orpo' || rl === 'simpo') {
+    // rl.py: AxolotlORPOTrainer (trl.experimental.orpo ORPOTrainer; setup_reference_model skips orpo) and
+    // AxolotlCPOTrainer (trl.experimental.cpo CPOTrainer, loss_type simpo): no ref_model
+    d.note(
+      `rl ${rl}: TRL's ${rl === 'orpo' ? 'ORPOTrainer' : 'CPOTrainer with loss_type simpo'} (core/builders/rl.py)`,
+    );
+    applyDpo(d, { max_length: seq }, micro, accum, dp, rl === 'orpo' ? 'orpo' : 'cpo', n);
+    if (rl === 'simpo' && !adapter) loadedUnused(d, 'CPOTrainer');
+    ignoreRlKeys(d, y);
+    return;
+  }
+  // dpo / ipo: AxolotlDPOTrainer(model, model_ref), DPOStrategy.set_training_args_kwargs (core/trainers/dpo/__init__.py)
+  d.note(
+    `rl ${rl}: TRL's DPOTrainer${rl === 'ipo' ? ' with loss_type ipo' : ''} (core/builders/rl.py): chosen and rejected in one forward (concatenated_forward), training.micro_batch ${micro} pairs = ${2 * micro} sequences`,
+  );
+  const precompute = on(y, 'precompute_ref_log_probs') && bool(y.precompute_ref_log_probs, 'precompute_ref_log_probs');
+  const dpoKeys: Yaml = { max_length: seq, precompute_ref_log_probs: precompute };
+  if (given(y.dpo_padding_free)) dpoKeys.padding_free = y.dpo_padding_free;
+  applyDpo(d, dpoKeys, micro, accum, dp, 'dpo', n);
+  if (adapter)
+    d.note(
+      'adapter: no reference copy (train.py setup_reference_model passes None): DPOTrainer disables the adapters for the reference log-probs (the base, no extra weights)',
+    );
+  else if (precompute) {
+    // trl v1.8.0 dpo_trainer.py keeps the ref_model it is given: axolotl's copy stays on the GPU after the precomputation
+    d.set('rl.reference.precomputed', false);
+    d.note(
+      'precompute_ref_log_probs: axolotl hands DPOTrainer its own reference copy (train.py setup_reference_model), which stays on the GPU: counted with its weights, as a reference evaluated every step (its no-grad forward an over-estimate)',
+    );
+  }
+  const refCopy = on(y, 'rl_adapter_ref_model') && bool(y.rl_adapter_ref_model, 'rl_adapter_ref_model');
+  if (adapter && refCopy)
+    d.skip(
+      'rl_adapter_ref_model',
+      'a second copy of the base model as the reference (train.py setup_reference_model) is not modelled; counted as the base with adapters off (no extra weights); not applied',
+    );
+  if (on(y, 'dpo_use_liger_kernel') && bool(y.dpo_use_liger_kernel, 'dpo_use_liger_kernel')) {
+    d.note(
+      'dpo_use_liger_kernel: DPOConfig use_liger_kernel (the fused Liger DPO loss; the Trainer applies Liger kernels)',
+    );
+    applyTrainingArgument(d, 'use_liger_kernel', true, { use_liger_kernel: true }, file);
+  }
+  ignoreRlKeys(d, y, [
+    'precompute_ref_log_probs',
+    'dpo_padding_free',
+    'dpo_use_liger_kernel',
+    adapter && refCopy ? 'rl_adapter_ref_model' : '',
+  ]);
+}
+
+/** rl grpo / gdpo: GRPOStrategy.set_training_args_kwargs (core/trainers/grpo/__init__.py @067b021c) -> trl.ts applyGrpo. */
+function grpo(
+  d: Draft,
+  y: Yaml,
+  rl: 'grpo' | 'gdpo',
+  trl: Yaml,
+  vllm: Yaml,
+  micro: number,
+  accum: number,
+  dp: number,
+  adapter: boolean,
+  file: DeepSpeedFile,
+): void {
+  d.note(
+    `rl ${rl}: TRL's GRPOTrainer (core/builders/rl.py)${rl === 'gdpo' ? ' with multi_objective_aggregation normalize_then_sum: counted as GRPO' : ''}`,
+  );
+  const g: Yaml = {};
+  for (const k of GRPO_FROM_TRL) if (given(trl[k])) g[k] = trl[k];
+  // core/builders/rl.py _build_training_arguments: beta = trl.beta, else rl_beta, else orpo_alpha
+  const betaKey = given(trl.beta)
+    ? 'trl.beta'
+    : given(y.rl_beta)
+      ? 'rl_beta'
+      : given(y.orpo_alpha)
+        ? 'orpo_alpha'
+        : undefined;
+  if (betaKey) g.beta = betaKey === 'trl.beta' ? trl.beta : y[betaKey];
+  if (!given(trl.max_completion_length)) {
+    // __init__.py passes max_completion_length = trl.max_completion_length: None when unset, no limit
+    g.max_completion_length = 512;
+    d.skip(
+      'trl.max_completion_length',
+      'absent: axolotl passes None to GRPOConfig, so completions run until EOS or the model length; rl.response_len 512 (llmem default) assumed: set it to the longest completion',
+    );
+  }
+  const useVllm = given(trl.use_vllm) && bool(trl.use_vllm, 'trl.use_vllm');
+  if (useVllm && !given(trl.vllm_mode)) {
+    g.vllm_mode = 'server'; // src/axolotl/utils/schemas/validation.py check_vllm_mode_set
+    d.note('trl.vllm_mode absent: server (axolotl validation check_vllm_mode_set): vLLM on GPUs of its own');
+  }
+  const colocate = useVllm && trl.vllm_mode === 'colocate';
+  if (colocate) {
+    // colocate only: vllm_enable_sleep_mode from trl:, vllm_gpu_memory_utilization / vllm_tensor_parallel_size from vllm:
+    if (given(trl.vllm_enable_sleep_mode)) g.vllm_enable_sleep_mode = trl.vllm_enable_sleep_mode;
+    g.vllm_gpu_memory_utilization = vllm.gpu_memory_utilization ?? 0.9;
+    if (!given(vllm.gpu_memory_utilization))
+      d.note('vllm.gpu_memory_utilization absent: 0.9 (axolotl VllmConfig default), passed to the colocated engine');
+    if (given(vllm.tensor_parallel_size)) g.vllm_tensor_parallel_size = vllm.tensor_parallel_size;
+    else
+      d.skip(
+        'vllm.tensor_parallel_size',
+        "absent: axolotl passes None as GRPOConfig vllm_tensor_parallel_size, which TRL 1.8.0's colocated engine multiplies into max_num_seqs; 1 assumed",
+      );
+  } else if (useVllm && Object.keys(vllm).length)
+    d.note('vllm: the settings of `axolotl vllm-serve`, a server on GPUs of its own (rl.rollout.placement separate)');
+  for (const k of Object.keys(vllm))
+    if (given(vllm[k]) && !(colocate && (k === 'gpu_memory_utilization' || k === 'tensor_parallel_size')))
+      d.ignore(`vllm.${k}`); // read by `axolotl vllm-serve` only
+  // axolotl's own check, before TRL's (validation.py check_grpo_batch_size_divisibility): per-rank batches
+  if (given(trl.num_generations) && !given(trl.generation_batch_size)) {
+    const G = int(trl.num_generations, 'trl.num_generations', 2);
+    if ((micro * accum) % G !== 0)
+      throw new ImportError(
+        'trl.num_generations',
+        `trl.num_generations: GRPO: generation batch size must be divisible by trl.num_generations (micro_batch_size ${micro} x gradient_accumulation_steps ${accum} = ${micro * accum}, num_generations ${G})`,
+      );
+  }
+  const names: Record<string, string> = {
+    vllm_gpu_memory_utilization: 'vllm.gpu_memory_utilization',
+    vllm_tensor_parallel_size: 'vllm.tensor_parallel_size',
+    beta: betaKey ?? 'trl.beta',
+  };
+  const n = (k: string) => names[k] ?? `trl.${k}`;
+  applyGrpo(d, g, micro, accum, dp, n);
+  applyWeightSync(d, {}, n);
+  if (!adapter) loadedUnused(d, 'GRPOTrainer');
+  if (on(y, 'sequence_len'))
+    d.note(
+      'sequence_len: not passed to GRPOConfig (max_length blocklisted, GRPOStrategy.get_blocklist_args_kwargs): training.seq_len = rl.prompt_len + rl.response_len',
+    );
+  // the trl: block's other fields
+  const asyncOn = ['use_data_producer', 'async_prefetch'].filter((k) => given(trl[k]) && bool(trl[k], `trl.${k}`));
+  for (const [k, v] of Object.entries(trl)) {
+    if (!given(v) || GRPO_FROM_TRL.includes(k) || k === 'beta') continue;
+    if (k === 'vllm_enable_sleep_mode') {
+      if (!colocate) d.ignore(`trl.${k}`); // passed in colocate mode only
+    } else if (k === 'use_liger_loss') {
+      if (bool(v, 'trl.use_liger_loss')) {
+        d.note(
+          'trl.use_liger_loss: GRPOConfig use_liger_kernel (the fused Liger GRPO loss; the Trainer applies Liger kernels)',
+        );
+        applyTrainingArgument(d, 'use_liger_kernel', true, { use_liger_kernel: true }, file);
+      }
+    } else if (k === 'reward_funcs') {
+      // GRPOStrategy.get_reward_func: a name that does not import is a Hub model, which GRPOTrainer loads as a reward model
+      const models = (Array.isArray(v) ? v : [v]).filter((f) => typeof f === 'string' && f.includes('/'));
+      if (models.length)
+        d.skip(
+          'trl.reward_funcs',
+          `${models.map((f) => `"${String(f)}"`).join(', ')}: reward models (AutoModelForSequenceClassification, loaded on every training GPU by GRPOTrainer) are not modelled; not applied`,
+        );
+      else d.ignore('trl.reward_funcs');
+    } else if (TRL_ASYNC.test(k)) {
+      if (k === asyncOn[0])
+        d.skip(
+          `trl.${k}`,
+          "axolotl's async GRPO trainer (core/trainers/grpo/async_trainer.py: generation in a background thread, rollouts prefetched while the update runs) is not modelled; counted as the synchronous GRPOTrainer; not applied",
+        );
+      else d.ignore(`trl.${k}`);
+    } else if (TRL_NO_EFFECT.test(k)) d.ignore(`trl.${k}`);
+    else d.skip(`trl.${k}`, "not a field of axolotl's TRLConfig (utils/schemas/trl.py): dropped; not applied");
+  }
+  ignoreRlKeys(d, y, betaKey ? [betaKey] : []);
+}
+
+/** A full fine-tune: setup_reference_model (train.py) loads a second copy that this trainer does not take. */
+function loadedUnused(d: Draft, trainer: string): void {
+  d.note(
+    `axolotl's setup_reference_model (train.py) also loads a second copy of the model, which ${trainer} does not take (core/builders/rl.py passes model_ref to DPOTrainer only): not counted`,
+  );
+}
+
+/** kto and ebft: no config v1 equivalent; the file counts as supervised fine-tuning, with what is left out named. */
+function notModelled(d: Draft, y: Yaml, rl: 'kto' | 'ebft', trl: Yaml, micro: number | undefined): void {
+  if (rl === 'ebft') {
+    d.skip(
+      'rl',
+      'ebft: energy-based fine-tuning (core/trainers/ebft: generated completions scored by the features of a frozen copy of the model) has no config v1 equivalent; counted as supervised fine-tuning of micro_batch_size sequences; not applied',
+    );
+    for (const k of ['trl', 'vllm', 'ebft'])
+      if (given(y[k])) d.skip(k, 'read by the EBFT trainer (rl: ebft), which is not modelled; not applied');
+    ignoreRlKeys(d, y);
+    return;
+  }
+  // trl v1.8.0 trainer/kto_trainer.py (AxolotlKTOTrainer, core/trainers/trl.py): loss_type kto forwards a KL batch
+  // (the completions shifted within the batch) under no_grad beside the target batch, and refuses a per-device batch of 1
+  if ((micro ?? 1) <= 1)
+    throw new ImportError(
+      'micro_batch_size',
+      'micro_batch_size: KTO needs more than 1 (TRL KTOTrainer: "Actual (not effective) batch size must be > 1")',
+    );
+  d.skip(
+    'rl',
+    "kto: TRL's KTOTrainer (unpaired examples) has no config v1 equivalent: the KL batch's no-grad forward (micro_batch_size shifted completions) and the reference model (a frozen copy for a full fine-tune, the base with adapters off for LoRA) are not modelled; counted as supervised fine-tuning of micro_batch_size sequences; not applied",
+  );
+  ignoreRlKeys(d, y); // beta, desirable / undesirable weights: loss weights
+  for (const k of Object.keys(trl)) if (given(trl[k])) d.ignore(`trl.${k}`);
+  if (given(y.vllm)) d.ignore('vllm');
 }
 
 /** fsdp_config with a top-level fsdp_version folded in (newer axolotl configs). */

@@ -208,8 +208,8 @@ export function importTrl(
       ? int(y.gradient_accumulation_steps, 'gradient_accumulation_steps')
       : 1;
     d.set('training.micro_batch', micro);
-    if (trainer === 'grpo') grpo(d, y, micro, accum, world);
-    else if (trainer === 'dpo' || trainer === 'orpo') dpo(d, y, micro, accum, world, trainer);
+    if (trainer === 'grpo') applyGrpo(d, y, micro, accum, world);
+    else if (trainer === 'dpo' || trainer === 'orpo') applyDpo(d, y, micro, accum, world, trainer);
     else sft(d, y, accum);
     const mapped = new Set(
       TRL_MAPPING.filter(
@@ -248,7 +248,7 @@ export function importTrl(
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp (an accelerate config usually gives them: import it too)');
     loadedDtypeFullFinetune(d, y);
-    if (trainer === 'grpo') weightSync(d, y);
+    if (trainer === 'grpo') applyWeightSync(d, y);
     if (trainer !== 'sft') seqLenFromRl(d);
     return d.result();
   });
@@ -318,72 +318,79 @@ function model(d: Draft, y: Obj): void {
   if (isSet(y.lora_modules_to_save)) applyFullModules(d, 'lora_modules_to_save', y.lora_modules_to_save);
 }
 
-/** GRPOConfig: group, lengths, batches, the vLLM engine, the reference. */
-function grpo(d: Draft, y: Obj, micro: number, accum: number, world: number): void {
-  const g = isSet(y.num_generations) ? int(y.num_generations, 'num_generations', 2) : 8;
+/**
+ * The name a GRPOConfig / DPOConfig key has in the file being imported, for errors and notes: the key itself in a
+ * TRL file; axolotl's `trl.num_generations`, `vllm.gpu_memory_utilization`, `sequence_len`, ... (axolotl.ts).
+ */
+export type KeyName = (trlKey: string) => string;
+const sameName: KeyName = (k) => k;
+
+/** GRPOConfig: group, lengths, batches, the vLLM engine, the reference. `y` holds GRPOConfig's keys; `n` names them. */
+export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world: number, n: KeyName = sameName): void {
+  const g = isSet(y.num_generations) ? int(y.num_generations, n('num_generations'), 2) : 8;
   d.set('rl.group_size', g);
-  if (isSet(y.max_prompt_length)) d.set('rl.prompt_len', int(y.max_prompt_length, 'max_prompt_length'));
+  if (isSet(y.max_prompt_length)) d.set('rl.prompt_len', int(y.max_prompt_length, n('max_prompt_length')));
   else
     d.note(
       'no max_prompt_length (TRL no longer truncates prompts): rl.prompt_len left at llmem default; set it to the longest prompt',
     );
   d.set(
     'rl.response_len',
-    isSet(y.max_completion_length) ? int(y.max_completion_length, 'max_completion_length') : 512,
+    isSet(y.max_completion_length) ? int(y.max_completion_length, n('max_completion_length')) : 512,
   );
-  if (!isSet(y.max_completion_length)) d.note('max_completion_length absent: 512 (GRPOConfig default)');
+  if (!isSet(y.max_completion_length)) d.note(`${n('max_completion_length')} absent: 512 (GRPOConfig default)`);
   // grpo_config.py __post_init__: generation batch = per-device batch x processes x steps_per_generation
   // (default: the accumulation); one optimizer step is per-device batch x accumulation x processes completions
   const perStep = micro * world;
   let generation: number;
   if (isSet(y.generation_batch_size) && isSet(y.steps_per_generation))
     throw new ImportError(
-      'generation_batch_size',
-      "generation_batch_size: 'generation_batch_size' and 'steps_per_generation' can not be both configured at the same time",
+      n('generation_batch_size'),
+      `${n('generation_batch_size')}: '${n('generation_batch_size')}' and '${n('steps_per_generation')}' can not be both configured at the same time`,
     );
   if (isSet(y.generation_batch_size)) {
-    generation = int(y.generation_batch_size, 'generation_batch_size');
+    generation = int(y.generation_batch_size, n('generation_batch_size'));
     divide(
       generation,
       perStep,
-      'generation_batch_size',
+      n('generation_batch_size'),
       'must be divisible by per_device_train_batch_size x processes',
     );
   } else
     generation =
-      perStep * (isSet(y.steps_per_generation) ? int(y.steps_per_generation, 'steps_per_generation') : accum);
+      perStep * (isSet(y.steps_per_generation) ? int(y.steps_per_generation, n('steps_per_generation')) : accum);
   d.set(
     'rl.rollout_batch',
-    divide(generation, g, 'num_generations', 'the generation batch must be divisible by num_generations'),
+    divide(generation, g, n('num_generations'), 'the generation batch must be divisible by num_generations'),
   );
   d.set(
     'rl.mini_batch',
     divide(
       micro * accum * world,
       g,
-      'num_generations',
+      n('num_generations'),
       'the completions of one optimizer step must be whole groups of num_generations',
     ),
   );
   d.set('rl.logits_response_only', true); // _get_per_token_logps_and_entropies: logits_to_keep = the completion
-  d.set('rl.remove_padding', isSet(y.padding_free) && bool(y.padding_free, 'padding_free'));
+  d.set('rl.remove_padding', isSet(y.padding_free) && bool(y.padding_free, n('padding_free')));
   // the reference: beta 0 builds none (grpo_trainer.py); PEFT uses the base with adapters off
-  const beta = isSet(y.beta) ? num(y.beta, 'beta', -Infinity) : 0;
-  if (!isSet(y.beta)) d.note('beta absent: 0.0 (GRPOConfig default since 2025-05): no reference model');
+  const beta = isSet(y.beta) ? num(y.beta, n('beta'), -Infinity) : 0;
+  if (!isSet(y.beta)) d.note(`${n('beta')} absent: 0.0 (GRPOConfig default since 2025-05): no reference model`);
   d.set('rl.reference.enabled', beta !== 0);
   const entropy =
-    (isSet(y.entropy_coef) && num(y.entropy_coef, 'entropy_coef', -Infinity) !== 0) ||
-    (isSet(y.top_entropy_quantile) && num(y.top_entropy_quantile, 'top_entropy_quantile') < 1);
+    (isSet(y.entropy_coef) && num(y.entropy_coef, n('entropy_coef'), -Infinity) !== 0) ||
+    (isSet(y.top_entropy_quantile) && num(y.top_entropy_quantile, n('top_entropy_quantile')) < 1);
   d.set('rl.entropy', entropy);
   // the generation engine
-  const vllm = isSet(y.use_vllm) && bool(y.use_vllm, 'use_vllm');
+  const vllm = isSet(y.use_vllm) && bool(y.use_vllm, n('use_vllm'));
   if (!vllm) {
-    generateWithoutEngine(d, 'use_vllm', 'false');
+    generateWithoutEngine(d, n('use_vllm'), 'false');
     return;
   }
   d.set('rl.rollout.engine', 'vllm');
   let mode: 'colocate' | 'server';
-  if (isSet(y.vllm_mode)) mode = oneOf(y.vllm_mode, 'vllm_mode', ['colocate', 'server'] as const);
+  if (isSet(y.vllm_mode)) mode = oneOf(y.vllm_mode, n('vllm_mode'), ['colocate', 'server'] as const);
   else if (isSet(y.vllm_device)) {
     mode = 'server';
     d.note(`vllm_device ${String(y.vllm_device)} (TRL before 0.18): vLLM on a GPU of its own, as vllm_mode server`);
@@ -397,74 +404,89 @@ function grpo(d: Draft, y: Obj, micro: number, accum: number, world: number): vo
   if (mode === 'server') {
     for (const k of ['vllm_gpu_memory_utilization', 'vllm_tensor_parallel_size', 'vllm_enable_sleep_mode'])
       if (isSet(y[k]))
-        d.note(`${k}: read by the colocated engine only; the vLLM server (trl vllm-serve) runs on GPUs of its own`);
+        d.note(`${n(k)}: read by the colocated engine only; the vLLM server (trl vllm-serve) runs on GPUs of its own`);
     return;
   }
   const util = isSet(y.vllm_gpu_memory_utilization)
-    ? num(y.vllm_gpu_memory_utilization, 'vllm_gpu_memory_utilization', 0.01)
+    ? num(y.vllm_gpu_memory_utilization, n('vllm_gpu_memory_utilization'), 0.01)
     : 0.3;
-  if (util > 1) throw new ImportError('vllm_gpu_memory_utilization', 'vllm_gpu_memory_utilization: must be at most 1');
+  if (util > 1)
+    throw new ImportError(n('vllm_gpu_memory_utilization'), `${n('vllm_gpu_memory_utilization')}: must be at most 1`);
   d.set('rl.rollout.gpu_memory_utilization', util);
-  const tp = isSet(y.vllm_tensor_parallel_size) ? int(y.vllm_tensor_parallel_size, 'vllm_tensor_parallel_size') : 1;
+  const tp = isSet(y.vllm_tensor_parallel_size) ? int(y.vllm_tensor_parallel_size, n('vllm_tensor_parallel_size')) : 1;
   d.set('rl.rollout.tp', tp);
   // grpo_trainer.py: max_num_seqs = per-device batch x vLLM TP x steps_per_generation
   d.set('rl.rollout.max_num_seqs', (micro * tp * generation) / perStep);
-  if (isSet(y.vllm_enable_sleep_mode) && bool(y.vllm_enable_sleep_mode, 'vllm_enable_sleep_mode'))
+  if (isSet(y.vllm_enable_sleep_mode) && bool(y.vllm_enable_sleep_mode, n('vllm_enable_sleep_mode')))
     d.set('rl.rollout.sleep', 'level2'); // generation/vllm_generation.py: self.llm.sleep(level=2)
   const len = isSet(y.vllm_max_model_length) ? 'vllm_max_model_length' : 'vllm_max_model_len';
-  if (isSet(y[len])) d.set('rl.rollout.max_model_len', int(y[len], len));
+  if (isSet(y[len])) d.set('rl.rollout.max_model_len', int(y[len], n(len)));
   if (isSet(y.vllm_dtype) && y.vllm_dtype !== 'auto') {
-    const t = oneOf(y.vllm_dtype, 'vllm_dtype', ['bfloat16', 'float16', 'float32'] as const);
+    const t = oneOf(y.vllm_dtype, n('vllm_dtype'), ['bfloat16', 'float16', 'float32'] as const);
     d.set('rl.rollout.dtype', t === 'bfloat16' ? 'bf16' : t === 'float16' ? 'fp16' : 'fp32');
   }
 }
 
 /** ds3_gather_for_generation (default true): ZeRO-3 gathers the whole model for the sync to vLLM. */
-function weightSync(d: Draft, y: Obj): void {
+export function applyWeightSync(d: Draft, y: Obj, n: KeyName = sameName): void {
   const sharded = d.get('parallel.zero_stage') === 3 || String(d.get('parallel.engine') ?? '').startsWith('fsdp');
-  const gather = !isSet(y.ds3_gather_for_generation) || bool(y.ds3_gather_for_generation, 'ds3_gather_for_generation');
+  const gather =
+    !isSet(y.ds3_gather_for_generation) || bool(y.ds3_gather_for_generation, n('ds3_gather_for_generation'));
   if (sharded && gather) d.set('rl.weight_sync', 'full');
   else if (sharded)
     d.skip(
-      'ds3_gather_for_generation',
+      n('ds3_gather_for_generation'),
       'false: parameters gathered one at a time for the sync; counted as rl.weight_sync bucketed',
     );
 }
 
-/** DPOConfig and ORPOConfig: pairs, lengths, the reference (ORPO: none). */
-function dpo(d: Draft, y: Obj, micro: number, accum: number, world: number, trainer: 'dpo' | 'orpo'): void {
+/** The pair trainers: DPOConfig, ORPOConfig and CPOConfig (CPO / SimPO; axolotl rl: simpo). */
+export type PairTrainer = 'dpo' | 'orpo' | 'cpo';
+const PAIR_CLASS: Record<PairTrainer, string> = { dpo: 'DPOConfig', orpo: 'ORPOConfig', cpo: 'CPOConfig' };
+
+/** DPOConfig, ORPOConfig and CPOConfig: pairs, lengths, the reference (ORPO, CPO: none). `n` names the keys. */
+export function applyDpo(
+  d: Draft,
+  y: Obj,
+  micro: number,
+  accum: number,
+  world: number,
+  trainer: PairTrainer,
+  n: KeyName = sameName,
+): void {
   const pairs = micro * accum * world;
   d.set('rl.rollout_batch', pairs);
   d.set('rl.mini_batch', pairs);
-  const total = isSet(y.max_length) ? int(y.max_length, 'max_length', 2) : 1024;
-  if (!isSet(y.max_length)) d.note(`max_length absent: 1024 (${CLASS[trainer]} default)`);
-  const prompt = isSet(y.max_prompt_length) ? int(y.max_prompt_length, 'max_prompt_length') : Math.floor(total / 2);
+  const total = isSet(y.max_length) ? int(y.max_length, n('max_length'), 2) : 1024;
+  if (!isSet(y.max_length)) d.note(`${n('max_length')} absent: 1024 (${PAIR_CLASS[trainer]} default)`);
+  const prompt = isSet(y.max_prompt_length) ? int(y.max_prompt_length, n('max_prompt_length')) : Math.floor(total / 2);
   if (prompt >= total)
     throw new ImportError(
-      'max_prompt_length',
-      `max_prompt_length: ${prompt} leaves no completion within max_length ${total}`,
+      n('max_prompt_length'),
+      `${n('max_prompt_length')}: ${prompt} leaves no completion within ${n('max_length')} ${total}`,
     );
   d.set('rl.prompt_len', prompt);
   d.set('rl.response_len', total - prompt);
   if (!isSet(y.max_prompt_length))
     d.note(
-      `max_length ${total}: prompt + completion (rl.prompt_len + rl.response_len; DPO's logits cover both, so only the sum matters)`,
+      `${n('max_length')} ${total}: prompt + completion (rl.prompt_len + rl.response_len; DPO's logits cover both, so only the sum matters)`,
     );
   d.set('rl.logits_response_only', false); // concatenated_forward: the logits of the whole sequence
-  if (trainer === 'orpo') {
-    // trl/experimental/orpo/orpo_trainer.py @f2cd5771: no ref_model; concatenated_forward runs chosen and rejected
-    // in one forward (2x the micro-batch) and takes the NLL of the chosen and the odds ratio from its logits
+  if (trainer === 'orpo' || trainer === 'cpo') {
+    // trl/experimental/orpo/orpo_trainer.py and cpo/cpo_trainer.py @f2cd5771: no ref_model; concatenated_forward runs
+    // chosen and rejected in one forward (2x the micro-batch); ORPO takes the NLL of the chosen and the odds ratio
+    // from its logits, CPO / SimPO the NLL and the (length-normalised) log-prob margin
     d.set('rl.remove_padding', false);
     d.set('rl.reference.enabled', false);
     d.note(
-      'ORPO: no reference model; chosen and rejected in one forward (concatenated_forward, 2x the micro-batch): counted as rl.algorithm dpo with rl.reference.enabled false',
+      `${trainer === 'orpo' ? 'ORPO' : 'CPO / SimPO'}: no reference model; chosen and rejected in one forward (concatenated_forward, 2x the micro-batch): counted as rl.algorithm dpo with rl.reference.enabled false`,
     );
     return;
   }
-  d.set('rl.remove_padding', isSet(y.padding_free) && bool(y.padding_free, 'padding_free'));
-  const free = isSet(y.reference_free) && bool(y.reference_free, 'reference_free');
+  d.set('rl.remove_padding', isSet(y.padding_free) && bool(y.padding_free, n('padding_free')));
+  const free = isSet(y.reference_free) && bool(y.reference_free, n('reference_free'));
   d.set('rl.reference.enabled', !free);
-  const pre = isSet(y.precompute_ref_log_probs) && bool(y.precompute_ref_log_probs, 'precompute_ref_log_probs');
+  const pre = isSet(y.precompute_ref_log_probs) && bool(y.precompute_ref_log_probs, n('precompute_ref_log_probs'));
   if (pre && !free) d.set('rl.reference.precomputed', true);
 }
 

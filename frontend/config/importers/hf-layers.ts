@@ -6,7 +6,9 @@
 //   max_window_layers), any other class with sliding_window (Mistral, Phi-3: every layer), qwen3_next Qwen3NextConfig (full_attention_interval,
 //   linear_*; transformers 008e574), qwen3_5_text Qwen3_5TextConfig (the same rule; 008e574), nemotron_h NemotronHConfig (hybrid_override_pattern / layers_block_type:
 //   M Mamba-2, * attention, - MLP, E MoE; transformers 13923c6), llama4 Llama4TextConfig
-//   (no_rope_layers: 1 = RoPE + chunked attention, 0 = NoPE global; interleave_moe_layer_step).
+//   (no_rope_layers: 1 = RoPE + chunked attention, 0 = NoPE global; interleave_moe_layer_step),
+//   granitemoehybrid GraniteMoeHybridConfig (layer_types "mamba" / "attention", each with the MoE MLP; None: every
+//   layer "mamba"; transformers 008f5c8), mamba2 Mamba2Block (a Mamba-2 mixer and no MLP in every layer; f2a39d4).
 // A config's own layer_types list wins over the family's rule.
 import { LAYER_MIXERS } from '../../../wasm/generated.js';
 import type { Config, Json } from '../../../wasm/llmem.js';
@@ -54,6 +56,26 @@ const NEMOTRON_TYPES: Record<string, [string, string | null]> = {
   moe: ['none', 'moe'],
 };
 const NEMOTRON_CHARS: Record<string, string> = { M: 'linear_attention', '*': 'full_attention', '-': 'mlp', E: 'moe' };
+// GraniteMoeHybridDecoderLayer (modular_granitemoehybrid.py, transformers 403a367): a Mamba-2 mixer (BambaMixer) or
+// attention, then the MoE block beside the shared MLP in every layer (the family's MLP rule)
+const GRANITE_TYPES: Record<string, [string, string | null]> = {
+  mamba: ['ssm', null],
+  attention: ['full', null],
+};
+// Layer kinds some config.json lists name that no config v1 mixer describes: refused with the reason, not miscounted
+const UNMODELLED_KINDS: Record<string, string> = {
+  conv: "LFM2's gated short convolution (Lfm2ShortConv: in_proj to B, C and x, a depthwise causal conv, out_proj), which no config v1 mixer describes",
+  mamba:
+    'a Mamba layer, which this model type does not place (config v1 reads Mamba-2 layers of nemotron_h, granitemoehybrid and mamba2 configs)',
+};
+
+/** The per-layer list a family's config.json names, and the transformers layer names it holds. */
+function listOf(family: string): { keys: string[]; table: Record<string, [string, string | null]> } {
+  if (family === 'nemotron_h') return { keys: ['layers_block_type'], table: NEMOTRON_TYPES };
+  // GraniteMoeHybridConfig.attribute_map: layers_block_type -> layer_types
+  if (family === 'granitemoehybrid') return { keys: ['layer_types', 'layers_block_type'], table: GRANITE_TYPES };
+  return { keys: ['layer_types'], table: HF_TYPES };
+}
 
 /** Sets model.layer_types / mlp_types (as short as they repeat) and the keys the kinds need. */
 export function layerKinds(c: LayerContext): void {
@@ -75,15 +97,21 @@ export function layerKinds(c: LayerContext): void {
 /** Each layer's [mixer, mlp] from the family's keys; null: every layer full attention (no lists). */
 function typesOf(c: LayerContext): [string, string | null][] | null {
   const { family, layers, get } = c;
-  const listed = family === 'nemotron_h' ? get('layers_block_type') : get('layer_types');
+  const { keys, table } = listOf(family);
+  const listed = get(...keys);
   if (Array.isArray(listed)) {
     // the interval is what the class builds a missing list from; a listed config gives both, the list wins
     if (family === 'qwen3_next' || family === 'qwen3_5_text') get('full_attention_interval');
-    return mapNames(c, listed, family === 'nemotron_h' ? NEMOTRON_TYPES : HF_TYPES);
+    return mapNames(c, listed, table);
   }
   const range = Array.from({ length: layers }, (_, i) => i);
   const window = get('sliding_window');
   switch (family) {
+    case 'granitemoehybrid': // GraniteMoeHybridConfig.layers_block_type: ["mamba"] * num_hidden_layers without a list
+      c.notes.push('layer_types absent: every layer a Mamba-2 mixer (GraniteMoeHybridConfig.layers_block_type)');
+      return range.map(() => ['ssm', null]);
+    case 'mamba2': // Mamba2Block: RMSNorm, then the Mamba2Mixer; no attention, no MLP
+      return range.map(() => ['ssm', 'none']);
     case 'gemma2':
       return range.map((i) => [i % 2 === 0 ? 'sliding' : 'full', null]);
     case 'gemma3_text': {
@@ -139,11 +167,15 @@ function mapNames(c: LayerContext, names: Json[], table: Record<string, [string,
     throw new ImportError(key, `${key}: ${names.length} entries for ${c.layers} layers (num_hidden_layers)`);
   return names.map((n) => {
     const kind = typeof n === 'string' ? table[n] : undefined;
-    if (!kind)
+    if (!kind) {
+      const why = typeof n === 'string' ? UNMODELLED_KINDS[n] : undefined;
       throw new ImportError(
         key,
-        `${key}: ${JSON.stringify(n)} is not modelled (known: ${Object.keys(table).join(', ')})`,
+        why
+          ? `${key}: ${JSON.stringify(n)} is ${why}; not imported rather than counted as another layer kind`
+          : `${key}: ${JSON.stringify(n)} is not modelled (known: ${Object.keys(table).join(', ')})`,
       );
+    }
     return kind;
   });
 }
@@ -176,17 +208,90 @@ function linearDims(c: LayerContext): void {
   };
 }
 
-/** Mamba-2 (NemotronHMamba2Mixer): heads, head dim, groups, state, conv, chunk, biases. */
+// The Mamba-2 keys of each family's config class, and the mixer's inner width (d_inner):
+//   nemotron_h NemotronHMamba2Mixer (transformers 13923c6): mamba_num_heads * mamba_head_dim (expand unused);
+//   granitemoehybrid BambaMixer via GraniteMoeHybridMambaLayer (modeling_granitemoehybrid.py 1c0ff25):
+//     mamba_expand * hidden_size (the config class checks it is mamba_n_heads * mamba_d_head);
+//   mamba2 Mamba2Mixer (modeling_mamba2.py 4711664): expand * hidden_size, reshaped into num_heads x head_dim.
+// Each builds in_proj (+bias), conv1d over x, B, C (+bias), dt_bias, A_log, D, a gated RMSNorm, out_proj (+bias).
+interface SsmKeys {
+  heads: string;
+  headDim: string;
+  groups: string[];
+  state: string;
+  conv: string[];
+  chunk: string[];
+  bias: string;
+  convBias: string;
+  expand: string[];
+  /** d_inner is expand * hidden_size (else heads * head_dim) */
+  innerFromExpand: boolean;
+}
+const SSM_KEYS: Record<string, SsmKeys> = {
+  nemotron_h: {
+    heads: 'mamba_num_heads',
+    headDim: 'mamba_head_dim',
+    groups: ['n_groups', 'mamba_n_groups'],
+    state: 'ssm_state_size',
+    conv: ['conv_kernel', 'mamba_d_conv'],
+    chunk: ['chunk_size', 'mamba_chunk_size'],
+    bias: 'use_bias',
+    convBias: 'use_conv_bias',
+    expand: ['expand', 'mamba_expand'],
+    innerFromExpand: false,
+  },
+  granitemoehybrid: {
+    heads: 'mamba_n_heads',
+    headDim: 'mamba_d_head',
+    groups: ['mamba_n_groups'],
+    state: 'mamba_d_state',
+    conv: ['mamba_d_conv'],
+    chunk: ['mamba_chunk_size'],
+    bias: 'mamba_proj_bias',
+    convBias: 'mamba_conv_bias',
+    expand: ['mamba_expand'],
+    innerFromExpand: true,
+  },
+  mamba2: {
+    heads: 'num_heads',
+    headDim: 'head_dim',
+    groups: ['n_groups'],
+    state: 'state_size',
+    conv: ['conv_kernel'],
+    chunk: ['chunk_size'],
+    bias: 'use_bias',
+    convBias: 'use_conv_bias',
+    expand: ['expand'],
+    innerFromExpand: true,
+  },
+};
+
+/** Mamba-2 heads, head dim, groups, state, conv, chunk and biases (the family's keys, SSM_KEYS). */
 function ssmDims(c: LayerContext): void {
-  const heads = c.int(['mamba_num_heads'], true)!;
-  const expand = c.int(['expand', 'mamba_expand'], false);
-  const headDim = c.int(['mamba_head_dim'], true)!;
-  if (expand !== undefined && heads * headDim !== expand * (c.model.hidden as number))
-    c.notes.push(`mamba_num_heads x mamba_head_dim = ${heads * headDim} (expand ${expand} is not used by the mixer)`);
+  const k = SSM_KEYS[c.family] ?? SSM_KEYS.nemotron_h;
+  const hidden = c.model.hidden as number;
+  const heads = c.int([k.heads], true)!;
+  const expand = c.int(k.expand, false);
+  let headDim: number;
+  if (k.innerFromExpand) {
+    const inner = (expand ?? 2) * hidden;
+    const given = c.get(k.headDim);
+    // GraniteMoeHybridConfig: mamba_d_head "auto" = mamba_expand * hidden_size // mamba_n_heads
+    headDim = given === 'auto' || given === undefined || given === null ? inner / heads : c.int([k.headDim], true)!;
+    if (!Number.isInteger(headDim) || headDim * heads !== inner)
+      throw new ImportError(
+        k.headDim,
+        `${k.headDim}: ${heads} heads x ${JSON.stringify(given ?? headDim)} do not make the mixer's ${k.expand[0]} x hidden_size = ${inner} channels`,
+      );
+  } else {
+    headDim = c.int([k.headDim], true)!;
+    if (expand !== undefined && heads * headDim !== expand * hidden)
+      c.notes.push(`${k.heads} x ${k.headDim} = ${heads * headDim} (expand ${expand} is not used by the mixer)`);
+  }
   c.get('mamba_hidden_act'); // the mixer's SiLU
   c.get('rescale_prenorm_residual'); // an initialisation rule
-  const projBias = c.flag('mamba_proj_bias');
-  if (projBias && !c.flag('use_bias'))
+  const projBias = c.flag(k.bias);
+  if (c.family === 'nemotron_h' && c.flag('mamba_proj_bias') && !projBias)
     c.notes.push(
       'mamba_proj_bias true: transformers NemotronHMamba2Mixer biases in_proj / out_proj by use_bias (false)',
     );
@@ -201,11 +306,11 @@ function ssmDims(c: LayerContext): void {
   c.model.ssm = {
     heads,
     head_dim: headDim,
-    groups: c.int(['n_groups', 'mamba_n_groups'], true)!,
-    state_size: c.int(['ssm_state_size'], true)!,
-    conv_kernel: c.int(['conv_kernel', 'mamba_d_conv'], true)!,
-    chunk_size: c.int(['chunk_size', 'mamba_chunk_size'], false) ?? 128,
-    bias: c.flag('use_bias') ?? false,
-    conv_bias: c.flag('use_conv_bias') ?? true,
+    groups: c.int(k.groups, true)!,
+    state_size: c.int([k.state], true)!,
+    conv_kernel: c.int(k.conv, true)!,
+    chunk_size: c.int(k.chunk, false) ?? 128,
+    bias: projBias ?? false,
+    conv_bias: c.flag(k.convBias) ?? true,
   };
 }

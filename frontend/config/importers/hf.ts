@@ -63,7 +63,14 @@ const GATED = new Set([
   'gpt_oss',
   'chatglm',
   'glm4_moe',
+  // GraniteMoeHybridMLP / GraniteMoeHybridMoE (input_linear to 2 x width, chunked: SiLU(a) * b), Ernie4_5_MoeMLP,
+  // SeedOssMLP: gate, up and down projections
+  'granitemoehybrid',
+  'ernie4_5_moe',
+  'seed_oss',
 ]);
+// Families whose Mamba-2 layers model.ssm describes (hf-layers.ts ssmDims): their SSM keys are read, not warned about
+const SSM_FAMILIES = new Set(['nemotron_h', 'granitemoehybrid', 'mamba2']);
 const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2']);
 
 // Read and judged irrelevant to training memory (tokens ids, init, rope
@@ -264,6 +271,7 @@ function run(json: unknown): HfImport {
   if (type === 'gemma3') type = 'gemma3_text';
   if (type === undefined)
     throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
+  refuseUnmodelled(type, cfg);
   const family = familyOf(type, json.architectures, notes);
   const defaults = DEFAULTS[type] ?? DEFAULTS[family] ?? {};
 
@@ -342,9 +350,23 @@ function run(json: unknown): HfImport {
   }
   model.head_dim = headDim;
 
-  // MLP width: n_inner / ffn_hidden_size default to 4*hidden (GPT-2, Falcon).
-  const ffn = int(['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim', 'd_ff'], false);
-  if (ffn === undefined) notes.push(`no intermediate_size: ffn_hidden = 4 * hidden = ${4 * hidden} (${type} default)`);
+  // MLP width: n_inner / ffn_hidden_size default to 4*hidden (GPT-2, Falcon). GraniteMoeHybridMLP (every layer's
+  // shared MLP, the whole MLP of a model without experts) is shared_intermediate_size wide; intermediate_size is
+  // its experts' width (modeling_granitemoehybrid.py 1c0ff25).
+  const ffn = int(
+    family === 'granitemoehybrid'
+      ? ['shared_intermediate_size']
+      : ['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim', 'd_ff'],
+    false,
+  );
+  if (family === 'mamba2') {
+    // Mamba2Block (modeling_mamba2.py 4711664): an RMSNorm and the Mamba2Mixer, no attention and no MLP
+    get('intermediate_size'); // expand * hidden_size, the mixer's width (model.ssm)
+    notes.push(
+      'mamba2: every layer is a Mamba-2 mixer without attention or MLP; heads, head_dim and ffn_hidden are nominal',
+    );
+  } else if (ffn === undefined)
+    notes.push(`no intermediate_size: ffn_hidden = 4 * hidden = ${4 * hidden} (${type} default)`);
   model.ffn_hidden = ffn ?? 4 * hidden;
   const act = get('hidden_act', 'hidden_activation', 'activation_function', 'mlp_hidden_act');
   if (family === 't5') t5Stack(get, int, model);
@@ -401,7 +423,17 @@ function run(json: unknown): HfImport {
     qkvBias = flag('qkv_bias') ?? true; // Qwen2MoeConfig.qkv_bias
   else if (family === 'glm4_moe')
     qkvBias = attnBias ?? false; // modeling_glm4_moe.py: o_proj bias=False
-  else if (attnBias && mlpBias) bias = true;
+  else if (family === 'seed_oss') {
+    // modular_seed_oss.py (transformers 052b1dc) SeedOssAttention: q/k/v bias=attention_bias,
+    // o_proj bias=attention_out_bias; SeedOssMLP bias=mlp_bias
+    qkvBias = attnBias ?? true;
+    if (flag('attention_out_bias')) model.o_bias = true;
+    if (mlpBias) model.mlp_bias = true;
+  } else if (family === 'ernie4_5_moe') {
+    // modular_ernie4_5_moe.py (transformers 01187e2): q/k/v/o, every MLP and lm_head Linear(bias=use_bias)
+    bias = flag('use_bias') ?? false;
+    if (bias) model.lm_head_bias = true;
+  } else if (attnBias && mlpBias) bias = true;
   else if (attnBias) {
     // modeling_llama.py LlamaAttention: q/k/v/o Linear(bias=attention_bias); LlamaMLP: bias=mlp_bias
     qkvBias = true;
@@ -416,6 +448,13 @@ function run(json: unknown): HfImport {
   const maxPos = int(['max_position_embeddings', 'n_positions', 'max_seq_len', 'seq_length'], false);
   if (maxPos !== undefined) model.max_positions = maxPos;
   else notes.push('no max_position_embeddings: llmem default kept (rotary positions have no parameters)');
+  if (family === 'granitemoehybrid') {
+    // GraniteMoeHybridModel builds rotary embeddings only for position_embedding_type "rope" (Granite 4.0: "nope");
+    // neither has parameters. The muP multipliers scale activations, not shapes.
+    const pet = get('position_embedding_type');
+    if (pet !== 'rope') notes.push(`position_embedding_type ${JSON.stringify(pet ?? null)}: no positional encoding`);
+    for (const k of ['residual_multiplier', 'attention_multiplier', 'normalization_function']) get(k);
+  }
   if (family === 'falcon' && flag('alibi'))
     warnings.push(
       'alibi true: ALiBi positions are not modelled (no parameters; HF Falcon uses eager attention with ALiBi, keeping s*s scores; set training.attention "eager")',
@@ -474,7 +513,7 @@ function run(json: unknown): HfImport {
   layerKinds({ family, layers, get, int, flag, model, warnings, notes });
 
   // Mixture of experts.
-  model.moe = moe(family, get, int, flag, model, warnings);
+  model.moe = moe(family, get, int, flag, model, warnings, notes);
 
   // Multi-latent attention (modeling_deepseek_v3.py DeepseekV3Attention).
   if (mla) {
@@ -520,9 +559,11 @@ function run(json: unknown): HfImport {
       warnings.push(multimodalWarning(k, cfg[k]));
   }
   if (isObject(vision)) model.vision = vision;
+  if (family === 'mamba2') mamba2Extras(get, flag, notes);
+  if (type === 'deepseek_v32') deepseekIndexer(int, model, warnings);
   for (const k of SSM_KEYS) {
     used.add(k);
-    if (family !== 'nemotron_h' && cfg[k] !== undefined && cfg[k] !== null)
+    if (!SSM_FAMILIES.has(family) && cfg[k] !== undefined && cfg[k] !== null)
       warnings.push(
         `${k}: state-space / linear-attention layers are not modelled; every layer is counted as attention + MLP`,
       );
@@ -572,13 +613,58 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
 // and the deepstack additions to the first layers' hidden states have no parameters).
 const DECODER_OF: Record<string, string> = {
   qwen3_vl_text: 'qwen3',
+  // modeling_qwen3_vl_moe.py (transformers ede92a8): Qwen3VLMoeTextDecoderLayer(Qwen3MoeDecoderLayer), q/k norms,
+  // experts where (i + 1) % decoder_sparse_step == 0 outside mlp_only_layers
+  qwen3_vl_moe_text: 'qwen3_moe',
+  // modular_deepseek_v32.py (transformers 01f8fa5): DeepSeek-V3's MLA, MoE (router bias) and dense layers, plus a
+  // lightning indexer in every attention (deepseekIndexer: not in config v1)
+  deepseek_v32: 'deepseek_v3',
 };
+
+// model_types whose layers no config v1 kind describes: refused with the reason rather than counted as another model.
+//   falcon_h1 modular_falcon_h1.py (transformers 00511f5) FalconH1DecoderLayer: attention and a Mamba-2 mixer in
+//     parallel on the same input, then the MLP; lfm2 / lfm2_moe modeling_lfm2.py (transformers 1d6b6ca)
+//     Lfm2ShortConv "conv" layers (configuration_lfm2.py 05cd1ec: layer_types, else "full_attention" at
+//     full_attn_idxs, every layer without either); mamba / falcon_mamba modeling_mamba.py (transformers 1160c0f)
+//     MambaMixer (Mamba-1: x_proj, dt_proj, an A_log of d_inner x state_size), not the Mamba-2 mixer of model.ssm.
+function refuseUnmodelled(type: string, cfg: Obj): void {
+  const refuse = (key: string, why: string) => {
+    throw new ImportError(key, `${key}: ${why}; not imported rather than counted as another model`);
+  };
+  if (type === 'falcon_h1')
+    refuse(
+      'model_type',
+      'falcon_h1 runs attention and a Mamba-2 mixer in parallel in every layer (FalconH1DecoderLayer), and config v1 gives each layer one mixer (model.layer_types)',
+    );
+  if (type === 'mamba' || type === 'falcon_mamba')
+    refuse(
+      'model_type',
+      `${type} layers are Mamba-1 mixers (MambaMixer: x_proj, dt_proj, a d_inner x state_size A), which config v1 does not model (its ssm layers are Mamba-2, model.ssm)`,
+    );
+  if (type === 'lfm2' || type === 'lfm2_moe') {
+    const listed = Array.isArray(cfg.layer_types) ? cfg.layer_types : undefined;
+    const idxs = Array.isArray(cfg.full_attn_idxs) ? cfg.full_attn_idxs : undefined;
+    const layers = typeof cfg.num_hidden_layers === 'number' ? cfg.num_hidden_layers : 0;
+    const conv = listed
+      ? listed.filter((t) => t === 'conv').length
+      : idxs
+        ? Array.from({ length: layers }, (_, i) => i).filter((i) => !idxs.includes(i)).length
+        : 0;
+    refuse(
+      listed ? 'layer_types' : 'model_type',
+      conv > 0
+        ? `${type}'s ${conv} "conv" layers are LFM2's gated short convolution (Lfm2ShortConv: in_proj to B, C and x, a depthwise causal conv of conv_L_cache taps, out_proj), which no config v1 mixer describes (attention, Gated DeltaNet "linear", Mamba-2 "ssm")`
+        : `${type} has no mapping (its "conv" layers have no config v1 mixer, and Lfm2MLP resizes intermediate_size by block_auto_adjust_ff_dim)`,
+    );
+  }
+}
 
 /** The mapping to read a model_type with: its own, that of its modeling class, or the generic one. */
 function familyOf(type: string, architectures: Json | undefined, notes: string[]): string {
   const decoder = DECODER_OF[type];
   if (decoder) {
-    notes.push(`model_type "${type}" read as ${decoder} (the same decoder; ${type} class defaults)`);
+    const same = type === 'deepseek_v32' ? 'its decoder with an indexer beside the attention' : 'the same decoder';
+    notes.push(`model_type "${type}" read as ${decoder} (${same}; ${type} class defaults)`);
     return decoder;
   }
   if (type in DEFAULTS) return type;
@@ -626,6 +712,40 @@ function chatglmExtras(get: Get, int: Int, flag: Flag, model: Config, warnings: 
 
 type Int = (keys: string[], required: boolean) => number | undefined;
 
+/** Mamba2Config keys without a shape (modeling_mamba2.py 4711664): the time-step init and clamp, the init rule;
+ * Mamba2Mixer builds its gated RMSNorm whatever rms_norm says and calls the scan with norm_before_gate False. */
+function mamba2Extras(get: Get, flag: Flag, notes: string[]): void {
+  for (const k of [
+    'time_step_rank',
+    'time_step_min',
+    'time_step_max',
+    'time_step_floor',
+    'time_step_limit',
+    'time_step_init_scheme',
+    'time_step_scale',
+    'norm_before_gate',
+  ])
+    get(k);
+  if (flag('rms_norm') === false)
+    notes.push('rms_norm false: transformers Mamba2Mixer builds its gated RMSNorm regardless (counted)');
+}
+
+/** DeepseekV32Indexer (modular_deepseek_v32.py 01f8fa5), in every layer's attention: wq_b (q_lora_rank to
+ * index_n_heads x index_head_dim), wk (hidden to index_head_dim), k_norm (a LayerNorm: weight and bias),
+ * weights_proj (hidden to index_n_heads); it runs under no_grad and keeps index_topk keys per query. */
+function deepseekIndexer(int: Int, model: Config, warnings: string[]): void {
+  const heads = int(['index_n_heads'], true)!;
+  const dim = int(['index_head_dim'], true)!;
+  const topk = int(['index_topk'], true)!;
+  const h = model.hidden as number;
+  const q = ((model.mla as Config | null)?.q_lora_rank as number | null) ?? h;
+  const perLayer = q * heads * dim + h * dim + 2 * dim + h * heads;
+  const total = perLayer * (model.layers as number);
+  warnings.push(
+    `index_n_heads ${heads}, index_head_dim ${dim}, index_topk ${topk}: the DeepSeek Sparse Attention lightning indexer is not modelled: its ${total.toLocaleString('en-US')} parameters (${perLayer.toLocaleString('en-US')} per layer, outside the total; transformers runs it under no_grad) and its scores of each query over every key are not counted; attention is counted as MLA over every key (the top-${topk} selection only masks it)`,
+  );
+}
+
 /** T5 (configuration_t5.py T5Config, modeling_t5.py): num_layers encoder layers and num_decoder_layers
  * (default num_layers) decoder layers, each stack with its relative attention bias and final norm. */
 function t5Stack(get: Get, int: Int, model: Config): void {
@@ -638,7 +758,7 @@ function t5Stack(get: Get, int: Int, model: Config): void {
 type Flag = (key: string) => boolean | undefined;
 
 /** config v1 model.moe from the MoE keys of each family, or null for a dense model. */
-function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warnings: string[]): Json {
+function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warnings: string[], notes: string[]): Json {
   const base = {
     experts: 0,
     top_k: 1,
@@ -683,23 +803,91 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
     case 'glm4_moe':
     case 'deepseek_v3':
       return deepseekMoe(base, int);
+    case 'granitemoehybrid':
+      return graniteMoe(base, int, model, notes);
+    case 'ernie4_5_moe':
+      return ernieMoe(base, get, int, model);
+    case 'mamba2':
+      return null;
     default:
       return genericMoe(base, int, flag, model, warnings);
   }
 }
 
 /** Qwen MoE decoder layers: sparse iff not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0
- * (modeling_qwen2_moe.py / qwen3_moe / qwen3_next decoder layer); a leading dense block is
- * moe.dense_layers (set on base), any other placement model.mlp_types. */
+ * (modeling_qwen2_moe.py / qwen3_moe / qwen3_next decoder layer). */
 function sparseLayers(base: Config, get: Get, int: Int, model: Config): void {
   const step = int(['decoder_sparse_step'], false) ?? 1;
   const onlyKey = get('mlp_only_layers');
   const only = Array.isArray(onlyKey) ? onlyKey : [];
+  placeExperts(base, model, (i) => !only.includes(i) && (i + 1) % step === 0);
+}
+
+/** The layers with experts: a leading dense block is moe.dense_layers (set on base), any other placement
+ * model.mlp_types. */
+function placeExperts(base: Config, model: Config, isMoe: (i: number) => boolean): void {
   const layers = model.layers as number;
-  const sparse = Array.from({ length: layers }, (_, i) => !only.includes(i) && (i + 1) % step === 0);
+  const sparse = Array.from({ length: layers }, (_, i) => isMoe(i));
   const dense = sparse.findIndex((v) => v);
   if (dense >= 0 && sparse.every((v, i) => v === i >= dense)) base.dense_layers = dense;
   else model.mlp_types = shortestPattern(sparse.map((v) => (v ? 'moe' : 'dense')));
+}
+
+/** GraniteMoeHybridMoE (modeling_granitemoehybrid.py 1c0ff25): num_local_experts gated experts of intermediate_size
+ * and a router without bias beside the shared MLP (model.ffn_hidden wide) in every layer; with num_local_experts 0
+ * GraniteMoeHybridDecoderLayer runs the shared MLP alone (modular_granitemoehybrid.py 403a367 has_experts). */
+function graniteMoe(base: Config, int: Int, model: Config, notes: string[]): Config | null {
+  const experts = int(['num_local_experts'], false) ?? 0;
+  if (experts === 0) {
+    // GraniteMoeHybridDecoderLayer builds no block_sparse_moe: the experts' keys size nothing
+    int(['intermediate_size'], false);
+    int(['num_experts_per_tok'], false);
+    notes.push('num_local_experts 0: no experts; each layer has the shared MLP only (shared_intermediate_size)');
+    return null;
+  }
+  const shared = int(['shared_intermediate_size'], false) ?? 0;
+  const width = int(['intermediate_size'], true)!;
+  if (!model.ffn_hidden) model.ffn_hidden = width; // no shared MLP: the dense width is nominal (every layer has experts)
+  return {
+    ...base,
+    experts,
+    top_k: int(['num_experts_per_tok'], true)!,
+    expert_ffn_hidden: width,
+    shared_experts: shared > 0 ? 1 : 0,
+    shared_expert_ffn_hidden: shared,
+  };
+}
+
+/** Ernie4_5_MoeSparseMoeBlock (modular_ernie4_5_moe.py 01187e2): moe_num_experts experts of moe_intermediate_size,
+ * the gate with its e_score_correction_bias (moe_statics), one shared MLP moe_num_shared_experts x as wide; in
+ * layer i iff (i + 1) % moe_layer_interval == 0 and moe_layer_start_index <= i <= moe_layer_end_index (-1: last). */
+function ernieMoe(base: Config, get: Get, int: Int, model: Config): Config | null {
+  const experts = int(['moe_num_experts'], true)!;
+  const layers = model.layers as number;
+  const start = int(['moe_layer_start_index'], false) ?? 0;
+  const interval = Math.max(1, int(['moe_layer_interval'], false) ?? 1);
+  const endKey = get('moe_layer_end_index');
+  if (endKey !== undefined && endKey !== null && !(typeof endKey === 'number' && Number.isInteger(endKey)))
+    throw new ImportError(
+      'moe_layer_end_index',
+      `moe_layer_end_index: must be a whole number, not ${JSON.stringify(endKey)}`,
+    );
+  const end = typeof endKey === 'number' && endKey !== -1 ? endKey : layers - 1;
+  const isMoe = (i: number) => (i + 1) % interval === 0 && i >= start && i <= end;
+  const fe = int(['moe_intermediate_size'], true)!;
+  const shared = int(['moe_num_shared_experts'], false) ?? 0;
+  const topK = int(['moe_k'], true)!;
+  if (experts === 0 || !Array.from({ length: layers }, (_, i) => isMoe(i)).some(Boolean)) return null;
+  placeExperts(base, model, isMoe);
+  return {
+    ...base,
+    experts,
+    top_k: topK,
+    expert_ffn_hidden: fe,
+    shared_experts: shared > 0 ? 1 : 0,
+    shared_expert_ffn_hidden: shared * fe,
+    router_bias: true,
+  };
 }
 
 /** Qwen2MoeSparseMoeBlock / Qwen3NextSparseMoeBlock: a gated shared expert beside the routed ones. */

@@ -133,8 +133,10 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
     return name === 'config.json' ? 'hf' : undefined;
   }
   if (name.endsWith('.yaml') || name.endsWith('.yml') || has(/^\w[\w.-]*:\s/m)) {
-    // torchtune recipe configs: model: {_component_: torchtune.models...} (recipes/configs/**/*.yaml)
-    if (has(/^model:\s*\n(?:[ \t]+.*\n|\s*\n)*?[ \t]+_component_:\s*['"]?torchtune\./m)) return 'torchtune';
+    // torchtune recipe configs: model: {_component_: torchtune.models...} (recipes/configs/**/*.yaml); the PPO
+    // recipe's policy_model (recipes/configs/mistral/7B_full_ppo_low_memory.yaml @bd2a0fc7)
+    if (has(/^(model|policy_model):\s*\n(?:[ \t]+.*\n|\s*\n)*?[ \t]+_component_:\s*['"]?torchtune\./m))
+      return 'torchtune';
     // LitGPT setup() arguments (litgpt/finetune/*.py, pretrain.py): checkpoint_dir or model_name with train / precision / lora_r
     if (
       has(/^(checkpoint_dir|model_name):/m) &&

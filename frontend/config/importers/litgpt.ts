@@ -68,8 +68,9 @@ const LITGPT_NAMES: Record<string, string> = {
   'tiny-llama-1.1b': 'TinyLlama/TinyLlama-1.1B-intermediate-step-1431k-3T',
 };
 
-/** Import a LitGPT finetune or pretrain YAML; `worldSize` stands in for devices "auto" (or a file that omits it). */
-export function importLitgpt(text: string, options: { worldSize?: number } = {}): ImportResult {
+/** Import a LitGPT finetune or pretrain YAML; `worldSize` stands in for devices "auto" (or a file that omits it);
+ * `modelFromHf`: the model comes from a config.json given beside it (llmem import --hf). */
+export function importLitgpt(text: string, options: { worldSize?: number; modelFromHf?: boolean } = {}): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'LitGPT config');
     const d = new Draft();
@@ -81,6 +82,14 @@ export function importLitgpt(text: string, options: { worldSize?: number } = {})
 
     // the model: finetune checkpoint_dir, pretrain model_name / model_config
     const entry = script === 'pretrain' ? pretrainModel(d, y) : finetuneModel(d, y);
+    if (options.modelFromHf) {
+      // litgpt/model.py @2685705 has no nn.Dropout (scaled_dot_product_attention dropout_p=0.0): a config.json's
+      // dropout (resid_pdrop, attention_dropout, ...) is not LitGPT's; set here so that --hf does not fill it
+      d.set('training.dropout', 0);
+      d.note(
+        "training.dropout 0: LitGPT's model has no dropout (litgpt/model.py), whatever the config.json given says",
+      );
+    }
 
     // precision: Fabric's string; null -> get_default_supported_precision(training=True) (litgpt/utils.py @2685705)
     const quantize = given('quantize') ? quantMode(y.quantize) : undefined;

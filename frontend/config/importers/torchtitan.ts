@@ -110,6 +110,9 @@ const PARALLEL_IGNORED = new Set([
 export interface TorchtitanOptions {
   /** world size, needed when data_parallel_shard_degree is -1 */
   worldSize?: number;
+  /** the model comes from a config.json given beside the file (llmem import --hf): a name or flavor the
+   * catalog lacks is noted, not refused */
+  modelFromHf?: boolean;
 }
 
 /** Import a torchtitan TOML job config. */
@@ -149,17 +152,29 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     const flavor = model.flavor === undefined ? 'debugmodel' : str(model.flavor, '[model] flavor');
     const flavors = TORCHTITAN_FLAVORS[name] ?? {};
     const known = Object.keys(flavors).find((f) => f.toLowerCase() === flavor.toLowerCase());
-    const unknownModel = !TORCHTITAN_FLAVORS[name]
+    const giveHf = 'give its config.json (llmem import torchtitan <file> --hf config.json) or choose model.preset';
+    let unknownModel = !TORCHTITAN_FLAVORS[name]
       ? new ImportError(
           '[model] name',
-          `[model] name: "${name}" is not a torchtitan model llmem knows (known: ${Object.keys(TORCHTITAN_FLAVORS).join(' | ')}); choose model.preset yourself`,
+          `[model] name: "${name}" is not a torchtitan model llmem knows (known: ${Object.keys(TORCHTITAN_FLAVORS).join(' | ')}); ${giveHf}`,
         )
       : !known
         ? new ImportError(
             '[model] flavor',
-            `[model] flavor: ${name} "${flavor}" is not in the model catalog (known ${name} flavors: ${Object.keys(flavors).join(' | ')}); choose model.preset yourself`,
+            `[model] flavor: ${name} "${flavor}" is not in the model catalog (known ${name} flavors: ${Object.keys(flavors).join(' | ')}); ${giveHf}`,
           )
         : undefined;
+    if (unknownModel && options.modelFromHf) {
+      unknownModel = undefined;
+      // models/llama4/model/model.py @238fa995: the text decoder alone; full attention unless the _irope flavors
+      const llama4 =
+        name === 'llama4'
+          ? `; torchtitan's Llama 4 is the text decoder alone: a config.json with a vision tower counts it too (set model.vision.layers 0)${flavor.endsWith('_irope') ? '' : ', and this flavor attends in full on every layer (set model.layer_types null)'}`
+          : '';
+      d.note(
+        `[model] ${name} ${flavor}: not a ${TORCHTITAN_FLAVORS[name] ? 'flavor' : 'model'} llmem knows; the model is the config.json given apart (--hf, or the page's)${llama4}`,
+      );
+    }
     const preset = known ? flavors[known] : undefined;
     const modelKeys = FLAVOR_MODEL_KEYS[`${name} ${known}`];
     if (preset) {

@@ -1,8 +1,10 @@
 // torchtune recipe configs (recipes/configs/**/*.yaml) -> config v1. Every mapping below cites
 // the torchtune file it follows, at pytorch/torchtune@bd2a0fc7 (2026-04-23) unless it says otherwise.
-// The recipe (single device or distributed) is not in the file: the world size picks it.
+// The recipe (single device or distributed) is not in the file: the world size picks it. The loss (DPOLoss,
+// GRPO*Loss) or the PPO models (policy_model, reward_and_value_model) name the RL recipes: DPO, GRPO and PPO
+// map to the rl section (rl.algorithm dpo | grpo | ppo).
 import type { Json } from '../../../wasm/llmem.js';
-import { MODELS, presetRef } from '../catalog.js';
+import { findModel, MODELS, presetRef } from '../catalog.js';
 import {
   bool,
   Draft,
@@ -20,6 +22,7 @@ import {
 } from './common.js';
 import { applyOptimizerClass } from './optimizer-class.js';
 import { applyDegree } from './parallel-degrees.js';
+import { divide, seqLenFromRl } from './rl-common.js';
 
 // Read, no effect on per-GPU memory: paths, logging, checkpointing, data order, schedules, validation, generation.
 const IGNORED =
@@ -78,16 +81,27 @@ const BUILDERS: Record<string, [string, string?]> = {
 const ATTN_TARGETS: Record<string, string> = { q_proj: 'q', k_proj: 'k', v_proj: 'v', output_proj: 'o' };
 const ORDER = ['q', 'k', 'v', 'o', 'gate', 'up', 'down'];
 
-/** Import a torchtune recipe config; `worldSize` is the number of processes (`tune run --nproc_per_node`), not in the file. */
-export function importTorchtune(text: string, options: { worldSize?: number } = {}): ImportResult {
+/** Import a torchtune recipe config; `worldSize` is the number of processes (`tune run --nproc_per_node`), not in
+ * the file; `modelFromHf`: the model comes from a config.json given beside it (llmem import --hf). */
+export function importTorchtune(
+  text: string,
+  options: { worldSize?: number; modelFromHf?: boolean } = {},
+): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'torchtune config');
     const d = new Draft();
     d.stack('torchtune');
     const given = (k: string) => y[k] !== undefined && y[k] !== null;
+    const rl = rlKind(y);
     const world = options.worldSize;
     // The recipe is named on the command line (tune run <recipe> --config <file>), not in the file.
     const distributed = world !== undefined && world > 1;
+    if (rl === 'ppo' && distributed)
+      // recipes/ppo_full_finetune_single_device.py @bd2a0fc7: torchtune's only PPO recipe
+      throw new ImportError(
+        'policy_model',
+        `PPO (policy_model, reward_and_value_model): torchtune's only PPO recipe is ppo_full_finetune_single_device (one GPU); world size ${world} has no recipe`,
+      );
     if (distributed) {
       d.set('parallel.gpus', world);
       d.set('parallel.engine', 'fsdp2');
@@ -98,11 +112,12 @@ export function importTorchtune(text: string, options: { worldSize?: number } = 
     } else {
       d.set('parallel.gpus', 1);
       d.set('parallel.engine', 'single');
-      d.note(
-        world === undefined
-          ? 'no world size given: one GPU, a single-device recipe (give the world size for the distributed recipes)'
-          : 'world size 1: a single-device recipe',
-      );
+      if (!rl)
+        d.note(
+          world === undefined
+            ? 'no world size given: one GPU, a single-device recipe (give the world size for the distributed recipes)'
+            : 'world size 1: a single-device recipe',
+        );
     }
 
     // dtype: recipes/*.py training.get_dtype (training/precision.py): the model, gradients and optimizer
@@ -115,18 +130,40 @@ export function importTorchtune(text: string, options: { worldSize?: number } = 
     d.set('training.master_weights', false);
     d.set('training.grad_dtype', dtype);
 
-    const model = obj(y.model, 'model');
-    const method = applyModel(d, model, dtype);
+    // PPO's policy is policy_model (recipes/ppo_full_finetune_single_device.py _setup_models)
+    const modelKey = rl === 'ppo' ? 'policy_model' : 'model';
+    const model = obj(y[modelKey], modelKey);
+    const method = applyModel(d, model, dtype, modelKey, options.modelFromHf === true);
     const full = method === 'full';
 
-    const tokenizer = y.tokenizer === undefined || y.tokenizer === null ? {} : obj(y.tokenizer, 'tokenizer');
-    applySeqLen(d, tokenizer, y.dataset);
+    // the RL recipes read their own keys (batch, lengths, the other models) and not some of the fine-tuning ones
+    const consumed = new Set<string>();
+    if (rl) {
+      const recipe = rlRecipe(rl, method, distributed);
+      if (!full && rl !== 'dpo')
+        throw new ImportError(
+          `${modelKey}._component_`,
+          `${modelKey}._component_: a ${method === 'qlora' ? 'QLoRA' : 'LoRA'} builder, but ${recipe} is a full fine-tuning recipe (it never freezes the base: set_trainable_params is not called); use the full builder`,
+        );
+      if (!distributed)
+        d.note(
+          `${world === undefined ? 'no world size given' : 'world size 1'}: one GPU${recipe.endsWith('distributed') ? `, ${recipe} on one process (FSDP2 over one GPU shards nothing); give the world size for more` : ''}`,
+        );
+      notRead(d, y, recipe, consumed);
+      const ctx: RlContext = { d, y, recipe, world: world ?? 1, distributed, dtype, consumed };
+      if (rl === 'dpo') applyDpo(ctx, method);
+      else if (rl === 'grpo') applyGrpo(ctx);
+      else applyPpo(ctx);
+    } else {
+      const tokenizer = y.tokenizer === undefined || y.tokenizer === null ? {} : obj(y.tokenizer, 'tokenizer');
+      applySeqLen(d, tokenizer, y.dataset);
+    }
 
     let optimizerInBwd = false;
     let ac = false;
     let offload = false;
     for (const [key, v] of Object.entries(y)) {
-      if (v === null) continue;
+      if (v === null || consumed.has(key) || key === modelKey) continue;
       switch (key) {
         case 'model':
         case 'dtype':
@@ -225,8 +262,8 @@ export function importTorchtune(text: string, options: { worldSize?: number } = 
           d.skip(key, 'quantization-aware training (fake-quantized linears) is not modelled; not applied');
           break;
         default:
-          if (IGNORED.test(key)) d.ignore(key);
-          else d.skip(key, 'not a key of the torchtune fine-tuning recipes llmem reads; not applied');
+          if (IGNORED.test(key) || (rl && RL_IGNORED.test(key))) d.ignore(key);
+          else d.skip(key, `not a key of the torchtune ${rl ? 'RL' : 'fine-tuning'} recipes llmem reads; not applied`);
       }
     }
     applyCheckpointing(d, y, ac, offload, distributed);
@@ -250,39 +287,49 @@ export function importTorchtune(text: string, options: { worldSize?: number } = 
           else d.skip(k, `${String(y[k])}: read only by the distributed recipes; give a world size > 1; not applied`);
         }
     }
+    if (rl) seqLenFromRl(d);
     return d.result();
   });
 }
 
-/** model._component_ -> preset; lora_/qlora_ builders -> adapters (torchtune/models/<family>/_model_builders.py). */
-function applyModel(d: Draft, model: Obj, dtype: string): 'full' | 'lora' | 'qlora' {
-  const key = 'model._component_';
+/** model._component_ -> preset; lora_/qlora_ builders -> adapters (torchtune/models/<family>/_model_builders.py).
+ * `prefix`: model, or PPO's policy_model; `fromHf`: a builder llmem does not know takes the model given apart. */
+function applyModel(d: Draft, model: Obj, dtype: string, prefix: string, fromHf: boolean): 'full' | 'lora' | 'qlora' {
+  const key = `${prefix}._component_`;
   const component = str(model._component_, key);
   const fn = component.split('.').pop() ?? component;
   const m = /^(q?lora)_(.+)$/.exec(fn);
   const base = (m ? m[2] : fn).replace(/_(base|instruct)$/, '');
   const hit = BUILDERS[base];
   const entry = hit && MODELS.find((e) => e.id === hit[0]);
-  if (!hit || !entry)
+  if ((!hit || !entry) && !fromHf)
     throw new ImportError(
       key,
-      `${key}: "${component}" is not a torchtune model builder llmem knows (known: ${Object.keys(BUILDERS).join(', ')}, each also as lora_ and qlora_; Qwen2.5 and Qwen3 also with _base / _instruct); give the model's config.json (llmem import hf) or choose model.preset`,
+      `${key}: "${component}" is not a torchtune model builder llmem knows (known: ${Object.keys(BUILDERS).join(', ')}, each also as lora_ and qlora_; Qwen2.5 and Qwen3 also with _base / _instruct); give the model's config.json (llmem import torchtune <file> --hf config.json, or llmem import hf) or choose model.preset`,
     );
-  d.set('model.preset', presetRef(entry));
-  d.note(`${key} ${component} -> model.preset ${presetRef(entry)}${hit[1] ? ` (${hit[1]})` : ''}`);
+  if (hit && entry) {
+    d.set('model.preset', presetRef(entry));
+    d.note(`${key} ${component} -> model.preset ${presetRef(entry)}${hit[1] ? ` (${hit[1]})` : ''}`);
+  } else
+    d.note(
+      `${key} "${component}": not a builder llmem knows; the model is the config.json given apart (--hf, or the page's)${m ? `; the ${m[1]}_ prefix still makes it ${m[1] === 'qlora' ? 'QLoRA' : 'LoRA'}` : ''}`,
+    );
   // qlora_* = partial(lora_*, quantize_base=True) (models/llama3_2/_model_builders.py qlora_llama3_2_3b)
   const quantize =
     m?.[1] === 'qlora' ||
     (model.quantize_base !== undefined &&
       model.quantize_base !== null &&
-      bool(model.quantize_base, 'model.quantize_base'));
+      bool(model.quantize_base, `${prefix}.quantize_base`));
   const method = !m ? 'full' : quantize ? 'qlora' : 'lora';
   d.set('training.finetune.method', method);
   for (const [k, v] of Object.entries(model)) {
     if (k === '_component_' || v === null) continue;
-    const path = `model.${k}`;
+    const path = `${prefix}.${k}`;
     if (!m) {
-      d.skip(path, 'an argument of the model builder llmem does not read; the preset shape is used; not applied');
+      d.skip(
+        path,
+        `an argument of the model builder llmem does not read; the ${entry ? 'preset' : 'config.json'} shape is used; not applied`,
+      );
       continue;
     }
     switch (k) {
@@ -318,39 +365,30 @@ function applyModel(d: Draft, model: Obj, dtype: string): 'full' | 'lora' | 'qlo
   }
   if (!m) return 'full';
   // lora_* builders: lora_attn_modules is required, apply_lora_to_mlp defaults to False, lora_rank to 8
+  const attnKey = `${prefix}.lora_attn_modules`;
   const attn = model.lora_attn_modules;
   if (!Array.isArray(attn))
-    throw new ImportError(
-      'model.lora_attn_modules',
-      'model.lora_attn_modules: must be a list of q_proj, k_proj, v_proj, output_proj',
-    );
+    throw new ImportError(attnKey, `${attnKey}: must be a list of q_proj, k_proj, v_proj, output_proj`);
   const set = new Set<string>();
   for (const n of attn) {
     const t = ATTN_TARGETS[String(n)];
     if (!t)
-      throw new ImportError(
-        'model.lora_attn_modules',
-        `model.lora_attn_modules: "${String(n)}" is not one of q_proj, k_proj, v_proj, output_proj`,
-      );
+      throw new ImportError(attnKey, `${attnKey}: "${String(n)}" is not one of q_proj, k_proj, v_proj, output_proj`);
     set.add(t);
   }
   const mlp =
     model.apply_lora_to_mlp !== undefined &&
     model.apply_lora_to_mlp !== null &&
-    bool(model.apply_lora_to_mlp, 'model.apply_lora_to_mlp');
+    bool(model.apply_lora_to_mlp, `${prefix}.apply_lora_to_mlp`);
   if (mlp) for (const t of ['gate', 'up', 'down']) set.add(t);
-  if (!set.size)
-    throw new ImportError(
-      'model.lora_attn_modules',
-      'model.lora_attn_modules: no LoRA target (an empty list and no MLP)',
-    );
+  if (!set.size) throw new ImportError(attnKey, `${attnKey}: no LoRA target (an empty list and no MLP)`);
   d.set(
     'training.finetune.lora_targets',
     ORDER.filter((t) => set.has(t)),
   );
   if (model.lora_rank === undefined || model.lora_rank === null) {
     d.set('training.finetune.lora_rank', 8);
-    d.note('model.lora_rank absent: 8 (the lora_ builders default)');
+    d.note(`${prefix}.lora_rank absent: 8 (the lora_ builders default)`);
   }
   // LoRA weights are built under training.set_default_dtype(self._dtype) (recipes/lora_finetune_*.py _setup_model)
   d.set('training.finetune.adapter_dtype', dtype);
@@ -520,4 +558,394 @@ function applyParallelDims(d: Draft, y: Obj, world: number | undefined): void {
       `data_parallel_replicate_dim ${replicate}: FSDP shards over dp_shard x cp = ${shard * cpApplied} GPUs and replicates over ${replicate}`,
     );
   }
+}
+
+// ---- the RL recipes: DPO (recipes/full_dpo_distributed.py, lora_dpo_{single_device,distributed}.py), GRPO
+// (recipes/dev/grpo_full_finetune_distributed.py), PPO (recipes/ppo_full_finetune_single_device.py), @bd2a0fc7 ----
+
+type RlKind = 'dpo' | 'grpo' | 'ppo';
+
+interface RlContext {
+  d: Draft;
+  y: Obj;
+  recipe: string;
+  /** the processes (1 where no world size is given) */
+  world: number;
+  distributed: boolean;
+  dtype: string;
+  /** keys read here, which the fine-tuning loop leaves alone */
+  consumed: Set<string>;
+}
+
+// Read by the RL recipes with no effect on per-GPU memory: names and paths, the other checkpoints, step counts,
+// rewards and the PPO / GRPO coefficients, sampling.
+const RL_IGNORED =
+  /^(name|base_model_path|ref_policy_checkpointer|value_checkpointer|reward_checkpointer|num_steps|ppo_epochs|kl_coeff|gamma|lmbda|whiten_rewards|min_response_length|penalise_no_eos|reward_penalty|stop_token_ids|reward_functions|temperature|top_k)$/;
+
+const DIMS = ['tensor_parallel_dim', 'context_parallel_dim', 'data_parallel_shard_dim', 'data_parallel_replicate_dim'];
+const FP8 = ['enable_fp8_training', 'fp8_recipe_name'];
+// Keys of the fine-tuning recipes that an RL recipe does not read (its cfg.* reads at bd2a0fc7)
+const NOT_READ: Record<string, string[]> = {
+  full_dpo_distributed: [...DIMS, 'ac_mode', 'ac_option', ...FP8],
+  lora_dpo_distributed: [...DIMS, 'ac_mode', 'ac_option', ...FP8, 'compile'],
+  lora_dpo_single_device: [...DIMS, 'ac_mode', 'ac_option', ...FP8],
+  'dev/grpo_full_finetune_distributed': [
+    ...DIMS,
+    'ac_mode',
+    'ac_option',
+    ...FP8,
+    'gradient_accumulation_steps',
+    'optimizer_in_bwd',
+    'enable_activation_offloading',
+    'fsdp_reshard_after_forward',
+  ],
+  ppo_full_finetune_single_device: [
+    ...DIMS,
+    'ac_mode',
+    'ac_option',
+    ...FP8,
+    'enable_activation_offloading',
+    'fsdp_cpu_offload',
+    'fsdp_reshard_after_forward',
+    'custom_sharded_layers',
+  ],
+};
+
+const lossName = (y: Obj): string | undefined => {
+  const loss = y.loss;
+  const comp = isObject(loss) ? loss._component_ : undefined;
+  return typeof comp === 'string' ? comp.split('.').pop() : undefined;
+};
+
+/** The RL recipe a file is for: its loss (rlhf/loss/dpo.py DPOLoss, RSOLoss; dev/grpo/loss.py GRPO*Loss) or PPO's
+ * models; the async GRPO recipe's sections are refused. */
+function rlKind(y: Obj): RlKind | undefined {
+  if (y.orchestration !== undefined || y.inference !== undefined || y.postprocessing !== undefined)
+    // recipes/dev/async_grpo_full_finetune_distributed.py (configs/dev/qwen3B_async_grpo.yaml @bd2a0fc7)
+    throw new ImportError(
+      y.orchestration !== undefined ? 'orchestration' : y.inference !== undefined ? 'inference' : 'postprocessing',
+      "orchestration / inference / postprocessing: torchtune's async GRPO recipe (Ray workers, vLLM inference workers apart from the trainers) is not one llmem imports; the synchronous dev/grpo_full_finetune_distributed configs are",
+    );
+  const loss = lossName(y);
+  if (y.policy_model !== undefined || y.reward_and_value_model !== undefined || loss === 'PPOLoss') return 'ppo';
+  if ((loss !== undefined && /^GRPO\w*Loss$/.test(loss)) || y.grpo_samples !== undefined) return 'grpo';
+  if (loss === 'DPOLoss' || loss === 'RSOLoss') return 'dpo';
+  return undefined;
+}
+
+function rlRecipe(rl: RlKind, method: string, distributed: boolean): string {
+  if (rl === 'ppo') return 'ppo_full_finetune_single_device';
+  if (rl === 'grpo') return 'dev/grpo_full_finetune_distributed';
+  if (method === 'full') return 'full_dpo_distributed';
+  return distributed ? 'lora_dpo_distributed' : 'lora_dpo_single_device';
+}
+
+/** Fine-tuning keys the recipe does not read: reported when set to something, else read as no effect. */
+function notRead(d: Draft, y: Obj, recipe: string, consumed: Set<string>): void {
+  for (const k of NOT_READ[recipe] ?? []) {
+    const v = y[k];
+    if (v === undefined) continue;
+    consumed.add(k);
+    const off =
+      v === null ||
+      v === false ||
+      k === 'fp8_recipe_name' ||
+      k === 'ac_option' ||
+      (k.endsWith('_dim') && (v === 1 || v === -1)) ||
+      (k === 'gradient_accumulation_steps' && v === 1);
+    if (off) d.ignore(k);
+    else d.skip(k, `${String(typeof v === 'object' ? JSON.stringify(v) : v)}: ${recipe} does not read it; not applied`);
+  }
+  // a later check (optimizer_in_bwd with accumulation, checkpointing modes) must not see them either
+  for (const k of consumed) delete y[k];
+}
+
+/** An int the recipe reads as cfg.<key> (required there); `dflt` where a test file leaves it out, noted. */
+function required(c: RlContext, key: string, dflt?: number): number {
+  c.consumed.add(key);
+  const v = c.y[key];
+  if (v !== undefined && v !== null) return int(v, key);
+  if (dflt === undefined)
+    throw new ImportError(key, `${key}: ${c.recipe} reads it (cfg.${key}) and the file does not give it`);
+  c.d.note(`${key} absent (${c.recipe} reads cfg.${key}): ${dflt} assumed`);
+  return dflt;
+}
+
+/** The loss's keyword arguments: `known` read with no effect, others reported. */
+function lossArgs(c: RlContext, known: string[]): string {
+  c.consumed.add('loss');
+  const l = obj(c.y.loss, 'loss');
+  const name = str(l._component_, 'loss._component_');
+  const short = name.split('.').pop() ?? name;
+  for (const [k, v] of Object.entries(l)) {
+    if (k === '_component_' || v === null) continue;
+    if (known.includes(k)) c.d.ignore(`loss.${k}`);
+    else c.d.skip(`loss.${k}`, `not an argument of ${short} llmem reads; not applied`);
+  }
+  return short;
+}
+
+/** tokenizer.max_seq_len, or undefined (reported) when null or absent. */
+function maxSeqLen(c: RlContext, why: string): number | undefined {
+  c.consumed.add('tokenizer');
+  const t = c.y.tokenizer === undefined || c.y.tokenizer === null ? {} : obj(c.y.tokenizer, 'tokenizer');
+  if (t.max_seq_len === undefined || t.max_seq_len === null) {
+    c.d.skip('tokenizer.max_seq_len', `null: ${why}`);
+    return undefined;
+  }
+  return int(t.max_seq_len, 'tokenizer.max_seq_len', 2);
+}
+
+/**
+ * DPO: chosen and rejected concatenated (data/_collate.py padded_collate_dpo: 2 x batch_size rows per forward,
+ * recipes' concatenated_forward), the reference's no-grad forward per batch (DPOLoss and RSOLoss are not
+ * reference-free, rlhf/loss/dpo.py); full: a second frozen copy from ref_checkpointer, sharded as the policy
+ * (full_dpo_distributed.py _setup_reference_model); LoRA: the policy with its adapters disabled (lora_dpo_*.py
+ * train: torch.no_grad(), disable_adapter(self._model)), no second copy.
+ */
+function applyDpo(c: RlContext, method: string): void {
+  const { d, y } = c;
+  d.set('rl.algorithm', 'dpo');
+  d.note(
+    `loss ${lossName(y)}: torchtune's ${c.recipe} recipe (recipes/${c.recipe}.py @bd2a0fc7): rl.algorithm dpo, pairs of chosen and rejected in one forward`,
+  );
+  const pairs = required(c, 'batch_size', 1);
+  const accum = required(c, 'gradient_accumulation_steps', 1);
+  d.set('training.micro_batch', pairs);
+  d.set('rl.rollout_batch', pairs * accum * c.world);
+  d.set('rl.mini_batch', pairs * accum * c.world);
+  d.note(
+    `batch_size ${pairs}: pairs per GPU per forward (padded_collate_dpo: ${2 * pairs} sequences); rl.mini_batch ${pairs * accum * c.world} = batch_size x gradient_accumulation_steps x ${c.world} GPU${c.world > 1 ? 's' : ''}`,
+  );
+  // datasets/_preference.py: chosen and rejected each truncated to tokenizer.max_seq_len by tokenize_messages
+  const total = maxSeqLen(
+    c,
+    "chosen and rejected are not truncated, a length the file does not give; rl.prompt_len and rl.response_len left at llmem's defaults (set them)",
+  );
+  if (total !== undefined) {
+    d.set('rl.prompt_len', Math.floor(total / 2));
+    d.set('rl.response_len', total - Math.floor(total / 2));
+    d.note(
+      `tokenizer.max_seq_len ${total}: prompt + response of each of chosen and rejected (rl.prompt_len + rl.response_len; the logits cover both, so only the sum matters); each batch is padded to its longest, an upper bound`,
+    );
+  }
+  d.set('rl.logits_response_only', false); // concatenated_forward: the logits of every token
+  d.set('rl.remove_padding', false);
+  d.set('rl.reference.enabled', true);
+  d.note(
+    method === 'full'
+      ? 'the reference: a second, frozen copy of the model (ref_checkpointer), sharded as the policy (full_dpo_distributed.py _setup_reference_model)'
+      : 'the reference: the policy with its adapters disabled (disable_adapter), no second copy',
+  );
+  const name = lossArgs(c, ['beta', 'label_smoothing', 'gamma']);
+  // recipes/*dpo*.py train: the policy's concatenated_forward, then the reference's under no_grad, then the loss
+  d.skip(
+    'loss._component_',
+    `${name}: the reference's no-grad forward runs after the policy's forward, while the policy's activations and logits are held (recipes/${c.recipe}.py train); llmem counts it as a phase of its own before the update, an under-estimate of that moment`,
+  );
+}
+
+/**
+ * GRPO (recipes/dev/grpo_full_finetune_distributed.py @bd2a0fc7): per rank batch_size prompts x grpo_samples
+ * completions, generated by the policy itself (dev/rl/generation.py generate under local_kv_cache, no vLLM),
+ * their log-probs under no_grad (policy then reference, forward_batch_size prompts at a time), then one
+ * forward/backward over the whole trajectory (grpo_step) and the optimizer step; no gradient accumulation.
+ */
+function applyGrpo(c: RlContext): void {
+  const { d } = c;
+  d.set('rl.algorithm', 'grpo');
+  d.note(
+    `loss ${lossName(c.y) ?? '(grpo_samples)'}: torchtune's ${c.recipe} recipe (recipes/${c.recipe}.py @bd2a0fc7): rl.algorithm grpo`,
+  );
+  const g = required(c, 'grpo_samples');
+  const batch = required(c, 'batch_size');
+  const forward = required(c, 'forward_batch_size');
+  const response = required(c, 'max_generated_tokens');
+  d.set('rl.group_size', g);
+  d.set('rl.response_len', response);
+  d.set('training.micro_batch', batch * g);
+  d.set('rl.rollout_batch', batch * c.world);
+  d.set('rl.mini_batch', batch * c.world);
+  d.set('rl.logprob_micro_batch', Math.min(forward, batch) * g);
+  d.note(
+    `batch_size ${batch} x grpo_samples ${g}: ${batch * g} sequences per GPU in one forward and backward (grpo_step, training.micro_batch); forward_batch_size ${forward}: ${Math.min(forward, batch) * g} per no-grad pass (rl.logprob_micro_batch); rl.rollout_batch = rl.mini_batch = ${batch * c.world} prompts (batch_size x ${c.world} GPU${c.world > 1 ? 's' : ''})`,
+  );
+  // dev/grpo/data.py _prepare_sample: tokenizer.encode(question), which does not truncate
+  c.consumed.add('tokenizer');
+  const t = c.y.tokenizer === undefined || c.y.tokenizer === null ? {} : obj(c.y.tokenizer, 'tokenizer');
+  if (t.max_seq_len !== undefined && t.max_seq_len !== null)
+    d.skip(
+      'tokenizer.max_seq_len',
+      `${String(t.max_seq_len)}: the GRPO data encodes prompts with tokenizer.encode, which does not truncate (dev/grpo/data.py); not a prompt length`,
+    );
+  d.note(
+    "the prompt length is not in the file (prompts are not truncated): rl.prompt_len left at llmem's default (set it to the longest prompt)",
+  );
+  d.set('rl.logits_response_only', false); // the model's logits over every token, sliced after
+  d.set('rl.remove_padding', false);
+  d.set('rl.entropy', false);
+  // _setup_model(ref_checkpointer, eval_mode=True): a second frozen copy, run whatever kl_coeff is
+  d.set('rl.reference.enabled', true);
+  logitsOverCounted(c, lossArgs(c, ['epsilon', 'kl_coeff']));
+  generation(c, batch, forward, g, response);
+  if (c.distributed) {
+    // setup: the policy is sharded with reshard_after_forward=False ("for faster generation"), the reference with True
+    d.set('parallel.reshard_after_forward', false);
+    d.set('rl.weight_sync', 'full');
+    d.note(
+      'the policy keeps its gathered parameters after each forward (reshard_after_forward False): parallel.reshard_after_forward false for the update, and the whole policy gathered while it generates (rl.weight_sync full stands for it; nothing is sent to an engine)',
+    );
+  }
+}
+
+/**
+ * PPO (recipes/ppo_full_finetune_single_device.py @bd2a0fc7, one GPU): policy, a frozen reference copy, a reward
+ * model and a value model (both reward_and_value_model); the policy generates (forward_batch_size prompts at a
+ * time), then ppo_batch_size trajectories per optimizer step in gradient_accumulation_steps backward passes.
+ */
+function applyPpo(c: RlContext): void {
+  const { d, y } = c;
+  d.set('rl.algorithm', 'ppo');
+  d.note(
+    `policy_model and reward_and_value_model: torchtune's ${c.recipe} recipe (recipes/${c.recipe}.py @bd2a0fc7): rl.algorithm ppo`,
+  );
+  const batch = required(c, 'batch_size');
+  const forward = required(c, 'forward_batch_size');
+  const ppoBatch = required(c, 'ppo_batch_size');
+  const accum = required(c, 'gradient_accumulation_steps');
+  const response = required(c, 'max_generated_tokens');
+  // _setup_training_parameters: the ValueErrors of the recipe
+  divide(batch, forward, 'forward_batch_size', 'batch_size must be exactly divisible by forward_batch_size');
+  divide(batch, ppoBatch, 'ppo_batch_size', 'batch_size must be exactly divisible by ppo_batch_size');
+  const micro = divide(
+    ppoBatch,
+    accum,
+    'gradient_accumulation_steps',
+    'ppo_batch_size must be exactly divisible by gradient_accumulation_steps',
+  );
+  d.set('rl.group_size', 1);
+  d.set('training.micro_batch', micro);
+  d.set('rl.rollout_batch', batch);
+  d.set('rl.mini_batch', ppoBatch);
+  d.set('rl.logprob_micro_batch', forward);
+  d.set('rl.response_len', response);
+  d.note(
+    `batch_size ${batch} prompts per step (rl.rollout_batch), ppo_batch_size ${ppoBatch} per optimizer step (rl.mini_batch) in backward passes of ${micro} (training.micro_batch); forward_batch_size ${forward} per no-grad pass`,
+  );
+  // datasets/_text_completion.py: truncate(tokens, tokenizer.max_seq_len - 1)
+  const prompt = maxSeqLen(
+    c,
+    "prompts are not truncated, a length the file does not give; rl.prompt_len left at llmem's default (set it)",
+  );
+  if (prompt !== undefined) {
+    d.set('rl.prompt_len', prompt);
+    d.note(`tokenizer.max_seq_len ${prompt}: the longest prompt (text_completion_dataset truncates to it)`);
+  }
+  d.set('rl.logits_response_only', false);
+  d.set('rl.remove_padding', false);
+  d.set('rl.reference.enabled', true); // ref_policy_checkpointer: a frozen copy of the policy
+  d.set('rl.reward.enabled', true);
+  c.consumed.add('reward_and_value_model');
+  valueModel(d, obj(y.reward_and_value_model, 'reward_and_value_model'));
+  const name = lossArgs(c, ['epsilon', 'value_coeff', 'value_clip_range']);
+  logitsOverCounted(c, name);
+  // ppo_step: the policy's and the value model's forwards, one loss, one backward; one optimizer over both
+  d.skip(
+    'loss._component_',
+    `${name}: the policy and the value model run forward together and share one backward and one optimizer (ppo_step, _setup_optimizer); llmem counts the critic update, then the actor update, each beside the other's resident states: the value model's activations during the policy's backward are not counted`,
+  );
+  c.consumed.add('enable_kv_cache');
+  const cache =
+    y.enable_kv_cache === undefined || y.enable_kv_cache === null || bool(y.enable_kv_cache, 'enable_kv_cache');
+  if (cache) generation(c, forward, forward, 1, response);
+  else {
+    d.set('rl.rollout.placement', 'separate');
+    d.set('rl.weight_sync_bucket_mib', 1);
+    d.skip(
+      'enable_kv_cache',
+      'false: the policy generates without a KV cache (each token a full forward, not modelled); counted as generation elsewhere (rl.rollout.placement separate)',
+    );
+  }
+}
+
+/** rlhf/sequence_processing.py (logits_to_logprobs, batched_logits_to_logprobs): the log-probs of the response
+ * slice of the model's logits, log_softmax in the logits' dtype; config v1's RL update takes the training loss
+ * over every token. */
+function logitsOverCounted(c: RlContext, name: string): void {
+  c.d.skip(
+    'loss._component_',
+    `${name}: the log-probs come from the response slice of the model's ${c.dtype} logits, log_softmax in ${c.dtype} (rlhf/sequence_processing.py); llmem counts the standard loss over every token (the logits, an fp32 copy and the log-softmax), an over-estimate`,
+  );
+}
+
+/** reward_and_value_model: its dims (classifier_model / *_classifier keyword arguments), else a *_reward_7b
+ * builder's shape, else the policy's (reported). */
+function valueModel(d: Draft, v: Obj): void {
+  const comp = str(v._component_, 'reward_and_value_model._component_');
+  const dims: [string, string][] = [
+    ['num_layers', 'layers'],
+    ['embed_dim', 'hidden'],
+    ['num_heads', 'heads'],
+    ['num_kv_heads', 'kv_heads'],
+    ['intermediate_dim', 'ffn_hidden'],
+  ];
+  const set = (k: string, n: number) => {
+    d.set(`rl.critic.${k}`, n);
+    d.set(`rl.reward.${k}`, n);
+  };
+  // num_classes 1 (the scalar head), vocab_size, max_seq_len, norm_eps, attn_dropout, base_model_path
+  for (const k of Object.keys(v))
+    if (k !== '_component_' && !dims.some(([n]) => n === k)) d.ignore(`reward_and_value_model.${k}`);
+  if (dims.some(([k]) => v[k] !== undefined && v[k] !== null)) {
+    for (const [k, to] of dims)
+      if (v[k] !== undefined && v[k] !== null) set(to, int(v[k], `reward_and_value_model.${k}`));
+    d.note(
+      'reward_and_value_model: the reward model and the value model (rl.reward, rl.critic) take its num_layers, embed_dim, num_heads, num_kv_heads and intermediate_dim, with a scalar head',
+    );
+    return;
+  }
+  // models/{llama2,mistral}/_model_builders.py llama2_reward_7b, mistral_reward_7b: the 7B shape, num_classes 1
+  const fn = comp.split('.').pop() ?? comp;
+  const hit = BUILDERS[fn.replace(/_(reward|classifier)(?=_|$)/, '')];
+  const model = hit ? findModel(hit[0])?.model : undefined;
+  if (model) {
+    for (const [, to] of dims) if (typeof model[to] === 'number') set(to, model[to] as number);
+    d.note(`reward_and_value_model ${comp}: the ${hit?.[0]} shape with a scalar head (rl.reward, rl.critic)`);
+  } else
+    d.skip(
+      'reward_and_value_model._component_',
+      `"${comp}": no dims llmem reads; the reward and value models are counted with the policy's shape (set rl.reward.* and rl.critic.*)`,
+    );
+}
+
+/**
+ * The policy generates itself (dev/rl/generation.py / generation/_generation.py generate, under
+ * modules/common_utils.py local_kv_cache: per layer k and v caches of [sequences, kv heads, prompt + generated,
+ * head_dim] in the training dtype, modules/kv_cache.py); config v1's rollout is an engine (vLLM, SGLang): the
+ * rollout is counted as elsewhere and the cache reported, sized where the model's shape is known.
+ */
+function generation(c: RlContext, prompts: number, forward: number, g: number, response: number): void {
+  const { d } = c;
+  const seqs = Math.min(forward, prompts) * g;
+  d.set('rl.rollout.placement', 'separate');
+  // no engine to send weights to: the weight-sync bucket at its smallest (distributed GRPO sets rl.weight_sync full)
+  if (!c.distributed) d.set('rl.weight_sync_bucket_mib', 1);
+  const prompt = typeof d.get('rl.prompt_len') === 'number' ? (d.get('rl.prompt_len') as number) : 512;
+  const tokens = prompt + response;
+  const ref = d.get('model.preset');
+  const m = typeof ref === 'string' ? findModel(ref)?.model : undefined;
+  const n = (k: string) => (m && typeof m[k] === 'number' ? (m[k] as number) : undefined);
+  const layers = n('layers');
+  const kv = n('kv_heads') ?? n('heads');
+  const headDim =
+    n('head_dim') ?? (n('hidden') && n('heads') ? (n('hidden') as number) / (n('heads') as number) : undefined);
+  const bytes = c.dtype === 'fp32' ? 4 : 2;
+  const size =
+    layers && kv && headDim
+      ? ` = ${((2 * layers * seqs * kv * tokens * headDim * bytes) / 2 ** 30).toFixed(2)} GiB`
+      : ' (2 x layers x kv heads x head_dim bytes per token)';
+  d.skip(
+    'generation',
+    `the policy generates itself (torchtune generate, no vLLM): its KV cache, ${seqs} sequences x ${tokens} tokens in ${c.dtype}${size}, and the decoding are not modelled (config v1's rollout is an engine); counted as generation elsewhere (rl.rollout.placement separate)`,
+  );
 }

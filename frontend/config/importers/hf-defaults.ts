@@ -482,32 +482,6 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     attention_dropout: 0.1,
     residual_dropout: 0.1,
   },
-  deepseek_v32: {
-    vocab_size: 129280,
-    hidden_size: 7168,
-    intermediate_size: 18432,
-    moe_intermediate_size: 2048,
-    num_hidden_layers: 61,
-    num_attention_heads: 128,
-    num_key_value_heads: 128,
-    n_shared_experts: 1,
-    n_routed_experts: 256,
-    num_experts_per_tok: 8,
-    first_k_dense_replace: 3,
-    moe_layer_freq: 1,
-    q_lora_rank: 1536,
-    kv_lora_rank: 512,
-    qk_nope_head_dim: 128,
-    qk_rope_head_dim: 64,
-    v_head_dim: 128,
-    hidden_act: 'silu',
-    max_position_embeddings: 163840,
-    tie_word_embeddings: false,
-    attention_bias: false,
-    index_n_heads: 64,
-    index_head_dim: 128,
-    index_topk: 2048,
-  },
   granitemoehybrid: {
     vocab_size: 32000,
     hidden_size: 4096,
@@ -584,4 +558,13 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     quantization_bit: 0,
     pre_seq_len: null,
   },
+};
+// DeepseekV32Config (transformers configuration_deepseek_v32.py): DeepSeek-V3's defaults, a longer context and the
+// lightning indexer's sizes
+HF_DEFAULTS.deepseek_v32 = {
+  ...HF_DEFAULTS.deepseek_v3,
+  max_position_embeddings: 163840,
+  index_n_heads: 64,
+  index_head_dim: 128,
+  index_topk: 2048,
 };

@@ -566,7 +566,11 @@ export async function main(argv: string[]): Promise<number> {
       }
       case 'models':
         noArguments(spec, rest);
-        for (const m of MODELS) console.log(`${m.id.padEnd(24)} ${m.name}`);
+        for (const m of MODELS) {
+          console.log(`${m.id.padEnd(24)} ${m.name}`);
+          // checkpoints an import matches to this preset by their tensors (models.json same_tensors)
+          for (const alias of m.same_tensors ?? []) console.log(`${''.padEnd(24)}   also ${alias.id}`);
+        }
         return 0;
       case 'gpus':
         noArguments(spec, rest);

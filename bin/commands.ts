@@ -264,7 +264,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'models',
     summary: 'list the model presets (model.preset)',
     usage: ['llmem models'],
-    about: "Lists the catalog's models: the id model.preset takes, and the model's name.",
+    about:
+      "Lists the catalog's models: the id model.preset takes, and the model's name; under it, the other checkpoints with exactly its tensors, which an import's model id matches too.",
     options: [],
     examples: ['llmem models', "echo '{}' | llmem estimate - --set model.preset=llama-3.1-70b"],
   },

@@ -143,6 +143,7 @@ describe('llmem CLI', () => {
   });
   it('lists presets and GPUs', () => {
     expect(cli(['models']).stdout).toContain('llama-3.1-70b');
+    expect(cli(['models']).stdout).toMatch(/^llama-3\.1-70b .*\n\s+also meta-llama\/Meta-Llama-3-70B$/m); // same tensors
     expect(cli(['gpus']).stdout).toContain('h100-sxm-80gb');
   });
 });

@@ -429,9 +429,13 @@ deepspeed --module $cmd`,
     expect(error('openrlhf', 'python3 -m openrlhf.cli.train_sft --pretrain x').message).toContain(
       'not an RL or DPO trainer',
     );
-    expect(error('openrlhf', 'python3 -m openrlhf.cli.train_ppo_ray --actor.num_gpus_per_node 8').path).toBe(
-      '--actor.num_gpus_per_node',
-    );
+    // the grouped flags (OpenRLHF ed62d0e2) are named as the script spells them
+    expect(
+      error(
+        'openrlhf',
+        'python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path Qwen/Qwen3-4B --ds.zero_stage x',
+      ).path,
+    ).toBe('--ds.zero_stage');
     expect(error('openrlhf', 'echo hi').message).toContain('no command runs openrlhf');
   });
 });

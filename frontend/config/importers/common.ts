@@ -322,7 +322,9 @@ const SAME_TENSORS = new Map<string, string>(); // key -> why
 for (const m of MODELS)
   for (const alias of m.same_tensors ?? []) {
     const key = modelKey(alias.id).key;
-    if (!BY_KEY.has(key)) BY_KEY.set(key, m), SAME_TENSORS.set(key, alias.why);
+    if (BY_KEY.has(key)) continue;
+    BY_KEY.set(key, m);
+    SAME_TENSORS.set(key, alias.why);
   }
 
 /** How a model id was matched: the preset reference (current revision) and the name parts ignored. */

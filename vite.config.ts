@@ -18,9 +18,16 @@ const dropCitations: Plugin = {
   apply: 'build',
   transform(code, id) {
     if (!/frontend\/config\/catalog\/(models|gpus)\.json$/.test(id)) return null;
-    return JSON.stringify(JSON.parse(code), (k, v) => (CITATIONS.has(k) ? undefined : v));
+    return JSON.stringify(JSON.parse(code), (k, v) => (CITATIONS.has(k) ? citedId(k, v) : v));
   },
 };
+
+/** Of a model's source, the Hugging Face id it names ("HF org/name"): the importers match model ids by it
+ * (frontend/config/importers/common.ts); the rest of the citation is left out. */
+function citedId(key: string, value: unknown): string | undefined {
+  const hf = key === 'source' && typeof value === 'string' ? /\bHF [\w.-]+\/[\w.-]+/.exec(value)?.[0] : undefined;
+  return hf;
+}
 
 /**
  * The planner Worker (frontend/worker.ts) as a second entry of the page's own build, not a bundle of its own:

@@ -216,6 +216,9 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
       also.value = pair.also;
       kindChoice.value = 'auto';
       fileMessage.value = null;
+      // a world size or trainer typed for the file before (even an import cancelled) does not carry over
+      worldText.value = '';
+      trainer.value = '';
     });
   }
 

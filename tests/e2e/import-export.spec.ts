@@ -115,6 +115,18 @@ test('import: a Hugging Face config.json by file picker and by drop; malformed J
   expect(await page.inputValue('#f-parallel-gpus'), 'gpus').toBe('16');
 });
 
+test("import on the built page matches a model id by the Hugging Face id of the preset's source (the build drops the rest of the citation)", async ({
+  page,
+}) => {
+  await open(page, '/');
+  await openImport(page);
+  // Lightning-AI/litgpt config_hub/finetune/tiny-llama/lora.yaml: checkpoint_dir TinyLlama/TinyLlama-1.1B-...
+  await page.setInputFiles('[data-testid=import-file]', join(root, 'tests/fixtures/real/litgpt/tiny-llama-lora.yaml'));
+  await page.waitForSelector('[data-testid=import-preview]');
+  expect(await page.locator('[data-testid=import-error]').count(), 'refused: "not in the model catalog"').toBe(0);
+  expect(await text(page, '[data-testid=import-model]'), 'the preset of its HF id').toMatch(/TinyLlama 1\.1B/);
+});
+
 test('import: a config and the DeepSpeed JSON it names, chosen together and dropped together', async ({ page }) => {
   const dir = join(root, 'tests/fixtures/real/accelerate');
   const yaml = readFileSync(join(dir, 'deepspeed.yaml'), 'utf8');

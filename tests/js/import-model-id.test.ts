@@ -75,7 +75,7 @@ describe('framework files name their model', () => {
       if (!('error' in r)) continue;
       expect(r.error.path).toBe(key);
       expect(r.error.message).toBe(
-        `${key}: "org/Foo-13B" is not in the model catalog; give its config.json (llmem import ... --hf config.json or org/name, llmem import hf, or llmem estimate --hf) or choose model.preset`,
+        `${key}: "org/Foo-13B" is not in the model catalog; give its config.json (command line: llmem import ... --hf config.json or org/name; page: tick keep the current model and import the config.json as well) or choose model.preset`,
       );
     }
   });

@@ -50,6 +50,14 @@ report_to: [wandb]
 `;
 
 describe('TRL', () => {
+  it('a batch that does not divide into groups says the arithmetic, world size included', () => {
+    // huggingface/open-r1 recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo_code.yaml: 16 x world x 4 / 14
+    const code =
+      'model_name_or_path: Qwen/Qwen2.5-1.5B-Instruct\nnum_generations: 14\nper_device_train_batch_size: 16\ngradient_accumulation_steps: 4\n';
+    const e = error('trl', code);
+    expect(e.message).toContain('per-device batch 16 x 8 processes (the world size) x 4 steps');
+    expect(ok('trl', code, 7).flat['rl.group_size']).toBe(14); // 16 x 7 x 4 = 448 = 32 groups
+  });
   it('GRPOConfig: every mapped key', () => {
     const r = ok('trl', GRPO, 4);
     expect(r.flat).toMatchObject({

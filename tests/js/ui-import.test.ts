@@ -151,6 +151,17 @@ describe('import', () => {
     expect(p.unsupported.join('\n')).toMatch(/embed_tokens/);
   });
 
+  it('a world size typed for one file does not carry over to the next file, even after a cancelled import', async () => {
+    const s = await opened();
+    await s.io.readFiles([file(real('megatron/mixtral_8x7b.sh'), 'mixtral_8x7b.sh')]);
+    s.io.worldText.value = '32';
+    s.io.close(); // cancelled
+    await s.io.readFiles([file(real('megatron/mamba_train.sh'), 'mamba_train.sh')]);
+    expect(s.io.worldText.value).toBe('');
+    const p = s.io.preview.value!;
+    if (!p.ok) throw new Error(p.message); // with the stale 32: "--global-batch-size 32 is not a multiple of ..."
+  });
+
   it('a config and the DeepSpeed JSON it names, dropped together, import together (either order)', async () => {
     const yaml = real('accelerate/deepspeed.yaml');
     const ds = real('accelerate/zero_stage1_config.json');

@@ -397,7 +397,7 @@ export function applyModelId(d: Draft, key: string, id: unknown): void {
   if (!match)
     throw new ImportError(
       key,
-      `${key}: "${name}" is not in the model catalog; give its config.json (llmem import ... --hf config.json or org/name, llmem import hf, or llmem estimate --hf) or choose model.preset`,
+      `${key}: "${name}" is not in the model catalog; give its config.json (command line: llmem import ... --hf config.json or org/name; page: tick keep the current model and import the config.json as well) or choose model.preset`,
     );
   d.set('model.preset', match.preset);
   const ignored = match.ignored.length ? ` (name matched without ${match.ignored.join(', ')})` : '';

@@ -359,9 +359,16 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
   } else
     generation =
       perStep * (isSet(y.steps_per_generation) ? int(y.steps_per_generation, n('steps_per_generation')) : accum);
+  // the batches count the processes: say how many were used (the world size given, or the one assumed)
+  const processes = `${world} process${world === 1 ? '' : 'es'} (the world size)`;
   d.set(
     'rl.rollout_batch',
-    divide(generation, g, n('num_generations'), 'the generation batch must be divisible by num_generations'),
+    divide(
+      generation,
+      g,
+      n('num_generations'),
+      `the generation batch (per-device batch ${micro} x ${processes} x ${generation / perStep} steps) must be divisible by num_generations`,
+    ),
   );
   d.set(
     'rl.mini_batch',
@@ -369,7 +376,7 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
       micro * accum * world,
       g,
       n('num_generations'),
-      'the completions of one optimizer step must be whole groups of num_generations',
+      `the completions of one optimizer step (per-device batch ${micro} x accumulation ${accum} x ${processes}) must be whole groups of num_generations`,
     ),
   );
   d.set('rl.logits_response_only', true); // _get_per_token_logps_and_entropies: logits_to_keep = the completion

@@ -11,7 +11,7 @@ const core = fileURLToPath(new URL('./build/wasm/llmem_core.mjs', import.meta.ur
 const plannerWorker = fileURLToPath(new URL('./frontend/worker.ts', import.meta.url));
 
 /** The page never shows the catalogs' citations and checked totals (the CLI and the tests read the full files): leave them out of dist/. */
-const CITATIONS = new Set(['source', 'params_total_source', 'notes', 'params_total', 'params_active']);
+const CITATIONS = new Set(['source', 'params_total_source', 'notes', 'params_total', 'params_active', 'why']);
 const dropCitations: Plugin = {
   name: 'llmem-drop-catalog-citations',
   enforce: 'pre',

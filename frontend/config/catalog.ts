@@ -19,7 +19,7 @@ export interface ModelEntry {
   /** earlier revisions of this preset, so that old links keep their numbers */
   previous?: { revision: string; model: Config; changed: string }[];
   /** other published checkpoints with exactly this model's tensors (a model id matches them too), each with why */
-  same_tensors?: { id: string; why: string }[];
+  same_tensors?: { id: string; why?: string }[];
 }
 
 export interface GpuEntry {

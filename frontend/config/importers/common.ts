@@ -324,7 +324,7 @@ for (const m of MODELS)
     const key = modelKey(alias.id).key;
     if (BY_KEY.has(key)) continue;
     BY_KEY.set(key, m);
-    SAME_TENSORS.set(key, alias.why);
+    SAME_TENSORS.set(key, alias.why ?? alias.id); // the page's catalog leaves the why out (vite.config.ts)
   }
 
 /** How a model id was matched: the preset reference (current revision) and the name parts ignored. */

@@ -24,6 +24,17 @@
 //   at 008f5c8c29be84d4721dc6d1e0fcd72300580be4: granitemoehybrid (GraniteMoeHybridConfig; mamba_d_head "auto" =
 //     mamba_expand * hidden_size / mamba_n_heads, num_key_value_heads None = num_attention_heads, layer_types None = all "mamba")
 //   at f2a39d495c8c365996a33c6ae9506ad9c9339f4b: mamba2 (Mamba2Config; no max_position_embeddings key)
+//   at 008e574391258935f3ecc3035c882e73bbcac419: cohere (CohereConfig; tie_word_embeddings True), cohere2 (Cohere2Config;
+//     sliding_window_pattern 4 builds layer_types when the config has none), qwen2_5_omni_text (configuration_qwen2_5_omni.py
+//     Qwen2_5OmniTextConfig, the thinker's text_config of a Qwen2.5-Omni qwen2_5_omni wrapper; read as qwen2's decoder)
+//   at 05ff2e98e4461ece6e706435e2a57834bb4f985f: gpt_bigcode (GPTBigCodeConfig; multi_query True, n_inner None = 4 x n_embd,
+//     tie_word_embeddings True)
+//   at 032b32abfb07ba36e8fc1a8e5251514523edce34: dbrx (DbrxConfig with DbrxAttentionConfig / DbrxFFNConfig: their keys as
+//     "attn_config.<key>" / "ffn_config.<key>", as hf.ts flattens them; tie_word_embeddings is always False)
+//   at 008cd60e348a9ef3ce1b49cbccca5b26413e8081: hunyuan_v1_moe (configuration_hunyuan_v1_moe.py HunYuanMoEV1Config)
+// Qwen-1 (model_type "qwen", remote code; not in transformers): QWenConfig as vLLM copies it from Qwen/Qwen-7B
+//   (github.com/vllm-project/vllm vllm/transformers_utils/configs/qwen.py at 396dee62ec468bcee3ca043fbc9b8784a34a6a6f):
+//   kv_channels 128, no_bias True, tie_word_embeddings False.
 // ChatGLM (model_type "chatglm", remote code; not in transformers):
 //   github.com/THUDM/ChatGLM3 model/configuration_chatglm.py at b0b4e8ac6e37899453fe496ea0846f7fb51c41e8
 //   (its modeling keeps output_layer apart from the embedding: never tied).
@@ -558,6 +569,90 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     quantization_bit: 0,
     pre_seq_len: null,
   },
+};
+HF_DEFAULTS.cohere = {
+  vocab_size: 256000,
+  hidden_size: 8192,
+  intermediate_size: 22528,
+  num_hidden_layers: 40,
+  num_attention_heads: 64,
+  hidden_act: 'silu',
+  max_position_embeddings: 8192,
+  tie_word_embeddings: true,
+  attention_bias: false,
+  use_qk_norm: false,
+};
+HF_DEFAULTS.cohere2 = {
+  vocab_size: 256000,
+  hidden_size: 8192,
+  intermediate_size: 22528,
+  num_hidden_layers: 40,
+  num_attention_heads: 64,
+  hidden_act: 'silu',
+  max_position_embeddings: 8192,
+  tie_word_embeddings: true,
+  attention_bias: false,
+  sliding_window: 4096,
+  sliding_window_pattern: 4,
+};
+HF_DEFAULTS.gpt_bigcode = {
+  vocab_size: 50257,
+  n_positions: 1024,
+  n_embd: 768,
+  n_layer: 12,
+  n_head: 12,
+  activation_function: 'gelu_pytorch_tanh',
+  resid_pdrop: 0.1,
+  embd_pdrop: 0.1,
+  attn_pdrop: 0.1,
+  multi_query: true,
+  tie_word_embeddings: true,
+};
+HF_DEFAULTS.qwen = {
+  kv_channels: 128,
+  no_bias: true,
+  tie_word_embeddings: false,
+};
+HF_DEFAULTS.dbrx = {
+  d_model: 2048,
+  n_heads: 16,
+  n_layers: 24,
+  max_seq_len: 2048,
+  vocab_size: 32000,
+  resid_pdrop: 0.0,
+  emb_pdrop: 0.0,
+  tie_word_embeddings: false,
+  'attn_config.attn_pdrop': 0.0,
+  'attn_config.kv_n_heads': 1,
+  'ffn_config.ffn_hidden_size': 3584,
+  'ffn_config.moe_num_experts': 4,
+  'ffn_config.moe_top_k': 1,
+};
+HF_DEFAULTS.hunyuan_v1_moe = {
+  vocab_size: 290943,
+  hidden_size: 4096,
+  intermediate_size: 11008,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  hidden_act: 'silu',
+  max_position_embeddings: 2048,
+  tie_word_embeddings: false,
+  attention_bias: false,
+  num_experts: 1,
+  moe_topk: 1,
+};
+HF_DEFAULTS.qwen2_5_omni_text = {
+  vocab_size: 152064,
+  hidden_size: 3584,
+  intermediate_size: 18944,
+  num_hidden_layers: 28,
+  num_attention_heads: 28,
+  num_key_value_heads: 4,
+  hidden_act: 'silu',
+  max_position_embeddings: 32768,
+  tie_word_embeddings: true,
+  use_sliding_window: false,
+  sliding_window: 32768,
 };
 // DeepseekV32Config (transformers configuration_deepseek_v32.py): DeepSeek-V3's defaults, a longer context and the
 // lightning indexer's sizes

@@ -8,7 +8,8 @@
 //   M Mamba-2, * attention, - MLP, E MoE; transformers 13923c6), llama4 Llama4TextConfig
 //   (no_rope_layers: 1 = RoPE + chunked attention, 0 = NoPE global; interleave_moe_layer_step),
 //   granitemoehybrid GraniteMoeHybridConfig (layer_types "mamba" / "attention", each with the MoE MLP; None: every
-//   layer "mamba"; transformers 008f5c8), mamba2 Mamba2Block (a Mamba-2 mixer and no MLP in every layer; f2a39d4).
+//   layer "mamba"; transformers 008f5c8), mamba2 Mamba2Block (a Mamba-2 mixer and no MLP in every layer; f2a39d4),
+//   cohere2 Cohere2Config (sliding iff (i + 1) % sliding_window_pattern != 0, pattern 4; transformers 008e574).
 // A config's own layer_types list wins over the family's rule.
 import { LAYER_MIXERS } from '../../../wasm/generated.js';
 import type { Config, Json } from '../../../wasm/llmem.js';
@@ -79,9 +80,23 @@ function listOf(family: string): { keys: string[]; table: Record<string, [string
 
 /** Sets model.layer_types / mlp_types (as short as they repeat) and the keys the kinds need. */
 export function layerKinds(c: LayerContext): void {
-  const types = typesOf(c);
-  if (types) setLists(c, types);
+  let types = typesOf(c);
   const window = c.get('sliding_window');
+  // A window of max_position_embeddings tokens or more never drops a key (Phi-3.5-mini: 262144 over 131072 positions;
+  // Phi3Attention passes config.sliding_window as is): those layers are full attention
+  const maxPos = c.model.max_positions;
+  if (
+    types?.some((t) => t[0] === 'sliding') &&
+    typeof window === 'number' &&
+    typeof maxPos === 'number' &&
+    window >= maxPos
+  ) {
+    c.notes.push(
+      `sliding_window ${window} is at least max_position_embeddings ${maxPos}: no key falls outside it; full attention`,
+    );
+    types = types.map(([m, mlp]) => [m === 'sliding' ? 'full' : m, mlp]);
+  }
+  if (types) setLists(c, types);
   const mixers = (c.model.layer_types as string[] | undefined) ?? [];
   if (mixers.includes('sliding')) {
     if (typeof window !== 'number')
@@ -117,6 +132,11 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
     case 'gemma3_text': {
       const every = c.int(['sliding_window_pattern'], false) ?? 6;
       return range.map((i) => [(i + 1) % every !== 0 ? 'sliding' : 'full', null]);
+    }
+    case 'cohere2': {
+      // Cohere2Config (transformers 008e574): without layer_types, sliding iff (i + 1) % sliding_window_pattern (4)
+      const every = Math.max(1, c.int(['sliding_window_pattern'], false) ?? 4);
+      return typeof window === 'number' ? range.map((i) => [(i + 1) % every !== 0 ? 'sliding' : 'full', null]) : null;
     }
     case 'olmo3': // Olmo3Config: sliding iff (i + 1) % 4 != 0
       return typeof window === 'number' ? range.map((i) => [(i + 1) % 4 !== 0 ? 'sliding' : 'full', null]) : null;

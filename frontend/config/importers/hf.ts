@@ -68,10 +68,25 @@ const GATED = new Set([
   'granitemoehybrid',
   'ernie4_5_moe',
   'seed_oss',
+  // CohereMLP / Cohere2MLP (LlamaMLP: gate, up, down; modular_cohere.py 03ea97a), QWenMLP (w1, w2, c_proj: a1 * silu(a2);
+  // vLLM qwen.py 002800f, adapted from Qwen/Qwen-7B modeling_qwen.py), DbrxExpertGLU (w1, v1, w2; modular_dbrx.py 05a8405),
+  // HunYuanMLP (gate_and_up_proj chunked into two for silu; code-search corpus file id 69227337646, and
+  // modular_hunyuan_v1_moe.py 05bf8f6 HunYuanMoEV1MLP(LlamaMLP))
+  'cohere',
+  'cohere2',
+  'qwen',
+  'dbrx',
+  'hunyuan',
 ]);
 // Families whose Mamba-2 layers model.ssm describes (hf-layers.ts ssmDims): their SSM keys are read, not warned about
 const SSM_FAMILIES = new Set(['nemotron_h', 'granitemoehybrid', 'mamba2']);
-const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2']);
+// GPTBigCodeBlock ln_1 / ln_2 (modeling_gpt_bigcode.py 0057454); DbrxNormAttentionNorm norm_1 / norm_2 are
+// nn.LayerNorm(bias=False) (modular_dbrx.py 05a8405): a native layer_norm that keeps its input, counted with a bias
+// vector config v1's layernorm has (2 x d_model per norm; 0.5 M of DBRX's 132 B)
+const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2', 'gpt_bigcode', 'dbrx']);
+// Families whose MLP width defaults to 4 x hidden when the key is None (GPT2Config.n_inner, FalconConfig.ffn_hidden_size,
+// GPTBigCodeConfig.n_inner): any other family's null width is refused, never guessed
+const FOUR_X_WIDTH = new Set(['gpt2', 'falcon', 'gpt_bigcode']);
 
 // Read and judged irrelevant to training memory (tokens ids, init, rope
 // frequencies and scaling, norm epsilons, routing math, bookkeeping).
@@ -178,6 +193,27 @@ const IRRELEVANT = new Set([
   // (the chunked delta rule runs in fp32 either way) and the name of the output gate's activation
   'mamba_ssm_dtype',
   'output_gate_type',
+  // GPTBigCode / Qwen-1: the softmax's compute dtype and its scaling (as attention_softmax_in_fp32 above); Qwen-1's
+  // inference-only switches (use_logn_attn runs only when not self.training, use_dynamic_ntk rescales rotary bases,
+  // the KV-cache quantisation) and its checkpoint dtype flags
+  'scale_attention_softmax_in_fp32',
+  'softmax_in_fp32',
+  'use_logn_attn',
+  'use_dynamic_ntk',
+  'use_cache_quantization',
+  'use_cache_kernel',
+  'bf16',
+  'fp16',
+  'fp32',
+  // DBRX ffn_config: routing math (as router_jitter_noise, norm_topk_prob above) and the aux-loss weight
+  'ffn_config.moe_jitter_eps',
+  'ffn_config.moe_loss_weight',
+  'ffn_config.moe_normalize_expert_weights',
+  'ffn_config.uniform_expert_assignment',
+  'attn_config.rope_theta',
+  // Hunyuan routing math
+  'moe_random_routing_dropped_token',
+  'group_limited_greedy',
 ]);
 
 const DROPOUT_KEYS = [
@@ -193,6 +229,11 @@ const DROPOUT_KEYS = [
   'residual_dropout',
   'embedding_dropout',
   'dropout_rate',
+  // DbrxConfig.emb_pdrop and DbrxAttentionConfig.attn_pdrop (flattened); QWenConfig's emb_dropout_prob, attn_dropout_prob
+  'emb_pdrop',
+  'attn_config.attn_pdrop',
+  'emb_dropout_prob',
+  'attn_dropout_prob',
 ];
 const MULTIMODAL_KEYS = [
   'vision_config',
@@ -239,15 +280,22 @@ export function importHfConfig(json: unknown): HfImport | { error: ConfigError }
   return guard(() => run(json));
 }
 
-function run(json: unknown): HfImport {
-  if (!isObject(json)) throw new ImportError('', 'config.json must be a JSON object');
+function run(input: unknown): HfImport {
+  if (!isObject(input)) throw new ImportError('', 'config.json must be a JSON object');
+  let json: Obj = input;
   const warnings: string[] = [],
     unknown: string[] = [],
     notes: string[] = [];
   let cfg: Obj = json;
   let type = typeof json.model_type === 'string' ? json.model_type : undefined;
   // a vision tower beside the text decoder (a wrapper's vision_config, or one at the top level)
-  const vision = visionTower(json, type, notes);
+  let vision = visionTower(json, type, notes);
+  // Qwen2.5-Omni: the language model is the thinker's text_config (handled as a text_config wrapper below), its vision
+  // encoder Qwen2.5-VL's tower
+  if (type === 'qwen2_5_omni' || type === 'qwen2_5_omni_thinker') {
+    [json, vision] = omniThinker(json, type, warnings, notes, unknown);
+    type = 'qwen2_5_omni_thinker';
+  }
 
   // Multimodal wrappers (gemma3, llava, mistral3, ...): the text decoder is text_config.
   if (isObject(json.text_config)) {
@@ -269,9 +317,12 @@ function run(json: unknown): HfImport {
   }
   if (typeof vision === 'string') warnings.push(vision);
   if (type === 'gemma3') type = 'gemma3_text';
+  if (type === 'qwen2_5_omni_thinker') type = 'qwen2_5_omni_text';
   if (type === undefined)
     throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
   refuseUnmodelled(type, cfg);
+  // DbrxConfig's attn_config / ffn_config sub-configs (configuration_dbrx.py 032b32a): read as "attn_config.<key>"
+  if (type === 'dbrx') cfg = flattenSubConfigs(cfg, ['attn_config', 'ffn_config']);
   const family = familyOf(type, json.architectures, notes);
   const defaults = DEFAULTS[type] ?? DEFAULTS[family] ?? {};
 
@@ -284,8 +335,8 @@ function run(json: unknown): HfImport {
     }
     for (const k of keys) {
       if (defaults[k] !== undefined) {
-        if (!QUIET_DEFAULTS.has(k))
-          notes.push(`${k}: not in config.json; ${type} default ${JSON.stringify(defaults[k])}`);
+        const note = `${k}: not in config.json; ${type} default ${JSON.stringify(defaults[k])}`;
+        if (!QUIET_DEFAULTS.has(k) && !notes.includes(note)) notes.push(note);
         return defaults[k];
       }
     }
@@ -313,8 +364,16 @@ function run(json: unknown): HfImport {
   };
 
   const hidden = int(['hidden_size', 'n_embd', 'd_model'], true)!;
-  const layers = int(['num_hidden_layers', 'n_layer', 'num_layers'], true)!;
-  const heads = int(['num_attention_heads', 'n_head', 'num_heads'], true)!;
+  // ChatGLMConfig keeps num_layers (its modeling reads config.num_layers; a num_hidden_layers beside it is an alias);
+  // DbrxConfig n_layers / n_heads (attribute_map num_hidden_layers / num_attention_heads)
+  const layers = int(
+    family === 'chatglm'
+      ? ['num_layers', 'num_hidden_layers']
+      : ['num_hidden_layers', 'n_layer', 'num_layers', 'n_layers'],
+    true,
+  )!;
+  const heads = int(['num_attention_heads', 'n_head', 'num_heads', 'n_heads'], true)!;
+  if (family === 'chatglm') chatglmAliases(cfg, used, notes, ['num_layers', 'num_hidden_layers']);
   const model: Config = {};
   const name = json._name_or_path;
   if (typeof name === 'string' && name) model.name = name;
@@ -328,6 +387,12 @@ function run(json: unknown): HfImport {
     const newArch = flag('new_decoder_architecture') ?? false;
     kv = newArch ? (int(['num_kv_heads'], false) ?? heads) : (flag('multi_query') ?? true) ? 1 : heads;
   }
+  // GPTBigCodeAttention (modeling_gpt_bigcode.py 0057454): kv_heads = 1 if multi_query else num_heads (multi_query
+  // defaults to True); QWenAttention (vLLM qwen.py 002800f): c_attn of 3 x kv_channels x heads, every head its own K/V;
+  // DbrxAttention (modular_dbrx.py 05a8405): attn_config.kv_n_heads (DbrxAttentionConfig default 1)
+  if (family === 'gpt_bigcode') kv = (flag('multi_query') ?? true) ? 1 : heads;
+  if (family === 'qwen') kv = heads;
+  if (family === 'dbrx') kv = int(['attn_config.kv_n_heads'], true);
   // ChatGLM (configuration_chatglm.py): multi_query_attention groups K/V into multi_query_group_num heads
   if (family === 'chatglm') {
     if (flag('multi_query_attention') ?? false) kv = int(['multi_query_group_num'], true)!;
@@ -338,7 +403,18 @@ function run(json: unknown): HfImport {
   }
   model.kv_heads = kv ?? heads;
   const mla = family === 'deepseek_v3' || (cfg.kv_lora_rank !== undefined && cfg.kv_lora_rank !== null);
-  let headDim = int(family === 'chatglm' ? ['kv_channels'] : family === 't5' ? ['d_kv'] : ['head_dim'], false);
+  // QWenAttention: kv_channels per head; Hunyuan's remote HunYuanAttention: attention_head_dim (code-search corpus file id
+  // 69227337646), HunYuanMoEV1Attention (LlamaAttention): head_dim
+  let headDim = int(
+    family === 'chatglm' || family === 'qwen'
+      ? ['kv_channels']
+      : family === 't5'
+        ? ['d_kv']
+        : family === 'hunyuan'
+          ? ['attention_head_dim', 'head_dim']
+          : ['head_dim'],
+    false,
+  );
   if (mla) headDim = int(['v_head_dim'], true);
   if (headDim === undefined) {
     if (hidden % heads !== 0)
@@ -353,12 +429,31 @@ function run(json: unknown): HfImport {
   // MLP width: n_inner / ffn_hidden_size default to 4*hidden (GPT-2, Falcon). GraniteMoeHybridMLP (every layer's
   // shared MLP, the whole MLP of a model without experts) is shared_intermediate_size wide; intermediate_size is
   // its experts' width (modeling_granitemoehybrid.py 1c0ff25).
-  const ffn = int(
+  const widthKeys =
     family === 'granitemoehybrid'
       ? ['shared_intermediate_size']
-      : ['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim', 'd_ff'],
-    false,
-  );
+      : family === 'dbrx'
+        ? ['ffn_config.ffn_hidden_size']
+        : ['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim', 'd_ff'];
+  const widthKey = widthKeys.find((k) => cfg[k] !== undefined);
+  // intermediate_size None has no rule in the Llama-style classes; n_inner / ffn_hidden_size None is 4 x hidden in the
+  // GPT-2-style ones (GPT2Config, GPTJConfig, GPTBigCodeConfig, FalconConfig, Phi-1.5/2's remote MixFormer config)
+  if (
+    widthKey?.endsWith('intermediate_size') &&
+    cfg[widthKey] === null &&
+    !FOUR_X_WIDTH.has(family) &&
+    family !== 'mamba2'
+  )
+    throw new ImportError(
+      widthKey,
+      `${widthKey}: null; the MLP width is not given and ${type} has no rule for it (not guessed as 4 x hidden_size)`,
+    );
+  let ffn = int(widthKeys, false);
+  // QWenMLP (vLLM qwen.py 002800f, from Qwen/Qwen-7B modeling_qwen.py): w1, w2 and c_proj of intermediate_size // 2
+  if (family === 'qwen' && ffn !== undefined) {
+    notes.push(`qwen: QWenMLP is intermediate_size // 2 = ${Math.floor(ffn / 2)} wide (w1, w2, c_proj)`);
+    ffn = Math.floor(ffn / 2);
+  }
   if (family === 'mamba2') {
     // Mamba2Block (modeling_mamba2.py 4711664): an RMSNorm and the Mamba2Mixer, no attention and no MLP
     get('intermediate_size'); // expand * hidden_size, the mixer's width (model.ssm)
@@ -366,7 +461,13 @@ function run(json: unknown): HfImport {
       'mamba2: every layer is a Mamba-2 mixer without attention or MLP; heads, head_dim and ffn_hidden are nominal',
     );
   } else if (ffn === undefined)
-    notes.push(`no intermediate_size: ffn_hidden = 4 * hidden = ${4 * hidden} (${type} default)`);
+    notes.push(
+      widthKey
+        ? `${widthKey} null: ffn_hidden = 4 * hidden = ${4 * hidden} (None is 4 x hidden in GPT-2-style classes)`
+        : FOUR_X_WIDTH.has(family)
+          ? `no MLP width (${family === 'falcon' ? 'ffn_hidden_size' : 'n_inner'}): ffn_hidden = 4 * hidden = ${4 * hidden} (the ${type} class rule)`
+          : `no intermediate_size: ffn_hidden = 4 * hidden = ${4 * hidden} assumed (no ${type} class rule known; check the model card)`,
+    );
   model.ffn_hidden = ffn ?? 4 * hidden;
   const act = get('hidden_act', 'hidden_activation', 'activation_function', 'mlp_hidden_act');
   if (family === 't5') t5Stack(get, int, model);
@@ -383,6 +484,7 @@ function run(json: unknown): HfImport {
     family === 'chatglm' ? ['padded_vocab_size', 'vocab_size'] : ['vocab_size', 'n_vocab', 'padded_vocab_size'],
     true,
   )!;
+  if (family === 'chatglm') chatglmAliases(cfg, used, notes, ['padded_vocab_size', 'vocab_size']);
   model.vocab_multiple = 1;
   const tied = flag('tie_word_embeddings');
   if (family === 'chatglm') {
@@ -395,8 +497,14 @@ function run(json: unknown): HfImport {
   }
   model.head = 'lm';
   const hasRms = cfg.rms_norm_eps !== undefined;
+  // Hunyuan's remote HunYuanDecoderLayer: norm_type "fused" / "torch_nn" builds nn.LayerNorm, "rms" / "hf_rms" RMSNorm.
+  // CohereLayerNorm (modular_cohere.py 03ea97a) has a weight and no bias and computes on x.float() (mean and variance),
+  // as an eager RMSNorm does: config v1's rmsnorm counts its one vector and keeps its fp32 input (model.norm "rmsnorm").
+  const normType = family === 'hunyuan' ? get('norm_type') : undefined;
   model.norm =
     LAYERNORM.has(family) ||
+    normType === 'fused' ||
+    normType === 'torch_nn' ||
     (family === 'chatglm' && flag('rmsnorm') === false) ||
     (family === 'generic' && !hasRms && (cfg.layer_norm_eps !== undefined || cfg.layer_norm_epsilon !== undefined))
       ? 'layernorm'
@@ -408,7 +516,15 @@ function run(json: unknown): HfImport {
   const mlpBias = flag('mlp_bias');
   let bias = false,
     qkvBias = false;
-  if (family === 'gpt2' || family === 'bert') bias = true;
+  // GPTBigCodeAttention c_attn / c_proj and GPTBigCodeMLP c_fc / c_proj: nn.Linear with bias (modeling_gpt_bigcode.py 0057454)
+  if (family === 'gpt2' || family === 'bert' || family === 'gpt_bigcode') bias = true;
+  else if (family === 'qwen') {
+    // QWenAttention c_attn: Linear(bias=True); c_proj and QWenMLP w1, w2, c_proj: bias=not no_bias (Qwen/Qwen-7B
+    // modeling_qwen.py as copied in code-search corpus file id 33940490084; vLLM qwen.py 002800f)
+    bias = !(flag('no_bias') ?? true);
+    qkvBias = !bias;
+  } else if (family === 'dbrx')
+    bias = false; // DbrxAttention Wqkv / out_proj bias=False, DbrxExpertGLU w1 / v1 / w2 bare weights, DbrxRouter bias=False
   else if (family === 'falcon') bias = flag('bias') ?? false;
   else if (family === 'starcoder2') bias = flag('use_bias') ?? true;
   else if (family === 'chatglm') {
@@ -443,7 +559,7 @@ function run(json: unknown): HfImport {
   if (qkvBias) model.qkv_bias = true;
 
   // Positions: learned tables for GPT-2 and BERT, rotary elsewhere (ALiBi has no parameters either).
-  const learned = family === 'gpt2' || family === 'bert';
+  const learned = family === 'gpt2' || family === 'bert' || family === 'gpt_bigcode'; // GPTBigCodeModel wpe
   model.position = learned ? 'learned' : 'rope';
   const maxPos = int(['max_position_embeddings', 'n_positions', 'max_seq_len', 'seq_length'], false);
   if (maxPos !== undefined) model.max_positions = maxPos;
@@ -493,6 +609,35 @@ function run(json: unknown): HfImport {
   if (family === 'gpt_neox' && (flag('use_parallel_residual') ?? true)) model.parallel_block = true;
   if (family === 'gpt_oss') model.attn_sinks = true;
   if (family === 'chatglm') chatglmExtras(get, int, flag, model, warnings);
+  if (family === 'cohere' || family === 'cohere2') cohereExtras(family, get, flag, model, warnings);
+  if (family === 'hunyuan') hunyuanAttention(type, get, flag, model);
+  if (family === 'qwen') {
+    // QWenModel / QWenBlock: rotary over kv_channels, no parameters; the attention kernel is training.attention's
+    get('seq_length'); // QWenConfig.seq_length: the context of use_logn_attn (inference only), not a shape
+    const fa = get('use_flash_attn');
+    if (fa !== undefined)
+      notes.push(`use_flash_attn ${JSON.stringify(fa)}: the attention kernel is set by training.attention`);
+  }
+  if (family === 'dbrx') {
+    const clip = get('attn_config.clip_qkv');
+    if (typeof clip === 'number')
+      warnings.push(
+        `attn_config.clip_qkv ${clip}: DbrxAttention clamps the Wqkv output, and the clamp keeps that output for the backward (seq x (hidden + 2 x kv_n_heads x head_dim) per layer), which llmem does not add`,
+      );
+    const act = get('ffn_config.ffn_act_fn');
+    const actName = isObject(act) ? act.name : act;
+    if (actName !== undefined && actName !== 'silu')
+      notes.push(
+        `ffn_config.ffn_act_fn ${JSON.stringify(actName)}: DbrxExpertGLU gates with it (the same three matrices)`,
+      );
+  }
+  // MllamaTextModel (modeling_mllama.py, transformers befb795): layers listed in cross_attention_layers are
+  // MllamaCrossAttentionDecoderLayer (q/k/v/o over the vision states, q_norm and k_norm, two tanh gates)
+  const cross = get('cross_attention_layers');
+  if (Array.isArray(cross) && cross.length > 0)
+    warnings.push(
+      `cross_attention_layers: ${cross.length} of ${layers} layers attend to the image tokens (MllamaCrossAttentionDecoderLayer); counted as self-attention layers (the same q, k, v, o; their q/k norms and two gates, ${2 * headDim + 2} parameters a layer, left out), and their keys and values over the vision tokens are not modelled`,
+    );
   if (family === 'bert') {
     model.head = 'classification';
     const labels = isObject(cfg.id2label) ? Object.keys(cfg.id2label).length : (int(['num_labels'], false) ?? 2);
@@ -513,7 +658,7 @@ function run(json: unknown): HfImport {
   layerKinds({ family, layers, get, int, flag, model, warnings, notes });
 
   // Mixture of experts.
-  model.moe = moe(family, get, int, flag, model, warnings, notes);
+  model.moe = moe(family, get, int, flag, model, warnings, notes, type);
 
   // Multi-latent attention (modeling_deepseek_v3.py DeepseekV3Attention).
   if (mla) {
@@ -608,6 +753,10 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
   Glm4MoeForCausalLM: 'glm4_moe',
 };
 
+// model_types read with a family of another name: Hunyuan-A13B's remote-code "hunyuan" (HunYuanConfig) and transformers'
+// "hunyuan_v1_moe" (HunYuanMoEV1Config) build the same decoder from partly different keys (hunyuanMoe, hunyuanAttention)
+const OWN_FAMILY: Record<string, string> = { hunyuan: 'hunyuan', hunyuan_v1_moe: 'hunyuan' };
+
 // Text models built as another family's decoder (same keys, same modules), with their own class defaults
 // (hf-defaults.ts): Qwen3-VL's Qwen3VLTextModel is Qwen3's decoder with q/k norms (its interleaved MRoPE
 // and the deepstack additions to the first layers' hidden states have no parameters).
@@ -619,6 +768,11 @@ const DECODER_OF: Record<string, string> = {
   // modular_deepseek_v32.py (transformers 01f8fa5): DeepSeek-V3's MLA, MoE (router bias) and dense layers, plus a
   // lightning indexer in every attention (deepseekIndexer: not in config v1)
   deepseek_v32: 'deepseek_v3',
+  // MiMoForCausalLM(Qwen2ForCausalLM), MiMoModel(Qwen2Model) plus the MTP layers transformers does not load (remote code;
+  // vLLM mimo.py 1b55f1e): Qwen2's q/k/v biases, no o_proj bias, whatever attention_bias says
+  mimo: 'qwen2',
+  // Qwen2.5-Omni's thinker language model (modular_qwen2_5_omni.py 008e574: Qwen2_5OmniThinkerTextModel(Qwen2_5_VLTextModel))
+  qwen2_5_omni_text: 'qwen2',
 };
 
 // model_types whose layers no config v1 kind describes: refused with the reason rather than counted as another model.
@@ -627,6 +781,21 @@ const DECODER_OF: Record<string, string> = {
 //     Lfm2ShortConv "conv" layers (configuration_lfm2.py 05cd1ec: layer_types, else "full_attention" at
 //     full_attn_idxs, every layer without either); mamba / falcon_mamba modeling_mamba.py (transformers 1160c0f)
 //     MambaMixer (Mamba-1: x_proj, dt_proj, an A_log of d_inner x state_size), not the Mamba-2 mixer of model.ssm.
+//   jamba configuration_jamba.py (transformers 008f5c8) JambaConfig: attention where i % attn_layer_period ==
+//     attn_layer_offset, else a JambaMambaMixer (Mamba-1), experts where i % expert_layer_period == expert_layer_offset.
+//   gemma3n / gemma3n_text configuration_gemma3n.py (transformers 0185480): per-layer embeddings
+//     (vocab_size_per_layer_input x num_hidden_layers x hidden_size_per_layer_input), AltUp (altup_num_inputs copies of the
+//     hidden state), the Laurel low-rank block (laurel_rank), KV shared across the last num_kv_shared_layers, a gated MLP and
+//     tied embeddings (Gemma3nConfig tie_word_embeddings True).
+//   minimax modular_minimax.py (transformers 008e574) MiniMaxLightningAttention ("linear_attention" layers): qkv_proj (3 x
+//     heads x head_dim), output_gate, an RMSNorm over heads x head_dim, out_proj and a decayed linear-attention scan with no
+//     convolution and no gates of its own; config v1's linear mixer is Gated DeltaNet (in_proj_ba, conv1d, A_log, dt_bias,
+//     the delta rule), whose tensors and saved state differ. MiniMax-M1 / Text-01 (remote code) list it as attn_type_list 0.
+//   kimi_linear configuration_kimi_linear.py (transformers 0bc4dd0): linear_attn_config.kda_layers are Kimi Delta Attention
+//     (per-channel decay gates f_a/f_b, output gates g_a/g_b, short convolutions on q, k and v), not Gated DeltaNet.
+//   Nemotron-NAS (DeciLM, remote code; vLLM nemotron_nas.py 2ee6ae7): block_configs gives each layer its own attention (no_op,
+//     replace_with_linear, n_heads_in_group) and FFN (no_op, replace_with_linear, ffn_mult: width round_up(int(2 x ffn_mult x
+//     hidden / 3), 256)); config v1 has one ffn_hidden and one kv_heads for every layer.
 function refuseUnmodelled(type: string, cfg: Obj): void {
   const refuse = (key: string, why: string) => {
     throw new ImportError(key, `${key}: ${why}; not imported rather than counted as another model`);
@@ -636,6 +805,37 @@ function refuseUnmodelled(type: string, cfg: Obj): void {
       'model_type',
       'falcon_h1 runs attention and a Mamba-2 mixer in parallel in every layer (FalconH1DecoderLayer), and config v1 gives each layer one mixer (model.layer_types)',
     );
+  if (cfg.block_configs !== undefined && cfg.block_configs !== null) refuse('block_configs', nasLayers(cfg));
+  if (type === 'jamba')
+    refuse(
+      'model_type',
+      'jamba interleaves Mamba-1 layers (JambaMambaMixer: x_proj, dt_proj, a d_inner x state_size A) with attention every attn_layer_period layers and experts every expert_layer_period layers; config v1 models Mamba-2 mixers only (model.ssm)',
+    );
+  if (type === 'gemma3n' || type === 'gemma3n_text')
+    refuse(
+      'model_type',
+      `${type}: Gemma 3n's per-layer embeddings (vocab_size_per_layer_input x num_hidden_layers x hidden_size_per_layer_input), AltUp (altup_num_inputs copies of the hidden state, their predictions and corrections), the Laurel block (laurel_rank) and the KV sharing of its last num_kv_shared_layers layers are not in config v1`,
+    );
+  const attnTypes = cfg.attn_type_list;
+  // transformers' MiniMaxConfig names them in layer_types ("linear_attention"); MiniMax-M1 / Text-01 in attn_type_list (0)
+  const kinds = Array.isArray(cfg.layer_types) ? cfg.layer_types : undefined;
+  const minimax =
+    (type === 'minimax' && (!kinds || kinds.includes('linear_attention'))) ||
+    ((type === 'minimax_m1' || type === 'minimax_text_01') && !Array.isArray(attnTypes));
+  if (minimax || (Array.isArray(attnTypes) && attnTypes.includes(0))) {
+    const linear = Array.isArray(attnTypes) ? attnTypes.filter((t) => t === 0).length : undefined;
+    refuse(
+      Array.isArray(attnTypes) ? 'attn_type_list' : 'model_type',
+      `${Array.isArray(attnTypes) ? `${linear} of ${attnTypes.length} layers (attn_type_list 0)` : `${type}'s linear_attention layers`} are MiniMax lightning attention (qkv_proj, output_gate, an RMSNorm of heads x head_dim, out_proj and a decayed linear-attention scan), which config v1's linear mixer (Gated DeltaNet: model.linear) does not describe`,
+    );
+  }
+  if (type === 'kimi_linear') {
+    const lin = isObject(cfg.linear_attn_config) ? cfg.linear_attn_config.kda_layers : undefined;
+    refuse(
+      isObject(cfg.linear_attn_config) ? 'linear_attn_config' : 'model_type',
+      `kimi_linear's ${Array.isArray(lin) ? `${lin.length} ` : ''}Kimi Delta Attention layers (linear_attn_config.kda_layers: per-channel decay gates, output gates, short convolutions on q, k and v) are not config v1's Gated DeltaNet (model.linear), and its other layers are MLA`,
+    );
+  }
   if (type === 'mamba' || type === 'falcon_mamba')
     refuse(
       'model_type',
@@ -659,6 +859,110 @@ function refuseUnmodelled(type: string, cfg: Obj): void {
   }
 }
 
+/** What block_configs gives each layer (DeciLM, vLLM nemotron_nas.py 2ee6ae7), for the refusal. */
+function nasLayers(cfg: Obj): string {
+  const blocks = cfg.block_configs;
+  if (!Array.isArray(blocks)) return 'must be a list of per-layer blocks (Nemotron-NAS / DeciLM)';
+  const hidden = typeof cfg.hidden_size === 'number' ? cfg.hidden_size : undefined;
+  const heads = typeof cfg.num_attention_heads === 'number' ? cfg.num_attention_heads : undefined;
+  const widths = new Set<string>(),
+    kv = new Set<string>();
+  let noAttn = 0,
+    noFfn = 0,
+    linear = 0;
+  for (const b of blocks) {
+    const a = isObject(b) && isObject(b.attention) ? b.attention : {};
+    const f = isObject(b) && isObject(b.ffn) ? b.ffn : {};
+    if (a.no_op === true) noAttn++;
+    else if (a.replace_with_linear === true) linear++;
+    else if (typeof a.n_heads_in_group === 'number' && a.n_heads_in_group > 0)
+      kv.add(heads !== undefined ? String(heads / a.n_heads_in_group) : `1/${a.n_heads_in_group} of the heads`);
+    if (f.no_op === true) noFfn++;
+    else if (f.replace_with_linear === true) linear++;
+    else if (typeof f.ffn_mult === 'number')
+      widths.add(
+        hidden !== undefined
+          ? String(Math.ceil(Math.trunc((2 * f.ffn_mult * hidden) / 3) / 256) * 256)
+          : `x${f.ffn_mult}`,
+      );
+  }
+  const layers = typeof cfg.num_hidden_layers === 'number' ? ` for ${cfg.num_hidden_layers} layers` : '';
+  return `Nemotron-NAS (DeciLM) sets each layer apart: ${blocks.length} blocks${layers}, FFN widths ${[...widths].join(', ') || 'none'} (ffn_mult), KV heads ${[...kv].join(', ') || 'none'} (n_heads_in_group), ${noAttn} attention and ${noFfn} FFN no-ops, ${linear} replaced with a linear layer; config v1 has one ffn_hidden and one kv_heads for every layer (model.layer_types "none" drops an attention, nothing resizes an MLP)`;
+}
+
+/** A copy of cfg with each named sub-config object's keys at the top level as "<sub>.<key>" (DBRX's attn_config,
+ * ffn_config), so that errors, defaults and unknown keys name the key as the file nests it. */
+function flattenSubConfigs(cfg: Obj, subs: string[]): Obj {
+  const out: Obj = {};
+  for (const [k, v] of Object.entries(cfg)) {
+    if (!subs.includes(k) || v === null) out[k] = v;
+    else if (!isObject(v))
+      throw new ImportError(k, `${k}: must be an object (a ${k} sub-config), not ${JSON.stringify(v)}`);
+    else for (const [kk, vv] of Object.entries(v)) out[`${k}.${kk}`] = vv;
+  }
+  return out;
+}
+
+// Qwen2.5-Omni (configuration_qwen2_5_omni.py 008e574): Qwen2_5OmniConfig holds thinker_config (Qwen2_5OmniThinkerConfig:
+// audio_config, vision_config and text_config, the language model), talker_config (a second decoder that writes speech
+// codes) and token2wav_config (a DiT and a BigVGAN vocoder). Qwen2_5OmniThinkerTextModel is Qwen2_5_VLTextModel, Qwen2's
+// decoder: q/k/v with biases, o_proj without (modular_qwen2_5_omni.py, transformers 008e574).
+const OMNI_THINKER_KEYS = new Set([
+  'text_config',
+  'audio_config',
+  'vision_config',
+  'audio_token_index',
+  'image_token_index',
+  'video_token_index',
+  'position_id_per_seconds',
+  'seconds_per_chunk',
+  'audio_start_token_id',
+  'audio_end_token_id',
+  'user_token_id',
+  'initializer_range',
+  'tie_word_embeddings',
+]);
+
+/** A text_config wrapper for the thinker of a Qwen2.5-Omni config (its language model) and its vision tower
+ * (Qwen2_5OmniVisionEncoder is Qwen2_5_VisionTransformerPretrainedModel with Qwen2_5_VLVisionBlock blocks:
+ * modular_qwen2_5_omni.py 008e574, read as model.vision kind qwen2_5_vl); the rest is warned about. */
+function omniThinker(
+  json: Obj,
+  type: string,
+  warnings: string[],
+  notes: string[],
+  unknown: string[],
+): [Obj, Config | string | null] {
+  const outer = type === 'qwen2_5_omni';
+  const thinker = outer ? json.thinker_config : json;
+  const where = outer ? 'thinker_config.text_config' : 'text_config';
+  if (!isObject(thinker) || !isObject(thinker.text_config))
+    throw new ImportError(where, `${where}: missing; Qwen2.5-Omni's language model is the thinker's text_config`);
+  if (outer) {
+    for (const k of Object.keys(json)) {
+      if (k === 'talker_config' || k === 'token2wav_config') {
+        if (json[k] !== null)
+          warnings.push(
+            `${k}: Qwen2.5-Omni's ${k === 'talker_config' ? 'talker (a second decoder writing speech codes)' : 'token2wav (DiT and BigVGAN vocoder)'} is not modelled; llmem counts the thinker's language model only`,
+          );
+      } else if (!['thinker_config', 'enable_audio_output', 'enable_talker'].includes(k) && !IRRELEVANT.has(k))
+        unknown.push(k);
+    }
+  }
+  const prefix = outer ? 'thinker_config.' : '';
+  const tower = visionTower({ vision_config: thinker.vision_config }, 'qwen2_5_vl', notes);
+  if (typeof tower === 'string') warnings.push(`${prefix}${tower}`);
+  for (const k of Object.keys(thinker)) {
+    if (k === 'vision_config') continue;
+    if (k === 'audio_config' && thinker[k] !== null)
+      warnings.push(multimodalWarning(`${prefix}${k}`, thinker[k] as Json));
+    else if (!OMNI_THINKER_KEYS.has(k) && !IRRELEVANT.has(k)) unknown.push(`${prefix}${k}`);
+  }
+  const wrapper: Obj = { model_type: 'qwen2_5_omni_thinker', text_config: thinker.text_config };
+  for (const k of ['_name_or_path', 'architectures']) if (json[k] !== undefined) wrapper[k] = json[k];
+  return [wrapper, typeof tower === 'string' ? null : tower];
+}
+
 /** The mapping to read a model_type with: its own, that of its modeling class, or the generic one. */
 function familyOf(type: string, architectures: Json | undefined, notes: string[]): string {
   const decoder = DECODER_OF[type];
@@ -667,6 +971,8 @@ function familyOf(type: string, architectures: Json | undefined, notes: string[]
     notes.push(`model_type "${type}" read as ${decoder} (${same}; ${type} class defaults)`);
     return decoder;
   }
+  const own = OWN_FAMILY[type];
+  if (own) return own;
   if (type in DEFAULTS) return type;
   const arch = Array.isArray(architectures) && typeof architectures[0] === 'string' ? architectures[0] : undefined;
   const byArch = arch ? FAMILY_OF_ARCHITECTURE[arch] : undefined;
@@ -711,6 +1017,52 @@ function chatglmExtras(get: Get, int: Int, flag: Flag, model: Config, warnings: 
 }
 
 type Int = (keys: string[], required: boolean) => number | undefined;
+
+/** ChatGLMConfig aliases (num_layers / num_hidden_layers, padded_vocab_size / vocab_size): the first is the one the
+ * modeling reads; the other is read too, and a different value is named. */
+function chatglmAliases(cfg: Obj, used: Set<string>, notes: string[], [key, alias]: [string, string]): void {
+  used.add(key);
+  used.add(alias);
+  if (cfg[key] !== undefined && cfg[alias] !== undefined && cfg[key] !== cfg[alias])
+    notes.push(
+      `${alias} ${JSON.stringify(cfg[alias])} differs from ${key} ${JSON.stringify(cfg[key])}: ChatGLM's modeling reads ${key}`,
+    );
+}
+
+/** CohereDecoderLayer / Cohere2DecoderLayer (modular_cohere.py 03ea97a, modular_cohere2.py 64c2ae8): one input_layernorm
+ * feeds attention and the MLP, summed with the residual; CohereAttention's use_qk_norm adds q_norm and k_norm, each a
+ * CohereLayerNorm of (heads, head_dim) / (kv_heads, head_dim) weights; CohereForCausalLM scales the logits by logit_scale. */
+function cohereExtras(family: string, get: Get, flag: Flag, model: Config, warnings: string[]): void {
+  model.parallel_block = true;
+  model.norms_per_layer = 1;
+  // one weight per query and per key channel: config v1's "full" q/k norm (heads x head_dim + kv_heads x head_dim)
+  if (family === 'cohere' && flag('use_qk_norm')) model.qk_norm = 'full';
+  const scale = get('logit_scale');
+  if (typeof scale === 'number' && scale !== 1)
+    warnings.push(
+      `logit_scale ${scale}: CohereForCausalLM multiplies the logits by it out of place, one more logits-sized tensor at the head that llmem does not add`,
+    );
+}
+
+/** HunYuanAttention (remote code, code-search corpus file id 69227337646): qkv_proj / o_proj with attention_bias,
+ * query_layernorm / key_layernorm over head_dim when use_qk_norm; use_cla shares K/V across cla_share_factor layers and
+ * use_mla is latent attention, neither in config v1. HunYuanMoEV1Attention (modular_hunyuan_v1_moe.py 05bf8f6): both
+ * norms always. */
+function hunyuanAttention(type: string, get: Get, flag: Flag, model: Config): void {
+  if (flag('use_cla'))
+    throw new ImportError(
+      'use_cla',
+      'use_cla: cross-layer attention (layers that reuse the K/V of the layer before, without k/v projections) is not in config v1; not imported rather than counted as another model',
+    );
+  get('cla_share_factor');
+  if (flag('use_mla'))
+    throw new ImportError(
+      'use_mla',
+      "use_mla: Hunyuan's latent attention is not read (config v1's model.mla is DeepSeek's); not imported rather than counted as another model",
+    );
+  if (type === 'hunyuan_v1_moe' || flag('use_qk_norm')) model.qk_norm = 'head';
+  get('use_rotary_pos_emb');
+}
 
 /** Mamba2Config keys without a shape (modeling_mamba2.py 4711664): the time-step init and clamp, the init rule;
  * Mamba2Mixer builds its gated RMSNorm whatever rms_norm says and calls the scan with norm_before_gate False. */
@@ -758,7 +1110,16 @@ function t5Stack(get: Get, int: Int, model: Config): void {
 type Flag = (key: string) => boolean | undefined;
 
 /** config v1 model.moe from the MoE keys of each family, or null for a dense model. */
-function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warnings: string[], notes: string[]): Json {
+function moe(
+  family: string,
+  get: Get,
+  int: Int,
+  flag: Flag,
+  model: Config,
+  warnings: string[],
+  notes: string[],
+  type: string,
+): Json {
   const base = {
     experts: 0,
     top_k: 1,
@@ -809,9 +1170,81 @@ function moe(family: string, get: Get, int: Int, flag: Flag, model: Config, warn
       return ernieMoe(base, get, int, model);
     case 'mamba2':
       return null;
+    case 'dbrx':
+      // DbrxFFN (modular_dbrx.py 05a8405) in every block: DbrxRouter (no bias) and moe_num_experts GLU experts of
+      // ffn_hidden_size, moe_top_k per token
+      return {
+        ...base,
+        experts: int(['ffn_config.moe_num_experts'], true)!,
+        top_k: int(['ffn_config.moe_top_k'], true)!,
+        expert_ffn_hidden: model.ffn_hidden as number,
+      };
+    case 'hunyuan':
+      return hunyuanMoe(base, type !== 'hunyuan_v1_moe', get, int, flag, model, warnings);
     default:
       return genericMoe(base, int, flag, model, warnings);
   }
+}
+
+/** HunYuanMoE (remote HunYuanMoE / HunYuanMLP, code-search corpus file id 69227337646): num_experts experts of
+ * moe_intermediate_size (else intermediate_size), top moe_topk, a router without bias and, with use_mixed_mlp_moe, a shared
+ * MLP (moe_intermediate_size or intermediate_size) x num_shared_expert wide; each may be a per-layer list; the first
+ * moe_layer_num_skipped layers keep a dense MLP of intermediate_size. transformers' HunYuanMoEV1 (modular_hunyuan_v1_moe.py
+ * 05bf8f6): experts and one shared MLP of intermediate_size in every layer. */
+function hunyuanMoe(
+  base: Config,
+  remote: boolean,
+  get: Get,
+  int: Int,
+  flag: Flag,
+  model: Config,
+  warnings: string[],
+): Config | null {
+  const layers = model.layers as number;
+  /** A whole number, or a per-layer list of one value (config v1 gives every MoE layer the same shape). */
+  const per = (key: string, required = false): number | undefined => {
+    const v = get(key);
+    if (v === undefined || v === null) {
+      if (required) throw new ImportError(key, `${key}: missing (needed for the model shape)`);
+      return undefined;
+    }
+    const list = Array.isArray(v) ? v : [v];
+    const first = list[0];
+    if (Array.isArray(v) && v.length !== layers)
+      throw new ImportError(key, `${key}: ${v.length} entries for ${layers} layers (num_hidden_layers)`);
+    if (typeof first !== 'number' || !Number.isSafeInteger(first) || first < 0)
+      throw new ImportError(key, `${key}: must be a whole number or a list of them, not ${JSON.stringify(v)}`);
+    if (list.some((x) => x !== first))
+      throw new ImportError(
+        key,
+        `${key}: the layers differ (${[...new Set(list)].join(', ')}); config v1 gives every MoE layer the same experts, top-k and widths`,
+      );
+    return first;
+  };
+  const experts = per('num_experts') ?? 1;
+  const topK = per('moe_topk') ?? 1;
+  // the remote HunYuanDecoderLayer builds HunYuanMoE only for num_experts > 1; HunYuanMoEV1DecoderLayer always
+  if (remote && experts <= 1) return null;
+  const dense = model.ffn_hidden as number;
+  const width = remote ? (per('moe_intermediate_size') ?? dense) : dense;
+  let shared = 0;
+  if (!remote) shared = dense;
+  else if (flag('use_mixed_mlp_moe')) shared = width * per('num_shared_expert', true)!;
+  const skipped = remote ? (int(['moe_layer_num_skipped'], false) ?? 0) : 0;
+  get('moe_drop_tokens');
+  get('capacity_factor');
+  warnings.push(
+    'HunYuanMoE routes with capacity-bounded one-hot dispatch masks (topkgating: tokens x experts x capacity, einsum dispatch and combine); counted as a dropless MoE (model.moe.capacity_factor null), as grouped-GEMM kernels run it: the masks and any dropped tokens are not modelled',
+  );
+  return {
+    ...base,
+    experts,
+    top_k: topK,
+    expert_ffn_hidden: width,
+    shared_experts: shared > 0 ? 1 : 0,
+    shared_expert_ffn_hidden: shared,
+    dense_layers: skipped,
+  };
 }
 
 /** Qwen MoE decoder layers: sparse iff not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0

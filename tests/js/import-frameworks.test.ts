@@ -1,7 +1,7 @@
 // Framework configs into config v1: published example files of DeepSpeed, Megatron-LM,
 // torchtitan, accelerate, TrainingArguments, LLaMA-Factory and axolotl
 // (tests/fixtures/import/<kind>/), malformed input for each importer, and kind detection.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core } from '../../wasm/llmem.js';
@@ -581,6 +581,27 @@ describe('detectKind', () => {
   for (const [path, name, kind] of cases)
     it(`${name} -> ${kind}`, () => expect(detectKind(name, fixture(path))).toBe(kind));
   it('unsure -> undefined', () => expect(detectKind('notes.txt', 'hello')).toBeUndefined());
+  it("a long model: block that is not torchtune's is read once (NeMo's megatron_gpt_config.yaml hung the detection)", () => {
+    // NVIDIA/NeMo examples/nlp/language_modeling/conf/megatron_gpt_config.yaml: a model: section of ~200 lines
+    const keys = Array.from({ length: 200 }, (_, i) => `    key_${i}: ${i}   # a comment`).join('\n');
+    const nemo = `name: megatron_gpt\ntrainer:\n  devices: 1\nmodel:\n${keys}\n  optim:\n    name: fused_adam\nexp_manager:\n  name: x\n`;
+    expect(detectKind('megatron_gpt_config.yaml', nemo)).toBeUndefined();
+    const tune = `model:\n${keys}\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n`;
+    expect(detectKind('8B_lora.yaml', tune)).toBe('torchtune');
+    expect(detectKind('x.yaml', `model:\n  a: 1\nother:\n  _component_: torchtune.models.x\n`)).toBeUndefined();
+  });
+});
+
+describe('importer messages', () => {
+  // a template literal whose placeholder lost its braces prints "$type" to the user (seen in llamafactory.ts)
+  it('every ${...} placeholder in the importers keeps its braces', () => {
+    const dir = join(repoRoot(), 'frontend/config/importers');
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts') && n !== 'shell.ts')) {
+      const text = readFileSync(join(dir, f), 'utf8');
+      const bare = text.match(/`[^`\n]*\$(?![{(])[A-Za-z][^`\n]*`/g) ?? [];
+      expect(bare, f).toEqual([]);
+    }
+  });
 });
 
 describe('framework keys each format has (issue 14)', () => {

@@ -106,6 +106,22 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
 }
 
 /** The importer kind a file most likely is, from its name and content; undefined when unsure. */
+/**
+ * A top-level `model:` (or PPO's `policy_model:`) block whose `_component_` is a torchtune builder, found by one
+ * pass over the lines (a regex over the block backtracked exponentially on long blocks without one: NeMo's and
+ * nanotron's `model:` sections froze the page).
+ */
+function torchtuneModel(text: string): boolean {
+  let inBlock = false;
+  for (const line of text.split('\n')) {
+    if (/^(model|policy_model):\s*$/.test(line)) inBlock = true;
+    else if (!inBlock || line.trim() === '') continue;
+    else if (!/^[ \t]/.test(line)) inBlock = false;
+    else if (/^[ \t]+_component_:\s*['"]?torchtune\./.test(line)) return true;
+  }
+  return false;
+}
+
 export function detectKind(filename: string, text: string): ImportKind | undefined {
   const name = filename.toLowerCase().split(/[\\/]/).pop() ?? '';
   const has = (re: RegExp) => re.test(text);
@@ -135,8 +151,7 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   if (name.endsWith('.yaml') || name.endsWith('.yml') || has(/^\w[\w.-]*:\s/m)) {
     // torchtune recipe configs: model: {_component_: torchtune.models...} (recipes/configs/**/*.yaml); the PPO
     // recipe's policy_model (recipes/configs/mistral/7B_full_ppo_low_memory.yaml @bd2a0fc7)
-    if (has(/^(model|policy_model):\s*\n(?:[ \t]+.*\n|\s*\n)*?[ \t]+_component_:\s*['"]?torchtune\./m))
-      return 'torchtune';
+    if (torchtuneModel(text)) return 'torchtune';
     // LitGPT setup() arguments (litgpt/finetune/*.py, pretrain.py): checkpoint_dir or model_name with train / precision / lora_r
     if (
       has(/^(checkpoint_dir|model_name):/m) &&

@@ -140,7 +140,7 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
         );
       }
     } else if (type === 'full') d.set('training.finetune.method', 'full');
-    else d.skip('finetuning_type', `$type: partial fine-tuning is not modelled; set training.finetune yourself`);
+    else d.skip('finetuning_type', `${type}: partial fine-tuning is not modelled; set training.finetune yourself`);
     if (bits && type !== 'lora') d.skip('quantization_bit', 'quantized bases are modelled with LoRA (qlora) only');
     halfLoadedWithoutAmp(d, y, type);
     // Gradient checkpointing is on unless disable_gradient_checkpointing (model_args.py).
@@ -186,7 +186,7 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
           break;
         case 'quantization_method':
           if (!['bitsandbytes', 'bnb'].includes(String(v)))
-            d.skip(key, `$String(v)quantization is not modelled (bitsandbytes only)`);
+            d.skip(key, `${String(v)} quantization is not modelled (bitsandbytes only)`);
           break;
         case 'lora_dropout':
           d.set('training.finetune.lora_dropout', num(v, key));
@@ -257,7 +257,7 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
           // model_utils/checkpointing.py @ff6d4d12: Unsloth's checkpointing keeps each layer's input on the host
           if (bool(v, key) && d.get('training.recompute') === 'full') {
             d.set('training.activation_offload', true);
-            d.note(`$key: checkpointed layer inputs offloaded to the host`);
+            d.note(`${key}: checkpointed layer inputs offloaded to the host`);
           } else if (bool(v, key)) d.note(`${key}: no effect, gradient checkpointing is off`);
           break;
         case 'use_dora':

@@ -592,6 +592,27 @@ describe('detectKind', () => {
   });
 });
 
+describe('values of the wrong shape are reported, never dropped', () => {
+  it('fsdp as a mapping (an Oumi-style file forced through the HF importers): not applied, said so', () => {
+    for (const kind of ['training_args', 'axolotl'] as const) {
+      const r = ok(kind, 'fsdp:\n  enable_fsdp: true\nper_device_train_batch_size: 2\n');
+      expect(r.unsupported.join('\n'), kind).toMatch(/^fsdp: .*not an FSDP option string or list/m);
+    }
+    expect(ok('axolotl', 'fused_attn_kernel: true\n').unsupported.join('\n')).toMatch(
+      /fused attention kernel is not modelled/,
+    );
+  });
+  it("a file none of whose keys the format knows is refused, not imported as that format's defaults", () => {
+    // NVIDIA-NeMo/RL examples/configs/grpo_math_1B.yaml (its top-level sections)
+    const nemoRl =
+      'grpo:\n  num_prompts_per_step: 32\nloss_fn:\n  reference_policy_kl_penalty: 0.01\npolicy:\n  model_name: Qwen/Qwen2.5-1.5B\ncluster:\n  gpus_per_node: 8\n';
+    for (const kind of ['llamafactory', 'axolotl', 'training_args'] as const)
+      expect(fail(kind, nemoRl).message, kind).toMatch(
+        /none of the file's keys \(grpo, loss_fn, policy, cluster\) is a /,
+      );
+  });
+});
+
 describe('importer messages', () => {
   // a template literal whose placeholder lost its braces prints "$type" to the user (seen in llamafactory.ts)
   it('every ${...} placeholder in the importers keeps its braces', () => {

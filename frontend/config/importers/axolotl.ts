@@ -30,6 +30,7 @@ import {
   parseYamlText,
   str,
   type ImportResult,
+  refuseIfNoKeyKnown,
 } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 
@@ -147,6 +148,12 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
               key,
               "axolotl's LoRA autograd kernels save other tensors for backward than PEFT's layers; not modelled, counted as PEFT",
             );
+          else d.ignore(key);
+          break;
+        case 'fused_attn_kernel':
+          // src/axolotl/loaders/patch_manager.py @067b021c: a fused attention kernel patched into the model's layers
+          if (v === true)
+            d.skip(key, "axolotl's fused attention kernel is not modelled (counted as the attention set)");
           else d.ignore(key);
           break;
         case 'model_config':
@@ -320,6 +327,12 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
     else for (const k of ['trl', 'vllm', 'ebft']) if (set(k)) d.ignore(k);
     defaultToDdp(d, 'deepspeed or fsdp');
     masterCopy(d, y, prec);
+    refuseIfNoKeyKnown(
+      d,
+      Object.keys(y).filter((k) => y[k] !== null),
+      'not a known axolotl key; not applied',
+      'axolotl',
+    );
     if (rlModelled) seqLenFromRl(d);
     return d.result();
   });

@@ -70,6 +70,20 @@ const MODEL_SIZED_AUTO: Record<string, (h: number) => [number, string]> = {
   'parallel.stage3_param_persistence_threshold': (h) => [10 * h, '10 hidden'],
 };
 
+/**
+ * A file none of whose top-level keys the importer knows is not that format's config (a NeMo-RL or Oumi YAML forced
+ * through the LLaMA-Factory importer would otherwise import as its defaults): an error naming the format.
+ * `unknown`: the reason the importer gives an unknown key.
+ */
+export function refuseIfNoKeyKnown(d: Draft, keys: string[], unknown: string, format: string): void {
+  const flagged = new Set(d.unsupported.filter((u) => u.endsWith(`: ${unknown}`)).map((u) => u.split(':')[0]));
+  if (keys.length > 0 && keys.every((k) => flagged.has(k)))
+    throw new ImportError(
+      '',
+      `none of the file's keys (${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', ...' : ''}) is a ${format} key: it is not a ${format} config`,
+    );
+}
+
 /** The config being built, with the notes and the keys left out. */
 export class Draft {
   readonly config: Config = {};

@@ -22,6 +22,7 @@ import {
   oneOf,
   parseYamlText,
   type ImportResult,
+  refuseIfNoKeyKnown,
 } from './common.js';
 
 // No effect on per-GPU memory: data, templates, logging, schedules, evaluation, export.
@@ -299,6 +300,12 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
     visionTraining(d, y, type);
     reportUnreadFile(d, file);
     defaultToDdp(d, 'deepspeed or fsdp');
+    refuseIfNoKeyKnown(
+      d,
+      Object.keys(y).filter((k) => y[k] !== null),
+      'not a known LLaMA-Factory key; not applied',
+      'LLaMA-Factory',
+    );
     if (y.flash_attn === undefined) d.set('training.attention', 'flash'); // "auto": SDPA / FlashAttention-2
     return d.result();
   });

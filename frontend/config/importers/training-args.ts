@@ -17,6 +17,7 @@ import {
   str,
   type ImportResult,
   type Obj,
+  refuseIfNoKeyKnown,
 } from './common.js';
 
 /** transformers OptimizerNames -> config v1 optimizer keys (PyTorch / bitsandbytes / torchao implementations). */
@@ -116,6 +117,14 @@ export function defaultToDdp(d: Draft, what: string): void {
 
 /** TrainingArguments.fsdp ("full_shard auto_wrap offload" or a list) with fsdp_config. */
 export function applyFsdpOption(d: Draft, key: string, v: Json, fsdpConfig: Json | undefined, configKey: string): void {
+  // TrainingArguments.fsdp is a string of options, their list, or a bool; anything else is not a value it takes
+  if (v !== null && typeof v !== 'string' && typeof v !== 'boolean' && !Array.isArray(v)) {
+    d.skip(
+      key,
+      `${JSON.stringify(v).slice(0, 60)}: not an FSDP option string or list (TrainingArguments.fsdp); not applied`,
+    );
+    return;
+  }
   const opts = (Array.isArray(v) ? v.map(String) : typeof v === 'string' ? v.split(/[\s,]+/) : [])
     .map((s) => s.toLowerCase())
     .filter(Boolean);
@@ -228,6 +237,12 @@ export function importTrainingArgs(text: string, also?: string, worldSize?: numb
     if (worldSize !== undefined) d.set('parallel.gpus', worldSize);
     else
       d.note('the world size is not in TrainingArguments: parallel.gpus left at llmem default (give the world size)');
+    refuseIfNoKeyKnown(
+      d,
+      Object.keys(a).filter((k) => a[k] !== null),
+      'not a known TrainingArguments key; not applied',
+      'TrainingArguments',
+    );
     defaultToDdp(d, 'deepspeed or fsdp');
     return d.result();
   });

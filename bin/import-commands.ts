@@ -10,6 +10,7 @@ import {
   detectKind,
   importConfig,
   importHfConfig,
+  unreadFormat,
   IMPORT_KINDS,
   type ImportKind,
   type Trainer,
@@ -73,11 +74,15 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     let kind: ImportKind | undefined;
     if (kindArg === 'auto') {
       kind = detectKind(file === '-' ? '' : file, text);
-      if (!kind)
+      if (!kind) {
+        const unread = unreadFormat(file === '-' ? '' : file, text);
         throw new ImportInputError(
           '',
-          `${file}: cannot tell which format this is; name the kind (${IMPORT_KINDS.join(' | ')})`,
+          unread
+            ? `${file}: this looks like ${unread}, which llmem does not import (it reads: ${IMPORT_KINDS.join(' | ')}); set the config's keys yourself (llmem defaults prints them all)`
+            : `${file}: cannot tell which format this is; name the kind (${IMPORT_KINDS.join(' | ')})`,
         );
+      }
     } else if ((IMPORT_KINDS as string[]).includes(kindArg)) kind = kindArg as ImportKind;
     else throw new Usage(`unknown import kind "${kindArg}" (allowed: auto | ${IMPORT_KINDS.join(' | ')})`);
     const ws = p.values['world-size'];

@@ -117,6 +117,12 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
       src = source.value;
     return f && src.text.trim() ? f.detectSource(core.fields, src.name, src.text) : undefined;
   });
+  /** What the text is when it is a training tool llmem does not read (said instead of nothing). */
+  const unread = computed<string | undefined>(() => {
+    const f = formats.value,
+      src = source.value;
+    return f && src.text.trim() && detected.value === undefined ? f.unreadFormat(src.name, src.text) : undefined;
+  });
   const kind = computed<SourceKind | undefined>(() =>
     kindChoice.value === 'auto' ? detected.value : kindChoice.value,
   );
@@ -285,6 +291,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     keepModel,
     fileMessage,
     detected,
+    unread,
     kind,
     needsWorld,
     worldSize,

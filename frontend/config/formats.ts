@@ -13,7 +13,7 @@ import { merge, resolveConfig } from './resolve.js';
 import { importJson } from './share.js';
 
 export { exportConfig, EXPORT_KINDS, type ExportKind, type Exported } from './exporters/index.js';
-export { importConfig, IMPORT_KINDS } from './importers/index.js';
+export { importConfig, IMPORT_KINDS, unreadFormat } from './importers/index.js';
 
 /** What the Import dialog reads: llmem's own config v1 JSON, or one of the importers' formats. */
 export type SourceKind = 'config' | ImportKind;

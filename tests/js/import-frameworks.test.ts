@@ -7,7 +7,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
 import { resolveConfig } from '../../frontend/config/resolve.js';
-import { detectKind, importConfig, type ImportKind, type Imported } from '../../frontend/config/importers/index.js';
+import {
+  detectKind,
+  importConfig,
+  type ImportKind,
+  type Imported,
+  unreadFormat,
+} from '../../frontend/config/importers/index.js';
 
 const fixture = (path: string) => readFileSync(join(repoRoot(), 'tests/fixtures/import', path), 'utf8');
 const ok = (kind: ImportKind, text: string, worldSize?: number): Imported => {
@@ -610,6 +616,56 @@ describe('values of the wrong shape are reported, never dropped', () => {
       expect(fail(kind, nemoRl).message, kind).toMatch(
         /none of the file's keys \(grpo, loss_fn, policy, cluster\) is a /,
       );
+  });
+});
+
+describe('training tools llmem does not read are named, not mistaken for another format', () => {
+  const cases: [string, string, RegExp][] = [
+    // modelscope/ms-swift examples/train/multi-gpu/deepspeed/train_zero3.sh (its command)
+    [
+      'train_zero3.sh',
+      'NPROC_PER_NODE=2 \\\nswift sft \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --train_type full \\\n    --deepspeed zero3\n',
+      /ms-swift/,
+    ],
+    // deepspeedai/DeepSpeedExamples applications/DeepSpeed-Chat/training/step1_supervised_finetuning/training_scripts
+    [
+      'run_1.3b.sh',
+      'deepspeed main.py \\\n   --model_name_or_path facebook/opt-1.3b \\\n   --per_device_train_batch_size 8 \\\n   --zero_stage 2\n',
+      /DeepSpeed-Chat/,
+    ],
+    [
+      'step3.sh',
+      'deepspeed --master_port 12346 main.py --actor_model_name_or_path x --critic_model_name_or_path y\n',
+      /DeepSpeed-Chat/,
+    ],
+    [
+      'megatron_gpt_config.yaml',
+      'name: megatron_gpt\ntrainer:\n  devices: 1\nexp_manager:\n  name: x\nmodel:\n  hidden_size: 768\n',
+      /NeMo 1\.x/,
+    ],
+    [
+      'grpo_math_1B.yaml',
+      'grpo:\n  num_prompts_per_step: 32\npolicy:\n  model_name: x\ncluster:\n  gpus_per_node: 8\n',
+      /NeMo-RL/,
+    ],
+    [
+      'config_tiny_llama.yaml',
+      'general:\n  project: x\nparallelism:\n  dp: 2\ntokens:\n  sequence_length: 256\n',
+      /nanotron/,
+    ],
+  ];
+  for (const [name, text, what] of cases)
+    it(name, () => {
+      expect(detectKind(name, text), 'not read as another format').toBeUndefined();
+      expect(unreadFormat(name, text)).toMatch(what);
+    });
+  it('formats llmem reads are not taken for one it does not', () => {
+    for (const [path] of [
+      ['megatron/llama2-70b-pretrain.sh'],
+      ['axolotl/llama-3-qlora.yml'],
+      ['llamafactory/llama3_lora_sft.yaml'],
+    ])
+      expect(unreadFormat(path, fixture(path)), path).toBeUndefined();
   });
 });
 

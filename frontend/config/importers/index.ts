@@ -105,7 +105,34 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
   }
 }
 
-/** The importer kind a file most likely is, from its name and content; undefined when unsure. */
+/**
+ * Training tools whose configs llmem does not read, told by a signature of their files: named in the refusal
+ * instead of "cannot tell", and kept from being read as a format they resemble (a `swift sft` or DeepSpeed-Chat
+ * script is not Megatron's).
+ */
+const UNREAD_FORMATS: [string, (name: string, has: (re: RegExp) => boolean) => boolean][] = [
+  [
+    'an ms-swift command line (swift sft | rlhf | pt, megatron sft)',
+    (_, has) => has(/(^|[\s;&|(])(swift|megatron)\s+(sft|pt|rlhf|infer|export)\b/m),
+  ],
+  ['a DeepSpeed-Chat training script', (_, has) => has(/\bmain\.py\b[\s\S]*--(zero_stage|actor_model_name_or_path)\b/)],
+  ['a NeMo 1.x config (trainer: and exp_manager:)', (_, has) => has(/^trainer:/m) && has(/^exp_manager:/m)],
+  ['a NeMo-RL config (policy: and cluster:)', (_, has) => has(/^policy:/m) && has(/^cluster:/m)],
+  ['a nanotron config (parallelism: and tokens:)', (_, has) => has(/^parallelism:/m) && has(/^tokens:/m)],
+  ['an Oumi config (training: trainer_type)', (_, has) => has(/^training:/m) && has(/^\s+trainer_type:/m)],
+  [
+    'a Megatron-Bridge recipe (run_recipe / recipe overrides)',
+    (_, has) => has(/\brun_recipe\.py\b|megatron\.bridge\.recipes/),
+  ],
+];
+
+/** What a file is when it is one of the training tools llmem does not read; undefined otherwise. */
+export function unreadFormat(filename: string, text: string): string | undefined {
+  const head = text.slice(0, 65536);
+  const has = (re: RegExp) => re.test(head);
+  return UNREAD_FORMATS.find(([, is]) => is(filename.toLowerCase(), has))?.[0];
+}
+
 /**
  * A top-level `model:` (or PPO's `policy_model:`) block whose `_component_` is a torchtune builder, found by one
  * pass over the lines (a regex over the block backtracked exponentially on long blocks without one: NeMo's and
@@ -122,6 +149,7 @@ function torchtuneModel(text: string): boolean {
   return false;
 }
 
+/** The importer kind a file most likely is, from its name and content; undefined when unsure. */
 export function detectKind(filename: string, text: string): ImportKind | undefined {
   const name = filename.toLowerCase().split(/[\\/]/).pop() ?? '';
   const has = (re: RegExp) => re.test(text);
@@ -137,6 +165,7 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   // OpenRLHF: openrlhf.cli.train_*, or before the package (OpenRLHF@b9517c56 examples/scripts: deepspeed ../train_dpo.py)
   // its own --micro_train_batch_size
   if (has(/\bopenrlhf[./]cli[./]train_|--micro_train_batch_size\b/)) return 'openrlhf';
+  if (unreadFormat(filename, text)) return undefined; // a tool llmem does not read, whatever it resembles
   // Megatron's dashed arguments; a script of underscored HF-style flags (DeepSpeed-Chat's `deepspeed main.py
   // --model_name_or_path ...`) is none of the formats llmem reads
   if (has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/)) return 'megatron';

@@ -151,6 +151,16 @@ describe('import', () => {
     expect(p.unsupported.join('\n')).toMatch(/embed_tokens/);
   });
 
+  it('a training tool llmem does not read is named under Format, with nothing to apply', async () => {
+    const s = await opened();
+    s.io.setText('name: megatron_gpt\ntrainer:\n  devices: 1\nexp_manager:\n  name: x\nmodel:\n  hidden_size: 768\n');
+    expect(s.io.detected.value).toBeUndefined();
+    expect(s.io.unread.value).toMatch(/NeMo 1\.x/);
+    expect(s.io.apply()).toBe(false);
+    s.io.setText(fixture('torchtitan/llama3_8b.toml'));
+    expect(s.io.unread.value).toBeUndefined();
+  });
+
   it('a world size typed for one file does not carry over to the next file, even after a cancelled import', async () => {
     const s = await opened();
     await s.io.readFiles([file(real('megatron/mixtral_8x7b.sh'), 'mixtral_8x7b.sh')]);

@@ -587,6 +587,13 @@ describe('detectKind', () => {
   for (const [path, name, kind] of cases)
     it(`${name} -> ${kind}`, () => expect(detectKind(name, fixture(path))).toBe(kind));
   it('unsure -> undefined', () => expect(detectKind('notes.txt', 'hello')).toBeUndefined());
+  it('a DeepSpeed JSON with a nested "model_type" is DeepSpeed (DeepSpeedExamples data_efficiency random_ltd)', () =>
+    expect(
+      detectKind(
+        'ds_config_gpt_base_random_ltd.json',
+        '{"train_batch_size": 64, "data_efficiency": {"data_routing": {"random_ltd": {"model_type": "decoder"}}}}',
+      ),
+    ).toBe('deepspeed'));
   it("a long model: block that is not torchtune's is read once (NeMo's megatron_gpt_config.yaml hung the detection)", () => {
     // NVIDIA/NeMo examples/nlp/language_modeling/conf/megatron_gpt_config.yaml: a model: section of ~200 lines
     const keys = Array.from({ length: 200 }, (_, i) => `    key_${i}: ${i}   # a comment`).join('\n');

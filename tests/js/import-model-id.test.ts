@@ -28,6 +28,7 @@ describe('model id -> catalog preset', () => {
     ['deepseek-ai/DeepSeek-R1-0528', 'deepseek-r1'],
     ['Qwen/Qwen3-4B-Instruct-2507', 'qwen3-4b'],
     ['Qwen/Qwen3-0.6B-Base', 'qwen3-0.6b'],
+    ['HuggingFaceTB/SmolLM3-3B-checkpoints', 'smollm3-3b'],
     // checkpoints with exactly a preset's tensors (models.json same_tensors)
     ['meta-llama/Meta-Llama-3-70B-Instruct', 'llama-3.1-70b'],
     ['Qwen/Qwen2-7B-Instruct', 'qwen2.5-7b'],

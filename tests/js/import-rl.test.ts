@@ -50,6 +50,16 @@ report_to: [wandb]
 `;
 
 describe('TRL', () => {
+  it('a preference file with padding_free or a DPO-only loss type is DPO (alignment-handbook smollm3/dpo/apo.yaml)', () => {
+    const apo =
+      'model_name_or_path: HuggingFaceTB/SmolLM3-3B\nbeta: 0.1\nloss_type: apo_zero\npadding_free: true\nmax_length: 2048\n';
+    expect(ok('trl', apo, 8).flat['rl.algorithm']).toBe('dpo');
+    expect(ok('trl', apo.replace('padding_free: true\n', ''), 8).flat['rl.algorithm']).toBe('dpo');
+    // beta and max_prompt_length alone are DPO's, ORPO's, CPO's and KTO's: still asked
+    expect(
+      error('trl', 'model_name_or_path: HuggingFaceTB/SmolLM3-3B\nbeta: 0.1\nmax_prompt_length: 512\n').message,
+    ).toContain('give the trainer');
+  });
   it('a batch that does not divide into groups says the arithmetic, world size included', () => {
     // huggingface/open-r1 recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo_code.yaml: 16 x world x 4 / 14
     const code =

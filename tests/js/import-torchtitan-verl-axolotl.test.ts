@@ -2,7 +2,7 @@
 // model paths, axolotl's LoRA kernels and model_config: small inputs shaped like the official examples.
 import { describe, expect, it } from 'vitest';
 import type { Json } from '../../wasm/llmem.js';
-import type { ImportKind } from '../../frontend/config/importers/index.js';
+import { type ImportKind, unreadFormat } from '../../frontend/config/importers/index.js';
 import { importError, imported } from './import-helpers.js';
 
 const ok = (kind: ImportKind, text: string, worldSize?: number) => imported(kind, text, { worldSize });
@@ -66,6 +66,13 @@ describe('torchtitan flavors', () => {
     );
     expect(at(mx.config, 'training.fp8_linear')).toBe(undefined);
     expect(mx.unsupported.join('\n')).toContain('quantize.linear.mx is not modelled');
+  });
+
+  it("a config registry (torchtitan's Python configs since 9810191b) is named, not parsed as TOML", () => {
+    const registry =
+      'from torchtitan.config import JobConfig\n\n\ndef llama3_8b() -> JobConfig:\n    return JobConfig(model=...)\n';
+    expect(error('torchtitan', registry).message).toMatch(/config registry \(Python\).*9810191b/);
+    expect(unreadFormat('config_registry.py', registry)).toMatch(/torchtitan config registry/);
   });
 
   it('[compile] components: the model is compiled only when listed; the loss alone compiles the loss', () => {
@@ -132,6 +139,16 @@ describe('verl Megatron workers', () => {
     expect(at(ok('verl', megatron('')).config, 'training.finetune.method')).toBe('full');
   });
 
+  it('token budgets are per GPU of a sequence-parallel group: x its size (examples/gspo_trainer/run_qwen3_32b_gspo_npu.sh)', () => {
+    const sp = (n: number) =>
+      `python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.model.path=Qwen/Qwen3-32B actor_rollout_ref.rollout.name=vllm data.max_prompt_length=16384 data.max_response_length=16384 actor_rollout_ref.actor.use_dynamic_bsz=True actor_rollout_ref.actor.ppo_max_token_len_per_gpu=${32768 / n} actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True actor_rollout_ref.rollout.log_prob_max_token_len_per_gpu=${32768 / n} actor_rollout_ref.actor.ulysses_sequence_parallel_size=${n} actor_rollout_ref.actor.strategy=fsdp2 actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1\n`;
+    const c = ok('verl', sp(4)).config;
+    expect(at(c, 'parallel.cp')).toBe(4);
+    expect(at(c, 'rl.max_tokens_per_gpu')).toBe(32768); // 8192 x 4: one whole 16384 + 16384 sequence
+    expect(at(c, 'rl.logprob_max_tokens_per_gpu')).toBe(32768);
+    expect(at(ok('verl', sp(1)).config, 'rl.max_tokens_per_gpu')).toBe(32768);
+  });
+
   it('actor.freeze_vision_tower freezes the whole visual module of a VL model (fsdp_workers.py)', () => {
     const vl = (flag: string) =>
       `python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.model.path=Qwen/Qwen2.5-VL-7B-Instruct actor_rollout_ref.rollout.name=vllm actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 ${flag}\n`;
@@ -139,6 +156,17 @@ describe('verl Megatron workers', () => {
       'none',
     );
     expect(at(ok('verl', vl('')).config, 'model.vision.train')).toBeUndefined();
+  });
+
+  it("a config of the script's own folder (examples/sglang_multiturn: gsm8k_multiturn_grpo) is read as the trainer config it builds on", () => {
+    const run = (name: string) =>
+      `python3 -m verl.trainer.main_ppo --config-path=./config --config-name='${name}' algorithm.adv_estimator=grpo actor_rollout_ref.model.path=Qwen/Qwen2.5-3B-Instruct actor_rollout_ref.rollout.name=sglang actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2\n`;
+    const r = ok('verl', run('gsm8k_multiturn_grpo'));
+    expect(at(r.config, 'parallel.engine')).not.toBe('megatron');
+    expect(r.unsupported.join('\n')).toMatch(
+      /--config-name: "gsm8k_multiturn_grpo" is a config of the script's own folder/,
+    );
+    expect(at(ok('verl', run('gsm8k_multiturn_megatron_grpo')).config, 'parallel.engine')).toBe('megatron');
   });
 
   it('Megatron recompute and optimizer CPU offload overrides; unmapped overrides are reported', () => {

@@ -261,6 +261,7 @@ const SHAPE_NEUTRAL_SUFFIXES = [
   'hf',
   'pt',
   'base',
+  'checkpoints', // HuggingFaceTB/SmolLM3-3B-checkpoints: the training run's intermediate checkpoints
   'bf16',
   'fp16',
   'fp8',

@@ -121,6 +121,10 @@ const UNREAD_FORMATS: [string, (name: string, has: (re: RegExp) => boolean) => b
   ['a nanotron config (parallelism: and tokens:)', (_, has) => has(/^parallelism:/m) && has(/^tokens:/m)],
   ['an Oumi config (training: trainer_type)', (_, has) => has(/^training:/m) && has(/^\s+trainer_type:/m)],
   [
+    "a torchtitan config registry (Python; torchtitan's TOML configs gave way to these in 2026-02)",
+    (name, has) => name.endsWith('.py') && has(/^\s*(from|import)\s+torchtitan\b/m),
+  ],
+  [
     'a Megatron-Bridge recipe (run_recipe / recipe overrides)',
     (_, has) => has(/\brun_recipe\.py\b|megatron\.bridge\.recipes/),
   ],
@@ -171,8 +175,10 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   if (has(/--(tensor-model-parallel-size|num-layers|hidden-size|micro-batch-size)\b/)) return 'megatron';
   if (name.endsWith('.sh') && !has(/--model_name_or_path\b/)) return 'megatron';
   if (name.endsWith('.json') || /^\s*\{/.test(text)) {
-    if (has(/"model_type"\s*:/) || has(/"architectures"\s*:/)) return 'hf';
+    // DeepSpeed first: its JSON may nest a "model_type" (data_efficiency.data_routing.random_ltd), a config.json has
+    // none of its keys
     if (has(/"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/)) return 'deepspeed';
+    if (has(/"model_type"\s*:/) || has(/"architectures"\s*:/)) return 'hf';
     if (has(/"(num_generations|max_completion_length|use_vllm|precompute_ref_log_probs)"\s*:/)) return 'trl';
     if (has(/"per_device_train_batch_size"\s*:/)) return 'training_args';
     return name === 'config.json' ? 'hf' : undefined;

@@ -118,6 +118,13 @@ export interface TorchtitanOptions {
 /** Import a torchtitan TOML job config. */
 export function importTorchtitan(text: string, options: TorchtitanOptions = {}): ImportResult {
   return guard(() => {
+    // torchtitan 9810191b (#2386, 2026-02-23) replaced the TOML job configs with Python config registries
+    // (torchtitan/models/*/config_registry.py): those are code, not a config this importer reads
+    if (/^\s*(from|import)\s+torchtitan\b/m.test(text) && /^\s*def\s+\w+\(/m.test(text))
+      throw new ImportError(
+        '',
+        "a torchtitan config registry (Python): torchtitan replaced its TOML job configs with these in 9810191b (2026-02); llmem reads the TOML configs (train_configs/*.toml up to 238fa995) — give a run's settings as a TOML or as config v1",
+      );
     const t = parseTomlText(text, 'torchtitan TOML');
     const d = new Draft();
     d.stack('torchtitan');

@@ -58,6 +58,9 @@ const UNSUPPORTED: Record<string, RegExp> = {
   CPOConfig: /^(cpo_alpha|simpo_gamma)$/,
   KTOConfig: /^(desirable_weight|undesirable_weight|train_sampling_strategy)$/,
 };
+// DPOConfig's loss_type values that no other trainer takes (dpo_config.py @f2cd5771; sigmoid, hinge and ipo are
+// CPOConfig's too)
+const DPO_LOSSES = /^(exo_pair|nca_pair|robust|bco_pair|sppo_hard|aot|aot_pair|apo_zero|apo_down|discopop)$/;
 // Keys several preference classes share: they make a file a TRL one without telling its trainer.
 const SHARED =
   /^(beta|max_prompt_length|max_completion_length|padding_value|precompute_ref_log_probs|precompute_ref_batch_size|ref_model_init_kwargs|label_smoothing)$/;
@@ -86,6 +89,9 @@ function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
   if (rl) return rl;
   if (hits('sft').length) return 'sft';
   const shared = keys.filter((k) => SHARED.test(k));
+  // DPOConfig (trl/trainer/dpo_config.py @f2cd5771) is the only preference config with padding_free (SFTConfig, which
+  // has it too, has no preference key), and its loss types are its own
+  if (shared.length && (keys.includes('padding_free') || DPO_LOSSES.test(String(y.loss_type ?? '')))) return 'dpo';
   if (shared.length)
     throw new ImportError(
       shared[0],

@@ -262,12 +262,12 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
   },
   {
     keys: [`${A}.use_dynamic_bsz`, `${A}.ppo_max_token_len_per_gpu`],
-    to: 'rl.max_tokens_per_gpu (with use_dynamic_bsz)',
+    to: 'rl.max_tokens_per_gpu (with use_dynamic_bsz; times the sequence-parallel size)',
     apply: (c) => {
       if (c.bool(`${A}.use_dynamic_bsz`))
         c.d.set(
           'rl.max_tokens_per_gpu',
-          int(c.get(`${A}.ppo_max_token_len_per_gpu`), `${A}.ppo_max_token_len_per_gpu`),
+          int(c.get(`${A}.ppo_max_token_len_per_gpu`), `${A}.ppo_max_token_len_per_gpu`) * tokenSplit(c, 'actor'),
         );
     },
   },
@@ -286,7 +286,8 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
       if (c.bool(`${R}.log_prob_use_dynamic_bsz`))
         c.d.set(
           'rl.logprob_max_tokens_per_gpu',
-          int(c.get(`${R}.log_prob_max_token_len_per_gpu`), `${R}.log_prob_max_token_len_per_gpu`),
+          int(c.get(`${R}.log_prob_max_token_len_per_gpu`), `${R}.log_prob_max_token_len_per_gpu`) *
+            tokenSplit(c, 'actor'),
         );
     },
   },
@@ -344,6 +345,10 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
       };
       size('tensor_model_parallel_size', 'parallel.tp');
       size('pipeline_model_parallel_size', 'parallel.pp');
+      if (((c.d.get('parallel.pp') as number | undefined) ?? 1) > 1)
+        c.d.note(
+          `${AM}.pipeline_model_parallel_size ${String(c.d.get('parallel.pp'))}: llmem models RL post-training without pipeline stages, so the estimate refuses this layout (parallel.pp)`,
+        );
       size('virtual_pipeline_model_parallel_size', 'parallel.vpp');
       size('context_parallel_size', 'parallel.cp');
       size('expert_model_parallel_size', 'parallel.ep');
@@ -760,6 +765,8 @@ const IGNORED = [
   /^ray_kwargs\./,
   /^transfer_queue\./,
   /^actor_rollout_ref\.nccl_timeout$/,
+  // Megatron LoRA settings with no memory effect (ppo_megatron_trainer.yaml @b178a3cd model.lora)
+  /^actor_rollout_ref\.model\.lora\.(merge|dropout_position|lora_A_init_method|lora_B_init_method|a2a_experimental|adapter_path)$/,
   /^actor_rollout_ref\.(actor|ref)\.(rollout_n|clip_ratio.*|tau_pos|tau_neg|policy_loss\..*|loss_agg_mode|loss_scale_factor|kl_loss_coef|kl_loss_type|ppo_epochs|shuffle|data_loader_seed|grad_clip|use_torch_compile|freeze_vision_tower|router_replay\..*|use_prefix_grouper|use_fused_kernels|use_remove_padding|strategy|entropy_from_logits_with_chunking|entropy_checkpointing|calculate_sum_pi_squared|sum_pi_squared_checkpointing|ulysses_sequence_parallel_size)$/,
   /^actor_rollout_ref\.(actor|ref)\.fsdp_config\.(wrap_policy\..*|forward_prefetch|use_orig_params|seed|full_determinism|entropy_from_logits_with_chunking|use_torch_compile|entropy_checkpointing|forward_only|strategy|ulysses_sequence_parallel_size)$/,
   /^actor_rollout_ref\.ref\.fsdp_config\.(optimizer_offload|offload_policy|reshard_after_forward|fsdp_size|model_dtype|dtype)$/,
@@ -852,6 +859,19 @@ function modelPath(c: Ctx): void {
   else c.d.note(`${M}.path not given: verl's placeholder default; the model preset is left as it is`);
 }
 
+/**
+ * The ranks a micro-batch's tokens are split over: verl's token budgets are per GPU of a sequence-parallel group and
+ * multiplied back by its size (workers/actor/dp_actor.py and critic/dp_critic.py: x ulysses_sequence_parallel_size;
+ * actor/megatron_actor.py: x context_parallel_size @b178a3cd), so the budget a whole sequence must fit is that.
+ */
+function tokenSplit(c: Ctx, who: 'actor' | 'critic'): number {
+  const key = c.megatron
+    ? `${who === 'actor' ? AM : 'critic.megatron'}.context_parallel_size`
+    : `${who === 'actor' ? A : 'critic'}.ulysses_sequence_parallel_size`;
+  const v = c.get(key);
+  return v === null || v === undefined ? 1 : int(v, key);
+}
+
 /** The model set so far is known to have no MoE layers (its preset's, or the config.json's model.moe). */
 function denseModel(d: Draft): boolean {
   const m = draftModel(d);
@@ -882,7 +902,7 @@ function critic(c: Ctx): void {
   if (c.bool('critic.use_dynamic_bsz'))
     d.set(
       'rl.critic.max_tokens_per_gpu',
-      int(c.get('critic.ppo_max_token_len_per_gpu'), 'critic.ppo_max_token_len_per_gpu'),
+      int(c.get('critic.ppo_max_token_len_per_gpu'), 'critic.ppo_max_token_len_per_gpu') * tokenSplit(c, 'critic'),
     );
   const micro = perGpu(c, 'critic.ppo_micro_batch_size');
   const actor = d.get('training.micro_batch');
@@ -956,12 +976,15 @@ function scriptSource(
     if (cn) {
       const name = (cn[1] ?? args[i + 1] ?? '').replace(/\.yaml$/, '');
       const allowed = ['ppo_trainer', 'ppo_megatron_trainer'];
+      if (name === '') throw new ImportError('--config-name', '--config-name: needs a name');
+      megatron = name === 'ppo_megatron_trainer' || (!allowed.includes(name) && /megatron/.test(name));
+      // a config of the script's own --config-path (examples/sglang_multiturn/config/gsm8k_multiturn_grpo.yaml
+      // @b178a3cd: defaults [ppo_trainer, _self_] and a few overrides): its keys are not in the script
       if (!allowed.includes(name))
-        throw new ImportError(
+        d.skip(
           '--config-name',
-          `--config-name: "${name}" is not a verl trainer config llmem reads (allowed: ${allowed.join(' | ')})`,
+          `"${name}" is a config of the script's own folder, not given: read as the ${megatron ? 'ppo_megatron_trainer' : 'ppo_trainer'} it builds on, with the script's overrides (its own keys are not applied)`,
         );
-      megatron = name === 'ppo_megatron_trainer';
       d.note(
         `--config-name ${name}: ${megatron ? "verl's Megatron workers (parallel.engine megatron)" : "verl's FSDP workers"}`,
       );

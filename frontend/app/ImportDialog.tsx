@@ -105,11 +105,6 @@ export function ImportDialog() {
               </option>
             ))}
           </select>
-          {io.unread.value && io.kindChoice.value === 'auto' && (
-            <small class="hint" data-testid="import-unread">
-              This looks like {io.unread.value}, which llmem does not import: set its settings on the page.
-            </small>
-          )}
         </div>
         {io.needsWorld.value && (
           <div class={`field${ws.message ? ' has-error' : ''}`}>

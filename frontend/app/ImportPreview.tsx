@@ -29,7 +29,12 @@ export function ImportPreview() {
       </p>
     );
   if (!io.kind.value)
-    return (
+    return io.unread.value ? (
+      <p class="field-error" role="alert" data-testid="import-error">
+        This looks like {io.unread.value}, which llmem does not import{src.name ? ` (${src.name})` : ''}: set its
+        settings on the page.
+      </p>
+    ) : (
       <p class="field-error" role="alert" data-testid="import-error">
         Which format is this? It does not look like any llmem reads{src.name ? ` (${src.name})` : ''}: choose the format
         above.

@@ -127,6 +127,21 @@ test("import on the built page matches a model id by the Hugging Face id of the 
   expect(await text(page, '[data-testid=import-model]'), 'the preset of its HF id').toMatch(/TinyLlama 1\.1B/);
 });
 
+test('import a training tool llmem does not read: named inline, nothing to apply', async ({ page }) => {
+  await open(page, '/');
+  await openImport(page);
+  await page.setInputFiles('[data-testid=import-file]', {
+    name: 'megatron_gpt_config.yaml', // NVIDIA/NeMo examples/nlp/language_modeling/conf (its sections)
+    mimeType: 'text/yaml',
+    buffer: Buffer.from(
+      'name: megatron_gpt\ntrainer:\n  devices: 1\nexp_manager:\n  name: x\nmodel:\n  hidden_size: 768\n',
+    ),
+  });
+  await page.waitForSelector('[data-testid=import-error]');
+  expect(await text(page, '[data-testid=import-error]'), 'the tool named').toMatch(/NeMo 1\.x config.*does not import/);
+  expect(await page.isDisabled('[data-testid=import-apply]'), 'Apply enabled').toBe(true);
+});
+
 test('import: a config and the DeepSpeed JSON it names, chosen together and dropped together', async ({ page }) => {
   const dir = join(root, 'tests/fixtures/real/accelerate');
   const yaml = readFileSync(join(dir, 'deepspeed.yaml'), 'utf8');

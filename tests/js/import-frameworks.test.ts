@@ -678,7 +678,7 @@ describe('training tools llmem does not read are named, not mistaken for another
 
 describe('importer messages', () => {
   // a template literal whose placeholder lost its braces prints "$type" to the user (seen in llamafactory.ts)
-  it('every ${...} placeholder in the importers keeps its braces', () => {
+  it('every template placeholder in the importers keeps its braces', () => {
     const dir = join(repoRoot(), 'frontend/config/importers');
     for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts') && n !== 'shell.ts')) {
       const text = readFileSync(join(dir, f), 'utf8');

@@ -28,34 +28,23 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { catalogTotal, hfFixtureDir, hfOk, hfRefused, paramsOf, readHf } from './hf-fixtures.js';
 import type { Config, Core } from '../../wasm/llmem.js';
-import { loadCore, repoRoot } from '../../wasm/node.js';
-import { MODELS } from '../../frontend/config/catalog.js';
+import { loadCore } from '../../wasm/node.js';
 import { importHfConfig, type HfImport } from '../../frontend/config/importers/hf.js';
-import { parsePythonJson } from '../../frontend/config/json.js';
 
 type Obj = Record<string, unknown>;
-const dir = join(repoRoot(), 'tests/fixtures/import/hf');
-const read = (id: string): Obj => parsePythonJson(readFileSync(join(dir, `${id}.json5`), 'utf8')) as Obj;
-const ok = (r: ReturnType<typeof importHfConfig>): HfImport => {
-  if ('error' in r) throw new Error(r.error.message);
-  return r;
-};
-const refused = (r: ReturnType<typeof importHfConfig>) => {
-  if (!('error' in r)) throw new Error('expected the import to be refused');
-  return r.error;
-};
+const dir = hfFixtureDir;
+const read = readHf;
+const ok = hfOk;
+const refused = hfRefused;
 
 let core: Core;
 beforeAll(async () => {
   core = await loadCore();
 });
-const params = (model: Config) => {
-  const r = core.estimate({ model });
-  if (!r.ok) throw new Error(r.error.message);
-  return r.params;
-};
-const catalog = (id: string) => MODELS.find((m) => m.id === id)!.params_total!;
+const params = (model: Config, extra: Config = {}) => paramsOf(core, model, extra);
+const catalog = catalogTotal;
 const model = (r: HfImport) => r.config.model as Config;
 
 // The modules, counted by hand (weights + biases of each nn.Linear / norm):

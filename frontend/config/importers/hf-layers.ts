@@ -57,6 +57,12 @@ const NEMOTRON_TYPES: Record<string, [string, string | null]> = {
   moe: ['none', 'moe'],
 };
 const NEMOTRON_CHARS: Record<string, string> = { M: 'linear_attention', '*': 'full_attention', '-': 'mlp', E: 'moe' };
+/** A hybrid pattern's symbol (Nemotron-H's hybrid_override_pattern, Megatron's --hybrid-layer-pattern: the same
+ * M Mamba-2, * attention, - MLP, E MoE) as its layer's [mixer, mlp]; undefined for a symbol config v1 cannot place. */
+export function hybridSymbol(ch: string): [string, string] | undefined {
+  const kind = NEMOTRON_CHARS[ch];
+  return kind === undefined ? undefined : (NEMOTRON_TYPES[kind] as [string, string]);
+}
 // GraniteMoeHybridDecoderLayer (modular_granitemoehybrid.py, transformers 403a367): a Mamba-2 mixer (BambaMixer) or
 // attention, then the MoE block beside the shared MLP in every layer (the family's MLP rule)
 const GRANITE_TYPES: Record<string, [string, string | null]> = {

@@ -4,6 +4,7 @@
 // https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py
 import { Draft, guard, ImportError, int, num, oneOf, type ImportResult } from './common.js';
 import { importDeepSpeed } from './deepspeed.js';
+import { hybridSymbol, MAX_PATTERN as MAX_LAYER_TYPES, shortestPattern } from './hf-layers.js';
 import { runShell } from './shell.js';
 
 export interface MegatronOptions {
@@ -373,20 +374,7 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
 }
 
 // A hybrid pattern's symbols (megatron/training/arguments.py --hybrid-layer-pattern, d98e8a6; each symbol a layer of
-// megatron/core/models/mamba MambaStack): M Mamba-2, * attention, - MLP, E MoE -> the layer's mixer and MLP
-const HYBRID_SYMBOLS: Record<string, [string, string]> = {
-  M: ['ssm', 'none'],
-  '*': ['full', 'none'],
-  '-': ['none', 'dense'],
-  E: ['none', 'moe'],
-};
-const MAX_LAYER_LIST = 256; // model.layer_types: at most 256 entries, repeating over the layers
-
-/** The shortest head of the list that, repeated (layer i takes entry i mod its length), gives the list. */
-function period<T>(list: T[]): T[] {
-  for (let p = 1; p < list.length; p++) if (list.every((x, i) => x === list[i % p])) return list.slice(0, p);
-  return list;
-}
+// megatron/core/models/mamba MambaStack) are Nemotron-H's: hf-layers.ts hybridSymbol reads both.
 
 /**
  * A hybrid Mamba pattern as config v1 layers: model.layer_types and model.mlp_types per symbol, and the Mamba-2
@@ -395,11 +383,11 @@ function period<T>(list: T[]): T[] {
  * a symbol config v1 cannot place (G Gated DeltaProduct, D sparse attention), left to the caller's fallback.
  */
 function hybridLayers(d: Draft, symbols: string, n: Flags['n'], hidden: number | undefined): boolean {
-  const layers = [...symbols].map((ch) => HYBRID_SYMBOLS[ch]);
+  const layers = [...symbols].map(hybridSymbol);
   if (!layers.length || layers.some((l) => l === undefined)) return false;
-  const mixers = period(layers.map((l) => l[0])),
-    mlps = period(layers.map((l) => l[1]));
-  if (mixers.length > MAX_LAYER_LIST || mlps.length > MAX_LAYER_LIST) return false;
+  const mixers = shortestPattern(layers.map((l) => l![0])),
+    mlps = shortestPattern(layers.map((l) => l![1]));
+  if (mixers.length > MAX_LAYER_TYPES || mlps.length > MAX_LAYER_TYPES) return false;
   d.set('model.layer_types', mixers);
   d.set('model.mlp_types', mlps);
   if (mixers.includes('ssm')) {
@@ -672,8 +660,16 @@ function slidingWindows({ d, one }: Flags): void {
     d.skip('--window-size', 'sliding windows on a hybrid pattern are not placed; not applied');
     return;
   }
+  types = shortestPattern(types);
+  if (types.length > MAX_LAYER_TYPES) {
+    d.skip(
+      '--window-attn-skip-freq',
+      `the sliding layers do not repeat within ${MAX_LAYER_TYPES} entries; not applied`,
+    );
+    return;
+  }
   d.set('model.sliding_window', left + 1);
-  d.set('model.layer_types', types.length > 256 ? types.slice(0, 256) : types);
+  d.set('model.layer_types', types);
   d.note(`--window-size ${size}: sliding windows of ${left + 1} tokens on layers ${types.join(', ')} (repeating)`);
 }
 

@@ -654,6 +654,45 @@ HF_DEFAULTS.qwen2_5_omni_text = {
   use_sliding_window: false,
   sliding_window: 32768,
 };
+// Exaone4Config (modular_exaone4.py, transformers 008e574): sliding_window 4096, sliding_window_pattern 4 (hf-layers.ts
+// builds layer_types from them when the config has none)
+HF_DEFAULTS.exaone4 = {
+  vocab_size: 102400,
+  hidden_size: 4096,
+  intermediate_size: 16384,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  num_key_value_heads: 32,
+  hidden_act: 'silu',
+  max_position_embeddings: 2048,
+  tie_word_embeddings: false,
+  sliding_window: 4096,
+  sliding_window_pattern: 4,
+};
+// Qwen3_5MoeTextConfig (configuration_qwen3_5_moe.py, transformers 008e574; a Qwen3NextConfig without intermediate_size,
+// decoder_sparse_step, mlp_only_layers): the Qwen3.5-35B-A3B shape
+HF_DEFAULTS.qwen3_5_moe_text = {
+  vocab_size: 248320,
+  hidden_size: 2048,
+  num_hidden_layers: 40,
+  num_attention_heads: 16,
+  num_key_value_heads: 2,
+  head_dim: 256,
+  hidden_act: 'silu',
+  max_position_embeddings: 32768,
+  tie_word_embeddings: false,
+  attention_bias: false,
+  linear_conv_kernel_dim: 4,
+  linear_key_head_dim: 128,
+  linear_value_head_dim: 128,
+  linear_num_key_heads: 16,
+  linear_num_value_heads: 32,
+  full_attention_interval: 4,
+  moe_intermediate_size: 512,
+  shared_expert_intermediate_size: 512,
+  num_experts_per_tok: 8,
+  num_experts: 256,
+};
 // DeepseekV32Config (transformers configuration_deepseek_v32.py): DeepSeek-V3's defaults, a longer context and the
 // lightning indexer's sizes
 HF_DEFAULTS.deepseek_v32 = {

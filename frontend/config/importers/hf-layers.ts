@@ -9,7 +9,8 @@
 //   (no_rope_layers: 1 = RoPE + chunked attention, 0 = NoPE global; interleave_moe_layer_step),
 //   granitemoehybrid GraniteMoeHybridConfig (layer_types "mamba" / "attention", each with the MoE MLP; None: every
 //   layer "mamba"; transformers 008f5c8), mamba2 Mamba2Block (a Mamba-2 mixer and no MLP in every layer; f2a39d4),
-//   cohere2 Cohere2Config (sliding iff (i + 1) % sliding_window_pattern != 0, pattern 4; transformers 008e574).
+//   cohere2 Cohere2Config (sliding iff (i + 1) % sliding_window_pattern != 0, pattern 4; transformers 008e574),
+//   exaone4 Exaone4Config (sliding_window_pattern: a period, or a string of L / G; exaone4Layers; transformers 008e574).
 // A config's own layer_types list wins over the family's rule.
 import { LAYER_MIXERS } from '../../../wasm/generated.js';
 import type { Config, Json } from '../../../wasm/llmem.js';
@@ -144,6 +145,8 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
       const every = Math.max(1, c.int(['sliding_window_pattern'], false) ?? 4);
       return typeof window === 'number' ? range.map((i) => [(i + 1) % every !== 0 ? 'sliding' : 'full', null]) : null;
     }
+    case 'exaone4':
+      return exaone4Layers(c, window, range);
     case 'olmo3': // Olmo3Config: sliding iff (i + 1) % 4 != 0
       return typeof window === 'number' ? range.map((i) => [(i + 1) % 4 !== 0 ? 'sliding' : 'full', null]) : null;
     case 'qwen3_next':
@@ -185,6 +188,22 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
         ? range.map(() => ['sliding', null])
         : null;
   }
+}
+
+/** Exaone4Config (modular_exaone4.py, transformers 008e574) without layer_types: no sliding_window, every layer full
+ * attention; an int sliding_window_pattern p, sliding iff (i + 1) % p != 0; a string of L (local) and G (global) repeated
+ * from layer 0, the last layer always global (the class docstring's rule: EXAONE 4.0's "LLLG"). */
+function exaone4Layers(c: LayerContext, window: Json | undefined, range: number[]): [string, string | null][] | null {
+  const pattern = c.get('sliding_window_pattern');
+  if (typeof window !== 'number') return null;
+  if (typeof pattern === 'number' && Number.isInteger(pattern) && pattern > 0)
+    return range.map((i) => [(i + 1) % pattern !== 0 ? 'sliding' : 'full', null]);
+  if (typeof pattern === 'string' && /^[LG]+$/.test(pattern))
+    return range.map((i) => [pattern[i % pattern.length] === 'L' && i !== range.length - 1 ? 'sliding' : 'full', null]);
+  throw new ImportError(
+    'sliding_window_pattern',
+    `sliding_window_pattern: ${JSON.stringify(pattern ?? null)} is neither a positive whole number nor a string of L and G (and there is no layer_types list)`,
+  );
 }
 
 function mapNames(c: LayerContext, names: Json[], table: Record<string, [string, string | null]>) {

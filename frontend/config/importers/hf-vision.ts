@@ -19,6 +19,9 @@ const KIND_OF: Record<string, string> = {
   mistral3: 'pixtral',
   pixtral: 'pixtral',
   internvl: 'internvit',
+  // InternVL 2.5 / 3 remote code (OpenGVLab modeling_intern_vit.py InternVisionModel, the weights transformers' internvl
+  // conversion reads): the same tower with LayerNorms and biased qkv; the 6B tower (RMSNorm, q/k norms) is not this kind
+  internvl_chat: 'internvit',
   // qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel (its deepstack mergers: model.vision.deepstack);
   // qwen3_vl_moe's Qwen3VLMoeVisionModel is the same tower
   qwen3_vl: 'qwen3_vl',
@@ -46,7 +49,10 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   const vc = json.vision_config;
   if (!isObject(vc)) return null;
   const vtype = typeof vc.model_type === 'string' ? vc.model_type : undefined;
-  const kind = KIND_OF[wrapperType ?? ''] ?? KIND_OF[vtype ?? ''];
+  let kind: string | undefined = KIND_OF[wrapperType ?? ''] ?? KIND_OF[vtype ?? ''];
+  // InternViT-6B (InternVL 2.5 / 3 38B and 78B) uses RMSNorm and q/k normalisation: not the InternViT-300M layers
+  if (wrapperType === 'internvl_chat' && (vc.norm_type !== 'layer_norm' || vc.qk_normalization === true))
+    kind = undefined;
   const why = NOT_A_KIND[wrapperType ?? ''] ?? 'this vision encoder is not modelled';
   if (!kind) return `vision_config (${vtype ?? 'no model_type'}): ${why}; llmem counts the text decoder only`;
   const num = (...keys: string[]) => {

@@ -60,6 +60,8 @@ const GATED = new Set([
   'phi3',
   'olmo2',
   'olmo3',
+  // Exaone4MLP is Olmo2MLP (LlamaMLP: gate, up, down; modular_exaone4.py, transformers 008e574)
+  'exaone4',
   'gpt_oss',
   'chatglm',
   'glm4_moe',
@@ -273,6 +275,15 @@ const WRAPPER_KEYS = new Set([
   'initializer_range',
   'ignore_index',
   'language_model_only', // Qwen3.5: a serving switch (skip the vision tower), not a shape
+  // InternVLChatConfig (remote): the pixel-shuffle ratio (read by hf-vision.ts), the chat template, the projector's
+  // version and the tower layer it reads, LoRA switches of its own trainer
+  'downsample_ratio',
+  'template',
+  'ps_version',
+  'select_layer',
+  'use_backbone_lora',
+  'use_llm_lora',
+  'pad2square',
 ]);
 
 /** Import a transformers config.json; {error} names the key when the file is malformed. */
@@ -297,6 +308,13 @@ function run(input: unknown): HfImport {
     type = 'qwen2_5_omni_thinker';
   }
 
+  // InternVL 2.5 / 3 / 3.5 remote code (model_type "internvl_chat", OpenGVLab configuration_internvl_chat.py
+  // InternVLChatConfig): the language model is llm_config (a Qwen2 / Qwen3 / Llama / InternLM config.json of its own), the
+  // tower vision_config; read as the text_config of a wrapper (transformers' converted "internvl" configs name it so)
+  if (type === 'internvl_chat' && !isObject(json.text_config) && isObject(json.llm_config)) {
+    const { llm_config, ...rest } = json;
+    json = { ...rest, text_config: llm_config };
+  }
   // Multimodal wrappers (gemma3, llava, mistral3, ...): the text decoder is text_config.
   if (isObject(json.text_config)) {
     cfg = { ...json.text_config };
@@ -429,12 +447,16 @@ function run(input: unknown): HfImport {
   // MLP width: n_inner / ffn_hidden_size default to 4*hidden (GPT-2, Falcon). GraniteMoeHybridMLP (every layer's
   // shared MLP, the whole MLP of a model without experts) is shared_intermediate_size wide; intermediate_size is
   // its experts' width (modeling_granitemoehybrid.py 1c0ff25).
+  // Qwen3_5MoeTextConfig has no intermediate_size (modular_qwen3_5_moe.py, transformers 0960594: intermediate_size =
+  // AttributeError()): every Qwen3_5MoeDecoderLayer's MLP is the sparse block, so the dense width is nominal
   const widthKeys =
-    family === 'granitemoehybrid'
-      ? ['shared_intermediate_size']
-      : family === 'dbrx'
-        ? ['ffn_config.ffn_hidden_size']
-        : ['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim', 'd_ff'];
+    type === 'qwen3_5_moe_text'
+      ? ['moe_intermediate_size']
+      : family === 'granitemoehybrid'
+        ? ['shared_intermediate_size']
+        : family === 'dbrx'
+          ? ['ffn_config.ffn_hidden_size']
+          : ['intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim', 'd_ff'];
   const widthKey = widthKeys.find((k) => cfg[k] !== undefined);
   // intermediate_size None has no rule in the Llama-style classes; n_inner / ffn_hidden_size None is 4 x hidden in the
   // GPT-2-style ones (GPT2Config, GPTJConfig, GPTBigCodeConfig, FalconConfig, Phi-1.5/2's remote MixFormer config)
@@ -594,6 +616,8 @@ function run(input: unknown): HfImport {
   // Llama4TextL2Norm on q and k (use_qk_norm) has no weight: no parameters
   if (family === 'llama4_text') get('use_qk_norm');
   if (family === 'olmo2' || family === 'olmo3') model.qk_norm = 'full';
+  // Exaone4Attention (modular_exaone4.py, transformers 008e574): q_norm / k_norm are RMSNorm(head_dim), always built
+  if (family === 'exaone4') model.qk_norm = 'head';
   // Glm4MoeAttention: q_norm / k_norm over head_dim when use_qk_norm
   if (family === 'glm4_moe' && flag('use_qk_norm')) model.qk_norm = 'head';
   if (family === 'gemma2' || family === 'gemma3_text') model.norms_per_layer = 4;
@@ -773,6 +797,10 @@ const DECODER_OF: Record<string, string> = {
   mimo: 'qwen2',
   // Qwen2.5-Omni's thinker language model (modular_qwen2_5_omni.py 008e574: Qwen2_5OmniThinkerTextModel(Qwen2_5_VLTextModel))
   qwen2_5_omni_text: 'qwen2',
+  // modular_qwen3_5_moe.py (transformers 0960594): Qwen3_5MoeDecoderLayer(Qwen3NextDecoderLayer) builds a Gated DeltaNet or
+  // Qwen3NextAttention (gated q_proj, q/k norms) per layer_types and a Qwen3NextSparseMoeBlock (routed experts, a shared
+  // expert with its sigmoid gate) in every layer: no decoder_sparse_step, no mlp_only_layers (the class deletes both)
+  qwen3_5_moe_text: 'qwen3_next',
 };
 
 // model_types whose layers no config v1 kind describes: refused with the reason rather than counted as another model.
@@ -796,10 +824,34 @@ const DECODER_OF: Record<string, string> = {
 //   Nemotron-NAS (DeciLM, remote code; vLLM nemotron_nas.py 2ee6ae7): block_configs gives each layer its own attention (no_op,
 //     replace_with_linear, n_heads_in_group) and FFN (no_op, replace_with_linear, ffn_mult: width round_up(int(2 x ffn_mult x
 //     hidden / 3), 256)); config v1 has one ffn_hidden and one kv_heads for every layer.
+//   phi4flash Phi-4-mini-flash (SambaY, remote code; vLLM phi4flash.py 03356f8 SambaYDecoderLayer): every mb_per_layer-th
+//     layer a Mamba-1 mixer (x_proj, dt_proj, a d_inner x d_state A), the layers from num_hidden_layers // 2 + 2 on a
+//     YOCO cross-decoder whose Mamba layers are gated memory units over the shared scan output and whose attention layers
+//     reuse one layer's keys and values.
+//   longcat_flash modeling_longcat_flash.py (transformers b1e784f): each decoder layer holds two MLA attentions, two dense
+//     MLPs and one shortcut-connected MoE whose router also picks zero_expert_num identity ("zero-computation") experts.
+//   step3_text / step3_vl Step-3 (vLLM step3_text.py Step3TextAttention / Step3TextDecoderLayer): attention factorised as
+//     qkv_proj to share_q_dim + 2 x head_dim, an RMSNorm, then wq to heads x head_dim (one shared K/V head); experts and a
+//     share_expert_dim shared MLP only in the layers moe_layers_enum lists.
 function refuseUnmodelled(type: string, cfg: Obj): void {
   const refuse = (key: string, why: string) => {
     throw new ImportError(key, `${key}: ${why}; not imported rather than counted as another model`);
   };
+  if (type === 'phi4flash')
+    refuse(
+      'model_type',
+      'phi4flash (Phi-4-mini-flash, SambaY) interleaves Mamba-1 mixers (x_proj, dt_proj, a d_inner x state A; mb_per_layer) with sliding-window attention and, from the middle layer on, a YOCO cross-decoder of gated memory units and attention layers that reuse the keys and values of one layer; config v1 has Mamba-2 mixers only (model.ssm) and no shared KV',
+    );
+  if (type === 'longcat_flash')
+    refuse(
+      'model_type',
+      `longcat_flash layers each hold two MLA attentions, two dense MLPs and a shortcut-connected MoE whose router also picks ${typeof cfg.zero_expert_num === 'number' ? cfg.zero_expert_num : 'zero_expert_num'} identity ("zero-computation") experts, so the experts per token vary; config v1 gives a layer one attention, one MLP and a fixed top-k`,
+    );
+  if (type === 'step3_text' || type === 'step3_vl' || type === 'step3vl')
+    refuse(
+      type === 'step3_text' ? 'share_q_dim' : 'model_type',
+      `${type}: Step-3's attention factorises the query (qkv_proj to share_q_dim + 2 x head_dim, an RMSNorm, wq to heads x head_dim) over one shared key/value head, and its experts and share_expert_dim shared MLP sit only in the moe_layers_enum layers; config v1 has no low-rank query without a latent KV (model.mla is DeepSeek's)`,
+    );
   if (type === 'falcon_h1')
     refuse(
       'model_type',

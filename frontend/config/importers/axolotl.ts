@@ -20,6 +20,7 @@ import {
   applyModelId,
   bool,
   Draft,
+  draftModel,
   guard,
   ImportError,
   isObject,
@@ -34,9 +35,12 @@ import {
 } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 
-// No effect on per-GPU memory: data, prompts, logging, evaluation, saving, hub, schedules.
+// No effect on per-GPU memory: data, prompts, logging, evaluation, saving, hub, schedules. Among them (axolotl@067b021c):
+// processor_type, tokenizer_use_mistral_common (utils/schemas/model.py), swanlab_* (integrations/swanlab), peft
+// (PeftConfig: loftq_config, an initialisation; utils/schemas/peft.py), resize_token_embeddings_to_32x (the vocabulary
+// padded to a multiple of 32), relora_* / lisa_* / eaft_* (read with relora, lisa_n_layers, use_eaft, reported below).
 const IGNORED =
-  /^(base_model_config|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs)$/;
+  /^(base_model_config|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_attn_fuse_mlp|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs|processor_type|tokenizer_use_mistral_common|revision_of_model|hf_use_auth_token|lr_quadratic_warmup|jagged_restart_.*|use_tensorboard|use_otel_metrics|otel_metrics_.*|evaluation_strategy|do_causal_lm_eval|curriculum_sampling|sample_packing_sequentially|torch_compile_mode|reinit_weights|use_ray|ray_num_workers|center_rewards_coefficient|streaming_multipack_buffer_size|pretrain_multipack_attn|resize_token_embeddings_to_32x|gptq_disable_exllama|use_swanlab|swanlab_.*|peft|relora_prune_ratio|relora_cpu_offload|relora_warmup_steps|relora_anneal_steps|lisa_step_interval|lisa_layers_attribute|eaft_alpha|eaft_k)$/;
 
 /** Import an axolotl YAML; `worldSize` is the number of training processes (not in the file). */
 export function importAxolotl(text: string, also?: string, worldSize?: number): ImportResult {
@@ -71,7 +75,10 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
       if (!set('lora_r')) d.note('lora_r absent: 8 assumed');
       if (set('lora_target_linear') && bool(y.lora_target_linear, 'lora_target_linear'))
         d.set('training.finetune.lora_targets', ALL_TARGETS);
-      else if (set('lora_target_modules')) applyLoraTargets(d, 'lora_target_modules', y.lora_target_modules);
+      else if (set('lora_target_modules'))
+        if (typeof y.lora_target_modules === 'string' && REGEX_CHARS.test(y.lora_target_modules))
+          loraTargetRegex(d, 'lora_target_modules', y.lora_target_modules);
+        else applyLoraTargets(d, 'lora_target_modules', y.lora_target_modules);
       else {
         d.set('training.finetune.lora_targets', ['q', 'v']);
         d.note('no lora_target_modules / lora_target_linear: PEFT default targets (q_proj, v_proj)');
@@ -107,6 +114,8 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
         case 'lora_target_modules':
         case 'batch_size':
         case 'peft_autocast_adapter_dtype': // with the precision, below
+        case 'quantize_moe_experts':
+        case 'lora_target_parameters': // with the model, below (moeExperts)
           break;
         case 'model_type':
           modelType(d, key, v);
@@ -166,6 +175,66 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
                 "an override of the base model's config.json; the preset's shape is used; not applied",
               );
           else d.ignore(key);
+          break;
+        case 'gptq':
+          // src/axolotl/utils/schemas/peft.py: a GPTQ-quantized checkpoint, loaded through transformers' GPTQ integration
+          if (bool(v, key))
+            d.skip(key, 'a GPTQ-quantized base (packed 4-bit weights) is not modelled; counted at the compute dtype');
+          break;
+        case 'qat':
+          // QATConfig (src/axolotl/utils/schemas/quantization.py): torchao fake-quantized linears during training
+          d.skip(
+            key,
+            "quantization-aware training (torchao's fake-quantized linears) is not modelled; counted without it",
+          );
+          break;
+        case 'lisa_n_layers':
+          // LISAConfig (src/axolotl/utils/schemas/integrations.py): the LISA callback unfreezes lisa_n_layers sampled layers
+          d.skip(
+            key,
+            'LISA trains a few sampled layers at a time, the rest frozen: not modelled; counted as full fine-tuning of every layer (an over-estimate)',
+          );
+          break;
+        case 'use_eaft':
+          // core/builders/causal.py: EAFT's loss (monkeypatch/loss/eaft.py) weights each token by the entropy of its logits
+          if (bool(v, key)) d.skip(key, "EAFT's entropy-weighted loss over the logits is not modelled; not applied");
+          break;
+        case 'use_scattermoe':
+        case 'use_sonicmoe':
+        case 'use_dsv4_kernels':
+        case 'nvfp4_merge_aware':
+        case 'dsv4_fp4_grouped_mode':
+          // KernelsPlugin's settings (src/axolotl/integrations/kernels/args.py): MoE expert kernels
+          if (v === true || (typeof v === 'string' && key === 'dsv4_fp4_grouped_mode'))
+            d.skip(key, "the KernelsPlugin's MoE expert kernel (its buffers) is not modelled; not applied");
+          else d.ignore(key);
+          break;
+        case 'use_onebitllms':
+          // src/axolotl/utils/schemas/model.py: the onebitllms package's 1-bit (BitNet) linears
+          if (bool(v, key)) d.skip(key, '1-bit (BitNet) linears from onebitllms are not modelled; not applied');
+          break;
+        case 'device_map':
+          // src/axolotl/loaders/model.py: the model's placement over devices (transformers / accelerate dispatch)
+          d.skip(key, `${JSON.stringify(v)}: a placement of the model over devices is not modelled; not applied`);
+          break;
+        case 'accelerator_config':
+          // TrainingArguments accelerator_config (src/axolotl/utils/schemas/config.py), e.g. gradient_accumulation_kwargs
+          if (isObject(v) && Object.keys(v).length)
+            d.skip(key, "accelerate's Accelerator settings are not modelled; not applied");
+          else d.ignore(key);
+          break;
+        case 'diffusion':
+        case 'llmcompressor':
+          // the DiffusionPlugin's and LLMCompressorPlugin's settings (src/axolotl/integrations/diffusion, llm_compressor)
+          if (plugins.some((p) => p.toLowerCase().includes(key === 'diffusion' ? 'diffusion' : 'llm_compressor')))
+            d.ignore(key); // the plugin's line says what is not modelled
+          else d.skip(key, 'read only by its plugin, which plugins does not list; not applied');
+          break;
+        case 'relora':
+          // ReLoRA (src/axolotl/utils/schemas/peft.py, monkeypatch/relora.py): the adapters merged into the base and
+          // restarted every relora_steps
+          if (v !== false)
+            d.skip(key, 'ReLoRA merges and restarts the adapters periodically (merges not modelled); counted as LoRA');
           break;
         case 'peft_use_dora':
         case 'relora_steps':
@@ -307,6 +376,7 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
       }
     }
     parallelSizes(d, y);
+    moeExperts(d, y, adapter !== undefined);
     if (set('reward_model')) rewardModel(d, y, micro);
     if (plugins.some(isCutCrossEntropy)) cutCrossEntropy(d, y.cut_cross_entropy);
     reportUnreadFile(d, file);
@@ -814,6 +884,9 @@ const PLUGIN_NOT_MODELLED: [RegExp, string][] = [
   [/(^|\.)kd(\.|$)|KDPlugin/i, "knowledge distillation: the teacher's logits are not modelled"],
   [/grokfast/i, 'Grokfast keeps a running average of the gradients (one more gradient-sized buffer), not modelled'],
   [/expert_parallel/i, 'expert_parallel_size says how it is used'],
+  [/diffusion/i, 'diffusion language-model training (masked-token denoising, integrations/diffusion) is not modelled'],
+  [/llm_compressor|LLMCompressor/i, "LLM Compressor's sparsity masks (integrations/llm_compressor) are not modelled"],
+  [/(^|\.)kernels(\.|$)|KernelsPlugin/i, 'use_scattermoe / use_sonicmoe / use_kernels say how it is used'],
 ];
 
 function pluginNames(v: Json | undefined): string[] {
@@ -829,7 +902,7 @@ function plugin(d: Draft, name: string): void {
     return;
   }
   const hit = PLUGIN_NOT_MODELLED.find(([re]) => re.test(name));
-  if (hit?.[1].startsWith('expert_parallel_size')) d.ignore(`plugins ${name}`);
+  if (hit?.[1].startsWith('expert_parallel_size') || hit?.[1].startsWith('use_scattermoe')) d.ignore(`plugins ${name}`);
   else d.skip(`plugins ${name}`, `${hit ? hit[1] : 'not a plugin llmem knows'}; not applied`);
 }
 
@@ -928,4 +1001,118 @@ function gradientCheckpointing(d: Draft, key: string, v: Json): void {
     d.note(`${key} ${v}: checkpointed layer inputs offloaded to the host`);
   } else if (v !== false)
     throw new ImportError(key, `${key}: must be true, false, "unsloth" or "offload", not ${JSON.stringify(v)}`);
+}
+
+// lora_target_modules as one string: src/axolotl/loaders/adapter.py L171-190 (axolotl@067b021c) passes it to
+// LoraConfig(target_modules=...) as given, and PEFT (peft==0.19.1, axolotl's pyproject.toml) check_target_module_exists
+// (tuners/tuners_utils.py) takes a str as a regex that must re.fullmatch a module's whole name. The examples use this
+// form for vision-language models ('model.language_model.layers.[\d]+.(mlp|self_attn).(up|down|gate|q|k|v|o)_proj').
+const REGEX_CHARS = /[[\](){}|*+?\\^$]/;
+// Where transformers' causal and vision-language classes keep their decoder layers, and the layer's linears that
+// config v1 can adapt (q/k/v/o of the attention, gate/up/down of the MLP or of a MoE's shared experts).
+const DECODER_PATHS = [
+  'model.layers',
+  'model.language_model.layers',
+  'language_model.model.layers',
+  'model.text_model.layers',
+  'model.model.layers',
+];
+const LAYER_LINEARS = [
+  'self_attn.q_proj',
+  'self_attn.k_proj',
+  'self_attn.v_proj',
+  'self_attn.o_proj',
+  'mlp.gate_proj',
+  'mlp.up_proj',
+  'mlp.down_proj',
+  'mlp.shared_experts.gate_proj',
+  'mlp.shared_experts.up_proj',
+  'mlp.shared_experts.down_proj',
+  'mlp.shared_expert.gate_proj',
+  'mlp.shared_expert.up_proj',
+  'mlp.shared_expert.down_proj',
+];
+const LAYERS_TRIED = 128;
+
+function loraTargetRegex(d: Draft, key: string, pattern: string): void {
+  let re: RegExp;
+  try {
+    // Python's named groups (?P<name>...) are JavaScript's (?<name>...); the rest of these patterns reads the same
+    re = new RegExp(`^(?:${pattern.replace(/\(\?P</g, '(?<')})$`);
+  } catch {
+    throw new ImportError(key, `${key}: ${JSON.stringify(pattern)} is not a regex llmem can read`);
+  }
+  const layersOf = new Map<string, number[]>(); // linear -> the layer indices whose module the regex matches
+  for (const linear of LAYER_LINEARS)
+    for (let i = 0; i < LAYERS_TRIED; i++)
+      // FSDP's activation checkpointing wraps each layer (…layers.N._checkpoint_wrapped_module.self_attn…)
+      for (const path of DECODER_PATHS)
+        if (re.test(`${path}.${i}.${linear}`) || re.test(`${path}.${i}._checkpoint_wrapped_module.${linear}`)) {
+          layersOf.set(linear, [...(layersOf.get(linear) ?? []), i]);
+          break;
+        }
+  const matched = [...layersOf.keys()];
+  if (!matched.length)
+    throw new ImportError(
+      key,
+      `${key}: the regex ${JSON.stringify(pattern)} (PEFT matches it against whole module names) matches no decoder layer's q/k/v/o or gate/up/down projection llmem can count`,
+    );
+  applyLoraTargets(d, key, matched);
+  const some = matched.filter((l) => (layersOf.get(l)?.length ?? 0) < LAYERS_TRIED);
+  const targets = (d.get('training.finetune.lora_targets') as string[] | undefined) ?? [];
+  d.note(
+    `${key} is a regex (PEFT fullmatches it against module names): it matches the decoder layers' ${matched.join(', ')}: lora_targets ${targets.join(', ')}; other modules it may match (a vision tower, a projector, MLA's low-rank projections) get no adapter in the count`,
+  );
+  for (const l of some)
+    d.note(
+      `${key}: ${l} matched in layers ${layersOf.get(l)?.join(', ')} only; counted in every layer (an over-estimate of its adapters)`,
+    );
+}
+
+/**
+ * MoE experts under a quantized base. transformers v5 (axolotl pins transformers==5.14.1, pyproject.toml) holds a MoE
+ * layer's experts as fused 3D nn.Parameters, not nn.Linear, so bitsandbytes' load_in_4bit / load_in_8bit leaves them
+ * in bf16 (docs/expert_quantization.qmd @067b021c: "all expert weights being loaded in full bf16 precision");
+ * quantize_moe_experts quantizes them on load (src/axolotl/monkeypatch/moe_quant.py: NF4 parametrization, or
+ * row-wise int8 with load_in_8bit), which is what llmem's qlora counts for every linear of the base.
+ * lora_target_parameters puts LoRA on those 3D parameters (PEFT target_parameters; patch_manager.py
+ * _apply_moe_expert_quantization_patch).
+ */
+function moeExperts(d: Draft, y: Record<string, Json>, adapter: boolean): void {
+  const quantizeKey = y.quantize_moe_experts;
+  const quantize = quantizeKey !== undefined && quantizeKey !== null && bool(quantizeKey, 'quantize_moe_experts');
+  const m = draftModel(d);
+  const moe = m && isObject(m.moe) ? m.moe : undefined;
+  const experts = moe && typeof moe.experts === 'number' ? moe.experts : 0;
+  const quantized = d.get('training.finetune.method') === 'qlora';
+  if (quantized && experts > 0) {
+    const quant = d.get('training.finetune.quant') === 'int8' ? 'int8' : 'nf4';
+    if (quantize)
+      d.note(
+        `quantize_moe_experts: the expert weights are quantized on load (${quant}, monkeypatch/moe_quant.py), as llmem counts them`,
+      );
+    else {
+      const h = typeof m?.hidden === 'number' ? m.hidden : 0;
+      const ffn = typeof moe?.expert_ffn_hidden === 'number' ? moe.expert_ffn_hidden : m?.ffn_hidden;
+      const layers = typeof m?.layers === 'number' ? m.layers : 0;
+      const dense = typeof moe?.dense_layers === 'number' ? moe.dense_layers : 0;
+      const freq = typeof moe?.layer_freq === 'number' && moe.layer_freq > 0 ? moe.layer_freq : 1;
+      const n = experts * 3 * h * (typeof ffn === 'number' ? ffn : 0) * Math.ceil((layers - dense) / freq);
+      const size =
+        n > 0 ? ` (about ${(n / 1e9).toFixed(1)}B parameters, ${((n * 2) / 2 ** 30).toFixed(0)} GiB in bf16)` : '';
+      d.skip(
+        'quantize_moe_experts',
+        `absent: transformers v5 keeps a MoE layer's experts as fused 3D parameters, which ${quant === 'int8' ? 'load_in_8bit' : 'load_in_4bit'} does not quantize (axolotl docs/expert_quantization.qmd): the expert weights${size} stay in bf16; llmem quantizes every linear of the base (${quant}): an under-estimate; set quantize_moe_experts: true, or count the run as LoRA on a bf16 base (training.finetune.method lora)`,
+      );
+    }
+  } else if (quantize) d.ignore('quantize_moe_experts'); // no MoE experts, or no quantized base (axolotl's validation needs one)
+  const params = y.lora_target_parameters;
+  if (params !== undefined && params !== null && !(Array.isArray(params) && params.length === 0)) {
+    if (!adapter) d.ignore('lora_target_parameters');
+    else
+      d.skip(
+        'lora_target_parameters',
+        `${(Array.isArray(params) ? params : [params]).map(String).join(', ')}: LoRA on the experts' 3D parameters (PEFT target_parameters) is not modelled; no adapter counted for them`,
+      );
+  }
 }

@@ -16,6 +16,7 @@ import {
   guard,
   ImportError,
   int,
+  isObject,
   matchModelId,
   num,
   type Obj,
@@ -92,6 +93,7 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
     d.stack('llamafactory');
     const file: DeepSpeedFile = { text: also, read: false };
     if (worldSize !== undefined) d.set('parallel.gpus', worldSize);
+    refuseIfNotTraining(y);
     if (isLlamaFactoryV1(y)) {
       applyLlamaFactoryV1(d, y, file);
       reportUnreadFile(d, file);
@@ -299,6 +301,7 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
     }
     visionTraining(d, y, type);
     reportUnreadFile(d, file);
+    if (!megatron && !y.deepspeed && !y.fsdp) launcherComment(d, text);
     defaultToDdp(d, 'deepspeed or fsdp');
     refuseIfNoKeyKnown(
       d,
@@ -309,6 +312,60 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
     if (y.flash_attn === undefined) d.set('training.attention', 'flash'); // "auto": SDPA / FlashAttention-2
     return d.result();
   });
+}
+
+/**
+ * Files under examples/ that are not a training run (hiyouga/LLaMA-Factory@ff6d4d12):
+ * - accelerate launcher configs (examples/accelerate/*.yaml, examples/ktransformers/accelerate/*.yaml), given to
+ *   `accelerate launch --config_file`, beside the training YAML; their mixed_precision would otherwise read as a
+ *   Megatron Bridge key;
+ * - chat / export / predict files (examples/inference, examples/merge_lora, extras/nlg_eval): the workflows train only
+ *   under do_train (src/llamafactory/train/{sft,pt,rm,dpo,kto,ppo}/workflow.py `if training_args.do_train`), and
+ *   load_model(..., is_trainable=do_train) loads the model for inference otherwise (train/sft/workflow.py);
+ * - v1 merge files (examples/v1/train_lora/export_lora.yaml: `llamafactory-cli merge`, v1/launcher.py
+ *   merge_and_export_model), which have no train_dataset.
+ */
+function refuseIfNotTraining(y: Obj): void {
+  const given = (k: string) => y[k] !== undefined && y[k] !== null;
+  if (given('compute_environment') || given('distributed_type'))
+    throw new ImportError(
+      given('distributed_type') ? 'distributed_type' : 'compute_environment',
+      `${given('distributed_type') ? `distributed_type ${String(y.distributed_type)}` : 'compute_environment'}: an accelerate launcher config (accelerate launch --config_file), not a LLaMA-Factory training YAML; import it with llmem import accelerate, and the training YAML it launches with llmem import llamafactory`,
+    );
+  if (isLlamaFactoryV1(y)) {
+    const peft = isObject(y.peft_config) ? y.peft_config : undefined;
+    if (!given('train_dataset') && peft && (peft.export_dir !== undefined || peft.adapter_name_or_path !== undefined))
+      throw new ImportError(
+        'peft_config.export_dir',
+        'peft_config.export_dir / adapter_name_or_path and no train_dataset: a v1 merge file (llamafactory-cli merge, v1/launcher.py merge_and_export_model), not a training run; llmem estimates training',
+      );
+    return;
+  }
+  if (y.do_train === true) return;
+  const sign =
+    ['do_predict', 'do_eval'].find((k) => y[k] === true) ??
+    ['infer_backend', 'export_dir'].find(given) ??
+    (y.do_train === false ? 'do_train' : undefined);
+  if (sign)
+    throw new ImportError(
+      sign,
+      `${sign}${sign.startsWith('do_') ? `: ${String(y[sign])}` : ''} and no do_train: true: ${sign === 'export_dir' ? 'an export (llamafactory-cli export) file' : sign === 'infer_backend' ? 'a chat / inference (llamafactory-cli chat, api) file' : 'an evaluation or prediction run'}, not training (LLaMA-Factory trains only under do_train, train/*/workflow.py); llmem estimates training`,
+    );
+}
+
+/**
+ * The file's header launches it with `accelerate launch --config_file <file>` (examples/ascend/*_fsdp*.yaml
+ * @ff6d4d12): FSDP comes from that accelerate config, which this file does not
+ * carry; DDP is counted, so the run's sharding is missing and reported.
+ */
+function launcherComment(d: Draft, text: string): void {
+  // within the comment lines (a command continued over several "# ... \\" lines)
+  const m = /^[ \t]*#[^\n]*accelerate launch(?:[^\n]*\n[ \t]*#)*?[^\n]*?--config_file[ =]+(\S+)/m.exec(text);
+  if (!m) return;
+  d.skip(
+    'accelerate launch',
+    `the file's comment launches it with accelerate launch --config_file ${m[1]}: its FSDP / DeepSpeed settings are in that accelerate config, not this file; counted as DistributedDataParallel (import that config with llmem import accelerate, or set parallel.engine)`,
+  );
 }
 
 /**

@@ -93,6 +93,7 @@ export function importTorchtune(
     d.stack('torchtune');
     const given = (k: string) => y[k] !== undefined && y[k] !== null;
     const rl = rlKind(y);
+    refuseIfNotTraining(y);
     const world = options.worldSize;
     // The recipe is named on the command line (tune run <recipe> --config <file>), not in the file.
     const distributed = world !== undefined && world > 1;
@@ -196,6 +197,12 @@ export function importTorchtune(
           break;
         case 'enable_activation_offloading':
           offload = bool(v, key);
+          // recipes/knowledge_distillation_{single_device,distributed}.py @bd2a0fc7 read enable_activation_checkpointing
+          // but never enable_activation_offloading (no OffloadActivations context in their train loops)
+          if (offload && given('teacher_model')) {
+            offload = false;
+            d.skip(key, 'the knowledge_distillation recipes do not read it (no activation offloading); not applied');
+          }
           break;
         case 'ac_mode':
         case 'ac_option':
@@ -290,6 +297,30 @@ export function importTorchtune(
     if (rl) seqLenFromRl(d);
     return d.result();
   });
+}
+
+/**
+ * Every training recipe builds an optimizer from cfg.optimizer (recipes/{full,lora,qat,qat_lora,knowledge_distillation}_
+ * *.py, *_dpo_*.py, ppo_*.py, dev/grpo_*.py _setup_optimizer @bd2a0fc7); the configs of the recipes that do not train
+ * have none: eleuther_eval.py (tasks: the evaluation.yaml of each model folder), generate.py and dev/generate_v2*.py
+ * (prompt: generation*.yaml), quantize.py (quantizer alone: quantization.yaml). Their model would otherwise be
+ * counted as a full fine-tune (an evaluation's batch_size as the training batch).
+ */
+function refuseIfNotTraining(y: Obj): void {
+  if (y.optimizer !== undefined && y.optimizer !== null) return;
+  const recipe =
+    y.tasks !== undefined
+      ? ['tasks', 'eleuther_eval (an evaluation)']
+      : y.prompt !== undefined
+        ? ['prompt', 'generate / dev/generate_v2 (generation)']
+        : y.quantizer !== undefined
+          ? ['quantizer', 'quantize (post-training quantization)']
+          : undefined;
+  if (recipe)
+    throw new ImportError(
+      recipe[0],
+      `${recipe[0]} and no optimizer: a config of torchtune's ${recipe[1]} recipe, which does not train; llmem estimates training (the training recipes read cfg.optimizer)`,
+    );
 }
 
 /** model._component_ -> preset; lora_/qlora_ builders -> adapters (torchtune/models/<family>/_model_builders.py).

@@ -261,7 +261,9 @@ static layer_params layer_params_listed(const plan *pl, int layer, model_split s
     mlp_params(pl, f, &one, 0, 1, 0);
     lp.expert_count += one.expert_count * experts_here;
     lp.expert_dims_count += one.expert_dims_count * experts_here;
-    lp.quantizable_count += one.quantizable_count * experts_here;
+    /* a quantized base's routed experts: quantized where they are linear modules, else kept in the base dtype
+     * (training.finetune.quant_experts; core/profiles.def) */
+    if (pl->quant_experts) lp.quantizable_count += one.quantizable_count * experts_here;
     lp.largest_linear_count = max2(lp.largest_linear_count, one.largest_linear_count);
     /* the rank's experts as grouped weights, w1 w2 w3 [experts, ...] (torchtitan models/moe GroupedExperts),
      * then the router (its gate, replicated) */

@@ -132,6 +132,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->logits_fp32_kept = (int)or_default(profiled(in, FIELD(logits_fp32_kept)), 0);
   p->lora_fused_qkv = (int)or_default(profiled(in, FIELD(lora_fused_qkv)), 0);
   p->quant_dequant_temp = (int)or_default(profiled(in, FIELD(quant_dequant_temp)), 0);
+  p->quant_experts = (int)or_default(profiled(in, FIELD(quant_experts)), 1);
 }
 
 static void resolve_parallel(const llmem_input *in, plan *p) {

@@ -391,6 +391,10 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     label: '4-bit weights dequantised per matmul',
     auto: 'from the training stack',
   },
+  'training.finetune.quant_experts': {
+    label: 'MoE experts quantized too',
+    auto: 'from the training stack',
+  },
   'training.finetune.lora_fused_qkv': {
     label: 'One LoRA dropout for q/k/v',
     auto: 'from the training stack',
@@ -969,6 +973,7 @@ export const SECTIONS: Section[] = [
           'training.finetune.quant_from_fp16',
           'training.finetune.quant_inputs_held',
           'training.finetune.quant_dequant_temp',
+          'training.finetune.quant_experts',
           'training.finetune.lora_fused_qkv',
         ],
       },

@@ -56,6 +56,15 @@ static void rows(void) {
         "bitsandbytes MatMul4Bit dequantises per matmul");
   CHECK(value_of("runtime.framework=torchtune", "training.finetune.quant_dequant_temp") == 0,
         "torchtune: torchao NF4, not MatMul4Bit");
+  CHECK(value_of("", "training.finetune.quant_experts") == 1, "generic: experts are nn.Linear modules, quantized");
+  CHECK(value_of("runtime.framework=hf_trainer runtime.framework_version=2025-11", "training.finetune.quant_experts") ==
+            1,
+        "transformers 4.x: one nn.Linear MLP per expert");
+  CHECK(value_of("runtime.framework=hf_trainer", "training.finetune.quant_experts") == 0,
+        "transformers v5: fused 3D experts stay in the model dtype");
+  CHECK(value_of("runtime.framework=axolotl runtime.framework_version=2026-07", "training.finetune.quant_experts") == 0,
+        "axolotl inherits transformers' experts");
+  CHECK(value_of("runtime.framework=litgpt", "training.finetune.quant_experts") == 1, "LitGPT: per-expert Linear");
   plan pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06");
   CHECK(pl.optimizer_impl == LLMEM_OPT_IMPL_FUSED && pl.repeat_kv == 1, "the plan takes the profile");
   pl = plan_for("runtime.framework=torchtitan runtime.framework_version=2025-06 training.repeat_kv=false");
@@ -96,8 +105,31 @@ static void mechanisms(void) {
   CHECK_NEAR(drop, T * 4096 * ab + T * 14336 * ab, 0, "MatMul4Bit keeps A up to 0.43.1");
 }
 
+/* QLoRA of an MoE base (8 experts, top 2, expert ffn 1024, h 512, 4 layers, gated): transformers v5's fused experts
+ * stay in bf16 where a quantized expert is NF4 with double-quantized statistics. Each layer's experts hold
+ * 8 x 3 x 512 x 1024 parameters; kept in bf16 they take 2 B each instead of 0.5 B + 1/64 + 4/(64 x 256) B. */
+static void quantized_experts(void) {
+  const char *moe = "model.layers=4 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+                    "model.vocab=1024 model.moe.experts=8 model.moe.top_k=2 model.moe.expert_ffn_hidden=1024 "
+                    "training.finetune.method=qlora parallel.gpus=1 parallel.engine=single ";
+  char on[512], off[512];
+  snprintf(on, sizeof on, "%s training.finetune.quant_experts=true", moe);
+  snprintf(off, sizeof off, "%s training.finetune.quant_experts=false", moe);
+  plan pq = plan_for(on), pb = plan_for(off);
+  stage_layout sq, sb;
+  layout_stage(&pq, 0, &sq);
+  layout_stage(&pb, 0, &sb);
+  rank_states rq, rb;
+  states_for_stage(&pq, &sq, &rq);
+  states_for_stage(&pb, &sb, &rb);
+  double experts = 4 * 8 * 3 * 512.0 * 1024, per_quantized = 0.5 + 1.0 / 64 + 4.0 / (64 * 256);
+  CHECK_NEAR(rb.weights - rq.weights, experts * (2 - per_quantized), 1e-12, "bf16 experts: 2 B a parameter");
+  CHECK_NEAR(sb.layers.quantizable_count, sq.layers.quantizable_count - experts, 0, "experts not quantizable");
+}
+
 int main(void) {
   rows();
   mechanisms();
+  quantized_experts();
   return check_report("profiles");
 }

@@ -60,21 +60,24 @@ describe('lora_target_modules as a regex (examples/*-vl/*.yaml)', () => {
 });
 
 describe('MoE experts under load_in_4bit (docs/expert_quantization.qmd)', () => {
-  it('reports bf16 experts when quantize_moe_experts is absent', () => {
+  it('keeps the experts in bf16 when quantize_moe_experts is absent', () => {
     const r = ok(real('mixtral-qlora-fsdp-bf16-experts.yml'));
     expect(r.flat['training.finetune.method']).toBe('qlora');
-    expect(lines(r)).toMatch(/quantize_moe_experts: absent: .*45\.1B parameters.*stay in bf16/);
+    expect(r.flat['training.finetune.quant_experts']).toBe(false);
+    expect(r.notes.join('\n')).toMatch(/no quantize_moe_experts: .*stay in bf16/);
   });
 
-  it('counts them quantized, as llmem does, with quantize_moe_experts', () => {
+  it('counts them quantized with quantize_moe_experts', () => {
     const r = ok(real('glm-4.5-air-qlora-quantize-moe-experts.yaml'));
+    expect(r.flat['training.finetune.quant_experts']).toBe(true);
     expect(lines(r)).not.toContain('quantize_moe_experts');
     expect(r.notes.join('\n')).toContain('quantize_moe_experts: the expert weights are quantized on load');
   });
 
-  it('says nothing for a dense model', () => {
+  it('sets nothing for a dense model', () => {
     const r = ok(`base_model: meta-llama/Llama-3.1-8B\nadapter: qlora\nload_in_4bit: true\nlora_target_linear: true\n`);
     expect(lines(r)).not.toContain('quantize_moe_experts');
+    expect(r.flat['training.finetune.quant_experts']).toBeUndefined();
   });
 
   it('reports LoRA on the experts (lora_target_parameters) as not counted', () => {

@@ -1074,9 +1074,8 @@ function loraTargetRegex(d: Draft, key: string, pattern: string): void {
  * layer's experts as fused 3D nn.Parameters, not nn.Linear, so bitsandbytes' load_in_4bit / load_in_8bit leaves them
  * in bf16 (docs/expert_quantization.qmd @067b021c: "all expert weights being loaded in full bf16 precision");
  * quantize_moe_experts quantizes them on load (src/axolotl/monkeypatch/moe_quant.py: NF4 parametrization, or
- * row-wise int8 with load_in_8bit), which is what llmem's qlora counts for every linear of the base.
- * lora_target_parameters puts LoRA on those 3D parameters (PEFT target_parameters; patch_manager.py
- * _apply_moe_expert_quantization_patch).
+ * row-wise int8 with load_in_8bit): training.finetune.quant_experts. lora_target_parameters puts LoRA on those 3D
+ * parameters (PEFT target_parameters; patch_manager.py _apply_moe_expert_quantization_patch).
  */
 function moeExperts(d: Draft, y: Record<string, Json>, adapter: boolean): void {
   const quantizeKey = y.quantize_moe_experts;
@@ -1084,27 +1083,13 @@ function moeExperts(d: Draft, y: Record<string, Json>, adapter: boolean): void {
   const m = draftModel(d);
   const moe = m && isObject(m.moe) ? m.moe : undefined;
   const experts = moe && typeof moe.experts === 'number' ? moe.experts : 0;
-  const quantized = d.get('training.finetune.method') === 'qlora';
-  if (quantized && experts > 0) {
-    const quant = d.get('training.finetune.quant') === 'int8' ? 'int8' : 'nf4';
-    if (quantize)
-      d.note(
-        `quantize_moe_experts: the expert weights are quantized on load (${quant}, monkeypatch/moe_quant.py), as llmem counts them`,
-      );
-    else {
-      const h = typeof m?.hidden === 'number' ? m.hidden : 0;
-      const ffn = typeof moe?.expert_ffn_hidden === 'number' ? moe.expert_ffn_hidden : m?.ffn_hidden;
-      const layers = typeof m?.layers === 'number' ? m.layers : 0;
-      const dense = typeof moe?.dense_layers === 'number' ? moe.dense_layers : 0;
-      const freq = typeof moe?.layer_freq === 'number' && moe.layer_freq > 0 ? moe.layer_freq : 1;
-      const n = experts * 3 * h * (typeof ffn === 'number' ? ffn : 0) * Math.ceil((layers - dense) / freq);
-      const size =
-        n > 0 ? ` (about ${(n / 1e9).toFixed(1)}B parameters, ${((n * 2) / 2 ** 30).toFixed(0)} GiB in bf16)` : '';
-      d.skip(
-        'quantize_moe_experts',
-        `absent: transformers v5 keeps a MoE layer's experts as fused 3D parameters, which ${quant === 'int8' ? 'load_in_8bit' : 'load_in_4bit'} does not quantize (axolotl docs/expert_quantization.qmd): the expert weights${size} stay in bf16; llmem quantizes every linear of the base (${quant}): an under-estimate; set quantize_moe_experts: true, or count the run as LoRA on a bf16 base (training.finetune.method lora)`,
-      );
-    }
+  if (d.get('training.finetune.method') === 'qlora' && experts > 0) {
+    d.set('training.finetune.quant_experts', quantize);
+    d.note(
+      quantize
+        ? 'quantize_moe_experts: the expert weights are quantized on load (monkeypatch/moe_quant.py): training.finetune.quant_experts true'
+        : "no quantize_moe_experts: transformers v5 keeps a MoE layer's experts as fused 3D parameters, which bitsandbytes does not quantize (axolotl docs/expert_quantization.qmd): they stay in bf16, training.finetune.quant_experts false",
+    );
   } else if (quantize) d.ignore('quantize_moe_experts'); // no MoE experts, or no quantized base (axolotl's validation needs one)
   const params = y.lora_target_parameters;
   if (params !== undefined && params !== null && !(Array.isArray(params) && params.length === 0)) {

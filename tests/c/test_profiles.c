@@ -109,9 +109,10 @@ static void mechanisms(void) {
  * stay in bf16 where a quantized expert is NF4 with double-quantized statistics. Each layer's experts hold
  * 8 x 3 x 512 x 1024 parameters; kept in bf16 they take 2 B each instead of 0.5 B + 1/64 + 4/(64 x 256) B. */
 static void quantized_experts(void) {
-  const char *moe = "model.layers=4 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
-                    "model.vocab=1024 model.moe.experts=8 model.moe.top_k=2 model.moe.expert_ffn_hidden=1024 "
-                    "training.finetune.method=qlora parallel.gpus=1 parallel.engine=single ";
+  const char *moe =
+      "model.layers=4 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+      "model.vocab=1024 model.moe.experts=8 model.moe.top_k=2 model.moe.expert_ffn_hidden=1024 "
+      "training.finetune.method=qlora parallel.gpus=1 parallel.engine=single ";
   char on[512], off[512];
   snprintf(on, sizeof on, "%s training.finetune.quant_experts=true", moe);
   snprintf(off, sizeof off, "%s training.finetune.quant_experts=false", moe);

@@ -29,8 +29,14 @@ describe('model id -> catalog preset', () => {
     ['Qwen/Qwen3-4B-Instruct-2507', 'qwen3-4b'],
     ['Qwen/Qwen3-0.6B-Base', 'qwen3-0.6b'],
     ['HuggingFaceTB/SmolLM3-3B-checkpoints', 'smollm3-3b'],
+    // post-training stages and re-stored weights of the same tensors (axolotl's examples name these)
+    ['allenai/Olmo-3-7B-Instruct-SFT', 'olmo-3-7b@2026-11-26'],
+    ['axolotl-ai-co/gpt-oss-120b-dequantized', 'gpt-oss-120b@2026-11-26'],
+    ['hugging-quants/Meta-Llama-3.1-405B-BNB-NF4-BF16', 'llama-3.1-405b'],
     // checkpoints with exactly a preset's tensors (models.json same_tensors)
     ['meta-llama/Meta-Llama-3-70B-Instruct', 'llama-3.1-70b'],
+    ['TinyLlama/TinyLlama-1.1B-Chat-v1.0', 'tinyllama-1.1b'],
+    ['TinyLlama/TinyLlama_v1.1', 'tinyllama-1.1b'],
     ['Qwen/Qwen2-7B-Instruct', 'qwen2.5-7b'],
     ['Qwen/Qwen2-1.5B', 'qwen2.5-1.5b'],
     ['Qwen/Qwen2.5-Coder-32B-Instruct', 'qwen2.5-32b'],

@@ -262,6 +262,9 @@ const SHAPE_NEUTRAL_SUFFIXES = [
   'pt',
   'base',
   'checkpoints', // HuggingFaceTB/SmolLM3-3B-checkpoints: the training run's intermediate checkpoints
+  'sft', // post-training stages of the same weights (allenai/Olmo-3-7B-Instruct-SFT, ...-DPO)
+  'dpo',
+  'dequantized', // axolotl-ai-co/gpt-oss-120b-dequantized: the MXFP4 experts stored in bf16, the same tensors
   'bf16',
   'fp16',
   'fp8',
@@ -275,6 +278,7 @@ const SHAPE_NEUTRAL_SUFFIXES = [
   'int8',
   'bnb-4bit',
   'unsloth-bnb-4bit',
+  'bnb-nf4', // hugging-quants/Meta-Llama-3.1-405B-BNB-NF4-BF16
   '4bit',
   '8bit',
   'mlx',
@@ -293,6 +297,7 @@ const QUANTIZED_SUFFIXES = new Set([
   '-int8',
   '-bnb-4bit',
   '-unsloth-bnb-4bit',
+  '-bnb-nf4',
   '-4bit',
   '-8bit',
 ]);

@@ -98,7 +98,8 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
     'DeepSpeed activation checkpointing applies only to models that call deepspeed.checkpointing (Megatron-DeepSpeed); set training.recompute yourself',
   communication_data_type: 'the reduction dtype of gradients is not modelled separately',
   amp: 'apex AMP is not modelled; set training.dtype',
-  torch_autocast: 'DeepSpeed torch_autocast is not mapped; set training.dtype (and master_weights) yourself',
+  torch_autocast:
+    'torch autocast over fp32 parameters (no fp16/bf16 section on) is not mapped: fp32 parameters, gradients and optimizer states with 16-bit compute; set training.dtype (and master_weights) yourself',
   sparse_attention: 'sparse attention is not modelled',
   pipeline: 'DeepSpeed pipeline-engine settings are not mapped; set parallel.pp',
   compression_training: 'compression training is not modelled',
@@ -108,6 +109,66 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
   sparse_gradients: 'sparse embedding gradients are not modelled',
   fp8: 'DeepSpeed fp8 settings are not mapped; set training.fp8_linear',
 };
+
+// Sections DeepSpeed reads with an "enabled" switch (deepspeedai/DeepSpeed@edaa7221) and what each does when on.
+// Off (or, for compile, deepcompile false) they change nothing: read and ignored.
+const SWITCHED: Record<string, { on: (v: Obj) => boolean; effect: string | null }> = {
+  // deepspeed/autotuning/config.py DeepSpeedAutotuningConfig: the launcher's `--autotuning` runs trials over
+  // micro-batch sizes and ZeRO stages and writes ds_config_optimal.json; a training run reads nothing from it
+  autotuning: {
+    on: (v) => v.enabled === true,
+    effect:
+      'the autotuner (deepspeed --autotuning) picks the micro-batch size and ZeRO stage by trial runs; import the ds_config_optimal.json it writes; not applied',
+  },
+  // deepspeed/compile/config.py CompileConfig: deepcompile (default false) rewrites the graph once engine.compile()
+  // is called: ZeRO-1/3 prefetch and reshard passes, autosp / autotp, activation freeing or offload
+  compile: {
+    on: (v) => v.deepcompile === true,
+    effect:
+      'DeepCompile (compile.deepcompile) schedules the gathers, frees or offloads activations by its own passes once engine.compile() is called; not modelled; not applied',
+  },
+  // deepspeed/runtime/config.py get_pld_enabled / runtime/progressive_layer_drop.py: layers are skipped at random
+  // with a keep probability falling to theta; the model code decides (BingBert), the full depth is counted
+  progressive_layer_drop: {
+    on: (v) => v.enabled === true,
+    effect:
+      'progressive layer drop skips layers at random (keep probability falling to theta); activations are counted for every layer; not applied',
+  },
+  // deepspeed/runtime/quantize.py Quantizer.quantize (MoQ): p.data = compute_quantization(p.data, ...), the
+  // quantized values written back into the same 16-bit parameters: no change in what is held
+  quantize_training: { on: () => false, effect: null },
+};
+
+/** One of SWITCHED: ignored when off or without memory effect, else reported with what it does. */
+function switchedSection(d: Draft, key: keyof typeof SWITCHED | string, v: Json, at: string): void {
+  const s = SWITCHED[key];
+  if (v === null || !isObject(v) || !s.on(v) || s.effect === null) d.ignore(at);
+  else d.skip(at, s.effect);
+}
+
+/**
+ * torch_autocast (deepspeed/runtime/config.py get_torch_autocast_enabled, default false; engine.py @edaa7221).
+ * The module keeps the dtype fp16 / bf16 give it (engine.py get_data_types, _mixed_precision_dtypes); autocast
+ * only casts the inputs of the linears. With fp16 or bf16 on, nothing changes in what is held; alone, the
+ * parameters, gradients and optimizer stay fp32 under 16-bit compute, which config v1 does not express for ZeRO
+ * (stage 3 then uses the fp32 partition as the master, stage3.py _create_fp32_partitions).
+ */
+function torchAutocast(d: Draft, v: Json, at: string, dtypeSeen: boolean): void {
+  if (v === null) return;
+  const on = obj(v, at).enabled;
+  if (on === undefined || on === null || on === false) {
+    d.ignore(at);
+    return;
+  }
+  if (bool(on, `${at}.enabled`) && dtypeSeen && d.get('training.dtype') !== undefined) {
+    d.ignore(at);
+    d.note(
+      `${at}: the model stays ${String(d.get('training.dtype'))} as fp16/bf16 set it; autocast only casts the linears' inputs`,
+    );
+    return;
+  }
+  d.skip(at, NOT_EXPRESSIBLE.torch_autocast);
+}
 
 /** Import a DeepSpeed config file; `worldSize` is the data-parallel size train_batch_size is divided by. */
 export function importDeepSpeed(text: string, worldSize?: number): ImportResult {
@@ -127,6 +188,7 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
   d.set('parallel.engine', 'deepspeed');
   let micro: number | undefined, accum: number | undefined, total: number | undefined;
   let dtypeSeen = false;
+  let autocast: Json | undefined; // torch_autocast, read once fp16 / bf16 are known (the keys come in any order)
   let known = 0,
     unknown = 0;
   let firstUnknown: string | undefined;
@@ -170,6 +232,15 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
       case 'zero_optimization_stage': // legacy spelling
         d.set('parallel.zero_stage', int(v, k(key), 0));
         break;
+      case 'torch_autocast':
+        autocast = v;
+        break;
+      case 'autotuning':
+      case 'compile':
+      case 'progressive_layer_drop':
+      case 'quantize_training':
+        switchedSection(d, key, v, k(key));
+        break;
       default:
         if (IGNORED.has(key) || key.startsWith('_comment')) d.ignore(k(key));
         else {
@@ -190,6 +261,7 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
       firstUnknown,
       `DeepSpeed config: none of its keys is a DeepSpeed setting (the first: "${firstUnknown}")`,
     );
+  if (autocast !== undefined) torchAutocast(d, autocast, k('torch_autocast'), dtypeSeen);
   if (!dtypeSeen && d.get('training.dtype') === undefined && !prefix) {
     d.set('training.dtype', 'fp32');
     d.note('no fp16/bf16 section enabled: DeepSpeed trains in fp32 (training.dtype fp32)');
@@ -198,6 +270,13 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
     d.set('parallel.zero_stage', 0);
     d.note('no zero_optimization.stage: ZeRO stage 0 (DeepSpeed default)');
   }
+  const onebit = isObject(ds.optimizer) && typeof ds.optimizer.type === 'string' ? ds.optimizer.type : undefined;
+  if (onebit && ONEBIT[onebit.toLowerCase()] && Number(d.get('parallel.zero_stage')) > 0)
+    // engine.py _configure_basic_optimizer (deepspeedai/DeepSpeed@edaa7221): assert not self.zero_optimization()
+    throw new ImportError(
+      k('optimizer.type'),
+      `${k('optimizer.type')}: ${onebit} with ZeRO stage ${String(d.get('parallel.zero_stage'))}: DeepSpeed asserts the 1-bit optimizers (1-bit Adam, 0/1 Adam, 1-bit LAMB) are not used with ZeRO`,
+    );
   // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity).
   if (total !== undefined && world !== undefined) batchFromWorld(d, k('train_batch_size'), total, world, micro, accum);
   else if (total !== undefined) {
@@ -206,6 +285,14 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
       d.set('parallel.gpus', gpus);
       d.note(
         `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)`,
+      );
+    } else if ((micro === undefined) !== (accum === undefined) && total === (micro ?? accum)) {
+      // train_batch_size = micro x grad_accum x world size with each factor >= 1 (_batch_assertion,
+      // deepspeed/runtime/config.py @edaa7221): equal to the one given, the other two are 1
+      d.set('parallel.gpus', 1);
+      d.set(micro === undefined ? 'training.micro_batch' : 'training.grad_accum', 1);
+      d.note(
+        `parallel.gpus 1 and ${micro === undefined ? 'micro-batch' : 'grad_accum'} 1: train_batch_size ${total} equals the ${micro === undefined ? 'gradient_accumulation_steps' : 'train_micro_batch_size_per_gpu'}, so DeepSpeed runs it on one data-parallel rank`,
       );
     } else if (micro !== undefined && accum === undefined) {
       d.skip(
@@ -310,6 +397,8 @@ function zero(d: Draft, v: Json, key: string): void {
           mapped[1],
           num(zv, at, zk.includes('persistence') || zk.includes('prefetch') || zk.includes('live') ? 0 : 1),
         );
+    } else if (zk === 'zenflow' && zv === null) {
+      d.ignore(at);
     } else if ((zk === 'stage3_max_reuse_distance' || zk === 'max_reuse_distance') && Number(zv) === 0) {
       d.ignore(at); // 0: no gathered parameter is kept for re-use
     } else if (ZERO_IGNORED.has(zk)) {
@@ -321,11 +410,15 @@ function zero(d: Draft, v: Json, key: string): void {
         at,
         zk === 'sub_group_size'
           ? 'ZeRO-3 steps the optimizer one sub-group of this many elements at a time; the per-sub-group buffers are not modelled; not applied'
-          : zk === 'stage3_max_reuse_distance' || zk === 'max_reuse_distance'
-            ? 'keeping gathered parameters for re-use is not modelled; not applied'
-            : zk.startsWith('zero_') || zk.startsWith('mics')
-              ? 'ZeRO++ / MiCS partitioning is not modelled; not applied'
-              : 'not mapped; not applied',
+          : zk === 'zenflow'
+            ? // deepspeed/runtime/zenflow/zenflow_config.py ZenFlowConfig @edaa7221: the top-k gradient columns
+              // (topk_ratio) are stepped on the GPU, with their optimizer states there, the rest on the CPU
+              'ZenFlow keeps the optimizer states of the top-k gradient columns (topk_ratio) on the GPU and steps the rest on the CPU; those GPU states and buffers are not modelled (counted as plain offload_optimizer); not applied'
+            : zk === 'stage3_max_reuse_distance' || zk === 'max_reuse_distance'
+              ? 'keeping gathered parameters for re-use is not modelled; not applied'
+              : zk.startsWith('zero_') || zk.startsWith('mics')
+                ? 'ZeRO++ / MiCS partitioning is not modelled; not applied'
+                : 'not mapped; not applied',
       );
   }
   const stage = d.get('parallel.zero_stage');
@@ -363,26 +456,55 @@ function tensorParallel(d: Draft, v: Json, key: string): void {
   }
 }
 
-// DeepSpeed optimizer "type" names (deepspeed/runtime/config.py *_OPTIMIZER): Adam, AdamW,
-// Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Lion, Adagrad, MuAdam*, SGD via torch.
+// The 1-bit optimizers (deepspeed/runtime/fp16/onebit/{adam,zoadam,lamb}.py @edaa7221) keep, beside Adam's
+// exp_avg and exp_avg_sq, fp32 error-feedback buffers for the compressed all-reduce: worker_error (one element per
+// parameter) and server_error (1 / world size of it); 0/1 Adam adds momentum_accumulator, 1-bit LAMB exp_avg_sq_fresh.
+const ONEBIT: Record<string, { name: string; extra: string }> = {
+  onebitadam: { name: '1-bit Adam', extra: 'worker_error (1 per parameter) and server_error (1 / world size)' },
+  zerooneadam: {
+    name: '0/1 Adam',
+    extra: 'momentum_accumulator and worker_error (1 each per parameter) and server_error (1 / world size)',
+  },
+  onebitlamb: {
+    name: '1-bit LAMB',
+    extra: 'exp_avg_sq_fresh and worker_error (1 each per parameter) and server_error (1 / world size)',
+  },
+};
+
+// DeepSpeed optimizer "type" names (deepspeed/runtime/config.py *_OPTIMIZER, engine.py _configure_basic_optimizer
+// @edaa7221): Adam, AdamW, Lamb, OneBitAdam, ZeroOneAdam, OneBitLamb, Lion, Adagrad, MuAdam, MuAdamW, MuSGD, Muon;
+// any other name is getattr(torch.optim, type) (SGD, ...).
 function optimizer(d: Draft, v: Json, key: string): void {
-  for (const [okey, ov] of Object.entries(obj(v, key))) {
-    if (okey === 'params') {
-      if (isObject(ov) && ov.adam_w_mode === false) d.set('training.optimizer', 'adam');
-      d.ignore(`${key}.params`);
-    } else if (okey === 'type') {
-      const type = str(ov, `${key}.type`).toLowerCase();
-      if (type === 'adamw' || type === 'adam' || type === 'fusedadam' || type === 'cpuadam')
-        d.get('training.optimizer') ?? d.set('training.optimizer', 'adamw');
-      else if (type === 'lion') d.set('training.optimizer', 'lion');
-      else if (['lamb', 'onebitadam', 'zerooneadam', 'onebitlamb'].includes(type)) {
-        d.set('training.optimizer', 'adamw');
-        d.note(`${key}.type ${String(ov)}: counted as AdamW (two fp32 states per parameter)`);
-      } else if (type === 'adagrad') {
-        d.set('training.optimizer', 'sgd_momentum');
-        d.note(`${key}.type Adagrad: counted as one fp32 state per parameter (sgd_momentum)`);
-      } else if (type === 'sgd') d.set('training.optimizer', 'sgd_momentum');
-      else d.skip(`${key}.type`, `optimizer ${String(ov)} is not mapped; training.optimizer left at llmem default`);
-    } else d.skip(`${key}.${okey}`, 'not mapped');
-  }
+  const o = obj(v, key);
+  const params = isObject(o.params) ? o.params : {};
+  for (const okey of Object.keys(o))
+    if (okey === 'params') d.ignore(`${key}.params`);
+    else if (okey !== 'type') d.skip(`${key}.${okey}`, 'not mapped');
+  if (o.type === undefined || o.type === null) return;
+  const type = str(o.type, `${key}.type`).toLowerCase();
+  // torch.optim.SGD / mup MuSGD keep a momentum buffer only with momentum != 0 (torch default 0)
+  const momentum = typeof params.momentum === 'number' && params.momentum !== 0;
+  if (type === 'adamw' || type === 'adam' || type === 'fusedadam' || type === 'cpuadam')
+    // effective_adam_w_mode = type is AdamW or params.adam_w_mode (default true)
+    d.set('training.optimizer', type === 'adam' && params.adam_w_mode === false ? 'adam' : 'adamw');
+  else if (type === 'muadam' || type === 'muadamw') d.set('training.optimizer', type === 'muadam' ? 'adam' : 'adamw');
+  else if (type === 'lion') d.set('training.optimizer', 'lion');
+  else if (type === 'muon')
+    d.set('training.optimizer', 'muon'); // MuonWithAuxAdam: Adam for the use_muon=False ones
+  else if (type === 'lamb') {
+    d.set('training.optimizer', 'adamw'); // FusedLamb: exp_avg, exp_avg_sq
+    d.note(`${key}.type ${String(o.type)}: FusedLamb's two fp32 states per parameter, counted as AdamW`);
+  } else if (ONEBIT[type]) {
+    d.set('training.optimizer', 'adamw');
+    d.skip(
+      `${key}.type`,
+      `${String(o.type)}: Adam's two fp32 states are counted (AdamW); ${ONEBIT[type].name}'s fp32 ${ONEBIT[type].extra} are not`,
+    );
+  } else if (type === 'adagrad') {
+    d.set('training.optimizer', 'sgd_momentum');
+    d.note(`${key}.type Adagrad: counted as one fp32 state per parameter (sgd_momentum)`);
+  } else if (type === 'sgd' || type === 'musgd') {
+    d.set('training.optimizer', momentum ? 'sgd_momentum' : 'sgd');
+    if (!momentum) d.note(`${key}.type ${String(o.type)} without momentum: no optimizer state (torch.optim.SGD)`);
+  } else d.skip(`${key}.type`, `optimizer ${String(o.type)} is not mapped; training.optimizer left at llmem default`);
 }

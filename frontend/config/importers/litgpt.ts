@@ -298,12 +298,22 @@ function finetuneModel(d: Draft, y: Obj) {
 function pretrainModel(d: Draft, y: Obj) {
   const name = y.model_name === undefined || y.model_name === null ? undefined : str(y.model_name, 'model_name');
   const cfg = y.model_config === undefined || y.model_config === null ? undefined : obj(y.model_config, 'model_config');
+  if (cfg) {
+    // pretrain.py setup() @2685705: config = Config.from_name(model_name) if model_config is None else model_config;
+    // a given model_config is a whole litgpt Config (its dataclass defaults for what it leaves out), model_name unused
+    if (name) {
+      d.ignore('model_name');
+      d.note(
+        `model_config given: pretrain.py builds the model from it alone (Config defaults fill the rest); model_name ${name} only names the run`,
+      );
+    }
+    modelConfig(d, cfg);
+    return undefined;
+  }
   const id = name ? (LITGPT_NAMES[name] ?? name) : undefined;
   const entry = id ? modelEntryForId(id) : undefined;
   if (id !== name) d.note(`model_name ${name}: LitGPT's name of ${id} (litgpt/config.py hf_config)`);
-  if (name && (entry || !cfg)) applyModelId(d, 'model_name', id);
-  else if (name) d.ignore('model_name');
-  if (cfg) modelConfig(d, cfg, entry === undefined);
+  if (name) applyModelId(d, 'model_name', id);
   return entry;
 }
 
@@ -335,7 +345,7 @@ const CONFIG_IGNORED = new Set([
   'attn_bias',
 ]);
 
-function modelConfig(d: Draft, c: Obj, alone: boolean): void {
+function modelConfig(d: Draft, c: Obj): void {
   for (const [k, v] of Object.entries(c)) {
     const key = `model_config.${k}`;
     if (v === null) continue;
@@ -351,23 +361,38 @@ function modelConfig(d: Draft, c: Obj, alone: boolean): void {
     } else if (CONFIG_IGNORED.has(k)) d.ignore(key);
     else d.skip(key, 'a litgpt Config field llmem does not read; not applied');
   }
-  if (!alone) {
-    d.note('model_config: its fields override the model_name preset (pretrain.py uses model_config when given)');
-    return;
-  }
   // litgpt Config.__post_init__ defaults for what the file leaves out
-  const hidden = d.get('model.hidden');
-  const heads = d.get('model.heads');
-  if (typeof hidden !== 'number' || typeof heads !== 'number' || d.get('model.layers') === undefined)
-    throw new ImportError(
-      'model_config',
-      'model_config: needs n_layer, n_embd and n_head (or a model_name in the catalog)',
-    );
+  // (Config @2685705: n_layer 16, n_embd 4096, n_head 32)
+  const unset = (['model.layers', 'model.hidden', 'model.heads'] as const).filter((k) => d.get(k) === undefined);
+  if (unset.length) {
+    if (d.get('model.layers') === undefined) d.set('model.layers', 16);
+    if (d.get('model.hidden') === undefined) d.set('model.hidden', 4096);
+    if (d.get('model.heads') === undefined) d.set('model.heads', 32);
+    d.note(`model_config: ${unset.join(', ')} from the litgpt Config defaults (n_layer 16, n_embd 4096, n_head 32)`);
+  }
+  const hidden = d.get('model.hidden') as number;
+  const heads = d.get('model.heads') as number;
+  if (d.get('model.head_dim') === undefined && hidden % heads !== 0)
+    throw new ImportError('model_config', `model_config: n_embd ${hidden} is not a multiple of n_head ${heads}`);
   if (d.get('model.kv_heads') === undefined) d.set('model.kv_heads', heads);
   if (d.get('model.head_dim') === undefined) d.set('model.head_dim', hidden / heads);
-  if (d.get('model.ffn_hidden') === undefined) d.set('model.ffn_hidden', 4 * hidden);
-  if (d.get('model.vocab') === undefined && c.vocab_size !== undefined && c.vocab_size !== null)
-    d.set('model.vocab', int(c.vocab_size, 'model_config.vocab_size'));
+  if (d.get('model.ffn_hidden') === undefined) {
+    if (c.mlp_class_name === 'LLaMAMLP')
+      // Config.__post_init__: ValueError "needs to set the `intermediate_size`" for LLaMAMLP (GemmaMLP gets 4 x n_embd)
+      throw new ImportError(
+        'model_config.intermediate_size',
+        'model_config.intermediate_size: LitGPT requires it with mlp_class_name LLaMAMLP (Config raises ValueError)',
+      );
+    d.set('model.ffn_hidden', 4 * hidden);
+  }
+  if (d.get('model.vocab') === undefined) {
+    // Config @2685705: padded_vocab_size = find_multiple(vocab_size (50254), padding_multiple (512)) when not given
+    const given = (k: string) => c[k] !== undefined && c[k] !== null;
+    const vocab = given('vocab_size') ? int(c.vocab_size, 'model_config.vocab_size') : 50254;
+    const multiple = given('padding_multiple') ? int(c.padding_multiple, 'model_config.padding_multiple') : 512;
+    d.set('model.vocab', Math.ceil(vocab / multiple) * multiple);
+  }
+  if (d.get('model.max_positions') === undefined) d.set('model.max_positions', 4096); // Config block_size default
   if (d.get('model.norm') === undefined) d.set('model.norm', 'layernorm');
   if (d.get('model.mlp') === undefined) d.set('model.mlp', 'plain');
   if (d.get('model.bias') === undefined) d.set('model.bias', true);

@@ -122,7 +122,8 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'training.finetune.quant_from_fp16': 'dequantised fp16, then cast to bf16: two copies',
   'training.finetune.quant_inputs_held': 'the loop keeps the graph (LitGPT logits)',
   'training.finetune.quant_dequant_temp': 'bitsandbytes MatMul4Bit: the whole 16-bit weight, forward and backward',
-  'training.finetune.quant_experts': 'off: transformers v5 fused experts stay in bf16 (bitsandbytes converts nn.Linear only)',
+  'training.finetune.quant_experts':
+    'off: transformers v5 fused experts stay in bf16 (bitsandbytes converts nn.Linear only)',
   'training.finetune.lora_fused_qkv': 'the fused qkv linear drops out its input once (LitGPT)',
   'training.finetune.method': 'lora / qlora: adapters on a frozen base',
   'training.finetune.lora_rank': 'adapter rank r',

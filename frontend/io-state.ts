@@ -30,6 +30,7 @@ export const SOURCES: { id: SourceKind; label: string }[] = [
   { id: 'openrlhf', label: 'OpenRLHF launch script' },
   { id: 'litgpt', label: 'LitGPT config (YAML)' },
   { id: 'torchtune', label: 'torchtune recipe config (YAML)' },
+  { id: 'swift', label: 'ms-swift command line (swift sft / pt / rlhf)' },
 ];
 export const sourceLabel = (k: SourceKind) => SOURCES.find((s) => s.id === k)?.label ?? k;
 /** Kinds that may need the world size (the file does not always say). */
@@ -46,6 +47,7 @@ export const NEEDS_WORLD: readonly SourceKind[] = [
   'openrlhf',
   'litgpt',
   'torchtune',
+  'swift',
 ];
 /** A config is a few KB; a file this large is something else (weights, a dataset). */
 export const MAX_IMPORT_BYTES = 4 * 2 ** 20;

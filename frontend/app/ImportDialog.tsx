@@ -18,6 +18,7 @@ const WORLD_USE: Record<string, string> = {
   deepspeed: ' (the data-parallel size) and grad_accum from train_batch_size',
   trl: ' and, for GRPO and DPO, the RL batches',
   openrlhf: ' and the RL batches',
+  swift: ' where the script sets no NPROC_PER_NODE, and the RL batches',
 };
 
 export function ImportDialog() {

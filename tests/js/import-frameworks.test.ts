@@ -628,10 +628,10 @@ describe('values of the wrong shape are reported, never dropped', () => {
 
 describe('training tools llmem does not read are named, not mistaken for another format', () => {
   const cases: [string, string, RegExp][] = [
-    // modelscope/ms-swift examples/train/multi-gpu/deepspeed/train_zero3.sh (its command)
+    // ms-swift's Megatron-SWIFT (megatron sft); swift sft / pt / rlhf are read as kind swift (import-swift.test.ts)
     [
-      'train_zero3.sh',
-      'NPROC_PER_NODE=2 \\\nswift sft \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --train_type full \\\n    --deepspeed zero3\n',
+      'train_megatron.sh',
+      'NPROC_PER_NODE=2 \\\nmegatron sft \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --tuner_type full \\\n    --tensor_model_parallel_size 2\n',
       /ms-swift/,
     ],
     // deepspeedai/DeepSpeedExamples applications/DeepSpeed-Chat/training/step1_supervised_finetuning/training_scripts

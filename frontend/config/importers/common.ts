@@ -20,7 +20,8 @@ export type ImportKind =
   | 'verl'
   | 'openrlhf'
   | 'litgpt'
-  | 'torchtune';
+  | 'torchtune'
+  | 'swift';
 
 /** A config-v1 object, what the importer assumed, and every source key it did not apply. */
 export interface Imported {

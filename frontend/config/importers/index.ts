@@ -8,6 +8,7 @@ import { importLitgpt } from './litgpt.js';
 import { importLlamaFactory } from './llamafactory.js';
 import { importMegatron } from './megatron.js';
 import { importOpenRlhf } from './openrlhf.js';
+import { importSwift } from './swift.js';
 import { importTorchtitan } from './torchtitan.js';
 import { importTorchtune } from './torchtune.js';
 import { importTrainingArgs } from './training-args.js';
@@ -33,6 +34,7 @@ export const IMPORT_KINDS: ImportKind[] = [
   'openrlhf',
   'litgpt',
   'torchtune',
+  'swift',
 ];
 
 export interface ImportOptions {
@@ -47,14 +49,14 @@ export interface ImportOptions {
   trainer?: Trainer;
   /**
    * the text of the DeepSpeed JSON the imported file names by path (accelerate
-   * deepspeed_config_file; TrainingArguments, LLaMA-Factory and axolotl `deepspeed`):
+   * deepspeed_config_file; TrainingArguments, LLaMA-Factory and axolotl `deepspeed`; ms-swift --deepspeed):
    * read as the DeepSpeed importer reads it; without it the path is reported as not read
    */
   also?: string;
 }
 
 /** The kinds whose files may name a DeepSpeed JSON (ImportOptions.also). */
-const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl', 'trl'];
+const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl', 'trl', 'swift'];
 
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
@@ -102,6 +104,8 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
       return importLitgpt(text, options);
     case 'torchtune':
       return importTorchtune(text, options);
+    case 'swift':
+      return importSwift(text, options);
   }
 }
 
@@ -112,8 +116,12 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
  */
 const UNREAD_FORMATS: [string, (name: string, has: (re: RegExp) => boolean) => boolean][] = [
   [
-    'an ms-swift command line (swift sft | rlhf | pt, megatron sft)',
-    (_, has) => has(/(^|[\s;&|(])(swift|megatron)\s+(sft|pt|rlhf|infer|export)\b/m),
+    // swift sft | pt | rlhf are read (kind swift, detectKind); Megatron-SWIFT and the commands that do not train are not
+    'an ms-swift Megatron-SWIFT command line (megatron sft | pt | rlhf) or an ms-swift command that does not train (swift infer | export | deploy | rollout)',
+    (_, has) =>
+      has(
+        /(^|[\s;&|(])(megatron\s+(sft|pt|rlhf|export)|swift\s+(infer|export|deploy|rollout|merge-lora|eval|sample|app|web-ui))\b/m,
+      ),
   ],
   ['a DeepSpeed-Chat training script', (_, has) => has(/\bmain\.py\b[\s\S]*--(zero_stage|actor_model_name_or_path)\b/)],
   ['a NeMo 1.x config (trainer: and exp_manager:)', (_, has) => has(/^trainer:/m) && has(/^exp_manager:/m)],
@@ -166,6 +174,8 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
     )
   )
     return 'verl';
+  // ms-swift: swift sft | pt | rlhf, or a launcher running swift/cli/{sft,pt,rlhf}.py (swift/cli/main.py @3602360a)
+  if (has(/(^|[\s;&|(])swift\s+(sft|pt|rlhf)\b|(^|[\s/])swift\/cli\/(sft|pt|rlhf)\.py\b/m)) return 'swift';
   // OpenRLHF: openrlhf.cli.train_*, or before the package (OpenRLHF@b9517c56 examples/scripts: deepspeed ../train_dpo.py)
   // its own --micro_train_batch_size
   if (has(/\bopenrlhf[./]cli[./]train_|--micro_train_batch_size\b/)) return 'openrlhf';

@@ -1180,6 +1180,10 @@ class Shell {
       return [String(v)];
     }
     if (p.t === 'cmd') {
+      // `$(expr 16 / $n)` (ms-swift's examples/train): integer arithmetic, as $(( )) evaluates it
+      const e = /^expr\s([\w$\s*/%+\\-]+)$/.exec(p.text.trim()); // one split only: linear in the text
+      const v = e ? this.arithValue(e[1].replace(/\\\*/g, '*')) : undefined;
+      if (v !== undefined) return [String(v)];
       // not run: a value with no blanks, so its words (e.g. nvidia-smi --query-gpu) are not taken for flags
       this.unknown = true;
       return [`$(${p.text.trim().split(/\s+/)[0]}…)`];

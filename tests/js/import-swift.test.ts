@@ -1,0 +1,219 @@
+// ms-swift command lines (swift sft | pt | rlhf; modelscope/ms-swift@3602360a562313afbf2ef6065fdf61f271a2c5b9):
+// detection, the world-size sources, the defaults that differ from transformers' and TRL's, the --deepspeed
+// shorthands, the RLHF trainers and the refusals. The verbatim example scripts are in tests/fixtures/real/swift/.
+import { describe, expect, it } from 'vitest';
+import { detectKind, unreadFormat } from '../../frontend/config/importers/index.js';
+import { importError, imported } from './import-helpers.js';
+
+const ok = (text: string, worldSize?: number) => imported('swift', text, { worldSize });
+const fail = (text: string, worldSize?: number) => importError('swift', text, { worldSize });
+const sft = (flags: string, env = 'CUDA_VISIBLE_DEVICES=0') =>
+  `${env} \\\nswift sft \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --dataset a#500 \\\n    ${flags}\n`;
+const rlhf = (flags: string, env = 'NPROC_PER_NODE=8') =>
+  `${env} \\\nswift rlhf \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --dataset a \\\n    ${flags}\n`;
+
+describe('detection', () => {
+  it('swift sft / pt / rlhf scripts are kind swift; a launcher running swift/cli/sft.py too', () => {
+    expect(detectKind('run.sh', sft('--tuner_type lora'))).toBe('swift');
+    expect(detectKind('run.sh', 'swift pt --model Qwen/Qwen2.5-7B --dataset x')).toBe('swift');
+    expect(detectKind('run.sh', rlhf('--rlhf_type dpo'))).toBe('swift');
+    expect(detectKind('run.sh', 'torchrun --nproc_per_node=4 swift/cli/sft.py --model Qwen/Qwen2.5-7B')).toBe('swift');
+  });
+  it('megatron sft and swift infer are named as tools llmem does not read, not as swift or Megatron', () => {
+    const mega = 'NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen2.5-7B --tensor_model_parallel_size 2';
+    expect(detectKind('run.sh', mega)).toBeUndefined();
+    expect(unreadFormat('run.sh', mega)).toMatch(/Megatron-SWIFT/);
+    expect(detectKind('infer.sh', 'swift infer --adapters output/x')).toBeUndefined();
+    expect(unreadFormat('infer.sh', 'swift infer --adapters output/x')).toMatch(/does not train/);
+  });
+  it('forced on a Megatron-SWIFT script: refused with the reason', () => {
+    expect(fail('megatron sft --model Qwen/Qwen2.5-7B').message).toMatch(/Megatron-SWIFT .* is not read/);
+  });
+});
+
+describe('world size', () => {
+  it('NPROC_PER_NODE x NNODES from the script', () => {
+    const r = ok(sft('--tuner_type lora', 'NNODES=2 NPROC_PER_NODE=4'));
+    expect(r.flat['parallel.gpus']).toBe(8);
+    expect(r.flat['parallel.gpus_per_node']).toBe(4);
+    expect(r.flat['parallel.engine']).toBe('ddp');
+  });
+  it('a script variable: nproc_per_node=2 ... NPROC_PER_NODE=$nproc_per_node; $(expr 16 / $n) evaluated', () => {
+    const r = ok(
+      'nproc_per_node=2\nNPROC_PER_NODE=$nproc_per_node \\\nswift sft --model Qwen/Qwen2.5-7B --gradient_accumulation_steps $(expr 16 / $nproc_per_node)\n',
+    );
+    expect(r.flat['parallel.gpus']).toBe(2);
+    expect(r.flat['training.grad_accum']).toBe(8);
+  });
+  it('torchrun --nproc_per_node --nnodes before swift/cli/sft.py', () => {
+    const r = ok('torchrun --nproc_per_node=4 --nnodes=2 swift/cli/sft.py --model Qwen/Qwen2.5-7B --max_length 1024');
+    expect(r.flat['parallel.gpus']).toBe(8);
+  });
+  it('a world size given that differs from the script is an error', () => {
+    expect(fail(sft('', 'NPROC_PER_NODE=4'), 8).message).toMatch(/NPROC_PER_NODE/);
+  });
+  it('NNODES not set in the file (a cluster variable): the world size given wins', () => {
+    expect(ok(sft('', 'NNODES=$WORLD_SIZE NPROC_PER_NODE=8'), 32).flat['parallel.gpus']).toBe(32);
+    expect(ok(sft('', 'NNODES=$WORLD_SIZE NPROC_PER_NODE=8')).flat['parallel.gpus']).toBe(8);
+  });
+  it('no NPROC_PER_NODE: one process (main.py runs python); the world size given otherwise', () => {
+    const r = ok(sft('--max_length 1024'));
+    expect(r.flat['parallel.gpus']).toBe(1);
+    expect(r.flat['parallel.engine']).toBe('single');
+    expect(ok(sft('--max_length 1024', ''), 4).flat['parallel.gpus']).toBe(4);
+  });
+  it('several visible GPUs for one process: the device_map split is reported, not counted as DDP', () => {
+    const r = ok(sft('--max_length 1024', 'CUDA_VISIBLE_DEVICES=0,1'));
+    expect(r.flat['parallel.gpus']).toBe(1);
+    expect(r.unsupported.join('\n')).toMatch(/^CUDA_VISIBLE_DEVICES: 0,1: 2 GPUs for 1 process.*device_map/m);
+  });
+});
+
+describe('ms-swift defaults', () => {
+  it('tuner lora, rank 8, all-linear, dropout 0.05, micro-batch 1, checkpointing on, accumulation ceil(16 / (batch x world))', () => {
+    const r = ok(sft('--max_length 2048', 'NPROC_PER_NODE=4'));
+    expect(r.flat['training.finetune.method']).toBe('lora');
+    expect(r.flat['training.finetune.lora_rank']).toBe(8);
+    expect(r.flat['training.finetune.lora_targets']).toEqual(['q', 'k', 'v', 'o', 'gate', 'up', 'down']);
+    expect(r.flat['training.finetune.lora_dropout']).toBe(0.05);
+    expect(r.flat['training.micro_batch']).toBe(1);
+    expect(r.flat['training.recompute']).toBe('full');
+    expect(r.flat['training.grad_accum']).toBe(4);
+  });
+  it('--gradient_checkpointing false: no recompute', () => {
+    expect(ok(sft('--gradient_checkpointing false')).flat['training.recompute']).toBeUndefined();
+  });
+  it('--train_type (ms-swift 3.x) is read as --tuner_type', () => {
+    expect(ok(sft('--train_type full --max_length 512')).flat['training.finetune.method']).toBe('full');
+  });
+  it('torch_dtype bfloat16, full, one GPU: bf16 weights, gradients and torch AdamW states, no master copy', () => {
+    const r = ok(sft('--tuner_type full --torch_dtype bfloat16 --max_length 512'));
+    expect(r.flat['training.dtype']).toBe('bf16');
+    expect(r.flat['training.master_weights']).toBe(false);
+    expect(r.flat['training.grad_dtype']).toBe('bf16');
+    expect(r.flat['training.optimizer_dtype']).toBe('bf16');
+  });
+  it('full under DeepSpeed: the fp32 master copy stays (DeepSpeed mixed-precision optimizer)', () => {
+    const r = ok(sft('--tuner_type full --torch_dtype bfloat16 --deepspeed zero2', 'NPROC_PER_NODE=2'));
+    expect(r.flat['training.master_weights']).toBeUndefined();
+    expect(r.flat['parallel.zero_stage']).toBe(2);
+  });
+  it('torch_dtype float32: fp16 mixed precision (model_args.py _init_mixed_precision), fp32 weights kept', () => {
+    const r = ok(sft('--torch_dtype float32 --max_length 512'));
+    expect(r.flat['training.dtype']).toBe('fp16');
+    expect(r.flat['training.master_weights']).toBeUndefined();
+  });
+  it('--max_length absent: reported (ms-swift cuts at the model max_model_len)', () => {
+    expect(ok(sft('')).unsupported.join('\n')).toMatch(/^--max_length: absent/m);
+  });
+  it('--attn_impl eager: eager attention; padding_free with sdpa is an error', () => {
+    expect(ok(sft('--attn_impl eager --max_length 512')).flat['training.attention']).toBe('eager');
+    expect(fail(sft('--attn_impl sdpa --padding_free true')).message).toMatch(/flash attention/);
+  });
+});
+
+describe('tuners and quantization', () => {
+  it('quant_method bnb + quant_bits 4: qlora nf4 with double quantization', () => {
+    const r = ok(sft('--quant_method bnb --quant_bits 4 --max_length 512'));
+    expect(r.flat['training.finetune.method']).toBe('qlora');
+    expect(r.flat['training.finetune.quant']).toBe('nf4');
+    expect(r.flat['training.finetune.double_quant']).toBe(true);
+  });
+  it('quant_bits without quant_method: no quantization (get_quantization_config returns None), reported', () => {
+    const r = ok(sft('--quant_bits 4 --max_length 512'));
+    expect(r.flat['training.finetune.method']).toBe('lora');
+    expect(r.unsupported.join('\n')).toMatch(/^--quant_bits: 4 without --quant_method/m);
+  });
+  it('lora_dtype float16: converted to fp32 (tuner.py); bfloat16 kept', () => {
+    expect(ok(sft('--lora_dtype float16 --max_length 8')).flat['training.finetune.adapter_dtype']).toBe('fp32');
+    expect(ok(sft('--lora_dtype bfloat16 --max_length 8')).flat['training.finetune.adapter_dtype']).toBe('bf16');
+  });
+  it('other tuners are refused by name; a plugin tuner too', () => {
+    expect(fail(sft('--tuner_type vera')).message).toMatch(/--tuner_type vera: VeRA/);
+    expect(fail(sft('--tuner_type lora_llm')).message).toMatch(/tuner plugin/);
+  });
+  it('freeze_vit false on a full fine-tune of a vision model: the tower trains', () => {
+    const text =
+      'NPROC_PER_NODE=2 swift sft --model Qwen/Qwen2.5-VL-7B-Instruct --tuner_type full --freeze_vit false --max_length 512';
+    expect(ok(text).flat['model.vision.train']).toBe('full');
+    const dflt = 'NPROC_PER_NODE=2 swift sft --model Qwen/Qwen2.5-VL-7B-Instruct --tuner_type full --max_length 512';
+    expect(ok(dflt).flat['model.vision.train']).toBe('none');
+  });
+});
+
+describe('--deepspeed and --fsdp shorthands', () => {
+  it('zero3_offload: ZeRO-3 with parameters and optimizer on the CPU', () => {
+    const r = ok(sft('--deepspeed zero3_offload --max_length 512', 'NPROC_PER_NODE=8'));
+    expect(r.flat['parallel.zero_stage']).toBe(3);
+    expect(r.flat['parallel.offload_params']).toBe('cpu');
+    expect(r.flat['parallel.offload_optimizer']).toBe('cpu');
+  });
+  it('a DeepSpeed JSON path is read from the second file', () => {
+    const r = imported('swift', sft('--deepspeed ds.json --max_length 512', 'NPROC_PER_NODE=2'), {
+      also: '{"zero_optimization": {"stage": 1}}',
+    });
+    expect(r.flat['parallel.zero_stage']).toBe(1);
+  });
+  it('fsdp2: FSDP2 full shard', () => {
+    expect(ok(sft('--fsdp fsdp2 --max_length 512', 'NPROC_PER_NODE=2')).flat['parallel.engine']).toBe('fsdp2');
+  });
+});
+
+describe('rlhf', () => {
+  it('dpo (default): pairs, the reference, max_length is prompt + completion', () => {
+    const r = ok(rlhf('--per_device_train_batch_size 2 --gradient_accumulation_steps 4 --max_length 2048'));
+    expect(r.flat['rl.algorithm']).toBe('dpo');
+    expect(r.flat['rl.mini_batch']).toBe(64);
+    expect(r.flat['rl.reference.enabled']).toBe(true);
+    expect(r.flat['training.seq_len']).toBe(2048);
+  });
+  it('simpo runs as CPO: no reference', () => {
+    expect(ok(rlhf('--rlhf_type simpo --max_length 1024')).flat['rl.reference.enabled']).toBe(false);
+  });
+  it('--ref_model with LoRA is refused (rlhf_args.py raises)', () => {
+    expect(fail(rlhf('--rlhf_type dpo --ref_model Qwen/Qwen2.5-7B')).message).toMatch(/--ref_model/);
+  });
+  it('grpo: beta 0.04 (a reference), vLLM memory 0.9 and sleep_level, max_length is the prompt', () => {
+    const r = ok(
+      rlhf(
+        '--rlhf_type grpo --tuner_type full --use_vllm true --vllm_mode colocate --sleep_level 1 --max_length 1024 --max_completion_length 2048 --num_generations 8 --per_device_train_batch_size 4 --deepspeed zero3',
+      ),
+    );
+    expect(r.flat['rl.algorithm']).toBe('grpo');
+    expect(r.flat['rl.reference.enabled']).toBe(true);
+    expect(r.flat['rl.rollout.gpu_memory_utilization']).toBe(0.9);
+    expect(r.flat['rl.rollout.sleep']).toBe('level1');
+    expect(r.flat['rl.prompt_len']).toBe(1024);
+    expect(r.flat['rl.response_len']).toBe(2048);
+    expect(r.flat['rl.mini_batch']).toBe(4); // 4 x accumulation 1 (GRPO default) x 8 / 8
+    expect(r.flat['rl.weight_sync']).toBe('full');
+  });
+  it('grpo with --use_vllm true and no --vllm_mode is refused', () => {
+    expect(fail(rlhf('--rlhf_type grpo --use_vllm true')).message).toMatch(/--vllm_mode: required/);
+  });
+  it('grpo --advantage_estimator rloo: rl.algorithm rloo', () => {
+    expect(ok(rlhf('--rlhf_type grpo --advantage_estimator rloo --beta 0')).flat['rl.algorithm']).toBe('rloo');
+  });
+  it('kto, ppo, gkd, rm are refused by name', () => {
+    expect(fail(rlhf('--rlhf_type kto')).message).toMatch(/--rlhf_type kto: KTO/);
+    expect(fail(rlhf('--rlhf_type ppo')).message).toMatch(/--rlhf_type ppo/);
+    expect(fail(rlhf('--rlhf_type gkd')).message).toMatch(/teacher/);
+  });
+});
+
+describe('refusals and reports', () => {
+  it('an unknown model needs its config.json', () => {
+    expect(fail(sft('', '').replace('Qwen/Qwen2.5-7B-Instruct', 'org/NotAModel-3B')).message).toMatch(/--hf/);
+  });
+  it('swift sft config.yaml: the arguments are in a file not given', () => {
+    expect(fail('swift sft train.yaml').message).toMatch(/parse_yaml_args/);
+  });
+  it('task_type seq_cls is refused', () => {
+    expect(fail(sft('--task_type seq_cls')).message).toMatch(/sequence-classification/);
+  });
+  it('an unknown flag and a value the script does not set are reported', () => {
+    const r = ok(sft('--max_length 512 --not_a_flag 1 --lora_rank $RANK'));
+    expect(r.unsupported.join('\n')).toMatch(/^--not_a_flag: not an ms-swift/m);
+    expect(r.unsupported.join('\n')).toMatch(/^--lora_rank: its value \$RANK/m);
+  });
+});

@@ -110,6 +110,11 @@ describe('ms-swift defaults', () => {
     expect(ok(sft('--attn_impl eager --max_length 512')).flat['training.attention']).toBe('eager');
     expect(fail(sft('--attn_impl sdpa --padding_free true')).message).toMatch(/flash attention/);
   });
+  it('packing / padding_free without --attn_impl is an error too (_check_padding_free: None is not a flash kernel)', () => {
+    expect(fail(sft('--packing true --max_length 4096')).message).toMatch(/^--packing: .*not absent \(None\)/);
+    expect(fail(sft('--padding_free true --max_length 4096')).message).toMatch(/^--padding_free: requires a flash/);
+    expect(ok(sft('--packing true --attn_impl flash_attn --max_length 4096')).flat['training.seq_len']).toBe(4096);
+  });
 });
 
 describe('tuners and quantization', () => {
@@ -128,9 +133,12 @@ describe('tuners and quantization', () => {
     expect(ok(sft('--lora_dtype float16 --max_length 8')).flat['training.finetune.adapter_dtype']).toBe('fp32');
     expect(ok(sft('--lora_dtype bfloat16 --max_length 8')).flat['training.finetune.adapter_dtype']).toBe('bf16');
   });
-  it('other tuners are refused by name; a plugin tuner too', () => {
+  it('other tuners are refused by name; the built-in plugin tuners (tuners_map) by name, an unknown one as a plugin', () => {
     expect(fail(sft('--tuner_type vera')).message).toMatch(/--tuner_type vera: VeRA/);
-    expect(fail(sft('--tuner_type lora_llm')).message).toMatch(/tuner plugin/);
+    // swift/tuner_plugin/mapping.py: lora_llm, ia3 and dummy are built in, no --external_plugins
+    expect(fail(sft('--tuner_type lora_llm')).message).toMatch(/LoRALLMTuner: LoRA on the language model/);
+    expect(fail(sft('--tuner_type ia3')).message).toMatch(/--tuner_type ia3: IA3/);
+    expect(fail(sft('--tuner_type my_tuner')).message).toMatch(/tuner plugin/);
   });
   it('freeze_vit false on a full fine-tune of a vision model: the tower trains', () => {
     const text =
@@ -156,6 +164,27 @@ describe('--deepspeed and --fsdp shorthands', () => {
   });
   it('fsdp2: FSDP2 full shard', () => {
     expect(ok(sft('--fsdp fsdp2 --max_length 512', 'NPROC_PER_NODE=2')).flat['parallel.engine']).toBe('fsdp2');
+  });
+  it('fsdp2 full fine-tune under bf16 mixed precision: accelerate upcasts the trained weights, fp32 master', () => {
+    // accelerate fsdp_utils.py fsdp2_prepare_model: mixed_precision != "no" -> requires_grad params cast to fp32
+    const r = ok(sft('--tuner_type full --torch_dtype bfloat16 --fsdp fsdp2 --max_length 512', 'NPROC_PER_NODE=2'));
+    expect(r.flat['training.dtype']).toBe('bf16');
+    expect(r.flat['training.master_weights']).toBe(true);
+    expect(r.flat['training.grad_dtype']).toBeUndefined();
+    expect(r.flat['training.optimizer_dtype']).toBeUndefined();
+    // --bf16 false --fp16 false: no mixed precision, no upcast: the bf16-loaded weights train as they are
+    const pure = ok(
+      sft(
+        '--tuner_type full --torch_dtype bfloat16 --bf16 false --fp16 false --fsdp fsdp2 --max_length 512',
+        'NPROC_PER_NODE=2',
+      ),
+    );
+    expect(pure.flat['training.master_weights']).toBe(false);
+    expect(pure.flat['training.grad_dtype']).toBe('bf16');
+    // LoRA: the frozen base is not upcast (accelerate >= 1.13); --lora_dtype bfloat16 adapters are
+    const lora = ok(sft('--lora_dtype bfloat16 --fsdp fsdp2 --max_length 512', 'NPROC_PER_NODE=2'));
+    expect(lora.flat['training.master_weights']).toBe(false);
+    expect(lora.flat['training.finetune.adapter_dtype']).toBe('fp32');
   });
 });
 
@@ -190,6 +219,11 @@ describe('rlhf', () => {
   });
   it('grpo with --use_vllm true and no --vllm_mode is refused', () => {
     expect(fail(rlhf('--rlhf_type grpo --use_vllm true')).message).toMatch(/--vllm_mode: required/);
+  });
+  it('grpo --beta 0 drops a --ref_model before the LoRA check (rlhf_args.py __post_init__): no error, no reference', () => {
+    const r = ok(rlhf('--rlhf_type grpo --beta 0 --ref_model Qwen/Qwen2.5-7B-Instruct --max_length 512'));
+    expect(r.flat['rl.reference.enabled']).toBe(false);
+    expect(fail(rlhf('--rlhf_type grpo --ref_model Qwen/Qwen2.5-7B-Instruct')).message).toMatch(/--ref_model/);
   });
   it('grpo --advantage_estimator rloo: rl.algorithm rloo', () => {
     expect(ok(rlhf('--rlhf_type grpo --advantage_estimator rloo --beta 0')).flat['rl.algorithm']).toBe('rloo');

@@ -111,6 +111,11 @@ const REFUSED_TUNERS: Record<string, string> = {
   fourierft: 'FourierFT (spectral coefficients)',
   reft: 'ReFT (representation interventions)',
   bone: 'Bone (block affine adapters)',
+  // swift/tuner_plugin/mapping.py tuners_map: built in (no --external_plugins needed)
+  lora_llm:
+    'lora_llm (swift/tuner_plugin/lora_llm.py LoRALLMTuner: LoRA on the language model with the vision tower and aligner trained in full, in one run)',
+  ia3: 'IA3 (swift/tuner_plugin/ia3.py: learned scaling vectors)',
+  dummy: 'the dummy tuner (swift/tuner_plugin/dummy.py: the model returned as is, every parameter frozen)',
 };
 
 // Arguments with no effect on per-GPU memory: data, templates, logging, saving, evaluation, schedules, sampling,
@@ -282,7 +287,7 @@ function visibleBeyond(d: Draft, vars: Map<string, string>, perNode: number): vo
 }
 
 /** The load dtype and mixed precision: model_args.py _init_mixed_precision (torch_dtype -> fp16 / bf16 defaults). */
-function precision(d: Draft, f: Flags): { load: 'bf16' | 'fp16' | 'fp32' } {
+function precision(d: Draft, f: Flags): { load: 'bf16' | 'fp16' | 'fp32'; amp: boolean } {
   const t = value(f, 'torch_dtype');
   let load: 'bf16' | 'fp16' | 'fp32';
   if (t === undefined || t === '' || t === 'None' || t === 'auto') {
@@ -302,16 +307,19 @@ function precision(d: Draft, f: Flags): { load: 'bf16' | 'fp16' | 'fp32' } {
     d.note(
       `${bf16 ? 'bf16' : 'fp16'} mixed precision: ms-swift's default for a ${load} model (model_args.py _init_mixed_precision)`,
     );
-  return { load };
+  return { load, amp: bf16 || fp16 };
 }
 
 /**
- * A full fine-tune of weights loaded in bf16/fp16 on one GPU, DDP or FSDP2 casts nothing (param.grad and torch
- * optimizer states take the parameter's dtype); DeepSpeed's bf16/fp16 optimizer keeps an fp32 master copy and fp32
- * states. LoRA: the frozen base stays 16-bit; PEFT upcasts the adapters to fp32 unless --lora_dtype
- * (swift/tuners/peft.py _cast_adapter_dtype_hook).
+ * A full fine-tune of weights loaded in bf16/fp16 on one GPU or DDP casts nothing (param.grad and torch optimizer
+ * states take the parameter's dtype); DeepSpeed's bf16/fp16 optimizer keeps an fp32 master copy and fp32 states.
+ * FSDP2 (--fsdp) goes through accelerate's fsdp2_prepare_model, which under mixed precision (ms-swift turns bf16 or
+ * fp16 on by default, model_args.py _init_mixed_precision) upcasts the trainable parameters to fp32 before
+ * fully_shard: fp32 sharded weights (the master copy), gradients and states, bf16/fp16 compute. LoRA: the frozen
+ * base stays 16-bit; PEFT upcasts the adapters to fp32 unless --lora_dtype (swift/tuners/peft.py
+ * _cast_adapter_dtype_hook).
  */
-function loadedWeights(d: Draft, f: Flags, load: string): void {
+function loadedWeights(d: Draft, f: Flags, load: string, amp: boolean): void {
   if (load === 'fp32') return;
   const engine = d.get('parallel.engine');
   const full = d.get('training.finetune.method') === 'full';
@@ -322,7 +330,25 @@ function loadedWeights(d: Draft, f: Flags, load: string): void {
       );
     return;
   }
+  // accelerate v1.13.0 src/accelerate/utils/fsdp_utils.py fsdp2_prepare_model: `if accelerator.mixed_precision !=
+  // "no"` every requires_grad parameter not in fp32 is cast to fp32 (MixedPrecisionPolicy casts to bf16 for compute);
+  // accelerate <= 1.12 cast the whole model. ms-swift relies on it: swift/rlhf_trainers/utils.py prepare_fsdp freezes
+  // its reference / reward models before wrapping "to avoid float32 upcast". Not for a 4-bit (QLoRA) model.
+  const fsdpUpcast = engine === 'fsdp2' && amp && d.get('training.finetune.method') !== 'qlora';
+  if (fsdpUpcast && full) {
+    d.set('training.master_weights', true);
+    d.note(
+      `${load} weights under --fsdp with ${d.get('training.dtype')} mixed precision: accelerate's fsdp2_prepare_model upcasts the trained parameters to fp32 (fp32 sharded master weights, gradients and optimizer states; ${load} only for compute)`,
+    );
+    return;
+  }
   d.set('training.master_weights', false);
+  if (fsdpUpcast && d.get('training.finetune.adapter_dtype') === 'bf16') {
+    d.set('training.finetune.adapter_dtype', 'fp32');
+    d.note(
+      "--lora_dtype bfloat16 under --fsdp with mixed precision: accelerate's fsdp2_prepare_model upcasts the trainable adapters to fp32",
+    );
+  }
   if (!full) return;
   if (engine !== 'single' && engine !== 'ddp' && engine !== 'fsdp2') return;
   d.set('training.grad_dtype', load);
@@ -567,12 +593,12 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
     if (tunerKey === 'train_type') d.note('--train_type: the ms-swift 3.x name of --tuner_type');
     const type = tuner(d, f, tunerKey);
     applyModelId(d, '--model', value(f, 'model'));
-    const { load } = precision(d, f);
+    const { load, amp } = precision(d, f);
     const file: DeepSpeedFile = { text: options.also, read: false };
     sharding(d, f, file);
     const world = worldSize(d, run.vars, c, options.worldSize);
     defaultToDdp(d, '--deepspeed or --fsdp');
-    loadedWeights(d, f, load);
+    loadedWeights(d, f, load, amp);
     vision(d, f, type);
     // batches: per_device_train_batch_size 1; gradient_accumulation_steps ceil(16 / (batch x world)), GRPO 1
     // (trainers/arguments.py TrainArgumentsMixin.__post_init__, rlhf_args.py _set_default)
@@ -592,10 +618,12 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
     const attn = value(f, 'attn_impl');
     d.set('training.attention', attn === 'eager' ? 'eager' : 'flash');
     const padFree = flagOn(f, 'padding_free', false) || flagOn(f, 'packing', false);
-    if (padFree && attn !== undefined && !/^flash_(attn|attention_[234])$/.test(attn))
+    // sft_args.py _check_padding_free: `if self.attn_impl not in supported_impls: raise`, so an absent --attn_impl
+    // (None; the model's default, sdpa) raises too
+    if (padFree && (attn === undefined || !/^flash_(attn|attention_[234])$/.test(attn)))
       throw new ImportError(
         given(f, 'packing') ? '--packing' : '--padding_free',
-        `--${given(f, 'packing') ? 'packing' : 'padding_free'}: requires a flash attention --attn_impl (flash_attn, flash_attention_2/3/4), not ${attn} (sft_args.py _check_padding_free)`,
+        `--${given(f, 'packing') ? 'packing' : 'padding_free'}: requires a flash attention --attn_impl (flash_attn, flash_attention_2/3/4), not ${attn ?? 'absent (None)'} (sft_args.py _check_padding_free)`,
       );
     const mapped = new Set([
       'model',
@@ -808,7 +836,9 @@ function grpo(d: Draft, f: Flags, micro: number, accum: number, world: number, t
     if (f.get('reward_model')!.length > 1) d.skip('--reward_model', 'several reward models: the first is counted');
     applySecondModel(d, 'reward', '--reward_model', f.get('reward_model')![0]);
   }
-  if (given(f, 'ref_model') && type === 'lora')
+  // rlhf_args.py __post_init__: `if self.rlhf_type == 'grpo' and self.beta == 0.0: self.ref_model = None` comes
+  // before the LoRA check, so --beta 0 drops a --ref_model instead of raising
+  if (given(f, 'ref_model') && type === 'lora' && d.get('rl.reference.enabled') === true)
     throw new ImportError(
       '--ref_model',
       '--ref_model: LoRA training does not take a ref_model (rlhf_args.py __post_init__ raises)',

@@ -172,3 +172,22 @@ describe('the world size for LLaMA-Factory and axolotl files', () => {
     expect(error('axolotl', mesh, { worldSize: 8 }).path).toBe('dp_replicate_size');
   });
 });
+
+// accelerate fsdp2_prepare_model (src/accelerate/utils/fsdp_utils.py, v1.13.0): under bf16 / fp16 mixed precision the
+// trainable bf16-loaded parameters are cast to fp32 before fully_shard: an fp32 master copy, fp32 gradients and states
+describe('a TRL full fine-tune of bf16-loaded weights under FSDP2', () => {
+  const fsdp2 = `${DISTILL}fsdp: full_shard auto_wrap\nfsdp_config:\n  fsdp_version: 2\n`;
+  it('keeps fp32 sharded master weights, gradients and states', () => {
+    const r = ok('trl', fsdp2, { worldSize: 8 });
+    expect(get(r.config, 'parallel.engine')).toBe('fsdp2');
+    expect(get(r.config, 'training.master_weights')).toBe(true);
+    expect(get(r.config, 'training.grad_dtype')).toBeUndefined();
+    expect(r.notes.join('\n')).toContain("accelerate's fsdp2_prepare_model upcasts the trained parameters to fp32");
+  });
+  it('while DDP trains the bf16 weights themselves', () => {
+    const r = ok('trl', DISTILL, { worldSize: 8 });
+    expect(get(r.config, 'parallel.engine')).toBe('ddp');
+    expect(get(r.config, 'training.master_weights')).toBe(false);
+    expect(get(r.config, 'training.grad_dtype')).toBe('bf16');
+  });
+});

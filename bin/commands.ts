@@ -226,7 +226,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     about:
       "Prints another tool's config as config v1 JSON; what was assumed and what was not applied go to " +
       `standard error. kind: ${orList(['auto (told from the file)', ...IMPORT_KINDS])}. deepspeed.json: the ` +
-      'DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory, axolotl or TRL config names, read with it.',
+      'DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory, axolotl, TRL or ms-swift config names, read with it.',
     options: [
       JSON_FLAG('one object {config, notes, unsupported}'),
       { name: 'world-size', arg: 'N', help: 'the number of GPUs, for a format that does not carry it' },

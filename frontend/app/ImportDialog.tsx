@@ -44,9 +44,9 @@ export function ImportDialog() {
       <p class="hint">
         A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate,
         TrainingArguments, LLaMA-Factory, axolotl, torchtune or LitGPT config, a TRL SFT/DPO/ORPO/GRPO config, a verl
-        config or launch line, an OpenRLHF launch script (replaces the settings it gives), or llmem's config v1 JSON
-        (replaces everything). A config that names a DeepSpeed JSON is read with it when both files are chosen or
-        dropped together. Read in this browser: nothing is uploaded.
+        config or launch line, an OpenRLHF launch script, an ms-swift command line (these replace the settings they
+        give), or llmem's config v1 JSON (replaces everything). A config that names a DeepSpeed JSON is read with it
+        when both files are chosen or dropped together. Read in this browser: nothing is uploaded.
       </p>
       <FileDrop
         label="Choose a file…"

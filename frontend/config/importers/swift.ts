@@ -38,7 +38,7 @@ import {
   applyOptim,
   applyTrainingArgument,
   defaultToDdp,
-  loadedDtypeStates,
+  trainLoadedWeights,
 } from './training-args.js';
 import { applyDpo, applyGrpo, applyWeightSync, type PairTrainer } from './trl.js';
 
@@ -335,11 +335,8 @@ function loadedWeights(d: Draft, f: Flags, load: string, amp: boolean): void {
   // accelerate <= 1.12 cast the whole model. ms-swift relies on it: swift/rlhf_trainers/utils.py prepare_fsdp freezes
   // its reference / reward models before wrapping "to avoid float32 upcast". Not for a 4-bit (QLoRA) model.
   const fsdpUpcast = engine === 'fsdp2' && amp && d.get('training.finetune.method') !== 'qlora';
-  if (fsdpUpcast && full) {
-    d.set('training.master_weights', true);
-    d.note(
-      `${load} weights under --fsdp with ${d.get('training.dtype')} mixed precision: accelerate's fsdp2_prepare_model upcasts the trained parameters to fp32 (fp32 sharded master weights, gradients and optimizer states; ${load} only for compute)`,
-    );
+  if (full) {
+    trainLoadedWeights(d, load as 'bf16' | 'fp16', value(f, 'optim') ?? null, amp);
     return;
   }
   d.set('training.master_weights', false);
@@ -349,14 +346,6 @@ function loadedWeights(d: Draft, f: Flags, load: string, amp: boolean): void {
       "--lora_dtype bfloat16 under --fsdp with mixed precision: accelerate's fsdp2_prepare_model upcasts the trainable adapters to fp32",
     );
   }
-  if (!full) return;
-  if (engine !== 'single' && engine !== 'ddp' && engine !== 'fsdp2') return;
-  d.set('training.grad_dtype', load);
-  const states = loadedDtypeStates(value(f, 'optim') ?? null, load);
-  if (states !== undefined) d.set('training.optimizer_dtype', states);
-  d.note(
-    `${load} weights and gradients${states === load ? ' and optimizer states' : ''}: the full fine-tune trains the ${load}-loaded weights, no fp32 copy`,
-  );
 }
 
 /** tuner_type, LoRA and quantization (tuner_args.py, quant_args.py). */

@@ -91,6 +91,33 @@ export function loadedDtypeStates(optim: Json | undefined, dtype: string): strin
   return TORCH_OPTIM.test(name) ? dtype : BNB_32BIT.test(name) ? 'fp32' : undefined;
 }
 
+/**
+ * A full fine-tune of weights loaded in 16 bits (no master copy set) through the Trainer / accelerate. One GPU and DDP
+ * cast nothing: param.grad takes the parameter's dtype, and so do torch optimizer states (loadedDtypeStates). FSDP2
+ * under mixed precision (`amp`: the Trainer's bf16 / fp16) goes through accelerate's fsdp2_prepare_model
+ * (src/accelerate/utils/fsdp_utils.py, v1.13.0; the whole model up to 1.12), which casts every trainable parameter not
+ * in fp32 to fp32 before fully_shard: fp32 sharded master weights, gradients and states. DeepSpeed's 16-bit optimizers
+ * keep fp32 ones (its config says), FSDP1 upcasts its flat parameters (accelerate prepare_model): nothing to set.
+ */
+export function trainLoadedWeights(d: Draft, load: 'bf16' | 'fp16', optim: Json | undefined, amp: boolean): void {
+  const engine = d.get('parallel.engine');
+  if (engine === 'fsdp2' && amp) {
+    d.set('training.master_weights', true);
+    d.note(
+      `${load} weights under FSDP2 with ${String(d.get('training.dtype'))} mixed precision: accelerate's fsdp2_prepare_model upcasts the trained parameters to fp32 (fp32 sharded master weights, gradients and optimizer states; ${load} only for compute)`,
+    );
+    return;
+  }
+  if (engine !== 'single' && engine !== 'ddp' && engine !== 'fsdp2') return;
+  d.set('training.master_weights', false);
+  d.set('training.grad_dtype', load);
+  const states = loadedDtypeStates(optim, load);
+  if (states !== undefined) d.set('training.optimizer_dtype', states);
+  d.note(
+    `${load} weights and gradients${states === load ? ' and optimizer states' : ''}: the full fine-tune trains the ${load}-loaded weights, no fp32 copy`,
+  );
+}
+
 /** bf16 / fp16 flags of the Trainer: torch.autocast over the loaded parameters. */
 export function applyPrecisionFlags(d: Draft, bf16: Json | undefined, fp16: Json | undefined, prefix = ''): void {
   const on = (v: Json | undefined, k: string) => v !== undefined && v !== null && v !== 'auto' && bool(v, prefix + k);

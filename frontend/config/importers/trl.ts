@@ -30,7 +30,7 @@ import {
   applyPrecisionFlags,
   applyTrainingArgument,
   defaultToDdp,
-  loadedDtypeStates,
+  trainLoadedWeights,
   TRAINING_ARGS_IGNORED,
 } from './training-args.js';
 
@@ -260,33 +260,12 @@ export function importTrl(
   });
 }
 
-/**
- * A full fine-tune of weights loaded in bf16/fp16 (model() set no master copy) on one GPU or DDP, which cast
- * nothing: param.grad takes the parameter's dtype, and so do torch optimizer states. DeepSpeed's 16-bit optimizers
- * keep fp32 ones (its config says), and FSDP1 under mixed precision upcasts the flat parameters (accelerate
- * prepare_model). So does FSDP2: accelerate's fsdp2_prepare_model (src/accelerate/utils/fsdp_utils.py, v1.13.0;
- * the whole model up to 1.12) casts every trainable parameter not in fp32 to fp32 when mixed_precision is not "no"
- * (the Trainer's bf16 / fp16), before fully_shard: fp32 sharded master weights, gradients and states.
- */
+/** A full fine-tune of the bf16/fp16-loaded weights (model() set no master copy): training-args.ts trainLoadedWeights. */
 function loadedDtypeFullFinetune(d: Draft, y: Obj): void {
-  const engine = d.get('parallel.engine');
   if (d.get('training.master_weights') !== false || d.get('training.finetune.method') !== 'full') return;
-  const amp = d.get('training.dtype') === 'bf16' || d.get('training.dtype') === 'fp16';
-  if (engine === 'fsdp2' && amp) {
-    d.set('training.master_weights', true);
-    d.note(
-      `FSDP2 with ${String(d.get('training.dtype'))} mixed precision: accelerate's fsdp2_prepare_model upcasts the trained parameters to fp32 (fp32 sharded master weights, gradients and optimizer states)`,
-    );
-    return;
-  }
-  if (engine !== 'single' && engine !== 'ddp' && engine !== 'fsdp2') return;
-  const dtype = y[isSet(y.dtype) ? 'dtype' : 'torch_dtype'] === 'float16' ? 'fp16' : 'bf16';
-  d.set('training.grad_dtype', dtype);
-  const states = loadedDtypeStates(y.optim, dtype);
-  if (states !== undefined) d.set('training.optimizer_dtype', states);
-  d.note(
-    `${dtype} weights and gradients${states === dtype ? ' and optimizer states' : ''} (the full fine-tune trains the ${dtype}-loaded weights)`,
-  );
+  const load = y[isSet(y.dtype) ? 'dtype' : 'torch_dtype'] === 'float16' ? 'fp16' : 'bf16';
+  const dtype = d.get('training.dtype');
+  trainLoadedWeights(d, load, y.optim, dtype === 'bf16' || dtype === 'fp16');
 }
 
 /** ModelConfig: the model id, its load dtype, attention, PEFT and quantization. */

@@ -386,6 +386,11 @@ static int is_fsdp(const plan *p) {
   return (int)p->in->engine == LLMEM_ENGINE_FSDP1 || (int)p->in->engine == LLMEM_ENGINE_FSDP2;
 }
 
+/* The engines whose module holds its own fp32 parameters for torch.autocast to cast per op. */
+static int autocast_engine(const llmem_input *in, int fsdp) {
+  return in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP || fsdp;
+}
+
 static llmem_status check_engine(const plan *p, int *field) {
   int deepspeed = is_deepspeed(p), fsdp = is_fsdp(p);
   if (p->in->zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);
@@ -415,6 +420,9 @@ static llmem_status check_training(const llmem_input *in, const plan *p, int *fi
       FAIL(LLMEM_ERR_RECOMPUTE_LAYERS, recompute_layers);
   }
   if (in->dtype == LLMEM_DTYPE_FP8 && in->master_weights == 0) FAIL(LLMEM_ERR_FP8_MASTER, master_weights);
+  int half = in->dtype == LLMEM_DTYPE_BF16 || in->dtype == LLMEM_DTYPE_FP16;
+  if (in->autocast == 1 && (!half || in->master_weights == 0 || lora || !autocast_engine(in, is_fsdp(p))))
+    FAIL(LLMEM_ERR_AUTOCAST_ENGINE, autocast);
   return LLMEM_OK;
 }
 
@@ -473,17 +481,25 @@ static void fp8_formats(const llmem_input *in, plan *p) {
   p->fp8_input_bytes = data + input_scale;
 }
 
+/* torch.autocast over fp32 parameters with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model):
+ * training.autocast, else its profile row, else single GPU, DDP and unsharded FSDP. Sharded FSDP takes it
+ * when its MixedPrecision keeps param_dtype float32 under autocast (Lightning Fabric's "bf16-mixed", a
+ * script without mp_policy); the FSDP default is param_dtype bf16, 16-bit gathers and no per-op casts. */
+static int autocast_of(const llmem_input *in, const plan *p, int fsdp) {
+  if (!p->master_weights || (int)in->ft_method != LLMEM_FT_FULL || !autocast_engine(in, fsdp)) return 0;
+  double given = profiled(in, FIELD(autocast));
+  if (!isnan(given)) return given != 0;
+  return in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP ||
+         (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD);
+}
+
 static void derive_bytes(const llmem_input *in, plan *p) {
   int fsdp = is_fsdp(p);
   /* vocabulary padded as Megatron does: to a multiple of vocab_multiple * tp */
   double mult = in->vocab_multiple * p->in->tp;
   p->vocab_padded = ceil(in->vocab / mult) * mult;
 
-  /* torch.autocast over fp32 parameters: single GPU, DDP or unsharded FSDP
-   * with a 16-bit compute dtype (HF Trainer fp16/bf16 on an fp32 model) */
-  p->autocast = p->master_weights && (int)p->in->ft_method == LLMEM_FT_FULL &&
-                (in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP ||
-                 (fsdp && in->fsdp_strategy == LLMEM_FSDP_NO_SHARD));
+  p->autocast = autocast_of(in, p, fsdp);
 
   /* bytes per element */
   p->act_bytes = in->dtype == LLMEM_DTYPE_FP32 ? 4 : 2;

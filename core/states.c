@@ -375,9 +375,13 @@ static void root_units(const plan *pl, const stage_layout *st, const stage_count
 
 /* Per-layer gathers: FSDP units, ZeRO-3 modules, FSDP2 under pipelining. */
 static void gathers(const plan *pl, const stage_layout *st, const stage_counts *c, rank_states *r) {
-  r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->in->fp8_all_gather != 0 ? 1 : c->wb);
+  /* FSDP under torch.autocast keeps param_dtype float32 (plan.c autocast_of): it gathers the fp32 shards and
+   * the unsharded gradients come in fp32, the flat parameter's dtype (Lightning Fabric plugins/precision/
+   * fsdp.py @b89ca6e mixed_precision_config: "bf16-mixed" -> param_dtype torch.float32, reduce_dtype bf16) */
+  double unsharded_b = c->fsdp_sharded && pl->autocast ? 4 : c->wb;
+  r->unsharded_weight_bytes = c->lora ? pl->base_weight_bytes : (pl->in->fp8_all_gather != 0 ? 1 : unsharded_b);
   if ((int)pl->in->ft_method == LLMEM_FT_QLORA) r->quantized_gather_bytes = quantized_shard_bytes(pl);
-  r->unsharded_grad_bytes = c->lora ? 0 : c->wb;
+  r->unsharded_grad_bytes = c->lora ? 0 : unsharded_b;
   r->reduce_bytes = c->lora ? 0 : pl->grad_bytes;
   if (c->fsdp_sharded && (int)pl->in->offload_params == LLMEM_OFFLOAD_NONE) {
     r->gathers = 1;

@@ -748,6 +748,13 @@ static int is_fsdp_sharded(const plan *pl) {
          (int)pl->in->fsdp_strategy != LLMEM_FSDP_NO_SHARD;
 }
 
+/* Bytes a parameter moves in a gather: fp8 all-gather 1, FSDP under autocast its fp32 (states.c gathers),
+ * else the parameters' dtype. */
+static double gathered_param_bytes(const plan *pl) {
+  if (pl->in->fp8_all_gather != 0) return 1;
+  return is_fsdp_sharded(pl) && pl->autocast ? 4 : pl->weight_bytes;
+}
+
 static int is_zero3(const plan *pl) {
   return ((int)pl->in->engine == LLMEM_ENGINE_DEEPSPEED || (int)pl->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED) &&
          pl->in->zero_stage == 3;
@@ -822,7 +829,7 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   if (group <= 1) return 0;
   double bw = ring_bytes_per_s(c, group, pl->in->tp), m = pl->grad_accum;
   double grad_b = (int)pl->in->ft_method == LLMEM_FT_FULL ? pl->grad_bytes : 0;
-  double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
+  double weight_b = gathered_param_bytes(pl);
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
   double shard = pl->shard_dense;
   if (fsdp || z3) {
@@ -887,8 +894,8 @@ static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if ((int)pl->in->engine != LLMEM_ENGINE_FSDP2 || !is_fsdp_sharded(pl) || pl->shard_dense <= 1) return 0;
   double gathers = (int)pl->in->reshard_after_forward != 0 ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
-  double weight_b = pl->in->fp8_all_gather != 0 ? 1 : pl->weight_bytes;
-  double copy_in = (int)pl->in->ft_method == LLMEM_FT_FULL ? pl->weight_bytes + pl->grad_bytes : 0;
+  double weight_b = gathered_param_bytes(pl);
+  double copy_in = (int)pl->in->ft_method == LLMEM_FT_FULL ? (pl->autocast ? 4 : pl->weight_bytes) + pl->grad_bytes : 0;
   return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
 

@@ -285,6 +285,10 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     auto: 'FP32',
     options: DTYPES,
   },
+  'training.autocast': {
+    label: 'Autocast over FP32 weights',
+    auto: 'by engine and training stack',
+  },
   'training.grad_dtype': { label: 'Gradient dtype', options: DTYPES },
   'training.optimizer': {
     label: 'Optimizer',
@@ -943,6 +947,7 @@ export const SECTIONS: Section[] = [
           'training.dtype',
           'training.master_weights',
           'training.master_dtype',
+          'training.autocast',
           'training.grad_dtype',
           'training.optimizer',
           'training.optimizer_dtype',

@@ -101,6 +101,13 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.mla.v_head_dim': MLA_ON,
   'training.master_weights': (get) => get('training.dtype') !== 'fp32',
   'training.master_dtype': (get) => get('training.dtype') !== 'fp32' && get('training.master_weights') !== false,
+  // plan.c autocast_of: a 16-bit dtype over fp32 master weights, a full fine-tune, an engine that hands the module them
+  'training.autocast': all(
+    is('training.dtype', 'bf16', 'fp16'),
+    (get) => get('training.master_weights') !== false,
+    (get) => !LORA(get),
+    is('parallel.engine', 'single', 'ddp', 'fsdp1', 'fsdp2'),
+  ),
   // the recipe matters only with fp8 linears (training.fp8_linear, or fp8 parameters)
   'training.fp8_recipe': (get) => get('training.fp8_linear') === true || get('training.dtype') === 'fp8',
   'training.optimizer_dtype': (get) => get('training.optimizer') !== 'adamw_8bit',

@@ -56,6 +56,10 @@ static void rows(void) {
         "bitsandbytes MatMul4Bit dequantises per matmul");
   CHECK(value_of("runtime.framework=torchtune", "training.finetune.quant_dequant_temp") == 0,
         "torchtune: torchao NF4, not MatMul4Bit");
+  CHECK(value_of("runtime.framework=litgpt", "training.autocast") == 1, "Fabric FSDP bf16-mixed: fp32 param_dtype");
+  CHECK(isnan(value_of("runtime.framework=litgpt training.finetune.method=lora", "training.autocast")),
+        "LoRA: the base dtype says it (no row)");
+  CHECK(isnan(value_of("runtime.framework=torchtune", "training.autocast")), "torchtune: no row, by engine");
   CHECK(value_of("", "training.finetune.quant_experts") == 1, "generic: experts are nn.Linear modules, quantized");
   CHECK(value_of("runtime.framework=hf_trainer runtime.framework_version=2025-11", "training.finetune.quant_experts") ==
             1,

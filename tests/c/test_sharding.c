@@ -572,6 +572,33 @@ static void fsdp1_offload_copy_in(void) {
   CHECK_NEAR(copied_in(L2_70B_OFF, &gathered), 0, 0, "no offload: no copy");
 }
 
+/* FSDP2 under torch.autocast with param_dtype float32 (Lightning Fabric "bf16-mixed"; training.autocast), Llama-3-8B
+ * shape with per-module root units, 8 GPUs, 16 tokens. A layer holds L = 2 x 4096^2 + 2 x 4096 x 1024 (q, o; k, v)
+ * + 3 x 4096 x 14336 (MLP) = 218,103,808 linear + 8,192 norm = 218,112,000 parameters. In layer k's forward (from 0) the weights are the
+ * gathered layer in fp32 (4 L = 872,448,000 B) with the final norm (4,096 x 4 = 16,384 B; 2 B each without
+ * autocast) and the 16-bit casts of layers 0..k, 2 L each, which the matmuls keep for their backward; at the
+ * last layer's backward every layer's casts are still held. The unsharded gradients there (the last layer's and
+ * the final norm's) are fp32: 2 B a parameter more than under FSDP's bf16 param_dtype. */
+static void fsdp_autocast(void) {
+  const char *keys = L3_8B "parallel.shard_root_modules=true training.autocast=true";
+  double layer = 218112000.0;
+  if (!run(L3_8B "parallel.shard_root_modules=true")) return;
+  double grads_bf16 = max_at(LLMEM_PHASE_BACKWARD, 31, LLMEM_CAT_GRADIENTS);
+  CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS), 2 * layer + 8192, 1e-15, "bf16 param_dtype: no casts");
+  if (!run(keys)) return;
+  CHECK_NEAR(max_at(LLMEM_PHASE_SETUP, -9, LLMEM_CAT_WEIGHTS), 0, 0, "the fp32 shards are the master copy");
+  CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 0, LLMEM_CAT_WEIGHTS), 4 * layer + 16384 + 2 * layer, 1e-15,
+             "layer 0: gathered in fp32, its casts");
+  CHECK_NEAR(max_at(LLMEM_PHASE_FORWARD, 5, LLMEM_CAT_WEIGHTS), 4 * layer + 16384 + 6 * 2 * layer, 1e-15,
+             "layer 5: the casts of layers 0..5 held");
+  CHECK_NEAR(max_at(LLMEM_PHASE_BACKWARD, 31, LLMEM_CAT_WEIGHTS), 4 * layer + 16384 + 32 * 2 * layer, 1e-15,
+             "last layer's backward: every layer's casts");
+  CHECK_NEAR(max_at(LLMEM_PHASE_BACKWARD, 31, LLMEM_CAT_GRADIENTS) - grads_bf16, 2 * layer + 2 * 4096, 1e-15,
+             "fp32 unsharded gradients of the layer and the final norm");
+  rank_states rs = states_of(keys);
+  CHECK(rs.unsharded_weight_bytes == 4 && rs.unsharded_grad_bytes == 4, "fp32 gathers and unsharded gradients");
+}
+
 int main(void) {
   fsdp2_unshard_blocks();
   fsdp1_offload_copy_in();
@@ -585,5 +612,6 @@ int main(void) {
   own_root_units();
   fsdp2_post_backward();
   fsdp2_gradient_stream();
+  fsdp_autocast();
   return check_report("sharding");
 }

@@ -135,6 +135,10 @@ int main(void) {
                "training.finetune.lora_targets");
   expect_error("training.recompute_layers=4", LLMEM_ERR_RECOMPUTE_LAYERS, "training.recompute_layers");
   expect_error("training.dtype=fp8 training.master_weights=false", LLMEM_ERR_FP8_MASTER, "training.master_weights");
+  expect_error("parallel.engine=deepspeed training.autocast=true", LLMEM_ERR_AUTOCAST_ENGINE, "training.autocast");
+  expect_error("training.autocast=true training.master_weights=false", LLMEM_ERR_AUTOCAST_ENGINE, "training.autocast");
+  expect_error("training.autocast=true training.dtype=fp32", LLMEM_ERR_AUTOCAST_ENGINE, "training.autocast");
+  expect_error("training.autocast=true training.finetune.method=lora", LLMEM_ERR_AUTOCAST_ENGINE, "training.autocast");
   expect_error("model.mtp_layers=1", LLMEM_ERR_MTP_ENGINE, "model.mtp_layers");
   expect_error("model.mtp_layers=1 parallel.engine=megatron parallel.gpus=2 parallel.cp=2", LLMEM_ERR_MTP_ENGINE,
                "model.mtp_layers");

@@ -52,6 +52,11 @@ const TRAIN_IGNORED = new Set([
   'max_time',
   'max_norm',
   'min_lr',
+  // the optimizer's hyper-parameters, TrainArgs fields until OptimizerArgs (#1409, 141c8bfb, 2024-05-23)
+  'learning_rate',
+  'weight_decay',
+  'beta1',
+  'beta2',
 ]);
 const LORA_FLAGS = ['lora_query', 'lora_key', 'lora_value', 'lora_projection', 'lora_mlp', 'lora_head'] as const;
 // lora.py setup() defaults (litgpt@2685705): r 8, dropout 0.05, query and value only

@@ -6,7 +6,6 @@ import type {
   Core,
   EstimateResult,
   Json,
-  ProfileValue,
   RankResult,
   RlModel,
   RlPhase,
@@ -21,6 +20,7 @@ import { stepBreakdown } from '../frontend/config/labels.js';
 import { layerKinds } from '../frontend/config/layer-kinds.js';
 
 import { loadCore, repoRoot } from '../wasm/node.js';
+import { type ProfileLine, withSources } from '../wasm/profile-sources.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';
@@ -164,7 +164,7 @@ function rankRow(r: RankResult, simulated: boolean, last: number): string {
 }
 
 /** What the training-stack profile set (keys left automatic), one line each, with the framework file. */
-function stackLines(config: Config, implied: ProfileValue[]): string[] {
+function stackLines(config: Config, implied: ProfileLine[]): string[] {
   const rt = (config.runtime ?? {}) as Config;
   const stack = `${String(rt.framework ?? 'generic')}${rt.framework_version ? ` ${String(rt.framework_version)}` : ''}`;
   return implied.map(
@@ -215,7 +215,7 @@ function stepLines(t: StepTime): string[] {
 export function formatText(
   config: Config,
   res: EstimateResult,
-  implied: ProfileValue[] = [],
+  implied: ProfileLine[] = [],
   step: StepTime | null = null,
 ): string {
   const model =
@@ -604,7 +604,7 @@ export async function main(argv: string[]): Promise<number> {
           if (json) console.log(JSON.stringify(res, null, 2));
           throw new InputError(res.error.path, res.error.message);
         }
-        const implied = impliedByStack(core, resolved.config);
+        const implied = await withSources(impliedByStack(core, resolved.config));
         // the step time of a training step; an RL step's rollout and log-prob passes are not timed (as on the page)
         const st = res.rl ? null : core.stepTime(resolved.config);
         const step = st && 'step_seconds' in st ? st : null;

@@ -68,6 +68,7 @@ typedef struct {
   int quant_inputs_held;  /* the kept 4-bit inputs and logits outlive the backward to the next forward */
   int lora_fused_qkv;     /* one adapter (one dropout of the input) for the fused q/k/v projection */
   int quant_dequant_temp; /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
+  int accumulate_no_sync; /* gradient accumulation under no_sync: unsharded gradients kept over the micro-batches */
   int quant_experts;      /* a quantized base's routed MoE experts are quantized too (else kept in the base dtype) */
 
   /* parallel: what plan.c resolves or derives (the other parallel.* keys: pl->in) */

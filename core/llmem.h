@@ -478,6 +478,10 @@ int llmem_field_index(const char *path);      /* -1 if unknown */
  * when the key is set or no profile row covers it. *term: the "why this
  * number" term it shapes (-1: none); *source: the framework file it follows. */
 double llmem_profile_value(const llmem_input *in, int field, int *term, const char **source);
+/* The row of core/profiles.def that gives field its automatic value (-1: none, or the key is set): the page
+ * reads the row's source text from wasm/profile-sources.json, which the wasm build leaves out of the binary
+ * (llmem_profile_value's source is NULL there). */
+int llmem_profile_row(const llmem_input *in, int field);
 const char *llmem_status_message(llmem_status status);
 const char *llmem_warning_message(llmem_warning warning);
 const char *llmem_category_name(int category);

@@ -167,6 +167,8 @@ static void live_amounts(stage_walk *W, int c) {
     if (W->lazy && (int)W->pl->in->optimizer_in_backward == 0) W->grads_made[c] += lc->grad_share;
     if (rs->accumulate_unsharded) W->accumulated[c] += lc->trainable * rs->unsharded_accum_bytes;
   }
+  if (is_last_chunk(W, c)) W->accumulated[c] += W->root_accum;
+  if (is_first_chunk(W, c)) W->accumulated[c] += W->root_embed_accum;
   if (is_last_chunk(W, c)) {
     u[LLMEM_CAT_WEIGHTS] += W->head_cast;
     u[LLMEM_CAT_ACTIVATIONS] += W->loss.head_input_bytes;
@@ -273,6 +275,12 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->root = rs->root_gathered;
   W->root_grads = rs->root_unsharded_grads;
   W->root_embed_grads = rs->root_embed_grads;
+  /* the root unit accumulates too (no_sync keeps every unit's unsharded gradient), in the accumulated dtype */
+  double accum_per_grad_byte = rs->accumulate_unsharded && rs->unsharded_grad_bytes > 0
+                                   ? rs->unsharded_accum_bytes / rs->unsharded_grad_bytes
+                                   : 0;
+  W->root_accum = W->root_grads * accum_per_grad_byte;
+  W->root_embed_accum = W->root_embed_grads * accum_per_grad_byte;
   W->root_reduce_head = rs->root_reduce_head;
   W->root_reduce_embed = rs->root_reduce_embed;
   if (st->has_head) W->loss_gather = rs->loss_gathered;
@@ -1001,6 +1009,11 @@ static void root_post_backward(const stage_walk *W, sim *S, int mb, int c, int f
   if (input > 0) sim_record(S, LLMEM_PHASE_BACKWARD, mb, layer); /* at the end of the backward, after the embedding's */
   if (head) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, 0);
   if (embed) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 1), W->root_embed_grads, 0);
+  if (first_pass && head && W->root_accum > 0) /* accumulated from the first micro-batch on (accumulate_unsharded) */
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, LAYER_HEAD, MB_NONE, 0), W->root_accum, ALLOC_STREAM_COMPUTE);
+  if (first_pass && embed && W->root_embed_accum > 0)
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_ACCUM, LAYER_EMBED, MB_NONE, 0), W->root_embed_accum,
+             ALLOC_STREAM_COMPUTE);
   if (W->fsdp2) { /* the root unit's sharded gradients: its reduce-scatter output */
     int made = W->lazy && first_pass, own = W->rs->own_root_units;
     double bytes =

@@ -143,6 +143,7 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->reduce_on_compute =
       in->engine == LLMEM_ENGINE_FSDP2 && (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
   p->shard_root_modules = (int)or_default(profiled(in, FIELD(shard_root_modules)), 0);
+  p->accumulate_no_sync = (int)or_default(profiled(in, FIELD(accumulate_no_sync)), 0);
   p->pp_stage_buffers = in->pp > 1 ? (int)or_default(profiled(in, FIELD(pp_stage_buffers)), 0) : 0;
   /* DeepSpeed's default: overlap_comm is on for ZeRO-3, off for 1/2 (runtime/zero/config.py). */
   p->overlap_comm = (int)or_default(in->overlap_comm, in->zero_stage == 3 ? 1 : 0);
@@ -407,6 +408,9 @@ static llmem_status check_engine(const plan *p, int *field) {
   if ((int)p->in->offload_params == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_params);
   if ((int)p->in->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
   if (fsdp && p->in->offload_params != p->in->offload_optimizer) FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
+  if (p->in->accumulate_no_sync == 1 && (int)p->in->engine != LLMEM_ENGINE_FSDP1 &&
+      (int)p->in->engine != LLMEM_ENGINE_DDP)
+    FAIL(LLMEM_ERR_NO_SYNC_ENGINE, accumulate_no_sync);
   return LLMEM_OK;
 }
 

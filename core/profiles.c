@@ -9,7 +9,7 @@
 #define YM(year, month) ((year)*12 + (month)-1)
 #define KEY(member) LLMEM_FIELD_##member
 
-enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP };
+enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1 };
 
 typedef struct {
   int framework;   /* LLMEM_FW_* */
@@ -17,7 +17,7 @@ typedef struct {
   int until_month; /* first month it no longer holds, 0: still holds */
   int field;       /* index in the field table */
   double value;
-  int when; /* only with torch.compile, full fine-tuning, adapters, or TP */
+  int when; /* only with torch.compile, full fine-tuning, adapters, TP, or FSDP1 */
   int term; /* the "why this number" term the value shapes */
   const char *source;
 } profile_row;
@@ -28,6 +28,14 @@ typedef struct {
 #define T_WTRANS LLMEM_TERM_WEIGHTS_TRANSIENT
 #define T_WEIGHTS LLMEM_TERM_WEIGHTS
 #define T_COMM LLMEM_TERM_COMM
+#define T_GRADS LLMEM_TERM_GRADIENTS
+
+/* the source texts: in the wasm build, wasm/profile-sources.json by row (profiles.def's header) */
+#ifdef LLMEM_PROFILE_TEXT_IN_JS
+#define SRC(text) 0
+#else
+#define SRC(text) text
+#endif
 
 static const profile_row rows[] = {
 #include "profiles.def"
@@ -54,6 +62,7 @@ static int condition_holds(int when, const llmem_input *in) {
     case WHEN_FULL: return in->ft_method == LLMEM_FT_FULL;
     case WHEN_ADAPTERS: return in->ft_method != LLMEM_FT_FULL;
     case WHEN_TP: return in->tp > 1;
+    case WHEN_FSDP1: return in->engine == LLMEM_ENGINE_FSDP1;
     default: return 1;
   }
 }
@@ -71,6 +80,12 @@ static const profile_row *profile_row_for(const llmem_input *in, int field) {
       if (row_holds(&rows[i], fw, in, field)) return &rows[i];
     if (fw == LLMEM_FW_GENERIC) return 0;
   }
+}
+
+int llmem_profile_row(const llmem_input *in, int field) {
+  if (!in || field < 0 || field >= LLMEM_FIELD_COUNT || !isnan(input_value(in, field))) return -1;
+  const profile_row *r = profile_row_for(in, field);
+  return r ? (int)(r - rows) : -1;
 }
 
 double llmem_profile_value(const llmem_input *in, int field, int *term, const char **source) {

@@ -243,9 +243,10 @@ typedef struct {
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;
   double root_embed_grads, root_reduce_head, root_reduce_embed; /* FSDP2 root by part (states.c fsdp2_root_grads) */
-  double loss_gather, loss_grads; /* ZeRO-3, own head unit: gathered at the loss; the lm_head's full gradient */
-  double loss_reduce;             /* own head unit: its reduce-scatter input */
-  double embed_gather;            /* own embedding unit: gathered around its forward and backward */
+  double root_accum, root_embed_accum; /* the root's gradients kept over the micro-batches (accumulate_unsharded) */
+  double loss_gather, loss_grads;      /* ZeRO-3, own head unit: gathered at the loss; the lm_head's full gradient */
+  double loss_reduce;                  /* own head unit: its reduce-scatter input */
+  double embed_gather;                 /* own embedding unit: gathered around its forward and backward */
   /* MTP depths on the last stage, all of them: kept to the backward, and their largest working sets */
   double mtp_saved, mtp_logits, mtp_forward_temp, mtp_backward_temp;
   double head_cast;   /* autocast's 16-bit copy of the head's weight, from the loss forward to its backward */

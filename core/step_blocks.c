@@ -251,6 +251,8 @@ void blocks_free_kept(const stage_walk *W, const sim *S, int c) {
   }
   if (alloc_is_live(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0)))
     alloc_free(block_tag(TAG_GATHER_KEPT, LAYER_EMBED, MB_NONE, 0), !W->fsdp2);
+  alloc_free_if_live(block_tag(TAG_ACCUM, LAYER_HEAD, MB_NONE, 0));
+  alloc_free_if_live(block_tag(TAG_ACCUM, LAYER_EMBED, MB_NONE, 0));
 }
 
 void blocks_layer_params(const stage_walk *W, const sim *S, int kind, int layer, double bytes) {

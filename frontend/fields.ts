@@ -285,6 +285,10 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     auto: 'FP32',
     options: DTYPES,
   },
+  'parallel.accumulate_no_sync': {
+    label: 'Accumulate under no_sync',
+    auto: 'from the training stack',
+  },
   'training.autocast': {
     label: 'Autocast over FP32 weights',
     auto: 'by engine and training stack',
@@ -1098,6 +1102,7 @@ export const SECTIONS: Section[] = [
           'parallel.reshard_after_forward',
           'parallel.reduce_input_on_compute_stream',
           'parallel.shard_root_modules',
+          'parallel.accumulate_no_sync',
           'parallel.pp_stage_buffers',
           'parallel.distributed_optimizer',
           'parallel.offload_optimizer',

@@ -103,12 +103,12 @@ int llmem_field_flags(int i) {
   const llmem_field *f = llmem_field_at(i);
   return f ? f->flags : 0;
 }
-/* the input block's profile value of field i (NaN: none), its term and source */
+/* the input block's profile value of field i (NaN: none), its term and its row of core/profiles.def (the
+ * source texts are in wasm/profile-sources.json) */
 static int profile_term;
-static const char *profile_source;
-double llmem_profile_value_run(int i) { return llmem_profile_value(&input_block, i, &profile_term, &profile_source); }
+double llmem_profile_value_run(int i) { return llmem_profile_value(&input_block, i, &profile_term, 0); }
 int llmem_profile_term(void) { return profile_term; }
-const char *llmem_profile_source_text(void) { return profile_source ? profile_source : ""; }
+int llmem_profile_row_run(int i) { return llmem_profile_row(&input_block, i); }
 double llmem_field_default(int i) {
   const llmem_field *f = llmem_field_at(i);
   return f ? f->default_value : 0;

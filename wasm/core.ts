@@ -64,7 +64,7 @@ export class Core {
 
   /** What the training-stack profile (runtime.framework, framework_version) sets
    * among the keys this config leaves null: value, the "why this number" term
-   * it shapes (its label) and the framework file it follows (core/profiles.def). */
+   * it shapes (its label) and its row of core/profiles.def (the row's text: wasm/profile-sources.ts). */
   profile(config: unknown): { ok: true; implied: ProfileValue[] } | { ok: false; error: ConfigError } {
     const err = this.load(config);
     if (err) return { ok: false, error: err };
@@ -73,8 +73,8 @@ export class Core {
       const v = m._llmem_profile_value_run(f.index),
         t = m._llmem_profile_term();
       if (Number.isNaN(v)) return [];
-      const source = mem.text(m._llmem_profile_source_text());
-      return [{ path: f.path, value: decodeValue(f, v), term: t >= 0 ? mem.texts.term_label(t) : null, source }];
+      const row = m._llmem_profile_row_run(f.index);
+      return [{ path: f.path, value: decodeValue(f, v), term: t >= 0 ? mem.texts.term_label(t) : null, row }];
     });
     return { ok: true, implied };
   }

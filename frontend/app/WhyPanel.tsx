@@ -7,7 +7,9 @@ import { CATEGORIES } from '../../wasm/llmem.js';
 import { labelOf, visible } from '../fields.js';
 import { formatGiB, formatPercent, formatValue } from '../format.js';
 import { CATEGORY_COLOR, CATEGORY_LABEL, OVERHEAD_COLOR } from '../palette.js';
+import { sourceOf } from '../../wasm/profile-sources.js';
 import { useApp, useComputed } from './context.js';
+import { useProfileSources } from './ProfileImplied.js';
 import './why.css';
 
 const MODEL_SIZE = ['model.layers', 'model.hidden', 'model.ffn_hidden', 'model.vocab', 'model.moe.experts'];
@@ -110,6 +112,7 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
   // a computed: read directly, every value of the config would redraw this panel on each edit, before its result
   const framework = useComputed(() => String(s.get('runtime.framework') ?? 'generic')).value;
   const fromProfile = (t: Term) => implied.filter((p) => p.term === t.label);
+  const sources = useProfileSources(implied.length > 0);
   const b = r.per_gpu.breakdown_bytes;
   const total = r.per_gpu.device_used_bytes;
   const rows: Row[] = CATEGORIES.map((c) => ({
@@ -154,7 +157,8 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
                       {fromProfile(t).map((p) => (
                         <span key={p.path} class="term-profile muted" data-testid="term-profile">
                           {' '}
-                          {labelOf(p.path)} = {String(p.value)} from the {framework} profile ({p.source})
+                          {labelOf(p.path)} = {String(p.value)} from the {framework} profile ({sourceOf(sources, p.row)}
+                          )
                         </span>
                       ))}
                     </li>

@@ -7,7 +7,8 @@ export interface ProfileValue {
   path: string;
   value: Json;
   term: string | null;
-  source: string;
+  /** its row of core/profiles.def; the framework file it follows: wasm/profile-sources.ts */
+  row: number;
 }
 
 export type Breakdown = Record<Category, number>;

@@ -2,6 +2,7 @@
  * version pick, that explicit keys win, and the mechanisms they switch,
  * each against a hand-computed number. */
 #include <math.h>
+#include <string.h>
 
 #include "check.h"
 #include "check_plan.h"
@@ -56,6 +57,14 @@ static void rows(void) {
         "bitsandbytes MatMul4Bit dequantises per matmul");
   CHECK(value_of("runtime.framework=torchtune", "training.finetune.quant_dequant_temp") == 0,
         "torchtune: torchao NF4, not MatMul4Bit");
+  const char *no_sync = "parallel.accumulate_no_sync";
+  CHECK(value_of("runtime.framework=hf_trainer parallel.engine=fsdp1", no_sync) == 1, "accelerate no_sync on FSDP1");
+  CHECK(value_of("runtime.framework=axolotl parallel.engine=fsdp1", no_sync) == 1, "axolotl runs the HF Trainer");
+  CHECK(isnan(value_of("runtime.framework=hf_trainer parallel.engine=fsdp2", no_sync)),
+        "FSDP2 modules have no no_sync: accelerate's is a null context");
+  CHECK(isnan(value_of("runtime.framework=deepspeed parallel.engine=deepspeed", no_sync)), "DeepSpeed: no row");
+  CHECK(value_of("runtime.framework=litgpt parallel.engine=fsdp1", no_sync) == 1, "fabric.no_backward_sync");
+  CHECK(isnan(value_of("parallel.engine=fsdp1", no_sync)), "a plain loop: no row (reduce-scatter every micro-batch)");
   CHECK(value_of("runtime.framework=litgpt", "training.autocast") == 1, "Fabric FSDP bf16-mixed: fp32 param_dtype");
   CHECK(isnan(value_of("runtime.framework=litgpt training.finetune.method=lora", "training.autocast")),
         "LoRA: the base dtype says it (no row)");
@@ -132,9 +141,22 @@ static void quantized_experts(void) {
   CHECK_NEAR(sb.layers.quantizable_count, sq.layers.quantizable_count - experts, 0, "experts not quantizable");
 }
 
+/* The row the core reports (the page reads its text from wasm/profile-sources.json by row) and the native text. */
+static void row_of_value(void) {
+  llmem_defaults(&in);
+  CHECK(set_keys(&in, "runtime.framework=litgpt parallel.engine=fsdp1 parallel.gpus=8"), "keys");
+  int field = llmem_field_index("training.autocast");
+  const char *source = 0;
+  CHECK(llmem_profile_value(&in, field, 0, &source) == 1 && source && strstr(source, "FSDPPrecision"),
+        "native builds keep the text");
+  CHECK(llmem_profile_row(&in, field) >= 0, "a row");
+  CHECK(set_keys(&in, "training.autocast=false") && llmem_profile_row(&in, field) == -1, "an explicit key: no row");
+}
+
 int main(void) {
   rows();
   mechanisms();
   quantized_experts();
+  row_of_value();
   return check_report("profiles");
 }

@@ -599,6 +599,31 @@ static void fsdp_autocast(void) {
   CHECK(rs.unsharded_weight_bytes == 4 && rs.unsharded_grad_bytes == 4, "fp32 gathers and unsharded gradients");
 }
 
+/* Gradient accumulation under FSDP1's no_sync (parallel.accumulate_no_sync; HF Trainer and LitGPT on FSDP1), the
+ * Llama-3-8B shape on 8 GPUs, 4 micro-batches of 16 tokens. Every unit keeps its unsharded bf16 gradient from
+ * the first micro-batch to the last one's reduce-scatter: the 32 layers' 32 x 218,112,000 x 2 B =
+ * 13,959,168,000 B and the root unit's embedding and output, 2 x 128,256 x 4,096 x 2 B = 2,101,346,304 B; at the
+ * last micro-batch's first backward layer (and at the step's peak) they are all held, 16,060,514,304 B more than
+ * with a reduce-scatter every micro-batch. */
+static void fsdp1_no_sync(void) {
+  const char *keys =
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 "
+      "model.vocab=128256 parallel.engine=fsdp1 parallel.gpus=8 training.seq_len=16 training.grad_accum=4 ";
+  char synced[512], no_sync[512];
+  snprintf(synced, sizeof synced, "%s parallel.accumulate_no_sync=false", keys);
+  snprintf(no_sync, sizeof no_sync, "%s parallel.accumulate_no_sync=true", keys);
+  if (!run(synced)) return;
+  double grads = max_at(LLMEM_PHASE_BACKWARD, 31, LLMEM_CAT_GRADIENTS), peak = out.per_gpu.peak_allocated_bytes;
+  if (!run(no_sync)) return;
+  double accumulated = 32 * 218112000.0 * 2 + 2 * 128256.0 * 4096 * 2;
+  CHECK_NEAR(accumulated, 16060514304.0, 0, "hand count");
+  CHECK_NEAR(max_at(LLMEM_PHASE_BACKWARD, 31, LLMEM_CAT_GRADIENTS) - grads, accumulated, 1e-15,
+             "the last micro-batch's backward holds every unit's accumulated gradient");
+  CHECK_NEAR(out.per_gpu.peak_allocated_bytes - peak, accumulated, 1e-15, "and so does the peak");
+  rank_states rs = states_of(no_sync);
+  CHECK(rs.accumulate_unsharded && !rs.keep_gathered_until_backward, "FSDP1 reshards as usual under no_sync");
+}
+
 int main(void) {
   fsdp2_unshard_blocks();
   fsdp1_offload_copy_in();
@@ -613,5 +638,6 @@ int main(void) {
   fsdp2_post_backward();
   fsdp2_gradient_stream();
   fsdp_autocast();
+  fsdp1_no_sync();
   return check_report("sharding");
 }

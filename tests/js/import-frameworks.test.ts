@@ -378,6 +378,25 @@ describe('HF TrainingArguments JSON', () => {
     expect(r.unsupported).toEqual([expect.stringMatching(/^use_liger_kernel: Liger's rms_norm, rope, swiglu kernels/)]);
     runs({ ...r.config, model: { preset: 'llama-3.1-8b' } });
   });
+  it("accelerator_config: sync_each_batch decides accelerate's no_sync under FSDP1; the rest and a file name", () => {
+    const sync = (v: boolean) =>
+      ok(
+        'training_args',
+        JSON.stringify({ accelerator_config: { gradient_accumulation_kwargs: { sync_each_batch: v } } }),
+      ).config.parallel;
+    expect(sync(true)).toMatchObject({ accumulate_no_sync: false });
+    expect(sync(false)).toMatchObject({ accumulate_no_sync: true });
+    const loading = ok('training_args', '{"accelerator_config": {"split_batches": true, "even_batches": false}}');
+    expect([loading.config.parallel, loading.unsupported]).toEqual([{ engine: 'ddp' }, []]);
+    expect(ok('training_args', '{"accelerator_config": "accel.json"}').unsupported[0]).toMatch(
+      /^accelerator_config: accel\.json: a file llmem cannot read/,
+    );
+    const axolotl = ok(
+      'axolotl',
+      'base_model: meta-llama/Llama-3.1-8B\naccelerator_config:\n  gradient_accumulation_kwargs:\n    sync_each_batch: true\n',
+    );
+    expect(axolotl.config.parallel).toMatchObject({ accumulate_no_sync: false });
+  });
   it('optimizer names: 8-bit, paged, adafactor; deepspeed paths and inline objects', () => {
     const opt = (o: string) => ok('training_args', JSON.stringify({ optim: o })).config.training;
     expect(opt('paged_adamw_8bit')).toMatchObject({ optimizer: 'adamw_8bit', paged_optimizer: true });

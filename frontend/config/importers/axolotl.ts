@@ -5,6 +5,7 @@ import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deeps
 import { applyDegree } from './parallel-degrees.js';
 import { seqLenFromRl, worldSize } from './rl-common.js';
 import {
+  applyAcceleratorConfig,
   applyFsdpOption,
   applyOptim,
   applyTrainingArgument,
@@ -219,9 +220,7 @@ export function importAxolotl(text: string, also?: string, worldSize?: number): 
           break;
         case 'accelerator_config':
           // TrainingArguments accelerator_config (src/axolotl/utils/schemas/config.py), e.g. gradient_accumulation_kwargs
-          if (isObject(v) && Object.keys(v).length)
-            d.skip(key, "accelerate's Accelerator settings are not modelled; not applied");
-          else d.ignore(key);
+          applyAcceleratorConfig(d, key, v);
           break;
         case 'diffusion':
         case 'llmcompressor':

@@ -11,6 +11,7 @@ import {
   Draft,
   guard,
   int,
+  isObject,
   obj,
   parseJsonText,
   parseYamlText,
@@ -174,7 +175,7 @@ export function applyFsdpOption(d: Draft, key: string, v: Json, fsdpConfig: Json
 
 // Keys of a TrainingArguments dump with no effect on per-GPU memory.
 const IGNORED =
-  /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|accelerator_config|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
+  /^(_n_gpu|output_dir|overwrite_output_dir|do_train|do_eval|do_predict|eval_.*|evaluation_strategy|prediction_loss_only|per_device_eval_batch_size|per_gpu_.*|eval_accumulation_steps|eval_delay|torch_empty_cache_steps|learning_rate|weight_decay|adam_.*|max_grad_norm|num_train_epochs|max_steps|lr_scheduler_.*|warmup_.*|log_.*|logging_.*|save_.*|seed|data_seed|jit_mode_eval|use_ipex|use_mps_device|no_cuda|tf32|local_rank|ddp_.*|tpu_.*|debug|dataloader_.*|past_index|run_name|disable_tqdm|remove_unused_columns|label_names|load_best_model_at_end|metric_for_best_model|greater_is_better|ignore_data_skip|label_smoothing_factor|group_by_length|length_column_name|report_to|skip_memory_metrics|use_legacy_prediction_loop|push_to_hub|resume_from_checkpoint|hub_.*|gradient_checkpointing_kwargs|include_.*|fp16_opt_level|half_precision_backend|bf16_full_eval|fp16_full_eval|fp16_backend|push_to_hub_.*|mp_parameters|full_determinism|torchdynamo|ray_scope|ddp_timeout|torch_compile_backend|torch_compile_mode|dispatch_batches|split_batches|optim_args|neftune_noise_alpha|batch_eval_metrics|eval_on_start|use_liger_kernel_config|average_tokens_across_devices|restore_callback_states_from_checkpoint|xpu_backend|sharded_ddp|fsdp_min_num_params|fsdp_transformer_layer_cls_to_wrap|parallelism_config|project|trackio_space_id|hub_revision|use_cache|dataset_.*|model_init_kwargs|chat_template_path|completion_only_loss|assistant_only_loss|eos_token|pad_token|padding_free|pad_to_multiple_of)$/;
 
 /** Apply one TrainingArguments key (also read by the TRL importer, whose configs extend
  * TrainingArguments); false when the key is not one of those handled here. */
@@ -233,9 +234,38 @@ export function applyTrainingArgument(d: Draft, key: string, v: Json, a: Obj, fi
     case 'optim_target_modules':
       if (v !== null) d.skip(key, 'GaLore-style projected optimizers are not modelled');
       return true;
+    case 'accelerator_config':
+      applyAcceleratorConfig(d, key, v);
+      return true;
     default:
       return false;
   }
+}
+
+/** TrainingArguments accelerator_config (transformers trainer_pt_utils.py AcceleratorConfig): only
+ * gradient_accumulation_kwargs.sync_each_batch changes per-GPU memory — a reduction every micro-batch instead of
+ * accelerate's no_sync, which under FSDP1 keeps every unit's unsharded gradient (parallel.accumulate_no_sync). The
+ * rest (split_batches, dispatch_batches, even_batches, use_seedable_sampler, non_blocking, ...) shapes the data
+ * loading. A string is a path to a JSON file of the same keys: not read. */
+export function applyAcceleratorConfig(d: Draft, key: string, v: Json): void {
+  if (typeof v === 'string') {
+    d.skip(key, `${v}: a file llmem cannot read; its gradient_accumulation_kwargs.sync_each_batch is not applied`);
+    return;
+  }
+  if (!isObject(v)) {
+    d.ignore(key);
+    return;
+  }
+  const accumulation = v.gradient_accumulation_kwargs;
+  const sync = isObject(accumulation) ? accumulation.sync_each_batch : undefined;
+  if (sync === true || sync === false) {
+    d.set('parallel.accumulate_no_sync', !sync);
+    d.note(
+      sync
+        ? `${key}.gradient_accumulation_kwargs.sync_each_batch true: gradients reduced every micro-batch (no no_sync)`
+        : `${key}.gradient_accumulation_kwargs.sync_each_batch false: accelerate's no_sync over the accumulation`,
+    );
+  } else d.ignore(key);
 }
 
 /** Keys of a TrainingArguments dump with no effect on per-GPU memory. */

@@ -15,9 +15,9 @@ bash scripts/setup.sh test || { echo "setup failed"; exit 1; }
 stage "build: wasm core, CLI, page" npm run -s build
 # the build rewrites the generated files; a clone must already hold what it writes (the Vitest staleness
 # tests compare against the file on disk, which the build has just rewritten)
-stage "generated files committed (wasm/generated.ts, docs/config.md, probe/llmem_probe/fields.json)" bash -c '
+stage "generated files committed (wasm/generated.ts, wasm/profile-sources.json, docs/config.md, probe/llmem_probe/fields.json)" bash -c '
   git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "not a git checkout: skipped"; exit 0; }
-  git diff --exit-code --stat -- wasm/generated.ts docs/config.md probe/llmem_probe/fields.json ||
+  git diff --exit-code --stat -- wasm/generated.ts wasm/profile-sources.json docs/config.md probe/llmem_probe/fields.json ||
     { echo "run npm run build:core and commit what it rewrote"; exit 1; }'
 # clang is the wasm core's compiler (Emscripten); gcc a second one: code whose result depends on what
 # C leaves unspecified (the order operands are evaluated in) passes under one and fails under the other

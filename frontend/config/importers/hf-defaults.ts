@@ -4,7 +4,7 @@
 //
 // transformers (github.com/huggingface/transformers), src/transformers/models/<type>/configuration_<type>.py:
 //   at 008e574391258935f3ecc3035c882e73bbcac419: llama, mistral, mixtral, qwen2, qwen2_moe,
-//     qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi3, gpt_neox, olmo2, olmo3, glm4_moe, starcoder2
+//     qwen3, qwen3_moe, deepseek_v3, gemma, gemma2, phi, phi3, gpt_neox, olmo2, olmo3, glm4_moe, starcoder2
 //   at 008f5c8c29be84d4721dc6d1e0fcd72300580be4: gemma3 (Gemma3TextConfig), bert
 //   at 01ae98ae2414210efd0d9ac1ffe78ff21588f1f7: gpt2 (tie_word_embeddings: PretrainedConfig's True)
 //   at 055855363e97555535aa9d133f53d99ef75bfd9c: falcon (tie_word_embeddings: PretrainedConfig's True;
@@ -232,6 +232,19 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     resid_pdrop: 0.1,
     embd_pdrop: 0.1,
     attn_pdrop: 0.1,
+  },
+  phi: {
+    vocab_size: 51200,
+    hidden_size: 2048,
+    intermediate_size: 8192,
+    num_hidden_layers: 24,
+    num_attention_heads: 32,
+    hidden_act: 'gelu_new',
+    max_position_embeddings: 2048,
+    tie_word_embeddings: false,
+    resid_pdrop: 0.0,
+    embd_pdrop: 0.0,
+    qk_layernorm: false,
   },
   gpt_neox: {
     vocab_size: 50432,

@@ -85,7 +85,7 @@ const SSM_FAMILIES = new Set(['nemotron_h', 'granitemoehybrid', 'mamba2']);
 // GPTBigCodeBlock ln_1 / ln_2 (modeling_gpt_bigcode.py 0057454); DbrxNormAttentionNorm norm_1 / norm_2 are
 // nn.LayerNorm(bias=False) (modular_dbrx.py 05a8405): a native layer_norm that keeps its input, counted with a bias
 // vector config v1's layernorm has (2 x d_model per norm; 0.5 M of DBRX's 132 B)
-const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2', 'gpt_bigcode', 'dbrx']);
+const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2', 'gpt_bigcode', 'dbrx', 'phi']);
 // Families whose MLP width defaults to 4 x hidden when the key is None (GPT2Config.n_inner, FalconConfig.ffn_hidden_size,
 // GPTBigCodeConfig.n_inner): any other family's null width is refused, never guessed
 const FOUR_X_WIDTH = new Set(['gpt2', 'falcon', 'gpt_bigcode']);
@@ -628,6 +628,15 @@ function run(input: unknown): HfImport {
     if (newArch && cfg.num_ln_in_parallel_attn === 1) model.norms_per_layer = 1;
     // FalconDecoderLayer: attention and MLP both read the layer input (one or two norms of it)
     if (newArch || parallel) model.parallel_block = true;
+  }
+  // PhiDecoderLayer (modeling_phi.py, transformers 008e574): one input_layernorm feeds attention and the MLP, summed
+  // with the residual; q/k/v/dense, fc1/fc2 and lm_head are biased Linears; qk_layernorm: LayerNorm(head_dim) on q and k
+  if (family === 'phi') {
+    model.bias = true;
+    model.lm_head_bias = true;
+    model.parallel_block = true;
+    model.norms_per_layer = 1;
+    if (flag('qk_layernorm')) model.qk_norm = 'head';
   }
   // GPTNeoXLayer with use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x))
   if (family === 'gpt_neox' && (flag('use_parallel_residual') ?? true)) model.parallel_block = true;

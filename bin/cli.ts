@@ -1,5 +1,5 @@
 // `npx llmem`: the wasm core from the command line.
-import { impliedByStack } from '../frontend/config/profile.js';
+import { impliedByStack, type ProfileLine, withSources } from '../frontend/config/profile.js';
 import type {
   Category,
   Config,
@@ -20,7 +20,6 @@ import { stepBreakdown } from '../frontend/config/labels.js';
 import { layerKinds } from '../frontend/config/layer-kinds.js';
 
 import { loadCore, repoRoot } from '../wasm/node.js';
-import { type ProfileLine, withSources } from '../wasm/profile-sources.js';
 import { GPUS, MODELS } from '../frontend/config/catalog.js';
 import { merge, resolveConfig } from '../frontend/config/resolve.js';
 import { compare, readMeasurement } from '../frontend/config/compare.js';

@@ -1,6 +1,6 @@
 // Writes wasm/profile-sources.json: the source text of every row of core/profiles.def, by row, which the wasm
 // build leaves out of the binary (CMakeLists.txt: LLMEM_PROFILE_TEXT_IN_JS) so the page's first load does not
-// carry them; the page, the Worker and the CLI read a row's text through wasm/profile-sources.ts. The file is
+// carry them; the page, the Worker and the CLI read a row's text through frontend/config/profile.ts. The file is
 // committed; `npm run build:core` runs this script.
 //   node scripts/gen-profile-sources.mjs          rewrite wasm/profile-sources.json
 //   node scripts/gen-profile-sources.mjs --print  print it instead (tests/js/profile-sources.test.ts)

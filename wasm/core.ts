@@ -64,7 +64,7 @@ export class Core {
 
   /** What the training-stack profile (runtime.framework, framework_version) sets
    * among the keys this config leaves null: value, the "why this number" term
-   * it shapes (its label) and its row of core/profiles.def (the row's text: wasm/profile-sources.ts). */
+   * it shapes (its label) and its row of core/profiles.def (the row's text: frontend/config/profile.ts). */
   profile(config: unknown): { ok: true; implied: ProfileValue[] } | { ok: false; error: ConfigError } {
     const err = this.load(config);
     if (err) return { ok: false, error: err };

@@ -1,9 +1,9 @@
 // Under the training-stack fields: the mechanisms the profile sets among the
 // keys left automatic (core/profiles.def), each with the framework file it
-// follows (loaded when the list first shows: wasm/profile-sources.ts). Setting
+// follows (loaded when the list first shows: config/profile.ts). Setting
 // a key yourself always wins over the profile.
 import { useEffect, useState } from 'preact/hooks';
-import { profileSources, sourceOf } from '../../wasm/profile-sources.js';
+import { profileSources, sourceOf } from '../config/profile.js';
 import { labelOf } from '../fields.js';
 import { useApp } from './context.js';
 

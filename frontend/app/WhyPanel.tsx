@@ -7,7 +7,7 @@ import { CATEGORIES } from '../../wasm/llmem.js';
 import { labelOf, visible } from '../fields.js';
 import { formatGiB, formatPercent, formatValue } from '../format.js';
 import { CATEGORY_COLOR, CATEGORY_LABEL, OVERHEAD_COLOR } from '../palette.js';
-import { sourceOf } from '../../wasm/profile-sources.js';
+import { sourceOf } from '../config/profile.js';
 import { useApp, useComputed } from './context.js';
 import { useProfileSources } from './ProfileImplied.js';
 import './why.css';

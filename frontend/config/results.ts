@@ -7,7 +7,7 @@ export interface ProfileValue {
   path: string;
   value: Json;
   term: string | null;
-  /** its row of core/profiles.def; the framework file it follows: wasm/profile-sources.ts */
+  /** its row of core/profiles.def; the framework file it follows: frontend/config/profile.ts */
   row: number;
 }
 

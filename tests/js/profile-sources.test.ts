@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCore, repoRoot } from '../../wasm/node.js';
-import { profileSources, withSources } from '../../wasm/profile-sources.js';
+import { profileSources, withSources } from '../../frontend/config/profile.js';
 
 const root = repoRoot();
 const FILE = 'wasm/profile-sources.json';

@@ -127,6 +127,12 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'training.finetune.quant_keeps_input': is('training.finetune.method', 'qlora'),
   'training.finetune.quant_dequant_temp': is('training.finetune.method', 'qlora'),
   'training.finetune.double_quant': is('training.finetune.method', 'qlora'),
+  // the quantized base's behaviours (core/loss.c, states.c, passes.c, model.c read them under QLoRA only)
+  'training.finetune.quant_head': is('training.finetune.method', 'qlora'),
+  'training.finetune.quant_from_fp16': is('training.finetune.method', 'qlora'),
+  'training.finetune.quant_inputs_held': is('training.finetune.method', 'qlora'),
+  'training.finetune.quant_experts': all(is('training.finetune.method', 'qlora'), MOE_ON),
+  'training.finetune.lora_fused_qkv': LORA,
   'parallel.vpp': is('parallel.pp_schedule', 'interleaved', 'zb_v', 'dualpipe_v', 'dualpipe'),
   'parallel.vpp_group': is('parallel.pp_schedule', 'interleaved'),
   'parallel.ep': MOE_ON,

@@ -100,6 +100,8 @@ const WORDS: Record<string, (v: Json) => string> = {
   'parallel.offload_optimizer': (v) => `optimizer offload to ${v === 'nvme' ? 'NVMe' : 'CPU'}`,
   'parallel.offload_params': (v) => `parameter offload to ${v === 'nvme' ? 'NVMe' : 'CPU'}`,
   'parallel.sequence_parallel': (v) => (ON(v) ? 'sequence parallel' : 'no sequence parallel'),
+  'parallel.accumulate_no_sync': (v) =>
+    ON(v) ? 'accumulate under no_sync' : 'reduce gradients every micro-batch (accelerate sync_each_batch)',
   'runtime.expandable_segments': (v) =>
     ON(v) ? 'expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)' : 'no expandable segments',
 };

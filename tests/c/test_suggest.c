@@ -133,6 +133,25 @@ int main(int argc, char **argv) {
         "expandable segments alone fit, the training and its time the same");
   CHECK(unverified(&in, opt.free_fraction) == 0, "7B LoRA: every suggestion fits by its full estimate");
 
+  /* Llama-2-7B fully fine-tuned with the HF Trainer on 4 GPUs of 24 GB, FSDP1, 4 micro-batches: accelerate's no_sync keeps
+   * every unit's unsharded bf16 gradient (13.5 GB); reducing every micro-batch (sync_each_batch) is a change that keeps
+   * the training, and it saves about that much */
+  llmem_defaults(&in);
+  CHECK(set_keys(&in,
+                 "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 "
+                 "model.vocab=32000 parallel.engine=fsdp1 parallel.gpus=4 training.seq_len=512 training.grad_accum=4 "
+                 "training.recompute=full runtime.framework=hf_trainer hardware.memory_gib=22.5"),
+        "7B FSDP1 HF Trainer");
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && !res.base_fits, "7B FSDP1 no_sync: the base does not fit");
+  print_result("7B FSDP1 no_sync");
+  const llmem_suggestion *sync = with_change(llmem_field_index("parallel.accumulate_no_sync"), 0, 0);
+  CHECK(sync && sync->kind == LLMEM_SUGGEST_SAME, "reduce every micro-batch: the same training");
+  if (sync) {
+    llmem_input a = applied(&in, sync);
+    CHECK(llmem_estimate(&a, &full) == LLMEM_OK, "its estimate");
+  }
+  CHECK(unverified(&in, opt.free_fraction) == 0, "7B FSDP1: every suggestion fits by its full estimate");
+
   /* a run that fits: the fewest GPUs may be fewer; options are checked */
   llmem_defaults(&in);
   CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && res.base_fits, "default config fits");

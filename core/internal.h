@@ -318,6 +318,7 @@ typedef struct {
   double vocab; /* vocabulary entries per token the loss reads on this rank */
 } loss_memory;
 loss_memory loss_bytes(const plan *pl);
+int loss_head_trains(const plan *pl);
 
 /* runtime.c */
 double runtime_reserved_bytes(const plan *pl, double peak_allocated, double largest_transient);

@@ -247,6 +247,12 @@ static void gather_bytes(const plan *pl, double T, double V_shard, double V, los
       tensors(lm->gather_tensors, ab * T * V_shard / c, ab * T * V_shard * pl->in->tp / c, ab * T * V / c);
 }
 
+/* The output projection trains: a full fine-tune, or adapters with the head (or a tied embedding) trained in full. */
+int loss_head_trains(const plan *pl) {
+  return (int)pl->in->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
+         ((int)pl->in->tied_embeddings != 0 && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
+}
+
 loss_memory loss_bytes(const plan *pl) {
   loss_memory lm = {0};
   double T = pl->in->seq_len / pl->in->cp * pl->in->micro_batch;
@@ -263,8 +269,7 @@ loss_memory loss_bytes(const plan *pl) {
    * cast) for its weight's gradient only: mm saves self when mat2 requires
    * grad (tools/autograd/derivatives.yaml mm). A frozen head (LoRA) keeps
    * none, unless an old 4-bit linear keeps it anyway (quant_keeps_input). */
-  int head_trains = (int)pl->in->ft_method == LLMEM_FT_FULL || (pl->full_modules & (1 << LLMEM_FM_HEAD)) ||
-                    ((int)pl->in->tied_embeddings != 0 && (pl->full_modules & (1 << LLMEM_FM_EMBEDDING)));
+  int head_trains = loss_head_trains(pl);
   int head_keeps = head_trains || ((int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
   lm.head_input_bytes =
       pl->in->final_norm * T * h / (pl->sp ? pl->in->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);

@@ -425,7 +425,9 @@ static llmem_status check_training(const llmem_input *in, const plan *p, int *fi
   }
   if (in->dtype == LLMEM_DTYPE_FP8 && in->master_weights == 0) FAIL(LLMEM_ERR_FP8_MASTER, master_weights);
   int half = in->dtype == LLMEM_DTYPE_BF16 || in->dtype == LLMEM_DTYPE_FP16;
-  if (in->autocast == 1 && (!half || in->master_weights == 0 || lora || !autocast_engine(in, is_fsdp(p))))
+  int fp32_lora_base = (int)in->ft_method == LLMEM_FT_LORA && p->base_dtype == LLMEM_DTYPE_FP32;
+  int fp32_params = lora ? fp32_lora_base : in->master_weights != 0;
+  if (in->autocast == 1 && (!half || !fp32_params || !autocast_engine(in, is_fsdp(p))))
     FAIL(LLMEM_ERR_AUTOCAST_ENGINE, autocast);
   return LLMEM_OK;
 }
@@ -490,7 +492,14 @@ static void fp8_formats(const llmem_input *in, plan *p) {
  * when its MixedPrecision keeps param_dtype float32 under autocast (Lightning Fabric's "bf16-mixed", a
  * script without mp_policy); the FSDP default is param_dtype bf16, 16-bit gathers and no per-op casts. */
 static int autocast_of(const llmem_input *in, const plan *p, int fsdp) {
-  if (!p->master_weights || (int)in->ft_method != LLMEM_FT_FULL || !autocast_engine(in, fsdp)) return 0;
+  if (!autocast_engine(in, fsdp) || (in->dtype != LLMEM_DTYPE_BF16 && in->dtype != LLMEM_DTYPE_FP16)) return 0;
+  /* LoRA over an fp32 base (Lightning Fabric's "bf16-mixed" leaves the frozen weights fp32; a 16-bit Trainer
+   * flag on an fp32-loaded model): autocast casts the frozen weights per op; on one GPU or DDP by default */
+  if ((int)in->ft_method == LLMEM_FT_LORA && p->base_dtype == LLMEM_DTYPE_FP32) {
+    double given = profiled(in, FIELD(autocast));
+    return isnan(given) ? in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP : given != 0;
+  }
+  if (!p->master_weights || (int)in->ft_method != LLMEM_FT_FULL) return 0;
   double given = profiled(in, FIELD(autocast));
   if (!isnan(given)) return given != 0;
   return in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP ||

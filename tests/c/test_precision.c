@@ -175,8 +175,45 @@ static void autocast_casts(void) {
   }
 }
 
+/* LoRA over an fp32 base under torch.autocast (Lightning Fabric's "bf16-mixed"; a 16-bit Trainer flag on an
+ * fp32-loaded model), 2 layers of h 512 (8 heads, gated MLP of 1024), vocabulary 1024, adapters on q and v, 16 tokens,
+ * the head in 4 chunks. The fp32 base: 25,438,208 B. A layer's frozen linears and norms, 4 x 512^2 + 3 x 512 x 1024
+ * + 2 x 512 = 2,622,464 parameters, are cast to bf16 per op (frozen: cached_cast does not cache them) and kept by
+ * the matmuls for their inputs' gradients: 5,244,928 B a layer; the frozen head is cast once per chunk, each chunk's
+ * matmul keeping its copy: 4 x 1024 x 512 x 2 = 4,194,304 B. A head trained in full is cached: one copy. */
+static void lora_autocast_casts(void) {
+  const char *lora =
+      "model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+      "model.vocab=1024 parallel.engine=single parallel.gpus=1 training.seq_len=16 "
+      "training.finetune.method=lora training.finetune.lora_targets=q,v training.finetune.base_dtype=fp32 "
+      "training.finetune.adapter_dtype=fp32 training.loss=chunked training.loss_chunks=4";
+  const double base = 25438208.0, layer = 5244928.0, head = 1024 * 512 * 2.0;
+  static llmem_result out;
+  char keys[1024];
+  snprintf(keys, sizeof keys, "%s training.autocast=false", lora);
+  CHECK(run_keys(keys, &out), "no autocast");
+  const llmem_event *loss = event_at(&out, LLMEM_PHASE_LOSS, -1, 0);
+  CHECK(loss && loss->category_bytes[LLMEM_CAT_WEIGHTS] == base, "the fp32 base alone");
+  CHECK(run_keys(lora, &out), "autocast by default: one GPU, an fp32 base, bf16 compute");
+  loss = event_at(&out, LLMEM_PHASE_LOSS, -1, 0);
+  CHECK(loss && loss->category_bytes[LLMEM_CAT_WEIGHTS] == base + 2 * layer + 4 * head,
+        "at the loss: both layers' casts and one head cast per chunk");
+  double frozen_casts = loss ? loss->category_bytes[LLMEM_CAT_WEIGHTS] - base : 0;
+  snprintf(keys, sizeof keys, "%s training.finetune.full_modules=head", lora);
+  CHECK(run_keys(keys, &out), "the head trained in full");
+  loss = event_at(&out, LLMEM_PHASE_LOSS, -1, 0);
+  const llmem_event *setup = 0; /* the states before the step */
+  for (int i = 0; i < out.event_count && !setup; i++)
+    if (out.events[i].phase == LLMEM_PHASE_SETUP) setup = &out.events[i];
+  CHECK(
+      loss && setup &&
+          loss->category_bytes[LLMEM_CAT_WEIGHTS] - setup->category_bytes[LLMEM_CAT_WEIGHTS] == frozen_casts - 3 * head,
+      "a trained head is cast once (cached): three copies fewer");
+}
+
 int main(void) {
   autocast_casts();
+  lora_autocast_casts();
   counts();
   weight_copies();
   fp8_parameters();

@@ -32,6 +32,20 @@
 //   at 032b32abfb07ba36e8fc1a8e5251514523edce34: dbrx (DbrxConfig with DbrxAttentionConfig / DbrxFFNConfig: their keys as
 //     "attn_config.<key>" / "ffn_config.<key>", as hf.ts flattens them; tie_word_embeddings is always False)
 //   at 008cd60e348a9ef3ce1b49cbccca5b26413e8081: hunyuan_v1_moe (configuration_hunyuan_v1_moe.py HunYuanMoEV1Config)
+//   at 1f3ae2b3ac7e5b32262588602ff42efb372a6232: opt (OPTConfig; word_embed_proj_dim None = hidden_size,
+//     tie_word_embeddings: PretrainedConfig's True)
+//   at d94ee404add5208a61220111258cbafa50aaa297: bloom (BloomConfig; n_embed overrides hidden_size, no position or MLP
+//     width keys, tie_word_embeddings: PretrainedConfig's True)
+//   at 79f1fc71ad1e0220e2b05723f5fd2e14bc270de5: mpt (MptConfig with MptAttentionConfig: its keys as "attn_config.<key>",
+//     as hf.ts flattens them; tie_word_embeddings: PretrainedConfig's True)
+//   at 77c2fe6546ddb8e0c2d7a717ffe7238e547938c6: gpt_neo (GPTNeoConfig; intermediate_size None = 4 x hidden_size,
+//     tie_word_embeddings: PretrainedConfig's True)
+//   at c4c7dfb77cf6d24ac1d7857226c4da0c1bfbf11d: gptj (GPTJConfig; n_inner None = 4 x n_embd, the GPTJBlock rule)
+//   at 1d2fe0d87b712f479707c7518c7a31a0b9b62443: codegen (CodeGenConfig; n_inner None = 4 x n_embd, the CodeGenBlock rule)
+//   at 1459750dc4dcb443bcc1f59a7df2764333a01c86: stablelm (StableLmConfig)
+//   at ee587f0a9fb76cad10ecf843f8947bcb7d9e571a: persimmon (PersimmonConfig; no num_key_value_heads: every head its own K/V)
+//   at ae005ce12a086176742fbf6c8364782a27085c85: nemotron (NemotronConfig; head_dim None = hidden_size // num_attention_heads,
+//     num_key_value_heads None = num_attention_heads as documented)
 // Qwen-1 (model_type "qwen", remote code; not in transformers): QWenConfig as vLLM copies it from Qwen/Qwen-7B
 //   (github.com/vllm-project/vllm vllm/transformers_utils/configs/qwen.py at 396dee62ec468bcee3ca043fbc9b8784a34a6a6f):
 //   kv_channels 128, no_bias True, tie_word_embeddings False.
@@ -245,6 +259,72 @@ export const HF_DEFAULTS: Record<string, Obj> = {
     resid_pdrop: 0.0,
     embd_pdrop: 0.0,
     qk_layernorm: false,
+  },
+  gptj: {
+    vocab_size: 50400,
+    n_positions: 2048,
+    n_embd: 4096,
+    n_layer: 28,
+    n_head: 16,
+    activation_function: 'gelu_new',
+    resid_pdrop: 0.0,
+    embd_pdrop: 0.0,
+    attn_pdrop: 0.0,
+    tie_word_embeddings: false,
+  },
+  codegen: {
+    vocab_size: 50400,
+    n_positions: 2048,
+    n_embd: 4096,
+    n_layer: 28,
+    n_head: 16,
+    activation_function: 'gelu_new',
+    resid_pdrop: 0.0,
+    embd_pdrop: 0.0,
+    attn_pdrop: 0.0,
+    tie_word_embeddings: false,
+  },
+  stablelm: {
+    vocab_size: 50304,
+    intermediate_size: 6912,
+    hidden_size: 2560,
+    num_hidden_layers: 32,
+    num_attention_heads: 32,
+    num_key_value_heads: 32,
+    hidden_act: 'silu',
+    max_position_embeddings: 4096,
+    tie_word_embeddings: false,
+    use_qkv_bias: false,
+    qk_layernorm: false,
+    use_parallel_residual: false,
+    hidden_dropout: 0.0,
+    attention_dropout: 0.0,
+  },
+  persimmon: {
+    vocab_size: 262144,
+    hidden_size: 4096,
+    intermediate_size: 16384,
+    num_hidden_layers: 36,
+    num_attention_heads: 64,
+    hidden_act: 'relu2',
+    max_position_embeddings: 16384,
+    tie_word_embeddings: false,
+    qk_layernorm: true,
+    hidden_dropout: 0.0,
+    attention_dropout: 0.0,
+  },
+  nemotron: {
+    vocab_size: 256000,
+    hidden_size: 6144,
+    intermediate_size: 24576,
+    num_hidden_layers: 32,
+    num_attention_heads: 48,
+    hidden_act: 'relu2',
+    max_position_embeddings: 4096,
+    tie_word_embeddings: false,
+    attention_bias: false,
+    attention_dropout: 0.0,
+    mlp_bias: false,
   },
   gpt_neox: {
     vocab_size: 50432,
@@ -714,4 +794,76 @@ HF_DEFAULTS.deepseek_v32 = {
   index_n_heads: 64,
   index_head_dim: 128,
   index_topk: 2048,
+};
+// OPT, BLOOM, MPT, GPT-Neo (hf-legacy.ts reads their shapes)
+HF_DEFAULTS.opt = {
+  vocab_size: 50272,
+  hidden_size: 768,
+  num_hidden_layers: 12,
+  ffn_dim: 3072,
+  max_position_embeddings: 2048,
+  do_layer_norm_before: true,
+  _remove_final_layer_norm: false,
+  word_embed_proj_dim: null,
+  dropout: 0.1,
+  attention_dropout: 0.0,
+  num_attention_heads: 12,
+  activation_function: 'relu',
+  layerdrop: 0.0,
+  enable_bias: true,
+  layer_norm_elementwise_affine: true,
+  tie_word_embeddings: true,
+};
+HF_DEFAULTS.bloom = {
+  vocab_size: 250880,
+  hidden_size: 64,
+  n_layer: 2,
+  n_head: 8,
+  apply_residual_connection_post_layernorm: false,
+  hidden_dropout: 0.0,
+  attention_dropout: 0.0,
+  pretraining_tp: 1,
+  slow_but_exact: false,
+  tie_word_embeddings: true,
+};
+HF_DEFAULTS.mpt = {
+  d_model: 2048,
+  n_heads: 16,
+  n_layers: 24,
+  expansion_ratio: 4,
+  max_seq_len: 2048,
+  vocab_size: 50368,
+  resid_pdrop: 0.0,
+  emb_pdrop: 0.0,
+  learned_pos_emb: true,
+  logit_scale: null,
+  no_bias: true,
+  embedding_fraction: 1.0,
+  norm_type: 'low_precision_layernorm',
+  tie_word_embeddings: true,
+  'attn_config.attn_type': 'multihead_attention',
+  'attn_config.attn_pdrop': 0,
+  'attn_config.attn_impl': 'torch',
+  'attn_config.clip_qkv': null,
+  'attn_config.softmax_scale': null,
+  'attn_config.prefix_lm': false,
+  'attn_config.qk_ln': false,
+  'attn_config.attn_uses_sequence_id': false,
+  'attn_config.alibi': true,
+  'attn_config.alibi_bias_max': 8,
+};
+HF_DEFAULTS.gpt_neo = {
+  vocab_size: 50257,
+  max_position_embeddings: 2048,
+  hidden_size: 2048,
+  num_layers: 24,
+  attention_types: [[['global', 'local'], 12]],
+  num_heads: 16,
+  intermediate_size: null,
+  window_size: 256,
+  activation_function: 'gelu_new',
+  resid_dropout: 0.0,
+  embed_dropout: 0.0,
+  attention_dropout: 0.0,
+  tie_word_embeddings: true,
 };

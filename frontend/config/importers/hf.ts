@@ -9,6 +9,8 @@ import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
 import { guard, ImportError, isObject, type Obj } from './common.js';
 import { HF_DEFAULTS as DEFAULTS } from './hf-defaults.js';
 import { layerKinds, shortestPattern } from './hf-layers.js';
+import { LEGACY_FAMILIES, legacyDecoder } from './hf-legacy.js';
+import { PARALLEL_FAMILIES, parallelFamily } from './hf-parallel.js';
 import { visionTower } from './hf-vision.js';
 
 export interface HfImport {
@@ -41,6 +43,11 @@ const QUIET_DEFAULTS = new Set([
   'quantization_bit',
   'pre_seq_len',
   'prefix_projection',
+  // OPTConfig's switches for the common OPT checkpoints' layout
+  'enable_bias',
+  'layer_norm_elementwise_affine',
+  '_remove_final_layer_norm',
+  'do_layer_norm_before',
 ]);
 const GATED = new Set([
   'llama',
@@ -79,16 +86,34 @@ const GATED = new Set([
   'qwen',
   'dbrx',
   'hunyuan',
+  // StableLmMLP is MistralMLP (gate, up, down; hf-parallel.ts)
+  'stablelm',
 ]);
 // Families whose Mamba-2 layers model.ssm describes (hf-layers.ts ssmDims): their SSM keys are read, not warned about
 const SSM_FAMILIES = new Set(['nemotron_h', 'granitemoehybrid', 'mamba2']);
 // GPTBigCodeBlock ln_1 / ln_2 (modeling_gpt_bigcode.py 0057454); DbrxNormAttentionNorm norm_1 / norm_2 are
 // nn.LayerNorm(bias=False) (modular_dbrx.py 05a8405): a native layer_norm that keeps its input, counted with a bias
 // vector config v1's layernorm has (2 x d_model per norm; 0.5 M of DBRX's 132 B)
-const LAYERNORM = new Set(['gpt2', 'gpt_neox', 'falcon', 'bert', 'starcoder2', 'gpt_bigcode', 'dbrx', 'phi']);
+// OPT, BLOOM, MPT and GPT-Neo: nn.LayerNorm (hf-legacy.ts; MPT's without bias, counted as DBRX's)
+// GPT-J / CodeGen ln_1, StableLM / Persimmon nn.LayerNorm, Nemotron's LayerNorm1P (weight and bias; hf-parallel.ts)
+const LAYERNORM = new Set([
+  'gpt2',
+  'gpt_neox',
+  'falcon',
+  'bert',
+  'starcoder2',
+  'gpt_bigcode',
+  'dbrx',
+  'phi',
+  'opt',
+  'bloom',
+  'mpt',
+  'gpt_neo',
+  ...PARALLEL_FAMILIES,
+]);
 // Families whose MLP width defaults to 4 x hidden when the key is None (GPT2Config.n_inner, FalconConfig.ffn_hidden_size,
-// GPTBigCodeConfig.n_inner): any other family's null width is refused, never guessed
-const FOUR_X_WIDTH = new Set(['gpt2', 'falcon', 'gpt_bigcode']);
+// GPTBigCodeConfig.n_inner, GPTJBlock / CodeGenBlock n_inner): any other family's null width is refused, never guessed
+const FOUR_X_WIDTH = new Set(['gpt2', 'falcon', 'gpt_bigcode', 'gptj', 'codegen']);
 
 // Read and judged irrelevant to training memory (tokens ids, init, rope
 // frequencies and scaling, norm epsilons, routing math, bookkeeping).
@@ -122,6 +147,8 @@ const IRRELEVANT = new Set([
   'rotary_emb_base',
   'rotary_pct',
   'partial_rotary_factor',
+  // GPTJConfig / CodeGenConfig: rotary over the first rotary_dim channels of each head (no parameters)
+  'rotary_dim',
   'rope_interleave',
   'torch_dtype',
   'dtype',
@@ -236,6 +263,9 @@ const DROPOUT_KEYS = [
   'attn_config.attn_pdrop',
   'emb_dropout_prob',
   'attn_dropout_prob',
+  // GPTNeoConfig resid_dropout (attention output and MLP), embed_dropout
+  'resid_dropout',
+  'embed_dropout',
 ];
 const MULTIMODAL_KEYS = [
   'vision_config',
@@ -339,8 +369,10 @@ function run(input: unknown): HfImport {
   if (type === undefined)
     throw new ImportError('model_type', 'model_type: missing; config.json must name its model_type');
   refuseUnmodelled(type, cfg);
-  // DbrxConfig's attn_config / ffn_config sub-configs (configuration_dbrx.py 032b32a): read as "attn_config.<key>"
+  // DbrxConfig's attn_config / ffn_config sub-configs (configuration_dbrx.py 032b32a), MptConfig's attn_config
+  // (MptAttentionConfig, configuration_mpt.py 79f1fc7): read as "attn_config.<key>"
   if (type === 'dbrx') cfg = flattenSubConfigs(cfg, ['attn_config', 'ffn_config']);
+  if (type === 'mpt') cfg = flattenSubConfigs(cfg, ['attn_config']);
   const family = familyOf(type, json.architectures, notes);
   const defaults = DEFAULTS[type] ?? DEFAULTS[family] ?? {};
 
@@ -381,7 +413,8 @@ function run(input: unknown): HfImport {
     return v;
   };
 
-  const hidden = int(['hidden_size', 'n_embd', 'd_model'], true)!;
+  // BloomConfig takes an n_embed kwarg over hidden_size (configuration_bloom.py d94ee40)
+  const hidden = int(family === 'bloom' ? ['n_embed', 'hidden_size'] : ['hidden_size', 'n_embd', 'd_model'], true)!;
   // ChatGLMConfig keeps num_layers (its modeling reads config.num_layers; a num_hidden_layers beside it is an alias);
   // DbrxConfig n_layers / n_heads (attribute_map num_hidden_layers / num_attention_heads)
   const layers = int(
@@ -449,8 +482,11 @@ function run(input: unknown): HfImport {
   // its experts' width (modeling_granitemoehybrid.py 1c0ff25).
   // Qwen3_5MoeTextConfig has no intermediate_size (modular_qwen3_5_moe.py, transformers 0960594: intermediate_size =
   // AttributeError()): every Qwen3_5MoeDecoderLayer's MLP is the sparse block, so the dense width is nominal
-  const widthKeys =
-    type === 'qwen3_5_moe_text'
+  // OPT, BLOOM, MPT, GPT-Neo: hf-legacy.ts reads the width (ffn_dim, 4 x hidden, 4 x d_model, intermediate_size)
+  const legacy = LEGACY_FAMILIES.has(family);
+  const widthKeys = legacy
+    ? []
+    : type === 'qwen3_5_moe_text'
       ? ['moe_intermediate_size']
       : family === 'granitemoehybrid'
         ? ['shared_intermediate_size']
@@ -482,7 +518,7 @@ function run(input: unknown): HfImport {
     notes.push(
       'mamba2: every layer is a Mamba-2 mixer without attention or MLP; heads, head_dim and ffn_hidden are nominal',
     );
-  } else if (ffn === undefined)
+  } else if (ffn === undefined && !legacy)
     notes.push(
       widthKey
         ? `${widthKey} null: ffn_hidden = 4 * hidden = ${4 * hidden} (None is 4 x hidden in GPT-2-style classes)`
@@ -585,7 +621,7 @@ function run(input: unknown): HfImport {
   model.position = learned ? 'learned' : 'rope';
   const maxPos = int(['max_position_embeddings', 'n_positions', 'max_seq_len', 'seq_length'], false);
   if (maxPos !== undefined) model.max_positions = maxPos;
-  else notes.push('no max_position_embeddings: llmem default kept (rotary positions have no parameters)');
+  else if (!legacy) notes.push('no max_position_embeddings: llmem default kept (rotary positions have no parameters)');
   if (family === 'granitemoehybrid') {
     // GraniteMoeHybridModel builds rotary embeddings only for position_embedding_type "rope" (Granite 4.0: "nope");
     // neither has parameters. The muP multipliers scale activations, not shapes.
@@ -638,6 +674,8 @@ function run(input: unknown): HfImport {
     model.norms_per_layer = 1;
     if (flag('qk_layernorm')) model.qk_norm = 'head';
   }
+  // GPT-J, CodeGen, StableLM, Persimmon, Nemotron: biases, norms, parallel block, q/k norms (hf-parallel.ts)
+  if (PARALLEL_FAMILIES.has(family)) parallelFamily({ family, layers, get, int, flag, model, warnings, notes });
   // GPTNeoXLayer with use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x))
   if (family === 'gpt_neox' && (flag('use_parallel_residual') ?? true)) model.parallel_block = true;
   if (family === 'gpt_oss') model.attn_sinks = true;
@@ -689,6 +727,7 @@ function run(input: unknown): HfImport {
 
   // Per-layer kinds: sliding / chunked / linear-attention / Mamba-2 layers and per-layer MLPs.
   layerKinds({ family, layers, get, int, flag, model, warnings, notes });
+  if (legacy) legacyDecoder({ family, get, int, flag, model, warnings, notes });
 
   // Mixture of experts.
   model.moe = moe(family, get, int, flag, model, warnings, notes, type);

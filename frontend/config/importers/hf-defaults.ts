@@ -867,3 +867,112 @@ HF_DEFAULTS.gpt_neo = {
   attention_dropout: 0.0,
   tie_word_embeddings: true,
 };
+// Families read by hf-families.ts (each class at the commit named; keys that size nothing left out):
+// GlmConfig (configuration_glm.py, transformers 008e574; head_dim 128, attention_bias True)
+HF_DEFAULTS.glm = {
+  vocab_size: 151552,
+  hidden_size: 4096,
+  intermediate_size: 13696,
+  num_hidden_layers: 40,
+  num_attention_heads: 32,
+  num_key_value_heads: 2,
+  head_dim: 128,
+  hidden_act: 'silu',
+  max_position_embeddings: 131072,
+  tie_word_embeddings: false,
+  attention_bias: true,
+};
+// Glm4Config (configuration_glm4.py, transformers 008e574): GlmConfig's values
+HF_DEFAULTS.glm4 = { ...HF_DEFAULTS.glm };
+// OlmoConfig (configuration_olmo.py, transformers 008e574; num_key_value_heads None = num_attention_heads)
+HF_DEFAULTS.olmo = {
+  vocab_size: 50304,
+  hidden_size: 4096,
+  intermediate_size: 11008,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  hidden_act: 'silu',
+  max_position_embeddings: 2048,
+  tie_word_embeddings: false,
+  attention_bias: false,
+  clip_qkv: null,
+};
+// ExaoneConfig (EXAONE 3.0 remote configuration_exaone.py as vLLM copies it, vllm/transformers_utils/configs/exaone.py
+// 0d8caed; attribute_map num_hidden_layers -> num_layers, intermediate_size None = 4 x hidden_size, tie_word_embeddings True)
+HF_DEFAULTS.exaone = {
+  vocab_size: 102400,
+  max_position_embeddings: 2048,
+  hidden_size: 2048,
+  num_layers: 32,
+  num_attention_heads: 32,
+  intermediate_size: null,
+  activation_function: 'silu',
+  tie_word_embeddings: true,
+};
+// InternLM2Config (remote configuration_internlm2.py, as InternVL and SGLang copy it: code-search corpus file id 165463107;
+// bias True: wqkv and wo biased)
+HF_DEFAULTS.internlm2 = {
+  vocab_size: 103168,
+  hidden_size: 4096,
+  intermediate_size: 11008,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  hidden_act: 'silu',
+  max_position_embeddings: 2048,
+  tie_word_embeddings: false,
+  bias: true,
+};
+// MiniCPMConfig (configuration_minicpm.py, transformers 346cd6f; MiniCPM4-8B's shape, tie_word_embeddings True as the
+// remote class of MiniCPM-1B / 2B)
+HF_DEFAULTS.minicpm = {
+  vocab_size: 73448,
+  hidden_size: 4096,
+  intermediate_size: 16384,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  num_key_value_heads: 2,
+  hidden_act: 'silu',
+  max_position_embeddings: 32768,
+  tie_word_embeddings: true,
+  attention_bias: false,
+  mlp_bias: false,
+  scale_emb: 12,
+  scale_depth: 1.4,
+  dim_model_base: 256,
+};
+// PhimoeConfig (configuration_phimoe.py, transformers 040e1a7; sliding_window None)
+HF_DEFAULTS.phimoe = {
+  vocab_size: 32064,
+  hidden_size: 4096,
+  intermediate_size: 6400,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  num_key_value_heads: 8,
+  hidden_act: 'silu',
+  max_position_embeddings: 131072,
+  tie_word_embeddings: false,
+  num_experts_per_tok: 2,
+  num_local_experts: 16,
+  input_jitter_noise: 0.0,
+  attention_bias: false,
+  lm_head_bias: false,
+};
+// ApertusConfig (modular_apertus.py, transformers 008e574; num_key_value_heads None = num_attention_heads)
+HF_DEFAULTS.apertus = {
+  vocab_size: 131072,
+  hidden_size: 4096,
+  intermediate_size: 14336,
+  num_hidden_layers: 32,
+  num_attention_heads: 32,
+  hidden_act: 'xielu',
+  max_position_embeddings: 65536,
+  tie_word_embeddings: false,
+  attention_bias: false,
+};
+// BaichuanConfig (remote code): the 7B and 13B classes differ in every shape key (configuration_baichuan.py of each
+// checkpoint); only what both set is a default, so a config.json without its shape is refused rather than guessed
+HF_DEFAULTS.baichuan = {
+  hidden_act: 'silu',
+  tie_word_embeddings: false,
+  z_loss_weight: 0,
+};

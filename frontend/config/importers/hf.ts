@@ -8,6 +8,7 @@
 import type { Config, ConfigError, Json } from '../../../wasm/llmem.js';
 import { guard, ImportError, isObject, type Obj } from './common.js';
 import { HF_DEFAULTS as DEFAULTS } from './hf-defaults.js';
+import { familyBiases, familyExtras, minicpmMoe } from './hf-families.js';
 import { layerKinds, shortestPattern } from './hf-layers.js';
 import { LEGACY_FAMILIES, legacyDecoder } from './hf-legacy.js';
 import { PARALLEL_FAMILIES, parallelFamily } from './hf-parallel.js';
@@ -88,6 +89,16 @@ const GATED = new Set([
   'hunyuan',
   // StableLmMLP is MistralMLP (gate, up, down; hf-parallel.ts)
   'stablelm',
+  // hf-families.ts: GlmMLP / Glm4MLP (gate_up_proj chunked), OlmoMLP, ExaoneGatedMLP, InternLM2MLP (w1, w3, w2), MiniCPMMLP,
+  // PhimoeExperts (MixtralExperts), Baichuan's MLP (gate, up, down)
+  'glm',
+  'glm4',
+  'olmo',
+  'exaone',
+  'internlm2',
+  'minicpm',
+  'phimoe',
+  'baichuan',
 ]);
 // Families whose Mamba-2 layers model.ssm describes (hf-layers.ts ssmDims): their SSM keys are read, not warned about
 const SSM_FAMILIES = new Set(['nemotron_h', 'granitemoehybrid', 'mamba2']);
@@ -96,6 +107,7 @@ const SSM_FAMILIES = new Set(['nemotron_h', 'granitemoehybrid', 'mamba2']);
 // vector config v1's layernorm has (2 x d_model per norm; 0.5 M of DBRX's 132 B)
 // OPT, BLOOM, MPT and GPT-Neo: nn.LayerNorm (hf-legacy.ts; MPT's without bias, counted as DBRX's)
 // GPT-J / CodeGen ln_1, StableLM / Persimmon nn.LayerNorm, Nemotron's LayerNorm1P (weight and bias; hf-parallel.ts)
+// PhimoeDecoderLayer / PhimoeModel: nn.LayerNorm with weight and bias (modular_phimoe.py 0233e50)
 const LAYERNORM = new Set([
   'gpt2',
   'gpt_neox',
@@ -109,11 +121,13 @@ const LAYERNORM = new Set([
   'bloom',
   'mpt',
   'gpt_neo',
+  'phimoe',
   ...PARALLEL_FAMILIES,
 ]);
 // Families whose MLP width defaults to 4 x hidden when the key is None (GPT2Config.n_inner, FalconConfig.ffn_hidden_size,
-// GPTBigCodeConfig.n_inner, GPTJBlock / CodeGenBlock n_inner): any other family's null width is refused, never guessed
-const FOUR_X_WIDTH = new Set(['gpt2', 'falcon', 'gpt_bigcode', 'gptj', 'codegen']);
+// GPTBigCodeConfig.n_inner, GPTJBlock / CodeGenBlock n_inner, ExaoneConfig.intermediate_size): any other family's null
+// width is refused, never guessed
+const FOUR_X_WIDTH = new Set(['gpt2', 'falcon', 'gpt_bigcode', 'gptj', 'codegen', 'exaone']);
 
 // Read and judged irrelevant to training memory (tokens ids, init, rope
 // frequencies and scaling, norm epsilons, routing math, bookkeeping).
@@ -127,6 +141,7 @@ const IRRELEVANT = new Set([
   'for_llm_compressor',
   'architectures',
   'model_type',
+  '_from_model_config',
   '_name_or_path',
   'auto_map',
   'bos_token_id',
@@ -263,7 +278,7 @@ const DROPOUT_KEYS = [
   'attn_config.attn_pdrop',
   'emb_dropout_prob',
   'attn_dropout_prob',
-  // GPTNeoConfig resid_dropout (attention output and MLP), embed_dropout
+  // GPTNeoConfig resid_dropout (attention output and MLP), embed_dropout; ExaoneConfig the same (EXAONE 3.x remote code)
   'resid_dropout',
   'embed_dropout',
 ];
@@ -523,7 +538,7 @@ function run(input: unknown): HfImport {
       widthKey
         ? `${widthKey} null: ffn_hidden = 4 * hidden = ${4 * hidden} (None is 4 x hidden in GPT-2-style classes)`
         : FOUR_X_WIDTH.has(family)
-          ? `no MLP width (${family === 'falcon' ? 'ffn_hidden_size' : 'n_inner'}): ffn_hidden = 4 * hidden = ${4 * hidden} (the ${type} class rule)`
+          ? `no MLP width (${family === 'falcon' ? 'ffn_hidden_size' : family === 'exaone' ? 'intermediate_size' : 'n_inner'}): ffn_hidden = 4 * hidden = ${4 * hidden} (the ${type} class rule)`
           : `no intermediate_size: ffn_hidden = 4 * hidden = ${4 * hidden} assumed (no ${type} class rule known; check the model card)`,
     );
   model.ffn_hidden = ffn ?? 4 * hidden;
@@ -574,8 +589,10 @@ function run(input: unknown): HfImport {
   const mlpBias = flag('mlp_bias');
   let bias = false,
     qkvBias = false;
+  const ownBiases = familyBiases(family, flag, model, notes);
   // GPTBigCodeAttention c_attn / c_proj and GPTBigCodeMLP c_fc / c_proj: nn.Linear with bias (modeling_gpt_bigcode.py 0057454)
-  if (family === 'gpt2' || family === 'bert' || family === 'gpt_bigcode') bias = true;
+  if (ownBiases) [bias, qkvBias] = ownBiases;
+  else if (family === 'gpt2' || family === 'bert' || family === 'gpt_bigcode') bias = true;
   else if (family === 'qwen') {
     // QWenAttention c_attn: Linear(bias=True); c_proj and QWenMLP w1, w2, c_proj: bias=not no_bias (Qwen/Qwen-7B
     // modeling_qwen.py as copied in code-search corpus file id 33940490084; vLLM qwen.py 002800f)
@@ -619,7 +636,13 @@ function run(input: unknown): HfImport {
   // Positions: learned tables for GPT-2 and BERT, rotary elsewhere (ALiBi has no parameters either).
   const learned = family === 'gpt2' || family === 'bert' || family === 'gpt_bigcode'; // GPTBigCodeModel wpe
   model.position = learned ? 'learned' : 'rope';
-  const maxPos = int(['max_position_embeddings', 'n_positions', 'max_seq_len', 'seq_length'], false);
+  // Baichuan 13B configs give only model_max_length (BaichuanConfig's context)
+  const maxPos = int(
+    ['max_position_embeddings', 'n_positions', 'max_seq_len', 'seq_length'].concat(
+      family === 'baichuan' ? ['model_max_length'] : [],
+    ),
+    false,
+  );
   if (maxPos !== undefined) model.max_positions = maxPos;
   else if (!legacy) notes.push('no max_position_embeddings: llmem default kept (rotary positions have no parameters)');
   if (family === 'granitemoehybrid') {
@@ -682,6 +705,7 @@ function run(input: unknown): HfImport {
   if (family === 'chatglm') chatglmExtras(get, int, flag, model, warnings);
   if (family === 'cohere' || family === 'cohere2') cohereExtras(family, get, flag, model, warnings);
   if (family === 'hunyuan') hunyuanAttention(type, get, flag, model);
+  familyExtras({ family, get, flag, model, warnings, notes });
   if (family === 'qwen') {
     // QWenModel / QWenBlock: rotary over kv_channels, no parameters; the attention kernel is training.attention's
     get('seq_length'); // QWenConfig.seq_length: the context of use_logn_attn (inference only), not a shape
@@ -823,6 +847,8 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
   Qwen3MoeForCausalLM: 'qwen3_moe',
   DeepseekV3ForCausalLM: 'deepseek_v3',
   Glm4MoeForCausalLM: 'glm4_moe',
+  // Qwen2-VL's language model (modeling_qwen2_vl.py 928b556 Qwen2VLAttention): Qwen2's q, k, v with biases, o_proj without
+  Qwen2VLForConditionalGeneration: 'qwen2',
 };
 
 // model_types read with a family of another name: Hunyuan-A13B's remote-code "hunyuan" (HunYuanConfig) and transformers'
@@ -1231,7 +1257,10 @@ function moe(
     capacity_factor: null,
   } as Config;
   switch (family) {
+    case 'minicpm':
+      return minicpmMoe(base, int, model);
     case 'mixtral':
+    case 'phimoe':
       return {
         ...base,
         experts: int(['num_local_experts'], true)!,

@@ -409,7 +409,7 @@ static llmem_status check_engine(const plan *p, int *field) {
   if ((int)p->in->offload_optimizer == LLMEM_OFFLOAD_NVME && no_nvme) FAIL(LLMEM_ERR_NVME_ENGINE, offload_optimizer);
   if (fsdp && p->in->offload_params != p->in->offload_optimizer) FAIL(LLMEM_ERR_FSDP_OFFLOAD_SPLIT, offload_params);
   if (p->in->accumulate_no_sync == 1 && (int)p->in->engine != LLMEM_ENGINE_FSDP1 &&
-      (int)p->in->engine != LLMEM_ENGINE_DDP)
+      (int)p->in->engine != LLMEM_ENGINE_FSDP2 && (int)p->in->engine != LLMEM_ENGINE_DDP)
     FAIL(LLMEM_ERR_NO_SYNC_ENGINE, accumulate_no_sync);
   return LLMEM_OK;
 }

@@ -9,7 +9,7 @@
 #define YM(year, month) ((year)*12 + (month)-1)
 #define KEY(member) LLMEM_FIELD_##member
 
-enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1 };
+enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1, WHEN_FSDP2 };
 
 typedef struct {
   int framework;   /* LLMEM_FW_* */
@@ -17,7 +17,7 @@ typedef struct {
   int until_month; /* first month it no longer holds, 0: still holds */
   int field;       /* index in the field table */
   double value;
-  int when; /* only with torch.compile, full fine-tuning, adapters, TP, or FSDP1 */
+  int when; /* only with torch.compile, full fine-tuning, adapters, TP, FSDP1 or FSDP2 */
   int term; /* the "why this number" term the value shapes */
   const char *source;
 } profile_row;
@@ -63,6 +63,7 @@ static int condition_holds(int when, const llmem_input *in) {
     case WHEN_ADAPTERS: return in->ft_method != LLMEM_FT_FULL;
     case WHEN_TP: return in->tp > 1;
     case WHEN_FSDP1: return in->engine == LLMEM_ENGINE_FSDP1;
+    case WHEN_FSDP2: return in->engine == LLMEM_ENGINE_FSDP2;
     default: return 1;
   }
 }

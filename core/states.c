@@ -413,16 +413,19 @@ static void gathers(const plan *pl, const stage_layout *st, const stage_counts *
     r->keep_gathered_until_backward = 1;
     r->unsharded_accum_bytes = c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : pl->grad_bytes;
   }
-  /* Gradient accumulation under FullyShardedDataParallel.no_sync (parallel.accumulate_no_sync): the
+  /* Gradient accumulation under no_sync (parallel.accumulate_no_sync; FSDP2: set_requires_gradient_sync(False)): the
    * post-backward hook reshards the unit and returns before reducing while gradients do not sync, so each
    * unit's unsharded gradient (the flat parameter's .grad, in its compute dtype) stays and accumulates over
    * the micro-batches; the last micro-batch reduce-scatters it (torch/distributed/fsdp/_runtime_utils.py
    * _post_backward_hook: `if not state._sync_gradients: ... return` before _reduce_grad, pytorch v2.1-v2.9;
    * the FSDP docs' no_sync: "accumulate gradients in unsharded form ... higher memory usage"). */
-  if (c->engine == LLMEM_ENGINE_FSDP1 && c->fsdp_sharded && pl->grad_accum > 1 && pl->accumulate_no_sync &&
-      !r->accumulate_unsharded) {
+  if (c->fsdp_sharded && pl->grad_accum > 1 && pl->accumulate_no_sync && !r->accumulate_unsharded) {
     r->accumulate_unsharded = 1;
-    r->unsharded_accum_bytes = c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : r->unsharded_grad_bytes;
+    /* FSDP2's set_requires_gradient_sync(False) accumulates in the reduce dtype when it differs from the
+     * parameters' (_fsdp_param.py to_accumulated_grad_if_needed), as under pipelining above */
+    r->unsharded_accum_bytes = c->lora                           ? dtype_bytes((int)pl->in->adapter_dtype)
+                               : c->engine == LLMEM_ENGINE_FSDP2 ? pl->grad_bytes
+                                                                 : r->unsharded_grad_bytes;
   }
   if (c->fsdp_sharded) root_units(pl, st, c, r);
 }

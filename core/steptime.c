@@ -840,8 +840,8 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
     double rounds = fsdp && pl->in->pp > 1 ? 1 : m;
     double shard_bw = ring_bytes_per_s(c, shard, pl->in->tp),
            replica_bw = ring_bytes_per_s(c, group / shard, pl->in->tp * shard);
-    /* FSDP1 under no_sync (parallel.accumulate_no_sync) reduces once a step: its bytes spread over the rounds */
-    if (fsdp && pl->accumulate_no_sync && (int)pl->in->engine == LLMEM_ENGINE_FSDP1) grad_b /= rounds;
+    /* FSDP under no_sync (parallel.accumulate_no_sync) reduces once a step: its bytes spread over the rounds */
+    if (fsdp && pl->accumulate_no_sync) grad_b /= rounds;
     double per_round = collective_seconds(params_here * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
                        collective_seconds(params_here * grad_b / shard, group / shard, 2, replica_bw);
     double total = per_round * rounds;

@@ -58,7 +58,7 @@ typedef struct {
   llmem_suggest_result *out;
   single singles[MAX_SINGLES];
   int single_count;
-  int accumulating_no_sync; /* the base's FSDP1 accumulates under no_sync (its key, else its stack's profile) */
+  int accumulating_no_sync; /* the base's FSDP accumulates under no_sync (its key, else its stack's profile) */
 } ctx;
 
 static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
@@ -304,9 +304,9 @@ static void singles(ctx *c) {
    * expandable_segments:True, what PyTorch's own out-of-memory message proposes when reserved memory sits
    * unallocated: c10/cuda/CUDACachingAllocator.cpp): the cache beside the tensors, not the tensors, shrinks */
   add_value(c, FIELD(expandable_segments), 1, LLMEM_SUGGEST_SAME, FAM_ALLOCATOR);
-  /* FSDP1 accumulating under no_sync (states.c): a reduce-scatter every micro-batch instead keeps the gradients
+  /* FSDP accumulating under no_sync (states.c): a reduce-scatter every micro-batch instead keeps the gradients
    * sharded (accelerate's GradientAccumulationPlugin(sync_each_batch=True), TrainingArguments accelerator_config) */
-  if (b->engine == LLMEM_ENGINE_FSDP1 && c->accumulating_no_sync)
+  if ((b->engine == LLMEM_ENGINE_FSDP1 || b->engine == LLMEM_ENGINE_FSDP2) && c->accumulating_no_sync)
     add_value(c, FIELD(accumulate_no_sync), 0, LLMEM_SUGGEST_SAME, FAM_SYNC);
   if (b->ft_method == LLMEM_FT_FULL) add_value(c, FIELD(ft_method), LLMEM_FT_LORA, LLMEM_SUGGEST_METHOD, FAM_METHOD);
   if (b->ft_method != LLMEM_FT_QLORA) add_value(c, FIELD(ft_method), LLMEM_FT_QLORA, LLMEM_SUGGEST_METHOD, FAM_METHOD);

@@ -99,7 +99,7 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'training.master_weights': 'an FP32 copy beside 16-bit weights',
   'training.fp8_recipe': 'quantised weight copies and saved inputs with their scales',
   'training.master_dtype': 'Megatron --main-params-dtype',
-  'parallel.accumulate_no_sync': 'FSDP1 no_sync: unsharded gradients kept until the last micro-batch',
+  'parallel.accumulate_no_sync': 'FSDP no_sync: unsharded gradients kept until the last micro-batch',
   'training.autocast': 'torch.autocast casts FP32 weights per op (FSDP then gathers FP32)',
   'training.grad_dtype': 'gradient accumulation and reduction',
   'training.optimizer': 'sets the states kept per parameter',

@@ -101,8 +101,8 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.mla.v_head_dim': MLA_ON,
   'training.master_weights': (get) => get('training.dtype') !== 'fp32',
   'training.master_dtype': (get) => get('training.dtype') !== 'fp32' && get('training.master_weights') !== false,
-  // FSDP1's no_sync (DDP's costs nothing: its gradients are whole anyway)
-  'parallel.accumulate_no_sync': is('parallel.engine', 'fsdp1'),
+  // FSDP's no_sync (DDP's costs nothing: its gradients are whole anyway)
+  'parallel.accumulate_no_sync': FSDP,
   // plan.c autocast_of: a 16-bit dtype over fp32 master weights, a full fine-tune, an engine that hands the module them
   'training.autocast': all(
     is('training.dtype', 'bf16', 'fp16'),

@@ -60,8 +60,11 @@ static void rows(void) {
   const char *no_sync = "parallel.accumulate_no_sync";
   CHECK(value_of("runtime.framework=hf_trainer parallel.engine=fsdp1", no_sync) == 1, "accelerate no_sync on FSDP1");
   CHECK(value_of("runtime.framework=axolotl parallel.engine=fsdp1", no_sync) == 1, "axolotl runs the HF Trainer");
-  CHECK(isnan(value_of("runtime.framework=hf_trainer parallel.engine=fsdp2", no_sync)),
-        "FSDP2 modules have no no_sync: accelerate's is a null context");
+  CHECK(
+      isnan(value_of("runtime.framework=hf_trainer runtime.framework_version=2025-08 parallel.engine=fsdp2", no_sync)),
+      "FSDP2 modules have no no_sync: accelerate's was a null context");
+  CHECK(value_of("runtime.framework=hf_trainer runtime.framework_version=2025-09 parallel.engine=fsdp2", no_sync) == 1,
+        "accelerate #3762: set_requires_gradient_sync(False)");
   CHECK(isnan(value_of("runtime.framework=deepspeed parallel.engine=deepspeed", no_sync)), "DeepSpeed: no row");
   CHECK(value_of("runtime.framework=litgpt parallel.engine=fsdp1", no_sync) == 1, "fabric.no_backward_sync");
   CHECK(isnan(value_of("parallel.engine=fsdp1", no_sync)), "a plain loop: no row (reduce-scatter every micro-batch)");

@@ -624,6 +624,27 @@ static void fsdp1_no_sync(void) {
   CHECK(rs.accumulate_unsharded && !rs.keep_gathered_until_backward, "FSDP1 reshards as usual under no_sync");
 }
 
+/* FSDP2 under accelerate's no_sync (set_requires_gradient_sync(False): the HF Trainer from accelerate 1.11), the same
+ * shape, 4 micro-batches: every parameter's unsharded gradient accumulates in the reduce dtype (fp32 here, the
+ * parameters' bf16 differing): 32 x 218,112,000 x 4 B of layers and 2 x 128,256 x 4,096 x 4 B of embedding and
+ * output = 32,121,028,608 B more at the last micro-batch's first backward layer than with a reduce-scatter each time. */
+static void fsdp2_no_sync(void) {
+  const char *keys =
+      "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=8 model.ffn_hidden=14336 "
+      "model.vocab=128256 parallel.engine=fsdp2 parallel.gpus=8 training.seq_len=16 training.grad_accum=4 ";
+  char synced[512], no_sync[512];
+  snprintf(synced, sizeof synced, "%s parallel.accumulate_no_sync=false", keys);
+  snprintf(no_sync, sizeof no_sync, "%s parallel.accumulate_no_sync=true", keys);
+  if (!run(synced)) return;
+  double grads = max_at(LLMEM_PHASE_BACKWARD, 31, LLMEM_CAT_GRADIENTS);
+  if (!run(no_sync)) return;
+  CHECK_NEAR(max_at(LLMEM_PHASE_BACKWARD, 31, LLMEM_CAT_GRADIENTS) - grads,
+             32 * 218112000.0 * 4 + 2 * 128256.0 * 4096 * 4, 1e-15, "fp32 accumulated gradients of every parameter");
+  rank_states rs = states_of(no_sync);
+  CHECK(rs.accumulate_unsharded && rs.unsharded_accum_bytes == 4 && !rs.keep_gathered_until_backward,
+        "in the reduce dtype; parameters resharded as usual");
+}
+
 int main(void) {
   fsdp2_unshard_blocks();
   fsdp1_offload_copy_in();
@@ -639,5 +660,6 @@ int main(void) {
   fsdp2_gradient_stream();
   fsdp_autocast();
   fsdp1_no_sync();
+  fsdp2_no_sync();
   return check_report("sharding");
 }

@@ -136,7 +136,7 @@ int main(void) {
   expect_error("training.recompute_layers=4", LLMEM_ERR_RECOMPUTE_LAYERS, "training.recompute_layers");
   expect_error("training.dtype=fp8 training.master_weights=false", LLMEM_ERR_FP8_MASTER, "training.master_weights");
   expect_error("parallel.engine=deepspeed training.autocast=true", LLMEM_ERR_AUTOCAST_ENGINE, "training.autocast");
-  expect_error("parallel.engine=fsdp2 parallel.accumulate_no_sync=true", LLMEM_ERR_NO_SYNC_ENGINE,
+  expect_error("parallel.engine=deepspeed parallel.accumulate_no_sync=true", LLMEM_ERR_NO_SYNC_ENGINE,
                "parallel.accumulate_no_sync");
   expect_error("training.autocast=true training.master_weights=false", LLMEM_ERR_AUTOCAST_ENGINE, "training.autocast");
   expect_error("training.autocast=true training.dtype=fp32", LLMEM_ERR_AUTOCAST_ENGINE, "training.autocast");

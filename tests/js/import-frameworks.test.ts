@@ -388,6 +388,10 @@ describe('HF TrainingArguments JSON', () => {
     expect(sync(false)).toMatchObject({ accumulate_no_sync: true });
     const loading = ok('training_args', '{"accelerator_config": {"split_batches": true, "even_batches": false}}');
     expect([loading.config.parallel, loading.unsupported]).toEqual([{ engine: 'ddp' }, []]);
+    const inline = JSON.stringify({
+      accelerator_config: '{"gradient_accumulation_kwargs": {"sync_each_batch": true}}',
+    });
+    expect(ok('training_args', inline).config.parallel).toMatchObject({ accumulate_no_sync: false });
     expect(ok('training_args', '{"accelerator_config": "accel.json"}').unsupported[0]).toMatch(
       /^accelerator_config: accel\.json: a file llmem cannot read/,
     );

@@ -246,8 +246,21 @@ export function applyTrainingArgument(d: Draft, key: string, v: Json, a: Obj, fi
  * gradient_accumulation_kwargs.sync_each_batch changes per-GPU memory — a reduction every micro-batch instead of
  * accelerate's no_sync, which under FSDP1 keeps every unit's unsharded gradient (parallel.accumulate_no_sync). The
  * rest (split_batches, dispatch_batches, even_batches, use_seedable_sampler, non_blocking, ...) shapes the data
- * loading. A string is a path to a JSON file of the same keys: not read. */
+ * loading. A string is a JSON object (parsed as TrainingArguments parses it) or a path to a JSON file of the same keys
+ * (not read). */
 export function applyAcceleratorConfig(d: Draft, key: string, v: Json): void {
+  if (typeof v === 'string' && v.trim().startsWith('{')) {
+    // a JSON object in a string: TrainingArguments' _VALID_DICT_FIELDS parse it (training_args.py __post_init__)
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(v) as Json;
+    } catch {
+      d.skip(key, 'a JSON object that does not parse; not applied');
+      return;
+    }
+    applyAcceleratorConfig(d, key, parsed);
+    return;
+  }
   if (typeof v === 'string') {
     d.skip(key, `${v}: a file llmem cannot read; its gradient_accumulation_kwargs.sync_each_batch is not applied`);
     return;

@@ -1,22 +1,18 @@
 // wasm/generated.ts (the typed boundary: config-v1 type, field paths, the core's lists, the
 // members of the result structs) is what scripts/gen-boundary.mjs writes from the built core.
-import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ABI_VERSION, CATEGORIES, type ConfigV1, FIELDS, type FieldPath, LAYOUT_CHECK } from '../../wasm/llmem.js';
 import { openView, type StructLayout } from '../../wasm/llmem.js';
 import { loadCore, repoRoot } from '../../wasm/node.js';
+import { expectFresh } from './generated-files.js';
 
 const root = repoRoot();
 
 describe('wasm/generated.ts', () => {
   it('matches what the generator writes from the built core', () => {
-    const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-boundary.mjs'), '--print'], {
-      encoding: 'utf8',
-    });
-    const committed = readFileSync(join(root, 'wasm/generated.ts'), 'utf8');
-    expect(committed === generated, 'wasm/generated.ts is out of date: run `npm run build:core`').toBe(true);
+    expectFresh('scripts/gen-boundary.mjs', 'wasm/generated.ts');
   });
 
   it('holds the field table the wrapper reads from the core', async () => {

@@ -1,24 +1,17 @@
 // probe/llmem_probe/fields.json: the GPU probe's copy of the core's field table, committed so that
 // the probe runs where there is Python and no Node. It must be what the generator writes now.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCore, repoRoot } from '../../wasm/node.js';
+import { expectFresh } from './generated-files.js';
 
 const root = repoRoot();
 const FILE = 'probe/llmem_probe/fields.json';
 
 describe(FILE, () => {
   it('matches what scripts/gen-probe-fields.mjs writes from core/fields.def', () => {
-    const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-probe-fields.mjs'), '--print'], {
-      encoding: 'utf8',
-    });
-    const committed = readFileSync(join(root, FILE), 'utf8');
-    expect(
-      committed === generated,
-      `${FILE} is out of date: run \`npm run build:core\` (it rewrites the file) and commit it`,
-    ).toBe(true);
+    expectFresh('scripts/gen-probe-fields.mjs', FILE);
   });
 
   it('holds every key of the core with its default, in the core order', async () => {

@@ -1,11 +1,11 @@
 // wasm/profile-sources.json: the training-stack profile rows' source texts, which the wasm build leaves out of
 // the binary (the page loads them when it shows them). It must be what the generator writes now, and a row the
 // core reports must name the text of that row of core/profiles.def.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadCore, repoRoot } from '../../wasm/node.js';
+import { expectFresh } from './generated-files.js';
 import { profileSources, withSources } from '../../frontend/config/profile.js';
 
 const root = repoRoot();
@@ -13,14 +13,7 @@ const FILE = 'wasm/profile-sources.json';
 
 describe(FILE, () => {
   it('matches what scripts/gen-profile-sources.mjs writes from core/profiles.def', () => {
-    const generated = execFileSync(process.execPath, [join(root, 'scripts/gen-profile-sources.mjs'), '--print'], {
-      encoding: 'utf8',
-    });
-    const committed = readFileSync(join(root, FILE), 'utf8');
-    expect(
-      committed === generated,
-      `${FILE} is out of date: run \`npm run build:core\` (it rewrites the file) and commit it`,
-    ).toBe(true);
+    expectFresh('scripts/gen-profile-sources.mjs', FILE);
   });
 
   it("has one text a row, and each value the core reports comes with its own row's text", async () => {

@@ -23,20 +23,8 @@
 //              6b06599 tells RoPE (hidden_size 4096) from ALiBi (the 13B models) and Baichuan 2 (vocab 125696, NormHead);
 //              NormHead as in Baichuan 2's modeling_baichuan.py (code-search corpus file id 11964670224), the 13B
 //              attention's SDPA-with-mask / eager branches as in its 13B copy (file id 42512848256)
-import type { Config, Json } from '../../../wasm/llmem.js';
-
-type Get = (...keys: string[]) => Json | undefined;
-type Int = (keys: string[], required: boolean) => number | undefined;
-type Flag = (key: string) => boolean | undefined;
-
-export interface FamilyContext {
-  family: string;
-  get: Get;
-  flag: Flag;
-  model: Config;
-  warnings: string[];
-  notes: string[];
-}
+import type { Config } from '../../../wasm/llmem.js';
+import type { Flag, Int, LayerContext } from './hf-layers.js';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
@@ -74,7 +62,7 @@ export function familyBiases(
 }
 
 /** Norms, q/k norms and the memory-relevant keys of these families that config v1 cannot express. */
-export function familyExtras(c: FamilyContext): void {
+export function familyExtras(c: LayerContext): void {
   const { family, get, flag, model, warnings, notes } = c;
   const layers = model.layers as number;
   const hidden = model.hidden as number;

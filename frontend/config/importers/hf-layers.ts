@@ -16,10 +16,11 @@ import { LAYER_MIXERS } from '../../../wasm/generated.js';
 import type { Config, Json } from '../../../wasm/llmem.js';
 import { ImportError } from './common.js';
 
-type Get = (...keys: string[]) => Json | undefined;
-type Int = (keys: string[], required: boolean) => number | undefined;
-type Flag = (key: string) => boolean | undefined;
+export type Get = (...keys: string[]) => Json | undefined;
+export type Int = (keys: string[], required: boolean) => number | undefined;
+export type Flag = (key: string) => boolean | undefined;
 
+/** What a family's reader sees of the config.json being read (hf.ts), and writes to. */
 export interface LayerContext {
   family: string;
   layers: number;

@@ -18,29 +18,15 @@
 //            out_proj with bias, c_fc / c_proj with biases (intermediate_size, None: 4 x hidden_size), ln_1 / ln_2 /
 //            ln_f LayerNorms, attention_layers (expanded from attention_types) of "global" and "local" layers, the local
 //            ones masked to the last window_size keys, tied lm_head.
-import type { Config, Json } from '../../../wasm/llmem.js';
+import type { Json } from '../../../wasm/llmem.js';
 import { ImportError } from './common.js';
-import { MAX_PATTERN, shortestPattern } from './hf-layers.js';
-
-type Get = (...keys: string[]) => Json | undefined;
-type Int = (keys: string[], required: boolean) => number | undefined;
-type Flag = (key: string) => boolean | undefined;
+import { type LayerContext, MAX_PATTERN, shortestPattern } from './hf-layers.js';
 
 /** The model_types read here; hf.ts leaves their MLP width, biases and positions to legacyDecoder. */
 export const LEGACY_FAMILIES = new Set(['opt', 'bloom', 'mpt', 'gpt_neo']);
 
-export interface LegacyContext {
-  family: string;
-  get: Get;
-  int: Int;
-  flag: Flag;
-  model: Config;
-  warnings: string[];
-  notes: string[];
-}
-
 /** Sets the MLP width, biases, norms, positions and layer kinds of an opt / bloom / mpt / gpt_neo model. */
-export function legacyDecoder(c: LegacyContext): void {
+export function legacyDecoder(c: LayerContext): void {
   if (c.family === 'opt') opt(c);
   else if (c.family === 'bloom') bloom(c);
   else if (c.family === 'mpt') mpt(c);
@@ -49,7 +35,7 @@ export function legacyDecoder(c: LegacyContext): void {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
-function opt(c: LegacyContext): void {
+function opt(c: LayerContext): void {
   const { model, int, flag, get, notes, warnings } = c;
   const h = model.hidden as number;
   const layers = model.layers as number;
@@ -99,7 +85,7 @@ function opt(c: LegacyContext): void {
   get('prefix'); // PretrainedConfig.prefix: a prompt prefix for generation
 }
 
-function bloom(c: LegacyContext): void {
+function bloom(c: LayerContext): void {
   const { model, get, notes, warnings } = c;
   const h = model.hidden as number;
   // BloomMLP: dense_h_to_4h / dense_4h_to_h of 4 x hidden_size; BloomConfig has no width key (n_inner is not read)
@@ -134,7 +120,7 @@ function mptRefuse(key: string, value: Json | undefined, why: string): never {
   );
 }
 
-function mpt(c: LegacyContext): void {
+function mpt(c: LayerContext): void {
   const { model, get, flag, notes, warnings } = c;
   const h = model.hidden as number;
   const layers = model.layers as number;
@@ -195,7 +181,7 @@ function mpt(c: LegacyContext): void {
     get(k);
 }
 
-function gptNeo(c: LegacyContext): void {
+function gptNeo(c: LayerContext): void {
   const { model, int, notes, warnings } = c;
   const h = model.hidden as number;
   const inner = int(['intermediate_size'], false);
@@ -239,7 +225,7 @@ function gptNeo(c: LegacyContext): void {
 
 /** GPTNeoConfig.attention_layers: attention_types ([[kinds, repeat], ...]) expanded, one "global" / "local" a layer;
  * an attention_layers list in the file is what PretrainedConfig leaves set, so the model builds it. */
-function gptNeoLayers(c: LegacyContext): string[] {
+function gptNeoLayers(c: LayerContext): string[] {
   const layers = c.model.layers as number;
   const types = c.get('attention_types');
   if (!Array.isArray(types))

@@ -705,7 +705,7 @@ function run(input: unknown): HfImport {
   if (family === 'chatglm') chatglmExtras(get, int, flag, model, warnings);
   if (family === 'cohere' || family === 'cohere2') cohereExtras(family, get, flag, model, warnings);
   if (family === 'hunyuan') hunyuanAttention(type, get, flag, model);
-  familyExtras({ family, get, flag, model, warnings, notes });
+  familyExtras({ family, layers, get, int, flag, model, warnings, notes });
   if (family === 'qwen') {
     // QWenModel / QWenBlock: rotary over kv_channels, no parameters; the attention kernel is training.attention's
     get('seq_length'); // QWenConfig.seq_length: the context of use_logn_attn (inference only), not a shape
@@ -751,7 +751,7 @@ function run(input: unknown): HfImport {
 
   // Per-layer kinds: sliding / chunked / linear-attention / Mamba-2 layers and per-layer MLPs.
   layerKinds({ family, layers, get, int, flag, model, warnings, notes });
-  if (legacy) legacyDecoder({ family, get, int, flag, model, warnings, notes });
+  if (legacy) legacyDecoder({ family, layers, get, int, flag, model, warnings, notes });
 
   // Mixture of experts.
   model.moe = moe(family, get, int, flag, model, warnings, notes, type);

@@ -25,6 +25,13 @@ double rmsnorm_normed_bytes(const plan *pl, double input_bytes) {
   return input_bytes;
 }
 
+/* An eager RMSNorm's mean(x * x) (lit-gpt) or x.float().pow(2).mean() (transformers, torchtune): before PyTorch 2.2
+ * MeanBackward kept its input, the square, because the formula read self.sym_numel() (pytorch issue #109876; fixed by
+ * #109935, 2023-09-23, first released in 2.2.0): fp32 when the norm upcasts, else the input's dtype. */
+double rmsnorm_square_bytes(const plan *pl, double input_bytes) {
+  return pl->mean_keeps_input ? (pl->norm_upcast ? 4 : input_bytes) : 0;
+}
+
 typedef struct {
   double tokens;     /* s/cp * b on this rank */
   double seq_keys;   /* keys each query attends to (full sequence) */
@@ -65,10 +72,11 @@ static shape layer_shape(const plan *pl) {
   sh.residual = sh.autocast ? 4 : pl->act_bytes;
   double normed = rmsnorm_normed_bytes(pl, sh.residual);
   if (megatron || (int)pl->in->torch_compile != 0) sh.norm_saved = pl->act_bytes;
-  else if (pl->norm_width == 1 && !pl->norm_upcast)
-    sh.norm_saved = sh.residual + normed;                   /* training.norm_upcast off: x itself (+ x * rsqrt) */
-  else if (pl->norm_width == 1) sh.norm_saved = 4 + normed; /* x.float() input (+ the normed x for the weight) */
-  else sh.norm_saved = sh.residual;                         /* native layer_norm keeps its input */
+  else if (pl->norm_width == 1 && !pl->norm_upcast) /* training.norm_upcast off: x itself (+ x * rsqrt) */
+    sh.norm_saved = sh.residual + normed + rmsnorm_square_bytes(pl, sh.residual);
+  else if (pl->norm_width == 1) /* x.float() input (+ the normed x for the weight) */
+    sh.norm_saved = 4 + normed + rmsnorm_square_bytes(pl, sh.residual);
+  else sh.norm_saved = sh.residual; /* native layer_norm keeps its input */
   /* Fused SwiGLU (TE/Megatron bias_swiglu, torch.compile) keeps gate+up and the
    * product; eager keeps gate, up, silu(gate) and the product (§7.8 c_F). */
   sh.fused_mlp = megatron || (int)pl->in->torch_compile != 0;

@@ -68,6 +68,7 @@ typedef struct {
   int quant_inputs_held;  /* the kept 4-bit inputs and logits outlive the backward to the next forward */
   int lora_fused_qkv;     /* one adapter (one dropout of the input) for the fused q/k/v projection */
   int quant_dequant_temp; /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
+  int mean_keeps_input;   /* torch.mean keeps its input (PyTorch <= 2.1): an eager RMSNorm keeps its square */
   int accumulate_no_sync; /* gradient accumulation under no_sync: unsharded gradients kept over the micro-batches */
   int quant_experts;      /* a quantized base's routed MoE experts are quantized too (else kept in the base dtype) */
 
@@ -292,6 +293,7 @@ double embedding_activation_bytes(const plan *pl);
 double lora_saved_bytes(const plan *pl, int layer);
 /* the normalised x an eager RMSNorm keeps for its trained weight, bytes an element (activations.c) */
 double rmsnorm_normed_bytes(const plan *pl, double input_bytes);
+double rmsnorm_square_bytes(const plan *pl, double input_bytes);
 /* PEFT casts each adapted linear's input to the adapter dtype (activations.c) */
 int lora_input_cast(const plan *pl);
 /* an adapter run adapts this linear (LLMEM_LT_*, training.finetune.lora_targets) */

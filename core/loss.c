@@ -263,8 +263,8 @@ loss_memory loss_bytes(const plan *pl) {
   double residual = pl->autocast ? 4 : ab, normed = rmsnorm_normed_bytes(pl, residual);
   double norm_saved = megatron || (int)pl->in->torch_compile != 0 ? ab
                       : pl->norm_width != 1                       ? 4
-                      : pl->norm_upcast                           ? 4 + normed
-                                                                  : residual + normed;
+                      : pl->norm_upcast                           ? 4 + normed + rmsnorm_square_bytes(pl, residual)
+                                        : residual + normed + rmsnorm_square_bytes(pl, residual);
   /* The head keeps its input (the norm output; under autocast its 16-bit
    * cast) for its weight's gradient only: mm saves self when mat2 requires
    * grad (tools/autograd/derivatives.yaml mm). A frozen head (LoRA) keeps

@@ -123,6 +123,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), (int)p->in->attention != LLMEM_ATTN_FLASH);
   p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
   p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
+  p->mean_keeps_input = (int)or_default(profiled(in, FIELD(mean_keeps_input)), 0);
   p->full_modules = (int)p->in->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
   p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);

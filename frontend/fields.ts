@@ -373,6 +373,10 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     label: 'RMSNorm in fp32',
     auto: 'from the training stack',
   },
+  'training.mean_keeps_input': {
+    label: 'Norm keeps its square',
+    auto: 'from the training stack',
+  },
   'training.loss_chunks': { label: 'Loss chunks', unit: 'chunks' },
   'training.logits_fp32_kept': {
     label: 'fp32 logits kept',
@@ -999,6 +1003,7 @@ export const SECTIONS: Section[] = [
           'training.repeat_kv',
           'training.v_view_keeps_qkv',
           'training.norm_upcast',
+          'training.mean_keeps_input',
         ],
       },
       {

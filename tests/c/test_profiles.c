@@ -99,6 +99,19 @@ static void mechanisms(void) {
   plan a = plan_for(LLAMA "training.repeat_kv=false"), b = plan_for(LLAMA "training.repeat_kv=true");
   double grow = layer_activation_bytes(&b, 0, 0).saved_full_bytes - layer_activation_bytes(&a, 0, 0).saved_full_bytes;
   CHECK_NEAR(grow, 2 * T * (32 - 8) * d * ab, 0, "repeat_kv keeps K/V per query head");
+  /* PyTorch <= 2.1 kept torch.mean's input: each eager RMSNorm keeps its fp32 x.float().pow(2) too: 2 norms x T x h x 4 B;
+   * lit-gpt's norm without the upcast squares in bf16: 2 B */
+  a = plan_for(LLAMA "training.mean_keeps_input=false");
+  b = plan_for(LLAMA "training.mean_keeps_input=true");
+  grow = layer_activation_bytes(&b, 0, 0).saved_full_bytes - layer_activation_bytes(&a, 0, 0).saved_full_bytes;
+  CHECK_NEAR(grow, 2 * T * 4096 * 4, 0, "torch.mean keeps the fp32 square of each RMSNorm's input");
+  a = plan_for(LLAMA "training.mean_keeps_input=false training.norm_upcast=false");
+  b = plan_for(LLAMA "training.mean_keeps_input=true training.norm_upcast=false");
+  grow = layer_activation_bytes(&b, 0, 0).saved_full_bytes - layer_activation_bytes(&a, 0, 0).saved_full_bytes;
+  CHECK_NEAR(grow, 2 * T * 4096 * ab, 0, "without the upcast, the bf16 square");
+  CHECK(value_of("runtime.framework=litgpt runtime.framework_version=2023-10", "training.mean_keeps_input") == 1 &&
+            value_of("runtime.framework=litgpt runtime.framework_version=2024-03", "training.mean_keeps_input") != 1,
+        "PyTorch 2.1 in October 2023, 2.2 from 2024-02");
   /* a parallel block with one norm: the second norm's fp32 input (eager
    * RMSNorm keeps x.float(): 4 B), its normed bf16 x for the trained weight
    * (2 B), its rstd (4 B per token) and the MLP's copy of the norm output

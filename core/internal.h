@@ -69,6 +69,7 @@ typedef struct {
   int lora_fused_qkv;     /* one adapter (one dropout of the input) for the fused q/k/v projection */
   int quant_dequant_temp; /* each 4-bit matmul dequantises its whole weight (bitsandbytes MatMul4Bit) */
   int mean_keeps_input;   /* torch.mean keeps its input (PyTorch <= 2.1): an eager RMSNorm keeps its square */
+  int zero_grad_in_place; /* zero_grad fills the gradients with zeros (PyTorch < 2.0): they live from step to step */
   int accumulate_no_sync; /* gradient accumulation under no_sync: unsharded gradients kept over the micro-batches */
   int quant_experts;      /* a quantized base's routed MoE experts are quantized too (else kept in the base dtype) */
 

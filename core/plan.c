@@ -124,6 +124,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
   p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
   p->mean_keeps_input = (int)or_default(profiled(in, FIELD(mean_keeps_input)), 0);
+  p->zero_grad_in_place = (int)or_default(profiled(in, FIELD(zero_grad_in_place)), 0);
   p->full_modules = (int)p->in->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
   p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);
@@ -388,8 +389,9 @@ static int is_fsdp(const plan *p) {
   return (int)p->in->engine == LLMEM_ENGINE_FSDP1 || (int)p->in->engine == LLMEM_ENGINE_FSDP2;
 }
 
-/* The engines whose module holds its own fp32 parameters for torch.autocast to cast per op. */
-static int autocast_engine(const llmem_input *in, int fsdp) {
+/* The engines that leave the module its own parameters and .grad (torch.autocast casts them per op; zero_grad frees
+ * or zeroes them): one GPU, DDP and FSDP. DeepSpeed and Megatron hold copies and gradient buffers of their own. */
+static int torch_engine(const llmem_input *in, int fsdp) {
   return in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP || fsdp;
 }
 
@@ -412,6 +414,8 @@ static llmem_status check_engine(const plan *p, int *field) {
   if (p->in->accumulate_no_sync == 1 && (int)p->in->engine != LLMEM_ENGINE_FSDP1 &&
       (int)p->in->engine != LLMEM_ENGINE_FSDP2 && (int)p->in->engine != LLMEM_ENGINE_DDP)
     FAIL(LLMEM_ERR_NO_SYNC_ENGINE, accumulate_no_sync);
+  if (p->in->zero_grad_in_place == 1 && !torch_engine(p->in, fsdp))
+    FAIL(LLMEM_ERR_ZERO_GRAD_ENGINE, zero_grad_in_place);
   return LLMEM_OK;
 }
 
@@ -428,7 +432,7 @@ static llmem_status check_training(const llmem_input *in, const plan *p, int *fi
   int half = in->dtype == LLMEM_DTYPE_BF16 || in->dtype == LLMEM_DTYPE_FP16;
   int fp32_lora_base = (int)in->ft_method == LLMEM_FT_LORA && p->base_dtype == LLMEM_DTYPE_FP32;
   int fp32_params = lora ? fp32_lora_base : in->master_weights != 0;
-  if (in->autocast == 1 && (!half || !fp32_params || !autocast_engine(in, is_fsdp(p))))
+  if (in->autocast == 1 && (!half || !fp32_params || !torch_engine(in, is_fsdp(p))))
     FAIL(LLMEM_ERR_AUTOCAST_ENGINE, autocast);
   return LLMEM_OK;
 }
@@ -493,7 +497,7 @@ static void fp8_formats(const llmem_input *in, plan *p) {
  * when its MixedPrecision keeps param_dtype float32 under autocast (Lightning Fabric's "bf16-mixed", a
  * script without mp_policy); the FSDP default is param_dtype bf16, 16-bit gathers and no per-op casts. */
 static int autocast_of(const llmem_input *in, const plan *p, int fsdp) {
-  if (!autocast_engine(in, fsdp) || (in->dtype != LLMEM_DTYPE_BF16 && in->dtype != LLMEM_DTYPE_FP16)) return 0;
+  if (!torch_engine(in, fsdp) || (in->dtype != LLMEM_DTYPE_BF16 && in->dtype != LLMEM_DTYPE_FP16)) return 0;
   /* LoRA over an fp32 base (Lightning Fabric's "bf16-mixed" leaves the frozen weights fp32; a 16-bit Trainer
    * flag on an fp32-loaded model): autocast casts the frozen weights per op; on one GPU or DDP by default */
   if ((int)in->ft_method == LLMEM_FT_LORA && p->base_dtype == LLMEM_DTYPE_FP32) {

@@ -188,14 +188,17 @@ static void weights_and_master(const plan *pl, const stage_layout *st, const sta
   }
 }
 
-/* Gradients of the trainable parameters, per engine. */
+/* Gradients of the trainable parameters, per engine. torch's .grad appears in the first backward
+ * (gradients_lazy) unless zero_grad only zeroes it (set_to_none=False, PyTorch < 2.0's default:
+ * torch/optim/optimizer.py and torch/nn/modules/module.py zero_grad before pytorch #92731): from the
+ * second step on, every gradient is alive through the forward and backward. */
 static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states *r) {
   double grads = 0;
   if (c->fsdp_sharded) {
     grads = (c->trainable_dense / c->Nd + c->trainable_expert / c->Ne) *
             (c->mb > 0 ? 4 : (c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : c->wb));
     grads += c->full_copy / c->Nd * pl->base_weight_bytes; /* a gradient in each copy's own dtype */
-    r->gradients_lazy = 1;
+    r->gradients_lazy = !pl->zero_grad_in_place;
     /* FSDP2 foreach_reduce: reduce_output = reduce_scatter_input.new_empty(...) under
      * torch.cuda.stream(reduce_scatter_stream), and the sharded .grad is a view of it
      * (_fsdp_collectives.py, every version since torch 2.4; still after #129721) */
@@ -218,7 +221,7 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
   } else {
     double gb = (c->mb > 0 && !c->lora) ? pl->grad_bytes : (c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : c->wb);
     grads = (c->trainable_dense + c->trainable_expert) * gb + c->full_copy * pl->base_weight_bytes;
-    r->gradients_lazy = 1;
+    r->gradients_lazy = !pl->zero_grad_in_place;
     /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
     if (c->engine == LLMEM_ENGINE_DDP && (int)pl->in->grad_as_bucket_view == 0) r->comm_persistent += grads;
   }

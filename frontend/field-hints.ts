@@ -116,6 +116,7 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'training.repeat_kv': 'GQA keys/values expanded before the attention kernel',
   'training.v_view_keeps_qkv': 'v is a view of the qkv output: attention saves all of it (LitGPT, no GQA)',
   'training.mean_keeps_input': 'PyTorch ≤ 2.1: torch.mean keeps its input, so an eager RMSNorm keeps x²',
+  'training.zero_grad_in_place': 'PyTorch < 2.0: zero_grad fills the gradients with zeros, so they stay between steps',
   'training.norm_upcast': 'eager RMSNorm keeps x.float() (off: the 16-bit input, lit-gpt before 2023-10-24)',
   'training.loss_chunks': 'chunked loss: pieces of the sequence',
   'training.logits_fp32_kept': 'the wrapper casts the logits to fp32, kept to the backward (LitGPT/Fabric)',

@@ -377,6 +377,10 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     label: 'Norm keeps its square',
     auto: 'from the training stack',
   },
+  'training.zero_grad_in_place': {
+    label: 'Gradients zeroed, not freed',
+    auto: 'from the training stack',
+  },
   'training.loss_chunks': { label: 'Loss chunks', unit: 'chunks' },
   'training.logits_fp32_kept': {
     label: 'fp32 logits kept',
@@ -998,6 +1002,7 @@ export const SECTIONS: Section[] = [
           'training.optimizer_impl',
           'training.optimizer_in_backward',
           'training.paged_optimizer',
+          'training.zero_grad_in_place',
           'training.dropout',
           'training.activation_offload',
           'training.repeat_kv',

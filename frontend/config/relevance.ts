@@ -103,6 +103,8 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'training.master_dtype': (get) => get('training.dtype') !== 'fp32' && get('training.master_weights') !== false,
   // an RMSNorm's mean over its square (core/activations.c rmsnorm_square_bytes)
   'training.mean_keeps_input': is('model.norm', 'rmsnorm'),
+  // torch's own .grad (core/states.c gradients_bytes): DeepSpeed and Megatron keep gradient buffers of their own
+  'training.zero_grad_in_place': is('parallel.engine', 'single', 'ddp', 'fsdp1', 'fsdp2'),
   // FSDP's no_sync (DDP's costs nothing: its gradients are whole anyway)
   'parallel.accumulate_no_sync': FSDP,
   // plan.c autocast_of: a 16-bit dtype over fp32 master weights, a full fine-tune, an engine that hands the module them

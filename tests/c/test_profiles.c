@@ -157,6 +157,38 @@ static void quantized_experts(void) {
   CHECK_NEAR(sb.layers.quantizable_count, sq.layers.quantizable_count - experts, 0, "experts not quantizable");
 }
 
+/* zero_grad(set_to_none=False), PyTorch < 2.0's default: the last step's gradients stay allocated (as zeros) through
+ * the forward and backward of the next, so the peak holds every gradient: 4 B x the parameters in fp32. */
+static void zeroed_gradients(void) {
+  const char *tiny =
+      "model.layers=2 model.hidden=256 model.heads=4 model.kv_heads=4 model.ffn_hidden=512 model.vocab=1024 "
+      "training.seq_len=512 training.micro_batch=4 training.dtype=fp32 training.master_weights=false "
+      "parallel.gpus=1 parallel.engine=single runtime.framework_version=2024-06 ";
+  char on[512], off[512];
+  snprintf(on, sizeof on, "%s training.zero_grad_in_place=true", tiny);
+  snprintf(off, sizeof off, "%s training.zero_grad_in_place=false", tiny);
+  static llmem_result kept, freed;
+  CHECK(run_keys(on, &kept) && run_keys(off, &freed), "both run");
+  double params = 1024 * 256 * 2 + 2 * (4 * 256 * 256 + 3 * 256 * 512 + 2 * 256) + 256;
+  CHECK_NEAR(kept.per_gpu.params_count, params, 0, "untied llama-like parameters");
+  CHECK_NEAR(kept.per_gpu.breakdown_bytes[LLMEM_CAT_GRADIENTS], params * 4, 0, "every fp32 gradient at the peak");
+  CHECK(freed.per_gpu.breakdown_bytes[LLMEM_CAT_GRADIENTS] < params * 4, "set to None: made during the backward");
+  CHECK(kept.per_gpu.peak_allocated_bytes > freed.per_gpu.peak_allocated_bytes, "a higher peak");
+  CHECK(
+      value_of("runtime.framework=hf_trainer runtime.framework_version=2022-01", "training.zero_grad_in_place") == 1 &&
+          value_of("runtime.framework=hf_trainer runtime.framework_version=2023-04", "training.zero_grad_in_place") !=
+              1,
+      "PyTorch 1.x until 2.0.0 (2023-03-15)");
+  llmem_defaults(&in);
+  CHECK(
+      set_keys(&in, "parallel.engine=deepspeed parallel.zero_stage=2 parallel.gpus=8 training.zero_grad_in_place=true"),
+      "keys");
+  static llmem_result r;
+  CHECK(
+      llmem_estimate(&in, &r) == LLMEM_ERR_ZERO_GRAD_ENGINE && strcmp(r.error_path, "training.zero_grad_in_place") == 0,
+      "DeepSpeed's buffers are its own: refused, naming the key");
+}
+
 /* The row the core reports (the page reads its text from wasm/profile-sources.json by row) and the native text. */
 static void row_of_value(void) {
   llmem_defaults(&in);
@@ -173,6 +205,7 @@ int main(void) {
   rows();
   mechanisms();
   quantized_experts();
+  zeroed_gradients();
   row_of_value();
   return check_report("profiles");
 }

@@ -83,7 +83,7 @@ REVIEWED_KEYS = frozenset(
     + ["training." + k for k in (
         "micro_batch seq_len grad_accum global_batch dtype fp8_linear master_weights grad_dtype optimizer optimizer_dtype "
         "optimizer_impl optimizer_in_backward paged_optimizer recompute recompute_modules recompute_layers "
-        "dropout attention loss loss_chunks repeat_kv activation_offload").split()]
+        "dropout attention loss loss_chunks repeat_kv activation_offload zero_grad_in_place").split()]
     + ["training.finetune." + k for k in (
         "method lora_rank lora_targets lora_dropout adapter_dtype base_dtype quant double_quant "
         "quant_keeps_input").split()]

@@ -173,6 +173,6 @@ def train_step(run, mark):
             run.scaler.update()
         else:
             run.optimizer.step()
-        run.optimizer.zero_grad(set_to_none=True)
+        run.optimizer.zero_grad(set_to_none=run.plan["optimizer"]["set_to_none"])
     mark(None)
     return loss_value

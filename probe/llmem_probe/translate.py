@@ -247,7 +247,9 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
     # ---- optimizer ----
     opt_name, impl_k = tr["optimizer"], tr["optimizer_impl"]
     opt = {"name": opt_name, "class": None, "kwargs": {}, "in_backward": bool(tr["optimizer_in_backward"]),
-           "paged": bool(tr["paged_optimizer"])}
+           "paged": bool(tr["paged_optimizer"]),
+           # PyTorch < 2.0's zero_grad() zeroed the gradients in place (training.zero_grad_in_place)
+           "set_to_none": not tr["zero_grad_in_place"]}
     bnb = caps.get("bitsandbytes")
     state_dtype = prec["state_dtype"]
     if opt_name == "muon":
@@ -308,11 +310,13 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
             no("training.optimizer_in_backward", "not combined with fp16 GradScaler by the probe")
         if not caps.get("post_accumulate_grad_hook"):
             no("training.optimizer_in_backward", "needs Tensor.register_post_accumulate_grad_hook (torch >= 2.1)")
+        if not opt["set_to_none"]:
+            no("training.zero_grad_in_place", "stepping in the backward frees each gradient in its hook")
     if opt["class"]:
         applied.append("optimizer: %s(%s)%s" % (
             opt["class"], ", ".join("%s=%s" % kv for kv in sorted(opt["kwargs"].items())),
             " stepped per parameter in the backward (post-accumulate-grad hooks)" if opt["in_backward"] else
-            "; zero_grad(set_to_none=True) after step"))
+            "; zero_grad(set_to_none=%s) after step" % opt["set_to_none"]))
 
     # ---- recompute ----
     L = m["layers"]

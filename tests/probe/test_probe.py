@@ -360,6 +360,12 @@ class Translation(unittest.TestCase):
         p = self.plan(cfg(optimizer_in_backward=True))
         self.assertTrue(p["optimizer"]["in_backward"])
 
+    def test_zero_grad_in_place(self):
+        self.assertTrue(self.plan(cfg())["optimizer"]["set_to_none"])
+        p = self.plan(cfg(zero_grad_in_place=True))
+        self.assertFalse(p["optimizer"]["set_to_none"])
+        self.assertTrue(any("zero_grad(set_to_none=False)" in a for a in p["applied"]))
+
     def test_ddp_one_rank(self):
         p = self.plan(cfg(parallel={"engine": "ddp"}))
         self.assertEqual(p["engine"], "ddp")
@@ -576,6 +582,8 @@ class Refusals(unittest.TestCase):
                            "grad_accum=2")
         self.assertRefused(cfg(optimizer_in_backward=True), "training.optimizer_in_backward", "torch >= 2.1",
                            caps=dict(FULL, post_accumulate_grad_hook=False))
+        self.assertRefused(cfg(optimizer_in_backward=True, zero_grad_in_place=True), "training.zero_grad_in_place",
+                           "frees each gradient")
 
     def test_torch_features(self):
         self.assertRefused(cfg(optimizer_impl="foreach"), "training.attention",

@@ -150,6 +150,12 @@ static void mtp_amounts(stage_walk *W) {
   W->mtp_backward_temp = max2(la->backward_temp_bytes + la->recompute_bytes, W->loss.backward_peak_bytes);
 }
 
+/* The head's .grad is made and kept to the optimizer step: not when a per-parameter step in the
+ * backward frees it at once (its autograd buffer stands for it then: head_buffer_init). */
+static int head_grad_kept(const stage_walk *W) {
+  return W->head_table_grad <= 0 || (int)W->pl->in->optimizer_in_backward == 0;
+}
+
 /* What one pass leaves live, per chunk: the sums the walk rebuilds its state from. */
 static void live_amounts(stage_walk *W, int c) {
   const rank_states *rs = W->rs;
@@ -175,7 +181,7 @@ static void live_amounts(stage_walk *W, int c) {
     u[LLMEM_CAT_LOGITS] += W->loss.saved_bytes;
     u[LLMEM_CAT_ACTIVATIONS] += W->mtp_saved;
     u[LLMEM_CAT_LOGITS] += W->mtp_logits;
-    if (W->lazy) W->grads_made[c] += W->head_grads + W->norm_grads;
+    if (W->lazy) W->grads_made[c] += (head_grad_kept(W) ? W->head_grads : 0) + W->norm_grads;
   }
   W->grads_made[c] += W->accumulated[c];
   if (is_first_chunk(W, c) && W->lazy) W->grads_made[c] += W->embed_grads;
@@ -217,6 +223,24 @@ static void clear_walk(stage_walk *W, int v) {
   memset(W->grads_made, 0, (size_t)v * sizeof W->grads_made[0]);
   memset(W->accumulated, 0, (size_t)v * sizeof W->accumulated[0]);
   memset(W->offloaded, 0, (size_t)v * sizeof W->offloaded[0]);
+}
+
+/* The head weight's gradient as the autograd engine builds it where it hands gradients to .grad itself
+ * (one GPU, DDP; a full fine-tune): every use of the weight adds its gradient into one input buffer
+ * (torch/csrc/autograd/input_buffer.cpp InputBuffer::accumulate, in place when the buffer holds the only
+ * reference), and the weight's AccumulateGrad runs once all uses have (engine.cpp: a node runs when its
+ * dependencies are done). A head applied per chunk (torchtune's chunked output, LitGPT's
+ * lm_head_chunk_size) makes one weight gradient per chunk beside the buffer; a head tied to the
+ * embedding keeps the buffer through the backward, until the embedding's own gradient is added. */
+static void head_buffer_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs,
+                             double stage_trainable) {
+  int autograd = (int)pl->in->engine == LLMEM_ENGINE_SINGLE || (int)pl->in->engine == LLMEM_ENGINE_DDP;
+  if (!autograd || (int)pl->in->ft_method != LLMEM_FT_FULL || !st->has_head || (int)pl->in->head != LLMEM_HEAD_LM)
+    return;
+  W->head_table_grad = rs->gradients / stage_trainable * pl->vocab_padded / pl->in->tp * pl->in->hidden;
+  W->head_tied = (int)pl->in->tied_embeddings != 0 && st->has_embedding && W->v == 1;
+  W->head_chunked = pl->loss == LLMEM_LOSS_CHUNKED && pl->in->loss_chunks > 1;
+  if (!W->head_tied && !W->head_chunked && (int)pl->in->optimizer_in_backward == 0) W->head_table_grad = 0;
 }
 
 void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank_states *rs, int stage) {
@@ -277,6 +301,7 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
       lora ? 0 : rs->gradients * (st->embedding_count + st->vision_count - st->vision_frozen_count) / stage_trainable;
   if (st->has_embedding && pl->in->vision_layers > 0) W->vision = vision_of(pl);
   W->norm_grads = lora ? 0 : rs->gradients * st->final_norm_count / stage_trainable;
+  head_buffer_init(W, pl, st, rs, stage_trainable);
   W->root = rs->root_gathered;
   W->root_grads = rs->root_unsharded_grads;
   W->root_embed_grads = rs->root_embed_grads;
@@ -758,12 +783,46 @@ static double make_sharded(const stage_walk *W, sim *S, int layer, double bytes)
   return bytes > 0 ? bytes : 0;
 }
 
+/* The head weight's autograd buffer (head_buffer_init) becomes its .grad: an untied head's, made lazily on the
+ * first pass, unless a per-parameter optimizer step in the backward frees it at once. */
+static int head_buffer_becomes_grad(const stage_walk *W, int first_pass) {
+  return W->lazy && first_pass && !W->head_tied && (int)W->pl->in->optimizer_in_backward == 0;
+}
+
+/* At the head's matmul backward: the buffer (unless it is the .grad take_head_grads makes), and the
+ * chunk gradient added into it. */
+static void head_buffer_take(const stage_walk *W, sim *S, int mb, int first_pass) {
+  if (W->head_table_grad <= 0) return;
+  if (!head_buffer_becomes_grad(W, first_pass))
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 2), W->head_table_grad, ALLOC_STREAM_COMPUTE);
+  if (W->head_chunked)
+    sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 3), W->head_table_grad,
+                       ALLOC_STREAM_COMPUTE);
+}
+
+/* After that instant: the chunk's gradient added; an untied head's buffer added into .grad (or
+ * stepped and freed); a tied one's kept for the embedding's backward. `taken`: head_buffer_take ran
+ * before the instant (else the instant was the loss's own backward, before the head's matmul: a tied
+ * buffer starts now). */
+static void head_buffer_after(const stage_walk *W, sim *S, int mb, int first_pass, int taken) {
+  if (W->head_table_grad <= 0) return;
+  if (!taken) {
+    if (W->head_tied)
+      sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 2), W->head_table_grad,
+               ALLOC_STREAM_COMPUTE);
+    return;
+  }
+  if (W->head_chunked) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 3), W->head_table_grad, 0);
+  if (!head_buffer_becomes_grad(W, first_pass) && !W->head_tied)
+    sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 2), W->head_table_grad, 0);
+}
+
 /* The head's gradients from its matmul backward: lazily created ones on the
  * first pass, an FSDP2 root's unsharded one, an own head unit's full one. */
 static void take_head_grads(const stage_walk *W, sim *S, int mb, int first_pass, uint64_t full) {
   if (W->lazy && first_pass)
-    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, MB_NONE, 0), W->head_grads + W->norm_grads,
-             grad_stream(W));
+    sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, MB_NONE, 0),
+             (head_grad_kept(W) ? W->head_grads : 0) + W->norm_grads, grad_stream(W));
   if (W->root_grads > 0)
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads, ALLOC_STREAM_COMPUTE);
   sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
@@ -785,8 +844,10 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
    * saved tensors go when it has run (torch/csrc/autograd/engine.cpp
    * evaluate_function, release_variables). FSDP2's are always made there. */
   double grads = (W->lazy && first_pass ? W->head_grads + W->norm_grads : 0) + W->root_grads + W->loss_grads;
-  int late = f2 || (W->loss.head_dgrad_bytes > 0 && grads > 0);
+  int late = f2 || (W->loss.head_dgrad_bytes > 0 && (grads > 0 || W->head_table_grad > 0));
   if (!late) take_head_grads(W, S, mb, first_pass, full);
+  /* a chunked head's matmuls run chunk by chunk with the loss's: their gradients are at this instant */
+  if (!late && W->head_chunked) head_buffer_take(W, S, mb, first_pass);
   /* FSDP2: the root's pre-backward (a hook on the loss) prefetches the last layer; an output unit
    * of its own is the root's prefetch (reverse post-forward order), and its pre-backward, a hook
    * on the logits, prefetches the last layer once the loss's backward is done (_fsdp_state.py
@@ -795,6 +856,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   if (f2 && !late_prefetch) fsdp2_prefetch(W, S, last, mb, prefetch);
   else if (!late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+  if (!late && !f2) head_buffer_after(W, S, mb, first_pass, W->head_chunked);
   if (!own && !late) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   loss_unblock(S, mb, 3, W->loss.backward_tensors);
@@ -804,6 +866,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
     uint64_t dgrad = block_tag(TAG_LOSS, LAYER_HEAD, mb, 4);
     sim_take_transient(S, LLMEM_CAT_LOGITS, dgrad, W->loss.head_dgrad_bytes, ALLOC_STREAM_COMPUTE);
     if (!f2) take_head_grads(W, S, mb, first_pass, full);
+    if (!f2) head_buffer_take(W, S, mb, first_pass);
     else { /* an FSDP2 root's unsharded gradient; an own output unit's full one */
       if (W->root_grads > 0)
         sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
@@ -812,6 +875,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
       if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, ALLOC_STREAM_COMPUTE);
     }
     sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
+    if (!f2) head_buffer_after(W, S, mb, first_pass, 1);
     sim_give(S, LLMEM_CAT_LOGITS, dgrad, W->loss.head_dgrad_bytes, 0);
     if (!own && !f2) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   }
@@ -958,6 +1022,13 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
   int own = W->embed_gather > 0, f2 = W->fsdp2;
   /* FSDP2: sharded gradients are reduce-scatter outputs, a root unit's at root_post_backward */
   int lazy = W->lazy && first_pass && !f2;
+  if (W->head_tied && W->head_table_grad > 0) { /* the embedding's gradient added into the tied head's buffer */
+    uint64_t add = block_tag(TAG_GRAD, LAYER_EMBED, mb, 3);
+    sim_take_transient(S, LLMEM_CAT_GRADIENTS, add, W->head_table_grad, ALLOC_STREAM_COMPUTE);
+    sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
+    sim_give(S, LLMEM_CAT_GRADIENTS, add, W->head_table_grad, 0);
+    sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 2), W->head_table_grad, 0);
+  }
   if (W->root_embed_grads > 0) /* FSDP2 root: the embedding's full gradient appears now */
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_EMBED, mb, 1), W->root_embed_grads,
              ALLOC_STREAM_COMPUTE);

@@ -242,6 +242,11 @@ typedef struct {
   loss_memory loss;
   double embedding_act;
   double head_grads, embed_grads, norm_grads, root, root_grads;
+  /* autograd's own buffer of the head weight's gradient (one GPU, DDP): `head_table_grad` bytes, held from
+   * the head's backward to the embedding's when tied (`head_tied`), one more beside it per chunk of a
+   * chunked head (`head_chunked`) */
+  double head_table_grad;
+  int head_tied, head_chunked;
   double root_embed_grads, root_reduce_head, root_reduce_embed; /* FSDP2 root by part (states.c fsdp2_root_grads) */
   double root_accum, root_embed_accum; /* the root's gradients kept over the micro-batches (accumulate_unsharded) */
   double loss_gather, loss_grads;      /* ZeRO-3, own head unit: gathered at the loss; the lm_head's full gradient */

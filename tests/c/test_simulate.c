@@ -17,6 +17,50 @@ static double loss_total(const llmem_result *r) {
 #define L2_7B \
   "model.layers=32 model.hidden=4096 model.heads=32 model.kv_heads=32 model.ffn_hidden=11008 model.vocab=32000 "
 
+/* The most gradient bytes any event of the backward holds at the head (layer -1) and at the embedding. */
+static void head_and_embedding_grads(double *head, double *embed) {
+  *head = *embed = 0;
+  for (int i = 0; i < out.event_count; i++) {
+    const llmem_event *e = &out.events[i];
+    double g = e->category_bytes[LLMEM_CAT_GRADIENTS];
+    if (e->phase != LLMEM_PHASE_BACKWARD || e->micro_batch != 0) continue;
+    if (e->layer == -1 && g > *head) *head = g;
+    if (e->layer == LLMEM_LAYER_EMBEDDING && g > *embed) *embed = g;
+  }
+}
+
+/* Autograd's buffer of the head weight's gradient (passes.c head_buffer_init), one GPU, bf16 (2 B a
+ * gradient), V x h = 32,000 x 512, a step in the backward (no .grad kept): torchtune's chunked output makes
+ * one gradient per chunk beside the buffer, 2 V h 2 B at the head; tied to the embedding, the buffer stays
+ * to the embedding's backward, which adds its own beside it: 2 V h 2 B there too (untied: nothing left). */
+static void autograd_head_buffer(void) {
+  const char *base =
+      "model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+      "model.vocab=32000 model.vocab_multiple=1 training.seq_len=512 training.dtype=bf16 "
+      "training.master_weights=false training.grad_dtype=bf16 training.optimizer_dtype=bf16 "
+      "training.optimizer_in_backward=true parallel.engine=single parallel.gpus=1 "
+      "training.loss=chunked training.loss_chunks=8 ";
+  double table = 32000.0 * 512 * 2, norm = 512 * 2, head, embed; /* the final norm's gradient, made at the head */
+  char k[640];
+  snprintf(k, sizeof k, "%s model.tied_embeddings=true", base);
+  if (run(k)) {
+    head_and_embedding_grads(&head, &embed);
+    CHECK_NEAR(head, 2 * table + norm, 0, "tied, chunked: the buffer and a chunk's gradient at the head");
+    CHECK_NEAR(embed, 2 * table + norm, 0, "tied: the buffer and the embedding's gradient at the embedding");
+  }
+  snprintf(k, sizeof k, "%s model.tied_embeddings=false", base);
+  if (run(k)) {
+    head_and_embedding_grads(&head, &embed);
+    CHECK_NEAR(head, 2 * table + norm, 0, "untied, chunked: the same at the head");
+    CHECK_NEAR(embed, table + norm, 0, "untied: the embedding's own gradient only");
+  }
+  snprintf(k, sizeof k, "%s model.tied_embeddings=false parallel.engine=megatron", base);
+  if (run(k)) {
+    head_and_embedding_grads(&head, &embed);
+    CHECK(head < 2 * table, "Megatron's main_grad buffers: no autograd buffer modelled (%g)", head);
+  }
+}
+
 int main(void) {
   /* E3: Llama-2-7B, FSDP2 full shard over 8 GPUs, bf16 params, fp32 reduce:
    * forward transient 2 P_R + 2 P_g + 2 P_g = 1,333,829,632 B (the root, the group's copy-out and its
@@ -324,5 +368,6 @@ int main(void) {
               "17 GiB: allocated and the context fit; the allocator's segments do not");
     }
   }
+  autograd_head_buffer();
   return check_report("simulate");
 }

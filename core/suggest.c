@@ -42,6 +42,7 @@ enum {
   FAM_RL_PARK,
   FAM_ALLOCATOR,
   FAM_SYNC,
+  FAM_ZERO_GRAD,
   FAM_COUNT
 };
 
@@ -59,6 +60,7 @@ typedef struct {
   single singles[MAX_SINGLES];
   int single_count;
   int accumulating_no_sync; /* the base's FSDP accumulates under no_sync (its key, else its stack's profile) */
+  int zeroing_in_place;     /* the base's torch gradients live between steps (training.zero_grad_in_place) */
 } ctx;
 
 static int same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
@@ -308,6 +310,9 @@ static void singles(ctx *c) {
    * sharded (accelerate's GradientAccumulationPlugin(sync_each_batch=True), TrainingArguments accelerator_config) */
   if ((b->engine == LLMEM_ENGINE_FSDP1 || b->engine == LLMEM_ENGINE_FSDP2) && c->accumulating_no_sync)
     add_value(c, FIELD(accumulate_no_sync), 0, LLMEM_SUGGEST_SAME, FAM_SYNC);
+  /* PyTorch < 2.0's zero_grad keeps every gradient, zeroed, through the next forward (states.c): passing
+   * set_to_none=True (2.0's default, pytorch #92731) frees them at each step, the training the same */
+  if (c->zeroing_in_place) add_value(c, FIELD(zero_grad_in_place), 0, LLMEM_SUGGEST_SAME, FAM_ZERO_GRAD);
   if (b->ft_method == LLMEM_FT_FULL) add_value(c, FIELD(ft_method), LLMEM_FT_LORA, LLMEM_SUGGEST_METHOD, FAM_METHOD);
   if (b->ft_method != LLMEM_FT_QLORA) add_value(c, FIELD(ft_method), LLMEM_FT_QLORA, LLMEM_SUGGEST_METHOD, FAM_METHOD);
 }
@@ -460,6 +465,9 @@ llmem_status llmem_suggest(const llmem_input *base, const llmem_suggest_options 
   c.free_fraction = opt->free_fraction;
   c.out = out;
   c.accumulating_no_sync = pl.accumulate_no_sync && pl.grad_accum > 1;
+  c.zeroing_in_place =
+      pl.zero_grad_in_place && (base->engine == LLMEM_ENGINE_SINGLE || base->engine == LLMEM_ENGINE_DDP ||
+                                base->engine == LLMEM_ENGINE_FSDP1 || base->engine == LLMEM_ENGINE_FSDP2);
   out->capacity_bytes = r.capacity_bytes;
   out->base_device_used_bytes = r.device_used_bytes;
   out->base_fits = fits_in(&c, r.device_used_bytes, r.capacity_bytes);

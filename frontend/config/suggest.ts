@@ -102,6 +102,8 @@ const WORDS: Record<string, (v: Json) => string> = {
   'parallel.sequence_parallel': (v) => (ON(v) ? 'sequence parallel' : 'no sequence parallel'),
   'parallel.accumulate_no_sync': (v) =>
     ON(v) ? 'accumulate under no_sync' : 'reduce gradients every micro-batch (accelerate sync_each_batch)',
+  'training.zero_grad_in_place': (v) =>
+    ON(v) ? 'zero gradients in place' : 'free gradients at zero_grad (set_to_none=True, the PyTorch 2.0 default)',
   'runtime.expandable_segments': (v) =>
     ON(v) ? 'expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)' : 'no expandable segments',
 };

@@ -152,6 +152,22 @@ int main(int argc, char **argv) {
   }
   CHECK(unverified(&in, opt.free_fraction) == 0, "7B FSDP1: every suggestion fits by its full estimate");
 
+  /* BERT-large-shaped full fine-tune on one 16 GB GPU with a PyTorch 1.x stack (2022): zero_grad() zeroes the
+   * gradients in place, so they live through the forward; set_to_none=True frees them: the same training */
+  llmem_defaults(&in);
+  CHECK(set_keys(&in,
+                 "model.layers=24 model.hidden=1024 model.heads=16 model.kv_heads=16 model.ffn_hidden=4096 "
+                 "model.vocab=30522 model.mlp=plain model.norm=layernorm parallel.engine=single parallel.gpus=1 "
+                 "training.seq_len=512 training.micro_batch=8 training.dtype=fp32 training.master_weights=false "
+                 "runtime.framework=hf_trainer runtime.framework_version=2022-01 hardware.memory_gib=16"),
+        "BERT-large shape, 2022");
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK, "suggest");
+  print_result("BERT-large 2022");
+  const llmem_suggestion *none = with_change(llmem_field_index("training.zero_grad_in_place"), 0, 0);
+  CHECK(none && none->kind == LLMEM_SUGGEST_SAME && none->device_used_bytes < res.base_device_used_bytes,
+        "set_to_none=True: the same training, less memory");
+  CHECK(unverified(&in, opt.free_fraction) == 0, "BERT 2022: every suggestion fits by its full estimate");
+
   /* a run that fits: the fewest GPUs may be fewer; options are checked */
   llmem_defaults(&in);
   CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && res.base_fits, "default config fits");

@@ -17,6 +17,8 @@ static double value_of(const char *keys, const char *path) {
 static void rows(void) {
   const char *impl = "training.optimizer_impl", *loss = "training.loss";
   CHECK(value_of("", impl) == LLMEM_OPT_IMPL_FOREACH, "generic: torch AdamW picks foreach");
+  CHECK(value_of("runtime.framework_version=2022-06", impl) == LLMEM_OPT_IMPL_FOR_LOOP,
+        "PyTorch 1.x: foreach=None is the for loop");
   CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2024-12", impl) == LLMEM_OPT_IMPL_FOREACH,
         "torchtitan before 6e4988550: foreach");
   CHECK(value_of("runtime.framework=torchtitan runtime.framework_version=2025-06", impl) == LLMEM_OPT_IMPL_FUSED,

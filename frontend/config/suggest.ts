@@ -77,7 +77,7 @@ export function suggestFor(
 const ON = (v: Json) => v === true;
 const WORDS: Record<string, (v: Json) => string> = {
   'training.recompute': (v) => (v === 'none' ? 'no recompute' : `${String(v).replace('_', '-')} recompute`),
-  'training.recompute_layers': (v) => `of ${v} layers`,
+  'training.recompute_layers': (v) => `of ${v} ${Number(v) === 1 ? 'layer' : 'layers'}`,
   'training.micro_batch': (v) => `micro-batch ${v}`,
   'training.grad_accum': (v) => `accumulation ${v}`,
   'training.seq_len': (v) => `sequence ${v} tokens`,

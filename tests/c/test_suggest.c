@@ -171,6 +171,10 @@ int main(int argc, char **argv) {
   /* a run that fits: the fewest GPUs may be fewer; options are checked */
   llmem_defaults(&in);
   CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && res.base_fits, "default config fits");
+  int idle = 0; /* a change that saves neither memory nor time is no answer */
+  for (int i = 0; i < res.count; i++)
+    idle += res.suggestions[i].device_used_bytes >= res.base_device_used_bytes && res.suggestions[i].time_ratio >= 1;
+  CHECK(idle == 0, "default: %d suggestions save nothing", idle);
   CHECK(unverified(&in, opt.free_fraction) == 0, "default: verified");
   print_result("defaults");
   opt.free_fraction = 1;

@@ -14,6 +14,12 @@ static double value_of(const char *keys, const char *path) {
   return llmem_profile_value(&in, llmem_field_index(path), 0, 0);
 }
 
+/* `keys` with the boolean `flag` true (on) and false (off); each buffer 512 bytes. */
+static void both_ways(const char *keys, const char *flag, char *on, char *off) {
+  snprintf(on, 512, "%s %s=true", keys, flag);
+  snprintf(off, 512, "%s %s=false", keys, flag);
+}
+
 static void rows(void) {
   const char *impl = "training.optimizer_impl", *loss = "training.loss";
   CHECK(value_of("", impl) == LLMEM_OPT_IMPL_FOREACH, "generic: torch AdamW picks foreach");
@@ -145,8 +151,7 @@ static void quantized_experts(void) {
       "model.vocab=1024 model.moe.experts=8 model.moe.top_k=2 model.moe.expert_ffn_hidden=1024 "
       "training.finetune.method=qlora parallel.gpus=1 parallel.engine=single ";
   char on[512], off[512];
-  snprintf(on, sizeof on, "%s training.finetune.quant_experts=true", moe);
-  snprintf(off, sizeof off, "%s training.finetune.quant_experts=false", moe);
+  both_ways(moe, "training.finetune.quant_experts", on, off);
   plan pq = plan_for(on), pb = plan_for(off);
   stage_layout sq, sb;
   layout_stage(&pq, 0, &sq);
@@ -167,8 +172,7 @@ static void zeroed_gradients(void) {
       "training.seq_len=512 training.micro_batch=4 training.dtype=fp32 training.master_weights=false "
       "parallel.gpus=1 parallel.engine=single runtime.framework_version=2024-06 ";
   char on[512], off[512];
-  snprintf(on, sizeof on, "%s training.zero_grad_in_place=true", tiny);
-  snprintf(off, sizeof off, "%s training.zero_grad_in_place=false", tiny);
+  both_ways(tiny, "training.zero_grad_in_place", on, off);
   static llmem_result kept, freed;
   CHECK(run_keys(on, &kept) && run_keys(off, &freed), "both run");
   double params = 1024 * 256 * 2 + 2 * (4 * 256 * 256 + 3 * 256 * 512 + 2 * 256) + 256;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Config, Core } from '../../wasm/llmem.js';
 import { repoRoot } from '../../wasm/node.js';
 import { MODELS } from '../../frontend/config/catalog.js';
-import type { HfImport, importHfConfig } from '../../frontend/config/importers/hf.js';
+import { type HfImport, importHfConfig } from '../../frontend/config/importers/hf.js';
 import { parsePythonJson } from '../../frontend/config/json.js';
 
 type Obj = Record<string, unknown>;
@@ -21,6 +21,10 @@ export const hfOk = (r: ReturnType<typeof importHfConfig>): HfImport => {
   if ('error' in r) throw new Error(r.error.message);
   return r;
 };
+
+/** A config.json's import, which must succeed, and its model section. */
+export const hfImport = (json: Obj): HfImport => hfOk(importHfConfig(json));
+export const hfModel = (json: Obj) => hfImport(json).config.model as Config;
 
 /** The import's error, which it must give. */
 export const hfRefused = (r: ReturnType<typeof importHfConfig>) => {

@@ -16,15 +16,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { importHfConfig } from '../../frontend/config/importers/hf.js';
-import { hfOk, hfRefused, paramsOf } from './hf-fixtures.js';
+import { hfRefused, paramsOf, hfImport as imp, hfModel as model } from './hf-fixtures.js';
 
 type Obj = Record<string, unknown>;
 let core: Core;
 beforeAll(async () => {
   core = await loadCore();
 });
-const imp = (json: Obj) => hfOk(importHfConfig(json));
-const model = (json: Obj) => imp(json).config.model as Config;
 const total = (json: Obj) => paramsOf(core, model(json)).total;
 
 // THUDM/glm-4-9b-hf

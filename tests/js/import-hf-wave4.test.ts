@@ -15,7 +15,7 @@
 //   meituan-longcat/LongCat-Flash-Chat  longcat_flash (transformers modeling_longcat_flash.py b1e784f)
 //   microsoft/Phi-4-mini-flash-reasoning phi4flash (vLLM phi4flash.py 03356f8)
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hfOk, hfRefused, paramsOf } from './hf-fixtures.js';
+import { hfRefused, paramsOf, hfImport as imp, hfModel as model } from './hf-fixtures.js';
 import type { Config, Core } from '../../wasm/llmem.js';
 import { loadCore } from '../../wasm/node.js';
 import { importHfConfig } from '../../frontend/config/importers/hf.js';
@@ -25,8 +25,6 @@ let core: Core;
 beforeAll(async () => {
   core = await loadCore();
 });
-const imp = (json: Obj) => hfOk(importHfConfig(json));
-const model = (json: Obj) => imp(json).config.model as Config;
 
 const qwen35Moe = (): Obj => ({
   architectures: ['Qwen3_5MoeForConditionalGeneration'],

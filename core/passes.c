@@ -156,6 +156,10 @@ static int head_grad_kept(const stage_walk *W) {
   return W->head_table_grad <= 0 || (int)W->pl->in->optimizer_in_backward == 0;
 }
 
+/* The embedding's .grad is kept to the optimizer step: not when a per-parameter step in the backward
+ * (optimizer_in_backward) steps it and frees it as soon as it is made. */
+static int embed_grad_kept(const stage_walk *W) { return (int)W->pl->in->optimizer_in_backward == 0; }
+
 /* What one pass leaves live, per chunk: the sums the walk rebuilds its state from. */
 static void live_amounts(stage_walk *W, int c) {
   const rank_states *rs = W->rs;
@@ -184,7 +188,7 @@ static void live_amounts(stage_walk *W, int c) {
     if (W->lazy) W->grads_made[c] += (head_grad_kept(W) ? W->head_grads : 0) + W->norm_grads;
   }
   W->grads_made[c] += W->accumulated[c];
-  if (is_first_chunk(W, c) && W->lazy) W->grads_made[c] += W->embed_grads;
+  if (is_first_chunk(W, c) && W->lazy && embed_grad_kept(W)) W->grads_made[c] += W->embed_grads;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) /* zero terms change no bit: walk_state skips them */
     if (u[x] != 0) W->in_flight_cats[c][W->in_flight_cat_count[c]++] = (unsigned char)x;
 }
@@ -237,9 +241,13 @@ static void head_buffer_init(stage_walk *W, const plan *pl, const stage_layout *
   int autograd = (int)pl->in->engine == LLMEM_ENGINE_SINGLE || (int)pl->in->engine == LLMEM_ENGINE_DDP;
   if (!autograd || (int)pl->in->ft_method != LLMEM_FT_FULL || !st->has_head || (int)pl->in->head != LLMEM_HEAD_LM)
     return;
-  W->head_table_grad = rs->gradients / stage_trainable * pl->vocab_padded / pl->in->tp * pl->in->hidden;
+  double table = pl->vocab_padded / pl->in->tp * pl->in->hidden;
+  W->head_table_grad = rs->gradients / stage_trainable * table;
   W->head_tied = (int)pl->in->tied_embeddings != 0 && st->has_embedding && W->v == 1;
   W->head_chunked = pl->loss == LLMEM_LOSS_CHUNKED && pl->in->loss_chunks > 1;
+  /* under autocast the chunks use the weight's one cached 16-bit cast: their gradients add up in the cast's
+   * buffer, in the compute dtype, and the cast's backward hands the sum on as one fp32 gradient */
+  W->head_chunk_grad = pl->autocast ? table * pl->act_bytes : W->head_table_grad;
   if (!W->head_tied && !W->head_chunked && (int)pl->in->optimizer_in_backward == 0) W->head_table_grad = 0;
 }
 
@@ -796,7 +804,7 @@ static void head_buffer_take(const stage_walk *W, sim *S, int mb, int first_pass
   if (!head_buffer_becomes_grad(W, first_pass))
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 2), W->head_table_grad, ALLOC_STREAM_COMPUTE);
   if (W->head_chunked)
-    sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 3), W->head_table_grad,
+    sim_take_transient(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 3), W->head_chunk_grad,
                        ALLOC_STREAM_COMPUTE);
 }
 
@@ -812,7 +820,7 @@ static void head_buffer_after(const stage_walk *W, sim *S, int mb, int first_pas
                ALLOC_STREAM_COMPUTE);
     return;
   }
-  if (W->head_chunked) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 3), W->head_table_grad, 0);
+  if (W->head_chunked) sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 3), W->head_chunk_grad, 0);
   if (!head_buffer_becomes_grad(W, first_pass) && !W->head_tied)
     sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_HEAD, mb, 2), W->head_table_grad, 0);
 }
@@ -856,18 +864,21 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   if (f2 && !late_prefetch) fsdp2_prefetch(W, S, last, mb, prefetch);
   else if (!late_prefetch) take_gathered(W, S, LLMEM_CAT_COMM_BUFFERS, next, prefetch, 1);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, -1);
-  if (!late && !f2) head_buffer_after(W, S, mb, first_pass, W->head_chunked);
   if (!own && !late) sim_give(S, LLMEM_CAT_GRADIENTS, full, W->loss_grads, 0);
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
-  loss_unblock(S, mb, 3, W->loss.backward_tensors);
+  /* the loss's saved tensors go when its node has run; the gradient it hands the head's matmul lives
+   * through that matmul's backward, which makes the weight's gradient (head_buffer_after) */
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
+  if (!late && !f2) head_buffer_after(W, S, mb, first_pass, W->head_chunked);
+  loss_unblock(S, mb, 3, W->loss.backward_tensors);
   S->hole = 0;
   if (late) { /* the head's matmul backward: the logits' gradient it reads, the weight's it makes */
     uint64_t dgrad = block_tag(TAG_LOSS, LAYER_HEAD, mb, 4);
     sim_take_transient(S, LLMEM_CAT_LOGITS, dgrad, W->loss.head_dgrad_bytes, ALLOC_STREAM_COMPUTE);
-    if (!f2) take_head_grads(W, S, mb, first_pass, full);
-    if (!f2) head_buffer_take(W, S, mb, first_pass);
-    else { /* an FSDP2 root's unsharded gradient; an own output unit's full one */
+    if (!f2) {
+      take_head_grads(W, S, mb, first_pass, full);
+      head_buffer_take(W, S, mb, first_pass);
+    } else { /* an FSDP2 root's unsharded gradient; an own output unit's full one */
       if (W->root_grads > 0)
         sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_UNSHARDED, LAYER_HEAD, mb, 0), W->root_grads,
                  ALLOC_STREAM_COMPUTE);
@@ -1046,6 +1057,8 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, MB_NONE, 0), W->embed_grads, grad_stream(W));
   if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
+  if (lazy && !embed_grad_kept(W)) /* stepped by its hook and freed */
+    sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, MB_NONE, 0), W->embed_grads, 0);
   if (!own) return;
   if (gather > 0 && f2) fsdp2_reshard(S, again, gather);
   else if (gather > 0) sim_give(S, LLMEM_CAT_WEIGHTS, again, gather, 1);

@@ -414,7 +414,7 @@ static llmem_status check_engine(const plan *p, int *field) {
   if (p->in->accumulate_no_sync == 1 && (int)p->in->engine != LLMEM_ENGINE_FSDP1 &&
       (int)p->in->engine != LLMEM_ENGINE_FSDP2 && (int)p->in->engine != LLMEM_ENGINE_DDP)
     FAIL(LLMEM_ERR_NO_SYNC_ENGINE, accumulate_no_sync);
-  if (p->in->zero_grad_in_place == 1 && !torch_engine(p->in, fsdp))
+  if (p->in->zero_grad_in_place == 1 && (!torch_engine(p->in, fsdp) || (int)p->in->optimizer_in_backward != 0))
     FAIL(LLMEM_ERR_ZERO_GRAD_ENGINE, zero_grad_in_place);
   return LLMEM_OK;
 }

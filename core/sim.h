@@ -245,7 +245,7 @@ typedef struct {
   /* autograd's own buffer of the head weight's gradient (one GPU, DDP): `head_table_grad` bytes, held from
    * the head's backward to the embedding's when tied (`head_tied`), one more beside it per chunk of a
    * chunked head (`head_chunked`) */
-  double head_table_grad;
+  double head_table_grad, head_chunk_grad; /* the chunk's: in the compute dtype under autocast */
   int head_tied, head_chunked;
   double root_embed_grads, root_reduce_head, root_reduce_embed; /* FSDP2 root by part (states.c fsdp2_root_grads) */
   double root_accum, root_embed_accum; /* the root's gradients kept over the micro-batches (accumulate_unsharded) */

@@ -130,9 +130,11 @@ static int verify(ctx *c, const llmem_input *in, int kind) {
   s.host_cpu_bytes_per_node = r->host_cpu_bytes * fmin(in->gpus, in->gpus_per_node);
   s.gpus = in->gpus;
   s.time_ratio = (s.step_seconds / tokens_per_step(in)) / (c->out->base_step_seconds / tokens_per_step(c->base));
-  /* a run that fits already: a change that saves no memory and no time is no answer (a chunked loss
-   * for a classification head, say) */
-  if (c->out->base_fits && s.device_used_bytes >= c->out->base_device_used_bytes && s.time_ratio >= 1) return -1;
+  /* a run that fits already: a change on its GPUs that saves no memory and no time is no answer (a chunked
+   * loss for a classification head, say); fewer GPUs are one by themselves */
+  if (c->out->base_fits && kind != LLMEM_SUGGEST_GPUS && s.device_used_bytes >= c->out->base_device_used_bytes &&
+      s.time_ratio >= 1)
+    return -1;
   return keep(c->out, &s);
 }
 
@@ -364,9 +366,7 @@ static void pairs(ctx *c, llmem_input *best, int *best_kind) {
       llmem_input in;
       if (!combine(c->base, &a->in, &b->in, &in)) continue;
       int kind = max_kind(a->kind, b->kind);
-      double used;
-      /* a pair that saves nothing over its better half is that half (kept as a single) */
-      if (fits_readings(c, &in, &used) && used < fmin(a->used, b->used)) used = try_input(c, &in, kind);
+      double used = try_input(c, &in, kind);
       if (used < least) {
         least = used;
         *best = in;

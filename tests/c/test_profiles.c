@@ -193,6 +193,12 @@ static void zeroed_gradients(void) {
   CHECK(
       llmem_estimate(&in, &r) == LLMEM_ERR_ZERO_GRAD_ENGINE && strcmp(r.error_path, "training.zero_grad_in_place") == 0,
       "DeepSpeed's buffers are its own: refused, naming the key");
+  llmem_defaults(&in);
+  CHECK(set_keys(&in,
+                 "parallel.engine=single parallel.gpus=1 training.optimizer_in_backward=true "
+                 "training.zero_grad_in_place=true"),
+        "keys");
+  CHECK(llmem_estimate(&in, &r) == LLMEM_ERR_ZERO_GRAD_ENGINE, "a step in the backward frees each gradient: refused");
 }
 
 /* The row the core reports (the page reads its text from wasm/profile-sources.json by row) and the native text. */

@@ -53,6 +53,11 @@ static void autograd_head_buffer(void) {
     head_and_embedding_grads(&head, &embed);
     CHECK_NEAR(head, 2 * table + norm, 0, "untied, chunked: the same at the head");
     CHECK_NEAR(embed, table + norm, 0, "untied: the embedding's own gradient only");
+    double at_step = 0;
+    for (int i = 0; i < out.event_count; i++)
+      if (out.events[i].phase == LLMEM_PHASE_OPTIMIZER && out.events[i].category_bytes[LLMEM_CAT_GRADIENTS] > at_step)
+        at_step = out.events[i].category_bytes[LLMEM_CAT_GRADIENTS];
+    CHECK(at_step < table, "stepped in the backward: no table's gradient left for the step (%g)", at_step);
   }
   snprintf(k, sizeof k, "%s model.tied_embeddings=false parallel.engine=megatron", base);
   if (run(k)) {

@@ -177,6 +177,15 @@ int main(int argc, char **argv) {
   CHECK(idle == 0, "default: %d suggestions save nothing", idle);
   CHECK(unverified(&in, opt.free_fraction) == 0, "default: verified");
   print_result("defaults");
+  /* a small model that fits on 8 GPUs with DDP fits on one: fewer GPUs are an answer though they take more memory */
+  llmem_defaults(&in);
+  CHECK(set_keys(&in,
+                 "model.layers=4 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=4096 "
+                 "parallel.gpus=8 parallel.engine=ddp"),
+        "small DDP");
+  CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_OK && res.base_fits && res.fewest_gpus == 1,
+        "small DDP: the fewest GPUs 1 (%g)", res.fewest_gpus);
+  llmem_defaults(&in);
   opt.free_fraction = 1;
   CHECK(llmem_suggest(&in, &opt, &res) == LLMEM_ERR_OPTION_FREE_FRACTION, "free fraction checked");
   llmem_suggest_defaults(&opt);

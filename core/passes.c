@@ -150,15 +150,12 @@ static void mtp_amounts(stage_walk *W) {
   W->mtp_backward_temp = max2(la->backward_temp_bytes + la->recompute_bytes, W->loss.backward_peak_bytes);
 }
 
-/* The head's .grad is made and kept to the optimizer step: not when a per-parameter step in the
- * backward frees it at once (its autograd buffer stands for it then: head_buffer_init). */
-static int head_grad_kept(const stage_walk *W) {
-  return W->head_table_grad <= 0 || (int)W->pl->in->optimizer_in_backward == 0;
-}
-
-/* The embedding's .grad is kept to the optimizer step: not when a per-parameter step in the backward
+/* A .grad made in the backward is kept to the optimizer step: not when a per-parameter step in the backward
  * (optimizer_in_backward) steps it and frees it as soon as it is made. */
-static int embed_grad_kept(const stage_walk *W) { return (int)W->pl->in->optimizer_in_backward == 0; }
+static int grads_kept(const stage_walk *W) { return (int)W->pl->in->optimizer_in_backward == 0; }
+
+/* The head's .grad is made and kept: its autograd buffer (head_buffer_init) stands for it when it is not. */
+static int head_grad_kept(const stage_walk *W) { return W->head_table_grad <= 0 || grads_kept(W); }
 
 /* What one pass leaves live, per chunk: the sums the walk rebuilds its state from. */
 static void live_amounts(stage_walk *W, int c) {
@@ -174,7 +171,7 @@ static void live_amounts(stage_walk *W, int c) {
     if (!W->offload || i >= first + n - 2) u[LLMEM_CAT_ACTIVATIONS] += acts_of(W, lc, c, i)->saved_bytes;
     if (!casts_recast(W, c, i)) u[LLMEM_CAT_WEIGHTS] += lc->casts;
     if (rs->gathers && rs->keep_gathered_until_backward) W->kept_gathered[c] += lc->gather;
-    if (W->lazy && (int)W->pl->in->optimizer_in_backward == 0) W->grads_made[c] += lc->grad_share;
+    if (W->lazy && grads_kept(W)) W->grads_made[c] += lc->grad_share;
     if (rs->accumulate_unsharded) W->accumulated[c] += lc->trainable * rs->unsharded_accum_bytes;
   }
   if (is_last_chunk(W, c)) W->accumulated[c] += W->root_accum;
@@ -188,7 +185,7 @@ static void live_amounts(stage_walk *W, int c) {
     if (W->lazy) W->grads_made[c] += (head_grad_kept(W) ? W->head_grads : 0) + W->norm_grads;
   }
   W->grads_made[c] += W->accumulated[c];
-  if (is_first_chunk(W, c) && W->lazy && embed_grad_kept(W)) W->grads_made[c] += W->embed_grads;
+  if (is_first_chunk(W, c) && W->lazy && grads_kept(W)) W->grads_made[c] += W->embed_grads;
   for (int x = 0; x < LLMEM_CAT_COUNT; x++) /* zero terms change no bit: walk_state skips them */
     if (u[x] != 0) W->in_flight_cats[c][W->in_flight_cat_count[c]++] = (unsigned char)x;
 }
@@ -794,7 +791,7 @@ static double make_sharded(const stage_walk *W, sim *S, int layer, double bytes)
 /* The head weight's autograd buffer (head_buffer_init) becomes its .grad: an untied head's, made lazily on the
  * first pass, unless a per-parameter optimizer step in the backward frees it at once. */
 static int head_buffer_becomes_grad(const stage_walk *W, int first_pass) {
-  return W->lazy && first_pass && !W->head_tied && (int)W->pl->in->optimizer_in_backward == 0;
+  return W->lazy && first_pass && !W->head_tied && grads_kept(W);
 }
 
 /* At the head's matmul backward: the buffer (unless it is the .grad take_head_grads makes), and the
@@ -1057,7 +1054,7 @@ static void embedding_backward(const stage_walk *W, sim *S, int mb, int first_pa
     sim_take(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, MB_NONE, 0), W->embed_grads, grad_stream(W));
   if (own) sim_take(S, LLMEM_CAT_GRADIENTS, full, rs->embed_unsharded_grads, ALLOC_STREAM_COMPUTE);
   sim_record(S, LLMEM_PHASE_BACKWARD, mb, LAYER_EMBED);
-  if (lazy && !embed_grad_kept(W)) /* stepped by its hook and freed */
+  if (lazy && !grads_kept(W)) /* stepped by its hook and freed */
     sim_give(S, LLMEM_CAT_GRADIENTS, block_tag(TAG_GRAD, LAYER_EMBED, MB_NONE, 0), W->embed_grads, 0);
   if (!own) return;
   if (gather > 0 && f2) fsdp2_reshard(S, again, gather);

@@ -108,6 +108,16 @@ static void resolve_model(const llmem_input *in, plan *p) {
   resolve_layer_kinds(in, p);
 }
 
+static int is_fsdp(const plan *p) {
+  return (int)p->in->engine == LLMEM_ENGINE_FSDP1 || (int)p->in->engine == LLMEM_ENGINE_FSDP2;
+}
+
+/* The engines that leave the module its own parameters and .grad (torch.autocast casts them per op; zero_grad frees
+ * or zeroes them): one GPU, DDP and FSDP. DeepSpeed and Megatron hold copies and gradient buffers of their own. */
+static int torch_engine(const llmem_input *in, int fsdp) {
+  return in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP || fsdp;
+}
+
 static void resolve_training(const llmem_input *in, plan *p) {
   p->source_len = or_default(in->source_len, in->seq_len);
   p->grad_accum = in->grad_accum; /* NaN until resolve_batch */
@@ -124,7 +134,9 @@ static void resolve_training(const llmem_input *in, plan *p) {
   p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
   p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
   p->mean_keeps_input = (int)or_default(profiled(in, FIELD(mean_keeps_input)), 0);
-  p->zero_grad_in_place = (int)or_default(profiled(in, FIELD(zero_grad_in_place)), 0);
+  /* zeroed in place, torch's own .grad lives on: not a step in the backward's, nor DeepSpeed's or Megatron's buffers */
+  p->zero_grad_in_place = torch_engine(in, is_fsdp(p)) && (int)in->optimizer_in_backward == 0 &&
+                          (int)or_default(profiled(in, FIELD(zero_grad_in_place)), 0);
   p->full_modules = (int)p->in->ft_method != LLMEM_FT_FULL ? (int)in->full_modules : 0;
   p->base_dtype = (int)or_default(in->base_dtype, in->dtype);
   p->quant_keeps_input = (int)or_default(profiled(in, FIELD(quant_keeps_input)), 0);
@@ -385,16 +397,6 @@ static llmem_status resolve_batch(const llmem_input *in, plan *p, int *field) {
 static int is_deepspeed(const plan *p) {
   return (int)p->in->engine == LLMEM_ENGINE_DEEPSPEED || (int)p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED;
 }
-static int is_fsdp(const plan *p) {
-  return (int)p->in->engine == LLMEM_ENGINE_FSDP1 || (int)p->in->engine == LLMEM_ENGINE_FSDP2;
-}
-
-/* The engines that leave the module its own parameters and .grad (torch.autocast casts them per op; zero_grad frees
- * or zeroes them): one GPU, DDP and FSDP. DeepSpeed and Megatron hold copies and gradient buffers of their own. */
-static int torch_engine(const llmem_input *in, int fsdp) {
-  return in->engine == LLMEM_ENGINE_SINGLE || in->engine == LLMEM_ENGINE_DDP || fsdp;
-}
-
 static llmem_status check_engine(const plan *p, int *field) {
   int deepspeed = is_deepspeed(p), fsdp = is_fsdp(p);
   if (p->in->zero_stage > 0 && !deepspeed) FAIL(LLMEM_ERR_ZERO_ENGINE, zero_stage);

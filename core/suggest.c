@@ -470,9 +470,7 @@ llmem_status llmem_suggest(const llmem_input *base, const llmem_suggest_options 
   c.free_fraction = opt->free_fraction;
   c.out = out;
   c.accumulating_no_sync = pl.accumulate_no_sync && pl.grad_accum > 1;
-  c.zeroing_in_place =
-      pl.zero_grad_in_place && (base->engine == LLMEM_ENGINE_SINGLE || base->engine == LLMEM_ENGINE_DDP ||
-                                base->engine == LLMEM_ENGINE_FSDP1 || base->engine == LLMEM_ENGINE_FSDP2);
+  c.zeroing_in_place = pl.zero_grad_in_place;
   out->capacity_bytes = r.capacity_bytes;
   out->base_device_used_bytes = r.device_used_bytes;
   out->base_fits = fits_in(&c, r.device_used_bytes, r.capacity_bytes);

@@ -1,9 +1,10 @@
 /* Step-time model: the time of one operation of each class on one GPU.
  *
- * The core gets hardware.bf16_tflops / fp8_tflops / memory_gib and the two
- * link rates, not the GPU's name, HBM bandwidth or SM count; those come from
- * a small table per GPU generation, recognised by its bf16 peak and memory
- * (a hardware.hbm_tb_per_s key would replace the bandwidth guess).
+ * The core gets hardware.bf16_tflops / fp8_tflops / hbm_tb_per_s / memory_gib
+ * and the two link rates, not the GPU's name or SM count; those come from a
+ * small table per GPU generation, recognised by its bf16 peak and memory, as
+ * does the HBM bandwidth when hardware.hbm_tb_per_s is null (the page and CLI
+ * fill it from the GPU catalog's datasheet figure).
  *
  * Sources of every rate below:
  *  - Large-GEMM achievable fraction of peak: the "maximum achievable matmul
@@ -85,9 +86,11 @@ double flash_fraction(const gpu_rates *g, double seq_len, int causal, int backwa
   return at_length(curve, seq_len) / FA2_H100_PEAK_TFLOPS;
 }
 
-/* HBM bandwidth (bytes/s) by generation and memory size; newer parts scale
- * the H100's bytes per FLOP. */
-static double hbm_bytes_per_s(double bf16_tflops, double memory_gib) {
+/* HBM bandwidth (bytes/s): hardware.hbm_tb_per_s, else guessed by generation
+ * and memory size (newer parts scale the H100's bytes per FLOP). */
+static double hbm_bytes_per_s(const llmem_input *in) {
+  if (!isnan(in->hbm_tb_per_s)) return in->hbm_tb_per_s * 1e12;
+  double bf16_tflops = in->bf16_tflops, memory_gib = in->memory_gib;
   if (bf16_tflops < 500) return (memory_gib < 60 ? 1.555 : 2.039) * 1e12;
   if (bf16_tflops < 1200) {
     if (memory_gib >= 120) return 4.8e12; /* H200 */
@@ -118,7 +121,7 @@ gpu_rates gpu_rates_for(const plan *pl) {
   g.flash_fwd_fraction = gen->flash_fwd;
   g.flash_bwd_fraction = gen->flash_bwd;
   g.flash_by_length = gen == &HOPPER;
-  g.hbm_bytes_per_s = hbm_bytes_per_s(in->bf16_tflops, in->memory_gib) * HBM_FRACTION;
+  g.hbm_bytes_per_s = hbm_bytes_per_s(in) * HBM_FRACTION;
   g.sms = gen->sms;
   g.tile_m = gen->tile_m;
   g.tile_n = gen->tile_n;

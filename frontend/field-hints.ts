@@ -174,6 +174,7 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'hardware.memory_gib': 'the GPU memory size',
   'hardware.bf16_tflops': 'dense peak, for the step time',
   'hardware.fp8_tflops': 'dense peak, for the step time',
+  'hardware.hbm_tb_per_s': 'datasheet peak, for the step time',
   'hardware.intra_node_gb_per_s': 'per GPU and direction (NVLink)',
   'hardware.inter_node_gb_per_s': 'per GPU and direction (network)',
   'runtime.compute_efficiency': 'large matmuls, step time only',

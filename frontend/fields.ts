@@ -555,6 +555,11 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     unit: 'TFLOPS',
     auto: '2 × BF16',
   },
+  'hardware.hbm_tb_per_s': {
+    label: 'Memory bandwidth',
+    unit: 'TB/s',
+    auto: 'by GPU generation',
+  },
   'hardware.intra_node_gb_per_s': {
     label: 'Intra-node bandwidth',
     unit: 'GB/s',
@@ -1147,6 +1152,7 @@ export const SECTIONS: Section[] = [
         paths: [
           'hardware.bf16_tflops',
           'hardware.fp8_tflops',
+          'hardware.hbm_tb_per_s',
           'hardware.intra_node_gb_per_s',
           'hardware.inter_node_gb_per_s',
           'runtime.compute_efficiency',

@@ -11,8 +11,8 @@ const bytesOf = (g: (typeof GPUS)[number]) => g.memory_bytes ?? g.memory_gib * 2
 
 /** The config on another GPU of the catalog: the catalog's memory and speeds replace the resolved ones. */
 function onGpu(config: Config, id: string): Config {
-  const { memory_gib, bf16_tflops, fp8_tflops, intra_node_gb_per_s, inter_node_gb_per_s, ...hw } = (config.hardware ??
-    {}) as Config;
+  const { memory_gib, bf16_tflops, fp8_tflops, hbm_tb_per_s, intra_node_gb_per_s, inter_node_gb_per_s, ...hw } =
+    (config.hardware ?? {}) as Config;
   const { cublas_workspace_mib, ...rt } = (config.runtime ?? {}) as Config;
   return { ...config, hardware: { ...hw, gpu: id }, runtime: rt };
 }

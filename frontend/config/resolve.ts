@@ -58,6 +58,7 @@ export function resolveConfig(input: unknown): Resolved {
     if (hw.memory_gib === undefined) fill.memory_gib = gib;
     if (hw.bf16_tflops === undefined && gpu.bf16_tflops) fill.bf16_tflops = gpu.bf16_tflops;
     if (hw.fp8_tflops === undefined && gpu.fp8_tflops) fill.fp8_tflops = gpu.fp8_tflops;
+    if (hw.hbm_tb_per_s === undefined && gpu.hbm_tb_per_s) fill.hbm_tb_per_s = gpu.hbm_tb_per_s;
     if (hw.intra_node_gb_per_s === undefined && gpu.intra_node_gb_per_s)
       fill.intra_node_gb_per_s = gpu.intra_node_gb_per_s;
     if (hw.inter_node_gb_per_s === undefined && gpu.inter_node_gb_per_s)

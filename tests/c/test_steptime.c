@@ -764,6 +764,28 @@ static void test_step_parts(void) {
         "part names");
 }
 
+/* hardware.hbm_tb_per_s replaces the bandwidth guessed from the bf16 peak and
+ * memory size: an L4 (121 bf16 TFLOPS, 24 GB) would read as an A100 40 GB's
+ * 1.555 TB/s, its datasheet says 0.3. The memory-bound ops go as 1 / bandwidth,
+ * the matmuls' math does not (their traffic does: gemm_seconds). */
+static void test_hbm_bandwidth(void) {
+  llmem_input in;
+  small_model(&in);
+  in.bf16_tflops = 121, in.memory_gib = 24;
+  CHECK_NEAR(rates_of(&in).hbm_bytes_per_s, 1.555e12 * 0.9, 1e-12, "no key: the generation's guess");
+  in.hbm_tb_per_s = 0.3;
+  CHECK_NEAR(rates_of(&in).hbm_bytes_per_s, 0.3e12 * 0.9, 1e-12, "the key: 90 % of the datasheet bandwidth");
+  llmem_step_result slow, fast;
+  CHECK(llmem_step_time(&in, &slow) == LLMEM_OK, "step time at 0.3 TB/s");
+  in.hbm_tb_per_s = 0.6;
+  CHECK(llmem_step_time(&in, &fast) == LLMEM_OK, "step time at 0.6 TB/s");
+  CHECK_NEAR(slow.parts_seconds[LLMEM_STEP_MEMORY_BOUND], 2 * fast.parts_seconds[LLMEM_STEP_MEMORY_BOUND], 1e-12,
+             "twice the bandwidth: half the memory-bound time");
+  CHECK(slow.parts_seconds[LLMEM_STEP_MATMULS] > fast.parts_seconds[LLMEM_STEP_MATMULS] &&
+            slow.parts_seconds[LLMEM_STEP_MATMULS] < 2 * fast.parts_seconds[LLMEM_STEP_MATMULS],
+        "matmuls: only their traffic slows");
+}
+
 /* Activation offload (torchtune's OffloadActivations): the saved tensors of
  * all but the last two layers go to the host and back, each way over the
  * 64 GB/s host link of an H100, hidden behind the pass's compute where they
@@ -921,6 +943,7 @@ int main(void) {
   test_adafactor();
   test_lora_traffic();
   test_step_parts();
+  test_hbm_bandwidth();
   test_activation_offload();
   test_fsdp2_copy_out();
   test_megatron_p2p_overlap();

@@ -133,6 +133,20 @@ describe('catalog', () => {
     const b = resolveConfig({ hardware: { gpu: 'h100-sxm-80gb', memory_gib: 64 } });
     expect(b.ok && (b.config.hardware as { memory_gib: number }).memory_gib).toBe(64);
   });
+  it("a GPU id sets the step time's memory bandwidth unless given (an L4's 0.3 TB/s, not a guess from its peak)", () => {
+    const l4 = (extra: object) =>
+      resolveConfig({ hardware: { gpu: 'l4', ...extra }, parallel: { gpus: 1, engine: 'single' } });
+    const a = l4({});
+    expect(a.ok && (a.config.hardware as { hbm_tb_per_s: number }).hbm_tb_per_s).toBe(0.3);
+    const given = l4({ hbm_tb_per_s: 0.6 });
+    expect(given.ok && (given.config.hardware as { hbm_tb_per_s: number }).hbm_tb_per_s).toBe(0.6);
+    const memoryBound = (r: typeof a) => {
+      const st = r.ok ? core.stepTime(r.config) : null;
+      return st && 'parts' in st ? st.parts.memory_bound : Number.NaN;
+    };
+    expect(memoryBound(a) / memoryBound(given)).toBeCloseTo(2, 12);
+    expect(memoryBound(l4({ hbm_tb_per_s: null })) / memoryBound(a)).toBeCloseTo(0.3 / 1.555, 12);
+  });
 });
 
 // views.ts and core.ts read the structs by generated readers (READ, VIEWS); a member added to a C struct

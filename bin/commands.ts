@@ -228,7 +228,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       `standard error. kind: ${orList(['auto (told from the file)', ...IMPORT_KINDS])}. deepspeed.json: the ` +
       'DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory, axolotl, TRL or ms-swift config names, read with it.',
     options: [
-      JSON_FLAG('one object {config, notes, unsupported}'),
+      JSON_FLAG('one object {kind, config, notes, unsupported}; a refusal: {ok: false, kind, error}'),
       { name: 'world-size', arg: 'N', help: 'the number of GPUs, for a format that does not carry it' },
       {
         name: 'trainer',

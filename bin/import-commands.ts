@@ -105,7 +105,13 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
       modelFromHf: hf !== undefined,
     });
     const where = file === '-' ? 'standard input' : file;
-    if ('error' in r) throw new ImportInputError(r.error.path, `${where} (${kind}): ${r.error.message}`);
+    if ('error' in r) {
+      const message = `${where} (${kind}): ${r.error.message}`;
+      // --json: the refusal as an object on standard output too, as estimate --json prints its errors
+      if (p.flags.has('json'))
+        console.log(JSON.stringify({ ok: false, kind, error: { path: r.error.path, message } }, null, 2));
+      throw new ImportInputError(r.error.path, message);
+    }
     if (hf !== undefined && hfModel) {
       r.config = await hfModel(hf, r.config as Config);
       r.notes.push(`model: from --hf ${hf} (it replaces the model the file names)`);

@@ -86,6 +86,14 @@ describe('llmem import', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('zero_optimization.stage: must be 0, 1, 2 or 3');
     expect(r.stdout).toBe('');
+    // with --json the refusal is an object on standard output as well (exit 1 still)
+    const j = await capture(() => importCommand(['deepspeed', bad, '--json']));
+    expect(j.status).toBe(1);
+    expect(JSON.parse(j.stdout)).toEqual({
+      ok: false,
+      kind: 'deepspeed',
+      error: { path: 'zero_optimization.stage', message: expect.stringContaining('must be 0, 1, 2 or 3') },
+    });
     expect((await capture(() => importCommand(['auto', join(dir, 'missing.json')]))).status).toBe(2); // unreadable input
     expect((await capture(() => importCommand(['yaml', bad]))).status).toBe(2);
     expect((await capture(() => importCommand(['deepspeed']))).status).toBe(2);

@@ -940,6 +940,26 @@ HF_DEFAULTS.minicpm = {
   scale_depth: 1.4,
   dim_model_base: 256,
 };
+// MiniCPM3Config (transformers modular_minicpm3.py, code-search file id 53335125769; openbmb/MiniCPM3-4B's shape; MLA with
+// v_head_dim None = hidden_size // num_attention_heads, read in hf.ts)
+HF_DEFAULTS.minicpm3 = {
+  vocab_size: 73448,
+  hidden_size: 2560,
+  intermediate_size: 6400,
+  num_hidden_layers: 62,
+  num_attention_heads: 40,
+  num_key_value_heads: 40,
+  hidden_act: 'silu',
+  max_position_embeddings: 32768,
+  tie_word_embeddings: true,
+  attention_bias: false,
+  mlp_bias: false,
+  kv_lora_rank: 256,
+  q_lora_rank: 768,
+  qk_nope_head_dim: 64,
+  qk_rope_head_dim: 32,
+  scale_emb: 1.0,
+};
 // PhimoeConfig (configuration_phimoe.py, transformers 040e1a7; sliding_window None)
 HF_DEFAULTS.phimoe = {
   vocab_size: 32064,

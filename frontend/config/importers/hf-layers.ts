@@ -171,8 +171,11 @@ function typesOf(c: LayerContext): [string, string | null][] | null {
       return mapNames(c, names, NEMOTRON_TYPES);
     }
     case 'llama4_text': {
+      // Llama4TextConfig (transformers configuration_llama4.py, code-search file id 46017308): no_rope_layers None or
+      // [] ("invalid as we cannot have 0 layers") is the default, RoPE iff (i + 1) % no_rope_layer_interval != 0
       const rope = get('no_rope_layers');
-      const ropeAt = (i: number) => (Array.isArray(rope) ? rope[i] !== 0 : (i + 1) % 4 !== 0);
+      const every = c.int(['no_rope_layer_interval'], false) ?? 4;
+      const ropeAt = (i: number) => (Array.isArray(rope) && rope.length > 0 ? rope[i] !== 0 : (i + 1) % every !== 0);
       const chunked = typeof get('attention_chunk_size') === 'number';
       return range.map((i) => [ropeAt(i) && chunked ? 'chunked' : 'full', null]);
     }

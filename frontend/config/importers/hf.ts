@@ -303,6 +303,46 @@ const SSM_KEYS = [
   'linear_attn_config',
   'ssm_state_size',
 ];
+// PretrainedConfig's own attributes with no shape (generation defaults and bookkeeping): a nested config's to_dict()
+// writes every one of them (transformers configuration_utils.py PretrainedConfig.__init__), a top-level one only those
+// set; none is a model key
+const PRETRAINED_ATTRIBUTES = [
+  'temperature',
+  'top_k',
+  'top_p',
+  'typical_p',
+  'num_beams',
+  'num_beam_groups',
+  'diversity_penalty',
+  'repetition_penalty',
+  'length_penalty',
+  'no_repeat_ngram_size',
+  'encoder_no_repeat_ngram_size',
+  'bad_words_ids',
+  'num_return_sequences',
+  'output_scores',
+  'return_dict_in_generate',
+  'forced_bos_token_id',
+  'forced_eos_token_id',
+  'remove_invalid_values',
+  'exponential_decay_length_penalty',
+  'suppress_tokens',
+  'begin_suppress_tokens',
+  'max_length',
+  'min_length',
+  'do_sample',
+  'early_stopping',
+  'chunk_size_feed_forward',
+  'is_encoder_decoder',
+  'cross_attention_hidden_size',
+  'tie_encoder_decoder',
+  'finetuning_task',
+  'prefix',
+  'tf_legacy_loss',
+  'pruned_heads',
+  'use_bfloat16',
+];
+for (const k of PRETRAINED_ATTRIBUTES) IRRELEVANT.add(k);
 // Keys of a multimodal wrapper around text_config that carry no text-model memory.
 const WRAPPER_KEYS = new Set([
   'vocab_size', // LLaVA repeats text_config's
@@ -360,11 +400,20 @@ function run(input: unknown): HfImport {
     const { llm_config, ...rest } = json;
     json = { ...rest, text_config: llm_config };
   }
+  // DeepSeek-VL2 (deepseek-ai/DeepSeek-VL2 deepseek_vl2/models/modeling_deepseek_vl_v2.py DeepseekVLV2Config): the
+  // language model is language_config (a DeepseekV2 config of its own), the SigLIP tower vision_config
+  if (!isObject(json.text_config) && isObject(json.language_config)) {
+    const { language_config, ...rest } = json;
+    json = { ...rest, text_config: language_config };
+  }
   // Multimodal wrappers (gemma3, llava, mistral3, ...): the text decoder is text_config.
   if (isObject(json.text_config)) {
     cfg = { ...json.text_config };
     if (cfg.tie_word_embeddings === undefined && typeof json.tie_word_embeddings === 'boolean')
       cfg.tie_word_embeddings = json.tie_word_embeddings;
+    // a checkpoint's quantization describes the decoder's weights too (read below as a top-level one is)
+    if (cfg.quantization_config === undefined && json.quantization_config !== undefined)
+      cfg.quantization_config = json.quantization_config;
     const inner = typeof cfg.model_type === 'string' ? cfg.model_type : undefined;
     notes.push(
       `text_config (${inner ?? 'no model_type'}) imported as the model; the ${type ?? 'wrapper'} wrapper is multimodal`,
@@ -372,7 +421,8 @@ function run(input: unknown): HfImport {
     type = inner ?? (type === 'gemma3' ? 'gemma3_text' : type);
     for (const k of Object.keys(json)) {
       if (MULTIMODAL_KEYS.includes(k)) continue;
-      if (!IRRELEVANT.has(k) && !WRAPPER_KEYS.has(k) && k !== 'tie_word_embeddings') unknown.push(k);
+      if (!IRRELEVANT.has(k) && !WRAPPER_KEYS.has(k) && k !== 'tie_word_embeddings' && k !== 'quantization_config')
+        unknown.push(k);
     }
     for (const k of MULTIMODAL_KEYS)
       if (json[k] !== undefined && json[k] !== null && !(k === 'vision_config' && vision !== null))
@@ -388,7 +438,7 @@ function run(input: unknown): HfImport {
   // (MptAttentionConfig, configuration_mpt.py 79f1fc7): read as "attn_config.<key>"
   if (type === 'dbrx') cfg = flattenSubConfigs(cfg, ['attn_config', 'ffn_config']);
   if (type === 'mpt') cfg = flattenSubConfigs(cfg, ['attn_config']);
-  const family = familyOf(type, json.architectures, notes);
+  const family = familyOf(type, cfg.architectures ?? json.architectures, notes);
   const defaults = DEFAULTS[type] ?? DEFAULTS[family] ?? {};
 
   const used = new Set<string>();
@@ -410,7 +460,11 @@ function run(input: unknown): HfImport {
   const int = (keys: string[], required: boolean): number | undefined => {
     const v = get(...keys);
     if (v === undefined || v === null) {
-      if (required) throw new ImportError(keys[0], `${keys[0]}: missing (needed for the model shape)`);
+      if (required)
+        throw new ImportError(
+          keys[0],
+          `${keys[0]}: missing (needed for the model shape)${family === 'generic' ? `; model_type "${type}" has no dedicated mapping, so its keys were read as a llama-like decoder's` : ''}`,
+        );
       return undefined;
     }
     // below 2^53: sizes derived from it (4 x hidden_size) stay finite
@@ -468,7 +522,8 @@ function run(input: unknown): HfImport {
     }
   }
   model.kv_heads = kv ?? heads;
-  const mla = family === 'deepseek_v3' || (cfg.kv_lora_rank !== undefined && cfg.kv_lora_rank !== null);
+  const mla =
+    family === 'deepseek_v3' || type === 'minicpm3' || (cfg.kv_lora_rank !== undefined && cfg.kv_lora_rank !== null);
   // QWenAttention: kv_channels per head; Hunyuan's remote HunYuanAttention: attention_head_dim (code-search corpus file id
   // 69227337646), HunYuanMoEV1Attention (LlamaAttention): head_dim
   let headDim = int(
@@ -481,7 +536,13 @@ function run(input: unknown): HfImport {
           : ['head_dim'],
     false,
   );
-  if (mla) headDim = int(['v_head_dim'], true);
+  // MiniCPM3Config: v_head_dim None is hidden_size // num_attention_heads (transformers modular_minicpm3.py, code-search
+  // file id 53335125769; vLLM minicpm3.py reads it so)
+  if (mla && type === 'minicpm3' && (cfg.v_head_dim === undefined || cfg.v_head_dim === null)) {
+    used.add('v_head_dim');
+    headDim = Math.floor(hidden / heads);
+    notes.push(`v_head_dim: not in config.json; minicpm3's hidden_size // num_attention_heads = ${headDim}`);
+  } else if (mla) headDim = int(['v_head_dim'], true);
   if (headDim === undefined) {
     if (hidden % heads !== 0)
       throw new ImportError(
@@ -491,6 +552,16 @@ function run(input: unknown): HfImport {
     headDim = hidden / heads;
   }
   model.head_dim = headDim;
+  // outside MLA one head size serves queries, keys and values: a value head of another size is not expressible
+  // (DeepSeek-VL2's MHA decoders, use_mla false, write 0 for the unused MLA sizes)
+  if (!mla && cfg.v_head_dim !== undefined && cfg.v_head_dim !== null) {
+    used.add('v_head_dim');
+    if (cfg.v_head_dim !== headDim && cfg.v_head_dim !== 0)
+      throw new ImportError(
+        'v_head_dim',
+        `v_head_dim: ${JSON.stringify(cfg.v_head_dim)} beside head_dim ${headDim}; config v1 has one head size for queries, keys and values outside MLA (model.mla); not imported rather than counted at head_dim`,
+      );
+  }
 
   // MLP width: n_inner / ffn_hidden_size default to 4*hidden (GPT-2, Falcon). GraniteMoeHybridMLP (every layer's
   // shared MLP, the whole MLP of a model without experts) is shared_intermediate_size wide; intermediate_size is
@@ -766,7 +837,7 @@ function run(input: unknown): HfImport {
       kv_lora_rank: int(['kv_lora_rank'], true)!,
       qk_nope_head_dim: int(['qk_nope_head_dim'], true)!,
       qk_rope_head_dim: int(['qk_rope_head_dim'], true)!,
-      v_head_dim: int(['v_head_dim'], true)!,
+      v_head_dim: type === 'minicpm3' ? (int(['v_head_dim'], false) ?? headDim) : int(['v_head_dim'], true)!,
     };
     notes.push('MLA: heads/kv_heads/head_dim are nominal (head_dim = v_head_dim); model.mla defines the attention');
   } else model.mla = null;
@@ -853,7 +924,9 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
 
 // model_types read with a family of another name: Hunyuan-A13B's remote-code "hunyuan" (HunYuanConfig) and transformers'
 // "hunyuan_v1_moe" (HunYuanMoEV1Config) build the same decoder from partly different keys (hunyuanMoe, hunyuanAttention)
-const OWN_FAMILY: Record<string, string> = { hunyuan: 'hunyuan', hunyuan_v1_moe: 'hunyuan' };
+// MiniCPM3 (modular_minicpm3.py, code-search file id 53335125769): MiniCPM's decoder (LlamaMLP, the scaled embedding and
+// residuals) with MLA attention (the generic MLA keys); its own class defaults (hf-defaults.ts)
+const OWN_FAMILY: Record<string, string> = { hunyuan: 'hunyuan', hunyuan_v1_moe: 'hunyuan', minicpm3: 'minicpm' };
 
 // Text models built as another family's decoder (same keys, same modules), with their own class defaults
 // (hf-defaults.ts): Qwen3-VL's Qwen3VLTextModel is Qwen3's decoder with q/k norms (its interleaved MRoPE
@@ -936,6 +1009,21 @@ function refuseUnmodelled(type: string, cfg: Obj): void {
     refuse(
       'model_type',
       'jamba interleaves Mamba-1 layers (JambaMambaMixer: x_proj, dt_proj, a d_inner x state_size A) with attention every attn_layer_period layers and experts every expert_layer_period layers; config v1 models Mamba-2 mixers only (model.ssm)',
+    );
+  if (type === 'gemma4' || type === 'gemma4_text')
+    refuse(
+      'model_type',
+      `${type}: Gemma 4's global layers have their own head size and key/value heads (global_head_dim ${JSON.stringify(cfg.global_head_dim ?? null)}, num_global_key_value_heads ${JSON.stringify(cfg.num_global_key_value_heads ?? null)}, beside head_dim ${JSON.stringify(cfg.head_dim ?? null)} on the sliding ones) and share one projection for keys and values (attention_k_eq_v)${cfg.enable_moe_block === true ? ', and each layer runs a MoE block beside its MLP (enable_moe_block)' : ''}; config v1 gives every layer one head size and one key/value head count`,
+    );
+  if (type === 'mimo_v2_flash')
+    refuse(
+      'model_type',
+      `mimo_v2_flash: its sliding-window layers have their own key/value heads (swa_num_key_value_heads ${JSON.stringify(cfg.swa_num_key_value_heads ?? null)} beside num_key_value_heads ${JSON.stringify(cfg.num_key_value_heads ?? null)}) and its values a smaller head (v_head_dim ${JSON.stringify(cfg.v_head_dim ?? null)}, head_dim ${JSON.stringify(cfg.head_dim ?? null)}); config v1 gives every layer one head size and one key/value head count`,
+    );
+  if (typeof cfg.moe_latent_size === 'number')
+    refuse(
+      'moe_latent_size',
+      `${cfg.moe_latent_size}: the experts run in a latent space that narrow (NemotronH's LatentMoE: fc1_latent_proj from hidden_size, fc2_latent_proj back), which config v1 has no key for; counted at hidden_size they would come out several times too large`,
     );
   if (type === 'gemma3n' || type === 'gemma3n_text')
     refuse(

@@ -101,6 +101,13 @@ static double simulate_one_stage(const plan *pl, int s, stage_layout *layout, ra
   return r->peak_reserved_bytes + runtime_device_overhead_bytes(pl) + rs->paged_bytes;
 }
 
+/* Managed (paged) optimizer states the device has no room for: they page out to host memory (CUDA unified
+ * memory; bitsandbytes GlobalPageManager), where they stay while the step runs. */
+static double paged_on_host_bytes(const plan *pl, const rank_states *rs, const llmem_rank_result *r) {
+  double on_device = r->device_used_bytes - r->peak_reserved_bytes - runtime_device_overhead_bytes(pl);
+  return rs->paged_bytes > on_device ? rs->paged_bytes - on_device : 0;
+}
+
 /* The rank that uses the most device memory; of equals, the one asking for more. */
 static int more_loaded(const llmem_rank_result *r, double demand, double worst_used, double worst_demand) {
   return r->device_used_bytes > worst_used || (r->device_used_bytes == worst_used && demand > worst_demand);
@@ -243,7 +250,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
-    double host = rs.host_bytes + offloaded;
+    double host = rs.host_bytes + offloaded + paged_on_host_bytes(pl, &rs, r);
     if (host > out->host_cpu_bytes) out->host_cpu_bytes = host;
     if (rs.nvme_bytes > out->host_nvme_bytes) out->host_nvme_bytes = rs.nvme_bytes;
     /* a bound's reserve must be the formula's, which follows the peak: not the allocator's */

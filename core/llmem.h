@@ -108,7 +108,7 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
   W(LLMEM_WARN_ACT_OFFLOAD,                                                                                            \
     "activation offload: saved activations live in host memory; one layer's worth stays on the GPU per stream")        \
   W(LLMEM_WARN_PAGED_OPTIMIZER,                                                                                        \
-    "paged optimizer: states are counted on the GPU; under memory pressure they page to host memory")                  \
+    "paged optimizer: states in CUDA managed memory fill what the GPU has left (nvidia-smi); the rest pages to host")  \
   W(LLMEM_WARN_RESERVE_BOUND,                                                                                          \
     "reserved is the caching allocator's bound, not its simulation: the step makes too many allocations (layers x "    \
     "micro-batches) to replay them all")                                                                               \

@@ -108,7 +108,7 @@ export const WARNINGS = [
   'compat formula: only the terms its source defines are reported (no runtime, no transients)',
   'the timeline was downsampled to fit; the peak is exact',
   'activation offload: saved activations live in host memory; one layer\'s worth stays on the GPU per stream',
-  'paged optimizer: states are counted on the GPU; under memory pressure they page to host memory',
+  'paged optimizer: states in CUDA managed memory fill what the GPU has left (nvidia-smi); the rest pages to host',
   'reserved is the caching allocator\'s bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all',
   'RL: the log-prob, reference, reward and critic-value passes count one layer\'s no-grad working set, its gathered weights and one micro-batch\'s logits; reserved in those phases is the caching allocator\'s bound',
   'RL: the rollout engine runs on GPUs of its own (rl.rollout.placement "separate"): its memory is not on the training GPUs reported here',

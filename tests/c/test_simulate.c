@@ -212,6 +212,21 @@ int main(void) {
   /* paged optimizer states stay out of the allocator's numbers */
   if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.paged_optimizer=true"))
     CHECK(out.per_gpu.breakdown_bytes[LLMEM_CAT_OPTIMIZER_STATES] == 0, "paged states outside allocated");
+  /* ... and fill the device's free memory; what it has no room for pages out to the host and is counted
+   * there (fp32 AdamW: 8 B a parameter; the device overhead from a device with room for all of them) */
+  if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.paged_optimizer=true "
+                "hardware.memory_gib=400")) {
+    double paged = out.params_trainable * 8;
+    double overhead = out.per_gpu.device_used_bytes - out.per_gpu.peak_reserved_bytes - paged;
+    CHECK(out.host_cpu_bytes == 0, "paged, room for all: nothing on the host (%g)", out.host_cpu_bytes);
+    if (run(L2_7B "parallel.engine=single parallel.gpus=1 training.seq_len=16 training.paged_optimizer=true "
+                  "hardware.memory_gib=100")) {
+      double on_device = out.capacity_bytes - out.per_gpu.peak_reserved_bytes - overhead;
+      CHECK_NEAR(out.per_gpu.device_used_bytes, out.capacity_bytes, 1e-12, "paged: the device full");
+      CHECK_NEAR(out.host_cpu_bytes, paged - on_device, 1e-9, "paged: the rest on the host");
+      CHECK(on_device > 0 && out.host_cpu_bytes > 0, "paged: split between device and host (%g on the host)", out.host_cpu_bytes);
+    }
+  }
     /* "why this number" with expert parallelism: Megatron distributed optimizer, 16 GPUs, ep 8 =>
    * dense states over 16 data-parallel ranks, experts over 16 / 8 = 2 expert-data-parallel ranks.
    * Routed experts here: 2 layers x 1 expert x 3 x 1024 x 512 = 3,145,728 parameters;

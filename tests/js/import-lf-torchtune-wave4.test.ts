@@ -124,3 +124,20 @@ describe('torchtune: knowledge distillation', () => {
     expect(ft.config.training).toMatchObject({ activation_offload: true });
   });
 });
+
+describe('LLaMA-Factory: a reference model of its own', () => {
+  // train/trainer_utils.py create_ref_model: ref_model loads a second model; without it LoRA's reference is the base
+  const dpo = 'model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: dpo\nfinetuning_type: lora\nlora_target: all\n';
+  it('ref_model is named as a second frozen model, not read as having no effect', () => {
+    const r = ok('llamafactory', `${dpo}ref_model: Qwen/Qwen2.5-7B\n`, 8);
+    expect(r.unsupported).toContainEqual(
+      'ref_model: Qwen/Qwen2.5-7B: a second, frozen model for the reference; its weights and forward are not counted',
+    );
+    expect(r.notes.join('\n')).not.toMatch(/no effect on per-GPU memory: .*\bref_model\b/);
+    expect(r.unsupported.join('\n')).not.toContain('adapters disabled');
+  });
+  it('outside the DPO, KTO and PPO stages it has no effect', () => {
+    const r = ok('llamafactory', 'model_name_or_path: Qwen/Qwen2.5-7B-Instruct\nstage: sft\nref_model: x\n', 8);
+    expect(r.unsupported.join('\n')).not.toContain('ref_model');
+  });
+});

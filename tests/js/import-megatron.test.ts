@@ -212,6 +212,15 @@ describe('Megatron-DeepSpeed here-document DeepSpeed configs', () => {
     expect(r.config.training).toMatchObject({ attention: 'flash' });
     expect(r.notes.join('\n')).toContain('the DeepSpeed config the script writes (ds.json) was read');
   });
+  it("examples/multimodal's freeze flags say what llmem counts instead (NVLM's pretraining stage freezes both)", () => {
+    const r = ok(`${MODEL} --freeze-LM --freeze-ViT`);
+    expect(r.unsupported).toEqual([
+      expect.stringMatching(
+        /^--freeze-LM: the language model is frozen .* its gradients and states are counted: an over-estimate/,
+      ),
+      expect.stringMatching(/^--freeze-ViT: the vision tower is frozen; the multimodal tower is not imported/),
+    ]);
+  });
   it('Megatron-DeepSpeed flags without --deepspeed are listed, not read', () => {
     expect(ok(`${MODEL} --topk 2 --zero-stage 3`).unsupported).toEqual([
       '--topk: a Megatron-DeepSpeed flag, read only with --deepspeed; not applied',

@@ -277,19 +277,28 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
       k('optimizer.type'),
       `${k('optimizer.type')}: ${onebit} with ZeRO stage ${String(d.get('parallel.zero_stage'))}: DeepSpeed asserts the 1-bit optimizers (1-bit Adam, 0/1 Adam, 1-bit LAMB) are not used with ZeRO`,
     );
-  // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity).
-  if (total !== undefined && world !== undefined) batchFromWorld(d, k('train_batch_size'), total, world, micro, accum);
+  // train_batch_size = micro * grad_accum * data-parallel size (DeepSpeed checks this identity), the data-parallel size
+  // being the world size over sequence_parallel_size (deepspeed/runtime/config.py @edaa7221 DeepSpeedConfig.__init__:
+  // self.world_size = dist.get_world_size() / config["sequence_parallel_size"])
+  const sp = sequenceParallel(ds, k('sequence_parallel_size'));
+  if (sp > 1 && world !== undefined && world % sp !== 0)
+    throw new ImportError(
+      k('sequence_parallel_size'),
+      `${k('sequence_parallel_size')}: ${sp} does not divide the world size ${world} (DeepSpeed's data-parallel size is their quotient)`,
+    );
+  if (total !== undefined && world !== undefined)
+    batchFromWorld(d, k('train_batch_size'), total, world / sp, micro, accum, sp);
   else if (total !== undefined) {
     if (micro !== undefined && accum !== undefined && total % (micro * accum) === 0) {
-      const gpus = total / (micro * accum);
+      const gpus = (total / (micro * accum)) * sp;
       d.set('parallel.gpus', gpus);
       d.note(
-        `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)`,
+        `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)${sp > 1 ? ` x sequence_parallel_size ${sp}` : ''}`,
       );
     } else if ((micro === undefined) !== (accum === undefined) && total === (micro ?? accum)) {
       // train_batch_size = micro x grad_accum x world size with each factor >= 1 (_batch_assertion,
       // deepspeed/runtime/config.py @edaa7221): equal to the one given, the other two are 1
-      d.set('parallel.gpus', 1);
+      d.set('parallel.gpus', sp);
       d.set(micro === undefined ? 'training.micro_batch' : 'training.grad_accum', 1);
       d.note(
         `parallel.gpus 1 and ${micro === undefined ? 'micro-batch' : 'grad_accum'} 1: train_batch_size ${total} equals the ${micro === undefined ? 'gradient_accumulation_steps' : 'train_micro_batch_size_per_gpu'}, so DeepSpeed runs it on one data-parallel rank`,
@@ -314,12 +323,29 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
     d.note('no train_batch_size: parallel.gpus left at llmem default (the world size is not in the file)');
 }
 
+/** sequence_parallel_size (DeepSpeed-Ulysses; 1 when absent): a whole number >= 1. */
+function sequenceParallel(ds: Obj, key: string): number {
+  const v = ds.sequence_parallel_size;
+  if (v === undefined || v === null) return 1;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+    throw new ImportError(key, `${key}: must be a whole number >= 1, not ${JSON.stringify(v)}`);
+  return v;
+}
+
 /**
  * train_batch_size with the world size known (llmem import deepspeed --world-size): the
  * missing micro-batch or accumulation as DeepSpeed derives it (deepspeed/runtime/config.py _set_batch_related_parameters
  * @edaa7221; only train_batch_size: accumulation 1), else the identity DeepSpeed asserts (_batch_assertion).
  */
-function batchFromWorld(d: Draft, key: string, total: number, world: number, micro?: number, accum?: number): void {
+function batchFromWorld(
+  d: Draft,
+  key: string,
+  total: number,
+  world: number,
+  micro?: number,
+  accum?: number,
+  sp = 1,
+): void {
   const need = (what: string, of: number) => {
     if (of <= 0 || total % of !== 0)
       throw new ImportError(key, `${key}: ${total} is not a multiple of ${what} (${of}) for world size ${world}`);
@@ -335,7 +361,11 @@ function batchFromWorld(d: Draft, key: string, total: number, world: number, mic
       key,
       `${key}: ${total} != micro ${micro} x grad_accum ${accum} x world size ${world} (DeepSpeed asserts they are equal)`,
     );
-  d.note(`${key} ${total} with world size ${world} (the data-parallel size): micro-batch x grad_accum x ${world}`);
+  const size =
+    sp > 1
+      ? `data-parallel size ${world} (world size / sequence_parallel_size ${sp})`
+      : `world size ${world} (the data-parallel size)`;
+  d.note(`${key} ${total} with ${size}: micro-batch x grad_accum x ${world}`);
 }
 
 function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): boolean {

@@ -28,7 +28,7 @@ import {
 
 // No effect on per-GPU memory: data, templates, logging, schedules, evaluation, export.
 const IGNORED =
-  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_max_pixels|image_min_pixels|video_max_pixels|video_fps|video_maxlen|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|ref_model|ref_model_adapters|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
+  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_max_pixels|image_min_pixels|video_max_pixels|video_fps|video_maxlen|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
 
 // More hparams without effect on per-GPU training memory: tokens, hubs, loggers, profilers, Ray, inference
 // engines, loss weights, PPO/KTO knobs (their stages are reported), and fields the parser sets itself
@@ -295,7 +295,9 @@ export function importLlamaFactory(text: string, also?: string, worldSize?: numb
               d.skip(key, `${owner}'s setting; not modelled`);
             else d.ignore(key); // no effect without its owner
           } else if (IGNORED.test(key) || NO_EFFECT.test(key)) d.ignore(key);
-          else d.skip(key, 'not a known LLaMA-Factory key; not applied');
+          else if (key !== 'ref_model' && key !== 'ref_model_adapters')
+            // read with the stage (applyStage)
+            d.skip(key, 'not a known LLaMA-Factory key; not applied');
         }
       }
     }
@@ -452,6 +454,17 @@ function applyStage(d: Draft, stage: string, y: Obj, type: string): void {
       );
     else d.skip('stage', "dpo: the frozen reference model's weights and forward are not modelled");
   }
+  // train/trainer_utils.py create_ref_model: ref_model (with its ref_model_adapters) is loaded as a model of its own
+  for (const key of ['ref_model', 'ref_model_adapters'])
+    if (y[key] !== undefined && y[key] !== null) {
+      const used = stage === 'dpo' || stage === 'kto' || stage === 'ppo';
+      if (used)
+        d.skip(
+          key,
+          `${String(y[key])}: a second, frozen model for the reference; its weights and forward are not counted`,
+        );
+      else d.ignore(key); // read by the DPO, KTO and PPO stages only
+    }
 }
 
 /**

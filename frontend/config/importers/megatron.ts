@@ -67,6 +67,11 @@ const NOT_MODELLED: Record<string, string> = {
   'mlp-type': 'the residual MoE of Megatron-DeepSpeed (a dense MLP beside the experts) is not modelled',
   'moe-min-capacity': 'the minimum expert capacity is not modelled (the capacity factor is)',
   'rampup-batch-size': 'batch-size ramp-up: the final global batch is counted',
+  // examples/multimodal (pretrain_vlm / train.py): the frozen modules keep no gradients and no optimizer states
+  'freeze-LM':
+    'the language model is frozen (no gradients or optimizer states for its weights); config v1 trains the whole language model (or LoRA adapters on it), so its gradients and states are counted: an over-estimate',
+  'freeze-ViT':
+    'the vision tower is frozen; the multimodal tower is not imported (set model.vision and model.vision.train "projector")',
 };
 // Megatron-DeepSpeed flags read only with --deepspeed (Megatron-LM has no such flag).
 const DEEPSPEED_ONLY = new Set([

@@ -422,7 +422,22 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
   if (isSet(y.vllm_enable_sleep_mode) && bool(y.vllm_enable_sleep_mode, n('vllm_enable_sleep_mode')))
     d.set('rl.rollout.sleep', 'level2'); // generation/vllm_generation.py: self.llm.sleep(level=2)
   const len = isSet(y.vllm_max_model_length) ? 'vllm_max_model_length' : 'vllm_max_model_len';
-  if (isSet(y[len])) d.set('rl.rollout.max_model_len', int(y[len], n(len)));
+  if (isSet(y[len])) {
+    const cap = int(y[len], n(len));
+    d.set('rl.rollout.max_model_len', cap);
+    // vLLM stops a sequence at max_model_len (the length-capped finish): no completion outgrows it, so neither does a
+    // training sequence (prompt + completion)
+    const prompt = d.get('rl.prompt_len') as number | undefined;
+    const response = d.get('rl.response_len') as number | undefined;
+    if (prompt !== undefined && response !== undefined && prompt + response > cap) {
+      if (cap <= prompt)
+        throw new ImportError(n(len), `${n(len)}: ${cap} leaves no room for a completion after a ${prompt}-token prompt`);
+      d.set('rl.response_len', cap - prompt);
+      d.note(
+        `${n(len)} ${cap}: vLLM stops each sequence there, so completions are at most ${cap - prompt} tokens (rl.response_len, not ${response})`,
+      );
+    }
+  }
   if (isSet(y.vllm_dtype) && y.vllm_dtype !== 'auto') {
     const t = oneOf(y.vllm_dtype, n('vllm_dtype'), ['bfloat16', 'float16', 'float32'] as const);
     d.set('rl.rollout.dtype', t === 'bfloat16' ? 'bf16' : t === 'float16' ? 'fp16' : 'fp32');

@@ -599,13 +599,18 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
   {
     keys: [`${A}.fsdp_config.model_dtype`, `${A}.fsdp_config.dtype`],
     fsdp: true,
-    to: 'training.master_weights (model_dtype fp32), training.dtype (the compute dtype)',
+    to: 'training.master_weights (model_dtype fp32), training.dtype (the compute dtype); a 16-bit model_dtype: its gradients and AdamW states',
     apply: ({ d, get }) => {
       d.set('training.dtype', torchDtype(get(`${A}.fsdp_config.dtype`), `${A}.fsdp_config.dtype`));
-      d.set(
-        'training.master_weights',
-        torchDtype(get(`${A}.fsdp_config.model_dtype`), `${A}.fsdp_config.model_dtype`) === 'fp32',
-      );
+      const model = torchDtype(get(`${A}.fsdp_config.model_dtype`), `${A}.fsdp_config.model_dtype`);
+      d.set('training.master_weights', model === 'fp32');
+      // the actor loads in model_dtype (verl workers/fsdp_workers.py _build_model_optimizer: torch_dtype); FSDP's flat
+      // parameters are then 16-bit, their sharded gradients are cast back to the parameter dtype after the fp32
+      // reduce-scatter, and torch.optim.AdamW makes its moments like the parameters (zeros_like)
+      if (model !== 'fp32') {
+        d.set('training.grad_dtype', model);
+        d.set('training.optimizer_dtype', model);
+      }
     },
   },
   {

@@ -222,11 +222,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'import',
     summary: "another tool's config (DeepSpeed, Megatron, TRL, ...) as config v1",
-    usage: ['llmem import <kind | auto> <file | -> [deepspeed.json] [options]'],
+    usage: ['llmem import <kind | auto> <file | -> [second file] [options]'],
     about:
       "Prints another tool's config as config v1 JSON; what was assumed and what was not applied go to " +
-      `standard error. kind: ${orList(['auto (told from the file)', ...IMPORT_KINDS])}. deepspeed.json: the ` +
-      'DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory, axolotl, TRL or ms-swift config names, read with it.',
+      `standard error. kind: ${orList(['auto (told from the file)', ...IMPORT_KINDS])}. second file: the ` +
+      'DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory, axolotl, TRL or ms-swift config names, read with it; ' +
+      'or, for a TRL or TrainingArguments file, the accelerate config its run is launched with ' +
+      '(accelerate launch --config_file), which sets the GPUs and the engine.',
     options: [
       JSON_FLAG('one object {kind, config, notes, unsupported}; a refusal: {ok: false, kind, error}'),
       { name: 'world-size', arg: 'N', help: 'the number of GPUs, for a format that does not carry it' },
@@ -240,7 +242,11 @@ export const COMMANDS: readonly CommandSpec[] = [
           'for a file whose model the catalog does not hold',
       ),
     ],
-    examples: ['llmem import auto ds_config.json', 'llmem import trl grpo.yaml --trainer grpo --world-size 8'],
+    examples: [
+      'llmem import auto ds_config.json',
+      'llmem import trl grpo.yaml --trainer grpo --world-size 8',
+      'llmem import auto sft.yaml accelerate_configs/zero3.yaml',
+    ],
   },
   {
     name: 'export',

@@ -67,8 +67,10 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     const p = parseCommandArgs(args, IMPORT.options, (m) => new Usage(m));
     const [kindArg, file, alsoFile, extra] = p.positionals;
     if (!kindArg || !file || extra)
-      throw new Usage('import needs a kind (or auto), a file (or - for standard input) and at most one DeepSpeed JSON');
-    if (alsoFile === '-') throw new Usage('the DeepSpeed JSON must be a file (standard input is the config)');
+      throw new Usage(
+        'import needs a kind (or auto), a file (or - for standard input) and at most one second file (its DeepSpeed JSON or accelerate config)',
+      );
+    if (alsoFile === '-') throw new Usage('the second file must be a file (standard input is the config)');
     const text = readInput(file);
     const also = alsoFile === undefined ? undefined : readInput(alsoFile);
     let kind: ImportKind | undefined;

@@ -57,16 +57,22 @@ export type IoState = ReturnType<typeof createIo>;
 type Named = { text: string; name: string };
 const isDeepSpeedJson = (f: Named) =>
   /^\s*\{/.test(f.text) && /"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/.test(f.text);
+/** An accelerate config (accelerate config's YAML: its launcher keys at the top level). */
+export const isAccelerateConfig = (text: string) =>
+  /^(distributed_type|compute_environment|num_processes)\s*:/m.test(text) && !/^\s*\{/.test(text);
 
 /**
- * Two files dropped together: the config and the DeepSpeed JSON it names. The one whose
- * name the other's text holds is the DeepSpeed file; else the one that is DeepSpeed JSON.
+ * Two files dropped together: the config and the DeepSpeed JSON it names, or a TRL / TrainingArguments file and the
+ * accelerate config it is launched with. The one whose name the other's text holds is the second file; else the one
+ * that is DeepSpeed JSON, else the one that is an accelerate config.
  */
 export function pairFiles(a: Named, b: Named): { config: Named; also: Named } | null {
   const names = (x: Named, y: Named) => x.name !== '' && x.text.includes(y.name);
   if (names(a, b) !== names(b, a)) return names(a, b) ? { config: a, also: b } : { config: b, also: a };
   if (isDeepSpeedJson(a) !== isDeepSpeedJson(b))
     return isDeepSpeedJson(b) ? { config: a, also: b } : { config: b, also: a };
+  if (isAccelerateConfig(a.text) !== isAccelerateConfig(b.text))
+    return isAccelerateConfig(b.text) ? { config: a, also: b } : { config: b, also: a };
   return null;
 }
 
@@ -215,7 +221,7 @@ export function createIo(app: BaseState, loader: () => Promise<Formats> = () => 
     if (!read.length) return;
     const pair = read.length === 2 ? pairFiles(read[0], read[1]) : { config: read[0], also: null };
     if (!pair) {
-      fileMessage.value = `${read[0].name} and ${read[1].name}: neither names the other, nor is exactly one of them a DeepSpeed JSON. Import one config, or a config and the DeepSpeed JSON it names. Nothing was read.`;
+      fileMessage.value = `${read[0].name} and ${read[1].name}: neither names the other, nor is exactly one of them a DeepSpeed JSON or an accelerate config. Import one config, or a config and the DeepSpeed JSON it names (or the accelerate config it is launched with). Nothing was read.`;
       return;
     }
     batch(() => {

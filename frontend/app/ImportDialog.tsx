@@ -3,7 +3,7 @@
 // world size, and a TRL file whose keys do not tell its trainer takes one. The preview shows what Apply changes, what
 // was assumed and what was left out; malformed input is an inline message and
 // Apply stays off.
-import { SOURCES, sourceLabel } from '../io-state.js';
+import { isAccelerateConfig, SOURCES, sourceLabel } from '../io-state.js';
 import { TRAINERS } from '../io-menus.js';
 import type { SourceKind } from '../config/formats.js';
 import { useApp } from './context.js';
@@ -65,7 +65,11 @@ export function ImportDialog() {
       )}
       {io.also.value && (
         <p class="hint" data-testid="import-also">
-          Read with <code>{io.also.value.name}</code> (the DeepSpeed JSON it names).{' '}
+          Read with <code>{io.also.value.name}</code> (
+          {isAccelerateConfig(io.also.value.text)
+            ? 'the accelerate config it is launched with'
+            : 'the DeepSpeed JSON it names'}
+          ).{' '}
           <button type="button" class="link" onClick={io.dropAlso} data-testid="import-also-remove">
             Leave it out
           </button>

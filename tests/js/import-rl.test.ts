@@ -68,7 +68,7 @@ describe('TRL', () => {
     expect(e.message).toContain('per-device batch 16 x 8 processes (the world size) x 4 steps');
     expect(ok('trl', code, 7).flat['rl.group_size']).toBe(14); // 16 x 7 x 4 = 448 = 32 groups
   });
-  it("vllm_max_model_len caps the completions (vLLM stops a sequence there); one that leaves no room is refused", () => {
+  it('vllm_max_model_len caps the completions (vLLM stops a sequence there); one that leaves no room is refused', () => {
     const capped = ok('trl', `${GRPO}vllm_max_model_len: 800\n`, 4);
     expect(capped.flat['rl.response_len']).toBe(544); // 800 - 256, not 768
     expect(capped.flat['training.seq_len']).toBe(800);

@@ -50,6 +50,21 @@ describe('TRL SFT configs', () => {
     expect(get(r.config, 'parallel.gpus')).toBe(8);
   });
 
+  it('with the accelerate config it is launched with: its processes and engine (open-r1 accelerate_configs/zero3.yaml)', () => {
+    // huggingface/open-r1@e450a6fb recipes/accelerate_configs/zero3.yaml (its keys)
+    const zero3 =
+      'compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  offload_optimizer_device: none\n  offload_param_device: none\n  zero3_init_flag: true\n  zero_stage: 3\ndistributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\n';
+    const r = ok('trl', DISTILL, { also: zero3 });
+    expect(get(r.config, 'parallel.engine')).toBe('deepspeed');
+    expect(get(r.config, 'parallel.zero_stage')).toBe(3);
+    expect(get(r.config, 'parallel.gpus')).toBe(8);
+    expect(get(r.config, 'training.seq_len')).toBe(32768); // the training keys stay the file's
+    expect(r.notes.join('\n')).toContain('parallel: from the accelerate config it is launched with');
+    expect(r.notes.join('\n')).not.toContain('no deepspeed or fsdp');
+    // a world size that disagrees with num_processes is refused by the accelerate importer, as alone
+    expect(error('trl', DISTILL, { also: zero3, worldSize: 16 }).message).toContain('the accelerate config:');
+  });
+
   it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {
     expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo, orpo or grpo');
     const r = ok('trl', TRL_CLI, { trainer: 'sft' });

@@ -222,6 +222,10 @@ describe('import', () => {
     const ds = { text: '{"zero_optimization": {"stage": 2}}', name: 'x.json' };
     const cfg = { text: 'deepspeed: elsewhere.json\n', name: 'run.yaml' };
     expect(pairFiles(ds, cfg)).toEqual({ config: cfg, also: ds });
+    // nor an accelerate config: it is the launch of the other (open-r1: accelerate launch --config_file zero3.yaml)
+    const launch = { text: 'compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n', name: 'zero3.yaml' };
+    const recipe = { text: 'model_name_or_path: Qwen/Qwen2.5-7B\nmax_length: 4096\n', name: 'config.yaml' };
+    expect(pairFiles(launch, recipe)).toEqual({ config: recipe, also: launch });
   });
 
   it('files too large or not text are refused before reading', async () => {

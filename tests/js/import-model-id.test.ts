@@ -86,4 +86,15 @@ describe('framework files name their model', () => {
       );
     }
   });
+  it('a text preset of a checkpoint with a vision tower says so, naming the preset that counts it', () => {
+    const r = importConfig('axolotl', 'base_model: google/gemma-3-4b-it\nsequence_len: 2048\n');
+    if ('error' in r) throw new Error(r.error.message);
+    expect(r.config.model).toEqual({ preset: expect.stringMatching(/^gemma-3-4b(@|$)/) });
+    expect(r.notes.join('\n')).toMatch(
+      /holds a vision tower as well; gemma-3-4b counts the text model only .* gemma-3-4b-vision/,
+    );
+    const text = importConfig('axolotl', 'base_model: google/gemma-3-1b-it\nsequence_len: 2048\n');
+    if ('error' in text) throw new Error(text.error.message);
+    expect(text.notes.join('\n')).not.toContain('vision tower'); // Gemma 3 1B has none
+  });
 });

@@ -425,6 +425,13 @@ export function applyModelId(d: Draft, key: string, id: unknown): void {
   d.note(
     `${key} "${name}" -> model.preset ${match.preset}${ignored}${match.sameTensors ? `: the same tensors (${match.sameTensors})` : ''}`,
   );
+  // a text preset of a checkpoint that holds a vision tower too (Gemma 3 4B-27B: Gemma3ForConditionalGeneration)
+  const base = match.preset.split('@')[0];
+  const vision = MODELS.find((m) => m.id === `${base}-vision`);
+  if (vision && !/vision/i.test(name))
+    d.note(
+      `${key} "${name}": the checkpoint holds a vision tower as well; ${base} counts the text model only (a text-only load), ${vision.id} the whole checkpoint (a load of the full model, tower frozen: model.vision.train "none")`,
+    );
   const q = match.quantized;
   if (q && !(BNB_4BIT_SUFFIXES.has(q) && d.get('training.finetune.method') === 'qlora'))
     d.skip(

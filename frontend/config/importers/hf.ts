@@ -841,9 +841,16 @@ function run(input: unknown): HfImport {
     };
     notes.push('MLA: heads/kv_heads/head_dim are nominal (head_dim = v_head_dim); model.mla defines the attention');
   } else model.mla = null;
-  // DeepSeek-V3 / GLM-4.5 num_nextn_predict_layers, Qwen3.5 mtp_num_hidden_layers (mtp.* weights)
-  const mtpKey = cfg.mtp_num_hidden_layers !== undefined ? 'mtp_num_hidden_layers' : 'num_nextn_predict_layers';
-  const mtp = int([mtpKey], false);
+  // DeepSeek-V3 / GLM-4.5 num_nextn_predict_layers, Qwen3.5 mtp_num_hidden_layers (mtp.* weights), MiniMax-M2's
+  // num_mtp_modules (with use_mtp and mtp_transformer_layers, its remote code's switches)
+  const mtpKey =
+    cfg.mtp_num_hidden_layers !== undefined
+      ? 'mtp_num_hidden_layers'
+      : cfg.num_mtp_modules !== undefined
+        ? 'num_mtp_modules'
+        : 'num_nextn_predict_layers';
+  if (mtpKey === 'num_mtp_modules') for (const k of ['use_mtp', 'mtp_transformer_layers']) used.add(k);
+  const mtp = mtpKey === 'num_mtp_modules' && cfg.use_mtp === false ? 0 : int([mtpKey], false);
   if (mtp)
     warnings.push(
       `${mtpKey} ${mtp}: the multi-token-prediction module is not counted (transformers ignores its weights); set model.mtp_layers ${mtp} with parallel.engine "megatron" to train it as Megatron-LM does`,

@@ -255,7 +255,13 @@ export function formatText(
       );
   }
   if (step) lines.push(...stepLines(step));
-  if (res.host.cpu_bytes > 0) lines.push(`host memory  ${gib(res.host.cpu_bytes)} per GPU process (offload)`);
+  if (res.host.cpu_bytes > 0) {
+    // the paged optimizer's warning: its states past what the GPU has left count here too
+    const paged = res.warnings.some((w) => w.startsWith('paged optimizer'));
+    lines.push(
+      `host memory  ${gib(res.host.cpu_bytes)} per GPU process (${paged ? 'offload and paged optimizer states' : 'offload'})`,
+    );
+  }
   if (res.host.nvme_bytes > 0) lines.push(`NVMe         ${gib(res.host.nvme_bytes)} per GPU process (offload)`);
   for (const w of res.warnings) lines.push(`warning: ${w}`);
   return lines.join('\n');

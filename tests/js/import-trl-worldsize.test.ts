@@ -61,8 +61,12 @@ describe('TRL SFT configs', () => {
     expect(get(r.config, 'training.seq_len')).toBe(32768); // the training keys stay the file's
     expect(r.notes.join('\n')).toContain('parallel: from the accelerate config it is launched with');
     expect(r.notes.join('\n')).not.toContain('no deepspeed or fsdp');
-    // a world size that disagrees with num_processes is refused by the accelerate importer, as alone
-    expect(error('trl', DISTILL, { also: zero3, worldSize: 16 }).message).toContain('the accelerate config:');
+    // DeepSpeed keeps fp32 master weights and states although the recipe loads bf16 (torch_dtype bfloat16)
+    expect(get(r.config, 'training.master_weights')).toBe(true);
+    // a world size given overrides num_processes, as accelerate launch --num_processes does
+    const seven = ok('trl', DISTILL, { also: zero3, worldSize: 16 });
+    expect(get(seven.config, 'parallel.gpus')).toBe(16);
+    expect(seven.notes.join('\n')).toContain('num_processes 8 overridden by the world size given, 16');
   });
 
   it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {

@@ -55,6 +55,9 @@ export interface ImportOptions {
    * TrainingArguments file it may instead be the accelerate config the run is launched with (withAccelerate)
    */
   also?: string;
+  /** withAccelerate: the parallel keys of the accelerate config the run is launched with, set before the file's
+   * (its engine decides what the file's load dtype means for the master copy) */
+  launch?: Record<string, Json>;
 }
 
 /** The kinds whose files may name a DeepSpeed JSON (ImportOptions.also). */
@@ -81,12 +84,20 @@ const LAUNCHED_BY_ACCELERATE: readonly ImportKind[] = ['trl', 'training_args'];
 function withAccelerate(kind: ImportKind, text: string, options: ImportOptions): ImportResult | undefined {
   if (!LAUNCHED_BY_ACCELERATE.includes(kind) || options.also === undefined) return undefined;
   if (detectKind('', options.also) !== 'accelerate') return undefined;
-  const acc = importAccelerate(options.also, undefined, options.worldSize);
+  const acc = importAccelerate(options.also);
   if ('error' in acc)
     return { error: { path: acc.error.path, message: `the accelerate config: ${acc.error.message}` } };
-  const launch = (acc.config.parallel ?? {}) as Record<string, Json>;
+  const launch = { ...((acc.config.parallel ?? {}) as Record<string, Json>) };
+  // accelerate launch --num_processes N overrides the config's num_processes (open-r1's GRPO recipes launch 7 of a
+  // node's 8 GPUs, one left to vllm-serve): the world size given is that flag
+  if (options.worldSize !== undefined && options.worldSize !== launch.gpus) {
+    acc.notes.push(
+      `num_processes ${String(launch.gpus ?? 1)} overridden by the world size given, ${options.worldSize} (accelerate launch --num_processes)`,
+    );
+    launch.gpus = options.worldSize;
+  }
   const world = typeof launch.gpus === 'number' ? launch.gpus : options.worldSize;
-  const r = importKind(kind, text, { ...options, also: undefined, worldSize: world });
+  const r = importKind(kind, text, { ...options, also: undefined, worldSize: world, launch });
   if ('error' in r) return r;
   const own = (r.config.parallel ?? {}) as Record<string, Json>;
   const overridden = Object.keys(own).filter((k) => k in launch && own[k] !== launch[k]);
@@ -123,7 +134,7 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
     case 'accelerate':
       return importAccelerate(text, options.also, options.worldSize);
     case 'training_args':
-      return importTrainingArgs(text, options.also, options.worldSize);
+      return importTrainingArgs(text, options.also, options.worldSize, options.launch);
     case 'llamafactory':
       return importLlamaFactory(text, options.also, options.worldSize);
     case 'axolotl':

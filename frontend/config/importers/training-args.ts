@@ -102,6 +102,24 @@ export function loadedDtypeStates(optim: Json | undefined, dtype: string): strin
  */
 export function trainLoadedWeights(d: Draft, load: 'bf16' | 'fp16', optim: Json | undefined, amp: boolean): void {
   const engine = d.get('parallel.engine');
+  if (engine === 'deepspeed') {
+    // DeepSpeed's bf16 / fp16 optimizers (ZeRO's single_partition_of_fp32_groups, BF16_Optimizer) keep an fp32 master
+    // partition and fp32 states whatever dtype the model was loaded in
+    d.set('training.master_weights', true);
+    d.note(
+      `${load} weights under DeepSpeed: its optimizer keeps fp32 master weights and states (the ${load} weights compute)`,
+    );
+    return;
+  }
+  if (engine === 'fsdp1' && amp) {
+    // accelerate@v1.13.0 (3a2230ac) accelerator.py prepare_model L1980-2019: mixed precision on, FSDP1 upcasts each
+    // trainable flat parameter to fp32 ("we follow DeepSpeed's strategy to hold the parameters in full precision")
+    d.set('training.master_weights', true);
+    d.note(
+      `${load} weights under FSDP1 with ${String(d.get('training.dtype'))} mixed precision: accelerate's prepare_model upcasts the trained flat parameters to fp32 (fp32 master weights, gradients and optimizer states)`,
+    );
+    return;
+  }
   if (engine === 'fsdp2' && amp) {
     d.set('training.master_weights', true);
     d.note(
@@ -285,11 +303,17 @@ export function applyAcceleratorConfig(d: Draft, key: string, v: Json): void {
 export const TRAINING_ARGS_IGNORED = IGNORED;
 
 /** Import a TrainingArguments JSON or YAML; `worldSize` is the number of training processes. */
-export function importTrainingArgs(text: string, also?: string, worldSize?: number): ImportResult {
+export function importTrainingArgs(
+  text: string,
+  also?: string,
+  worldSize?: number,
+  launch?: Record<string, Json>,
+): ImportResult {
   return guard(() => {
     const file: DeepSpeedFile = { text: also, read: false };
     const d = new Draft();
     d.stack('hf_trainer');
+    for (const [k, v] of Object.entries(launch ?? {})) d.set(`parallel.${k}`, v);
     const a = /^\s*\{/.test(text)
       ? parseJsonText(text, 'TrainingArguments JSON')
       : parseYamlText(text, 'TrainingArguments YAML');

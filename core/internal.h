@@ -321,6 +321,8 @@ typedef struct {
   double vocab; /* vocabulary entries per token the loss reads on this rank */
 } loss_memory;
 loss_memory loss_bytes(const plan *pl);
+/* A loss kernel taking the head's weight that never writes the logits (Liger's fused linear CE, CCE). */
+int loss_takes_weight(const plan *pl);
 int loss_head_trains(const plan *pl);
 
 /* runtime.c */

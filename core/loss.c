@@ -45,6 +45,20 @@ static void liger_fused(const plan *pl, double T, double V, loss_memory *lm) {
   lm->backward_peak_bytes = 0; /* the backward scales the kept gradients in place */
 }
 
+/* Apple's Cut Cross-Entropy (apple/ml-cross-entropy cut_cross_entropy/cce.py
+ * LinearCrossEntropyFunction; axolotl's CutCrossEntropyPlugin): the forward's
+ * kernel takes the classifier weight and computes the logsumexp of each token
+ * tile by tile, never writing the logits (fp32 lse per token, and the fp32
+ * per-vocabulary logit average its gradient filtering sorts by); its backward
+ * recomputes the tiles to write the input's gradient (the head's usual T x h)
+ * and, if the classifier trains, its gradient (what mm's backward would): no
+ * logits gradient for a matmul backward to read (head_dgrad_bytes 0). */
+static void cce_bytes(loss_memory *lm, double T, double V) {
+  lm->saved_bytes = 4 * T + 4 * V;
+  lm->forward_peak_bytes = 4 * T; /* the target logits' negative dot products, added to lse */
+  lm->backward_peak_bytes = 0;
+}
+
 /* The RL entropy over the vocabulary, T tokens x V entries (rl.entropy_kernel). */
 static void rl_entropy_bytes(const plan *pl, double T, double V, loss_memory *lm) {
   double ab = pl->act_bytes, TV = T * V;
@@ -207,6 +221,7 @@ static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, l
       else standard_bytes(lm, TV, ab, megatron);
       break;
     case LLMEM_LOSS_FLASH_CE: flash_ce_bytes(lm, T, TV, ab); break;
+    case LLMEM_LOSS_CCE: cce_bytes(lm, T, V); break;
     case LLMEM_LOSS_COMPILED: compiled_bytes(lm, T, TV, ab); break;
     default: standard_bytes(lm, TV, ab, megatron); break;
   }
@@ -223,6 +238,10 @@ double dequantized_weight_bytes(const plan *pl, double params) {
   return params * 2 * (1 + cast);
 }
 
+/* A loss kernel that takes the head's weight and never writes the logits (Liger's fused linear CE, CCE): the
+ * head's projection, its soft-capping and its gathers happen inside it. */
+int loss_takes_weight(const plan *pl) { return pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_CCE; }
+
 /* Whether the loss reads logits over the whole vocabulary although TP shards the output
  * projection: PyTorch TP's ColwiseParallel with output_layouts=Replicate() redistributes its
  * vocab-sharded output to every rank (torch/distributed/tensor/parallel/style.py
@@ -232,7 +251,7 @@ double dequantized_weight_bytes(const plan *pl, double params) {
  * @bd2a0fc7: "output": ColwiseParallel(output_layouts=Replicate())). Megatron's own layers keep
  * vocab-parallel logits; Liger's fused kernel reads the projection's weight, not its output. */
 static int logits_gathered(const plan *pl) {
-  return plan_dtensor_tp(pl) && pl->loss != LLMEM_LOSS_LOSS_PARALLEL && pl->loss != LLMEM_LOSS_FUSED;
+  return plan_dtensor_tp(pl) && pl->loss != LLMEM_LOSS_LOSS_PARALLEL && !loss_takes_weight(pl);
 }
 
 /* The Shard(-1) -> Replicate redistribution of the logits (torch/distributed/tensor/
@@ -270,7 +289,9 @@ loss_memory loss_bytes(const plan *pl) {
    * grad (tools/autograd/derivatives.yaml mm). A frozen head (LoRA) keeps
    * none, unless an old 4-bit linear keeps it anyway (quant_keeps_input). */
   int head_trains = loss_head_trains(pl);
-  int head_keeps = head_trains || ((int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
+  /* CCE saves its input e for the input's gradient whether the classifier trains or not */
+  int head_keeps = head_trains || pl->loss == LLMEM_LOSS_CCE ||
+                   ((int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head && pl->quant_keeps_input);
   lm.head_input_bytes =
       pl->in->final_norm * T * h / (pl->sp ? pl->in->tp : 1) * norm_saved + (head_keeps ? T * h * ab : 0);
   if ((int)pl->in->head == LLMEM_HEAD_NONE) return lm;
@@ -295,13 +316,13 @@ loss_memory loss_bytes(const plan *pl) {
    * (transformers models/gemma2/modeling_gemma2.py Gemma2ForCausalLM.forward;
    * torchtune's gemma2 decoder the same per output chunk). Liger's fused
    * kernel caps inside its chunks (softcap argument): nothing kept. */
-  if (pl->final_softcap && pl->loss != LLMEM_LOSS_FUSED) lm.saved_bytes += ab * TV;
+  if (pl->final_softcap && !loss_takes_weight(pl)) lm.saved_bytes += ab * TV;
   if (pl->rl_entropy) rl_entropy_bytes(pl, T, V, &lm);
   /* a 4-bit output projection (training.finetune.quant_head) dequantises its
    * weight for each logits chunk's matmul, forward and backward (quant_dequant_temp) */
   int head_4bit = (int)pl->in->ft_method == LLMEM_FT_QLORA && pl->quant_head &&
                   !(pl->full_modules & (1 << LLMEM_FM_HEAD)) && (int)pl->in->head == LLMEM_HEAD_LM &&
-                  pl->loss != LLMEM_LOSS_FUSED && pl->quant_dequant_temp;
+                  !loss_takes_weight(pl) && pl->quant_dequant_temp;
   if (head_4bit) {
     double deq = dequantized_weight_bytes(pl, V_shard * h); /* the rank's shard of the weight */
     more(lm.forward_tensors, &lm.forward_peak_bytes, deq);

@@ -289,11 +289,11 @@ void walk_init(stage_walk *W, const plan *pl, const stage_layout *st, const rank
   W->loss = loss_bytes(pl);
   /* the head's linear under autocast: its fp32 weight (tied: the embedding's)
    * cast once, cached, and kept by the matmul for its input's gradient (Liger's
-   * fused loss takes the weight itself: left out). A frozen head's weight is not
+   * fused loss and CCE take the weight itself: left out). A frozen head's weight is not
    * cached (cached_cast needs requires_grad): a chunked head (LitGPT's
    * lm_head_chunk_size, torchtune's output chunks) casts it for every chunk, and
    * each chunk's matmul keeps its own copy for the chunk input's gradient. */
-  if (pl->autocast && st->has_head && (int)pl->in->head == LLMEM_HEAD_LM && pl->loss != LLMEM_LOSS_FUSED) {
+  if (pl->autocast && st->has_head && (int)pl->in->head == LLMEM_HEAD_LM && !loss_takes_weight(pl)) {
     double copies = !loss_head_trains(pl) && pl->loss == LLMEM_LOSS_CHUNKED ? pl->in->loss_chunks : 1;
     W->head_cast = copies * pl->vocab_padded / pl->in->tp * pl->in->hidden * pl->weight_bytes;
   }

@@ -611,6 +611,7 @@ static double sum_parts(const double *p) {
  * back (r 4, w ab). */
 static double loss_bytes_per_logit(const step_ctx *c) {
   const plan *pl = c->pl;
+  if (pl->loss == LLMEM_LOSS_CCE) return 0; /* the logits stay in on-chip tiles (loss.c cce_bytes) */
   if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
   int megatron = is_megatron(pl);
   if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;
@@ -629,6 +630,7 @@ static void head_parts(const step_ctx *c, double *matmuls, double *loss) {
   gemm_bytes io = {c->ab, c->ab};
   linear_seconds(&g16, c->tokens, pl->in->hidden, vocab, io, wgrad_bytes(c, io), &f, &b);
   *matmuls = f + b;
+  if (pl->loss == LLMEM_LOSS_CCE) *matmuls += f; /* CCE's backward recomputes the logit tiles */
   *loss = memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 

@@ -359,6 +359,7 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
       hf_upcast: 'fp32 logits kept (transformers < 4.45)',
       loss_parallel: 'Loss parallel (torchtitan)',
       flash_ce: 'flash-attn CE, in-place backward (verl)',
+      cce: 'Cut Cross-Entropy (Apple; axolotl plugin)',
     },
   },
   'training.repeat_kv': {

@@ -61,6 +61,25 @@ static void flash_ce(void) {
   CHECK(now.loss == LLMEM_LOSS_FLASH_CE, "verl now: flash_ce");
 }
 
+/* Apple's Cut Cross-Entropy, Llama-3-8B shape, 4096 tokens, one GPU, bf16: kept the
+ * fp32 logsumexp 4 T = 16,384 B and the per-vocabulary logit average 4 V = 513,024 B;
+ * the forward's fp32 target dot products 4 T; no logits, no logits gradient for a
+ * matmul backward; the head's input is kept for its gradient under LoRA too (the
+ * standard loss keeps it only for a trained head); soft-capping happens in the kernel. */
+static void cce(void) {
+  plan c = plan_for(L3 ONE "training.loss=cce");
+  loss_memory lc = loss_bytes(&c);
+  CHECK_NEAR(lc.saved_bytes, 16384.0 + 513024.0, 0, "cce: logsumexp and logit average kept");
+  CHECK_NEAR(lc.forward_peak_bytes, 16384.0, 0, "cce: fp32 target dot products");
+  CHECK_NEAR(lc.backward_peak_bytes + lc.head_dgrad_bytes, 0, 0, "cce: no logits-sized tensor in the backward");
+  plan lora = plan_for(L3 ONE "training.loss=cce training.finetune.method=lora"),
+       std = plan_for(L3 ONE "training.finetune.method=lora");
+  CHECK_NEAR(loss_bytes(&lora).head_input_bytes - loss_bytes(&std).head_input_bytes, 2.0 * 4096 * 4096, 0,
+             "cce keeps its input e under LoRA");
+  plan capped = plan_for(L3 ONE "training.loss=cce model.final_logit_softcap=30");
+  check_same(loss_bytes(&capped), lc, "cce caps inside its kernel");
+}
+
 /* The RL entropy (rl.entropy) over TV = 525,336,576 elements (Llama-3-8B shape, 4096
  * tokens, bf16), beside the flash_ce loss (kept 1,050,689,536 B, forward 16,384 B):
  * eager: the softmax kept (2 TV = 1,050,673,152 B) and the product a transient (2 TV);
@@ -246,6 +265,7 @@ int main(void) {
   head_and_fp32();
   softcap();
   flash_ce();
+  cce();
   rl_entropy();
   loss_tensors();
   /* tp 8, bf16: Tv = T * V/tp = 4096 * 16032 = 65,667,072 elements.

@@ -224,10 +224,11 @@ int main(void) {
       double on_device = out.capacity_bytes - out.per_gpu.peak_reserved_bytes - overhead;
       CHECK_NEAR(out.per_gpu.device_used_bytes, out.capacity_bytes, 1e-12, "paged: the device full");
       CHECK_NEAR(out.host_cpu_bytes, paged - on_device, 1e-9, "paged: the rest on the host");
-      CHECK(on_device > 0 && out.host_cpu_bytes > 0, "paged: split between device and host (%g on the host)", out.host_cpu_bytes);
+      CHECK(on_device > 0 && out.host_cpu_bytes > 0, "paged: split between device and host (%g on the host)",
+            out.host_cpu_bytes);
     }
   }
-    /* "why this number" with expert parallelism: Megatron distributed optimizer, 16 GPUs, ep 8 =>
+  /* "why this number" with expert parallelism: Megatron distributed optimizer, 16 GPUs, ep 8 =>
    * dense states over 16 data-parallel ranks, experts over 16 / 8 = 2 expert-data-parallel ranks.
    * Routed experts here: 2 layers x 1 expert x 3 x 1024 x 512 = 3,145,728 parameters;
    * fp32 Adam 8 B: 3,145,728 x 8 / 2 = 12,582,912 B; fp32 master 3,145,728 x 4 / 2 = 6,291,456 B.

@@ -786,6 +786,26 @@ static void test_hbm_bandwidth(void) {
         "matmuls: only their traffic slows");
 }
 
+/* Cut Cross-Entropy: no pass over logits in HBM, one more head GEMM (its backward recomputes the logit tiles):
+ * against Liger's fused loss, whose logits pass 3 x 2 B a logit it saves, and whose GEMMs are the usual three. */
+static void test_cce(void) {
+  llmem_input in;
+  small_model(&in);
+  llmem_step_result fused, cce;
+  in.loss = LLMEM_LOSS_FUSED;
+  CHECK(llmem_step_time(&in, &fused) == LLMEM_OK, "fused");
+  in.loss = LLMEM_LOSS_CCE;
+  CHECK(llmem_step_time(&in, &cce) == LLMEM_OK, "cce");
+  gpu_rates g = rates_of(&in);
+  double logits = 4096.0 * in.vocab;
+  CHECK_NEAR(fused.parts_seconds[LLMEM_STEP_MEMORY_BOUND] - cce.parts_seconds[LLMEM_STEP_MEMORY_BOUND],
+             memory_seconds(&g, logits * 6), 1e-9, "cce: no logits through HBM");
+  double f, b;
+  linear_seconds(&g, 4096, 4096, in.vocab, B16, B16, &f, &b);
+  CHECK_NEAR(cce.parts_seconds[LLMEM_STEP_MATMULS] - fused.parts_seconds[LLMEM_STEP_MATMULS], f, 1e-9,
+             "cce: the head's forward GEMM again");
+}
+
 /* Activation offload (torchtune's OffloadActivations): the saved tensors of
  * all but the last two layers go to the host and back, each way over the
  * 64 GB/s host link of an H100, hidden behind the pass's compute where they
@@ -944,6 +964,7 @@ int main(void) {
   test_lora_traffic();
   test_step_parts();
   test_hbm_bandwidth();
+  test_cce();
   test_activation_offload();
   test_fsdp2_copy_out();
   test_megatron_p2p_overlap();

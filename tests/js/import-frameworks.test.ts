@@ -569,7 +569,7 @@ describe('axolotl YAML', () => {
         grad_accum: 2,
         recompute: 'full',
         activation_offload: true,
-        loss: 'fused',
+        loss: 'cce',
         // axolotl's FSDP2 keeps the bf16-loaded weights (no fp32 upcast): bf16 grads and torch AdamW states
         master_weights: false,
         grad_dtype: 'bf16',
@@ -720,7 +720,7 @@ describe('framework keys each format has (issue 14)', () => {
   };
   it('axolotl plugins: CutCrossEntropy defaults on, Liger per kernel, their keys need their plugin', () => {
     const cce = 'plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\nbf16: true\n';
-    expect((ok('axolotl', cce).config.training as Config).loss).toBe('fused');
+    expect((ok('axolotl', cce).config.training as Config).loss).toBe('cce');
     expect((ok('axolotl', `${cce}cut_cross_entropy: false\n`).config.training as Config).loss).toBeUndefined();
     const noPlugin = ok('axolotl', 'cut_cross_entropy: true\nliger_fused_linear_cross_entropy: true\n');
     expect((noPlugin.config.training as Config).loss).toBeUndefined();

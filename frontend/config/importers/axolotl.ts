@@ -908,9 +908,9 @@ function plugin(d: Draft, name: string): void {
 /** CutCrossEntropyPlugin: cut_cross_entropy defaults to true (src/axolotl/integrations/cut_cross_entropy/args.py, axolotl@067b021c). */
 function cutCrossEntropy(d: Draft, v: Json | undefined): void {
   if (v !== undefined && v !== null && !bool(v, 'cut_cross_entropy')) return;
-  d.set('training.loss', 'fused');
+  d.set('training.loss', 'cce');
   d.note(
-    `CutCrossEntropyPlugin${v === undefined || v === null ? ' (cut_cross_entropy defaults to true)' : ''}: the loss never materialises the logits; counted as the fused (Liger) loss`,
+    `CutCrossEntropyPlugin${v === undefined || v === null ? ' (cut_cross_entropy defaults to true)' : ''}: Apple's Cut Cross-Entropy never materialises the logits (training.loss cce)`,
   );
 }
 

@@ -718,6 +718,11 @@ describe('framework keys each format has (issue 14)', () => {
     if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
     return r;
   };
+  it("axolotl flash_attn_fuse_mlp: xformers' fused SwiGLU named as not modelled (axolotl llama-2/fft_optimized.yml)", () => {
+    const r = ok('axolotl', 'base_model: meta-llama/Llama-2-7b-hf\nflash_attention: true\nflash_attn_fuse_mlp: true\n');
+    expect(lines(r)).toMatch(/^flash_attn_fuse_mlp: xformers' fused SwiGLU replaces the MLP/m);
+    expect(r.notes.join('\n')).not.toMatch(/no effect on per-GPU memory: .*flash_attn_fuse_mlp/);
+  });
   it('axolotl plugins: CutCrossEntropy defaults on, Liger per kernel, their keys need their plugin', () => {
     const cce = 'plugins:\n  - axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin\nbf16: true\n';
     expect((ok('axolotl', cce).config.training as Config).loss).toBe('cce');
@@ -798,12 +803,10 @@ describe('framework keys each format has (issue 14)', () => {
     const r1 = ok('llamafactory', v1);
     expect(r1.notes[1]).toMatch(/LLaMA-Factory v1 config schema/);
     expect(r1.config.parallel).toEqual({ engine: 'fsdp2', cp: 2 });
-    expect(r1.config.training).toMatchObject({
-      seq_len: 2048,
-      micro_batch: 1,
-      master_weights: false,
-      grad_dtype: 'bf16',
-    });
+    // a full tuning: model_engine.py moves the model to fp32 (ea0b4e24): fp32 master weights and gradients
+    expect(r1.config.training).toMatchObject({ seq_len: 2048, micro_batch: 1 });
+    expect(r1.config.training).not.toHaveProperty('master_weights');
+    expect(r1.notes.join('\n')).toContain('moves the model to fp32');
     expect(fail('llamafactory', 'model: meta-llama/Llama-3.1-8B\ndist_config:\n  name: deepspeed\n').path).toBe(
       'dist_config.config_file',
     );

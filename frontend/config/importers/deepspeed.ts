@@ -204,8 +204,11 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
         else d.set('training.grad_accum', (accum = int(v, k(key))));
         break;
       case 'train_batch_size':
-        if (isAuto(v)) d.auto(k(key), 'parallel.gpus');
-        else total = int(v, k(key));
+        // "auto": the launcher's; the world size, when given, already set parallel.gpus
+        if (isAuto(v)) {
+          if (world === undefined) d.auto(k(key), 'parallel.gpus');
+          else d.note(`${k(key)} is "auto": the launcher's batch; parallel.gpus is the world size given, ${world}`);
+        } else total = int(v, k(key));
         break;
       case 'fp16':
       case 'bf16':

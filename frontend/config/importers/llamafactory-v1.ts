@@ -119,7 +119,13 @@ export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void
     d.note(
       `cp_size ${cp} (cp_mode ${String(y.cp_mode ?? 'ulysses')}): the sequence split over ${cp} ranks (parallel.cp)`,
     );
-  if (bf16 && d.get('parallel.engine') !== 'deepspeed') {
+  if (bf16 && d.get('parallel.engine') !== 'deepspeed' && d.get('training.finetune.method') === 'full') {
+    // model_engine.py _init_model (ea0b4e24, 2026-01-06; unchanged at ff6d4d12): a full tuning's model is moved to
+    // fp32 (model.to(torch.float32)); FSDP2's mixed precision (param bf16, reduce fp32) computes in bf16
+    d.note(
+      'full tuning: LLaMA-Factory v1 moves the model to fp32 (model_engine.py model.to(torch.float32)): fp32 master weights, gradients and states, bf16 compute',
+    );
+  } else if (bf16 && d.get('parallel.engine') !== 'deepspeed') {
     // model_engine.py loads with dtype="auto": the checkpoint's dtype (bf16 for current models), trained as
     // loaded; FSDP2's reduce_dtype fp32 casts each gradient shard back to the parameter's dtype
     d.set('training.master_weights', false);

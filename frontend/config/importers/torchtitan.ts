@@ -13,6 +13,7 @@ import {
   names,
   obj,
   oneOf,
+  applyModelId,
   parseTomlText,
   str,
   type ImportResult,
@@ -171,6 +172,13 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
             `[model] flavor: ${name} "${flavor}" is not in the model catalog (known ${name} flavors: ${Object.keys(flavors).join(' | ')}); ${giveHf}`,
           )
         : undefined;
+    // experiments/transformers_modeling_backend: torchtitan trains a transformers model class, the Hub id
+    // [hf_transformers] model names (its configs/full.toml: "Qwen/Qwen3-4B-Instruct-2507")
+    const hfModel = section('hf_transformers').model;
+    if (name === 'transformers_modeling_backend' && hfModel !== undefined && hfModel !== null) {
+      unknownModel = undefined;
+      applyModelId(d, '[hf_transformers] model', hfModel);
+    }
     if (unknownModel && options.modelFromHf) {
       unknownModel = undefined;
       // models/llama4/model/model.py @238fa995: the text decoder alone; full attention unless the _irope flavors
@@ -191,7 +199,8 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         `[model] ${name} ${flavor} -> model.preset ${preset}${modelKeys ? ' (text decoder only, its attention as the flavor sets it)' : ''}`,
       );
     }
-    const layers = preset ? (findModel(preset)?.model.layers as number | undefined) : undefined;
+    const presetId = preset ?? (d.get('model.preset') as string | undefined);
+    const layers = presetId ? (findModel(presetId)?.model.layers as number | undefined) : undefined;
 
     // [parallelism]
     const deg = (k: string, min = 1) => (p[k] === undefined ? 1 : int(p[k], k, min));
@@ -371,12 +380,12 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         if (every > 1 && layers) {
           d.set('training.recompute_layers', Math.floor(layers / pp / every));
           d.note(
-            `selective_ac_option ${every}: every ${every}th layer checkpointed = ${Math.floor(layers / pp / every)} of ${layers / pp} layers per stage recomputed`,
+            `selective_ac_option ${every}: every ${ordinal(every)} layer checkpointed = ${Math.floor(layers / pp / every)} of ${layers / pp} layers per stage recomputed`,
           );
         } else if (every > 1)
           d.skip(
             'selective_ac_option',
-            `every ${every}th layer: needs the model's layer count (set model.preset); counted as full recompute`,
+            `every ${ordinal(every)} layer: needs the model's layer count (set model.preset); counted as full recompute`,
           );
       }
     } else if (mode === 'memory_budget')
@@ -447,6 +456,7 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
           'float8',
           'quantize',
           'optimizer',
+          'hf_transformers',
         ].includes(name)
       )
         continue;
@@ -465,4 +475,11 @@ function dtypeOf(v: Json, key: string): string {
   return { float32: 'fp32', bfloat16: 'bf16', float16: 'fp16' }[
     oneOf(v, key, ['float32', 'bfloat16', 'float16'] as const)
   ];
+}
+
+/** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ... */
+function ordinal(n: number): string {
+  const teen = n % 100 >= 11 && n % 100 <= 13;
+  const suffix = teen ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }

@@ -12,6 +12,7 @@
 //   kimi-k2.5                   the same, moonshotai--Kimi-K2.5_config.json
 //   minimax-m2.5                the same, MiniMaxAI--MiniMax-M2.5_config.json
 //   deepseek-v4-flash           the same, deepseek-ai--DeepSeek-V4-Flash_config.json
+//   glm-5                       the same, zai-org--GLM-5_config.json
 //   phi-3-small-8k              sgl-project/ome 17b77edad23bae262e0c9adb7f12039397a5d33d pkg/hfutil/modelconfig/testdata/phi3small.json
 //   skywork-reward-llama-3.1-8b the same, testdata/skywork_reward_llama.json
 //   e5-mistral-7b               the same, testdata/e5_mistral_7b.json
@@ -147,6 +148,33 @@ describe('read as their classes read them', () => {
       expect.stringMatching(/^architectures LlamaForSequenceClassification: a score head/),
     );
     expect(model('e5-mistral-7b').head).toBe('none'); // MistralModel
+  });
+  it("GLM-5's DeepSeek Sparse Attention indexer is named as DeepSeek-V3.2's is; Granite's logits_scaling as Cohere's scale", () => {
+    const glm = lines('glm-5');
+    expect(glm).toContainEqual(
+      expect.stringMatching(
+        /^index_n_heads 32, index_head_dim 128, index_topk 2048: the DeepSeek Sparse Attention lightning indexer/,
+      ),
+    );
+    for (const k of ['index_n_heads', 'index_head_dim', 'index_topk', 'indexer_rope_interleave'])
+      expect(
+        glm.filter((l) => l.startsWith(`${k}: not a config.json key`)),
+        k,
+      ).toEqual([]);
+    const granite = hfOk(
+      importHfConfig({
+        model_type: 'granite',
+        hidden_size: 256,
+        num_hidden_layers: 2,
+        num_attention_heads: 4,
+        intermediate_size: 512,
+        vocab_size: 1000,
+        logits_scaling: 16,
+      }),
+    );
+    expect(granite.warnings).toContainEqual(
+      expect.stringMatching(/^logits_scaling 16: Granite divides the logits by it out of place/),
+    );
   });
   it('HunYuan dense (hunyuan_v1_dense) is read as the hunyuan family: its q/k norms (use_qk_norm)', () => {
     expect(model('hunyuan-7b-dense').qk_norm).toBe('head');

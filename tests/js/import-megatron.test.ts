@@ -212,6 +212,13 @@ describe('Megatron-DeepSpeed here-document DeepSpeed configs', () => {
     expect(r.config.training).toMatchObject({ attention: 'flash' });
     expect(r.notes.join('\n')).toContain('the DeepSpeed config the script writes (ds.json) was read');
   });
+  it('a refusal of a script that sources files names them (Megatron-LM academic_paper_scripts/sc21 run_figure_18.sh)', () => {
+    const script =
+      'MEGATRON_EXTRA_PARAMS="--num-layers-per-virtual-pipeline-stage 2"\nsource CONFIG.sh\npython pretrain_gpt.py --pipeline-model-parallel-size 12 ${MEGATRON_EXTRA_PARAMS}\n';
+    expect(fail(script).message).toMatch(
+      /needs --num-layers \(the script sources CONFIG.sh, which llmem is not given: the flags may be set there/,
+    );
+  });
   it("examples/multimodal's freeze flags say what llmem counts instead (NVLM's pretraining stage freezes both)", () => {
     const r = ok(`${MODEL} --freeze-LM --freeze-ViT`);
     expect(r.unsupported).toEqual([

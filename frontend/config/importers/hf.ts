@@ -879,7 +879,9 @@ function run(input: unknown): HfImport {
   }
   if (isObject(vision)) model.vision = vision;
   if (family === 'mamba2') mamba2Extras(get, flag, notes);
-  if (type === 'deepseek_v32') deepseekIndexer(int, model, warnings);
+  // GLM-5 (glm_moe_dsa) runs DeepSeek Sparse Attention too: the same index_* keys and indexer
+  if (type === 'deepseek_v32' || type === 'glm_moe_dsa') deepseekIndexer(int, model, warnings);
+  if (type === 'glm_moe_dsa') get('indexer_rope_interleave');
   for (const k of SSM_KEYS) {
     used.add(k);
     if (!SSM_FAMILIES.has(family) && cfg[k] !== undefined && cfg[k] !== null)
@@ -887,6 +889,12 @@ function run(input: unknown): HfImport {
         `${k}: state-space / linear-attention layers are not modelled; every layer is counted as attention + MLP`,
       );
   }
+  // GraniteForCausalLM / GraniteMoe*: logits = logits / config.logits_scaling, out of place (as Cohere's logit_scale)
+  const logitsScaling = cfg.logits_scaling;
+  if (typeof logitsScaling === 'number' && logitsScaling !== 1)
+    warnings.push(
+      `logits_scaling ${logitsScaling}: Granite divides the logits by it out of place, one more logits-sized tensor at the head that llmem does not add`,
+    );
   const quant = get('quantization_config');
   if (isObject(quant))
     warnings.push(

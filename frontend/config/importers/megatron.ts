@@ -246,7 +246,18 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
         `source ${file}`,
         'the sourced file is not given: the variables and flags it sets are not read; not applied',
       );
-    apply(d, args, run.vars, options, modelKind(args, scripts));
+    try {
+      apply(d, args, run.vars, options, modelKind(args, scripts));
+    } catch (e) {
+      // a refusal for a missing or inconsistent flag the sourced files may have set (Megatron-LM's sc21 scripts set
+      // variables and source CONFIG.sh, which turns them into flags)
+      if (e instanceof ImportError && run.sourced.length)
+        throw new ImportError(
+          e.path,
+          `${e.message} (the script sources ${run.sourced.join(', ')}, which llmem is not given: the flags may be set there; import a script that spells them out)`,
+        );
+      throw e;
+    }
     if (args.has('deepspeed')) deepspeed(d, args, run.written);
     const placed = d.get('model.layer_types') !== undefined; // the pattern's layers and Mamba sizes were read
     for (const [flag] of args)

@@ -59,6 +59,25 @@ static void cce_bytes(loss_memory *lm, double T, double V) {
   lm->backward_peak_bytes = 0;
 }
 
+/* TRL's selective_log_softmax (trl/trainer/utils.py, 09eefa73, #2799, 2025-02-07; GRPO, RLOO, DPO and KTO
+ * log-probabilities): over 16-bit logits, a log_softmax row by row (one sequence at a time: `for row_logits,
+ * row_labels in zip(logits, index)`) and a gather of the label's entry. Each row's log-softmax output, in
+ * the logits dtype, is saved for its backward; the logits (GRPO divides them by the temperature in place)
+ * are needed by nothing once the function returns. The backward gives each row's gradient, unbind's
+ * backward stacks them into the logits' gradient, the head's matmul backward reads that. Over fp32 logits
+ * it gathers and takes a logsumexp row by row instead, which keeps each row (the logits) for its backward. */
+static void selective_bytes(loss_memory *lm, double TV, double ab) {
+  if (ab >= 4) {
+    lm->saved_bytes = ab * TV;
+    lm->backward_peak_bytes = ab * TV;
+  } else {
+    lm->saved_bytes = ab * TV;         /* the rows' log-softmax outputs */
+    lm->forward_peak_bytes = ab * TV;  /* the logits, until the function returns */
+    lm->backward_peak_bytes = ab * TV; /* the rows' gradients, then their stack */
+  }
+  lm->head_dgrad_bytes = ab * TV;
+}
+
 /* The RL entropy over the vocabulary, T tokens x V entries (rl.entropy_kernel). */
 static void rl_entropy_bytes(const plan *pl, double T, double V, loss_memory *lm) {
   double ab = pl->act_bytes, TV = T * V;
@@ -222,6 +241,7 @@ static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, l
       break;
     case LLMEM_LOSS_FLASH_CE: flash_ce_bytes(lm, T, TV, ab); break;
     case LLMEM_LOSS_CCE: cce_bytes(lm, T, V); break;
+    case LLMEM_LOSS_SELECTIVE: selective_bytes(lm, TV, ab); break;
     case LLMEM_LOSS_COMPILED: compiled_bytes(lm, T, TV, ab); break;
     default: standard_bytes(lm, TV, ab, megatron); break;
   }

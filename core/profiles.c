@@ -9,7 +9,7 @@
 #define YM(year, month) ((year)*12 + (month)-1)
 #define KEY(member) LLMEM_FIELD_##member
 
-enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1, WHEN_FSDP2 };
+enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1, WHEN_FSDP2, WHEN_RL };
 
 typedef struct {
   int framework;   /* LLMEM_FW_* */
@@ -64,6 +64,7 @@ static int condition_holds(int when, const llmem_input *in) {
     case WHEN_TP: return in->tp > 1;
     case WHEN_FSDP1: return in->engine == LLMEM_ENGINE_FSDP1;
     case WHEN_FSDP2: return in->engine == LLMEM_ENGINE_FSDP2;
+    case WHEN_RL: return in->rl_algorithm != LLMEM_RL_NONE;
     default: return 1;
   }
 }

@@ -612,6 +612,9 @@ static double sum_parts(const double *p) {
 static double loss_bytes_per_logit(const step_ctx *c) {
   const plan *pl = c->pl;
   if (pl->loss == LLMEM_LOSS_CCE) return 0; /* the logits stay in on-chip tiles (loss.c cce_bytes) */
+  /* TRL's row-wise log_softmax in 16 bits: read and write forward; the backward's gather scatter, the
+   * log-softmax gradient (reads the output), the stack and the division's gradient, each a pass */
+  if (pl->loss == LLMEM_LOSS_SELECTIVE) return 8 * c->ab;
   if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
   int megatron = is_megatron(pl);
   if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;

@@ -360,6 +360,7 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
       loss_parallel: 'Loss parallel (torchtitan)',
       flash_ce: 'flash-attn CE, in-place backward (verl)',
       cce: 'Cut Cross-Entropy (Apple; axolotl plugin)',
+      selective_logps: 'Row-wise log-softmax (TRL RL trainers)',
     },
   },
   'training.repeat_kv': {

@@ -80,6 +80,22 @@ static void cce(void) {
   check_same(loss_bytes(&capped), lc, "cce caps inside its kernel");
 }
 
+/* TRL's selective_log_softmax over TV = 525,336,576 bf16 logits (Llama-3-8B shape, 4096 tokens):
+ * kept the rows' log-softmax outputs 2 TV = 1,050,673,152 B; the logits themselves 2 TV until the
+ * function returns; the backward's row gradients and their stack 2 TV; the head reads a 2 TV gradient.
+ * Against the standard loss's fp32 copy and log-softmax (kept 4 TV, peaks 10 TV and 12 TV). */
+static void selective(void) {
+  const double TV2 = 1050673152.0;
+  plan s = plan_for(L3 ONE "training.loss=selective_logps");
+  loss_memory ls = loss_bytes(&s);
+  CHECK_NEAR(ls.saved_bytes, TV2, 0, "selective: the rows' 16-bit log-softmax outputs kept");
+  CHECK_NEAR(ls.forward_peak_bytes, TV2, 0, "selective: the logits beside them");
+  CHECK_NEAR(ls.backward_peak_bytes, TV2, 0, "selective: row gradients and their stack");
+  CHECK_NEAR(ls.head_dgrad_bytes, TV2, 0, "selective: the head reads a 16-bit gradient");
+  plan st = plan_for(L3 ONE);
+  CHECK(loss_bytes(&st).saved_bytes == 2 * TV2, "the standard loss keeps twice as much (fp32 log-softmax)");
+}
+
 /* The RL entropy (rl.entropy) over TV = 525,336,576 elements (Llama-3-8B shape, 4096
  * tokens, bf16), beside the flash_ce loss (kept 1,050,689,536 B, forward 16,384 B):
  * eager: the softmax kept (2 TV = 1,050,673,152 B) and the product a transient (2 TV);
@@ -266,6 +282,7 @@ int main(void) {
   softcap();
   flash_ce();
   cce();
+  selective();
   rl_entropy();
   loss_tensors();
   /* tp 8, bf16: Tv = T * V/tp = 4096 * 16032 = 65,667,072 elements.

@@ -45,6 +45,12 @@ static void rows(void) {
   CHECK(value_of("runtime.framework=torchtune runtime.framework_version=2024-05 training.finetune.method=lora", impl) ==
             LLMEM_OPT_IMPL_FOREACH,
         "torchtune LoRA configs then set no kernel: foreach");
+  CHECK(value_of("runtime.framework=hf_trainer rl.algorithm=grpo", loss) == LLMEM_LOSS_SELECTIVE,
+        "TRL's RL trainers: selective_log_softmax");
+  CHECK(value_of("runtime.framework=hf_trainer rl.algorithm=dpo runtime.framework_version=2025-01", loss) ==
+            LLMEM_LOSS_STANDARD,
+        "TRL before #2799: the generic loss");
+  CHECK(value_of("runtime.framework=hf_trainer", loss) == LLMEM_LOSS_STANDARD, "SFT: the model's own loss");
   CHECK(value_of("runtime.framework=axolotl runtime.framework_version=2024-03", loss) == LLMEM_LOSS_HF_UPCAST,
         "axolotl inherits the HF model code of its month");
   CHECK(value_of("runtime.framework=axolotl runtime.framework_version=2024-03", impl) == LLMEM_OPT_IMPL_FOR_LOOP,

@@ -44,8 +44,11 @@ static const profile_row rows[] = {
 
 /* Stacks that run another's code for what they do not set themselves:
  * axolotl and LLaMA-Factory build on the HF Trainer, NeMo 2 on Megatron Core;
- * accelerate and DeepSpeed users train transformers models. */
-static int parent_of(int framework) {
+ * accelerate and DeepSpeed users train transformers models. LLaMA-Factory's
+ * Megatron runs (USE_MCA=1 mcore_adapter, USE_MEGATRON_BRIDGE=1) train with
+ * Megatron Core's loop, optimizer and loss: Megatron's rows. */
+static int parent_of(int framework, const llmem_input *in) {
+  if (framework == LLMEM_FW_LLAMAFACTORY && in->engine == LLMEM_ENGINE_MEGATRON) return LLMEM_FW_MEGATRON;
   switch (framework) {
     case LLMEM_FW_AXOLOTL:
     case LLMEM_FW_LLAMAFACTORY:
@@ -77,7 +80,7 @@ static int row_holds(const profile_row *r, int framework, const llmem_input *in,
 }
 
 static const profile_row *profile_row_for(const llmem_input *in, int field) {
-  for (int fw = (int)in->framework;; fw = parent_of(fw)) {
+  for (int fw = (int)in->framework;; fw = parent_of(fw, in)) {
     for (int i = 0; i < ROW_COUNT; i++)
       if (row_holds(&rows[i], fw, in, field)) return &rows[i];
     if (fw == LLMEM_FW_GENERIC) return 0;

@@ -51,6 +51,13 @@ static void rows(void) {
             LLMEM_LOSS_STANDARD,
         "TRL before #2799: the generic loss");
   CHECK(value_of("runtime.framework=hf_trainer", loss) == LLMEM_LOSS_STANDARD, "SFT: the model's own loss");
+  CHECK(value_of("runtime.framework=llamafactory runtime.framework_version=2025-09", impl) == LLMEM_OPT_IMPL_FUSED &&
+            value_of("runtime.framework=llamafactory runtime.framework_version=2025-06", impl) ==
+                LLMEM_OPT_IMPL_FOREACH,
+        "LLaMA-Factory: the HF Trainer's optimizer default");
+  CHECK(value_of("runtime.framework=llamafactory runtime.framework_version=2025-06 parallel.engine=megatron", impl) ==
+            LLMEM_OPT_IMPL_FUSED,
+        "LLaMA-Factory on Megatron (mcore_adapter, Megatron-Bridge): Megatron's rows");
   CHECK(value_of("runtime.framework=axolotl runtime.framework_version=2024-03", loss) == LLMEM_LOSS_HF_UPCAST,
         "axolotl inherits the HF model code of its month");
   CHECK(value_of("runtime.framework=axolotl runtime.framework_version=2024-03", impl) == LLMEM_OPT_IMPL_FOR_LOOP,

@@ -321,6 +321,9 @@ typedef struct {
   double vocab; /* vocabulary entries per token the loss reads on this rank */
 } loss_memory;
 loss_memory loss_bytes(const plan *pl);
+/* Managed (paged) optimizer states beside `used` bytes on a device of `capacity`: the part the device has
+ * room for (the rest pages to host memory, bitsandbytes GlobalPageManager). */
+double paged_on_device_bytes(double paged, double used, double capacity);
 /* A loss kernel taking the head's weight that never writes the logits (Liger's fused linear CE, CCE). */
 int loss_takes_weight(const plan *pl);
 int loss_head_trains(const plan *pl);

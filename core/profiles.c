@@ -9,7 +9,10 @@
 #define YM(year, month) ((year)*12 + (month)-1)
 #define KEY(member) LLMEM_FIELD_##member
 
-enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1, WHEN_FSDP2, WHEN_RL };
+/* WHEN_TRL_RL: an RL algorithm run by TRL's trainers: the HF Trainer stack itself (TRL, ms-swift's trainers on
+ * TRL's) and axolotl (TRL's DPO / GRPO trainers); not the stacks that merely inherit its model code (OpenRLHF on
+ * DeepSpeed upcasts its logits; LLaMA-Factory's DPO takes log_softmax of fp32 logits itself) */
+enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1, WHEN_FSDP2, WHEN_TRL_RL };
 
 typedef struct {
   int framework;   /* LLMEM_FW_* */
@@ -67,7 +70,9 @@ static int condition_holds(int when, const llmem_input *in) {
     case WHEN_TP: return in->tp > 1;
     case WHEN_FSDP1: return in->engine == LLMEM_ENGINE_FSDP1;
     case WHEN_FSDP2: return in->engine == LLMEM_ENGINE_FSDP2;
-    case WHEN_RL: return in->rl_algorithm != LLMEM_RL_NONE;
+    case WHEN_TRL_RL:
+      return in->rl_algorithm != LLMEM_RL_NONE &&
+             (in->framework == LLMEM_FW_HF_TRAINER || in->framework == LLMEM_FW_AXOLOTL);
     default: return 1;
   }
 }

@@ -839,6 +839,15 @@ static void fill_result(const rl_step *s, const timeline_sink *sink, llmem_resul
   out->peak_allocated_bytes = W->peak;
   out->peak_allocated_stage = 0;
   out->host_cpu_bytes = W->host + models->actor.rs.host_bytes;
+  /* a paged optimizer's states (outside the allocator's walk): what the device has left, the rest on the host */
+  double paged = models->actor.rs.paged_bytes;
+  if (paged > 0) {
+    double on_device = paged_on_device_bytes(paged, out->per_gpu.device_used_bytes, pl->memory_bytes);
+    out->per_gpu.device_used_bytes += on_device;
+    out->ranks[0] = out->per_gpu;
+    out->host_cpu_bytes += paged - on_device;
+    result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
+  }
   out->host_nvme_bytes = models->actor.rs.nvme_bytes;
   explain(W, models, s->e, out);
   out->capacity_bytes = pl->memory_bytes;

@@ -322,11 +322,12 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
   }
   out->device_used_bytes = out->peak_reserved_bytes + runtime_device_overhead_bytes(pl);
   /* managed (paged) optimizer states occupy what the device has left, the rest pages to host */
-  const rank_states *rs = W->rs;
-  if (rs->paged_bytes > 0) {
-    double room = pl->memory_bytes - out->device_used_bytes;
-    out->device_used_bytes += rs->paged_bytes < room ? rs->paged_bytes : (room > 0 ? room : 0);
-  }
+  out->device_used_bytes += paged_on_device_bytes(W->rs->paged_bytes, out->device_used_bytes, pl->memory_bytes);
+}
+
+double paged_on_device_bytes(double paged, double used, double capacity) {
+  double room = capacity - used;
+  return paged <= 0 ? 0 : paged < room ? paged : (room > 0 ? room : 0);
 }
 
 /* Whether the engine creates optimizer states at its first step (torch.optim

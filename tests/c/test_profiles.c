@@ -51,6 +51,9 @@ static void rows(void) {
             LLMEM_LOSS_STANDARD,
         "TRL before #2799: the generic loss");
   CHECK(value_of("runtime.framework=hf_trainer", loss) == LLMEM_LOSS_STANDARD, "SFT: the model's own loss");
+  CHECK(value_of("runtime.framework=axolotl rl.algorithm=dpo", loss) == LLMEM_LOSS_SELECTIVE, "axolotl: TRL's DPO");
+  CHECK(value_of("runtime.framework=deepspeed rl.algorithm=grpo", loss) == LLMEM_LOSS_STANDARD,
+        "OpenRLHF on DeepSpeed upcasts its logits: not TRL's row-wise log-softmax");
   CHECK(value_of("runtime.framework=llamafactory runtime.framework_version=2025-09", impl) == LLMEM_OPT_IMPL_FUSED &&
             value_of("runtime.framework=llamafactory runtime.framework_version=2025-06", impl) ==
                 LLMEM_OPT_IMPL_FOREACH,

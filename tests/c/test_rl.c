@@ -340,8 +340,31 @@ static void invariants(const char *keys) {
   CHECK_NEAR(top, out.per_gpu.peak_allocated_bytes, 0, "the highest phase is the peak");
 }
 
+/* A paged optimizer under RL: its states (P_ADAM, outside the allocator's walk) fill what the device has left
+ * and the rest is host memory, as for a training step (test_simulate). The engine elsewhere (placement
+ * separate), so that the device's other use does not follow its size. */
+static void paged_rl(void) {
+  if (!run_keys(GRPO "rl.rollout.placement=separate training.paged_optimizer=true hardware.memory_gib=400", &out))
+    return;
+  double used = out.per_gpu.device_used_bytes;
+  CHECK(out.host_cpu_bytes == 0, "paged, room for all: nothing on the host (%g)", out.host_cpu_bytes);
+  int warned = 0;
+  for (int i = 0; i < out.warning_count; i++) warned |= out.warnings[i] == LLMEM_WARN_PAGED_OPTIMIZER;
+  CHECK(warned, "paged: the warning");
+  double without = used - P_ADAM; /* the rest of the device's use */
+  double cap = without + P_ADAM / 2;
+  char keys[512];
+  snprintf(keys, sizeof keys,
+           GRPO "rl.rollout.placement=separate training.paged_optimizer=true hardware.memory_gib=%.17g",
+           cap / 1073741824.0);
+  if (!run_keys(keys, &out)) return;
+  CHECK_NEAR(out.per_gpu.device_used_bytes, cap, 1e-9, "paged: the device full");
+  CHECK_NEAR(out.host_cpu_bytes, P_ADAM / 2, 1e-6, "paged: the other half on the host");
+}
+
 int main(void) {
   grpo();
+  paged_rl();
   ppo();
   dpo();
   none_unchanged();

@@ -718,6 +718,15 @@ describe('framework keys each format has (issue 14)', () => {
     if ('error' in r) throw new Error(`${r.error.path}: ${r.error.message}`);
     return r;
   };
+  it('torchtitan transformers backend: the Hub model for the full flavor only (debugmodel is a test shape)', () => {
+    const full = readFileSync(
+      join(repoRoot(), 'tests/fixtures/real/torchtitan/transformers-backend-full.toml'),
+      'utf8',
+    );
+    expect((ok('torchtitan', full).config.model as Config).preset).toBe('qwen3-4b');
+    const debug = importConfig('torchtitan', full.replace('flavor = "full"', 'flavor = "debugmodel"'));
+    expect('error' in debug && debug.error.message).toMatch(/"debugmodel" lays its own shape over Qwen\/Qwen3-4B/);
+  });
   it("axolotl flash_attn_fuse_mlp: xformers' fused SwiGLU named as not modelled (axolotl llama-2/fft_optimized.yml)", () => {
     const r = ok('axolotl', 'base_model: meta-llama/Llama-2-7b-hf\nflash_attention: true\nflash_attn_fuse_mlp: true\n');
     expect(lines(r)).toMatch(/^flash_attn_fuse_mlp: xformers' fused SwiGLU replaces the MLP/m);

@@ -148,6 +148,7 @@ describe('read as their classes read them', () => {
       expect.stringMatching(/^architectures LlamaForSequenceClassification: a score head/),
     );
     expect(model('e5-mistral-7b').head).toBe('none'); // MistralModel
+    expect(model('glm-4-9b-chat').head).toBe('lm'); // ChatGLMModel builds output_layer
   });
   it("GLM-5's DeepSeek Sparse Attention indexer is named as DeepSeek-V3.2's is; Granite's logits_scaling as Cohere's scale", () => {
     const glm = lines('glm-5');

@@ -75,6 +75,9 @@ describe('TRL', () => {
     expect(capped.notes.join('\n')).toContain('vllm_max_model_len 800: vLLM stops each sequence there');
     expect(ok('trl', `${GRPO}vllm_max_model_len: 4096\n`, 4).flat['rl.response_len']).toBe(768);
     expect(error('trl', `${GRPO}vllm_max_model_len: 256\n`, 4).message).toContain('leaves no room for a completion');
+    // without max_prompt_length the prompt is llmem's default 512: still capped
+    const noPrompt = ok('trl', `${GRPO.replace('max_prompt_length: 256\n', '')}vllm_max_model_len: 800\n`, 4);
+    expect(noPrompt.flat['rl.response_len']).toBe(288);
   });
   it('GRPOConfig: every mapped key', () => {
     const r = ok('trl', GRPO, 4);

@@ -1238,7 +1238,8 @@ function familyOf(type: string, architectures: Json | undefined, notes: string[]
  */
 function headOf(architectures: Json | undefined, family: string, notes: string[]): string {
   const arch = Array.isArray(architectures) && typeof architectures[0] === 'string' ? architectures[0] : undefined;
-  if (!arch || family === 'bert') return 'lm';
+  // ChatGLM's remote ChatGLMModel builds its output_layer (the LM head) itself
+  if (!arch || family === 'bert' || family === 'chatglm') return 'lm';
   if (/For(Sequence|Token)Classification$/.test(arch)) {
     notes.push(
       `architectures ${arch}: a score head of hidden x num_labels (a few thousand parameters, not counted) instead of the vocabulary-sized lm_head; no logits over the vocabulary (model.head "none")`,

@@ -174,10 +174,17 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
         : undefined;
     // experiments/transformers_modeling_backend: torchtitan trains a transformers model class, the Hub id
     // [hf_transformers] model names (its configs/full.toml: "Qwen/Qwen3-4B-Instruct-2507")
+    // (its other flavors, debugmodel, lay their own small shape over the Hub config: refused below, as unknown)
     const hfModel = section('hf_transformers').model;
     if (name === 'transformers_modeling_backend' && hfModel !== undefined && hfModel !== null) {
-      unknownModel = undefined;
-      applyModelId(d, '[hf_transformers] model', hfModel);
+      if (flavor === 'full') {
+        unknownModel = undefined;
+        applyModelId(d, '[hf_transformers] model', hfModel);
+      } else
+        unknownModel = new ImportError(
+          '[model] flavor',
+          `[model] flavor: transformers_modeling_backend "${flavor}" lays its own shape over ${String(hfModel)} (a test model); only "full" trains the Hub model as published`,
+        );
     }
     if (unknownModel && options.modelFromHf) {
       unknownModel = undefined;

@@ -429,9 +429,10 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
     d.set('rl.rollout.max_model_len', cap);
     // vLLM stops a sequence at max_model_len (the length-capped finish): no completion outgrows it, so neither does a
     // training sequence (prompt + completion)
-    const prompt = d.get('rl.prompt_len') as number | undefined;
+    // an unset prompt length is the core's default (rl-common.ts seqLenFromRl), 512
+    const prompt = (d.get('rl.prompt_len') as number | undefined) ?? 512;
     const response = d.get('rl.response_len') as number | undefined;
-    if (prompt !== undefined && response !== undefined && prompt + response > cap) {
+    if (response !== undefined && prompt + response > cap) {
       if (cap <= prompt)
         throw new ImportError(
           n(len),

@@ -10,6 +10,7 @@ import { batch, computed, signal } from '@preact/signals';
 import type { ExportKind, Exported, Prepared, SourceKind } from './config/formats.js';
 import type { Trainer } from './config/importers/index.js';
 import type { BaseState } from './state.js';
+import { isAccelerateConfig } from './config/accelerate-signature.js';
 
 export type Formats = typeof import('./config/formats.js');
 export type ExportChoice = 'config' | ExportKind;
@@ -57,9 +58,6 @@ export type IoState = ReturnType<typeof createIo>;
 type Named = { text: string; name: string };
 const isDeepSpeedJson = (f: Named) =>
   /^\s*\{/.test(f.text) && /"(zero_optimization|train_micro_batch_size_per_gpu|train_batch_size)"\s*:/.test(f.text);
-/** An accelerate config (accelerate config's YAML: its launcher keys at the top level). */
-export const isAccelerateConfig = (text: string) =>
-  /^(distributed_type|compute_environment|num_processes)\s*:/m.test(text) && !/^\s*\{/.test(text);
 
 /**
  * Two files dropped together: the config and the DeepSpeed JSON it names, or a TRL / TrainingArguments file and the

@@ -3,7 +3,8 @@
 // world size, and a TRL file whose keys do not tell its trainer takes one. The preview shows what Apply changes, what
 // was assumed and what was left out; malformed input is an inline message and
 // Apply stays off.
-import { isAccelerateConfig, SOURCES, sourceLabel } from '../io-state.js';
+import { isAccelerateConfig } from '../config/accelerate-signature.js';
+import { SOURCES, sourceLabel } from '../io-state.js';
 import { TRAINERS } from '../io-menus.js';
 import type { SourceKind } from '../config/formats.js';
 import { useApp } from './context.js';

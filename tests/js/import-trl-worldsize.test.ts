@@ -69,6 +69,29 @@ describe('TRL SFT configs', () => {
     expect(seven.notes.join('\n')).toContain('num_processes 8 overridden by the world size given, 16');
   });
 
+  it('the launch also decides FSDP activation checkpointing where the file does not; LLaMA-Factory pairs too', () => {
+    const fsdp =
+      'compute_environment: LOCAL_MACHINE\ndistributed_type: FSDP\nfsdp_config:\n  fsdp_activation_checkpointing: true\n  fsdp_sharding_strategy: FULL_SHARD\nmixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\n';
+    const args = ok('training_args', '{"per_device_train_batch_size": 4, "bf16": true}', { also: fsdp });
+    expect(get(args.config, 'parallel.engine')).toBe('fsdp1');
+    expect(get(args.config, 'training.recompute')).toBe('full');
+    // hiyouga/LLaMA-Factory examples/accelerate/fsdp_config.yaml launches src/train.py with a recipe
+    const lf = ok(
+      'llamafactory',
+      'model_name_or_path: Qwen/Qwen2.5-7B\nstage: sft\nfinetuning_type: full\nbf16: true\n',
+      {
+        also: fsdp,
+      },
+    );
+    expect(get(lf.config, 'parallel.engine')).toBe('fsdp1');
+    expect(get(lf.config, 'parallel.gpus')).toBe(8);
+    // one process cannot take a world size of 4
+    const single = "compute_environment: LOCAL_MACHINE\ndistributed_type: 'NO'\nmixed_precision: bf16\n";
+    expect(error('trl', DISTILL, { also: single, worldSize: 4 }).message).toContain(
+      'distributed_type NO runs one process',
+    );
+  });
+
   it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {
     expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo, orpo or grpo');
     const r = ok('trl', TRL_CLI, { trainer: 'sft' });

@@ -44,11 +44,17 @@ const IGNORED =
   /^(base_model_config|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs|processor_type|tokenizer_use_mistral_common|revision_of_model|hf_use_auth_token|lr_quadratic_warmup|jagged_restart_.*|use_tensorboard|use_otel_metrics|otel_metrics_.*|evaluation_strategy|do_causal_lm_eval|curriculum_sampling|sample_packing_sequentially|torch_compile_mode|reinit_weights|use_ray|ray_num_workers|center_rewards_coefficient|streaming_multipack_buffer_size|pretrain_multipack_attn|resize_token_embeddings_to_32x|gptq_disable_exllama|use_swanlab|swanlab_.*|peft|relora_prune_ratio|relora_cpu_offload|relora_warmup_steps|relora_anneal_steps|lisa_step_interval|lisa_layers_attribute|eaft_alpha|eaft_k)$/;
 
 /** Import an axolotl YAML; `worldSize` is the number of training processes (not in the file). */
-export function importAxolotl(text: string, also?: string, worldSize?: number): ImportResult {
+export function importAxolotl(
+  text: string,
+  also?: string,
+  worldSize?: number,
+  launch?: Record<string, Json>,
+): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'axolotl YAML');
     const d = new Draft();
     d.stack('axolotl');
+    for (const [k, v] of Object.entries(launch ?? {})) d.set(`parallel.${k}`, v); // the accelerate launch's
     const file: DeepSpeedFile = { text: also, read: false };
     if (worldSize !== undefined) d.set('parallel.gpus', worldSize); // the launcher's, not the file's
     const set = (k: string) => y[k] !== undefined && y[k] !== null && y[k] !== false;

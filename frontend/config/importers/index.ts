@@ -1,8 +1,9 @@
 // One entry point for every importer, and a guess of the kind from a file name and its text.
+import { isAccelerateConfig } from '../accelerate-signature.js';
 import { importAccelerate } from './accelerate.js';
 import { importAxolotl } from './axolotl.js';
 import { guard, parseJsonText, type ImportKind, type ImportResult, withModelFromHf } from './common.js';
-import type { Json } from '../../../wasm/llmem.js';
+import type { Config, Json } from '../../../wasm/llmem.js';
 import { importDeepSpeed } from './deepspeed.js';
 import { importHfConfig } from './hf.js';
 import { importLitgpt } from './litgpt.js';
@@ -72,8 +73,17 @@ export function importConfig(kind: ImportKind, text: string, options: ImportOpti
   return r;
 }
 
-/** The kinds a script reads, launched by an accelerate config (accelerate launch --config_file a.yaml script.py). */
-const LAUNCHED_BY_ACCELERATE: readonly ImportKind[] = ['trl', 'training_args'];
+/** The kinds a script reads, launched by an accelerate config (accelerate launch --config_file a.yaml script.py;
+ * LLaMA-Factory's examples/accelerate/fsdp_config.yaml launches src/train.py so). */
+const LAUNCHED_BY_ACCELERATE: readonly ImportKind[] = ['trl', 'training_args', 'llamafactory', 'axolotl'];
+/** What an accelerate config decides besides the processes and the engine, taken where the file leaves it unset:
+ * FSDP activation checkpointing, dynamo (torch.compile), fp8 mixed precision. */
+const LAUNCH_TRAINING_KEYS = [
+  ['training', 'recompute'],
+  ['training', 'recompute_layers'],
+  ['training', 'fp8_linear'],
+  ['runtime', 'torch_compile'],
+] as const;
 
 /**
  * A TRL or TrainingArguments file with the accelerate config its run is launched with (open-r1's recipes:
@@ -83,7 +93,7 @@ const LAUNCHED_BY_ACCELERATE: readonly ImportKind[] = ['trl', 'training_args'];
  */
 function withAccelerate(kind: ImportKind, text: string, options: ImportOptions): ImportResult | undefined {
   if (!LAUNCHED_BY_ACCELERATE.includes(kind) || options.also === undefined) return undefined;
-  if (detectKind('', options.also) !== 'accelerate') return undefined;
+  if (!isAccelerateConfig(options.also)) return undefined;
   const acc = importAccelerate(options.also);
   if ('error' in acc)
     return { error: { path: acc.error.path, message: `the accelerate config: ${acc.error.message}` } };
@@ -96,13 +106,29 @@ function withAccelerate(kind: ImportKind, text: string, options: ImportOptions):
     );
     launch.gpus = options.worldSize;
   }
+  if (launch.engine === 'single' && typeof launch.gpus === 'number' && launch.gpus > 1)
+    return {
+      error: {
+        path: 'distributed_type',
+        message: `the accelerate config: distributed_type NO runs one process; the world size given is ${launch.gpus} (give a multi-GPU accelerate config)`,
+      },
+    };
   const world = typeof launch.gpus === 'number' ? launch.gpus : options.worldSize;
   const r = importKind(kind, text, { ...options, also: undefined, worldSize: world, launch });
   if ('error' in r) return r;
   const own = (r.config.parallel ?? {}) as Record<string, Json>;
   const overridden = Object.keys(own).filter((k) => k in launch && own[k] !== launch[k]);
+  const config: Record<string, Json> = { ...r.config, parallel: { ...own, ...launch } };
+  for (const [group, key] of LAUNCH_TRAINING_KEYS) {
+    const from = (acc.config[group] ?? {}) as Record<string, Json>;
+    const into = { ...((config[group] ?? {}) as Record<string, Json>) };
+    if (from[key] !== undefined && into[key] === undefined) {
+      into[key] = from[key];
+      config[group] = into;
+    }
+  }
   return {
-    config: { ...r.config, parallel: { ...own, ...launch } },
+    config: config as Config,
     notes: [
       // the file's own guess of the engine, and the accelerate profile, give way to the launch
       ...r.notes.filter((n) => !n.startsWith('no deepspeed or fsdp')),
@@ -136,9 +162,9 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
     case 'training_args':
       return importTrainingArgs(text, options.also, options.worldSize, options.launch);
     case 'llamafactory':
-      return importLlamaFactory(text, options.also, options.worldSize);
+      return importLlamaFactory(text, options.also, options.worldSize, options.launch);
     case 'axolotl':
-      return importAxolotl(text, options.also, options.worldSize);
+      return importAxolotl(text, options.also, options.worldSize, options.launch);
     case 'trl':
       return importTrl(text, options);
     case 'verl':
@@ -249,11 +275,7 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
       !has(/^(base_model|model_name_or_path|stage|finetuning_type):/m)
     )
       return 'litgpt';
-    if (
-      has(/^(distributed_type|compute_environment|fsdp_config|num_processes):/m) &&
-      !has(/^(base_model|model_name_or_path):/m)
-    )
-      return 'accelerate';
+    if (isAccelerateConfig(text)) return 'accelerate';
     if (has(/^(num_generations|max_completion_length|use_vllm|vllm_mode|precompute_ref_log_probs|reward_funcs|beta):/m))
       return 'trl'; // GRPOConfig / DPOConfig keys (LLaMA-Factory spells them pref_beta, ...)
     // LLaMA-Factory's own arguments (hparams/{finetuning,data,model}_args.py; model_class, dist_config: the v1 schema)

@@ -2,6 +2,7 @@
 // src/llamafactory/hparams/{model_args,finetuning_args,data_args,training_args}.py and
 // https://llamafactory.readthedocs.io/en/latest/advanced/arguments.html; the remaining
 // keys are Hugging Face TrainingArguments.
+import type { Json } from '../../../wasm/llmem.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import { applyLlamaFactoryV1, isLlamaFactoryV1 } from './llamafactory-v1.js';
 import { applyFsdpOption, applyOptim, applyPrecisionFlags, defaultToDdp } from './training-args.js';
@@ -86,11 +87,17 @@ const MEGATRON_NO_EFFECT =
 const isMegatronKey = (k: string): boolean => k in MEGATRON_DEGREES || MEGATRON_OTHER.test(k);
 
 /** Import a LLaMA-Factory YAML; `worldSize` is the number of training processes (not in the file). */
-export function importLlamaFactory(text: string, also?: string, worldSize?: number): ImportResult {
+export function importLlamaFactory(
+  text: string,
+  also?: string,
+  worldSize?: number,
+  launch?: Record<string, Json>,
+): ImportResult {
   return guard(() => {
     const y = parseYamlText(text, 'LLaMA-Factory YAML');
     const d = new Draft();
     d.stack('llamafactory');
+    for (const [k, v] of Object.entries(launch ?? {})) d.set(`parallel.${k}`, v); // the accelerate launch's
     const file: DeepSpeedFile = { text: also, read: false };
     if (worldSize !== undefined) d.set('parallel.gpus', worldSize);
     refuseIfNotTraining(y);

@@ -211,6 +211,22 @@ function stepLines(t: StepTime): string[] {
   ];
 }
 
+/** What the host line holds, from the keys that put bytes there (core/estimate.c: offload, activations, paged). */
+function hostCauses(config: Config, res: EstimateResult): string[] {
+  const group = (g: string) => (config[g] ?? {}) as Record<string, Json>;
+  const cpu = (v: Json | undefined) => v === 'cpu';
+  const rl = JSON.stringify(config.rl ?? {});
+  const causes = [
+    cpu(group('parallel').offload_params) && 'offloaded parameters',
+    cpu(group('parallel').offload_optimizer) && 'offloaded optimizer states',
+    group('training').activation_offload === true && 'offloaded activations',
+    /"(param|optimizer)_offload":true/.test(rl) && 'offloaded RL models',
+    // the paged optimizer's warning: its states past what the GPU has left count here too
+    res.warnings.some((w) => w.startsWith('paged optimizer')) && 'paged optimizer states',
+  ].filter((c): c is string => typeof c === 'string');
+  return causes.length > 0 ? causes : ['offload'];
+}
+
 export function formatText(
   config: Config,
   res: EstimateResult,
@@ -255,13 +271,8 @@ export function formatText(
       );
   }
   if (step) lines.push(...stepLines(step));
-  if (res.host.cpu_bytes > 0) {
-    // the paged optimizer's warning: its states past what the GPU has left count here too
-    const paged = res.warnings.some((w) => w.startsWith('paged optimizer'));
-    lines.push(
-      `host memory  ${gib(res.host.cpu_bytes)} per GPU process (${paged ? 'offload and paged optimizer states' : 'offload'})`,
-    );
-  }
+  if (res.host.cpu_bytes > 0)
+    lines.push(`host memory  ${gib(res.host.cpu_bytes)} per GPU process (${hostCauses(config, res).join(', ')})`);
   if (res.host.nvme_bytes > 0) lines.push(`NVMe         ${gib(res.host.nvme_bytes)} per GPU process (offload)`);
   for (const w of res.warnings) lines.push(`warning: ${w}`);
   return lines.join('\n');

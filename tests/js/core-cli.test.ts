@@ -147,3 +147,22 @@ describe('llmem CLI', () => {
     expect(cli(['gpus']).stdout).toContain('h100-sxm-80gb');
   });
 });
+
+describe('the host line names what is on the host', () => {
+  const host = (config: object) => {
+    const r = cli(['estimate', '-'], JSON.stringify(config));
+    expect(r.status).toBe(0);
+    return r.stdout.split('\n').find((l) => l.startsWith('host memory')) ?? '';
+  };
+  it('offloaded activations alone', () => {
+    const line = host({ model: { preset: 'llama-3.1-8b' }, training: { activation_offload: true } });
+    expect(line).toMatch(/per GPU process \(offloaded activations\)$/);
+  });
+  it('ZeRO optimizer offload', () => {
+    const line = host({
+      model: { preset: 'llama-3.1-8b' },
+      parallel: { engine: 'deepspeed', zero_stage: 2, gpus: 8, offload_optimizer: 'cpu' },
+    });
+    expect(line).toMatch(/\(offloaded optimizer states\)$/);
+  });
+});

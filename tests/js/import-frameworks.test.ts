@@ -847,3 +847,25 @@ describe('framework keys each format has (issue 14)', () => {
     expect(lines(none)).toMatch(/second file: the config names no DeepSpeed JSON file/);
   });
 });
+
+describe('DeepSpeed batch identity under sequence parallelism: messages name the data-parallel size', () => {
+  const ds = (o: object) => JSON.stringify({ bf16: { enabled: true }, sequence_parallel_size: 2, ...o });
+  it('with the world size: the note names both sizes', () => {
+    const r = ok('deepspeed', ds({ train_batch_size: 8, train_micro_batch_size_per_gpu: 2 }), 4);
+    expect((r.config.training as Record<string, unknown>).grad_accum).toBe(2);
+    expect(r.notes.join('\n')).toContain('data-parallel size 2 (world size 4 / sequence_parallel_size 2)');
+  });
+  it('an identity that does not hold names the data-parallel size, not the world size', () => {
+    const r = importConfig(
+      'deepspeed',
+      ds({ train_batch_size: 8, train_micro_batch_size_per_gpu: 2, gradient_accumulation_steps: 1 }),
+      { worldSize: 4 },
+    );
+    expect('error' in r && r.error.message).toContain('x data-parallel size 2 (world size 4');
+  });
+  it('without the world size, a batch equal to the micro-batch runs on one data-parallel rank of sp GPUs', () => {
+    const r = ok('deepspeed', ds({ train_batch_size: 4, train_micro_batch_size_per_gpu: 4 }));
+    expect((r.config.parallel as Record<string, unknown>).gpus).toBe(2);
+    expect(r.notes.join('\n')).toContain('parallel.gpus 2 and grad_accum 1');
+  });
+});

@@ -92,6 +92,20 @@ describe('TRL SFT configs', () => {
     );
   });
 
+  it("paired notes: the launcher's precision gives way to the file's; a DeepSpeed file it names is said unread", () => {
+    const noPrecision = 'compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 4\n';
+    const r = ok('trl', DISTILL, { also: noPrecision });
+    const notes = r.notes.join('\n');
+    expect(notes).not.toContain('fp32 training'); // the recipe is bf16
+    expect(notes).toContain("its precision (fp32) gives way to the file's (bf16)");
+    expect(get(r.config, 'training.dtype')).toBe('bf16');
+    const dsFile =
+      'compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  deepspeed_config_file: configs/ds_z2.json\ndistributed_type: DEEPSPEED\nnum_processes: 8\n';
+    const u = ok('trl', DISTILL, { also: dsFile }).unsupported.join('\n');
+    expect(u).toContain('"configs/ds_z2.json" was not read (a paired import takes two files)');
+    expect(u).toContain('llmem import accelerate <accelerate config> ds_z2.json');
+  });
+
   it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {
     expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo, orpo or grpo');
     const r = ok('trl', TRL_CLI, { trainer: 'sft' });

@@ -304,7 +304,7 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
       d.set('parallel.gpus', sp);
       d.set(micro === undefined ? 'training.micro_batch' : 'training.grad_accum', 1);
       d.note(
-        `parallel.gpus 1 and ${micro === undefined ? 'micro-batch' : 'grad_accum'} 1: train_batch_size ${total} equals the ${micro === undefined ? 'gradient_accumulation_steps' : 'train_micro_batch_size_per_gpu'}, so DeepSpeed runs it on one data-parallel rank`,
+        `parallel.gpus ${sp} and ${micro === undefined ? 'micro-batch' : 'grad_accum'} 1: train_batch_size ${total} equals the ${micro === undefined ? 'gradient_accumulation_steps' : 'train_micro_batch_size_per_gpu'}, so DeepSpeed runs it on one data-parallel rank`,
       );
     } else if (micro !== undefined && accum === undefined) {
       d.skip(
@@ -344,31 +344,31 @@ function batchFromWorld(
   d: Draft,
   key: string,
   total: number,
-  world: number,
+  dp: number,
   micro?: number,
   accum?: number,
   sp = 1,
 ): void {
+  const size =
+    sp > 1
+      ? `data-parallel size ${dp} (world size ${dp * sp} / sequence_parallel_size ${sp})`
+      : `data-parallel size ${dp} (the world size)`;
   const need = (what: string, of: number) => {
     if (of <= 0 || total % of !== 0)
-      throw new ImportError(key, `${key}: ${total} is not a multiple of ${what} (${of}) for world size ${world}`);
+      throw new ImportError(key, `${key}: ${total} is not a multiple of ${what} (${of}), ${size}`);
     return total / of;
   };
   if (micro === undefined && accum === undefined) {
     d.set('training.grad_accum', 1);
-    d.set('training.micro_batch', need('the world size', world));
-  } else if (micro === undefined) d.set('training.micro_batch', need('grad_accum x world size', accum! * world));
-  else if (accum === undefined) d.set('training.grad_accum', need('micro-batch x world size', micro * world));
-  else if (micro * accum * world !== total)
+    d.set('training.micro_batch', need('the data-parallel size', dp));
+  } else if (micro === undefined) d.set('training.micro_batch', need('grad_accum x data-parallel size', accum! * dp));
+  else if (accum === undefined) d.set('training.grad_accum', need('micro-batch x data-parallel size', micro * dp));
+  else if (micro * accum * dp !== total)
     throw new ImportError(
       key,
-      `${key}: ${total} != micro ${micro} x grad_accum ${accum} x world size ${world} (DeepSpeed asserts they are equal)`,
+      `${key}: ${total} != micro ${micro} x grad_accum ${accum} x ${size} (DeepSpeed asserts they are equal)`,
     );
-  const size =
-    sp > 1
-      ? `data-parallel size ${world} (world size / sequence_parallel_size ${sp})`
-      : `world size ${world} (the data-parallel size)`;
-  d.note(`${key} ${total} with ${size}: micro-batch x grad_accum x ${world}`);
+  d.note(`${key} ${total} with ${size}: micro-batch x grad_accum x ${dp}`);
 }
 
 function precision(d: Draft, dtype: 'fp16' | 'bf16', v: Json, key: string): boolean {

@@ -133,10 +133,31 @@ function withAccelerate(kind: ImportKind, text: string, options: ImportOptions):
       // the file's own guess of the engine, and the accelerate profile, give way to the launch
       ...r.notes.filter((n) => !n.startsWith('no deepspeed or fsdp')),
       `parallel: from the accelerate config it is launched with (${Object.keys(launch).join(', ')})${overridden.length ? `, over the file's ${overridden.join(', ')}` : ''}`,
-      ...acc.notes.filter((n) => !n.startsWith('runtime.framework')).map((n) => `accelerate config: ${n}`),
+      ...acc.notes
+        .filter((n) => !/^(runtime\.framework|mixed_precision)/.test(n))
+        .map((n) => `accelerate config: ${n}`),
+      ...precisionNote(acc.config, config as Config),
     ],
-    unsupported: [...r.unsupported, ...acc.unsupported.map((u) => `accelerate config: ${u}`)],
+    unsupported: [...r.unsupported, ...acc.unsupported.map(pairedSkip)],
   };
+}
+
+/** The launcher's precision gives way to the file's: the Trainer passes its own mixed_precision to Accelerator
+ * (transformers training_args.py bf16/fp16 -> ACCELERATE_MIXED_PRECISION, set before the Accelerator is built). */
+function precisionNote(acc: Config, run: Config): string[] {
+  const dtype = (c: Config) => (c.training as Record<string, Json> | undefined)?.dtype;
+  const [launcher, own] = [dtype(acc), dtype(run)];
+  if (launcher === undefined || own === undefined || launcher === own) return [];
+  return [
+    `accelerate config: its precision (${launcher}) gives way to the file's (${String(own)}), which the trainer passes on`,
+  ];
+}
+
+/** The DeepSpeed file an accelerate config names is a third file, which a paired import does not take: say so. */
+function pairedSkip(u: string): string {
+  const m = /^(deepspeed_config\.deepspeed_config_file): "([^"]+)" was not read/.exec(u);
+  if (m === null) return `accelerate config: ${u}`;
+  return `accelerate config: ${m[1]}: "${m[2]}" was not read (a paired import takes two files): its ZeRO stage, offload, buckets and precision are not applied; set parallel.* by hand, or see them with \`llmem import accelerate <accelerate config> ${m[2].split('/').pop()}\``;
 }
 
 function importKind(kind: ImportKind, text: string, options: ImportOptions): ImportResult {

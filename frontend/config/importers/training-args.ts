@@ -98,7 +98,8 @@ export function loadedDtypeStates(optim: Json | undefined, dtype: string): strin
  * under mixed precision (`amp`: the Trainer's bf16 / fp16) goes through accelerate's fsdp2_prepare_model
  * (src/accelerate/utils/fsdp_utils.py, v1.13.0; the whole model up to 1.12), which casts every trainable parameter not
  * in fp32 to fp32 before fully_shard: fp32 sharded master weights, gradients and states. DeepSpeed's 16-bit optimizers
- * keep fp32 ones (its config says), FSDP1 upcasts its flat parameters (accelerate prepare_model): nothing to set.
+ * keep an fp32 master partition and states, and FSDP1 under mixed precision upcasts its flat parameters (accelerate
+ * prepare_model): both set master weights, which the file's 16-bit load would otherwise leave off.
  */
 export function trainLoadedWeights(d: Draft, load: 'bf16' | 'fp16', optim: Json | undefined, amp: boolean): void {
   const engine = d.get('parallel.engine');

@@ -228,7 +228,7 @@ describe('rlhf', () => {
   it('grpo --advantage_estimator rloo: rl.algorithm rloo', () => {
     expect(ok(rlhf('--rlhf_type grpo --advantage_estimator rloo --beta 0')).flat['rl.algorithm']).toBe('rloo');
   });
-  it('kto, ppo, gkd, rm are refused by name', () => {
+  it('kto, ppo, gkd are refused by name', () => {
     expect(fail(rlhf('--rlhf_type kto')).message).toMatch(/--rlhf_type kto: KTO/);
     expect(fail(rlhf('--rlhf_type ppo')).message).toMatch(/--rlhf_type ppo/);
     expect(fail(rlhf('--rlhf_type gkd')).message).toMatch(/teacher/);
@@ -242,8 +242,21 @@ describe('refusals and reports', () => {
   it('swift sft config.yaml: the arguments are in a file not given', () => {
     expect(fail('swift sft train.yaml').message).toMatch(/parse_yaml_args/);
   });
-  it('task_type seq_cls is refused', () => {
-    expect(fail(sft('--task_type seq_cls')).message).toMatch(/sequence-classification/);
+  it('task_type seq_cls: a classification head; embedding and reranker models are refused', () => {
+    const r = ok(sft('--task_type seq_cls --num_labels 2 --max_length 1024'));
+    expect(r.flat['model.head']).toBe('classification');
+    expect(r.notes.join('\n')).toContain('--task_type seq_cls: a sequence-classification model');
+    expect(fail(sft('--task_type embedding')).message).toMatch(/--task_type embedding: .* causal_lm and seq_cls are/);
+  });
+  it('rlhf_type rm: a one-label classification model on chosen and rejected sequences in one batch', () => {
+    const r = ok(rlhf('--rlhf_type rm --per_device_train_batch_size 2 --max_length 2048 --tuner_type lora'));
+    expect(r.flat['model.head']).toBe('classification');
+    expect(r.flat['training.micro_batch']).toBe(4);
+    expect(r.flat['training.seq_len']).toBe(2048);
+    expect(r.flat['rl.algorithm']).toBeUndefined();
+    expect(r.notes.join('\n')).toContain('training.micro_batch 4 = 2 x per_device_train_batch_size 2');
+    // rm overrides --task_type (rlhf_args.py _init_rm)
+    expect(ok(rlhf('--rlhf_type rm --task_type causal_lm')).flat['model.head']).toBe('classification');
   });
   it('an unknown flag and a value the script does not set are reported', () => {
     const r = ok(sft('--max_length 512 --not_a_flag 1 --lora_rank $RANK'));

@@ -442,7 +442,13 @@ function applyStage(d: Draft, stage: string, y: Obj, type: string): void {
       `stage ${stage}: chosen and rejected sequences in one batch (PairwiseDataCollatorWithPadding): training.micro_batch ${2 * micro} = 2 x per_device_train_batch_size`,
     );
   }
-  if (stage === 'rm') d.skip('stage', 'rm: the value head (hidden x 1) is not counted');
+  if (stage === 'rm')
+    // model/loader.py add_valuehead: trl's AutoModelForCausalLMWithValueHead runs the LM head too and casts its logits
+    // to fp32; train/rm/trainer.py compute_loss keeps only the values
+    d.skip(
+      'stage',
+      'rm: the value-head model computes the vocabulary logits and casts them to fp32, then the trainer drops them: counted as a language-model loss kept into the backward (an over-estimate of the logits); the value head (hidden x 1) is not counted',
+    );
   else if (stage === 'ppo')
     d.skip('stage', 'ppo: the reward and value models and the generation KV cache are not modelled');
   else if (stage === 'kto')

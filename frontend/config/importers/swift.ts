@@ -96,7 +96,6 @@ const FSDP2_PRESET: Obj = {
 const PAIR: Record<string, PairTrainer> = { dpo: 'dpo', orpo: 'orpo', cpo: 'cpo', simpo: 'cpo' };
 const REFUSED_RLHF: Record<string, string> = {
   kto: "KTO trains on unpaired samples with a KL batch forwarded beside them (trl KTOTrainer); llmem's RL algorithms (dpo, grpo, ppo, rloo, reinforce_pp) do not model it",
-  rm: 'reward-model training (a sequence-classification head, task_type seq_cls) is not an RL algorithm llmem models',
   ppo: "ms-swift's PPO (trl PPOTrainer: policy, value, reward and reference models, generation with transformers generate) is not mapped",
   gkd: 'GKD distils from a teacher model (its weights and logits beside the student) and is not modelled',
 };
@@ -571,17 +570,28 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
     if (rlhfType !== undefined && !(rlhfType in PAIR) && rlhfType !== 'grpo')
       oneOf(rlhfType, '--rlhf_type', ['dpo', 'orpo', 'simpo', 'kto', 'cpo', 'rm', 'ppo', 'grpo', 'gkd'] as const);
     const taskType = value(f, 'task_type');
-    if (taskType !== undefined && taskType !== 'causal_lm')
+    // rlhf_args.py _init_rm: rm trains a sequence-classification model of one label, whatever --task_type says
+    if (rlhfType === 'rm' && taskType !== undefined && taskType !== 'seq_cls')
+      d.note(`--task_type ${taskType}: --rlhf_type rm sets seq_cls (rlhf_args.py _init_rm)`);
+    else if (taskType !== undefined && taskType !== 'causal_lm' && taskType !== 'seq_cls')
       throw new ImportError(
         '--task_type',
-        `--task_type ${taskType}: a ${taskType === 'seq_cls' ? 'sequence-classification' : taskType} model (its own head and loss instead of the language-model head) is not modelled`,
+        `--task_type ${taskType}: a ${taskType} model (its own head and loss instead of the language-model head) is not modelled; causal_lm and seq_cls are`,
       );
+    const seqCls = rlhfType === 'rm' || taskType === 'seq_cls';
     if (!given(f, 'model') || value(f, 'model') === '')
       throw new ImportError('--model', '--model: absent; ms-swift requires it (model_args.py)');
     const tunerKey = given(f, 'tuner_type') || !given(f, 'train_type') ? 'tuner_type' : 'train_type';
     if (tunerKey === 'train_type') d.note('--train_type: the ms-swift 3.x name of --tuner_type');
     const type = tuner(d, f, tunerKey);
     applyModelId(d, '--model', value(f, 'model'));
+    if (seqCls) {
+      // AutoModelForSequenceClassification (model/register.py task_type seq_cls): a score linear in place of the LM head
+      d.set('model.head', 'classification');
+      d.note(
+        `${rlhfType === 'rm' ? '--rlhf_type rm' : '--task_type seq_cls'}: a sequence-classification model, model.head classification (a hidden x num_labels score, no logits over the vocabulary)`,
+      );
+    }
     const { load, amp } = precision(d, f);
     const file: DeepSpeedFile = { text: options.also, read: false };
     sharding(d, f, file);
@@ -598,7 +608,12 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
       d.note(
         `--gradient_accumulation_steps absent: ${accum} (${rlhfType === 'grpo' ? 'GRPO default 1' : `ceil(16 / (per-device batch ${micro} x ${world} processes))`})`,
       );
-    d.set('training.micro_batch', micro);
+    d.set('training.micro_batch', rlhfType === 'rm' ? 2 * micro : micro);
+    // template.py _rlhf_data_collator (the template's rlhf mode, rlhf.py _prepare_template): chosen then rejected
+    if (rlhfType === 'rm')
+      d.note(
+        `--rlhf_type rm: chosen and rejected sequences in one batch (the template's _rlhf_data_collator): training.micro_batch ${2 * micro} = 2 x per_device_train_batch_size ${micro}`,
+      );
     // gradient checkpointing: on unless --gradient_checkpointing false (TrainArgumentsMixin default true)
     const gc = flagOn(f, 'gradient_checkpointing', true);
     if (gc) d.set('training.recompute', 'full'); // (fsdp2's activation_checkpointing set it already)
@@ -644,7 +659,7 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
       'padding_free',
       'packing',
     ]);
-    if (rlhfType === undefined) {
+    if (rlhfType === undefined || rlhfType === 'rm') {
       sftLengths(d, f, accum, padFree);
       mapped.add('max_length');
     } else if (rlhfType === 'grpo') {
@@ -720,7 +735,7 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
       else d.skip(`--${flag}`, `not an ms-swift swift ${c.program} argument llmem maps; not applied`);
     }
     reportUnreadFile(d, file);
-    if (rlhfType !== undefined) seqLenFromRl(d);
+    if (rlhfType !== undefined && rlhfType !== 'rm') seqLenFromRl(d);
     return d.result();
   });
 }

@@ -12,6 +12,15 @@
  * o and fc1, fc2 (transformers siglip/modeling_siglip.py SiglipEncoderLayer) */
 static double layernorm_gelu_layer(double d, double ffn) { return 4 * d * d + 2 * d * ffn + ffn + 9 * d; }
 
+/* A patch merger: LayerNorm(d), Linear(m2 d, m2 d), Linear(m2 d, T), biased (Qwen2-VL PatchMerger,
+ * Qwen3-VL / Qwen3.5's merger) */
+static double patch_merger(double d, double m2, double T) { return 2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T; }
+
+/* Towers whose MLP activation is QuickGELU, x * sigmoid(1.702 x) as three autograd ops (transformers
+ * activations.py QuickGELUActivation): the sigmoid's output is kept too, one more I-wide tensor. CLIP's
+ * default hidden_act (clip/configuration_clip.py, LLaVA's clip-vit-large-patch14-336) and Qwen2-VL's. */
+static int quick_gelu(int kind) { return kind == LLMEM_VISION_CLIP || kind == LLMEM_VISION_QWEN2_VL; }
+
 /* Qwen2.5-VL blocks: two RMSNorms, fused qkv and proj with biases, a SwiGLU
  * with biases (qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VLVisionBlock) */
 static double rmsnorm_swiglu_layer(double d, double ffn) { return 4 * d * d + 3 * d * ffn + 2 * ffn + 7 * d; }
@@ -52,6 +61,10 @@ static double tower_params(const plan *pl, double n, double m2) {
       double P = isnan(pl->in->vision_positions) ? n : pl->in->vision_positions;
       return CHANNELS * 2 * p2 * d + d + P * d + L * layernorm_gelu_layer(d, ffn);
     }
+    case LLMEM_VISION_QWEN2_VL: /* Qwen2-VL (qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel):
+                                 * Conv3d over 2 frames without bias, 2-D RoPE, LayerNorm / QuickGELU blocks with
+                                 * biased qkv, proj, fc1, fc2 (embed_dim d, mlp_ratio d = I), no final norm */
+      return CHANNELS * 2 * p2 * d + L * layernorm_gelu_layer(d, ffn);
     default: /* InternViT: Conv2d with bias, class token, n + 1 positions, layer scale (2d) per layer */
       return CHANNELS * p2 * d + d + d + (n + 1) * d + L * (layernorm_gelu_layer(d, ffn) + 2 * d);
   }
@@ -73,16 +86,16 @@ static double projector_params(const plan *pl, double m2) {
                                  * use_postshuffle_norm): the same with a LayerNorm over m2 d, one per
                                  * deepstack_visual_indexes entry; their outputs are added to the hidden states
                                  * of the first language-model layers (no parameters) */
-      return 2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T +
-             pl->in->vision_deepstack * (2 * m2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T);
-    default: return 2 * m2 * d + m2 * d * T + T + T * T + T; /* InternVL mlp1: LayerNorm, two biased Linears */
+      return patch_merger(d, m2, T) + pl->in->vision_deepstack * (2 * m2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T);
+    case LLMEM_VISION_QWEN2_VL: return patch_merger(d, m2, T); /* PatchMerger(dim T, context_dim d) */
+    default: return 2 * m2 * d + m2 * d * T + T + T * T + T;   /* InternVL mlp1: LayerNorm, two biased Linears */
   }
 }
 
 /* Saved bytes per tower token and layer of a trained tower (bf16 figures scaled
  * by the activation width): LayerNorm/GELU towers keep both norms' inputs, the
  * shared q/k/v input, q, k, v, the attention output, fc1's input, GELU's input
- * and fc2's input, 16d + 4I bytes; RMSNorm/SwiGLU towers keep each norm's fp32
+ * and fc2's input, 16d + 4I bytes (QuickGELU's sigmoid output 2I more); RMSNorm/SwiGLU towers keep each norm's fp32
  * input and bf16 output and four I-wide tensors, 24d + 8I. Eager attention adds
  * its fp32 softmax and bf16 copy over the keys it attends. */
 static double layer_saved_per_token(const plan *pl, double keys) {
@@ -90,6 +103,7 @@ static double layer_saved_per_token(const plan *pl, double keys) {
   int swiglu = (int)pl->in->vision_kind == LLMEM_VISION_QWEN2_5_VL || (int)pl->in->vision_kind == LLMEM_VISION_PIXTRAL;
   double bytes = (swiglu ? 24 * d + 8 * ffn : 16 * d + 4 * ffn) * half;
   if ((int)pl->in->vision_kind == LLMEM_VISION_INTERNVIT) bytes += 4 * d * half; /* the layer scales' inputs */
+  if (quick_gelu((int)pl->in->vision_kind)) bytes += 2 * ffn * half;             /* the sigmoid's output */
   if ((int)pl->in->attention == LLMEM_ATTN_EAGER || (int)pl->in->attention == LLMEM_ATTN_SDPA_MATH)
     bytes += pl->in->vision_heads * keys * (4 + pl->act_bytes);
   return bytes;

@@ -174,6 +174,7 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
       pixtral: 'Pixtral (Mistral 3)',
       internvit: 'InternViT (InternVL)',
       qwen3_vl: 'Qwen3-VL / Qwen3.5',
+      qwen2_vl: 'Qwen2-VL',
     },
   },
   'model.vision.positions': {

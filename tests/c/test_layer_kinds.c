@@ -231,6 +231,33 @@ static void vision(void) {
                  &out),
         "llava");
   CHECK_NEAR(out.params_total, 7062902784.0, 0, "LLaVA-1.5-7B");
+  /* its CLIP tower trained: QuickGELU (CLIPVisionConfig's hidden_act) keeps the sigmoid's output too, 16d + 6I
+   * per token and layer = 40,960 B over 577 tokens (a class token) and 24 layers, plus the projector's input
+   * and inner tensors (577 x d, and 576 x (d + T)) */
+  plan llava = plan_for(
+      "model.layers=32 model.hidden=4096 model.heads=32 model.ffn_hidden=11008 model.vocab=32000 "
+      "model.vision.kind=clip model.vision.layers=24 model.vision.hidden=1024 model.vision.heads=16 "
+      "model.vision.ffn_hidden=4096 model.vision.patch_size=14 model.vision.image_size=336 "
+      "parallel.gpus=1");
+  vision_cost lv = vision_of(&llava);
+  CHECK_NEAR(lv.saved_bytes, 577.0 * 40960 * 24 + 577.0 * 1024 * 2 + 576.0 * (1024 + 4096) * 2, 0,
+             "LLaVA's trained CLIP tower");
+  /* Qwen2-VL-7B: Qwen2.5-7B-shaped text 7,615,616,512 + tower 631,183,360 (bias-free Conv3d 1,505,280 and 32
+   * LayerNorm / QuickGELU blocks of 19,677,440) + PatchMerger 44,575,744 = 8,291,375,616 (HF safetensors) */
+#define QWEN2_VL_7B                                                                                         \
+  "model.layers=28 model.hidden=3584 model.heads=28 model.kv_heads=4 model.ffn_hidden=18944 "               \
+  "model.vocab=152064 model.qkv_bias=true model.vision.kind=qwen2_vl model.vision.layers=32 "               \
+  "model.vision.hidden=1280 model.vision.heads=16 model.vision.ffn_hidden=5120 model.vision.patch_size=14 " \
+  "model.vision.image_size=448 "
+  CHECK(run_keys(QWEN2_VL_7B, &out), "qwen2-vl");
+  CHECK_NEAR(out.params_total, 8291375616.0, 0, "Qwen2-VL-7B");
+  /* trained, one 448 px image (1,024 patches, 256 language-model tokens), flash, bf16: per token and layer
+   * 16d + 4I + 2I for QuickGELU's kept sigmoid output = 51,200 B over 32 layers; the merger keeps its input
+   * (1,024 x d) and, per language-model token, m^2 d and T */
+  plan q2 = plan_for(QWEN2_VL_7B "parallel.gpus=1");
+  vision_cost q2v = vision_of(&q2);
+  CHECK_NEAR(q2v.saved_bytes, 1024.0 * 51200 * 32 + 1024.0 * 1280 * 2 + 256.0 * (4 * 1280 + 3584) * 2, 0,
+             "Qwen2-VL trained tower and merger");
   /* Llama 4 Scout: text 107,769,861,120 + vision 850,960,896 + projector 20,971,520 */
   CHECK(run_keys("model.layers=48 model.hidden=5120 model.heads=40 model.kv_heads=8 model.head_dim=128 "
                  "model.ffn_hidden=16384 model.vocab=202048 model.moe.experts=16 model.moe.top_k=1 "

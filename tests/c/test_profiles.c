@@ -54,10 +54,10 @@ static void rows(void) {
   CHECK(value_of("runtime.framework=axolotl rl.algorithm=dpo", loss) == LLMEM_LOSS_SELECTIVE, "axolotl: TRL's DPO");
   CHECK(value_of("runtime.framework=deepspeed rl.algorithm=grpo", loss) == LLMEM_LOSS_STANDARD,
         "OpenRLHF on DeepSpeed upcasts its logits: not TRL's row-wise log-softmax");
-  CHECK(value_of("runtime.framework=llamafactory runtime.framework_version=2025-09", impl) == LLMEM_OPT_IMPL_FUSED &&
-            value_of("runtime.framework=llamafactory runtime.framework_version=2025-06", impl) ==
-                LLMEM_OPT_IMPL_FOREACH,
-        "LLaMA-Factory: the HF Trainer's optimizer default");
+  CHECK(
+      value_of("runtime.framework=llamafactory runtime.framework_version=2025-09", impl) == LLMEM_OPT_IMPL_FUSED &&
+          value_of("runtime.framework=llamafactory runtime.framework_version=2025-06", impl) == LLMEM_OPT_IMPL_FOREACH,
+      "LLaMA-Factory: the HF Trainer's optimizer default");
   CHECK(value_of("runtime.framework=llamafactory runtime.framework_version=2025-06 parallel.engine=megatron", impl) ==
             LLMEM_OPT_IMPL_FUSED,
         "LLaMA-Factory on Megatron (mcore_adapter, Megatron-Bridge): Megatron's rows");

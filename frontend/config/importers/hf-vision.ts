@@ -1,6 +1,7 @@
 // The vision tower of a multimodal transformers config.json -> config v1 model.vision. Each
 // family's keys are its configuration class's (transformers): gemma3 SiglipVisionConfig with
-// mm_tokens_per_image, llava CLIPVisionConfig, qwen2_5_vl Qwen2_5_VLVisionConfig (depth,
+// mm_tokens_per_image, llava CLIPVisionConfig, qwen2_vl Qwen2VLVisionConfig (depth, embed_dim, mlp_ratio),
+// qwen2_5_vl Qwen2_5_VLVisionConfig (depth,
 // spatial_merge_size), llama4 Llama4VisionConfig (pixel_shuffle_ratio, projector_input_dim),
 // mistral3 PixtralVisionConfig (spatial_merge_size on the wrapper), internvl InternVLVisionConfig
 // (downsample_ratio), qwen3_vl Qwen3VLVisionConfig (num_position_embeddings,
@@ -15,6 +16,9 @@ const KIND_OF: Record<string, string> = {
   llava: 'clip',
   clip_vision_model: 'clip',
   qwen2_5_vl: 'qwen2_5_vl',
+  // qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel: its vision_config names the tower's width
+  // embed_dim and its MLP mlp_ratio x embed_dim; its hidden_size is the language model's (the merger's output)
+  qwen2_vl: 'qwen2_vl',
   llama4: 'llama4',
   mistral3: 'pixtral',
   pixtral: 'pixtral',
@@ -60,14 +64,16 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
     return undefined;
   };
   const layers = num('num_hidden_layers', 'depth');
-  const hidden = num('hidden_size', 'embed_dim');
+  const qwen2 = kind === 'qwen2_vl';
+  const hidden = qwen2 ? num('embed_dim') : num('hidden_size', 'embed_dim');
   const heads = num('num_attention_heads', 'num_heads');
-  const ffn = num('intermediate_size');
+  // Qwen2VLVisionConfig: mlp_ratio 4 when absent (configuration_qwen2_vl.py)
+  const ffn = qwen2 && hidden ? hidden * (num('mlp_ratio') ?? 4) : num('intermediate_size');
   const patch = side(vc.patch_size);
   if (!layers || !hidden || !heads || !ffn || !patch)
     return `vision_config: missing its layers, hidden size, heads, intermediate size or patch size; not modelled`;
   let image = side(vc.image_size);
-  if ((kind === 'qwen2_5_vl' || kind === 'qwen3_vl') && image === undefined) {
+  if ((kind === 'qwen2_vl' || kind === 'qwen2_5_vl' || kind === 'qwen3_vl') && image === undefined) {
     image = QWEN_IMAGE_SIZE;
     notes.push(
       `vision: Qwen-VL towers resize each image; ${QWEN_IMAGE_SIZE} px assumed (${(QWEN_IMAGE_SIZE / patch) ** 2} patches); set model.vision.image_size`,

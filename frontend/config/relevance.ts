@@ -119,8 +119,11 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'training.optimizer_dtype': (get) => get('training.optimizer') !== 'adamw_8bit',
   'training.recompute_modules': is('training.recompute', 'selective'),
   'training.recompute_layers': is('training.recompute', 'full'),
+  // the loss over the vocabulary needs the language-model head (a classification score or none has no logits)
+  'training.loss': is('model.head', 'lm'),
   // null: the training stack's loss, which may be chunked (torchtune, LitGPT)
-  'training.loss_chunks': (get) => [null, 'chunked'].includes(get('training.loss') as string | null),
+  'training.loss_chunks': (get) =>
+    get('model.head') === 'lm' && [null, 'chunked'].includes(get('training.loss') as string | null),
   'training.finetune.lora_rank': LORA,
   'training.finetune.full_modules': LORA,
   'training.finetune.lora_targets': LORA,

@@ -166,3 +166,15 @@ describe('the host line names what is on the host', () => {
     expect(line).toMatch(/\(offloaded optimizer states\)$/);
   });
 });
+
+describe('the stack lines name only what matters', () => {
+  it("a classification head has no vocabulary loss: the profile's loss is not listed", () => {
+    const run = (head: string) =>
+      cli(
+        ['estimate', '-'],
+        JSON.stringify({ model: { preset: 'qwen2.5-7b', head }, runtime: { framework: 'hf_trainer' } }),
+      ).stdout;
+    expect(run('lm')).toMatch(/hf_trainer: training\.loss = /);
+    expect(run('classification')).not.toMatch(/training\.loss = /);
+  });
+});

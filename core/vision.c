@@ -42,7 +42,9 @@ static double tower_params(const plan *pl, double n, double m2) {
   double d = pl->in->vision_hidden, ffn = pl->in->vision_ffn_hidden, L = pl->in->vision_layers,
          p2 = pl->in->vision_patch_size * pl->in->vision_patch_size;
   switch ((int)pl->in->vision_kind) {
-    case LLMEM_VISION_SIGLIP: /* Conv2d with bias, learned positions, post_layernorm */
+    case LLMEM_VISION_SIGLIP:   /* Conv2d with bias, learned positions, post_layernorm */
+    case LLMEM_VISION_IDEFICS3: /* Idefics3 / SmolVLM's SigLIP (idefics3/modeling_idefics3.py Idefics3VisionTransformer,
+                                 * smolvlm/modeling_smolvlm.py SmolVLMVisionTransformer): the same */
       return CHANNELS * p2 * d + d + n * d + L * layernorm_gelu_layer(d, ffn) + 2 * d;
     case LLMEM_VISION_CLIP: /* class embedding, Conv2d without bias, n + 1 positions, pre and post LayerNorm */
       return d + CHANNELS * p2 * d + (n + 1) * d + 4 * d + L * layernorm_gelu_layer(d, ffn);
@@ -87,8 +89,12 @@ static double projector_params(const plan *pl, double m2) {
                                  * deepstack_visual_indexes entry; their outputs are added to the hidden states
                                  * of the first language-model layers (no parameters) */
       return patch_merger(d, m2, T) + pl->in->vision_deepstack * (2 * m2 * d + m2 * d * (m2 * d + 1) + m2 * d * T + T);
-    case LLMEM_VISION_QWEN2_VL: return patch_merger(d, m2, T); /* PatchMerger(dim T, context_dim d) */
-    default: return 2 * m2 * d + m2 * d * T + T + T * T + T;   /* InternVL mlp1: LayerNorm, two biased Linears */
+    case LLMEM_VISION_QWEN2_VL:
+      return patch_merger(d, m2, T); /* PatchMerger(dim T, context_dim d) */
+    /* Idefics3Connector / SmolVLMConnector: pixel shuffle (scale_factor m), then Idefics3SimpleMLP's one
+     * Linear(m2 d, T) without bias */
+    case LLMEM_VISION_IDEFICS3: return m2 * d * T;
+    default: return 2 * m2 * d + m2 * d * T + T + T * T + T; /* InternVL mlp1: LayerNorm, two biased Linears */
   }
 }
 

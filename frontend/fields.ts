@@ -175,6 +175,7 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
       internvit: 'InternViT (InternVL)',
       qwen3_vl: 'Qwen3-VL / Qwen3.5',
       qwen2_vl: 'Qwen2-VL',
+      idefics3: 'Idefics3 / SmolVLM',
     },
   },
   'model.vision.positions': {

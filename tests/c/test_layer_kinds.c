@@ -258,6 +258,17 @@ static void vision(void) {
   vision_cost q2v = vision_of(&q2);
   CHECK_NEAR(q2v.saved_bytes, 1024.0 * 51200 * 32 + 1024.0 * 1280 * 2 + 256.0 * (4 * 1280 + 3584) * 2, 0,
              "Qwen2-VL trained tower and merger");
+  /* SmolVLM-256M (smolvlm: Idefics3's design): a 30-layer Llama-shaped text model of 162,974,016 (hidden 576,
+   * untied vocab 49,280), a SigLIP tower of 86,433,024 (Conv2d 16 px with bias, 1,024 learned positions, 12
+   * layers of 7,087,872, post_layernorm) and the connector's Linear(16 x 768, 576) without bias, 7,077,888:
+   * 256,484,928 */
+  CHECK(run_keys("model.layers=30 model.hidden=576 model.heads=9 model.kv_heads=3 model.head_dim=64 "
+                 "model.ffn_hidden=1536 model.vocab=49280 model.vision.kind=idefics3 model.vision.layers=12 "
+                 "model.vision.hidden=768 model.vision.heads=12 model.vision.ffn_hidden=3072 "
+                 "model.vision.patch_size=16 model.vision.image_size=512 model.vision.merge=4",
+                 &out),
+        "smolvlm");
+  CHECK_NEAR(out.params_total, 256484928.0, 0, "SmolVLM-256M");
   /* Llama 4 Scout: text 107,769,861,120 + vision 850,960,896 + projector 20,971,520 */
   CHECK(run_keys("model.layers=48 model.hidden=5120 model.heads=40 model.kv_heads=8 model.head_dim=128 "
                  "model.ffn_hidden=16384 model.vocab=202048 model.moe.experts=16 model.moe.top_k=1 "

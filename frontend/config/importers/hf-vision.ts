@@ -33,7 +33,28 @@ const KIND_OF: Record<string, string> = {
   // qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel (Qwen3VLVisionModel without deepstack mergers)
   qwen3_5: 'qwen3_vl',
   qwen3_5_moe: 'qwen3_vl',
+  // idefics3/modeling_idefics3.py, smolvlm/modeling_smolvlm.py: a SigLIP tower, then a pixel shuffle of scale_factor and
+  // one Linear to the text width (Idefics3Connector, SmolVLMConnector)
+  idefics3: 'idefics3',
+  smolvlm: 'idefics3',
+  idefics3_vision: 'idefics3',
+  smolvlm_vision: 'idefics3',
 };
+
+/** Vision configs whose class fills keys config.json may leave out: configuration_smolvlm.py SmolVLMVisionConfig and
+ * configuration_idefics3.py Idefics3VisionConfig (the same defaults; transformers 008e574). */
+const VISION_DEFAULTS: Record<string, Record<string, number>> = {
+  idefics3: {
+    hidden_size: 1152,
+    intermediate_size: 3072,
+    num_hidden_layers: 12,
+    num_attention_heads: 16,
+    image_size: 224,
+    patch_size: 32,
+  },
+};
+/** The wrapper's scale_factor when config.json leaves it out (SmolVLMConfig, Idefics3Config: 2). */
+const SCALE_FACTOR_DEFAULT = 2;
 
 // Towers read but with no model.vision kind: why they are not counted.
 const NOT_A_KIND: Record<string, string> = {};
@@ -59,9 +80,13 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
     kind = undefined;
   const why = NOT_A_KIND[wrapperType ?? ''] ?? 'this vision encoder is not modelled';
   if (!kind) return `vision_config (${vtype ?? 'no model_type'}): ${why}; llmem counts the text decoder only`;
+  const defaults = VISION_DEFAULTS[kind] ?? {};
+  const defaulted: string[] = [];
   const num = (...keys: string[]) => {
     for (const k of keys) if (typeof vc[k] === 'number') return vc[k] as number;
-    return undefined;
+    const k = keys.find((key) => defaults[key] !== undefined);
+    if (k !== undefined) defaulted.push(`${k} ${defaults[k]}`);
+    return k === undefined ? undefined : defaults[k];
   };
   const layers = num('num_hidden_layers', 'depth');
   const qwen2 = kind === 'qwen2_vl';
@@ -69,10 +94,14 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   const heads = num('num_attention_heads', 'num_heads');
   // Qwen2VLVisionConfig: mlp_ratio 4 when absent (configuration_qwen2_vl.py)
   const ffn = qwen2 && hidden ? hidden * (num('mlp_ratio') ?? 4) : num('intermediate_size');
-  const patch = side(vc.patch_size);
+  const patch = side(vc.patch_size) ?? num('patch_size');
   if (!layers || !hidden || !heads || !ffn || !patch)
     return `vision_config: missing its layers, hidden size, heads, intermediate size or patch size; not modelled`;
-  let image = side(vc.image_size);
+  let image = side(vc.image_size) ?? defaults.image_size;
+  if (vc.image_size === undefined && defaults.image_size !== undefined)
+    defaulted.push(`image_size ${defaults.image_size}`);
+  if (defaulted.length > 0)
+    notes.push(`vision_config: ${defaulted.join(', ')} (its configuration class's defaults, absent from config.json)`);
   if ((kind === 'qwen2_vl' || kind === 'qwen2_5_vl' || kind === 'qwen3_vl') && image === undefined) {
     image = QWEN_IMAGE_SIZE;
     notes.push(
@@ -93,10 +122,35 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
       `vision: ${deepstack.length} deepstack mergers (vision_config.deepstack_visual_indexes) beside the patch merger, read as model.vision.deepstack`,
     );
   }
+  const tiles = kind === 'idefics3' ? tilesPerImage(vc, image) : undefined;
+  if (tiles !== undefined) {
+    tower.images_per_sample = tiles.count;
+    notes.push(tiles.why);
+  }
   notes.push(
-    `vision: ${vtype ?? kind} tower (${layers} layers, hidden ${hidden}) and its projector read as model.vision; one image per sample (model.vision.images_per_sample), trained with the model (model.vision.train)`,
+    `vision: ${vtype ?? kind} tower (${layers} layers, hidden ${hidden}) and its projector read as model.vision; ${tiles ? `${tiles.count} tower inputs` : 'one image'} per sample (model.vision.images_per_sample), trained with the model (model.vision.train)`,
   );
   return tower;
+}
+
+/**
+ * Idefics3 / SmolVLM image splitting (the processor's do_image_splitting, on by default): an image resized to
+ * size.longest_edge is cut into tiles of max_image_size.longest_edge a side, and the whole image is added at that
+ * size, each a tower input (image_processing_smolvlm.py split_image; the config.json of SmolVLM carries both sizes).
+ * The largest image: ceil(size / tile)^2 tiles and the whole one.
+ */
+function tilesPerImage(vc: Obj, image: number): { count: number; why: string } | undefined {
+  const edge = (v: Json | undefined) =>
+    isObject(v) && typeof v.longest_edge === 'number' ? v.longest_edge : undefined;
+  const size = edge(vc.size);
+  const tile = edge(vc.max_image_size) ?? image;
+  if (size === undefined || size <= tile) return undefined;
+  const perSide = Math.ceil(size / tile);
+  const count = perSide * perSide + 1;
+  return {
+    count,
+    why: `vision: image splitting cuts an image of longest edge vision_config.size ${size} into ${perSide} x ${perSide} tiles of ${tile} px and adds the whole image: ${count} tower inputs for the largest image, read as model.vision.images_per_sample ${count} (set the tiles your images make; 1 without splitting)`,
+  };
 }
 
 /** Patches per side merged into one language-model token, when the config states it (a whole number). */
@@ -105,6 +159,9 @@ function mergeOf(kind: string, json: Obj, vc: Obj, patchesPerSide: number): numb
   if (kind === 'siglip' && typeof json.mm_tokens_per_image === 'number') {
     key = 'mm_tokens_per_image'; // Gemma 3: 4 x 4 average pooling to 256
     merge = patchesPerSide / Math.sqrt(json.mm_tokens_per_image);
+  } else if (kind === 'idefics3') {
+    key = 'scale_factor'; // the connector's pixel shuffle: scale_factor x scale_factor patches a token
+    merge = typeof json.scale_factor === 'number' ? json.scale_factor : SCALE_FACTOR_DEFAULT;
   } else if (typeof vc.spatial_merge_size === 'number')
     [key, merge] = ['vision_config.spatial_merge_size', vc.spatial_merge_size];
   else if (typeof json.spatial_merge_size === 'number') [key, merge] = ['spatial_merge_size', json.spatial_merge_size];

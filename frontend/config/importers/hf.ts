@@ -369,6 +369,8 @@ const WRAPPER_KEYS = new Set([
   'use_backbone_lora',
   'use_llm_lora',
   'pad2square',
+  // Idefics3Config / SmolVLMConfig: the connector's pixel shuffle (read by hf-vision.ts)
+  'scale_factor',
 ]);
 
 /** Import a transformers config.json; {error} names the key when the file is malformed. */

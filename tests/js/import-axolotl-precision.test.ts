@@ -109,9 +109,10 @@ describe('axolotl precision: the load dtype, and which engine keeps an fp32 copy
 });
 
 describe('axolotl reward models', () => {
-  it('examples/qwen2/reward-model.yaml: classification head, num_labels, chosen + rejected in one batch', () => {
+  it('examples/qwen2/reward-model.yaml: a score head (counted as none), chosen + rejected in one batch', () => {
     const r = ok(real('qwen2-reward-model.yaml'));
-    expect(r.config).toMatchObject({ model: { head: 'classification', num_labels: 1 }, training: { micro_batch: 4 } });
+    expect(r.config).toMatchObject({ model: { head: 'none' }, training: { micro_batch: 4 } });
+    expect(r.notes.join('\n')).toContain('a hidden x num_labels score head (not counted)');
     expect(r.unsupported).toEqual([]);
     expect(r.notes.join('\n')).toContain('2 x micro_batch_size 2');
     const withHead = peak(r.config as Config, single);
@@ -119,7 +120,6 @@ describe('axolotl reward models', () => {
       single(c);
       const m = (c as { model: Record<string, unknown> }).model;
       delete m.head;
-      delete m.num_labels;
     });
     expect(withHead).toBeLessThan(lmHead);
   });

@@ -244,19 +244,21 @@ describe('refusals and reports', () => {
   });
   it('task_type seq_cls: a classification head; embedding and reranker models are refused', () => {
     const r = ok(sft('--task_type seq_cls --num_labels 2 --max_length 1024'));
-    expect(r.flat['model.head']).toBe('classification');
+    expect(r.flat['model.head']).toBe('none');
     expect(r.notes.join('\n')).toContain('--task_type seq_cls: a sequence-classification model');
     expect(fail(sft('--task_type embedding')).message).toMatch(/--task_type embedding: .* causal_lm and seq_cls are/);
   });
   it('rlhf_type rm: a one-label classification model on chosen and rejected sequences in one batch', () => {
     const r = ok(rlhf('--rlhf_type rm --per_device_train_batch_size 2 --max_length 2048 --tuner_type lora'));
-    expect(r.flat['model.head']).toBe('classification');
+    expect(r.flat['model.head']).toBe('none');
     expect(r.flat['training.micro_batch']).toBe(4);
     expect(r.flat['training.seq_len']).toBe(2048);
     expect(r.flat['rl.algorithm']).toBeUndefined();
     expect(r.notes.join('\n')).toContain('training.micro_batch 4 = 2 x per_device_train_batch_size 2');
     // rm overrides --task_type (rlhf_args.py _init_rm)
-    expect(ok(rlhf('--rlhf_type rm --task_type causal_lm')).flat['model.head']).toBe('classification');
+    expect(ok(rlhf('--rlhf_type rm --task_type causal_lm')).flat['model.head']).toBe('none');
+    // a preference trainer on a classification model is refused, naming the key
+    expect(fail(rlhf('--rlhf_type dpo --task_type seq_cls')).message).toMatch(/--task_type seq_cls: --rlhf_type dpo/);
   });
   it('an unknown flag and a value the script does not set are reported', () => {
     const r = ok(sft('--max_length 512 --not_a_flag 1 --lora_rank $RANK'));

@@ -129,7 +129,8 @@ export function importAxolotl(
           break;
         case 'num_labels':
           // src/axolotl/loaders/utils.py L178-180 (axolotl@067b021c): config_kwargs num_labels, read by a classification head only
-          if (isSequenceClassification(y.model_type)) d.set('model.num_labels', int(v, key));
+          // the score head (hidden x num_labels) is not counted: model.head none
+          if (isSequenceClassification(y.model_type)) int(v, key);
           else d.ignore(key);
           break;
         case 'reward_model':
@@ -566,10 +567,12 @@ const isSequenceClassification = (v: Json | undefined) => typeof v === 'string' 
 function modelType(d: Draft, key: string, v: Json): void {
   const name = str(v, key);
   if (isSequenceClassification(name)) {
-    // AutoModelForSequenceClassification: a score linear (hidden x num_labels) in place of the LM head
-    d.set('model.head', 'classification');
+    // AutoModelForSequenceClassification: a bias-free score Linear(hidden, num_labels) in place of the LM head
+    // (transformers GenericForSequenceClassification); config v1's classification head is BERT's pooler, so none is
+    // counted, as for a *ForSequenceClassification config.json (hf.ts headOf)
+    d.set('model.head', 'none');
     d.note(
-      `${key} ${name}: model.head classification (a hidden x num_labels score; llmem's head adds a hidden x hidden pooler, a slight over-estimate)`,
+      `${key} ${name}: a hidden x num_labels score head (not counted), no logits over the vocabulary (model.head none)`,
     );
   } else if (/ForTokenClassification$/.test(name))
     d.skip(key, `${name}: a per-token classification head is not modelled; not applied`);

@@ -573,6 +573,11 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
     // rlhf_args.py _init_rm: rm trains a sequence-classification model of one label, whatever --task_type says
     if (rlhfType === 'rm' && taskType !== undefined && taskType !== 'seq_cls')
       d.note(`--task_type ${taskType}: --rlhf_type rm sets seq_cls (rlhf_args.py _init_rm)`);
+    else if (taskType === 'seq_cls' && rlhfType !== undefined)
+      throw new ImportError(
+        '--task_type',
+        `--task_type seq_cls: --rlhf_type ${rlhfType} trains the language model's log-probabilities; a sequence-classification model trains only under rm or swift sft`,
+      );
     else if (taskType !== undefined && taskType !== 'causal_lm' && taskType !== 'seq_cls')
       throw new ImportError(
         '--task_type',
@@ -586,10 +591,12 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
     const type = tuner(d, f, tunerKey);
     applyModelId(d, '--model', value(f, 'model'));
     if (seqCls) {
-      // AutoModelForSequenceClassification (model/register.py task_type seq_cls): a score linear in place of the LM head
-      d.set('model.head', 'classification');
+      // AutoModelForSequenceClassification (model/register.py task_type seq_cls): a bias-free score Linear(hidden,
+      // num_labels) in place of the LM head (transformers GenericForSequenceClassification); config v1's
+      // classification head is BERT's pooler, so none is counted, as for a *ForSequenceClassification config.json
+      d.set('model.head', 'none');
       d.note(
-        `${rlhfType === 'rm' ? '--rlhf_type rm' : '--task_type seq_cls'}: a sequence-classification model, model.head classification (a hidden x num_labels score, no logits over the vocabulary)`,
+        `${rlhfType === 'rm' ? '--rlhf_type rm' : '--task_type seq_cls'}: a sequence-classification model, a hidden x ${rlhfType === 'rm' ? '1' : 'num_labels'} score head (not counted) and no logits over the vocabulary (model.head none)`,
       );
     }
     const { load, amp } = precision(d, f);

@@ -28,7 +28,9 @@ static double rmsnorm_swiglu_layer(double d, double ffn) { return 4 * d * d + 3 
 double vision_default_merge(int kind) {
   switch (kind) {
     case LLMEM_VISION_SIGLIP: return 4; /* Gemma3MultiModalProjector: 4 x 4 average pooling, 4096 -> 256 */
-    case LLMEM_VISION_CLIP: return 1;   /* LLaVA: every patch a token */
+    case LLMEM_VISION_CLIP:             /* LLaVA, PaliGemma, LLaVA-OneVision: every patch (of every tile) a token */
+    case LLMEM_VISION_PALIGEMMA:
+    case LLMEM_VISION_LLAVA_ONEVISION: return 1;
     default: return 2; /* Qwen2.5-VL PatchMerger, Llama 4 / InternVL pixel shuffle 0.5, Pixtral patch merger */
   }
 }
@@ -42,7 +44,9 @@ static double tower_params(const plan *pl, double n, double m2) {
   double d = pl->in->vision_hidden, ffn = pl->in->vision_ffn_hidden, L = pl->in->vision_layers,
          p2 = pl->in->vision_patch_size * pl->in->vision_patch_size;
   switch ((int)pl->in->vision_kind) {
-    case LLMEM_VISION_SIGLIP:   /* Conv2d with bias, learned positions, post_layernorm */
+    case LLMEM_VISION_SIGLIP:          /* Conv2d with bias, learned positions, post_layernorm */
+    case LLMEM_VISION_PALIGEMMA:       /* PaliGemma's and LLaVA-OneVision's SiglipVisionModel (vision_use_head */
+    case LLMEM_VISION_LLAVA_ONEVISION: /* false: no attention-pooling head) */
     case LLMEM_VISION_IDEFICS3: /* Idefics3 / SmolVLM's SigLIP (idefics3/modeling_idefics3.py Idefics3VisionTransformer,
                                  * smolvlm/modeling_smolvlm.py SmolVLMVisionTransformer): the same */
       return CHANNELS * p2 * d + d + n * d + L * layernorm_gelu_layer(d, ffn) + 2 * d;
@@ -94,6 +98,11 @@ static double projector_params(const plan *pl, double m2) {
     /* Idefics3Connector / SmolVLMConnector: pixel shuffle (scale_factor m), then Idefics3SimpleMLP's one
      * Linear(m2 d, T) without bias */
     case LLMEM_VISION_IDEFICS3: return m2 * d * T;
+    /* PaliGemmaMultiModalProjector: one biased Linear(d, projection_dim), projection_dim the text width */
+    case LLMEM_VISION_PALIGEMMA: return d * T + T;
+    /* LlavaOnevisionMultiModalProjector: Linear(d, T), GELU, Linear(T, T), biased; and the image_newline
+     * parameter (T) appended after each row of tile features (llava_onevision/modeling_llava_onevision.py) */
+    case LLMEM_VISION_LLAVA_ONEVISION: return d * T + T + T * T + T + T;
     default: return 2 * m2 * d + m2 * d * T + T + T * T + T; /* InternVL mlp1: LayerNorm, two biased Linears */
   }
 }

@@ -176,6 +176,8 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
       qwen3_vl: 'Qwen3-VL / Qwen3.5',
       qwen2_vl: 'Qwen2-VL',
       idefics3: 'Idefics3 / SmolVLM',
+      paligemma: 'PaliGemma (SigLIP)',
+      llava_onevision: 'LLaVA-OneVision (SigLIP)',
     },
   },
   'model.vision.positions': {

@@ -1536,7 +1536,7 @@ export type ConfigV1 = {
     encoder_layers?: number;
     relative_attention_buckets?: number;
     vision?: {
-      kind?: 'siglip' | 'clip' | 'qwen2_5_vl' | 'llama4' | 'pixtral' | 'internvit' | 'qwen3_vl' | 'qwen2_vl' | 'idefics3';
+      kind?: 'siglip' | 'clip' | 'qwen2_5_vl' | 'llama4' | 'pixtral' | 'internvit' | 'qwen3_vl' | 'qwen2_vl' | 'idefics3' | 'paligemma' | 'llava_onevision';
       layers?: number;
       hidden?: number;
       heads?: number;
@@ -1807,7 +1807,7 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 75, slot: 585, path: 'model.encoder_layers', kind: 'int', nullable: false, months: false, default: 0, min: 0, max: 100000, values: [] },
   { index: 76, slot: 586, path: 'model.relative_attention_buckets', kind: 'int', nullable: false, months: false, default: 0, min: 0, max: 100000, values: [] },
   { index: 77, slot: 587, path: 'model.vision', kind: 'group', nullable: true, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 78, slot: 588, path: 'model.vision.kind', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['siglip', 'clip', 'qwen2_5_vl', 'llama4', 'pixtral', 'internvit', 'qwen3_vl', 'qwen2_vl', 'idefics3'] },
+  { index: 78, slot: 588, path: 'model.vision.kind', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['siglip', 'clip', 'qwen2_5_vl', 'llama4', 'pixtral', 'internvit', 'qwen3_vl', 'qwen2_vl', 'idefics3', 'paligemma', 'llava_onevision'] },
   { index: 79, slot: 589, path: 'model.vision.layers', kind: 'int', nullable: false, months: false, default: 0, min: 0, max: 10000, values: [] },
   { index: 80, slot: 590, path: 'model.vision.hidden', kind: 'int', nullable: false, months: false, default: 1152, min: 1, max: 1000000, values: [] },
   { index: 81, slot: 591, path: 'model.vision.heads', kind: 'int', nullable: false, months: false, default: 16, min: 1, max: 100000, values: [] },

@@ -269,6 +269,24 @@ static void vision(void) {
                  &out),
         "smolvlm");
   CHECK_NEAR(out.params_total, 256484928.0, 0, "SmolVLM-256M");
+  /* PaliGemma 3B (224 px): Gemma 2B (vocab 257,216, tied) 2,508,662,784 + SigLIP-so400m 412,442,352 + a biased
+   * Linear(1152, 2048) 2,361,344 = 2,923,466,480 */
+  CHECK(run_keys("model.layers=18 model.hidden=2048 model.heads=8 model.kv_heads=1 model.head_dim=256 "
+                 "model.ffn_hidden=16384 model.vocab=257216 model.tied_embeddings=true model.vision.kind=paligemma "
+                 "model.vision.layers=27 model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 "
+                 "model.vision.patch_size=14 model.vision.image_size=224",
+                 &out),
+        "paligemma");
+  CHECK_NEAR(out.params_total, 2923466480.0, 0, "PaliGemma 3B");
+  /* LLaVA-OneVision 0.5B: Qwen2-0.5B (vocab 152,000, tied) 494,090,112 + SigLIP-so400m at 384 px (27 x 27 patches,
+   * 26 layers) 397,747,744 + Linear(1152, 896), GELU, Linear(896, 896) and the image_newline 896: 1,837,696 */
+  CHECK(run_keys("model.layers=24 model.hidden=896 model.heads=14 model.kv_heads=2 model.ffn_hidden=4864 "
+                 "model.vocab=152000 model.tied_embeddings=true model.qkv_bias=true model.vision.kind=llava_onevision "
+                 "model.vision.layers=26 model.vision.hidden=1152 model.vision.heads=16 model.vision.ffn_hidden=4304 "
+                 "model.vision.patch_size=14 model.vision.image_size=378",
+                 &out),
+        "llava-onevision");
+  CHECK_NEAR(out.params_total, 893675552.0, 0, "LLaVA-OneVision 0.5B");
   /* Llama 4 Scout: text 107,769,861,120 + vision 850,960,896 + projector 20,971,520 */
   CHECK(run_keys("model.layers=48 model.hidden=5120 model.heads=40 model.kv_heads=8 model.head_dim=128 "
                  "model.ffn_hidden=16384 model.vocab=202048 model.moe.experts=16 model.moe.top_k=1 "

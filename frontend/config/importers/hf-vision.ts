@@ -35,15 +35,31 @@ const KIND_OF: Record<string, string> = {
   qwen3_5_moe: 'qwen3_vl',
   // idefics3/modeling_idefics3.py, smolvlm/modeling_smolvlm.py: a SigLIP tower, then a pixel shuffle of scale_factor and
   // one Linear to the text width (Idefics3Connector, SmolVLMConnector)
+  // paligemma/modeling_paligemma.py: SiglipVisionModel and one Linear; llava_onevision/modeling_llava_onevision.py:
+  // SiglipVisionModel and LLaVA's two-layer projector, with AnyRes tiles
+  paligemma: 'paligemma',
+  llava_onevision: 'llava_onevision',
   idefics3: 'idefics3',
   smolvlm: 'idefics3',
   idefics3_vision: 'idefics3',
   smolvlm_vision: 'idefics3',
 };
 
-/** Vision configs whose class fills keys config.json may leave out: configuration_smolvlm.py SmolVLMVisionConfig and
- * configuration_idefics3.py Idefics3VisionConfig (the same defaults; transformers 008e574). */
+/** Vision configs whose class fills keys config.json may leave out: configuration_siglip.py SiglipVisionConfig,
+ * configuration_smolvlm.py SmolVLMVisionConfig and configuration_idefics3.py Idefics3VisionConfig (transformers 008e574). */
+const SIGLIP_DEFAULTS = {
+  hidden_size: 768,
+  intermediate_size: 3072,
+  num_hidden_layers: 12,
+  num_attention_heads: 12,
+  image_size: 224,
+  patch_size: 16,
+};
 const VISION_DEFAULTS: Record<string, Record<string, number>> = {
+  // configuration_siglip.py SiglipVisionConfig (PaliGemma's config.json leaves out image_size: 224, its 256 tokens)
+  siglip: SIGLIP_DEFAULTS,
+  paligemma: SIGLIP_DEFAULTS,
+  llava_onevision: SIGLIP_DEFAULTS,
   idefics3: {
     hidden_size: 1152,
     intermediate_size: 3072,
@@ -57,7 +73,12 @@ const VISION_DEFAULTS: Record<string, Record<string, number>> = {
 const SCALE_FACTOR_DEFAULT = 2;
 
 // Towers read but with no model.vision kind: why they are not counted.
-const NOT_A_KIND: Record<string, string> = {};
+const NOT_A_KIND: Record<string, string> = {
+  // aya_vision/modeling_aya_vision.py AyaVisionMultiModalProjector
+  aya_vision: "Aya Vision's projector (a pixel shuffle, a LayerNorm and a SwiGLU MLP) is not modelled",
+};
+// The wrappers whose projector the siglip kind counts (Gemma 3's average pooling and one matrix)
+const SIGLIP_KIND_WRAPPERS = new Set(['gemma3']);
 
 // Towers that build one deepstack merger per vision_config.deepstack_visual_indexes entry (Qwen3.5's
 // configs carry the key, empty, and its model builds none)
@@ -78,8 +99,23 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   // InternViT-6B (InternVL 2.5 / 3 38B and 78B) uses RMSNorm and q/k normalisation: not the InternViT-300M layers
   if (wrapperType === 'internvl_chat' && (vc.norm_type !== 'layer_norm' || vc.qk_normalization === true))
     kind = undefined;
-  const why = NOT_A_KIND[wrapperType ?? ''] ?? 'this vision encoder is not modelled';
-  if (!kind) return `vision_config (${vtype ?? 'no model_type'}): ${why}; llmem counts the text decoder only`;
+  // a SigLIP tower under a wrapper whose projector is not Gemma 3's (and a LLaVA wrapper read as CLIP's) is not that kind
+  const siglipTower = vtype === 'siglip_vision_model';
+  const mismatched =
+    (kind === 'siglip' && !SIGLIP_KIND_WRAPPERS.has(wrapperType ?? '')) || (kind === 'clip' && siglipTower);
+  const why =
+    NOT_A_KIND[wrapperType ?? ''] ??
+    (mismatched
+      ? `a SigLIP tower under the ${wrapperType ?? 'unnamed'} wrapper, whose projector no model.vision kind describes`
+      : 'this vision encoder is not modelled');
+  if (!kind || mismatched || NOT_A_KIND[wrapperType ?? ''])
+    return `vision_config (${vtype ?? 'no model_type'}): ${why}; llmem counts the text decoder only`;
+  // SiglipVisionTransformer builds its attention-pooling head unless the config says vision_use_head false
+  // (siglip/modeling_siglip.py: `self.use_head = True if not hasattr(config, "vision_use_head") else ...`)
+  if (siglipTower && vc.vision_use_head !== false)
+    notes.push(
+      'vision_config.vision_use_head is not false: SigLIP builds its attention-pooling head, whose parameters (a few per cent of the tower) are not counted',
+    );
   const defaults = VISION_DEFAULTS[kind] ?? {};
   const defaulted: string[] = [];
   const num = (...keys: string[]) => {
@@ -109,6 +145,15 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
     );
   }
   if (image === undefined) return 'vision_config: no image_size; not modelled';
+  const tileSize = image; // the processor's tiles are the configured size, whatever the convolution covers
+  if (image % patch !== 0) {
+    // a Conv2d of stride patch_size drops the last pixels: (image_size // patch_size)^2 patches (SigLIP-so400m 384 px)
+    const whole = Math.floor(image / patch) * patch;
+    notes.push(
+      `vision: image_size ${image} is not a multiple of patch_size ${patch}; the patch convolution covers ${whole} px (${whole / patch} patches a side), read as model.vision.image_size ${whole}`,
+    );
+    image = whole;
+  }
   const tower: Config = { kind, layers, hidden, heads, ffn_hidden: ffn, patch_size: patch, image_size: image };
   const merge = mergeOf(kind, json, vc, image / patch);
   if (merge !== undefined) tower.merge = merge;
@@ -122,7 +167,12 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
       `vision: ${deepstack.length} deepstack mergers (vision_config.deepstack_visual_indexes) beside the patch merger, read as model.vision.deepstack`,
     );
   }
-  const tiles = kind === 'idefics3' ? tilesPerImage(vc, image) : undefined;
+  const tiles =
+    kind === 'idefics3'
+      ? tilesPerImage(vc, tileSize)
+      : kind === 'llava_onevision' || wrapperType === 'llava_next'
+        ? anyresTiles(json, tileSize)
+        : undefined;
   if (tiles !== undefined) {
     tower.images_per_sample = tiles.count;
     notes.push(tiles.why);
@@ -150,6 +200,28 @@ function tilesPerImage(vc: Obj, image: number): { count: number; why: string } |
   return {
     count,
     why: `vision: image splitting cuts an image of longest edge vision_config.size ${size} into ${perSide} x ${perSide} tiles of ${tile} px and adds the whole image: ${count} tower inputs for the largest image, read as model.vision.images_per_sample ${count} (set the tiles your images make; 1 without splitting)`,
+  };
+}
+
+/**
+ * LLaVA-NeXT / LLaVA-OneVision AnyRes (image_processing_llava_next.py / _llava_onevision.py): an image is resized to the
+ * best of image_grid_pinpoints and cut into tiles of the tower's image size, and the whole image is added, each a tower
+ * input (OneVision's anyres_max_9 pools the features afterwards, not the tower's inputs). The largest pinpoint's tiles.
+ */
+function anyresTiles(json: Obj, image: number): { count: number; why: string } | undefined {
+  const pins = json.image_grid_pinpoints;
+  if (!Array.isArray(pins)) return undefined;
+  let most = 0;
+  let pin = '';
+  for (const p of pins)
+    if (Array.isArray(p) && typeof p[0] === 'number' && typeof p[1] === 'number') {
+      const t = Math.ceil(p[0] / image) * Math.ceil(p[1] / image);
+      if (t > most) [most, pin] = [t, `${p[0]} x ${p[1]}`];
+    }
+  if (most === 0) return undefined;
+  return {
+    count: most + 1,
+    why: `vision: AnyRes (image_grid_pinpoints): the largest grid, ${pin} px, is ${most} tiles of ${image} px, and the whole image is added: ${most + 1} tower inputs for the largest image, read as model.vision.images_per_sample ${most + 1} (set the tiles your images make)`,
   };
 }
 

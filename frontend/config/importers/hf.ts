@@ -132,6 +132,8 @@ const FOUR_X_WIDTH = new Set(['gpt2', 'falcon', 'gpt_bigcode', 'gptj', 'codegen'
 // Read and judged irrelevant to training memory (tokens ids, init, rope
 // frequencies and scaling, norm epsilons, routing math, bookkeeping).
 const IRRELEVANT = new Set([
+  // PaliGemma's text_config repeats the wrapper's image token count (the tower's patches, read by hf-vision.ts)
+  'num_image_tokens',
   // multimodal token ids and quantisation-tool flags
   'vision_start_token_id',
   'vision_end_token_id',
@@ -371,6 +373,14 @@ const WRAPPER_KEYS = new Set([
   'pad2square',
   // Idefics3Config / SmolVLMConfig: the connector's pixel shuffle (read by hf-vision.ts)
   'scale_factor',
+  // LlavaNextConfig / LlavaOnevisionConfig: AnyRes tiles (read by hf-vision.ts), how OneVision pools them after the tower
+  'image_grid_pinpoints',
+  'vision_aspect_ratio',
+  // PaliGemmaConfig: the projector's width (the text width), the image tokens (the tower's patches) and a copy of the
+  // text hidden size
+  'projection_dim',
+  'num_image_tokens',
+  'hidden_size',
 ]);
 
 /** Import a transformers config.json; {error} names the key when the file is malformed. */

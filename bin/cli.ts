@@ -216,11 +216,15 @@ function hostCauses(config: Config, res: EstimateResult): string[] {
   const group = (g: string) => (config[g] ?? {}) as Record<string, Json>;
   const cpu = (v: Json | undefined) => v === 'cpu';
   const rl = JSON.stringify(config.rl ?? {});
+  const rlOn = (group('rl').algorithm ?? 'none') !== 'none'; // the RL phases (core/rl.c) offload no activations
+  const sleep = ((group('rl').rollout ?? {}) as Record<string, Json>).sleep;
   const causes = [
     cpu(group('parallel').offload_params) && 'offloaded parameters',
     cpu(group('parallel').offload_optimizer) && 'offloaded optimizer states',
-    group('training').activation_offload === true && 'offloaded activations',
+    group('training').activation_offload === true && !rlOn && 'offloaded activations',
     /"(param|optimizer)_offload":true/.test(rl) && 'offloaded RL models',
+    // vLLM's sleep level 1 backs the engine's weights up to the host (core/rl.c engine_asleep)
+    rlOn && sleep === 'level1' && "the sleeping rollout engine's weights",
     // the paged optimizer's warning: its states past what the GPU has left count here too
     res.warnings.some((w) => w.startsWith('paged optimizer')) && 'paged optimizer states',
   ].filter((c): c is string => typeof c === 'string');

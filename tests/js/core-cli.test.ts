@@ -158,6 +158,14 @@ describe('the host line names what is on the host', () => {
     const line = host({ model: { preset: 'llama-3.1-8b' }, training: { activation_offload: true } });
     expect(line).toMatch(/per GPU process \(offloaded activations\)$/);
   });
+  it("an RL run's sleeping rollout engine (level 1), not activation offload, which its phases do not do", () => {
+    const line = host({
+      model: { preset: 'qwen2.5-1.5b' },
+      training: { activation_offload: true },
+      rl: { algorithm: 'grpo', rollout: { sleep: 'level1' } },
+    });
+    expect(line).toMatch(/\(the sleeping rollout engine's weights\)$/);
+  });
   it('ZeRO optimizer offload', () => {
     const line = host({
       model: { preset: 'llama-3.1-8b' },
@@ -175,6 +183,8 @@ describe('the stack lines name only what matters', () => {
         JSON.stringify({ model: { preset: 'qwen2.5-7b', head }, runtime: { framework: 'hf_trainer' } }),
       ).stdout;
     expect(run('lm')).toMatch(/hf_trainer: training\.loss = /);
-    expect(run('classification')).not.toMatch(/training\.loss = /);
+    const classification = run('classification');
+    expect(classification).toMatch(/^per GPU {6}peak allocated/m); // the estimate ran
+    expect(classification).not.toMatch(/training\.loss = /);
   });
 });

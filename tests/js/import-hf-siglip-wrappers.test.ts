@@ -88,7 +88,7 @@ let core: Core;
 beforeAll(async () => {
   core = await loadCore();
 });
-const vision = (json: object) => (hfImport(json).config.model as Config).vision as Config | undefined;
+const vision = (json: Record<string, unknown>) => (hfImport(json).config.model as Config).vision as Config | undefined;
 
 describe('PaliGemma', () => {
   it("its SigLIP tower (image_size from SiglipVisionConfig's default, 224: 256 tokens) and one Linear", () => {

@@ -106,6 +106,31 @@ describe('TRL SFT configs', () => {
     expect(u).toContain('llmem import accelerate <accelerate config> ds_z2.json');
   });
 
+  it("the file's own engine keeps over the launch's; the launcher's precision holds only where the file sets none", () => {
+    const multi =
+      'compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nmixed_precision: bf16\nnum_processes: 4\n';
+    // TrainingArguments' deepspeed forces DeepSpeed whatever the launch: the launch gives the processes only
+    const ds = ok('training_args', '{"per_device_train_batch_size": 4, "bf16": true, "deepspeed": "ds_z3.json"}', {
+      also: multi,
+    });
+    expect(get(ds.config, 'parallel.engine')).toBe('deepspeed');
+    expect(get(ds.config, 'parallel.zero_stage')).toBe(3);
+    expect(get(ds.config, 'parallel.gpus')).toBe(4);
+    expect(ds.notes.join('\n')).toContain("the file's own engine, deepspeed, over the accelerate config's ddp");
+    // no bf16 / fp16 in the file: the launcher's bf16 holds (transformers keeps ACCELERATE_MIXED_PRECISION)
+    const plain = ok('training_args', '{"per_device_train_batch_size": 4}', { also: multi });
+    expect(get(plain.config, 'training.dtype')).toBe('bf16');
+    expect(plain.notes.join('\n')).toContain('the file sets neither bf16 nor fp16');
+    const ax = ok('axolotl', 'base_model: Qwen/Qwen2.5-7B\nmicro_batch_size: 2\nsequence_len: 2048\n', { also: multi });
+    expect(get(ax.config, 'training.dtype')).toBe('bf16');
+    // the file's bf16 replaces the launcher's fp8: no fp8 linears copied
+    const fp8 = multi.replace('mixed_precision: bf16', 'mixed_precision: fp8');
+    const withBf16 = ok('training_args', '{"per_device_train_batch_size": 4, "bf16": true}', { also: fp8 });
+    expect(get(withBf16.config, 'training.fp8_linear')).toBeUndefined();
+    const without = ok('training_args', '{"per_device_train_batch_size": 4}', { also: fp8 });
+    expect(get(without.config, 'training.fp8_linear')).toBe(true);
+  });
+
   it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {
     expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo, orpo or grpo');
     const r = ok('trl', TRL_CLI, { trainer: 'sft' });

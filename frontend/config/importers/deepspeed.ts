@@ -309,17 +309,17 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
     } else if (micro !== undefined && accum === undefined) {
       d.skip(
         k('train_batch_size'),
-        `grad_accum = ${total} / (${micro} * world size) needs the world size; set training.grad_accum`,
+        `grad_accum = ${total} / (${micro} * ${sp > 1 ? `data-parallel size (world size / sequence_parallel_size ${sp})` : 'world size'}) needs the world size; set training.grad_accum`,
       );
     } else if (micro === undefined && accum !== undefined) {
       d.skip(
         k('train_batch_size'),
-        `micro-batch = ${total} / (${accum} * world size) needs the world size; set training.micro_batch`,
+        `micro-batch = ${total} / (${accum} * ${sp > 1 ? `data-parallel size (world size / sequence_parallel_size ${sp})` : 'world size'}) needs the world size; set training.micro_batch`,
       );
     } else if (micro === undefined)
       d.skip(
         k('train_batch_size'),
-        `micro-batch * grad_accum = ${total} / world size needs the world size; set training.micro_batch and grad_accum`,
+        `micro-batch * grad_accum = ${total} / ${sp > 1 ? `data-parallel size (world size / sequence_parallel_size ${sp})` : 'world size'} needs the world size; set training.micro_batch and grad_accum`,
       );
     else d.skip(k('train_batch_size'), 'not consistent with the micro-batch and accumulation given; not applied');
   } else if ((micro !== undefined || accum !== undefined) && d.get('parallel.gpus') === undefined)
@@ -355,7 +355,10 @@ function batchFromWorld(
       : `data-parallel size ${dp} (the world size)`;
   const need = (what: string, of: number) => {
     if (of <= 0 || total % of !== 0)
-      throw new ImportError(key, `${key}: ${total} is not a multiple of ${what} (${of}), ${size}`);
+      throw new ImportError(
+        key,
+        `${key}: ${total} is not a multiple of ${what} (${of})${sp > 1 ? `; the world size ${dp * sp} over sequence_parallel_size ${sp}` : ''}`,
+      );
     return total / of;
   };
   if (micro === undefined && accum === undefined) {

@@ -114,12 +114,40 @@ function withAccelerate(kind: ImportKind, text: string, options: ImportOptions):
       },
     };
   const world = typeof launch.gpus === 'number' ? launch.gpus : options.worldSize;
-  const r = importKind(kind, text, { ...options, also: undefined, worldSize: world, launch });
+  let r = importKind(kind, text, { ...options, also: undefined, worldSize: world, launch });
   if ('error' in r) return r;
-  const own = (r.config.parallel ?? {}) as Record<string, Json>;
-  const overridden = Object.keys(own).filter((k) => k in launch && own[k] !== launch[k]);
-  const config: Record<string, Json> = { ...r.config, parallel: { ...own, ...launch } };
+  let own = (r.config.parallel ?? {}) as Record<string, Json>;
+  // A file that names its own engine keeps it (TrainingArguments' deepspeed forces DeepSpeed, axolotl's
+  // setup_fsdp_envs / prepare_optim_env set ACCELERATE_USE_FSDP / _DEEPSPEED in its process): the launch then gives
+  // the processes only, none of its engine's keys
+  const fileEngine = own.engine !== launch.engine;
+  if (fileEngine) {
+    const processes = Object.fromEntries(
+      Object.entries(launch).filter(([k]) => k === 'gpus' || k === 'gpus_per_node'),
+    ) as Record<string, Json>;
+    r = importKind(kind, text, { ...options, also: undefined, worldSize: world, launch: processes });
+    if ('error' in r) return r;
+    own = (r.config.parallel ?? {}) as Record<string, Json>;
+  }
+  const config: Record<string, Json> = { ...r.config, parallel: own };
+  // the launcher's precision holds when the file sets neither bf16 nor fp16 (transformers training_args.py
+  // __post_init__ writes ACCELERATE_MIXED_PRECISION only for them), and with it its fp8
+  const launcherPrecision = !setsPrecision(kind, text);
+  const accTraining = (acc.config.training ?? {}) as Record<string, Json>;
+  const training = { ...((config.training ?? {}) as Record<string, Json>) };
+  const precision: string[] = [];
+  if (launcherPrecision && accTraining.dtype !== undefined && accTraining.dtype !== training.dtype) {
+    precision.push(
+      `training.dtype ${String(accTraining.dtype)}: the file sets neither bf16 nor fp16, so the accelerate config's mixed precision holds (transformers training_args.py keeps ACCELERATE_MIXED_PRECISION)`,
+    );
+    training.dtype = accTraining.dtype;
+    config.training = training;
+  } else if (!launcherPrecision && accTraining.dtype !== undefined && accTraining.dtype !== training.dtype)
+    precision.push(
+      `its precision (${String(accTraining.dtype)}) gives way to the file's (${String(training.dtype)}): the trainer sets ACCELERATE_MIXED_PRECISION from bf16 / fp16`,
+    );
   for (const [group, key] of LAUNCH_TRAINING_KEYS) {
+    if (key === 'fp8_linear' && !launcherPrecision) continue; // the file's bf16 / fp16 replaces the launcher's fp8
     const from = (acc.config[group] ?? {}) as Record<string, Json>;
     const into = { ...((config[group] ?? {}) as Record<string, Json>) };
     if (from[key] !== undefined && into[key] === undefined) {
@@ -127,30 +155,32 @@ function withAccelerate(kind: ImportKind, text: string, options: ImportOptions):
       config[group] = into;
     }
   }
+  const launched = fileEngine ? ['gpus', 'gpus_per_node'].filter((k) => k in launch) : Object.keys(launch);
   return {
     config: config as Config,
     notes: [
       // the file's own guess of the engine, and the accelerate profile, give way to the launch
       ...r.notes.filter((n) => !n.startsWith('no deepspeed or fsdp')),
-      `parallel: from the accelerate config it is launched with (${Object.keys(launch).join(', ')})${overridden.length ? `, over the file's ${overridden.join(', ')}` : ''}`,
+      `parallel: from the accelerate config it is launched with (${launched.join(', ')})${fileEngine ? `; the file's own engine, ${String(own.engine)}, over the accelerate config's ${String(launch.engine)}` : ''}`,
       ...acc.notes
         .filter((n) => !/^(runtime\.framework|mixed_precision)/.test(n))
         .map((n) => `accelerate config: ${n}`),
-      ...precisionNote(acc.config, config as Config),
+      ...precision.map((n) => `accelerate config: ${n}`),
     ],
     unsupported: [...r.unsupported, ...acc.unsupported.map(pairedSkip)],
   };
 }
 
-/** The launcher's precision gives way to the file's: the Trainer passes its own mixed_precision to Accelerator
- * (transformers training_args.py bf16/fp16 -> ACCELERATE_MIXED_PRECISION, set before the Accelerator is built). */
-function precisionNote(acc: Config, run: Config): string[] {
-  const dtype = (c: Config) => (c.training as Record<string, Json> | undefined)?.dtype;
-  const [launcher, own] = [dtype(acc), dtype(run)];
-  if (launcher === undefined || own === undefined || launcher === own) return [];
-  return [
-    `accelerate config: its precision (${launcher}) gives way to the file's (${String(own)}), which the trainer passes on`,
-  ];
+/**
+ * Whether the launched file sets the trainer's precision: TrainingArguments' bf16 / fp16 (LLaMA-Factory's and axolotl's
+ * keys are passed on as them, pure_bf16 loads bf16 without autocast), and TRL's configs, whose bf16 defaults to true
+ * unless fp16 is set (trl sft_config.py / grpo_config.py __post_init__: `self.bf16 = not self.fp16 if self.bf16 is None`).
+ */
+function setsPrecision(kind: ImportKind, text: string): boolean {
+  // a YAML line or a JSON member: `bf16: true`, `"bf16": true`
+  const on = (key: string) => new RegExp(`(^|[{,])\\s*"?${key}"?\\s*:\\s*"?(true|True|auto)\\b`, 'm').test(text);
+  if (kind === 'trl') return !/^\s*bf16\s*:\s*(false|False)\b/m.test(text) || on('fp16');
+  return on('bf16') || on('fp16') || on('pure_bf16');
 }
 
 /** The DeepSpeed file an accelerate config names is a third file, which a paired import does not take: say so. */

@@ -471,17 +471,17 @@ describe('LLaMA-Factory YAML', () => {
   });
   it('a full fine-tune of a vision-language model freezes the tower and the projector unless told (freeze_* defaults)', () => {
     const vl = 'model_name_or_path: Qwen/Qwen2.5-VL-7B-Instruct\nfinetuning_type: full\n';
-    const train = (extra: string) => (ok('llamafactory', vl + extra).config.model as Config).vision;
-    expect(train('')).toEqual({ train: 'none' });
-    expect(train('freeze_multi_modal_projector: false\n')).toEqual({ train: 'projector' });
-    expect(train('freeze_vision_tower: false\nfreeze_multi_modal_projector: false\n')).toEqual({ train: 'full' });
+    const train = (extra: string) => ((ok('llamafactory', vl + extra).config.model as Config).vision as Config).train;
+    expect(train('')).toBe('none');
+    expect(train('freeze_multi_modal_projector: false\n')).toBe('projector');
+    expect(train('freeze_vision_tower: false\nfreeze_multi_modal_projector: false\n')).toBe('full');
     const none = runs(ok('llamafactory', vl).config),
       full = runs(ok('llamafactory', `${vl}freeze_vision_tower: false\nfreeze_multi_modal_projector: false\n`).config);
     expect(none.params.trainable).toBeLessThan(full.params.trainable - 5e8); // the ~0.67 B tower and merger
-    // LoRA: the tower is part of the frozen base; a text model: nothing to freeze
+    // LoRA: the tower is part of the frozen base (only the image size LLaMA-Factory resizes to); a text model: nothing
     expect(
       (ok('llamafactory', 'model_name_or_path: Qwen/Qwen2.5-VL-7B-Instruct\n').config.model as Config).vision,
-    ).toBe(undefined);
+    ).toEqual({ image_size: 756 });
     expect(
       (ok('llamafactory', 'model_name_or_path: Qwen/Qwen2.5-7B\nfinetuning_type: full\n').config.model as Config)
         .vision,
@@ -489,6 +489,19 @@ describe('LLaMA-Factory YAML', () => {
     expect(ok('llamafactory', `${vl}freeze_language_model: true\n`).unsupported.join('\n')).toContain(
       'freeze_language_model',
     );
+  });
+  it("image_max_pixels sizes a Qwen-VL tower's input (default 768 x 768), a whole number of merged patches", () => {
+    const vl = 'model_name_or_path: Qwen/Qwen2-VL-7B-Instruct\nfinetuning_type: lora\n';
+    const size = (extra: string) =>
+      ((ok('llamafactory', vl + extra).config.model as Config).vision as Config).image_size;
+    expect(size('')).toBe(756); // floor(768 / 28) x 28
+    expect(size('image_max_pixels: 262144\n')).toBe(504); // 512 px a side
+    expect(ok('llamafactory', `${vl}image_max_pixels: 262144\n`).notes.join('\n')).toContain(
+      'image_max_pixels 262144: the largest square image the tower takes, 504 px',
+    );
+    // a tower of one fixed size (LLaVA's CLIP) resizes every image to it: read, no effect
+    const llava = ok('llamafactory', 'model_name_or_path: llava-hf/llava-1.5-7b-hf\nimage_max_pixels: 262144\n');
+    expect(llava.notes.join('\n')).toMatch(/no effect on per-GPU memory: .*image_max_pixels/);
   });
   it('QLoRA, DeepSpeed by file name, Liger in DPO (logits kept), DPO with full fine-tuning listed', () => {
     const r = ok(

@@ -11,6 +11,7 @@ import {
   applyLoraTargets,
   applyModelId,
   draftHasVision,
+  draftModel,
   BNB_4BIT_SUFFIXES,
   bool,
   Draft,
@@ -29,7 +30,7 @@ import {
 
 // No effect on per-GPU memory: data, templates, logging, schedules, evaluation, export.
 const IGNORED =
-  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_max_pixels|image_min_pixels|video_max_pixels|video_fps|video_maxlen|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
+  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_min_pixels|video_max_pixels|video_fps|video_maxlen|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
 
 // More hparams without effect on per-GPU training memory: tokens, hubs, loggers, profilers, Ray, inference
 // engines, loss weights, PPO/KTO knobs (their stages are reported), and fields the parser sets itself
@@ -176,7 +177,8 @@ export function importLlamaFactory(
         case 'freeze_vision_tower':
         case 'freeze_multi_modal_projector':
         case 'freeze_language_model':
-          break; // visionTraining, once the model is known
+        case 'image_max_pixels':
+          break; // visionTraining and imagePixels, once the model is known
         case 'bf16':
         case 'fp16':
         case 'finetuning_type':
@@ -309,6 +311,7 @@ export function importLlamaFactory(
       }
     }
     visionTraining(d, y, type);
+    imagePixels(d, y);
     reportUnreadFile(d, file);
     if (!megatron && !y.deepspeed && !y.fsdp) launcherComment(d, text);
     defaultToDdp(d, 'deepspeed or fsdp');
@@ -396,6 +399,30 @@ function halfLoadedWithoutAmp(d: Draft, y: Obj, type: string): void {
   }
   d.note(
     `no bf16 / fp16: the model loads in its checkpoint's dtype (bf16 assumed; fp16 for a checkpoint saved in fp16) and trains without autocast; ${badam ? 'BAdam keeps the trained weights, their gradients and states in it' : 'the adapters are upcast to fp32'}`,
+  );
+}
+
+/** The Qwen-VL towers, which take an image at the size the processor resizes it to (not one fixed size). */
+const RESIZED_TOWERS = new Set(['qwen2_vl', 'qwen2_5_vl', 'qwen3_vl']);
+
+/**
+ * image_max_pixels (hparams/model_args.py ProcessorArguments, default 768 x 768): LLaMA-Factory's mm_plugin resizes
+ * each image to at most that many pixels before the Qwen-VL processor; the largest square image is the tower's input,
+ * its side a whole number of merged patches. Towers of one fixed size resize every image to it (no effect).
+ */
+function imagePixels(d: Draft, y: Obj): void {
+  const vision = draftModel(d)?.vision;
+  const given = y.image_max_pixels !== undefined && y.image_max_pixels !== null;
+  if (!isObject(vision) || !RESIZED_TOWERS.has(String(vision.kind))) {
+    if (given) d.ignore('image_max_pixels');
+    return;
+  }
+  const pixels = given ? int(y.image_max_pixels, 'image_max_pixels') : 768 * 768;
+  const unit = Number(vision.patch_size ?? 14) * Number(vision.merge ?? 2);
+  const side = Math.max(unit, Math.floor(Math.sqrt(pixels) / unit) * unit);
+  d.set('model.vision.image_size', side);
+  d.note(
+    `image_max_pixels ${pixels}${given ? '' : ' (LLaMA-Factory default 768 x 768)'}: the largest square image the tower takes, ${side} px (a multiple of ${unit}), model.vision.image_size ${side}`,
   );
 }
 

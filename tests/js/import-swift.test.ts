@@ -235,6 +235,17 @@ describe('rlhf', () => {
   });
 });
 
+describe('image size of a Qwen-VL tower', () => {
+  const vl = (flags: string, env = 'NPROC_PER_NODE=2') =>
+    `${env} \\\nswift sft \\\n    --model Qwen/Qwen2-VL-7B-Instruct \\\n    --dataset a \\\n    ${flags}\n`;
+  it('--max_pixels or MAX_PIXELS: the largest square image, a whole number of 28 px merged patches', () => {
+    expect(ok(vl('--max_pixels 1003520 --max_length 2048')).flat['model.vision.image_size']).toBe(980); // 35 x 28
+    expect(ok(vl('--max_length 2048', 'NPROC_PER_NODE=2 MAX_PIXELS=262144')).flat['model.vision.image_size']).toBe(504);
+    expect(ok(vl('--max_length 2048')).flat['model.vision.image_size']).toBeUndefined(); // the preset's
+    expect(fail(vl('--max_pixels lots')).message).toMatch(/--max_pixels: must be a whole number/);
+  });
+});
+
 describe('refusals and reports', () => {
   it('an unknown model needs its config.json', () => {
     expect(fail(sft('', '').replace('Qwen/Qwen2.5-7B-Instruct', 'org/NotAModel-3B')).message).toMatch(/--hf/);

@@ -497,6 +497,26 @@ export function draftHasVision(d: Draft): boolean | undefined {
   return m === undefined ? undefined : isObject(m.vision);
 }
 
+/** The Qwen-VL towers, which take an image at the size the processor resizes it to (not one fixed size). */
+const RESIZED_TOWERS = new Set(['qwen2_vl', 'qwen2_5_vl', 'qwen3_vl']);
+
+/**
+ * A cap on an image's pixels as the input of a Qwen-VL tower (model.vision.image_size): the largest square image, its
+ * side a whole number of merged patches (the processor's smart_resize rounds to patch x merge). false: the model has
+ * no such tower (one of a fixed size resizes every image to it), nothing set.
+ */
+export function applyImagePixels(d: Draft, pixels: number, why: string): boolean {
+  const vision = draftModel(d)?.vision;
+  if (!isObject(vision) || !RESIZED_TOWERS.has(String(vision.kind))) return false;
+  const unit = Number(vision.patch_size ?? 14) * Number(vision.merge ?? 2);
+  const side = Math.max(unit, Math.floor(Math.sqrt(pixels) / unit) * unit);
+  d.set('model.vision.image_size', side);
+  d.note(
+    `${why}: the largest square image the tower takes, ${side} px (a multiple of ${unit}), model.vision.image_size ${side}`,
+  );
+  return true;
+}
+
 /** Set training.finetune.lora_targets from module names ("all", "all-linear", or a list / comma string). */
 export function applyLoraTargets(d: Draft, key: string, v: Json): void {
   const names = (Array.isArray(v) ? v.map(String) : str(v, key).split(',')).map((s) => s.trim()).filter(Boolean);

@@ -11,7 +11,7 @@ import {
   applyLoraTargets,
   applyModelId,
   draftHasVision,
-  draftModel,
+  applyImagePixels,
   BNB_4BIT_SUFFIXES,
   bool,
   Draft,
@@ -402,28 +402,15 @@ function halfLoadedWithoutAmp(d: Draft, y: Obj, type: string): void {
   );
 }
 
-/** The Qwen-VL towers, which take an image at the size the processor resizes it to (not one fixed size). */
-const RESIZED_TOWERS = new Set(['qwen2_vl', 'qwen2_5_vl', 'qwen3_vl']);
-
 /**
  * image_max_pixels (hparams/model_args.py ProcessorArguments, default 768 x 768): LLaMA-Factory's mm_plugin resizes
- * each image to at most that many pixels before the Qwen-VL processor; the largest square image is the tower's input,
- * its side a whole number of merged patches. Towers of one fixed size resize every image to it (no effect).
+ * each image to at most that many pixels before the Qwen-VL processor. Towers of one fixed size: no effect.
  */
 function imagePixels(d: Draft, y: Obj): void {
-  const vision = draftModel(d)?.vision;
   const given = y.image_max_pixels !== undefined && y.image_max_pixels !== null;
-  if (!isObject(vision) || !RESIZED_TOWERS.has(String(vision.kind))) {
-    if (given) d.ignore('image_max_pixels');
-    return;
-  }
   const pixels = given ? int(y.image_max_pixels, 'image_max_pixels') : 768 * 768;
-  const unit = Number(vision.patch_size ?? 14) * Number(vision.merge ?? 2);
-  const side = Math.max(unit, Math.floor(Math.sqrt(pixels) / unit) * unit);
-  d.set('model.vision.image_size', side);
-  d.note(
-    `image_max_pixels ${pixels}${given ? '' : ' (LLaMA-Factory default 768 x 768)'}: the largest square image the tower takes, ${side} px (a multiple of ${unit}), model.vision.image_size ${side}`,
-  );
+  const why = `image_max_pixels ${pixels}${given ? '' : ' (LLaMA-Factory default 768 x 768)'}`;
+  if (!applyImagePixels(d, pixels, why) && given) d.ignore('image_max_pixels');
 }
 
 /**

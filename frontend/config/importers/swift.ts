@@ -18,6 +18,7 @@ import {
   applyModelId,
   bool,
   Draft,
+  applyImagePixels,
   draftHasVision,
   guard,
   ImportError,
@@ -120,7 +121,7 @@ const REFUSED_TUNERS: Record<string, string> = {
 // Arguments with no effect on per-GPU memory: data, templates, logging, saving, evaluation, schedules, sampling,
 // rewards and loss weights.
 const IGNORED =
-  /^(dataset|val_dataset|cached_dataset|cached_val_dataset|split_dataset_ratio|data_seed|dataset_num_proc|load_from_cache_file|dataset_shuffle|val_dataset_shuffle|streaming|interleave_prob|stopping_strategy|shuffle_buffer_size|download_mode|columns|strict|remove_unused_columns|model_name|model_author|custom_dataset_info|lazy_tokenize|template|system|truncation_strategy|max_pixels|agent_template|norm_bbox|use_chat_template|padding_side|loss_scale|template_backend|response_prefix|enable_thinking|preserve_thinking|add_non_thinking_prefix|disable_ignore_empty_think|output_dir|add_version|create_checkpoint_symlink|num_train_epochs|max_steps|max_epochs|learning_rate|lr_scheduler_type|lr_scheduler_kwargs|warmup_ratio|warmup_steps|weight_decay|adam_beta1|adam_beta2|adam_epsilon|max_grad_norm|optim_args|seed|save_.*|eval_.*|per_device_eval_batch_size|logging_.*|log_.*|report_to|run_name|metric_for_best_model|greater_is_better|load_best_model_at_end|label_names|predict_with_generate|max_new_tokens|temperature|top_p|top_k|min_p|repetition_penalty|stop_words|dataloader_.*|ddp_.*|train_dataloader_shuffle|group_by_length|acc_strategy|early_stop_interval|callbacks|resume_from_checkpoint|resume_only_model|ignore_data_skip|load_args|load_data_args|use_hf|hub_.*|push_to_hub|model_revision|model_type|ms_hub_token|check_model|swanlab_.*|wandb_.*|external_plugins|custom_register_path|ignore_args_error|enable_npu_model_patch|safe_serialization|max_shard_size|lorap_lr_ratio|lora_alpha|use_rslora|init_weights|lora_ga_.*|aligner_lr|vit_lr|reward_funcs|reward_weights|reward_model_plugin|beta|label_smoothing|rpo_alpha|ld_alpha|discopop_tau|loss_weights|cpo_alpha|simpo_gamma|epsilon|epsilon_high|delta|num_iterations|importance_sampling_level|scale_rewards|advantage_reweight|kl_in_reward|overlong_filter|soft_max_length|soft_cache_length|cosine_.*|repetition_n_grams|repetition_max_penalty|tau_pos|tau_neg|dynamic_sample|max_resample_times|vllm_server_port|vllm_server_timeout|vllm_server_group_port|vllm_enable_prefix_caching|vllm_disable_custom_all_reduce|vllm_enforce_eager|vllm_limit_mm_per_prompt|vllm_reasoning_parser|vllm_disable_cascade_attn|vllm_mm_processor_cache_gb|vllm_server_pass_dataset|structured_outputs_regex|enable_flattened_weight_sync|num_generations_eval|rollout_importance_sampling_.*|off_policy_sequence_mask_delta|wandb_log_unique_prompts|multi_turn_scheduler|max_turns|completion_length_limit_scope|use_gym_env|gym_env|teacher_tag_key|fipo_.*|real_tau|sapo_.*|sdar_.*|rlsd_.*|router_aux_loss_coef|neftune_noise_alpha|gradient_checkpointing_kwargs|vit_gradient_checkpointing|problem_type|num_labels|new_special_tokens|rope_scaling|max_model_len|local_repo_path|bnb_4bit_compute_dtype|bnb_4bit_quant_storage|hqq_axis|deepspeed_autotp_size|zero_hpz_partition_size|packing_length|packing_num_proc|packing_strategy|use_logits_to_keep|mrl_dims|center_rewards_coefficient|desirable_weight|undesirable_weight|response_length|tuner_backend|adapters|ref_adapters|ref_model_type|ref_model_revision|use_flash_ckpt|vllm_max_lora_rank|vllm_enable_lora|lmbda|sft_alpha|seq_kd|gkd_logits_topk|whiten_rewards|kl_coef|cliprange|vf_coef|cliprange_value|gamma|lam|num_ppo_epochs|num_mini_batches|local_rollout_forward_batch_size|num_sample_generations|missing_eos_penalty|sync_ref_model|ref_model_sync_steps|ref_model_mixup_alpha|advantage_estimator)$/;
+  /^(dataset|val_dataset|cached_dataset|cached_val_dataset|split_dataset_ratio|data_seed|dataset_num_proc|load_from_cache_file|dataset_shuffle|val_dataset_shuffle|streaming|interleave_prob|stopping_strategy|shuffle_buffer_size|download_mode|columns|strict|remove_unused_columns|model_name|model_author|custom_dataset_info|lazy_tokenize|template|system|truncation_strategy|agent_template|norm_bbox|use_chat_template|padding_side|loss_scale|template_backend|response_prefix|enable_thinking|preserve_thinking|add_non_thinking_prefix|disable_ignore_empty_think|output_dir|add_version|create_checkpoint_symlink|num_train_epochs|max_steps|max_epochs|learning_rate|lr_scheduler_type|lr_scheduler_kwargs|warmup_ratio|warmup_steps|weight_decay|adam_beta1|adam_beta2|adam_epsilon|max_grad_norm|optim_args|seed|save_.*|eval_.*|per_device_eval_batch_size|logging_.*|log_.*|report_to|run_name|metric_for_best_model|greater_is_better|load_best_model_at_end|label_names|predict_with_generate|max_new_tokens|temperature|top_p|top_k|min_p|repetition_penalty|stop_words|dataloader_.*|ddp_.*|train_dataloader_shuffle|group_by_length|acc_strategy|early_stop_interval|callbacks|resume_from_checkpoint|resume_only_model|ignore_data_skip|load_args|load_data_args|use_hf|hub_.*|push_to_hub|model_revision|model_type|ms_hub_token|check_model|swanlab_.*|wandb_.*|external_plugins|custom_register_path|ignore_args_error|enable_npu_model_patch|safe_serialization|max_shard_size|lorap_lr_ratio|lora_alpha|use_rslora|init_weights|lora_ga_.*|aligner_lr|vit_lr|reward_funcs|reward_weights|reward_model_plugin|beta|label_smoothing|rpo_alpha|ld_alpha|discopop_tau|loss_weights|cpo_alpha|simpo_gamma|epsilon|epsilon_high|delta|num_iterations|importance_sampling_level|scale_rewards|advantage_reweight|kl_in_reward|overlong_filter|soft_max_length|soft_cache_length|cosine_.*|repetition_n_grams|repetition_max_penalty|tau_pos|tau_neg|dynamic_sample|max_resample_times|vllm_server_port|vllm_server_timeout|vllm_server_group_port|vllm_enable_prefix_caching|vllm_disable_custom_all_reduce|vllm_enforce_eager|vllm_limit_mm_per_prompt|vllm_reasoning_parser|vllm_disable_cascade_attn|vllm_mm_processor_cache_gb|vllm_server_pass_dataset|structured_outputs_regex|enable_flattened_weight_sync|num_generations_eval|rollout_importance_sampling_.*|off_policy_sequence_mask_delta|wandb_log_unique_prompts|multi_turn_scheduler|max_turns|completion_length_limit_scope|use_gym_env|gym_env|teacher_tag_key|fipo_.*|real_tau|sapo_.*|sdar_.*|rlsd_.*|router_aux_loss_coef|neftune_noise_alpha|gradient_checkpointing_kwargs|vit_gradient_checkpointing|problem_type|num_labels|new_special_tokens|rope_scaling|max_model_len|local_repo_path|bnb_4bit_compute_dtype|bnb_4bit_quant_storage|hqq_axis|deepspeed_autotp_size|zero_hpz_partition_size|packing_length|packing_num_proc|packing_strategy|use_logits_to_keep|mrl_dims|center_rewards_coefficient|desirable_weight|undesirable_weight|response_length|tuner_backend|adapters|ref_adapters|ref_model_type|ref_model_revision|use_flash_ckpt|vllm_max_lora_rank|vllm_enable_lora|lmbda|sft_alpha|seq_kd|gkd_logits_topk|whiten_rewards|kl_coef|cliprange|vf_coef|cliprange_value|gamma|lam|num_ppo_epochs|num_mini_batches|local_rollout_forward_batch_size|num_sample_generations|missing_eos_penalty|sync_ref_model|ref_model_sync_steps|ref_model_mixup_alpha|advantage_estimator)$/;
 
 // Arguments that change memory through mechanisms llmem does not model: reported by name.
 const NOT_MODELLED: Record<string, string> = {
@@ -449,6 +450,22 @@ function vision(d: Draft, f: Flags, type: 'lora' | 'full'): void {
   );
 }
 
+/**
+ * --max_pixels (template arguments: images resized to at most that many pixels) or MAX_PIXELS (qwen_vl_utils, read
+ * by ms-swift's Qwen-VL templates): a Qwen-VL tower's input size. Absent, the processor's own cap (16384 merged
+ * patches) is far above real images: the preset's size stands. Towers of one fixed size: no effect.
+ */
+function imagePixels(d: Draft, f: Flags, vars: Map<string, string>): void {
+  const flag = value(f, 'max_pixels');
+  const raw = flag ?? vars.get('MAX_PIXELS');
+  if (raw === undefined || raw === 'None') return;
+  const label = flag !== undefined ? '--max_pixels' : 'MAX_PIXELS';
+  if (!/^\d+$/.test(raw.trim()))
+    throw new ImportError(label, `${label}: must be a whole number of pixels, not ${JSON.stringify(raw)}`);
+  if (!applyImagePixels(d, Number(raw.trim()), `${label} ${raw.trim()}`) && flag !== undefined)
+    d.ignore('--max_pixels');
+}
+
 /** --deepspeed: a shorthand, a JSON string, or a path; --fsdp: fsdp2, or a path. */
 function sharding(d: Draft, f: Flags, file: DeepSpeedFile): void {
   const ds = value(f, 'deepspeed');
@@ -606,6 +623,7 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
     defaultToDdp(d, '--deepspeed or --fsdp');
     loadedWeights(d, f, load, amp);
     vision(d, f, type);
+    imagePixels(d, f, run.vars);
     // batches: per_device_train_batch_size 1; gradient_accumulation_steps ceil(16 / (batch x world)), GRPO 1
     // (trainers/arguments.py TrainArgumentsMixin.__post_init__, rlhf_args.py _set_default)
     const micro = intFlag(f, 'per_device_train_batch_size', 1);
@@ -661,6 +679,7 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
       'freeze_vit',
       'freeze_aligner',
       'freeze_llm',
+      'max_pixels',
       'rlhf_type',
       'task_type',
       'padding_free',

@@ -61,7 +61,7 @@ async function run(command: CommandSpec, body: () => Promise<number> | number): 
 /** The model from --hf (a config.json file or a Hub id) laid over a config (cli.ts hfFileOrHub). */
 export type HfModel = (hf: string, base: Config) => Promise<Config>;
 
-/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|orpo|grpo] [--hf ...] */
+/** llmem import <kind|auto> <file|-> [deepspeed.json] [--json] [--world-size N] [--trainer sft|dpo|orpo|grpo|reward] [--hf ...] */
 export function importCommand(args: string[], hfModel?: HfModel): Promise<number> {
   return run(IMPORT, async () => {
     const p = parseCommandArgs(args, IMPORT.options, (m) => new Usage(m));

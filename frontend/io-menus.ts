@@ -10,6 +10,7 @@ export const TRAINERS: { id: Trainer | ''; label: string }[] = [
   { id: 'dpo', label: 'DPO (DPOConfig)' },
   { id: 'orpo', label: 'ORPO (ORPOConfig)' },
   { id: 'grpo', label: 'GRPO (GRPOConfig)' },
+  { id: 'reward', label: 'Reward model (RewardConfig)' },
 ];
 
 /** The Export dialog's formats. */

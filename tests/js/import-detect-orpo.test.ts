@@ -92,7 +92,7 @@ describe('ORPO (trl/experimental/orpo/orpo_config.py, orpo_trainer.py @f2cd5771)
     const e = error('trl', orpo, { worldSize: 32 });
     expect(e.path).toBe('beta');
     expect(e.message).toContain('beta, max_prompt_length are keys of several preference trainers');
-    expect(e.message).toContain('give the trainer: sft, dpo, orpo or grpo');
+    expect(e.message).toContain('give the trainer: sft, dpo, orpo, grpo or reward');
     // the DPO recipe beside it has the same keys
     expect(error('trl', real('trl/zephyr-7b-beta-dpo-full.yaml')).message).toContain('no key only one of them');
   });
@@ -154,7 +154,7 @@ describe('CLI', () => {
     expect(JSON.parse(r.out).rl.reference.enabled).toBe(false);
     const bad = run(['import', 'auto', file, '--trainer', 'kto']);
     expect(bad.rc).not.toBe(0);
-    expect(bad.out).toContain('--trainer must be sft, dpo, orpo or grpo, not "kto"');
+    expect(bad.out).toContain('--trainer must be sft, dpo, orpo, grpo or reward, not "kto"');
     const sft = run(['import', 'auto', join(REAL, 'verl/run_qwen_05_sp2.sh'), '--world-size', '2']);
     expect(sft.rc).not.toBe(0);
     expect(sft.out).toContain("verl's SFT trainer");

@@ -132,7 +132,7 @@ describe('TRL SFT configs', () => {
   });
 
   it('a file no key of which tells the trainer is refused, asking for it; --trainer sft imports it', () => {
-    expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo, orpo or grpo');
+    expect(error('trl', TRL_CLI).message).toContain('give the trainer: sft, dpo, orpo, grpo or reward');
     const r = ok('trl', TRL_CLI, { trainer: 'sft' });
     expect(get(r.config, 'training.finetune.method')).toBe('full');
     expect(get(r.config, 'training.seq_len')).toBe(1024); // SFTConfig default
@@ -270,5 +270,27 @@ describe('a TRL full fine-tune of bf16-loaded weights under FSDP2', () => {
     expect(get(r.config, 'parallel.engine')).toBe('ddp');
     expect(get(r.config, 'training.master_weights')).toBe(false);
     expect(get(r.config, 'training.grad_dtype')).toBe('bf16');
+  });
+});
+
+// huggingface/trl@f2cd5771 trl/trainer/reward_config.py and reward_trainer.py: AutoModelForSequenceClassification with
+// one label, DataCollatorForPreference stacks chosen then rejected, max_length 1024 by default
+describe('TRL RewardConfig', () => {
+  const RM =
+    'model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\ndataset_name: trl-lib/ultrafeedback_binarized\nper_device_train_batch_size: 8\ncenter_rewards_coefficient: 0.01\n';
+  it('center_rewards_coefficient tells the trainer: a score head (none counted), 2 x the batch, max_length 1024', () => {
+    expect(detectKind('reward.yaml', RM)).toBe('trl');
+    const r = ok('trl', RM, { worldSize: 1 });
+    expect(get(r.config, 'model.head')).toBe('none');
+    expect(get(r.config, 'training.micro_batch')).toBe(16);
+    expect(get(r.config, 'training.seq_len')).toBe(1024);
+    expect(get(r.config, 'rl.algorithm')).toBeUndefined();
+    expect(r.unsupported).toEqual([]);
+    expect(r.notes.join('\n')).toContain('training.micro_batch 16 = 2 x per_device_train_batch_size 8');
+  });
+  it('--trainer reward reads a file no key of which tells it; with an SFT key it is an error', () => {
+    const plain = 'model_name_or_path: Qwen/Qwen2.5-0.5B-Instruct\nmax_length: 2048\n';
+    expect(get(ok('trl', plain, { trainer: 'reward', worldSize: 1 }).config, 'training.seq_len')).toBe(2048);
+    expect(error('trl', `${RM}packing: true\n`).message).toContain('keys of two trainers (SFTConfig: packing');
   });
 });

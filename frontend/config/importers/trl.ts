@@ -34,9 +34,15 @@ import {
   TRAINING_ARGS_IGNORED,
 } from './training-args.js';
 
-export type Trainer = 'sft' | 'grpo' | 'dpo' | 'orpo';
-export const TRAINER_IDS = ['sft', 'dpo', 'orpo', 'grpo'] as const;
-const CLASS: Record<Trainer, string> = { sft: 'SFTConfig', grpo: 'GRPOConfig', dpo: 'DPOConfig', orpo: 'ORPOConfig' };
+export type Trainer = 'sft' | 'grpo' | 'dpo' | 'orpo' | 'reward';
+export const TRAINER_IDS = ['sft', 'dpo', 'orpo', 'grpo', 'reward'] as const;
+const CLASS: Record<Trainer, string> = {
+  sft: 'SFTConfig',
+  grpo: 'GRPOConfig',
+  dpo: 'DPOConfig',
+  orpo: 'ORPOConfig',
+  reward: 'RewardConfig',
+};
 
 // Keys only one trainer's config class has: the fields of trl/trainer/{sft,grpo,rloo,dpo,kto}_config.py and
 // trl/{trainer,experimental}/{orpo,cpo}/..._config.py in every release tag v0.x-v1.9 and @f2cd5771, in no other of
@@ -50,8 +56,16 @@ const DPO_ONLY =
   /^(model_adapter_name|ref_adapter_name|force_use_ref_model|reference_free|rpo_alpha|ld_alpha|f_divergence_type|f_alpha_divergence_coef|use_weighting|discopop_tau|loss_weights|use_logits_to_keep|use_num_logits_to_keep)$/;
 const SFT_ONLY =
   /^(packing|packing_strategy|eval_packing|dataset_text_field|dataset_kwargs|eos_token|completion_only_loss|assistant_only_loss|chat_template_path|max_seq_length)$/;
+// RewardConfig (trl/trainer/reward_config.py @f2cd5771): center_rewards_coefficient is its own
+const REWARD_ONLY = /^(center_rewards_coefficient)$/;
 const NONE = /(?!)/;
-const ONLY: Record<Trainer, RegExp> = { sft: SFT_ONLY, grpo: GRPO_ONLY, dpo: DPO_ONLY, orpo: NONE };
+const ONLY: Record<Trainer, RegExp> = {
+  sft: SFT_ONLY,
+  grpo: GRPO_ONLY,
+  dpo: DPO_ONLY,
+  orpo: NONE,
+  reward: REWARD_ONLY,
+};
 // Keys of the preference trainers llmem does not import: CPOConfig (trl/experimental/cpo/cpo_config.py @f2cd5771)
 // and KTOConfig (trl/trainer/kto_config.py @f2cd5771), in no other class.
 const UNSUPPORTED: Record<string, RegExp> = {
@@ -72,7 +86,7 @@ function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
   const keys = Object.keys(y);
   const hits = (t: Trainer) => keys.filter((k) => ONLY[t].test(k));
   const rl = hits('grpo').length ? 'grpo' : hits('dpo').length ? 'dpo' : undefined;
-  const ask = "give the trainer: sft, dpo, orpo or grpo (llmem import --trainer; the Import dialog's Trainer)";
+  const ask = "give the trainer: sft, dpo, orpo, grpo or reward (llmem import --trainer; the Import dialog's Trainer)";
   for (const [cls, re] of Object.entries(UNSUPPORTED)) {
     const k = keys.find((x) => re.test(x));
     if (k && !rl)
@@ -87,6 +101,12 @@ function trainerOf(y: Obj, given: Trainer | undefined): Trainer {
       `TRL config: keys of two trainers (SFTConfig: ${hits('sft').join(', ')}; ${CLASS[rl]}: ${hits(rl).join(', ')}); ${ask}`,
     );
   if (rl) return rl;
+  if (hits('reward').length && hits('sft').length)
+    throw new ImportError(
+      hits('sft')[0],
+      `TRL config: keys of two trainers (SFTConfig: ${hits('sft').join(', ')}; RewardConfig: ${hits('reward').join(', ')}); ${ask}`,
+    );
+  if (hits('reward').length) return 'reward';
   if (hits('sft').length) return 'sft';
   const shared = keys.filter((k) => SHARED.test(k));
   // DPOConfig (trl/trainer/dpo_config.py @f2cd5771) is the only preference config with padding_free (SFTConfig, which
@@ -127,6 +147,8 @@ export const TRL_MAPPING: readonly { keys: string[]; to: string; trainer?: Train
   { keys: ['max_completion_length'], to: 'rl.response_len', trainer: 'grpo' },
   { keys: ['max_length'], to: 'rl.response_len = max_length - rl.prompt_len', trainer: ['dpo', 'orpo'] },
   { keys: ['max_length', 'max_seq_length'], to: 'training.seq_len (SFTConfig default 1024)', trainer: 'sft' },
+  { keys: ['max_length'], to: 'training.seq_len (RewardConfig default 1024)', trainer: 'reward' },
+  { keys: ['center_rewards_coefficient'], to: 'note: a term of the loss (no memory)', trainer: 'reward' },
   { keys: ['packing'], to: 'note: sequences packed to training.seq_len', trainer: 'sft' },
   { keys: ['loss_type'], to: 'training.loss (chunked_nll reported)', trainer: 'sft' },
   {
@@ -191,7 +213,7 @@ export function importTrl(
     d.note(
       `TRL ${CLASS[trainer]} (${options.trainer ? 'the trainer given' : 'keys only it has'}) on the Trainer: the hf_trainer profile${trainer === 'grpo' ? '; RLOOConfig reads the same keys and counts the same' : ''}`,
     );
-    if (trainer !== 'sft') d.set('rl.algorithm', trainer === 'orpo' ? 'dpo' : trainer);
+    if (trainer !== 'sft' && trainer !== 'reward') d.set('rl.algorithm', trainer === 'orpo' ? 'dpo' : trainer);
     const file: DeepSpeedFile = { text: options.also, read: false };
     // _BaseConfig (trl/trainer/base_config.py @f2cd5771): bf16 defaults to not fp16, gradient_checkpointing to true
     const bf16Default = !isSet(y.bf16) && !(isSet(y.fp16) && bool(y.fp16, 'fp16'));
@@ -217,6 +239,7 @@ export function importTrl(
     d.set('training.micro_batch', micro);
     if (trainer === 'grpo') applyGrpo(d, y, micro, accum, world);
     else if (trainer === 'dpo' || trainer === 'orpo') applyDpo(d, y, micro, accum, world, trainer);
+    else if (trainer === 'reward') reward(d, y, micro, accum);
     else sft(d, y, accum);
     const mapped = new Set(
       TRL_MAPPING.filter(
@@ -224,7 +247,7 @@ export function importTrl(
           !m.trainer ||
           m.trainer === trainer ||
           (Array.isArray(m.trainer) && m.trainer.includes(trainer)) ||
-          (m.trainer === 'rl' && trainer !== 'sft'),
+          (m.trainer === 'rl' && trainer !== 'sft' && trainer !== 'reward'),
       ).flatMap((m) => m.keys),
     );
     for (const [key, v] of Object.entries(y)) {
@@ -256,7 +279,7 @@ export function importTrl(
     defaultToDdp(d, 'deepspeed or fsdp (an accelerate config usually gives them: import it too)');
     loadedDtypeFullFinetune(d, y);
     if (trainer === 'grpo') applyWeightSync(d, y);
-    if (trainer !== 'sft') seqLenFromRl(d);
+    if (trainer !== 'sft' && trainer !== 'reward') seqLenFromRl(d);
     return d.result();
   });
 }
@@ -514,6 +537,31 @@ export function applyDpo(
 }
 
 /** SFTConfig: accumulation, the sequence length (max_length, packed or the longest padded), the loss. */
+/**
+ * RewardConfig / RewardTrainer (trl/trainer/reward_trainer.py @f2cd5771): the model loads as
+ * AutoModelForSequenceClassification with one label (a bias-free score Linear(hidden, 1), no LM head and no logits
+ * over the vocabulary: model.head none), and DataCollatorForPreference stacks the chosen then the rejected sequences,
+ * one forward of 2 x the per-device batch, each padded to its longest, at most max_length (default 1024).
+ */
+function reward(d: Draft, y: Obj, micro: number, accum: number): void {
+  d.set('model.head', 'none');
+  d.set('training.micro_batch', 2 * micro);
+  d.set('training.grad_accum', accum);
+  d.note(
+    `RewardTrainer: a one-label sequence classifier (score head not counted, no vocabulary logits: model.head none); chosen and rejected in one batch (DataCollatorForPreference): training.micro_batch ${2 * micro} = 2 x per_device_train_batch_size ${micro}`,
+  );
+  if (!('max_length' in y)) {
+    d.set('training.seq_len', 1024);
+    d.note('max_length absent: 1024 (RewardConfig default)');
+  } else if (y.max_length === null)
+    d.skip(
+      'max_length',
+      'null: sequences are not truncated; training.seq_len left at llmem default (set it to the longest)',
+    );
+  else d.set('training.seq_len', int(y.max_length, 'max_length'));
+  if (isSet(y.center_rewards_coefficient)) num(y.center_rewards_coefficient, 'center_rewards_coefficient');
+}
+
 function sft(d: Draft, y: Obj, accum: number): void {
   d.set('training.grad_accum', accum);
   const key = 'max_length' in y || !('max_seq_length' in y) ? 'max_length' : 'max_seq_length';

@@ -114,15 +114,22 @@ describe('LLaVA-OneVision', () => {
   });
 });
 
-describe('SigLIP towers whose projector no kind describes', () => {
-  it('a LLaVA wrapper around SigLIP, LLaVA-NeXT with SigLIP, Aya Vision: named, the text decoder counted', () => {
-    for (const model_type of ['llava', 'llava_next', 'aya_vision']) {
-      const r = hfImport({ ...ONEVISION_05B, model_type, architectures: [] });
-      expect(vision({ ...ONEVISION_05B, model_type, architectures: [] })).toBeUndefined();
-      expect(r.warnings.join('\n')).toMatch(
-        /vision_config \(siglip_vision_model\): .*llmem counts the text decoder only/,
-      );
+describe('SigLIP towers under other wrappers', () => {
+  it("LLaVA and LLaVA-NeXT around SigLIP count as LLaVA-OneVision's kind; ShieldGemma 2 as Gemma 3's", () => {
+    for (const model_type of ['llava', 'llava_next']) {
+      const json = { ...ONEVISION_05B, model_type, architectures: [] };
+      expect(vision(json)?.kind).toBe('llava_onevision');
+      expect(hfImport(json).notes.join('\n')).toContain(`a SigLIP tower under ${model_type}`);
     }
+    const shield = { ...PALIGEMMA_3B, model_type: 'shieldgemma2', architectures: [], mm_tokens_per_image: 256 };
+    expect(vision(shield)?.kind).toBe('siglip');
+  });
+  it('Aya Vision (a pixel-shuffle SwiGLU projector): named as not modelled, the text decoder counted', () => {
+    const json = { ...ONEVISION_05B, model_type: 'aya_vision', architectures: [] };
+    expect(vision(json)).toBeUndefined();
+    expect(hfImport(json).warnings.join('\n')).toMatch(
+      /vision_config \(siglip_vision_model\): Aya Vision's projector .*llmem counts the text decoder only/,
+    );
   });
   it("SigLIP's attention-pooling head, built unless vision_use_head is false, is said not counted", () => {
     const { vision_use_head: _, ...vc } = PALIGEMMA_3B.vision_config;

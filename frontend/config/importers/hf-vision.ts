@@ -78,7 +78,10 @@ const NOT_A_KIND: Record<string, string> = {
   aya_vision: "Aya Vision's projector (a pixel shuffle, a LayerNorm and a SwiGLU MLP) is not modelled",
 };
 // The wrappers whose projector the siglip kind counts (Gemma 3's average pooling and one matrix)
-const SIGLIP_KIND_WRAPPERS = new Set(['gemma3']);
+const SIGLIP_KIND_WRAPPERS = new Set(['gemma3', 'shieldgemma2']); // ShieldGemma 2 is Gemma 3's configuration
+// LLaVA wrappers around a SigLIP tower: LLaVA-OneVision's kind (the same tower, two-layer projector and image_newline;
+// llava_next/modeling_llava_next.py has the image_newline too, llava/modeling_llava.py not: T parameters over)
+const LLAVA_SIGLIP = new Set(['llava', 'llava_next', 'llava_next_video']);
 
 // Towers that build one deepstack merger per vision_config.deepstack_visual_indexes entry (Qwen3.5's
 // configs carry the key, empty, and its model builds none)
@@ -99,8 +102,14 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   // InternViT-6B (InternVL 2.5 / 3 38B and 78B) uses RMSNorm and q/k normalisation: not the InternViT-300M layers
   if (wrapperType === 'internvl_chat' && (vc.norm_type !== 'layer_norm' || vc.qk_normalization === true))
     kind = undefined;
-  // a SigLIP tower under a wrapper whose projector is not Gemma 3's (and a LLaVA wrapper read as CLIP's) is not that kind
   const siglipTower = vtype === 'siglip_vision_model';
+  if (siglipTower && LLAVA_SIGLIP.has(wrapperType ?? '')) {
+    kind = 'llava_onevision';
+    notes.push(
+      `vision: a SigLIP tower under ${wrapperType}: counted as LLaVA-OneVision's (the same tower and two-layer projector${wrapperType === 'llava' ? "; its image_newline's hidden-size parameters are one row too many here" : ''})`,
+    );
+  }
+  // a SigLIP tower under a wrapper whose projector is not Gemma 3's (and a LLaVA wrapper read as CLIP's) is not that kind
   const mismatched =
     (kind === 'siglip' && !SIGLIP_KIND_WRAPPERS.has(wrapperType ?? '')) || (kind === 'clip' && siglipTower);
   const why =
@@ -114,7 +123,7 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   // (siglip/modeling_siglip.py: `self.use_head = True if not hasattr(config, "vision_use_head") else ...`)
   if (siglipTower && vc.vision_use_head !== false)
     notes.push(
-      'vision_config.vision_use_head is not false: SigLIP builds its attention-pooling head, whose parameters (a few per cent of the tower) are not counted',
+      'vision_config.vision_use_head is not false: SigLIP builds its attention-pooling head, whose parameters (4 to 8 % of the tower) are not counted',
     );
   const defaults = VISION_DEFAULTS[kind] ?? {};
   const defaulted: string[] = [];
@@ -170,9 +179,13 @@ export function visionTower(json: Obj, wrapperType: string | undefined, notes: s
   const tiles =
     kind === 'idefics3'
       ? tilesPerImage(vc, tileSize)
-      : kind === 'llava_onevision' || wrapperType === 'llava_next'
+      : kind === 'llava_onevision' || wrapperType === 'llava_next' || wrapperType === 'llava_next_video'
         ? anyresTiles(json, tileSize)
         : undefined;
+  if (kind === 'idefics3' && tiles === undefined && vc.size === undefined)
+    notes.push(
+      'vision: image splitting is not stated in config.json; the Idefics3 / SmolVLM processors split by default (the longest edge over tiles of the tower size, plus the whole image: up to 17 tower inputs an image), counted as one: set model.vision.images_per_sample',
+    );
   if (tiles !== undefined) {
     tower.images_per_sample = tiles.count;
     notes.push(tiles.why);
@@ -221,7 +234,7 @@ function anyresTiles(json: Obj, image: number): { count: number; why: string } |
   if (most === 0) return undefined;
   return {
     count: most + 1,
-    why: `vision: AnyRes (image_grid_pinpoints): the largest grid, ${pin} px, is ${most} tiles of ${image} px, and the whole image is added: ${most + 1} tower inputs for the largest image, read as model.vision.images_per_sample ${most + 1} (set the tiles your images make)`,
+    why: `vision: AnyRes (image_grid_pinpoints): the largest grid, ${pin} px, is ${most} tiles of ${image} px, and the whole image is added: ${most + 1} tower inputs for the largest image of a one-image sample, read as model.vision.images_per_sample ${most + 1} (set the tiles your images make; a sample of several images gives one input each)`,
   };
 }
 

@@ -536,7 +536,6 @@ export function applyDpo(
   if (pre && !free) d.set('rl.reference.precomputed', true);
 }
 
-/** SFTConfig: accumulation, the sequence length (max_length, packed or the longest padded), the loss. */
 /**
  * RewardConfig / RewardTrainer (trl/trainer/reward_trainer.py @f2cd5771): the model loads as
  * AutoModelForSequenceClassification with one label (a bias-free score Linear(hidden, 1), no LM head and no logits
@@ -562,6 +561,7 @@ function reward(d: Draft, y: Obj, micro: number, accum: number): void {
   if (isSet(y.center_rewards_coefficient)) num(y.center_rewards_coefficient, 'center_rewards_coefficient');
 }
 
+/** SFTConfig: accumulation, the sequence length (max_length, packed or the longest padded), the loss. */
 function sft(d: Draft, y: Obj, accum: number): void {
   d.set('training.grad_accum', accum);
   const key = 'max_length' in y || !('max_seq_length' in y) ? 'max_length' : 'max_seq_length';

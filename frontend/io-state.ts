@@ -32,6 +32,7 @@ export const SOURCES: { id: SourceKind; label: string }[] = [
   { id: 'litgpt', label: 'LitGPT config (YAML)' },
   { id: 'torchtune', label: 'torchtune recipe config (YAML)' },
   { id: 'swift', label: 'ms-swift command line (swift sft / pt / rlhf)' },
+  { id: 'nemo_rl', label: 'NeMo-RL config YAML (GRPO / SFT / DPO)' },
 ];
 export const sourceLabel = (k: SourceKind) => SOURCES.find((s) => s.id === k)?.label ?? k;
 /** Kinds that may need the world size (the file does not always say). */

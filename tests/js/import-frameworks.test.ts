@@ -687,11 +687,6 @@ describe('training tools llmem does not read are named, not mistaken for another
       /NeMo 1\.x/,
     ],
     [
-      'grpo_math_1B.yaml',
-      'grpo:\n  num_prompts_per_step: 32\npolicy:\n  model_name: x\ncluster:\n  gpus_per_node: 8\n',
-      /NeMo-RL/,
-    ],
-    [
       'config_tiny_llama.yaml',
       'general:\n  project: x\nparallelism:\n  dp: 2\ntokens:\n  sequence_length: 256\n',
       /nanotron/,

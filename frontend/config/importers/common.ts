@@ -21,7 +21,8 @@ export type ImportKind =
   | 'openrlhf'
   | 'litgpt'
   | 'torchtune'
-  | 'swift';
+  | 'swift'
+  | 'nemo_rl';
 
 /** A config-v1 object, what the importer assumed, and every source key it did not apply. */
 export interface Imported {

@@ -9,6 +9,7 @@ import { importHfConfig } from './hf.js';
 import { importLitgpt } from './litgpt.js';
 import { importLlamaFactory } from './llamafactory.js';
 import { importMegatron } from './megatron.js';
+import { importNemoRl } from './nemo-rl.js';
 import { importOpenRlhf } from './openrlhf.js';
 import { importSwift } from './swift.js';
 import { importTorchtitan } from './torchtitan.js';
@@ -37,6 +38,7 @@ export const IMPORT_KINDS: ImportKind[] = [
   'litgpt',
   'torchtune',
   'swift',
+  'nemo_rl',
 ];
 
 export interface ImportOptions {
@@ -61,8 +63,16 @@ export interface ImportOptions {
   launch?: Record<string, Json>;
 }
 
-/** The kinds whose files may name a DeepSpeed JSON (ImportOptions.also). */
-const READS_ALSO: readonly ImportKind[] = ['accelerate', 'training_args', 'llamafactory', 'axolotl', 'trl', 'swift'];
+/** The kinds whose files may name a second file (ImportOptions.also): a DeepSpeed JSON, or NeMo-RL's base config. */
+const READS_ALSO: readonly ImportKind[] = [
+  'accelerate',
+  'training_args',
+  'llamafactory',
+  'axolotl',
+  'trl',
+  'swift',
+  'nemo_rl',
+];
 
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
@@ -228,6 +238,8 @@ function importKind(kind: ImportKind, text: string, options: ImportOptions): Imp
       return importTorchtune(text, options);
     case 'swift':
       return importSwift(text, options);
+    case 'nemo_rl':
+      return importNemoRl(text, options);
   }
 }
 
@@ -247,7 +259,6 @@ const UNREAD_FORMATS: [string, (name: string, has: (re: RegExp) => boolean) => b
   ],
   ['a DeepSpeed-Chat training script', (_, has) => has(/\bmain\.py\b[\s\S]*--(zero_stage|actor_model_name_or_path)\b/)],
   ['a NeMo 1.x config (trainer: and exp_manager:)', (_, has) => has(/^trainer:/m) && has(/^exp_manager:/m)],
-  ['a NeMo-RL config (policy: and cluster:)', (_, has) => has(/^policy:/m) && has(/^cluster:/m)],
   ['a nanotron config (parallelism: and tokens:)', (_, has) => has(/^parallelism:/m) && has(/^tokens:/m)],
   ['an Oumi config (training: trainer_type)', (_, has) => has(/^training:/m) && has(/^\s+trainer_type:/m)],
   [
@@ -288,6 +299,9 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   const name = filename.toLowerCase().split(/[\\/]/).pop() ?? '';
   const has = (re: RegExp) => re.test(text);
   if (name.endsWith('.toml')) return 'torchtitan';
+  // NeMo-RL (NVIDIA-NeMo/RL examples/configs): a policy: section beside cluster:, or a recipe inheriting one with the
+  // program's section (grpo:, sft:, dpo:)
+  if (has(/^policy:/m) && (has(/^cluster:/m) || (has(/^defaults:/m) && has(/^(grpo|sft|dpo):/m)))) return 'nemo_rl';
   // verl's trainers: main_ppo and its kin, and the SFT trainers (verl/trainer/{fsdp_sft_trainer,sft_trainer}.py @b178a3cd),
   // which the verl importer names and refuses
   if (

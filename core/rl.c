@@ -227,8 +227,8 @@ static double gathered_layer_bytes(const model_on_rank *m) {
  * selective_log_softmax, verl logprobs_from_logits), over `tokens`. */
 static double nograd_logits_bytes(const model_on_rank *m, double tokens) {
   if (m->pl.in->head != LLMEM_HEAD_LM) return 0;
-  llmem_input in = *m->pl.in; /* one micro-batch of `tokens` */
-  in.seq_len = tokens * in.cp;
+  llmem_input in = *m->pl.in; /* one micro-batch of `tokens`, the whole sequences' (context parallelism splits them) */
+  in.seq_len = tokens;
   in.micro_batch = 1;
   plan p = m->pl;
   p.in = &in;
@@ -611,6 +611,7 @@ typedef struct {
   int reference; /* reference log-probs in the step (not precomputed) */
   double ref_bytes, reward_bytes;
   int ref_offload, reward_offload;
+  double ref_host_bytes; /* a reference swapped into the actor: its host copies */
 } rl_parking;
 
 /* What each phase reads, and the running state it changes. */
@@ -660,7 +661,13 @@ static rl_parking parking_of(const llmem_input *in, const rl_work *models) {
   k.actor_params = in->rl_actor_param_offload == 0, k.actor_opt = in->rl_actor_optimizer_offload == 0;
   k.ref_bytes = 0; /* a LoRA actor's reference is its base with the adapters off (TRL, verl ref_in_actor) */
   k.reference = in->rl_ref_enabled != 0 && in->rl_ref_precomputed == 0;
-  if (k.reference && (int)pl->in->ft_method == LLMEM_FT_FULL)
+  k.ref_host_bytes = 0;
+  if (k.reference && (int)pl->in->ft_method == LLMEM_FT_FULL && in->rl_ref_swapped != 0)
+    /* NeMo-RL keeps the reference's sharded state on the host and copies it into the actor's parameters for its
+     * pass, the actor's own saved to a second host buffer meanwhile (dtensor_policy_worker_v2.py use_reference_model,
+     * automodel/setup.py; megatron_policy_worker.py): the pass runs on the actor's weights, no copy of its own */
+    k.ref_host_bytes = 2 * frozen_bytes(&models->actor, pl->master_weights ? 4 : pl->weight_bytes);
+  else if (k.reference && (int)pl->in->ft_method == LLMEM_FT_FULL)
     k.ref_bytes = frozen_bytes(&models->actor, pl->weight_bytes);
   k.ref_offload = in->rl_ref_param_offload != 0;
   k.reward_bytes = models->reward.params_total > 0 ? frozen_bytes(&models->reward, pl->weight_bytes) : 0;
@@ -678,6 +685,7 @@ static void park_all(const rl_step *s) {
   /* the process's cuBLAS workspaces (runtime.c), made by the previous step's matmuls: on the GPU in every
    * phase, counted with the actor (the other models run on the same threads: none of their own) */
   add(L, M_ACTOR, LLMEM_CAT_TEMPORARIES, runtime_workspace_bytes(&s->models->actor.pl));
+  L->host += k->ref_host_bytes;
   if (k->ref_offload) L->host += k->ref_bytes;
   else add(L, M_REF, LLMEM_CAT_WEIGHTS, k->ref_bytes);
   if (k->reward_offload) L->host += k->reward_bytes;
@@ -796,9 +804,14 @@ static void reference_phase(const rl_step *s) {
   if (s->k.ref_bytes > 0)
     frozen_phase(s->W, s->L, M_REF, LLMEM_PHASE_REF_LOGPROBS, actor, s->k.ref_bytes, s->k.ref_offload, s->d->lp_micro,
                  s->d->lp_seq, s->logit_tokens);
-  else if (s->k.reference) /* the LoRA actor's base, adapters off: the actor's own weights */
-    frozen_phase(s->W, s->L, M_ACTOR, LLMEM_PHASE_REF_LOGPROBS, actor, 0, 0, s->d->lp_micro, s->d->lp_seq,
-                 s->logit_tokens);
+  else if (s->k.reference) { /* the LoRA actor's base, adapters off, or a reference swapped in: the actor's weights, */
+    phase_begin(s->W, LLMEM_PHASE_REF_LOGPROBS); /* on the GPU for the pass if they are parked on the host */
+    if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 1);
+    nograd_pass(s->W, s->L, M_ACTOR, LLMEM_PHASE_REF_LOGPROBS, actor, s->d->lp_micro, s->d->lp_seq, s->logit_tokens);
+    if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 0);
+    point(s->W, s->L, LLMEM_PHASE_REF_LOGPROBS, -1, -1);
+    phase_close(s->W, -1);
+  }
 }
 
 /* critic values (dp_critic.py compute_values), then its update (update_critic) */

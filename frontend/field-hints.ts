@@ -211,6 +211,7 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'rl.reference.enabled': 'off: no KL term (TRL beta 0, verl use_kl_loss false)',
   'rl.reference.param_offload': 'verl ref.fsdp_config.param_offload',
   'rl.reference.precomputed': 'DPO: TRL precompute_ref_log_probs; no reference during training',
+  'rl.reference.swapped': 'NeMo-RL: its weights, kept on the host, copied into the actor for its pass',
   'rl.reward.enabled': 'off: rule-based rewards (verl reward_model.enable)',
   'rl.reward.layers': 'same family as the actor',
   'rl.reward.hidden': 'd_model',

@@ -710,6 +710,9 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
   'rl.reference.precomputed': {
     label: 'Reference log-probs precomputed',
   },
+  'rl.reference.swapped': {
+    label: 'Reference swapped into the actor',
+  },
   'rl.reward.enabled': { label: 'Reward model' },
   'rl.reward.layers': {
     label: 'Reward model layers',
@@ -1052,6 +1055,7 @@ export const SECTIONS: Section[] = [
           'rl.reference.enabled',
           'rl.reference.param_offload',
           'rl.reference.precomputed',
+          'rl.reference.swapped',
           'rl.reward.enabled',
           'rl.reward.layers',
           'rl.reward.hidden',

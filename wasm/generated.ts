@@ -1418,6 +1418,7 @@ export type FieldPath =
   | 'rl.reference.enabled'
   | 'rl.reference.param_offload'
   | 'rl.reference.precomputed'
+  | 'rl.reference.swapped'
   | 'rl.reward'
   | 'rl.reward.enabled'
   | 'rl.reward.layers'
@@ -1687,6 +1688,7 @@ export type ConfigV1 = {
       enabled?: boolean;
       param_offload?: boolean;
       precomputed?: boolean;
+      swapped?: boolean;
     };
     reward?: {
       enabled?: boolean;
@@ -1950,37 +1952,38 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 218, slot: 728, path: 'rl.reference.enabled', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
   { index: 219, slot: 729, path: 'rl.reference.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
   { index: 220, slot: 730, path: 'rl.reference.precomputed', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 221, slot: 731, path: 'rl.reward', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 222, slot: 732, path: 'rl.reward.enabled', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 223, slot: 733, path: 'rl.reward.layers', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
-  { index: 224, slot: 734, path: 'rl.reward.hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
-  { index: 225, slot: 735, path: 'rl.reward.heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
-  { index: 226, slot: 736, path: 'rl.reward.kv_heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
-  { index: 227, slot: 737, path: 'rl.reward.ffn_hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
-  { index: 228, slot: 738, path: 'rl.reward.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 229, slot: 739, path: 'rl.critic', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 230, slot: 740, path: 'rl.critic.layers', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
-  { index: 231, slot: 741, path: 'rl.critic.hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
-  { index: 232, slot: 742, path: 'rl.critic.heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
-  { index: 233, slot: 743, path: 'rl.critic.kv_heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
-  { index: 234, slot: 744, path: 'rl.critic.ffn_hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
-  { index: 235, slot: 745, path: 'rl.critic.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 236, slot: 746, path: 'rl.critic.optimizer_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 237, slot: 747, path: 'rl.critic.max_tokens_per_gpu', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000000, values: [] },
-  { index: 238, slot: 748, path: 'rl.rollout', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
-  { index: 239, slot: 749, path: 'rl.rollout.engine', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['vllm', 'sglang'] },
-  { index: 240, slot: 750, path: 'rl.rollout.placement', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['colocated', 'separate'] },
-  { index: 241, slot: 751, path: 'rl.rollout.tp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
-  { index: 242, slot: 752, path: 'rl.rollout.gpu_memory_utilization', kind: 'num', nullable: false, months: false, default: 0.5, min: 0.01, max: 1, values: [] },
-  { index: 243, slot: 753, path: 'rl.rollout.max_num_seqs', kind: 'int', nullable: false, months: false, default: 256, min: 1, max: 10000000, values: [] },
-  { index: 244, slot: 754, path: 'rl.rollout.max_num_batched_tokens', kind: 'int', nullable: false, months: false, default: 8192, min: 1, max: 1000000000, values: [] },
-  { index: 245, slot: 755, path: 'rl.rollout.max_model_len', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
-  { index: 246, slot: 756, path: 'rl.rollout.dtype', kind: 'enum', nullable: false, months: false, default: 2, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
-  { index: 247, slot: 757, path: 'rl.rollout.kv_cache_dtype', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
-  { index: 248, slot: 758, path: 'rl.rollout.block_size', kind: 'int', nullable: false, months: false, default: 16, min: 1, max: 1000000, values: [] },
-  { index: 249, slot: 759, path: 'rl.rollout.cuda_graphs', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
-  { index: 250, slot: 760, path: 'rl.rollout.sleep', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'level1', 'level2', 'free_cache'] },
-  { index: 251, slot: 761, path: 'rl.rollout.own_process', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
-  { index: 252, slot: 762, path: 'rl.weight_sync', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['bucketed', 'full'] },
-  { index: 253, slot: 763, path: 'rl.weight_sync_bucket_mib', kind: 'num', nullable: false, months: false, default: 2048, min: 1, max: 10000000, values: [] },
+  { index: 221, slot: 731, path: 'rl.reference.swapped', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 222, slot: 732, path: 'rl.reward', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 223, slot: 733, path: 'rl.reward.enabled', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 224, slot: 734, path: 'rl.reward.layers', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 225, slot: 735, path: 'rl.reward.hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
+  { index: 226, slot: 736, path: 'rl.reward.heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 227, slot: 737, path: 'rl.reward.kv_heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 228, slot: 738, path: 'rl.reward.ffn_hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 229, slot: 739, path: 'rl.reward.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 230, slot: 740, path: 'rl.critic', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 231, slot: 741, path: 'rl.critic.layers', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 232, slot: 742, path: 'rl.critic.hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 10000000, values: [] },
+  { index: 233, slot: 743, path: 'rl.critic.heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 234, slot: 744, path: 'rl.critic.kv_heads', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000, values: [] },
+  { index: 235, slot: 745, path: 'rl.critic.ffn_hidden', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 236, slot: 746, path: 'rl.critic.param_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 237, slot: 747, path: 'rl.critic.optimizer_offload', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 238, slot: 748, path: 'rl.critic.max_tokens_per_gpu', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 1000000000, values: [] },
+  { index: 239, slot: 749, path: 'rl.rollout', kind: 'group', nullable: false, months: false, default: 0, min: 0, max: 0, values: [] },
+  { index: 240, slot: 750, path: 'rl.rollout.engine', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['vllm', 'sglang'] },
+  { index: 241, slot: 751, path: 'rl.rollout.placement', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['colocated', 'separate'] },
+  { index: 242, slot: 752, path: 'rl.rollout.tp', kind: 'int', nullable: false, months: false, default: 1, min: 1, max: 100000, values: [] },
+  { index: 243, slot: 753, path: 'rl.rollout.gpu_memory_utilization', kind: 'num', nullable: false, months: false, default: 0.5, min: 0.01, max: 1, values: [] },
+  { index: 244, slot: 754, path: 'rl.rollout.max_num_seqs', kind: 'int', nullable: false, months: false, default: 256, min: 1, max: 10000000, values: [] },
+  { index: 245, slot: 755, path: 'rl.rollout.max_num_batched_tokens', kind: 'int', nullable: false, months: false, default: 8192, min: 1, max: 1000000000, values: [] },
+  { index: 246, slot: 756, path: 'rl.rollout.max_model_len', kind: 'int', nullable: true, months: false, default: NaN, min: 1, max: 100000000, values: [] },
+  { index: 247, slot: 757, path: 'rl.rollout.dtype', kind: 'enum', nullable: false, months: false, default: 2, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 248, slot: 758, path: 'rl.rollout.kv_cache_dtype', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['fp32', 'fp16', 'bf16', 'fp8'] },
+  { index: 249, slot: 759, path: 'rl.rollout.block_size', kind: 'int', nullable: false, months: false, default: 16, min: 1, max: 1000000, values: [] },
+  { index: 250, slot: 760, path: 'rl.rollout.cuda_graphs', kind: 'bool', nullable: false, months: false, default: 1, min: 0, max: 1, values: [] },
+  { index: 251, slot: 761, path: 'rl.rollout.sleep', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['none', 'level1', 'level2', 'free_cache'] },
+  { index: 252, slot: 762, path: 'rl.rollout.own_process', kind: 'bool', nullable: false, months: false, default: 0, min: 0, max: 1, values: [] },
+  { index: 253, slot: 763, path: 'rl.weight_sync', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['bucketed', 'full'] },
+  { index: 254, slot: 764, path: 'rl.weight_sync_bucket_mib', kind: 'num', nullable: false, months: false, default: 2048, min: 1, max: 10000000, values: [] },
 ];

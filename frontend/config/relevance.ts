@@ -192,6 +192,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'rl.reference.enabled': RL_ON,
   'rl.reference.param_offload': REFERENCE,
   'rl.reference.precomputed': all(REFERENCE, is('rl.algorithm', 'dpo')),
+  'rl.reference.swapped': REFERENCE,
   'rl.reward.enabled': ONLINE,
   'rl.reward.layers': REWARD,
   'rl.reward.hidden': REWARD,

@@ -105,6 +105,24 @@ static void grpo(void) {
                "level1 update");
 }
 
+/* Context parallelism splits each sequence: a rank's log-prob logits are its share, 4 x 1,024 / 2 tokens x 151,936 x 10
+ * bytes = LOGITS / 2 (they were counted whole, cp times the rank's). */
+static void context_parallel_logits(void) {
+  if (!run_keys(GRPO "parallel.gpus=2 parallel.cp=2", &out)) return;
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_OLD_LOGPROBS) - phase_peak(LLMEM_PHASE_ROLLOUT), LOGITS / 2, 0,
+             "cp 2: the rank's half of the log-prob logits");
+}
+
+/* A reference swapped into the actor (NeMo-RL): no bf16 copy resident, its pass on the actor's weights; the host holds
+ * its sharded fp32 state and the actor's saved during the swap, 2 x 4P. */
+static void swapped_reference(void) {
+  if (!run_keys(GRPO "rl.reference.swapped=true", &out)) return;
+  double resident = P_MASTER + P_ADAM + WORKSPACES;
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_ROLLOUT), resident + ENGINE_AWAKE, 0, "swapped: no reference copy resident");
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_REF_LOGPROBS), resident + ENGINE_AWAKE + LOGITS, 0, "swapped: the actor's weights");
+  CHECK_NEAR(out.host_cpu_bytes, 2 * P_MASTER, 0, "swapped: two host copies");
+}
+
 /* Dynamic batching by tokens (verl use_dynamic_bsz): the rank's 4 x 8 = 32 sequences of
  * 1,024 tokens (32,768 tokens) under a 24,000-token budget are ceil(32,768 / 24,000) = 2
  * micro-batches balanced by length: 16 sequences, 16,384 tokens each, not the budget. */
@@ -364,6 +382,8 @@ static void paged_rl(void) {
 
 int main(void) {
   grpo();
+  context_parallel_logits();
+  swapped_reference();
   paged_rl();
   ppo();
   dpo();

@@ -5,6 +5,7 @@
 // its base given as the second file.
 import type { Json } from '../../../wasm/llmem.js';
 import {
+  applyLoraTargets,
   applyModelId,
   bool,
   Draft,
@@ -47,7 +48,7 @@ export function importNemoRl(text: string, options: { worldSize?: number; also?:
     precision(d, policy);
     const gen = algorithm === 'grpo' ? generation(policy) : undefined;
     const world = trainingGpus(d, y, gen, options.worldSize);
-    const degrees = policyEngine(d, policy);
+    const degrees = policyEngine(d, policy, algorithm === 'sft');
     const dp = world / (degrees.tp * degrees.pp * degrees.cp);
     if (!Number.isInteger(dp) || dp < 1)
       throw new ImportError(
@@ -56,7 +57,7 @@ export function importNemoRl(text: string, options: { worldSize?: number; also?:
       );
     batches(d, y, policy, algorithm, dp);
     if (gen) rollout(d, y, gen);
-    if (algorithm === 'dpo') d.set('rl.reference.param_offload', true);
+    if (algorithm === 'dpo') d.set('rl.reference.swapped', true);
     reportSections(d, y, algorithm);
     reportPolicyKeys(d, policy);
     return d.result();
@@ -88,6 +89,11 @@ function withBase(own: Obj, base: string | undefined): Obj {
       );
     return own;
   }
+  if (Array.isArray(own.defaults) && own.defaults.length > 1)
+    throw new ImportError(
+      'defaults',
+      `defaults: ${own.defaults.map(String).join(', ')}: one base is read; give the merged config`,
+    );
   const name = Array.isArray(own.defaults) ? own.defaults.map(String).join(', ') : String(own.defaults);
   if (base === undefined)
     throw new ImportError(
@@ -158,11 +164,11 @@ function precision(d: Draft, policy: Obj): void {
 }
 
 /** The policy's engine and its parallel degrees: dtensor_cfg (FSDP2) or megatron_cfg (Megatron-Core). */
-function policyEngine(d: Draft, policy: Obj): { tp: number; pp: number; cp: number } {
+function policyEngine(d: Draft, policy: Obj, rlFree: boolean): { tp: number; pp: number; cp: number } {
   const mega = section(policy, 'megatron_cfg');
   const dt = section(policy, 'dtensor_cfg');
   const on = (o: Obj | undefined, key: string) => o !== undefined && o.enabled !== undefined && bool(o.enabled, key);
-  if (on(mega, 'policy.megatron_cfg.enabled')) return megatron(d, mega!);
+  if (on(mega, 'policy.megatron_cfg.enabled')) return megatron(d, mega!, rlFree);
   if (on(dt, 'policy.dtensor_cfg.enabled')) return dtensor(d, dt!, policy);
   throw new ImportError(
     'policy.dtensor_cfg.enabled',
@@ -179,7 +185,15 @@ function dtensor(d: Draft, c: Obj, policy: Obj): { tp: number; pp: number; cp: n
   const cp = deg(c, 'context_parallel_size', `${P}.context_parallel_size`);
   d.set('parallel.tp', tp);
   d.set('parallel.cp', cp);
-  if (tp > 1) d.set('parallel.sequence_parallel', c.sequence_parallel === true);
+  if (tp > 1) {
+    d.set('parallel.sequence_parallel', c.sequence_parallel === true);
+    // models/dtensor/parallelize.py: lm_head ColwiseParallel(output_layouts=Shard(-1)); the log-probs are taken over
+    // the vocabulary shards (automodel/train.py, loss/utils.py): no gathered logits
+    d.set('training.loss', 'loss_parallel');
+  }
+  // automodel/setup.py: expert_parallel_size shards the experts (MoE models)
+  if (c.expert_parallel_size !== undefined && c.expert_parallel_size !== null)
+    d.set('parallel.ep', int(c.expert_parallel_size, `${P}.expert_parallel_size`));
   // nemo_rl/models/policy/lm_policy.py: _v2 absent means the v1 worker, whose log-prob pass gathers the whole model
   // (dtensor_policy_worker.py unshard_fsdp2_model)
   if (c._v2 !== true)
@@ -205,10 +219,17 @@ function dtensor(d: Draft, c: Obj, policy: Obj): { tp: number; pp: number; cp: n
     d.skip(`${P}.dp_replicate_size`, 'HSDP (sharding within each replica) is not applied: counted as full sharding');
   const lora = section(c, 'lora_cfg');
   if (lora && lora.enabled === true) {
+    // automodel/setup.py: the model loads in fp32, LoRA or not: a frozen fp32 base beside the adapters
     d.set('training.finetune.method', 'lora');
+    d.set('training.finetune.base_dtype', 'fp32');
     if (lora.dim !== undefined) d.set('training.finetune.lora_rank', int(lora.dim, `${P}.lora_cfg.dim`));
-    if (lora.match_all_linear === false)
-      d.skip(`${P}.lora_cfg.target_modules`, 'LoRA on named modules: counted on every linear');
+    if (lora.dropout !== undefined && lora.dropout !== null)
+      d.set('training.finetune.lora_dropout', num(lora.dropout, `${P}.lora_cfg.dropout`));
+    if (lora.match_all_linear === false) {
+      const targets = Array.isArray(lora.target_modules) ? lora.target_modules.map(String) : [];
+      if (targets.length) applyLoraTargets(d, `${P}.lora_cfg.target_modules`, targets);
+    }
+    d.note(`${P}.lora_cfg: LoRA over an fp32 base (the policy loads in fp32)`);
   }
   optimizer(d, policy);
   return { tp, pp: 1, cp };
@@ -231,7 +252,7 @@ function optimizer(d: Draft, policy: Obj): void {
   d.set('training.optimizer_impl', fused ? 'fused' : foreach ? 'foreach' : 'for_loop');
 }
 
-function megatron(d: Draft, c: Obj): { tp: number; pp: number; cp: number } {
+function megatron(d: Draft, c: Obj, rlFree: boolean): { tp: number; pp: number; cp: number } {
   const P = 'policy.megatron_cfg';
   d.set('parallel.engine', 'megatron');
   const tp = deg(c, 'tensor_model_parallel_size', `${P}.tensor_model_parallel_size`);
@@ -239,6 +260,11 @@ function megatron(d: Draft, c: Obj): { tp: number; pp: number; cp: number } {
   const cp = deg(c, 'context_parallel_size', `${P}.context_parallel_size`);
   d.set('parallel.tp', tp);
   d.set('parallel.pp', pp);
+  if (pp > 1 && !rlFree)
+    throw new ImportError(
+      `${P}.pipeline_model_parallel_size`,
+      `${P}.pipeline_model_parallel_size: ${pp}: llmem's RL phases are walked without pipeline stages (SFT configs are read with them)`,
+    );
   d.set('parallel.cp', cp);
   d.set('parallel.ep', deg(c, 'expert_model_parallel_size', `${P}.expert_model_parallel_size`));
   d.set('parallel.etp', deg(c, 'expert_tensor_parallel_size', `${P}.expert_tensor_parallel_size`));
@@ -283,6 +309,8 @@ function megatron(d: Draft, c: Obj): { tp: number; pp: number; cp: number } {
         ? 'full'
         : str(c.recompute_granularity, `${P}.recompute_granularity`);
     d.set('training.recompute', g === 'selective' ? 'selective' : 'full');
+    if (g === 'selective' && Array.isArray(c.recompute_modules) && c.recompute_modules.length)
+      d.set('training.recompute_modules', c.recompute_modules.map(String));
   }
   if (isObject(c.peft) && (c.peft as Obj).enabled === true)
     d.skip(`${P}.peft`, 'Megatron PEFT is not modelled: counted as full fine-tuning');
@@ -293,7 +321,7 @@ function megatron(d: Draft, c: Obj): { tp: number; pp: number; cp: number } {
   return { tp, pp, cp };
 }
 
-type Generation = { colocated: boolean; vllm: Obj; gpus?: number };
+type Generation = { colocated: boolean; vllm: Obj; kwargs: Obj; gpus?: number };
 
 /** policy.generation: vLLM, on the training GPUs unless colocated.enabled is false (then on resources of its own). */
 function generation(policy: Obj): Generation {
@@ -316,7 +344,7 @@ function generation(policy: Obj): Generation {
         : int(r.num_nodes, 'policy.generation.colocated.resources.num_nodes');
     gpus = nodes !== undefined ? nodes * (perNode ?? 0) : perNode;
   }
-  return { colocated, vllm: section(g, 'vllm_cfg') ?? {}, gpus };
+  return { colocated, vllm: section(g, 'vllm_cfg') ?? {}, kwargs: section(g, 'vllm_kwargs') ?? {}, gpus };
 }
 
 /** cluster.gpus_per_node x num_nodes; non-colocated generation takes its GPUs first (nemo_rl/algorithms/grpo.py). */
@@ -382,7 +410,10 @@ function batches(d: Draft, y: Obj, policy: Obj, algorithm: Algorithm, dp: number
       d.note(
         `${packed ? 'sequence_packing' : 'dynamic_batching'}: micro-batches of ${mb} tokens (train_mb_tokens), counted as one sequence of that length`,
       );
-    } else d.set('training.seq_len', total);
+    } else {
+      d.set('training.seq_len', total);
+      d.note(`max_total_sequence_length ${total}: each batch padded to its longest sample; the worst case`);
+    }
     return;
   }
   d.set('rl.algorithm', algorithm);
@@ -436,9 +467,9 @@ function batches(d: Draft, y: Obj, policy: Obj, algorithm: Algorithm, dp: number
       : num(loss.reference_policy_kl_penalty, 'loss_fn.reference_policy_kl_penalty');
   d.set('rl.reference.enabled', kl > 0);
   if (kl > 0) {
-    d.set('rl.reference.param_offload', true);
+    d.set('rl.reference.swapped', true);
     d.note(
-      'loss_fn.reference_policy_kl_penalty > 0: a reference policy, its weights a host copy swapped into the policy for its pass (counted as offloaded between phases and brought in for it: one model copy more than NeMo-RL in that pass)',
+      'loss_fn.reference_policy_kl_penalty > 0: a reference policy, its sharded weights a host copy swapped into the policy for its pass (rl.reference.swapped)',
     );
   }
 }
@@ -458,6 +489,23 @@ function rollout(d: Draft, y: Obj, gen: Generation): void {
   if (v.max_model_len !== undefined && v.max_model_len !== null)
     d.set('rl.rollout.max_model_len', int(v.max_model_len, `${V}.max_model_len`));
   if (v.enforce_eager !== undefined) d.set('rl.rollout.cuda_graphs', !bool(v.enforce_eager, `${V}.enforce_eager`));
+  const dtypes: Record<string, string> = { bfloat16: 'bf16', float16: 'fp16', float32: 'fp32' };
+  if (typeof v.precision === 'string' && dtypes[v.precision]) d.set('rl.rollout.dtype', dtypes[v.precision]);
+  if (typeof v.kv_cache_dtype === 'string' && v.kv_cache_dtype !== 'auto') {
+    const kv = v.kv_cache_dtype.startsWith('fp8') ? 'fp8' : dtypes[v.kv_cache_dtype];
+    if (kv) d.set('rl.rollout.kv_cache_dtype', kv);
+    else d.skip(`${V}.kv_cache_dtype`, `${v.kv_cache_dtype}: not a cache dtype llmem counts; the model dtype's`);
+  }
+  const kw = gen.kwargs;
+  const K = 'policy.generation.vllm_kwargs';
+  if (kw.max_num_seqs !== undefined) d.set('rl.rollout.max_num_seqs', int(kw.max_num_seqs, `${K}.max_num_seqs`));
+  if (kw.max_num_batched_tokens !== undefined)
+    d.set('rl.rollout.max_num_batched_tokens', int(kw.max_num_batched_tokens, `${K}.max_num_batched_tokens`));
+  if (kw.kv_cache_memory_bytes !== undefined && kw.kv_cache_memory_bytes !== null)
+    d.skip(
+      `${K}.kv_cache_memory_bytes`,
+      'a fixed KV cache size is not modelled: the cache counted from gpu_memory_utilization',
+    );
   if (
     v.pipeline_parallel_size !== undefined &&
     v.pipeline_parallel_size !== null &&
@@ -493,11 +541,11 @@ function reportSections(d: Draft, y: Obj, algorithm: Algorithm): void {
 
 // policy keys read above, by dotted path under policy
 const READ =
-  /^(model_name|hf_config_overrides\..*|precision|train_global_batch_size|train_micro_batch_size|logprob_batch_size|max_total_sequence_length|optimizer\.(name|kwargs\.(foreach|fused))|sequence_packing\.(enabled|train_mb_tokens|logprob_mb_tokens)|dynamic_batching\.(enabled|train_mb_tokens|logprob_mb_tokens)|dtensor_cfg\.(enabled|_v2|tensor_parallel_size|context_parallel_size|sequence_parallel|cpu_offload|activation_checkpointing|dp_replicate_size|lora_cfg\.(enabled|dim|match_all_linear))|megatron_cfg\.(enabled|tensor_model_parallel_size|pipeline_model_parallel_size|context_parallel_size|expert_model_parallel_size|expert_tensor_parallel_size|sequence_parallel|num_layers_in_(first|last)_pipeline_stage|optimizer\.(use_distributed_optimizer|optimizer_cpu_offload|optimizer_offload_fraction)|distributed_data_parallel_config\.(grad_reduce_in_fp32|use_custom_fsdp)|activation_checkpointing|recompute_granularity|recompute_modules|peft\..*|fine_grained_activation_offloading|mtp_num_layers)|generation\.(backend|colocated\..*|vllm_cfg\.(tensor_parallel_size|gpu_memory_utilization|max_model_len|enforce_eager|pipeline_parallel_size)))$/;
+  /^(model_name|hf_config_overrides\..*|precision|train_global_batch_size|train_micro_batch_size|logprob_batch_size|max_total_sequence_length|optimizer\.(name|kwargs\.(foreach|fused))|sequence_packing\.(enabled|train_mb_tokens|logprob_mb_tokens)|dynamic_batching\.(enabled|train_mb_tokens|logprob_mb_tokens)|dtensor_cfg\.(enabled|_v2|tensor_parallel_size|context_parallel_size|expert_parallel_size|sequence_parallel|cpu_offload|activation_checkpointing|dp_replicate_size|lora_cfg\.(enabled|dim|dropout|match_all_linear|target_modules))|megatron_cfg\.(enabled|tensor_model_parallel_size|pipeline_model_parallel_size|context_parallel_size|expert_model_parallel_size|expert_tensor_parallel_size|sequence_parallel|num_layers_in_(first|last)_pipeline_stage|optimizer\.(use_distributed_optimizer|optimizer_cpu_offload|optimizer_offload_fraction)|distributed_data_parallel_config\.(grad_reduce_in_fp32|use_custom_fsdp)|activation_checkpointing|recompute_granularity|recompute_modules|peft\..*|fine_grained_activation_offloading|mtp_num_layers)|generation\.(backend|colocated\..*|vllm_cfg\.(tensor_parallel_size|gpu_memory_utilization|max_model_len|enforce_eager|pipeline_parallel_size|precision|kv_cache_dtype)|vllm_kwargs\.(max_num_seqs|max_num_batched_tokens|kv_cache_memory_bytes)))$/;
 // policy keys with no effect on per-GPU memory: tokenizer, schedules, sampling, logging, fusions, checkpoint conversion,
 // MoE router numerics, the refit transport, the optimizer's hyper-parameters
 const NO_EFFECT =
-  /^(tokenizer\..*|tokenizer|generation_batch_size|make_sequence_length_divisible_by|max_grad_norm|scheduler(\..*)?|offload_optimizer_for_logprob|logprob_chunk_size|optimizer\.kwargs\.(lr|weight_decay|betas|eps|.*)|sequence_packing\.(algorithm|microbatch_order|sequence_length_round)|dynamic_batching\.sequence_length_round|dtensor_cfg\.(env_vars(\..*)?|custom_parallel_plan|automodel_kwargs(\..*)?|clear_cache_every_n_steps|lora_cfg\..*)|megatron_cfg\.(converter_type|checkpoint(\..*)?|force_reconvert_from_hf|empty_unused_memory_level|pipeline_dtype|freeze_moe_router|moe_router_.*|moe_permute_fusion|apply_rope_fusion|bias_activation_fusion|moe_per_layer_logging|moe_enable_deepep|moe_token_dispatcher_type|moe_shared_expert_overlap|use_gloo_process_groups|gradient_accumulation_fusion|use_fused_weighted_squared_relu|env_vars(\..*)?|scheduler\..*|optimizer\..*|distributed_data_parallel_config\..*|offload_modules|cuda_graph_warmup_steps|cuda_graph_modules|mtp_(loss_scaling_factor|use_repeated_layer|detach_heads)|fused_linear_logprobs_chunk_size)|generation\.(port_range_.*|max_new_tokens|temperature|top_p|top_k|val_.*|stop_.*|refit_.*|real_quant_export_cpu_offload|mcore_generation_config(\..*)?|vllm_kwargs(\..*)?|vllm_cfg\..*)|draft(\..*)?)$/;
+  /^(tokenizer\..*|tokenizer|generation_batch_size|make_sequence_length_divisible_by|max_grad_norm|scheduler(\..*)?|offload_optimizer_for_logprob|optimizer\.kwargs\.(lr|weight_decay|betas|eps|.*)|sequence_packing\.(algorithm|microbatch_order|sequence_length_round)|dynamic_batching\.sequence_length_round|dtensor_cfg\.(env_vars(\..*)?|custom_parallel_plan|automodel_kwargs\.(?!use_liger_kernel$).*|clear_cache_every_n_steps|lora_cfg\..*)|megatron_cfg\.(converter_type|checkpoint(\..*)?|force_reconvert_from_hf|empty_unused_memory_level|pipeline_dtype|freeze_moe_router|moe_router_.*|moe_permute_fusion|apply_rope_fusion|bias_activation_fusion|moe_per_layer_logging|moe_enable_deepep|moe_token_dispatcher_type|moe_shared_expert_overlap|use_gloo_process_groups|gradient_accumulation_fusion|use_fused_weighted_squared_relu|env_vars(\..*)?|scheduler\..*|optimizer\..*|distributed_data_parallel_config\..*|offload_modules|cuda_graph_warmup_steps|cuda_graph_modules|mtp_(loss_scaling_factor|use_repeated_layer|detach_heads)|fused_linear_logprobs_chunk_size)|generation\.(port_range_.*|max_new_tokens|temperature|top_p|top_k|val_.*|stop_.*|refit_.*|real_quant_export_cpu_offload|mcore_generation_config(\..*)?|vllm_kwargs(\..*)?|vllm_cfg\..*)|draft(\..*)?)$/;
 
 /** Every policy key: read above, of no effect (one line), unset (null, false, empty), or reported as not applied. */
 function reportPolicyKeys(d: Draft, policy: Obj): void {
@@ -548,6 +596,13 @@ function reportPolicyKeys(d: Draft, policy: Obj): void {
         'changes how the log-prob logits are kept; counted as fp32 logits of the whole vocabulary',
       );
     else if (path === 'megatron_cfg.cuda_graph_impl' && v === 'none') quiet.push(`policy.${path}`);
+    else if (path === 'logprob_chunk_size')
+      d.skip(
+        `policy.${path}`,
+        `${String(v)}: log-probs over sequence chunks are not modelled (the whole micro-batch's logits counted: an over-estimate)`,
+      );
+    else if (path === 'dtensor_cfg.automodel_kwargs.use_liger_kernel' && v === true)
+      d.skip(`policy.${path}`, "Liger's kernels in the policy are not modelled");
     else d.skip(`policy.${path}`, 'not a NeMo-RL policy key llmem maps; not applied');
   }
   if (quiet.length)

@@ -56,6 +56,28 @@ describe('NeMo-RL configs', () => {
     const odd = recipe('policy:\n  train_global_batch_size: 100\n');
     expect(fail(odd, BASE).message).toMatch(/train_global_batch_size: 100 is not a whole number of groups of 16/);
   });
+  it('DTensor TP keeps the logits vocabulary-sharded; LoRA trains over an fp32 base; the reference is swapped in', () => {
+    const tp = ok(
+      recipe('policy:\n  dtensor_cfg:\n    tensor_parallel_size: 2\ncluster:\n  gpus_per_node: 2\n'),
+      BASE,
+    ).flat;
+    expect(tp['training.loss']).toBe('loss_parallel');
+    expect(tp['rl.reference.swapped']).toBe(true);
+    const lora = ok(
+      recipe('policy:\n  dtensor_cfg:\n    lora_cfg:\n      enabled: true\n      dim: 16\n      dropout: 0.05\n'),
+      BASE,
+    ).flat;
+    expect(lora['training.finetune.method']).toBe('lora');
+    expect(lora['training.finetune.base_dtype']).toBe('fp32');
+    expect(lora['training.finetune.lora_rank']).toBe(16);
+    expect(lora['training.finetune.lora_dropout']).toBe(0.05);
+  });
+  it('Megatron pipeline stages under GRPO are refused naming the key (the RL phases have none)', () => {
+    const pp = recipe(
+      'policy:\n  dtensor_cfg:\n    enabled: false\n  megatron_cfg:\n    enabled: true\n    pipeline_model_parallel_size: 2\ncluster:\n  gpus_per_node: 2\n',
+    );
+    expect(fail(pp, BASE).message).toMatch(/pipeline_model_parallel_size: 2: llmem's RL phases/);
+  });
   it("other programs' sections and other generation backends are refused naming the key", () => {
     expect(
       fail('distillation:\n  num_prompts_per_step: 8\npolicy:\n  model_name: x\ncluster:\n  gpus_per_node: 1\n').path,

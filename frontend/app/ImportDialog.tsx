@@ -157,8 +157,8 @@ export function ImportDialog() {
               ))}
             </select>
             <small class="hint" id="import-trainer-hint">
-              The TRL trainer the file configures (<code>trl sft|dpo|orpo|grpo|reward --config</code>), when no key only its
-              config class has tells it.
+              The TRL trainer the file configures (<code>trl sft|dpo|orpo|grpo|reward --config</code>), when no key only
+              its config class has tells it.
             </small>
           </div>
         </div>

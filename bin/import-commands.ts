@@ -65,8 +65,8 @@ export type HfModel = (hf: string, base: Config) => Promise<Config>;
 export function importCommand(args: string[], hfModel?: HfModel): Promise<number> {
   return run(IMPORT, async () => {
     const p = parseCommandArgs(args, IMPORT.options, (m) => new Usage(m));
-    const [kindArg, file, alsoFile, extra] = p.positionals;
-    if (!kindArg || !file || extra)
+    const [kindArg, file, alsoFile, ...bases] = p.positionals;
+    if (!kindArg || !file)
       throw new Usage(
         'import needs a kind (or auto), a file (or - for standard input) and at most one second file (its DeepSpeed JSON or accelerate config)',
       );
@@ -91,6 +91,12 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     const worldSize = ws === undefined ? undefined : Number(ws);
     if (worldSize !== undefined && !(Number.isInteger(worldSize) && worldSize >= 1))
       throw new Usage(`--world-size must be a whole number >= 1, not "${String(ws)}"`);
+    // NeMo-RL's defaults: chains take their bases in order (recipe, its base, that base's base, ...)
+    if (bases.length > 0 && kind !== 'nemo_rl')
+      throw new Usage(
+        'import needs a kind (or auto), a file (or - for standard input) and at most one second file (its DeepSpeed JSON or accelerate config); more files only for a NeMo-RL defaults: chain',
+      );
+    if (bases.includes('-')) throw new Usage('the base files must be files (standard input is the config)');
     const trainer = p.values.trainer;
     if (trainer !== undefined && !(TRAINER_IDS as readonly string[]).includes(trainer))
       throw new Usage(
@@ -103,6 +109,7 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     const r = importConfig(kind, text, {
       worldSize,
       also,
+      bases: bases.map((b) => readInput(b)),
       trainer: trainer as Trainer | undefined,
       modelFromHf: hf !== undefined,
     });
@@ -121,7 +128,7 @@ export function importCommand(args: string[], hfModel?: HfModel): Promise<number
     if (p.flags.has('json')) console.log(JSON.stringify({ kind, ...r }, null, 2));
     else {
       console.log(JSON.stringify(r.config, null, 2));
-      console.error(`llmem: imported ${where}${alsoFile ? ` with ${alsoFile}` : ''} as ${kind}`);
+      console.error(`llmem: imported ${where}${alsoFile ? ` with ${[alsoFile, ...bases].join(', ')}` : ''} as ${kind}`);
       for (const n of r.notes) console.error(`  note: ${n}`);
       for (const u of r.unsupported) console.error(`  not applied: ${u}`);
     }

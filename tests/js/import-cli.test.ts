@@ -139,6 +139,17 @@ describe('llmem import with the DeepSpeed JSON a config names', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('zero_optimization.stage: must be 0, 1, 2 or 3');
   });
+  it('a NeMo-RL recipe takes its defaults: chain as further files, in order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llmem-import-chain-'));
+    const mid = join(dir, 'mid.yaml');
+    const top = join(dir, 'top.yaml');
+    writeFileSync(mid, 'defaults: grpo_math_1B.yaml\ngrpo:\n  num_prompts_per_step: 64\n');
+    writeFileSync(top, 'defaults: mid.yaml\ngrpo:\n  num_prompts_per_step: 128\n');
+    const r = await capture(() => importCommand(['nemo_rl', top, mid, real('nemo_rl/grpo_math_1B.yaml'), '--json']));
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout).config.rl.rollout_batch).toBe(128);
+    expect((await capture(() => importCommand(['nemo_rl', top, mid, '-']))).status).toBe(2);
+  });
 });
 
 describe('llmem export', () => {

@@ -30,6 +30,17 @@ describe('NeMo-RL configs', () => {
     expect(flat['rl.mini_batch']).toBe(64); // 1024 samples an optimizer step / 16 generations a prompt
     expect(flat['model.preset']).toBe('qwen2.5-1.5b'); // the base's
   });
+  it('a chain of bases: each file given in order, the nearest keys winning; a missing link named', () => {
+    const mid = recipe('grpo:\n  num_prompts_per_step: 64\npolicy:\n  train_global_batch_size: 2048\n');
+    const top = 'defaults: mid.yaml\ngrpo:\n  num_prompts_per_step: 128\n';
+    const r = imported('nemo_rl', top, { also: mid, bases: [BASE] }).flat;
+    expect(r['rl.rollout_batch']).toBe(128); // the recipe's
+    expect(r['rl.mini_batch']).toBe(128); // the middle file's 2048 samples / 16
+    expect(importError('nemo_rl', top, { also: mid }).message).toMatch(
+      /the base given inherits grpo_math_1B\.yaml in turn/,
+    );
+    expect(importError('nemo_rl', BASE.replace(/^/, ''), { also: BASE }).message).toContain('names no base');
+  });
   it('interpolations (a value elsewhere, the mul resolver) resolve after the merge', () => {
     const r = recipe('policy:\n  max_total_sequence_length: 4096\n  train_micro_batch_size: 2\n');
     const flat = ok(r, BASE).flat;

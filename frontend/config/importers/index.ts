@@ -58,6 +58,8 @@ export interface ImportOptions {
    * TrainingArguments file it may instead be the accelerate config the run is launched with (withAccelerate)
    */
   also?: string;
+  /** NeMo-RL: the bases further up a `defaults:` chain, in order (the second file's base, then its base, ...) */
+  bases?: string[];
   /** withAccelerate: the parallel keys of the accelerate config the run is launched with, set before the file's
    * (its engine decides what the file's load dtype means for the master copy) */
   launch?: Record<string, Json>;

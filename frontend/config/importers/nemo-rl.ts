@@ -29,10 +29,13 @@ const OTHER_PROGRAMS: Record<string, string> = {
 };
 
 /** Import a NeMo-RL config; `also` is the base a `defaults:` key names. */
-export function importNemoRl(text: string, options: { worldSize?: number; also?: string } = {}): ImportResult {
+export function importNemoRl(
+  text: string,
+  options: { worldSize?: number; also?: string; bases?: string[] } = {},
+): ImportResult {
   return guard(() => {
     const own = parseYamlText(text, 'NeMo-RL config');
-    const y = resolveInterpolations(withBase(own, options.also));
+    const y = resolveInterpolations(withBase(own, [options.also, ...(options.bases ?? [])]));
     const d = new Draft();
     d.stack('nemo');
     const algorithm = algorithmOf(y);
@@ -79,35 +82,37 @@ function at(y: Obj, path: string): Json | undefined {
   return v;
 }
 
-/** `defaults: base.yaml` (nemo_rl/utils/config.py load_config_with_inheritance): the base's keys, the file's over them. */
-function withBase(own: Obj, base: string | undefined): Obj {
+/** `defaults: base.yaml` (nemo_rl/utils/config.py load_config_with_inheritance): the base's keys, the file's over them;
+ * a base that inherits in turn takes the next file given (`files`: the second file, then the bases after it). */
+function withBase(own: Obj, files: (string | undefined)[], depth = 0): Obj {
+  const [base, ...rest] = files;
   if (own.defaults === undefined || own.defaults === null) {
     if (base !== undefined)
       throw new ImportError(
-        'second file',
-        'the config names no base (defaults:), so the file given with it was not read',
+        depth === 0 ? 'second file' : 'bases',
+        depth === 0
+          ? 'the config names no base (defaults:), so the file given with it was not read'
+          : `the base chain ends before the ${depth + 1}${depth === 1 ? 'nd' : 'th'} base given; drop the files after it`,
       );
     return own;
   }
   if (Array.isArray(own.defaults) && own.defaults.length > 1)
     throw new ImportError(
       'defaults',
-      `defaults: ${own.defaults.map(String).join(', ')}: one base is read; give the merged config`,
+      `defaults: ${own.defaults.map(String).join(', ')}: one base each is read; give the merged config`,
     );
   const name = Array.isArray(own.defaults) ? own.defaults.map(String).join(', ') : String(own.defaults);
   if (base === undefined)
     throw new ImportError(
       'defaults',
-      `defaults: the config inherits ${name}; give that file too (llmem import nemo_rl <file> <base>, or drop both on the page)`,
+      depth === 0
+        ? `defaults: the config inherits ${name}; give that file too (llmem import nemo_rl <file> <base> [its base ...], or drop both on the page)`
+        : `defaults: the base given inherits ${name} in turn; give that file too, after it (llmem import nemo_rl <file> <base> <its base> ...)`,
     );
-  const parent = parseYamlText(base, `the base config (${name})`);
-  if (parent.defaults !== undefined && parent.defaults !== null)
-    throw new ImportError(
-      'defaults',
-      `defaults: the base ${name} inherits another file (${String(parent.defaults)}); give the merged config`,
-    );
-  const { defaults: _, ...rest } = own;
-  return merge(parent, rest);
+  if (depth > 8) throw new ImportError('defaults', 'defaults: a chain of more than 8 bases');
+  const parent = withBase(parseYamlText(base, `the base config (${name})`), rest, depth + 1);
+  const { defaults: _, ...ownKeys } = own;
+  return merge(parent, ownKeys);
 }
 
 function merge(base: Obj, over: Obj): Obj {

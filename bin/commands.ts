@@ -222,13 +222,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'import',
     summary: "another tool's config (DeepSpeed, Megatron, TRL, ...) as config v1",
-    usage: ['llmem import <kind | auto> <file | -> [second file] [options]'],
+    usage: ['llmem import <kind | auto> <file | -> [second file] [bases ...] [options]'],
     about:
       "Prints another tool's config as config v1 JSON; what was assumed and what was not applied go to " +
       `standard error. kind: ${orList(['auto (told from the file)', ...IMPORT_KINDS])}. second file: the ` +
       'DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory, axolotl, TRL or ms-swift config names, read with it; ' +
-      'or, for a TRL or TrainingArguments file, the accelerate config its run is launched with ' +
-      '(accelerate launch --config_file), which sets the GPUs and the engine.',
+      'or, for a TRL, TrainingArguments, LLaMA-Factory or axolotl file, the accelerate config its run is launched with ' +
+      '(accelerate launch --config_file), which sets the GPUs and the engine; or, for a NeMo-RL recipe, the base its ' +
+      'defaults: names, and the bases of a longer chain after it, in order.',
     options: [
       JSON_FLAG('one object {kind, config, notes, unsupported}; a refusal: {ok: false, kind, error}'),
       { name: 'world-size', arg: 'N', help: 'the number of GPUs, for a format that does not carry it' },

@@ -222,7 +222,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'import',
     summary: "another tool's config (DeepSpeed, Megatron, TRL, ...) as config v1",
-    usage: ['llmem import <kind | auto> <file | -> [second file] [bases ...] [options]'],
+    usage: ['llmem import <kind | auto> <file | -> [second file] [bases] [options]'],
     about:
       "Prints another tool's config as config v1 JSON; what was assumed and what was not applied go to " +
       `standard error. kind: ${orList(['auto (told from the file)', ...IMPORT_KINDS])}. second file: the ` +

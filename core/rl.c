@@ -776,13 +776,15 @@ static void engine_sleep_phase(const rl_step *s) {
 }
 
 /* the actor's old log-probs (dp_actor.py compute_log_prob) */
-static void old_logprobs_phase(const rl_step *s) {
+/* A no-grad pass on the actor's own weights (old log-probs; the reference as the LoRA actor's base or swapped into
+ * the actor), its parameters on the GPU for the pass if they are parked on the host. */
+static void actor_nograd_phase(const rl_step *s, int phase) {
   const model_on_rank *actor = &s->models->actor;
-  phase_begin(s->W, LLMEM_PHASE_OLD_LOGPROBS);
+  phase_begin(s->W, phase);
   if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 1);
-  nograd_pass(s->W, s->L, M_ACTOR, LLMEM_PHASE_OLD_LOGPROBS, actor, s->d->lp_micro, s->d->lp_seq, s->logit_tokens);
+  nograd_pass(s->W, s->L, M_ACTOR, phase, actor, s->d->lp_micro, s->d->lp_seq, s->logit_tokens);
   if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 0);
-  point(s->W, s->L, LLMEM_PHASE_OLD_LOGPROBS, -1, -1);
+  point(s->W, s->L, phase, -1, -1);
   phase_close(s->W, -1);
 }
 
@@ -795,7 +797,7 @@ static void rollout_phases(const rl_step *s) {
   if (s->k.reward_bytes > 0)
     frozen_phase(s->W, s->L, M_REWARD, LLMEM_PHASE_REWARD, &s->models->reward, s->k.reward_bytes, s->k.reward_offload,
                  s->d->lp_micro, s->d->lp_seq, 0);
-  old_logprobs_phase(s);
+  actor_nograd_phase(s, LLMEM_PHASE_OLD_LOGPROBS);
 }
 
 /* reference log-probs (verl compute_ref_log_prob; TRL DPO compute_ref_log_probs per batch) */
@@ -804,14 +806,8 @@ static void reference_phase(const rl_step *s) {
   if (s->k.ref_bytes > 0)
     frozen_phase(s->W, s->L, M_REF, LLMEM_PHASE_REF_LOGPROBS, actor, s->k.ref_bytes, s->k.ref_offload, s->d->lp_micro,
                  s->d->lp_seq, s->logit_tokens);
-  else if (s->k.reference) { /* the LoRA actor's base, adapters off, or a reference swapped in: the actor's weights, */
-    phase_begin(s->W, LLMEM_PHASE_REF_LOGPROBS); /* on the GPU for the pass if they are parked on the host */
-    if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 1);
-    nograd_pass(s->W, s->L, M_ACTOR, LLMEM_PHASE_REF_LOGPROBS, actor, s->d->lp_micro, s->d->lp_seq, s->logit_tokens);
-    if (!s->k.actor_params) move_params(s->L, M_ACTOR, &actor->rs, 0);
-    point(s->W, s->L, LLMEM_PHASE_REF_LOGPROBS, -1, -1);
-    phase_close(s->W, -1);
-  }
+  else if (s->k.reference) /* the LoRA actor's base, adapters off, or a reference swapped in */
+    actor_nograd_phase(s, LLMEM_PHASE_REF_LOGPROBS);
 }
 
 /* critic values (dp_critic.py compute_values), then its update (update_critic) */

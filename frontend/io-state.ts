@@ -26,7 +26,7 @@ export const SOURCES: { id: SourceKind; label: string }[] = [
   { id: 'training_args', label: 'HF TrainingArguments JSON' },
   { id: 'llamafactory', label: 'LLaMA-Factory YAML' },
   { id: 'axolotl', label: 'axolotl YAML' },
-  { id: 'trl', label: 'TRL SFT / DPO / ORPO / GRPO config (YAML, JSON)' },
+  { id: 'trl', label: 'TRL SFT / DPO / ORPO / GRPO / reward config (YAML, JSON)' },
   { id: 'verl', label: 'verl config YAML or main_ppo script' },
   { id: 'openrlhf', label: 'OpenRLHF launch script' },
   { id: 'litgpt', label: 'LitGPT config (YAML)' },

@@ -44,14 +44,15 @@ export function ImportDialog() {
     <Dialog id="import-dialog" title="Import a config" onClose={io.close} footer={footer}>
       <p class="hint">
         A Hugging Face <code>config.json</code> (replaces the model), a DeepSpeed, Megatron-LM, torchtitan, accelerate,
-        TrainingArguments, LLaMA-Factory, axolotl, torchtune or LitGPT config, a TRL SFT/DPO/ORPO/GRPO config, a verl
-        config or launch line, an OpenRLHF launch script, an ms-swift command line (these replace the settings they
-        give), or llmem's config v1 JSON (replaces everything). A config that names a DeepSpeed JSON is read with it
-        when both files are chosen or dropped together. Read in this browser: nothing is uploaded.
+        TrainingArguments, LLaMA-Factory, axolotl, torchtune or LitGPT config, a TRL SFT/DPO/ORPO/GRPO/reward config, a
+        verl config or launch line, an OpenRLHF launch script, an ms-swift command line, a NeMo-RL config (these replace
+        the settings they give), or llmem's config v1 JSON (replaces everything). A config is read with the DeepSpeed
+        JSON it names, the accelerate config it is launched with, or the NeMo-RL base it inherits, when both files are
+        chosen or dropped together. Read in this browser: nothing is uploaded.
       </p>
       <FileDrop
         label="Choose a file…"
-        hint="or drop it here (with the DeepSpeed JSON it names), or paste it below"
+        hint="or drop it here (with the second file it reads), or paste it below"
         accept=".json,.yaml,.yml,.toml,.sh,.txt,application/json,text/*"
         inputLabel="Config file to import"
         testid={{ zone: 'import-drop', button: 'import-pick', input: 'import-file' }}

@@ -190,7 +190,8 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'rl.actor.param_offload': ONLINE,
   'rl.actor.optimizer_offload': ONLINE,
   'rl.reference.enabled': RL_ON,
-  'rl.reference.param_offload': REFERENCE,
+  // a reference swapped into the actor has no copy of its own to offload
+  'rl.reference.param_offload': all(REFERENCE, (get) => get('rl.reference.swapped') !== true),
   'rl.reference.precomputed': all(REFERENCE, is('rl.algorithm', 'dpo')),
   'rl.reference.swapped': REFERENCE,
   'rl.reward.enabled': ONLINE,

@@ -82,3 +82,12 @@ describe('form metadata', () => {
     expect(SECTIONS.map((s) => s.title)).toEqual(['Model', 'Training', 'Parallelism', 'Hardware']);
   });
 });
+
+describe('dependent keys', () => {
+  it('a reference swapped into the actor has no offload of its own to set; one not swapped shows it', () => {
+    const get = (swapped: boolean) => (path: string) =>
+      ({ 'rl.algorithm': 'grpo', 'rl.reference.enabled': true, 'rl.reference.swapped': swapped })[path] ?? null;
+    expect(MATTERS_WHEN['rl.reference.param_offload'](get(false))).toBe(true);
+    expect(MATTERS_WHEN['rl.reference.param_offload'](get(true))).toBe(false);
+  });
+});

@@ -3,7 +3,9 @@
 // GRPO generates with vLLM, on the training GPUs (colocated) or its own. What each key means for memory, with the
 // NeMo-RL file that shows it, is next to where it is read. A config that inherits (`defaults: base.yaml`) is read with
 // its base given as the second file.
-import type { Json } from '../../../wasm/llmem.js';
+import type { Config, Json } from '../../../wasm/llmem.js';
+import { getPath } from '../json.js';
+import { merge } from '../resolve.js';
 import {
   applyLoraTargets,
   applyModelId,
@@ -75,13 +77,6 @@ function section(y: Obj, key: string, required = false): Obj | undefined {
   return undefined;
 }
 
-/** The dotted key's value. */
-function at(y: Obj, path: string): Json | undefined {
-  let v: Json | undefined = y as Json;
-  for (const p of path.split('.')) v = isObject(v) ? (v as Obj)[p] : undefined;
-  return v;
-}
-
 /** `defaults: base.yaml` (nemo_rl/utils/config.py load_config_with_inheritance): the base's keys, the file's over them;
  * a base that inherits in turn takes the next file given (`files`: the second file, then the bases after it). */
 function withBase(own: Obj, files: (string | undefined)[], depth = 0): Obj {
@@ -112,14 +107,7 @@ function withBase(own: Obj, files: (string | undefined)[], depth = 0): Obj {
   if (depth > 8) throw new ImportError('defaults', 'defaults: a chain of more than 8 bases');
   const parent = withBase(parseYamlText(base, `the base config (${name})`), rest, depth + 1);
   const { defaults: _, ...ownKeys } = own;
-  return merge(parent, ownKeys);
-}
-
-function merge(base: Obj, over: Obj): Obj {
-  const out: Obj = { ...base };
-  for (const [k, v] of Object.entries(over))
-    out[k] = isObject(v) && isObject(out[k]) ? merge(out[k] as Obj, v as Obj) : (v as Json);
-  return out;
+  return merge(parent as Config, ownKeys as Config) as Obj;
 }
 
 /** OmegaConf interpolations the configs use: `${a.b}` (a value elsewhere) and `${mul:x, y}` (nemo_rl/utils/config.py
@@ -132,7 +120,7 @@ function resolveInterpolations(root: Obj): Obj {
         s = s.replace(/\$\{([^${}]*)\}/, (_, inner: string) => {
           const mul = /^mul:\s*([^,]+),\s*(.+)$/.exec(inner);
           if (mul) return String(Number(mul[1]) * Number(mul[2]));
-          const got = at(root, inner.trim());
+          const got = getPath(root as Json, inner.trim());
           const r = got === undefined ? undefined : resolve(got, depth + 1);
           return r === undefined || r === null || typeof r === 'object' ? `?${inner}` : String(r);
         });

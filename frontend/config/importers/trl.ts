@@ -549,28 +549,25 @@ function reward(d: Draft, y: Obj, micro: number, accum: number): void {
   d.note(
     `RewardTrainer: a one-label sequence classifier (score head not counted, no vocabulary logits: model.head none); chosen and rejected in one batch (DataCollatorForPreference): training.micro_batch ${2 * micro} = 2 x per_device_train_batch_size ${micro}`,
   );
-  if (!('max_length' in y)) {
-    d.set('training.seq_len', 1024);
-    d.note('max_length absent: 1024 (RewardConfig default)');
-  } else if (y.max_length === null)
-    d.skip(
-      'max_length',
-      'null: sequences are not truncated; training.seq_len left at llmem default (set it to the longest)',
-    );
-  else d.set('training.seq_len', int(y.max_length, 'max_length'));
+  maxLength(d, y, 'max_length', 'RewardConfig');
   if (isSet(y.center_rewards_coefficient)) num(y.center_rewards_coefficient, 'center_rewards_coefficient');
+}
+
+/** max_length (SFTConfig and RewardConfig: 1024 by default; null: no truncation) as training.seq_len. */
+function maxLength(d: Draft, y: Obj, key: string, cls: string): void {
+  if (!(key in y)) {
+    d.set('training.seq_len', 1024);
+    d.note(`max_length absent: 1024 (${cls} default)`);
+  } else if (y[key] === null)
+    d.skip(key, 'null: sequences are not truncated; training.seq_len left at llmem default (set it to the longest)');
+  else d.set('training.seq_len', int(y[key], key));
 }
 
 /** SFTConfig: accumulation, the sequence length (max_length, packed or the longest padded), the loss. */
 function sft(d: Draft, y: Obj, accum: number): void {
   d.set('training.grad_accum', accum);
   const key = 'max_length' in y || !('max_seq_length' in y) ? 'max_length' : 'max_seq_length';
-  if (!(key in y)) {
-    d.set('training.seq_len', 1024);
-    d.note('max_length absent: 1024 (SFTConfig default)');
-  } else if (y[key] === null)
-    d.skip(key, 'null: sequences are not truncated; training.seq_len left at llmem default (set it to the longest)');
-  else d.set('training.seq_len', int(y[key], key));
+  maxLength(d, y, key, 'SFTConfig');
   if (isSet(y.packing) && bool(y.packing, 'packing'))
     d.note(`packing: sequences packed into blocks of ${key} (training.seq_len)`);
   else d.note(`no packing: each batch padded to its longest sequence; training.seq_len (${key}) is the worst case`);

@@ -85,6 +85,10 @@ def assumptions_for(entry, result):
         out.append("device_used_bytes from %s after the last step (CUDA context, cuBLAS workspace and anything "
                    "else on the GPU; %s in use before the probe created its context)"
                    % (ms.get("device_used_source"), _gib(ms.get("device_used_before_bytes"))))
+        if ms.get("allocator_trace"):
+            out.append("allocator events recorded from the model's build on (%s, %s events): memory as untraced, "
+                       "step time carries the recording's cost" % (ms["allocator_trace"].get("file"),
+                                                                    ms["allocator_trace"].get("events")))
         ap = ms.get("attention_path")
         if ap:
             out.append("attention path seen: %s, GQA %s" % (ap.get("kind"), ap.get("gqa")))

@@ -344,10 +344,16 @@ export async function runProbeStepTime(): Promise<ProbeStep[]> {
   for (const c of loadCases()) {
     const m = (
       c as {
-        measured?: { step_seconds?: number; concurrent_processes?: number; kernel_time?: { seconds?: KernelClasses } };
+        measured?: {
+          step_seconds?: number;
+          concurrent_processes?: number;
+          kernel_time?: { seconds?: KernelClasses };
+          allocator_trace?: unknown;
+        };
       }
     ).measured;
-    if (!isProbeCase(c) || !m?.step_seconds || m.concurrent_processes !== 0) continue;
+    // a step timed beside other runs, or while the allocator's every event was recorded, is not the step's time
+    if (!isProbeCase(c) || !m?.step_seconds || m.concurrent_processes !== 0 || m.allocator_trace) continue;
     // a fake process group's collectives return at once: the model's links at their largest
     // (docs/config.md) leave its compute, the FSDP copies included, as the probe timed
     const config = c.fake_process_group ? withInstantLinks(c.config) : c.config;

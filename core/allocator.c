@@ -85,7 +85,14 @@ static int pending[ALLOC_MAX_BLOCKS], pending_count;
 _Static_assert(ALLOC_MAX_BLOCKS <= 0x10000, "a map slot holds a block in 16 bits");
 static uint32_t map[MAP_SLOTS];
 static uint32_t gen;
-static double next_base;
+/* Segments take addresses downward from TOP_ADDRESS, each below the last: the CUDA driver placed cudaMalloc's
+ * segments top-down in every allocator trace the probe recorded (tests/measured/traces: H200, driver 580.159,
+ * torch 2.11), and best fit breaks size ties by address (BlockComparatorSize), so a newer segment's block
+ * wins a tie. Rising addresses replayed one of those 25 traces 5.4 % under its reserve; top-down, all within
+ * 0.02 %. Expandable segments take their room upward from TOP_ADDRESS (no overlap). Exact in doubles: a
+ * multiple of 512 below 2^53. */
+#define TOP_ADDRESS 1e15
+static double next_base, next_expandable_base;
 /* alloc_layout_hash, kept up to date lazily: blocks changed since the last
  * hash are listed, and their terms replaced when the hash is asked for */
 static uint64_t layout_sum, counted[ALLOC_MAX_BLOCKS];        /* counted: block b's term in layout_sum */
@@ -517,11 +524,11 @@ static int open_segment(int stream, int small, double size) {
   int b = new_block();
   if (b < 0) return -1;
   segment *s = &segs[seg_count];
+  next_base -= size;
   s->base = next_base;
   s->size = size;
   s->page = 0;
   s->stream = stream, s->small = small, s->expandable = 0, s->alive = 1, s->last = b, s->holes = 0;
-  next_base += size;
   blocks[b].size = size, blocks[b].addr = s->base;
   blocks[b].segment = seg_count++, blocks[b].stream = stream, blocks[b].small = (unsigned char)small;
   st.reserved_bytes += size;
@@ -612,8 +619,8 @@ static int grow_expandable(int stream, int small, double rounded) {
       }
       g = expandable_seg[pool] = seg_count++;
       /* kSmallBuffer pages for the small pool, kLargeBuffer for the large one (find_expandable_block) */
-      segs[g] = (segment){next_base, 0, small ? SMALL_BUFFER : LARGE_BUFFER, stream, small, 1, 1, -1, 0};
-      next_base += EXPANDABLE_SPACE;
+      segs[g] = (segment){next_expandable_base, 0, small ? SMALL_BUFFER : LARGE_BUFFER, stream, small, 1, 1, -1, 0};
+      next_expandable_base += EXPANDABLE_SPACE;
       st.segment_count++;
     }
     int start;
@@ -939,5 +946,5 @@ void alloc_reset(const alloc_settings *s) {
   nonempty_pools = 0;
   pending_count = 0;
   map_clear();
-  next_base = 0;
+  next_base = TOP_ADDRESS, next_expandable_base = TOP_ADDRESS;
 }

@@ -359,6 +359,22 @@ static void micro_batch_shift(void) {
   }
 }
 
+/* Two cached blocks of one size: best fit takes the one at the lower address (BlockComparatorSize), and the
+ * driver places each new segment below the last (core/allocator.c TOP_ADDRESS), so the newer segment's. */
+static void tie_goes_to_the_newer_segment(void) {
+  reset(0, 0, 0, 0);
+  alloc_malloc(1, 12 * MB, C); /* segment 1: 12 MiB */
+  alloc_malloc(2, 24 * MB, C); /* segment 2: 24 MiB, below segment 1 */
+  alloc_free(2, 0);
+  alloc_malloc(3, 12 * MB, C); /* the 24 MiB block splits: 12 MiB used at its front, 12 MiB cached */
+  alloc_free(1, 0);            /* two cached 12 MiB blocks: segment 1 whole, segment 2's rest */
+  alloc_malloc(4, 12 * MB, C); /* the tie: segment 2's rest, the lower address */
+  alloc_free(3, 0);            /* segment 2's front: its neighbour (4) is live, no merge */
+  CHECK_NEAR(alloc_largest_free_bytes(), 12 * MB, 0, "no 24 MiB block formed");
+  alloc_malloc(5, 24 * MB, C); /* nothing cached fits: a third segment (rising addresses would merge and reuse) */
+  CHECK_NEAR(reserved(), 60 * MB, 0, "12 + 24 + 24 MiB");
+}
+
 int main(void) {
   pools_sorted();
   micro_batch_shift();
@@ -366,6 +382,7 @@ int main(void) {
   rounding();
   rounding_edges();
   split_reuse();
+  tie_goes_to_the_newer_segment();
   merge_small_requests();
   max_split();
   streams();

@@ -9,6 +9,8 @@
 #  2. kernels: GPU time by kernel class (--profile-kernels) of single-GPU rows, each alone on the GPU: the
 #     step-time model's parts against measured ones (tests/accuracy.ts prints them once the rows carry kernel_time);
 #  3. expandable: four traced rows again with expandable_segments:True (new rows: the simulator's expandable path).
+# Ran on 2026-11-28 (H200, 307 s; with two more calls of traced and profiled rows): the traces are in
+# tests/measured/traces (ctest trace_replay_recorded replays them), the profiled rows' cases in tests/measured.
 # The traced rows' memory is what they measure untraced; their step times carry the recording's cost: keep
 # the untraced rows' step times. --plan-only (extra arguments go to run_matrix.py) translates without a GPU.
 set -uo pipefail

@@ -42,6 +42,7 @@
 typedef struct {
   double linear_fwd, linear_bwd;
   double attn_fwd, attn_bwd;
+  double attn_gemm, attn_memory; /* of attn_fwd + attn_bwd: eager/math attention's GEMMs and pointwise passes */
   double memory_fwd, memory_bwd;
   double tp_fwd, tp_bwd;
   double tp_fwd_serial, tp_bwd_serial; /* TP collectives tp_comm_overlap cannot hide */
@@ -200,6 +201,12 @@ static double mean_keys(const plan *pl, int mixer) {
   return s / 2;
 }
 
+/* PyTorch's math SDPA, not Megatron's unfused core attention (activations.c
+ * torch_math_sdpa). */
+static int torch_math_sdpa(const plan *pl) {
+  return (int)pl->in->attention == LLMEM_ATTN_SDPA_MATH && !is_megatron(pl);
+}
+
 /* The attention core: scores and weighted values. */
 static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   const plan *pl = c->pl;
@@ -222,13 +229,40 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   double scores = batch * sq * keys;
   gpu_rates g = c->g; /* attention stays in 16-bit */
   g.matmul_flops_per_s = g.matmul16_flops_per_s;
-  gemm_bytes eb = {ab, ab};
-  t->attn_fwd += gemm_seconds(&g, sq, keys, qk, batch, eb) + gemm_seconds(&g, sq, v, keys, batch, eb);
-  t->attn_bwd += gemm_seconds(&g, sq, qk, keys, batch, eb) + gemm_seconds(&g, keys, qk, sq, batch, eb) +
-                 gemm_seconds(&g, sq, keys, v, batch, eb) + gemm_seconds(&g, keys, v, sq, batch, eb);
+  double eb_bytes = ab, fwd_bytes = scores * 2 * ab, bwd_bytes = scores * 3 * ab;
+  if (torch_math_sdpa(pl)) {
+    /* PyTorch's math SDPA (aten/src/ATen/native/transformers/attention.cpp
+     * _scaled_dot_product_attention_math, since v2.5 pytorch#135964) upcasts
+     * 16-bit q, k, v to fp32 (allow_fp16_bf16_reduction_math_sdp off): fp32
+     * GEMMs at the FP32 rate; per score: the causal mask's add_ (r 4, w 4),
+     * _safe_softmax (softmax r 4 w 4, eq(-inf) r 4 w 1, all r 1, where r 4
+     * w 4), the weights' .to(origin dtype) it also returns (r 4, w ab);
+     * backward: where's (r 4 w 4, r 1), softmax's grad * output (r 8, w 4)
+     * then cunn_SoftMaxBackward (r 12, w 4). Per q, k, v element: the casts
+     * (r ab, w 4), q's and k's scaling (r 4, w 4), enable_gqa's
+     * repeat_interleave of k and v (r 4 per K/V head, w 4 per query head),
+     * the output cast back (r 4, w ab); their backward the same bytes */
+    g.matmul_flops_per_s = g.matmul32_flops_per_s;
+    eb_bytes = 4;
+    fwd_bytes = scores * (8 + 22 + 4 + ab);
+    bwd_bytes = scores * (9 + 12 + 16);
+    double kvh = fmax(pl->kv_heads / pl->in->tp, 1);
+    double small = T * (heads * qk + kvh * (qk + v)) * (ab + 4) + T * heads * qk * 2 * 8 + T * heads * v * (4 + ab);
+    if (kvh < heads) small += T * (kvh + heads) * (qk + v) * 4;
+    fwd_bytes += small;
+    bwd_bytes += small;
+  }
+  gemm_bytes eb = {eb_bytes, eb_bytes};
+  double gf = gemm_seconds(&g, sq, keys, qk, batch, eb) + gemm_seconds(&g, sq, v, keys, batch, eb);
+  double gb = gemm_seconds(&g, sq, qk, keys, batch, eb) + gemm_seconds(&g, keys, qk, sq, batch, eb) +
+              gemm_seconds(&g, sq, keys, v, batch, eb) + gemm_seconds(&g, keys, v, sq, batch, eb);
   double dropout = pl->in->dropout > 0 ? 2 * ab + 1 : 0;
-  t->attn_fwd += memory_seconds(&c->g, scores * (2 * ab + dropout));
-  t->attn_bwd += memory_seconds(&c->g, scores * (3 * ab + dropout));
+  double mf = memory_seconds(&c->g, fwd_bytes + scores * dropout),
+         mb = memory_seconds(&c->g, bwd_bytes + scores * dropout);
+  t->attn_fwd += gf + mf;
+  t->attn_bwd += gb + mb;
+  t->attn_gemm += gf + gb;
+  t->attn_memory += mf + mb;
 }
 
 /* Bytes per element of one norm, forward and backward, over a residual
@@ -239,19 +273,23 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
  * (r 4, w 4), mean (r 4), x * rsqrt (r 4, w 4), cast back (r 4, w ab), x weight
  * (r ab, w ab); its autograd backward: x weight (grad r ab w ab; weight grad mul
  * r 2ab w ab, sum r ab), cast (r ab, w 4), mul by rsqrt (r 4, w 4), the rsqrt
- * path's mul and sum (r 8, w 4; r 4), mean's expand (w 4), pow's 2x grad (r 8,
- * w 4), the two paths added (r 8, w 4), cast back (r 4, w ab). On an fp32
+ * path's mul and sum (r 8, w 4; r 4), mean's expand (w 4), pow's gradient
+ * grad * (2 * x.pow(1)) as three kernels (torch/csrc/autograd/FunctionsManual.cpp
+ * pow_backward: grad * (exp * self.pow(exp - 1)); aten/src/ATen/native/Pow.cpp
+ * pow_Tensor_Scalar_out copies the base for exponent 1: r 4 w 4, r 4 w 4,
+ * r 8 w 4), the two paths added (r 8, w 4), cast back (r 4, w ab). On an fp32
  * stream (autocast) both casts are no-ops (.float() and .to(input_dtype) of
- * an fp32 tensor return it) and every other op runs in fp32: 28 and 76.
- * Without the upcast: pow, mean, mul, mul at rb, the backward twice that. */
+ * an fp32 tensor return it) and every other op runs in fp32: 28 and 92.
+ * Without the upcast: pow, mean, mul, mul at rb, the backward's the same ops
+ * at rb (18 rb). */
 static void norm_bytes(const step_ctx *c, double rb, double *fwd, double *bwd) {
   const plan *pl = c->pl;
   double ab = c->ab;
   if (c->fused) *fwd = 2 * rb, *bwd = 4 * rb;
   else if (pl->norm_width == 2) *fwd = 2 * rb, *bwd = 3 * rb;
-  else if (pl->norm_upcast && rb == 4) *fwd = 28, *bwd = 76;
-  else if (pl->norm_upcast) *fwd = 4 * ab + 28, *bwd = 8 * ab + 60;
-  else *fwd = 7 * rb, *bwd = 14 * rb;
+  else if (pl->norm_upcast && rb == 4) *fwd = 28, *bwd = 92;
+  else if (pl->norm_upcast) *fwd = 4 * ab + 28, *bwd = 8 * ab + 76;
+  else *fwd = 7 * rb, *bwd = 18 * rb;
 }
 
 /* Bytes of repeat_kv each way: expand + reshape copies K and V to every
@@ -265,23 +303,46 @@ static double repeat_kv_bytes(const step_ctx *c, int mixer) {
   return 2 * c->tokens * (kv + q) * pl->head_dim * c->ab;
 }
 
-/* torch.autocast over fp32 parameters: each matmul casts its fp32 input to
- * 16 bits (aten/src/ATen/autocast_mode.cpp cached_cast caches leaf tensors
- * that require grad only), so every linear on a norm's fp32 output casts it
- * again, read 4 write ab (activations.c keeps these copies); the backward
- * casts each one's gradient back (ToCopyBackward0: r ab, w 4) and autograd
- * sums the fp32 gradients of the linears that share the input (r 8, w 4
- * each after the first). Linears on the norms: q, k, v (or one fused) or one
- * for other mixers, the MLP's gate and up (plain: one; MoE: router and the
- * experts' dispatch). */
-static void autocast_input_bytes(const step_ctx *c, double th, int mixer, int mlp_kind, double *fwd, double *bwd) {
+/* Bytes of FlashAttention-2's GQA backward outside its kernel: with fewer
+ * K/V heads than query heads it writes dK and dV per query head and then sums
+ * each group (aten/src/ATen/native/transformers/cuda/flash_attn/flash_api.cpp
+ * mha_bwd: dk_expanded, dv_expanded, at::sum_out over the group dimension), a
+ * reduction kernel reading the query heads' worth and writing the K/V heads'.
+ * PyTorch SDPA (enable_gqa) only: repeat_kv hands flash every head, Megatron's
+ * Transformer Engine attention is not this path. */
+static double gqa_sum_bytes(const step_ctx *c, int mixer) {
   const plan *pl = c->pl;
-  if (!pl->autocast) return;
+  if ((int)pl->in->attention != LLMEM_ATTN_FLASH || pl->repeat_kv || pl->mla || !mixer_is_attention(mixer) ||
+      pl->kv_heads >= pl->in->heads || is_megatron(pl))
+    return 0;
+  double kv = fmax(pl->kv_heads / pl->in->tp, 1), q = pl->in->heads / pl->in->tp;
+  return 2 * c->tokens * (kv + q) * pl->head_dim * c->ab;
+}
+
+/* Linears that share one input (q, k, v, or one fused; the MLP's gate and
+ * up): autograd sums their input gradients (torch/csrc/autograd/input_buffer.cpp
+ * InputBuffer::add), one add each after the first, r 2 w 1 elements; a fused
+ * pointwise backward (torch.compile, Megatron) takes it into its kernel.
+ * Under torch.autocast over fp32 parameters each matmul also casts its fp32
+ * input to 16 bits (aten/src/ATen/autocast_mode.cpp cached_cast caches leaf
+ * tensors that require grad only), so every linear on a norm's fp32 output
+ * casts it again, read 4 write ab (activations.c keeps these copies); the
+ * backward casts each one's gradient back (ToCopyBackward0: r ab, w 4) and
+ * the sums are of the fp32 gradients (r 8, w 4 each after the first). Linears
+ * on the norms: q, k, v (or one fused) or one for other mixers, the MLP's gate
+ * and up (plain: one; MoE: router and the experts' dispatch). */
+static void shared_input_bytes(const step_ctx *c, double th, int mixer, int mlp_kind, double *fwd, double *bwd) {
+  const plan *pl = c->pl;
+  if (!pl->autocast && c->fused) return;
   int mlp = mlp_kind == LLMEM_LMLP_NONE ? 0 : mlp_kind == LLMEM_LMLP_MOE ? 2 : pl->gated ? 2 : 1;
   int mixer_linears = mixer_is_attention(mixer) ? plan_qkv_linears(pl) : 1;
   for (int i = 0; i < 2; i++) {
     int n = i == 0 ? mixer_linears : mlp;
     if (n == 0) continue;
+    if (!pl->autocast) {
+      *bwd += (n - 1) * th * 3 * c->ab;
+      continue;
+    }
     *fwd += n * th * (4 + c->ab);
     *bwd += n * th * (c->ab + 4) + (n - 1) * th * 12;
   }
@@ -356,20 +417,37 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer,
   double norms = th * pl->in->norms_per_layer;
   double residual = 2 * (2 * rb + ab) * th; /* two adds: the stream and a 16-bit branch output in, the stream out */
   double casts_fwd = 0, casts_bwd = 0;
-  autocast_input_bytes(c, th, mixer, mlp, &casts_fwd, &casts_bwd);
+  shared_input_bytes(c, th, mixer, mlp, &casts_fwd, &casts_bwd);
   /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
   double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
-  double rope = 0;
+  double rope = 0, rope_bwd = 0;
   if (pl->learned_pos == 0 && !pl->mla && mixer_is_attention(mixer)) {
     double qk = T * (pl->in->heads / pl->in->tp + fmax(pl->kv_heads / pl->in->tp, 1)) * pl->head_dim; /* q and k */
     /* eager (torchtitan): to fp32, complex multiply, back: 2 ab + 16 bytes; fused: r + w */
     rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
+    rope_bwd = 2 * rope;
+    if (pl->autocast && !c->fused) {
+      /* autocast over an fp32 model: transformers' rotary embedding returns cos
+       * and sin in the fp32 hidden states' dtype (models/llama/modeling_llama.py
+       * LlamaRotaryEmbedding.forward: cos.to(dtype=x.dtype)), so q * cos +
+       * rotate_half(q) * sin promotes the 16-bit q and k to fp32: mul (r ab, w 4),
+       * neg of a half (r, w ab / 2), cat (r ab, w ab), mul (r ab, w 4), add (r 8,
+       * w 4), and SDPA (autocast's lower-precision list) casts them back (r 4, w
+       * ab): 6 ab + 24. Backward: the cast's (r ab, w 4), each mul's (r 4, w 4)
+       * cast to the input's dtype (torch/csrc/autograd/engine.cpp
+       * validate_outputs: r 4, w ab), neg's (ab), each slice's zero-filled
+       * gradient and copy (2 ab each), and the three gradients of q summed (2
+       * adds, r 2 ab w ab): 14 ab + 28 */
+      rope = qk * (6 * ab + 24);
+      rope_bwd = qk * (14 * ab + 28);
+    }
   }
   double dropout = pl->in->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
-  double fwd = residual + act + rope + dropout, repeat = repeat_kv_bytes(c, mixer);
-  t->memory_fwd += memory_seconds(&c->g, fwd + norms * norm_fwd + repeat + casts_fwd);
+  double fwd = residual + act + dropout, repeat = repeat_kv_bytes(c, mixer);
+  t->memory_fwd += memory_seconds(&c->g, fwd + rope + norms * norm_fwd + repeat + casts_fwd);
   /* each backward reads the saved input and the incoming gradient, writes one */
-  t->memory_bwd += memory_seconds(&c->g, 2 * fwd + norms * norm_bwd + repeat + casts_bwd);
+  t->memory_bwd +=
+      memory_seconds(&c->g, 2 * fwd + rope_bwd + norms * norm_bwd + repeat + casts_bwd + gqa_sum_bytes(c, mixer));
 }
 
 /* Bytes per element of the forward all-gathers of sequence-parallel TP:
@@ -587,8 +665,10 @@ static void add_layer_pass(const step_ctx *c, const layer_time *t, double recomp
     again = (t->sac_fwd >= 0 ? t->sac_fwd + tp_exposed(c, t->sac_tp, t->sac_fwd) : t->linear_fwd / 2) + t->memory_fwd;
   else if ((int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE) again = t->attn_fwd;
   p[LLMEM_STEP_MATMULS] += n * (t->linear_fwd + linear_bwd);
-  p[LLMEM_STEP_ATTENTION] += n * (t->attn_fwd + t->attn_bwd);
-  p[LLMEM_STEP_MEMORY_BOUND] += n * (t->memory_fwd + t->memory_bwd);
+  /* eager/math attention's GEMMs and pointwise kernels are matmul and memory-bound kernels */
+  p[LLMEM_STEP_MATMULS] += n * t->attn_gemm;
+  p[LLMEM_STEP_ATTENTION] += n * (t->attn_fwd + t->attn_bwd - t->attn_gemm - t->attn_memory);
+  p[LLMEM_STEP_MEMORY_BOUND] += n * (t->memory_fwd + t->memory_bwd + t->attn_memory);
   p[LLMEM_STEP_TP_COMM] += n * (fwd_tp + bwd_tp);
   p[LLMEM_STEP_EP_COMM] += n * (t->ep_fwd + t->ep_bwd);
   p[LLMEM_STEP_CP_COMM] += n * (t->cp_fwd + t->cp_bwd);
@@ -618,6 +698,19 @@ static double loss_bytes_per_logit(const step_ctx *c) {
   if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
   int megatron = is_megatron(pl);
   if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;
+  if (pl->loss == LLMEM_LOSS_STANDARD || pl->loss == LLMEM_LOSS_CHUNKED || pl->loss == LLMEM_LOSS_HF_UPCAST) {
+    /* F.cross_entropy on .float() logits: the cast (r ab, w 4), log_softmax,
+     * nll_loss's backward zero-filling its fp32 gradient (w 4), log_softmax's
+     * backward and the cast back (r 4, w ab). aten/src/ATen/native/cuda/
+     * SoftMax.cu host_softmax: a row of more than sharedMemPerBlock (48 KiB,
+     * 12k fp32 logits) runs cunn_SoftMaxForward, which reads the row three
+     * times (ilpReduce for the max, again for the sum of exponentials, then
+     * WriteFpropResults), else cunn_SoftMaxForwardSmem once; cunn_SoftMaxBackward
+     * reads the gradient for its sum, then the gradient and the output again */
+    double row_bytes = pl->vocab_padded / pl->in->tp * 4;
+    double forward = row_bytes >= 48 * 1024 ? 3 * 4 + 4 : 4 + 4, backward = 4 + (3 * 4 + 4);
+    return 2 * c->ab + 2 * 4 + forward + backward; /* the casts' 16-bit and fp32 sides */
+  }
   return 2 * c->ab + 24;
 }
 

@@ -9,6 +9,7 @@
 typedef struct {
   double matmul_flops_per_s;    /* large-GEMM rate: peak x achievable fraction */
   double matmul16_flops_per_s;  /* the same in 16-bit (output layer, attention GEMMs) */
+  double matmul32_flops_per_s;  /* the same in fp32 on the CUDA cores (PyTorch's math SDPA) */
   int fp8;                      /* the linears run in float8 */
   double peak_flops_per_s;      /* tensor-core peak of the linears' precision */
   double attn_peak_flops_per_s; /* tensor-core peak of the attention core (16-bit) */

@@ -58,10 +58,13 @@
 
 typedef struct {
   double gemm_fraction, fp8_gemm_fraction, flash_fwd, flash_bwd, sms, tile_m, tile_n;
+  double fp32_of_bf16; /* FP32 (CUDA-core) peak over the dense bf16 tensor-core peak */
 } generation;
 
-static const generation AMPERE = {0.869, 0.869, 0.73, 0.50, 108, 128, 128}; /* no fp8 */
-static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256}; /* flash: by sequence, below */
+/* fp32_of_bf16: NVIDIA A100 datasheet FP32 19.5 of BF16 312 TFLOPS; H100 SXM
+ * datasheet FP32 67 of BF16 989.4 (dense) */
+static const generation AMPERE = {0.869, 0.869, 0.73, 0.50, 108, 128, 128, 19.5 / 312}; /* no fp8 */
+static const generation HOPPER = {0.803, 0.709, 0.35, 0.35, 132, 128, 256, 67 / 989.4}; /* flash: by sequence */
 
 /* FlashAttention-2 on an H100 SXM5, TFLOPS at 512, 1k, ... 16k tokens a
  * sequence (FlashAttention-3 paper, Figs. 5 and 6, head dim 128). */
@@ -108,16 +111,27 @@ gpu_rates gpu_rates_for(const plan *pl) {
   double fp8_peak = !isnan(in->fp8_tflops) ? in->fp8_tflops * 1e12 : gen == &HOPPER ? 2 * bf16 : NAN;
   int fp8 = pl->fp8_linear && !isnan(fp8_peak) && (int)pl->in->dtype != LLMEM_DTYPE_FP32;
   double peak = fp8 ? fp8_peak : bf16;
-  if ((int)pl->in->dtype == LLMEM_DTYPE_FP32) peak = bf16 / 2; /* TF32 tensor cores */
+  /* fp32 GEMMs run on the CUDA cores at the FP32 rate: PyTorch leaves TF32 off
+   * for matmuls (torch.backends.cuda.matmul.allow_tf32 = False since 1.12;
+   * torch.get_float32_matmul_precision() "highest"), so cuBLAS runs IEEE SGEMM */
+  int fp32 = (int)pl->in->dtype == LLMEM_DTYPE_FP32;
+  double fp32_peak = bf16 * gen->fp32_of_bf16;
+  if (fp32) peak = fp32_peak;
   gpu_rates g;
   g.peak_flops_per_s = peak;
   /* runtime.compute_efficiency, when set, is the large-GEMM fraction of peak (a measured one) */
   int given = !isnan(in->compute_efficiency);
   double gemm = given ? in->compute_efficiency : gen->gemm_fraction;
   g.matmul_flops_per_s = peak * (given ? gemm : fp8 ? gen->fp8_gemm_fraction : gemm);
-  g.matmul16_flops_per_s = ((int)pl->in->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16) * gemm;
+  g.matmul16_flops_per_s = (fp32 ? fp32_peak : bf16) * gemm;
+  g.matmul32_flops_per_s = fp32_peak * gemm;
   g.fp8 = fp8;
-  g.attn_peak_flops_per_s = (int)pl->in->dtype == LLMEM_DTYPE_FP32 ? bf16 / 2 : bf16;
+  /* fp32 attention: FlashAttention has no fp32 kernel, so SDPA takes the
+   * memory-efficient one, whose fp32 GEMMs on sm80+ are 3xTF32 (three TF32
+   * MMAs a product: aten/src/ATen/native/transformers/cuda/mem_eff_attention/
+   * gemm_kernel_utils.h DefaultGemmType<ArchTag, float>, OpMultiplyAddFastF32):
+   * a third of the TF32 tensor-core peak (half the bf16 one) */
+  g.attn_peak_flops_per_s = fp32 ? bf16 / 2 / 3 : bf16;
   g.flash_fwd_fraction = gen->flash_fwd;
   g.flash_bwd_fraction = gen->flash_bwd;
   g.flash_by_length = gen == &HOPPER;
@@ -134,7 +148,9 @@ gpu_rates gpu_rates_for(const plan *pl) {
 
 double gemm_seconds(const gpu_rates *g, double m, double n, double k, double batch, gemm_bytes eb) {
   if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
-  double tiles = ceil(m / g->tile_m) * ceil(n / g->tile_n) * batch;
+  /* the output in either orientation (C or its transpose: cuBLAS's column-
+   * major C^T = B^T A^T costs nothing), whichever leaves fewer idle tile rows */
+  double tiles = fmin(ceil(m / g->tile_m) * ceil(n / g->tile_n), ceil(n / g->tile_m) * ceil(m / g->tile_n)) * batch;
   double waves = ceil(tiles / g->sms);
   /* each wave runs one tile per SM at the large-GEMM rate; the operand and
    * output traffic adds to it (Calculon no_overlap, above) */

@@ -50,6 +50,12 @@ static void test_gemm(void) {
   CHECK_NEAR(gemm_seconds(&g, 16, 8192, 8192, 1, B16), small, 1e-12, "small GEMM");
   CHECK(gemm_seconds(&g, 64, 8192, 8192, 1, B16) / 64 > gemm_seconds(&g, 8192, 8192, 8192, 1, B16) / 8192,
         "small GEMMs are slower per FLOP");
+  /* a thin output in the orientation with fewer idle tiles: [4096, 64] as its transpose, 64 rows
+   * of one 128-row tile by 16 256-wide columns (16 tiles), not 32 x 1 half-empty 256-wide ones */
+  double thin =
+      108.0 * 128 * 128 * 2 * 4096 / (312e12 * 0.869) + 2.0 * (4096 * 4096 + 4096 * 64 + 4096 * 64) / (2.039e12 * 0.9);
+  CHECK_NEAR(gemm_seconds(&g, 4096, 64, 4096, 1, B16), thin, 1e-12, "thin GEMM: the better orientation");
+  CHECK_NEAR(gemm_seconds(&g, 64, 4096, 4096, 1, B16), thin, 1e-12, "thin GEMM: either way round");
   double f, b;
   linear_seconds(&g, 4096, 4096, 4096, B16, B16, &f, &b);
   CHECK_NEAR(f, large, 1e-12, "linear forward");
@@ -515,9 +521,10 @@ static void test_embedding_backward(void) {
 }
 
 /* Eager RMSNorm on x.float() (torchtitan norms.py, transformers LlamaRMSNorm):
- * 4 ab + 28 bytes an element forward, 8 ab + 60 backward (the casts and fp32
- * passes of its ops and their autograd), against 7 ab and 14 ab without the
- * upcast; two norms a layer over T h elements. */
+ * 4 ab + 28 bytes an element forward, 8 ab + 76 backward (the casts and fp32
+ * passes of its ops and their autograd, pow's gradient as x.pow(1), 2 *, grad *:
+ * r 4 w 4, r 4 w 4, r 8 w 4), against 7 ab and 18 ab without the upcast; two
+ * norms a layer over T h elements. */
 static void test_eager_rmsnorm(void) {
   llmem_input in;
   small_model(&in);
@@ -529,12 +536,12 @@ static void test_eager_rmsnorm(void) {
   double plain = step_of(&in);
   gpu_rates g = rates_of(&in);
   double elements = 4 * 2 * 4096.0 * 4096; /* layers x norms x T x h */
-  double bytes = (4 * 2 + 28 - 7 * 2) + (8 * 2 + 60 - 14 * 2);
+  double bytes = (4 * 2 + 28 - 7 * 2) + (8 * 2 + 76 - 18 * 2);
   CHECK_NEAR(upcast - plain, elements * bytes / g.hbm_bytes_per_s, 1e-9, "eager RMSNorm's fp32 passes");
 }
 
 /* Eager LayerNorm is one aten kernel each way (2 ab forward, 3 ab backward),
- * against eager RMSNorm's 7 ab and 14 ab without the upcast; LayerNorm's bias
+ * against eager RMSNorm's 7 ab and 18 ab without the upcast; LayerNorm's bias
  * adds its parameters to the optimizer step. */
 static double optimizer_step_seconds(const llmem_input *in) {
   plan pl;
@@ -560,7 +567,7 @@ static void test_eager_layernorm(void) {
   in.norm = LLMEM_NORM_LAYERNORM;
   double ln = step_of(&in), ln_opt = optimizer_step_seconds(&in);
   double elements = 4 * 2 * 4096.0 * 4096; /* layers x norms x T x h */
-  double saved = elements * ((7 + 14) - (2 + 3)) * 2 / rates_of(&in).hbm_bytes_per_s;
+  double saved = elements * ((7 + 18) - (2 + 3)) * 2 / rates_of(&in).hbm_bytes_per_s;
   CHECK_NEAR(rms - ln, saved - (ln_opt - rms_opt), 1e-9, "eager LayerNorm: one kernel each way");
 }
 
@@ -608,6 +615,7 @@ static void test_async_tp(void) {
   double fused = 6 * rs;
   CHECK_NEAR(async - fast, 4 * (2 * rs + 0.15 * fused), 1e-9, "backward reduce-scatters exposed");
   in.framework = LLMEM_FW_GENERIC;
+  in.loss = LLMEM_LOSS_LOSS_PARALLEL; /* torchtitan's loss under TP, not the generic F.cross_entropy */
   CHECK(step_of(&in) < async, "Megatron-style overlap (userbuffers) hides the backward's too");
 }
 
@@ -642,10 +650,13 @@ static void test_foreach_adamw(void) {
 /* torch.autocast over fp32 parameters (one GPU, fp32 master weights, bf16):
  * per layer, an fp32 residual stream (two adds of r 4 + r 2, w 4 against 3 x
  * 2: +8 bytes an element forward, twice that backward), the eager RMSNorm's
- * casts gone (28 forward against 4 x 2 + 28; 76 backward either way), and
+ * casts gone (28 forward against 4 x 2 + 28; 92 backward either way), and
  * each of the five linears on a norm output (q, k, v; gate, up) casting it
  * (r 4 w 2; backward r 2 w 4 and the sums of the fp32 gradients, 2 + 1 of
- * 12 bytes): 22 bytes an element forward, 82 backward, over T h; per
+ * 12 bytes against 16-bit sums of 6): 22 bytes an element forward, 64
+ * backward, over T h; rotary embedding in fp32 (transformers' cos and sin in
+ * the fp32 stream's dtype) and cast back by SDPA: 6 x 2 + 24 against 2 x 2 +
+ * 16 bytes a q and k element forward, 14 x 2 + 28 against 40 backward; per
  * micro-batch every weight but the embedding cast (r 4 w 2) and its
  * gradient cast back (r 2 w 4); with 2 micro-batches, AccumulateGrad's add
  * (r 8, w 4) in the second. */
@@ -661,8 +672,9 @@ static void test_autocast(void) {
   double total, active, trainable;
   model_param_counts(&pl, &total, &active, &trainable);
   double cast = total - embedding_params(&pl) + (pl.in->tied_embeddings ? pl.in->vocab * pl.in->hidden : 0);
-  double th = 4096.0 * pl.in->hidden;
-  CHECK_NEAR(with - without, memory_seconds(&g, 4 * (22 + 82) * th + cast * (6 + 6)), 1e-9,
+  double th = 4096.0 * pl.in->hidden, qk = 4096.0 * (pl.in->heads + pl.kv_heads) * pl.head_dim;
+  double rope = qk * ((36 - 20) + (56 - 40));
+  CHECK_NEAR(with - without, memory_seconds(&g, 4 * ((22 + 64) * th + rope) + cast * (6 + 6)), 1e-9,
              "autocast: fp32 stream, input casts, weight casts");
   in.grad_accum = 2;
   pl = plan_of(&in);
@@ -675,8 +687,9 @@ static void test_autocast(void) {
   pl = plan_of(&in);
   double full = step_time_seconds(&pl, NULL, NULL);
   pl.autocast = 0;
-  CHECK_NEAR(full - step_time_seconds(&pl, NULL, NULL), (with - without) + memory_seconds(&g, 4 * 22 * th + cast * 6),
-             1e-9, "autocast: a checkpointed layer's recompute casts again");
+  CHECK_NEAR(full - step_time_seconds(&pl, NULL, NULL),
+             (with - without) + memory_seconds(&g, 4 * (22 * th + qk * (36 - 20)) + cast * 6), 1e-9,
+             "autocast: a checkpointed layer's recompute casts again");
 }
 
 /* torch.optim.Adafactor's for-loop step: 5 accesses of the parameter, 3 of
@@ -721,8 +734,10 @@ static void test_lora_traffic(void) {
   in.lora_dropout = 0.05;
   CHECK_NEAR(step_of(&in) - cast, 4 * memory_seconds(&g, inputs * 2 * (2 * 4 + 1)), 1e-9, "LoRA: dropout");
   in.lora_dropout = 0;
-  in.lora_fused_qkv = 1; /* LitGPT: one lora_A over the input for q, k and v: k's and v's reads go, each way */
-  CHECK_NEAR(cast - step_of(&in), 4 * memory_seconds(&g, 2 * 4096.0 * h * (2 * 12 + 6 * 2)), 1e-9,
+  /* LitGPT: one lora_A over the input for q, k and v: k's and v's reads go, each way; its fused
+   * qkv linear leaves no input gradients to sum (2 adds of r 4 w 2 bytes over T h) */
+  in.lora_fused_qkv = 1;
+  CHECK_NEAR(cast - step_of(&in), 4 * memory_seconds(&g, 2 * 4096.0 * h * (2 * 12 + 6 * 2 + 6)), 1e-9,
              "LoRA: LitGPT's fused qkv reads its input once");
   in.lora_fused_qkv = NAN;
   in.ft_method = LLMEM_FT_QLORA;
@@ -845,8 +860,10 @@ static void test_repeat_kv(void) {
   in.repeat_kv = 1;
   double bytes = 2 * 4096.0 * (8 + 32) * 128 * 2;
   gpu_rates g = rates_of(&in);
-  CHECK_NEAR(step_of(&in) - plain, 4 * 2 * memory_seconds(&g, bytes), 1e-9,
-             "repeat_kv: a copy forward, a sum backward, each layer");
+  /* the backward's sum of the copies' gradients is the same bytes as FlashAttention-2's own GQA
+   * sum of dK and dV over each group (flash_api.cpp mha_bwd) that SDPA with enable_gqa runs */
+  CHECK_NEAR(step_of(&in) - plain, 4 * memory_seconds(&g, bytes), 1e-9,
+             "repeat_kv: a copy forward, each layer; the sum backward either way");
 }
 
 /* FSDP2's copy-out: after each all-gather the gathered buffer is copied into
@@ -934,6 +951,97 @@ static void test_megatron_chunked_dp(void) {
              "chunked DP sync: hidden behind p (v - 1) / v passes, the last chunk's exposed");
 }
 
+/* PyTorch's F.cross_entropy on .float() logits (one GPU, generic stack):
+ * the cast (r 2, w 4), log_softmax's cunn_SoftMaxForward reading a row of
+ * more than 48 KiB three times (max, sum of exponentials, the write pass: r 12
+ * w 4), nll_loss's backward zero-filling its fp32 gradient (w 4), log_softmax's
+ * backward reading the gradient twice and the output once (r 12 w 4), the
+ * cast back (r 4 w 2): 48 bytes a logit against a fused loss's 3 x 2. A row
+ * that fits 48 KiB of shared memory (8000 fp32 logits: 32000 bytes) is read
+ * once forward: 40. */
+static void test_eager_loss(void) {
+  llmem_input in;
+  small_model(&in);
+  in.loss = LLMEM_LOSS_STANDARD;
+  double eager = step_of(&in);
+  in.loss = LLMEM_LOSS_FUSED;
+  double fused = step_of(&in);
+  plan pl = plan_of(&in);
+  gpu_rates g = rates_of(&in);
+  CHECK(pl.vocab_padded * 4 >= 48 * 1024, "a large vocabulary");
+  CHECK_NEAR(eager - fused, 4096 * pl.vocab_padded * (48 - 6) / g.hbm_bytes_per_s, 1e-9,
+             "F.cross_entropy: three reads of each fp32 row forward, two of the gradient backward");
+  in.vocab = 8000;
+  fused = step_of(&in);
+  in.loss = LLMEM_LOSS_STANDARD;
+  eager = step_of(&in);
+  pl = plan_of(&in);
+  CHECK(pl.vocab_padded * 4 < 48 * 1024, "a row within shared memory");
+  CHECK_NEAR(eager - fused, 4096 * pl.vocab_padded * (40 - 6) / g.hbm_bytes_per_s, 1e-9,
+             "F.cross_entropy: one read forward (cunn_SoftMaxForwardSmem)");
+}
+
+/* fp32 training: PyTorch's matmuls stay IEEE fp32 (TF32 off by default) on
+ * the CUDA cores, 67 of an H100's 989.4 bf16 TFLOPS (datasheet) at the same
+ * large-GEMM fraction (80.3 %); attention falls to the memory-efficient kernel
+ * whose fp32 products are 3xTF32: a third of TF32's half of the bf16 peak. */
+static void test_fp32_rates(void) {
+  llmem_input in;
+  llmem_defaults(&in);
+  in.dtype = LLMEM_DTYPE_FP32, in.master_weights = 0, in.grad_dtype = LLMEM_DTYPE_FP32;
+  gpu_rates g = rates_of(&in);
+  CHECK_NEAR(g.matmul_flops_per_s, 989e12 * 67 / 989.4 * 0.803, 1e-12, "H100 fp32 GEMM rate");
+  CHECK_NEAR(g.matmul16_flops_per_s, g.matmul_flops_per_s, 1e-12, "the output layer in fp32 too");
+  CHECK_NEAR(g.attn_peak_flops_per_s, 989e12 / 6, 1e-12, "3xTF32 attention");
+  in.bf16_tflops = 312, in.memory_gib = 80;
+  CHECK_NEAR(rates_of(&in).matmul_flops_per_s, 19.5e12 * 0.869, 1e-12, "A100 fp32: 19.5 TFLOPS");
+}
+
+/* Linears sharing an input outside autocast: autograd sums their input
+ * gradients, one add (r 2 w 1 elements of 2 bytes) per linear after the
+ * first: q, k, v as three linears against one fused qkv, 2 x 6 bytes over
+ * T h a layer, backward. */
+static void test_shared_input_sums(void) {
+  llmem_input in;
+  small_model(&in);
+  in.master_weights = 0; /* 16-bit parameters: no autocast */
+  plan pl = plan_of(&in);
+  CHECK(!pl.autocast && plan_qkv_linears(&pl) == 3, "three linears on the norm output");
+  double three = step_time_seconds(&pl, NULL, NULL);
+  pl.lora_fused_qkv = 1; /* a full fine-tune: only the linear count changes */
+  double one = step_time_seconds(&pl, NULL, NULL);
+  gpu_rates g = gpu_rates_for(&pl);
+  CHECK_NEAR(three - one, memory_seconds(&g, 4 * 2 * 6 * 4096.0 * pl.in->hidden), 1e-9,
+             "q, k, v: two sums of their input gradients a layer");
+}
+
+/* PyTorch's math SDPA runs in fp32 (16-bit inputs upcast): its batched GEMMs
+ * at the fp32 rate count as matmuls, its mask, softmax and casts as
+ * memory-bound kernels, no attention kernel; per layer and score element
+ * 8 + 22 + 4 + 2 bytes forward and 37 backward. */
+static void test_math_sdpa(void) {
+  llmem_input in;
+  small_model(&in);
+  in.seq_len = 1024;
+  in.attention = LLMEM_ATTN_SDPA_MATH;
+  llmem_step_result r;
+  CHECK(llmem_step_time(&in, &r) == LLMEM_OK, "step time");
+  CHECK(r.parts_seconds[LLMEM_STEP_ATTENTION] == 0, "math SDPA: no attention kernel");
+  double math_mb = r.parts_seconds[LLMEM_STEP_MEMORY_BOUND];
+  in.attention = LLMEM_ATTN_FLASH;
+  llmem_step_result f;
+  CHECK(llmem_step_time(&in, &f) == LLMEM_OK, "step time");
+  plan pl = plan_of(&in);
+  gpu_rates g = gpu_rates_for(&pl);
+  double heads = pl.in->heads, kv = pl.kv_heads, d = pl.head_dim, T = 1024;
+  double scores = heads * T * T * (36 + 37);
+  double small = 2 * (T * (heads + 2 * kv) * d * 6 + T * heads * d * 16 + T * heads * d * 6);
+  if (kv < heads) small += 2 * T * (kv + heads) * 2 * d * 4;
+  double gqa = kv < heads && !pl.repeat_kv ? 2 * T * (kv + heads) * d * 2 : 0; /* flash's own GQA sum */
+  CHECK_NEAR(math_mb - f.parts_seconds[LLMEM_STEP_MEMORY_BOUND], memory_seconds(&g, 4 * (scores + small - gqa)), 1e-9,
+             "math SDPA: its pointwise passes");
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -969,5 +1077,9 @@ int main(void) {
   test_fsdp2_copy_out();
   test_megatron_p2p_overlap();
   test_megatron_chunked_dp();
+  test_eager_loss();
+  test_fp32_rates();
+  test_shared_input_sums();
+  test_math_sdpa();
   return check_report("steptime");
 }

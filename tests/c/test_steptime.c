@@ -1115,6 +1115,29 @@ static void test_math_sdpa(void) {
              "math SDPA: its pointwise passes");
 }
 
+/* Over random valid configs under each attention kind: every part of the step is finite and >= 0 and the parts add
+ * up to the step (the fuzzer found math SDPA's attention share negative: it was the step less the other parts). */
+static void test_parts_never_negative(void) {
+  static const int kinds[] = {LLMEM_ATTN_FLASH, LLMEM_ATTN_SDPA_MATH, LLMEM_ATTN_EAGER};
+  int bad = 0, valid = 0;
+  for (int t = 0; t < 3000; t++) {
+    llmem_input in;
+    check_random_config(&in);
+    in.attention = kinds[t % 3];
+    llmem_step_result r;
+    if (llmem_step_time(&in, &r) != LLMEM_OK) continue;
+    valid++;
+    double sum = 0;
+    for (int k = 0; k < LLMEM_STEP_PART_COUNT; k++) {
+      bad += !(r.parts_seconds[k] >= 0 && isfinite(r.parts_seconds[k]));
+      sum += r.parts_seconds[k];
+    }
+    bad += fabs(sum - r.step_seconds) > 1e-9 * r.step_seconds;
+  }
+  CHECK(valid > 500 && bad == 0, "random configs: %d valid, %d with a negative part or parts not adding up", valid,
+        bad);
+}
+
 int main(void) {
   test_offload();
   test_gemm();
@@ -1154,5 +1177,6 @@ int main(void) {
   test_fp32_rates();
   test_shared_input_sums();
   test_math_sdpa();
+  test_parts_never_negative();
   return check_report("steptime");
 }

@@ -14,7 +14,6 @@
  * bit for bit: tests/c/test_simulate.c). */
 #include <string.h>
 
-#include "ddp.h"
 #include "sim.h"
 
 
@@ -405,7 +404,6 @@ static void stage_walk_run(const plan *pl, const stage_layout *st, const rank_st
   S.sink = sink;
   S.peak = -1;
   S.blocks = blocks;
-  ddp_rebuild_buckets(&W, &S); /* the second iteration's first forward (ddp.c) */
   S.carry_held = W.quant_held;
   out->persistent_bytes = walk_step(&W, &sc, &S, full, check, 0);
   sim_flush(&S);

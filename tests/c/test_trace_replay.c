@@ -211,46 +211,8 @@ static void random_configs_replay_to_their_estimate(void) {
   CHECK(simulated >= 150, "configs the allocator simulated: %d of 300", simulated);
 }
 
-/* DDP's buckets rebuilt at the second iteration (core/ddp.c): the first iteration's one bucket of every fp32
- * gradient (396,382,208 B) freed, then one flat tensor a bucket in the gradients' ready order (head and final
- * norm; each layer's norms, down, up, gate, o, v, k, q from the last layer; the embedding), a bucket closing
- * once it reaches 1 MiB (the first) or 25 MiB. 2 layers, hidden 1024, ffn 4096, vocab 32,000 untied: q, k, v,
- * o 4 MiB each, gate, up, down 16 MiB, a norm 4 KiB, head and embedding 131,072,000 B. */
-static void ddp_buckets_rebuilt(void) {
-  static llmem_input in;
-  llmem_defaults(&in);
-  CHECK(set_keys(&in,
-                 "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.head_dim=128 "
-                 "model.ffn_hidden=4096 model.mlp=gated model.vocab=32000 model.vocab_multiple=1 "
-                 "model.tied_embeddings=false model.bias=false parallel.engine=ddp parallel.gpus=2 "
-                 "training.dtype=bf16 training.master_weights=true training.grad_dtype=fp32"),
-        "ddp keys");
-  char *text = NULL;
-  size_t size = 0;
-  FILE *f = open_memstream(&text, &size);
-  CHECK(model_trace(&in, f) == 0, "ddp: estimated");
-  fclose(f);
-  const double want[] = {131076096, 33562624, 29360128, 37756928, 29360128, 135266304};
-  const int n = (int)(sizeof want / sizeof want[0]);
-  int found = 0, matched = 0;
-  char *line = strtok(text, "\n");
-  for (; line; line = strtok(NULL, "\n")) {
-    trace_event e;
-    if (!trace_event_of(line, &e)) continue;
-    if (!found) found = e.code == 'f' && e.bytes == 396382208.0;
-    else if (e.code == 'a' && matched < n) {
-      CHECK(e.bytes == want[matched], "ddp: bucket %d: %.0f, want %.0f", matched, e.bytes, want[matched]);
-      matched++;
-    }
-    if (matched == n) break;
-  }
-  CHECK(found && matched == n, "ddp: the one bucket freed (%d), %d of %d buckets after it", found, matched, n);
-  free(text);
-}
-
 int main(void) {
   a_run_the_rules_explain();
-  ddp_buckets_rebuilt();
   a_segment_the_rules_would_not_open();
   expandable_settings_come_from_the_header();
   bad_traces_name_their_line();

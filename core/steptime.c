@@ -9,9 +9,8 @@
  *     own efficiency; eager/math attention as batched GEMMs plus the softmax
  *     and dropout passes over the score matrix through HBM;
  *   - memory-bound ops: norms, activation, rotary, residual adds, dropout, the
- *     loss over the logits and the optimizer step, each kernel its bytes over
- *     the HBM bandwidth it achieves at its size (Calculon's per-op memory
- *     efficiency); PyTorch eager runs each primitive op as its own kernel,
+ *     loss over the logits and the optimizer step, as bytes over HBM
+ *     bandwidth; PyTorch eager runs each primitive op as its own kernel,
  *     fused kernels (torch.compile, Megatron's) read inputs and write outputs once;
  *   - the embedding's dense weight gradient, written whole each micro-batch
  *     (and added into Megatron's main_grad), on the first stage;
@@ -90,12 +89,10 @@ static double ring_bytes_per_s(const step_ctx *c, double size, double stride) {
 static void add_fp8_casts(const step_ctx *c, layer_time *t, double tokens, double in, double out, double count) {
   const plan *pl = c->pl;
   double ab = c->ab, weight = in * out * (pl->in->fp8_all_gather != 0 ? 1 / fmax(1, pl->shard_dense) : 1);
-  const double amax_cast[2] = {ab, ab + 1}, weight_casts[2] = {pl->weight_bytes, pl->weight_bytes + 1}, copy[1] = {2};
-  double fwd = passes_seconds(&c->g, tokens * in, amax_cast, 2) + passes_seconds(&c->g, weight, weight_casts, 2);
-  double bwd = passes_seconds(&c->g, tokens * out, amax_cast, 2) + passes_seconds(&c->g, tokens * in, copy, 1) +
-               passes_seconds(&c->g, tokens * out, copy, 1) + passes_seconds(&c->g, in * out, copy, 1);
-  t->memory_fwd += fwd * count;
-  t->memory_bwd += bwd * count;
+  double fwd = tokens * in * (2 * ab + 1) + weight * (2 * pl->weight_bytes + 1);
+  double bwd = tokens * out * (2 * ab + 1) + 2 * (tokens * in + tokens * out + in * out);
+  t->memory_fwd += memory_seconds(&c->g, fwd) * count;
+  t->memory_bwd += memory_seconds(&c->g, bwd) * count;
 }
 
 static int is_megatron(const plan *pl) {
@@ -234,12 +231,8 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
   double scores = batch * sq * keys;
   gpu_rates g = c->g; /* attention stays in 16-bit */
   g.matmul_flops_per_s = g.matmul16_flops_per_s;
-  double eb_bytes = ab;
-  double softmax_fwd[1] = {2 * ab}, softmax_bwd[1] = {3 * ab}, mf = 0, mb = 0;
-  if (!torch_math_sdpa(pl)) {
-    mf = passes_seconds(&c->g, scores, softmax_fwd, 1);
-    mb = passes_seconds(&c->g, scores, softmax_bwd, 1);
-  } else {
+  double eb_bytes = ab, fwd_bytes = scores * 2 * ab, bwd_bytes = scores * 3 * ab;
+  if (torch_math_sdpa(pl)) {
     /* PyTorch's math SDPA (aten/src/ATen/native/transformers/attention.cpp
      * _scaled_dot_product_attention_math, since v2.5 pytorch#135964) upcasts
      * 16-bit q, k, v to fp32 (allow_fp16_bf16_reduction_math_sdp off): fp32
@@ -253,26 +246,21 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
      * the output cast back (r 4, w ab); their backward the same bytes */
     g.matmul_flops_per_s = g.matmul32_flops_per_s;
     eb_bytes = 4;
-    const double score_fwd[6] = {8, 8, 5, 1, 8, 4 + ab}, score_bwd[3] = {9, 12, 16};
-    const double cast[1] = {ab + 4}, scale[1] = {8}, repeat[1] = {4};
+    fwd_bytes = scores * (8 + 22 + 4 + ab);
+    bwd_bytes = scores * (9 + 12 + 16);
     double kvh = fmax(pl->kv_heads / pl->in->tp, 1);
-    /* q, k, v cast; q and k scaled; the output cast back; k and v repeated */
-    double small = passes_seconds(&c->g, T * heads * qk, cast, 1) + passes_seconds(&c->g, T * kvh * qk, cast, 1) +
-                   passes_seconds(&c->g, T * kvh * v, cast, 1) + 2 * passes_seconds(&c->g, T * heads * qk, scale, 1) +
-                   passes_seconds(&c->g, T * heads * v, cast, 1);
-    if (kvh < heads)
-      small += passes_seconds(&c->g, T * (kvh + heads) * qk, repeat, 1) +
-               passes_seconds(&c->g, T * (kvh + heads) * v, repeat, 1);
-    mf = passes_seconds(&c->g, scores, score_fwd, 6) + small;
-    mb = passes_seconds(&c->g, scores, score_bwd, 3) + small;
+    double small = T * (heads * qk + kvh * (qk + v)) * (ab + 4) + T * heads * qk * 2 * 8 + T * heads * v * (4 + ab);
+    if (kvh < heads) small += T * (kvh + heads) * (qk + v) * 4;
+    fwd_bytes += small;
+    bwd_bytes += small;
   }
   gemm_bytes eb = {eb_bytes, eb_bytes};
   double gf = gemm_seconds(&g, sq, keys, qk, batch, eb) + gemm_seconds(&g, sq, v, keys, batch, eb);
   double gb = gemm_seconds(&g, sq, qk, keys, batch, eb) + gemm_seconds(&g, keys, qk, sq, batch, eb) +
               gemm_seconds(&g, sq, keys, v, batch, eb) + gemm_seconds(&g, keys, v, sq, batch, eb);
   double dropout = pl->in->dropout > 0 ? 2 * ab + 1 : 0;
-  mf += memory_seconds(&c->g, scores * dropout);
-  mb += memory_seconds(&c->g, scores * dropout);
+  double mf = memory_seconds(&c->g, fwd_bytes + scores * dropout),
+         mb = memory_seconds(&c->g, bwd_bytes + scores * dropout);
   t->attn_fwd += gf + mf;
   t->attn_bwd += gb + mb;
   t->attn_gemm += gf + gb;
@@ -296,51 +284,25 @@ static void add_attention_core(const step_ctx *c, layer_time *t, int mixer) {
  * an fp32 tensor return it) and every other op runs in fp32: 28 and 92.
  * Without the upcast: pow, mean, mul, mul at rb, the backward's the same ops
  * at rb (18 rb). */
-typedef struct {
-  int n;
-  double b[16]; /* bytes an element of each kernel */
-} pass_list;
-
-static void set_passes(pass_list *l, int n, const double *b) {
-  l->n = n;
-  for (int i = 0; i < n; i++) l->b[i] = b[i];
-}
-
-/* Each kernel, in the order above (the no-op casts of an fp32 stream left
- * out); per element: 2 rb + 4 rb fused, 2 rb + 3 rb LayerNorm, 28 + 92 on an
- * fp32 stream, 4 ab + 28 and 8 ab + 76 upcast, 7 rb + 18 rb without. */
-static void norm_passes(const step_ctx *c, double rb, pass_list *fwd, pass_list *bwd) {
+static void norm_bytes(const step_ctx *c, double rb, double *fwd, double *bwd) {
   const plan *pl = c->pl;
   double ab = c->ab;
-  if (c->fused) {
-    const double f[1] = {2 * rb}, b[1] = {4 * rb};
-    set_passes(fwd, 1, f), set_passes(bwd, 1, b);
-  } else if (pl->norm_width == 2) {
-    const double f[1] = {2 * rb}, b[1] = {3 * rb};
-    set_passes(fwd, 1, f), set_passes(bwd, 1, b);
-  } else if (pl->norm_upcast && rb == 4) {
-    const double f[4] = {8, 4, 8, 8}, b[11] = {8, 12, 4, 8, 12, 4, 4, 8, 8, 12, 12};
-    set_passes(fwd, 4, f), set_passes(bwd, 11, b);
-  } else if (pl->norm_upcast) {
-    const double f[6] = {ab + 4, 8, 4, 8, 4 + ab, 2 * ab};
-    const double b[13] = {2 * ab, 3 * ab, ab, ab + 4, 8, 12, 4, 4, 8, 8, 12, 12, 4 + ab};
-    set_passes(fwd, 6, f), set_passes(bwd, 13, b);
-  } else {
-    const double f[4] = {2 * rb, rb, 2 * rb, 2 * rb},
-                 b[9] = {2 * rb, 3 * rb, rb, 2 * rb, 3 * rb, rb, rb, 2 * rb, 3 * rb};
-    set_passes(fwd, 4, f), set_passes(bwd, 9, b);
-  }
+  if (c->fused) *fwd = 2 * rb, *bwd = 4 * rb;
+  else if (pl->norm_width == 2) *fwd = 2 * rb, *bwd = 3 * rb;
+  else if (pl->norm_upcast && rb == 4) *fwd = 28, *bwd = 92;
+  else if (pl->norm_upcast) *fwd = 4 * ab + 28, *bwd = 8 * ab + 76;
+  else *fwd = 7 * rb, *bwd = 18 * rb;
 }
 
 /* Bytes of repeat_kv each way: expand + reshape copies K and V to every
  * query head before SDPA (torchtitan models/llama/model.py @9dec370 L116-125,
  * L201-202), reading the KV heads and writing the query heads' worth; its
  * backward reads the copies' gradients and sums them into the KV heads. */
-static double repeat_kv_seconds(const step_ctx *c, int mixer) {
+static double repeat_kv_bytes(const step_ctx *c, int mixer) {
   const plan *pl = c->pl;
   if (!pl->repeat_kv || pl->mla || !mixer_is_attention(mixer) || pl->kv_heads >= pl->in->heads) return 0;
   double kv = fmax(pl->kv_heads / pl->in->tp, 1), q = pl->in->heads / pl->in->tp;
-  return 2 * memory_seconds(&c->g, c->tokens * (kv + q) * pl->head_dim * c->ab); /* K, then V */
+  return 2 * c->tokens * (kv + q) * pl->head_dim * c->ab;
 }
 
 /* Bytes of FlashAttention-2's GQA backward outside its kernel: with fewer
@@ -350,13 +312,13 @@ static double repeat_kv_seconds(const step_ctx *c, int mixer) {
  * reduction kernel reading the query heads' worth and writing the K/V heads'.
  * PyTorch SDPA (enable_gqa) only: repeat_kv hands flash every head, Megatron's
  * Transformer Engine attention is not this path. */
-static double gqa_sum_seconds(const step_ctx *c, int mixer) {
+static double gqa_sum_bytes(const step_ctx *c, int mixer) {
   const plan *pl = c->pl;
   if ((int)pl->in->attention != LLMEM_ATTN_FLASH || pl->repeat_kv || pl->mla || !mixer_is_attention(mixer) ||
       pl->kv_heads >= pl->in->heads || is_megatron(pl))
     return 0;
   double kv = fmax(pl->kv_heads / pl->in->tp, 1), q = pl->in->heads / pl->in->tp;
-  return 2 * memory_seconds(&c->g, c->tokens * (kv + q) * pl->head_dim * c->ab); /* dK, then dV */
+  return 2 * c->tokens * (kv + q) * pl->head_dim * c->ab;
 }
 
 /* Linears that share one input (q, k, v, or one fused; the MLP's gate and
@@ -371,7 +333,7 @@ static double gqa_sum_seconds(const step_ctx *c, int mixer) {
  * the sums are of the fp32 gradients (r 8, w 4 each after the first). Linears
  * on the norms: q, k, v (or one fused) or one for other mixers, the MLP's gate
  * and up (plain: one; MoE: router and the experts' dispatch). */
-static void shared_input_seconds(const step_ctx *c, double th, int mixer, int mlp_kind, double *fwd, double *bwd) {
+static void shared_input_bytes(const step_ctx *c, double th, int mixer, int mlp_kind, double *fwd, double *bwd) {
   const plan *pl = c->pl;
   if (!pl->autocast && c->fused) return;
   int mlp = mlp_kind == LLMEM_LMLP_NONE ? 0 : mlp_kind == LLMEM_LMLP_MOE ? 2 : pl->gated ? 2 : 1;
@@ -380,11 +342,11 @@ static void shared_input_seconds(const step_ctx *c, double th, int mixer, int ml
     int n = i == 0 ? mixer_linears : mlp;
     if (n == 0) continue;
     if (!pl->autocast) {
-      *bwd += (n - 1) * memory_seconds(&c->g, th * 3 * c->ab);
+      *bwd += (n - 1) * th * 3 * c->ab;
       continue;
     }
-    *fwd += n * memory_seconds(&c->g, th * (4 + c->ab));
-    *bwd += n * memory_seconds(&c->g, th * (c->ab + 4)) + (n - 1) * memory_seconds(&c->g, th * 12);
+    *fwd += n * th * (4 + c->ab);
+    *bwd += n * th * (c->ab + 4) + (n - 1) * th * 12;
   }
 }
 
@@ -420,17 +382,11 @@ static void add_lora(const step_ctx *c, layer_time *t, int layer) {
     int shared = pl->lora_fused_qkv && k <= LLMEM_LT_V;
     double in = shared && qkv_read ? 0 : in_dims[k];
     if (shared) qkv_read = 1;
-    /* each a kernel: the casts, dropout, lora_A's read (and its backward's
-     * two), the sum; lora_B's write (its backward's two reads), the scaling, the add */
-    double x = T * in, y = T * out_dims[k];
-    double both = 2 * memory_seconds(&c->g, x * casts / 2) + memory_seconds(&c->g, x * drop);
-    fwd += both + memory_seconds(&c->g, x * ab) + memory_seconds(&c->g, y * ab) + memory_seconds(&c->g, y * 2 * ab) +
-           memory_seconds(&c->g, y * 3 * ab);
-    bwd += both + 2 * memory_seconds(&c->g, x * ab) + memory_seconds(&c->g, x * 3 * ab) +
-           memory_seconds(&c->g, y * 2 * ab) + 2 * memory_seconds(&c->g, y * ab);
+    fwd += T * (in * (casts + drop + ab) + out_dims[k] * 6 * ab);
+    bwd += T * (in * (2 * ab + casts + drop + 3 * ab) + out_dims[k] * 4 * ab);
   }
-  t->memory_fwd += fwd;
-  t->memory_bwd += bwd;
+  t->memory_fwd += memory_seconds(&c->g, fwd);
+  t->memory_bwd += memory_seconds(&c->g, bwd);
 }
 
 /* QLoRA's frozen 4-bit base: bitsandbytes MatMul4Bit dequantizes each
@@ -445,9 +401,7 @@ static void add_dequant(const step_ctx *c, layer_time *t, double quantized_param
   if ((int)pl->in->ft_method != LLMEM_FT_QLORA || (int)pl->in->quant == LLMEM_QUANT_INT8) return;
   /* two 4-bit values a byte (bitsandbytes functional.py quantize_4bit) */
   double written = dequantized_weight_bytes(pl, quantized_params), cast_read = written - 2 * quantized_params;
-  /* a kernel per weight: the layer's linears, taken as equal */
-  double linears = plan_qkv_linears(pl) + 1 + (pl->gated ? 3 : 2);
-  double once = linears * memory_seconds(&c->g, (quantized_params * 0.5 + written + cast_read) / linears);
+  double once = memory_seconds(&c->g, quantized_params * 0.5 + written + cast_read);
   t->memory_fwd += once;
   t->memory_bwd += once;
 }
@@ -460,38 +414,20 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer,
   double hidden_tokens = pl->sp && pl->in->tp > 1 ? T / pl->in->tp : T; /* SP splits them over TP */
   double th = hidden_tokens * pl->in->hidden, tf = T * f;
   double rb = pl->autocast ? 4 : ab; /* the residual stream: fp32 under autocast (activations.c) */
-  pass_list norm_fwd, norm_bwd;
-  norm_passes(c, rb, &norm_fwd, &norm_bwd);
-  double norms = pl->in->norms_per_layer;
-  /* each forward kernel's backward one kernel of twice its bytes (it reads the
-   * saved input and the incoming gradient, writes one): two residual adds
-   * (the stream and a 16-bit branch output in, the stream out); SwiGLU's silu
-   * (r + w) and mul (2 r + w), fused 2 reads and 1 write, GELU r + w; dropout */
-  double add = th * (2 * rb + ab);
-  double act = pl->gated ? (c->fused ? memory_seconds(&c->g, 3 * ab * tf)
-                                     : memory_seconds(&c->g, 2 * ab * tf) + memory_seconds(&c->g, 3 * ab * tf))
-                         : memory_seconds(&c->g, 2 * ab * tf);
-  double act_bwd = pl->gated ? (c->fused ? memory_seconds(&c->g, 6 * ab * tf)
-                                         : memory_seconds(&c->g, 4 * ab * tf) + memory_seconds(&c->g, 6 * ab * tf))
-                             : memory_seconds(&c->g, 4 * ab * tf);
-  double drop = pl->in->dropout > 0 ? th * (c->fused ? 1 : 2 * ab + 1) : 0;
-  double fwd = 2 * memory_seconds(&c->g, add) + act + 2 * memory_seconds(&c->g, drop);
-  double bwd = 2 * memory_seconds(&c->g, 2 * add) + act_bwd + 2 * memory_seconds(&c->g, 2 * drop);
-  fwd += norms * passes_seconds(&c->g, th, norm_fwd.b, norm_fwd.n);
-  bwd += norms * passes_seconds(&c->g, th, norm_bwd.b, norm_bwd.n);
-  shared_input_seconds(c, th, mixer, mlp, &fwd, &bwd);
+  double norm_fwd, norm_bwd;
+  norm_bytes(c, rb, &norm_fwd, &norm_bwd);
+  double norms = th * pl->in->norms_per_layer;
+  double residual = 2 * (2 * rb + ab) * th; /* two adds: the stream and a 16-bit branch output in, the stream out */
+  double casts_fwd = 0, casts_bwd = 0;
+  shared_input_bytes(c, th, mixer, mlp, &casts_fwd, &casts_bwd);
+  /* SwiGLU: silu (r+w) then mul (2r+w); fused: 2 reads, 1 write. GELU: r+w */
+  double act = pl->gated ? (c->fused ? 3 : 5) * ab * tf : 2 * ab * tf;
+  double rope = 0, rope_bwd = 0;
   if (pl->learned_pos == 0 && !pl->mla && mixer_is_attention(mixer)) {
-    /* q and k, each its own kernels */
-    double q = T * pl->in->heads / pl->in->tp * pl->head_dim, k = T * fmax(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
-    /* eager (torchtitan): to fp32, complex multiply, back: 2 ab + 16 bytes; fused: r + w; backward twice each */
-    pass_list rope, rope_bwd;
-    if (c->fused) {
-      const double rf[1] = {2 * ab}, rb1[1] = {4 * ab};
-      set_passes(&rope, 1, rf), set_passes(&rope_bwd, 1, rb1);
-    } else {
-      const double rf[3] = {ab + 4, 8, 4 + ab}, rb3[3] = {2 * ab + 8, 16, 8 + 2 * ab};
-      set_passes(&rope, 3, rf), set_passes(&rope_bwd, 3, rb3);
-    }
+    double qk = T * (pl->in->heads / pl->in->tp + fmax(pl->kv_heads / pl->in->tp, 1)) * pl->head_dim; /* q and k */
+    /* eager (torchtitan): to fp32, complex multiply, back: 2 ab + 16 bytes; fused: r + w */
+    rope = qk * (c->fused ? 2 * ab : 2 * ab + 16);
+    rope_bwd = 2 * rope;
     if (pl->autocast && !c->fused) {
       /* autocast over an fp32 model: transformers' rotary embedding returns cos
        * and sin in the fp32 hidden states' dtype (models/llama/modeling_llama.py
@@ -504,16 +440,16 @@ static void add_pointwise(const step_ctx *c, layer_time *t, double f, int mixer,
        * validate_outputs: r 4, w ab), neg's (ab), each slice's zero-filled
        * gradient and copy (2 ab each), and the three gradients of q summed (2
        * adds, r 2 ab w ab): 14 ab + 28 */
-      const double af[6] = {ab + 4, ab, 2 * ab, ab + 4, 12, 4 + ab};
-      const double ab10[10] = {ab + 4, 8, 8, 4 + ab, 4 + ab, ab, 2 * ab, 2 * ab, 3 * ab, 3 * ab};
-      set_passes(&rope, 6, af), set_passes(&rope_bwd, 10, ab10);
+      rope = qk * (6 * ab + 24);
+      rope_bwd = qk * (14 * ab + 28);
     }
-    fwd += passes_seconds(&c->g, q, rope.b, rope.n) + passes_seconds(&c->g, k, rope.b, rope.n);
-    bwd += passes_seconds(&c->g, q, rope_bwd.b, rope_bwd.n) + passes_seconds(&c->g, k, rope_bwd.b, rope_bwd.n);
   }
-  double repeat = repeat_kv_seconds(c, mixer);
-  t->memory_fwd += fwd + repeat;
-  t->memory_bwd += bwd + repeat + gqa_sum_seconds(c, mixer);
+  double dropout = pl->in->dropout > 0 ? 2 * th * (c->fused ? 1 : 2 * ab + 1) : 0;
+  double fwd = residual + act + dropout, repeat = repeat_kv_bytes(c, mixer);
+  t->memory_fwd += memory_seconds(&c->g, fwd + rope + norms * norm_fwd + repeat + casts_fwd);
+  /* each backward reads the saved input and the incoming gradient, writes one */
+  t->memory_bwd +=
+      memory_seconds(&c->g, 2 * fwd + rope_bwd + norms * norm_bwd + repeat + casts_bwd + gqa_sum_bytes(c, mixer));
 }
 
 /* Bytes per element of the forward all-gathers of sequence-parallel TP:
@@ -597,15 +533,11 @@ static void add_cp(const step_ctx *c, layer_time *t) {
   double kv = chunk / c->ab; /* elements of the local K and V */
   t->cp_fwd += fmax(0, fwd - t->attn_fwd / cp);
   t->cp_bwd += fmax(0, fwd - t->attn_bwd / cp);
-  double copies = (1 + steps) * memory_seconds(&c->g, 2 * kv * c->ab); /* contiguous(), then a cat a step */
-  const double merge_step[5] = {c->ab + 4, 8, 8, 8, 8}, cast_back[1] = {4 + c->ab};
-  double merge = steps * passes_seconds(&c->g, out, merge_step, 5) + passes_seconds(&c->g, out, cast_back, 1);
-  t->memory_fwd += merge + copies;
-  const double zeros[1] = {4}, accumulate[1] = {4 + c->ab + 4}, cat[1] = {8};
-  double grads = passes_seconds(&c->g, out, zeros, 1) + passes_seconds(&c->g, kv, zeros, 1) +
-                 steps * (passes_seconds(&c->g, out, accumulate, 1) + passes_seconds(&c->g, kv, accumulate, 1) +
-                          passes_seconds(&c->g, kv, cat, 1));
-  t->memory_bwd += grads + copies;
+  double copies = (1 + steps) * 2 * kv * c->ab; /* contiguous(), then a cat a step */
+  double merge = out * (c->ab + 4 + 6 * 4 + 2 * 4) * steps + out * (4 + c->ab);
+  t->memory_fwd += memory_seconds(&c->g, merge + copies);
+  double grads = 4 * (out + kv) + steps * ((out + kv) * (4 + c->ab + 4) + 2 * kv * 4);
+  t->memory_bwd += memory_seconds(&c->g, grads + copies);
   double dkv = 2 * kv * 4 / bw; /* fp32 dk, dv to the next rank, each step */
   t->cp_bwd += dkv + steps * fmax(0, dkv - t->attn_bwd / cp);
 }
@@ -738,7 +670,7 @@ static void add_layer_pass(const step_ctx *c, const layer_time *t, double recomp
   p[LLMEM_STEP_MATMULS] += n * (t->linear_fwd + linear_bwd);
   /* eager/math attention's GEMMs and pointwise kernels are matmul and memory-bound kernels */
   p[LLMEM_STEP_MATMULS] += n * t->attn_gemm;
-  p[LLMEM_STEP_ATTENTION] += n * t->attn_kernel;
+  p[LLMEM_STEP_ATTENTION] += n * t->attn_kernel; /* summed, not the rest of a difference (a rounding residue) */
   p[LLMEM_STEP_MEMORY_BOUND] += n * (t->memory_fwd + t->memory_bwd + t->attn_memory);
   p[LLMEM_STEP_TP_COMM] += n * (fwd_tp + bwd_tp);
   p[LLMEM_STEP_EP_COMM] += n * (t->ep_fwd + t->ep_bwd);
@@ -760,29 +692,15 @@ static double sum_parts(const double *p) {
  * (r ab, w 4), max (r 4), -= max (r 4, w 4), exp_ (r 4, w 4), sum (r 4),
  * div_ (r 4, w 4); backward mul_ by the loss gradient (r 4, w 4) and the cast
  * back (r 4, w ab). */
-static void loss_passes(const step_ctx *c, pass_list *l) {
+static double loss_bytes_per_logit(const step_ctx *c) {
   const plan *pl = c->pl;
-  double ab = c->ab;
-  l->n = 0;
-  if (pl->loss == LLMEM_LOSS_CCE) return; /* the logits stay in on-chip tiles (loss.c cce_bytes) */
+  if (pl->loss == LLMEM_LOSS_CCE) return 0; /* the logits stay in on-chip tiles (loss.c cce_bytes) */
   /* TRL's row-wise log_softmax in 16 bits: read and write forward; the backward's gather scatter, the
    * log-softmax gradient (reads the output), the stack and the division's gradient, each a pass */
-  if (pl->loss == LLMEM_LOSS_SELECTIVE) {
-    const double b[4] = {2 * ab, 2 * ab, 2 * ab, 2 * ab};
-    set_passes(l, 4, b);
-    return;
-  }
-  if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) { /* read forward, read and write backward */
-    const double b[2] = {ab, 2 * ab};
-    set_passes(l, 2, b);
-    return;
-  }
+  if (pl->loss == LLMEM_LOSS_SELECTIVE) return 8 * c->ab;
+  if (pl->loss == LLMEM_LOSS_FUSED || pl->loss == LLMEM_LOSS_COMPILED) return 3 * c->ab;
   int megatron = is_megatron(pl);
-  if (megatron && pl->loss == LLMEM_LOSS_STANDARD) {
-    const double b[8] = {ab + 4, 4, 8, 8, 4, 8, 8, 4 + ab};
-    set_passes(l, 8, b);
-    return;
-  }
+  if (megatron && pl->loss == LLMEM_LOSS_STANDARD) return 2 * c->ab + 48;
   if (pl->loss == LLMEM_LOSS_STANDARD || pl->loss == LLMEM_LOSS_CHUNKED || pl->loss == LLMEM_LOSS_HF_UPCAST) {
     /* F.cross_entropy on .float() logits: the cast (r ab, w 4), log_softmax,
      * nll_loss's backward zero-filling its fp32 gradient (w 4), log_softmax's
@@ -793,13 +711,10 @@ static void loss_passes(const step_ctx *c, pass_list *l) {
      * WriteFpropResults), else cunn_SoftMaxForwardSmem once; cunn_SoftMaxBackward
      * reads the gradient for its sum, then the gradient and the output again */
     double row_bytes = pl->vocab_padded / pl->in->tp * 4;
-    double forward = row_bytes >= 48 * 1024 ? 3 * 4 + 4 : 4 + 4;
-    const double b[5] = {ab + 4, forward, 4, 3 * 4 + 4, 4 + ab}; /* cast, log_softmax, zeros, its backward, cast */
-    set_passes(l, 5, b);
-    return;
+    double forward = row_bytes >= 48 * 1024 ? 3 * 4 + 4 : 4 + 4, backward = 4 + (3 * 4 + 4);
+    return 2 * c->ab + 2 * 4 + forward + backward; /* the casts' 16-bit and fp32 sides */
   }
-  const double b[4] = {ab + 4, 8, 8, 4 + ab};
-  set_passes(l, 4, b);
+  return 2 * c->ab + 24;
 }
 
 /* The output layer and loss on the last stage, per micro-batch: its GEMMs
@@ -815,11 +730,7 @@ static void head_parts(const step_ctx *c, double *matmuls, double *loss) {
   linear_seconds(&g16, c->tokens, pl->in->hidden, vocab, io, wgrad_bytes(c, io), &f, &b);
   *matmuls = f + b;
   if (pl->loss == LLMEM_LOSS_CCE) *matmuls += f; /* CCE's backward recomputes the logit tiles */
-  pass_list l;
-  loss_passes(c, &l);
-  /* the chunked loss runs its kernels a chunk of tokens at a time */
-  double chunks = pl->loss == LLMEM_LOSS_CHUNKED && pl->in->loss_chunks > 1 ? pl->in->loss_chunks : 1;
-  *loss = chunks * passes_seconds(&c->g, c->tokens * vocab / chunks, l.b, l.n);
+  *loss = memory_seconds(&c->g, c->tokens * vocab * loss_bytes_per_logit(c));
 }
 
 static void add_head(const step_ctx *c, double n, double *p) {
@@ -848,15 +759,9 @@ double embedding_backward_seconds(const plan *pl, const gpu_rates *g) {
                 ((int)pl->in->tied_embeddings != 0 && (fm & (1 << LLMEM_FM_HEAD)));
   if (!trained || pl->vocab_padded <= 0) return 0;
   double elements = pl->vocab_padded / pl->in->tp * pl->in->hidden, ab = pl->act_bytes;
-  double seconds = memory_seconds(g, elements * ab); /* the zero-filled gradient */
-  if (is_megatron(pl)) seconds += memory_seconds(g, elements * (2 * pl->grad_bytes + ab));
-  return seconds;
-}
-
-/* The weight matrices on a rank: each layer's linears (q, k, v or their
- * fused one, the output; the MLP's), taken as one size. */
-static double weight_tensors(const plan *pl) {
-  return fmax(1, pl->layers / pl->in->pp * (plan_qkv_linears(pl) + 1 + (pl->gated ? 3 : 2)));
+  double bytes = elements * ab;
+  if (is_megatron(pl)) bytes += elements * (2 * pl->grad_bytes + ab);
+  return memory_seconds(g, bytes);
 }
 
 /* torch.autocast over fp32 parameters (plan.c derive_bytes: HF Trainer
@@ -879,13 +784,11 @@ static double autocast_weight_seconds(const step_ctx *c, double total, double re
   double recasts = (int)pl->in->recompute == LLMEM_RECOMPUTE_FULL     ? recompute_share
                    : (int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP ? 1
                                                                       : 0;
-  double accumulate = (pl->grad_accum - 1) / pl->grad_accum;
-  /* a kernel per weight (its cast, its gradient's, its accumulation) */
-  double n = weight_tensors(pl), w = cast / n;
-  return n * ((1 + recasts + 1) * memory_seconds(&c->g, w * (4 + c->ab)) + accumulate * memory_seconds(&c->g, w * 12));
+  double accumulate = (pl->grad_accum - 1) / pl->grad_accum * 12;
+  return memory_seconds(&c->g, cast * ((1 + recasts) * (4 + c->ab) + (c->ab + 4) + accumulate));
 }
 
-/* Kernels over every parameter of PyTorch's AdamW without the fused kernel
+/* Bytes a parameter of PyTorch's AdamW without the fused kernel
  * (torch/optim/adamw.py: _multi_tensor_adamw, foreach, the default on CUDA;
  * _single_tensor_adamw the same ops a tensor at a time) and of grad-norm
  * clipping (clip_grad_norm_, max norm 1.0 by default in torchtitan and the HF
@@ -893,12 +796,11 @@ static double autocast_weight_seconds(const step_ctx *c, double total, double re
  * (r m, r g, w m), mul_ (r v, w v), addcmul_ (r v, r g twice, w v), sqrt (r v,
  * w s), div_ and add_ (r s, w s each), addcdiv_ (r p, r m, r s, w p); the norm
  * (r g), the clip mul_ (r g, w g). */
-static double unfused_adamw_seconds(const gpu_rates *g, double params, double p, double gb, double s) {
-  const double b[10] = {2 * p, 2 * s + gb, 2 * s, 2 * s + 2 * gb, 2 * s, 2 * s, 2 * s, 2 * p + 2 * s, gb, 2 * gb};
-  return passes_seconds(g, params, b, 10);
+static double unfused_adamw_bytes(double param_b, double grad_b, double state_b) {
+  return 4 * param_b + 6 * grad_b + 14 * state_b;
 }
 
-/* Kernels over each matrix parameter of torch.optim.Adafactor in its default
+/* Bytes a matrix parameter of torch.optim.Adafactor moves in its default
  * for-loop step (torch/optim/_adafactor.py _single_tensor_adafactor, pytorch
  * 051d6a0; foreach only when asked): the parameter's norm (r p), decoupled
  * weight decay mul_ (r p, w p), the gradient's row and column norms (r g
@@ -906,9 +808,8 @@ static double unfused_adamw_seconds(const gpu_rates *g, double params, double p,
  * div_, clamp_ and rsqrt_ (r s, w s each), mul_ by the gradient (r s, r g,
  * w s), the update's norm (r s), and param.add_ (r p, r s, w p). Its two
  * .item() host syncs a tensor are not counted. */
-static double adafactor_seconds(const gpu_rates *g, double params, double tensors, double p, double gb, double s) {
-  const double b[11] = {p, 2 * p, gb, gb, s, 2 * s, 2 * s, 2 * s, 2 * s + gb, s, 2 * p + s};
-  return tensors * passes_seconds(g, params / tensors, b, 11); /* a tensor at a time */
+static double adafactor_bytes(double param_b, double grad_b, double state_b) {
+  return 5 * param_b + 3 * grad_b + 11 * state_b;
 }
 
 /* PyTorch's own optimizer (not Megatron's or DeepSpeed's fused Adam), as
@@ -927,10 +828,12 @@ static double optimizer_seconds(const step_ctx *c, double params_here) {
   const plan *pl = c->pl;
   if ((int)pl->in->offload_optimizer != LLMEM_OFFLOAD_NONE) return 0;
   double master_b = pl->master_bytes > 0 ? pl->master_bytes : pl->weight_bytes;
-  double state_dtype = dtype_bytes((int)pl->in->optimizer_dtype);
   if ((int)pl->in->optimizer == LLMEM_OPT_ADAFACTOR)
-    return adafactor_seconds(&c->g, params_here, weight_tensors(pl), master_b, pl->grad_bytes, state_dtype);
-  if (unfused_torch_adamw(pl)) return unfused_adamw_seconds(&c->g, params_here, master_b, pl->grad_bytes, state_dtype);
+    return memory_seconds(
+        &c->g, params_here * adafactor_bytes(master_b, pl->grad_bytes, dtype_bytes((int)pl->in->optimizer_dtype)));
+  if (unfused_torch_adamw(pl))
+    return memory_seconds(
+        &c->g, params_here * unfused_adamw_bytes(master_b, pl->grad_bytes, dtype_bytes((int)pl->in->optimizer_dtype)));
   double states = (int)pl->in->optimizer == LLMEM_OPT_SGD ? 0
                   : ((int)pl->in->optimizer == LLMEM_OPT_ADAM || (int)pl->in->optimizer == LLMEM_OPT_ADAMW ||
                      (int)pl->in->optimizer == LLMEM_OPT_ADAMW_8BIT)
@@ -1096,10 +999,7 @@ static double fsdp2_copies_seconds(const step_ctx *c, double params_here) {
   double gathers = (int)pl->in->reshard_after_forward != 0 ? 2 : 1, rounds = pl->in->pp > 1 ? 1 : pl->grad_accum;
   double weight_b = gathered_param_bytes(pl);
   double copy_in = (int)pl->in->ft_method == LLMEM_FT_FULL ? (pl->autocast ? 4 : pl->weight_bytes) + pl->grad_bytes : 0;
-  /* a copy per unit (torchtitan's: each transformer block), taken as one size */
-  double units = fmax(1, pl->layers / pl->in->pp), unit = params_here / units;
-  return rounds * units *
-         (gathers * memory_seconds(&c->g, unit * 2 * weight_b) + memory_seconds(&c->g, unit * copy_in));
+  return memory_seconds(&c->g, rounds * params_here * (gathers * 2 * weight_b + copy_in));
 }
 
 /* The vision tower on the first stage (its GEMMs over every image of the micro-batch, the

@@ -16,8 +16,7 @@ typedef struct {
   double flash_fwd_fraction;    /* FlashAttention forward, of peak */
   double flash_bwd_fraction;    /* FlashAttention backward, of peak */
   int flash_by_length;          /* Hopper: FlashAttention-2's measured rate by sequence length instead */
-  double hbm_peak_bytes_per_s;  /* the datasheet's HBM bandwidth */
-  double hbm_bytes_per_s;       /* what a large memory-bound kernel achieves (>= 100 MB) */
+  double hbm_bytes_per_s;       /* memory-bound kernels */
   double sms;                   /* streaming multiprocessors (wave quantisation) */
   double tile_m, tile_n;        /* GEMM output tile of one thread block */
   double intra_bytes_per_s;     /* NCCL bus bandwidth inside a node */
@@ -45,12 +44,8 @@ void linear_seconds(const gpu_rates *g, double tokens, double in_features, doubl
 /* FlashAttention's fraction of the attention peak for a sequence of
  * `seq_len` tokens a call, forward (causal mask or not) or backward. */
 double flash_fraction(const gpu_rates *g, double seq_len, int causal, int backward);
-/* The share of the HBM bandwidth a kernel moving `bytes` achieves. */
-double hbm_efficiency(double bytes);
-/* One memory-bound kernel moving `bytes` through HBM (reads and writes). */
+/* Bytes through HBM by memory-bound kernels. */
 double memory_seconds(const gpu_rates *g, double bytes);
-/* n kernels over `elements` each, bytes_per_element[i] bytes an element. */
-double passes_seconds(const gpu_rates *g, double elements, const double *bytes_per_element, int n);
 /* A ring collective of `ranks` over a buffer of `bytes`, moving (n-1)/n of it per
  * pass (all-gather, reduce-scatter: 1 pass; all-reduce: 2). */
 double collective_seconds(double bytes, double ranks, double passes, double bytes_per_s);

@@ -35,14 +35,9 @@
  *    H100 SXM5. Backward FLOPs are 2.5x forward (5 GEMMs against 2; FA2 §4.1).
  *  - HBM: vendor datasheets (A100 40 GB 1.555 TB/s, 80 GB 2.039; H100 SXM
  *    3.35; H100 96 GB HBM2e 2.4 (torchtitan benchmarks/
- *    llama3_h100_202412_torchtitan.md); H200 4.8), achieved by each kernel
- *    by the bytes it moves (reads and writes): Calculon's per-op memory
- *    efficiency (calculon/memory.py Memory.efficiency, applied per layer's
- *    op in calculon/llm/layers.py compute_mem_time at caa4b11), its
- *    "MB_efficiency" of mem1 in systems/a100_80g.json and h100_80g_nvl8.json:
- *    90 % from 100 MB (1e6 bytes a MB), 75 % from 10 MB, 60 % from 1 MB, 30 %
- *    below (its a100_80e.json, the one its validation runs, says 95 % at the
- *    top).
+ *    llama3_h100_202412_torchtitan.md); H200 4.8) at 90 % achievable for
+ *    transfers of 100 MB or more (Calculon, systems/a100_80g.json mem1 at caa4b11;
+ *    its a100_80e.json, the one its validation runs, says 95 %).
  *  - Links: NCCL all-reduce bus bandwidth on 8x A100 SXM over NVLink is about
  *    200 of 300 GB/s (nccl-tests issue #149: 67 %); over 4x HDR InfiniBand per
  *    8 GPUs 84.8 of 100 GB/s (nccl-tests issue #119: 85 %).
@@ -57,6 +52,7 @@
 
 #define NVLINK_BUS_FRACTION 0.67   /* nccl-tests #149 */
 #define NETWORK_BUS_FRACTION 0.85  /* nccl-tests #119 */
+#define HBM_FRACTION 0.90          /* Calculon systems/a100_80g.json, >= 100 MB */
 #define NVLINK_COMPUTE_SHARE 0.15  /* Calculon systems processor_usage, NVLink */
 #define NETWORK_COMPUTE_SHARE 0.02 /* the same, InfiniBand */
 
@@ -139,8 +135,7 @@ gpu_rates gpu_rates_for(const plan *pl) {
   g.flash_fwd_fraction = gen->flash_fwd;
   g.flash_bwd_fraction = gen->flash_bwd;
   g.flash_by_length = gen == &HOPPER;
-  g.hbm_peak_bytes_per_s = hbm_bytes_per_s(in);
-  g.hbm_bytes_per_s = g.hbm_peak_bytes_per_s * hbm_efficiency(1e300);
+  g.hbm_bytes_per_s = hbm_bytes_per_s(in) * HBM_FRACTION;
   g.sms = gen->sms;
   g.tile_m = gen->tile_m;
   g.tile_n = gen->tile_n;
@@ -172,21 +167,7 @@ void linear_seconds(const gpu_rates *g, double tokens, double in_features, doubl
          gemm_seconds(g, in_features, out_features, tokens, 1, wgrad);
 }
 
-/* Calculon systems/h100_80g_nvl8.json mem1 MB_efficiency at caa4b11: [[100, 0.90], [10, 0.75], [1, 0.6], [0, 0.3]] */
-double hbm_efficiency(double bytes) {
-  return bytes >= 100e6 ? 0.90 : bytes >= 10e6 ? 0.75 : bytes >= 1e6 ? 0.60 : 0.30;
-}
-
-double memory_seconds(const gpu_rates *g, double bytes) {
-  if (bytes <= 0) return 0;
-  return bytes / (g->hbm_peak_bytes_per_s * hbm_efficiency(bytes));
-}
-
-double passes_seconds(const gpu_rates *g, double elements, const double *bytes_per_element, int n) {
-  double s = 0;
-  for (int i = 0; i < n; i++) s += memory_seconds(g, elements * bytes_per_element[i]);
-  return s;
-}
+double memory_seconds(const gpu_rates *g, double bytes) { return bytes / g->hbm_bytes_per_s; }
 
 double collective_seconds(double bytes, double ranks, double passes, double bytes_per_s) {
   if (ranks <= 1 || bytes <= 0) return 0;

@@ -96,4 +96,11 @@ describe('NeMo-RL configs', () => {
     const megatronGen = recipe('policy:\n  generation:\n    backend: megatron\n');
     expect(fail(megatronGen, BASE).message).toContain('policy.generation.backend: megatron (llmem models vllm)');
   });
+  it('precisions: a torch dtype name each, else refused naming the key and the names', () => {
+    expect(ok(recipe('policy:\n  precision: float16\n'), BASE).flat['rl.rollout.dtype']).toBe('fp16'); // vllm_cfg.precision: ${policy.precision}
+    const bad = fail(recipe('policy:\n  generation:\n    vllm_cfg:\n      precision: int4\n'), BASE);
+    expect(bad.path).toBe('policy.generation.vllm_cfg.precision');
+    expect(bad.message).toContain('allowed: bfloat16 | float16 | float32');
+    expect(fail(recipe('policy:\n  precision: fp64\n'), BASE).path).toBe('policy.precision');
+  });
 });

@@ -209,6 +209,30 @@ export function oneOf<T extends string>(v: unknown, key: string, allowed: readon
   return hit;
 }
 
+/** torch dtypes as files spell them (torch.bfloat16 as "bfloat16", the short forms some frameworks take) -> config v1 */
+const DTYPES: Record<string, 'bf16' | 'fp16' | 'fp32'> = {
+  bfloat16: 'bf16',
+  bf16: 'bf16',
+  float16: 'fp16',
+  fp16: 'fp16',
+  half: 'fp16',
+  float32: 'fp32',
+  fp32: 'fp32',
+  float: 'fp32',
+};
+
+/** A torch dtype name as config v1's dtype, or undefined (the caller says what else the key may hold). */
+export const dtypeName = (s: string): 'bf16' | 'fp16' | 'fp32' | undefined => DTYPES[s.toLowerCase()];
+
+/** A torch dtype among the spellings `names` a framework takes, as config v1's dtype; else a named error. */
+export function torchDtype(
+  v: unknown,
+  key: string,
+  names: readonly string[] = ['bfloat16', 'float16', 'float32'],
+): 'bf16' | 'fp16' | 'fp32' {
+  return DTYPES[oneOf(v, key, names)];
+}
+
 function top(value: unknown, what: string): Obj {
   if (value === null || value === undefined) throw new ImportError('', `${what}: the file is empty`);
   if (!isObject(value))

@@ -16,17 +16,12 @@ import {
   str,
   type ImportResult,
   type Obj,
+  torchDtype,
 } from './common.js';
 
 const OFFLOAD = ['none', 'cpu', 'nvme'] as const;
-const GRAD_DTYPES: Record<string, string> = {
-  fp32: 'fp32',
-  float32: 'fp32',
-  fp16: 'fp16',
-  float16: 'fp16',
-  bf16: 'bf16',
-  bfloat16: 'bf16',
-};
+// the spellings data_types.grad_accum_dtype is read in
+const GRAD_DTYPES = ['fp32', 'float32', 'fp16', 'float16', 'bf16', 'bfloat16'];
 
 // zero_optimization keys mapped one to one (DeepSpeedZeroConfig; the stage3_* keys also go without the prefix).
 const ZERO_KEYS: [string[], string][] = [
@@ -224,7 +219,7 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
       case 'data_types': {
         for (const [dk, dv] of Object.entries(obj(v, k(key)))) {
           if (dk === 'grad_accum_dtype' && dv !== null)
-            d.set('training.grad_dtype', GRAD_DTYPES[oneOf(dv, k(`${key}.${dk}`), Object.keys(GRAD_DTYPES))]);
+            d.set('training.grad_dtype', torchDtype(dv, k(`${key}.${dk}`), GRAD_DTYPES));
           else d.skip(k(`${key}.${dk}`), 'not mapped');
         }
         break;

@@ -10,6 +10,7 @@ import {
   applyLoraTargets,
   applyModelId,
   bool,
+  dtypeName,
   Draft,
   guard,
   ImportError,
@@ -20,6 +21,7 @@ import {
   type Obj,
   parseYamlText,
   str,
+  torchDtype,
 } from './common.js';
 
 type Algorithm = 'grpo' | 'sft' | 'dpo';
@@ -150,10 +152,7 @@ function algorithmOf(y: Obj): Algorithm {
  * MixedPrecisionPolicy param_dtype = precision, reduce_dtype fp32: nemo_rl/models/automodel/setup.py): fp32 master
  * weights, gradients and AdamW states, as counted by default. */
 function precision(d: Draft, policy: Obj): void {
-  const p = policy.precision === undefined ? 'bfloat16' : str(policy.precision, 'policy.precision');
-  const dtype = { bfloat16: 'bf16', float16: 'fp16', float32: 'fp32' }[p];
-  if (!dtype) throw new ImportError('policy.precision', `policy.precision: ${p} (allowed: bfloat16, float16, float32)`);
-  d.set('training.dtype', dtype);
+  d.set('training.dtype', torchDtype(policy.precision ?? 'bfloat16', 'policy.precision'));
 }
 
 /** The policy's engine and its parallel degrees: dtensor_cfg (FSDP2) or megatron_cfg (Megatron-Core). */
@@ -482,10 +481,10 @@ function rollout(d: Draft, y: Obj, gen: Generation): void {
   if (v.max_model_len !== undefined && v.max_model_len !== null)
     d.set('rl.rollout.max_model_len', int(v.max_model_len, `${V}.max_model_len`));
   if (v.enforce_eager !== undefined) d.set('rl.rollout.cuda_graphs', !bool(v.enforce_eager, `${V}.enforce_eager`));
-  const dtypes: Record<string, string> = { bfloat16: 'bf16', float16: 'fp16', float32: 'fp32' };
-  if (typeof v.precision === 'string' && dtypes[v.precision]) d.set('rl.rollout.dtype', dtypes[v.precision]);
+  if (v.precision !== undefined && v.precision !== null && v.precision !== 'auto')
+    d.set('rl.rollout.dtype', torchDtype(v.precision, `${V}.precision`));
   if (typeof v.kv_cache_dtype === 'string' && v.kv_cache_dtype !== 'auto') {
-    const kv = v.kv_cache_dtype.startsWith('fp8') ? 'fp8' : dtypes[v.kv_cache_dtype];
+    const kv = v.kv_cache_dtype.startsWith('fp8') ? 'fp8' : dtypeName(v.kv_cache_dtype);
     if (kv) d.set('rl.rollout.kv_cache_dtype', kv);
     else d.skip(`${V}.kv_cache_dtype`, `${v.kv_cache_dtype}: not a cache dtype llmem counts; the model dtype's`);
   }

@@ -16,6 +16,7 @@ import {
   applyModelId,
   parseTomlText,
   str,
+  torchDtype,
   type ImportResult,
   type Obj,
 } from './common.js';
@@ -341,8 +342,8 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
       if (PARALLEL_KEYS.includes(k) || k === 'local_batch_size' || k === 'batch_size' || k === 'global_batch_size')
         continue;
       if (k === 'seq_len') d.set('training.seq_len', int(v, k));
-      else if (k === 'mixed_precision_param') d.set('training.dtype', dtypeOf(v, k));
-      else if (k === 'mixed_precision_reduce') d.set('training.grad_dtype', dtypeOf(v, k));
+      else if (k === 'mixed_precision_param') d.set('training.dtype', torchDtype(v, k));
+      else if (k === 'mixed_precision_reduce') d.set('training.grad_dtype', torchDtype(v, k));
       else if (k === 'compile') {
         if (bool(v, k)) d.set('runtime.torch_compile', true);
       } else if (k === 'enable_cpu_offload') {
@@ -476,12 +477,6 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     if (unknownModel) throw unknownModel;
     return d.result();
   });
-}
-
-function dtypeOf(v: Json, key: string): string {
-  return { float32: 'fp32', bfloat16: 'bf16', float16: 'fp16' }[
-    oneOf(v, key, ['float32', 'bfloat16', 'float16'] as const)
-  ];
 }
 
 /** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ... */

@@ -24,6 +24,7 @@ import {
   str,
   type ImportResult,
   type Obj,
+  torchDtype,
 } from './common.js';
 import { divide, generateWithoutEngine, seqLenFromRl, worldSize } from './rl-common.js';
 import {
@@ -468,8 +469,7 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
     }
   }
   if (isSet(y.vllm_dtype) && y.vllm_dtype !== 'auto') {
-    const t = oneOf(y.vllm_dtype, n('vllm_dtype'), ['bfloat16', 'float16', 'float32'] as const);
-    d.set('rl.rollout.dtype', t === 'bfloat16' ? 'bf16' : t === 'float16' ? 'fp16' : 'fp32');
+    d.set('rl.rollout.dtype', torchDtype(y.vllm_dtype, n('vllm_dtype')));
   }
 }
 

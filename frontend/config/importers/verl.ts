@@ -23,6 +23,7 @@ import {
   oneOf,
   parseYamlText,
   str,
+  torchDtype,
   type ImportResult,
   type Obj,
 } from './common.js';
@@ -389,7 +390,7 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
     to: 'training.dtype, training.master_weights true (megatron: bf16/fp16 params, fp32 main params in the optimizer)',
     apply: (c) => {
       if (!c.megatron) return;
-      c.d.set('training.dtype', torchDtype(c.get(`${AM}.dtype`), `${AM}.dtype`));
+      c.d.set('training.dtype', verlDtype(c.get(`${AM}.dtype`), `${AM}.dtype`));
       // megatron_workers.py: tf_config.bf16/fp16 from the dtype; Megatron's mixed-precision optimizer keeps fp32 main params
       c.d.set('training.master_weights', true);
     },
@@ -525,7 +526,7 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
   {
     keys: [`${R}.dtype`],
     to: 'rl.rollout.dtype',
-    apply: ({ d, get }) => d.set('rl.rollout.dtype', torchDtype(get(`${R}.dtype`), `${R}.dtype`)),
+    apply: ({ d, get }) => d.set('rl.rollout.dtype', verlDtype(get(`${R}.dtype`), `${R}.dtype`)),
   },
   {
     keys: [`${R}.enforce_eager`],
@@ -601,8 +602,8 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
     fsdp: true,
     to: 'training.master_weights (model_dtype fp32), training.dtype (the compute dtype); a 16-bit model_dtype: its gradients and AdamW states',
     apply: ({ d, get }) => {
-      d.set('training.dtype', torchDtype(get(`${A}.fsdp_config.dtype`), `${A}.fsdp_config.dtype`));
-      const model = torchDtype(get(`${A}.fsdp_config.model_dtype`), `${A}.fsdp_config.model_dtype`);
+      d.set('training.dtype', verlDtype(get(`${A}.fsdp_config.dtype`), `${A}.fsdp_config.dtype`));
+      const model = verlDtype(get(`${A}.fsdp_config.model_dtype`), `${A}.fsdp_config.model_dtype`);
       d.set('training.master_weights', model === 'fp32');
       // the actor loads in model_dtype (verl workers/fsdp_workers.py _build_model_optimizer: torch_dtype); FSDP's flat
       // parameters are then 16-bit, their sharded gradients are cast back to the parameter dtype after the fp32
@@ -828,10 +829,8 @@ function bool(v: Json | undefined, key: string): boolean {
   throw new ImportError(key, `${key}: must be true or false, not ${JSON.stringify(v)}`);
 }
 
-function torchDtype(v: Json | undefined, key: string): 'bf16' | 'fp16' | 'fp32' {
-  const t = oneOf(v, key, ['bfloat16', 'bf16', 'float16', 'fp16', 'half', 'float32', 'fp32', 'float'] as const);
-  return t === 'bfloat16' || t === 'bf16' ? 'bf16' : t === 'float16' || t === 'fp16' || t === 'half' ? 'fp16' : 'fp32';
-}
+const VERL_DTYPES = ['bfloat16', 'bf16', 'float16', 'fp16', 'half', 'float32', 'fp32', 'float'] as const;
+const verlDtype = (v: Json | undefined, key: string) => torchDtype(v, key, VERL_DTYPES);
 
 /** A per-GPU micro-batch: the _per_gpu key, else the global one divided by the GPUs (verl normalises it so). */
 function perGpu(c: Ctx, globalKey: string): number | undefined {

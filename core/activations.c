@@ -259,25 +259,42 @@ static double out_proj_input_bytes(const plan *pl, const shape *sh, const mixer_
   return T * m->o_dim * (kernel_out + (original ? 0 : sh->lin));
 }
 
-/* Context parallelism's ring attention beside the kernel's own working set. Megatron / Transformer Engine
- * pass K/V chunks round the ring, double-buffered. PyTorch's context_parallel (torchtitan; torch/distributed/
- * tensor/experimental/_attention.py at 0123248a, rotate method all-gather, convert_to_f32):
+/* Context parallelism's ring attention beside the kernel's own working set, over `ring` ranks. Megatron /
+ * Transformer Engine pass K/V chunks round the ring, double-buffered. PyTorch's context_parallel (torchtitan;
+ * torch/distributed/tensor/experimental/_attention.py at 0123248a, rotate method all-gather, convert_to_f32):
  * the forward makes K and V contiguous, cats them (the buffer to send) and all-gathers every rank's
  * (_AllGatherRotater: cp chunks, kept through the ring), and merges each step's output in fp32
  * (_SDPAMerger: the running fp32 output, the block's bf16 output and its fp32 cast, the merged result);
  * the backward gathers K and V again beside fp32 accumulators for dq, dk and dv (zeros_like(...,
  * float32)) and the cat of dk, dv it sends round by all-to-all with the buffer it receives. */
-static void cp_ring_buffers(const plan *pl, double T, double ab, mixer_part *m) {
-  double cp = pl->in->cp, kv = 2 * T * m->k_dim;
-  m->cp_forward = m->cp_backward = 0;
-  if (cp <= 1) return;
+static void cp_ring_buffers(const plan *pl, double ring, double T, double ab, mixer_part *m) {
+  double kv = 2 * T * m->k_dim;
+  if (ring <= 1) return;
   if ((int)pl->in->framework != LLMEM_FW_TORCHTITAN) {
-    m->cp_forward = m->cp_backward = 2 * kv * ab; /* KV chunks, double-buffered */
+    m->cp_forward += 2 * kv * ab, m->cp_backward += 2 * kv * ab; /* KV chunks, double-buffered */
     return;
   }
-  double gathered = (cp + 2) * kv * ab; /* the contiguous K, V, their cat, the all-gather's cp chunks */
-  m->cp_forward = gathered + T * m->o_dim * (3 * 4 + ab);
-  m->cp_backward = gathered + T * m->q_dim * 4 + kv * 4 + 2 * kv * 4;
+  double gathered = (ring + 2) * kv * ab; /* the contiguous K, V, their cat, the all-gather's chunks */
+  m->cp_forward += gathered + T * m->o_dim * (3 * 4 + ab);
+  m->cp_backward += gathered + T * m->q_dim * 4 + kv * 4 + 2 * kv * 4;
+}
+
+/* The all-to-all part of context parallelism (Ulysses: DeepSpeed deepspeed/sequence/layer.py
+ * DistributedAttention, ms-swift swift/sequence_parallel/ulysses.py @3602360a, verl
+ * verl/utils/ulysses.py): q, k and v trade their sequence shard for a head shard before the kernel and
+ * the output trades back after it (_SeqAllToAll; the backward the same for the gradients). Each exchange
+ * makes the input contiguous in the send layout, receives into a buffer as large and makes the result
+ * contiguous: three copies at once. K and V with fewer heads per rank than the group are repeated to
+ * one each first. The kernel keeps the exchanged q, k, v and its head-sharded output, which is no longer
+ * o_proj's input (the output traded back); the projections' q, k, v stay alive, held by the attention
+ * module, until it returns. */
+static void cp_all_to_all(const plan *pl, double T, double ab, mixer_part *m) {
+  double a2a = pl->in->cp_all_to_all;
+  if (a2a <= 1) return;
+  if (!pl->mla) m->k_dim = m->v_dim = max2(m->k_dim, a2a * pl->head_dim); /* repeated K / V heads */
+  double largest = T * max2(m->q_dim, m->k_dim) * ab;
+  m->cp_forward = T * (m->q_dim + m->k_dim + m->v_dim) * ab + 2 * largest;
+  m->cp_backward = T * (m->q_dim + m->k_dim + m->v_dim) * ab + 2 * largest;
 }
 
 /* The softmax statistics (flash) or the score-sized tensors (math SDPA, eager), with the score
@@ -324,6 +341,8 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
     m->latent = T * (2 * pl->q_lora_rank + 2 * (pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim)) * ab;
   double kb = torch_math_sdpa(pl) ? 4 : ab; /* math SDPA keeps its fp32 copies of q, k, v */
   m->kb = kb;
+  m->cp_forward = m->cp_backward = 0;
+  cp_all_to_all(pl, T, ab, m);
   double qkv[5] = {T * m->q_dim * kb, T * m->k_dim * kb, T * m->v_dim * kb, T * m->q_dim * ab, T * m->q_dim * ab};
   if ((int)pl->in->attn_output_gate !=
       0) /* the output gate: sigmoid's output and the ungated attention output the product keeps
@@ -339,11 +358,15 @@ static void attention_part(const plan *pl, const shape *sh, int keep_qkv_in, mix
       qkv[2] = T * (pl->in->heads + 2 * pl->kv_heads) / pl->in->tp * pl->head_dim * ab;
     set_core(m, qkv, 3, qkv[0] + qkv[1] + qkv[2]); /* attention-kernel inputs after RoPE */
   }
+  if (pl->in->cp_all_to_all > 1) { /* the kernel's head-sharded output beside o_proj's input */
+    m->core[m->core_count++] = T * m->o_dim * ab;
+    m->core_sum += T * m->o_dim * ab;
+  }
   m->out_in = out_proj_input_bytes(pl, sh, m);
   double scores_temp, scores_bwd;
   attention_scores(pl, sh, m, &scores_temp, &scores_bwd);
   m->drop = pl->in->dropout > 0 ? out_h : 0; /* 1-byte mask after o_proj */
-  cp_ring_buffers(pl, T, ab, m);
+  cp_ring_buffers(pl, pl->in->cp / pl->in->cp_all_to_all, T, ab, m);
   double rope_temp =
       T * (m->q_dim + m->k_dim) * ((int)pl->in->engine == LLMEM_ENGINE_FSDP2 ? 4 : ab); /* pre-RoPE q,k */
   m->forward_temp = rope_temp + scores_temp;

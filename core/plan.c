@@ -272,9 +272,10 @@ static llmem_status check_mtp(const plan *p, int *field) {
 /* The engine can split the model as asked, and TP divides what it splits */
 static llmem_status check_tensor_parallel(const plan *p, int *field) {
   if ((int)p->in->engine == LLMEM_ENGINE_SINGLE && p->in->gpus != 1) FAIL(LLMEM_ERR_ENGINE_SINGLE, engine);
-  if ((p->in->tp > 1 || p->in->cp > 1) &&
-      !((int)p->in->engine == LLMEM_ENGINE_FSDP2 || (int)p->in->engine == LLMEM_ENGINE_MEGATRON ||
-        (int)p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
+  /* context parallelism splits the sequence under any engine (DeepSpeed-Ulysses, ms-swift and verl run it beside
+   * DDP, ZeRO and FSDP1); tensor parallelism needs the engine's own */
+  if (p->in->tp > 1 && !((int)p->in->engine == LLMEM_ENGINE_FSDP2 || (int)p->in->engine == LLMEM_ENGINE_MEGATRON ||
+                         (int)p->in->engine == LLMEM_ENGINE_MEGATRON_DEEPSPEED))
     FAIL(LLMEM_ERR_TP_ENGINE, tp);
   if (p->in->pp > 1 &&
       !((int)p->in->engine == LLMEM_ENGINE_FSDP2 || (int)p->in->engine == LLMEM_ENGINE_MEGATRON ||
@@ -355,7 +356,10 @@ static llmem_status check_interleaved_groups(const plan *p, int *field) {
 
 /* Context and sequence parallelism split the sequence; expert parallelism the experts */
 static llmem_status check_sequence_experts(const plan *p, int *field) {
-  if (p->in->cp > 1 && !divides(p->in->seq_len, 2 * p->in->cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
+  if (!divides(p->in->cp, p->in->cp_all_to_all)) FAIL(LLMEM_ERR_CP_A2A, cp_all_to_all);
+  if (!divides(p->in->heads / p->in->tp, p->in->cp_all_to_all)) FAIL(LLMEM_ERR_CP_A2A_HEADS, cp_all_to_all);
+  double ring = p->in->cp / p->in->cp_all_to_all; /* a ring's chunks come in load-balanced pairs */
+  if (p->in->cp > 1 && !divides(p->in->seq_len, (ring > 1 ? 2 : 1) * p->in->cp)) FAIL(LLMEM_ERR_CP_SEQ, cp);
   if (p->sp && !divides(p->in->seq_len / p->in->cp, p->in->tp)) FAIL(LLMEM_ERR_SP_SEQ, sequence_parallel);
   if (!p->moe && (p->in->ep > 1 || p->in->etp > 1)) FAIL(LLMEM_ERR_EP_DENSE, ep);
   if (p->moe) {

@@ -501,11 +501,18 @@ static void add_cp(const step_ctx *c, layer_time *t) {
   /* K and V repeated to every query head before SDPA (torchtitan models/llama/model.py
    * @9dec370 L201-209: repeat_kv, then F.scaled_dot_product_attention): the ring carries them all */
   double kv_heads = pl->repeat_kv && !pl->mla ? pl->in->heads : pl->kv_heads;
-  double width =
-      pl->mla ? pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim : fmax(kv_heads / pl->in->tp, 1) * pl->head_dim;
+  double a2a = pl->in->cp_all_to_all, ring = pl->in->cp / a2a;
+  double width = pl->mla ? pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim
+                         : fmax(kv_heads / pl->in->tp, a2a) * pl->head_dim;
   double chunk = 2 * c->tokens * width * c->ab;
-  double bw = group_bytes_per_s(c, pl->in->cp, pl->in->tp);
-  double fwd = chunk * (pl->in->cp - 1) / bw, bwd = 2 * fwd;
+  if (a2a > 1) { /* Ulysses: q, k, v there and the output back, on the critical path (activations.c cp_all_to_all) */
+    double q = c->tokens * pl->in->heads / pl->in->tp * (pl->mla ? pl->in->mla_v_head_dim : pl->head_dim) * c->ab;
+    double moved = (2 * q + chunk) * (a2a - 1) / a2a / group_bytes_per_s(c, a2a, pl->in->tp);
+    t->cp_fwd += moved, t->cp_bwd += moved;
+    if (ring <= 1) return;
+  }
+  double bw = group_bytes_per_s(c, ring, pl->in->tp * a2a);
+  double fwd = chunk * (ring - 1) / bw, bwd = 2 * fwd;
   if (!torchtitan) {
     t->cp_fwd += fmax(0, fwd - t->attn_fwd);
     t->cp_bwd += fmax(0, bwd - t->attn_bwd);
@@ -527,7 +534,7 @@ static void add_cp(const step_ctx *c, layer_time *t) {
    *  - forward and backward make K and V contiguous (transposed views of the
    *    projections) and cat them into the buffer to send before every step but
    *    the last: a read and a write of the local K and V each time. */
-  double cp = pl->in->cp, steps = cp - 1;
+  double cp = ring, steps = cp - 1;
   double heads = pl->in->heads / pl->in->tp,
          out = c->tokens * heads * (pl->mla ? pl->in->mla_v_head_dim : pl->head_dim);
   double kv = chunk / c->ab; /* elements of the local K and V */

@@ -461,6 +461,7 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     auto: '= PP',
   },
   'parallel.cp': { label: 'Context parallel', unit: 'CP', pow2: true },
+  'parallel.cp_all_to_all': { label: 'CP all-to-all (Ulysses)', unit: 'ranks', pow2: true },
   'parallel.ep': { label: 'Expert parallel', unit: 'EP', pow2: true },
   'parallel.etp': {
     label: 'Expert tensor parallel',
@@ -1113,6 +1114,7 @@ export const SECTIONS: Section[] = [
           'parallel.pp_first_stage_layers',
           'parallel.pp_last_stage_layers',
           'parallel.cp',
+          'parallel.cp_all_to_all',
           'parallel.shard_with_cp',
           'parallel.ep',
           'parallel.etp',

@@ -157,6 +157,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'parallel.shard_root_modules': all(FSDP, (get) => get('parallel.fsdp_strategy') !== 'no_shard'),
   'parallel.distributed_optimizer': is('parallel.engine', 'megatron'),
   'parallel.shard_with_cp': gt('parallel.cp', 1),
+  'parallel.cp_all_to_all': gt('parallel.cp', 1),
   'parallel.offload_optimizer': (get) => !['single', 'ddp'].includes(get('parallel.engine') as string),
   'parallel.offload_params': (get) => FSDP(get) || ZERO3(get),
   'parallel.fp8_all_gather': FSDP,

@@ -89,6 +89,30 @@ int main(void) {
   layer_activations gather = layer_activation_bytes(&pl, 0, 0);
   CHECK_NEAR(gather.forward_temp_bytes, 96468992.0, 0, "PyTorch CP: all-gathered K, V and the fp32 merge");
   CHECK_NEAR(gather.backward_temp_bytes, 142606336.0, 0, "PyTorch CP: K, V again, fp32 dq, dk, dv and their sends");
+  /* Ulysses (parallel.cp_all_to_all = cp = 4) under DDP, T = 2048 tokens a rank, h = 1024 (8 heads of 128, no
+   * GQA), bf16, F = 1024 (so that attention sets the working sets): the kernel keeps q, k, v exchanged (as many
+   * bytes as before) and its head-sharded output beside o_proj's input: T*h*2 = 4,194,304 B more than the ring.
+   * Forward: pre-RoPE q,k 2*T*h*2 = 8,388,608, the projections' q, k, v held by the module 3*T*h*2 = 12,582,912
+   * and an exchange's send copy and receive buffer 2*T*h*2 = 8,388,608: 29,360,128 B. Backward: the residual
+   * gradients 2*T*h*2 = 8,388,608, dq,dk,dv,do T*4h*2 = 16,777,216, FlashAttention's fp32 dq 8,388,608, and
+   * the same 20,971,520 for the gradients' exchange: 54,525,952 B. With 2 KV heads K and V are repeated to one
+   * head a rank before the exchange: k, v kept at 2*T*128*2 each (4,194,304) instead of 2*T*64*2 (ring). */
+#define ULYSSES                                                                                 \
+  "model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=1024 training.seq_len=8192 " \
+  "parallel.engine=ddp parallel.gpus=4 parallel.cp=4 "
+  pl = plan_for(ULYSSES "model.kv_heads=8 parallel.cp_all_to_all=4");
+  layer_activations a2a = layer_activation_bytes(&pl, 0, 0);
+  pl = plan_for(ULYSSES "model.kv_heads=8");
+  ring = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(a2a.saved_full_bytes - ring.saved_full_bytes, 4194304.0, 0, "Ulysses: the kernel's head-sharded output");
+  CHECK_NEAR(a2a.forward_temp_bytes, 29360128.0, 0, "Ulysses: q, k, v held and an exchange's two copies");
+  CHECK_NEAR(a2a.backward_temp_bytes, 54525952.0, 0, "Ulysses: the gradients' exchange");
+  pl = plan_for(ULYSSES "model.kv_heads=2 parallel.cp_all_to_all=4");
+  a2a = layer_activation_bytes(&pl, 0, 0);
+  pl = plan_for(ULYSSES "model.kv_heads=2");
+  ring = layer_activation_bytes(&pl, 0, 0);
+  CHECK_NEAR(a2a.saved_full_bytes - ring.saved_full_bytes, 4194304.0 + 2 * 2048.0 * 256 * 2, 0,
+             "Ulysses: K and V repeated to a head a rank");
   /* Liger fused linear cross-entropy (fused_linear_cross_entropy.py): T = 2048, h = 1024,
    * V = 32768: inc = 32, chunk = next_pow2(2048/32) = 64 tokens.
    * FSDP2 bf16 full fine-tuning: grad_input T*h*2 = 4,194,304 + bf16 grad_weight

@@ -112,6 +112,19 @@ int main(void) {
   expect_error("parallel.gpus=1 parallel.engine=single training.global_batch=2000000", LLMEM_ERR_GLOBAL_BATCH_STEPS,
                "training.global_batch");
   expect_error("parallel.engine=fsdp2 parallel.cp=4 training.seq_len=4100", LLMEM_ERR_CP_SEQ, "parallel.cp");
+  /* Ulysses: the all-to-all part divides cp and the heads a rank holds; without a ring, chunks need no pairs */
+  expect_error("parallel.cp=4 parallel.cp_all_to_all=3", LLMEM_ERR_CP_A2A, "parallel.cp_all_to_all");
+  expect_error("model.heads=12 model.kv_heads=12 parallel.cp=8 parallel.cp_all_to_all=8", LLMEM_ERR_CP_A2A_HEADS,
+               "parallel.cp_all_to_all");
+  expect_error("parallel.cp=4 parallel.cp_all_to_all=2 training.seq_len=4100", LLMEM_ERR_CP_SEQ, "parallel.cp");
+  {
+    llmem_defaults(&in);
+    set_keys(&in, "parallel.engine=ddp parallel.cp=4 parallel.cp_all_to_all=4 training.seq_len=4100");
+    CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "Ulysses under DDP, seq_len a multiple of cp only: %s",
+          out.error_message);
+    set_keys(&in, "parallel.engine=deepspeed parallel.zero_stage=3");
+    CHECK(llmem_estimate(&in, &out) == LLMEM_OK, "Ulysses under ZeRO-3: %s", out.error_message);
+  }
   expect_error("model.moe.top_k=2", LLMEM_ERR_MOE_REQUIRED, "model.moe.experts");
   expect_error("model.moe.experts=4 model.moe.top_k=8", LLMEM_ERR_MOE_TOP_K, "model.moe.top_k");
   expect_error("parallel.ep=2", LLMEM_ERR_EP_DENSE, "parallel.ep");

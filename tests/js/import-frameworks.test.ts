@@ -778,7 +778,17 @@ describe('framework keys each format has (issue 14)', () => {
     const ds = ok('axolotl', 'deepspeed: zero2.json\ntensor_parallel_size: 2\nsequence_parallel_degree: 4\n');
     expect((ds.config.parallel as Config).tp).toBeUndefined();
     expect(lines(ds)).toMatch(/tensor_parallel_size: 2: llmem models tensor parallelism .* not with deepspeed/);
-    expect(lines(ds)).toMatch(/sequence_parallel_degree: 4: llmem models context parallelism/);
+    // axolotl's ring-flash-attn context parallelism runs beside DeepSpeed too (a K/V ring: no all-to-all)
+    expect(ds.config.parallel).toMatchObject({ cp: 4 });
+    expect(ds.config.parallel).not.toHaveProperty('cp_all_to_all');
+    // dp_shard_size alone, no world size given: the smallest world it runs on (axolotl examples/gpt-oss
+    // gpt-oss-120b-fft-fsdp2-offload.yaml sets dp_shard_size 16 for two 8-GPU nodes)
+    const shard = ok('axolotl', 'fsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\ndp_shard_size: 16\n');
+    expect(shard.config.parallel).toMatchObject({ fsdp_shard_size: 16, gpus: 16 });
+    runs(shard.config);
+    expect(
+      (ok('axolotl', 'fsdp_version: 2\nfsdp_config: {}\ndp_shard_size: 16\n', 32).config.parallel as Config).gpus,
+    ).toBe(32);
     const ep = ok('axolotl', 'fsdp_config:\n  fsdp_version: 2\nexpert_parallel_size: 2\n');
     expect(lines(ep)).toMatch(/expert_parallel_size: 2: axolotl's expert parallelism is a mesh axis/);
     expect((ep.config.parallel as Config).engine).toBe('fsdp2'); // fsdp_config alone turns FSDP on
@@ -819,7 +829,7 @@ describe('framework keys each format has (issue 14)', () => {
     expect(detectKind('train.yaml', v1)).toBe('llamafactory');
     const r1 = ok('llamafactory', v1);
     expect(r1.notes[1]).toMatch(/LLaMA-Factory v1 config schema/);
-    expect(r1.config.parallel).toEqual({ engine: 'fsdp2', cp: 2 });
+    expect(r1.config.parallel).toEqual({ engine: 'fsdp2', cp: 2, cp_all_to_all: 2 }); // cp_mode ulysses, the default
     // a full tuning: model_engine.py moves the model to fp32 (ea0b4e24): fp32 master weights and gradients
     expect(r1.config.training).toMatchObject({ seq_len: 2048, micro_batch: 1 });
     expect(r1.config.training).not.toHaveProperty('master_weights');

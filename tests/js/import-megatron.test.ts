@@ -535,3 +535,23 @@ describe('launch lines keep the shell words', () => {
     expect(JSON.stringify(r.config)).toContain('"lora_targets":["q","v"]');
   });
 });
+
+describe('context parallelism: --cp-comm-type (Transformer Engine) as parallel.cp_all_to_all', () => {
+  const cp = (flags: string) => ok(`${MODEL} --seq-length 4096 --context-parallel-size 4 ${flags}`, 8);
+  it('p2p and all_gather pass K/V round a ring; a2a trades heads over all of CP; a2a+p2p within the first level', () => {
+    expect(cp('').config.parallel).not.toHaveProperty('cp_all_to_all');
+    expect(cp('--cp-comm-type all_gather').config.parallel).not.toHaveProperty('cp_all_to_all');
+    expect(cp('--cp-comm-type a2a').config.parallel).toMatchObject({ cp: 4, cp_all_to_all: 4 });
+    const both = cp('--cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 2');
+    expect(both.config.parallel).toMatchObject({ cp: 4, cp_all_to_all: 2 });
+    expect(peakGiB(both.config)).toBeGreaterThan(0);
+  });
+  it('a hierarchy that is not the CP size, or an unknown kind, is an error naming the flag', () => {
+    expect(
+      fail(`${MODEL} --context-parallel-size 4 --cp-comm-type a2a+p2p --hierarchical-context-parallel-sizes 2 4`).path,
+    ).toBe('--hierarchical-context-parallel-sizes');
+    expect(fail(`${MODEL} --context-parallel-size 4 --cp-comm-type ring`).message).toMatch(
+      /allowed: p2p, all_gather, a2a/,
+    );
+  });
+});

@@ -152,8 +152,10 @@ describe('OpenRLHF grouped flags', () => {
     const now = ok(fixture('train_reinforce_baseline_hybrid_engine-2026-04.sh'));
     const before = ok(fixture('train_reinforce_baseline_hybrid_engine.sh'));
     expect(now.config).toEqual(before.config);
-    expect(before.unsupported).toEqual([expect.stringMatching(/^--ring_attn_size: 2: /)]);
-    expect(now.unsupported).toEqual([before.unsupported[0].replace('--ring_attn_size', '--ds.ring_attn_size')]);
+    // ring attention over 2 ranks beside DeepSpeed (ring-flash-attn): parallel.cp 2, a K/V ring
+    expect(before.unsupported).toEqual([]);
+    expect(now.unsupported).toEqual([]);
+    expect((now.config.parallel as Config).cp).toBe(2);
     estimates(now.config);
   });
 

@@ -126,6 +126,20 @@ describe('DeepSpeed JSON round trip', () => {
   });
 });
 
+describe('DeepSpeed-Ulysses round trip', () => {
+  it('sequence_parallel_size is context parallelism all by all-to-all; a K/V ring is listed as not carried', () => {
+    const ulysses = {
+      version: 1,
+      runtime: { framework: 'deepspeed' },
+      parallel: { engine: 'deepspeed', zero_stage: 3, gpus: 8, cp: 4, cp_all_to_all: 4 },
+    };
+    const { out } = roundTrip('deepspeed', ulysses, [...DS_KEYS, 'parallel.cp'], 8);
+    expect(JSON.parse(out.text)).toMatchObject({ sequence_parallel_size: 4, train_batch_size: 2 });
+    const ring = exported('deepspeed', { version: 1, parallel: { engine: 'deepspeed', gpus: 8, cp: 4 } });
+    expect(ring.unexpressed.map((u) => u.split(/[ :]/)[0])).toContain('parallel.cp');
+  });
+});
+
 describe('Megatron-LM arguments round trip', () => {
   it('Llama-2 70B pretrain script', () => {
     const { out } = roundTrip(
@@ -152,6 +166,15 @@ describe('Megatron-LM arguments round trip', () => {
   ])('precision flags: %s', (_, flags) => {
     const line = `--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 --bf16 --use-distributed-optimizer ${flags}`;
     const { out } = roundTrip('megatron', imported('megatron', line, 8), MEGATRON_KEYS, 8);
+    expect(out.unexpressed).toEqual([]);
+  });
+  it.each([
+    ['a2a', 'Ulysses over all of CP'],
+    ['a2a+p2p --hierarchical-context-parallel-sizes 2 2', 'all-to-all within pairs, a ring over them'],
+  ])('context parallelism by --cp-comm-type %s (%s)', (kind) => {
+    const line = `--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 --micro-batch-size 1 --bf16 --context-parallel-size 4 --cp-comm-type ${kind}`;
+    const { out } = roundTrip('megatron', imported('megatron', line, 8), MEGATRON_KEYS, 8);
+    expect(out.text).toContain(`--cp-comm-type ${kind}`);
     expect(out.unexpressed).toEqual([]);
   });
   it('lists what Megatron-LM arguments cannot carry', () => {

@@ -277,3 +277,15 @@ describe('refusals and reports', () => {
     expect(r.unsupported.join('\n')).toMatch(/^--lora_rank: its value \$RANK/m);
   });
 });
+
+describe('--sequence_parallel_size: Ulysses up to the KV heads, a ring for the rest (sequence_parallel.py)', () => {
+  it('the all-to-all part is the KV heads common divisor with the size (Qwen2.5-7B: 4 KV heads)', () => {
+    const all = ok(sft('--sequence_parallel_size 4 --padding_free true --attn_impl flash_attn', 'NPROC_PER_NODE=8'));
+    expect(all.config.parallel).toMatchObject({ engine: 'ddp', cp: 4, cp_all_to_all: 4 });
+    const mixed = ok(sft('--sequence_parallel_size 8 --padding_free true --attn_impl flash_attn', 'NPROC_PER_NODE=8'));
+    expect(mixed.config.parallel).toMatchObject({ cp: 8, cp_all_to_all: 4 });
+    expect(mixed.notes.join('\n')).toMatch(/4 of them by Ulysses all-to-all .* a K\/V ring over the other 2/);
+    // its own loss under sequence parallelism (bf16 logits) is reported, the fp32 one counted
+    expect(mixed.unsupported.join('\n')).toMatch(/per_token_loss_func_sp/);
+  });
+});

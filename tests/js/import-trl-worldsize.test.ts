@@ -211,11 +211,11 @@ describe('accelerate ParallelismConfig', () => {
   const cfg = (engine: string) =>
     `${engine}num_processes: 4\nparallelism_config:\n  parallelism_config_dp_shard_size: 2\n  parallelism_config_sp_size: 2\n  parallelism_config_sp_backend: deepspeed\n  parallelism_config_sp_seq_length_is_variable: true\n  parallelism_config_sp_attn_implementation: flash_attention_2\n`;
 
-  it('sp_size is the sequence split (parallel.cp), reported with its reason under DeepSpeed', () => {
+  it('sp_size is the sequence split by DeepSpeed-Ulysses (parallel.cp, all of it all-to-all), under any engine', () => {
     const ds = ok('accelerate', cfg('distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n'));
-    expect(ds.unsupported).toEqual([
-      'parallelism_config.parallelism_config_sp_size: 2: llmem models context parallelism with the fsdp2 and Megatron engines, not with deepspeed; not applied',
-    ]);
+    expect(ds.unsupported).toEqual([]);
+    expect(get(ds.config, 'parallel.cp')).toBe(2);
+    expect(get(ds.config, 'parallel.cp_all_to_all')).toBe(2);
     const fsdp = ok('accelerate', cfg('distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\n'));
     expect(get(fsdp.config, 'parallel.cp')).toBe(2);
     expect(get(fsdp.config, 'training.attention')).toBe('flash');

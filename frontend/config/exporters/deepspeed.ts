@@ -17,12 +17,23 @@ export function exportDeepSpeed(config: Config, defaults: Config): Exported {
     train_micro_batch_size_per_gpu: micro,
     gradient_accumulation_steps: accum,
   };
-  for (const k of ['tp', 'pp', 'cp'])
+  for (const k of ['tp', 'pp'])
     if (v.get<number>(`parallel.${k}`) > 1)
       v.skip(
         `parallel.${k}`,
-        'DeepSpeed JSON has no tensor / pipeline / context parallelism; train_batch_size uses the data-parallel size',
+        'DeepSpeed JSON has no tensor / pipeline parallelism; train_batch_size uses the data-parallel size',
       );
+  // DeepSpeed-Ulysses: all-to-all over the whole context-parallel group (config.py sequence_parallel_size)
+  const cp = v.get<number>('parallel.cp');
+  if (cp > 1 && v.get<number>('parallel.cp_all_to_all') === cp) {
+    v.take('parallel.cp');
+    v.take('parallel.cp_all_to_all');
+    ds.sequence_parallel_size = cp;
+  } else if (cp > 1)
+    v.skip(
+      'parallel.cp',
+      "DeepSpeed JSON's sequence parallelism is Ulysses all-to-all over all of it (parallel.cp_all_to_all = parallel.cp); train_batch_size uses the data-parallel size",
+    );
 
   const dtype = v.take<string>('training.dtype');
   if (dtype === 'bf16' || dtype === 'fp8') ds.bf16 = { enabled: true };

@@ -107,7 +107,15 @@ export function exportMegatron(config: Config, defaults: Config): Exported {
     last = v.take<number | null>('parallel.pp_last_stage_layers');
   if (first !== null) flag('decoder-first-pipeline-num-layers', first);
   if (last !== null) flag('decoder-last-pipeline-num-layers', last);
-  flag('context-parallel-size', v.take<number>('parallel.cp'));
+  const cp = v.take<number>('parallel.cp'),
+    a2a = v.take<number>('parallel.cp_all_to_all');
+  flag('context-parallel-size', cp);
+  // Transformer Engine's CP: all-to-all over all of it (a2a), or within the first of two levels (a2a+p2p)
+  if (cp > 1 && a2a === cp) flag('cp-comm-type', 'a2a');
+  else if (cp > 1 && a2a > 1) {
+    flag('cp-comm-type', 'a2a+p2p');
+    flag('hierarchical-context-parallel-sizes', a2a, cp / a2a);
+  }
   if (moe && (moe.experts as number) > 0) {
     flag('expert-model-parallel-size', v.take<number>('parallel.ep'));
     flag('expert-tensor-parallel-size', v.take<number>('parallel.etp'));

@@ -122,6 +122,8 @@ export function exportVerl(config: Config, defaults: Config): Exported {
   set(`${A}.fsdp_config.model_dtype`, v.take<boolean>('training.master_weights') ? 'fp32' : 'bf16');
   const cp = v.take<number>('parallel.cp');
   if (cp > 1) set(`${A}.ulysses_sequence_parallel_size`, cp);
+  if (v.take<number>('parallel.cp_all_to_all') !== cp && cp > 1)
+    v.skip('parallel.cp_all_to_all', `verl's sequence parallelism is Ulysses all-to-all over all ${cp} ranks`);
   if (v.take<number>('parallel.tp') > 1) v.skip('parallel.tp', "verl's FSDP actor has no tensor parallelism");
   const recompute = v.take<string>('training.recompute');
   set(`${M}.enable_gradient_checkpointing`, recompute !== 'none');

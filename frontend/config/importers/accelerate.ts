@@ -19,7 +19,7 @@ import {
 } from './common.js';
 import type { Json } from '../../../wasm/llmem.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
-import { applyDegree } from './parallel-degrees.js';
+import { applyDegree, applyUlysses } from './parallel-degrees.js';
 
 const STRATEGIES = ['full_shard', 'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2'] as const;
 // Read and judged to have no effect on per-GPU memory.
@@ -320,7 +320,8 @@ function parallelism(d: Draft, cfg: Obj, prefix: string): void {
       `${prefix}parallelism_config_sp_size: context parallelism (cp_size ${n('cp_size')}) and sequence parallelism (sp_size ${n('sp_size')}) are mutually exclusive; set one of them to 1`,
     );
   if (n('cp_size') > 1) applyDegree(d, `${prefix}parallelism_config_cp_size`, 'parallel.cp', n('cp_size'));
-  if (n('sp_size') > 1) applyDegree(d, `${prefix}parallelism_config_sp_size`, 'parallel.cp', n('sp_size'));
+  // sp_size: DeepSpeed's Ulysses (ALST) sequence parallelism (src/accelerate/parallelism_config.py sp_backend)
+  if (n('sp_size') > 1) applyUlysses(d, `${prefix}parallelism_config_sp_size`, n('sp_size'));
   if (n('dp_replicate_size') > 1 && n('dp_shard_size') > 1) {
     // FSDP shards over the dp_shard_cp mesh dimension (src/accelerate/parallelism_config.py fsdp_dim_names @16cb6eb8)
     d.set('parallel.fsdp_strategy', 'hybrid_shard');

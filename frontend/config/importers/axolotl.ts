@@ -991,6 +991,14 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       );
       d.set('parallel.gpus', tp * cp * shard * replicate);
       d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
+    } else if (replicate <= 1 && d.get('parallel.gpus') === undefined) {
+      // no world size given: the smallest the file runs on (dp_replicate 1; the expert axis beside dp_shard); a
+      // larger one replicates the rest
+      const ep = size('expert_parallel_size');
+      d.set('parallel.gpus', tp * cp * shard * ep);
+      d.note(
+        `parallel.gpus ${tp * cp * shard * ep} = tensor x context x dp_shard${ep > 1 ? ' x expert' : ''} sizes, the smallest world the file runs on (give the world size for more: the rest replicates)`,
+      );
     }
   } else if (replicate > 1)
     d.skip(

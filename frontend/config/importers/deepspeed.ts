@@ -1,5 +1,6 @@
 // DeepSpeed JSON -> config v1. Keys and defaults: https://www.deepspeed.ai/docs/config-json/
 // (deepspeed/runtime/config.py, deepspeed/runtime/zero/config.py, offload_config.py).
+import { applyUlysses } from './parallel-degrees.js';
 import type { Json } from '../../../wasm/llmem.js';
 import {
   bool,
@@ -100,7 +101,6 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
   compression_training: 'compression training is not modelled',
   data_efficiency: 'curriculum / data routing is not modelled',
   curriculum_learning: 'curriculum learning (shorter sequences early) is not modelled; training.seq_len is the longest',
-  sequence_parallel_size: 'DeepSpeed-Ulysses sequence parallelism is not modelled',
   sparse_gradients: 'sparse embedding gradients are not modelled',
   fp8: 'DeepSpeed fp8 settings are not mapped; set training.fp8_linear',
 };
@@ -227,6 +227,8 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
       case 'tensor_parallel':
         tensorParallel(d, v, k(key));
         break;
+      case 'sequence_parallel_size': // read with the batch sizes below (sequenceParallel)
+        break;
       case 'zero_optimization_stage': // legacy spelling
         d.set('parallel.zero_stage', int(v, k(key), 0));
         break;
@@ -279,6 +281,14 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
   // being the world size over sequence_parallel_size (deepspeed/runtime/config.py @edaa7221 DeepSpeedConfig.__init__:
   // self.world_size = dist.get_world_size() / config["sequence_parallel_size"])
   const sp = sequenceParallel(ds, k('sequence_parallel_size'));
+  if (sp > 1) {
+    // DeepSpeed-Ulysses (deepspeed/sequence/layer.py DistributedAttention); ZeRO partitions over every rank, the
+    // sequence-data-parallel group (runtime/engine.py seq_data_parallel_group): parallel.shard_with_cp
+    applyUlysses(d, k('sequence_parallel_size'), sp);
+    d.note(
+      `${k('sequence_parallel_size')} ${sp}: DeepSpeed-Ulysses, the sequence split over ${sp} ranks and the heads traded by all-to-all (parallel.cp, parallel.cp_all_to_all)`,
+    );
+  }
   if (sp > 1 && world !== undefined && world % sp !== 0)
     throw new ImportError(
       k('sequence_parallel_size'),

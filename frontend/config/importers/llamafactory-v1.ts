@@ -18,7 +18,7 @@ import {
   type Obj,
 } from './common.js';
 import { applyDeepSpeedRef, type DeepSpeedFile } from './deepspeed-ref.js';
-import { applyDegree } from './parallel-degrees.js';
+import { applyDegree, applyUlysses } from './parallel-degrees.js';
 
 /** A v1 file: `model` is the model id and the plugins are `*_config` mappings (the old schema has model_name_or_path). */
 export function isLlamaFactoryV1(y: Obj): boolean {
@@ -115,10 +115,14 @@ export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void
     d.note('no dist_config: DistributedDataParallel');
   }
   const cp = y.cp_size === undefined || y.cp_size === null ? 1 : int(y.cp_size, 'cp_size');
-  if (cp > 1 && applyDegree(d, 'cp_size', 'parallel.cp', cp))
+  if (cp > 1) {
+    const mode = String(y.cp_mode ?? 'ulysses');
+    if (mode === 'ulysses') applyUlysses(d, 'cp_size', cp);
+    else applyDegree(d, 'cp_size', 'parallel.cp', cp);
     d.note(
-      `cp_size ${cp} (cp_mode ${String(y.cp_mode ?? 'ulysses')}): the sequence split over ${cp} ranks (parallel.cp)`,
+      `cp_size ${cp} (cp_mode ${mode}): the sequence split over ${cp} ranks (parallel.cp)${mode === 'ulysses' ? ', heads traded by all-to-all (parallel.cp_all_to_all)' : ''}`,
     );
+  }
   if (bf16 && d.get('parallel.engine') !== 'deepspeed' && d.get('training.finetune.method') === 'full') {
     // model_engine.py _init_model (ea0b4e24, 2026-01-06; unchanged at ff6d4d12): a full tuning's model is moved to
     // fp32 (model.to(torch.float32)); FSDP2's mixed precision (param bf16, reduce fp32) computes in bf16

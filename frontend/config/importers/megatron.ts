@@ -167,6 +167,8 @@ const HANDLED = new Set([
   'microbatch-group-size-per-virtual-pipeline-stage',
   'virtual-pipeline-model-parallel-size',
   'context-parallel-size',
+  'cp-comm-type',
+  'hierarchical-context-parallel-sizes',
   'expert-model-parallel-size',
   'expert-tensor-parallel-size',
   'sequence-parallel',
@@ -708,9 +710,30 @@ function attentionVariants({ d, has, n }: Flags): void {
     );
 }
 
+/**
+ * --cp-comm-type (megatron/training/arguments.py; Transformer Engine's attention): p2p (the default) and all_gather
+ * pass K/V round the ranks; a2a trades heads for the sequence (Ulysses) over all of them; a2a+p2p does both,
+ * all-to-all within the first of --hierarchical-context-parallel-sizes, a ring over the second.
+ */
+function contextParallelComm(d: Draft, args: Args, one: Flags['one'], cp: number): void {
+  const kind = one('cp-comm-type');
+  if (cp <= 1 || kind === undefined) return;
+  if (kind === 'a2a') d.set('parallel.cp_all_to_all', cp);
+  else if (kind === 'a2a+p2p') {
+    const sizes = (args.get('hierarchical-context-parallel-sizes') ?? []).map(Number);
+    if (sizes.length !== 2 || sizes[0] * sizes[1] !== cp || !Number.isInteger(sizes[0]) || sizes[0] < 1)
+      throw new ImportError(
+        '--hierarchical-context-parallel-sizes',
+        `--hierarchical-context-parallel-sizes: a2a+p2p needs two sizes whose product is --context-parallel-size ${cp}`,
+      );
+    d.set('parallel.cp_all_to_all', sizes[0]);
+  } else if (kind !== 'p2p' && kind !== 'all_gather')
+    throw new ImportError('--cp-comm-type', `--cp-comm-type: ${kind} (allowed: p2p, all_gather, a2a, a2a+p2p)`);
+}
+
 /** The parallel sizes (add_distributed_args), expert parallelism by the MoE that was read. */
 function parallelSizes(
-  { d, has, n }: Flags,
+  { d, has, n, one, args }: Flags,
   ds: boolean,
   experts: number | undefined,
 ): { tp: number; pp: number; cp: number } {
@@ -720,6 +743,7 @@ function parallelSizes(
   d.set('parallel.tp', tp);
   d.set('parallel.pp', pp);
   d.set('parallel.cp', cp);
+  contextParallelComm(d, args, one, cp);
   if (experts && ds) {
     d.set('parallel.ep', n('moe-expert-parallel-size') ?? 1);
     d.set('parallel.etp', has('enable-expert-tensor-parallelism') ? tp : 1);

@@ -32,7 +32,7 @@ import {
   type ImportResult,
   type Obj,
 } from './common.js';
-import { applyDegree } from './parallel-degrees.js';
+import { applyUlysses } from './parallel-degrees.js';
 import { applySecondModel, launchCommand, parseFlags, seqLenFromRl } from './rl-common.js';
 import {
   applyFsdpOption,
@@ -720,10 +720,20 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
     // sequence_parallel_size: Ulysses / ring attention over the sequence (swift/sequence_parallel)
     const sp = intFlag(f, 'sequence_parallel_size', 1);
     mapped.add('sequence_parallel_size');
-    if (sp > 1 && applyDegree(d, '--sequence_parallel_size', 'parallel.cp', sp))
-      d.note(
-        `--sequence_parallel_size ${sp}: Ulysses sequence parallelism, counted as context parallelism (parallel.cp)`,
+    if (sp > 1) {
+      // under sequence parallelism the loss is ms-swift's own (swift/trainers/utils.py per_token_loss_func_sp): the
+      // bf16 logits without an fp32 copy, by chunks of CELOSS_PARALLEL_SIZE tokens when set (ChunkedCrossEntropyLoss
+      // keeps them and writes their gradient in place)
+      const chunk = envNumber(run.vars, 'CELOSS_PARALLEL_SIZE');
+      d.skip(
+        '--sequence_parallel_size',
+        `the loss under sequence parallelism (swift/trainers/utils.py per_token_loss_func_sp: bf16 logits, no fp32 copy${chunk ? `, chunks of CELOSS_PARALLEL_SIZE ${chunk} tokens with the gradient written into the logits` : ''}) is not modelled: the Trainer's fp32 loss is counted (an over-estimate)`,
       );
+      const a2a = applyUlysses(d, '--sequence_parallel_size', sp, true);
+      d.note(
+        `--sequence_parallel_size ${sp}: the sequence split over ${sp} ranks (parallel.cp), ${a2a} of them by Ulysses all-to-all (the model's KV heads' common divisor with ${sp}, parallel.cp_all_to_all)${a2a < sp ? `, a K/V ring over the other ${sp / a2a}` : ''}`,
+      );
+    }
     for (const [flag, v] of f) {
       if (mapped.has(flag)) continue;
       const val = v.join(' ');

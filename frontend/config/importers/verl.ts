@@ -27,7 +27,7 @@ import {
   type ImportResult,
   type Obj,
 } from './common.js';
-import { applyDegree } from './parallel-degrees.js';
+import { applyUlysses } from './parallel-degrees.js';
 import { applySecondModel, divide, launchCommand, seqLenFromRl } from './rl-common.js';
 import { parseYaml, YamlError } from './yaml.js';
 
@@ -620,7 +620,7 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
     fsdp: true,
     apply: ({ d, get }) => {
       const sp = int(get(`${A}.ulysses_sequence_parallel_size`), `${A}.ulysses_sequence_parallel_size`);
-      if (sp > 1) applyDegree(d, `${A}.ulysses_sequence_parallel_size`, 'parallel.cp', sp);
+      if (sp > 1) applyUlysses(d, `${A}.ulysses_sequence_parallel_size`, sp);
     },
   },
   {

@@ -227,7 +227,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       "Prints another tool's config as config v1 JSON; what was assumed and what was not applied go to " +
       `standard error. kind: ${orList(['auto (told from the file)', ...IMPORT_KINDS])}. second file: the ` +
       'DeepSpeed file an accelerate, TrainingArguments, LLaMA-Factory, axolotl, TRL or ms-swift config names, read with it; ' +
-      'or, for a TRL, TrainingArguments, LLaMA-Factory or axolotl file, the accelerate config its run is launched with ' +
+      'or, for a TRL, TrainingArguments, LLaMA-Factory, axolotl or ms-swift file, the accelerate config (YAML or JSON) its run is launched with ' +
       '(accelerate launch --config_file), which sets the GPUs and the engine; or, for a NeMo-RL recipe, the base its ' +
       'defaults: names, and the bases of a longer chain after it, in order.',
     options: [

@@ -289,3 +289,15 @@ describe('--sequence_parallel_size: Ulysses up to the KV heads, a ring for the r
     expect(mixed.unsupported.join('\n')).toMatch(/per_token_loss_func_sp/);
   });
 });
+
+describe('accelerate launch --config_file: the accelerate config as the second file', () => {
+  const acc =
+    '{\n  "distributed_type": "FSDP",\n  "fsdp_config": {"fsdp_version": 2, "fsdp_activation_checkpointing": true},\n  "mixed_precision": "bf16",\n  "num_processes": 2\n}\n';
+  it('a JSON accelerate config is told apart and gives the processes and the engine', () => {
+    expect(detectKind('fsdp2.json', acc)).toBe('accelerate');
+    const script = `accelerate launch --config_file fsdp2.json swift/cli/sft.py --model Qwen/Qwen2.5-7B-Instruct --tuner_type lora --max_length 2048\n`;
+    const r = imported('swift', script, { also: acc });
+    expect(r.config.parallel).toMatchObject({ engine: 'fsdp2', gpus: 2 });
+    expect(r.unsupported.join('\n')).not.toMatch(/second file/);
+  });
+});

@@ -87,7 +87,7 @@ export function importConfig(kind: ImportKind, text: string, options: ImportOpti
 
 /** The kinds a script reads, launched by an accelerate config (accelerate launch --config_file a.yaml script.py;
  * LLaMA-Factory's examples/accelerate/fsdp_config.yaml launches src/train.py so). */
-const LAUNCHED_BY_ACCELERATE: readonly ImportKind[] = ['trl', 'training_args', 'llamafactory', 'axolotl'];
+const LAUNCHED_BY_ACCELERATE: readonly ImportKind[] = ['trl', 'training_args', 'llamafactory', 'axolotl', 'swift'];
 /** What an accelerate config decides besides the processes and the engine, taken where the file leaves it unset:
  * FSDP activation checkpointing, dynamo (torch.compile), fp8 mixed precision. */
 const LAUNCH_TRAINING_KEYS = [
@@ -192,6 +192,7 @@ function setsPrecision(kind: ImportKind, text: string): boolean {
   // a YAML line or a JSON member: `bf16: true`, `"bf16": true`
   const on = (key: string) => new RegExp(`(^|[{,])\\s*"?${key}"?\\s*:\\s*"?(true|True|auto)\\b`, 'm').test(text);
   if (kind === 'trl') return !/^\s*bf16\s*:\s*(false|False)\b/m.test(text) || on('fp16');
+  if (kind === 'swift') return true; // ms-swift always sets the Trainer's bf16 / fp16 (model_args.py _init_mixed_precision)
   return on('bf16') || on('fp16') || on('pure_bf16');
 }
 
@@ -329,6 +330,7 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
     if (has(/"model_type"\s*:/) || has(/"architectures"\s*:/)) return 'hf';
     if (has(/"(num_generations|max_completion_length|use_vllm|precompute_ref_log_probs)"\s*:/)) return 'trl';
     if (has(/"per_device_train_batch_size"\s*:/)) return 'training_args';
+    if (isAccelerateConfig(text)) return 'accelerate'; // a JSON accelerate config (ms-swift's fsdp2.json)
     return name === 'config.json' ? 'hf' : undefined;
   }
   if (name.endsWith('.yaml') || name.endsWith('.yml') || has(/^\w[\w.-]*:\s/m)) {

@@ -533,7 +533,10 @@ function grpoKeys(f: Flags): Obj {
 const SLEEP = ['none', 'level1', 'level2'] as const;
 
 /** Import an ms-swift launch script (or its argument line). */
-export function importSwift(text: string, options: { worldSize?: number; also?: string } = {}): ImportResult {
+export function importSwift(
+  text: string,
+  options: { worldSize?: number; also?: string; launch?: Record<string, Json> } = {},
+): ImportResult {
   return guard(() => {
     let cmd: Command | undefined;
     let others: string[] = [];
@@ -566,6 +569,8 @@ export function importSwift(text: string, options: { worldSize?: number; also?: 
         `swift ${c.program} ${c.args[0]}: the arguments are in that file (swift/cli/main.py parse_yaml_args), which is not given; import a command line with the arguments written out`,
       );
     const d = new Draft();
+    // the accelerate config it is launched with (importers/index.ts withAccelerate): its processes and engine
+    for (const [k, v] of Object.entries(options.launch ?? {})) d.set(`parallel.${k}`, v);
     d.stack('hf_trainer');
     d.note(
       `ms-swift swift ${c.program} (modelscope/ms-swift@3602360a, v4; v3 spellings read too) trains on transformers' Trainer: the hf_trainer profile (config v1 has no ms-swift stack)`,

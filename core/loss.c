@@ -217,6 +217,30 @@ static void flash_ce_bytes(loss_memory *lm, double T, double TV, double ab) {
   lm->backward_peak_bytes = 0;
 }
 
+/* F.cross_entropy straight over the 16-bit logits, no fp32 copy (ms-swift under sequence parallelism:
+ * swift/trainers/utils.py per_token_loss_func_sp @3602360a, CrossEntropyLoss(reduction='none')): the
+ * log-softmax in the logits dtype is kept; the backward's dense nll gradient and the log-softmax input gradient,
+ * the logits' gradient the head reads, are 16-bit too (no cast back). */
+static void bf16_ce_bytes(loss_memory *lm, double TV, double ab) {
+  lm->saved_bytes = ab * TV;
+  lm->forward_peak_bytes = tensors(lm->forward_tensors, ab * TV, 0, 0); /* the logits, until the loss returns */
+  lm->backward_peak_bytes = tensors(lm->backward_tensors, ab * TV, ab * TV, 0);
+  lm->head_dgrad_bytes = ab * TV;
+}
+
+/* ms-swift's ChunkedCrossEntropyLoss (swift/sequence_parallel/utils.py @3602360a, CELOSS_PARALLEL_SIZE tokens a
+ * chunk, training.loss_chunks chunks): it keeps the 16-bit logits for its backward; the forward takes the
+ * cross-entropy of one chunk at a time (its log-softmax freed with the chunk); the backward recomputes a chunk's
+ * log-softmax, takes its gradient (the nll gradient and the log-softmax input gradient) and writes it into the
+ * logits, which it returns as their own gradient for the head. */
+static void chunked_inplace_bytes(const plan *pl, loss_memory *lm, double T, double TV, double ab) {
+  double chunk = TV / pl->in->loss_chunks;
+  lm->saved_bytes = ab * TV + ab * T; /* the logits and the per-token losses */
+  lm->forward_peak_bytes = chunk * ab;
+  lm->backward_peak_bytes = 3 * chunk * ab;
+  lm->head_dgrad_bytes = ab * TV; /* the logits, now their gradient, until the head's backward has read them */
+}
+
 /* torch.compile'd F.cross_entropy(logits.float()) (torchtitan
  * build_cross_entropy_loss with compile): the upcast fuses into the
  * log-softmax; bf16 logits and a logsumexp per token are kept and the
@@ -240,6 +264,8 @@ static void vocab_loss_bytes(const plan *pl, double T, double V, int megatron, l
       else standard_bytes(lm, TV, ab, megatron);
       break;
     case LLMEM_LOSS_FLASH_CE: flash_ce_bytes(lm, T, TV, ab); break;
+    case LLMEM_LOSS_BF16_CE: bf16_ce_bytes(lm, TV, ab); break;
+    case LLMEM_LOSS_CHUNKED_INPLACE: chunked_inplace_bytes(pl, lm, T, TV, ab); break;
     case LLMEM_LOSS_CCE: cce_bytes(lm, T, V); break;
     case LLMEM_LOSS_SELECTIVE: selective_bytes(lm, TV, ab); break;
     case LLMEM_LOSS_COMPILED: compiled_bytes(lm, T, TV, ab); break;

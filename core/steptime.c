@@ -721,6 +721,14 @@ static double loss_bytes_per_logit(const step_ctx *c) {
     double forward = row_bytes >= 48 * 1024 ? 3 * 4 + 4 : 4 + 4, backward = 4 + (3 * 4 + 4);
     return 2 * c->ab + 2 * 4 + forward + backward; /* the casts' 16-bit and fp32 sides */
   }
+  if (pl->loss == LLMEM_LOSS_BF16_CE || pl->loss == LLMEM_LOSS_CHUNKED_INPLACE) {
+    /* the same kernels in the logits' dtype, without the casts (loss.c bf16_ce_bytes): the log-softmax's reads
+     * and write, nll_loss's zero-filled gradient, the log-softmax backward's three reads and write; the in-place
+     * chunks recompute the log-softmax in the backward and copy each chunk's gradient into the logits */
+    double row = pl->vocab_padded / pl->in->tp * c->ab, forward = (row >= 48 * 1024 ? 3 : 1) * c->ab + c->ab;
+    double backward = c->ab + 4 * c->ab;
+    return forward + backward + (pl->loss == LLMEM_LOSS_CHUNKED_INPLACE ? forward + 2 * c->ab : 0);
+  }
   return 2 * c->ab + 24;
 }
 

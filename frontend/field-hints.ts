@@ -146,7 +146,7 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'parallel.tp_comm_overlap': 'TP collectives behind the GEMMs (step time only)',
   'parallel.vpp_group': 'per virtual stage in a row (Megatron)',
   'parallel.cp': 'splits the sequence',
-  'parallel.cp_all_to_all': 'of CP, heads traded by all-to-all; the rest a K/V ring',
+  'parallel.cp_all_to_all': 'the rest of CP: a K/V ring',
   'parallel.ep': 'splits the experts',
   'parallel.etp': 'tensor parallel inside the experts',
   'parallel.sequence_parallel': 'with TP: norms and dropout split too',

@@ -365,6 +365,8 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
       flash_ce: 'flash-attn CE, in-place backward (verl)',
       cce: 'Cut Cross-Entropy (Apple; axolotl plugin)',
       selective_logps: 'Row-wise log-softmax (TRL RL trainers)',
+      bf16_ce: '16-bit CE (ms-swift SP)',
+      chunked_inplace: 'Chunked CE in place (ms-swift SP)',
     },
   },
   'training.repeat_kv': {

@@ -1576,7 +1576,7 @@ export type ConfigV1 = {
     recompute_layers?: number | null;
     dropout?: number;
     attention?: 'flash' | 'sdpa_math' | 'eager';
-    loss?: 'standard' | 'chunked' | 'fused' | 'compiled' | 'hf_upcast' | 'loss_parallel' | 'flash_ce' | 'cce' | 'selective_logps' | null;
+    loss?: 'standard' | 'chunked' | 'fused' | 'compiled' | 'hf_upcast' | 'loss_parallel' | 'flash_ce' | 'cce' | 'selective_logps' | 'bf16_ce' | 'chunked_inplace' | null;
     loss_chunks?: number;
     logits_fp32_kept?: boolean | null;
     repeat_kv?: boolean | null;
@@ -1847,7 +1847,7 @@ export const FIELDS: readonly FieldInfo[] = [
   { index: 111, slot: 621, path: 'training.recompute_layers', kind: 'int', nullable: true, months: false, default: NaN, min: 0, max: 100000, values: [] },
   { index: 112, slot: 622, path: 'training.dropout', kind: 'num', nullable: false, months: false, default: 0, min: 0, max: 0.999, values: [] },
   { index: 113, slot: 623, path: 'training.attention', kind: 'enum', nullable: false, months: false, default: 0, min: 0, max: 0, values: ['flash', 'sdpa_math', 'eager'] },
-  { index: 114, slot: 624, path: 'training.loss', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['standard', 'chunked', 'fused', 'compiled', 'hf_upcast', 'loss_parallel', 'flash_ce', 'cce', 'selective_logps'] },
+  { index: 114, slot: 624, path: 'training.loss', kind: 'enum', nullable: true, months: false, default: NaN, min: 0, max: 0, values: ['standard', 'chunked', 'fused', 'compiled', 'hf_upcast', 'loss_parallel', 'flash_ce', 'cce', 'selective_logps', 'bf16_ce', 'chunked_inplace'] },
   { index: 115, slot: 625, path: 'training.loss_chunks', kind: 'int', nullable: false, months: false, default: 8, min: 1, max: 100000, values: [] },
   { index: 116, slot: 626, path: 'training.logits_fp32_kept', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },
   { index: 117, slot: 627, path: 'training.repeat_kv', kind: 'bool', nullable: true, months: false, default: NaN, min: 0, max: 1, values: [] },

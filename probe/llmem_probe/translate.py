@@ -386,6 +386,8 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
     elif tr["loss"] == "flash_ce":
         no("training.loss", "flash_ce is flash-attn's Triton cross-entropy with an in-place backward (verl); "
                             "the probe does not run it")
+    elif tr["loss"] in ("bf16_ce", "chunked_inplace"):
+        no("training.loss", "%s is ms-swift's loss under sequence parallelism; the probe does not run it" % tr["loss"])
     loss_desc = {
         "standard": "F.cross_entropy(logits.float()) over the full logits",
         "chunked": "the output projection and an upcast + F.cross_entropy per chunk, %d chunks "

@@ -61,6 +61,29 @@ static void flash_ce(void) {
   CHECK(now.loss == LLMEM_LOSS_FLASH_CE, "verl now: flash_ce");
 }
 
+/* ms-swift's losses under sequence parallelism, Llama-3-8B shape, 4096 tokens, one GPU, bf16, TV = 525,336,576
+ * elements (2 TV = 1,050,673,152 B). bf16_ce (CrossEntropyLoss on the 16-bit logits): the log-softmax kept, 2 TV;
+ * forward the logits 2 TV; backward the nll gradient and the log-softmax input gradient, 4 TV =
+ * 2,101,346,304 B; the standard loss keeps 4 TV in fp32 and adds the .float() copy. chunked_inplace over 8 chunks
+ * (CELOSS_PARALLEL_SIZE 512): kept the logits 2 TV and the bf16 losses 2 T = 8,192 B; forward one chunk's
+ * log-softmax 2 TV / 8 = 131,334,144 B; backward a chunk's log-softmax, nll gradient and gradient, 3 x that =
+ * 394,002,432 B; the gradient is written into the logits, which the head's backward reads. */
+static void swift_sp_losses(void) {
+  plan p = plan_for(L3 ONE "training.loss=bf16_ce");
+  loss_memory l = loss_bytes(&p);
+  CHECK_NEAR(l.saved_bytes, 1050673152.0, 0, "bf16_ce: the 16-bit log-softmax kept");
+  CHECK_NEAR(l.forward_peak_bytes, 1050673152.0, 0, "bf16_ce: the logits, no fp32 copy");
+  CHECK_NEAR(l.backward_peak_bytes, 2101346304.0, 0, "bf16_ce: two 16-bit gradients");
+  plan s = plan_for(L3 ONE "training.loss=standard");
+  CHECK(loss_bytes(&s).saved_bytes == 2 * l.saved_bytes, "standard keeps the log-softmax in fp32");
+  p = plan_for(L3 ONE "training.loss=chunked_inplace training.loss_chunks=8");
+  l = loss_bytes(&p);
+  CHECK_NEAR(l.saved_bytes, 1050673152.0 + 8192, 0, "chunked_inplace: the logits and the losses kept");
+  CHECK_NEAR(l.forward_peak_bytes, 131334144.0, 0, "chunked_inplace: one chunk's log-softmax");
+  CHECK_NEAR(l.backward_peak_bytes, 394002432.0, 0, "chunked_inplace: a chunk's recompute and gradients");
+  CHECK_NEAR(l.head_dgrad_bytes, 1050673152.0, 0, "chunked_inplace: the logits are their own gradient");
+}
+
 /* Apple's Cut Cross-Entropy, Llama-3-8B shape, 4096 tokens, one GPU, bf16: kept the
  * fp32 logsumexp 4 T = 16,384 B and the per-vocabulary logit average 4 V = 513,024 B;
  * the forward's fp32 target dot products 4 T; no logits, no logits gradient for a
@@ -281,6 +304,7 @@ int main(void) {
   head_and_fp32();
   softcap();
   flash_ce();
+  swift_sp_losses();
   cce();
   selective();
   rl_entropy();

@@ -285,8 +285,16 @@ describe('--sequence_parallel_size: Ulysses up to the KV heads, a ring for the r
     const mixed = ok(sft('--sequence_parallel_size 8 --padding_free true --attn_impl flash_attn', 'NPROC_PER_NODE=8'));
     expect(mixed.config.parallel).toMatchObject({ cp: 8, cp_all_to_all: 4 });
     expect(mixed.notes.join('\n')).toMatch(/4 of them by Ulysses all-to-all .* a K\/V ring over the other 2/);
-    // its own loss under sequence parallelism (bf16 logits) is reported, the fp32 one counted
-    expect(mixed.unsupported.join('\n')).toMatch(/per_token_loss_func_sp/);
+    // its own loss under sequence parallelism: over the 16-bit logits, chunked in place with CELOSS_PARALLEL_SIZE
+    expect(mixed.config.training).toMatchObject({ loss: 'bf16_ce' });
+    const chunked = ok(
+      sft(
+        '--sequence_parallel_size 8 --padding_free true --attn_impl flash_attn --max_length 32768',
+        'NPROC_PER_NODE=8 CELOSS_PARALLEL_SIZE=1024',
+      ),
+    );
+    // a rank's 32,768 / 8 = 4,096 tokens in chunks of 1,024
+    expect(chunked.config.training).toMatchObject({ loss: 'chunked_inplace', loss_chunks: 4 });
   });
 });
 

@@ -130,6 +130,12 @@ class PresetResolution(unittest.TestCase):
         self.assertEqual(r.path, "training.loss")
         self.assertIn("flash-attn", str(r))
 
+    def test_ms_swift_sp_losses_are_refused(self):
+        for loss in ("bf16_ce", "chunked_inplace"):
+            r = refusal(cfg(loss=loss))
+            self.assertEqual(r.path, "training.loss")
+            self.assertIn("ms-swift", str(r))
+
     def test_bad_enum_is_refused(self):
         r = refusal(cfg(optimizer="adamax"))
         self.assertEqual(r.path, "training.optimizer")

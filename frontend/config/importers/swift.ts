@@ -727,13 +727,23 @@ export function importSwift(
     mapped.add('sequence_parallel_size');
     if (sp > 1) {
       // under sequence parallelism the loss is ms-swift's own (swift/trainers/utils.py per_token_loss_func_sp): the
-      // bf16 logits without an fp32 copy, by chunks of CELOSS_PARALLEL_SIZE tokens when set (ChunkedCrossEntropyLoss
-      // keeps them and writes their gradient in place)
+      // cross-entropy over the 16-bit logits, by chunks of CELOSS_PARALLEL_SIZE tokens when set
+      // (swift/sequence_parallel/utils.py ChunkedCrossEntropyLoss: the logits kept, their gradient written in place)
       const chunk = envNumber(run.vars, 'CELOSS_PARALLEL_SIZE');
-      d.skip(
-        '--sequence_parallel_size',
-        `the loss under sequence parallelism (swift/trainers/utils.py per_token_loss_func_sp: bf16 logits, no fp32 copy${chunk ? `, chunks of CELOSS_PARALLEL_SIZE ${chunk} tokens with the gradient written into the logits` : ''}) is not modelled: the Trainer's fp32 loss is counted (an over-estimate)`,
-      );
+      if (chunk !== undefined && chunk > 0) {
+        const tokens = (Number(d.get('training.micro_batch') ?? 1) * Number(d.get('training.seq_len') ?? 4096)) / sp;
+        const chunks = Math.max(1, Math.ceil(tokens / chunk));
+        d.set('training.loss', 'chunked_inplace');
+        d.set('training.loss_chunks', chunks);
+        d.note(
+          `CELOSS_PARALLEL_SIZE ${chunk}: ms-swift's chunked cross-entropy under sequence parallelism (ChunkedCrossEntropyLoss: the 16-bit logits kept, ${chunks} chunk${chunks > 1 ? 's' : ''} of a rank's ${tokens} tokens, the gradient written into the logits; training.loss chunked_inplace)`,
+        );
+      } else {
+        d.set('training.loss', 'bf16_ce');
+        d.note(
+          '--sequence_parallel_size: the cross-entropy over the 16-bit logits, no fp32 copy (per_token_loss_func_sp; training.loss bf16_ce)',
+        );
+      }
       const a2a = applyUlysses(d, '--sequence_parallel_size', sp, true);
       d.note(
         `--sequence_parallel_size ${sp}: the sequence split over ${sp} ranks (parallel.cp), ${a2a} of them by Ulysses all-to-all (the model's KV heads' common divisor with ${sp}, parallel.cp_all_to_all)${a2a < sp ? `, a K/V ring over the other ${sp / a2a}` : ''}`,

@@ -156,7 +156,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'parallel.pp_stage_buffers': gt('parallel.pp', 1),
   'parallel.shard_root_modules': all(FSDP, (get) => get('parallel.fsdp_strategy') !== 'no_shard'),
   'parallel.distributed_optimizer': is('parallel.engine', 'megatron'),
-  'parallel.shard_with_cp': gt('parallel.cp', 1),
+  'parallel.shard_with_cp': all(gt('parallel.cp', 1), (get) => get('parallel.engine') !== 'ddp'), // DDP shards nothing
   'parallel.cp_all_to_all': gt('parallel.cp', 1),
   'parallel.offload_optimizer': (get) => !['single', 'ddp'].includes(get('parallel.engine') as string),
   'parallel.offload_params': (get) => FSDP(get) || ZERO3(get),

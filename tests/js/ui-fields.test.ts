@@ -77,6 +77,13 @@ describe('form metadata', () => {
     expect(visible('training.finetune.lora_rank', get)).toBe(true);
     expect(visible('training.finetune.quant', get)).toBe(true);
     expect(visible('parallel.sequence_parallel', get)).toBe(true);
+    // context parallelism: its all-to-all part, and the sharding over DP x CP where something shards
+    expect(visible('parallel.cp_all_to_all', get)).toBe(false);
+    values['parallel.cp'] = 4;
+    expect(visible('parallel.cp_all_to_all', get)).toBe(true);
+    expect(visible('parallel.shard_with_cp', get)).toBe(true);
+    values['parallel.engine'] = 'ddp';
+    expect(visible('parallel.shard_with_cp', get)).toBe(false);
   });
   it('has the four panels in order', () => {
     expect(SECTIONS.map((s) => s.title)).toEqual(['Model', 'Training', 'Parallelism', 'Hardware']);

@@ -21,6 +21,12 @@ describe('NeMo-RL configs', () => {
     expect(detectKind('r.yaml', recipe('grpo:\n  num_prompts_per_step: 64\npolicy:\n  model_name: x\n'))).toBe(
       'nemo_rl',
     );
+    // a recipe that only overrides its base's cluster or checkpointing (recipes/llm/grpo-deepscaler-1.5b-1n4g-8K.yaml)
+    const overrides =
+      'defaults: ./grpo-deepscaler-1.5b-8K.yaml\ncheckpointing:\n  checkpoint_dir: x\ncluster:\n  gpus_per_node: 4\n';
+    expect(detectKind('r.yaml', overrides)).toBe('nemo_rl');
+    // Hydra's defaults list (verl) is not a NeMo-RL base
+    expect(detectKind('r.yaml', 'defaults:\n  - ppo_trainer\n  - _self_\nlogger:\n  x: 1\n')).not.toBe('nemo_rl');
   });
   it('a recipe without its base is refused naming defaults and the file; with it, its keys over the base', () => {
     const r = recipe('grpo:\n  num_prompts_per_step: 64\npolicy:\n  train_global_batch_size: 1024\n');

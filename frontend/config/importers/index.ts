@@ -305,6 +305,14 @@ export function detectKind(filename: string, text: string): ImportKind | undefin
   // NeMo-RL (NVIDIA-NeMo/RL examples/configs): a policy: section beside cluster:, or a recipe inheriting one with the
   // program's section (grpo:, sft:, dpo:)
   if (has(/^policy:/m) && (has(/^cluster:/m) || (has(/^defaults:/m) && has(/^(grpo|sft|dpo):/m)))) return 'nemo_rl';
+  // a recipe that only overrides its base (examples/configs/recipes/llm/*.yaml: `defaults: ./grpo-....yaml`, then
+  // cluster: or checkpointing: alone): a file name, not Hydra's list, beside NeMo-RL's sections; the importer asks
+  // for the base
+  if (
+    has(/^defaults:[ \t]*["']?[^\s"'[{-][^\s"']*\.ya?ml["']?[ \t]*$/m) &&
+    has(/^(policy|cluster|checkpointing|logger|loss_fn|grpo|sft|dpo|distillation|value):/m)
+  )
+    return 'nemo_rl';
   // verl's trainers: main_ppo and its kin, and the SFT trainers (verl/trainer/{fsdp_sft_trainer,sft_trainer}.py @b178a3cd),
   // which the verl importer names and refuses
   if (

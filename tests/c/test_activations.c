@@ -96,7 +96,7 @@ int main(void) {
    * and an exchange's send copy and receive buffer 2*T*h*2 = 8,388,608: 29,360,128 B. Backward: the residual
    * gradients 2*T*h*2 = 8,388,608, dq,dk,dv,do T*4h*2 = 16,777,216, FlashAttention's fp32 dq 8,388,608, and
    * the same 20,971,520 for the gradients' exchange: 54,525,952 B. With 2 KV heads K and V are repeated to one
-   * head a rank before the exchange: k, v kept at 2*T*128*2 each (4,194,304) instead of 2*T*64*2 (ring). */
+   * head a rank before the exchange: k and v kept at T*4*128*2 = 2,097,152 B each, not T*2*128*2 (the ring's). */
 #define ULYSSES                                                                                 \
   "model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=1024 training.seq_len=8192 " \
   "parallel.engine=ddp parallel.gpus=4 parallel.cp=4 "

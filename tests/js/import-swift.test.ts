@@ -38,6 +38,10 @@ describe('world size', () => {
     expect(r.flat['parallel.gpus_per_node']).toBe(4);
     expect(r.flat['parallel.engine']).toBe('ddp');
   });
+  it('zero processes or nodes are an error naming the variable (the fuzzer found a world of 0 dividing the batch)', () => {
+    expect(fail(sft('--tuner_type lora', 'NPROC_PER_NODE=0')).path).toBe('NPROC_PER_NODE');
+    expect(fail(sft('--tuner_type lora', 'NNODES=0 NPROC_PER_NODE=8')).path).toBe('NNODES');
+  });
   it('a script variable: nproc_per_node=2 ... NPROC_PER_NODE=$nproc_per_node; $(expr 16 / $n) evaluated', () => {
     const r = ok(
       'nproc_per_node=2\nNPROC_PER_NODE=$nproc_per_node \\\nswift sft --model Qwen/Qwen2.5-7B --gradient_accumulation_steps $(expr 16 / $nproc_per_node)\n',

@@ -229,6 +229,13 @@ function worldSize(d: Draft, vars: Map<string, string>, cmd: Command, option: nu
     }
   }
   if (nproc === undefined && nnodes === undefined) return fallback(d, vars, option, false);
+  // torchrun refuses zero processes or nodes: no training runs (a zero world would divide the batches by 0)
+  for (const [name, n] of [
+    ['NPROC_PER_NODE', nproc],
+    ['NNODES', nnodes],
+  ] as const)
+    if (n === 0)
+      throw new ImportError(name, `${name}: 0 ${name === 'NNODES' ? 'nodes' : 'processes'}; it must be at least 1`);
   const perNode = nproc ?? 1;
   const nodes = nnodes ?? 1;
   if (Number.isNaN(perNode)) {

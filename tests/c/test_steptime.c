@@ -356,6 +356,22 @@ static void test_cp_ring(void) {
   CHECK_NEAR(slow - fast, L * cp + fsdp - fast_part, 1e-3 * (slow - fast), "CP ring exposure and FSDP");
 }
 
+/* Ulysses (parallel.cp_all_to_all = cp = 4) under DDP on one node: q, k, v there and the output back, forward
+ * and again for the gradients, each moving (a2a - 1) / a2a of its bytes at the node's bus rate, none hidden.
+ * T = 4096 / 4 = 1024 tokens a rank; q and the output 32 heads x 128, k and v 8 heads x 128, bf16. */
+static void test_cp_ulysses(void) {
+  llmem_input in;
+  small_model(&in);
+  in.gpus = 4, in.cp = 4, in.cp_all_to_all = 4, in.engine = LLMEM_ENGINE_DDP;
+  llmem_step_result r;
+  CHECK(llmem_step_time(&in, &r) == LLMEM_OK, "Ulysses step");
+  plan pl = plan_of(&in);
+  gpu_rates g = rates_of(&in);
+  double T = 1024, q = T * pl.in->heads * pl.head_dim * 2, kv = 2 * T * pl.kv_heads * pl.head_dim * 2;
+  double moved = (2 * q + kv) * 3 / 4 / g.intra_bytes_per_s;
+  CHECK_NEAR(r.parts_seconds[LLMEM_STEP_CP_COMM], 4 * 2 * moved, 1e-9 * moved, "Ulysses: four exchanges each way");
+}
+
 /* A DDP gradient all-reduce across nodes: NCCL's rings each leave a node
  * through a different GPU's NIC, so a group with k ranks in a node has k NICs'
  * bus bandwidth (16 GPUs in 2 nodes: 8 ranks per node; with TP 2 the DP group
@@ -981,6 +997,24 @@ static void test_eager_loss(void) {
              "F.cross_entropy: one read forward (cunn_SoftMaxForwardSmem)");
 }
 
+/* ms-swift's losses under sequence parallelism, in the logits' dtype (2 bytes): the log-softmax reading a row of
+ * more than 48 KiB three times and writing once (8), nll_loss's zero-filled gradient (2), the log-softmax backward's
+ * three reads and write (8): 18 bytes a logit against a fused loss's 6; the in-place chunks recompute the
+ * log-softmax (8) and copy the gradient into the logits (4): 30. */
+static void test_swift_sp_losses(void) {
+  llmem_input in;
+  small_model(&in);
+  in.loss = LLMEM_LOSS_FUSED;
+  double fused = step_of(&in);
+  plan pl = plan_of(&in);
+  gpu_rates g = rates_of(&in);
+  double logits = 4096 * pl.vocab_padded;
+  in.loss = LLMEM_LOSS_BF16_CE;
+  CHECK_NEAR(step_of(&in) - fused, logits * (18 - 6) / g.hbm_bytes_per_s, 1e-9, "bf16_ce: no casts");
+  in.loss = LLMEM_LOSS_CHUNKED_INPLACE;
+  CHECK_NEAR(step_of(&in) - fused, logits * (30 - 6) / g.hbm_bytes_per_s, 1e-9, "chunked_inplace: recompute, copy");
+}
+
 /* fp32 training: PyTorch's matmuls stay IEEE fp32 (TF32 off by default) on
  * the CUDA cores, 67 of an H100's 989.4 bf16 TFLOPS (datasheet) at the same
  * large-GEMM fraction (80.3 %); attention falls to the memory-efficient kernel
@@ -1078,6 +1112,7 @@ int main(void) {
   test_fp8_tp_gather();
   test_fsdp_root();
   test_cp_ring();
+  test_cp_ulysses();
   test_ring_across_nodes();
   test_share_by_rate();
   test_megatron_loss();
@@ -1101,6 +1136,7 @@ int main(void) {
   test_megatron_p2p_overlap();
   test_megatron_chunked_dp();
   test_eager_loss();
+  test_swift_sp_losses();
   test_fp32_rates();
   test_shared_input_sums();
   test_math_sdpa();

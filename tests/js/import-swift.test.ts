@@ -299,6 +299,15 @@ describe('--sequence_parallel_size: Ulysses up to the KV heads, a ring for the r
     );
     // a rank's 32,768 / 8 = 4,096 tokens in chunks of 1,024
     expect(chunked.config.training).toMatchObject({ loss: 'chunked_inplace', loss_chunks: 4 });
+    // a chunk size the script does not set to a number is reported, not dropped
+    const unset = ok(
+      sft(
+        '--sequence_parallel_size 4 --padding_free true --attn_impl flash_attn',
+        'NPROC_PER_NODE=8 CELOSS_PARALLEL_SIZE=$CE',
+      ),
+    );
+    expect(unset.config.training).toMatchObject({ loss: 'bf16_ce' });
+    expect(unset.unsupported.join('\n')).toMatch(/CELOSS_PARALLEL_SIZE: .*not a number/);
   });
 });
 

@@ -746,6 +746,11 @@ export function importSwift(
           `CELOSS_PARALLEL_SIZE ${chunk}: ms-swift's chunked cross-entropy under sequence parallelism (ChunkedCrossEntropyLoss: the 16-bit logits kept, ${chunks} chunk${chunks > 1 ? 's' : ''} of a rank's ${tokens} tokens, the gradient written into the logits; training.loss chunked_inplace)`,
         );
       } else {
+        if (chunk !== undefined)
+          d.skip(
+            'CELOSS_PARALLEL_SIZE',
+            `${run.vars.get('CELOSS_PARALLEL_SIZE')}: not a number of tokens the script sets; the unchunked loss is counted`,
+          );
         d.set('training.loss', 'bf16_ce');
         d.note(
           '--sequence_parallel_size: the cross-entropy over the 16-bit logits, no fp32 copy (per_token_loss_func_sp; training.loss bf16_ce)',

@@ -606,6 +606,22 @@ static double cross_attention_saved(const plan *pl, const shape *sh, tensor_list
   return sum;
 }
 
+/* The MLP's forward working set beyond its saved tensors. A layer that keeps a dense MLP's internals holds
+ * them as activations already (SiLU saves its input, the product both factors, fc2 its input: transformers
+ * models/llama/modeling_llama.py LlamaMLP.forward, mlp_internal_bytes), so only a product nothing saves (a
+ * frozen fc2) and fc2's output, until the residual add, are transient; a checkpointed layer's forward (no
+ * grad), an MLP the policy recomputes and the per-op policy free each intermediate once the next is made,
+ * holding up to b->temp. */
+static double mlp_forward_temp(const plan *pl, const shape *sh, const mlp_part *b, int moe, int keep_down_in,
+                               int recomputed) {
+  int r = (int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE ? (int)pl->in->recompute_modules : 0;
+  if (moe || recomputed || (int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP || (r & (1 << LLMEM_RM_MLP)))
+    return b->temp;
+  if (b->temp <= 0) return 0; /* no MLP */
+  double T = sh->tokens, product = keep_down_in ? 0 : T * pl->in->ffn_hidden / pl->in->tp * sh->ab;
+  return product + T * pl->in->hidden * sh->ab;
+}
+
 layer_activations layer_activation_bytes(const plan *pl, int layer, int recomputed) {
   layer_activations la = {0};
   shape sh = layer_shape(pl);
@@ -671,7 +687,8 @@ layer_activations layer_activation_bytes(const plan *pl, int layer, int recomput
 
   /* ---- working sets freed inside the layer ---- */
   double gathered = pl->sp ? T * h * ab : 0; /* SP all-gather output */
-  la.forward_temp_bytes = max2(m.forward_temp + gathered + m.cp_forward, b.temp + gathered);
+  la.forward_temp_bytes = max2(m.forward_temp + gathered + m.cp_forward,
+                               mlp_forward_temp(pl, &sh, &b, moe, keep_down_in, recomputed) + gathered);
   /* backward: incoming and outgoing residual gradients, plus the larger of the
    * MLP gradient chain (3 intermediates) and the mixer's backward */
   la.backward_temp_bytes = 2 * T * h * ab + gathered + max2(b.temp, m.backward_temp + m.cp_backward);

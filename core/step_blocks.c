@@ -161,10 +161,32 @@ static void free_per_tensor_blocks(int kind, int layer) {
     alloc_free(block_tag(kind, layer, MB_NONE, k), 0);
 }
 
-/* `total` over the stage's layers by their trainable parameters, per_tensor_blocks for each layer's share;
- * the rest (embedding, head, norms) as the one block `rest` after the layers. */
+/* `per` blocks of one tensor outside the decoder layers, tagged (kind, layer, part 0..per-1). */
+static void outer_tensor_blocks(const sim *S, int kind, int layer, double bytes, int per) {
+  if (bytes <= 0) return;
+  for (int s = 0; s < per; s++) sim_block(S, block_tag(kind, layer, MB_NONE, s), bytes / per, ALLOC_STREAM_COMPUTE);
+}
+
+/* A full fine-tune's share of `total` held by the word (+ position) embedding, the final norm and the head. */
+static void outer_shares(const stage_walk *W, double total, double *embed, double *norm, double *head) {
+  const stage_layout *st = W->st;
+  *embed = *norm = *head = 0;
+  if ((int)W->pl->in->ft_method != LLMEM_FT_FULL || st->trainable_count <= 0) return;
+  *embed = total * st->embedding_count / st->trainable_count;
+  *norm = total * st->final_norm_count / st->trainable_count;
+  *head = total * st->head_count / st->trainable_count;
+}
+
+/* `total` over the stage's layers by their trainable parameters, per_tensor_blocks for each layer's share, in
+ * model.parameters() order: a decoder-only model registers the embedding before the layers, the final norm
+ * and the head after them (transformers models/llama/modeling_llama.py LlamaModel.__init__: embed_tokens,
+ * layers, norm; LlamaForCausalLM: model, lm_head), so a full fine-tune's first optimizer step makes the
+ * embedding's states first, in whatever cached block then fits them; what is left (a vision tower, MTP
+ * modules) is the one block `rest` after the head. */
 static void stage_per_tensor_blocks(const stage_walk *W, const sim *S, int kind, double total, int per, uint64_t rest) {
-  double used = 0;
+  double embed, norm, head, used = 0;
+  outer_shares(W, total, &embed, &norm, &head);
+  outer_tensor_blocks(S, kind, LAYER_EMBED, embed, per);
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
       double share = share_of(W, i, total, 1);
@@ -172,12 +194,18 @@ static void stage_per_tensor_blocks(const stage_walk *W, const sim *S, int kind,
       if (share > 0) per_tensor_blocks(W, S, kind, i, share, per, ALLOC_STREAM_COMPUTE, 0);
       used += share;
     }
-  sim_block(S, rest, total - used, ALLOC_STREAM_COMPUTE);
+  outer_tensor_blocks(S, kind, LAYER_REST, norm, per);
+  outer_tensor_blocks(S, kind, LAYER_HEAD, head, per);
+  double left = total - used - embed - norm - head;
+  sim_block(S, rest, left > 0.5 ? left : 0, ALLOC_STREAM_COMPUTE); /* below a byte: the shares' rounding */
 }
 
 static void stage_free_per_tensor_blocks(const stage_walk *W, int kind) {
+  free_per_tensor_blocks(kind, LAYER_EMBED);
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) free_per_tensor_blocks(kind, i);
+  free_per_tensor_blocks(kind, LAYER_REST);
+  free_per_tensor_blocks(kind, LAYER_HEAD);
 }
 
 /* torch.optim creates its states at the first step (_init_group: torch.zeros_like per parameter), after

@@ -70,8 +70,8 @@ int main(void) {
   CHECK_NEAR(layer_activation_bytes(&pl, 0, 0).forward_temp_bytes, 285212672.0, 0, "Megatron unfused attention");
   /* Context parallelism over 4 ranks, T = 8192 / 4 = 2048 tokens a rank, h = 1024 (8 heads, no GQA), bf16,
    * FSDP2: local K and V kv = 2*T*h = 4,194,304 elements. Megatron / TE pass chunks round the ring, double-
-   * buffered: 2*kv*2 = 16,777,216 B beside the pre-RoPE q,k (fp32 under FSDP2) 2*T*h*4 = 16,777,216: 33,554,432,
-   * under the MLP's 3*T*F*2 = 34,603,008. PyTorch's context_parallel (torchtitan; _attention.py at 0123248a):
+   * buffered: 2*kv*2 = 16,777,216 B beside the pre-RoPE q,k (fp32 under FSDP2) 2*T*h*4 = 16,777,216: 33,554,432
+   * (the MLP keeps its intermediates saved: only fc2's output T*h*2 = 4,194,304 is transient). PyTorch's context_parallel (torchtitan; _attention.py at 0123248a):
    * contiguous K, V + their cat + the all-gather's 4 chunks (4+2)*kv*2 = 50,331,648 and the fp32 merge (running
    * output, the block's fp32 cast, the result: 3*4 B, and the block's bf16 output) T*h*14 = 29,360,128: forward
    * 16,777,216 + 79,691,776 = 96,468,992 B. Backward: the gathered K, V again 50,331,648, fp32 dq T*h*4 =
@@ -83,7 +83,7 @@ int main(void) {
   "training.seq_len=8192 parallel.engine=fsdp2 parallel.gpus=4 parallel.cp=4 "
   pl = plan_for(CP4 "runtime.framework=generic");
   layer_activations ring = layer_activation_bytes(&pl, 0, 0);
-  CHECK_NEAR(ring.forward_temp_bytes, 34603008.0, 0, "CP ring chunks beside attention (under the MLP's)");
+  CHECK_NEAR(ring.forward_temp_bytes, 33554432.0, 0, "CP ring chunks beside attention");
   CHECK_NEAR(ring.backward_temp_bytes, 50331648.0, 0, "CP ring chunks in the backward");
   pl = plan_for(CP4 "runtime.framework=torchtitan");
   layer_activations gather = layer_activation_bytes(&pl, 0, 0);
@@ -97,6 +97,20 @@ int main(void) {
    * gradients 2*T*h*2 = 8,388,608, dq,dk,dv,do T*4h*2 = 16,777,216, FlashAttention's fp32 dq 8,388,608, and
    * the same 20,971,520 for the gradients' exchange: 54,525,952 B. With 2 KV heads K and V are repeated to one
    * head a rank before the exchange: k and v kept at T*4*128*2 = 2,097,152 B each, not T*2*128*2 (the ring's). */
+  /* The MLP's forward working set (one GPU, T = 4096 tokens, h = 1024, F = 8192, bf16, flash): a layer that
+   * keeps gate, up and silu(gate) as saved tensors holds nothing more in the forward than fc2's output
+   * T*h*2 = 8,388,608, under the attention's pre-RoPE q,k 2*T*h*2 = 16,777,216; checkpointed (no grad), the
+   * intermediates are freed as the next is made: 3*T*F*2 = 201,326,592; LoRA on q, v only leaves fc2 frozen,
+   * so nothing saves the product: T*F*2 + T*h*2 = 75,497,472. */
+#define MLP_WS                                                                                                   \
+  "model.layers=2 model.hidden=1024 model.heads=8 model.kv_heads=8 model.ffn_hidden=8192 training.seq_len=4096 " \
+  "parallel.engine=single parallel.gpus=1 "
+  pl = plan_for(MLP_WS);
+  CHECK_NEAR(layer_activation_bytes(&pl, 0, 0).forward_temp_bytes, 16777216.0, 0, "kept MLP: no forward working set");
+  CHECK_NEAR(layer_activation_bytes(&pl, 0, 1).forward_temp_bytes, 201326592.0, 0, "checkpointed MLP: 3 T F");
+  pl = plan_for(MLP_WS "training.finetune.method=lora training.finetune.lora_targets=q,v");
+  CHECK_NEAR(layer_activation_bytes(&pl, 0, 0).forward_temp_bytes, 75497472.0, 0,
+             "frozen fc2: the product is transient");
 #define ULYSSES                                                                                 \
   "model.layers=2 model.hidden=1024 model.heads=8 model.ffn_hidden=1024 training.seq_len=8192 " \
   "parallel.engine=ddp parallel.gpus=4 parallel.cp=4 "

@@ -2,7 +2,9 @@
  * timeline's consistency, schedules and where the peak falls. */
 #include <string.h>
 
+#include "allocator.h"
 #include "check.h"
+#include "sim.h"
 
 static llmem_result out;
 static int run(const char *keys) { return run_keys(keys, &out); }
@@ -66,7 +68,45 @@ static void autograd_head_buffer(void) {
   }
 }
 
+/* torch.optim's states as the first step makes them, in model.parameters() order (transformers LlamaModel:
+ * embed_tokens, layers, norm; LlamaForCausalLM: lm_head): one GPU, fp32 AdamW, full fine-tune, V x h =
+ * 32,000 x 512 untied: the embedding's exp_avg and exp_avg_sq first (V h 4 = 65,536,000 B each), the head's
+ * last, the final norm's (h 4 = 2,048 B each) just before it. */
+static int state_count;
+static uint64_t state_tags[256];
+static double state_bytes[256];
+static void watch_states(char code, uint64_t tag, double bytes, int stream) {
+  (void)stream;
+  if (code != 'a' || block_tag_kind(tag) != TAG_OPT_STATE || state_count >= 256) return;
+  state_tags[state_count] = tag, state_bytes[state_count++] = bytes;
+}
+
+static void states_in_parameter_order(void) {
+  state_count = 0;
+  alloc_observe(watch_states);
+  int ok =
+      run("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+          "model.vocab=32000 model.vocab_multiple=1 model.tied_embeddings=false training.seq_len=64 "
+          "training.optimizer_impl=foreach parallel.engine=single parallel.gpus=1");
+  alloc_observe(0);
+  if (!ok) return;
+  CHECK(state_count > 6, "one request per parameter tensor and state (%d)", state_count);
+  if (state_count <= 6) return;
+  int n = state_count;
+  CHECK(block_tag_layer(state_tags[0]) == LAYER_EMBED && block_tag_layer(state_tags[1]) == LAYER_EMBED,
+        "the embedding's states first (layers %d, %d)", block_tag_layer(state_tags[0]), block_tag_layer(state_tags[1]));
+  CHECK_NEAR(state_bytes[0], 65536000.0, 0, "exp_avg of the embedding");
+  CHECK_NEAR(state_bytes[1], 65536000.0, 0, "exp_avg_sq of the embedding");
+  CHECK(block_tag_layer(state_tags[2]) == 0, "then layer 0's (layer %d)", block_tag_layer(state_tags[2]));
+  CHECK(block_tag_layer(state_tags[n - 4]) == LAYER_REST && block_tag_layer(state_tags[n - 2]) == LAYER_HEAD,
+        "the final norm's, then the head's last (layers %d, %d)", block_tag_layer(state_tags[n - 4]),
+        block_tag_layer(state_tags[n - 2]));
+  CHECK_NEAR(state_bytes[n - 4], 2048.0, 0, "exp_avg of the final norm");
+  CHECK_NEAR(state_bytes[n - 1], 65536000.0, 0, "exp_avg_sq of the head");
+}
+
 int main(void) {
+  states_in_parameter_order();
   /* E3: Llama-2-7B, FSDP2 full shard over 8 GPUs, bf16 params, fp32 reduce:
    * forward transient 2 P_R + 2 P_g + 2 P_g = 1,333,829,632 B (the root, the group's copy-out and its
    * all-gather output, kept until the next group's copy-out);

@@ -13,7 +13,8 @@
  *   output waits for the unit's own pre-backward.
  * No stream is recorded on these buffers (events order their reuse), so each returns to the pool of the
  * stream that made it as soon as it is freed. A decoder layer's copy-out is one request per parameter
- * tensor (step_blocks.c blocks_layer_params); the embedding, head and root units' one block each. */
+ * tensor (step_blocks.c blocks_layer_params), the root unit's too (its embedding, final norm and head, in the
+ * order the model registers them); the embedding's and head's own units are one tensor each. */
 #include "sim.h"
 
 enum { PART_OUTPUT = 2, PART_INPUT = 3 }; /* TAG_PREFETCH parts: the all-gather output and its flat input */
@@ -46,8 +47,34 @@ static void hold(const stage_walk *W, sim *S, int unit, int mb, double bytes, in
   S->held_gather.counted = counted;
 }
 
+/* The root unit's parameter tensors: parts of its tag, by the tag's part bits. */
+enum { ROOT_PART_EMBED = 0, ROOT_PART_NORM = 16, ROOT_PART_HEAD = 32 };
+static uint64_t root_part(uint64_t tag, int part) { return tag | (uint64_t)part << 52; }
+static int is_root(uint64_t tag) { return tag == block_tag(TAG_GATHER, LAYER_HEAD, MB_NONE, 0); }
+
+/* The root's copy-out, one tensor per parameter (alloc_all_gather_outputs), in the order its module
+ * registers them (transformers LlamaModel: embed_tokens, norm; LlamaForCausalLM: lm_head; tied, the head
+ * is the embedding's weight); with the embedding and head in units of their own, the root is the norm. */
+static void root_copy_out(const stage_walk *W, const sim *S, uint64_t tag, double bytes) {
+  const stage_layout *st = W->st;
+  double embed = W->rs->own_root_units ? 0 : st->embedding_count, norm = st->final_norm_count,
+         head = W->rs->own_root_units ? 0 : st->head_count, sum = embed + norm + head;
+  if (sum <= 0) {
+    sim_block(S, tag, bytes, ALLOC_STREAM_COMPUTE);
+    return;
+  }
+  sim_block(S, root_part(tag, ROOT_PART_EMBED), bytes * embed / sum, ALLOC_STREAM_COMPUTE);
+  sim_block(S, root_part(tag, ROOT_PART_NORM), bytes * norm / sum, ALLOC_STREAM_COMPUTE);
+  sim_block(S, root_part(tag, ROOT_PART_HEAD), bytes * head / sum, ALLOC_STREAM_COMPUTE);
+}
+
 static void copy_out(const stage_walk *W, sim *S, uint64_t tag, double bytes) {
   int layer = block_tag_layer(tag);
+  if (is_root(tag)) {
+    sim_add(S, LLMEM_CAT_WEIGHTS, bytes);
+    root_copy_out(W, S, tag, bytes);
+    return;
+  }
   if (layer < 0) {
     sim_take(S, LLMEM_CAT_WEIGHTS, tag, bytes, ALLOC_STREAM_COMPUTE);
     return;
@@ -58,6 +85,12 @@ static void copy_out(const stage_walk *W, sim *S, uint64_t tag, double bytes) {
 
 void fsdp2_reshard(sim *S, uint64_t tag, double bytes) {
   int layer = block_tag_layer(tag);
+  if (is_root(tag)) {
+    sim_add(S, LLMEM_CAT_WEIGHTS, -bytes);
+    if (S->blocks) /* part 0, the embedding's, is the tag itself: a root of one block frees it too */
+      for (int part = ROOT_PART_EMBED; part <= ROOT_PART_HEAD; part += 16) alloc_free_if_live(root_part(tag, part));
+    return;
+  }
   if (layer < 0) {
     sim_give(S, LLMEM_CAT_WEIGHTS, tag, bytes, 0);
     return;

@@ -105,7 +105,37 @@ static void states_in_parameter_order(void) {
   CHECK_NEAR(state_bytes[n - 1], 65536000.0, 0, "exp_avg_sq of the head");
 }
 
+/* FSDP2's root unit copied out one tensor per parameter (alloc_all_gather_outputs), in registration order:
+ * 8 GPUs, bf16 parameters, V x h = 32,000 x 512 untied: the embedding 32,768,000 B, the final norm 1,024 B,
+ * the head 32,768,000 B (one block of 65,537,024 B before). */
+static int root_count;
+static double root_bytes[8];
+static void watch_root(char code, uint64_t tag, double bytes, int stream) {
+  (void)stream;
+  if (code != 'a' || block_tag_kind(tag) != TAG_GATHER || block_tag_layer(tag) != LAYER_HEAD ||
+      ALLOC_TAG_MB(tag) != 0 || root_count >= 8)
+    return;
+  root_bytes[root_count++] = bytes;
+}
+
+static void root_copied_out_per_parameter(void) {
+  root_count = 0;
+  alloc_observe(watch_root);
+  int ok =
+      run("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+          "model.vocab=32000 model.vocab_multiple=1 model.tied_embeddings=false training.seq_len=64 "
+          "parallel.engine=fsdp2 parallel.gpus=8");
+  alloc_observe(0);
+  if (!ok) return;
+  CHECK(root_count >= 3, "the root's three parameters (%d requests)", root_count);
+  if (root_count < 3) return;
+  CHECK_NEAR(root_bytes[0], 32768000.0, 0, "the embedding first");
+  CHECK_NEAR(root_bytes[1], 1024.0, 0, "the final norm");
+  CHECK_NEAR(root_bytes[2], 32768000.0, 0, "the head last");
+}
+
 int main(void) {
+  root_copied_out_per_parameter();
   states_in_parameter_order();
   /* E3: Llama-2-7B, FSDP2 full shard over 8 GPUs, bf16 params, fp32 reduce:
    * forward transient 2 P_R + 2 P_g + 2 P_g = 1,333,829,632 B (the root, the group's copy-out and its

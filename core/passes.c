@@ -514,14 +514,33 @@ static void loss_take(sim *S, int mb, int part, const double *list, double total
                ALLOC_STREAM_COMPUTE);
 }
 
-/* Its blocks back to the cache (the caller takes the bytes off the sums). */
-static void loss_unblock(const sim *S, int mb, int part, const double *list) {
-  if (!loss_listed(list)) {
-    sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part), 0);
+/* The last listed tensor (-1: none listed). */
+static int loss_last(const double *list) {
+  int last = -1;
+  for (int k = 0; k < LOSS_MAX_TENSORS; k++)
+    if (list[k] > 0) last = k;
+  return last;
+}
+
+/* Its blocks back to the cache (the caller takes the bytes off the sums); keep_last: all but the last
+ * listed one (one block unlisted: nothing). */
+static void loss_unblock_but(const sim *S, int mb, int part, const double *list, int keep_last) {
+  int last = loss_last(list);
+  if (last < 0) {
+    if (!keep_last) sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part), 0);
     return;
   }
   for (int k = 0; k < LOSS_MAX_TENSORS; k++)
-    if (list[k] > 0) sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part + 8 * (k + 1)), 0);
+    if (list[k] > 0 && !(keep_last && k == last))
+      sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part + 8 * (k + 1)), 0);
+}
+
+static void loss_unblock(const sim *S, int mb, int part, const double *list) { loss_unblock_but(S, mb, part, list, 0); }
+
+/* The last one of them (the whole block, unlisted). */
+static void loss_unblock_last(const sim *S, int mb, int part, const double *list) {
+  int last = loss_last(list);
+  sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, last < 0 ? part : part + 8 * (last + 1)), 0);
 }
 
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
@@ -679,12 +698,14 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
       sim_add(S, LLMEM_CAT_LOGITS, -W->loss.gather_peak_bytes);
       loss_unblock(S, mb, 4, W->loss.gather_tensors);
     }
-    sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
     /* model() has returned (FSDP2: the root's post-forward frees the last all-gather output): `logits`
      * is rebound, the micro-batch before's go */
     if (W->fsdp2) fsdp2_forward_done(S);
     if (S->held) sim_give(S, LLMEM_CAT_LOGITS, held_tag(LAYER_HEAD), W->held_logits, 0);
+    /* the logits and the loss's working copies, then what it saves for the backward, made from them
+     * (the probe's traces: the 16-bit logits, their fp32 copy, then the log-softmax output) */
     loss_take(S, mb, 2, W->loss.forward_tensors, W->loss.forward_peak_bytes);
+    sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
     sim_add(S, LLMEM_CAT_LOGITS, -W->loss.forward_peak_bytes);
     loss_unblock(S, mb, 2, W->loss.forward_tensors);
@@ -865,13 +886,16 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   /* the loss's saved tensors go when its node has run; the gradient it hands the head's matmul lives
    * through that matmul's backward, which makes the weight's gradient (head_buffer_after) */
+  loss_unblock_but(S, mb, 3, W->loss.backward_tensors, late);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   if (!late && !f2) head_buffer_after(W, S, mb, first_pass, W->head_chunked);
-  loss_unblock(S, mb, 3, W->loss.backward_tensors);
   S->hole = 0;
   if (late) { /* the head's matmul backward: the logits' gradient it reads, the weight's it makes */
     uint64_t dgrad = block_tag(TAG_LOSS, LAYER_HEAD, mb, 4);
+    /* ToCopyBackward0 casts the loss's last gradient, which goes once the cast has run (the probe's
+     * traces: the 16-bit gradient made, then the fp32 one freed, then the weight's gradient) */
     sim_take_transient(S, LLMEM_CAT_LOGITS, dgrad, W->loss.head_dgrad_bytes, ALLOC_STREAM_COMPUTE);
+    loss_unblock_last(S, mb, 3, W->loss.backward_tensors);
     if (!f2) {
       take_head_grads(W, S, mb, first_pass, full);
       head_buffer_take(W, S, mb, first_pass);

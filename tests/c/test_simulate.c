@@ -134,7 +134,42 @@ static void root_copied_out_per_parameter(void) {
   CHECK_NEAR(root_bytes[2], 32768000.0, 0, "the head last");
 }
 
+/* The loss's requests in the order the probe's traces show them (one GPU, bf16, the standard loss): the
+ * logits (part 10) and their fp32 copy (18), then the log-softmax output the backward keeps (1); in the
+ * backward the zeros (11) and the log-softmax gradient (19), the zeros and the saved output freed, the
+ * 16-bit gradient cast from it (4), and only then the fp32 gradient freed. */
+static char loss_codes[64];
+static int loss_parts[64], loss_count;
+static void watch_loss(char code, uint64_t tag, double bytes, int stream) {
+  (void)bytes, (void)stream;
+  if ((code != 'a' && code != 'f') || block_tag_kind(tag) != TAG_LOSS || block_tag_layer(tag) != LAYER_HEAD ||
+      ALLOC_TAG_MB(tag) != 1 || loss_count >= 64)
+    return;
+  int part = (int)((tag >> 52) & 63);
+  if (part == 0) return; /* the head's input */
+  loss_codes[loss_count] = code, loss_parts[loss_count++] = part;
+}
+
+static void loss_in_trace_order(void) {
+  loss_count = 0;
+  alloc_observe(watch_loss);
+  int ok =
+      run("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+          "model.vocab=32000 training.seq_len=512 training.loss=standard parallel.engine=single "
+          "parallel.gpus=1 training.grad_accum=1");
+  alloc_observe(0);
+  if (!ok) return;
+  static const char codes[] = "aaaffaaffaff";
+  static const int parts[] = {10, 18, 1, 10, 18, 11, 19, 11, 1, 4, 19, 4};
+  int n = (int)(sizeof parts / sizeof parts[0]);
+  CHECK(loss_count >= n, "the loss's requests and frees (%d)", loss_count);
+  for (int i = 0; i < n && i < loss_count; i++)
+    CHECK(loss_codes[i] == codes[i] && loss_parts[i] == parts[i], "event %d: %c part %d, want %c part %d", i,
+          loss_codes[i], loss_parts[i], codes[i], parts[i]);
+}
+
 int main(void) {
+  loss_in_trace_order();
   root_copied_out_per_parameter();
   states_in_parameter_order();
   /* E3: Llama-2-7B, FSDP2 full shard over 8 GPUs, bf16 params, fp32 reduce:

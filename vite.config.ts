@@ -115,6 +115,10 @@ export default defineConfig({
       resolveDependencies: (_file, deps, { hostId }) => (/^assets\/worker-/.test(hostId) ? [] : deps),
     },
     target: 'es2022',
+    // terser (two compress passes, ES modules) over Vite's default minifier: 0.4 KB gzip less on the first
+    // load, which is held to its 150 KB budget (tests/e2e/hosting.spec.ts); the build takes a few seconds more
+    minify: 'terser',
+    terserOptions: { module: true, compress: { passes: 2 } },
     outDir: 'dist',
     emptyOutDir: true,
     assetsInlineLimit: 0,

@@ -514,33 +514,16 @@ static void loss_take(sim *S, int mb, int part, const double *list, double total
                ALLOC_STREAM_COMPUTE);
 }
 
-/* The last listed tensor (-1: none listed). */
-static int loss_last(const double *list) {
+/* Its blocks back to the cache (the caller takes the bytes off the sums): all (which 0), all but the last
+ * (1), or the last alone (2; one block unlisted counts as the last). */
+static void loss_unblock_which(const sim *S, int mb, int part, const double *list, int which) {
   int last = -1;
   for (int k = 0; k < LOSS_MAX_TENSORS; k++)
     if (list[k] > 0) last = k;
-  return last;
-}
-
-/* Its blocks back to the cache (the caller takes the bytes off the sums); keep_last: all but the last
- * listed one (one block unlisted: nothing). */
-static void loss_unblock_but(const sim *S, int mb, int part, const double *list, int keep_last) {
-  int last = loss_last(list);
-  if (last < 0) {
-    if (!keep_last) sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part), 0);
-    return;
-  }
-  for (int k = 0; k < LOSS_MAX_TENSORS; k++)
-    if (list[k] > 0 && !(keep_last && k == last))
+  if (last < 0 && which != 1) sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part), 0);
+  for (int k = 0; k <= last; k++)
+    if (list[k] > 0 && (which == 0 || (which == 1) == (k < last)))
       sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, part + 8 * (k + 1)), 0);
-}
-
-static void loss_unblock(const sim *S, int mb, int part, const double *list) { loss_unblock_but(S, mb, part, list, 0); }
-
-/* The last one of them (the whole block, unlisted). */
-static void loss_unblock_last(const sim *S, int mb, int part, const double *list) {
-  int last = loss_last(list);
-  sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, last < 0 ? part : part + 8 * (last + 1)), 0);
 }
 
 /* started: the chunk's forward has run before in this step (parameters kept gathered stay) */
@@ -696,7 +679,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
       loss_take(S, mb, 4, W->loss.gather_tensors, W->loss.gather_peak_bytes);
       sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
       sim_add(S, LLMEM_CAT_LOGITS, -W->loss.gather_peak_bytes);
-      loss_unblock(S, mb, 4, W->loss.gather_tensors);
+      loss_unblock_which(S, mb, 4, W->loss.gather_tensors, 0);
     }
     /* model() has returned (FSDP2: the root's post-forward frees the last all-gather output): `logits`
      * is rebound, the micro-batch before's go */
@@ -708,7 +691,7 @@ void forward_pass(const stage_walk *W, sim *S, int mb, int c, int started) {
     sim_take(S, LLMEM_CAT_LOGITS, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), W->loss.saved_bytes, ALLOC_STREAM_COMPUTE);
     sim_record(S, LLMEM_PHASE_LOSS, mb, -1);
     sim_add(S, LLMEM_CAT_LOGITS, -W->loss.forward_peak_bytes);
-    loss_unblock(S, mb, 2, W->loss.forward_tensors);
+    loss_unblock_which(S, mb, 2, W->loss.forward_tensors, 0);
     /* `loss` is rebound: the micro-batch before's graph goes, with its 4-bit inputs */
     if (S->held) held_inputs(W, S, 0), S->held = 0;
     if (W->fsdp2) fsdp2_reshard(S, block_tag(TAG_GATHER, LAYER_HEAD, mb, 1), W->loss_gather);
@@ -886,7 +869,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
   sim_add(S, LLMEM_CAT_LOGITS, -(W->loss.backward_peak_bytes + W->loss.saved_bytes));
   /* the loss's saved tensors go when its node has run; the gradient it hands the head's matmul lives
    * through that matmul's backward, which makes the weight's gradient (head_buffer_after) */
-  loss_unblock_but(S, mb, 3, W->loss.backward_tensors, late);
+  loss_unblock_which(S, mb, 3, W->loss.backward_tensors, late);
   sim_unblock(S, block_tag(TAG_LOSS, LAYER_HEAD, mb, 1), 0);
   if (!late && !f2) head_buffer_after(W, S, mb, first_pass, W->head_chunked);
   S->hole = 0;
@@ -895,7 +878,7 @@ static void loss_backward(const stage_walk *W, sim *S, int mb, int c, int first_
     /* ToCopyBackward0 casts the loss's last gradient, which goes once the cast has run (the probe's
      * traces: the 16-bit gradient made, then the fp32 one freed, then the weight's gradient) */
     sim_take_transient(S, LLMEM_CAT_LOGITS, dgrad, W->loss.head_dgrad_bytes, ALLOC_STREAM_COMPUTE);
-    loss_unblock_last(S, mb, 3, W->loss.backward_tensors);
+    loss_unblock_which(S, mb, 3, W->loss.backward_tensors, 2);
     if (!f2) {
       take_head_grads(W, S, mb, first_pass, full);
       head_buffer_take(W, S, mb, first_pass);

@@ -163,29 +163,20 @@ static void free_per_tensor_blocks(int kind, int layer) {
 
 /* `per` blocks of one tensor outside the decoder layers, tagged (kind, layer, part 0..per-1). */
 static void outer_tensor_blocks(const sim *S, int kind, int layer, double bytes, int per) {
-  if (bytes <= 0) return;
+  if (bytes <= 0.5) return; /* below a byte: the shares' rounding */
   for (int s = 0; s < per; s++) sim_block(S, block_tag(kind, layer, MB_NONE, s), bytes / per, ALLOC_STREAM_COMPUTE);
-}
-
-/* A full fine-tune's share of `total` held by the word (+ position) embedding, the final norm and the head. */
-static void outer_shares(const stage_walk *W, double total, double *embed, double *norm, double *head) {
-  const stage_layout *st = W->st;
-  *embed = *norm = *head = 0;
-  if ((int)W->pl->in->ft_method != LLMEM_FT_FULL || st->trainable_count <= 0) return;
-  *embed = total * st->embedding_count / st->trainable_count;
-  *norm = total * st->final_norm_count / st->trainable_count;
-  *head = total * st->head_count / st->trainable_count;
 }
 
 /* `total` over the stage's layers by their trainable parameters, per_tensor_blocks for each layer's share, in
  * model.parameters() order: a decoder-only model registers the embedding before the layers, the final norm
  * and the head after them (transformers models/llama/modeling_llama.py LlamaModel.__init__: embed_tokens,
  * layers, norm; LlamaForCausalLM: model, lm_head), so a full fine-tune's first optimizer step makes the
- * embedding's states first, in whatever cached block then fits them; what is left (a vision tower, MTP
- * modules) is the one block `rest` after the head. */
-static void stage_per_tensor_blocks(const stage_walk *W, const sim *S, int kind, double total, int per, uint64_t rest) {
-  double embed, norm, head, used = 0;
-  outer_shares(W, total, &embed, &norm, &head);
+ * embedding's states first, in whatever cached block then fits them; the rest (the final norm and the head,
+ * a vision tower, MTP modules) after the layers, `per` pieces each as well. */
+static void stage_per_tensor_blocks(const stage_walk *W, const sim *S, int kind, double total, int per) {
+  const stage_layout *st = W->st;
+  int full = (int)W->pl->in->ft_method == LLMEM_FT_FULL && st->trainable_count > 0;
+  double embed = full ? total * st->embedding_count / st->trainable_count : 0, used = embed;
   outer_tensor_blocks(S, kind, LAYER_EMBED, embed, per);
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
@@ -194,17 +185,13 @@ static void stage_per_tensor_blocks(const stage_walk *W, const sim *S, int kind,
       if (share > 0) per_tensor_blocks(W, S, kind, i, share, per, ALLOC_STREAM_COMPUTE, 0);
       used += share;
     }
-  outer_tensor_blocks(S, kind, LAYER_REST, norm, per);
-  outer_tensor_blocks(S, kind, LAYER_HEAD, head, per);
-  double left = total - used - embed - norm - head;
-  sim_block(S, rest, left > 0.5 ? left : 0, ALLOC_STREAM_COMPUTE); /* below a byte: the shares' rounding */
+  outer_tensor_blocks(S, kind, LAYER_HEAD, total - used, per);
 }
 
 static void stage_free_per_tensor_blocks(const stage_walk *W, int kind) {
-  free_per_tensor_blocks(kind, LAYER_EMBED);
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) free_per_tensor_blocks(kind, i);
-  free_per_tensor_blocks(kind, LAYER_REST);
+  free_per_tensor_blocks(kind, LAYER_EMBED);
   free_per_tensor_blocks(kind, LAYER_HEAD);
 }
 
@@ -214,9 +201,7 @@ static void stage_free_per_tensor_blocks(const stage_walk *W, int kind) {
 void blocks_optimizer_states(const stage_walk *W, const sim *S) {
   double total = W->rs->optimizer;
   if (!per_parameter_states(W->pl) || total <= 0) split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, total, 1);
-  else
-    stage_per_tensor_blocks(W, S, TAG_OPT_STATE, total, states_per_tensor(W->pl),
-                            block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_OPTIMIZER_STATES));
+  else stage_per_tensor_blocks(W, S, TAG_OPT_STATE, total, states_per_tensor(W->pl));
 }
 
 /* The optimizer step's temporaries (states.c step_temporaries). The foreach kernels' list (torch/optim/adam.py
@@ -231,11 +216,10 @@ void blocks_optimizer_temporaries(const stage_walk *W, sim *S, double bytes, int
     else sim_give(S, LLMEM_CAT_TEMPORARIES, rest, bytes, 0);
   } else if (take) {
     sim_transient(S, LLMEM_CAT_TEMPORARIES, bytes);
-    stage_per_tensor_blocks(W, S, TAG_OPT_TEMP, bytes, 1, rest);
+    stage_per_tensor_blocks(W, S, TAG_OPT_TEMP, bytes, 1);
   } else {
     sim_add(S, LLMEM_CAT_TEMPORARIES, -bytes);
     stage_free_per_tensor_blocks(W, TAG_OPT_TEMP);
-    alloc_free_if_live(rest);
   }
 }
 

@@ -70,8 +70,8 @@ static void autograd_head_buffer(void) {
 
 /* torch.optim's states as the first step makes them, in model.parameters() order (transformers LlamaModel:
  * embed_tokens, layers, norm; LlamaForCausalLM: lm_head): one GPU, fp32 AdamW, full fine-tune, V x h =
- * 32,000 x 512 untied: the embedding's exp_avg and exp_avg_sq first (V h 4 = 65,536,000 B each), the head's
- * last, the final norm's (h 4 = 2,048 B each) just before it. */
+ * 32,000 x 512 untied: the embedding's exp_avg and exp_avg_sq first (V h 4 = 65,536,000 B each), the final
+ * norm's and the head's last ((V + 1) h 4 = 65,538,048 B each). */
 static int state_count;
 static uint64_t state_tags[256];
 static double state_bytes[256];
@@ -98,11 +98,11 @@ static void states_in_parameter_order(void) {
   CHECK_NEAR(state_bytes[0], 65536000.0, 0, "exp_avg of the embedding");
   CHECK_NEAR(state_bytes[1], 65536000.0, 0, "exp_avg_sq of the embedding");
   CHECK(block_tag_layer(state_tags[2]) == 0, "then layer 0's (layer %d)", block_tag_layer(state_tags[2]));
-  CHECK(block_tag_layer(state_tags[n - 4]) == LAYER_REST && block_tag_layer(state_tags[n - 2]) == LAYER_HEAD,
-        "the final norm's, then the head's last (layers %d, %d)", block_tag_layer(state_tags[n - 4]),
-        block_tag_layer(state_tags[n - 2]));
-  CHECK_NEAR(state_bytes[n - 4], 2048.0, 0, "exp_avg of the final norm");
-  CHECK_NEAR(state_bytes[n - 1], 65536000.0, 0, "exp_avg_sq of the head");
+  CHECK(block_tag_layer(state_tags[n - 2]) == LAYER_HEAD && block_tag_layer(state_tags[n - 1]) == LAYER_HEAD,
+        "the final norm's and the head's last (layers %d, %d)", block_tag_layer(state_tags[n - 2]),
+        block_tag_layer(state_tags[n - 1]));
+  CHECK_NEAR(state_bytes[n - 2], 65538048.0, 0, "exp_avg of the final norm and the head");
+  CHECK_NEAR(state_bytes[n - 1], 65538048.0, 0, "exp_avg_sq of the final norm and the head");
 }
 
 /* FSDP2's root unit copied out one tensor per parameter (alloc_all_gather_outputs), in registration order:

@@ -949,6 +949,13 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
   int fsdp = is_fsdp_sharded(pl), z3 = is_zero3(pl);
   double shard = pl->shard_dense;
   if (fsdp || z3) {
+    /* the root (below): under PP the most loaded stage holds its layers' share and the whole of the larger
+     * of the embedding and the output layer, not the stages' average (params_here) */
+    double root =
+        (pl->in->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) /
+        pl->in->tp;
+    if (fsdp && pl->in->pp > 1)
+      params_here = fmax(0, params_here - (embedding_params(pl) + head_params(pl)) / (pl->in->tp * pl->in->pp)) + root;
     /* gathers forward (and backward when resharded), reduce-scatter per
      * micro-batch; FSDP2 under PP keeps them gathered over the micro-batches;
      * hybrid sharding all-reduces the gradient shards over the replicas */
@@ -972,9 +979,6 @@ static double dp_exposed_seconds(const step_ctx *c, double params_here, double m
        * The root holds the embedding and the output layer (the first and the
        * last stage's under PP: the larger). Each round: every micro-batch
        * without PP. */
-      double root =
-          (pl->in->pp > 1 ? fmax(embedding_params(pl), head_params(pl)) : embedding_params(pl) + head_params(pl)) /
-          pl->in->tp;
       double root_round = collective_seconds(root * (gathers * weight_b + grad_b), shard, 1, shard_bw) +
                           collective_seconds(root * grad_b / shard, group / shard, 2, replica_bw);
       exposed = rounds * (root_round + (per_round - root_round) / fmax(1, layers_here)); /* each round */

@@ -320,6 +320,26 @@ static void test_fsdp_root(void) {
              "the root unit's collectives and one block's exposed, the rest hidden");
 }
 
+/* FSDP2 under PP: the most loaded stage holds its layers' share and the larger of the embedding and the
+ * output layer, which can be more than the stages' average (16 small layers over 16 stages, a 32,000 x 1,024
+ * vocabulary: the average stage holds less than the embedding). The root's collectives are exposed, so the DP
+ * part is at least the root's gather and reduce-scatter over the 3 data-parallel ranks at 1 TB/s (it was negative: the
+ * root taken off the average stage's parameters; found by npm run fuzz, the planner target). */
+static void test_fsdp_root_pipeline(void) {
+  llmem_input in;
+  small_model(&in);
+  in.layers = 16, in.hidden = 1024, in.heads = 8, in.kv_heads = 8, in.ffn_hidden = 256, in.vocab = 32000;
+  in.gpus = 48, in.pp = 16, in.grad_accum = 32, in.engine = LLMEM_ENGINE_FSDP2;
+  llmem_step_result r;
+  CHECK(llmem_step_time(&in, &r) == LLMEM_OK, "FSDP2 over 16 stages");
+  plan pl = plan_of(&in);
+  double per = (pl.in->reshard_after_forward != 0 ? 2 : 1) * pl.weight_bytes + pl.grad_bytes;
+  double root = fmax(embedding_params(&pl), head_params(&pl)), bw = 1e12; /* faster than any link: a bound */
+  for (int k = 0; k < LLMEM_STEP_PART_COUNT; k++) CHECK(r.parts_seconds[k] >= 0, "part %d: %g", k, r.parts_seconds[k]);
+  CHECK(r.parts_seconds[LLMEM_STEP_DP_COMM] >= collective_seconds(root * per, 3, 1, bw),
+        "the root's collectives exposed: %g s", r.parts_seconds[LLMEM_STEP_DP_COMM]);
+}
+
 /* torchtitan's CP (PyTorch ring attention, all-gather rotation): the K/V
  * gather hides behind the diagonal block, 1/cp of the attention; the merge
  * in fp32 and the fp32 gradient accumulators are memory-bound passes; a slow
@@ -1111,6 +1131,7 @@ int main(void) {
   test_per_op_sac();
   test_fp8_tp_gather();
   test_fsdp_root();
+  test_fsdp_root_pipeline();
   test_cp_ring();
   test_cp_ulysses();
   test_ring_across_nodes();

@@ -881,6 +881,15 @@ describe('DeepSpeed batch identity under sequence parallelism: messages name the
     );
     expect('error' in r && r.error.message).toContain('x data-parallel size 2 (world size 4');
   });
+  it('a train_batch_size whose GPU count overflows is a named error, not an infinite world (found by npm run fuzz)', () => {
+    const r = importConfig(
+      'deepspeed',
+      ds({ train_batch_size: 1e308, train_micro_batch_size_per_gpu: 1, gradient_accumulation_steps: 1 }),
+      {},
+    );
+    expect('error' in r && r.error.path).toBe('train_batch_size');
+    expect('error' in r && r.error.message).toContain('is not a finite number of GPUs');
+  });
   it('without the world size, a batch equal to the micro-batch runs on one data-parallel rank of sp GPUs', () => {
     const r = ok('deepspeed', ds({ train_batch_size: 4, train_micro_batch_size_per_gpu: 4 }));
     expect((r.config.parallel as Record<string, unknown>).gpus).toBe(2);

@@ -299,6 +299,11 @@ export function applyDeepSpeed(d: Draft, ds: Obj, prefix: string, world?: number
   else if (total !== undefined) {
     if (micro !== undefined && accum !== undefined && total % (micro * accum) === 0) {
       const gpus = (total / (micro * accum)) * sp;
+      if (!Number.isFinite(gpus))
+        throw new ImportError(
+          k('train_batch_size'),
+          `${k('train_batch_size')}: ${total} / (micro ${micro} * grad_accum ${accum}) x sequence_parallel_size ${sp} is not a finite number of GPUs`,
+        );
       d.set('parallel.gpus', gpus);
       d.note(
         `parallel.gpus ${gpus} = train_batch_size ${total} / (micro ${micro} * grad_accum ${accum}) (data-parallel size)${sp > 1 ? ` x sequence_parallel_size ${sp}` : ''}`,

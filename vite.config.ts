@@ -10,8 +10,18 @@ import type { Plugin } from 'vite';
 const core = fileURLToPath(new URL('./build/wasm/llmem_core.mjs', import.meta.url));
 const plannerWorker = fileURLToPath(new URL('./frontend/worker.ts', import.meta.url));
 
-/** The page never shows the catalogs' citations and checked totals (the CLI and the tests read the full files): leave them out of dist/. */
-const CITATIONS = new Set(['source', 'params_total_source', 'notes', 'params_total', 'params_active', 'why']);
+/** The page never shows the catalogs' citations and checked totals, nor what an old preset revision changed or a
+ * GPU's fp16 peak (the CLI and the tests read the full files): leave them out of dist/. */
+const CITATIONS = new Set([
+  'source',
+  'params_total_source',
+  'notes',
+  'params_total',
+  'params_active',
+  'why',
+  'changed',
+  'fp16_tflops',
+]);
 const dropCitations: Plugin = {
   name: 'llmem-drop-catalog-citations',
   enforce: 'pre',

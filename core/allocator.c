@@ -37,6 +37,15 @@
 #include <math.h>
 #include <string.h>
 
+/* The wasm build optimises the allocator for speed (a default estimate's hot path: CMakeLists.txt) but the
+ * paths an estimate seldom takes (segments opened and released, expandable segments, garbage collection,
+ * resets and hashing) for size, as the rest of the core: clang's minsize is -Oz for one function. */
+#if defined(__clang__) && defined(__wasm__)
+#define COLD __attribute__((minsize))
+#else
+#define COLD
+#endif
+
 #define KIB_512 512.0
 #define SMALL_SIZE 1048576.0       /* kSmallSize */
 #define SMALL_BUFFER 2097152.0     /* kSmallBuffer */
@@ -315,7 +324,7 @@ static int unsplit_free(int b) {
   return !k->allocated && !k->pending && k->prev < 0 && k->next < 0 && !segs[k->segment].expandable;
 }
 
-static void release_segment(int b) {
+COLD static void release_segment(int b) {
   segment *s = &segs[blocks[b].segment];
   if (observer) observer('x', (uint64_t)s->base, s->size, s->stream);
   cache_remove(b);
@@ -331,7 +340,7 @@ static void release_segment(int b) {
 static int allocatable(int b) { return b >= 0 && !blocks[b].allocated && !blocks[b].pending; }
 
 /* b takes its neighbour n (next or prev in the chain, same state) in: the chain and `last` follow. */
-static void absorb(int b, int n) {
+COLD static void absorb(int b, int n) {
   block *k = &blocks[b], *o = &blocks[n];
   segment *s = &segs[k->segment];
   if (o->mapped) cache_remove(n);
@@ -352,14 +361,14 @@ static void absorb(int b, int n) {
 
 /* Free mapped neighbours merge into the free mapped block b, kept out of its pool (map_block's
  * try_merge_blocks; the caller takes b or caches it). */
-static void merge_mapped(int b) {
+COLD static void merge_mapped(int b) {
   int p = blocks[b].prev, n = blocks[b].next;
   if (allocatable(p) && blocks[p].mapped) absorb(b, p);
   if (allocatable(n) && blocks[n].mapped) absorb(b, n);
 }
 
 /* A new block at the chain's end of segment g (its address the end of the last). */
-static int append_block(int g, double size, int mapped) {
+COLD static int append_block(int g, double size, int mapped) {
   segment *s = &segs[g];
   int b = new_block();
   if (b < 0) return -1;
@@ -381,7 +390,7 @@ static void add_reserved(segment *s, double bytes) {
 /* unmap_block (CUDACachingAllocator.cpp @ eb42ad6): the whole pages inside the cached block b go back;
  * the partial pages at either end stay mapped and cached. An unmapped block at the chain's end joins
  * the unmapped address space after it; a segment left with no pages is released (release_blocks). */
-static void unmap_block(int b) {
+COLD static void unmap_block(int b) {
   block *k = &blocks[b];
   int g = k->segment;
   segment *s = &segs[g];
@@ -440,7 +449,7 @@ static void sync_pending(void);
 
 /* release_cached_blocks: the other streams' pending blocks come back first; then every unsplit cached
  * segment is released and the whole free pages of expandable segments unmapped (release_blocks). */
-static void release_all_cached(void) {
+COLD static void release_all_cached(void) {
   sync_pending();
   static int to_unmap[ALLOC_MAX_BLOCKS];
   int n = 0;
@@ -459,7 +468,7 @@ static void release_all_cached(void) {
  * else the smallest cached block of the pool and stream at or above max(size, max_split_size) (blocks
  * that large are whole segments: never split), or, with none, the largest oversize ones down until they
  * cover it; expandable segments are not released here. 1: something was released. */
-static int release_available(int stream, int small, double size) {
+COLD static int release_available(int stream, int small, double size) {
   if (!isfinite(cfg.max_split_bytes)) return 0;
   int pool = pool_of(stream, small), n = cache_count[pool];
   double key = size < cfg.max_split_bytes ? cfg.max_split_bytes : size;
@@ -483,7 +492,7 @@ static int release_available(int stream, int small, double size) {
 
 /* garbage_collect_cached_blocks: oldest unsplit cached segments first until
  * reserved is back under the threshold. */
-static void collect_garbage(void) {
+COLD static void collect_garbage(void) {
   double limit = cfg.gc_threshold * cfg.capacity_bytes;
   while (st.reserved_bytes > limit) {
     int oldest = -1;
@@ -503,7 +512,7 @@ static int fits_device(double more) { return st.reserved_bytes + more <= cfg.cap
  * cache released (malloc: alloc_block, release_available_cached_blocks, release_cached_blocks);
  * still full after that, the request fails (marked when `mark`). 1: the cache was released (an
  * expandable segment's layout may have changed). */
-static int make_room(int stream, int small, double size, int mark) {
+COLD static int make_room(int stream, int small, double size, int mark) {
   /* Past the failure (PyTorch raises there) the walk reports the rest of the step's demand, as on a
    * device with room: nothing more is released. Releasing the cache at each later segment, as a retry
    * would, only churns it (addresses never repeat, so the replay runs to its budget). */
@@ -516,7 +525,7 @@ static int make_room(int stream, int small, double size, int mark) {
   return 1;
 }
 
-static int open_segment(int stream, int small, double size) {
+COLD static int open_segment(int stream, int small, double size) {
   if (seg_count == ALLOC_MAX_SEGMENTS) {
     give_up();
     return -1;
@@ -542,7 +551,7 @@ static int open_segment(int stream, int small, double size) {
  * space after the last block (or the free last block before it). *start: its first block, -1 for the
  * space after the last block. Returns the bytes of pages it would map (ExpandableSegment::map maps
  * whole pages: segmentRight of the end). */
-static double expandable_run(int g, double size, int *start) {
+COLD static double expandable_run(int g, double size, int *start) {
   const segment *s = &segs[g];
   int best = -1;
   if (s->holes > 0) /* walked from the top: the lowest hole with room is the last one found */
@@ -578,7 +587,7 @@ static double expandable_run(int g, double size, int *start) {
 
 /* map_block: `bytes` of pages at the start of the unmapped block u (-1: after the last block) become a
  * free mapped block, merged with the free mapped blocks beside it; not in its pool. */
-static int map_pages(int g, int u, double bytes) {
+COLD static int map_pages(int g, int u, double bytes) {
   segment *s = &segs[g];
   int b;
   if (u < 0) {
@@ -608,7 +617,7 @@ static int map_pages(int g, int u, double bytes) {
 
 /* try_allocate_expandable_block: a free block of at least `rounded` in the pool's expandable segment,
  * pages mapped as needed (the cache released first if the device cannot take them); not in its pool. */
-static int grow_expandable(int stream, int small, double rounded) {
+COLD static int grow_expandable(int stream, int small, double rounded) {
   int pool = pool_of(stream, small);
   for (int pass = 0;; pass++) {
     int g = expandable_seg[pool];
@@ -807,7 +816,7 @@ static void sync_pending(void) {
   pending_count = 0;
 }
 
-void alloc_free_completed(uint64_t tag) {
+COLD void alloc_free_completed(uint64_t tag) {
   if (st.gave_up) return;
   for (int i = 0; i < pending_count; i++) {
     int b = pending[i];
@@ -824,12 +833,12 @@ void alloc_sync(void) {
   if (!st.gave_up) sync_pending();
 }
 
-void alloc_empty_cache(void) {
+COLD void alloc_empty_cache(void) {
   if (observer) observer('E', 0, 0, 0);
   if (!st.gave_up) release_all_cached();
 }
 
-void alloc_reset_peak(void) {
+COLD void alloc_reset_peak(void) {
   st.peak_reserved_bytes = st.reserved_bytes;
   st.peak_allocated_bytes = st.allocated_bytes;
   st.allocated_at_peak_bytes = st.allocated_bytes;
@@ -864,7 +873,7 @@ static uint64_t term(const block *k, uint64_t *weight) {
 }
 
 /* The first hash since the reset sums every block; later ones replace the changed terms. */
-static void start_hashing(void) {
+COLD static void start_hashing(void) {
   layout_sum = weight_sum = 0;
   for (int b = 0; b < fresh; b++) {
     layout_sum += counted[b] = term(&blocks[b], &counted_weight[b]);
@@ -895,14 +904,14 @@ uint64_t alloc_layout_hash_scan(uint32_t mb_base) {
 }
 
 /* alloc_reset's and alloc_shift_micro_batches': every map slot empty */
-static void map_clear(void) {
+COLD static void map_clear(void) {
   if (++gen == 0x10000) { /* wrapped: clear the generations once */
     memset(map, 0, sizeof map);
     gen = 1;
   }
 }
 
-void alloc_shift_micro_batches(uint32_t count) {
+COLD void alloc_shift_micro_batches(uint32_t count) {
   if (st.gave_up) return;
   if (observer) observer('C', 0, count, 0);
   map_clear();
@@ -914,7 +923,7 @@ void alloc_shift_micro_batches(uint32_t count) {
   }
 }
 
-int alloc_pools_consistent(void) {
+COLD int alloc_pools_consistent(void) {
   int cached = 0, free_blocks = 0;
   for (int p = 0; p < POOL_COUNT; p++)
     for (int i = 0; i < cache_count[p]; i++) {
@@ -932,7 +941,7 @@ const alloc_stats *alloc_get_stats(void) { return &st; }
 
 void alloc_observe(alloc_observer fn) { observer = fn; }
 
-void alloc_reset(const alloc_settings *s) {
+COLD void alloc_reset(const alloc_settings *s) {
   cfg = *s;
   if (observer) observer('R', 0, cfg.capacity_bytes, 0);
   memset(&st, 0, sizeof st);

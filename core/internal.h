@@ -79,7 +79,9 @@ typedef struct {
   int sp;
   int shard_root_modules; /* FSDP: embedding and output projection are their own units */
   int overlap_comm;
-  int reduce_on_compute;    /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
+  int reduce_on_compute; /* FSDP2 reduce-scatter inputs come from the compute stream's pool */
+  int ddp_find_unused;   /* DDP's find_unused_parameters: buckets of 1 MiB + cap from construction, never rebuilt */
+  double ddp_bucket_bytes, ddp_first_bucket_bytes; /* DDP's bucket cap, and its first bucket's (ddp.c) */
   int pp_stage_buffers;     /* torch.distributed.pipelining buffers: 0 none, 1 gradient receives and the last
                                  stage's outputs per micro-batch, 2 every stage's outputs too (states.c) */
   double pp_first, pp_last; /* 0 = even */
@@ -179,6 +181,7 @@ typedef struct {
   double host_bytes, nvme_bytes;
   double optimizer_step_temp; /* optimizer-step temporaries (foreach, 8-bit dequant) */
   double comm_persistent;     /* persistent bucket / flat buffers */
+  double ddp_buckets;         /* DDP's gradient buckets: in comm_persistent, or the gradients (bucket view) */
   /* per-layer gather / reduce transients (ZeRO-3, FSDP) */
   int gathers;                      /* parameters are all-gathered per layer */
   int keep_gathered_until_backward; /* shard_grad_op / reshard_after_forward=false */

@@ -158,6 +158,11 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
       in->engine == LLMEM_ENGINE_FSDP2 && (int)or_default(profiled(in, FIELD(reduce_input_on_compute_stream)), 1);
   p->shard_root_modules = (int)or_default(profiled(in, FIELD(shard_root_modules)), 0);
   p->accumulate_no_sync = (int)or_default(profiled(in, FIELD(accumulate_no_sync)), 0);
+  p->ddp_find_unused = (int)or_default(profiled(in, FIELD(ddp_find_unused_parameters)), 0);
+  /* bucket_cap_mb (default 25) in bytes; the first bucket is 1 MiB unless the cap is given
+   * (torch/nn/parallel/distributed.py: dist._DEFAULT_FIRST_BUCKET_BYTES if bucket_bytes_cap_default) */
+  p->ddp_bucket_bytes = floor(or_default(in->ddp_bucket_cap_mib, 25) * MIB);
+  p->ddp_first_bucket_bytes = isnan(in->ddp_bucket_cap_mib) ? MIB : p->ddp_bucket_bytes;
   p->pp_stage_buffers = in->pp > 1 ? (int)or_default(profiled(in, FIELD(pp_stage_buffers)), 0) : 0;
   /* DeepSpeed's default: overlap_comm is on for ZeRO-3, off for 1/2 (runtime/zero/config.py). */
   p->overlap_comm = (int)or_default(in->overlap_comm, in->zero_stage == 3 ? 1 : 0);

@@ -12,7 +12,19 @@
 /* WHEN_TRL_RL: an RL algorithm run by TRL's trainers: the HF Trainer stack itself (TRL, ms-swift's trainers on
  * TRL's) and axolotl (TRL's DPO / GRPO trainers); not the stacks that merely inherit its model code (OpenRLHF on
  * DeepSpeed upcasts its logits; LLaMA-Factory's DPO takes log_softmax of fp32 logits itself) */
-enum { WHEN_ALWAYS, WHEN_COMPILE, WHEN_FULL, WHEN_ADAPTERS, WHEN_TP, WHEN_FSDP1, WHEN_FSDP2, WHEN_TRL_RL };
+/* WHEN_DDP_FINDS_UNUSED: the HF Trainer's own choice of DDP's find_unused_parameters: a model that is not a
+ * PreTrainedModel (a PEFT model: adapters) or one without gradient checkpointing (recompute none) */
+enum {
+  WHEN_ALWAYS,
+  WHEN_COMPILE,
+  WHEN_FULL,
+  WHEN_ADAPTERS,
+  WHEN_TP,
+  WHEN_FSDP1,
+  WHEN_FSDP2,
+  WHEN_TRL_RL,
+  WHEN_DDP_FINDS_UNUSED
+};
 
 typedef struct {
   int framework;   /* LLMEM_FW_* */
@@ -73,6 +85,7 @@ static int condition_holds(int when, const llmem_input *in) {
     case WHEN_TRL_RL:
       return in->rl_algorithm != LLMEM_RL_NONE &&
              (in->framework == LLMEM_FW_HF_TRAINER || in->framework == LLMEM_FW_AXOLOTL);
+    case WHEN_DDP_FINDS_UNUSED: return in->ft_method != LLMEM_FT_FULL || in->recompute == LLMEM_RECOMPUTE_NONE;
     default: return 1;
   }
 }

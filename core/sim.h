@@ -62,7 +62,8 @@ enum {
   TAG_H2D,           /* FSDP1 CPU offload: a shard copied in before its all-gather */
   TAG_OPT_STATE,     /* torch.optim's states of one parameter tensor (part: tensor x state) */
   TAG_PARAM_GRAD,    /* the .grad of one parameter tensor (part: the tensor) */
-  TAG_OPT_TEMP       /* the optimizer step's foreach list, one tensor per parameter (part: the tensor) */
+  TAG_OPT_TEMP,      /* the optimizer step's foreach list, one tensor per parameter (part: the tensor) */
+  TAG_BUCKET         /* DDP's gradient buckets (layer: the bucket's index; ddp.c) */
 };
 enum {
   LAYER_HEAD = -1,
@@ -334,6 +335,10 @@ double walk_offloaded_bytes(const stage_walk *W, int chunk);
 /* ---- the step's model-state blocks (step_blocks.c) ---- */
 /* Persistent states at load; lazy_states: optimizer states wait for the first step. */
 void blocks_setup(const stage_walk *W, const sim *S, int lazy_states);
+/* DDP's gradient buckets as the Reducer makes them at construction, and their rebuild at the second
+ * forward (find_unused_parameters off; ddp.c). */
+void blocks_ddp_buckets(const stage_walk *W, const sim *S);
+void blocks_ddp_rebuild(const stage_walk *W, const sim *S);
 void blocks_optimizer_states(const stage_walk *W, const sim *S);
 /* The optimizer step's temporaries of `bytes`: take 1 allocates (category and requests), 0 frees them. */
 void blocks_optimizer_temporaries(const stage_walk *W, sim *S, double bytes, int take);

@@ -405,6 +405,7 @@ static void stage_walk_run(const plan *pl, const stage_layout *st, const rank_st
   S.peak = -1;
   S.blocks = blocks;
   S.carry_held = W.quant_held;
+  blocks_ddp_rebuild(&W, &S); /* the reported step is the second or later: DDP has rebuilt its buckets */
   out->persistent_bytes = walk_step(&W, &sc, &S, full, check, 0);
   sim_flush(&S);
   finish_rank(&W, &S, out);

@@ -222,8 +222,14 @@ static double gradients_bytes(const plan *pl, const stage_counts *c, rank_states
     double gb = (c->mb > 0 && !c->lora) ? pl->grad_bytes : (c->lora ? dtype_bytes((int)pl->in->adapter_dtype) : c->wb);
     grads = (c->trainable_dense + c->trainable_expert) * gb + c->full_copy * pl->base_weight_bytes;
     r->gradients_lazy = !pl->zero_grad_in_place;
-    /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view */
-    if (c->engine == LLMEM_ENGINE_DDP && (int)pl->in->grad_as_bucket_view == 0) r->comm_persistent += grads;
+    /* DDP's flat bucket buffers hold a second copy unless gradient_as_bucket_view; with it the gradients are
+     * views of the buckets, which the Reducer keeps from construction on (reducer.cpp initialize_buckets,
+     * initialize_bucket_views): whole through every step, whatever zero_grad does to .grad */
+    if (c->engine == LLMEM_ENGINE_DDP) {
+      r->ddp_buckets = grads;
+      if ((int)pl->in->grad_as_bucket_view == 0) r->comm_persistent += grads;
+      else r->gradients_lazy = 0;
+    }
   }
   return grads;
 }

@@ -103,12 +103,15 @@ void blocks_setup(const stage_walk *W, const sim *S, int lazy_states) {
     split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
   }
   if (!lazy_states) split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer, 1);
-  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_COMM_BUFFERS), rs->comm_persistent,
-            ALLOC_STREAM_COMPUTE);
+  /* DDP's buckets: in comm_persistent, or the gradients themselves under gradient_as_bucket_view */
+  int bucket_view = rs->ddp_buckets > 0 && (int)W->pl->in->grad_as_bucket_view != 0;
+  blocks_ddp_buckets(W, S);
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_COMM_BUFFERS),
+            rs->comm_persistent - (bucket_view ? 0 : rs->ddp_buckets), ALLOC_STREAM_COMPUTE);
   /* pipelining's kept stage outputs, one block for the step (states.c pipeline_buffers) */
   sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_ACTIVATIONS), rs->pp_kept_act, ALLOC_STREAM_COMPUTE);
   sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_LOGITS), rs->pp_kept_logits, ALLOC_STREAM_COMPUTE);
-  if (!W->lazy) split_state(W, S, LLMEM_CAT_GRADIENTS, rs->gradients, 1);
+  if (!W->lazy && !bucket_view) split_state(W, S, LLMEM_CAT_GRADIENTS, rs->gradients, 1);
   if (W->pl->empty_cache_after_init && S->blocks) {
     alloc_empty_cache(); /* torch.cuda.empty_cache(), then torch.cuda.reset_peak_memory_stats() */
     alloc_reset_peak();

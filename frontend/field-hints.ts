@@ -166,6 +166,8 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'parallel.fp8_all_gather': 'parameters gathered in FP8',
   'parallel.zero_init': 'parameters partitioned as they are created',
   'parallel.grad_as_bucket_view': 'gradients live in the reduce buckets',
+  'parallel.ddp_find_unused_parameters': 'off: one bucket, rebuilt after the first step',
+  'parallel.ddp_bucket_cap_mib': 'bucket_cap_mb of DistributedDataParallel',
   'parallel.reduce_bucket_size': 'elements per gradient reduce',
   'parallel.allgather_bucket_size': 'elements per parameter all-gather',
   'parallel.overlap_comm': 'extra buffers to overlap communication',

@@ -535,6 +535,8 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
   'parallel.fp8_all_gather': { label: 'FP8 all-gather' },
   'parallel.zero_init': { label: 'zero.Init' },
   'parallel.grad_as_bucket_view': { label: 'Gradients as bucket view' },
+  'parallel.ddp_find_unused_parameters': { label: 'DDP find_unused_parameters', auto: 'from the training stack' },
+  'parallel.ddp_bucket_cap_mib': { label: 'DDP bucket cap', unit: 'MiB', auto: '25 (first 1)' },
   'parallel.reduce_bucket_size': { label: 'Reduce bucket', unit: 'elements' },
   'parallel.allgather_bucket_size': {
     label: 'All-gather bucket',
@@ -1139,6 +1141,8 @@ export const SECTIONS: Section[] = [
           'parallel.fp8_all_gather',
           'parallel.zero_init',
           'parallel.grad_as_bucket_view',
+          'parallel.ddp_find_unused_parameters',
+          'parallel.ddp_bucket_cap_mib',
         ],
       },
       {

@@ -163,6 +163,8 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'parallel.fp8_all_gather': FSDP,
   'parallel.zero_init': ZERO3,
   'parallel.grad_as_bucket_view': is('parallel.engine', 'ddp'),
+  'parallel.ddp_find_unused_parameters': is('parallel.engine', 'ddp'),
+  'parallel.ddp_bucket_cap_mib': is('parallel.engine', 'ddp'),
   'parallel.reduce_bucket_size': DEEPSPEED,
   'parallel.allgather_bucket_size': all(DEEPSPEED, (get) => (get('parallel.zero_stage') as number) < 3),
   'parallel.overlap_comm': DEEPSPEED,

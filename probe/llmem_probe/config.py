@@ -56,7 +56,8 @@ DTYPES = FIELD["training.dtype"]["values"]
 
 # What llmem's generic training stack sets for keys left null (core/profiles.def,
 # LLMEM_FW_GENERIC rows; tests/probe checks they agree): the probe runs plain PyTorch.
-GENERIC_STACK = {"training.optimizer_impl": "foreach", "training.loss": "standard"}
+GENERIC_STACK = {"training.optimizer_impl": "foreach", "training.loss": "standard",
+                 "parallel.ddp_find_unused_parameters": False}
 
 # Keys a config may carry beyond the defaults table: the text keys (catalog references,
 # labels, the training stack's version). Every hardware.* key describes the GPU for the
@@ -91,7 +92,7 @@ REVIEWED_KEYS = frozenset(
         "gpus gpus_per_node tp pp vpp cp ep etp sequence_parallel pp_schedule pp_first_stage_layers "
         "pp_last_stage_layers engine shard_with_cp zero_stage fsdp_strategy fsdp_shard_size "
         "reshard_after_forward shard_root_modules reduce_input_on_compute_stream pp_stage_buffers distributed_optimizer offload_optimizer offload_params "
-        "fp8_all_gather zero_init grad_as_bucket_view reduce_bucket_size allgather_bucket_size overlap_comm "
+        "fp8_all_gather zero_init grad_as_bucket_view ddp_find_unused_parameters ddp_bucket_cap_mib reduce_bucket_size allgather_bucket_size overlap_comm "
         "stage3_prefetch_bucket_size stage3_max_live_parameters stage3_param_persistence_threshold").split()]
     + ["runtime." + k for k in (
         "cuda_context_mib cublas_workspace_mib nccl_buffer_mib allocator_reserve expandable_segments "

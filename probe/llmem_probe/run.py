@@ -71,9 +71,12 @@ def build_run(plan, device="cuda", seed=0):
             dist.init_process_group("nccl" if dev.type == "cuda" else "gloo", init_method="file://" + path,
                                     rank=0, world_size=1)
             run.process_group = True
+        ddp = plan["ddp"]
+        extra = {} if ddp["bucket_cap_mb"] is None else {"bucket_cap_mb": ddp["bucket_cap_mb"]}
         model = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[dev.index or 0] if dev.type == "cuda" else None, broadcast_buffers=False,
-            gradient_as_bucket_view=plan["ddp"]["gradient_as_bucket_view"])
+            gradient_as_bucket_view=ddp["gradient_as_bucket_view"],
+            find_unused_parameters=ddp["find_unused_parameters"], **extra)
     run.model = model
 
     opt = plan["optimizer"]

@@ -154,7 +154,9 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
         no("parallel.fp8_all_gather", "fp8 all-gather needs FSDP2 + float8 (not run by the probe)")
     if engine == "ddp" and par["gpus"] == 1:
         applied.append("engine ddp: DistributedDataParallel over a world of one rank "
-                       "(gradient_as_bucket_view=%s)" % bool(par["grad_as_bucket_view"]))
+                       "(gradient_as_bucket_view=%s, find_unused_parameters=%s, bucket_cap_mb=%s)"
+                       % (bool(par["grad_as_bucket_view"]), bool(par["ddp_find_unused_parameters"]),
+                          "25 (default)" if par["ddp_bucket_cap_mib"] is None else par["ddp_bucket_cap_mib"]))
     elif engine == "single":
         applied.append("engine single: no wrapper")
 
@@ -494,7 +496,9 @@ def translate(config, caps=None, catalog=None, catalog_path=None, impl="referenc
         "model_name": m.get("name"),
         "engine": engine,
         "layout": layout,
-        "ddp": {"gradient_as_bucket_view": bool(par["grad_as_bucket_view"])} if engine == "ddp" else None,
+        "ddp": {"gradient_as_bucket_view": bool(par["grad_as_bucket_view"]),
+                "find_unused_parameters": bool(par["ddp_find_unused_parameters"]),
+                "bucket_cap_mb": par["ddp_bucket_cap_mib"]} if engine == "ddp" else None,
         "micro_batch": tr["micro_batch"], "seq_len": tr["seq_len"], "grad_accum": tr["grad_accum"],
         "precision": prec,
         "optimizer": opt,

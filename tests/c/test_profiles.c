@@ -92,6 +92,27 @@ static void rows(void) {
   CHECK(isnan(value_of("runtime.framework=deepspeed parallel.engine=deepspeed", no_sync)), "DeepSpeed: no row");
   CHECK(value_of("runtime.framework=litgpt parallel.engine=fsdp1", no_sync) == 1, "fabric.no_backward_sync");
   CHECK(isnan(value_of("parallel.engine=fsdp1", no_sync)), "a plain loop: no row (reduce-scatter every micro-batch)");
+  const char *unused = "parallel.ddp_find_unused_parameters", *ddp = "parallel.engine=ddp ";
+  char k[160];
+  struct {
+    const char *keys;
+    double want;
+    const char *why;
+  } cases[] = {
+      {"", 0, "PyTorch's default"},
+      {"runtime.framework=accelerate", 0, "DistributedDataParallelKwargs' default, not the HF Trainer's choice"},
+      {"runtime.framework=hf_trainer training.recompute=none", 1, "the Trainer: not is_gradient_checkpointing"},
+      {"runtime.framework=hf_trainer training.recompute=full", 0, "the Trainer: gradient checkpointing on"},
+      {"runtime.framework=hf_trainer training.recompute=full training.finetune.method=lora", 1,
+       "a PEFT model is not a PreTrainedModel: True"},
+      {"runtime.framework=axolotl training.recompute=none", 1, "axolotl runs the HF Trainer"},
+      {"runtime.framework=llamafactory training.finetune.method=lora", 0, "LLaMA-Factory: False for LoRA"},
+      {"runtime.framework=llamafactory training.recompute=none", 1, "LLaMA-Factory full: the Trainer's"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(k, sizeof k, "%s%s", ddp, cases[i].keys);
+    CHECK(value_of(k, unused) == cases[i].want, "%s: %s", cases[i].keys, cases[i].why);
+  }
   CHECK(value_of("runtime.framework=litgpt", "training.autocast") == 1, "Fabric FSDP bf16-mixed: fp32 param_dtype");
   CHECK(isnan(value_of("runtime.framework=litgpt training.finetune.method=lora", "training.autocast")),
         "LoRA: the base dtype says it (no row)");

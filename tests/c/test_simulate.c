@@ -68,107 +68,161 @@ static void autograd_head_buffer(void) {
   }
 }
 
+/* One recorder for the request-order tests below: the allocator's events that `keep` accepts, in order. */
+typedef struct {
+  char code;
+  uint64_t tag;
+  double bytes;
+} seen_event;
+#define SEEN_MAX 256
+static seen_event seen[SEEN_MAX];
+static int seen_count;
+static int (*keep_event)(char code, uint64_t tag);
+static void record_event(char code, uint64_t tag, double bytes, int stream) {
+  (void)stream;
+  if (seen_count < SEEN_MAX && keep_event(code, tag)) seen[seen_count++] = (seen_event){code, tag, bytes};
+}
+static int run_recording(const char *keys, int (*keep)(char code, uint64_t tag)) {
+  seen_count = 0;
+  keep_event = keep;
+  alloc_observe(record_event);
+  int ok = run(keys);
+  alloc_observe(0);
+  return ok;
+}
+static int tag_part(uint64_t tag) { return (int)((tag >> 52) & 63); }
+
 /* torch.optim's states as the first step makes them, in model.parameters() order (transformers LlamaModel:
  * embed_tokens, layers, norm; LlamaForCausalLM: lm_head): one GPU, fp32 AdamW, full fine-tune, V x h =
  * 32,000 x 512 untied: the embedding's exp_avg and exp_avg_sq first (V h 4 = 65,536,000 B each), the final
  * norm's and the head's last ((V + 1) h 4 = 65,538,048 B each). */
-static int state_count;
-static uint64_t state_tags[256];
-static double state_bytes[256];
-static void watch_states(char code, uint64_t tag, double bytes, int stream) {
-  (void)stream;
-  if (code != 'a' || block_tag_kind(tag) != TAG_OPT_STATE || state_count >= 256) return;
-  state_tags[state_count] = tag, state_bytes[state_count++] = bytes;
-}
+static int optimizer_state_made(char code, uint64_t tag) { return code == 'a' && block_tag_kind(tag) == TAG_OPT_STATE; }
 
 static void states_in_parameter_order(void) {
-  state_count = 0;
-  alloc_observe(watch_states);
-  int ok =
-      run("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
-          "model.vocab=32000 model.vocab_multiple=1 model.tied_embeddings=false training.seq_len=64 "
-          "training.optimizer_impl=foreach parallel.engine=single parallel.gpus=1");
-  alloc_observe(0);
-  if (!ok) return;
-  CHECK(state_count > 6, "one request per parameter tensor and state (%d)", state_count);
-  if (state_count <= 6) return;
-  int n = state_count;
-  CHECK(block_tag_layer(state_tags[0]) == LAYER_EMBED && block_tag_layer(state_tags[1]) == LAYER_EMBED,
-        "the embedding's states first (layers %d, %d)", block_tag_layer(state_tags[0]), block_tag_layer(state_tags[1]));
-  CHECK_NEAR(state_bytes[0], 65536000.0, 0, "exp_avg of the embedding");
-  CHECK_NEAR(state_bytes[1], 65536000.0, 0, "exp_avg_sq of the embedding");
-  CHECK(block_tag_layer(state_tags[2]) == 0, "then layer 0's (layer %d)", block_tag_layer(state_tags[2]));
-  CHECK(block_tag_layer(state_tags[n - 2]) == LAYER_HEAD && block_tag_layer(state_tags[n - 1]) == LAYER_HEAD,
-        "the final norm's and the head's last (layers %d, %d)", block_tag_layer(state_tags[n - 2]),
-        block_tag_layer(state_tags[n - 1]));
-  CHECK_NEAR(state_bytes[n - 2], 65538048.0, 0, "exp_avg of the final norm and the head");
-  CHECK_NEAR(state_bytes[n - 1], 65538048.0, 0, "exp_avg_sq of the final norm and the head");
+  if (!run_recording("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+                     "model.vocab=32000 model.vocab_multiple=1 model.tied_embeddings=false training.seq_len=64 "
+                     "training.optimizer_impl=foreach parallel.engine=single parallel.gpus=1",
+                     optimizer_state_made))
+    return;
+  CHECK(seen_count > 6, "one request per parameter tensor and state (%d)", seen_count);
+  if (seen_count <= 6) return;
+  int n = seen_count;
+  CHECK(block_tag_layer(seen[0].tag) == LAYER_EMBED && block_tag_layer(seen[1].tag) == LAYER_EMBED,
+        "the embedding's states first (layers %d, %d)", block_tag_layer(seen[0].tag), block_tag_layer(seen[1].tag));
+  CHECK_NEAR(seen[0].bytes, 65536000.0, 0, "exp_avg of the embedding");
+  CHECK_NEAR(seen[1].bytes, 65536000.0, 0, "exp_avg_sq of the embedding");
+  CHECK(block_tag_layer(seen[2].tag) == 0, "then layer 0's (layer %d)", block_tag_layer(seen[2].tag));
+  CHECK(block_tag_layer(seen[n - 2].tag) == LAYER_HEAD && block_tag_layer(seen[n - 1].tag) == LAYER_HEAD,
+        "the final norm's and the head's last (layers %d, %d)", block_tag_layer(seen[n - 2].tag),
+        block_tag_layer(seen[n - 1].tag));
+  CHECK_NEAR(seen[n - 2].bytes, 65538048.0, 0, "exp_avg of the final norm and the head");
+  CHECK_NEAR(seen[n - 1].bytes, 65538048.0, 0, "exp_avg_sq of the final norm and the head");
 }
 
 /* FSDP2's root unit copied out one tensor per parameter (alloc_all_gather_outputs), in registration order:
  * 8 GPUs, bf16 parameters, V x h = 32,000 x 512 untied: the embedding 32,768,000 B, the final norm 1,024 B,
  * the head 32,768,000 B (one block of 65,537,024 B before). */
-static int root_count;
-static double root_bytes[8];
-static void watch_root(char code, uint64_t tag, double bytes, int stream) {
-  (void)stream;
-  if (code != 'a' || block_tag_kind(tag) != TAG_GATHER || block_tag_layer(tag) != LAYER_HEAD ||
-      ALLOC_TAG_MB(tag) != 0 || root_count >= 8)
-    return;
-  root_bytes[root_count++] = bytes;
+static int root_copied_out(char code, uint64_t tag) {
+  return code == 'a' && block_tag_kind(tag) == TAG_GATHER && block_tag_layer(tag) == LAYER_HEAD &&
+         ALLOC_TAG_MB(tag) == 0;
 }
 
 static void root_copied_out_per_parameter(void) {
-  root_count = 0;
-  alloc_observe(watch_root);
-  int ok =
-      run("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
-          "model.vocab=32000 model.vocab_multiple=1 model.tied_embeddings=false training.seq_len=64 "
-          "parallel.engine=fsdp2 parallel.gpus=8");
-  alloc_observe(0);
-  if (!ok) return;
-  CHECK(root_count >= 3, "the root's three parameters (%d requests)", root_count);
-  if (root_count < 3) return;
-  CHECK_NEAR(root_bytes[0], 32768000.0, 0, "the embedding first");
-  CHECK_NEAR(root_bytes[1], 1024.0, 0, "the final norm");
-  CHECK_NEAR(root_bytes[2], 32768000.0, 0, "the head last");
+  if (!run_recording("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+                     "model.vocab=32000 model.vocab_multiple=1 model.tied_embeddings=false training.seq_len=64 "
+                     "parallel.engine=fsdp2 parallel.gpus=8",
+                     root_copied_out))
+    return;
+  CHECK(seen_count >= 3, "the root's three parameters (%d requests)", seen_count);
+  if (seen_count < 3) return;
+  CHECK_NEAR(seen[0].bytes, 32768000.0, 0, "the embedding first");
+  CHECK_NEAR(seen[1].bytes, 1024.0, 0, "the final norm");
+  CHECK_NEAR(seen[2].bytes, 32768000.0, 0, "the head last");
 }
 
 /* The loss's requests in the order the probe's traces show them (one GPU, bf16, the standard loss): the
  * logits (part 10) and their fp32 copy (18), then the log-softmax output the backward keeps (1); in the
  * backward the zeros (11) and the log-softmax gradient (19), the zeros and the saved output freed, the
  * 16-bit gradient cast from it (4), and only then the fp32 gradient freed. */
-static char loss_codes[64];
-static int loss_parts[64], loss_count;
-static void watch_loss(char code, uint64_t tag, double bytes, int stream) {
-  (void)bytes, (void)stream;
-  if ((code != 'a' && code != 'f') || block_tag_kind(tag) != TAG_LOSS || block_tag_layer(tag) != LAYER_HEAD ||
-      ALLOC_TAG_MB(tag) != 1 || loss_count >= 64)
-    return;
-  int part = (int)((tag >> 52) & 63);
-  if (part == 0) return; /* the head's input */
-  loss_codes[loss_count] = code, loss_parts[loss_count++] = part;
+static int first_loss_event(char code, uint64_t tag) {
+  return (code == 'a' || code == 'f') && block_tag_kind(tag) == TAG_LOSS && block_tag_layer(tag) == LAYER_HEAD &&
+         ALLOC_TAG_MB(tag) == 1 && tag_part(tag) != 0; /* part 0: the head's input */
 }
 
 static void loss_in_trace_order(void) {
-  loss_count = 0;
-  alloc_observe(watch_loss);
-  int ok =
-      run("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
-          "model.vocab=32000 training.seq_len=512 training.loss=standard parallel.engine=single "
-          "parallel.gpus=1 training.grad_accum=1");
-  alloc_observe(0);
-  if (!ok) return;
+  if (!run_recording("model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 "
+                     "model.vocab=32000 training.seq_len=512 training.loss=standard parallel.engine=single "
+                     "parallel.gpus=1 training.grad_accum=1",
+                     first_loss_event))
+    return;
   static const char codes[] = "aaaffaaffaff";
   static const int parts[] = {10, 18, 1, 10, 18, 11, 19, 11, 1, 4, 19, 4};
   int n = (int)(sizeof parts / sizeof parts[0]);
-  CHECK(loss_count >= n, "the loss's requests and frees (%d)", loss_count);
-  for (int i = 0; i < n && i < loss_count; i++)
-    CHECK(loss_codes[i] == codes[i] && loss_parts[i] == parts[i], "event %d: %c part %d, want %c part %d", i,
-          loss_codes[i], loss_parts[i], codes[i], parts[i]);
+  CHECK(seen_count >= n, "the loss's requests and frees (%d)", seen_count);
+  for (int i = 0; i < n && i < seen_count; i++)
+    CHECK(seen[i].code == codes[i] && tag_part(seen[i].tag) == parts[i], "event %d: %c part %d, want %c part %d", i,
+          seen[i].code, tag_part(seen[i].tag), codes[i], parts[i]);
+}
+
+/* DDP's gradient buckets (core/ddp.c), bf16 parameters and gradients, V x h = 32,000 x 512 untied, two
+ * layers of q, k, v, o (524,288 B each), gate, up, down (1,048,576 B each) and two norms (1,024 B each):
+ * 76,026,880 B of gradients. bucket_cap_mb 4 (4,194,304 B, the first bucket's limit too). Without
+ * find_unused_parameters: one bucket of all at construction, freed at the reported step's start and made
+ * again in the backward's order, each closed at the cap: the head 32,768,000; the final norm, layer 1's norms,
+ * down, up, gate, o, v 4,197,376; its k, q, layer 0's norms, down, up, gate 4,196,352; its o, v, k, q and the
+ * embedding 34,865,152. With it: model.parameters() order, reversed, never rebuilt: the head side first. */
+static int bucket_event(char code, uint64_t tag) {
+  return (code == 'a' || code == 'f') && block_tag_kind(tag) == TAG_BUCKET;
+}
+
+#define DDP_TWO_LAYERS                                                                                        \
+  "model.layers=2 model.hidden=512 model.heads=8 model.kv_heads=8 model.ffn_hidden=1024 model.vocab=32000 "   \
+  "model.vocab_multiple=1 model.tied_embeddings=false training.seq_len=64 training.dtype=bf16 "               \
+  "training.master_weights=false training.grad_dtype=bf16 training.optimizer_dtype=bf16 parallel.engine=ddp " \
+  "parallel.gpus=2 parallel.ddp_bucket_cap_mib=4 "
+
+static void ddp_buckets_rebuilt(void) {
+  if (!run_recording(DDP_TWO_LAYERS "parallel.ddp_find_unused_parameters=false", bucket_event)) return;
+  static const char codes[] = "afaaaa";
+  static const double bytes[] = {76026880, 76026880, 32768000, 4197376, 4196352, 34865152};
+  CHECK(seen_count >= 6, "one bucket, freed, then four (%d events)", seen_count);
+  for (int i = 0; i < 6 && i < seen_count; i++) {
+    CHECK(seen[i].code == codes[i], "event %d: %c, want %c", i, seen[i].code, codes[i]);
+    CHECK(seen[i].bytes == bytes[i], "event %d: %.0f B, want %.0f", i, seen[i].bytes, bytes[i]);
+  }
+  if (!run_recording(DDP_TWO_LAYERS "parallel.ddp_find_unused_parameters=true", bucket_event)) return;
+  /* registration order with the 4 MiB limit: the embedding 32,768,000; layer 0's q, k, v, o, gate, up
+   * 4,194,304 (the cap exactly); its down, norms and layer 1's q, k, v, o, gate 4,196,352; layer 1's up, down,
+   * norms, the final norm and the head 34,868,224; then the list reversed */
+  static const double unused[] = {34868224, 4196352, 4194304, 32768000};
+  CHECK(seen_count == 4, "four buckets from construction, none rebuilt (%d events)", seen_count);
+  for (int i = 0; i < 4 && i < seen_count; i++) {
+    CHECK(seen[i].code == 'a', "event %d made", i);
+    CHECK(seen[i].bytes == unused[i], "bucket %d: %.0f B, want %.0f (the head's side first)", i, seen[i].bytes,
+          unused[i]);
+  }
+}
+
+/* gradient_as_bucket_view: the gradients are the buckets' views, kept from construction: the first forward
+ * already holds every gradient (76,026,880 B); without it .grad comes with the backward (none in the forward). */
+static double forward_gradients(void) {
+  double g = -1;
+  for (int i = 0; i < out.event_count; i++)
+    if (out.events[i].phase == LLMEM_PHASE_FORWARD && out.events[i].category_bytes[LLMEM_CAT_GRADIENTS] > g)
+      g = out.events[i].category_bytes[LLMEM_CAT_GRADIENTS];
+  return g;
+}
+
+static void ddp_bucket_view_gradients(void) {
+  if (run(DDP_TWO_LAYERS "parallel.grad_as_bucket_view=true"))
+    CHECK_NEAR(forward_gradients(), 76026880.0, 0, "bucket view: every gradient in the forward");
+  if (run(DDP_TWO_LAYERS "parallel.grad_as_bucket_view=false"))
+    CHECK_NEAR(forward_gradients(), 0, 0, "own .grad: none in the forward");
 }
 
 int main(void) {
+  ddp_buckets_rebuilt();
+  ddp_bucket_view_gradients();
   loss_in_trace_order();
   root_copied_out_per_parameter();
   states_in_parameter_order();

@@ -401,6 +401,23 @@ describe('HF TrainingArguments JSON', () => {
     );
     expect(axolotl.config.parallel).toMatchObject({ accumulate_no_sync: false });
   });
+  it("ddp_find_unused_parameters and ddp_bucket_cap_mb reach DDP (TrainingArguments, axolotl, LLaMA-Factory); null keeps the stack's", () => {
+    const args = ok('training_args', '{"ddp_find_unused_parameters": false, "ddp_bucket_cap_mb": 50}');
+    expect(args.config.parallel).toMatchObject({ ddp_find_unused_parameters: false, ddp_bucket_cap_mib: 50 });
+    const unset = ok('training_args', '{"ddp_find_unused_parameters": null, "ddp_bucket_cap_mb": null}');
+    expect(unset.config.parallel).toEqual({ engine: 'ddp' });
+    expect(unset.unsupported).toEqual([]);
+    const axolotl = ok('axolotl', 'base_model: meta-llama/Llama-3.1-8B\nddp_find_unused_parameters: true\n');
+    expect(axolotl.config.parallel).toMatchObject({ ddp_find_unused_parameters: true });
+    const lf = ok(
+      'llamafactory',
+      'model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nfinetuning_type: lora\nddp_find_unused_parameters: true\nddp_bucket_cap_mb: 10\n',
+    );
+    expect(lf.config.parallel).toMatchObject({ ddp_find_unused_parameters: true, ddp_bucket_cap_mib: 10 });
+    expect(fail('training_args', '{"ddp_bucket_cap_mb": 0}').message).toMatch(
+      /^ddp_bucket_cap_mb: must be a number >= 0.001/,
+    );
+  });
   it('optimizer names: 8-bit, paged, adafactor; deepspeed paths and inline objects', () => {
     const opt = (o: string) => ok('training_args', JSON.stringify({ optim: o })).config.training;
     expect(opt('paged_adamw_8bit')).toMatchObject({ optimizer: 'adamw_8bit', paged_optimizer: true });

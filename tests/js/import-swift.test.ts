@@ -12,6 +12,13 @@ const sft = (flags: string, env = 'CUDA_VISIBLE_DEVICES=0') =>
 const rlhf = (flags: string, env = 'NPROC_PER_NODE=8') =>
   `${env} \\\nswift rlhf \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --dataset a \\\n    ${flags}\n`;
 
+describe('DDP', () => {
+  it('--ddp_find_unused_parameters and --ddp_bucket_cap_mb reach DDP', () => {
+    const r = ok(sft('--ddp_find_unused_parameters false --ddp_bucket_cap_mb 100', 'NPROC_PER_NODE=2'));
+    expect(r.config.parallel).toMatchObject({ ddp_find_unused_parameters: false, ddp_bucket_cap_mib: 100 });
+  });
+});
+
 describe('detection', () => {
   it('swift sft / pt / rlhf scripts are kind swift; a launcher running swift/cli/sft.py too', () => {
     expect(detectKind('run.sh', sft('--tuner_type lora'))).toBe('swift');

@@ -176,7 +176,8 @@ class PresetResolution(unittest.TestCase):
         rows = open(os.path.join(ROOT, "core", "profiles.def")).read()
         for path, value in P.GENERIC_STACK.items():
             key = path.split(".")[-1]
-            enum = {"optimizer_impl": "LLMEM_OPT_IMPL_", "loss": "LLMEM_LOSS_"}[key] + value.upper()
+            enum = str(int(value)) if isinstance(value, bool) else \
+                {"optimizer_impl": "LLMEM_OPT_IMPL_", "loss": "LLMEM_LOSS_"}[key] + value.upper()
             self.assertRegex(rows, r"\{LLMEM_FW_GENERIC, (0|YM\(\d+, \d+\)), 0, KEY\(%s\), %s," % (key, enum))
 
     def test_a_framework_stack_is_refused(self):
@@ -376,7 +377,12 @@ class Translation(unittest.TestCase):
     def test_ddp_one_rank(self):
         p = self.plan(cfg(parallel={"engine": "ddp"}))
         self.assertEqual(p["engine"], "ddp")
-        self.assertEqual(p["ddp"], {"gradient_as_bucket_view": False})
+        self.assertEqual(p["ddp"], {"gradient_as_bucket_view": False, "find_unused_parameters": False,
+                                    "bucket_cap_mb": None})
+        p = self.plan(cfg(parallel={"engine": "ddp", "ddp_find_unused_parameters": True, "ddp_bucket_cap_mib": 50}))
+        self.assertEqual(p["ddp"], {"gradient_as_bucket_view": False, "find_unused_parameters": True,
+                                    "bucket_cap_mb": 50})
+        self.assertTrue(any("find_unused_parameters=True, bucket_cap_mb=50" in a for a in p["applied"]))
 
     def test_classification_and_plain_models(self):
         p = self.plan(cfg(preset("bert-large"), attention="eager", seq_len=512))

@@ -8,6 +8,7 @@ import {
   applyAcceleratorConfig,
   applyFsdpOption,
   applyOptim,
+  applyDdpArgument,
   applyTrainingArgument,
   defaultToDdp,
   loadedDtypeStates,
@@ -386,7 +387,8 @@ export function importAxolotl(
         default:
           if (RL_KEYS.test(key)) {
             if (!rl) d.ignore(key); // read by the RL trainers only
-          } else if (IGNORED.test(key)) d.ignore(key);
+          } else if (applyDdpArgument(d, key, v)) continue;
+          else if (IGNORED.test(key)) d.ignore(key);
           else d.skip(key, 'not a known axolotl key; not applied');
       }
     }

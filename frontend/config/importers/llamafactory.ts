@@ -5,7 +5,7 @@
 import type { Json } from '../../../wasm/llmem.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import { applyLlamaFactoryV1, isLlamaFactoryV1 } from './llamafactory-v1.js';
-import { applyFsdpOption, applyOptim, applyPrecisionFlags, defaultToDdp } from './training-args.js';
+import { applyDdpArgument, applyFsdpOption, applyOptim, applyPrecisionFlags, defaultToDdp } from './training-args.js';
 import {
   applyFullModules,
   applyLoraTargets,
@@ -30,7 +30,7 @@ import {
 
 // No effect on per-GPU memory: data, templates, logging, schedules, evaluation, export.
 const IGNORED =
-  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_min_pixels|video_max_pixels|video_fps|video_maxlen|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|ddp_find_unused_parameters|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
+  /^(trust_remote_code|do_train|do_eval|do_predict|dataset|dataset_dir|eval_dataset|template|max_samples|overwrite_cache|preprocessing_num_workers|dataloader_num_workers|output_dir|logging_steps|save_steps|save_strategy|save_total_limit|plot_loss|overwrite_output_dir|save_only_model|report_to|run_name|learning_rate|num_train_epochs|max_steps|lr_scheduler_type|warmup_ratio|warmup_steps|weight_decay|max_grad_norm|ddp_timeout|resume_from_checkpoint|val_size|per_device_eval_batch_size|eval_strategy|eval_steps|lora_alpha|use_rslora|pissa_init|pissa_iter|pissa_convert|create_new_adapter|loraplus_lr_ratio|loraplus_lr_embedding|adapter_name_or_path|cache_dir|seed|tokenized_path|streaming|buffer_size|mix_strategy|interleave_probs|train_on_prompt|mask_history|default_system|enable_thinking|tool_format|image_min_pixels|video_max_pixels|video_fps|video_maxlen|rope_scaling|moe_aux_loss_coef|pref_beta|pref_ftx|pref_loss|simpo_gamma|dpo_label_smoothing|reward_model_type|finetuning_args|print_param_status|include_num_input_tokens_seen|hub_model_id|push_to_hub|export_.*|infer_backend|infer_dtype|tf32|logging_dir|fp8_backend|fsdp_transformer_layer_cls_to_wrap|fsdp_min_num_params|lora_bias|new_special_tokens|resize_vocab|split_special_tokens|model_revision|use_fast_tokenizer|low_cpu_mem_usage|flash_attn_kwargs|val_.*|compute_accuracy|predict_with_generate|neat_packing|packing|data_shared_file_system|gradient_checkpointing_kwargs|use_reentrant_gc|optim_args|adam_.*|tokenized_.*|sft_.*)$/;
 
 // More hparams without effect on per-GPU training memory: tokens, hubs, loggers, profilers, Ray, inference
 // engines, loss weights, PPO/KTO knobs (their stages are reported), and fields the parser sets itself
@@ -303,6 +303,8 @@ export function importLlamaFactory(
             if (key.startsWith(type) || (owner === 'use_kt' && y.use_kt === true))
               d.skip(key, `${owner}'s setting; not modelled`);
             else d.ignore(key); // no effect without its owner
+          } else if (applyDdpArgument(d, key, v)) {
+            // DDP's buckets (core/ddp.c)
           } else if (IGNORED.test(key) || NO_EFFECT.test(key)) d.ignore(key);
           else if (key !== 'ref_model' && key !== 'ref_model_adapters')
             // read with the stage (applyStage)

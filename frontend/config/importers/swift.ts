@@ -37,6 +37,7 @@ import { applySecondModel, launchCommand, parseFlags, seqLenFromRl } from './rl-
 import {
   applyFsdpOption,
   applyOptim,
+  applyDdpArgument,
   applyTrainingArgument,
   defaultToDdp,
   trainLoadedWeights,
@@ -766,7 +767,9 @@ export function importSwift(
       const val = v.join(' ');
       const off = val === 'false' || val === 'False' || val === '0' || val === 'None';
       if (flag === 'optim') applyOptim(d, '--optim', val);
-      else if (flag === 'use_liger_kernel') {
+      else if (applyDdpArgument(d, flag, val === 'None' ? null : val === '' ? true : val, `--${flag}`)) {
+        // DDP's buckets (core/ddp.c)
+      } else if (flag === 'use_liger_kernel') {
         if (!flagOn(f, flag, false)) d.ignore(`--${flag}`);
         else if (rlhfType === undefined) {
           const before = d.unsupported.length;

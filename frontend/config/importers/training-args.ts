@@ -12,6 +12,7 @@ import {
   guard,
   int,
   isObject,
+  num,
   obj,
   parseJsonText,
   parseYamlText,
@@ -198,7 +199,20 @@ const IGNORED =
 
 /** Apply one TrainingArguments key (also read by the TRL importer, whose configs extend
  * TrainingArguments); false when the key is not one of those handled here. */
+/** TrainingArguments ddp_find_unused_parameters and ddp_bucket_cap_mb, which the Trainer hands to
+ * DistributedDataParallel (transformers trainer.py _wrap_model): whether DDP rebuilds its gradient buckets after the
+ * first step, and their size (core/ddp.c). Null leaves the training stack's choice. `name` is how the file spells the
+ * key (a command-line flag's dashes). Also axolotl's, LLaMA-Factory's and ms-swift's keys of the same names. */
+export function applyDdpArgument(d: Draft, key: string, v: Json, name = key): boolean {
+  if (key !== 'ddp_find_unused_parameters' && key !== 'ddp_bucket_cap_mb') return false;
+  if (v === null) d.ignore(name);
+  else if (key === 'ddp_find_unused_parameters') d.set('parallel.ddp_find_unused_parameters', bool(v, name));
+  else d.set('parallel.ddp_bucket_cap_mib', num(v, name, 0.001));
+  return true;
+}
+
 export function applyTrainingArgument(d: Draft, key: string, v: Json, a: Obj, file: DeepSpeedFile): boolean {
+  if (applyDdpArgument(d, key, v)) return true;
   switch (key) {
     case 'per_device_train_batch_size':
       d.set('training.micro_batch', int(v, key));

@@ -26,7 +26,7 @@ typedef struct {
   double gc_threshold;    /* garbage_collection_threshold (fraction of capacity); 0 = off */
   double capacity_bytes;  /* what cudaMalloc may take before it fails; INFINITY = no limit */
   int expandable;         /* expandable_segments:True */
-  double op_budget;       /* allocations + frees before the simulation gives up */
+  double work_budget;     /* its work (alloc_stats.work) before the simulation gives up */
 } alloc_settings;
 
 typedef struct {
@@ -38,6 +38,7 @@ typedef struct {
   double peak_allocated_bytes;
   double segment_count, peak_segment_count;
   double ops;
+  double work; /* the requests and frees, plus what their cache searches and shifts cost (allocator.c count_op) */
   int gave_up; /* too many blocks or operations: the caller uses its bound */
   int oom;     /* a request needed more than capacity even after freeing the cache */
 } alloc_stats;
@@ -53,6 +54,8 @@ void alloc_free_if_live(uint64_t tag);
 void alloc_sync(void);
 /* One pending block's streams have completed: it returns to the cache (tools: a trace's free completed). */
 void alloc_free_completed(uint64_t tag);
+/* The caller stops the replay (reserved then comes from its bound). */
+void alloc_give_up(void);
 /* torch.cuda.empty_cache(): unsplit cached segments go back to the driver. */
 void alloc_empty_cache(void);
 /* torch.cuda.reset_peak_memory_stats(): the peaks restart from what is held now. */

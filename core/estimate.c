@@ -246,7 +246,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     demand[s] = simulate_one_stage(how[s] ? &bound : &walk, s, &layout, &rs, r, points, &offloaded);
     note_oom(s, r);
     keep_points(out, demand, s, points, sink, shown);
-    if (blocks && !how[s]) walk.allocator_max_ops -= alloc_get_stats()->ops;
+    if (blocks && !how[s]) walk.allocator_max_work -= alloc_get_stats()->work;
     if (r->peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes) most_allocated = s;
     double on_gpu = layout.params_count;
     if (on_gpu > out->params_per_gpu) out->params_per_gpu = on_gpu;
@@ -267,7 +267,7 @@ static int simulate_stages(const plan *pl, llmem_result *out, timeline_sink *sin
     demand[worst] = simulate_one_stage(&walk, worst, &layout, &rs, &out->ranks[worst], points, 0);
     note_oom(worst, &out->ranks[worst]);
     keep_points(out, demand, worst, points, sink, shown);
-    if (blocks) walk.allocator_max_ops -= alloc_get_stats()->ops;
+    if (blocks) walk.allocator_max_work -= alloc_get_stats()->work;
     if (out->ranks[worst].peak_allocated_bytes > out->ranks[most_allocated].peak_allocated_bytes)
       most_allocated = worst;
     how[worst] = STAGE_WALKED;
@@ -298,7 +298,7 @@ static void most_loaded_stage(const plan *pl, int worst, int shown, timeline_sin
   out->event_count = sink->count;
   out->event_stride = sink->stride;
   if (sink->stride > 1) result_add_warning(out, LLMEM_WARN_TIMELINE_DOWNSAMPLED);
-  /* not started, or past ALLOCATOR_MAX_OPS on the way */
+  /* not started, or past ALLOCATOR_MAX_WORK on the way */
   if (!out->per_gpu.reserved_simulated && !pl->allocator_reserve_given)
     result_add_warning(out, LLMEM_WARN_RESERVE_BOUND);
   if (allocator_oom[worst]) result_add_warning(out, LLMEM_WARN_ALLOCATOR_OOM);

@@ -95,7 +95,7 @@ typedef struct {
   double max_split_bytes;     /* PYTORCH_CUDA_ALLOC_CONF max_split_size_mb; INFINITY when unset */
   int empty_cache_after_init; /* torch.cuda.empty_cache() between set-up and the first step */
   int simulate_allocator;     /* reserved from the simulated caching allocator (else the bound) */
-  double allocator_max_ops;   /* its requests and frees per estimate before it gives up (ALLOCATOR_MAX_OPS) */
+  double allocator_max_work;  /* its work per estimate before it gives up (ALLOCATOR_MAX_WORK) */
 
   /* bytes per element */
   double act_bytes;    /* activations (compute dtype; fp8 stores bf16 activations) */
@@ -376,14 +376,16 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, doub
 
 /* estimate.c: the readings of the most-loaded stage; all_stages 0 skips a
  * stage whose layers equal a lower stage's (the search's fast path, same readings) */
-/* The simulated allocator's requests and frees that one estimate's stage walks may feed it together
- * (both steps each); past them it gives up and reserved comes from the bound. Set at ~40-45 ns each
- * (about 4.5 ms: issue 12's budget of 5 ms per estimate); llmem_bench now measures ~100-200 ns per
- * request and free with the walk around it (per-tensor requests keep more blocks cached), so a replay
- * that reaches it takes 10-20 ms. The published and probe cases stay under 40,000. */
-#define ALLOCATOR_MAX_OPS 1e5
+/* The simulated allocator's work (alloc_stats.work: its requests and frees, and what their cache searches and
+ * shifts cost, in requests) that one estimate's stage walks may feed it together (both steps each); past it
+ * it gives up and reserved comes from the bound. At ~20 ns a unit on llmem_bench's machine (the walk around
+ * the requests included) it stops a replay near 3.6 ms, inside issue 12's 5 ms an estimate; it counted
+ * requests alone before (1e5), whose cost grows with the pools: up to ~80 ns each, 5.8 ms. The published and
+ * probe cases take at most 79,000 units, Llama 3.1 405B over TP 8, PP 16 interleaved (a heavy layout of
+ * issue 17) 151,000. */
+#define ALLOCATOR_MAX_WORK 1.8e5
 /* A step whose requests, counted without the repeating cycles the walk passes over, pass this is not
- * started (estimate.c allocator_within_budget): most such walks would end at ALLOCATOR_MAX_OPS. */
+ * started (estimate.c allocator_within_budget): most such walks would end at ALLOCATOR_MAX_WORK. */
 #define ALLOCATOR_PREDICTED_OPS_MAX 5e5
 /* allocator: 0 keeps the caching allocator's bound (the search's inner loop) */
 llmem_status estimate_readings(const llmem_input *in, int all_stages, int allocator, llmem_readings *out,

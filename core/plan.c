@@ -180,7 +180,7 @@ static void resolve_hardware(const llmem_input *in, plan *p) {
   p->max_split_bytes = isnan(in->max_split_size_mib) ? INFINITY : in->max_split_size_mib * MIB;
   p->empty_cache_after_init = (int)or_default(profiled(in, FIELD(empty_cache_after_init)), 0);
   p->simulate_allocator = 1;
-  p->allocator_max_ops = ALLOCATOR_MAX_OPS;
+  p->allocator_max_work = ALLOCATOR_MAX_WORK;
 }
 
 /* ---- combination checks, each naming the key to change ---- */

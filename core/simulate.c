@@ -340,7 +340,7 @@ static int states_at_first_step(const plan *pl) {
 static void start_allocator(const plan *pl) {
   /* what cudaMalloc can take: the device less the context, workspaces and NCCL */
   alloc_settings a = {pl->max_split_bytes, pl->in->gc_threshold, pl->memory_bytes - runtime_device_overhead_bytes(pl),
-                      (int)pl->in->expandable_segments != 0, pl->allocator_max_ops};
+                      (int)pl->in->expandable_segments != 0, pl->allocator_max_work};
   alloc_reset(&a);
 }
 
@@ -399,6 +399,8 @@ static void stage_walk_run(const plan *pl, const stage_layout *st, const rank_st
   if (host_bytes) *host_bytes = (int)pl->in->activation_offload != 0 ? offloaded_host_peak(&W, &sc) : 0;
   int blocks = pl->simulate_allocator && !pl->allocator_reserve_given && full != WALK_EVERY && !check;
   if (blocks) allocator_first_step(&W, &sc, full);
+  /* the reported step asks about as much again: past the budget, give up now rather than halfway through it */
+  if (blocks && 2 * alloc_get_stats()->work > pl->allocator_max_work) alloc_give_up();
   sim S;
   memset(&S, 0, sizeof S);
   S.sink = sink;

@@ -375,7 +375,29 @@ static void tie_goes_to_the_newer_segment(void) {
   CHECK_NEAR(reserved(), 60 * MB, 0, "12 + 24 + 24 MiB");
 }
 
+/* The budget counts work (count_op): each request and free, and what its cache search and shifts cost. 2,000
+ * requests then every other freed leave ~1,000 cached blocks to search and shift past; the same 3,000
+ * operations under a budget of 3,000 give up before the last, since each cost more than one. */
+static void fill_and_thin(void) {
+  for (int i = 0; i < 2000; i++) alloc_malloc((uint64_t)i + 1, 2 * MB + 4096.0 * i, C);
+  for (int i = 0; i < 2000; i += 2) alloc_free((uint64_t)i + 1, 0);
+}
+
+static void work_budget(void) {
+  alloc_settings s = {INFINITY, 0, INFINITY, 0, 1e9};
+  alloc_reset(&s);
+  fill_and_thin();
+  const alloc_stats *a = alloc_get_stats();
+  CHECK(a->ops == 3000 && !a->gave_up, "3,000 requests and frees (%g)", a->ops);
+  CHECK(a->work > a->ops, "their searches and shifts cost more than the requests alone (%g work)", a->work);
+  s.work_budget = 3000;
+  alloc_reset(&s);
+  fill_and_thin();
+  CHECK(a->gave_up && a->ops < 3000, "under a budget of 3,000 it gives up first (at %g operations)", a->ops);
+}
+
 int main(void) {
+  work_budget();
   pools_sorted();
   micro_batch_shift();
   layout_hash_incremental();

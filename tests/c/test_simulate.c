@@ -281,7 +281,7 @@ int main(void) {
     CHECK_NEAR(top_reserved, last->peak_reserved_bytes, 0, "kept timeline peaks at stage 1's reserved");
   }
 
-  /* one estimate's stage walks share the allocator's budget (ALLOCATOR_MAX_OPS): in a two-stage ZB-V step
+  /* one estimate's stage walks share the allocator's budget (ALLOCATOR_MAX_WORK): in a two-stage ZB-V step
    * whose cache layouts never repeat within 14 micro-batches (124 small layers), stage 0's walk takes most
    * of it and stage 1's gives up partway; its reserve is then the bound or what it had reached */
   if (run("model.layers=124 model.hidden=256 model.heads=8 model.ffn_hidden=4096 model.vocab=32000 "

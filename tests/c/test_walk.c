@@ -584,9 +584,9 @@ int main(void) {
       }
       /* an allocator that gives up partway (a small budget): the walk goes on without it, to the same peak */
       llmem_rank_result gave_up = fast;
-      pl.allocator_max_ops = 3000;
+      pl.allocator_max_work = 3000;
       simulate_stage_walk(&pl, &st, &rs, &gave_up, 0, 0, 0);
-      pl.allocator_max_ops = ALLOCATOR_MAX_OPS;
+      pl.allocator_max_work = ALLOCATOR_MAX_WORK;
       allocator_gave_up += !gave_up.reserved_simulated;
       /* what it had reserved before giving up is reserved in the step too (above the bound, it is the figure) */
       if (!gave_up.reserved_simulated && alloc_get_stats()->gave_up) {

@@ -723,7 +723,7 @@ static void split(int b, double rounded, int at) {
  * times dearer; the budget so bounds the time, whatever the pools hold. */
 static int count_op(void) {
   if (st.gave_up) return 0;
-  st.work = ++st.ops + probes / 5 + shifted / 330;
+  st.work = ++st.ops + probes * 0.2 + shifted * (1.0 / 330);
   if (st.work > cfg.work_budget) give_up();
   return !st.gave_up;
 }

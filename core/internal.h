@@ -382,7 +382,7 @@ double step_time_seconds(const plan *pl, double *tokens_per_second_per_gpu, doub
  * the requests included) it stops a replay near 3.6 ms, inside issue 12's 5 ms an estimate; it counted
  * requests alone before (1e5), whose cost grows with the pools: up to ~80 ns each, 5.8 ms. The published and
  * probe cases take at most 79,000 units, Llama 3.1 405B over TP 8, PP 16 interleaved (a heavy layout of
- * issue 17) 151,000. */
+ * issue 17) 162,000. */
 #define ALLOCATOR_MAX_WORK 1.8e5
 /* A step whose requests, counted without the repeating cycles the walk passes over, pass this is not
  * started (estimate.c allocator_within_budget): most such walks would end at ALLOCATOR_MAX_WORK. */

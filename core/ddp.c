@@ -58,8 +58,7 @@ static void add_tensors(bucketing *b, const stage_walk *W, int backward) {
       for (int cc = 0; cc < W->v; cc++) {
         int c = backward ? W->v - 1 - cc : cc, first = W->first_global[c], count = W->chunk_layers[c];
         for (int j = 0; j < count; j++) {
-          const layer_tensors *t = &walk_layer_cost(W, backward ? first + count - 1 - j : first + j)->tensors;
-          const param_list *l = full ? &t->params : &t->adapters;
+          const param_list *l = layer_tensor_list(W, backward ? first + count - 1 - j : first + j, 0);
           for (int i = 0; i < l->count; i++) add_tensor(b, l->elems[backward ? l->count - 1 - i : i]);
         }
       }

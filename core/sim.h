@@ -339,6 +339,9 @@ void blocks_setup(const stage_walk *W, const sim *S, int lazy_states);
  * forward (find_unused_parameters off; ddp.c). */
 void blocks_ddp_buckets(const stage_walk *W, const sim *S);
 void blocks_ddp_rebuild(const stage_walk *W, const sim *S);
+/* A decoder layer's parameter tensors on the rank in module order (model.c layer_tensors_on_rank): the trainable
+ * ones (LoRA: the adapters), or every one (all). */
+const param_list *layer_tensor_list(const stage_walk *W, int layer, int all);
 void blocks_optimizer_states(const stage_walk *W, const sim *S);
 /* The optimizer step's temporaries of `bytes`: take 1 allocates (category and requests), 0 frees them. */
 void blocks_optimizer_temporaries(const stage_walk *W, sim *S, double bytes, int take);

@@ -135,10 +135,14 @@ static int states_per_tensor(const plan *pl) {
 /* A layer's share as one block per trainable parameter tensor (its adapters' under LoRA) and `per` pieces
  * each, split by the tensors' elements, in model.parameters() order or (reverse) the backward's; `kind`
  * tags them (part: tensor x piece; 63: one block, without a listing). */
+const param_list *layer_tensor_list(const stage_walk *W, int layer, int all) {
+  const layer_tensors *t = &walk_layer_cost(W, layer)->tensors;
+  return all || (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t->params : &t->adapters;
+}
+
 static void tensor_list_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per,
                                int stream, int reverse, int all) {
-  const layer_tensors *t = &walk_layer_cost(W, layer)->tensors;
-  const param_list *l = all || (int)W->pl->in->ft_method == LLMEM_FT_FULL ? &t->params : &t->adapters;
+  const param_list *l = layer_tensor_list(W, layer, all);
   double elems = 0;
   for (int i = 0; i < l->count; i++) elems += l->elems[i];
   if (elems <= 0) {

@@ -6,7 +6,7 @@
 // the seeded Vitest fuzzers with LLMEM_FUZZ_SCALE times their iterations, and
 // prints per target: execs, execs/s, coverage, findings. Exit 1 on a finding.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const TARGETS = ['fuzz_estimate', 'fuzz_planner'];
@@ -18,6 +18,11 @@ const TARGETS = ['fuzz_estimate', 'fuzz_planner'];
 const TIMEOUT_S = { fuzz_estimate: 10, fuzz_planner: 60 };
 const BUILD = 'build/fuzz';
 const FINDINGS = join(BUILD, 'findings');
+// A run shorter than this per target starts from the seed corpus alone, in a
+// scratch folder: the long runs' corpus can take longer to replay than a short
+// run has (a run with no executions), and the test command's stage should do
+// the same work on every machine as on CI's clean clone.
+const SHORT_RUN_S = 60;
 
 function usage(message) {
   if (message) console.error(`fuzz: ${message}`);
@@ -127,7 +132,7 @@ function coverage(targets) {
     counters = 0;
   for (const t of targets) {
     const raw = join(dir, `${t}.profraw`);
-    const r = run(join(BUILD, `${t}_cov`), ['-runs=0', '-timeout=10', join(BUILD, 'corpus', t)], {
+    const r = run(join(BUILD, `${t}_cov`), ['-runs=0', '-timeout=10', corpusOf(t)], {
       env: { ...process.env, LLVM_PROFILE_FILE: raw },
       timeout: 300000,
     });
@@ -160,7 +165,8 @@ function coverage(targets) {
 }
 
 function fuzzTarget(target, seconds, withCoverage) {
-  const corpus = join(BUILD, 'corpus', target);
+  const corpus = corpusOf(target);
+  if (shortRun) rmSync(corpus, { recursive: true, force: true });
   seedCorpus(target, corpus);
   mkdirSync(FINDINGS, { recursive: true });
   const before = new Set(readdirSync(FINDINGS));
@@ -235,6 +241,10 @@ let findings = 0;
 // the JS fuzzers take a tenth of the time, at least their normal size
 const jsScale = Math.max(1, Math.floor((opts.seconds * 0.1) / 10));
 const cSeconds = opts.js ? opts.seconds * 0.9 : opts.seconds;
+const shortRun = cSeconds / TARGETS.length < SHORT_RUN_S;
+function corpusOf(target) {
+  return join(BUILD, shortRun ? 'corpus-short' : 'corpus', target);
+}
 if (opts.c) {
   if (!existsSync('core/llmem.h')) usage('run from the repository root');
   build(opts.coverage);

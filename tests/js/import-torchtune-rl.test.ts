@@ -481,17 +481,23 @@ enable_activation_checkpointing: True
 dtype: bf16
 `;
 
-  it('torchtune gemma/2B_full.yaml: the builder llmem lacks takes the config.json (refused without it)', async () => {
-    const alone = importError('torchtune', GEMMA);
+  it('torchtune gemma/2B_full.yaml: Gemma 1 builders are presets (models/gemma/_model_builders.py)', () => {
+    expect(imported('torchtune', GEMMA).flat['model.preset']).toMatch(/^gemma-2b/);
+  });
+
+  // the same file over a builder llmem lacks (smol's): the model comes from the config.json given apart
+  const UNKNOWN = GEMMA.replace('torchtune.models.gemma.gemma_2b', 'torchtune.models.smol.smollm2_135m');
+  it('a builder llmem lacks takes the config.json (refused without it)', async () => {
+    const alone = importError('torchtune', UNKNOWN);
     expect(alone.path).toBe('model._component_');
     expect(alone.message).toContain('--hf config.json');
-    const r = withHf('torchtune', GEMMA, gemma2b);
+    const r = withHf('torchtune', UNKNOWN, gemma2b);
     expect(r.notes.join('\n')).toContain('not a builder llmem knows; the model is the config.json given apart');
     expect(r.config.model).toMatchObject({ layers: 18, hidden: 2048, kv_heads: 1, vocab: 256000 });
     expect(r.config.training).toMatchObject({ micro_batch: 2, dtype: 'bf16', recompute: 'full', loss: 'chunked' });
     // the CLI end to end: exit 0 (it was 1 before)
     const dir = mkdtempSync(join(tmpdir(), 'llmem-tt-hf-'));
-    writeFileSync(join(dir, '2B_full.yaml'), GEMMA);
+    writeFileSync(join(dir, '2B_full.yaml'), UNKNOWN);
     writeFileSync(join(dir, 'config.json'), JSON.stringify(gemma2b));
     vi.spyOn(console, 'log').mockImplementation(() => undefined);
     const status = await importCommand(
@@ -504,7 +510,7 @@ dtype: bf16
   it('a LoRA builder llmem lacks keeps its adapters under --hf', () => {
     const lora = GEMMA.replace(
       'torchtune.models.gemma.gemma_2b',
-      "torchtune.models.gemma.lora_gemma_2b\n  lora_attn_modules: ['q_proj', 'v_proj']\n  lora_rank: 64",
+      "torchtune.models.smol.lora_smollm2_135m\n  lora_attn_modules: ['q_proj', 'v_proj']\n  lora_rank: 64",
     );
     const r = withHf('torchtune', lora, gemma2b);
     expect(r.config.training).toMatchObject({ finetune: { method: 'lora', lora_rank: 64, lora_targets: ['q', 'v'] } });

@@ -42,7 +42,7 @@ import type { Json } from '../../../wasm/llmem.js';
 // (PeftConfig: loftq_config, an initialisation; utils/schemas/peft.py), resize_token_embeddings_to_32x (the vocabulary
 // padded to a multiple of 32), relora_* / lisa_* / eaft_* (read with relora, lisa_n_layers, use_eaft, reported below).
 const IGNORED =
-  /^(base_model_config|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs|processor_type|tokenizer_use_mistral_common|revision_of_model|hf_use_auth_token|lr_quadratic_warmup|jagged_restart_.*|use_tensorboard|use_otel_metrics|otel_metrics_.*|evaluation_strategy|do_causal_lm_eval|curriculum_sampling|sample_packing_sequentially|torch_compile_mode|reinit_weights|use_ray|ray_num_workers|center_rewards_coefficient|streaming_multipack_buffer_size|pretrain_multipack_attn|resize_token_embeddings_to_32x|gptq_disable_exllama|use_swanlab|swanlab_.*|peft|relora_prune_ratio|relora_cpu_offload|relora_warmup_steps|relora_anneal_steps|lisa_step_interval|lisa_layers_attribute|eaft_alpha|eaft_k)$/;
+  /^(base_model_config|tokenizer_type|tokenizer_config|tokenizer_use_fast|tokenizer_legacy|is_llama_derived_model|is_mistral_derived_model|is_qwen_derived_model|trust_remote_code|strict|datasets|test_datasets|dataset_prepared_path|push_dataset_to_hub|dataset_processes|dataset_exact_deduplication|shuffle_merged_datasets|val_set_size|output_dir|lora_model_dir|lora_alpha|lora_fan_in_fan_out|wandb_.*|mlflow_.*|comet_.*|use_wandb|use_mlflow|num_epochs|max_steps|lr_scheduler|lr_scheduler_kwargs|learning_rate|cosine_min_lr_ratio|train_on_inputs|group_by_length|early_stopping_patience|resume_from_checkpoint|auto_resume_from_checkpoints|local_rank|logging_steps|warmup_steps|warmup_ratio|evals_per_epoch|eval_.*|saves_per_epoch|save_.*|debug|weight_decay|max_grad_norm|special_tokens|tokens|chat_template|chat_template_jinja|default_system_message|hub_model_id|hub_strategy|seed|tf32|gpu_memory_limit|low_cpu_mem_usage|sample_packing_eff_est|sample_packing_group_size|sample_packing_bin_size|pretraining_dataset|total_num_tokens|loss_watchdog_.*|adam_.*|ddp|ddp_.*|dataloader_.*|include_tokens_per_second|profiler_steps|shuffle_before_merging_datasets|remove_unused_columns|gradient_checkpointing_kwargs|flash_attn_cross_entropy|flash_attn_rms_norm|flash_attn_fuse_qkv|flash_optimum|bnb_config_kwargs|optim_args|max_packed_sequence_len|sequence_length|skip_prepare_dataset|dataset_keep_in_memory|streaming|llama4_linearized_experts|sdp_attention_kwargs|embeddings_skip_upcast|unfrozen_parameters_regex|neftune_noise_alpha|liger_use_token_scaling|heads_k_stride|ring_attn_func|peft_use_rslora|min_sample_len|flex_attn_compile_kwargs|cosine_constant_lr_ratio|save_only_model|fp8_backend|eot_tokens|experimental_skip_move_to_device|model_quantization_config_kwargs|processor_type|tokenizer_use_mistral_common|revision_of_model|hf_use_auth_token|lr_quadratic_warmup|jagged_restart_.*|use_tensorboard|use_otel_metrics|otel_metrics_.*|evaluation_strategy|do_causal_lm_eval|curriculum_sampling|sample_packing_sequentially|torch_compile_mode|reinit_weights|use_ray|ray_num_workers|center_rewards_coefficient|streaming_multipack_buffer_size|pretrain_multipack_attn|resize_token_embeddings_to_32x|gptq_disable_exllama|use_swanlab|swanlab_.*|peft|relora_prune_ratio|relora_cpu_offload|relora_warmup_steps|relora_anneal_steps|lisa_step_interval|lisa_layers_attribute|eaft_alpha|eaft_k)$/;
 
 /** Import an axolotl YAML; `worldSize` is the number of training processes (not in the file). */
 export function importAxolotl(
@@ -406,8 +406,9 @@ export function importAxolotl(
         d.skip('batch_size', 'needs micro_batch_size to derive gradient accumulation');
     }
     if (!set('sequence_len') && !rlModelled) {
-      d.set('training.seq_len', 2048);
-      d.note('sequence_len absent: 2048 (axolotl default)');
+      // src/axolotl/utils/schemas/config.py @067b021c: sequence_len: int = Field(default=512)
+      d.set('training.seq_len', 512);
+      d.note('sequence_len absent: 512 (axolotl schema default)');
     }
     if (rl) preference(d, y, rl, micro, accum ?? 1, adapter !== undefined, file);
     // without rl: read by no trainer (vllm: by `axolotl vllm-serve` too, a process of its own)
@@ -993,7 +994,16 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       );
       d.set('parallel.gpus', tp * cp * shard * replicate);
       d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
-    } else if (replicate <= 1 && d.get('parallel.gpus') === undefined) {
+    } else if (replicate <= 1 && d.get('parallel.gpus') !== undefined) {
+      // the world size given: the shard group must fit it, the rest replicating (axolotl's device mesh)
+      const given = d.get('parallel.gpus') as number,
+        group = tp * cp * shard * size('expert_parallel_size');
+      if (given % group !== 0)
+        throw new ImportError(
+          'dp_shard_size',
+          `dp_shard_size: tensor x context x dp_shard${group !== tp * cp * shard ? ' x expert' : ''} sizes = ${group} processes, which the world size given, ${given}, is not a multiple of`,
+        );
+    } else if (replicate <= 1) {
       // no world size given: the smallest the file runs on (dp_replicate 1; the expert axis beside dp_shard); a
       // larger one replicates the rest
       const ep = size('expert_parallel_size');

@@ -151,7 +151,13 @@ export function importLlamaFactory(
         );
       }
     } else if (type === 'full') d.set('training.finetune.method', 'full');
-    else d.skip('finetuning_type', `${type}: partial fine-tuning is not modelled; set training.finetune yourself`);
+    else
+      d.skip(
+        'finetuning_type',
+        type === 'oft'
+          ? 'oft: orthogonal adapters on a frozen base (model/adapter.py @ff6d4d12 _setup_lora_tuning: a PEFT OFTConfig) are not modelled; the estimate counts a full fine-tune, far above the run; set training.finetune yourself'
+          : `${type}: partial fine-tuning is not modelled; the estimate counts a full fine-tune, above the run; set training.finetune yourself`,
+      );
     if (bits && type !== 'lora') d.skip('quantization_bit', 'quantized bases are modelled with LoRA (qlora) only');
     halfLoadedWithoutAmp(d, y, type);
     // Gradient checkpointing is on unless disable_gradient_checkpointing (model_args.py).
@@ -315,7 +321,7 @@ export function importLlamaFactory(
     visionTraining(d, y, type);
     imagePixels(d, y);
     reportUnreadFile(d, file);
-    if (!megatron && !y.deepspeed && !y.fsdp) launcherComment(d, text);
+    if (!megatron && !y.deepspeed && !y.fsdp && launch === undefined) launcherComment(d, text); // else it was given
     defaultToDdp(d, 'deepspeed or fsdp');
     refuseIfNoKeyKnown(
       d,

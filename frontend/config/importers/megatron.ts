@@ -41,7 +41,7 @@ const ROUTER_IGNORED = new Set([
 const HYBRID = /^(is-hybrid-model|hybrid-.*|mtp-hybrid-override-pattern|mamba-.*|spec)$/;
 // ...of which these are read once the pattern is placed (--spec names the Mamba stack the pattern builds)
 const HYBRID_PLACED =
-  /^(is-hybrid-model|hybrid-layer-pattern|hybrid-override-pattern|mamba-(state-dim|head-dim|num-groups|num-heads)|spec)$/;
+  /^(is-hybrid-model|hybrid-layer-pattern|hybrid-override-pattern|hybrid-attention-ratio|hybrid-mlp-ratio|mamba-(state-dim|head-dim|num-groups|num-heads)|spec)$/;
 // Megatron-DeepSpeed flags (microsoft/Megatron-DeepSpeed megatron/arguments.py) with no memory effect.
 const DEEPSPEED_IGNORED = new Set([
   'data-impl',
@@ -267,7 +267,7 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
       else if (HYBRID.test(flag))
         d.skip(
           `--${flag}`,
-          `Mamba / hybrid layers${flag.includes('pattern') ? ` (pattern ${(args.get(flag) ?? []).join(' ')})` : ''} cannot be expressed until config v1 has layer types: every layer is counted as an attention + MLP transformer layer; not applied`,
+          `Mamba / hybrid layers${flag.includes('pattern') ? ` (pattern ${(args.get(flag) ?? []).join(' ')})` : ''} are not placed (a pattern llmem cannot read, or no layer count): every layer is counted as an attention + MLP transformer layer; not applied`,
         );
       else if (flag in NOT_MODELLED) d.skip(`--${flag}`, `${NOT_MODELLED[flag]}; not applied`);
       else if (DEEPSPEED_ONLY.has(flag) && !args.has('deepspeed'))
@@ -426,8 +426,46 @@ function hybridLayers(d: Draft, symbols: string, n: Flags['n'], hidden: number |
   return true;
 }
 
+/** A MambaStack's layer spec (--spec megatron.core.models.mamba.mamba_layer_specs mamba_stack_spec): pretrain_mamba.py. */
+const mambaSpec = (args: Map<string, string[]>): boolean => (args.get('spec') ?? []).some((s) => /mamba/.test(s));
+
+/** Python's round(): halves to the even neighbour. */
+const pyRound = (x: number): number => (Math.abs(x % 1) === 0.5 ? 2 * Math.round(x / 2) : Math.round(x));
+
+/**
+ * The layer pattern Megatron derives from the deprecated ratios (hybrid_layer_allocation.py pattern_from_ratios
+ * @d98e8a6, the same as mamba_hybrid_layer_allocation.py _allocate_auto @df61e60b): attention layers evenly spaced,
+ * starting and ending with Mamba; then MLP layers evenly among the Mamba ones, right-justified; the rest Mamba.
+ */
+export function patternFromRatios(layers: number, attention: number, mlp: number): string {
+  const types = new Array<string>(layers).fill('M');
+  const attn = pyRound(layers * attention);
+  let mamba = layers - attn;
+  const section = mamba / (attn + 1);
+  let x = section;
+  for (let i = 0; i < layers; i++)
+    if (x < 0.5) {
+      types[i] = '*';
+      x += section;
+    } else x -= 1;
+  const mlps = pyRound(layers * mlp);
+  if (mlps > 0) {
+    mamba -= mlps;
+    const ratio = mamba / mlps;
+    x = ratio;
+    for (let i = 0; i < layers; i++)
+      if (types[i] === 'M') {
+        if (x < 0.5) {
+          types[i] = '-';
+          x += ratio;
+        } else x -= 1;
+      }
+  }
+  return types.join('');
+}
+
 /** The model shape (add_network_size_args): layers, widths, heads; the FFN width it derives when not given. */
-function modelShape({ d, args, has, n }: Flags, kind: ModelKind): { layers?: number; ffn?: number } {
+function modelShape({ d, args, has, one, n }: Flags, kind: ModelKind): { layers?: number; ffn?: number } {
   // validate_args L1304-1311 (NVIDIA/Megatron-LM d98e8a6): --num-layers, else --encoder-num-layers (not both)
   if (has('num-layers') && has('encoder-num-layers'))
     throw new ImportError(
@@ -442,7 +480,27 @@ function modelShape({ d, args, has, n }: Flags, kind: ModelKind): { layers?: num
   else if (has('decoder-num-layers')) d.ignore('--decoder-num-layers');
   // a hybrid model's layers are the symbols of its pattern (M Mamba, * attention, - MLP, E MoE; | splits stages,
   // / starts the MTP part); --num-layers is then ignored by Megatron (validate_args)
-  const pattern = args.get('hybrid-layer-pattern')?.[0] ?? args.get('hybrid-override-pattern')?.[0];
+  let pattern = args.get('hybrid-layer-pattern')?.[0] ?? args.get('hybrid-override-pattern')?.[0];
+  const ratios = has('hybrid-attention-ratio') || has('hybrid-mlp-ratio');
+  if (!pattern && layers && (ratios || mambaSpec(args))) {
+    const ratio = (f: string): number => {
+      const v = one(f);
+      const r = v === undefined ? 0 : num(v, `--${f}`, 0);
+      if (r > 1) throw new ImportError(`--${f}`, `--${f}: a ratio of the layers, at most 1, not ${r}`);
+      return r;
+    };
+    const attention = ratio('hybrid-attention-ratio'),
+      mlp = ratio('hybrid-mlp-ratio');
+    if (attention + mlp > 1)
+      throw new ImportError(
+        '--hybrid-mlp-ratio',
+        `--hybrid-attention-ratio ${attention} + --hybrid-mlp-ratio ${mlp}: more than every layer (Megatron asserts their sum is at most 1)`,
+      );
+    pattern = patternFromRatios(layers, attention, mlp);
+    d.note(
+      `--hybrid-attention-ratio / --hybrid-mlp-ratio over ${layers} layers: the pattern ${pattern} (megatron/core/models/hybrid/hybrid_layer_allocation.py pattern_from_ratios @d98e8a6; ssm/mamba_hybrid_layer_allocation.py _allocate_auto before)`,
+    );
+  }
   if (pattern && !pattern.includes('$')) {
     const count = pattern.split('/')[0].replace(/\|/g, '').length;
     d.set('model.layers', count);

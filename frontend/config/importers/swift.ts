@@ -122,7 +122,7 @@ const REFUSED_TUNERS: Record<string, string> = {
 // Arguments with no effect on per-GPU memory: data, templates, logging, saving, evaluation, schedules, sampling,
 // rewards and loss weights.
 const IGNORED =
-  /^(dataset|val_dataset|cached_dataset|cached_val_dataset|split_dataset_ratio|data_seed|dataset_num_proc|load_from_cache_file|dataset_shuffle|val_dataset_shuffle|streaming|interleave_prob|stopping_strategy|shuffle_buffer_size|download_mode|columns|strict|remove_unused_columns|model_name|model_author|custom_dataset_info|lazy_tokenize|template|system|truncation_strategy|agent_template|norm_bbox|use_chat_template|padding_side|loss_scale|template_backend|response_prefix|enable_thinking|preserve_thinking|add_non_thinking_prefix|disable_ignore_empty_think|output_dir|add_version|create_checkpoint_symlink|num_train_epochs|max_steps|max_epochs|learning_rate|lr_scheduler_type|lr_scheduler_kwargs|warmup_ratio|warmup_steps|weight_decay|adam_beta1|adam_beta2|adam_epsilon|max_grad_norm|optim_args|seed|save_.*|eval_.*|per_device_eval_batch_size|logging_.*|log_.*|report_to|run_name|metric_for_best_model|greater_is_better|load_best_model_at_end|label_names|predict_with_generate|max_new_tokens|temperature|top_p|top_k|min_p|repetition_penalty|stop_words|dataloader_.*|ddp_.*|train_dataloader_shuffle|group_by_length|acc_strategy|early_stop_interval|callbacks|resume_from_checkpoint|resume_only_model|ignore_data_skip|load_args|load_data_args|use_hf|hub_.*|push_to_hub|model_revision|model_type|ms_hub_token|check_model|swanlab_.*|wandb_.*|external_plugins|custom_register_path|ignore_args_error|enable_npu_model_patch|safe_serialization|max_shard_size|lorap_lr_ratio|lora_alpha|use_rslora|init_weights|lora_ga_.*|aligner_lr|vit_lr|reward_funcs|reward_weights|reward_model_plugin|beta|label_smoothing|rpo_alpha|ld_alpha|discopop_tau|loss_weights|cpo_alpha|simpo_gamma|epsilon|epsilon_high|delta|num_iterations|importance_sampling_level|scale_rewards|advantage_reweight|kl_in_reward|overlong_filter|soft_max_length|soft_cache_length|cosine_.*|repetition_n_grams|repetition_max_penalty|tau_pos|tau_neg|dynamic_sample|max_resample_times|vllm_server_port|vllm_server_timeout|vllm_server_group_port|vllm_enable_prefix_caching|vllm_disable_custom_all_reduce|vllm_enforce_eager|vllm_limit_mm_per_prompt|vllm_reasoning_parser|vllm_disable_cascade_attn|vllm_mm_processor_cache_gb|vllm_server_pass_dataset|structured_outputs_regex|enable_flattened_weight_sync|num_generations_eval|rollout_importance_sampling_.*|off_policy_sequence_mask_delta|wandb_log_unique_prompts|multi_turn_scheduler|max_turns|completion_length_limit_scope|use_gym_env|gym_env|teacher_tag_key|fipo_.*|real_tau|sapo_.*|sdar_.*|rlsd_.*|router_aux_loss_coef|neftune_noise_alpha|gradient_checkpointing_kwargs|vit_gradient_checkpointing|problem_type|num_labels|new_special_tokens|rope_scaling|max_model_len|local_repo_path|bnb_4bit_compute_dtype|bnb_4bit_quant_storage|hqq_axis|deepspeed_autotp_size|zero_hpz_partition_size|packing_length|packing_num_proc|packing_strategy|use_logits_to_keep|mrl_dims|center_rewards_coefficient|desirable_weight|undesirable_weight|response_length|tuner_backend|adapters|ref_adapters|ref_model_type|ref_model_revision|use_flash_ckpt|vllm_max_lora_rank|vllm_enable_lora|lmbda|sft_alpha|seq_kd|gkd_logits_topk|whiten_rewards|kl_coef|cliprange|vf_coef|cliprange_value|gamma|lam|num_ppo_epochs|num_mini_batches|local_rollout_forward_batch_size|num_sample_generations|missing_eos_penalty|sync_ref_model|ref_model_sync_steps|ref_model_mixup_alpha|advantage_estimator)$/;
+  /^(dataset|val_dataset|cached_dataset|cached_val_dataset|split_dataset_ratio|data_seed|dataset_num_proc|load_from_cache_file|dataset_shuffle|val_dataset_shuffle|streaming|interleave_prob|stopping_strategy|shuffle_buffer_size|download_mode|columns|strict|remove_unused_columns|model_name|model_author|custom_dataset_info|lazy_tokenize|template|system|truncation_strategy|agent_template|norm_bbox|use_chat_template|padding_side|loss_scale|is_binary_loss_scale|template_backend|response_prefix|enable_thinking|preserve_thinking|add_non_thinking_prefix|disable_ignore_empty_think|output_dir|add_version|create_checkpoint_symlink|num_train_epochs|max_steps|max_epochs|learning_rate|lr_scheduler_type|lr_scheduler_kwargs|warmup_ratio|warmup_steps|weight_decay|adam_beta1|adam_beta2|adam_epsilon|max_grad_norm|optim_args|seed|save_.*|eval_.*|per_device_eval_batch_size|logging_.*|log_.*|report_to|run_name|metric_for_best_model|greater_is_better|load_best_model_at_end|label_names|predict_with_generate|max_new_tokens|temperature|top_p|top_k|min_p|repetition_penalty|stop_words|dataloader_.*|ddp_.*|train_dataloader_shuffle|group_by_length|acc_strategy|early_stop_interval|callbacks|resume_from_checkpoint|resume_only_model|ignore_data_skip|load_args|load_data_args|use_hf|hub_.*|push_to_hub|model_revision|model_type|ms_hub_token|check_model|swanlab_.*|wandb_.*|external_plugins|custom_register_path|ignore_args_error|enable_npu_model_patch|safe_serialization|max_shard_size|lorap_lr_ratio|lora_alpha|use_rslora|init_weights|lora_ga_.*|aligner_lr|vit_lr|reward_funcs|reward_weights|reward_model_plugin|beta|label_smoothing|rpo_alpha|ld_alpha|discopop_tau|loss_weights|cpo_alpha|simpo_gamma|epsilon|epsilon_high|delta|num_iterations|importance_sampling_level|scale_rewards|advantage_reweight|kl_in_reward|overlong_filter|soft_max_length|soft_cache_length|cosine_.*|repetition_n_grams|repetition_max_penalty|tau_pos|tau_neg|dynamic_sample|max_resample_times|vllm_server_port|vllm_server_timeout|vllm_server_group_port|vllm_enable_prefix_caching|vllm_disable_custom_all_reduce|vllm_enforce_eager|vllm_limit_mm_per_prompt|vllm_reasoning_parser|vllm_disable_cascade_attn|vllm_mm_processor_cache_gb|vllm_server_pass_dataset|structured_outputs_regex|enable_flattened_weight_sync|num_generations_eval|rollout_importance_sampling_.*|off_policy_sequence_mask_delta|wandb_log_unique_prompts|multi_turn_scheduler|max_turns|completion_length_limit_scope|use_gym_env|gym_env|teacher_tag_key|fipo_.*|real_tau|sapo_.*|sdar_.*|rlsd_.*|router_aux_loss_coef|neftune_noise_alpha|gradient_checkpointing_kwargs|vit_gradient_checkpointing|problem_type|num_labels|new_special_tokens|rope_scaling|max_model_len|local_repo_path|bnb_4bit_compute_dtype|bnb_4bit_quant_storage|hqq_axis|deepspeed_autotp_size|zero_hpz_partition_size|packing_length|packing_num_proc|packing_strategy|use_logits_to_keep|mrl_dims|center_rewards_coefficient|desirable_weight|undesirable_weight|response_length|tuner_backend|adapters|ref_adapters|ref_model_type|ref_model_revision|use_flash_ckpt|vllm_max_lora_rank|vllm_enable_lora|lmbda|sft_alpha|seq_kd|gkd_logits_topk|whiten_rewards|kl_coef|cliprange|vf_coef|cliprange_value|gamma|lam|num_ppo_epochs|num_mini_batches|local_rollout_forward_batch_size|num_sample_generations|missing_eos_penalty|sync_ref_model|ref_model_sync_steps|ref_model_mixup_alpha|advantage_estimator)$/;
 
 // Arguments that change memory through mechanisms llmem does not model: reported by name.
 const NOT_MODELLED: Record<string, string> = {
@@ -176,6 +176,26 @@ const intFlag = (f: Flags, flag: string, dflt: number, min = 1) => {
   const v = value(f, flag);
   return v === undefined || v === '' ? dflt : int(v, `--${flag}`, min);
 };
+
+/** Loss-scale types whose weights are not only 0 and 1 (swift/loss_scale: agent.py's AgentFlan sets is_binary
+ * False; react, qwen, hermes and alpha_umi read weights such as hermes.json's 2.0 from config/), or may not be:
+ * any type beyond a base strategy (default, last_round, all) is taken as weighted. */
+const BASE_LOSS_SCALES = new Set(['default', 'last_round', 'all', 'base']);
+
+/** Why ms-swift's SFT trainer computes the loss itself, handing the model no labels (so Liger's fused
+ * cross-entropy never runs): swift/trainers/seq2seq_trainer.py compute_loss @3602360a pops the labels for a
+ * label smoother, a weighted loss_scale, the DFT or channel loss, or sequence parallelism; null: it does not. */
+function ownLossReason(f: Flags, sp: number): string | null {
+  if (sp > 1) return `--sequence_parallel_size ${sp}`;
+  for (const flag of ['enable_dft_loss', 'enable_channel_loss']) if (flagOn(f, flag, false)) return `--${flag}`;
+  const smoothing = value(f, 'label_smoothing_factor');
+  if (smoothing !== undefined && Number(smoothing) !== 0) return `--label_smoothing_factor ${smoothing}`;
+  const scale = value(f, 'loss_scale');
+  const weighted = scale?.split('+').some((t) => !BASE_LOSS_SCALES.has(t)) ?? false;
+  if (weighted && !flagOn(f, 'is_binary_loss_scale', false))
+    return `--loss_scale ${scale} (weights other than 0 and 1)`;
+  return null;
+}
 
 /** The training command: the program, its arguments, and how it was launched. */
 interface Command {
@@ -770,8 +790,14 @@ export function importSwift(
       else if (applyDdpArgument(d, flag, val === 'None' ? null : val === '' ? true : val, `--${flag}`)) {
         // DDP's buckets (core/ddp.c)
       } else if (flag === 'use_liger_kernel') {
+        const own = rlhfType === undefined ? ownLossReason(f, sp) : null;
         if (!flagOn(f, flag, false)) d.ignore(`--${flag}`);
-        else if (rlhfType === undefined) {
+        else if (own) {
+          d.skip(
+            '--use_liger_kernel',
+            `${own}: ms-swift computes that loss itself and Liger's fused cross-entropy does not take effect (swift/trainers/seq2seq_trainer.py compute_loss @3602360a); Liger's other kernels are not modelled`,
+          );
+        } else if (rlhfType === undefined) {
           const before = d.unsupported.length;
           applyTrainingArgument(d, 'use_liger_kernel', true, {}, file);
           for (let i = before; i < d.unsupported.length; i++) d.unsupported[i] = `--${d.unsupported[i]}`;

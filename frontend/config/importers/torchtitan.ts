@@ -9,10 +9,12 @@ import {
   guard,
   ImportError,
   int,
+  draftModel,
   isObject,
   names,
   obj,
   oneOf,
+  ordinal,
   applyModelId,
   parseTomlText,
   str,
@@ -177,14 +179,16 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     // [hf_transformers] model names (its configs/full.toml: "Qwen/Qwen3-4B-Instruct-2507")
     // (its other flavors, debugmodel, lay their own small shape over the Hub config: refused below, as unknown)
     const hfModel = section('hf_transformers').model;
-    if (name === 'transformers_modeling_backend' && hfModel !== undefined && hfModel !== null) {
+    // (named transformers_backend before its rename: experiments/__init__.py @e1f7f318)
+    const hfBackend = name === 'transformers_modeling_backend' || name === 'transformers_backend';
+    if (hfBackend && hfModel !== undefined && hfModel !== null) {
       if (flavor === 'full') {
         unknownModel = undefined;
         applyModelId(d, '[hf_transformers] model', hfModel);
       } else
         unknownModel = new ImportError(
           '[model] flavor',
-          `[model] flavor: transformers_modeling_backend "${flavor}" lays its own shape over ${String(hfModel)} (a test model); only "full" trains the Hub model as published`,
+          `[model] flavor: ${name} "${flavor}" lays its own shape over ${String(hfModel)} (a test model); only "full" trains the Hub model as published`,
         );
     }
     if (unknownModel && options.modelFromHf) {
@@ -244,8 +248,19 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     d.set('parallel.pp', pp);
     d.set('parallel.cp', cp);
     if (tp > 1) d.set('parallel.sequence_parallel', true); // torchtitan's TP plan shards norms and dropout over the sequence
-    if (p.expert_parallel_degree !== undefined) d.set('parallel.ep', deg('expert_parallel_degree'));
-    if (p.expert_tensor_parallel_degree !== undefined) d.set('parallel.etp', deg('expert_tensor_parallel_degree'));
+    const ep = p.expert_parallel_degree === undefined ? 1 : deg('expert_parallel_degree');
+    if (p.expert_parallel_degree !== undefined) d.set('parallel.ep', ep);
+    if (ep === 1 && tp > 1 && isObject(draftModel(d)?.moe)) {
+      // without EP the routed experts take the TP plan (TensorParallel on the TP mesh) and ETP has no effect:
+      // experiments/llama4/infra/parallelize.py apply_moe_ep_tp @b5b7ffbd ("if ep_mesh is None: experts_mesh =
+      // tp_mesh"), config/job_config.py expert_tensor_parallel_degree ("No effect ... when ep = 1")
+      d.set('parallel.etp', tp);
+      if (p.expert_tensor_parallel_degree !== undefined && deg('expert_tensor_parallel_degree') !== tp)
+        d.note(
+          `expert_tensor_parallel_degree ${String(p.expert_tensor_parallel_degree)}: no effect without expert parallelism; the experts are split over TP ${tp} (parallel.etp)`,
+        );
+    } else if (p.expert_tensor_parallel_degree !== undefined)
+      d.set('parallel.etp', deg('expert_tensor_parallel_degree'));
     if (replicate > 1 && shard === 1) {
       d.set('parallel.fsdp_strategy', 'no_shard');
       d.note('data_parallel_replicate_degree without sharding (DDP): counted as FSDP no_shard');
@@ -477,11 +492,4 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     if (unknownModel) throw unknownModel;
     return d.result();
   });
-}
-
-/** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, ... */
-function ordinal(n: number): string {
-  const teen = n % 100 >= 11 && n % 100 <= 13;
-  const suffix = teen ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
-  return `${n}${suffix}`;
 }

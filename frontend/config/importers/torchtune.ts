@@ -8,6 +8,7 @@ import { findModel, MODELS, presetRef } from '../catalog.js';
 import {
   bool,
   Draft,
+  draftModel,
   guard,
   ImportError,
   type ImportResult,
@@ -17,6 +18,7 @@ import {
   type Obj,
   obj,
   oneOf,
+  ordinal,
   parseYamlText,
   str,
 } from './common.js';
@@ -48,6 +50,9 @@ const BUILDERS: Record<string, [string, string?]> = {
     'mistral-7b-v0.1',
     "torchtune's mistral_7b has no sliding window (the preset's window changes no memory under flash attention)",
   ],
+  // models/gemma/_model_builders.py gemma_2b, gemma_7b: the Gemma 1 shapes
+  gemma_2b: ['gemma-2b'],
+  gemma_7b: ['gemma-7b'],
   gemma2_2b: ['gemma-2-2b'],
   gemma2_9b: ['gemma-2-9b'],
   gemma2_27b: ['gemma-2-27b'],
@@ -508,16 +513,27 @@ function applyCheckpointing(d: Draft, y: Obj, ac: boolean, offload: boolean, dis
       const m = oneOf(mode, 'ac_mode', ['full', 'selective', 'none'] as const);
       const opt = y.ac_option;
       // training/activations.py apply_selective_activation_checkpointing: "op" is per-op SAC, an int k every k-th layer
-      if (m === 'full' || (m === 'selective' && (opt === 1 || opt === '1'))) {
+      // (checkpoint_wrapper._count % k == 0: floor(layers / k) of them; 0 or 1: all)
+      const every =
+        m === 'selective' && opt !== 'op' && opt !== undefined && opt !== null ? int(opt, 'ac_option', 0) : 1;
+      const layers = draftModel(d)?.layers;
+      if (m === 'full' || (m === 'selective' && every <= 1 && opt !== 'op')) {
         d.set('training.recompute', 'full');
         ac = true;
       } else if (m === 'selective' && opt === 'op') {
         d.set('training.recompute', 'per_op');
         d.note("ac_mode selective, ac_option op: torchtitan's per-op selective checkpointing");
+      } else if (m === 'selective' && typeof layers === 'number') {
+        d.set('training.recompute', 'full');
+        d.set('training.recompute_layers', Math.floor(layers / every));
+        d.note(
+          `ac_mode selective, ac_option ${every}: every ${ordinal(every)} layer checkpointed = ${Math.floor(layers / every)} of ${layers} layers recomputed (training.recompute_layers)`,
+        );
+        ac = true;
       } else if (m === 'selective')
         d.skip(
           'ac_mode',
-          `selective, ac_option ${String(opt)}: checkpointing every k-th layer is not modelled; not applied`,
+          `selective, ac_option ${every}: every ${ordinal(every)} layer needs the model's layer count; not applied`,
         );
     }
   }
@@ -577,10 +593,17 @@ function applyParallelDims(d: Draft, y: Obj, world: number | undefined): void {
         `data_parallel_shard_dim: replicate x shard x tensor x context dims make ${shard * tp * cp * replicate} GPUs, the world size given is ${world}`,
       );
   }
-  if (tp > 1 && applyDegree(d, 'tensor_parallel_dim', 'parallel.tp', tp))
+  if (tp > 1 && applyDegree(d, 'tensor_parallel_dim', 'parallel.tp', tp)) {
     d.note(
       `tensor_parallel_dim ${tp}: parallel.tp with sequence parallel norms (models/llama3/_parallelism.py base_llama_tp_plan SequenceParallel)`,
     );
+    // models/llama4/_parallelism.py decoder_only_tp_plan: "mlp.experts": ExpertTensorParallel() on the TP mesh
+    // (modules/moe/_parallelism.py: each expert's weights split over it)
+    if (isObject(draftModel(d)?.moe)) {
+      d.set('parallel.etp', tp);
+      d.note(`tensor_parallel_dim ${tp}: the routed experts split over it too (parallel.etp)`);
+    }
+  }
   const cpApplied = cp > 1 && applyDegree(d, 'context_parallel_dim', 'parallel.cp', cp) ? cp : 1;
   if (replicate > 1) {
     d.set('parallel.fsdp_strategy', 'hybrid_shard');

@@ -456,12 +456,19 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
     // an unset prompt length is the core's default (rl-common.ts seqLenFromRl), 512
     const prompt = (d.get('rl.prompt_len') as number | undefined) ?? 512;
     const response = d.get('rl.response_len') as number | undefined;
-    if (response !== undefined && prompt + response > cap) {
-      if (cap <= prompt)
+    if (response !== undefined && prompt + response > cap && cap <= prompt) {
+      // vLLM takes no prompt of max_model_len tokens or more, so the prompt cap is not reached: the sequence is at
+      // most cap tokens, counted with the whole completion and the prompt filling the rest
+      if (response >= cap)
         throw new ImportError(
           n(len),
-          `${n(len)}: ${cap} leaves no room for a completion after a ${prompt}-token prompt`,
+          `${n(len)}: ${cap} leaves no room for a prompt before a ${response}-token completion`,
         );
+      d.set('rl.prompt_len', cap - response);
+      d.note(
+        `${n(len)} ${cap}: no longer than the ${prompt}-token prompt cap, so vLLM ends every sequence at ${cap} tokens; counted as a ${cap - response}-token prompt and the ${response}-token completion (rl.prompt_len, not ${prompt})`,
+      );
+    } else if (response !== undefined && prompt + response > cap) {
       d.set('rl.response_len', cap - prompt);
       d.note(
         `${n(len)} ${cap}: vLLM stops each sequence there, so completions are at most ${cap - prompt} tokens (rl.response_len, not ${response})`,

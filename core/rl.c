@@ -225,13 +225,14 @@ static double gathered_layer_bytes(const model_on_rank *m) {
 /* The logits of one no-grad micro-batch: the training loss's tensors
  * without its backward (log-softmax over the vocabulary; TRL
  * selective_log_softmax, verl logprobs_from_logits), over `tokens`. */
-static double nograd_logits_bytes(const model_on_rank *m, double tokens) {
+static double nograd_logits_bytes(const model_on_rank *m, double tokens, int entropy) {
   if (m->pl.in->head != LLMEM_HEAD_LM) return 0;
   llmem_input in = *m->pl.in; /* one micro-batch of `tokens`, the whole sequences' (context parallelism splits them) */
   in.seq_len = tokens;
   in.micro_batch = 1;
   plan p = m->pl;
   p.in = &in;
+  p.rl_entropy = p.rl_entropy && entropy;
   loss_memory lm = loss_bytes(&p);
   double head = m->rs.gathers ? m->st.head_count * m->rs.unsharded_weight_bytes : 0;
   return max2(lm.saved_bytes + lm.forward_peak_bytes, lm.gather_peak_bytes) + head; /* gather: DTensor TP */
@@ -357,6 +358,7 @@ static void move_params(rl_live *L, int model, const rank_states *rs, int to_gpu
 typedef struct {
   int on_rank; /* colocated: the engine shares these GPUs */
   double weights, kv, workspace, graphs;
+  double weight_bytes_per_param; /* the weights' mean bytes a parameter (fp8: its 16-bit vocabulary layers too) */
   double kv_tokens;
 } engine_bytes;
 
@@ -379,8 +381,14 @@ static llmem_status engine_size(const llmem_input *in, const rl_shape *d, const 
   if (!e->on_rank) return LLMEM_OK;
   /* weights split over the engine's TP (vLLM Column/RowParallelLinear,
    * VocabParallelEmbedding); norms are replicated, a rounding here */
-  double wb = dtype_bytes((int)in->rl_rollout_dtype);
-  e->weights = actor->params_total * wb / tp;
+  /* fp8 weights (vLLM Fp8Config: NeMo-RL's policy.generation.vllm_cfg.precision fp8): the linears in one byte; the
+   * embedding and output layer stay in 16 bits (vllm/model_executor/layers/quantization/fp8.py get_quant_method
+   * quantizes LinearBase layers only, not VocabParallelEmbedding / ParallelLMHead), as do the activations (the
+   * engine's dtype stays bfloat16: nemo_rl/models/generation/vllm/vllm_worker.py sets self.precision so) */
+  int fp8 = (int)in->rl_rollout_dtype == LLMEM_DTYPE_FP8;
+  double wb = dtype_bytes((int)in->rl_rollout_dtype), vocab_params = fp8 ? embedding_params(pl) + head_params(pl) : 0;
+  e->weights = ((actor->params_total - vocab_params) * wb + vocab_params * 2) / tp;
+  e->weight_bytes_per_param = actor->params_total > 0 ? e->weights * tp / actor->params_total : wb;
   /* the profiled forward (gpu_model_runner.py profile_run): max_num_batched_tokens
    * through the model, then the sampler over max_num_seqs rows of fp32 logits */
   llmem_input engine_in = *pl->in;
@@ -389,7 +397,7 @@ static llmem_status engine_size(const llmem_input *in, const rl_shape *d, const 
   engine_in.attention = LLMEM_ATTN_FLASH;
   plan ep = *pl;
   ep.in = &engine_in;
-  ep.act_bytes = wb < 4 ? wb : 4;
+  ep.act_bytes = fp8 ? 2 : wb < 4 ? wb : 4;
   double seqs = min2(in->rl_max_num_seqs, in->rl_max_num_batched_tokens);
   double vocab = pl->vocab_padded;
   e->workspace = nograd_layer_bytes(&ep, 1, in->rl_max_num_batched_tokens) + seqs * vocab * (ep.act_bytes + 4);
@@ -401,7 +409,8 @@ static llmem_status engine_size(const llmem_input *in, const rl_shape *d, const 
   double kv_room = in->rl_engine == LLMEM_RL_ENGINE_VLLM ? share - e->weights - e->workspace : share - e->weights;
   /* KV per token: K and V of every layer (the KV heads split over TP, or
    * replicated below one per rank); MLA caches the latent and the rope key */
-  double kvb = dtype_bytes(isnan(in->rl_kv_cache_dtype) ? (int)in->rl_rollout_dtype : (int)in->rl_kv_cache_dtype);
+  /* kv_cache_dtype "auto": the engine's dtype, 16 bits under fp8 weights */
+  double kvb = !isnan(in->rl_kv_cache_dtype) ? dtype_bytes((int)in->rl_kv_cache_dtype) : ep.act_bytes;
   double per_token = pl->mla ? pl->layers * (pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim) * kvb
                              : 2 * pl->layers * max2(pl->kv_heads / tp, 1) * pl->head_dim * kvb;
   double block = in->rl_block_size * per_token;
@@ -436,7 +445,9 @@ static void nograd_pass(rl_walk *W, rl_live *L, int model, int phase, const mode
   transient(W, L, model, LLMEM_CAT_TEMPORARIES, layer);
   point(W, L, phase, 0, 0);
   add(L, model, LLMEM_CAT_TEMPORARIES, -layer);
-  double logits = nograd_logits_bytes(m, logit_tokens);
+  /* the reference's log-probs come without the entropy (verl fsdp_workers.py compute_ref_log_prob:
+   * calculate_entropy=False @b178a3cd; TRL grpo_trainer.py: the reference's per-token log-probs alone) */
+  double logits = nograd_logits_bytes(m, logit_tokens, phase != LLMEM_PHASE_REF_LOGPROBS);
   transient(W, L, model, LLMEM_CAT_LOGITS, logits);
   point(W, L, phase, 0, -1);
   add(L, model, LLMEM_CAT_LOGITS, -logits);
@@ -579,8 +590,7 @@ static void explain(const rl_walk *W, const rl_work *w, const engine_bytes *e, l
       else if (m == M_ENGINE && c == LLMEM_CAT_TEMPORARIES)
         explain_add_term(out, LLMEM_TERM_RL_ENGINE_WORKSPACE, c, b, b, b - e->graphs, e->graphs, 0);
       else if (m == M_ENGINE)
-        explain_add_term(out, ids[m], c, b, b, counts[m], dtype_bytes((int)w->upd.rl_rollout_dtype),
-                         w->upd.rl_rollout_tp);
+        explain_add_term(out, ids[m], c, b, b, counts[m], e->weight_bytes_per_param, w->upd.rl_rollout_tp);
       else if (m == M_ACTOR && c == LLMEM_CAT_COMM_BUFFERS && W->peak_sync > 0) {
         explain_add_term(
             out, LLMEM_TERM_RL_WEIGHT_SYNC, c, W->peak_sync, W->peak_sync,

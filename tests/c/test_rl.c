@@ -107,6 +107,29 @@ static void grpo(void) {
 
 /* Context parallelism splits each sequence: a rank's log-prob logits are its share, 4 x 1,024 / 2 tokens x 151,936 x 10
  * bytes = LOGITS / 2 (they were counted whole, cp times the rank's). */
+/* fp8 engine weights (vLLM Fp8Config): the linears in one byte, the embedding (tied: the head too) in two,
+ * activations and the KV cache ("auto") in bf16. Weights P - E + 2E with E = 136,134,656: 630,167,424; KV room
+ * 25,769,803,776 - 630,167,424 - 501,809,152 = 24,637,827,200: 125,314 blocks of 196,608 = 24,637,734,912 B,
+ * 2,005,024 tokens; awake 630,167,424 + 24,637,734,912 + 501,809,152 + 8,388,608 = 25,778,100,096. */
+static void fp8_engine(void) {
+  if (!run_keys(GRPO "rl.rollout.dtype=fp8", &out)) return;
+  CHECK_NEAR(out.rl_kv_cache_bytes, 24637734912.0, 0, "fp8 engine: kv cache in bf16");
+  CHECK_NEAR(out.rl_kv_cache_tokens, 2005024.0, 0, "fp8 engine: kv tokens");
+  CHECK_NEAR(out.rl_engine_bytes, 25778100096.0, 0, "fp8 engine: awake");
+  if (!run_keys(GRPO "rl.rollout.dtype=fp8 rl.rollout.kv_cache_dtype=fp8", &out)) return;
+  CHECK_NEAR(out.rl_kv_cache_tokens, 4010048.0, 0, "fp8 engine and cache: twice the tokens");
+}
+
+/* The entropy over the vocabulary is the actor's: the reference's log-probs come without it (verl
+ * compute_ref_log_prob: calculate_entropy=False), so only the old log-probs' pass grows. */
+static void entropy_not_in_reference(void) {
+  if (!run_keys(GRPO "rl.entropy=false", &out)) return;
+  double ref = phase_peak(LLMEM_PHASE_REF_LOGPROBS), old = phase_peak(LLMEM_PHASE_OLD_LOGPROBS);
+  if (!run_keys(GRPO "rl.entropy=true", &out)) return;
+  CHECK_NEAR(phase_peak(LLMEM_PHASE_REF_LOGPROBS), ref, 0, "entropy: the reference pass unchanged");
+  CHECK(phase_peak(LLMEM_PHASE_OLD_LOGPROBS) > old, "entropy: the old log-probs' pass holds it");
+}
+
 static void context_parallel_logits(void) {
   if (!run_keys(GRPO "parallel.gpus=2 parallel.cp=2", &out)) return;
   CHECK_NEAR(phase_peak(LLMEM_PHASE_OLD_LOGPROBS) - phase_peak(LLMEM_PHASE_ROLLOUT), LOGITS / 2, 0,
@@ -382,6 +405,8 @@ static void paged_rl(void) {
 
 int main(void) {
   grpo();
+  fp8_engine();
+  entropy_not_in_reference();
   context_parallel_logits();
   swapped_reference();
   paged_rl();

@@ -1,6 +1,9 @@
 // What a sweep over the frameworks' official example files found (2026-11-28): each case its file's own keys, cut
 // down; the verbatim files are fixtures in tests/fixtures/real/ where they are short enough to keep.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../wasm/node.js';
 import { patternFromRatios } from '../../frontend/config/importers/megatron.js';
 import { importError, imported } from './import-helpers.js';
 
@@ -77,5 +80,55 @@ describe('Megatron: the deprecated hybrid ratios as a layer pattern', () => {
     const sh =
       'torchrun pretrain_mamba.py --num-layers 8 --hidden-size 256 --num-attention-heads 4 --hybrid-attention-ratio 0.6 --hybrid-mlp-ratio 0.6 --spec megatron.core.models.mamba.mamba_layer_specs mamba_stack_spec';
     expect(importError('megatron', sh, { worldSize: 1 }).message).toContain('more than every layer');
+  });
+});
+
+describe('verl', () => {
+  // verl/trainer/config/_generated_ppo_megatron_trainer.yaml @b178a3cd (a fixture): ppo_megatron_trainer resolved,
+  // with no defaults list; its model and micro-batches filled in as a run would
+  const generated = readFileSync(
+    join(repoRoot(), 'tests/fixtures/real/verl/_generated_ppo_megatron_trainer.yaml'),
+    'utf8',
+  )
+    .replace(/~\/models\/deepseek-llm-7b-chat/g, 'Qwen/Qwen2.5-7B-Instruct')
+    .replace(/(ppo|log_prob)_micro_batch_size_per_gpu: null/g, '$1_micro_batch_size_per_gpu: 2')
+    .replace(/name: \?\?\?/, 'name: vllm');
+  it('a whole Megatron trainer config with no defaults list is a Megatron run (it was refused)', () => {
+    const r = imported('verl', generated);
+    expect(r.flat['parallel.engine']).toBe('megatron');
+  });
+  const script = (extra: string) =>
+    `python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo data.train_batch_size=8 data.max_prompt_length=512 data.max_response_length=512 actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct actor_rollout_ref.actor.ppo_mini_batch_size=8 actor_rollout_ref.rollout.name=vllm actor_rollout_ref.rollout.n=4 trainer.n_gpus_per_node=4 trainer.nnodes=1 ${extra}\n`;
+  it('a global micro-batch is divided by the data-parallel ranks: the GPUs over the Ulysses group', () => {
+    const r = imported(
+      'verl',
+      script(
+        'actor_rollout_ref.actor.ppo_micro_batch_size=8 actor_rollout_ref.rollout.log_prob_micro_batch_size=8 actor_rollout_ref.actor.ulysses_sequence_parallel_size=2',
+      ),
+    );
+    expect([r.flat['training.micro_batch'], r.flat['rl.logprob_micro_batch']]).toEqual([4, 4]); // 8 / (4 / 2)
+  });
+  it("the entropy kernel follows use_torch_compile and entropy_from_logits_with_chunking; the engine's EP is reported", () => {
+    const micro =
+      'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2';
+    const eager = imported('verl', script(`${micro} actor_rollout_ref.actor.use_torch_compile=False`));
+    expect(eager.flat['rl.entropy_kernel']).toBe('eager');
+    const chunked = imported('verl', script(`${micro} actor_rollout_ref.actor.entropy_from_logits_with_chunking=True`));
+    expect(chunked.flat['rl.entropy_kernel']).toBe('chunked');
+    expect(imported('verl', script(`${micro} `)).flat['rl.entropy_kernel']).toBeUndefined(); // the profile's
+    const ep = imported('verl', script(`${micro} actor_rollout_ref.rollout.expert_parallel_size=4`));
+    expect(ep.unsupported.join('\n')).toContain('actor_rollout_ref.rollout.expert_parallel_size: 4');
+  });
+});
+
+describe('DeepSpeed and NeMo-RL', () => {
+  it('optimizer.params.torch_adam: torch.optim AdamW (foreach), not FusedAdam', () => {
+    const ds = '{"train_micro_batch_size_per_gpu": 1, "optimizer": {"type": "AdamW", "params": {"torch_adam": true}}}';
+    expect(imported('deepspeed', ds, { worldSize: 8 }).flat['training.optimizer_impl']).toBe('foreach');
+  });
+  it('vllm_cfg.precision fp8 is the engine in fp8 (it was refused)', () => {
+    const base = readFileSync(join(repoRoot(), 'tests/fixtures/real/nemo_rl/grpo_math_1B.yaml'), 'utf8');
+    const r = imported('nemo_rl', base.replace(/precision: \$\{policy\.precision\}/, 'precision: "fp8"'));
+    expect(r.flat['rl.rollout.dtype']).toBe('fp8');
   });
 });

@@ -94,6 +94,8 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
     'DeepSpeed activation checkpointing applies only to models that call deepspeed.checkpointing (Megatron-DeepSpeed); set training.recompute yourself',
   communication_data_type: 'the reduction dtype of gradients is not modelled separately',
   amp: 'apex AMP is not modelled; set training.dtype',
+  // runtime/config.py get_eigenvalue_config @edaa7221: MoQ's Hessian eigenvalue estimate (runtime/eigenvalue.py)
+  eigenvalue: "MoQ's eigenvalue estimate (power iterations over the loss's Hessian) is not modelled",
   torch_autocast:
     'torch autocast over fp32 parameters (no fp16/bf16 section on) is not mapped: fp32 parameters, gradients and optimizer states with 16-bit compute; set training.dtype (and master_weights) yourself',
   sparse_attention: 'sparse attention is not modelled',
@@ -530,10 +532,18 @@ function optimizer(d: Draft, v: Json, key: string): void {
   const type = str(o.type, `${key}.type`).toLowerCase();
   // torch.optim.SGD / mup MuSGD keep a momentum buffer only with momentum != 0 (torch default 0)
   const momentum = typeof params.momentum === 'number' && params.momentum !== 0;
-  if (type === 'adamw' || type === 'adam' || type === 'fusedadam' || type === 'cpuadam')
+  if (type === 'adamw' || type === 'adam' || type === 'fusedadam' || type === 'cpuadam') {
     // effective_adam_w_mode = type is AdamW or params.adam_w_mode (default true)
     d.set('training.optimizer', type === 'adam' && params.adam_w_mode === false ? 'adam' : 'adamw');
-  else if (type === 'muadam' || type === 'muadamw') d.set('training.optimizer', type === 'muadam' ? 'adam' : 'adamw');
+    // params.torch_adam: torch.optim.Adam / AdamW instead of FusedAdam (runtime/engine.py _configure_basic_optimizer
+    // @edaa7221), its default implementation on CUDA the foreach one
+    if ((type === 'adam' || type === 'adamw') && params.torch_adam === true) {
+      d.set('training.optimizer_impl', 'foreach');
+      d.note(
+        `${key}.params.torch_adam: torch.optim's ${type === 'adam' && params.adam_w_mode === false ? 'Adam' : 'AdamW'} (foreach), not FusedAdam`,
+      );
+    }
+  } else if (type === 'muadam' || type === 'muadamw') d.set('training.optimizer', type === 'muadam' ? 'adam' : 'adamw');
   else if (type === 'lion') d.set('training.optimizer', 'lion');
   else if (type === 'muon')
     d.set('training.optimizer', 'muon'); // MuonWithAuxAdam: Adam for the use_muon=False ones

@@ -481,8 +481,11 @@ function rollout(d: Draft, y: Obj, gen: Generation): void {
   if (v.max_model_len !== undefined && v.max_model_len !== null)
     d.set('rl.rollout.max_model_len', int(v.max_model_len, `${V}.max_model_len`));
   if (v.enforce_eager !== undefined) d.set('rl.rollout.cuda_graphs', !bool(v.enforce_eager, `${V}.enforce_eager`));
-  if (v.precision !== undefined && v.precision !== null && v.precision !== 'auto')
-    d.set('rl.rollout.dtype', torchDtype(v.precision, `${V}.precision`));
+  // "fp8": vLLM loads the linears in fp8 (nemo_rl/models/generation/vllm/vllm_worker.py init_fp8 @7ea279ab), its
+  // activations in bf16 (core/rl.c engine_size)
+  if (v.precision === 'fp8') d.set('rl.rollout.dtype', 'fp8');
+  else if (v.precision !== undefined && v.precision !== null && v.precision !== 'auto')
+    d.set('rl.rollout.dtype', torchDtype(v.precision, `${V}.precision`, ['bfloat16', 'float16', 'float32', 'fp8']));
   if (typeof v.kv_cache_dtype === 'string' && v.kv_cache_dtype !== 'auto') {
     const kv = v.kv_cache_dtype.startsWith('fp8') ? 'fp8' : dtypeName(v.kv_cache_dtype);
     if (kv) d.set('rl.rollout.kv_cache_dtype', kv);

@@ -633,6 +633,40 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
       ),
   },
   {
+    // workers/actor/dp_actor.py @b178a3cd: entropy_from_logits_with_chunking picks the chunked kernel, and
+    // use_torch_compile (default True) compiles it; unset, the verl profile's kernel stands
+    keys: [`${A}.entropy_from_logits_with_chunking`, `${A}.use_torch_compile`],
+    to: 'rl.entropy_kernel (chunked; compiled, or eager without torch.compile)',
+    fsdp: true,
+    apply: (c) => {
+      const chunked = `${A}.entropy_from_logits_with_chunking`,
+        compile = `${A}.use_torch_compile`;
+      if (c.given(chunked) && c.bool(chunked)) c.d.set('rl.entropy_kernel', 'chunked');
+      else if (c.given(compile)) c.d.set('rl.entropy_kernel', c.bool(compile) ? 'compiled' : 'eager');
+    },
+  },
+  {
+    // vllm_async_server.py @b178a3cd: expert_parallel_size > 1 passes enable_expert_parallel (the experts split
+    // over the engine's data-parallel ranks); pipeline_model_parallel_size splits its layers
+    keys: [`${R}.expert_parallel_size`, `${R}.pipeline_model_parallel_size`],
+    to: '(reported when above 1: the engine weights are counted whole on each of its TP ranks)',
+    apply: ({ d, get }) => {
+      for (const [k, what] of [
+        [`${R}.expert_parallel_size`, 'the experts split over'],
+        [`${R}.pipeline_model_parallel_size`, 'the layers split over'],
+      ] as const) {
+        const v = get(k);
+        const n = v === null || v === undefined ? 1 : int(v, k);
+        if (n > 1)
+          d.skip(
+            k,
+            `${n}: ${what} ${n} engine ranks is not modelled; the engine's weights are counted whole on each of its TP ranks (above)`,
+          );
+        else d.ignore(k);
+      }
+    },
+  },
+  {
     keys: [`${A}.use_kl_loss`, 'algorithm.use_kl_in_reward'],
     to: 'rl.reference.enabled (a reference model with either)',
     apply: (c) => c.d.set('rl.reference.enabled', c.bool(`${A}.use_kl_loss`) || c.bool('algorithm.use_kl_in_reward')),
@@ -794,6 +828,14 @@ const NOT_MODELLED: Record<string, string> = {
   [`${M}.tiled_mlp.num_shards`]: 'the MLP computed in sequence tiles is not modelled',
   [`${R}.quantization`]: "the rollout engine's quantized weights are not modelled",
   'critic.model.lora_rank': 'a LoRA critic is not modelled: counted in full',
+  // dp_actor.py: the entropy recomputed in the backward rather than its softmax kept
+  [`${A}.entropy_checkpointing`]:
+    "the entropy's recompute in the backward is not modelled (its tensors counted kept, above)",
+  // FSDP1 forward_prefetch (fsdp_workers.py passes it to FSDP), as the accelerate importer reports it
+  [`${A}.fsdp_config.forward_prefetch`]: 'forward prefetch (one more layer gathered in the forward) is not modelled',
+  [`${REF}.fsdp_config.forward_prefetch`]: 'forward prefetch (one more layer gathered in the forward) is not modelled',
+  'critic.model.fsdp_config.forward_prefetch':
+    'forward prefetch (one more layer gathered in the forward) is not modelled',
 };
 
 // Megatron config overrides that may change memory and are not mapped: reported (checked before IGNORED).
@@ -833,12 +875,40 @@ const VERL_DTYPES = ['bfloat16', 'bf16', 'float16', 'fp16', 'half', 'float32', '
 const verlDtype = (v: Json | undefined, key: string) => torchDtype(v, key, VERL_DTYPES);
 
 /** A per-GPU micro-batch: the _per_gpu key, else the global one divided by the GPUs (verl normalises it so). */
+/**
+ * A global micro-batch key as a worker's: verl divides it by the data-parallel ranks, the GPUs over the Ulysses
+ * group under FSDP (fsdp_workers.py ActorRolloutRefWorker / CriticWorker: "//= self.device_mesh.size() //
+ * self.ulysses_sequence_parallel_size") and the Megatron data-parallel world (megatron_workers.py:
+ * mpu.get_data_parallel_world_size(), the GPUs over TP x PP x CP) @b178a3cd.
+ */
 function perGpu(c: Ctx, globalKey: string): number | undefined {
   const own = c.get(`${globalKey}_per_gpu`);
   if (own !== null && own !== undefined) return int(own, `${globalKey}_per_gpu`);
   const global = c.get(globalKey);
   if (global === null || global === undefined) return undefined;
-  return divide(int(global, globalKey), c.d.get('parallel.gpus') as number, globalKey, 'must divide by the GPUs');
+  const who = globalKey.startsWith('critic.') ? 'critic' : 'actor';
+  const degree = (key: string) => {
+    const v = c.get(key);
+    return v === null || v === undefined ? 1 : int(v, key);
+  };
+  const group = c.megatron
+    ? ['tensor_model_parallel_size', 'pipeline_model_parallel_size', 'context_parallel_size']
+        .map((k) => degree(`${who === 'actor' ? AM : 'critic.megatron'}.${k}`))
+        .reduce((a, b) => a * b, 1)
+    : tokenSplit(c, who);
+  const gpus = c.d.get('parallel.gpus') as number;
+  const ranks = divide(
+    gpus,
+    group,
+    globalKey,
+    `needs the GPUs to divide by the ${c.megatron ? 'TP x PP x CP' : 'Ulysses'} group`,
+  );
+  return divide(
+    int(global, globalKey),
+    ranks,
+    globalKey,
+    `must divide by the data-parallel ranks (${gpus} GPUs${group > 1 ? ` over ${c.megatron ? 'TP x PP x CP' : 'Ulysses'} ${group}` : ''})`,
+  );
 }
 
 function modelPath(c: Ctx): void {
@@ -1033,6 +1103,10 @@ function yamlSource(y: Obj, d: Draft): { src: Map<string, Json>; megatron: boole
       if (item === '_self_' || item === 'ppo_trainer' || item === 'ppo_megatron_trainer') continue;
       d.skip(`defaults ${JSON.stringify(item)}`, 'another config group is not read: verl defaults stand for its keys');
     }
+  } else if (src.get('actor_rollout_ref.actor.strategy') === 'megatron') {
+    // a whole trainer config with no defaults list, as verl's own trainer/config/_generated_ppo_megatron_trainer.yaml
+    // (ppo_megatron_trainer with its groups resolved): its actor is a Megatron one
+    megatron = true;
   }
   return { src, megatron };
 }

@@ -514,20 +514,40 @@ function sharding(d: Draft, f: Flags, file: DeepSpeedFile): void {
     if (fs === 'fsdp2') {
       applyFsdpOption(d, '--fsdp', 'full_shard auto_wrap', FSDP2_PRESET, '--fsdp fsdp2#fsdp_config');
       d.note('--fsdp fsdp2: swift/config/fsdp2.json (full_shard auto_wrap, FSDP2, activation checkpointing)');
-    } else if (/^\s*\{/.test(fs)) {
-      const c = parseJsonText(fs, '--fsdp');
-      applyFsdpOption(
-        d,
-        '--fsdp',
-        c.fsdp ?? 'full_shard auto_wrap',
-        isObject(c.fsdp_config) ? c.fsdp_config : {},
-        '--fsdp.fsdp_config',
-      );
+    } else if (/^\s*\{/.test(fs)) fsdpJson(d, parseJsonText(fs, '--fsdp'), '--fsdp.');
+    else if (file.text !== undefined && !file.read) {
+      // the JSON file it names, given as the second file
+      file.read = true;
+      fsdpJson(d, parseJsonText(file.text, `--fsdp ${fs}`), `--fsdp ${fs}#`);
     } else {
       d.set('parallel.engine', 'fsdp2');
-      d.skip('--fsdp', `"${fs}" was not read (an FSDP JSON file); counted as FSDP2 full_shard`);
+      d.skip(
+        '--fsdp',
+        `"${fs}" was not read (an FSDP JSON file: give it too, \`llmem import swift <script> ${fs.split('/').pop()}\`); counted as FSDP2 full_shard`,
+      );
     }
   }
+}
+
+/**
+ * An FSDP JSON (--fsdp inline or its file): the accelerate-style `fsdp` string and `fsdp_config`, and ms-swift's own
+ * `activation_cpu_offload` (swift/trainers/arguments.py _init_callbacks adds ActivationCpuOffloadCallBack:
+ * swift/callbacks/activation_cpu_offload.py, verl's asynchronous offload of every layer's saved tensors but the last's
+ * @3602360a), counted as training.activation_offload.
+ */
+function fsdpJson(d: Draft, c: Obj, at: string): void {
+  const config = isObject(c.fsdp_config) ? { ...c.fsdp_config } : {};
+  const offload = config.activation_cpu_offload ?? config.fsdp_activation_cpu_offload;
+  delete config.activation_cpu_offload;
+  delete config.fsdp_activation_cpu_offload;
+  applyFsdpOption(d, '--fsdp', c.fsdp ?? 'full_shard auto_wrap', config, `${at}fsdp_config`);
+  if (offload !== undefined && offload !== null && bool(offload, `${at}fsdp_config.activation_cpu_offload`)) {
+    d.set('training.activation_offload', true);
+    d.note(
+      `${at}fsdp_config.activation_cpu_offload: every layer's saved activations but the last's go to the host (ms-swift's ActivationCpuOffloadCallBack; training.activation_offload)`,
+    );
+  }
+  for (const k of Object.keys(c)) if (k !== 'fsdp' && k !== 'fsdp_config') d.ignore(`${at}${k}`); // _description, _param_docs
 }
 
 /** The GRPO arguments under GRPOConfig's names, for trl.ts applyGrpo (ms-swift's own defaults given explicitly). */

@@ -132,3 +132,21 @@ describe('DeepSpeed and NeMo-RL', () => {
     expect(r.flat['rl.rollout.dtype']).toBe('fp8');
   });
 });
+
+describe("TRL: accelerate_config names one of TRL's packaged accelerate configs", () => {
+  // huggingface/trl docs/source/clis.md @f2cd5771 ("accelerate_config: zero2  # or path/to/my/accelerate/config.yaml")
+  const yaml = (v: string) =>
+    `model_name_or_path: Qwen/Qwen2.5-0.5B\ndataset_name: stanfordnlp/imdb\naccelerate_config: ${v}\n`;
+  it('a packaged name launches the run with it: its engine and processes', () => {
+    const r = imported('trl', yaml('zero3  # or a path'), { trainer: 'sft' });
+    expect(r.flat).toMatchObject({ 'parallel.engine': 'deepspeed', 'parallel.zero_stage': 3, 'parallel.gpus': 8 });
+    expect(imported('trl', yaml('fsdp2'), { trainer: 'sft', worldSize: 4 }).flat).toMatchObject({
+      'parallel.engine': 'fsdp2',
+      'parallel.gpus': 4,
+    });
+  });
+  it('a path is reported, to be given with the file', () => {
+    const r = imported('trl', yaml('configs/my_accelerate.yaml'), { trainer: 'sft' });
+    expect(r.unsupported.join('\n')).toContain('accelerate_config: "configs/my_accelerate.yaml" was not read');
+  });
+});

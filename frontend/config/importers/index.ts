@@ -16,6 +16,7 @@ import { importTorchtitan } from './torchtitan.js';
 import { importTorchtune } from './torchtune.js';
 import { importTrainingArgs } from './training-args.js';
 import { importTrl, type Trainer } from './trl.js';
+import { trlAccelerateConfig } from './trl-accelerate.js';
 import { importVerl } from './verl.js';
 
 export type { ImportKind, ImportResult, Imported } from './common.js';
@@ -78,6 +79,9 @@ const READS_ALSO: readonly ImportKind[] = [
 
 /** Import `text` as `kind` into config v1: {config, notes, unsupported} or {error} (nothing applied). */
 export function importConfig(kind: ImportKind, text: string, options: ImportOptions = {}): ImportResult {
+  // a TRL file naming one of TRL's packaged accelerate configs is launched with it, unless one is given
+  const packaged = kind === 'trl' && options.also === undefined ? trlAccelerateConfig(text) : undefined;
+  if (packaged) options = { ...options, also: packaged.json };
   const read = () => withAccelerate(kind, text, options) ?? importKind(kind, text, options);
   const r = options.modelFromHf ? withModelFromHf(read) : read();
   if (options.also !== undefined && !READS_ALSO.includes(kind) && !('error' in r))

@@ -8,6 +8,7 @@
 // ORPOConfig (trl/experimental/orpo/orpo_config.py @f2cd5771, trl/trainer/orpo_config.py before) is read with
 // --trainer orpo only: it has no key of its own. TRL trains on the Trainer: runtime.framework hf_trainer.
 import type { Json } from '../../../wasm/llmem.js';
+import { TRL_ACCELERATE_CONFIGS } from './trl-accelerate.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import {
   applyFullModules,
@@ -272,6 +273,18 @@ export function importTrl(
         d.ignore(key); // orpo_config.py @f2cd5771: truncates the completion of encoder-decoder models only
       else if (key in NOT_MODELLED) {
         if (v !== false) d.skip(key, `${NOT_MODELLED[key]}; not applied`);
+      } else if (key === 'accelerate_config') {
+        // trl/cli/accelerate_config.py @f2cd5771: a packaged name or a path, given to accelerate launch --config_file
+        const name = str(v, key);
+        if (name in TRL_ACCELERATE_CONFIGS)
+          d.note(
+            `accelerate_config ${name}: TRL's trl/accelerate_configs/${name}.yaml, the accelerate config the run is launched with (unless another is given with the file)`,
+          );
+        else
+          d.skip(
+            key,
+            `"${name}" was not read: give that accelerate config with the file (llmem import trl <file> <it>)`,
+          );
       } else if (applyTrainingArgument(d, key, v, y, file)) continue;
       else if (IGNORED.test(key) || TRAINING_ARGS_IGNORED.test(key)) d.ignore(key);
       else d.skip(key, 'not a TRL key llmem maps; not applied');

@@ -118,6 +118,11 @@ static void fp8_engine(void) {
   CHECK_NEAR(out.rl_engine_bytes, 25778100096.0, 0, "fp8 engine: awake");
   if (!run_keys(GRPO "rl.rollout.dtype=fp8 rl.rollout.kv_cache_dtype=fp8", &out)) return;
   CHECK_NEAR(out.rl_kv_cache_tokens, 4010048.0, 0, "fp8 engine and cache: twice the tokens");
+  /* untied: the head's E more parameters, in 2 bytes too: P + E - 2E + 2 x 2E = 902,436,736; KV room
+   * 24,365,557,888: 123,929 blocks, 1,982,864 tokens; awake 25,778,067,328 */
+  if (!run_keys(GRPO "model.tied_embeddings=false rl.rollout.dtype=fp8", &out)) return;
+  CHECK_NEAR(out.rl_kv_cache_tokens, 1982864.0, 0, "fp8 engine, untied head: kv tokens");
+  CHECK_NEAR(out.rl_engine_bytes, 25778067328.0, 0, "fp8 engine, untied head: awake");
 }
 
 /* The entropy over the vocabulary is the actor's: the reference's log-probs come without it (verl

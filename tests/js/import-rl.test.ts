@@ -68,27 +68,16 @@ describe('TRL', () => {
     expect(e.message).toContain('per-device batch 16 x 8 processes (the world size) x 4 steps');
     expect(ok('trl', code, 7).flat['rl.group_size']).toBe(14); // 16 x 7 x 4 = 448 = 32 groups
   });
-  it('vllm_max_model_len caps the completions (vLLM stops a sequence there), or the prompts when it is no longer than their cap', () => {
+  it('vllm_max_model_len caps the prompt and the completion each: a batch lines its longest of both up (B, P+C)', () => {
+    // grpo_trainer.py @f2cd5771: torch.cat([prompt_ids, completion_ids]) of left-padded prompts and right-padded
+    // completions, so a long completion after a short prompt sits beside a long prompt
     const capped = ok('trl', `${GRPO}vllm_max_model_len: 800\n`, 4);
-    expect(capped.flat['rl.response_len']).toBe(544); // 800 - 256, not 768
-    expect(capped.flat['training.seq_len']).toBe(800);
-    expect(capped.notes.join('\n')).toContain('vllm_max_model_len 800: vLLM stops each sequence there');
+    expect([capped.flat['rl.prompt_len'], capped.flat['rl.response_len']]).toEqual([256, 768]);
+    expect(capped.flat['training.seq_len']).toBe(1024);
+    expect(capped.notes.join('\n')).toContain('only each part is capped');
+    const tight = ok('trl', `${GRPO}vllm_max_model_len: 512\n`, 4);
+    expect([tight.flat['rl.prompt_len'], tight.flat['rl.response_len']]).toEqual([256, 512]);
     expect(ok('trl', `${GRPO}vllm_max_model_len: 4096\n`, 4).flat['rl.response_len']).toBe(768);
-    // a cap no longer than the prompt cap: vLLM takes no prompt that long, so the sequence is the cap, with the whole
-    // completion (ms-swift examples/train/grpo/internal/vllm_72b_4gpu.sh: 2048, 2048 and 1024)
-    const short = ok(
-      'trl',
-      `${GRPO.replace('max_prompt_length: 256', 'max_prompt_length: 1000')}vllm_max_model_len: 1000\n`,
-      4,
-    );
-    expect([short.flat['rl.prompt_len'], short.flat['rl.response_len']]).toEqual([232, 768]);
-    expect(short.notes.join('\n')).toContain('counted as a 232-token prompt and the 768-token completion');
-    expect(error('trl', `${GRPO}vllm_max_model_len: 256\n`, 4).message).toContain(
-      'leaves no room for a prompt before a 768-token completion',
-    );
-    // without max_prompt_length the prompt is llmem's default 512: still capped
-    const noPrompt = ok('trl', `${GRPO.replace('max_prompt_length: 256\n', '')}vllm_max_model_len: 800\n`, 4);
-    expect(noPrompt.flat['rl.response_len']).toBe(288);
   });
   it('GRPOConfig: every mapped key', () => {
     const r = ok('trl', GRPO, 4);

@@ -113,8 +113,12 @@ describe('verl', () => {
       'actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2 actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2';
     const eager = imported('verl', script(`${micro} actor_rollout_ref.actor.use_torch_compile=False`));
     expect(eager.flat['rl.entropy_kernel']).toBe('eager');
+    // verl's chunks (2048 rows in fp32, kept for the update) are not config v1's chunked kernel (TRL's): reported
     const chunked = imported('verl', script(`${micro} actor_rollout_ref.actor.entropy_from_logits_with_chunking=True`));
-    expect(chunked.flat['rl.entropy_kernel']).toBe('chunked');
+    expect(chunked.flat['rl.entropy_kernel']).toBeUndefined();
+    expect(chunked.unsupported.join('\n')).toContain("verl's chunked entropy");
+    const padded = imported('verl', script(`${micro} actor_rollout_ref.model.use_remove_padding=False`));
+    expect(padded.flat['rl.entropy_kernel']).toBe('eager');
     expect(imported('verl', script(`${micro} `)).flat['rl.entropy_kernel']).toBeUndefined(); // the profile's
     const ep = imported('verl', script(`${micro} actor_rollout_ref.rollout.expert_parallel_size=4`));
     expect(ep.unsupported.join('\n')).toContain('actor_rollout_ref.rollout.expert_parallel_size: 4');
@@ -148,5 +152,63 @@ describe("TRL: accelerate_config names one of TRL's packaged accelerate configs"
   it('a path is reported, to be given with the file', () => {
     const r = imported('trl', yaml('configs/my_accelerate.yaml'), { trainer: 'sft' });
     expect(r.unsupported.join('\n')).toContain('accelerate_config: "configs/my_accelerate.yaml" was not read');
+  });
+});
+
+describe('after review', () => {
+  it("ms-swift: the binary loss scales keep Liger's loss; --is_binary_loss_scale false drops it", () => {
+    // swift/loss_scale/config/ignore_empty_think.json: weights 0.0 only (binary)
+    expect(swift('--use_liger_kernel true --loss_scale ignore_empty_think').flat['training.loss']).toBe('fused');
+    const forced = swift('--use_liger_kernel true --is_binary_loss_scale false');
+    expect(forced.unsupported.join('\n')).toContain('--use_liger_kernel: --is_binary_loss_scale false');
+  });
+  it('ms-swift GRPO: a completion cap at the vLLM cap is not refused; the row is the cap', () => {
+    const r = imported(
+      'swift',
+      'NPROC_PER_NODE=4 swift rlhf --rlhf_type grpo --model Qwen/Qwen2.5-7B-Instruct --use_vllm true --vllm_mode colocate --max_length 2048 --vllm_max_model_len 2048 --max_completion_length 4096 --num_generations 4 --per_device_train_batch_size 4\n',
+    );
+    expect([r.flat['rl.prompt_len'], r.flat['rl.response_len']]).toEqual([1, 2047]);
+  });
+  it('axolotl: a world of tp x cp x ep leaves no data-parallel ranks, so dp_shard_size is not applied', () => {
+    const y =
+      'base_model: meta-llama/Llama-3.1-8B\nmicro_batch_size: 1\nsequence_len: 2048\nbf16: true\nfsdp_version: 2\nfsdp_config:\n  reshard_after_forward: true\ntensor_parallel_size: 2\ndp_shard_size: 4\n';
+    const r = imported('axolotl', y, { worldSize: 2 });
+    expect(r.flat['parallel.fsdp_shard_size']).toBeUndefined();
+    expect(r.unsupported.join('\n')).toContain('leaves no data-parallel ranks');
+  });
+  it('torchtitan: expert_tensor_parallel_degree takes 1 or the TP degree under EP, and means nothing without it', () => {
+    const toml = (par: string) =>
+      `[model]\nname = "deepseek_v3"\nflavor = "671B"\n[training]\nlocal_batch_size = 1\nseq_len = 4096\n[parallelism]\ndata_parallel_shard_degree = -1\n${par}\n`;
+    const bad = importError(
+      'torchtitan',
+      toml('tensor_parallel_degree = 4\nexpert_parallel_degree = 8\nexpert_tensor_parallel_degree = 2'),
+      {
+        worldSize: 256,
+      },
+    );
+    expect(bad.message).toContain('torchtitan takes 1 or the TP degree (4)');
+    const none = imported('torchtitan', toml('expert_tensor_parallel_degree = 2'), { worldSize: 256 });
+    expect(none.flat['parallel.etp']).toBeUndefined();
+  });
+  it('torchtune: every k-th layer with k above the layer count checkpoints none', () => {
+    const y = `model:\n  _component_: torchtune.models.llama3.llama3_8b\ntokenizer:\n  _component_: torchtune.models.llama3.llama3_tokenizer\n  path: /tmp/t.model\n  max_seq_len: 2048\nbatch_size: 1\noptimizer:\n  _component_: torch.optim.AdamW\nloss:\n  _component_: torchtune.modules.loss.CEWithChunkedOutputLoss\nenable_activation_checkpointing: False\nac_mode: selective\nac_option: 64\ndtype: bf16\n`;
+    const r = imported('torchtune', y, { worldSize: 8 });
+    expect(r.flat['training.recompute_layers']).toBeUndefined();
+    expect(r.notes.join('\n')).toContain('none is checkpointed');
+  });
+  it('verl under Megatron: a global micro-batch over the data-parallel ranks (the GPUs over TP x PP x CP), floored', () => {
+    const sh = (micro: number) =>
+      `python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer algorithm.adv_estimator=grpo data.train_batch_size=8 data.max_prompt_length=512 data.max_response_length=512 actor_rollout_ref.model.path=Qwen/Qwen2.5-7B-Instruct actor_rollout_ref.actor.ppo_mini_batch_size=8 actor_rollout_ref.actor.ppo_micro_batch_size=${micro} actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu=2 actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2 actor_rollout_ref.rollout.name=vllm actor_rollout_ref.rollout.n=4 trainer.n_gpus_per_node=4 trainer.nnodes=1\n`;
+    expect(imported('verl', sh(8)).flat['training.micro_batch']).toBe(4); // 8 // (4 / 2)
+    const odd = imported('verl', sh(9));
+    expect(odd.flat['training.micro_batch']).toBe(4);
+    expect(odd.notes.join('\n')).toContain('floor-divided by the 2 data-parallel ranks');
+  });
+  it('NeMo-RL fp8: the layers it leaves in bf16 are reported', () => {
+    const base = readFileSync(join(repoRoot(), 'tests/fixtures/real/nemo_rl/grpo_math_1B.yaml'), 'utf8');
+    const y = base
+      .replace(/precision: \$\{policy\.precision\}/, 'precision: "fp8"')
+      .replace('num_last_layers_in_bf16: 0', 'num_last_layers_in_bf16: 2');
+    expect(imported('nemo_rl', y).unsupported.join('\n')).toContain('vllm_cfg.num_last_layers_in_bf16');
   });
 });

@@ -976,8 +976,17 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
   const cpApplied = cp > 1 && applyDegree(d, cpKey, 'parallel.cp', cp) ? cp : 1;
   const shard = y.dp_shard_size === undefined || y.dp_shard_size === null ? undefined : size('dp_shard_size');
   const replicate = size('dp_replicate_size');
+  // the world size given leaves one data-parallel rank beside tp x cp x ep: axolotl then sets no dp_shard
+  // (utils/distributed.py build_parallelism_config @067b021c: dp_shard_size only while remaining_world_size > 1)
+  const givenWorld = d.get('parallel.gpus') as number | undefined;
+  const noDataRanks = givenWorld !== undefined && givenWorld === tp * cp * size('expert_parallel_size');
   if (shard !== undefined && d.get('parallel.engine') !== 'fsdp1' && d.get('parallel.engine') !== 'fsdp2')
     d.skip('dp_shard_size', 'needs FSDP (fsdp_config); not applied');
+  else if (shard !== undefined && shard > 1 && noDataRanks)
+    d.skip(
+      'dp_shard_size',
+      `${shard}: the world size given, ${givenWorld}, leaves no data-parallel ranks beside tensor x context x expert, so axolotl sets no dp_shard (utils/distributed.py build_parallelism_config); not applied`,
+    );
   else if (shard !== undefined && (replicate > 1 || shard > 1)) {
     d.set('parallel.fsdp_strategy', 'hybrid_shard');
     d.set('parallel.fsdp_shard_size', shard * cpApplied);
@@ -995,7 +1004,8 @@ function parallelSizes(d: Draft, y: Record<string, Json>): void {
       d.set('parallel.gpus', tp * cp * shard * replicate);
       d.note(`parallel.gpus ${tp * cp * shard * replicate} = tensor x context x dp_shard x dp_replicate sizes`);
     } else if (replicate <= 1 && d.get('parallel.gpus') !== undefined) {
-      // the world size given: the shard group must fit it, the rest replicating (axolotl's device mesh)
+      // the world size given: the shard group must fit it, the rest replicating (axolotl's device mesh; accelerate's
+      // ParallelismConfig refuses a mesh whose total size is not the world size)
       const given = d.get('parallel.gpus') as number,
         group = tp * cp * shard * size('expert_parallel_size');
       if (given % group !== 0)

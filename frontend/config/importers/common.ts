@@ -600,3 +600,21 @@ export function ordinal(n: number): string {
   const suffix = teen ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
   return `${n}${suffix}`;
 }
+
+/**
+ * Routed experts split over TP where there is no expert parallelism (torchtitan apply_moe_ep_tp @b5b7ffbd: "if
+ * ep_mesh is None: experts_mesh = tp_mesh"; torchtune's llama4 decoder_only_tp_plan: ExpertTensorParallel on the TP
+ * mesh): parallel.etp is the TP degree for a MoE model, nothing for a dense one; a model given apart (--hf) is not
+ * known yet, so a note says what to set.
+ */
+export function expertsOverTp(d: Draft, tp: number, why: string): void {
+  const model = draftModel(d);
+  if (model === undefined)
+    d.note(
+      `${why}: if the model given apart is a MoE one, its routed experts split over TP ${tp} too (set parallel.etp ${tp})`,
+    );
+  else if (isObject(model.moe)) {
+    d.set('parallel.etp', tp);
+    d.note(`${why}: the routed experts split over TP ${tp} too (parallel.etp)`);
+  }
+}

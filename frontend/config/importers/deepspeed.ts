@@ -56,6 +56,8 @@ const ZERO_IGNORED = new Set([
 const MAX_UNKNOWN_KEYS = 1000;
 // Top-level keys with no effect on per-GPU memory (logging, schedules, clipping, I/O tuning).
 const IGNORED = new Set([
+  // a top-level section nothing reads: runtime/config.py get_eigenvalue_config @edaa7221 reads quantize_training's
+  'eigenvalue',
   'scheduler',
   'gradient_clipping',
   'steps_per_print',
@@ -94,8 +96,7 @@ const NOT_EXPRESSIBLE: Record<string, string> = {
     'DeepSpeed activation checkpointing applies only to models that call deepspeed.checkpointing (Megatron-DeepSpeed); set training.recompute yourself',
   communication_data_type: 'the reduction dtype of gradients is not modelled separately',
   amp: 'apex AMP is not modelled; set training.dtype',
-  // runtime/config.py get_eigenvalue_config @edaa7221: MoQ's Hessian eigenvalue estimate (runtime/eigenvalue.py)
-  eigenvalue: "MoQ's eigenvalue estimate (power iterations over the loss's Hessian) is not modelled",
+
   torch_autocast:
     'torch autocast over fp32 parameters (no fp16/bf16 section on) is not mapped: fp32 parameters, gradients and optimizer states with 16-bit compute; set training.dtype (and master_weights) yourself',
   sparse_attention: 'sparse attention is not modelled',

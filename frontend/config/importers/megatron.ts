@@ -498,7 +498,7 @@ function modelShape({ d, args, has, one, n }: Flags, kind: ModelKind): { layers?
       );
     pattern = patternFromRatios(layers, attention, mlp);
     d.note(
-      `--hybrid-attention-ratio / --hybrid-mlp-ratio over ${layers} layers: the pattern ${pattern} (megatron/core/models/hybrid/hybrid_layer_allocation.py pattern_from_ratios @d98e8a6; ssm/mamba_hybrid_layer_allocation.py _allocate_auto before)`,
+      `${ratios ? `--hybrid-attention-ratio ${attention} / --hybrid-mlp-ratio ${mlp}` : 'a Mamba --spec with no pattern and no ratios (0 each)'} over ${layers} layers: the pattern ${pattern} (megatron/core/models/hybrid/hybrid_layer_allocation.py pattern_from_ratios @d98e8a6; ssm/mamba_hybrid_layer_allocation.py _allocate_auto before)`,
     );
   }
   if (pattern && !pattern.includes('$')) {

@@ -466,6 +466,14 @@ function batches(d: Draft, y: Obj, policy: Obj, algorithm: Algorithm, dp: number
   }
 }
 
+// vllm_cfg keys init_fp8 reads beside precision fp8 (quantization/fp8.py @7ea279ab)
+const FP8_SIDE_KEYS = [
+  'num_first_layers_in_bf16',
+  'num_last_layers_in_bf16',
+  'quantization_ignored_layer_kws',
+  'is_mx',
+];
+
 /** vLLM (policy.generation.vllm_cfg) and what colocation parks between phases: the policy's optimizer before the weight
  * refit, its parameters after, the engine asleep (level 1) after generating (grpo.py refit_policy_generation;
  * vllm_worker.py sleep(level=1)). */
@@ -483,9 +491,26 @@ function rollout(d: Draft, y: Obj, gen: Generation): void {
   if (v.enforce_eager !== undefined) d.set('rl.rollout.cuda_graphs', !bool(v.enforce_eager, `${V}.enforce_eager`));
   // "fp8": vLLM loads the linears in fp8 (nemo_rl/models/generation/vllm/vllm_worker.py init_fp8 @7ea279ab), its
   // activations in bf16 (core/rl.c engine_size)
-  if (v.precision === 'fp8') d.set('rl.rollout.dtype', 'fp8');
-  else if (v.precision !== undefined && v.precision !== null && v.precision !== 'auto')
-    d.set('rl.rollout.dtype', torchDtype(v.precision, `${V}.precision`, ['bfloat16', 'float16', 'float32', 'fp8']));
+  if (v.precision === 'fp8') {
+    d.set('rl.rollout.dtype', 'fp8');
+    // quantization/fp8.py init_fp8 @7ea279ab: these layers stay in bf16 (ignored_layers); is_mx: MXFP8 blocks
+    for (const k of FP8_SIDE_KEYS) {
+      const x = v[k];
+      if (x === undefined) continue;
+      if (x === null || x === false || x === 0 || (Array.isArray(x) && x.length === 0)) d.ignore(`${V}.${k}`);
+      else
+        d.skip(
+          `${V}.${k}`,
+          k === 'is_mx'
+            ? "MXFP8's scales (one per 32 values) are not modelled; the weights counted in fp8"
+            : 'the layers fp8 leaves in bf16 are not modelled: counted in fp8 (under by their second byte)',
+        );
+    }
+  } else {
+    if (v.precision !== undefined && v.precision !== null && v.precision !== 'auto')
+      d.set('rl.rollout.dtype', torchDtype(v.precision, `${V}.precision`));
+    for (const k of FP8_SIDE_KEYS) if (v[k] !== undefined) d.ignore(`${V}.${k}`); // read by init_fp8 only
+  }
   if (typeof v.kv_cache_dtype === 'string' && v.kv_cache_dtype !== 'auto') {
     const kv = v.kv_cache_dtype.startsWith('fp8') ? 'fp8' : dtypeName(v.kv_cache_dtype);
     if (kv) d.set('rl.rollout.kv_cache_dtype', kv);
@@ -536,7 +561,7 @@ function reportSections(d: Draft, y: Obj, algorithm: Algorithm): void {
 
 // policy keys read above, by dotted path under policy
 const READ =
-  /^(model_name|hf_config_overrides\..*|precision|train_global_batch_size|train_micro_batch_size|logprob_batch_size|max_total_sequence_length|optimizer\.(name|kwargs\.(foreach|fused))|sequence_packing\.(enabled|train_mb_tokens|logprob_mb_tokens)|dynamic_batching\.(enabled|train_mb_tokens|logprob_mb_tokens)|dtensor_cfg\.(enabled|_v2|tensor_parallel_size|context_parallel_size|expert_parallel_size|sequence_parallel|cpu_offload|activation_checkpointing|dp_replicate_size|lora_cfg\.(enabled|dim|dropout|match_all_linear|target_modules))|megatron_cfg\.(enabled|tensor_model_parallel_size|pipeline_model_parallel_size|context_parallel_size|expert_model_parallel_size|expert_tensor_parallel_size|sequence_parallel|num_layers_in_(first|last)_pipeline_stage|optimizer\.(use_distributed_optimizer|optimizer_cpu_offload|optimizer_offload_fraction)|distributed_data_parallel_config\.(grad_reduce_in_fp32|use_custom_fsdp)|activation_checkpointing|recompute_granularity|recompute_modules|peft\..*|fine_grained_activation_offloading|mtp_num_layers)|generation\.(backend|colocated\..*|vllm_cfg\.(tensor_parallel_size|gpu_memory_utilization|max_model_len|enforce_eager|pipeline_parallel_size|precision|kv_cache_dtype)|vllm_kwargs\.(max_num_seqs|max_num_batched_tokens|kv_cache_memory_bytes)))$/;
+  /^(model_name|hf_config_overrides\..*|precision|train_global_batch_size|train_micro_batch_size|logprob_batch_size|max_total_sequence_length|optimizer\.(name|kwargs\.(foreach|fused))|sequence_packing\.(enabled|train_mb_tokens|logprob_mb_tokens)|dynamic_batching\.(enabled|train_mb_tokens|logprob_mb_tokens)|dtensor_cfg\.(enabled|_v2|tensor_parallel_size|context_parallel_size|expert_parallel_size|sequence_parallel|cpu_offload|activation_checkpointing|dp_replicate_size|lora_cfg\.(enabled|dim|dropout|match_all_linear|target_modules))|megatron_cfg\.(enabled|tensor_model_parallel_size|pipeline_model_parallel_size|context_parallel_size|expert_model_parallel_size|expert_tensor_parallel_size|sequence_parallel|num_layers_in_(first|last)_pipeline_stage|optimizer\.(use_distributed_optimizer|optimizer_cpu_offload|optimizer_offload_fraction)|distributed_data_parallel_config\.(grad_reduce_in_fp32|use_custom_fsdp)|activation_checkpointing|recompute_granularity|recompute_modules|peft\..*|fine_grained_activation_offloading|mtp_num_layers)|generation\.(backend|colocated\..*|vllm_cfg\.(tensor_parallel_size|gpu_memory_utilization|max_model_len|enforce_eager|pipeline_parallel_size|precision|kv_cache_dtype|num_first_layers_in_bf16|num_last_layers_in_bf16|quantization_ignored_layer_kws|is_mx)|vllm_kwargs\.(max_num_seqs|max_num_batched_tokens|kv_cache_memory_bytes)))$/;
 // policy keys with no effect on per-GPU memory: tokenizer, schedules, sampling, logging, fusions, checkpoint conversion,
 // MoE router numerics, the refit transport, the optimizer's hyper-parameters
 const NO_EFFECT =

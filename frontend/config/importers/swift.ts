@@ -177,10 +177,10 @@ const intFlag = (f: Flags, flag: string, dflt: number, min = 1) => {
   return v === undefined || v === '' ? dflt : int(v, `--${flag}`, min);
 };
 
-/** Loss-scale types whose weights are not only 0 and 1 (swift/loss_scale: agent.py's AgentFlan sets is_binary
- * False; react, qwen, hermes and alpha_umi read weights such as hermes.json's 2.0 from config/), or may not be:
- * any type beyond a base strategy (default, last_round, all) is taken as weighted. */
-const BASE_LOSS_SCALES = new Set(['default', 'last_round', 'all', 'base']);
+/** Loss-scale types whose weights are not only 0 and 1 (swift/loss_scale/config/*.json @3602360a: hermes 2.0; react,
+ * qwen, alpha_umi 2.0 and 0.0; agentflan up to 3.0, and is_binary False): the rest (ignore_empty_think,
+ * ignore_think_prefix: 0.0; the base strategies default, last_round, all) are binary. */
+const WEIGHTED_LOSS_SCALES = new Set(['react', 'qwen', 'hermes', 'agentflan', 'alpha_umi']);
 
 /** Why ms-swift's SFT trainer computes the loss itself, handing the model no labels (so Liger's fused
  * cross-entropy never runs): swift/trainers/seq2seq_trainer.py compute_loss @3602360a pops the labels for a
@@ -190,10 +190,18 @@ function ownLossReason(f: Flags, sp: number): string | null {
   for (const flag of ['enable_dft_loss', 'enable_channel_loss']) if (flagOn(f, flag, false)) return `--${flag}`;
   const smoothing = value(f, 'label_smoothing_factor');
   if (smoothing !== undefined && Number(smoothing) !== 0) return `--label_smoothing_factor ${smoothing}`;
-  const scale = value(f, 'loss_scale');
-  const weighted = scale?.split('+').some((t) => !BASE_LOSS_SCALES.has(t)) ?? false;
-  if (weighted && !flagOn(f, 'is_binary_loss_scale', false))
-    return `--loss_scale ${scale} (weights other than 0 and 1)`;
+  // template/base.py @3602360a: a loss_scale tensor goes to the trainer unless the scale is binary;
+  // --is_binary_loss_scale overrides what the types say, either way
+  const scale = value(f, 'loss_scale') ?? 'default';
+  const binaryFlag = value(f, 'is_binary_loss_scale');
+  const weighted =
+    binaryFlag !== undefined
+      ? !flagOn(f, 'is_binary_loss_scale', true)
+      : scale.split('+').some((t) => WEIGHTED_LOSS_SCALES.has(t));
+  if (weighted)
+    return binaryFlag !== undefined
+      ? '--is_binary_loss_scale false'
+      : `--loss_scale ${scale} (weights other than 0 and 1)`;
   return null;
 }
 
@@ -928,7 +936,9 @@ function grpo(d: Draft, f: Flags, micro: number, accum: number, world: number, t
       '--vllm_mode: required when --use_vllm true (rlhf_args.py _init_rollout): colocate or server',
     );
   const algo = d.get('rl.algorithm');
-  applyGrpo(d, y, micro, accum, world, (k) => (k === 'max_prompt_length' ? '--max_length' : `--${k}`));
+  // ms-swift encodes each sample whole, prompt and completion, before padding the batch (rlhf_trainers/grpo_trainer.py
+  // @3602360a: template.encode, then data_collator): vLLM's cap bounds a row's length
+  applyGrpo(d, y, micro, accum, world, (k) => (k === 'max_prompt_length' ? '--max_length' : `--${k}`), true);
   if (algo !== 'grpo') d.set('rl.algorithm', algo as Json);
   if (!given(f, 'beta'))
     d.note('--beta absent: 0.04 (ms-swift GRPO default, rlhf_args.py _init_grpo): a reference model');

@@ -9,7 +9,7 @@ import {
   guard,
   ImportError,
   int,
-  draftModel,
+  expertsOverTp,
   isObject,
   names,
   obj,
@@ -250,17 +250,24 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     if (tp > 1) d.set('parallel.sequence_parallel', true); // torchtitan's TP plan shards norms and dropout over the sequence
     const ep = p.expert_parallel_degree === undefined ? 1 : deg('expert_parallel_degree');
     if (p.expert_parallel_degree !== undefined) d.set('parallel.ep', ep);
-    if (ep === 1 && tp > 1 && isObject(draftModel(d)?.moe)) {
-      // without EP the routed experts take the TP plan (TensorParallel on the TP mesh) and ETP has no effect:
-      // experiments/llama4/infra/parallelize.py apply_moe_ep_tp @b5b7ffbd ("if ep_mesh is None: experts_mesh =
-      // tp_mesh"), config/job_config.py expert_tensor_parallel_degree ("No effect ... when ep = 1")
-      d.set('parallel.etp', tp);
-      if (p.expert_tensor_parallel_degree !== undefined && deg('expert_tensor_parallel_degree') !== tp)
+    const etpGiven = p.expert_tensor_parallel_degree === undefined ? undefined : deg('expert_tensor_parallel_degree');
+    if (ep === 1) {
+      // ETP has no effect without EP (config/job_config.py expert_tensor_parallel_degree @b5b7ffbd); the experts take
+      // the TP plan
+      if (etpGiven !== undefined && etpGiven > 1)
         d.note(
-          `expert_tensor_parallel_degree ${String(p.expert_tensor_parallel_degree)}: no effect without expert parallelism; the experts are split over TP ${tp} (parallel.etp)`,
+          `expert_tensor_parallel_degree ${etpGiven}: no effect without expert parallelism (torchtitan's job_config)`,
         );
-    } else if (p.expert_tensor_parallel_degree !== undefined)
-      d.set('parallel.etp', deg('expert_tensor_parallel_degree'));
+      if (tp > 1) expertsOverTp(d, tp, `tensor_parallel_degree ${tp} without expert parallelism`);
+    } else if (etpGiven !== undefined) {
+      // distributed/parallel_dims.py _validate @b5b7ffbd: "Currently we only support ETP=TP or ETP=1"
+      if (etpGiven !== 1 && etpGiven !== tp)
+        throw new ImportError(
+          'expert_tensor_parallel_degree',
+          `expert_tensor_parallel_degree: ${etpGiven} with expert parallelism; torchtitan takes 1 or the TP degree (${tp})`,
+        );
+      d.set('parallel.etp', etpGiven);
+    }
     if (replicate > 1 && shard === 1) {
       d.set('parallel.fsdp_strategy', 'no_shard');
       d.note('data_parallel_replicate_degree without sharding (DDP): counted as FSDP no_shard');

@@ -9,6 +9,7 @@ import {
   bool,
   Draft,
   draftModel,
+  expertsOverTp,
   guard,
   ImportError,
   type ImportResult,
@@ -523,7 +524,9 @@ function applyCheckpointing(d: Draft, y: Obj, ac: boolean, offload: boolean, dis
       } else if (m === 'selective' && opt === 'op') {
         d.set('training.recompute', 'per_op');
         d.note("ac_mode selective, ac_option op: torchtitan's per-op selective checkpointing");
-      } else if (m === 'selective' && typeof layers === 'number') {
+      } else if (m === 'selective' && typeof layers === 'number' && Math.floor(layers / every) === 0)
+        d.note(`ac_mode selective, ac_option ${every}: more than the ${layers} layers, so none is checkpointed`);
+      else if (m === 'selective' && typeof layers === 'number') {
         d.set('training.recompute', 'full');
         d.set('training.recompute_layers', Math.floor(layers / every));
         d.note(
@@ -599,10 +602,7 @@ function applyParallelDims(d: Draft, y: Obj, world: number | undefined): void {
     );
     // models/llama4/_parallelism.py decoder_only_tp_plan: "mlp.experts": ExpertTensorParallel() on the TP mesh
     // (modules/moe/_parallelism.py: each expert's weights split over it)
-    if (isObject(draftModel(d)?.moe)) {
-      d.set('parallel.etp', tp);
-      d.note(`tensor_parallel_dim ${tp}: the routed experts split over it too (parallel.etp)`);
-    }
+    expertsOverTp(d, tp, `tensor_parallel_dim ${tp}`);
   }
   const cpApplied = cp > 1 && applyDegree(d, 'context_parallel_dim', 'parallel.cp', cp) ? cp : 1;
   if (replicate > 1) {

@@ -360,7 +360,15 @@ export type KeyName = (trlKey: string) => string;
 const sameName: KeyName = (k) => k;
 
 /** GRPOConfig: group, lengths, batches, the vLLM engine, the reference. `y` holds GRPOConfig's keys; `n` names them. */
-export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world: number, n: KeyName = sameName): void {
+export function applyGrpo(
+  d: Draft,
+  y: Obj,
+  micro: number,
+  accum: number,
+  world: number,
+  n: KeyName = sameName,
+  perSample = false,
+): void {
   const g = isSet(y.num_generations) ? int(y.num_generations, n('num_generations'), 2) : 8;
   d.set('rl.group_size', g);
   if (isSet(y.max_prompt_length)) d.set('rl.prompt_len', int(y.max_prompt_length, n('max_prompt_length')));
@@ -464,27 +472,34 @@ export function applyGrpo(d: Draft, y: Obj, micro: number, accum: number, world:
   if (isSet(y[len])) {
     const cap = int(y[len], n(len));
     d.set('rl.rollout.max_model_len', cap);
-    // vLLM stops a sequence at max_model_len (the length-capped finish): no completion outgrows it, so neither does a
-    // training sequence (prompt + completion)
-    // an unset prompt length is the core's default (rl-common.ts seqLenFromRl), 512
+    // vLLM stops a sample at max_model_len (the length-capped finish), prompt and completion together; an unset
+    // prompt length is the core's default (rl-common.ts seqLenFromRl), 512
     const prompt = (d.get('rl.prompt_len') as number | undefined) ?? 512;
     const response = d.get('rl.response_len') as number | undefined;
-    if (response !== undefined && prompt + response > cap && cap <= prompt) {
-      // vLLM takes no prompt of max_model_len tokens or more, so the prompt cap is not reached: the sequence is at
-      // most cap tokens, counted with the whole completion and the prompt filling the rest
-      if (response >= cap)
-        throw new ImportError(
-          n(len),
-          `${n(len)}: ${cap} leaves no room for a prompt before a ${response}-token completion`,
-        );
-      d.set('rl.prompt_len', cap - response);
+    if (response === undefined || prompt + response <= cap) {
+      // nothing to cap
+    } else if (!perSample) {
+      // TRL's batch is the left-padded prompts beside the right-padded completions (grpo_trainer.py @f2cd5771:
+      // torch.cat([prompt_ids, completion_ids]), "(B, P+C)"): its longest completion may follow a short prompt, so the
+      // cap bounds each part, not their sum
+      if (prompt > cap) d.set('rl.prompt_len', cap);
+      if (response > cap) d.set('rl.response_len', cap);
       d.note(
-        `${n(len)} ${cap}: no longer than the ${prompt}-token prompt cap, so vLLM ends every sequence at ${cap} tokens; counted as a ${cap - response}-token prompt and the ${response}-token completion (rl.prompt_len, not ${prompt})`,
+        `${n(len)} ${cap}: vLLM ends each sample there, but a batch lines its longest prompt up beside its longest completion (grpo_trainer.py: (B, P+C)), so only each part is capped (rl.prompt_len ${Math.min(prompt, cap)}, rl.response_len ${Math.min(response, cap)})`,
       );
-    } else if (response !== undefined && prompt + response > cap) {
+    } else if (prompt < cap) {
       d.set('rl.response_len', cap - prompt);
       d.note(
         `${n(len)} ${cap}: vLLM stops each sequence there, so completions are at most ${cap - prompt} tokens (rl.response_len, not ${response})`,
+      );
+    } else {
+      // the prompt cap is not below the cap, and vLLM takes no prompt that long: a sequence is at most the cap,
+      // counted with as much of the completion as fits after a one-token prompt
+      const completion = Math.min(response, cap - 1);
+      d.set('rl.prompt_len', cap - completion);
+      d.set('rl.response_len', completion);
+      d.note(
+        `${n(len)} ${cap}: no longer than the ${prompt}-token prompt cap, so vLLM ends every sequence at ${cap} tokens; counted as a ${cap - completion}-token prompt and a ${completion}-token completion (rl.prompt_len, rl.response_len)`,
       );
     }
   }

@@ -28,7 +28,7 @@ import {
   type Obj,
 } from './common.js';
 import { applyUlysses } from './parallel-degrees.js';
-import { applySecondModel, divide, launchCommand, seqLenFromRl } from './rl-common.js';
+import { applySecondModel, launchCommand, seqLenFromRl } from './rl-common.js';
 import { parseYaml, YamlError } from './yaml.js';
 
 const A = 'actor_rollout_ref.actor';
@@ -250,7 +250,7 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
   },
   {
     keys: [`${A}.ppo_micro_batch_size_per_gpu`, `${A}.ppo_micro_batch_size`],
-    to: 'training.micro_batch (sequences per GPU; the global spelling divided by the GPUs)',
+    to: 'training.micro_batch (sequences per GPU; the global spelling over the data-parallel ranks)',
     apply: (c) => {
       const micro = perGpu(c, `${A}.ppo_micro_batch_size`);
       if (micro !== undefined) c.d.set('training.micro_batch', micro);
@@ -636,13 +636,26 @@ const MAPPING: { keys: string[]; to: string; fsdp?: true; apply: (c: Ctx) => voi
     // workers/actor/dp_actor.py @b178a3cd: entropy_from_logits_with_chunking picks the chunked kernel, and
     // use_torch_compile (default True) compiles it; unset, the verl profile's kernel stands
     keys: [`${A}.entropy_from_logits_with_chunking`, `${A}.use_torch_compile`],
-    to: 'rl.entropy_kernel (chunked; compiled, or eager without torch.compile)',
+    to: 'rl.entropy_kernel (compiled, or eager without torch.compile or without remove-padding)',
     fsdp: true,
     apply: (c) => {
       const chunked = `${A}.entropy_from_logits_with_chunking`,
         compile = `${A}.use_torch_compile`;
-      if (c.given(chunked) && c.bool(chunked)) c.d.set('rl.entropy_kernel', 'chunked');
-      else if (c.given(compile)) c.d.set('rl.entropy_kernel', c.bool(compile) ? 'compiled' : 'eager');
+      if (!c.bool(`${M}.use_remove_padding`)) {
+        // dp_actor.py _forward_micro_batch: without remove-padding the entropy is verl_F.entropy_from_logits, eager
+        c.d.set('rl.entropy_kernel', 'eager');
+        if (c.given(chunked) || c.given(compile))
+          c.d.note(`${M}.use_remove_padding false: the entropy kernel is eager`);
+        return;
+      }
+      if (c.given(compile)) c.d.set('rl.entropy_kernel', c.bool(compile) ? 'compiled' : 'eager');
+      // utils/torch_functional.py entropy_from_logits_with_chunking: 2048 rows at a time in fp32, kept for the
+      // update's backward; config v1's chunked kernel is TRL's (128 rows, no gradient)
+      if (c.given(chunked) && c.bool(chunked))
+        c.d.skip(
+          chunked,
+          "verl's chunked entropy (2048 rows at a time in fp32) is not modelled; counted as the whole-logits kernel",
+        );
     },
   },
   {
@@ -874,41 +887,47 @@ function bool(v: Json | undefined, key: string): boolean {
 const VERL_DTYPES = ['bfloat16', 'bf16', 'float16', 'fp16', 'half', 'float32', 'fp32', 'float'] as const;
 const verlDtype = (v: Json | undefined, key: string) => torchDtype(v, key, VERL_DTYPES);
 
-/** A per-GPU micro-batch: the _per_gpu key, else the global one divided by the GPUs (verl normalises it so). */
 /**
- * A global micro-batch key as a worker's: verl divides it by the data-parallel ranks, the GPUs over the Ulysses
- * group under FSDP (fsdp_workers.py ActorRolloutRefWorker / CriticWorker: "//= self.device_mesh.size() //
- * self.ulysses_sequence_parallel_size") and the Megatron data-parallel world (megatron_workers.py:
- * mpu.get_data_parallel_world_size(), the GPUs over TP x PP x CP) @b178a3cd.
+ * A worker's data-parallel ranks: the GPUs over its Ulysses group under FSDP (fsdp_workers.py: "self.device_mesh.size()
+ * // self.ulysses_sequence_parallel_size"), over TP x PP x CP under Megatron (megatron_workers.py:
+ * mpu.get_data_parallel_world_size()) @b178a3cd.
  */
+function dataRanks(c: Ctx, who: 'actor' | 'critic'): { ranks: number; group: number; what: string } {
+  const degree = (key: string) => {
+    const v = c.get(key);
+    return v === null || v === undefined ? 1 : int(v, key);
+  };
+  const prefix = who === 'actor' ? AM : 'critic.megatron';
+  const group = c.megatron
+    ? degree(`${prefix}.tensor_model_parallel_size`) *
+      degree(`${prefix}.pipeline_model_parallel_size`) *
+      degree(`${prefix}.context_parallel_size`)
+    : tokenSplit(c, who);
+  const gpus = c.d.get('parallel.gpus') as number;
+  const what = c.megatron ? 'TP x PP x CP' : 'Ulysses';
+  return { ranks: Math.floor(gpus / group), group, what };
+}
+
+/** A per-GPU micro-batch: the _per_gpu key, else the global one floor-divided by the data-parallel ranks, as verl
+ * normalises it (fsdp_workers.py and megatron_workers.py "//="). */
 function perGpu(c: Ctx, globalKey: string): number | undefined {
   const own = c.get(`${globalKey}_per_gpu`);
   if (own !== null && own !== undefined) return int(own, `${globalKey}_per_gpu`);
   const global = c.get(globalKey);
   if (global === null || global === undefined) return undefined;
-  const who = globalKey.startsWith('critic.') ? 'critic' : 'actor';
-  const degree = (key: string) => {
-    const v = c.get(key);
-    return v === null || v === undefined ? 1 : int(v, key);
-  };
-  const group = c.megatron
-    ? ['tensor_model_parallel_size', 'pipeline_model_parallel_size', 'context_parallel_size']
-        .map((k) => degree(`${who === 'actor' ? AM : 'critic.megatron'}.${k}`))
-        .reduce((a, b) => a * b, 1)
-    : tokenSplit(c, who);
-  const gpus = c.d.get('parallel.gpus') as number;
-  const ranks = divide(
-    gpus,
-    group,
-    globalKey,
-    `needs the GPUs to divide by the ${c.megatron ? 'TP x PP x CP' : 'Ulysses'} group`,
-  );
-  return divide(
-    int(global, globalKey),
-    ranks,
-    globalKey,
-    `must divide by the data-parallel ranks (${gpus} GPUs${group > 1 ? ` over ${c.megatron ? 'TP x PP x CP' : 'Ulysses'} ${group}` : ''})`,
-  );
+  const { ranks, group, what } = dataRanks(c, globalKey.startsWith('critic.') ? 'critic' : 'actor');
+  const total = int(global, globalKey),
+    micro = Math.floor(total / Math.max(ranks, 1));
+  if (micro < 1)
+    throw new ImportError(
+      globalKey,
+      `${globalKey}: ${total} over ${ranks} data-parallel ranks leaves no sequence a GPU (verl asserts it is above 0)`,
+    );
+  if (total % ranks !== 0)
+    c.d.note(
+      `${globalKey} ${total}: ${micro} a GPU, floor-divided by the ${ranks} data-parallel ranks${group > 1 ? ` (the GPUs over the ${what} group of ${group})` : ''}, as verl does`,
+    );
+  return micro;
 }
 
 function modelPath(c: Ctx): void {

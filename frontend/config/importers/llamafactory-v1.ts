@@ -44,6 +44,10 @@ const IGNORED =
 /** Import a v1-schema LLaMA-Factory YAML (its stack is the same llamafactory profile). */
 export function applyLlamaFactoryV1(d: Draft, y: Obj, file: DeepSpeedFile): void {
   d.note('LLaMA-Factory v1 config schema (model, *_config plugins)');
+  // v1/launcher.py @ff6d4d12: the command picks the trainer (llamafactory-cli sft | dpo | rm), not the file
+  d.note(
+    "a v1 file does not say its trainer (llamafactory-cli sft, dpo or rm picks it): counted as supervised fine-tuning; a DPO or reward-model run's pairs and reference are not counted",
+  );
   const bf16 = y.bf16 === undefined || y.bf16 === null ? true : bool(y.bf16, 'bf16');
   d.set('training.dtype', bf16 ? 'bf16' : 'fp32');
   if (y.bf16 === undefined) d.note('bf16 absent: true (the v1 default)');

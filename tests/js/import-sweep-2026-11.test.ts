@@ -212,3 +212,22 @@ describe('after review', () => {
     expect(imported('nemo_rl', y).unsupported.join('\n')).toContain('vllm_cfg.num_last_layers_in_bf16');
   });
 });
+
+describe('launch scripts: Slurm directives and the allocator options', () => {
+  it('Megatron: #SBATCH --nodes x --ntasks-per-node is the world when no launcher says it (pretrain_gpt3_175B.sh)', () => {
+    const sh = `#!/bin/bash\n#SBATCH <SLURM OPTIONS> --nodes=128 --exclusive --ntasks-per-node=8 --job-name=megatron_gpt3_175b\nsrun python pretrain_gpt.py --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 --num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 1536 --bf16\n`;
+    const r = imported('megatron', sh);
+    expect([r.flat['parallel.gpus'], r.flat['parallel.gpus_per_node']]).toEqual([1024, 8]);
+    expect(imported('megatron', sh, { worldSize: 512 }).flat['parallel.gpus']).toBe(512); // the option wins
+  });
+  it('PYTORCH_CUDA_ALLOC_CONF in an ms-swift or verl script sets the runtime keys; other options are reported', () => {
+    const r = swift('--tuner_type lora').flat;
+    expect(r['runtime.expandable_segments']).toBeUndefined();
+    const env = imported(
+      'swift',
+      "PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True,max_split_size_mb:512,roundup_power2_divisions:4' NPROC_PER_NODE=2 swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_type lora\n",
+    );
+    expect([env.flat['runtime.expandable_segments'], env.flat['runtime.max_split_size_mib']]).toEqual([true, 512]);
+    expect(env.unsupported.join('\n')).toContain('PYTORCH_CUDA_ALLOC_CONF roundup_power2_divisions');
+  });
+});

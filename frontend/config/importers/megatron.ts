@@ -2,6 +2,7 @@
 // variables and bash arrays) -> config v1. Flags, defaults and derived values are
 // those of megatron/training/arguments.py (add_*_args and validate_args):
 // https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/training/arguments.py
+import { applyAllocConf } from './alloc-conf.js';
 import { Draft, guard, ImportError, int, num, oneOf, type ImportResult } from './common.js';
 import { importDeepSpeed } from './deepspeed.js';
 import { hybridSymbol, MAX_PATTERN as MAX_LAYER_TYPES, shortestPattern } from './hf-layers.js';
@@ -249,7 +250,8 @@ export function importMegatron(text: string, options: MegatronOptions = {}): Imp
         'the sourced file is not given: the variables and flags it sets are not read; not applied',
       );
     try {
-      apply(d, args, run.vars, options, modelKind(args, scripts));
+      apply(d, args, run.vars, options, modelKind(args, scripts), sbatchWorld(text));
+      applyAllocConf(d, run.vars);
     } catch (e) {
       // a refusal for a missing or inconsistent flag the sourced files may have set (Megatron-LM's sc21 scripts set
       // variables and source CONFIG.sh, which turns them into flags)
@@ -362,7 +364,14 @@ function readFlags(d: Draft, args: Args): Flags {
   return { d, args, has, one, n };
 }
 
-function apply(d: Draft, args: Args, vars: Map<string, string>, options: MegatronOptions, kind: ModelKind): void {
+function apply(
+  d: Draft,
+  args: Args,
+  vars: Map<string, string>,
+  options: MegatronOptions,
+  kind: ModelKind,
+  sbatch?: SlurmWorld,
+): void {
   const f = readFlags(d, args);
   const ds = f.has('deepspeed');
   d.set('parallel.engine', f.has('use-torch-fsdp2') ? 'fsdp2' : 'megatron');
@@ -381,7 +390,7 @@ function apply(d: Draft, args: Args, vars: Map<string, string>, options: Megatro
     );
   pipeline(f, layers, pp);
   sharding(f);
-  const world = worldSize(f, vars, options);
+  const world = worldSize(f, vars, options, sbatch);
   batch(f, world, tp, pp, cp, kind);
   dtypes(f);
   lowPrecision(f);
@@ -877,20 +886,56 @@ function sharding({ d, has, one }: Flags): void {
   }
 }
 
-/** World size: --world-size, the option, torchrun's --nproc-per-node x --nnodes, or WORLD_SIZE= in the script. */
-function worldSize({ d, one, n }: Flags, vars: Map<string, string>, options: MegatronOptions): number | undefined {
+interface SlurmWorld {
+  nodes: number;
+  perNode: number;
+}
+
+/** The processes a Slurm batch script asks for (#SBATCH --nodes / -N times --ntasks-per-node, else --gpus-per-node
+ * or --gres=gpu:N: srun starts one task a GPU, as Megatron-LM's examples/pretrain_gpt3_175B.sh does); numbers only. */
+function sbatchWorld(text: string): SlurmWorld | undefined {
+  const directive = (re: RegExp): number | undefined => {
+    for (const line of text.split('\n')) {
+      if (!/^#SBATCH\s/.test(line)) continue;
+      const m = re.exec(line);
+      if (m) return Number(m[1]);
+    }
+    return undefined;
+  };
+  const nodes = directive(/(?:--nodes[= ]|\s-N\s*)(\d+)\b/);
+  const perNode =
+    directive(/--ntasks-per-node[= ](\d+)\b/) ??
+    directive(/--gpus-per-node[= ](?:\w+:)?(\d+)\b/) ??
+    directive(/--gres[= ]gpu(?::\w+)?:(\d+)\b/);
+  return nodes !== undefined && perNode !== undefined ? { nodes, perNode } : undefined;
+}
+
+/** World size: --world-size, the option, torchrun's --nproc-per-node x --nnodes, WORLD_SIZE= in the script, or the
+ * Slurm directives' nodes x tasks per node. */
+function worldSize(
+  { d, one, n }: Flags,
+  vars: Map<string, string>,
+  options: MegatronOptions,
+  sbatch?: SlurmWorld,
+): number | undefined {
   const perNode = n('nproc_per_node') ?? n('nproc-per-node') ?? n('num_gpus'); // torchrun; the deepspeed launcher
   const nodes = one('nnodes') ?? one('num_nodes');
   const launched = perNode ? perNode * (nodes && /^\d+$/.test(nodes) ? Number(nodes) : 1) : undefined;
   const fromVar = vars.get('WORLD_SIZE');
+  const slurm = sbatch ? sbatch.nodes * sbatch.perNode : undefined;
   const world =
     n('world-size') ??
     options.worldSize ??
     launched ??
-    (fromVar && /^\d+$/.test(fromVar) ? Number(fromVar) : undefined);
+    (fromVar && /^\d+$/.test(fromVar) ? Number(fromVar) : undefined) ??
+    slurm;
   if (world) {
     d.set('parallel.gpus', world);
     if (perNode) d.set('parallel.gpus_per_node', perNode);
+    else if (sbatch && world === slurm) {
+      d.set('parallel.gpus_per_node', sbatch.perNode);
+      d.note(`#SBATCH: ${sbatch.nodes} nodes x ${sbatch.perNode} tasks = ${world} processes (parallel.gpus)`);
+    }
   }
   return world;
 }

@@ -9,6 +9,7 @@
 // 8773ecd08ef075a3c9b889ca967cd94e9c308fbd) spells --tuner_type --train_type; both are read. ms-swift trains with
 // transformers' Trainer (swift/trainers): runtime.framework hf_trainer (config v1 has no ms-swift stack).
 import type { Json } from '../../../wasm/llmem.js';
+import { applyAllocConf } from './alloc-conf.js';
 import { applyDeepSpeedRef, type DeepSpeedFile, reportUnreadFile } from './deepspeed-ref.js';
 import { applyDeepSpeed } from './deepspeed.js';
 import {
@@ -681,6 +682,7 @@ export function importSwift(
     const file: DeepSpeedFile = { text: options.also, read: false };
     sharding(d, f, file);
     const world = worldSize(d, run.vars, c, options.worldSize);
+    applyAllocConf(d, run.vars);
     defaultToDdp(d, '--deepspeed or --fsdp');
     loadedWeights(d, f, load, amp);
     vision(d, f, type);

@@ -9,6 +9,7 @@
 // Megatron workers: defaults from verl/trainer/config/_generated_ppo_megatron_trainer.yaml and
 // verl/workers/megatron_workers.py at b178a3cd.
 import type { Json } from '../../../wasm/llmem.js';
+import { applyAllocConf } from './alloc-conf.js';
 import {
   applyLoraTargets,
   draftHasVision,
@@ -1056,6 +1057,7 @@ function scriptSource(
       'verl script: no command runs verl.trainer.main_ppo (python3 -m verl.trainer.main_ppo key=value ...)',
     );
   for (const n of run.notes) d.note(n);
+  applyAllocConf(d, run.vars);
   const main = argv.find((x) => /verl[./]trainer[./]main_\w+/.test(x))!;
   if (!/main_ppo/.test(main))
     d.note(`${main}: read as main_ppo's config (the same actor_rollout_ref / critic / data keys)`);

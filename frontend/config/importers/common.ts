@@ -547,6 +547,12 @@ export function applyLoraTargets(d: Draft, key: string, v: Json): void {
   const names = (Array.isArray(v) ? v.map(String) : str(v, key).split(',')).map((s) => s.trim()).filter(Boolean);
   if (names.some((n) => n === 'all' || n === 'all-linear' || n === 'all_linear')) {
     d.set('training.finetune.lora_targets', ALL_TARGETS);
+    // PEFT's all-linear takes every nn.Linear: a MoE model's routed experts too where they are linears (transformers
+    // before v5; Megatron's grouped linears), not where they are fused 3-D parameters (transformers v5)
+    if (isObject(draftModel(d)?.moe))
+      d.note(
+        `${key} ${names.join(', ')}: adapters are counted on attention, shared experts and dense MLPs; where the routed experts are nn.Linear modules (transformers before v5) PEFT adapts them too, which llmem does not count`,
+      );
     return;
   }
   const set = new Set<string>();

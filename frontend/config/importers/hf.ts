@@ -516,8 +516,8 @@ function run(input: unknown): HfImport {
   // Attention heads: falcon's multi_query / num_kv_heads (configuration_falcon.py).
   let kv = int(['num_key_value_heads', 'num_kv_heads', 'n_head_kv'], false);
   if (family === 'falcon') {
-    const newArch = flag('new_decoder_architecture') ?? false;
-    kv = newArch ? (int(['num_kv_heads'], false) ?? heads) : (flag('multi_query') ?? true) ? 1 : heads;
+    const newArch = falconNewArchitecture(cfg, flag);
+    kv = newArch ? (int(['num_kv_heads', 'n_head_kv'], false) ?? heads) : (flag('multi_query') ?? true) ? 1 : heads;
   }
   // GPTBigCodeAttention (modeling_gpt_bigcode.py 0057454): kv_heads = 1 if multi_query else num_heads (multi_query
   // defaults to True); QWenAttention (vLLM qwen.py 002800f): c_attn of 3 x kv_channels x heads, every head its own K/V;
@@ -764,7 +764,7 @@ function run(input: unknown): HfImport {
   if (family === 'glm4_moe' && flag('use_qk_norm')) model.qk_norm = 'head';
   if (family === 'gemma2' || family === 'gemma3_text') model.norms_per_layer = 4;
   if (family === 'falcon') {
-    const newArch = flag('new_decoder_architecture') ?? false;
+    const newArch = falconNewArchitecture(cfg, flag);
     const parallel = flag('parallel_attn') ?? true;
     if (!newArch && parallel) model.norms_per_layer = 1;
     if (newArch && cfg.num_ln_in_parallel_attn === 1) model.norms_per_layer = 1;
@@ -826,7 +826,7 @@ function run(input: unknown): HfImport {
     model.final_norm = false;
     const arch = Array.isArray(json.architectures) ? json.architectures[0] : undefined;
     warnings.push(
-      `BERT imported with a sequence-classification head (pooler + ${labels}-label classifier)${arch && arch !== 'BertForSequenceClassification' ? `; architectures says ${String(arch)}, whose head is not modelled` : ''}`,
+      `BERT imported with a sequence-classification head (pooler + ${labels}-label classifier${type !== 'bert' ? `; ${type}'s classification head, dense and out_proj, has the same sizes` : ''})${arch && !/^(Bert|Roberta|XLMRoberta|Camembert)ForSequenceClassification$/.test(String(arch)) ? `; architectures says ${String(arch)}, whose head is not modelled` : ''}`,
     );
   }
   const lmHeadBias = flag('lm_head_bias');
@@ -936,6 +936,7 @@ function run(input: unknown): HfImport {
 // whose config.json names one of them in architectures.
 const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
   LlamaForCausalLM: 'llama',
+  RWForCausalLM: 'falcon',
   MistralForCausalLM: 'mistral',
   MixtralForCausalLM: 'mixtral',
   Qwen2ForCausalLM: 'qwen2',
@@ -956,6 +957,17 @@ const FAMILY_OF_ARCHITECTURE: Record<string, string> = {
 // HunYuanDenseV1 (transformers modeling_hunyuan_v1_dense.py): the hunyuan family's attention (q/k norms with use_qk_norm,
 // use_cla refused) without experts
 const OWN_FAMILY: Record<string, string> = {
+  // Falcon's remote-code configs (tiiuae's RWForCausalLM): transformers reads them as falcon
+  // (models/falcon/convert_custom_code_checkpoint.py @15ea02a: n_head, n_layer renamed; n_head_kv present means the
+  // new decoder architecture with that many K/V heads, else the old one, multi_query kept)
+  RefinedWebModel: 'falcon',
+  RefinedWeb: 'falcon',
+  // RoBERTa and its kin are BERT's modules with another vocabulary and padding offset (modeling_roberta.py:
+  // RobertaEmbeddings word + position (max_position_embeddings, 514 in the checkpoints) + token type + LayerNorm,
+  // BertLayer-shaped post-LN layers with biases; RobertaClassificationHead dense + out_proj, the pooler's size)
+  roberta: 'bert',
+  'xlm-roberta': 'bert',
+  camembert: 'bert',
   hunyuan: 'hunyuan',
   hunyuan_v1_moe: 'hunyuan',
   hunyuan_v1_dense: 'hunyuan',
@@ -1222,6 +1234,13 @@ function omniThinker(
 }
 
 /** The mapping to read a model_type with: its own, that of its modeling class, or the generic one. */
+/** Falcon's new decoder architecture (grouped K/V, two norms): the key, else (a remote-code RefinedWeb config) the
+ * presence of n_head_kv (convert_custom_code_checkpoint.py @15ea02a). */
+function falconNewArchitecture(cfg: Record<string, Json>, flag: (k: string) => boolean | undefined): boolean {
+  if (cfg.new_decoder_architecture === undefined && cfg.n_head_kv !== undefined && cfg.n_head_kv !== null) return true;
+  return flag('new_decoder_architecture') ?? false;
+}
+
 function familyOf(type: string, architectures: Json | undefined, notes: string[]): string {
   const decoder = DECODER_OF[type];
   if (decoder) {
@@ -1678,16 +1697,17 @@ function deepseekMoe(base: Config, int: Int): Config {
 
 /** Any other family: the common spellings of expert counts (null: none, a dense model). */
 function genericMoe(base: Config, int: Int, flag: Flag, model: Config, warnings: string[]): Config | null {
-  const experts = int(['num_local_experts', 'num_experts', 'n_routed_experts'], false);
+  // moe_num_experts / moe_topk / moe_num_shared_experts: Aria's AriaTextConfig (configuration_aria.py)
+  const experts = int(['num_local_experts', 'num_experts', 'n_routed_experts', 'moe_num_experts'], false);
   if (!experts) return null;
   const r: Config = {
     ...base,
     experts,
-    top_k: int(['num_experts_per_tok', 'moe_top_k', 'top_k'], true)!,
+    top_k: int(['num_experts_per_tok', 'moe_top_k', 'top_k', 'moe_topk'], true)!,
     expert_ffn_hidden:
       int(['moe_intermediate_size', 'expert_intermediate_size'], false) ?? (model.ffn_hidden as number),
   };
-  const shared = int(['n_shared_experts', 'num_shared_experts'], false);
+  const shared = int(['n_shared_experts', 'num_shared_experts', 'moe_num_shared_experts'], false);
   if (shared)
     Object.assign(r, {
       shared_experts: shared,

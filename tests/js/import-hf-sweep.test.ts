@@ -8,6 +8,8 @@
 // - roberta-seqcls.json: ArrafMelon/Youtube-Video-Sentiment model/config.json @5c6a1dd (RobertaForSequenceClassification,
 //   3 labels): embeddings (50265 + 514 + 1) x 768 + LayerNorm, 12 post-LN layers with biases, the classification
 //   head: 124,647,939
+// - phi-2-msft.json: mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @79d603f, MODEL_PRESETS["phi-2"] (phi-2's
+//   first remote-code config, model_type phi-msft): 2,779,683,840 (transformers' phi modules: biases, parallel block)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +41,9 @@ describe('config.json files the generic reader got wrong', () => {
     const r = params('falcon-40b-rw.json');
     expect(r.model).toMatchObject({ kv_heads: 8 });
     expect(r.total).toBe(41_303_293_952);
+  });
+  it("phi-msft (phi-2's remote-code config): transformers' phi modules", () => {
+    expect(params('phi-2-msft.json').total).toBe(2_779_683_840);
   });
   it("RoBERTa: BERT's modules (learned positions, token types, embedding LayerNorm, biases)", () => {
     expect(params('roberta-seqcls.json').total).toBe(124_647_939);

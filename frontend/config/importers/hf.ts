@@ -962,6 +962,9 @@ const OWN_FAMILY: Record<string, string> = {
   // new decoder architecture with that many K/V heads, else the old one, multi_query kept)
   RefinedWebModel: 'falcon',
   RefinedWeb: 'falcon',
+  // microsoft/phi-1_5 and phi-2's first remote-code configs (modeling_phi.py of the checkpoint, "phi-msft": n_embd,
+  // n_layer, n_head, parallel attention and MLP, biased linears and head): the modules transformers' phi has
+  'phi-msft': 'phi',
   // RoBERTa and its kin are BERT's modules with another vocabulary and padding offset (modeling_roberta.py:
   // RobertaEmbeddings word + position (max_position_embeddings, 514 in the checkpoints) + token type + LayerNorm,
   // BertLayer-shaped post-LN layers with biases; RobertaClassificationHead dense + out_proj, the pooler's size)

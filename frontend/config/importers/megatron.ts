@@ -923,6 +923,10 @@ function worldSize(
   const launched = perNode ? perNode * (nodes && /^\d+$/.test(nodes) ? Number(nodes) : 1) : undefined;
   const fromVar = vars.get('WORLD_SIZE');
   const slurm = sbatch ? sbatch.nodes * sbatch.perNode : undefined;
+  if (options.worldSize !== undefined && launched !== undefined && options.worldSize !== launched)
+    d.note(
+      `world size ${options.worldSize} given: it replaces the script's torchrun ${perNode} x ${nodes ?? 1} = ${launched} processes`,
+    );
   const world =
     n('world-size') ??
     options.worldSize ??

@@ -112,9 +112,15 @@ export default defineConfig({
         assetFileNames: (a) =>
           (a.names?.[0] ?? a.name ?? '').endsWith('.mjs') ? 'assets/[name]-[hash].js' : 'assets/[name]-[hash][extname]',
         // what the page and the planner Worker both run (the core's loader, the planner and what they import: the
-        // typed core wrapper, the config layer, the catalog; Vite's helper for lazy chunks) in one chunk
+        // typed core wrapper, the config layer, the catalog; Vite's helper for lazy chunks) in one chunk, with the
+        // fields' relevance the page's first render and the lazy panels share (a chunk of its own cost ~0.2 KB gzip)
         codeSplitting: {
-          groups: [{ name: 'planner', test: /frontend[\\/](planner|core-urls)\.ts$|vite[\\/]preload-helper/ }],
+          groups: [
+            {
+              name: 'planner',
+              test: /frontend[\\/](planner|core-urls|config[\\/]relevance)\.ts$|vite[\\/]preload-helper/,
+            },
+          ],
         },
       },
     },

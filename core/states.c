@@ -465,12 +465,22 @@ static void step_temporaries(const plan *pl, const stage_layout *st, const stage
   } else if (c->torch_native && pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP) {
     r->optimizer_step_temp = lp->largest_linear_count * ob;
   }
+  /* DeepSpeed ZeRO-1/2 steps a client optimizer (torch's: the HF Trainer hands it its own when the config has no
+   * optimizer block, transformers integrations/deepspeed.py deepspeed_optim_sched; or optimizer.params.torch_adam) on
+   * one flat fp32 partition per parameter group (runtime/zero/stage_1_and_2.py @edaa7221: param_group['params'] =
+   * [self.single_partition_of_fp32_groups[i]]): a foreach or for-loop Adam's temporary is the whole partition */
+  int client = pl->optimizer_impl == LLMEM_OPT_IMPL_FOREACH || pl->optimizer_impl == LLMEM_OPT_IMPL_FOR_LOOP;
+  if (c->deepspeed && c->z >= 1 && c->z <= 2 && client &&
+      ((int)pl->in->optimizer == LLMEM_OPT_ADAM || (int)pl->in->optimizer == LLMEM_OPT_ADAMW))
+    r->optimizer_step_temp = trainable_here * ob;
   if ((int)pl->in->optimizer == LLMEM_OPT_MUON) /* Newton-Schulz iterations on the largest matrix */
     r->optimizer_step_temp = max2(r->optimizer_step_temp, 3 * lp->largest_linear_count * 4);
   if (c->deepspeed && c->z >= 1 && c->z <= 2) {
     double gather = pl->in->allgather_bucket_size * c->wb;
     double full = (c->dense + c->expert) * c->wb;
-    r->optimizer_step_temp += gather < full ? gather : full;
+    /* the updated partitions are all-gathered after the optimizer's step has returned and freed its temporaries
+     * (stage_1_and_2.py step: _optimizer_step per group, then all_gather_dp_groups) */
+    r->optimizer_step_temp = max2(r->optimizer_step_temp, gather < full ? gather : full);
   }
 }
 

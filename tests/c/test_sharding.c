@@ -2,6 +2,8 @@
  * whole on every rank) and ZeRO-3's live gathered parameters
  * (docs/memory-model.md §5.3, §8.3). Expected values are worked by hand. */
 #include "allocator.h"
+#include <stdio.h>
+
 #include "check.h"
 #include "check_plan.h"
 #include "internal.h"
@@ -645,7 +647,23 @@ static void fsdp2_no_sync(void) {
         "in the reduce dtype; parameters resharded as usual");
 }
 
+/* DeepSpeed ZeRO-2 stepping a client (torch) AdamW on its flat fp32 partition (stage_1_and_2.py: one tensor a
+ * parameter group): the foreach or for-loop temporary is the whole partition, P / 8 x 4 = 6,738,415,616 / 8 x 4 =
+ * 3,369,207,808 B (Llama-2-7B: P = Q + B above); with DeepSpeed's FusedAdam, none: the step's peak is the all-gather
+ * bucket, 5e8 x 2 B, which follows the step rather than adding to it. */
+static void zero2_client_optimizer(void) {
+  const char *zero2 = L2_7B "parallel.gpus=8 parallel.engine=deepspeed parallel.zero_stage=2 training.optimizer=adamw ";
+  char keys[512];
+  snprintf(keys, sizeof keys, "%s%s", zero2, "training.optimizer_impl=foreach");
+  CHECK_NEAR(states_of(keys).optimizer_step_temp, 3369207808.0, 0, "zero-2, torch foreach AdamW: the partition");
+  snprintf(keys, sizeof keys, "%s%s", zero2, "training.optimizer_impl=for_loop");
+  CHECK_NEAR(states_of(keys).optimizer_step_temp, 3369207808.0, 0, "zero-2, torch for-loop AdamW: the partition");
+  snprintf(keys, sizeof keys, "%s%s", zero2, "training.optimizer_impl=fused");
+  CHECK_NEAR(states_of(keys).optimizer_step_temp, 1e9, 0, "zero-2, FusedAdam: the all-gather bucket alone");
+}
+
 int main(void) {
+  zero2_client_optimizer();
   fsdp2_unshard_blocks();
   fsdp1_offload_copy_in();
   pipeline_stage_buffers();

@@ -53,7 +53,7 @@ describe('DeepSpeed JSON', () => {
         overlap_comm: true,
         stage3_max_live_parameters: 1e9,
       },
-      training: { optimizer: 'adamw' },
+      training: { optimizer: 'adamw', optimizer_impl: 'fused' }, // DeepSpeed's FusedAdam
     });
     const notes = r.notes.join('\n');
     for (const k of [
@@ -82,7 +82,7 @@ describe('DeepSpeed JSON', () => {
         reduce_bucket_size: 2e8,
         gpus: 8,
       },
-      training: { micro_batch: 4, grad_accum: 8, dtype: 'bf16', optimizer: 'adamw' },
+      training: { micro_batch: 4, grad_accum: 8, dtype: 'bf16', optimizer: 'adamw', optimizer_impl: 'fused' },
     });
     runs(r.config);
   });

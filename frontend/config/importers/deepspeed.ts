@@ -538,7 +538,9 @@ function optimizer(d: Draft, v: Json, key: string): void {
     d.set('training.optimizer', type === 'adam' && params.adam_w_mode === false ? 'adam' : 'adamw');
     // params.torch_adam: torch.optim.Adam / AdamW instead of FusedAdam (runtime/engine.py _configure_basic_optimizer
     // @edaa7221), its default implementation on CUDA the foreach one
-    if ((type === 'adam' || type === 'adamw') && params.torch_adam === true) {
+    // DeepSpeed's own FusedAdam otherwise (a multi-tensor kernel, no temporaries; on the host, DeepSpeedCPUAdam)
+    if (params.torch_adam !== true) d.set('training.optimizer_impl', 'fused');
+    else if (type === 'adam' || type === 'adamw') {
       d.set('training.optimizer_impl', 'foreach');
       d.note(
         `${key}.params.torch_adam: torch.optim's ${type === 'adam' && params.adam_w_mode === false ? 'Adam' : 'AdamW'} (foreach), not FusedAdam`,

@@ -495,12 +495,53 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
   b->drop = pl->in->dropout > 0 ? out_h : 0;
 }
 
+/* torchtitan's op-level SAC: inside each layer the outputs of the save list's ops are kept and every other op
+ * is rebuilt in the backward (torchtitan distributed/activation_checkpoint.py SelectiveAC at b5bcd76c; each model's
+ * _op_sac_save_list and _apply_op_sac before 114151ad4, #2357, 2026-03-23). Kept: the layer input; of the layer's
+ * mm outputs in the order the model makes them, the 1st, 3rd, ... (`mm_count % 2 == 0` recomputes); the attention
+ * kernel's output and LSE; topk's (saved since #2357: T k (4 + 8) bytes, counted for every version); the
+ * all_to_all outputs of expert parallelism's token dispatch and combine (distributed/expert_parallel.py
+ * all_to_all_single_autograd). The router gate's mm is forced to recompute and not counted
+ * (force_recompute_mm_shapes_by_fqns ["moe.router.gate"], 9a8cb98f1, 2025-07-16). The routed experts run
+ * torch._grouped_mm, which no save list holds (torch/_functorch/partitioners.py get_default_op_list
+ * compute_intensive_ops): rebuilt, with the router's scores and the token gathers. */
+static double per_op_saved(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe,
+                           int has_mlp, double layer_input, tensor_list *kept) {
+  double T = sh->tokens, ab = sh->ab, h = pl->in->hidden, t = pl->in->tp;
+  double mm[8];
+  int n = 0;
+  if (pl->mla) { /* deepseek_v3 model.py Attention.forward: wq (or wq_a, wq_b), wkv_a, wkv_b, wo */
+    if (pl->q_lora_rank > 0) mm[n++] = T * pl->q_lora_rank * ab;
+    mm[n++] = T * m->q_dim * ab;
+    mm[n++] = T * (pl->in->mla_kv_lora_rank + pl->in->mla_qk_rope_head_dim) * ab;
+    mm[n++] = T * pl->in->heads / t * (pl->in->mla_qk_nope_head_dim + pl->in->mla_v_head_dim) * ab;
+  } else { /* wq, wk, wv (the kv heads'), wo */
+    double g_dim = max2(pl->kv_heads / t, 1) * pl->head_dim;
+    mm[n++] = T * m->q_dim * ab, mm[n++] = T * g_dim * ab, mm[n++] = T * g_dim * ab;
+  }
+  mm[n++] = T * h * ab / sh->outside;
+  /* FeedForward.forward: w2(silu(w1(x)) * w3(x)); MoE: its shared experts, one FeedForward */
+  double f = !has_mlp ? 0 : !moe ? pl->in->ffn_hidden / t : pl->in->moe_shared_experts * pl->shared_ffn / t;
+  if (f > 0) mm[n++] = T * f * ab, mm[n++] = T * f * ab, mm[n++] = T * h * ab / sh->outside;
+  push(kept, layer_input);
+  double sum = layer_input;
+  for (int i = 0; i < n; i += 2) push(kept, mm[i]), sum += mm[i];
+  push(kept, m->out_in), push(kept, m->lse);
+  sum += m->out_in + m->lse;
+  if (moe) {
+    double k = pl->in->moe_top_k, topk = T * k * (4 + 8);
+    double a2a = pl->in->ep > 1 ? b->routed * h * ab + T * k * h * ab : 0; /* dispatched and combined tokens */
+    push(kept, topk), push(kept, a2a);
+    sum += topk + a2a;
+  }
+  return sum;
+}
+
 /* What the recompute policy keeps of the full set (selective and per-op; full
  * keeps only the layer input, below). */
 static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe,
                            int has_mlp, double full, double layer_input) {
   double saved = full;
-  double T = sh->tokens, ab = sh->ab;
   switch ((int)pl->in->recompute) {
     case LLMEM_RECOMPUTE_SELECTIVE: {
       int r = (int)pl->in->recompute_modules;
@@ -519,15 +560,9 @@ static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m,
       break;
     }
     case LLMEM_RECOMPUTE_PER_OP: {
-      /* torchtitan op-level SAC: keep the output of every other matmul (wq, wv,
-       * w1, w2 of the 7) and the attention kernel's output and LSE, plus the
-       * layer input; everything else is recomputed
-       * (torchtitan parallelize_llama.py _save_list / mm count). */
-      double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
-      double kept = layer_input + T * (m->q_dim + g_dim) * ab + m->out_in + m->lse;
-      if (has_mlp && !moe) kept += T * (pl->in->ffn_hidden / pl->in->tp) * ab + T * pl->in->hidden * ab / sh->outside;
-      else if (moe) kept += b->mlp; /* MoE experts run outside the mm policy: treat as saved */
-      saved = kept < full ? kept : full;
+      tensor_list kept = {{0}, 0};
+      double sum = per_op_saved(pl, sh, m, b, moe, has_mlp, layer_input, &kept);
+      saved = sum < full ? sum : full;
       break;
     }
     default: break;
@@ -540,15 +575,12 @@ static double policy_saved(const plan *pl, const shape *sh, const mixer_part *m,
 static void list_tensors(const plan *pl, const shape *sh, const mixer_part *m, const mlp_part *b, int moe, int has_mlp,
                          int keep_down_in, double lora, double layer_input, double full, double saved, int recomputed,
                          layer_activations *la) {
-  double T = sh->tokens, ab = sh->ab, f_t = pl->in->ffn_hidden / pl->in->tp;
+  double T = sh->tokens, f_t = pl->in->ffn_hidden / pl->in->tp;
   tensor_list *sv = &la->saved_tensors, *rc = &la->recompute_tensors;
   sv->count = rc->count = 0;
   int r = (int)pl->in->recompute == LLMEM_RECOMPUTE_SELECTIVE ? (int)pl->in->recompute_modules : 0;
   if (!recomputed && (int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP && saved < full) {
-    double g_dim = pl->mla ? m->v_dim : max2(pl->kv_heads / pl->in->tp, 1) * pl->head_dim;
-    push(sv, layer_input), push(sv, T * m->q_dim * ab), push(sv, T * g_dim * ab), push(sv, m->out_in), push(sv, m->lse);
-    if (has_mlp && !moe) push(sv, T * f_t * ab), push(sv, T * pl->in->hidden * ab / sh->outside);
-    else if (has_mlp) push(sv, b->mlp);
+    per_op_saved(pl, sh, m, b, moe, has_mlp, layer_input, sv);
     push(rc, full - saved); /* the op-level policy rebuilds a mix: one request */
     return;
   }

@@ -349,6 +349,28 @@ int main(void) {
   CHECK_NEAR(layer_activation_bytes(&before_c, 0, 0).saved_bytes, layer_activation_bytes(&after_c, 0, 0).saved_bytes, 0,
              "score before experts, compiled: bf16 gathered tokens kept");
 
+  /* torchtitan per-op SAC on a DeepSeek-V2-Lite MoE layer (MLA without q compression), T = 4096, bf16: kept
+   * are the layer input T h 2 = 16,777,216; of the mms wq, wkv_a, wkv_b, wo, then the shared experts' w1, w3,
+   * w2, the 1st, 3rd, 5th and 7th: wq T x 16 x 192 x 2 = 25,165,824, wkv_b T x 16 x 256 x 2 = 33,554,432,
+   * w1 T x 2816 x 2 = 23,068,672, w2 T h 2 = 16,777,216; the flash kernel's output T x 16 x 128 x 2 =
+   * 16,777,216 and LSE T x 16 x 4 = 262,144; topk T x 6 x 12 = 294,912: 132,677,632 B. The routed experts'
+   * grouped mm is rebuilt. EP 8 adds the all_to_all outputs, dispatched and combined: 2 x T x 6 x h x 2 =
+   * 201,326,592 B. */
+#define DSV2_LITE                                                                                       \
+  "model.layers=27 model.hidden=2048 model.heads=16 model.kv_heads=16 model.ffn_hidden=10944 "          \
+  "model.moe.experts=64 model.moe.top_k=6 model.moe.expert_ffn_hidden=1408 model.moe.shared_experts=2 " \
+  "model.moe.shared_expert_ffn_hidden=1408 model.moe.dense_layers=1 model.mla.kv_lora_rank=512 "        \
+  "model.mla.qk_nope_head_dim=128 model.mla.qk_rope_head_dim=64 model.mla.v_head_dim=128 "              \
+  "training.seq_len=4096 training.recompute=per_op training.attention=flash parallel.engine=fsdp2 parallel.gpus=8 "
+  plan sac_ep1 = plan_for(DSV2_LITE "parallel.ep=1"), sac_ep8 = plan_for(DSV2_LITE "parallel.ep=8");
+  layer_activations sac1 = layer_activation_bytes(&sac_ep1, 1, 0), sac8 = layer_activation_bytes(&sac_ep8, 1, 0);
+  CHECK_NEAR(sac1.saved_bytes, 132677632.0, 0, "per-op SAC MoE layer: alternate mms, kernel output, topk");
+  CHECK_NEAR(sac8.saved_bytes - sac1.saved_bytes, 201326592.0, 0, "per-op SAC MoE layer: EP all_to_all outputs");
+  listed = 0;
+  for (int i = 0; i < sac8.saved_tensors.count; i++) listed += sac8.saved_tensors.bytes[i];
+  CHECK_NEAR(listed, sac8.saved_bytes, 1, "per-op SAC MoE layer: tensor list sums to the saved bytes");
+  CHECK_NEAR(sac8.saved_bytes + sac8.recompute_bytes, sac8.saved_full_bytes, 1, "per-op SAC: saved + rebuilt = all");
+
   /* Sequence parallel, Llama-3-8B layer, T = 4096, h = 4096, tp 8, no recompute.
    * PyTorch's SP (FSDP2 engine) gathers the norm output before the attention and the
    * MLP (PrepareModuleInput to Replicate) and q/k/v and gate/up keep that full

@@ -154,7 +154,8 @@ static double linear_fwd_seconds(const step_ctx *c, double tokens, double in, do
  * w1, w3, w2: wk, wo and w3 are recomputed (w2 for a plain MLP: w1, w2). The
  * all-gathers of sequence-parallel TP are not in _save_list either: the
  * recomputed wk and w3 read the gathered norm outputs, so both gathers run
- * again. Dense attention layers only; other kinds keep half their GEMMs. */
+ * again. Dense attention layers only; MoE layers rebuild their routed experts and router whole and half
+ * their other GEMMs (layer_seconds), other kinds half their GEMMs. */
 static void add_sac_recompute(const step_ctx *c, layer_time *t, double f) {
   const plan *pl = c->pl;
   double T = c->tokens, h = pl->in->hidden;
@@ -612,8 +613,13 @@ static layer_time layer_seconds(const step_ctx *ctx, int layer) {
     double local = pl->in->moe_experts / pl->in->ep,
            per_expert = T * pl->in->moe_top_k * pl->in->ep / pl->in->moe_experts;
     f = pl->expert_ffn / pl->in->etp;
+    double before = t.linear_fwd;
     add_mlp(c, &t, per_expert, f, local);
     add_linear(c, &t, T, h, pl->in->moe_experts, 1); /* router */
+    /* per-op SAC rebuilds the routed experts (_grouped_mm) and the router gate whole, every other mm of the rest
+     * (docs/memory-model.md §7.10); the all-to-all outputs are kept: no exchange again */
+    double rebuilt = t.linear_fwd - before;
+    if ((int)pl->in->recompute == LLMEM_RECOMPUTE_PER_OP) t.sac_fwd = before / 2 + rebuilt;
     if (pl->in->ep > 1) {
       double bytes = T * pl->in->moe_top_k * h * c->ab * ring(pl->in->ep);
       double a2a = 2 * bytes / group_bytes_per_s(c, pl->in->ep, pl->in->tp);

@@ -273,6 +273,31 @@ static void test_per_op_sac(void) {
   CHECK(L * sac < L * layer_linear_fwd(&g, &pl, T) / 2, "fewer than half the GEMMs (w3 not w1+w3, wk not wq)");
 }
 
+/* In a MoE layer per-op SAC rebuilds the routed experts (torch._grouped_mm is on no save list) and the
+ * router gate (forced) whole, and half the other GEMMs (docs/memory-model.md 7.10): with 8 experts, top 2,
+ * every layer MoE, the recompute is L x (half the attention's GEMMs + the router + the experts) + the
+ * pointwise forward. */
+static void test_per_op_sac_moe(void) {
+  llmem_input in;
+  small_model(&in);
+  in.moe = 1, in.moe_experts = 8, in.moe_top_k = 2, in.moe_ffn_hidden = 2048;
+  plan pl = plan_of(&in);
+  gpu_rates g = rates_of(&in);
+  double T = 4096, h = pl.in->hidden, L = pl.layers, E = 8, f = 2048, per_expert = T * 2 / E;
+  double q = pl.in->heads * pl.head_dim, kv = pl.kv_heads * pl.head_dim;
+  double attn_lin = gemm_seconds(&g, T, q + 2 * kv, h, 1, B16) + gemm_seconds(&g, T, h, q, 1, B16);
+  double rebuilt = gemm_seconds(&g, T, E, h, 1, B16) +
+                   E * (gemm_seconds(&g, per_expert, 2 * f, h, 1, B16) + gemm_seconds(&g, per_expert, h, f, 1, B16));
+  double none = step_of(&in);
+  in.recompute = LLMEM_RECOMPUTE_SELECTIVE;
+  double attn = step_of(&in) - none;
+  in.recompute = LLMEM_RECOMPUTE_FULL;
+  double pointwise = step_of(&in) - none - attn - L * (attn_lin + rebuilt);
+  in.recompute = LLMEM_RECOMPUTE_PER_OP;
+  CHECK_NEAR(step_of(&in) - none, L * (attn_lin / 2 + rebuilt) + pointwise, 1e-9,
+             "per-op SAC, MoE: the experts and router whole, half the attention's GEMMs");
+}
+
 /* torchtitan's float8 TP gathers the norm outputs in float8 (torchao
  * PrepareFloat8ModuleInput): the 2 forward all-gathers move 1 byte an element,
  * the reduce-scatters and the backward's collectives 2. */
@@ -1129,6 +1154,7 @@ int main(void) {
   test_bubble();
   test_fsdp_overlap();
   test_per_op_sac();
+  test_per_op_sac_moe();
   test_fp8_tp_gather();
   test_fsdp_root();
   test_fsdp_root_pipeline();

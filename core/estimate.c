@@ -63,6 +63,7 @@ static void add_config_warnings(const plan *pl, llmem_result *out) {
   if (pl->capacity_factor > 0) result_add_warning(out, LLMEM_WARN_CAPACITY_DROPS);
   if ((int)pl->in->offload_optimizer == LLMEM_OFFLOAD_CPU) result_add_warning(out, LLMEM_WARN_OPT_OFFLOAD_HOST);
   if ((int)pl->in->activation_offload != 0) result_add_warning(out, LLMEM_WARN_ACT_OFFLOAD);
+  if (pl->zero3_loads_whole) result_add_warning(out, LLMEM_WARN_ZERO3_LOADS_WHOLE);
   if ((int)pl->in->paged_optimizer != 0) result_add_warning(out, LLMEM_WARN_PAGED_OPTIMIZER);
 }
 

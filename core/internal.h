@@ -94,6 +94,7 @@ typedef struct {
   int allocator_reserve_given;
   double max_split_bytes;     /* PYTORCH_CUDA_ALLOC_CONF max_split_size_mb; INFINITY when unset */
   int empty_cache_after_init; /* torch.cuda.empty_cache() between set-up and the first step */
+  int zero3_loads_whole;      /* DeepSpeed ZeRO-3 without zero.Init: the whole model on the GPU before partitioning */
   int simulate_allocator;     /* reserved from the simulated caching allocator (else the bound) */
   double allocator_max_work;  /* its work per estimate before it gives up (ALLOCATOR_MAX_WORK) */
 

@@ -179,6 +179,8 @@ static void resolve_hardware(const llmem_input *in, plan *p) {
   p->allocator_reserve = or_default(in->allocator_reserve, 0);
   p->max_split_bytes = isnan(in->max_split_size_mib) ? INFINITY : in->max_split_size_mib * MIB;
   p->empty_cache_after_init = (int)or_default(profiled(in, FIELD(empty_cache_after_init)), 0);
+  /* runtime/engine.py _configure_distributed_model: module.to(device) unless zero.Init made the model (step_blocks.c) */
+  p->zero3_loads_whole = (int)in->engine == LLMEM_ENGINE_DEEPSPEED && in->zero_stage == 3 && (int)in->zero_init == 0;
   p->simulate_allocator = 1;
   p->allocator_max_work = ALLOCATOR_MAX_WORK;
 }

@@ -93,13 +93,57 @@ static void fsdp1_setup(const stage_walk *W, const sim *S) {
   if (to_cpu) split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
 }
 
+/* DeepSpeed ZeRO-3 without zero.Init (parallel.zero_init false: accelerate's zero3_init_flag false, a model
+ * built before deepspeed.initialize): the engine moves the whole model, cast to its 16-bit dtype, to the GPU
+ * (runtime/engine.py _configure_distributed_model: module.to(self.device) unless is_zero_init_model, @edaa7221)
+ * and only then partitions it, parameter by parameter (DeepSpeedZeRoOffload._convert_to_zero_parameters ->
+ * zero.Init(module=...): param.partition() allocates the rank's shard and frees the full tensor,
+ * partition_parameters.py). Nothing empties the cache, so the freed tensors' segments stay reserved. */
+static void tensor_list_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per,
+                               int stream, int reverse, int all);
+static void free_per_tensor_blocks(int kind, int layer);
+static void outer_tensor_blocks(const sim *S, int kind, int layer, double bytes, int per);
+
+static void zero3_whole_then_partitioned(const stage_walk *W, const sim *S) {
+  const stage_layout *st = W->st;
+  const rank_states *rs = W->rs;
+  double layers = 0;
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
+      layers += walk_layer_cost(W, i)->params;
+  double norm = st->final_norm_count, embed = st->embedding_count;
+  double head = st->params_count - layers - embed - norm; /* the head, and whatever else the stage holds */
+  /* module.to(device), in model.parameters() order: embedding, layers, final norm, head */
+  outer_tensor_blocks(S, TAG_INIT, LAYER_EMBED, gathered_bytes(rs, embed, 0), 1);
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
+      tensor_list_blocks(W, S, TAG_INIT, i, gathered_bytes(rs, walk_layer_cost(W, i)->params, 0), 1,
+                         ALLOC_STREAM_COMPUTE, 0, 1);
+  outer_tensor_blocks(S, TAG_INIT, LAYER_REST, gathered_bytes(rs, norm, 0), 1);
+  outer_tensor_blocks(S, TAG_INIT, LAYER_HEAD, gathered_bytes(rs, head > 0 ? head : 0, quantized_head_count(W->pl, st)),
+                      1);
+  /* each layer's shards made, its full tensors freed; the rest (embedding, norm, head) last */
+  double used = 0;
+  for (int c = 0; c < W->v; c++)
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++) {
+      double share = share_of(W, i, rs->weights, 0);
+      if (used + share > rs->weights) share = rs->weights - used;
+      sim_block(S, block_tag(TAG_STATE, i, MB_NONE, LLMEM_CAT_WEIGHTS), share, ALLOC_STREAM_COMPUTE);
+      used += share;
+      free_per_tensor_blocks(TAG_INIT, i);
+    }
+  sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_WEIGHTS), rs->weights - used, ALLOC_STREAM_COMPUTE);
+  for (int layer = LAYER_REST; layer <= LAYER_HEAD; layer++) alloc_free_if_live(block_tag(TAG_INIT, layer, MB_NONE, 0));
+}
+
 /* Loading and wrapping: weights, fp32 masters and persistent buffers; states
  * the engine creates eagerly (DeepSpeed's initialize_optimizer_states) too. */
 void blocks_setup(const stage_walk *W, const sim *S, int lazy_states) {
   const rank_states *rs = W->rs;
   if (fsdp1_flattens(W->pl)) fsdp1_setup(W, S);
   else {
-    split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
+    if (W->pl->zero3_loads_whole && S->blocks) zero3_whole_then_partitioned(W, S);
+    else split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
     split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
   }
   if (!lazy_states) split_state(W, S, LLMEM_CAT_OPTIMIZER_STATES, rs->optimizer, 1);

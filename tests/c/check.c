@@ -117,6 +117,12 @@ int check_report(const char *name) {
 /* ---- shared by the tests: estimates and plans from "path=value ..." ---- */
 #include "check_plan.h"
 
+int has_warning(const llmem_result *r, int w) {
+  for (int i = 0; i < r->warning_count; i++)
+    if (r->warnings[i] == w) return 1;
+  return 0;
+}
+
 int run_keys(const char *keys, llmem_result *out) {
   llmem_input in;
   llmem_defaults(&in);

@@ -39,6 +39,8 @@ int set_keys(llmem_input *in, const char *spec);
 double metric_of(const llmem_result *r, const char *metric);
 /* llmem_estimate of "path=value ..." over the defaults; 0 (and a failed check) when it fails. */
 int run_keys(const char *keys, llmem_result *out);
+/* Whether the result carries warning w. */
+int has_warning(const llmem_result *r, int w);
 /* The input a kept search layout stands for, applied by hand (check.c). */
 llmem_input layout_input(const llmem_input *base, double gpus, const llmem_layout *l);
 /* Prints "N passed, N failed" and returns the exit status. */

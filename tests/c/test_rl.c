@@ -394,9 +394,7 @@ static void paged_rl(void) {
     return;
   double used = out.per_gpu.device_used_bytes;
   CHECK(out.host_cpu_bytes == 0, "paged, room for all: nothing on the host (%g)", out.host_cpu_bytes);
-  int warned = 0;
-  for (int i = 0; i < out.warning_count; i++) warned |= out.warnings[i] == LLMEM_WARN_PAGED_OPTIMIZER;
-  CHECK(warned, "paged: the warning");
+  CHECK(has_warning(&out, LLMEM_WARN_PAGED_OPTIMIZER), "paged: the warning");
   double without = used - P_ADAM; /* the rest of the device's use */
   double cap = without + P_ADAM / 2;
   char keys[512];

@@ -123,8 +123,8 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
     "after the cache is released, where PyTorch raises torch.OutOfMemoryError; reserved counts the rest of the "       \
     "step's demand as if the device had room")                                                                         \
   W(LLMEM_WARN_ZERO3_LOADS_WHOLE,                                                                                      \
-    "parallel.zero_init false: DeepSpeed ZeRO-3 moves the whole model to each GPU before it partitions it, and the "   \
-    "freed tensors stay cached, so reserved is at least the model's bytes; zero.Init partitions it as it loads "       \
+    "parallel.zero_init false: DeepSpeed ZeRO-3 moves the whole model to each GPU before it partitions it, so the "    \
+    "set-up needs the model's bytes on every GPU (reserved counts that peak); zero.Init partitions it as it loads "    \
     "(accelerate's zero3_init_flag, or TrainingArguments made before from_pretrained)")                                \
   W(LLMEM_WARN_FP8_RECIPE,                                                                                             \
     "training.fp8_recipe: linear weights and saved linear inputs are counted in the recipe's format with its scales "  \

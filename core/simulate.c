@@ -306,7 +306,7 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
     if (W->have[k] && W->costs[k].gather > late) late = W->costs[k].gather;
   if ((int)pl->in->engine == LLMEM_ENGINE_FSDP1) late *= 2;
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
-  /* ZeRO-3 without zero.Init: the whole model's freed segments stay cached from the set-up (step_blocks.c) */
+  /* ZeRO-3 without zero.Init: the set-up holds the whole model (step_blocks.c zero3_whole_then_partitioned) */
   if (pl->zero3_loads_whole)
     out->peak_reserved_bytes = max2(out->peak_reserved_bytes, gathered_bytes(W->rs, W->st->params_count, 0));
   /* an allocator that gave up had reserved its peak so far: the step reserves at least that */

@@ -98,7 +98,10 @@ static void fsdp1_setup(const stage_walk *W, const sim *S) {
  * (runtime/engine.py _configure_distributed_model: module.to(self.device) unless is_zero_init_model, @edaa7221)
  * and only then partitions it, parameter by parameter (DeepSpeedZeRoOffload._convert_to_zero_parameters ->
  * zero.Init(module=...): param.partition() allocates the rank's shard and frees the full tensor,
- * partition_parameters.py). Nothing empties the cache, so the freed tensors' segments stay reserved. */
+ * partition_parameters.py): the set-up holds the whole model at once. The optimizer then defragments the
+ * shards: copied to the host, freed, the cache emptied, one flat buffer back (runtime/zero/utils.py defragment,
+ * from stage3.py 4912e0ad7, #1453, 2022-01), which releases the model's segments before the step; with
+ * parameter offload it does not run and they stay cached. */
 static void tensor_list_blocks(const stage_walk *W, const sim *S, int kind, int layer, double share, int per,
                                int stream, int reverse, int all);
 static void free_per_tensor_blocks(int kind, int layer);
@@ -134,6 +137,13 @@ static void zero3_whole_then_partitioned(const stage_walk *W, const sim *S) {
     }
   sim_block(S, block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_WEIGHTS), rs->weights - used, ALLOC_STREAM_COMPUTE);
   for (int layer = LAYER_REST; layer <= LAYER_HEAD; layer++) alloc_free_if_live(block_tag(TAG_INIT, layer, MB_NONE, 0));
+  if ((int)W->pl->in->offload_params != LLMEM_OFFLOAD_NONE) return;
+  for (int c = 0; c < W->v; c++) /* defragment: the shards out, the cache emptied, the shards back */
+    for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
+      alloc_free_if_live(block_tag(TAG_STATE, i, MB_NONE, LLMEM_CAT_WEIGHTS));
+  alloc_free_if_live(block_tag(TAG_STATE, LAYER_REST, MB_NONE, LLMEM_CAT_WEIGHTS));
+  alloc_empty_cache();
+  split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
 }
 
 /* Loading and wrapping: weights, fp32 masters and persistent buffers; states
@@ -142,7 +152,7 @@ void blocks_setup(const stage_walk *W, const sim *S, int lazy_states) {
   const rank_states *rs = W->rs;
   if (fsdp1_flattens(W->pl)) fsdp1_setup(W, S);
   else {
-    if (W->pl->zero3_loads_whole && S->blocks) zero3_whole_then_partitioned(W, S);
+    if (W->pl->zero3_loads_whole && S->blocks) zero3_whole_then_partitioned(W, S); /* its shards included */
     else split_state(W, S, LLMEM_CAT_WEIGHTS, rs->weights, 0);
     split_state(W, S, LLMEM_CAT_MASTER_WEIGHTS, rs->master, 1);
   }

@@ -113,7 +113,7 @@ export const WARNINGS = [
   'RL: the log-prob, reference, reward and critic-value passes count one layer\'s no-grad working set, its gathered weights and one micro-batch\'s logits; reserved in those phases is the caching allocator\'s bound',
   'RL: the rollout engine runs on GPUs of its own (rl.rollout.placement "separate"): its memory is not on the training GPUs reported here',
   'the simulated caching allocator runs out of memory: a request fits no cached block and cudaMalloc fails even after the cache is released, where PyTorch raises torch.OutOfMemoryError; reserved counts the rest of the step\'s demand as if the device had room',
-  'parallel.zero_init false: DeepSpeed ZeRO-3 moves the whole model to each GPU before it partitions it, and the freed tensors stay cached, so reserved is at least the model\'s bytes; zero.Init partitions it as it loads (accelerate\'s zero3_init_flag, or TrainingArguments made before from_pretrained)',
+  'parallel.zero_init false: DeepSpeed ZeRO-3 moves the whole model to each GPU before it partitions it, so the set-up needs the model\'s bytes on every GPU (reserved counts that peak); zero.Init partitions it as it loads (accelerate\'s zero3_init_flag, or TrainingArguments made before from_pretrained)',
   'training.fp8_recipe: linear weights and saved linear inputs are counted in the recipe\'s format with its scales (delayed/current: Hopper, with a transposed weight copy); the step time still counts fp8 GEMMs',
 ] as const;
 export type Warning = (typeof WARNINGS)[number];

@@ -308,7 +308,9 @@ static void finish_rank(const stage_walk *W, const sim *S, llmem_rank_result *ou
   out->peak_reserved_bytes = runtime_reserved_bytes(pl, S->peak, S->largest_transient + late + S->peak_hole);
   /* ZeRO-3 without zero.Init: the set-up holds the whole model (step_blocks.c zero3_whole_then_partitioned) */
   if (pl->zero3_loads_whole)
-    out->peak_reserved_bytes = max2(out->peak_reserved_bytes, gathered_bytes(W->rs, W->st->params_count, 0));
+    out->peak_reserved_bytes = max2(
+        out->peak_reserved_bytes,
+        gathered_bytes(W->rs, W->st->params_count, W->st->layers.quantizable_count + quantized_head_count(pl, W->st)));
   /* an allocator that gave up had reserved its peak so far: the step reserves at least that */
   if (S->blocks && alloc_get_stats()->gave_up && alloc_get_stats()->peak_reserved_bytes > out->peak_reserved_bytes)
     out->peak_reserved_bytes = alloc_get_stats()->peak_reserved_bytes;

@@ -98,7 +98,7 @@ static void fsdp1_setup(const stage_walk *W, const sim *S) {
  * (runtime/engine.py _configure_distributed_model: module.to(self.device) unless is_zero_init_model, @edaa7221)
  * and only then partitions it, parameter by parameter (DeepSpeedZeRoOffload._convert_to_zero_parameters ->
  * zero.Init(module=...): param.partition() allocates the rank's shard and frees the full tensor,
- * partition_parameters.py): the set-up holds the whole model at once. The optimizer then defragments the
+ * partition_parameters.py): the set-up holds the whole model at once (a QLoRA base as its packed 4-bit data). The optimizer then defragments the
  * shards: copied to the host, freed, the cache emptied, one flat buffer back (runtime/zero/utils.py defragment,
  * from stage3.py 4912e0ad7, #1453, 2022-01), which releases the model's segments before the step; with
  * parameter offload it does not run and they stay cached. */
@@ -120,8 +120,10 @@ static void zero3_whole_then_partitioned(const stage_walk *W, const sim *S) {
   outer_tensor_blocks(S, TAG_INIT, LAYER_EMBED, gathered_bytes(rs, embed, 0), 1);
   for (int c = 0; c < W->v; c++)
     for (int i = W->first_global[c]; i < W->first_global[c] + W->chunk_layers[c]; i++)
-      tensor_list_blocks(W, S, TAG_INIT, i, gathered_bytes(rs, walk_layer_cost(W, i)->params, 0), 1,
-                         ALLOC_STREAM_COMPUTE, 0, 1);
+      tensor_list_blocks(
+          W, S, TAG_INIT, i,
+          gathered_bytes(rs, walk_layer_cost(W, i)->params, layer_params_on_rank(W->pl, i).quantizable_count), 1,
+          ALLOC_STREAM_COMPUTE, 0, 1);
   outer_tensor_blocks(S, TAG_INIT, LAYER_REST, gathered_bytes(rs, norm, 0), 1);
   outer_tensor_blocks(S, TAG_INIT, LAYER_HEAD, gathered_bytes(rs, head > 0 ? head : 0, quantized_head_count(W->pl, st)),
                       1);

@@ -689,6 +689,15 @@ static void zero3_without_zero_init(void) {
   if (!run(keys)) return;
   CHECK(out.per_gpu.peak_reserved_bytes > 13478395904.0, "offloaded parameters: the model's segments stay (%.0f)",
         out.per_gpu.peak_reserved_bytes);
+  /* a QLoRA base reaches the GPU as its packed 4-bit data (its embedding and head 16-bit): well under the 16-bit
+   * model's 13.5 GB, and more than with zero.Init */
+  snprintf(keys, sizeof keys, "%s%s", z3, QLORA_QV "parallel.zero_init=true");
+  if (!run(keys)) return;
+  double qlora_init = out.per_gpu.peak_reserved_bytes;
+  snprintf(keys, sizeof keys, "%s%s", z3, QLORA_QV "parallel.zero_init=false");
+  if (!run(keys)) return;
+  CHECK(out.per_gpu.peak_reserved_bytes > qlora_init && out.per_gpu.peak_reserved_bytes < 6738415616.0,
+        "QLoRA: the packed base at set-up (%.0f; zero.Init %.0f)", out.per_gpu.peak_reserved_bytes, qlora_init);
   /* the reserve's bound (no simulated allocator) keeps the whole model too */
   snprintf(keys, sizeof keys, "%s%s", z3, "parallel.zero_init=false runtime.allocator_reserve=0.05");
   if (!run(keys)) return;

@@ -92,6 +92,28 @@ describe('TRL SFT configs', () => {
     );
   });
 
+  it('zero3_init_flag false gives way to a DeepSpeed config the file hands TrainingArguments (zero.Init stays on)', () => {
+    const z3 =
+      'compute_environment: LOCAL_MACHINE\ndeepspeed_config:\n  offload_optimizer_device: none\n  offload_param_device: none\n  zero3_init_flag: false\n  zero_stage: 3\ndistributed_type: DEEPSPEED\nmixed_precision: bf16\nnum_machines: 1\nnum_processes: 8\n';
+    // transformers training_args.py: TrainingArguments(deepspeed=...) makes HfTrainerDeepSpeedConfig, so
+    // is_deepspeed_zero3_enabled() holds in from_pretrained whatever the launcher's flag
+    const lf = ok(
+      'llamafactory',
+      'model_name_or_path: meta-llama/Meta-Llama-3-8B-Instruct\nstage: sft\nfinetuning_type: full\ndeepspeed: ds_z3.json\nbf16: true\n',
+      { also: z3 },
+    );
+    expect(get(lf.config, 'parallel.engine')).toBe('deepspeed');
+    expect(get(lf.config, 'parallel.zero_stage')).toBe(3);
+    expect(get(lf.config, 'parallel.zero_init')).toBeUndefined();
+    const notes = lf.notes.join('\n');
+    expect(notes).toContain('zero3_init_flag false does not apply');
+    expect(notes).not.toMatch(/launched with \([^)]*zero_init/);
+    // a file that leaves DeepSpeed to the launcher: accelerate's DeepSpeedPlugin decides, the flag holds
+    const trl = ok('trl', DISTILL, { also: z3 });
+    expect(get(trl.config, 'parallel.zero_init')).toBe(false);
+    expect(trl.notes.join('\n')).not.toContain('zero3_init_flag false does not apply');
+  });
+
   it("paired notes: the launcher's precision gives way to the file's; a DeepSpeed file it names is said unread", () => {
     const noPrecision = 'compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\nnum_processes: 4\n';
     const r = ok('trl', DISTILL, { also: noPrecision });

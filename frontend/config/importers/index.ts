@@ -145,6 +145,18 @@ function withAccelerate(kind: ImportKind, text: string, options: ImportOptions):
     if ('error' in r) return r;
     own = (r.config.parallel ?? {}) as Record<string, Json>;
   }
+  // A file that hands TrainingArguments its own DeepSpeed config gets HfTrainerDeepSpeedConfig, whose weak reference
+  // turns zero.Init on in from_pretrained whatever the launcher's zero3_init_flag (transformers training_args.py
+  // __post_init__; integrations/deepspeed.py is_deepspeed_zero3_enabled): the flag only decides whether accelerate's
+  // DeepSpeedPlugin makes one itself (set_deepspeed_weakref)
+  const zeroInit: string[] = [];
+  if (own.zero_init === false && fileNamesDeepSpeed(kind, text, options, world)) {
+    own = { ...own };
+    delete own.zero_init;
+    zeroInit.push(
+      'zero3_init_flag false does not apply: the file gives TrainingArguments its DeepSpeed config, whose HfTrainerDeepSpeedConfig partitions the model as from_pretrained loads it (zero.Init; parallel.zero_init stays true)',
+    );
+  }
   const config: Record<string, Json> = { ...r.config, parallel: own };
   // the launcher's precision holds when the file sets neither bf16 nor fp16 (transformers training_args.py
   // __post_init__ writes ACCELERATE_MIXED_PRECISION only for them), and with it its fp8
@@ -171,7 +183,9 @@ function withAccelerate(kind: ImportKind, text: string, options: ImportOptions):
       config[group] = into;
     }
   }
-  const launched = fileEngine ? ['gpus', 'gpus_per_node'].filter((k) => k in launch) : Object.keys(launch);
+  const launched = (fileEngine ? ['gpus', 'gpus_per_node'].filter((k) => k in launch) : Object.keys(launch)).filter(
+    (k) => zeroInit.length === 0 || k !== 'zero_init',
+  );
   return {
     config: config as Config,
     notes: [
@@ -182,9 +196,21 @@ function withAccelerate(kind: ImportKind, text: string, options: ImportOptions):
         .filter((n) => !/^(runtime\.framework|mixed_precision)/.test(n))
         .map((n) => `accelerate config: ${n}`),
       ...precision.map((n) => `accelerate config: ${n}`),
+      ...zeroInit.map((n) => `accelerate config: ${n}`),
     ],
     unsupported: [...r.unsupported, ...acc.unsupported.map(pairedSkip)],
   };
+}
+
+/** Whether the launched file, read without the launch, names a DeepSpeed config of its own (TrainingArguments.deepspeed). */
+function fileNamesDeepSpeed(
+  kind: ImportKind,
+  text: string,
+  options: ImportOptions,
+  world: number | undefined,
+): boolean {
+  const alone = importKind(kind, text, { ...options, also: undefined, worldSize: world });
+  return !('error' in alone) && (alone.config.parallel as Record<string, Json> | undefined)?.engine === 'deepspeed';
 }
 
 /**

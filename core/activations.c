@@ -501,7 +501,7 @@ static void dense_or_moe_part(const plan *pl, const shape *sh, int moe, int keep
  * mm outputs in the order the model makes them, the 1st, 3rd, ... (`mm_count % 2 == 0` recomputes); the attention
  * kernel's output and LSE; topk's (saved since #2357: T k (4 + 8) bytes, counted for every version); the
  * all_to_all outputs of expert parallelism's token dispatch and combine (distributed/expert_parallel.py
- * all_to_all_single_autograd). The router gate's mm is forced to recompute and not counted
+ * all_to_all_single_autograd; on the list from c4e229115, #1672, 2025-09-06: training.sac_saves_all_to_all). The router gate's mm is forced to recompute and not counted
  * (force_recompute_mm_shapes_by_fqns ["moe.router.gate"], 9a8cb98f1, 2025-07-16). The routed experts run
  * torch._grouped_mm, which no save list holds (torch/_functorch/partitioners.py get_default_op_list
  * compute_intensive_ops): rebuilt, with the router's scores and the token gathers. */
@@ -530,7 +530,8 @@ static double per_op_saved(const plan *pl, const shape *sh, const mixer_part *m,
   sum += m->out_in + m->lse;
   if (moe) {
     double k = pl->in->moe_top_k, topk = T * k * (4 + 8);
-    double a2a = pl->in->ep > 1 ? b->routed * h * ab + T * k * h * ab : 0; /* dispatched and combined tokens */
+    /* dispatched and combined tokens (training.sac_saves_all_to_all: on the save list from c4e229115, #1672) */
+    double a2a = pl->in->ep > 1 && pl->sac_saves_all_to_all ? b->routed * h * ab + T * k * h * ab : 0;
     push(kept, topk), push(kept, a2a);
     sum += topk + a2a;
   }

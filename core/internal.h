@@ -55,8 +55,9 @@ typedef struct {
   double recompute_layers;         /* 0 = every layer (with full) */
   int attn_softcap, final_softcap; /* tanh soft-capping of the attention scores / the logits (Gemma 2) */
   int loss, repeat_kv;
-  int v_view_keeps_qkv; /* v is a view of the fused qkv output: the attention kernel's saved v keeps all of it */
-  int norm_upcast;      /* an eager RMSNorm computes on x.float() (keeps the fp32 copy) */
+  int v_view_keeps_qkv;     /* v is a view of the fused qkv output: the attention kernel's saved v keeps all of it */
+  int sac_saves_all_to_all; /* per-op SAC keeps expert parallelism's all-to-all outputs (activations.c per_op_saved) */
+  int norm_upcast;          /* an eager RMSNorm computes on x.float() (keeps the fp32 copy) */
   int fp8_linear;
   int autocast; /* torch.autocast over fp32 parameters (no wrapper that keeps 16-bit copies) */
   int base_dtype;

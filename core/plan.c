@@ -132,6 +132,7 @@ static void resolve_training(const llmem_input *in, plan *p) {
    * attention always do (HF repeat_kv); some stacks do it before flash too */
   p->repeat_kv = (int)or_default(profiled(in, FIELD(repeat_kv)), (int)p->in->attention != LLMEM_ATTN_FLASH);
   p->v_view_keeps_qkv = (int)or_default(profiled(in, FIELD(v_view_keeps_qkv)), 0);
+  p->sac_saves_all_to_all = (int)or_default(profiled(in, FIELD(sac_saves_all_to_all)), 1);
   p->norm_upcast = (int)or_default(profiled(in, FIELD(norm_upcast)), 1);
   p->mean_keeps_input = (int)or_default(profiled(in, FIELD(mean_keeps_input)), 0);
   /* zeroed in place, torch's own .grad lives on: not a step in the backward's, nor DeepSpeed's or Megatron's buffers */

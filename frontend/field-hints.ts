@@ -115,6 +115,8 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'training.loss': 'how the logits and their loss are held',
   'training.repeat_kv': 'GQA keys/values expanded before the attention kernel',
   'training.v_view_keeps_qkv': 'v is a view of the qkv output: attention saves all of it (LitGPT, no GQA)',
+  'training.sac_saves_all_to_all':
+    "per-op recompute keeps expert parallelism's dispatched and combined tokens (torchtitan from 2025-09)",
   'training.mean_keeps_input': 'PyTorch ≤ 2.1: torch.mean keeps its input, so an eager RMSNorm keeps x²',
   'training.zero_grad_in_place': 'PyTorch < 2.0: zero_grad fills the gradients with zeros, so they stay between steps',
   'training.norm_upcast': 'eager RMSNorm keeps x.float() (off: the 16-bit input, lit-gpt before 2023-10-24)',

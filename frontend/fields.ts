@@ -377,6 +377,10 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     label: 'v keeps the fused qkv',
     auto: 'from the training stack',
   },
+  'training.sac_saves_all_to_all': {
+    label: 'Per-op SAC keeps the EP all-to-alls',
+    auto: 'from the training stack',
+  },
   'training.norm_upcast': {
     label: 'RMSNorm in fp32',
     auto: 'from the training stack',
@@ -1026,6 +1030,7 @@ export const SECTIONS: Section[] = [
           'training.activation_offload',
           'training.repeat_kv',
           'training.v_view_keeps_qkv',
+          'training.sac_saves_all_to_all',
           'training.norm_upcast',
           'training.mean_keeps_input',
         ],

@@ -366,6 +366,12 @@ int main(void) {
   layer_activations sac1 = layer_activation_bytes(&sac_ep1, 1, 0), sac8 = layer_activation_bytes(&sac_ep8, 1, 0);
   CHECK_NEAR(sac1.saved_bytes, 132677632.0, 0, "per-op SAC MoE layer: alternate mms, kernel output, topk");
   CHECK_NEAR(sac8.saved_bytes - sac1.saved_bytes, 201326592.0, 0, "per-op SAC MoE layer: EP all_to_all outputs");
+  /* torchtitan's save list before c4e229115 (2025-09) held no all_to_all_single: the exchanges run again */
+  plan no_a2a = plan_for(DSV2_LITE "parallel.ep=8 training.sac_saves_all_to_all=false");
+  CHECK_NEAR(layer_activation_bytes(&no_a2a, 1, 0).saved_bytes, sac1.saved_bytes, 0, "per-op SAC, a2a not on the list");
+  plan tt_aug = plan_for(DSV2_LITE "parallel.ep=8 runtime.framework=torchtitan runtime.framework_version=2025-08"),
+       tt_sep = plan_for(DSV2_LITE "parallel.ep=8 runtime.framework=torchtitan runtime.framework_version=2025-09");
+  CHECK(!tt_aug.sac_saves_all_to_all && tt_sep.sac_saves_all_to_all, "torchtitan: the a2a outputs saved from 2025-09");
   listed = 0;
   for (int i = 0; i < sac8.saved_tensors.count; i++) listed += sac8.saved_tensors.bytes[i];
   CHECK_NEAR(listed, sac8.saved_bytes, 1, "per-op SAC MoE layer: tensor list sums to the saved bytes");

@@ -85,7 +85,9 @@ typedef struct {
   double ddp_bucket_bytes, ddp_first_bucket_bytes; /* DDP's bucket cap, and its first bucket's (ddp.c) */
   int pp_stage_buffers;     /* torch.distributed.pipelining buffers: 0 none, 1 gradient receives and the last
                                  stage's outputs per micro-batch, 2 every stage's outputs too (states.c) */
+  int pp_returns_outputs;   /* the schedule's step keeps the last stage's outputs to return them (states.c) */
   double pp_first, pp_last; /* 0 = even */
+  int pp_weighted;          /* parallel.pp_split weighted: the embedding and the output count as a layer (layout.c) */
   double shard_dense;       /* sharding degree of dense model states (ZeRO/FSDP/dist-opt) */
   double shard_expert;      /* sharding degree of expert model states */
 
@@ -268,6 +270,7 @@ double full_module_params(const plan *pl, double embedding, double head);
 
 /* layout.c */
 int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer);
+int layout_chunk_layers(const plan *pl, int model_chunk, int *first_layer);
 void layout_stage(const plan *pl, int stage, stage_layout *out);
 /* 1 when two stages hold the same kinds of layer in the same order in every
  * chunk, and neither or both hold the embedding / the head */

@@ -3,6 +3,19 @@
  * (Megatron-Bridge theoretical_memory_utils.py L615-690; docs/memory-model.md §3). */
 #include "internal.h"
 
+/* The weighted split (parallel.pp_split; torchtitan distributed/pipeline_parallel.py
+ * generate_llm_fqn_per_model_part, 3c84ce095, #1416, 2025-07-30, and generate_split_points before it, input and
+ * output weights 1): the embedding and the output each count as a layer, the effective layers spread evenly over
+ * the model chunks and one more to each of the first (layers + 2) % chunks. Model chunk m's layers; sets its
+ * first layer's global index. */
+int layout_chunk_layers(const plan *pl, int m, int *first_layer) {
+  int chunks = (int)(pl->in->pp * pl->in->vpp);
+  double effective = pl->layers + 2;
+  int per = (int)floor(effective / chunks), extra = (int)(effective - (double)per * chunks);
+  *first_layer = m * per + (m < extra ? m : extra) - (m > 0);
+  return per + (m < extra) - (m == 0) - (m == chunks - 1);
+}
+
 static int stage_layer_total(const plan *pl, int stage) {
   int p = (int)pl->in->pp;
   if (pl->pp_first > 0 || pl->pp_last > 0) {
@@ -18,6 +31,9 @@ static int stage_layer_total(const plan *pl, int stage) {
  * Virtual chunk j of stage r is model chunk j*p + r (Megatron interleaving). */
 int layout_stage_layers(const plan *pl, int stage, int chunk, int *first_layer) {
   int p = (int)pl->in->pp, v = (int)pl->in->vpp;
+  if (pl->pp_weighted) /* V: chunk 0 is model chunk r, chunk 1 model chunk 2p - 1 - r; else chunk j is j p + r */
+    return layout_chunk_layers(pl, plan_v_shape(pl) ? (chunk == 0 ? stage : 2 * p - 1 - stage) : chunk * p + stage,
+                               first_layer);
   if (plan_v_shape(pl)) { /* V: chunk 0 is model chunk r, chunk 1 model chunk 2p - 1 - r (schedule.c) */
     int n = (int)(pl->layers / (2 * p));
     *first_layer = (chunk == 0 ? stage : 2 * p - 1 - stage) * n;
@@ -165,11 +181,9 @@ static int same_kinds(const plan *pl, int a, int b, int n) {
 int layout_same_layers(const plan *pl, int stage_a, int stage_b) {
   int p = (int)pl->in->pp, v = (int)pl->in->vpp;
   if ((stage_a == 0) != (stage_b == 0) || (stage_a == p - 1) != (stage_b == p - 1)) return 0;
-  if (stage_layer_total(pl, stage_a) != stage_layer_total(pl, stage_b)) return 0;
   for (int c = 0; c < v; c++) {
     int a, b, n = layout_stage_layers(pl, stage_a, c, &a);
-    layout_stage_layers(pl, stage_b, c, &b);
-    if (!same_kinds(pl, a, b, n)) return 0;
+    if (layout_stage_layers(pl, stage_b, c, &b) != n || !same_kinds(pl, a, b, n)) return 0;
   }
   return 1;
 }

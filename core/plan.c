@@ -165,10 +165,14 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->ddp_bucket_bytes = floor(or_default(in->ddp_bucket_cap_mib, 25) * MIB);
   p->ddp_first_bucket_bytes = isnan(in->ddp_bucket_cap_mib) ? MIB : p->ddp_bucket_bytes;
   p->pp_stage_buffers = in->pp > 1 ? (int)or_default(profiled(in, FIELD(pp_stage_buffers)), 0) : 0;
+  p->pp_returns_outputs = (int)or_default(profiled(in, FIELD(pp_returns_outputs)), 1);
   /* DeepSpeed's default: overlap_comm is on for ZeRO-3, off for 1/2 (runtime/zero/config.py). */
   p->overlap_comm = (int)or_default(in->overlap_comm, in->zero_stage == 3 ? 1 : 0);
   p->pp_first = or_default(in->pp_first_stage_layers, 0);
   p->pp_last = or_default(in->pp_last_stage_layers, 0);
+  /* given first / last stage sizes are the split; DualPipe holds two copies' stages, evenly */
+  p->pp_weighted = in->pp > 1 && p->pp_first <= 0 && p->pp_last <= 0 && (int)in->pp_schedule != LLMEM_PP_DUALPIPE &&
+                   (int)profiled(in, FIELD(pp_split)) == LLMEM_PP_SPLIT_WEIGHTED;
 }
 
 static void resolve_hardware(const llmem_input *in, plan *p) {
@@ -302,7 +306,11 @@ static llmem_status check_tensor_parallel(const plan *p, int *field) {
 /* The layers split over the stages: evenly, or with a set first and last stage */
 static llmem_status check_stages(const plan *p, int *field) {
   if (p->in->pp > p->layers) FAIL(LLMEM_ERR_PP_LAYERS, pp);
-  if (p->pp_first > 0 || p->pp_last > 0) {
+  if (p->pp_weighted) { /* every model chunk keeps a layer: the first and the last give one to the embedding, output */
+    int first = 0, chunks = (int)(p->in->pp * p->in->vpp);
+    if (layout_chunk_layers(p, 0, &first) < 1 || layout_chunk_layers(p, chunks - 1, &first) < 1)
+      FAIL(LLMEM_ERR_PP_LAYERS, pp);
+  } else if (p->pp_first > 0 || p->pp_last > 0) {
     if (p->in->pp < 2) FAIL(LLMEM_ERR_PP_UNEVEN, pp_first_stage_layers);
     double rest_stages = p->in->pp - (p->pp_first > 0) - (p->pp_last > 0);
     double rest_layers = p->layers - p->pp_first - p->pp_last;
@@ -317,7 +325,7 @@ static llmem_status check_stages(const plan *p, int *field) {
 
 /* Two chunks per rank in a V (schedule.c) */
 static llmem_status check_v_schedule(const plan *p, int *field) {
-  if (p->in->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || !divides(p->layers, 2 * p->in->pp))
+  if (p->in->vpp != 2 || p->pp_first > 0 || p->pp_last > 0 || (!p->pp_weighted && !divides(p->layers, 2 * p->in->pp)))
     FAIL(LLMEM_ERR_V_SCHEDULE, vpp);
   if (p->grad_accum < 2 * p->in->pp - ((int)p->in->pp_schedule == LLMEM_PP_ZB_V))
     FAIL(LLMEM_ERR_V_MICROBATCHES, grad_accum);
@@ -338,7 +346,7 @@ static llmem_status check_dualpipe(const plan *p, int *field) {
 /* Virtual stages: the interleaved schedule, each stage's layers split evenly into vpp chunks */
 static llmem_status check_virtual_stages(const plan *p, int *field) {
   if (p->in->pp < 2 || (int)p->in->pp_schedule != LLMEM_PP_INTERLEAVED) FAIL(LLMEM_ERR_VPP, vpp);
-  for (int s = 0; s < (int)p->in->pp; s++) {
+  for (int s = 0; s < (int)p->in->pp && !p->pp_weighted; s++) { /* weighted: each model chunk its own count */
     double n = s == 0 && p->pp_first > 0                   ? p->pp_first
                : s == (int)p->in->pp - 1 && p->pp_last > 0 ? p->pp_last
                : (p->pp_first > 0 || p->pp_last > 0)

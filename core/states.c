@@ -507,7 +507,9 @@ static void pipeline_buffers(const plan *pl, const stage_layout *st, rank_states
   double chunks = pl->in->vpp, middle = st->has_head ? chunks - 1 : chunks; /* virtual stages before the last */
   r->comm_persistent += middle * n * hidden;
   if (pl->pp_stage_buffers >= 2) r->pp_kept_act = middle * n * hidden;
-  if (st->has_head) r->pp_kept_logits = (n - 1) * logits;
+  /* schedule.step(return_outputs=False) keeps none (pytorch #165822, 2025-10-20: forward_one_chunk's
+   * save_forward_output) */
+  if (st->has_head && pl->pp_returns_outputs) r->pp_kept_logits = (n - 1) * logits;
 }
 
 void states_for_stage(const plan *pl, const stage_layout *st, rank_states *rs) {

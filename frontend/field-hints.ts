@@ -195,6 +195,9 @@ export const HINTS: Partial<Record<FieldPath, string>> = {
   'parallel.reduce_input_on_compute_stream': 'FSDP2 in PyTorch 2.5 on',
   'parallel.pp_stage_buffers':
     "0 none; 1 gradient receives and the last stage's outputs (torch.distributed.pipelining); 2 every stage's outputs too (PyTorch before May 2025)",
+  'parallel.pp_split': "weighted: torchtitan's split, the extra layers to the first model chunks",
+  'parallel.pp_returns_outputs':
+    "schedule.step returns every micro-batch's logits, so the last stage keeps them (torchtitan until Oct 2025)",
   'runtime.framework': 'sets the mechanisms listed below unless given',
   'rl.algorithm': 'none: one training step; else an RL step in phases (rollout, log-probs, update)',
   'rl.group_size': 'verl rollout.n, TRL num_generations',

@@ -625,6 +625,15 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
     unit: 'level',
     auto: 'from the training stack',
   },
+  'parallel.pp_split': {
+    label: 'Layers over the pipeline',
+    options: { even: 'Evenly (first / last stage sizes as given)', weighted: 'Embedding and output count as a layer' },
+    auto: 'from the training stack',
+  },
+  'parallel.pp_returns_outputs': {
+    label: "Pipeline step keeps the last stage's outputs",
+    auto: 'from the training stack',
+  },
   'runtime.framework': {
     label: 'Training stack',
     options: {
@@ -1140,6 +1149,8 @@ export const SECTIONS: Section[] = [
           'parallel.shard_root_modules',
           'parallel.accumulate_no_sync',
           'parallel.pp_stage_buffers',
+          'parallel.pp_split',
+          'parallel.pp_returns_outputs',
           'parallel.distributed_optimizer',
           'parallel.offload_optimizer',
           'parallel.offload_params',

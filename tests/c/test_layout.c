@@ -23,6 +23,39 @@ int main(void) {
   n = layout_stage_layers(&pl, 0, 1, &first);
   CHECK(n == 2 && first == 4, "vpp stage 0 chunk 1: %d from %d", n, first);
 
+  /* torchtitan's weighted split (parallel.pp_split weighted): 27 layers + embedding + output = 29 over 4 x 2
+   * model chunks, 3 each and one more to the first 5: 4 4 4 4 4 3 3 3 effective, the first and the last less one:
+   * model chunks 3 4 4 4 4 3 3 2 layers; rank r holds chunks r and r + 4: 7, 7, 7 and 6 layers */
+  pl = plan_for(
+      "model.layers=27 parallel.engine=fsdp2 parallel.gpus=8 parallel.pp=4 parallel.vpp=2 "
+      "parallel.pp_schedule=interleaved parallel.pp_split=weighted training.grad_accum=8");
+  int want_n[8] = {3, 4, 4, 4, 4, 3, 3, 2}, want_first[8] = {0, 3, 7, 11, 15, 19, 22, 25};
+  for (int m = 0; m < 8; m++) {
+    n = layout_stage_layers(&pl, m % 4, m / 4, &first);
+    CHECK(n == want_n[m] && first == want_first[m], "weighted chunk %d: %d layers from %d", m, n, first);
+  }
+  stage_layout w3;
+  layout_stage(&pl, 3, &w3);
+  CHECK(w3.layer_count == 6 && w3.has_head, "weighted: the last rank's 6 layers and the head");
+  CHECK(layout_same_layers(&pl, 1, 2), "weighted: ranks 1 and 2 alike (4 + 3 layers)");
+  /* the torchtitan profile sets it; the split of 126 layers over 8 single stages: 15, 16 x 6, 15 (the tt24 cases) */
+  pl = plan_for(
+      "model.layers=126 parallel.engine=fsdp2 parallel.gpus=8 parallel.pp=8 runtime.framework=torchtitan "
+      "training.grad_accum=8");
+  CHECK(pl.pp_weighted, "torchtitan: weighted");
+  n = layout_stage_layers(&pl, 0, 0, &first);
+  int n1 = layout_stage_layers(&pl, 1, 0, &first), n7 = layout_stage_layers(&pl, 7, 0, &first);
+  CHECK(n == 15 && n1 == 16 && n7 == 15 && first == 111, "126 over 8: %d %d .. %d from %d", n, n1, n7, first);
+  /* a chunk left without a layer is an error naming parallel.pp */
+  llmem_input bad;
+  llmem_defaults(&bad);
+  CHECK(set_keys(&bad,
+                 "model.layers=8 parallel.engine=fsdp2 parallel.gpus=8 parallel.pp=8 parallel.pp_split=weighted "
+                 "training.grad_accum=8"),
+        "keys");
+  llmem_result bad_out;
+  CHECK(llmem_estimate(&bad, &bad_out) != LLMEM_OK, "weighted: 8 layers over 8 stages leave the last empty");
+
   /* embedding on the first stage, head on the last; tied embeddings keep a copy on the last stage */
   pl = plan_for(
       "model.layers=4 model.hidden=64 model.heads=4 model.ffn_hidden=128 model.vocab=1000 model.tied_embeddings=true "

@@ -442,6 +442,16 @@ static void pipeline_stage_buffers(void) {
   CHECK_NEAR(t24.pp_kept_act, n * hidden, 1e-12, "torchtitan 2024-12: every stage");
   CHECK_NEAR(t25.pp_kept_act, 0, 0, "torchtitan 2025-06: last stage only");
   CHECK_NEAR(stage_states(PP_TOY, 1).pp_kept_logits, 0, 0, "generic: no pipelining buffers");
+  /* schedule.step(return_outputs=False) (pytorch #165822): the last stage keeps no logits, the receive buffers stay;
+   * torchtitan passes it from 2025-10 (#1922) */
+  rank_states kept = stage_states(PP_TOY "parallel.pp_stage_buffers=1 parallel.pp_returns_outputs=false", 1);
+  rank_states kept0 = stage_states(PP_TOY "parallel.pp_stage_buffers=1 parallel.pp_returns_outputs=false", 0);
+  CHECK_NEAR(kept.pp_kept_logits, 0, 0, "return_outputs=False: no logits kept");
+  CHECK_NEAR(kept0.comm_persistent, last0.comm_persistent, 0, "return_outputs=False: receive buffers stay");
+  rank_states t2509 = stage_states(PP_TOY "runtime.framework=torchtitan runtime.framework_version=2025-09", 1);
+  rank_states t2510 = stage_states(PP_TOY "runtime.framework=torchtitan runtime.framework_version=2025-10", 1);
+  CHECK_NEAR(t2509.pp_kept_logits, (n - 1) * logits, 1e-12, "torchtitan 2025-09: the last stage's logits kept");
+  CHECK_NEAR(t2510.pp_kept_logits, 0, 0, "torchtitan 2025-10: none");
 #undef PP_TOY
 }
 

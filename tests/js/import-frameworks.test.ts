@@ -272,6 +272,26 @@ describe('torchtitan TOML', () => {
     expect(ok('torchtitan', text, 64).config.parallel).toMatchObject({ gpus: 64 });
     runs(ok('torchtitan', text, 64).config);
   });
+  it("a pipeline whose layers do not split evenly: torchtitan's weighted split (embedding and output count a layer)", () => {
+    // pytorch/torchtitan#1616: deepseek_v3_16b.toml (27 layers) with pipeline_parallel_degree 4, Interleaved1F1B
+    const toml = `[model]\nname = "deepseek_v3"\nflavor = "16B"\n[training]\nlocal_batch_size = 8\nseq_len = 4096\n[parallelism]\ndata_parallel_shard_degree = -1\npipeline_parallel_degree = 4\npipeline_parallel_schedule = "Interleaved1F1B"\n[activation_checkpoint]\nmode = "full"\n`;
+    const r = ok('torchtitan', toml, 8);
+    expect(r.config.parallel).toMatchObject({ pp: 4, vpp: 2, pp_schedule: 'interleaved' });
+    const res = runs(r.config);
+    // the torchtitan profile's split: the ranks hold 7, 7, 7 and 6 layers (29 effective over 8 model chunks)
+    expect(res.ranks.map((rank) => rank.stage)).toEqual([0, 1, 2, 3]);
+    // layers_per_stage: ceil((27 + 2) / 4) = 8 model chunks, 2 a rank; 3 a stage makes 10 chunks, not a multiple of 4
+    const per = (n: number) =>
+      toml.replace('[activation_checkpoint]', `pipeline_parallel_layers_per_stage = ${n}\n[activation_checkpoint]`);
+    expect(ok('torchtitan', per(4), 8).config.parallel).toMatchObject({ vpp: 2 });
+    expect(fail('torchtitan', per(3)).message).toContain('not a multiple of pipeline_parallel_degree 4');
+    // a stage weight other than 1 is said not applied
+    const weighted = toml.replace(
+      '[activation_checkpoint]',
+      'pipeline_parallel_first_stage_less_layers = 2\n[activation_checkpoint]',
+    );
+    expect(ok('torchtitan', weighted, 8).unsupported.join('\n')).toContain('pipeline_parallel_first_stage_less_layers');
+  });
   it('newer layout: local_batch_size, PP microbatches, every-2nd-layer AC, compile with loss, float8 converter', () => {
     const r = ok(
       'torchtitan',

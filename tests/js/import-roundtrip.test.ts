@@ -38,6 +38,8 @@ const slots = (c: Config): Record<string, unknown> => {
   delete out['runtime.framework'];
   delete out['parallel.shard_root_modules'];
   delete out['parallel.pp_stage_buffers']; // torch.distributed.pipelining's buffers come with the stack too
+  delete out['parallel.pp_returns_outputs']; // so do what its step keeps,
+  delete out['parallel.pp_split']; // and how it places the layers
   // an automatic accumulation (null: one micro-batch when no global batch is set) reads as what it stands for
   if (out['training.grad_accum'] === null && out['training.global_batch'] === null) out['training.grad_accum'] = 1;
   return out;

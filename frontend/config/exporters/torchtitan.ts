@@ -107,6 +107,18 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
   // torch.distributed.pipelining's buffers follow the PyTorch torchtitan runs (no torchtitan option)
   if (pp > 1) v.skip('parallel.pp_stage_buffers', "set by torch.distributed.pipelining's version, not by torchtitan");
   v.cover('parallel.pp_stage_buffers');
+  if (pp > 1 && v.get('parallel.pp_returns_outputs') === true)
+    v.skip(
+      'parallel.pp_returns_outputs',
+      "set by torchtitan's version (return_outputs=False from 2025-10), not an option",
+    );
+  v.cover('parallel.pp_returns_outputs');
+  if (pp > 1 && v.get('parallel.pp_split') === 'even')
+    v.skip(
+      'parallel.pp_split',
+      'torchtitan weighs the embedding and the output as a layer each (generate_llm_fqn_per_model_part)',
+    );
+  v.cover('parallel.pp_split');
   par('tensor_parallel_degree', tp);
   if (tp > 1 && !v.take<boolean>('parallel.sequence_parallel'))
     v.skip('parallel.sequence_parallel', 'torchtitan always shards the sequence with tensor parallelism');
@@ -118,7 +130,18 @@ export function exportTorchtitan(config: Config, defaults: Config): Exported {
     if (SCHEDULE[sched]) par('pipeline_parallel_schedule', SCHEDULE[sched]);
     else v.skip('parallel.pp_schedule', `torchtitan has no ${sched} schedule (DualPipeV only)`);
     par('pipeline_parallel_microbatch_size', micro);
-    if (vpp > 1 && SCHEDULE[sched]) par('pipeline_parallel_layers_per_stage', v.get<number>('model.layers') / pp / vpp);
+    // torchtitan makes ceil((layers + 2) / layers_per_stage) model chunks, 2 a rank when it is not given
+    // (models/llama3/infra/pipeline.py): written only for another count, and only where it comes out exact
+    const layers = v.get<number>('model.layers');
+    const perStage = Math.ceil((layers + 2) / (pp * vpp));
+    if (vpp > 2 && SCHEDULE[sched]) {
+      if (Math.ceil((layers + 2) / perStage) === pp * vpp) par('pipeline_parallel_layers_per_stage', perStage);
+      else
+        v.skip(
+          'parallel.vpp',
+          `no pipeline_parallel_layers_per_stage makes ${pp * vpp} model chunks of ${layers} layers with the embedding and the output`,
+        );
+    }
   }
   par('context_parallel_degree', cp);
   if (v.own('model.moe') && (v.get<number>('model.moe.experts') ?? 0) > 0) {

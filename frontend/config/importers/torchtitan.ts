@@ -104,8 +104,6 @@ const PARALLEL_IGNORED = new Set([
   'module_fqns_per_model_part',
   'pipeline_parallel_schedule_csv',
   'context_parallel_rotate_method',
-  'pipeline_parallel_first_stage_less_layers',
-  'pipeline_parallel_last_stage_less_layers',
   'custom_model_path',
   'custom_import',
   'expert_parallel_comm_backend',
@@ -304,7 +302,15 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
           p.pipeline_parallel_layers_per_stage === undefined
             ? undefined
             : int(p.pipeline_parallel_layers_per_stage, 'pipeline_parallel_layers_per_stage');
-        const vpp = perStage && layers ? layers / pp / perStage : s[1];
+        // the model's pipeline fn (models/llama3/infra/pipeline.py @8a749c618): ceil((layers + 2) / layers_per_stage)
+        // model chunks, the embedding and the output weighing a layer each (parallel.pp_split weighted)
+        const chunks = perStage && layers ? Math.ceil((layers + 2) / perStage) : s[1] * pp;
+        const vpp = chunks / pp;
+        if (!Number.isInteger(vpp))
+          throw new ImportError(
+            'pipeline_parallel_layers_per_stage',
+            `${String(layers)} layers with the embedding and the output at ${String(perStage)} a stage make ${chunks} stages, not a multiple of pipeline_parallel_degree ${pp}`,
+          );
         d.set('parallel.vpp', vpp);
         if (!perStage) d.note(`${sched}: ${s[1]} virtual stages per rank assumed`);
       }
@@ -355,6 +361,12 @@ export function importTorchtitan(text: string, options: TorchtitanOptions = {}):
     if (par.enable_async_tensor_parallel === true) d.set('parallel.tp_comm_overlap', true);
     for (const k of Object.keys(par)) {
       if (PARALLEL_KEYS.includes(k) || k === 'enable_async_tensor_parallel') continue;
+      if (k === 'pipeline_parallel_first_stage_less_layers' || k === 'pipeline_parallel_last_stage_less_layers') {
+        // the weights of the embedding and the output in torchtitan's split: 1 is parallel.pp_split weighted's
+        if (int(par[k], k) === 1) d.ignore(`[parallelism] ${k}`);
+        else d.skip(`[parallelism] ${k}`, `a weight of ${String(par[k])} is not modelled (the split weighs them 1)`);
+        continue;
+      }
       if (PARALLEL_IGNORED.has(k)) d.ignore(`[parallelism] ${k}`);
       else d.skip(`[parallelism] ${k}`, 'not mapped');
     }

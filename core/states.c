@@ -272,6 +272,13 @@ static void offload(const plan *pl, const stage_counts *c, rank_states *r, doubl
       host += *grads;
       *grads = 0;
     }
+    /* ZeRO-2/3 keep no 16-bit gradient partition on the GPU then: stage 2 copies each reduced gradient into the
+     * fp32 partition's host buffer (stage_1_and_2.py copy_grads_in_partition under cpu_offload, no
+     * grads_in_partition), stage 3 makes grad_partitions_flat_buffer on self.device, the CPU (stage3.py, @edaa7221) */
+    if (c->deepspeed && c->z >= 2) {
+      if (c->z == 3) host += *grads;
+      *grads = 0;
+    }
     if ((int)pl->in->offload_optimizer == LLMEM_OFFLOAD_NVME) r->nvme_bytes += host;
     else r->host_bytes += host;
     *opt = 0;

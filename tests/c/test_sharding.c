@@ -714,8 +714,28 @@ static void zero3_without_zero_init(void) {
   CHECK(out.per_gpu.peak_reserved_bytes >= 6738415616.0 * 2, "bound: at least the model's bytes");
 }
 
+/* DeepSpeed with the optimizer offloaded keeps no gradient partition on the GPU: ZeRO-2 copies each reduced
+ * gradient into the fp32 partition's host buffer (stage_1_and_2.py copy_grads_in_partition), ZeRO-3 makes its
+ * grad_partitions_flat_buffer on the CPU (stage3.py self.device). Llama-2-7B over 8, bf16: the 16-bit partition
+ * P / 8 x 2 = 1,684,603,904 B leaves the GPU; ZeRO-3 holds it on the host besides the fp32 one. */
+static void deepspeed_offload_gradients(void) {
+  const char *ds = L2_7B "parallel.gpus=8 parallel.engine=deepspeed training.dtype=bf16 ";
+  char keys[512];
+  for (int z = 2; z <= 3; z++) {
+    snprintf(keys, sizeof keys, "%sparallel.zero_stage=%d", ds, z);
+    rank_states on = states_of(keys);
+    snprintf(keys, sizeof keys, "%sparallel.zero_stage=%d parallel.offload_optimizer=cpu", ds, z);
+    rank_states off = states_of(keys);
+    CHECK(on.gradients > 0 && off.gradients == 0, "ZeRO-%d offload: no gradients on the GPU (%g)", z, off.gradients);
+    double g16 = 6738415616.0 / 8 * 2;
+    CHECK_NEAR(off.host_bytes - (on.optimizer + on.master + (on.gradients - g16)), z == 3 ? g16 : 0, 1e-12,
+               z == 3 ? "ZeRO-3: the 16-bit partition on the host" : "ZeRO-2: the fp32 buffer alone on the host");
+  }
+}
+
 int main(void) {
   zero2_client_optimizer();
+  deepspeed_offload_gradients();
   zero3_without_zero_init();
   fsdp2_unshard_blocks();
   fsdp1_offload_copy_in();

@@ -27,8 +27,15 @@ static const char *const phase_names[] = {LLMEM_PHASES(STR_)};
 static const char *const rl_model_names[] = {LLMEM_RL_MODELS(STR_)};
 static const char *const step_part_names[] = {LLMEM_STEP_PARTS(STR_)};
 static const char *const suggest_kind_names[] = {LLMEM_SUGGEST_KINDS(STR_)};
+/* the wasm build leaves the terms' texts out (CMakeLists.txt): wasm/term-texts.ts carries them, for the Why panel
+ * and the CLI (scripts/gen-term-texts.mjs reads them from llmem.h) */
+#ifdef LLMEM_TERM_TEXT_IN_JS
+#define TERM_LABEL_(c_name, label, formula) "",
+#define TERM_FORMULA_(c_name, label, formula) "",
+#else
 #define TERM_LABEL_(c_name, label, formula) label,
 #define TERM_FORMULA_(c_name, label, formula) formula,
+#endif
 static const char *const term_labels[] = {LLMEM_TERMS(TERM_LABEL_)};
 static const char *const term_formulas[] = {LLMEM_TERMS(TERM_FORMULA_)};
 

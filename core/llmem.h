@@ -119,13 +119,11 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
     "RL: the rollout engine runs on GPUs of its own (rl.rollout.placement \"separate\"): its memory is not on the "    \
     "training GPUs reported here")                                                                                     \
   W(LLMEM_WARN_ALLOCATOR_OOM,                                                                                          \
-    "the simulated caching allocator runs out of memory: a request fits no cached block and cudaMalloc fails even "    \
-    "after the cache is released, where PyTorch raises torch.OutOfMemoryError; reserved counts the rest of the "       \
-    "step's demand as if the device had room")                                                                         \
+    "the simulated caching allocator runs out of memory where PyTorch raises torch.OutOfMemoryError; reserved counts " \
+    "the rest of the step as if the device had room")                                                                  \
   W(LLMEM_WARN_ZERO3_LOADS_WHOLE,                                                                                      \
-    "parallel.zero_init false: DeepSpeed ZeRO-3 moves the whole model to each GPU before it partitions it, so the "    \
-    "set-up needs the model's bytes on every GPU (reserved counts that peak); zero.Init partitions it as it loads "    \
-    "(accelerate's zero3_init_flag, or TrainingArguments made before from_pretrained)")                                \
+    "parallel.zero_init false: DeepSpeed ZeRO-3 puts the whole model on each GPU before partitioning it; reserved "    \
+    "counts that set-up peak")                                                                                         \
   W(LLMEM_WARN_FP8_RECIPE,                                                                                             \
     "training.fp8_recipe: linear weights and saved linear inputs are counted in the recipe's format with its scales "  \
     "(delayed/current: Hopper, with a transposed weight copy); the step time still counts fp8 GEMMs")

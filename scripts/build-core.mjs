@@ -27,23 +27,26 @@ const hasWasmOpt = (() => {
     return false;
   }
 })();
+mkdirSync(join(root, 'build/wasm'), { recursive: true });
+copyFileSync(join(root, 'build/wasm-cmake/llmem_core.mjs'), join(root, 'build/wasm/llmem_core.mjs'));
+const linked = 'build/wasm-cmake/llmem_core.wasm';
 if (hasWasmOpt) {
-  const wasm = 'build/wasm-cmake/llmem_core.wasm';
-  // the module defines its memory (zero-filled) and its static data starts at GLOBAL_BASE 1024 (emscripten
-  // src/settings.js), so the first 1 KiB is never addressed: constant offsets fold into loads and stores
+  // from the linker's output into build/wasm (not in place: a rebuild that links nothing anew optimises the same
+  // input again, so every build ships the same binary). The module defines its memory (zero-filled) and its static
+  // data starts at GLOBAL_BASE 1024 (emscripten src/settings.js), so the first 1 KiB is never addressed: constant
+  // offsets fold into loads and stores
   run('wasm-opt', [
+    // the most called functions first (their calls' indices take fewer LEB128 bytes), then -Oz to a fixed point
+    '--reorder-functions',
     '-Oz',
     '--converge',
     '--zero-filled-memory',
     '--low-memory-unused',
     '--enable-bulk-memory',
     '--enable-nontrapping-float-to-int',
-    wasm,
+    linked,
     '-o',
-    wasm,
+    'build/wasm/llmem_core.wasm',
   ]);
-}
-mkdirSync(join(root, 'build/wasm'), { recursive: true });
-for (const f of ['llmem_core.mjs', 'llmem_core.wasm'])
-  copyFileSync(join(root, 'build/wasm-cmake', f), join(root, 'build/wasm', f));
+} else copyFileSync(join(root, linked), join(root, 'build/wasm/llmem_core.wasm'));
 console.log('built build/wasm/llmem_core.mjs and llmem_core.wasm');

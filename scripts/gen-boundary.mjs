@@ -163,7 +163,6 @@ async function readCore() {
     phases: upTo('', (i) => m._llmem_phase_text(i)),
     rl_models: upTo('', (i) => m._llmem_rl_model_text(i)),
     warnings: upTo('unknown warning', (i) => m._llmem_warning_text(i)),
-    terms: upTo('', (i) => m._llmem_term_label_text(i)),
     stepParts: upTo('', (i) => m._llmem_step_part_text(i)),
     layout,
     textLists,
@@ -341,6 +340,7 @@ function render(c) {
 
 import type { EstimateResult, Layout, RankResult, Readings, RlPhase, RlResult, Timeline } from '../frontend/config/results.js';
 import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
+import { termFormula, termLabel } from './term-registry.js';
 
 export const ABI_VERSION = ${c.abi};
 /** The result structs' sizes folded into one number (wasm/layout.h): LAYOUT's, checked against the core's at load. */
@@ -387,10 +387,6 @@ export type LayerMixer = (typeof LAYER_MIXERS)[number];
 /** Warning messages, by the core's warning id. */
 export const WARNINGS = ${list(c.warnings)} as const;
 export type Warning = (typeof WARNINGS)[number];
-
-/** Labels of the "why this number" terms, by the core's term id. */
-export const TERM_LABELS = ${list(c.terms)} as const;
-export type TermLabel = (typeof TERM_LABELS)[number];
 
 /** Where a step's time goes in the step-time model, by the core's llmem_step_part. */
 export const STEP_PARTS = ${list(c.stepParts)} as const;
@@ -466,7 +462,13 @@ export function coreTexts(m: CoreCalls, text: (ptr: number) => string) {
     };
   };
   return {
-${c.textLists.map((t) => `    ${t}: cached(m._llmem_${t}_text),`).join('\n')}
+${c.textLists
+  .map((t) =>
+    t === 'term_label' || t === 'term_formula'
+      ? `    ${t}: ${t === 'term_label' ? 'termLabel' : 'termFormula'}, // not in the wasm build's binary (wasm/term-registry.ts)`
+      : `    ${t}: cached(m._llmem_${t}_text),`,
+  )
+  .join('\n')}
   };
 }
 

@@ -74,7 +74,8 @@ export class Core {
         t = m._llmem_profile_term();
       if (Number.isNaN(v)) return [];
       const row = m._llmem_profile_row_run(f.index);
-      return [{ path: f.path, value: decodeValue(f, v), term: t >= 0 ? mem.texts.term_label(t) : null, row }];
+      const term = t >= 0 ? mem.texts.term_label(t) : null;
+      return [{ path: f.path, value: decodeValue(f, v), term, term_id: t >= 0 ? t : null, row }];
     });
     return { ok: true, implied };
   }

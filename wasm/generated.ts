@@ -5,6 +5,7 @@
 
 import type { EstimateResult, Layout, RankResult, Readings, RlPhase, RlResult, Timeline } from '../frontend/config/results.js';
 import type { SearchResult, Suggestion, SuggestResult } from '../frontend/config/results.js';
+import { termFormula, termLabel } from './term-registry.js';
 
 export const ABI_VERSION = 5;
 /** The result structs' sizes folded into one number (wasm/layout.h): LAYOUT's, checked against the core's at load. */
@@ -112,43 +113,11 @@ export const WARNINGS = [
   'reserved is the caching allocator\'s bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all',
   'RL: the log-prob, reference, reward and critic-value passes count one layer\'s no-grad working set, its gathered weights and one micro-batch\'s logits; reserved in those phases is the caching allocator\'s bound',
   'RL: the rollout engine runs on GPUs of its own (rl.rollout.placement "separate"): its memory is not on the training GPUs reported here',
-  'the simulated caching allocator runs out of memory: a request fits no cached block and cudaMalloc fails even after the cache is released, where PyTorch raises torch.OutOfMemoryError; reserved counts the rest of the step\'s demand as if the device had room',
-  'parallel.zero_init false: DeepSpeed ZeRO-3 moves the whole model to each GPU before it partitions it, so the set-up needs the model\'s bytes on every GPU (reserved counts that peak); zero.Init partitions it as it loads (accelerate\'s zero3_init_flag, or TrainingArguments made before from_pretrained)',
+  'the simulated caching allocator runs out of memory where PyTorch raises torch.OutOfMemoryError; reserved counts the rest of the step as if the device had room',
+  'parallel.zero_init false: DeepSpeed ZeRO-3 puts the whole model on each GPU before partitioning it; reserved counts that set-up peak',
   'training.fp8_recipe: linear weights and saved linear inputs are counted in the recipe\'s format with its scales (delayed/current: Hopper, with a transposed weight copy); the step time still counts fp8 GEMMs',
 ] as const;
 export type Warning = (typeof WARNINGS)[number];
-
-/** Labels of the "why this number" terms, by the core's term id. */
-export const TERM_LABELS = [
-  'weights kept on the GPU',
-  'gathered or cast weights at the peak',
-  'fp32 master weights',
-  'gradients',
-  'optimizer states',
-  'saved activations',
-  'logits and cross-entropy',
-  'communication buffers',
-  'temporaries',
-  'allocator reserve',
-  'allocator reserve',
-  'CUDA context',
-  'cuBLAS workspaces',
-  'NCCL buffers',
-  'paged optimizer states',
-  'routed-expert weights kept on the GPU',
-  'routed-expert fp32 master weights',
-  'routed-expert gradients',
-  'routed-expert optimizer states',
-  'actor (policy)',
-  'reference model',
-  'reward model',
-  'critic (value model)',
-  'rollout engine weights',
-  'rollout KV cache',
-  'rollout activation workspace and CUDA graphs',
-  'weight-sync buffers',
-] as const;
-export type TermLabel = (typeof TERM_LABELS)[number];
 
 /** Where a step's time goes in the step-time model, by the core's llmem_step_part. */
 export const STEP_PARTS = [
@@ -847,8 +816,8 @@ export function coreTexts(m: CoreCalls, text: (ptr: number) => string) {
     warning: cached(m._llmem_warning_text),
     category: cached(m._llmem_category_text),
     phase: cached(m._llmem_phase_text),
-    term_label: cached(m._llmem_term_label_text),
-    term_formula: cached(m._llmem_term_formula_text),
+    term_label: termLabel, // not in the wasm build's binary (wasm/term-registry.ts)
+    term_formula: termFormula, // not in the wasm build's binary (wasm/term-registry.ts)
     rl_model: cached(m._llmem_rl_model_text),
   };
 }

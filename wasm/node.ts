@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Core, type CoreFactory } from './llmem.js';
+import './term-texts.js'; // the terms' labels and formulas, which the wasm build leaves out
 
 /** The repository root, or the installed package's folder: the first folder upwards holding package.json. */
 export function repoRoot(): string {

@@ -12,6 +12,8 @@ function readTerm(v: View, a: number): Term {
     label: v.texts.term_label(id),
     formula: fillFormula(v.texts.term_formula(id), inputs),
     value_bytes,
+    id,
+    inputs,
   };
 }
 

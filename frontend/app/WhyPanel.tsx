@@ -8,6 +8,9 @@ import { labelOf, visible } from '../fields.js';
 import { formatGiB, formatPercent, formatValue } from '../format.js';
 import { CATEGORY_COLOR, CATEGORY_LABEL, OVERHEAD_COLOR } from '../palette.js';
 import { sourceOf } from '../config/profile.js';
+import { fillFormula } from '../config/numbers.js';
+import '../../wasm/term-texts.js'; // the terms' texts: this chunk brings them, not the page's first load
+import { termFormula, termLabel } from '../../wasm/term-registry.js';
 import { useApp, useComputed } from './context.js';
 import { useProfileSources } from './ProfileImplied.js';
 import './why.css';
@@ -104,6 +107,11 @@ const DEPENDS: Record<Category | 'runtime', string[]> = {
 
 type Row = { key: Category | 'runtime'; label: string; color: string; value: number; terms: Term[] };
 
+/** A term's label and formula from this chunk's texts (wasm/term-texts.ts): a result read before they loaded, or
+ * in the Worker, carries none. */
+const labelOfTerm = (t: Term): string => t.label || termLabel(t.id);
+const formulaOfTerm = (t: Term): string => t.formula || fillFormula(termFormula(t.id), t.inputs);
+
 export function WhyPanel({ r }: { r: EstimateResult }) {
   const s = useApp();
   const terms = r.terms ?? [];
@@ -111,7 +119,7 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
   const implied = s.implied.value;
   // a computed: read directly, every value of the config would redraw this panel on each edit, before its result
   const framework = useComputed(() => String(s.get('runtime.framework') ?? 'generic')).value;
-  const fromProfile = (t: Term) => implied.filter((p) => p.term === t.label);
+  const fromProfile = (t: Term) => implied.filter((p) => p.term_id === t.id);
   const sources = useProfileSources(implied.length > 0);
   const b = r.per_gpu.breakdown_bytes;
   const total = r.per_gpu.device_used_bytes;
@@ -149,11 +157,11 @@ export function WhyPanel({ r }: { r: EstimateResult }) {
                 <ul class="terms">
                   {row.terms.map((t, i) => (
                     <li key={i}>
-                      {(row.terms.length > 1 || t.label.toLowerCase() !== row.label.toLowerCase()) && (
-                        <span class="term-label">{t.label}</span>
+                      {(row.terms.length > 1 || labelOfTerm(t).toLowerCase() !== row.label.toLowerCase()) && (
+                        <span class="term-label">{labelOfTerm(t)}</span>
                       )}
                       {row.terms.length > 1 && <span class="num term-value">{formatGiB(t.value_bytes)}</span>}
-                      <span class="term-formula">{t.formula}</span>
+                      <span class="term-formula">{formulaOfTerm(t)}</span>
                       {fromProfile(t).map((p) => (
                         <span key={p.path} class="term-profile muted" data-testid="term-profile">
                           {' '}

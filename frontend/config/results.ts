@@ -7,6 +7,8 @@ export interface ProfileValue {
   path: string;
   value: Json;
   term: string | null;
+  /** the core's id of that term (EstimateResult terms' `id`) */
+  term_id: number | null;
   /** its row of core/profiles.def; the framework file it follows: frontend/config/profile.ts */
   row: number;
 }
@@ -54,9 +56,13 @@ export interface Timeline {
 /** One term of "why this number": its formula with the inputs filled in. */
 export interface Term {
   category: Category | 'runtime';
+  /** label and formula ('' where wasm/term-texts.ts has not loaded: the page until its Why panel opens) */
   label: string;
   formula: string;
   value_bytes: number;
+  /** the core's term id, and the numbers its formula's placeholders stand for */
+  id: number;
+  inputs: number[];
 }
 
 /** One phase of an RL step (rl.algorithm not "none"): its highest point on the most-loaded GPU. */

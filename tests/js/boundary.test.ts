@@ -43,7 +43,7 @@ describe('wasm/generated.ts', () => {
     expect([path, config, bad, worse, offset]).toHaveLength(5);
   });
 
-  // The target: the hand-written wrapper (everything in wasm/*.ts but generated.ts) under 250 lines of
+  // The target: the hand-written wrapper (everything in wasm/*.ts but generated.ts and term-texts.ts) under 250 lines of
   // code, counted as cloc does: comments and blank lines excluded.
   it('leaves under 250 lines of code to write by hand', () => {
     const code = (text: string) =>
@@ -51,11 +51,11 @@ describe('wasm/generated.ts', () => {
         .replace(/\/\*[\s\S]*?\*\//g, '')
         .split('\n')
         .filter((l) => l.trim() && !l.trim().startsWith('//')).length;
-    const files = ['core.ts', 'views.ts', 'node.ts', 'llmem.ts'];
+    const files = ['core.ts', 'views.ts', 'node.ts', 'llmem.ts', 'term-registry.ts'];
     const lines = files.reduce((n, f) => n + code(readFileSync(join(root, 'wasm', f), 'utf8')), 0);
     expect(
       readdirSync(join(root, 'wasm'))
-        .filter((f) => f.endsWith('.ts') && f !== 'generated.ts')
+        .filter((f) => f.endsWith('.ts') && f !== 'generated.ts' && f !== 'term-texts.ts')
         .sort(),
     ).toEqual([...files].sort());
     expect(lines).toBeLessThan(250);

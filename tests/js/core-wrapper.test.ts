@@ -166,7 +166,7 @@ describe('result shapes', () => {
       'peak_bound bound_stage';
     expect(keys(r.per_gpu)).toBe(`${rank} peak_at`);
     expect(keys(r.ranks[0])).toBe(rank);
-    expect(keys(r.terms[0])).toBe('category label formula value_bytes');
+    expect(keys(r.terms[0])).toBe('category label formula value_bytes id inputs');
     expect(keys(r.rl!)).toBe('phases kv_cache_bytes kv_cache_tokens engine_bytes');
     expect(keys(r.rl!.phases[0])).toBe('phase peak_allocated_bytes device_used_bytes breakdown_bytes model_bytes');
     expect(keys(r.timeline!)).toBe('stride total_bytes reserved_bytes category_bytes phase micro_batch layer');

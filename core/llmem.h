@@ -110,8 +110,7 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
   W(LLMEM_WARN_PAGED_OPTIMIZER,                                                                                        \
     "paged optimizer: states in CUDA managed memory fill what the GPU has left (nvidia-smi); the rest pages to host")  \
   W(LLMEM_WARN_RESERVE_BOUND,                                                                                          \
-    "reserved is the caching allocator's bound, not its simulation: the step makes too many allocations (layers x "    \
-    "micro-batches) to replay them all")                                                                               \
+    "reserved is the caching allocator's bound, not its simulation: the step makes too many allocations to replay")    \
   W(LLMEM_WARN_RL_PASSES,                                                                                              \
     "RL: the log-prob, reference, reward and critic-value passes count one layer's no-grad working set, its gathered " \
     "weights and one micro-batch's logits; reserved in those phases is the caching allocator's bound")                 \
@@ -122,8 +121,7 @@ typedef enum { LLMEM_PHASES(LLMEM_ENUM_NAME_) LLMEM_PHASE_COUNT } llmem_phase;
     "the simulated caching allocator runs out of memory where PyTorch raises torch.OutOfMemoryError; reserved counts " \
     "the rest of the step as if the device had room")                                                                  \
   W(LLMEM_WARN_ZERO3_LOADS_WHOLE,                                                                                      \
-    "parallel.zero_init false: DeepSpeed ZeRO-3 puts the whole model on each GPU before partitioning it; reserved "    \
-    "counts that set-up peak")                                                                                         \
+    "parallel.zero_init false: DeepSpeed ZeRO-3 loads the whole model on each GPU before partitioning it")             \
   W(LLMEM_WARN_FP8_RECIPE,                                                                                             \
     "training.fp8_recipe: linear weights and saved linear inputs are counted in the recipe's format with its scales "  \
     "(delayed/current: Hopper, with a transposed weight copy); the step time still counts fp8 GEMMs")

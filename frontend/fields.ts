@@ -627,7 +627,7 @@ export const UI: Partial<Record<FieldPath, FieldUi>> = {
   },
   'parallel.pp_split': {
     label: 'Layers over the pipeline',
-    options: { even: 'Evenly (first / last stage sizes as given)', weighted: 'Embedding and output count as a layer' },
+    options: { even: 'Evenly', weighted: 'Weighted (torchtitan)' },
     auto: 'from the training stack',
   },
   'parallel.pp_returns_outputs': {

@@ -110,11 +110,11 @@ export const WARNINGS = [
   'the timeline was downsampled to fit; the peak is exact',
   'activation offload: saved activations live in host memory; one layer\'s worth stays on the GPU per stream',
   'paged optimizer: states in CUDA managed memory fill what the GPU has left (nvidia-smi); the rest pages to host',
-  'reserved is the caching allocator\'s bound, not its simulation: the step makes too many allocations (layers x micro-batches) to replay them all',
+  'reserved is the caching allocator\'s bound, not its simulation: the step makes too many allocations to replay',
   'RL: the log-prob, reference, reward and critic-value passes count one layer\'s no-grad working set, its gathered weights and one micro-batch\'s logits; reserved in those phases is the caching allocator\'s bound',
   'RL: the rollout engine runs on GPUs of its own (rl.rollout.placement "separate"): its memory is not on the training GPUs reported here',
   'the simulated caching allocator runs out of memory where PyTorch raises torch.OutOfMemoryError; reserved counts the rest of the step as if the device had room',
-  'parallel.zero_init false: DeepSpeed ZeRO-3 puts the whole model on each GPU before partitioning it; reserved counts that set-up peak',
+  'parallel.zero_init false: DeepSpeed ZeRO-3 loads the whole model on each GPU before partitioning it',
   'training.fp8_recipe: linear weights and saved linear inputs are counted in the recipe\'s format with its scales (delayed/current: Hopper, with a transposed weight copy); the step time still counts fp8 GEMMs',
 ] as const;
 export type Warning = (typeof WARNINGS)[number];

@@ -65,6 +65,7 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'model.moe.dense_layers': MOE_ON,
   'model.moe.layer_freq': MOE_ON,
   'model.moe.capacity_factor': MOE_ON,
+  'training.sac_saves_all_to_all': all(MOE_ON, gt('parallel.ep', 1)),
   'model.moe.latent_size': MOE_ON,
   'model.moe.load_imbalance': MOE_ON,
   'model.sliding_window': mixer('sliding'),
@@ -154,6 +155,8 @@ export const MATTERS_WHEN: Readonly<Record<string, Condition>> = {
   'parallel.reshard_after_forward': is('parallel.engine', 'fsdp2'),
   'parallel.reduce_input_on_compute_stream': is('parallel.engine', 'fsdp2'),
   'parallel.pp_stage_buffers': gt('parallel.pp', 1),
+  'parallel.pp_returns_outputs': gt('parallel.pp', 1),
+  'parallel.pp_split': gt('parallel.pp', 1),
   'parallel.shard_root_modules': all(FSDP, (get) => get('parallel.fsdp_strategy') !== 'no_shard'),
   'parallel.distributed_optimizer': is('parallel.engine', 'megatron'),
   'parallel.shard_with_cp': all(gt('parallel.cp', 1), (get) => get('parallel.engine') !== 'ddp'), // DDP shards nothing

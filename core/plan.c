@@ -172,7 +172,7 @@ static void resolve_parallel(const llmem_input *in, plan *p) {
   p->pp_last = or_default(in->pp_last_stage_layers, 0);
   /* given first / last stage sizes are the split; DualPipe holds two copies' stages, evenly */
   p->pp_weighted = in->pp > 1 && p->pp_first <= 0 && p->pp_last <= 0 && (int)in->pp_schedule != LLMEM_PP_DUALPIPE &&
-                   (int)profiled(in, FIELD(pp_split)) == LLMEM_PP_SPLIT_WEIGHTED;
+                   (int)or_default(profiled(in, FIELD(pp_split)), LLMEM_PP_SPLIT_EVEN) == LLMEM_PP_SPLIT_WEIGHTED;
 }
 
 static void resolve_hardware(const llmem_input *in, plan *p) {
